@@ -1,0 +1,25 @@
+import { alertmanager } from './alertmanager';
+import { generic } from './generic';
+import { github } from './github';
+import { grafana } from './grafana';
+import { shopify } from './shopify';
+import { standardWebhooks } from './standard-webhooks';
+import { stripe } from './stripe';
+import type { SourceName, SourcePack } from './types';
+import { woocommerce } from './woocommerce';
+
+/** Every source pack, by name. Adding a source is one module and one line here. */
+export const SOURCES: Readonly<Record<SourceName, SourcePack>> = Object.freeze({
+  alertmanager,
+  grafana,
+  github,
+  shopify,
+  woocommerce,
+  stripe,
+  'standard-webhooks': standardWebhooks,
+  generic,
+});
+
+export function sourcePack(name: SourceName): SourcePack {
+  return SOURCES[name];
+}
