@@ -44,6 +44,8 @@ export function hmac(
  * secret (or, when the secret contains a colon, whose whole `user:password` equals it).
  */
 export function checkCredential(webhook: InboundWebhook, secret: string): AuthOutcome {
+  // An empty secret would match an empty credential: a misconfiguration must never open the route.
+  if (secret === '') return authFailure('the route has no secret configured');
   const header = webhook.headers['authorization'];
   if (header === undefined || header.trim() === '') return authFailure('missing Authorization header');
   const [scheme = '', ...rest] = header.trim().split(/\s+/);

@@ -1,0 +1,60 @@
+import { AUTH_OK, authFailure, hmac, safeEqual } from './auth';
+import type { AuthOutcome, InboundWebhook } from './types';
+
+/** How a sender puts an HMAC-SHA256 of the raw body into one header (GitHub, Shopify, WooCommerce). */
+export interface BodySignatureScheme {
+  /** Lower-cased header names to look in, first present wins (a sender may have renamed it). */
+  readonly headers: readonly string[];
+  /** The header's name as the sender documents it: failure reasons name it. */
+  readonly label: string;
+  readonly encoding: 'hex' | 'base64';
+  /** The signature inside the header's value, or `undefined` when the value is malformed. */
+  readonly extract: (value: string) => string | undefined;
+}
+
+/** Base64 of a SHA-256 digest: 32 bytes make 43 characters and one `=` of padding. */
+export const BASE64_SHA256 = /^[A-Za-z0-9+/]{43}=$/;
+
+/**
+ * Verifies an HMAC-SHA256 of the body bytes exactly as received, compared in constant time.
+ * An empty secret always fails: anyone can compute an HMAC keyed with the empty string.
+ *
+ * @example
+ * ```ts
+ * verifyBodySignature(webhook, context.secret, {
+ *   headers: ['x-shopify-hmac-sha256'],
+ *   label: 'X-Shopify-Hmac-Sha256',
+ *   encoding: 'base64',
+ *   extract: (value) => (BASE64_SHA256.test(value) ? value : undefined),
+ * });
+ * ```
+ */
+export function verifyBodySignature(
+  webhook: InboundWebhook,
+  secret: string,
+  scheme: BodySignatureScheme,
+): AuthOutcome {
+  if (secret === '') return authFailure('no secret is configured for this route');
+  const value = headerValue(webhook, scheme.headers);
+  if (value === undefined) return authFailure(`missing ${scheme.label} header`);
+  const received = scheme.extract(value);
+  if (received === undefined) return authFailure(`malformed ${scheme.label} header`);
+  const expected = hmac('sha256', secret, webhook.body, scheme.encoding);
+  return safeEqual(received, expected) ? AUTH_OK : authFailure(`${scheme.label} does not match the body`);
+}
+
+/**
+ * The first of `names` (lower-cased) present with a non-blank value, trimmed.
+ *
+ * @example
+ * ```ts
+ * headerValue(webhook, ['x-shopify-event-id', 'shopify-event-id']);
+ * ```
+ */
+export function headerValue(webhook: InboundWebhook, names: readonly string[]): string | undefined {
+  for (const name of names) {
+    const value = webhook.headers[name]?.trim();
+    if (value) return value;
+  }
+  return undefined;
+}

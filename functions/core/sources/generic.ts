@@ -1,0 +1,63 @@
+import { AUTH_OK, authFailure, checkCredential, safeEqual, sha256Hex } from './auth';
+import { parseBody } from './body';
+import { idKeyPart } from './shared';
+import type { AuthOutcome, DedupeKey, SourcePack } from './types';
+
+/** A sender that names its delivery may retry it for as long as it likes: a day is generous. */
+const IDEMPOTENCY_KEY_WINDOW_SECONDS = 24 * 3600;
+
+/**
+ * Without an id, identical bodies are all the relay can match, and an identical body can be a
+ * deliberate repeat ("door opened", twice). Ten minutes covers a script's or a no-code tool's quick
+ * retries without swallowing the next real event; senders that retry for longer should send an
+ * `Idempotency-Key`.
+ */
+const BODY_HASH_WINDOW_SECONDS = 600;
+
+/**
+ * Any sender that can put a shared token in `Authorization: Bearer <token>` (or Basic auth's
+ * password), or, for senders that cannot set headers, in a `?token=` query parameter. Prefer the
+ * header: query strings end up in access logs.
+ *
+ * @example
+ * ```sh
+ * curl -H "Authorization: Bearer $TOKEN" -H 'Idempotency-Key: backup-2025-11-21' \
+ *   -d '{"message":"Nightly backup failed"}' https://relay.example.com/hooks/ops
+ * ```
+ */
+export const generic: SourcePack = {
+  name: 'generic',
+  description: 'Any JSON or form-encoded webhook, authenticated by a Bearer token or ?token= query parameter.',
+  defaultTemplate:
+    '{{ message | default: text | default: summary | default: title | default: "Webhook received" }}',
+
+  authenticate(webhook, { secret }): AuthOutcome {
+    if (secret === '') return authFailure('no secret is configured for this route');
+    const token = webhook.query['token'];
+    const header = webhook.headers['authorization']?.trim();
+    if (!header) {
+      if (token === undefined) {
+        return authFailure('missing credential: send "Authorization: Bearer <token>" or a token query parameter');
+      }
+      return safeEqual(token, secret) ? AUTH_OK : authFailure('token query parameter does not match');
+    }
+    const byHeader = checkCredential(webhook, secret);
+    if (byHeader.ok || token === undefined) return byHeader;
+    // Both compare with the same secret, so accepting either costs nothing in strength.
+    return safeEqual(token, secret)
+      ? AUTH_OK
+      : authFailure('neither the Authorization header nor the token query parameter matches');
+  },
+
+  parse: (webhook) => parseBody(webhook, { form: 'fields' }),
+
+  ping: () => undefined,
+
+  dedupe(_body, webhook): DedupeKey {
+    const idempotencyKey = webhook.headers['idempotency-key']?.trim();
+    if (idempotencyKey) {
+      return { key: `generic:idempotency:${idKeyPart(idempotencyKey)}`, windowSeconds: IDEMPOTENCY_KEY_WINDOW_SECONDS };
+    }
+    return { key: `generic:body:${sha256Hex(webhook.body)}`, windowSeconds: BODY_HASH_WINDOW_SECONDS };
+  },
+};

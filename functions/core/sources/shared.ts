@@ -1,0 +1,40 @@
+import { AUTH_OK, authFailure, sha256Hex } from './auth';
+import type { AuthOutcome } from './types';
+
+const UNIX_SECONDS = /^\d{1,12}$/;
+
+/**
+ * Checks a signed unix-seconds timestamp against the time the relay received the webhook, in both
+ * directions: a stale one is a replay, and one from the future would stay "fresh" long enough to be
+ * replayed later.
+ *
+ * @example
+ * ```ts
+ * const fresh = checkTimestamp(webhook.headers['webhook-timestamp'], webhook.receivedAt, context.toleranceSeconds);
+ * if (!fresh.ok) return fresh;
+ * ```
+ */
+export function checkTimestamp(value: string | undefined, receivedAt: Date, toleranceSeconds: number): AuthOutcome {
+  if (value === undefined || !UNIX_SECONDS.test(value.trim())) {
+    return authFailure('timestamp header is missing or not unix seconds');
+  }
+  const skew = Math.floor(receivedAt.getTime() / 1000) - Number(value.trim());
+  if (skew > toleranceSeconds) return authFailure(`timestamp is older than the ${toleranceSeconds} s tolerance`);
+  if (-skew > toleranceSeconds) return authFailure(`timestamp is ahead of the ${toleranceSeconds} s tolerance`);
+  return AUTH_OK;
+}
+
+const READABLE_ID = /^[\x21-\x7e]{1,128}$/;
+
+/**
+ * A sender-supplied id as part of a dedupe key: kept as is when short and printable, so that keys
+ * stay readable in the store, else hashed so that no sender can make a key unbounded.
+ *
+ * @example
+ * ```ts
+ * `standard-webhooks:${idKeyPart('msg_2KWPBgLlAfxdpx2AI54pPJ85f4W')}`; // the id itself
+ * ```
+ */
+export function idKeyPart(id: string): string {
+  return READABLE_ID.test(id) ? id : `sha256-${sha256Hex(id)}`;
+}
