@@ -1,0 +1,66 @@
+import { TemplateError } from '../templates/errors';
+import type { TemplateEngine } from '../templates/types';
+import { RecipientConfigError } from './errors';
+import { maskPhoneNumbersIn } from './mask';
+import { maskMsisdn, normalizeMsisdn } from './msisdn';
+import { splitNumbers } from './split';
+import { RecipientEntryKind } from './types';
+import type { CompiledRecipientEntry, CompiledRecipients } from './types';
+
+const LIQUID_MARKUP = /\{\{|\{%/;
+
+const compileLiteral = (entry: string, index: number): CompiledRecipientEntry => {
+  const pieces = splitNumbers(entry);
+  if (pieces.length === 0) throw new RecipientConfigError(index, 'empty');
+  const numbers = pieces.map((piece) => {
+    const result = normalizeMsisdn(piece);
+    if (!result.ok) throw new RecipientConfigError(index, result.reason);
+    return result.number;
+  });
+  return Object.freeze({
+    kind: RecipientEntryKind.Literal,
+    display: numbers.map(maskMsisdn).join(', '),
+    numbers: Object.freeze(numbers),
+  });
+};
+
+const compileTemplated = (entry: string, index: number, engine: TemplateEngine): CompiledRecipientEntry => {
+  try {
+    return Object.freeze({
+      kind: RecipientEntryKind.Template,
+      display: maskPhoneNumbersIn(entry),
+      template: engine.compileTemplate(entry),
+    });
+  } catch (error) {
+    if (error instanceof TemplateError) {
+      throw new RecipientConfigError(index, maskPhoneNumbersIn(error.message), { cause: error });
+    }
+    throw error;
+  }
+};
+
+/**
+ * Compiles a route's recipients once, at config load.
+ *
+ * - An entry containing `{{` or `{%` is a Liquid template, rendered per webhook.
+ * - Any other entry is a literal: one number, or several separated by commas, semicolons or
+ *   line breaks, each normalised now to `255` + nine digits.
+ *
+ * Throws `RecipientConfigError` (with the entry's index) for an invalid literal or a template that
+ * doesn't compile: config problems surface at load, not when a webhook arrives.
+ *
+ * @example
+ * ```ts
+ * const recipients = compileRecipients(['0712 345 678', '{{ billing_address.phone }}'], engine);
+ * const { numbers, dropped } = resolveRecipients(recipients, scope);
+ * ```
+ */
+export const compileRecipients = (entries: readonly string[], engine: TemplateEngine): CompiledRecipients =>
+  Object.freeze({
+    entries: Object.freeze(
+      entries.map((entry, index) =>
+        LIQUID_MARKUP.test(entry) ? compileTemplated(entry, index, engine) : compileLiteral(entry, index)
+      )
+    ),
+    engine,
+  });

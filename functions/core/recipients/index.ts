@@ -1,0 +1,14 @@
+export { compileRecipients } from './compile';
+export { RecipientConfigError } from './errors';
+export { maskPhoneNumbersIn } from './mask';
+export { MSISDN_REJECTIONS, maskMsisdn, normalizeMsisdn } from './msisdn';
+export type { MsisdnResult } from './msisdn';
+export { RECIPIENT_DROP_REASONS, resolveRecipients } from './resolve';
+export { RECIPIENT_SEPARATORS } from './split';
+export { RecipientEntryKind } from './types';
+export type {
+  CompiledRecipientEntry,
+  CompiledRecipients,
+  DroppedRecipient,
+  ResolvedRecipients,
+} from './types';

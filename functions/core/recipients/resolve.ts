@@ -1,0 +1,61 @@
+import { TemplateError } from '../templates/errors';
+import type { TemplateScope } from '../templates/types';
+import { maskPhoneNumbersIn } from './mask';
+import { normalizeMsisdn } from './msisdn';
+import { splitNumbers } from './split';
+import { RecipientEntryKind } from './types';
+import type { CompiledRecipients, DroppedRecipient, ResolvedRecipients } from './types';
+
+/** Reasons `resolveRecipients` adds to those of `normalizeMsisdn`. */
+export const RECIPIENT_DROP_REASONS = {
+  renderedEmpty: 'rendered empty',
+} as const;
+
+/**
+ * The numbers one webhook goes to.
+ *
+ * Templated entries are rendered against `scope`; a rendering may hold several numbers separated
+ * by commas, semicolons or line breaks (`{{ on_call | join: ',' }}`). Each is normalised; invalid
+ * ones, and entries rendering empty, are listed in `dropped` with the template source as `entry`
+ * (never the rendered number). Duplicates are removed, keeping the first occurrence's position.
+ * An empty `numbers` is for the caller to record ("no recipients").
+ *
+ * @example
+ * ```ts
+ * const recipients = compileRecipients(['0712345678', '{{ customer.phone }}'], engine);
+ * resolveRecipients(recipients, buildScope({ body: { customer: { phone: '0754 321 000' } } }));
+ * // { numbers: ['255712345678', '255754321000'], dropped: [] }
+ * ```
+ */
+export const resolveRecipients = (compiled: CompiledRecipients, scope: TemplateScope): ResolvedRecipients => {
+  const numbers = new Set<string>();
+  const dropped: DroppedRecipient[] = [];
+
+  for (const entry of compiled.entries) {
+    if (entry.kind === RecipientEntryKind.Literal) {
+      for (const number of entry.numbers) numbers.add(number);
+      continue;
+    }
+    let text: string;
+    try {
+      text = compiled.engine.render(entry.template, scope).text;
+    } catch (error) {
+      if (!(error instanceof TemplateError)) throw error;
+      // Render messages can quote data: mask before it reaches a log line.
+      dropped.push({ entry: entry.display, reason: `render failed: ${maskPhoneNumbersIn(error.message)}` });
+      continue;
+    }
+    const pieces = splitNumbers(text);
+    if (pieces.length === 0) {
+      dropped.push({ entry: entry.display, reason: RECIPIENT_DROP_REASONS.renderedEmpty });
+      continue;
+    }
+    for (const piece of pieces) {
+      const result = normalizeMsisdn(piece);
+      if (result.ok) numbers.add(result.number);
+      else dropped.push({ entry: entry.display, reason: result.reason });
+    }
+  }
+
+  return { numbers: [...numbers], dropped };
+};

@@ -1,0 +1,45 @@
+import type { CompiledTemplate, TemplateEngine } from '../templates/types';
+
+export const RecipientEntryKind = {
+  /** A number (or several) written in the config, normalised at load. */
+  Literal: 'literal',
+  /** A Liquid template rendered per webhook, e.g. `{{ customer.phone }}`. */
+  Template: 'template',
+} as const;
+
+export type RecipientEntryKind = (typeof RecipientEntryKind)[keyof typeof RecipientEntryKind];
+
+export type CompiledRecipientEntry =
+  | {
+      readonly kind: typeof RecipientEntryKind.Literal;
+      /** The numbers masked (`2557****678`): what logs and reports show for this entry. */
+      readonly display: string;
+      /** Normalised: `255` + nine digits. */
+      readonly numbers: readonly string[];
+    }
+  | {
+      readonly kind: typeof RecipientEntryKind.Template;
+      /** The template source, any phone number in it masked. */
+      readonly display: string;
+      readonly template: CompiledTemplate;
+    };
+
+/** A route's recipients, compiled once at config load by `compileRecipients`. */
+export interface CompiledRecipients {
+  readonly entries: readonly CompiledRecipientEntry[];
+  /** Renders the templated entries: the engine that compiled them. */
+  readonly engine: TemplateEngine;
+}
+
+/** A recipient that was left out, and why. Neither field contains a full phone number. */
+export interface DroppedRecipient {
+  /** The entry it came from: a template's source, or a masked number. */
+  readonly entry: string;
+  readonly reason: string;
+}
+
+export interface ResolvedRecipients {
+  /** Normalised (`255` + nine digits), duplicates removed, in first-seen order. May be empty. */
+  readonly numbers: readonly string[];
+  readonly dropped: readonly DroppedRecipient[];
+}

@@ -1,0 +1,195 @@
+import { Context, Liquid, Value, isTruthy, toValueSync } from 'liquidjs';
+import type { Template } from 'liquidjs';
+import { assertCompleteExpression } from './condition';
+import { TemplateError } from './errors';
+import { createSmsFilters } from './filters';
+import { toTemplateError } from './liquid-errors';
+import type {
+  CompiledCondition,
+  CompiledTemplate,
+  RenderResult,
+  TemplateEngine,
+  TemplateEngineOptions,
+  TemplateScope,
+} from './types';
+import { analyzeVariables, findMissing } from './variables';
+import type { VariableCheck } from './variables';
+
+/** Defaults of `createTemplateEngine`: Tanzania. */
+export const DEFAULT_TEMPLATE_OPTIONS = {
+  timeZone: 'Africa/Dar_es_Salaam',
+  currency: 'TZS',
+  locale: 'en',
+} as const;
+
+// Templates come from config, not files: these tags would read the file system.
+const FILE_TAGS = ['include', 'render', 'layout'] as const;
+
+interface ParsedTemplate {
+  readonly templates: Template[];
+  readonly checks: readonly VariableCheck[];
+}
+
+const resolveOptions = ({
+  timeZone = DEFAULT_TEMPLATE_OPTIONS.timeZone,
+  currency = DEFAULT_TEMPLATE_OPTIONS.currency,
+  locale = DEFAULT_TEMPLATE_OPTIONS.locale,
+}: TemplateEngineOptions): Required<TemplateEngineOptions> => {
+  try {
+    // Validation only: the spelling is kept (ICU would turn `Asia/Kolkata` into `Asia/Calcutta`,
+    // and `%Z` prints it).
+    new Intl.DateTimeFormat('en', { timeZone });
+  } catch (error) {
+    throw new TemplateError(`unknown time zone "${timeZone}"`, { cause: error });
+  }
+  let canonicalLocale: string;
+  try {
+    canonicalLocale = Intl.getCanonicalLocales(locale)[0] ?? DEFAULT_TEMPLATE_OPTIONS.locale;
+  } catch (error) {
+    throw new TemplateError(`invalid locale "${locale}"`, { cause: error });
+  }
+  const code = currency.toUpperCase();
+  try {
+    new Intl.NumberFormat(canonicalLocale, { style: 'currency', currency: code });
+  } catch (error) {
+    throw new TemplateError(`invalid currency "${currency}"`, { cause: error });
+  }
+  return { timeZone, currency: code, locale: canonicalLocale };
+};
+
+const createLiquid = (options: Required<TemplateEngineOptions>): Liquid => {
+  const liquid = new Liquid({
+    strictFilters: true,
+    // Missing variables render empty; `render` reports them in `missing` instead.
+    strictVariables: false,
+    // `{{ payload.constructor }}` and friends read nothing.
+    ownPropertyOnly: true,
+    // Makes LiquidJS's own `date` filter use the engine's zone (resolved per date, DST-aware).
+    timezoneOffset: options.timeZone,
+    locale: options.locale,
+    // No file system behind templates; see FILE_TAGS.
+    templates: {},
+    dynamicPartials: false,
+  });
+  for (const [name, filter] of Object.entries(createSmsFilters(options))) liquid.registerFilter(name, filter);
+  for (const name of FILE_TAGS) {
+    liquid.registerTag(name, {
+      parse() {
+        throw new Error(`the "${name}" tag is not available: templates can't read files`);
+      },
+      render() {
+        return '';
+      },
+    });
+  }
+  return liquid;
+};
+
+const build = (options: Required<TemplateEngineOptions>): TemplateEngine => {
+  const liquid = createLiquid(options);
+  // Compiled objects stay plain data; what the engine needs to run them lives here, which also
+  // stops a template compiled under other options (another zone) from rendering here.
+  const parsedTemplates = new WeakMap<CompiledTemplate, ParsedTemplate>();
+  const parsedConditions = new WeakMap<CompiledCondition, Value>();
+
+  const newContext = (scope: TemplateScope): Context =>
+    new Context(scope, liquid.options, { sync: true }, { liquid });
+
+  return Object.freeze({
+    options: Object.freeze({ ...options }),
+
+    compileTemplate(source: string): CompiledTemplate {
+      let parsed: ParsedTemplate;
+      try {
+        const templates = liquid.parse(source);
+        parsed = { templates, checks: analyzeVariables(liquid, templates) };
+      } catch (error) {
+        throw toTemplateError(error);
+      }
+      const compiled: CompiledTemplate = Object.freeze({
+        source,
+        variables: Object.freeze(parsed.checks.map(({ path }) => path)),
+      });
+      parsedTemplates.set(compiled, parsed);
+      return compiled;
+    },
+
+    compileCondition(expression: string): CompiledCondition {
+      const trimmed = expression.trim();
+      if (trimmed === '') throw new TemplateError('empty condition');
+      if (/^\{[{%]/.test(trimmed)) {
+        throw new TemplateError("write the condition without {{ }} or {% %}, e.g. status == 'firing'");
+      }
+      let value: Value;
+      try {
+        assertCompleteExpression(trimmed, liquid);
+        value = new Value(trimmed, liquid);
+      } catch (error) {
+        throw toTemplateError(error);
+      }
+      const compiled: CompiledCondition = Object.freeze({ source: expression });
+      parsedConditions.set(compiled, value);
+      return compiled;
+    },
+
+    render(template: CompiledTemplate, scope: TemplateScope): RenderResult {
+      const parsed = parsedTemplates.get(template);
+      if (!parsed) throw new TemplateError('template was compiled by another engine');
+      try {
+        const context = newContext(scope);
+        // Checked before rendering: `{% increment %}` may write into the scope.
+        const missing = findMissing(parsed.checks, context);
+        const text = String(liquid.renderSync(parsed.templates, context));
+        return { text, missing };
+      } catch (error) {
+        throw toTemplateError(error);
+      }
+    },
+
+    evaluate(condition: CompiledCondition, scope: TemplateScope): boolean {
+      const value = parsedConditions.get(condition);
+      if (!value) throw new TemplateError('condition was compiled by another engine');
+      try {
+        const context = newContext(scope);
+        return isTruthy(toValueSync(value.value(context, false)), context);
+      } catch (error) {
+        throw toTemplateError(error);
+      }
+    },
+  });
+};
+
+const engines = new Map<string, TemplateEngine>();
+
+/**
+ * Creates the engine that compiles and renders templates and `when` conditions. Engines are
+ * cached per options set: calling this again with the same options returns the same engine,
+ * so there's one LiquidJS instance per options set however often config is loaded.
+ *
+ * On top of standard Liquid (LiquidJS 10) it registers the SMS filters listed in `SMS_FILTERS`,
+ * makes `date` use `timeZone`, turns unknown filters into compile errors, renders missing
+ * variables empty, and refuses `include`/`render`/`layout` (there are no template files).
+ *
+ * Throws `TemplateError` for an unknown time zone, invalid locale or malformed currency code.
+ *
+ * @example
+ * ```ts
+ * const engine = createTemplateEngine();
+ * const template = engine.compileTemplate('Order #{{ order_number }}: {{ total_price | money }}');
+ * const when = engine.compileCondition("financial_status == 'paid'");
+ * const scope = buildScope({ body, headers });
+ * if (engine.evaluate(when, scope)) {
+ *   const { text, missing } = engine.render(template, scope);
+ * }
+ * ```
+ */
+export const createTemplateEngine = (options: TemplateEngineOptions = {}): TemplateEngine => {
+  const resolved = resolveOptions(options);
+  const key = `${resolved.timeZone}|${resolved.currency}|${resolved.locale}`;
+  let engine = engines.get(key);
+  if (!engine) {
+    engine = build(resolved);
+    engines.set(key, engine);
+  }
+  return engine;
+};

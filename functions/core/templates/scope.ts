@@ -1,0 +1,54 @@
+import type { TemplateScope } from './types';
+
+/** Header values as the various Lambda event shapes give them. */
+export type ScopeHeaders = Readonly<Record<string, string | readonly string[] | undefined>>;
+
+export interface ScopeInput {
+  /** The parsed body: integers beyond 2^53 already exact decimal strings. */
+  readonly body: unknown;
+  readonly headers?: ScopeHeaders;
+  /** Variables the relay adds (route name, received time…): they hide body fields of the same name. */
+  readonly extra?: Readonly<Record<string, unknown>>;
+}
+
+const isRecord = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+
+const lowerCaseHeaders = (headers: ScopeHeaders): Record<string, string> => {
+  // No prototype: a header named `__proto__` is just a header.
+  const lowered = Object.create(null) as Record<string, string>;
+  for (const [name, raw] of Object.entries(headers)) {
+    if (raw === undefined) continue;
+    const key = name.toLowerCase();
+    const value = typeof raw === 'string' ? raw : raw.join(', ');
+    // `X-Foo` and `x-foo` are one header: keep both values, as HTTP joins repeats.
+    lowered[key] = Object.hasOwn(lowered, key) ? `${lowered[key]}, ${value}` : value;
+  }
+  return lowered;
+};
+
+/**
+ * Builds the variables a template sees from a webhook.
+ *
+ * - The body's own fields are top-level variables: `{{ status }}`, `{{ order_number }}`.
+ * - `payload` is the whole body, also when it's an array or a scalar: `{{ payload[0].id }}`.
+ * - `headers` holds the request headers, names lower-cased: `{{ headers['x-github-event'] }}`.
+ * - Precedence, lowest first: body fields, then `extra`, then `payload` and `headers`. A body
+ *   field called `payload` or `headers` is hidden at the top level but still reachable as
+ *   `payload.payload` / `payload.headers`; so templates can always rely on those two names.
+ *
+ * Values are not copied or converted: big-integer strings stay strings and print exactly.
+ *
+ * @example
+ * ```ts
+ * const scope = buildScope({ body: { status: 'firing' }, headers: { 'X-Grafana-Org': '1' } });
+ * // { status: 'firing', payload: { status: 'firing' }, headers: { 'x-grafana-org': '1' } }
+ * ```
+ */
+export const buildScope = ({ body, headers = {}, extra = {} }: ScopeInput): TemplateScope => ({
+  // Spread, not Object.assign: a `__proto__` key in the body stays an own property.
+  ...(isRecord(body) ? body : {}),
+  ...extra,
+  payload: body,
+  headers: lowerCaseHeaders(headers),
+});

@@ -1,0 +1,101 @@
+import { describe, expect, it } from 'vitest';
+import { maskMsisdn, maskPhoneNumbersIn, MSISDN_REJECTIONS, normalizeMsisdn } from '../../../../functions/core/recipients';
+
+describe('normalizeMsisdn', () => {
+  it.each([
+    '+255 712 345 678',
+    '+255712345678',
+    '255712345678',
+    '0712345678',
+    '712345678',
+    '+255-712-345-678',
+    '(0712) 345 678',
+    '0712.345.678',
+    '00255712345678',
+    '+255 0712 345 678',
+    '  0712345678\t',
+  ])('%j → 255712345678', (raw) => {
+    expect(normalizeMsisdn(raw)).toEqual({ ok: true, number: '255712345678' });
+  });
+
+  it.each([
+    ['0612345678', '255612345678'],
+    ['0689123456', '255689123456'],
+    ['0754321000', '255754321000'],
+    ['0782 000 111', '255782000111'],
+  ])('accepts the mobile range %j', (raw, number) => {
+    expect(normalizeMsisdn(raw)).toEqual({ ok: true, number });
+  });
+
+  it.each([
+    ['', MSISDN_REJECTIONS.empty],
+    ['   ', MSISDN_REJECTIONS.empty],
+    ['hello', MSISDN_REJECTIONS.notANumber],
+    ['0712abc678', MSISDN_REJECTIONS.notANumber],
+    ['0712-FLOWER', MSISDN_REJECTIONS.notANumber],
+    ['+', MSISDN_REJECTIONS.notANumber],
+    ['255+712345678', MSISDN_REJECTIONS.notANumber],
+    ['#0712345678', MSISDN_REJECTIONS.notANumber],
+    ['+254712345678', 'not a Tanzanian number (+254…)'],
+    ['+256 772 123456', 'not a Tanzanian number (+256…)'],
+    ['0044 7911 123456', 'not a Tanzanian number (+44…)'],
+    ['+999 1234567', MSISDN_REJECTIONS.unknownCountry],
+    ['25571234567', MSISDN_REJECTIONS.tooShort],
+    ['071234567', MSISDN_REJECTIONS.tooShort],
+    ['12', MSISDN_REJECTIONS.tooShort],
+    ['2557123456789', MSISDN_REJECTIONS.tooLong],
+    ['07123456789', MSISDN_REJECTIONS.tooLong],
+    ['0222123456', 'not a mobile number (landline)'],
+    ['255222123456', 'not a mobile number (landline)'],
+    ['0800123456', 'not a mobile number (toll-free)'],
+    ['0512345678', MSISDN_REJECTIONS.invalid],
+  ])('rejects %j: %s', (raw, reason) => {
+    expect(normalizeMsisdn(raw)).toEqual({ ok: false, reason });
+  });
+
+  it('never puts the number in a reason', () => {
+    for (const raw of ['+254712345678', '0222123456', '2557123456789', '0800123456', '0512345678']) {
+      const result = normalizeMsisdn(raw);
+      expect(result.ok).toBe(false);
+      if (!result.ok) expect(result.reason).not.toMatch(/\d{5}/);
+    }
+  });
+
+  it('accepts a number where YAML gave one instead of a string', () => {
+    expect(normalizeMsisdn(255712345678 as unknown as string)).toEqual({ ok: true, number: '255712345678' });
+  });
+});
+
+describe('maskMsisdn', () => {
+  it.each([
+    ['255712345678', '2557****678'],
+    ['+255 712 345 678', '2557****678'],
+    ['0712345678', '0712****678'],
+    ['12345678', '1234****678'],
+    ['1234567', '****'],
+    ['', '****'],
+  ])('%j → %j', (number, masked) => {
+    expect(maskMsisdn(number)).toBe(masked);
+  });
+});
+
+describe('maskPhoneNumbersIn', () => {
+  it.each([
+    ['sent to 255712345678', 'sent to 2557****678'],
+    ['sent to +255712345678.', 'sent to 2557****678.'],
+    ['to 0712345678, 0654321000; and 0754-321-000', 'to 2557****678, 2556****000; and 2557****000'],
+    ['to +255 712 345 678 ok', 'to 2557****678 ok'],
+    ['{"to":["255712345678","255754321000"]}', '{"to":["2557****678","2557****000"]}'],
+    ['order 820982911946154508', 'order 820982911946154508'],
+    ['1255712345678 and 2557123456789', '1255712345678 and 2557123456789'],
+    ['0222123456 is a landline', '0222123456 is a landline'],
+    ['nothing here', 'nothing here'],
+  ])('%j → %j', (text, masked) => {
+    expect(maskPhoneNumbersIn(text)).toBe(masked);
+  });
+
+  it('is stateless across calls (global regex)', () => {
+    expect(maskPhoneNumbersIn('0712345678')).toBe('2557****678');
+    expect(maskPhoneNumbersIn('0712345678')).toBe('2557****678');
+  });
+});
