@@ -1,0 +1,148 @@
+import { performance } from 'node:perf_hooks';
+import {
+  SmsBadRequestError,
+  SmsClientClosedError,
+  SmsConnectionResetError,
+  SmsInsufficientBalanceError,
+  SmsResponseNotJsonError,
+  SmsServerError,
+  SmsUnauthorizedError,
+  SmsUnexpectedResponseError,
+  SmsUnexpectedStatusError,
+} from './errors';
+import { createConnectionPool } from './pool';
+import { deliveryOf, exchangeOnPool, MAX_RESPONSE_BYTES, type ExchangeSpec, type RawResponse } from './transport';
+import {
+  SmsOperation,
+  type Balance,
+  type SendRequest,
+  type SendResult,
+  type SmsCallOptions,
+  type SmsClient,
+  type SmsClientOptions,
+} from './types';
+import {
+  parseBalance,
+  parseSendResult,
+  resolveClientOptions,
+  serviceErrorText,
+  validateCallTimeout,
+  validateSendRequest,
+} from './validate';
+
+const BALANCE_PATH = '/v1/account/balance';
+const SEND_PATH = '/v1/sms/send';
+/** The service's error text lands in logs and messages; a runaway one should not flood them. */
+const MAX_SERVICE_ERROR_LENGTH = 500;
+
+function redactor(apiKey: string): (text: string) => string {
+  // A service that echoes the key back ("invalid key abc…") must not get it into our logs.
+  return (text) => text.split(apiKey).join('[REDACTED]');
+}
+
+/** Turns a complete answer into the parsed success or the error its status calls for. */
+function interpret<T>(
+  raw: RawResponse,
+  operation: SmsOperation,
+  redact: (text: string) => string,
+  parse: (body: unknown) => T | string,
+): T {
+  const { status } = raw;
+  let json: unknown;
+  let isJson = false;
+  if (raw.body !== undefined) {
+    try {
+      json = JSON.parse(raw.body.toString('utf8'));
+      isJson = true;
+    } catch {
+      // Not JSON: decided by status below.
+    }
+  }
+  const text = isJson ? serviceErrorText(json) : undefined;
+  const serviceError = text === undefined ? undefined : redact(text).slice(0, MAX_SERVICE_ERROR_LENGTH);
+  const delivery = deliveryOf(operation, true, status);
+  const details = { operation, status, serviceError };
+
+  if (status === 200) {
+    if (raw.body === undefined) {
+      throw new SmsUnexpectedResponseError({ ...details, delivery, problem: `body larger than ${MAX_RESPONSE_BYTES} bytes` });
+    }
+    if (!isJson) throw new SmsResponseNotJsonError({ ...details, delivery });
+    const parsed = parse(json);
+    if (typeof parsed === 'string') throw new SmsUnexpectedResponseError({ ...details, delivery, problem: parsed });
+    return parsed;
+  }
+  if (status === 400) throw new SmsBadRequestError(details);
+  if (status === 401) throw new SmsUnauthorizedError(details);
+  if (status === 402) throw new SmsInsufficientBalanceError(details);
+  if (status >= 500 && status <= 599) throw new SmsServerError({ ...details, delivery });
+  throw new SmsUnexpectedStatusError({ ...details, delivery });
+}
+
+/**
+ * Creates a client of the bulk SMS service (`GET /v1/account/balance`, `POST /v1/sms/send`).
+ *
+ * A factory rather than a class so the API key lives only in a closure: no field of the client
+ * can be logged, inspected or serialised into it. Every failure is an `SmsProviderError` whose
+ * `delivery` says whether the SMS may have gone out; sends are never retried internally.
+ * A lost balance answer on a reused keep-alive socket is retried once on a fresh one (free and
+ * idempotent).
+ *
+ * @example
+ * ```ts
+ * const sms = createSmsClient({ baseUrl: 'https://sms.example/api', apiKey: process.env.SMS_API_KEY!, timeoutMs: 5_000 });
+ * const { remainingBalance } = await sms.send({ phoneNumbers: ['255712345678'], message: 'Order shipped' });
+ * const { balance, currency } = await sms.getBalance();
+ * sms.close();
+ * ```
+ * @throws SmsClientConfigError when the options are unusable.
+ */
+export function createSmsClient(options: SmsClientOptions): SmsClient {
+  const config = resolveClientOptions(options);
+  const pool = createConnectionPool({ tls: config.tls, maxSocketIdleMs: config.maxSocketIdleMs, ca: config.ca });
+  const redact = redactor(config.apiKey);
+  let closed = false;
+
+  const prepare = (operation: SmsOperation, callOptions: SmsCallOptions | undefined): number => {
+    if (closed) throw new SmsClientClosedError(operation);
+    const timeoutMs = callOptions?.timeoutMs;
+    return timeoutMs === undefined ? config.timeoutMs : validateCallTimeout(timeoutMs, operation);
+  };
+  const run = (spec: ExchangeSpec): Promise<RawResponse> => exchangeOnPool(config, pool, redact, spec);
+
+  return Object.freeze({
+    async getBalance(callOptions?: SmsCallOptions): Promise<Balance> {
+      const operation = SmsOperation.BALANCE;
+      const timeoutMs = prepare(operation, callOptions);
+      const spec: ExchangeSpec = { operation, method: 'GET', path: BALANCE_PATH, timeoutMs };
+      const startedAt = performance.now();
+      let raw: RawResponse;
+      try {
+        raw = await run(spec);
+      } catch (error) {
+        // The keep-alive race (server closed the idle socket as we reused it) is harmless to retry
+        // here, unlike for a send, where it cannot be told from a crash after sending.
+        const remainingMs = Math.floor(timeoutMs - (performance.now() - startedAt));
+        const retriable = error instanceof SmsConnectionResetError && error.reusedSocket && error.status === undefined;
+        if (!retriable || remainingMs < 1 || closed) throw error;
+        raw = await run({ ...spec, timeoutMs: remainingMs });
+      }
+      return interpret(raw, operation, redact, parseBalance);
+    },
+
+    async send(request: SendRequest, callOptions?: SmsCallOptions): Promise<SendResult> {
+      const operation = SmsOperation.SEND;
+      const timeoutMs = prepare(operation, callOptions);
+      const { phoneNumbers, message, senderId } = validateSendRequest(request);
+      // Omitting senderId (rather than sending null or '') is what lets the service apply its default.
+      const body = JSON.stringify(senderId === undefined ? { phoneNumbers, message } : { phoneNumbers, message, senderId });
+      const raw = await run({ operation, method: 'POST', path: SEND_PATH, body, timeoutMs });
+      return interpret(raw, operation, redact, parseSendResult);
+    },
+
+    close(): void {
+      closed = true;
+      pool.destroy();
+    },
+  });
+}

@@ -1,0 +1,252 @@
+import http from 'node:http';
+import https from 'node:https';
+import {
+  SmsConnectionError,
+  SmsConnectionRefusedError,
+  SmsConnectionResetError,
+  SmsDnsError,
+  SmsTimeoutError,
+  type SmsTransportError,
+} from './errors';
+import type { ConnectionPool } from './pool';
+import { SmsDelivery, SmsOperation, SmsTimeoutPhase } from './types';
+import type { ResolvedClientOptions } from './validate';
+
+/** Bodies of this API are tiny; a bigger one is not the service talking, so stop reading it. */
+export const MAX_RESPONSE_BYTES = 1_048_576;
+
+/** A complete HTTP answer. `body` is `undefined` when it exceeded `MAX_RESPONSE_BYTES`. */
+export interface RawResponse {
+  readonly status: number;
+  readonly body: Buffer | undefined;
+}
+
+export interface ExchangeSpec {
+  readonly operation: SmsOperation;
+  readonly method: 'GET' | 'POST';
+  /** Path below the base URL, e.g. `/v1/sms/send`. */
+  readonly path: string;
+  readonly body?: string;
+  readonly timeoutMs: number;
+}
+
+/** How far one exchange got: the evidence for `delivery`. */
+interface Progress {
+  connected: boolean;
+  /** Node's 'finish': the last byte of the request was handed to the OS. */
+  requestSent: boolean;
+  status: number | undefined;
+  reusedSocket: boolean;
+}
+
+const DNS_CODES = new Set(['ENOTFOUND', 'EAI_AGAIN', 'EAI_FAIL', 'EAI_NODATA', 'EAI_NONAME']);
+const RESET_CODES = new Set(['ECONNRESET', 'EPIPE', 'ECONNABORTED']);
+/** The service's documented refusals: it looked at the request and did not act on it. */
+export const REFUSAL_STATUSES: ReadonlySet<number> = new Set([400, 401, 402]);
+
+/**
+ * The single rule for `delivery`. A balance lookup never sends. Once a status line arrived, only a
+ * documented refusal proves nothing went out. Without one, a request whose last byte never
+ * reached the OS cannot have been acted on: the body is JSON framed by Content-Length, so the
+ * service cannot have held a complete, parseable request.
+ */
+export function deliveryOf(operation: SmsOperation, requestSent: boolean, status: number | undefined): SmsDelivery {
+  if (operation !== SmsOperation.SEND) return SmsDelivery.NOT_SENT;
+  if (status !== undefined) return REFUSAL_STATUSES.has(status) ? SmsDelivery.NOT_SENT : SmsDelivery.MAYBE_SENT;
+  return requestSent ? SmsDelivery.MAYBE_SENT : SmsDelivery.NOT_SENT;
+}
+
+function codeOf(error: unknown): string | undefined {
+  const code = (error as { code?: unknown } | null)?.code;
+  return typeof code === 'string' ? code : undefined;
+}
+
+/**
+ * A copy of a Node error holding only safe fields, with the key scrubbed from its text, so that a
+ * `cause` can never carry request options or headers whatever Node attaches in some version.
+ */
+export function safeCause(error: unknown, redact: (text: string) => string): Error {
+  const source = error instanceof Error ? error : new Error(String(error));
+  const copy = new Error(redact(source.message));
+  copy.name = redact(source.name);
+  copy.stack = redact(source.stack ?? `${copy.name}: ${copy.message}`);
+  for (const field of ['code', 'errno', 'syscall', 'hostname'] as const) {
+    const value: unknown = (source as unknown as Record<string, unknown>)[field];
+    if (typeof value === 'string' || typeof value === 'number') {
+      Object.defineProperty(copy, field, { value: typeof value === 'string' ? redact(value) : value, enumerable: true });
+    }
+  }
+  return copy;
+}
+
+function transportError(
+  error: unknown,
+  progress: Progress,
+  { operation, hostname, redact }: { operation: SmsOperation; hostname: string; redact: (text: string) => string },
+): SmsTransportError {
+  const code = codeOf(error);
+  const cause = safeCause(error, redact);
+  const delivery = deliveryOf(operation, progress.requestSent, progress.status);
+  if (!progress.connected && code === 'ECONNREFUSED') return new SmsConnectionRefusedError({ operation, code, cause });
+  if (!progress.connected && code !== undefined && DNS_CODES.has(code)) {
+    return new SmsDnsError({ operation, code, hostname, cause });
+  }
+  if (code !== undefined && RESET_CODES.has(code)) {
+    return new SmsConnectionResetError({
+      operation,
+      delivery,
+      code,
+      status: progress.status,
+      reusedSocket: progress.reusedSocket,
+      cause,
+    });
+  }
+  return new SmsConnectionError({ operation, delivery, code, status: progress.status, cause });
+}
+
+/**
+ * One HTTP exchange over the pool, with a deadline and a record of how far it got, so every
+ * failure comes back as a transport error whose `delivery` follows `deliveryOf`.
+ * Resolves with any complete answer, whatever its status.
+ *
+ * @example
+ * ```ts
+ * const raw = await exchange(config, pool, redact, { operation: 'balance', method: 'GET', path: '/v1/account/balance', timeoutMs: 5_000 });
+ * ```
+ * @throws SmsTransportError
+ */
+export async function exchange(
+  config: ResolvedClientOptions,
+  pool: ConnectionPool,
+  redact: (text: string) => string,
+  spec: ExchangeSpec,
+): Promise<RawResponse> {
+  await pool.evictStale();
+  const { operation, timeoutMs } = spec;
+  const progress: Progress = { connected: false, requestSent: false, status: undefined, reusedSocket: false };
+  const failure = (error: unknown): SmsTransportError =>
+    transportError(error, progress, { operation, hostname: config.hostname, redact });
+
+  return new Promise<RawResponse>((resolve, reject) => {
+    let settled = false;
+    let request: http.ClientRequest | undefined;
+    const settle = (error: SmsTransportError | undefined, response?: RawResponse): void => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      if (error === undefined && response !== undefined) return resolve(response);
+      // A failed exchange must not leave its socket in the pool half-read.
+      request?.destroy();
+      reject(error);
+    };
+    const timer = setTimeout(() => {
+      const phase = !progress.connected
+        ? SmsTimeoutPhase.CONNECT
+        : progress.requestSent
+          ? SmsTimeoutPhase.RESPONSE
+          : SmsTimeoutPhase.REQUEST;
+      settle(
+        new SmsTimeoutError({
+          operation,
+          phase,
+          timeoutMs,
+          delivery: deliveryOf(operation, progress.requestSent, progress.status),
+          status: progress.status,
+        }),
+      );
+    }, timeoutMs);
+
+    const headers: Record<string, string> = {
+      Accept: 'application/json',
+      'User-Agent': config.userAgent,
+      'X-API-Key': config.apiKey,
+    };
+    if (spec.body !== undefined) {
+      headers['Content-Type'] = 'application/json';
+      // Explicit length framing is what makes "not fully written → not sent" hold (see deliveryOf).
+      headers['Content-Length'] = String(Buffer.byteLength(spec.body));
+    }
+
+    try {
+      request = (config.tls ? https : http).request({
+        method: spec.method,
+        hostname: config.hostname,
+        port: config.port,
+        path: `${config.pathPrefix}${spec.path}`,
+        headers,
+        agent: pool.agent,
+        ...(config.lookup === undefined ? {} : { lookup: config.lookup }),
+      });
+    } catch (error) {
+      settle(failure(error));
+      return;
+    }
+    const req = request;
+
+    req.on('socket', (socket) => {
+      progress.reusedSocket = req.reusedSocket;
+      if (req.reusedSocket || (!config.tls && !socket.connecting)) {
+        progress.connected = true;
+        return;
+      }
+      // For TLS, "connected" means the handshake is done: before it, no request byte can leave.
+      socket.once(config.tls ? 'secureConnect' : 'connect', () => {
+        progress.connected = true;
+      });
+    });
+    req.on('finish', () => {
+      progress.requestSent = true;
+    });
+    req.on('error', (error) => settle(failure(error)));
+    req.on('response', (response) => {
+      progress.status = response.statusCode;
+      pool.noteResponse(response);
+      const chunks: Buffer[] = [];
+      let size = 0;
+      let oversized = false;
+      response.on('data', (chunk: Buffer) => {
+        if (oversized) return;
+        size += chunk.length;
+        if (size > MAX_RESPONSE_BYTES) {
+          oversized = true;
+          chunks.length = 0;
+          // Nothing more is needed from this answer; the socket is not worth keeping.
+          settle(undefined, { status: response.statusCode ?? 0, body: undefined });
+          req.destroy();
+          return;
+        }
+        chunks.push(chunk);
+      });
+      response.on('end', () => settle(undefined, { status: response.statusCode ?? 0, body: Buffer.concat(chunks) }));
+      response.on('error', (error) => settle(failure(error)));
+      response.on('close', () => {
+        if (!response.complete) settle(failure(Object.assign(new Error('aborted'), { code: 'ECONNRESET' })));
+      });
+    });
+    req.end(spec.body);
+  });
+}
+
+/**
+ * Runs `exchange`, and on a reset of a reused keep-alive socket empties the pool, because sockets
+ * that idled as long are probably dead too.
+ *
+ * @example
+ * ```ts
+ * const raw = await exchangeOnPool(config, pool, redact, spec);
+ * ```
+ * @throws SmsTransportError
+ */
+export async function exchangeOnPool(
+  config: ResolvedClientOptions,
+  pool: ConnectionPool,
+  redact: (text: string) => string,
+  spec: ExchangeSpec,
+): Promise<RawResponse> {
+  try {
+    return await exchange(config, pool, redact, spec);
+  } catch (error) {
+    if (error instanceof SmsConnectionResetError && error.reusedSocket) await pool.evictAll();
+    throw error;
+  }
+}

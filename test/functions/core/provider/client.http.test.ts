@@ -1,0 +1,335 @@
+import net from 'node:net';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import {
+  createSmsClient,
+  SmsBadRequestError,
+  SmsConnectionRefusedError,
+  SmsConnectionResetError,
+  SmsDelivery,
+  SmsDnsError,
+  SmsResponseNotJsonError,
+  SmsServerError,
+  SmsTimeoutError,
+  SmsTimeoutPhase,
+  SmsUnauthorizedError,
+  SmsUnexpectedResponseError,
+  SmsUnexpectedStatusError,
+  type SmsClient,
+  type SmsClientOptions,
+} from '../../../../functions/core/provider';
+import { API_KEY, BALANCE_OK, closedPort, json, rejectionOf, SEND_OK, startTinyServer, type TinyServer } from './support';
+import { TEST_TLS_CERT } from './tls-fixture';
+
+const SEND = { phoneNumbers: '255712345678', message: 'Hi' } as const;
+
+const cleanups: (() => unknown)[] = [];
+afterEach(async () => {
+  vi.restoreAllMocks();
+  for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
+});
+
+async function serve(handler: Parameters<typeof startTinyServer>[0], options?: { tls?: boolean }): Promise<TinyServer> {
+  const server = await startTinyServer(handler, options);
+  cleanups.push(() => server.close());
+  return server;
+}
+
+function clientFor(baseUrl: string, options: Partial<SmsClientOptions> = {}): SmsClient {
+  const client = createSmsClient({ baseUrl, apiKey: API_KEY, ...options });
+  cleanups.push(() => client.close());
+  return client;
+}
+
+describe('request shape', () => {
+  it.each(['/api', '/api/', '/api//'])('puts the endpoints under a path prefix (%s) and sends the key on every call', async (prefix) => {
+    const server = await serve((request, response) =>
+      request.method === 'GET' ? json(response, 200, BALANCE_OK) : json(response, 200, SEND_OK),
+    );
+    const client = clientFor(`${server.baseUrl}${prefix}`);
+    await client.getBalance();
+    await client.send({ phoneNumbers: ['255712345678'], message: 'Hi' });
+    expect(server.requests.map(({ method, url }) => `${method} ${url}`)).toEqual(['GET /api/v1/account/balance', 'POST /api/v1/sms/send']);
+    for (const { headers } of server.requests) {
+      expect(headers['x-api-key']).toBe(API_KEY);
+      expect(headers['user-agent']).toBe('sms-relay');
+    }
+  });
+
+  it('sends exactly the JSON body, without senderId when none is given, with length framing', async () => {
+    const server = await serve((_request, response) => json(response, 200, SEND_OK));
+    const client = clientFor(`${server.baseUrl}/`);
+    await client.send({ phoneNumbers: '255712345678', message: 'Habari 😀' });
+    await client.send({ phoneNumbers: ['255712345678', '255687654321'], message: 'Hi', senderId: 'ACME' });
+    const [first, second] = server.requests;
+    expect(first?.url).toBe('/v1/sms/send');
+    expect(first?.body).toBe('{"phoneNumbers":["255712345678"],"message":"Habari 😀"}');
+    expect(JSON.parse(first?.body ?? '')).not.toHaveProperty('senderId');
+    expect(first?.headers).toMatchObject({
+      'content-type': 'application/json',
+      'content-length': String(Buffer.byteLength(first?.body ?? '')),
+    });
+    expect(first?.headers['transfer-encoding']).toBeUndefined();
+    expect(JSON.parse(second?.body ?? '')).toEqual({ phoneNumbers: ['255712345678', '255687654321'], message: 'Hi', senderId: 'ACME' });
+  });
+
+  it('sends the balance request without a body', async () => {
+    const server = await serve((_request, response) => json(response, 200, BALANCE_OK));
+    await clientFor(server.baseUrl).getBalance();
+    expect(server.requests[0]).toMatchObject({ method: 'GET', body: '' });
+    expect(server.requests[0]?.headers['content-type']).toBeUndefined();
+  });
+
+  it('works over https with a given CA', async () => {
+    const server = await serve((_request, response) => json(response, 200, SEND_OK), { tls: true });
+    const client = clientFor(server.baseUrl, { ca: TEST_TLS_CERT });
+    await expect(client.send(SEND)).resolves.toEqual(SEND_OK);
+    await expect(client.send(SEND)).resolves.toEqual(SEND_OK);
+    expect(server.connections()).toBe(1);
+  });
+});
+
+describe('answers the sandbox cannot give', () => {
+  it('maps a non-JSON 200 after a send to SmsResponseNotJsonError, maybe-sent', async () => {
+    const server = await serve((_request, response) => response.writeHead(200, { 'content-type': 'text/html' }).end('<h1>OK</h1>'));
+    const error = await rejectionOf(clientFor(server.baseUrl).send(SEND));
+    expect(error).toBeInstanceOf(SmsResponseNotJsonError);
+    expect(error).toMatchObject({ status: 200, delivery: SmsDelivery.MAYBE_SENT, serviceError: undefined });
+  });
+
+  it('maps a non-JSON 200 to a balance call to the same class, not-sent', async () => {
+    const server = await serve((_request, response) => response.end('not json'));
+    const error = await rejectionOf(clientFor(server.baseUrl).getBalance());
+    expect(error).toBeInstanceOf(SmsResponseNotJsonError);
+    expect(error.delivery).toBe(SmsDelivery.NOT_SENT);
+  });
+
+  it.each([
+    [{ ...SEND_OK, success: false, error: 'partially failed' }, 'success is not true', 'partially failed'],
+    [{ ...SEND_OK, success: undefined }, 'success is not true', undefined],
+    [{ ...SEND_OK, deducted: '20' }, 'deducted is not a number', undefined],
+    [[SEND_OK], 'body is not a JSON object', undefined],
+  ])('maps a 200 with body %j to SmsUnexpectedResponseError, maybe-sent', async (body, problem, serviceError) => {
+    const server = await serve((_request, response) => json(response, 200, body));
+    const error = await rejectionOf(clientFor(server.baseUrl).send(SEND));
+    expect(error).toBeInstanceOf(SmsUnexpectedResponseError);
+    expect(error).toMatchObject({ status: 200, problem, serviceError, delivery: SmsDelivery.MAYBE_SENT });
+  });
+
+  it('maps a 200 with an oversized body to SmsUnexpectedResponseError', async () => {
+    const server = await serve((_request, response) => response.end(`{"pad":"${'x'.repeat(2 * 1024 * 1024)}"}`));
+    const error = await rejectionOf(clientFor(server.baseUrl).send(SEND));
+    expect(error).toBeInstanceOf(SmsUnexpectedResponseError);
+    expect(error).toMatchObject({ problem: 'body larger than 1048576 bytes', delivery: SmsDelivery.MAYBE_SENT });
+  });
+
+  it('maps an undocumented status to SmsUnexpectedStatusError, maybe-sent, with the error text', async () => {
+    const server = await serve((_request, response) => json(response, 418, { success: false, error: "I'm a teapot" }));
+    const error = await rejectionOf(clientFor(server.baseUrl).send(SEND));
+    expect(error).toBeInstanceOf(SmsUnexpectedStatusError);
+    expect(error).toMatchObject({ status: 418, serviceError: "I'm a teapot", delivery: SmsDelivery.MAYBE_SENT });
+  });
+
+  it('does not follow a redirect', async () => {
+    const server = await serve((_request, response) => response.writeHead(307, { location: '/elsewhere' }).end());
+    const error = await rejectionOf(clientFor(server.baseUrl).send(SEND));
+    expect(error).toMatchObject({ name: 'SmsUnexpectedStatusError', status: 307, delivery: SmsDelivery.MAYBE_SENT });
+    expect(server.requests).toHaveLength(1);
+  });
+
+  it('keeps the status mapping when an error body is not JSON', async () => {
+    const server = await serve((_request, response) => response.writeHead(400).end('<html>Bad Request</html>'));
+    const error = await rejectionOf(clientFor(server.baseUrl).send(SEND));
+    expect(error).toBeInstanceOf(SmsBadRequestError);
+    expect(error).toMatchObject({ status: 400, serviceError: undefined, delivery: SmsDelivery.NOT_SENT });
+  });
+
+  it('maps a 5xx on a balance call to SmsServerError, not-sent', async () => {
+    const server = await serve((_request, response) => json(response, 503, { success: false, error: 'maintenance' }));
+    const error = await rejectionOf(clientFor(server.baseUrl).getBalance());
+    expect(error).toBeInstanceOf(SmsServerError);
+    expect(error).toMatchObject({ status: 503, serviceError: 'maintenance', delivery: SmsDelivery.NOT_SENT, operation: 'balance' });
+  });
+
+  it('redacts the key when the service echoes it', async () => {
+    const server = await serve((request, response) =>
+      json(response, request.method === 'GET' ? 401 : 500, { success: false, error: `invalid key ${request.headers['x-api-key']}!` }),
+    );
+    const client = clientFor(server.baseUrl);
+    const unauthorized = await rejectionOf(client.getBalance());
+    expect(unauthorized).toBeInstanceOf(SmsUnauthorizedError);
+    expect(unauthorized).toMatchObject({ serviceError: 'invalid key [REDACTED]!' });
+    const failed = await rejectionOf(client.send(SEND));
+    expect(failed).toMatchObject({ name: 'SmsServerError', serviceError: 'invalid key [REDACTED]!' });
+  });
+});
+
+describe('cut and silent connections', () => {
+  it('decides a body cut after the status line by the status: 200 → maybe-sent, 400 → not-sent', async () => {
+    const server = await serve((request, response) => {
+      response.writeHead(request.url === '/ok/v1/sms/send' ? 200 : 400, { 'content-length': '100' });
+      response.write('{"success":');
+      setImmediate(() => response.socket?.destroy());
+    });
+    const cutSuccess = await rejectionOf(clientFor(`${server.baseUrl}/ok`).send(SEND));
+    expect(cutSuccess).toBeInstanceOf(SmsConnectionResetError);
+    expect(cutSuccess).toMatchObject({ status: 200, delivery: SmsDelivery.MAYBE_SENT });
+    const cutRefusal = await rejectionOf(clientFor(`${server.baseUrl}/bad`).send(SEND));
+    expect(cutRefusal).toBeInstanceOf(SmsConnectionResetError);
+    expect(cutRefusal).toMatchObject({ status: 400, delivery: SmsDelivery.NOT_SENT });
+  });
+
+  it('times out in the response phase once the whole request was sent: maybe-sent', async () => {
+    const server = await serve(() => {
+      // Never answers.
+    });
+    const error = await rejectionOf(clientFor(server.baseUrl, { timeoutMs: 200 }).send(SEND));
+    expect(error).toBeInstanceOf(SmsTimeoutError);
+    expect(error).toMatchObject({ phase: SmsTimeoutPhase.RESPONSE, delivery: SmsDelivery.MAYBE_SENT, code: 'ETIMEDOUT' });
+    expect(JSON.parse(server.requests[0]?.body ?? '')).toEqual({ phoneNumbers: ['255712345678'], message: 'Hi' });
+    // The timed-out socket must be dropped, not returned to the pool.
+    await server.allConnectionsClosed();
+  });
+
+  it('times out in the connect phase while TLS never completes: not-sent, no request byte sent', async () => {
+    const received: Buffer[] = [];
+    const silent = net.createServer((socket) => socket.on('data', (chunk: Buffer) => received.push(chunk)));
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    cleanups.push(() => new Promise((resolve) => silent.close(resolve)));
+    const { port } = silent.address() as net.AddressInfo;
+    const client = clientFor(`https://127.0.0.1:${port}`, { timeoutMs: 200, ca: TEST_TLS_CERT });
+    const error = await rejectionOf(client.send(SEND));
+    expect(error).toBeInstanceOf(SmsTimeoutError);
+    expect(error).toMatchObject({ phase: SmsTimeoutPhase.CONNECT, delivery: SmsDelivery.NOT_SENT });
+    const bytes = Buffer.concat(received);
+    expect(bytes[0]).toBe(0x16); // a TLS handshake record, and nothing readable after it
+    expect(bytes.toString('latin1')).not.toContain('sms/send');
+  });
+
+  it('maps a refused connection to SmsConnectionRefusedError, not-sent', async () => {
+    const port = await closedPort();
+    const error = await rejectionOf(clientFor(`http://127.0.0.1:${port}`).send(SEND));
+    expect(error).toBeInstanceOf(SmsConnectionRefusedError);
+    expect(error).toMatchObject({ code: 'ECONNREFUSED', delivery: SmsDelivery.NOT_SENT });
+    expect((error.cause as { code?: string }).code).toBe('ECONNREFUSED');
+  });
+
+  it('maps a failed name lookup to SmsDnsError, not-sent', async () => {
+    const lookup: SmsClientOptions['lookup'] = (hostname, _options, callback) =>
+      callback(Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: 'ENOTFOUND', syscall: 'getaddrinfo', hostname }), '', 4);
+    const error = await rejectionOf(clientFor('https://sms.invalid', { lookup }).send(SEND));
+    expect(error).toBeInstanceOf(SmsDnsError);
+    expect(error).toMatchObject({ code: 'ENOTFOUND', hostname: 'sms.invalid', delivery: SmsDelivery.NOT_SENT });
+  });
+
+  it('uses a custom lookup and sends the host name', async () => {
+    const server = await serve((_request, response) => json(response, 200, BALANCE_OK));
+    const lookup: SmsClientOptions['lookup'] = (_hostname, options, callback) => {
+      if ((options as { all?: boolean }).all) (callback as (e: null, a: { address: string; family: number }[]) => void)(null, [{ address: '127.0.0.1', family: 4 }]);
+      else callback(null, '127.0.0.1', 4);
+    };
+    await clientFor(`http://sms.test:${server.port}`, { lookup }).getBalance();
+    expect(server.requests[0]?.headers.host).toBe(`sms.test:${server.port}`);
+  });
+});
+
+describe('keep-alive pool', () => {
+  /** Answers normally, except that the second request on any connection gets the socket reset, unread. */
+  const resetOnReuse = (): Promise<TinyServer> =>
+    serve((request, response, exchange) => {
+      if (exchange.previousOnConnection >= 1) {
+        request.socket.resetAndDestroy();
+        return;
+      }
+      if (request.method === 'GET') json(response, 200, BALANCE_OK);
+      else json(response, 200, SEND_OK);
+    });
+
+  it('reports a send reset on a reused socket as maybe-sent and never retries it', async () => {
+    const server = await resetOnReuse();
+    const client = clientFor(server.baseUrl);
+    // Two at once: two connections, both back in the pool afterwards.
+    await Promise.all([client.send(SEND), client.send(SEND)]);
+    expect(server.connections()).toBe(2);
+    const error = await rejectionOf(client.send(SEND));
+    expect(error).toBeInstanceOf(SmsConnectionResetError);
+    expect(error).toMatchObject({ reusedSocket: true, delivery: SmsDelivery.MAYBE_SENT });
+    expect(server.requests).toHaveLength(3);
+    // The whole pool was emptied, the other idle socket too: the next send opens a fresh one.
+    await expect(client.send(SEND)).resolves.toEqual(SEND_OK);
+    expect(server.connections()).toBe(3);
+    expect(server.requests).toHaveLength(4);
+  });
+
+  it('retries a balance call once on a fresh socket after a reused one was reset', async () => {
+    const server = await resetOnReuse();
+    const client = clientFor(server.baseUrl);
+    await client.getBalance();
+    await expect(client.getBalance()).resolves.toEqual(BALANCE_OK);
+    expect(server.requests.map(({ connection }) => connection)).toEqual([0, 0, 1]);
+  });
+
+  it('never reuses a socket when maxSocketIdleMs is 0', async () => {
+    const server = await serve((_request, response) => json(response, 200, BALANCE_OK));
+    const client = clientFor(server.baseUrl, { maxSocketIdleMs: 0 });
+    await client.getBalance();
+    await client.getBalance();
+    expect(server.connections()).toBe(2);
+  });
+
+  it('drops a pooled socket whose idle time passed while timers could not run (a frozen Lambda)', async () => {
+    const server = await serve((_request, response) => json(response, 200, BALANCE_OK));
+    const client = clientFor(server.baseUrl);
+    await client.getBalance();
+    await client.getBalance();
+    expect(server.connections()).toBe(1);
+    // Wall clock jumps ten minutes; no timer fired in between, as after a thaw.
+    const frozenAt = Date.now();
+    vi.spyOn(Date, 'now').mockReturnValue(frozenAt + 600_000);
+    await client.getBalance();
+    expect(server.connections()).toBe(2);
+  });
+
+  it("honours a shorter Keep-Alive hint from the server", async () => {
+    const hinted = await serve((_request, response) => json(response, 200, BALANCE_OK, { 'keep-alive': 'timeout=3' }));
+    const plain = await serve((_request, response) => json(response, 200, BALANCE_OK));
+    const hintedClient = clientFor(hinted.baseUrl);
+    const plainClient = clientFor(plain.baseUrl);
+    await hintedClient.getBalance();
+    await plainClient.getBalance();
+    // 2.5 s idle: past the hint less Node's 1 s margin (2 s), within the 4 s default.
+    const now = Date.now();
+    vi.spyOn(Date, 'now').mockReturnValue(now + 2_500);
+    await hintedClient.getBalance();
+    await plainClient.getBalance();
+    expect(hinted.connections()).toBe(2);
+    expect(plain.connections()).toBe(1);
+  });
+
+  it('does not cut a slow answer on an active socket at the idle limit', async () => {
+    const server = await serve((_request, response) => setTimeout(() => json(response, 200, SEND_OK), 300));
+    const client = clientFor(server.baseUrl, { maxSocketIdleMs: 20, timeoutMs: 10_000 });
+    await expect(client.send(SEND)).resolves.toEqual(SEND_OK);
+  });
+
+  it('fails a send in flight at close() as maybe-sent', async () => {
+    let arrived!: () => void;
+    const requestArrived = new Promise<void>((resolve) => (arrived = resolve));
+    const server = await serve(() => arrived());
+    const client = clientFor(server.baseUrl);
+    const pending = rejectionOf(client.send(SEND));
+    await requestArrived;
+    client.close();
+    const error = await pending;
+    expect(error).toBeInstanceOf(SmsConnectionResetError);
+    expect(error.delivery).toBe(SmsDelivery.MAYBE_SENT);
+  });
+
+  it('closes pooled sockets on close()', async () => {
+    const server = await serve((_request, response) => json(response, 200, BALANCE_OK));
+    const client = clientFor(server.baseUrl);
+    await client.getBalance();
+    client.close();
+    await server.allConnectionsClosed();
+    expect(server.connections()).toBe(1);
+  });
+});
