@@ -8,8 +8,9 @@
  * - `DELETE /_sandbox/messages`        → clears the inbox, `{ cleared: n }`
  * - `GET    /_sandbox/account`         → `{ balance, currency, smsRate, senderIds, defaultSenderId }`
  * - `POST   /_sandbox/balance`         → body `{ balance: number }` sets it (a top-up), answers the account
- * - `POST   /_sandbox/faults`          → body `SandboxFault` queues a fault for the next `count` sends
- * - `DELETE /_sandbox/faults`          → clears queued faults
+ * - `POST   /_sandbox/faults`          → body `SandboxFault` queues a fault for the next `count` sends, `{ queued: n }`
+ * - `GET    /_sandbox/faults`          → `{ queued: n }` sends still to be faulted
+ * - `DELETE /_sandbox/faults`          → clears queued faults, `{ cleared: n }`
  * - `GET    /_sandbox/requests`        → `{ requests: RecordedRequest[] }` every request to `/v1` (headers minus the key)
  * - `DELETE /_sandbox/requests`        → clears the request log, `{ cleared: n }`
  */

@@ -1,0 +1,94 @@
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import { z } from 'zod';
+import { BadRequestError, ForbiddenError, InvalidSandboxFaultError, MethodNotAllowedError, NotFoundError } from './errors';
+import { parseSandboxFault } from './faults';
+import { isLoopbackAddress, readBody, sendJson } from './http';
+import { toMoneyUnits } from './money';
+import type { SandboxState } from './state';
+
+export const CONTROL_PREFIX = '/_sandbox';
+
+type ControlAction = (request: IncomingMessage, state: SandboxState) => Promise<unknown> | unknown;
+
+const balanceBodySchema = z.strictObject({
+  balance: z.number().refine((balance) => toMoneyUnits(balance) !== undefined, {
+    message: 'balance must be a finite number ≥ 0 with at most 4 decimals',
+  }),
+});
+
+/** Path → method → what it answers with status 200. */
+const CONTROL_ROUTES: Readonly<Record<string, Readonly<Record<string, ControlAction>>>> = {
+  [`${CONTROL_PREFIX}/messages`]: {
+    GET: (_request, state) => ({ messages: state.messages() }),
+    DELETE: (_request, state) => ({ cleared: state.clearMessages() }),
+  },
+  [`${CONTROL_PREFIX}/account`]: {
+    GET: (_request, state) => state.account.snapshot(),
+  },
+  [`${CONTROL_PREFIX}/balance`]: {
+    POST: async (request, state) => {
+      const parsed = balanceBodySchema.safeParse(await readJson(request));
+      if (!parsed.success) throw new BadRequestError(z.prettifyError(parsed.error));
+      state.account.setBalance(parsed.data.balance);
+      return state.account.snapshot();
+    },
+  },
+  [`${CONTROL_PREFIX}/faults`]: {
+    GET: (_request, state) => ({ queued: state.faults.size }),
+    POST: async (request, state) => {
+      const body = await readJson(request);
+      try {
+        state.faults.push(parseSandboxFault(body));
+      } catch (error) {
+        if (error instanceof InvalidSandboxFaultError) throw new BadRequestError(error.message, { cause: error });
+        throw error;
+      }
+      return { queued: state.faults.size };
+    },
+    DELETE: (_request, state) => {
+      const cleared = state.faults.size;
+      state.faults.clear();
+      return { cleared };
+    },
+  },
+  [`${CONTROL_PREFIX}/requests`]: {
+    GET: (_request, state) => ({ requests: state.requests() }),
+    DELETE: (_request, state) => ({ cleared: state.clearRequests() }),
+  },
+};
+
+/**
+ * Builds the handler of the control endpoints under `/_sandbox` (see `types.ts`). No API key:
+ * they refuse any caller that is not on loopback instead.
+ *
+ * @example
+ * const handleControl = createControlHandler({ state });
+ * await handleControl(request, response, '/_sandbox/messages');
+ */
+export function createControlHandler({
+  state,
+}: {
+  state: SandboxState;
+}): (request: IncomingMessage, response: ServerResponse, path: string) => Promise<void> {
+  return async (request, response, path) => {
+    if (!isLoopbackAddress(request.socket.remoteAddress)) {
+      throw new ForbiddenError('Sandbox control endpoints answer loopback clients only');
+    }
+    const method = request.method ?? 'GET';
+    const methods = CONTROL_ROUTES[path];
+    if (methods === undefined) throw new NotFoundError(method, path);
+    const action = methods[method];
+    if (action === undefined) throw new MethodNotAllowedError(method, path, Object.keys(methods));
+    sendJson(response, 200, await action(request, state));
+  };
+}
+
+/** Control bodies are parsed as JSON whatever the Content-Type: people type these with curl and forget the header. */
+async function readJson(request: IncomingMessage): Promise<unknown> {
+  const text = (await readBody(request)).toString('utf8');
+  try {
+    return JSON.parse(text) as unknown;
+  } catch (error) {
+    throw new BadRequestError('Request body is not valid JSON', { cause: error });
+  }
+}

@@ -1,0 +1,121 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { CONTROL_PREFIX, createControlHandler } from './control-routes';
+import { NotFoundError, SandboxHttpError, SandboxStartError } from './errors';
+import { parseSandboxFault } from './faults';
+import { requestPath, sendError } from './http';
+import { resolveSandboxOptions } from './options';
+import { SandboxState } from './state';
+import type { RecordedRequest, RunningSandbox, SandboxOptions } from './types';
+import { createV1Handler } from './v1-routes';
+
+/** Header values never written to the request log. */
+const UNRECORDED_HEADERS = new Set(['x-api-key', 'authorization']);
+
+/**
+ * Starts the sandbox SMS service: the seed's `/v1` API plus the `/_sandbox` control endpoints,
+ * on loopback by default. Throws `InvalidSandboxOptionsError` for bad options and
+ * `SandboxStartError` when it cannot listen.
+ *
+ * @example
+ * const sandbox = await startSandbox({ apiKey: 'test-key', balance: 100, rate: 0.35 });
+ * await fetch(`${sandbox.baseUrl}/v1/account/balance`, { headers: { 'X-API-Key': 'test-key' } });
+ * await sandbox.close();
+ */
+export async function startSandbox(options: SandboxOptions): Promise<RunningSandbox> {
+  const resolved = resolveSandboxOptions(options);
+  const state = new SandboxState(resolved);
+  const shutdown = new AbortController();
+  const handleV1 = createV1Handler({ state, apiKey: resolved.apiKey, signal: shutdown.signal });
+  const handleControl = createControlHandler({ state });
+
+  const handle = async (request: IncomingMessage, response: ServerResponse): Promise<void> => {
+    const path = requestPath(request.url);
+    const isV1 = path === '/v1' || path.startsWith('/v1/');
+    if (isV1) recordWhenSettled(request, response, path, state);
+    try {
+      if (isV1) await handleV1(request, response, path);
+      else if (path === CONTROL_PREFIX || path.startsWith(`${CONTROL_PREFIX}/`)) await handleControl(request, response, path);
+      else throw new NotFoundError(request.method ?? 'GET', path);
+    } catch (error) {
+      if (shutdown.signal.aborted || response.headersSent || request.socket.destroyed) {
+        response.destroy();
+        return;
+      }
+      if (!(error instanceof SandboxHttpError)) {
+        // A bug in the sandbox, not a client mistake: say so where the person running it will look.
+        console.error('sandbox: internal error while handling %s %s:', request.method, path, error);
+      }
+      sendError(response, error);
+    }
+  };
+
+  const server = createServer(
+    // Outlives undici's 4 s idle timeout, so a pooled client socket is never closed under a request in flight.
+    { keepAliveTimeout: 5_000 },
+    (request, response) => void handle(request, response),
+  );
+  const port = await listen(server, resolved.port, resolved.host);
+  const baseUrl = `http://${resolved.host.includes(':') ? `[${resolved.host}]` : resolved.host}:${port}`;
+
+  let closing: Promise<void> | undefined;
+  return {
+    baseUrl,
+    port,
+    messages: () => state.messages(),
+    clearMessages: () => void state.clearMessages(),
+    balance: () => state.account.balance,
+    setBalance: (balance) => state.account.setBalance(balance),
+    // In-process callers get the same validation as `POST /_sandbox/faults`.
+    injectFault: (fault) => state.faults.push(parseSandboxFault(fault)),
+    clearFaults: () => state.faults.clear(),
+    requests: () => state.requests(),
+    clearRequests: () => void state.clearRequests(),
+    close: () => {
+      closing ??= new Promise<void>((resolve, reject) => {
+        shutdown.abort();
+        server.close((error) => (error ? reject(error) : resolve()));
+        // close() alone waits for idle keep-alive sockets to time out; tests would hang for seconds.
+        server.closeAllConnections();
+      });
+      return closing;
+    },
+  };
+}
+
+function listen(server: Server, port: number, host: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const onError = (error: Error): void => {
+      reject(new SandboxStartError(`Sandbox could not listen on ${host}:${port}: ${error.message}`, { cause: error }));
+    };
+    server.once('error', onError);
+    server.listen({ port, host }, () => {
+      server.off('error', onError);
+      resolve((server.address() as AddressInfo).port);
+    });
+  });
+}
+
+function recordWhenSettled(request: IncomingMessage, response: ServerResponse, path: string, state: SandboxState): void {
+  const at = new Date().toISOString();
+  const headers = recordableHeaders(request);
+  let recorded = false;
+  const record = (status: number): void => {
+    if (recorded) return;
+    recorded = true;
+    const entry: RecordedRequest = { method: request.method ?? 'GET', path, status, at, headers };
+    state.record(entry);
+  };
+  response.once('finish', () => record(response.statusCode));
+  // 'close' without 'finish': the socket went away (a reset fault, or the client gave up) before an answer.
+  response.once('close', () => record(0));
+}
+
+function recordableHeaders(request: IncomingMessage): Readonly<Record<string, string>> {
+  const headers: Record<string, string> = {};
+  for (const [name, value] of Object.entries(request.headers)) {
+    if (value === undefined || UNRECORDED_HEADERS.has(name)) continue;
+    headers[name] = Array.isArray(value) ? value.join(', ') : value;
+  }
+  return headers;
+}

@@ -1,0 +1,117 @@
+import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { createApiKeyCheck } from './auth';
+import { MethodNotAllowedError, NotFoundError, SandboxHttpError, UnauthorizedError } from './errors';
+import { parseJsonBody, readBody, sendError, sendJson } from './http';
+import { parseSendRequest } from './send-request';
+import type { SandboxState } from './state';
+import type { DeliveredMessage, SandboxFault } from './types';
+
+export const V1_PATHS = {
+  balance: '/v1/account/balance',
+  send: '/v1/sms/send',
+} as const;
+
+const ALLOWED_METHODS: Readonly<Record<string, readonly string[]>> = {
+  [V1_PATHS.balance]: ['GET'],
+  [V1_PATHS.send]: ['POST'],
+};
+
+/**
+ * Builds the handler of the service's own API (everything under `/v1`).
+ *
+ * `signal` aborts held (delayed) sends when the sandbox closes, so `close()` never waits on them.
+ *
+ * @example
+ * const handleV1 = createV1Handler({ state, apiKey: 'secret', signal: shutdown.signal });
+ * await handleV1(request, response, '/v1/account/balance');
+ */
+export function createV1Handler({
+  state,
+  apiKey,
+  signal,
+}: {
+  state: SandboxState;
+  apiKey: string;
+  signal: AbortSignal;
+}): (request: IncomingMessage, response: ServerResponse, path: string) => Promise<void> {
+  const isValidApiKey = createApiKeyCheck(apiKey);
+
+  return async (request, response, path) => {
+    // Seed §5: every request needs the key, so it is checked before the path, the method or the body.
+    const presentedKey = request.headers['x-api-key'];
+    if (presentedKey === undefined) throw new UnauthorizedError('Missing API key: send it in the X-API-Key header');
+    if (!isValidApiKey(presentedKey)) throw new UnauthorizedError('Invalid API key');
+
+    const method = request.method ?? 'GET';
+    const allowed = ALLOWED_METHODS[path];
+    if (allowed === undefined) throw new NotFoundError(method, path);
+    if (!allowed.includes(method)) throw new MethodNotAllowedError(method, path, allowed);
+
+    if (path === V1_PATHS.balance) {
+      const { balance, currency, smsRate } = state.account.snapshot();
+      sendJson(response, 200, { success: true, balance, currency, smsRate });
+      return;
+    }
+    await handleSend(request, response, { state, signal });
+  };
+}
+
+async function handleSend(
+  request: IncomingMessage,
+  response: ServerResponse,
+  { state, signal }: { state: SandboxState; signal: AbortSignal },
+): Promise<void> {
+  const body = await readBody(request);
+  // Taken only here, after authentication: an unauthenticated request never uses up a fault.
+  const fault = state.faults.take();
+  if (fault?.kind === 'delay') await sleep(fault.ms, undefined, { signal });
+
+  const failure = fault?.kind === 'delay' ? undefined : fault;
+  if (failure !== undefined && failure.deliver !== true) {
+    failWith(request, response, failure);
+    return;
+  }
+
+  let delivered: DeliveredMessage;
+  try {
+    const send = parseSendRequest(parseJsonBody(request.headers['content-type'], body), (senderId) =>
+      state.account.isApprovedSenderId(senderId),
+    );
+    delivered = state.deliver(send);
+  } catch (error) {
+    // A delivering fault still decides the answer: a client cannot tell what the server did before failing.
+    if (failure !== undefined && error instanceof SandboxHttpError) {
+      failWith(request, response, failure);
+      return;
+    }
+    throw error;
+  }
+
+  if (failure !== undefined) {
+    failWith(request, response, failure);
+    return;
+  }
+  sendJson(response, 200, {
+    success: true,
+    message: `Message queued for delivery to ${delivered.recipients.length} recipient(s)`,
+    senderId: delivered.senderId,
+    recipients: delivered.recipients,
+    deducted: delivered.deducted,
+    remainingBalance: delivered.remainingBalance,
+  });
+}
+
+function failWith(
+  request: IncomingMessage,
+  response: ServerResponse,
+  fault: Exclude<SandboxFault, { kind: 'delay' }>,
+): void {
+  if (fault.kind === 'reset') {
+    // A TCP reset, not a polite close: what a crashed upstream or a dropped load balancer looks like.
+    request.socket.resetAndDestroy();
+    return;
+  }
+  const text = fault.error ?? `Sandbox fault: ${fault.status} ${STATUS_CODES[fault.status] ?? 'Error'}`;
+  sendError(response, new SandboxHttpError(fault.status, text));
+}
