@@ -1,0 +1,105 @@
+import { GetItemCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
+import { bool, ItemReader, num, str } from './attributes';
+import { type StoreContext, isConditionalCheckFailed } from './context';
+import { InvalidArgumentError } from './errors';
+import { buildUpdate, type UpdateSpec } from './expressions';
+import { balanceKey, ItemKind } from './keys';
+import type { BalanceState } from './types';
+
+/** One balance reading for `updateBalanceState`. */
+export interface BalanceObservation {
+  /** The balance just observed (a send's `remainingBalance` or a balance check). */
+  readonly balance: number;
+  /** Below this the alert SMS goes out, once, until the balance is back at or above it. */
+  readonly threshold: number;
+  readonly now?: Date;
+}
+
+/** What `updateBalanceState` decided. */
+export interface BalanceUpdate {
+  /** This caller won the right to send the one low-balance alert SMS. */
+  readonly alert: boolean;
+  /**
+   * The observation was older than the one already stored and was ignored, so a slow sender
+   * reporting an old, higher balance cannot re-arm the alert.
+   */
+  readonly stale: boolean;
+}
+
+/** Newer-or-equal observations only; equal times are concurrent senders, all of them current. */
+const CURRENT = '(attribute_not_exists(#lastCheckedAt) OR #lastCheckedAt <= :now)';
+
+const update = async (context: StoreContext, spec: UpdateSpec): Promise<boolean> => {
+  try {
+    await context.client.send(
+      new UpdateItemCommand({ TableName: context.tableName, Key: balanceKey(), ...buildUpdate(spec) }),
+    );
+    return true;
+  } catch (error) {
+    if (isConditionalCheckFailed(error)) return false;
+    throw error;
+  }
+};
+
+/**
+ * Records a balance observation and runs the low-balance alert's state machine: armed (the
+ * initial state) → disarmed when a balance below `threshold` is seen, by one conditional update,
+ * so of concurrent callers exactly one gets `alert: true` → re-armed when a balance at or above
+ * `threshold` is seen.
+ *
+ * @example
+ * ```typescript
+ * const { alert } = await store.updateBalanceState({ balance: result.remainingBalance, threshold: 100 });
+ * if (alert) await sendAlert(`SMS balance low: ${result.remainingBalance} credits`);
+ * ```
+ */
+export const updateBalanceState = async (
+  context: StoreContext,
+  { balance, threshold, now = context.clock() }: BalanceObservation,
+): Promise<BalanceUpdate> => {
+  if (!Number.isFinite(balance) || !Number.isFinite(threshold)) {
+    throw new InvalidArgumentError(`balance and threshold must be finite numbers, got ${balance} and ${threshold}`);
+  }
+  const at = now.toISOString();
+  const observed = { kind: str(ItemKind.Balance), lastBalance: num(balance), lastCheckedAt: str(at) };
+  const values = { ':now': str(at) };
+
+  if (balance >= threshold) {
+    const current = await update(context, { set: { ...observed, armed: bool(true) }, condition: CURRENT, values });
+    return { alert: false, stale: !current };
+  }
+  const won = await update(context, {
+    set: { ...observed, armed: bool(false), lastAlertAt: str(at) },
+    condition: `(attribute_not_exists(#armed) OR #armed = :true) AND ${CURRENT}`,
+    values: { ...values, ':true': bool(true) },
+  });
+  if (won) return { alert: true, stale: false };
+  // Already disarmed (or stale): still record the observation if it is current.
+  const current = await update(context, { set: observed, condition: CURRENT, values });
+  return { alert: false, stale: !current };
+};
+
+/**
+ * Reads the balance watch's state; before any observation it is armed with nothing recorded.
+ *
+ * @example
+ * ```typescript
+ * const { armed, lastBalance } = await store.getBalanceState();
+ * ```
+ */
+export const getBalanceState = async (context: StoreContext): Promise<BalanceState> => {
+  const { Item: item } = await context.client.send(
+    new GetItemCommand({ TableName: context.tableName, Key: balanceKey(), ConsistentRead: true }),
+  );
+  if (item === undefined) return { armed: true };
+  const read = new ItemReader(item, 'BALANCE');
+  const lastBalance = read.optNum('lastBalance');
+  const lastCheckedAt = read.optStr('lastCheckedAt');
+  const lastAlertAt = read.optStr('lastAlertAt');
+  return {
+    armed: read.optBool('armed') ?? true,
+    ...(lastBalance === undefined ? {} : { lastBalance }),
+    ...(lastCheckedAt === undefined ? {} : { lastCheckedAt }),
+    ...(lastAlertAt === undefined ? {} : { lastAlertAt }),
+  };
+};

@@ -1,0 +1,129 @@
+import { compact, type Item, ItemReader, map, num, str, strList } from './attributes';
+import { ItemKind } from './keys';
+import { MessageState, TABLE } from './table';
+import { CorruptRecordError } from './errors';
+import { Delivery, type LastError, type MessageRecord, type SendResult } from './types';
+
+const STATES: ReadonlySet<string> = new Set(Object.values(MessageState));
+const DELIVERIES: ReadonlySet<string> = new Set(Object.values(Delivery));
+
+export const lastErrorValue = (error: LastError) =>
+  map({
+    name: str(error.name),
+    status: error.status === undefined ? undefined : num(error.status),
+    delivery: error.delivery === undefined ? undefined : str(error.delivery),
+    message: str(error.message),
+  });
+
+export const resultValue = (result: SendResult) =>
+  map({
+    deducted: num(result.deducted),
+    remainingBalance: num(result.remainingBalance),
+    message: str(result.message),
+    senderId: str(result.senderId),
+    recipients: str(JSON.stringify(result.recipients) ?? 'null'),
+  });
+
+/** The full item of a message record. */
+export const messageItem = (record: MessageRecord): Item =>
+  compact({
+    [TABLE.partitionKey]: str(`MSG#${record.id}`),
+    [TABLE.sortKey]: str('MSG'),
+    kind: str(ItemKind.Message),
+    id: str(record.id),
+    route: str(record.route),
+    dedupeKey: str(record.dedupeKey),
+    index: num(record.index),
+    part: num(record.part),
+    parts: num(record.parts),
+    text: str(record.text),
+    to: strList(record.to),
+    senderId: record.senderId === undefined ? undefined : str(record.senderId),
+    encoding: str(record.encoding),
+    characters: num(record.characters),
+    segments: num(record.segments),
+    delivery: str(record.delivery),
+    state: str(record.state),
+    attempts: num(record.attempts),
+    redrives: num(record.redrives),
+    createdAt: str(record.createdAt),
+    updatedAt: str(record.updatedAt),
+    nextAttemptAt: record.nextAttemptAt === undefined ? undefined : str(record.nextAttemptAt),
+    claimedAt: record.claimedAt === undefined ? undefined : str(record.claimedAt),
+    claimToken: record.claimToken === undefined ? undefined : str(record.claimToken),
+    reason: record.reason === undefined ? undefined : str(record.reason),
+    lastError: record.lastError === undefined ? undefined : lastErrorValue(record.lastError),
+    result: record.result === undefined ? undefined : resultValue(record.result),
+    sentAt: record.sentAt === undefined ? undefined : str(record.sentAt),
+    [TABLE.timeToLive]: num(record.expiresAt),
+  });
+
+/**
+ * The message record of an item. Optional fields are left out rather than set to `undefined`, so
+ * records compare cleanly and serialise without noise.
+ */
+export const messageFromItem = (item: Item): MessageRecord => {
+  const where = item[TABLE.partitionKey]?.S ?? '(no key)';
+  const read = new ItemReader(item, where);
+  if (read.optStr('kind') !== ItemKind.Message) throw new CorruptRecordError(where, 'not a message record');
+  const state = read.str('state');
+  if (!STATES.has(state)) throw new CorruptRecordError(where, `unknown state ${state}`);
+  const delivery = read.str('delivery');
+  if (!DELIVERIES.has(delivery)) throw new CorruptRecordError(where, `unknown delivery ${delivery}`);
+
+  const lastErrorRead = read.optMap('lastError');
+  const resultRead = read.optMap('result');
+  const optional = {
+    senderId: read.optStr('senderId'),
+    nextAttemptAt: read.optStr('nextAttemptAt'),
+    claimedAt: read.optStr('claimedAt'),
+    claimToken: read.optStr('claimToken'),
+    reason: read.optStr('reason'),
+    lastError: lastErrorRead && {
+      name: lastErrorRead.str('name'),
+      ...defined({ status: lastErrorRead.optNum('status'), delivery: lastErrorRead.optStr('delivery') }),
+      message: lastErrorRead.str('message'),
+    },
+    result: resultRead && {
+      deducted: resultRead.num('deducted'),
+      remainingBalance: resultRead.num('remainingBalance'),
+      message: resultRead.str('message'),
+      senderId: resultRead.str('senderId'),
+      recipients: parseJson(resultRead.str('recipients'), where),
+    },
+    sentAt: read.optStr('sentAt'),
+  };
+  return {
+    id: read.str('id'),
+    route: read.str('route'),
+    dedupeKey: read.str('dedupeKey'),
+    index: read.num('index'),
+    part: read.num('part'),
+    parts: read.num('parts'),
+    text: read.str('text'),
+    to: read.strList('to'),
+    encoding: read.str('encoding'),
+    characters: read.num('characters'),
+    segments: read.num('segments'),
+    delivery: delivery as Delivery,
+    state: state as MessageState,
+    attempts: read.num('attempts'),
+    // Absent on records written before redrive counting; zero is the truth for them.
+    redrives: read.optNum('redrives') ?? 0,
+    createdAt: read.str('createdAt'),
+    updatedAt: read.str('updatedAt'),
+    expiresAt: read.num(TABLE.timeToLive),
+    ...defined(optional),
+  };
+};
+
+const defined = <T extends Record<string, unknown>>(fields: T): Partial<T> =>
+  Object.fromEntries(Object.entries(fields).filter(([, value]) => value !== undefined)) as Partial<T>;
+
+const parseJson = (text: string, where: string): unknown => {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch (error) {
+    throw new CorruptRecordError(where, 'result.recipients is not JSON', { cause: error });
+  }
+};

@@ -1,0 +1,13 @@
+import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+
+/** What every store operation needs. */
+export interface StoreContext {
+  readonly client: DynamoDBClient;
+  readonly tableName: string;
+  /** The time of operations that were not given a `now`; tests pass a fixed clock. */
+  readonly clock: () => Date;
+}
+
+/** True for a write refused by its condition: a lost race or a state that moved on, not a fault. */
+export const isConditionalCheckFailed = (error: unknown): boolean =>
+  error instanceof Error && error.name === 'ConditionalCheckFailedException';

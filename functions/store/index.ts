@@ -1,0 +1,57 @@
+/**
+ * The message store: one DynamoDB table that is at once the dedupe, the durable queue and the
+ * log of every SMS. See `createStore`.
+ */
+export { AcceptOutcome, type AcceptInput, type AcceptResult } from './accept';
+export type { BalanceObservation, BalanceUpdate } from './balance';
+export {
+  ClaimLostError,
+  CorruptRecordError,
+  InvalidArgumentError,
+  InvalidCursorError,
+  InvalidMessageError,
+  StoreError,
+  TableNotReadyError,
+  TooManyMessagesError,
+} from './errors';
+export { newId } from './ids';
+export type {
+  CreditsLimit,
+  HeldSummaryOptions,
+  MessagesLimit,
+  Reservation,
+  ReserveInput,
+  SpendInput,
+  SummarySentInput,
+} from './limits';
+export type { DueOptions, ListOptions, StaleOptions } from './queries';
+export {
+  createTableInput,
+  ensureTable,
+  type EnsureTableOptions,
+  type EnsureTableResult,
+  TimeToLiveStatus,
+} from './setup';
+export { createStore, type MessageStore, type StoreOptions } from './store';
+export { MessageState, TABLE } from './table';
+export type {
+  ClaimOptions,
+  CompleteOptions,
+  ParkOptions,
+  RequeueFrom,
+  RequeueOptions,
+  RetryOptions,
+} from './transitions';
+export {
+  type BalanceState,
+  DEFAULT_RETENTION_DAYS,
+  Delivery,
+  type HeldWindow,
+  type LastError,
+  LimitKind,
+  MAX_MESSAGES_PER_WEBHOOK,
+  type MessageRecord,
+  type NewMessage,
+  type Page,
+  type SendResult,
+} from './types';

@@ -1,0 +1,44 @@
+import type { AttributeValue } from '@aws-sdk/client-dynamodb';
+import { TABLE } from './table';
+
+/**
+ * Key layout of every item kind. All key attributes are strings; numbers inside keys are
+ * zero-padded so they sort as strings.
+ */
+
+type Key = Record<string, AttributeValue>;
+
+const key = (pk: string, sk: string): Key => ({
+  [TABLE.partitionKey]: { S: pk },
+  [TABLE.sortKey]: { S: sk },
+});
+
+export const ItemKind = {
+  Message: 'message',
+  Dedupe: 'dedupe',
+  Limit: 'limit',
+  Spend: 'spend',
+  Balance: 'balance',
+} as const;
+
+export const messageKey = (id: string): Key => key(`MSG#${id}`, 'MSG');
+export const dedupeKey = (route: string, dedupe: string): Key => key(`DEDUPE#${route}#${dedupe}`, 'DEDUPE');
+
+export const limitPk = (route: string): string => `LIMIT#${route}`;
+/** Ten digits of epoch seconds sort correctly until the year 2286. */
+export const windowSk = (startEpoch: number): string => `W#${String(startEpoch).padStart(10, '0')}`;
+export const daySk = (day: string): string => `D#${day}`;
+export const limitKey = (route: string, sk: string): Key => key(limitPk(route), sk);
+
+export const SPEND_PK = 'SPEND';
+export const spendKey = (day: string): Key => key(SPEND_PK, daySk(day));
+
+export const balanceKey = (): Key => key('BALANCE', 'STATE');
+
+/** Epoch seconds, rounded down. */
+export const epochSeconds = (at: Date): number => Math.floor(at.getTime() / 1000);
+
+/** The UTC day of a time, `YYYY-MM-DD`. */
+export const utcDay = (at: Date): string => at.toISOString().slice(0, 10);
+
+export const DAY_SECONDS = 86_400;

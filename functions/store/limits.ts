@@ -1,0 +1,356 @@
+import { type AttributeValue, QueryCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
+import { type Item, ItemReader, num, str } from './attributes';
+import { type StoreContext, isConditionalCheckFailed } from './context';
+import { InvalidArgumentError } from './errors';
+import { buildUpdate, type UpdateSpec } from './expressions';
+import {
+  DAY_SECONDS,
+  ItemKind,
+  SPEND_PK,
+  daySk,
+  epochSeconds,
+  limitKey,
+  limitPk,
+  spendKey,
+  utcDay,
+  windowSk,
+} from './keys';
+import { TABLE } from './table';
+import { type HeldWindow, LimitKind } from './types';
+
+/** Limit and spend items outlive their window by this much, long enough for a monthly look back. */
+const LIMIT_RETENTION_SECONDS = 35 * DAY_SECONDS;
+
+/** A cap on messages per fixed window. */
+export interface MessagesLimit {
+  /** Messages allowed per window; 0 holds everything. */
+  readonly max: number;
+  /** Windows are aligned to the epoch: `[k × windowSeconds, (k + 1) × windowSeconds)`. */
+  readonly windowSeconds: number;
+}
+
+/** A cap on estimated credits per UTC day. */
+export interface CreditsLimit {
+  /** Credits allowed per UTC day. */
+  readonly maxPerDay: number;
+  /** What this message will cost (segments × recipients, at the service's rate). */
+  readonly estimate: number;
+}
+
+/** What `reserveLimit` checks: either limit, both, or neither (then it always allows). */
+export interface ReserveInput {
+  readonly route: string;
+  readonly now?: Date;
+  readonly messages?: MessagesLimit;
+  readonly credits?: CreditsLimit;
+}
+
+/** Whether the message may be sent now, and if not which window held it. */
+export type Reservation =
+  | { readonly allowed: true }
+  | {
+      readonly allowed: false;
+      readonly reason: LimitKind;
+      /** The window that held it; it appears in `heldSummaryDue` once finished. */
+      readonly window: string;
+    };
+
+interface Window {
+  readonly sk: string;
+  readonly limit: LimitKind;
+  readonly startsAt: number;
+  readonly endsAt: number;
+}
+
+const messagesWindow = (now: Date, windowSeconds: number): Window => {
+  const startsAt = Math.floor(epochSeconds(now) / windowSeconds) * windowSeconds;
+  return { sk: windowSk(startsAt), limit: LimitKind.Messages, startsAt, endsAt: startsAt + windowSeconds };
+};
+
+const dayWindow = (now: Date): Window => {
+  const day = utcDay(now);
+  const startsAt = Date.parse(`${day}T00:00:00.000Z`) / 1000;
+  return { sk: daySk(day), limit: LimitKind.Credits, startsAt, endsAt: startsAt + DAY_SECONDS };
+};
+
+const windowFields = (window: Window): Record<string, AttributeValue> => ({
+  kind: str(ItemKind.Limit),
+  limit: str(window.limit),
+  windowStartsAt: num(window.startsAt),
+  windowEndsAt: num(window.endsAt),
+  [TABLE.timeToLive]: num(window.endsAt + LIMIT_RETENTION_SECONDS),
+});
+
+/** Applies an update to a limit item; `false` when its condition refused it. */
+const updateLimit = async (context: StoreContext, route: string, sk: string, spec: UpdateSpec): Promise<boolean> => {
+  try {
+    await context.client.send(
+      new UpdateItemCommand({ TableName: context.tableName, Key: limitKey(route, sk), ...buildUpdate(spec) }),
+    );
+    return true;
+  } catch (error) {
+    if (isConditionalCheckFailed(error)) return false;
+    throw error;
+  }
+};
+
+const hold = async (context: StoreContext, route: string, window: Window): Promise<Reservation> => {
+  await updateLimit(context, route, window.sk, { set: windowFields(window), add: { held: num(1) } });
+  return { allowed: false, reason: window.limit, window: window.sk };
+};
+
+/**
+ * Reserves one message against a route's limits: at most `messages.max` per window and at most
+ * `credits.maxPerDay` estimated credits per UTC day. Each counter is one conditional `ADD`, so
+ * concurrent senders never admit more than the limit. A refusal adds 1 to the refusing window's
+ * `held` count for the summary SMS.
+ *
+ * Reservations are not released: a reserved message that then fails still counts. When the
+ * credit limit refuses after the message count was taken, the count is given back by a second
+ * write; a concurrent reservation may see the count before that and be held too. Both err on the
+ * side of sending less.
+ *
+ * @example
+ * ```typescript
+ * const reservation = await store.reserveLimit({
+ *   route: 'alerts',
+ *   messages: { max: 20, windowSeconds: 3600 },
+ *   credits: { maxPerDay: 500, estimate: record.segments * record.to.length },
+ * });
+ * if (!reservation.allowed) await store.markHeld(record.id, token, `${reservation.reason} limit`);
+ * ```
+ */
+export const reserveLimit = async (
+  context: StoreContext,
+  { route, now = context.clock(), messages, credits }: ReserveInput,
+): Promise<Reservation> => {
+  validateLimits(messages, credits);
+  let counted: Window | undefined;
+  if (messages !== undefined) {
+    const window = messagesWindow(now, messages.windowSeconds);
+    const taken =
+      messages.max >= 1 &&
+      (await updateLimit(context, route, window.sk, {
+        set: windowFields(window),
+        add: { count: num(1) },
+        condition: 'attribute_not_exists(#count) OR #count < :max',
+        values: { ':max': num(messages.max) },
+      }));
+    if (!taken) return await hold(context, route, window);
+    counted = window;
+  }
+  if (credits !== undefined) {
+    const window = dayWindow(now);
+    // A condition cannot add, so "credits + estimate <= max" becomes "credits <= max - estimate".
+    const room = credits.maxPerDay - credits.estimate;
+    const taken =
+      room >= 0 &&
+      (await updateLimit(context, route, window.sk, {
+        set: windowFields(window),
+        add: { credits: num(credits.estimate) },
+        condition: 'attribute_not_exists(#credits) OR #credits <= :room',
+        values: { ':room': num(room) },
+      }));
+    if (!taken) {
+      if (counted !== undefined) await updateLimit(context, route, counted.sk, { add: { count: num(-1) } });
+      return await hold(context, route, window);
+    }
+  }
+  return { allowed: true };
+};
+
+const validateLimits = (messages: MessagesLimit | undefined, credits: CreditsLimit | undefined): void => {
+  if (messages !== undefined) {
+    if (!Number.isInteger(messages.max) || messages.max < 0) {
+      throw new InvalidArgumentError(`messages.max must be a whole number ≥ 0, got ${messages.max}`);
+    }
+    if (!Number.isInteger(messages.windowSeconds) || messages.windowSeconds < 1) {
+      throw new InvalidArgumentError(
+        `messages.windowSeconds must be a whole number ≥ 1, got ${messages.windowSeconds}`,
+      );
+    }
+  }
+  if (credits !== undefined) {
+    if (!Number.isFinite(credits.maxPerDay) || credits.maxPerDay < 0) {
+      throw new InvalidArgumentError(`credits.maxPerDay must be ≥ 0, got ${credits.maxPerDay}`);
+    }
+    if (!Number.isFinite(credits.estimate) || credits.estimate < 0) {
+      throw new InvalidArgumentError(`credits.estimate must be ≥ 0, got ${credits.estimate}`);
+    }
+  }
+};
+
+/** What `recordCreditsSpent` adds. */
+export interface SpendInput {
+  readonly route: string;
+  /** Credits the SMS service reported as deducted. */
+  readonly deducted: number;
+  readonly now?: Date;
+}
+
+/**
+ * Records credits actually spent: on the route's day item (`spent`, beside the reserved
+ * `credits`) and on the global day total that {@link spendLastDays} sums for the balance watch.
+ *
+ * @example
+ * ```typescript
+ * await store.recordCreditsSpent({ route: record.route, deducted: result.deducted });
+ * ```
+ */
+export const recordCreditsSpent = async (
+  context: StoreContext,
+  { route, deducted, now = context.clock() }: SpendInput,
+): Promise<void> => {
+  if (!Number.isFinite(deducted) || deducted < 0) {
+    throw new InvalidArgumentError(`deducted must be ≥ 0, got ${deducted}`);
+  }
+  const window = dayWindow(now);
+  const expiresAt = num(window.endsAt + LIMIT_RETENTION_SECONDS);
+  await Promise.all([
+    updateLimit(context, route, window.sk, { set: windowFields(window), add: { spent: num(deducted) } }),
+    context.client.send(
+      new UpdateItemCommand({
+        TableName: context.tableName,
+        Key: spendKey(utcDay(now)),
+        ...buildUpdate({
+          set: { kind: str(ItemKind.Spend), day: str(utcDay(now)), [TABLE.timeToLive]: expiresAt },
+          add: { credits: num(deducted) },
+        }),
+      }),
+    ),
+  ]);
+};
+
+/**
+ * Credits spent by all routes over the last `days` UTC days, today included: the balance watch
+ * divides the balance by this to tell how many days are left.
+ *
+ * @example
+ * ```typescript
+ * const spent = await store.spendLastDays(7);
+ * const daysLeft = spent > 0 ? balance / (spent / 7) : Infinity;
+ * ```
+ */
+export const spendLastDays = async (
+  context: StoreContext,
+  days: number,
+  now: Date = context.clock(),
+): Promise<number> => {
+  if (!Number.isInteger(days) || days < 1 || days * DAY_SECONDS > LIMIT_RETENTION_SECONDS) {
+    throw new InvalidArgumentError(`days must be 1–${LIMIT_RETENTION_SECONDS / DAY_SECONDS}, got ${days}`);
+  }
+  const first = utcDay(new Date(now.getTime() - (days - 1) * DAY_SECONDS * 1000));
+  const items = await queryAll(context, SPEND_PK, daySk(first), daySk(utcDay(now)));
+  return items.reduce((sum, item) => sum + (new ItemReader(item, SPEND_PK).optNum('credits') ?? 0), 0);
+};
+
+/** Which route's windows `heldSummaryDue` looks at. */
+export interface HeldSummaryOptions {
+  readonly route: string;
+  readonly now?: Date;
+  /** How far back to look for unsummarised windows; the sweeper runs every minute, so 2 days is ample. */
+  readonly lookbackDays?: number;
+}
+
+/**
+ * Finished windows of a route that held messages back and have no summary SMS yet. Send one
+ * summary per window, then {@link markSummarySent}: only the sweeper that wins that mark sends.
+ *
+ * @example
+ * ```typescript
+ * for (const window of await store.heldSummaryDue({ route: 'alerts' })) {
+ *   if (await store.markSummarySent({ route: 'alerts', window: window.window })) {
+ *     await sendSummary(`${window.held} alerts held back by the ${window.limit} limit`);
+ *   }
+ * }
+ * ```
+ */
+export const heldSummaryDue = async (
+  context: StoreContext,
+  { route, now = context.clock(), lookbackDays = 2 }: HeldSummaryOptions,
+): Promise<readonly HeldWindow[]> => {
+  const nowSeconds = epochSeconds(now);
+  const from = new Date(now.getTime() - lookbackDays * DAY_SECONDS * 1000);
+  const filter = {
+    expression: '#held > :zero AND attribute_not_exists(#summarySentAt) AND #windowEndsAt <= :now',
+    names: { '#held': 'held', '#summarySentAt': 'summarySentAt', '#windowEndsAt': 'windowEndsAt' },
+    values: { ':zero': num(0), ':now': num(nowSeconds) },
+  };
+  const [windows, days] = await Promise.all([
+    queryAll(context, limitPk(route), windowSk(epochSeconds(from)), windowSk(nowSeconds), filter),
+    queryAll(context, limitPk(route), daySk(utcDay(from)), daySk(utcDay(now)), filter),
+  ]);
+  return [...windows, ...days].map((item) => {
+    const read = new ItemReader(item, limitPk(route));
+    const limit = read.str('limit') === LimitKind.Credits ? LimitKind.Credits : LimitKind.Messages;
+    return {
+      route,
+      window: read.str(TABLE.sortKey),
+      limit,
+      startsAt: new Date(read.num('windowStartsAt') * 1000).toISOString(),
+      endsAt: new Date(read.num('windowEndsAt') * 1000).toISOString(),
+      held: read.num('held'),
+    };
+  });
+};
+
+/** Which window `markSummarySent` marks. */
+export interface SummarySentInput {
+  readonly route: string;
+  /** `HeldWindow.window`. */
+  readonly window: string;
+  readonly now?: Date;
+}
+
+/**
+ * Marks a window's summary as sent. Conditional on no earlier mark and on the window being
+ * finished, so of concurrent sweepers exactly one gets `true` and sends the summary SMS.
+ *
+ * @example
+ * ```typescript
+ * if (await store.markSummarySent({ route, window: held.window })) await sendSummary(held);
+ * ```
+ */
+export const markSummarySent = async (
+  context: StoreContext,
+  { route, window, now = context.clock() }: SummarySentInput,
+): Promise<boolean> =>
+  await updateLimit(context, route, window, {
+    set: { summarySentAt: str(now.toISOString()) },
+    condition:
+      `attribute_exists(#${TABLE.partitionKey}) AND attribute_not_exists(#summarySentAt)` +
+      ' AND #held > :zero AND #windowEndsAt <= :now',
+    values: { ':zero': num(0), ':now': num(epochSeconds(now)) },
+  });
+
+/** Every item of a partition with a sort key in `[from, to]`, all pages. */
+const queryAll = async (
+  context: StoreContext,
+  partition: string,
+  from: string,
+  to: string,
+  filter?: {
+    readonly expression: string;
+    readonly names: Record<string, string>;
+    readonly values: Record<string, AttributeValue>;
+  },
+): Promise<Item[]> => {
+  const items: Item[] = [];
+  let start: Record<string, AttributeValue> | undefined;
+  do {
+    const page = await context.client.send(
+      new QueryCommand({
+        TableName: context.tableName,
+        KeyConditionExpression: '#pk = :pk AND #sk BETWEEN :from AND :to',
+        ...(filter === undefined ? {} : { FilterExpression: filter.expression }),
+        ExpressionAttributeNames: { '#pk': TABLE.partitionKey, '#sk': TABLE.sortKey, ...filter?.names },
+        ExpressionAttributeValues: { ':pk': str(partition), ':from': str(from), ':to': str(to), ...filter?.values },
+        ExclusiveStartKey: start,
+        ConsistentRead: true,
+      }),
+    );
+    items.push(...(page.Items ?? []));
+    start = page.LastEvaluatedKey;
+  } while (start !== undefined);
+  return items;
+};

@@ -1,0 +1,212 @@
+import { type AttributeValue, GetItemCommand, QueryCommand } from '@aws-sdk/client-dynamodb';
+import { str } from './attributes';
+import { messageFromItem } from './codec';
+import type { StoreContext } from './context';
+import { decodeCursor, encodeCursor } from './cursor';
+import { InvalidArgumentError } from './errors';
+import { messageKey } from './keys';
+import { MessageState, TABLE } from './table';
+import type { MessageRecord, Page } from './types';
+
+const DEFAULT_PAGE_SIZE = 100;
+const MAX_PAGE_SIZE = 1000;
+
+/**
+ * Reads one message record, strongly consistent.
+ *
+ * @example
+ * ```typescript
+ * const record = await store.getMessage('01JGFJJZ000000000000000000');
+ * if (record?.state === 'SENT') console.log(record.result?.remainingBalance);
+ * ```
+ */
+export const getMessage = async (context: StoreContext, id: string): Promise<MessageRecord | undefined> => {
+  const { Item: item } = await context.client.send(
+    new GetItemCommand({ TableName: context.tableName, Key: messageKey(id), ConsistentRead: true }),
+  );
+  return item === undefined ? undefined : messageFromItem(item);
+};
+
+/** Time range and paging of a listing. Index queries are eventually consistent on AWS. */
+export interface ListOptions {
+  /** Only records whose index time (`updatedAt` or `createdAt`) is at or after this. */
+  readonly since?: Date;
+  /** Only records whose index time is strictly before this. */
+  readonly before?: Date;
+  /** Page size, 1–1000; default 100. */
+  readonly limit?: number;
+  readonly cursor?: string;
+  /** Newest first instead of oldest first. */
+  readonly newestFirst?: boolean;
+}
+
+interface IndexQuery extends ListOptions {
+  readonly index: (typeof TABLE.indexes)[keyof typeof TABLE.indexes];
+  readonly partition: string;
+  readonly filter?: string;
+  readonly filterValues?: Readonly<Record<string, AttributeValue>>;
+}
+
+const queryIndex = async (
+  context: StoreContext,
+  {
+    index,
+    partition,
+    since,
+    before,
+    limit = DEFAULT_PAGE_SIZE,
+    cursor,
+    newestFirst = false,
+    filter,
+    filterValues = {},
+  }: IndexQuery,
+): Promise<Page<MessageRecord>> => {
+  if (!Number.isInteger(limit) || limit < 1 || limit > MAX_PAGE_SIZE) {
+    throw new InvalidArgumentError(`page size must be 1–${MAX_PAGE_SIZE}, got ${limit}`);
+  }
+  // Timestamps carry milliseconds, so "before T" is "at or before T − 1 ms", which BETWEEN can
+  // express together with `since` (a key condition allows one range operator).
+  const upper = before === undefined ? undefined : new Date(before.getTime() - 1).toISOString();
+  const lower = since?.toISOString();
+  if (lower !== undefined && upper !== undefined && lower > upper) return { items: [] };
+  const values: Record<string, AttributeValue> = { ':partition': str(partition), ...filterValues };
+  if (lower !== undefined) values[':lower'] = str(lower);
+  if (upper !== undefined) values[':upper'] = str(upper);
+  let range = '';
+  if (lower !== undefined && upper !== undefined) range = ' AND #sort BETWEEN :lower AND :upper';
+  else if (lower !== undefined) range = ' AND #sort >= :lower';
+  else if (upper !== undefined) range = ' AND #sort <= :upper';
+
+  const result = await context.client.send(
+    new QueryCommand({
+      TableName: context.tableName,
+      IndexName: index.name,
+      KeyConditionExpression: `#partition = :partition${range}`,
+      ...(filter === undefined ? {} : { FilterExpression: filter }),
+      ExpressionAttributeNames: {
+        '#partition': index.partitionKey,
+        ...(range === '' ? {} : { '#sort': index.sortKey }),
+        ...namesIn(filter),
+      },
+      ExpressionAttributeValues: values,
+      Limit: limit,
+      ScanIndexForward: !newestFirst,
+      ExclusiveStartKey: decodeCursor(cursor),
+    }),
+  );
+  const cursorOut = encodeCursor(result.LastEvaluatedKey);
+  return {
+    items: (result.Items ?? []).map(messageFromItem),
+    ...(cursorOut === undefined ? {} : { cursor: cursorOut }),
+  };
+};
+
+const namesIn = (expression: string | undefined): Record<string, string> => {
+  const names: Record<string, string> = {};
+  for (const [, name] of (expression ?? '').matchAll(/#(\w+)/g)) if (name !== undefined) names[`#${name}`] = name;
+  return names;
+};
+
+/**
+ * Lists message records in one state by `updatedAt` (index `byState`), oldest first.
+ *
+ * @example
+ * ```typescript
+ * let cursor: string | undefined;
+ * do {
+ *   const page = await store.listByState('PARKED', { limit: 50, cursor });
+ *   for (const record of page.items) console.log(record.id, record.reason);
+ *   cursor = page.cursor;
+ * } while (cursor !== undefined);
+ * ```
+ */
+export const listByState = async (
+  context: StoreContext,
+  state: MessageState,
+  options: ListOptions = {},
+): Promise<Page<MessageRecord>> =>
+  await queryIndex(context, { ...options, index: TABLE.indexes.byState, partition: state });
+
+/**
+ * Lists a route's message records by `createdAt` (index `byRoute`), oldest first.
+ *
+ * @example
+ * ```typescript
+ * const page = await store.listByRoute('orders', { since: new Date(Date.now() - 86_400_000), newestFirst: true });
+ * ```
+ */
+export const listByRoute = async (
+  context: StoreContext,
+  route: string,
+  options: ListOptions = {},
+): Promise<Page<MessageRecord>> =>
+  await queryIndex(context, { ...options, index: TABLE.indexes.byRoute, partition: route });
+
+/** The cut-off and paging of `findStaleSending`. */
+export interface StaleOptions {
+  /** Claims at or after this time are not stale. */
+  readonly olderThan: Date;
+  readonly limit?: number;
+  readonly cursor?: string;
+}
+
+/**
+ * Lists `SENDING` records claimed before `olderThan`: their sender presumably died. The sweeper
+ * marks at-most-once ones `UNKNOWN` and releases or re-claims at-least-once ones, presenting the
+ * record's `claimToken` (or `claimMessage` with `staleAfterMs`).
+ *
+ * @example
+ * ```typescript
+ * const page = await store.findStaleSending({ olderThan: new Date(Date.now() - 120_000) });
+ * ```
+ */
+export const findStaleSending = async (
+  context: StoreContext,
+  { olderThan, limit, cursor }: StaleOptions,
+): Promise<Page<MessageRecord>> =>
+  // A claim sets updatedAt = claimedAt, and nothing else touches a SENDING record.
+  await listByState(context, MessageState.Sending, {
+    before: olderThan,
+    ...(limit === undefined ? {} : { limit }),
+    ...(cursor === undefined ? {} : { cursor }),
+  });
+
+/** The time and paging of `findDuePending`. */
+export interface DueOptions {
+  readonly now?: Date;
+  /**
+   * Only records last changed before this, e.g. a few seconds ago, to leave fresh inserts to the
+   * stream-triggered sender. Claims are conditional, so overlapping is safe, only wasteful.
+   */
+  readonly updatedBefore?: Date;
+  readonly limit?: number;
+  readonly cursor?: string;
+}
+
+/**
+ * Lists `PENDING` records that are due (no `nextAttemptAt`, or it has passed): retries, requeued
+ * records, and inserts whose stream trigger was lost. The filter runs after the page is read, so a
+ * page may hold fewer than `limit` records and still have a cursor.
+ *
+ * @example
+ * ```typescript
+ * const page = await store.findDuePending({ updatedBefore: new Date(Date.now() - 10_000) });
+ * for (const { id } of page.items) {
+ *   const record = await store.claimMessage(id);
+ *   if (record) await send(record);
+ * }
+ * ```
+ */
+export const findDuePending = async (
+  context: StoreContext,
+  { now = context.clock(), updatedBefore, limit, cursor }: DueOptions = {},
+): Promise<Page<MessageRecord>> =>
+  await queryIndex(context, {
+    index: TABLE.indexes.byState,
+    partition: MessageState.Pending,
+    ...(updatedBefore === undefined ? {} : { before: updatedBefore }),
+    ...(limit === undefined ? {} : { limit }),
+    ...(cursor === undefined ? {} : { cursor }),
+    filter: 'attribute_not_exists(#nextAttemptAt) OR #nextAttemptAt <= :now',
+    filterValues: { ':now': str(now.toISOString()) },
+  });

@@ -1,0 +1,163 @@
+import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { type AcceptInput, type AcceptResult, acceptWebhook } from './accept';
+import { type BalanceObservation, type BalanceUpdate, getBalanceState, updateBalanceState } from './balance';
+import type { StoreContext } from './context';
+import {
+  type HeldSummaryOptions,
+  type Reservation,
+  type ReserveInput,
+  type SpendInput,
+  type SummarySentInput,
+  heldSummaryDue,
+  markSummarySent,
+  recordCreditsSpent,
+  reserveLimit,
+  spendLastDays,
+} from './limits';
+import {
+  type DueOptions,
+  type ListOptions,
+  type StaleOptions,
+  findDuePending,
+  findStaleSending,
+  getMessage,
+  listByRoute,
+  listByState,
+} from './queries';
+import type { MessageState } from './table';
+import {
+  type ClaimOptions,
+  type CompleteOptions,
+  type ParkOptions,
+  type RequeueOptions,
+  type RetryOptions,
+  claimMessage,
+  markFailed,
+  markHeld,
+  markParked,
+  markSent,
+  markUnknown,
+  releaseForRetry,
+  requeue,
+} from './transitions';
+import type { BalanceState, HeldWindow, LastError, MessageRecord, Page, SendResult } from './types';
+
+/** Options of {@link createStore}. */
+export interface StoreOptions {
+  readonly client: DynamoDBClient;
+  readonly tableName: string;
+  /** The time of operations not given a `now`. Defaults to the system clock. */
+  readonly clock?: () => Date;
+}
+
+/**
+ * The store's operations, bound to one client and table. Every `now` defaults to the store's
+ * clock; each method is documented in full on the function of the same name.
+ */
+export interface MessageStore {
+  /** Records a webhook: dedupe guard plus 1–99 message records. See {@link acceptWebhook}. */
+  acceptWebhook(input: AcceptInput): Promise<AcceptResult>;
+
+  /** `PENDING` and due → `SENDING` for exactly one caller; `undefined` for the others. */
+  claimMessage(id: string, options?: ClaimOptions): Promise<MessageRecord | undefined>;
+  /** `SENDING` → `SENT` with the service's answer. Throws `ClaimLostError` without the claim. */
+  markSent(id: string, token: string, result: SendResult, options?: CompleteOptions): Promise<MessageRecord>;
+  /** `SENDING` → `FAILED`: certainly not sent, not retried. Throws `ClaimLostError` without the claim. */
+  markFailed(
+    id: string,
+    token: string,
+    reason: string,
+    lastError: LastError,
+    options?: CompleteOptions,
+  ): Promise<MessageRecord>;
+  /** `SENDING` → `UNKNOWN`: maybe sent, at-most-once. Throws `ClaimLostError` without the claim. */
+  markUnknown(
+    id: string,
+    token: string,
+    reason: string,
+    lastError: LastError,
+    options?: CompleteOptions,
+  ): Promise<MessageRecord>;
+  /** `SENDING` → `PARKED`: balance too low. Throws `ClaimLostError` without the claim. */
+  markParked(id: string, token: string, reason: string, options?: ParkOptions): Promise<MessageRecord>;
+  /** `SENDING` → `HELD`: a route limit refused it. Throws `ClaimLostError` without the claim. */
+  markHeld(id: string, token: string, reason: string, options?: CompleteOptions): Promise<MessageRecord>;
+  /** `SENDING` → `PENDING` with `nextAttemptAt`; the sweeper retries it. */
+  releaseForRetry(id: string, token: string, options: RetryOptions): Promise<MessageRecord>;
+  /** `PARKED`/`FAILED`/`HELD` → `PENDING`, due now; the sweeper sends it. */
+  requeue(id: string, options: RequeueOptions): Promise<MessageRecord | undefined>;
+
+  /** One record, strongly consistent. */
+  getMessage(id: string): Promise<MessageRecord | undefined>;
+  /** Records in one state by `updatedAt`, paged. */
+  listByState(state: MessageState, options?: ListOptions): Promise<Page<MessageRecord>>;
+  /** A route's records by `createdAt`, paged. */
+  listByRoute(route: string, options?: ListOptions): Promise<Page<MessageRecord>>;
+  /** `SENDING` records claimed before `olderThan`. */
+  findStaleSending(options: StaleOptions): Promise<Page<MessageRecord>>;
+  /** `PENDING` records that are due. */
+  findDuePending(options?: DueOptions): Promise<Page<MessageRecord>>;
+
+  /** Takes one message from the route's window and day limits, or says which limit held it. */
+  reserveLimit(input: ReserveInput): Promise<Reservation>;
+  /** Adds credits actually deducted to the route's day and to the global day total. */
+  recordCreditsSpent(input: SpendInput): Promise<void>;
+  /** Finished windows with held messages and no summary yet. */
+  heldSummaryDue(options: HeldSummaryOptions): Promise<readonly HeldWindow[]>;
+  /** `true` for exactly one caller per window: that one sends the summary SMS. */
+  markSummarySent(input: SummarySentInput): Promise<boolean>;
+
+  /** Records a balance; `alert: true` for exactly one caller per drop below the threshold. */
+  updateBalanceState(observation: BalanceObservation): Promise<BalanceUpdate>;
+  /** The balance watch's state. */
+  getBalanceState(): Promise<BalanceState>;
+  /** Credits spent by all routes over the last `days` UTC days, today included. */
+  spendLastDays(days: number, now?: Date): Promise<number>;
+}
+
+/**
+ * Creates the store for one table. Holds no state besides its options, so create it once per
+ * Lambda container, outside the handler.
+ *
+ * @example
+ * ```typescript
+ * import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+ * import { createStore } from '../store';
+ *
+ * const store = createStore({ client: new DynamoDBClient({}), tableName: process.env.TABLE_NAME ?? 'sms-relay' });
+ *
+ * export const handler = async (id: string) => {
+ *   const record = await store.claimMessage(id);
+ *   if (record === undefined) return;
+ *   // … send, then store.markSent(record.id, record.claimToken!, result)
+ * };
+ * ```
+ */
+export const createStore = ({ client, tableName, clock = () => new Date() }: StoreOptions): MessageStore => {
+  const context: StoreContext = { client, tableName, clock };
+  return {
+    acceptWebhook: async (input) => await acceptWebhook(context, input),
+    claimMessage: async (id, options) => await claimMessage(context, id, options),
+    markSent: async (id, token, result, options) => await markSent(context, id, token, result, options),
+    markFailed: async (id, token, reason, lastError, options) =>
+      await markFailed(context, id, token, reason, lastError, options),
+    markUnknown: async (id, token, reason, lastError, options) =>
+      await markUnknown(context, id, token, reason, lastError, options),
+    markParked: async (id, token, reason, options) => await markParked(context, id, token, reason, options),
+    markHeld: async (id, token, reason, options) => await markHeld(context, id, token, reason, options),
+    releaseForRetry: async (id, token, options) => await releaseForRetry(context, id, token, options),
+    requeue: async (id, options) => await requeue(context, id, options),
+    getMessage: async (id) => await getMessage(context, id),
+    listByState: async (state, options) => await listByState(context, state, options),
+    listByRoute: async (route, options) => await listByRoute(context, route, options),
+    findStaleSending: async (options) => await findStaleSending(context, options),
+    findDuePending: async (options) => await findDuePending(context, options),
+    reserveLimit: async (input) => await reserveLimit(context, input),
+    recordCreditsSpent: async (input) => await recordCreditsSpent(context, input),
+    heldSummaryDue: async (options) => await heldSummaryDue(context, options),
+    markSummarySent: async (input) => await markSummarySent(context, input),
+    updateBalanceState: async (observation) => await updateBalanceState(context, observation),
+    getBalanceState: async () => await getBalanceState(context),
+    spendLastDays: async (days, now) => await spendLastDays(context, days, now),
+  };
+};

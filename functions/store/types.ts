@@ -1,0 +1,140 @@
+import type { MessageState } from './table';
+
+/** How a route treats a send whose outcome is unknown (time-out, reset, 5xx). */
+export const Delivery = {
+  /** Never retried automatically: an unknown outcome becomes `UNKNOWN`. Nobody gets it twice. */
+  AtMostOnce: 'at-most-once',
+  /** Retried after an unknown outcome: nobody misses it, someone may get it twice. */
+  AtLeastOnce: 'at-least-once',
+} as const;
+export type Delivery = (typeof Delivery)[keyof typeof Delivery];
+
+/** The largest fan-out of one webhook; see `TooManyMessagesError`. */
+export const MAX_MESSAGES_PER_WEBHOOK = 99;
+
+/** How long message records are kept by default (TTL). */
+export const DEFAULT_RETENTION_DAYS = 90;
+
+/**
+ * What went wrong on the last attempt. Built by the sender from the SMS service's answer; it
+ * must never hold the API key.
+ */
+export interface LastError {
+  readonly name: string;
+  /** HTTP status, when there was an answer. */
+  readonly status?: number;
+  /** Whether the SMS may have gone out despite the error, e.g. `'not-sent'` or `'maybe-sent'`. */
+  readonly delivery?: string;
+  readonly message: string;
+}
+
+/** The SMS service's answer to a successful send. */
+export interface SendResult {
+  readonly deducted: number;
+  readonly remainingBalance: number;
+  readonly message: string;
+  readonly senderId: string;
+  /**
+   * The recipients exactly as the service returned them. Stored as a JSON string: arbitrary
+   * data can hold values DynamoDB cannot (empty strings in sets, nulls in odd places, floats
+   * with more than 38 digits).
+   */
+  readonly recipients: unknown;
+}
+
+/** A message to record on accept. */
+export interface NewMessage {
+  /** Which fan-out item of the webhook this is (0-based). */
+  readonly index: number;
+  /** Which part of a split text this is (1-based), of `parts`. */
+  readonly part: number;
+  readonly parts: number;
+  readonly text: string;
+  /** Recipients, each `255` followed by 9 digits. Empty only for a `DROPPED` message. */
+  readonly to: readonly string[];
+  readonly senderId?: string;
+  readonly encoding: string;
+  readonly characters: number;
+  readonly segments: number;
+  readonly delivery: Delivery;
+  /**
+   * `PENDING` (default) to send it; `DROPPED` to record a webhook that will never become an SMS
+   * (filtered, no valid recipient, too long), so the record is the log. Only a new `PENDING`
+   * record triggers the sender: the stream filter is `INSERT` with `state = PENDING`.
+   */
+  readonly state?: typeof MessageState.Pending | typeof MessageState.Dropped;
+  /** Required for `DROPPED`. */
+  readonly reason?: string;
+}
+
+/** A message record as stored. Timestamps are ISO-8601 UTC with milliseconds. */
+export interface MessageRecord {
+  readonly id: string;
+  readonly route: string;
+  readonly dedupeKey: string;
+  readonly index: number;
+  readonly part: number;
+  readonly parts: number;
+  readonly text: string;
+  readonly to: readonly string[];
+  readonly senderId?: string;
+  readonly encoding: string;
+  readonly characters: number;
+  readonly segments: number;
+  readonly delivery: Delivery;
+  readonly state: MessageState;
+  /** Claims so far since acceptance or the last redrive. */
+  readonly attempts: number;
+  /** How often an operator sent it back to `PENDING` with `requeue`. */
+  readonly redrives: number;
+  readonly createdAt: string;
+  readonly updatedAt: string;
+  /** Not to be claimed before this time (set by `releaseForRetry` and `requeue`). */
+  readonly nextAttemptAt?: string;
+  readonly claimedAt?: string;
+  /** Present only while `SENDING`: the token the claiming sender must present to complete. */
+  readonly claimToken?: string;
+  /** Why it was dropped, failed, parked, held or is unknown. */
+  readonly reason?: string;
+  readonly lastError?: LastError;
+  readonly result?: SendResult;
+  readonly sentAt?: string;
+  /** TTL, epoch seconds: `createdAt` plus the retention. */
+  readonly expiresAt: number;
+}
+
+/** One page of a listing. `cursor` is absent on the last page. */
+export interface Page<T> {
+  readonly items: readonly T[];
+  /** Opaque; pass back as `cursor` to get the next page. */
+  readonly cursor?: string;
+}
+
+/** Which route limit refused a reservation. */
+export const LimitKind = {
+  /** At most `max` messages per window of `windowSeconds`. */
+  Messages: 'messages',
+  /** At most `maxPerDay` credits per UTC day. */
+  Credits: 'credits',
+} as const;
+export type LimitKind = (typeof LimitKind)[keyof typeof LimitKind];
+
+/** A finished limit window that held messages back and whose summary SMS is still due. */
+export interface HeldWindow {
+  readonly route: string;
+  /** The window's sort key; pass it to `markSummarySent`. */
+  readonly window: string;
+  readonly limit: LimitKind;
+  readonly startsAt: string;
+  readonly endsAt: string;
+  readonly held: number;
+}
+
+/** The balance watch's state. Absent (first run) reads as armed with nothing observed. */
+export interface BalanceState {
+  /** Whether a drop below the threshold will send the alert SMS. */
+  readonly armed: boolean;
+  readonly lastBalance?: number;
+  readonly lastCheckedAt?: string;
+  readonly lastAlertAt?: string;
+}

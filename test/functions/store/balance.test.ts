@@ -1,0 +1,62 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type Dynalite, startDynalite } from '../../helpers/dynalite';
+import { at, newTable } from './fixtures';
+
+let db: Dynalite;
+beforeAll(async () => {
+  db = await startDynalite();
+});
+afterAll(async () => {
+  await db.close();
+});
+
+describe('balance watch', () => {
+  it('starts armed with nothing observed', async () => {
+    const { store } = await newTable(db);
+    expect(await store.getBalanceState()).toEqual({ armed: true });
+  });
+
+  it('lets exactly one of 10 concurrent observers below the threshold send the alert', async () => {
+    const { store } = await newTable(db);
+    await store.updateBalanceState({ balance: 500, threshold: 100, now: at(0) });
+
+    const results = await Promise.all(
+      Array.from({ length: 10 }, (_, n) => store.updateBalanceState({ balance: 99 - n, threshold: 100, now: at(1000) })),
+    );
+
+    expect(results.filter((result) => result.alert)).toHaveLength(1);
+    expect(results.filter((result) => result.stale)).toEqual([]);
+    expect(await store.getBalanceState()).toMatchObject({
+      armed: false,
+      lastCheckedAt: at(1000).toISOString(),
+      lastAlertAt: at(1000).toISOString(),
+    });
+  });
+
+  it('stays quiet while low, re-arms at the threshold, and alerts again on the next drop', async () => {
+    const { store } = await newTable(db);
+    const observe = async (balance: number, seconds: number) =>
+      (await store.updateBalanceState({ balance, threshold: 100, now: at(seconds * 1000) })).alert;
+
+    expect(await observe(50, 1)).toBe(true);
+    expect(await observe(40, 2)).toBe(false);
+    expect(await store.getBalanceState()).toEqual({
+      armed: false,
+      lastBalance: 40,
+      lastCheckedAt: at(2000).toISOString(),
+      lastAlertAt: at(1000).toISOString(),
+    });
+    expect(await observe(100, 3)).toBe(false);
+    expect((await store.getBalanceState()).armed).toBe(true);
+    expect(await observe(99.5, 4)).toBe(true);
+  });
+
+  it('ignores an observation older than the stored one, so a late report cannot re-arm', async () => {
+    const { store } = await newTable(db);
+    await store.updateBalanceState({ balance: 50, threshold: 100, now: at(2000) });
+
+    expect(await store.updateBalanceState({ balance: 500, threshold: 100, now: at(1000) })).toEqual({ alert: false, stale: true });
+    expect(await store.getBalanceState()).toMatchObject({ armed: false, lastBalance: 50 });
+    expect(await store.updateBalanceState({ balance: 10, threshold: 100, now: at(1500) })).toEqual({ alert: false, stale: true });
+  });
+});

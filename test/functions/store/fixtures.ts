@@ -1,0 +1,61 @@
+import { randomUUID } from 'node:crypto';
+import { type AttributeValue, type DynamoDBClient, GetItemCommand, ScanCommand } from '@aws-sdk/client-dynamodb';
+import { createStore, ensureTable, type MessageStore, type NewMessage } from '../../../functions/store';
+import type { Dynalite } from '../../helpers/dynalite';
+
+export const T0 = new Date('2025-03-01T10:00:00.000Z');
+export const at = (offsetMs: number): Date => new Date(T0.getTime() + offsetMs);
+
+export const message = (overrides: Partial<NewMessage> = {}): NewMessage => ({
+  index: 0,
+  part: 1,
+  parts: 1,
+  text: 'Order #42 shipped',
+  to: ['255712345678'],
+  encoding: 'GSM-7',
+  characters: 17,
+  segments: 1,
+  delivery: 'at-most-once',
+  ...overrides,
+});
+
+export const messages = (count: number, overrides: Partial<NewMessage> = {}): NewMessage[] =>
+  Array.from({ length: count }, (_, index) => message({ index, text: `message ${index}`, ...overrides }));
+
+export interface TestTable {
+  readonly tableName: string;
+  readonly store: MessageStore;
+  /** Every item in the table, for asserting what was (not) written. */
+  scan(): Promise<Record<string, AttributeValue>[]>;
+  rawItem(pk: string, sk: string): Promise<Record<string, AttributeValue> | undefined>;
+  /** A store on the same table through another client. */
+  storeWith(client: DynamoDBClient): MessageStore;
+}
+
+/** A fresh table per test keeps tests independent on one server. */
+export const newTable = async (db: Dynalite): Promise<TestTable> => {
+  const tableName = `store-${randomUUID()}`;
+  await ensureTable(db.client, tableName);
+  // A clock that never moves: a test that forgets to pass `now` still gets a fixed time.
+  const storeWith = (client: DynamoDBClient) => createStore({ client, tableName, clock: () => T0 });
+  return {
+    tableName,
+    store: storeWith(db.client),
+    storeWith,
+    scan: async () => {
+      const items: Record<string, AttributeValue>[] = [];
+      let start: Record<string, AttributeValue> | undefined;
+      do {
+        const page = await db.client.send(new ScanCommand({ TableName: tableName, ExclusiveStartKey: start }));
+        items.push(...(page.Items ?? []));
+        start = page.LastEvaluatedKey;
+      } while (start !== undefined);
+      return items;
+    },
+    rawItem: async (pk, sk) =>
+      (await db.client.send(new GetItemCommand({ TableName: tableName, Key: { pk: { S: pk }, sk: { S: sk } } }))).Item,
+  };
+};
+
+export const kinds = (items: readonly Record<string, AttributeValue>[], kind: string) =>
+  items.filter((item) => item.kind?.S === kind);

@@ -1,0 +1,179 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { InvalidArgumentError } from '../../../functions/store';
+import { type Dynalite, startDynalite } from '../../helpers/dynalite';
+import { T0, at, newTable } from './fixtures';
+
+let db: Dynalite;
+beforeAll(async () => {
+  db = await startDynalite();
+});
+afterAll(async () => {
+  await db.close();
+});
+
+const HOUR = 3_600_000;
+const DAY = 24 * HOUR;
+/** T0 is 10:00 UTC, so the hourly window runs 10:00–11:00 and the day 2025-03-01. */
+const WINDOW = `W#${T0.getTime() / 1000}`;
+const messagesLimit = { max: 5, windowSeconds: 3600 };
+
+describe('reserveLimit: messages per window', () => {
+  it('allows exactly max of 20 concurrent reservations in one window, holds the rest', async () => {
+    const { store, rawItem } = await newTable(db);
+    const results = await Promise.all(
+      Array.from({ length: 20 }, (_, n) => store.reserveLimit({ route: 'alerts', messages: messagesLimit, now: at(n * 1000) })),
+    );
+
+    expect(results.filter((result) => result.allowed)).toHaveLength(5);
+    expect(results.filter((result) => !result.allowed)).toEqual(
+      Array(15).fill({ allowed: false, reason: 'messages', window: WINDOW }),
+    );
+    const item = await rawItem('LIMIT#alerts', WINDOW);
+    expect([item?.count?.N, item?.held?.N]).toEqual(['5', '15']);
+    expect(item?.windowEndsAt?.N).toBe(String(T0.getTime() / 1000 + 3600));
+    expect(item?.expiresAt?.N).toBe(String(T0.getTime() / 1000 + 3600 + 35 * 86_400));
+  });
+
+  it('starts afresh in the next window and keeps routes apart', async () => {
+    const { store } = await newTable(db);
+    const one = { max: 1, windowSeconds: 3600 };
+    expect(await store.reserveLimit({ route: 'a', messages: one, now: at(0) })).toEqual({ allowed: true });
+    expect((await store.reserveLimit({ route: 'a', messages: one, now: at(HOUR - 1) })).allowed).toBe(false);
+    expect((await store.reserveLimit({ route: 'b', messages: one, now: at(HOUR - 1) })).allowed).toBe(true);
+    expect((await store.reserveLimit({ route: 'a', messages: one, now: at(HOUR) })).allowed).toBe(true);
+  });
+
+  it('holds everything at max 0', async () => {
+    const { store } = await newTable(db);
+    expect((await store.reserveLimit({ route: 'a', messages: { max: 0, windowSeconds: 60 } })).allowed).toBe(false);
+  });
+
+  it('refuses limits it cannot enforce', async () => {
+    const { store } = await newTable(db);
+    await expect(store.reserveLimit({ route: 'a', messages: { max: 1, windowSeconds: 0 } })).rejects.toBeInstanceOf(
+      InvalidArgumentError,
+    );
+    await expect(store.reserveLimit({ route: 'a', credits: { maxPerDay: 10, estimate: -1 } })).rejects.toBeInstanceOf(
+      InvalidArgumentError,
+    );
+  });
+});
+
+describe('reserveLimit: credits per day', () => {
+  it('allows estimates up to the daily maximum, exactly, and starts afresh the next UTC day', async () => {
+    const { store, rawItem } = await newTable(db);
+    const credits = (estimate: number) => ({ maxPerDay: 10, estimate });
+    expect((await store.reserveLimit({ route: 'a', credits: credits(4), now: at(0) })).allowed).toBe(true);
+    expect((await store.reserveLimit({ route: 'a', credits: credits(6), now: at(1) })).allowed).toBe(true);
+    expect(await store.reserveLimit({ route: 'a', credits: credits(1), now: at(2) })).toEqual({
+      allowed: false,
+      reason: 'credits',
+      window: 'D#2025-03-01',
+    });
+    expect((await store.reserveLimit({ route: 'a', credits: credits(0), now: at(3) })).allowed).toBe(true);
+    // 2025-03-02T00:00Z is 14 h after T0.
+    expect((await store.reserveLimit({ route: 'a', credits: credits(10), now: at(14 * HOUR) })).allowed).toBe(true);
+    expect((await store.reserveLimit({ route: 'a', credits: credits(11), now: at(15 * HOUR) })).allowed).toBe(false);
+
+    const day = await rawItem('LIMIT#a', 'D#2025-03-01');
+    expect([day?.credits?.N, day?.held?.N]).toEqual(['10', '1']);
+  });
+
+  it('allows at most the daily maximum under concurrency', async () => {
+    const { store } = await newTable(db);
+    const results = await Promise.all(
+      Array.from({ length: 12 }, () => store.reserveLimit({ route: 'a', credits: { maxPerDay: 9, estimate: 2 } })),
+    );
+    expect(results.filter((result) => result.allowed)).toHaveLength(4);
+  });
+
+  it('gives the message back when the credit limit refuses after the count was taken', async () => {
+    const { store, rawItem } = await newTable(db);
+    const both = { messages: messagesLimit, credits: { maxPerDay: 3, estimate: 2 } };
+    expect((await store.reserveLimit({ route: 'a', ...both, now: at(0) })).allowed).toBe(true);
+    expect(await store.reserveLimit({ route: 'a', ...both, now: at(1) })).toMatchObject({ allowed: false, reason: 'credits' });
+
+    const window = await rawItem('LIMIT#a', WINDOW);
+    expect([window?.count?.N, window?.held]).toEqual(['1', undefined]);
+    expect((await rawItem('LIMIT#a', 'D#2025-03-01'))?.held?.N).toBe('1');
+  });
+});
+
+describe('held summaries', () => {
+  it('lists finished windows with held messages until one sweeper marks the summary sent', async () => {
+    const { store } = await newTable(db);
+    const one = { max: 1, windowSeconds: 3600 };
+    for (let n = 0; n < 4; n += 1) await store.reserveLimit({ route: 'a', messages: one, now: at(n) });
+    // A window with no holds never needs a summary.
+    await store.reserveLimit({ route: 'a', messages: one, now: at(HOUR) });
+
+    expect(await store.heldSummaryDue({ route: 'a', now: at(HOUR - 1) })).toEqual([]);
+    const due = await store.heldSummaryDue({ route: 'a', now: at(HOUR) });
+    expect(due).toEqual([
+      {
+        route: 'a',
+        window: WINDOW,
+        limit: 'messages',
+        startsAt: T0.toISOString(),
+        endsAt: at(HOUR).toISOString(),
+        held: 3,
+      },
+    ]);
+
+    const marks = await Promise.all(
+      Array.from({ length: 10 }, () => store.markSummarySent({ route: 'a', window: WINDOW, now: at(HOUR + 5000) })),
+    );
+    expect(marks.filter(Boolean)).toHaveLength(1);
+    expect(await store.heldSummaryDue({ route: 'a', now: at(2 * HOUR) })).toEqual([]);
+  });
+
+  it('refuses to mark a window that is still open or held nothing', async () => {
+    const { store } = await newTable(db);
+    await store.reserveLimit({ route: 'a', messages: { max: 0, windowSeconds: 3600 }, now: at(0) });
+    expect(await store.markSummarySent({ route: 'a', window: WINDOW, now: at(HOUR - 1) })).toBe(false);
+    expect(await store.markSummarySent({ route: 'a', window: 'W#0000000000', now: at(HOUR) })).toBe(false);
+    expect(await store.markSummarySent({ route: 'a', window: WINDOW, now: at(HOUR) })).toBe(true);
+  });
+
+  it('lists credit days that held messages once the day is over', async () => {
+    const { store } = await newTable(db);
+    await store.reserveLimit({ route: 'a', credits: { maxPerDay: 1, estimate: 2 }, now: at(0) });
+    expect(await store.heldSummaryDue({ route: 'a', now: at(13 * HOUR) })).toEqual([]);
+    expect(await store.heldSummaryDue({ route: 'a', now: at(14 * HOUR) })).toEqual([
+      {
+        route: 'a',
+        window: 'D#2025-03-01',
+        limit: 'credits',
+        startsAt: '2025-03-01T00:00:00.000Z',
+        endsAt: '2025-03-02T00:00:00.000Z',
+        held: 1,
+      },
+    ]);
+  });
+});
+
+describe('spend', () => {
+  it('sums what all routes spent over the last 7 UTC days, today included', async () => {
+    const { store, rawItem } = await newTable(db);
+    await store.recordCreditsSpent({ route: 'a', deducted: 100, now: at(-7 * DAY) });
+    await store.recordCreditsSpent({ route: 'a', deducted: 1.5, now: at(-6 * DAY) });
+    await store.recordCreditsSpent({ route: 'b', deducted: 2, now: at(-1 * DAY) });
+    await Promise.all([
+      store.recordCreditsSpent({ route: 'a', deducted: 3, now: at(0) }),
+      store.recordCreditsSpent({ route: 'b', deducted: 4, now: at(1) }),
+    ]);
+    await store.recordCreditsSpent({ route: 'a', deducted: 1000, now: at(DAY) });
+
+    expect(await store.spendLastDays(7, T0)).toBe(10.5);
+    expect(await store.spendLastDays(1, T0)).toBe(7);
+    const today = await rawItem('SPEND', 'D#2025-03-01');
+    expect(today?.credits?.N).toBe('7');
+    expect(today?.expiresAt?.N).toBe(String(Date.parse('2025-03-02T00:00:00Z') / 1000 + 35 * 86_400));
+    expect((await rawItem('LIMIT#a', 'D#2025-03-01'))?.spent?.N).toBe('3');
+  });
+
+  it('refuses look-backs longer than spend items are kept', async () => {
+    const { store } = await newTable(db);
+    await expect(store.spendLastDays(36)).rejects.toBeInstanceOf(InvalidArgumentError);
+  });
+});

@@ -1,0 +1,69 @@
+import { DescribeTableCommand } from '@aws-sdk/client-dynamodb';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { TABLE, createTableInput, ensureTable, newId } from '../../../functions/store';
+import { type Dynalite, startDynalite } from '../../helpers/dynalite';
+
+let db: Dynalite;
+beforeAll(async () => {
+  db = await startDynalite();
+});
+afterAll(async () => {
+  await db.close();
+});
+
+describe('ensureTable', () => {
+  it('creates the table with both indexes and a stream once, then finds it', async () => {
+    const first = await ensureTable(db.client, 'sms-relay-setup');
+    // dynalite has no TTL; on AWS this is ENABLING, then ENABLED.
+    expect(first).toEqual({ created: true, timeToLive: 'UNSUPPORTED' });
+    expect(await ensureTable(db.client, 'sms-relay-setup')).toEqual({ created: false, timeToLive: 'UNSUPPORTED' });
+
+    const { Table: table } = await db.client.send(new DescribeTableCommand({ TableName: 'sms-relay-setup' }));
+    expect(table?.TableStatus).toBe('ACTIVE');
+    expect(table?.KeySchema).toEqual([
+      { AttributeName: TABLE.partitionKey, KeyType: 'HASH' },
+      { AttributeName: TABLE.sortKey, KeyType: 'RANGE' },
+    ]);
+    expect(table?.GlobalSecondaryIndexes?.map((index) => [index.IndexName, index.KeySchema?.map((key) => key.AttributeName)])).toEqual([
+      ['byState', ['state', 'updatedAt']],
+      ['byRoute', ['route', 'createdAt']],
+    ]);
+  });
+
+  it('survives concurrent callers', async () => {
+    const results = await Promise.all(Array.from({ length: 5 }, () => ensureTable(db.client, 'sms-relay-race')));
+    expect(results.filter((result) => result.created)).toHaveLength(1);
+  });
+
+  it('describes an on-demand table with a new-image stream', () => {
+    const input = createTableInput('x-table');
+    expect(input).toMatchObject({
+      TableName: 'x-table',
+      BillingMode: 'PAY_PER_REQUEST',
+      StreamSpecification: { StreamEnabled: true, StreamViewType: 'NEW_IMAGE' },
+    });
+    expect(input.AttributeDefinitions?.map((definition) => definition.AttributeName).sort()).toEqual(
+      ['createdAt', 'pk', 'route', 'sk', 'state', 'updatedAt'],
+    );
+  });
+});
+
+describe('newId', () => {
+  it('is 26 Crockford base32 characters whose first 10 encode the millisecond', () => {
+    expect(newId(new Date(0))).toMatch(/^0{10}[0-9A-HJKMNP-TV-Z]{16}$/);
+    expect(newId(new Date(1_469_918_176_385)).slice(0, 10)).toBe('01ARYZ6S41');
+  });
+
+  it('sorts by time across milliseconds and does not repeat', () => {
+    const times = [0, 1, 31, 32, 1_000, 1_740_823_200_000, 2 ** 48 - 1];
+    const ids = times.map((ms) => newId(new Date(ms)));
+    expect([...ids].sort()).toEqual(ids);
+    const many = new Set(Array.from({ length: 10_000 }, () => newId(new Date(0))));
+    expect(many.size).toBe(10_000);
+  });
+
+  it('refuses times it cannot encode', () => {
+    expect(() => newId(new Date(2 ** 48))).toThrow(RangeError);
+    expect(() => newId(new Date(Number.NaN))).toThrow(RangeError);
+  });
+});

@@ -1,0 +1,218 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  ClaimLostError,
+  InvalidArgumentError,
+  type LastError,
+  type MessageStore,
+  type NewMessage,
+  type SendResult,
+} from '../../../functions/store';
+import { type Dynalite, startDynalite } from '../../helpers/dynalite';
+import { T0, at, message, newTable } from './fixtures';
+
+let db: Dynalite;
+beforeAll(async () => {
+  db = await startDynalite();
+});
+afterAll(async () => {
+  await db.close();
+});
+
+const lastError: LastError = { name: 'ServiceError', status: 503, delivery: 'maybe-sent', message: 'upstream busy' };
+const sendResult: SendResult = {
+  deducted: 2,
+  remainingBalance: 98.5,
+  message: 'Message sent',
+  senderId: 'SHOP',
+  recipients: [{ number: '255712345678', status: 'queued', cost: null }],
+};
+
+/** A store with one accepted message, claimed unless told otherwise. */
+const setUp = async (overrides: Partial<NewMessage> = {}) => {
+  const { store, scan } = await newTable(db);
+  const { ids } = await store.acceptWebhook({
+    route: 'orders',
+    dedupeKey: 'd',
+    windowSeconds: 60,
+    messages: [message(overrides)],
+    now: T0,
+  });
+  const id = ids[0] ?? '';
+  return { store, scan, id };
+};
+
+const claim = async (store: MessageStore, id: string, now = at(1000)) => {
+  const record = await store.claimMessage(id, { now });
+  if (record?.claimToken === undefined) throw new Error('claim failed');
+  return { record, token: record.claimToken };
+};
+
+describe('claimMessage', () => {
+  it('moves PENDING to SENDING with attempts + 1, a claim time and a token', async () => {
+    const { store, id } = await setUp();
+    const record = await store.claimMessage(id, { now: at(1000) });
+    expect(record).toMatchObject({ id, state: 'SENDING', attempts: 1, claimedAt: at(1000).toISOString(), updatedAt: at(1000).toISOString() });
+    expect(record?.claimToken).toMatch(/^[0-9A-Z]{26}$/);
+    expect(await store.getMessage(id)).toEqual(record);
+  });
+
+  it('gives the record to exactly one of 10 concurrent claims', async () => {
+    const { store, id } = await setUp();
+    const results = await Promise.all(Array.from({ length: 10 }, () => store.claimMessage(id, { now: at(1000) })));
+    const winners = results.filter((record) => record !== undefined);
+    expect(winners).toHaveLength(1);
+    expect((await store.getMessage(id))?.attempts).toBe(1);
+  });
+
+  it('returns undefined for a missing id without creating an item', async () => {
+    const { store, scan } = await setUp();
+    const before = await scan();
+    expect(await store.claimMessage('01ARZ3NDEKTSV4RRFFQ69G5FAV')).toBeUndefined();
+    expect(await scan()).toEqual(before);
+  });
+
+  it('does not claim a record released for later before it is due', async () => {
+    const { store, id } = await setUp();
+    const { token } = await claim(store, id);
+    await store.releaseForRetry(id, token, { nextAttemptAt: at(60_000), lastError, now: at(2000) });
+
+    expect(await store.claimMessage(id, { now: at(59_999) })).toBeUndefined();
+    const again = await store.claimMessage(id, { now: at(60_000) });
+    expect(again).toMatchObject({ state: 'SENDING', attempts: 2, lastError });
+    expect(again?.nextAttemptAt).toBeUndefined();
+  });
+
+  describe('with staleAfterMs', () => {
+    it('takes over a stale SENDING record on an at-least-once route, and the old sender loses', async () => {
+      const { store, id } = await setUp({ delivery: 'at-least-once' });
+      const { token: old } = await claim(store, id, at(1000));
+
+      expect(await store.claimMessage(id, { now: at(30_999), staleAfterMs: 30_000 })).toBeUndefined();
+      const taken = await store.claimMessage(id, { now: at(31_000), staleAfterMs: 30_000 });
+      expect(taken).toMatchObject({ state: 'SENDING', attempts: 2 });
+      expect(taken?.claimToken).not.toBe(old);
+
+      await expect(store.markSent(id, old, sendResult)).rejects.toBeInstanceOf(ClaimLostError);
+      await expect(store.markSent(id, taken?.claimToken ?? '', sendResult)).resolves.toMatchObject({ state: 'SENT' });
+    });
+
+    it('never takes over an at-most-once record', async () => {
+      const { store, id } = await setUp({ delivery: 'at-most-once' });
+      await claim(store, id, at(1000));
+      expect(await store.claimMessage(id, { now: at(3_600_000), staleAfterMs: 30_000 })).toBeUndefined();
+    });
+  });
+});
+
+describe('completions', () => {
+  it('markSent stores the result, the recipients as returned, and drops the token', async () => {
+    const { store, id } = await setUp();
+    const { token } = await claim(store, id);
+    const sent = await store.markSent(id, token, sendResult, { now: at(2000) });
+    expect(sent).toMatchObject({ state: 'SENT', result: sendResult, sentAt: at(2000).toISOString(), updatedAt: at(2000).toISOString() });
+    expect(sent.claimToken).toBeUndefined();
+    expect(await store.getMessage(id)).toEqual(sent);
+  });
+
+  it.each([
+    ['markFailed', 'FAILED', (s: MessageStore, id: string, t: string) => s.markFailed(id, t, 'rejected', lastError, { now: at(2000) })],
+    ['markUnknown', 'UNKNOWN', (s: MessageStore, id: string, t: string) => s.markUnknown(id, t, 'timed out', lastError, { now: at(2000) })],
+    ['markParked', 'PARKED', (s: MessageStore, id: string, t: string) => s.markParked(id, t, 'insufficient balance', { lastError, now: at(2000) })],
+  ])('%s records the state, the reason and the last error', async (_, state, mark) => {
+    const { store, id } = await setUp();
+    const { token } = await claim(store, id);
+    const record = await mark(store, id, token);
+    expect(record).toMatchObject({ state, lastError, updatedAt: at(2000).toISOString() });
+    expect(record.reason).toBeTruthy();
+    expect(record.claimToken).toBeUndefined();
+  });
+
+  it('markHeld records the state and reason', async () => {
+    const { store, id } = await setUp();
+    const { token } = await claim(store, id);
+    expect(await store.markHeld(id, token, 'messages limit')).toMatchObject({ state: 'HELD', reason: 'messages limit' });
+  });
+
+  it('releaseForRetry returns the record to PENDING with the next attempt time', async () => {
+    const { store, id } = await setUp();
+    const { token } = await claim(store, id);
+    const record = await store.releaseForRetry(id, token, { nextAttemptAt: at(30_000), lastError, now: at(2000) });
+    expect(record).toMatchObject({ state: 'PENDING', nextAttemptAt: at(30_000).toISOString(), lastError, attempts: 1 });
+    expect(record.claimToken).toBeUndefined();
+  });
+
+  it('refuses every completion with a wrong token and leaves the record as it was', async () => {
+    const { store, id } = await setUp();
+    const { record } = await claim(store, id);
+    const wrong = '01ARZ3NDEKTSV4RRFFQ69G5FAV';
+    const attempts = [
+      store.markSent(id, wrong, sendResult),
+      store.markFailed(id, wrong, 'x', lastError),
+      store.markUnknown(id, wrong, 'x', lastError),
+      store.markParked(id, wrong, 'x'),
+      store.markHeld(id, wrong, 'x'),
+      store.releaseForRetry(id, wrong, { nextAttemptAt: at(5000), lastError }),
+    ];
+    for (const attempt of attempts) await expect(attempt).rejects.toBeInstanceOf(ClaimLostError);
+    expect(await store.getMessage(id)).toEqual(record);
+  });
+
+  it('refuses a second completion with the right token: the record is no longer SENDING', async () => {
+    const { store, id } = await setUp();
+    const { token } = await claim(store, id);
+    await store.markSent(id, token, sendResult);
+    await expect(store.markFailed(id, token, 'late', lastError)).rejects.toMatchObject({ name: 'ClaimLostError', id });
+    expect((await store.getMessage(id))?.state).toBe('SENT');
+  });
+
+  it('refuses to complete a record that was never claimed', async () => {
+    const { store, id } = await setUp();
+    await expect(store.markSent(id, 'anything', sendResult)).rejects.toBeInstanceOf(ClaimLostError);
+  });
+});
+
+describe('requeue', () => {
+  it('sends a PARKED record back to PENDING, due now, attempts reset, so the next claim takes it', async () => {
+    const { store, id } = await setUp();
+    const { token } = await claim(store, id);
+    await store.markParked(id, token, 'insufficient balance', { lastError });
+
+    const record = await store.requeue(id, { from: 'PARKED', now: at(10_000) });
+
+    expect(record).toMatchObject({ state: 'PENDING', nextAttemptAt: at(10_000).toISOString(), attempts: 0, redrives: 1, lastError });
+    expect(record?.reason).toBeUndefined();
+    expect(await store.claimMessage(id, { now: at(10_000) })).toMatchObject({ state: 'SENDING', attempts: 1 });
+  });
+
+  it.each([
+    ['FAILED', (s: MessageStore, id: string, t: string) => s.markFailed(id, t, 'x', lastError)],
+    ['HELD', (s: MessageStore, id: string, t: string) => s.markHeld(id, t, 'x')],
+  ] as const)('requeues from %s', async (from, mark) => {
+    const { store, id } = await setUp();
+    const { token } = await claim(store, id);
+    await mark(store, id, token);
+    expect(await store.requeue(id, { from })).toMatchObject({ state: 'PENDING', redrives: 1 });
+  });
+
+  it('moves a record once when two operators requeue it at the same time', async () => {
+    const { store, id } = await setUp();
+    const { token } = await claim(store, id);
+    await store.markParked(id, token, 'x');
+    const results = await Promise.all([store.requeue(id, { from: 'PARKED' }), store.requeue(id, { from: 'PARKED' })]);
+    expect(results.filter((record) => record !== undefined)).toHaveLength(1);
+    expect((await store.getMessage(id))?.redrives).toBe(1);
+  });
+
+  it('leaves a record alone that is not in the given state', async () => {
+    const { store, id } = await setUp();
+    const { token } = await claim(store, id);
+    await store.markSent(id, token, sendResult);
+    expect(await store.requeue(id, { from: 'PARKED' })).toBeUndefined();
+    expect((await store.getMessage(id))?.state).toBe('SENT');
+  });
+
+  it('refuses to requeue from a state that might have been sent', async () => {
+    const { store, id } = await setUp();
+    await expect(store.requeue(id, { from: 'UNKNOWN' as 'PARKED' })).rejects.toBeInstanceOf(InvalidArgumentError);
+  });
+});
