@@ -1,0 +1,91 @@
+import { z } from 'zod';
+import { SOURCE_NAMES } from '../sources/types';
+import { parseDurationSeconds } from './duration';
+
+/** How a message longer than 160 characters is handled. */
+export const LengthPolicy = { Truncate: 'truncate', Split: 'split', Reject: 'reject' } as const;
+export type LengthPolicy = (typeof LengthPolicy)[keyof typeof LengthPolicy];
+
+/** What the sender may do after an ambiguous failure (the SMS may or may not have gone out). */
+export const DeliveryPolicy = { AtMostOnce: 'at-most-once', AtLeastOnce: 'at-least-once' } as const;
+export type DeliveryPolicy = (typeof DeliveryPolicy)[keyof typeof DeliveryPolicy];
+
+const duration = z
+  .union([z.number(), z.string()])
+  .transform((value, context) => {
+    const seconds = parseDurationSeconds(value);
+    if (seconds === undefined) {
+      context.addIssue({ code: 'custom', message: `"${value}" is not a duration; use seconds or e.g. 30s, 5m, 1h, 3d` });
+      return z.NEVER;
+    }
+    return seconds;
+  });
+
+const timeZone = z.string().refine(isTimeZone, { message: 'unknown time zone; use an IANA name like Africa/Dar_es_Salaam' });
+
+function isTimeZone(name: string): boolean {
+  try {
+    new Intl.DateTimeFormat('en', { timeZone: name });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+// The SMS networks' rule for alphanumeric sender names: 1 to 11 letters, digits or spaces.
+const senderId = z.string().regex(/^[A-Za-z0-9 ._-]{1,11}$/, { message: 'sender ID must be 1 to 11 letters, digits, spaces, dots, dashes or underscores' });
+
+const schedule = z
+  .string()
+  .regex(/^(rate\(\s*\d+\s+(minute|minutes|hour|hours|day|days)\s*\)|cron\(.+\))$/, {
+    message: 'schedule must be an EventBridge expression like "rate(1 hour)" or "cron(0 6 * * ? *)"',
+  });
+
+export const RouteSchema = z.strictObject({
+  source: z.enum(SOURCE_NAMES, { message: `unknown source; use one of ${SOURCE_NAMES.join(', ')}` }),
+  secret: z.string().min(1, { message: 'name the value inside the environment secret that authenticates this route' }),
+  recipients: z.array(z.string().min(1)).min(1, { message: 'at least one recipient is required' }),
+  when: z.string().min(1).optional(),
+  template: z.string().min(1).optional(),
+  senderId: senderId.optional(),
+  fanOut: z.string().regex(/^[A-Za-z_][\w-]*(\.[A-Za-z_][\w-]*)*$/, { message: 'fanOut is a dotted path to an array, like "alerts"' }).optional(),
+  length: z.enum(Object.values(LengthPolicy)).default(LengthPolicy.Truncate),
+  maxParts: z.number().int().min(1).max(10).default(3),
+  dedupeWindow: duration.optional(),
+  delivery: z.enum(Object.values(DeliveryPolicy)).default(DeliveryPolicy.AtMostOnce),
+  limits: z
+    .strictObject({
+      messages: z.number().int().positive().optional(),
+      window: duration.default(3600),
+      creditsPerDay: z.number().positive().optional(),
+    })
+    .optional(),
+  timeZone: timeZone.default('Africa/Dar_es_Salaam'),
+  currency: z.string().regex(/^[A-Z]{3}$/, { message: 'currency is an ISO 4217 code like TZS' }).default('TZS'),
+  toleranceSeconds: z.number().int().positive().max(86_400).default(300),
+});
+
+export const ConfigSchema = z.strictObject({
+  provider: z.strictObject({
+    baseUrl: z.url({ protocol: /^https?$/, message: 'baseUrl must be an http(s) URL' }),
+    defaultSenderId: senderId.optional(),
+    timeoutMs: z.number().int().min(100).max(60_000).default(10_000),
+  }),
+  secrets: z.string().min(1),
+  balance: z
+    .strictObject({
+      threshold: z.number().nonnegative(),
+      notify: z.array(z.string().min(1)).default([]),
+      email: z.email().optional(),
+      schedule: schedule.default('rate(1 hour)'),
+    })
+    .optional(),
+  retentionDays: z.number().int().min(1).max(3650).default(90),
+  routes: z
+    .record(z.string().regex(/^[a-z0-9][a-z0-9_-]{0,63}$/, { message: 'route ids are lower-case letters, digits, - and _' }), RouteSchema)
+    .refine((routes) => Object.keys(routes).length > 0, { message: 'at least one route is required' }),
+});
+
+export type RelayConfigInput = z.input<typeof ConfigSchema>;
+export type RelayConfig = z.output<typeof ConfigSchema>;
+export type RouteConfig = z.output<typeof RouteSchema>;

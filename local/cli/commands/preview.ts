@@ -1,0 +1,90 @@
+import { readFileSync } from 'node:fs';
+import { Command } from 'commander';
+import { loadConfigFile } from '../../../functions/core/config/load';
+import { evaluateWebhook } from '../../../functions/core/pipeline/evaluate';
+import { readSecretsFile } from '../secrets-file';
+import { CliError, fail } from '../output';
+
+/**
+ * `sms-relay preview`: shows, as one JSON object, what a payload would become on a route, without
+ * sending or storing anything.
+ */
+export function previewCommand(): Command {
+  return new Command('preview')
+    .description('Render a payload through a route and print the SMS it would produce (nothing is sent)')
+    .requiredOption('--config <file>', 'config file, e.g. config/local.yaml')
+    .requiredOption('--route <id>', 'route id in the config')
+    .requiredOption('--payload <file>', 'webhook body as the sender would post it')
+    .option('--header <header>', "request header 'Name: value' (repeatable)", collectHeader, {} as Record<string, string>)
+    .option('--secrets <file>', 'JSON secrets file; when given, the payload must be authenticated like a real delivery')
+    .action((options: PreviewOptions) => {
+      try {
+        process.stdout.write(`${JSON.stringify(preview(options), null, 2)}\n`);
+      } catch (error) {
+        fail(error);
+      }
+    });
+}
+
+interface PreviewOptions {
+  readonly config: string;
+  readonly route: string;
+  readonly payload: string;
+  readonly header: Record<string, string>;
+  readonly secrets?: string;
+}
+
+export function preview({ config: configPath, route: routeId, payload, header, secrets }: PreviewOptions) {
+  const loaded = loadConfigFile(configPath);
+  const route = loaded.routes.get(routeId);
+  if (route === undefined) throw new CliError(`route "${routeId}" is not in ${configPath} (routes: ${[...loaded.routes.keys()].join(', ')})`);
+
+  const body = readPayload(payload);
+  const headers = { ...header };
+  headers['content-type'] ??= looksFormEncoded(body) ? 'application/x-www-form-urlencoded' : 'application/json';
+
+  let secret: string | undefined;
+  if (secrets !== undefined) {
+    secret = readSecretsFile(secrets)[route.config.secret];
+    if (secret === undefined) throw new CliError(`${secrets} has no value named "${route.config.secret}" (the secret of route "${routeId}")`);
+  }
+
+  const evaluation = evaluateWebhook(route, { body, headers, query: {}, receivedAt: new Date() }, { secret });
+  return {
+    verdict: evaluation.verdict,
+    ...(evaluation.reason === undefined ? {} : { reason: evaluation.reason }),
+    dedupeKey: evaluation.dedupeKey ?? null,
+    messages: evaluation.messages.map(({ to, text, senderId, encoding, characters, segments }) => ({
+      to,
+      text,
+      senderId: senderId ?? null,
+      encoding,
+      characters,
+      segments,
+    })),
+    dropped: [
+      ...evaluation.dropped.map(({ entry, reason }) => ({ entry, reason })),
+      ...evaluation.skipped.filter((skip) => skip.verdict === 'dropped').map(({ item, reason }) => ({ entry: `item ${item}`, reason })),
+    ],
+    warnings: evaluation.warnings,
+  };
+}
+
+function readPayload(path: string): Uint8Array {
+  try {
+    return readFileSync(path);
+  } catch (error) {
+    throw new CliError(`cannot read payload ${path} (${(error as NodeJS.ErrnoException).code ?? 'error'})`, { cause: error });
+  }
+}
+
+function looksFormEncoded(body: Uint8Array): boolean {
+  const start = Buffer.from(body.subarray(0, 64)).toString('utf8').trimStart();
+  return !start.startsWith('{') && !start.startsWith('[') && /^[\w.-]+=/.test(start);
+}
+
+function collectHeader(value: string, headers: Record<string, string>): Record<string, string> {
+  const colon = value.indexOf(':');
+  if (colon <= 0) throw new CliError(`--header must look like 'Name: value', got "${value}"`);
+  return { ...headers, [value.slice(0, colon).trim().toLowerCase()]: value.slice(colon + 1).trim() };
+}

@@ -1,0 +1,127 @@
+import { mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { ConfigError } from '../../../../functions/core/config/errors';
+import { loadConfig, loadConfigFile } from '../../../../functions/core/config/load';
+
+const base = `
+provider:
+  baseUrl: https://sms.example.co.tz
+secrets: sms-relay/test
+`;
+
+
+function problemsOf(text: string): readonly string[] {
+  try {
+    loadConfig(text, 'test.yaml');
+  } catch (error) {
+    expect(error).toBeInstanceOf(ConfigError);
+    return (error as ConfigError).problems;
+  }
+  throw new Error('expected the config to be refused');
+}
+
+describe('loadConfig', () => {
+  it('loads the issue example with every default applied and templates compiled', () => {
+    const loaded = loadConfig(`
+provider:
+  baseUrl: https://sms.example.co.tz
+  defaultSenderId: ACME
+balance:
+  threshold: 5000
+  notify: ["0712345678"]
+  email: ops@example.com
+  schedule: rate(1 hour)
+routes:
+  alerts:
+    source: alertmanager
+    secret: alerts-token
+    recipients: ["+255 712 345 678", "{{ commonAnnotations.oncall_phone }}"]
+    when: "status == 'firing'"
+    template: "[{{ status | upcase }}] {{ commonLabels.alertname }}: {{ commonAnnotations.summary }}"
+    senderId: ALERTS
+secrets: sms-relay/prod
+`);
+    const route = loaded.routes.get('alerts')!;
+    expect(route.pack.name).toBe('alertmanager');
+    expect(route.senderId).toBe('ALERTS');
+    expect(route.config).toMatchObject({ length: 'truncate', maxParts: 3, delivery: 'at-most-once', timeZone: 'Africa/Dar_es_Salaam', currency: 'TZS', toleranceSeconds: 300 });
+    expect(route.condition).toBeDefined();
+    expect(loaded.balanceNotify).toEqual(['255712345678']);
+    expect(loaded.config.retentionDays).toBe(90);
+  });
+
+  it('falls back to the provider default sender ID, and to none', () => {
+    const withDefault = loadConfig(`provider: { baseUrl: "https://x.example", defaultSenderId: ACME }
+secrets: s
+routes: { a: { source: generic, secret: t, recipients: ["0712345678"] } }`);
+    expect(withDefault.routes.get('a')!.senderId).toBe('ACME');
+    const without = loadConfig(`provider: { baseUrl: "https://x.example" }
+secrets: s
+routes: { a: { source: generic, secret: t, recipients: ["0712345678"] } }`);
+    expect(without.routes.get('a')!.senderId).toBeUndefined();
+  });
+
+  it('names the route and field of a broken template', () => {
+    expect(problemsOf(`${base}routes:
+  orders:
+    source: shopify
+    secret: s
+    recipients: ["0712345678"]
+    template: "{{ total_price | monie }}"
+`)).toEqual(['routes.orders.template: unknown filter "monie"']);
+  });
+
+  it('names an unknown source', () => {
+    const problems = problemsOf(`${base}routes:
+  orders: { source: magento, secret: s, recipients: ["0712345678"] }
+`);
+    expect(problems).toHaveLength(1);
+    expect(problems[0]).toMatch(/^routes\.orders\.source: unknown source; use one of alertmanager, grafana/);
+  });
+
+  it('reports every problem at once, each with its path', () => {
+    const problems = problemsOf(`${base}balance: { threshold: -1, notify: ["12"], schedule: "every hour" }
+routes:
+  a: { source: generic, secret: s, recipients: ["0712345678"], when: "status = 'x'", length: squeeze }
+  b: { source: generic, secret: s, recipients: ["+254 712 345 678"], dedupeWindow: 5 weeks, extra: 1 }
+`);
+    expect(problems.join('\n')).toMatch(/balance\.threshold/);
+    expect(problems.join('\n')).toMatch(/balance\.schedule: schedule must be an EventBridge expression/);
+    expect(problems.join('\n')).toMatch(/routes\.a\.length/);
+    expect(problems.join('\n')).toMatch(/routes\.b\.dedupeWindow: "5 weeks" is not a duration/);
+    expect(problems.join('\n')).toMatch(/routes\.b: unknown option "extra"/);
+  });
+
+  it('refuses broken conditions and invalid literal recipients after the schema passes', () => {
+    const problems = problemsOf(`${base}balance: { threshold: 10, notify: ["12"] }
+routes:
+  a: { source: generic, secret: s, recipients: ["0712345678"], when: "status = 'x'" }
+  b: { source: generic, secret: s, recipients: ["+254 712 345 678"] }
+`);
+    expect(problems.some((problem) => problem.startsWith('routes.a.when: '))).toBe(true);
+    expect(problems.some((problem) => problem.startsWith('routes.b.recipients: ') && problem.includes('not a Tanzanian number'))).toBe(true);
+    expect(problems.some((problem) => problem.startsWith('balance.notify[0]: '))).toBe(true);
+    // A reason names the problem, never the number.
+    expect(problems.join('\n')).not.toMatch(/712345678/);
+  });
+
+  it('reports YAML syntax errors and unreadable files', () => {
+    expect(problemsOf('routes: [unclosed')[0]).toMatch(/^YAML: /);
+    expect(() => loadConfigFile('/nonexistent/config.yaml')).toThrow(/cannot read the file \(ENOENT\)/);
+  });
+
+  it('loads every shipped config in config/', () => {
+    const files = readdirSync('config').filter((name) => name.endsWith('.yaml'));
+    expect(files).toContain('local.yaml');
+    for (const file of files) expect(loadConfigFile(join('config', file)).routes.size).toBeGreaterThan(0);
+  });
+
+  it('loads from a file path', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'sms-relay-config-'));
+    const path = join(dir, 'x.yaml');
+    writeFileSync(path, `${base}routes: { a: { source: github, secret: s, recipients: ["0712345678"] } }\n`);
+    expect([...loadConfigFile(path).routes.keys()]).toEqual(['a']);
+  });
+});
