@@ -119,7 +119,7 @@ export function evaluateWebhook(route: CompiledRoute, webhook: InboundWebhook, {
 
     const fitted = fitMessage(rendered.text, { policy: config.length, maxParts: config.maxParts });
     if (!fitted.ok) {
-      skipped.push({ item: index, verdict: Verdict.Dropped, reason: fitted.reason, text: rendered.text });
+      skipped.push({ item: index, verdict: Verdict.Dropped, reason: `${fitted.reason}: ${fitted.detail}`, text: rendered.text });
       return;
     }
     if (fitted.truncated) warnings.add('a text longer than 160 characters was truncated');

@@ -1,0 +1,138 @@
+import { describe, expect, it } from 'vitest';
+import { loadConfig } from '../../../../functions/core/config/load';
+import { evaluateWebhook, MAX_MESSAGES_PER_WEBHOOK } from '../../../../functions/core/pipeline/evaluate';
+import { webhookOf } from '../sources/helpers';
+
+const secret = 'generic-token-for-tests';
+
+function routeWith(options: string) {
+  const loaded = loadConfig(`provider: { baseUrl: "https://sms.example.co.tz" }
+secrets: s
+routes:
+  r:
+    source: generic
+    secret: token
+${options.replace(/^/gm, '    ')}
+`);
+  return loaded.routes.get('r')!;
+}
+
+function post(body: unknown, headers: Record<string, string> = {}) {
+  return webhookOf({ body: JSON.stringify(body), headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json', ...headers } });
+}
+
+describe('evaluateWebhook', () => {
+  it('authenticates before anything else', () => {
+    const route = routeWith('recipients: ["0712345678"]');
+    const evaluation = evaluateWebhook(route, post({ message: 'hi' }, { authorization: 'Bearer wrong' }), { secret });
+    expect(evaluation).toMatchObject({ verdict: 'unauthorized', messages: [] });
+    expect(evaluation.dedupeKey).toBeUndefined();
+  });
+
+  it('skips authentication only when no secret is given (preview)', () => {
+    const route = routeWith('recipients: ["0712345678"]');
+    expect(evaluateWebhook(route, post({ message: 'hi' }, { authorization: 'Bearer wrong' }), { secret: undefined }).verdict).toBe('send');
+  });
+
+  it('answers a bad body with bad-request', () => {
+    const route = routeWith('recipients: ["0712345678"]');
+    const webhook = webhookOf({ body: '{"message": ', headers: { authorization: `Bearer ${secret}` } });
+    expect(evaluateWebhook(route, webhook, { secret })).toMatchObject({ verdict: 'bad-request', reason: 'body is not valid JSON' });
+  });
+
+  it('renders, resolves and normalises recipients, and reports encoding and segments', () => {
+    const route = routeWith('recipients: ["+255 712 345 678", "{{ phone }}", "0712345678"]\ntemplate: "Hello {{ name }}"\nsenderId: ACME');
+    const evaluation = evaluateWebhook(route, post({ name: 'Asha', phone: '0754 111 222' }), { secret });
+    expect(evaluation.verdict).toBe('send');
+    expect(evaluation.messages).toEqual([
+      { item: 0, part: 1, parts: 1, to: ['255712345678', '255754111222'], text: 'Hello Asha', senderId: 'ACME', encoding: 'GSM-7', characters: 10, segments: 1 },
+    ]);
+    expect(evaluation.dedupeWindowSeconds).toBeGreaterThan(0);
+  });
+
+  it('drops invalid recipients with a reason and sends to the rest', () => {
+    const route = routeWith('recipients: ["0712345678", "{{ phone }}"]');
+    const evaluation = evaluateWebhook(route, post({ message: 'x', phone: '+254712345678' }), { secret });
+    expect(evaluation.messages[0]!.to).toEqual(['255712345678']);
+    expect(evaluation.dropped).toHaveLength(1);
+    expect(evaluation.dropped[0]!.reason).toMatch(/not a Tanzanian number/);
+  });
+
+  it('records why nothing is sent when no valid recipient is left', () => {
+    const route = routeWith('recipients: ["{{ phone }}"]');
+    const evaluation = evaluateWebhook(route, post({ message: 'x', phone: 'call me' }), { secret });
+    expect(evaluation).toMatchObject({ verdict: 'dropped', reason: 'no valid recipient', messages: [] });
+    expect(evaluation.skipped).toEqual([{ item: 0, verdict: 'dropped', reason: 'no valid recipient', text: 'x' }]);
+  });
+
+  it('filters with `when` and says why', () => {
+    const route = routeWith(`recipients: ["0712345678"]\nwhen: "level == 'critical'"`);
+    expect(evaluateWebhook(route, post({ level: 'info', message: 'x' }), { secret })).toMatchObject({
+      verdict: 'filtered',
+      reason: `when "level == 'critical'" is false`,
+    });
+    expect(evaluateWebhook(route, post({ level: 'critical', message: 'x' }), { secret }).verdict).toBe('send');
+  });
+
+  it('fans out one SMS per array element, with `item` in scope and `when` per item', () => {
+    const route = routeWith(`recipients: ["0712345678"]\nfanOut: alerts\nwhen: "item.status == 'firing'"\ntemplate: "{{ item.name }} is {{ item.status }} ({{ group }})"`);
+    const evaluation = evaluateWebhook(route, post({ group: 'db', alerts: [
+      { name: 'a', status: 'firing' }, { name: 'b', status: 'resolved' }, { name: 'c', status: 'firing' },
+    ] }), { secret });
+    expect(evaluation.messages.map((message) => [message.item, message.text])).toEqual([[0, 'a is firing (db)'], [2, 'c is firing (db)']]);
+    expect(evaluation.skipped).toEqual([{ item: 1, verdict: 'filtered', reason: `when "item.status == 'firing'" is false` }]);
+  });
+
+  it('drops a webhook whose fan-out path is not an array', () => {
+    const route = routeWith('recipients: ["0712345678"]\nfanOut: alerts');
+    expect(evaluateWebhook(route, post({ alerts: 'none' }), { secret })).toMatchObject({ verdict: 'dropped', reason: 'fanOut "alerts" is not an array in this payload' });
+  });
+
+  it('caps the messages of one webhook', () => {
+    const route = routeWith('recipients: ["0712345678"]\nfanOut: items\ntemplate: "{{ item }}"');
+    const evaluation = evaluateWebhook(route, post({ items: Array.from({ length: 70 }, (_, index) => `n${index}`) }), { secret });
+    expect(evaluation.messages).toHaveLength(MAX_MESSAGES_PER_WEBHOOK);
+    expect(evaluation.warnings.join()).toMatch(/only the first 50 of 70 messages/);
+  });
+
+  it('splits long texts into numbered parts under the split policy', () => {
+    const route = routeWith('recipients: ["0712345678"]\nlength: split\nmaxParts: 3');
+    const long = Array.from({ length: 40 }, (_, index) => `word${index}`).join(' ');
+    const evaluation = evaluateWebhook(route, post({ message: long }), { secret });
+    expect(evaluation.messages.length).toBeGreaterThan(1);
+    for (const message of evaluation.messages) {
+      expect(message.characters).toBeLessThanOrEqual(160);
+      expect(message.parts).toBe(evaluation.messages.length);
+    }
+  });
+
+  it('truncates by default and rejects under the reject policy', () => {
+    const long = 'x '.repeat(200);
+    const truncated = evaluateWebhook(routeWith('recipients: ["0712345678"]'), post({ message: long }), { secret });
+    expect(truncated.messages).toHaveLength(1);
+    expect(truncated.messages[0]!.characters).toBeLessThanOrEqual(160);
+    expect(truncated.warnings.join()).toMatch(/truncated/);
+
+    const rejected = evaluateWebhook(routeWith('recipients: ["0712345678"]\nlength: reject'), post({ message: long }), { secret });
+    expect(rejected.verdict).toBe('dropped');
+    expect(rejected.messages).toHaveLength(0);
+    expect(rejected.reason).toBe('too-long: The message is 399 characters; the limit is 160.');
+    expect(rejected.skipped[0]!.text).toBe(long);
+  });
+
+  it('drops a message that renders empty', () => {
+    const evaluation = evaluateWebhook(routeWith('recipients: ["0712345678"]\ntemplate: "{{ nothing }}"'), post({ message: 'x' }), { secret });
+    expect(evaluation).toMatchObject({ verdict: 'dropped', reason: expect.stringMatching(/^empty-message: /) });
+  });
+
+  it('keeps integers beyond 2^53 exact in the text', () => {
+    const route = routeWith('recipients: ["0712345678"]\ntemplate: "Order {{ id }}"');
+    const webhook = webhookOf({ body: '{"id": 820982911946154508}', headers: { authorization: `Bearer ${secret}` } });
+    expect(evaluateWebhook(route, webhook, { secret }).messages[0]!.text).toBe('Order 820982911946154508');
+  });
+
+  it('uses the route dedupe window over the source default', () => {
+    const route = routeWith('recipients: ["0712345678"]\ndedupeWindow: 2h');
+    expect(evaluateWebhook(route, post({ message: 'x' }), { secret }).dedupeWindowSeconds).toBe(7200);
+  });
+});
