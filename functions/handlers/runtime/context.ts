@@ -1,0 +1,128 @@
+import type { Logger } from '@aws-lambda-powertools/logger';
+import type { Metrics } from '@aws-lambda-powertools/metrics';
+import { createStore } from '../../store';
+import type { RelayContext, SecretSource } from '../../relay/ports';
+import { loadRelayConfig } from './config';
+import { createDynamoClient } from './dynamo';
+import { readEnvironment, type RelayEnvironment } from './env';
+import { createLogger, relayLogger } from './logger';
+import { createMetrics, relayMetrics } from './metrics';
+import { createFileSecretSource, createSecretsManagerSource } from './secrets';
+import { createSmsClientSource } from './sms';
+
+/** The process's Powertools logger and metrics; they exist even when the context cannot be built. */
+export interface Observability {
+  readonly logger: Logger;
+  readonly metrics: Metrics;
+}
+
+/** Everything a handler needs, built once per process. */
+export interface RelayRuntime extends Observability {
+  readonly env: RelayEnvironment;
+  readonly context: RelayContext;
+}
+
+let observed: Observability | undefined;
+let built: RelayRuntime | undefined;
+
+/**
+ * The process's logger and metrics, created on first use (so importing a handler reads no
+ * environment).
+ *
+ * @example
+ * ```ts
+ * const { logger } = observability();
+ * ```
+ */
+export function observability(): Observability {
+  observed ??= { logger: createLogger(), metrics: createMetrics() };
+  return observed;
+}
+
+/**
+ * The process's {@link RelayRuntime}: environment, config, DynamoDB client, secret source, SMS
+ * client source, logger and metrics. Built on first call and reused by every later invocation of
+ * the container; nothing in it touches the network until used (the secret is read on first need,
+ * the SMS client connects on first send). A failed build is not remembered, so the next invocation
+ * tries again (a config fixed by a deploy, a secret created late).
+ *
+ * @throws {EnvironmentError} the environment is incomplete
+ * @throws {ConfigError} the config file is missing or invalid
+ *
+ * @example
+ * ```ts
+ * export const handler = async (event: ScheduledEvent) => sweep(relayRuntime().context);
+ * ```
+ */
+export function relayRuntime(): RelayRuntime {
+  if (built !== undefined) return built;
+  const env = readEnvironment();
+  const { logger, metrics } = observability();
+  built = { env, logger, metrics, context: createRelayContext(env, { logger, metrics }) };
+  return built;
+}
+
+/**
+ * Forgets the runtime, so the next invocation builds it from the environment again: for tests, and
+ * for a local runtime that reloads its config.
+ *
+ * @example
+ * ```ts
+ * afterEach(() => resetRelayRuntime());
+ * ```
+ */
+export function resetRelayRuntime(): void {
+  built = undefined;
+  observed = undefined;
+}
+
+/**
+ * Builds a {@link RelayContext} from a read environment.
+ *
+ * @example
+ * ```ts
+ * const context = createRelayContext(readEnvironment(), { logger: createLogger(), metrics: createMetrics() });
+ * ```
+ */
+export function createRelayContext(env: RelayEnvironment, { logger, metrics }: Observability): RelayContext {
+  const config = loadRelayConfig(env);
+  const store = createStore({ client: createDynamoClient(env), tableName: env.tableName });
+  const secrets: SecretSource =
+    env.secrets.kind === 'file' ? createFileSecretSource(env.secrets.path) : createSecretsManagerSource(env.secrets.secretId);
+  const sms = createSmsClientSource({
+    secrets,
+    baseUrl: config.config.provider.baseUrl,
+    timeoutMs: config.config.provider.timeoutMs,
+    ...(env.providerApiKey === undefined ? {} : { apiKey: env.providerApiKey }),
+  });
+  return {
+    config,
+    store,
+    secrets,
+    sms,
+    logger: relayLogger(logger),
+    metrics: relayMetrics(metrics),
+    clock: () => new Date(),
+    policy: env.policy,
+  };
+}
+
+/**
+ * On AWS, builds the runtime during the init phase (config parsed, templates compiled, clients
+ * created), so the first event does not wait for it; elsewhere (tests, the local runtime importing
+ * the handlers) nothing happens at import. A failure here is left for the first invocation to
+ * report, with the logger.
+ *
+ * @example
+ * ```ts
+ * prepareOnLambda(); // at module scope of a handler
+ * ```
+ */
+export function prepareOnLambda(): void {
+  if (!process.env['AWS_EXECUTION_ENV']?.startsWith('AWS_Lambda_')) return;
+  try {
+    relayRuntime();
+  } catch {
+    // Reported, with the logger, by the first invocation's own attempt.
+  }
+}

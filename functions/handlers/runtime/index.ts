@@ -1,0 +1,22 @@
+/**
+ * What the Lambda handlers build once per process, for the local runtime and tests: the
+ * environment contract (`ENV`, `readEnvironment`), the runtime (`relayRuntime`,
+ * `resetRelayRuntime`, `createRelayContext`), and the adapters behind the relay's ports.
+ *
+ * @example
+ * ```ts
+ * import { readEnvironment, createRelayContext, createLogger, createMetrics } from './runtime';
+ *
+ * const context = createRelayContext(readEnvironment(), { logger: createLogger(), metrics: createMetrics() });
+ * ```
+ */
+export { loadRelayConfig } from './config';
+export { createRelayContext, type Observability, observability, prepareOnLambda, relayRuntime, type RelayRuntime, resetRelayRuntime } from './context';
+export { createDynamoClient } from './dynamo';
+export { ENV, ENV_DEFAULTS, readEnvironment, type RelayEnvironment, type SecretLocation } from './env';
+export { EnvironmentError, MissingSecretValueError, SecretUnavailableError } from './errors';
+export { forEachConcurrently, invoke, remainingMs, SEND_MARGIN_MS } from './invoke';
+export { createLogger, type LoggerOptions, maskingReplacer, REDACTED, relayLogger } from './logger';
+export { createMetrics, flushMetrics, type MetricsOptions, relayMetrics } from './metrics';
+export { createFileSecretSource, createSecretsManagerSource, PROVIDER_API_KEY, SECRET_MAX_AGE_SECONDS, type SecretsManagerSourceOptions } from './secrets';
+export { createSmsClientSource, type SmsClientSourceOptions } from './sms';

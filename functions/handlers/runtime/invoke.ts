@@ -1,0 +1,64 @@
+import type { Context } from 'aws-lambda';
+import { observability, relayRuntime, type RelayRuntime } from './context';
+import { flushMetrics } from './metrics';
+
+/**
+ * Runs one invocation: tags the logger with the Lambda context, builds (or reuses) the runtime,
+ * runs `work`, and always writes the invocation's metrics. A runtime that cannot be built is logged
+ * and rethrown.
+ *
+ * @example
+ * ```ts
+ * export const handler = (event: ScheduledEvent, context?: Context) => invoke(context, ({ context: relay }) => checkBalance(relay));
+ * ```
+ */
+export async function invoke<T>(lambdaContext: Context | undefined, work: (runtime: RelayRuntime) => Promise<T>): Promise<T> {
+  const { logger, metrics } = observability();
+  if (lambdaContext !== undefined) logger.addContext(lambdaContext);
+  try {
+    let runtime: RelayRuntime;
+    try {
+      runtime = relayRuntime();
+    } catch (error) {
+      logger.error('the relay cannot start', { error });
+      throw error;
+    }
+    return await work(runtime);
+  } finally {
+    flushMetrics(metrics);
+  }
+}
+
+/**
+ * Time kept in hand beyond the provider's time-out before starting another send, for the claim and
+ * the outcome's writes. A send that Lambda cuts off mid-way is left in SENDING, which an
+ * at-most-once route can only settle as UNKNOWN: better not to start it and let it be retried.
+ */
+export const SEND_MARGIN_MS = 5_000;
+
+/**
+ * Milliseconds left before Lambda stops the invocation, or `Infinity` without a Lambda context
+ * (the local runtime, tests).
+ */
+export function remainingMs(lambdaContext: Context | undefined): number {
+  return lambdaContext === undefined ? Number.POSITIVE_INFINITY : lambdaContext.getRemainingTimeInMillis();
+}
+
+/**
+ * Runs `work` over `items`, at most `concurrency` at a time, in order of start.
+ *
+ * @example
+ * ```ts
+ * await forEachConcurrently(records, 4, async (record) => process(record));
+ * ```
+ */
+export async function forEachConcurrently<T>(items: readonly T[], concurrency: number, work: (item: T, index: number) => Promise<void>): Promise<void> {
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < items.length) {
+      const index = next++;
+      await work(items[index] as T, index);
+    }
+  };
+  await Promise.all(Array.from({ length: Math.max(1, Math.min(concurrency, items.length)) }, worker));
+}

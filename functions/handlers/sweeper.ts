@@ -1,0 +1,29 @@
+import type { Context, ScheduledEvent } from 'aws-lambda';
+import { sweep, type SweepReport } from '../relay/sweeper';
+import { prepareOnLambda } from './runtime/context';
+import { invoke, remainingMs, SEND_MARGIN_MS } from './runtime/invoke';
+
+prepareOnLambda();
+
+/**
+ * The sweeper, every minute: sends due PENDING records (retries, redriven records, anything the
+ * stream missed), settles SENDING records whose sender died, and records the limit summaries. It
+ * stops starting sends when fewer than the provider's time-out plus a margin remain, so Lambda
+ * never cuts a send off; the next run picks up the rest.
+ *
+ * @example
+ * ```ts
+ * const report = await handler(scheduledEvent, lambdaContext); // { sent: { sent: 2 }, recovered: 0, summaries: 0, … }
+ * ```
+ */
+export async function handler(_event: ScheduledEvent, lambdaContext?: Context): Promise<SweepReport> {
+  return await invoke(lambdaContext, async ({ context, env, logger }) => {
+    const budgetMs = context.config.config.provider.timeoutMs + SEND_MARGIN_MS;
+    const report = await sweep(context, {
+      pendingGraceMs: env.sweepPendingGraceMs,
+      canContinue: () => remainingMs(lambdaContext) >= budgetMs,
+    });
+    logger.info('sweep finished', { ...report });
+    return report;
+  });
+}

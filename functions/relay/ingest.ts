@@ -1,0 +1,164 @@
+import { maskPhoneNumbersIn } from '../core/recipients';
+import { evaluateWebhook, type Evaluation } from '../core/pipeline/evaluate';
+import { Verdict } from '../core/pipeline/verdict';
+import type { InboundWebhook } from '../core/sources/types';
+import { AcceptOutcome, MAX_MESSAGES_PER_WEBHOOK, MessageState, type NewMessage } from '../store';
+import { RelayMetric, type RelayContext } from './ports';
+
+/** The default body limit: webhooks are small, and a bigger body is refused before parsing. */
+export const DEFAULT_MAX_BODY_BYTES = 262_144;
+
+export interface IngestRequest extends InboundWebhook {
+  readonly routeId: string;
+}
+
+export interface IngestResponse {
+  readonly status: number;
+  readonly body: Readonly<Record<string, unknown>>;
+}
+
+export interface IngestOptions {
+  /** @default 262144 */
+  readonly maxBodyBytes?: number;
+}
+
+/**
+ * Accepts one webhook: authenticate, parse, dedupe, filter and render with the core, then record
+ * the messages behind a conditional dedupe guard. The answer comes only after the records are
+ * written: 202 with the record ids; 200 for a duplicate, a filtered webhook, a ping or one with
+ * nothing to send; 4xx for what the sender must fix. A failure while recording throws (the handler
+ * answers 503): the sender's retry then records the webhook once, completing a half-done accept.
+ *
+ * @example
+ * ```ts
+ * const { status, body } = await ingestWebhook(context, { routeId: 'alerts', body, headers, query: {}, receivedAt: new Date() });
+ * ```
+ */
+export async function ingestWebhook(
+  context: RelayContext,
+  request: IngestRequest,
+  { maxBodyBytes = DEFAULT_MAX_BODY_BYTES }: IngestOptions = {},
+): Promise<IngestResponse> {
+  const { config, logger, metrics } = context;
+  const route = config.routes.get(request.routeId);
+  if (route === undefined) return answer(404, { error: `unknown route "${request.routeId}"` });
+  if (request.body.byteLength > maxBodyBytes) {
+    return answer(413, { error: `body of ${request.body.byteLength} bytes exceeds the limit of ${maxBodyBytes}` });
+  }
+
+  const secret = await context.secrets.get(route.config.secret);
+  if (secret === undefined) {
+    logger.error('route secret missing from the environment secret', { route: route.id, secretName: route.config.secret });
+    return answer(500, { error: 'the relay is misconfigured for this route; nothing was recorded' });
+  }
+
+  const evaluation = evaluateWebhook(route, request, { secret });
+  const log = { route: route.id, source: route.pack.name, verdict: evaluation.verdict };
+  switch (evaluation.verdict) {
+    case Verdict.Unauthorized:
+      logger.warn('webhook refused', { ...log, reason: evaluation.reason });
+      return answer(401, { error: 'unauthorized', reason: evaluation.reason });
+    case Verdict.BadRequest:
+      logger.warn('webhook refused', { ...log, reason: evaluation.reason });
+      return answer(400, { error: evaluation.reason });
+    case Verdict.Ping:
+      logger.info('webhook ping', { ...log, reason: evaluation.reason });
+      return answer(200, { status: 'ping', reason: evaluation.reason });
+    default:
+      break;
+  }
+
+  const messages = newMessages(evaluation, route.config.delivery);
+  const result = await context.store.acceptWebhook({
+    route: route.id,
+    dedupeKey: evaluation.dedupeKey!,
+    windowSeconds: evaluation.dedupeWindowSeconds!,
+    messages,
+    now: request.receivedAt,
+    retentionDays: config.config.retentionDays,
+  });
+
+  for (const drop of evaluation.dropped) {
+    logger.warn('recipient dropped', { route: route.id, entry: maskPhoneNumbersIn(drop.entry), reason: drop.reason });
+  }
+
+  if (result.outcome === AcceptOutcome.Duplicate) {
+    metrics.add(RelayMetric.Duplicates, 1, route.id);
+    logger.info('webhook duplicate', { ...log, verdict: 'duplicate', dedupeKey: evaluation.dedupeKey, ids: result.ids });
+    return answer(200, { status: 'duplicate', ids: result.ids });
+  }
+
+  if (evaluation.verdict === Verdict.Send) {
+    metrics.add(RelayMetric.Accepted, evaluation.messages.length, route.id);
+    logger.info('webhook accepted', {
+      ...log,
+      ids: result.ids,
+      messages: evaluation.messages.map((message) => ({
+        to: message.to.map(maskPhoneNumbersIn),
+        segments: message.segments,
+        encoding: message.encoding,
+      })),
+      warnings: evaluation.warnings,
+    });
+    return answer(202, { status: 'accepted', ids: result.ids.slice(0, evaluation.messages.length), ...skippedSummary(evaluation) });
+  }
+
+  metrics.add(evaluation.verdict === Verdict.Filtered ? RelayMetric.Filtered : RelayMetric.Dropped, 1, route.id);
+  logger.info(`webhook ${evaluation.verdict}`, { ...log, reason: evaluation.reason, ids: result.ids });
+  return answer(200, { status: evaluation.verdict, reason: evaluation.reason, ids: result.ids });
+}
+
+/**
+ * The records to write: one PENDING record per SMS, plus one DROPPED record per item that produced
+ * none, so the store holds the reason why not.
+ */
+function newMessages(evaluation: Evaluation, delivery: NewMessage['delivery']): NewMessage[] {
+  const pending: NewMessage[] = evaluation.messages.map((message) => ({
+    index: message.item,
+    part: message.part,
+    parts: message.parts,
+    text: message.text,
+    to: message.to,
+    ...(message.senderId === undefined ? {} : { senderId: message.senderId }),
+    encoding: message.encoding,
+    characters: message.characters,
+    segments: message.segments,
+    delivery,
+  }));
+  const dropped: NewMessage[] = evaluation.skipped.map((skip) => ({
+    index: skip.item,
+    part: 1,
+    parts: 1,
+    text: skip.text ?? '',
+    to: [],
+    encoding: 'GSM-7',
+    characters: skip.text?.length ?? 0,
+    segments: 0,
+    delivery,
+    state: MessageState.Dropped,
+    reason: skip.reason,
+  }));
+  if (pending.length === 0 && dropped.length === 0) {
+    dropped.push({ index: 0, part: 1, parts: 1, text: '', to: [], encoding: 'GSM-7', characters: 0, segments: 0, delivery, state: MessageState.Dropped, reason: evaluation.reason ?? 'nothing to send' });
+  }
+  // One accept holds at most MAX_MESSAGES_PER_WEBHOOK records, and a large fan-out can skip more
+  // items than that: refusing the webhook would make its sender retry it forever. The last record
+  // that fits stands for the rest.
+  const room = MAX_MESSAGES_PER_WEBHOOK - pending.length;
+  if (dropped.length > room) {
+    const kept = dropped.slice(0, room - 1);
+    const first = dropped[room - 1]!;
+    const more = dropped.length - kept.length;
+    kept.push({ ...first, text: '', characters: 0, reason: `${more} more items produced no SMS (the first, item ${first.index}: ${first.reason})` });
+    return [...pending, ...kept];
+  }
+  return [...pending, ...dropped];
+}
+
+function skippedSummary(evaluation: Evaluation): Record<string, unknown> {
+  return evaluation.skipped.length === 0 ? {} : { skipped: evaluation.skipped.map(({ item, verdict, reason }) => ({ item, verdict, reason })) };
+}
+
+function answer(status: number, body: Record<string, unknown>): IngestResponse {
+  return { status, body };
+}

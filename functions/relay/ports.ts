@@ -1,0 +1,105 @@
+import type { LoadedConfig } from '../core/config/load';
+import type { SmsClient } from '../core/provider';
+import type { MessageStore } from '../store';
+
+/**
+ * Where secret values come from: Secrets Manager on AWS, a JSON file locally. Values are looked
+ * up by name (`providerApiKey`, each route's `secret`).
+ */
+export interface SecretSource {
+  /** The value named `name`, or `undefined` when the secret has no such value. */
+  get(name: string): Promise<string | undefined>;
+  /** Drops any cached copy, so the next `get` reads the current values (a rotated key). */
+  refresh(): Promise<void>;
+}
+
+/** The subset of Powertools' `Logger` the relay uses; phone numbers are masked by the adapter. */
+export interface RelayLogger {
+  debug(message: string, attributes?: Record<string, unknown>): void;
+  info(message: string, attributes?: Record<string, unknown>): void;
+  warn(message: string, attributes?: Record<string, unknown>): void;
+  error(message: string, attributes?: Record<string, unknown>): void;
+}
+
+export const RelayMetric = {
+  Accepted: 'Accepted',
+  Duplicates: 'Duplicates',
+  Filtered: 'Filtered',
+  Dropped: 'Dropped',
+  Sent: 'Sent',
+  Failed: 'Failed',
+  Unknown: 'Unknown',
+  Parked: 'Parked',
+  HeldBack: 'HeldBack',
+  CreditsSpent: 'CreditsSpent',
+  Segments: 'Segments',
+  RemainingBalance: 'RemainingBalance',
+} as const;
+export type RelayMetric = (typeof RelayMetric)[keyof typeof RelayMetric];
+
+/** Counts and gauges; the Lambda adapter turns them into EMF lines through Powertools Metrics. */
+export interface RelayMetrics {
+  /** Adds `value` to a metric, once for the service and once for `route` when given. */
+  add(name: RelayMetric, value: number, route?: string): void;
+}
+
+/** Everything the relay's operations need, built once per process by the handler adapters. */
+export interface RelayContext {
+  readonly config: LoadedConfig;
+  readonly store: MessageStore;
+  readonly secrets: SecretSource;
+  /** Creates (or reuses) the SMS client with the current API key; `refresh` forces a new key. */
+  readonly sms: SmsClientSource;
+  readonly logger: RelayLogger;
+  readonly metrics: RelayMetrics;
+  readonly clock: () => Date;
+  readonly policy: RetryPolicy;
+}
+
+export interface SmsClientSource {
+  client(): Promise<SmsClient>;
+  /** Re-reads the API key (after a 401) and returns a client using it. */
+  refresh(): Promise<SmsClient>;
+}
+
+/** How the sender retries failures that certainly did not send (and ambiguous ones on at-least-once routes). */
+export interface RetryPolicy {
+  /**
+   * Attempts per message, the first included.
+   * @default 5
+   */
+  readonly maxAttempts: number;
+  /**
+   * Delay before the second attempt; doubles each time.
+   * @default 5000
+   */
+  readonly baseDelayMs: number;
+  /**
+   * Longest delay between two attempts.
+   * @default 300000
+   */
+  readonly maxDelayMs: number;
+  /**
+   * A record in SENDING for longer than this is taken to belong to a sender that died.
+   * @default 120000
+   */
+  readonly staleSendingMs: number;
+}
+
+export const DEFAULT_RETRY_POLICY: RetryPolicy = Object.freeze({
+  maxAttempts: 5,
+  baseDelayMs: 5_000,
+  maxDelayMs: 300_000,
+  staleSendingMs: 120_000,
+});
+
+/** When attempt number `attempts` (1-based) failed, the next one is due after this delay. */
+export function backoffMs(policy: RetryPolicy, attempts: number): number {
+  return Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** Math.max(0, attempts - 1));
+}
+
+/** Records whose dedupe key starts with this are the relay's own notices: limits never hold them. */
+export const NOTICE_KEY_PREFIX = 'relay-notice:';
+
+/** The route name under which the relay records its own notices that belong to no route (low balance). */
+export const NOTICE_ROUTE = '_relay';

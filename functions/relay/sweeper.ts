@@ -1,0 +1,155 @@
+import { RecipientEntryKind } from '../core/recipients';
+import { Delivery, type MessageRecord } from '../store';
+import { NOTICE_KEY_PREFIX, RelayMetric, type RelayContext } from './ports';
+import { sendMessage, type SendOutcome } from './sender';
+
+export interface SweepOptions {
+  /**
+   * PENDING records younger than this are left to the stream-fed sender, which is about to take them.
+   * @default 0
+   */
+  readonly pendingGraceMs?: number;
+  /**
+   * Records sent at the same time.
+   * @default 4
+   */
+  readonly concurrency?: number;
+  /**
+   * At most this many records per state per sweep, so one run stays inside its time-out.
+   * @default 200
+   */
+  readonly limit?: number;
+  /**
+   * Asked before each send; `false` starts no more (the Lambda handler stops while enough of its
+   * time-out is left for a send in flight to finish). The records left stay due for the next sweep.
+   * @default () => true
+   */
+  readonly canContinue?: () => boolean;
+}
+
+export interface SweepReport {
+  readonly sent: Partial<Record<SendOutcome, number>>;
+  readonly recovered: number;
+  readonly summaries: number;
+  /** Records whose send threw (the store failing): logged and left for the next sweep. */
+  readonly errors: number;
+  /** Due records not started because `canContinue` said stop. */
+  readonly deferred: number;
+}
+
+/**
+ * The safety net behind the stream-fed sender, run on a schedule: sends PENDING records that are
+ * due (retries after backoff, redriven records, anything the stream missed or a restart left),
+ * settles SENDING records whose sender died, and records one summary SMS per route window in which
+ * a limit held messages back.
+ *
+ * @example
+ * ```ts
+ * const report = await sweep(context, { pendingGraceMs: 10_000 });
+ * ```
+ */
+export async function sweep(
+  context: RelayContext,
+  { pendingGraceMs = 0, concurrency = 4, limit = 200, canContinue = () => true }: SweepOptions = {},
+): Promise<SweepReport> {
+  const now = context.clock();
+  const recovered = await recoverStale(context, now, limit);
+  const due = await context.store.findDuePending({
+    now,
+    limit,
+    ...(pendingGraceMs > 0 ? { updatedBefore: new Date(now.getTime() - pendingGraceMs) } : {}),
+  });
+  const sent: Partial<Record<SendOutcome, number>> = {};
+  let errors = 0;
+  let deferred = 0;
+  await forEachConcurrently(due.items, concurrency, async (record) => {
+    if (!canContinue()) {
+      deferred += 1;
+      return;
+    }
+    try {
+      const outcome = await sendMessage(context, record.id);
+      sent[outcome] = (sent[outcome] ?? 0) + 1;
+    } catch (error) {
+      // One record's failure must not stop the others; its claim (if any) is recovered when stale.
+      errors += 1;
+      context.logger.error('sweep could not send a record', { id: record.id, route: record.route, error });
+    }
+  });
+  const summaries = await recordHeldSummaries(context, now);
+  return { sent, recovered, summaries, errors, deferred };
+}
+
+/**
+ * A record left in SENDING means its sender stopped between the claim and storing the outcome: the
+ * SMS may or may not have gone out. At-most-once routes settle it as UNKNOWN; at-least-once routes
+ * send it again.
+ */
+async function recoverStale(context: RelayContext, now: Date, limit: number): Promise<number> {
+  const { store, policy, logger } = context;
+  const stale = await store.findStaleSending({ olderThan: new Date(now.getTime() - policy.staleSendingMs), limit });
+  let recovered = 0;
+  for (const record of stale.items) {
+    const token = record.claimToken;
+    if (token === undefined) continue;
+    const lastError = { name: 'SenderStopped', delivery: 'maybe-sent', message: 'the sender stopped while the SMS was being sent' };
+    try {
+      if (record.delivery === Delivery.AtLeastOnce && record.attempts < policy.maxAttempts) {
+        await store.releaseForRetry(record.id, token, { nextAttemptAt: now, lastError, now });
+      } else {
+        await store.markUnknown(record.id, token, 'may have been sent: the sender stopped while sending', lastError, { now });
+        context.metrics.add(RelayMetric.Unknown, 1, record.route);
+      }
+      recovered += 1;
+      logger.warn('recovered a message left in SENDING', { id: record.id, route: record.route, delivery: record.delivery });
+    } catch (error) {
+      // Lost the race: the sender finished after all.
+      logger.info('stale record settled by its sender meanwhile', { id: record.id, error: (error as Error).name });
+    }
+  }
+  return recovered;
+}
+
+async function recordHeldSummaries(context: RelayContext, now: Date): Promise<number> {
+  const { store, config } = context;
+  let recorded = 0;
+  for (const route of config.routes.values()) {
+    if (route.config.limits === undefined) continue;
+    const windows = await store.heldSummaryDue({ route: route.id, now });
+    if (windows.length === 0) continue;
+    const to = route.recipients.entries.flatMap((entry) => (entry.kind === RecipientEntryKind.Literal ? entry.numbers : []));
+    for (const window of windows) {
+      if (to.length > 0) {
+        const text = `sms-relay: ${window.held} message${window.held === 1 ? '' : 's'} on route ${route.id} held back by its ${window.limit} limit between ${window.startsAt.slice(0, 16).replace('T', ' ')} and ${window.endsAt.slice(0, 16).replace('T', ' ')} UTC.`.slice(0, 160);
+        await store.acceptWebhook({
+          route: route.id,
+          dedupeKey: `${NOTICE_KEY_PREFIX}held:${window.limit}:${window.window}`,
+          windowSeconds: 35 * 86_400,
+          now,
+          messages: [
+            {
+              index: 0, part: 1, parts: 1, text, to: [...new Set(to)],
+              ...(route.senderId === undefined ? {} : { senderId: route.senderId }),
+              encoding: 'GSM-7', characters: text.length, segments: 1, delivery: Delivery.AtMostOnce,
+            },
+          ],
+        });
+      }
+      if (await store.markSummarySent({ route: route.id, window: window.window, now })) recorded += 1;
+    }
+  }
+  return recorded;
+}
+
+async function forEachConcurrently<T>(items: readonly T[], concurrency: number, work: (item: T) => Promise<void>): Promise<void> {
+  let next = 0;
+  const workers = Array.from({ length: Math.min(concurrency, items.length) }, async () => {
+    while (next < items.length) {
+      const item = items[next++]!;
+      await work(item);
+    }
+  });
+  await Promise.all(workers);
+}
+
+export type { MessageRecord };

@@ -1,0 +1,113 @@
+import { randomUUID } from 'node:crypto';
+import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+import { mockClient } from 'aws-sdk-client-mock';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
+import { handler as balanceWatch } from '../../../functions/handlers/balance-watch';
+import { handler as ingest } from '../../../functions/handlers/ingest';
+import { resetRelayRuntime } from '../../../functions/handlers/runtime/context';
+import { handler as sweeper } from '../../../functions/handlers/sweeper';
+import { NOTICE_ROUTE } from '../../../functions/relay/ports';
+import { createStore, ensureTable, MessageState, type MessageStore } from '../../../functions/store';
+import { startSandbox } from '../../../local/sandbox/server';
+import type { RunningSandbox } from '../../../local/sandbox/types';
+import { type Dynalite, startDynalite } from '../../helpers/dynalite';
+import { apiEvent, type Captured, captureStdout, handlerConfig, lambdaContext, ROUTE_TOKEN, scheduledEvent, stubEnvironment, writeConfig } from './support';
+
+const API_KEY = `provider-key-${randomUUID()}`;
+const secretsManager = mockClient(SecretsManagerClient);
+
+let db: Dynalite;
+let sandbox: RunningSandbox;
+let store: MessageStore;
+let out: Captured;
+
+beforeAll(async () => {
+  [db, sandbox] = await Promise.all([startDynalite(), startSandbox({ apiKey: API_KEY, senderIds: ['ALERTS', 'OPS', 'SMSRELAY'] })]);
+});
+afterAll(async () => {
+  await Promise.all([db?.close(), sandbox?.close()]);
+});
+beforeEach(async () => {
+  const tableName = `scheduled-${randomUUID()}`;
+  await ensureTable(db.client, tableName);
+  store = createStore({ client: db.client, tableName });
+  const secretId = `sms-relay-${randomUUID()}`;
+  secretsManager.reset();
+  secretsManager.on(GetSecretValueCommand, { SecretId: secretId }).resolves({ SecretString: JSON.stringify({ providerApiKey: API_KEY, 'alerts-token': ROUTE_TOKEN }) });
+  sandbox.clearMessages();
+  sandbox.setBalance(1000);
+  stubEnvironment({
+    RELAY_CONFIG: writeConfig(handlerConfig()),
+    TABLE_NAME: tableName,
+    DYNAMODB_ENDPOINT: db.endpoint,
+    SECRET_ID: secretId,
+    PROVIDER_BASE_URL: sandbox.baseUrl,
+    SWEEP_PENDING_GRACE_MS: '0',
+  });
+  resetRelayRuntime();
+  out = captureStdout();
+});
+afterEach(() => {
+  out.restore();
+  vi.unstubAllEnvs();
+});
+
+async function accepted(): Promise<string> {
+  const response = await ingest(apiEvent({ route: 'ops', body: JSON.stringify({ message: `Backup ${randomUUID()} failed` }), headers: { authorization: `Bearer ${ROUTE_TOKEN}` } }));
+  expect(response.statusCode).toBe(202);
+  return (JSON.parse(response.body!) as { ids: string[] }).ids[0]!;
+}
+
+describe('sweeper handler', () => {
+  it('sends what is due and logs its report', async () => {
+    const id = await accepted();
+
+    const report = await sweeper(scheduledEvent(), lambdaContext(55_000));
+
+    expect(report).toEqual({ sent: { sent: 1 }, recovered: 0, summaries: 0, errors: 0, deferred: 0 });
+    expect((await store.getMessage(id))?.state).toBe(MessageState.Sent);
+    expect(out.logs().find((line) => line['message'] === 'sweep finished')).toMatchObject({ sent: { sent: 1 }, recovered: 0 });
+  });
+
+  it('starts no send when too little of its time-out is left', async () => {
+    const id = await accepted();
+
+    expect(await sweeper(scheduledEvent(), lambdaContext(9_000))).toMatchObject({ sent: {}, deferred: 1 });
+    expect((await store.getMessage(id))?.state).toBe(MessageState.Pending);
+  });
+
+  it('leaves fresh records to the stream for SWEEP_PENDING_GRACE_MS', async () => {
+    vi.stubEnv('SWEEP_PENDING_GRACE_MS', '600000');
+    await accepted();
+
+    expect(await sweeper(scheduledEvent())).toMatchObject({ sent: {} });
+  });
+});
+
+describe('balance-watch handler', () => {
+  it('publishes the balance and records one notice below the threshold', async () => {
+    sandbox.setBalance(50);
+
+    expect(await balanceWatch(scheduledEvent(), lambdaContext())).toMatchObject({ balance: 50, threshold: 100, alerted: true, currency: 'TZS' });
+    expect(await balanceWatch(scheduledEvent(), lambdaContext())).toMatchObject({ balance: 50, alerted: false });
+
+    const notices = (await store.listByRoute(NOTICE_ROUTE)).items;
+    expect(notices).toHaveLength(1);
+    expect(notices[0]).toMatchObject({ state: MessageState.Pending, to: ['255712345678'] });
+    const gauges = out.emf().filter((line) => line['RemainingBalance'] !== undefined);
+    expect(gauges).toHaveLength(2);
+    expect(gauges[0]).toMatchObject({
+      _aws: { CloudWatchMetrics: [{ Namespace: 'SmsRelay', Dimensions: [['service']], Metrics: [{ Name: 'RemainingBalance', Unit: 'None' }] }] },
+      service: 'sms-relay',
+      RemainingBalance: 50,
+    });
+  });
+
+  it('takes BALANCE_THRESHOLD over the config', async () => {
+    vi.stubEnv('BALANCE_THRESHOLD', '10');
+    sandbox.setBalance(50);
+
+    expect(await balanceWatch(scheduledEvent())).toMatchObject({ balance: 50, threshold: 10, alerted: false });
+    expect((await store.listByRoute(NOTICE_ROUTE)).items).toHaveLength(0);
+  });
+});

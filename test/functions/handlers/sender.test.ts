@@ -1,0 +1,163 @@
+import { randomUUID } from 'node:crypto';
+import { ConditionalCheckFailedException, DynamoDBClient, InternalServerError, UpdateItemCommand, type UpdateItemCommandInput } from '@aws-sdk/client-dynamodb';
+import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+import { type AwsClientStub, mockClient } from 'aws-sdk-client-mock';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
+import { handler as ingest } from '../../../functions/handlers/ingest';
+import { resetRelayRuntime } from '../../../functions/handlers/runtime/context';
+import { handler } from '../../../functions/handlers/sender';
+import { createStore, ensureTable, MessageState, type MessageStore } from '../../../functions/store';
+import { startSandbox } from '../../../local/sandbox/server';
+import type { RunningSandbox } from '../../../local/sandbox/types';
+import { type Dynalite, startDynalite } from '../../helpers/dynalite';
+import {
+  apiEvent,
+  type Captured,
+  captureStdout,
+  handlerConfig,
+  insertRecordOf,
+  lambdaContext,
+  ROUTE_TOKEN,
+  streamEvent,
+  streamRecord,
+  stubEnvironment,
+  writeConfig,
+} from './support';
+
+const API_KEY = `provider-key-${randomUUID()}`;
+const secretsManager = mockClient(SecretsManagerClient);
+
+let out: Captured;
+
+beforeEach(() => {
+  secretsManager.reset();
+  resetRelayRuntime();
+  out = captureStdout();
+});
+afterEach(() => {
+  out.restore();
+  vi.unstubAllEnvs();
+});
+
+const image = (id: string) => ({ pk: { S: `MSG#${id}` }, sk: { S: 'MSG' }, kind: { S: 'message' }, id: { S: id }, state: { S: 'PENDING' } });
+
+describe('sender handler, store mocked', () => {
+  let dynamo: AwsClientStub<DynamoDBClient>;
+  beforeAll(() => {
+    dynamo = mockClient(DynamoDBClient);
+  });
+  beforeEach(() => {
+    dynamo.reset();
+    stubEnvironment({ RELAY_CONFIG: writeConfig(handlerConfig()), TABLE_NAME: 'sms-relay', SECRET_ID: `sms-relay-${randomUUID()}` });
+  });
+  afterAll(() => {
+    dynamo.restore();
+  });
+
+  it('reports only the records whose processing threw, by sequence number', async () => {
+    // Claims: B's write fails; the others are already taken (a redelivered batch).
+    dynamo.on(UpdateItemCommand).callsFake((input: UpdateItemCommandInput) => {
+      if (input.Key?.['pk']?.S === 'MSG#B') throw new InternalServerError({ message: 'Internal server error', $metadata: {} });
+      throw new ConditionalCheckFailedException({ message: 'The conditional request failed', $metadata: {} });
+    });
+    const a = streamRecord('INSERT', image('A'));
+    const b = streamRecord('INSERT', image('B'));
+    const d = streamRecord('INSERT', image('D'));
+    const records = [a, streamRecord('MODIFY', image('C')), b, streamRecord('INSERT', { pk: { S: 'DEDUPE#alerts#k' }, sk: { S: 'DEDUPE' } }), d];
+
+    const response = await handler(streamEvent(records), lambdaContext());
+
+    expect(response).toEqual({ batchItemFailures: [{ itemIdentifier: b.dynamodb!.SequenceNumber }] });
+    // Only the three new messages were claimed; the MODIFY and the dedupe guard were skipped.
+    expect(dynamo.commandCalls(UpdateItemCommand).map((call) => call.args[0].input.Key?.['pk']?.S).sort()).toEqual(['MSG#A', 'MSG#B', 'MSG#D']);
+    expect(out.logs().find((line) => line['message'] === 'send failed; the stream will retry it')).toMatchObject({ level: 'ERROR', id: 'B' });
+    expect(secretsManager.commandCalls(GetSecretValueCommand)).toHaveLength(0);
+  });
+
+  it('starts no send it may not finish, and hands the records back to the stream', async () => {
+    const records = [streamRecord('INSERT', image('A')), streamRecord('INSERT', image('B'))];
+
+    // The provider time-out is 5 s; with 9 s left the 5 s margin is not there.
+    const response = await handler(streamEvent(records), lambdaContext(9_000));
+
+    expect(response.batchItemFailures.map(({ itemIdentifier }) => itemIdentifier)).toEqual(records.map((record) => record.dynamodb!.SequenceNumber));
+    expect(dynamo.commandCalls(UpdateItemCommand)).toHaveLength(0);
+  });
+
+  it('answers an empty batch, or one with nothing to send, with no failures', async () => {
+    expect(await handler(streamEvent([]))).toEqual({ batchItemFailures: [] });
+    expect(await handler(streamEvent([streamRecord('REMOVE', undefined)]))).toEqual({ batchItemFailures: [] });
+  });
+
+  it('fails the whole batch when the relay cannot start, so the stream retries it', async () => {
+    vi.stubEnv('RELAY_CONFIG', '/nonexistent/relay-config.yaml');
+
+    await expect(handler(streamEvent([streamRecord('INSERT', image('A'))]))).rejects.toThrow('/nonexistent/relay-config.yaml');
+    expect(out.logs().find((line) => line['message'] === 'the relay cannot start')).toMatchObject({ error: { name: 'ConfigError' } });
+  });
+});
+
+describe('sender handler, against dynalite and the sandbox', () => {
+  let db: Dynalite;
+  let sandbox: RunningSandbox;
+  let store: MessageStore;
+  let tableName: string;
+  let secretId: string;
+
+  beforeAll(async () => {
+    [db, sandbox] = await Promise.all([startDynalite(), startSandbox({ apiKey: API_KEY, senderIds: ['ALERTS', 'OPS', 'SMSRELAY'] })]);
+  });
+  afterAll(async () => {
+    await Promise.all([db?.close(), sandbox?.close()]);
+  });
+  beforeEach(async () => {
+    tableName = `sender-${randomUUID()}`;
+    await ensureTable(db.client, tableName);
+    store = createStore({ client: db.client, tableName });
+    secretId = `sms-relay-${randomUUID()}`;
+    sandbox.clearMessages();
+    sandbox.clearRequests();
+    stubEnvironment({ RELAY_CONFIG: writeConfig(handlerConfig()), TABLE_NAME: tableName, DYNAMODB_ENDPOINT: db.endpoint, SECRET_ID: secretId, PROVIDER_BASE_URL: sandbox.baseUrl });
+  });
+
+  async function accepted(): Promise<string> {
+    const response = await ingest(apiEvent({ route: 'alerts', body: JSON.stringify({ status: 'firing', alerts: [{ status: 'firing', fingerprint: randomUUID(), labels: { alertname: 'DiskFull' } }] }), headers: { authorization: `Bearer ${ROUTE_TOKEN}` } }));
+    expect(response.statusCode).toBe(202);
+    return (JSON.parse(response.body!) as { ids: string[] }).ids[0]!;
+  }
+
+  it('re-reads the secret after a 401 (the key was rotated) and sends, logging only masked numbers', async () => {
+    // The container read the secret before the rotation; Secrets Manager now holds the new key.
+    secretsManager
+      .on(GetSecretValueCommand, { SecretId: secretId })
+      .resolvesOnce({ SecretString: JSON.stringify({ providerApiKey: 'the-old-key', 'alerts-token': ROUTE_TOKEN }) })
+      .resolves({ SecretString: JSON.stringify({ providerApiKey: API_KEY, 'alerts-token': ROUTE_TOKEN }) });
+    const id = await accepted();
+
+    const response = await handler(streamEvent([await insertRecordOf(db.client, tableName, id)]), lambdaContext());
+
+    expect(response).toEqual({ batchItemFailures: [] });
+    expect((await store.getMessage(id))?.state).toBe(MessageState.Sent);
+    expect(sandbox.requests().map((request) => request.status)).toEqual([401, 200]);
+    expect(sandbox.messages()).toEqual([expect.objectContaining({ phoneNumbers: ['255712345678'], senderId: 'ALERTS' })]);
+    // One read for the ingest (cached for the sender), one forced by the 401.
+    expect(secretsManager.commandCalls(GetSecretValueCommand).map((call) => call.args[0].input)).toEqual([{ SecretId: secretId }, { SecretId: secretId }]);
+
+    const text = out.lines().join('\n');
+    for (const leak of ['712345678', API_KEY, 'the-old-key', ROUTE_TOKEN]) expect(text).not.toContain(leak);
+    expect(out.logs().find((line) => line['message'] === 'sms')).toMatchObject({ level: 'INFO', id, state: 'SENT', to: ['2557****678'] });
+    const sent = out.emf().filter((line) => line['Sent'] !== undefined);
+    expect(sent.map((line) => line['route'])).toEqual(['alerts', undefined]);
+  });
+
+  it('skips a record delivered again by the stream: one SMS, no failure', async () => {
+    secretsManager.on(GetSecretValueCommand, { SecretId: secretId }).resolves({ SecretString: JSON.stringify({ providerApiKey: API_KEY, 'alerts-token': ROUTE_TOKEN }) });
+    const id = await accepted();
+    const record = await insertRecordOf(db.client, tableName, id);
+
+    expect(await handler(streamEvent([record]))).toEqual({ batchItemFailures: [] });
+    expect(await handler(streamEvent([record, record]))).toEqual({ batchItemFailures: [] });
+
+    expect(sandbox.messages()).toHaveLength(1);
+  });
+});

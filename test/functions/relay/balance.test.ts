@@ -1,0 +1,120 @@
+import { randomUUID } from 'node:crypto';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { checkBalance } from '../../../functions/relay/balance';
+import { NOTICE_ROUTE } from '../../../functions/relay/ports';
+import { resetPriceEstimate, sendMessage, SendOutcome } from '../../../functions/relay/sender';
+import { MessageState } from '../../../functions/store';
+import { startSandbox } from '../../../local/sandbox/server';
+import type { RunningSandbox } from '../../../local/sandbox/types';
+import { type Dynalite, startDynalite } from '../../helpers/dynalite';
+import { expectNoLeaks } from './leaks';
+import { bearer, DeliveryWatch, type Harness, harness, ONCALL, resetSandbox, SECRETS, SENDER_IDS } from './support';
+
+let db: Dynalite;
+let sandbox: RunningSandbox;
+const watch = new DeliveryWatch();
+let relay: Harness;
+
+beforeAll(async () => {
+  [db, sandbox] = await Promise.all([
+    startDynalite(),
+    startSandbox({ apiKey: SECRETS.providerApiKey, senderIds: SENDER_IDS, rate: 1, onDelivered: watch.onDelivered }),
+  ]);
+});
+afterAll(async () => {
+  await Promise.all([db?.close(), sandbox?.close()]);
+});
+beforeEach(() => {
+  resetSandbox(sandbox, watch);
+  resetPriceEstimate();
+});
+afterEach(() => {
+  expectNoLeaks(relay.logger);
+});
+
+async function withBalanceWatch(): Promise<Harness> {
+  relay = await harness({
+    db,
+    baseUrl: sandbox.baseUrl,
+    config: (config) => ({ ...config, balance: { threshold: 100, notify: ['0712345678'] } }),
+  });
+  return relay;
+}
+
+async function sendOne(): Promise<SendOutcome> {
+  relay.clock.advance(1_000);
+  const response = await relay.ingest('ops', JSON.stringify({ message: 'Nightly backup failed' }), {
+    headers: { ...bearer(SECRETS.genericToken), 'idempotency-key': randomUUID() },
+  });
+  return await sendMessage(relay.context, (response.body['ids'] as string[])[0]!);
+}
+
+const notices = async () => await relay.records(NOTICE_ROUTE);
+
+describe('the low-balance notice', () => {
+  it('is recorded once when a send leaves the balance below the threshold, and re-armed by a top-up', async () => {
+    await withBalanceWatch();
+    sandbox.setBalance(102);
+
+    expect(await sendOne()).toBe(SendOutcome.Sent); // 101
+    expect(await sendOne()).toBe(SendOutcome.Sent); // 100: at the threshold is not below it
+    expect(await notices()).toHaveLength(0);
+    expect(await sendOne()).toBe(SendOutcome.Sent); // 99
+    expect(await sendOne()).toBe(SendOutcome.Sent); // 98
+
+    const [notice, ...more] = await notices();
+    expect(more).toHaveLength(0);
+    expect(notice).toMatchObject({
+      state: MessageState.Pending,
+      to: [ONCALL],
+      senderId: 'SMSRELAY',
+      delivery: 'at-most-once',
+      // 3 credits spent in the last 7 days when it was written: 3/7 a day lasts 99 for 231 days.
+      text: "sms-relay: SMS balance is 99, below the threshold of 100. At the last 7 days' spend it lasts about 231 days. Top up soon.",
+    });
+
+    // The notice is an SMS like any other, sent by the sender.
+    expect(await sendMessage(relay.context, notice!.id)).toBe(SendOutcome.Sent);
+    expect(sandbox.messages().at(-1)).toMatchObject({ phoneNumbers: [ONCALL], message: notice!.text });
+
+    relay.clock.advance(1_000);
+    expect(await checkBalance(relay.context)).toMatchObject({ balance: 97, alerted: false, threshold: 100, currency: 'TZS' });
+    expect(await notices()).toHaveLength(1);
+
+    sandbox.setBalance(500);
+    relay.clock.advance(1_000);
+    expect(await checkBalance(relay.context)).toMatchObject({ balance: 500, alerted: false });
+    expect(await relay.store.getBalanceState()).toMatchObject({ armed: true, lastBalance: 500 });
+
+    sandbox.setBalance(50);
+    relay.clock.advance(1_000);
+    expect(await checkBalance(relay.context)).toMatchObject({ balance: 50, alerted: true });
+    relay.clock.advance(1_000);
+    expect(await checkBalance(relay.context)).toMatchObject({ balance: 50, alerted: false });
+    expect(await notices()).toHaveLength(2);
+    expect(relay.metrics.points.filter((point) => point.name === 'RemainingBalance')).toEqual(
+      expect.arrayContaining([{ name: 'RemainingBalance', value: 500 }, { name: 'RemainingBalance', value: 50 }]),
+    );
+  });
+
+  it('is recorded when a send is refused for want of balance, with the balance actually left', async () => {
+    await withBalanceWatch();
+    // Not enough for one SMS at a rate of 1, and not zero either.
+    sandbox.setBalance(0.5);
+
+    expect(await sendOne()).toBe(SendOutcome.Parked);
+
+    const [notice, ...more] = await notices();
+    expect(more).toHaveLength(0);
+    expect(notice?.text).toBe('sms-relay: SMS balance is TZS 0.5, below the threshold of 100. No spend in the last 7 days. Top up soon.');
+  });
+
+  it('is not recorded without a threshold; the balance is still published', async () => {
+    relay = await harness({ db, baseUrl: sandbox.baseUrl });
+    sandbox.setBalance(3);
+
+    expect(await checkBalance(relay.context)).toEqual({ balance: 3, threshold: undefined, alerted: false, currency: 'TZS' });
+    expect(await notices()).toHaveLength(0);
+    expect(relay.metrics.points).toEqual([{ name: 'RemainingBalance', value: 3 }]);
+  });
+});

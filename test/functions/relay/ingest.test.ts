@@ -1,0 +1,192 @@
+import { createHmac, randomUUID } from 'node:crypto';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { MessageState } from '../../../functions/store';
+import { startSandbox } from '../../../local/sandbox/server';
+import type { RunningSandbox } from '../../../local/sandbox/types';
+import { type Dynalite, startDynalite } from '../../helpers/dynalite';
+import { expectNoLeaks } from './leaks';
+import { alertBody, bearer, fixtureText, type Harness, harness, ONCALL, OPS, SECRETS, SENDER_IDS, secretValues } from './support';
+
+let db: Dynalite;
+let sandbox: RunningSandbox;
+let relay: Harness;
+
+beforeAll(async () => {
+  [db, sandbox] = await Promise.all([startDynalite(), startSandbox({ apiKey: SECRETS.providerApiKey, senderIds: SENDER_IDS })]);
+});
+afterAll(async () => {
+  await Promise.all([db?.close(), sandbox?.close()]);
+});
+afterEach(() => {
+  expectNoLeaks(relay.logger);
+});
+
+const github = (event: string, body: string, secret: string = SECRETS.githubSecret, delivery = randomUUID()) => ({
+  'content-type': 'application/json',
+  'x-github-event': event,
+  'x-github-delivery': delivery,
+  'x-hub-signature-256': `sha256=${createHmac('sha256', secret).update(body).digest('hex')}`,
+});
+
+describe('ingestWebhook', () => {
+  it('records a signed webhook as a PENDING message and answers 202 with its id', async () => {
+    relay = await harness({ db, baseUrl: sandbox.baseUrl });
+    const response = await relay.ingest('alerts', alertBody(), { headers: bearer(SECRETS.alertsToken) });
+
+    expect(response.status).toBe(202);
+    expect(response.body).toMatchObject({ status: 'accepted' });
+    const ids = response.body['ids'] as string[];
+    expect(ids).toHaveLength(1);
+    const record = await relay.record(ids[0]!);
+    expect(record).toMatchObject({
+      route: 'alerts',
+      state: MessageState.Pending,
+      text: '[FIRING] DiskAlmostFull: Disk /var/lib/postgresql on db-01 is 94% full',
+      // "+255 712 345 678" and the payload's "0712345678" are one person.
+      to: [ONCALL],
+      senderId: 'ALERTS',
+      delivery: 'at-most-once',
+      attempts: 0,
+      createdAt: relay.clock.now.toISOString(),
+    });
+    expect(relay.metrics.points).toEqual([{ name: 'Accepted', value: 1, route: 'alerts' }]);
+    // Nothing is sent by ingest.
+    expect(sandbox.messages()).toHaveLength(0);
+  });
+
+  it('verifies an HMAC-signed GitHub delivery over the exact bytes', async () => {
+    relay = await harness({ db, baseUrl: sandbox.baseUrl });
+    const body = fixtureText('github/issues-opened.json');
+    const response = await relay.ingest('github', body, { headers: github('issues', body) });
+
+    expect(response.status).toBe(202);
+    const [record] = await relay.records('github');
+    expect(record).toMatchObject({ state: MessageState.Pending, to: [OPS], senderId: 'OPS' });
+    expect(record!.text).toBe('[kilimo-labs/sms-relay] Issue #17 opened by juma-kassim: Balance alert SMS not sent when top-up fails');
+  });
+
+  it('answers a repeated delivery with 200 duplicate and the first ids, recording nothing new', async () => {
+    relay = await harness({ db, baseUrl: sandbox.baseUrl });
+    const body = alertBody();
+    const first = await relay.ingest('alerts', body, { headers: bearer(SECRETS.alertsToken) });
+    relay.clock.advance(30_000);
+    const again = await relay.ingest('alerts', body, { headers: bearer(SECRETS.alertsToken) });
+
+    expect(again).toEqual({ status: 200, body: { status: 'duplicate', ids: first.body['ids'] } });
+    expect(await relay.records('alerts')).toHaveLength(1);
+    expect(relay.metrics.total('Duplicates', 'alerts')).toBe(1);
+  });
+
+  it('records a filtered webhook as DROPPED with the reason, and answers 200', async () => {
+    relay = await harness({ db, baseUrl: sandbox.baseUrl });
+    const response = await relay.ingest('alerts', alertBody({ status: 'resolved' }), { headers: bearer(SECRETS.alertsToken) });
+
+    expect(response.status).toBe(200);
+    expect(response.body).toMatchObject({ status: 'filtered', reason: `when "status == 'firing'" is false` });
+    const records = await relay.records('alerts');
+    expect(records).toHaveLength(1);
+    expect(records[0]).toMatchObject({ state: MessageState.Dropped, reason: `when "status == 'firing'" is false`, to: [] });
+    expect(relay.metrics.total('Filtered', 'alerts')).toBe(1);
+  });
+
+  it('records every fan-out item: PENDING for those that send, DROPPED for those filtered', async () => {
+    relay = await harness({ db, baseUrl: sandbox.baseUrl });
+    const body = JSON.stringify({ items: [{ send: true, text: 'one' }, { send: false, text: 'two' }, { send: true, text: 'three' }] });
+    const response = await relay.ingest('fan', body, { headers: bearer(SECRETS.genericToken) });
+
+    expect(response.status).toBe(202);
+    expect(response.body['ids']).toHaveLength(2);
+    expect(response.body['skipped']).toEqual([{ item: 1, verdict: 'filtered', reason: 'when "item.send" is false' }]);
+    const records = await relay.records('fan');
+    expect(records.map((record) => [record.index, record.state, record.text])).toEqual(
+      expect.arrayContaining([
+        [0, MessageState.Pending, 'one'],
+        [1, MessageState.Dropped, ''],
+        [2, MessageState.Pending, 'three'],
+      ]),
+    );
+    expect(records).toHaveLength(3);
+  });
+
+  it('records a fan-out with more filtered items than one accept may hold, instead of failing it', async () => {
+    relay = await harness({ db, baseUrl: sandbox.baseUrl });
+    const items = Array.from({ length: 150 }, (_, index) => ({ send: index === 0, text: `item ${index}` }));
+    const response = await relay.ingest('fan', JSON.stringify({ items }), { headers: bearer(SECRETS.genericToken) });
+
+    expect(response.status).toBe(202);
+    const records = await relay.records('fan');
+    expect(records.filter((record) => record.state === MessageState.Pending)).toHaveLength(1);
+    const dropped = records.filter((record) => record.state === MessageState.Dropped);
+    // 1 + 98 = the 99 records one accept may hold; the last DROPPED one stands for the 52 items
+    // that did not fit, so the log still says what happened to them.
+    expect(dropped).toHaveLength(98);
+    expect(dropped.filter((record) => record.reason?.startsWith('52 more items produced no SMS (the first, item 98: when "item.send" is false)'))).toHaveLength(1);
+  });
+
+  it.each([
+    ['a wrong bearer token', 'alerts', alertBody(), bearer('not-the-token')],
+    ['no credential', 'alerts', alertBody(), {}],
+    ['a GitHub signature made with another secret', 'github', fixtureText('github/push.json'), github('push', fixtureText('github/push.json'), 'another-secret')],
+  ])('refuses %s with 401 and records nothing', async (_case, route, body, headers) => {
+    relay = await harness({ db, baseUrl: sandbox.baseUrl });
+    const response = await relay.ingest(route, body, { headers });
+
+    expect(response.status).toBe(401);
+    expect(response.body['error']).toBe('unauthorized');
+    expect(await relay.records(route)).toHaveLength(0);
+    expect(JSON.stringify(response.body)).not.toContain(SECRETS.alertsToken);
+    expect(JSON.stringify(response.body)).not.toContain(SECRETS.githubSecret);
+  });
+
+  it('does not take a refused webhook for a duplicate when it comes back signed', async () => {
+    relay = await harness({ db, baseUrl: sandbox.baseUrl });
+    const body = alertBody();
+    expect((await relay.ingest('alerts', body, { headers: bearer('wrong') })).status).toBe(401);
+    expect((await relay.ingest('alerts', body, { headers: bearer(SECRETS.alertsToken) })).status).toBe(202);
+  });
+
+  it('answers a body that is not JSON with 400', async () => {
+    relay = await harness({ db, baseUrl: sandbox.baseUrl });
+    const response = await relay.ingest('alerts', '{"receiver": "sms-oncall", ', { headers: bearer(SECRETS.alertsToken) });
+
+    expect(response).toEqual({ status: 400, body: { error: 'body is not valid JSON' } });
+    expect(await relay.records('alerts')).toHaveLength(0);
+  });
+
+  it('answers an unknown route with 404', async () => {
+    relay = await harness({ db, baseUrl: sandbox.baseUrl });
+    const response = await relay.ingest('nope', alertBody(), { headers: bearer(SECRETS.alertsToken) });
+
+    expect(response).toEqual({ status: 404, body: { error: 'unknown route "nope"' } });
+  });
+
+  it('answers a body over the limit with 413 before reading it', async () => {
+    relay = await harness({ db, baseUrl: sandbox.baseUrl });
+    const body = alertBody();
+    const response = await relay.ingest('alerts', body, { headers: bearer(SECRETS.alertsToken), maxBodyBytes: body.length - 1 });
+
+    expect(response.status).toBe(413);
+    expect(await relay.records('alerts')).toHaveLength(0);
+    expect((await relay.ingest('alerts', body, { headers: bearer(SECRETS.alertsToken), maxBodyBytes: body.length })).status).toBe(202);
+  });
+
+  it('acknowledges a GitHub ping with 200 and records nothing', async () => {
+    relay = await harness({ db, baseUrl: sandbox.baseUrl });
+    const body = fixtureText('github/ping.json');
+    const response = await relay.ingest('github', body, { headers: github('ping', body) });
+
+    expect(response).toEqual({ status: 200, body: { status: 'ping', reason: 'github ping' } });
+    expect(await relay.records('github')).toHaveLength(0);
+  });
+
+  it('answers 500 and records nothing when the route secret is missing from the secret', async () => {
+    const { 'github-secret': _omitted, ...rest } = secretValues();
+    relay = await harness({ db, baseUrl: sandbox.baseUrl, secrets: rest });
+    const body = fixtureText('github/push.json');
+    const response = await relay.ingest('github', body, { headers: github('push', body) });
+
+    expect(response.status).toBe(500);
+    expect(await relay.records('github')).toHaveLength(0);
+    expect(relay.logger.messages('error')).toEqual(['route secret missing from the environment secret']);
+  });
+});

@@ -1,0 +1,280 @@
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { resetPriceEstimate, sendMessage, SendOutcome } from '../../../functions/relay/sender';
+import { sweep } from '../../../functions/relay/sweeper';
+import { MessageState } from '../../../functions/store';
+import { startSandbox } from '../../../local/sandbox/server';
+import type { RunningSandbox, SandboxFault } from '../../../local/sandbox/types';
+import { type Dynalite, startDynalite } from '../../helpers/dynalite';
+import { expectNoLeaks } from './leaks';
+import {
+  alertBody,
+  bearer,
+  closedPort,
+  DeliveryWatch,
+  type Harness,
+  harness,
+  type HarnessOptions,
+  ONCALL,
+  OPS,
+  resetSandbox,
+  SECRETS,
+  SENDER_IDS,
+  secretValues,
+} from './support';
+
+let db: Dynalite;
+let sandbox: RunningSandbox;
+const watch = new DeliveryWatch();
+let relay: Harness;
+
+beforeAll(async () => {
+  [db, sandbox] = await Promise.all([
+    startDynalite(),
+    startSandbox({ apiKey: SECRETS.providerApiKey, senderIds: SENDER_IDS, balance: 1000, rate: 1, onDelivered: watch.onDelivered }),
+  ]);
+});
+afterAll(async () => {
+  await Promise.all([db?.close(), sandbox?.close()]);
+});
+beforeEach(() => {
+  resetSandbox(sandbox, watch);
+  resetPriceEstimate();
+});
+afterEach(() => {
+  expectNoLeaks(relay.logger);
+});
+
+const POLICY = { maxAttempts: 3, baseDelayMs: 1_000, maxDelayMs: 60_000, staleSendingMs: 120_000 } as const;
+
+async function start(options: Partial<HarnessOptions> = {}): Promise<Harness> {
+  relay = await harness({ db, baseUrl: sandbox.baseUrl, policy: POLICY, ...options });
+  return relay;
+}
+
+/** Ingests one new alert on `route` and returns its message id. */
+async function accepted(route = 'alerts'): Promise<string> {
+  const response = await relay.ingest(route, alertBody(), { headers: bearer(SECRETS.alertsToken) });
+  expect(response.status).toBe(202);
+  return (response.body['ids'] as string[])[0]!;
+}
+
+const sends = () => sandbox.requests().filter((request) => request.path === '/v1/sms/send');
+
+describe('sendMessage', () => {
+  it('sends a PENDING message once and records the service answer', async () => {
+    await start();
+    const id = await accepted();
+
+    expect(await sendMessage(relay.context, id)).toBe(SendOutcome.Sent);
+
+    expect(sandbox.messages()).toEqual([
+      expect.objectContaining({
+        phoneNumbers: [ONCALL],
+        message: '[FIRING] DiskAlmostFull: Disk /var/lib/postgresql on db-01 is 94% full',
+        senderId: 'ALERTS',
+        deducted: 1,
+        remainingBalance: 999,
+      }),
+    ]);
+    const record = await relay.record(id);
+    expect(record).toMatchObject({ state: MessageState.Sent, attempts: 1, result: { deducted: 1, remainingBalance: 999, senderId: 'ALERTS' } });
+    expect(record.claimToken).toBeUndefined();
+    expect(relay.metrics.points).toEqual(
+      expect.arrayContaining([
+        { name: 'Sent', value: 1, route: 'alerts' },
+        { name: 'Segments', value: 1, route: 'alerts' },
+        { name: 'CreditsSpent', value: 1, route: 'alerts' },
+        { name: 'RemainingBalance', value: 999 },
+      ]),
+    );
+    expect(await relay.store.spendLastDays(1, relay.clock.now)).toBe(1);
+
+    // A redelivered stream record, or the sweeper, finds it settled.
+    expect(await sendMessage(relay.context, id)).toBe(SendOutcome.Skipped);
+    expect(sandbox.messages()).toHaveLength(1);
+  });
+
+  it('sends exactly one SMS when ten senders race for the same message', async () => {
+    await start();
+    const id = await accepted();
+
+    const outcomes = await Promise.all(Array.from({ length: 10 }, () => sendMessage(relay.context, id)));
+
+    expect(outcomes.filter((outcome) => outcome === SendOutcome.Sent)).toHaveLength(1);
+    expect(outcomes.filter((outcome) => outcome === SendOutcome.Skipped)).toHaveLength(9);
+    expect(sandbox.messages()).toHaveLength(1);
+    expect((await relay.record(id)).attempts).toBe(1);
+  });
+
+  it('parks a message the balance does not cover, and sends it after a top-up and a redrive', async () => {
+    await start();
+    sandbox.setBalance(0);
+    const id = await accepted();
+
+    expect(await sendMessage(relay.context, id)).toBe(SendOutcome.Parked);
+    expect(await relay.record(id)).toMatchObject({ state: MessageState.Parked, lastError: { status: 402, delivery: 'not-sent' } });
+    expect(sandbox.messages()).toHaveLength(0);
+    expect(relay.metrics.total('Parked', 'alerts')).toBe(1);
+
+    // A parked message stays parked until an operator redrives it.
+    expect((await sweep(relay.context)).sent).toEqual({});
+
+    sandbox.setBalance(100);
+    relay.clock.advance(60_000);
+    expect(await relay.store.requeue(id, { from: MessageState.Parked, now: relay.clock.now })).toBeDefined();
+    expect((await sweep(relay.context)).sent).toEqual({ sent: 1 });
+
+    expect(await relay.record(id)).toMatchObject({ state: MessageState.Sent, redrives: 1, attempts: 1 });
+    expect(sandbox.messages()).toHaveLength(1);
+  });
+
+  describe('after an ambiguous failure (the SMS may have gone out)', () => {
+    const faults: [string, SandboxFault][] = [
+      ['a 500 after delivering', { kind: 'status', status: 500, deliver: true }],
+      ['a reset after delivering', { kind: 'reset', deliver: true }],
+      ['a time-out (delivered late)', { kind: 'delay', ms: 1_000 }],
+    ];
+    const shortTimeout: HarnessOptions['config'] = (config) => ({ ...config, provider: { ...config.provider, timeoutMs: 200 } });
+
+    it.each(faults)('settles an at-most-once message as UNKNOWN on %s and never sends it again', async (_case, fault) => {
+      await start({ config: shortTimeout });
+      const id = await accepted('alerts');
+      sandbox.injectFault(fault);
+
+      expect(await sendMessage(relay.context, id)).toBe(SendOutcome.Unknown);
+      await watch.reached(1);
+
+      const record = await relay.record(id);
+      expect(record).toMatchObject({ state: MessageState.Unknown, attempts: 1, reason: 'may have been sent (at-most-once route: not retried)' });
+      expect(record.lastError?.delivery).toBe('maybe-sent');
+      expect(relay.metrics.total('Unknown', 'alerts')).toBe(1);
+      relay.clock.advance(3_600_000);
+      expect(await sweep(relay.context)).toMatchObject({ sent: {}, recovered: 0 });
+      // The one the service delivered, and no other.
+      expect(sandbox.messages()).toHaveLength(1);
+    });
+
+    it.each(faults)('retries an at-least-once message after %s and sends it (a second SMS, by design)', async (_case, fault) => {
+      await start({ config: shortTimeout });
+      const id = await accepted('alerts-alo');
+      sandbox.injectFault(fault);
+
+      expect(await sendMessage(relay.context, id)).toBe(SendOutcome.Retrying);
+      await watch.reached(1);
+      const waiting = await relay.record(id);
+      expect(waiting).toMatchObject({ state: MessageState.Pending, attempts: 1, nextAttemptAt: new Date(relay.clock.now.getTime() + 1_000).toISOString() });
+
+      // Not due yet: nothing happens.
+      expect((await sweep(relay.context)).sent).toEqual({});
+      relay.clock.advance(1_000);
+      expect((await sweep(relay.context)).sent).toEqual({ sent: 1 });
+
+      expect(await relay.record(id)).toMatchObject({ state: MessageState.Sent, attempts: 2 });
+      // At-least-once means exactly this: nobody misses the SMS, and someone may get it twice.
+      expect(sandbox.messages()).toHaveLength(2);
+    });
+
+    it('gives up on an at-least-once message after the last attempt, as UNKNOWN', async () => {
+      await start({ policy: { ...POLICY, maxAttempts: 2 } });
+      const id = await accepted('alerts-alo');
+      sandbox.injectFault({ kind: 'status', status: 503, count: 2 });
+
+      expect(await sendMessage(relay.context, id)).toBe(SendOutcome.Retrying);
+      relay.clock.advance(1_000);
+      expect((await sweep(relay.context)).sent).toEqual({ unknown: 1 });
+
+      expect(await relay.record(id)).toMatchObject({ state: MessageState.Unknown, attempts: 2, reason: 'may have been sent; gave up after 2 attempts' });
+      expect(sandbox.messages()).toHaveLength(0);
+    });
+  });
+
+  it('retries a message that certainly was not sent (connection refused) with backoff, then fails it', async () => {
+    const port = await closedPort();
+    await start({ config: (config) => ({ ...config, provider: { ...config.provider, baseUrl: `http://127.0.0.1:${port}` } }) });
+    const id = await accepted('alerts');
+
+    expect(await sendMessage(relay.context, id)).toBe(SendOutcome.Retrying);
+    expect(await relay.record(id)).toMatchObject({ state: MessageState.Pending, attempts: 1, lastError: { name: 'SmsConnectionRefusedError', delivery: 'not-sent' } });
+
+    relay.clock.advance(999);
+    expect((await sweep(relay.context)).sent).toEqual({});
+    relay.clock.advance(1);
+    expect((await sweep(relay.context)).sent).toEqual({ retrying: 1 });
+    // The delay doubles.
+    expect((await relay.record(id)).nextAttemptAt).toBe(new Date(relay.clock.now.getTime() + 2_000).toISOString());
+    relay.clock.advance(2_000);
+    expect((await sweep(relay.context)).sent).toEqual({ failed: 1 });
+
+    expect(await relay.record(id)).toMatchObject({ state: MessageState.Failed, attempts: 3, reason: 'not sent after 3 attempts: ECONNREFUSED' });
+    expect(relay.metrics.total('Failed', 'alerts')).toBe(1);
+  });
+
+  it('fails a message the service refuses as invalid (an unapproved sender ID) at once', async () => {
+    await start();
+    const response = await relay.ingest('unapproved', JSON.stringify({ message: 'Backup failed' }), { headers: bearer(SECRETS.genericToken) });
+    const id = (response.body['ids'] as string[])[0]!;
+
+    expect(await sendMessage(relay.context, id)).toBe(SendOutcome.Failed);
+
+    const record = await relay.record(id);
+    expect(record).toMatchObject({ state: MessageState.Failed, attempts: 1, lastError: { name: 'SmsBadRequestError', status: 400, delivery: 'not-sent' } });
+    expect(record.reason).toMatch(/^refused by the SMS service: /);
+    expect(sends()).toHaveLength(1);
+    expect(sandbox.messages()).toHaveLength(0);
+  });
+
+  it('reads the secret again after a 401 and sends with the rotated key, once', async () => {
+    await start({ secrets: secretValues({ providerApiKey: 'the-old-key' }) });
+    const id = await accepted();
+    // The old key is now cached by the client source, as in a warm container…
+    await relay.context.sms.client();
+    // …when an operator rotates the key in the secret.
+    relay.writeSecrets(secretValues());
+
+    expect(await sendMessage(relay.context, id)).toBe(SendOutcome.Sent);
+
+    expect(sends().map((request) => request.status)).toEqual([401, 200]);
+    expect(sandbox.messages()).toHaveLength(1);
+    expect(relay.logger.messages('warn')).toEqual(['SMS service refused the API key; reading the secret again']);
+  });
+
+  it('does not call the service again after a 401 when the secret still holds the refused key', async () => {
+    await start({ secrets: secretValues({ providerApiKey: 'a-revoked-key' }) });
+    const id = await accepted();
+
+    expect(await sendMessage(relay.context, id)).toBe(SendOutcome.Retrying);
+
+    expect(sends().map((request) => request.status)).toEqual([401]);
+    expect(await relay.record(id)).toMatchObject({ state: MessageState.Pending, lastError: { name: 'SmsUnauthorizedError', status: 401, delivery: 'not-sent' } });
+  });
+
+  it('retries, not gives up on, an at-most-once message when the API key cannot be read (nothing was sent)', async () => {
+    const { providerApiKey: _omitted, ...rest } = secretValues();
+    await start({ secrets: rest });
+    const id = await accepted('alerts');
+
+    expect(await sendMessage(relay.context, id)).toBe(SendOutcome.Retrying);
+
+    expect(await relay.record(id)).toMatchObject({
+      state: MessageState.Pending,
+      lastError: { name: 'SmsClientUnavailableError', delivery: 'not-sent' },
+    });
+    expect(sends()).toHaveLength(0);
+
+    // Once the key is there, the retry goes out.
+    relay.writeSecrets(secretValues());
+    await relay.context.secrets.refresh();
+    relay.clock.advance(1_000);
+    expect((await sweep(relay.context)).sent).toEqual({ sent: 1 });
+    expect(sandbox.messages()).toEqual([expect.objectContaining({ phoneNumbers: [ONCALL] })]);
+  });
+
+  it('sends a generic webhook with the route\'s sender ID', async () => {
+    await start();
+    const response = await relay.ingest('ops', JSON.stringify({ message: 'Nightly backup failed' }), { headers: bearer(SECRETS.genericToken) });
+    const id = (response.body['ids'] as string[])[0]!;
+
+    expect(await sendMessage(relay.context, id)).toBe(SendOutcome.Sent);
+    expect(sandbox.messages()).toEqual([expect.objectContaining({ phoneNumbers: [OPS], message: 'Nightly backup failed', senderId: 'OPS' })]);
+  });
+});

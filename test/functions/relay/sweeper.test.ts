@@ -1,0 +1,187 @@
+import { randomUUID } from 'node:crypto';
+import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { NOTICE_KEY_PREFIX, type RelayContext } from '../../../functions/relay/ports';
+import { resetPriceEstimate, sendMessage, SendOutcome } from '../../../functions/relay/sender';
+import { sweep } from '../../../functions/relay/sweeper';
+import { MessageState, StoreError } from '../../../functions/store';
+import { startSandbox } from '../../../local/sandbox/server';
+import type { RunningSandbox } from '../../../local/sandbox/types';
+import { type Dynalite, startDynalite } from '../../helpers/dynalite';
+import { expectNoLeaks } from './leaks';
+import { alertBody, bearer, DeliveryWatch, type Harness, harness, OPS, resetSandbox, SECRETS, SENDER_IDS } from './support';
+
+let db: Dynalite;
+let sandbox: RunningSandbox;
+const watch = new DeliveryWatch();
+let relay: Harness;
+
+beforeAll(async () => {
+  [db, sandbox] = await Promise.all([
+    startDynalite(),
+    startSandbox({ apiKey: SECRETS.providerApiKey, senderIds: SENDER_IDS, onDelivered: watch.onDelivered }),
+  ]);
+});
+afterAll(async () => {
+  await Promise.all([db?.close(), sandbox?.close()]);
+});
+beforeEach(() => {
+  resetSandbox(sandbox, watch);
+  resetPriceEstimate();
+});
+afterEach(() => {
+  expectNoLeaks(relay.logger);
+});
+
+const POLICY = { maxAttempts: 3, baseDelayMs: 1_000, maxDelayMs: 60_000, staleSendingMs: 120_000 } as const;
+
+async function generic(route: string, text: string): Promise<string> {
+  const response = await relay.ingest(route, JSON.stringify({ message: text }), {
+    headers: { ...bearer(SECRETS.genericToken), 'idempotency-key': randomUUID() },
+  });
+  expect(response.status).toBe(202);
+  return (response.body['ids'] as string[])[0]!;
+}
+
+describe('sweep', () => {
+  it('holds messages over a route limit and records exactly one summary SMS once the window is over', async () => {
+    relay = await harness({ db, baseUrl: sandbox.baseUrl, policy: POLICY });
+    const ids = [await generic('limited', 'disk full'), await generic('limited', 'disk fuller'), await generic('limited', 'disk fullest')];
+
+    const outcomes = [];
+    for (const id of ids) outcomes.push(await sendMessage(relay.context, id));
+    expect(outcomes).toEqual([SendOutcome.Sent, SendOutcome.Held, SendOutcome.Held]);
+    expect(await relay.record(ids[1]!)).toMatchObject({ state: MessageState.Held, reason: 'route limit: more than 1 messages per 60 s' });
+    expect(relay.metrics.total('HeldBack', 'limited')).toBe(2);
+
+    // The window (08:00:00–08:01:00) is still open: no summary yet.
+    expect(await sweep(relay.context)).toMatchObject({ summaries: 0 });
+    relay.clock.advance(60_000);
+    expect(await sweep(relay.context)).toMatchObject({ summaries: 1 });
+    expect(await sweep(relay.context)).toMatchObject({ summaries: 0, sent: { sent: 1 } });
+    relay.clock.advance(3_600_000);
+    expect(await sweep(relay.context)).toMatchObject({ summaries: 0, sent: {} });
+
+    const notices = (await relay.records('limited')).filter((record) => record.dedupeKey.startsWith(NOTICE_KEY_PREFIX));
+    expect(notices).toHaveLength(1);
+    expect(notices[0]).toMatchObject({
+      state: MessageState.Sent,
+      to: [OPS],
+      text: 'sms-relay: 2 messages on route limited held back by its messages limit between 2025-06-02 08:00 and 2025-06-02 08:01 UTC.',
+    });
+    expect(sandbox.messages().map((message) => message.message)).toEqual(['disk full', notices[0]!.text]);
+  });
+
+  it('never holds the summary itself back, however full the window is', async () => {
+    relay = await harness({ db, baseUrl: sandbox.baseUrl, policy: POLICY });
+    await sendMessage(relay.context, await generic('limited', 'one'));
+    await sendMessage(relay.context, await generic('limited', 'two'));
+    relay.clock.advance(60_000);
+    expect(await sweep(relay.context)).toMatchObject({ summaries: 1 });
+    // Fill the new window before the summary goes out.
+    expect(await sendMessage(relay.context, await generic('limited', 'three'))).toBe(SendOutcome.Sent);
+
+    expect((await sweep(relay.context)).sent).toEqual({ sent: 1 });
+    expect(sandbox.messages().map((message) => message.message)).toEqual(['one', 'three', expect.stringMatching(/^sms-relay: 1 message on route limited held back/)]);
+  });
+
+  it('leaves fresh PENDING records to the stream-fed sender for the grace period', async () => {
+    relay = await harness({ db, baseUrl: sandbox.baseUrl, policy: POLICY });
+    const id = await generic('ops', 'backup failed');
+
+    expect((await sweep(relay.context, { pendingGraceMs: 10_000 })).sent).toEqual({});
+    relay.clock.advance(10_001);
+    expect((await sweep(relay.context, { pendingGraceMs: 10_000 })).sent).toEqual({ sent: 1 });
+    expect((await relay.record(id)).state).toBe(MessageState.Sent);
+  });
+
+  describe('a record left in SENDING by a sender that died', () => {
+    async function abandoned(route: string): Promise<string> {
+      const response = await relay.ingest(route, alertBody(), { headers: bearer(SECRETS.alertsToken) });
+      const id = (response.body['ids'] as string[])[0]!;
+      // Claimed, then nothing: the Lambda timed out or the runtime was killed mid-send.
+      expect(await relay.store.claimMessage(id, { now: relay.clock.now })).toBeDefined();
+      return id;
+    }
+
+    it('is settled as UNKNOWN on an at-most-once route, once stale, and not sent', async () => {
+      relay = await harness({ db, baseUrl: sandbox.baseUrl, policy: POLICY });
+      const id = await abandoned('alerts');
+
+      // Stale means in SENDING for longer than staleSendingMs.
+      relay.clock.advance(120_000);
+      expect(await sweep(relay.context)).toMatchObject({ recovered: 0 });
+      relay.clock.advance(1);
+      expect(await sweep(relay.context)).toMatchObject({ recovered: 1, sent: {} });
+
+      expect(await relay.record(id)).toMatchObject({ state: MessageState.Unknown, reason: 'may have been sent: the sender stopped while sending' });
+      expect(relay.metrics.total('Unknown', 'alerts')).toBe(1);
+      expect(sandbox.messages()).toHaveLength(0);
+    });
+
+    it('is sent again on an at-least-once route', async () => {
+      relay = await harness({ db, baseUrl: sandbox.baseUrl, policy: POLICY });
+      const id = await abandoned('alerts-alo');
+
+      relay.clock.advance(120_001);
+      expect(await sweep(relay.context)).toMatchObject({ recovered: 1, sent: { sent: 1 } });
+
+      expect(await relay.record(id)).toMatchObject({ state: MessageState.Sent, attempts: 2 });
+      expect(sandbox.messages()).toHaveLength(1);
+    });
+
+    it('is settled as UNKNOWN on an at-least-once route that has used its attempts', async () => {
+      relay = await harness({ db, baseUrl: sandbox.baseUrl, policy: { ...POLICY, maxAttempts: 1 } });
+      const id = await abandoned('alerts-alo');
+
+      relay.clock.advance(120_001);
+      expect(await sweep(relay.context)).toMatchObject({ recovered: 1, sent: {} });
+      expect((await relay.record(id)).state).toBe(MessageState.Unknown);
+    });
+  });
+
+  it('stops starting sends when told to, leaving the rest due for the next sweep', async () => {
+    relay = await harness({ db, baseUrl: sandbox.baseUrl, policy: POLICY });
+    for (const text of ['a', 'b', 'c']) await generic('ops', text);
+    let budget = 1;
+
+    const first = await sweep(relay.context, { concurrency: 1, canContinue: () => budget-- > 0 });
+    expect(first).toMatchObject({ sent: { sent: 1 }, deferred: 2 });
+    expect(await sweep(relay.context)).toMatchObject({ sent: { sent: 2 }, deferred: 0 });
+    expect(sandbox.messages()).toHaveLength(3);
+  });
+
+  it('puts a claimed message back when the store fails before the send, so it is not lost as UNKNOWN', async () => {
+    relay = await harness({ db, baseUrl: sandbox.baseUrl, policy: POLICY });
+    const id = await generic('limited', 'disk full');
+    const store = relay.context.store;
+    const context: RelayContext = { ...relay.context, store: { ...store, reserveLimit: async () => Promise.reject(new StoreError('throttled')) } };
+
+    await expect(sendMessage(context, id)).rejects.toThrow('throttled');
+
+    expect(await relay.record(id)).toMatchObject({
+      state: MessageState.Pending,
+      attempts: 1,
+      lastError: { name: 'StoreError', delivery: 'not-sent' },
+      nextAttemptAt: new Date(relay.clock.now.getTime() + 1_000).toISOString(),
+    });
+    relay.clock.advance(1_000);
+    expect((await sweep(relay.context)).sent).toEqual({ sent: 1 });
+    expect(sandbox.messages()).toHaveLength(1);
+  });
+
+  it('sends the other records when one of them fails, and reports it', async () => {
+    relay = await harness({ db, baseUrl: sandbox.baseUrl, policy: POLICY });
+    const broken = await generic('ops', 'a');
+    await generic('ops', 'b');
+    // The store failing for one record only: a throttled partition, say.
+    const store = relay.context.store;
+    const context: RelayContext = {
+      ...relay.context,
+      store: { ...store, claimMessage: async (id, options) => (id === broken ? Promise.reject(new StoreError('throttled')) : store.claimMessage(id, options)) },
+    };
+
+    expect(await sweep(context)).toMatchObject({ sent: { sent: 1 }, errors: 1 });
+    expect(relay.logger.messages('error')).toEqual(['sweep could not send a record']);
+    expect((await sweep(relay.context)).sent).toEqual({ sent: 1 });
+  });
+});
