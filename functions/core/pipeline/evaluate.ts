@@ -61,6 +61,12 @@ export interface EvaluateOptions {
    * does that, to render a payload without its signature.
    */
   readonly secret: string | undefined;
+  /**
+   * Report template variables that rendered empty as warnings. Costs a little per render, so the
+   * per-webhook path leaves it off and `preview` turns it on.
+   * @default false
+   */
+  readonly trackMissing?: boolean;
 }
 
 /**
@@ -74,7 +80,7 @@ export interface EvaluateOptions {
  * if (evaluation.verdict === 'send') await store.accept(evaluation.messages);
  * ```
  */
-export function evaluateWebhook(route: CompiledRoute, webhook: InboundWebhook, { secret }: EvaluateOptions): Evaluation {
+export function evaluateWebhook(route: CompiledRoute, webhook: InboundWebhook, { secret, trackMissing = false }: EvaluateOptions): Evaluation {
   const { pack, config } = route;
   if (secret !== undefined) {
     const auth = pack.authenticate(webhook, { secret, toleranceSeconds: config.toleranceSeconds });
@@ -111,7 +117,7 @@ export function evaluateWebhook(route: CompiledRoute, webhook: InboundWebhook, {
       return;
     }
 
-    const rendered = route.engine.render(route.template, scope);
+    const rendered = route.engine.render(route.template, scope, { trackMissing });
     for (const name of rendered.missing) warnings.add(`template variable "${name}" is missing from the payload`);
 
     const recipients = resolveRecipients(route.recipients, scope);

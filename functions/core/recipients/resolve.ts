@@ -38,7 +38,7 @@ export const resolveRecipients = (compiled: CompiledRecipients, scope: TemplateS
     }
     let text: string;
     try {
-      text = compiled.engine.render(entry.template, scope).text;
+      text = compiled.engine.render(entry.template, scope, { trackMissing: false }).text;
     } catch (error) {
       if (!(error instanceof TemplateError)) throw error;
       // Render messages can quote data: mask before it reaches a log line.

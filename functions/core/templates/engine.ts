@@ -7,13 +7,13 @@ import { toTemplateError } from './liquid-errors';
 import type {
   CompiledCondition,
   CompiledTemplate,
+  RenderOptions,
   RenderResult,
   TemplateEngine,
   TemplateEngineOptions,
   TemplateScope,
 } from './types';
-import { analyzeVariables, findMissing } from './variables';
-import type { VariableCheck } from './variables';
+import { instrumentMissing, TrackingContext } from './tracking';
 
 /** Defaults of `createTemplateEngine`: Tanzania. */
 export const DEFAULT_TEMPLATE_OPTIONS = {
@@ -27,8 +27,11 @@ const FILE_TAGS = ['include', 'render', 'layout'] as const;
 
 interface ParsedTemplate {
   readonly templates: Template[];
-  readonly checks: readonly VariableCheck[];
+  /** A second parse with instrumented outputs, made on the first tracked render (preview only). */
+  tracking?: Template[];
 }
+
+const NOTHING_MISSING: readonly string[] = Object.freeze([]);
 
 const resolveOptions = ({
   timeZone = DEFAULT_TEMPLATE_OPTIONS.timeZone,
@@ -60,7 +63,7 @@ const resolveOptions = ({
 const createLiquid = (options: Required<TemplateEngineOptions>): Liquid => {
   const liquid = new Liquid({
     strictFilters: true,
-    // Missing variables render empty; `render` reports them in `missing` instead.
+    // Missing variables render empty; a tracked `render` reports them in `missing` instead.
     strictVariables: false,
     // `{{ payload.constructor }}` and friends read nothing.
     ownPropertyOnly: true,
@@ -99,18 +102,14 @@ const build = (options: Required<TemplateEngineOptions>): TemplateEngine => {
     options: Object.freeze({ ...options }),
 
     compileTemplate(source: string): CompiledTemplate {
-      let parsed: ParsedTemplate;
+      let templates: Template[];
       try {
-        const templates = liquid.parse(source);
-        parsed = { templates, checks: analyzeVariables(liquid, templates) };
+        templates = liquid.parse(source);
       } catch (error) {
         throw toTemplateError(error);
       }
-      const compiled: CompiledTemplate = Object.freeze({
-        source,
-        variables: Object.freeze(parsed.checks.map(({ path }) => path)),
-      });
-      parsedTemplates.set(compiled, parsed);
+      const compiled: CompiledTemplate = Object.freeze({ source });
+      parsedTemplates.set(compiled, { templates });
       return compiled;
     },
 
@@ -132,15 +131,27 @@ const build = (options: Required<TemplateEngineOptions>): TemplateEngine => {
       return compiled;
     },
 
-    render(template: CompiledTemplate, scope: TemplateScope): RenderResult {
+    render(
+      template: CompiledTemplate,
+      scope: TemplateScope,
+      { trackMissing = true }: RenderOptions = {}
+    ): RenderResult {
       const parsed = parsedTemplates.get(template);
       if (!parsed) throw new TemplateError('template was compiled by another engine');
       try {
-        const context = newContext(scope);
-        // Checked before rendering: `{% increment %}` may write into the scope.
-        const missing = findMissing(parsed.checks, context);
-        const text = String(liquid.renderSync(parsed.templates, context));
-        return { text, missing };
+        if (!trackMissing) {
+          return { text: String(liquid.renderSync(parsed.templates, newContext(scope))), missing: NOTHING_MISSING };
+        }
+        if (!parsed.tracking) {
+          // Parsed again rather than instrumenting `templates`, so untracked renders keep
+          // LiquidJS's own code path; the source parsed once already, so this can't throw.
+          const tracking = liquid.parse(template.source);
+          instrumentMissing(tracking);
+          parsed.tracking = tracking;
+        }
+        const context = new TrackingContext(scope, liquid.options, { sync: true }, { liquid });
+        const text = String(liquid.renderSync(parsed.tracking, context));
+        return { text, missing: [...context.missing] };
       } catch (error) {
         throw toTemplateError(error);
       }
@@ -179,7 +190,8 @@ const engines = new Map<string, TemplateEngine>();
  * const when = engine.compileCondition("financial_status == 'paid'");
  * const scope = buildScope({ body, headers });
  * if (engine.evaluate(when, scope)) {
- *   const { text, missing } = engine.render(template, scope);
+ *   const { text } = engine.render(template, scope, { trackMissing: false }); // the relay: fast
+ *   const { missing } = engine.render(template, scope); // preview: warns about missing variables
  * }
  * ```
  */

@@ -7,6 +7,7 @@ export type { ScopeHeaders, ScopeInput } from './scope';
 export type {
   CompiledCondition,
   CompiledTemplate,
+  RenderOptions,
   RenderResult,
   TemplateEngine,
   TemplateEngineOptions,

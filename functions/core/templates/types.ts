@@ -14,11 +14,6 @@ export type TemplateScope = Readonly<Record<string, unknown>>;
 /** A parsed template, ready to render many times. Only the engine that compiled it can render it. */
 export interface CompiledTemplate {
   readonly source: string;
-  /**
-   * Paths of the scope variables the template reads (`customer.name`, `items[i].sku`),
-   * found by static analysis. Loop variables and `assign`ed names are not included.
-   */
-  readonly variables: readonly string[];
 }
 
 /** A parsed `when` expression. Only the engine that compiled it can evaluate it. */
@@ -26,12 +21,45 @@ export interface CompiledCondition {
   readonly source: string;
 }
 
+/** Options of one `render` call. */
+export interface RenderOptions {
+  /**
+   * Whether to fill `RenderResult.missing`. Defaults to `true`. Tracking renders through a second,
+   * instrumented parse of the template (made on first use) and looks some variables up twice;
+   * pass `false` where only the text matters, such as the per-webhook path.
+   */
+  readonly trackMissing?: boolean;
+}
+
 export interface RenderResult {
   readonly text: string;
   /**
-   * Variable paths the template reads that were `undefined` or `null` in the scope: they rendered
-   * empty. For warnings (`preview`), not errors: a path guarded by `{% if %}` or `default` is
-   * still listed when absent.
+   * The variables that printed empty because they were `undefined` or `null` during this render,
+   * each path once, as written in the template (`customer.name`, `item.sku`, `items[i].sku`,
+   * `headers['x-github-event']`), in the order first read. For warnings (`preview`), not errors.
+   * Always empty when rendered with `trackMissing: false`.
+   *
+   * Only what was evaluated counts, so branches not taken and loops over nothing report nothing.
+   * A read counts when its value is printed by `{{ }}` or `{% echo %}`, on its own or through
+   * filters, or is a filter argument (`append: suffix`). It doesn't count:
+   * - in conditions and other tags (`if`, `unless`, `case`/`when`, `for` collections, `assign`):
+   *   they test presence or name a value, they don't print;
+   * - in an output computed with operators (`{{ a == b }}` prints a boolean);
+   * - when a `default` filter comes after it in the chain: it is optional by design. The
+   *   `default` fallback itself counts only when it was used and was missing too, e.g.
+   *   `{{ message | default: text }}` reports `text` only when both are absent (or `message` is
+   *   empty).
+   *
+   * A local name (`assign`, `capture`) that holds nil is reported by that name.
+   *
+   * @example
+   * ```ts
+   * const template = engine.compileTemplate(
+   *   '{% if paid %}{{ customer.name }}{% endif %} {{ note | default: "-" }} {{ order.id }}'
+   * );
+   * engine.render(template, { paid: true, customer: {} }).missing; // ['customer.name', 'order.id']
+   * engine.render(template, { paid: false, order: { id: 7 } }).missing; // []
+   * ```
    */
   readonly missing: readonly string[];
 }
@@ -43,8 +71,19 @@ export interface TemplateEngine {
   compileTemplate(source: string): CompiledTemplate;
   /** Parses a Liquid expression such as `status == 'firing'`. Throws `TemplateError`. */
   compileCondition(expression: string): CompiledCondition;
-  /** Renders; missing variables render empty. Throws `TemplateError` only if rendering itself fails. */
-  render(template: CompiledTemplate, scope: TemplateScope): RenderResult;
+  /**
+   * Renders; missing variables render empty and, unless `trackMissing` is `false`, are listed in
+   * `missing` (see `RenderResult.missing` for which). Throws `TemplateError` only if rendering
+   * itself fails.
+   *
+   * @example
+   * ```ts
+   * const template = engine.compileTemplate('Hi {{ customer.name }}');
+   * engine.render(template, {}); // { text: 'Hi ', missing: ['customer.name'] }
+   * engine.render(template, {}, { trackMissing: false }); // { text: 'Hi ', missing: [] }
+   * ```
+   */
+  render(template: CompiledTemplate, scope: TemplateScope, options?: RenderOptions): RenderResult;
   /** Liquid truthiness: only `false` and `nil` (null/undefined) are falsy; `0` and `''` are true. */
   evaluate(condition: CompiledCondition, scope: TemplateScope): boolean;
 }

@@ -49,7 +49,7 @@ export function preview({ config: configPath, route: routeId, payload, header, s
     if (secret === undefined) throw new CliError(`${secrets} has no value named "${route.config.secret}" (the secret of route "${routeId}")`);
   }
 
-  const evaluation = evaluateWebhook(route, { body, headers, query: {}, receivedAt: new Date() }, { secret });
+  const evaluation = evaluateWebhook(route, { body, headers, query: {}, receivedAt: new Date() }, { secret, trackMissing: true });
   return {
     verdict: evaluation.verdict,
     ...(evaluation.reason === undefined ? {} : { reason: evaluation.reason }),

@@ -1,4 +1,6 @@
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { github } from '../../../../functions/core/sources/github';
 import { buildScope, createTemplateEngine, TemplateError } from '../../../../functions/core/templates';
 
 const engine = createTemplateEngine();
@@ -15,6 +17,7 @@ const compileError = (compile: () => unknown): TemplateError => {
 
 const render = (source: string, scope: Record<string, unknown> = {}) =>
   engine.render(engine.compileTemplate(source), scope);
+const missing = (source: string, scope: Record<string, unknown> = {}) => render(source, scope).missing;
 
 describe('createTemplateEngine', () => {
   it('applies the Tanzanian defaults', () => {
@@ -65,12 +68,8 @@ describe('compileTemplate', () => {
     );
   });
 
-  it('lists the scope variables the template reads, without loop variables or assigns', () => {
-    const template = engine.compileTemplate(
-      "{{ customer.name }} {% for line in line_items %}{{ line.sku }}{% endfor %}{% assign n = order_number %}{{ n }} {{ headers['x-shopify-topic'] }}"
-    );
-    expect(template.variables).toEqual(['customer.name', 'line_items', 'order_number', 'headers.x-shopify-topic']);
-    expect(template.source).toContain('customer.name');
+  it('keeps the source', () => {
+    expect(engine.compileTemplate('Hi {{ name }}')).toEqual({ source: 'Hi {{ name }}' });
   });
 
   it('refuses to render a template compiled by another engine', () => {
@@ -103,14 +102,10 @@ describe('render', () => {
     expect(result).toEqual({ text: '1 A-1 A-1 ', missing: ['items[5].sku'] });
   });
 
-  it('checks only the static prefix of a dynamic index (documented approximation)', () => {
+  it('resolves dynamic indexes as rendered, reporting the path as written', () => {
     expect(render('{{ items[i].sku }}', { items: [{ sku: 'A' }], i: 0 })).toEqual({ text: 'A', missing: [] });
-    expect(render('{{ items[i].sku }}', { items: [{ sku: 'A' }], i: 3 }).missing).toEqual([]);
-    expect(render('{{ items[i].sku }}', { i: 0 }).missing).toEqual(['items[i].sku']);
-  });
-
-  it('still lists a variable guarded by default (it was absent)', () => {
-    expect(render("{{ note | default: 'none' }}")).toEqual({ text: 'none', missing: ['note'] });
+    expect(missing('{{ items[i].sku }}', { items: [{ sku: 'A' }], i: 3 })).toEqual(['items[i].sku']);
+    expect(missing('{{ items[i].sku }}', { items: [{ sku: 'A' }] })).toEqual(['items[i].sku']);
   });
 
   it('prints big-integer strings exactly', () => {
@@ -145,6 +140,148 @@ describe('render', () => {
     for (const n of [null, undefined, [], {}, true, 'x', -1, Number.NaN, '9'.repeat(40)]) {
       expect(() => engine.render(template, { a: n, n })).not.toThrow();
     }
+  });
+});
+
+describe('render: missing', () => {
+  const GITHUB_HEADERS = (event: string) => ({ 'X-GitHub-Event': event });
+
+  it('ignores branches not taken (the GitHub pack template on a push)', () => {
+    const fixture = new URL('../../../fixtures/github/push.json', import.meta.url);
+    const body = JSON.parse(readFileSync(fixture, 'utf8')) as unknown;
+    const template = engine.compileTemplate(github.defaultTemplate);
+    expect(engine.render(template, buildScope({ body, headers: GITHUB_HEADERS('push') }))).toEqual({
+      text: '[kilimo-labs/sms-relay] amina-mushi pushed 2 commit(s) to main',
+      missing: [],
+    });
+    // The same template still reports what the taken branch lacks.
+    const issue = buildScope({ body: { action: 'opened' }, headers: GITHUB_HEADERS('issues') });
+    expect(engine.render(template, issue).missing).toEqual([
+      'repository.full_name',
+      'issue.number',
+      'sender.login',
+      'issue.title',
+    ]);
+  });
+
+  it.each([
+    ['{% if paid %}{{ total }}{% else %}{{ reason }}{% endif %}', { paid: true, total: 5 }, []],
+    ['{% if paid %}{{ total }}{% else %}{{ reason }}{% endif %}', { paid: false }, ['reason']],
+    ["{% case kind %}{% when 'a' %}{{ a }}{% when 'b' %}{{ b }}{% else %}{{ c }}{% endcase %}", { kind: 'b' }, ['b']],
+    ['{% unless quiet %}{{ loud }}{% endunless %}', { quiet: true }, []],
+    ['{% for x in list %}{{ inside }}{% else %}{{ empty_note }}{% endfor %}', { list: [] }, ['empty_note']],
+  ])('reports only what the render evaluated: %s with %j', (source, scope, expected) => {
+    expect(missing(source, scope)).toEqual(expected);
+  });
+
+  it.each([
+    ['{% if customer.phone %}call{% endif %}', {}],
+    ['{% unless vip %}regular{% endunless %}', {}],
+    ["{% case tier %}{% when 'gold' %}gold{% endcase %}", {}],
+    ["{% if a and b.c or d == 'x' %}yes{% endif %}", {}],
+    ['{% for line in line_items %}{{ line }}{% endfor %}', {}],
+    ['{% assign n = order_number %}', {}],
+    ['{{ a == b }} {{ a or b }}', {}],
+  ])('does not report reads that only test presence: %s', (source, scope) => {
+    expect(missing(source, scope)).toEqual([]);
+  });
+
+  it.each([
+    ["{{ note | default: 'none' }}", {}, 'none', []],
+    ['{{ message | default: text }}', { message: 'hi' }, 'hi', []],
+    ['{{ message | default: text }}', { text: 'fallback' }, 'fallback', []],
+    ['{{ message | default: text }}', {}, '', ['text']],
+    ['{{ message | default: text }}', { message: '' }, '', ['text']],
+    ["{{ name | upcase | default: 'anon' }}", {}, 'anon', []],
+    ["{{ name | append: suffix | default: 'anon' }}", { name: 'A' }, 'A', []],
+    ["{{ name | default: 'anon' | append: suffix }}", {}, 'anon', ['suffix']],
+    ["{{ a | default: b | default: 'z' }}", {}, 'z', []],
+    ['{{ flag | default: other, allow_false: true }}', { flag: false }, 'false', []],
+  ])('treats a read followed by default as optional: %s with %j', (source, scope, text, expected) => {
+    expect(render(source, scope)).toEqual({ text, missing: expected });
+  });
+
+  it('reports a plain missing path once, in reading order', () => {
+    expect(render('{{ missing.path }}-{{ other }}-{{ missing.path }}')).toEqual({
+      text: '--',
+      missing: ['missing.path', 'other'],
+    });
+  });
+
+  it('reports a loop variable path as written, once however many items lack it', () => {
+    expect(
+      render('{% for item in items %}{{ item.sku }}:{{ item.qty }} {% endfor %}', {
+        items: [{ sku: 'A', qty: 1 }, { qty: 2 }, {}],
+      })
+    ).toEqual({ text: 'A:1 :2 : ', missing: ['item.sku', 'item.qty'] });
+  });
+
+  it('reports the fan-out item as written', () => {
+    const scope = buildScope({ body: {}, extra: { item: { name: 'x' } } });
+    expect(render('{{ item.name }} {{ item.price | money }}', scope)).toEqual({ text: 'x ', missing: ['item.price'] });
+  });
+
+  it('reports missing filter arguments', () => {
+    expect(render("{{ 'Order' | append: suffix }} {{ total | money: currency }}", { total: 5 })).toEqual({
+      text: 'Order TZS 5.00',
+      missing: ['suffix', 'currency'],
+    });
+  });
+
+  it('tracks echo, also inside liquid tags', () => {
+    expect(render('{% echo first %}{% liquid\necho second | upcase\n%}', { second: 'b' })).toEqual({
+      text: 'B',
+      missing: ['first'],
+    });
+  });
+
+  it('reports bracket paths as written', () => {
+    expect(missing("{{ headers['x-github-event'] }}", { headers: {} })).toEqual(["headers['x-github-event']"]);
+  });
+
+  it('keeps renders independent', () => {
+    const template = engine.compileTemplate('{{ a }}{{ b }}');
+    expect(engine.render(template, { a: 1 }).missing).toEqual(['b']);
+    expect(engine.render(template, { b: 1 }).missing).toEqual(['a']);
+    expect(engine.render(template, {}, { trackMissing: false })).toEqual({ text: '', missing: [] });
+    expect(engine.render(template, { a: 1, b: 2 }).missing).toEqual([]);
+  });
+
+  it('renders the documented example', () => {
+    const template = engine.compileTemplate(
+      '{% if paid %}{{ customer.name }}{% endif %} {{ note | default: "-" }} {{ order.id }}'
+    );
+    expect(engine.render(template, { paid: true, customer: {} }).missing).toEqual(['customer.name', 'order.id']);
+    expect(engine.render(template, { paid: false, order: { id: 7 } }).missing).toEqual([]);
+  });
+
+  describe('with trackMissing: false', () => {
+    const sources = [
+      'Order {{ order_number }} for {{ customer.name | upcase }} {{ note | default: "-" }}',
+      '{% for item in items %}{{ forloop.index }}. {{ item.sku | append: "!" }} {% endfor %}',
+      "{% case kind %}{% when 'a' %}{% echo total | money %}{% else %}{{ total | money_minor: 'USD' }}{% endcase %}",
+      '{% capture c %}{{ customer.name }}{% endcapture %}{% assign n = c | size %}{{ c }}/{{ n }}{{ a == b }}',
+    ];
+    const scopes = [
+      {},
+      { order_number: 7, customer: { name: 'asha' }, items: [{ sku: 'A' }, {}], kind: 'a', total: 1250 },
+      { note: '', items: [], kind: 'b', total: '99', customer: null },
+    ];
+
+    it.each(sources)('renders the same text with an empty missing: %s', (source) => {
+      const template = engine.compileTemplate(source);
+      for (const scope of scopes) {
+        const tracked = engine.render(template, scope);
+        expect(engine.render(template, scope, { trackMissing: false })).toEqual({ text: tracked.text, missing: [] });
+      }
+    });
+
+    it('is not affected by tracked renders of the same template', () => {
+      const template = engine.compileTemplate('{{ a }}');
+      expect(engine.render(template, {}, { trackMissing: false }).missing).toEqual([]);
+      expect(engine.render(template, {}).missing).toEqual(['a']);
+      expect(engine.render(template, {}, { trackMissing: false }).missing).toEqual([]);
+    });
   });
 });
 
