@@ -1,0 +1,130 @@
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
+import { join, relative, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { buildSync, type Metafile } from 'esbuild';
+
+/** The Lambda handlers, one bundle each: `functions/handlers/<name>.ts` → `<outDir>/<name>/index.mjs`. */
+export const HANDLER_NAMES = ['ingest', 'sender', 'sweeper', 'balance-watch'] as const;
+export type HandlerName = (typeof HANDLER_NAMES)[number];
+
+/** The file name inside each handler's directory; the function's handler is `index.handler`. */
+export const BUNDLE_FILE = 'index.mjs';
+
+/** esbuild's record of what went into every bundle, written next to them for size reports. */
+export const METAFILE = 'meta.json';
+
+export interface BundleOptions {
+  /**
+   * Where the bundles go, one directory per handler.
+   * @default 'dist/handlers'
+   */
+  readonly outDir?: string;
+  /**
+   * Where the handler sources are, as `<name>.ts`.
+   * @default 'functions/handlers'
+   */
+  readonly entryDir?: string;
+  /**
+   * Minify whitespace, syntax and identifiers. Function and class names are kept either way, so
+   * stack traces in the logs stay readable without source maps.
+   * @default true
+   */
+  readonly minify?: boolean;
+  /**
+   * Which handlers to bundle.
+   * @default HANDLER_NAMES
+   */
+  readonly handlers?: readonly HandlerName[];
+}
+
+export interface HandlerBundle {
+  readonly name: HandlerName;
+  /** The source it was built from. */
+  readonly entry: string;
+  /** The directory holding `index.mjs`: what the function's code asset is made from. */
+  readonly dir: string;
+  readonly file: string;
+  readonly bytes: number;
+}
+
+export interface BundleResult {
+  /** The absolute output directory: pass it as `SmsRelay`'s `bundleDir`. */
+  readonly outDir: string;
+  readonly bundles: readonly HandlerBundle[];
+  /** Path of the esbuild metafile covering every bundle (feed it to `esbuild --analyze` tooling). */
+  readonly metafile: string;
+}
+
+// esbuild turns a CommonJS dependency's `require('x')` into a call that needs a real `require` at
+// run time, which an ES module does not have; some of the dependencies are CommonJS.
+const REQUIRE_SHIM = "import { createRequire as __smsRelayCreateRequire } from 'node:module'; const require = __smsRelayCreateRequire(import.meta.url);";
+
+/**
+ * Bundles each handler into one self-contained ES module for nodejs22.x on arm64. The deployed
+ * functions and the integration tests run these same files.
+ *
+ * Everything is bundled, the AWS SDK v3 clients included: the runtime's own SDK is whatever version
+ * Lambda ships that week, so bundling pins what the tests ran against, at the price of a larger
+ * package.
+ *
+ * @example
+ * ```ts
+ * const { bundles } = bundleHandlers({ outDir: 'dist/handlers' });
+ * bundles.map((b) => `${b.name}: ${b.bytes} bytes`);
+ * ```
+ */
+export function bundleHandlers(options: BundleOptions = {}): BundleResult {
+  const outDir = resolve(options.outDir ?? 'dist/handlers');
+  const entryDir = options.entryDir ?? 'functions/handlers';
+  const handlers = options.handlers ?? HANDLER_NAMES;
+
+  const entries = handlers.map((name) => ({ name, entry: join(entryDir, `${name}.ts`) }));
+  const missing = entries.filter(({ entry }) => !existsSync(entry)).map(({ entry }) => entry);
+  if (missing.length > 0) throw new Error(`cannot bundle the handlers: ${missing.join(', ')} missing`);
+
+  const result = buildSync({
+    entryPoints: Object.fromEntries(entries.map(({ name, entry }) => [`${name}/index`, entry])),
+    outdir: outDir,
+    outExtension: { '.js': '.mjs' },
+    bundle: true,
+    platform: 'node',
+    target: 'node22',
+    format: 'esm',
+    // Prefer the ES module builds: they tree-shake, and the SDK's are much smaller that way.
+    mainFields: ['module', 'main'],
+    banner: { js: REQUIRE_SHIM },
+    minify: options.minify ?? true,
+    keepNames: true,
+    // Source maps would double the package and make Node's stack rendering slow on every error;
+    // kept names give readable traces instead.
+    sourcemap: false,
+    legalComments: 'none',
+    metafile: true,
+    logLevel: 'silent',
+  });
+
+  mkdirSync(outDir, { recursive: true });
+  const metafile = join(outDir, METAFILE);
+  writeFileSync(metafile, JSON.stringify(result.metafile));
+
+  const bundles = entries.map(({ name, entry }) => {
+    const dir = join(outDir, name);
+    const file = join(dir, BUNDLE_FILE);
+    return { name, entry, dir, file, bytes: outputBytes(result.metafile, file) };
+  });
+  return { outDir, bundles, metafile };
+}
+
+function outputBytes(metafile: Metafile, file: string): number {
+  // Metafile keys are relative to the working directory.
+  const output = metafile.outputs[relative(process.cwd(), file).split('\\').join('/')];
+  if (output === undefined) throw new Error(`esbuild reported no output for ${file}`);
+  return output.bytes;
+}
+
+// `npx tsx infra/bundle.ts [outDir]` bundles and prints the sizes.
+if (process.argv[1] !== undefined && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  const { bundles, metafile } = bundleHandlers({ outDir: process.argv[2] });
+  for (const bundle of bundles) console.log(`${bundle.name.padEnd(14)} ${(bundle.bytes / 1024).toFixed(1).padStart(8)} KiB  ${bundle.file}`);
+  console.log(`metafile: ${metafile}`);
+}

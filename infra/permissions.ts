@@ -1,0 +1,54 @@
+import { TABLE } from '../functions/store/table';
+import type { HandlerName } from './bundle';
+
+const BY_STATE = TABLE.indexes.byState.name;
+
+/**
+ * Where on the table a grant applies: the table itself (items), or named indexes.
+ * Index grants name each index; no `index/*` wildcard.
+ */
+export interface TableGrant {
+  readonly actions: readonly string[];
+  /** @default - the table's items only */
+  readonly indexes?: readonly string[];
+}
+
+/**
+ * What each function may do to the table: the operations its code paths in `functions/store` send,
+ * spelled out instead of `grantReadWriteData`, which would add Scan, BatchWriteItem and DeleteItem
+ * to every function. A store change that sends a new operation must be added here; the deployed
+ * function otherwise fails with AccessDenied (dynalite, used locally, does not check IAM).
+ *
+ * | Store call | Operations |
+ * |---|---|
+ * | `acceptWebhook` (ingest; sweeper's limit summaries; balance-watch's low-balance SMS) | GetItem, PutItem, UpdateItem |
+ * | `claimMessage`, `mark*`, `releaseForRetry`, `reserveLimit`, `recordCreditsSpent`, `markSummarySent`, `updateBalanceState` | UpdateItem |
+ * | `observeBalance` after a send or a 402 (sender): `spendLastDays`, the low-balance notice | Query, GetItem, PutItem, UpdateItem |
+ * | `findDuePending`, `findStaleSending` | Query on `byState` |
+ * | `heldSummaryDue`, `spendLastDays` | Query on the table |
+ *
+ * No handler uses transactions; they would need `ConditionCheckItem` (there is no
+ * `TransactWriteItems` IAM action: each item is authorised as its own Put/Update/ConditionCheck).
+ * The stream (sender), the failure queue (sender's on-failure destination) and the dead-letter
+ * queue (the scheduled functions) are granted by the constructs that wire them; every function
+ * reads the environment's secret with `secretsmanager:GetSecretValue` only.
+ *
+ * @example
+ * ```ts
+ * TABLE_ACCESS.sweeper[1]; // { actions: ['dynamodb:Query'], indexes: ['byState'] }
+ * ```
+ */
+export const TABLE_ACCESS = {
+  ingest: [{ actions: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'] }],
+  // Every step of a send is a conditional update; a balance crossing seen in a send result also
+  // reads the week's spend (Query) and records the low-balance SMS (acceptWebhook).
+  sender: [{ actions: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:Query', 'dynamodb:UpdateItem'] }],
+  sweeper: [
+    { actions: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:Query', 'dynamodb:UpdateItem'] },
+    { actions: ['dynamodb:Query'], indexes: [BY_STATE] },
+  ],
+  'balance-watch': [{ actions: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:Query', 'dynamodb:UpdateItem'] }],
+} as const satisfies Record<HandlerName, readonly TableGrant[]>;
+
+/** The one Secrets Manager action the functions need. */
+export const SECRET_READ_ACTIONS = ['secretsmanager:GetSecretValue'] as const;

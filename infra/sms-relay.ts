@@ -1,0 +1,408 @@
+import { join } from 'node:path';
+import { Duration, RemovalPolicy, Validations } from 'aws-cdk-lib';
+import * as apigwv2 from 'aws-cdk-lib/aws-apigatewayv2';
+import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
+import { AccessLogFormat } from 'aws-cdk-lib/aws-apigateway';
+import * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
+import * as events from 'aws-cdk-lib/aws-events';
+import * as targets from 'aws-cdk-lib/aws-events-targets';
+import * as iam from 'aws-cdk-lib/aws-iam';
+import * as lambda from 'aws-cdk-lib/aws-lambda';
+import { DynamoEventSource, SqsDlq } from 'aws-cdk-lib/aws-lambda-event-sources';
+import * as logs from 'aws-cdk-lib/aws-logs';
+import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
+import * as sqs from 'aws-cdk-lib/aws-sqs';
+import { Construct } from 'constructs';
+import { ConfigError } from '../functions/core/config/errors';
+import type { RelayConfig } from '../functions/core/config/schema';
+import { MessageState, TABLE } from '../functions/store/table';
+import { bundleHandlers, HANDLER_NAMES, type HandlerName } from './bundle';
+import { METRICS } from './metrics';
+import { pascalCase } from './names';
+import { RelayObservability } from './observability';
+import { SECRET_READ_ACTIONS, TABLE_ACCESS } from './permissions';
+import { RelayFunction } from './relay-function';
+import { scheduleProblem } from './schedule';
+import { RELAY_CONFIG_FILE } from './staging';
+
+/** Steady-state and burst request limits for the webhook endpoint. */
+export interface RelayThrottle {
+  /**
+   * Requests per second, averaged.
+   * @default 50
+   */
+  readonly rateLimit?: number;
+  /**
+   * Requests allowed at once above the rate.
+   * @default 100
+   */
+  readonly burstLimit?: number;
+}
+
+export interface SmsRelayProps {
+  /** Names the alarms, the dashboard and the function descriptions: `dev`, `prod`. */
+  readonly environmentName: string;
+  /** The environment's validated config (`readEnvironmentConfig(env).config`). */
+  readonly config: RelayConfig;
+  /**
+   * The text `config` was parsed from, deployed verbatim with every function as
+   * `relay-config.yaml`; the handlers read that file, never this stack's properties.
+   */
+  readonly configText: string;
+  /**
+   * A directory of prebuilt bundles, `<name>/index.mjs` per handler (from `bundleHandlers`).
+   * @default - the handlers are bundled into `dist/handlers` during synth
+   */
+  readonly bundleDir?: string;
+  /**
+   * Memory per function, in MB; CPU scales with it.
+   * @default - ingest 256, sender 256, sweeper 256, balance-watch 128
+   */
+  readonly memorySize?: Readonly<Partial<Record<HandlerName, number>>>;
+  /**
+   * How long the functions' and the API's logs are kept.
+   * @default logs.RetentionDays.ONE_MONTH
+   */
+  readonly logRetention?: logs.RetentionDays;
+  /**
+   * Where alarm notifications are e-mailed.
+   * @default - `config.balance.email`; no subscription when that is unset too
+   */
+  readonly alarmEmail?: string;
+  /**
+   * Request limits for the webhook endpoint (the API's default route settings).
+   * @default { rateLimit: 50, burstLimit: 100 }
+   */
+  readonly throttle?: RelayThrottle;
+  /**
+   * The largest webhook body ingest accepts, in bytes (`MAX_BODY_BYTES`).
+   * @default 262144
+   */
+  readonly maxBodyBytes?: number;
+  /**
+   * What happens to the table and the secret when the stack is deleted. The records are the
+   * relay's log, and the secret holds keys nobody can recover, so both are kept by default.
+   * @default RemovalPolicy.RETAIN
+   */
+  readonly removalPolicy?: RemovalPolicy;
+}
+
+/** Memory defaults, MB: the scheduled balance check makes one provider call; the others parse, template and send. */
+export const DEFAULT_MEMORY_MB = { ingest: 256, sender: 256, sweeper: 256, 'balance-watch': 128 } as const satisfies Record<HandlerName, number>;
+
+/** Where the handlers are bundled when no `bundleDir` is given. */
+export const DEFAULT_BUNDLE_DIR = 'dist/handlers';
+export const DEFAULT_THROTTLE = { rateLimit: 50, burstLimit: 100 } as const;
+export const DEFAULT_MAX_BODY_BYTES = 262_144;
+/** When `balance` is absent the watch still runs, publishing the balance for the dashboard. */
+export const DEFAULT_BALANCE_SCHEDULE = 'rate(1 hour)';
+export const SWEEP_SCHEDULE = 'rate(1 minute)';
+
+// API Gateway base64-encodes binary bodies into the 6 MB synchronous Lambda payload.
+const MAX_BODY_BYTES_LIMIT = 4 * 1024 * 1024;
+
+const TIMEOUTS = {
+  // Webhook senders give up after about 10 s (GitHub: 10 s) and then retry.
+  ingest: Duration.seconds(10),
+  // A batch of up to 10 sends against a provider allowed 10 s per call, sent a few at a time.
+  sender: Duration.seconds(60),
+  // Under the 1-minute schedule so runs do not pile up.
+  sweeper: Duration.seconds(55),
+  'balance-watch': Duration.seconds(30),
+} as const satisfies Record<HandlerName, Duration>;
+
+/**
+ * The whole relay for one environment: webhook endpoint, message table, sender on the table's
+ * stream, sweeper and balance watch on schedules, the environment's secret, alarms and a dashboard.
+ *
+ * @example
+ * ```ts
+ * const { config, text } = readEnvironmentConfig('prod');
+ * const relay = new SmsRelay(stack, 'Relay', { environmentName: 'prod', config, configText: text });
+ * new CfnOutput(stack, 'WebhookUrl', { value: relay.webhookUrl });
+ * ```
+ */
+export class SmsRelay extends Construct {
+  public readonly table: dynamodb.Table;
+  public readonly secret: secretsmanager.Secret;
+  public readonly api: apigwv2.HttpApi;
+  public readonly stage: apigwv2.HttpStage;
+  /** `https://…/hooks/`: append a route id. */
+  public readonly webhookUrl: string;
+  public readonly functions: Readonly<Record<HandlerName, lambda.Function>>;
+  /** Stream records the sender gave up on. */
+  public readonly failureQueue: sqs.Queue;
+  /** Failed asynchronous deliveries: schedule events, scheduled runs, alarm e-mails. */
+  public readonly deadLetterQueue: sqs.Queue;
+  public readonly observability: RelayObservability;
+
+  public constructor(scope: Construct, id: string, props: SmsRelayProps) {
+    super(scope, id);
+    const { config, environmentName } = props;
+    const throttle = { ...DEFAULT_THROTTLE, ...props.throttle };
+    const maxBodyBytes = props.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
+    const memory = { ...DEFAULT_MEMORY_MB, ...props.memorySize };
+    const logRetention = props.logRetention ?? logs.RetentionDays.ONE_MONTH;
+    const removalPolicy = props.removalPolicy ?? RemovalPolicy.RETAIN;
+    validateProps(throttle, maxBodyBytes, memory);
+    const balanceSchedule = config.balance?.schedule ?? DEFAULT_BALANCE_SCHEDULE;
+    const scheduleIssue = scheduleProblem(balanceSchedule);
+    // The config is valid by its schema but would fail the deploy: report it like any config problem.
+    if (scheduleIssue !== undefined) throw new ConfigError(`config (${environmentName})`, [`balance.schedule: ${scheduleIssue}`]);
+
+    this.table = this.createTable(removalPolicy);
+    this.secret = this.createSecret(config.secrets, environmentName, removalPolicy);
+    this.failureQueue = this.createQueue('FailureQueue', 'the sender gave up on these stream records; their messages may be unsent');
+    // AwsSolutions-SQS3 recognises queues named in a DeadLetterConfig, but not an event source's
+    // on-failure destination.
+    Validations.of(this.failureQueue).acknowledge({
+      id: 'AwsSolutions-SQS3',
+      reason: 'The failure queue is the dead-letter destination of the sender\'s stream event source; a queue behind it would never receive anything.',
+    });
+    this.deadLetterQueue = this.createQueue('DeadLetterQueue', 'failed asynchronous deliveries: schedule events, scheduled runs and alarm e-mails');
+
+    const bundleDir = props.bundleDir ?? DEFAULT_BUNDLE_DIR;
+    if (props.bundleDir === undefined) bundleHandlers({ outDir: DEFAULT_BUNDLE_DIR });
+    const common = {
+      TABLE_NAME: this.table.tableName,
+      SECRET_ID: this.secret.secretArn,
+      RELAY_CONFIG: RELAY_CONFIG_FILE,
+      POWERTOOLS_SERVICE_NAME: METRICS.service,
+      POWERTOOLS_METRICS_NAMESPACE: METRICS.namespace,
+    };
+    const provider = { PROVIDER_BASE_URL: config.provider.baseUrl };
+    const environments: Record<HandlerName, Record<string, string>> = {
+      ingest: { ...common, MAX_BODY_BYTES: String(maxBodyBytes) },
+      sender: { ...common, ...provider },
+      sweeper: { ...common, ...provider },
+      'balance-watch': {
+        ...common,
+        ...provider,
+        ...(config.balance === undefined ? {} : { BALANCE_THRESHOLD: String(config.balance.threshold) }),
+      },
+    };
+    const descriptions: Record<HandlerName, string> = {
+      ingest: 'Authenticates webhooks and records the messages they produce',
+      sender: 'Sends newly recorded messages through the SMS provider',
+      sweeper: 'Retries due messages, recovers stale sends, sends limit summaries',
+      'balance-watch': 'Checks the SMS provider balance and warns when it runs low',
+    };
+
+    const relayFunctions = Object.fromEntries(
+      HANDLER_NAMES.map((name) => [
+        name,
+        new RelayFunction(this, pascalCase(name), {
+          handlerName: name,
+          description: `sms-relay ${environmentName}: ${descriptions[name]}`,
+          bundleDir: join(bundleDir, name),
+          configText: props.configText,
+          memorySize: memory[name],
+          timeout: TIMEOUTS[name],
+          environment: environments[name],
+          logRetention,
+          // Only the scheduled functions are invoked asynchronously.
+          deadLetterQueue: name === 'sweeper' || name === 'balance-watch' ? this.deadLetterQueue : undefined,
+        }),
+      ]),
+    ) as Record<HandlerName, RelayFunction>;
+    this.functions = {
+      ingest: relayFunctions.ingest.fn,
+      sender: relayFunctions.sender.fn,
+      sweeper: relayFunctions.sweeper.fn,
+      'balance-watch': relayFunctions['balance-watch'].fn,
+    };
+    for (const name of HANDLER_NAMES) this.grantAccess(this.functions[name], name);
+
+    Validations.of(this.functions.ingest).acknowledge({
+      id: 'Serverless-LambdaDLQ',
+      reason: 'API Gateway invokes ingest synchronously, so a dead-letter queue would never receive anything; a failed webhook is answered with a 5xx and its sender retries.',
+    });
+    Validations.of(this.functions.sender).acknowledge({
+      id: 'Serverless-LambdaDLQ',
+      reason: 'The stream event source invokes the sender synchronously; records that exhaust their retries go to the event source on-failure destination (the failure queue) instead.',
+    });
+
+    ({ api: this.api, stage: this.stage } = this.createApi(environmentName, this.functions.ingest, throttle, logRetention));
+    this.webhookUrl = `${this.stage.url}hooks/`;
+
+    this.connectSender(this.functions.sender, relayFunctions.sender.role);
+    this.schedule('SweepSchedule', SWEEP_SCHEDULE, this.functions.sweeper);
+    this.schedule('BalanceSchedule', balanceSchedule, this.functions['balance-watch']);
+
+    this.observability = new RelayObservability(this, 'Observability', {
+      environmentName,
+      functions: this.functions,
+      failureQueue: this.failureQueue,
+      deadLetterQueue: this.deadLetterQueue,
+      stage: this.stage,
+      balanceThreshold: config.balance?.threshold,
+      alarmEmail: props.alarmEmail ?? config.balance?.email,
+    });
+  }
+
+  private createTable(removalPolicy: RemovalPolicy): dynamodb.Table {
+    const key = (name: string): dynamodb.Attribute => ({ name, type: dynamodb.AttributeType.STRING });
+    const table = new dynamodb.Table(this, 'Table', {
+      partitionKey: key(TABLE.partitionKey),
+      sortKey: key(TABLE.sortKey),
+      billingMode: dynamodb.BillingMode.PAY_PER_REQUEST,
+      encryption: dynamodb.TableEncryption.AWS_MANAGED,
+      pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
+      timeToLiveAttribute: TABLE.timeToLive,
+      // The sender needs only the record as written; old images would double every update's stream record.
+      stream: dynamodb.StreamViewType.NEW_IMAGE,
+      removalPolicy,
+    });
+    for (const index of Object.values(TABLE.indexes)) {
+      table.addGlobalSecondaryIndex({
+        indexName: index.name,
+        partitionKey: key(index.partitionKey),
+        sortKey: key(index.sortKey),
+        projectionType: dynamodb.ProjectionType.ALL,
+      });
+    }
+    return table;
+  }
+
+  private createSecret(name: string, environmentName: string, removalPolicy: RemovalPolicy): secretsmanager.Secret {
+    // Created here so one deploy builds everything; the value is never in the template. Secrets
+    // Manager generates a throwaway JSON placeholder until `put-secret-value` replaces it.
+    const secret = new secretsmanager.Secret(this, 'Secret', {
+      secretName: name,
+      description: `sms-relay ${environmentName}: JSON with providerApiKey and each route's secret; set it with put-secret-value`,
+      generateSecretString: { secretStringTemplate: '{}', generateStringKey: 'placeholder', excludePunctuation: true },
+      removalPolicy,
+    });
+    Validations.of(secret).acknowledge({
+      id: 'AwsSolutions-SMG4',
+      reason: 'The provider API key is issued in the SMS provider dashboard and the route secrets are shared with the webhook senders; neither can be rotated by a Lambda, so rotation is a manual put-secret-value.',
+    });
+    return secret;
+  }
+
+  private createQueue(id: string, purpose: string): sqs.Queue {
+    const queue = new sqs.Queue(this, id, {
+      encryption: sqs.QueueEncryption.SQS_MANAGED,
+      enforceSSL: true,
+      retentionPeriod: Duration.days(14),
+    });
+    Validations.of(queue).acknowledge({
+      id: 'Serverless-SQSRedrivePolicy',
+      reason: `This queue is itself a dead-letter destination (${purpose}); nothing consumes it automatically, so a redrive policy would have nothing to act on.`,
+    });
+    return queue;
+  }
+
+  private grantAccess(fn: lambda.Function, name: HandlerName): void {
+    for (const grant of TABLE_ACCESS[name]) {
+      const indexes: readonly string[] = 'indexes' in grant ? grant.indexes : [];
+      fn.addToRolePolicy(
+        new iam.PolicyStatement({
+          actions: [...grant.actions],
+          resources: indexes.length === 0 ? [this.table.tableArn] : indexes.map((index) => `${this.table.tableArn}/index/${index}`),
+        }),
+      );
+    }
+    fn.addToRolePolicy(new iam.PolicyStatement({ actions: [...SECRET_READ_ACTIONS], resources: [this.secret.secretArn] }));
+  }
+
+  private createApi(
+    environmentName: string,
+    ingest: lambda.IFunction,
+    throttle: Required<RelayThrottle>,
+    logRetention: logs.RetentionDays,
+  ): { api: apigwv2.HttpApi; stage: apigwv2.HttpStage } {
+    const api = new apigwv2.HttpApi(this, 'Api', {
+      apiName: `sms-relay-${environmentName}`,
+      description: `sms-relay ${environmentName} webhook endpoint`,
+      // The stage is added below: the default one cannot be given throttling or access logs.
+      createDefaultStage: false,
+    });
+    const accessLogs = new logs.LogGroup(this, 'ApiAccessLogs', { retention: logRetention });
+    const stage = api.addStage('DefaultStage', {
+      stageName: '$default',
+      autoDeploy: true,
+      throttle,
+      accessLogSettings: { destination: new apigwv2.LogGroupLogDestination(accessLogs), format: ACCESS_LOG_FORMAT },
+    });
+    const routes = api.addRoutes({
+      path: '/hooks/{route}',
+      methods: [apigwv2.HttpMethod.POST],
+      integration: new HttpLambdaIntegration('Ingest', ingest, { payloadFormatVersion: apigwv2.PayloadFormatVersion.VERSION_2_0 }),
+    });
+    const reason =
+      'Webhook senders (Alertmanager, GitHub, Shopify, …) cannot use IAM or Cognito; each route authenticates its sender in ingest with the HMAC signature or token configured for the route.';
+    for (const route of routes) {
+      Validations.of(route).acknowledge({ id: 'AwsSolutions-APIG4', reason });
+    }
+    return { api, stage };
+  }
+
+  private connectSender(sender: lambda.Function, role: iam.Role): void {
+    sender.addEventSource(
+      new DynamoEventSource(this.table, {
+        startingPosition: lambda.StartingPosition.LATEST,
+        batchSize: 10,
+        // Gathers a burst (an alert storm) into fewer invocations at a cost of at most 1 s.
+        maxBatchingWindow: Duration.seconds(1),
+        // Two batches per shard in flight: a slow provider call holds up half a shard, not all of
+        // it. Records with the same key still go in order.
+        parallelizationFactor: 2,
+        bisectBatchOnError: true,
+        retryAttempts: 3,
+        reportBatchItemFailures: true,
+        onFailure: new SqsDlq(this.failureQueue),
+        // Only new messages: the sender's own updates (and the sweeper's) must not re-trigger it.
+        filters: [
+          lambda.FilterCriteria.filter({
+            eventName: lambda.FilterRule.isEqual('INSERT'),
+            dynamodb: { NewImage: { [TABLE.indexes.byState.partitionKey]: { S: lambda.FilterRule.isEqual(MessageState.Pending) } } },
+          }),
+        ],
+      }),
+    );
+    const reason = 'dynamodb:ListStreams has no resource-level permissions, so the stream event source must grant it on "*"; every other stream action is scoped to this table\'s stream.';
+    Validations.of(role).acknowledge({ id: 'AwsSolutions-IAM5[Resource::*]', reason });
+  }
+
+  private schedule(id: string, expression: string, fn: lambda.IFunction): void {
+    new events.Rule(this, id, {
+      schedule: events.Schedule.expression(expression),
+      targets: [new targets.LambdaFunction(fn, { deadLetterQueue: this.deadLetterQueue, retryAttempts: 2, maxEventAge: Duration.hours(1) })],
+    });
+  }
+}
+
+// JSON so it can be queried in Logs Insights. The query string is left out: some senders put
+// their token there.
+const ACCESS_LOG_FORMAT = AccessLogFormat.custom(
+  JSON.stringify({
+    requestId: '$context.requestId',
+    time: '$context.requestTime',
+    ip: '$context.identity.sourceIp',
+    userAgent: '$context.identity.userAgent',
+    method: '$context.httpMethod',
+    path: '$context.path',
+    routeKey: '$context.routeKey',
+    status: '$context.status',
+    responseLength: '$context.responseLength',
+    latencyMs: '$context.responseLatency',
+    integrationStatus: '$context.integrationStatus',
+    integrationLatencyMs: '$context.integrationLatency',
+    integrationError: '$context.integrationErrorMessage',
+  }),
+);
+
+function validateProps(throttle: Required<RelayThrottle>, maxBodyBytes: number, memory: Record<HandlerName, number>): void {
+  const problems: string[] = [];
+  if (!(throttle.rateLimit > 0)) problems.push(`throttle.rateLimit must be above 0 (got ${throttle.rateLimit})`);
+  if (!Number.isInteger(throttle.burstLimit) || throttle.burstLimit < 0) problems.push(`throttle.burstLimit must be a whole number ≥ 0 (got ${throttle.burstLimit})`);
+  if (!Number.isInteger(maxBodyBytes) || maxBodyBytes < 1 || maxBodyBytes > MAX_BODY_BYTES_LIMIT) {
+    problems.push(`maxBodyBytes must be a whole number from 1 to ${MAX_BODY_BYTES_LIMIT} (got ${maxBodyBytes})`);
+  }
+  for (const name of HANDLER_NAMES) {
+    const mb = memory[name];
+    if (!Number.isInteger(mb) || mb < 128 || mb > 10_240) problems.push(`memorySize.${name} must be a whole number of MB from 128 to 10240 (got ${mb})`);
+  }
+  if (problems.length > 0) throw new Error(`SmsRelay: ${problems.join('; ')}`);
+}

@@ -1,0 +1,53 @@
+import { CfnOutput, Stack, type StackProps } from 'aws-cdk-lib';
+import type { Construct } from 'constructs';
+import { SmsRelay, type SmsRelayProps } from './sms-relay';
+
+export interface SmsRelayStackProps extends StackProps, SmsRelayProps {}
+
+/**
+ * The stack name for an environment: `SmsRelay-<env>`.
+ *
+ * @example
+ * ```ts
+ * relayStackName('prod'); // 'SmsRelay-prod'
+ * ```
+ */
+export function relayStackName(environmentName: string): string {
+  return `SmsRelay-${environmentName}`;
+}
+
+/**
+ * One environment's relay as a deployable stack, named `SmsRelay-<env>`, with the outputs the
+ * README's set-up steps use.
+ *
+ * @example
+ * ```ts
+ * const { config, text } = readEnvironmentConfig('prod');
+ * new SmsRelayStack(app, { environmentName: 'prod', config, configText: text });
+ * ```
+ */
+export class SmsRelayStack extends Stack {
+  public readonly relay: SmsRelay;
+
+  public constructor(scope: Construct, props: SmsRelayStackProps) {
+    const name = relayStackName(props.environmentName);
+    super(scope, name, {
+      stackName: name,
+      description: `sms-relay ${props.environmentName}: webhooks in, SMS out`,
+      ...props,
+    });
+    this.relay = new SmsRelay(this, 'Relay', props);
+
+    new CfnOutput(this, 'WebhookUrl', {
+      value: this.relay.webhookUrl,
+      description: 'Append a route id: <WebhookUrl><route>',
+    });
+    new CfnOutput(this, 'SecretId', {
+      value: props.config.secrets,
+      description: 'aws secretsmanager put-secret-value --secret-id <SecretId> --secret-string file://secret.json',
+    });
+    new CfnOutput(this, 'TableName', { value: this.relay.table.tableName });
+    new CfnOutput(this, 'FailureQueueUrl', { value: this.relay.failureQueue.queueUrl });
+    new CfnOutput(this, 'AlarmTopicArn', { value: this.relay.observability.topic.topicArn });
+  }
+}

@@ -1,0 +1,494 @@
+import { statSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { RemovalPolicy } from 'aws-cdk-lib';
+import { Match } from 'aws-cdk-lib/assertions';
+import { RetentionDays } from 'aws-cdk-lib/aws-logs';
+import { ConfigError } from '../../functions/core/config/errors';
+import { HANDLER_NAMES, type HandlerName } from '../../infra/bundle';
+import { METRICS } from '../../infra/metrics';
+import { bundleForTests, configText, resourcesOfType, synthStack, type CfnResourceJson, type TestStack } from './support';
+
+let bundle: ReturnType<typeof bundleForTests>;
+let prod: TestStack;
+let dev: TestStack;
+
+beforeAll(() => {
+  bundle = bundleForTests();
+  prod = synthStack('prod', configText('prod'), bundle.dir);
+  dev = synthStack('dev', configText('dev'), bundle.dir);
+});
+afterAll(() => bundle.cleanup());
+
+// No `balance` block at all.
+const MINIMAL_CONFIG = `
+provider: { baseUrl: "https://sms.example.co.tz" }
+secrets: sms-relay/minimal
+routes:
+  ci: { source: github, secret: gh, recipients: ["+255712345678"] }
+`;
+
+const props = (resource: CfnResourceJson | undefined): Record<string, unknown> => {
+  expect(resource).toBeDefined();
+  return resource?.Properties ?? {};
+};
+const fn = (stack: TestStack, name: HandlerName): Record<string, unknown> => props(stack.resources[stack.functionId(name)]);
+const fnEnvironment = (stack: TestStack, name: HandlerName): Record<string, unknown> =>
+  (fn(stack, name)['Environment'] as { Variables: Record<string, unknown> }).Variables;
+const REF_TYPES = {
+  RelayTable: 'AWS::DynamoDB::Table',
+  RelaySecret: 'AWS::SecretsManager::Secret',
+  RelayFailureQueue: 'AWS::SQS::Queue',
+} as const;
+const ref = (stack: TestStack, logicalIdPrefix: keyof typeof REF_TYPES): { Ref: string } => {
+  const ids = resourcesOfType(stack.resources, REF_TYPES[logicalIdPrefix])
+    .map(([id]) => id)
+    .filter((id) => id.startsWith(logicalIdPrefix));
+  expect(ids).toHaveLength(1);
+  return { Ref: ids[0] ?? '' };
+};
+
+describe('stack', () => {
+  it('is named SmsRelay-<env>', () => {
+    expect(prod.stack.stackName).toBe('SmsRelay-prod');
+    expect(dev.stack.stackName).toBe('SmsRelay-dev');
+  });
+
+  it('outputs the webhook base URL, ending in /hooks/ for the route id to be appended', () => {
+    const output = prod.template.findOutputs('WebhookUrl');
+    const parts = (output['WebhookUrl']?.['Value'] as { 'Fn::Join': [string, unknown[]] })['Fn::Join'][1];
+    expect(parts[0]).toBe('https://');
+    expect(parts.at(-1)).toBe('/hooks/');
+    const [apiId] = resourcesOfType(prod.resources, 'AWS::ApiGatewayV2::Api')[0] ?? [];
+    expect(parts).toContainEqual({ Ref: apiId });
+  });
+
+  it('outputs the secret id as configured, for put-secret-value', () => {
+    prod.template.hasOutput('SecretId', { Value: 'sms-relay/prod' });
+  });
+});
+
+describe('webhook endpoint', () => {
+  it('routes POST /hooks/{route} to ingest, with no IAM or Cognito authorizer', () => {
+    prod.template.resourceCountIs('AWS::ApiGatewayV2::Route', 1);
+    prod.template.hasResourceProperties('AWS::ApiGatewayV2::Route', { RouteKey: 'POST /hooks/{route}', AuthorizationType: 'NONE' });
+    prod.template.hasResourceProperties('AWS::ApiGatewayV2::Integration', {
+      IntegrationType: 'AWS_PROXY',
+      PayloadFormatVersion: '2.0',
+      IntegrationUri: { 'Fn::GetAtt': [prod.functionId('ingest'), 'Arn'] },
+    });
+  });
+
+  it('throttles the default stage and writes JSON access logs', () => {
+    prod.template.resourceCountIs('AWS::ApiGatewayV2::Stage', 1);
+    const [, stage] = resourcesOfType(prod.resources, 'AWS::ApiGatewayV2::Stage')[0] ?? [];
+    const stageProps = props(stage);
+    expect(stageProps['StageName']).toBe('$default');
+    expect(stageProps['DefaultRouteSettings']).toEqual({ ThrottlingRateLimit: 50, ThrottlingBurstLimit: 100 });
+    const accessLogs = stageProps['AccessLogSettings'] as { Format: string; DestinationArn: unknown };
+    const format = JSON.parse(accessLogs.Format) as Record<string, string>;
+    expect(format['requestId']).toBe('$context.requestId');
+    expect(Object.values(format)).not.toContain('$context.querystring');
+    expect(accessLogs.DestinationArn).toEqual({ 'Fn::GetAtt': [expect.stringMatching(/^RelayApiAccessLogs/), 'Arn'] });
+  });
+
+  it('takes throttle limits from the props', () => {
+    const custom = synthStack('prod', configText('prod'), bundle.dir, { throttle: { rateLimit: 5 } });
+    custom.template.hasResourceProperties('AWS::ApiGatewayV2::Stage', { DefaultRouteSettings: { ThrottlingRateLimit: 5, ThrottlingBurstLimit: 100 } });
+  });
+});
+
+describe('functions', () => {
+  const expected = {
+    ingest: { MemorySize: 256, Timeout: 10 },
+    sender: { MemorySize: 256, Timeout: 60 },
+    sweeper: { MemorySize: 256, Timeout: 55 },
+    'balance-watch': { MemorySize: 128, Timeout: 30 },
+  } as const satisfies Record<HandlerName, object>;
+
+  it.each(HANDLER_NAMES)('%s runs nodejs22.x on arm64 with its memory and time-out', (name) => {
+    expect(fn(prod, name)).toMatchObject({ Runtime: 'nodejs22.x', Architectures: ['arm64'], Handler: 'index.handler', ...expected[name] });
+  });
+
+  it('has exactly four functions, each logging to its own log group kept one month by default', () => {
+    prod.template.resourceCountIs('AWS::Lambda::Function', 4);
+    for (const name of HANDLER_NAMES) {
+      const logGroup = (fn(prod, name)['LoggingConfig'] as { LogGroup: { Ref: string } }).LogGroup.Ref;
+      expect(props(prod.resources[logGroup])['RetentionInDays']).toBe(30);
+    }
+    prod.template.allResourcesProperties('AWS::Logs::LogGroup', { RetentionInDays: 30 });
+  });
+
+  it('takes memory sizes and log retention from the props', () => {
+    const custom = synthStack('prod', configText('prod'), bundle.dir, { memorySize: { sender: 512 }, logRetention: RetentionDays.ONE_WEEK });
+    expect(fn(custom, 'sender')['MemorySize']).toBe(512);
+    expect(fn(custom, 'ingest')['MemorySize']).toBe(256);
+    custom.template.allResourcesProperties('AWS::Logs::LogGroup', { RetentionInDays: 7 });
+  });
+
+  it('gives every function the table, the secret and the packaged config, and each only what it uses besides', () => {
+    const common = {
+      TABLE_NAME: ref(prod, 'RelayTable'),
+      SECRET_ID: ref(prod, 'RelaySecret'),
+      RELAY_CONFIG: 'relay-config.yaml',
+      POWERTOOLS_SERVICE_NAME: 'sms-relay',
+      POWERTOOLS_METRICS_NAMESPACE: 'SmsRelay',
+    };
+    const provider = { PROVIDER_BASE_URL: 'https://sms.example.co.tz' };
+    expect(fnEnvironment(prod, 'ingest')).toEqual({ ...common, MAX_BODY_BYTES: '262144' });
+    expect(fnEnvironment(prod, 'sender')).toEqual({ ...common, ...provider });
+    expect(fnEnvironment(prod, 'sweeper')).toEqual({ ...common, ...provider });
+    expect(fnEnvironment(prod, 'balance-watch')).toEqual({ ...common, ...provider, BALANCE_THRESHOLD: '5000' });
+  });
+
+  it('sets MAX_BODY_BYTES from the props and refuses sizes Lambda cannot carry', () => {
+    const custom = synthStack('prod', configText('prod'), bundle.dir, { maxBodyBytes: 65_536 });
+    expect(fnEnvironment(custom, 'ingest')['MAX_BODY_BYTES']).toBe('65536');
+    expect(() => synthStack('prod', configText('prod'), bundle.dir, { maxBodyBytes: 8 * 1024 * 1024 })).toThrow(/maxBodyBytes must be a whole number from 1 to 4194304/);
+    expect(() => synthStack('prod', configText('prod'), bundle.dir, { memorySize: { ingest: 64 } })).toThrow(/memorySize.ingest/);
+  });
+
+  it('packages the config with the code: a config change changes every function package', () => {
+    const edited = synthStack('prod', `${configText('prod')}\n# edited\n`, bundle.dir);
+    for (const name of HANDLER_NAMES) {
+      expect((fn(edited, name)['Code'] as { S3Key: string }).S3Key).not.toBe((fn(prod, name)['Code'] as { S3Key: string }).S3Key);
+    }
+  });
+
+  it('bundles the handlers into dist/handlers during synth when given no bundle directory', () => {
+    const start = Date.now() - 1000;
+    const selfBundled = synthStack('prod', configText('prod'), undefined);
+    for (const name of HANDLER_NAMES) {
+      // Bundles are rewritten, so a stale dist/ cannot pass for this synth's.
+      expect(statSync(join('dist', 'handlers', name, 'index.mjs')).mtimeMs).toBeGreaterThanOrEqual(start);
+      expect(fn(selfBundled, name)['Handler']).toBe('index.handler');
+    }
+  });
+
+  it('sends failed asynchronous runs of the scheduled functions to the dead-letter queue, and only theirs', () => {
+    const deadLetterQueue = { 'Fn::GetAtt': [expect.stringMatching(/^RelayDeadLetterQueue/), 'Arn'] };
+    expect(fn(prod, 'sweeper')['DeadLetterConfig']).toEqual({ TargetArn: deadLetterQueue });
+    expect(fn(prod, 'balance-watch')['DeadLetterConfig']).toEqual({ TargetArn: deadLetterQueue });
+    expect(fn(prod, 'ingest')['DeadLetterConfig']).toBeUndefined();
+    expect(fn(prod, 'sender')['DeadLetterConfig']).toBeUndefined();
+  });
+});
+
+describe('sender stream', () => {
+  it('feeds only newly inserted PENDING records to the sender, with bounded, bisected retries', () => {
+    prod.template.resourceCountIs('AWS::Lambda::EventSourceMapping', 1);
+    prod.template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
+      FunctionName: { Ref: prod.functionId('sender') },
+      EventSourceArn: { 'Fn::GetAtt': [ref(prod, 'RelayTable').Ref, 'StreamArn'] },
+      StartingPosition: 'LATEST',
+      BatchSize: 10,
+      MaximumBatchingWindowInSeconds: 1,
+      ParallelizationFactor: 2,
+      BisectBatchOnFunctionError: true,
+      MaximumRetryAttempts: 3,
+      FunctionResponseTypes: ['ReportBatchItemFailures'],
+      DestinationConfig: { OnFailure: { Destination: { 'Fn::GetAtt': [Match.stringLikeRegexp('^RelayFailureQueue'), 'Arn'] } } },
+    });
+    const [, mapping] = resourcesOfType(prod.resources, 'AWS::Lambda::EventSourceMapping')[0] ?? [];
+    const filters = (props(mapping)['FilterCriteria'] as { Filters: { Pattern: string }[] }).Filters;
+    expect(filters.map((filter) => JSON.parse(filter.Pattern))).toEqual([
+      { eventName: ['INSERT'], dynamodb: { NewImage: { state: { S: ['PENDING'] } } } },
+    ]);
+  });
+
+  it('keeps failed stream records 14 days in an encrypted, TLS-only failure queue', () => {
+    const failureQueue = ref(prod, 'RelayFailureQueue').Ref;
+    expect(props(prod.resources[failureQueue])).toMatchObject({ SqsManagedSseEnabled: true, MessageRetentionPeriod: 1_209_600 });
+    prod.template.hasResourceProperties('AWS::SQS::QueuePolicy', {
+      Queues: [{ Ref: failureQueue }],
+      PolicyDocument: {
+        Statement: Match.arrayWith([
+          Match.objectLike({ Effect: 'Deny', Action: 'sqs:*', Condition: { Bool: { 'aws:SecureTransport': 'false' } } }),
+        ]),
+      },
+    });
+  });
+});
+
+describe('table', () => {
+  it('uses the shared key schema, both indexes, TTL, PITR, on-demand billing, KMS and a NEW_IMAGE stream', () => {
+    prod.template.resourceCountIs('AWS::DynamoDB::Table', 1);
+    prod.template.hasResourceProperties('AWS::DynamoDB::Table', {
+      KeySchema: [
+        { AttributeName: 'pk', KeyType: 'HASH' },
+        { AttributeName: 'sk', KeyType: 'RANGE' },
+      ],
+      AttributeDefinitions: Match.arrayWith([
+        { AttributeName: 'pk', AttributeType: 'S' },
+        { AttributeName: 'sk', AttributeType: 'S' },
+        { AttributeName: 'state', AttributeType: 'S' },
+        { AttributeName: 'updatedAt', AttributeType: 'S' },
+        { AttributeName: 'route', AttributeType: 'S' },
+        { AttributeName: 'createdAt', AttributeType: 'S' },
+      ]),
+      GlobalSecondaryIndexes: [
+        {
+          IndexName: 'byState',
+          KeySchema: [
+            { AttributeName: 'state', KeyType: 'HASH' },
+            { AttributeName: 'updatedAt', KeyType: 'RANGE' },
+          ],
+          Projection: { ProjectionType: 'ALL' },
+        },
+        {
+          IndexName: 'byRoute',
+          KeySchema: [
+            { AttributeName: 'route', KeyType: 'HASH' },
+            { AttributeName: 'createdAt', KeyType: 'RANGE' },
+          ],
+          Projection: { ProjectionType: 'ALL' },
+        },
+      ],
+      TimeToLiveSpecification: { AttributeName: 'expiresAt', Enabled: true },
+      PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true },
+      BillingMode: 'PAY_PER_REQUEST',
+      // Enabled without a key: the AWS-managed aws/dynamodb key.
+      SSESpecification: { SSEEnabled: true },
+      StreamSpecification: { StreamViewType: 'NEW_IMAGE' },
+    });
+  });
+
+  it('outlives the stack by default, and can be made disposable', () => {
+    prod.template.hasResource('AWS::DynamoDB::Table', { DeletionPolicy: 'Retain', UpdateReplacePolicy: 'Retain' });
+    prod.template.hasResource('AWS::SecretsManager::Secret', { DeletionPolicy: 'Retain', UpdateReplacePolicy: 'Retain' });
+    const disposable = synthStack('dev', configText('dev'), bundle.dir, { removalPolicy: RemovalPolicy.DESTROY });
+    disposable.template.hasResource('AWS::DynamoDB::Table', { DeletionPolicy: 'Delete' });
+  });
+});
+
+describe('secret', () => {
+  it('is created under the configured name with a generated placeholder, never a value', () => {
+    prod.template.resourceCountIs('AWS::SecretsManager::Secret', 1);
+    const [, secret] = resourcesOfType(prod.resources, 'AWS::SecretsManager::Secret')[0] ?? [];
+    const secretProps = props(secret);
+    expect(secretProps['Name']).toBe('sms-relay/prod');
+    expect(secretProps['SecretString']).toBeUndefined();
+    expect(secretProps['GenerateSecretString']).toEqual({ SecretStringTemplate: '{}', GenerateStringKey: 'placeholder', ExcludePunctuation: true });
+    expect(JSON.stringify(prod.template.toJSON())).not.toMatch(/"SecretString"\s*:/);
+  });
+
+  it('never puts a secret into the template, even when the config text sits next to one', () => {
+    // A route secret's *name* is config; its value only ever reaches Secrets Manager.
+    const canary = 'canary-0f8e2c71-secret-value';
+    const text = `${configText('prod')}\n# ${canary}\n`;
+    const withComment = synthStack('prod', text, bundle.dir);
+    expect(JSON.stringify(withComment.template.toJSON())).not.toContain(canary);
+  });
+});
+
+describe('schedules', () => {
+  const ruleFor = (stack: TestStack, name: HandlerName): Record<string, unknown> => {
+    const rules = resourcesOfType(stack.resources, 'AWS::Events::Rule').filter(([, rule]) =>
+      (props(rule)['Targets'] as { Arn: unknown }[]).some((target) => JSON.stringify(target.Arn) === JSON.stringify({ 'Fn::GetAtt': [stack.functionId(name), 'Arn'] })),
+    );
+    expect(rules).toHaveLength(1);
+    return props(rules[0]?.[1]);
+  };
+
+  it('sweeps every minute', () => {
+    expect(ruleFor(prod, 'sweeper')['ScheduleExpression']).toBe('rate(1 minute)');
+  });
+
+  it('checks the balance on the configured schedule, and hourly when balance is not configured', () => {
+    expect(ruleFor(prod, 'balance-watch')['ScheduleExpression']).toBe('rate(1 hour)');
+    expect(ruleFor(dev, 'balance-watch')['ScheduleExpression']).toBe('rate(6 hours)');
+    const minimal = synthStack('minimal', MINIMAL_CONFIG, bundle.dir);
+    expect(ruleFor(minimal, 'balance-watch')['ScheduleExpression']).toBe('rate(1 hour)');
+    expect(fnEnvironment(minimal, 'balance-watch')['BALANCE_THRESHOLD']).toBeUndefined();
+  });
+
+  it('retries schedule deliveries and dead-letters the ones that still fail', () => {
+    for (const [, rule] of resourcesOfType(prod.resources, 'AWS::Events::Rule')) {
+      expect(props(rule)['Targets']).toEqual([
+        expect.objectContaining({
+          DeadLetterConfig: { Arn: { 'Fn::GetAtt': [expect.stringMatching(/^RelayDeadLetterQueue/), 'Arn'] } },
+          RetryPolicy: { MaximumRetryAttempts: 2, MaximumEventAgeInSeconds: 3600 },
+        }),
+      ]);
+    }
+  });
+
+  it('rejects a schedule the config schema accepts but EventBridge would refuse at deploy', () => {
+    const text = configText('dev').replace('schedule: rate(6 hours)', 'schedule: rate(6 hour)');
+    expect(() => synthStack('dev', text, bundle.dir)).toThrow(ConfigError);
+    expect(() => synthStack('dev', text, bundle.dir)).toThrow(/balance\.schedule: use "rate\(6 hours\)"/);
+  });
+});
+
+describe('least privilege', () => {
+  interface Statement {
+    readonly Effect: string;
+    readonly Action: string | string[];
+    readonly Resource: unknown;
+  }
+  const statements = (stack: TestStack, name: HandlerName): Statement[] => {
+    const role = (fn(stack, name)['Role'] as { 'Fn::GetAtt': [string, string] })['Fn::GetAtt'][0];
+    return resourcesOfType(stack.resources, 'AWS::IAM::Policy')
+      .filter(([, policy]) => (props(policy)['Roles'] as { Ref: string }[]).some((r) => r.Ref === role))
+      .flatMap(([, policy]) => (props(policy)['PolicyDocument'] as { Statement: Statement[] }).Statement);
+  };
+  const TABLE = { 'Fn::GetAtt': [expect.stringMatching(/^RelayTable/), 'Arn'] };
+  const BY_STATE = { 'Fn::Join': ['', [TABLE, '/index/byState']] };
+  const SECRET = { Ref: expect.stringMatching(/^RelaySecret/) };
+  const LOGS = (name: string) => ({ 'Fn::GetAtt': [expect.stringMatching(new RegExp(`^Relay${name}Logs`)), 'Arn'] });
+  const DEAD_LETTERS = { 'Fn::GetAtt': [expect.stringMatching(/^RelayDeadLetterQueue/), 'Arn'] };
+  const grant = (actions: string[], resource: unknown) => ({ Effect: 'Allow', Action: actions.length === 1 ? actions[0] : actions, Resource: resource });
+
+  it('ingest may record messages and read the secret, nothing else', () => {
+    expect(statements(prod, 'ingest')).toEqual([
+      grant(['logs:CreateLogStream', 'logs:PutLogEvents'], LOGS('Ingest')),
+      grant(['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'], TABLE),
+      grant(['secretsmanager:GetSecretValue'], SECRET),
+    ]);
+  });
+
+  it('sender may update records, record a low-balance notice, read its stream and fill its failure queue', () => {
+    expect(statements(prod, 'sender')).toEqual([
+      grant(['logs:CreateLogStream', 'logs:PutLogEvents'], LOGS('Sender')),
+      grant(['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:Query', 'dynamodb:UpdateItem'], TABLE),
+      grant(['secretsmanager:GetSecretValue'], SECRET),
+      grant(['sqs:SendMessage', 'sqs:GetQueueAttributes', 'sqs:GetQueueUrl'], { 'Fn::GetAtt': [expect.stringMatching(/^RelayFailureQueue/), 'Arn'] }),
+      grant(['dynamodb:ListStreams'], '*'),
+      grant(['dynamodb:DescribeStream', 'dynamodb:GetRecords', 'dynamodb:GetShardIterator'], { 'Fn::GetAtt': [expect.stringMatching(/^RelayTable/), 'StreamArn'] }),
+    ]);
+  });
+
+  it('sweeper may query the state index (and no other), and record and update messages', () => {
+    expect(statements(prod, 'sweeper')).toEqual([
+      grant(['sqs:SendMessage'], DEAD_LETTERS),
+      grant(['logs:CreateLogStream', 'logs:PutLogEvents'], LOGS('Sweeper')),
+      grant(['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:Query', 'dynamodb:UpdateItem'], TABLE),
+      grant(['dynamodb:Query'], BY_STATE),
+      grant(['secretsmanager:GetSecretValue'], SECRET),
+    ]);
+  });
+
+  it('balance-watch may keep its items, query the table and record its warning SMS, but no index', () => {
+    expect(statements(prod, 'balance-watch')).toEqual([
+      grant(['sqs:SendMessage'], DEAD_LETTERS),
+      grant(['logs:CreateLogStream', 'logs:PutLogEvents'], LOGS('BalanceWatch')),
+      grant(['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:Query', 'dynamodb:UpdateItem'], TABLE),
+      grant(['secretsmanager:GetSecretValue'], SECRET),
+    ]);
+  });
+
+  it('grants no wildcard action, no Scan, no deletes, and no managed policies anywhere', () => {
+    const actions = resourcesOfType(prod.resources, 'AWS::IAM::Policy').flatMap(([, policy]) =>
+      (props(policy)['PolicyDocument'] as { Statement: Statement[] }).Statement.flatMap((s) => [s.Action].flat()),
+    );
+    expect(actions.filter((action) => action.includes('*'))).toEqual([]);
+    expect(actions.filter((action) => /Scan|Delete|Batch|PartiQL/.test(action))).toEqual([]);
+    for (const [, role] of resourcesOfType(prod.resources, 'AWS::IAM::Role')) expect(props(role)['ManagedPolicyArns']).toBeUndefined();
+  });
+});
+
+describe('observability', () => {
+  const topic = () => ({ Ref: expect.stringMatching(/^RelayObservabilityAlarmTopic/) });
+  const alarmNamed = (stack: TestStack, name: string): Record<string, unknown> => {
+    const alarms = resourcesOfType(stack.resources, 'AWS::CloudWatch::Alarm').filter(([, alarm]) => props(alarm)['AlarmName'] === name);
+    expect(alarms).toHaveLength(1);
+    return props(alarms[0]?.[1]);
+  };
+
+  it('alarms when the balance falls below the configured threshold', () => {
+    expect(alarmNamed(prod, 'SmsRelay-prod-BalanceLow')).toMatchObject({
+      Namespace: METRICS.namespace,
+      MetricName: 'RemainingBalance',
+      Dimensions: [{ Name: 'service', Value: 'sms-relay' }],
+      Statistic: 'Minimum',
+      Threshold: 5000,
+      ComparisonOperator: 'LessThanThreshold',
+      TreatMissingData: 'ignore',
+    });
+    expect(alarmNamed(dev, 'SmsRelay-dev-BalanceLow')['Threshold']).toBe(500);
+  });
+
+  it('has no balance alarm without a threshold', () => {
+    const minimal = synthStack('minimal', MINIMAL_CONFIG, bundle.dir);
+    const names = resourcesOfType(minimal.resources, 'AWS::CloudWatch::Alarm').map(([, alarm]) => props(alarm)['AlarmName']);
+    expect(names).not.toContain('SmsRelay-minimal-BalanceLow');
+    expect(names).toHaveLength(7);
+  });
+
+  it('alarms on any send failure in 5 minutes', () => {
+    expect(alarmNamed(prod, 'SmsRelay-prod-SendFailures')).toMatchObject({
+      Namespace: 'SmsRelay',
+      MetricName: 'Failed',
+      Dimensions: [{ Name: 'service', Value: 'sms-relay' }],
+      Statistic: 'Sum',
+      Period: 300,
+      Threshold: 1,
+      ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+    });
+  });
+
+  it('alarms when either queue holds a message', () => {
+    for (const [name, queue] of [
+      ['FailureQueueNotEmpty', 'RelayFailureQueue'],
+      ['DeadLetterQueueNotEmpty', 'RelayDeadLetterQueue'],
+    ] as const) {
+      expect(alarmNamed(prod, `SmsRelay-prod-${name}`)).toMatchObject({
+        Namespace: 'AWS/SQS',
+        MetricName: 'ApproximateNumberOfMessagesVisible',
+        Dimensions: [{ Name: 'QueueName', Value: { 'Fn::GetAtt': [expect.stringMatching(new RegExp(`^${queue}`)), 'QueueName'] } }],
+        Threshold: 1,
+        ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+      });
+    }
+  });
+
+  it.each(HANDLER_NAMES)('alarms on any %s error in 5 minutes', (name) => {
+    const alarmName = `SmsRelay-prod-${name === 'balance-watch' ? 'BalanceWatch' : name.charAt(0).toUpperCase() + name.slice(1)}Errors`;
+    expect(alarmNamed(prod, alarmName)).toMatchObject({
+      Namespace: 'AWS/Lambda',
+      MetricName: 'Errors',
+      Dimensions: [{ Name: 'FunctionName', Value: { Ref: prod.functionId(name) } }],
+      Statistic: 'Sum',
+      Threshold: 1,
+    });
+  });
+
+  it('sends every alarm and its recovery to the alarm topic', () => {
+    const alarms = resourcesOfType(prod.resources, 'AWS::CloudWatch::Alarm');
+    expect(alarms).toHaveLength(8);
+    for (const [, alarm] of alarms) {
+      expect(props(alarm)['AlarmActions']).toEqual([topic()]);
+      expect(props(alarm)['OKActions']).toEqual([topic()]);
+    }
+  });
+
+  it('e-mails the alarms to balance.email, with undeliverable ones dead-lettered', () => {
+    prod.template.resourceCountIs('AWS::SNS::Subscription', 1);
+    prod.template.hasResourceProperties('AWS::SNS::Subscription', {
+      Protocol: 'email',
+      Endpoint: 'ops@example.co.tz',
+      TopicArn: { Ref: Match.stringLikeRegexp('^RelayObservabilityAlarmTopic') },
+      RedrivePolicy: { deadLetterTargetArn: { 'Fn::GetAtt': [Match.stringLikeRegexp('^RelayDeadLetterQueue'), 'Arn'] } },
+    });
+  });
+
+  it('subscribes nobody when no address is configured, and the alarmEmail prop wins', () => {
+    dev.template.resourceCountIs('AWS::SNS::Subscription', 0);
+    const custom = synthStack('dev', configText('dev'), bundle.dir, { alarmEmail: 'oncall@example.com' });
+    custom.template.hasResourceProperties('AWS::SNS::Subscription', { Protocol: 'email', Endpoint: 'oncall@example.com' });
+  });
+
+  it('enforces TLS on the alarm topic', () => {
+    prod.template.hasResourceProperties('AWS::SNS::TopicPolicy', {
+      PolicyDocument: { Statement: Match.arrayWith([Match.objectLike({ Effect: 'Deny', Condition: { Bool: { 'aws:SecureTransport': 'false' } } })]) },
+    });
+  });
+
+  it('draws a dashboard with the balance, the relay metrics, the queues and the functions', () => {
+    const [, dashboard] = resourcesOfType(prod.resources, 'AWS::CloudWatch::Dashboard')[0] ?? [];
+    expect(props(dashboard)['DashboardName']).toBe('SmsRelay-prod');
+    const body = JSON.stringify(props(dashboard)['DashboardBody']);
+    for (const metric of Object.values(METRICS.names)) expect(body).toContain(`\\"${metric}\\"`);
+    for (const metric of ['ApproximateNumberOfMessagesVisible', 'IteratorAge', 'Errors', 'Duration', 'Throttles', '5xx']) expect(body).toContain(metric);
+  });
+});

@@ -1,0 +1,260 @@
+import { spawn } from 'node:child_process';
+import { randomBytes, randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import type { APIGatewayProxyStructuredResultV2, DynamoDBBatchResponse, DynamoDBRecord } from 'aws-lambda';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { stringify } from 'yaml';
+import { NOTICE_ROUTE } from '../../functions/relay/ports';
+import { createStore, ensureTable, MessageState, type MessageRecord, type MessageStore } from '../../functions/store';
+import { bundleHandlers, type HandlerName } from '../../infra/bundle';
+import { RELAY_CONFIG_FILE, stageFunctionAsset } from '../../infra/staging';
+import { startSandbox } from '../../local/sandbox/server';
+import type { RunningSandbox } from '../../local/sandbox/types';
+import { type Dynalite, startDynalite } from '../helpers/dynalite';
+import { apiEvent, insertRecordOf, scheduledEvent } from '../functions/handlers/support';
+
+/**
+ * The deployed code, end to end: the esbuild bundles the stack ships, each packaged with the config
+ * exactly as `stageFunctionAsset` packages it, run one invocation per fresh Node process (a cold
+ * start every time) against dynalite and the sandbox SMS service.
+ */
+
+const DRIVER = fileURLToPath(new URL('./driver.mjs', import.meta.url));
+const RESULT_MARKER = '@@driver-result@@';
+
+const API_KEY = `sms-key-${randomBytes(12).toString('hex')}`;
+const ALERTS_TOKEN = `alerts-${randomBytes(12).toString('hex')}`;
+const ONCALL = '255712345678';
+
+const CONFIG = {
+  // What a real environment says; PROVIDER_BASE_URL points the functions at the sandbox instead.
+  provider: { baseUrl: 'https://sms.example.com/api', defaultSenderId: 'SMSRELAY', timeoutMs: 5_000 },
+  secrets: 'sms-relay/integration',
+  balance: { threshold: 100, notify: ['0712345678'] },
+  routes: {
+    alerts: {
+      source: 'alertmanager',
+      secret: 'alerts-token',
+      recipients: ['{{ commonAnnotations.oncall_phone }}'],
+      template: '[{{ status | upcase }}] {{ commonLabels.alertname }}: {{ commonAnnotations.summary }}',
+      senderId: 'ALERTS',
+    },
+    'alerts-alo': {
+      source: 'alertmanager',
+      secret: 'alerts-token',
+      recipients: ['{{ commonAnnotations.oncall_phone }}'],
+      template: '[{{ status | upcase }}] {{ commonLabels.alertname }}: {{ commonAnnotations.summary }}',
+      senderId: 'ALERTS',
+      delivery: 'at-least-once',
+    },
+  },
+};
+
+interface Invocation<T> {
+  readonly result: T;
+  readonly initMs: number;
+  readonly invokeMs: number;
+}
+
+let scratch: string;
+let db: Dynalite;
+let sandbox: RunningSandbox;
+let store: MessageStore;
+let tableName: string;
+let packages: Record<HandlerName, string>;
+let secretsFile: string;
+/** Everything the functions wrote, stdout and stderr, for the leak check. */
+const output: string[] = [];
+
+beforeAll(async () => {
+  scratch = mkdtempSync(join(tmpdir(), 'sms-relay-bundled-'));
+  const { bundles } = bundleHandlers({ outDir: join(scratch, 'dist') });
+  const configText = stringify(CONFIG);
+  packages = Object.fromEntries(
+    bundles.map((bundle) => [bundle.name, stageFunctionAsset({ bundleDir: bundle.dir, configText, stagingRoot: join(scratch, 'assets') })]),
+  ) as Record<HandlerName, string>;
+
+  [db, sandbox] = await Promise.all([startDynalite(), startSandbox({ apiKey: API_KEY, senderIds: ['ALERTS', 'SMSRELAY'], balance: 1000, rate: 1 })]);
+  tableName = `bundled-${randomUUID()}`;
+  await ensureTable(db.client, tableName);
+  store = createStore({ client: db.client, tableName });
+  secretsFile = join(scratch, 'secrets.json');
+  writeFileSync(secretsFile, JSON.stringify({ providerApiKey: API_KEY, 'alerts-token': ALERTS_TOKEN }));
+}, 120_000);
+
+afterAll(async () => {
+  await Promise.all([db?.close(), sandbox?.close()]);
+  if (scratch !== undefined) rmSync(scratch, { recursive: true, force: true });
+});
+
+/** The environment the stack gives each function, with the local replacements for AWS. */
+function environment(name: HandlerName): Record<string, string> {
+  const common = {
+    PATH: process.env['PATH'] ?? '',
+    LAMBDA_TASK_ROOT: packages[name],
+    RELAY_CONFIG: RELAY_CONFIG_FILE,
+    TABLE_NAME: tableName,
+    POWERTOOLS_SERVICE_NAME: 'sms-relay',
+    POWERTOOLS_METRICS_NAMESPACE: 'SmsRelay',
+    DYNAMODB_ENDPOINT: db.endpoint,
+    RELAY_SECRETS_FILE: secretsFile,
+    AWS_REGION: 'local',
+    // As on Lambda: the handlers build their runtime while the bundle loads.
+    AWS_EXECUTION_ENV: 'AWS_Lambda_nodejs22.x',
+  };
+  const provider = { PROVIDER_BASE_URL: sandbox.baseUrl, RETRY_BASE_DELAY_MS: '0', SWEEP_PENDING_GRACE_MS: '0' };
+  switch (name) {
+    case 'ingest':
+      return { ...common, MAX_BODY_BYTES: '262144' };
+    case 'balance-watch':
+      return { ...common, ...provider, BALANCE_THRESHOLD: '100' };
+    default:
+      return { ...common, ...provider };
+  }
+}
+
+/** One invocation of a bundled handler in its own process. */
+async function invoke<T>(name: HandlerName, event: unknown): Promise<Invocation<T>> {
+  const child = spawn(process.execPath, [DRIVER, join(packages[name], 'index.mjs')], { cwd: scratch, env: environment(name), stdio: ['pipe', 'pipe', 'pipe'] });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+  child.stdin.end(JSON.stringify(event));
+  const code = await new Promise<number | null>((resolve, reject) => child.once('error', reject).once('close', resolve));
+  output.push(stdout, stderr);
+  const line = stdout.split('\n').find((each) => each.startsWith(RESULT_MARKER));
+  if (code !== 0 || line === undefined) throw new Error(`${name} exited with ${code}:\n${stdout}\n${stderr}`);
+  const outcome = JSON.parse(line.slice(RESULT_MARKER.length)) as { result?: T; error?: { name: string; message: string }; initMs: number; invokeMs: number };
+  if (outcome.error !== undefined) throw new Error(`${name} threw ${outcome.error.name}: ${outcome.error.message}`);
+  return { result: outcome.result as T, initMs: outcome.initMs, invokeMs: outcome.invokeMs };
+}
+
+function alert(summary: string): string {
+  return JSON.stringify({
+    receiver: 'sms-oncall',
+    status: 'firing',
+    alerts: [{ status: 'firing', labels: { alertname: 'DiskAlmostFull' }, annotations: { summary }, fingerprint: randomUUID() }],
+    groupKey: '{}:{alertname="DiskAlmostFull"}',
+    commonLabels: { alertname: 'DiskAlmostFull' },
+    commonAnnotations: { summary, oncall_phone: '+255 712 345 678' },
+    truncatedAlerts: 0,
+  });
+}
+
+async function ingest(route: string, body: string): Promise<{ status: number; body: { status: string; ids: string[] } }> {
+  const { result } = await invoke<APIGatewayProxyStructuredResultV2>('ingest', apiEvent({ route, body, headers: { authorization: `Bearer ${ALERTS_TOKEN}`, 'content-type': 'application/json' } }));
+  expect(result.headers).toEqual({ 'content-type': 'application/json' });
+  return { status: result.statusCode!, body: JSON.parse(result.body!) as { status: string; ids: string[] } };
+}
+
+async function send(...ids: string[]): Promise<DynamoDBBatchResponse> {
+  const records: DynamoDBRecord[] = [];
+  for (const id of ids) records.push(await insertRecordOf(db.client, tableName, id));
+  return (await invoke<DynamoDBBatchResponse>('sender', { Records: records })).result;
+}
+
+async function record(id: string): Promise<MessageRecord> {
+  const found = await store.getMessage(id);
+  if (found === undefined) throw new Error(`no record ${id}`);
+  return found;
+}
+
+describe('the bundled handlers', { timeout: 60_000 }, () => {
+  const firstAlert = alert('Disk /var/lib/postgresql on db-01 is 94% full');
+  let firstId: string;
+
+  it('ingest records a signed Alertmanager webhook and answers 202', async () => {
+    const response = await ingest('alerts', firstAlert);
+
+    expect(response.status).toBe(202);
+    expect(response.body.status).toBe('accepted');
+    firstId = response.body.ids[0]!;
+    expect(await record(firstId)).toMatchObject({ state: MessageState.Pending, to: [ONCALL], route: 'alerts' });
+  });
+
+  it('the sender, fed the stream INSERT, sends exactly that SMS', async () => {
+    expect(await send(firstId)).toEqual({ batchItemFailures: [] });
+
+    expect(await record(firstId)).toMatchObject({ state: MessageState.Sent, attempts: 1 });
+    expect(sandbox.messages()).toEqual([
+      expect.objectContaining({ phoneNumbers: [ONCALL], senderId: 'ALERTS', message: '[FIRING] DiskAlmostFull: Disk /var/lib/postgresql on db-01 is 94% full' }),
+    ]);
+  });
+
+  it('a repeated delivery is a 200 duplicate, and a redelivered stream record sends nothing', async () => {
+    const again = await ingest('alerts', firstAlert);
+
+    expect(again).toEqual({ status: 200, body: { status: 'duplicate', ids: [firstId] } });
+    expect((await store.listByRoute('alerts')).items).toHaveLength(1);
+    expect(await send(firstId)).toEqual({ batchItemFailures: [] });
+    expect(sandbox.messages()).toHaveLength(1);
+  });
+
+  it('an ambiguous failure on an at-most-once route leaves the message UNKNOWN: one SMS, never two', async () => {
+    const { body } = await ingest('alerts', alert('Disk on db-02 is 95% full'));
+    const id = body.ids[0]!;
+    // The service sends the SMS, then fails the request.
+    sandbox.injectFault({ kind: 'status', status: 500, deliver: true });
+
+    expect(await send(id)).toEqual({ batchItemFailures: [] });
+    expect(await record(id)).toMatchObject({ state: MessageState.Unknown, lastError: { status: 500, delivery: 'maybe-sent' } });
+
+    expect((await invoke('sweeper', scheduledEvent())).result).toMatchObject({ sent: {}, recovered: 0 });
+    expect(sandbox.messages().filter((message) => message.message.includes('db-02'))).toHaveLength(1);
+  });
+
+  it('an ambiguous failure on an at-least-once route is retried by the sweeper: SENT, and delivered twice', async () => {
+    const { body } = await ingest('alerts-alo', alert('Disk on db-03 is 96% full'));
+    const id = body.ids[0]!;
+    sandbox.injectFault({ kind: 'status', status: 500, deliver: true });
+
+    expect(await send(id)).toEqual({ batchItemFailures: [] });
+    expect(await record(id)).toMatchObject({ state: MessageState.Pending, attempts: 1 });
+
+    expect((await invoke('sweeper', scheduledEvent())).result).toMatchObject({ sent: { sent: 1 } });
+    expect(await record(id)).toMatchObject({ state: MessageState.Sent, attempts: 2 });
+    // At-least-once means exactly this: the on-call engineer cannot miss it, and may get it twice.
+    expect(sandbox.messages().filter((message) => message.message.includes('db-03'))).toHaveLength(2);
+  });
+
+  it('the balance watch below the threshold records one notice, once', async () => {
+    sandbox.setBalance(50);
+
+    expect((await invoke('balance-watch', scheduledEvent())).result).toMatchObject({ balance: 50, threshold: 100, alerted: true, currency: 'TZS' });
+    expect((await invoke('balance-watch', scheduledEvent())).result).toMatchObject({ balance: 50, alerted: false });
+
+    const notices = (await store.listByRoute(NOTICE_ROUTE)).items;
+    expect(notices).toHaveLength(1);
+    expect(notices[0]).toMatchObject({ state: MessageState.Pending, to: [ONCALL], senderId: 'SMSRELAY' });
+    expect(notices[0]!.text).toMatch(/^sms-relay: SMS balance is TZS 50, below the threshold of 100\./);
+  });
+
+  it('a send the balance does not cover is PARKED', async () => {
+    sandbox.setBalance(0);
+    const { body } = await ingest('alerts', alert('Disk on db-04 is 97% full'));
+    const id = body.ids[0]!;
+
+    expect(await send(id)).toEqual({ batchItemFailures: [] });
+
+    expect(await record(id)).toMatchObject({ state: MessageState.Parked, lastError: { status: 402 } });
+    expect(sandbox.messages().filter((message) => message.message.includes('db-04'))).toHaveLength(0);
+  });
+
+  it('wrote EMF to the SmsRelay namespace, and no secret or full phone number anywhere', () => {
+    const text = output.join('\n');
+    for (const leak of [API_KEY, ALERTS_TOKEN, '712345678']) expect(text).not.toContain(leak);
+    const emf = text
+      .split('\n')
+      .filter((line) => line.startsWith('{"_aws"'))
+      .map((line) => JSON.parse(line) as { _aws: { CloudWatchMetrics: { Namespace: string; Dimensions: string[][] }[] }; route?: string; Sent?: unknown });
+    expect(emf.length).toBeGreaterThan(0);
+    expect(new Set(emf.map((line) => line._aws.CloudWatchMetrics[0]!.Namespace))).toEqual(new Set(['SmsRelay']));
+    const sent = emf.filter((line) => line.Sent !== undefined);
+    expect(sent.some((line) => line.route === 'alerts')).toBe(true);
+    expect(sent.some((line) => line._aws.CloudWatchMetrics[0]!.Dimensions[0]!.join() === 'service')).toBe(true);
+  });
+});
