@@ -1,6 +1,11 @@
 import { Command } from 'commander';
+import { balanceCommand } from './commands/balance';
+import { logsCommand } from './commands/logs';
 import { previewCommand } from './commands/preview';
+import { redriveCommand } from './commands/redrive';
 import { sandboxCommand } from './commands/sandbox';
+import { sendTestCommand } from './commands/send-test';
+import { startCommand } from './commands/start';
 import { validateCommand } from './commands/validate';
 
 /**
@@ -14,6 +19,11 @@ export function buildProgram(): Command {
   program.addCommand(previewCommand());
   program.addCommand(validateCommand());
   program.addCommand(sandboxCommand());
+  program.addCommand(startCommand());
+  program.addCommand(sendTestCommand());
+  program.addCommand(balanceCommand());
+  program.addCommand(logsCommand());
+  program.addCommand(redriveCommand());
   return program;
 }
 

@@ -1,0 +1,88 @@
+import { Command, Option } from 'commander';
+import { loadConfigFile } from '../../../functions/core/config/load';
+import { createSmsClient, describeSmsError, SmsTransportError, SmsUnauthorizedError, type SmsClient } from '../../../functions/core/provider';
+import { findRunningRuntime } from '../../runtime/discovery';
+import { readExistingSecrets, PROVIDER_API_KEY_NAME } from '../../runtime/secrets';
+import { displayPath, localPath, RUNTIME_DEFAULTS } from '../../runtime/settings';
+import { RuntimeError } from '../../runtime/errors';
+import { CliError, fail } from '../output';
+
+interface BalanceOptions {
+  readonly config?: string;
+  readonly secrets?: string;
+  readonly url?: string;
+  readonly json?: boolean;
+}
+
+/**
+ * `sms-relay balance`: asks the SMS service for the account's balance, currency and rate.
+ *
+ * @example
+ * // npx sms-relay balance                     (the running local relay's SMS service)
+ * // PROVIDER_BASE_URL=https://sms.example PROVIDER_API_KEY=… npx sms-relay balance
+ * program.addCommand(balanceCommand());
+ */
+export function balanceCommand(): Command {
+  return new Command('balance')
+    .description('Show the SMS account balance, currency and rate per SMS from the SMS service')
+    .addOption(new Option('--config <file>', `relay config, for provider.baseUrl (env RELAY_CONFIG, default ${RUNTIME_DEFAULTS.configPath})`))
+    .addOption(new Option('--secrets <file>', `secrets JSON holding providerApiKey (env RELAY_SECRETS_FILE, default ${RUNTIME_DEFAULTS.secretsPath})`))
+    .addOption(new Option('--url <base>', 'SMS service base URL, overriding everything else'))
+    .addOption(new Option('--json', 'print {baseUrl, balance, currency, smsRate} as JSON'))
+    .addHelpText(
+      'after',
+      `
+The service is, first found: --url; PROVIDER_BASE_URL; the SMS service of the relay running on
+RELAY_DATA_DIR (its sandbox); the config's provider.baseUrl. The key is PROVIDER_API_KEY, else
+"providerApiKey" from the secrets file. The key is never printed.`,
+    )
+    .action(async (options: BalanceOptions) => {
+      try {
+        await runBalance(options);
+      } catch (error) {
+        fail(error);
+      }
+    });
+}
+
+async function runBalance(options: BalanceOptions): Promise<void> {
+  const { baseUrl, origin } = await serviceUrl(options);
+  const apiKey = process.env['PROVIDER_API_KEY'] || readExistingSecrets(localPath('secrets', options.secrets))[PROVIDER_API_KEY_NAME];
+  if (apiKey === undefined || apiKey === '') throw new CliError(`no API key: set PROVIDER_API_KEY or "${PROVIDER_API_KEY_NAME}" in the secrets file`);
+
+  let client: SmsClient | undefined;
+  try {
+    client = createSmsClient({ baseUrl, apiKey });
+    const { balance, currency, smsRate } = await client.getBalance();
+    if (options.json === true) {
+      process.stdout.write(`${JSON.stringify({ baseUrl, balance, currency, smsRate })}\n`);
+      return;
+    }
+    const left = smsRate > 0 ? `, about ${Math.floor(balance / smsRate)} SMS left` : '';
+    process.stdout.write(
+      `SMS service  ${baseUrl} (${origin})\nBalance      ${formatAmount(balance)} ${currency}\nRate         ${formatAmount(smsRate)} ${currency} per SMS${left}\n`,
+    );
+  } catch (error) {
+    if (error instanceof SmsUnauthorizedError) throw new RuntimeError(`the SMS service at ${baseUrl} refused the API key (401)`, { cause: error });
+    const described = describeSmsError(error);
+    const detail = [described.name, described.status, described.code, described.serviceError].filter((part) => part !== undefined).join(' ');
+    const what = error instanceof SmsTransportError ? 'cannot reach the SMS service' : 'the SMS service failed';
+    throw new RuntimeError(`${what} at ${baseUrl} (${detail})`, { cause: error });
+  } finally {
+    client?.close();
+  }
+}
+
+async function serviceUrl(options: BalanceOptions): Promise<{ baseUrl: string; origin: string }> {
+  if (options.url !== undefined) return { baseUrl: options.url, origin: '--url' };
+  const fromEnv = process.env['PROVIDER_BASE_URL'];
+  if (fromEnv !== undefined && fromEnv.trim() !== '') return { baseUrl: fromEnv.trim(), origin: 'PROVIDER_BASE_URL' };
+  const running = await findRunningRuntime(localPath('dataDir', undefined));
+  if (running !== undefined) return { baseUrl: running.providerBaseUrl, origin: `SMS service of the running relay, pid ${running.pid}` };
+  const configPath = localPath('config', options.config);
+  return { baseUrl: loadConfigFile(configPath).config.provider.baseUrl, origin: `provider.baseUrl of ${displayPath(configPath)}` };
+}
+
+function formatAmount(value: number): string {
+  return new Intl.NumberFormat('en', { maximumFractionDigits: 4 }).format(value);
+}

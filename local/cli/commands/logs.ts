@@ -1,0 +1,132 @@
+import { Command, InvalidArgumentError, Option } from 'commander';
+import { openDeployedRecordAccess, openLocalRecordAccess, type RecordAccess } from '../../runtime/record-access';
+import { MESSAGE_STATES, parseSince, parseState, type RecordQuery, type RecordView } from '../../runtime/records';
+import { localPath, RUNTIME_DEFAULTS } from '../../runtime/settings';
+import { fail } from '../output';
+
+/** Records shown when `--limit` is not given. */
+export const DEFAULT_LOGS_LIMIT = 50;
+
+interface LogsOptions {
+  readonly route?: string;
+  readonly state?: string;
+  readonly since?: string;
+  readonly limit: number;
+  readonly json?: boolean;
+  readonly env?: string;
+  readonly table?: string;
+  readonly dataDir?: string;
+}
+
+/**
+ * `sms-relay logs`: the newest message records, locally or from a deployed environment.
+ *
+ * @example
+ * // npx sms-relay logs --state PARKED --since 1d
+ * // npx sms-relay logs --route orders --json | jq '.[].state'
+ * program.addCommand(logsCommand());
+ */
+export function logsCommand(): Command {
+  return new Command('logs')
+    .description('List message records (newest last): route, state, masked numbers, segments, credits, reason')
+    .addOption(new Option('--route <id>', 'only this route'))
+    .addOption(new Option('--state <state>', `only this state: ${MESSAGE_STATES.join(', ')}`))
+    .addOption(new Option('--since <when>', 'only records since a duration ago (30m, 2h, 3d) or an ISO time'))
+    .addOption(new Option('--limit <n>', 'at most this many, the newest').default(DEFAULT_LOGS_LIMIT).argParser(parseLimit))
+    .addOption(new Option('--json', 'print a JSON array of {id, route, state, createdAt, updatedAt, to, segments, attempts, reason, deducted, remainingBalance}'))
+    .addOption(new Option('--env <name>', 'read the deployed stack SmsRelay-<name> instead (AWS credentials from the usual chain)'))
+    .addOption(new Option('--table <name>', 'with --env: the table name (stack output TableName)').env('TABLE_NAME'))
+    .addOption(new Option('--data-dir <dir>', `local store (env RELAY_DATA_DIR, default ${RUNTIME_DEFAULTS.dataDir})`))
+    .addHelpText(
+      'after',
+      `
+Locally, records come through the running relay when one holds RELAY_DATA_DIR (its /_relay/records
+endpoint), else from the store on disk. With --route, --since counts from a record's creation;
+otherwise from its last change.
+
+Examples:
+  $ npx sms-relay logs
+  $ npx sms-relay logs --state FAILED --since 2h
+  $ npx sms-relay logs --env prod --route alerts --limit 20`,
+    )
+    .action(async (options: LogsOptions) => {
+      try {
+        await runLogs(options);
+      } catch (error) {
+        fail(error);
+      }
+    });
+}
+
+async function runLogs(options: LogsOptions): Promise<void> {
+  process.env['AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED'] ??= 'true';
+  const query: RecordQuery = {
+    ...(options.route === undefined ? {} : { route: options.route }),
+    ...(options.state === undefined ? {} : { state: parseState(options.state, MESSAGE_STATES) }),
+    ...(options.since === undefined ? {} : { since: parseSince(options.since) }),
+    limit: options.limit,
+  };
+  const access = await openAccess(options);
+  let records: RecordView[];
+  try {
+    records = await access.list(query);
+  } finally {
+    await access.close();
+  }
+  // Fetched newest first; printed like a log, oldest of them first.
+  const shown = [...records].reverse();
+  if (options.json === true) {
+    process.stdout.write(`${JSON.stringify(shown, null, 2)}\n`);
+    return;
+  }
+  if (shown.length === 0) {
+    process.stdout.write(`No records (${access.description}).\n`);
+    return;
+  }
+  process.stdout.write(`${renderTable(shown)}\n${shown.length} record${shown.length === 1 ? '' : 's'} from ${access.description}\n`);
+}
+
+export async function openAccess(options: { readonly env?: string; readonly table?: string; readonly dataDir?: string }): Promise<RecordAccess> {
+  return options.env === undefined
+    ? await openLocalRecordAccess({ dataDir: localPath('dataDir', options.dataDir) })
+    : await openDeployedRecordAccess({ environment: options.env, ...(options.table === undefined ? {} : { table: options.table }) });
+}
+
+const COLUMNS = ['TIME', 'ID', 'ROUTE', 'STATE', 'TO', 'SEG', 'CREDITS', 'REASON'] as const;
+
+/**
+ * A fixed-width table of records; the reason column is last and not padded.
+ *
+ * @example
+ * ```ts
+ * renderTable(records); // 'TIME                 ID                          ROUTE   STATE …'
+ * ```
+ */
+export function renderTable(records: readonly RecordView[]): string {
+  const rows = records.map((record) => [
+    localTime(record.createdAt),
+    record.id,
+    record.route,
+    record.state,
+    record.to.length > 2 ? `${record.to.slice(0, 2).join(',')} +${record.to.length - 2}` : record.to.join(',') || '-',
+    String(record.segments),
+    record.deducted === null ? '-' : String(record.deducted),
+    record.reason ?? '',
+  ]);
+  const widths = COLUMNS.map((title, column) => Math.max(title.length, ...rows.map((row) => row[column]!.length)));
+  const line = (cells: readonly string[]): string =>
+    cells.map((cell, column) => (column === cells.length - 1 ? cell : cell.padEnd(widths[column]!))).join('  ').trimEnd();
+  return [line(COLUMNS), ...rows.map(line)].join('\n');
+}
+
+function localTime(iso: string): string {
+  const at = new Date(iso);
+  const two = (n: number): string => String(n).padStart(2, '0');
+  return `${at.getFullYear()}-${two(at.getMonth() + 1)}-${two(at.getDate())} ${two(at.getHours())}:${two(at.getMinutes())}:${two(at.getSeconds())}`;
+}
+
+function parseLimit(value: string): number {
+  const limit = Number(value);
+  if (!/^\d+$/.test(value) || limit < 1 || limit > 10_000) throw new InvalidArgumentError('Expected a whole number from 1 to 10000.');
+  return limit;
+}

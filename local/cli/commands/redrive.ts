@@ -1,0 +1,126 @@
+import cliProgress from 'cli-progress';
+import { Command, Option } from 'commander';
+import { AccessKind, type RecordAccess } from '../../runtime/record-access';
+import { parseSince, parseState, REDRIVE_STATES, type RecordView } from '../../runtime/records';
+import { RUNTIME_DEFAULTS } from '../../runtime/settings';
+import { fail } from '../output';
+import { openAccess } from './logs';
+
+/** Above this many records a terminal gets a progress bar instead of a line per record. */
+export const PROGRESS_BAR_THRESHOLD = 20;
+/** Records re-queued per request: small enough for the bar to move, large enough to be quick. */
+const CHUNK = 10;
+
+interface RedriveOptions {
+  readonly state: string;
+  readonly since?: string;
+  readonly route?: string;
+  readonly dryRun?: boolean;
+  readonly env?: string;
+  readonly table?: string;
+  readonly dataDir?: string;
+}
+
+/** What happens next to re-queued records, by where they were re-queued. */
+const NEXT_STEP = {
+  [AccessKind.Runtime]: 'the running relay sends them within a few seconds',
+  [AccessKind.Store]: 'they are sent when the relay next starts (npm start)',
+  [AccessKind.Aws]: "the stack's sweeper sends them within a minute",
+} as const satisfies Record<AccessKind, string>;
+
+/**
+ * `sms-relay redrive`: sends parked (or failed, or held) messages back to PENDING, typically after
+ * a top-up; the sweeper then sends them.
+ *
+ * @example
+ * // npx sms-relay redrive                  (every PARKED record)
+ * // npx sms-relay redrive --state FAILED --since 2h --route orders
+ * program.addCommand(redriveCommand());
+ */
+export function redriveCommand(): Command {
+  return new Command('redrive')
+    .description('Re-queue PARKED (default), FAILED or HELD messages, e.g. after topping up the balance; the sweeper then sends them')
+    .addOption(new Option('--state <state>', `records in this state: ${REDRIVE_STATES.join(', ')}`).default('PARKED'))
+    .addOption(new Option('--since <when>', 'only records that reached the state since a duration ago (30m, 2h, 3d) or an ISO time'))
+    .addOption(new Option('--route <id>', 'only this route'))
+    .addOption(new Option('--dry-run', 'list what would be re-queued and change nothing'))
+    .addOption(new Option('--env <name>', 'the deployed stack SmsRelay-<name> instead of the local store'))
+    .addOption(new Option('--table <name>', 'with --env: the table name (stack output TableName)').env('TABLE_NAME'))
+    .addOption(new Option('--data-dir <dir>', `local store (env RELAY_DATA_DIR, default ${RUNTIME_DEFAULTS.dataDir})`))
+    .addHelpText(
+      'after',
+      `
+Each record moves only if it is still in that state, so two redrives never send one message twice.
+More than ${PROGRESS_BAR_THRESHOLD} records on a terminal show a progress bar.
+
+Examples:
+  $ npx sms-relay redrive
+  $ npx sms-relay redrive --state FAILED --since 1d --dry-run`,
+    )
+    .action(async (options: RedriveOptions) => {
+      try {
+        await runRedrive(options);
+      } catch (error) {
+        fail(error);
+      }
+    });
+}
+
+async function runRedrive(options: RedriveOptions): Promise<void> {
+  process.env['AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED'] ??= 'true';
+  const from = parseState(options.state, REDRIVE_STATES);
+  const since = options.since === undefined ? undefined : parseSince(options.since);
+  const access = await openAccess(options);
+  try {
+    const records = await access.list({ state: from, ...(options.route === undefined ? {} : { route: options.route }), ...(since === undefined ? {} : { since }) });
+    const scope = `${from}${options.route === undefined ? '' : ` on route ${options.route}`}${options.since === undefined ? '' : ` since ${options.since}`}`;
+    if (records.length === 0) {
+      process.stdout.write(`Nothing to re-queue: no ${scope} records (${access.description}).\n`);
+      return;
+    }
+    // Oldest first, so messages go out in the order they were meant to.
+    const ordered = [...records].reverse();
+    if (options.dryRun === true) {
+      for (const record of ordered) process.stdout.write(`would re-queue ${describe(record)}\n`);
+      process.stdout.write(`${ordered.length} ${scope} record${ordered.length === 1 ? '' : 's'} would be re-queued (dry run).\n`);
+      return;
+    }
+    const requeued = await requeueAll(access, ordered, from);
+    const skipped = ordered.length - requeued;
+    process.stdout.write(
+      `Re-queued ${requeued} of ${ordered.length} ${scope} record${ordered.length === 1 ? '' : 's'}` +
+        `${skipped > 0 ? ` (${skipped} had left ${from} meanwhile)` : ''}; ${NEXT_STEP[access.kind]}.\n`,
+    );
+  } finally {
+    await access.close();
+  }
+}
+
+async function requeueAll(access: RecordAccess, records: readonly RecordView[], from: (typeof REDRIVE_STATES)[number]): Promise<number> {
+  const useBar = records.length > PROGRESS_BAR_THRESHOLD && process.stderr.isTTY === true;
+  const bar = useBar
+    ? new cliProgress.SingleBar({ format: 'Re-queuing [{bar}] {value}/{total} {percentage}%', stream: process.stderr, clearOnComplete: true }, cliProgress.Presets.shades_classic)
+    : undefined;
+  bar?.start(records.length, 0);
+  const byId = new Map(records.map((record) => [record.id, record]));
+  let done = 0;
+  let requeued = 0;
+  try {
+    for (let start = 0; start < records.length; start += CHUNK) {
+      const chunk = records.slice(start, start + CHUNK);
+      const outcome = await access.requeue(chunk.map((record) => record.id), from);
+      done += chunk.length;
+      requeued += outcome.requeued.length;
+      if (bar !== undefined) bar.update(done);
+      else if (records.length > PROGRESS_BAR_THRESHOLD) process.stdout.write(`re-queued ${requeued}, ${done}/${records.length} done\n`);
+      else for (const id of outcome.requeued) process.stdout.write(`re-queued ${describe(byId.get(id)!)}\n`);
+    }
+  } finally {
+    bar?.stop();
+  }
+  return requeued;
+}
+
+function describe(record: RecordView): string {
+  return `${record.id}  ${record.route}  to ${record.to.join(', ') || '-'}${record.reason === null ? '' : `  (${record.reason})`}`;
+}

@@ -1,0 +1,119 @@
+import { readFileSync } from 'node:fs';
+import { Command, InvalidArgumentError, Option } from 'commander';
+import { loadConfigFile } from '../../../functions/core/config/load';
+import { maskPhoneNumbersIn } from '../../../functions/core/recipients';
+import { findRunningRuntime } from '../../runtime/discovery';
+import { readExistingSecrets } from '../../runtime/secrets';
+import { signWebhook } from '../../runtime/signers';
+import { displayPath, localPath, parsePort, RUNTIME_DEFAULTS } from '../../runtime/settings';
+import { RuntimeError } from '../../runtime/errors';
+import { CliError, fail } from '../output';
+
+interface SendTestOptions {
+  readonly route: string;
+  readonly payload: string;
+  readonly url?: string;
+  readonly config?: string;
+  readonly secrets?: string;
+  readonly header: readonly [string, string][];
+}
+
+/**
+ * `sms-relay send-test`: signs a payload file the way the route's source signs its webhooks, with
+ * the route's secret from the local secrets file, and posts it to the relay.
+ *
+ * @example
+ * // npx sms-relay send-test --route github --payload test/fixtures/github/push.json --header 'X-GitHub-Event: push'
+ * program.addCommand(sendTestCommand());
+ */
+export function sendTestCommand(): Command {
+  return new Command('send-test')
+    .description("Post a payload file to a route, signed as the route's source would sign it, and print the relay's answer")
+    .requiredOption('--route <id>', 'route id from the config, e.g. github')
+    .requiredOption('--payload <file>', 'body to send, byte for byte (e.g. test/fixtures/github/push.json)')
+    .addOption(new Option('--url <base>', `relay base URL (default: the running local relay, else http://127.0.0.1:$PORT, PORT default ${RUNTIME_DEFAULTS.port})`))
+    .addOption(new Option('--config <file>', `relay config (env RELAY_CONFIG, default ${RUNTIME_DEFAULTS.configPath})`))
+    .addOption(new Option('--secrets <file>', `local secrets JSON (env RELAY_SECRETS_FILE, default ${RUNTIME_DEFAULTS.secretsPath})`))
+    .addOption(
+      new Option('--header <header>', "extra header 'Name: value', repeatable; overrides a generated one (e.g. 'X-GitHub-Event: issues')")
+        .argParser(collectHeader)
+        .default([]),
+    )
+    .addHelpText(
+      'after',
+      `
+Signatures: GitHub X-Hub-Signature-256 (+ X-GitHub-Event, default push, and a new X-GitHub-Delivery);
+Shopify X-Shopify-Hmac-Sha256; WooCommerce X-WC-Webhook-Signature; Stripe Stripe-Signature t=…,v1=…;
+Standard Webhooks webhook-id/-timestamp/-signature; Alertmanager, Grafana, generic: Authorization: Bearer.
+Exits 1 when the relay answers anything but 2xx.
+
+Examples:
+  $ npx sms-relay send-test --route notify --payload test/fixtures/generic/backup-failed.json
+  $ npx sms-relay send-test --route payments --payload test/fixtures/stripe/payment_intent.succeeded.json`,
+    )
+    .action(async (options: SendTestOptions) => {
+      try {
+        process.exitCode = await runSendTest(options);
+      } catch (error) {
+        fail(error);
+      }
+    });
+}
+
+async function runSendTest(options: SendTestOptions): Promise<number> {
+  const configPath = localPath('config', options.config);
+  const secretsPath = localPath('secrets', options.secrets);
+  const loaded = loadConfigFile(configPath);
+  const route = loaded.routes.get(options.route);
+  if (route === undefined) throw new CliError(`no route "${options.route}" in ${displayPath(configPath)}; routes: ${[...loaded.routes.keys()].join(', ')}`);
+  const secret = readExistingSecrets(secretsPath)[route.config.secret];
+  if (secret === undefined) throw new CliError(`${displayPath(secretsPath)} has no value named "${route.config.secret}" (route ${route.id}); "npm start" adds missing ones`);
+
+  let body: Buffer;
+  try {
+    body = readFileSync(options.payload);
+  } catch (error) {
+    throw new CliError(`cannot read payload ${options.payload} (${(error as NodeJS.ErrnoException).code ?? 'error'})`, { cause: error });
+  }
+  const headers = signWebhook(route.pack.name, { body, secret, headers: Object.fromEntries(options.header) });
+  const target = `${(options.url ?? (await defaultUrl())).replace(/\/+$/, '')}/hooks/${encodeURIComponent(route.id)}`;
+
+  process.stdout.write(`POST ${target}  (${route.pack.name}, signed with "${route.config.secret}" from ${displayPath(secretsPath)})\n`);
+  let response: Response;
+  try {
+    response = await fetch(target, { method: 'POST', headers, body, signal: AbortSignal.timeout(30_000) });
+  } catch (error) {
+    throw new RuntimeError(`cannot reach the relay at ${target} (${causeOf(error)}); is "npm start" running?`, { cause: error });
+  }
+  const text = await response.text();
+  process.stdout.write(`${response.status} ${response.statusText}\n${maskPhoneNumbersIn(pretty(text))}\n`);
+  return response.ok ? 0 : 1;
+}
+
+async function defaultUrl(): Promise<string> {
+  const port = process.env['PORT'];
+  if (port !== undefined && port.trim() !== '' && port.trim() !== '0') return `http://${RUNTIME_DEFAULTS.host}:${parsePort(port)}`;
+  // PORT=0 or unset: a running relay says where it listens.
+  const running = await findRunningRuntime(localPath('dataDir', undefined));
+  return running?.url ?? `http://${RUNTIME_DEFAULTS.host}:${RUNTIME_DEFAULTS.port}`;
+}
+
+function collectHeader(value: string, previous: readonly [string, string][]): [string, string][] {
+  const colon = value.indexOf(':');
+  const name = colon < 0 ? '' : value.slice(0, colon).trim();
+  if (!/^[!#$%&'*+.^_`|~\w-]+$/.test(name)) throw new InvalidArgumentError("Expected 'Name: value'.");
+  return [...previous, [name, value.slice(colon + 1).trim()]];
+}
+
+function pretty(text: string): string {
+  try {
+    return JSON.stringify(JSON.parse(text), null, 2);
+  } catch {
+    return text;
+  }
+}
+
+function causeOf(error: unknown): string {
+  const cause = (error as { cause?: { code?: string; message?: string } }).cause;
+  return cause?.code ?? cause?.message ?? (error as Error).message;
+}

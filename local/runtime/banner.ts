@@ -1,0 +1,74 @@
+/** What the start-up banner shows. Paths are as a person would type them. */
+export interface BannerInfo {
+  readonly url: string;
+  readonly routes: readonly { readonly id: string; readonly source: string }[];
+  /** The in-process sandbox's base URL; absent when PROVIDER_BASE_URL is used. */
+  readonly sandboxUrl: string | undefined;
+  /** The sandbox account, e.g. `10000 TZS, 20 TZS per SMS`. */
+  readonly sandboxAccount?: string;
+  readonly providerBaseUrl: string;
+  readonly configPath: string;
+  readonly secretsPath: string;
+  readonly secretsCreated: boolean;
+  readonly secretsAdded: readonly string[];
+  readonly dataDir: string;
+  readonly balanceSchedule: string;
+  /** A generic route and its token from the user's own secrets file, for the example request. */
+  readonly example: { readonly route: string; readonly token: string } | undefined;
+}
+
+/** The example webhook body: `phone` is a recipient of the `notify` route in config/local.yaml. */
+export const EXAMPLE_BODY = '{"message":"Hello from sms-relay","phone":"0712345678"}';
+
+/**
+ * The start-up banner: where to post webhooks, where the SMS land, where the secrets are, and a
+ * request to copy that produces an SMS. The example shows a route token from the local secrets
+ * file on purpose (it is the user's own file); the provider key is never shown.
+ *
+ * @example
+ * ```ts
+ * terminal.printVerbatim(renderBanner(info));
+ * ```
+ */
+export function renderBanner(info: BannerInfo): string {
+  const routes = info.routes.map((route) => `${route.id} (${route.source})`).join(', ');
+  const lines = [
+    '',
+    'sms-relay is running',
+    '',
+    `  Webhooks   ${info.url}/hooks/<route>`,
+    `             routes: ${routes}`,
+    `  Health     ${info.url}/health`,
+    info.sandboxUrl === undefined
+      ? `  SMS        ${info.providerBaseUrl} (PROVIDER_BASE_URL)`
+      : `  SMS        sandbox SMS service at ${info.sandboxUrl}${info.sandboxAccount === undefined ? '' : ` (${info.sandboxAccount})`}; set PROVIDER_BASE_URL to use another`,
+    ...(info.sandboxUrl === undefined ? [] : [`  Inbox      ${info.sandboxUrl}/_sandbox/messages`]),
+    `  Config     ${info.configPath}`,
+    `  Secrets    ${info.secretsPath}${secretsNote(info)}`,
+    `  Store      ${info.dataDir} (dynalite on disk: records survive a restart)`,
+    `  Balance    checked now and ${info.balanceSchedule}`,
+    '',
+  ];
+  if (info.example !== undefined) {
+    lines.push(
+      `Send an SMS through route "${info.example.route}":`,
+      `  curl -sS -X POST ${info.url}/hooks/${info.example.route} \\`,
+      `    -H 'Authorization: Bearer ${info.example.token}' \\`,
+      `    -H 'Content-Type: application/json' \\`,
+      `    -d '${EXAMPLE_BODY}'`,
+      '',
+    );
+  }
+  const signed = info.routes.find((route) => route.source !== 'generic') ?? info.routes[0];
+  if (signed !== undefined) {
+    lines.push(`Sign a payload as its source would: npx sms-relay send-test --route ${signed.id} --payload <file>`);
+  }
+  lines.push('Records: npx sms-relay logs    Re-send parked: npx sms-relay redrive    Stop: Ctrl-C', '');
+  return lines.join('\n');
+}
+
+function secretsNote({ secretsCreated, secretsAdded }: BannerInfo): string {
+  if (secretsCreated) return ' (created now with random values, mode 0600)';
+  if (secretsAdded.length > 0) return ` (added random values for: ${secretsAdded.join(', ')})`;
+  return '';
+}

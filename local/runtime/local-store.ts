@@ -1,0 +1,115 @@
+import { mkdirSync } from 'node:fs';
+import type { Server } from 'node:http';
+import { createRequire } from 'node:module';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { createStore, ensureTable, type MessageStore } from '../../functions/store';
+import { DataDirLockedError, RuntimeError } from './errors';
+
+/** The part of dynalite's factory used here; the package ships no TypeScript types. */
+type DynaliteFactory = (options: {
+  readonly path?: string;
+  readonly createTableMs?: number;
+  readonly deleteTableMs?: number;
+  readonly updateTableMs?: number;
+}) => Server;
+
+/** The part of `level` (dynalite's own LevelDB binding) used to test the lock. */
+interface LevelDatabase {
+  open(): Promise<void>;
+  close(): Promise<void>;
+}
+type LevelConstructor = new (path: string, options: { readonly valueEncoding: string }) => LevelDatabase;
+
+const requireHere = createRequire(import.meta.url);
+
+/** Where LevelDB keeps its files inside `RELAY_DATA_DIR`; the directory also holds `runtime.json`. */
+export const DATABASE_SUBDIR = 'db';
+
+/** Fixed credentials: dynalite checks that requests are signed, not by whom. */
+export const LOCAL_CREDENTIALS = { accessKeyId: 'local', secretAccessKey: 'local' } as const;
+export const LOCAL_REGION = 'local';
+
+export interface LocalStore {
+  /** `http://127.0.0.1:<port>`: the `DYNAMODB_ENDPOINT` the handlers use. */
+  readonly endpoint: string;
+  readonly client: DynamoDBClient;
+  readonly store: MessageStore;
+  readonly tableName: string;
+  readonly dataDir: string;
+  /** Waits for pending writes, closes LevelDB and the server. Idempotent. */
+  close(): Promise<void>;
+}
+
+export interface OpenLocalStoreOptions {
+  readonly dataDir: string;
+  readonly tableName: string;
+}
+
+/**
+ * Starts dynalite on 127.0.0.1 and a free port with its data on disk under `dataDir`, and makes
+ * sure the relay's table exists. Records survive a restart. LevelDB allows one process per
+ * directory, so the lock is tested first: dynalite itself would crash the process on it later.
+ *
+ * @throws {DataDirLockedError} another process holds the store
+ *
+ * @example
+ * ```ts
+ * const local = await openLocalStore({ dataDir: '.relay/data', tableName: 'sms-relay' });
+ * await local.store.listByState('PARKED');
+ * await local.close();
+ * ```
+ */
+export async function openLocalStore({ dataDir, tableName }: OpenLocalStoreOptions): Promise<LocalStore> {
+  const path = join(dataDir, DATABASE_SUBDIR);
+  mkdirSync(path, { recursive: true, mode: 0o700 });
+  await assertUnlocked(path, dataDir);
+
+  const dynalite = requireHere('dynalite') as DynaliteFactory;
+  const server = dynalite({ path, createTableMs: 0, deleteTableMs: 0, updateTableMs: 0 });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const endpoint = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const client = new DynamoDBClient({ region: LOCAL_REGION, endpoint, credentials: LOCAL_CREDENTIALS });
+
+  let closing: Promise<void> | undefined;
+  const close = (): Promise<void> => {
+    closing ??= (async () => {
+      client.destroy();
+      await new Promise<void>((resolve, reject) => {
+        server.close((error) => (error ? reject(error) : resolve()));
+        // Other clients (the handlers') keep idle keep-alive sockets; close() would wait on them.
+        server.closeAllConnections();
+      });
+    })();
+    return closing;
+  };
+
+  try {
+    await ensureTable(client, tableName, { timeoutMs: 10_000 });
+  } catch (error) {
+    await close().catch(() => undefined);
+    throw new RuntimeError(`the local store in ${dataDir} could not be prepared: ${(error as Error).message}`, { cause: error });
+  }
+  return { endpoint, client, store: createStore({ client, tableName }), tableName, dataDir, close };
+}
+
+async function assertUnlocked(path: string, dataDir: string): Promise<void> {
+  // Resolved from dynalite's own location, so it is the binding (and version) dynalite will open.
+  const { Level } = createRequire(requireHere.resolve('dynalite'))('level') as { Level: LevelConstructor };
+  const database = new Level(path, { valueEncoding: 'json' });
+  try {
+    await database.open();
+  } catch (error) {
+    const cause = (error as { cause?: { code?: string } }).cause;
+    if (cause?.code === 'LEVEL_LOCKED') throw new DataDirLockedError(dataDir, { cause: error });
+    throw new RuntimeError(`the local store in ${dataDir} cannot be opened: ${(error as Error).message}`, { cause: error });
+  }
+  await database.close();
+}

@@ -1,0 +1,182 @@
+import { maskPhoneNumbersIn } from '../../functions/core/recipients';
+import type { WebhookReport } from './server';
+
+/** Powertools Logger's own keys; everything else in a line is the caller's attributes. */
+const STANDARD_KEYS = new Set([
+  'level',
+  'message',
+  'timestamp',
+  'service',
+  'sampling_rate',
+  'xray_trace_id',
+  'cold_start',
+  'function_arn',
+  'function_memory_size',
+  'function_name',
+  'function_request_id',
+  'correlation_id',
+]);
+
+/** Secrets shorter than this are not searched for: they would match ordinary words. */
+const MIN_REDACTED_LENGTH = 6;
+const MAX_ATTRIBUTES_LENGTH = 300;
+
+/**
+ * Builds the filter every printed line goes through: each secret value becomes `[redacted]` and
+ * every phone number is masked, whatever printed it (a handler, a library, the runtime).
+ *
+ * @example
+ * ```ts
+ * const redact = createRedactor(['s3cret-token']);
+ * redact('token s3cret-token for 255712345678'); // 'token [redacted] for 2557****678'
+ * ```
+ */
+export function createRedactor(secrets: Iterable<string>): (text: string) => string {
+  // Longest first, so a secret containing another is replaced whole.
+  const values = [...new Set(secrets)].filter((value) => value.length >= MIN_REDACTED_LENGTH).sort((a, b) => b.length - a.length);
+  return (text) => maskPhoneNumbersIn(values.reduce((line, value) => line.split(value).join('[redacted]'), text));
+}
+
+/** A parsed Powertools JSON log line. */
+export type LogEntry = Readonly<Record<string, unknown>> & { readonly level: string; readonly message: string };
+
+/**
+ * The JSON log entry in `line`, or `undefined` when the line is not one (a library's own output).
+ *
+ * @example
+ * ```ts
+ * parseLogLine('{"level":"INFO","message":"sms","timestamp":"2025-01-01T00:00:00.000Z"}')?.message; // 'sms'
+ * ```
+ */
+export function parseLogLine(line: string): LogEntry | undefined {
+  if (!line.startsWith('{')) return undefined;
+  try {
+    const value: unknown = JSON.parse(line);
+    if (typeof value !== 'object' || value === null) return undefined;
+    const entry = value as Record<string, unknown>;
+    return typeof entry['level'] === 'string' && typeof entry['message'] === 'string' ? (entry as LogEntry) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+export interface FormatOptions {
+  /**
+   * Also show INFO lines the runtime has no special format for.
+   * @default false
+   */
+  readonly verbose?: boolean;
+}
+
+/**
+ * One human line for a handler's log entry, or `undefined` to leave it out: a send becomes
+ * `sms  <route>  SENT  to 2557****678  1 segment  20 credits, balance 9980`; webhook entries are
+ * left to the runtime's own line per request; other entries show at WARN and above (all with
+ * `verbose`).
+ *
+ * @example
+ * ```ts
+ * formatLogEntry({ level: 'INFO', message: 'sms', route: 'notify', state: 'SENT', to: ['2557****678'], segments: 1, credits: 20, remainingBalance: 9980 });
+ * ```
+ */
+export function formatLogEntry(entry: LogEntry, { verbose = false }: FormatOptions = {}): string | undefined {
+  const time = clock(entry['timestamp']);
+  const level = entry.level.toUpperCase();
+  const serious = level === 'WARN' || level === 'ERROR' || level === 'CRITICAL';
+  if (entry.message === 'sms') return `${time}  sms      ${describeSend(entry)}`;
+  if (entry.message === 'balance') return `${time}  balance  ${describeBalance(entry)}`;
+  // The runtime prints its own line per webhook with the HTTP status; ingest's lines would repeat it.
+  if (entry.message.startsWith('webhook ') && level !== 'ERROR' && level !== 'CRITICAL') return verbose ? generic(time, level, entry) : undefined;
+  if (!serious && !verbose) return undefined;
+  return generic(time, level, entry);
+}
+
+/**
+ * The runtime's line for one webhook.
+ *
+ * @example
+ * ```ts
+ * formatWebhook({ route: 'notify', status: 202, outcome: 'accepted', reason: undefined, ids: ['01J…'] });
+ * // '12:00:01  webhook  notify      202 accepted: 1 SMS queued'
+ * ```
+ */
+export function formatWebhook({ route, status, outcome, reason, ids }: WebhookReport, at: Date = new Date()): string {
+  let detail: string;
+  if (status === 202) detail = `accepted: ${ids.length} SMS queued`;
+  else if (outcome === 'duplicate') detail = 'duplicate: already received, nothing sent';
+  else detail = [outcome ?? statusText(status), reason].filter((part) => part !== undefined && part !== '').join(': ');
+  return `${clock(at.toISOString())}  webhook  ${route.padEnd(10)}  ${status} ${detail}`;
+}
+
+function describeSend(entry: LogEntry): string {
+  const route = text(entry['route']) ?? '?';
+  const state = text(entry['state']) ?? '?';
+  const to = Array.isArray(entry['to']) ? entry['to'].map(String).join(', ') : '?';
+  const segments = typeof entry['segments'] === 'number' ? entry['segments'] : undefined;
+  const parts = [`${route.padEnd(10)}  ${state.padEnd(7)} to ${to}`];
+  if (segments !== undefined) parts.push(`${segments} segment${segments === 1 ? '' : 's'}`);
+  const error = entry['error'] as Record<string, unknown> | undefined;
+  const errorText = error === undefined ? undefined : [text(error['name']), error['status'], text(error['serviceError'])].filter((part) => part !== undefined).join(' ');
+  switch (state) {
+    case 'SENT':
+      parts.push(`${String(entry['credits'] ?? '?')} credits, balance ${String(entry['remainingBalance'] ?? '?')}`);
+      break;
+    case 'RETRY':
+      parts.push(`attempt ${String(entry['attempt'] ?? '?')} failed (${errorText ?? 'error'}), next at ${clock(entry['nextAttemptAt'])}`);
+      break;
+    case 'PARKED':
+      parts.push('insufficient balance: top up, then run "npx sms-relay redrive"');
+      break;
+    default:
+      if (text(entry['reason']) !== undefined) parts.push(text(entry['reason'])!);
+      if (errorText !== undefined) parts.push(`(${errorText})`);
+  }
+  return parts.join('  ');
+}
+
+function describeBalance(entry: LogEntry): string {
+  const currency = text(entry['currency']);
+  const threshold = entry['threshold'];
+  return [
+    `${String(entry['balance'] ?? '?')}${currency === undefined ? '' : ` ${currency}`}`,
+    typeof threshold === 'number' ? `(alert below ${threshold})` : undefined,
+    entry['alerted'] === true ? 'LOW: alert SMS recorded' : undefined,
+  ]
+    .filter((part) => part !== undefined)
+    .join('  ');
+}
+
+function generic(time: string, level: string, entry: LogEntry): string {
+  const attributes = Object.entries(entry)
+    .filter(([key]) => !STANDARD_KEYS.has(key))
+    .map(([key, value]) => `${key}=${attributeText(key, value)}`)
+    .join(' ');
+  const shown = attributes.length > MAX_ATTRIBUTES_LENGTH ? `${attributes.slice(0, MAX_ATTRIBUTES_LENGTH)}…` : attributes;
+  return `${time}  ${level.toLowerCase().padEnd(7)}  ${entry.message}${shown === '' ? '' : `  ${shown}`}`;
+}
+
+function attributeText(key: string, value: unknown): string {
+  // Powertools serialises errors with their stack; the name and message are what a person needs here.
+  if (key === 'error' && typeof value === 'object' && value !== null && 'message' in value) {
+    const error = value as { name?: unknown; message?: unknown };
+    return JSON.stringify(`${String(error.name ?? 'Error')}: ${String(error.message)}`);
+  }
+  if (typeof value === 'string') return /^[\w.:/@*+-]+$/.test(value) ? value : JSON.stringify(value);
+  return JSON.stringify(value);
+}
+
+function text(value: unknown): string | undefined {
+  return typeof value === 'string' && value !== '' ? value : undefined;
+}
+
+/** `HH:MM:SS` in local time, from an ISO string; blanks when there is none. */
+function clock(value: unknown): string {
+  const at = typeof value === 'string' ? new Date(value) : undefined;
+  if (at === undefined || Number.isNaN(at.getTime())) return '--:--:--';
+  const two = (n: number): string => String(n).padStart(2, '0');
+  return `${two(at.getHours())}:${two(at.getMinutes())}:${two(at.getSeconds())}`;
+}
+
+function statusText(status: number): string {
+  return status >= 500 ? 'error' : status >= 400 ? 'refused' : 'ok';
+}

@@ -1,0 +1,90 @@
+import { InvalidSettingError } from './errors';
+
+const RATE = /^rate\(\s*(\d+)\s+(minute|minutes|hour|hours|day|days)\s*\)$/;
+const UNIT_MS = { minute: 60_000, hour: 3_600_000, day: 86_400_000 } as const;
+
+/** When a cron expression cannot be followed locally, the balance watch runs this often. */
+export const CRON_FALLBACK_MS = 3_600_000;
+
+export interface LocalSchedule {
+  readonly intervalMs: number;
+  /** For the banner, e.g. `every 5 minutes`. */
+  readonly description: string;
+}
+
+/**
+ * Reads an EventBridge schedule expression for a local timer. `rate(N unit)` is followed exactly;
+ * a `cron(…)` expression runs hourly instead: the runtime is a development tool, and a cron parser
+ * would be a dependency for a check that also runs once at start-up.
+ *
+ * @throws {InvalidSettingError} neither `rate(…)` nor `cron(…)`
+ *
+ * @example
+ * ```ts
+ * localSchedule('rate(5 minutes)'); // { intervalMs: 300000, description: 'every 5 minutes' }
+ * localSchedule('cron(0 6 * * ? *)').intervalMs; // 3600000
+ * ```
+ */
+export function localSchedule(expression: string): LocalSchedule {
+  const rate = RATE.exec(expression.trim());
+  if (rate !== null) {
+    const count = Number(rate[1]);
+    const unit = rate[2]!.replace(/s$/, '') as keyof typeof UNIT_MS;
+    if (count < 1) throw new InvalidSettingError('balance.schedule', `"${expression}" has a zero rate`);
+    return { intervalMs: count * UNIT_MS[unit], description: `every ${count === 1 ? unit : `${count} ${unit}s`}` };
+  }
+  if (/^cron\(.+\)$/.test(expression.trim())) {
+    return { intervalMs: CRON_FALLBACK_MS, description: `every hour (${expression} is not followed locally)` };
+  }
+  throw new InvalidSettingError('balance.schedule', `"${expression}" is not rate(…) or cron(…)`);
+}
+
+export interface Repeating {
+  /** Stops the timer and waits for a run in progress to finish. */
+  stop(): Promise<void>;
+}
+
+export interface RepeatOptions {
+  readonly intervalMs: number;
+  /**
+   * Run once right away as well.
+   * @default false
+   */
+  readonly immediately?: boolean;
+  /** Told about a run that threw; the next run still happens. */
+  readonly onError: (error: unknown) => void;
+}
+
+/**
+ * Runs `task` every `intervalMs`, never two runs at once: the next run is timed from the end of
+ * the last, as a slow sweep must not pile up behind itself.
+ *
+ * @example
+ * ```ts
+ * const sweeping = repeat(() => sweepOnce(), { intervalMs: 1_000, onError: (e) => console.error(e) });
+ * await sweeping.stop();
+ * ```
+ */
+export function repeat(task: () => Promise<void>, { intervalMs, immediately = false, onError }: RepeatOptions): Repeating {
+  let stopped = false;
+  let timer: NodeJS.Timeout | undefined;
+  let running: Promise<void> | undefined;
+  const run = (): void => {
+    timer = undefined;
+    if (stopped) return;
+    running = task()
+      .catch(onError)
+      .finally(() => {
+        running = undefined;
+        if (!stopped) timer = setTimeout(run, intervalMs);
+      });
+  };
+  timer = setTimeout(run, immediately ? 0 : intervalMs);
+  return {
+    stop: async () => {
+      stopped = true;
+      if (timer !== undefined) clearTimeout(timer);
+      await running;
+    },
+  };
+}

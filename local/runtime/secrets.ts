@@ -1,0 +1,122 @@
+import { randomBytes } from 'node:crypto';
+import { chmodSync, existsSync, mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname } from 'node:path';
+import type { LoadedConfig } from '../../functions/core/config/load';
+import type { SourceName } from '../../functions/core/sources/types';
+import { CliError } from '../cli/output';
+import { readSecretsFile } from '../cli/secrets-file';
+import { SecretsFileError, secretsFileProblem } from './errors';
+
+/** The name of the SMS service's API key inside the secrets file (as in the deployed secret). */
+export const PROVIDER_API_KEY_NAME = 'providerApiKey';
+
+/** Sources whose secret is a `whsec_` + base64 signing key rather than any shared string. */
+const WHSEC_SOURCES: ReadonlySet<SourceName> = new Set(['stripe', 'standard-webhooks']);
+
+/** What a secret is for, which decides the shape of a generated value. */
+export type SecretKind = SourceName | 'provider';
+
+export interface SecretsFile {
+  readonly path: string;
+  readonly values: Readonly<Record<string, string>>;
+  /** The file did not exist and was written now. */
+  readonly created: boolean;
+  /** Names that were missing from an existing file and were generated now. */
+  readonly added: readonly string[];
+}
+
+/**
+ * The names a config needs in its secrets file: `providerApiKey` and each route's `secret`, with
+ * the kind of value each takes. Two routes may share a name.
+ *
+ * @example
+ * ```ts
+ * requiredSecrets(loaded).get('stripe-secret'); // 'stripe'
+ * ```
+ */
+export function requiredSecrets(loaded: LoadedConfig): ReadonlyMap<string, SecretKind> {
+  const names = new Map<string, SecretKind>([[PROVIDER_API_KEY_NAME, 'provider']]);
+  for (const route of loaded.routes.values()) {
+    const known = names.get(route.config.secret);
+    // A name shared by a whsec source and another keeps the whsec shape: it satisfies both.
+    if (known === undefined || WHSEC_SOURCES.has(route.pack.name)) names.set(route.config.secret, route.pack.name);
+  }
+  return names;
+}
+
+/**
+ * A fresh random secret shaped for its use: `whsec_<base64>` for Stripe and Standard Webhooks
+ * (their libraries reject anything else), URL-safe text for the rest (it may travel as `?token=`).
+ *
+ * @example
+ * ```ts
+ * generateSecret('standard-webhooks'); // 'whsec_3q2+7w…='
+ * ```
+ */
+export function generateSecret(kind: SecretKind): string {
+  if (kind !== 'provider' && WHSEC_SOURCES.has(kind)) return `whsec_${randomBytes(24).toString('base64')}`;
+  const value = randomBytes(24).toString('base64url');
+  return kind === 'provider' ? `sbx_${value}` : value;
+}
+
+/**
+ * Reads the local secrets file, creating it on first run with a random value for every name the
+ * config needs, and adding values for names an existing file lacks (a route added since), so
+ * every route can authenticate. Values already there are never changed. The file is written
+ * atomically with mode 0600.
+ *
+ * @throws {SecretsFileError} unreadable, not a JSON object of strings, or not writable
+ *
+ * @example
+ * ```ts
+ * const { values, created } = ensureSecretsFile('.relay/secrets.json', loadConfigFile('config/local.yaml'));
+ * ```
+ */
+export function ensureSecretsFile(path: string, loaded: LoadedConfig): SecretsFile {
+  const required = requiredSecrets(loaded);
+  const exists = existsSync(path);
+  const current = exists ? readExisting(path) : {};
+  const missing = [...required].filter(([name]) => current[name] === undefined);
+  if (exists && missing.length === 0) return { path, values: current, created: false, added: [] };
+
+  const values = { ...current, ...Object.fromEntries(missing.map(([name, kind]) => [name, generateSecret(kind)])) };
+  writeSecrets(path, values);
+  return { path, values, created: !exists, added: exists ? missing.map(([name]) => name) : [] };
+}
+
+/**
+ * Reads a secrets file that must already exist (`send-test`, `balance`): they never create one.
+ *
+ * @throws {SecretsFileError}
+ */
+export function readExistingSecrets(path: string): Readonly<Record<string, string>> {
+  if (!existsSync(path)) {
+    throw new SecretsFileError(path, secretsFileProblem(path, 'does not exist; "npm start" creates it on first run, or point --secrets / RELAY_SECRETS_FILE at yours'));
+  }
+  return readExisting(path);
+}
+
+function readExisting(path: string): Record<string, string> {
+  try {
+    return readSecretsFile(path);
+  } catch (error) {
+    // readSecretsFile's messages name the file and the problem, never a value.
+    if (error instanceof CliError) throw new SecretsFileError(path, error.message, { cause: error });
+    throw error;
+  }
+}
+
+function writeSecrets(path: string, values: Readonly<Record<string, string>>): void {
+  const temporary = `${path}.${process.pid}.tmp`;
+  try {
+    mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+    writeFileSync(temporary, `${JSON.stringify(values, null, 2)}\n`, { mode: 0o600, flag: 'w' });
+    // The mode given to writeFileSync is filtered by the umask; the file must end up 0600 regardless.
+    chmodSync(temporary, 0o600);
+    renameSync(temporary, path);
+  } catch (error) {
+    rmSync(temporary, { force: true });
+    const code = (error as NodeJS.ErrnoException).code ?? 'error';
+    throw new SecretsFileError(path, secretsFileProblem(path, `cannot write it (${code})`), { cause: error });
+  }
+}

@@ -1,0 +1,328 @@
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { APIGatewayProxyEventV2, APIGatewayProxyResultV2 } from 'aws-lambda';
+import type { MessageStore } from '../../functions/store';
+import { PortInUseError, RuntimeError } from './errors';
+import { httpApiEvent } from './events';
+import { parseSince, parseState, queryRecords, REDRIVE_STATES, requeueRecords, toRecordView, MESSAGE_STATES } from './records';
+
+/** Local-only endpoints under this prefix serve `logs` and `redrive` while the runtime holds the store. */
+export const RELAY_PREFIX = '/_relay';
+const HOOK_PATH = /^\/hooks\/([^/]+)$/;
+/** A redrive request names at most this many ids; the CLI sends larger sets in pieces. */
+export const MAX_REDRIVE_IDS = 100;
+const MAX_CONTROL_BODY_BYTES = 64 * 1024;
+
+/** What the runtime prints for each webhook. */
+export interface WebhookReport {
+  readonly route: string;
+  readonly status: number;
+  /** The ingest answer's `status` (`accepted`, `duplicate`, …) or `error`. */
+  readonly outcome: string | undefined;
+  readonly reason: string | undefined;
+  readonly ids: readonly string[];
+}
+
+export interface HealthReport {
+  readonly ok: boolean;
+  readonly [key: string]: unknown;
+}
+
+export interface RelayServerDependencies {
+  readonly maxBodyBytes: number;
+  readonly ingest: (event: APIGatewayProxyEventV2) => Promise<APIGatewayProxyResultV2>;
+  /** Called with the ids of a 202 answer, after the answer was sent. */
+  readonly onAccepted: (ids: readonly string[]) => void;
+  readonly onWebhook: (report: WebhookReport) => void;
+  readonly onError: (message: string, error: unknown) => void;
+  readonly health: () => Promise<HealthReport>;
+  readonly store: MessageStore;
+}
+
+export interface RelayServer {
+  readonly server: Server;
+  /** Listens on `host:port` (0: a free port) and returns the port. */
+  listen(port: number, host: string): Promise<number>;
+  /** Starts serving; until then every request gets 503. */
+  attach(dependencies: RelayServerDependencies): void;
+  /** Stops accepting connections; requests in progress finish. */
+  close(): Promise<void>;
+}
+
+/**
+ * The runtime's HTTP server, standing in for API Gateway: `POST /hooks/{route}` to the ingest
+ * handler as a payload 2.0 event, `GET /health`, the local-only `/_relay` endpoints, JSON 404s
+ * and 405s. The body limit is enforced here too, while reading, so an oversized body is never
+ * buffered whole.
+ *
+ * @example
+ * ```ts
+ * const relay = createRelayServer();
+ * const port = await relay.listen(0, '127.0.0.1');
+ * relay.attach({ maxBodyBytes, ingest, onAccepted, onWebhook, onError, health, store });
+ * ```
+ */
+export function createRelayServer(): RelayServer {
+  let dependencies: RelayServerDependencies | undefined;
+  let port = 0;
+  const server = createServer({ keepAliveTimeout: 5_000 }, (request, response) => {
+    if (dependencies === undefined) {
+      sendJson(response, 503, { error: 'the relay is starting' });
+      return;
+    }
+    handle(request, response, dependencies, port).catch((error: unknown) => {
+      dependencies?.onError(`internal error on ${request.method ?? 'GET'} ${pathOf(request)}`, error);
+      if (!response.headersSent) sendJson(response, 500, { error: 'internal error' });
+      else response.destroy();
+    });
+  });
+  return {
+    server,
+    listen: async (wanted, host) => {
+      port = await listen(server, wanted, host);
+      return port;
+    },
+    attach: (attached) => {
+      dependencies = attached;
+    },
+    close: async () => {
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeIdleConnections();
+      });
+    },
+  };
+}
+
+async function listen(server: Server, port: number, host: string): Promise<number> {
+  return await new Promise((resolve, reject) => {
+    const onError = (error: NodeJS.ErrnoException): void => {
+      reject(error.code === 'EADDRINUSE' ? new PortInUseError(port, { cause: error }) : new RuntimeError(`cannot listen on ${host}:${port}: ${error.message}`, { cause: error }));
+    };
+    server.once('error', onError);
+    server.listen({ port, host }, () => {
+      server.off('error', onError);
+      resolve((server.address() as AddressInfo).port);
+    });
+  });
+}
+
+async function handle(request: IncomingMessage, response: ServerResponse, dependencies: RelayServerDependencies, port: number): Promise<void> {
+  const path = pathOf(request);
+  const method = request.method ?? 'GET';
+  const hook = HOOK_PATH.exec(path);
+  if (hook !== null) {
+    if (method !== 'POST') return methodNotAllowed(response, 'POST');
+    return await handleWebhook(request, response, dependencies, decodeRoute(hook[1]!), port);
+  }
+  if (path === '/hooks' || path.startsWith('/hooks/')) return sendJson(response, 404, { error: `no route at ${path}; post to /hooks/<route>` });
+  if (path === '/health') {
+    if (method !== 'GET' && method !== 'HEAD') return methodNotAllowed(response, 'GET');
+    const report = await dependencies.health();
+    return sendJson(response, report.ok ? 200 : 503, report);
+  }
+  if (path === `${RELAY_PREFIX}/records` || path === `${RELAY_PREFIX}/redrive`) {
+    if (!isLocalHost(request.headers.host, port)) return sendJson(response, 403, { error: 'local requests only' });
+    if (path === `${RELAY_PREFIX}/records`) {
+      if (method !== 'GET') return methodNotAllowed(response, 'GET');
+      return await handleRecords(request, response, dependencies.store);
+    }
+    if (method !== 'POST') return methodNotAllowed(response, 'POST');
+    return await handleRedrive(request, response, dependencies.store);
+  }
+  sendJson(response, 404, { error: `not found: ${method} ${path}` });
+}
+
+async function handleWebhook(
+  request: IncomingMessage,
+  response: ServerResponse,
+  dependencies: RelayServerDependencies,
+  route: string,
+  port: number,
+): Promise<void> {
+  const receivedAt = new Date();
+  const body = await readLimited(request, dependencies.maxBodyBytes);
+  if (body === undefined) {
+    const error = `body exceeds the limit of ${dependencies.maxBodyBytes} bytes`;
+    dependencies.onWebhook({ route, status: 413, outcome: 'error', reason: error, ids: [] });
+    sendJson(response, 413, { error });
+    return;
+  }
+  const url = request.url ?? '/';
+  const query = url.indexOf('?');
+  const event = httpApiEvent({
+    method: 'POST',
+    rawPath: pathOf(request),
+    rawQueryString: query < 0 ? '' : url.slice(query + 1),
+    rawHeaders: request.rawHeaders,
+    route,
+    body,
+    sourceIp: request.socket.remoteAddress?.replace(/^::ffff:/, '') ?? '127.0.0.1',
+    domainName: request.headers.host ?? `127.0.0.1:${port}`,
+    protocol: `HTTP/${request.httpVersion}`,
+    receivedAt,
+  });
+
+  let result: APIGatewayProxyResultV2;
+  try {
+    result = await dependencies.ingest(event);
+  } catch (error) {
+    // API Gateway's answer when the function fails.
+    dependencies.onError(`the ingest handler failed on route ${route}`, error);
+    dependencies.onWebhook({ route, status: 500, outcome: 'error', reason: 'the ingest handler failed', ids: [] });
+    sendJson(response, 500, { message: 'Internal Server Error' });
+    return;
+  }
+  const answer = toHttpAnswer(result);
+  response.writeHead(answer.status, answer.headers);
+  response.end(answer.body);
+
+  const parsed = parseObject(answer.body);
+  const ids = Array.isArray(parsed?.['ids']) ? (parsed['ids'] as unknown[]).filter((id): id is string => typeof id === 'string') : [];
+  const field = (name: string): string | undefined => (typeof parsed?.[name] === 'string' ? parsed[name] : undefined);
+  // Ingest answers {status, reason?} on success and {error, reason?} on refusal.
+  const reason = field('reason') ?? field('error');
+  dependencies.onWebhook({ route, status: answer.status, outcome: field('status') ?? (field('reason') === undefined ? undefined : field('error')), reason, ids });
+  if (answer.status === 202 && ids.length > 0) dependencies.onAccepted(ids);
+}
+
+interface HttpAnswer {
+  readonly status: number;
+  readonly headers: Record<string, string | string[]>;
+  readonly body: Buffer;
+}
+
+/** API Gateway's reading of a payload 2.0 result: a structured result, or any value as a 200 JSON body. */
+function toHttpAnswer(result: APIGatewayProxyResultV2): HttpAnswer {
+  if (typeof result === 'object' && result !== null && 'statusCode' in result && typeof result.statusCode === 'number') {
+    const headers: Record<string, string | string[]> = {};
+    for (const [name, value] of Object.entries(result.headers ?? {})) headers[name.toLowerCase()] = String(value);
+    if (result.cookies !== undefined && result.cookies.length > 0) headers['set-cookie'] = result.cookies;
+    const body = result.body === undefined ? Buffer.alloc(0) : Buffer.from(result.body, result.isBase64Encoded === true ? 'base64' : 'utf8');
+    return { status: result.statusCode, headers, body };
+  }
+  const text = typeof result === 'string' ? result : JSON.stringify(result ?? null);
+  return { status: 200, headers: { 'content-type': 'application/json' }, body: Buffer.from(text) };
+}
+
+async function handleRecords(request: IncomingMessage, response: ServerResponse, store: MessageStore): Promise<void> {
+  const parameters = new URL(request.url ?? '/', 'http://local').searchParams;
+  let query: Parameters<typeof queryRecords>[1];
+  try {
+    const route = parameters.get('route') ?? undefined;
+    const state = parameters.get('state');
+    const since = parameters.get('since');
+    const limit = parameters.get('limit');
+    if (limit !== null && !/^\d{1,6}$/.test(limit)) throw new Error(`limit must be a whole number, got "${limit}"`);
+    query = {
+      ...(route === undefined ? {} : { route }),
+      ...(state === null ? {} : { state: parseState(state, MESSAGE_STATES) }),
+      ...(since === null ? {} : { since: parseSince(since) }),
+      ...(limit === null ? {} : { limit: Number(limit) }),
+    };
+  } catch (error) {
+    return sendJson(response, 400, { error: (error as Error).message });
+  }
+  const records = await queryRecords(store, query);
+  sendJson(response, 200, { records: records.map(toRecordView) });
+}
+
+async function handleRedrive(request: IncomingMessage, response: ServerResponse, store: MessageStore): Promise<void> {
+  // A browser cannot send this content type cross-origin without a preflight this server never approves.
+  if (!(request.headers['content-type'] ?? '').toLowerCase().startsWith('application/json')) {
+    return sendJson(response, 415, { error: 'send application/json' });
+  }
+  const body = await readLimited(request, MAX_CONTROL_BODY_BYTES);
+  const parsed = body === undefined ? undefined : parseObject(body);
+  const ids = parsed?.['ids'];
+  const from = parsed?.['from'];
+  if (!Array.isArray(ids) || ids.length > MAX_REDRIVE_IDS || !ids.every((id) => typeof id === 'string') || typeof from !== 'string') {
+    return sendJson(response, 400, { error: `expected {"from": "PARKED", "ids": [up to ${MAX_REDRIVE_IDS} ids]}` });
+  }
+  let state;
+  try {
+    state = parseState(from, REDRIVE_STATES, 'from');
+  } catch (error) {
+    return sendJson(response, 400, { error: (error as Error).message });
+  }
+  sendJson(response, 200, await requeueRecords(store, ids as string[], state));
+}
+
+/** The body, or `undefined` once it grows past `limit` (the rest is discarded, not buffered). */
+async function readLimited(request: IncomingMessage, limit: number): Promise<Buffer | undefined> {
+  const declared = Number(request.headers['content-length']);
+  if (Number.isFinite(declared) && declared > limit) {
+    discardRest(request);
+    return undefined;
+  }
+  const chunks: Buffer[] = [];
+  let size = 0;
+  return await new Promise((resolve, reject) => {
+    const onData = (chunk: Buffer): void => {
+      size += chunk.length;
+      if (size <= limit) {
+        chunks.push(chunk);
+        return;
+      }
+      request.off('data', onData).off('end', onEnd).off('error', reject);
+      discardRest(request);
+      resolve(undefined);
+    };
+    const onEnd = (): void => resolve(Buffer.concat(chunks));
+    request.on('data', onData).once('end', onEnd).once('error', reject);
+  });
+}
+
+/** Past this much discarded body the connection is cut instead of drained. */
+const MAX_DISCARD_BYTES = 16 * 1024 * 1024;
+
+/**
+ * Reads and drops the rest of a refused body, so the client gets to read the answer instead of a
+ * reset; a client that keeps sending far past the limit is cut off.
+ */
+function discardRest(request: IncomingMessage): void {
+  let discarded = 0;
+  request.on('data', (chunk: Buffer) => {
+    discarded += chunk.length;
+    if (discarded > MAX_DISCARD_BYTES) request.socket.destroy();
+  });
+  request.resume();
+}
+
+function decodeRoute(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return segment;
+  }
+}
+
+function pathOf(request: IncomingMessage): string {
+  const url = request.url ?? '/';
+  const query = url.indexOf('?');
+  return query < 0 ? url : url.slice(0, query);
+}
+
+/** Guards the local-only endpoints against DNS rebinding: the Host must be the loopback address itself. */
+function isLocalHost(host: string | undefined, port: number): boolean {
+  return host === `127.0.0.1:${port}` || host === `localhost:${port}` || host === `[::1]:${port}`;
+}
+
+function parseObject(body: Buffer): Record<string, unknown> | undefined {
+  try {
+    const value: unknown = JSON.parse(body.toString('utf8'));
+    return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+function methodNotAllowed(response: ServerResponse, allow: string): void {
+  sendJson(response, 405, { error: `method not allowed; use ${allow}` }, { allow });
+}
+
+function sendJson(response: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
+  const text = JSON.stringify(body);
+  response.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text), ...headers });
+  response.end(text);
+}

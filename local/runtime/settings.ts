@@ -1,0 +1,165 @@
+import { isAbsolute, relative, resolve } from 'node:path';
+import { DEFAULT_MAX_BODY_BYTES } from '../../functions/relay/ingest';
+import { InvalidSettingError } from './errors';
+
+/** Defaults of the local runtime; each can be changed by the environment variable or option named. */
+export const RUNTIME_DEFAULTS = {
+  /** `PORT` / `--port`; `0` picks a free port and the banner shows it. */
+  port: 3000,
+  /** Loopback only: the runtime holds local secrets and answers local-only `/_relay` requests. */
+  host: '127.0.0.1',
+  /** `RELAY_CONFIG` / `--config` */
+  configPath: 'config/local.yaml',
+  /** `RELAY_SECRETS_FILE` / `--secrets` */
+  secretsPath: '.relay/secrets.json',
+  /** `RELAY_DATA_DIR` / `--data-dir` */
+  dataDir: '.relay/data',
+  /** The table's name inside the local store (the deployed one gets a generated name). */
+  tableName: 'sms-relay',
+  /** How often the sweeper runs: it is what sends retries, redrives and records left by a restart. */
+  sweepIntervalMs: 1_000,
+  /** How long Ctrl-C waits for sends in flight before closing the store anyway. */
+  shutdownTimeoutMs: 15_000,
+  maxBodyBytes: DEFAULT_MAX_BODY_BYTES,
+  /** The in-process sandbox SMS service's account: 500 SMS at a plausible Tanzanian price. */
+  sandbox: { balance: 10_000, rate: 20, currency: 'TZS' },
+} as const;
+
+/** Environment variables the handlers read and the runtime passes on unchanged when they are set. */
+export const HANDLER_TUNING_VARIABLES = ['RETRY_MAX_ATTEMPTS', 'RETRY_BASE_DELAY_MS', 'STALE_SENDING_MS'] as const;
+
+export interface RuntimeSettings {
+  readonly port: number;
+  readonly host: string;
+  /** Absolute paths. */
+  readonly configPath: string;
+  readonly secretsPath: string;
+  readonly dataDir: string;
+  readonly tableName: string;
+  /** Set: use this SMS service instead of starting the sandbox. */
+  readonly providerBaseUrl: string | undefined;
+  /** Set: overrides `providerApiKey` from the secrets file. Never printed. */
+  readonly providerApiKey: string | undefined;
+  readonly maxBodyBytes: number;
+  readonly sweepIntervalMs: number;
+  readonly shutdownTimeoutMs: number;
+  /** Print the handlers' JSON log lines as they are instead of one human line per event. */
+  readonly jsonLogs: boolean;
+}
+
+/** What the command line and the environment supply; anything missing takes its default. */
+export interface RuntimeSettingsInput {
+  readonly port?: string | number;
+  readonly config?: string;
+  readonly secrets?: string;
+  readonly dataDir?: string;
+  readonly providerUrl?: string;
+  readonly jsonLogs?: boolean;
+}
+
+/**
+ * Turns options and environment variables into checked settings: `PORT`, `RELAY_CONFIG`,
+ * `RELAY_SECRETS_FILE`, `RELAY_DATA_DIR`, `PROVIDER_BASE_URL`, `PROVIDER_API_KEY`, `MAX_BODY_BYTES`,
+ * `RELAY_LOG_FORMAT=json`. Options win over the environment.
+ *
+ * @throws {InvalidSettingError} a value that cannot be used, named with its variable
+ *
+ * @example
+ * ```ts
+ * const settings = resolveRuntimeSettings({ port: '0' }, process.env);
+ * settings.dataDir; // '/home/me/sms-relay/.relay/data'
+ * ```
+ */
+export function resolveRuntimeSettings(
+  input: RuntimeSettingsInput,
+  env: NodeJS.ProcessEnv = process.env,
+  cwd: string = process.cwd(),
+): RuntimeSettings {
+  const text = (value: string | undefined): string | undefined => (value === undefined || value.trim() === '' ? undefined : value.trim());
+  const providerBaseUrl = text(input.providerUrl) ?? text(env['PROVIDER_BASE_URL']);
+  if (providerBaseUrl !== undefined) checkUrl('PROVIDER_BASE_URL', providerBaseUrl);
+  return {
+    port: parsePort(String(input.port ?? text(env['PORT']) ?? RUNTIME_DEFAULTS.port)),
+    host: RUNTIME_DEFAULTS.host,
+    configPath: resolve(cwd, text(input.config) ?? text(env['RELAY_CONFIG']) ?? RUNTIME_DEFAULTS.configPath),
+    secretsPath: resolve(cwd, text(input.secrets) ?? text(env['RELAY_SECRETS_FILE']) ?? RUNTIME_DEFAULTS.secretsPath),
+    dataDir: resolve(cwd, text(input.dataDir) ?? text(env['RELAY_DATA_DIR']) ?? RUNTIME_DEFAULTS.dataDir),
+    tableName: RUNTIME_DEFAULTS.tableName,
+    providerBaseUrl,
+    // Not trimmed: a key is whatever the service issued.
+    providerApiKey: env['PROVIDER_API_KEY'] === '' ? undefined : env['PROVIDER_API_KEY'],
+    maxBodyBytes: parsePositiveInteger('MAX_BODY_BYTES', text(env['MAX_BODY_BYTES']) ?? String(RUNTIME_DEFAULTS.maxBodyBytes)),
+    sweepIntervalMs: RUNTIME_DEFAULTS.sweepIntervalMs,
+    shutdownTimeoutMs: RUNTIME_DEFAULTS.shutdownTimeoutMs,
+    jsonLogs: input.jsonLogs === true || text(env['RELAY_LOG_FORMAT'])?.toLowerCase() === 'json',
+  };
+}
+
+/**
+ * A port number from text: an integer from 0 to 65535.
+ *
+ * @example
+ * ```ts
+ * parsePort('0'); // 0, a free port
+ * ```
+ */
+export function parsePort(value: string, setting = 'PORT'): number {
+  const port = Number(value);
+  if (!/^\d{1,5}$/.test(value.trim()) || port > 65_535) {
+    throw new InvalidSettingError(setting, `expected a port from 0 to 65535 (0 picks a free one), got "${value}"`);
+  }
+  return port;
+}
+
+function parsePositiveInteger(setting: string, value: string): number {
+  if (!/^\d+$/.test(value) || Number(value) < 1 || !Number.isSafeInteger(Number(value))) {
+    throw new InvalidSettingError(setting, `expected a whole number above 0, got "${value}"`);
+  }
+  return Number(value);
+}
+
+function checkUrl(setting: string, value: string): void {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch (error) {
+    throw new InvalidSettingError(setting, `"${value}" is not a URL`, { cause: error });
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new InvalidSettingError(setting, 'expected an http(s) URL');
+  // A key in the URL would end up in the banner and in logs.
+  if (url.username !== '' || url.password !== '') throw new InvalidSettingError(setting, 'must not contain credentials; use PROVIDER_API_KEY');
+}
+
+/**
+ * A path as a person would type it from here: relative when inside the working directory.
+ *
+ * @example
+ * ```ts
+ * displayPath('/work/main/.relay/secrets.json', '/work/main'); // '.relay/secrets.json'
+ * ```
+ */
+export function displayPath(path: string, cwd: string = process.cwd()): string {
+  const shown = relative(cwd, path);
+  return shown === '' ? '.' : shown.startsWith('..') || isAbsolute(shown) ? path : shown;
+}
+
+/** A file or directory setting of the CLI commands: the option, else its environment variable, else the default. */
+export const LOCAL_PATHS = {
+  config: { env: 'RELAY_CONFIG', fallback: RUNTIME_DEFAULTS.configPath },
+  secrets: { env: 'RELAY_SECRETS_FILE', fallback: RUNTIME_DEFAULTS.secretsPath },
+  dataDir: { env: 'RELAY_DATA_DIR', fallback: RUNTIME_DEFAULTS.dataDir },
+} as const;
+
+/**
+ * The absolute path a command uses for `kind`, the same way `start` finds it.
+ *
+ * @example
+ * ```ts
+ * localPath('dataDir', options.dataDir); // $RELAY_DATA_DIR or ./.relay/data, absolute
+ * ```
+ */
+export function localPath(kind: keyof typeof LOCAL_PATHS, option: string | undefined, env: NodeJS.ProcessEnv = process.env, cwd = process.cwd()): string {
+  const { env: name, fallback } = LOCAL_PATHS[kind];
+  const chosen = [option, env[name]].find((value) => value !== undefined && value.trim() !== '');
+  return resolve(cwd, chosen?.trim() ?? fallback);
+}

@@ -1,0 +1,166 @@
+import { createHmac, randomBytes, randomUUID } from 'node:crypto';
+import { SOURCE_NAMES, type SourceName } from '../../functions/core/sources/types';
+import { UnknownSourceError } from './errors';
+
+export interface SignInput {
+  /** The body exactly as it will be sent: signatures cover these bytes. */
+  readonly body: Uint8Array;
+  /** The route's secret value. */
+  readonly secret: string;
+  /**
+   * Headers the caller sets itself, any case. Signers take event names, ids and timestamps from
+   * them when present (so a replay can reuse a delivery id) and never override them.
+   */
+  readonly headers?: Readonly<Record<string, string>>;
+  readonly now?: Date;
+}
+
+/** Returns the headers a source sends with `body`; the caller's own headers are added on top. */
+export type Signer = (input: SignInput) => Record<string, string>;
+
+const hmac = (key: string | Uint8Array, data: Uint8Array | string, encoding: 'hex' | 'base64'): string =>
+  createHmac('sha256', key).update(data).digest(encoding);
+
+const unixSeconds = (now: Date): string => String(Math.floor(now.getTime() / 1000));
+
+const header = (headers: Readonly<Record<string, string>> | undefined, name: string): string | undefined => {
+  const wanted = name.toLowerCase();
+  for (const [key, value] of Object.entries(headers ?? {})) if (key.toLowerCase() === wanted) return value;
+  return undefined;
+};
+
+const bearer: Signer = ({ secret }) => ({ Authorization: `Bearer ${secret}` });
+
+/**
+ * Prometheus Alertmanager: `http_config.authorization` sends the secret as a Bearer credential.
+ *
+ * @example
+ * ```ts
+ * signAlertmanager({ body, secret: 'alerts-token' }); // { 'User-Agent': 'Alertmanager/0.28.1', Authorization: 'Bearer alerts-token' }
+ * ```
+ */
+export const signAlertmanager: Signer = (input) => ({ 'User-Agent': 'Alertmanager/0.28.1', ...bearer(input) });
+
+/** Grafana's webhook contact point with an Authorization credential (its optional HMAC is not used here). */
+export const signGrafana: Signer = (input) => ({ 'User-Agent': 'Grafana', ...bearer(input) });
+
+/** Any JSON sender with a Bearer token. */
+export const signGeneric: Signer = bearer;
+
+/**
+ * GitHub: `X-Hub-Signature-256: sha256=<hex HMAC-SHA256 of the body>`, the event in
+ * `X-GitHub-Event` (default `push`) and a fresh delivery id in `X-GitHub-Delivery`.
+ *
+ * @example
+ * ```ts
+ * signGitHub({ body, secret, headers: { 'X-GitHub-Event': 'issues' } })['X-Hub-Signature-256']; // 'sha256=…'
+ * ```
+ */
+export const signGitHub: Signer = ({ body, secret, headers }) => ({
+  'User-Agent': 'GitHub-Hookshot/sms-relay',
+  'X-GitHub-Event': header(headers, 'x-github-event') ?? 'push',
+  'X-GitHub-Delivery': header(headers, 'x-github-delivery') ?? randomUUID(),
+  'X-GitHub-Hook-ID': '1',
+  'X-Hub-Signature-256': `sha256=${hmac(secret, body, 'hex')}`,
+});
+
+/**
+ * Shopify: `X-Shopify-Hmac-Sha256: <base64 HMAC-SHA256 of the body>`, the topic (default
+ * `orders/create`) and fresh webhook and event ids.
+ */
+export const signShopify: Signer = ({ body, secret, headers, now = new Date() }) => ({
+  'User-Agent': 'Shopify-Captain-Hook',
+  'X-Shopify-Topic': header(headers, 'x-shopify-topic') ?? 'orders/create',
+  'X-Shopify-Shop-Domain': header(headers, 'x-shopify-shop-domain') ?? 'sms-relay-test.myshopify.com',
+  'X-Shopify-API-Version': '2025-01',
+  'X-Shopify-Webhook-Id': header(headers, 'x-shopify-webhook-id') ?? randomUUID(),
+  'X-Shopify-Event-Id': header(headers, 'x-shopify-event-id') ?? randomUUID(),
+  'X-Shopify-Triggered-At': now.toISOString(),
+  'X-Shopify-Hmac-Sha256': hmac(secret, body, 'base64'),
+});
+
+/**
+ * WooCommerce: `X-WC-Webhook-Signature: <base64 HMAC-SHA256 of the body>`, the topic (default
+ * `order.created`) with its resource and event, the shop's URL and a delivery id.
+ */
+export const signWooCommerce: Signer = ({ body, secret, headers }) => {
+  const topic = header(headers, 'x-wc-webhook-topic') ?? 'order.created';
+  const dot = topic.indexOf('.');
+  return {
+    'User-Agent': 'WooCommerce/9.4.2 Hookshot (WordPress/6.7.1)',
+    'X-WC-Webhook-Source': header(headers, 'x-wc-webhook-source') ?? 'https://shop.example/',
+    'X-WC-Webhook-Topic': topic,
+    'X-WC-Webhook-Resource': dot < 0 ? topic : topic.slice(0, dot),
+    'X-WC-Webhook-Event': dot < 0 ? topic : topic.slice(dot + 1),
+    'X-WC-Webhook-ID': header(headers, 'x-wc-webhook-id') ?? '1',
+    'X-WC-Webhook-Delivery-ID': randomBytes(16).toString('hex'),
+    'X-WC-Webhook-Signature': hmac(secret, body, 'base64'),
+  };
+};
+
+/**
+ * Stripe: `Stripe-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<body>">`, keyed with
+ * the whole `whsec_…` string.
+ *
+ * @example
+ * ```ts
+ * signStripe({ body, secret: 'whsec_…', now: new Date(1_700_000_000_000) })['Stripe-Signature']; // 't=1700000000,v1=…'
+ * ```
+ */
+export const signStripe: Signer = ({ body, secret, now = new Date() }) => {
+  const timestamp = unixSeconds(now);
+  const signed = Buffer.concat([Buffer.from(`${timestamp}.`, 'utf8'), body]);
+  return { 'User-Agent': 'Stripe/1.0 (+https://stripe.com/docs/webhooks)', 'Stripe-Signature': `t=${timestamp},v1=${hmac(secret, signed, 'hex')}` };
+};
+
+/**
+ * Standard Webhooks: `webhook-id`, `webhook-timestamp` and `webhook-signature: v1,<base64
+ * HMAC-SHA256 of "<id>.<timestamp>.<body>">`, keyed with the base64-decoded part after `whsec_`.
+ */
+export const signStandardWebhooks: Signer = ({ body, secret, headers, now = new Date() }) => {
+  const id = header(headers, 'webhook-id') ?? `msg_${randomBytes(16).toString('base64url')}`;
+  const timestamp = header(headers, 'webhook-timestamp') ?? unixSeconds(now);
+  const key = Buffer.from(secret.startsWith('whsec_') ? secret.slice('whsec_'.length) : secret, 'base64');
+  const signed = Buffer.concat([Buffer.from(`${id}.${timestamp}.`, 'utf8'), body]);
+  return { 'webhook-id': id, 'webhook-timestamp': timestamp, 'webhook-signature': `v1,${hmac(key, signed, 'base64')}` };
+};
+
+/** One signer per source, by the source names routes use in the config. */
+export const SIGNERS = {
+  alertmanager: signAlertmanager,
+  grafana: signGrafana,
+  github: signGitHub,
+  shopify: signShopify,
+  woocommerce: signWooCommerce,
+  stripe: signStripe,
+  'standard-webhooks': signStandardWebhooks,
+  generic: signGeneric,
+} as const satisfies Record<SourceName, Signer>;
+
+/**
+ * The full header set for posting `body` as `source` would: a content type guessed from the body
+ * (JSON, or form-encoded such as GitHub's `payload=`), the source's signature headers, then the
+ * caller's own headers, which win.
+ *
+ * @throws {UnknownSourceError}
+ *
+ * @example
+ * ```ts
+ * const headers = signWebhook('github', { body, secret, headers: { 'X-GitHub-Event': 'issues' } });
+ * await fetch(`${url}/hooks/github`, { method: 'POST', headers, body });
+ * ```
+ */
+export function signWebhook(source: string, input: SignInput): Record<string, string> {
+  if (!Object.hasOwn(SIGNERS, source)) throw new UnknownSourceError(source, SOURCE_NAMES);
+  const generated: Record<string, string> = { 'Content-Type': contentTypeOf(input.body), ...SIGNERS[source as SourceName](input) };
+  const own = input.headers ?? {};
+  const ownNames = new Set(Object.keys(own).map((name) => name.toLowerCase()));
+  return { ...Object.fromEntries(Object.entries(generated).filter(([name]) => !ownNames.has(name.toLowerCase()))), ...own };
+}
+
+function contentTypeOf(body: Uint8Array): string {
+  const start = Buffer.from(body.subarray(0, 64)).toString('utf8').trimStart();
+  if (start.startsWith('{') || start.startsWith('[')) return 'application/json';
+  if (/^[\w.%+-]+=/.test(start)) return 'application/x-www-form-urlencoded';
+  return 'text/plain';
+}

@@ -1,0 +1,243 @@
+import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  cleanEnv,
+  eventually,
+  FULL_NUMBER,
+  getJson,
+  inbox,
+  post,
+  readJsonFile,
+  records,
+  runCli,
+  signedRequest,
+  startRelay,
+  stopRelay,
+  type CliResult,
+  type RecordJson,
+  type RelayProcess,
+  type SignedRequest,
+} from './support';
+
+/** One delivery per source, with what config/local.yaml makes of it at the SMS service. */
+const CASES = [
+  { route: 'alerts', secret: 'alerts-token', source: 'alertmanager', fixture: 'alertmanager/firing-single.json', to: ['255712345678'], senderId: 'ALERTS', text: '[FIRING] DiskAlmostFull: Disk /var/lib/postgresql on db-01 is 94% full' },
+  { route: 'grafana', secret: 'grafana-token', source: 'grafana', fixture: 'grafana/firing.json', to: ['255712345678'], senderId: 'ALERTS', text: '[FIRING] High CPU usage: CPU above 95% on web-01' },
+  { route: 'github', secret: 'github-secret', source: 'github', fixture: 'github/push.json', to: ['255712345678'], senderId: 'SMSRELAY', text: '[kilimo-labs/sms-relay] amina-mushi pushed 2 commit(s) to main' },
+  { route: 'orders', secret: 'shopify-secret', source: 'shopify', fixture: 'shopify/orders-create.json', to: ['255712345678', '255754111222'], senderId: 'DUKA', text: 'New order #1001: TZS 45,000.00 from Neema Joseph' },
+  { route: 'shop', secret: 'woocommerce-secret', source: 'woocommerce', fixture: 'woocommerce/order-created.json', to: ['255712345678', '255754111222'], senderId: 'DUKA', text: 'Order #4821 processing: TZS 27,000.00 - Baraka Mwakyusa' },
+  { route: 'payments', secret: 'stripe-secret', source: 'stripe', fixture: 'stripe/payment_intent.succeeded.json', to: ['255754111222'], senderId: 'SMSRELAY', text: 'Payment received: USD 49.99 - Order #2031 - Safari sandals' },
+  { route: 'events', secret: 'standard-secret', source: 'standard-webhooks', fixture: 'standard-webhooks/invoice-paid.json', to: ['255754111222'], senderId: 'SMSRELAY', text: 'invoice.paid inv_2pKx7LqN4vR8sT1w (paid)' },
+  { route: 'notify', secret: 'generic-token', source: 'generic', fixture: 'generic/backup-failed.json', to: ['255712345678'], senderId: 'SMSRELAY', text: 'Nightly backup of nas-01 failed: repository quota exceeded' },
+] as const;
+
+const MAX_BODY_BYTES = 16_384;
+
+let dir: string;
+let env: NodeJS.ProcessEnv;
+let relay: RelayProcess;
+let secrets: Record<string, string>;
+/** Everything any process printed, for the leak check at the end. */
+const printed: { readonly what: string; readonly text: string }[] = [];
+const sent = new Map<string, { request: SignedRequest; ids: readonly string[] }>();
+
+const cli = async (args: readonly string[]): Promise<CliResult> => {
+  const result = await runCli(args, env);
+  printed.push({ what: `sms-relay ${args.join(' ')}`, text: `${result.stdout}\n${result.stderr}` });
+  return result;
+};
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'sms-relay-e2e-'));
+  env = cleanEnv({ PORT: '0', RELAY_DATA_DIR: join(dir, 'data'), RELAY_SECRETS_FILE: join(dir, 'secrets.json'), MAX_BODY_BYTES: String(MAX_BODY_BYTES) });
+  relay = await startRelay(env);
+  secrets = readJsonFile(join(dir, 'secrets.json'));
+}, 120_000);
+
+afterAll(async () => {
+  if (relay !== undefined) await stopRelay(relay, 'SIGKILL');
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe('npm start: the local runtime', () => {
+  it('creates the secrets file on first run: every name the config needs, random, mode 0600', () => {
+    expect(Object.keys(secrets).sort()).toEqual(
+      ['providerApiKey', 'alerts-token', 'grafana-token', 'github-secret', 'shopify-secret', 'woocommerce-secret', 'stripe-secret', 'standard-secret', 'generic-token'].sort(),
+    );
+    expect(secrets['stripe-secret']).toMatch(/^whsec_[A-Za-z0-9+/]+=*$/);
+    expect(secrets['standard-secret']).toMatch(/^whsec_[A-Za-z0-9+/]+=*$/);
+    expect(new Set(Object.values(secrets)).size).toBe(Object.keys(secrets).length);
+    expect(statSync(join(dir, 'secrets.json')).mode & 0o777).toBe(0o600);
+    expect(relay.banner).toContain('(created now with random values, mode 0600)');
+  });
+
+  it('prints a banner whose curl example produces an SMS', async () => {
+    expect(relay.banner).toContain(`Webhooks   ${relay.url}/hooks/<route>`);
+    expect(relay.sandboxUrl).toBeDefined();
+    const token = /-H 'Authorization: Bearer ([^']+)'/.exec(relay.banner)?.[1];
+    const body = /-d '([^']+)'/.exec(relay.banner)?.[1];
+    expect(token).toBe(secrets['generic-token']);
+    expect(relay.banner).toContain(`curl -sS -X POST ${relay.url}/hooks/notify`);
+
+    const response = await fetch(`${relay.url}/hooks/notify`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body,
+    });
+    expect(response.status).toBe(202);
+    const delivered = await eventually(async () => (await inbox(relay.sandboxUrl!)).find((message) => message.message === 'Hello from sms-relay'), { what: 'the example SMS' });
+    expect(delivered).toMatchObject({ phoneNumbers: ['255712345678'], senderId: 'SMSRELAY' });
+  }, 120_000);
+
+  it('answers /health with the store and the SMS service', async () => {
+    const health = await getJson<Record<string, unknown>>(`${relay.url}/health`);
+    expect(health).toMatchObject({
+      ok: true,
+      store: { engine: 'dynalite', dataDir: join(dir, 'data'), ok: true },
+      provider: { baseUrl: relay.sandboxUrl, sandbox: true },
+      sandbox: { inbox: `${relay.sandboxUrl}/_sandbox/messages` },
+    });
+  });
+
+  it('delivers a signed webhook of every source to the SMS service', async () => {
+    for (const { route, secret, source, fixture } of CASES) {
+      const request = signedRequest(route, source, fixture, secrets[secret]!);
+      const answer = await post(relay.url, request);
+      expect(answer, route).toMatchObject({ status: 202, body: { status: 'accepted' } });
+      sent.set(route, { request, ids: answer.body['ids'] as string[] });
+    }
+    const messages = await eventually(
+      async () => {
+        const all = await inbox(relay.sandboxUrl!);
+        return CASES.every(({ text }) => all.some((message) => message.message === text)) ? all : undefined;
+      },
+      { what: 'an SMS for every source' },
+    );
+    for (const { route, to, senderId, text } of CASES) {
+      const matching = messages.filter((message) => message.message === text);
+      expect(matching, route).toHaveLength(1);
+      expect([...matching[0]!.phoneNumbers].sort(), route).toEqual(to);
+      expect(matching[0]!.senderId, route).toBe(senderId);
+    }
+    const stored = await records(relay.url, 'state=SENT');
+    for (const { route } of CASES) expect(stored.filter((record) => sent.get(route)!.ids.includes(record.id)), route).toHaveLength(1);
+  }, 120_000);
+
+  it('answers a repeated delivery as a duplicate and sends nothing for it', async () => {
+    const before = await records(relay.url);
+    for (const [route, { request, ids }] of sent) {
+      expect(await post(relay.url, request), route).toEqual({ status: 200, body: { status: 'duplicate', ids } });
+    }
+    // A fresh message after the repeats: once it is out, anything the repeats could have queued would be too.
+    const sentinel = signedRequest('notify', 'generic', 'generic/backup-failed.json', secrets['generic-token']!, { 'Idempotency-Key': 'sentinel-1' });
+    expect((await post(relay.url, sentinel)).status).toBe(202);
+    await eventually(async () => ((await records(relay.url, 'route=notify&state=SENT')).length >= 3 ? true : undefined), { what: 'the sentinel sent' });
+    const after = await records(relay.url);
+    expect(after.length).toBe(before.length + 1);
+    const messages = await inbox(relay.sandboxUrl!);
+    for (const { route, text } of CASES) {
+      const expected = route === 'notify' ? 2 : 1; // the sentinel repeats the backup text under a new idempotency key
+      expect(messages.filter((message) => message.message === text), route).toHaveLength(expected);
+    }
+  }, 120_000);
+
+  it('refuses what API Gateway and ingest refuse, in JSON', async () => {
+    const forged = signedRequest('github', 'github', 'github/push.json', 'not-the-secret');
+    expect(await post(relay.url, forged)).toMatchObject({ status: 401, body: { error: 'unauthorized' } });
+
+    const unknown = await fetch(`${relay.url}/hooks/nosuchroute`, { method: 'POST', body: '{}' });
+    expect(unknown.status).toBe(404);
+    expect(await unknown.json()).toMatchObject({ error: expect.stringContaining('nosuchroute') });
+
+    const get = await fetch(`${relay.url}/hooks/notify`);
+    expect(get.status).toBe(405);
+    expect(get.headers.get('allow')).toBe('POST');
+    expect(await get.json()).toHaveProperty('error');
+
+    const elsewhere = await fetch(`${relay.url}/somewhere`);
+    expect(elsewhere.status).toBe(404);
+    expect(await elsewhere.json()).toHaveProperty('error');
+
+    const countBefore = (await records(relay.url)).length;
+    const tooBig = await fetch(`${relay.url}/hooks/notify`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${secrets['generic-token']}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ message: 'x'.repeat(MAX_BODY_BYTES) }),
+    });
+    expect(tooBig.status).toBe(413);
+    expect(await tooBig.json()).toEqual({ error: `body exceeds the limit of ${MAX_BODY_BYTES} bytes` });
+    expect((await records(relay.url)).length).toBe(countBefore);
+  });
+
+  it('send-test signs a payload as its source would and exits non-zero on a refusal', async () => {
+    const [ok, refused] = await Promise.all([
+      cli(['send-test', '--route', 'github', '--payload', 'test/fixtures/github/issues-opened.json', '--header', 'X-GitHub-Event: issues']),
+      cli(['send-test', '--route', 'payments', '--payload', 'test/fixtures/stripe/charge.refunded.json', '--header', 'Stripe-Signature: t=1,v1=00']),
+    ]);
+    expect(ok.code, ok.stderr).toBe(0);
+    expect(ok.stdout).toContain(`POST ${relay.url}/hooks/github`);
+    expect(ok.stdout).toMatch(/^202 Accepted$/m);
+    const id = (JSON.parse(ok.stdout.slice(ok.stdout.indexOf('{'))) as { ids: string[] }).ids[0]!;
+    await eventually(async () => ((await records(relay.url, 'route=github&state=SENT')).some((record) => record.id === id) ? true : undefined), { what: 'the send-test SMS' });
+
+    expect(refused.code).toBe(1);
+    expect(refused.stdout).toMatch(/^401 Unauthorized$/m);
+  }, 120_000);
+
+  it('logs lists records through the running relay, numbers masked', async () => {
+    const [json, table] = await Promise.all([cli(['logs', '--json', '--route', 'orders']), cli(['logs', '--state', 'SENT', '--limit', '3'])]);
+    expect(json.code, json.stderr).toBe(0);
+    const listed = JSON.parse(json.stdout) as RecordJson[];
+    expect(listed).toHaveLength(1);
+    expect(Object.keys(listed[0]!).sort()).toEqual(['attempts', 'createdAt', 'deducted', 'id', 'reason', 'remainingBalance', 'route', 'segments', 'state', 'to', 'updatedAt']);
+    expect(listed[0]).toMatchObject({ id: sent.get('orders')!.ids[0], route: 'orders', state: 'SENT', segments: 1, attempts: 1, reason: null, deducted: 40 });
+    expect([...listed[0]!.to].sort()).toEqual(['2557****222', '2557****678']);
+
+    expect(table.code, table.stderr).toBe(0);
+    expect(table.stdout).toMatch(/^TIME\s+ID\s+ROUTE\s+STATE\s+TO\s+SEG\s+CREDITS\s+REASON$/m);
+    expect(table.stdout).toContain('3 records from the running relay');
+  }, 120_000);
+
+  it("balance shows the SMS service's balance, currency and rate", async () => {
+    const result = await cli(['balance', '--json']);
+    expect(result.code, result.stderr).toBe(0);
+    const account = await getJson<{ balance: number }>(`${relay.sandboxUrl}/_sandbox/account`);
+    expect(JSON.parse(result.stdout)).toEqual({ baseUrl: relay.sandboxUrl, balance: account.balance, currency: 'TZS', smsRate: 20 });
+  }, 120_000);
+
+  it('refuses to start a second runtime on the same store', async () => {
+    const second = await runCli(['start'], env);
+    printed.push({ what: 'second start', text: `${second.stdout}\n${second.stderr}` });
+    expect(second.code).toBe(1);
+    expect(second.stderr).toContain(`the store in ${join(dir, 'data')} is in use by another process`);
+  }, 120_000);
+
+  it('stops cleanly on Ctrl-C, and logs then reads the store on disk', async () => {
+    const listedLive = await records(relay.url);
+    const { code } = await stopRelay(relay, 'SIGINT');
+    printed.push({ what: 'runtime', text: `${relay.stdout()}\n${relay.stderr()}` });
+    expect(code).toBe(0);
+    expect(relay.stdout()).toMatch(/stopped\n$/);
+    expect(existsSync(join(dir, 'data', 'runtime.json'))).toBe(false);
+
+    const result = await cli(['logs', '--json', '--limit', '1000']);
+    expect(result.code, result.stderr).toBe(0);
+    expect((JSON.parse(result.stdout) as RecordJson[]).map((record) => record.id).sort()).toEqual(listedLive.map((record) => record.id).sort());
+  }, 120_000);
+
+  it('never prints a secret or a full phone number', () => {
+    expect(printed.length).toBeGreaterThan(5);
+    const token = secrets['generic-token']!;
+    for (const { what, text } of printed) {
+      for (const [name, value] of Object.entries(secrets)) {
+        // The banner's example shows the local notify token, on purpose, in its curl line only.
+        const allowed = name === 'generic-token' && what === 'runtime' ? text.split('\n').filter((line) => line.includes(`Bearer ${token}'`)).length : 0;
+        expect(text.split(value).length - 1, `${name} in ${what}`).toBe(allowed);
+      }
+      const numbers = text.split('\n').filter((line) => !line.includes(`-d '{"message":"Hello from sms-relay","phone":"0712345678"}'`)).join('\n').match(FULL_NUMBER);
+      expect(numbers, what).toBeNull();
+    }
+  });
+});

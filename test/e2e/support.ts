@@ -1,0 +1,246 @@
+import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { fileURLToPath } from 'node:url';
+import { signWebhook } from '../../local/runtime/signers';
+
+export const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
+export const FIXTURES = fileURLToPath(new URL('../fixtures/', import.meta.url));
+
+/** Start-up compiles TypeScript on the fly and loads the whole relay: generous, on a loaded machine. */
+export const STARTUP_TIMEOUT_MS = 90_000;
+
+/** Variables a developer's shell may set that would change what these runs do. */
+const INHERITED_SETTINGS = [
+  'PORT',
+  'RELAY_CONFIG',
+  'RELAY_SECRETS_FILE',
+  'RELAY_DATA_DIR',
+  'RELAY_LOG_FORMAT',
+  'PROVIDER_BASE_URL',
+  'PROVIDER_API_KEY',
+  'MAX_BODY_BYTES',
+  'RETRY_MAX_ATTEMPTS',
+  'RETRY_BASE_DELAY_MS',
+  'STALE_SENDING_MS',
+  'SWEEP_PENDING_GRACE_MS',
+  'TABLE_NAME',
+  'DYNAMODB_ENDPOINT',
+  'SECRET_ID',
+  'SANDBOX_API_KEY',
+  'POWERTOOLS_LOG_LEVEL',
+  'POWERTOOLS_DEV',
+] as const;
+
+/** The test process's environment without relay settings, plus `extra`. */
+export function cleanEnv(extra: Readonly<Record<string, string>> = {}): NodeJS.ProcessEnv {
+  const env: NodeJS.ProcessEnv = { ...process.env };
+  for (const name of INHERITED_SETTINGS) delete env[name];
+  return { ...env, ...extra };
+}
+
+/** A port nobody listens on right now (the OS's choice for a moment). */
+export async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+export interface CliProcess {
+  readonly child: ChildProcessWithoutNullStreams;
+  stdout(): string;
+  stderr(): string;
+  /** Resolves with the first match in stdout; rejects when the process exits first or on time-out. */
+  waitFor(pattern: RegExp, timeoutMs?: number): Promise<RegExpMatchArray>;
+  readonly exited: Promise<{ readonly code: number | null; readonly signal: NodeJS.Signals | null }>;
+}
+
+/**
+ * Spawns `node bin/sms-relay.mjs <args>` from the repository root.
+ *
+ * @example
+ * ```ts
+ * const relay = spawnCli(['start'], cleanEnv({ PORT: '0' }));
+ * await relay.waitFor(/Health\s+(\S+)\/health/);
+ * ```
+ */
+export function spawnCli(args: readonly string[], env: NodeJS.ProcessEnv): CliProcess {
+  const child = spawn(process.execPath, ['bin/sms-relay.mjs', ...args], { cwd: REPO_ROOT, env });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
+  child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.once('exit', (code, signal) => resolve({ code, signal })),
+  );
+  const waitFor = (pattern: RegExp, timeoutMs = STARTUP_TIMEOUT_MS): Promise<RegExpMatchArray> =>
+    new Promise((resolve, reject) => {
+      const check = (): boolean => {
+        const match = pattern.exec(stdout);
+        if (match === null) return false;
+        cleanup();
+        resolve(match);
+        return true;
+      };
+      const onData = (): void => void check();
+      const onExit = (): void => {
+        // Output may still be buffered when 'exit' fires.
+        setImmediate(() => {
+          if (check()) return;
+          cleanup();
+          reject(new Error(`exited before ${String(pattern)}\nstdout:\n${stdout}\nstderr:\n${stderr}`));
+        });
+      };
+      const timer = setTimeout(() => {
+        cleanup();
+        reject(new Error(`no ${String(pattern)} within ${timeoutMs} ms\nstdout:\n${stdout}\nstderr:\n${stderr}`));
+      }, timeoutMs);
+      const cleanup = (): void => {
+        clearTimeout(timer);
+        child.stdout.off('data', onData);
+        child.off('exit', onExit);
+      };
+      if (!check()) {
+        child.stdout.on('data', onData);
+        child.once('exit', onExit);
+      }
+    });
+  return { child, stdout: () => stdout, stderr: () => stderr, waitFor, exited };
+}
+
+export interface CliResult {
+  readonly code: number | null;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+/** Runs a CLI command to its end. */
+export async function runCli(args: readonly string[], env: NodeJS.ProcessEnv): Promise<CliResult> {
+  const run = spawnCli(args, env);
+  run.child.stdin.end();
+  const { code } = await run.exited;
+  // 'exit' can come before the pipes are drained.
+  await new Promise<void>((resolve) => (run.child.stdout.readableEnded ? resolve() : run.child.stdout.once('end', () => resolve())));
+  return { code, stdout: run.stdout(), stderr: run.stderr() };
+}
+
+export interface RelayProcess extends CliProcess {
+  /** `http://127.0.0.1:<port>` from the banner. */
+  readonly url: string;
+  /** The in-process sandbox's base URL from the banner, when there is one. */
+  readonly sandboxUrl: string | undefined;
+  readonly banner: string;
+}
+
+/**
+ * Starts the runtime as a child process and waits for its banner.
+ *
+ * @example
+ * ```ts
+ * const relay = await startRelay(cleanEnv({ PORT: '0', RELAY_DATA_DIR: dir }));
+ * await fetch(`${relay.url}/health`);
+ * ```
+ */
+export async function startRelay(env: NodeJS.ProcessEnv): Promise<RelayProcess> {
+  const run = spawnCli(['start'], env);
+  const [, url] = await run.waitFor(/Health\s+(http:\/\/127\.0\.0\.1:\d+)\/health/);
+  // The banner is one write; everything up to the stop hint is there once the health line is.
+  const banner = (await run.waitFor(/^[\s\S]*Stop: Ctrl-C/))[0];
+  const sandbox = /Inbox\s+(http:\/\/127\.0\.0\.1:\d+)\/_sandbox\/messages/.exec(banner);
+  return { ...run, url: url!, sandboxUrl: sandbox?.[1], banner };
+}
+
+/** Stops a runtime with a signal and returns how it exited. */
+export async function stopRelay(relay: CliProcess, signal: NodeJS.Signals = 'SIGINT'): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
+  if (relay.child.exitCode === null && relay.child.signalCode === null) relay.child.kill(signal);
+  return await relay.exited;
+}
+
+/** A fixture's exact bytes. */
+export function fixture(path: string): Buffer {
+  return readFileSync(`${FIXTURES}${path}`);
+}
+
+export interface SignedRequest {
+  readonly route: string;
+  readonly body: Buffer;
+  readonly headers: Record<string, string>;
+}
+
+/** A fixture signed as `source` would sign it, ready to post (and to post again, identically). */
+export function signedRequest(route: string, source: string, path: string, secret: string, headers: Record<string, string> = {}): SignedRequest {
+  const body = fixture(path);
+  return { route, body, headers: signWebhook(source, { body, secret, headers }) };
+}
+
+export async function post(url: string, request: SignedRequest): Promise<{ status: number; body: Record<string, unknown> }> {
+  const response = await fetch(`${url}/hooks/${request.route}`, { method: 'POST', headers: request.headers, body: request.body });
+  return { status: response.status, body: (await response.json()) as Record<string, unknown> };
+}
+
+export async function getJson<T>(url: string): Promise<T> {
+  const response = await fetch(url);
+  if (!response.ok) throw new Error(`GET ${url}: ${response.status} ${await response.text()}`);
+  return (await response.json()) as T;
+}
+
+/**
+ * Polls until `probe` returns a value other than `undefined`. The time-out only bounds a failing
+ * run; nothing asserts on how long it took.
+ */
+export async function eventually<T>(probe: () => Promise<T | undefined>, { timeoutMs = 60_000, intervalMs = 200, what = 'condition' } = {}): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last: unknown;
+  for (;;) {
+    try {
+      const value = await probe();
+      if (value !== undefined) return value;
+    } catch (error) {
+      last = error;
+    }
+    if (Date.now() > deadline) throw new Error(`${what} not reached within ${timeoutMs} ms${last === undefined ? '' : `: ${String(last)}`}`);
+    await new Promise((resolve) => setTimeout(resolve, intervalMs));
+  }
+}
+
+export function readJsonFile<T>(path: string): T {
+  return JSON.parse(readFileSync(path, 'utf8')) as T;
+}
+
+/** Tanzanian mobile numbers in full, in the forms the relay reads: `255…`, `+255 …`, national `07…`. */
+export const FULL_NUMBER = /(?<!\d)(?:\+?255[ -]?\d{3}[ -]?\d{3}[ -]?\d{3}|0[67]\d{2}[ -]?\d{3}[ -]?\d{3})(?!\d)/g;
+
+/** The SMS the sandbox delivered, as its control endpoint lists them. */
+export interface InboxMessage {
+  readonly id: string;
+  readonly phoneNumbers: readonly string[];
+  readonly message: string;
+  readonly senderId: string;
+  readonly deducted: number;
+  readonly remainingBalance: number;
+}
+
+export async function inbox(sandboxUrl: string): Promise<InboxMessage[]> {
+  return (await getJson<{ messages: InboxMessage[] }>(`${sandboxUrl}/_sandbox/messages`)).messages;
+}
+
+/** A record as `logs --json` and `/_relay/records` show it. */
+export interface RecordJson {
+  readonly id: string;
+  readonly route: string;
+  readonly state: string;
+  readonly createdAt: string;
+  readonly updatedAt: string;
+  readonly to: readonly string[];
+  readonly segments: number;
+  readonly attempts: number;
+  readonly reason: string | null;
+  readonly deducted: number | null;
+  readonly remainingBalance: number | null;
+}
+
+export async function records(relayUrl: string, query = ''): Promise<RecordJson[]> {
+  return (await getJson<{ records: RecordJson[] }>(`${relayUrl}/_relay/records${query === '' ? '' : `?${query}`}`)).records;
+}

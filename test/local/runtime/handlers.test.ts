@@ -1,0 +1,158 @@
+import { request as httpRequest } from 'node:http';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfigFile } from '../../../functions/core/config/load';
+import { lambdaContext } from '../../../local/runtime/events';
+import { HANDLER_TIMEOUT_MS, handlerEnvironment, loadHandlers } from '../../../local/runtime/handlers';
+import { openLocalStore, type LocalStore } from '../../../local/runtime/local-store';
+import { ensureSecretsFile } from '../../../local/runtime/secrets';
+import { createRelayServer, type RelayServer, type WebhookReport } from '../../../local/runtime/server';
+import { resolveRuntimeSettings } from '../../../local/runtime/settings';
+import { signWebhook } from '../../../local/runtime/signers';
+import { StreamFeeder } from '../../../local/runtime/stream';
+import { startSandbox } from '../../../local/sandbox/server';
+import type { RunningSandbox } from '../../../local/sandbox/types';
+
+const CONFIG = new URL('../../../config/local.yaml', import.meta.url).pathname;
+const MAX_BODY_BYTES = 1024;
+
+let dir: string;
+let local: LocalStore;
+let sandbox: RunningSandbox;
+let relay: RelayServer;
+let url: string;
+let port: number;
+let feeder: StreamFeeder;
+let token: string;
+const problems: string[] = [];
+const reports: WebhookReport[] = [];
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'sms-relay-handlers-'));
+  const settings = resolveRuntimeSettings({ config: CONFIG, secrets: join(dir, 'secrets.json'), dataDir: join(dir, 'data') }, { MAX_BODY_BYTES: String(MAX_BODY_BYTES) });
+  const secrets = ensureSecretsFile(settings.secretsPath, loadConfigFile(CONFIG)).values;
+  token = secrets['generic-token']!;
+  local = await openLocalStore({ dataDir: settings.dataDir, tableName: settings.tableName });
+  sandbox = await startSandbox({ apiKey: secrets['providerApiKey']!, senderIds: ['SMSRELAY', 'ALERTS', 'DUKA'], defaultSenderId: 'SMSRELAY' });
+  // The handlers read these at their first invocation, as they would on AWS.
+  Object.assign(process.env, handlerEnvironment({ settings, dynamodbEndpoint: local.endpoint, providerBaseUrl: sandbox.baseUrl }), { POWERTOOLS_LOG_LEVEL: 'SILENT' });
+  const handlers = await loadHandlers();
+  feeder = new StreamFeeder({
+    client: local.client,
+    source: { tableName: settings.tableName, region: 'local', label: 'test' },
+    sender: handlers.sender,
+    onProblem: (message) => problems.push(message),
+  });
+  relay = createRelayServer();
+  port = await relay.listen(0, '127.0.0.1');
+  url = `http://127.0.0.1:${port}`;
+  relay.attach({
+    maxBodyBytes: settings.maxBodyBytes,
+    ingest: async (event) => await handlers.ingest(event, lambdaContext('ingest', HANDLER_TIMEOUT_MS.ingest)),
+    onAccepted: (ids) => feeder.feed(ids),
+    onWebhook: (report) => reports.push(report),
+    onError: (message) => problems.push(message),
+    health: async () => ({ ok: true }),
+    store: local.store,
+  });
+}, 60_000);
+
+afterAll(async () => {
+  await relay?.close();
+  // A send still running must finish before its store goes away.
+  await feeder?.idle();
+  await sandbox?.close();
+  await local?.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+async function postNotify(body: string, headers: Record<string, string> = {}): Promise<{ status: number; body: Record<string, unknown> }> {
+  const bytes = Buffer.from(body);
+  const response = await fetch(`${url}/hooks/notify`, { method: 'POST', headers: signWebhook('generic', { body: bytes, secret: token, headers }), body: bytes });
+  return { status: response.status, body: (await response.json()) as Record<string, unknown> };
+}
+
+describe('the stream emulation, with the real sender', () => {
+  it('sends what ingest accepted, without any sweeper', async () => {
+    const answer = await postNotify('{"message":"stream one","phone":"0754111222"}');
+    expect(answer.status).toBe(202);
+    const [id] = answer.body['ids'] as string[];
+    expect(reports.at(-1)).toEqual({ route: 'notify', status: 202, outcome: 'accepted', reason: undefined, ids: [id] });
+    await feeder.idle();
+    expect(await local.store.getMessage(id!)).toMatchObject({ state: 'SENT', attempts: 1 });
+    expect(sandbox.messages().filter((message) => message.message === 'stream one')).toHaveLength(1);
+    expect(problems).toEqual([]);
+  });
+
+  it('sends nothing more when the same record is delivered again', async () => {
+    const answer = await postNotify('{"message":"stream two"}');
+    const [id] = answer.body['ids'] as string[];
+    await feeder.idle();
+    feeder.feed([id!, id!]);
+    await feeder.idle();
+    expect(sandbox.messages().filter((message) => message.message === 'stream two')).toHaveLength(1);
+    expect(await local.store.getMessage(id!)).toMatchObject({ state: 'SENT', attempts: 1 });
+  });
+
+  it('batches many new records and sends each once', async () => {
+    const ids: string[] = [];
+    for (let index = 0; index < 25; index += 1) {
+      const answer = await postNotify(`{"message":"batch ${index}"}`);
+      ids.push(...(answer.body['ids'] as string[]));
+    }
+    await feeder.idle();
+    const states = await Promise.all(ids.map(async (id) => (await local.store.getMessage(id))?.state));
+    expect(states.every((state) => state === 'SENT')).toBe(true);
+    expect(sandbox.messages().filter((message) => message.message.startsWith('batch '))).toHaveLength(25);
+  });
+});
+
+describe('the HTTP layer in front of ingest', () => {
+  it('refuses an oversized chunked body while reading it, and records nothing', async () => {
+    const before = reports.length;
+    const status = await new Promise<number>((resolve, reject) => {
+      const request = httpRequest(`${url}/hooks/notify`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' } }, (response) => {
+        response.resume();
+        resolve(response.statusCode ?? 0);
+      });
+      request.on('error', reject);
+      // No content-length: the limit can only be found by counting.
+      for (let index = 0; index < 4; index += 1) request.write(`{"message":"${'y'.repeat(400)}"}`);
+      request.end();
+    });
+    expect(status).toBe(413);
+    expect(reports.slice(before)).toEqual([{ route: 'notify', status: 413, outcome: 'error', reason: `body exceeds the limit of ${MAX_BODY_BYTES} bytes`, ids: [] }]);
+  });
+
+  it('passes a body of exactly the limit to ingest', async () => {
+    const body = JSON.stringify({ message: 'edge', pad: '' });
+    const padded = body.replace('"pad":""', `"pad":"${'z'.repeat(MAX_BODY_BYTES - body.length)}"`);
+    expect(Buffer.byteLength(padded)).toBe(MAX_BODY_BYTES);
+    expect((await postNotify(padded)).status).toBe(202);
+  });
+
+  it('keeps the local-only endpoints local and strict', async () => {
+    // A DNS-rebound page reaches 127.0.0.1 under its own host name.
+    const foreign = await new Promise<number>((resolve, reject) => {
+      httpRequest(`${url}/_relay/records`, { headers: { host: `attacker.example:${port}` } }, (response) => {
+        response.resume();
+        resolve(response.statusCode ?? 0);
+      })
+        .on('error', reject)
+        .end();
+    });
+    expect(foreign).toBe(403);
+    const plain = await fetch(`${url}/_relay/redrive`, { method: 'POST', headers: { 'content-type': 'text/plain' }, body: '{"from":"PARKED","ids":[]}' });
+    expect(plain.status).toBe(415);
+    const bad = await fetch(`${url}/_relay/redrive`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"from":"SENT","ids":[]}' });
+    expect(bad.status).toBe(400);
+    expect(await bad.json()).toEqual({ error: 'from: expected one of PARKED, FAILED, HELD, got "SENT"' });
+    const state = await fetch(`${url}/_relay/records?state=NOPE`);
+    expect(state.status).toBe(400);
+    const listed = (await (await fetch(`${url}/_relay/records?route=notify&limit=2`)).json()) as { records: { route: string; to: string[] }[] };
+    expect(listed.records).toHaveLength(2);
+    expect(listed.records.every((record) => record.route === 'notify' && record.to.every((to) => /^\d{4}\*{4}\d{3}$/.test(to)))).toBe(true);
+  });
+});

@@ -1,0 +1,73 @@
+import { describe, expect, it } from 'vitest';
+import { createLogger, relayLogger } from '../../../functions/handlers/runtime/logger';
+import { createRedactor, formatLogEntry, formatWebhook, parseLogLine, type LogEntry } from '../../../local/runtime/log-format';
+import { createTerminal } from '../../../local/runtime/terminal';
+
+const at = '2025-01-01T10:20:30.000Z';
+const time = new Date(at).toTimeString().slice(0, 8);
+const entry = (fields: Record<string, unknown>): LogEntry => ({ level: 'INFO', timestamp: at, service: 'sms-relay', ...fields }) as unknown as LogEntry;
+
+describe('human log lines', () => {
+  it('show a send with route, state, masked numbers, segments, credits and balance', () => {
+    const line = formatLogEntry(entry({ message: 'sms', id: '01J', route: 'orders', to: ['2557****222', '2557****678'], state: 'SENT', segments: 1, attempt: 1, credits: 40, remainingBalance: 9960 }));
+    expect(line).toBe(`${time}  sms      orders      SENT    to 2557****222, 2557****678  1 segment  40 credits, balance 9960`);
+  });
+
+  it('show a retry, a parked and a failed send with what to do or what went wrong', () => {
+    const retry = formatLogEntry(entry({ level: 'WARN', message: 'sms', route: 'alerts', to: ['2557****678'], state: 'RETRY', segments: 2, attempt: 3, error: { name: 'SmsConnectionRefusedError', delivery: 'not-sent' }, nextAttemptAt: at }));
+    expect(retry).toBe(`${time}  sms      alerts      RETRY   to 2557****678  2 segments  attempt 3 failed (SmsConnectionRefusedError), next at ${time}`);
+    const parked = formatLogEntry(entry({ level: 'ERROR', message: 'sms', route: 'notify', to: ['2557****678'], state: 'PARKED', segments: 1 }));
+    expect(parked).toContain('PARKED  to 2557****678  1 segment  insufficient balance: top up, then run "npx sms-relay redrive"');
+    const failed = formatLogEntry(entry({ level: 'ERROR', message: 'sms', route: 'notify', to: ['2557****678'], state: 'FAILED', segments: 1, error: { name: 'SmsBadRequestError', status: 400, serviceError: 'bad senderId' } }));
+    expect(failed).toContain('FAILED  to 2557****678  1 segment  (SmsBadRequestError 400 bad senderId)');
+  });
+
+  it('show the balance watch', () => {
+    expect(formatLogEntry(entry({ message: 'balance', balance: 80, currency: 'TZS', threshold: 100, alerted: true }))).toBe(`${time}  balance  80 TZS  (alert below 100)  LOW: alert SMS recorded`);
+  });
+
+  it("leave ingest's webhook lines to the runtime's own line, and quiet INFO unless verbose", () => {
+    expect(formatLogEntry(entry({ level: 'WARN', message: 'webhook refused', route: 'github', reason: 'x' }))).toBeUndefined();
+    expect(formatLogEntry(entry({ message: 'something routine', n: 1 }))).toBeUndefined();
+    expect(formatLogEntry(entry({ message: 'something routine', n: 1 }), { verbose: true })).toBe(`${time}  info     something routine  n=1`);
+    expect(formatLogEntry(entry({ level: 'ERROR', message: 'webhook not recorded', route: 'github', error: { name: 'TimeoutError', message: 'store slow', stack: 'at …' } }))).toBe(
+      `${time}  error    webhook not recorded  route=github error="TimeoutError: store slow"`,
+    );
+  });
+
+  it('show one line per webhook with its status', () => {
+    const now = new Date(at);
+    expect(formatWebhook({ route: 'notify', status: 202, outcome: 'accepted', reason: undefined, ids: ['a', 'b'] }, now)).toBe(`${time}  webhook  notify      202 accepted: 2 SMS queued`);
+    expect(formatWebhook({ route: 'notify', status: 200, outcome: 'duplicate', reason: undefined, ids: ['a'] }, now)).toBe(`${time}  webhook  notify      200 duplicate: already received, nothing sent`);
+    expect(formatWebhook({ route: 'github', status: 401, outcome: 'unauthorized', reason: 'X-Hub-Signature-256 does not match the body', ids: [] }, now)).toBe(
+      `${time}  webhook  github      401 unauthorized: X-Hub-Signature-256 does not match the body`,
+    );
+  });
+
+  it('redact secrets and mask phone numbers anywhere in a line', () => {
+    const redact = createRedactor(['whsec_abcdef123', 'tiny', 'abcdef']);
+    expect(redact('key whsec_abcdef123 and abcdef, to +255 712 345 678 or 0754111222, tiny stays')).toBe(
+      'key [redacted] and [redacted], to 2557****678 or 2557****222, tiny stays',
+    );
+  });
+});
+
+describe("the handlers' Powertools logger, as the runtime captures it", () => {
+  it('produces lines the runtime parses and formats', () => {
+    const captured: string[] = [];
+    const terminal = createTerminal({ redact: (text) => text });
+    terminal.capture((line) => captured.push(line));
+    try {
+      const logger = relayLogger(createLogger({ serviceName: 'sms-relay' }));
+      logger.info('sms', { id: '01J', route: 'notify', to: ['2557****678'], state: 'SENT', segments: 1, attempt: 1, credits: 20, remainingBalance: 9980 });
+      logger.error('sms', { id: '01K', route: 'notify', to: ['255712345678'], state: 'PARKED', segments: 1 });
+    } finally {
+      terminal.restore();
+    }
+    const entries = captured.map(parseLogLine);
+    expect(entries.every((parsed) => parsed !== undefined)).toBe(true);
+    expect(formatLogEntry(entries[0]!)).toMatch(/^\d\d:\d\d:\d\d  sms      notify      SENT    to 2557\*\*\*\*678  1 segment  20 credits, balance 9980$/);
+    // The handlers' own masking applies before the runtime sees the line.
+    expect(formatLogEntry(entries[1]!)).toContain('PARKED  to 2557****678');
+  });
+});

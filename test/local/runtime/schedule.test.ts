@@ -1,0 +1,52 @@
+import { describe, expect, it } from 'vitest';
+import { InvalidSettingError } from '../../../local/runtime/errors';
+import { localSchedule, repeat } from '../../../local/runtime/schedule';
+
+const settle = async (): Promise<void> => await new Promise((resolve) => setImmediate(resolve));
+
+describe('local schedules', () => {
+  it('follow rate() expressions and run cron() hourly', () => {
+    expect(localSchedule('rate(5 minutes)')).toEqual({ intervalMs: 300_000, description: 'every 5 minutes' });
+    expect(localSchedule('rate(1 hour)')).toEqual({ intervalMs: 3_600_000, description: 'every hour' });
+    expect(localSchedule('rate(2 days)').intervalMs).toBe(172_800_000);
+    expect(localSchedule('cron(0 6 * * ? *)')).toEqual({ intervalMs: 3_600_000, description: 'every hour (cron(0 6 * * ? *) is not followed locally)' });
+    expect(() => localSchedule('rate(0 minutes)')).toThrow(InvalidSettingError);
+    expect(() => localSchedule('hourly')).toThrow('balance.schedule: "hourly" is not rate(…) or cron(…)');
+  });
+
+  it('never overlap runs, and stop waits for the run in progress', async () => {
+    let release!: () => void;
+    let runs = 0;
+    const sweeping = repeat(
+      async () => {
+        runs += 1;
+        await new Promise<void>((resolve) => (release = resolve));
+      },
+      { intervalMs: 0, immediately: true, onError: () => undefined },
+    );
+    while (runs === 0) await settle();
+    let stopped = false;
+    const stopping = sweeping.stop().then(() => (stopped = true));
+    for (let index = 0; index < 5; index += 1) await settle();
+    expect({ runs, stopped }).toEqual({ runs: 1, stopped: false });
+    release();
+    await stopping;
+    expect({ runs, stopped }).toEqual({ runs: 1, stopped: true });
+  });
+
+  it('keep running after a failed run', async () => {
+    const errors: unknown[] = [];
+    let runs = 0;
+    const failing = repeat(
+      async () => {
+        runs += 1;
+        throw new Error(`run ${runs}`);
+      },
+      { intervalMs: 0, immediately: true, onError: (error) => errors.push(error) },
+    );
+    while (runs < 3) await settle();
+    await failing.stop();
+    expect(errors.length).toBeGreaterThanOrEqual(2);
+    expect((errors[0] as Error).message).toBe('run 1');
+  });
+});

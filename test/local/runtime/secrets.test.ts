@@ -1,0 +1,78 @@
+import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { loadConfigFile } from '../../../functions/core/config/load';
+import { SecretsFileError } from '../../../local/runtime/errors';
+import { ensureSecretsFile, readExistingSecrets, requiredSecrets } from '../../../local/runtime/secrets';
+
+const loaded = loadConfigFile(new URL('../../../config/local.yaml', import.meta.url).pathname);
+let dir: string;
+
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), 'sms-relay-secrets-'));
+});
+afterEach(() => {
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe('the local secrets file', () => {
+  it('names providerApiKey and every route secret, with the kind of value each needs', () => {
+    expect(Object.fromEntries(requiredSecrets(loaded))).toEqual({
+      providerApiKey: 'provider',
+      'alerts-token': 'alertmanager',
+      'grafana-token': 'grafana',
+      'github-secret': 'github',
+      'shopify-secret': 'shopify',
+      'woocommerce-secret': 'woocommerce',
+      'stripe-secret': 'stripe',
+      'standard-secret': 'standard-webhooks',
+      'generic-token': 'generic',
+    });
+  });
+
+  it('is created on first run with random values, in a new directory, mode 0600', () => {
+    const path = join(dir, 'nested', 'secrets.json');
+    const result = ensureSecretsFile(path, loaded);
+    expect(result).toMatchObject({ path, created: true, added: [] });
+    const written = JSON.parse(readFileSync(path, 'utf8')) as Record<string, string>;
+    expect(written).toEqual(result.values);
+    expect(written['stripe-secret']).toMatch(/^whsec_[A-Za-z0-9+/]{32}$/);
+    expect(written['standard-secret']).toMatch(/^whsec_[A-Za-z0-9+/]{32}$/);
+    expect(written['providerApiKey']).toMatch(/^sbx_[\w-]{32}$/);
+    expect(written['generic-token']).toMatch(/^[\w-]{32}$/);
+    expect(statSync(path).mode & 0o777).toBe(0o600);
+    expect(statSync(join(dir, 'nested')).mode & 0o777).toBe(0o700);
+    expect(ensureSecretsFile(join(dir, 'other.json'), loaded).values['generic-token']).not.toBe(written['generic-token']);
+  });
+
+  it('is left alone when complete, and gets values only for missing names', () => {
+    const path = join(dir, 'secrets.json');
+    writeFileSync(path, JSON.stringify({ providerApiKey: 'mine', 'github-secret': 'also mine', extra: 'kept' }));
+    const result = ensureSecretsFile(path, loaded);
+    expect(result.created).toBe(false);
+    expect([...result.added].sort()).toEqual(['alerts-token', 'generic-token', 'grafana-token', 'shopify-secret', 'standard-secret', 'stripe-secret', 'woocommerce-secret']);
+    const written = JSON.parse(readFileSync(path, 'utf8')) as Record<string, string>;
+    expect(written).toMatchObject({ providerApiKey: 'mine', 'github-secret': 'also mine', extra: 'kept' });
+
+    const again = ensureSecretsFile(path, loaded);
+    expect(again).toMatchObject({ created: false, added: [] });
+    expect(again.values).toEqual(written);
+  });
+
+  it('refuses a file it cannot use, naming the problem but no value', () => {
+    const path = join(dir, 'secrets.json');
+    writeFileSync(path, '{"providerApiKey": "hidden-value-1", ');
+    expect(() => ensureSecretsFile(path, loaded)).toThrow(new SecretsFileError(path, `secrets file ${path} is not valid JSON`));
+    writeFileSync(path, '["hidden-value-2"]');
+    expect(() => ensureSecretsFile(path, loaded)).toThrow(/must hold a JSON object/);
+    writeFileSync(path, '{"providerApiKey": 42}');
+    expect(() => ensureSecretsFile(path, loaded)).toThrow(/values must be strings \(providerApiKey\)/);
+    expect(() => ensureSecretsFile(dir, loaded)).toThrow(/cannot read secrets file .* \(EISDIR\)/);
+  });
+
+  it('is never created by the commands that only read it', () => {
+    const path = join(dir, 'missing.json');
+    expect(() => readExistingSecrets(path)).toThrow(/does not exist; "npm start" creates it on first run/);
+  });
+});

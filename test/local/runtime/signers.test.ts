@@ -1,0 +1,94 @@
+import { readFileSync } from 'node:fs';
+import { describe, expect, it } from 'vitest';
+import { sourcePack } from '../../../functions/core/sources/registry';
+import { SOURCE_NAMES, type SourceName } from '../../../functions/core/sources/types';
+import { UnknownSourceError } from '../../../local/runtime/errors';
+import { generateSecret } from '../../../local/runtime/secrets';
+import { SIGNERS, signWebhook } from '../../../local/runtime/signers';
+
+const FIXTURES = new URL('../../fixtures/', import.meta.url);
+
+const FIXTURE_OF: Readonly<Record<SourceName, string>> = {
+  alertmanager: 'alertmanager/firing-single.json',
+  grafana: 'grafana/firing.json',
+  github: 'github/push.json',
+  shopify: 'shopify/orders-create.json',
+  woocommerce: 'woocommerce/order-created.json',
+  stripe: 'stripe/payment_intent.succeeded.json',
+  'standard-webhooks': 'standard-webhooks/invoice-paid.json',
+  generic: 'generic/backup-failed.json',
+};
+
+/** What the relay's entry point hands a pack: exact bytes, lower-cased header names. */
+function inbound(body: Uint8Array, headers: Record<string, string>, receivedAt = new Date()) {
+  return { body, headers: Object.fromEntries(Object.entries(headers).map(([name, value]) => [name.toLowerCase(), value])), query: {}, receivedAt };
+}
+
+describe('signers', () => {
+  it('has one signer per source', () => {
+    expect(Object.keys(SIGNERS).sort()).toEqual([...SOURCE_NAMES].sort());
+  });
+
+  describe.each(SOURCE_NAMES)('%s', (source) => {
+    const body = new Uint8Array(readFileSync(new URL(FIXTURE_OF[source], FIXTURES)));
+    const secret = generateSecret(source);
+    const pack = sourcePack(source);
+
+    it("signs so that the source's own pack authenticates it", () => {
+      const headers = signWebhook(source, { body, secret });
+      expect(pack.authenticate(inbound(body, headers), { secret, toleranceSeconds: 300 })).toEqual({ ok: true });
+      expect(headers['Content-Type']).toBe('application/json');
+    });
+
+    it('fails authentication under another secret', () => {
+      const headers = signWebhook(source, { body, secret: generateSecret(source) });
+      expect(pack.authenticate(inbound(body, headers), { secret, toleranceSeconds: 300 }).ok).toBe(false);
+    });
+
+    it('fails authentication once the body changes', () => {
+      const headers = signWebhook(source, { body, secret });
+      const changed = new Uint8Array([...body, 0x20]);
+      const outcome = pack.authenticate(inbound(changed, headers), { secret, toleranceSeconds: 300 });
+      // Bearer credentials do not cover the body; every signature does.
+      expect(outcome.ok).toBe(['alertmanager', 'grafana', 'generic'].includes(source));
+    });
+  });
+
+  it('signs GitHub form bodies as the form they are', () => {
+    const body = new Uint8Array(readFileSync(new URL('github/push.form.txt', FIXTURES)));
+    const secret = generateSecret('github');
+    const headers = signWebhook('github', { body, secret });
+    expect(headers['Content-Type']).toBe('application/x-www-form-urlencoded');
+    const webhook = inbound(body, headers);
+    expect(sourcePack('github').authenticate(webhook, { secret, toleranceSeconds: 300 })).toEqual({ ok: true });
+    expect(sourcePack('github').parse(webhook)).toHaveProperty('repository');
+  });
+
+  it("uses the caller's ids and event names, so a replay is the same delivery", () => {
+    const body = new TextEncoder().encode('{"type":"invoice.paid","data":{}}');
+    const secret = generateSecret('standard-webhooks');
+    const fixed = { 'webhook-id': 'msg_fixed', 'webhook-timestamp': String(Math.floor(Date.now() / 1000)) };
+    const first = signWebhook('standard-webhooks', { body, secret, headers: fixed });
+    const second = signWebhook('standard-webhooks', { body, secret, headers: fixed });
+    expect(second).toEqual(first);
+    expect(sourcePack('standard-webhooks').authenticate(inbound(body, first), { secret, toleranceSeconds: 300 })).toEqual({ ok: true });
+
+    const github = signWebhook('github', { body, secret: 's3cret-github', headers: { 'x-github-event': 'issues', 'X-GitHub-Delivery': 'd-1' } });
+    expect(github).toMatchObject({ 'x-github-event': 'issues', 'X-GitHub-Delivery': 'd-1' });
+    expect(Object.keys(github).filter((name) => name.toLowerCase() === 'x-github-event')).toHaveLength(1);
+  });
+
+  it('signs Stripe with the timestamp it is given, which the tolerance then judges', () => {
+    const body = new TextEncoder().encode('{"id":"evt_1","type":"charge.refunded"}');
+    const secret = generateSecret('stripe');
+    const then = new Date(Date.now() - 3_600_000);
+    const headers = signWebhook('stripe', { body, secret, now: then });
+    expect(headers['Stripe-Signature']).toMatch(new RegExp(`^t=${Math.floor(then.getTime() / 1000)},v1=[0-9a-f]{64}$`));
+    expect(sourcePack('stripe').authenticate(inbound(body, headers), { secret, toleranceSeconds: 300 })).toMatchObject({ ok: false, reason: expect.stringContaining('older') });
+    expect(sourcePack('stripe').authenticate(inbound(body, headers, then), { secret, toleranceSeconds: 300 })).toEqual({ ok: true });
+  });
+
+  it('refuses a source it does not know', () => {
+    expect(() => signWebhook('gitlab', { body: new Uint8Array(), secret: 'x' })).toThrow(UnknownSourceError);
+  });
+});
