@@ -13,17 +13,26 @@ export interface BannerInfo {
   readonly secretsAdded: readonly string[];
   readonly dataDir: string;
   readonly balanceSchedule: string;
-  /** A generic route and its token from the user's own secrets file, for the example request. */
-  readonly example: { readonly route: string; readonly token: string } | undefined;
+  /**
+   * A generic route and the name of its token in the secrets file, for the example request. The
+   * command reads the token from the file when it runs, so the banner never prints a secret.
+   */
+  readonly example: { readonly route: string; readonly secretName: string; readonly secretsFile: string } | undefined;
 }
 
-/** The example webhook body: `phone` is a recipient of the `notify` route in config/local.yaml. */
-export const EXAMPLE_BODY = '{"message":"Hello from sms-relay","phone":"0712345678"}';
+/** The example webhook body; the `notify` route of config/local.yaml sends it to its own recipient. */
+export const EXAMPLE_BODY = '{"message":"Hello from sms-relay"}';
+
+/** A shell expression that prints one value of a JSON secrets file (no secret in the banner). */
+export function secretLookup(secretsFile: string, name: string): string {
+  return `$(node -p 'require(process.argv[1])[process.argv[2]]' '${secretsFile}' '${name}')`;
+}
 
 /**
  * The start-up banner: where to post webhooks, where the SMS land, where the secrets are, and a
- * request to copy that produces an SMS. The example shows a route token from the local secrets
- * file on purpose (it is the user's own file); the provider key is never shown.
+ * request to copy that produces an SMS. The request reads the route's token from the secrets file
+ * as it runs: start-up output ends up in terminals' scrollback and CI logs, so it shows no secret
+ * and no phone number.
  *
  * @example
  * ```ts
@@ -53,7 +62,7 @@ export function renderBanner(info: BannerInfo): string {
     lines.push(
       `Send an SMS through route "${info.example.route}":`,
       `  curl -sS -X POST ${info.url}/hooks/${info.example.route} \\`,
-      `    -H 'Authorization: Bearer ${info.example.token}' \\`,
+      `    -H "Authorization: Bearer ${secretLookup(info.example.secretsFile, info.example.secretName)}" \\`,
       `    -H 'Content-Type: application/json' \\`,
       `    -d '${EXAMPLE_BODY}'`,
       '',

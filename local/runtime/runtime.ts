@@ -1,3 +1,4 @@
+import { resolve } from 'node:path';
 import { DescribeTableCommand } from '@aws-sdk/client-dynamodb';
 import { loadConfigFile, type LoadedConfig } from '../../functions/core/config/load';
 import { SANDBOX_DEFAULTS } from '../sandbox/options';
@@ -140,7 +141,7 @@ export async function startRuntime(settings: RuntimeSettings, { verbose = false 
         secretsAdded: secrets.added,
         dataDir: displayPath(settings.dataDir),
         balanceSchedule: balanceSchedule.description,
-        example: exampleRoute === undefined ? undefined : { route: exampleRoute.id, token: secrets.values[exampleRoute.config.secret]! },
+        example: exampleRoute === undefined ? undefined : { route: exampleRoute.id, secretName: exampleRoute.config.secret, secretsFile: resolve(settings.secretsPath) },
       }),
     );
 

@@ -71,6 +71,11 @@ export function createRelayServer(): RelayServer {
       return;
     }
     handle(request, response, dependencies, port).catch((error: unknown) => {
+      // A sender that hung up mid-body is gone: nothing was recorded and there is no one to answer.
+      if (request.aborted || request.destroyed || (error as NodeJS.ErrnoException).code === 'ECONNRESET') {
+        response.destroy();
+        return;
+      }
       dependencies?.onError(`internal error on ${request.method ?? 'GET'} ${pathOf(request)}`, error);
       if (!response.headersSent) sendJson(response, 500, { error: 'internal error' });
       else response.destroy();

@@ -159,10 +159,10 @@ describe('restarts and redrive', () => {
     const all = printed.join('\n');
     // The runtime ran with PROVIDER_API_KEY, so that key is the one that must never show.
     for (const [name, value] of Object.entries({ ...secrets, PROVIDER_API_KEY: API_KEY })) {
-      const shown = all.split('\n').filter((line) => line.includes(value) && !line.includes(`-H 'Authorization: Bearer ${value}'`));
+      const shown = all.split('\n').filter((line) => line.includes(value));
       expect(shown, name).toEqual([]);
     }
-    const numbers = all.split('\n').filter((line) => !line.includes(`"phone":"0712345678"`)).join('\n').match(FULL_NUMBER);
+    const numbers = all.match(FULL_NUMBER);
     expect(numbers).toBeNull();
   }, 120_000);
 });
