@@ -65,7 +65,15 @@ export interface RelayServer {
 export function createRelayServer(): RelayServer {
   let dependencies: RelayServerDependencies | undefined;
   let port = 0;
+  let closing = false;
   const server = createServer({ keepAliveTimeout: 5_000 }, (request, response) => {
+    if (closing) {
+      // Stopping: a request on a kept-alive connection is refused (nothing recorded), so the
+      // sender retries against the next runtime; the connection is closed after this answer.
+      response.setHeader('connection', 'close');
+      sendJson(response, 503, { error: 'the relay is stopping; retry later' });
+      return;
+    }
     if (dependencies === undefined) {
       sendJson(response, 503, { error: 'the relay is starting' });
       return;
@@ -91,6 +99,7 @@ export function createRelayServer(): RelayServer {
       dependencies = attached;
     },
     close: async () => {
+      closing = true;
       await new Promise<void>((resolve) => {
         server.close(() => resolve());
         server.closeIdleConnections();
