@@ -11,9 +11,12 @@
  *   before and after; a write whose condition fails still consumes units for the item's size;
  * - every global secondary index whose key attributes the item has (before or after) costs more
  *   writes: a put of the new index entry, a delete of the old, both when an index key changes, one
- *   update when only projected attributes change (both indexes project ALL);
+ *   update when only projected attributes change — for an index projecting `ALL` (`byState`);
+ *   a `KEYS_ONLY` one (`byRoute`) projects no other attribute, so such a change costs it nothing,
+ *   and its entries (keys only) are one unit each;
  * - a strongly consistent read consumes ceil(size / 4 KB) read request units (a Query: of all items
- *   returned together), an eventually consistent one half that.
+ *   returned together; a BatchGetItem: of each item, a key without an item as an empty one), an
+ *   eventually consistent one half that.
  */
 import { createServer, request as httpRequest, type IncomingMessage, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -57,12 +60,20 @@ export interface IndexDefinition {
   readonly name: string;
   readonly partitionKey: string;
   readonly sortKey: string;
+  /** What the index holds besides the keys. */
+  readonly projection: 'ALL' | 'KEYS_ONLY';
 }
 
-/** The table's global secondary indexes (`functions/store/table.ts`), both projecting ALL. */
+/** The table's global secondary indexes (`functions/store/table.ts`), with their projections. */
 export const TABLE_INDEXES: readonly IndexDefinition[] = Object.values(TABLE.indexes);
 
 const writeUnitsOf = (bytes: number): number => Math.max(1, Math.ceil(bytes / 1024));
+
+/** The attributes a keys-only index entry holds: the table's keys and the index's. */
+const indexKeys = (item: Item | undefined, index: IndexDefinition): Item =>
+  Object.fromEntries(
+    [TABLE.partitionKey, TABLE.sortKey, index.partitionKey, index.sortKey].flatMap((name) => (item?.[name] === undefined ? [] : [[name, item[name]]])),
+  );
 
 const keyOf = (item: Item | undefined, index: IndexDefinition): string | undefined => {
   const partition = item?.[index.partitionKey];
@@ -82,6 +93,7 @@ export interface WriteUnits {
  * @example
  * ```ts
  * writeUnits(undefined, messageItem, false); // { table: 1, indexes: { byState: 1, byRoute: 1 } }
+ * writeUnits(pendingItem, sendingItem, false); // { table: 1, indexes: { byState: 2, byRoute: 0 } }
  * ```
  */
 export function writeUnits(before: Item | undefined, after: Item | undefined, conditionFailed: boolean, indexes: readonly IndexDefinition[] = TABLE_INDEXES): WriteUnits {
@@ -95,12 +107,16 @@ export function writeUnits(before: Item | undefined, after: Item | undefined, co
   for (const index of indexes) {
     const oldKey = keyOf(before, index);
     const newKey = keyOf(after, index);
+    const all = index.projection === 'ALL';
+    // An index entry's size: the item's, or with keys only, the keys' (table and index).
+    const entryUnits = (item: Item | undefined, size: number): number => writeUnitsOf(all ? size : itemSize(indexKeys(item, index)));
     let units = 0;
-    if (oldKey === undefined && newKey !== undefined) units = writeUnitsOf(afterSize);
-    else if (oldKey !== undefined && newKey === undefined) units = writeUnitsOf(beforeSize);
-    else if (oldKey !== undefined && newKey !== undefined && oldKey !== newKey) units = writeUnitsOf(beforeSize) + writeUnitsOf(afterSize);
-    // Same key: with ALL projected, any change of the item is an update of the index entry.
-    else if (oldKey !== undefined && changed) units = writeUnitsOf(afterSize);
+    if (oldKey === undefined && newKey !== undefined) units = entryUnits(after, afterSize);
+    else if (oldKey !== undefined && newKey === undefined) units = entryUnits(before, beforeSize);
+    else if (oldKey !== undefined && newKey !== undefined && oldKey !== newKey) units = entryUnits(before, beforeSize) + entryUnits(after, afterSize);
+    // Same key: with ALL projected, any change of the item is an update of the index entry; with
+    // keys only, the entry does not change.
+    else if (oldKey !== undefined && changed && all) units = writeUnitsOf(afterSize);
     perIndex[index.name] = units;
   }
   return { table, indexes: perIndex };
@@ -199,6 +215,17 @@ export async function startDynamoMeter(target: string, direct: DynamoDBClient): 
       } else if (operation === 'GetItem') {
         const size = itemSize(output['Item'] as Item | undefined);
         records.push({ phase, operation, item: itemKind(input['Key'] as Item | undefined), wru: 0, indexWru: 0, rru: readUnits([size], input['ConsistentRead'] === true), itemBytes: size, conditionFailed: false });
+      } else if (operation === 'BatchGetItem') {
+        // Each item is rounded up on its own; a key without an item still costs a unit.
+        const requests = Object.entries((input['RequestItems'] ?? {}) as Record<string, { Keys?: Item[]; ConsistentRead?: boolean }>);
+        for (const [name, request] of requests) {
+          const returned = ((output['Responses'] as Record<string, Item[]> | undefined)?.[name] ?? []).map(itemSize);
+          const unprocessed = ((output['UnprocessedKeys'] as Record<string, { Keys?: Item[] }> | undefined)?.[name]?.Keys ?? []).length;
+          const missing = Math.max(0, (request.Keys ?? []).length - unprocessed - returned.length);
+          const sizes = [...returned, ...Array.from({ length: missing }, () => 0)];
+          const rru = sizes.reduce((sum, size) => sum + readUnits([size], request.ConsistentRead === true), 0);
+          records.push({ phase, operation, item: itemKind(request.Keys?.[0]), wru: 0, indexWru: 0, rru, itemBytes: returned.reduce((sum, size) => sum + size, 0), conditionFailed: false });
+        }
       } else if (operation === 'Query' || operation === 'Scan') {
         const sizes = ((output['Items'] as Item[] | undefined) ?? []).map(itemSize);
         // Index queries are always eventually consistent.

@@ -1,15 +1,10 @@
-import {
-  ConditionalCheckFailedException,
-  GetItemCommand,
-  PutItemCommand,
-  UpdateItemCommand,
-} from '@aws-sdk/client-dynamodb';
+import { ConditionalCheckFailedException, GetItemCommand, PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { type Item, ItemReader, num, str, strList } from './attributes';
 import { messageItem } from './codec';
 import { type StoreContext, isConditionalCheckFailed } from './context';
 import { InvalidMessageError, StoreError, TooManyMessagesError } from './errors';
 import { newId } from './ids';
-import { DAY_SECONDS, ItemKind, dedupeKey as dedupeItemKey, epochSeconds } from './keys';
+import { DAY_SECONDS, ItemKind, dedupeKey as dedupeItemKey, epochSeconds, messageKey } from './keys';
 import { MessageState, TABLE } from './table';
 import { DEFAULT_RETENTION_DAYS, MAX_MESSAGES_PER_WEBHOOK, type MessageRecord, type NewMessage } from './types';
 
@@ -42,23 +37,30 @@ export type AcceptResult =
       readonly outcome: typeof AcceptOutcome.Duplicate;
       readonly ids: readonly string[];
       /**
-       * Message records this call wrote for an earlier accept that stopped half-way (see
-       * {@link acceptWebhook}); 0 for a plain duplicate.
+       * Message records this call wrote for an earlier accept that stopped half-way, or that is
+       * still writing them (see {@link acceptWebhook}); 0 for a plain duplicate.
        */
       readonly recovered: number;
     };
 
 /**
- * The dedupe guard's progress. A guard is written before its messages (dynalite, the local
- * server, has no transactions), so a guard still `ACCEPTING` may belong to an accept that died.
+ * `status` of guards written by earlier versions, which set it `ACCEPTED` in a second write once
+ * every record was written. Guards written now have no status: whether an accept finished is read
+ * from its records.
  */
-const GuardStatus = { Accepting: 'ACCEPTING', Accepted: 'ACCEPTED' } as const;
+const LEGACY_ACCEPTED = 'ACCEPTED';
 
+/** The dedupe guard of a `(route, dedupeKey)`, as a duplicate reads it. */
 interface Guard {
-  readonly acceptId: string;
   readonly messageIds: readonly string[];
-  readonly status: string;
   readonly windowEndsAt: number;
+  /**
+   * Epoch seconds from which TTL may delete the guard's records (their `expiresAt`). Absent on
+   * guards written by earlier versions.
+   */
+  readonly recordsExpireAt?: number;
+  /** Written by an earlier version that confirmed every record: nothing to check. */
+  readonly complete: boolean;
 }
 
 const RECIPIENT = /^255\d{9}$/;
@@ -70,16 +72,19 @@ const GUARD_ATTEMPTS = 3;
  * of `messages`.
  *
  * Without transactions (the local server has none, and the same code runs on AWS) atomicity
- * comes from ordering plus conditional writes:
+ * comes from ordering plus conditional writes, 1 + N writes in two round trips:
  * 1. the guard is put with `attribute_not_exists(pk) OR windowEndsAt <= :now`, holding the new
- *    message ids and `status = ACCEPTING`: exactly one concurrent accept wins;
- * 2. each message is put with `attribute_not_exists(pk)`: at most one record per id, ever;
- * 3. the guard is set `ACCEPTED`.
+ *    message ids and when their records expire: exactly one concurrent accept wins;
+ * 2. then the messages are put, concurrently, each with `attribute_not_exists(pk)`: at most one
+ *    record per id, ever. The answer comes once every put has succeeded or been refused.
  *
- * A duplicate that finds the guard still `ACCEPTING` writes its own copies of the messages under
- * the guard's ids (the same webhook renders the same messages); ids already written refuse the
+ * A duplicate (its guard put refused) reads which of the guard's ids have a record (consistent
+ * `GetItem`s, concurrently) and writes the missing ones from its own evaluation, under the
+ * guard's ids (the same webhook renders the same messages); an id written meanwhile refuses the
  * put, so nothing is recorded twice, and an accept that died after step 1 (the webhook source saw
- * an error, so it redelivers) is completed instead of lost.
+ * an error, so it redelivers) is completed instead of lost. The duplicate answers only after that,
+ * so its answer, too, means every record exists. Once the records' retention has passed it writes
+ * nothing, since TTL may have deleted them and a rewritten record would be sent again.
  *
  * @throws {TooManyMessagesError} more than {@link MAX_MESSAGES_PER_WEBHOOK} messages
  * @throws {InvalidMessageError} no messages, or one that breaks the data model
@@ -107,15 +112,16 @@ export const acceptWebhook = async (context: StoreContext, input: AcceptInput): 
   } = input;
   validate(input, retentionDays);
 
-  const acceptId = newId(now);
   const ids = messages.map(() => newId(now));
+  const recordsExpireAt = expiresAtOf(now, retentionDays);
 
   for (let attempt = 1; ; attempt += 1) {
-    const existing = await putGuard(context, { route, dedupeKey, acceptId, ids, now, windowSeconds });
+    const existing = await putGuard(context, { route, dedupeKey, ids, now, windowSeconds, recordsExpireAt });
     if (existing === undefined) break;
     if (existing !== 'vanished') {
-      const records = buildRecords({ route, dedupeKey, messages, ids: existing.messageIds, now, retentionDays });
-      return await completeDuplicate(context, { route, dedupeKey, guard: existing, records });
+      const build = (guardIds: readonly string[]): MessageRecord[] =>
+        buildRecords({ route, dedupeKey, messages, ids: guardIds, now, retentionDays });
+      return await completeDuplicate(context, { guard: existing, now, build });
     }
     if (attempt >= GUARD_ATTEMPTS) {
       throw new StoreError(`dedupe guard for ${route} kept changing; gave up after ${attempt} attempts`);
@@ -123,9 +129,12 @@ export const acceptWebhook = async (context: StoreContext, input: AcceptInput): 
   }
 
   await putMessages(context, buildRecords({ route, dedupeKey, messages, ids, now, retentionDays }));
-  await markGuardAccepted(context, route, dedupeKey, acceptId);
   return { outcome: AcceptOutcome.Accepted, ids };
 };
+
+/** The `expiresAt` of records created at `now`: TTL deletes them some time after it. */
+const expiresAtOf = (now: Date, retentionDays: number): number =>
+  epochSeconds(now) + Math.ceil(retentionDays * DAY_SECONDS);
 
 const validate = (input: AcceptInput, retentionDays: number): void => {
   const { route, dedupeKey, windowSeconds, messages } = input;
@@ -177,7 +186,7 @@ const buildRecords = ({
   retentionDays: number;
 }): MessageRecord[] => {
   const at = now.toISOString();
-  const expiresAt = epochSeconds(now) + Math.ceil(retentionDays * DAY_SECONDS);
+  const expiresAt = expiresAtOf(now, retentionDays);
   // A recovering duplicate may have rendered a different number of messages (config changed in
   // between); it can only fill the ids the guard holds.
   const count = Math.min(messages.length, ids.length);
@@ -211,11 +220,18 @@ const putGuard = async (
   {
     route,
     dedupeKey,
-    acceptId,
     ids,
     now,
     windowSeconds,
-  }: { route: string; dedupeKey: string; acceptId: string; ids: readonly string[]; now: Date; windowSeconds: number },
+    recordsExpireAt,
+  }: {
+    route: string;
+    dedupeKey: string;
+    ids: readonly string[];
+    now: Date;
+    windowSeconds: number;
+    recordsExpireAt: number;
+  },
 ): Promise<Guard | 'vanished' | undefined> => {
   const nowSeconds = epochSeconds(now);
   const windowEndsAt = nowSeconds + windowSeconds;
@@ -227,11 +243,10 @@ const putGuard = async (
           ...dedupeItemKey(route, dedupeKey),
           kind: str(ItemKind.Dedupe),
           dedupeKey: str(dedupeKey),
-          acceptId: str(acceptId),
           messageIds: strList(ids),
-          status: str(GuardStatus.Accepting),
           acceptedAt: str(now.toISOString()),
           windowEndsAt: num(windowEndsAt),
+          recordsExpireAt: num(recordsExpireAt),
           // TTL deletes up to 48 h late, which is why the condition compares windowEndsAt.
           [TABLE.timeToLive]: num(windowEndsAt),
         },
@@ -263,11 +278,12 @@ const readGuardItem = async (context: StoreContext, route: string, dedupeKey: st
 
 const guardFromItem = (item: Item, route: string): Guard => {
   const read = new ItemReader(item, `DEDUPE#${route}`);
+  const recordsExpireAt = read.optNum('recordsExpireAt');
   return {
-    acceptId: read.str('acceptId'),
     messageIds: read.strList('messageIds'),
-    status: read.optStr('status') ?? GuardStatus.Accepted,
     windowEndsAt: read.num('windowEndsAt'),
+    ...(recordsExpireAt === undefined ? {} : { recordsExpireAt }),
+    complete: read.optStr('status') === LEGACY_ACCEPTED,
   };
 };
 
@@ -288,48 +304,49 @@ const putMessages = async (context: StoreContext, records: readonly MessageRecor
   let written = 0;
   for (const outcome of outcomes) {
     if (outcome.status === 'fulfilled') written += 1;
-    // Refused: a concurrent duplicate already wrote this id, which is the point.
+    // Refused: a concurrent duplicate (or the accept it duplicates) wrote this id first, which is the point.
     else if (!isConditionalCheckFailed(outcome.reason)) throw outcome.reason;
   }
   return written;
 };
 
-const markGuardAccepted = async (
-  context: StoreContext,
-  route: string,
-  dedupeKey: string,
-  acceptId: string,
-): Promise<void> => {
-  try {
-    await context.client.send(
-      new UpdateItemCommand({
-        TableName: context.tableName,
-        Key: dedupeItemKey(route, dedupeKey),
-        UpdateExpression: 'SET #status = :accepted',
-        // Only this generation of the guard: after its window a newer accept may own the key.
-        ConditionExpression: 'acceptId = :acceptId',
-        ExpressionAttributeNames: { '#status': 'status' },
-        ExpressionAttributeValues: { ':accepted': str(GuardStatus.Accepted), ':acceptId': str(acceptId) },
-      }),
-    );
-  } catch (error) {
-    if (!isConditionalCheckFailed(error)) throw error;
-  }
+/** The ids among `ids` that have no message record, by consistent reads of their keys only. */
+const missingIds = async (context: StoreContext, ids: readonly string[]): Promise<Set<string>> => {
+  const found = await Promise.all(
+    ids.map(async (id) => {
+      const { Item: item } = await context.client.send(
+        new GetItemCommand({
+          TableName: context.tableName,
+          Key: messageKey(id),
+          ConsistentRead: true,
+          ProjectionExpression: '#pk',
+          ExpressionAttributeNames: { '#pk': TABLE.partitionKey },
+        }),
+      );
+      return item !== undefined;
+    }),
+  );
+  return new Set(ids.filter((_, position) => !found[position]));
 };
 
+/**
+ * A duplicate's answer, once every record of the guard that can be written exists: writes the
+ * records a half-finished (or still running) accept has not written yet.
+ */
 const completeDuplicate = async (
   context: StoreContext,
   {
-    route,
-    dedupeKey,
     guard,
-    records,
-  }: { route: string; dedupeKey: string; guard: Guard; records: readonly MessageRecord[] },
+    now,
+    build,
+  }: { guard: Guard; now: Date; build: (guardIds: readonly string[]) => readonly MessageRecord[] },
 ): Promise<AcceptResult> => {
-  let recovered = 0;
-  if (guard.status !== GuardStatus.Accepted) {
-    recovered = await putMessages(context, records);
-    await markGuardAccepted(context, route, dedupeKey, guard.acceptId);
-  }
-  return { outcome: AcceptOutcome.Duplicate, ids: guard.messageIds, recovered };
+  const plain = { outcome: AcceptOutcome.Duplicate, ids: guard.messageIds, recovered: 0 } as const;
+  if (guard.complete) return plain;
+  // TTL may have deleted the records: a rewritten one would be a new, second SMS.
+  if (guard.recordsExpireAt !== undefined && epochSeconds(now) >= guard.recordsExpireAt) return plain;
+  const missing = await missingIds(context, guard.messageIds);
+  if (missing.size === 0) return plain;
+  const recovered = await putMessages(context, build(guard.messageIds).filter((record) => missing.has(record.id)));
+  return { ...plain, recovered };
 };

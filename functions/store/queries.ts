@@ -1,15 +1,20 @@
-import { type AttributeValue, GetItemCommand, QueryCommand } from '@aws-sdk/client-dynamodb';
-import { str } from './attributes';
+import { type AttributeValue, BatchGetItemCommand, GetItemCommand, QueryCommand } from '@aws-sdk/client-dynamodb';
+import { type Item, str } from './attributes';
 import { messageFromItem } from './codec';
 import type { StoreContext } from './context';
 import { decodeCursor, encodeCursor } from './cursor';
-import { InvalidArgumentError } from './errors';
+import { InvalidArgumentError, StoreError } from './errors';
 import { messageKey } from './keys';
 import { MessageState, TABLE } from './table';
 import type { MessageRecord, Page } from './types';
 
 const DEFAULT_PAGE_SIZE = 100;
 const MAX_PAGE_SIZE = 1000;
+/** Keys per `BatchGetItem`, DynamoDB's maximum. */
+const BATCH_GET_SIZE = 100;
+/** Requests per batch before giving up on keys DynamoDB keeps returning unprocessed (throttling). */
+const BATCH_GET_ATTEMPTS = 8;
+const BATCH_GET_BACKOFF_MS = 50;
 
 /**
  * Reads one message record, strongly consistent.
@@ -27,7 +32,10 @@ export const getMessage = async (context: StoreContext, id: string): Promise<Mes
   return item === undefined ? undefined : messageFromItem(item);
 };
 
-/** Time range and paging of a listing. Index queries are eventually consistent on AWS. */
+/**
+ * Time range and paging of a listing. Index queries are eventually consistent on AWS: a record
+ * written or changed a moment ago may be missing, or (`byState`) listed in its previous state.
+ */
 export interface ListOptions {
   /** Only records whose index time (`updatedAt` or `createdAt`) is at or after this. */
   readonly since?: Date;
@@ -95,10 +103,48 @@ const queryIndex = async (
     }),
   );
   const cursorOut = encodeCursor(result.LastEvaluatedKey);
-  return {
-    items: (result.Items ?? []).map(messageFromItem),
-    ...(cursorOut === undefined ? {} : { cursor: cursorOut }),
-  };
+  const entries = result.Items ?? [];
+  // A keys-only index holds no record: read the records themselves, in the index's order.
+  const items = index.projection === 'KEYS_ONLY' ? await getRecords(context, entries) : entries.map(messageFromItem);
+  return { items, ...(cursorOut === undefined ? {} : { cursor: cursorOut }) };
+};
+
+const sleep = async (ms: number): Promise<void> => await new Promise((resolve) => setTimeout(resolve, ms));
+
+const pkOf = (item: Item): string => item[TABLE.partitionKey]?.S ?? '';
+
+/**
+ * The records of index entries, by consistent `BatchGetItem`s of up to 100 keys, in the order of
+ * `entries`. An entry whose record is gone (deleted by TTL since the index was read) is left out.
+ */
+const getRecords = async (context: StoreContext, entries: readonly Item[]): Promise<MessageRecord[]> => {
+  const keys = entries.map((entry) => ({
+    [TABLE.partitionKey]: entry[TABLE.partitionKey] as AttributeValue,
+    [TABLE.sortKey]: entry[TABLE.sortKey] as AttributeValue,
+  }));
+  const batches: Item[][] = [];
+  for (let start = 0; start < keys.length; start += BATCH_GET_SIZE) batches.push(keys.slice(start, start + BATCH_GET_SIZE));
+  const found = new Map<string, Item>();
+  await Promise.all(
+    batches.map(async (batch) => {
+      let pending = batch;
+      for (let attempt = 1; pending.length > 0; attempt += 1) {
+        if (attempt > BATCH_GET_ATTEMPTS) {
+          throw new StoreError(`${pending.length} records still unprocessed after ${BATCH_GET_ATTEMPTS} BatchGetItem requests`);
+        }
+        if (attempt > 1) await sleep(BATCH_GET_BACKOFF_MS * 2 ** (attempt - 2));
+        const result = await context.client.send(
+          new BatchGetItemCommand({ RequestItems: { [context.tableName]: { Keys: pending, ConsistentRead: true } } }),
+        );
+        for (const item of result.Responses?.[context.tableName] ?? []) found.set(pkOf(item), item);
+        pending = result.UnprocessedKeys?.[context.tableName]?.Keys ?? [];
+      }
+    }),
+  );
+  return keys.flatMap((key) => {
+    const item = found.get(pkOf(key));
+    return item === undefined ? [] : [messageFromItem(item)];
+  });
 };
 
 const namesIn = (expression: string | undefined): Record<string, string> => {
@@ -128,7 +174,10 @@ export const listByState = async (
   await queryIndex(context, { ...options, index: TABLE.indexes.byState, partition: state });
 
 /**
- * Lists a route's message records by `createdAt` (index `byRoute`), oldest first.
+ * Lists a route's message records by `createdAt` (index `byRoute`), oldest first. The index holds
+ * keys only: each page is one `Query` plus one consistent `BatchGetItem` per 100 records, so the
+ * records are current even where the index lags. A record deleted by TTL between the two is left
+ * out, so a page may hold fewer than `limit` records and still have a cursor.
  *
  * @example
  * ```typescript

@@ -12,8 +12,9 @@ import { TABLE } from './table';
 
 /**
  * The table's definition for local servers and scripts (the CDK construct defines the deployed
- * one from the same {@link TABLE}): on-demand billing, both indexes with every attribute
- * projected, and a stream of new images for the sender's trigger.
+ * one from the same {@link TABLE}): on-demand billing, both indexes with the projection
+ * {@link TABLE} gives them (`byState` all attributes, `byRoute` keys only), and a stream of new
+ * images for the sender's trigger.
  *
  * @example
  * ```typescript
@@ -44,7 +45,7 @@ export const createTableInput = (tableName: string): CreateTableCommandInput => 
         { AttributeName: index.partitionKey, KeyType: 'HASH' },
         { AttributeName: index.sortKey, KeyType: 'RANGE' },
       ],
-      Projection: { ProjectionType: 'ALL' },
+      Projection: { ProjectionType: index.projection },
     })),
     StreamSpecification: { StreamEnabled: true, StreamViewType: 'NEW_IMAGE' },
   };

@@ -91,7 +91,7 @@ export interface MessageStore {
   getMessage(id: string): Promise<MessageRecord | undefined>;
   /** Records in one state by `updatedAt`, paged. */
   listByState(state: MessageState, options?: ListOptions): Promise<Page<MessageRecord>>;
-  /** A route's records by `createdAt`, paged. */
+  /** A route's records by `createdAt`, paged: keys from the `byRoute` index, then the records by consistent `BatchGetItem`. */
   listByRoute(route: string, options?: ListOptions): Promise<Page<MessageRecord>>;
   /** `SENDING` records claimed before `olderThan`. */
   findStaleSending(options: StaleOptions): Promise<Page<MessageRecord>>;

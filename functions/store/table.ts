@@ -7,11 +7,19 @@ export const TABLE = {
   sortKey: 'sk',
   /** Epoch seconds; DynamoDB TTL deletes items some time after it passes. */
   timeToLive: 'expiresAt',
+  /**
+   * The global secondary indexes. `projection` is what each holds besides the keys: `ALL` costs an
+   * index write on every change of the record, `KEYS_ONLY` only when an index key changes (on
+   * AWS a projection cannot be changed in place: the index must be deleted and created again).
+   */
   indexes: {
     /** Every message record by state, oldest change first: sweeps, redrive, `logs --state`. */
-    byState: { name: 'byState', partitionKey: 'state', sortKey: 'updatedAt' },
-    /** Every message record by route, in order of acceptance: `logs --route`. */
-    byRoute: { name: 'byRoute', partitionKey: 'route', sortKey: 'createdAt' },
+    byState: { name: 'byState', partitionKey: 'state', sortKey: 'updatedAt', projection: 'ALL' },
+    /**
+     * Every message record by route, in order of acceptance: `logs --route`. Keys only, as neither
+     * key ever changes: a listing reads the records themselves (`listByRoute`).
+     */
+    byRoute: { name: 'byRoute', partitionKey: 'route', sortKey: 'createdAt', projection: 'KEYS_ONLY' },
   },
 } as const;
 

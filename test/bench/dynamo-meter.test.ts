@@ -39,8 +39,12 @@ describe('write request units', () => {
     expect(writeUnits(undefined, message('PENDING', 't1'), false)).toEqual({ table: 1, indexes: { byState: 1, byRoute: 1 } });
   });
 
-  it('charges a state change twice in byState (delete + put) and once in byRoute (update)', () => {
-    expect(writeUnits(message('PENDING', 't1'), message('SENDING', 't2'), false)).toEqual({ table: 1, indexes: { byState: 2, byRoute: 1 } });
+  it('charges a state change twice in byState (delete + put) and not at all in the keys-only byRoute', () => {
+    expect(writeUnits(message('PENDING', 't1'), message('SENDING', 't2'), false)).toEqual({ table: 1, indexes: { byState: 2, byRoute: 0 } });
+  });
+
+  it('charges a keys-only entry for its keys, however large the item', () => {
+    expect(writeUnits(undefined, message('PENDING', 't1', 'x'.repeat(1500)), false)).toEqual({ table: 2, indexes: { byState: 2, byRoute: 1 } });
   });
 
   it('charges items without index keys in the table only', () => {
@@ -56,7 +60,7 @@ describe('write request units', () => {
     const big = message('SENT', 't3', 'x'.repeat(1500));
     const units = writeUnits(message('SENDING', 't2'), big, false);
     expect(units.table).toBe(2);
-    expect(units.indexes).toEqual({ byState: 1 + 2, byRoute: 2 });
+    expect(units.indexes).toEqual({ byState: 1 + 2, byRoute: 0 });
   });
 
   it('charges reads per 4 KB, half for eventually consistent ones, at least one unit', () => {

@@ -1,3 +1,4 @@
+import { PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   InvalidMessageError,
@@ -17,6 +18,27 @@ afterAll(async () => {
 });
 
 const T0_SECONDS = T0.getTime() / 1000;
+
+/**
+ * A client on the same server that logs each command it sends (`PutItem MSG`, `GetItem DEDUPE`…)
+ * and fails the message puts `fails` picks, as if the Lambda died right then.
+ */
+const tracingClient = ({ fails = () => false }: { fails?: (text: string) => boolean } = {}) => {
+  const sent: string[] = [];
+  const client = db.newClient();
+  client.middlewareStack.add(
+    (next, context) => async (args) => {
+      const input = args.input as { Item?: Record<string, { S?: string }>; Key?: Record<string, { S?: string }> };
+      const pk = (input.Item ?? input.Key)?.pk?.S ?? '';
+      sent.push(`${context.commandName?.replace(/Command$/, '')} ${pk.split('#')[0]}`);
+      const text = input.Item?.kind?.S === 'message' ? input.Item.text?.S : undefined;
+      if (text !== undefined && fails(text)) throw new Error('simulated crash');
+      return await next(args);
+    },
+    { step: 'initialize', name: 'traceAndCrash' },
+  );
+  return { client, sent };
+};
 
 describe('acceptWebhook', () => {
   it('writes one PENDING record per message and a guard holding their ids', async () => {
@@ -49,10 +71,34 @@ describe('acceptWebhook', () => {
 
     const guard = await rawItem('DEDUPE#orders#delivery-1', 'DEDUPE');
     expect(guard?.messageIds?.L?.map((id) => id.S)).toEqual(result.ids);
-    expect(guard?.status?.S).toBe('ACCEPTED');
     expect(guard?.windowEndsAt?.N).toBe(String(T0_SECONDS + 3600));
     expect(guard?.expiresAt?.N).toBe(String(T0_SECONDS + 3600));
+    // When the records' TTL may take them, so that a late duplicate does not write them again.
+    expect(guard?.recordsExpireAt?.N).toBe(String(T0_SECONDS + 90 * 86_400));
+    expect(guard?.status).toBeUndefined();
     expect(kinds(await scan(), 'message')).toHaveLength(3);
+  });
+
+  it('writes the guard once and then the messages: 1 + N writes, nothing else', async () => {
+    const table = await newTable(db);
+    const { client, sent } = tracingClient();
+    await table.storeWith(client).acceptWebhook({ route: 'orders', dedupeKey: 'd', windowSeconds: 60, messages: messages(3) });
+    expect(sent).toEqual(['PutItem DEDUPE', 'PutItem MSG', 'PutItem MSG', 'PutItem MSG']);
+  });
+
+  it('answers a duplicate after reading the records of the guard, writing nothing when all exist', async () => {
+    const table = await newTable(db);
+    const input = { route: 'orders', dedupeKey: 'd', windowSeconds: 60, messages: messages(2), now: T0 };
+    const first = await table.store.acceptWebhook(input);
+    const before = await table.scan();
+    const { client, sent } = tracingClient();
+
+    const second = await table.storeWith(client).acceptWebhook({ ...input, now: at(1000) });
+
+    expect(second).toEqual({ outcome: 'duplicate', ids: first.ids, recovered: 0 });
+    // dynalite returns no item with a failed condition, hence the guard read (AWS returns it).
+    expect(sent).toEqual(['PutItem DEDUPE', 'GetItem DEDUPE', 'GetItem MSG', 'GetItem MSG']);
+    expect(await table.scan()).toEqual(before);
   });
 
   it('answers a second delivery within the window with the earlier ids and writes nothing', async () => {
@@ -165,53 +211,138 @@ describe('acceptWebhook', () => {
   });
 
   describe('an accept that died after placing its guard', () => {
-    /** A client on the same server whose message puts fail, as if the Lambda died right then. */
-    const crashingClient = () => {
-      const client = db.newClient();
-      client.middlewareStack.add(
-        (next) => async (args) => {
-          const input = args.input;
-          if ('Item' in input && input.Item?.kind?.S === 'message') throw new Error('simulated crash');
-          return await next(args);
-        },
-        { step: 'initialize', name: 'crashOnMessagePut' },
-      );
-      return client;
-    };
+    const guardIds = async (table: { rawItem: (pk: string, sk: string) => Promise<Record<string, { L?: { S?: string }[] }> | undefined> }) =>
+      (await table.rawItem('DEDUPE#orders#d', 'DEDUPE'))?.messageIds?.L?.map((id) => id.S ?? '') ?? [];
 
     it('is completed by the redelivery, under the ids the guard holds, once', async () => {
       const table = await newTable(db);
       const input = { route: 'orders', dedupeKey: 'd', windowSeconds: 300, messages: messages(2), now: T0 };
-      await expect(table.storeWith(crashingClient()).acceptWebhook(input)).rejects.toThrow('simulated crash');
-      const guard = await table.rawItem('DEDUPE#orders#d', 'DEDUPE');
-      expect(guard?.status?.S).toBe('ACCEPTING');
+      const crashing = tracingClient({ fails: () => true });
+      await expect(table.storeWith(crashing.client).acceptWebhook(input)).rejects.toThrow('simulated crash');
       expect(kinds(await table.scan(), 'message')).toEqual([]);
+      const ids = await guardIds(table);
+      expect(ids).toHaveLength(2);
 
       const redelivery = await table.store.acceptWebhook({ ...input, now: at(30_000) });
 
-      const guardIds = guard?.messageIds?.L?.map((id) => id.S);
-      expect(redelivery).toEqual({ outcome: 'duplicate', ids: guardIds, recovered: 2 });
+      expect(redelivery).toEqual({ outcome: 'duplicate', ids, recovered: 2 });
       const records = await Promise.all(redelivery.ids.map((id) => table.store.getMessage(id)));
       expect(records.map((record) => [record?.state, record?.text])).toEqual([
         ['PENDING', 'message 0'],
         ['PENDING', 'message 1'],
       ]);
-      expect((await table.rawItem('DEDUPE#orders#d', 'DEDUPE'))?.status?.S).toBe('ACCEPTED');
 
       const third = await table.store.acceptWebhook({ ...input, now: at(31_000) });
-      expect(third).toEqual({ outcome: 'duplicate', ids: guardIds, recovered: 0 });
+      expect(third).toEqual({ outcome: 'duplicate', ids, recovered: 0 });
       expect(kinds(await table.scan(), 'message')).toHaveLength(2);
+    });
+
+    it('when one message write failed, the redelivery writes that one only and leaves the others as they are', async () => {
+      const table = await newTable(db);
+      const input = { route: 'orders', dedupeKey: 'd', windowSeconds: 300, messages: messages(3), now: T0 };
+      const crashing = tracingClient({ fails: (text) => text === 'message 1' });
+      await expect(table.storeWith(crashing.client).acceptWebhook(input)).rejects.toThrow('simulated crash');
+      const ids = await guardIds(table);
+      const [first, , last] = await Promise.all(ids.map((id) => table.store.getMessage(id)));
+      expect([first?.text, last?.text]).toEqual(['message 0', 'message 2']);
+      // The sender may already have claimed a record that was written: the redelivery must not touch it.
+      await table.store.claimMessage(ids[0] ?? '', { now: at(1000) });
+      const { client, sent } = tracingClient();
+
+      const redelivery = await table.storeWith(client).acceptWebhook({ ...input, now: at(30_000) });
+
+      expect(redelivery).toEqual({ outcome: 'duplicate', ids, recovered: 1 });
+      expect(sent.filter((command) => command === 'PutItem MSG')).toHaveLength(1);
+      const records = await Promise.all(ids.map((id) => table.store.getMessage(id)));
+      expect(records.map((record) => [record?.id, record?.state, record?.text, record?.createdAt])).toEqual([
+        [ids[0], 'SENDING', 'message 0', T0.toISOString()],
+        [ids[1], 'PENDING', 'message 1', at(30_000).toISOString()],
+        [ids[2], 'PENDING', 'message 2', T0.toISOString()],
+      ]);
+      expect(kinds(await table.scan(), 'message')).toHaveLength(3);
     });
 
     it('writes each missing record once when many redeliveries race', async () => {
       const table = await newTable(db);
       const input = { route: 'orders', dedupeKey: 'd', windowSeconds: 300, messages: messages(3), now: T0 };
-      await expect(table.storeWith(crashingClient()).acceptWebhook(input)).rejects.toThrow('simulated crash');
+      await expect(table.storeWith(tracingClient({ fails: () => true }).client).acceptWebhook(input)).rejects.toThrow('simulated crash');
 
       const results = await Promise.all(Array.from({ length: 10 }, () => table.store.acceptWebhook(input)));
 
       expect(results.reduce((sum, result) => sum + (result.outcome === 'duplicate' ? result.recovered : 0), 0)).toBe(3);
       expect(kinds(await table.scan(), 'message')).toHaveLength(3);
+    });
+
+    it('completes a partly written accept exactly once when many redeliveries race', async () => {
+      const table = await newTable(db);
+      const input = { route: 'orders', dedupeKey: 'd', windowSeconds: 300, messages: messages(4), now: T0 };
+      const crashing = tracingClient({ fails: (text) => text === 'message 1' || text === 'message 3' });
+      await expect(table.storeWith(crashing.client).acceptWebhook(input)).rejects.toThrow('simulated crash');
+      const ids = await guardIds(table);
+
+      const results = await Promise.all(
+        Array.from({ length: 12 }, (_, n) => table.store.acceptWebhook({ ...input, now: at(10_000 + n) })),
+      );
+
+      for (const result of results) expect(result).toMatchObject({ outcome: 'duplicate', ids });
+      expect(results.reduce((sum, result) => sum + (result.outcome === 'duplicate' ? result.recovered : 0), 0)).toBe(2);
+      const records = kinds(await table.scan(), 'message');
+      expect(records.map((item) => item.id?.S).sort()).toEqual([...ids].sort());
+      expect(records.map((item) => item.text?.S).sort()).toEqual(['message 0', 'message 1', 'message 2', 'message 3']);
+    });
+
+    it('is not completed once its records could have expired: a rewritten record would be sent again', async () => {
+      const table = await newTable(db);
+      // A window longer than the retention: the guard outlives its records.
+      const input = { route: 'orders', dedupeKey: 'd', windowSeconds: 3 * 86_400, retentionDays: 1, messages: messages(1), now: T0 };
+      await expect(table.storeWith(tracingClient({ fails: () => true }).client).acceptWebhook(input)).rejects.toThrow('simulated crash');
+      const ids = await guardIds(table);
+
+      const late = await table.store.acceptWebhook({ ...input, now: at(86_400_000) });
+      expect(late).toEqual({ outcome: 'duplicate', ids, recovered: 0 });
+      expect(kinds(await table.scan(), 'message')).toEqual([]);
+
+      const inTime = await table.store.acceptWebhook({ ...input, now: at(86_399_000) });
+      expect(inTime).toEqual({ outcome: 'duplicate', ids, recovered: 1 });
+    });
+  });
+
+  describe('a guard written by an earlier version', () => {
+    const legacyGuard = async (tableName: string, status: string, ids: readonly string[]) =>
+      await db.client.send(
+        new PutItemCommand({
+          TableName: tableName,
+          Item: {
+            pk: { S: 'DEDUPE#orders#d' },
+            sk: { S: 'DEDUPE' },
+            kind: { S: 'dedupe' },
+            dedupeKey: { S: 'd' },
+            acceptId: { S: '01JN7ZZZZZ0000000000000000' },
+            messageIds: { L: ids.map((id) => ({ S: id })) },
+            status: { S: status },
+            acceptedAt: { S: T0.toISOString() },
+            windowEndsAt: { N: String(T0_SECONDS + 300) },
+            expiresAt: { N: String(T0_SECONDS + 300) },
+          },
+        }),
+      );
+    const ids = ['01JN7ZZZZZ0000000000000001', '01JN7ZZZZZ0000000000000002'];
+    const input = { route: 'orders', dedupeKey: 'd', windowSeconds: 300, messages: messages(2), now: at(1000) };
+
+    it('ACCEPTED: is taken as complete, without reading or writing records', async () => {
+      const table = await newTable(db);
+      await legacyGuard(table.tableName, 'ACCEPTED', ids);
+      const { client, sent } = tracingClient();
+      expect(await table.storeWith(client).acceptWebhook(input)).toEqual({ outcome: 'duplicate', ids, recovered: 0 });
+      expect(sent).toEqual(['PutItem DEDUPE', 'GetItem DEDUPE']);
+      expect(kinds(await table.scan(), 'message')).toEqual([]);
+    });
+
+    it('ACCEPTING: is completed like one written now', async () => {
+      const table = await newTable(db);
+      await legacyGuard(table.tableName, 'ACCEPTING', ids);
+      expect(await table.store.acceptWebhook(input)).toEqual({ outcome: 'duplicate', ids, recovered: 2 });
+      expect(kinds(await table.scan(), 'message').map((item) => item.id?.S).sort()).toEqual(ids);
     });
   });
 });

@@ -1,7 +1,8 @@
+import { type AttributeValue, type BatchGetItemCommandOutput, DeleteItemCommand, QueryCommand } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { InvalidArgumentError, InvalidCursorError, type MessageRecord, type MessageStore, type Page } from '../../../functions/store';
 import { type Dynalite, startDynalite } from '../../helpers/dynalite';
-import { at, message, newTable } from './fixtures';
+import { at, message, messages, newTable } from './fixtures';
 
 let db: Dynalite;
 beforeAll(async () => {
@@ -97,6 +98,134 @@ describe('listByRoute', () => {
     expect(pages.flat()).toEqual([ids[0], ids[2], ids[3], ids[5]]);
     const since = await store.listByRoute('a', { since: at(3000), newestFirst: true });
     expect(since.items.map((record) => record.id)).toEqual([ids[5], ids[3]]);
+    // The index holds keys only; the listing reads the records, so it shows their current state.
+    expect((await store.listByRoute('a')).items.map((record) => record.state)).toEqual(['PENDING', 'SENDING', 'PENDING', 'PENDING']);
+  });
+
+  describe('over a keys-only index', () => {
+    /** 3 webhooks of 70 messages on route `bulk`, a second apart, and one on another route. */
+    const bulkTable = async () => {
+      const table = await newTable(db);
+      for (const n of [0, 1, 2]) {
+        await table.store.acceptWebhook({ route: 'bulk', dedupeKey: `b${n}`, windowSeconds: 60, messages: messages(70), now: at(n * 1000) });
+      }
+      await table.store.acceptWebhook({ route: 'other', dedupeKey: 'o', windowSeconds: 60, messages: messages(5), now: at(500) });
+      return table;
+    };
+
+    /** The ids in the order of the index itself, read raw. */
+    const indexOrder = async (tableName: string, newestFirst = false): Promise<string[]> => {
+      const ids: string[] = [];
+      let start: Record<string, AttributeValue> | undefined;
+      do {
+        const page = await db.client.send(
+          new QueryCommand({
+            TableName: tableName,
+            IndexName: 'byRoute',
+            KeyConditionExpression: '#route = :route',
+            ExpressionAttributeNames: { '#route': 'route' },
+            ExpressionAttributeValues: { ':route': { S: 'bulk' } },
+            ScanIndexForward: !newestFirst,
+            ExclusiveStartKey: start,
+          }),
+        );
+        for (const item of page.Items ?? []) {
+          // Nothing but the table's and the index's keys is projected.
+          expect(Object.keys(item).sort()).toEqual(['createdAt', 'pk', 'route', 'sk']);
+          ids.push((item.pk?.S ?? '').replace(/^MSG#/, ''));
+        }
+        start = page.LastEvaluatedKey;
+      } while (start !== undefined);
+      return ids;
+    };
+
+    /**
+     * A client that counts its BatchGetItem requests and can interfere with them. It reverses each
+     * answer: DynamoDB returns a batch's items in no particular order.
+     */
+    const batchClient = (before?: (keys: number, call: number) => Promise<void>) => {
+      const calls: number[] = [];
+      const client = db.newClient();
+      client.middlewareStack.add(
+        (next, context) => async (args) => {
+          if (context.commandName !== 'BatchGetItemCommand') return await next(args);
+          const input = args.input as { RequestItems: Record<string, { Keys: unknown[] }> };
+          const keys = Object.values(input.RequestItems)[0]?.Keys.length ?? 0;
+          calls.push(keys);
+          await before?.(keys, calls.length);
+          const result = await next(args);
+          for (const items of Object.values((result.output as BatchGetItemCommandOutput).Responses ?? {})) items.reverse();
+          return result;
+        },
+        { step: 'initialize', name: 'countBatchGets' },
+      );
+      return { client, calls };
+    };
+
+    it('keeps the index order across pages and reads the records in batches of at most 100', async () => {
+      const table = await bulkTable();
+      const expected = await indexOrder(table.tableName);
+      expect(expected).toHaveLength(210);
+      const { client, calls } = batchClient();
+      const store = table.storeWith(client);
+
+      const pages = await collect((cursor) => store.listByRoute('bulk', { limit: 150, ...(cursor ? { cursor } : {}) }));
+
+      expect(pages.map((page) => page.length)).toEqual([150, 60]);
+      expect(pages.flat()).toEqual(expected);
+      expect(calls).toEqual([100, 50, 60]);
+      const records = (await store.listByRoute('bulk', { limit: 1000 })).items;
+      expect(records.map((record) => record.id)).toEqual(expected);
+      expect(records.every((record) => record.route === 'bulk' && record.text.startsWith('message '))).toBe(true);
+      const created = records.map((record) => record.createdAt);
+      expect([...created].sort()).toEqual(created);
+
+      const newest = await store.listByRoute('bulk', { limit: 1000, newestFirst: true, since: at(1000) });
+      expect(newest.items.map((record) => record.id)).toEqual((await indexOrder(table.tableName, true)).slice(0, 140));
+    });
+
+    it('asks again for the keys DynamoDB leaves unprocessed, keeping the order', async () => {
+      const table = await bulkTable();
+      const expected = await indexOrder(table.tableName);
+      const client = db.newClient();
+      let first = true;
+      client.middlewareStack.add(
+        (next, context) => async (args) => {
+          if (context.commandName !== 'BatchGetItemCommand' || !first) return await next(args);
+          first = false;
+          // As under throttling: only part of the first request is served.
+          const input = args.input as { RequestItems: Record<string, { Keys: unknown[]; ConsistentRead?: boolean }> };
+          const [name, request] = Object.entries(input.RequestItems)[0] ?? ['', { Keys: [] }];
+          const served = request.Keys.slice(0, 30);
+          const result = await next({ ...args, input: { RequestItems: { [name]: { ...request, Keys: served } } } });
+          const output = result.output as BatchGetItemCommandOutput;
+          output.UnprocessedKeys = { [name]: { ...request, Keys: request.Keys.slice(30) } as never };
+          return result;
+        },
+        { step: 'initialize', name: 'partialBatchGet' },
+      );
+
+      const page = await table.storeWith(client).listByRoute('bulk', { limit: 100 });
+
+      expect(first).toBe(false);
+      expect(page.items.map((record) => record.id)).toEqual(expected.slice(0, 100));
+    });
+
+    it('leaves out a record deleted between the index query and the read', async () => {
+      const table = await bulkTable();
+      const expected = await indexOrder(table.tableName);
+      const gone = expected[3] ?? '';
+      const { client } = batchClient(async (_, call) => {
+        if (call === 1) {
+          await db.client.send(new DeleteItemCommand({ TableName: table.tableName, Key: { pk: { S: `MSG#${gone}` }, sk: { S: 'MSG' } } }));
+        }
+      });
+
+      const page = await table.storeWith(client).listByRoute('bulk', { limit: 10 });
+
+      expect(page.items.map((record) => record.id)).toEqual(expected.slice(0, 10).filter((id) => id !== gone));
+      expect(page.cursor).toBeDefined();
+    });
   });
 });
 

@@ -24,9 +24,15 @@ describe('ensureTable', () => {
       { AttributeName: TABLE.partitionKey, KeyType: 'HASH' },
       { AttributeName: TABLE.sortKey, KeyType: 'RANGE' },
     ]);
-    expect(table?.GlobalSecondaryIndexes?.map((index) => [index.IndexName, index.KeySchema?.map((key) => key.AttributeName)])).toEqual([
-      ['byState', ['state', 'updatedAt']],
-      ['byRoute', ['route', 'createdAt']],
+    expect(
+      table?.GlobalSecondaryIndexes?.map((index) => [
+        index.IndexName,
+        index.KeySchema?.map((key) => key.AttributeName),
+        index.Projection?.ProjectionType,
+      ]),
+    ).toEqual([
+      ['byState', ['state', 'updatedAt'], 'ALL'],
+      ['byRoute', ['route', 'createdAt'], 'KEYS_ONLY'],
     ]);
   });
 
