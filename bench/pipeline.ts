@@ -111,7 +111,8 @@ export function runPipeline({ batch = 200, batches = 60, warmupIterations = 2_00
       parse: () => route.pack.parse(webhook),
       dedupeKey: () => route.pack.dedupe(body, webhook),
       when: () => (route.condition === undefined ? true : route.engine.evaluate(route.condition, buildScope({ body, headers: webhook.headers }))),
-      render: () => route.engine.render(route.template, buildScope({ body, headers: webhook.headers })),
+      // Untracked, as `evaluateWebhook` renders (tracking is preview's, and costs more).
+      render: () => route.engine.render(route.template, buildScope({ body, headers: webhook.headers }), { trackMissing: false }),
       recipients: () => resolveRecipients(route.recipients, scope),
       fitting: () => fitMessage(rendered.text, { policy: route.config.length, maxParts: route.config.maxParts }),
     },

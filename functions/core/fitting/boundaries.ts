@@ -3,11 +3,16 @@ import { encodingOf } from './gsm';
 import { isBreakingSpace } from './normalise';
 import { splitsSurrogatePair } from './utf16';
 
-/** Built once: constructing a segmenter loads ICU break rules. */
-const graphemes =
-  typeof Intl.Segmenter === 'function'
-    ? new Intl.Segmenter('en', { granularity: 'grapheme' })
-    : undefined;
+/**
+ * Built once, on first use: constructing a segmenter loads ICU break rules (tens of ms), and only
+ * a message outside GSM-7 that has to be cut needs one, so a cold start does not pay for it.
+ */
+let graphemes: Intl.Segmenter | null | undefined;
+
+function graphemeSegmenter(): Intl.Segmenter | undefined {
+  graphemes ??= typeof Intl.Segmenter === 'function' ? new Intl.Segmenter('en', { granularity: 'grapheme' }) : null;
+  return graphemes ?? undefined;
+}
 
 /**
  * Characters past the last possible cut that are still segmented: whether a position is a
@@ -37,7 +42,7 @@ export class TextCutter {
     // GSM 03.38 has no combining marks, joiners or surrogates, and normalisation removed CR:
     // in GSM-7 text every code unit boundary is a grapheme boundary, no segmenter needed.
     this.#segments =
-      encodingOf(window) === Encoding.GSM_7 ? undefined : graphemes?.segment(window);
+      encodingOf(window) === Encoding.GSM_7 ? undefined : graphemeSegmenter()?.segment(window);
   }
 
   /**

@@ -154,13 +154,22 @@ export function evaluateWebhook(route: CompiledRoute, webhook: InboundWebhook, {
     messages.length = MAX_MESSAGES_PER_WEBHOOK;
   }
 
-  const result = { ...identity, messages, skipped, dropped, warnings: [...warnings] };
-  if (messages.length > 0) return { verdict: Verdict.Send, ...result };
+  // Literals rather than spreads of a shared `result`: V8 makes `{ ...a, b }` cost microseconds.
+  // The keys and their order are those of `{ verdict, reason?, ...identity, messages, … }`.
+  const { dedupeKey, dedupeWindowSeconds } = identity;
+  if (messages.length > 0) {
+    return { verdict: Verdict.Send, dedupeKey, dedupeWindowSeconds, messages, skipped, dropped, warnings: [...warnings] };
+  }
   const allFiltered = skipped.length > 0 && skipped.every((skip) => skip.verdict === Verdict.Filtered);
   return {
     verdict: allFiltered ? Verdict.Filtered : Verdict.Dropped,
     reason: skipped[0]?.reason ?? 'nothing to send',
-    ...result,
+    dedupeKey,
+    dedupeWindowSeconds,
+    messages,
+    skipped,
+    dropped,
+    warnings: [...warnings],
   };
 }
 

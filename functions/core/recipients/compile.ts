@@ -9,14 +9,18 @@ import type { CompiledRecipientEntry, CompiledRecipients } from './types';
 
 const LIQUID_MARKUP = /\{\{|\{%/;
 
-const compileLiteral = (entry: string, index: number): CompiledRecipientEntry => {
+const compileLiteral = (entry: string, index: number, known: readonly string[] | null | undefined): CompiledRecipientEntry => {
   const pieces = splitNumbers(entry);
   if (pieces.length === 0) throw new RecipientConfigError(index, 'empty');
-  const numbers = pieces.map((piece) => {
-    const result = normalizeMsisdn(piece);
-    if (!result.ok) throw new RecipientConfigError(index, result.reason);
-    return result.number;
-  });
+  // Normalised before (at synth, into the staged config): one number per piece, as below.
+  const numbers =
+    known != null && known.length === pieces.length
+      ? [...known]
+      : pieces.map((piece) => {
+          const result = normalizeMsisdn(piece);
+          if (!result.ok) throw new RecipientConfigError(index, result.reason);
+          return result.number;
+        });
   return Object.freeze({
     kind: RecipientEntryKind.Literal,
     display: numbers.map(maskMsisdn).join(', '),
@@ -49,17 +53,24 @@ const compileTemplated = (entry: string, index: number, engine: TemplateEngine):
  * Throws `RecipientConfigError` (with the entry's index) for an invalid literal or a template that
  * doesn't compile: config problems surface at load, not when a webhook arrives.
  *
+ * `known` gives, per entry, the numbers of a literal entry normalised already (the staged config
+ * carries them from synth); such an entry is taken as it is, without libphonenumber.
+ *
  * @example
  * ```ts
  * const recipients = compileRecipients(['0712 345 678', '{{ billing_address.phone }}'], engine);
  * const { numbers, dropped } = resolveRecipients(recipients, scope);
  * ```
  */
-export const compileRecipients = (entries: readonly string[], engine: TemplateEngine): CompiledRecipients =>
+export const compileRecipients = (
+  entries: readonly string[],
+  engine: TemplateEngine,
+  known?: ReadonlyArray<readonly string[] | null>
+): CompiledRecipients =>
   Object.freeze({
     entries: Object.freeze(
       entries.map((entry, index) =>
-        LIQUID_MARKUP.test(entry) ? compileTemplated(entry, index, engine) : compileLiteral(entry, index)
+        LIQUID_MARKUP.test(entry) ? compileTemplated(entry, index, engine) : compileLiteral(entry, index, known?.[index])
       )
     ),
     engine,

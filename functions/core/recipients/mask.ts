@@ -1,4 +1,18 @@
-import { maskMsisdn } from './msisdn';
+/**
+ * Masks a phone number for logs: the first four digits, four stars, the last three.
+ * Fewer than eight digits would reveal everything, so they become `****`.
+ *
+ * @example
+ * ```ts
+ * maskMsisdn('255712345678'); // '2557****678'
+ * maskMsisdn('12345');        // '****'
+ * ```
+ */
+export const maskMsisdn = (number: string): string => {
+  const digits = number.replace(/\D/g, '');
+  if (digits.length < 8) return '****';
+  return `${digits.slice(0, 4)}****${digits.slice(-3)}`;
+};
 
 // `255` + nine digits (optionally `+`, optionally grouped 3-3-3 as the `phone` filter prints it)
 // and national `06…`/`07…` mobiles. The digit look-arounds keep long ids (Shopify's 18-digit

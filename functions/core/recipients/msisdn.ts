@@ -1,5 +1,6 @@
-import { parsePhoneNumberFromString, validatePhoneNumberLength } from 'libphonenumber-js/max';
-import type { PhoneNumber } from 'libphonenumber-js/max';
+import type { PhoneNumber } from 'libphonenumber-js/core';
+// libphonenumber-js as `libphonenumber-js/max` is, loaded lazily in a bundle: see `phoneNumbers`.
+import { phoneMetadata, phoneNumbers } from './phone-numbers';
 
 /** The outcome of `normalizeMsisdn`: the `reason` never contains the number, so it is safe to log. */
 export type MsisdnResult =
@@ -49,11 +50,11 @@ export const parsePhone = (raw: string): PhoneNumber | undefined => {
   // `00` is the usual international prefix; Tanzania's metadata only knows `000`/`005`/`006`,
   // and no Tanzanian national number starts with `00`, so reading it as `+` is safe.
   if (compact.startsWith('00')) compact = `+${compact.slice(2)}`;
-  return parsePhoneNumberFromString(compact, 'TZ');
+  return phoneNumbers().parsePhoneNumberFromString(compact, 'TZ', phoneMetadata());
 };
 
 const lengthReason = (raw: string): string => {
-  switch (validatePhoneNumberLength(raw.replace(SEPARATORS, ''), 'TZ')) {
+  switch (phoneNumbers().validatePhoneNumberLength(raw.replace(SEPARATORS, ''), 'TZ', phoneMetadata())) {
     case 'TOO_SHORT':
       return MSISDN_REJECTIONS.tooShort;
     case 'TOO_LONG':
@@ -64,6 +65,15 @@ const lengthReason = (raw: string): string => {
       return MSISDN_REJECTIONS.notANumber;
   }
 };
+
+/**
+ * How many distinct input texts `normalizeMsisdn` remembers, least recently used evicted first.
+ * Bounded, so that a stream of distinct numbers (one customer per order) costs a few KiB, not a leak.
+ */
+const MEMO_CAPACITY = 256;
+/** Longer texts aren't numbers anyone types: parsed every time rather than kept. */
+const MEMO_MAX_LENGTH = 40;
+const memo = new Map<string, MsisdnResult>();
 
 /**
  * Normalises a phone number to the form the SMS service accepts: `255` followed by nine digits.
@@ -80,10 +90,30 @@ const lengthReason = (raw: string): string => {
  * normalizeMsisdn('0222123456');       // { ok: false, reason: 'not a mobile number (landline)' }
  * normalizeMsisdn('+254712345678');    // { ok: false, reason: 'not a Tanzanian number (+254…)' }
  * ```
+ *
+ * Results are frozen and memoised per input text (a small LRU, `MEMO_CAPACITY` entries): the
+ * function is pure, libphonenumber-js takes ~15 µs a number, and a route's templated recipient
+ * (the on-call number) is usually the same text webhook after webhook.
  */
 export const normalizeMsisdn = (raw: string): MsisdnResult => {
   // YAML reads an unquoted 255712345678 as a number; accept it rather than crash on `.trim`.
   if (typeof raw !== 'string') raw = raw === null || raw === undefined ? '' : String(raw);
+  if (raw.length > MEMO_MAX_LENGTH) return Object.freeze(parseMsisdn(raw));
+  const known = memo.get(raw);
+  if (known !== undefined) {
+    // Most recently used last, so that eviction takes the first key.
+    memo.delete(raw);
+    memo.set(raw, known);
+    return known;
+  }
+  const result = Object.freeze(parseMsisdn(raw));
+  if (memo.size >= MEMO_CAPACITY) memo.delete(memo.keys().next().value as string);
+  memo.set(raw, result);
+  return result;
+};
+
+/** `normalizeMsisdn` without the memo: libphonenumber-js every time. */
+const parseMsisdn = (raw: string): MsisdnResult => {
   if (raw.trim() === '') return { ok: false, reason: MSISDN_REJECTIONS.empty };
   const phone = parsePhone(raw);
   if (!phone) {
@@ -112,18 +142,5 @@ export const normalizeMsisdn = (raw: string): MsisdnResult => {
   return SERVICE_FORMAT.test(number) ? { ok: true, number } : { ok: false, reason: MSISDN_REJECTIONS.invalid };
 };
 
-/**
- * Masks a phone number for logs: the first four digits, four stars, the last three.
- * Fewer than eight digits would reveal everything, so they become `****`.
- *
- * @example
- * ```ts
- * maskMsisdn('255712345678'); // '2557****678'
- * maskMsisdn('12345');        // '****'
- * ```
- */
-export const maskMsisdn = (number: string): string => {
-  const digits = number.replace(/\D/g, '');
-  if (digits.length < 8) return '****';
-  return `${digits.slice(0, 4)}****${digits.slice(-3)}`;
-};
+// Lives in `mask.ts`, which does not load libphonenumber: the handlers that only log numbers use it.
+export { maskMsisdn } from './mask';

@@ -135,4 +135,12 @@ describe('evaluateWebhook', () => {
     const route = routeWith('recipients: ["0712345678"]\ndedupeWindow: 2h');
     expect(evaluateWebhook(route, post({ message: 'x' }), { secret }).dedupeWindowSeconds).toBe(7200);
   });
+
+  it('returns its fields in a fixed order (records and logs serialise them as they come)', () => {
+    const route = routeWith(`recipients: ["0712345678"]\nwhen: "level == 'critical'"`);
+    const fields = ['dedupeKey', 'dedupeWindowSeconds', 'messages', 'skipped', 'dropped', 'warnings'];
+    expect(Object.keys(evaluateWebhook(route, post({ level: 'critical', message: 'x' }), { secret }))).toEqual(['verdict', ...fields]);
+    expect(Object.keys(evaluateWebhook(route, post({ level: 'info', message: 'x' }), { secret }))).toEqual(['verdict', 'reason', ...fields]);
+  });
 });
+

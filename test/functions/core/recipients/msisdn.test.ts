@@ -64,6 +64,50 @@ describe('normalizeMsisdn', () => {
   it('accepts a number where YAML gave one instead of a string', () => {
     expect(normalizeMsisdn(255712345678 as unknown as string)).toEqual({ ok: true, number: '255712345678' });
   });
+
+  describe('memo', () => {
+    /** Distinct valid mobiles `0713 000 000`…, that no other test uses. */
+    const numbers = (count: number, from = 0): string[] =>
+      Array.from({ length: count }, (_, index) => `0713 ${String(from + index).padStart(6, '0')}`);
+    const expected = (raw: string) => ({ ok: true, number: `255${raw.replace(/\D/g, '').slice(1)}` });
+
+    it('answers a repeated text with the same frozen result', () => {
+      const first = normalizeMsisdn('0754 555 222');
+      expect(first).toEqual({ ok: true, number: '255754555222' });
+      expect(Object.isFrozen(first)).toBe(true);
+      expect(normalizeMsisdn('0754 555 222')).toBe(first);
+      const rejected = normalizeMsisdn('+254 712 345 678');
+      expect(normalizeMsisdn('+254 712 345 678')).toBe(rejected);
+      expect(Object.isFrozen(rejected)).toBe(true);
+    });
+
+    it('keeps recently used texts and forgets the least recently used beyond its capacity (between 100 and 1,000)', () => {
+      const [kept, forgotten] = ['0713 999 001', '0713 999 002'].map((raw) => [raw, normalizeMsisdn(raw)] as const);
+      for (const [index, raw] of numbers(1_000).entries()) {
+        expect(normalizeMsisdn(raw)).toEqual(expected(raw));
+        // `kept` is used every 50 numbers, so it stays among the most recent; `forgotten` never is.
+        if (index % 50 === 0) expect(normalizeMsisdn(kept![0])).toBe(kept![1]);
+      }
+      expect(normalizeMsisdn(forgotten![0])).not.toBe(forgotten![1]);
+      expect(normalizeMsisdn(forgotten![0])).toEqual(forgotten![1]);
+    });
+
+    it('gives the same answers, from the memo or not, for every form and rejection', () => {
+      const raws = ['+255 713 000 001', '00255713000001', '(0713) 000-001', '0222123456', 'hello', '', '12', '+999 1234567'];
+      const first = raws.map((raw) => normalizeMsisdn(raw));
+      numbers(1_000, 500_000).forEach((raw) => normalizeMsisdn(raw)); // evicts them all
+      expect(raws.map((raw) => normalizeMsisdn(raw))).toEqual(first);
+      expect(raws.map((raw) => normalizeMsisdn(raw))).toEqual(first);
+    });
+
+    it('parses long texts every time instead of keeping them', () => {
+      const padded = `${' '.repeat(40)}0713 000 123`;
+      const first = normalizeMsisdn(padded);
+      expect(first).toEqual({ ok: true, number: '255713000123' });
+      expect(normalizeMsisdn(padded)).not.toBe(first);
+      expect(normalizeMsisdn(padded)).toEqual(first);
+    });
+  });
 });
 
 describe('maskMsisdn', () => {

@@ -59,4 +59,23 @@ describe('buildScope', () => {
     expect((scope as Record<string, unknown>)['polluted']).toBeUndefined();
     expect(render('{{ a }}', scope)).toBe('1');
   });
+
+  it('builds exactly what `{ ...body, ...extra, payload, headers }` would: keys, order, descriptors, prototype', () => {
+    const symbol = Symbol('s');
+    const body = JSON.parse(
+      '{"b": 1, "2": "two", "__proto__": {"p": 1}, "constructor": "c", "toString": "t", "payload": "p", "a": [1], "1": "one"}'
+    ) as Record<PropertyKey, unknown>;
+    Object.defineProperty(body, 'hidden', { value: 'not enumerable', enumerable: false });
+    Object.defineProperty(body, 'computed', { get: () => 'from getter', enumerable: true });
+    body[symbol] = 'symbol';
+    const extra = JSON.parse('{"item": {"sku": "A"}, "b": "extra wins", "__proto__": "extra proto", "valueOf": 3}') as Record<string, unknown>;
+    const headers = { 'X-A': '1' };
+
+    const scope = buildScope({ body, headers, extra });
+    const reference: Record<PropertyKey, unknown> = { ...body, ...extra, payload: body, headers: scope['headers'] };
+    expect(Reflect.ownKeys(scope)).toEqual(Reflect.ownKeys(reference));
+    expect(Object.getOwnPropertyDescriptors(scope)).toEqual(Object.getOwnPropertyDescriptors(reference));
+    expect(Object.getPrototypeOf(scope)).toBe(Object.prototype);
+    expect(Object.getOwnPropertyDescriptor(scope, '__proto__')?.value).toBe('extra proto');
+  });
 });
