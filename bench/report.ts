@@ -217,10 +217,10 @@ function acceptSection(results: BenchResults): string {
   if (!results.targets.accept.met) {
     out.push(
       '',
-      '**Why the target is missed.** An accepted webhook costs three sequential DynamoDB round trips, not one: the conditional put of the dedupe guard, one conditional put per message record (each also written to both indexes), then the update that marks the guard ACCEPTED. At 16 in flight on one DynamoDB endpoint the latency is mostly queueing for that work, so the ratio tracks the number of writes (plus the pipeline\'s CPU) rather than any single slow step.',
+      '**Why the target is missed.** An accepted webhook costs two sequential DynamoDB round trips, not one: the conditional put of the dedupe guard, then the conditional puts of its message records, concurrently (each also written to both indexes). At 16 in flight on one DynamoDB endpoint the latency is mostly queueing for that work, so the ratio tracks the number of writes (plus the pipeline\'s CPU) rather than any single slow step.',
       '',
       '**What would close it:**',
-      '- On AWS, write the guard and the message records in one `TransactWriteItems` (one round trip; the guard\'s condition still decides duplicates) and drop the ACCEPTING → ACCEPTED update; keep the ordered three-step path only for dynalite, which has no transactions. Transactional writes cost 2× WRU, so weigh against the cost figure: the alternative below does not.',
+      '- On AWS, write the guard and the message records in one `TransactWriteItems` (one round trip; the guard\'s condition still decides duplicates); keep the ordered two-step path only for dynalite, which has no transactions. Transactional writes cost 2× WRU, so weigh against the cost figure: the alternative below does not.',
       '- For the common single-message webhook, make the message record its own dedupe guard (one conditional `PutItem` keyed by route and dedupe key, holding the message) so an accept is one write; the guard item is only needed when a webhook fans out.',
       '- Not an option: answering 202 before the records are written — the relay promises that they exist when it says 202.',
     );
@@ -275,7 +275,7 @@ function costSection(results: BenchResults): string {
       ],
     ),
     '',
-    'DynamoDB requests per webhook, by handler, operation and item (WRU: table; index WRU: both GSIs, which project ALL):',
+    'DynamoDB requests per webhook, by handler, operation and item (WRU: table; index WRU: both GSIs, `byState` projecting ALL, `byRoute` keys only):',
     '',
     table(['handler, operation, item', 'requests', 'WRU', 'index WRU', 'RRU'], dynamoRows),
     '',
@@ -290,12 +290,11 @@ function costSection(results: BenchResults): string {
     const fixed = inputs.apiRequestsPerWebhook * PRICES.httpApiRequestsPerMillion + (inputs.ingestInvocationsPerWebhook + inputs.senderInvocationsPerWebhook) * PRICES.lambdaRequestsPerMillion;
     out.push(
       '',
-      `**Why the target is missed.** The largest items are ${[first, second, third].filter((line) => line !== undefined).map((line) => `${line.item} (${usd(line.usd)})`).join(', ')}. Of ${fmt(inputs.writeUnitsPerWebhook, 1)} WRU per webhook, ${fmt(cost.dynamoTotals.indexWru, 1)} (${usd(indexUsd)}) are index writes: every message record is in both GSIs with ALL attributes projected, so a message that is sent at once costs 5 \`byState\` writes (the insert, then a delete and a put on each state change PENDING → SENDING → SENT) and 3 \`byRoute\` writes (the insert and an update per change). The table writes are the dedupe guard (a put and the ACCEPTED update), the record, the claim and the SENT update, and per send the limit window, the route's day and the global day counters. Requests alone — API Gateway and Lambda — are ${usd(fixed)} of the $2.50.`,
+      `**Why the target is missed.** The largest items are ${[first, second, third].filter((line) => line !== undefined).map((line) => `${line.item} (${usd(line.usd)})`).join(', ')}. Of ${fmt(inputs.writeUnitsPerWebhook, 1)} WRU per webhook, ${fmt(cost.dynamoTotals.indexWru, 1)} (${usd(indexUsd)}) are index writes: every message record is in both GSIs, so a message that is sent at once costs 5 \`byState\` writes (the insert, then a delete and a put on each state change PENDING → SENDING → SENT, as its sort key \`updatedAt\` changes every time) and 1 \`byRoute\` write (the insert: that index holds keys only, which never change). The table writes are the dedupe guard (one put), the record, the claim and the SENT update, and per send the limit window, the route's day and the global day counters. Requests alone — API Gateway and Lambda — are ${usd(fixed)} of the $2.50.`,
       '',
       `**What would close it** (no single change; the request charges leave ${usd(2.5 - fixed)} for everything else):`,
-      '- `byRoute`: project `KEYS_ONLY` (or INCLUDE the few fields `logs --route` lists): updates that change no key then cost no index write — 1 instead of 3 writes per message.',
       '- `byState`: make it sparse — index a record while it needs the sweeper (PENDING, and again when parked, held, failed or retried) through an attribute removed when the sender claims it: 2 instead of 5 writes per message sent at once.',
-      '- Drop the guard\'s ACCEPTED update (see accept) and merge the per-send counters (route day spend and global day spend into one item, the limit window reserved in the same update as the claim where the route has limits).',
+      '- Merge the per-send counters (route day spend and global day spend into one item, the limit window reserved in the same update as the claim where the route has limits).',
       '- Logs: one INFO line per webhook and per send at most, no per-route single-metric EMF lines on the hot path (publish the route dimension from the service-level line), and the Infrequent Access log class ($0.25/GB) for function logs; drop API Gateway access logs or trim their fields.',
       '- API Gateway: a Lambda function URL has no per-request charge; the relay authenticates every route itself, so the gateway mainly adds throttling.',
     );

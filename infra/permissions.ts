@@ -21,7 +21,7 @@ export interface TableGrant {
  *
  * | Store call | Operations |
  * |---|---|
- * | `acceptWebhook` (ingest; sweeper's limit summaries; balance-watch's low-balance SMS) | GetItem, PutItem, UpdateItem |
+ * | `acceptWebhook` (ingest; sweeper's limit summaries; balance-watch's low-balance SMS) | GetItem, PutItem |
  * | `claimMessage`, `mark*`, `releaseForRetry`, `reserveLimit`, `recordCreditsSpent`, `markSummarySent`, `updateBalanceState` | UpdateItem |
  * | `observeBalance` after a send or a 402 (sender): `spendLastDays`, the low-balance notice | Query, GetItem, PutItem, UpdateItem |
  * | `findDuePending`, `findStaleSending` | Query on `byState` |
@@ -39,7 +39,8 @@ export interface TableGrant {
  * ```
  */
 export const TABLE_ACCESS = {
-  ingest: [{ actions: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'] }],
+  // acceptWebhook only: the guard and record puts, and a duplicate's reads of the guard and records.
+  ingest: [{ actions: ['dynamodb:GetItem', 'dynamodb:PutItem'] }],
   // Every step of a send is a conditional update; a balance crossing seen in a send result also
   // reads the week's spend (Query) and records the low-balance SMS (acceptWebhook).
   sender: [{ actions: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:Query', 'dynamodb:UpdateItem'] }],

@@ -15,7 +15,7 @@ export interface RelayFunctionProps {
   readonly description: string;
   /** The handler's bundle directory, holding `index.mjs`. */
   readonly bundleDir: string;
-  /** Deployed next to the bundle as `relay-config.yaml`. */
+  /** The environment's config text; deployed next to the bundle validated and compiled, as `relay-config.json` (`stageFunctionAsset`). */
   readonly configText: string;
   readonly memorySize: number;
   readonly timeout: Duration;

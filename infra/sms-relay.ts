@@ -45,8 +45,8 @@ export interface SmsRelayProps {
   /** The environment's validated config (`readEnvironmentConfig(env).config`). */
   readonly config: RelayConfig;
   /**
-   * The text `config` was parsed from, deployed verbatim with every function as
-   * `relay-config.yaml`; the handlers read that file, never this stack's properties.
+   * The text `config` was parsed from, deployed with every function as `relay-config.json`, validated
+   * and compiled at synth (`stagedConfigText`); the handlers read that file, never this stack's properties.
    */
   readonly configText: string;
   /**
@@ -258,7 +258,7 @@ export class SmsRelay extends Construct {
         indexName: index.name,
         partitionKey: key(index.partitionKey),
         sortKey: key(index.sortKey),
-        projectionType: dynamodb.ProjectionType.ALL,
+        projectionType: dynamodb.ProjectionType[index.projection],
       });
     }
     return table;

@@ -3,7 +3,7 @@ import { checkBalance, type BalanceCheck } from '../relay/balance';
 import { prepareOnLambda } from './runtime/context';
 import { invoke } from './runtime/invoke';
 
-prepareOnLambda();
+await prepareOnLambda();
 
 /**
  * The balance watch, on `balance.schedule`: reads the balance, publishes `RemainingBalance`, and

@@ -3,7 +3,7 @@ import { sendMessage } from '../relay/sender';
 import { prepareOnLambda } from './runtime/context';
 import { forEachConcurrently, invoke, remainingMs, SEND_MARGIN_MS } from './runtime/invoke';
 
-prepareOnLambda();
+await prepareOnLambda();
 
 /**
  * Records sent at the same time. The stream delivers up to 10 records per batch, each send may take

@@ -3,7 +3,7 @@ import { sweep, type SweepReport } from '../relay/sweeper';
 import { prepareOnLambda } from './runtime/context';
 import { invoke, remainingMs, SEND_MARGIN_MS } from './runtime/invoke';
 
-prepareOnLambda();
+await prepareOnLambda();
 
 /**
  * The sweeper, every minute: sends due PENDING records (retries, redriven records, anything the

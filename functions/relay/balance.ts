@@ -1,3 +1,4 @@
+import type { RelayConfigView } from '../core/config/view';
 import { AcceptOutcome } from '../store';
 import { NOTICE_KEY_PREFIX, NOTICE_ROUTE, RelayMetric, type RelayContext } from './ports';
 
@@ -19,7 +20,7 @@ export interface BalanceCheck {
  * const { balance, alerted } = await checkBalance(context);
  * ```
  */
-export async function checkBalance(context: RelayContext): Promise<BalanceCheck> {
+export async function checkBalance(context: RelayContext<RelayConfigView>): Promise<BalanceCheck> {
   const balance = await (await context.sms.client()).getBalance();
   context.metrics.add(RelayMetric.RemainingBalance, balance.balance);
   const check = await observeBalance(context, balance.balance, balance.currency);
@@ -33,7 +34,7 @@ export async function checkBalance(context: RelayContext): Promise<BalanceCheck>
  * when the balance rises again), saying the balance and how many days it lasts at the last seven
  * days' spend. The SMS is recorded like any other message, so it is durable and logged.
  */
-export async function observeBalance(context: RelayContext, balance: number, currency?: string): Promise<BalanceCheck> {
+export async function observeBalance(context: RelayContext<RelayConfigView>, balance: number, currency?: string): Promise<BalanceCheck> {
   const threshold = context.config.config.balance?.threshold;
   if (threshold === undefined) return { balance, threshold, alerted: false };
   const now = context.clock();

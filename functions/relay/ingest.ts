@@ -1,4 +1,4 @@
-import { maskPhoneNumbersIn } from '../core/recipients';
+import { maskPhoneNumbersIn } from '../core/recipients/mask';
 import { evaluateWebhook, type Evaluation } from '../core/pipeline/evaluate';
 import { Verdict } from '../core/pipeline/verdict';
 import type { InboundWebhook } from '../core/sources/types';

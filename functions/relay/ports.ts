@@ -1,4 +1,5 @@
-import type { LoadedConfig } from '../core/config/load';
+import type { LoadedConfig } from '../core/config/compile';
+import type { RelayConfigView } from '../core/config/view';
 import type { SmsClient } from '../core/provider';
 import type { MessageStore } from '../store';
 
@@ -43,9 +44,14 @@ export interface RelayMetrics {
   add(name: RelayMetric, value: number, route?: string): void;
 }
 
-/** Everything the relay's operations need, built once per process by the handler adapters. */
-export interface RelayContext {
-  readonly config: LoadedConfig;
+/**
+ * Everything the relay's operations need, built once per process by the handler adapters. Ingest
+ * needs the compiled config (`LoadedConfig`, the default); the sender, the sweeper and the balance
+ * watch take any {@link RelayConfigView} (`RelayContext<RelayConfigView>`), which a compiled
+ * config is too.
+ */
+export interface RelayContext<Config extends RelayConfigView = LoadedConfig> {
+  readonly config: Config;
   readonly store: MessageStore;
   readonly secrets: SecretSource;
   /** Creates (or reuses) the SMS client with the current API key; `refresh` forces a new key. */

@@ -8,7 +8,8 @@ import {
   type SendResult as ServiceSendResult,
   type SmsClient,
 } from '../core/provider';
-import { maskMsisdn } from '../core/recipients';
+import type { RelayConfigView } from '../core/config/view';
+import { maskMsisdn } from '../core/recipients/mask';
 import { Delivery, type LastError, type MessageRecord } from '../store';
 import { observeBalance } from './balance';
 import { SmsClientUnavailableError } from './errors';
@@ -43,7 +44,7 @@ export type SendOutcome = (typeof SendOutcome)[keyof typeof SendOutcome];
  * for (const id of idsFromStream) await sendMessage(context, id);
  * ```
  */
-export async function sendMessage(context: RelayContext, id: string): Promise<SendOutcome> {
+export async function sendMessage(context: RelayContext<RelayConfigView>, id: string): Promise<SendOutcome> {
   const { store, logger, clock } = context;
   const claimed = await store.claimMessage(id, { now: clock() });
   if (claimed === undefined) return SendOutcome.Skipped;
@@ -100,7 +101,7 @@ export async function sendMessage(context: RelayContext, id: string): Promise<Se
   return SendOutcome.Sent;
 }
 
-async function sendWithKeyRefresh(context: RelayContext, record: MessageRecord): Promise<ServiceSendResult> {
+async function sendWithKeyRefresh(context: RelayContext<RelayConfigView>, record: MessageRecord): Promise<ServiceSendResult> {
   const request = { phoneNumbers: record.to, message: record.text, ...(record.senderId === undefined ? {} : { senderId: record.senderId }) };
   const client = await smsClient(() => context.sms.client());
   try {
@@ -125,7 +126,7 @@ async function smsClient(get: () => Promise<SmsClient>): Promise<SmsClient> {
   }
 }
 
-async function reserveLimits(context: RelayContext, record: MessageRecord): Promise<string | undefined> {
+async function reserveLimits(context: RelayContext<RelayConfigView>, record: MessageRecord): Promise<string | undefined> {
   if (record.dedupeKey.startsWith(NOTICE_KEY_PREFIX)) return undefined;
   const limits = context.config.routes.get(record.route)?.config.limits;
   if (limits === undefined || (limits.messages === undefined && limits.creditsPerDay === undefined)) return undefined;
@@ -158,7 +159,7 @@ export function learnPrice(record: Pick<MessageRecord, 'to' | 'segments'>, deduc
   if (units > 0 && deducted > 0) lastCreditsPerRecipientSegment = deducted / units;
 }
 
-async function settleFailure(context: RelayContext, record: MessageRecord, token: string, error: unknown): Promise<SendOutcome> {
+async function settleFailure(context: RelayContext<RelayConfigView>, record: MessageRecord, token: string, error: unknown): Promise<SendOutcome> {
   const { store, clock, metrics, policy } = context;
   // describeSmsError takes any error that is not the client's as maybe-sent; a missing client is not.
   const description = error instanceof SmsClientUnavailableError
@@ -218,7 +219,7 @@ async function settleFailure(context: RelayContext, record: MessageRecord, token
  * a stale record as UNKNOWN: a message never sent would be lost. Best effort: if the store is still
  * failing, the stale recovery is all there is.
  */
-async function releaseUnsent(context: RelayContext, record: MessageRecord, token: string, error: unknown): Promise<void> {
+async function releaseUnsent(context: RelayContext<RelayConfigView>, record: MessageRecord, token: string, error: unknown): Promise<void> {
   const now = context.clock();
   const name = errorName(error);
   try {
@@ -239,7 +240,7 @@ const BALANCE_LOOKUP_TIMEOUT_MS = 2_000;
  * The balance after a 402, for the low-balance notice: a 402 says only that the balance does not
  * cover this send, which may be well above zero. Taken as 0 when it cannot be read.
  */
-async function balanceAfterRefusal(context: RelayContext): Promise<{ balance: number; currency?: string }> {
+async function balanceAfterRefusal(context: RelayContext<RelayConfigView>): Promise<{ balance: number; currency?: string }> {
   try {
     const { balance, currency } = await (await context.sms.client()).getBalance({ timeoutMs: BALANCE_LOOKUP_TIMEOUT_MS });
     return { balance, currency };
@@ -248,7 +249,7 @@ async function balanceAfterRefusal(context: RelayContext): Promise<{ balance: nu
   }
 }
 
-function logSend(context: RelayContext, record: MessageRecord, state: string, extra: Record<string, unknown>): void {
+function logSend(context: RelayContext<RelayConfigView>, record: MessageRecord, state: string, extra: Record<string, unknown>): void {
   const level = state === 'SENT' ? 'info' : state === 'RETRY' || state === 'HELD' ? 'warn' : 'error';
   context.logger[level]('sms', {
     id: record.id,

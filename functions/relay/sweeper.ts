@@ -1,4 +1,4 @@
-import { RecipientEntryKind } from '../core/recipients';
+import { literalRecipients, type RelayConfigView } from '../core/config/view';
 import { Delivery, type MessageRecord } from '../store';
 import { NOTICE_KEY_PREFIX, RelayMetric, type RelayContext } from './ports';
 import { sendMessage, type SendOutcome } from './sender';
@@ -49,7 +49,7 @@ export interface SweepReport {
  * ```
  */
 export async function sweep(
-  context: RelayContext,
+  context: RelayContext<RelayConfigView>,
   { pendingGraceMs = 0, concurrency = 4, limit = 200, canContinue = () => true }: SweepOptions = {},
 ): Promise<SweepReport> {
   const now = context.clock();
@@ -85,7 +85,7 @@ export async function sweep(
  * SMS may or may not have gone out. At-most-once routes settle it as UNKNOWN; at-least-once routes
  * send it again.
  */
-async function recoverStale(context: RelayContext, now: Date, limit: number): Promise<number> {
+async function recoverStale(context: RelayContext<RelayConfigView>, now: Date, limit: number): Promise<number> {
   const { store, policy, logger } = context;
   const stale = await store.findStaleSending({ olderThan: new Date(now.getTime() - policy.staleSendingMs), limit });
   let recovered = 0;
@@ -110,14 +110,14 @@ async function recoverStale(context: RelayContext, now: Date, limit: number): Pr
   return recovered;
 }
 
-async function recordHeldSummaries(context: RelayContext, now: Date): Promise<number> {
+async function recordHeldSummaries(context: RelayContext<RelayConfigView>, now: Date): Promise<number> {
   const { store, config } = context;
   let recorded = 0;
   for (const route of config.routes.values()) {
     if (route.config.limits === undefined) continue;
     const windows = await store.heldSummaryDue({ route: route.id, now });
     if (windows.length === 0) continue;
-    const to = route.recipients.entries.flatMap((entry) => (entry.kind === RecipientEntryKind.Literal ? entry.numbers : []));
+    const to = literalRecipients(route);
     for (const window of windows) {
       if (to.length > 0) {
         const text = `sms-relay: ${window.held} message${window.held === 1 ? '' : 's'} on route ${route.id} held back by its ${window.limit} limit between ${window.startsAt.slice(0, 16).replace('T', ' ')} and ${window.endsAt.slice(0, 16).replace('T', ' ')} UTC.`.slice(0, 160);

@@ -1,11 +1,14 @@
 import { execFile } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { join } from 'node:path';
+import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { join, relative } from 'node:path';
 import { promisify } from 'node:util';
 import type { Metafile } from 'esbuild';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { BUNDLE_FILE, bundleHandlers, HANDLER_NAMES, METAFILE, type BundleResult } from '../../infra/bundle';
-import { RELAY_CONFIG_FILE, stageFunctionAsset } from '../../infra/staging';
+import { parseConfig } from '../../functions/core/config/parse';
+import { STAGED_CONFIG_FORMAT, type StagedConfig } from '../../functions/core/config/staged';
+import { BUNDLE_FILE, BUNDLE_FILES, bundleHandlers, CONFIG_LOADER_FILE, HANDLER_NAMES, METAFILE, PHONE_LIBRARY_FILE, PHONE_METADATA_FILE, type BundleResult } from '../../infra/bundle';
+import { RELAY_CONFIG_FILE, stageFunctionAsset, stagedConfigText } from '../../infra/staging';
 import { configText, HANDLERS_DIR, tempDir } from './support';
 
 const run = promisify(execFile);
@@ -26,6 +29,32 @@ describe('bundleHandlers', () => {
       expect(bundle.file).toBe(join(outDir, bundle.name, BUNDLE_FILE));
       expect(bundle.entry).toBe(join(HANDLERS_DIR, `${bundle.name}.ts`));
       expect(bundle.bytes).toBe(readFileSync(bundle.file).byteLength);
+      expect(bundle.configLoaderBytes).toBe(readFileSync(join(bundle.dir, CONFIG_LOADER_FILE)).byteLength);
+    }
+  });
+
+  it('keeps yaml, zod and libphonenumber out of every index.mjs, and LiquidJS out of all but ingest', () => {
+    const metafile = JSON.parse(readFileSync(result.metafile, 'utf8')) as Metafile;
+    const packagesOf = (file: string): string[] => {
+      const output = metafile.outputs[relative(process.cwd(), file).split('\\').join('/')];
+      expect(output).toBeDefined();
+      return Object.keys(output!.inputs).flatMap((input) => /node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(input)?.[1] ?? []);
+    };
+    for (const bundle of result.bundles) {
+      const packages = new Set(packagesOf(bundle.file));
+      expect(packages).not.toContain('yaml');
+      expect(packages).not.toContain('zod');
+      expect(packages.has('liquidjs')).toBe(bundle.name === 'ingest');
+      expect(packages).not.toContain('libphonenumber-js');
+      // libphonenumber-js and its metadata are required from beside the bundle, on first use.
+      expect(new Set(packagesOf(join(bundle.dir, PHONE_LIBRARY_FILE)))).toEqual(new Set(['libphonenumber-js']));
+      expect(JSON.parse(readFileSync(join(bundle.dir, PHONE_METADATA_FILE), 'utf8'))).toEqual(
+        JSON.parse(readFileSync(createRequire(import.meta.url).resolve('libphonenumber-js/metadata.max.json'), 'utf8')),
+      );
+      // Everything a YAML config needs is in the loader beside it.
+      const loader = new Set(packagesOf(join(bundle.dir, CONFIG_LOADER_FILE)));
+      for (const name of ['yaml', 'zod', 'liquidjs']) expect(loader).toContain(name);
+      expect(readFileSync(bundle.file, 'utf8')).toContain(`"./${CONFIG_LOADER_FILE}"`);
     }
   });
 
@@ -68,18 +97,33 @@ describe('stageFunctionAsset', () => {
 
   const bundleDir = (name: string): string => join(outDir, name);
 
-  it('puts the bundle and the config, byte for byte, in one package directory', () => {
+  it('puts the bundle, byte for byte, and the validated config as JSON in one package directory', () => {
     const text = configText('prod');
     const dir = stageFunctionAsset({ bundleDir: bundleDir('ingest'), configText: text, stagingRoot });
-    expect(readFileSync(join(dir, BUNDLE_FILE))).toEqual(readFileSync(join(bundleDir('ingest'), BUNDLE_FILE)));
-    expect(readFileSync(join(dir, RELAY_CONFIG_FILE), 'utf8')).toBe(text);
+    expect(readdirSync(dir).sort()).toEqual([...BUNDLE_FILES, RELAY_CONFIG_FILE].sort());
+    for (const file of BUNDLE_FILES) expect(readFileSync(join(dir, file))).toEqual(readFileSync(join(bundleDir('ingest'), file)));
+    const staged = readFileSync(join(dir, RELAY_CONFIG_FILE), 'utf8');
+    expect(staged).toBe(stagedConfigText(text));
+    expect(JSON.parse(staged)).toEqual({
+      format: STAGED_CONFIG_FORMAT,
+      config: JSON.parse(JSON.stringify(parseConfig(text))),
+      balanceNotify: ['255712345678'],
+      recipients: { oncall: [['255712345678'], ['255754111222']], orders: [['255765333444']], ci: [['255712345678']] },
+    } satisfies StagedConfig);
+  });
+
+  it('refuses to stage an invalid config, templates included', () => {
+    const text = configText('prod').replace('{{ name }}', '{{ name | nosuchfilter }}');
+    expect(() => stageFunctionAsset({ bundleDir: bundleDir('ingest'), configText: text, stagingRoot })).toThrow(/routes\.orders\.template/);
   });
 
   it('reuses the package for the same inputs and makes a new one when either changes', () => {
     const text = configText('prod');
     const first = stageFunctionAsset({ bundleDir: bundleDir('sender'), configText: text, stagingRoot });
     expect(stageFunctionAsset({ bundleDir: bundleDir('sender'), configText: text, stagingRoot })).toBe(first);
-    expect(stageFunctionAsset({ bundleDir: bundleDir('sender'), configText: `${text}\n`, stagingRoot })).not.toBe(first);
+    // The staged config is the validated one: formatting and comments do not change it.
+    expect(stageFunctionAsset({ bundleDir: bundleDir('sender'), configText: `${text}\n# a comment\n`, stagingRoot })).toBe(first);
+    expect(stageFunctionAsset({ bundleDir: bundleDir('sender'), configText: text.replace('retentionDays: 180', 'retentionDays: 181'), stagingRoot })).not.toBe(first);
     // The fixture handlers differ only in their name string; real ones differ more.
     expect(stageFunctionAsset({ bundleDir: bundleDir('sweeper'), configText: text, stagingRoot })).not.toBe(first);
   });

@@ -1,14 +1,10 @@
 import { z } from 'zod';
 import { SOURCE_NAMES } from '../sources/types';
 import { parseDurationSeconds } from './duration';
+import { DeliveryPolicy, LengthPolicy } from './policies';
 
-/** How a message longer than 160 characters is handled. */
-export const LengthPolicy = { Truncate: 'truncate', Split: 'split', Reject: 'reject' } as const;
-export type LengthPolicy = (typeof LengthPolicy)[keyof typeof LengthPolicy];
-
-/** What the sender may do after an ambiguous failure (the SMS may or may not have gone out). */
-export const DeliveryPolicy = { AtMostOnce: 'at-most-once', AtLeastOnce: 'at-least-once' } as const;
-export type DeliveryPolicy = (typeof DeliveryPolicy)[keyof typeof DeliveryPolicy];
+// Defined in a module without zod, so the Lambda handlers can use them without the schema.
+export { DeliveryPolicy, LengthPolicy } from './policies';
 
 const duration = z
   .union([z.number(), z.string()])

@@ -1,6 +1,7 @@
 import type { Logger } from '@aws-lambda-powertools/logger';
 import type { Metrics } from '@aws-lambda-powertools/metrics';
-import { createStore } from '../../store';
+import type { RelayConfigView } from '../../core/config/view';
+import { createStore } from '../../store/store';
 import type { RelayContext, SecretSource } from '../../relay/ports';
 import { loadRelayConfig } from './config';
 import { createDynamoClient } from './dynamo';
@@ -16,14 +17,17 @@ export interface Observability {
   readonly metrics: Metrics;
 }
 
-/** Everything a handler needs, built once per process. */
+/**
+ * Everything a handler needs, built once per process. The context's config is the view the
+ * sender, the sweeper and the balance watch use; ingest gets the compiled one from `ingestContext`.
+ */
 export interface RelayRuntime extends Observability {
   readonly env: RelayEnvironment;
-  readonly context: RelayContext;
+  readonly context: RelayContext<RelayConfigView>;
 }
 
 let observed: Observability | undefined;
-let built: RelayRuntime | undefined;
+let building: Promise<RelayRuntime> | undefined;
 
 /**
  * The process's logger and metrics, created on first use (so importing a handler reads no
@@ -44,22 +48,32 @@ export function observability(): Observability {
  * client source, logger and metrics. Built on first call and reused by every later invocation of
  * the container; nothing in it touches the network until used (the secret is read on first need,
  * the SMS client connects on first send). A failed build is not remembered, so the next invocation
- * tries again (a config fixed by a deploy, a secret created late).
+ * tries again (a config fixed by a deploy, a secret created late). Asynchronous because a YAML
+ * config's loader is imported only when one is used (see `loadRelayConfig`); concurrent callers
+ * share one build.
  *
- * @throws {EnvironmentError} the environment is incomplete
- * @throws {ConfigError} the config file is missing or invalid
+ * @throws {EnvironmentError} the environment is incomplete (as a rejection)
+ * @throws {ConfigError} the config file is missing or invalid (as a rejection)
  *
  * @example
  * ```ts
- * export const handler = async (event: ScheduledEvent) => sweep(relayRuntime().context);
+ * export const handler = async (event: ScheduledEvent) => sweep((await relayRuntime()).context);
  * ```
  */
-export function relayRuntime(): RelayRuntime {
-  if (built !== undefined) return built;
+export function relayRuntime(): Promise<RelayRuntime> {
+  if (building !== undefined) return building;
+  const attempt = buildRuntime();
+  building = attempt;
+  attempt.catch(() => {
+    if (building === attempt) building = undefined;
+  });
+  return attempt;
+}
+
+async function buildRuntime(): Promise<RelayRuntime> {
   const env = readEnvironment();
   const { logger, metrics } = observability();
-  built = { env, logger, metrics, context: createRelayContext(env, { logger, metrics }) };
-  return built;
+  return { env, logger, metrics, context: await createRelayContext(env, { logger, metrics }) };
 }
 
 /**
@@ -72,7 +86,7 @@ export function relayRuntime(): RelayRuntime {
  * ```
  */
 export function resetRelayRuntime(): void {
-  built = undefined;
+  building = undefined;
   observed = undefined;
 }
 
@@ -81,11 +95,11 @@ export function resetRelayRuntime(): void {
  *
  * @example
  * ```ts
- * const context = createRelayContext(readEnvironment(), { logger: createLogger(), metrics: createMetrics() });
+ * const context = await createRelayContext(readEnvironment(), { logger: createLogger(), metrics: createMetrics() });
  * ```
  */
-export function createRelayContext(env: RelayEnvironment, { logger, metrics }: Observability): RelayContext {
-  const config = loadRelayConfig(env);
+export async function createRelayContext(env: RelayEnvironment, { logger, metrics }: Observability): Promise<RelayContext<RelayConfigView>> {
+  const config = await loadRelayConfig(env);
   const store = createStore({ client: createDynamoClient(env), tableName: env.tableName });
   const secrets: SecretSource =
     env.secrets.kind === 'file' ? createFileSecretSource(env.secrets.path) : createSecretsManagerSource(env.secrets.secretId);
@@ -108,20 +122,22 @@ export function createRelayContext(env: RelayEnvironment, { logger, metrics }: O
 }
 
 /**
- * On AWS, builds the runtime during the init phase (config parsed, templates compiled, clients
- * created), so the first event does not wait for it; elsewhere (tests, the local runtime importing
- * the handlers) nothing happens at import. A failure here is left for the first invocation to
- * report, with the logger.
+ * On AWS, builds the runtime during the init phase (config read, clients created, and whatever
+ * `warm` adds: ingest compiles its templates), so the first event does not wait for it; elsewhere
+ * (tests, the local runtime importing the handlers) nothing happens at import. Awaited at the top
+ * level of the handler module, so Lambda's init phase includes all of it. A failure here is left
+ * for the first invocation to report, with the logger.
  *
  * @example
  * ```ts
- * prepareOnLambda(); // at module scope of a handler
+ * await prepareOnLambda(); // at module scope of a handler
  * ```
  */
-export function prepareOnLambda(): void {
+export async function prepareOnLambda(warm?: (runtime: RelayRuntime) => unknown): Promise<void> {
   if (!process.env['AWS_EXECUTION_ENV']?.startsWith('AWS_Lambda_')) return;
   try {
-    relayRuntime();
+    const runtime = await relayRuntime();
+    warm?.(runtime);
   } catch {
     // Reported, with the logger, by the first invocation's own attempt.
   }

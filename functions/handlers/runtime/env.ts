@@ -9,7 +9,7 @@ import { EnvironmentError } from './errors';
  *
  * | Variable | Required | Meaning |
  * |---|---|---|
- * | `RELAY_CONFIG` | yes | Path of the config YAML. A relative path resolves against `LAMBDA_TASK_ROOT` when set (on AWS: `relay-config.yaml` next to `index.mjs`), else the working directory. |
+ * | `RELAY_CONFIG` | yes | Path of the config: a YAML file (`config/<env>.yaml`, validated and compiled at start), or the JSON the stack stages (already validated). A relative path resolves against `LAMBDA_TASK_ROOT` when set (on AWS: `relay-config.json` next to `index.mjs`), else the working directory. |
  * | `TABLE_NAME` | yes | The DynamoDB table. |
  * | `DYNAMODB_ENDPOINT` | no | A local DynamoDB (dynalite) URL; then region `local` and dummy credentials are used. Absent on AWS. |
  * | `SECRET_ID` | one of the two | Secrets Manager id or ARN of the JSON secret `{ "providerApiKey": "…", "<route secret name>": "…" }`. |
@@ -61,7 +61,7 @@ export type SecretLocation =
 
 /** The environment, read and checked. */
 export interface RelayEnvironment {
-  /** Absolute path of the config YAML. */
+  /** Absolute path of the config (YAML, or the staged JSON). */
   readonly configPath: string;
   readonly tableName: string;
   readonly dynamodbEndpoint?: string;

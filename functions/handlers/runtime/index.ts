@@ -7,9 +7,10 @@
  * ```ts
  * import { readEnvironment, createRelayContext, createLogger, createMetrics } from './runtime';
  *
- * const context = createRelayContext(readEnvironment(), { logger: createLogger(), metrics: createMetrics() });
+ * const context = await createRelayContext(readEnvironment(), { logger: createLogger(), metrics: createMetrics() });
  * ```
  */
+export { compiledConfig, ingestContext } from './compiled';
 export { loadRelayConfig } from './config';
 export { createRelayContext, type Observability, observability, prepareOnLambda, relayRuntime, type RelayRuntime, resetRelayRuntime } from './context';
 export { createDynamoClient } from './dynamo';

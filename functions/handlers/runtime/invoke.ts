@@ -18,7 +18,7 @@ export async function invoke<T>(lambdaContext: Context | undefined, work: (runti
   try {
     let runtime: RelayRuntime;
     try {
-      runtime = relayRuntime();
+      runtime = await relayRuntime();
     } catch (error) {
       logger.error('the relay cannot start', { error });
       throw error;

@@ -1,5 +1,5 @@
 import { Logger } from '@aws-lambda-powertools/logger';
-import { maskPhoneNumbersIn } from '../../core/recipients';
+import { maskPhoneNumbersIn } from '../../core/recipients/mask';
 import type { RelayLogger } from '../../relay/ports';
 import { METRICS } from '../../../infra/metrics';
 

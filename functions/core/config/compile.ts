@@ -1,0 +1,124 @@
+import { RecipientEntryKind } from '../recipients/types';
+import { compileRecipients } from '../recipients/compile';
+import { normalizeMsisdn } from '../recipients/msisdn';
+import { sourcePack } from '../sources/registry';
+import type { SourcePack } from '../sources/types';
+import { createTemplateEngine } from '../templates/engine';
+import type { CompiledCondition, CompiledTemplate, TemplateEngine } from '../templates/types';
+import type { CompiledRecipients } from '../recipients/types';
+import { ConfigError } from './errors';
+import type { RelayConfig, RouteConfig } from './schema';
+import type { RelayConfigView, RouteView } from './view';
+
+/** A route ready for webhooks: its templates, condition and recipients compiled once, at load. */
+export interface CompiledRoute extends RouteView {
+  readonly pack: SourcePack;
+  readonly engine: TemplateEngine;
+  readonly template: CompiledTemplate;
+  readonly condition: CompiledCondition | undefined;
+  readonly recipients: CompiledRecipients;
+}
+
+export interface LoadedConfig extends RelayConfigView {
+  readonly routes: ReadonlyMap<string, CompiledRoute>;
+}
+
+/**
+ * What an earlier compile of the same config worked out (the staged config carries it from synth):
+ * given, the numbers are not normalised again and the engines' options not validated again.
+ */
+export interface CompiledBefore {
+  /** Per route id, its `recipientNumbers`. */
+  readonly recipientNumbers: (routeId: string) => ReadonlyArray<readonly string[] | null> | undefined;
+  readonly balanceNotify: readonly string[];
+}
+
+/**
+ * Compiles a validated config (templates, conditions, recipients). It neither parses YAML nor
+ * validates the schema: `loadConfig` does both before calling it, and the Lambda handlers call it
+ * on the JSON staged at synth from an already validated config, without loading yaml or zod.
+ *
+ * @throws {ConfigError} a template, condition or literal recipient does not compile (every problem listed)
+ *
+ * @example
+ * ```ts
+ * const { routes } = compileConfig(parseConfig(text, 'config/prod.yaml'), 'config/prod.yaml');
+ * ```
+ */
+export function compileConfig(config: RelayConfig, source = 'config', before?: CompiledBefore): LoadedConfig {
+  const problems: string[] = [];
+  const engineFor = engineCache(before !== undefined);
+  const routes = new Map<string, CompiledRoute>();
+
+  for (const [id, route] of Object.entries(config.routes)) {
+    const compiled = compileRoute(id, route, engineFor(route), config.provider.defaultSenderId, problems, before?.recipientNumbers(id));
+    if (compiled !== undefined) routes.set(id, compiled);
+  }
+
+  const balanceNotify =
+    before?.balanceNotify ??
+    (config.balance?.notify ?? []).flatMap((entry, index) => {
+      const normalised = normalizeMsisdn(entry);
+      if (normalised.ok) return [normalised.number];
+      problems.push(`balance.notify[${index}]: ${normalised.reason}`);
+      return [];
+    });
+
+  if (problems.length > 0) throw new ConfigError(source, problems);
+  return { config, routes, balanceNotify: [...new Set(balanceNotify)] };
+}
+
+/**
+ * One template engine per time zone and currency, shared by the routes that use them.
+ * `validated`: the options were accepted by an engine before (at synth), so they are not checked again.
+ */
+export function engineCache(validated = false): (route: RouteConfig) => TemplateEngine {
+  const engines = new Map<string, TemplateEngine>();
+  return (route) => {
+    const key = `${route.timeZone}|${route.currency}`;
+    let engine = engines.get(key);
+    if (engine === undefined) {
+      engine = createTemplateEngine({ timeZone: route.timeZone, currency: route.currency }, { validated });
+      engines.set(key, engine);
+    }
+    return engine;
+  };
+}
+
+/** Compiles one route, adding a problem per field that fails; `undefined` when any did. */
+export function compileRoute(
+  id: string,
+  route: RouteConfig,
+  engine: TemplateEngine,
+  defaultSenderId: string | undefined,
+  problems: string[],
+  recipientNumbers?: ReadonlyArray<readonly string[] | null>,
+): CompiledRoute | undefined {
+  const pack = sourcePack(route.source);
+  const at = (field: string): string => `routes.${id}.${field}`;
+  const attempt = <T>(field: string, compile: () => T): T | undefined => {
+    try {
+      return compile();
+    } catch (error) {
+      problems.push(`${at(field)}: ${(error as Error).message}`);
+      return undefined;
+    }
+  };
+
+  const template = attempt('template', () => engine.compileTemplate(route.template ?? pack.defaultTemplate));
+  const condition = route.when === undefined ? undefined : attempt('when', () => engine.compileCondition(route.when!));
+  const recipients = attempt('recipients', () => compileRecipients(route.recipients, engine, recipientNumbers));
+  if (template === undefined || recipients === undefined || (route.when !== undefined && condition === undefined)) return undefined;
+
+  return {
+    id,
+    config: route,
+    pack,
+    engine,
+    template,
+    condition,
+    recipients,
+    senderId: route.senderId ?? defaultSenderId,
+    recipientNumbers: Object.freeze(recipients.entries.map((entry) => (entry.kind === RecipientEntryKind.Literal ? entry.numbers : null))),
+  };
+}

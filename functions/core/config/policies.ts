@@ -1,0 +1,12 @@
+/**
+ * The config's enumerated policies, as plain `as const` objects: what the compiled config and the
+ * relay operations use at run time, without the schema (and zod) that validates them at synth.
+ */
+
+/** How a message longer than 160 characters is handled. */
+export const LengthPolicy = { Truncate: 'truncate', Split: 'split', Reject: 'reject' } as const;
+export type LengthPolicy = (typeof LengthPolicy)[keyof typeof LengthPolicy];
+
+/** What the sender may do after an ambiguous failure (the SMS may or may not have gone out). */
+export const DeliveryPolicy = { AtMostOnce: 'at-most-once', AtLeastOnce: 'at-least-once' } as const;
+export type DeliveryPolicy = (typeof DeliveryPolicy)[keyof typeof DeliveryPolicy];

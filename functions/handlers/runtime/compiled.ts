@@ -1,0 +1,76 @@
+import { compileConfig, type LoadedConfig } from '../../core/config/compile';
+import type { RelayConfigView } from '../../core/config/view';
+import { loadPhoneNumbers } from '../../core/recipients/phone-numbers';
+import { RecipientEntryKind } from '../../core/recipients/types';
+import type { RelayContext } from '../../relay/ports';
+import type { RelayRuntime } from './context';
+
+const compiled = new WeakMap<RelayConfigView, LoadedConfig>();
+const contexts = new WeakMap<RelayRuntime, RelayContext<LoadedConfig>>();
+
+/**
+ * The runtime's config with its templates, conditions and recipients compiled: what ingest needs.
+ * A config loaded from YAML is compiled already; a staged one (`relay-config.json`) is compiled
+ * here, once per process. Only ingest imports this module, so only its bundle holds LiquidJS and
+ * libphonenumber.
+ *
+ * @throws {ConfigError} a template does not compile (cannot happen for a config staged by the stack)
+ *
+ * @example
+ * ```ts
+ * const { routes } = compiledConfig(runtime.context.config, runtime.env.configPath);
+ * ```
+ */
+export function compiledConfig(config: RelayConfigView, source: string): LoadedConfig {
+  if (isCompiled(config)) return config;
+  let result = compiled.get(config);
+  if (result === undefined) {
+    // Staged at synth from the same config: its numbers are normalised and its options checked.
+    result = compileConfig(config.config, source, {
+      recipientNumbers: (routeId) => config.routes.get(routeId)?.recipientNumbers,
+      balanceNotify: config.balanceNotify,
+    });
+    compiled.set(config, result);
+  }
+  return result;
+}
+
+/**
+ * The runtime's relay context with the compiled config, for ingest; built once per runtime. When
+ * the config will parse phone numbers (see {@link parsesPhoneNumbers}), libphonenumber-js is loaded
+ * now too, so that on Lambda it is part of the init phase rather than of the first webhook.
+ *
+ * @example
+ * ```ts
+ * await ingestWebhook(ingestContext(runtime), request);
+ * ```
+ */
+export function ingestContext(runtime: RelayRuntime): RelayContext<LoadedConfig> {
+  let context = contexts.get(runtime);
+  if (context === undefined) {
+    context = { ...runtime.context, config: compiledConfig(runtime.context.config, runtime.env.configPath) };
+    if (parsesPhoneNumbers(context.config)) loadPhoneNumbers();
+    contexts.set(runtime, context);
+  }
+  return context;
+}
+
+/**
+ * Whether webhooks may need libphonenumber-js: a templated recipient is normalised per webhook,
+ * and the `phone` and `mask_phone` filters parse numbers. Erring on the safe side, any template,
+ * condition or recipient template that mentions "phone" counts. (Without it, the library still
+ * loads on first use; this only decides whether init does it.)
+ */
+export function parsesPhoneNumbers(config: LoadedConfig): boolean {
+  for (const route of config.routes.values()) {
+    const templated = route.recipients.entries.flatMap((entry) => (entry.kind === RecipientEntryKind.Template ? [entry.template.source] : []));
+    if (templated.length > 0) return true;
+    if ([route.template.source, route.condition?.source ?? ''].some((source) => /phone/i.test(source))) return true;
+  }
+  return false;
+}
+
+function isCompiled(config: RelayConfigView): config is LoadedConfig {
+  for (const route of config.routes.values()) if (!('template' in route)) return false;
+  return true;
+}
