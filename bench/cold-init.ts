@@ -18,10 +18,11 @@
 import { spawn } from 'node:child_process';
 import { mkdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, relative } from 'node:path';
+import { dirname, join, relative } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { buildSync, type BuildOptions, type Metafile } from 'esbuild';
 import { BUNDLE_FILE, bundleHandlers, HANDLER_NAMES, type HandlerName } from '../infra/bundle';
+import { RELAY_CONFIG_FILE, stageFunctionAsset } from '../infra/staging';
 import { progress, REPO_ROOT } from './harness';
 import { readMemoryDefaults } from './memory';
 import { median, ratio, round } from './stats';
@@ -130,7 +131,7 @@ export interface ColdInitDetails {
 }
 
 /** The environment the stack gives each function (`infra/sms-relay.ts`), for the prod config. */
-function lambdaEnv(name: HandlerName, memoryMb: Record<HandlerName, number>): NodeJS.ProcessEnv {
+function lambdaEnv(name: HandlerName, memoryMb: Record<HandlerName, number>, taskRoot: string): NodeJS.ProcessEnv {
   const env: NodeJS.ProcessEnv = {
     PATH: process.env['PATH'],
     NODE_OPTIONS: '',
@@ -145,7 +146,9 @@ function lambdaEnv(name: HandlerName, memoryMb: Record<HandlerName, number>): No
     AWS_SESSION_TOKEN: 'bench-session-token',
     TABLE_NAME: 'SmsRelay-prod-MessagesTable',
     SECRET_ID: 'arn:aws:secretsmanager:us-east-1:123456789012:secret:sms-relay/prod-AbCdEf',
-    RELAY_CONFIG: join(REPO_ROOT, 'config', 'prod.yaml'),
+    // As deployed: the function's package holds the bundle and the staged config (`stageFunctionAsset`).
+    LAMBDA_TASK_ROOT: taskRoot,
+    RELAY_CONFIG: RELAY_CONFIG_FILE,
     POWERTOOLS_SERVICE_NAME: 'sms-relay',
     POWERTOOLS_METRICS_NAMESPACE: 'SmsRelay',
   };
@@ -192,7 +195,7 @@ export async function runColdInit({ runs = 9, detailRuns = 5 }: ColdInitOptions 
 
     // One baseline per distinct client set.
     const baselines = new Map<string, { file: string; bytes: number }>();
-    const handlerInfo = new Map<HandlerName, { file: string; bytes: number; clients: SdkClientPackage[]; baselineKey: string; byFamily: Record<string, number> }>();
+    const handlerInfo = new Map<HandlerName, { file: string; taskRoot: string; bytes: number; clients: SdkClientPackage[]; baselineKey: string; byFamily: Record<string, number> }>();
     for (const bundle of built.bundles) {
       const outputPath = relative(REPO_ROOT, bundle.file).split('\\').join('/');
       const clients = sdkClientsIn(metafile, outputPath);
@@ -204,7 +207,13 @@ export async function runColdInit({ runs = 9, detailRuns = 5 }: ColdInitOptions 
       }
       const byFamily: Record<string, number> = {};
       for (const [pkg, bytes] of Object.entries(bytesByPackage(metafile, outputPath))) byFamily[packageFamily(pkg)] = (byFamily[packageFamily(pkg)] ?? 0) + bytes;
-      handlerInfo.set(bundle.name, { file: bundle.file, bytes: bundle.bytes, clients, baselineKey, byFamily: Object.fromEntries(Object.entries(byFamily).sort((a, b) => b[1] - a[1])) });
+      const taskRoot = stageFunctionAsset({
+        bundleDir: dirname(bundle.file),
+        configText: readFileSync(join(REPO_ROOT, 'config', 'prod.yaml'), 'utf8'),
+        configSource: 'config/prod.yaml',
+        stagingRoot: join(outDir, 'staged'),
+      });
+      handlerInfo.set(bundle.name, { file: join(taskRoot, BUNDLE_FILE), taskRoot, bytes: bundle.bytes, clients, baselineKey, byFamily: Object.fromEntries(Object.entries(byFamily).sort((a, b) => b[1] - a[1])) });
     }
 
     // Libraries alone, bundled the same way.
@@ -216,15 +225,16 @@ export async function runColdInit({ runs = 9, detailRuns = 5 }: ColdInitOptions 
     }
 
     // Warm the OS file cache for every file once (not measured).
-    for (const name of HANDLER_NAMES) await importOnce(handlerInfo.get(name)!.file, lambdaEnv(name, memoryMb));
-    for (const { file } of baselines.values()) await importOnce(file, lambdaEnv('ingest', memoryMb));
+    const ingestRoot = handlerInfo.get('ingest')!.taskRoot;
+    for (const name of HANDLER_NAMES) await importOnce(handlerInfo.get(name)!.file, lambdaEnv(name, memoryMb, handlerInfo.get(name)!.taskRoot));
+    for (const { file } of baselines.values()) await importOnce(file, lambdaEnv('ingest', memoryMb, ingestRoot));
 
     const samples = new Map<HandlerName, { handler: number[]; baseline: number[]; moduleOnly: number[] }>(HANDLER_NAMES.map((name) => [name, { handler: [], baseline: [], moduleOnly: [] }]));
     for (let run = 0; run < runs; run += 1) {
       for (const name of HANDLER_NAMES) {
         const info = handlerInfo.get(name)!;
         const baseline = baselines.get(info.baselineKey)!;
-        const env = lambdaEnv(name, memoryMb);
+        const env = lambdaEnv(name, memoryMb, info.taskRoot);
         const sample = samples.get(name)!;
         if (run % 2 === 0) {
           sample.handler.push(await importOnce(info.file, env));
@@ -243,7 +253,7 @@ export async function runColdInit({ runs = 9, detailRuns = 5 }: ColdInitOptions 
 
     const librarySamples: Record<string, number[]> = Object.fromEntries(Object.keys(LIBRARIES).map((name) => [name, []]));
     for (let run = 0; run < detailRuns; run += 1) {
-      for (const [name, file] of Object.entries(libraryFiles)) librarySamples[name]!.push(await importOnce(file, lambdaEnv('ingest', memoryMb)));
+      for (const [name, file] of Object.entries(libraryFiles)) librarySamples[name]!.push(await importOnce(file, lambdaEnv('ingest', memoryMb, ingestRoot)));
     }
 
     const result = Object.fromEntries(

@@ -143,7 +143,7 @@ function coldInitSection(results: BenchResults): string {
   const out = [
     `## Cold init — ${HANDLERS.map((name) => `${name} ${coldInit[name].ratio}×`).join(', ')} (target every ratio ≤ 1.5: ${status(results.targets.coldInit.met)})`,
     '',
-    `Each figure is the median of ${details.runs} fresh \`node\` processes timing \`await import(bundle)\` from inside (Node's own start-up excluded). The handlers are the deployed bundles (\`bundleHandlers\`, minified) loaded with the stack's Lambda environment and \`config/prod.yaml\`, so \`prepareOnLambda()\` builds the relay runtime during the import as in Lambda's init phase (config parsed and validated, templates and recipients compiled, clients and Powertools created; nothing touches the network). The baseline is a bundle built with the same esbuild options that only imports and constructs the SDK clients the handler contains (found in the esbuild metafile). Handler and baseline processes alternate.`,
+    `Each figure is the median of ${details.runs} fresh \`node\` processes timing \`await import(bundle)\` from inside (Node's own start-up excluded). The handlers are the deployed bundles (\`bundleHandlers\`, minified) staged as the stack deploys them (\`stageFunctionAsset\`: the bundle plus \`config/prod.yaml\` validated and staged as \`relay-config.json\`) and loaded with the stack's Lambda environment, so \`prepareOnLambda()\` builds the relay runtime during the import as in Lambda's init phase (config parsed and validated, templates and recipients compiled, clients and Powertools created; nothing touches the network). The baseline is a bundle built with the same esbuild options that only imports and constructs the SDK clients the handler contains (found in the esbuild metafile). Handler and baseline processes alternate.`,
     '',
     table(
       ['handler', 'import + init (ms)', 'baseline (ms)', 'ratio', 'module evaluation only (ms)', 'runtime build (difference, ms)', 'bundle', 'baseline bundle', 'SDK clients', 'memory'],
@@ -161,7 +161,7 @@ function coldInitSection(results: BenchResults): string {
       ]),
     ),
     '',
-    `"Module evaluation only" loads the same bundle without the Lambda environment (the runtime is then built by the first invocation instead; median of ${Math.min(details.runs, details.detailRuns)} processes); the difference to the first column is the runtime build: reading \`prod.yaml\`, validating it with zod, compiling its templates, conditions and recipients, creating the clients.`,
+    `"Module evaluation only" loads the same bundle without the Lambda environment (the runtime is then built by the first invocation instead; median of ${Math.min(details.runs, details.detailRuns)} processes); the difference to the first column is the runtime build: reading the staged JSON config, compiling what the handler needs of it (templates, conditions and recipients for ingest), creating the clients.`,
     '',
     `What the ingest bundle is made of (bytes in the minified output, esbuild metafile):`,
     '',
@@ -178,16 +178,15 @@ function coldInitSection(results: BenchResults): string {
     const build = median(HANDLERS.map((name) => coldInit[name].ms - (details.moduleOnlyMs[name] ?? 0)));
     out.push(
       '',
-      `**Why the target is missed.** Every handler bundles the whole relay core on top of the SDK: ${ingestFamilies
+      `**Why the target is missed.** Every handler bundles part of the relay core on top of the SDK: ${ingestFamilies
         .filter(([name]) => name !== 'AWS SDK (+ smithy)')
         .slice(0, 4)
         .map(([name, bytes]) => `${name} ${kib(bytes)}`)
-        .join(', ')} — ${kib(otherBytes)} besides the SDK's ${kib(sdkBytes)}, all parsed and evaluated at load. On top of that the runtime build takes about ${fmt(build, 0)} ms (median of the differences above). Loaded alone, the non-SDK libraries take ${libraries.map(([name, ms]) => `${name} ${fmt(ms, 0)} ms`).join(', ')}. The sender, sweeper and balance watch render no webhook, yet load the YAML parser, zod, LiquidJS and libphonenumber-js because the runtime loads and compiles the whole config.`,
+        .join(', ')} in ingest — ${kib(otherBytes)} besides the SDK's ${kib(sdkBytes)}, all parsed and evaluated at load — and the runtime build takes about ${fmt(build, 0)} ms (median of the differences above). The config is validated at synth and staged as JSON, so no handler loads \`yaml\` or \`zod\`, and the sender and balance watch compile no template. Ingest must compile the routes' templates (LiquidJS alone: ${fmt(libraries.find(([name]) => name === 'liquidjs')?.[1] ?? 0, 0)} ms) and keep libphonenumber-js for templated recipients; the sweeper still builds the routes it needs for limit summaries.`,
       '',
       '**What would close it:**',
-      '- Validate and compile the config at build time, not in Lambda: `cdk synth` already loads it; stage it as JSON next to `index.mjs` and read it with `JSON.parse`, which drops `yaml` and `zod` (together the largest part of every bundle) from all four bundles. Keep the schema for the CLI and synth.',
-      '- Give the sender, sweeper and balance watch a runtime that reads only `provider`, `limits`, `retentionDays` and `balance` (no templates, no recipients compilation): no LiquidJS, no libphonenumber-js in those bundles.',
-      '- In ingest, import `libphonenumber-js/min` (or `/core` with Tanzania-only metadata) instead of the full metadata, and load the Secrets Manager client lazily (dynamic `import()` on the first secret read), which keeps it out of the init phase.',
+      '- Ingest: compile templates at synth into the staged config (the fast-path closures as generated code), so LiquidJS loads only as the fallback, on first use; load the Secrets Manager client lazily (dynamic `import()` on the first secret read), which keeps it out of the init phase.',
+      "- Sweeper: read the routes' literal numbers and limits from the staged JSON (normalised at synth) instead of compiling routes.",
     );
   }
   return out.join('\n');
