@@ -1,5 +1,6 @@
 import type { RelayConfigView } from '../core/config/view';
 import { AcceptOutcome } from '../store';
+import { noticeMessage } from './notice';
 import { NOTICE_KEY_PREFIX, NOTICE_ROUTE, RelayMetric, type RelayContext } from './ports';
 
 export interface BalanceCheck {
@@ -55,20 +56,7 @@ export async function observeBalance(context: RelayContext<RelayConfigView>, bal
     dedupeKey: `${NOTICE_KEY_PREFIX}low-balance:${now.toISOString()}`,
     windowSeconds: 3600,
     now,
-    messages: [
-      {
-        index: 0,
-        part: 1,
-        parts: 1,
-        text: text.slice(0, 160),
-        to: notify,
-        ...(context.config.config.provider.defaultSenderId === undefined ? {} : { senderId: context.config.config.provider.defaultSenderId }),
-        encoding: 'GSM-7',
-        characters: Math.min(160, text.length),
-        segments: 1,
-        delivery: 'at-most-once',
-      },
-    ],
+    messages: [noticeMessage(text, notify, context.config.config.provider.defaultSenderId)],
   });
   if (result.outcome === AcceptOutcome.Accepted) context.logger.info('low-balance notice recorded', { ids: result.ids });
   return { balance, threshold, alerted: true, ...(daysLeft === undefined ? {} : { daysLeft }) };

@@ -1,5 +1,6 @@
 import { literalRecipients, type RelayConfigView } from '../core/config/view';
 import { Delivery, type MessageRecord } from '../store';
+import { noticeMessage } from './notice';
 import { NOTICE_KEY_PREFIX, RelayMetric, type RelayContext } from './ports';
 import { sendMessage, type SendOutcome } from './sender';
 
@@ -120,19 +121,13 @@ async function recordHeldSummaries(context: RelayContext<RelayConfigView>, now: 
     const to = literalRecipients(route);
     for (const window of windows) {
       if (to.length > 0) {
-        const text = `sms-relay: ${window.held} message${window.held === 1 ? '' : 's'} on route ${route.id} held back by its ${window.limit} limit between ${window.startsAt.slice(0, 16).replace('T', ' ')} and ${window.endsAt.slice(0, 16).replace('T', ' ')} UTC.`.slice(0, 160);
+        const text = `sms-relay: ${window.held} message${window.held === 1 ? '' : 's'} on route ${route.id} held back by its ${window.limit} limit between ${window.startsAt.slice(0, 16).replace('T', ' ')} and ${window.endsAt.slice(0, 16).replace('T', ' ')} UTC.`;
         await store.acceptWebhook({
           route: route.id,
           dedupeKey: `${NOTICE_KEY_PREFIX}held:${window.limit}:${window.window}`,
           windowSeconds: 35 * 86_400,
           now,
-          messages: [
-            {
-              index: 0, part: 1, parts: 1, text, to: [...new Set(to)],
-              ...(route.senderId === undefined ? {} : { senderId: route.senderId }),
-              encoding: 'GSM-7', characters: text.length, segments: 1, delivery: Delivery.AtMostOnce,
-            },
-          ],
+          messages: [noticeMessage(text, to, route.senderId)],
         });
       }
       if (await store.markSummarySent({ route: route.id, window: window.window, now })) recorded += 1;

@@ -1,13 +1,13 @@
+import { DeliveryPolicy } from '../core/config/policies';
 import type { MessageState } from './table';
 
-/** How a route treats a send whose outcome is unknown (time-out, reset, 5xx). */
-export const Delivery = {
-  /** Never retried automatically: an unknown outcome becomes `UNKNOWN`. Nobody gets it twice. */
-  AtMostOnce: 'at-most-once',
-  /** Retried after an unknown outcome: nobody misses it, someone may get it twice. */
-  AtLeastOnce: 'at-least-once',
-} as const;
-export type Delivery = (typeof Delivery)[keyof typeof Delivery];
+/**
+ * How a route treats a send whose outcome is unknown (time-out, reset, 5xx): the config's
+ * `delivery` policy, one definition for both. `at-most-once` is never retried automatically (an
+ * unknown outcome becomes `UNKNOWN`); `at-least-once` is retried (someone may get it twice).
+ */
+export const Delivery = DeliveryPolicy;
+export type Delivery = DeliveryPolicy;
 
 /** The largest fan-out of one webhook; see `TooManyMessagesError`. */
 export const MAX_MESSAGES_PER_WEBHOOK = 99;
@@ -42,8 +42,8 @@ export interface SendResult {
   readonly recipients: unknown;
 }
 
-/** A message to record on accept. */
-export interface NewMessage {
+/** What an SMS is: the same fields on a message to record and on the stored record. */
+export interface MessageContent {
   /** Which fan-out item of the webhook this is (0-based). */
   readonly index: number;
   /** Which part of a split text this is (1-based), of `parts`. */
@@ -57,6 +57,10 @@ export interface NewMessage {
   readonly characters: number;
   readonly segments: number;
   readonly delivery: Delivery;
+}
+
+/** A message to record on accept. */
+export interface NewMessage extends MessageContent {
   /**
    * `PENDING` (default) to send it; `DROPPED` to record a webhook that will never become an SMS
    * (filtered, no valid recipient, too long), so the record is the log. Only a new `PENDING`
@@ -68,20 +72,10 @@ export interface NewMessage {
 }
 
 /** A message record as stored. Timestamps are ISO-8601 UTC with milliseconds. */
-export interface MessageRecord {
+export interface MessageRecord extends MessageContent {
   readonly id: string;
   readonly route: string;
   readonly dedupeKey: string;
-  readonly index: number;
-  readonly part: number;
-  readonly parts: number;
-  readonly text: string;
-  readonly to: readonly string[];
-  readonly senderId?: string;
-  readonly encoding: string;
-  readonly characters: number;
-  readonly segments: number;
-  readonly delivery: Delivery;
   readonly state: MessageState;
   /** Claims so far since acceptance or the last redrive. */
   readonly attempts: number;
