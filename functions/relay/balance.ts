@@ -1,5 +1,5 @@
 import type { RelayConfigView } from '../core/config/view';
-import { AcceptOutcome } from '../store';
+import { AcceptOutcome, type MessageRecord } from '../store';
 import { noticeMessage } from './notice';
 import { NOTICE_KEY_PREFIX, NOTICE_ROUTE, RelayMetric, type RelayContext } from './ports';
 
@@ -24,42 +24,84 @@ export interface BalanceCheck {
 export async function checkBalance(context: RelayContext<RelayConfigView>): Promise<BalanceCheck> {
   const balance = await (await context.sms.client()).getBalance();
   context.metrics.add(RelayMetric.RemainingBalance, balance.balance);
-  const check = await observeBalance(context, balance.balance, balance.currency);
+  const check = await observeBalance(context, balance);
   context.logger.info('balance', { balance: balance.balance, currency: balance.currency, threshold: check.threshold, alerted: check.alerted });
   return { ...check, currency: balance.currency };
+}
+
+/** A balance as seen in a send's answer (`remainingBalance`) or read from the service. */
+export interface BalanceReading {
+  readonly balance: number;
+  readonly currency?: string;
+  /** The service's price of one SMS, when the reading came from the balance endpoint. */
+  readonly smsRate?: number;
 }
 
 /**
  * Applies `balance.threshold` to a balance seen by the watch or in a send result: below it, one SMS
  * goes to `balance.notify` per crossing (the store decides the one caller that sends it; it re-arms
- * when the balance rises again), saying the balance and how many days it lasts at the last seven
- * days' spend. The SMS is recorded like any other message, so it is durable and logged.
+ * when the balance rises again), saying the balance and how many days it lasts at the recent spend,
+ * or that the account is empty when it cannot pay for one SMS. The SMS is recorded like any other
+ * message, so it is durable and logged; it is checked again before it goes out (see the sender).
  */
-export async function observeBalance(context: RelayContext<RelayConfigView>, balance: number, currency?: string): Promise<BalanceCheck> {
+export async function observeBalance(context: RelayContext<RelayConfigView>, { balance, currency, smsRate }: BalanceReading): Promise<BalanceCheck> {
   const threshold = context.config.config.balance?.threshold;
   if (threshold === undefined) return { balance, threshold, alerted: false };
   const now = context.clock();
   const update = await context.store.updateBalanceState({ balance, threshold, now });
   if (!update.alert) return { balance, threshold, alerted: false };
 
-  const spentPerDay = (await context.store.spendLastDays(7, now)) / 7;
-  const daysLeft = spentPerDay > 0 ? Math.floor(balance / spentPerDay) : undefined;
+  const state = await context.store.getBalanceState();
+  const daysLeft = await forecastDaysLeft(context, balance, state.firstObservedAt, now);
   const notify = context.config.balanceNotify;
   context.logger.warn('balance below threshold', { balance, threshold, daysLeft, notify: notify.length });
   if (notify.length === 0) return { balance, threshold, alerted: true, ...(daysLeft === undefined ? {} : { daysLeft }) };
 
   const amount = currency === undefined ? formatNumber(balance) : `${currency} ${formatNumber(balance)}`;
-  const lasting = daysLeft === undefined ? 'No spend in the last 7 days.' : `At the last 7 days' spend it lasts about ${daysLeft} day${daysLeft === 1 ? '' : 's'}.`;
-  const text = `sms-relay: SMS balance is ${amount}, below the threshold of ${formatNumber(threshold)}. ${lasting} Top up soon.`;
+  const price = state.creditsPerUnit ?? smsRate;
+  const empty = price !== undefined && price > 0 && balance < price;
+  const text = empty
+    ? `sms-relay: SMS balance is ${amount}: not enough for one SMS. The account is empty; top up now.`
+    : `sms-relay: SMS balance is ${amount}, below the threshold of ${formatNumber(threshold)}. ${lastingText(daysLeft)} Top up soon.`;
   const result = await context.store.acceptWebhook({
     route: NOTICE_ROUTE,
-    dedupeKey: `${NOTICE_KEY_PREFIX}low-balance:${now.toISOString()}`,
+    dedupeKey: `${LOW_BALANCE_KEY_PREFIX}${now.toISOString()}`,
     windowSeconds: 3600,
     now,
     messages: [noticeMessage(text, notify, context.config.config.provider.defaultSenderId)],
   });
   if (result.outcome === AcceptOutcome.Accepted) context.logger.info('low-balance notice recorded', { ids: result.ids });
   return { balance, threshold, alerted: true, ...(daysLeft === undefined ? {} : { daysLeft }) };
+}
+
+const LOW_BALANCE_KEY_PREFIX = `${NOTICE_KEY_PREFIX}low-balance:`;
+
+/** Whether a record is the relay's low-balance SMS, which is checked again before it goes out. */
+export function isLowBalanceNotice(record: Pick<MessageRecord, 'route' | 'dedupeKey'>): boolean {
+  return record.route === NOTICE_ROUTE && record.dedupeKey.startsWith(LOW_BALANCE_KEY_PREFIX);
+}
+
+/** The spend the forecast looks back on, at most. */
+const FORECAST_DAYS = 7;
+/** Less history than this is too little to forecast from. */
+const MIN_FORECAST_MS = 3_600_000;
+const DAY_MS = 86_400_000;
+
+/**
+ * Days the balance lasts at the spend of the last seven days, divided by the time actually
+ * observed: a relay that started an hour ago has seen an hour of spend, not seven days of it.
+ */
+async function forecastDaysLeft(context: RelayContext<RelayConfigView>, balance: number, firstObservedAt: string | undefined, now: Date): Promise<number | undefined> {
+  const observedMs = firstObservedAt === undefined ? 0 : now.getTime() - Date.parse(firstObservedAt);
+  if (!(observedMs >= MIN_FORECAST_MS)) return undefined;
+  const spent = await context.store.spendLastDays(FORECAST_DAYS, now);
+  const spentPerDay = spent / Math.min(FORECAST_DAYS, observedMs / DAY_MS);
+  return spentPerDay > 0 ? Math.floor(balance / spentPerDay) : undefined;
+}
+
+function lastingText(daysLeft: number | undefined): string {
+  if (daysLeft === undefined) return 'Too little spend seen to forecast how long it lasts.';
+  return `At the recent spend it lasts about ${daysLeft} day${daysLeft === 1 ? '' : 's'}.`;
 }
 
 function formatNumber(value: number): string {

@@ -2,7 +2,7 @@ import { maskPhoneNumbersIn } from '../core/recipients/mask';
 import { evaluateWebhook, type Evaluation } from '../core/pipeline/evaluate';
 import { Verdict } from '../core/pipeline/verdict';
 import type { InboundWebhook } from '../core/sources/types';
-import { AcceptOutcome, MAX_MESSAGES_PER_WEBHOOK, MessageState, type NewMessage } from '../store';
+import { AcceptOutcome, MAX_RECORDS_PER_WEBHOOK, MessageState, type NewMessage } from '../store';
 import { RelayMetric, type RelayContext } from './ports';
 
 /** The default body limit: webhooks are small, and a bigger body is refused before parsing. */
@@ -72,6 +72,7 @@ export async function ingestWebhook(
   const result = await context.store.acceptWebhook({
     route: route.id,
     dedupeKey: evaluation.dedupeKey!,
+    ...(evaluation.replayKey === undefined ? {} : { replayKey: evaluation.replayKey }),
     windowSeconds: evaluation.dedupeWindowSeconds!,
     messages,
     now: request.receivedAt,
@@ -100,7 +101,12 @@ export async function ingestWebhook(
       })),
       warnings: evaluation.warnings,
     });
-    return answer(202, { status: 'accepted', ids: result.ids.slice(0, evaluation.messages.length), ...skippedSummary(evaluation) });
+    return answer(202, {
+      status: 'accepted',
+      ids: result.ids.slice(0, evaluation.messages.length),
+      ...skippedSummary(evaluation),
+      ...notSentSummary(evaluation, result.ids),
+    });
   }
 
   metrics.add(evaluation.verdict === Verdict.Filtered ? RelayMetric.Filtered : RelayMetric.Dropped, 1, route.id);
@@ -109,8 +115,11 @@ export async function ingestWebhook(
 }
 
 /**
- * The records to write: one PENDING record per SMS, plus one DROPPED record per item that produced
- * none, so the store holds the reason why not.
+ * The records to write: one PENDING record per SMS, then the DROPPED ones that keep the reason
+ * why not: one for the items beyond the fan-out cap, one per item that produced no SMS. An accept
+ * holds at most MAX_RECORDS_PER_WEBHOOK records, and a large fan-out can skip more items than
+ * that (refusing the webhook would make its sender retry it forever), so the last record that
+ * fits stands for the rest.
  */
 function newMessages(evaluation: Evaluation, delivery: NewMessage['delivery']): NewMessage[] {
   const pending: NewMessage[] = evaluation.messages.map((message) => ({
@@ -125,38 +134,41 @@ function newMessages(evaluation: Evaluation, delivery: NewMessage['delivery']): 
     segments: message.segments,
     delivery,
   }));
-  const dropped: NewMessage[] = evaluation.skipped.map((skip) => ({
-    index: skip.item,
+  const dropped = (index: number, reason: string, text = ''): NewMessage => ({
+    index,
     part: 1,
     parts: 1,
-    text: skip.text ?? '',
+    text,
     to: [],
     encoding: 'GSM-7',
-    characters: skip.text?.length ?? 0,
+    characters: text.length,
     segments: 0,
     delivery,
     state: MessageState.Dropped,
-    reason: skip.reason,
-  }));
-  if (pending.length === 0 && dropped.length === 0) {
-    dropped.push({ index: 0, part: 1, parts: 1, text: '', to: [], encoding: 'GSM-7', characters: 0, segments: 0, delivery, state: MessageState.Dropped, reason: evaluation.reason ?? 'nothing to send' });
-  }
-  // One accept holds at most MAX_MESSAGES_PER_WEBHOOK records, and a large fan-out can skip more
-  // items than that: refusing the webhook would make its sender retry it forever. The last record
-  // that fits stands for the rest.
-  const room = MAX_MESSAGES_PER_WEBHOOK - pending.length;
-  if (dropped.length > room) {
-    const kept = dropped.slice(0, room - 1);
-    const first = dropped[room - 1]!;
-    const more = dropped.length - kept.length;
-    kept.push({ ...first, text: '', characters: 0, reason: `${more} more items produced no SMS (the first, item ${first.index}: ${first.reason})` });
-    return [...pending, ...kept];
-  }
-  return [...pending, ...dropped];
+    reason,
+  });
+  const unsent: NewMessage[] = [
+    ...(evaluation.overCap === undefined ? [] : [dropped(evaluation.overCap.item, evaluation.overCap.reason)]),
+    ...evaluation.skipped.map((skip) => dropped(skip.item, skip.reason, skip.text)),
+  ];
+  if (pending.length === 0 && unsent.length === 0) unsent.push(dropped(0, evaluation.reason ?? 'nothing to send'));
+  const room = MAX_RECORDS_PER_WEBHOOK - pending.length;
+  if (unsent.length <= room) return [...pending, ...unsent];
+  const kept = unsent.slice(0, room - 1);
+  const first = unsent[room - 1]!;
+  const more = unsent.length - kept.length;
+  return [...pending, ...kept, dropped(first.index, `${more} more items produced no SMS (the first, item ${first.index}: ${first.reason})`)];
 }
 
 function skippedSummary(evaluation: Evaluation): Record<string, unknown> {
   return evaluation.skipped.length === 0 ? {} : { skipped: evaluation.skipped.map(({ item, verdict, reason }) => ({ item, verdict, reason })) };
+}
+
+/** The items beyond the fan-out cap, and the id of the DROPPED record that says so. */
+function notSentSummary(evaluation: Evaluation, ids: readonly string[]): Record<string, unknown> {
+  const { overCap } = evaluation;
+  if (overCap === undefined) return {};
+  return { notSent: { items: overCap.items, reason: overCap.reason, id: ids[evaluation.messages.length] } };
 }
 
 function answer(status: number, body: Record<string, unknown>): IngestResponse {

@@ -99,6 +99,21 @@ export const DEFAULT_RETRY_POLICY: RetryPolicy = Object.freeze({
   staleSendingMs: 120_000,
 });
 
+/**
+ * Why a stale-SENDING age cannot be used with this SMS service time-out, or `undefined`: a send
+ * still waiting for its answer must never be taken for the send of a dead sender (an at-least-once
+ * route would send it again).
+ *
+ * @example
+ * ```ts
+ * staleSendingProblem(60_000, 90_000); // 'STALE_SENDING_MS (60000) must be above provider.timeoutMs (90000) …'
+ * ```
+ */
+export function staleSendingProblem(staleSendingMs: number, providerTimeoutMs: number): string | undefined {
+  if (staleSendingMs > providerTimeoutMs) return undefined;
+  return `STALE_SENDING_MS (${staleSendingMs}) must be above provider.timeoutMs (${providerTimeoutMs}): a send still waiting for its answer would be taken for a stale one`;
+}
+
 /** When attempt number `attempts` (1-based) failed, the next one is due after this delay. */
 export function backoffMs(policy: RetryPolicy, attempts: number): number {
   return Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** Math.max(0, attempts - 1));

@@ -9,9 +9,10 @@ import {
   type SmsClient,
 } from '../core/provider';
 import type { RelayConfigView } from '../core/config/view';
+import { RoutePriority } from '../core/config/policies';
 import { maskMsisdn } from '../core/recipients/mask';
-import { Delivery, type LastError, type MessageRecord } from '../store';
-import { observeBalance } from './balance';
+import { ClaimLostError, Delivery, type BalanceState, type LastError, type MessageRecord, type SendResult } from '../store';
+import { type BalanceReading, isLowBalanceNotice, observeBalance } from './balance';
 import { SmsClientUnavailableError } from './errors';
 import { backoffMs, NOTICE_KEY_PREFIX, RelayMetric, type RelayContext } from './ports';
 
@@ -25,6 +26,8 @@ export const SendOutcome = {
   Unknown: 'unknown',
   Parked: 'parked',
   Held: 'held',
+  /** A low-balance notice whose balance is back above the threshold: dropped, never sent. */
+  Dropped: 'dropped',
 } as const;
 export type SendOutcome = (typeof SendOutcome)[keyof typeof SendOutcome];
 
@@ -50,18 +53,21 @@ export async function sendMessage(context: RelayContext<RelayConfigView>, id: st
   if (claimed === undefined) return SendOutcome.Skipped;
   const token = claimed.claimToken!;
 
-  let held: string | undefined;
+  let gate: Gate;
   try {
-    held = await reserveLimits(context, claimed);
-    if (held !== undefined) await store.markHeld(id, token, held, { now: clock() });
+    gate = await checkBeforeSend(context, claimed);
+    if (gate.outcome === SendOutcome.Held) await store.markHeld(id, token, gate.reason, { now: clock() });
+    else if (gate.outcome === SendOutcome.Parked) await store.markParked(id, token, gate.reason, { now: clock() });
+    else if (gate.outcome === SendOutcome.Dropped) await store.markDropped(id, token, gate.reason, { now: clock() });
   } catch (error) {
     await releaseUnsent(context, claimed, token, error);
     throw error;
   }
-  if (held !== undefined) {
-    context.metrics.add(RelayMetric.HeldBack, 1, claimed.route);
-    logSend(context, claimed, 'HELD', { reason: held });
-    return SendOutcome.Held;
+  if (gate.outcome !== SendOutcome.Sent) {
+    if (gate.outcome === SendOutcome.Held) context.metrics.add(RelayMetric.HeldBack, 1, claimed.route);
+    if (gate.outcome === SendOutcome.Parked) context.metrics.add(RelayMetric.Parked, 1, claimed.route);
+    logSend(context, claimed, gate.outcome.toUpperCase(), { reason: gate.reason });
+    return gate.outcome;
   }
 
   let result: ServiceSendResult;
@@ -71,34 +77,148 @@ export async function sendMessage(context: RelayContext<RelayConfigView>, id: st
     return settleFailure(context, claimed, token, error);
   }
 
-  const sent = await store.markSent(
-    id,
-    token,
-    {
-      deducted: result.deducted,
-      remainingBalance: result.remainingBalance,
-      message: result.message,
-      senderId: result.senderId,
-      recipients: result.recipients,
-    },
-    { now: clock() },
-  );
-  learnPrice(claimed, result.deducted);
-  // The SMS went out and its record says so: a failure of the bookkeeping after that must not make
-  // the caller report (and the stream retry) a send that succeeded.
-  await store.recordCreditsSpent({ route: claimed.route, deducted: result.deducted, now: clock() }).catch((error: unknown) => {
-    logger.error('credits spent not recorded', { id, route: claimed.route, error: errorName(error) });
-  });
+  // The SMS went out: from here on nothing may make it go out again. Every write below is
+  // bookkeeping; a failure is logged, never thrown (a throw would make the caller report, and the
+  // stream retry, a send that succeeded).
+  const sent = await recordSent(context, claimed, token, result);
+  const note = (what: string) => (error: unknown) => logger.error(what, { id, route: claimed.route, error: errorName(error) });
+  await Promise.all([
+    store.recordCreditsSpent({ route: claimed.route, deducted: result.deducted, now: clock() }).catch(note('credits spent not recorded')),
+    recordPrice(context, claimed, result.deducted).catch(note('price not recorded')),
+  ]);
   const { metrics } = context;
   metrics.add(RelayMetric.Sent, 1, claimed.route);
   metrics.add(RelayMetric.Segments, claimed.segments * claimed.to.length, claimed.route);
   metrics.add(RelayMetric.CreditsSpent, result.deducted, claimed.route);
   metrics.add(RelayMetric.RemainingBalance, result.remainingBalance);
-  logSend(context, sent, 'SENT', { credits: result.deducted, remainingBalance: result.remainingBalance });
-  await observeBalance(context, result.remainingBalance).catch((error: unknown) => {
-    logger.error('balance watch update failed', { error: errorName(error) });
-  });
+  logSend(context, sent ?? claimed, 'SENT', { credits: result.deducted, remainingBalance: result.remainingBalance });
+  await observeBalance(context, { balance: result.remainingBalance }).catch(note('balance watch update failed'));
   return SendOutcome.Sent;
+}
+
+/** What to do with a claimed record before any send: go ahead, or hold, park or drop it, and why. */
+type Gate =
+  | { readonly outcome: typeof SendOutcome.Sent }
+  | { readonly outcome: typeof SendOutcome.Held | typeof SendOutcome.Parked | typeof SendOutcome.Dropped; readonly reason: string };
+
+const GO: Gate = { outcome: SendOutcome.Sent };
+
+/**
+ * The checks that keep credit safe, in order: a low-balance notice whose balance recovered is
+ * stale; a `normal` route's message that would take the balance below `balance.reserve` is parked;
+ * one over a route limit is held. Costs are estimated from the price kept in the store, so every
+ * check holds from the first send of a fresh process.
+ */
+async function checkBeforeSend(context: RelayContext<RelayConfigView>, record: MessageRecord): Promise<Gate> {
+  if (isLowBalanceNotice(record)) return await checkNotice(context);
+  const route = context.config.routes.get(record.route)?.config;
+  const reserve = context.config.config.balance?.reserve ?? 0;
+  const guardsReserve = reserve > 0 && route?.priority !== RoutePriority.Critical;
+  const limits = record.dedupeKey.startsWith(NOTICE_KEY_PREFIX) ? undefined : route?.limits;
+  const capsCredits = limits?.creditsPerDay !== undefined;
+  if (!guardsReserve && limits?.messages === undefined && !capsCredits) return GO;
+
+  let state = guardsReserve || capsCredits ? await context.store.getBalanceState() : undefined;
+  if (state !== undefined && (state.creditsPerUnit === undefined || (guardsReserve && state.lastBalance === undefined))) {
+    state = await readBalanceOnce(context, state);
+  }
+  const estimate = state === undefined ? 0 : estimateCredits(record, state.creditsPerUnit ?? 0);
+
+  if (guardsReserve && state?.lastBalance !== undefined && state.lastBalance - estimate < reserve) {
+    return {
+      outcome: SendOutcome.Parked,
+      reason: `balance reserve: ${formatCredits(estimate)} credits would leave ${formatCredits(state.lastBalance - estimate)}, below the reserve of ${formatCredits(reserve)} kept for critical routes; waiting for a top-up and redrive`,
+    };
+  }
+  if (limits === undefined || (limits.messages === undefined && !capsCredits)) return GO;
+  const reservation = await context.store.reserveLimit({
+    route: record.route,
+    now: context.clock(),
+    ...(limits.messages === undefined ? {} : { messages: { max: limits.messages, windowSeconds: limits.window } }),
+    ...(limits.creditsPerDay === undefined ? {} : { credits: { maxPerDay: limits.creditsPerDay, estimate } }),
+  });
+  if (reservation.allowed) return GO;
+  const reason = reservation.reason === 'messages'
+    ? `route limit: more than ${limits.messages} messages per ${limits.window} s`
+    : `route limit: more than ${limits.creditsPerDay} credits per day`;
+  return { outcome: SendOutcome.Held, reason };
+}
+
+/** How long the balance look-ups inside a send may take: they run inside the sender's time budget. */
+const BALANCE_LOOKUP_TIMEOUT_MS = 2_000;
+
+/**
+ * A low-balance notice is checked again as it is about to go out (it may have waited parked for a
+ * top-up): when the balance is back at or above the threshold it is stale and dropped. When the
+ * balance cannot be read the notice goes out: a warning too many beats a warning lost.
+ */
+async function checkNotice(context: RelayContext<RelayConfigView>): Promise<Gate> {
+  const threshold = context.config.config.balance?.threshold;
+  if (threshold === undefined) return GO;
+  let balance: number;
+  try {
+    ({ balance } = await (await context.sms.client()).getBalance({ timeoutMs: BALANCE_LOOKUP_TIMEOUT_MS }));
+  } catch {
+    return GO;
+  }
+  if (balance < threshold) return GO;
+  await observeBalance(context, { balance });
+  return { outcome: SendOutcome.Dropped, reason: `stale: the balance is back at ${formatCredits(balance)}, not below the threshold of ${formatCredits(threshold)}` };
+}
+
+/**
+ * Fills in what the store does not know yet (no price recorded, no balance seen) with one balance
+ * read: `smsRate` becomes the price, the balance the last known one. A read that fails throws, so
+ * the message is retried later instead of sent past a cap nobody could check.
+ */
+async function readBalanceOnce(context: RelayContext<RelayConfigView>, state: BalanceState): Promise<BalanceState> {
+  const read = await (await context.sms.client()).getBalance({ timeoutMs: BALANCE_LOOKUP_TIMEOUT_MS });
+  const price = state.creditsPerUnit ?? read.smsRate;
+  if (state.creditsPerUnit === undefined && read.smsRate > 0) await context.store.recordPrice({ creditsPerUnit: read.smsRate, now: context.clock() });
+  if (state.lastBalance === undefined) await observeBalance(context, read);
+  return { ...state, creditsPerUnit: price, lastBalance: state.lastBalance ?? read.balance };
+}
+
+/** What a send will cost: recipients × segments × the price of one SMS to one recipient. */
+function estimateCredits(record: Pick<MessageRecord, 'to' | 'segments'>, creditsPerUnit: number): number {
+  return creditsPerUnit * record.to.length * Math.max(1, record.segments);
+}
+
+/** Keeps what this send cost per recipient and segment: the price every process estimates with. */
+async function recordPrice(context: RelayContext<RelayConfigView>, record: MessageRecord, deducted: number): Promise<void> {
+  const units = record.to.length * Math.max(1, record.segments);
+  if (units > 0 && deducted > 0) await context.store.recordPrice({ creditsPerUnit: deducted / units, now: context.clock() });
+}
+
+/** Pauses between attempts to store a send's result. */
+const RECORD_SENT_DELAYS_MS = [0, 250, 1_000, 3_000] as const;
+
+/**
+ * Stores a send the service accepted as `SENT`. The stored answer is bounded by the store, so it
+ * always fits; should the write still fail, the record is written `SENT` with the amounts alone,
+ * retried a few times. Returns `undefined` when the claim was lost or every attempt failed (logged):
+ * the SMS went out and nothing here may make it go out again.
+ */
+async function recordSent(context: RelayContext<RelayConfigView>, record: MessageRecord, token: string, result: ServiceSendResult): Promise<MessageRecord | undefined> {
+  const full: SendResult = { deducted: result.deducted, remainingBalance: result.remainingBalance, message: result.message, senderId: result.senderId, recipients: result.recipients };
+  const amountsOnly: SendResult = { ...full, message: '', recipients: { omitted: 'the full answer could not be stored' } };
+  for (const [attempt, delayMs] of RECORD_SENT_DELAYS_MS.entries()) {
+    if (delayMs > 0) await new Promise((resolve) => setTimeout(resolve, delayMs));
+    try {
+      return await context.store.markSent(record.id, token, attempt === 0 ? full : amountsOnly, { now: context.clock() });
+    } catch (error) {
+      if (error instanceof ClaimLostError) {
+        context.logger.error('SMS sent, but its claim was taken over; the record keeps the other outcome', { id: record.id, route: record.route });
+        return undefined;
+      }
+      context.logger.error('SMS sent, but the result was not stored', { id: record.id, route: record.route, attempt: attempt + 1, error: errorName(error) });
+    }
+  }
+  return undefined;
+}
+
+function formatCredits(value: number): string {
+  return String(Math.round(value * 100) / 100);
 }
 
 async function sendWithKeyRefresh(context: RelayContext<RelayConfigView>, record: MessageRecord): Promise<ServiceSendResult> {
@@ -126,39 +246,6 @@ async function smsClient(get: () => Promise<SmsClient>): Promise<SmsClient> {
   }
 }
 
-async function reserveLimits(context: RelayContext<RelayConfigView>, record: MessageRecord): Promise<string | undefined> {
-  if (record.dedupeKey.startsWith(NOTICE_KEY_PREFIX)) return undefined;
-  const limits = context.config.routes.get(record.route)?.config.limits;
-  if (limits === undefined || (limits.messages === undefined && limits.creditsPerDay === undefined)) return undefined;
-  const reservation = await context.store.reserveLimit({
-    route: record.route,
-    now: context.clock(),
-    ...(limits.messages === undefined ? {} : { messages: { max: limits.messages, windowSeconds: limits.window } }),
-    ...(limits.creditsPerDay === undefined
-      ? {}
-      : { credits: { maxPerDay: limits.creditsPerDay, estimate: estimateCredits(record) } }),
-  });
-  if (reservation.allowed) return undefined;
-  return reservation.reason === 'messages'
-    ? `route limit: more than ${limits.messages} messages per ${limits.window} s`
-    : `route limit: more than ${limits.creditsPerDay} credits per day`;
-}
-
-/**
- * The cost of a send is only known afterwards (the seed does not say how `deducted` is computed), so
- * the estimate uses the price per recipient-segment the service charged last time in this process.
- */
-let lastCreditsPerRecipientSegment = 0;
-
-function estimateCredits(record: MessageRecord): number {
-  return lastCreditsPerRecipientSegment * record.to.length * Math.max(1, record.segments);
-}
-
-export function learnPrice(record: Pick<MessageRecord, 'to' | 'segments'>, deducted: number): void {
-  const units = record.to.length * Math.max(1, record.segments);
-  if (units > 0 && deducted > 0) lastCreditsPerRecipientSegment = deducted / units;
-}
-
 async function settleFailure(context: RelayContext<RelayConfigView>, record: MessageRecord, token: string, error: unknown): Promise<SendOutcome> {
   const { store, clock, metrics, policy } = context;
   // describeSmsError takes any error that is not the client's as maybe-sent; a missing client is not.
@@ -177,8 +264,7 @@ async function settleFailure(context: RelayContext<RelayConfigView>, record: Mes
     await store.markParked(record.id, token, 'insufficient balance (402): waiting for a top-up and redrive', { now, lastError });
     metrics.add(RelayMetric.Parked, 1, record.route);
     logSend(context, record, 'PARKED', { error: description });
-    const { balance, currency } = await balanceAfterRefusal(context);
-    await observeBalance(context, balance, currency).catch((failure: unknown) => {
+    await observeBalance(context, await balanceAfterRefusal(context)).catch((failure: unknown) => {
       context.logger.error('balance watch update failed', { error: errorName(failure) });
     });
     return SendOutcome.Parked;
@@ -233,17 +319,14 @@ async function releaseUnsent(context: RelayContext<RelayConfigView>, record: Mes
   }
 }
 
-/** How long the free balance look-up after a 402 may take: it runs inside the sender's time budget. */
-const BALANCE_LOOKUP_TIMEOUT_MS = 2_000;
-
 /**
  * The balance after a 402, for the low-balance notice: a 402 says only that the balance does not
  * cover this send, which may be well above zero. Taken as 0 when it cannot be read.
  */
-async function balanceAfterRefusal(context: RelayContext<RelayConfigView>): Promise<{ balance: number; currency?: string }> {
+async function balanceAfterRefusal(context: RelayContext<RelayConfigView>): Promise<BalanceReading> {
   try {
-    const { balance, currency } = await (await context.sms.client()).getBalance({ timeoutMs: BALANCE_LOOKUP_TIMEOUT_MS });
-    return { balance, currency };
+    const { balance, currency, smsRate } = await (await context.sms.client()).getBalance({ timeoutMs: BALANCE_LOOKUP_TIMEOUT_MS });
+    return { balance, currency, smsRate };
   } catch {
     return { balance: 0 };
   }
@@ -264,9 +347,4 @@ function logSend(context: RelayContext<RelayConfigView>, record: MessageRecord, 
 
 function errorName(error: unknown): string {
   return error instanceof Error ? error.name : typeof error;
-}
-
-/** Test seam: the estimate is process-wide state. */
-export function resetPriceEstimate(): void {
-  lastCreditsPerRecipientSegment = 0;
 }

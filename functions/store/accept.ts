@@ -1,4 +1,5 @@
-import { ConditionalCheckFailedException, GetItemCommand, PutItemCommand } from '@aws-sdk/client-dynamodb';
+import { ConditionalCheckFailedException, GetItemCommand, PutItemCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
+import { MAX_RECORDS_PER_WEBHOOK } from '../core/defaults';
 import { type Item, ItemReader, num, str, strList } from './attributes';
 import { messageItem } from './codec';
 import { type StoreContext, isConditionalCheckFailed } from './context';
@@ -6,7 +7,7 @@ import { InvalidMessageError, StoreError, TooManyMessagesError } from './errors'
 import { newId } from './ids';
 import { DAY_SECONDS, ItemKind, dedupeKey as dedupeItemKey, epochSeconds, messageKey } from './keys';
 import { MessageState, TABLE } from './table';
-import { DEFAULT_RETENTION_DAYS, MAX_MESSAGES_PER_WEBHOOK, type MessageRecord, type NewMessage } from './types';
+import { DEFAULT_RETENTION_DAYS, type MessageRecord, type NewMessage } from './types';
 
 /** What `acceptWebhook` did. */
 export const AcceptOutcome = {
@@ -22,9 +23,15 @@ export interface AcceptInput {
   readonly route: string;
   /** Identifies the webhook delivery (a delivery id header, a body hash). */
   readonly dedupeKey: string;
+  /**
+   * A second key that also makes this webhook a repeat (the signed body's hash, for senders whose
+   * delivery id is not signed): a webhook is a duplicate when either key was accepted within the
+   * window.
+   */
+  readonly replayKey?: string;
   /** How long a second delivery with the same key counts as a duplicate. 0 turns dedupe off. */
   readonly windowSeconds: number;
-  /** 1 to {@link MAX_MESSAGES_PER_WEBHOOK} messages, in fan-out order. */
+  /** 1 to {@link MAX_RECORDS_PER_WEBHOOK} messages, in fan-out order. */
   readonly messages: readonly NewMessage[];
   readonly now?: Date;
   readonly retentionDays?: number;
@@ -52,6 +59,8 @@ const LEGACY_ACCEPTED = 'ACCEPTED';
 
 /** The dedupe guard of a `(route, dedupeKey)`, as a duplicate reads it. */
 interface Guard {
+  /** The accept the guard stands for (its first message id); every key of one accept names the same owner. */
+  readonly owner: string;
   readonly messageIds: readonly string[];
   readonly windowEndsAt: number;
   /**
@@ -105,6 +114,7 @@ export const acceptWebhook = async (context: StoreContext, input: AcceptInput): 
   const {
     route,
     dedupeKey,
+    replayKey,
     windowSeconds,
     messages,
     now = context.clock(),
@@ -114,22 +124,78 @@ export const acceptWebhook = async (context: StoreContext, input: AcceptInput): 
 
   const ids = messages.map(() => newId(now));
   const recordsExpireAt = expiresAtOf(now, retentionDays);
+  const keys = replayKey === undefined || replayKey === dedupeKey ? [dedupeKey] : [dedupeKey, replayKey];
 
-  for (let attempt = 1; ; attempt += 1) {
-    const existing = await putGuard(context, { route, dedupeKey, ids, now, windowSeconds, recordsExpireAt });
-    if (existing === undefined) break;
-    if (existing !== 'vanished') {
-      const build = (guardIds: readonly string[]): MessageRecord[] =>
-        buildRecords({ route, dedupeKey, messages, ids: guardIds, now, retentionDays });
-      return await completeDuplicate(context, { guard: existing, now, build });
+  // Each key's guard names the accept it belongs to. The last key that names an earlier accept
+  // decides (the replay key comes last, so a replayed body stays a duplicate whatever its id);
+  // the keys after it are placed for that same accept, so they agree from then on.
+  let claim: GuardClaim = { owner: ids[0]!, ids, recordsExpireAt };
+  let found: Guard | undefined;
+  const placedFresh: string[] = [];
+  for (const key of keys) {
+    const existing = await placeGuard(context, { route, dedupeKey: key, claim, now, windowSeconds });
+    if (existing === undefined) {
+      if (found === undefined) placedFresh.push(key);
+      continue;
     }
-    if (attempt >= GUARD_ATTEMPTS) {
-      throw new StoreError(`dedupe guard for ${route} kept changing; gave up after ${attempt} attempts`);
-    }
+    found = existing;
+    claim = { owner: existing.owner, ids: existing.messageIds, recordsExpireAt: existing.recordsExpireAt ?? recordsExpireAt };
   }
 
-  await putMessages(context, buildRecords({ route, dedupeKey, messages, ids, now, retentionDays }));
-  return { outcome: AcceptOutcome.Accepted, ids };
+  if (found === undefined) {
+    await putMessages(context, buildRecords({ route, dedupeKey, messages, ids, now, retentionDays }));
+    return { outcome: AcceptOutcome.Accepted, ids };
+  }
+  // Keys placed for this call's own ids before a later key proved it a repeat would otherwise name
+  // records that never get written: point them at the earlier accept.
+  await Promise.all(placedFresh.map((key) => repointGuard(context, route, key, ids[0]!, found)));
+  const build = (guardIds: readonly string[]): MessageRecord[] =>
+    buildRecords({ route, dedupeKey, messages, ids: guardIds, now, retentionDays });
+  return await completeDuplicate(context, { guard: found, now, build });
+};
+
+/** What a guard put claims: the accept it stands for. */
+interface GuardClaim {
+  readonly owner: string;
+  readonly ids: readonly string[];
+  readonly recordsExpireAt: number;
+}
+
+/** Places one key's guard for `claim`; `undefined` when placed, else the live guard of another accept. */
+const placeGuard = async (
+  context: StoreContext,
+  input: { route: string; dedupeKey: string; claim: GuardClaim; now: Date; windowSeconds: number },
+): Promise<Guard | undefined> => {
+  for (let attempt = 1; ; attempt += 1) {
+    const existing = await putGuard(context, input);
+    if (existing !== 'vanished') return existing;
+    if (attempt >= GUARD_ATTEMPTS) {
+      throw new StoreError(`dedupe guard for ${input.route} kept changing; gave up after ${attempt} attempts`);
+    }
+  }
+};
+
+/** Makes a guard this call placed name `target` instead, unless it was changed meanwhile. */
+const repointGuard = async (context: StoreContext, route: string, dedupe: string, owner: string, target: Guard): Promise<void> => {
+  try {
+    await context.client.send(
+      new UpdateItemCommand({
+        TableName: context.tableName,
+        Key: dedupeItemKey(route, dedupe),
+        UpdateExpression: 'SET #owner = :target, messageIds = :ids' + (target.recordsExpireAt === undefined ? '' : ', recordsExpireAt = :expires'),
+        ConditionExpression: '#owner = :owner',
+        ExpressionAttributeNames: { '#owner': 'owner' },
+        ExpressionAttributeValues: {
+          ':target': str(target.owner),
+          ':ids': strList(target.messageIds),
+          ':owner': str(owner),
+          ...(target.recordsExpireAt === undefined ? {} : { ':expires': num(target.recordsExpireAt) }),
+        },
+      }),
+    );
+  } catch (error) {
+    if (!isConditionalCheckFailed(error)) throw error;
+  }
 };
 
 /** The `expiresAt` of records created at `now`: TTL deletes them some time after it. */
@@ -138,8 +204,8 @@ const expiresAtOf = (now: Date, retentionDays: number): number =>
 
 const validate = (input: AcceptInput, retentionDays: number): void => {
   const { route, dedupeKey, windowSeconds, messages } = input;
-  if (messages.length > MAX_MESSAGES_PER_WEBHOOK) {
-    throw new TooManyMessagesError(messages.length, MAX_MESSAGES_PER_WEBHOOK);
+  if (messages.length > MAX_RECORDS_PER_WEBHOOK) {
+    throw new TooManyMessagesError(messages.length, MAX_RECORDS_PER_WEBHOOK);
   }
   if (messages.length === 0) {
     throw new InvalidMessageError('an accept records at least one message; record filtered webhooks as DROPPED');
@@ -148,7 +214,7 @@ const validate = (input: AcceptInput, retentionDays: number): void => {
   if (route === '' || route.includes('#')) {
     throw new InvalidMessageError(`invalid route name: ${JSON.stringify(route)}`);
   }
-  if (dedupeKey === '') throw new InvalidMessageError('empty dedupe key');
+  if (dedupeKey === '' || input.replayKey === '') throw new InvalidMessageError('empty dedupe key');
   if (!Number.isInteger(windowSeconds) || windowSeconds < 0) {
     throw new InvalidMessageError(`windowSeconds must be a whole number ≥ 0, got ${windowSeconds}`);
   }
@@ -214,24 +280,10 @@ const buildRecords = ({
   }));
 };
 
-/** `undefined` when this call placed the guard; otherwise the live guard it collided with. */
+/** `undefined` when this call placed the guard (or it already named the same accept); otherwise the live guard it collided with. */
 const putGuard = async (
   context: StoreContext,
-  {
-    route,
-    dedupeKey,
-    ids,
-    now,
-    windowSeconds,
-    recordsExpireAt,
-  }: {
-    route: string;
-    dedupeKey: string;
-    ids: readonly string[];
-    now: Date;
-    windowSeconds: number;
-    recordsExpireAt: number;
-  },
+  { route, dedupeKey, claim, now, windowSeconds }: { route: string; dedupeKey: string; claim: GuardClaim; now: Date; windowSeconds: number },
 ): Promise<Guard | 'vanished' | undefined> => {
   const nowSeconds = epochSeconds(now);
   const windowEndsAt = nowSeconds + windowSeconds;
@@ -243,16 +295,17 @@ const putGuard = async (
           ...dedupeItemKey(route, dedupeKey),
           kind: str(ItemKind.Dedupe),
           dedupeKey: str(dedupeKey),
-          messageIds: strList(ids),
+          owner: str(claim.owner),
+          messageIds: strList(claim.ids),
           acceptedAt: str(now.toISOString()),
           windowEndsAt: num(windowEndsAt),
-          recordsExpireAt: num(recordsExpireAt),
+          recordsExpireAt: num(claim.recordsExpireAt),
           // TTL deletes up to 48 h late, which is why the condition compares windowEndsAt.
           [TABLE.timeToLive]: num(windowEndsAt),
         },
-        ConditionExpression: 'attribute_not_exists(#pk) OR windowEndsAt <= :now',
-        ExpressionAttributeNames: { '#pk': TABLE.partitionKey },
-        ExpressionAttributeValues: { ':now': num(nowSeconds) },
+        ConditionExpression: 'attribute_not_exists(#pk) OR windowEndsAt <= :now OR #owner = :owner',
+        ExpressionAttributeNames: { '#pk': TABLE.partitionKey, '#owner': 'owner' },
+        ExpressionAttributeValues: { ':now': num(nowSeconds), ':owner': str(claim.owner) },
         // AWS returns the blocking guard with the failure, saving a read; dynalite ignores this.
         ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
       }),
@@ -279,8 +332,10 @@ const readGuardItem = async (context: StoreContext, route: string, dedupeKey: st
 const guardFromItem = (item: Item, route: string): Guard => {
   const read = new ItemReader(item, `DEDUPE#${route}`);
   const recordsExpireAt = read.optNum('recordsExpireAt');
+  const messageIds = read.strList('messageIds');
   return {
-    messageIds: read.strList('messageIds'),
+    owner: read.optStr('owner') ?? messageIds[0] ?? '',
+    messageIds,
     windowEndsAt: read.num('windowEndsAt'),
     ...(recordsExpireAt === undefined ? {} : { recordsExpireAt }),
     complete: read.optStr('status') === LEGACY_ACCEPTED,

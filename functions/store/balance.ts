@@ -62,21 +62,52 @@ export const updateBalanceState = async (
   }
   const at = now.toISOString();
   const observed = { kind: str(ItemKind.Balance), lastBalance: num(balance), lastCheckedAt: str(at) };
+  const firstSeen = { firstObservedAt: str(at) };
   const values = { ':now': str(at) };
 
   if (balance >= threshold) {
-    const current = await update(context, { set: { ...observed, armed: bool(true) }, condition: CURRENT, values });
+    const current = await update(context, { set: { ...observed, armed: bool(true) }, setIfAbsent: firstSeen, condition: CURRENT, values });
     return { alert: false, stale: !current };
   }
   const won = await update(context, {
     set: { ...observed, armed: bool(false), lastAlertAt: str(at) },
+    setIfAbsent: firstSeen,
     condition: `(attribute_not_exists(#armed) OR #armed = :true) AND ${CURRENT}`,
     values: { ...values, ':true': bool(true) },
   });
   if (won) return { alert: true, stale: false };
   // Already disarmed (or stale): still record the observation if it is current.
-  const current = await update(context, { set: observed, condition: CURRENT, values });
+  const current = await update(context, { set: observed, setIfAbsent: firstSeen, condition: CURRENT, values });
   return { alert: false, stale: !current };
+};
+
+/** One price for `recordPrice`. */
+export interface PriceObservation {
+  /** Credits per recipient and segment: a send's `deducted` over its units, or the service's `smsRate`. */
+  readonly creditsPerUnit: number;
+  readonly now?: Date;
+}
+
+/**
+ * Keeps the price of one SMS to one recipient, so that every process estimates a send's cost the
+ * same way from its first send on (a cold start has no price of its own). The last recorded price
+ * wins.
+ *
+ * @example
+ * ```typescript
+ * await store.recordPrice({ creditsPerUnit: result.deducted / (record.to.length * record.segments) });
+ * ```
+ */
+export const recordPrice = async (
+  context: StoreContext,
+  { creditsPerUnit, now = context.clock() }: PriceObservation,
+): Promise<void> => {
+  if (!Number.isFinite(creditsPerUnit) || creditsPerUnit <= 0) {
+    throw new InvalidArgumentError(`creditsPerUnit must be a number > 0, got ${creditsPerUnit}`);
+  }
+  await update(context, {
+    set: { kind: str(ItemKind.Balance), creditsPerUnit: num(creditsPerUnit), priceRecordedAt: str(now.toISOString()) },
+  });
 };
 
 /**
@@ -96,10 +127,14 @@ export const getBalanceState = async (context: StoreContext): Promise<BalanceSta
   const lastBalance = read.optNum('lastBalance');
   const lastCheckedAt = read.optStr('lastCheckedAt');
   const lastAlertAt = read.optStr('lastAlertAt');
+  const firstObservedAt = read.optStr('firstObservedAt');
+  const creditsPerUnit = read.optNum('creditsPerUnit');
   return {
     armed: read.optBool('armed') ?? true,
     ...(lastBalance === undefined ? {} : { lastBalance }),
     ...(lastCheckedAt === undefined ? {} : { lastCheckedAt }),
     ...(lastAlertAt === undefined ? {} : { lastAlertAt }),
+    ...(firstObservedAt === undefined ? {} : { firstObservedAt }),
+    ...(creditsPerUnit === undefined ? {} : { creditsPerUnit }),
   };
 };

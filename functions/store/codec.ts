@@ -15,13 +15,40 @@ export const lastErrorValue = (error: LastError) =>
     message: str(error.message),
   });
 
+/**
+ * The most of the service's `recipients` answer a record keeps, as JSON text. Far below DynamoDB's
+ * 400 KB item limit with the record's own recipients beside it, so storing a result always fits.
+ */
+export const MAX_STORED_RECIPIENTS_CHARS = 32_768;
+/** The most of the service's status text and sender ID a record keeps. */
+const MAX_STORED_TEXT_CHARS = 512;
+
+/**
+ * The service's `recipients` as stored: as returned when it fits {@link MAX_STORED_RECIPIENTS_CHARS},
+ * else `{ truncated: true, count, first }` with as many leading entries as fit.
+ */
+export const storedRecipients = (recipients: unknown): string => {
+  const whole = JSON.stringify(recipients) ?? 'null';
+  if (whole.length <= MAX_STORED_RECIPIENTS_CHARS) return whole;
+  const entries = Array.isArray(recipients) ? recipients : [];
+  const first: unknown[] = [];
+  let length = 64;
+  for (const entry of entries) {
+    const text = JSON.stringify(entry) ?? 'null';
+    if (length + text.length + 1 > MAX_STORED_RECIPIENTS_CHARS) break;
+    first.push(entry);
+    length += text.length + 1;
+  }
+  return JSON.stringify({ truncated: true, count: Array.isArray(recipients) ? recipients.length : null, first });
+};
+
 export const resultValue = (result: SendResult) =>
   map({
     deducted: num(result.deducted),
     remainingBalance: num(result.remainingBalance),
-    message: str(result.message),
-    senderId: str(result.senderId),
-    recipients: str(JSON.stringify(result.recipients) ?? 'null'),
+    message: str(result.message.slice(0, MAX_STORED_TEXT_CHARS)),
+    senderId: str(result.senderId.slice(0, MAX_STORED_TEXT_CHARS)),
+    recipients: str(storedRecipients(result.recipients)),
   });
 
 /** The full item of a message record. */

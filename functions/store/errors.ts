@@ -16,7 +16,7 @@ class StoreError extends Error {
 
 /**
  * Thrown by `acceptWebhook` when one webhook fans out into more message records than
- * `MAX_MESSAGES_PER_WEBHOOK` (99). The caller caps fan-out before it gets here.
+ * `MAX_RECORDS_PER_WEBHOOK` (51). The caller caps fan-out before it gets here.
  *
  * @example
  * ```typescript

@@ -6,6 +6,8 @@ import type { AttributeValue } from '@aws-sdk/client-dynamodb';
  */
 export interface UpdateSpec {
   readonly set?: Readonly<Record<string, AttributeValue | undefined>>;
+  /** Set only when the attribute is absent (`if_not_exists`): a first-seen time. */
+  readonly setIfAbsent?: Readonly<Record<string, AttributeValue>>;
   readonly add?: Readonly<Record<string, AttributeValue>>;
   readonly remove?: readonly string[];
   /** May use `#name` for any attribute name and the `:placeholders` of `values`. */
@@ -22,6 +24,7 @@ export interface UpdateExpressionParts {
 
 export const buildUpdate = ({
   set = {},
+  setIfAbsent = {},
   add = {},
   remove = [],
   condition,
@@ -30,9 +33,15 @@ export const buildUpdate = ({
   const allValues: Record<string, AttributeValue> = { ...values };
   const clauses: string[] = [];
   const sets = Object.entries(set).filter((entry): entry is [string, AttributeValue] => entry[1] !== undefined);
-  if (sets.length > 0) {
-    clauses.push(`SET ${sets.map(([name]) => `#${name} = :set_${name}`).join(', ')}`);
+  const firsts = Object.entries(setIfAbsent);
+  if (sets.length + firsts.length > 0) {
+    const assignments = [
+      ...sets.map(([name]) => `#${name} = :set_${name}`),
+      ...firsts.map(([name]) => `#${name} = if_not_exists(#${name}, :first_${name})`),
+    ];
+    clauses.push(`SET ${assignments.join(', ')}`);
     for (const [name, value] of sets) allValues[`:set_${name}`] = value;
+    for (const [name, value] of firsts) allValues[`:first_${name}`] = value;
   }
   const adds = Object.entries(add);
   if (adds.length > 0) {

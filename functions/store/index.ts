@@ -3,7 +3,7 @@
  * log of every SMS. See `createStore`.
  */
 export { AcceptOutcome, type AcceptInput, type AcceptResult } from './accept';
-export type { BalanceObservation, BalanceUpdate } from './balance';
+export type { BalanceObservation, BalanceUpdate, PriceObservation } from './balance';
 export {
   ClaimLostError,
   CorruptRecordError,
@@ -15,6 +15,7 @@ export {
   TooManyMessagesError,
 } from './errors';
 export { newId } from './ids';
+export { MAX_RECORDS_PER_WEBHOOK } from '../core/defaults';
 export type {
   CreditsLimit,
   HeldSummaryOptions,
@@ -49,7 +50,6 @@ export {
   type HeldWindow,
   type LastError,
   LimitKind,
-  MAX_MESSAGES_PER_WEBHOOK,
   type MessageRecord,
   type NewMessage,
   type Page,

@@ -101,7 +101,8 @@ const hold = async (context: StoreContext, route: string, window: Window): Promi
 
 /**
  * Reserves one message against a route's limits: at most `messages.max` per window and at most
- * `credits.maxPerDay` estimated credits per UTC day. Each counter is one conditional `ADD`, so
+ * `credits.maxPerDay` credits per UTC day, counting both the estimates reserved and the credits
+ * actually spent (`recordCreditsSpent`) that day. Each counter is one conditional `ADD`, so
  * concurrent senders never admit more than the limit. A refusal adds 1 to the refusing window's
  * `held` count for the summary SMS.
  *
@@ -142,13 +143,15 @@ export const reserveLimit = async (
   if (credits !== undefined) {
     const window = dayWindow(now);
     // A condition cannot add, so "credits + estimate <= max" becomes "credits <= max - estimate".
+    // Both what was reserved and what the service actually deducted must leave room: an estimate
+    // below the real price is caught by the spend it is recorded beside.
     const room = credits.maxPerDay - credits.estimate;
     const taken =
       room >= 0 &&
       (await updateLimit(context, route, window.sk, {
         set: windowFields(window),
         add: { credits: num(credits.estimate) },
-        condition: 'attribute_not_exists(#credits) OR #credits <= :room',
+        condition: '(attribute_not_exists(#credits) OR #credits <= :room) AND (attribute_not_exists(#spent) OR #spent <= :room)',
         values: { ':room': num(room) },
       }));
     if (!taken) {

@@ -1,6 +1,13 @@
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { type AcceptInput, type AcceptResult, acceptWebhook } from './accept';
-import { type BalanceObservation, type BalanceUpdate, getBalanceState, updateBalanceState } from './balance';
+import {
+  type BalanceObservation,
+  type BalanceUpdate,
+  getBalanceState,
+  type PriceObservation,
+  recordPrice,
+  updateBalanceState,
+} from './balance';
 import type { StoreContext } from './context';
 import {
   type HeldSummaryOptions,
@@ -32,6 +39,7 @@ import {
   type RequeueOptions,
   type RetryOptions,
   claimMessage,
+  markDropped,
   markFailed,
   markHeld,
   markParked,
@@ -82,6 +90,8 @@ export interface MessageStore {
   markParked(id: string, token: string, reason: string, options?: ParkOptions): Promise<MessageRecord>;
   /** `SENDING` → `HELD`: a route limit refused it. Throws `ClaimLostError` without the claim. */
   markHeld(id: string, token: string, reason: string, options?: CompleteOptions): Promise<MessageRecord>;
+  /** `SENDING` → `DROPPED`: no longer to be sent. Throws `ClaimLostError` without the claim. */
+  markDropped(id: string, token: string, reason: string, options?: CompleteOptions): Promise<MessageRecord>;
   /** `SENDING` → `PENDING` with `nextAttemptAt`; the sweeper retries it. */
   releaseForRetry(id: string, token: string, options: RetryOptions): Promise<MessageRecord>;
   /** `PARKED`/`FAILED`/`HELD` → `PENDING`, due now; the sweeper sends it. */
@@ -109,8 +119,10 @@ export interface MessageStore {
 
   /** Records a balance; `alert: true` for exactly one caller per drop below the threshold. */
   updateBalanceState(observation: BalanceObservation): Promise<BalanceUpdate>;
-  /** The balance watch's state. */
+  /** The balance watch's state, with the last known balance and price. */
   getBalanceState(): Promise<BalanceState>;
+  /** Keeps the price of one SMS to one recipient, for every process's cost estimates. */
+  recordPrice(observation: PriceObservation): Promise<void>;
   /** Credits spent by all routes over the last `days` UTC days, today included. */
   spendLastDays(days: number, now?: Date): Promise<number>;
 }
@@ -145,6 +157,7 @@ export const createStore = ({ client, tableName, clock = () => new Date() }: Sto
       await markUnknown(context, id, token, reason, lastError, options),
     markParked: async (id, token, reason, options) => await markParked(context, id, token, reason, options),
     markHeld: async (id, token, reason, options) => await markHeld(context, id, token, reason, options),
+    markDropped: async (id, token, reason, options) => await markDropped(context, id, token, reason, options),
     releaseForRetry: async (id, token, options) => await releaseForRetry(context, id, token, options),
     requeue: async (id, options) => await requeue(context, id, options),
     getMessage: async (id) => await getMessage(context, id),
@@ -158,6 +171,7 @@ export const createStore = ({ client, tableName, clock = () => new Date() }: Sto
     markSummarySent: async (input) => await markSummarySent(context, input),
     updateBalanceState: async (observation) => await updateBalanceState(context, observation),
     getBalanceState: async () => await getBalanceState(context),
+    recordPrice: async (observation) => await recordPrice(context, observation),
     spendLastDays: async (days, now) => await spendLastDays(context, days, now),
   };
 };

@@ -244,6 +244,28 @@ export const markHeld = async (
     set: { state: str(MessageState.Held), reason: str(reason), updatedAt: str(now.toISOString()) },
   });
 
+/**
+ * Drops a claimed message that must not go out any more (a low-balance notice whose balance is
+ * back above the threshold). Final: it is never sent.
+ *
+ * @throws {ClaimLostError} the record is not `SENDING` with this token
+ *
+ * @example
+ * ```typescript
+ * await store.markDropped(id, token, 'stale: the balance is back above the threshold');
+ * ```
+ */
+export const markDropped = async (
+  context: StoreContext,
+  id: string,
+  token: string,
+  reason: string,
+  { now = context.clock() }: CompleteOptions = {},
+): Promise<MessageRecord> =>
+  await complete(context, id, token, {
+    set: { state: str(MessageState.Dropped), reason: str(reason), updatedAt: str(now.toISOString()) },
+  });
+
 /** Options of {@link releaseForRetry}. */
 export interface RetryOptions extends CompleteOptions {
   /** Not to be claimed before this time. */

@@ -9,9 +9,6 @@ import type { MessageState } from './table';
 export const Delivery = DeliveryPolicy;
 export type Delivery = DeliveryPolicy;
 
-/** The largest fan-out of one webhook; see `TooManyMessagesError`. */
-export const MAX_MESSAGES_PER_WEBHOOK = 99;
-
 /** How long message records are kept by default (TTL). */
 export const DEFAULT_RETENTION_DAYS = 90;
 
@@ -131,4 +128,8 @@ export interface BalanceState {
   readonly lastBalance?: number;
   readonly lastCheckedAt?: string;
   readonly lastAlertAt?: string;
+  /** The first balance ever observed: how much spend history the days-left forecast can rest on. */
+  readonly firstObservedAt?: string;
+  /** The last recorded price of one SMS to one recipient (see `recordPrice`). */
+  readonly creditsPerUnit?: number;
 }

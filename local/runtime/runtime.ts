@@ -4,7 +4,9 @@ import { loadConfigFile, type LoadedConfig } from '../../functions/core/config/l
 import { SANDBOX_DEFAULTS } from '../sandbox/options';
 import { startSandbox } from '../sandbox/server';
 import type { RunningSandbox } from '../sandbox/types';
+import { DEFAULT_RETRY_POLICY, staleSendingProblem } from '../../functions/relay/ports';
 import { renderBanner } from './banner';
+import { InvalidSettingError } from './errors';
 import { announceRuntime, withdrawRuntime } from './discovery';
 import { lambdaContext, scheduledEvent } from './events';
 import { HANDLER_TIMEOUT_MS, handlerEnvironment, loadHandlers } from './handlers';
@@ -64,6 +66,9 @@ export interface RunningRuntime {
  */
 export async function startRuntime(settings: RuntimeSettings, { verbose = false }: RuntimeOptions = {}): Promise<RunningRuntime> {
   const loaded = loadConfigFile(settings.configPath);
+  const staleSendingMs = Number(process.env['STALE_SENDING_MS'] || DEFAULT_RETRY_POLICY.staleSendingMs);
+  const stale = staleSendingProblem(staleSendingMs, loaded.config.provider.timeoutMs);
+  if (stale !== undefined) throw new InvalidSettingError('STALE_SENDING_MS', stale.replace(/^STALE_SENDING_MS /, ''));
   const balanceSchedule = localSchedule(loaded.config.balance?.schedule ?? DEFAULT_BALANCE_SCHEDULE);
   const secrets = ensureSecretsFile(settings.secretsPath, loaded);
   const providerApiKey = settings.providerApiKey ?? secrets.values[PROVIDER_API_KEY_NAME]!;

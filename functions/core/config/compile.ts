@@ -109,6 +109,11 @@ export function compileRoute(
   const condition = route.when === undefined ? undefined : attempt('when', () => engine.compileCondition(route.when!));
   const recipients = attempt('recipients', () => compileRecipients(route.recipients, engine, recipientNumbers));
   if (template === undefined || recipients === undefined || (route.when !== undefined && condition === undefined)) return undefined;
+  const literals = new Set(recipients.entries.flatMap((entry) => (entry.kind === RecipientEntryKind.Literal ? entry.numbers : [])));
+  if (literals.size > route.maxRecipients) {
+    problems.push(`${at('recipients')}: ${literals.size} numbers, more than maxRecipients (${route.maxRecipients})`);
+    return undefined;
+  }
 
   return {
     id,

@@ -1,10 +1,11 @@
 import { z } from 'zod';
 import { SOURCE_NAMES } from '../sources/types';
+import { DEFAULT_MAX_RECIPIENTS, MAX_RECIPIENTS_CEILING } from '../defaults';
 import { parseDurationSeconds } from './duration';
-import { DeliveryPolicy, LengthPolicy } from './policies';
+import { DeliveryPolicy, LengthPolicy, RoutePriority } from './policies';
 
 // Defined in a module without zod, so the Lambda handlers can use them without the schema.
-export { DeliveryPolicy, LengthPolicy } from './policies';
+export { DeliveryPolicy, LengthPolicy, RoutePriority } from './policies';
 
 const duration = z
   .union([z.number(), z.string()])
@@ -49,6 +50,8 @@ export const RouteSchema = z.strictObject({
   maxParts: z.number().int().min(1).max(10).default(3),
   dedupeWindow: duration.optional(),
   delivery: z.enum(Object.values(DeliveryPolicy)).default(DeliveryPolicy.AtMostOnce),
+  maxRecipients: z.number().int().min(1).max(MAX_RECIPIENTS_CEILING).default(DEFAULT_MAX_RECIPIENTS),
+  priority: z.enum(Object.values(RoutePriority)).default(RoutePriority.Normal),
   limits: z
     .strictObject({
       messages: z.number().int().positive().optional(),
@@ -71,9 +74,14 @@ export const ConfigSchema = z.strictObject({
   balance: z
     .strictObject({
       threshold: z.number().nonnegative(),
+      reserve: z.number().nonnegative().default(0),
       notify: z.array(z.string().min(1)).default([]),
       email: z.email().optional(),
       schedule: schedule.default('rate(1 hour)'),
+    })
+    .refine((balance) => balance.reserve === 0 || balance.reserve < balance.threshold, {
+      message: 'reserve must be below threshold: the low-balance SMS has to warn before the reserve is reached',
+      path: ['reserve'],
     })
     .optional(),
   retentionDays: z.number().int().min(1).max(3650).default(90),

@@ -1,17 +1,22 @@
 import type { CompiledRoute } from '../config/load';
+import { MAX_MESSAGES_PER_WEBHOOK } from '../defaults';
 import { fitMessage } from '../fitting';
 import { resolveRecipients } from '../recipients';
+import { maskPhoneNumbersIn } from '../recipients/mask';
+import { sha256Hex } from '../sources/auth';
 import { field } from '../sources/body';
 import { BadPayloadError } from '../sources/errors';
 import type { InboundWebhook, WebhookBody } from '../sources/types';
 import { buildScope } from '../templates';
 import { Verdict } from './verdict';
 
+export { MAX_MESSAGES_PER_WEBHOOK } from '../defaults';
+
 /**
- * At most this many messages (fan-out items × parts) come from one webhook: they are recorded in
- * one DynamoDB transaction (100 items at most, one of them the dedupe guard).
+ * How long a webhook whose payload cannot be read at all counts as a repeat (keyed on its body
+ * hash), unless the route sets `dedupeWindow`.
  */
-export const MAX_MESSAGES_PER_WEBHOOK = 50;
+const UNREADABLE_DEDUPE_WINDOW_SECONDS = 86_400;
 
 /** One SMS ready to be recorded and sent: the text, its recipients, and what it will cost. */
 export interface PlannedMessage {
@@ -43,12 +48,23 @@ export interface DroppedRecipient {
   readonly reason: string;
 }
 
+/** Fan-out items beyond {@link MAX_MESSAGES_PER_WEBHOOK}: not evaluated, never sent. */
+export interface OverCap {
+  /** Index of the first item left out. */
+  readonly item: number;
+  readonly items: number;
+  readonly reason: string;
+}
+
 export interface Evaluation {
   readonly verdict: Verdict;
   /** Why nothing is sent, for every verdict but `send`. */
   readonly reason?: string;
   readonly dedupeKey?: string;
+  /** A second key that also marks a repeat: the hash of the signed body, for senders whose delivery id is not signed. */
+  readonly replayKey?: string;
   readonly dedupeWindowSeconds?: number;
+  readonly overCap?: OverCap;
   readonly messages: readonly PlannedMessage[];
   readonly skipped: readonly SkippedItem[];
   readonly dropped: readonly DroppedRecipient[];
@@ -88,18 +104,27 @@ export function evaluateWebhook(route: CompiledRoute, webhook: InboundWebhook, {
   }
 
   let body: WebhookBody;
+  let identity: Identity;
   try {
     body = pack.parse(webhook);
+    const ping = pack.ping(body, webhook);
+    if (ping !== undefined) return nothing(Verdict.Ping, ping);
+    const dedupe = pack.dedupe(body, webhook);
+    identity = {
+      dedupeKey: dedupe.key,
+      ...(dedupe.replayKey === undefined ? {} : { replayKey: dedupe.replayKey }),
+      dedupeWindowSeconds: config.dedupeWindow ?? dedupe.windowSeconds,
+    };
   } catch (error) {
     if (error instanceof BadPayloadError) return nothing(Verdict.BadRequest, error.message);
-    throw error;
+    // Anything else is this payload's shape defeating the relay (too deep, odd values): no retry
+    // can change it, so it is recorded as dropped under its body hash.
+    const unreadable = {
+      dedupeKey: `${pack.name}:unreadable:${sha256Hex(webhook.body)}`,
+      dedupeWindowSeconds: config.dedupeWindow ?? UNREADABLE_DEDUPE_WINDOW_SECONDS,
+    };
+    return { ...nothing(Verdict.Dropped, `the payload cannot be read: ${describe(error)}`), ...unreadable };
   }
-
-  const ping = pack.ping(body, webhook);
-  if (ping !== undefined) return nothing(Verdict.Ping, ping);
-
-  const dedupe = pack.dedupe(body, webhook);
-  const identity = { dedupeKey: dedupe.key, dedupeWindowSeconds: config.dedupeWindow ?? dedupe.windowSeconds };
 
   const fanOut = fanOutItems(route, body);
   if ('reason' in fanOut) return { ...nothing(Verdict.Dropped, fanOut.reason), ...identity };
@@ -109,12 +134,60 @@ export function evaluateWebhook(route: CompiledRoute, webhook: InboundWebhook, {
   const skipped: SkippedItem[] = [];
   const dropped: DroppedRecipient[] = [];
   const warnings = new Set<string>();
+  let overCap: OverCap | undefined;
 
-  items.forEach((item, index) => {
-    const scope = buildScope({ body, headers: webhook.headers, ...(route.config.fanOut === undefined ? {} : { extra: { item } }) });
+  for (let index = 0; index < items.length; index += 1) {
+    // Items are evaluated in order until one would pass the cap; none after it is even rendered.
+    const planned = planItem(route, webhook, body, items[index], index, { trackMissing, warnings, dropped });
+    if ('verdict' in planned) {
+      skipped.push(planned);
+      continue;
+    }
+    if (messages.length + planned.length > MAX_MESSAGES_PER_WEBHOOK) {
+      const left = items.length - index;
+      overCap = {
+        item: index,
+        items: left,
+        reason: `${left} item${left === 1 ? '' : 's'} not sent: beyond the cap of ${MAX_MESSAGES_PER_WEBHOOK} SMS per webhook`,
+      };
+      warnings.add(overCap.reason);
+      break;
+    }
+    messages.push(...planned);
+  }
+
+  const result = { ...identity, messages, skipped, dropped, warnings: [...warnings], ...(overCap === undefined ? {} : { overCap }) };
+  if (messages.length > 0) return { verdict: Verdict.Send, ...result };
+  const allFiltered = skipped.length > 0 && skipped.every((skip) => skip.verdict === Verdict.Filtered);
+  return { verdict: allFiltered ? Verdict.Filtered : Verdict.Dropped, reason: skipped[0]?.reason ?? 'nothing to send', ...result };
+}
+
+interface Identity {
+  readonly dedupeKey: string;
+  readonly replayKey?: string;
+  readonly dedupeWindowSeconds: number;
+}
+
+interface ItemContext {
+  readonly trackMissing: boolean;
+  readonly warnings: Set<string>;
+  readonly dropped: DroppedRecipient[];
+}
+
+/** One fan-out item (or the whole webhook): its SMS parts, or why it produced none. */
+function planItem(
+  route: CompiledRoute,
+  webhook: InboundWebhook,
+  body: WebhookBody,
+  item: unknown,
+  index: number,
+  { trackMissing, warnings, dropped }: ItemContext,
+): PlannedMessage[] | SkippedItem {
+  const { config } = route;
+  try {
+    const scope = buildScope({ body, headers: webhook.headers, ...(config.fanOut === undefined ? {} : { extra: { item } }) });
     if (route.condition !== undefined && !route.engine.evaluate(route.condition, scope)) {
-      skipped.push({ item: index, verdict: Verdict.Filtered, reason: `when "${config.when}" is false` });
-      return;
+      return { item: index, verdict: Verdict.Filtered, reason: `when "${config.when}" is false` };
     }
 
     const rendered = route.engine.render(route.template, scope, { trackMissing });
@@ -124,53 +197,39 @@ export function evaluateWebhook(route: CompiledRoute, webhook: InboundWebhook, {
     for (const drop of recipients.dropped) dropped.push({ item: index, ...drop });
 
     const fitted = fitMessage(rendered.text, { policy: config.length, maxParts: config.maxParts });
-    if (!fitted.ok) {
-      skipped.push({ item: index, verdict: Verdict.Dropped, reason: `${fitted.reason}: ${fitted.detail}`, text: rendered.text });
-      return;
-    }
+    if (!fitted.ok) return { item: index, verdict: Verdict.Dropped, reason: `${fitted.reason}: ${fitted.detail}`, text: rendered.text };
     if (fitted.truncated) warnings.add('a text longer than 160 characters was truncated');
-    if (recipients.numbers.length === 0) {
-      skipped.push({ item: index, verdict: Verdict.Dropped, reason: 'no valid recipient', text: fitted.parts.map((part) => part.text).join('') });
-      return;
+    const text = fitted.parts.map((part) => part.text).join('');
+    if (recipients.numbers.length === 0) return { item: index, verdict: Verdict.Dropped, reason: 'no valid recipient', text };
+    if (recipients.numbers.length > config.maxRecipients) {
+      return {
+        item: index,
+        verdict: Verdict.Dropped,
+        reason: `${recipients.numbers.length} recipients, more than maxRecipients (${config.maxRecipients})`,
+        text,
+      };
     }
 
-    fitted.parts.forEach((part, partIndex) => {
-      messages.push({
-        item: index,
-        part: partIndex + 1,
-        parts: fitted.parts.length,
-        to: recipients.numbers,
-        text: part.text,
-        senderId: route.senderId,
-        encoding: part.encoding,
-        characters: part.characters,
-        segments: part.segments,
-      });
-    });
-  });
-
-  if (messages.length > MAX_MESSAGES_PER_WEBHOOK) {
-    warnings.add(`only the first ${MAX_MESSAGES_PER_WEBHOOK} of ${messages.length} messages are recorded (per-webhook cap)`);
-    messages.length = MAX_MESSAGES_PER_WEBHOOK;
+    return fitted.parts.map((part, partIndex) => ({
+      item: index,
+      part: partIndex + 1,
+      parts: fitted.parts.length,
+      to: recipients.numbers,
+      text: part.text,
+      senderId: route.senderId,
+      encoding: part.encoding,
+      characters: part.characters,
+      segments: part.segments,
+    }));
+  } catch (error) {
+    // A template, condition or scope that fails on this data fails the same way on every retry.
+    return { item: index, verdict: Verdict.Dropped, reason: `the template cannot be rendered on this payload: ${describe(error)}` };
   }
+}
 
-  // Literals rather than spreads of a shared `result`: V8 makes `{ ...a, b }` cost microseconds.
-  // The keys and their order are those of `{ verdict, reason?, ...identity, messages, … }`.
-  const { dedupeKey, dedupeWindowSeconds } = identity;
-  if (messages.length > 0) {
-    return { verdict: Verdict.Send, dedupeKey, dedupeWindowSeconds, messages, skipped, dropped, warnings: [...warnings] };
-  }
-  const allFiltered = skipped.length > 0 && skipped.every((skip) => skip.verdict === Verdict.Filtered);
-  return {
-    verdict: allFiltered ? Verdict.Filtered : Verdict.Dropped,
-    reason: skipped[0]?.reason ?? 'nothing to send',
-    dedupeKey,
-    dedupeWindowSeconds,
-    messages,
-    skipped,
-    dropped,
-    warnings: [...warnings],
-  };
+/** An error as a reason to record: its message, with any phone number in it masked. */
+function describe(error: unknown): string {
+  return maskPhoneNumbersIn(error instanceof Error ? error.message : String(error));
 }
 
 function nothing(verdict: Verdict, reason: string): Evaluation {

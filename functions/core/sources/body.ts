@@ -1,5 +1,6 @@
 import { isInteger, isSafeNumber, parse as parseLossless } from 'lossless-json';
-import { BadPayloadError } from './errors';
+import { MAX_JSON_DEPTH } from '../defaults';
+import { BadPayloadError, UndeliverablePayloadError } from './errors';
 import type { InboundWebhook, WebhookBody } from './types';
 
 /** A digit run this long may exceed 2^53; only then is the slower lossless parser needed. */
@@ -98,11 +99,35 @@ export function parseBody(webhook: InboundWebhook, { form = false }: ParseBodyOp
 
 function parseJsonOrFail(text: string): WebhookBody {
   if (text.trim() === '') throw new BadPayloadError('body is empty; expected JSON');
+  if (jsonDepthExceeds(text, MAX_JSON_DEPTH)) {
+    throw new UndeliverablePayloadError(`JSON nested deeper than ${MAX_JSON_DEPTH} levels`);
+  }
   try {
     return parseJson(text);
   } catch (error) {
     throw new BadPayloadError('body is not valid JSON', { cause: error });
   }
+}
+
+/**
+ * Whether JSON text opens more than `limit` arrays and objects inside each other, counted in one
+ * pass over the text (brackets inside strings do not count), so nothing recursive ever sees it.
+ */
+export function jsonDepthExceeds(text: string, limit: number): boolean {
+  let depth = 0;
+  let inString = false;
+  for (let index = 0; index < text.length; index += 1) {
+    const code = text.charCodeAt(index);
+    if (inString) {
+      if (code === 92 /* \\ */) index += 1;
+      else if (code === 34 /* " */) inString = false;
+    } else if (code === 34) inString = true;
+    else if (code === 91 /* [ */ || code === 123 /* { */) {
+      depth += 1;
+      if (depth > limit) return true;
+    } else if (code === 93 /* ] */ || code === 125 /* } */) depth -= 1;
+  }
+  return false;
 }
 
 /** Reads a nested field without trusting the body's shape. */

@@ -1,7 +1,6 @@
-import { sha256Hex } from './auth';
 import { parseBody } from './body';
 import { verifyBodySignature, type BodySignatureScheme } from './body-signature';
-import { idKeyPart } from './shared';
+import { bodySignedDedupe, idKeyPart } from './shared';
 import type { SourcePack } from './types';
 
 const HOUR_SECONDS = 3600;
@@ -76,7 +75,6 @@ export const github: SourcePack = {
 
   dedupe: (_body, webhook) => {
     const delivery = webhook.headers[GITHUB.deliveryHeader]?.trim();
-    const key = delivery ? `github:delivery:${idKeyPart(delivery)}` : `github:body:${sha256Hex(webhook.body)}`;
-    return { key, windowSeconds: GITHUB.dedupeWindowSeconds };
+    return bodySignedDedupe('github', delivery ? `github:delivery:${idKeyPart(delivery)}` : undefined, webhook, GITHUB.dedupeWindowSeconds);
   },
 };

@@ -1,5 +1,5 @@
 import { AUTH_OK, authFailure, sha256Hex } from './auth';
-import type { AuthOutcome } from './types';
+import type { AuthOutcome, DedupeKey, InboundWebhook } from './types';
 
 const UNIX_SECONDS = /^\d{1,12}$/;
 
@@ -37,4 +37,19 @@ const READABLE_ID = /^[\x21-\x7e]{1,128}$/;
  */
 export function idKeyPart(id: string): string {
   return READABLE_ID.test(id) ? id : `sha256-${sha256Hex(id)}`;
+}
+
+/**
+ * The dedupe key of a sender that signs only the body, whose delivery-id header anyone holding a
+ * captured delivery can change: `key` from that header (or the body hash without one), and the
+ * signed body's hash as `replayKey` whenever `key` is something else.
+ *
+ * @example
+ * ```ts
+ * bodySignedDedupe('github', `github:delivery:${id}`, webhook, 72 * 3600);
+ * ```
+ */
+export function bodySignedDedupe(source: string, key: string | undefined, webhook: InboundWebhook, windowSeconds: number): DedupeKey {
+  const bodyKey = `${source}:body:${sha256Hex(webhook.body)}`;
+  return key === undefined || key === bodyKey ? { key: bodyKey, windowSeconds } : { key, windowSeconds, replayKey: bodyKey };
 }

@@ -1,7 +1,6 @@
-import { sha256Hex } from './auth';
 import { parseBody } from './body';
 import { BASE64_SHA256, headerValue, verifyBodySignature, type BodySignatureScheme } from './body-signature';
-import { idKeyPart } from './shared';
+import { bodySignedDedupe, idKeyPart } from './shared';
 import type { SourcePack } from './types';
 
 const HOUR_SECONDS = 3600;
@@ -85,7 +84,7 @@ export const shopify: SourcePack = {
         ? `shopify:event:${idKeyPart(topic)}:${idKeyPart(eventId)}`
         : webhookId !== undefined
           ? `shopify:webhook:${idKeyPart(webhookId)}`
-          : `shopify:body:${sha256Hex(webhook.body)}`;
-    return { key, windowSeconds: SHOPIFY.dedupeWindowSeconds };
+          : undefined;
+    return bodySignedDedupe('shopify', key, webhook, SHOPIFY.dedupeWindowSeconds);
   },
 };

@@ -47,6 +47,12 @@ export interface DedupeKey {
   readonly key: string;
   /** How long a repeat of `key` is treated as a retry, unless the route overrides it. */
   readonly windowSeconds: number;
+  /**
+   * For senders that sign only the body: a key of the signed body itself, so that a captured
+   * delivery replayed under a fresh (unsigned) delivery id is a duplicate too. Genuine
+   * redeliveries carry the same body, so they match either key.
+   */
+  readonly replayKey?: string;
 }
 
 export interface SourcePack {

@@ -1,7 +1,7 @@
 import { AUTH_OK, sha256Hex } from './auth';
 import { parseBody, textField } from './body';
 import { BASE64_SHA256, headerValue, verifyBodySignature, type BodySignatureScheme } from './body-signature';
-import { idKeyPart } from './shared';
+import { bodySignedDedupe, idKeyPart } from './shared';
 import type { InboundWebhook, SourcePack, WebhookBody } from './types';
 
 const HOUR_SECONDS = 3600;
@@ -100,7 +100,10 @@ export const woocommerce: SourcePack = {
 
   // `X-WC-Webhook-Delivery-ID` is useless here: it is a fresh hash of webhook id and current second
   // for every delivery, so it never repeats for a repeat, and two different events in one second share it.
-  dedupe: (body, webhook) => ({ key: dedupeKey(body, webhook), windowSeconds: WOOCOMMERCE.dedupeWindowSeconds }),
+  dedupe: (body, webhook) =>
+    creationPingId(webhook) === undefined
+      ? bodySignedDedupe('woocommerce', dedupeKey(body, webhook), webhook, WOOCOMMERCE.dedupeWindowSeconds)
+      : { key: dedupeKey(body, webhook), windowSeconds: WOOCOMMERCE.dedupeWindowSeconds },
 };
 
 function dedupeKey(body: WebhookBody, webhook: InboundWebhook): string {

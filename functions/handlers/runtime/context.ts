@@ -2,10 +2,11 @@ import type { Logger } from '@aws-lambda-powertools/logger';
 import type { Metrics } from '@aws-lambda-powertools/metrics';
 import type { RelayConfigView } from '../../core/config/view';
 import { createStore } from '../../store/store';
-import type { RelayContext, SecretSource } from '../../relay/ports';
+import { staleSendingProblem, type RelayContext, type SecretSource } from '../../relay/ports';
 import { loadRelayConfig } from './config';
 import { createDynamoClient } from './dynamo';
 import { readEnvironment, type RelayEnvironment } from './env';
+import { EnvironmentError } from './errors';
 import { createLogger, relayLogger } from './logger';
 import { createMetrics, relayMetrics } from './metrics';
 import { createFileSecretSource, createSecretsManagerSource } from './secrets';
@@ -100,6 +101,8 @@ export function resetRelayRuntime(): void {
  */
 export async function createRelayContext(env: RelayEnvironment, { logger, metrics }: Observability): Promise<RelayContext<RelayConfigView>> {
   const config = await loadRelayConfig(env);
+  const stale = staleSendingProblem(env.policy.staleSendingMs, config.config.provider.timeoutMs);
+  if (stale !== undefined) throw new EnvironmentError([stale]);
   const store = createStore({ client: createDynamoClient(env), tableName: env.tableName });
   const secrets: SecretSource =
     env.secrets.kind === 'file' ? createFileSecretSource(env.secrets.path) : createSecretsManagerSource(env.secrets.secretId);

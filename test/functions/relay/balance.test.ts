@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { checkBalance } from '../../../functions/relay/balance';
 import { NOTICE_ROUTE } from '../../../functions/relay/ports';
-import { resetPriceEstimate, sendMessage, SendOutcome } from '../../../functions/relay/sender';
+import { sendMessage, SendOutcome } from '../../../functions/relay/sender';
 import { MessageState } from '../../../functions/store';
 import { startSandbox } from '../../../local/sandbox/server';
 import type { RunningSandbox } from '../../../local/sandbox/types';
@@ -26,7 +26,6 @@ afterAll(async () => {
 });
 beforeEach(() => {
   resetSandbox(sandbox, watch);
-  resetPriceEstimate();
 });
 afterEach(() => {
   expectNoLeaks(relay.logger);
@@ -69,8 +68,8 @@ describe('the low-balance notice', () => {
       to: [ONCALL],
       senderId: 'SMSRELAY',
       delivery: 'at-most-once',
-      // 3 credits spent in the last 7 days when it was written: 3/7 a day lasts 99 for 231 days.
-      text: "sms-relay: SMS balance is 99, below the threshold of 100. At the last 7 days' spend it lasts about 231 days. Top up soon.",
+      // The relay has seen 3 seconds of spend: far too little to tell how long 99 credits last.
+      text: 'sms-relay: SMS balance is 99, below the threshold of 100. Too little spend seen to forecast how long it lasts. Top up soon.',
     });
 
     // The notice is an SMS like any other, sent by the sender.
@@ -106,7 +105,51 @@ describe('the low-balance notice', () => {
 
     const [notice, ...more] = await notices();
     expect(more).toHaveLength(0);
-    expect(notice?.text).toBe('sms-relay: SMS balance is TZS 0.5, below the threshold of 100. No spend in the last 7 days. Top up soon.');
+    // At 1 credit per SMS, 0.5 cannot pay for one: no forecast, the account is empty.
+    expect(notice?.text).toBe('sms-relay: SMS balance is TZS 0.5: not enough for one SMS. The account is empty; top up now.');
+  });
+
+  it('forecasts the days left from the spend over the time actually observed', async () => {
+    await withBalanceWatch();
+    sandbox.setBalance(1_000);
+    expect(await sendOne()).toBe(SendOutcome.Sent); // first observation: 999
+    // Two days later, 9 more SMS at 1 credit: 10 credits over 2 days observed is 5 a day.
+    relay.clock.advance(2 * 86_400_000 - 10_000);
+    for (let n = 0; n < 9; n += 1) expect(await sendOne()).toBe(SendOutcome.Sent);
+    sandbox.setBalance(95);
+    relay.clock.advance(1_000);
+    expect(await checkBalance(relay.context)).toMatchObject({ balance: 95, alerted: true, daysLeft: 19 });
+    const [notice] = await notices();
+    expect(notice?.text).toBe('sms-relay: SMS balance is TZS 95, below the threshold of 100. At the recent spend it lasts about 19 days. Top up soon.');
+  });
+
+  it('is dropped as stale, never sent, when it goes out after the balance is back above the threshold', async () => {
+    await withBalanceWatch();
+    sandbox.setBalance(0.5);
+    expect(await sendOne()).toBe(SendOutcome.Parked);
+    const [notice] = await notices();
+    // The notice itself is refused too (402) and parks beside the message.
+    expect(await sendMessage(relay.context, notice!.id)).toBe(SendOutcome.Parked);
+
+    sandbox.setBalance(5_000);
+    relay.clock.advance(1_000);
+    expect(await relay.store.requeue(notice!.id, { from: MessageState.Parked })).toBeDefined();
+    relay.clock.advance(1_000);
+    expect(await sendMessage(relay.context, notice!.id)).toBe(SendOutcome.Dropped);
+
+    expect(await relay.record(notice!.id)).toMatchObject({ state: MessageState.Dropped, reason: 'stale: the balance is back at 5000, not below the threshold of 100' });
+    expect(sandbox.messages()).toHaveLength(0);
+    expect(await relay.store.getBalanceState()).toMatchObject({ armed: true, lastBalance: 5_000 });
+  });
+
+  it('still goes out when it is sent while the balance is below the threshold', async () => {
+    await withBalanceWatch();
+    sandbox.setBalance(101);
+    expect(await sendOne()).toBe(SendOutcome.Sent);
+    expect(await sendOne()).toBe(SendOutcome.Sent);
+    const [notice] = await notices();
+    expect(await sendMessage(relay.context, notice!.id)).toBe(SendOutcome.Sent);
+    expect(sandbox.messages().at(-1)).toMatchObject({ message: notice!.text });
   });
 
   it('is not recorded without a threshold; the balance is still published', async () => {

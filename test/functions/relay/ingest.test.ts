@@ -117,10 +117,10 @@ describe('ingestWebhook', () => {
     const records = await relay.records('fan');
     expect(records.filter((record) => record.state === MessageState.Pending)).toHaveLength(1);
     const dropped = records.filter((record) => record.state === MessageState.Dropped);
-    // 1 + 98 = the 99 records one accept may hold; the last DROPPED one stands for the 52 items
+    // 1 + 50 = the 51 records one accept may hold; the last DROPPED one stands for the 100 items
     // that did not fit, so the log still says what happened to them.
-    expect(dropped).toHaveLength(98);
-    expect(dropped.filter((record) => record.reason?.startsWith('52 more items produced no SMS (the first, item 98: when "item.send" is false)'))).toHaveLength(1);
+    expect(dropped).toHaveLength(50);
+    expect(dropped.filter((record) => record.reason?.startsWith('100 more items produced no SMS (the first, item 50: when "item.send" is false)'))).toHaveLength(1);
   });
 
   it.each([

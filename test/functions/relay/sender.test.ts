@@ -1,5 +1,6 @@
+import { randomUUID } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { resetPriceEstimate, sendMessage, SendOutcome } from '../../../functions/relay/sender';
+import { sendMessage, SendOutcome } from '../../../functions/relay/sender';
 import { sweep } from '../../../functions/relay/sweeper';
 import { MessageState } from '../../../functions/store';
 import { startSandbox } from '../../../local/sandbox/server';
@@ -38,7 +39,6 @@ afterAll(async () => {
 });
 beforeEach(() => {
   resetSandbox(sandbox, watch);
-  resetPriceEstimate();
 });
 afterEach(() => {
   expectNoLeaks(relay.logger);
@@ -276,5 +276,87 @@ describe('sendMessage', () => {
 
     expect(await sendMessage(relay.context, id)).toBe(SendOutcome.Sent);
     expect(sandbox.messages()).toEqual([expect.objectContaining({ phoneNumbers: [OPS], message: 'Nightly backup failed', senderId: 'OPS' })]);
+  });
+});
+
+/** `count` distinct Tanzanian mobile numbers, comma-separated, as a hostile payload field would hold them. */
+function numberList(count: number): string {
+  return Array.from({ length: count }, (_, index) => `07${String(10_000_000 + index).padStart(8, '0')}`).join(',');
+}
+
+describe('money safety', () => {
+  const TEN = Array.from({ length: 10 }, (_, index) => `0713${String(100_000 + index)}`);
+
+  /** A route that texts ten fixed numbers (10 credits a send at the sandbox's rate of 1) under a daily cap. */
+  const capped = (creditsPerDay: number) => (config: HarnessOptions['config'] extends ((c: infer C) => unknown) | undefined ? C : never) => ({
+    ...config,
+    routes: { ...config.routes, capped: { source: 'generic' as const, secret: 'generic-token', recipients: TEN, senderId: 'OPS', limits: { creditsPerDay } } },
+  });
+
+  async function acceptOn(context: Harness, route: string, message = `capped ${randomUUID()}`): Promise<string> {
+    const response = await context.ingest(route, JSON.stringify({ message }), { headers: bearer(SECRETS.genericToken) });
+    expect(response.status).toBe(202);
+    return (response.body['ids'] as string[])[0]!;
+  }
+
+  describe('limits.creditsPerDay', () => {
+    it('holds from the first send of every new process: the price is read once and kept in the store', async () => {
+      const first = await start({ config: capped(25) });
+      const ids = [await acceptOn(first, 'capped'), await acceptOn(first, 'capped'), await acceptOn(first, 'capped')];
+
+      // Each send runs in a process of its own (a cold Lambda container, a restarted runtime).
+      const outcomes: SendOutcome[] = [];
+      for (const id of ids) {
+        const cold = await harness({ db, baseUrl: sandbox.baseUrl, policy: POLICY, config: capped(25), tableName: first.tableName, clock: first.clock });
+        outcomes.push(await sendMessage(cold.context, id));
+      }
+
+      expect(outcomes).toEqual([SendOutcome.Sent, SendOutcome.Sent, SendOutcome.Held]);
+      expect(sandbox.messages().reduce((sum, message) => sum + message.deducted, 0)).toBe(20);
+      expect(await relay.record(ids[2]!)).toMatchObject({ state: MessageState.Held, reason: 'route limit: more than 25 credits per day' });
+      expect((await relay.store.getBalanceState()).creditsPerUnit).toBe(1);
+      // The balance endpoint was asked for the price once, before the very first send.
+      expect(sandbox.requests().filter((request) => request.path === '/v1/account/balance')).toHaveLength(1);
+    });
+
+    it('holds across concurrent senders in separate processes', async () => {
+      const first = await start({ config: capped(25) });
+      await first.store.recordPrice({ creditsPerUnit: 1 });
+      const ids = await Promise.all(Array.from({ length: 6 }, () => acceptOn(first, 'capped')));
+      const processes = await Promise.all(
+        ids.map(() => harness({ db, baseUrl: sandbox.baseUrl, policy: POLICY, config: capped(25), tableName: first.tableName, clock: first.clock })),
+      );
+
+      const outcomes = await Promise.all(ids.map((id, index) => sendMessage(processes[index]!.context, id)));
+
+      expect(outcomes.filter((outcome) => outcome === SendOutcome.Sent)).toHaveLength(2);
+      expect(outcomes.filter((outcome) => outcome === SendOutcome.Held)).toHaveLength(4);
+      expect(sandbox.messages().reduce((sum, message) => sum + message.deducted, 0)).toBe(20);
+    });
+
+    it('counts the credits actually spent beside the estimates, so a price recorded too low cannot open the cap', async () => {
+      await start({ config: capped(25) });
+      await relay.store.recordPrice({ creditsPerUnit: 0.01 });
+      const outcomes: SendOutcome[] = [];
+      for (let n = 0; n < 5; n += 1) outcomes.push(await sendMessage(relay.context, await acceptOn(relay, 'capped')));
+
+      // Reserved after two sends: 0.1 + 10 = 10.1, which leaves room for a third 10; the 20 credits
+      // actually spent do not.
+      expect(outcomes).toEqual([SendOutcome.Sent, SendOutcome.Sent, SendOutcome.Held, SendOutcome.Held, SendOutcome.Held]);
+      expect(sandbox.messages().reduce((sum, message) => sum + message.deducted, 0)).toBe(20);
+      // After the first send the price is the one actually charged.
+      expect((await relay.store.getBalanceState()).creditsPerUnit).toBe(1);
+    });
+
+    it('retries, never sends past the cap, when no price is known and the balance cannot be read', async () => {
+      const port = await closedPort();
+      relay = await harness({ db, baseUrl: `http://127.0.0.1:${port}`, policy: POLICY, config: capped(25) });
+      const id = await acceptOn(relay, 'capped');
+
+      await expect(sendMessage(relay.context, id)).rejects.toThrow();
+
+      expect(await relay.record(id)).toMatchObject({ state: MessageState.Pending, lastError: { delivery: 'not-sent' } });
+      expect(sandbox.messages()).toHaveLength(0);
+    });
   });
 });

@@ -122,6 +122,7 @@ export class TestClock {
 }
 
 export interface Harness {
+  readonly tableName: string;
   readonly context: RelayContext;
   readonly store: MessageStore;
   readonly logger: RecordingLogger;
@@ -141,6 +142,9 @@ export interface HarnessOptions {
   readonly config?: (config: RelayConfigInput) => RelayConfigInput;
   readonly policy?: Partial<RetryPolicy>;
   readonly secrets?: Record<string, string>;
+  /** An existing table: another process (a cold Lambda container, a restarted runtime) on the same data. */
+  readonly tableName?: string;
+  readonly clock?: TestClock;
 }
 
 const scratch = mkdtempSync(join(tmpdir(), 'relay-test-'));
@@ -161,10 +165,8 @@ export function secretValues(overrides: Record<string, string> = {}): Record<str
  * A relay context on a fresh table of the shared dynalite server and the shared sandbox, with the
  * real secret source (a JSON file) and SMS client source, and recording logger and metrics.
  */
-export async function harness({ db, baseUrl, config = (c) => c, policy = {}, secrets = secretValues() }: HarnessOptions): Promise<Harness> {
-  const tableName = `relay-${randomUUID()}`;
+export async function harness({ db, baseUrl, config = (c) => c, policy = {}, secrets = secretValues(), tableName = `relay-${randomUUID()}`, clock = new TestClock() }: HarnessOptions): Promise<Harness> {
   await ensureTable(db.client, tableName);
-  const clock = new TestClock();
   const store = createStore({ client: db.client, tableName, clock: clock.read });
   const loaded = loadConfig(stringify(config(baseConfig(baseUrl))), 'relay-test.yaml');
   const secretsPath = join(scratch, `${tableName}.json`);
@@ -185,6 +187,7 @@ export async function harness({ db, baseUrl, config = (c) => c, policy = {}, sec
   };
   const records = async (route: string): Promise<readonly MessageRecord[]> => (await store.listByRoute(route, { limit: 1000 })).items;
   return {
+    tableName,
     context,
     store,
     logger,

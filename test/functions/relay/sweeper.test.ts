@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { NOTICE_KEY_PREFIX, type RelayContext } from '../../../functions/relay/ports';
-import { resetPriceEstimate, sendMessage, SendOutcome } from '../../../functions/relay/sender';
+import { sendMessage, SendOutcome } from '../../../functions/relay/sender';
 import { sweep } from '../../../functions/relay/sweeper';
 import { MessageState, StoreError } from '../../../functions/store';
 import { startSandbox } from '../../../local/sandbox/server';
@@ -26,7 +26,6 @@ afterAll(async () => {
 });
 beforeEach(() => {
   resetSandbox(sandbox, watch);
-  resetPriceEstimate();
 });
 afterEach(() => {
   expectNoLeaks(relay.logger);

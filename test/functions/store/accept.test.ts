@@ -2,7 +2,7 @@ import { PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   InvalidMessageError,
-  MAX_MESSAGES_PER_WEBHOOK,
+  MAX_RECORDS_PER_WEBHOOK,
   TooManyMessagesError,
   type AcceptResult,
 } from '../../../functions/store';
@@ -166,24 +166,24 @@ describe('acceptWebhook', () => {
     expect(await store.claimMessage(result.ids[1] ?? '')).toBeUndefined();
   });
 
-  it(`accepts ${MAX_MESSAGES_PER_WEBHOOK} messages and refuses one more before writing anything`, async () => {
+  it(`accepts ${MAX_RECORDS_PER_WEBHOOK} messages and refuses one more before writing anything`, async () => {
     const { store, scan } = await newTable(db);
     const many = await store.acceptWebhook({
       route: 'r',
       dedupeKey: 'max',
       windowSeconds: 60,
-      messages: messages(MAX_MESSAGES_PER_WEBHOOK),
+      messages: messages(MAX_RECORDS_PER_WEBHOOK),
     });
-    expect(many.ids).toHaveLength(MAX_MESSAGES_PER_WEBHOOK);
+    expect(many.ids).toHaveLength(MAX_RECORDS_PER_WEBHOOK);
 
     const tooMany = store.acceptWebhook({
       route: 'r',
       dedupeKey: 'over',
       windowSeconds: 60,
-      messages: messages(MAX_MESSAGES_PER_WEBHOOK + 1),
+      messages: messages(MAX_RECORDS_PER_WEBHOOK + 1),
     });
     await expect(tooMany).rejects.toBeInstanceOf(TooManyMessagesError);
-    await expect(tooMany).rejects.toMatchObject({ count: 100, max: 99 });
+    await expect(tooMany).rejects.toMatchObject({ count: MAX_RECORDS_PER_WEBHOOK + 1, max: MAX_RECORDS_PER_WEBHOOK });
     expect(kinds(await scan(), 'dedupe')).toHaveLength(1);
   });
 

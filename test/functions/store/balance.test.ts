@@ -45,6 +45,8 @@ describe('balance watch', () => {
       lastBalance: 40,
       lastCheckedAt: at(2000).toISOString(),
       lastAlertAt: at(1000).toISOString(),
+      // Set by the first observation and never moved: how long the forecast has data for.
+      firstObservedAt: at(1000).toISOString(),
     });
     expect(await observe(100, 3)).toBe(false);
     expect((await store.getBalanceState()).armed).toBe(true);

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../../../functions/core/config/load';
+import { MAX_JSON_DEPTH } from '../../../../functions/core/defaults';
 import { evaluateWebhook, MAX_MESSAGES_PER_WEBHOOK } from '../../../../functions/core/pipeline/evaluate';
 import { webhookOf } from '../sources/helpers';
 
@@ -88,11 +89,86 @@ describe('evaluateWebhook', () => {
     expect(evaluateWebhook(route, post({ alerts: 'none' }), { secret })).toMatchObject({ verdict: 'dropped', reason: 'fanOut "alerts" is not an array in this payload' });
   });
 
-  it('caps the messages of one webhook', () => {
+  it('caps the messages of one webhook at whole items, and says how many items were left out', () => {
     const route = routeWith('recipients: ["0712345678"]\nfanOut: items\ntemplate: "{{ item }}"');
     const evaluation = evaluateWebhook(route, post({ items: Array.from({ length: 70 }, (_, index) => `n${index}`) }), { secret });
     expect(evaluation.messages).toHaveLength(MAX_MESSAGES_PER_WEBHOOK);
-    expect(evaluation.warnings.join()).toMatch(/only the first 50 of 70 messages/);
+    expect(evaluation.overCap).toEqual({ item: 50, items: 20, reason: '20 items not sent: beyond the cap of 50 SMS per webhook' });
+    expect(evaluation.warnings).toContain('20 items not sent: beyond the cap of 50 SMS per webhook');
+  });
+
+  it('never cuts an item\'s parts at the cap', () => {
+    const long = Array.from({ length: 40 }, (_, index) => `word${index}`).join(' ');
+    const route = routeWith('recipients: ["0712345678"]\nfanOut: items\ntemplate: "{{ item }}"\nlength: split');
+    const evaluation = evaluateWebhook(route, post({ items: Array.from({ length: 30 }, () => long) }), { secret });
+    const parts = evaluation.messages.filter((message) => message.item === 0).length;
+    expect(parts).toBeGreaterThan(1);
+    const whole = Math.floor(MAX_MESSAGES_PER_WEBHOOK / parts);
+    expect(evaluation.messages).toHaveLength(whole * parts);
+    expect(evaluation.overCap).toMatchObject({ item: whole, items: 30 - whole });
+  });
+
+  describe('maxRecipients', () => {
+    const numbers = (count: number) => Array.from({ length: count }, (_, index) => `07${String(12_000_000 + index).padStart(8, '0')}`).join(',');
+
+    it('drops a message whose templated recipients number more than the cap (10 by default), naming the count', () => {
+      const route = routeWith('recipients: ["0712345678", "{{ phone }}"]');
+      const evaluation = evaluateWebhook(route, post({ message: 'Order paid', phone: numbers(200) }), { secret });
+      expect(evaluation).toMatchObject({ verdict: 'dropped', reason: '201 recipients, more than maxRecipients (10)', messages: [] });
+      expect(evaluation.skipped).toEqual([{ item: 0, verdict: 'dropped', reason: '201 recipients, more than maxRecipients (10)', text: 'Order paid' }]);
+    });
+
+    it('counts numbers after normalisation and de-duplication', () => {
+      const route = routeWith('recipients: ["0712345678", "{{ phone }}"]');
+      const same = Array.from({ length: 30 }, () => '+255 712 345 678').join(';');
+      const evaluation = evaluateWebhook(route, post({ message: 'x', phone: `${same},${numbers(9)}` }), { secret });
+      expect(evaluation.verdict).toBe('send');
+      expect(evaluation.messages[0]!.to).toHaveLength(10);
+    });
+
+    it('takes a route\'s own cap', () => {
+      const route = routeWith('recipients: ["{{ phone }}"]\nmaxRecipients: 250');
+      expect(evaluateWebhook(route, post({ message: 'x', phone: numbers(200) }), { secret }).messages[0]!.to).toHaveLength(200);
+    });
+
+    it('refuses a config whose literal recipients are more than the cap', () => {
+      expect(() => routeWith(`recipients: ["${numbers(11)}"]`)).toThrow(/routes\.r\.recipients: 11 numbers, more than maxRecipients \(10\)/);
+    });
+  });
+
+  describe('payloads no retry can fix', () => {
+    it('drops an item whose template fails on the data, with the reason', () => {
+      const route = routeWith('recipients: ["0712345678"]\ntemplate: "{{ message | upcase }}"');
+      const evaluation = evaluateWebhook(route, post({ message: { toString: 'x' } }), { secret });
+      expect(evaluation).toMatchObject({ verdict: 'dropped', messages: [] });
+      expect(evaluation.reason).toMatch(/^the template cannot be rendered on this payload: /);
+      expect(evaluation.dedupeKey).toMatch(/^generic:body:/);
+    });
+
+    it('keeps the other items of a fan-out when one fails to render', () => {
+      const route = routeWith('recipients: ["0712345678"]\nfanOut: items\ntemplate: "{{ item.name | upcase }}"');
+      const evaluation = evaluateWebhook(route, post({ items: [{ name: 'a' }, { name: { toString: 1 } }, { name: 'c' }] }), { secret });
+      expect(evaluation.messages.map((message) => message.text)).toEqual(['A', 'C']);
+      expect(evaluation.skipped).toEqual([{ item: 1, verdict: 'dropped', reason: expect.stringMatching(/^the template cannot be rendered/) }]);
+    });
+
+    it(`drops JSON nested deeper than ${MAX_JSON_DEPTH} levels before anything recurses over it`, () => {
+      const route = routeWith('recipients: ["0712345678"]');
+      const deep = `{"message":${'['.repeat(60_000)}${']'.repeat(60_000)}}`;
+      const webhook = webhookOf({ body: deep, headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json' } });
+      const evaluation = evaluateWebhook(route, webhook, { secret });
+      expect(evaluation).toMatchObject({ verdict: 'dropped', reason: `the payload cannot be read: JSON nested deeper than ${MAX_JSON_DEPTH} levels`, messages: [] });
+      expect(evaluation.dedupeKey).toMatch(/^generic:unreadable:[0-9a-f]{64}$/);
+      expect(evaluation.dedupeWindowSeconds).toBe(86_400);
+    });
+
+    it(`reads JSON nested ${MAX_JSON_DEPTH} levels, and brackets inside strings do not count`, () => {
+      const route = routeWith('recipients: ["0712345678"]\ntemplate: "{{ note }}"');
+      const nested = `${'['.repeat(MAX_JSON_DEPTH - 1)}${']'.repeat(MAX_JSON_DEPTH - 1)}`;
+      const body = `{"note":"[[[[{{{{ \\" ]]]]","deep":${nested}}`;
+      const webhook = webhookOf({ body: `${'{"a":'.repeat(0)}${body}`, headers: { authorization: `Bearer ${secret}` } });
+      expect(evaluateWebhook(route, webhook, { secret }).messages[0]!.text).toBe('[[[[{{{{ " ]]]]');
+    });
   });
 
   it('splits long texts into numbered parts under the split policy', () => {

@@ -141,8 +141,17 @@ describe('github.dedupe', () => {
     expect(github.dedupe(github.parse(first), first)).toEqual({
       key: `github:delivery:${DELIVERY}`,
       windowSeconds: 72 * 3600,
+      replayKey: expect.stringMatching(/^github:body:[0-9a-f]{64}$/),
     });
     expect(github.dedupe(github.parse(redelivery), redelivery).key).toBe(github.dedupe(github.parse(first), first).key);
+  });
+
+  it('keys the signed body too, so a captured delivery replayed under a fresh delivery id is a repeat', () => {
+    const first = signed(push);
+    const replay = signed(push, { 'X-GitHub-Delivery': '0b989ba4-242f-11e5-81e1-c7b6966d2516' });
+    const other = signed(new TextEncoder().encode(new TextDecoder().decode(push).replace('"ref"', '"after_replay": 1, "ref"')));
+    expect(github.dedupe(github.parse(replay), replay).replayKey).toBe(github.dedupe(github.parse(first), first).replayKey);
+    expect(github.dedupe(github.parse(other), other).replayKey).not.toBe(github.dedupe(github.parse(first), first).replayKey);
   });
 
   it('gives another delivery of the same body another key', () => {

@@ -104,7 +104,12 @@ describe('shopify.dedupe', () => {
     expect(keyOf({})).toEqual({
       key: 'shopify:event:orders/create:98880550-7158-44d4-b7cd-2c97c8a091b5',
       windowSeconds: 48 * 3600,
+      replayKey: expect.stringMatching(/^shopify:body:[0-9a-f]{64}$/),
     });
+  });
+
+  it('keys the signed body too: the same body under another (unsigned) webhook id is a repeat', () => {
+    expect(keyOf({ 'X-Shopify-Webhook-Id': 'fresh-id', 'X-Shopify-Event-Id': 'fresh-event' }).replayKey).toBe(keyOf({}).replayKey);
   });
 
   it('gives a retry (same event, later trigger time) the same key', () => {

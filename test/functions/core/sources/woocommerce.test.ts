@@ -132,7 +132,13 @@ describe('woocommerce.dedupe', () => {
 
   it('keys a created resource on site, topic and id, ignoring the per-attempt delivery id', () => {
     const first = keyOf(order);
-    expect(first).toEqual({ key: 'woocommerce:https://duka.example.co.tz/:order.created:4821', windowSeconds: 24 * 3600 });
+    expect(first).toEqual({
+      key: 'woocommerce:https://duka.example.co.tz/:order.created:4821',
+      windowSeconds: 24 * 3600,
+      replayKey: expect.stringMatching(/^woocommerce:body:[0-9a-f]{64}$/),
+    });
+    // The same signed body under other (unsigned) headers is a replay, whatever key they give it.
+    expect(keyOf(order, { 'X-WC-Webhook-Topic': 'order.deleted' }).replayKey).toBe(first.replayKey);
     // A second order.created for the same order (hooks firing twice) is a duplicate even though
     // WooCommerce gave it a fresh delivery id and the order was touched in between.
     const again = keyOf({ ...order, date_modified_gmt: '2024-11-22T12:03:10' }, { 'X-WC-Webhook-Delivery-ID': 'c0ffee00c0ffee00c0ffee00c0ffee00' });
