@@ -125,4 +125,15 @@ describe('ingest handler with the staged config', () => {
     expect(ingestContext(runtime)).toBe(ingestContext(runtime));
     expect(ingestContext(runtime).config.routes.get('ops')).toHaveProperty('template');
   });
+
+  it('refuses to start when STALE_SENDING_MS is not above the SMS service time-out', async () => {
+    vi.stubEnv('STALE_SENDING_MS', '5000');
+    resetRelayRuntime();
+    const timeoutMs = handlerConfig('https://sms.example.co.tz').provider.timeoutMs ?? 10_000;
+    expect(timeoutMs).toBeGreaterThanOrEqual(5_000);
+    await expect(relayRuntime()).rejects.toMatchObject({
+      name: 'EnvironmentError',
+      problems: [`STALE_SENDING_MS (5000) must be above provider.timeoutMs (${timeoutMs}): a send still waiting for its answer would be taken for a stale one`],
+    });
+  });
 });

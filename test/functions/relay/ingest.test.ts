@@ -190,3 +190,75 @@ describe('ingestWebhook', () => {
     expect(relay.logger.messages('error')).toEqual(['route secret missing from the environment secret']);
   });
 });
+
+describe('ingestWebhook against hostile and oversized input', () => {
+  it('records, never sends, a message whose templated recipients number more than maxRecipients', async () => {
+    relay = await harness({
+      db,
+      baseUrl: sandbox.baseUrl,
+      config: (config) => ({ ...config, routes: { ...config.routes, shop: { source: 'generic', secret: 'generic-token', recipients: ['0754111222', '{{ billing.phone }}'] } } }),
+    });
+    const phones = Array.from({ length: 200 }, (_, index) => `07${String(10_000_000 + index).padStart(8, '0')}`).join(',');
+    const response = await relay.ingest('shop', JSON.stringify({ message: 'Order #42 paid', billing: { phone: phones } }), { headers: bearer(SECRETS.genericToken) });
+
+    expect(response.status).toBe(200);
+    expect(response.body).toMatchObject({ status: 'dropped', reason: '201 recipients, more than maxRecipients (10)' });
+    const [record, ...more] = await relay.records('shop');
+    expect(more).toHaveLength(0);
+    expect(record).toMatchObject({ state: MessageState.Dropped, reason: '201 recipients, more than maxRecipients (10)', to: [] });
+  });
+
+  it('records the fan-out items beyond the cap as one DROPPED record, and the 202 says so', async () => {
+    relay = await harness({
+      db,
+      baseUrl: sandbox.baseUrl,
+      config: (config) => ({ ...config, routes: { ...config.routes, group: { ...config.routes['alerts']!, when: "item.status == 'firing'", fanOut: 'alerts', template: '{{ item.labels.alertname }}' } } }),
+    });
+    const body = JSON.parse(alertBody()) as { alerts: { labels: Record<string, string>; fingerprint: string }[] };
+    const [alert] = body.alerts;
+    body.alerts = Array.from({ length: 60 }, (_, index) => ({ ...alert!, fingerprint: `fp${index}`, labels: { ...alert!.labels, alertname: `Alert${index}` } }));
+    const response = await relay.ingest('group', JSON.stringify(body), { headers: bearer(SECRETS.alertsToken) });
+
+    expect(response.status).toBe(202);
+    expect(response.body['ids']).toHaveLength(50);
+    const reason = '10 items not sent: beyond the cap of 50 SMS per webhook';
+    expect(response.body['notSent']).toEqual({ items: 10, reason, id: expect.any(String) });
+    const records = await relay.records('group');
+    expect(records.filter((record) => record.state === MessageState.Pending)).toHaveLength(50);
+    expect(records.filter((record) => record.state === MessageState.Dropped)).toEqual([
+      expect.objectContaining({ id: (response.body['notSent'] as { id: string }).id, index: 50, reason }),
+    ]);
+  });
+
+  it('treats a captured GitHub delivery replayed under a fresh delivery id as a duplicate', async () => {
+    relay = await harness({ db, baseUrl: sandbox.baseUrl });
+    const body = fixtureText('github/issues-opened.json');
+    const first = await relay.ingest('github', body, { headers: github('issues', body) });
+    expect(first.status).toBe(202);
+
+    const replays = await Promise.all(Array.from({ length: 5 }, () => relay.ingest('github', body, { headers: github('issues', body) })));
+
+    expect(replays.map((reply) => reply.body)).toEqual(Array.from({ length: 5 }, () => ({ status: 'duplicate', ids: first.body['ids'] })));
+    expect(await relay.records('github')).toHaveLength(1);
+  });
+
+  it('answers a payload whose template fails on its data 200 dropped, and records why', async () => {
+    relay = await harness({ db, baseUrl: sandbox.baseUrl, config: (config) => ({ ...config, routes: { ...config.routes, upper: { source: 'generic', secret: 'generic-token', recipients: ['0754111222'], template: '{{ message | upcase }}' } } }) });
+    const response = await relay.ingest('upper', '{"message":{"toString":"x"}}', { headers: bearer(SECRETS.genericToken) });
+
+    expect(response.status).toBe(200);
+    expect(response.body).toMatchObject({ status: 'dropped', reason: expect.stringMatching(/^the template cannot be rendered on this payload: /) });
+    expect(await relay.records('upper')).toEqual([expect.objectContaining({ state: MessageState.Dropped })]);
+  });
+
+  it('answers JSON nested 60,000 deep 200 dropped, and records it once however often it comes', async () => {
+    relay = await harness({ db, baseUrl: sandbox.baseUrl });
+    const body = `{"message":${'['.repeat(60_000)}${']'.repeat(60_000)}}`;
+    const first = await relay.ingest('ops', body, { headers: bearer(SECRETS.genericToken) });
+    const again = await relay.ingest('ops', body, { headers: bearer(SECRETS.genericToken) });
+
+    expect(first).toMatchObject({ status: 200, body: { status: 'dropped', reason: 'the payload cannot be read: JSON nested deeper than 64 levels' } });
+    expect(again).toMatchObject({ status: 200, body: { status: 'duplicate' } });
+    expect(await relay.records('ops')).toEqual([expect.objectContaining({ state: MessageState.Dropped, reason: 'the payload cannot be read: JSON nested deeper than 64 levels' })]);
+  });
+});

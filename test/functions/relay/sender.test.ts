@@ -1,6 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { sendMessage, SendOutcome } from '../../../functions/relay/sender';
+import { checkBalance } from '../../../functions/relay/balance';
+import { NOTICE_ROUTE } from '../../../functions/relay/ports';
 import { sweep } from '../../../functions/relay/sweeper';
 import { MessageState } from '../../../functions/store';
 import { startSandbox } from '../../../local/sandbox/server';
@@ -357,6 +359,82 @@ describe('money safety', () => {
 
       expect(await relay.record(id)).toMatchObject({ state: MessageState.Pending, lastError: { delivery: 'not-sent' } });
       expect(sandbox.messages()).toHaveLength(0);
+    });
+  });
+
+  describe('a send the service accepted', () => {
+    const bulk = (delivery: 'at-most-once' | 'at-least-once') => (config: Parameters<NonNullable<HarnessOptions['config']>>[0]) => ({
+      ...config,
+      routes: { ...config.routes, bulk: { source: 'generic' as const, secret: 'generic-token', recipients: ['{{ phones }}'], senderId: 'OPS', maxRecipients: 9_000, delivery } },
+    });
+
+    it.each(['at-most-once', 'at-least-once'] as const)('ends SENT exactly once, %s, however large its answer', async (delivery) => {
+      await start({ config: bulk(delivery) });
+      sandbox.setBalance(100_000);
+      const response = await relay.ingest('bulk', JSON.stringify({ message: 'Shop closed today', phones: numberList(9_000) }), { headers: bearer(SECRETS.genericToken) });
+      expect(response.status).toBe(202);
+      const id = (response.body['ids'] as string[])[0]!;
+
+      expect(await sendMessage(relay.context, id)).toBe(SendOutcome.Sent);
+      // Long after any stale-SENDING recovery would have run: nothing is sent again.
+      relay.clock.advance(POLICY.staleSendingMs * 3);
+      await sweep(relay.context);
+
+      expect(sends()).toHaveLength(1);
+      const record = await relay.record(id);
+      expect(record).toMatchObject({ state: MessageState.Sent, result: { deducted: 9_000, recipients: { truncated: true, count: 9_000 } } });
+      const kept = (record.result!.recipients as { first: unknown[] }).first;
+      expect(kept.length).toBeGreaterThan(100);
+      expect(JSON.stringify(kept).length).toBeLessThanOrEqual(32_768);
+      // Its credits count: the spend the balance watch and the daily cap read.
+      expect(await relay.store.spendLastDays(1)).toBe(9_000);
+    });
+  });
+
+  describe('balance.reserve', () => {
+    const reserved = (config: Parameters<NonNullable<HarnessOptions['config']>>[0]) => ({
+      ...config,
+      balance: { threshold: 500, reserve: 100, notify: ['0712345678'] },
+      routes: {
+        ...config.routes,
+        orders: { source: 'generic' as const, secret: 'generic-token', recipients: ['0754111222'], senderId: 'OPS' },
+        oncall: { source: 'generic' as const, secret: 'generic-token', recipients: ['0754111222'], senderId: 'OPS', priority: 'critical' as const },
+      },
+    });
+
+    it('parks normal routes that would eat into it, sends critical routes and the low-balance SMS, and a redrive after a top-up sends once', async () => {
+      await start({ config: reserved });
+      sandbox.setBalance(101);
+
+      expect(await sendMessage(relay.context, await acceptOn(relay, 'orders'))).toBe(SendOutcome.Sent); // leaves 100: at the reserve
+      const parked = await acceptOn(relay, 'orders');
+      expect(await sendMessage(relay.context, parked)).toBe(SendOutcome.Parked);
+      expect(await relay.record(parked)).toMatchObject({
+        state: MessageState.Parked,
+        reason: 'balance reserve: 1 credits would leave 99, below the reserve of 100 kept for critical routes; waiting for a top-up and redrive',
+      });
+      expect(await sendMessage(relay.context, await acceptOn(relay, 'oncall'))).toBe(SendOutcome.Sent);
+      const [notice] = await relay.records(NOTICE_ROUTE);
+      expect(await sendMessage(relay.context, notice!.id)).toBe(SendOutcome.Sent);
+      expect(sandbox.messages().map((message) => message.message)).toEqual([expect.stringMatching(/^capped/), expect.stringMatching(/^capped/), notice!.text]);
+      expect(relay.metrics.total('Parked', 'orders')).toBe(1);
+
+      sandbox.setBalance(1_000);
+      await checkBalance(relay.context);
+      relay.clock.advance(1_000);
+      expect(await relay.store.requeue(parked, { from: MessageState.Parked })).toBeDefined();
+      expect((await sweep(relay.context)).sent).toEqual({ sent: 1 });
+      expect((await sweep(relay.context)).sent).toEqual({});
+      expect(await relay.record(parked)).toMatchObject({ state: MessageState.Sent, redrives: 1 });
+      expect(sandbox.messages()).toHaveLength(4);
+    });
+
+    it('reads the balance once when none is known yet (a fresh table), before the first send', async () => {
+      await start({ config: reserved });
+      sandbox.setBalance(50);
+      expect(await sendMessage(relay.context, await acceptOn(relay, 'orders'))).toBe(SendOutcome.Parked);
+      expect(sandbox.messages()).toHaveLength(0);
+      expect(await relay.store.getBalanceState()).toMatchObject({ lastBalance: 50, creditsPerUnit: 1 });
     });
   });
 });

@@ -346,3 +346,55 @@ describe('acceptWebhook', () => {
     });
   });
 });
+
+describe('acceptWebhook with a replay key (the signed body of a sender whose delivery id is not signed)', () => {
+  const accept = (store: Awaited<ReturnType<typeof newTable>>['store'], dedupeKey: string, replayKey: string, count = 1) =>
+    store.acceptWebhook({ route: 'github', dedupeKey, replayKey, windowSeconds: 3600, messages: messages(count), now: T0 });
+
+  it('answers the same body under a fresh delivery id as a duplicate of the first accept', async () => {
+    const { store, scan } = await newTable(db);
+    const first = await accept(store, 'delivery-1', 'body-a');
+    const replay = await accept(store, 'delivery-2', 'body-a');
+
+    expect(replay).toEqual({ outcome: 'duplicate', ids: first.ids, recovered: 0 });
+    expect((await scan()).filter((item) => item['kind']?.S === 'message')).toHaveLength(1);
+  });
+
+  it('points the fresh delivery id at the first accept, so it stays a duplicate whatever body comes with it', async () => {
+    const { store, scan } = await newTable(db);
+    const first = await accept(store, 'delivery-1', 'body-a');
+    await accept(store, 'delivery-2', 'body-a');
+    const again = await accept(store, 'delivery-2', 'body-b');
+
+    expect(again).toMatchObject({ outcome: 'duplicate', ids: first.ids });
+    expect((await scan()).filter((item) => item['kind']?.S === 'message')).toHaveLength(1);
+  });
+
+  it('keeps a genuine redelivery (same id, same body) a duplicate, and two different deliveries apart', async () => {
+    const { store } = await newTable(db);
+    const first = await accept(store, 'delivery-1', 'body-a');
+    expect(await accept(store, 'delivery-1', 'body-a')).toMatchObject({ outcome: 'duplicate', ids: first.ids });
+    expect((await accept(store, 'delivery-3', 'body-c')).outcome).toBe('accepted');
+  });
+
+  it('lets exactly one of many concurrent replays under different ids through', async () => {
+    const { store } = await newTable(db);
+    const results = await Promise.all(Array.from({ length: 8 }, (_, n) => accept(store, `delivery-${n}`, 'body-a', 2)));
+
+    const accepted = results.filter((result) => result.outcome === 'accepted');
+    expect(accepted).toHaveLength(1);
+    for (const result of results) expect(result.ids).toEqual(accepted[0]!.ids);
+  });
+
+  it('completes an accept that died after its guards, when the sender retries the same delivery', async () => {
+    const { client } = tracingClient({ fails: (text) => text === 'message 0' });
+    const table = await newTable(db);
+    const crashing = table.storeWith(client);
+    await expect(crashing.acceptWebhook({ route: 'github', dedupeKey: 'delivery-1', replayKey: 'body-a', windowSeconds: 3600, messages: messages(1), now: T0 })).rejects.toThrow('simulated crash');
+
+    const retry = await accept(table.store, 'delivery-1', 'body-a');
+    expect(retry).toMatchObject({ outcome: 'duplicate', recovered: 1 });
+    expect(await table.store.getMessage(retry.ids[0]!)).toMatchObject({ state: 'PENDING', text: 'message 0' });
+  });
+});
+

@@ -62,3 +62,26 @@ describe('balance watch', () => {
     expect(await store.updateBalanceState({ balance: 10, threshold: 100, now: at(1500) })).toEqual({ alert: false, stale: true });
   });
 });
+
+describe('recordPrice', () => {
+  it('keeps the last price beside the balance state, for every process to estimate with', async () => {
+    const { store } = await newTable(db);
+    await store.recordPrice({ creditsPerUnit: 20, now: at(0) });
+    await store.updateBalanceState({ balance: 500, threshold: 100, now: at(1000) });
+    await store.recordPrice({ creditsPerUnit: 18.5, now: at(2000) });
+    expect(await store.getBalanceState()).toEqual({
+      armed: true,
+      lastBalance: 500,
+      lastCheckedAt: at(1000).toISOString(),
+      firstObservedAt: at(1000).toISOString(),
+      creditsPerUnit: 18.5,
+    });
+  });
+
+  it('refuses a price that cannot be one', async () => {
+    const { store } = await newTable(db);
+    await expect(store.recordPrice({ creditsPerUnit: 0 })).rejects.toThrow(/creditsPerUnit must be a number > 0/);
+    await expect(store.recordPrice({ creditsPerUnit: Number.NaN })).rejects.toThrow(/creditsPerUnit/);
+  });
+});
+

@@ -177,3 +177,19 @@ describe('spend', () => {
     await expect(store.spendLastDays(36)).rejects.toBeInstanceOf(InvalidArgumentError);
   });
 });
+
+describe('reserveLimit: credits per day against what was actually spent', () => {
+  it('holds a reservation once the credits spent that day leave no room, whatever the estimates said', async () => {
+    const { store } = await newTable(db);
+    const credits = (estimate: number) => ({ maxPerDay: 25, estimate });
+    expect((await store.reserveLimit({ route: 'shop', credits: credits(1), now: at(0) })).allowed).toBe(true);
+    await store.recordCreditsSpent({ route: 'shop', deducted: 20, now: at(1) });
+
+    // Reserved 1 + 4 = 5 of 25, but 20 were spent: a 10-credit send no longer fits.
+    expect((await store.reserveLimit({ route: 'shop', credits: credits(4), now: at(2) })).allowed).toBe(true);
+    expect(await store.reserveLimit({ route: 'shop', credits: credits(10), now: at(3) })).toMatchObject({ allowed: false, reason: 'credits' });
+    expect((await store.reserveLimit({ route: 'shop', credits: credits(5), now: at(4) })).allowed).toBe(true);
+    // The next UTC day starts afresh.
+    expect((await store.reserveLimit({ route: 'shop', credits: credits(10), now: at(DAY) })).allowed).toBe(true);
+  });
+});

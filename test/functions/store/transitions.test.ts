@@ -114,6 +114,27 @@ describe('completions', () => {
     expect(await store.getMessage(id)).toEqual(sent);
   });
 
+  it('markSent keeps a bounded part of an answer too large for one item, so storing a send always fits', async () => {
+    const { store, id } = await setUp();
+    const { token } = await claim(store, id);
+    const recipients = Array.from({ length: 9_000 }, (_, n) => ({ phoneNumber: `2557${String(n).padStart(8, '0')}`, status: 'queued', messageId: `msg_${n}_${'x'.repeat(40)}` }));
+    const sent = await store.markSent(id, token, { ...sendResult, message: 'm'.repeat(100_000), recipients }, { now: at(2000) });
+
+    const kept = sent.result!.recipients as { truncated: boolean; count: number; first: unknown[] };
+    expect(kept).toMatchObject({ truncated: true, count: 9_000 });
+    expect(kept.first).toEqual(recipients.slice(0, kept.first.length));
+    expect(JSON.stringify(kept).length).toBeLessThanOrEqual(32_768);
+    expect(sent.result!.message).toHaveLength(512);
+    expect(await store.getMessage(id)).toEqual(sent);
+  });
+
+  it('markDropped records a claimed message that must not go out any more', async () => {
+    const { store, id } = await setUp();
+    const { token } = await claim(store, id);
+    expect(await store.markDropped(id, token, 'stale', { now: at(2000) })).toMatchObject({ state: 'DROPPED', reason: 'stale' });
+    await expect(store.markDropped(id, token, 'again')).rejects.toBeInstanceOf(ClaimLostError);
+  });
+
   it.each([
     ['markFailed', 'FAILED', (s: MessageStore, id: string, t: string) => s.markFailed(id, t, 'rejected', lastError, { now: at(2000) })],
     ['markUnknown', 'UNKNOWN', (s: MessageStore, id: string, t: string) => s.markUnknown(id, t, 'timed out', lastError, { now: at(2000) })],

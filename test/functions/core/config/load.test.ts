@@ -52,6 +52,29 @@ secrets: sms-relay/prod
     expect(loaded.config.retentionDays).toBe(90);
   });
 
+  it('applies the money-safety defaults: maxRecipients 10, priority normal, reserve 0', () => {
+    const loaded = loadConfig(`${base}balance: { threshold: 100 }
+routes:
+  r: { source: generic, secret: t, recipients: ["0712345678"] }
+`);
+    expect(loaded.routes.get('r')!.config).toMatchObject({ maxRecipients: 10, priority: 'normal' });
+    expect(loaded.config.balance).toMatchObject({ threshold: 100, reserve: 0 });
+  });
+
+  it('refuses a reserve at or above the threshold, more literal numbers than maxRecipients, and an unknown priority', () => {
+    const numbers = Array.from({ length: 3 }, (_, n) => `071234567${n}`).join(',');
+    expect(problemsOf(`${base}balance: { threshold: 100, reserve: 100 }
+routes:
+  r: { source: generic, secret: t, recipients: ["${numbers}"], maxRecipients: 2, priority: urgent }
+`)).toEqual([
+      'balance.reserve: reserve must be below threshold: the low-balance SMS has to warn before the reserve is reached',
+      expect.stringMatching(/^routes\.r\.priority: /),
+    ]);
+    expect(problemsOf(`${base}routes:
+  r: { source: generic, secret: t, recipients: ["${numbers}"], maxRecipients: 2 }
+`)).toEqual(['routes.r.recipients: 3 numbers, more than maxRecipients (2)']);
+  });
+
   it('falls back to the provider default sender ID, and to none', () => {
     const withDefault = loadConfig(`provider: { baseUrl: "https://x.example", defaultSenderId: ACME }
 secrets: s
