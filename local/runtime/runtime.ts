@@ -68,7 +68,7 @@ export async function startRuntime(settings: RuntimeSettings, { verbose = false 
   const loaded = loadConfigFile(settings.configPath);
   const staleSendingMs = Number(process.env['STALE_SENDING_MS'] || DEFAULT_RETRY_POLICY.staleSendingMs);
   const stale = staleSendingProblem(staleSendingMs, loaded.config.provider.timeoutMs);
-  if (stale !== undefined) throw new InvalidSettingError('STALE_SENDING_MS', stale.replace(/^STALE_SENDING_MS /, ''));
+  if (stale !== undefined) throw new InvalidSettingError('STALE_SENDING_MS', stale.replace(/^STALE_SENDING_MS \((\d+)\) /, '$1 '));
   const balanceSchedule = localSchedule(loaded.config.balance?.schedule ?? DEFAULT_BALANCE_SCHEDULE);
   const secrets = ensureSecretsFile(settings.secretsPath, loaded);
   const providerApiKey = settings.providerApiKey ?? secrets.values[PROVIDER_API_KEY_NAME]!;

@@ -72,6 +72,12 @@ describe('sms-relay CLI', () => {
     expect(result.stderr).toContain('PORT: expected a port from 0 to 65535');
   }, 120_000);
 
+  it('start refuses a STALE_SENDING_MS not above the SMS service time-out', async () => {
+    const result = await runCli(['start'], cleanEnv({ PORT: '0', STALE_SENDING_MS: '1000', RELAY_DATA_DIR: join(dir, 'stale-data'), RELAY_SECRETS_FILE: join(dir, 'stale-secrets.json') }));
+    expect(result.code).toBe(1);
+    expect(result.stderr).toContain('STALE_SENDING_MS: 1000 must be above provider.timeoutMs (10000)');
+  }, 120_000);
+
   describe('balance against another SMS service', () => {
     let sandbox: RunningSandbox;
     const key = 'cli-balance-key-71c2';

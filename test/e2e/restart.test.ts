@@ -41,7 +41,8 @@ beforeAll(async () => {
     // Many quick retries: records stay PENDING while the provider is down, and are due again soon after.
     RETRY_MAX_ATTEMPTS: '1000',
     RETRY_BASE_DELAY_MS: '100',
-    STALE_SENDING_MS: '1000',
+    // Above config/local.yaml's provider time-out (10 s), as the runtime requires.
+    STALE_SENDING_MS: '11000',
   };
 });
 

@@ -16,7 +16,9 @@ import { signedWebhook } from './support/webhooks';
 const PER_ROUTE = 20;
 /** Long enough that the kill always comes while the held sends are still held, even on a busy machine. */
 const HOLD_MS = 20_000;
-const STALE_SENDING_MS = 2_000;
+/** Above the client's time-out, as the runtime requires: a send in flight is never taken for a stale one. */
+const TIMEOUT_MS = 10_000;
+const STALE_SENDING_MS = TIMEOUT_MS + 2_000;
 /** More than any number of sends this test makes: every send before the kill is held. */
 const HELD_SENDS = 1_000;
 /**
@@ -35,8 +37,8 @@ describe('crash: SIGKILL in the middle of a batch, restart on the same store', (
   beforeAll(async () => {
     scenario = await startScenario({
       label: 'crash',
-      // Far longer than the hold: the sends are in flight, not timed out, when the kill comes.
-      timeoutMs: 30_000,
+      // The sends are still in flight, not timed out, when the kill comes right after they arrive.
+      timeoutMs: TIMEOUT_MS,
       env: { RETRY_MAX_ATTEMPTS: '6', RETRY_BASE_DELAY_MS: '200', STALE_SENDING_MS: String(STALE_SENDING_MS), SWEEP_PENDING_GRACE_MS: '0' },
     });
   });
