@@ -1,0 +1,136 @@
+import { readFileSync } from 'node:fs';
+import { afterAll, describe, expect, it } from 'vitest';
+import { parse } from 'yaml';
+import { type RouteInput } from './support/config';
+import { call } from './support/http';
+import { liveRecords, waitForFinal } from './support/records';
+import { runId, type Scenario, startScenario } from './support/scenario';
+import { bearerHeaders, shopifyHeaders, woocommerceHeaders } from './support/signers';
+
+/**
+ * Hostile and oversized input against the local runtime: what a stranger who fills one payload
+ * field can make the relay spend, and what a large customer's traffic does to the bookkeeping.
+ */
+
+const LOCAL_ROUTES = (parse(readFileSync(new URL('../../config/local.yaml', import.meta.url), 'utf8')) as { routes: Record<string, RouteInput> }).routes;
+
+/** `count` distinct Tanzanian mobile numbers in `separator`-joined text, as a stuffed field holds them. */
+function numbers(count: number, separator = ','): string {
+  return Array.from({ length: count }, (_, index) => `07${String(20_000_000 + index).padStart(8, '0')}`).join(separator);
+}
+
+/** Which payload field feeds each example route's templated recipient, and a signed body with it stuffed. */
+const STUFFED: Record<string, (secrets: Readonly<Record<string, string>>, phones: string, tag: string) => { headers: Record<string, string>; body: string }> = {
+  alerts: (secrets, phones, tag) => {
+    const body = JSON.stringify({
+      receiver: 'sms', status: 'firing', groupKey: `{}:{alertname="${tag}"}`, version: '4',
+      commonLabels: { alertname: tag }, commonAnnotations: { summary: tag, oncall_phone: phones },
+      alerts: [{ status: 'firing', labels: { alertname: tag }, annotations: {}, fingerprint: tag }],
+    });
+    return { headers: bearerHeaders(secrets['alerts-token']!), body };
+  },
+  orders: (secrets, phones, tag) => {
+    const body = JSON.stringify({ id: 4_000_000 + Number.parseInt(tag.slice(-6), 16), name: `#${tag}`, total_price: '10.00', currency: 'TZS', customer: { first_name: 'Eve', phone: phones } });
+    return { headers: shopifyHeaders(secrets['shopify-secret']!, body), body };
+  },
+  shop: (secrets, phones, tag) => {
+    const body = JSON.stringify({ id: Number.parseInt(tag.slice(-6), 16), number: tag, status: 'processing', total: '10.00', currency: 'TZS', billing: { first_name: 'Eve', phone: phones } });
+    return { headers: woocommerceHeaders(secrets['woocommerce-secret']!, body), body };
+  },
+  notify: (secrets, phones, tag) => ({ headers: { ...bearerHeaders(secrets['generic-token']!), 'idempotency-key': tag }, body: JSON.stringify({ message: tag, phone: phones }) }),
+};
+
+const scenarios: Scenario[] = [];
+afterAll(async () => {
+  await Promise.all(scenarios.map((scenario) => scenario.close()));
+});
+
+describe('hostile input: recipients stuffed into every templated field of the example routes', () => {
+  it('sends nothing to stuffed numbers, on every route and with every separator, and records why', async () => {
+    const templated = Object.entries(LOCAL_ROUTES).filter(([, route]) => route.recipients.some((entry) => entry.includes('{{')));
+    expect(templated.map(([id]) => id).sort()).toEqual(Object.keys(STUFFED).sort());
+    const scenario = await startScenario({ label: 'hostile-recipients', routes: LOCAL_ROUTES });
+    scenarios.push(scenario);
+    const run = runId();
+
+    const ids: string[] = [];
+    for (const [route] of templated) {
+      for (const [variant, phones] of [['commas', numbers(200)], ['semicolons', numbers(50, ';')], ['lines', numbers(3_000, '\n')], ['spaced', numbers(20, ', ')]] as const) {
+        const tag = `${run}${variant}${route}`.slice(0, 40);
+        const { headers, body } = STUFFED[route]!(scenario.secrets, phones, `${run}${Buffer.from(variant + route).toString('hex').slice(0, 6)}`);
+        const answer = await call(scenario.runtime.baseUrl, { method: 'POST', path: `/hooks/${route}`, headers: { 'content-type': 'application/json', ...headers }, body });
+        expect(answer.status, `${route} ${variant}: ${answer.text}`).toBe(200);
+        expect(answer.json?.['status'], `${route} ${variant}`).toBe('dropped');
+        expect(String(answer.json?.['reason']), tag).toMatch(/^\d+ recipients, more than maxRecipients \(\d+\)$/);
+        ids.push(...(answer.json?.['ids'] as string[]));
+      }
+    }
+
+    const records = await waitForFinal(scenario.runtime, ids, 60_000);
+    expect([...records.values()].every((record) => record.state === 'DROPPED')).toBe(true);
+    expect(scenario.sandbox.messages()).toHaveLength(0);
+  });
+});
+
+describe('the daily credit cap over restarts', () => {
+  it('never lets more than creditsPerDay through, however often the runtime restarts', async () => {
+    const ten = Array.from({ length: 10 }, (_, index) => `0713${String(200_000 + index)}`);
+    const routes: Record<string, RouteInput> = {
+      capped: { source: 'generic', secret: 'generic-token', recipients: ten, template: '{{ tag }}', limits: { creditsPerDay: 35 } },
+    };
+    const scenario = await startScenario({ label: 'hostile-cap', routes });
+    scenarios.push(scenario);
+    const run = runId();
+    const ids: string[] = [];
+
+    // Five starts, two webhooks each: 10 credits a send at the sandbox's rate of 1.
+    for (let start = 0; start < 5; start += 1) {
+      if (start > 0) await scenario.restart();
+      for (let n = 0; n < 2; n += 1) {
+        const answer = await call(scenario.runtime.baseUrl, {
+          method: 'POST', path: '/hooks/capped',
+          headers: { ...bearerHeaders(scenario.secrets['generic-token']!), 'idempotency-key': `${run}-${start}-${n}`, 'content-type': 'application/json' },
+          body: JSON.stringify({ tag: `cap ${run} ${start} ${n}` }),
+        });
+        expect(answer.status, answer.text).toBe(202);
+        ids.push(...(answer.json?.['ids'] as string[]));
+      }
+      await waitForFinal(scenario.runtime, ids, 60_000);
+      await scenario.runtime.kill();
+    }
+    await scenario.restart();
+
+    const spent = scenario.sandbox.messages().reduce((sum, message) => sum + message.deducted, 0);
+    expect(spent).toBe(30);
+    const states = [...(await liveRecords(scenario.runtime, 'capped')).values()].map((record) => record.state).sort();
+    expect(states).toEqual([...Array(7).fill('HELD'), ...Array(3).fill('SENT')]);
+  });
+});
+
+describe('an oversized answer from the SMS service', () => {
+  it('is recorded SENT once, and stays so across a kill and a restart past the stale-sending age', async () => {
+    const routes: Record<string, RouteInput> = {
+      bulk: { source: 'generic', secret: 'generic-token', recipients: ['{{ phones }}'], template: '{{ tag }}', maxRecipients: 9_000, delivery: 'at-least-once' },
+    };
+    const scenario = await startScenario({ label: 'hostile-answer', routes, timeoutMs: 5_000, env: { STALE_SENDING_MS: '6000' } });
+    scenarios.push(scenario);
+    const tag = `bulk ${runId()}`;
+    const answer = await call(scenario.runtime.baseUrl, {
+      method: 'POST', path: '/hooks/bulk',
+      headers: { ...bearerHeaders(scenario.secrets['generic-token']!), 'content-type': 'application/json' },
+      body: JSON.stringify({ tag, phones: numbers(9_000) }),
+    });
+    expect(answer.status, answer.text).toBe(202);
+    const ids = answer.json?.['ids'] as string[];
+    expect((await waitForFinal(scenario.runtime, ids, 60_000)).get(ids[0]!)?.state).toBe('SENT');
+
+    await scenario.runtime.kill();
+    await new Promise((resolve) => setTimeout(resolve, 7_000));
+    await scenario.restart();
+    await new Promise((resolve) => setTimeout(resolve, 3_000));
+
+    expect(scenario.sandbox.messages().filter((message) => message.message === tag)).toHaveLength(1);
+    expect((await liveRecords(scenario.runtime, 'bulk')).get(ids[0]!)?.state).toBe('SENT');
+  });
+});
+
