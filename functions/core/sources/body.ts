@@ -100,6 +100,13 @@ export function parseBody(webhook: InboundWebhook, { form = false }: ParseBodyOp
 function parseJsonOrFail(text: string): WebhookBody {
   if (text.trim() === '') throw new BadPayloadError('body is empty; expected JSON');
   if (jsonDepthExceeds(text, MAX_JSON_DEPTH)) {
+    // Broken JSON stays a 400 however many brackets it opens; only a valid body is "too deep".
+    // V8's JSON.parse does not recurse, so it can tell which this is.
+    try {
+      JSON.parse(text);
+    } catch (error) {
+      throw new BadPayloadError('body is not valid JSON', { cause: error });
+    }
     throw new UndeliverablePayloadError(`JSON nested deeper than ${MAX_JSON_DEPTH} levels`);
   }
   try {

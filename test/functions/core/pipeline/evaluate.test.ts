@@ -162,6 +162,12 @@ describe('evaluateWebhook', () => {
       expect(evaluation.dedupeWindowSeconds).toBe(86_400);
     });
 
+    it('still answers broken JSON that opens many brackets as a bad request', () => {
+      const route = routeWith('recipients: ["0712345678"]');
+      const webhook = webhookOf({ body: `{"message":${'['.repeat(500)}`, headers: { authorization: `Bearer ${secret}` } });
+      expect(evaluateWebhook(route, webhook, { secret })).toMatchObject({ verdict: 'bad-request', reason: 'body is not valid JSON' });
+    });
+
     it(`reads JSON nested ${MAX_JSON_DEPTH} levels, and brackets inside strings do not count`, () => {
       const route = routeWith('recipients: ["0712345678"]\ntemplate: "{{ note }}"');
       const nested = `${'['.repeat(MAX_JSON_DEPTH - 1)}${']'.repeat(MAX_JSON_DEPTH - 1)}`;
