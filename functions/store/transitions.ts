@@ -162,6 +162,13 @@ const finalWithError =
       },
     });
 
+const finalWithReason =
+  (state: MessageState) =>
+  async (context: StoreContext, id: string, token: string, reason: string, { now = context.clock() }: CompleteOptions = {}): Promise<MessageRecord> =>
+    await complete(context, id, token, {
+      set: { state: str(state), reason: str(reason), updatedAt: str(now.toISOString()) },
+    });
+
 /**
  * Records that the message was certainly not sent and will not be tried again.
  *
@@ -233,16 +240,7 @@ export const markParked = async (
  * if (!limit.allowed) await store.markHeld(id, token, `limit: ${limit.reason}`);
  * ```
  */
-export const markHeld = async (
-  context: StoreContext,
-  id: string,
-  token: string,
-  reason: string,
-  { now = context.clock() }: CompleteOptions = {},
-): Promise<MessageRecord> =>
-  await complete(context, id, token, {
-    set: { state: str(MessageState.Held), reason: str(reason), updatedAt: str(now.toISOString()) },
-  });
+export const markHeld = finalWithReason(MessageState.Held);
 
 /**
  * Drops a claimed message that must not go out any more (a low-balance notice whose balance is
@@ -255,16 +253,7 @@ export const markHeld = async (
  * await store.markDropped(id, token, 'stale: the balance is back above the threshold');
  * ```
  */
-export const markDropped = async (
-  context: StoreContext,
-  id: string,
-  token: string,
-  reason: string,
-  { now = context.clock() }: CompleteOptions = {},
-): Promise<MessageRecord> =>
-  await complete(context, id, token, {
-    set: { state: str(MessageState.Dropped), reason: str(reason), updatedAt: str(now.toISOString()) },
-  });
+export const markDropped = finalWithReason(MessageState.Dropped);
 
 /** Options of {@link releaseForRetry}. */
 export interface RetryOptions extends CompleteOptions {
