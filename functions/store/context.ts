@@ -6,6 +6,8 @@ export interface StoreContext {
   readonly tableName: string;
   /** The time of operations that were not given a `now`; tests pass a fixed clock. */
   readonly clock: () => Date;
+  /** `false`: listings scan the table instead of querying its indexes (see `StoreOptions.readIndexes`). */
+  readonly readIndexes: boolean;
 }
 
 /** True for a write refused by its condition: a lost race or a state that moved on, not a fault. */

@@ -1,10 +1,10 @@
-import { type AttributeValue, BatchGetItemCommand, GetItemCommand, QueryCommand } from '@aws-sdk/client-dynamodb';
+import { type AttributeValue, BatchGetItemCommand, GetItemCommand, QueryCommand, ScanCommand } from '@aws-sdk/client-dynamodb';
 import { type Item, str } from './attributes';
 import { messageFromItem } from './codec';
 import type { StoreContext } from './context';
 import { decodeCursor, encodeCursor } from './cursor';
 import { InvalidArgumentError, StoreError } from './errors';
-import { messageKey } from './keys';
+import { ItemKind, messageKey } from './keys';
 import { MessageState, TABLE } from './table';
 import type { MessageRecord, Page } from './types';
 
@@ -77,6 +77,9 @@ const queryIndex = async (
   const upper = before === undefined ? undefined : new Date(before.getTime() - 1).toISOString();
   const lower = since?.toISOString();
   if (lower !== undefined && upper !== undefined && lower > upper) return { items: [] };
+  if (!context.readIndexes) {
+    return await scanAsIndex(context, { index, partition, lower, upper, limit, cursor, newestFirst, filter, filterValues });
+  }
   const values: Record<string, AttributeValue> = { ':partition': str(partition), ...filterValues };
   if (lower !== undefined) values[':lower'] = str(lower);
   if (upper !== undefined) values[':upper'] = str(upper);
@@ -107,6 +110,76 @@ const queryIndex = async (
   // A keys-only index holds no record: read the records themselves, in the index's order.
   const items = index.projection === 'KEYS_ONLY' ? await getRecords(context, entries) : entries.map(messageFromItem);
   return { items, ...(cursorOut === undefined ? {} : { cursor: cursorOut }) };
+};
+
+/**
+ * What `queryIndex` returns, read from the table itself: every message item of the partition
+ * (filtered scan, all pages), in the index's order (sort key, then key), paged by a cursor that
+ * names the last record returned.
+ */
+const scanAsIndex = async (
+  context: StoreContext,
+  {
+    index,
+    partition,
+    lower,
+    upper,
+    limit,
+    cursor,
+    newestFirst,
+    filter,
+    filterValues,
+  }: Pick<IndexQuery, 'index' | 'partition' | 'filter'> & {
+    readonly lower: string | undefined;
+    readonly upper: string | undefined;
+    readonly limit: number;
+    readonly cursor: string | undefined;
+    readonly newestFirst: boolean;
+    readonly filterValues: Readonly<Record<string, AttributeValue>>;
+  },
+): Promise<Page<MessageRecord>> => {
+  const conditions = ['#kind = :kind', '#partition = :partition'];
+  if (lower !== undefined) conditions.push('#sort >= :lower');
+  if (upper !== undefined) conditions.push('#sort <= :upper');
+  if (filter !== undefined) conditions.push(`(${filter})`);
+  const expression = conditions.join(' AND ');
+  const items: Item[] = [];
+  let start: Record<string, AttributeValue> | undefined;
+  do {
+    const page = await context.client.send(
+      new ScanCommand({
+        TableName: context.tableName,
+        FilterExpression: expression,
+        ExpressionAttributeNames: {
+          '#kind': 'kind',
+          '#partition': index.partitionKey,
+          ...(lower === undefined && upper === undefined ? {} : { '#sort': index.sortKey }),
+          ...namesIn(filter),
+        },
+        ExpressionAttributeValues: {
+          ':kind': str(ItemKind.Message),
+          ':partition': str(partition),
+          ...(lower === undefined ? {} : { ':lower': str(lower) }),
+          ...(upper === undefined ? {} : { ':upper': str(upper) }),
+          ...filterValues,
+        },
+        ExclusiveStartKey: start,
+        ConsistentRead: true,
+      }),
+    );
+    items.push(...(page.Items ?? []));
+    start = page.LastEvaluatedKey;
+  } while (start !== undefined);
+
+  const position = (item: Item): string => `${item[index.sortKey]?.S ?? ''}\u0000${pkOf(item)}`;
+  const direction = newestFirst ? -1 : 1;
+  items.sort((a, b) => direction * (position(a) < position(b) ? -1 : position(a) > position(b) ? 1 : 0));
+  const after = decodeCursor(cursor)?.['position']?.S;
+  const remaining = after === undefined ? items : items.filter((item) => direction * (position(item) > after ? 1 : position(item) < after ? -1 : 0) > 0);
+  const page = remaining.slice(0, limit);
+  const last = page.at(-1);
+  const more = remaining.length > limit && last !== undefined;
+  return { items: page.map(messageFromItem), ...(more ? { cursor: encodeCursor({ position: str(position(last)) })! } : {}) };
 };
 
 const sleep = async (ms: number): Promise<void> => await new Promise((resolve) => setTimeout(resolve, ms));

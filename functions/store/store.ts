@@ -56,6 +56,14 @@ export interface StoreOptions {
   readonly tableName: string;
   /** The time of operations not given a `now`. Defaults to the system clock. */
   readonly clock?: () => Date;
+  /**
+   * `false` lists records by scanning the table instead of querying its indexes: the local
+   * runtime's choice, because dynalite writes an item and its index entries without atomicity, so
+   * a process killed mid-write can leave an index that disagrees with the table. A scan reads the
+   * records themselves, which are always right; locally the table is small enough to scan.
+   * @default true
+   */
+  readonly readIndexes?: boolean;
 }
 
 /**
@@ -145,8 +153,8 @@ export interface MessageStore {
  * };
  * ```
  */
-export const createStore = ({ client, tableName, clock = () => new Date() }: StoreOptions): MessageStore => {
-  const context: StoreContext = { client, tableName, clock };
+export const createStore = ({ client, tableName, clock = () => new Date(), readIndexes = true }: StoreOptions): MessageStore => {
+  const context: StoreContext = { client, tableName, clock, readIndexes };
   return {
     acceptWebhook: async (input) => await acceptWebhook(context, input),
     claimMessage: async (id, options) => await claimMessage(context, id, options),
