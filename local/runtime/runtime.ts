@@ -4,23 +4,31 @@ import { loadConfigFile, type LoadedConfig } from '../../functions/core/config/l
 import { SANDBOX_DEFAULTS } from '../sandbox/options';
 import { startSandbox } from '../sandbox/server';
 import type { RunningSandbox } from '../sandbox/types';
-import { DEFAULT_RETRY_POLICY, staleSendingProblem } from '../../functions/relay/ports';
+import { createFileSecretSource } from '../../functions/handlers/runtime/secrets';
+import { createSmsClientSource } from '../../functions/handlers/runtime/sms';
+import { checkBalance } from '../../functions/relay/balance';
+import { ingestWebhook } from '../../functions/relay/ingest';
+import { type RelayContext, type RelayLogger, type RetryPolicy, staleSendingProblem } from '../../functions/relay/ports';
+import type { MessageStore } from '../../functions/store';
+import { sendMessage } from '../../functions/relay/sender';
+import { sweep } from '../../functions/relay/sweeper';
 import { renderBanner } from './banner';
 import { InvalidSettingError } from './errors';
 import { announceRuntime, withdrawRuntime } from './discovery';
-import { lambdaContext, scheduledEvent } from './events';
-import { HANDLER_TIMEOUT_MS, handlerEnvironment, loadHandlers } from './handlers';
-import { openLocalStore, LOCAL_REGION, type LocalStore } from './local-store';
-import { createRedactor, formatLogEntry, formatWebhook, parseLogLine } from './log-format';
+import { openLocalStore, type LocalStore } from './local-store';
+import { createRedactor, formatWebhook } from './log-format';
 import { localSchedule, repeat, type Repeating } from './schedule';
 import { ensureSecretsFile, PROVIDER_API_KEY_NAME } from './secrets';
 import { createRelayServer, type HealthReport } from './server';
 import { displayPath, RUNTIME_DEFAULTS, type RuntimeSettings } from './settings';
-import { StreamFeeder } from './stream';
-import { createTerminal, type Terminal } from './terminal';
+import { createSendQueue } from './send-queue';
+import { createTerminal } from './terminal';
+import { createTerminalLogger } from './terminal-logger';
 
 /** The deployed default when a config has no `balance.schedule` (infra `DEFAULT_BALANCE_SCHEDULE`). */
 const DEFAULT_BALANCE_SCHEDULE = 'rate(1 hour)';
+/** Sends in flight at once: as many as the deployed sender's batches (2) of 4 concurrent sends do. */
+const LOCAL_SENDER_CONCURRENCY = 8;
 
 export interface RuntimeOptions {
   /**
@@ -66,8 +74,7 @@ export interface RunningRuntime {
  */
 export async function startRuntime(settings: RuntimeSettings, { verbose = false }: RuntimeOptions = {}): Promise<RunningRuntime> {
   const loaded = loadConfigFile(settings.configPath);
-  const staleSendingMs = Number(process.env['STALE_SENDING_MS'] || DEFAULT_RETRY_POLICY.staleSendingMs);
-  const stale = staleSendingProblem(staleSendingMs, loaded.config.provider.timeoutMs);
+  const stale = staleSendingProblem(settings.policy.staleSendingMs, loaded.config.provider.timeoutMs);
   if (stale !== undefined) throw new InvalidSettingError('STALE_SENDING_MS', stale.replace(/^STALE_SENDING_MS \((\d+)\) /, '$1 '));
   const balanceSchedule = localSchedule(loaded.config.balance?.schedule ?? DEFAULT_BALANCE_SCHEDULE);
   const secrets = ensureSecretsFile(settings.secretsPath, loaded);
@@ -77,8 +84,6 @@ export async function startRuntime(settings: RuntimeSettings, { verbose = false 
   const cleanup: { readonly name: string; readonly run: () => Promise<void> }[] = [];
   const unwind = async ({ keepStore = false } = {}): Promise<void> => {
     for (const step of cleanup.reverse()) {
-      // dynalite throws (uncaught) at requests that arrive after it closed; a handler still running
-      // would bring the process down. Its writes are on disk already, so exiting without closing loses nothing.
       if (keepStore && step.name === 'store') continue;
       await step.run().catch(() => undefined);
     }
@@ -96,23 +101,27 @@ export async function startRuntime(settings: RuntimeSettings, { verbose = false 
     if (sandbox !== undefined) cleanup.push({ name: 'sandbox', run: () => sandbox.close() });
     const providerBaseUrl = settings.providerBaseUrl ?? sandbox!.baseUrl;
 
-    Object.assign(process.env, handlerEnvironment({ settings, dynamodbEndpoint: local.endpoint, providerBaseUrl }));
-    terminal.capture((line, stream) => printCaptured(terminal, line, stream, settings.jsonLogs, verbose));
-    cleanup.push({ name: 'terminal', run: async () => terminal.restore() });
-    const handlers = await loadHandlers();
+    const context = createLocalContext({
+      loaded,
+      store: local.store,
+      secretsPath: settings.secretsPath,
+      providerBaseUrl,
+      providerApiKey,
+      logger: createTerminalLogger(terminal, { verbose, json: settings.jsonLogs }),
+      policy: settings.policy,
+    });
 
     const problem = (message: string, error?: unknown): void => terminal.printError(`${clockNow()}  error    ${message}${describeError(error)}`);
-    const feeder = new StreamFeeder({
-      client: local.client,
-      source: { tableName: settings.tableName, region: LOCAL_REGION, label: new Date().toISOString().slice(0, 23) },
-      sender: handlers.sender,
-      onProblem: problem,
+    const sender = createSendQueue({
+      send: (id) => sendMessage(context, id),
+      concurrency: LOCAL_SENDER_CONCURRENCY,
+      onError: (id, error) => problem(`send of ${id} failed; the sweeper retries it`, error),
     });
     const startedAt = new Date().toISOString();
     relay.attach({
       maxBodyBytes: settings.maxBodyBytes,
-      ingest: async (event) => await handlers.ingest(event, lambdaContext('ingest', HANDLER_TIMEOUT_MS.ingest)),
-      onAccepted: (ids) => feeder.feed(ids),
+      ingest: async (request) => await ingestWebhook(context, request, { maxBodyBytes: settings.maxBodyBytes }),
+      onAccepted: (ids) => sender.feed(ids),
       onWebhook: (report) => terminal.print(formatWebhook(report)),
       onError: problem,
       health: async () => await health({ local, settings, providerBaseUrl, sandbox, loaded, startedAt }),
@@ -120,15 +129,16 @@ export async function startRuntime(settings: RuntimeSettings, { verbose = false 
     });
 
     const timers: Repeating[] = [
-      repeat(async () => void (await handlers.sweeper(scheduledEvent('SweepSchedule', LOCAL_REGION), lambdaContext('sweeper', HANDLER_TIMEOUT_MS.sweeper))), {
+      repeat(async () => void (await sweep(context, { pendingGraceMs: 0 })), {
         intervalMs: settings.sweepIntervalMs,
         immediately: true,
         onError: (error) => problem('the sweeper failed', error),
       }),
-      repeat(
-        async () => void (await handlers.balanceWatch(scheduledEvent('BalanceSchedule', LOCAL_REGION), lambdaContext('balance-watch', HANDLER_TIMEOUT_MS['balance-watch']))),
-        { intervalMs: balanceSchedule.intervalMs, immediately: true, onError: (error) => problem('the balance watch failed', error) },
-      ),
+      repeat(async () => void (await checkBalance(context)), {
+        intervalMs: balanceSchedule.intervalMs,
+        immediately: true,
+        onError: (error) => problem('the balance watch failed', error),
+      }),
     ];
 
     announceRuntime({ pid: process.pid, url, dataDir: settings.dataDir, providerBaseUrl, startedAt });
@@ -158,8 +168,8 @@ export async function startRuntime(settings: RuntimeSettings, { verbose = false 
         terminal.print(`${clockNow()}  stopping: no new webhooks; waiting for sends in flight`);
         const drained = (async () => {
           const closing = relay.close();
-          feeder.stop();
-          await Promise.all([...timers.map(async (timer) => await timer.stop()), feeder.idle(), closing]);
+          sender.stop();
+          await Promise.all([...timers.map(async (timer) => await timer.stop()), sender.idle(), closing]);
         })();
         const finished = await Promise.race([drained.then(() => true), delay(settings.shutdownTimeoutMs).then(() => false)]);
         if (!finished) terminal.printError(`${clockNow()}  warning  sends still in flight after ${settings.shutdownTimeoutMs / 1000} s; stopping anyway`);
@@ -175,6 +185,45 @@ export async function startRuntime(settings: RuntimeSettings, { verbose = false 
     await unwind();
     throw error;
   }
+}
+
+export interface LocalContextInput {
+  /** The config, loaded once. */
+  readonly loaded: LoadedConfig;
+  readonly store: MessageStore;
+  readonly secretsPath: string;
+  /** The SMS service the relay calls: the sandbox's URL, or `PROVIDER_BASE_URL`. */
+  readonly providerBaseUrl: string;
+  /** `PROVIDER_API_KEY`, else the secrets file's `providerApiKey`. */
+  readonly providerApiKey: string;
+  readonly logger: RelayLogger;
+  readonly policy: RetryPolicy;
+}
+
+/**
+ * The local composition root: the relay context the local runtime hands to the relay operations
+ * (`ingestWebhook`, `sendMessage`, `sweep`, `checkBalance`), as the Lambda handlers build theirs
+ * from the environment. Metrics go nowhere locally.
+ *
+ * @example
+ * ```ts
+ * const context = createLocalContext({ loaded, store, secretsPath, providerBaseUrl, providerApiKey, logger, policy });
+ * await ingestWebhook(context, request);
+ * ```
+ */
+export function createLocalContext({ loaded, store, secretsPath, providerBaseUrl, providerApiKey, logger, policy }: LocalContextInput): RelayContext {
+  const secrets = createFileSecretSource(secretsPath);
+  const { timeoutMs } = loaded.config.provider;
+  return {
+    config: { ...loaded, config: { ...loaded.config, provider: { ...loaded.config.provider, baseUrl: providerBaseUrl } } },
+    store,
+    secrets,
+    sms: createSmsClientSource({ secrets, baseUrl: providerBaseUrl, timeoutMs, apiKey: providerApiKey }),
+    logger,
+    metrics: { add: () => undefined },
+    clock: () => new Date(),
+    policy,
+  };
 }
 
 async function startLocalSandbox(loaded: LoadedConfig, apiKey: string): Promise<RunningSandbox> {
@@ -214,19 +263,6 @@ async function health({ local, settings, providerBaseUrl, sandbox, loaded, start
     sandbox: sandbox === undefined ? null : { baseUrl: sandbox.baseUrl, inbox: `${sandbox.baseUrl}/_sandbox/messages` },
     routes: [...loaded.routes.keys()],
   };
-}
-
-function printCaptured(terminal: Terminal, line: string, stream: 'stdout' | 'stderr', jsonLogs: boolean, verbose: boolean): void {
-  if (line.trim() === '') return;
-  const entry = parseLogLine(line);
-  if (entry === undefined || jsonLogs) {
-    (stream === 'stderr' ? terminal.printError : terminal.print)(line);
-    return;
-  }
-  const formatted = formatLogEntry(entry, { verbose });
-  if (formatted === undefined) return;
-  const level = entry.level.toUpperCase();
-  (level === 'ERROR' || level === 'CRITICAL' ? terminal.printError : terminal.print)(formatted);
 }
 
 function describeError(error: unknown): string {

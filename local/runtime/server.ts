@@ -1,9 +1,8 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { APIGatewayProxyEventV2, APIGatewayProxyResultV2 } from 'aws-lambda';
+import type { IngestRequest, IngestResponse } from '../../functions/relay/ingest';
 import type { MessageStore } from '../../functions/store';
 import { PortInUseError, RuntimeError } from './errors';
-import { httpApiEvent } from './events';
 import { parseSince, parseState, queryRecords, REDRIVE_STATES, requeueRecords, toRecordView, MESSAGE_STATES } from './records';
 
 /** Local-only endpoints under this prefix serve `logs` and `redrive` while the runtime holds the store. */
@@ -30,7 +29,8 @@ export interface HealthReport {
 
 export interface RelayServerDependencies {
   readonly maxBodyBytes: number;
-  readonly ingest: (event: APIGatewayProxyEventV2) => Promise<APIGatewayProxyResultV2>;
+  /** The relay's `ingestWebhook`: answers only once the webhook is recorded. */
+  readonly ingest: (request: IngestRequest) => Promise<IngestResponse>;
   /** Called with the ids of a 202 answer, after the answer was sent. */
   readonly onAccepted: (ids: readonly string[]) => void;
   readonly onWebhook: (report: WebhookReport) => void;
@@ -50,8 +50,8 @@ export interface RelayServer {
 }
 
 /**
- * The runtime's HTTP server, standing in for API Gateway: `POST /hooks/{route}` to the ingest
- * handler as a payload 2.0 event, `GET /health`, the local-only `/_relay` endpoints, JSON 404s
+ * The runtime's HTTP server, standing in for API Gateway: `POST /hooks/{route}` to the relay's
+ * ingest operation (the exact body bytes, headers as API Gateway passes them on), `GET /health`, the local-only `/_relay` endpoints, JSON 404s
  * and 405s. The body limit is enforced here too, while reading, so an oversized body is never
  * buffered whole.
  *
@@ -127,7 +127,7 @@ async function handle(request: IncomingMessage, response: ServerResponse, depend
   const hook = HOOK_PATH.exec(path);
   if (hook !== null) {
     if (method !== 'POST') return methodNotAllowed(response, 'POST');
-    return await handleWebhook(request, response, dependencies, decodeRoute(hook[1]!), port);
+    return await handleWebhook(request, response, dependencies, decodeRoute(hook[1]!));
   }
   if (path === '/hooks' || path.startsWith('/hooks/')) return sendJson(response, 404, { error: `no route at ${path}; post to /hooks/<route>` });
   if (path === '/health') {
@@ -147,13 +147,7 @@ async function handle(request: IncomingMessage, response: ServerResponse, depend
   sendJson(response, 404, { error: `not found: ${method} ${path}` });
 }
 
-async function handleWebhook(
-  request: IncomingMessage,
-  response: ServerResponse,
-  dependencies: RelayServerDependencies,
-  route: string,
-  port: number,
-): Promise<void> {
+async function handleWebhook(request: IncomingMessage, response: ServerResponse, dependencies: RelayServerDependencies, route: string): Promise<void> {
   const receivedAt = new Date();
   const body = await readLimited(request, dependencies.maxBodyBytes);
   if (body === undefined) {
@@ -162,61 +156,40 @@ async function handleWebhook(
     sendJson(response, 413, { error });
     return;
   }
-  const url = request.url ?? '/';
-  const query = url.indexOf('?');
-  const event = httpApiEvent({
-    method: 'POST',
-    rawPath: pathOf(request),
-    rawQueryString: query < 0 ? '' : url.slice(query + 1),
-    rawHeaders: request.rawHeaders,
-    route,
-    body,
-    sourceIp: request.socket.remoteAddress?.replace(/^::ffff:/, '') ?? '127.0.0.1',
-    domainName: request.headers.host ?? `127.0.0.1:${port}`,
-    protocol: `HTTP/${request.httpVersion}`,
-    receivedAt,
-  });
-
-  let result: APIGatewayProxyResultV2;
+  let result: IngestResponse;
   try {
-    result = await dependencies.ingest(event);
+    result = await dependencies.ingest(webhookOf(request, route, body, receivedAt));
   } catch (error) {
-    // API Gateway's answer when the function fails.
-    dependencies.onError(`the ingest handler failed on route ${route}`, error);
-    dependencies.onWebhook({ route, status: 500, outcome: 'error', reason: 'the ingest handler failed', ids: [] });
-    sendJson(response, 500, { message: 'Internal Server Error' });
+    // As on Lambda: nothing is known to be recorded, so the sender is asked to retry.
+    dependencies.onError(`webhook on route ${route} not recorded`, error);
+    dependencies.onWebhook({ route, status: 503, outcome: 'error', reason: 'not recorded; the sender will retry', ids: [] });
+    sendJson(response, 503, { error: 'the relay could not record this webhook; please retry' });
     return;
   }
-  const answer = toHttpAnswer(result);
-  response.writeHead(answer.status, answer.headers);
-  response.end(answer.body);
+  sendJson(response, result.status, result.body);
 
-  const parsed = parseObject(answer.body);
-  const ids = Array.isArray(parsed?.['ids']) ? (parsed['ids'] as unknown[]).filter((id): id is string => typeof id === 'string') : [];
-  const field = (name: string): string | undefined => (typeof parsed?.[name] === 'string' ? parsed[name] : undefined);
+  const field = (name: string): string | undefined => (typeof result.body[name] === 'string' ? (result.body[name] as string) : undefined);
+  const ids = Array.isArray(result.body['ids']) ? (result.body['ids'] as unknown[]).filter((id): id is string => typeof id === 'string') : [];
   // Ingest answers {status, reason?} on success and {error, reason?} on refusal.
   const reason = field('reason') ?? field('error');
-  dependencies.onWebhook({ route, status: answer.status, outcome: field('status') ?? (field('reason') === undefined ? undefined : field('error')), reason, ids });
-  if (answer.status === 202 && ids.length > 0) dependencies.onAccepted(ids);
+  dependencies.onWebhook({ route, status: result.status, outcome: field('status') ?? (field('reason') === undefined ? undefined : field('error')), reason, ids });
+  if (result.status === 202 && ids.length > 0) dependencies.onAccepted(ids);
 }
 
-interface HttpAnswer {
-  readonly status: number;
-  readonly headers: Record<string, string | string[]>;
-  readonly body: Buffer;
-}
-
-/** API Gateway's reading of a payload 2.0 result: a structured result, or any value as a 200 JSON body. */
-function toHttpAnswer(result: APIGatewayProxyResultV2): HttpAnswer {
-  if (typeof result === 'object' && result !== null && 'statusCode' in result && typeof result.statusCode === 'number') {
-    const headers: Record<string, string | string[]> = {};
-    for (const [name, value] of Object.entries(result.headers ?? {})) headers[name.toLowerCase()] = String(value);
-    if (result.cookies !== undefined && result.cookies.length > 0) headers['set-cookie'] = result.cookies;
-    const body = result.body === undefined ? Buffer.alloc(0) : Buffer.from(result.body, result.isBase64Encoded === true ? 'base64' : 'utf8');
-    return { status: result.statusCode, headers, body };
+/**
+ * The webhook as API Gateway hands it on: lower-cased header names with repeated values joined by
+ * commas, the first value of each query parameter, the body bytes exactly as sent.
+ */
+function webhookOf(request: IncomingMessage, routeId: string, body: Buffer, receivedAt: Date): IngestRequest {
+  const headers: Record<string, string> = {};
+  for (let index = 0; index + 1 < request.rawHeaders.length; index += 2) {
+    const name = request.rawHeaders[index]!.toLowerCase();
+    const value = request.rawHeaders[index + 1]!;
+    headers[name] = Object.hasOwn(headers, name) ? `${headers[name]},${value}` : value;
   }
-  const text = typeof result === 'string' ? result : JSON.stringify(result ?? null);
-  return { status: 200, headers: { 'content-type': 'application/json' }, body: Buffer.from(text) };
+  const query: Record<string, string> = {};
+  for (const [name, value] of new URL(request.url ?? '/', 'http://local').searchParams) if (!Object.hasOwn(query, name)) query[name] = value;
+  return { routeId, body: new Uint8Array(body.buffer, body.byteOffset, body.byteLength), headers, query, receivedAt };
 }
 
 async function handleRecords(request: IncomingMessage, response: ServerResponse, store: MessageStore): Promise<void> {

@@ -1,5 +1,6 @@
 import { isAbsolute, relative, resolve } from 'node:path';
 import { DEFAULT_MAX_BODY_BYTES } from '../../functions/relay/ingest';
+import { DEFAULT_RETRY_POLICY, type RetryPolicy } from '../../functions/relay/ports';
 import { InvalidSettingError } from './errors';
 
 /** Defaults of the local runtime; each can be changed by the environment variable or option named. */
@@ -25,8 +26,6 @@ export const RUNTIME_DEFAULTS = {
   sandbox: { balance: 10_000, rate: 20, currency: 'TZS' },
 } as const;
 
-/** Environment variables the handlers read and the runtime passes on unchanged when they are set. */
-export const HANDLER_TUNING_VARIABLES = ['RETRY_MAX_ATTEMPTS', 'RETRY_BASE_DELAY_MS', 'STALE_SENDING_MS'] as const;
 
 export interface RuntimeSettings {
   readonly port: number;
@@ -41,6 +40,8 @@ export interface RuntimeSettings {
   /** Set: overrides `providerApiKey` from the secrets file. Never printed. */
   readonly providerApiKey: string | undefined;
   readonly maxBodyBytes: number;
+  /** The sender's retries: `RETRY_MAX_ATTEMPTS`, `RETRY_BASE_DELAY_MS`, `STALE_SENDING_MS`, as on Lambda. */
+  readonly policy: RetryPolicy;
   readonly sweepIntervalMs: number;
   readonly shutdownTimeoutMs: number;
   /** Print the handlers' JSON log lines as they are instead of one human line per event. */
@@ -89,6 +90,12 @@ export function resolveRuntimeSettings(
     // Not trimmed: a key is whatever the service issued.
     providerApiKey: env['PROVIDER_API_KEY'] === '' ? undefined : env['PROVIDER_API_KEY'],
     maxBodyBytes: parsePositiveInteger('MAX_BODY_BYTES', text(env['MAX_BODY_BYTES']) ?? String(RUNTIME_DEFAULTS.maxBodyBytes)),
+    policy: {
+      ...DEFAULT_RETRY_POLICY,
+      maxAttempts: parsePositiveInteger('RETRY_MAX_ATTEMPTS', text(env['RETRY_MAX_ATTEMPTS']) ?? String(DEFAULT_RETRY_POLICY.maxAttempts)),
+      baseDelayMs: parseWholeNumber('RETRY_BASE_DELAY_MS', text(env['RETRY_BASE_DELAY_MS']) ?? String(DEFAULT_RETRY_POLICY.baseDelayMs)),
+      staleSendingMs: parsePositiveInteger('STALE_SENDING_MS', text(env['STALE_SENDING_MS']) ?? String(DEFAULT_RETRY_POLICY.staleSendingMs)),
+    },
     sweepIntervalMs: RUNTIME_DEFAULTS.sweepIntervalMs,
     shutdownTimeoutMs: RUNTIME_DEFAULTS.shutdownTimeoutMs,
     jsonLogs: input.jsonLogs === true || text(env['RELAY_LOG_FORMAT'])?.toLowerCase() === 'json',
@@ -112,8 +119,12 @@ export function parsePort(value: string, setting = 'PORT'): number {
 }
 
 function parsePositiveInteger(setting: string, value: string): number {
-  if (!/^\d+$/.test(value) || Number(value) < 1 || !Number.isSafeInteger(Number(value))) {
-    throw new InvalidSettingError(setting, `expected a whole number above 0, got "${value}"`);
+  return parseWholeNumber(setting, value, 1);
+}
+
+function parseWholeNumber(setting: string, value: string, min = 0): number {
+  if (!/^\d+$/.test(value) || Number(value) < min || !Number.isSafeInteger(Number(value))) {
+    throw new InvalidSettingError(setting, `expected a whole number${min === 0 ? '' : ` above ${min - 1}`}, got "${value}"`);
   }
   return Number(value);
 }

@@ -4,14 +4,15 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfigFile } from '../../../functions/core/config/load';
-import { lambdaContext } from '../../../local/runtime/events';
-import { HANDLER_TIMEOUT_MS, handlerEnvironment, loadHandlers } from '../../../local/runtime/handlers';
+import { ingestWebhook } from '../../../functions/relay/ingest';
+import { sendMessage } from '../../../functions/relay/sender';
 import { openLocalStore, type LocalStore } from '../../../local/runtime/local-store';
+import { createLocalContext } from '../../../local/runtime/runtime';
 import { ensureSecretsFile } from '../../../local/runtime/secrets';
+import { createSendQueue, type SendQueue } from '../../../local/runtime/send-queue';
 import { createRelayServer, type RelayServer, type WebhookReport } from '../../../local/runtime/server';
 import { resolveRuntimeSettings } from '../../../local/runtime/settings';
 import { signWebhook } from '../../../local/runtime/signers';
-import { StreamFeeder } from '../../../local/runtime/stream';
 import { startSandbox } from '../../../local/sandbox/server';
 import type { RunningSandbox } from '../../../local/sandbox/types';
 
@@ -24,33 +25,36 @@ let sandbox: RunningSandbox;
 let relay: RelayServer;
 let url: string;
 let port: number;
-let feeder: StreamFeeder;
+let feeder: SendQueue;
 let token: string;
 const problems: string[] = [];
 const reports: WebhookReport[] = [];
 
 beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'sms-relay-handlers-'));
+  dir = mkdtempSync(join(tmpdir(), 'sms-relay-runtime-'));
   const settings = resolveRuntimeSettings({ config: CONFIG, secrets: join(dir, 'secrets.json'), dataDir: join(dir, 'data') }, { MAX_BODY_BYTES: String(MAX_BODY_BYTES) });
   const secrets = ensureSecretsFile(settings.secretsPath, loadConfigFile(CONFIG)).values;
   token = secrets['generic-token']!;
   local = await openLocalStore({ dataDir: settings.dataDir, tableName: settings.tableName });
   sandbox = await startSandbox({ apiKey: secrets['providerApiKey']!, senderIds: ['SMSRELAY', 'ALERTS', 'DUKA'], defaultSenderId: 'SMSRELAY' });
-  // The handlers read these at their first invocation, as they would on AWS.
-  Object.assign(process.env, handlerEnvironment({ settings, dynamodbEndpoint: local.endpoint, providerBaseUrl: sandbox.baseUrl }), { POWERTOOLS_LOG_LEVEL: 'SILENT' });
-  const handlers = await loadHandlers();
-  feeder = new StreamFeeder({
-    client: local.client,
-    source: { tableName: settings.tableName, region: 'local', label: 'test' },
-    sender: handlers.sender,
-    onProblem: (message) => problems.push(message),
+  const loaded = loadConfigFile(CONFIG);
+  const silent = { debug: () => undefined, info: () => undefined, warn: () => undefined, error: () => undefined };
+  const context = createLocalContext({
+    loaded,
+    store: local.store,
+    secretsPath: settings.secretsPath,
+    providerBaseUrl: sandbox.baseUrl,
+    providerApiKey: secrets['providerApiKey']!,
+    logger: silent,
+    policy: settings.policy,
   });
+  feeder = createSendQueue({ send: (id) => sendMessage(context, id), concurrency: 4, onError: (id) => problems.push(`send of ${id} failed`) });
   relay = createRelayServer();
   port = await relay.listen(0, '127.0.0.1');
   url = `http://127.0.0.1:${port}`;
   relay.attach({
     maxBodyBytes: settings.maxBodyBytes,
-    ingest: async (event) => await handlers.ingest(event, lambdaContext('ingest', HANDLER_TIMEOUT_MS.ingest)),
+    ingest: async (request) => await ingestWebhook(context, request, { maxBodyBytes: settings.maxBodyBytes }),
     onAccepted: (ids) => feeder.feed(ids),
     onWebhook: (report) => reports.push(report),
     onError: (message) => problems.push(message),
@@ -74,7 +78,7 @@ async function postNotify(body: string, headers: Record<string, string> = {}): P
   return { status: response.status, body: (await response.json()) as Record<string, unknown> };
 }
 
-describe('the stream emulation, with the real sender', () => {
+describe('the local sender, fed by ingest', () => {
   it('sends what ingest accepted, without any sweeper', async () => {
     const answer = await postNotify('{"message":"stream one","phone":"0754111222"}');
     expect(answer.status).toBe(202);
@@ -96,7 +100,7 @@ describe('the stream emulation, with the real sender', () => {
     expect(await local.store.getMessage(id!)).toMatchObject({ state: 'SENT', attempts: 1 });
   });
 
-  it('batches many new records and sends each once', async () => {
+  it('sends many new records, each once', async () => {
     const ids: string[] = [];
     for (let index = 0; index < 25; index += 1) {
       const answer = await postNotify(`{"message":"batch ${index}"}`);

@@ -1,0 +1,63 @@
+/** What the local sender does with the ids of new records. */
+export interface SendQueue {
+  /** Queues the ids ingest just recorded; sent in order, a few at a time. */
+  feed(ids: readonly string[]): void;
+  /** Starts nothing new; queued ids stay PENDING in the store for the sweeper or the next start. */
+  stop(): void;
+  /** Resolves when nothing fed so far is queued or being sent. */
+  idle(): Promise<void>;
+}
+
+export interface SendQueueOptions {
+  /** Sends one record (the relay's `sendMessage`, which claims it first, so a repeat never sends twice). */
+  readonly send: (id: string) => Promise<unknown>;
+  /** Sends in flight at once. */
+  readonly concurrency: number;
+  /** Told about a send that threw (the store failing); the record stays for the sweeper. */
+  readonly onError: (id: string, error: unknown) => void;
+}
+
+/**
+ * The local stand-in for the table's stream: the ids of each 202 go straight to `send`, a few at a
+ * time. Nothing is read back first: the claim inside `sendMessage` skips anything that is no
+ * longer PENDING, and whatever a crash leaves behind the sweeper finds in the table.
+ *
+ * @example
+ * ```ts
+ * const queue = createSendQueue({ send: (id) => sendMessage(context, id), concurrency: 4, onError });
+ * queue.feed(['01J…']);
+ * ```
+ */
+export function createSendQueue({ send, concurrency, onError }: SendQueueOptions): SendQueue {
+  const queue: string[] = [];
+  const inFlight = new Set<Promise<void>>();
+  let stopped = false;
+
+  const pump = (): void => {
+    while (!stopped && inFlight.size < concurrency && queue.length > 0) {
+      const id = queue.shift()!;
+      const sending: Promise<void> = send(id)
+        .then(() => undefined, (error: unknown) => onError(id, error))
+        .finally(() => {
+          inFlight.delete(sending);
+          pump();
+        });
+      inFlight.add(sending);
+    }
+  };
+
+  return {
+    feed: (ids) => {
+      if (stopped) return;
+      queue.push(...ids);
+      pump();
+    },
+    stop: () => {
+      stopped = true;
+      queue.length = 0;
+    },
+    idle: async () => {
+      while (inFlight.size > 0) await Promise.allSettled([...inFlight]);
+    },
+  };
+}
