@@ -1,112 +1,73 @@
 /**
- * `npm run bench` (`tsx bench/run.ts`): runs every benchmark, prints the figures and their ratios
- * to the baselines measured in the same run, writes `bench/results.json` and `BENCHMARKS.md`.
+ * `npm run bench` (`tsx bench/run.ts`): measures what users of the relay feel, prints a summary,
+ * and writes `bench/results.json` and `BENCHMARKS.md`.
  *
- * Order: the in-process CPU benchmark first (clean heap), then the cold starts (child processes
- * only), then the benchmarks that need dynalite and the sandbox, which share one services process.
+ * Order: cold init first (child processes only, nothing else running), then DynamoDB per SMS (in
+ * process), then time to SMS (the runtime as a child process); the cost is computed from them.
  */
 import { writeFileSync } from 'node:fs';
 import { cpus, loadavg, totalmem } from 'node:os';
-import { join } from 'node:path';
-import { runAccept } from './accept';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { DEFAULT_MEMORY_MB } from '../infra/sms-relay';
 import { runColdInit } from './cold-init';
-import { runCost } from './cost';
-import { createWorkspace, progress, REPO_ROOT, startServices } from './harness';
-import { runPipeline } from './pipeline';
-import { runProviderCalls } from './provider-calls';
-import { renderReport, summaryLines, type BenchResults } from './report';
+import { costPer1000Sms } from './cost';
+import { runDynamo } from './dynamo';
+import { renderReport, summaryLines, type BenchRun } from './report';
 import { round } from './stats';
+import { runTimeToSms } from './time-to-sms';
 
-/** The targets of each figure. */
-export const TARGETS = {
-  pipelineRatio: 3,
-  coldInitRatio: 1.5,
-  acceptRatio: 2,
-  costPerMillionUsd: 2.5,
-} as const;
+const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
 
 async function main(): Promise<void> {
-  const started = Date.now();
-  const loadBefore = loadavg();
   // The AWS SDK warns once per process about Node 20; it says nothing about the measurement.
   process.env['AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED'] ??= 'true';
-
-  const sections: Record<string, number> = {};
-  let mark = Date.now();
-  const lap = (name: string): void => {
-    sections[name] = round((Date.now() - mark) / 1000, 1);
-    mark = Date.now();
-    progress(`${name} done in ${sections[name]} s`);
+  const started = Date.now();
+  const loadBefore = loadavg().map((value) => round(value, 2));
+  const log = (line: string): void => void process.stderr.write(`[bench ${round((Date.now() - started) / 1000)} s] ${line}\n`);
+  const sectionSeconds: Record<string, number> = {};
+  const timed = async <T>(name: string, work: () => Promise<T>): Promise<T> => {
+    log(`${name}…`);
+    const at = Date.now();
+    const result = await work();
+    sectionSeconds[name] = round((Date.now() - at) / 1000);
+    return result;
   };
 
-  progress('pipeline…');
-  const pipeline = runPipeline();
-  lap('pipeline');
-  progress(`pipeline: ${pipeline.result.medianMicros} µs vs floor ${pipeline.result.floorMedianMicros} µs`);
+  const coldInit = await timed('coldInit', () => runColdInit(REPO_ROOT, { log }));
+  const dynamo = await timed('dynamoPerSms', () => runDynamo());
+  const timeToSms = await timed('timeToSms', () => runTimeToSms(REPO_ROOT, { log }));
+  const memoryMb = { ingest: DEFAULT_MEMORY_MB.ingest, sender: DEFAULT_MEMORY_MB.sender };
+  const cost = costPer1000Sms({
+    ingestMs: dynamo.ingestMs,
+    senderMs: dynamo.senderMs,
+    memoryMb,
+    writeUnits: dynamo.perSms.writeUnits + dynamo.perSms.indexWriteUnitsEstimated,
+    readUnits: dynamo.perSms.readUnits,
+  });
 
-  progress('cold init…');
-  const coldInit = await runColdInit();
-  lap('coldInit');
-
-  progress('starting dynalite and the sandbox…');
-  const services = await startServices();
-  const workspace = createWorkspace();
-  let accept;
-  let providerCalls;
-  let cost;
-  try {
-    progress('accept…');
-    accept = await runAccept({ services, workspace });
-    lap('accept');
-    progress('provider calls…');
-    providerCalls = await runProviderCalls({ services, workspace });
-    lap('providerCalls');
-    progress('cost…');
-    cost = await runCost({ services, workspace });
-    lap('cost');
-  } finally {
-    await services.close();
-    workspace.cleanup();
-  }
-
-  const coldInitRatios = Object.values(coldInit.result).map((entry) => entry.ratio);
-  const results: BenchResults = {
-    pipeline: pipeline.result,
-    coldInit: coldInit.result,
-    accept: accept.result,
-    providerCalls: providerCalls.result,
-    costPerMillionUsd: cost.result,
-    targets: {
-      pipeline: { target: `ratio ≤ ${TARGETS.pipelineRatio}`, met: pipeline.result.ratio <= TARGETS.pipelineRatio },
-      coldInit: { target: `every ratio ≤ ${TARGETS.coldInitRatio}`, met: coldInitRatios.every((value) => value <= TARGETS.coldInitRatio) },
-      accept: { target: `ratio ≤ ${TARGETS.acceptRatio}`, met: accept.result.ratio <= TARGETS.acceptRatio },
-      providerCalls: { target: 'observed = optimal', met: providerCalls.result.observed <= providerCalls.result.optimal },
-      costPerMillionUsd: { target: `≤ $${TARGETS.costPerMillionUsd.toFixed(2)}`, met: cost.result <= TARGETS.costPerMillionUsd },
+  const run: BenchRun = {
+    results: {
+      timeToSms,
+      coldInit,
+      dynamoPerSms: { requests: dynamo.perSms.requests, writeUnits: dynamo.perSms.writeUnits },
+      awsCostPer1000Sms: { usd: round(cost.usd, 6), shareOfSmsSpend: round(cost.shareOfSmsSpend, 6) },
     },
+    dynamo: { ...dynamo.perSms, byCommand: dynamo.byCommand, unreported: dynamo.unreported, ingestMs: dynamo.ingestMs, senderMs: dynamo.senderMs },
+    cost: { lines: cost.lines, memoryMb: DEFAULT_MEMORY_MB },
     meta: {
       date: new Date(started).toISOString(),
       node: process.version,
-      platform: `${process.platform} ${process.arch}`,
-      cpus: cpus().length,
-      cpuModel: cpus()[0]?.model ?? 'unknown',
-      memoryGb: round(totalmem() / 1024 ** 3, 1),
-      loadAverageBefore: loadBefore.map((value) => round(value, 2)),
-      loadAverageAfter: loadavg().map((value) => round(value, 2)),
-      durationSeconds: round((Date.now() - started) / 1000, 1),
-      sectionSeconds: sections,
-    },
-    details: {
-      pipeline: pipeline.details,
-      coldInit: coldInit.details,
-      accept: accept.details,
-      providerCalls: providerCalls.details,
-      cost: cost.details,
+      machine: `${cpus().length} × ${cpus()[0]?.model ?? 'unknown CPU'}, ${round(totalmem() / 1024 ** 3)} GB, ${process.platform} ${process.arch}`,
+      loadBefore,
+      loadAfter: loadavg().map((value) => round(value, 2)),
+      seconds: round((Date.now() - started) / 1000),
+      sectionSeconds,
     },
   };
-
-  writeFileSync(join(REPO_ROOT, 'bench', 'results.json'), `${JSON.stringify(results, null, 2)}\n`);
-  writeFileSync(join(REPO_ROOT, 'BENCHMARKS.md'), renderReport(results));
-  process.stdout.write(`${summaryLines(results).join('\n')}\n\nwrote bench/results.json and BENCHMARKS.md (${results.meta.durationSeconds} s)\n`);
+  writeFileSync(join(REPO_ROOT, 'bench', 'results.json'), `${JSON.stringify(run.results, null, 2)}\n`);
+  writeFileSync(join(REPO_ROOT, 'BENCHMARKS.md'), renderReport(run));
+  process.stdout.write(`${summaryLines(run).join('\n')}\n\nwrote bench/results.json and BENCHMARKS.md (${run.meta.seconds} s)\n`);
 }
 
 main().catch((error: unknown) => {

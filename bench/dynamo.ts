@@ -1,0 +1,167 @@
+/**
+ * `dynamoPerSms`: the DynamoDB requests and capacity of the accept-and-send path, one webhook that
+ * makes one SMS: `ingestWebhook` then `sendMessage`, in process, on dynalite and a sandbox, with the
+ * relay context wired by hand as the relay's own tests wire it.
+ *
+ * A client middleware adds `ReturnConsumedCapacity: 'TOTAL'` to every data command and sums the
+ * `ConsumedCapacity` DynamoDB answers with. dynalite answers it for GetItem, PutItem, UpdateItem,
+ * DeleteItem and the batch commands, for the table only: it reports no global secondary index
+ * units and none for Query. Index writes are therefore estimated separately, and labelled so, by
+ * DynamoDB's documented rule (an index entry put or deleted costs one write of the projected item
+ * size, an update that changes an index key costs a delete and a put).
+ *
+ * The same loop times each call, for the Lambda durations the cost is computed from.
+ */
+import { randomBytes, randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type { AttributeValue, ConsumedCapacity } from '@aws-sdk/client-dynamodb';
+import { loadConfig } from '../functions/core/config/load';
+import { createFileSecretSource } from '../functions/handlers/runtime/secrets';
+import { createSmsClientSource } from '../functions/handlers/runtime/sms';
+import { ingestWebhook } from '../functions/relay/ingest';
+import { DEFAULT_RETRY_POLICY, type RelayContext } from '../functions/relay/ports';
+import { SendOutcome, sendMessage } from '../functions/relay/sender';
+import { createStore, ensureTable } from '../functions/store';
+import { TABLE } from '../functions/store/table';
+import { startSandbox } from '../local/sandbox/server';
+import { startDynalite } from '../test/helpers/dynalite';
+import { benchConfigYaml, benchSecrets, SENDER_ID } from './relay-config';
+import { median, round } from './stats';
+
+export interface DynamoPerSms {
+  readonly requests: number;
+  /** As DynamoDB (here dynalite) reported them: table writes only. */
+  readonly writeUnits: number;
+  readonly readUnits: number;
+  /** Not reported by dynalite: estimated by the documented rule, see the module comment. */
+  readonly indexWriteUnitsEstimated: number;
+}
+
+export interface DynamoRun {
+  readonly perSms: DynamoPerSms;
+  /** Median wall time of one `ingestWebhook` / `sendMessage` call, ms. */
+  readonly ingestMs: number;
+  readonly senderMs: number;
+  /** Requests per SMS by command, and those DynamoDB answered without `ConsumedCapacity`. */
+  readonly byCommand: Readonly<Record<string, number>>;
+  readonly unreported: number;
+}
+
+const DATA_COMMANDS = new Set(['GetItemCommand', 'PutItemCommand', 'UpdateItemCommand', 'DeleteItemCommand', 'QueryCommand', 'BatchGetItemCommand', 'BatchWriteItemCommand']);
+const READ_COMMANDS = new Set(['GetItemCommand', 'QueryCommand', 'BatchGetItemCommand']);
+
+interface Tally {
+  requests: number;
+  writeUnits: number;
+  readUnits: number;
+  indexWriteUnits: number;
+  unreported: number;
+  byCommand: Record<string, number>;
+}
+
+const emptyTally = (): Tally => ({ requests: 0, writeUnits: 0, readUnits: 0, indexWriteUnits: 0, unreported: 0, byCommand: {} });
+
+type WriteInput = { Item?: Record<string, AttributeValue>; UpdateExpression?: string; ExpressionAttributeNames?: Record<string, string> };
+
+/**
+ * Index writes of one write, by DynamoDB's rule: a put of an item carrying an index's keys adds an
+ * index entry; an update that sets an index key deletes the old entry and puts a new one. An `ALL`
+ * index entry is as large as the item (the table units); a `KEYS_ONLY` one is one unit.
+ */
+export function indexWriteUnits(command: string, input: WriteInput, tableUnits: number): number {
+  let units = 0;
+  for (const index of Object.values(TABLE.indexes)) {
+    const entry = index.projection === 'ALL' ? tableUnits : 1;
+    if (command === 'PutItemCommand' && input.Item?.[index.partitionKey] !== undefined && input.Item[index.sortKey] !== undefined) units += entry;
+    if (command === 'UpdateItemCommand') {
+      const named = new Set(Object.values(input.ExpressionAttributeNames ?? {}));
+      const expression = input.UpdateExpression ?? '';
+      const sets = (name: string): boolean => named.has(name) || new RegExp(`\\b${name}\\s*=`).test(expression);
+      if (sets(index.partitionKey) || sets(index.sortKey)) units += 2 * entry;
+    }
+  }
+  return units;
+}
+
+export async function runDynamo({ webhooks = 200, warmup = 10 } = {}): Promise<DynamoRun> {
+  const apiKey = `bench-${randomBytes(8).toString('hex')}`;
+  const token = `bench-${randomBytes(12).toString('hex')}`;
+  const db = await startDynalite();
+  const sandbox = await startSandbox({ apiKey, balance: 1_000_000_000, rate: 20, senderIds: [SENDER_ID] });
+  const dir = mkdtempSync(join(tmpdir(), 'sms-relay-bench-dynamo-'));
+  try {
+    const tableName = `bench-${randomUUID()}`;
+    await ensureTable(db.client, tableName);
+    let tally = emptyTally();
+    const client = db.newClient();
+    client.middlewareStack.add(
+      (next, context) => async (args) => {
+        const command = context.commandName ?? '';
+        if (!DATA_COMMANDS.has(command)) return next(args);
+        const input = args.input as WriteInput & { ReturnConsumedCapacity?: string };
+        input.ReturnConsumedCapacity = 'TOTAL';
+        tally.requests += 1;
+        tally.byCommand[command] = (tally.byCommand[command] ?? 0) + 1;
+        const result = await next(args);
+        const reported = (result.output as { ConsumedCapacity?: ConsumedCapacity | ConsumedCapacity[] }).ConsumedCapacity;
+        if (reported === undefined) tally.unreported += 1;
+        const units = [reported ?? []].flat().reduce((sum, each) => sum + (each.CapacityUnits ?? 0), 0);
+        if (READ_COMMANDS.has(command)) tally.readUnits += units;
+        else {
+          tally.writeUnits += units;
+          tally.indexWriteUnits += indexWriteUnits(command, input, units);
+        }
+        return result;
+      },
+      { step: 'initialize', name: 'benchConsumedCapacity' },
+    );
+
+    const secretsPath = join(dir, 'secrets.json');
+    writeFileSync(secretsPath, benchSecrets(apiKey, token));
+    const loaded = loadConfig(benchConfigYaml(sandbox.baseUrl), 'bench.yaml');
+    const secrets = createFileSecretSource(secretsPath);
+    const discard = (): void => {};
+    const context: RelayContext = {
+      config: loaded,
+      store: createStore({ client, tableName }),
+      secrets,
+      sms: createSmsClientSource({ secrets, baseUrl: loaded.config.provider.baseUrl, timeoutMs: loaded.config.provider.timeoutMs }),
+      logger: { debug: discard, info: discard, warn: discard, error: discard },
+      metrics: { add: discard },
+      clock: () => new Date(),
+      policy: DEFAULT_RETRY_POLICY,
+    };
+
+    const ingestMs: number[] = [];
+    const senderMs: number[] = [];
+    let sent = 0;
+    for (let index = 0; index < warmup + webhooks; index += 1) {
+      if (index === warmup) tally = emptyTally();
+      const body = new TextEncoder().encode(JSON.stringify({ message: `dynamo ${index} ${randomUUID()}` }));
+      let started = performance.now();
+      const answer = await ingestWebhook(context, { routeId: 'bench', body, headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, query: {}, receivedAt: new Date() });
+      ingestMs.push(performance.now() - started);
+      const ids = answer.body['ids'] as string[] | undefined;
+      if (answer.status !== 202 || ids?.length !== 1) throw new Error(`ingest answered ${answer.status}: ${JSON.stringify(answer.body)}`);
+      started = performance.now();
+      const outcome = await sendMessage(context, ids[0]!);
+      senderMs.push(performance.now() - started);
+      if (outcome !== SendOutcome.Sent) throw new Error(`sendMessage: ${outcome}`);
+      if (index >= warmup) sent += 1;
+    }
+    const per = (value: number): number => round(value / sent, 2);
+    return {
+      perSms: { requests: per(tally.requests), writeUnits: per(tally.writeUnits), readUnits: per(tally.readUnits), indexWriteUnitsEstimated: per(tally.indexWriteUnits) },
+      ingestMs: round(median(ingestMs.slice(warmup)), 2),
+      senderMs: round(median(senderMs.slice(warmup)), 2),
+      byCommand: Object.fromEntries(Object.entries(tally.byCommand).map(([command, count]) => [command.replace(/Command$/, ''), per(count)])),
+      unreported: per(tally.unreported),
+    };
+  } finally {
+    await sandbox.close();
+    await db.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}

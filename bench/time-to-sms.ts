@@ -1,0 +1,204 @@
+/**
+ * `timeToSms`: what a person posting webhooks to `npm start` waits for, end to end. The real
+ * runtime (`node bin/sms-relay.mjs start`) runs as a child process on dynalite, pointed
+ * (`PROVIDER_BASE_URL`) at a sandbox SMS service in this process, whose `onDelivered` hook stamps
+ * the moment each send arrives.
+ *
+ * - trickle: webhooks posted one at a time, each timed from its 202 answer to its send's arrival;
+ * - burst: webhooks posted at a fixed concurrency, timing each 202 and the drain from the first post
+ *   to the last send received; its floor is the same number of sends made straight to the sandbox
+ *   with the relay's SMS client at the same concurrency.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createSmsClient } from '../functions/core/provider';
+import { startSandbox } from '../local/sandbox/server';
+import { benchConfigYaml, benchSecrets, SENDER_ID } from './relay-config';
+import { percentile, round } from './stats';
+
+export interface TimeToSms {
+  readonly trickle: { readonly p50Ms: number; readonly p99Ms: number };
+  readonly burst: { readonly acceptP99Ms: number; readonly drainSeconds: number; readonly smsPerSecond: number; readonly floorSmsPerSecond: number };
+}
+
+export interface TimeToSmsOptions {
+  readonly trickle?: number;
+  readonly burst?: number;
+  readonly concurrency?: number;
+  readonly log?: (line: string) => void;
+}
+
+const STARTUP_TIMEOUT_MS = 90_000;
+/** Bounds a lost SMS: the bench fails instead of waiting for ever. */
+const DELIVERY_TIMEOUT_MS = 120_000;
+
+/** Relay settings a developer's shell may hold, which would change what the child does. */
+const RELAY_VARIABLES = /^(PORT|RELAY_\w+|PROVIDER_\w+|MAX_BODY_BYTES|RETRY_\w+|STALE_SENDING_MS|SWEEP_\w+|TABLE_NAME|DYNAMODB_ENDPOINT|SECRET_ID|SANDBOX_API_KEY|POWERTOOLS_\w+)$/;
+
+/** Waits for sends by message text; `at` is the `performance.now()` of their arrival. */
+class Inbox {
+  private readonly waiting = new Map<string, (at: number) => void>();
+
+  public readonly onDelivered = ({ message }: { readonly message: string }): void => {
+    const at = performance.now();
+    this.waiting.get(message)?.(at);
+    this.waiting.delete(message);
+  };
+
+  /** Call before the send can happen. */
+  public expect(text: string): Promise<number> {
+    return new Promise<number>((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.waiting.delete(text);
+        reject(new Error(`no SMS "${text}" within ${DELIVERY_TIMEOUT_MS} ms`));
+      }, DELIVERY_TIMEOUT_MS);
+      this.waiting.set(text, (at) => {
+        clearTimeout(timer);
+        resolve(at);
+      });
+    });
+  }
+}
+
+/** Runs `count` tasks, at most `concurrency` at a time. */
+async function pool(count: number, concurrency: number, task: (index: number) => Promise<void>): Promise<void> {
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < count) await task(next++);
+  };
+  await Promise.all(Array.from({ length: Math.min(count, concurrency) }, worker));
+}
+
+interface Relay {
+  readonly url: string;
+  stop(): Promise<void>;
+}
+
+/** `npm start` as a child process; resolves with its URL once the banner shows it. */
+async function startRelay(repoRoot: string, env: NodeJS.ProcessEnv): Promise<Relay> {
+  const child: ChildProcess = spawn(process.execPath, ['bin/sms-relay.mjs', 'start'], { cwd: repoRoot, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  let output = '';
+  // Kept short: the runtime prints a line per SMS, which only matters when start-up fails.
+  const keep = (chunk: Buffer): void => void (output = (output + chunk.toString()).slice(-20_000));
+  child.stdout!.on('data', keep);
+  child.stderr!.on('data', keep);
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const stop = async (): Promise<void> => {
+    if (child.exitCode !== null || child.signalCode !== null) return;
+    child.kill('SIGINT');
+    const timer = setTimeout(() => child.kill('SIGKILL'), 20_000);
+    await exited;
+    clearTimeout(timer);
+  };
+  try {
+    const url = await new Promise<string>((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`no banner within ${STARTUP_TIMEOUT_MS} ms:\n${output}`)), STARTUP_TIMEOUT_MS);
+      const check = (): void => {
+        const match = /Health\s+(http:\/\/127\.0\.0\.1:\d+)\/health/.exec(output);
+        if (match === null) return;
+        clearTimeout(timer);
+        resolve(match[1]!);
+      };
+      child.stdout!.on('data', check);
+      void exited.then(() => {
+        clearTimeout(timer);
+        reject(new Error(`sms-relay start exited before its banner:\n${output}`));
+      });
+    });
+    return { url, stop };
+  } catch (error) {
+    await stop();
+    throw error;
+  }
+}
+
+export async function runTimeToSms(repoRoot: string, { trickle = 100, burst = 1000, concurrency = 64, log = () => {} }: TimeToSmsOptions = {}): Promise<TimeToSms> {
+  const apiKey = `bench-${randomBytes(8).toString('hex')}`;
+  const token = `bench-${randomBytes(12).toString('hex')}`;
+  const run = randomBytes(4).toString('hex');
+  const inbox = new Inbox();
+  // A balance no run can exhaust: a 402 would park messages.
+  const sandbox = await startSandbox({ apiKey, balance: 1_000_000_000, rate: 20, senderIds: [SENDER_ID], onDelivered: inbox.onDelivered });
+  const dir = mkdtempSync(join(tmpdir(), 'sms-relay-bench-'));
+  let relay: Relay | undefined;
+  try {
+    writeFileSync(join(dir, 'secrets.json'), benchSecrets(apiKey, token));
+    // The runtime replaces this base URL with PROVIDER_BASE_URL.
+    writeFileSync(join(dir, 'relay.yaml'), benchConfigYaml('http://127.0.0.1:9'));
+    const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !RELAY_VARIABLES.test(name)));
+    relay = await startRelay(repoRoot, {
+      ...env,
+      PORT: '0',
+      RELAY_CONFIG: join(dir, 'relay.yaml'),
+      RELAY_SECRETS_FILE: join(dir, 'secrets.json'),
+      RELAY_DATA_DIR: join(dir, 'data'),
+      PROVIDER_BASE_URL: sandbox.baseUrl,
+      PROVIDER_API_KEY: apiKey,
+    });
+    const hook = `${relay.url}/hooks/bench`;
+
+    /** Posts one webhook whose SMS text is `text`; resolves with the 202's `performance.now()` and the arrival. */
+    const post = async (text: string): Promise<{ posted: number; accepted: number; delivered: Promise<number> }> => {
+      const delivered = inbox.expect(text);
+      delivered.catch(() => {}); // awaited by the caller; a rejection before that is not unhandled
+      const posted = performance.now();
+      const response = await fetch(hook, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify({ message: text }) });
+      const body = await response.text();
+      const accepted = performance.now();
+      if (response.status !== 202) throw new Error(`webhook answered ${response.status}: ${body}`);
+      return { posted, accepted, delivered };
+    };
+
+    // Warm-up, not measured: the first requests compile and load what the runtime loads lazily.
+    for (let index = 0; index < 5; index += 1) await (await post(`warm ${run} ${index}`)).delivered;
+
+    log(`time to SMS: trickle of ${trickle}…`);
+    const trickleMs: number[] = [];
+    for (let index = 0; index < trickle; index += 1) {
+      const { accepted, delivered } = await post(`trickle ${run} ${index}`);
+      trickleMs.push((await delivered) - accepted);
+    }
+
+    log(`time to SMS: burst of ${burst} at concurrency ${concurrency}…`);
+    const acceptMs: number[] = [];
+    const arrivals: Promise<number>[] = [];
+    const burstStart = performance.now();
+    await pool(burst, concurrency, async (index) => {
+      const { posted, accepted, delivered } = await post(`burst ${run} ${index}`);
+      acceptMs.push(accepted - posted);
+      arrivals.push(delivered);
+    });
+    const drainMs = Math.max(...(await Promise.all(arrivals))) - burstStart;
+
+    log(`time to SMS: floor, ${burst} sends straight to the SMS service…`);
+    const client = createSmsClient({ baseUrl: sandbox.baseUrl, apiKey, timeoutMs: 10_000 });
+    const floorArrivals: Promise<number>[] = [];
+    const floorStart = performance.now();
+    await pool(burst, concurrency, async (index) => {
+      const text = `floor ${run} ${index}`;
+      const delivered = inbox.expect(text);
+      delivered.catch(() => {});
+      floorArrivals.push(delivered);
+      await client.send({ phoneNumbers: ['255712345678'], message: text, senderId: SENDER_ID });
+    });
+    const floorMs = Math.max(...(await Promise.all(floorArrivals))) - floorStart;
+    client.close();
+
+    return {
+      trickle: { p50Ms: round(percentile(trickleMs, 50)), p99Ms: round(percentile(trickleMs, 99)) },
+      burst: {
+        acceptP99Ms: round(percentile(acceptMs, 99)),
+        drainSeconds: round(drainMs / 1000, 2),
+        smsPerSecond: round(burst / (drainMs / 1000)),
+        floorSmsPerSecond: round(burst / (floorMs / 1000)),
+      },
+    };
+  } finally {
+    await relay?.stop();
+    await sandbox.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
