@@ -11,7 +11,7 @@ import {
 import type { RelayConfigView } from '../core/config/view';
 import { RoutePriority } from '../core/config/policies';
 import { maskMsisdn } from '../core/recipients/mask';
-import { ClaimLostError, Delivery, type BalanceState, type LastError, type MessageRecord, type SendResult } from '../store';
+import { ClaimLostError, Delivery, MessageState, type BalanceState, type LastError, type MessageRecord, type SendResult } from '../store';
 import { type BalanceReading, isLowBalanceNotice, observeBalance } from './balance';
 import { SmsClientUnavailableError } from './errors';
 import { backoffMs, NOTICE_KEY_PREFIX, RelayMetric, type RelayContext } from './ports';
@@ -56,9 +56,7 @@ export async function sendMessage(context: RelayContext<RelayConfigView>, id: st
   let gate: Gate;
   try {
     gate = await checkBeforeSend(context, claimed);
-    if (gate.outcome === SendOutcome.Held) await store.markHeld(id, token, gate.reason, { now: clock() });
-    else if (gate.outcome === SendOutcome.Parked) await store.markParked(id, token, gate.reason, { now: clock() });
-    else if (gate.outcome === SendOutcome.Dropped) await store.markDropped(id, token, gate.reason, { now: clock() });
+    if (gate.outcome !== SendOutcome.Sent) await store.settle(id, token, { state: GATE_STATE[gate.outcome], reason: gate.reason }, { now: clock() });
   } catch (error) {
     await releaseUnsent(context, claimed, token, error);
     throw error;
@@ -102,6 +100,8 @@ type Gate =
   | { readonly outcome: typeof SendOutcome.Held | typeof SendOutcome.Parked | typeof SendOutcome.Dropped; readonly reason: string };
 
 const GO: Gate = { outcome: SendOutcome.Sent };
+
+const GATE_STATE = { [SendOutcome.Held]: MessageState.Held, [SendOutcome.Parked]: MessageState.Parked, [SendOutcome.Dropped]: MessageState.Dropped } as const;
 
 /**
  * The checks that keep credit safe, in order: a low-balance notice whose balance recovered is
@@ -205,7 +205,7 @@ async function recordSent(context: RelayContext<RelayConfigView>, record: Messag
   for (const [attempt, delayMs] of RECORD_SENT_DELAYS_MS.entries()) {
     if (delayMs > 0) await new Promise((resolve) => setTimeout(resolve, delayMs));
     try {
-      return await context.store.markSent(record.id, token, attempt === 0 ? full : amountsOnly, { now: context.clock() });
+      return await context.store.settle(record.id, token, { state: MessageState.Sent, result: attempt === 0 ? full : amountsOnly }, { now: context.clock() });
     } catch (error) {
       if (error instanceof ClaimLostError) {
         context.logger.error('SMS sent, but its claim was taken over; the record keeps the other outcome', { id: record.id, route: record.route });
@@ -261,7 +261,7 @@ async function settleFailure(context: RelayContext<RelayConfigView>, record: Mes
   const now = clock();
 
   if (error instanceof SmsInsufficientBalanceError) {
-    await store.markParked(record.id, token, 'insufficient balance (402): waiting for a top-up and redrive', { now, lastError });
+    await store.settle(record.id, token, { state: MessageState.Parked, reason: 'insufficient balance (402): waiting for a top-up and redrive', lastError }, { now });
     metrics.add(RelayMetric.Parked, 1, record.route);
     logSend(context, record, 'PARKED', { error: description });
     await observeBalance(context, await balanceAfterRefusal(context)).catch((failure: unknown) => {
@@ -277,7 +277,7 @@ async function settleFailure(context: RelayContext<RelayConfigView>, record: Mes
 
   if (canRetry && attemptsLeft) {
     const nextAttemptAt = new Date(now.getTime() + backoffMs(policy, record.attempts));
-    await store.releaseForRetry(record.id, token, { nextAttemptAt, lastError, now });
+    await store.settle(record.id, token, { state: MessageState.Pending, nextAttemptAt, lastError }, { now });
     logSend(context, record, 'RETRY', { error: description, nextAttemptAt: nextAttemptAt.toISOString() });
     return SendOutcome.Retrying;
   }
@@ -286,14 +286,14 @@ async function settleFailure(context: RelayContext<RelayConfigView>, record: Mes
     const reason = record.delivery === Delivery.AtLeastOnce
       ? `may have been sent; gave up after ${record.attempts} attempts`
       : 'may have been sent (at-most-once route: not retried)';
-    await store.markUnknown(record.id, token, reason, lastError, { now });
+    await store.settle(record.id, token, { state: MessageState.Unknown, reason, lastError }, { now });
     metrics.add(RelayMetric.Unknown, 1, record.route);
     logSend(context, record, 'UNKNOWN', { error: description });
     return SendOutcome.Unknown;
   }
 
   const reason = permanent ? `refused by the SMS service: ${lastError.message}` : `not sent after ${record.attempts} attempts: ${lastError.message}`;
-  await store.markFailed(record.id, token, reason, lastError, { now });
+  await store.settle(record.id, token, { state: MessageState.Failed, reason, lastError }, { now });
   metrics.add(RelayMetric.Failed, 1, record.route);
   logSend(context, record, 'FAILED', { error: description });
   return SendOutcome.Failed;
@@ -309,11 +309,16 @@ async function releaseUnsent(context: RelayContext<RelayConfigView>, record: Mes
   const now = context.clock();
   const name = errorName(error);
   try {
-    await context.store.releaseForRetry(record.id, token, {
-      nextAttemptAt: new Date(now.getTime() + backoffMs(context.policy, record.attempts)),
-      lastError: { name, delivery: SmsDelivery.NOT_SENT, message: `failed before sending: ${name}` },
-      now,
-    });
+    await context.store.settle(
+      record.id,
+      token,
+      {
+        state: MessageState.Pending,
+        nextAttemptAt: new Date(now.getTime() + backoffMs(context.policy, record.attempts)),
+        lastError: { name, delivery: SmsDelivery.NOT_SENT, message: `failed before sending: ${name}` },
+      },
+      { now },
+    );
   } catch (releaseError) {
     context.logger.error('claimed message not released; it is recovered once stale', { id: record.id, error: errorName(releaseError) });
   }

@@ -1,5 +1,5 @@
 import { literalRecipients, type RelayConfigView } from '../core/config/view';
-import { Delivery, type MessageRecord } from '../store';
+import { Delivery, MessageState, type MessageRecord } from '../store';
 import { noticeMessage } from './notice';
 import { NOTICE_KEY_PREFIX, RelayMetric, type RelayContext } from './ports';
 import { sendMessage, type SendOutcome } from './sender';
@@ -96,9 +96,9 @@ async function recoverStale(context: RelayContext<RelayConfigView>, now: Date, l
     const lastError = { name: 'SenderStopped', delivery: 'maybe-sent', message: 'the sender stopped while the SMS was being sent' };
     try {
       if (record.delivery === Delivery.AtLeastOnce && record.attempts < policy.maxAttempts) {
-        await store.releaseForRetry(record.id, token, { nextAttemptAt: now, lastError, now });
+        await store.settle(record.id, token, { state: MessageState.Pending, nextAttemptAt: now, lastError }, { now });
       } else {
-        await store.markUnknown(record.id, token, 'may have been sent: the sender stopped while sending', lastError, { now });
+        await store.settle(record.id, token, { state: MessageState.Unknown, reason: 'may have been sent: the sender stopped while sending', lastError }, { now });
         context.metrics.add(RelayMetric.Unknown, 1, record.route);
       }
       recovered += 1;

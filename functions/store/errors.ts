@@ -66,7 +66,7 @@ class InvalidMessageError extends StoreError {
  * @example
  * ```typescript
  * try {
- *   await store.markSent(record.id, record.claimToken, result);
+ *   await store.settle(record.id, record.claimToken, { state: 'SENT', result });
  * } catch (error) {
  *   if (error instanceof ClaimLostError) logger.warn('claim lost before completion', { id: error.id });
  *   else throw error;

@@ -35,14 +35,7 @@ export {
 } from './setup';
 export { createStore, type MessageStore, type StoreOptions } from './store';
 export { MessageState, TABLE } from './table';
-export type {
-  ClaimOptions,
-  CompleteOptions,
-  ParkOptions,
-  RequeueFrom,
-  RequeueOptions,
-  RetryOptions,
-} from './transitions';
+export type { ClaimOptions, CompleteOptions, RequeueFrom, RequeueOptions, Settlement } from './transitions';
 export {
   type BalanceState,
   DEFAULT_RETENTION_DAYS,

@@ -118,7 +118,7 @@ const hold = async (context: StoreContext, route: string, window: Window): Promi
  *   messages: { max: 20, windowSeconds: 3600 },
  *   credits: { maxPerDay: 500, estimate: record.segments * record.to.length },
  * });
- * if (!reservation.allowed) await store.markHeld(record.id, token, `${reservation.reason} limit`);
+ * if (!reservation.allowed) await store.settle(record.id, token, { state: 'HELD', reason: `${reservation.reason} limit` });
  * ```
  */
 export const reserveLimit = async (

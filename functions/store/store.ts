@@ -32,23 +32,8 @@ import {
   listByState,
 } from './queries';
 import type { MessageState } from './table';
-import {
-  type ClaimOptions,
-  type CompleteOptions,
-  type ParkOptions,
-  type RequeueOptions,
-  type RetryOptions,
-  claimMessage,
-  markDropped,
-  markFailed,
-  markHeld,
-  markParked,
-  markSent,
-  markUnknown,
-  releaseForRetry,
-  requeue,
-} from './transitions';
-import type { BalanceState, HeldWindow, LastError, MessageRecord, Page, SendResult } from './types';
+import { type ClaimOptions, type CompleteOptions, type RequeueOptions, type Settlement, claimMessage, requeue, settle } from './transitions';
+import type { BalanceState, HeldWindow, MessageRecord, Page } from './types';
 
 /** Options of {@link createStore}. */
 export interface StoreOptions {
@@ -76,32 +61,8 @@ export interface MessageStore {
 
   /** `PENDING` and due → `SENDING` for exactly one caller; `undefined` for the others. */
   claimMessage(id: string, options?: ClaimOptions): Promise<MessageRecord | undefined>;
-  /** `SENDING` → `SENT` with the service's answer. Throws `ClaimLostError` without the claim. */
-  markSent(id: string, token: string, result: SendResult, options?: CompleteOptions): Promise<MessageRecord>;
-  /** `SENDING` → `FAILED`: certainly not sent, not retried. Throws `ClaimLostError` without the claim. */
-  markFailed(
-    id: string,
-    token: string,
-    reason: string,
-    lastError: LastError,
-    options?: CompleteOptions,
-  ): Promise<MessageRecord>;
-  /** `SENDING` → `UNKNOWN`: maybe sent, at-most-once. Throws `ClaimLostError` without the claim. */
-  markUnknown(
-    id: string,
-    token: string,
-    reason: string,
-    lastError: LastError,
-    options?: CompleteOptions,
-  ): Promise<MessageRecord>;
-  /** `SENDING` → `PARKED`: balance too low. Throws `ClaimLostError` without the claim. */
-  markParked(id: string, token: string, reason: string, options?: ParkOptions): Promise<MessageRecord>;
-  /** `SENDING` → `HELD`: a route limit refused it. Throws `ClaimLostError` without the claim. */
-  markHeld(id: string, token: string, reason: string, options?: CompleteOptions): Promise<MessageRecord>;
-  /** `SENDING` → `DROPPED`: no longer to be sent. Throws `ClaimLostError` without the claim. */
-  markDropped(id: string, token: string, reason: string, options?: CompleteOptions): Promise<MessageRecord>;
-  /** `SENDING` → `PENDING` with `nextAttemptAt`; the sweeper retries it. */
-  releaseForRetry(id: string, token: string, options: RetryOptions): Promise<MessageRecord>;
+  /** `SENDING` → the settlement's state (sent, failed, back to pending…). Throws `ClaimLostError` without the claim. */
+  settle(id: string, token: string, settlement: Settlement, options?: CompleteOptions): Promise<MessageRecord>;
   /** `PARKED`/`FAILED`/`HELD` → `PENDING`, due now; the sweeper sends it. */
   requeue(id: string, options: RequeueOptions): Promise<MessageRecord | undefined>;
 
@@ -149,7 +110,7 @@ export interface MessageStore {
  * export const handler = async (id: string) => {
  *   const record = await store.claimMessage(id);
  *   if (record === undefined) return;
- *   // … send, then store.markSent(record.id, record.claimToken!, result)
+ *   // … send, then store.settle(record.id, record.claimToken!, { state: 'SENT', result })
  * };
  * ```
  */
@@ -158,15 +119,7 @@ export const createStore = ({ client, tableName, clock = () => new Date(), readI
   return {
     acceptWebhook: async (input) => await acceptWebhook(context, input),
     claimMessage: async (id, options) => await claimMessage(context, id, options),
-    markSent: async (id, token, result, options) => await markSent(context, id, token, result, options),
-    markFailed: async (id, token, reason, lastError, options) =>
-      await markFailed(context, id, token, reason, lastError, options),
-    markUnknown: async (id, token, reason, lastError, options) =>
-      await markUnknown(context, id, token, reason, lastError, options),
-    markParked: async (id, token, reason, options) => await markParked(context, id, token, reason, options),
-    markHeld: async (id, token, reason, options) => await markHeld(context, id, token, reason, options),
-    markDropped: async (id, token, reason, options) => await markDropped(context, id, token, reason, options),
-    releaseForRetry: async (id, token, options) => await releaseForRetry(context, id, token, options),
+    settle: async (id, token, settlement, options) => await settle(context, id, token, settlement, options),
     requeue: async (id, options) => await requeue(context, id, options),
     getMessage: async (id) => await getMessage(context, id),
     listByState: async (state, options) => await listByState(context, state, options),

@@ -53,7 +53,7 @@ export interface ClaimOptions {
  * const record = await store.claimMessage(id);
  * if (record === undefined) return; // someone else has it, or it is no longer pending
  * const result = await sms.send(record);
- * await store.markSent(record.id, record.claimToken!, result);
+ * await store.settle(record.id, record.claimToken!, { state: 'SENT', result });
  * ```
  */
 export const claimMessage = async (
@@ -115,179 +115,63 @@ const complete = async (
   return record;
 };
 
+/** How a claimed message comes out of `SENDING`. */
+export type Settlement =
+  /** The SMS service accepted it; its answer is kept (bounded, see `resultValue`). */
+  | { readonly state: typeof MessageState.Sent; readonly result: SendResult }
+  /** Back to waiting, for the sweeper to send once `nextAttemptAt` has come. */
+  | { readonly state: typeof MessageState.Pending; readonly nextAttemptAt: Date; readonly lastError: LastError }
+  /** Not sent now, and why: failed, unknown, parked (402, a reserve), held (a limit) or dropped (a stale notice). */
+  | {
+      readonly state: typeof MessageState.Failed | typeof MessageState.Unknown | typeof MessageState.Parked | typeof MessageState.Held | typeof MessageState.Dropped;
+      readonly reason: string;
+      readonly lastError?: LastError;
+    };
+
 /**
- * Records that the SMS service accepted the message.
+ * Settles a claimed message: one conditional update from `SENDING` with this claim token, so a
+ * sender whose claim went stale cannot overwrite the outcome of the one that took over. A return
+ * to `PENDING` is a MODIFY, which the stream (INSERTs only) ignores: the sweeper sends it when due.
  *
  * @throws {ClaimLostError} the record is not `SENDING` with this token
  *
  * @example
  * ```typescript
- * await store.markSent(record.id, token, { deducted: 2, remainingBalance: 98, message: 'ok',
- *   senderId: 'SHOP', recipients: body.recipients });
+ * await store.settle(record.id, token, { state: 'SENT', result });
+ * await store.settle(record.id, token, { state: 'PARKED', reason: 'insufficient balance (402)', lastError });
+ * await store.settle(record.id, token, { state: 'PENDING', nextAttemptAt: new Date(Date.now() + 30_000), lastError });
  * ```
  */
-export const markSent = async (
+export const settle = async (
   context: StoreContext,
   id: string,
   token: string,
-  result: SendResult,
+  settlement: Settlement,
   { now = context.clock() }: CompleteOptions = {},
-): Promise<MessageRecord> =>
-  await complete(context, id, token, {
-    set: {
-      state: str(MessageState.Sent),
-      result: resultValue(result),
-      sentAt: str(now.toISOString()),
-      updatedAt: str(now.toISOString()),
-    },
-    remove: ['reason', 'nextAttemptAt'],
-  });
-
-const finalWithError =
-  (state: MessageState) =>
-  async (
-    context: StoreContext,
-    id: string,
-    token: string,
-    reason: string,
-    lastError: LastError,
-    { now = context.clock() }: CompleteOptions = {},
-  ): Promise<MessageRecord> =>
-    await complete(context, id, token, {
-      set: {
-        state: str(state),
-        reason: str(reason),
-        lastError: lastErrorValue(lastError),
-        updatedAt: str(now.toISOString()),
-      },
-    });
-
-const finalWithReason =
-  (state: MessageState) =>
-  async (context: StoreContext, id: string, token: string, reason: string, { now = context.clock() }: CompleteOptions = {}): Promise<MessageRecord> =>
-    await complete(context, id, token, {
-      set: { state: str(state), reason: str(reason), updatedAt: str(now.toISOString()) },
-    });
-
-/**
- * Records that the message was certainly not sent and will not be tried again.
- *
- * @throws {ClaimLostError} the record is not `SENDING` with this token
- *
- * @example
- * ```typescript
- * await store.markFailed(id, token, 'rejected by the service', { name: 'BadRequest', status: 400, message });
- * ```
- */
-export const markFailed = finalWithError(MessageState.Failed);
-
-/**
- * Records that the message may or may not have gone out (time-out, reset, 5xx) on an
- * at-most-once route: it is never retried automatically.
- *
- * @throws {ClaimLostError} the record is not `SENDING` with this token
- *
- * @example
- * ```typescript
- * await store.markUnknown(id, token, 'timed out after 10 s', {
- *   name: 'TimeoutError',
- *   delivery: 'maybe-sent',
- *   message: 'no answer in 10 s',
- * });
- * ```
- */
-export const markUnknown = finalWithError(MessageState.Unknown);
-
-/** Options of {@link markParked}. */
-export interface ParkOptions extends CompleteOptions {
-  readonly lastError?: LastError;
-}
-
-/**
- * Parks a message the balance did not cover (402). It goes out after a top-up and `requeue`.
- *
- * @throws {ClaimLostError} the record is not `SENDING` with this token
- *
- * @example
- * ```typescript
- * await store.markParked(id, token, 'insufficient balance', { lastError });
- * ```
- */
-export const markParked = async (
-  context: StoreContext,
-  id: string,
-  token: string,
-  reason: string,
-  { now = context.clock(), lastError }: ParkOptions = {},
-): Promise<MessageRecord> =>
-  await complete(context, id, token, {
-    set: {
-      state: str(MessageState.Parked),
-      reason: str(reason),
-      lastError: lastError === undefined ? undefined : lastErrorValue(lastError),
-      updatedAt: str(now.toISOString()),
-    },
-  });
-
-/**
- * Holds a message back because a route limit refused it; it counts in the route's summary SMS.
- *
- * @throws {ClaimLostError} the record is not `SENDING` with this token
- *
- * @example
- * ```typescript
- * const limit = await store.reserveLimit({ route, messages: { max: 10, windowSeconds: 3600 } });
- * if (!limit.allowed) await store.markHeld(id, token, `limit: ${limit.reason}`);
- * ```
- */
-export const markHeld = finalWithReason(MessageState.Held);
-
-/**
- * Drops a claimed message that must not go out any more (a low-balance notice whose balance is
- * back above the threshold). Final: it is never sent.
- *
- * @throws {ClaimLostError} the record is not `SENDING` with this token
- *
- * @example
- * ```typescript
- * await store.markDropped(id, token, 'stale: the balance is back above the threshold');
- * ```
- */
-export const markDropped = finalWithReason(MessageState.Dropped);
-
-/** Options of {@link releaseForRetry}. */
-export interface RetryOptions extends CompleteOptions {
-  /** Not to be claimed before this time. */
-  readonly nextAttemptAt: Date;
-  readonly lastError: LastError;
-}
-
-/**
- * Puts a claimed message back to `PENDING` for a later attempt. This is a MODIFY, not an INSERT,
- * so the stream does not trigger the sender again: the sweeper claims it once it is due (see
- * `findDuePending`).
- *
- * @throws {ClaimLostError} the record is not `SENDING` with this token
- *
- * @example
- * ```typescript
- * await store.releaseForRetry(id, token, { nextAttemptAt: new Date(Date.now() + 30_000), lastError });
- * ```
- */
-export const releaseForRetry = async (
-  context: StoreContext,
-  id: string,
-  token: string,
-  { nextAttemptAt, lastError, now = context.clock() }: RetryOptions,
-): Promise<MessageRecord> =>
-  await complete(context, id, token, {
-    set: {
-      state: str(MessageState.Pending),
-      nextAttemptAt: str(nextAttemptAt.toISOString()),
-      lastError: lastErrorValue(lastError),
-      updatedAt: str(now.toISOString()),
-    },
-  });
+): Promise<MessageRecord> => {
+  const at = str(now.toISOString());
+  const state = str(settlement.state);
+  switch (settlement.state) {
+    case MessageState.Sent:
+      return await complete(context, id, token, {
+        set: { state, result: resultValue(settlement.result), sentAt: at, updatedAt: at },
+        remove: ['reason', 'nextAttemptAt'],
+      });
+    case MessageState.Pending:
+      return await complete(context, id, token, {
+        set: { state, nextAttemptAt: str(settlement.nextAttemptAt.toISOString()), lastError: lastErrorValue(settlement.lastError), updatedAt: at },
+      });
+    default:
+      return await complete(context, id, token, {
+        set: {
+          state,
+          reason: str(settlement.reason),
+          lastError: settlement.lastError === undefined ? undefined : lastErrorValue(settlement.lastError),
+          updatedAt: at,
+        },
+      });
+  }
+};
 
 /** States an operator can send back to `PENDING`. */
 export type RequeueFrom = typeof MessageState.Parked | typeof MessageState.Failed | typeof MessageState.Held;

@@ -80,7 +80,7 @@ export interface MessageRecord extends MessageContent {
   readonly redrives: number;
   readonly createdAt: string;
   readonly updatedAt: string;
-  /** Not to be claimed before this time (set by `releaseForRetry` and `requeue`). */
+  /** Not to be claimed before this time (set by `settle` back to `PENDING` and by `requeue`). */
   readonly nextAttemptAt?: string;
   readonly claimedAt?: string;
   /** Present only while `SENDING`: the token the claiming sender must present to complete. */

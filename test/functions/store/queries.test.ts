@@ -248,11 +248,7 @@ describe('findDuePending', () => {
     const ids = await acceptEach(store, ['a', 'a', 'a']);
     for (const [n, id] of ids.slice(0, 2).entries()) {
       const record = await store.claimMessage(id, { now: at(10_000) });
-      await store.releaseForRetry(id, record?.claimToken ?? '', {
-        nextAttemptAt: at(60_000 * (n + 1)),
-        lastError,
-        now: at(10_000),
-      });
+      await store.settle(id, record?.claimToken ?? '', { state: 'PENDING', nextAttemptAt: at(60_000 * (n + 1)), lastError }, { now: at(10_000) });
     }
 
     const due = async (now: number, updatedBefore?: number) =>

@@ -74,7 +74,7 @@ describe('claimMessage', () => {
   it('does not claim a record released for later before it is due', async () => {
     const { store, id } = await setUp();
     const { token } = await claim(store, id);
-    await store.releaseForRetry(id, token, { nextAttemptAt: at(60_000), lastError, now: at(2000) });
+    await store.settle(id, token, { state: 'PENDING', nextAttemptAt: at(60_000), lastError }, { now: at(2000) });
 
     expect(await store.claimMessage(id, { now: at(59_999) })).toBeUndefined();
     const again = await store.claimMessage(id, { now: at(60_000) });
@@ -92,8 +92,8 @@ describe('claimMessage', () => {
       expect(taken).toMatchObject({ state: 'SENDING', attempts: 2 });
       expect(taken?.claimToken).not.toBe(old);
 
-      await expect(store.markSent(id, old, sendResult)).rejects.toBeInstanceOf(ClaimLostError);
-      await expect(store.markSent(id, taken?.claimToken ?? '', sendResult)).resolves.toMatchObject({ state: 'SENT' });
+      await expect(store.settle(id, old, { state: 'SENT', result: sendResult })).rejects.toBeInstanceOf(ClaimLostError);
+      await expect(store.settle(id, taken?.claimToken ?? '', { state: 'SENT', result: sendResult })).resolves.toMatchObject({ state: 'SENT' });
     });
 
     it('never takes over an at-most-once record', async () => {
@@ -105,20 +105,20 @@ describe('claimMessage', () => {
 });
 
 describe('completions', () => {
-  it('markSent stores the result, the recipients as returned, and drops the token', async () => {
+  it('settle to SENT stores the result, the recipients as returned, and drops the token', async () => {
     const { store, id } = await setUp();
     const { token } = await claim(store, id);
-    const sent = await store.markSent(id, token, sendResult, { now: at(2000) });
+    const sent = await store.settle(id, token, { state: 'SENT', result: sendResult }, { now: at(2000) });
     expect(sent).toMatchObject({ state: 'SENT', result: sendResult, sentAt: at(2000).toISOString(), updatedAt: at(2000).toISOString() });
     expect(sent.claimToken).toBeUndefined();
     expect(await store.getMessage(id)).toEqual(sent);
   });
 
-  it('markSent keeps a bounded part of an answer too large for one item, so storing a send always fits', async () => {
+  it('settle to SENT keeps a bounded part of an answer too large for one item, so storing a send always fits', async () => {
     const { store, id } = await setUp();
     const { token } = await claim(store, id);
     const recipients = Array.from({ length: 9_000 }, (_, n) => ({ phoneNumber: `2557${String(n).padStart(8, '0')}`, status: 'queued', messageId: `msg_${n}_${'x'.repeat(40)}` }));
-    const sent = await store.markSent(id, token, { ...sendResult, message: 'm'.repeat(100_000), recipients }, { now: at(2000) });
+    const sent = await store.settle(id, token, { state: 'SENT', result: { ...sendResult, message: 'm'.repeat(100_000), recipients } }, { now: at(2000) });
 
     const kept = sent.result!.recipients as { truncated: boolean; count: number; first: unknown[] };
     expect(kept).toMatchObject({ truncated: true, count: 9_000 });
@@ -128,17 +128,17 @@ describe('completions', () => {
     expect(await store.getMessage(id)).toEqual(sent);
   });
 
-  it('markDropped records a claimed message that must not go out any more', async () => {
+  it('settle to DROPPED records a claimed message that must not go out any more', async () => {
     const { store, id } = await setUp();
     const { token } = await claim(store, id);
-    expect(await store.markDropped(id, token, 'stale', { now: at(2000) })).toMatchObject({ state: 'DROPPED', reason: 'stale' });
-    await expect(store.markDropped(id, token, 'again')).rejects.toBeInstanceOf(ClaimLostError);
+    expect(await store.settle(id, token, { state: 'DROPPED', reason: 'stale' }, { now: at(2000) })).toMatchObject({ state: 'DROPPED', reason: 'stale' });
+    await expect(store.settle(id, token, { state: 'DROPPED', reason: 'again' })).rejects.toBeInstanceOf(ClaimLostError);
   });
 
   it.each([
-    ['markFailed', 'FAILED', (s: MessageStore, id: string, t: string) => s.markFailed(id, t, 'rejected', lastError, { now: at(2000) })],
-    ['markUnknown', 'UNKNOWN', (s: MessageStore, id: string, t: string) => s.markUnknown(id, t, 'timed out', lastError, { now: at(2000) })],
-    ['markParked', 'PARKED', (s: MessageStore, id: string, t: string) => s.markParked(id, t, 'insufficient balance', { lastError, now: at(2000) })],
+    ['FAILED', 'FAILED', (s: MessageStore, id: string, t: string) => s.settle(id, t, { state: 'FAILED', reason: 'rejected', lastError }, { now: at(2000) })],
+    ['UNKNOWN', 'UNKNOWN', (s: MessageStore, id: string, t: string) => s.settle(id, t, { state: 'UNKNOWN', reason: 'timed out', lastError }, { now: at(2000) })],
+    ['PARKED', 'PARKED', (s: MessageStore, id: string, t: string) => s.settle(id, t, { state: 'PARKED', reason: 'insufficient balance', lastError }, { now: at(2000) })],
   ])('%s records the state, the reason and the last error', async (_, state, mark) => {
     const { store, id } = await setUp();
     const { token } = await claim(store, id);
@@ -148,16 +148,16 @@ describe('completions', () => {
     expect(record.claimToken).toBeUndefined();
   });
 
-  it('markHeld records the state and reason', async () => {
+  it('settle to HELD records the state and reason', async () => {
     const { store, id } = await setUp();
     const { token } = await claim(store, id);
-    expect(await store.markHeld(id, token, 'messages limit')).toMatchObject({ state: 'HELD', reason: 'messages limit' });
+    expect(await store.settle(id, token, { state: 'HELD', reason: 'messages limit' })).toMatchObject({ state: 'HELD', reason: 'messages limit' });
   });
 
-  it('releaseForRetry returns the record to PENDING with the next attempt time', async () => {
+  it('settle back to PENDING returns the record to PENDING with the next attempt time', async () => {
     const { store, id } = await setUp();
     const { token } = await claim(store, id);
-    const record = await store.releaseForRetry(id, token, { nextAttemptAt: at(30_000), lastError, now: at(2000) });
+    const record = await store.settle(id, token, { state: 'PENDING', nextAttemptAt: at(30_000), lastError }, { now: at(2000) });
     expect(record).toMatchObject({ state: 'PENDING', nextAttemptAt: at(30_000).toISOString(), lastError, attempts: 1 });
     expect(record.claimToken).toBeUndefined();
   });
@@ -167,12 +167,12 @@ describe('completions', () => {
     const { record } = await claim(store, id);
     const wrong = '01ARZ3NDEKTSV4RRFFQ69G5FAV';
     const attempts = [
-      store.markSent(id, wrong, sendResult),
-      store.markFailed(id, wrong, 'x', lastError),
-      store.markUnknown(id, wrong, 'x', lastError),
-      store.markParked(id, wrong, 'x'),
-      store.markHeld(id, wrong, 'x'),
-      store.releaseForRetry(id, wrong, { nextAttemptAt: at(5000), lastError }),
+      store.settle(id, wrong, { state: 'SENT', result: sendResult }),
+      store.settle(id, wrong, { state: 'FAILED', reason: 'x', lastError }),
+      store.settle(id, wrong, { state: 'UNKNOWN', reason: 'x', lastError }),
+      store.settle(id, wrong, { state: 'PARKED', reason: 'x' }),
+      store.settle(id, wrong, { state: 'HELD', reason: 'x' }),
+      store.settle(id, wrong, { state: 'PENDING', nextAttemptAt: at(5000), lastError }),
     ];
     for (const attempt of attempts) await expect(attempt).rejects.toBeInstanceOf(ClaimLostError);
     expect(await store.getMessage(id)).toEqual(record);
@@ -181,14 +181,14 @@ describe('completions', () => {
   it('refuses a second completion with the right token: the record is no longer SENDING', async () => {
     const { store, id } = await setUp();
     const { token } = await claim(store, id);
-    await store.markSent(id, token, sendResult);
-    await expect(store.markFailed(id, token, 'late', lastError)).rejects.toMatchObject({ name: 'ClaimLostError', id });
+    await store.settle(id, token, { state: 'SENT', result: sendResult });
+    await expect(store.settle(id, token, { state: 'FAILED', reason: 'late', lastError })).rejects.toMatchObject({ name: 'ClaimLostError', id });
     expect((await store.getMessage(id))?.state).toBe('SENT');
   });
 
   it('refuses to complete a record that was never claimed', async () => {
     const { store, id } = await setUp();
-    await expect(store.markSent(id, 'anything', sendResult)).rejects.toBeInstanceOf(ClaimLostError);
+    await expect(store.settle(id, 'anything', { state: 'SENT', result: sendResult })).rejects.toBeInstanceOf(ClaimLostError);
   });
 });
 
@@ -196,7 +196,7 @@ describe('requeue', () => {
   it('sends a PARKED record back to PENDING, due now, attempts reset, so the next claim takes it', async () => {
     const { store, id } = await setUp();
     const { token } = await claim(store, id);
-    await store.markParked(id, token, 'insufficient balance', { lastError });
+    await store.settle(id, token, { state: 'PARKED', reason: 'insufficient balance', lastError });
 
     const record = await store.requeue(id, { from: 'PARKED', now: at(10_000) });
 
@@ -206,8 +206,8 @@ describe('requeue', () => {
   });
 
   it.each([
-    ['FAILED', (s: MessageStore, id: string, t: string) => s.markFailed(id, t, 'x', lastError)],
-    ['HELD', (s: MessageStore, id: string, t: string) => s.markHeld(id, t, 'x')],
+    ['FAILED', (s: MessageStore, id: string, t: string) => s.settle(id, t, { state: 'FAILED', reason: 'x', lastError })],
+    ['HELD', (s: MessageStore, id: string, t: string) => s.settle(id, t, { state: 'HELD', reason: 'x' })],
   ] as const)('requeues from %s', async (from, mark) => {
     const { store, id } = await setUp();
     const { token } = await claim(store, id);
@@ -218,7 +218,7 @@ describe('requeue', () => {
   it('moves a record once when two operators requeue it at the same time', async () => {
     const { store, id } = await setUp();
     const { token } = await claim(store, id);
-    await store.markParked(id, token, 'x');
+    await store.settle(id, token, { state: 'PARKED', reason: 'x' });
     const results = await Promise.all([store.requeue(id, { from: 'PARKED' }), store.requeue(id, { from: 'PARKED' })]);
     expect(results.filter((record) => record !== undefined)).toHaveLength(1);
     expect((await store.getMessage(id))?.redrives).toBe(1);
@@ -227,7 +227,7 @@ describe('requeue', () => {
   it('leaves a record alone that is not in the given state', async () => {
     const { store, id } = await setUp();
     const { token } = await claim(store, id);
-    await store.markSent(id, token, sendResult);
+    await store.settle(id, token, { state: 'SENT', result: sendResult });
     expect(await store.requeue(id, { from: 'PARKED' })).toBeUndefined();
     expect((await store.getMessage(id))?.state).toBe('SENT');
   });

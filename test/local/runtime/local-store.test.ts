@@ -55,9 +55,9 @@ describe('records for logs and redrive', () => {
     ids['b2'] = await accept(store, 'beta', 'b2', 40);
     // a2 is parked at 50 s, b1 sent at 60 s; a1 and b2 stay PENDING.
     const a2 = await store.claimMessage(ids['a2']!, { now: at(50) });
-    await store.markParked(ids['a2']!, a2!.claimToken!, 'insufficient balance (402) for 0712345678', { now: at(50) });
+    await store.settle(ids['a2']!, a2!.claimToken!, { state: 'PARKED', reason: 'insufficient balance (402) for 0712345678' }, { now: at(50) });
     const b1 = await store.claimMessage(ids['b1']!, { now: at(60) });
-    await store.markSent(ids['b1']!, b1!.claimToken!, { deducted: 20, remainingBalance: 980, message: 'ok', senderId: 'X', recipients: [] }, { now: at(60) });
+    await store.settle(ids['b1']!, b1!.claimToken!, { state: 'SENT', result: { deducted: 20, remainingBalance: 980, message: 'ok', senderId: 'X', recipients: [] } }, { now: at(60) });
   });
 
   it('lists a route newest first, by creation, optionally one state', async () => {
