@@ -1,7 +1,7 @@
 import type { RelayConfigView } from '../core/config/view';
-import { AcceptOutcome, type MessageRecord } from '../store';
+import { AcceptOutcome, NoticeKind } from '../store';
 import { noticeMessage } from './notice';
-import { NOTICE_KEY_PREFIX, NOTICE_ROUTE, RelayMetric, type RelayContext } from './ports';
+import { NOTICE_ROUTE, RelayMetric, type RelayContext } from './ports';
 
 export interface BalanceCheck {
   readonly balance: number;
@@ -63,22 +63,15 @@ export async function observeBalance(context: RelayContext<RelayConfigView>, { b
   const text = empty
     ? `sms-relay: SMS balance is ${amount}: not enough for one SMS. The account is empty; top up now.`
     : `sms-relay: SMS balance is ${amount}, below the threshold of ${formatNumber(threshold)}. ${lastingText(daysLeft)} Top up soon.`;
-  const result = await context.store.acceptWebhook({
+  const result = await context.store.recordNotice({
+    kind: NoticeKind.LowBalance,
     route: NOTICE_ROUTE,
-    dedupeKey: `${LOW_BALANCE_KEY_PREFIX}${now.toISOString()}`,
-    windowSeconds: 3600,
+    key: now.toISOString(),
     now,
-    messages: [noticeMessage(text, notify, context.config.config.provider.defaultSenderId)],
+    message: noticeMessage(text, notify, context.config.config.provider.defaultSenderId),
   });
   if (result.outcome === AcceptOutcome.Accepted) context.logger.info('low-balance notice recorded', { ids: result.ids });
   return { balance, threshold, alerted: true, ...(daysLeft === undefined ? {} : { daysLeft }) };
-}
-
-const LOW_BALANCE_KEY_PREFIX = `${NOTICE_KEY_PREFIX}low-balance:`;
-
-/** Whether a record is the relay's low-balance SMS, which is checked again before it goes out. */
-export function isLowBalanceNotice(record: Pick<MessageRecord, 'route' | 'dedupeKey'>): boolean {
-  return record.route === NOTICE_ROUTE && record.dedupeKey.startsWith(LOW_BALANCE_KEY_PREFIX);
 }
 
 /** The spend the forecast looks back on, at most. */

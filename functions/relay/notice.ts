@@ -8,7 +8,7 @@ import { Delivery, type NewMessage } from '../store';
  *
  * @example
  * ```ts
- * await store.acceptWebhook({ route, dedupeKey, windowSeconds, messages: [noticeMessage(text, to, senderId)] });
+ * await store.recordNotice({ kind: 'held-summary', route, key, message: noticeMessage(text, to, senderId) });
  * ```
  */
 export function noticeMessage(text: string, to: readonly string[], senderId: string | undefined): NewMessage {

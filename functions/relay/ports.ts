@@ -119,8 +119,5 @@ export function backoffMs(policy: RetryPolicy, attempts: number): number {
   return Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** Math.max(0, attempts - 1));
 }
 
-/** Records whose dedupe key starts with this are the relay's own notices: limits never hold them. */
-export const NOTICE_KEY_PREFIX = 'relay-notice:';
-
 /** The route name under which the relay records its own notices that belong to no route (low balance). */
 export const NOTICE_ROUTE = '_relay';

@@ -11,10 +11,10 @@ import {
 import type { RelayConfigView } from '../core/config/view';
 import { RoutePriority } from '../core/config/policies';
 import { maskMsisdn } from '../core/recipients/mask';
-import { ClaimLostError, Delivery, MessageState, type BalanceState, type LastError, type MessageRecord, type SendResult } from '../store';
-import { type BalanceReading, isLowBalanceNotice, observeBalance } from './balance';
+import { ClaimLostError, Delivery, MessageState, NoticeKind, type BalanceState, type LastError, type MessageRecord, type SendResult } from '../store';
+import { type BalanceReading, observeBalance } from './balance';
 import { SmsClientUnavailableError } from './errors';
-import { backoffMs, NOTICE_KEY_PREFIX, RelayMetric, type RelayContext } from './ports';
+import { backoffMs, RelayMetric, type RelayContext } from './ports';
 
 /** What the sender did with one record. */
 export const SendOutcome = {
@@ -110,11 +110,11 @@ const GATE_STATE = { [SendOutcome.Held]: MessageState.Held, [SendOutcome.Parked]
  * check holds from the first send of a fresh process.
  */
 async function checkBeforeSend(context: RelayContext<RelayConfigView>, record: MessageRecord): Promise<Gate> {
-  if (isLowBalanceNotice(record)) return await checkNotice(context);
+  if (record.notice === NoticeKind.LowBalance) return await checkNotice(context);
   const route = context.config.routes.get(record.route)?.config;
   const reserve = context.config.config.balance?.reserve ?? 0;
   const guardsReserve = reserve > 0 && route?.priority !== RoutePriority.Critical;
-  const limits = record.dedupeKey.startsWith(NOTICE_KEY_PREFIX) ? undefined : route?.limits;
+  const limits = record.notice === undefined ? route?.limits : undefined;
   const capsCredits = limits?.creditsPerDay !== undefined;
   if (!guardsReserve && limits?.messages === undefined && !capsCredits) return GO;
 

@@ -1,7 +1,7 @@
 import { literalRecipients, type RelayConfigView } from '../core/config/view';
-import { Delivery, MessageState, type MessageRecord } from '../store';
+import { Delivery, MessageState, type MessageRecord, NoticeKind } from '../store';
 import { noticeMessage } from './notice';
-import { NOTICE_KEY_PREFIX, RelayMetric, type RelayContext } from './ports';
+import { RelayMetric, type RelayContext } from './ports';
 import { sendMessage, type SendOutcome } from './sender';
 
 export interface SweepOptions {
@@ -122,13 +122,7 @@ async function recordHeldSummaries(context: RelayContext<RelayConfigView>, now: 
     for (const window of windows) {
       if (to.length > 0) {
         const text = `sms-relay: ${window.held} message${window.held === 1 ? '' : 's'} on route ${route.id} held back by its ${window.limit} limit between ${window.startsAt.slice(0, 16).replace('T', ' ')} and ${window.endsAt.slice(0, 16).replace('T', ' ')} UTC.`;
-        await store.acceptWebhook({
-          route: route.id,
-          dedupeKey: `${NOTICE_KEY_PREFIX}held:${window.limit}:${window.window}`,
-          windowSeconds: 35 * 86_400,
-          now,
-          messages: [noticeMessage(text, to, route.senderId)],
-        });
+        await store.recordNotice({ kind: NoticeKind.HeldSummary, route: route.id, key: `${window.limit}:${window.window}`, now, message: noticeMessage(text, to, route.senderId) });
       }
       if (await store.markSummarySent({ route: route.id, window: window.window, now })) recorded += 1;
     }

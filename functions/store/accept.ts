@@ -7,7 +7,7 @@ import { InvalidMessageError, StoreError, TooManyMessagesError } from './errors'
 import { newId } from './ids';
 import { DAY_SECONDS, ItemKind, dedupeKey as dedupeItemKey, epochSeconds, messageKey } from './keys';
 import { MessageState, TABLE } from './table';
-import { DEFAULT_RETENTION_DAYS, type MessageRecord, type NewMessage } from './types';
+import { DEFAULT_RETENTION_DAYS, type MessageRecord, type NewMessage, type NoticeKind } from './types';
 
 /** What `acceptWebhook` did. */
 export const AcceptOutcome = {
@@ -270,6 +270,7 @@ const buildRecords = ({
     characters: message.characters,
     segments: message.segments,
     delivery: message.delivery,
+    ...(message.notice === undefined ? {} : { notice: message.notice }),
     state: message.state ?? MessageState.Pending,
     attempts: 0,
     redrives: 0,
@@ -405,3 +406,38 @@ const completeDuplicate = async (
   const recovered = await putMessages(context, build(guard.messageIds).filter((record) => missing.has(record.id)));
   return { ...plain, recovered };
 };
+
+/** What `recordNotice` records. */
+export interface NoticeInput {
+  readonly kind: NoticeKind;
+  /** The route the notice is listed under (`_relay` for the low-balance SMS). */
+  readonly route: string;
+  /** What makes this notice one of a kind (the window it summarises, the time of the drop): a repeat records nothing. */
+  readonly key: string;
+  readonly message: NewMessage;
+  readonly now?: Date;
+  readonly retentionDays?: number;
+}
+
+/** How long a notice's key counts as a repeat: longer than any window a notice can be about. */
+const NOTICE_WINDOW_SECONDS = 35 * DAY_SECONDS;
+
+/**
+ * Records one of the relay's own SMS (low balance, a limit's summary) as a `PENDING` message that
+ * says which notice it is, so the sender knows it for one without guessing from its key. A second
+ * call with the same kind, route and key records nothing (its ids are returned).
+ *
+ * @example
+ * ```typescript
+ * await recordNotice(context, { kind: 'held-summary', route: 'alerts', key: window.window, message });
+ * ```
+ */
+export const recordNotice = async (context: StoreContext, { kind, route, key, message, now, retentionDays }: NoticeInput): Promise<AcceptResult> =>
+  await acceptWebhook(context, {
+    route,
+    dedupeKey: `notice:${kind}:${key}`,
+    windowSeconds: NOTICE_WINDOW_SECONDS,
+    messages: [{ ...message, notice: kind }],
+    ...(now === undefined ? {} : { now }),
+    ...(retentionDays === undefined ? {} : { retentionDays }),
+  });

@@ -2,10 +2,11 @@ import { compact, type Item, ItemReader, map, num, str, strList } from './attrib
 import { ItemKind } from './keys';
 import { MessageState, TABLE } from './table';
 import { CorruptRecordError } from './errors';
-import { Delivery, type LastError, type MessageRecord, type SendResult } from './types';
+import { Delivery, type LastError, type MessageRecord, NoticeKind, type SendResult } from './types';
 
 const STATES: ReadonlySet<string> = new Set(Object.values(MessageState));
 const DELIVERIES: ReadonlySet<string> = new Set(Object.values(Delivery));
+const NOTICES: ReadonlySet<string> = new Set(Object.values(NoticeKind));
 
 export const lastErrorValue = (error: LastError) =>
   map({
@@ -70,6 +71,7 @@ export const messageItem = (record: MessageRecord): Item =>
     characters: num(record.characters),
     segments: num(record.segments),
     delivery: str(record.delivery),
+    notice: record.notice === undefined ? undefined : str(record.notice),
     state: str(record.state),
     attempts: num(record.attempts),
     redrives: num(record.redrives),
@@ -100,8 +102,11 @@ export const messageFromItem = (item: Item): MessageRecord => {
 
   const lastErrorRead = read.optMap('lastError');
   const resultRead = read.optMap('result');
+  const notice = read.optStr('notice');
+  if (notice !== undefined && !NOTICES.has(notice)) throw new CorruptRecordError(where, `unknown notice ${notice}`);
   const optional = {
     senderId: read.optStr('senderId'),
+    notice: notice as NoticeKind | undefined,
     nextAttemptAt: read.optStr('nextAttemptAt'),
     claimedAt: read.optStr('claimedAt'),
     claimToken: read.optStr('claimToken'),

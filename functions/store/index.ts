@@ -2,7 +2,7 @@
  * The message store: one DynamoDB table that is at once the dedupe, the durable queue and the
  * log of every SMS. See `createStore`.
  */
-export { AcceptOutcome, type AcceptInput, type AcceptResult } from './accept';
+export { AcceptOutcome, type AcceptInput, type AcceptResult, type NoticeInput } from './accept';
 export type { BalanceObservation, BalanceUpdate, PriceObservation } from './balance';
 export {
   ClaimLostError,
@@ -43,6 +43,7 @@ export {
   type HeldWindow,
   type LastError,
   LimitKind,
+  NoticeKind,
   type MessageRecord,
   type NewMessage,
   type Page,

@@ -1,5 +1,5 @@
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { type AcceptInput, type AcceptResult, acceptWebhook } from './accept';
+import { type AcceptInput, type AcceptResult, acceptWebhook, type NoticeInput, recordNotice } from './accept';
 import {
   type BalanceObservation,
   type BalanceUpdate,
@@ -58,6 +58,8 @@ export interface StoreOptions {
 export interface MessageStore {
   /** Records a webhook: dedupe guard plus 1–99 message records. See {@link acceptWebhook}. */
   acceptWebhook(input: AcceptInput): Promise<AcceptResult>;
+  /** Records one of the relay's own SMS (low balance, a limit's summary), once per key. See {@link recordNotice}. */
+  recordNotice(input: NoticeInput): Promise<AcceptResult>;
 
   /** `PENDING` and due → `SENDING` for exactly one caller; `undefined` for the others. */
   claimMessage(id: string, options?: ClaimOptions): Promise<MessageRecord | undefined>;
@@ -118,6 +120,7 @@ export const createStore = ({ client, tableName, clock = () => new Date(), readI
   const context: StoreContext = { client, tableName, clock, readIndexes };
   return {
     acceptWebhook: async (input) => await acceptWebhook(context, input),
+    recordNotice: async (input) => await recordNotice(context, input),
     claimMessage: async (id, options) => await claimMessage(context, id, options),
     settle: async (id, token, settlement, options) => await settle(context, id, token, settlement, options),
     requeue: async (id, options) => await requeue(context, id, options),

@@ -39,6 +39,15 @@ export interface SendResult {
   readonly recipients: unknown;
 }
 
+/** The relay's own SMS, as opposed to one a webhook asked for. */
+export const NoticeKind = {
+  /** The balance fell below `balance.threshold`: checked again before it goes out. */
+  LowBalance: 'low-balance',
+  /** A route limit held messages back in a window that has ended. */
+  HeldSummary: 'held-summary',
+} as const;
+export type NoticeKind = (typeof NoticeKind)[keyof typeof NoticeKind];
+
 /** What an SMS is: the same fields on a message to record and on the stored record. */
 export interface MessageContent {
   /** Which fan-out item of the webhook this is (0-based). */
@@ -54,6 +63,8 @@ export interface MessageContent {
   readonly characters: number;
   readonly segments: number;
   readonly delivery: Delivery;
+  /** Set on the relay's own SMS (see `recordNotice`); limits never hold them back. */
+  readonly notice?: NoticeKind;
 }
 
 /** A message to record on accept. */

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { NOTICE_KEY_PREFIX, type RelayContext } from '../../../functions/relay/ports';
+import type { RelayContext } from '../../../functions/relay/ports';
 import { sendMessage, SendOutcome } from '../../../functions/relay/sender';
 import { sweep } from '../../../functions/relay/sweeper';
 import { MessageState, StoreError } from '../../../functions/store';
@@ -60,7 +60,7 @@ describe('sweep', () => {
     relay.clock.advance(3_600_000);
     expect(await sweep(relay.context)).toMatchObject({ summaries: 0, sent: {} });
 
-    const notices = (await relay.records('limited')).filter((record) => record.dedupeKey.startsWith(NOTICE_KEY_PREFIX));
+    const notices = (await relay.records('limited')).filter((record) => record.notice === 'held-summary');
     expect(notices).toHaveLength(1);
     expect(notices[0]).toMatchObject({
       state: MessageState.Sent,

@@ -398,3 +398,17 @@ describe('acceptWebhook with a replay key (the signed body of a sender whose del
   });
 });
 
+
+describe('recordNotice', () => {
+  it('records the relay\'s own SMS as a PENDING message that says which notice it is, once per key', async () => {
+    const { store } = await newTable(db);
+    const first = await store.recordNotice({ kind: 'held-summary', route: 'alerts', key: 'messages:W#1', message: message({ text: 'held' }), now: T0 });
+    const again = await store.recordNotice({ kind: 'held-summary', route: 'alerts', key: 'messages:W#1', message: message({ text: 'held' }), now: T0 });
+    const other = await store.recordNotice({ kind: 'low-balance', route: '_relay', key: T0.toISOString(), message: message({ text: 'low' }), now: T0 });
+
+    expect(first.outcome).toBe('accepted');
+    expect(again).toMatchObject({ outcome: 'duplicate', ids: first.ids });
+    expect(await store.getMessage(first.ids[0]!)).toMatchObject({ state: 'PENDING', notice: 'held-summary', route: 'alerts', text: 'held' });
+    expect(await store.getMessage(other.ids[0]!)).toMatchObject({ notice: 'low-balance', route: '_relay' });
+  });
+});
