@@ -50,26 +50,14 @@ export type AcceptResult =
       readonly recovered: number;
     };
 
-/**
- * `status` of guards written by earlier versions, which set it `ACCEPTED` in a second write once
- * every record was written. Guards written now have no status: whether an accept finished is read
- * from its records.
- */
-const LEGACY_ACCEPTED = 'ACCEPTED';
-
 /** The dedupe guard of a `(route, dedupeKey)`, as a duplicate reads it. */
 interface Guard {
   /** The accept the guard stands for (its first message id); every key of one accept names the same owner. */
   readonly owner: string;
   readonly messageIds: readonly string[];
   readonly windowEndsAt: number;
-  /**
-   * Epoch seconds from which TTL may delete the guard's records (their `expiresAt`). Absent on
-   * guards written by earlier versions.
-   */
-  readonly recordsExpireAt?: number;
-  /** Written by an earlier version that confirmed every record: nothing to check. */
-  readonly complete: boolean;
+  /** Epoch seconds from which TTL may delete the guard's records (their `expiresAt`). */
+  readonly recordsExpireAt: number;
 }
 
 const RECIPIENT = /^255\d{9}$/;
@@ -139,7 +127,7 @@ export const acceptWebhook = async (context: StoreContext, input: AcceptInput): 
       continue;
     }
     found = existing;
-    claim = { owner: existing.owner, ids: existing.messageIds, recordsExpireAt: existing.recordsExpireAt ?? recordsExpireAt };
+    claim = { owner: existing.owner, ids: existing.messageIds, recordsExpireAt: existing.recordsExpireAt };
   }
 
   if (found === undefined) {
@@ -182,14 +170,14 @@ const repointGuard = async (context: StoreContext, route: string, dedupe: string
       new UpdateItemCommand({
         TableName: context.tableName,
         Key: dedupeItemKey(route, dedupe),
-        UpdateExpression: 'SET #owner = :target, messageIds = :ids' + (target.recordsExpireAt === undefined ? '' : ', recordsExpireAt = :expires'),
+        UpdateExpression: 'SET #owner = :target, messageIds = :ids, recordsExpireAt = :expires',
         ConditionExpression: '#owner = :owner',
         ExpressionAttributeNames: { '#owner': 'owner' },
         ExpressionAttributeValues: {
           ':target': str(target.owner),
           ':ids': strList(target.messageIds),
           ':owner': str(owner),
-          ...(target.recordsExpireAt === undefined ? {} : { ':expires': num(target.recordsExpireAt) }),
+          ':expires': num(target.recordsExpireAt),
         },
       }),
     );
@@ -332,14 +320,11 @@ const readGuardItem = async (context: StoreContext, route: string, dedupeKey: st
 
 const guardFromItem = (item: Item, route: string): Guard => {
   const read = new ItemReader(item, `DEDUPE#${route}`);
-  const recordsExpireAt = read.optNum('recordsExpireAt');
-  const messageIds = read.strList('messageIds');
   return {
-    owner: read.optStr('owner') ?? messageIds[0] ?? '',
-    messageIds,
+    owner: read.str('owner'),
+    messageIds: read.strList('messageIds'),
     windowEndsAt: read.num('windowEndsAt'),
-    ...(recordsExpireAt === undefined ? {} : { recordsExpireAt }),
-    complete: read.optStr('status') === LEGACY_ACCEPTED,
+    recordsExpireAt: read.num('recordsExpireAt'),
   };
 };
 
@@ -398,9 +383,8 @@ const completeDuplicate = async (
   }: { guard: Guard; now: Date; build: (guardIds: readonly string[]) => readonly MessageRecord[] },
 ): Promise<AcceptResult> => {
   const plain = { outcome: AcceptOutcome.Duplicate, ids: guard.messageIds, recovered: 0 } as const;
-  if (guard.complete) return plain;
   // TTL may have deleted the records: a rewritten one would be a new, second SMS.
-  if (guard.recordsExpireAt !== undefined && epochSeconds(now) >= guard.recordsExpireAt) return plain;
+  if (epochSeconds(now) >= guard.recordsExpireAt) return plain;
   const missing = await missingIds(context, guard.messageIds);
   if (missing.size === 0) return plain;
   const recovered = await putMessages(context, build(guard.messageIds).filter((record) => missing.has(record.id)));

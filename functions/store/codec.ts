@@ -140,8 +140,7 @@ export const messageFromItem = (item: Item): MessageRecord => {
     delivery: delivery as Delivery,
     state: state as MessageState,
     attempts: read.num('attempts'),
-    // Absent on records written before redrive counting; zero is the truth for them.
-    redrives: read.optNum('redrives') ?? 0,
+    redrives: read.num('redrives'),
     createdAt: read.str('createdAt'),
     updatedAt: read.str('updatedAt'),
     expiresAt: read.num(TABLE.timeToLive),

@@ -307,44 +307,6 @@ describe('acceptWebhook', () => {
     });
   });
 
-  describe('a guard written by an earlier version', () => {
-    const legacyGuard = async (tableName: string, status: string, ids: readonly string[]) =>
-      await db.client.send(
-        new PutItemCommand({
-          TableName: tableName,
-          Item: {
-            pk: { S: 'DEDUPE#orders#d' },
-            sk: { S: 'DEDUPE' },
-            kind: { S: 'dedupe' },
-            dedupeKey: { S: 'd' },
-            acceptId: { S: '01JN7ZZZZZ0000000000000000' },
-            messageIds: { L: ids.map((id) => ({ S: id })) },
-            status: { S: status },
-            acceptedAt: { S: T0.toISOString() },
-            windowEndsAt: { N: String(T0_SECONDS + 300) },
-            expiresAt: { N: String(T0_SECONDS + 300) },
-          },
-        }),
-      );
-    const ids = ['01JN7ZZZZZ0000000000000001', '01JN7ZZZZZ0000000000000002'];
-    const input = { route: 'orders', dedupeKey: 'd', windowSeconds: 300, messages: messages(2), now: at(1000) };
-
-    it('ACCEPTED: is taken as complete, without reading or writing records', async () => {
-      const table = await newTable(db);
-      await legacyGuard(table.tableName, 'ACCEPTED', ids);
-      const { client, sent } = tracingClient();
-      expect(await table.storeWith(client).acceptWebhook(input)).toEqual({ outcome: 'duplicate', ids, recovered: 0 });
-      expect(sent).toEqual(['PutItem DEDUPE', 'GetItem DEDUPE']);
-      expect(kinds(await table.scan(), 'message')).toEqual([]);
-    });
-
-    it('ACCEPTING: is completed like one written now', async () => {
-      const table = await newTable(db);
-      await legacyGuard(table.tableName, 'ACCEPTING', ids);
-      expect(await table.store.acceptWebhook(input)).toEqual({ outcome: 'duplicate', ids, recovered: 2 });
-      expect(kinds(await table.scan(), 'message').map((item) => item.id?.S).sort()).toEqual(ids);
-    });
-  });
 });
 
 describe('acceptWebhook with a replay key (the signed body of a sender whose delivery id is not signed)', () => {
