@@ -1,8 +1,9 @@
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { IngestRequest, IngestResponse } from '../../functions/relay/ingest';
 import type { MessageStore } from '../../functions/store';
 import { PortInUseError, RuntimeError } from './errors';
+import { createGuardedServer, HTTP_LIMITS, type HttpLimits } from './http-guard';
 import { parseSince, parseState, queryRecords, REDRIVE_STATES, requeueRecords, toRecordView, MESSAGE_STATES } from './records';
 
 /** Local-only endpoints under this prefix serve `logs` and `redrive` while the runtime holds the store. */
@@ -53,7 +54,8 @@ export interface RelayServer {
  * The runtime's HTTP server, standing in for API Gateway: `POST /hooks/{route}` to the relay's
  * ingest operation (the exact body bytes, headers as API Gateway passes them on), `GET /health`, the local-only `/_relay` endpoints, JSON 404s
  * and 405s. The body limit is enforced here too, while reading, so an oversized body is never
- * buffered whole.
+ * buffered whole. Slow or idle clients and connection floods are cut off by `HTTP_LIMITS`;
+ * `limits` is for tests that need shorter time-outs or a lower cap.
  *
  * @example
  * ```ts
@@ -62,11 +64,11 @@ export interface RelayServer {
  * relay.attach({ maxBodyBytes, ingest, onAccepted, onWebhook, onError, health, store });
  * ```
  */
-export function createRelayServer(): RelayServer {
+export function createRelayServer(limits: HttpLimits = HTTP_LIMITS): RelayServer {
   let dependencies: RelayServerDependencies | undefined;
   let port = 0;
   let closing = false;
-  const server = createServer({ keepAliveTimeout: 5_000 }, (request, response) => {
+  const server = createGuardedServer((request, response) => {
     if (closing) {
       // Stopping: a request on a kept-alive connection is refused (nothing recorded), so the
       // sender retries against the next runtime; the connection is closed after this answer.
@@ -88,7 +90,7 @@ export function createRelayServer(): RelayServer {
       if (!response.headersSent) sendJson(response, 500, { error: 'internal error' });
       else response.destroy();
     });
-  });
+  }, limits);
   return {
     server,
     listen: async (wanted, host) => {
