@@ -1,4 +1,4 @@
-import { createServer, type RequestListener, type Server } from 'node:http';
+import { createServer, type IncomingMessage, type RequestListener, type Server } from 'node:http';
 
 /**
  * Connection limits of the local HTTP servers (the runtime's and the sandbox's), kept together so
@@ -62,4 +62,25 @@ export function createGuardedServer(listener: RequestListener, limits: HttpLimit
   );
   server.maxConnections = limits.maxConnections;
   return server;
+}
+
+/** Headers a proxy or tunnel adds: a request carrying one came from further away than loopback. */
+const FORWARDING_HEADERS = ['forwarded', 'x-forwarded-for', 'x-forwarded-host', 'x-real-ip', 'cf-connecting-ip'] as const;
+
+/**
+ * Whether a request may use a local-only endpoint: its `Host` names the loopback address and the
+ * port it reached (`127.0.0.1:<port>`, `localhost:<port>` or `[::1]:<port>`), which a page on
+ * another site cannot make a browser send (DNS rebinding), and no proxy or tunnel forwarded it.
+ *
+ * @example
+ * ```ts
+ * if (!isLocalRequest(request)) return sendJson(response, 403, { error: 'local requests only' });
+ * ```
+ */
+export function isLocalRequest(request: IncomingMessage): boolean {
+  const port = request.socket.localPort;
+  const host = request.headers.host;
+  if (port === undefined || host === undefined) return false;
+  if (FORWARDING_HEADERS.some((name) => request.headers[name] !== undefined)) return false;
+  return host === `127.0.0.1:${port}` || host === `localhost:${port}` || host === `[::1]:${port}`;
 }

@@ -118,3 +118,39 @@ describe('the runtime server against slow and idle clients', () => {
     expect((await requestWithHost(port, { host: `127.0.0.1:${port}`, path: '/health' })).status).toBe(200);
   });
 });
+
+describe('the local-only endpoints against a foreign Host', () => {
+  it.each([
+    ['GET', '/health'],
+    ['GET', '/_relay/records'],
+    ['POST', '/_relay/redrive'],
+    ['GET', '/_relay/anything'],
+  ])('refuse %s %s to a foreign Host with a bare 403', async (method, path) => {
+    const { port } = await start();
+    for (const host of ['evil.example', `evil.example:${port}`, '127.0.0.1', `127.0.0.1:${port + 1}`, `localhost.evil.example:${port}`]) {
+      const answer = await requestWithHost(port, { host, path, method, headers: { 'content-type': 'application/json' }, body: method === 'POST' ? '{}' : undefined });
+      expect({ host, ...answer }).toEqual({ host, status: 403, json: { error: 'local requests only' } });
+    }
+  });
+
+  it('refuse a local Host that a proxy or tunnel forwarded', async () => {
+    const { port } = await start();
+    const answer = await requestWithHost(port, { host: `localhost:${port}`, path: '/health', headers: { 'x-forwarded-for': '203.0.113.9' } });
+    expect(answer).toEqual({ status: 403, json: { error: 'local requests only' } });
+  });
+
+  it('answer the loopback names with the port', async () => {
+    const { port } = await start();
+    for (const host of [`127.0.0.1:${port}`, `localhost:${port}`, `[::1]:${port}`]) {
+      expect(await requestWithHost(port, { host, path: '/health' }), host).toEqual({ status: 200, json: { ok: true, pid: process.pid } });
+    }
+  });
+
+  it('leave /hooks/* open to any Host, as a tunnel sends it', async () => {
+    const { port, ingested } = await start();
+    const answer = await requestWithHost(port, { host: 'abc123.ngrok-free.app', path: '/hooks/x', method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+    expect(answer.status).toBe(404);
+    expect(answer.json['error']).toBe('unknown route');
+    expect(ingested.map((webhook) => webhook.headers['host'])).toEqual(['abc123.ngrok-free.app']);
+  });
+});
