@@ -1,7 +1,9 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { IngestRequest } from '../../../functions/relay/ingest';
 import { HTTP_LIMITS, type HttpLimits } from '../../../local/runtime/http-guard';
+import { formatWebhook } from '../../../local/runtime/log-format';
 import { createRelayServer, type RelayServer, type WebhookReport } from '../../../local/runtime/server';
+import { createTerminal } from '../../../local/runtime/terminal';
 import { openStalled, requestWithHost, waitUntil, type StalledConnections } from '../support/http-client';
 
 /** Short time-outs and a low cap, so the tests see them act without waiting for the real ones. */
@@ -152,5 +154,29 @@ describe('the local-only endpoints against a foreign Host', () => {
     expect(answer.status).toBe(404);
     expect(answer.json['error']).toBe('unknown route');
     expect(ingested.map((webhook) => webhook.headers['host'])).toEqual(['abc123.ngrok-free.app']);
+  });
+});
+
+describe('what a webhook puts on the terminal', () => {
+  it('shows control characters from the URL and the reason escaped, on one line', async () => {
+    const written: string[] = [];
+    // The terminal keeps the stream's write from when it was created: spy first.
+    vi.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
+      written.push(String(chunk));
+      return true;
+    });
+    const terminal = createTerminal({ redact: (text) => text });
+    const { port, reports } = await start({ onWebhook: (report) => terminal.print(formatWebhook(report)) });
+    await requestWithHost(port, { host: `127.0.0.1:${port}`, path: '/hooks/%1b%5b2J%1b%5bH%0d%0a12:00:00%20%20webhook%20%20forged', method: 'POST', body: '{}' });
+    vi.restoreAllMocks();
+
+    expect(reports).toHaveLength(1);
+    expect(reports[0]!.route).toBe('\x1b[2J\x1b[H\r\n12:00:00  webhook  forged');
+    expect(written).toHaveLength(1);
+    const output = written[0]!;
+    expect(output).not.toMatch(/[\x00-\x09\x0b-\x1f\x7f]/);
+    expect(output.endsWith('\n')).toBe(true);
+    expect(output.split('\n')).toHaveLength(2);
+    expect(output).toContain('  webhook  \\u001b[2J\\u001b[H\\r\\n12:00:00  webhook  forged  404 unknown route: no route \\u001b[31mhere\\nforged');
   });
 });
