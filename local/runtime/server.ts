@@ -1,8 +1,9 @@
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { IngestRequest, IngestResponse } from '../../functions/relay/ingest';
 import type { MessageStore } from '../../functions/store';
 import { PortInUseError, RuntimeError } from './errors';
+import { createGuardedServer, HTTP_LIMITS, isLocalRequest, type HttpLimits } from './http-guard';
 import { parseSince, parseState, queryRecords, REDRIVE_STATES, requeueRecords, toRecordView, MESSAGE_STATES } from './records';
 
 /** Local-only endpoints under this prefix serve `logs` and `redrive` while the runtime holds the store. */
@@ -53,7 +54,9 @@ export interface RelayServer {
  * The runtime's HTTP server, standing in for API Gateway: `POST /hooks/{route}` to the relay's
  * ingest operation (the exact body bytes, headers as API Gateway passes them on), `GET /health`, the local-only `/_relay` endpoints, JSON 404s
  * and 405s. The body limit is enforced here too, while reading, so an oversized body is never
- * buffered whole.
+ * buffered whole. Slow or idle clients and connection floods are cut off by `HTTP_LIMITS`;
+ * `/health` and `/_relay` answer only requests whose Host is this loopback address and port.
+ * `limits` is for tests that need shorter time-outs or a lower cap.
  *
  * @example
  * ```ts
@@ -62,11 +65,10 @@ export interface RelayServer {
  * relay.attach({ maxBodyBytes, ingest, onAccepted, onWebhook, onError, health, store });
  * ```
  */
-export function createRelayServer(): RelayServer {
+export function createRelayServer(limits: HttpLimits = HTTP_LIMITS): RelayServer {
   let dependencies: RelayServerDependencies | undefined;
-  let port = 0;
   let closing = false;
-  const server = createServer({ keepAliveTimeout: 5_000 }, (request, response) => {
+  const server = createGuardedServer((request, response) => {
     if (closing) {
       // Stopping: a request on a kept-alive connection is refused (nothing recorded), so the
       // sender retries against the next runtime; the connection is closed after this answer.
@@ -78,7 +80,7 @@ export function createRelayServer(): RelayServer {
       sendJson(response, 503, { error: 'the relay is starting' });
       return;
     }
-    handle(request, response, dependencies, port).catch((error: unknown) => {
+    handle(request, response, dependencies).catch((error: unknown) => {
       // A sender that hung up mid-body is gone: nothing was recorded and there is no one to answer.
       if (request.aborted || request.destroyed || (error as NodeJS.ErrnoException).code === 'ECONNRESET') {
         response.destroy();
@@ -88,13 +90,10 @@ export function createRelayServer(): RelayServer {
       if (!response.headersSent) sendJson(response, 500, { error: 'internal error' });
       else response.destroy();
     });
-  });
+  }, limits);
   return {
     server,
-    listen: async (wanted, host) => {
-      port = await listen(server, wanted, host);
-      return port;
-    },
+    listen: async (wanted, host) => await listen(server, wanted, host),
     attach: (attached) => {
       dependencies = attached;
     },
@@ -121,7 +120,7 @@ async function listen(server: Server, port: number, host: string): Promise<numbe
   });
 }
 
-async function handle(request: IncomingMessage, response: ServerResponse, dependencies: RelayServerDependencies, port: number): Promise<void> {
+async function handle(request: IncomingMessage, response: ServerResponse, dependencies: RelayServerDependencies): Promise<void> {
   const path = pathOf(request);
   const method = request.method ?? 'GET';
   const hook = HOOK_PATH.exec(path);
@@ -130,13 +129,15 @@ async function handle(request: IncomingMessage, response: ServerResponse, depend
     return await handleWebhook(request, response, dependencies, decodeRoute(hook[1]!));
   }
   if (path === '/hooks' || path.startsWith('/hooks/')) return sendJson(response, 404, { error: `no route at ${path}; post to /hooks/<route>` });
+  // Only webhooks are for the world (a tunnel reaches them with its own Host); the rest is for this machine.
+  const localOnly = path === '/health' || path === RELAY_PREFIX || path.startsWith(`${RELAY_PREFIX}/`);
+  if (localOnly && !isLocalRequest(request)) return sendJson(response, 403, { error: 'local requests only' });
   if (path === '/health') {
     if (method !== 'GET' && method !== 'HEAD') return methodNotAllowed(response, 'GET');
     const report = await dependencies.health();
     return sendJson(response, report.ok ? 200 : 503, report);
   }
   if (path === `${RELAY_PREFIX}/records` || path === `${RELAY_PREFIX}/redrive`) {
-    if (!isLocalHost(request.headers.host, port)) return sendJson(response, 403, { error: 'local requests only' });
     if (path === `${RELAY_PREFIX}/records`) {
       if (method !== 'GET') return methodNotAllowed(response, 'GET');
       return await handleRecords(request, response, dependencies.store);
@@ -288,11 +289,6 @@ function pathOf(request: IncomingMessage): string {
   const url = request.url ?? '/';
   const query = url.indexOf('?');
   return query < 0 ? url : url.slice(0, query);
-}
-
-/** Guards the local-only endpoints against DNS rebinding: the Host must be the loopback address itself. */
-function isLocalHost(host: string | undefined, port: number): boolean {
-  return host === `127.0.0.1:${port}` || host === `localhost:${port}` || host === `[::1]:${port}`;
 }
 
 function parseObject(body: Buffer): Record<string, unknown> | undefined {

@@ -1,5 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { z } from 'zod';
+import { isLocalRequest } from '../runtime/http-guard';
 import { BadRequestError, ForbiddenError, InvalidSandboxFaultError, MethodNotAllowedError, NotFoundError } from './errors';
 import { parseSandboxFault } from './faults';
 import { isLoopbackAddress, readBody, sendJson } from './http';
@@ -59,7 +60,8 @@ const CONTROL_ROUTES: Readonly<Record<string, Readonly<Record<string, ControlAct
 
 /**
  * Builds the handler of the control endpoints under `/_sandbox` (see `types.ts`). No API key:
- * they refuse any caller that is not on loopback instead.
+ * they refuse any caller that is not on loopback, or whose Host is not the loopback address and
+ * port, instead.
  *
  * @example
  * const handleControl = createControlHandler({ state });
@@ -74,6 +76,8 @@ export function createControlHandler({
     if (!isLoopbackAddress(request.socket.remoteAddress)) {
       throw new ForbiddenError('Sandbox control endpoints answer loopback clients only');
     }
+    // A page on another site can reach loopback through DNS rebinding, but not with a loopback Host.
+    if (!isLocalRequest(request)) throw new ForbiddenError('local requests only');
     const method = request.method ?? 'GET';
     const methods = CONTROL_ROUTES[path];
     if (methods === undefined) throw new NotFoundError(method, path);

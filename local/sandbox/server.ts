@@ -1,5 +1,6 @@
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { createGuardedServer } from '../runtime/http-guard';
 import { CONTROL_PREFIX, createControlHandler } from './control-routes';
 import { NotFoundError, SandboxHttpError, SandboxStartError } from './errors';
 import { parseSandboxFault } from './faults';
@@ -50,11 +51,8 @@ export async function startSandbox(options: SandboxOptions): Promise<RunningSand
     }
   };
 
-  const server = createServer(
-    // Outlives undici's 4 s idle timeout, so a pooled client socket is never closed under a request in flight.
-    { keepAliveTimeout: 5_000 },
-    (request, response) => void handle(request, response),
-  );
+  // Time-outs, keep-alive and the connection cap of the runtime's server (see HTTP_LIMITS).
+  const server = createGuardedServer((request, response) => void handle(request, response));
   const port = await listen(server, resolved.port, resolved.host);
   const baseUrl = `http://${resolved.host.includes(':') ? `[${resolved.host}]` : resolved.host}:${port}`;
 

@@ -1,0 +1,182 @@
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import type { IngestRequest } from '../../../functions/relay/ingest';
+import { HTTP_LIMITS, type HttpLimits } from '../../../local/runtime/http-guard';
+import { formatWebhook } from '../../../local/runtime/log-format';
+import { createRelayServer, type RelayServer, type WebhookReport } from '../../../local/runtime/server';
+import { createTerminal } from '../../../local/runtime/terminal';
+import { openStalled, requestWithHost, waitUntil, type StalledConnections } from '../support/http-client';
+
+/** Short time-outs and a low cap, so the tests see them act without waiting for the real ones. */
+const TEST_LIMITS: HttpLimits = { headersTimeoutMs: 600, requestTimeoutMs: 1_200, checkIntervalMs: 100, keepAliveTimeoutMs: 500, maxConnections: 8 };
+
+interface Started {
+  readonly relay: RelayServer;
+  readonly port: number;
+  readonly ingested: IngestRequest[];
+  readonly reports: WebhookReport[];
+}
+
+const running: { relay: RelayServer; stalled: StalledConnections[] }[] = [];
+
+async function start({ limits = TEST_LIMITS, onWebhook }: { limits?: HttpLimits; onWebhook?: (report: WebhookReport) => void } = {}): Promise<Started> {
+  const relay = createRelayServer(limits);
+  const port = await relay.listen(0, '127.0.0.1');
+  const ingested: IngestRequest[] = [];
+  const reports: WebhookReport[] = [];
+  relay.attach({
+    maxBodyBytes: 256 * 1024,
+    ingest: async (webhook) => {
+      ingested.push(webhook);
+      return { status: 404, body: { error: 'unknown route', reason: 'no route \x1b[31mhere\nforged' } };
+    },
+    onAccepted: () => undefined,
+    onWebhook: (report) => {
+      reports.push(report);
+      onWebhook?.(report);
+    },
+    onError: () => undefined,
+    health: async () => ({ ok: true, pid: process.pid }),
+    store: {} as never,
+  });
+  running.push({ relay, stalled: [] });
+  return { relay, port, ingested, reports };
+}
+
+function stall(port: number, count: number, first: string): StalledConnections {
+  const stalled = openStalled(port, count, first);
+  running.at(-1)!.stalled.push(stalled);
+  return stalled;
+}
+
+async function openOnServer(relay: RelayServer): Promise<number> {
+  return await new Promise((resolve, reject) => relay.server.getConnections((error, count) => (error ? reject(error) : resolve(count))));
+}
+
+afterEach(async () => {
+  for (const { relay, stalled } of running.splice(0)) {
+    stalled.forEach((each) => each.destroy());
+    relay.server.closeAllConnections();
+    await relay.close();
+  }
+  vi.restoreAllMocks();
+});
+
+describe('the runtime server against slow and idle clients', () => {
+  it('uses the shared limits by default', () => {
+    const { server } = createRelayServer();
+    expect(server.headersTimeout).toBe(HTTP_LIMITS.headersTimeoutMs);
+    expect(server.requestTimeout).toBe(HTTP_LIMITS.requestTimeoutMs);
+    expect(server.keepAliveTimeout).toBe(HTTP_LIMITS.keepAliveTimeoutMs);
+    expect(server.maxConnections).toBe(HTTP_LIMITS.maxConnections);
+    // Slow-loris is cut within seconds; the requestTimeout default would let one hold a socket for 300 s.
+    expect(HTTP_LIMITS.headersTimeoutMs).toBeLessThanOrEqual(15_000);
+    expect(HTTP_LIMITS.requestTimeoutMs).toBeLessThanOrEqual(60_000);
+  });
+
+  it('closes connections that never finish their headers', async () => {
+    const { relay, port, ingested } = await start();
+    const stalled = stall(port, 5, `POST /hooks/x HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nX-Pad: aaaa`);
+    await waitUntil(() => stalled.closed() === 5, 'the server to close every stalled connection');
+    // Answered 408 first: they were taken in and timed out, not refused at the door.
+    expect(stalled.sockets.map((_, index) => stalled.received(index).slice(0, 12))).toEqual(Array(5).fill('HTTP/1.1 408'));
+    expect(await openOnServer(relay)).toBe(0);
+    expect(ingested).toEqual([]);
+  });
+
+  it('closes connections that send nothing at all', async () => {
+    const { relay, port } = await start();
+    const stalled = stall(port, 3, '');
+    await waitUntil(() => stalled.closed() === 3, 'the server to close every silent connection');
+    expect(await openOnServer(relay)).toBe(0);
+  });
+
+  it('cuts off a body that trickles in, without handing it to ingest', async () => {
+    const { relay, port, ingested } = await start();
+    const stalled = stall(port, 1, `POST /hooks/x HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nContent-Type: application/json\r\nContent-Length: 5000\r\n\r\n{"a":"`);
+    const trickle = setInterval(() => stalled.sockets[0]!.writable && stalled.sockets[0]!.write('b'), 100);
+    try {
+      await waitUntil(() => stalled.closed() === 1, 'the server to cut the slow body off');
+    } finally {
+      clearInterval(trickle);
+    }
+    expect(stalled.received(0)).toMatch(/^HTTP\/1\.1 408 /);
+    expect(ingested).toEqual([]);
+    expect(await openOnServer(relay)).toBe(0);
+  });
+
+  it('refuses connections beyond the cap and keeps no more than the cap open', async () => {
+    const { relay, port } = await start({ limits: { ...TEST_LIMITS, headersTimeoutMs: 60_000, requestTimeoutMs: 60_000 } });
+    const stalled = stall(port, 40, `GET /health HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\n`);
+    await waitUntil(() => stalled.closed() === 40 - TEST_LIMITS.maxConnections, 'the connections beyond the cap to be refused');
+    expect(await openOnServer(relay)).toBe(TEST_LIMITS.maxConnections);
+    // A second wave changes nothing: the cap holds, the held ones stay held.
+    const more = stall(port, 20, `GET /health HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\n`);
+    await waitUntil(() => more.closed() === 20, 'the second wave to be refused');
+    expect(await openOnServer(relay)).toBe(TEST_LIMITS.maxConnections);
+    expect(stalled.closed()).toBe(40 - TEST_LIMITS.maxConnections);
+    // Once they go, the server takes new connections again.
+    stalled.destroy();
+    await waitUntil(async () => (await openOnServer(relay)) === 0, 'the held connections to be released');
+    expect((await requestWithHost(port, { host: `127.0.0.1:${port}`, path: '/health' })).status).toBe(200);
+  });
+});
+
+describe('the local-only endpoints against a foreign Host', () => {
+  it.each([
+    ['GET', '/health'],
+    ['GET', '/_relay/records'],
+    ['POST', '/_relay/redrive'],
+    ['GET', '/_relay/anything'],
+  ])('refuse %s %s to a foreign Host with a bare 403', async (method, path) => {
+    const { port } = await start();
+    for (const host of ['evil.example', `evil.example:${port}`, '127.0.0.1', `127.0.0.1:${port + 1}`, `localhost.evil.example:${port}`]) {
+      const answer = await requestWithHost(port, { host, path, method, headers: { 'content-type': 'application/json' }, body: method === 'POST' ? '{}' : undefined });
+      expect({ host, ...answer }).toEqual({ host, status: 403, json: { error: 'local requests only' } });
+    }
+  });
+
+  it('refuse a local Host that a proxy or tunnel forwarded', async () => {
+    const { port } = await start();
+    const answer = await requestWithHost(port, { host: `localhost:${port}`, path: '/health', headers: { 'x-forwarded-for': '203.0.113.9' } });
+    expect(answer).toEqual({ status: 403, json: { error: 'local requests only' } });
+  });
+
+  it('answer the loopback names with the port', async () => {
+    const { port } = await start();
+    for (const host of [`127.0.0.1:${port}`, `localhost:${port}`, `[::1]:${port}`]) {
+      expect(await requestWithHost(port, { host, path: '/health' }), host).toEqual({ status: 200, json: { ok: true, pid: process.pid } });
+    }
+  });
+
+  it('leave /hooks/* open to any Host, as a tunnel sends it', async () => {
+    const { port, ingested } = await start();
+    const answer = await requestWithHost(port, { host: 'abc123.ngrok-free.app', path: '/hooks/x', method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' });
+    expect(answer.status).toBe(404);
+    expect(answer.json['error']).toBe('unknown route');
+    expect(ingested.map((webhook) => webhook.headers['host'])).toEqual(['abc123.ngrok-free.app']);
+  });
+});
+
+describe('what a webhook puts on the terminal', () => {
+  it('shows control characters from the URL and the reason escaped, on one line', async () => {
+    const written: string[] = [];
+    // The terminal keeps the stream's write from when it was created: spy first.
+    vi.spyOn(process.stdout, 'write').mockImplementation((chunk: string | Uint8Array) => {
+      written.push(String(chunk));
+      return true;
+    });
+    const terminal = createTerminal({ redact: (text) => text });
+    const { port, reports } = await start({ onWebhook: (report) => terminal.print(formatWebhook(report)) });
+    await requestWithHost(port, { host: `127.0.0.1:${port}`, path: '/hooks/%1b%5b2J%1b%5bH%0d%0a12:00:00%20%20webhook%20%20forged', method: 'POST', body: '{}' });
+    vi.restoreAllMocks();
+
+    expect(reports).toHaveLength(1);
+    expect(reports[0]!.route).toBe('\x1b[2J\x1b[H\r\n12:00:00  webhook  forged');
+    expect(written).toHaveLength(1);
+    const output = written[0]!;
+    expect(output).not.toMatch(/[\x00-\x09\x0b-\x1f\x7f]/);
+    expect(output.endsWith('\n')).toBe(true);
+    expect(output.split('\n')).toHaveLength(2);
+    expect(output).toContain('  webhook  \\u001b[2J\\u001b[H\\r\\n12:00:00  webhook  forged  404 unknown route: no route \\u001b[31mhere\\nforged');
+  });
+});

@@ -1,0 +1,56 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { HTTP_LIMITS } from '../../../local/runtime/http-guard';
+import { startSandbox } from '../../../local/sandbox/server';
+import type { RunningSandbox } from '../../../local/sandbox/types';
+import { openStalled, requestWithHost, waitUntil } from '../support/http-client';
+
+const API_KEY = 'sandbox-guard-key-81c2';
+
+describe('the sandbox against foreign Hosts, floods and slow clients', () => {
+  let sandbox: RunningSandbox;
+  beforeAll(async () => {
+    sandbox = await startSandbox({ apiKey: API_KEY });
+  });
+  afterAll(async () => {
+    await sandbox.close();
+  });
+
+  it.each(['/_sandbox/messages', '/_sandbox/account', '/_sandbox/requests', '/_sandbox/faults'])('refuses GET %s to a foreign Host', async (path) => {
+    for (const host of ['evil.example', `evil.example:${sandbox.port}`, '127.0.0.1', `localhost:${sandbox.port + 1}`]) {
+      const answer = await requestWithHost(sandbox.port, { host, path });
+      expect({ host, ...answer }).toEqual({ host, status: 403, json: { success: false, error: 'local requests only' } });
+    }
+  });
+
+  it('refuses a balance change to a foreign Host and leaves the balance alone', async () => {
+    const answer = await requestWithHost(sandbox.port, { host: 'evil.example', path: '/_sandbox/balance', method: 'POST', body: '{"balance":5}' });
+    expect(answer.status).toBe(403);
+    expect(sandbox.balance()).toBe(1000);
+  });
+
+  it('answers the control endpoints to the loopback names with the port', async () => {
+    for (const host of [`127.0.0.1:${sandbox.port}`, `localhost:${sandbox.port}`, `[::1]:${sandbox.port}`]) {
+      expect(await requestWithHost(sandbox.port, { host, path: '/_sandbox/messages' }), host).toEqual({ status: 200, json: { messages: [] } });
+    }
+  });
+
+  it('keeps its /v1 API open to any Host (the API key guards it)', async () => {
+    const answer = await requestWithHost(sandbox.port, { host: 'sms.example', path: '/v1/account/balance', headers: { 'x-api-key': API_KEY } });
+    expect(answer).toMatchObject({ status: 200, json: { success: true, balance: 1000 } });
+  });
+
+  it('refuses connections beyond the cap at once and times the stalled ones out', async () => {
+    const beyond = 20;
+    const count = HTTP_LIMITS.maxConnections + beyond;
+    const stalled = openStalled(sandbox.port, count, `GET /_sandbox/messages HTTP/1.1\r\nHost: 127.0.0.1:${sandbox.port}\r\n`);
+    try {
+      await waitUntil(() => stalled.closed() >= beyond, 'the connections beyond the cap to be refused');
+      await waitUntil(() => stalled.closed() === count, 'the header time-out to close the rest', HTTP_LIMITS.headersTimeoutMs + 15_000);
+      const answered = stalled.sockets.filter((_, index) => stalled.received(index).startsWith('HTTP/1.1 408 ')).length;
+      // The ones inside the cap were taken in and timed out; the rest were closed unread.
+      expect({ answered, refused: count - answered }).toEqual({ answered: HTTP_LIMITS.maxConnections, refused: beyond });
+    } finally {
+      stalled.destroy();
+    }
+  }, 40_000);
+});
