@@ -1,8 +1,8 @@
-import { performance } from 'node:perf_hooks';
+import http from 'node:http';
+import https from 'node:https';
 import {
   SmsBadRequestError,
   SmsClientClosedError,
-  SmsConnectionResetError,
   SmsInsufficientBalanceError,
   SmsResponseNotJsonError,
   SmsServerError,
@@ -10,8 +10,7 @@ import {
   SmsUnexpectedResponseError,
   SmsUnexpectedStatusError,
 } from './errors';
-import { createConnectionPool } from './pool';
-import { deliveryOf, exchangeOnPool, MAX_RESPONSE_BYTES, type ExchangeSpec, type RawResponse } from './transport';
+import { deliveryOf, exchange, MAX_RESPONSE_BYTES, type ExchangeSpec, type RawResponse } from './transport';
 import {
   SmsOperation,
   type Balance,
@@ -85,8 +84,10 @@ function interpret<T>(
  * A factory rather than a class so the API key lives only in a closure: no field of the client
  * can be logged, inspected or serialised into it. Every failure is an `SmsProviderError` whose
  * `delivery` says whether the SMS may have gone out; sends are never retried internally.
- * A lost balance answer on a reused keep-alive socket is retried once on a fresh one (free and
- * idempotent).
+ *
+ * The client keeps its sockets alive between calls until `close()`. On Lambda, close it before the
+ * invocation ends: a socket the server closes while the environment is frozen would turn the next
+ * send's reset into a "maybe sent" that never was.
  *
  * @example
  * ```ts
@@ -99,7 +100,9 @@ function interpret<T>(
  */
 export function createSmsClient(options: SmsClientOptions): SmsClient {
   const config = resolveClientOptions(options);
-  const pool = createConnectionPool({ tls: config.tls, maxSocketIdleMs: config.maxSocketIdleMs, ca: config.ca });
+  const agent = config.tls
+    ? new https.Agent({ keepAlive: true, ...(config.ca === undefined ? {} : { ca: config.ca as string | Buffer | (string | Buffer)[] }) })
+    : new http.Agent({ keepAlive: true });
   const redact = redactor(config.apiKey);
   let closed = false;
 
@@ -108,25 +111,13 @@ export function createSmsClient(options: SmsClientOptions): SmsClient {
     const timeoutMs = callOptions?.timeoutMs;
     return timeoutMs === undefined ? config.timeoutMs : validateCallTimeout(timeoutMs, operation);
   };
-  const run = (spec: ExchangeSpec): Promise<RawResponse> => exchangeOnPool(config, pool, redact, spec);
+  const run = (spec: ExchangeSpec): Promise<RawResponse> => exchange(config, agent, redact, spec);
 
   return Object.freeze({
     async getBalance(callOptions?: SmsCallOptions): Promise<Balance> {
       const operation = SmsOperation.BALANCE;
       const timeoutMs = prepare(operation, callOptions);
-      const spec: ExchangeSpec = { operation, method: 'GET', path: BALANCE_PATH, timeoutMs };
-      const startedAt = performance.now();
-      let raw: RawResponse;
-      try {
-        raw = await run(spec);
-      } catch (error) {
-        // The keep-alive race (server closed the idle socket as we reused it) is harmless to retry
-        // here, unlike for a send, where it cannot be told from a crash after sending.
-        const remainingMs = Math.floor(timeoutMs - (performance.now() - startedAt));
-        const retriable = error instanceof SmsConnectionResetError && error.reusedSocket && error.status === undefined;
-        if (!retriable || remainingMs < 1 || closed) throw error;
-        raw = await run({ ...spec, timeoutMs: remainingMs });
-      }
+      const raw = await run({ operation, method: 'GET', path: BALANCE_PATH, timeoutMs });
       return interpret(raw, operation, redact, parseBalance);
     },
 
@@ -142,7 +133,7 @@ export function createSmsClient(options: SmsClientOptions): SmsClient {
 
     close(): void {
       closed = true;
-      pool.destroy();
+      agent.destroy();
     },
   });
 }

@@ -8,7 +8,6 @@ import {
   SmsTimeoutError,
   type SmsTransportError,
 } from './errors';
-import type { ConnectionPool } from './pool';
 import { SmsDelivery, SmsOperation, SmsTimeoutPhase } from './types';
 import type { ResolvedClientOptions } from './validate';
 
@@ -105,23 +104,22 @@ function transportError(
 }
 
 /**
- * One HTTP exchange over the pool, with a deadline and a record of how far it got, so every
+ * One HTTP exchange over `agent`, with a deadline and a record of how far it got, so every
  * failure comes back as a transport error whose `delivery` follows `deliveryOf`.
  * Resolves with any complete answer, whatever its status.
  *
  * @example
  * ```ts
- * const raw = await exchange(config, pool, redact, { operation: 'balance', method: 'GET', path: '/v1/account/balance', timeoutMs: 5_000 });
+ * const raw = await exchange(config, agent, redact, { operation: 'balance', method: 'GET', path: '/v1/account/balance', timeoutMs: 5_000 });
  * ```
  * @throws SmsTransportError
  */
 export async function exchange(
   config: ResolvedClientOptions,
-  pool: ConnectionPool,
+  agent: http.Agent,
   redact: (text: string) => string,
   spec: ExchangeSpec,
 ): Promise<RawResponse> {
-  await pool.evictStale();
   const { operation, timeoutMs } = spec;
   const progress: Progress = { connected: false, requestSent: false, status: undefined, reusedSocket: false };
   const failure = (error: unknown): SmsTransportError =>
@@ -135,7 +133,7 @@ export async function exchange(
       settled = true;
       clearTimeout(timer);
       if (error === undefined && response !== undefined) return resolve(response);
-      // A failed exchange must not leave its socket in the pool half-read.
+      // A failed exchange must not leave its socket in the agent half-read.
       request?.destroy();
       reject(error);
     };
@@ -174,7 +172,7 @@ export async function exchange(
         port: config.port,
         path: `${config.pathPrefix}${spec.path}`,
         headers,
-        agent: pool.agent,
+        agent,
         ...(config.lookup === undefined ? {} : { lookup: config.lookup }),
       });
     } catch (error) {
@@ -200,7 +198,6 @@ export async function exchange(
     req.on('error', (error) => settle(failure(error)));
     req.on('response', (response) => {
       progress.status = response.statusCode;
-      pool.noteResponse(response);
       const chunks: Buffer[] = [];
       let size = 0;
       let oversized = false;
@@ -225,28 +222,4 @@ export async function exchange(
     });
     req.end(spec.body);
   });
-}
-
-/**
- * Runs `exchange`, and on a reset of a reused keep-alive socket empties the pool, because sockets
- * that idled as long are probably dead too.
- *
- * @example
- * ```ts
- * const raw = await exchangeOnPool(config, pool, redact, spec);
- * ```
- * @throws SmsTransportError
- */
-export async function exchangeOnPool(
-  config: ResolvedClientOptions,
-  pool: ConnectionPool,
-  redact: (text: string) => string,
-  spec: ExchangeSpec,
-): Promise<RawResponse> {
-  try {
-    return await exchange(config, pool, redact, spec);
-  } catch (error) {
-    if (error instanceof SmsConnectionResetError && error.reusedSocket) await pool.evictAll();
-    throw error;
-  }
 }

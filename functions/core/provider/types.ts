@@ -137,15 +137,6 @@ export interface SmsClientOptions {
    */
   readonly timeoutMs?: number;
   /**
-   * A pooled keep-alive socket idle for this long (wall clock or monotonic, whichever is longer,
-   * so time frozen between Lambda invocations counts) is closed instead of reused. Keep it below
-   * the service's keep-alive time-out: reusing a socket the server already closed fails in a way
-   * that cannot be told from a lost answer. A shorter `Keep-Alive: timeout=N` hint from the
-   * server wins. `0` never reuses a socket.
-   * @default 4_000
-   */
-  readonly maxSocketIdleMs?: number;
-  /**
    * Sent as `User-Agent`: some CDNs in front of APIs reject requests without one.
    * @default 'sms-relay'
    */
@@ -157,13 +148,19 @@ export interface SmsClientOptions {
 }
 
 /**
- * The SMS service's programmatic interface. Holds one keep-alive connection pool: create one
- * client per process (outside the Lambda handler) and reuse it.
+ * The SMS service's programmatic interface. Holds its own keep-alive sockets: on Lambda, create one
+ * per invocation (or batch) and `close()` it before returning, so no socket outlives a freeze.
  *
  * @example
  * ```ts
- * const sms = createSmsClient({ baseUrl, apiKey }); // module scope: reused across invocations
- * export const handler = async () => sms.send({ phoneNumbers: '255712345678', message: 'Hi' });
+ * export const handler = async () => {
+ *   const sms = createSmsClient({ baseUrl, apiKey });
+ *   try {
+ *     return await sms.send({ phoneNumbers: '255712345678', message: 'Hi' });
+ *   } finally {
+ *     sms.close();
+ *   }
+ * };
  * ```
  */
 export interface SmsClient {

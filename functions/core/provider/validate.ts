@@ -34,7 +34,6 @@ export interface ResolvedClientOptions {
   readonly pathPrefix: string;
   readonly apiKey: string;
   readonly timeoutMs: number;
-  readonly maxSocketIdleMs: number;
   readonly userAgent: string;
   readonly lookup: LookupFunction | undefined;
   readonly ca: SmsClientOptions['ca'];
@@ -170,7 +169,6 @@ export function resolveClientOptions(options: SmsClientOptions): ResolvedClientO
     baseUrl,
     apiKey,
     timeoutMs = 10_000,
-    maxSocketIdleMs = 4_000,
     userAgent = 'sms-relay',
     lookup,
     ca,
@@ -182,15 +180,12 @@ export function resolveClientOptions(options: SmsClientOptions): ResolvedClientO
   }
   const timeout = timeoutProblem('timeoutMs', timeoutMs);
   if (timeout !== undefined) problems.push(timeout);
-  if (typeof maxSocketIdleMs !== 'number' || !Number.isFinite(maxSocketIdleMs) || maxSocketIdleMs < 0) {
-    problems.push('maxSocketIdleMs must be a number of milliseconds, 0 or more');
-  }
   if (typeof userAgent !== 'string' || !HEADER_VALUE.test(userAgent)) {
     problems.push('userAgent must be a non-empty string of printable ASCII');
   }
   if (lookup !== undefined && typeof lookup !== 'function') problems.push('lookup must be a function');
   if (problems.length > 0 || url === undefined) throw new SmsClientConfigError(problems);
-  return { ...url, apiKey, timeoutMs, maxSocketIdleMs, userAgent, lookup, ca };
+  return { ...url, apiKey, timeoutMs, userAgent, lookup, ca };
 }
 
 function isFiniteNumber(value: unknown): value is number {

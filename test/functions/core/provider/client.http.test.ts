@@ -232,7 +232,7 @@ describe('cut and silent connections', () => {
   });
 });
 
-describe('keep-alive pool', () => {
+describe('keep-alive sockets', () => {
   /** Answers normally, except that the second request on any connection gets the socket reset, unread. */
   const resetOnReuse = (): Promise<TinyServer> =>
     serve((request, response, exchange) => {
@@ -247,68 +247,13 @@ describe('keep-alive pool', () => {
   it('reports a send reset on a reused socket as maybe-sent and never retries it', async () => {
     const server = await resetOnReuse();
     const client = clientFor(server.baseUrl);
-    // Two at once: two connections, both back in the pool afterwards.
+    // Two at once: two connections, both kept alive afterwards.
     await Promise.all([client.send(SEND), client.send(SEND)]);
     expect(server.connections()).toBe(2);
     const error = await rejectionOf(client.send(SEND));
     expect(error).toBeInstanceOf(SmsConnectionResetError);
     expect(error).toMatchObject({ reusedSocket: true, delivery: SmsDelivery.MAYBE_SENT });
     expect(server.requests).toHaveLength(3);
-    // The whole pool was emptied, the other idle socket too: the next send opens a fresh one.
-    await expect(client.send(SEND)).resolves.toEqual(SEND_OK);
-    expect(server.connections()).toBe(3);
-    expect(server.requests).toHaveLength(4);
-  });
-
-  it('retries a balance call once on a fresh socket after a reused one was reset', async () => {
-    const server = await resetOnReuse();
-    const client = clientFor(server.baseUrl);
-    await client.getBalance();
-    await expect(client.getBalance()).resolves.toEqual(BALANCE_OK);
-    expect(server.requests.map(({ connection }) => connection)).toEqual([0, 0, 1]);
-  });
-
-  it('never reuses a socket when maxSocketIdleMs is 0', async () => {
-    const server = await serve((_request, response) => json(response, 200, BALANCE_OK));
-    const client = clientFor(server.baseUrl, { maxSocketIdleMs: 0 });
-    await client.getBalance();
-    await client.getBalance();
-    expect(server.connections()).toBe(2);
-  });
-
-  it('drops a pooled socket whose idle time passed while timers could not run (a frozen Lambda)', async () => {
-    const server = await serve((_request, response) => json(response, 200, BALANCE_OK));
-    const client = clientFor(server.baseUrl);
-    await client.getBalance();
-    await client.getBalance();
-    expect(server.connections()).toBe(1);
-    // Wall clock jumps ten minutes; no timer fired in between, as after a thaw.
-    const frozenAt = Date.now();
-    vi.spyOn(Date, 'now').mockReturnValue(frozenAt + 600_000);
-    await client.getBalance();
-    expect(server.connections()).toBe(2);
-  });
-
-  it("honours a shorter Keep-Alive hint from the server", async () => {
-    const hinted = await serve((_request, response) => json(response, 200, BALANCE_OK, { 'keep-alive': 'timeout=3' }));
-    const plain = await serve((_request, response) => json(response, 200, BALANCE_OK));
-    const hintedClient = clientFor(hinted.baseUrl);
-    const plainClient = clientFor(plain.baseUrl);
-    await hintedClient.getBalance();
-    await plainClient.getBalance();
-    // 2.5 s idle: past the hint less Node's 1 s margin (2 s), within the 4 s default.
-    const now = Date.now();
-    vi.spyOn(Date, 'now').mockReturnValue(now + 2_500);
-    await hintedClient.getBalance();
-    await plainClient.getBalance();
-    expect(hinted.connections()).toBe(2);
-    expect(plain.connections()).toBe(1);
-  });
-
-  it('does not cut a slow answer on an active socket at the idle limit', async () => {
-    const server = await serve((_request, response) => setTimeout(() => json(response, 200, SEND_OK), 300));
-    const client = clientFor(server.baseUrl, { maxSocketIdleMs: 20, timeoutMs: 10_000 });
-    await expect(client.send(SEND)).resolves.toEqual(SEND_OK);
   });
 
   it('fails a send in flight at close() as maybe-sent', async () => {

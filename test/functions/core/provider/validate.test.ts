@@ -116,7 +116,6 @@ describe('resolveClientOptions', () => {
       port: 443,
       pathPrefix: '/api',
       timeoutMs: 10_000,
-      maxSocketIdleMs: 4_000,
     });
     expect(resolveClientOptions({ baseUrl: 'http://127.0.0.1:8080', apiKey: API_KEY })).toMatchObject({
       tls: false,
@@ -157,15 +156,14 @@ describe('resolveClientOptions', () => {
     }
   });
 
-  it('rejects bad time-outs, idle limits and an empty key, all at once', () => {
+  it('rejects bad time-outs and an empty key, all at once', () => {
     expect(() =>
-      resolveClientOptions({ baseUrl: 'https://sms.example', apiKey: '', timeoutMs: 0, maxSocketIdleMs: -1, userAgent: '' }),
+      resolveClientOptions({ baseUrl: 'https://sms.example', apiKey: '', timeoutMs: 0, userAgent: '' }),
     ).toThrow(
       expect.objectContaining({
         problems: [
           'apiKey must be a non-empty string of printable ASCII without surrounding spaces',
           'timeoutMs must be a number of milliseconds between 1 and 2147483647',
-          'maxSocketIdleMs must be a number of milliseconds, 0 or more',
           'userAgent must be a non-empty string of printable ASCII',
         ],
       }),
