@@ -33,24 +33,17 @@ interface ParsedTemplate {
 
 const NOTHING_MISSING: readonly string[] = Object.freeze([]);
 
-const resolveOptions = (
-  {
-    timeZone = DEFAULT_TEMPLATE_OPTIONS.timeZone,
-    currency = DEFAULT_TEMPLATE_OPTIONS.currency,
-    locale = DEFAULT_TEMPLATE_OPTIONS.locale,
-  }: TemplateEngineOptions,
-  validated: boolean
-): Required<TemplateEngineOptions> => {
-  // The first zone and currency ICU looks up cost tens of ms (its data loads): not paid again
-  // for options an engine accepted before (a config compiled at synth, staged for a cold start).
-  if (!validated) {
-    try {
-      // Validation only: the spelling is kept (ICU would turn `Asia/Kolkata` into `Asia/Calcutta`,
-      // and `%Z` prints it).
-      new Intl.DateTimeFormat('en', { timeZone });
-    } catch (error) {
-      throw new TemplateError(`unknown time zone "${timeZone}"`, { cause: error });
-    }
+const resolveOptions = ({
+  timeZone = DEFAULT_TEMPLATE_OPTIONS.timeZone,
+  currency = DEFAULT_TEMPLATE_OPTIONS.currency,
+  locale = DEFAULT_TEMPLATE_OPTIONS.locale,
+}: TemplateEngineOptions): Required<TemplateEngineOptions> => {
+  try {
+    // Validation only: the spelling is kept (ICU would turn `Asia/Kolkata` into `Asia/Calcutta`,
+    // and `%Z` prints it).
+    new Intl.DateTimeFormat('en', { timeZone });
+  } catch (error) {
+    throw new TemplateError(`unknown time zone "${timeZone}"`, { cause: error });
   }
   let canonicalLocale: string;
   try {
@@ -59,12 +52,10 @@ const resolveOptions = (
     throw new TemplateError(`invalid locale "${locale}"`, { cause: error });
   }
   const code = currency.toUpperCase();
-  if (!validated) {
-    try {
-      new Intl.NumberFormat(canonicalLocale, { style: 'currency', currency: code });
-    } catch (error) {
-      throw new TemplateError(`invalid currency "${currency}"`, { cause: error });
-    }
+  try {
+    new Intl.NumberFormat(canonicalLocale, { style: 'currency', currency: code });
+  } catch (error) {
+    throw new TemplateError(`invalid currency "${currency}"`, { cause: error });
   }
   return { timeZone, currency: code, locale: canonicalLocale };
 };
@@ -190,9 +181,7 @@ const engines = new Map<string, TemplateEngine>();
  * makes `date` use `timeZone`, turns unknown filters into compile errors, renders missing
  * variables empty, and refuses `include`/`render`/`layout` (there are no template files).
  *
- * Throws `TemplateError` for an unknown time zone, invalid locale or malformed currency code. With
- * `validated` (options an engine accepted before, e.g. at synth) zone and currency are not checked
- * again, which saves ICU's first look-ups on a cold start.
+ * Throws `TemplateError` for an unknown time zone, invalid locale or malformed currency code.
  *
  * @example
  * ```ts
@@ -206,11 +195,8 @@ const engines = new Map<string, TemplateEngine>();
  * }
  * ```
  */
-export const createTemplateEngine = (
-  options: TemplateEngineOptions = {},
-  { validated = false }: { readonly validated?: boolean } = {}
-): TemplateEngine => {
-  const resolved = resolveOptions(options, validated);
+export const createTemplateEngine = (options: TemplateEngineOptions = {}): TemplateEngine => {
+  const resolved = resolveOptions(options);
   const key = `${resolved.timeZone}|${resolved.currency}|${resolved.locale}`;
   let engine = engines.get(key);
   if (!engine) {
