@@ -1,17 +1,9 @@
 import http from 'node:http';
 import https from 'node:https';
-import {
-  SmsBadRequestError,
-  SmsClientClosedError,
-  SmsInsufficientBalanceError,
-  SmsResponseNotJsonError,
-  SmsServerError,
-  SmsUnauthorizedError,
-  SmsUnexpectedResponseError,
-  SmsUnexpectedStatusError,
-} from './errors';
+import { SmsErrorCode, SmsServiceError } from './errors';
 import { deliveryOf, exchange, MAX_RESPONSE_BYTES, type ExchangeSpec, type RawResponse } from './transport';
 import {
+  SmsDelivery,
   SmsOperation,
   type Balance,
   type SendRequest,
@@ -60,29 +52,29 @@ function interpret<T>(
   const text = isJson ? serviceErrorText(json) : undefined;
   const serviceError = text === undefined ? undefined : redact(text).slice(0, MAX_SERVICE_ERROR_LENGTH);
   const delivery = deliveryOf(operation, true, status);
-  const details = { operation, status, serviceError };
+  const details = { operation, status, serviceError, delivery };
+  const unexpected = (text: string): SmsServiceError => new SmsServiceError(text, { ...details, code: SmsErrorCode.UNEXPECTED_ANSWER });
 
   if (status === 200) {
-    if (raw.body === undefined) {
-      throw new SmsUnexpectedResponseError({ ...details, delivery, problem: `body larger than ${MAX_RESPONSE_BYTES} bytes` });
-    }
-    if (!isJson) throw new SmsResponseNotJsonError({ ...details, delivery });
+    if (raw.body === undefined) throw unexpected(`SMS service answered HTTP 200 with an unexpected body (body larger than ${MAX_RESPONSE_BYTES} bytes)`);
+    if (!isJson) throw unexpected('SMS service answered HTTP 200 with a body that is not JSON');
     const parsed = parse(json);
-    if (typeof parsed === 'string') throw new SmsUnexpectedResponseError({ ...details, delivery, problem: parsed });
+    if (typeof parsed === 'string') throw unexpected(`SMS service answered HTTP 200 with an unexpected body (${parsed})`);
     return parsed;
   }
-  if (status === 400) throw new SmsBadRequestError(details);
-  if (status === 401) throw new SmsUnauthorizedError(details);
-  if (status === 402) throw new SmsInsufficientBalanceError(details);
-  if (status >= 500 && status <= 599) throw new SmsServerError({ ...details, delivery });
-  throw new SmsUnexpectedStatusError({ ...details, delivery });
+  // The documented refusals: `deliveryOf` has made them `not-sent`.
+  if (status === 400) throw new SmsServiceError(`SMS service rejected the ${operation} request (HTTP 400)`, { ...details, code: SmsErrorCode.BAD_REQUEST });
+  if (status === 401) throw new SmsServiceError('SMS service refused the API key (HTTP 401)', { ...details, code: SmsErrorCode.UNAUTHORIZED });
+  if (status === 402) throw new SmsServiceError('SMS balance is insufficient (HTTP 402)', { ...details, code: SmsErrorCode.INSUFFICIENT_BALANCE });
+  if (status >= 500 && status <= 599) throw new SmsServiceError(`SMS service failed (HTTP ${status})`, { ...details, code: SmsErrorCode.SERVER_ERROR });
+  throw unexpected(`SMS service answered with unexpected HTTP ${status}`);
 }
 
 /**
  * Creates a client of the bulk SMS service (`GET /v1/account/balance`, `POST /v1/sms/send`).
  *
  * A factory rather than a class so the API key lives only in a closure: no field of the client
- * can be logged, inspected or serialised into it. Every failure is an `SmsProviderError` whose
+ * can be logged, inspected or serialised into it. Every failure is an `SmsServiceError` whose
  * `delivery` says whether the SMS may have gone out; sends are never retried internally.
  *
  * The client keeps its sockets alive between calls until `close()`. On Lambda, close it before the
@@ -107,7 +99,9 @@ export function createSmsClient(options: SmsClientOptions): SmsClient {
   let closed = false;
 
   const prepare = (operation: SmsOperation, callOptions: SmsCallOptions | undefined): number => {
-    if (closed) throw new SmsClientClosedError(operation);
+    if (closed) {
+      throw new SmsServiceError('SMS client is closed', { operation, code: SmsErrorCode.CLIENT_CLOSED, delivery: SmsDelivery.NOT_SENT });
+    }
     const timeoutMs = callOptions?.timeoutMs;
     return timeoutMs === undefined ? config.timeoutMs : validateCallTimeout(timeoutMs, operation);
   };

@@ -10,7 +10,7 @@ import type { LookupFunction } from 'node:net';
  *
  * @example
  * ```ts
- * if (error instanceof SmsProviderError && error.delivery === SmsDelivery.NOT_SENT) await retryLater();
+ * if (error instanceof SmsServiceError && error.delivery === SmsDelivery.NOT_SENT) await retryLater();
  * ```
  */
 export const SmsDelivery = {
@@ -27,20 +27,6 @@ export const SmsOperation = {
 } as const;
 
 export type SmsOperation = (typeof SmsOperation)[keyof typeof SmsOperation];
-
-/**
- * How far an exchange had got when it timed out:
- * - `connect`: DNS, TCP or TLS not done yet, so not one byte of the request was sent.
- * - `request`: connected, but the last byte of the request had not been handed to the OS.
- * - `response`: the whole request was sent; waiting for (or reading) the answer.
- */
-export const SmsTimeoutPhase = {
-  CONNECT: 'connect',
-  REQUEST: 'request',
-  RESPONSE: 'response',
-} as const;
-
-export type SmsTimeoutPhase = (typeof SmsTimeoutPhase)[keyof typeof SmsTimeoutPhase];
 
 /**
  * `GET /v1/account/balance`, as the service answered it (extra fields dropped).
@@ -62,7 +48,7 @@ export interface Balance {
 }
 
 /**
- * What to send. Checked locally before any round trip (`SmsValidationError`, nothing sent).
+ * What to send. Checked locally before any round trip (`SmsServiceError` with code `validation`, nothing sent).
  *
  * @example
  * ```ts
@@ -169,7 +155,7 @@ export interface SmsClient {
   /** Charged. Never retried internally: a failure says whether the SMS may have gone out. */
   send(request: SendRequest, options?: SmsCallOptions): Promise<SendResult>;
   /**
-   * Destroys every socket; later calls fail with `SmsClientClosedError`. Idempotent. A call still
+   * Destroys every socket; later calls fail with an `SmsServiceError` with code `client-closed`. Idempotent. A call still
    * in flight fails like a reset connection (a send whose request was out: `maybe-sent`).
    */
   close(): void;

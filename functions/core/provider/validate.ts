@@ -1,5 +1,5 @@
 import type { LookupFunction } from 'node:net';
-import { SmsClientConfigError, SmsValidationError } from './errors';
+import { SmsClientConfigError, validationError } from './errors';
 import type { Balance, SendResult, SmsClientOptions, SmsOperation } from './types';
 
 /** A recipient as the service requires it: country code 255 without `+`, then nine digits. */
@@ -59,10 +59,10 @@ function timeoutProblem(name: string, value: unknown): string | undefined {
  * validateSendRequest({ phoneNumbers: '255712345678', message: 'Hi' });
  * // { phoneNumbers: ['255712345678'], message: 'Hi', senderId: undefined }
  * ```
- * @throws SmsValidationError
+ * @throws SmsServiceError with code `validation`
  */
 export function validateSendRequest(request: unknown): NormalizedSend {
-  if (!isRecord(request)) throw new SmsValidationError(['request must be an object']);
+  if (!isRecord(request)) throw validationError(['request must be an object']);
   const issues: string[] = [];
   const { phoneNumbers, message, senderId } = request;
 
@@ -102,7 +102,7 @@ export function validateSendRequest(request: unknown): NormalizedSend {
     issues.push('senderId must be a non-blank string when given');
   }
 
-  if (issues.length > 0) throw new SmsValidationError(issues);
+  if (issues.length > 0) throw validationError(issues);
   return {
     phoneNumbers: numbers as readonly string[],
     message: message as string,
@@ -117,11 +117,11 @@ export function validateSendRequest(request: unknown): NormalizedSend {
  * ```ts
  * validateCallTimeout(500, 'send'); // 500
  * ```
- * @throws SmsValidationError
+ * @throws SmsServiceError with code `validation`
  */
 export function validateCallTimeout(timeoutMs: unknown, operation: SmsOperation): number {
   const problem = timeoutProblem('timeoutMs', timeoutMs);
-  if (problem !== undefined) throw new SmsValidationError([problem], operation);
+  if (problem !== undefined) throw validationError([problem], operation);
   return timeoutMs as number;
 }
 
