@@ -75,8 +75,8 @@ export function createSmsClientSource({ secrets, baseUrl, timeoutMs, apiKey, cre
  * Runs one invocation's `work` with SMS clients of its own, closed when it returns. A keep-alive
  * socket must not outlive the invocation: Lambda freezes the environment in between, the server
  * closes the idle socket meanwhile, and the next send's reset on it could not be told from a lost
- * answer ("maybe sent" for an SMS that never went out). Invocations that overlap (the local
- * runtime) each get their own clients, so one ending never cuts another's send.
+ * answer ("maybe sent" for an SMS that never went out). Invocations that overlap in one process
+ * each get their own clients, so one ending never cuts another's send.
  *
  * @example
  * ```ts
