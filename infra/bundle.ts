@@ -1,5 +1,4 @@
-import { copyFileSync, existsSync, mkdirSync, writeFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
+import { existsSync, writeFileSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { buildSync, type Metafile } from 'esbuild';
@@ -11,27 +10,15 @@ export type HandlerName = (typeof HANDLER_NAMES)[number];
 /** The file name inside each handler's directory; the function's handler is `index.handler`. */
 export const BUNDLE_FILE = 'index.mjs';
 
-/*
- * Beside each `index.mjs`, files it loads only when needed, so a cold start does not parse them:
- */
-
 /**
- * The YAML config loader (`functions/core/config/load.ts`: yaml, zod, LiquidJS, libphonenumber),
+ * Beside each `index.mjs`: the YAML config loader (`functions/core/config/load.ts`: yaml, zod, LiquidJS, libphonenumber),
  * bundled on its own. A handler imports it only when `RELAY_CONFIG` is not a staged JSON config,
  * which on Lambda it always is: the deployed functions never load it.
  */
 export const CONFIG_LOADER_FILE = 'config-loader.mjs';
 
-/**
- * libphonenumber-js (`core`) as CommonJS, and its `metadata.max.json` (a 150 KiB object literal as
- * code): `require`d on first use by `functions/core/recipients/phone-numbers.ts`. Only ingest
- * parses phone numbers, and only for templated recipients and phone filters.
- */
-export const PHONE_LIBRARY_FILE = 'phone-numbers.cjs';
-export const PHONE_METADATA_FILE = 'phone-metadata.json';
-
 /** The files of a handler's package that come from the bundler: what `stageFunctionAsset` copies. */
-export const BUNDLE_FILES = [BUNDLE_FILE, CONFIG_LOADER_FILE, PHONE_LIBRARY_FILE, PHONE_METADATA_FILE] as const;
+export const BUNDLE_FILES = [BUNDLE_FILE, CONFIG_LOADER_FILE] as const;
 
 /**
  * What the sources read to find the files above in a bundle, replaced at build time by `define`
@@ -39,8 +26,6 @@ export const BUNDLE_FILES = [BUNDLE_FILE, CONFIG_LOADER_FILE, PHONE_LIBRARY_FILE
  */
 const BUNDLE_GLOBALS = {
   SMS_RELAY_CONFIG_LOADER: `./${CONFIG_LOADER_FILE}`,
-  SMS_RELAY_PHONE_LIBRARY: `./${PHONE_LIBRARY_FILE}`,
-  SMS_RELAY_PHONE_METADATA: `./${PHONE_METADATA_FILE}`,
 } as const;
 
 /** esbuild's record of what went into every bundle, written next to them for size reports. */
@@ -95,20 +80,14 @@ export interface BundleResult {
 /** The module bundled as `config-loader.mjs`, whatever `entryDir` holds. */
 const CONFIG_LOADER_SOURCE = fileURLToPath(new URL('../functions/core/config/load.ts', import.meta.url));
 
-const requireHere = createRequire(import.meta.url);
-/** The JSON file `phone-metadata.json` is a copy of (`require` resolves the package's JSON itself). */
-const PHONE_METADATA_SOURCE = requireHere.resolve('libphonenumber-js/metadata.max.json');
-/** The module bundled as `phone-numbers.cjs`. */
-const PHONE_LIBRARY_SOURCE = fileURLToPath(new URL('../functions/core/recipients/phone-numbers-library.ts', import.meta.url));
-
 // esbuild turns a CommonJS dependency's `require('x')` into a call that needs a real `require` at
 // run time, which an ES module does not have; some of the dependencies are CommonJS.
 const REQUIRE_SHIM = "import { createRequire as __smsRelayCreateRequire } from 'node:module'; const require = __smsRelayCreateRequire(import.meta.url);";
 
 /**
- * Bundles each handler into one ES module for nodejs22.x on arm64, `index.mjs`, with the files it
- * loads only when needed beside it (the YAML config loader, libphonenumber-js and its metadata:
- * {@link BUNDLE_FILES}). The deployed functions and the integration tests run these same files.
+ * Bundles each handler into one ES module for nodejs22.x on arm64, `index.mjs`, with the YAML
+ * config loader beside it ({@link BUNDLE_FILES}). The deployed functions and the integration tests
+ * run these same files.
  *
  * Everything is bundled, the AWS SDK v3 clients included: the runtime's own SDK is whatever version
  * Lambda ships that week, so bundling pins what the tests ran against, at the price of a larger
@@ -145,8 +124,8 @@ export function bundleHandlers(options: BundleOptions = {}): BundleResult {
     // Prefer the ES module builds: they tree-shake, and the SDK's are much smaller that way.
     mainFields: ['module', 'main'],
     banner: { js: REQUIRE_SHIM },
-    // The handlers load the YAML config loader (with yaml and zod) and libphonenumber-js from the
-    // files beside them, when needed, instead of bundling them into index.mjs.
+    // The handlers load the YAML config loader (with yaml and zod) from the file beside them, when
+    // needed, instead of bundling it into index.mjs.
     define: Object.fromEntries(Object.entries(BUNDLE_GLOBALS).map(([name, path]) => [name, JSON.stringify(path)])),
     minify: options.minify ?? true,
     keepNames: true,
@@ -158,37 +137,13 @@ export function bundleHandlers(options: BundleOptions = {}): BundleResult {
     logLevel: 'silent',
   });
 
-  // CommonJS, so that `phone-numbers.ts` can `require` it synchronously on first use.
-  const phoneLibrary = buildSync({
-    entryPoints: Object.fromEntries(entries.map(({ name }) => [`${name}/${PHONE_LIBRARY_FILE.replace(/\.cjs$/, '')}`, PHONE_LIBRARY_SOURCE])),
-    outdir: outDir,
-    outExtension: { '.js': '.cjs' },
-    bundle: true,
-    platform: 'node',
-    target: 'node22',
-    format: 'cjs',
-    mainFields: ['module', 'main'],
-    minify: options.minify ?? true,
-    keepNames: true,
-    sourcemap: false,
-    legalComments: 'none',
-    metafile: true,
-    logLevel: 'silent',
-  });
-
-  mkdirSync(outDir, { recursive: true });
-  for (const { name } of entries) copyFileSync(PHONE_METADATA_SOURCE, join(outDir, name, PHONE_METADATA_FILE));
-  const merged: Metafile = {
-    inputs: { ...result.metafile.inputs, ...phoneLibrary.metafile.inputs },
-    outputs: { ...result.metafile.outputs, ...phoneLibrary.metafile.outputs },
-  };
   const metafile = join(outDir, METAFILE);
-  writeFileSync(metafile, JSON.stringify(merged));
+  writeFileSync(metafile, JSON.stringify(result.metafile));
 
   const bundles = entries.map(({ name, entry }) => {
     const dir = join(outDir, name);
     const file = join(dir, BUNDLE_FILE);
-    return { name, entry, dir, file, bytes: outputBytes(merged, file), configLoaderBytes: outputBytes(merged, join(dir, CONFIG_LOADER_FILE)) };
+    return { name, entry, dir, file, bytes: outputBytes(result.metafile, file), configLoaderBytes: outputBytes(result.metafile, join(dir, CONFIG_LOADER_FILE)) };
   });
   return { outDir, bundles, metafile };
 }

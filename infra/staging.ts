@@ -10,7 +10,7 @@ import { BUNDLE_FILE, BUNDLE_FILES } from './bundle';
 export const RELAY_CONFIG_FILE = 'relay-config.json';
 
 export interface StageFunctionAssetOptions {
-  /** The handler's bundle directory (`index.mjs`, `config-loader.mjs`, `phone-metadata.json`). */
+  /** The handler's bundle directory (`index.mjs`, `config-loader.mjs`). */
   readonly bundleDir: string;
   /** The environment's config text (`config/<env>.yaml`); staged validated and compiled, as JSON. */
   readonly configText: string;
@@ -53,9 +53,8 @@ export function stagedConfigText(configText: string, configSource = 'config'): s
 
 /**
  * Puts a handler's bundle and the environment's config into one directory, the function's code
- * asset: `index.mjs`, `config-loader.mjs` (only ever loaded for a YAML config, never on Lambda),
- * `phone-metadata.json` (read when a phone number must be parsed) and `relay-config.json` (see
- * {@link stagedConfigText}). The handler reads the config from its
+ * asset: `index.mjs`, `config-loader.mjs` (only ever loaded for a YAML config, never on Lambda)
+ * and `relay-config.json` (see {@link stagedConfigText}). The handler reads the config from its
  * package, so a deploy ships code and config together and a cold start reads no parameter store.
  *
  * The directory is named after a hash of its contents: synths of the same inputs share it, two

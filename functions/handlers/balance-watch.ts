@@ -2,6 +2,7 @@ import type { Context, ScheduledEvent } from 'aws-lambda';
 import { checkBalance, type BalanceCheck } from '../relay/balance';
 import { prepareOnLambda } from './runtime/context';
 import { invoke } from './runtime/invoke';
+import { withInvocationSmsClients } from './runtime/sms';
 
 await prepareOnLambda();
 
@@ -15,5 +16,5 @@ await prepareOnLambda();
  * ```
  */
 export async function handler(_event: ScheduledEvent, lambdaContext?: Context): Promise<BalanceCheck> {
-  return await invoke(lambdaContext, async ({ context }) => await checkBalance(context));
+  return await invoke(lambdaContext, (runtime) => withInvocationSmsClients(runtime, checkBalance));
 }

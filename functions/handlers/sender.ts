@@ -2,6 +2,7 @@ import type { Context, DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEven
 import { sendMessage } from '../relay/sender';
 import { prepareOnLambda } from './runtime/context';
 import { forEachConcurrently, invoke, remainingMs, SEND_MARGIN_MS } from './runtime/invoke';
+import { withInvocationSmsClients } from './runtime/sms';
 
 await prepareOnLambda();
 
@@ -25,33 +26,36 @@ export const SENDER_CONCURRENCY = 4;
  * ```
  */
 export async function handler(event: DynamoDBStreamEvent, lambdaContext?: Context): Promise<DynamoDBBatchResponse> {
-  return await invoke(lambdaContext, async ({ context, logger }) => {
-    const budgetMs = context.config.config.provider.timeoutMs + SEND_MARGIN_MS;
-    const failed: DynamoDBRecord[] = [];
-    await forEachConcurrently(event.Records ?? [], SENDER_CONCURRENCY, async (record) => {
-      const id = insertedMessageId(record);
-      if (id === undefined) {
-        logger.debug('stream record skipped: not a new message', { eventName: record.eventName, eventID: record.eventID });
-        return;
-      }
-      if (remainingMs(lambdaContext) < budgetMs) {
-        failed.push(record);
-        logger.warn('send not started: too little time left in this invocation', { id });
-        return;
-      }
-      try {
-        await sendMessage(context, id);
-      } catch (error) {
-        failed.push(record);
-        logger.error('send failed; the stream will retry it', { id, error });
-      }
-    });
-    const batchItemFailures = failed.map((record) => ({ itemIdentifier: record.dynamodb?.SequenceNumber ?? '' }));
-    // Without a sequence number nothing can be reported per item: failing the whole batch is safe,
-    // since every record is claimed before it is sent.
-    if (batchItemFailures.some(({ itemIdentifier }) => itemIdentifier === '')) throw new Error('a failed stream record has no sequence number');
-    return { batchItemFailures };
-  });
+  return await invoke(lambdaContext, (runtime) =>
+    withInvocationSmsClients(runtime, async (context) => {
+      const { logger } = runtime;
+      const budgetMs = context.config.config.provider.timeoutMs + SEND_MARGIN_MS;
+      const failed: DynamoDBRecord[] = [];
+      await forEachConcurrently(event.Records ?? [], SENDER_CONCURRENCY, async (record) => {
+        const id = insertedMessageId(record);
+        if (id === undefined) {
+          logger.debug('stream record skipped: not a new message', { eventName: record.eventName, eventID: record.eventID });
+          return;
+        }
+        if (remainingMs(lambdaContext) < budgetMs) {
+          failed.push(record);
+          logger.warn('send not started: too little time left in this invocation', { id });
+          return;
+        }
+        try {
+          await sendMessage(context, id);
+        } catch (error) {
+          failed.push(record);
+          logger.error('send failed; the stream will retry it', { id, error });
+        }
+      });
+      const batchItemFailures = failed.map((record) => ({ itemIdentifier: record.dynamodb?.SequenceNumber ?? '' }));
+      // Without a sequence number nothing can be reported per item: failing the whole batch is safe,
+      // since every record is claimed before it is sent.
+      if (batchItemFailures.some(({ itemIdentifier }) => itemIdentifier === '')) throw new Error('a failed stream record has no sequence number');
+      return { batchItemFailures };
+    }),
+  );
 }
 
 /**

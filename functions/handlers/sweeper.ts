@@ -2,6 +2,7 @@ import type { Context, ScheduledEvent } from 'aws-lambda';
 import { sweep, type SweepReport } from '../relay/sweeper';
 import { prepareOnLambda } from './runtime/context';
 import { invoke, remainingMs, SEND_MARGIN_MS } from './runtime/invoke';
+import { withInvocationSmsClients } from './runtime/sms';
 
 await prepareOnLambda();
 
@@ -17,13 +18,16 @@ await prepareOnLambda();
  * ```
  */
 export async function handler(_event: ScheduledEvent, lambdaContext?: Context): Promise<SweepReport> {
-  return await invoke(lambdaContext, async ({ context, env, logger }) => {
-    const budgetMs = context.config.config.provider.timeoutMs + SEND_MARGIN_MS;
-    const report = await sweep(context, {
-      pendingGraceMs: env.sweepPendingGraceMs,
-      canContinue: () => remainingMs(lambdaContext) >= budgetMs,
-    });
-    logger.info('sweep finished', { ...report });
-    return report;
-  });
+  return await invoke(lambdaContext, (runtime) =>
+    withInvocationSmsClients(runtime, async (context) => {
+      const { env, logger } = runtime;
+      const budgetMs = context.config.config.provider.timeoutMs + SEND_MARGIN_MS;
+      const report = await sweep(context, {
+        pendingGraceMs: env.sweepPendingGraceMs,
+        canContinue: () => remainingMs(lambdaContext) >= budgetMs,
+      });
+      logger.info('sweep finished', { ...report });
+      return report;
+    }),
+  );
 }

@@ -1,10 +1,9 @@
 import {
   describeSmsError,
-  SmsBadRequestError,
   SmsDelivery,
-  SmsInsufficientBalanceError,
-  SmsUnauthorizedError,
-  SmsValidationError,
+  SmsErrorCode,
+  SmsOperation,
+  SmsServiceError,
   type SendResult as ServiceSendResult,
   type SmsClient,
 } from '../core/provider';
@@ -13,7 +12,6 @@ import { RoutePriority } from '../core/config/policies';
 import { maskMsisdn } from '../core/recipients/mask';
 import { ClaimLostError, Delivery, MessageState, NoticeKind, type BalanceState, type LastError, type MessageRecord, type SendResult } from '../store';
 import { type BalanceReading, observeBalance } from './balance';
-import { SmsClientUnavailableError } from './errors';
 import { backoffMs, RelayMetric, type RelayContext } from './ports';
 
 /** What the sender did with one record. */
@@ -228,7 +226,7 @@ async function sendWithKeyRefresh(context: RelayContext<RelayConfigView>, record
     return await client.send(request);
   } catch (error) {
     // A 401 certainly sent nothing; the key may have been rotated since it was cached.
-    if (!(error instanceof SmsUnauthorizedError)) throw error;
+    if (!(error instanceof SmsServiceError && error.code === SmsErrorCode.UNAUTHORIZED)) throw error;
     context.logger.warn('SMS service refused the API key; reading the secret again', { id: record.id });
     const fresh = await smsClient(() => context.sms.refresh());
     // The same client means the same key, which would only be refused again.
@@ -242,25 +240,28 @@ async function smsClient(get: () => Promise<SmsClient>): Promise<SmsClient> {
   try {
     return await get();
   } catch (error) {
-    throw new SmsClientUnavailableError({ cause: error });
+    throw new SmsServiceError(`no SMS client: the API key could not be read (${errorName(error)})`, {
+      operation: SmsOperation.SEND,
+      code: SmsErrorCode.CLIENT_UNAVAILABLE,
+      delivery: SmsDelivery.NOT_SENT,
+      cause: error,
+    });
   }
 }
 
 async function settleFailure(context: RelayContext<RelayConfigView>, record: MessageRecord, token: string, error: unknown): Promise<SendOutcome> {
   const { store, clock, metrics, policy } = context;
-  // describeSmsError takes any error that is not the client's as maybe-sent; a missing client is not.
-  const description = error instanceof SmsClientUnavailableError
-    ? { ...describeSmsError(error), delivery: SmsDelivery.NOT_SENT }
-    : describeSmsError(error);
+  // Any error that is not the client's counts as maybe-sent: nothing proves otherwise.
+  const description = describeSmsError(error);
   const lastError: LastError = {
     name: description.name,
     ...(description.status === undefined ? {} : { status: description.status }),
     delivery: description.delivery,
-    message: error instanceof SmsClientUnavailableError ? error.message : (description.serviceError ?? description.code ?? description.name),
+    message: description.serviceError ?? description.systemCode ?? (error instanceof SmsServiceError ? error.message : description.name),
   };
   const now = clock();
 
-  if (error instanceof SmsInsufficientBalanceError) {
+  if (description.code === SmsErrorCode.INSUFFICIENT_BALANCE) {
     await store.settle(record.id, token, { state: MessageState.Parked, reason: 'insufficient balance (402): waiting for a top-up and redrive', lastError }, { now });
     metrics.add(RelayMetric.Parked, 1, record.route);
     logSend(context, record, 'PARKED', { error: description });
@@ -270,7 +271,7 @@ async function settleFailure(context: RelayContext<RelayConfigView>, record: Mes
     return SendOutcome.Parked;
   }
 
-  const permanent = error instanceof SmsBadRequestError || error instanceof SmsValidationError;
+  const permanent = description.code === SmsErrorCode.BAD_REQUEST || description.code === SmsErrorCode.VALIDATION;
   const maySend = description.delivery === SmsDelivery.MAYBE_SENT;
   const canRetry = !permanent && (!maySend || record.delivery === Delivery.AtLeastOnce);
   const attemptsLeft = record.attempts < policy.maxAttempts;

@@ -1,13 +1,12 @@
 import { execFile } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { join, relative } from 'node:path';
 import { promisify } from 'node:util';
 import type { Metafile } from 'esbuild';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseConfig } from '../../functions/core/config/parse';
 import { STAGED_CONFIG_FORMAT, type StagedConfig } from '../../functions/core/config/staged';
-import { BUNDLE_FILE, BUNDLE_FILES, bundleHandlers, CONFIG_LOADER_FILE, HANDLER_NAMES, METAFILE, PHONE_LIBRARY_FILE, PHONE_METADATA_FILE, type BundleResult } from '../../infra/bundle';
+import { BUNDLE_FILE, BUNDLE_FILES, bundleHandlers, CONFIG_LOADER_FILE, HANDLER_NAMES, METAFILE, type BundleResult } from '../../infra/bundle';
 import { RELAY_CONFIG_FILE, stageFunctionAsset, stagedConfigText } from '../../infra/staging';
 import { configText, HANDLERS_DIR, tempDir } from './support';
 
@@ -33,7 +32,7 @@ describe('bundleHandlers', () => {
     }
   });
 
-  it('keeps yaml, zod and libphonenumber out of every index.mjs, and LiquidJS out of all but ingest', () => {
+  it('keeps yaml and zod out of every index.mjs, and LiquidJS out of all but ingest', () => {
     const metafile = JSON.parse(readFileSync(result.metafile, 'utf8')) as Metafile;
     const packagesOf = (file: string): string[] => {
       const output = metafile.outputs[relative(process.cwd(), file).split('\\').join('/')];
@@ -45,12 +44,6 @@ describe('bundleHandlers', () => {
       expect(packages).not.toContain('yaml');
       expect(packages).not.toContain('zod');
       expect(packages.has('liquidjs')).toBe(bundle.name === 'ingest');
-      expect(packages).not.toContain('libphonenumber-js');
-      // libphonenumber-js and its metadata are required from beside the bundle, on first use.
-      expect(new Set(packagesOf(join(bundle.dir, PHONE_LIBRARY_FILE)))).toEqual(new Set(['libphonenumber-js']));
-      expect(JSON.parse(readFileSync(join(bundle.dir, PHONE_METADATA_FILE), 'utf8'))).toEqual(
-        JSON.parse(readFileSync(createRequire(import.meta.url).resolve('libphonenumber-js/metadata.max.json'), 'utf8')),
-      );
       // Everything a YAML config needs is in the loader beside it.
       const loader = new Set(packagesOf(join(bundle.dir, CONFIG_LOADER_FILE)));
       for (const name of ['yaml', 'zod', 'liquidjs']) expect(loader).toContain(name);

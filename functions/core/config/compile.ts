@@ -25,7 +25,7 @@ export interface LoadedConfig extends RelayConfigView {
 
 /**
  * What an earlier compile of the same config worked out (the staged config carries it from synth):
- * given, the numbers are not normalised again and the engines' options not validated again.
+ * given, the numbers are not normalised again.
  */
 export interface CompiledBefore {
   /** Per route id, its `recipientNumbers`. */
@@ -47,7 +47,7 @@ export interface CompiledBefore {
  */
 export function compileConfig(config: RelayConfig, source = 'config', before?: CompiledBefore): LoadedConfig {
   const problems: string[] = [];
-  const engineFor = engineCache(before !== undefined);
+  const engineFor = engineCache();
   const routes = new Map<string, CompiledRoute>();
 
   for (const [id, route] of Object.entries(config.routes)) {
@@ -68,17 +68,14 @@ export function compileConfig(config: RelayConfig, source = 'config', before?: C
   return { config, routes, balanceNotify: [...new Set(balanceNotify)] };
 }
 
-/**
- * One template engine per time zone and currency, shared by the routes that use them.
- * `validated`: the options were accepted by an engine before (at synth), so they are not checked again.
- */
-export function engineCache(validated = false): (route: RouteConfig) => TemplateEngine {
+/** One template engine per time zone and currency, shared by the routes that use them. */
+export function engineCache(): (route: RouteConfig) => TemplateEngine {
   const engines = new Map<string, TemplateEngine>();
   return (route) => {
     const key = `${route.timeZone}|${route.currency}`;
     let engine = engines.get(key);
     if (engine === undefined) {
-      engine = createTemplateEngine({ timeZone: route.timeZone, currency: route.currency }, { validated });
+      engine = createTemplateEngine({ timeZone: route.timeZone, currency: route.currency });
       engines.set(key, engine);
     }
     return engine;

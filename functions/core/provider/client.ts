@@ -1,18 +1,9 @@
-import { performance } from 'node:perf_hooks';
+import http from 'node:http';
+import https from 'node:https';
+import { SmsErrorCode, SmsServiceError } from './errors';
+import { deliveryOf, exchange, MAX_RESPONSE_BYTES, type ExchangeSpec, type RawResponse } from './transport';
 import {
-  SmsBadRequestError,
-  SmsClientClosedError,
-  SmsConnectionResetError,
-  SmsInsufficientBalanceError,
-  SmsResponseNotJsonError,
-  SmsServerError,
-  SmsUnauthorizedError,
-  SmsUnexpectedResponseError,
-  SmsUnexpectedStatusError,
-} from './errors';
-import { createConnectionPool } from './pool';
-import { deliveryOf, exchangeOnPool, MAX_RESPONSE_BYTES, type ExchangeSpec, type RawResponse } from './transport';
-import {
+  SmsDelivery,
   SmsOperation,
   type Balance,
   type SendRequest,
@@ -61,32 +52,34 @@ function interpret<T>(
   const text = isJson ? serviceErrorText(json) : undefined;
   const serviceError = text === undefined ? undefined : redact(text).slice(0, MAX_SERVICE_ERROR_LENGTH);
   const delivery = deliveryOf(operation, true, status);
-  const details = { operation, status, serviceError };
+  const details = { operation, status, serviceError, delivery };
+  const unexpected = (text: string): SmsServiceError => new SmsServiceError(text, { ...details, code: SmsErrorCode.UNEXPECTED_ANSWER });
 
   if (status === 200) {
-    if (raw.body === undefined) {
-      throw new SmsUnexpectedResponseError({ ...details, delivery, problem: `body larger than ${MAX_RESPONSE_BYTES} bytes` });
-    }
-    if (!isJson) throw new SmsResponseNotJsonError({ ...details, delivery });
+    if (raw.body === undefined) throw unexpected(`SMS service answered HTTP 200 with an unexpected body (body larger than ${MAX_RESPONSE_BYTES} bytes)`);
+    if (!isJson) throw unexpected('SMS service answered HTTP 200 with a body that is not JSON');
     const parsed = parse(json);
-    if (typeof parsed === 'string') throw new SmsUnexpectedResponseError({ ...details, delivery, problem: parsed });
+    if (typeof parsed === 'string') throw unexpected(`SMS service answered HTTP 200 with an unexpected body (${parsed})`);
     return parsed;
   }
-  if (status === 400) throw new SmsBadRequestError(details);
-  if (status === 401) throw new SmsUnauthorizedError(details);
-  if (status === 402) throw new SmsInsufficientBalanceError(details);
-  if (status >= 500 && status <= 599) throw new SmsServerError({ ...details, delivery });
-  throw new SmsUnexpectedStatusError({ ...details, delivery });
+  // The documented refusals: `deliveryOf` has made them `not-sent`.
+  if (status === 400) throw new SmsServiceError(`SMS service rejected the ${operation} request (HTTP 400)`, { ...details, code: SmsErrorCode.BAD_REQUEST });
+  if (status === 401) throw new SmsServiceError('SMS service refused the API key (HTTP 401)', { ...details, code: SmsErrorCode.UNAUTHORIZED });
+  if (status === 402) throw new SmsServiceError('SMS balance is insufficient (HTTP 402)', { ...details, code: SmsErrorCode.INSUFFICIENT_BALANCE });
+  if (status >= 500 && status <= 599) throw new SmsServiceError(`SMS service failed (HTTP ${status})`, { ...details, code: SmsErrorCode.SERVER_ERROR });
+  throw unexpected(`SMS service answered with unexpected HTTP ${status}`);
 }
 
 /**
  * Creates a client of the bulk SMS service (`GET /v1/account/balance`, `POST /v1/sms/send`).
  *
  * A factory rather than a class so the API key lives only in a closure: no field of the client
- * can be logged, inspected or serialised into it. Every failure is an `SmsProviderError` whose
+ * can be logged, inspected or serialised into it. Every failure is an `SmsServiceError` whose
  * `delivery` says whether the SMS may have gone out; sends are never retried internally.
- * A lost balance answer on a reused keep-alive socket is retried once on a fresh one (free and
- * idempotent).
+ *
+ * The client keeps its sockets alive between calls until `close()`. On Lambda, close it before the
+ * invocation ends: a socket the server closes while the environment is frozen would turn the next
+ * send's reset into a "maybe sent" that never was.
  *
  * @example
  * ```ts
@@ -99,34 +92,26 @@ function interpret<T>(
  */
 export function createSmsClient(options: SmsClientOptions): SmsClient {
   const config = resolveClientOptions(options);
-  const pool = createConnectionPool({ tls: config.tls, maxSocketIdleMs: config.maxSocketIdleMs, ca: config.ca });
+  const agent = config.tls
+    ? new https.Agent({ keepAlive: true, ...(config.ca === undefined ? {} : { ca: config.ca as string | Buffer | (string | Buffer)[] }) })
+    : new http.Agent({ keepAlive: true });
   const redact = redactor(config.apiKey);
   let closed = false;
 
   const prepare = (operation: SmsOperation, callOptions: SmsCallOptions | undefined): number => {
-    if (closed) throw new SmsClientClosedError(operation);
+    if (closed) {
+      throw new SmsServiceError('SMS client is closed', { operation, code: SmsErrorCode.CLIENT_CLOSED, delivery: SmsDelivery.NOT_SENT });
+    }
     const timeoutMs = callOptions?.timeoutMs;
     return timeoutMs === undefined ? config.timeoutMs : validateCallTimeout(timeoutMs, operation);
   };
-  const run = (spec: ExchangeSpec): Promise<RawResponse> => exchangeOnPool(config, pool, redact, spec);
+  const run = (spec: ExchangeSpec): Promise<RawResponse> => exchange(config, agent, redact, spec);
 
   return Object.freeze({
     async getBalance(callOptions?: SmsCallOptions): Promise<Balance> {
       const operation = SmsOperation.BALANCE;
       const timeoutMs = prepare(operation, callOptions);
-      const spec: ExchangeSpec = { operation, method: 'GET', path: BALANCE_PATH, timeoutMs };
-      const startedAt = performance.now();
-      let raw: RawResponse;
-      try {
-        raw = await run(spec);
-      } catch (error) {
-        // The keep-alive race (server closed the idle socket as we reused it) is harmless to retry
-        // here, unlike for a send, where it cannot be told from a crash after sending.
-        const remainingMs = Math.floor(timeoutMs - (performance.now() - startedAt));
-        const retriable = error instanceof SmsConnectionResetError && error.reusedSocket && error.status === undefined;
-        if (!retriable || remainingMs < 1 || closed) throw error;
-        raw = await run({ ...spec, timeoutMs: remainingMs });
-      }
+      const raw = await run({ operation, method: 'GET', path: BALANCE_PATH, timeoutMs });
       return interpret(raw, operation, redact, parseBalance);
     },
 
@@ -142,7 +127,7 @@ export function createSmsClient(options: SmsClientOptions): SmsClient {
 
     close(): void {
       closed = true;
-      pool.destroy();
+      agent.destroy();
     },
   });
 }

@@ -1,6 +1,6 @@
 /**
- * Client of the prepaid bulk SMS service. Every failure is an `SmsProviderError` whose `delivery`
- * says whether the SMS certainly was not sent or may have been.
+ * Client of the prepaid bulk SMS service. Every failure is an `SmsServiceError` whose `delivery`
+ * says whether the SMS certainly was not sent or may have been, and whose `code` says what went wrong.
  *
  * @example
  * ```ts
@@ -11,35 +11,23 @@
  *   await sms.send({ phoneNumbers: '255712345678', message: 'Your order shipped' });
  * } catch (error) {
  *   logger.error('SMS failed', { sms: describeSmsError(error) });
+ * } finally {
+ *   sms.close();
  * }
  * ```
  */
 export { createSmsClient } from './client';
-export { describeSmsError, type SmsErrorDescription } from './describe';
 export {
-  SmsBadRequestError,
-  SmsClientClosedError,
+  describeSmsError,
   SmsClientConfigError,
-  SmsConnectionError,
-  SmsConnectionRefusedError,
-  SmsConnectionResetError,
-  SmsDnsError,
-  SmsHttpError,
-  SmsInsufficientBalanceError,
-  SmsProviderError,
-  SmsResponseNotJsonError,
-  SmsServerError,
-  SmsTimeoutError,
-  SmsTransportError,
-  SmsUnauthorizedError,
-  SmsUnexpectedResponseError,
-  SmsUnexpectedStatusError,
-  SmsValidationError,
+  SmsErrorCode,
+  SmsServiceError,
+  type SmsErrorDescription,
+  type SmsServiceErrorOptions,
 } from './errors';
 export {
   SmsDelivery,
   SmsOperation,
-  SmsTimeoutPhase,
   type Balance,
   type SendRequest,
   type SendResult,

@@ -1,15 +1,7 @@
 import http from 'node:http';
 import https from 'node:https';
-import {
-  SmsConnectionError,
-  SmsConnectionRefusedError,
-  SmsConnectionResetError,
-  SmsDnsError,
-  SmsTimeoutError,
-  type SmsTransportError,
-} from './errors';
-import type { ConnectionPool } from './pool';
-import { SmsDelivery, SmsOperation, SmsTimeoutPhase } from './types';
+import { SmsErrorCode, SmsServiceError } from './errors';
+import { SmsDelivery, SmsOperation } from './types';
 import type { ResolvedClientOptions } from './validate';
 
 /** Bodies of this API are tiny; a bigger one is not the service talking, so stop reading it. */
@@ -83,75 +75,76 @@ function transportError(
   error: unknown,
   progress: Progress,
   { operation, hostname, redact }: { operation: SmsOperation; hostname: string; redact: (text: string) => string },
-): SmsTransportError {
-  const code = codeOf(error);
-  const cause = safeCause(error, redact);
-  const delivery = deliveryOf(operation, progress.requestSent, progress.status);
-  if (!progress.connected && code === 'ECONNREFUSED') return new SmsConnectionRefusedError({ operation, code, cause });
-  if (!progress.connected && code !== undefined && DNS_CODES.has(code)) {
-    return new SmsDnsError({ operation, code, hostname, cause });
+): SmsServiceError {
+  const systemCode = codeOf(error);
+  const details = {
+    operation,
+    delivery: deliveryOf(operation, progress.requestSent, progress.status),
+    status: progress.status,
+    systemCode,
+    cause: safeCause(error, redact),
+  };
+  if (!progress.connected && systemCode === 'ECONNREFUSED') {
+    return new SmsServiceError(`SMS ${operation} connection was refused`, { ...details, code: SmsErrorCode.REFUSED, delivery: SmsDelivery.NOT_SENT });
   }
-  if (code !== undefined && RESET_CODES.has(code)) {
-    return new SmsConnectionResetError({
-      operation,
-      delivery,
-      code,
-      status: progress.status,
-      reusedSocket: progress.reusedSocket,
-      cause,
-    });
+  if (!progress.connected && systemCode !== undefined && DNS_CODES.has(systemCode)) {
+    return new SmsServiceError(`SMS ${operation} could not resolve ${hostname}`, { ...details, code: SmsErrorCode.DNS, delivery: SmsDelivery.NOT_SENT });
   }
-  return new SmsConnectionError({ operation, delivery, code, status: progress.status, cause });
+  if (systemCode !== undefined && RESET_CODES.has(systemCode)) {
+    // Even on a reused socket a reset after the request went out is `maybe-sent`: a server that
+    // closed an idle socket and one that crashed after sending look the same from here.
+    const reused = progress.reusedSocket ? ' on a reused keep-alive socket' : '';
+    return new SmsServiceError(`SMS ${operation} connection was reset${reused}`, { ...details, code: SmsErrorCode.RESET });
+  }
+  const suffix = systemCode === undefined ? '' : ` (${systemCode})`;
+  return new SmsServiceError(`SMS ${operation} connection failed${suffix}`, { ...details, code: SmsErrorCode.NETWORK });
 }
 
 /**
- * One HTTP exchange over the pool, with a deadline and a record of how far it got, so every
- * failure comes back as a transport error whose `delivery` follows `deliveryOf`.
+ * One HTTP exchange over `agent`, with a deadline and a record of how far it got, so every
+ * failure comes back as an `SmsServiceError` whose `delivery` follows `deliveryOf`.
  * Resolves with any complete answer, whatever its status.
  *
  * @example
  * ```ts
- * const raw = await exchange(config, pool, redact, { operation: 'balance', method: 'GET', path: '/v1/account/balance', timeoutMs: 5_000 });
+ * const raw = await exchange(config, agent, redact, { operation: 'balance', method: 'GET', path: '/v1/account/balance', timeoutMs: 5_000 });
  * ```
- * @throws SmsTransportError
+ * @throws SmsServiceError
  */
 export async function exchange(
   config: ResolvedClientOptions,
-  pool: ConnectionPool,
+  agent: http.Agent,
   redact: (text: string) => string,
   spec: ExchangeSpec,
 ): Promise<RawResponse> {
-  await pool.evictStale();
   const { operation, timeoutMs } = spec;
   const progress: Progress = { connected: false, requestSent: false, status: undefined, reusedSocket: false };
-  const failure = (error: unknown): SmsTransportError =>
+  const failure = (error: unknown): SmsServiceError =>
     transportError(error, progress, { operation, hostname: config.hostname, redact });
 
   return new Promise<RawResponse>((resolve, reject) => {
     let settled = false;
     let request: http.ClientRequest | undefined;
-    const settle = (error: SmsTransportError | undefined, response?: RawResponse): void => {
+    const settle = (error: SmsServiceError | undefined, response?: RawResponse): void => {
       if (settled) return;
       settled = true;
       clearTimeout(timer);
       if (error === undefined && response !== undefined) return resolve(response);
-      // A failed exchange must not leave its socket in the pool half-read.
+      // A failed exchange must not leave its socket in the agent half-read.
       request?.destroy();
       reject(error);
     };
     const timer = setTimeout(() => {
-      const phase = !progress.connected
-        ? SmsTimeoutPhase.CONNECT
-        : progress.requestSent
-          ? SmsTimeoutPhase.RESPONSE
-          : SmsTimeoutPhase.REQUEST;
+      // connect: DNS, TCP or TLS not done, so not one byte of the request was sent; request: the
+      // last byte was not handed to the OS yet; response: the whole request was sent.
+      const phase = !progress.connected ? 'connect' : progress.requestSent ? 'response' : 'request';
       settle(
-        new SmsTimeoutError({
+        new SmsServiceError(`SMS ${operation} request timed out after ${timeoutMs} ms in the ${phase} phase`, {
           operation,
-          phase,
-          timeoutMs,
+          code: SmsErrorCode.TIMEOUT,
           delivery: deliveryOf(operation, progress.requestSent, progress.status),
           status: progress.status,
+          systemCode: 'ETIMEDOUT',
         }),
       );
     }, timeoutMs);
@@ -174,7 +167,7 @@ export async function exchange(
         port: config.port,
         path: `${config.pathPrefix}${spec.path}`,
         headers,
-        agent: pool.agent,
+        agent,
         ...(config.lookup === undefined ? {} : { lookup: config.lookup }),
       });
     } catch (error) {
@@ -200,7 +193,6 @@ export async function exchange(
     req.on('error', (error) => settle(failure(error)));
     req.on('response', (response) => {
       progress.status = response.statusCode;
-      pool.noteResponse(response);
       const chunks: Buffer[] = [];
       let size = 0;
       let oversized = false;
@@ -225,28 +217,4 @@ export async function exchange(
     });
     req.end(spec.body);
   });
-}
-
-/**
- * Runs `exchange`, and on a reset of a reused keep-alive socket empties the pool, because sockets
- * that idled as long are probably dead too.
- *
- * @example
- * ```ts
- * const raw = await exchangeOnPool(config, pool, redact, spec);
- * ```
- * @throws SmsTransportError
- */
-export async function exchangeOnPool(
-  config: ResolvedClientOptions,
-  pool: ConnectionPool,
-  redact: (text: string) => string,
-  spec: ExchangeSpec,
-): Promise<RawResponse> {
-  try {
-    return await exchange(config, pool, redact, spec);
-  } catch (error) {
-    if (error instanceof SmsConnectionResetError && error.reusedSocket) await pool.evictAll();
-    throw error;
-  }
 }

@@ -10,7 +10,7 @@ import type { LookupFunction } from 'node:net';
  *
  * @example
  * ```ts
- * if (error instanceof SmsProviderError && error.delivery === SmsDelivery.NOT_SENT) await retryLater();
+ * if (error instanceof SmsServiceError && error.delivery === SmsDelivery.NOT_SENT) await retryLater();
  * ```
  */
 export const SmsDelivery = {
@@ -27,20 +27,6 @@ export const SmsOperation = {
 } as const;
 
 export type SmsOperation = (typeof SmsOperation)[keyof typeof SmsOperation];
-
-/**
- * How far an exchange had got when it timed out:
- * - `connect`: DNS, TCP or TLS not done yet, so not one byte of the request was sent.
- * - `request`: connected, but the last byte of the request had not been handed to the OS.
- * - `response`: the whole request was sent; waiting for (or reading) the answer.
- */
-export const SmsTimeoutPhase = {
-  CONNECT: 'connect',
-  REQUEST: 'request',
-  RESPONSE: 'response',
-} as const;
-
-export type SmsTimeoutPhase = (typeof SmsTimeoutPhase)[keyof typeof SmsTimeoutPhase];
 
 /**
  * `GET /v1/account/balance`, as the service answered it (extra fields dropped).
@@ -62,7 +48,7 @@ export interface Balance {
 }
 
 /**
- * What to send. Checked locally before any round trip (`SmsValidationError`, nothing sent).
+ * What to send. Checked locally before any round trip (`SmsServiceError` with code `validation`, nothing sent).
  *
  * @example
  * ```ts
@@ -137,15 +123,6 @@ export interface SmsClientOptions {
    */
   readonly timeoutMs?: number;
   /**
-   * A pooled keep-alive socket idle for this long (wall clock or monotonic, whichever is longer,
-   * so time frozen between Lambda invocations counts) is closed instead of reused. Keep it below
-   * the service's keep-alive time-out: reusing a socket the server already closed fails in a way
-   * that cannot be told from a lost answer. A shorter `Keep-Alive: timeout=N` hint from the
-   * server wins. `0` never reuses a socket.
-   * @default 4_000
-   */
-  readonly maxSocketIdleMs?: number;
-  /**
    * Sent as `User-Agent`: some CDNs in front of APIs reject requests without one.
    * @default 'sms-relay'
    */
@@ -157,13 +134,19 @@ export interface SmsClientOptions {
 }
 
 /**
- * The SMS service's programmatic interface. Holds one keep-alive connection pool: create one
- * client per process (outside the Lambda handler) and reuse it.
+ * The SMS service's programmatic interface. Holds its own keep-alive sockets: on Lambda, create one
+ * per invocation (or batch) and `close()` it before returning, so no socket outlives a freeze.
  *
  * @example
  * ```ts
- * const sms = createSmsClient({ baseUrl, apiKey }); // module scope: reused across invocations
- * export const handler = async () => sms.send({ phoneNumbers: '255712345678', message: 'Hi' });
+ * export const handler = async () => {
+ *   const sms = createSmsClient({ baseUrl, apiKey });
+ *   try {
+ *     return await sms.send({ phoneNumbers: '255712345678', message: 'Hi' });
+ *   } finally {
+ *     sms.close();
+ *   }
+ * };
  * ```
  */
 export interface SmsClient {
@@ -172,7 +155,7 @@ export interface SmsClient {
   /** Charged. Never retried internally: a failure says whether the SMS may have gone out. */
   send(request: SendRequest, options?: SmsCallOptions): Promise<SendResult>;
   /**
-   * Destroys every socket; later calls fail with `SmsClientClosedError`. Idempotent. A call still
+   * Destroys every socket; later calls fail with an `SmsServiceError` with code `client-closed`. Idempotent. A call still
    * in flight fails like a reset connection (a send whose request was out: `maybe-sent`).
    */
   close(): void;

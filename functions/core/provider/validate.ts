@@ -1,5 +1,5 @@
 import type { LookupFunction } from 'node:net';
-import { SmsClientConfigError, SmsValidationError } from './errors';
+import { SmsClientConfigError, validationError } from './errors';
 import type { Balance, SendResult, SmsClientOptions, SmsOperation } from './types';
 
 /** A recipient as the service requires it: country code 255 without `+`, then nine digits. */
@@ -34,7 +34,6 @@ export interface ResolvedClientOptions {
   readonly pathPrefix: string;
   readonly apiKey: string;
   readonly timeoutMs: number;
-  readonly maxSocketIdleMs: number;
   readonly userAgent: string;
   readonly lookup: LookupFunction | undefined;
   readonly ca: SmsClientOptions['ca'];
@@ -60,10 +59,10 @@ function timeoutProblem(name: string, value: unknown): string | undefined {
  * validateSendRequest({ phoneNumbers: '255712345678', message: 'Hi' });
  * // { phoneNumbers: ['255712345678'], message: 'Hi', senderId: undefined }
  * ```
- * @throws SmsValidationError
+ * @throws SmsServiceError with code `validation`
  */
 export function validateSendRequest(request: unknown): NormalizedSend {
-  if (!isRecord(request)) throw new SmsValidationError(['request must be an object']);
+  if (!isRecord(request)) throw validationError(['request must be an object']);
   const issues: string[] = [];
   const { phoneNumbers, message, senderId } = request;
 
@@ -103,7 +102,7 @@ export function validateSendRequest(request: unknown): NormalizedSend {
     issues.push('senderId must be a non-blank string when given');
   }
 
-  if (issues.length > 0) throw new SmsValidationError(issues);
+  if (issues.length > 0) throw validationError(issues);
   return {
     phoneNumbers: numbers as readonly string[],
     message: message as string,
@@ -118,11 +117,11 @@ export function validateSendRequest(request: unknown): NormalizedSend {
  * ```ts
  * validateCallTimeout(500, 'send'); // 500
  * ```
- * @throws SmsValidationError
+ * @throws SmsServiceError with code `validation`
  */
 export function validateCallTimeout(timeoutMs: unknown, operation: SmsOperation): number {
   const problem = timeoutProblem('timeoutMs', timeoutMs);
-  if (problem !== undefined) throw new SmsValidationError([problem], operation);
+  if (problem !== undefined) throw validationError([problem], operation);
   return timeoutMs as number;
 }
 
@@ -170,7 +169,6 @@ export function resolveClientOptions(options: SmsClientOptions): ResolvedClientO
     baseUrl,
     apiKey,
     timeoutMs = 10_000,
-    maxSocketIdleMs = 4_000,
     userAgent = 'sms-relay',
     lookup,
     ca,
@@ -182,15 +180,12 @@ export function resolveClientOptions(options: SmsClientOptions): ResolvedClientO
   }
   const timeout = timeoutProblem('timeoutMs', timeoutMs);
   if (timeout !== undefined) problems.push(timeout);
-  if (typeof maxSocketIdleMs !== 'number' || !Number.isFinite(maxSocketIdleMs) || maxSocketIdleMs < 0) {
-    problems.push('maxSocketIdleMs must be a number of milliseconds, 0 or more');
-  }
   if (typeof userAgent !== 'string' || !HEADER_VALUE.test(userAgent)) {
     problems.push('userAgent must be a non-empty string of printable ASCII');
   }
   if (lookup !== undefined && typeof lookup !== 'function') problems.push('lookup must be a function');
   if (problems.length > 0 || url === undefined) throw new SmsClientConfigError(problems);
-  return { ...url, apiKey, timeoutMs, maxSocketIdleMs, userAgent, lookup, ca };
+  return { ...url, apiKey, timeoutMs, userAgent, lookup, ca };
 }
 
 function isFiniteNumber(value: unknown): value is number {

@@ -1,6 +1,5 @@
-import type { PhoneNumber } from 'libphonenumber-js/core';
-// libphonenumber-js as `libphonenumber-js/max` is, loaded lazily in a bundle: see `phoneNumbers`.
-import { phoneMetadata, phoneNumbers } from './phone-numbers';
+// The "max" metadata: every country, with number types (landline, toll-free…) for the rejections.
+import { parsePhoneNumberFromString, validatePhoneNumberLength, type PhoneNumber } from 'libphonenumber-js/max';
 
 /** The outcome of `normalizeMsisdn`: the `reason` never contains the number, so it is safe to log. */
 export type MsisdnResult =
@@ -50,11 +49,11 @@ export const parsePhone = (raw: string): PhoneNumber | undefined => {
   // `00` is the usual international prefix; Tanzania's metadata only knows `000`/`005`/`006`,
   // and no Tanzanian national number starts with `00`, so reading it as `+` is safe.
   if (compact.startsWith('00')) compact = `+${compact.slice(2)}`;
-  return phoneNumbers().parsePhoneNumberFromString(compact, 'TZ', phoneMetadata());
+  return parsePhoneNumberFromString(compact, 'TZ');
 };
 
 const lengthReason = (raw: string): string => {
-  switch (phoneNumbers().validatePhoneNumberLength(raw.replace(SEPARATORS, ''), 'TZ', phoneMetadata())) {
+  switch (validatePhoneNumberLength(raw.replace(SEPARATORS, ''), 'TZ')) {
     case 'TOO_SHORT':
       return MSISDN_REJECTIONS.tooShort;
     case 'TOO_LONG':

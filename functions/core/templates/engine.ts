@@ -2,8 +2,6 @@ import { Context, Liquid, Value, isTruthy, toValueSync } from 'liquidjs';
 import type { Template } from 'liquidjs';
 import { assertCompleteExpression } from './condition';
 import { TemplateError } from './errors';
-import { createFastCompiler } from './fast';
-import type { FastCondition, FastRender } from './fast';
 import { createSmsFilters } from './filters';
 import { toTemplateError } from './liquid-errors';
 import type {
@@ -29,38 +27,23 @@ const FILE_TAGS = ['include', 'render', 'layout'] as const;
 
 interface ParsedTemplate {
   readonly templates: Template[];
-  /** The same templates as closures, for untracked renders; absent when only LiquidJS can render them. */
-  readonly fast: FastRender | undefined;
   /** A second parse with instrumented outputs, made on the first tracked render (preview only). */
   tracking?: Template[];
 }
 
-interface ParsedCondition {
-  readonly value: Value;
-  /** The expression as a closure; absent when only LiquidJS can evaluate it. */
-  readonly fast: FastCondition | undefined;
-}
-
 const NOTHING_MISSING: readonly string[] = Object.freeze([]);
 
-const resolveOptions = (
-  {
-    timeZone = DEFAULT_TEMPLATE_OPTIONS.timeZone,
-    currency = DEFAULT_TEMPLATE_OPTIONS.currency,
-    locale = DEFAULT_TEMPLATE_OPTIONS.locale,
-  }: TemplateEngineOptions,
-  validated: boolean
-): Required<TemplateEngineOptions> => {
-  // The first zone and currency ICU looks up cost tens of ms (its data loads): not paid again
-  // for options an engine accepted before (a config compiled at synth, staged for a cold start).
-  if (!validated) {
-    try {
-      // Validation only: the spelling is kept (ICU would turn `Asia/Kolkata` into `Asia/Calcutta`,
-      // and `%Z` prints it).
-      new Intl.DateTimeFormat('en', { timeZone });
-    } catch (error) {
-      throw new TemplateError(`unknown time zone "${timeZone}"`, { cause: error });
-    }
+const resolveOptions = ({
+  timeZone = DEFAULT_TEMPLATE_OPTIONS.timeZone,
+  currency = DEFAULT_TEMPLATE_OPTIONS.currency,
+  locale = DEFAULT_TEMPLATE_OPTIONS.locale,
+}: TemplateEngineOptions): Required<TemplateEngineOptions> => {
+  try {
+    // Validation only: the spelling is kept (ICU would turn `Asia/Kolkata` into `Asia/Calcutta`,
+    // and `%Z` prints it).
+    new Intl.DateTimeFormat('en', { timeZone });
+  } catch (error) {
+    throw new TemplateError(`unknown time zone "${timeZone}"`, { cause: error });
   }
   let canonicalLocale: string;
   try {
@@ -69,12 +52,10 @@ const resolveOptions = (
     throw new TemplateError(`invalid locale "${locale}"`, { cause: error });
   }
   const code = currency.toUpperCase();
-  if (!validated) {
-    try {
-      new Intl.NumberFormat(canonicalLocale, { style: 'currency', currency: code });
-    } catch (error) {
-      throw new TemplateError(`invalid currency "${currency}"`, { cause: error });
-    }
+  try {
+    new Intl.NumberFormat(canonicalLocale, { style: 'currency', currency: code });
+  } catch (error) {
+    throw new TemplateError(`invalid currency "${currency}"`, { cause: error });
   }
   return { timeZone, currency: code, locale: canonicalLocale };
 };
@@ -112,8 +93,7 @@ const build = (options: Required<TemplateEngineOptions>): TemplateEngine => {
   // Compiled objects stay plain data; what the engine needs to run them lives here, which also
   // stops a template compiled under other options (another zone) from rendering here.
   const parsedTemplates = new WeakMap<CompiledTemplate, ParsedTemplate>();
-  const parsedConditions = new WeakMap<CompiledCondition, ParsedCondition>();
-  const fast = createFastCompiler(liquid);
+  const parsedConditions = new WeakMap<CompiledCondition, Value>();
 
   const newContext = (scope: TemplateScope): Context =>
     new Context(scope, liquid.options, { sync: true }, { liquid });
@@ -129,7 +109,7 @@ const build = (options: Required<TemplateEngineOptions>): TemplateEngine => {
         throw toTemplateError(error);
       }
       const compiled: CompiledTemplate = Object.freeze({ source });
-      parsedTemplates.set(compiled, { templates, fast: fast.template(templates) });
+      parsedTemplates.set(compiled, { templates });
       return compiled;
     },
 
@@ -147,7 +127,7 @@ const build = (options: Required<TemplateEngineOptions>): TemplateEngine => {
         throw toTemplateError(error);
       }
       const compiled: CompiledCondition = Object.freeze({ source: expression });
-      parsedConditions.set(compiled, { value, fast: fast.condition(value) });
+      parsedConditions.set(compiled, value);
       return compiled;
     },
 
@@ -160,8 +140,6 @@ const build = (options: Required<TemplateEngineOptions>): TemplateEngine => {
       if (!parsed) throw new TemplateError('template was compiled by another engine');
       try {
         if (!trackMissing) {
-          const text = parsed.fast?.(scope);
-          if (text !== undefined) return { text, missing: NOTHING_MISSING };
           return { text: String(liquid.renderSync(parsed.templates, newContext(scope))), missing: NOTHING_MISSING };
         }
         if (!parsed.tracking) {
@@ -180,13 +158,11 @@ const build = (options: Required<TemplateEngineOptions>): TemplateEngine => {
     },
 
     evaluate(condition: CompiledCondition, scope: TemplateScope): boolean {
-      const parsed = parsedConditions.get(condition);
-      if (!parsed) throw new TemplateError('condition was compiled by another engine');
-      const result = parsed.fast?.(scope);
-      if (result !== undefined) return result;
+      const value = parsedConditions.get(condition);
+      if (!value) throw new TemplateError('condition was compiled by another engine');
       try {
         const context = newContext(scope);
-        return isTruthy(toValueSync(parsed.value.value(context, false)), context);
+        return isTruthy(toValueSync(value.value(context, false)), context);
       } catch (error) {
         throw toTemplateError(error);
       }
@@ -205,9 +181,7 @@ const engines = new Map<string, TemplateEngine>();
  * makes `date` use `timeZone`, turns unknown filters into compile errors, renders missing
  * variables empty, and refuses `include`/`render`/`layout` (there are no template files).
  *
- * Throws `TemplateError` for an unknown time zone, invalid locale or malformed currency code. With
- * `validated` (options an engine accepted before, e.g. at synth) zone and currency are not checked
- * again, which saves ICU's first look-ups on a cold start.
+ * Throws `TemplateError` for an unknown time zone, invalid locale or malformed currency code.
  *
  * @example
  * ```ts
@@ -216,16 +190,13 @@ const engines = new Map<string, TemplateEngine>();
  * const when = engine.compileCondition("financial_status == 'paid'");
  * const scope = buildScope({ body, headers });
  * if (engine.evaluate(when, scope)) {
- *   const { text } = engine.render(template, scope, { trackMissing: false }); // the relay: fast
+ *   const { text } = engine.render(template, scope, { trackMissing: false }); // the relay
  *   const { missing } = engine.render(template, scope); // preview: warns about missing variables
  * }
  * ```
  */
-export const createTemplateEngine = (
-  options: TemplateEngineOptions = {},
-  { validated = false }: { readonly validated?: boolean } = {}
-): TemplateEngine => {
-  const resolved = resolveOptions(options, validated);
+export const createTemplateEngine = (options: TemplateEngineOptions = {}): TemplateEngine => {
+  const resolved = resolveOptions(options);
   const key = `${resolved.timeZone}|${resolved.currency}|${resolved.locale}`;
   let engine = engines.get(key);
   if (!engine) {

@@ -1,7 +1,5 @@
 import { compileConfig, type LoadedConfig } from '../../core/config/compile';
 import type { RelayConfigView } from '../../core/config/view';
-import { loadPhoneNumbers } from '../../core/recipients/phone-numbers';
-import { RecipientEntryKind } from '../../core/recipients/types';
 import type { RelayContext } from '../../relay/ports';
 import type { RelayRuntime } from './context';
 
@@ -36,9 +34,7 @@ export function compiledConfig(config: RelayConfigView, source: string): LoadedC
 }
 
 /**
- * The runtime's relay context with the compiled config, for ingest; built once per runtime. When
- * the config will parse phone numbers (see {@link parsesPhoneNumbers}), libphonenumber-js is loaded
- * now too, so that on Lambda it is part of the init phase rather than of the first webhook.
+ * The runtime's relay context with the compiled config, for ingest; built once per runtime.
  *
  * @example
  * ```ts
@@ -49,25 +45,9 @@ export function ingestContext(runtime: RelayRuntime): RelayContext<LoadedConfig>
   let context = contexts.get(runtime);
   if (context === undefined) {
     context = { ...runtime.context, config: compiledConfig(runtime.context.config, runtime.env.configPath) };
-    if (parsesPhoneNumbers(context.config)) loadPhoneNumbers();
     contexts.set(runtime, context);
   }
   return context;
-}
-
-/**
- * Whether webhooks may need libphonenumber-js: a templated recipient is normalised per webhook,
- * and the `phone` and `mask_phone` filters parse numbers. Erring on the safe side, any template,
- * condition or recipient template that mentions "phone" counts. (Without it, the library still
- * loads on first use; this only decides whether init does it.)
- */
-export function parsesPhoneNumbers(config: LoadedConfig): boolean {
-  for (const route of config.routes.values()) {
-    const templated = route.recipients.entries.flatMap((entry) => (entry.kind === RecipientEntryKind.Template ? [entry.template.source] : []));
-    if (templated.length > 0) return true;
-    if ([route.template.source, route.condition?.source ?? ''].some((source) => /phone/i.test(source))) return true;
-  }
-  return false;
 }
 
 function isCompiled(config: RelayConfigView): config is LoadedConfig {

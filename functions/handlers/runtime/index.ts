@@ -20,4 +20,4 @@ export { forEachConcurrently, invoke, remainingMs, SEND_MARGIN_MS } from './invo
 export { createLogger, type LoggerOptions, maskingReplacer, REDACTED, relayLogger } from './logger';
 export { createMetrics, flushMetrics, type MetricsOptions, relayMetrics } from './metrics';
 export { createFileSecretSource, createSecretsManagerSource, PROVIDER_API_KEY, SECRET_MAX_AGE_SECONDS, type SecretsManagerSourceOptions } from './secrets';
-export { createSmsClientSource, type SmsClientSourceOptions } from './sms';
+export { type ClosableSmsClientSource, createSmsClientSource, type SmsClientSourceOptions, withInvocationSmsClients } from './sms';

@@ -1,5 +1,7 @@
 import { createSmsClient, type SmsClient } from '../../core/provider';
-import type { SecretSource, SmsClientSource } from '../../relay/ports';
+import type { RelayConfigView } from '../../core/config/view';
+import type { RelayContext, SecretSource, SmsClientSource } from '../../relay/ports';
+import type { RelayRuntime } from './context';
 import { MissingSecretValueError } from './errors';
 import { PROVIDER_API_KEY } from './secrets';
 
@@ -21,11 +23,16 @@ export interface SmsClientSourceOptions {
   readonly create?: typeof createSmsClient;
 }
 
+/** An {@link SmsClientSource} that can close the clients it made. */
+export interface ClosableSmsClientSource extends SmsClientSource {
+  /** Closes every client this source made, sockets included. Call it once no send is in flight. */
+  close(): void;
+}
+
 /**
- * The SMS client of the process, keyed by the API key it was built with: one keep-alive pool per
- * key, reused across invocations. `refresh()` re-reads the secret (after a 401) and switches to a
- * new client only when the key changed, so a caller can tell that retrying is pointless when it
- * gets the same client back.
+ * SMS clients keyed by the API key they were built with. `refresh()` re-reads the secret (after a
+ * 401) and switches to a new client only when the key changed, so a caller can tell that retrying
+ * is pointless when it gets the same client back.
  *
  * @throws {MissingSecretValueError} from `client()`/`refresh()` when the secret has no `providerApiKey`
  *
@@ -33,18 +40,21 @@ export interface SmsClientSourceOptions {
  * ```ts
  * const sms = createSmsClientSource({ secrets, baseUrl: config.provider.baseUrl, timeoutMs: config.provider.timeoutMs });
  * const { balance } = await (await sms.client()).getBalance();
+ * sms.close();
  * ```
  */
-export function createSmsClientSource({ secrets, baseUrl, timeoutMs, apiKey, create = createSmsClient }: SmsClientSourceOptions): SmsClientSource {
+export function createSmsClientSource({ secrets, baseUrl, timeoutMs, apiKey, create = createSmsClient }: SmsClientSourceOptions): ClosableSmsClientSource {
   let current: { readonly key: string; readonly client: SmsClient } | undefined;
+  const made: SmsClient[] = [];
   const client = async (): Promise<SmsClient> => {
     const key = apiKey ?? (await secrets.get(PROVIDER_API_KEY));
     if (key === undefined) throw new MissingSecretValueError(PROVIDER_API_KEY);
     // Checked after the await: of concurrent callers with a new key, the first builds, the rest reuse.
     if (current?.key === key) return current.client;
-    // The old client is not closed: a send still in flight on it would be cut, and a cut send is
-    // `maybe-sent`. Its idle sockets close on their own.
+    // The old client stays open until `close()`: a send still in flight on it would be cut, and a
+    // cut send is `maybe-sent`.
     current = { key, client: create({ baseUrl, apiKey: key, timeoutMs }) };
+    made.push(current.client);
     return current.client;
   };
   return {
@@ -54,5 +64,39 @@ export function createSmsClientSource({ secrets, baseUrl, timeoutMs, apiKey, cre
       if (apiKey === undefined) await secrets.refresh();
       return await client();
     },
+    close: () => {
+      for (const old of made.splice(0)) old.close();
+      current = undefined;
+    },
   };
+}
+
+/**
+ * Runs one invocation's `work` with SMS clients of its own, closed when it returns. A keep-alive
+ * socket must not outlive the invocation: Lambda freezes the environment in between, the server
+ * closes the idle socket meanwhile, and the next send's reset on it could not be told from a lost
+ * answer ("maybe sent" for an SMS that never went out). Invocations that overlap in one process
+ * each get their own clients, so one ending never cuts another's send.
+ *
+ * @example
+ * ```ts
+ * export const handler = (event: ScheduledEvent, context?: Context) =>
+ *   invoke(context, (runtime) => withInvocationSmsClients(runtime, (relay) => checkBalance(relay)));
+ * ```
+ */
+export async function withInvocationSmsClients<T>(
+  { context, env }: Pick<RelayRuntime, 'context' | 'env'>,
+  work: (context: RelayContext<RelayConfigView>) => Promise<T>,
+): Promise<T> {
+  const sms = createSmsClientSource({
+    secrets: context.secrets,
+    baseUrl: context.config.config.provider.baseUrl,
+    timeoutMs: context.config.config.provider.timeoutMs,
+    ...(env.providerApiKey === undefined ? {} : { apiKey: env.providerApiKey }),
+  });
+  try {
+    return await work({ ...context, sms });
+  } finally {
+    sms.close();
+  }
 }

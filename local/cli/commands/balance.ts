@@ -1,6 +1,6 @@
 import { Command, Option } from 'commander';
 import { loadConfigFile } from '../../../functions/core/config/load';
-import { createSmsClient, describeSmsError, SmsTransportError, SmsUnauthorizedError, type SmsClient } from '../../../functions/core/provider';
+import { createSmsClient, describeSmsError, SmsErrorCode, type SmsClient } from '../../../functions/core/provider';
 import { findRunningRuntime } from '../../runtime/discovery';
 import { readExistingSecrets, PROVIDER_API_KEY_NAME } from '../../runtime/secrets';
 import { displayPath, localPath, RUNTIME_DEFAULTS } from '../../runtime/settings';
@@ -45,6 +45,9 @@ RELAY_DATA_DIR (its sandbox); the config's provider.baseUrl. The key is PROVIDER
     });
 }
 
+/** Failures with no complete answer from the service. */
+const UNREACHABLE: ReadonlySet<SmsErrorCode> = new Set([SmsErrorCode.TIMEOUT, SmsErrorCode.RESET, SmsErrorCode.REFUSED, SmsErrorCode.DNS, SmsErrorCode.NETWORK]);
+
 async function runBalance(options: BalanceOptions): Promise<void> {
   const { baseUrl, origin } = await serviceUrl(options);
   const apiKey = process.env['PROVIDER_API_KEY'] || readExistingSecrets(localPath('secrets', options.secrets))[PROVIDER_API_KEY_NAME];
@@ -63,10 +66,10 @@ async function runBalance(options: BalanceOptions): Promise<void> {
       `SMS service  ${baseUrl} (${origin})\nBalance      ${formatAmount(balance)} ${currency}\nRate         ${formatAmount(smsRate)} ${currency} per SMS${left}\n`,
     );
   } catch (error) {
-    if (error instanceof SmsUnauthorizedError) throw new RuntimeError(`the SMS service at ${baseUrl} refused the API key (401)`, { cause: error });
     const described = describeSmsError(error);
-    const detail = [described.name, described.status, described.code, described.serviceError].filter((part) => part !== undefined).join(' ');
-    const what = error instanceof SmsTransportError ? 'cannot reach the SMS service' : 'the SMS service failed';
+    if (described.code === SmsErrorCode.UNAUTHORIZED) throw new RuntimeError(`the SMS service at ${baseUrl} refused the API key (401)`, { cause: error });
+    const detail = [described.name, described.status, described.code, described.systemCode, described.serviceError].filter((part) => part !== undefined).join(' ');
+    const what = described.code !== undefined && UNREACHABLE.has(described.code) ? 'cannot reach the SMS service' : 'the SMS service failed';
     throw new RuntimeError(`${what} at ${baseUrl} (${detail})`, { cause: error });
   } finally {
     client?.close();

@@ -222,6 +222,22 @@ describe('createSmsClientSource', () => {
     expect(keys).toEqual(['fixed']);
   });
 
+  it('closes every client it made on close(), and builds a new one afterwards', async () => {
+    const path = join(dir, `${randomUUID()}.json`);
+    writeFileSync(path, JSON.stringify({ providerApiKey: 'key-a' }));
+    const { create, keys } = counting();
+    const source = createSmsClientSource({ secrets: createFileSecretSource(path), baseUrl: 'http://127.0.0.1:9', timeoutMs: 1_000, create });
+
+    const first = await source.client();
+    writeFileSync(path, JSON.stringify({ providerApiKey: 'key-b' }));
+    const second = await source.refresh();
+    source.close();
+    await expect(first.getBalance()).rejects.toThrow('SMS client is closed');
+    await expect(second.getBalance()).rejects.toThrow('SMS client is closed');
+    expect(await source.client()).not.toBe(second);
+    expect(keys).toEqual(['key-a', 'key-b', 'key-b']);
+  });
+
   it('fails with the value name when the secret has no providerApiKey', async () => {
     const path = join(dir, `${randomUUID()}.json`);
     writeFileSync(path, JSON.stringify({ 'alerts-token': 'x' }));

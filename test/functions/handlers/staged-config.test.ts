@@ -9,7 +9,7 @@ import { stringify } from 'yaml';
 import { ConfigError } from '../../../functions/core/config/errors';
 import { loadConfig } from '../../../functions/core/config/load';
 import { handler } from '../../../functions/handlers/ingest';
-import { compiledConfig, ingestContext, parsesPhoneNumbers } from '../../../functions/handlers/runtime/compiled';
+import { compiledConfig, ingestContext } from '../../../functions/handlers/runtime/compiled';
 import { loadRelayConfig } from '../../../functions/handlers/runtime/config';
 import { relayRuntime, resetRelayRuntime } from '../../../functions/handlers/runtime/context';
 import { createStore, ensureTable, type MessageStore } from '../../../functions/store';
@@ -73,15 +73,6 @@ describe('compiledConfig', () => {
     expect(compiled.routes.get('ops')!.engine.render(compiled.routes.get('ops')!.template, { message: 'hi' }, { trackMissing: false }).text).toBe('hi');
     const loaded = await loadRelayConfig({ configPath: write('relay-config.yaml', yamlText) });
     expect(compiledConfig(loaded, 'relay-config.yaml')).toBe(loaded);
-  });
-
-  it('tells whether webhooks will parse phone numbers: templated recipients or a template mentioning a phone filter', () => {
-    const base = handlerConfig();
-    const withRoute = (route: Record<string, unknown>) => loadConfig(stringify({ ...base, routes: { ...base.routes, extra: { source: 'generic', secret: 't', recipients: ['0712345678'], ...route } } }));
-    expect(parsesPhoneNumbers(loadConfig(stringify(base)))).toBe(false);
-    expect(parsesPhoneNumbers(withRoute({ recipients: ['{{ to }}'] }))).toBe(true);
-    expect(parsesPhoneNumbers(withRoute({ template: 'Call {{ number | mask_phone }}' }))).toBe(true);
-    expect(parsesPhoneNumbers(withRoute({ when: 'caller | phone' }))).toBe(true);
   });
 });
 

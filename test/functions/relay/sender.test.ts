@@ -196,7 +196,7 @@ describe('sendMessage', () => {
     const id = await accepted('alerts');
 
     expect(await sendMessage(relay.context, id)).toBe(SendOutcome.Retrying);
-    expect(await relay.record(id)).toMatchObject({ state: MessageState.Pending, attempts: 1, lastError: { name: 'SmsConnectionRefusedError', delivery: 'not-sent' } });
+    expect(await relay.record(id)).toMatchObject({ state: MessageState.Pending, attempts: 1, lastError: { name: 'SmsServiceError', delivery: 'not-sent', message: 'ECONNREFUSED' } });
 
     relay.clock.advance(999);
     expect((await sweep(relay.context)).sent).toEqual({});
@@ -219,7 +219,7 @@ describe('sendMessage', () => {
     expect(await sendMessage(relay.context, id)).toBe(SendOutcome.Failed);
 
     const record = await relay.record(id);
-    expect(record).toMatchObject({ state: MessageState.Failed, attempts: 1, lastError: { name: 'SmsBadRequestError', status: 400, delivery: 'not-sent' } });
+    expect(record).toMatchObject({ state: MessageState.Failed, attempts: 1, lastError: { name: 'SmsServiceError', status: 400, delivery: 'not-sent' } });
     expect(record.reason).toMatch(/^refused by the SMS service: /);
     expect(sends()).toHaveLength(1);
     expect(sandbox.messages()).toHaveLength(0);
@@ -247,7 +247,7 @@ describe('sendMessage', () => {
     expect(await sendMessage(relay.context, id)).toBe(SendOutcome.Retrying);
 
     expect(sends().map((request) => request.status)).toEqual([401]);
-    expect(await relay.record(id)).toMatchObject({ state: MessageState.Pending, lastError: { name: 'SmsUnauthorizedError', status: 401, delivery: 'not-sent' } });
+    expect(await relay.record(id)).toMatchObject({ state: MessageState.Pending, lastError: { name: 'SmsServiceError', status: 401, delivery: 'not-sent' } });
   });
 
   it('retries, not gives up on, an at-most-once message when the API key cannot be read (nothing was sent)', async () => {
@@ -259,7 +259,7 @@ describe('sendMessage', () => {
 
     expect(await relay.record(id)).toMatchObject({
       state: MessageState.Pending,
-      lastError: { name: 'SmsClientUnavailableError', delivery: 'not-sent' },
+      lastError: { name: 'SmsServiceError', delivery: 'not-sent', message: expect.stringMatching(/^no SMS client: the API key could not be read/) },
     });
     expect(sends()).toHaveLength(0);
 

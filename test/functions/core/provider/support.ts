@@ -3,7 +3,7 @@ import https from 'node:https';
 import net from 'node:net';
 import { inspect } from 'node:util';
 import { expect } from 'vitest';
-import { SmsProviderError } from '../../../../functions/core/provider';
+import { SmsServiceError } from '../../../../functions/core/provider';
 import { TEST_TLS_CERT, TEST_TLS_KEY } from './tls-fixture';
 
 /** Shaped like a real key, and distinctive enough that any leak is found by substring search. */
@@ -32,14 +32,14 @@ export function expectNoSecret(error: unknown, secret: string = API_KEY): void {
 }
 
 /** The rejection of `promise` (failing the test if it resolves), checked for key leaks. */
-export async function rejectionOf(promise: Promise<unknown>, secret: string = API_KEY): Promise<SmsProviderError> {
+export async function rejectionOf(promise: Promise<unknown>, secret: string = API_KEY): Promise<SmsServiceError> {
   let result: unknown;
   try {
     result = await promise;
   } catch (error) {
-    expect(error).toBeInstanceOf(SmsProviderError);
+    expect(error).toBeInstanceOf(SmsServiceError);
     expectNoSecret(error, secret);
-    return error as SmsProviderError;
+    return error as SmsServiceError;
   }
   throw new Error(`expected a rejection, got ${JSON.stringify(result)}`);
 }

@@ -3,14 +3,11 @@ import {
   createSmsClient,
   describeSmsError,
   MAX_MESSAGE_LENGTH,
-  SmsBadRequestError,
   SmsClientConfigError,
-  SmsConnectionResetError,
   SmsDelivery,
+  SmsErrorCode,
   SmsOperation,
-  SmsServerError,
-  SmsTimeoutError,
-  SmsValidationError,
+  SmsServiceError,
   validateSendRequest,
 } from '../../../../functions/core/provider';
 import { deliveryOf } from '../../../../functions/core/provider/transport';
@@ -21,10 +18,11 @@ function validationIssues(request: unknown): readonly string[] {
   try {
     validateSendRequest(request);
   } catch (error) {
-    expect(error).toBeInstanceOf(SmsValidationError);
-    const validation = error as SmsValidationError;
+    expect(error).toBeInstanceOf(SmsServiceError);
+    const validation = error as SmsServiceError;
+    expect(validation.code).toBe(SmsErrorCode.VALIDATION);
     expect(validation.delivery).toBe(SmsDelivery.NOT_SENT);
-    return validation.issues;
+    return validation.issues ?? [];
   }
   throw new Error('expected a validation error');
 }
@@ -116,7 +114,6 @@ describe('resolveClientOptions', () => {
       port: 443,
       pathPrefix: '/api',
       timeoutMs: 10_000,
-      maxSocketIdleMs: 4_000,
     });
     expect(resolveClientOptions({ baseUrl: 'http://127.0.0.1:8080', apiKey: API_KEY })).toMatchObject({
       tls: false,
@@ -157,15 +154,14 @@ describe('resolveClientOptions', () => {
     }
   });
 
-  it('rejects bad time-outs, idle limits and an empty key, all at once', () => {
+  it('rejects bad time-outs and an empty key, all at once', () => {
     expect(() =>
-      resolveClientOptions({ baseUrl: 'https://sms.example', apiKey: '', timeoutMs: 0, maxSocketIdleMs: -1, userAgent: '' }),
+      resolveClientOptions({ baseUrl: 'https://sms.example', apiKey: '', timeoutMs: 0, userAgent: '' }),
     ).toThrow(
       expect.objectContaining({
         problems: [
           'apiKey must be a non-empty string of printable ASCII without surrounding spaces',
           'timeoutMs must be a number of milliseconds between 1 and 2147483647',
-          'maxSocketIdleMs must be a number of milliseconds, 0 or more',
           'userAgent must be a non-empty string of printable ASCII',
         ],
       }),
@@ -234,29 +230,28 @@ describe('deliveryOf', () => {
 
 describe('describeSmsError', () => {
   it('keeps only log-safe fields', () => {
-    const error = new SmsServerError({ operation: 'send', delivery: 'maybe-sent', status: 503, serviceError: 'busy' });
+    const error = new SmsServiceError('SMS service failed (HTTP 503)', { operation: 'send', code: 'server-error', delivery: 'maybe-sent', status: 503, serviceError: 'busy' });
     expect(describeSmsError(error)).toEqual({
-      name: 'SmsServerError',
+      name: 'SmsServiceError',
       delivery: 'maybe-sent',
+      code: 'server-error',
       operation: 'send',
       status: 503,
       serviceError: 'busy',
     });
-    expect(describeSmsError(new SmsBadRequestError({ operation: 'send', status: 400 }))).toEqual({
-      name: 'SmsBadRequestError',
+    expect(describeSmsError(new SmsServiceError('rejected', { operation: 'send', code: 'bad-request', delivery: 'not-sent', status: 400 }))).toEqual({
+      name: 'SmsServiceError',
       delivery: 'not-sent',
+      code: 'bad-request',
       operation: 'send',
       status: 400,
     });
   });
 
-  it('adds the phase of a time-out and the socket reuse of a reset', () => {
+  it("adds Node's code of a network failure", () => {
     expect(
-      describeSmsError(new SmsTimeoutError({ operation: 'send', delivery: 'not-sent', phase: 'connect', timeoutMs: 5 })),
-    ).toEqual({ name: 'SmsTimeoutError', delivery: 'not-sent', operation: 'send', code: 'ETIMEDOUT', phase: 'connect' });
-    expect(
-      describeSmsError(new SmsConnectionResetError({ operation: 'send', delivery: 'maybe-sent', code: 'ECONNRESET', reusedSocket: true })),
-    ).toEqual({ name: 'SmsConnectionResetError', delivery: 'maybe-sent', operation: 'send', code: 'ECONNRESET', reusedSocket: true });
+      describeSmsError(new SmsServiceError('reset', { operation: 'send', code: 'reset', delivery: 'maybe-sent', systemCode: 'ECONNRESET' })),
+    ).toEqual({ name: 'SmsServiceError', delivery: 'maybe-sent', code: 'reset', operation: 'send', systemCode: 'ECONNRESET' });
   });
 
   it('assumes maybe-sent for errors it does not know, without their message', () => {
