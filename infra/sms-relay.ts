@@ -1,3 +1,4 @@
+import { BALANCE_SCHEDULE, HANDLER_TIMEOUT_SECONDS, MAX_BODY_BYTES, STREAM, SWEEP_SCHEDULE } from '../functions/core/defaults';
 import { join } from 'node:path';
 import { Duration, RemovalPolicy, Validations } from 'aws-cdk-lib';
 import * as apigwv2 from 'aws-cdk-lib/aws-apigatewayv2';
@@ -93,23 +94,12 @@ export const DEFAULT_MEMORY_MB = { ingest: 256, sender: 256, sweeper: 256, 'bala
 /** Where the handlers are bundled when no `bundleDir` is given. */
 export const DEFAULT_BUNDLE_DIR = 'dist/handlers';
 export const DEFAULT_THROTTLE = { rateLimit: 50, burstLimit: 100 } as const;
-export const DEFAULT_MAX_BODY_BYTES = 262_144;
-/** When `balance` is absent the watch still runs, publishing the balance for the dashboard. */
-export const DEFAULT_BALANCE_SCHEDULE = 'rate(1 hour)';
-export const SWEEP_SCHEDULE = 'rate(1 minute)';
+export { BALANCE_SCHEDULE as DEFAULT_BALANCE_SCHEDULE, MAX_BODY_BYTES as DEFAULT_MAX_BODY_BYTES, SWEEP_SCHEDULE } from '../functions/core/defaults';
 
 // API Gateway base64-encodes binary bodies into the 6 MB synchronous Lambda payload.
 const MAX_BODY_BYTES_LIMIT = 4 * 1024 * 1024;
 
-const TIMEOUTS = {
-  // Webhook senders give up after about 10 s (GitHub: 10 s) and then retry.
-  ingest: Duration.seconds(10),
-  // A batch of up to 10 sends against a provider allowed 10 s per call, sent a few at a time.
-  sender: Duration.seconds(60),
-  // Under the 1-minute schedule so runs do not pile up.
-  sweeper: Duration.seconds(55),
-  'balance-watch': Duration.seconds(30),
-} as const satisfies Record<HandlerName, Duration>;
+const TIMEOUTS = Object.fromEntries(Object.entries(HANDLER_TIMEOUT_SECONDS).map(([name, seconds]) => [name, Duration.seconds(seconds)])) as Record<HandlerName, Duration>;
 
 /**
  * The whole relay for one environment: webhook endpoint, message table, sender on the table's
@@ -140,12 +130,12 @@ export class SmsRelay extends Construct {
     super(scope, id);
     const { config, environmentName } = props;
     const throttle = { ...DEFAULT_THROTTLE, ...props.throttle };
-    const maxBodyBytes = props.maxBodyBytes ?? DEFAULT_MAX_BODY_BYTES;
+    const maxBodyBytes = props.maxBodyBytes ?? MAX_BODY_BYTES;
     const memory = { ...DEFAULT_MEMORY_MB, ...props.memorySize };
     const logRetention = props.logRetention ?? logs.RetentionDays.ONE_MONTH;
     const removalPolicy = props.removalPolicy ?? RemovalPolicy.RETAIN;
     validateProps(throttle, maxBodyBytes, memory);
-    const balanceSchedule = config.balance?.schedule ?? DEFAULT_BALANCE_SCHEDULE;
+    const balanceSchedule = config.balance?.schedule ?? BALANCE_SCHEDULE;
     const scheduleIssue = scheduleProblem(balanceSchedule);
     // The config is valid by its schema but would fail the deploy: report it like any config problem.
     if (scheduleIssue !== undefined) throw new ConfigError(`config (${environmentName})`, [`balance.schedule: ${scheduleIssue}`]);
@@ -342,14 +332,11 @@ export class SmsRelay extends Construct {
     sender.addEventSource(
       new DynamoEventSource(this.table, {
         startingPosition: lambda.StartingPosition.LATEST,
-        batchSize: 10,
-        // Gathers a burst (an alert storm) into fewer invocations at a cost of at most 1 s.
-        maxBatchingWindow: Duration.seconds(1),
-        // Two batches per shard in flight: a slow provider call holds up half a shard, not all of
-        // it. Records with the same key still go in order.
-        parallelizationFactor: 2,
+        batchSize: STREAM.batchSize,
+        maxBatchingWindow: Duration.seconds(STREAM.maxBatchingWindowSeconds),
+        parallelizationFactor: STREAM.parallelizationFactor,
         bisectBatchOnError: true,
-        retryAttempts: 3,
+        retryAttempts: STREAM.retryAttempts,
         reportBatchItemFailures: true,
         onFailure: new SqsDlq(this.failureQueue),
         // Only new messages: the sender's own updates (and the sweeper's) must not re-trigger it.

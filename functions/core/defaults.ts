@@ -30,3 +30,50 @@ export const MAX_RECIPIENTS_CEILING = 10_000;
  * levels); such a body is dropped with a reason before anything recurses over it.
  */
 export const MAX_JSON_DEPTH = 64;
+
+/** The largest webhook body accepted (`MAX_BODY_BYTES`); a bigger one is refused with 413 before parsing. */
+export const MAX_BODY_BYTES = 262_144;
+
+/** The deadline of one call to the SMS service (`provider.timeoutMs`). */
+export const PROVIDER_TIMEOUT_MS = 10_000;
+
+/** `balance.schedule` when a config sets none; without `balance` the watch still publishes the balance. */
+export const BALANCE_SCHEDULE = 'rate(1 hour)';
+
+/** How often the sweeper runs on AWS (retries, redrives, records a dead sender left, limit summaries). */
+export const SWEEP_SCHEDULE = 'rate(1 minute)';
+
+/**
+ * How long each deployed function may run, in seconds. Ingest: webhook senders give up after about
+ * 10 s (GitHub: 10 s) and retry. Sender: a batch of up to 10 sends at 10 s each, a few at a time.
+ * Sweeper: under its 1-minute schedule, so runs never pile up.
+ */
+export const HANDLER_TIMEOUT_SECONDS = { ingest: 10, sender: 60, sweeper: 55, 'balance-watch': 30 } as const;
+
+/**
+ * How new records reach the sender: DynamoDB stream batches of 10, gathered for at most 1 s (an
+ * alert storm becomes fewer invocations), two batches per shard in flight (a slow provider call
+ * holds up half a shard, not all of it), 3 retries of a failed batch.
+ */
+export const STREAM = { batchSize: 10, maxBatchingWindowSeconds: 1, parallelizationFactor: 2, retryAttempts: 3 } as const;
+
+/**
+ * Sends one sender invocation makes at once: 10 records, each allowed the provider's 10 s, finish in
+ * 3 rounds inside the sender's 60 s.
+ */
+export const SENDER_CONCURRENCY = 4;
+
+/** Time kept free in an invocation for a send in flight to finish, beside the provider's time-out. */
+export const SEND_MARGIN_MS = 5_000;
+
+/** The sender's retries (`RETRY_MAX_ATTEMPTS`, `RETRY_BASE_DELAY_MS`, `STALE_SENDING_MS`). */
+export const RETRY = {
+  /** Attempts per message, the first included. */
+  maxAttempts: 5,
+  /** Delay before the second attempt; doubles each time. */
+  baseDelayMs: 5_000,
+  /** Longest delay between two attempts. */
+  maxDelayMs: 300_000,
+  /** A record in SENDING for longer than this belongs to a sender that died; must exceed the provider time-out. */
+  staleSendingMs: 120_000,
+} as const;

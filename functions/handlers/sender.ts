@@ -1,17 +1,13 @@
 import type { Context, DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
 import { sendMessage } from '../relay/sender';
 import { prepareOnLambda } from './runtime/context';
-import { forEachConcurrently, invoke, remainingMs, SEND_MARGIN_MS } from './runtime/invoke';
+import { SEND_MARGIN_MS, SENDER_CONCURRENCY } from '../core/defaults';
+import { forEachConcurrently, invoke, remainingMs } from './runtime/invoke';
 import { withInvocationSmsClients } from './runtime/sms';
 
 await prepareOnLambda();
 
-/**
- * Records sent at the same time. The stream delivers up to 10 records per batch, each send may take
- * the provider's full time-out (10 s), and the function has 60 s: 4 at a time finish a full batch
- * of slow sends in 3 rounds, with room left for the store's writes.
- */
-export const SENDER_CONCURRENCY = 4;
+export { SENDER_CONCURRENCY } from '../core/defaults';
 
 /**
  * The sender, on the table's stream (filtered to INSERTs of PENDING messages). Sends each new

@@ -1,7 +1,8 @@
 import type { Context, ScheduledEvent } from 'aws-lambda';
 import { sweep, type SweepReport } from '../relay/sweeper';
 import { prepareOnLambda } from './runtime/context';
-import { invoke, remainingMs, SEND_MARGIN_MS } from './runtime/invoke';
+import { SEND_MARGIN_MS } from '../core/defaults';
+import { invoke, remainingMs } from './runtime/invoke';
 import { withInvocationSmsClients } from './runtime/sms';
 
 await prepareOnLambda();

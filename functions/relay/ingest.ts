@@ -1,3 +1,4 @@
+import { MAX_BODY_BYTES } from '../core/defaults';
 import { maskPhoneNumbersIn } from '../core/recipients/mask';
 import { evaluateWebhook, type Evaluation } from '../core/pipeline/evaluate';
 import { Verdict } from '../core/pipeline/verdict';
@@ -5,8 +6,7 @@ import type { InboundWebhook } from '../core/sources/types';
 import { AcceptOutcome, MAX_RECORDS_PER_WEBHOOK, MessageState, type NewMessage } from '../store';
 import { RelayMetric, type RelayContext } from './ports';
 
-/** The default body limit: webhooks are small, and a bigger body is refused before parsing. */
-export const DEFAULT_MAX_BODY_BYTES = 262_144;
+export { MAX_BODY_BYTES as DEFAULT_MAX_BODY_BYTES } from '../core/defaults';
 
 export interface IngestRequest extends InboundWebhook {
   readonly routeId: string;
@@ -37,7 +37,7 @@ export interface IngestOptions {
 export async function ingestWebhook(
   context: RelayContext,
   request: IngestRequest,
-  { maxBodyBytes = DEFAULT_MAX_BODY_BYTES }: IngestOptions = {},
+  { maxBodyBytes = MAX_BODY_BYTES }: IngestOptions = {},
 ): Promise<IngestResponse> {
   const { config, logger, metrics } = context;
   const route = config.routes.get(request.routeId);

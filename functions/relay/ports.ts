@@ -1,3 +1,4 @@
+import { RETRY } from '../core/defaults';
 import type { LoadedConfig } from '../core/config/compile';
 import type { RelayConfigView } from '../core/config/view';
 import type { SmsClient } from '../core/provider';
@@ -92,12 +93,7 @@ export interface RetryPolicy {
   readonly staleSendingMs: number;
 }
 
-export const DEFAULT_RETRY_POLICY: RetryPolicy = Object.freeze({
-  maxAttempts: 5,
-  baseDelayMs: 5_000,
-  maxDelayMs: 300_000,
-  staleSendingMs: 120_000,
-});
+export const DEFAULT_RETRY_POLICY: RetryPolicy = Object.freeze({ ...RETRY });
 
 /**
  * Why a stale-SENDING age cannot be used with this SMS service time-out, or `undefined`: a send

@@ -40,26 +40,6 @@ export function createRedactor(secrets: Iterable<string>): (text: string) => str
 /** A parsed Powertools JSON log line. */
 export type LogEntry = Readonly<Record<string, unknown>> & { readonly level: string; readonly message: string };
 
-/**
- * The JSON log entry in `line`, or `undefined` when the line is not one (a library's own output).
- *
- * @example
- * ```ts
- * parseLogLine('{"level":"INFO","message":"sms","timestamp":"2025-01-01T00:00:00.000Z"}')?.message; // 'sms'
- * ```
- */
-export function parseLogLine(line: string): LogEntry | undefined {
-  if (!line.startsWith('{')) return undefined;
-  try {
-    const value: unknown = JSON.parse(line);
-    if (typeof value !== 'object' || value === null) return undefined;
-    const entry = value as Record<string, unknown>;
-    return typeof entry['level'] === 'string' && typeof entry['message'] === 'string' ? (entry as LogEntry) : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
 export interface FormatOptions {
   /**
    * Also show INFO lines the runtime has no special format for.
@@ -116,7 +96,8 @@ function describeSend(entry: LogEntry): string {
   const parts = [`${route.padEnd(10)}  ${state.padEnd(7)} to ${to}`];
   if (segments !== undefined) parts.push(`${segments} segment${segments === 1 ? '' : 's'}`);
   const error = entry['error'] as Record<string, unknown> | undefined;
-  const errorText = error === undefined ? undefined : [text(error['name']), error['status'], text(error['serviceError'])].filter((part) => part !== undefined).join(' ');
+  // The code names the failure (`refused`, `timeout`…); older lines carried it in the error's name.
+  const errorText = error === undefined ? undefined : [text(error['code']) ?? text(error['name']), error['status'], text(error['serviceError'])].filter((part) => part !== undefined).join(' ');
   switch (state) {
     case 'SENT':
       parts.push(`${String(entry['credits'] ?? '?')} credits, balance ${String(entry['remainingBalance'] ?? '?')}`);

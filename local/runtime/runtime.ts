@@ -1,3 +1,4 @@
+import { BALANCE_SCHEDULE, SENDER_CONCURRENCY, STREAM } from '../../functions/core/defaults';
 import { resolve } from 'node:path';
 import { DescribeTableCommand } from '@aws-sdk/client-dynamodb';
 import { loadConfigFile, type LoadedConfig } from '../../functions/core/config/load';
@@ -26,9 +27,8 @@ import { createTerminal } from './terminal';
 import { createTerminalLogger } from './terminal-logger';
 
 /** The deployed default when a config has no `balance.schedule` (infra `DEFAULT_BALANCE_SCHEDULE`). */
-const DEFAULT_BALANCE_SCHEDULE = 'rate(1 hour)';
-/** Sends in flight at once: as many as the deployed sender's batches (2) of 4 concurrent sends do. */
-const LOCAL_SENDER_CONCURRENCY = 8;
+/** Sends in flight at once: as many as the deployed sender's two batches per shard of 4 concurrent sends. */
+const LOCAL_SENDER_CONCURRENCY = STREAM.parallelizationFactor * SENDER_CONCURRENCY;
 
 export interface RuntimeOptions {
   /**
@@ -76,7 +76,7 @@ export async function startRuntime(settings: RuntimeSettings, { verbose = false 
   const loaded = loadConfigFile(settings.configPath);
   const stale = staleSendingProblem(settings.policy.staleSendingMs, loaded.config.provider.timeoutMs);
   if (stale !== undefined) throw new InvalidSettingError('STALE_SENDING_MS', stale.replace(/^STALE_SENDING_MS \((\d+)\) /, '$1 '));
-  const balanceSchedule = localSchedule(loaded.config.balance?.schedule ?? DEFAULT_BALANCE_SCHEDULE);
+  const balanceSchedule = localSchedule(loaded.config.balance?.schedule ?? BALANCE_SCHEDULE);
   const secrets = ensureSecretsFile(settings.secretsPath, loaded);
   const providerApiKey = settings.providerApiKey ?? secrets.values[PROVIDER_API_KEY_NAME]!;
   const terminal = createTerminal({ redact: createRedactor([...Object.values(secrets.values), providerApiKey]) });

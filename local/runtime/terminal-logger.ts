@@ -42,8 +42,11 @@ export function createTerminalLogger(terminal: Terminal, { verbose = false, json
   return { debug: write('debug'), info: write('info'), warn: write('warn'), error: write('error') };
 }
 
-/** The Lambda logger's masking, plus errors as their name and message (a stack is no use on a terminal line). */
+/** The Lambda logger's masking, plus errors as their name, code and message (a stack is no use on a terminal line). */
 function errorsAsText(key: string, value: unknown): unknown {
-  if (value instanceof Error) return { name: value.name, message: value.message };
+  if (value instanceof Error) {
+    const { code } = value as { code?: unknown };
+    return { name: value.name, message: maskingReplacer('message', value.message), ...(typeof code === 'string' ? { code } : {}) };
+  }
   return maskingReplacer(key, value);
 }

@@ -1,5 +1,3 @@
-type Write = NodeJS.WriteStream['write'];
-export type StreamName = 'stdout' | 'stderr';
 
 /**
  * What a terminal would act on instead of showing: C0 controls (ESC, CR, BS, …), DEL, C1 controls
@@ -37,48 +35,21 @@ export interface Terminal {
   print(line: string): void;
   /** Prints one line to stderr after redaction, with control characters (newlines too) escaped. */
   printError(line: string): void;
-  /**
-   * Routes every complete line anyone else writes to stdout or stderr (the handlers' loggers,
-   * libraries' warnings) through `onLine` instead.
-   */
-  capture(onLine: (line: string, stream: StreamName) => void): void;
-  /** Passes on any unfinished line and puts the streams back. */
-  restore(): void;
 }
 
 /**
- * Owns the process's stdout and stderr while the runtime runs, so that no line reaches the
- * terminal without going through `redact`, and none carries a control character the terminal
- * would act on (`escapeControlCharacters`): this is the one place output is made safe to show.
+ * Where the runtime's lines reach the operator: no line gets there without going through
+ * `redact`, and none carries a control character the terminal would act on
+ * (`escapeControlCharacters`): this is the one place output is made safe to show.
  *
  * @example
  * ```ts
  * const terminal = createTerminal({ redact: createRedactor(secretValues) });
- * terminal.capture((line) => terminal.print(formatLine(line)));
- * console.log('{"level":"INFO","message":"sms",…}'); // reaches onLine, not the terminal
+ * terminal.print(formatWebhook(report));
  * ```
  */
 export function createTerminal({ redact }: { readonly redact: (text: string) => string }): Terminal {
-  const streams = { stdout: process.stdout, stderr: process.stderr } as const;
-  const originals: Record<StreamName, Write> = {
-    stdout: process.stdout.write.bind(process.stdout) as Write,
-    stderr: process.stderr.write.bind(process.stderr) as Write,
-  };
-  const partial: Record<StreamName, string> = { stdout: '', stderr: '' };
-  let listener: ((line: string, stream: StreamName) => void) | undefined;
-
-  const patch = (name: StreamName): void => {
-    const replacement = (chunk: string | Uint8Array, encodingOrCallback?: unknown, callback?: unknown): boolean => {
-      const text = typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString('utf8');
-      const lines = (partial[name] + text).split('\n');
-      partial[name] = lines.pop() ?? '';
-      for (const line of lines) listener?.(line, name);
-      const done = typeof encodingOrCallback === 'function' ? encodingOrCallback : callback;
-      if (typeof done === 'function') process.nextTick(done as () => void);
-      return true;
-    };
-    streams[name].write = replacement as Write;
-  };
+  const originals = { stdout: process.stdout.write.bind(process.stdout), stderr: process.stderr.write.bind(process.stderr) };
 
   return {
     printVerbatim: (text) => {
@@ -88,18 +59,5 @@ export function createTerminal({ redact }: { readonly redact: (text: string) => 
     // Redaction first: escaping could split a secret or a phone number it would have found.
     print: (line) => void originals.stdout(`${escapeControlCharacters(redact(line))}\n`),
     printError: (line) => void originals.stderr(`${escapeControlCharacters(redact(line))}\n`),
-    capture: (onLine) => {
-      listener = onLine;
-      patch('stdout');
-      patch('stderr');
-    },
-    restore: () => {
-      for (const name of ['stdout', 'stderr'] as const) {
-        if (partial[name] !== '') listener?.(partial[name], name);
-        partial[name] = '';
-        streams[name].write = originals[name];
-      }
-      listener = undefined;
-    },
   };
 }

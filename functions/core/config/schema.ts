@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { SOURCE_NAMES } from '../sources/types';
-import { DEFAULT_MAX_RECIPIENTS, MAX_RECIPIENTS_CEILING } from '../defaults';
+import { BALANCE_SCHEDULE, DEFAULT_MAX_RECIPIENTS, MAX_RECIPIENTS_CEILING, PROVIDER_TIMEOUT_MS } from '../defaults';
 import { parseDurationSeconds } from './duration';
 import { DeliveryPolicy, LengthPolicy, RoutePriority } from './policies';
 
@@ -68,7 +68,7 @@ export const ConfigSchema = z.strictObject({
   provider: z.strictObject({
     baseUrl: z.url({ protocol: /^https?$/, message: 'baseUrl must be an http(s) URL' }),
     defaultSenderId: senderId.optional(),
-    timeoutMs: z.number().int().min(100).max(60_000).default(10_000),
+    timeoutMs: z.number().int().min(100).max(60_000).default(PROVIDER_TIMEOUT_MS),
   }),
   secrets: z.string().min(1),
   balance: z
@@ -77,7 +77,7 @@ export const ConfigSchema = z.strictObject({
       reserve: z.number().nonnegative().default(0),
       notify: z.array(z.string().min(1)).default([]),
       email: z.email().optional(),
-      schedule: schedule.default('rate(1 hour)'),
+      schedule: schedule.default(BALANCE_SCHEDULE),
     })
     .refine((balance) => balance.reserve === 0 || balance.reserve < balance.threshold, {
       message: 'reserve must be below threshold: the low-balance SMS has to warn before the reserve is reached',

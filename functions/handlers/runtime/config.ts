@@ -1,3 +1,4 @@
+import { BALANCE_SCHEDULE } from '../../core/defaults';
 import { readFileSync } from 'node:fs';
 import { ConfigError } from '../../core/config/errors';
 import { configView, readStagedConfig } from '../../core/config/staged';
@@ -72,7 +73,7 @@ function withOverrides<Config extends RelayConfigView>(loaded: Config, env: Pick
             balance: {
               // Without a `balance` block there is nobody to notify: the watch only logs and publishes.
               notify: [],
-              schedule: 'rate(1 hour)',
+              schedule: BALANCE_SCHEDULE,
               ...config.balance,
               threshold: env.balanceThreshold,
             },

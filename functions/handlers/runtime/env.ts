@@ -1,3 +1,4 @@
+import { MAX_BODY_BYTES } from '../../core/defaults';
 import { isAbsolute, resolve } from 'node:path';
 import { DEFAULT_RETRY_POLICY, type RetryPolicy } from '../../relay/ports';
 import { EnvironmentError } from './errors';
@@ -49,7 +50,7 @@ export const ENV = {
 
 /** Defaults of the optional numeric variables. */
 export const ENV_DEFAULTS = {
-  maxBodyBytes: 262_144,
+  maxBodyBytes: MAX_BODY_BYTES,
   /** On AWS the stream delivers a new record within about a second; the sweeper is the safety net. */
   sweepPendingGraceMs: 10_000,
 } as const;

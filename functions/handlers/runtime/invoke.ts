@@ -29,12 +29,7 @@ export async function invoke<T>(lambdaContext: Context | undefined, work: (runti
   }
 }
 
-/**
- * Time kept in hand beyond the provider's time-out before starting another send, for the claim and
- * the outcome's writes. A send that Lambda cuts off mid-way is left in SENDING, which an
- * at-most-once route can only settle as UNKNOWN: better not to start it and let it be retried.
- */
-export const SEND_MARGIN_MS = 5_000;
+export { SEND_MARGIN_MS } from '../../core/defaults';
 
 /**
  * Milliseconds left before Lambda stops the invocation, or `Infinity` without a Lambda context

@@ -1,7 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { createLogger, relayLogger } from '../../../functions/handlers/runtime/logger';
-import { createRedactor, formatLogEntry, formatWebhook, parseLogLine, type LogEntry } from '../../../local/runtime/log-format';
-import { createTerminal } from '../../../local/runtime/terminal';
+import { createRedactor, formatLogEntry, formatWebhook, type LogEntry } from '../../../local/runtime/log-format';
+import { createTerminalLogger } from '../../../local/runtime/terminal-logger';
 
 const at = '2025-01-01T10:20:30.000Z';
 const time = new Date(at).toTimeString().slice(0, 8);
@@ -52,22 +51,21 @@ describe('human log lines', () => {
   });
 });
 
-describe("the handlers' Powertools logger, as the runtime captures it", () => {
-  it('produces lines the runtime parses and formats', () => {
-    const captured: string[] = [];
-    const terminal = createTerminal({ redact: (text) => text });
-    terminal.capture((line) => captured.push(line));
-    try {
-      const logger = relayLogger(createLogger({ serviceName: 'sms-relay' }));
-      logger.info('sms', { id: '01J', route: 'notify', to: ['2557****678'], state: 'SENT', segments: 1, attempt: 1, credits: 20, remainingBalance: 9980 });
-      logger.error('sms', { id: '01K', route: 'notify', to: ['255712345678'], state: 'PARKED', segments: 1 });
-    } finally {
-      terminal.restore();
-    }
-    const entries = captured.map(parseLogLine);
-    expect(entries.every((parsed) => parsed !== undefined)).toBe(true);
-    expect(formatLogEntry(entries[0]!)).toMatch(/^\d\d:\d\d:\d\d  sms      notify      SENT    to 2557\*\*\*\*678  1 segment  20 credits, balance 9980$/);
-    // The handlers' own masking applies before the runtime sees the line.
-    expect(formatLogEntry(entries[1]!)).toContain('PARKED  to 2557****678');
+describe('the terminal logger the local runtime hands to the relay operations', () => {
+  it('prints one formatted, masked line per send, errors to stderr', () => {
+    const out: string[] = [];
+    const errors: string[] = [];
+    const terminal = { printVerbatim: () => undefined, print: (line: string) => void out.push(line), printError: (line: string) => void errors.push(line) };
+    const logger = createTerminalLogger(terminal);
+    logger.info('sms', { id: '01J', route: 'notify', to: ['2557****678'], state: 'SENT', segments: 1, attempt: 1, credits: 20, remainingBalance: 9980 });
+    logger.error('sms', { id: '01K', route: 'notify', to: ['255712345678'], state: 'PARKED', segments: 1 });
+    logger.info('something routine', { n: 1 });
+    logger.warn('sms', { route: 'alerts', to: ['2557****678'], state: 'RETRY', segments: 1, attempt: 2, error: Object.assign(new Error('refused'), { code: 'refused' }), nextAttemptAt: at });
+
+    expect(out[0]).toMatch(/^\d\d:\d\d:\d\d  sms      notify      SENT    to 2557\*\*\*\*678  1 segment  20 credits, balance 9980$/);
+    expect(out[1]).toContain(`attempt 2 failed (refused), next at ${time}`);
+    expect(out).toHaveLength(2);
+    // Masked as the Lambda logger masks, before anything is formatted.
+    expect(errors).toEqual([expect.stringContaining('PARKED  to 2557****678')]);
   });
 });
