@@ -1,8 +1,8 @@
 import type { Context, ScheduledEvent } from 'aws-lambda';
 import { checkBalance, type BalanceCheck } from '../relay/balance';
-import { prepareOnLambda } from './runtime/context';
-import { invoke } from './runtime/invoke';
-import { withInvocationSmsClients } from './runtime/sms';
+import { prepareOnLambda } from './wiring/context';
+import { invoke } from './wiring/invoke';
+import { withInvocationSmsClients } from './wiring/sms';
 
 await prepareOnLambda();
 
@@ -16,5 +16,5 @@ await prepareOnLambda();
  * ```
  */
 export async function handler(_event: ScheduledEvent, lambdaContext?: Context): Promise<BalanceCheck> {
-  return await invoke(lambdaContext, (runtime) => withInvocationSmsClients(runtime, checkBalance));
+  return await invoke(lambdaContext, (relay) => withInvocationSmsClients(relay, checkBalance));
 }

@@ -1,8 +1,8 @@
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import { ingestWebhook, type IngestRequest } from '../relay/ingest';
-import { ingestContext } from './runtime/compiled';
-import { observability, prepareOnLambda } from './runtime/context';
-import { invoke } from './runtime/invoke';
+import { ingestContext } from './wiring/compiled';
+import { observability, prepareOnLambda } from './wiring/context';
+import { invoke } from './wiring/invoke';
 
 // On Lambda the templates are compiled during init too, not by the first webhook.
 await prepareOnLambda(ingestContext);
@@ -27,8 +27,8 @@ export async function handler(event: APIGatewayProxyEventV2, lambdaContext?: Con
   if (routeId === undefined || routeId === '') return json(404, { error: 'no route in the path; POST to /hooks/<route>' });
 
   try {
-    return await invoke(lambdaContext, async (runtime) => {
-      const { status, body } = await ingestWebhook(ingestContext(runtime), webhookOf(event, routeId), { maxBodyBytes: runtime.env.maxBodyBytes });
+    return await invoke(lambdaContext, async (relay) => {
+      const { status, body } = await ingestWebhook(ingestContext(relay), webhookOf(event, routeId), { maxBodyBytes: relay.env.maxBodyBytes });
       return json(status, body);
     });
   } catch (error) {

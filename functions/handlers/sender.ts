@@ -1,9 +1,9 @@
 import type { Context, DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
 import { sendMessage } from '../relay/sender';
-import { prepareOnLambda } from './runtime/context';
+import { prepareOnLambda } from './wiring/context';
 import { SEND_MARGIN_MS, SENDER_CONCURRENCY } from '../core/defaults';
-import { forEachConcurrently, invoke, remainingMs } from './runtime/invoke';
-import { withInvocationSmsClients } from './runtime/sms';
+import { forEachConcurrently, invoke, remainingMs } from './wiring/invoke';
+import { withInvocationSmsClients } from './wiring/sms';
 
 await prepareOnLambda();
 
@@ -22,9 +22,9 @@ export { SENDER_CONCURRENCY } from '../core/defaults';
  * ```
  */
 export async function handler(event: DynamoDBStreamEvent, lambdaContext?: Context): Promise<DynamoDBBatchResponse> {
-  return await invoke(lambdaContext, (runtime) =>
-    withInvocationSmsClients(runtime, async (context) => {
-      const { logger } = runtime;
+  return await invoke(lambdaContext, (relay) =>
+    withInvocationSmsClients(relay, async (context) => {
+      const { logger } = relay;
       const budgetMs = context.config.config.provider.timeoutMs + SEND_MARGIN_MS;
       const failed: DynamoDBRecord[] = [];
       await forEachConcurrently(event.Records ?? [], SENDER_CONCURRENCY, async (record) => {

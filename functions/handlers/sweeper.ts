@@ -1,9 +1,9 @@
 import type { Context, ScheduledEvent } from 'aws-lambda';
 import { sweep, type SweepReport } from '../relay/sweeper';
-import { prepareOnLambda } from './runtime/context';
+import { prepareOnLambda } from './wiring/context';
 import { SEND_MARGIN_MS } from '../core/defaults';
-import { invoke, remainingMs } from './runtime/invoke';
-import { withInvocationSmsClients } from './runtime/sms';
+import { invoke, remainingMs } from './wiring/invoke';
+import { withInvocationSmsClients } from './wiring/sms';
 
 await prepareOnLambda();
 
@@ -19,9 +19,9 @@ await prepareOnLambda();
  * ```
  */
 export async function handler(_event: ScheduledEvent, lambdaContext?: Context): Promise<SweepReport> {
-  return await invoke(lambdaContext, (runtime) =>
-    withInvocationSmsClients(runtime, async (context) => {
-      const { env, logger } = runtime;
+  return await invoke(lambdaContext, (relay) =>
+    withInvocationSmsClients(relay, async (context) => {
+      const { env, logger } = relay;
       const budgetMs = context.config.config.provider.timeoutMs + SEND_MARGIN_MS;
       const report = await sweep(context, {
         pendingGraceMs: env.sweepPendingGraceMs,

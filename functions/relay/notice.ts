@@ -1,5 +1,6 @@
 import { fitMessage } from '../core/fitting/fit';
-import { Delivery, type NewMessage } from '../store';
+import { DeliveryPolicy } from '../core/config/policies';
+import type { NewMessage } from '../store';
 
 /**
  * One SMS of the relay's own (low balance, held-back summary), measured like any other message:
@@ -26,6 +27,6 @@ export function noticeMessage(text: string, to: readonly string[], senderId: str
     encoding: part!.encoding,
     characters: part!.characters,
     segments: part!.segments,
-    delivery: Delivery.AtMostOnce,
+    delivery: DeliveryPolicy.AtMostOnce,
   };
 }

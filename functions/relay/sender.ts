@@ -8,9 +8,9 @@ import {
   type SmsClient,
 } from '../core/provider';
 import type { RelayConfigView } from '../core/config/view';
-import { RoutePriority } from '../core/config/policies';
+import { DeliveryPolicy, RoutePriority } from '../core/config/policies';
 import { maskMsisdn } from '../core/recipients/mask';
-import { ClaimLostError, Delivery, MessageState, NoticeKind, type BalanceState, type LastError, type MessageRecord, type SendResult } from '../store';
+import { ClaimLostError, MessageState, NoticeKind, type BalanceState, type LastError, type MessageRecord, type SendResult } from '../store';
 import { type BalanceReading, observeBalance } from './balance';
 import { backoffMs, RelayMetric, type RelayContext } from './ports';
 
@@ -273,7 +273,7 @@ async function settleFailure(context: RelayContext<RelayConfigView>, record: Mes
 
   const permanent = description.code === SmsErrorCode.BAD_REQUEST || description.code === SmsErrorCode.VALIDATION;
   const maySend = description.delivery === SmsDelivery.MAYBE_SENT;
-  const canRetry = !permanent && (!maySend || record.delivery === Delivery.AtLeastOnce);
+  const canRetry = !permanent && (!maySend || record.delivery === DeliveryPolicy.AtLeastOnce);
   const attemptsLeft = record.attempts < policy.maxAttempts;
 
   if (canRetry && attemptsLeft) {
@@ -284,7 +284,7 @@ async function settleFailure(context: RelayContext<RelayConfigView>, record: Mes
   }
 
   if (maySend) {
-    const reason = record.delivery === Delivery.AtLeastOnce
+    const reason = record.delivery === DeliveryPolicy.AtLeastOnce
       ? `may have been sent; gave up after ${record.attempts} attempts`
       : 'may have been sent (at-most-once route: not retried)';
     await store.settle(record.id, token, { state: MessageState.Unknown, reason, lastError }, { now });

@@ -1,5 +1,6 @@
 import { literalRecipients, type RelayConfigView } from '../core/config/view';
-import { Delivery, MessageState, type MessageRecord, NoticeKind } from '../store';
+import { DeliveryPolicy } from '../core/config/policies';
+import { MessageState, type MessageRecord, NoticeKind } from '../store';
 import { noticeMessage } from './notice';
 import { RelayMetric, type RelayContext } from './ports';
 import { sendMessage, type SendOutcome } from './sender';
@@ -95,7 +96,7 @@ async function recoverStale(context: RelayContext<RelayConfigView>, now: Date, l
     if (token === undefined) continue;
     const lastError = { name: 'SenderStopped', delivery: 'maybe-sent', message: 'the sender stopped while the SMS was being sent' };
     try {
-      if (record.delivery === Delivery.AtLeastOnce && record.attempts < policy.maxAttempts) {
+      if (record.delivery === DeliveryPolicy.AtLeastOnce && record.attempts < policy.maxAttempts) {
         await store.settle(record.id, token, { state: MessageState.Pending, nextAttemptAt: now, lastError }, { now });
       } else {
         await store.settle(record.id, token, { state: MessageState.Unknown, reason: 'may have been sent: the sender stopped while sending', lastError }, { now });

@@ -2,7 +2,7 @@ import { ConditionalCheckFailedException, GetItemCommand, PutItemCommand, Update
 import { MAX_RECORDS_PER_WEBHOOK } from '../core/defaults';
 import { type Item, ItemReader, num, str, strList } from './attributes';
 import { messageItem } from './codec';
-import { type StoreContext, isConditionalCheckFailed } from './context';
+import { type StoreTable, isConditionalCheckFailed } from './context';
 import { InvalidMessageError, StoreError, TooManyMessagesError } from './errors';
 import { newId } from './ids';
 import { DAY_SECONDS, ItemKind, dedupeKey as dedupeItemKey, epochSeconds, messageKey } from './keys';
@@ -98,7 +98,7 @@ const GUARD_ATTEMPTS = 3;
  * if (result.outcome === 'duplicate') logger.info('duplicate webhook', { ids: result.ids });
  * ```
  */
-export const acceptWebhook = async (context: StoreContext, input: AcceptInput): Promise<AcceptResult> => {
+export const acceptWebhook = async (context: StoreTable, input: AcceptInput): Promise<AcceptResult> => {
   const {
     route,
     dedupeKey,
@@ -151,7 +151,7 @@ interface GuardClaim {
 
 /** Places one key's guard for `claim`; `undefined` when placed, else the live guard of another accept. */
 const placeGuard = async (
-  context: StoreContext,
+  context: StoreTable,
   input: { route: string; dedupeKey: string; claim: GuardClaim; now: Date; windowSeconds: number },
 ): Promise<Guard | undefined> => {
   for (let attempt = 1; ; attempt += 1) {
@@ -164,7 +164,7 @@ const placeGuard = async (
 };
 
 /** Makes a guard this call placed name `target` instead, unless it was changed meanwhile. */
-const repointGuard = async (context: StoreContext, route: string, dedupe: string, owner: string, target: Guard): Promise<void> => {
+const repointGuard = async (context: StoreTable, route: string, dedupe: string, owner: string, target: Guard): Promise<void> => {
   try {
     await context.client.send(
       new UpdateItemCommand({
@@ -271,7 +271,7 @@ const buildRecords = ({
 
 /** `undefined` when this call placed the guard (or it already named the same accept); otherwise the live guard it collided with. */
 const putGuard = async (
-  context: StoreContext,
+  context: StoreTable,
   { route, dedupeKey, claim, now, windowSeconds }: { route: string; dedupeKey: string; claim: GuardClaim; now: Date; windowSeconds: number },
 ): Promise<Guard | 'vanished' | undefined> => {
   const nowSeconds = epochSeconds(now);
@@ -311,7 +311,7 @@ const putGuard = async (
   }
 };
 
-const readGuardItem = async (context: StoreContext, route: string, dedupeKey: string): Promise<Item | undefined> => {
+const readGuardItem = async (context: StoreTable, route: string, dedupeKey: string): Promise<Item | undefined> => {
   const { Item: item } = await context.client.send(
     new GetItemCommand({ TableName: context.tableName, Key: dedupeItemKey(route, dedupeKey), ConsistentRead: true }),
   );
@@ -329,7 +329,7 @@ const guardFromItem = (item: Item, route: string): Guard => {
 };
 
 /** Puts every record that does not exist yet; returns how many this call wrote. */
-const putMessages = async (context: StoreContext, records: readonly MessageRecord[]): Promise<number> => {
+const putMessages = async (context: StoreTable, records: readonly MessageRecord[]): Promise<number> => {
   const outcomes = await Promise.allSettled(
     records.map((record) =>
       context.client.send(
@@ -352,7 +352,7 @@ const putMessages = async (context: StoreContext, records: readonly MessageRecor
 };
 
 /** The ids among `ids` that have no message record, by consistent reads of their keys only. */
-const missingIds = async (context: StoreContext, ids: readonly string[]): Promise<Set<string>> => {
+const missingIds = async (context: StoreTable, ids: readonly string[]): Promise<Set<string>> => {
   const found = await Promise.all(
     ids.map(async (id) => {
       const { Item: item } = await context.client.send(
@@ -375,7 +375,7 @@ const missingIds = async (context: StoreContext, ids: readonly string[]): Promis
  * records a half-finished (or still running) accept has not written yet.
  */
 const completeDuplicate = async (
-  context: StoreContext,
+  context: StoreTable,
   {
     guard,
     now,
@@ -416,7 +416,7 @@ const NOTICE_WINDOW_SECONDS = 35 * DAY_SECONDS;
  * await recordNotice(context, { kind: 'held-summary', route: 'alerts', key: window.window, message });
  * ```
  */
-export const recordNotice = async (context: StoreContext, { kind, route, key, message, now, retentionDays }: NoticeInput): Promise<AcceptResult> =>
+export const recordNotice = async (context: StoreTable, { kind, route, key, message, now, retentionDays }: NoticeInput): Promise<AcceptResult> =>
   await acceptWebhook(context, {
     route,
     dedupeKey: `notice:${kind}:${key}`,

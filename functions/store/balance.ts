@@ -1,6 +1,6 @@
 import { GetItemCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
 import { bool, ItemReader, num, str } from './attributes';
-import { type StoreContext, isConditionalCheckFailed } from './context';
+import { type StoreTable, isConditionalCheckFailed } from './context';
 import { InvalidArgumentError } from './errors';
 import { buildUpdate, type UpdateSpec } from './expressions';
 import { balanceKey, ItemKind } from './keys';
@@ -29,7 +29,7 @@ export interface BalanceUpdate {
 /** Newer-or-equal observations only; equal times are concurrent senders, all of them current. */
 const CURRENT = '(attribute_not_exists(#lastCheckedAt) OR #lastCheckedAt <= :now)';
 
-const update = async (context: StoreContext, spec: UpdateSpec): Promise<boolean> => {
+const update = async (context: StoreTable, spec: UpdateSpec): Promise<boolean> => {
   try {
     await context.client.send(
       new UpdateItemCommand({ TableName: context.tableName, Key: balanceKey(), ...buildUpdate(spec) }),
@@ -54,7 +54,7 @@ const update = async (context: StoreContext, spec: UpdateSpec): Promise<boolean>
  * ```
  */
 export const updateBalanceState = async (
-  context: StoreContext,
+  context: StoreTable,
   { balance, threshold, now = context.clock() }: BalanceObservation,
 ): Promise<BalanceUpdate> => {
   if (!Number.isFinite(balance) || !Number.isFinite(threshold)) {
@@ -99,7 +99,7 @@ export interface PriceObservation {
  * ```
  */
 export const recordPrice = async (
-  context: StoreContext,
+  context: StoreTable,
   { creditsPerUnit, now = context.clock() }: PriceObservation,
 ): Promise<void> => {
   if (!Number.isFinite(creditsPerUnit) || creditsPerUnit <= 0) {
@@ -118,7 +118,7 @@ export const recordPrice = async (
  * const { armed, lastBalance } = await store.getBalanceState();
  * ```
  */
-export const getBalanceState = async (context: StoreContext): Promise<BalanceState> => {
+export const getBalanceState = async (context: StoreTable): Promise<BalanceState> => {
   const { Item: item } = await context.client.send(
     new GetItemCommand({ TableName: context.tableName, Key: balanceKey(), ConsistentRead: true }),
   );

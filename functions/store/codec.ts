@@ -2,10 +2,11 @@ import { compact, type Item, ItemReader, map, num, str, strList } from './attrib
 import { ItemKind } from './keys';
 import { MessageState, TABLE } from './table';
 import { CorruptRecordError } from './errors';
-import { Delivery, type LastError, type MessageRecord, NoticeKind, type SendResult } from './types';
+import { DeliveryPolicy } from '../core/config/policies';
+import { type LastError, type MessageRecord, NoticeKind, type SendResult } from './types';
 
 const STATES: ReadonlySet<string> = new Set(Object.values(MessageState));
-const DELIVERIES: ReadonlySet<string> = new Set(Object.values(Delivery));
+const DELIVERIES: ReadonlySet<string> = new Set(Object.values(DeliveryPolicy));
 const NOTICES: ReadonlySet<string> = new Set(Object.values(NoticeKind));
 
 export const lastErrorValue = (error: LastError) =>
@@ -137,7 +138,7 @@ export const messageFromItem = (item: Item): MessageRecord => {
     encoding: read.str('encoding'),
     characters: read.num('characters'),
     segments: read.num('segments'),
-    delivery: delivery as Delivery,
+    delivery: delivery as DeliveryPolicy,
     state: state as MessageState,
     attempts: read.num('attempts'),
     redrives: read.num('redrives'),

@@ -1,7 +1,7 @@
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 
-/** What every store operation needs. */
-export interface StoreContext {
+/** The table every store operation works on, and how (client, clock, whether to read its indexes). */
+export interface StoreTable {
   readonly client: DynamoDBClient;
   readonly tableName: string;
   /** The time of operations that were not given a `now`; tests pass a fixed clock. */

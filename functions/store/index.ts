@@ -39,7 +39,6 @@ export type { ClaimOptions, CompleteOptions, RequeueFrom, RequeueOptions, Settle
 export {
   type BalanceState,
   DEFAULT_RETENTION_DAYS,
-  Delivery,
   type HeldWindow,
   type LastError,
   LimitKind,

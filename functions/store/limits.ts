@@ -1,6 +1,6 @@
 import { type AttributeValue, QueryCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
 import { type Item, ItemReader, num, str } from './attributes';
-import { type StoreContext, isConditionalCheckFailed } from './context';
+import { type StoreTable, isConditionalCheckFailed } from './context';
 import { InvalidArgumentError } from './errors';
 import { buildUpdate, type UpdateSpec } from './expressions';
 import {
@@ -82,7 +82,7 @@ const windowFields = (window: Window): Record<string, AttributeValue> => ({
 });
 
 /** Applies an update to a limit item; `false` when its condition refused it. */
-const updateLimit = async (context: StoreContext, route: string, sk: string, spec: UpdateSpec): Promise<boolean> => {
+const updateLimit = async (context: StoreTable, route: string, sk: string, spec: UpdateSpec): Promise<boolean> => {
   try {
     await context.client.send(
       new UpdateItemCommand({ TableName: context.tableName, Key: limitKey(route, sk), ...buildUpdate(spec) }),
@@ -94,7 +94,7 @@ const updateLimit = async (context: StoreContext, route: string, sk: string, spe
   }
 };
 
-const hold = async (context: StoreContext, route: string, window: Window): Promise<Reservation> => {
+const hold = async (context: StoreTable, route: string, window: Window): Promise<Reservation> => {
   await updateLimit(context, route, window.sk, { set: windowFields(window), add: { held: num(1) } });
   return { allowed: false, reason: window.limit, window: window.sk };
 };
@@ -122,7 +122,7 @@ const hold = async (context: StoreContext, route: string, window: Window): Promi
  * ```
  */
 export const reserveLimit = async (
-  context: StoreContext,
+  context: StoreTable,
   { route, now = context.clock(), messages, credits }: ReserveInput,
 ): Promise<Reservation> => {
   validateLimits(messages, credits);
@@ -201,7 +201,7 @@ export interface SpendInput {
  * ```
  */
 export const recordCreditsSpent = async (
-  context: StoreContext,
+  context: StoreTable,
   { route, deducted, now = context.clock() }: SpendInput,
 ): Promise<void> => {
   if (!Number.isFinite(deducted) || deducted < 0) {
@@ -235,7 +235,7 @@ export const recordCreditsSpent = async (
  * ```
  */
 export const spendLastDays = async (
-  context: StoreContext,
+  context: StoreTable,
   days: number,
   now: Date = context.clock(),
 ): Promise<number> => {
@@ -269,7 +269,7 @@ export interface HeldSummaryOptions {
  * ```
  */
 export const heldSummaryDue = async (
-  context: StoreContext,
+  context: StoreTable,
   { route, now = context.clock(), lookbackDays = 2 }: HeldSummaryOptions,
 ): Promise<readonly HeldWindow[]> => {
   const nowSeconds = epochSeconds(now);
@@ -315,7 +315,7 @@ export interface SummarySentInput {
  * ```
  */
 export const markSummarySent = async (
-  context: StoreContext,
+  context: StoreTable,
   { route, window, now = context.clock() }: SummarySentInput,
 ): Promise<boolean> =>
   await updateLimit(context, route, window, {
@@ -328,7 +328,7 @@ export const markSummarySent = async (
 
 /** Every item of a partition with a sort key in `[from, to]`, all pages. */
 const queryAll = async (
-  context: StoreContext,
+  context: StoreTable,
   partition: string,
   from: string,
   to: string,

@@ -1,7 +1,7 @@
 import { type AttributeValue, BatchGetItemCommand, GetItemCommand, QueryCommand, ScanCommand } from '@aws-sdk/client-dynamodb';
 import { type Item, str } from './attributes';
 import { messageFromItem } from './codec';
-import type { StoreContext } from './context';
+import type { StoreTable } from './context';
 import { decodeCursor, encodeCursor } from './cursor';
 import { InvalidArgumentError, StoreError } from './errors';
 import { ItemKind, messageKey } from './keys';
@@ -25,7 +25,7 @@ const BATCH_GET_BACKOFF_MS = 50;
  * if (record?.state === 'SENT') console.log(record.result?.remainingBalance);
  * ```
  */
-export const getMessage = async (context: StoreContext, id: string): Promise<MessageRecord | undefined> => {
+export const getMessage = async (context: StoreTable, id: string): Promise<MessageRecord | undefined> => {
   const { Item: item } = await context.client.send(
     new GetItemCommand({ TableName: context.tableName, Key: messageKey(id), ConsistentRead: true }),
   );
@@ -56,7 +56,7 @@ interface IndexQuery extends ListOptions {
 }
 
 const queryIndex = async (
-  context: StoreContext,
+  context: StoreTable,
   {
     index,
     partition,
@@ -118,7 +118,7 @@ const queryIndex = async (
  * names the last record returned.
  */
 const scanAsIndex = async (
-  context: StoreContext,
+  context: StoreTable,
   {
     index,
     partition,
@@ -190,7 +190,7 @@ const pkOf = (item: Item): string => item[TABLE.partitionKey]?.S ?? '';
  * The records of index entries, by consistent `BatchGetItem`s of up to 100 keys, in the order of
  * `entries`. An entry whose record is gone (deleted by TTL since the index was read) is left out.
  */
-const getRecords = async (context: StoreContext, entries: readonly Item[]): Promise<MessageRecord[]> => {
+const getRecords = async (context: StoreTable, entries: readonly Item[]): Promise<MessageRecord[]> => {
   const keys = entries.map((entry) => ({
     [TABLE.partitionKey]: entry[TABLE.partitionKey] as AttributeValue,
     [TABLE.sortKey]: entry[TABLE.sortKey] as AttributeValue,
@@ -240,7 +240,7 @@ const namesIn = (expression: string | undefined): Record<string, string> => {
  * ```
  */
 export const listByState = async (
-  context: StoreContext,
+  context: StoreTable,
   state: MessageState,
   options: ListOptions = {},
 ): Promise<Page<MessageRecord>> =>
@@ -258,7 +258,7 @@ export const listByState = async (
  * ```
  */
 export const listByRoute = async (
-  context: StoreContext,
+  context: StoreTable,
   route: string,
   options: ListOptions = {},
 ): Promise<Page<MessageRecord>> =>
@@ -283,7 +283,7 @@ export interface StaleOptions {
  * ```
  */
 export const findStaleSending = async (
-  context: StoreContext,
+  context: StoreTable,
   { olderThan, limit, cursor }: StaleOptions,
 ): Promise<Page<MessageRecord>> =>
   // A claim sets updatedAt = claimedAt, and nothing else touches a SENDING record.
@@ -320,7 +320,7 @@ export interface DueOptions {
  * ```
  */
 export const findDuePending = async (
-  context: StoreContext,
+  context: StoreTable,
   { now = context.clock(), updatedBefore, limit, cursor }: DueOptions = {},
 ): Promise<Page<MessageRecord>> =>
   await queryIndex(context, {

@@ -8,7 +8,7 @@ import {
   recordPrice,
   updateBalanceState,
 } from './balance';
-import type { StoreContext } from './context';
+import type { StoreTable } from './context';
 import {
   type HeldSummaryOptions,
   type Reservation,
@@ -117,7 +117,7 @@ export interface MessageStore {
  * ```
  */
 export const createStore = ({ client, tableName, clock = () => new Date(), readIndexes = true }: StoreOptions): MessageStore => {
-  const context: StoreContext = { client, tableName, clock, readIndexes };
+  const context: StoreTable = { client, tableName, clock, readIndexes };
   return {
     acceptWebhook: async (input) => await acceptWebhook(context, input),
     recordNotice: async (input) => await recordNotice(context, input),

@@ -1,16 +1,17 @@
 import { UpdateItemCommand } from '@aws-sdk/client-dynamodb';
 import { num, str } from './attributes';
 import { lastErrorValue, messageFromItem, resultValue } from './codec';
-import { type StoreContext, isConditionalCheckFailed } from './context';
+import { type StoreTable, isConditionalCheckFailed } from './context';
 import { ClaimLostError, InvalidArgumentError } from './errors';
 import { buildUpdate, type UpdateSpec } from './expressions';
 import { newId } from './ids';
 import { ItemKind, messageKey } from './keys';
 import { MessageState } from './table';
-import { Delivery, type LastError, type MessageRecord, type SendResult } from './types';
+import { DeliveryPolicy } from '../core/config/policies';
+import type { LastError, MessageRecord, SendResult } from './types';
 
 /** Applies a conditional update to a message record; `undefined` when the condition refused it. */
-const transition = async (context: StoreContext, id: string, spec: UpdateSpec): Promise<MessageRecord | undefined> => {
+const transition = async (context: StoreTable, id: string, spec: UpdateSpec): Promise<MessageRecord | undefined> => {
   try {
     const { Attributes: item } = await context.client.send(
       new UpdateItemCommand({
@@ -57,7 +58,7 @@ export interface ClaimOptions {
  * ```
  */
 export const claimMessage = async (
-  context: StoreContext,
+  context: StoreTable,
   id: string,
   { now = context.clock(), staleAfterMs }: ClaimOptions = {},
 ): Promise<MessageRecord | undefined> => {
@@ -84,7 +85,7 @@ export const claimMessage = async (
         : {
             ':sending': str(MessageState.Sending),
             ':staleBefore': str(new Date(now.getTime() - staleAfterMs).toISOString()),
-            ':atLeastOnce': str(Delivery.AtLeastOnce),
+            ':atLeastOnce': str(DeliveryPolicy.AtLeastOnce),
           }),
     },
   });
@@ -100,7 +101,7 @@ export interface CompleteOptions {
  * claim went stale cannot overwrite the outcome of the one that took over.
  */
 const complete = async (
-  context: StoreContext,
+  context: StoreTable,
   id: string,
   token: string,
   { set, remove = [] }: Pick<UpdateSpec, 'set' | 'remove'>,
@@ -143,7 +144,7 @@ export type Settlement =
  * ```
  */
 export const settle = async (
-  context: StoreContext,
+  context: StoreTable,
   id: string,
   token: string,
   settlement: Settlement,
@@ -203,7 +204,7 @@ export interface RequeueOptions {
  * ```
  */
 export const requeue = async (
-  context: StoreContext,
+  context: StoreTable,
   id: string,
   { from, now = context.clock() }: RequeueOptions,
 ): Promise<MessageRecord | undefined> => {

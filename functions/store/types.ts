@@ -1,13 +1,6 @@
-import { DeliveryPolicy } from '../core/config/policies';
+import type { DeliveryPolicy } from '../core/config/policies';
 import type { MessageState } from './table';
 
-/**
- * How a route treats a send whose outcome is unknown (time-out, reset, 5xx): the config's
- * `delivery` policy, one definition for both. `at-most-once` is never retried automatically (an
- * unknown outcome becomes `UNKNOWN`); `at-least-once` is retried (someone may get it twice).
- */
-export const Delivery = DeliveryPolicy;
-export type Delivery = DeliveryPolicy;
 
 /** How long message records are kept by default (TTL). */
 export const DEFAULT_RETENTION_DAYS = 90;
@@ -62,7 +55,7 @@ export interface MessageContent {
   readonly encoding: string;
   readonly characters: number;
   readonly segments: number;
-  readonly delivery: Delivery;
+  readonly delivery: DeliveryPolicy;
   /** Set on the relay's own SMS (see `recordNotice`); limits never hold them back. */
   readonly notice?: NoticeKind;
 }

@@ -5,8 +5,8 @@ import { loadConfigFile, type LoadedConfig } from '../../functions/core/config/l
 import { SANDBOX_DEFAULTS } from '../sandbox/options';
 import { startSandbox } from '../sandbox/server';
 import type { RunningSandbox } from '../sandbox/types';
-import { createFileSecretSource } from '../../functions/handlers/runtime/secrets';
-import { createSmsClientSource } from '../../functions/handlers/runtime/sms';
+import { createFileSecretSource } from '../../functions/handlers/wiring/secrets';
+import { createSmsClientSource } from '../../functions/handlers/wiring/sms';
 import { checkBalance } from '../../functions/relay/balance';
 import { ingestWebhook } from '../../functions/relay/ingest';
 import { type RelayContext, type RelayLogger, type RetryPolicy, staleSendingProblem } from '../../functions/relay/ports';

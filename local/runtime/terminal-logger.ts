@@ -1,4 +1,4 @@
-import { createLogger, maskingReplacer, relayLogger } from '../../functions/handlers/runtime/logger';
+import { createLogger, maskingReplacer, relayLogger } from '../../functions/handlers/wiring/logger';
 import type { RelayLogger } from '../../functions/relay/ports';
 import { formatLogEntry, type LogEntry } from './log-format';
 import type { Terminal } from './terminal';

@@ -168,7 +168,7 @@ interface Identity {
   readonly dedupeWindowSeconds: number;
 }
 
-interface ItemContext {
+interface ItemOptions {
   readonly trackMissing: boolean;
   readonly warnings: Set<string>;
   readonly dropped: DroppedRecipient[];
@@ -181,7 +181,7 @@ function planItem(
   body: WebhookBody,
   item: unknown,
   index: number,
-  { trackMissing, warnings, dropped }: ItemContext,
+  { trackMissing, warnings, dropped }: ItemOptions,
 ): PlannedMessage[] | SkippedItem {
   const { config } = route;
   try {

@@ -4,7 +4,7 @@ import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-sec
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { handler } from '../../../functions/handlers/ingest';
-import { resetRelayRuntime } from '../../../functions/handlers/runtime/context';
+import { resetLambdaRelay } from '../../../functions/handlers/wiring/context';
 import { createStore, ensureTable, type MessageStore } from '../../../functions/store';
 import { type Dynalite, startDynalite } from '../../helpers/dynalite';
 import { apiEvent, type Captured, captureStdout, handlerConfig, lambdaContext, ROUTE_TOKEN, stubEnvironment, writeConfig } from './support';
@@ -33,7 +33,7 @@ beforeEach(async () => {
   secretsManager.reset();
   secretsManager.on(GetSecretValueCommand, { SecretId: secretId }).resolves({ SecretString: JSON.stringify({ providerApiKey: API_KEY, 'alerts-token': ROUTE_TOKEN }) });
   stubEnvironment({ RELAY_CONFIG: writeConfig(handlerConfig()), TABLE_NAME: tableName, DYNAMODB_ENDPOINT: db.endpoint, SECRET_ID: secretId });
-  resetRelayRuntime();
+  resetLambdaRelay();
   out = captureStdout();
 });
 afterEach(() => {

@@ -6,12 +6,12 @@ import { GetSecretValueCommand, ResourceNotFoundException, SecretsManagerClient 
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { createSmsClient } from '../../../functions/core/provider';
-import { ENV_DEFAULTS, readEnvironment } from '../../../functions/handlers/runtime/env';
-import { EnvironmentError, MissingSecretValueError, SecretUnavailableError } from '../../../functions/handlers/runtime/errors';
-import { createLogger, maskingReplacer, relayLogger } from '../../../functions/handlers/runtime/logger';
-import { createMetrics, flushMetrics, relayMetrics } from '../../../functions/handlers/runtime/metrics';
-import { createFileSecretSource, createSecretsManagerSource } from '../../../functions/handlers/runtime/secrets';
-import { createSmsClientSource } from '../../../functions/handlers/runtime/sms';
+import { ENV_DEFAULTS, readEnvironment } from '../../../functions/handlers/wiring/env';
+import { EnvironmentError, MissingSecretValueError, SecretUnavailableError } from '../../../functions/handlers/wiring/errors';
+import { createLogger, maskingReplacer, relayLogger } from '../../../functions/handlers/wiring/logger';
+import { createMetrics, flushMetrics, relayMetrics } from '../../../functions/handlers/wiring/metrics';
+import { createFileSecretSource, createSecretsManagerSource } from '../../../functions/handlers/wiring/secrets';
+import { createSmsClientSource } from '../../../functions/handlers/wiring/sms';
 import { DEFAULT_RETRY_POLICY } from '../../../functions/relay/ports';
 import { type Captured, captureStdout, stubEnvironment } from './support';
 

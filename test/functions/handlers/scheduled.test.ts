@@ -4,7 +4,7 @@ import { mockClient } from 'aws-sdk-client-mock';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { handler as balanceWatch } from '../../../functions/handlers/balance-watch';
 import { handler as ingest } from '../../../functions/handlers/ingest';
-import { resetRelayRuntime } from '../../../functions/handlers/runtime/context';
+import { resetLambdaRelay } from '../../../functions/handlers/wiring/context';
 import { handler as sweeper } from '../../../functions/handlers/sweeper';
 import { NOTICE_ROUTE } from '../../../functions/relay/ports';
 import { createStore, ensureTable, MessageState, type MessageStore } from '../../../functions/store';
@@ -44,7 +44,7 @@ beforeEach(async () => {
     PROVIDER_BASE_URL: sandbox.baseUrl,
     SWEEP_PENDING_GRACE_MS: '0',
   });
-  resetRelayRuntime();
+  resetLambdaRelay();
   out = captureStdout();
 });
 afterEach(() => {

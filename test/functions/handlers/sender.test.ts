@@ -4,7 +4,7 @@ import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-sec
 import { type AwsClientStub, mockClient } from 'aws-sdk-client-mock';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { handler as ingest } from '../../../functions/handlers/ingest';
-import { resetRelayRuntime } from '../../../functions/handlers/runtime/context';
+import { resetLambdaRelay } from '../../../functions/handlers/wiring/context';
 import { handler } from '../../../functions/handlers/sender';
 import { createStore, ensureTable, MessageState, type MessageStore } from '../../../functions/store';
 import { startSandbox } from '../../../local/sandbox/server';
@@ -31,7 +31,7 @@ let out: Captured;
 
 beforeEach(() => {
   secretsManager.reset();
-  resetRelayRuntime();
+  resetLambdaRelay();
   out = captureStdout();
 });
 afterEach(() => {

@@ -9,9 +9,9 @@ import { stringify } from 'yaml';
 import { ConfigError } from '../../../functions/core/config/errors';
 import { loadConfig } from '../../../functions/core/config/load';
 import { handler } from '../../../functions/handlers/ingest';
-import { compiledConfig, ingestContext } from '../../../functions/handlers/runtime/compiled';
-import { loadRelayConfig } from '../../../functions/handlers/runtime/config';
-import { relayRuntime, resetRelayRuntime } from '../../../functions/handlers/runtime/context';
+import { compiledConfig, ingestContext } from '../../../functions/handlers/wiring/compiled';
+import { loadRelayConfig } from '../../../functions/handlers/wiring/config';
+import { lambdaRelay, resetLambdaRelay } from '../../../functions/handlers/wiring/context';
 import { createStore, ensureTable, type MessageStore } from '../../../functions/store';
 import { stagedConfigText } from '../../../infra/staging';
 import { type Dynalite, startDynalite } from '../../helpers/dynalite';
@@ -96,13 +96,13 @@ describe('ingest handler with the staged config', () => {
     secretsManager.reset();
     secretsManager.on(GetSecretValueCommand, { SecretId: secretId }).resolves({ SecretString: JSON.stringify({ providerApiKey: 'k', 'alerts-token': ROUTE_TOKEN }) });
     stubEnvironment({ RELAY_CONFIG: stagedPath(), TABLE_NAME: tableName, DYNAMODB_ENDPOINT: db.endpoint, SECRET_ID: secretId });
-    resetRelayRuntime();
+    resetLambdaRelay();
     out = captureStdout();
   });
   afterEach(() => {
     out.restore();
     vi.unstubAllEnvs();
-    resetRelayRuntime();
+    resetLambdaRelay();
   });
 
   it('records a webhook, with the route compiled from the staged config', async () => {
@@ -111,7 +111,7 @@ describe('ingest handler with the staged config', () => {
     const { ids } = JSON.parse(response.body!) as { ids: string[] };
     expect(await store.getMessage(ids[0]!)).toMatchObject({ route: 'ops', text: 'Backup failed', to: ['255754111222'], senderId: 'OPS' });
     // The shared runtime holds the view; ingest's context the compiled config, built once.
-    const runtime = await relayRuntime();
+    const runtime = await lambdaRelay();
     expect(runtime.context.config.routes.get('ops')).not.toHaveProperty('template');
     expect(ingestContext(runtime)).toBe(ingestContext(runtime));
     expect(ingestContext(runtime).config.routes.get('ops')).toHaveProperty('template');
@@ -119,10 +119,10 @@ describe('ingest handler with the staged config', () => {
 
   it('refuses to start when STALE_SENDING_MS is not above the SMS service time-out', async () => {
     vi.stubEnv('STALE_SENDING_MS', '5000');
-    resetRelayRuntime();
+    resetLambdaRelay();
     const timeoutMs = handlerConfig('https://sms.example.co.tz').provider.timeoutMs ?? 10_000;
     expect(timeoutMs).toBeGreaterThanOrEqual(5_000);
-    await expect(relayRuntime()).rejects.toMatchObject({
+    await expect(lambdaRelay()).rejects.toMatchObject({
       name: 'EnvironmentError',
       problems: [`STALE_SENDING_MS (5000) must be above provider.timeoutMs (${timeoutMs}): a send still waiting for its answer would be taken for a stale one`],
     });

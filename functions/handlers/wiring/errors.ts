@@ -1,5 +1,5 @@
 /**
- * Errors of the handlers' runtime: a bad environment, and secrets that cannot be read. None of
+ * Errors of the handlers' wiring: a bad environment, and secrets that cannot be read. None of
  * them ever carries a secret value, in its message or in its `cause`.
  */
 

@@ -1,7 +1,7 @@
 import { createSmsClient, type SmsClient } from '../../core/provider';
 import type { RelayConfigView } from '../../core/config/view';
 import type { RelayContext, SecretSource, SmsClientSource } from '../../relay/ports';
-import type { RelayRuntime } from './context';
+import type { LambdaRelay } from './context';
 import { MissingSecretValueError } from './errors';
 import { PROVIDER_API_KEY } from './secrets';
 
@@ -81,11 +81,11 @@ export function createSmsClientSource({ secrets, baseUrl, timeoutMs, apiKey, cre
  * @example
  * ```ts
  * export const handler = (event: ScheduledEvent, context?: Context) =>
- *   invoke(context, (runtime) => withInvocationSmsClients(runtime, (relay) => checkBalance(relay)));
+ *   invoke(lambdaContext, (relay) => withInvocationSmsClients(relay, (context) => checkBalance(context)));
  * ```
  */
 export async function withInvocationSmsClients<T>(
-  { context, env }: Pick<RelayRuntime, 'context' | 'env'>,
+  { context, env }: Pick<LambdaRelay, 'context' | 'env'>,
   work: (context: RelayContext<RelayConfigView>) => Promise<T>,
 ): Promise<T> {
   const sms = createSmsClientSource({

@@ -1,18 +1,18 @@
 /**
- * What the Lambda handlers build once per process, for the local runtime and tests: the
- * environment contract (`ENV`, `readEnvironment`), the runtime (`relayRuntime`,
- * `resetRelayRuntime`, `createRelayContext`), and the adapters behind the relay's ports.
+ * The Lambda handlers' composition root, built once per container: the environment contract
+ * (`ENV`, `readEnvironment`), the wiring (`lambdaRelay`, `resetLambdaRelay`, `createRelayContext`),
+ * and the adapters behind the relay's ports.
  *
  * @example
  * ```ts
- * import { readEnvironment, createRelayContext, createLogger, createMetrics } from './runtime';
+ * import { readEnvironment, createRelayContext, createLogger, createMetrics } from './wiring';
  *
  * const context = await createRelayContext(readEnvironment(), { logger: createLogger(), metrics: createMetrics() });
  * ```
  */
 export { compiledConfig, ingestContext } from './compiled';
 export { loadRelayConfig } from './config';
-export { createRelayContext, type Observability, observability, prepareOnLambda, relayRuntime, type RelayRuntime, resetRelayRuntime } from './context';
+export { createRelayContext, type Observability, observability, prepareOnLambda, lambdaRelay, type LambdaRelay, resetLambdaRelay } from './context';
 export { createDynamoClient } from './dynamo';
 export { ENV, ENV_DEFAULTS, readEnvironment, type RelayEnvironment, type SecretLocation } from './env';
 export { EnvironmentError, MissingSecretValueError, SecretUnavailableError } from './errors';

@@ -22,13 +22,13 @@ export interface Observability {
  * Everything a handler needs, built once per process. The context's config is the view the
  * sender, the sweeper and the balance watch use; ingest gets the compiled one from `ingestContext`.
  */
-export interface RelayRuntime extends Observability {
+export interface LambdaRelay extends Observability {
   readonly env: RelayEnvironment;
   readonly context: RelayContext<RelayConfigView>;
 }
 
 let observed: Observability | undefined;
-let building: Promise<RelayRuntime> | undefined;
+let building: Promise<LambdaRelay> | undefined;
 
 /**
  * The process's logger and metrics, created on first use (so importing a handler reads no
@@ -45,7 +45,7 @@ export function observability(): Observability {
 }
 
 /**
- * The process's {@link RelayRuntime}: environment, config, DynamoDB client, secret source, SMS
+ * The process's {@link LambdaRelay}: environment, config, DynamoDB client, secret source, SMS
  * client source, logger and metrics. Built on first call and reused by every later invocation of
  * the container; nothing in it touches the network until used (the secret is read on first need,
  * the SMS client connects on first send). A failed build is not remembered, so the next invocation
@@ -58,10 +58,10 @@ export function observability(): Observability {
  *
  * @example
  * ```ts
- * export const handler = async (event: ScheduledEvent) => sweep((await relayRuntime()).context);
+ * export const handler = async (event: ScheduledEvent) => sweep((await lambdaRelay()).context);
  * ```
  */
-export function relayRuntime(): Promise<RelayRuntime> {
+export function lambdaRelay(): Promise<LambdaRelay> {
   if (building !== undefined) return building;
   const attempt = buildRuntime();
   building = attempt;
@@ -71,22 +71,22 @@ export function relayRuntime(): Promise<RelayRuntime> {
   return attempt;
 }
 
-async function buildRuntime(): Promise<RelayRuntime> {
+async function buildRuntime(): Promise<LambdaRelay> {
   const env = readEnvironment();
   const { logger, metrics } = observability();
   return { env, logger, metrics, context: await createRelayContext(env, { logger, metrics }) };
 }
 
 /**
- * Forgets the runtime, so the next invocation builds it from the environment again: for tests, and
- * for a local runtime that reloads its config.
+ * Forgets the wiring, so the next invocation builds it from the environment again: for tests, and
+ * for a process that reloads its config.
  *
  * @example
  * ```ts
- * afterEach(() => resetRelayRuntime());
+ * afterEach(() => resetLambdaRelay());
  * ```
  */
-export function resetRelayRuntime(): void {
+export function resetLambdaRelay(): void {
   building = undefined;
   observed = undefined;
 }
@@ -125,7 +125,7 @@ export async function createRelayContext(env: RelayEnvironment, { logger, metric
 }
 
 /**
- * On AWS, builds the runtime during the init phase (config read, clients created, and whatever
+ * On AWS, builds the wiring during the init phase (config read, clients created, and whatever
  * `warm` adds: ingest compiles its templates), so the first event does not wait for it; elsewhere
  * (tests, the local runtime importing the handlers) nothing happens at import. Awaited at the top
  * level of the handler module, so Lambda's init phase includes all of it. A failure here is left
@@ -136,11 +136,11 @@ export async function createRelayContext(env: RelayEnvironment, { logger, metric
  * await prepareOnLambda(); // at module scope of a handler
  * ```
  */
-export async function prepareOnLambda(warm?: (runtime: RelayRuntime) => unknown): Promise<void> {
+export async function prepareOnLambda(warm?: (relay: LambdaRelay) => unknown): Promise<void> {
   if (!process.env['AWS_EXECUTION_ENV']?.startsWith('AWS_Lambda_')) return;
   try {
-    const runtime = await relayRuntime();
-    warm?.(runtime);
+    const relay = await lambdaRelay();
+    warm?.(relay);
   } catch {
     // Reported, with the logger, by the first invocation's own attempt.
   }

@@ -1,10 +1,10 @@
 import type { Context } from 'aws-lambda';
-import { observability, relayRuntime, type RelayRuntime } from './context';
+import { observability, lambdaRelay, type LambdaRelay } from './context';
 import { flushMetrics } from './metrics';
 
 /**
- * Runs one invocation: tags the logger with the Lambda context, builds (or reuses) the runtime,
- * runs `work`, and always writes the invocation's metrics. A runtime that cannot be built is logged
+ * Runs one invocation: tags the logger with the Lambda context, builds (or reuses) the wiring,
+ * runs `work`, and always writes the invocation's metrics. Wiring that cannot be built is logged
  * and rethrown.
  *
  * @example
@@ -12,18 +12,18 @@ import { flushMetrics } from './metrics';
  * export const handler = (event: ScheduledEvent, context?: Context) => invoke(context, ({ context: relay }) => checkBalance(relay));
  * ```
  */
-export async function invoke<T>(lambdaContext: Context | undefined, work: (runtime: RelayRuntime) => Promise<T>): Promise<T> {
+export async function invoke<T>(lambdaContext: Context | undefined, work: (relay: LambdaRelay) => Promise<T>): Promise<T> {
   const { logger, metrics } = observability();
   if (lambdaContext !== undefined) logger.addContext(lambdaContext);
   try {
-    let runtime: RelayRuntime;
+    let relay: LambdaRelay;
     try {
-      runtime = await relayRuntime();
+      relay = await lambdaRelay();
     } catch (error) {
       logger.error('the relay cannot start', { error });
       throw error;
     }
-    return await work(runtime);
+    return await work(relay);
   } finally {
     flushMetrics(metrics);
   }

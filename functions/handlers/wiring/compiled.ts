@@ -1,13 +1,13 @@
 import { compileConfig, type LoadedConfig } from '../../core/config/compile';
 import type { RelayConfigView } from '../../core/config/view';
 import type { RelayContext } from '../../relay/ports';
-import type { RelayRuntime } from './context';
+import type { LambdaRelay } from './context';
 
 const compiled = new WeakMap<RelayConfigView, LoadedConfig>();
-const contexts = new WeakMap<RelayRuntime, RelayContext<LoadedConfig>>();
+const contexts = new WeakMap<LambdaRelay, RelayContext<LoadedConfig>>();
 
 /**
- * The runtime's config with its templates, conditions and recipients compiled: what ingest needs.
+ * The relay's config with its templates, conditions and recipients compiled: what ingest needs.
  * A config loaded from YAML is compiled already; a staged one (`relay-config.json`) is compiled
  * here, once per process. Only ingest imports this module, so only its bundle holds LiquidJS and
  * libphonenumber.
@@ -16,7 +16,7 @@ const contexts = new WeakMap<RelayRuntime, RelayContext<LoadedConfig>>();
  *
  * @example
  * ```ts
- * const { routes } = compiledConfig(runtime.context.config, runtime.env.configPath);
+ * const { routes } = compiledConfig(relay.context.config, relay.env.configPath);
  * ```
  */
 export function compiledConfig(config: RelayConfigView, source: string): LoadedConfig {
@@ -34,18 +34,18 @@ export function compiledConfig(config: RelayConfigView, source: string): LoadedC
 }
 
 /**
- * The runtime's relay context with the compiled config, for ingest; built once per runtime.
+ * The relay's relay context with the compiled config, for ingest; built once per relay.
  *
  * @example
  * ```ts
- * await ingestWebhook(ingestContext(runtime), request);
+ * await ingestWebhook(ingestContext(relay), request);
  * ```
  */
-export function ingestContext(runtime: RelayRuntime): RelayContext<LoadedConfig> {
-  let context = contexts.get(runtime);
+export function ingestContext(relay: LambdaRelay): RelayContext<LoadedConfig> {
+  let context = contexts.get(relay);
   if (context === undefined) {
-    context = { ...runtime.context, config: compiledConfig(runtime.context.config, runtime.env.configPath) };
-    contexts.set(runtime, context);
+    context = { ...relay.context, config: compiledConfig(relay.context.config, relay.env.configPath) };
+    contexts.set(relay, context);
   }
   return context;
 }
