@@ -1,40 +1,23 @@
 import { randomUUID } from 'node:crypto';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { checkBalance } from '../../../functions/relay/balance';
 import { NOTICE_ROUTE } from '../../../functions/relay/ports';
 import { sendMessage, SendOutcome } from '../../../functions/relay/sender';
 import { MessageState } from '../../../functions/store';
-import { startSandbox } from '../../../local/sandbox/server';
-import type { RunningSandbox } from '../../../local/sandbox/types';
-import { type Dynalite, startDynalite } from '../../helpers/dynalite';
 import { expectNoLeaks } from './leaks';
-import { bearer, DeliveryWatch, type Harness, harness, ONCALL, resetSandbox, SECRETS, SENDER_IDS } from './support';
+import { bearer, harness, type Harness, ONCALL, SECRETS, SENDER_IDS, useRelayServers } from './support';
 
-let db: Dynalite;
-let sandbox: RunningSandbox;
-const watch = new DeliveryWatch();
+const servers = useRelayServers({ rate: 1 });
 let relay: Harness;
 
-beforeAll(async () => {
-  [db, sandbox] = await Promise.all([
-    startDynalite(),
-    startSandbox({ apiKey: SECRETS.providerApiKey, senderIds: SENDER_IDS, rate: 1, onDelivered: watch.onDelivered }),
-  ]);
-});
-afterAll(async () => {
-  await Promise.all([db?.close(), sandbox?.close()]);
-});
-beforeEach(() => {
-  resetSandbox(sandbox, watch);
-});
 afterEach(() => {
   expectNoLeaks(relay.logger);
 });
 
 async function withBalanceWatch(): Promise<Harness> {
   relay = await harness({
-    db,
-    baseUrl: sandbox.baseUrl,
+    db: servers.db,
+    baseUrl: servers.sandbox.baseUrl,
     config: (config) => ({ ...config, balance: { threshold: 100, notify: ['0712345678'] } }),
   });
   return relay;
@@ -53,7 +36,7 @@ const notices = async () => await relay.records(NOTICE_ROUTE);
 describe('the low-balance notice', () => {
   it('is recorded once when a send leaves the balance below the threshold, and re-armed by a top-up', async () => {
     await withBalanceWatch();
-    sandbox.setBalance(102);
+    servers.sandbox.setBalance(102);
 
     expect(await sendOne()).toBe(SendOutcome.Sent); // 101
     expect(await sendOne()).toBe(SendOutcome.Sent); // 100: at the threshold is not below it
@@ -74,18 +57,18 @@ describe('the low-balance notice', () => {
 
     // The notice is an SMS like any other, sent by the sender.
     expect(await sendMessage(relay.context, notice!.id)).toBe(SendOutcome.Sent);
-    expect(sandbox.messages().at(-1)).toMatchObject({ phoneNumbers: [ONCALL], message: notice!.text });
+    expect(servers.sandbox.messages().at(-1)).toMatchObject({ phoneNumbers: [ONCALL], message: notice!.text });
 
     relay.clock.advance(1_000);
     expect(await checkBalance(relay.context)).toMatchObject({ balance: 97, alerted: false, threshold: 100, currency: 'TZS' });
     expect(await notices()).toHaveLength(1);
 
-    sandbox.setBalance(500);
+    servers.sandbox.setBalance(500);
     relay.clock.advance(1_000);
     expect(await checkBalance(relay.context)).toMatchObject({ balance: 500, alerted: false });
     expect(await relay.store.getBalanceState()).toMatchObject({ armed: true, lastBalance: 500 });
 
-    sandbox.setBalance(50);
+    servers.sandbox.setBalance(50);
     relay.clock.advance(1_000);
     expect(await checkBalance(relay.context)).toMatchObject({ balance: 50, alerted: true });
     relay.clock.advance(1_000);
@@ -99,7 +82,7 @@ describe('the low-balance notice', () => {
   it('is recorded when a send is refused for want of balance, with the balance actually left', async () => {
     await withBalanceWatch();
     // Not enough for one SMS at a rate of 1, and not zero either.
-    sandbox.setBalance(0.5);
+    servers.sandbox.setBalance(0.5);
 
     expect(await sendOne()).toBe(SendOutcome.Parked);
 
@@ -111,12 +94,12 @@ describe('the low-balance notice', () => {
 
   it('forecasts the days left from the spend over the time actually observed', async () => {
     await withBalanceWatch();
-    sandbox.setBalance(1_000);
+    servers.sandbox.setBalance(1_000);
     expect(await sendOne()).toBe(SendOutcome.Sent); // first observation: 999
     // Two days later, 9 more SMS at 1 credit: 10 credits over 2 days observed is 5 a day.
     relay.clock.advance(2 * 86_400_000 - 10_000);
     for (let n = 0; n < 9; n += 1) expect(await sendOne()).toBe(SendOutcome.Sent);
-    sandbox.setBalance(95);
+    servers.sandbox.setBalance(95);
     relay.clock.advance(1_000);
     expect(await checkBalance(relay.context)).toMatchObject({ balance: 95, alerted: true, daysLeft: 19 });
     const [notice] = await notices();
@@ -125,36 +108,36 @@ describe('the low-balance notice', () => {
 
   it('is dropped as stale, never sent, when it goes out after the balance is back above the threshold', async () => {
     await withBalanceWatch();
-    sandbox.setBalance(0.5);
+    servers.sandbox.setBalance(0.5);
     expect(await sendOne()).toBe(SendOutcome.Parked);
     const [notice] = await notices();
     // The notice itself is refused too (402) and parks beside the message.
     expect(await sendMessage(relay.context, notice!.id)).toBe(SendOutcome.Parked);
 
-    sandbox.setBalance(5_000);
+    servers.sandbox.setBalance(5_000);
     relay.clock.advance(1_000);
     expect(await relay.store.requeue(notice!.id, { from: MessageState.Parked })).toBeDefined();
     relay.clock.advance(1_000);
     expect(await sendMessage(relay.context, notice!.id)).toBe(SendOutcome.Dropped);
 
     expect(await relay.record(notice!.id)).toMatchObject({ state: MessageState.Dropped, reason: 'stale: the balance is back at 5000, not below the threshold of 100' });
-    expect(sandbox.messages()).toHaveLength(0);
+    expect(servers.sandbox.messages()).toHaveLength(0);
     expect(await relay.store.getBalanceState()).toMatchObject({ armed: true, lastBalance: 5_000 });
   });
 
   it('still goes out when it is sent while the balance is below the threshold', async () => {
     await withBalanceWatch();
-    sandbox.setBalance(101);
+    servers.sandbox.setBalance(101);
     expect(await sendOne()).toBe(SendOutcome.Sent);
     expect(await sendOne()).toBe(SendOutcome.Sent);
     const [notice] = await notices();
     expect(await sendMessage(relay.context, notice!.id)).toBe(SendOutcome.Sent);
-    expect(sandbox.messages().at(-1)).toMatchObject({ message: notice!.text });
+    expect(servers.sandbox.messages().at(-1)).toMatchObject({ message: notice!.text });
   });
 
   it('is not recorded without a threshold; the balance is still published', async () => {
-    relay = await harness({ db, baseUrl: sandbox.baseUrl });
-    sandbox.setBalance(3);
+    relay = await harness({ db: servers.db, baseUrl: servers.sandbox.baseUrl });
+    servers.sandbox.setBalance(3);
 
     expect(await checkBalance(relay.context)).toEqual({ balance: 3, threshold: undefined, alerted: false, currency: 'TZS' });
     expect(await notices()).toHaveLength(0);

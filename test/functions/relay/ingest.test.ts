@@ -1,22 +1,12 @@
 import { createHmac, randomUUID } from 'node:crypto';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { MessageState } from '../../../functions/store';
-import { startSandbox } from '../../../local/sandbox/server';
-import type { RunningSandbox } from '../../../local/sandbox/types';
-import { type Dynalite, startDynalite } from '../../helpers/dynalite';
 import { expectNoLeaks } from './leaks';
-import { alertBody, bearer, fixtureText, type Harness, harness, ONCALL, OPS, SECRETS, SENDER_IDS, secretValues } from './support';
+import { alertBody, bearer, fixtureText, harness, type Harness, ONCALL, OPS, SECRETS, secretValues, SENDER_IDS, useRelayServers } from './support';
 
-let db: Dynalite;
-let sandbox: RunningSandbox;
+const servers = useRelayServers({});
 let relay: Harness;
 
-beforeAll(async () => {
-  [db, sandbox] = await Promise.all([startDynalite(), startSandbox({ apiKey: SECRETS.providerApiKey, senderIds: SENDER_IDS })]);
-});
-afterAll(async () => {
-  await Promise.all([db?.close(), sandbox?.close()]);
-});
 afterEach(() => {
   expectNoLeaks(relay.logger);
 });
@@ -30,7 +20,7 @@ const github = (event: string, body: string, secret: string = SECRETS.githubSecr
 
 describe('ingestWebhook', () => {
   it('records a signed webhook as a PENDING message and answers 202 with its id', async () => {
-    relay = await harness({ db, baseUrl: sandbox.baseUrl });
+    relay = await harness({ db: servers.db, baseUrl: servers.sandbox.baseUrl });
     const response = await relay.ingest('alerts', alertBody(), { headers: bearer(SECRETS.alertsToken) });
 
     expect(response.status).toBe(202);
@@ -51,11 +41,11 @@ describe('ingestWebhook', () => {
     });
     expect(relay.metrics.points).toEqual([{ name: 'Accepted', value: 1, route: 'alerts' }]);
     // Nothing is sent by ingest.
-    expect(sandbox.messages()).toHaveLength(0);
+    expect(servers.sandbox.messages()).toHaveLength(0);
   });
 
   it('verifies an HMAC-signed GitHub delivery over the exact bytes', async () => {
-    relay = await harness({ db, baseUrl: sandbox.baseUrl });
+    relay = await harness({ db: servers.db, baseUrl: servers.sandbox.baseUrl });
     const body = fixtureText('github/issues-opened.json');
     const response = await relay.ingest('github', body, { headers: github('issues', body) });
 
@@ -66,7 +56,7 @@ describe('ingestWebhook', () => {
   });
 
   it('answers a repeated delivery with 200 duplicate and the first ids, recording nothing new', async () => {
-    relay = await harness({ db, baseUrl: sandbox.baseUrl });
+    relay = await harness({ db: servers.db, baseUrl: servers.sandbox.baseUrl });
     const body = alertBody();
     const first = await relay.ingest('alerts', body, { headers: bearer(SECRETS.alertsToken) });
     relay.clock.advance(30_000);
@@ -78,7 +68,7 @@ describe('ingestWebhook', () => {
   });
 
   it('records a filtered webhook as DROPPED with the reason, and answers 200', async () => {
-    relay = await harness({ db, baseUrl: sandbox.baseUrl });
+    relay = await harness({ db: servers.db, baseUrl: servers.sandbox.baseUrl });
     const response = await relay.ingest('alerts', alertBody({ status: 'resolved' }), { headers: bearer(SECRETS.alertsToken) });
 
     expect(response.status).toBe(200);
@@ -90,7 +80,7 @@ describe('ingestWebhook', () => {
   });
 
   it('records every fan-out item: PENDING for those that send, DROPPED for those filtered', async () => {
-    relay = await harness({ db, baseUrl: sandbox.baseUrl });
+    relay = await harness({ db: servers.db, baseUrl: servers.sandbox.baseUrl });
     const body = JSON.stringify({ items: [{ send: true, text: 'one' }, { send: false, text: 'two' }, { send: true, text: 'three' }] });
     const response = await relay.ingest('fan', body, { headers: bearer(SECRETS.genericToken) });
 
@@ -109,7 +99,7 @@ describe('ingestWebhook', () => {
   });
 
   it('records a fan-out with more filtered items than one accept may hold, instead of failing it', async () => {
-    relay = await harness({ db, baseUrl: sandbox.baseUrl });
+    relay = await harness({ db: servers.db, baseUrl: servers.sandbox.baseUrl });
     const items = Array.from({ length: 150 }, (_, index) => ({ send: index === 0, text: `item ${index}` }));
     const response = await relay.ingest('fan', JSON.stringify({ items }), { headers: bearer(SECRETS.genericToken) });
 
@@ -128,7 +118,7 @@ describe('ingestWebhook', () => {
     ['no credential', 'alerts', alertBody(), {}],
     ['a GitHub signature made with another secret', 'github', fixtureText('github/push.json'), github('push', fixtureText('github/push.json'), 'another-secret')],
   ])('refuses %s with 401 and records nothing', async (_case, route, body, headers) => {
-    relay = await harness({ db, baseUrl: sandbox.baseUrl });
+    relay = await harness({ db: servers.db, baseUrl: servers.sandbox.baseUrl });
     const response = await relay.ingest(route, body, { headers });
 
     expect(response.status).toBe(401);
@@ -139,14 +129,14 @@ describe('ingestWebhook', () => {
   });
 
   it('does not take a refused webhook for a duplicate when it comes back signed', async () => {
-    relay = await harness({ db, baseUrl: sandbox.baseUrl });
+    relay = await harness({ db: servers.db, baseUrl: servers.sandbox.baseUrl });
     const body = alertBody();
     expect((await relay.ingest('alerts', body, { headers: bearer('wrong') })).status).toBe(401);
     expect((await relay.ingest('alerts', body, { headers: bearer(SECRETS.alertsToken) })).status).toBe(202);
   });
 
   it('answers a body that is not JSON with 400', async () => {
-    relay = await harness({ db, baseUrl: sandbox.baseUrl });
+    relay = await harness({ db: servers.db, baseUrl: servers.sandbox.baseUrl });
     const response = await relay.ingest('alerts', '{"receiver": "sms-oncall", ', { headers: bearer(SECRETS.alertsToken) });
 
     expect(response).toEqual({ status: 400, body: { error: 'body is not valid JSON' } });
@@ -154,14 +144,14 @@ describe('ingestWebhook', () => {
   });
 
   it('answers an unknown route with 404', async () => {
-    relay = await harness({ db, baseUrl: sandbox.baseUrl });
+    relay = await harness({ db: servers.db, baseUrl: servers.sandbox.baseUrl });
     const response = await relay.ingest('nope', alertBody(), { headers: bearer(SECRETS.alertsToken) });
 
     expect(response).toEqual({ status: 404, body: { error: 'unknown route "nope"' } });
   });
 
   it('answers a body over the limit with 413 before reading it', async () => {
-    relay = await harness({ db, baseUrl: sandbox.baseUrl });
+    relay = await harness({ db: servers.db, baseUrl: servers.sandbox.baseUrl });
     const body = alertBody();
     const response = await relay.ingest('alerts', body, { headers: bearer(SECRETS.alertsToken), maxBodyBytes: body.length - 1 });
 
@@ -171,7 +161,7 @@ describe('ingestWebhook', () => {
   });
 
   it('acknowledges a GitHub ping with 200 and records nothing', async () => {
-    relay = await harness({ db, baseUrl: sandbox.baseUrl });
+    relay = await harness({ db: servers.db, baseUrl: servers.sandbox.baseUrl });
     const body = fixtureText('github/ping.json');
     const response = await relay.ingest('github', body, { headers: github('ping', body) });
 
@@ -181,7 +171,7 @@ describe('ingestWebhook', () => {
 
   it('answers 500 and records nothing when the route secret is missing from the secret', async () => {
     const { 'github-secret': _omitted, ...rest } = secretValues();
-    relay = await harness({ db, baseUrl: sandbox.baseUrl, secrets: rest });
+    relay = await harness({ db: servers.db, baseUrl: servers.sandbox.baseUrl, secrets: rest });
     const body = fixtureText('github/push.json');
     const response = await relay.ingest('github', body, { headers: github('push', body) });
 
@@ -194,8 +184,8 @@ describe('ingestWebhook', () => {
 describe('ingestWebhook against hostile and oversized input', () => {
   it('records, never sends, a message whose templated recipients number more than maxRecipients', async () => {
     relay = await harness({
-      db,
-      baseUrl: sandbox.baseUrl,
+      db: servers.db,
+      baseUrl: servers.sandbox.baseUrl,
       config: (config) => ({ ...config, routes: { ...config.routes, shop: { source: 'generic', secret: 'generic-token', recipients: ['0754111222', '{{ billing.phone }}'] } } }),
     });
     const phones = Array.from({ length: 200 }, (_, index) => `07${String(10_000_000 + index).padStart(8, '0')}`).join(',');
@@ -210,8 +200,8 @@ describe('ingestWebhook against hostile and oversized input', () => {
 
   it('records the fan-out items beyond the cap as one DROPPED record, and the 202 says so', async () => {
     relay = await harness({
-      db,
-      baseUrl: sandbox.baseUrl,
+      db: servers.db,
+      baseUrl: servers.sandbox.baseUrl,
       config: (config) => ({ ...config, routes: { ...config.routes, group: { ...config.routes['alerts']!, when: "item.status == 'firing'", fanOut: 'alerts', template: '{{ item.labels.alertname }}' } } }),
     });
     const body = JSON.parse(alertBody()) as { alerts: { labels: Record<string, string>; fingerprint: string }[] };
@@ -231,7 +221,7 @@ describe('ingestWebhook against hostile and oversized input', () => {
   });
 
   it('treats a captured GitHub delivery replayed under a fresh delivery id as a duplicate', async () => {
-    relay = await harness({ db, baseUrl: sandbox.baseUrl });
+    relay = await harness({ db: servers.db, baseUrl: servers.sandbox.baseUrl });
     const body = fixtureText('github/issues-opened.json');
     const first = await relay.ingest('github', body, { headers: github('issues', body) });
     expect(first.status).toBe(202);
@@ -243,7 +233,7 @@ describe('ingestWebhook against hostile and oversized input', () => {
   });
 
   it('answers a payload whose template fails on its data 200 dropped, and records why', async () => {
-    relay = await harness({ db, baseUrl: sandbox.baseUrl, config: (config) => ({ ...config, routes: { ...config.routes, upper: { source: 'generic', secret: 'generic-token', recipients: ['0754111222'], template: '{{ message | upcase }}' } } }) });
+    relay = await harness({ db: servers.db, baseUrl: servers.sandbox.baseUrl, config: (config) => ({ ...config, routes: { ...config.routes, upper: { source: 'generic', secret: 'generic-token', recipients: ['0754111222'], template: '{{ message | upcase }}' } } }) });
     const response = await relay.ingest('upper', '{"message":{"toString":"x"}}', { headers: bearer(SECRETS.genericToken) });
 
     expect(response.status).toBe(200);
@@ -252,7 +242,7 @@ describe('ingestWebhook against hostile and oversized input', () => {
   });
 
   it('answers JSON nested 60,000 deep 200 dropped, and records it once however often it comes', async () => {
-    relay = await harness({ db, baseUrl: sandbox.baseUrl });
+    relay = await harness({ db: servers.db, baseUrl: servers.sandbox.baseUrl });
     const body = `{"message":${'['.repeat(60_000)}${']'.repeat(60_000)}}`;
     const first = await relay.ingest('ops', body, { headers: bearer(SECRETS.genericToken) });
     const again = await relay.ingest('ops', body, { headers: bearer(SECRETS.genericToken) });

@@ -1,47 +1,17 @@
 import { randomUUID } from 'node:crypto';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import { sendMessage, SendOutcome } from '../../../functions/relay/sender';
 import { checkBalance } from '../../../functions/relay/balance';
 import { NOTICE_ROUTE } from '../../../functions/relay/ports';
 import { sweep } from '../../../functions/relay/sweeper';
 import { MessageState } from '../../../functions/store';
-import { startSandbox } from '../../../local/sandbox/server';
-import type { RunningSandbox, SandboxFault } from '../../../local/sandbox/types';
-import { type Dynalite, startDynalite } from '../../helpers/dynalite';
+import type { SandboxFault } from '../../../local/sandbox/types';
 import { expectNoLeaks } from './leaks';
-import {
-  alertBody,
-  bearer,
-  closedPort,
-  DeliveryWatch,
-  type Harness,
-  harness,
-  type HarnessOptions,
-  ONCALL,
-  OPS,
-  resetSandbox,
-  SECRETS,
-  SENDER_IDS,
-  secretValues,
-} from './support';
+import { alertBody, bearer, closedPort, type Harness, harness, type HarnessOptions, ONCALL, OPS, SECRETS, secretValues, SENDER_IDS, useRelayServers } from './support';
 
-let db: Dynalite;
-let sandbox: RunningSandbox;
-const watch = new DeliveryWatch();
+const servers = useRelayServers({ balance: 1000, rate: 1 });
 let relay: Harness;
 
-beforeAll(async () => {
-  [db, sandbox] = await Promise.all([
-    startDynalite(),
-    startSandbox({ apiKey: SECRETS.providerApiKey, senderIds: SENDER_IDS, balance: 1000, rate: 1, onDelivered: watch.onDelivered }),
-  ]);
-});
-afterAll(async () => {
-  await Promise.all([db?.close(), sandbox?.close()]);
-});
-beforeEach(() => {
-  resetSandbox(sandbox, watch);
-});
 afterEach(() => {
   expectNoLeaks(relay.logger);
 });
@@ -49,7 +19,7 @@ afterEach(() => {
 const POLICY = { maxAttempts: 3, baseDelayMs: 1_000, maxDelayMs: 60_000, staleSendingMs: 120_000 } as const;
 
 async function start(options: Partial<HarnessOptions> = {}): Promise<Harness> {
-  relay = await harness({ db, baseUrl: sandbox.baseUrl, policy: POLICY, ...options });
+  relay = await harness({ db: servers.db, baseUrl: servers.sandbox.baseUrl, policy: POLICY, ...options });
   return relay;
 }
 
@@ -60,7 +30,7 @@ async function accepted(route = 'alerts'): Promise<string> {
   return (response.body['ids'] as string[])[0]!;
 }
 
-const sends = () => sandbox.requests().filter((request) => request.path === '/v1/sms/send');
+const sends = () => servers.sandbox.requests().filter((request) => request.path === '/v1/sms/send');
 
 describe('sendMessage', () => {
   it('sends a PENDING message once and records the service answer', async () => {
@@ -69,7 +39,7 @@ describe('sendMessage', () => {
 
     expect(await sendMessage(relay.context, id)).toBe(SendOutcome.Sent);
 
-    expect(sandbox.messages()).toEqual([
+    expect(servers.sandbox.messages()).toEqual([
       expect.objectContaining({
         phoneNumbers: [ONCALL],
         message: '[FIRING] DiskAlmostFull: Disk /var/lib/postgresql on db-01 is 94% full',
@@ -93,7 +63,7 @@ describe('sendMessage', () => {
 
     // A redelivered stream record, or the sweeper, finds it settled.
     expect(await sendMessage(relay.context, id)).toBe(SendOutcome.Skipped);
-    expect(sandbox.messages()).toHaveLength(1);
+    expect(servers.sandbox.messages()).toHaveLength(1);
   });
 
   it('sends exactly one SMS when ten senders race for the same message', async () => {
@@ -104,30 +74,30 @@ describe('sendMessage', () => {
 
     expect(outcomes.filter((outcome) => outcome === SendOutcome.Sent)).toHaveLength(1);
     expect(outcomes.filter((outcome) => outcome === SendOutcome.Skipped)).toHaveLength(9);
-    expect(sandbox.messages()).toHaveLength(1);
+    expect(servers.sandbox.messages()).toHaveLength(1);
     expect((await relay.record(id)).attempts).toBe(1);
   });
 
   it('parks a message the balance does not cover, and sends it after a top-up and a redrive', async () => {
     await start();
-    sandbox.setBalance(0);
+    servers.sandbox.setBalance(0);
     const id = await accepted();
 
     expect(await sendMessage(relay.context, id)).toBe(SendOutcome.Parked);
     expect(await relay.record(id)).toMatchObject({ state: MessageState.Parked, lastError: { status: 402, delivery: 'not-sent' } });
-    expect(sandbox.messages()).toHaveLength(0);
+    expect(servers.sandbox.messages()).toHaveLength(0);
     expect(relay.metrics.total('Parked', 'alerts')).toBe(1);
 
     // A parked message stays parked until an operator redrives it.
     expect((await sweep(relay.context)).sent).toEqual({});
 
-    sandbox.setBalance(100);
+    servers.sandbox.setBalance(100);
     relay.clock.advance(60_000);
     expect(await relay.store.requeue(id, { from: MessageState.Parked, now: relay.clock.now })).toBeDefined();
     expect((await sweep(relay.context)).sent).toEqual({ sent: 1 });
 
     expect(await relay.record(id)).toMatchObject({ state: MessageState.Sent, redrives: 1, attempts: 1 });
-    expect(sandbox.messages()).toHaveLength(1);
+    expect(servers.sandbox.messages()).toHaveLength(1);
   });
 
   describe('after an ambiguous failure (the SMS may have gone out)', () => {
@@ -141,10 +111,10 @@ describe('sendMessage', () => {
     it.each(faults)('settles an at-most-once message as UNKNOWN on %s and never sends it again', async (_case, fault) => {
       await start({ config: shortTimeout });
       const id = await accepted('alerts');
-      sandbox.injectFault(fault);
+      servers.sandbox.injectFault(fault);
 
       expect(await sendMessage(relay.context, id)).toBe(SendOutcome.Unknown);
-      await watch.reached(1);
+      await servers.watch.reached(1);
 
       const record = await relay.record(id);
       expect(record).toMatchObject({ state: MessageState.Unknown, attempts: 1, reason: 'may have been sent (at-most-once route: not retried)' });
@@ -153,16 +123,16 @@ describe('sendMessage', () => {
       relay.clock.advance(3_600_000);
       expect(await sweep(relay.context)).toMatchObject({ sent: {}, recovered: 0 });
       // The one the service delivered, and no other.
-      expect(sandbox.messages()).toHaveLength(1);
+      expect(servers.sandbox.messages()).toHaveLength(1);
     });
 
     it.each(faults)('retries an at-least-once message after %s and sends it (a second SMS, by design)', async (_case, fault) => {
       await start({ config: shortTimeout });
       const id = await accepted('alerts-alo');
-      sandbox.injectFault(fault);
+      servers.sandbox.injectFault(fault);
 
       expect(await sendMessage(relay.context, id)).toBe(SendOutcome.Retrying);
-      await watch.reached(1);
+      await servers.watch.reached(1);
       const waiting = await relay.record(id);
       expect(waiting).toMatchObject({ state: MessageState.Pending, attempts: 1, nextAttemptAt: new Date(relay.clock.now.getTime() + 1_000).toISOString() });
 
@@ -173,20 +143,20 @@ describe('sendMessage', () => {
 
       expect(await relay.record(id)).toMatchObject({ state: MessageState.Sent, attempts: 2 });
       // At-least-once means exactly this: nobody misses the SMS, and someone may get it twice.
-      expect(sandbox.messages()).toHaveLength(2);
+      expect(servers.sandbox.messages()).toHaveLength(2);
     });
 
     it('gives up on an at-least-once message after the last attempt, as UNKNOWN', async () => {
       await start({ policy: { ...POLICY, maxAttempts: 2 } });
       const id = await accepted('alerts-alo');
-      sandbox.injectFault({ kind: 'status', status: 503, count: 2 });
+      servers.sandbox.injectFault({ kind: 'status', status: 503, count: 2 });
 
       expect(await sendMessage(relay.context, id)).toBe(SendOutcome.Retrying);
       relay.clock.advance(1_000);
       expect((await sweep(relay.context)).sent).toEqual({ unknown: 1 });
 
       expect(await relay.record(id)).toMatchObject({ state: MessageState.Unknown, attempts: 2, reason: 'may have been sent; gave up after 2 attempts' });
-      expect(sandbox.messages()).toHaveLength(0);
+      expect(servers.sandbox.messages()).toHaveLength(0);
     });
   });
 
@@ -222,7 +192,7 @@ describe('sendMessage', () => {
     expect(record).toMatchObject({ state: MessageState.Failed, attempts: 1, lastError: { name: 'SmsServiceError', status: 400, delivery: 'not-sent' } });
     expect(record.reason).toMatch(/^refused by the SMS service: /);
     expect(sends()).toHaveLength(1);
-    expect(sandbox.messages()).toHaveLength(0);
+    expect(servers.sandbox.messages()).toHaveLength(0);
   });
 
   it('reads the secret again after a 401 and sends with the rotated key, once', async () => {
@@ -236,7 +206,7 @@ describe('sendMessage', () => {
     expect(await sendMessage(relay.context, id)).toBe(SendOutcome.Sent);
 
     expect(sends().map((request) => request.status)).toEqual([401, 200]);
-    expect(sandbox.messages()).toHaveLength(1);
+    expect(servers.sandbox.messages()).toHaveLength(1);
     expect(relay.logger.messages('warn')).toEqual(['SMS service refused the API key; reading the secret again']);
   });
 
@@ -268,7 +238,7 @@ describe('sendMessage', () => {
     await relay.context.secrets.refresh();
     relay.clock.advance(1_000);
     expect((await sweep(relay.context)).sent).toEqual({ sent: 1 });
-    expect(sandbox.messages()).toEqual([expect.objectContaining({ phoneNumbers: [ONCALL] })]);
+    expect(servers.sandbox.messages()).toEqual([expect.objectContaining({ phoneNumbers: [ONCALL] })]);
   });
 
   it('sends a generic webhook with the route\'s sender ID', async () => {
@@ -277,7 +247,7 @@ describe('sendMessage', () => {
     const id = (response.body['ids'] as string[])[0]!;
 
     expect(await sendMessage(relay.context, id)).toBe(SendOutcome.Sent);
-    expect(sandbox.messages()).toEqual([expect.objectContaining({ phoneNumbers: [OPS], message: 'Nightly backup failed', senderId: 'OPS' })]);
+    expect(servers.sandbox.messages()).toEqual([expect.objectContaining({ phoneNumbers: [OPS], message: 'Nightly backup failed', senderId: 'OPS' })]);
   });
 });
 
@@ -309,16 +279,16 @@ describe('money safety', () => {
       // Each send runs in a process of its own (a cold Lambda container, a restarted runtime).
       const outcomes: SendOutcome[] = [];
       for (const id of ids) {
-        const cold = await harness({ db, baseUrl: sandbox.baseUrl, policy: POLICY, config: capped(25), tableName: first.tableName, clock: first.clock });
+        const cold = await harness({ db: servers.db, baseUrl: servers.sandbox.baseUrl, policy: POLICY, config: capped(25), tableName: first.tableName, clock: first.clock });
         outcomes.push(await sendMessage(cold.context, id));
       }
 
       expect(outcomes).toEqual([SendOutcome.Sent, SendOutcome.Sent, SendOutcome.Held]);
-      expect(sandbox.messages().reduce((sum, message) => sum + message.deducted, 0)).toBe(20);
+      expect(servers.sandbox.messages().reduce((sum, message) => sum + message.deducted, 0)).toBe(20);
       expect(await relay.record(ids[2]!)).toMatchObject({ state: MessageState.Held, reason: 'route limit: more than 25 credits per day' });
       expect((await relay.store.getBalanceState()).creditsPerUnit).toBe(1);
       // The balance endpoint was asked for the price once, before the very first send.
-      expect(sandbox.requests().filter((request) => request.path === '/v1/account/balance')).toHaveLength(1);
+      expect(servers.sandbox.requests().filter((request) => request.path === '/v1/account/balance')).toHaveLength(1);
     });
 
     it('holds across concurrent senders in separate processes', async () => {
@@ -326,14 +296,14 @@ describe('money safety', () => {
       await first.store.recordPrice({ creditsPerUnit: 1 });
       const ids = await Promise.all(Array.from({ length: 6 }, () => acceptOn(first, 'capped')));
       const processes = await Promise.all(
-        ids.map(() => harness({ db, baseUrl: sandbox.baseUrl, policy: POLICY, config: capped(25), tableName: first.tableName, clock: first.clock })),
+        ids.map(() => harness({ db: servers.db, baseUrl: servers.sandbox.baseUrl, policy: POLICY, config: capped(25), tableName: first.tableName, clock: first.clock })),
       );
 
       const outcomes = await Promise.all(ids.map((id, index) => sendMessage(processes[index]!.context, id)));
 
       expect(outcomes.filter((outcome) => outcome === SendOutcome.Sent)).toHaveLength(2);
       expect(outcomes.filter((outcome) => outcome === SendOutcome.Held)).toHaveLength(4);
-      expect(sandbox.messages().reduce((sum, message) => sum + message.deducted, 0)).toBe(20);
+      expect(servers.sandbox.messages().reduce((sum, message) => sum + message.deducted, 0)).toBe(20);
     });
 
     it('counts the credits actually spent beside the estimates, so a price recorded too low cannot open the cap', async () => {
@@ -345,20 +315,20 @@ describe('money safety', () => {
       // Reserved after two sends: 0.1 + 10 = 10.1, which leaves room for a third 10; the 20 credits
       // actually spent do not.
       expect(outcomes).toEqual([SendOutcome.Sent, SendOutcome.Sent, SendOutcome.Held, SendOutcome.Held, SendOutcome.Held]);
-      expect(sandbox.messages().reduce((sum, message) => sum + message.deducted, 0)).toBe(20);
+      expect(servers.sandbox.messages().reduce((sum, message) => sum + message.deducted, 0)).toBe(20);
       // After the first send the price is the one actually charged.
       expect((await relay.store.getBalanceState()).creditsPerUnit).toBe(1);
     });
 
     it('retries, never sends past the cap, when no price is known and the balance cannot be read', async () => {
       const port = await closedPort();
-      relay = await harness({ db, baseUrl: `http://127.0.0.1:${port}`, policy: POLICY, config: capped(25) });
+      relay = await harness({ db: servers.db, baseUrl: `http://127.0.0.1:${port}`, policy: POLICY, config: capped(25) });
       const id = await acceptOn(relay, 'capped');
 
       await expect(sendMessage(relay.context, id)).rejects.toThrow();
 
       expect(await relay.record(id)).toMatchObject({ state: MessageState.Pending, lastError: { delivery: 'not-sent' } });
-      expect(sandbox.messages()).toHaveLength(0);
+      expect(servers.sandbox.messages()).toHaveLength(0);
     });
   });
 
@@ -370,7 +340,7 @@ describe('money safety', () => {
 
     it.each(['at-most-once', 'at-least-once'] as const)('ends SENT exactly once, %s, however large its answer', async (delivery) => {
       await start({ config: bulk(delivery) });
-      sandbox.setBalance(100_000);
+      servers.sandbox.setBalance(100_000);
       const response = await relay.ingest('bulk', JSON.stringify({ message: 'Shop closed today', phones: numberList(9_000) }), { headers: bearer(SECRETS.genericToken) });
       expect(response.status).toBe(202);
       const id = (response.body['ids'] as string[])[0]!;
@@ -404,7 +374,7 @@ describe('money safety', () => {
 
     it('parks normal routes that would eat into it, sends critical routes and the low-balance SMS, and a redrive after a top-up sends once', async () => {
       await start({ config: reserved });
-      sandbox.setBalance(101);
+      servers.sandbox.setBalance(101);
 
       expect(await sendMessage(relay.context, await acceptOn(relay, 'orders'))).toBe(SendOutcome.Sent); // leaves 100: at the reserve
       const parked = await acceptOn(relay, 'orders');
@@ -416,24 +386,24 @@ describe('money safety', () => {
       expect(await sendMessage(relay.context, await acceptOn(relay, 'oncall'))).toBe(SendOutcome.Sent);
       const [notice] = await relay.records(NOTICE_ROUTE);
       expect(await sendMessage(relay.context, notice!.id)).toBe(SendOutcome.Sent);
-      expect(sandbox.messages().map((message) => message.message)).toEqual([expect.stringMatching(/^capped/), expect.stringMatching(/^capped/), notice!.text]);
+      expect(servers.sandbox.messages().map((message) => message.message)).toEqual([expect.stringMatching(/^capped/), expect.stringMatching(/^capped/), notice!.text]);
       expect(relay.metrics.total('Parked', 'orders')).toBe(1);
 
-      sandbox.setBalance(1_000);
+      servers.sandbox.setBalance(1_000);
       await checkBalance(relay.context);
       relay.clock.advance(1_000);
       expect(await relay.store.requeue(parked, { from: MessageState.Parked })).toBeDefined();
       expect((await sweep(relay.context)).sent).toEqual({ sent: 1 });
       expect((await sweep(relay.context)).sent).toEqual({});
       expect(await relay.record(parked)).toMatchObject({ state: MessageState.Sent, redrives: 1 });
-      expect(sandbox.messages()).toHaveLength(4);
+      expect(servers.sandbox.messages()).toHaveLength(4);
     });
 
     it('reads the balance once when none is known yet (a fresh table), before the first send', async () => {
       await start({ config: reserved });
-      sandbox.setBalance(50);
+      servers.sandbox.setBalance(50);
       expect(await sendMessage(relay.context, await acceptOn(relay, 'orders'))).toBe(SendOutcome.Parked);
-      expect(sandbox.messages()).toHaveLength(0);
+      expect(servers.sandbox.messages()).toHaveLength(0);
       expect(await relay.store.getBalanceState()).toMatchObject({ lastBalance: 50, creditsPerUnit: 1 });
     });
   });

@@ -11,8 +11,10 @@ import { createSmsClientSource } from '../../../functions/handlers/wiring/sms';
 import { ingestWebhook, type IngestResponse } from '../../../functions/relay/ingest';
 import { DEFAULT_RETRY_POLICY, type RelayContext, type RelayLogger, type RelayMetric, type RelayMetrics, type RetryPolicy } from '../../../functions/relay/ports';
 import { createStore, ensureTable, type MessageRecord, type MessageStore } from '../../../functions/store';
-import type { DeliveredMessage, RunningSandbox } from '../../../local/sandbox/types';
-import type { Dynalite } from '../../helpers/dynalite';
+import { afterAll, beforeAll, beforeEach } from 'vitest';
+import { startSandbox } from '../../../local/sandbox/server';
+import type { DeliveredMessage, RunningSandbox, SandboxOptions } from '../../../local/sandbox/types';
+import { type Dynalite, startDynalite } from '../../helpers/dynalite';
 
 export const T0 = new Date('2025-06-02T08:00:00.000Z');
 
@@ -274,4 +276,54 @@ export function resetSandbox(sandbox: RunningSandbox, watch: DeliveryWatch, bala
   sandbox.clearRequests();
   sandbox.setBalance(balance);
   watch.reset();
+}
+
+/** The servers a relay suite runs against: one dynalite and one sandbox for the whole file. */
+export interface RelayServers {
+  readonly db: Dynalite;
+  readonly sandbox: RunningSandbox;
+  /** Resolves as the sandbox's deliveries arrive. */
+  readonly watch: DeliveryWatch;
+}
+
+/**
+ * Starts dynalite and the sandbox (with `sandbox` options over the suite's API key and sender IDs)
+ * before the file's tests, empties the sandbox and tops it up to `balance` before each test, and
+ * closes both after the file.
+ *
+ * @example
+ * ```ts
+ * const servers = useRelayServers({ rate: 1 });
+ * it('sends', async () => { const relay = await harness({ db: servers.db, baseUrl: servers.sandbox.baseUrl }); });
+ * ```
+ */
+export function useRelayServers(sandbox: Partial<SandboxOptions> = {}, { balance = 1000 }: { readonly balance?: number } = {}): RelayServers {
+  const watch = new DeliveryWatch();
+  let started: { db: Dynalite; sandbox: RunningSandbox } | undefined;
+  beforeAll(async () => {
+    const [db, running] = await Promise.all([
+      startDynalite(),
+      startSandbox({ apiKey: SECRETS.providerApiKey, senderIds: SENDER_IDS, onDelivered: watch.onDelivered, ...sandbox }),
+    ]);
+    started = { db, sandbox: running };
+  });
+  afterAll(async () => {
+    await Promise.all([started?.db.close(), started?.sandbox.close()]);
+  });
+  beforeEach(() => {
+    if (started !== undefined) resetSandbox(started.sandbox, watch, balance);
+  });
+  const get = (): { db: Dynalite; sandbox: RunningSandbox } => {
+    if (started === undefined) throw new Error('the relay servers start in beforeAll');
+    return started;
+  };
+  return {
+    get db() {
+      return get().db;
+    },
+    get sandbox() {
+      return get().sandbox;
+    },
+    watch,
+  };
 }

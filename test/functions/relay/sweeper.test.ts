@@ -1,32 +1,15 @@
 import { randomUUID } from 'node:crypto';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it } from 'vitest';
 import type { RelayContext } from '../../../functions/relay/ports';
 import { sendMessage, SendOutcome } from '../../../functions/relay/sender';
 import { sweep } from '../../../functions/relay/sweeper';
 import { MessageState, StoreError } from '../../../functions/store';
-import { startSandbox } from '../../../local/sandbox/server';
-import type { RunningSandbox } from '../../../local/sandbox/types';
-import { type Dynalite, startDynalite } from '../../helpers/dynalite';
 import { expectNoLeaks } from './leaks';
-import { alertBody, bearer, DeliveryWatch, type Harness, harness, OPS, resetSandbox, SECRETS, SENDER_IDS } from './support';
+import { alertBody, bearer, harness, type Harness, OPS, SECRETS, SENDER_IDS, useRelayServers } from './support';
 
-let db: Dynalite;
-let sandbox: RunningSandbox;
-const watch = new DeliveryWatch();
+const servers = useRelayServers({});
 let relay: Harness;
 
-beforeAll(async () => {
-  [db, sandbox] = await Promise.all([
-    startDynalite(),
-    startSandbox({ apiKey: SECRETS.providerApiKey, senderIds: SENDER_IDS, onDelivered: watch.onDelivered }),
-  ]);
-});
-afterAll(async () => {
-  await Promise.all([db?.close(), sandbox?.close()]);
-});
-beforeEach(() => {
-  resetSandbox(sandbox, watch);
-});
 afterEach(() => {
   expectNoLeaks(relay.logger);
 });
@@ -43,7 +26,7 @@ async function generic(route: string, text: string): Promise<string> {
 
 describe('sweep', () => {
   it('holds messages over a route limit and records exactly one summary SMS once the window is over', async () => {
-    relay = await harness({ db, baseUrl: sandbox.baseUrl, policy: POLICY });
+    relay = await harness({ db: servers.db, baseUrl: servers.sandbox.baseUrl, policy: POLICY });
     const ids = [await generic('limited', 'disk full'), await generic('limited', 'disk fuller'), await generic('limited', 'disk fullest')];
 
     const outcomes = [];
@@ -67,11 +50,11 @@ describe('sweep', () => {
       to: [OPS],
       text: 'sms-relay: 2 messages on route limited held back by its messages limit between 2025-06-02 08:00 and 2025-06-02 08:01 UTC.',
     });
-    expect(sandbox.messages().map((message) => message.message)).toEqual(['disk full', notices[0]!.text]);
+    expect(servers.sandbox.messages().map((message) => message.message)).toEqual(['disk full', notices[0]!.text]);
   });
 
   it('never holds the summary itself back, however full the window is', async () => {
-    relay = await harness({ db, baseUrl: sandbox.baseUrl, policy: POLICY });
+    relay = await harness({ db: servers.db, baseUrl: servers.sandbox.baseUrl, policy: POLICY });
     await sendMessage(relay.context, await generic('limited', 'one'));
     await sendMessage(relay.context, await generic('limited', 'two'));
     relay.clock.advance(60_000);
@@ -80,11 +63,11 @@ describe('sweep', () => {
     expect(await sendMessage(relay.context, await generic('limited', 'three'))).toBe(SendOutcome.Sent);
 
     expect((await sweep(relay.context)).sent).toEqual({ sent: 1 });
-    expect(sandbox.messages().map((message) => message.message)).toEqual(['one', 'three', expect.stringMatching(/^sms-relay: 1 message on route limited held back/)]);
+    expect(servers.sandbox.messages().map((message) => message.message)).toEqual(['one', 'three', expect.stringMatching(/^sms-relay: 1 message on route limited held back/)]);
   });
 
   it('leaves fresh PENDING records to the stream-fed sender for the grace period', async () => {
-    relay = await harness({ db, baseUrl: sandbox.baseUrl, policy: POLICY });
+    relay = await harness({ db: servers.db, baseUrl: servers.sandbox.baseUrl, policy: POLICY });
     const id = await generic('ops', 'backup failed');
 
     expect((await sweep(relay.context, { pendingGraceMs: 10_000 })).sent).toEqual({});
@@ -103,7 +86,7 @@ describe('sweep', () => {
     }
 
     it('is settled as UNKNOWN on an at-most-once route, once stale, and not sent', async () => {
-      relay = await harness({ db, baseUrl: sandbox.baseUrl, policy: POLICY });
+      relay = await harness({ db: servers.db, baseUrl: servers.sandbox.baseUrl, policy: POLICY });
       const id = await abandoned('alerts');
 
       // Stale means in SENDING for longer than staleSendingMs.
@@ -114,22 +97,22 @@ describe('sweep', () => {
 
       expect(await relay.record(id)).toMatchObject({ state: MessageState.Unknown, reason: 'may have been sent: the sender stopped while sending' });
       expect(relay.metrics.total('Unknown', 'alerts')).toBe(1);
-      expect(sandbox.messages()).toHaveLength(0);
+      expect(servers.sandbox.messages()).toHaveLength(0);
     });
 
     it('is sent again on an at-least-once route', async () => {
-      relay = await harness({ db, baseUrl: sandbox.baseUrl, policy: POLICY });
+      relay = await harness({ db: servers.db, baseUrl: servers.sandbox.baseUrl, policy: POLICY });
       const id = await abandoned('alerts-alo');
 
       relay.clock.advance(120_001);
       expect(await sweep(relay.context)).toMatchObject({ recovered: 1, sent: { sent: 1 } });
 
       expect(await relay.record(id)).toMatchObject({ state: MessageState.Sent, attempts: 2 });
-      expect(sandbox.messages()).toHaveLength(1);
+      expect(servers.sandbox.messages()).toHaveLength(1);
     });
 
     it('is settled as UNKNOWN on an at-least-once route that has used its attempts', async () => {
-      relay = await harness({ db, baseUrl: sandbox.baseUrl, policy: { ...POLICY, maxAttempts: 1 } });
+      relay = await harness({ db: servers.db, baseUrl: servers.sandbox.baseUrl, policy: { ...POLICY, maxAttempts: 1 } });
       const id = await abandoned('alerts-alo');
 
       relay.clock.advance(120_001);
@@ -139,18 +122,18 @@ describe('sweep', () => {
   });
 
   it('stops starting sends when told to, leaving the rest due for the next sweep', async () => {
-    relay = await harness({ db, baseUrl: sandbox.baseUrl, policy: POLICY });
+    relay = await harness({ db: servers.db, baseUrl: servers.sandbox.baseUrl, policy: POLICY });
     for (const text of ['a', 'b', 'c']) await generic('ops', text);
     let budget = 1;
 
     const first = await sweep(relay.context, { concurrency: 1, canContinue: () => budget-- > 0 });
     expect(first).toMatchObject({ sent: { sent: 1 }, deferred: 2 });
     expect(await sweep(relay.context)).toMatchObject({ sent: { sent: 2 }, deferred: 0 });
-    expect(sandbox.messages()).toHaveLength(3);
+    expect(servers.sandbox.messages()).toHaveLength(3);
   });
 
   it('puts a claimed message back when the store fails before the send, so it is not lost as UNKNOWN', async () => {
-    relay = await harness({ db, baseUrl: sandbox.baseUrl, policy: POLICY });
+    relay = await harness({ db: servers.db, baseUrl: servers.sandbox.baseUrl, policy: POLICY });
     const id = await generic('limited', 'disk full');
     const store = relay.context.store;
     const context: RelayContext = { ...relay.context, store: { ...store, reserveLimit: async () => Promise.reject(new StoreError('throttled')) } };
@@ -165,11 +148,11 @@ describe('sweep', () => {
     });
     relay.clock.advance(1_000);
     expect((await sweep(relay.context)).sent).toEqual({ sent: 1 });
-    expect(sandbox.messages()).toHaveLength(1);
+    expect(servers.sandbox.messages()).toHaveLength(1);
   });
 
   it('sends the other records when one of them fails, and reports it', async () => {
-    relay = await harness({ db, baseUrl: sandbox.baseUrl, policy: POLICY });
+    relay = await harness({ db: servers.db, baseUrl: servers.sandbox.baseUrl, policy: POLICY });
     const broken = await generic('ops', 'a');
     await generic('ops', 'b');
     // The store failing for one record only: a throttled partition, say.
