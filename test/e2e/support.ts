@@ -2,6 +2,7 @@ import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
+import type { RecordView } from '../../local/runtime/records';
 import { signWebhook } from '../../local/runtime/signers';
 
 export const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
@@ -226,20 +227,8 @@ export async function inbox(sandboxUrl: string): Promise<InboxMessage[]> {
   return (await getJson<{ messages: InboxMessage[] }>(`${sandboxUrl}/_sandbox/messages`)).messages;
 }
 
-/** A record as `logs --json` and `/_relay/records` show it. */
-export interface RecordJson {
-  readonly id: string;
-  readonly route: string;
-  readonly state: string;
-  readonly createdAt: string;
-  readonly updatedAt: string;
-  readonly to: readonly string[];
-  readonly segments: number;
-  readonly attempts: number;
-  readonly reason: string | null;
-  readonly deducted: number | null;
-  readonly remainingBalance: number | null;
-}
+/** A record as `logs --json` and `/_relay/records` show it: the runtime's own view. */
+export type RecordJson = RecordView;
 
 export async function records(relayUrl: string, query = ''): Promise<RecordJson[]> {
   return (await getJson<{ records: RecordJson[] }>(`${relayUrl}/_relay/records${query === '' ? '' : `?${query}`}`)).records;
