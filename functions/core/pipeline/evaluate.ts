@@ -99,7 +99,7 @@ export interface EvaluateOptions {
 export function evaluateWebhook(route: CompiledRoute, webhook: InboundWebhook, { secret, trackMissing = false }: EvaluateOptions): Evaluation {
   const { pack, config } = route;
   if (secret !== undefined) {
-    const auth = pack.authenticate(webhook, { secret, toleranceSeconds: config.toleranceSeconds });
+    const auth = pack.authenticate(webhook, { secret, toleranceSeconds: config.toleranceSeconds, route: config });
     if (!auth.ok) return nothing(Verdict.Unauthorized, auth.reason);
   }
 
@@ -109,7 +109,7 @@ export function evaluateWebhook(route: CompiledRoute, webhook: InboundWebhook, {
     body = pack.parse(webhook);
     const ping = pack.ping(body, webhook);
     if (ping !== undefined) return nothing(Verdict.Ping, ping);
-    const dedupe = pack.dedupe(body, webhook);
+    const dedupe = pack.dedupe(body, webhook, config);
     identity = {
       dedupeKey: dedupe.key,
       ...(dedupe.replayKey === undefined ? {} : { replayKey: dedupe.replayKey }),

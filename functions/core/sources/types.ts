@@ -1,3 +1,5 @@
+import type { RouteConfig } from '../config/schema';
+
 /**
  * What every source pack implements. A pack is one module under `functions/core/sources/`,
  * registered in `registry.ts`; adding a source is adding one file and one line there.
@@ -32,6 +34,12 @@ export interface AuthContext {
   readonly secret: string;
   /** Allowed clock difference for timestamped signatures (Stripe, Standard Webhooks). */
   readonly toleranceSeconds: number;
+  /**
+   * The route's validated settings, for packs configured per route (the accepted topics of an SNS
+   * route, the signature scheme of an `hmac` route). Absent in calls that have no route (tests of
+   * a pack on its own).
+   */
+  readonly route?: RouteConfig;
 }
 
 export type AuthOutcome =
@@ -67,6 +75,6 @@ export interface SourcePack {
   parse(webhook: InboundWebhook): WebhookBody;
   /** A reason when this is a ping/test event to acknowledge without a send, else `undefined`. */
   ping(body: WebhookBody, webhook: InboundWebhook): string | undefined;
-  /** The key that catches the sender's own retries. */
-  dedupe(body: WebhookBody, webhook: InboundWebhook): DedupeKey;
+  /** The key that catches the sender's own retries. `route`: as in {@link AuthContext}. */
+  dedupe(body: WebhookBody, webhook: InboundWebhook, route?: RouteConfig): DedupeKey;
 }
