@@ -116,13 +116,17 @@ export const signStripe: Signer = ({ body, secret, now = new Date() }) => {
 /**
  * Standard Webhooks: `webhook-id`, `webhook-timestamp` and `webhook-signature: v1,<base64
  * HMAC-SHA256 of "<id>.<timestamp>.<body>">`, keyed with the base64-decoded part after `whsec_`.
+ * When the caller sets a `svix-id` (or `svix-timestamp`) header, the same signature goes out under
+ * Svix's header names instead, as a Svix-powered sender sends it
+ * (`send-test --header 'svix-id: msg_1'`).
  */
 export const signStandardWebhooks: Signer = ({ body, secret, headers, now = new Date() }) => {
-  const id = header(headers, 'webhook-id') ?? `msg_${randomBytes(16).toString('base64url')}`;
-  const timestamp = header(headers, 'webhook-timestamp') ?? unixSeconds(now);
+  const family = header(headers, 'svix-id') !== undefined || header(headers, 'svix-timestamp') !== undefined ? 'svix' : 'webhook';
+  const id = header(headers, `${family}-id`) ?? `msg_${randomBytes(16).toString('base64url')}`;
+  const timestamp = header(headers, `${family}-timestamp`) ?? unixSeconds(now);
   const key = Buffer.from(secret.startsWith('whsec_') ? secret.slice('whsec_'.length) : secret, 'base64');
   const signed = Buffer.concat([Buffer.from(`${id}.${timestamp}.`, 'utf8'), body]);
-  return { 'webhook-id': id, 'webhook-timestamp': timestamp, 'webhook-signature': `v1,${hmac(key, signed, 'base64')}` };
+  return { [`${family}-id`]: id, [`${family}-timestamp`]: timestamp, [`${family}-signature`]: `v1,${hmac(key, signed, 'base64')}` };
 };
 
 /** One signer per source, by the source names routes use in the config. */

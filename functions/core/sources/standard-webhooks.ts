@@ -27,13 +27,30 @@ function signingKey(secret: string): Buffer | undefined {
   return key.length > 0 ? key : undefined;
 }
 
+/**
+ * The header names a delivery uses: the spec's `webhook-*`, or Svix's own `svix-*`, which every
+ * Svix-powered sender (Clerk, Resend and many more) sends unless its customer pays for
+ * white-labelling. Same scheme, same values; a delivery that carries any `webhook-*` header is
+ * read with those names only, so the two families are never mixed within one delivery.
+ */
+function headerFamily(webhook: InboundWebhook): 'webhook' | 'svix' {
+  const { headers } = webhook;
+  const spec = headers['webhook-id'] ?? headers['webhook-timestamp'] ?? headers['webhook-signature'];
+  const svix = headers['svix-id'] ?? headers['svix-timestamp'] ?? headers['svix-signature'];
+  return spec === undefined && svix !== undefined ? 'svix' : 'webhook';
+}
+
+function deliveryHeaders(webhook: InboundWebhook): { readonly family: string; readonly id?: string; readonly timestamp?: string; readonly signatures?: string } {
+  const family = headerFamily(webhook);
+  const value = (name: string): string | undefined => webhook.headers[`${family}-${name}`]?.trim() || undefined;
+  return { family, id: value('id'), timestamp: value('timestamp'), signatures: value('signature') };
+}
+
 function verify(webhook: InboundWebhook, secret: string, toleranceSeconds: number): AuthOutcome {
-  const id = webhook.headers['webhook-id']?.trim();
-  const timestamp = webhook.headers['webhook-timestamp']?.trim();
-  const signatures = webhook.headers['webhook-signature']?.trim();
-  if (!id) return authFailure('missing webhook-id header');
-  if (!timestamp) return authFailure('missing webhook-timestamp header');
-  if (!signatures) return authFailure('missing webhook-signature header');
+  const { family, id, timestamp, signatures } = deliveryHeaders(webhook);
+  if (!id) return authFailure(`missing ${family}-id header`);
+  if (!timestamp) return authFailure(`missing ${family}-timestamp header`);
+  if (!signatures) return authFailure(`missing ${family}-signature header`);
 
   const fresh = checkTimestamp(timestamp, webhook.receivedAt, toleranceSeconds);
   if (!fresh.ok) return fresh;
@@ -48,16 +65,17 @@ function verify(webhook: InboundWebhook, secret: string, toleranceSeconds: numbe
     .split(/\s+/)
     .filter((entry) => entry.startsWith('v1,'))
     .map((entry) => entry.slice(3));
-  if (candidates.length === 0) return authFailure('webhook-signature has no v1 signature');
+  if (candidates.length === 0) return authFailure(`${family}-signature has no v1 signature`);
   return candidates.some((candidate) => safeEqual(candidate, expected))
     ? AUTH_OK
-    : authFailure('no webhook-signature entry matches the id, timestamp and body');
+    : authFailure(`no ${family}-signature entry matches the id, timestamp and body`);
 }
 
 /**
  * Standard Webhooks (standardwebhooks.com), as sent by Svix and others: `webhook-id`,
  * `webhook-timestamp` (unix seconds) and `webhook-signature`, a space-separated list of
  * `v1,<base64 HMAC-SHA256>` over `<id>.<timestamp>.<body>`, keyed with the base64 after `whsec_`.
+ * Svix's own header names (`svix-id`, `svix-timestamp`, `svix-signature`) are read the same way.
  *
  * @example
  * ```ts
@@ -66,7 +84,7 @@ function verify(webhook: InboundWebhook, secret: string, toleranceSeconds: numbe
  */
 export const standardWebhooks: SourcePack = {
   name: 'standard-webhooks',
-  description: 'Any Standard Webhooks sender (webhook-id/-timestamp/-signature, whsec_ secret), e.g. Svix.',
+  description: 'Any Standard Webhooks sender (webhook-* or svix-* id/timestamp/signature, whsec_ secret): Svix, Clerk, Resend…',
   defaultTemplate:
     '{{ type | default: "webhook" }}{% if data.id %} {{ data.id }}{% endif %}' +
     '{% if data.status %} ({{ data.status }}){% endif %}',
@@ -81,8 +99,8 @@ export const standardWebhooks: SourcePack = {
   ping: () => undefined,
 
   dedupe(_body, webhook) {
-    // The spec makes `webhook-id` the idempotency key: one id per event, kept by every retry.
-    const id = webhook.headers['webhook-id']?.trim();
+    // The spec makes `webhook-id` (Svix: `svix-id`) the idempotency key: one id per event, kept by every retry.
+    const { id } = deliveryHeaders(webhook);
     const key = id ? idKeyPart(id) : `body-${sha256Hex(webhook.body)}`;
     return { key: `standard-webhooks:${key}`, windowSeconds: DEDUPE_WINDOW_SECONDS };
   },

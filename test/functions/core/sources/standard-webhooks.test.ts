@@ -176,3 +176,76 @@ describe('standardWebhooks pack', () => {
     expect(standardWebhooks.defaultTemplate.trim()).not.toBe('');
   });
 });
+
+/**
+ * Svix's own library (`svix` on npm, `Webhook#sign`): `v1,` + base64 HMAC-SHA256 of
+ * `${msgId}.${seconds}.${payload}`, keyed with the base64 after `whsec_`, sent under
+ * `svix-id` / `svix-timestamp` / `svix-signature`. Written out here from Svix's documentation
+ * ("Verifying webhooks manually"), independently of the pack.
+ */
+function svixSign(secret: string, msgId: string, timestamp: Date, payload: string): string {
+  const key = Buffer.from(secret.split('_')[1]!, 'base64');
+  const seconds = Math.floor(timestamp.getTime() / 1000);
+  return `v1,${createHmac('sha256', key).update(`${msgId}.${seconds}.${payload}`).digest('base64')}`;
+}
+
+describe('standardWebhooks with Svix header names', () => {
+  // The example secret of Svix's documentation.
+  const SVIX_SECRET = 'whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw';
+  const SVIX_CONTEXT = { secret: SVIX_SECRET, toleranceSeconds: TOLERANCE } as const;
+  const SVIX_ID = 'msg_p5jXN8AQM9LWM0D4loKWxJek';
+
+  function svixDelivery({ body = BODY, id = SVIX_ID, signedAt = RECEIVED_AT, signature = svixSign(SVIX_SECRET, id, signedAt, body) } = {}) {
+    return webhookOf({
+      body,
+      headers: { 'svix-id': id, 'svix-timestamp': String(Math.floor(signedAt.getTime() / 1000)), 'svix-signature': signature },
+      receivedAt: RECEIVED_AT,
+    });
+  }
+
+  it('accepts a payload signed exactly as Svix signs it, under the svix-* headers', () => {
+    expect(standardWebhooks.authenticate(svixDelivery(), SVIX_CONTEXT)).toEqual({ ok: true });
+  });
+
+  it('accepts any of several space-separated svix-signature entries (a secret being rotated)', () => {
+    const signature = `v1,${Buffer.alloc(32, 1).toString('base64')} ${svixSign(SVIX_SECRET, SVIX_ID, RECEIVED_AT, BODY)}`;
+    expect(standardWebhooks.authenticate(svixDelivery({ signature }), SVIX_CONTEXT)).toEqual({ ok: true });
+  });
+
+  it('refuses a tampered body, another secret and a stale timestamp, naming the svix-* headers', () => {
+    const tampered = BODY.replace('"amount_paid": 4500', '"amount_paid": 4501');
+    expect(standardWebhooks.authenticate(svixDelivery({ body: tampered, signature: svixSign(SVIX_SECRET, SVIX_ID, RECEIVED_AT, BODY) }), SVIX_CONTEXT)).toEqual({
+      ok: false,
+      reason: expect.stringContaining('svix-signature'),
+    });
+    expect(standardWebhooks.authenticate(svixDelivery(), { ...SVIX_CONTEXT, secret: SECRET }).ok).toBe(false);
+    const stale = new Date(RECEIVED_AT.getTime() - (TOLERANCE + 1) * 1000);
+    expect(standardWebhooks.authenticate(svixDelivery({ signedAt: stale }), SVIX_CONTEXT)).toEqual({ ok: false, reason: expect.stringContaining('older') });
+  });
+
+  it.each(['svix-id', 'svix-timestamp', 'svix-signature'])('refuses a Svix delivery without %s', (name) => {
+    const complete = svixDelivery();
+    const headers = Object.fromEntries(Object.entries(complete.headers).filter(([header]) => header !== name));
+    expect(standardWebhooks.authenticate({ ...complete, headers }, SVIX_CONTEXT)).toEqual({ ok: false, reason: expect.stringContaining(name) });
+  });
+
+  it('never mixes the families: a webhook-* header makes the svix-* ones irrelevant', () => {
+    const complete = svixDelivery();
+    const mixed = { ...complete, headers: { ...complete.headers, 'webhook-id': SVIX_ID } };
+    expect(standardWebhooks.authenticate(mixed, SVIX_CONTEXT)).toEqual({ ok: false, reason: expect.stringContaining('webhook-timestamp') });
+  });
+
+  it('deduplicates on svix-id exactly as on webhook-id', () => {
+    const svix = svixDelivery();
+    const retry = svixDelivery({ signedAt: new Date(RECEIVED_AT.getTime() + 5_000) });
+    const key = standardWebhooks.dedupe(standardWebhooks.parse(svix), svix);
+    expect(key).toEqual({ key: `standard-webhooks:${SVIX_ID}`, windowSeconds: 76 * 3600 });
+    expect(standardWebhooks.dedupe(undefined, retry)).toEqual(key);
+    const spec = webhookOf({ body: BODY, headers: { 'webhook-id': SVIX_ID } });
+    expect(standardWebhooks.dedupe(undefined, spec)).toEqual(key);
+  });
+
+  it('renders the same SMS from a Svix delivery', () => {
+    expect(renderDefault(standardWebhooks, standardWebhooks.parse(svixDelivery()))).toBe('invoice.paid inv_2pKx7LqN4vR8sT1w (paid)');
+  });
+});
