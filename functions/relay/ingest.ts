@@ -2,7 +2,8 @@ import { MAX_BODY_BYTES } from '../core/defaults';
 import { maskPhoneNumbersIn } from '../core/recipients/mask';
 import { evaluateWebhook, type Evaluation } from '../core/pipeline/evaluate';
 import { Verdict } from '../core/pipeline/verdict';
-import type { InboundWebhook } from '../core/sources/types';
+import type { InboundWebhook, SourceFetch } from '../core/sources/types';
+import { defaultSourceFetch } from './https-get';
 import { AcceptOutcome, MAX_RECORDS_PER_WEBHOOK, MessageState, type NewMessage } from '../store';
 import { RelayMetric, type RelayContext } from './ports';
 
@@ -52,7 +53,16 @@ export async function ingestWebhook(
     return answer(500, { error: 'the relay is misconfigured for this route; nothing was recorded' });
   }
 
-  const evaluation = evaluateWebhook(route, request, { secret });
+  // The one asynchronous step a pack may need before the pure evaluation (SNS: its signing
+  // certificate), through the context's `fetch` port.
+  const fetch = context.fetch ?? defaultSourceFetch;
+  const prefetched = route.pack.prefetch === undefined ? undefined : await route.pack.prefetch(request, fetch, { secret, toleranceSeconds: route.config.toleranceSeconds, route: route.config });
+  if (prefetched?.unavailable !== undefined) {
+    logger.warn('webhook not verifiable yet', { route: route.id, source: route.pack.name, reason: prefetched.unavailable });
+    return answer(503, { error: `${prefetched.unavailable}; nothing was recorded, retry later` });
+  }
+
+  const evaluation = evaluateWebhook(route, request, { secret, ...(prefetched === undefined ? {} : { documents: prefetched.documents }) });
   const log = { route: route.id, source: route.pack.name, verdict: evaluation.verdict };
   switch (evaluation.verdict) {
     case Verdict.Unauthorized:
@@ -66,6 +76,16 @@ export async function ingestWebhook(
       return answer(200, { status: 'ping', reason: evaluation.reason });
     default:
       break;
+  }
+
+  if (evaluation.confirmUrl !== undefined) {
+    // A control message the sender needs acted on (an SNS subscription to confirm): acted on before
+    // recording, so a failure records nothing and the sender's retry tries again.
+    const confirmed = await confirm(fetch, evaluation.confirmUrl);
+    if (confirmed !== undefined) {
+      logger.warn('webhook confirmation failed', { ...log, reason: confirmed });
+      return answer(503, { error: `${confirmed}; nothing was recorded, retry later` });
+    }
   }
 
   const messages = newMessages(evaluation, route.config.delivery);
@@ -169,6 +189,16 @@ function notSentSummary(evaluation: Evaluation, ids: readonly string[]): Record<
   const { overCap } = evaluation;
   if (overCap === undefined) return {};
   return { notSent: { items: overCap.items, reason: overCap.reason, id: ids[evaluation.messages.length] } };
+}
+
+/** GETs a confirmation URL; the reason it failed, or `undefined` once it answered 2xx. */
+async function confirm(fetch: SourceFetch, url: string): Promise<string | undefined> {
+  try {
+    const { status } = await fetch(url);
+    return status >= 200 && status <= 299 ? undefined : `the confirmation URL answered ${status}`;
+  } catch (error) {
+    return `the confirmation URL could not be reached: ${error instanceof Error ? error.message : String(error)}`;
+  }
 }
 
 function answer(status: number, body: Record<string, unknown>): IngestResponse {

@@ -3,6 +3,7 @@ import type { LoadedConfig } from '../core/config/compile';
 import type { RelayConfigView } from '../core/config/view';
 import type { SmsClient } from '../core/provider';
 import type { MessageStore } from '../store';
+import type { SourceFetch } from '../core/sources/types';
 
 /**
  * Where secret values come from: Secrets Manager on AWS, a JSON file locally. Values are looked
@@ -61,6 +62,12 @@ export interface RelayContext<Config extends RelayConfigView = LoadedConfig> {
   readonly metrics: RelayMetrics;
   readonly clock: () => Date;
   readonly policy: RetryPolicy;
+  /**
+   * The network access of source packs that need it (SNS: its signing certificates and
+   * subscription confirmations). Defaults to `defaultSourceFetch` (HTTPS only, short time-out, no
+   * redirects); tests inject their own, which is the only way a test certificate is ever trusted.
+   */
+  readonly fetch?: SourceFetch;
 }
 
 export interface SmsClientSource {

@@ -9,6 +9,9 @@ import { createFileSecretSource } from '../../functions/handlers/wiring/secrets'
 import { createSmsClientSource } from '../../functions/handlers/wiring/sms';
 import { checkBalance } from '../../functions/relay/balance';
 import { ingestWebhook } from '../../functions/relay/ingest';
+import { defaultSourceFetch } from '../../functions/relay/https-get';
+import type { SourceFetch } from '../../functions/core/sources/types';
+import { localDocumentsFetch } from './local-documents';
 import { type RelayContext, type RelayLogger, type RetryPolicy, staleSendingProblem } from '../../functions/relay/ports';
 import type { MessageStore } from '../../functions/store';
 import { sendMessage } from '../../functions/relay/sender';
@@ -109,6 +112,7 @@ export async function startRuntime(settings: RuntimeSettings, { verbose = false 
       providerApiKey,
       logger: createTerminalLogger(terminal, { verbose, json: settings.jsonLogs }),
       policy: settings.policy,
+      ...(settings.localDocumentsPath === undefined ? {} : { fetch: localDocumentsFetch(settings.localDocumentsPath, defaultSourceFetch) }),
     });
 
     const problem = (message: string, error?: unknown): void => terminal.printError(`${clockNow()}  error    ${message}${describeError(error)}`);
@@ -198,6 +202,8 @@ export interface LocalContextInput {
   readonly providerApiKey: string;
   readonly logger: RelayLogger;
   readonly policy: RetryPolicy;
+  /** The source packs' network access; the network itself (`defaultSourceFetch`) unless set. */
+  readonly fetch?: SourceFetch;
 }
 
 /**
@@ -211,7 +217,7 @@ export interface LocalContextInput {
  * await ingestWebhook(context, request);
  * ```
  */
-export function createLocalContext({ loaded, store, secretsPath, providerBaseUrl, providerApiKey, logger, policy }: LocalContextInput): RelayContext {
+export function createLocalContext({ loaded, store, secretsPath, providerBaseUrl, providerApiKey, logger, policy, fetch }: LocalContextInput): RelayContext {
   const secrets = createFileSecretSource(secretsPath);
   const { timeoutMs } = loaded.config.provider;
   return {
@@ -223,6 +229,7 @@ export function createLocalContext({ loaded, store, secretsPath, providerBaseUrl
     metrics: { add: () => undefined },
     clock: () => new Date(),
     policy,
+    ...(fetch === undefined ? {} : { fetch }),
   };
 }
 

@@ -46,6 +46,8 @@ export interface RuntimeSettings {
   readonly shutdownTimeoutMs: number;
   /** Print the handlers' JSON log lines as they are instead of one human line per event. */
   readonly jsonLogs: boolean;
+  /** Tests only: `RELAY_LOCAL_DOCUMENTS`, a file of URLs the source packs' fetches get from it (see `local-documents.ts`). */
+  readonly localDocumentsPath?: string;
 }
 
 /** What the command line and the environment supply; anything missing takes its default. */
@@ -99,6 +101,7 @@ export function resolveRuntimeSettings(
     sweepIntervalMs: RUNTIME_DEFAULTS.sweepIntervalMs,
     shutdownTimeoutMs: RUNTIME_DEFAULTS.shutdownTimeoutMs,
     jsonLogs: input.jsonLogs === true || text(env['RELAY_LOG_FORMAT'])?.toLowerCase() === 'json',
+    ...(text(env['RELAY_LOCAL_DOCUMENTS']) === undefined ? {} : { localDocumentsPath: resolve(cwd, text(env['RELAY_LOCAL_DOCUMENTS'])!) }),
   };
 }
 

@@ -129,6 +129,33 @@ export const signStandardWebhooks: Signer = ({ body, secret, headers, now = new 
   return { [`${family}-id`]: id, [`${family}-timestamp`]: timestamp, [`${family}-signature`]: `v1,${hmac(key, signed, 'base64')}` };
 };
 
+const SNS_HEADERS = { Type: 'x-amz-sns-message-type', MessageId: 'x-amz-sns-message-id', TopicArn: 'x-amz-sns-topic-arn' } as const;
+
+/**
+ * Amazon SNS: the headers SNS sends, read from the message itself (`x-amz-sns-message-type`,
+ * `-message-id`, `-topic-arn`), and the route's token as `Authorization: Bearer`. The message's own
+ * `Signature` is left as the payload file has it: only AWS holds the key that signs SNS messages,
+ * so `send-test` can replay a genuine message captured within the last hour (it verifies), while a
+ * hand-written payload is refused 401. `npm start` then never trusts anything but SNS's own
+ * certificates, unless started with `RELAY_LOCAL_DOCUMENTS` (tests).
+ */
+export const signSns: Signer = ({ body, secret }) => {
+  let message: Record<string, unknown> = {};
+  try {
+    const parsed: unknown = JSON.parse(Buffer.from(body).toString('utf8'));
+    if (parsed !== null && typeof parsed === 'object') message = parsed as Record<string, unknown>;
+  } catch {
+    // Not JSON: the relay will say so.
+  }
+  const fromMessage = Object.entries(SNS_HEADERS).flatMap(([field, name]) => (typeof message[field] === 'string' ? [[name, message[field] as string]] : []));
+  return {
+    'Content-Type': 'text/plain; charset=UTF-8',
+    'User-Agent': 'Amazon Simple Notification Service Agent',
+    ...Object.fromEntries(fromMessage),
+    ...bearer({ body, secret }),
+  };
+};
+
 /** One signer per source, by the source names routes use in the config. */
 export const SIGNERS = {
   alertmanager: signAlertmanager,
@@ -139,6 +166,7 @@ export const SIGNERS = {
   stripe: signStripe,
   'standard-webhooks': signStandardWebhooks,
   generic: signGeneric,
+  sns: signSns,
 } as const satisfies Record<SourceName, Signer>;
 
 /**

@@ -32,6 +32,9 @@ function isTimeZone(name: string): boolean {
 // The SMS networks' rule for alphanumeric sender names: 1 to 11 letters, digits or spaces.
 const senderId = z.string().regex(/^[A-Za-z0-9 ._-]{1,11}$/, { message: 'sender ID must be 1 to 11 letters, digits, spaces, dots, dashes or underscores' });
 
+/** An SNS topic ARN in any partition (aws, aws-cn, aws-us-gov, the ISO ones, aws-eusc). */
+const SNS_TOPIC_ARN = /^arn:aws(?:-[a-z]+){0,2}:sns:[a-z]{2,4}(?:-[a-z]+)+-\d{1,2}:\d{12}:[A-Za-z0-9_-]{1,256}(?:\.fifo)?$/;
+
 const schedule = z
   .string()
   .regex(/^(rate\(\s*\d+\s+(minute|minutes|hour|hours|day|days)\s*\)|cron\(.+\))$/, {
@@ -62,7 +65,23 @@ export const RouteSchema = z.strictObject({
   timeZone: timeZone.default('Africa/Dar_es_Salaam'),
   currency: z.string().regex(/^[A-Z]{3}$/, { message: 'currency is an ISO 4217 code like TZS' }).default('TZS'),
   toleranceSeconds: z.number().int().positive().max(86_400).default(300),
+  /** `sns` routes: the topic ARNs whose messages the route accepts (required there, refused elsewhere). */
+  topics: z.array(z.string().regex(SNS_TOPIC_ARN, { message: 'a topic is an SNS topic ARN like arn:aws:sns:eu-west-1:123456789012:alarms' })).min(1).optional(),
 });
+
+/**
+ * An `sns` route must name its topics: a valid SNS signature only proves that some topic, in any
+ * AWS account, sent the message. Other sources have no topics.
+ */
+function checkTopics(routes: Record<string, z.output<typeof RouteSchema>>, context: z.RefinementCtx): void {
+  for (const [id, route] of Object.entries(routes)) {
+    if (route.source === 'sns' && route.topics === undefined) {
+      context.addIssue({ code: 'custom', path: [id, 'topics'], message: 'an sns route lists the topic ARNs it accepts: topics: [arn:aws:sns:<region>:<account>:<topic>]' });
+    } else if (route.source !== 'sns' && route.topics !== undefined) {
+      context.addIssue({ code: 'custom', path: [id, 'topics'], message: 'topics applies to sns routes only' });
+    }
+  }
+}
 
 export const ConfigSchema = z.strictObject({
   provider: z.strictObject({
@@ -87,7 +106,8 @@ export const ConfigSchema = z.strictObject({
   retentionDays: z.number().int().min(1).max(3650).default(90),
   routes: z
     .record(z.string().regex(/^[a-z0-9][a-z0-9_-]{0,63}$/, { message: 'route ids are lower-case letters, digits, - and _' }), RouteSchema)
-    .refine((routes) => Object.keys(routes).length > 0, { message: 'at least one route is required' }),
+    .refine((routes) => Object.keys(routes).length > 0, { message: 'at least one route is required' })
+    .superRefine(checkTopics),
 });
 
 export type RelayConfigInput = z.input<typeof ConfigSchema>;

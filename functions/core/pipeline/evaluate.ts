@@ -6,7 +6,7 @@ import { maskPhoneNumbersIn } from '../recipients/mask';
 import { sha256Hex } from '../sources/auth';
 import { field } from '../sources/body';
 import { BadPayloadError } from '../sources/errors';
-import type { InboundWebhook, WebhookBody } from '../sources/types';
+import type { ControlMessage, InboundWebhook, WebhookBody } from '../sources/types';
 import { buildScope } from '../templates';
 import { Verdict } from './verdict';
 
@@ -64,6 +64,12 @@ export interface Evaluation {
   /** A second key that also marks a repeat: the hash of the signed body, for senders whose delivery id is not signed. */
   readonly replayKey?: string;
   readonly dedupeWindowSeconds?: number;
+  /**
+   * A URL the relay must GET before recording this webhook (an SNS `SubscribeURL`): set with a
+   * `dropped` verdict for a source's control message (`SourcePack.control`). Evaluation stays pure;
+   * `ingestWebhook` does the GET.
+   */
+  readonly confirmUrl?: string;
   readonly overCap?: OverCap;
   readonly messages: readonly PlannedMessage[];
   readonly skipped: readonly SkippedItem[];
@@ -77,6 +83,8 @@ export interface EvaluateOptions {
    * does that, to render a payload without its signature.
    */
   readonly secret: string | undefined;
+  /** What the pack's `prefetch` fetched (`ingestWebhook` runs it), handed to `authenticate`. */
+  readonly documents?: ReadonlyMap<string, string>;
   /**
    * Report template variables that rendered empty as warnings. Costs a little per render, so the
    * per-webhook path leaves it off and `preview` turns it on.
@@ -96,15 +104,16 @@ export interface EvaluateOptions {
  * if (evaluation.verdict === 'send') await store.accept(evaluation.messages);
  * ```
  */
-export function evaluateWebhook(route: CompiledRoute, webhook: InboundWebhook, { secret, trackMissing = false }: EvaluateOptions): Evaluation {
+export function evaluateWebhook(route: CompiledRoute, webhook: InboundWebhook, { secret, documents, trackMissing = false }: EvaluateOptions): Evaluation {
   const { pack, config } = route;
   if (secret !== undefined) {
-    const auth = pack.authenticate(webhook, { secret, toleranceSeconds: config.toleranceSeconds, route: config });
+    const auth = pack.authenticate(webhook, { secret, toleranceSeconds: config.toleranceSeconds, route: config, ...(documents === undefined ? {} : { documents }) });
     if (!auth.ok) return nothing(Verdict.Unauthorized, auth.reason);
   }
 
   let body: WebhookBody;
   let identity: Identity;
+  let control: ControlMessage | undefined;
   try {
     body = pack.parse(webhook);
     const ping = pack.ping(body, webhook);
@@ -115,6 +124,7 @@ export function evaluateWebhook(route: CompiledRoute, webhook: InboundWebhook, {
       ...(dedupe.replayKey === undefined ? {} : { replayKey: dedupe.replayKey }),
       dedupeWindowSeconds: config.dedupeWindow ?? dedupe.windowSeconds,
     };
+    control = pack.control?.(body, webhook);
   } catch (error) {
     if (error instanceof BadPayloadError) return nothing(Verdict.BadRequest, error.message);
     // Anything else is this payload's shape defeating the relay (too deep, odd values): no retry
@@ -124,6 +134,11 @@ export function evaluateWebhook(route: CompiledRoute, webhook: InboundWebhook, {
       dedupeWindowSeconds: config.dedupeWindow ?? UNREADABLE_DEDUPE_WINDOW_SECONDS,
     };
     return { ...nothing(Verdict.Dropped, `the payload cannot be read: ${describe(error)}`), ...unreadable };
+  }
+
+  if (control !== undefined) {
+    const confirm = control.confirmUrl === undefined ? {} : { confirmUrl: control.confirmUrl };
+    return { ...nothing(Verdict.Dropped, control.reason), ...identity, ...confirm };
   }
 
   const fanOut = fanOutItems(route, body);

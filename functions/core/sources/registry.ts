@@ -3,6 +3,7 @@ import { generic } from './generic';
 import { github } from './github';
 import { grafana } from './grafana';
 import { shopify } from './shopify';
+import { sns } from './sns';
 import { standardWebhooks } from './standard-webhooks';
 import { stripe } from './stripe';
 import type { SourceName, SourcePack } from './types';
@@ -18,6 +19,7 @@ export const SOURCES: Readonly<Record<SourceName, SourcePack>> = Object.freeze({
   stripe,
   'standard-webhooks': standardWebhooks,
   generic,
+  sns,
 });
 
 export function sourcePack(name: SourceName): SourcePack {

@@ -13,6 +13,7 @@ export const SOURCE_NAMES = [
   'stripe',
   'standard-webhooks',
   'generic',
+  'sns',
 ] as const;
 
 export type SourceName = (typeof SOURCE_NAMES)[number];
@@ -40,6 +41,11 @@ export interface AuthContext {
    * a pack on its own).
    */
   readonly route?: RouteConfig;
+  /**
+   * What the pack's {@link SourcePack.prefetch} fetched for this webhook, by URL (the SNS signing
+   * certificate). Absent for packs without `prefetch`.
+   */
+  readonly documents?: ReadonlyMap<string, string>;
 }
 
 export type AuthOutcome =
@@ -77,4 +83,43 @@ export interface SourcePack {
   ping(body: WebhookBody, webhook: InboundWebhook): string | undefined;
   /** The key that catches the sender's own retries. `route`: as in {@link AuthContext}. */
   dedupe(body: WebhookBody, webhook: InboundWebhook, route?: RouteConfig): DedupeKey;
+  /**
+   * For packs whose authentication needs a document from the network (SNS: the certificate that
+   * signed the message). Runs before the pure evaluation, through the injected `fetch`; what it
+   * returns reaches `authenticate` as `AuthContext.documents`. Never throws.
+   */
+  prefetch?(webhook: InboundWebhook, fetch: SourceFetch, context: AuthContext): Promise<Prefetched>;
+  /**
+   * A message addressed to the relay rather than to people (SNS's subscription handshake): it is
+   * recorded as DROPPED with the reason, never sent.
+   */
+  control?(body: WebhookBody, webhook: InboundWebhook): ControlMessage | undefined;
+}
+
+/** An HTTPS GET for a pack's I/O; rejects on a network failure or time-out. See `functions/relay/https-get.ts`. */
+export type SourceFetch = (url: string) => Promise<FetchedDocument>;
+
+export interface FetchedDocument {
+  readonly status: number;
+  readonly body: string;
+}
+
+export interface Prefetched {
+  /** The text of each document fetched with a 2xx answer, by URL. */
+  readonly documents: ReadonlyMap<string, string>;
+  /**
+   * Set when a document could not be fetched for a reason a retry may fix (network, time-out, 5xx):
+   * the webhook is answered 503 and nothing is recorded, so the sender retries it.
+   */
+  readonly unavailable?: string;
+}
+
+export interface ControlMessage {
+  /** Recorded as the DROPPED record's reason. */
+  readonly reason: string;
+  /**
+   * A URL the relay GETs before recording (SNS: the `SubscribeURL` that confirms a subscription).
+   * When that fails, the webhook is answered 503 and nothing is recorded, so the sender retries it.
+   */
+  readonly confirmUrl?: string;
 }

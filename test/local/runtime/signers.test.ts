@@ -5,6 +5,8 @@ import { SOURCE_NAMES, type SourceName } from '../../../functions/core/sources/t
 import { UnknownSourceError } from '../../../local/runtime/errors';
 import { generateSecret } from '../../../local/runtime/secrets';
 import { SIGNERS, signWebhook } from '../../../local/runtime/signers';
+import { RouteSchema } from '../../../functions/core/config/schema';
+import { SNS_TEST_CERT, SNS_TEST_CERT_URL, signSnsMessage, snsFixture } from '../../helpers/sns';
 
 const FIXTURES = new URL('../../fixtures/', import.meta.url);
 
@@ -17,6 +19,7 @@ const FIXTURE_OF: Readonly<Record<SourceName, string>> = {
   stripe: 'stripe/payment_intent.succeeded.json',
   'standard-webhooks': 'standard-webhooks/invoice-paid.json',
   generic: 'generic/backup-failed.json',
+  sns: 'sns/cloudwatch-alarm.json',
 };
 
 /** What the relay's entry point hands a pack: exact bytes, lower-cased header names. */
@@ -29,7 +32,8 @@ describe('signers', () => {
     expect(Object.keys(SIGNERS).sort()).toEqual([...SOURCE_NAMES].sort());
   });
 
-  describe.each(SOURCE_NAMES)('%s', (source) => {
+  // SNS messages are signed by AWS, not with the route's secret: see the sns case below.
+  describe.each(SOURCE_NAMES.filter((name) => name !== 'sns'))('%s', (source) => {
     const body = new Uint8Array(readFileSync(new URL(FIXTURE_OF[source], FIXTURES)));
     const secret = generateSecret(source);
     const pack = sourcePack(source);
@@ -86,6 +90,26 @@ describe('signers', () => {
     expect(headers['Stripe-Signature']).toMatch(new RegExp(`^t=${Math.floor(then.getTime() / 1000)},v1=[0-9a-f]{64}$`));
     expect(sourcePack('stripe').authenticate(inbound(body, headers), { secret, toleranceSeconds: 300 })).toMatchObject({ ok: false, reason: expect.stringContaining('older') });
     expect(sourcePack('stripe').authenticate(inbound(body, headers, then), { secret, toleranceSeconds: 300 })).toEqual({ ok: true });
+  });
+
+  it('sends SNS messages with the headers SNS sends and the route token, leaving their AWS signature as it is', () => {
+    const secret = generateSecret('sns');
+    const route = RouteSchema.parse({ source: 'sns', secret: 'sns-token', recipients: ['0712345678'], topics: ['arn:aws:sns:eu-west-1:123456789012:ops-alarms'] });
+    const documents = new Map([[SNS_TEST_CERT_URL, SNS_TEST_CERT]]);
+    const genuine = new TextEncoder().encode(JSON.stringify(signSnsMessage(snsFixture('cloudwatch-alarm.json'), { at: new Date() })));
+    const headers = signWebhook('sns', { body: genuine, secret });
+    expect(headers).toMatchObject({
+      'Content-Type': 'text/plain; charset=UTF-8',
+      'x-amz-sns-message-type': 'Notification',
+      'x-amz-sns-message-id': '5f8d2a8e-6c1b-5e4f-9a7d-3b2c1d0e9f8a',
+      'x-amz-sns-topic-arn': 'arn:aws:sns:eu-west-1:123456789012:ops-alarms',
+      Authorization: `Bearer ${secret}`,
+    });
+    const context = { secret, toleranceSeconds: 300, route, documents };
+    expect(sourcePack('sns').authenticate(inbound(genuine, headers), context)).toEqual({ ok: true });
+    // The published fixture carries AWS's placeholder signature: send-test cannot make it genuine.
+    const fixture = new Uint8Array(readFileSync(new URL(FIXTURE_OF.sns, FIXTURES)));
+    expect(sourcePack('sns').authenticate(inbound(fixture, signWebhook('sns', { body: fixture, secret })), context).ok).toBe(false);
   });
 
   it('refuses a source it does not know', () => {
