@@ -4,9 +4,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { signWebhook } from '../../local/runtime/signers';
+import { signSnsMessage } from '../helpers/sns';
 import {
   cleanEnv,
   eventually,
+  fixture,
   FULL_NUMBER,
   getJson,
   inbox,
@@ -16,6 +19,7 @@ import {
   runCli,
   signedRequest,
   startRelay,
+  writeSnsDocuments,
   stopRelay,
   type CliResult,
   type RecordJson,
@@ -33,7 +37,11 @@ const CASES = [
   { route: 'payments', secret: 'stripe-secret', source: 'stripe', fixture: 'stripe/payment_intent.succeeded.json', to: ['255754111222'], senderId: 'SMSRELAY', text: 'Payment received: USD 49.99 - Order #2031 - Safari sandals' },
   { route: 'events', secret: 'standard-secret', source: 'standard-webhooks', fixture: 'standard-webhooks/invoice-paid.json', to: ['255754111222'], senderId: 'SMSRELAY', text: 'invoice.paid inv_2pKx7LqN4vR8sT1w (paid)' },
   { route: 'notify', secret: 'generic-token', source: 'generic', fixture: 'generic/backup-failed.json', to: ['255712345678'], senderId: 'SMSRELAY', text: 'Nightly backup of nas-01 failed: repository quota exceeded' },
+  { route: 'aws-alarms', secret: 'sns-token', source: 'sns', fixture: 'sns/cloudwatch-alarm.json', to: ['255712345678'], senderId: 'ALERTS', text: '[ALARM] HighCPU: Threshold Crossed: 1 out of the last 1 datapoints [92.5 (21/11/25 09:10:00)] was greater than or equal to the threshold (80.0) (... (eu-west-1)' },
 ] as const;
+
+/** The SubscribeURL of the e2e subscription confirmation, answered by the runtime's local documents. */
+const SNS_SUBSCRIBE_URL = 'https://sns.eu-west-1.amazonaws.com/?Action=ConfirmSubscription&TopicArn=arn:aws:sns:eu-west-1:123456789012:ops-alarms&Token=e2e';
 
 const MAX_BODY_BYTES = 16_384;
 
@@ -54,6 +62,8 @@ const cli = async (args: readonly string[]): Promise<CliResult> => {
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'sms-relay-e2e-'));
   env = cleanEnv({ PORT: '0', RELAY_DATA_DIR: join(dir, 'data'), RELAY_SECRETS_FILE: join(dir, 'secrets.json'), MAX_BODY_BYTES: String(MAX_BODY_BYTES) });
+  // Local runtime only: serve the test SNS certificate (and a confirmation answer) under SNS URLs.
+  env['RELAY_LOCAL_DOCUMENTS'] = writeSnsDocuments(join(dir, 'documents.json'), { [SNS_SUBSCRIBE_URL]: '<ConfirmSubscriptionResponse/>' });
   relay = await startRelay(env);
   secrets = readJsonFile(join(dir, 'secrets.json'));
 }, 120_000);
@@ -66,7 +76,7 @@ afterAll(async () => {
 describe('npm start: the local runtime', () => {
   it('creates the secrets file on first run: every name the config needs, random, mode 0600', () => {
     expect(Object.keys(secrets).sort()).toEqual(
-      ['providerApiKey', 'alerts-token', 'grafana-token', 'github-secret', 'shopify-secret', 'woocommerce-secret', 'stripe-secret', 'standard-secret', 'generic-token'].sort(),
+      ['providerApiKey', 'alerts-token', 'grafana-token', 'github-secret', 'shopify-secret', 'woocommerce-secret', 'stripe-secret', 'standard-secret', 'generic-token', 'sns-token'].sort(),
     );
     expect(secrets['stripe-secret']).toMatch(/^whsec_[A-Za-z0-9+/]+=*$/);
     expect(secrets['standard-secret']).toMatch(/^whsec_[A-Za-z0-9+/]+=*$/);
@@ -173,6 +183,20 @@ describe('npm start: the local runtime', () => {
     expect(await tooBig.json()).toEqual({ error: `body exceeds the limit of ${MAX_BODY_BYTES} bytes` });
     expect((await records(relay.url)).length).toBe(countBefore);
   });
+
+  it('confirms an SNS subscription itself and records it without an SMS; refuses another topic', async () => {
+    const confirmation = { ...JSON.parse(fixture('sns/subscription-confirmation.json').toString('utf8')), TopicArn: 'arn:aws:sns:eu-west-1:123456789012:ops-alarms', SubscribeURL: SNS_SUBSCRIBE_URL };
+    const signedConfirmation = Buffer.from(JSON.stringify(signSnsMessage(confirmation, { at: new Date() })));
+    const request = { route: 'aws-alarms', body: signedConfirmation, headers: signWebhook('sns', { body: signedConfirmation, secret: secrets['sns-token']! }) };
+    const answer = await post(relay.url, request);
+    expect(answer).toMatchObject({ status: 200, body: { status: 'dropped', reason: 'SNS subscription to arn:aws:sns:eu-west-1:123456789012:ops-alarms confirmed by the relay' } });
+    const [record] = await records(relay.url, 'route=aws-alarms&state=DROPPED');
+    expect(record).toMatchObject({ id: (answer.body['ids'] as string[])[0], reason: 'SNS subscription to arn:aws:sns:eu-west-1:123456789012:ops-alarms confirmed by the relay' });
+
+    const otherTopic = Buffer.from(JSON.stringify(signSnsMessage({ ...confirmation, TopicArn: 'arn:aws:sns:eu-west-1:999999999999:ops-alarms' }, { at: new Date() })));
+    const refused = await post(relay.url, { route: 'aws-alarms', body: otherTopic, headers: signWebhook('sns', { body: otherTopic, secret: secrets['sns-token']! }) });
+    expect(refused).toMatchObject({ status: 401, body: { error: 'unauthorized' } });
+  }, 120_000);
 
   it('send-test signs a payload as its source would and exits non-zero on a refusal', async () => {
     const [ok, refused] = await Promise.all([

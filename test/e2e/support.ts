@@ -1,9 +1,10 @@
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import type { RecordView } from '../../local/runtime/records';
 import { signWebhook } from '../../local/runtime/signers';
+import { signSnsMessage, snsDocuments, type SnsMessage } from '../helpers/sns';
 
 export const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 export const FIXTURES = fileURLToPath(new URL('../fixtures/', import.meta.url));
@@ -170,9 +171,13 @@ export interface SignedRequest {
   readonly headers: Record<string, string>;
 }
 
-/** A fixture signed as `source` would sign it, ready to post (and to post again, identically). */
+/**
+ * A fixture signed as `source` would sign it, ready to post (and to post again, identically). An
+ * SNS fixture is first signed now with the test key, as SNS would have signed it: the runtime trusts
+ * the test certificate through {@link writeSnsDocuments} only.
+ */
 export function signedRequest(route: string, source: string, path: string, secret: string, headers: Record<string, string> = {}): SignedRequest {
-  const body = fixture(path);
+  const body = source === 'sns' ? Buffer.from(JSON.stringify(signSnsMessage(JSON.parse(fixture(path).toString('utf8')) as SnsMessage, { at: new Date() }))) : fixture(path);
   return { route, body, headers: signWebhook(source, { body, secret, headers }) };
 }
 
@@ -232,4 +237,13 @@ export type RecordJson = RecordView;
 
 export async function records(relayUrl: string, query = ''): Promise<RecordJson[]> {
   return (await getJson<{ records: RecordJson[] }>(`${relayUrl}/_relay/records${query === '' ? '' : `?${query}`}`)).records;
+}
+
+/**
+ * Writes the file `RELAY_LOCAL_DOCUMENTS` names for the runtime under test: the test SNS
+ * certificate under its SNS URL, plus `extra` (a confirmation URL's answer). Returns its path.
+ */
+export function writeSnsDocuments(path: string, extra: Record<string, string> = {}): string {
+  writeFileSync(path, JSON.stringify(snsDocuments(extra)));
+  return path;
 }
