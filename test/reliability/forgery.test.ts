@@ -1,4 +1,6 @@
+import { generateKeyPairSync } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { signSnsMessage, snsHeaders } from '../helpers/sns';
 import { call } from './support/http';
 import { storedRecords, waitUntil } from './support/records';
 import { inboxCounts } from './support/sandbox';
@@ -15,6 +17,9 @@ import {
   standardWebhooksHeaders,
   stripeHeaders,
   woocommerceHeaders,
+  snsBody,
+  snsTokenHeaders,
+  svixHeaders,
 } from './support/signers';
 import { bodyFor, ROUTE_SECRET, type SourceRoute } from './support/webhooks';
 
@@ -59,6 +64,8 @@ const tamper = (body: string, tag: string): string => {
 const withoutHeader = (headers: Headers, name: string): Headers => Object.fromEntries(Object.entries(headers).filter(([key]) => key !== name));
 const otherToken = (): string => newSecret('token');
 const otherWhsec = (): string => newSecret('whsec');
+/** A key SNS never used: a forger can sign, but SNS's certificate does not carry this key. */
+const FORGER_KEY = generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey;
 
 function authentic(): Attempt[] {
   return [
@@ -75,6 +82,12 @@ function authentic(): Attempt[] {
     attempt('stripe', 'signature', (secret, body) => ({ headers: stripeHeaders(secret, body) })),
     attempt('stripe', 'signature at the edge of the tolerance', (secret, body) => ({ headers: stripeHeaders(secret, body, { timestamp: nowSeconds() - TOLERANCE + 30 }) })),
     attempt('standard', 'signature', (secret, body) => ({ headers: standardWebhooksHeaders(secret, body) })),
+    attempt('svix', 'svix-* signature', (secret, body) => ({ headers: svixHeaders(secret, body) })),
+    attempt('sns', 'SignatureVersion 1, Bearer token', (secret, body) => ({ headers: snsTokenHeaders(secret, body) })),
+    attempt('sns', 'SignatureVersion 2, ?token=', (secret, _body, tag) => {
+      const body = JSON.stringify(signSnsMessage(JSON.parse(snsBody(tag)) as Record<string, string>, { version: '2' }));
+      return { headers: snsHeaders(JSON.parse(body) as Record<string, string>), body, query: `?token=${encodeURIComponent(secret)}` };
+    }),
   ];
 }
 
@@ -144,6 +157,42 @@ function forgeries(): Attempt[] {
     attempt('standard', 'replay outside the tolerance', (secret, body) => ({ headers: standardWebhooksHeaders(secret, body, { timestamp: old() }) })),
     attempt('standard', 'timestamp ahead of the tolerance', (secret, body) => ({ headers: standardWebhooksHeaders(secret, body, { timestamp: ahead() }) })),
     attempt('standard', 'id changed after signing', (secret, body) => ({ headers: { ...standardWebhooksHeaders(secret, body), 'webhook-id': 'msg_other' } })),
+    // standard webhooks under Svix's header names
+    attempt('svix', 'tampered body', (secret, body, tag) => ({ headers: svixHeaders(secret, body), body: tamper(body, tag) })),
+    attempt('svix', 'wrong secret', (_secret, body) => ({ headers: svixHeaders(otherWhsec(), body) })),
+    attempt('svix', 'missing signature', (secret, body) => ({ headers: withoutHeader(svixHeaders(secret, body), 'svix-signature') })),
+    attempt('svix', 'replay outside the tolerance', (secret, body) => ({ headers: svixHeaders(secret, body, { timestamp: old() }) })),
+    attempt('svix', 'id changed after signing', (secret, body) => ({ headers: { ...svixHeaders(secret, body), 'svix-id': 'msg_other' } })),
+    attempt('svix', 'svix signature under a webhook-id', (secret, body) => ({ headers: { ...svixHeaders(secret, body), 'webhook-id': 'msg_other' } })),
+    // sns: the AWS signature, the route's topics and its token
+    attempt('sns', 'tampered message', (secret, body, tag) => ({ headers: snsTokenHeaders(secret, body), body: tamper(body, tag) })),
+    attempt('sns', 'signed with another key', (secret, _body, tag) => {
+      const body = snsBody(tag, { key: FORGER_KEY });
+      return { headers: snsTokenHeaders(secret, body), body };
+    }),
+    attempt('sns', 'validly signed, another topic', (secret, _body, tag) => {
+      const body = snsBody(tag, { topic: 'arn:aws:sns:eu-west-1:999999999999:reliability' });
+      return { headers: snsTokenHeaders(secret, body), body };
+    }),
+    attempt('sns', 'topic header contradicts the body', (secret, body) => ({ headers: { ...snsTokenHeaders(secret, body), 'x-amz-sns-topic-arn': 'arn:aws:sns:eu-west-1:999999999999:reliability' } })),
+    attempt('sns', 'stale message', (secret, _body, tag) => {
+      const body = snsBody(tag, { at: new Date(Date.now() - 2 * 3600_000) });
+      return { headers: snsTokenHeaders(secret, body), body };
+    }),
+    attempt('sns', 'message from the future', (secret, _body, tag) => {
+      const body = snsBody(tag, { at: new Date(Date.now() + (TOLERANCE + 60) * 1000) });
+      return { headers: snsTokenHeaders(secret, body), body };
+    }),
+    attempt('sns', 'certificate on a look-alike host', (secret, _body, tag) => {
+      const body = JSON.stringify(signSnsMessage(JSON.parse(snsBody(tag)) as Record<string, string>, { certUrl: 'https://sns.eu-west-1.amazonaws.com.evil.example/SimpleNotificationService-a.pem' }));
+      return { headers: snsTokenHeaders(secret, body), body };
+    }),
+    attempt('sns', 'certificate over http', (secret, _body, tag) => {
+      const body = JSON.stringify(signSnsMessage(JSON.parse(snsBody(tag)) as Record<string, string>, { certUrl: 'http://sns.eu-west-1.amazonaws.com/SimpleNotificationService-a.pem' }));
+      return { headers: snsTokenHeaders(secret, body), body };
+    }),
+    attempt('sns', 'no token', (_secret, body) => ({ headers: snsHeaders(JSON.parse(body) as Record<string, string>) })),
+    attempt('sns', 'wrong token', (_secret, body) => ({ headers: snsTokenHeaders(otherToken(), body) })),
   ];
 }
 

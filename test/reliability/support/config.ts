@@ -1,6 +1,6 @@
 import { stringify } from 'yaml';
 import type { RelayConfigInput } from '../../../functions/core/config/schema';
-import { newSecret } from './signers';
+import { newSecret, SNS_TOPIC } from './signers';
 
 /** The recipient every test route sends to, in the form a person would write it in a config. */
 export const RECIPIENT = '+255 712 345 678';
@@ -27,6 +27,7 @@ export function newSecrets(): Record<string, string> {
     'woocommerce-secret': newSecret('token'),
     'stripe-secret': newSecret('whsec'),
     'standard-secret': newSecret('whsec'),
+    'sns-secret': newSecret('token'),
   };
 }
 
@@ -50,6 +51,8 @@ export function standardRoutes(): Record<string, RouteInput> {
     woo: route('woocommerce', 'woocommerce-secret'),
     stripe: route('stripe', 'stripe-secret'),
     standard: route('standard-webhooks', 'standard-secret'),
+    svix: route('standard-webhooks', 'standard-secret'),
+    sns: route('sns', 'sns-secret', { topics: [SNS_TOPIC], template: '{{ Message }}' }),
   };
 }
 

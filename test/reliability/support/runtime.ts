@@ -7,6 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { call } from './http';
 import { appendLog, registerSecrets } from './logs';
+import { snsDocuments } from '../../helpers/sns';
 
 export const REPO_ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 const CLI = 'bin/sms-relay.mjs';
@@ -148,7 +149,10 @@ export async function startRuntime({ files, providerBaseUrl, providerApiKey, env
     PROVIDER_BASE_URL: providerBaseUrl,
     PROVIDER_API_KEY: providerApiKey,
   };
-  const run = spawnCli(`runtime-${label}`, ['start'], { ...cliEnv, PORT: String(port), ...env });
+  // Local runtime only: the test SNS certificate, served under its SNS URL to the `sns` route.
+  const snsDocumentsPath = join(files.dir, 'sns-documents.json');
+  writeFileSync(snsDocumentsPath, JSON.stringify(snsDocuments()));
+  const run = spawnCli(`runtime-${label}`, ['start'], { ...cliEnv, PORT: String(port), RELAY_LOCAL_DOCUMENTS: snsDocumentsPath, ...env });
   const baseUrl = `http://127.0.0.1:${port}`;
   let exitedEarly = false;
   void run.exited.then(() => {

@@ -1,4 +1,5 @@
-import { createHmac, randomBytes, randomUUID } from 'node:crypto';
+import { createHmac, randomBytes, randomUUID, type KeyObject } from 'node:crypto';
+import { signSnsMessage, snsHeaders } from '../../helpers/sns';
 
 /**
  * Signers written from each sender's documented scheme, independently of the relay's verifiers,
@@ -84,4 +85,27 @@ export function basicHeaders(secret: string, user = 'alertmanager'): Headers {
 /** Fresh secrets shaped as each sender issues them. */
 export function newSecret(kind: 'token' | 'whsec'): string {
   return kind === 'whsec' ? `whsec_${randomBytes(24).toString('base64')}` : `rel-${randomBytes(24).toString('base64url')}`;
+}
+
+/** Svix's own header names for the Standard Webhooks scheme, as every Svix-powered sender sends them. */
+export function svixHeaders(secret: string, body: string, { id = `msg_${randomUUID()}`, timestamp = nowSeconds() } = {}): Headers {
+  const key = Buffer.from(secret.replace(/^whsec_/, ''), 'base64');
+  return { ...json, 'svix-id': id, 'svix-timestamp': String(timestamp), 'svix-signature': `v1,${hmacBase64(key, `${id}.${timestamp}.${body}`)}` };
+}
+
+/** The topic the reliability `sns` route accepts. */
+export const SNS_TOPIC = 'arn:aws:sns:eu-west-1:123456789012:reliability';
+
+/**
+ * An SNS notification whose `Message` is `tag`, signed now with the test key as SNS signs (see
+ * test/helpers/sns.ts); the runtime trusts the test certificate only through RELAY_LOCAL_DOCUMENTS.
+ */
+export function snsBody(tag: string, { messageId = randomUUID(), topic = SNS_TOPIC, at = new Date(), key }: { messageId?: string; topic?: string; at?: Date; key?: KeyObject } = {}): string {
+  const message = { Type: 'Notification', MessageId: messageId, TopicArn: topic, Subject: 'reliability', Message: tag, Timestamp: at.toISOString() };
+  return JSON.stringify(signSnsMessage(message, { at, ...(key === undefined ? {} : { key }) }));
+}
+
+/** SNS's headers for `body`, and the route token as SNS sends it from the endpoint URL's `?token=` (here a Bearer header). */
+export function snsTokenHeaders(secret: string, body: string): Headers {
+  return { ...snsHeaders(JSON.parse(body) as Record<string, string>), authorization: `Bearer ${secret}` };
 }

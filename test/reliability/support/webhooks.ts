@@ -10,6 +10,9 @@ import {
   standardWebhooksHeaders,
   stripeHeaders,
   woocommerceHeaders,
+  snsBody,
+  snsTokenHeaders,
+  svixHeaders,
 } from './signers';
 
 /** One webhook as a sender would post it. `tag` is the text the route renders from it. */
@@ -55,14 +58,17 @@ export function bodyFor(source: SourceRoute, tag: string, { eventId = `evt_${ran
     case 'stripe':
       return JSON.stringify({ id: eventId, object: 'event', type: 'charge.succeeded', livemode: false, data: { object: { id: 'ch_1', amount: 1000, currency: 'tzs' } }, tag });
     case 'standard':
+    case 'svix':
       return JSON.stringify({ type: 'invoice.paid', timestamp: new Date().toISOString(), data: { id: 'inv_1', status: 'paid' }, tag });
+    case 'sns':
+      return snsBody(tag);
     case 'amo':
     case 'alo':
       return JSON.stringify({ tag });
   }
 }
 
-export type SourceRoute = 'amo' | 'alo' | 'alerts' | 'grafana' | 'github' | 'shopify' | 'woo' | 'stripe' | 'standard';
+export type SourceRoute = 'amo' | 'alo' | 'alerts' | 'grafana' | 'github' | 'shopify' | 'woo' | 'stripe' | 'standard' | 'svix' | 'sns';
 
 /** Which secret name of the secrets file each standard route uses. */
 export const ROUTE_SECRET: Readonly<Record<SourceRoute, string>> = {
@@ -75,6 +81,8 @@ export const ROUTE_SECRET: Readonly<Record<SourceRoute, string>> = {
   woo: 'woocommerce-secret',
   stripe: 'stripe-secret',
   standard: 'standard-secret',
+  svix: 'standard-secret',
+  sns: 'sns-secret',
 };
 
 /**
@@ -106,6 +114,10 @@ export function headersFor(route: SourceRoute, secret: string, body: string, { t
       return stripeHeaders(secret, body, { timestamp });
     case 'standard':
       return standardWebhooksHeaders(secret, body, { timestamp });
+    case 'svix':
+      return svixHeaders(secret, body, { timestamp });
+    case 'sns':
+      return snsTokenHeaders(secret, body);
   }
 }
 
