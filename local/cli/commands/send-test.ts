@@ -45,6 +45,9 @@ export function sendTestCommand(): Command {
 Signatures: GitHub X-Hub-Signature-256 (+ X-GitHub-Event, default push, and a new X-GitHub-Delivery);
 Shopify X-Shopify-Hmac-Sha256; WooCommerce X-WC-Webhook-Signature; Stripe Stripe-Signature t=…,v1=…;
 Standard Webhooks webhook-id/-timestamp/-signature; Alertmanager, Grafana, generic: Authorization: Bearer.
+Svix names: give --header 'svix-id: msg_1' for svix-id/-timestamp/-signature instead of webhook-*.
+SNS: only AWS can sign; the file's own SNS signature is sent with SNS's headers and a Bearer token
+(a genuine message captured within the last hour is accepted, a hand-written one is refused 401).
 Exits 1 when the relay answers anything but 2xx.
 
 Examples:
