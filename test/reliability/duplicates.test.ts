@@ -12,16 +12,18 @@ import { bodyFor, headersFor, ROUTE_SECRET, type SourceRoute, type Webhook } fro
  * out. Per source, the copies are what that sender really repeats: the same bytes (GitHub delivery
  * id, generic Idempotency-Key, Alertmanager group, Shopify event id), or the same event re-signed
  * with a newer timestamp (Stripe event id, Standard Webhooks webhook-id).
+ * GitLab repeats its Idempotency-Key, PagerDuty its event id, Uptime Kuma its heartbeat; Sentry
+ * builds a retry anew, with a fresh Request-ID over the same signed body.
  */
 
 const COPIES = 5;
 /** Deliveries in all (RELIABILITY_DUPLICATE_DELIVERIES, default 200), shared out over the sources by these weights. */
 const DELIVERIES = Number(process.env['RELIABILITY_DUPLICATE_DELIVERIES'] ?? '200');
-const WEIGHTS: Readonly<Record<string, number>> = { amo: 2, github: 2, stripe: 2, alerts: 2, standard: 1, shopify: 1 };
+const WEIGHTS: Readonly<Record<string, number>> = { amo: 2, github: 2, stripe: 2, alerts: 2, standard: 1, shopify: 1, gitlab: 0.5, sentry: 0.5, pagerduty: 0.5, kuma: 0.5 };
 const PLAN: Readonly<Record<string, number>> = Object.fromEntries(
   Object.entries(WEIGHTS).map(([route, weight]) => [route, Math.max(1, Math.round((DELIVERIES * weight) / 10))]),
 );
-const RESIGNED: ReadonlySet<SourceRoute> = new Set(['stripe', 'standard']);
+const RESIGNED: ReadonlySet<SourceRoute> = new Set(['stripe', 'standard', 'sentry']);
 
 interface Delivery {
   readonly tag: string;

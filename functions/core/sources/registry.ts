@@ -7,6 +7,10 @@ import { standardWebhooks } from './standard-webhooks';
 import { stripe } from './stripe';
 import type { SourceName, SourcePack } from './types';
 import { woocommerce } from './woocommerce';
+import { gitlab } from './gitlab';
+import { sentry } from './sentry';
+import { pagerduty } from './pagerduty';
+import { uptimeKuma } from './uptime-kuma';
 
 /** Every source pack, by name. Adding a source is one module and one line here. */
 export const SOURCES: Readonly<Record<SourceName, SourcePack>> = Object.freeze({
@@ -18,6 +22,10 @@ export const SOURCES: Readonly<Record<SourceName, SourcePack>> = Object.freeze({
   stripe,
   'standard-webhooks': standardWebhooks,
   generic,
+  gitlab,
+  sentry,
+  pagerduty,
+  'uptime-kuma': uptimeKuma,
 });
 
 export function sourcePack(name: SourceName): SourcePack {

@@ -13,6 +13,10 @@ export const SOURCE_NAMES = [
   'stripe',
   'standard-webhooks',
   'generic',
+  'gitlab',
+  'sentry',
+  'pagerduty',
+  'uptime-kuma',
 ] as const;
 
 export type SourceName = (typeof SOURCE_NAMES)[number];
