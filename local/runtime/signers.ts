@@ -156,6 +156,84 @@ export const signSns: Signer = ({ body, secret }) => {
   };
 };
 
+/** GitLab's `X-Gitlab-Event` for each `object_kind` of a project hook payload. */
+const GITLAB_EVENTS: Readonly<Record<string, string>> = {
+  push: 'Push Hook',
+  tag_push: 'Tag Push Hook',
+  issue: 'Issue Hook',
+  note: 'Note Hook',
+  merge_request: 'Merge Request Hook',
+  pipeline: 'Pipeline Hook',
+  build: 'Job Hook',
+  deployment: 'Deployment Hook',
+  release: 'Release Hook',
+};
+
+/** A top-level field of a JSON body, or `undefined` when the body is not a JSON object. */
+const bodyField = (body: Uint8Array, ...path: readonly string[]): unknown => {
+  let value: unknown;
+  try {
+    value = JSON.parse(Buffer.from(body).toString('utf8'));
+  } catch {
+    return undefined;
+  }
+  for (const key of path) value = value !== null && typeof value === 'object' ? (value as Record<string, unknown>)[key] : undefined;
+  return value;
+};
+
+/**
+ * GitLab: the secret token as it is in `X-Gitlab-Token`, the event named from the body's
+ * `object_kind` (default `Push Hook`), and a fresh `Idempotency-Key` (GitLab reuses it for retries).
+ */
+export const signGitLab: Signer = ({ body, secret, headers }) => {
+  const kind = bodyField(body, 'object_kind');
+  return {
+    'User-Agent': 'GitLab/18.0.0',
+    'X-Gitlab-Event': header(headers, 'x-gitlab-event') ?? (typeof kind === 'string' ? GITLAB_EVENTS[kind] : undefined) ?? 'Push Hook',
+    'X-Gitlab-Instance': 'https://gitlab.example.com',
+    'X-Gitlab-Webhook-UUID': randomUUID(),
+    'X-Gitlab-Event-UUID': randomUUID(),
+    'Idempotency-Key': header(headers, 'idempotency-key') ?? randomUUID(),
+    'X-Gitlab-Token': secret,
+  };
+};
+
+/** Sentry's `Sentry-Hook-Resource` for a body, by the object under `data`. */
+const sentryResource = (body: Uint8Array): string => {
+  const data = bodyField(body, 'data');
+  const has = (name: string): boolean => data !== null && typeof data === 'object' && name in data;
+  if (has('metric_alert')) return 'metric_alert';
+  if (has('event')) return 'event_alert';
+  if (has('issue')) return 'issue';
+  if (has('error')) return 'error';
+  if (has('comment')) return 'comment';
+  return 'installation';
+};
+
+/**
+ * Sentry integration webhooks: `Sentry-Hook-Signature: <hex HMAC-SHA256 of the body>` keyed with
+ * the client secret, the resource named from the body (`data.metric_alert` is `metric_alert`…), a
+ * fresh `Request-ID` and the (unsigned) `Sentry-Hook-Timestamp`.
+ */
+export const signSentry: Signer = ({ body, secret, headers, now = new Date() }) => ({
+  'User-Agent': 'sentry-app',
+  'Request-ID': header(headers, 'request-id') ?? randomBytes(16).toString('hex'),
+  'Sentry-Hook-Resource': header(headers, 'sentry-hook-resource') ?? sentryResource(body),
+  'Sentry-Hook-Timestamp': unixSeconds(now),
+  'Sentry-Hook-Signature': hmac(secret, body, 'hex'),
+});
+
+/** PagerDuty v3: `X-PagerDuty-Signature: v1=<hex HMAC-SHA256 of the body>` and an `X-Webhook-Id`. */
+export const signPagerDuty: Signer = ({ body, secret, headers }) => ({
+  'User-Agent': 'PagerDuty-Webhook/V3.0',
+  'X-Webhook-Id': header(headers, 'x-webhook-id') ?? randomUUID(),
+  'X-Webhook-Subscription': 'PSMS0RL',
+  'X-PagerDuty-Signature': `v1=${hmac(secret, body, 'hex')}`,
+});
+
+/** Uptime Kuma: the route's secret as a Bearer token in the notification's additional headers. */
+export const signUptimeKuma: Signer = bearer;
+
 /** One signer per source, by the source names routes use in the config. */
 export const SIGNERS = {
   alertmanager: signAlertmanager,
@@ -166,6 +244,10 @@ export const SIGNERS = {
   stripe: signStripe,
   'standard-webhooks': signStandardWebhooks,
   generic: signGeneric,
+  gitlab: signGitLab,
+  sentry: signSentry,
+  pagerduty: signPagerDuty,
+  'uptime-kuma': signUptimeKuma,
   sns: signSns,
 } as const satisfies Record<SourceName, Signer>;
 

@@ -37,6 +37,10 @@ const CASES = [
   { route: 'payments', secret: 'stripe-secret', source: 'stripe', fixture: 'stripe/payment_intent.succeeded.json', to: ['255754111222'], senderId: 'SMSRELAY', text: 'Payment received: USD 49.99 - Order #2031 - Safari sandals' },
   { route: 'events', secret: 'standard-secret', source: 'standard-webhooks', fixture: 'standard-webhooks/invoice-paid.json', to: ['255754111222'], senderId: 'SMSRELAY', text: 'invoice.paid inv_2pKx7LqN4vR8sT1w (paid)' },
   { route: 'notify', secret: 'generic-token', source: 'generic', fixture: 'generic/backup-failed.json', to: ['255712345678'], senderId: 'SMSRELAY', text: 'Nightly backup of nas-01 failed: repository quota exceeded' },
+  { route: 'gitlab', secret: 'gitlab-token', source: 'gitlab', fixture: 'gitlab/push.json', to: ['255712345678'], senderId: 'SMSRELAY', text: '[kilimo-labs/sms-relay] Amina Mushi pushed 2 commit(s) to main' },
+  { route: 'sentry', secret: 'sentry-secret', source: 'sentry', fixture: 'sentry/event_alert.json', to: ['255712345678'], senderId: 'ALERTS', text: '[ERROR] TimeoutError: SMS provider did not answer within 10000 ms (Relay errors)' },
+  { route: 'pagerduty', secret: 'pagerduty-secret', source: 'pagerduty', fixture: 'pagerduty/incident.triggered.json', to: ['255712345678'], senderId: 'ALERTS', text: '[TRIGGERED] #731 SMS credit below reserve (SMS relay, high urgency)' },
+  { route: 'uptime', secret: 'uptime-kuma-token', source: 'uptime-kuma', fixture: 'uptime-kuma/down.json', to: ['255712345678'], senderId: 'ALERTS', text: '[DOWN] M-Pesa callback: Request failed with status code 502' },
   { route: 'aws-alarms', secret: 'sns-token', source: 'sns', fixture: 'sns/cloudwatch-alarm.json', to: ['255712345678'], senderId: 'ALERTS', text: '[ALARM] HighCPU: Threshold Crossed: 1 out of the last 1 datapoints [92.5 (21/11/25 09:10:00)] was greater than or equal to the threshold (80.0) (... (eu-west-1)' },
 ] as const;
 
@@ -76,7 +80,7 @@ afterAll(async () => {
 describe('npm start: the local runtime', () => {
   it('creates the secrets file on first run: every name the config needs, random, mode 0600', () => {
     expect(Object.keys(secrets).sort()).toEqual(
-      ['providerApiKey', 'alerts-token', 'grafana-token', 'github-secret', 'shopify-secret', 'woocommerce-secret', 'stripe-secret', 'standard-secret', 'generic-token', 'sns-token'].sort(),
+      ['providerApiKey', 'alerts-token', 'grafana-token', 'github-secret', 'shopify-secret', 'woocommerce-secret', 'stripe-secret', 'standard-secret', 'generic-token', 'gitlab-token', 'sentry-secret', 'pagerduty-secret', 'uptime-kuma-token', 'sns-token'].sort(),
     );
     expect(secrets['stripe-secret']).toMatch(/^whsec_[A-Za-z0-9+/]+=*$/);
     expect(secrets['standard-secret']).toMatch(/^whsec_[A-Za-z0-9+/]+=*$/);

@@ -12,6 +12,8 @@ import { bodyFor, headersFor, ROUTE_SECRET, type SourceRoute, type Webhook } fro
  * out. Per source, the copies are what that sender really repeats: the same bytes (GitHub delivery
  * id, generic Idempotency-Key, Alertmanager group, Shopify event id), or the same event re-signed
  * with a newer timestamp (Stripe event id, Standard Webhooks webhook-id).
+ * GitLab repeats its Idempotency-Key, PagerDuty its event id, Uptime Kuma its heartbeat; Sentry
+ * builds a retry anew, with a fresh Request-ID over the same signed body.
  * SNS retries the same signed message (same MessageId, Timestamp and Signature): the same bytes;
  * Svix re-signs under the same svix-id.
  */
@@ -19,11 +21,11 @@ import { bodyFor, headersFor, ROUTE_SECRET, type SourceRoute, type Webhook } fro
 const COPIES = 5;
 /** Deliveries in all (RELIABILITY_DUPLICATE_DELIVERIES, default 200), shared out over the sources by these weights. */
 const DELIVERIES = Number(process.env['RELIABILITY_DUPLICATE_DELIVERIES'] ?? '200');
-const WEIGHTS: Readonly<Record<string, number>> = { amo: 2, github: 2, stripe: 2, alerts: 2, standard: 1, shopify: 1, svix: 1, sns: 1 };
+const WEIGHTS: Readonly<Record<string, number>> = { amo: 2, github: 2, stripe: 2, alerts: 2, standard: 1, shopify: 1, gitlab: 0.5, sentry: 0.5, pagerduty: 0.5, kuma: 0.5, svix: 0.5, sns: 0.5 };
 const PLAN: Readonly<Record<string, number>> = Object.fromEntries(
   Object.entries(WEIGHTS).map(([route, weight]) => [route, Math.max(1, Math.round((DELIVERIES * weight) / 10))]),
 );
-const RESIGNED: ReadonlySet<SourceRoute> = new Set(['stripe', 'standard']);
+const RESIGNED: ReadonlySet<SourceRoute> = new Set(['stripe', 'standard', 'sentry']);
 
 interface Delivery {
   readonly tag: string;

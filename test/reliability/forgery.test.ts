@@ -22,6 +22,7 @@ import {
   svixHeaders,
 } from './support/signers';
 import { bodyFor, ROUTE_SECRET, type SourceRoute } from './support/webhooks';
+import { gitlabHeaders, pagerdutyHeaders, sentryHeaders } from './support/signers';
 
 /**
  * Forged webhooks: for every signed source, a tampered body, a wrong secret, a missing header and
@@ -82,6 +83,12 @@ function authentic(): Attempt[] {
     attempt('stripe', 'signature', (secret, body) => ({ headers: stripeHeaders(secret, body) })),
     attempt('stripe', 'signature at the edge of the tolerance', (secret, body) => ({ headers: stripeHeaders(secret, body, { timestamp: nowSeconds() - TOLERANCE + 30 }) })),
     attempt('standard', 'signature', (secret, body) => ({ headers: standardWebhooksHeaders(secret, body) })),
+    attempt('gitlab', 'token', (secret) => ({ headers: gitlabHeaders(secret) })),
+    attempt('sentry', 'signature', (secret, body) => ({ headers: sentryHeaders(secret, body) })),
+    attempt('pagerduty', 'signature', (secret, body) => ({ headers: pagerdutyHeaders(secret, body) })),
+    attempt('pagerduty', 'one of two signatures (secret rotation)', (secret, body) => ({ headers: pagerdutyHeaders([otherToken(), secret], body) })),
+    attempt('kuma', 'bearer', (secret) => ({ headers: bearerHeaders(secret) })),
+    attempt('kuma', 'token query', (secret) => ({ headers: { 'content-type': 'application/json' }, query: `?token=${encodeURIComponent(secret)}` })),
     attempt('svix', 'svix-* signature', (secret, body) => ({ headers: svixHeaders(secret, body) })),
     attempt('sns', 'SignatureVersion 1, Bearer token', (secret, body) => ({ headers: snsTokenHeaders(secret, body) })),
     attempt('sns', 'SignatureVersion 2, ?token=', (secret, _body, tag) => {
@@ -157,6 +164,27 @@ function forgeries(): Attempt[] {
     attempt('standard', 'replay outside the tolerance', (secret, body) => ({ headers: standardWebhooksHeaders(secret, body, { timestamp: old() }) })),
     attempt('standard', 'timestamp ahead of the tolerance', (secret, body) => ({ headers: standardWebhooksHeaders(secret, body, { timestamp: ahead() }) })),
     attempt('standard', 'id changed after signing', (secret, body) => ({ headers: { ...standardWebhooksHeaders(secret, body), 'webhook-id': 'msg_other' } })),
+    // gitlab: the secret token itself, nothing signed
+    attempt('gitlab', 'wrong token', () => ({ headers: gitlabHeaders(otherToken()) })),
+    attempt('gitlab', 'missing token', (secret) => ({ headers: withoutHeader(gitlabHeaders(secret), 'x-gitlab-token') })),
+    attempt('gitlab', 'secret as a prefix of the token', (secret) => ({ headers: gitlabHeaders(`${secret}x`) })),
+    attempt('gitlab', 'secret as a Bearer credential instead', (secret) => ({ headers: { ...withoutHeader(gitlabHeaders(secret), 'x-gitlab-token'), authorization: `Bearer ${secret}` } })),
+    attempt('gitlab', 'secret as a token query instead', (secret) => ({ headers: withoutHeader(gitlabHeaders(secret), 'x-gitlab-token'), query: `?token=${encodeURIComponent(secret)}` })),
+    // sentry
+    attempt('sentry', 'tampered body', (secret, body, tag) => ({ headers: sentryHeaders(secret, body), body: tamper(body, tag) })),
+    attempt('sentry', 'wrong secret', (_secret, body) => ({ headers: sentryHeaders(otherToken(), body) })),
+    attempt('sentry', 'missing signature', (secret, body) => ({ headers: withoutHeader(sentryHeaders(secret, body), 'sentry-hook-signature') })),
+    attempt('sentry', 'signature of an empty body', (secret) => ({ headers: sentryHeaders(secret, '') })),
+    // pagerduty
+    attempt('pagerduty', 'tampered body', (secret, body, tag) => ({ headers: pagerdutyHeaders(secret, body), body: tamper(body, tag) })),
+    attempt('pagerduty', 'wrong secret', (_secret, body) => ({ headers: pagerdutyHeaders(otherToken(), body) })),
+    attempt('pagerduty', 'two wrong signatures', (_secret, body) => ({ headers: pagerdutyHeaders([otherToken(), otherToken()], body) })),
+    attempt('pagerduty', 'right digest under another version', (secret, body) => ({ headers: pagerdutyHeaders(secret, body, { version: 'v0' }) })),
+    attempt('pagerduty', 'missing signature', (secret, body) => ({ headers: withoutHeader(pagerdutyHeaders(secret, body), 'x-pagerduty-signature') })),
+    // uptime kuma: Bearer or ?token=
+    attempt('kuma', 'wrong bearer', () => ({ headers: bearerHeaders(otherToken()) })),
+    attempt('kuma', 'wrong token query', () => ({ headers: { 'content-type': 'application/json' }, query: `?token=${otherToken()}` })),
+    attempt('kuma', 'no credential', () => ({ headers: { 'content-type': 'application/json' } })),
     // standard webhooks under Svix's header names
     attempt('svix', 'tampered body', (secret, body, tag) => ({ headers: svixHeaders(secret, body), body: tamper(body, tag) })),
     attempt('svix', 'wrong secret', (_secret, body) => ({ headers: svixHeaders(otherWhsec(), body) })),

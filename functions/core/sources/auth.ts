@@ -65,6 +65,33 @@ export function checkCredential(webhook: InboundWebhook, secret: string): AuthOu
   }
 }
 
+/**
+ * A credential sent by a sender that may or may not be able to set headers: `Authorization: Bearer
+ * <secret>` (or Basic with the secret as password), or a `?token=<secret>` query parameter. Either
+ * one matching is enough, since both compare with the same secret; an empty secret never matches.
+ *
+ * @example
+ * ```ts
+ * checkCredentialOrToken(webhook, context.secret); // generic, Uptime Kuma
+ * ```
+ */
+export function checkCredentialOrToken(webhook: InboundWebhook, secret: string): AuthOutcome {
+  if (secret === '') return authFailure('no secret is configured for this route');
+  const token = webhook.query['token'];
+  const header = webhook.headers['authorization']?.trim();
+  if (!header) {
+    if (token === undefined) {
+      return authFailure('missing credential: send "Authorization: Bearer <token>" or a token query parameter');
+    }
+    return safeEqual(token, secret) ? AUTH_OK : authFailure('token query parameter does not match');
+  }
+  const byHeader = checkCredential(webhook, secret);
+  if (byHeader.ok || token === undefined) return byHeader;
+  return safeEqual(token, secret)
+    ? AUTH_OK
+    : authFailure('neither the Authorization header nor the token query parameter matches');
+}
+
 /** SHA-256 of data as hex: dedupe keys from bodies that carry no delivery id. */
 export function sha256Hex(data: string | Uint8Array): string {
   return createHash('sha256').update(data).digest('hex');

@@ -1,19 +1,25 @@
 import { AUTH_OK, authFailure, hmac, safeEqual } from './auth';
 import type { AuthOutcome, InboundWebhook } from './types';
 
-/** How a sender puts an HMAC-SHA256 of the raw body into one header (GitHub, Shopify, WooCommerce). */
+/** How a sender puts an HMAC-SHA256 of the raw body into one header (GitHub, Shopify, WooCommerce, Sentry, PagerDuty). */
 export interface BodySignatureScheme {
   /** Lower-cased header names to look in, first present wins (a sender may have renamed it). */
   readonly headers: readonly string[];
   /** The header's name as the sender documents it: failure reasons name it. */
   readonly label: string;
   readonly encoding: 'hex' | 'base64';
-  /** The signature inside the header's value, or `undefined` when the value is malformed. */
-  readonly extract: (value: string) => string | undefined;
+  /**
+   * The signature inside the header's value, or several (a sender rotating its secret signs with
+   * each; any one matching passes), or `undefined` when the value is malformed.
+   */
+  readonly extract: (value: string) => string | readonly string[] | undefined;
 }
 
 /** Base64 of a SHA-256 digest: 32 bytes make 43 characters and one `=` of padding. */
 export const BASE64_SHA256 = /^[A-Za-z0-9+/]{43}=$/;
+
+/** Hex of a SHA-256 digest, either case. */
+export const HEX_SHA256 = /^[0-9a-fA-F]{64}$/;
 
 /**
  * Verifies an HMAC-SHA256 of the body bytes exactly as received, compared in constant time.
@@ -37,10 +43,13 @@ export function verifyBodySignature(
   if (secret === '') return authFailure('no secret is configured for this route');
   const value = headerValue(webhook, scheme.headers);
   if (value === undefined) return authFailure(`missing ${scheme.label} header`);
-  const received = scheme.extract(value);
-  if (received === undefined) return authFailure(`malformed ${scheme.label} header`);
+  const extracted = scheme.extract(value);
+  const received = typeof extracted === 'string' ? [extracted] : extracted;
+  if (received === undefined || received.length === 0) return authFailure(`malformed ${scheme.label} header`);
   const expected = hmac('sha256', secret, webhook.body, scheme.encoding);
-  return safeEqual(received, expected) ? AUTH_OK : authFailure(`${scheme.label} does not match the body`);
+  // Every candidate is compared, so the time taken does not tell which one (if any) matched.
+  const matches = received.reduce((found, candidate) => safeEqual(candidate, expected) || found, false);
+  return matches ? AUTH_OK : authFailure(`${scheme.label} does not match the body`);
 }
 
 /**

@@ -1,7 +1,7 @@
-import { AUTH_OK, authFailure, checkCredential, safeEqual, sha256Hex } from './auth';
+import { checkCredentialOrToken, sha256Hex } from './auth';
 import { parseBody } from './body';
 import { idKeyPart } from './shared';
-import type { AuthOutcome, DedupeKey, SourcePack } from './types';
+import type { DedupeKey, SourcePack } from './types';
 
 /** A sender that names its delivery may retry it for as long as it likes: a day is generous. */
 const IDEMPOTENCY_KEY_WINDOW_SECONDS = 24 * 3600;
@@ -31,23 +31,7 @@ export const generic: SourcePack = {
   defaultTemplate:
     '{{ message | default: text | default: summary | default: title | default: "Webhook received" }}',
 
-  authenticate(webhook, { secret }): AuthOutcome {
-    if (secret === '') return authFailure('no secret is configured for this route');
-    const token = webhook.query['token'];
-    const header = webhook.headers['authorization']?.trim();
-    if (!header) {
-      if (token === undefined) {
-        return authFailure('missing credential: send "Authorization: Bearer <token>" or a token query parameter');
-      }
-      return safeEqual(token, secret) ? AUTH_OK : authFailure('token query parameter does not match');
-    }
-    const byHeader = checkCredential(webhook, secret);
-    if (byHeader.ok || token === undefined) return byHeader;
-    // Both compare with the same secret, so accepting either costs nothing in strength.
-    return safeEqual(token, secret)
-      ? AUTH_OK
-      : authFailure('neither the Authorization header nor the token query parameter matches');
-  },
+  authenticate: (webhook, { secret }) => checkCredentialOrToken(webhook, secret),
 
   parse: (webhook) => parseBody(webhook, { form: 'fields' }),
 

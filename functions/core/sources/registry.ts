@@ -8,6 +8,10 @@ import { standardWebhooks } from './standard-webhooks';
 import { stripe } from './stripe';
 import type { SourceName, SourcePack } from './types';
 import { woocommerce } from './woocommerce';
+import { gitlab } from './gitlab';
+import { sentry } from './sentry';
+import { pagerduty } from './pagerduty';
+import { uptimeKuma } from './uptime-kuma';
 
 /** Every source pack, by name. Adding a source is one module and one line here. */
 export const SOURCES: Readonly<Record<SourceName, SourcePack>> = Object.freeze({
@@ -19,6 +23,10 @@ export const SOURCES: Readonly<Record<SourceName, SourcePack>> = Object.freeze({
   stripe,
   'standard-webhooks': standardWebhooks,
   generic,
+  gitlab,
+  sentry,
+  pagerduty,
+  'uptime-kuma': uptimeKuma,
   sns,
 });
 

@@ -1,8 +1,7 @@
 import { verify as verifySignature, X509Certificate } from 'node:crypto';
-import { AUTH_OK, authFailure } from './auth';
+import { AUTH_OK, authFailure, checkCredentialOrToken } from './auth';
 import { bodyText, field, jsonDepthExceeds, parseBody, parseJson, textField } from './body';
 import { BadPayloadError } from './errors';
-import { generic } from './generic';
 import { idKeyPart } from './shared';
 import { MAX_JSON_DEPTH } from '../defaults';
 import type { AuthContext, AuthOutcome, InboundWebhook, Prefetched, SourceFetch, SourcePack, WebhookBody } from './types';
@@ -132,7 +131,7 @@ async function fetchCertificate(webhook: InboundWebhook, fetch: SourceFetch, con
   const none: Prefetched = { documents: new Map() };
   // Nothing leaves the relay for a request without the route's token, or for a certificate URL
   // that is not SNS's: `authenticate` refuses those without a document.
-  if (!generic.authenticate(webhook, context).ok) return none;
+  if (!checkCredentialOrToken(webhook, context.secret).ok) return none;
   const url = readMessage(webhook)?.['SigningCertURL'];
   if (!isCertificateUrl(url)) return none;
   const cache = cacheOf(fetch);
@@ -153,7 +152,7 @@ async function fetchCertificate(webhook: InboundWebhook, fetch: SourceFetch, con
 }
 
 function verifyMessage(webhook: InboundWebhook, context: AuthContext): AuthOutcome {
-  const token = generic.authenticate(webhook, context);
+  const token = checkCredentialOrToken(webhook, context.secret);
   if (!token.ok) return token;
   const message = readMessage(webhook);
   if (message === undefined) return authFailure('body is not an SNS message (JSON with a Type of Notification, SubscriptionConfirmation or UnsubscribeConfirmation)');

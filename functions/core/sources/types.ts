@@ -13,6 +13,10 @@ export const SOURCE_NAMES = [
   'stripe',
   'standard-webhooks',
   'generic',
+  'gitlab',
+  'sentry',
+  'pagerduty',
+  'uptime-kuma',
   'sns',
 ] as const;
 

@@ -28,6 +28,10 @@ describe('the local secrets file', () => {
       'stripe-secret': 'stripe',
       'standard-secret': 'standard-webhooks',
       'generic-token': 'generic',
+      'gitlab-token': 'gitlab',
+      'sentry-secret': 'sentry',
+      'pagerduty-secret': 'pagerduty',
+      'uptime-kuma-token': 'uptime-kuma',
       'sns-token': 'sns',
     });
   });
@@ -52,7 +56,7 @@ describe('the local secrets file', () => {
     writeFileSync(path, JSON.stringify({ providerApiKey: 'mine', 'github-secret': 'also mine', extra: 'kept' }));
     const result = ensureSecretsFile(path, loaded);
     expect(result.created).toBe(false);
-    expect([...result.added].sort()).toEqual(['alerts-token', 'generic-token', 'grafana-token', 'shopify-secret', 'sns-token', 'standard-secret', 'stripe-secret', 'woocommerce-secret']);
+    expect([...result.added].sort()).toEqual(['alerts-token', 'generic-token', 'grafana-token', 'shopify-secret', 'standard-secret', 'stripe-secret', 'woocommerce-secret', 'gitlab-token', 'sentry-secret', 'pagerduty-secret', 'uptime-kuma-token', 'sns-token'].sort());
     const written = JSON.parse(readFileSync(path, 'utf8')) as Record<string, string>;
     expect(written).toMatchObject({ providerApiKey: 'mine', 'github-secret': 'also mine', extra: 'kept' });
 

@@ -19,6 +19,10 @@ const FIXTURE_OF: Readonly<Record<SourceName, string>> = {
   stripe: 'stripe/payment_intent.succeeded.json',
   'standard-webhooks': 'standard-webhooks/invoice-paid.json',
   generic: 'generic/backup-failed.json',
+  gitlab: 'gitlab/push.json',
+  sentry: 'sentry/event_alert.json',
+  pagerduty: 'pagerduty/incident.triggered.json',
+  'uptime-kuma': 'uptime-kuma/down.json',
   sns: 'sns/cloudwatch-alarm.json',
 };
 
@@ -54,7 +58,7 @@ describe('signers', () => {
       const changed = new Uint8Array([...body, 0x20]);
       const outcome = pack.authenticate(inbound(changed, headers), { secret, toleranceSeconds: 300 });
       // Bearer credentials do not cover the body; every signature does.
-      expect(outcome.ok).toBe(['alertmanager', 'grafana', 'generic'].includes(source));
+      expect(outcome.ok).toBe(['alertmanager', 'grafana', 'generic', 'gitlab', 'uptime-kuma'].includes(source));
     });
   });
 
@@ -92,6 +96,14 @@ describe('signers', () => {
     expect(sourcePack('stripe').authenticate(inbound(body, headers, then), { secret, toleranceSeconds: 300 })).toEqual({ ok: true });
   });
 
+  it('names the GitLab event and the Sentry resource from the body, as those senders do', () => {
+    const secret = generateSecret('gitlab');
+    const pipeline = new Uint8Array(readFileSync(new URL('gitlab/pipeline-failed.json', FIXTURES)));
+    expect(signWebhook('gitlab', { body: pipeline, secret })).toMatchObject({ 'X-Gitlab-Event': 'Pipeline Hook', 'X-Gitlab-Token': secret });
+    const metric = new Uint8Array(readFileSync(new URL('sentry/metric_alert-critical.json', FIXTURES)));
+    expect(signWebhook('sentry', { body: metric, secret })).toMatchObject({ 'Sentry-Hook-Resource': 'metric_alert' });
+  });
+
   it('sends SNS messages with the headers SNS sends and the route token, leaving their AWS signature as it is', () => {
     const secret = generateSecret('sns');
     const route = RouteSchema.parse({ source: 'sns', secret: 'sns-token', recipients: ['0712345678'], topics: ['arn:aws:sns:eu-west-1:123456789012:ops-alarms'] });
@@ -113,6 +125,6 @@ describe('signers', () => {
   });
 
   it('refuses a source it does not know', () => {
-    expect(() => signWebhook('gitlab', { body: new Uint8Array(), secret: 'x' })).toThrow(UnknownSourceError);
+    expect(() => signWebhook('bitbucket', { body: new Uint8Array(), secret: 'x' })).toThrow(UnknownSourceError);
   });
 });

@@ -27,6 +27,10 @@ export function newSecrets(): Record<string, string> {
     'woocommerce-secret': newSecret('token'),
     'stripe-secret': newSecret('whsec'),
     'standard-secret': newSecret('whsec'),
+    'gitlab-token': newSecret('token'),
+    'sentry-secret': newSecret('token'),
+    'pagerduty-secret': newSecret('token'),
+    'uptime-kuma-token': newSecret('token'),
     'sns-secret': newSecret('token'),
   };
 }
@@ -51,6 +55,10 @@ export function standardRoutes(): Record<string, RouteInput> {
     woo: route('woocommerce', 'woocommerce-secret'),
     stripe: route('stripe', 'stripe-secret'),
     standard: route('standard-webhooks', 'standard-secret'),
+    gitlab: route('gitlab', 'gitlab-token'),
+    sentry: route('sentry', 'sentry-secret'),
+    pagerduty: route('pagerduty', 'pagerduty-secret'),
+    kuma: route('uptime-kuma', 'uptime-kuma-token'),
     svix: route('standard-webhooks', 'standard-secret'),
     sns: route('sns', 'sns-secret', { topics: [SNS_TOPIC], template: '{{ Message }}' }),
   };

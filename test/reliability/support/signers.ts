@@ -87,6 +87,28 @@ export function newSecret(kind: 'token' | 'whsec'): string {
   return kind === 'whsec' ? `whsec_${randomBytes(24).toString('base64')}` : `rel-${randomBytes(24).toString('base64url')}`;
 }
 
+/** GitLab: no signature; the webhook's secret token as it is in `X-Gitlab-Token`, retries keep `Idempotency-Key`. */
+export function gitlabHeaders(secret: string, { idempotencyKey = randomUUID(), event = 'Push Hook' } = {}): Headers {
+  return { ...json, 'x-gitlab-event': event, 'x-gitlab-token': secret, 'idempotency-key': idempotencyKey, 'x-gitlab-webhook-uuid': randomUUID() };
+}
+
+/** Sentry integration webhooks: `Sentry-Hook-Signature: <hex HMAC of the body>` with the client secret; a `Request-ID` per request built. */
+export function sentryHeaders(secret: string, body: string, { resource = 'event_alert', requestId = randomBytes(16).toString('hex') } = {}): Headers {
+  return {
+    ...json,
+    'request-id': requestId,
+    'sentry-hook-resource': resource,
+    'sentry-hook-timestamp': String(nowSeconds()),
+    'sentry-hook-signature': hmacHex(secret, body),
+  };
+}
+
+/** PagerDuty v3: `X-PagerDuty-Signature: v1=<hex HMAC of the body>[,v1=…]`, one per signing secret. */
+export function pagerdutyHeaders(secrets: string | readonly string[], body: string, { version = 'v1' } = {}): Headers {
+  const signatures = (typeof secrets === 'string' ? [secrets] : secrets).map((secret) => `${version}=${hmacHex(secret, body)}`);
+  return { ...json, 'x-webhook-id': randomUUID(), 'x-pagerduty-signature': signatures.join(',') };
+}
+
 /** Svix's own header names for the Standard Webhooks scheme, as every Svix-powered sender sends them. */
 export function svixHeaders(secret: string, body: string, { id = `msg_${randomUUID()}`, timestamp = nowSeconds() } = {}): Headers {
   const key = Buffer.from(secret.replace(/^whsec_/, ''), 'base64');

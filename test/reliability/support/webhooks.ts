@@ -14,6 +14,7 @@ import {
   snsTokenHeaders,
   svixHeaders,
 } from './signers';
+import { gitlabHeaders, pagerdutyHeaders, sentryHeaders } from './signers';
 
 /** One webhook as a sender would post it. `tag` is the text the route renders from it. */
 export interface Webhook {
@@ -65,10 +66,19 @@ export function bodyFor(source: SourceRoute, tag: string, { eventId = `evt_${ran
     case 'amo':
     case 'alo':
       return JSON.stringify({ tag });
+    case 'gitlab':
+      return JSON.stringify({ object_kind: 'push', ref: 'refs/heads/main', user_name: 'bot', total_commits_count: 1, project: { path_with_namespace: 'acme/relay' }, tag });
+    case 'sentry':
+      return JSON.stringify({ action: 'triggered', data: { event: { event_id: randomUUID().replaceAll('-', ''), level: 'error', title: tag }, triggered_rule: 'reliability' }, installation: { uuid: randomUUID() }, tag });
+    case 'pagerduty':
+      return JSON.stringify({ event: { id: eventId, event_type: 'incident.triggered', resource_type: 'incident', data: { type: 'incident', number: orderNumber++, title: tag, urgency: 'high' } }, tag });
+    case 'kuma':
+      orderNumber += 1;
+      return JSON.stringify({ heartbeat: { monitorID: orderNumber, status: 0, time: '2025-11-21 09:44:12.031', msg: 'down' }, monitor: { id: orderNumber, name: 'reliability' }, msg: tag, tag });
   }
 }
 
-export type SourceRoute = 'amo' | 'alo' | 'alerts' | 'grafana' | 'github' | 'shopify' | 'woo' | 'stripe' | 'standard' | 'svix' | 'sns';
+export type SourceRoute = 'amo' | 'alo' | 'alerts' | 'grafana' | 'github' | 'shopify' | 'woo' | 'stripe' | 'standard' | 'gitlab' | 'sentry' | 'pagerduty' | 'kuma' | 'svix' | 'sns';
 
 /** Which secret name of the secrets file each standard route uses. */
 export const ROUTE_SECRET: Readonly<Record<SourceRoute, string>> = {
@@ -81,6 +91,10 @@ export const ROUTE_SECRET: Readonly<Record<SourceRoute, string>> = {
   woo: 'woocommerce-secret',
   stripe: 'stripe-secret',
   standard: 'standard-secret',
+  gitlab: 'gitlab-token',
+  sentry: 'sentry-secret',
+  pagerduty: 'pagerduty-secret',
+  kuma: 'uptime-kuma-token',
   svix: 'standard-secret',
   sns: 'sns-secret',
 };
@@ -114,6 +128,14 @@ export function headersFor(route: SourceRoute, secret: string, body: string, { t
       return stripeHeaders(secret, body, { timestamp });
     case 'standard':
       return standardWebhooksHeaders(secret, body, { timestamp });
+    case 'gitlab':
+      return gitlabHeaders(secret);
+    case 'sentry':
+      return sentryHeaders(secret, body);
+    case 'pagerduty':
+      return pagerdutyHeaders(secret, body);
+    case 'kuma':
+      return bearerHeaders(secret);
     case 'svix':
       return svixHeaders(secret, body, { timestamp });
     case 'sns':

@@ -1,0 +1,80 @@
+import { parseBody, textField } from './body';
+import { HEX_SHA256, headerValue, verifyBodySignature, type BodySignatureScheme } from './body-signature';
+import { bodySignedDedupe, idKeyPart } from './shared';
+import type { SourcePack } from './types';
+
+const HOUR_SECONDS = 3600;
+
+export const SENTRY = {
+  /**
+   * Sentry retries a failed delivery from its task queue within the hour; a day leaves room for a
+   * backlog while keeping the signed-body key from swallowing a later, genuinely new notification.
+   */
+  dedupeWindowSeconds: 24 * HOUR_SECONDS,
+  resourceHeader: 'sentry-hook-resource',
+  requestIdHeader: 'request-id',
+} as const;
+
+const SIGNATURE_SCHEME: BodySignatureScheme = {
+  headers: ['sentry-hook-signature'],
+  label: 'Sentry-Hook-Signature',
+  encoding: 'hex',
+  extract: (value) => (HEX_SHA256.test(value) ? value.toLowerCase() : undefined),
+};
+
+/**
+ * Chosen by the body's shape, which says as much as `Sentry-Hook-Resource` does: `data.metric_alert`
+ * (metric alerts: `[CRITICAL]`, `[WARNING]`, `[RESOLVED]` and the first line of Sentry's own
+ * description), `data.event` (issue alerts, with the rule that fired), `data.issue` (issue created,
+ * resolved, assigned...), `data.error`. Sentry's newline in `description_text` is kept out.
+ */
+const DEFAULT_TEMPLATE = [
+  '{%- if data.metric_alert -%}',
+  "{%- assign detail = data.description_text | split: '\n' | first -%}",
+  '[{{ action | upcase }}] {{ data.metric_alert.alert_rule.name | default: data.description_title }}{% if detail %}: {{ detail }}{% endif %}',
+  '{%- elsif data.event -%}',
+  '[{{ data.event.level | default: "alert" | upcase }}] {{ data.event.title | default: data.event.message }}{% if data.triggered_rule %} ({{ data.triggered_rule }}){% endif %}',
+  '{%- elsif data.issue -%}',
+  '[Sentry] {{ data.issue.shortId }} {{ action }}: {{ data.issue.title }}',
+  '{%- elsif data.error -%}',
+  '[Sentry] {{ data.error.level | default: "error" }}: {{ data.error.title | default: data.error.message }}',
+  '{%- else -%}',
+  "Sentry {{ headers['sentry-hook-resource'] }} {{ action }}",
+  '{%- endif -%}',
+].join('\n');
+
+/**
+ * Sentry integration-platform webhooks (an internal integration's webhook URL, also used by alert
+ * rules that name the integration as their action): `Sentry-Hook-Signature` is the hex HMAC-SHA256
+ * of the body keyed with the integration's client secret. Sentry signs only the body: its
+ * `Sentry-Hook-Timestamp` is not signed, so there is nothing to check it against.
+ *
+ * `installation` webhooks (the integration installed or removed) are acknowledged without a send.
+ *
+ * @example
+ * ```ts
+ * sentry.authenticate(webhook, { secret: '<client secret>', toleranceSeconds: 300 });
+ * sentry.ping(body, webhook); // 'sentry installation created' for Sentry-Hook-Resource: installation
+ * ```
+ */
+export const sentry: SourcePack = {
+  name: 'sentry',
+  description: 'Sentry integration webhooks (Sentry-Hook-Signature): issue alerts, metric alerts, issues, errors.',
+  defaultTemplate: DEFAULT_TEMPLATE,
+
+  authenticate: (webhook, { secret }) => verifyBodySignature(webhook, secret, SIGNATURE_SCHEME),
+
+  parse: (webhook) => parseBody(webhook),
+
+  ping: (body, webhook) =>
+    headerValue(webhook, [SENTRY.resourceHeader]) === 'installation'
+      ? `sentry installation ${textField(body, 'action') ?? 'webhook'}`
+      : undefined,
+
+  // `Request-ID` is made for each request Sentry builds, so a retry that Sentry's task queue builds
+  // again carries a new one: the signed body's key (the same bytes) is what catches those.
+  dedupe: (_body, webhook) => {
+    const requestId = headerValue(webhook, [SENTRY.requestIdHeader]);
+    return bodySignedDedupe('sentry', requestId ? `sentry:request:${idKeyPart(requestId)}` : undefined, webhook, SENTRY.dedupeWindowSeconds);
+  },
+};
