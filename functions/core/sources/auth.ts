@@ -22,6 +22,9 @@ export function safeEqual(received: string, expected: string): boolean {
   return timingSafeEqual(a, b) && received.length === expected.length;
 }
 
+/** The digests a signature may use (`sha1` only where a sender still signs with it). */
+export type HmacAlgorithm = 'sha1' | 'sha256' | 'sha512';
+
 /**
  * HMAC of the raw body bytes (or of a signed string built from them).
  *
@@ -31,7 +34,7 @@ export function safeEqual(received: string, expected: string): boolean {
  * ```
  */
 export function hmac(
-  algorithm: 'sha256' | 'sha1',
+  algorithm: HmacAlgorithm,
   key: string | Uint8Array,
   data: string | Uint8Array,
   encoding: 'hex' | 'base64',

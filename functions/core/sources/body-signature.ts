@@ -1,13 +1,18 @@
-import { AUTH_OK, authFailure, hmac, safeEqual } from './auth';
+import { AUTH_OK, authFailure, hmac, safeEqual, type HmacAlgorithm } from './auth';
 import type { AuthOutcome, InboundWebhook } from './types';
 
-/** How a sender puts an HMAC-SHA256 of the raw body into one header (GitHub, Shopify, WooCommerce). */
+/**
+ * How a sender puts an HMAC of the raw body into one header (GitHub, Shopify, WooCommerce, and
+ * the schemes `hmac` routes describe).
+ */
 export interface BodySignatureScheme {
   /** Lower-cased header names to look in, first present wins (a sender may have renamed it). */
   readonly headers: readonly string[];
   /** The header's name as the sender documents it: failure reasons name it. */
   readonly label: string;
   readonly encoding: 'hex' | 'base64';
+  /** @default 'sha256' */
+  readonly algorithm?: HmacAlgorithm;
   /** The signature inside the header's value, or `undefined` when the value is malformed. */
   readonly extract: (value: string) => string | undefined;
 }
@@ -15,9 +20,17 @@ export interface BodySignatureScheme {
 /** Base64 of a SHA-256 digest: 32 bytes make 43 characters and one `=` of padding. */
 export const BASE64_SHA256 = /^[A-Za-z0-9+/]{43}=$/;
 
+/** What a signature covers when it is not the body alone (a timestamp, then the body). */
+export interface SignedPayload {
+  readonly bytes: Uint8Array;
+  /** Names it in the failure reason, e.g. "the timestamp and body". */
+  readonly description: string;
+}
+
 /**
- * Verifies an HMAC-SHA256 of the body bytes exactly as received, compared in constant time.
- * An empty secret always fails: anyone can compute an HMAC keyed with the empty string.
+ * Verifies an HMAC (SHA-256 unless the scheme says otherwise) of the body bytes exactly as
+ * received, or of `payload` built from them, compared in constant time. An empty secret always
+ * fails: anyone can compute an HMAC keyed with the empty string.
  *
  * @example
  * ```ts
@@ -33,14 +46,15 @@ export function verifyBodySignature(
   webhook: InboundWebhook,
   secret: string,
   scheme: BodySignatureScheme,
+  payload: SignedPayload = { bytes: webhook.body, description: 'the body' },
 ): AuthOutcome {
   if (secret === '') return authFailure('no secret is configured for this route');
   const value = headerValue(webhook, scheme.headers);
   if (value === undefined) return authFailure(`missing ${scheme.label} header`);
   const received = scheme.extract(value);
   if (received === undefined) return authFailure(`malformed ${scheme.label} header`);
-  const expected = hmac('sha256', secret, webhook.body, scheme.encoding);
-  return safeEqual(received, expected) ? AUTH_OK : authFailure(`${scheme.label} does not match the body`);
+  const expected = hmac(scheme.algorithm ?? 'sha256', secret, payload.bytes, scheme.encoding);
+  return safeEqual(received, expected) ? AUTH_OK : authFailure(`${scheme.label} does not match ${payload.description}`);
 }
 
 /**

@@ -13,6 +13,7 @@ export const SOURCE_NAMES = [
   'stripe',
   'standard-webhooks',
   'generic',
+  'hmac',
 ] as const;
 
 export type SourceName = (typeof SOURCE_NAMES)[number];
