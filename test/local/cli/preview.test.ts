@@ -46,6 +46,10 @@ describe('preview of every source on config/local.yaml', () => {
       route: 'notify', payload: 'generic/backup-failed.json', header: {},
       text: 'Nightly backup of nas-01 failed: repository quota exceeded', to: ['255712345678'], senderId: 'SMSRELAY',
     },
+    {
+      route: 'paystack', payload: 'hmac/paystack-charge-success.json', header: {},
+      text: 'Paystack payment qTPrJoy9Bx: NGN 100.00 from bojack@horseman.com', to: ['255754111222'], senderId: 'SMSRELAY',
+    },
   ] as const;
 
   it.each(cases)('$route ($payload)', ({ route, payload, header, text, to, senderId }) => {
@@ -106,7 +110,7 @@ describe('sms-relay preview and validate (CLI)', () => {
   }, 60_000);
 
   it('validate exits 0 on a good config and non-zero naming the route on a broken one', async () => {
-    await expect(cli('validate', '--config', config)).resolves.toMatchObject({ stdout: expect.stringContaining('valid (8 routes') });
+    await expect(cli('validate', '--config', config)).resolves.toMatchObject({ stdout: expect.stringContaining('valid (9 routes') });
     const broken = join(dir, 'broken.yaml');
     writeFileSync(broken, `provider: { baseUrl: "https://x.example" }
 secrets: s

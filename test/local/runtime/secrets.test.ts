@@ -28,6 +28,7 @@ describe('the local secrets file', () => {
       'stripe-secret': 'stripe',
       'standard-secret': 'standard-webhooks',
       'generic-token': 'generic',
+      'paystack-secret': 'hmac',
     });
   });
 
@@ -51,7 +52,7 @@ describe('the local secrets file', () => {
     writeFileSync(path, JSON.stringify({ providerApiKey: 'mine', 'github-secret': 'also mine', extra: 'kept' }));
     const result = ensureSecretsFile(path, loaded);
     expect(result.created).toBe(false);
-    expect([...result.added].sort()).toEqual(['alerts-token', 'generic-token', 'grafana-token', 'shopify-secret', 'standard-secret', 'stripe-secret', 'woocommerce-secret']);
+    expect([...result.added].sort()).toEqual(['alerts-token', 'generic-token', 'grafana-token', 'shopify-secret', 'standard-secret', 'stripe-secret', 'woocommerce-secret', 'paystack-secret'].sort());
     const written = JSON.parse(readFileSync(path, 'utf8')) as Record<string, string>;
     expect(written).toMatchObject({ providerApiKey: 'mine', 'github-secret': 'also mine', extra: 'kept' });
 
