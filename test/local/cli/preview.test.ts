@@ -124,6 +124,20 @@ routes:
     expect(failure?.stderr).toContain('routes.orders.template: unknown filter "monie"');
   }, 60_000);
 
+  it('validate --secrets names each route secret that is missing or could never match, never its value', async () => {
+    const secrets = join(dir, 'validate-secrets.json');
+    const values = Object.fromEntries(['alerts-token', 'grafana-token', 'github-secret', 'shopify-secret', 'woocommerce-secret', 'stripe-secret', 'standard-secret', 'generic-token', 'paystack-secret'].map((name) => [name, `${name}-value`]));
+    writeFileSync(secrets, JSON.stringify(values));
+    await expect(cli('validate', '--config', config, '--secrets', secrets)).resolves.toMatchObject({ stdout: expect.stringContaining('usable') });
+    writeFileSync(secrets, JSON.stringify({ ...values, 'alerts-token': 'Schlüssel mit Leerzeichen', 'generic-token': undefined, 'paystack-secret': ' any key works ' }));
+    const failure = await cli('validate', '--config', config, '--secrets', secrets).then(() => undefined, (error: { code: number; stderr: string }) => error);
+    expect(failure?.code).toBe(2);
+    expect(failure?.stderr).toContain('secret "alerts-token" (route alerts): has non-ASCII characters');
+    expect(failure?.stderr).toContain('secret "generic-token" (route notify): is missing');
+    expect(failure?.stderr).not.toContain('paystack');
+    expect(failure?.stderr).not.toContain('Schlüssel');
+  }, 60_000);
+
   it('preview fails clearly on an unknown route', async () => {
     const failure = await cli('preview', '--config', config, '--route', 'nope', '--payload', fixture('github/push.json'))
       .then(() => undefined, (error: { code: number; stderr: string }) => error);

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { loadConfigFile } from '../../../functions/core/config/load';
 import { SecretsFileError } from '../../../local/runtime/errors';
-import { ensureSecretsFile, readExistingSecrets, requiredSecrets } from '../../../local/runtime/secrets';
+import { assertUsableSecrets, ensureSecretsFile, readExistingSecrets, requiredSecrets } from '../../../local/runtime/secrets';
 
 const loaded = loadConfigFile(new URL('../../../config/local.yaml', import.meta.url).pathname);
 let dir: string;
@@ -75,5 +75,27 @@ describe('the local secrets file', () => {
   it('is never created by the commands that only read it', () => {
     const path = join(dir, 'missing.json');
     expect(() => readExistingSecrets(path)).toThrow(/does not exist; "npm start" creates it on first run/);
+  });
+});
+
+describe('assertUsableSecrets (npm start)', () => {
+  it('refuses to start with a route secret that could never match, naming it but not its value', () => {
+    const path = join(dir, 'secrets.json');
+    writeFileSync(path, JSON.stringify({ providerApiKey: 'k' }));
+    const { values } = ensureSecretsFile(path, loaded);
+    expect(() => assertUsableSecrets(path, loaded, values)).not.toThrow();
+    const broken = { ...values, 'alerts-token': ' padded-token ', 'generic-token': 'Schlüssel' };
+    let error: unknown;
+    try {
+      assertUsableSecrets(path, loaded, broken);
+    } catch (caught) {
+      error = caught;
+    }
+    expect(error).toBeInstanceOf(SecretsFileError);
+    const message = (error as Error).message;
+    expect(message).toContain('secret "alerts-token" (route alerts): starts or ends with a space');
+    expect(message).toContain('secret "generic-token" (route notify): has non-ASCII characters');
+    expect(message).not.toContain('padded-token');
+    expect(message).not.toContain('Schlüssel');
   });
 });
