@@ -3,7 +3,7 @@ import { call, type HttpAnswer, mapConcurrent } from './support/http';
 import { countBy, storedRecords, waitUntil } from './support/records';
 import { inboxCounts } from './support/sandbox';
 import { runId, type Scenario, startScenario } from './support/scenario';
-import { nowSeconds, standardWebhooksHeaders } from './support/signers';
+import { hmacRouteHeaders, nowSeconds, standardWebhooksHeaders } from './support/signers';
 import { bodyFor, headersFor, ROUTE_SECRET, type SourceRoute, type Webhook } from './support/webhooks';
 
 /**
@@ -11,13 +11,14 @@ import { bodyFor, headersFor, ROUTE_SECRET, type SourceRoute, type Webhook } fro
  * exactly one is accepted, the others are answered as duplicates of it, and exactly one SMS goes
  * out. Per source, the copies are what that sender really repeats: the same bytes (GitHub delivery
  * id, generic Idempotency-Key, Alertmanager group, Shopify event id), or the same event re-signed
- * with a newer timestamp (Stripe event id, Standard Webhooks webhook-id).
+ * with a newer timestamp (Stripe event id, Standard Webhooks webhook-id, the hmac route's
+ * X-Delivery-Id).
  */
 
 const COPIES = 5;
 /** Deliveries in all (RELIABILITY_DUPLICATE_DELIVERIES, default 200), shared out over the sources by these weights. */
 const DELIVERIES = Number(process.env['RELIABILITY_DUPLICATE_DELIVERIES'] ?? '200');
-const WEIGHTS: Readonly<Record<string, number>> = { amo: 2, github: 2, stripe: 2, alerts: 2, standard: 1, shopify: 1 };
+const WEIGHTS: Readonly<Record<string, number>> = { amo: 2, github: 2, stripe: 2, alerts: 2, standard: 1, shopify: 1, hmac: 1 };
 const PLAN: Readonly<Record<string, number>> = Object.fromEntries(
   Object.entries(WEIGHTS).map(([route, weight]) => [route, Math.max(1, Math.round((DELIVERIES * weight) / 10))]),
 );
@@ -39,7 +40,9 @@ function delivery(scenario: Scenario, route: SourceRoute, tag: string, index: nu
     const headers =
       route === 'standard'
         ? standardWebhooksHeaders(secret, body, { id, timestamp })
-        : RESIGNED.has(route) && copy > 0
+        : route === 'hmac'
+          ? hmacRouteHeaders(secret, body, { delivery: id, timestamp })
+          : RESIGNED.has(route) && copy > 0
           ? headersFor(route, secret, body, { timestamp })
           : first;
     return { route, path: `/hooks/${route}`, headers, body, tag };

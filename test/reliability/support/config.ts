@@ -27,6 +27,7 @@ export function newSecrets(): Record<string, string> {
     'woocommerce-secret': newSecret('token'),
     'stripe-secret': newSecret('whsec'),
     'standard-secret': newSecret('whsec'),
+    'hmac-secret': newSecret('token'),
   };
 }
 
@@ -50,6 +51,11 @@ export function standardRoutes(): Record<string, RouteInput> {
     woo: route('woocommerce', 'woocommerce-secret'),
     stripe: route('stripe', 'stripe-secret'),
     standard: route('standard-webhooks', 'standard-secret'),
+    hmac: route('hmac', 'hmac-secret', {
+      signature: { header: 'X-Relay-Signature', algorithm: 'sha512', encoding: 'base64', prefix: 'v1=', signed: '{timestamp}.{body}' },
+      timestamp: { header: 'X-Relay-Timestamp' },
+      dedupe: { header: 'X-Delivery-Id' },
+    }),
   };
 }
 

@@ -5,6 +5,7 @@ import {
   githubHeaders,
   grafanaHmacHeaders,
   type Headers,
+  hmacRouteHeaders,
   nowSeconds,
   shopifyHeaders,
   standardWebhooksHeaders,
@@ -59,10 +60,12 @@ export function bodyFor(source: SourceRoute, tag: string, { eventId = `evt_${ran
     case 'amo':
     case 'alo':
       return JSON.stringify({ tag });
+    case 'hmac':
+      return JSON.stringify({ event: 'charge.success', data: { reference: `ref_${randomUUID()}`, amount: 10000, currency: 'TZS' }, tag });
   }
 }
 
-export type SourceRoute = 'amo' | 'alo' | 'alerts' | 'grafana' | 'github' | 'shopify' | 'woo' | 'stripe' | 'standard';
+export type SourceRoute = 'amo' | 'alo' | 'alerts' | 'grafana' | 'github' | 'shopify' | 'woo' | 'stripe' | 'standard' | 'hmac';
 
 /** Which secret name of the secrets file each standard route uses. */
 export const ROUTE_SECRET: Readonly<Record<SourceRoute, string>> = {
@@ -75,6 +78,7 @@ export const ROUTE_SECRET: Readonly<Record<SourceRoute, string>> = {
   woo: 'woocommerce-secret',
   stripe: 'stripe-secret',
   standard: 'standard-secret',
+  hmac: 'hmac-secret',
 };
 
 /**
@@ -106,6 +110,8 @@ export function headersFor(route: SourceRoute, secret: string, body: string, { t
       return stripeHeaders(secret, body, { timestamp });
     case 'standard':
       return standardWebhooksHeaders(secret, body, { timestamp });
+    case 'hmac':
+      return hmacRouteHeaders(secret, body, { timestamp });
   }
 }
 
