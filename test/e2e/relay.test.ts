@@ -33,6 +33,7 @@ const CASES = [
   { route: 'payments', secret: 'stripe-secret', source: 'stripe', fixture: 'stripe/payment_intent.succeeded.json', to: ['255754111222'], senderId: 'SMSRELAY', text: 'Payment received: USD 49.99 - Order #2031 - Safari sandals' },
   { route: 'events', secret: 'standard-secret', source: 'standard-webhooks', fixture: 'standard-webhooks/invoice-paid.json', to: ['255754111222'], senderId: 'SMSRELAY', text: 'invoice.paid inv_2pKx7LqN4vR8sT1w (paid)' },
   { route: 'notify', secret: 'generic-token', source: 'generic', fixture: 'generic/backup-failed.json', to: ['255712345678'], senderId: 'SMSRELAY', text: 'Nightly backup of nas-01 failed: repository quota exceeded' },
+  { route: 'paystack', secret: 'paystack-secret', source: 'hmac', fixture: 'hmac/paystack-charge-success.json', to: ['255754111222'], senderId: 'SMSRELAY', text: 'Paystack payment qTPrJoy9Bx: NGN 100.00 from bojack@horseman.com' },
 ] as const;
 
 const MAX_BODY_BYTES = 16_384;
@@ -66,7 +67,7 @@ afterAll(async () => {
 describe('npm start: the local runtime', () => {
   it('creates the secrets file on first run: every name the config needs, random, mode 0600', () => {
     expect(Object.keys(secrets).sort()).toEqual(
-      ['providerApiKey', 'alerts-token', 'grafana-token', 'github-secret', 'shopify-secret', 'woocommerce-secret', 'stripe-secret', 'standard-secret', 'generic-token'].sort(),
+      ['providerApiKey', 'alerts-token', 'grafana-token', 'github-secret', 'shopify-secret', 'woocommerce-secret', 'stripe-secret', 'standard-secret', 'generic-token', 'paystack-secret'].sort(),
     );
     expect(secrets['stripe-secret']).toMatch(/^whsec_[A-Za-z0-9+/]+=*$/);
     expect(secrets['standard-secret']).toMatch(/^whsec_[A-Za-z0-9+/]+=*$/);
@@ -187,6 +188,14 @@ describe('npm start: the local runtime', () => {
 
     expect(refused.code).toBe(1);
     expect(refused.stdout).toMatch(/^401 Unauthorized$/m);
+  }, 120_000);
+
+  it("send-test signs an hmac route with the route's own scheme (a repeat of the delivered body: a duplicate, not a refusal)", async () => {
+    const result = await cli(['send-test', '--route', 'paystack', '--payload', 'test/fixtures/hmac/paystack-charge-success.json']);
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stdout).toContain(`POST ${relay.url}/hooks/paystack  (hmac, signed with "paystack-secret"`);
+    expect(result.stdout).toMatch(/^200 OK$/m);
+    expect(JSON.parse(result.stdout.slice(result.stdout.indexOf('{')))).toEqual({ status: 'duplicate', ids: sent.get('paystack')!.ids });
   }, 120_000);
 
   it('logs lists records through the running relay, numbers masked', async () => {
