@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { ConfigError } from '../../../../functions/core/config/errors';
 import { loadConfig } from '../../../../functions/core/config/load';
 import { readStagedConfig, stageConfig } from '../../../../functions/core/config/staged';
+import { problemsOf } from './support';
 
 const base = `
 provider:
@@ -11,16 +11,6 @@ routes:
 `;
 
 const route = (lines: string, id = 'pay'): string => `${base}  ${id}:\n    recipients: ["0712345678"]\n    secret: s\n${lines.replace(/^/gm, '    ')}\n`;
-
-function problemsOf(text: string): readonly string[] {
-  try {
-    loadConfig(text, 'test.yaml');
-  } catch (error) {
-    expect(error).toBeInstanceOf(ConfigError);
-    return (error as ConfigError).problems;
-  }
-  throw new Error('expected the config to be refused');
-}
 
 describe('config: source hmac', () => {
   it('applies the defaults (sha256, hex, no prefix, the body) and lower-cases header names', () => {
