@@ -2,6 +2,7 @@ import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
+import { loadConfigFile, type LoadedConfig } from '../../functions/core/config/load';
 import type { RecordView } from '../../local/runtime/records';
 import { signWebhook } from '../../local/runtime/signers';
 
@@ -171,9 +172,13 @@ export interface SignedRequest {
 }
 
 /** A fixture signed as `source` would sign it, ready to post (and to post again, identically). */
+let localConfig: LoadedConfig | undefined;
+
+/** Signs a fixture for `route` of config/local.yaml (whose settings describe an `hmac` route's scheme). */
 export function signedRequest(route: string, source: string, path: string, secret: string, headers: Record<string, string> = {}): SignedRequest {
   const body = fixture(path);
-  return { route, body, headers: signWebhook(source, { body, secret, headers }) };
+  localConfig ??= loadConfigFile(`${REPO_ROOT}config/local.yaml`);
+  return { route, body, headers: signWebhook(source, { body, secret, headers, route: localConfig.routes.get(route)?.config }) };
 }
 
 export async function post(url: string, request: SignedRequest): Promise<{ status: number; body: Record<string, unknown> }> {

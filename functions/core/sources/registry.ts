@@ -2,6 +2,7 @@ import { alertmanager } from './alertmanager';
 import { generic } from './generic';
 import { github } from './github';
 import { grafana } from './grafana';
+import { hmac } from './hmac';
 import { shopify } from './shopify';
 import { standardWebhooks } from './standard-webhooks';
 import { stripe } from './stripe';
@@ -26,6 +27,7 @@ export const SOURCES: Readonly<Record<SourceName, SourcePack>> = Object.freeze({
   sentry,
   pagerduty,
   'uptime-kuma': uptimeKuma,
+  hmac,
 });
 
 export function sourcePack(name: SourceName): SourcePack {
