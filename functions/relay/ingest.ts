@@ -2,6 +2,7 @@ import { MAX_BODY_BYTES } from '../core/defaults';
 import { maskPhoneNumbersIn } from '../core/recipients/mask';
 import { evaluateWebhook, type Evaluation } from '../core/pipeline/evaluate';
 import { Verdict } from '../core/pipeline/verdict';
+import { secretProblem } from '../core/sources/secret-check';
 import type { InboundWebhook, SourceFetch } from '../core/sources/types';
 import { defaultSourceFetch } from './https-get';
 import { AcceptOutcome, MAX_RECORDS_PER_WEBHOOK, MessageState, type NewMessage } from '../store';
@@ -50,6 +51,12 @@ export async function ingestWebhook(
   const secret = await context.secrets.get(route.config.secret);
   if (secret === undefined) {
     logger.error('route secret missing from the environment secret', { route: route.id, secretName: route.config.secret });
+    return answer(500, { error: 'the relay is misconfigured for this route; nothing was recorded' });
+  }
+  const unusable = secretProblem(route.pack.name, secret);
+  if (unusable !== undefined) {
+    // Refused loudly rather than left to answer 401 to every genuine sender (see secretProblem).
+    logger.error('route secret can never authenticate this route', { route: route.id, secretName: route.config.secret, problem: unusable });
     return answer(500, { error: 'the relay is misconfigured for this route; nothing was recorded' });
   }
 

@@ -22,7 +22,7 @@ import { announceRuntime, withdrawRuntime } from './discovery';
 import { openLocalStore, type LocalStore } from './local-store';
 import { createRedactor, formatWebhook } from './log-format';
 import { localSchedule, repeat, type Repeating } from './schedule';
-import { ensureSecretsFile, PROVIDER_API_KEY_NAME } from './secrets';
+import { assertUsableSecrets, ensureSecretsFile, PROVIDER_API_KEY_NAME } from './secrets';
 import { createRelayServer, type HealthReport } from './server';
 import { displayPath, RUNTIME_DEFAULTS, type RuntimeSettings } from './settings';
 import { createSendQueue } from './send-queue';
@@ -81,6 +81,7 @@ export async function startRuntime(settings: RuntimeSettings, { verbose = false 
   if (stale !== undefined) throw new InvalidSettingError('STALE_SENDING_MS', stale.replace(/^STALE_SENDING_MS \((\d+)\) /, '$1 '));
   const balanceSchedule = localSchedule(loaded.config.balance?.schedule ?? BALANCE_SCHEDULE);
   const secrets = ensureSecretsFile(settings.secretsPath, loaded);
+  assertUsableSecrets(settings.secretsPath, loaded, secrets.values);
   const providerApiKey = settings.providerApiKey ?? secrets.values[PROVIDER_API_KEY_NAME]!;
   const terminal = createTerminal({ redact: createRedactor([...Object.values(secrets.values), providerApiKey]) });
 

@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { LoadedConfig } from '../../functions/core/config/load';
+import { routeSecretProblems } from '../../functions/core/sources/secret-check';
 import type { SourceName } from '../../functions/core/sources/types';
 import { CliError } from '../cli/output';
 import { readSecretsFile } from '../cli/secrets-file';
@@ -82,6 +83,22 @@ export function ensureSecretsFile(path: string, loaded: LoadedConfig): SecretsFi
   const values = { ...current, ...Object.fromEntries(missing.map(([name, kind]) => [name, generateSecret(kind)])) };
   writeSecrets(path, values);
   return { path, values, created: !exists, added: exists ? missing.map(([name]) => name) : [] };
+}
+
+/**
+ * Refuses to start with a route secret that could never authenticate its route (see
+ * `secretProblem`): every such secret is named, by its name, never its value.
+ *
+ * @throws {SecretsFileError}
+ *
+ * @example
+ * ```ts
+ * assertUsableSecrets(secrets.path, loaded, secrets.values);
+ * ```
+ */
+export function assertUsableSecrets(path: string, loaded: LoadedConfig, values: Readonly<Record<string, string>>): void {
+  const problems = routeSecretProblems(loaded.routes.values(), values);
+  if (problems.length > 0) throw new SecretsFileError(path, secretsFileProblem(path, problems.join('; ')));
 }
 
 /**

@@ -1,6 +1,8 @@
 import { createHmac, randomBytes, randomUUID } from 'node:crypto';
+import type { RouteConfig } from '../../functions/core/config/schema';
+import { signedBytes } from '../../functions/core/sources/hmac';
 import { SOURCE_NAMES, type SourceName } from '../../functions/core/sources/types';
-import { UnknownSourceError } from './errors';
+import { RuntimeError, UnknownSourceError } from './errors';
 
 export interface SignInput {
   /** The body exactly as it will be sent: signatures cover these bytes. */
@@ -13,6 +15,8 @@ export interface SignInput {
    */
   readonly headers?: Readonly<Record<string, string>>;
   readonly now?: Date;
+  /** The route's validated settings: an `hmac` route's signature scheme is described there. */
+  readonly route?: RouteConfig;
 }
 
 /** Returns the headers a source sends with `body`; the caller's own headers are added on top. */
@@ -234,6 +238,30 @@ export const signPagerDuty: Signer = ({ body, secret, headers }) => ({
 /** Uptime Kuma: the route's secret as a Bearer token in the notification's additional headers. */
 export const signUptimeKuma: Signer = bearer;
 
+/**
+ * A route with `source: hmac`: the HMAC its `signature` settings describe (algorithm, encoding,
+ * prefix, over its `signed` pattern) in its signature header, a timestamp (now) in its timestamp
+ * header, and a fresh id in its dedupe header, when the route names them.
+ *
+ * @throws {RuntimeError} no route settings were given (the scheme is in the route, not the source)
+ *
+ * @example
+ * ```ts
+ * signHmac({ body, secret, route: loaded.routes.get('paystack')!.config }); // { 'x-paystack-signature': '…' }
+ * ```
+ */
+export const signHmac: Signer = ({ body, secret, headers, now = new Date(), route }) => {
+  const signature = route?.signature;
+  if (signature === undefined) throw new RuntimeError('an hmac route is signed from its own signature settings; none were given');
+  const timestamp = route?.timestamp === undefined ? undefined : (header(headers, route.timestamp.header) ?? unixSeconds(now));
+  const digest = createHmac(signature.algorithm, secret).update(signedBytes(signature.signed, body, timestamp)).digest(signature.encoding);
+  return {
+    ...(route?.timestamp === undefined ? {} : { [route.timestamp.header]: timestamp! }),
+    ...(route?.dedupe === undefined ? {} : { [route.dedupe.header]: header(headers, route.dedupe.header) ?? randomUUID() }),
+    [signature.header]: `${signature.prefix}${digest}`,
+  };
+};
+
 /** One signer per source, by the source names routes use in the config. */
 export const SIGNERS = {
   alertmanager: signAlertmanager,
@@ -248,6 +276,7 @@ export const SIGNERS = {
   sentry: signSentry,
   pagerduty: signPagerDuty,
   'uptime-kuma': signUptimeKuma,
+  hmac: signHmac,
   sns: signSns,
 } as const satisfies Record<SourceName, Signer>;
 

@@ -41,6 +41,7 @@ const CASES = [
   { route: 'sentry', secret: 'sentry-secret', source: 'sentry', fixture: 'sentry/event_alert.json', to: ['255712345678'], senderId: 'ALERTS', text: '[ERROR] TimeoutError: SMS provider did not answer within 10000 ms (Relay errors)' },
   { route: 'pagerduty', secret: 'pagerduty-secret', source: 'pagerduty', fixture: 'pagerduty/incident.triggered.json', to: ['255712345678'], senderId: 'ALERTS', text: '[TRIGGERED] #731 SMS credit below reserve (SMS relay, high urgency)' },
   { route: 'uptime', secret: 'uptime-kuma-token', source: 'uptime-kuma', fixture: 'uptime-kuma/down.json', to: ['255712345678'], senderId: 'ALERTS', text: '[DOWN] M-Pesa callback: Request failed with status code 502' },
+  { route: 'paystack', secret: 'paystack-secret', source: 'hmac', fixture: 'hmac/paystack-charge-success.json', to: ['255754111222'], senderId: 'SMSRELAY', text: 'Paystack payment qTPrJoy9Bx: NGN 100.00 from bojack@horseman.com' },
   { route: 'aws-alarms', secret: 'sns-token', source: 'sns', fixture: 'sns/cloudwatch-alarm.json', to: ['255712345678'], senderId: 'ALERTS', text: '[ALARM] HighCPU: Threshold Crossed: 1 out of the last 1 datapoints [92.5 (21/11/25 09:10:00)] was greater than or equal to the threshold (80.0) (... (eu-west-1)' },
 ] as const;
 
@@ -80,7 +81,7 @@ afterAll(async () => {
 describe('npm start: the local runtime', () => {
   it('creates the secrets file on first run: every name the config needs, random, mode 0600', () => {
     expect(Object.keys(secrets).sort()).toEqual(
-      ['providerApiKey', 'alerts-token', 'grafana-token', 'github-secret', 'shopify-secret', 'woocommerce-secret', 'stripe-secret', 'standard-secret', 'generic-token', 'gitlab-token', 'sentry-secret', 'pagerduty-secret', 'uptime-kuma-token', 'sns-token'].sort(),
+      ['providerApiKey', 'alerts-token', 'grafana-token', 'github-secret', 'shopify-secret', 'woocommerce-secret', 'stripe-secret', 'standard-secret', 'generic-token', 'gitlab-token', 'sentry-secret', 'pagerduty-secret', 'uptime-kuma-token', 'paystack-secret', 'sns-token'].sort(),
     );
     expect(secrets['stripe-secret']).toMatch(/^whsec_[A-Za-z0-9+/]+=*$/);
     expect(secrets['standard-secret']).toMatch(/^whsec_[A-Za-z0-9+/]+=*$/);
@@ -215,6 +216,14 @@ describe('npm start: the local runtime', () => {
 
     expect(refused.code).toBe(1);
     expect(refused.stdout).toMatch(/^401 Unauthorized$/m);
+  }, 120_000);
+
+  it("send-test signs an hmac route with the route's own scheme (a repeat of the delivered body: a duplicate, not a refusal)", async () => {
+    const result = await cli(['send-test', '--route', 'paystack', '--payload', 'test/fixtures/hmac/paystack-charge-success.json']);
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stdout).toContain(`POST ${relay.url}/hooks/paystack  (hmac, signed with "paystack-secret"`);
+    expect(result.stdout).toMatch(/^200 OK$/m);
+    expect(JSON.parse(result.stdout.slice(result.stdout.indexOf('{')))).toEqual({ status: 'duplicate', ids: sent.get('paystack')!.ids });
   }, 120_000);
 
   it('logs lists records through the running relay, numbers masked', async () => {

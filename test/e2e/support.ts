@@ -2,6 +2,7 @@ import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
+import { loadConfigFile, type LoadedConfig } from '../../functions/core/config/load';
 import type { RecordView } from '../../local/runtime/records';
 import { signWebhook } from '../../local/runtime/signers';
 import { signSnsMessage, snsDocuments, type SnsMessage } from '../helpers/sns';
@@ -171,14 +172,18 @@ export interface SignedRequest {
   readonly headers: Record<string, string>;
 }
 
+let localConfig: LoadedConfig | undefined;
+
 /**
- * A fixture signed as `source` would sign it, ready to post (and to post again, identically). An
- * SNS fixture is first signed now with the test key, as SNS would have signed it: the runtime trusts
- * the test certificate through {@link writeSnsDocuments} only.
+ * A fixture signed as `source` would sign it, ready to post (and to post again, identically), for
+ * `route` of config/local.yaml (whose settings describe an `hmac` route's scheme). An SNS fixture is
+ * first signed now with the test key, as SNS would have signed it: the runtime trusts the test
+ * certificate through {@link writeSnsDocuments} only.
  */
 export function signedRequest(route: string, source: string, path: string, secret: string, headers: Record<string, string> = {}): SignedRequest {
   const body = source === 'sns' ? Buffer.from(JSON.stringify(signSnsMessage(JSON.parse(fixture(path).toString('utf8')) as SnsMessage, { at: new Date() }))) : fixture(path);
-  return { route, body, headers: signWebhook(source, { body, secret, headers }) };
+  localConfig ??= loadConfigFile(`${REPO_ROOT}config/local.yaml`);
+  return { route, body, headers: signWebhook(source, { body, secret, headers, route: localConfig.routes.get(route)?.config }) };
 }
 
 export async function post(url: string, request: SignedRequest): Promise<{ status: number; body: Record<string, unknown> }> {

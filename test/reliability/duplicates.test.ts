@@ -3,7 +3,7 @@ import { call, type HttpAnswer, mapConcurrent } from './support/http';
 import { countBy, storedRecords, waitUntil } from './support/records';
 import { inboxCounts } from './support/sandbox';
 import { runId, type Scenario, startScenario } from './support/scenario';
-import { nowSeconds, standardWebhooksHeaders, svixHeaders } from './support/signers';
+import { hmacRouteHeaders, nowSeconds, standardWebhooksHeaders, svixHeaders } from './support/signers';
 import { bodyFor, headersFor, ROUTE_SECRET, type SourceRoute, type Webhook } from './support/webhooks';
 
 /**
@@ -13,7 +13,8 @@ import { bodyFor, headersFor, ROUTE_SECRET, type SourceRoute, type Webhook } fro
  * id, generic Idempotency-Key, Alertmanager group, Shopify event id), or the same event re-signed
  * with a newer timestamp (Stripe event id, Standard Webhooks webhook-id).
  * GitLab repeats its Idempotency-Key, PagerDuty its event id, Uptime Kuma its heartbeat; Sentry
- * builds a retry anew, with a fresh Request-ID over the same signed body.
+ * builds a retry anew, with a fresh Request-ID over the same signed body; the hmac route repeats
+ * its X-Delivery-Id.
  * SNS retries the same signed message (same MessageId, Timestamp and Signature): the same bytes;
  * Svix re-signs under the same svix-id.
  */
@@ -21,7 +22,7 @@ import { bodyFor, headersFor, ROUTE_SECRET, type SourceRoute, type Webhook } fro
 const COPIES = 5;
 /** Deliveries in all (RELIABILITY_DUPLICATE_DELIVERIES, default 200), shared out over the sources by these weights. */
 const DELIVERIES = Number(process.env['RELIABILITY_DUPLICATE_DELIVERIES'] ?? '200');
-const WEIGHTS: Readonly<Record<string, number>> = { amo: 2, github: 2, stripe: 2, alerts: 2, standard: 1, shopify: 1, gitlab: 0.5, sentry: 0.5, pagerduty: 0.5, kuma: 0.5, svix: 0.5, sns: 0.5 };
+const WEIGHTS: Readonly<Record<string, number>> = { amo: 2, github: 2, stripe: 2, alerts: 2, standard: 1, shopify: 1, gitlab: 0.5, sentry: 0.5, pagerduty: 0.5, kuma: 0.5, hmac: 1, svix: 0.5, sns: 0.5 };
 const PLAN: Readonly<Record<string, number>> = Object.fromEntries(
   Object.entries(WEIGHTS).map(([route, weight]) => [route, Math.max(1, Math.round((DELIVERIES * weight) / 10))]),
 );
@@ -43,6 +44,8 @@ function delivery(scenario: Scenario, route: SourceRoute, tag: string, index: nu
     const headers =
       route === 'standard'
         ? standardWebhooksHeaders(secret, body, { id, timestamp })
+        : route === 'hmac'
+          ? hmacRouteHeaders(secret, body, { delivery: id, timestamp })
         : route === 'svix'
           ? svixHeaders(secret, body, { id, timestamp })
           : RESIGNED.has(route) && copy > 0

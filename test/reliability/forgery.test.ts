@@ -1,4 +1,4 @@
-import { generateKeyPairSync } from 'node:crypto';
+import { createHmac, generateKeyPairSync } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signSnsMessage, snsHeaders } from '../helpers/sns';
 import { call } from './support/http';
@@ -11,6 +11,7 @@ import {
   githubHeaders,
   grafanaHmacHeaders,
   type Headers,
+  hmacRouteHeaders,
   newSecret,
   nowSeconds,
   shopifyHeaders,
@@ -89,6 +90,8 @@ function authentic(): Attempt[] {
     attempt('pagerduty', 'one of two signatures (secret rotation)', (secret, body) => ({ headers: pagerdutyHeaders([otherToken(), secret], body) })),
     attempt('kuma', 'bearer', (secret) => ({ headers: bearerHeaders(secret) })),
     attempt('kuma', 'token query', (secret) => ({ headers: { 'content-type': 'application/json' }, query: `?token=${encodeURIComponent(secret)}` })),
+    attempt('hmac', 'signature', (secret, body) => ({ headers: hmacRouteHeaders(secret, body) })),
+    attempt('hmac', 'signature at the edge of the tolerance', (secret, body) => ({ headers: hmacRouteHeaders(secret, body, { timestamp: nowSeconds() - TOLERANCE + 30 }) })),
     attempt('svix', 'svix-* signature', (secret, body) => ({ headers: svixHeaders(secret, body) })),
     attempt('sns', 'SignatureVersion 1, Bearer token', (secret, body) => ({ headers: snsTokenHeaders(secret, body) })),
     attempt('sns', 'SignatureVersion 2, ?token=', (secret, _body, tag) => {
@@ -185,6 +188,20 @@ function forgeries(): Attempt[] {
     attempt('kuma', 'wrong bearer', () => ({ headers: bearerHeaders(otherToken()) })),
     attempt('kuma', 'wrong token query', () => ({ headers: { 'content-type': 'application/json' }, query: `?token=${otherToken()}` })),
     attempt('kuma', 'no credential', () => ({ headers: { 'content-type': 'application/json' } })),
+    // hmac (scheme from the route: v1= + base64 HMAC-SHA512 of "<t>.<body>")
+    attempt('hmac', 'tampered body', (secret, body, tag) => ({ headers: hmacRouteHeaders(secret, body), body: tamper(body, tag) })),
+    attempt('hmac', 'wrong secret', (_secret, body) => ({ headers: hmacRouteHeaders(otherToken(), body) })),
+    attempt('hmac', 'missing signature', (secret, body) => ({ headers: withoutHeader(hmacRouteHeaders(secret, body), 'x-relay-signature') })),
+    attempt('hmac', 'missing timestamp', (secret, body) => ({ headers: withoutHeader(hmacRouteHeaders(secret, body), 'x-relay-timestamp') })),
+    attempt('hmac', 'replay outside the tolerance', (secret, body) => ({ headers: hmacRouteHeaders(secret, body, { timestamp: old() }) })),
+    attempt('hmac', 'timestamp ahead of the tolerance', (secret, body) => ({ headers: hmacRouteHeaders(secret, body, { timestamp: ahead() }) })),
+    attempt('hmac', 'fresh timestamp on an old signature', (secret, body) => ({ headers: { ...hmacRouteHeaders(secret, body, { timestamp: old() }), 'x-relay-timestamp': String(nowSeconds()) } })),
+    attempt('hmac', 'wrong algorithm (sha256)', (secret, body) => ({ headers: hmacRouteHeaders(secret, body, { algorithm: 'sha256' }) })),
+    attempt('hmac', 'wrong encoding (hex)', (secret, body) => ({ headers: hmacRouteHeaders(secret, body, { encoding: 'hex' }) })),
+    attempt('hmac', 'missing prefix', (secret, body) => ({ headers: hmacRouteHeaders(secret, body, { prefix: '' }) })),
+    attempt('hmac', 'signature of the body alone', (secret, body) => ({
+      headers: { ...hmacRouteHeaders(secret, body), 'x-relay-signature': `v1=${createHmac('sha512', secret).update(body).digest('base64')}` },
+    })),
     // standard webhooks under Svix's header names
     attempt('svix', 'tampered body', (secret, body, tag) => ({ headers: svixHeaders(secret, body), body: tamper(body, tag) })),
     attempt('svix', 'wrong secret', (_secret, body) => ({ headers: svixHeaders(otherWhsec(), body) })),

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { SOURCE_NAMES } from '../sources/types';
 import { BALANCE_SCHEDULE, DEFAULT_MAX_RECIPIENTS, MAX_RECIPIENTS_CEILING, PROVIDER_TIMEOUT_MS } from '../defaults';
 import { parseDurationSeconds } from './duration';
+import { checkHmacSettings, HmacDedupeSchema, HmacSignatureSchema, HmacTimestampSchema } from './hmac-schema';
 import { DeliveryPolicy, LengthPolicy, RoutePriority } from './policies';
 
 // Defined in a module without zod, so the Lambda handlers can use them without the schema.
@@ -65,9 +66,13 @@ export const RouteSchema = z.strictObject({
   timeZone: timeZone.default('Africa/Dar_es_Salaam'),
   currency: z.string().regex(/^[A-Z]{3}$/, { message: 'currency is an ISO 4217 code like TZS' }).default('TZS'),
   toleranceSeconds: z.number().int().positive().max(86_400).default(300),
+  // source: hmac only (see hmac-schema.ts)
+  signature: HmacSignatureSchema.optional(),
+  timestamp: HmacTimestampSchema.optional(),
+  dedupe: HmacDedupeSchema.optional(),
   /** `sns` routes: the topic ARNs whose messages the route accepts (required there, refused elsewhere). */
   topics: z.array(z.string().regex(SNS_TOPIC_ARN, { message: 'a topic is an SNS topic ARN like arn:aws:sns:eu-west-1:123456789012:alarms' })).min(1).optional(),
-});
+}).superRefine(checkHmacSettings);
 
 /**
  * An `sns` route must name its topics: a valid SNS signature only proves that some topic, in any

@@ -22,6 +22,9 @@ export function safeEqual(received: string, expected: string): boolean {
   return timingSafeEqual(a, b) && received.length === expected.length;
 }
 
+/** The digests a signature may use (`sha1` only where a sender still signs with it). */
+export type HmacAlgorithm = 'sha1' | 'sha256' | 'sha512';
+
 /**
  * HMAC of the raw body bytes (or of a signed string built from them).
  *
@@ -31,7 +34,7 @@ export function safeEqual(received: string, expected: string): boolean {
  * ```
  */
 export function hmac(
-  algorithm: 'sha256' | 'sha1',
+  algorithm: HmacAlgorithm,
   key: string | Uint8Array,
   data: string | Uint8Array,
   encoding: 'hex' | 'base64',
@@ -42,14 +45,20 @@ export function hmac(
 /**
  * Accepts `Authorization: Bearer <secret>`, or `Authorization: Basic …` whose password equals the
  * secret (or, when the secret contains a colon, whose whole `user:password` equals it).
+ *
+ * The credential is taken exactly as sent: everything after the scheme and the spaces that follow
+ * it (a token with inner spaces stays as it is), and a Basic credential is split at its first
+ * colon only (RFC 7617: a user-id cannot contain one, a password can), so a password with colons
+ * is compared whole. HTTP strips spaces around a header value, so a secret that starts or ends with
+ * one could never match: `secretProblem` refuses such a secret before it is used.
  */
 export function checkCredential(webhook: InboundWebhook, secret: string): AuthOutcome {
   // An empty secret would match an empty credential: a misconfiguration must never open the route.
   if (secret === '') return authFailure('the route has no secret configured');
-  const header = webhook.headers['authorization'];
-  if (header === undefined || header.trim() === '') return authFailure('missing Authorization header');
-  const [scheme = '', ...rest] = header.trim().split(/\s+/);
-  const value = rest.join(' ');
+  const header = webhook.headers['authorization']?.trim();
+  if (header === undefined || header === '') return authFailure('missing Authorization header');
+  const scheme = /^(\S+)(?:[ \t]+|$)/.exec(header)?.[1] ?? '';
+  const value = header.slice(scheme.length).trimStart();
   switch (scheme.toLowerCase()) {
     case 'bearer':
       return safeEqual(value, secret) ? AUTH_OK : authFailure('bearer token does not match');
@@ -57,8 +66,10 @@ export function checkCredential(webhook: InboundWebhook, secret: string): AuthOu
       const decoded = Buffer.from(value, 'base64').toString('utf8');
       const colon = decoded.indexOf(':');
       if (colon < 0) return authFailure('malformed basic credential');
-      const candidate = secret.includes(':') ? decoded : decoded.slice(colon + 1);
-      return safeEqual(candidate, secret) ? AUTH_OK : authFailure('basic credential does not match');
+      const password = safeEqual(decoded.slice(colon + 1), secret);
+      // Both are compared whatever the first gives, so the time taken does not tell which matched.
+      const whole = safeEqual(decoded, secret) && secret.includes(':');
+      return password || whole ? AUTH_OK : authFailure('basic credential does not match');
     }
     default:
       return authFailure('unsupported Authorization scheme; use Bearer or Basic');

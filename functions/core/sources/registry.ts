@@ -2,6 +2,7 @@ import { alertmanager } from './alertmanager';
 import { generic } from './generic';
 import { github } from './github';
 import { grafana } from './grafana';
+import { hmac } from './hmac';
 import { shopify } from './shopify';
 import { sns } from './sns';
 import { standardWebhooks } from './standard-webhooks';
@@ -27,6 +28,7 @@ export const SOURCES: Readonly<Record<SourceName, SourcePack>> = Object.freeze({
   sentry,
   pagerduty,
   'uptime-kuma': uptimeKuma,
+  hmac,
   sns,
 });
 

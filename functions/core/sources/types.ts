@@ -17,6 +17,7 @@ export const SOURCE_NAMES = [
   'sentry',
   'pagerduty',
   'uptime-kuma',
+  'hmac',
   'sns',
 ] as const;
 

@@ -44,7 +44,8 @@ export function sendTestCommand(): Command {
       `
 Signatures: GitHub X-Hub-Signature-256 (+ X-GitHub-Event, default push, and a new X-GitHub-Delivery);
 Shopify X-Shopify-Hmac-Sha256; WooCommerce X-WC-Webhook-Signature; Stripe Stripe-Signature t=…,v1=…;
-Standard Webhooks webhook-id/-timestamp/-signature; Alertmanager, Grafana, generic: Authorization: Bearer.
+Standard Webhooks webhook-id/-timestamp/-signature; Alertmanager, Grafana, generic: Authorization: Bearer;
+hmac: the route's own signature settings (header, algorithm, encoding, prefix, signed, timestamp, dedupe).
 Svix names: give --header 'svix-id: msg_1' for svix-id/-timestamp/-signature instead of webhook-*.
 SNS: only AWS can sign; the file's own SNS signature is sent with SNS's headers and a Bearer token
 (a genuine message captured within the last hour is accepted, a hand-written one is refused 401).
@@ -78,7 +79,7 @@ async function runSendTest(options: SendTestOptions): Promise<number> {
   } catch (error) {
     throw new CliError(`cannot read payload ${options.payload} (${(error as NodeJS.ErrnoException).code ?? 'error'})`, { cause: error });
   }
-  const headers = signWebhook(route.pack.name, { body, secret, headers: Object.fromEntries(options.header) });
+  const headers = signWebhook(route.pack.name, { body, secret, headers: Object.fromEntries(options.header), route: route.config });
   const target = `${(options.url ?? (await defaultUrl())).replace(/\/+$/, '')}/hooks/${encodeURIComponent(route.id)}`;
 
   process.stdout.write(`POST ${target}  (${route.pack.name}, signed with "${route.config.secret}" from ${displayPath(secretsPath)})\n`);

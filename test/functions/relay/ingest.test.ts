@@ -179,6 +179,17 @@ describe('ingestWebhook', () => {
     expect(await relay.records('github')).toHaveLength(0);
     expect(relay.logger.messages('error')).toEqual(['route secret missing from the environment secret']);
   });
+
+  it('answers 500 and records nothing when the route secret could never authenticate (a non-ASCII Bearer token)', async () => {
+    relay = await harness({ db: servers.db, baseUrl: servers.sandbox.baseUrl, secrets: { ...secretValues(), 'alerts-token': 'Schlüssel-42' } });
+    const response = await relay.ingest('alerts', alertBody(), { headers: bearer('Schlüssel-42') });
+
+    expect(response).toEqual({ status: 500, body: { error: 'the relay is misconfigured for this route; nothing was recorded' } });
+    expect(await relay.records('alerts')).toHaveLength(0);
+    expect(relay.logger.messages('error')).toEqual(['route secret can never authenticate this route']);
+    expect(relay.logger.text()).toContain('alerts-token');
+    expect(relay.logger.text()).not.toContain('Schlüssel');
+  });
 });
 
 describe('ingestWebhook against hostile and oversized input', () => {

@@ -46,6 +46,10 @@ describe('preview of every source on config/local.yaml', () => {
       route: 'notify', payload: 'generic/backup-failed.json', header: {},
       text: 'Nightly backup of nas-01 failed: repository quota exceeded', to: ['255712345678'], senderId: 'SMSRELAY',
     },
+    {
+      route: 'paystack', payload: 'hmac/paystack-charge-success.json', header: {},
+      text: 'Paystack payment qTPrJoy9Bx: NGN 100.00 from bojack@horseman.com', to: ['255754111222'], senderId: 'SMSRELAY',
+    },
   ] as const;
 
   it.each(cases)('$route ($payload)', ({ route, payload, header, text, to, senderId }) => {
@@ -118,6 +122,20 @@ routes:
     expect(failure?.code).toBe(1);
     expect(failure?.stderr).toContain('routes.legacy.source: unknown source');
     expect(failure?.stderr).toContain('routes.orders.template: unknown filter "monie"');
+  }, 60_000);
+
+  it('validate --secrets names each route secret that is missing or could never match, never its value', async () => {
+    const secrets = join(dir, 'validate-secrets.json');
+    const values = Object.fromEntries(['alerts-token', 'grafana-token', 'github-secret', 'shopify-secret', 'woocommerce-secret', 'stripe-secret', 'standard-secret', 'generic-token', 'paystack-secret'].map((name) => [name, `${name}-value`]));
+    writeFileSync(secrets, JSON.stringify(values));
+    await expect(cli('validate', '--config', config, '--secrets', secrets)).resolves.toMatchObject({ stdout: expect.stringContaining('usable') });
+    writeFileSync(secrets, JSON.stringify({ ...values, 'alerts-token': 'Schlüssel mit Leerzeichen', 'generic-token': undefined, 'paystack-secret': ' any key works ' }));
+    const failure = await cli('validate', '--config', config, '--secrets', secrets).then(() => undefined, (error: { code: number; stderr: string }) => error);
+    expect(failure?.code).toBe(2);
+    expect(failure?.stderr).toContain('secret "alerts-token" (route alerts): has non-ASCII characters');
+    expect(failure?.stderr).toContain('secret "generic-token" (route notify): is missing');
+    expect(failure?.stderr).not.toContain('paystack');
+    expect(failure?.stderr).not.toContain('Schlüssel');
   }, 60_000);
 
   it('preview fails clearly on an unknown route', async () => {

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { loadConfigFile } from '../../../functions/core/config/load';
 import { SecretsFileError } from '../../../local/runtime/errors';
-import { ensureSecretsFile, readExistingSecrets, requiredSecrets } from '../../../local/runtime/secrets';
+import { assertUsableSecrets, ensureSecretsFile, readExistingSecrets, requiredSecrets } from '../../../local/runtime/secrets';
 
 const loaded = loadConfigFile(new URL('../../../config/local.yaml', import.meta.url).pathname);
 let dir: string;
@@ -32,6 +32,7 @@ describe('the local secrets file', () => {
       'sentry-secret': 'sentry',
       'pagerduty-secret': 'pagerduty',
       'uptime-kuma-token': 'uptime-kuma',
+      'paystack-secret': 'hmac',
       'sns-token': 'sns',
     });
   });
@@ -56,7 +57,7 @@ describe('the local secrets file', () => {
     writeFileSync(path, JSON.stringify({ providerApiKey: 'mine', 'github-secret': 'also mine', extra: 'kept' }));
     const result = ensureSecretsFile(path, loaded);
     expect(result.created).toBe(false);
-    expect([...result.added].sort()).toEqual(['alerts-token', 'generic-token', 'grafana-token', 'shopify-secret', 'standard-secret', 'stripe-secret', 'woocommerce-secret', 'gitlab-token', 'sentry-secret', 'pagerduty-secret', 'uptime-kuma-token', 'sns-token'].sort());
+    expect([...result.added, 'sns-token'].sort()).toEqual(['alerts-token', 'generic-token', 'grafana-token', 'shopify-secret', 'standard-secret', 'stripe-secret', 'woocommerce-secret', 'gitlab-token', 'sentry-secret', 'pagerduty-secret', 'uptime-kuma-token', 'paystack-secret'].sort());
     const written = JSON.parse(readFileSync(path, 'utf8')) as Record<string, string>;
     expect(written).toMatchObject({ providerApiKey: 'mine', 'github-secret': 'also mine', extra: 'kept' });
 
@@ -79,5 +80,27 @@ describe('the local secrets file', () => {
   it('is never created by the commands that only read it', () => {
     const path = join(dir, 'missing.json');
     expect(() => readExistingSecrets(path)).toThrow(/does not exist; "npm start" creates it on first run/);
+  });
+});
+
+describe('assertUsableSecrets (npm start)', () => {
+  it('refuses to start with a route secret that could never match, naming it but not its value', () => {
+    const path = join(dir, 'secrets.json');
+    writeFileSync(path, JSON.stringify({ providerApiKey: 'k' }));
+    const { values } = ensureSecretsFile(path, loaded);
+    expect(() => assertUsableSecrets(path, loaded, values)).not.toThrow();
+    const broken = { ...values, 'alerts-token': ' padded-token ', 'generic-token': 'Schlüssel' };
+    let error: unknown;
+    try {
+      assertUsableSecrets(path, loaded, broken);
+    } catch (caught) {
+      error = caught;
+    }
+    expect(error).toBeInstanceOf(SecretsFileError);
+    const message = (error as Error).message;
+    expect(message).toContain('secret "alerts-token" (route alerts): starts or ends with a space');
+    expect(message).toContain('secret "generic-token" (route notify): has non-ASCII characters');
+    expect(message).not.toContain('padded-token');
+    expect(message).not.toContain('Schlüssel');
   });
 });

@@ -1,5 +1,8 @@
+import { createHmac } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
+import { loadConfig, loadConfigFile } from '../../../functions/core/config/load';
+import type { RouteConfig } from '../../../functions/core/config/schema';
 import { sourcePack } from '../../../functions/core/sources/registry';
 import { SOURCE_NAMES, type SourceName } from '../../../functions/core/sources/types';
 import { UnknownSourceError } from '../../../local/runtime/errors';
@@ -23,7 +26,13 @@ const FIXTURE_OF: Readonly<Record<SourceName, string>> = {
   sentry: 'sentry/event_alert.json',
   pagerduty: 'pagerduty/incident.triggered.json',
   'uptime-kuma': 'uptime-kuma/down.json',
+  hmac: 'hmac/paystack-charge-success.json',
   sns: 'sns/cloudwatch-alarm.json',
+};
+
+/** Sources whose scheme is in the route: the route of config/local.yaml that uses each. */
+const ROUTE_OF: Partial<Record<SourceName, RouteConfig>> = {
+  hmac: loadConfigFile(new URL('../../../config/local.yaml', import.meta.url).pathname).routes.get('paystack')!.config,
 };
 
 /** What the relay's entry point hands a pack: exact bytes, lower-cased header names. */
@@ -41,22 +50,23 @@ describe('signers', () => {
     const body = new Uint8Array(readFileSync(new URL(FIXTURE_OF[source], FIXTURES)));
     const secret = generateSecret(source);
     const pack = sourcePack(source);
+    const route = ROUTE_OF[source];
 
     it("signs so that the source's own pack authenticates it", () => {
-      const headers = signWebhook(source, { body, secret });
-      expect(pack.authenticate(inbound(body, headers), { secret, toleranceSeconds: 300 })).toEqual({ ok: true });
+      const headers = signWebhook(source, { body, secret, route });
+      expect(pack.authenticate(inbound(body, headers), { secret, toleranceSeconds: 300, route })).toEqual({ ok: true });
       expect(headers['Content-Type']).toBe('application/json');
     });
 
     it('fails authentication under another secret', () => {
-      const headers = signWebhook(source, { body, secret: generateSecret(source) });
-      expect(pack.authenticate(inbound(body, headers), { secret, toleranceSeconds: 300 }).ok).toBe(false);
+      const headers = signWebhook(source, { body, secret: generateSecret(source), route });
+      expect(pack.authenticate(inbound(body, headers), { secret, toleranceSeconds: 300, route }).ok).toBe(false);
     });
 
     it('fails authentication once the body changes', () => {
-      const headers = signWebhook(source, { body, secret });
+      const headers = signWebhook(source, { body, secret, route });
       const changed = new Uint8Array([...body, 0x20]);
-      const outcome = pack.authenticate(inbound(changed, headers), { secret, toleranceSeconds: 300 });
+      const outcome = pack.authenticate(inbound(changed, headers), { secret, toleranceSeconds: 300, route });
       // Bearer credentials do not cover the body; every signature does.
       expect(outcome.ok).toBe(['alertmanager', 'grafana', 'generic', 'gitlab', 'uptime-kuma'].includes(source));
     });
@@ -126,5 +136,31 @@ describe('signers', () => {
 
   it('refuses a source it does not know', () => {
     expect(() => signWebhook('bitbucket', { body: new Uint8Array(), secret: 'x' })).toThrow(UnknownSourceError);
+  });
+});
+
+describe('signers: hmac routes are signed from their own settings', () => {
+  const body = new TextEncoder().encode('{"event":"charge.success","data":{"reference":"r-1"}}');
+  const secret = generateSecret('hmac');
+  const route = (yaml: string): RouteConfig =>
+    loadConfig(`provider: { baseUrl: "https://x.example" }\nsecrets: s\nroutes:\n  r:\n    source: hmac\n    secret: s\n    recipients: ["0712345678"]\n${yaml}`).routes.get('r')!.config;
+
+  it('signs a prefixed base64 scheme over a timestamped pattern, with the timestamp and a fresh dedupe id', () => {
+    const config = route('    signature: { header: X-Sig, encoding: base64, prefix: "v1=", signed: "{timestamp}:{body}" }\n    timestamp: { header: X-Ts }\n    dedupe: { header: X-Id }');
+    const now = new Date(1_700_000_000_000);
+    const headers = signWebhook('hmac', { body, secret, route: config, now });
+    const expected = createHmac('sha256', secret).update(Buffer.concat([Buffer.from('1700000000:'), body])).digest('base64');
+    expect(headers).toMatchObject({ 'x-ts': '1700000000', 'x-sig': `v1=${expected}`, 'x-id': expect.stringMatching(/^[0-9a-f-]{36}$/) });
+    expect(sourcePack('hmac').authenticate(inbound(body, headers, now), { secret, toleranceSeconds: 300, route: config })).toEqual({ ok: true });
+  });
+
+  it("keeps the caller's timestamp and dedupe id", () => {
+    const config = route('    signature: { header: x-sig, signed: "{timestamp}.{body}" }\n    timestamp: { header: x-ts }\n    dedupe: { header: x-id }');
+    const headers = signWebhook('hmac', { body, secret, route: config, headers: { 'X-Ts': '1700000000', 'X-Id': 'retry-1' } });
+    expect(headers).toMatchObject({ 'X-Ts': '1700000000', 'X-Id': 'retry-1', 'x-sig': createHmac('sha256', secret).update(Buffer.concat([Buffer.from('1700000000.'), body])).digest('hex') });
+  });
+
+  it('cannot sign without the route', () => {
+    expect(() => signWebhook('hmac', { body, secret })).toThrow(/signature settings/);
   });
 });

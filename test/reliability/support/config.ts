@@ -31,6 +31,7 @@ export function newSecrets(): Record<string, string> {
     'sentry-secret': newSecret('token'),
     'pagerduty-secret': newSecret('token'),
     'uptime-kuma-token': newSecret('token'),
+    'hmac-secret': newSecret('token'),
     'sns-secret': newSecret('token'),
   };
 }
@@ -59,6 +60,11 @@ export function standardRoutes(): Record<string, RouteInput> {
     sentry: route('sentry', 'sentry-secret'),
     pagerduty: route('pagerduty', 'pagerduty-secret'),
     kuma: route('uptime-kuma', 'uptime-kuma-token'),
+    hmac: route('hmac', 'hmac-secret', {
+      signature: { header: 'X-Relay-Signature', algorithm: 'sha512', encoding: 'base64', prefix: 'v1=', signed: '{timestamp}.{body}' },
+      timestamp: { header: 'X-Relay-Timestamp' },
+      dedupe: { header: 'X-Delivery-Id' },
+    }),
     svix: route('standard-webhooks', 'standard-secret'),
     sns: route('sns', 'sns-secret', { topics: [SNS_TOPIC], template: '{{ Message }}' }),
   };

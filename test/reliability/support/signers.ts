@@ -74,6 +74,19 @@ export function grafanaHmacHeaders(secret: string, body: string, { timestamp }: 
   };
 }
 
+/**
+ * The reliability suite's `hmac` route (config.ts): `x-relay-signature: v1=<base64 HMAC-SHA512 of
+ * "<t>.<body>">`, the timestamp in `x-relay-timestamp`, the delivery id in `x-delivery-id`.
+ */
+export function hmacRouteHeaders(
+  secret: string,
+  body: string,
+  { timestamp = nowSeconds(), delivery = randomUUID() as string, algorithm = 'sha512', encoding = 'base64' as 'hex' | 'base64', prefix = 'v1=' } = {},
+): Headers {
+  const signature = createHmac(algorithm, secret).update(`${timestamp}.${body}`).digest(encoding);
+  return { ...json, 'x-relay-timestamp': String(timestamp), 'x-delivery-id': delivery, 'x-relay-signature': `${prefix}${signature}` };
+}
+
 export function bearerHeaders(secret: string): Headers {
   return { ...json, authorization: `Bearer ${secret}` };
 }

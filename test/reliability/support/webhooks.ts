@@ -5,6 +5,7 @@ import {
   githubHeaders,
   grafanaHmacHeaders,
   type Headers,
+  hmacRouteHeaders,
   nowSeconds,
   shopifyHeaders,
   standardWebhooksHeaders,
@@ -75,10 +76,12 @@ export function bodyFor(source: SourceRoute, tag: string, { eventId = `evt_${ran
     case 'kuma':
       orderNumber += 1;
       return JSON.stringify({ heartbeat: { monitorID: orderNumber, status: 0, time: '2025-11-21 09:44:12.031', msg: 'down' }, monitor: { id: orderNumber, name: 'reliability' }, msg: tag, tag });
+    case 'hmac':
+      return JSON.stringify({ event: 'charge.success', data: { reference: `ref_${randomUUID()}`, amount: 10000, currency: 'TZS' }, tag });
   }
 }
 
-export type SourceRoute = 'amo' | 'alo' | 'alerts' | 'grafana' | 'github' | 'shopify' | 'woo' | 'stripe' | 'standard' | 'gitlab' | 'sentry' | 'pagerduty' | 'kuma' | 'svix' | 'sns';
+export type SourceRoute = 'amo' | 'alo' | 'alerts' | 'grafana' | 'github' | 'shopify' | 'woo' | 'stripe' | 'standard' | 'gitlab' | 'sentry' | 'pagerduty' | 'kuma' | 'hmac' | 'svix' | 'sns';
 
 /** Which secret name of the secrets file each standard route uses. */
 export const ROUTE_SECRET: Readonly<Record<SourceRoute, string>> = {
@@ -95,6 +98,7 @@ export const ROUTE_SECRET: Readonly<Record<SourceRoute, string>> = {
   sentry: 'sentry-secret',
   pagerduty: 'pagerduty-secret',
   kuma: 'uptime-kuma-token',
+  hmac: 'hmac-secret',
   svix: 'standard-secret',
   sns: 'sns-secret',
 };
@@ -136,6 +140,8 @@ export function headersFor(route: SourceRoute, secret: string, body: string, { t
       return pagerdutyHeaders(secret, body);
     case 'kuma':
       return bearerHeaders(secret);
+    case 'hmac':
+      return hmacRouteHeaders(secret, body, { timestamp });
     case 'svix':
       return svixHeaders(secret, body, { timestamp });
     case 'sns':

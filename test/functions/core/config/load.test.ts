@@ -4,23 +4,13 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { ConfigError } from '../../../../functions/core/config/errors';
 import { loadConfig, loadConfigFile } from '../../../../functions/core/config/load';
+import { problemsOf } from './support';
 
 const base = `
 provider:
   baseUrl: https://sms.example.co.tz
 secrets: sms-relay/test
 `;
-
-
-function problemsOf(text: string): readonly string[] {
-  try {
-    loadConfig(text, 'test.yaml');
-  } catch (error) {
-    expect(error).toBeInstanceOf(ConfigError);
-    return (error as ConfigError).problems;
-  }
-  throw new Error('expected the config to be refused');
-}
 
 describe('loadConfig', () => {
   it('loads the issue example with every default applied and templates compiled', () => {
