@@ -57,7 +57,7 @@ describe('the local secrets file', () => {
     writeFileSync(path, JSON.stringify({ providerApiKey: 'mine', 'github-secret': 'also mine', extra: 'kept' }));
     const result = ensureSecretsFile(path, loaded);
     expect(result.created).toBe(false);
-    expect([...result.added, 'sns-token'].sort()).toEqual(['alerts-token', 'generic-token', 'grafana-token', 'shopify-secret', 'standard-secret', 'stripe-secret', 'woocommerce-secret', 'gitlab-token', 'sentry-secret', 'pagerduty-secret', 'uptime-kuma-token', 'paystack-secret'].sort());
+    expect([...result.added].sort()).toEqual(['alerts-token', 'generic-token', 'grafana-token', 'shopify-secret', 'standard-secret', 'stripe-secret', 'woocommerce-secret', 'gitlab-token', 'sentry-secret', 'pagerduty-secret', 'uptime-kuma-token', 'paystack-secret', 'sns-token'].sort());
     const written = JSON.parse(readFileSync(path, 'utf8')) as Record<string, string>;
     expect(written).toMatchObject({ providerApiKey: 'mine', 'github-secret': 'also mine', extra: 'kept' });
 
