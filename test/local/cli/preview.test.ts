@@ -126,7 +126,7 @@ routes:
 
   it('validate --secrets names each route secret that is missing or could never match, never its value', async () => {
     const secrets = join(dir, 'validate-secrets.json');
-    const values = Object.fromEntries(['alerts-token', 'grafana-token', 'github-secret', 'shopify-secret', 'woocommerce-secret', 'stripe-secret', 'standard-secret', 'generic-token', 'paystack-secret'].map((name) => [name, `${name}-value`]));
+    const values = Object.fromEntries(['alerts-token', 'grafana-token', 'github-secret', 'shopify-secret', 'woocommerce-secret', 'stripe-secret', 'standard-secret', 'generic-token', 'paystack-secret', 'gitlab-token', 'sentry-secret', 'pagerduty-secret', 'uptime-kuma-token'].map((name) => [name, `${name}-value`]));
     writeFileSync(secrets, JSON.stringify(values));
     await expect(cli('validate', '--config', config, '--secrets', secrets)).resolves.toMatchObject({ stdout: expect.stringContaining('usable') });
     writeFileSync(secrets, JSON.stringify({ ...values, 'alerts-token': 'Schlüssel mit Leerzeichen', 'generic-token': undefined, 'paystack-secret': ' any key works ' }));
