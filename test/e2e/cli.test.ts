@@ -35,7 +35,7 @@ describe('sms-relay CLI', () => {
 
   it('start exits non-zero and lists the problems of a bad config', async () => {
     const config = join(dir, 'bad.yaml');
-    const text = readFileSync(join(REPO_ROOT, 'config/local.yaml'), 'utf8').replace('source: github', 'source: gitlab').replace('{{ customer.phone }}', '{{ customer.phone | nosuchfilter }}');
+    const text = readFileSync(join(REPO_ROOT, 'config/local.yaml'), 'utf8').replace('source: github', 'source: bitbucket').replace('{{ customer.phone }}', '{{ customer.phone | nosuchfilter }}');
     writeFileSync(config, text);
     const result = await runCli(['start'], cleanEnv({ PORT: '0', RELAY_CONFIG: config, RELAY_DATA_DIR: join(dir, 'bad-config-data'), RELAY_SECRETS_FILE: join(dir, 'bad-config-secrets.json') }));
     expect(result.code).toBe(1);
