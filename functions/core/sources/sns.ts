@@ -129,10 +129,13 @@ function remember(cache: Map<string, string>, url: string, pem: string): void {
 
 async function fetchCertificate(webhook: InboundWebhook, fetch: SourceFetch, context: AuthContext): Promise<Prefetched> {
   const none: Prefetched = { documents: new Map() };
-  // Nothing leaves the relay for a request without the route's token, or for a certificate URL
-  // that is not SNS's: `authenticate` refuses those without a document.
+  // Nothing leaves the relay for a request without the route's token, of a topic the route does
+  // not accept, or with a certificate URL that is not SNS's: `authenticate` refuses those anyway.
   if (!checkCredentialOrToken(webhook, context.secret).ok) return none;
-  const url = readMessage(webhook)?.['SigningCertURL'];
+  const message = readMessage(webhook);
+  const topic = textField(message, 'TopicArn');
+  if (topic === undefined || !(context.route?.topics ?? []).includes(topic)) return none;
+  const url = message?.['SigningCertURL'];
   if (!isCertificateUrl(url)) return none;
   const cache = cacheOf(fetch);
   const cached = cache.get(url);

@@ -165,11 +165,12 @@ describe('sns.prefetch', () => {
     expect(fetch.calls.filter((url) => url === first)).toHaveLength(2);
   });
 
-  it('fetches nothing without the token or for a URL off SNS', async () => {
+  it('fetches nothing without the token, for a topic the route does not accept, or for a URL off SNS', async () => {
     const fetch = fetcher({});
     await sns.prefetch!(delivery(signed('notification.json'), { token: 'wrong' }), fetch, CONTEXT);
     await sns.prefetch!(delivery(signed('notification.json', { certUrl: 'https://evil.example/SimpleNotificationService-a.pem' })), fetch, CONTEXT);
     await sns.prefetch!(webhookOf({ body: 'nope', query: { token: TOKEN } }), fetch, CONTEXT);
+    await sns.prefetch!(delivery(signSnsMessage({ ...snsFixture('notification.json'), TopicArn: 'arn:aws:sns:us-west-2:999999999999:MyTopic' }, { at: SENT_AT })), fetch, CONTEXT);
     expect(fetch.calls).toEqual([]);
   });
 
