@@ -79,6 +79,7 @@ export async function ingestWebhook(
       logger.warn('webhook refused', { ...log, reason: evaluation.reason });
       return answer(400, { error: evaluation.reason });
     case Verdict.Ping:
+      await capture(context, request, []);
       logger.info('webhook ping', { ...log, reason: evaluation.reason });
       return answer(200, { status: 'ping', reason: evaluation.reason });
     default:
@@ -105,6 +106,8 @@ export async function ingestWebhook(
     now: request.receivedAt,
     retentionDays: config.config.retentionDays,
   });
+
+  await capture(context, request, result.ids);
 
   for (const drop of evaluation.dropped) {
     logger.warn('recipient dropped', { route: route.id, entry: maskPhoneNumbersIn(drop.entry), reason: drop.reason });
@@ -205,6 +208,21 @@ async function confirm(fetch: SourceFetch, url: string): Promise<string | undefi
     return status >= 200 && status <= 299 ? undefined : `the confirmation URL answered ${status}`;
   } catch (error) {
     return `the confirmation URL could not be reached: ${error instanceof Error ? error.message : String(error)}`;
+  }
+}
+
+/**
+ * Keeps the payload for the console when the route sets `capture` (an authenticated webhook
+ * only: a stranger's bytes are never stored). Best effort: the webhook is already recorded, so a
+ * failure here is logged and the answer stands.
+ */
+async function capture(context: RelayContext, request: IngestRequest, recordIds: readonly string[]): Promise<void> {
+  const keepSeconds = context.config.routes.get(request.routeId)?.config.capture;
+  if (keepSeconds === undefined) return;
+  try {
+    await context.store.capturePayload({ route: request.routeId, receivedAt: request.receivedAt, headers: request.headers, body: request.body, recordIds, keepSeconds });
+  } catch (error) {
+    context.logger.error('payload not captured', { route: request.routeId, error: error instanceof Error ? error.name : typeof error });
   }
 }
 

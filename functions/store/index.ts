@@ -2,6 +2,7 @@
  * The message store: one DynamoDB table that is at once the dedupe, the durable queue and the
  * log of every SMS. See `createStore`.
  */
+export { type CapturedPayload, type CaptureInput, keptHeaders } from './capture';
 export { AcceptOutcome, type AcceptInput, type AcceptResult, type NoticeInput } from './accept';
 export type { BalanceObservation, BalanceUpdate, PriceObservation } from './balance';
 export {

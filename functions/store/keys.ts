@@ -19,6 +19,7 @@ export const ItemKind = {
   Limit: 'limit',
   Spend: 'spend',
   Balance: 'balance',
+  Capture: 'capture',
 } as const;
 
 export const messageKey = (id: string): Key => key(`MSG#${id}`, 'MSG');
@@ -34,6 +35,8 @@ export const SPEND_PK = 'SPEND';
 export const spendKey = (day: string): Key => key(SPEND_PK, daySk(day));
 
 export const balanceKey = (): Key => key('BALANCE', 'STATE');
+
+export const capturePk = (route: string): string => `CAPTURE#${route}`;
 
 /** Epoch seconds, rounded down. */
 export const epochSeconds = (at: Date): number => Math.floor(at.getTime() / 1000);

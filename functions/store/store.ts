@@ -8,6 +8,7 @@ import {
   recordPrice,
   updateBalanceState,
 } from './balance';
+import { type CapturedPayload, type CaptureInput, capturePayload, listCaptures } from './capture';
 import type { StoreTable } from './context';
 import {
   type HeldSummaryOptions,
@@ -94,6 +95,10 @@ export interface MessageStore {
   getBalanceState(): Promise<BalanceState>;
   /** Keeps the price of one SMS to one recipient, for every process's cost estimates. */
   recordPrice(observation: PriceObservation): Promise<void>;
+  /** Keeps one received payload for the route's `capture` time. See {@link capturePayload}. */
+  capturePayload(input: CaptureInput): Promise<CapturedPayload>;
+  /** A route's captured payloads, newest first. */
+  listCaptures(route: string, options?: { readonly limit?: number; readonly now?: Date }): Promise<CapturedPayload[]>;
   /** Credits spent by all routes over the last `days` UTC days, today included. */
   spendLastDays(days: number, now?: Date): Promise<number>;
 }
@@ -137,5 +142,7 @@ export const createStore = ({ client, tableName, clock = () => new Date(), readI
     getBalanceState: async () => await getBalanceState(context),
     recordPrice: async (observation) => await recordPrice(context, observation),
     spendLastDays: async (days, now) => await spendLastDays(context, days, now),
+    capturePayload: async (input) => await capturePayload(context, input),
+    listCaptures: async (route, options) => await listCaptures(context, route, options),
   };
 };

@@ -263,3 +263,31 @@ describe('ingestWebhook against hostile and oversized input', () => {
     expect(await relay.records('ops')).toEqual([expect.objectContaining({ state: MessageState.Dropped, reason: 'the payload cannot be read: JSON nested deeper than 64 levels' })]);
   });
 });
+
+describe('routes.<id>.capture', () => {
+  it('keeps each authenticated payload of the route with its headers less credentials, and nothing of a refused one', async () => {
+    relay = await harness({ db: servers.db, baseUrl: servers.sandbox.baseUrl, config: (config) => ({ ...config, routes: { ...config.routes, github: { ...config.routes['github']!, capture: '1d' } } }) });
+    const body = fixtureText('github/issues-opened.json');
+    const accepted = await relay.ingest('github', body, { headers: github('issues', body) });
+    const ping = await relay.ingest('github', '{"zen":"Keep it logically awesome."}', { headers: github('ping', '{"zen":"Keep it logically awesome."}') });
+    const refused = await relay.ingest('github', body, { headers: github('issues', body, 'another-secret') });
+    expect([accepted.status, ping.status, refused.status]).toEqual([202, 200, 401]);
+
+    const captured = await relay.store.listCaptures('github', { now: relay.clock.now });
+    expect(captured).toHaveLength(2);
+    const [pinged, issue] = captured;
+    expect(issue).toMatchObject({ route: 'github', body, bodyEncoding: 'utf8', recordIds: accepted.body['ids'], receivedAt: relay.clock.now.toISOString() });
+    expect(issue!.headers).toMatchObject({ 'x-github-event': 'issues', 'content-type': 'application/json' });
+    expect(issue!.headers).not.toHaveProperty('x-hub-signature-256');
+    expect(pinged!.recordIds).toEqual([]);
+    expect(issue!.expiresAt - Math.floor(relay.clock.now.getTime() / 1000)).toBe(86_400);
+  });
+
+  it('keeps nothing for a route without capture', async () => {
+    relay = await harness({ db: servers.db, baseUrl: servers.sandbox.baseUrl });
+    const body = fixtureText('github/issues-opened.json');
+    expect((await relay.ingest('github', body, { headers: github('issues', body) })).status).toBe(202);
+    expect(await relay.store.listCaptures('github', { now: relay.clock.now })).toEqual([]);
+  });
+});
+

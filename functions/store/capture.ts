@@ -1,0 +1,140 @@
+import { PutItemCommand, QueryCommand } from '@aws-sdk/client-dynamodb';
+import { type Item, ItemReader, num, str, strList } from './attributes';
+import type { StoreTable } from './context';
+import { InvalidArgumentError } from './errors';
+import { newId } from './ids';
+import { capturePk, epochSeconds, ItemKind } from './keys';
+import { TABLE } from './table';
+
+/** A webhook payload as it was received, kept for `routes.<id>.capture` (the console shows it). */
+export interface CapturedPayload {
+  readonly id: string;
+  readonly route: string;
+  readonly receivedAt: string;
+  /** Lower-cased names; credentials and signatures are never kept (see `keptHeaders`). */
+  readonly headers: Readonly<Record<string, string>>;
+  /** The body as UTF-8 text, or base64 when it was not valid UTF-8 (`bodyEncoding`). */
+  readonly body: string;
+  readonly bodyEncoding: 'utf8' | 'base64';
+  /** The records the webhook became (none for a ping). */
+  readonly recordIds: readonly string[];
+  /** TTL, epoch seconds. */
+  readonly expiresAt: number;
+}
+
+/** What `capturePayload` keeps. */
+export interface CaptureInput {
+  readonly route: string;
+  readonly receivedAt: Date;
+  readonly headers: Readonly<Record<string, string>>;
+  readonly body: Uint8Array;
+  readonly recordIds: readonly string[];
+  /** How long it is kept: the route's `capture`. */
+  readonly keepSeconds: number;
+}
+
+/** Header names that carry or prove a credential: never stored. */
+const CREDENTIAL_HEADER = /authorization|signature|hmac|token|secret|key|cookie/i;
+
+/** The headers a capture keeps: all but credentials and signatures. */
+export const keptHeaders = (headers: Readonly<Record<string, string>>): Record<string, string> =>
+  Object.fromEntries(Object.entries(headers).filter(([name]) => !CREDENTIAL_HEADER.test(name)));
+
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+/**
+ * Keeps one received payload for `keepSeconds` (DynamoDB TTL removes it after that), with its
+ * headers less every credential and signature. The console lists a route's captures newest first.
+ *
+ * @example
+ * ```typescript
+ * await store.capturePayload({ route: 'orders', receivedAt, headers, body, recordIds: ids, keepSeconds: 86_400 });
+ * ```
+ */
+export const capturePayload = async (table: StoreTable, input: CaptureInput): Promise<CapturedPayload> => {
+  if (!Number.isInteger(input.keepSeconds) || input.keepSeconds < 1) {
+    throw new InvalidArgumentError(`keepSeconds must be a whole number ≥ 1, got ${input.keepSeconds}`);
+  }
+  let body: string;
+  let bodyEncoding: CapturedPayload['bodyEncoding'];
+  try {
+    body = utf8.decode(input.body);
+    bodyEncoding = 'utf8';
+  } catch {
+    body = Buffer.from(input.body).toString('base64');
+    bodyEncoding = 'base64';
+  }
+  const receivedAt = input.receivedAt.toISOString();
+  const captured: CapturedPayload = {
+    id: newId(input.receivedAt),
+    route: input.route,
+    receivedAt,
+    headers: keptHeaders(input.headers),
+    body,
+    bodyEncoding,
+    recordIds: [...input.recordIds],
+    expiresAt: epochSeconds(input.receivedAt) + input.keepSeconds,
+  };
+  await table.client.send(
+    new PutItemCommand({
+      TableName: table.tableName,
+      Item: {
+        [TABLE.partitionKey]: str(capturePk(input.route)),
+        [TABLE.sortKey]: str(`${receivedAt}#${captured.id}`),
+        kind: str(ItemKind.Capture),
+        id: str(captured.id),
+        route: str(input.route),
+        receivedAt: str(receivedAt),
+        headers: str(JSON.stringify(captured.headers)),
+        body: str(body),
+        bodyEncoding: str(bodyEncoding),
+        recordIds: strList(captured.recordIds),
+        [TABLE.timeToLive]: num(captured.expiresAt),
+      },
+    }),
+  );
+  return captured;
+};
+
+/**
+ * A route's captured payloads, newest first, leaving out any whose time has passed (TTL deletes
+ * them some time later).
+ *
+ * @example
+ * ```typescript
+ * const [latest] = await store.listCaptures('orders', { limit: 1 });
+ * ```
+ */
+export const listCaptures = async (
+  table: StoreTable,
+  route: string,
+  { limit = 50, now = table.clock() }: { readonly limit?: number; readonly now?: Date } = {},
+): Promise<CapturedPayload[]> => {
+  const { Items: items = [] } = await table.client.send(
+    new QueryCommand({
+      TableName: table.tableName,
+      KeyConditionExpression: '#pk = :pk',
+      FilterExpression: '#expiresAt > :now',
+      ExpressionAttributeNames: { '#pk': TABLE.partitionKey, '#expiresAt': TABLE.timeToLive },
+      ExpressionAttributeValues: { ':pk': str(capturePk(route)), ':now': num(epochSeconds(now)) },
+      ScanIndexForward: false,
+      Limit: limit,
+      ConsistentRead: true,
+    }),
+  );
+  return items.map(captureFromItem);
+};
+
+const captureFromItem = (item: Item): CapturedPayload => {
+  const read = new ItemReader(item, item[TABLE.partitionKey]?.S ?? '(no key)');
+  return {
+    id: read.str('id'),
+    route: read.str('route'),
+    receivedAt: read.str('receivedAt'),
+    headers: JSON.parse(read.str('headers')) as Record<string, string>,
+    body: read.str('body'),
+    bodyEncoding: read.str('bodyEncoding') === 'base64' ? 'base64' : 'utf8',
+    recordIds: read.strList('recordIds'),
+    expiresAt: read.num(TABLE.timeToLive),
+  };
+};
