@@ -171,7 +171,7 @@ function SpendChart({ credit }: { credit: CreditAnswer }) {
     const order = routes.map((_, r) => r).reverse();
     const bars = uPlot.paths.bars?.({ size: [0.7, 48], align: 0 });
     const series: uPlot.Series[] = [
-      { value: (_u, v) => (v === null ? '' : new Date(v * 1000).toISOString().slice(0, 10)) },
+      { label: 'Day', value: (_u, v) => (v === null ? '' : new Date(v * 1000).toISOString().slice(0, 10)) },
       ...order.map(
         (r): uPlot.Series => ({
           label: routes[r] ?? '',
@@ -188,7 +188,16 @@ function SpendChart({ credit }: { credit: CreditAnswer }) {
       series,
       scales: { x: { time: true, range: (_u, min, max) => [min - 43200, max + 43200] }, y: { range: (_u, _min, max) => [0, Math.max(1, max * 1.1)] } },
       axes: [
-        { stroke: '#555', grid: { show: false }, values: (_u, splits) => splits.map((v) => new Date(v * 1000).toISOString().slice(5, 10)) },
+        {
+          stroke: '#555',
+          grid: { show: false },
+          // One tick per day with spend, thinned to fit.
+          splits: (u) => {
+            const step = Math.max(1, Math.ceil((xs.length * 48) / Math.max(1, u.bbox.width / devicePixelRatio)));
+            return xs.filter((_x, i) => i % step === 0);
+          },
+          values: (_u, splits) => splits.map((v) => new Date(v * 1000).toISOString().slice(5, 10)),
+        },
         { stroke: '#555', grid: { stroke: '#eee' }, size: 60, values: (_u, splits) => splits.map((v) => num(v, 0)) },
       ],
       cursor: { drag: { x: false, y: false } },

@@ -106,7 +106,7 @@ function LimitBar({ limit }: { limit: LimitUse }) {
         <span>{label}</span>
         <span class="mono">
           {num(limit.used)} / {num(limit.max)}
-          {limit.spent !== undefined ? <span class="muted"> · spent {num(limit.spent)}</span> : null}
+          {limit.spent !== undefined ? <span class="muted"> reserved · {num(limit.spent)} spent</span> : null}
         </span>
       </div>
       <div class={`bar ${level}`} title={`${limit.kind === 'credits' ? 'reserved' : 'used'} ${num(limit.used)} of ${num(limit.max)}; window ends ${fullTime(limit.windowEndsAt)}`}>
