@@ -37,6 +37,8 @@ export function TemplatesPage({ overview }: { overview: Overview }) {
     const controller = new AbortController();
     setPayloads(null);
     setPayloadsError(null);
+    setAnswer(null);
+    setPreviewError(null);
     get<PayloadsAnswer>('payloads', { route }, controller.signal).then(
       (answer) => {
         if (controller.signal.aborted) return;
