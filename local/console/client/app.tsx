@@ -1,0 +1,82 @@
+/** The console's shell: overview, top navigation and the page of the hash. */
+import { useCallback, useEffect, useState } from 'preact/hooks';
+import type { Overview } from '../contract';
+import { errorText, get } from './api';
+import { ActivityPage } from './pages/activity';
+import { CreditPage } from './pages/credit';
+import { RecordPage } from './pages/record';
+import { RoutesPage } from './pages/routes';
+import { TemplatesPage } from './pages/templates';
+import { useHashPage, type Page } from './route';
+import { ErrorBox } from './ui';
+
+const NAV = [
+  ['activity', 'Activity'],
+  ['templates', 'Templates'],
+  ['credit', 'Credit'],
+  ['routes', 'Routes'],
+] as const;
+
+const TITLES: Record<Page['name'], string> = { activity: 'Activity', record: 'Record', templates: 'Templates', credit: 'Credit', routes: 'Routes' };
+
+export function App() {
+  const page = useHashPage();
+  const [overview, setOverview] = useState<Overview | null>(null);
+  const [error, setError] = useState<string | null>(null);
+
+  const load = useCallback(() => {
+    setError(null);
+    get<Overview>('overview').then(setOverview, (e: unknown) => setError(`Overview: ${errorText(e)}`));
+  }, []);
+  useEffect(load, [load]);
+
+  useEffect(() => {
+    document.title = `${TITLES[page.name]} · sms-relay console`;
+  }, [page.name]);
+
+  const current = page.name === 'record' ? 'activity' : page.name;
+  return (
+    <div class="shell">
+      <header class="top">
+        <div class="brand">
+          sms-relay <span>console</span>
+        </div>
+        <nav>
+          {NAV.map(([name, label]) => (
+            <a key={name} href={`#/${name}`} class={current === name ? 'active' : undefined} data-testid={`nav-${name}`} aria-current={current === name ? 'page' : undefined}>
+              {label}
+            </a>
+          ))}
+        </nav>
+        <div class="source" title={overview?.source}>
+          {overview ? (
+            <>
+              <span class="env">{overview.environment}</span> {overview.source}
+            </>
+          ) : (
+            'connecting…'
+          )}
+        </div>
+      </header>
+      <main>
+        <ErrorBox error={error} onRetry={load} />
+        {overview ? <Current page={page} overview={overview} /> : error ? null : <p class="muted">Loading…</p>}
+      </main>
+    </div>
+  );
+}
+
+function Current({ page, overview }: { page: Page; overview: Overview }) {
+  switch (page.name) {
+    case 'activity':
+      return <ActivityPage overview={overview} />;
+    case 'record':
+      return <RecordPage key={page.id} id={page.id} overview={overview} />;
+    case 'templates':
+      return <TemplatesPage overview={overview} />;
+    case 'credit':
+      return <CreditPage overview={overview} />;
+    case 'routes':
+      return <RoutesPage />;
+  }
+}

@@ -1,0 +1,11 @@
+/** Entry of the console's bundle: styles, then the app mounted on #app. */
+import 'uplot/dist/uPlot.min.css';
+import './style.css';
+import { render } from 'preact';
+import { App } from './app';
+
+const root = document.getElementById('app');
+if (root) {
+  root.textContent = '';
+  render(<App />, root);
+}

@@ -1,0 +1,221 @@
+/** One record: its row, the SMS, its history, the service's answer, errors, the webhook; redrive. */
+import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
+import type { Overview, RecordDetail, RedriveAnswer } from '../../contract';
+import { errorText, get, post } from '../api';
+import { fullTime, num, plural, prettyJson } from '../format';
+import { recordHref } from '../route';
+import { ErrorBox, Fields, Section, StateBadge, useInterval } from '../ui';
+
+const POLL_MS = 2000;
+
+export function RecordPage({ id, overview }: { id: string; overview: Overview }) {
+  const [detail, setDetail] = useState<RecordDetail | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  const [notFound, setNotFound] = useState(false);
+  const [redriving, setRedriving] = useState(false);
+  const [redriveNote, setRedriveNote] = useState<string | null>(null);
+  const sequence = useRef(0);
+
+  const refresh = useCallback(async () => {
+    const mine = ++sequence.current;
+    try {
+      const answer = await get<RecordDetail>(`records/${encodeURIComponent(id)}`);
+      if (mine !== sequence.current) return;
+      setDetail(answer);
+      setError(null);
+      setNotFound(false);
+    } catch (e) {
+      if (mine !== sequence.current) return;
+      setError(errorText(e));
+      setNotFound((e as { status?: number }).status === 404);
+    }
+  }, [id]);
+
+  useEffect(() => {
+    void refresh();
+  }, [refresh]);
+
+  const inFlight = detail?.record.state === 'PENDING' || detail?.record.state === 'SENDING';
+  useInterval(refresh, POLL_MS, inFlight);
+
+  const redrive = async () => {
+    setRedriving(true);
+    setRedriveNote(null);
+    setError(null);
+    try {
+      const answer = await post<RedriveAnswer>(`records/${encodeURIComponent(id)}/redrive`, {});
+      setRedriveNote(answer.requeued ? `Re-queued${answer.record ? `: now ${answer.record.state}` : ''}.` : `Not re-queued${answer.record ? `: the record is ${answer.record.state}` : ''}.`);
+      await refresh();
+    } catch (e) {
+      setError(`Redrive: ${errorText(e)}`);
+    } finally {
+      setRedriving(false);
+    }
+  };
+
+  if (!detail) {
+    return (
+      <div class="page record">
+        <p>
+          <a href="#/activity">← Activity</a>
+        </p>
+        <ErrorBox error={error} onRetry={() => void refresh()} />
+        {notFound ? <p class="empty">No record {id}: it may have expired.</p> : error ? null : <p class="muted">Loading…</p>}
+      </div>
+    );
+  }
+
+  const { record, sms, history, result, errors, capture } = detail;
+  return (
+    <div class="page record" data-testid="record-detail" data-id={record.id}>
+      <div class="record-head">
+        <a href="#/activity">← Activity</a>
+        <h1>
+          <span class="mono">{record.id}</span>
+        </h1>
+        <StateBadge state={record.state} testid="record-state" />
+        {inFlight ? <span class="muted live"><span class="dot" /> updating</span> : null}
+        <span class="spacer" />
+        {detail.redrivable ? (
+          <button type="button" class="primary" data-testid="redrive" disabled={redriving} onClick={redrive} title={`Re-queue this ${record.state} record; the sweeper sends it`}>
+            {redriving ? 'Redriving…' : 'Redrive'}
+          </button>
+        ) : null}
+      </div>
+      {redriveNote ? <div class="note" role="status">{redriveNote}</div> : null}
+      <ErrorBox error={error} />
+      <div class="columns">
+        <div class="col">
+          <Section title="Record">
+            <Fields
+              items={[
+                ['Route', record.route],
+                ['State', <StateBadge state={record.state} />],
+                ['Reason', record.reason],
+                ['Created', fullTime(record.createdAt)],
+                ['Last change', fullTime(record.updatedAt)],
+                ['To', <span class="mono">{record.to.join(', ') || '—'}</span>],
+                ['Segments', record.segments],
+                ['Attempts', record.attempts],
+                ['Deducted', record.deducted === null ? null : `${num(record.deducted)} ${overview.currency}`],
+                ['Balance after', record.remainingBalance === null ? null : `${num(record.remainingBalance)} ${overview.currency}`],
+              ]}
+            />
+          </Section>
+          <Section title="SMS">
+            <pre class="sms-text" data-testid="record-text">
+              {sms.text}
+            </pre>
+            {sms.notice ? <p class="warning">{sms.notice}</p> : null}
+            <Fields
+              items={[
+                ['Encoding', sms.encoding],
+                ['Characters', sms.characters],
+                ['Segments', sms.segments],
+                ['Part', sms.parts > 1 ? `${sms.part} of ${sms.parts}` : '1 of 1'],
+                ['Index', sms.index],
+                ['Sender ID', sms.senderId ?? 'service default'],
+                ['Delivery', sms.delivery],
+              ]}
+            />
+          </Section>
+          <Section title="Service's answer">
+            {result ? (
+              <Fields
+                items={[
+                  ['Deducted', `${num(result.deducted)} ${overview.currency}`],
+                  ['Remaining balance', `${num(result.remainingBalance)} ${overview.currency}`],
+                  ['Message', result.message],
+                  ['Sender ID', result.senderId],
+                  ['Sent at', result.sentAt ? fullTime(result.sentAt) : null],
+                ]}
+              />
+            ) : (
+              <p class="muted">No answer: the service has not accepted this SMS.</p>
+            )}
+          </Section>
+        </div>
+        <div class="col">
+          <Section title="History">
+            <ol class="timeline">
+              {history.map((change, i) => (
+                <li key={i} data-testid="history-entry" data-state={change.state}>
+                  <span class="time">{fullTime(change.at)}</span>
+                  <StateBadge state={change.state} />
+                  <span class="reason">{change.reason ?? ''}</span>
+                </li>
+              ))}
+            </ol>
+            {history.length === 0 ? <p class="muted">No state changes recorded.</p> : null}
+          </Section>
+          {errors.length > 0 ? (
+            <Section title={`Failed attempts (${errors.length})`}>
+              <table class="grid">
+                <thead>
+                  <tr>
+                    <th>Time</th>
+                    <th>Error</th>
+                    <th>Status</th>
+                    <th>Delivery</th>
+                    <th class="wide">Message</th>
+                  </tr>
+                </thead>
+                <tbody>
+                  {errors.map((err, i) => (
+                    <tr key={i}>
+                      <td class="time">{fullTime(err.at)}</td>
+                      <td class="mono">{err.name}</td>
+                      <td>{err.status ?? ''}</td>
+                      <td>{err.delivery ?? ''}</td>
+                      <td class="break">{err.message}</td>
+                    </tr>
+                  ))}
+                </tbody>
+              </table>
+            </Section>
+          ) : null}
+          <Captured capture={capture} />
+        </div>
+      </div>
+    </div>
+  );
+}
+
+function Captured({ capture }: { capture: RecordDetail['capture'] }) {
+  if (!capture) {
+    return (
+      <Section title="Webhook">
+        <p class="muted">
+          Not captured (the route has no <code>capture</code>, or the capture has expired).
+        </p>
+      </Section>
+    );
+  }
+  const headers = Object.entries(capture.headers).sort(([a], [b]) => a.localeCompare(b));
+  const pretty = capture.bodyEncoding === 'utf8' ? prettyJson(capture.body) : null;
+  return (
+    <Section title="Webhook" aside={<span class="muted">received {fullTime(capture.receivedAt)}</span>}>
+      <table class="grid kv">
+        <tbody>
+          {headers.map(([name, value]) => (
+            <tr key={name}>
+              <th class="mono">{name}</th>
+              <td class="mono break">{value}</td>
+            </tr>
+          ))}
+        </tbody>
+      </table>
+      <div class="muted small-gap">
+        Body ({capture.bodyEncoding === 'base64' ? 'base64, not text' : pretty ? 'JSON' : 'text'}) · {plural(capture.recordIds.length, 'record')} from this webhook
+        {capture.recordIds.length > 1
+          ? capture.recordIds.map((rid) => (
+              <a key={rid} class="mono chip" href={recordHref(rid)}>
+                {rid}
+              </a>
+            ))
+          : null}
+      </div>
+      <pre class="code">{pretty ?? capture.body}</pre>
+    </Section>
+  );
+}

@@ -1,0 +1,295 @@
+/** Templates: try a route's template, condition and recipients on a captured, fixture or pasted payload. */
+import { useEffect, useRef, useState } from 'preact/hooks';
+import type { Overview, PayloadChoice, PayloadsAnswer, PreviewAnswer, PreviewRequest } from '../../contract';
+import { errorText, get, post } from '../api';
+import { num, plural } from '../format';
+import { CopyButton, ErrorBox } from '../ui';
+
+const DEBOUNCE_MS = 120;
+
+const choiceKey = (choice: PayloadChoice) => `${choice.kind}:${choice.id}`;
+
+// Kept while the console is open, so leaving the page and coming back keeps the work.
+let lastRoute = '';
+
+export function TemplatesPage({ overview }: { overview: Overview }) {
+  const [route, setRoute] = useState(() => (overview.routes.some((r) => r.id === lastRoute) ? lastRoute : (overview.routes[0]?.id ?? '')));
+  const [payloads, setPayloads] = useState<readonly PayloadChoice[] | null>(null);
+  const [payloadsError, setPayloadsError] = useState<string | null>(null);
+  const [picked, setPicked] = useState('');
+  const [body, setBody] = useState('');
+  const [edited, setEdited] = useState(false);
+  const [template, setTemplate] = useState('');
+  const [when, setWhen] = useState('');
+  const [recipients, setRecipients] = useState('');
+  const [answer, setAnswer] = useState<PreviewAnswer | null>(null);
+  const [previewError, setPreviewError] = useState<string | null>(null);
+  const [pending, setPending] = useState(false);
+  const yamlRef = useRef<HTMLPreElement>(null);
+
+  useEffect(() => {
+    lastRoute = route;
+  }, [route]);
+
+  // The route's payloads; the first one is picked.
+  useEffect(() => {
+    if (!route) return undefined;
+    const controller = new AbortController();
+    setPayloads(null);
+    setPayloadsError(null);
+    setAnswer(null);
+    setPreviewError(null);
+    get<PayloadsAnswer>('payloads', { route }, controller.signal).then(
+      (answer) => {
+        if (controller.signal.aborted) return;
+        setPayloads(answer.payloads);
+        const first = answer.payloads[0];
+        setPicked(first ? choiceKey(first) : '');
+        setBody(first ? first.body : '');
+        setEdited(false);
+      },
+      (e: unknown) => {
+        if (controller.signal.aborted) return;
+        setPayloads([]);
+        setPayloadsError(`Payloads: ${errorText(e)}`);
+      },
+    );
+    return () => controller.abort();
+  }, [route]);
+
+  const choice = payloads?.find((p) => choiceKey(p) === picked) ?? null;
+
+  // The preview, debounced; a newer request cancels the one before, and a stale answer is ignored.
+  const latest = useRef(0);
+  useEffect(() => {
+    if (!route || payloads === null) return undefined;
+    const request = buildRequest({ route, choice, body, edited, template, when, recipients });
+    if (!request) {
+      setAnswer(null);
+      setPreviewError(null);
+      setPending(false);
+      return undefined;
+    }
+    const mine = ++latest.current;
+    const controller = new AbortController();
+    setPending(true);
+    const timer = window.setTimeout(() => {
+      post<PreviewAnswer>('preview', request, controller.signal).then(
+        (result) => {
+          if (mine !== latest.current) return;
+          setAnswer(result);
+          setPreviewError(null);
+          setPending(false);
+        },
+        (e: unknown) => {
+          if (mine !== latest.current || controller.signal.aborted) return;
+          setPreviewError(`Preview: ${errorText(e)}`);
+          setPending(false);
+        },
+      );
+    }, DEBOUNCE_MS);
+    return () => {
+      window.clearTimeout(timer);
+      controller.abort();
+    };
+  }, [route, payloads, choice, body, edited, template, when, recipients]);
+
+  const pick = (key: string) => {
+    setPicked(key);
+    const next = payloads?.find((p) => choiceKey(p) === key);
+    setBody(next ? next.body : '');
+    setEdited(false);
+  };
+
+  return (
+    <div class="page templates">
+      <div class="columns">
+        <div class="col inputs">
+          <div class="row">
+            <label class="grow">
+              Route
+              <select data-testid="tpl-route" value={route} onChange={(e) => setRoute(e.currentTarget.value)}>
+                {overview.routes.map((r) => (
+                  <option key={r.id} value={r.id}>
+                    {r.id} ({r.source})
+                  </option>
+                ))}
+              </select>
+            </label>
+            <label class="grow">
+              Payload
+              <select data-testid="tpl-payload" value={picked} onChange={(e) => pick(e.currentTarget.value)} disabled={payloads === null}>
+                <option value="">{payloads === null ? 'loading…' : 'pasted body'}</option>
+                {payloads && payloads.some((p) => p.kind === 'capture') ? (
+                  <optgroup label="Captured webhooks">
+                    {payloads
+                      .filter((p) => p.kind === 'capture')
+                      .map((p) => (
+                        <option key={choiceKey(p)} value={choiceKey(p)}>
+                          {p.label}
+                        </option>
+                      ))}
+                  </optgroup>
+                ) : null}
+                {payloads && payloads.some((p) => p.kind === 'fixture') ? (
+                  <optgroup label="Fixtures">
+                    {payloads
+                      .filter((p) => p.kind === 'fixture')
+                      .map((p) => (
+                        <option key={choiceKey(p)} value={choiceKey(p)}>
+                          {p.label}
+                        </option>
+                      ))}
+                  </optgroup>
+                ) : null}
+              </select>
+            </label>
+          </div>
+          <ErrorBox error={payloadsError} />
+          <label>
+            <span class="label-line">
+              Body
+              <span class="muted">{choice ? (edited ? `edited from ${choice.label}: sent as a pasted body` : `${choice.kind} ${choice.id}`) : 'pasted'}</span>
+              {edited && choice ? (
+                <button type="button" class="link" onClick={() => pick(picked)}>
+                  revert
+                </button>
+              ) : null}
+            </span>
+            <textarea
+              data-testid="tpl-body"
+              class="code"
+              rows={12}
+              spellcheck={false}
+              value={body}
+              placeholder="Pick a payload above, or paste a webhook body here"
+              onInput={(e) => {
+                setBody(e.currentTarget.value);
+                setEdited(true);
+              }}
+            />
+          </label>
+          <label>
+            <span class="label-line">
+              Template <span class="muted">empty: the route's template</span>
+            </span>
+            <textarea data-testid="tpl-template" class="code" rows={4} spellcheck={false} value={template} placeholder="route's template" onInput={(e) => setTemplate(e.currentTarget.value)} />
+          </label>
+          <label>
+            <span class="label-line">
+              When <span class="muted">empty: the route's condition</span>
+            </span>
+            <input data-testid="tpl-when" class="code" type="text" spellcheck={false} value={when} placeholder="route's condition" onInput={(e) => setWhen(e.currentTarget.value)} />
+          </label>
+          <label>
+            <span class="label-line">
+              Recipients <span class="muted">one per line; empty: the route's recipients</span>
+            </span>
+            <textarea data-testid="tpl-recipients" class="code" rows={3} spellcheck={false} value={recipients} placeholder="route's recipients" onInput={(e) => setRecipients(e.currentTarget.value)} />
+          </label>
+        </div>
+        <div class="col results">
+          <ErrorBox error={previewError} />
+          <Result answer={answer} pending={pending} yamlRef={yamlRef} noPayload={payloads !== null && !choice && body.trim() === ''} />
+        </div>
+      </div>
+    </div>
+  );
+}
+
+function buildRequest(input: {
+  route: string;
+  choice: PayloadChoice | null;
+  body: string;
+  edited: boolean;
+  template: string;
+  when: string;
+  recipients: string;
+}): PreviewRequest | null {
+  const { route, choice, body, edited } = input;
+  const lines = input.recipients
+    .split('\n')
+    .map((line) => line.trim())
+    .filter((line) => line !== '');
+  const overrides = {
+    ...(input.template !== '' ? { template: input.template } : {}),
+    ...(input.when.trim() !== '' ? { when: input.when } : {}),
+    ...(lines.length > 0 ? { recipients: lines } : {}),
+  };
+  if (choice && !edited) return { route, ...overrides, ...(choice.kind === 'capture' ? { capture: choice.id } : { fixture: choice.id }) };
+  if (body.trim() === '') return null;
+  return { route, ...overrides, payload: body, ...(choice ? { headers: choice.headers } : {}) };
+}
+
+function verdictClass(verdict: string): string {
+  if (verdict === 'send') return 'ok';
+  if (verdict === 'invalid') return 'bad';
+  if (verdict === 'duplicate') return 'warn';
+  return 'neutral';
+}
+
+function Result({ answer, pending, yamlRef, noPayload }: { answer: PreviewAnswer | null; pending: boolean; yamlRef: { current: HTMLPreElement | null }; noPayload: boolean }) {
+  if (noPayload) return <p class="empty">Pick a payload or paste a body to see what the route would send.</p>;
+  if (!answer) return <p class="muted">{pending ? 'Rendering…' : ''}</p>;
+  return (
+    <div class={pending ? 'stale' : undefined}>
+      <div class="verdict-line">
+        <span class={`verdict ${verdictClass(answer.verdict)}`} data-testid="tpl-verdict">
+          {answer.verdict}
+        </span>
+        <span class="reason">{answer.reason ?? ''}</span>
+        <span class="spacer" />
+        <span class="muted">{plural(answer.messages.length, 'SMS', 'SMS')}</span>
+      </div>
+      {answer.messages.map((message, i) => (
+        <div class="sms" key={i} data-testid="tpl-sms">
+          <pre class="sms-text">{message.text}</pre>
+          <div class="sms-meta">
+            <span>{message.encoding}</span>
+            <span>
+              <b data-testid="tpl-characters">{message.characters}</b> characters
+            </span>
+            <span>
+              <b data-testid="tpl-segments">{message.segments}</b> {message.segments === 1 ? 'segment' : 'segments'}
+            </span>
+            <span>{plural(message.to.length, 'recipient')}</span>
+            <span>{message.estimatedCost === null ? 'cost unknown' : `≈ ${num(message.estimatedCost)} credits`}</span>
+          </div>
+          {message.to.length > 0 ? <div class="mono muted to">to {message.to.join(', ')}</div> : null}
+        </div>
+      ))}
+      {answer.dropped.length > 0 ? (
+        <div class="block">
+          <h3>Dropped recipients</h3>
+          <ul class="plain">
+            {answer.dropped.map((d, i) => (
+              <li key={i}>
+                <span class="mono">{d.entry}</span> <span class="muted">— {d.reason}</span>
+              </li>
+            ))}
+          </ul>
+        </div>
+      ) : null}
+      {answer.warnings.length > 0 ? (
+        <div class="block">
+          <h3>Warnings</h3>
+          <ul class="warnings">
+            {answer.warnings.map((w, i) => (
+              <li key={i}>{w}</li>
+            ))}
+          </ul>
+        </div>
+      ) : null}
+      <div class="block">
+        <h3 class="label-line">
+          Route as YAML <span class="muted">paste under routes:</span>
+          <span class="spacer" />
+          <CopyButton text={answer.yaml} target={() => yamlRef.current} testid="tpl-copy" label="Copy YAML" />
+        </h3>
+        <pre class="code" data-testid="tpl-yaml" ref={yamlRef}>
+          {answer.yaml}
+        </pre>
+      </div>
+    </div>
+  );
+}
