@@ -43,9 +43,11 @@ export {
   type HeldWindow,
   type LastError,
   LimitKind,
+  MAX_HISTORY_TEXT_CHARS,
   NoticeKind,
   type MessageRecord,
   type NewMessage,
   type Page,
   type SendResult,
+  type StateChange,
 } from './types';
