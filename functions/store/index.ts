@@ -27,6 +27,7 @@ export type {
   SummarySentInput,
 } from './limits';
 export type { DueOptions, ListOptions, StaleOptions } from './queries';
+export type { BalanceReadingInput, BalanceReadingsOptions, RecordedBalanceReading } from './readings';
 export {
   createTableInput,
   ensureTable,

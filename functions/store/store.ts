@@ -32,6 +32,13 @@ import {
   listByRoute,
   listByState,
 } from './queries';
+import {
+  type BalanceReadingInput,
+  type BalanceReadingsOptions,
+  type RecordedBalanceReading,
+  listBalanceReadings,
+  recordBalanceReading,
+} from './readings';
 import type { MessageState } from './table';
 import { type ClaimOptions, type CompleteOptions, type RequeueOptions, type Settlement, claimMessage, requeue, settle } from './transitions';
 import type { BalanceState, HeldWindow, MessageRecord, Page } from './types';
@@ -95,6 +102,21 @@ export interface MessageStore {
   getBalanceState(): Promise<BalanceState>;
   /** Keeps the price of one SMS to one recipient, for every process's cost estimates. */
   recordPrice(observation: PriceObservation): Promise<void>;
+  /**
+   * Keeps one balance read from the SMS service for 35 days, for the console's balance chart. The
+   * balance watch calls it; sends do not (their `remainingBalance` is on the `SENT` record).
+   * See {@link recordBalanceReading}.
+   */
+  recordBalanceReading(input: BalanceReadingInput): Promise<void>;
+  /**
+   * The balance readings from `since` to `now`, oldest first (all pages).
+   *
+   * @example
+   * ```typescript
+   * const points = await store.listBalanceReadings({ since: new Date(Date.now() - 7 * 86_400_000) });
+   * ```
+   */
+  listBalanceReadings(options: BalanceReadingsOptions): Promise<RecordedBalanceReading[]>;
   /** Keeps one received payload for the route's `capture` time. See {@link capturePayload}. */
   capturePayload(input: CaptureInput): Promise<CapturedPayload>;
   /** A route's captured payloads, newest first. */
@@ -141,6 +163,8 @@ export const createStore = ({ client, tableName, clock = () => new Date(), readI
     updateBalanceState: async (observation) => await updateBalanceState(context, observation),
     getBalanceState: async () => await getBalanceState(context),
     recordPrice: async (observation) => await recordPrice(context, observation),
+    recordBalanceReading: async (input) => await recordBalanceReading(context, input),
+    listBalanceReadings: async (options) => await listBalanceReadings(context, options),
     spendLastDays: async (days, now) => await spendLastDays(context, days, now),
     capturePayload: async (input) => await capturePayload(context, input),
     listCaptures: async (route, options) => await listCaptures(context, route, options),
