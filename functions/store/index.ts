@@ -37,6 +37,7 @@ export {
 } from './setup';
 export { createStore, type MessageStore, type StoreOptions } from './store';
 export { MessageState, TABLE } from './table';
+export type { DaySpend, LimitUsage, LimitUsageInput, SpendByDayInput } from './usage';
 export type { ClaimOptions, CompleteOptions, RequeueFrom, RequeueOptions, Settlement } from './transitions';
 export {
   type BalanceState,

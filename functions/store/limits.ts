@@ -21,7 +21,7 @@ import { TABLE } from './table';
 import { type HeldWindow, LimitKind } from './types';
 
 /** Limit and spend items outlive their window by this much (see {@link MONTHLY_RETENTION_SECONDS}). */
-const LIMIT_RETENTION_SECONDS = MONTHLY_RETENTION_SECONDS;
+export const LIMIT_RETENTION_SECONDS = MONTHLY_RETENTION_SECONDS;
 
 /** A cap on messages per fixed window. */
 export interface MessagesLimit {
@@ -57,19 +57,20 @@ export type Reservation =
       readonly window: string;
     };
 
-interface Window {
+/** A limit window: its item's sort key and its bounds in epoch seconds. */
+export interface Window {
   readonly sk: string;
   readonly limit: LimitKind;
   readonly startsAt: number;
   readonly endsAt: number;
 }
 
-const messagesWindow = (now: Date, windowSeconds: number): Window => {
+export const messagesWindow = (now: Date, windowSeconds: number): Window => {
   const startsAt = Math.floor(epochSeconds(now) / windowSeconds) * windowSeconds;
   return { sk: windowSk(startsAt), limit: LimitKind.Messages, startsAt, endsAt: startsAt + windowSeconds };
 };
 
-const dayWindow = (now: Date): Window => {
+export const dayWindow = (now: Date): Window => {
   const day = utcDay(now);
   const startsAt = Date.parse(`${day}T00:00:00.000Z`) / 1000;
   return { sk: daySk(day), limit: LimitKind.Credits, startsAt, endsAt: startsAt + DAY_SECONDS };

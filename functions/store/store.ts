@@ -40,6 +40,7 @@ import {
   recordBalanceReading,
 } from './readings';
 import type { MessageState } from './table';
+import { type DaySpend, type LimitUsage, type LimitUsageInput, type SpendByDayInput, limitUsage, spendByDay } from './usage';
 import { type ClaimOptions, type CompleteOptions, type RequeueOptions, type Settlement, claimMessage, requeue, settle } from './transitions';
 import type { BalanceState, HeldWindow, MessageRecord, Page } from './types';
 
@@ -95,6 +96,22 @@ export interface MessageStore {
   heldSummaryDue(options: HeldSummaryOptions): Promise<readonly HeldWindow[]>;
   /** `true` for exactly one caller per window: that one sends the summary SMS. */
   markSummarySent(input: SummarySentInput): Promise<boolean>;
+  /**
+   * A route's use of its limits now, for the console: messages in the current window (when its
+   * length is given) and credits reserved, spent and held today. Unwritten counters read as 0.
+   * See {@link limitUsage}.
+   *
+   * @example
+   * ```typescript
+   * const { messages, day } = await store.limitUsage({ route: 'alerts', messagesWindowSeconds: 3600 });
+   * ```
+   */
+  limitUsage(input: LimitUsageInput): Promise<LimitUsage>;
+  /**
+   * Credits a route spent per UTC day, the last `days` (1–35) days oldest first, 0 for a day
+   * without sends. Every route's sends count, with a credits limit or not.
+   */
+  spendByDay(input: SpendByDayInput): Promise<DaySpend[]>;
 
   /** Records a balance; `alert: true` for exactly one caller per drop below the threshold. */
   updateBalanceState(observation: BalanceObservation): Promise<BalanceUpdate>;
@@ -160,6 +177,8 @@ export const createStore = ({ client, tableName, clock = () => new Date(), readI
     recordCreditsSpent: async (input) => await recordCreditsSpent(context, input),
     heldSummaryDue: async (options) => await heldSummaryDue(context, options),
     markSummarySent: async (input) => await markSummarySent(context, input),
+    limitUsage: async (input) => await limitUsage(context, input),
+    spendByDay: async (input) => await spendByDay(context, input),
     updateBalanceState: async (observation) => await updateBalanceState(context, observation),
     getBalanceState: async () => await getBalanceState(context),
     recordPrice: async (observation) => await recordPrice(context, observation),
