@@ -13,8 +13,8 @@ export interface BalanceCheck {
 }
 
 /**
- * The balance watch: reads the balance from the SMS service, publishes it, and applies the
- * threshold (see `observeBalance`).
+ * The balance watch: reads the balance from the SMS service, publishes it, keeps it as a reading
+ * for the console's chart, and applies the threshold (see `observeBalance`).
  *
  * @example
  * ```ts
@@ -24,9 +24,19 @@ export interface BalanceCheck {
 export async function checkBalance(context: RelayContext<RelayConfigView>): Promise<BalanceCheck> {
   const balance = await (await context.sms.client()).getBalance();
   context.metrics.add(RelayMetric.RemainingBalance, balance.balance);
+  await recordReading(context, balance);
   const check = await observeBalance(context, balance);
   context.logger.info('balance', { balance: balance.balance, currency: balance.currency, threshold: check.threshold, alerted: check.alerted });
   return { ...check, currency: balance.currency };
+}
+
+/** Keeps a reading for the console; only a chart is missing a point if it fails, so the watch goes on. */
+async function recordReading(context: RelayContext<RelayConfigView>, { balance, currency }: { balance: number; currency: string }): Promise<void> {
+  try {
+    await context.store.recordBalanceReading({ balance, currency, now: context.clock() });
+  } catch (error) {
+    context.logger.warn('balance reading not recorded', { error: error instanceof Error ? error.name : typeof error });
+  }
 }
 
 /** A balance as seen in a send's answer (`remainingBalance`) or read from the service. */

@@ -1,7 +1,7 @@
 import { ConditionalCheckFailedException, GetItemCommand, PutItemCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
 import { MAX_RECORDS_PER_WEBHOOK } from '../core/defaults';
 import { type Item, ItemReader, num, str, strList } from './attributes';
-import { messageItem } from './codec';
+import { messageItem, stateChange } from './codec';
 import { type StoreTable, isConditionalCheckFailed } from './context';
 import { InvalidMessageError, StoreError, TooManyMessagesError } from './errors';
 import { newId } from './ids';
@@ -265,6 +265,7 @@ const buildRecords = ({
     createdAt: at,
     updatedAt: at,
     ...(message.reason === undefined ? {} : { reason: message.reason }),
+    history: [stateChange({ at, state: message.state ?? MessageState.Pending, reason: message.reason })],
     expiresAt,
   }));
 };

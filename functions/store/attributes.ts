@@ -87,6 +87,17 @@ export class ItemReader {
     return new ItemReader(value.M, `${this.key}.${name}`);
   }
 
+  /** Readers for a list of maps, or `undefined` when the attribute is absent. */
+  public optMapList(name: string): ItemReader[] | undefined {
+    const value = this.item[name];
+    if (value === undefined) return undefined;
+    if (value.L === undefined) throw this.missing(name, 'L');
+    return value.L.map((entry, index) => {
+      if (entry.M === undefined) throw this.missing(`${name}[${index}]`, 'M');
+      return new ItemReader(entry.M, `${this.key}.${name}[${index}]`);
+    });
+  }
+
   private missing(name: string, type: string): CorruptRecordError {
     return new CorruptRecordError(this.key, `attribute ${name} is missing or not of type ${type}`);
   }

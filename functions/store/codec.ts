@@ -1,9 +1,17 @@
+import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { compact, type Item, ItemReader, map, num, str, strList } from './attributes';
 import { ItemKind } from './keys';
 import { MessageState, TABLE } from './table';
 import { CorruptRecordError } from './errors';
 import { DeliveryPolicy } from '../core/config/policies';
-import { type LastError, type MessageRecord, NoticeKind, type SendResult } from './types';
+import {
+  type LastError,
+  MAX_HISTORY_TEXT_CHARS,
+  type MessageRecord,
+  NoticeKind,
+  type SendResult,
+  type StateChange,
+} from './types';
 
 const STATES: ReadonlySet<string> = new Set(Object.values(MessageState));
 const DELIVERIES: ReadonlySet<string> = new Set(Object.values(DeliveryPolicy));
@@ -16,6 +24,37 @@ export const lastErrorValue = (error: LastError) =>
     delivery: error.delivery === undefined ? undefined : str(error.delivery),
     message: str(error.message),
   });
+
+const bounded = (text: string): string => text.slice(0, MAX_HISTORY_TEXT_CHARS);
+
+/** A history entry, with its reason and error message cut to {@link MAX_HISTORY_TEXT_CHARS}. */
+export const stateChange = ({
+  at,
+  state,
+  reason,
+  error,
+}: {
+  at: string;
+  state: MessageState;
+  reason?: string | undefined;
+  error?: LastError | undefined;
+}): StateChange => ({
+  at,
+  state,
+  ...(reason === undefined ? {} : { reason: bounded(reason) }),
+  ...(error === undefined ? {} : { error: { ...error, message: bounded(error.message) } }),
+});
+
+const stateChangeValue = (change: StateChange): AttributeValue =>
+  map({
+    at: str(change.at),
+    state: str(change.state),
+    reason: change.reason === undefined ? undefined : str(change.reason),
+    error: change.error === undefined ? undefined : lastErrorValue(change.error),
+  });
+
+/** A list of history entries as stored; also the operand of the `list_append` of a transition. */
+export const historyValue = (changes: readonly StateChange[]): AttributeValue => ({ L: changes.map(stateChangeValue) });
 
 /**
  * The most of the service's `recipients` answer a record keeps, as JSON text. Far below DynamoDB's
@@ -85,6 +124,7 @@ export const messageItem = (record: MessageRecord): Item =>
     lastError: record.lastError === undefined ? undefined : lastErrorValue(record.lastError),
     result: record.result === undefined ? undefined : resultValue(record.result),
     sentAt: record.sentAt === undefined ? undefined : str(record.sentAt),
+    history: historyValue(record.history),
     [TABLE.timeToLive]: num(record.expiresAt),
   });
 
@@ -112,11 +152,7 @@ export const messageFromItem = (item: Item): MessageRecord => {
     claimedAt: read.optStr('claimedAt'),
     claimToken: read.optStr('claimToken'),
     reason: read.optStr('reason'),
-    lastError: lastErrorRead && {
-      name: lastErrorRead.str('name'),
-      ...defined({ status: lastErrorRead.optNum('status'), delivery: lastErrorRead.optStr('delivery') }),
-      message: lastErrorRead.str('message'),
-    },
+    lastError: lastErrorRead && lastErrorFrom(lastErrorRead),
     result: resultRead && {
       deducted: resultRead.num('deducted'),
       remainingBalance: resultRead.num('remainingBalance'),
@@ -146,6 +182,24 @@ export const messageFromItem = (item: Item): MessageRecord => {
     updatedAt: read.str('updatedAt'),
     expiresAt: read.num(TABLE.timeToLive),
     ...defined(optional),
+    history: (read.optMapList('history') ?? []).map((entry) => stateChangeFrom(entry, where)),
+  };
+};
+
+const lastErrorFrom = (read: ItemReader): LastError => ({
+  name: read.str('name'),
+  ...defined({ status: read.optNum('status'), delivery: read.optStr('delivery') }),
+  message: read.str('message'),
+});
+
+const stateChangeFrom = (read: ItemReader, where: string): StateChange => {
+  const state = read.str('state');
+  if (!STATES.has(state)) throw new CorruptRecordError(where, `unknown state ${state} in history`);
+  const error = read.optMap('error');
+  return {
+    at: read.str('at'),
+    state: state as MessageState,
+    ...defined({ reason: read.optStr('reason'), error: error && lastErrorFrom(error) }),
   };
 };
 

@@ -9,6 +9,12 @@ export interface UpdateSpec {
   /** Set only when the attribute is absent (`if_not_exists`): a first-seen time. */
   readonly setIfAbsent?: Readonly<Record<string, AttributeValue>>;
   readonly add?: Readonly<Record<string, AttributeValue>>;
+  /**
+   * Lists (`L`) to append to list attributes, which are created when absent:
+   * `list_append(if_not_exists(#name, []), value)`. Appending in the update that makes a change
+   * keeps the change and its log entry one atomic write.
+   */
+  readonly append?: Readonly<Record<string, AttributeValue>>;
   readonly remove?: readonly string[];
   /** May use `#name` for any attribute name and the `:placeholders` of `values`. */
   readonly condition?: string;
@@ -26,6 +32,7 @@ export const buildUpdate = ({
   set = {},
   setIfAbsent = {},
   add = {},
+  append = {},
   remove = [],
   condition,
   values = {},
@@ -34,14 +41,20 @@ export const buildUpdate = ({
   const clauses: string[] = [];
   const sets = Object.entries(set).filter((entry): entry is [string, AttributeValue] => entry[1] !== undefined);
   const firsts = Object.entries(setIfAbsent);
-  if (sets.length + firsts.length > 0) {
+  const appends = Object.entries(append);
+  if (sets.length + firsts.length + appends.length > 0) {
     const assignments = [
       ...sets.map(([name]) => `#${name} = :set_${name}`),
       ...firsts.map(([name]) => `#${name} = if_not_exists(#${name}, :first_${name})`),
+      ...appends.map(([name]) => `#${name} = list_append(if_not_exists(#${name}, :empty_${name}), :append_${name})`),
     ];
     clauses.push(`SET ${assignments.join(', ')}`);
     for (const [name, value] of sets) allValues[`:set_${name}`] = value;
     for (const [name, value] of firsts) allValues[`:first_${name}`] = value;
+    for (const [name, value] of appends) {
+      allValues[`:empty_${name}`] = { L: [] };
+      allValues[`:append_${name}`] = value;
+    }
   }
   const adds = Object.entries(add);
   if (adds.length > 0) {

@@ -27,6 +27,7 @@ export type {
   SummarySentInput,
 } from './limits';
 export type { DueOptions, ListOptions, StaleOptions } from './queries';
+export type { BalanceReadingInput, BalanceReadingsOptions, RecordedBalanceReading } from './readings';
 export {
   createTableInput,
   ensureTable,
@@ -36,6 +37,7 @@ export {
 } from './setup';
 export { createStore, type MessageStore, type StoreOptions } from './store';
 export { MessageState, TABLE } from './table';
+export type { DaySpend, LimitUsage, LimitUsageInput, SpendByDayInput } from './usage';
 export type { ClaimOptions, CompleteOptions, RequeueFrom, RequeueOptions, Settlement } from './transitions';
 export {
   type BalanceState,
@@ -43,9 +45,11 @@ export {
   type HeldWindow,
   type LastError,
   LimitKind,
+  MAX_HISTORY_TEXT_CHARS,
   NoticeKind,
   type MessageRecord,
   type NewMessage,
   type Page,
   type SendResult,
+  type StateChange,
 } from './types';

@@ -20,6 +20,7 @@ export const ItemKind = {
   Spend: 'spend',
   Balance: 'balance',
   Capture: 'capture',
+  BalanceReading: 'balance-reading',
 } as const;
 
 export const messageKey = (id: string): Key => key(`MSG#${id}`, 'MSG');
@@ -35,6 +36,7 @@ export const SPEND_PK = 'SPEND';
 export const spendKey = (day: string): Key => key(SPEND_PK, daySk(day));
 
 export const balanceKey = (): Key => key('BALANCE', 'STATE');
+export const BALANCE_READINGS_PK = 'BALANCE#READINGS';
 
 export const capturePk = (route: string): string => `CAPTURE#${route}`;
 
@@ -45,3 +47,9 @@ export const epochSeconds = (at: Date): number => Math.floor(at.getTime() / 1000
 export const utcDay = (at: Date): string => at.toISOString().slice(0, 10);
 
 export const DAY_SECONDS = 86_400;
+
+/**
+ * Limit, spend and balance-reading items outlive their window or time by this much: long enough
+ * for a monthly look back.
+ */
+export const MONTHLY_RETENTION_SECONDS = 35 * DAY_SECONDS;

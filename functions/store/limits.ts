@@ -1,8 +1,9 @@
-import { type AttributeValue, QueryCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
-import { type Item, ItemReader, num, str } from './attributes';
+import { type AttributeValue, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
+import { ItemReader, num, str } from './attributes';
 import { type StoreTable, isConditionalCheckFailed } from './context';
 import { InvalidArgumentError } from './errors';
 import { buildUpdate, type UpdateSpec } from './expressions';
+import { queryAll } from './range';
 import {
   DAY_SECONDS,
   ItemKind,
@@ -11,6 +12,7 @@ import {
   epochSeconds,
   limitKey,
   limitPk,
+  MONTHLY_RETENTION_SECONDS,
   spendKey,
   utcDay,
   windowSk,
@@ -18,8 +20,8 @@ import {
 import { TABLE } from './table';
 import { type HeldWindow, LimitKind } from './types';
 
-/** Limit and spend items outlive their window by this much, long enough for a monthly look back. */
-const LIMIT_RETENTION_SECONDS = 35 * DAY_SECONDS;
+/** Limit and spend items outlive their window by this much (see {@link MONTHLY_RETENTION_SECONDS}). */
+export const LIMIT_RETENTION_SECONDS = MONTHLY_RETENTION_SECONDS;
 
 /** A cap on messages per fixed window. */
 export interface MessagesLimit {
@@ -55,19 +57,20 @@ export type Reservation =
       readonly window: string;
     };
 
-interface Window {
+/** A limit window: its item's sort key and its bounds in epoch seconds. */
+export interface Window {
   readonly sk: string;
   readonly limit: LimitKind;
   readonly startsAt: number;
   readonly endsAt: number;
 }
 
-const messagesWindow = (now: Date, windowSeconds: number): Window => {
+export const messagesWindow = (now: Date, windowSeconds: number): Window => {
   const startsAt = Math.floor(epochSeconds(now) / windowSeconds) * windowSeconds;
   return { sk: windowSk(startsAt), limit: LimitKind.Messages, startsAt, endsAt: startsAt + windowSeconds };
 };
 
-const dayWindow = (now: Date): Window => {
+export const dayWindow = (now: Date): Window => {
   const day = utcDay(now);
   const startsAt = Date.parse(`${day}T00:00:00.000Z`) / 1000;
   return { sk: daySk(day), limit: LimitKind.Credits, startsAt, endsAt: startsAt + DAY_SECONDS };
@@ -325,35 +328,3 @@ export const markSummarySent = async (
       ' AND #held > :zero AND #windowEndsAt <= :now',
     values: { ':zero': num(0), ':now': num(epochSeconds(now)) },
   });
-
-/** Every item of a partition with a sort key in `[from, to]`, all pages. */
-const queryAll = async (
-  context: StoreTable,
-  partition: string,
-  from: string,
-  to: string,
-  filter?: {
-    readonly expression: string;
-    readonly names: Record<string, string>;
-    readonly values: Record<string, AttributeValue>;
-  },
-): Promise<Item[]> => {
-  const items: Item[] = [];
-  let start: Record<string, AttributeValue> | undefined;
-  do {
-    const page = await context.client.send(
-      new QueryCommand({
-        TableName: context.tableName,
-        KeyConditionExpression: '#pk = :pk AND #sk BETWEEN :from AND :to',
-        ...(filter === undefined ? {} : { FilterExpression: filter.expression }),
-        ExpressionAttributeNames: { '#pk': TABLE.partitionKey, '#sk': TABLE.sortKey, ...filter?.names },
-        ExpressionAttributeValues: { ':pk': str(partition), ':from': str(from), ':to': str(to), ...filter?.values },
-        ExclusiveStartKey: start,
-        ConsistentRead: true,
-      }),
-    );
-    items.push(...(page.Items ?? []));
-    start = page.LastEvaluatedKey;
-  } while (start !== undefined);
-  return items;
-};

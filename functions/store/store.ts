@@ -32,7 +32,15 @@ import {
   listByRoute,
   listByState,
 } from './queries';
+import {
+  type BalanceReadingInput,
+  type BalanceReadingsOptions,
+  type RecordedBalanceReading,
+  listBalanceReadings,
+  recordBalanceReading,
+} from './readings';
 import type { MessageState } from './table';
+import { type DaySpend, type LimitUsage, type LimitUsageInput, type SpendByDayInput, limitUsage, spendByDay } from './usage';
 import { type ClaimOptions, type CompleteOptions, type RequeueOptions, type Settlement, claimMessage, requeue, settle } from './transitions';
 import type { BalanceState, HeldWindow, MessageRecord, Page } from './types';
 
@@ -88,6 +96,22 @@ export interface MessageStore {
   heldSummaryDue(options: HeldSummaryOptions): Promise<readonly HeldWindow[]>;
   /** `true` for exactly one caller per window: that one sends the summary SMS. */
   markSummarySent(input: SummarySentInput): Promise<boolean>;
+  /**
+   * A route's use of its limits now, for the console: messages in the current window (when its
+   * length is given) and credits reserved, spent and held today. Unwritten counters read as 0.
+   * See {@link limitUsage}.
+   *
+   * @example
+   * ```typescript
+   * const { messages, day } = await store.limitUsage({ route: 'alerts', messagesWindowSeconds: 3600 });
+   * ```
+   */
+  limitUsage(input: LimitUsageInput): Promise<LimitUsage>;
+  /**
+   * Credits a route spent per UTC day, the last `days` (1–35) days oldest first, 0 for a day
+   * without sends. Every route's sends count, with a credits limit or not.
+   */
+  spendByDay(input: SpendByDayInput): Promise<DaySpend[]>;
 
   /** Records a balance; `alert: true` for exactly one caller per drop below the threshold. */
   updateBalanceState(observation: BalanceObservation): Promise<BalanceUpdate>;
@@ -95,6 +119,21 @@ export interface MessageStore {
   getBalanceState(): Promise<BalanceState>;
   /** Keeps the price of one SMS to one recipient, for every process's cost estimates. */
   recordPrice(observation: PriceObservation): Promise<void>;
+  /**
+   * Keeps one balance read from the SMS service for 35 days, for the console's balance chart. The
+   * balance watch calls it; sends do not (their `remainingBalance` is on the `SENT` record).
+   * See {@link recordBalanceReading}.
+   */
+  recordBalanceReading(input: BalanceReadingInput): Promise<void>;
+  /**
+   * The balance readings from `since` to `now`, oldest first (all pages).
+   *
+   * @example
+   * ```typescript
+   * const points = await store.listBalanceReadings({ since: new Date(Date.now() - 7 * 86_400_000) });
+   * ```
+   */
+  listBalanceReadings(options: BalanceReadingsOptions): Promise<RecordedBalanceReading[]>;
   /** Keeps one received payload for the route's `capture` time. See {@link capturePayload}. */
   capturePayload(input: CaptureInput): Promise<CapturedPayload>;
   /** A route's captured payloads, newest first. */
@@ -138,9 +177,13 @@ export const createStore = ({ client, tableName, clock = () => new Date(), readI
     recordCreditsSpent: async (input) => await recordCreditsSpent(context, input),
     heldSummaryDue: async (options) => await heldSummaryDue(context, options),
     markSummarySent: async (input) => await markSummarySent(context, input),
+    limitUsage: async (input) => await limitUsage(context, input),
+    spendByDay: async (input) => await spendByDay(context, input),
     updateBalanceState: async (observation) => await updateBalanceState(context, observation),
     getBalanceState: async () => await getBalanceState(context),
     recordPrice: async (observation) => await recordPrice(context, observation),
+    recordBalanceReading: async (input) => await recordBalanceReading(context, input),
+    listBalanceReadings: async (options) => await listBalanceReadings(context, options),
     spendLastDays: async (days, now) => await spendLastDays(context, days, now),
     capturePayload: async (input) => await capturePayload(context, input),
     listCaptures: async (route, options) => await listCaptures(context, route, options),

@@ -1,6 +1,6 @@
 import { UpdateItemCommand } from '@aws-sdk/client-dynamodb';
 import { num, str } from './attributes';
-import { lastErrorValue, messageFromItem, resultValue } from './codec';
+import { historyValue, lastErrorValue, messageFromItem, resultValue, stateChange } from './codec';
 import { type StoreTable, isConditionalCheckFailed } from './context';
 import { ClaimLostError, InvalidArgumentError } from './errors';
 import { buildUpdate, type UpdateSpec } from './expressions';
@@ -8,16 +8,25 @@ import { newId } from './ids';
 import { ItemKind, messageKey } from './keys';
 import { MessageState } from './table';
 import { DeliveryPolicy } from '../core/config/policies';
-import type { LastError, MessageRecord, SendResult } from './types';
+import type { LastError, MessageRecord, SendResult, StateChange } from './types';
 
-/** Applies a conditional update to a message record; `undefined` when the condition refused it. */
-const transition = async (context: StoreTable, id: string, spec: UpdateSpec): Promise<MessageRecord | undefined> => {
+/** A change of state: the update's `set` and the `history` entry it appends in the same write. */
+interface Change extends Omit<UpdateSpec, 'append'> {
+  readonly entry: StateChange;
+}
+
+/**
+ * Applies a conditional update to a message record that moves it to `entry.state`, appending
+ * `entry` to its history in the same write; `undefined` when the condition refused it (and then
+ * nothing is appended).
+ */
+const transition = async (context: StoreTable, id: string, { entry, ...spec }: Change): Promise<MessageRecord | undefined> => {
   try {
     const { Attributes: item } = await context.client.send(
       new UpdateItemCommand({
         TableName: context.tableName,
         Key: messageKey(id),
-        ...buildUpdate(spec),
+        ...buildUpdate({ ...spec, append: { history: historyValue([entry]) } }),
         ReturnValues: 'ALL_NEW',
       }),
     );
@@ -43,8 +52,9 @@ export interface ClaimOptions {
 
 /**
  * Claims a message for sending: one conditional update from `PENDING` (and due) to `SENDING`,
- * with `attempts + 1` and a fresh `claimToken`. Of any number of concurrent claims exactly one
- * gets the record; this is what keeps a second invocation from sending it again.
+ * with `attempts + 1`, a fresh `claimToken` and a `SENDING` entry appended to `history`. Of any
+ * number of concurrent claims exactly one gets the record; this is what keeps a second invocation
+ * from sending it again.
  *
  * @returns the claimed record, or `undefined` when it is missing, not pending, not yet due, or
  * someone else claimed it. Never throws for a lost race.
@@ -74,6 +84,7 @@ export const claimMessage = async (
     },
     add: { attempts: num(1) },
     remove: ['nextAttemptAt'],
+    entry: stateChange({ at, state: MessageState.Sending }),
     // DynamoDB rejects redundant parentheses, so `due` alone is not wrapped again.
     condition: `#kind = :message AND ${staleAfterMs === undefined ? due : `(${due} OR ${stale})`}`,
     values: {
@@ -104,10 +115,11 @@ const complete = async (
   context: StoreTable,
   id: string,
   token: string,
-  { set, remove = [] }: Pick<UpdateSpec, 'set' | 'remove'>,
+  { set, remove = [], entry }: Pick<Change, 'set' | 'remove' | 'entry'>,
 ): Promise<MessageRecord> => {
   const record = await transition(context, id, {
     set,
+    entry,
     remove: ['claimToken', ...remove],
     condition: '#state = :sending AND #claimToken = :token',
     values: { ':sending': str(MessageState.Sending), ':token': str(token) },
@@ -131,7 +143,8 @@ export type Settlement =
 
 /**
  * Settles a claimed message: one conditional update from `SENDING` with this claim token, so a
- * sender whose claim went stale cannot overwrite the outcome of the one that took over. A return
+ * sender whose claim went stale cannot overwrite the outcome of the one that took over. The same
+ * write appends the outcome to `history`, with the settlement's `reason` and `lastError`. A return
  * to `PENDING` is a MODIFY, which the stream (INSERTs only) ignores: the sweeper sends it when due.
  *
  * @throws {ClaimLostError} the record is not `SENDING` with this token
@@ -157,10 +170,12 @@ export const settle = async (
       return await complete(context, id, token, {
         set: { state, result: resultValue(settlement.result), sentAt: at, updatedAt: at },
         remove: ['reason', 'nextAttemptAt'],
+        entry: stateChange({ at: now.toISOString(), state: settlement.state }),
       });
     case MessageState.Pending:
       return await complete(context, id, token, {
         set: { state, nextAttemptAt: str(settlement.nextAttemptAt.toISOString()), lastError: lastErrorValue(settlement.lastError), updatedAt: at },
+        entry: stateChange({ at: now.toISOString(), state: settlement.state, error: settlement.lastError }),
       });
     default:
       return await complete(context, id, token, {
@@ -170,6 +185,7 @@ export const settle = async (
           lastError: settlement.lastError === undefined ? undefined : lastErrorValue(settlement.lastError),
           updatedAt: at,
         },
+        entry: stateChange({ at: now.toISOString(), state: settlement.state, reason: settlement.reason, error: settlement.lastError }),
       });
   }
 };
@@ -186,8 +202,8 @@ export interface RequeueOptions {
 }
 
 /**
- * Sends a parked, failed or held message back to `PENDING`, due now, with `attempts` reset and
- * `redrives + 1`. Conditional on the record still being in `from`, so two operators redriving at
+ * Sends a parked, failed or held message back to `PENDING`, due now, with `attempts` reset,
+ * `redrives + 1` and a `PENDING` entry appended to `history`. Conditional on the record still being in `from`, so two operators redriving at
  * once move it once.
  *
  * This is a MODIFY, which the stream filter (`INSERT`, `state = PENDING`) ignores: the sweeper
@@ -219,6 +235,7 @@ export const requeue = async (
     },
     add: { redrives: num(1) },
     remove: ['reason', 'claimToken'],
+    entry: stateChange({ at: now.toISOString(), state: MessageState.Pending }),
     condition: '#kind = :message AND #state = :from',
     values: { ':message': str(ItemKind.Message), ':from': str(from) },
   });

@@ -72,6 +72,23 @@ export interface NewMessage extends MessageContent {
   readonly reason?: string;
 }
 
+/**
+ * One change of a message record's state, kept in its `history`. `reason` and `error.message` are
+ * cut to {@link MAX_HISTORY_TEXT_CHARS} characters (the record's own `reason` and `lastError` are
+ * not), so an entry is at most a few KB.
+ */
+export interface StateChange {
+  readonly at: string;
+  readonly state: MessageState;
+  /** The reason the change was made with (a drop, a hold, a failure…). */
+  readonly reason?: string;
+  /** The attempt's error, on a return to `PENDING` and on failures that had one. */
+  readonly error?: LastError;
+}
+
+/** The most of a reason or an error message a history entry keeps. */
+export const MAX_HISTORY_TEXT_CHARS = 500;
+
 /** A message record as stored. Timestamps are ISO-8601 UTC with milliseconds. */
 export interface MessageRecord extends MessageContent {
   readonly id: string;
@@ -94,6 +111,20 @@ export interface MessageRecord extends MessageContent {
   readonly lastError?: LastError;
   readonly result?: SendResult;
   readonly sentAt?: string;
+  /**
+   * Every state the record has been in, oldest first: the initial state when it was created, then
+   * one entry per transition, appended by the same update that makes it. Empty on records written
+   * before the history existed.
+   *
+   * The list stays far below DynamoDB's 400 KB item limit: an entry is bounded (see
+   * {@link StateChange}), a send attempt adds two (the claim and its outcome), attempts are bounded
+   * by the retry policy (`maxAttempts`), and every further round (`requeue`) is an operator's
+   * manual redrive. One loop is bounded by time only: a sender that fails before calling the
+   * service puts the record back to `PENDING` without checking `maxAttempts`; at ~0.2 KB a round
+   * and one round per `maxDelayMs` (5 min by default) it takes about a week of such failures to
+   * come near the limit.
+   */
+  readonly history: readonly StateChange[];
   /** TTL, epoch seconds: `createdAt` plus the retention. */
   readonly expiresAt: number;
 }

@@ -144,3 +144,35 @@ describe('the low-balance notice', () => {
     expect(relay.metrics.points).toEqual([{ name: 'RemainingBalance', value: 3 }]);
   });
 });
+
+describe('balance readings', () => {
+  it('keeps every read of the balance watch, and none of a send', async () => {
+    relay = await harness({ db: servers.db, baseUrl: servers.sandbox.baseUrl });
+    servers.sandbox.setBalance(300);
+    await checkBalance(relay.context);
+    const first = relay.clock.now.toISOString();
+    expect(await sendOne()).toBe(SendOutcome.Sent); // 299, on the SENT record only
+    relay.clock.advance(60_000);
+    await checkBalance(relay.context);
+
+    expect(await relay.store.listBalanceReadings({ since: new Date(0) })).toEqual([
+      { at: first, balance: 300, currency: 'TZS' },
+      { at: relay.clock.now.toISOString(), balance: 299, currency: 'TZS' },
+    ]);
+  });
+
+  it('logs a warning and goes on with the watch when the reading cannot be kept', async () => {
+    relay = await harness({
+      db: servers.db,
+      baseUrl: servers.sandbox.baseUrl,
+      config: (config) => ({ ...config, balance: { threshold: 100, notify: ['0712345678'] } }),
+    });
+    servers.sandbox.setBalance(50);
+    const failing = { ...relay.store, recordBalanceReading: async () => await Promise.reject(Object.assign(new Error('throughput exceeded'), { name: 'ProvisionedThroughputExceededException' })) };
+
+    expect(await checkBalance({ ...relay.context, store: failing })).toMatchObject({ balance: 50, alerted: true });
+    expect(relay.logger.lines).toContainEqual({ level: 'warn', message: 'balance reading not recorded', attributes: { error: 'ProvisionedThroughputExceededException' } });
+    expect(await notices()).toHaveLength(1);
+    expect(await relay.store.listBalanceReadings({ since: new Date(0) })).toEqual([]);
+  });
+});

@@ -67,6 +67,7 @@ describe('acceptWebhook', () => {
       createdAt: T0.toISOString(),
       updatedAt: T0.toISOString(),
       expiresAt: T0_SECONDS + 90 * 86_400,
+      history: [{ at: T0.toISOString(), state: 'PENDING' }],
     });
 
     const guard = await rawItem('DEDUPE#orders#delivery-1', 'DEDUPE');

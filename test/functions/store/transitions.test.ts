@@ -1,3 +1,4 @@
+import { PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   ClaimLostError,
@@ -29,7 +30,7 @@ const sendResult: SendResult = {
 
 /** A store with one accepted message, claimed unless told otherwise. */
 const setUp = async (overrides: Partial<NewMessage> = {}) => {
-  const { store, scan } = await newTable(db);
+  const { store, scan, tableName } = await newTable(db);
   const { ids } = await store.acceptWebhook({
     route: 'orders',
     dedupeKey: 'd',
@@ -38,7 +39,7 @@ const setUp = async (overrides: Partial<NewMessage> = {}) => {
     now: T0,
   });
   const id = ids[0] ?? '';
-  return { store, scan, id };
+  return { store, scan, tableName, id };
 };
 
 const claim = async (store: MessageStore, id: string, now = at(1000)) => {
@@ -235,5 +236,78 @@ describe('requeue', () => {
   it('refuses to requeue from a state that might have been sent', async () => {
     const { store, id } = await setUp();
     await expect(store.requeue(id, { from: 'UNKNOWN' as 'PARKED' })).rejects.toBeInstanceOf(InvalidArgumentError);
+  });
+});
+
+describe('history', () => {
+  const entry = (offsetMs: number, state: string, extra: object = {}) => ({ at: at(offsetMs).toISOString(), state, ...extra });
+
+  it('logs every change of a record oldest first: accepted, claimed, retried with its error, claimed again, sent', async () => {
+    const { store, id } = await setUp();
+    expect((await store.getMessage(id))?.history).toEqual([entry(0, 'PENDING')]);
+
+    const { token } = await claim(store, id, at(1000));
+    await store.settle(id, token, { state: 'PENDING', nextAttemptAt: at(5000), lastError }, { now: at(2000) });
+    const { token: second } = await claim(store, id, at(5000));
+    const sent = await store.settle(id, second, { state: 'SENT', result: sendResult }, { now: at(6000) });
+
+    const history = [entry(0, 'PENDING'), entry(1000, 'SENDING'), entry(2000, 'PENDING', { error: lastError }), entry(5000, 'SENDING'), entry(6000, 'SENT')];
+    expect(sent.history).toEqual(history);
+    expect((await store.getMessage(id))?.history).toEqual(history);
+  });
+
+  it('starts a record accepted as DROPPED with one entry that says why', async () => {
+    const { store } = await newTable(db);
+    const { ids } = await store.acceptWebhook({ route: 'orders', dedupeKey: 'd', windowSeconds: 60, messages: [message({ state: 'DROPPED', reason: 'filtered: draft', to: [] })], now: T0 });
+    expect((await store.getMessage(ids[0]!))?.history).toEqual([entry(0, 'DROPPED', { reason: 'filtered: draft' })]);
+  });
+
+  it('starts a notice with one PENDING entry', async () => {
+    const { store } = await newTable(db);
+    const { ids } = await store.recordNotice({ kind: 'low-balance', route: '_relay', key: 'k', message: message(), now: at(500) });
+    expect((await store.getMessage(ids[0]!))?.history).toEqual([entry(500, 'PENDING')]);
+  });
+
+  it('records the reason and error of a settlement, and a requeue from PARKED as PENDING', async () => {
+    const { store, id } = await setUp();
+    const { token } = await claim(store, id, at(1000));
+    await store.settle(id, token, { state: 'PARKED', reason: 'insufficient balance', lastError }, { now: at(2000) });
+    const requeued = await store.requeue(id, { from: 'PARKED', now: at(10_000) });
+    expect(requeued?.history).toEqual([
+      entry(0, 'PENDING'),
+      entry(1000, 'SENDING'),
+      entry(2000, 'PARKED', { reason: 'insufficient balance', error: lastError }),
+      entry(10_000, 'PENDING'),
+    ]);
+  });
+
+  it('appends nothing for a lost claim: neither the claims that lose the race nor a settle whose claim was taken over', async () => {
+    const { store, id } = await setUp({ delivery: 'at-least-once' });
+    const claims = await Promise.all(Array.from({ length: 5 }, () => store.claimMessage(id, { now: at(1000) })));
+    const old = claims.find((record) => record !== undefined)!.claimToken!;
+    expect((await store.getMessage(id))?.history).toEqual([entry(0, 'PENDING'), entry(1000, 'SENDING')]);
+
+    await store.claimMessage(id, { now: at(31_000), staleAfterMs: 30_000 });
+    await expect(store.settle(id, old, { state: 'PENDING', nextAttemptAt: at(40_000), lastError }, { now: at(32_000) })).rejects.toBeInstanceOf(ClaimLostError);
+    await expect(store.settle(id, old, { state: 'SENT', result: sendResult }, { now: at(32_000) })).rejects.toBeInstanceOf(ClaimLostError);
+    expect((await store.getMessage(id))?.history).toEqual([entry(0, 'PENDING'), entry(1000, 'SENDING'), entry(31_000, 'SENDING')]);
+  });
+
+  it('cuts an entry’s reason and error message to 500 characters, leaving the record’s own intact', async () => {
+    const { store, id } = await setUp();
+    const { token } = await claim(store, id);
+    const long = { ...lastError, message: 'm'.repeat(2000) };
+    const failed = await store.settle(id, token, { state: 'FAILED', reason: 'r'.repeat(2000), lastError: long }, { now: at(2000) });
+    expect(failed.history.at(-1)).toEqual(entry(2000, 'FAILED', { reason: 'r'.repeat(500), error: { ...lastError, message: 'm'.repeat(500) } }));
+    expect([failed.reason?.length, failed.lastError?.message.length]).toEqual([2000, 2000]);
+  });
+
+  it('reads a record written before the history existed as an empty history, and starts it on the next change', async () => {
+    const { store, id, scan, tableName } = await setUp();
+    const [item] = (await scan()).filter((stored) => stored.kind?.S === 'message');
+    const { history: _, ...old } = item!;
+    await db.client.send(new PutItemCommand({ TableName: tableName, Item: old }));
+    expect((await store.getMessage(id))?.history).toEqual([]);
+    expect((await store.claimMessage(id, { now: at(1000) }))?.history).toEqual([entry(1000, 'SENDING')]);
   });
 });

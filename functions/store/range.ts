@@ -1,0 +1,39 @@
+import { type AttributeValue, QueryCommand } from '@aws-sdk/client-dynamodb';
+import { type Item, str } from './attributes';
+import type { StoreTable } from './context';
+import { TABLE } from './table';
+
+/** A filter applied to the items of a {@link queryAll}. */
+export interface RangeFilter {
+  readonly expression: string;
+  readonly names: Record<string, string>;
+  readonly values: Record<string, AttributeValue>;
+}
+
+/** Every item of a partition with a sort key in `[from, to]`, all pages. */
+export const queryAll = async (
+  context: StoreTable,
+  partition: string,
+  from: string,
+  to: string,
+  filter?: RangeFilter,
+): Promise<Item[]> => {
+  const items: Item[] = [];
+  let start: Record<string, AttributeValue> | undefined;
+  do {
+    const page = await context.client.send(
+      new QueryCommand({
+        TableName: context.tableName,
+        KeyConditionExpression: '#pk = :pk AND #sk BETWEEN :from AND :to',
+        ...(filter === undefined ? {} : { FilterExpression: filter.expression }),
+        ExpressionAttributeNames: { '#pk': TABLE.partitionKey, '#sk': TABLE.sortKey, ...filter?.names },
+        ExpressionAttributeValues: { ':pk': str(partition), ':from': str(from), ':to': str(to), ...filter?.values },
+        ExclusiveStartKey: start,
+        ConsistentRead: true,
+      }),
+    );
+    items.push(...(page.Items ?? []));
+    start = page.LastEvaluatedKey;
+  } while (start !== undefined);
+  return items;
+};

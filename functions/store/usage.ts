@@ -1,0 +1,138 @@
+import { GetItemCommand } from '@aws-sdk/client-dynamodb';
+import { ItemReader } from './attributes';
+import type { StoreTable } from './context';
+import { InvalidArgumentError } from './errors';
+import { DAY_SECONDS, daySk, limitKey, limitPk, utcDay } from './keys';
+import { dayWindow, LIMIT_RETENTION_SECONDS, messagesWindow, type Window } from './limits';
+import { queryAll } from './range';
+import { TABLE } from './table';
+
+/** Which route's limits `limitUsage` reads. */
+export interface LimitUsageInput {
+  readonly route: string;
+  /** The route's messages window; omitted, the window is not read (the route has no messages limit). */
+  readonly messagesWindowSeconds?: number;
+  readonly now?: Date;
+}
+
+/** Where a route stands against its limits now. Items not written yet read as zeros. */
+export interface LimitUsage {
+  /** The current messages window; present only when `messagesWindowSeconds` was given. */
+  readonly messages?: {
+    /** Messages reserved in the window (a reserved message that then failed still counts). */
+    readonly used: number;
+    /** Messages the messages limit held back in the window. */
+    readonly held: number;
+    readonly windowStartsAt: string;
+    readonly windowEndsAt: string;
+  };
+  /** The current UTC day. */
+  readonly day: {
+    /** Credits reserved by the credits limit (estimates). */
+    readonly reserved: number;
+    /** Credits the SMS service actually deducted for the route's sends, limited or not. */
+    readonly spent: number;
+    /** Messages the credits limit held back. */
+    readonly held: number;
+    /** `YYYY-MM-DD`. */
+    readonly day: string;
+  };
+}
+
+/** Which route and days `spendByDay` reads. */
+export interface SpendByDayInput {
+  readonly route: string;
+  /** UTC days to return, today included: 1–35. */
+  readonly days: number;
+  readonly now?: Date;
+}
+
+/** Credits a route spent on one UTC day. */
+export interface DaySpend {
+  /** `YYYY-MM-DD`. */
+  readonly day: string;
+  readonly credits: number;
+}
+
+const readItem = async (context: StoreTable, route: string, sk: string): Promise<ItemReader> => {
+  const { Item: item } = await context.client.send(
+    new GetItemCommand({ TableName: context.tableName, Key: limitKey(route, sk), ConsistentRead: true }),
+  );
+  return new ItemReader(item ?? {}, `${limitPk(route)}/${sk}`);
+};
+
+const isoOf = (epoch: number): string => new Date(epoch * 1000).toISOString();
+
+const messagesUsage = async (context: StoreTable, route: string, window: Window): Promise<LimitUsage['messages']> => {
+  const read = await readItem(context, route, window.sk);
+  return {
+    used: read.optNum('count') ?? 0,
+    held: read.optNum('held') ?? 0,
+    windowStartsAt: isoOf(window.startsAt),
+    windowEndsAt: isoOf(window.endsAt),
+  };
+};
+
+const dayUsage = async (context: StoreTable, route: string, now: Date): Promise<LimitUsage['day']> => {
+  const read = await readItem(context, route, dayWindow(now).sk);
+  return {
+    reserved: read.optNum('credits') ?? 0,
+    spent: read.optNum('spent') ?? 0,
+    held: read.optNum('held') ?? 0,
+    day: utcDay(now),
+  };
+};
+
+/**
+ * Where a route stands against its limits now: the current messages window (read only when its
+ * length is given, since windows are keyed by it) and the current UTC day, whose `spent` counts
+ * every sent message of the route whether or not it has a credits limit. Strongly consistent.
+ *
+ * @example
+ * ```typescript
+ * const usage = await store.limitUsage({ route: 'alerts', messagesWindowSeconds: 3600 });
+ * console.log(`${usage.messages?.used} of 20 this hour; ${usage.day.spent} credits spent today`);
+ * ```
+ */
+export const limitUsage = async (
+  context: StoreTable,
+  { route, messagesWindowSeconds, now = context.clock() }: LimitUsageInput,
+): Promise<LimitUsage> => {
+  if (messagesWindowSeconds !== undefined && (!Number.isInteger(messagesWindowSeconds) || messagesWindowSeconds < 1)) {
+    throw new InvalidArgumentError(`messagesWindowSeconds must be a whole number ≥ 1, got ${messagesWindowSeconds}`);
+  }
+  const [messages, day] = await Promise.all([
+    messagesWindowSeconds === undefined ? undefined : messagesUsage(context, route, messagesWindow(now, messagesWindowSeconds)),
+    dayUsage(context, route, now),
+  ]);
+  return { ...(messages === undefined ? {} : { messages }), day };
+};
+
+const MAX_DAYS = LIMIT_RETENTION_SECONDS / DAY_SECONDS;
+
+/**
+ * Credits a route spent per UTC day over the last `days` days, today included, oldest first: one
+ * entry per day, 0 for a day without sends. Counts every sent message of the route, whether or not
+ * it has a credits limit.
+ *
+ * @example
+ * ```typescript
+ * const week = await store.spendByDay({ route: 'alerts', days: 7 });
+ * const total = week.reduce((sum, { credits }) => sum + credits, 0);
+ * ```
+ */
+export const spendByDay = async (
+  context: StoreTable,
+  { route, days, now = context.clock() }: SpendByDayInput,
+): Promise<DaySpend[]> => {
+  if (!Number.isInteger(days) || days < 1 || days > MAX_DAYS) {
+    throw new InvalidArgumentError(`days must be 1–${MAX_DAYS}, got ${days}`);
+  }
+  const dayList = Array.from({ length: days }, (_, back) => utcDay(new Date(now.getTime() - (days - 1 - back) * DAY_SECONDS * 1000)));
+  const items = await queryAll(context, limitPk(route), daySk(dayList[0]!), daySk(dayList.at(-1)!));
+  const spent = new Map(items.map((item) => {
+    const read = new ItemReader(item, limitPk(route));
+    return [read.str(TABLE.sortKey), read.optNum('spent') ?? 0] as const;
+  }));
+  return dayList.map((day) => ({ day, credits: spent.get(daySk(day)) ?? 0 }));
+};
