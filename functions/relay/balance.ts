@@ -1,5 +1,5 @@
 import type { RelayConfigView } from '../core/config/view';
-import { AcceptOutcome, NoticeKind } from '../store';
+import { AcceptOutcome, type MessageStore, NoticeKind } from '../store';
 import { noticeMessage } from './notice';
 import { NOTICE_ROUTE, RelayMetric, type RelayContext } from './ports';
 
@@ -62,7 +62,7 @@ export async function observeBalance(context: RelayContext<RelayConfigView>, { b
   if (!update.alert) return { balance, threshold, alerted: false };
 
   const state = await context.store.getBalanceState();
-  const daysLeft = await forecastDaysLeft(context, balance, state.firstObservedAt, now);
+  const { daysLeft } = await forecastBalance(context.store, balance, state.firstObservedAt, now);
   const notify = context.config.balanceNotify;
   context.logger.warn('balance below threshold', { balance, threshold, daysLeft, notify: notify.length });
   if (notify.length === 0) return { balance, threshold, alerted: true, ...(daysLeft === undefined ? {} : { daysLeft }) };
@@ -90,16 +90,34 @@ const FORECAST_DAYS = 7;
 const MIN_FORECAST_MS = 3_600_000;
 const DAY_MS = 86_400_000;
 
+/** What the days-left forecast rests on. */
+export interface BalanceForecast {
+  /** Whole days the balance lasts at `perDay`; absent with too little history or no spend. */
+  readonly daysLeft?: number;
+  /** Credits spent over the days looked back on. */
+  readonly spent: number;
+  /** Days the spend is divided by: at most seven, fewer when the relay has been observed for less. */
+  readonly days: number;
+  readonly perDay?: number;
+}
+
 /**
  * Days the balance lasts at the spend of the last seven days, divided by the time actually
  * observed: a relay that started an hour ago has seen an hour of spend, not seven days of it.
+ * Under an hour of history there is no forecast.
+ *
+ * @example
+ * ```ts
+ * const { daysLeft } = await forecastBalance(store, 5_000, state.firstObservedAt, new Date());
+ * ```
  */
-async function forecastDaysLeft(context: RelayContext<RelayConfigView>, balance: number, firstObservedAt: string | undefined, now: Date): Promise<number | undefined> {
+export async function forecastBalance(store: Pick<MessageStore, 'spendLastDays'>, balance: number, firstObservedAt: string | undefined, now: Date): Promise<BalanceForecast> {
   const observedMs = firstObservedAt === undefined ? 0 : now.getTime() - Date.parse(firstObservedAt);
-  if (!(observedMs >= MIN_FORECAST_MS)) return undefined;
-  const spent = await context.store.spendLastDays(FORECAST_DAYS, now);
-  const spentPerDay = spent / Math.min(FORECAST_DAYS, observedMs / DAY_MS);
-  return spentPerDay > 0 ? Math.floor(balance / spentPerDay) : undefined;
+  if (!(observedMs >= MIN_FORECAST_MS)) return { spent: 0, days: 0 };
+  const spent = await store.spendLastDays(FORECAST_DAYS, now);
+  const days = Math.min(FORECAST_DAYS, observedMs / DAY_MS);
+  const perDay = spent / days;
+  return { spent, days, ...(perDay > 0 ? { perDay, daysLeft: Math.floor(balance / perDay) } : {}) };
 }
 
 function lastingText(daysLeft: number | undefined): string {

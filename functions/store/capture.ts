@@ -1,4 +1,4 @@
-import { PutItemCommand, QueryCommand } from '@aws-sdk/client-dynamodb';
+import { type AttributeValue, PutItemCommand, QueryCommand } from '@aws-sdk/client-dynamodb';
 import { type Item, ItemReader, num, str, strList } from './attributes';
 import type { StoreTable } from './context';
 import { InvalidArgumentError } from './errors';
@@ -137,4 +137,52 @@ const captureFromItem = (item: Item): CapturedPayload => {
     recordIds: read.strList('recordIds'),
     expiresAt: read.num(TABLE.timeToLive),
   };
+};
+
+/** How far before a record's creation its webhook's capture can have been received. */
+const CAPTURE_LEAD_MS = 10 * 60_000;
+
+/**
+ * The captured payload a record came from, if the route kept it and it has not expired: looked up
+ * among the route's captures received up to ten minutes before the record was created.
+ *
+ * @example
+ * ```typescript
+ * const capture = await store.findCapture(record.route, record.id, record.createdAt);
+ * ```
+ */
+export const findCapture = async (
+  table: StoreTable,
+  route: string,
+  recordId: string,
+  createdAt: string,
+  now: Date = table.clock(),
+): Promise<CapturedPayload | undefined> => {
+  const created = Date.parse(createdAt);
+  if (Number.isNaN(created)) throw new InvalidArgumentError(`createdAt must be an ISO time, got "${createdAt}"`);
+  let start: Record<string, AttributeValue> | undefined;
+  do {
+    const page = await table.client.send(
+      new QueryCommand({
+        TableName: table.tableName,
+        KeyConditionExpression: '#pk = :pk AND #sk BETWEEN :from AND :to',
+        FilterExpression: '#expiresAt > :now AND contains(#recordIds, :id)',
+        ExpressionAttributeNames: { '#pk': TABLE.partitionKey, '#sk': TABLE.sortKey, '#expiresAt': TABLE.timeToLive, '#recordIds': 'recordIds' },
+        ExpressionAttributeValues: {
+          ':pk': str(capturePk(route)),
+          ':from': str(new Date(created - CAPTURE_LEAD_MS).toISOString()),
+          // `~` sorts after the `#id` suffix of a capture received in the same millisecond.
+          ':to': str(`${createdAt}~`),
+          ':now': num(epochSeconds(now)),
+          ':id': str(recordId),
+        },
+        ExclusiveStartKey: start,
+        ConsistentRead: true,
+      }),
+    );
+    const found = page.Items?.[0];
+    if (found !== undefined) return captureFromItem(found);
+    start = page.LastEvaluatedKey;
+  } while (start !== undefined);
+  return undefined;
 };

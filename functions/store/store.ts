@@ -8,7 +8,7 @@ import {
   recordPrice,
   updateBalanceState,
 } from './balance';
-import { type CapturedPayload, type CaptureInput, capturePayload, listCaptures } from './capture';
+import { type CapturedPayload, type CaptureInput, capturePayload, findCapture, listCaptures } from './capture';
 import type { StoreTable } from './context';
 import {
   type HeldSummaryOptions,
@@ -138,6 +138,8 @@ export interface MessageStore {
   capturePayload(input: CaptureInput): Promise<CapturedPayload>;
   /** A route's captured payloads, newest first. */
   listCaptures(route: string, options?: { readonly limit?: number; readonly now?: Date }): Promise<CapturedPayload[]>;
+  /** The captured payload a record came from, if it is still kept. See {@link findCapture}. */
+  findCapture(route: string, recordId: string, createdAt: string): Promise<CapturedPayload | undefined>;
   /** Credits spent by all routes over the last `days` UTC days, today included. */
   spendLastDays(days: number, now?: Date): Promise<number>;
 }
@@ -187,5 +189,6 @@ export const createStore = ({ client, tableName, clock = () => new Date(), readI
     spendLastDays: async (days, now) => await spendLastDays(context, days, now),
     capturePayload: async (input) => await capturePayload(context, input),
     listCaptures: async (route, options) => await listCaptures(context, route, options),
+    findCapture: async (route, recordId, createdAt) => await findCapture(context, route, recordId, createdAt),
   };
 };

@@ -1,5 +1,6 @@
 import { Command } from 'commander';
 import { balanceCommand } from './commands/balance';
+import { consoleCommand } from './commands/console';
 import { logsCommand } from './commands/logs';
 import { previewCommand } from './commands/preview';
 import { redriveCommand } from './commands/redrive';
@@ -24,6 +25,7 @@ export function buildProgram(): Command {
   program.addCommand(balanceCommand());
   program.addCommand(logsCommand());
   program.addCommand(redriveCommand());
+  program.addCommand(consoleCommand());
   return program;
 }
 

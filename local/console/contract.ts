@@ -45,7 +45,15 @@ export interface Overview {
   readonly source: string;
   /** `local` or the `--env` name. */
   readonly environment: string;
-  readonly routes: readonly { readonly id: string; readonly source: string }[];
+  readonly routes: readonly {
+    readonly id: string;
+    readonly source: string;
+    /** The route's template, or its source's default: where the playground starts. */
+    readonly template: string;
+    readonly when: string | null;
+    /** As written in the config, numbers masked. */
+    readonly recipients: readonly string[];
+  }[];
   readonly states: readonly State[];
   /** States a record can be redriven from: PARKED, FAILED, HELD. */
   readonly redriveStates: readonly State[];

@@ -47,6 +47,7 @@ export function renderBanner(info: BannerInfo): string {
     '',
     `  Webhooks   ${info.url}/hooks/<route>`,
     `             routes: ${routes}`,
+    `  Console    ${info.url}/console`,
     `  Health     ${info.url}/health`,
     info.sandboxUrl === undefined
       ? `  SMS        ${info.providerBaseUrl} (PROVIDER_BASE_URL)`
@@ -72,7 +73,7 @@ export function renderBanner(info: BannerInfo): string {
   if (signed !== undefined) {
     lines.push(`Sign a payload as its source would: npx sms-relay send-test --route ${signed.id} --payload <file>`);
   }
-  lines.push('Records: npx sms-relay logs    Re-send parked: npx sms-relay redrive    Stop: Ctrl-C', '');
+  lines.push('Records: npx sms-relay logs (or the console)    Re-send parked: npx sms-relay redrive    Stop: Ctrl-C', '');
   return lines.join('\n');
 }
 

@@ -13,6 +13,11 @@ export interface RuntimeAnnouncement {
   /** The SMS service the runtime sends through (the sandbox's URL unless PROVIDER_BASE_URL was set). */
   readonly providerBaseUrl: string;
   readonly startedAt: string;
+  /**
+   * The anti-forgery token of the runtime's console, so `sms-relay console` can ask it on the
+   * user's behalf. The file is the user's alone (mode 0600), like the secrets file.
+   */
+  readonly consoleToken?: string;
 }
 
 /**

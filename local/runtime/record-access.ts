@@ -93,7 +93,8 @@ export async function openDeployedRecordAccess({ environment, table, region }: D
   }
 }
 
-async function findStackTable(client: DynamoDBClient, environment: string): Promise<string> {
+/** The one table named `SmsRelay-<env>-…`, the stack's. */
+export async function findStackTable(client: DynamoDBClient, environment: string): Promise<string> {
   const prefix = `SmsRelay-${environment}-`;
   const names: string[] = [];
   let start: string | undefined;

@@ -56,6 +56,8 @@ export interface RecordQuery {
   readonly state?: MessageState;
   /** With `route`: created at or after; otherwise: last changed at or after. */
   readonly since?: Date;
+  /** Only records strictly before this (same time as `since`). */
+  readonly before?: Date;
   /** The newest this many. No limit: all of them. */
   readonly limit?: number;
 }
@@ -71,21 +73,21 @@ const PAGE = 200;
  * const parked = await queryRecords(store, { state: 'PARKED', since: new Date(Date.now() - 86_400_000) });
  * ```
  */
-export async function queryRecords(store: MessageStore, { route, state, since, limit }: RecordQuery): Promise<MessageRecord[]> {
+export async function queryRecords(store: MessageStore, { route, state, since, before, limit }: RecordQuery): Promise<MessageRecord[]> {
   const wanted = limit ?? Number.POSITIVE_INFINITY;
   if (route !== undefined) {
-    return await collect(wanted, (cursor) => store.listByRoute(route, page(since, cursor)), (record) => state === undefined || record.state === state);
+    return await collect(wanted, (cursor) => store.listByRoute(route, page(since, before, cursor)), (record) => state === undefined || record.state === state);
   }
   const states = state === undefined ? MESSAGE_STATES : [state];
-  const lists = await Promise.all(states.map(async (each) => await collect(wanted, (cursor) => store.listByState(each, page(since, cursor)), () => true)));
+  const lists = await Promise.all(states.map(async (each) => await collect(wanted, (cursor) => store.listByState(each, page(since, before, cursor)), () => true)));
   return lists
     .flat()
     .sort((a, b) => (a.updatedAt < b.updatedAt ? 1 : a.updatedAt > b.updatedAt ? -1 : 0))
     .slice(0, wanted);
 }
 
-function page(since: Date | undefined, cursor: string | undefined): { since?: Date; cursor?: string; limit: number; newestFirst: true } {
-  return { ...(since === undefined ? {} : { since }), ...(cursor === undefined ? {} : { cursor }), limit: PAGE, newestFirst: true };
+function page(since: Date | undefined, before: Date | undefined, cursor: string | undefined): { since?: Date; before?: Date; cursor?: string; limit: number; newestFirst: true } {
+  return { ...(since === undefined ? {} : { since }), ...(before === undefined ? {} : { before }), ...(cursor === undefined ? {} : { cursor }), limit: PAGE, newestFirst: true };
 }
 
 async function collect(

@@ -1,5 +1,9 @@
 import { BALANCE_SCHEDULE, SENDER_CONCURRENCY, STREAM } from '../../functions/core/defaults';
+import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
+import { createStoreApi } from '../console/api';
+import { createConsoleHandler } from '../console/http';
+import { FIXTURES_DIR, newConsoleToken, rawRoutesOf } from '../console/standalone';
 import { DescribeTableCommand } from '@aws-sdk/client-dynamodb';
 import { loadConfigFile, type LoadedConfig } from '../../functions/core/config/load';
 import { SANDBOX_DEFAULTS } from '../sandbox/options';
@@ -123,6 +127,16 @@ export async function startRuntime(settings: RuntimeSettings, { verbose = false 
       onError: (id, error) => problem(`send of ${id} failed; the sweeper retries it`, error),
     });
     const startedAt = new Date().toISOString();
+    const consoleToken = newConsoleToken();
+    const consoleApi = createStoreApi({
+      description: `the running relay (pid ${process.pid}, ${url})`,
+      environment: 'local',
+      loaded,
+      rawRoutes: rawRoutesOf(readFileSync(settings.configPath, 'utf8')),
+      webhookBase: url,
+      fixturesDir: FIXTURES_DIR,
+      withStore: async (use) => await use(local.store),
+    });
     relay.attach({
       maxBodyBytes: settings.maxBodyBytes,
       ingest: async (request) => await ingestWebhook(context, request, { maxBodyBytes: settings.maxBodyBytes }),
@@ -131,6 +145,7 @@ export async function startRuntime(settings: RuntimeSettings, { verbose = false 
       onError: problem,
       health: async () => await health({ local, settings, providerBaseUrl, sandbox, loaded, startedAt }),
       store: local.store,
+      console: createConsoleHandler({ token: consoleToken, api: consoleApi, onError: (error) => problem('console request failed', error) }),
     });
 
     const timers: Repeating[] = [
@@ -146,7 +161,7 @@ export async function startRuntime(settings: RuntimeSettings, { verbose = false 
       }),
     ];
 
-    announceRuntime({ pid: process.pid, url, dataDir: settings.dataDir, providerBaseUrl, startedAt });
+    announceRuntime({ pid: process.pid, url, dataDir: settings.dataDir, providerBaseUrl, startedAt, consoleToken });
     const exampleRoute = [...loaded.routes.values()].find((route) => route.pack.name === 'generic');
     terminal.printVerbatim(
       renderBanner({

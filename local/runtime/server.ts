@@ -2,6 +2,7 @@ import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { IngestRequest, IngestResponse } from '../../functions/relay/ingest';
 import type { MessageStore } from '../../functions/store';
+import { isConsolePath } from '../console/http';
 import { PortInUseError, RuntimeError } from './errors';
 import { createGuardedServer, HTTP_LIMITS, isLocalRequest, type HttpLimits } from './http-guard';
 import { parseSince, parseState, queryRecords, REDRIVE_STATES, requeueRecords, toRecordView, MESSAGE_STATES } from './records';
@@ -38,6 +39,8 @@ export interface RelayServerDependencies {
   readonly onError: (message: string, error: unknown) => void;
   readonly health: () => Promise<HealthReport>;
   readonly store: MessageStore;
+  /** Serves `/console` (see `createConsoleHandler`); without it those paths are 404. */
+  readonly console?: (request: IncomingMessage, response: ServerResponse, path: string) => Promise<void>;
 }
 
 export interface RelayServer {
@@ -107,7 +110,8 @@ export function createRelayServer(limits: HttpLimits = HTTP_LIMITS): RelayServer
   };
 }
 
-async function listen(server: Server, port: number, host: string): Promise<number> {
+/** Listens on `host:port` (0: a free port) and returns the port; a taken port is a `PortInUseError`. */
+export async function listen(server: Server, port: number, host: string): Promise<number> {
   return await new Promise((resolve, reject) => {
     const onError = (error: NodeJS.ErrnoException): void => {
       reject(error.code === 'EADDRINUSE' ? new PortInUseError(port, { cause: error }) : new RuntimeError(`cannot listen on ${host}:${port}: ${error.message}`, { cause: error }));
@@ -145,6 +149,7 @@ async function handle(request: IncomingMessage, response: ServerResponse, depend
     if (method !== 'POST') return methodNotAllowed(response, 'POST');
     return await handleRedrive(request, response, dependencies.store);
   }
+  if (dependencies.console !== undefined && isConsolePath(path)) return await dependencies.console(request, response, path);
   sendJson(response, 404, { error: `not found: ${method} ${path}` });
 }
 

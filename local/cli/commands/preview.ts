@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { Command } from 'commander';
-import { loadConfigFile } from '../../../functions/core/config/load';
+import { loadConfigFile, type CompiledRoute } from '../../../functions/core/config/load';
 import { evaluateWebhook } from '../../../functions/core/pipeline/evaluate';
 import { readSecretsFile } from '../secrets-file';
 import { CliError, fail } from '../output';
@@ -34,7 +34,7 @@ interface PreviewOptions {
   readonly secrets?: string;
 }
 
-export function preview({ config: configPath, route: routeId, payload, header, secrets }: PreviewOptions) {
+export function preview({ config: configPath, route: routeId, payload, header, secrets }: PreviewOptions): PreviewResult {
   const loaded = loadConfigFile(configPath);
   const route = loaded.routes.get(routeId);
   if (route === undefined) throw new CliError(`route "${routeId}" is not in ${configPath} (routes: ${[...loaded.routes.keys()].join(', ')})`);
@@ -49,6 +49,29 @@ export function preview({ config: configPath, route: routeId, payload, header, s
     if (secret === undefined) throw new CliError(`${secrets} has no value named "${route.config.secret}" (the secret of route "${routeId}")`);
   }
 
+  return previewEvaluation(route, body, headers, secret);
+}
+
+/** What `preview` prints, and what the console's template playground shows: one evaluation for both. */
+export interface PreviewResult {
+  readonly verdict: string;
+  readonly reason?: string;
+  readonly dedupeKey: string | null;
+  readonly messages: readonly { readonly to: readonly string[]; readonly text: string; readonly senderId: string | null; readonly encoding: string; readonly characters: number; readonly segments: number }[];
+  readonly dropped: readonly { readonly entry: string; readonly reason: string }[];
+  readonly warnings: readonly string[];
+}
+
+/**
+ * Evaluates a payload on a compiled route exactly as ingest would (same sources, templates,
+ * recipients and fitting), recording nothing. Without `secret` the payload is not authenticated.
+ *
+ * @example
+ * ```ts
+ * previewEvaluation(route, body, { 'content-type': 'application/json' }).messages[0]?.segments; // 1
+ * ```
+ */
+export function previewEvaluation(route: CompiledRoute, body: Uint8Array, headers: Record<string, string>, secret?: string): PreviewResult {
   const evaluation = evaluateWebhook(route, { body, headers, query: {}, receivedAt: new Date() }, { secret, trackMissing: true });
   return {
     verdict: evaluation.verdict,
@@ -78,7 +101,7 @@ function readPayload(path: string): Uint8Array {
   }
 }
 
-function looksFormEncoded(body: Uint8Array): boolean {
+export function looksFormEncoded(body: Uint8Array): boolean {
   const start = Buffer.from(body.subarray(0, 64)).toString('utf8').trimStart();
   return !start.startsWith('{') && !start.startsWith('[') && /^[\w.-]+=/.test(start);
 }

@@ -77,7 +77,7 @@ function RouteCard({ route }: { route: RouteSummary }) {
           ['Last webhook', <span title={route.lastWebhookAt ? fullTime(route.lastWebhookAt) : undefined}>{ago(route.lastWebhookAt)}</span>],
         ]}
       />
-      <div class="subhead">Last 24 h {total > 0 ? <span class="muted">({num(total)} records)</span> : null}</div>
+      <div class="subhead">Last 24 h {total > 0 ? <span class="muted">({num(total)} {total === 1 ? 'record' : 'records'})</span> : null}</div>
       <div class="counts">
         {counts.length === 0 ? (
           <span class="muted">nothing</span>

@@ -37,6 +37,10 @@ export function TemplatesPage({ overview }: { overview: Overview }) {
     const controller = new AbortController();
     setPayloads(null);
     setPayloadsError(null);
+    const settings = overview.routes.find((r) => r.id === route);
+    setTemplate(settings?.template ?? '');
+    setWhen(settings?.when ?? '');
+    setRecipients('');
     setAnswer(null);
     setPreviewError(null);
     get<PayloadsAnswer>('payloads', { route }, controller.signal).then(
@@ -173,19 +177,19 @@ export function TemplatesPage({ overview }: { overview: Overview }) {
             <span class="label-line">
               Template <span class="muted">empty: the route's template</span>
             </span>
-            <textarea data-testid="tpl-template" class="code" rows={4} spellcheck={false} value={template} placeholder="route's template" onInput={(e) => setTemplate(e.currentTarget.value)} />
+            <textarea data-testid="tpl-template" class="code" rows={4} spellcheck={false} value={template} placeholder="empty: the source's default template" onInput={(e) => setTemplate(e.currentTarget.value)} />
           </label>
           <label>
             <span class="label-line">
               When <span class="muted">empty: the route's condition</span>
             </span>
-            <input data-testid="tpl-when" class="code" type="text" spellcheck={false} value={when} placeholder="route's condition" onInput={(e) => setWhen(e.currentTarget.value)} />
+            <input data-testid="tpl-when" class="code" type="text" spellcheck={false} value={when} placeholder="empty: every webhook" onInput={(e) => setWhen(e.currentTarget.value)} />
           </label>
           <label>
             <span class="label-line">
               Recipients <span class="muted">one per line; empty: the route's recipients</span>
             </span>
-            <textarea data-testid="tpl-recipients" class="code" rows={3} spellcheck={false} value={recipients} placeholder="route's recipients" onInput={(e) => setRecipients(e.currentTarget.value)} />
+            <textarea data-testid="tpl-recipients" class="code" rows={3} spellcheck={false} value={recipients} placeholder={`route's recipients: ${overview.routes.find((r) => r.id === route)?.recipients.join(', ') ?? ''}`} onInput={(e) => setRecipients(e.currentTarget.value)} />
           </label>
         </div>
         <div class="col results">
@@ -211,9 +215,10 @@ function buildRequest(input: {
     .split('\n')
     .map((line) => line.trim())
     .filter((line) => line !== '');
+  // Template and condition start as the route's own, so an emptied field means "none".
   const overrides = {
-    ...(input.template !== '' ? { template: input.template } : {}),
-    ...(input.when.trim() !== '' ? { when: input.when } : {}),
+    template: input.template,
+    when: input.when,
     ...(lines.length > 0 ? { recipients: lines } : {}),
   };
   if (choice && !edited) return { route, ...overrides, ...(choice.kind === 'capture' ? { capture: choice.id } : { fixture: choice.id }) };

@@ -1,0 +1,164 @@
+import { z } from 'zod';
+import { describeIssues } from '../../functions/core/config/parse';
+import { maskPhoneNumbersIn } from '../../functions/core/recipients';
+import { MessageState } from '../../functions/store';
+import { MESSAGE_STATES, parseSince, parseState, REDRIVE_STATES, toRecordView } from '../runtime/records';
+import type { Overview, PreviewRequest, RedriveAnswer } from './contract';
+import { payloadChoices, previewRoute } from './preview';
+import { ConsoleRequestError, type ConsoleSource } from './source';
+import { creditView, MAX_CREDIT_DAYS, recordDetail, recordsPage, routeSummaries } from './views';
+
+/** One request to `/console/api`: `path` is what follows that prefix, `body` the parsed JSON of a POST. */
+export interface ApiRequest {
+  readonly method: string;
+  readonly path: string;
+  readonly query: URLSearchParams;
+  readonly body: unknown;
+}
+
+export interface ApiAnswer {
+  readonly status: number;
+  readonly body: unknown;
+}
+
+/** Answers the console's API requests; see `contract.ts` for the paths and their answers. */
+export type ConsoleApi = (request: ApiRequest) => Promise<ApiAnswer>;
+
+const DEFAULT_PAGE = 100;
+const MAX_PAGE = 500;
+const DEFAULT_CREDIT_DAYS = 14;
+const RECORD_PATH = /^\/records\/([0-9A-Z]{1,40})$/;
+const REDRIVE_PATH = /^\/records\/([0-9A-Z]{1,40})\/redrive$/;
+
+const PreviewRequestSchema = z.strictObject({
+  route: z.string().min(1).max(200),
+  template: z.string().max(10_000).optional(),
+  when: z.string().max(2_000).optional(),
+  recipients: z.array(z.string().max(200)).max(100).optional(),
+  capture: z.string().max(40).optional(),
+  fixture: z.string().max(200).optional(),
+  payload: z.string().max(256 * 1024).optional(),
+  headers: z.record(z.string().max(200), z.string().max(4_000)).optional(),
+});
+
+/**
+ * The console's API over a store: Activity pages, a record's story, redrive (the same conditional
+ * requeue as `sms-relay redrive`), routes, credit, payloads and the template preview.
+ *
+ * @example
+ * ```ts
+ * const api = createStoreApi(source);
+ * await api({ method: 'GET', path: '/records', query: new URLSearchParams('state=PARKED'), body: undefined });
+ * ```
+ */
+export function createStoreApi(source: ConsoleSource): ConsoleApi {
+  const now = (): Date => (source.clock ?? (() => new Date()))();
+  return async ({ method, path, query, body }) => {
+    try {
+      const answer = await route(method, path, query, body);
+      return answer ?? { status: 404, body: { error: `not found: ${method} /console/api${path}` } };
+    } catch (error) {
+      if (error instanceof ConsoleRequestError) return { status: error.status, body: { error: error.message } };
+      throw error;
+    }
+  };
+
+  async function route(method: string, path: string, query: URLSearchParams, body: unknown): Promise<ApiAnswer | undefined> {
+    const ok = (answer: unknown): ApiAnswer => ({ status: 200, body: answer });
+    const get = method === 'GET' || method === 'HEAD';
+    if (path === '/overview' && get) return ok(overview(source));
+    if (path === '/records' && get) {
+      const pageQuery = readRecordsQuery(query);
+      return ok(await source.withStore((store) => recordsPage(store, pageQuery)));
+    }
+    const recordPath = RECORD_PATH.exec(path);
+    if (recordPath !== null && get) {
+      const id = recordPath[1]!;
+      return ok(
+        await source.withStore(async (store) => {
+          const record = await store.getMessage(id);
+          if (record === undefined) throw new ConsoleRequestError(404, `no record ${id}`);
+          const capture = source.loaded.routes.get(record.route)?.config.capture === undefined ? undefined : await store.findCapture(record.route, record.id, record.createdAt);
+          return recordDetail(record, capture);
+        }),
+      );
+    }
+    const redrivePath = REDRIVE_PATH.exec(path);
+    if (redrivePath !== null && method === 'POST') {
+      const id = redrivePath[1]!;
+      return ok(
+        await source.withStore(async (store): Promise<RedriveAnswer> => {
+          const record = await store.getMessage(id);
+          if (record === undefined) throw new ConsoleRequestError(404, `no record ${id}`);
+          const from = REDRIVE_STATES.find((state) => state === record.state);
+          if (from === undefined) throw new ConsoleRequestError(409, `${id} is ${record.state}; only ${REDRIVE_STATES.join(', ')} records can be redriven`);
+          const requeued = await store.requeue(id, { from });
+          const current = requeued ?? (await store.getMessage(id));
+          return { requeued: requeued !== undefined, record: current === undefined ? null : toRecordView(current) };
+        }),
+      );
+    }
+    if (path === '/routes' && get) return ok({ routes: await source.withStore((store) => routeSummaries(source, store, now())) });
+    if (path === '/credit' && get) {
+      const days = wholeNumber(query.get('days'), 'days', 1, MAX_CREDIT_DAYS) ?? DEFAULT_CREDIT_DAYS;
+      return ok(await source.withStore((store) => creditView(source, store, days, now())));
+    }
+    if (path === '/payloads' && get) {
+      const routeId = query.get('route');
+      if (routeId === null) throw new ConsoleRequestError(400, 'name a route: ?route=<id>');
+      return ok({ payloads: await source.withStore((store) => payloadChoices(source, store, routeId)) });
+    }
+    if (path === '/preview' && method === 'POST') {
+      const parsed = PreviewRequestSchema.safeParse(body);
+      if (!parsed.success) throw new ConsoleRequestError(400, describeIssues(parsed.error.issues).join('; '));
+      const request: PreviewRequest = parsed.data;
+      return ok(await source.withStore((store) => previewRoute(source, store, request)));
+    }
+    const known = path === '/overview' || path === '/records' || path === '/routes' || path === '/credit' || path === '/payloads' || path === '/preview';
+    if (known || recordPath !== null || redrivePath !== null) return { status: 405, body: { error: `method ${method} not allowed on /console/api${path}` } };
+    return undefined;
+  }
+}
+
+function overview(source: ConsoleSource): Overview {
+  return {
+    source: source.description,
+    environment: source.environment,
+    routes: [...source.loaded.routes.values()].map((route) => ({
+      id: route.id,
+      source: route.pack.name,
+      template: route.config.template ?? route.pack.defaultTemplate,
+      when: route.config.when ?? null,
+      recipients: route.config.recipients.map(maskPhoneNumbersIn),
+    })),
+    states: [...MESSAGE_STATES],
+    redriveStates: [...REDRIVE_STATES],
+    currency: [...source.loaded.routes.values()][0]?.config.currency ?? 'TZS',
+  };
+}
+
+function readRecordsQuery(query: URLSearchParams): Parameters<typeof recordsPage>[1] {
+  try {
+    const route = query.get('route');
+    const state = query.get('state');
+    const since = query.get('since');
+    const cursor = query.get('cursor');
+    return {
+      ...(route === null || route === '' ? {} : { route }),
+      ...(state === null || state === '' ? {} : { state: parseState(state, MESSAGE_STATES) as MessageState }),
+      ...(since === null || since === '' ? {} : { since: parseSince(since) }),
+      ...(cursor === null ? {} : { cursor }),
+      limit: wholeNumber(query.get('limit'), 'limit', 1, MAX_PAGE) ?? DEFAULT_PAGE,
+    };
+  } catch (error) {
+    if (error instanceof ConsoleRequestError) throw error;
+    throw new ConsoleRequestError(400, (error as Error).message);
+  }
+}
+
+function wholeNumber(value: string | null, name: string, min: number, max: number): number | undefined {
+  if (value === null || value === '') return undefined;
+  const number = Number(value);
+  if (!/^\d{1,6}$/.test(value) || number < min || number > max) throw new ConsoleRequestError(400, `${name} must be a whole number from ${min} to ${max}, got "${value}"`);
+  return number;
+}

@@ -1,0 +1,142 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { stringify } from 'yaml';
+import { compileRoute, engineCache } from '../../functions/core/config/compile';
+import { describeIssues } from '../../functions/core/config/parse';
+import { RouteSchema } from '../../functions/core/config/schema';
+import { maskMsisdn, maskPhoneNumbersIn } from '../../functions/core/recipients';
+import type { MessageStore } from '../../functions/store';
+import { looksFormEncoded, previewEvaluation } from '../cli/commands/preview';
+import type { PayloadChoice, PreviewAnswer, PreviewRequest } from './contract';
+import { ConsoleRequestError, type ConsoleSource } from './source';
+
+/** Fixtures and captures offered per route; more is noise in a picker. */
+const MAX_CHOICES = 25;
+const FIXTURE_NAME = /^[\w.-]+$/;
+/** Sources whose payload means little without its event header; a fixture's name starts with the event. */
+const FIXTURE_EVENT_HEADER: Readonly<Record<string, string>> = { github: 'x-github-event', sentry: 'sentry-hook-resource' };
+
+/**
+ * The payloads the template playground offers for a route: its captured webhooks (newest first,
+ * numbers masked) and the example payloads of its source.
+ */
+export async function payloadChoices(source: ConsoleSource, store: MessageStore, routeId: string): Promise<PayloadChoice[]> {
+  const route = source.loaded.routes.get(routeId);
+  if (route === undefined) throw new ConsoleRequestError(404, `no route "${routeId}"`);
+  const captures = await store.listCaptures(routeId, { limit: MAX_CHOICES });
+  const fixtures = fixtureNames(source, route.pack.name).map((name): PayloadChoice => ({
+    kind: 'fixture',
+    id: name,
+    label: `example: ${route.pack.name}/${name}`,
+    body: readFixture(source, route.pack.name, name),
+    headers: fixtureHeaders(route.pack.name, name),
+  }));
+  return [
+    ...captures.map((capture): PayloadChoice => ({
+      kind: 'capture',
+      id: capture.id,
+      label: `captured ${capture.receivedAt}`,
+      body: capture.bodyEncoding === 'utf8' ? maskPhoneNumbersIn(capture.body) : '(binary body)',
+      headers: capture.headers,
+    })),
+    ...fixtures,
+  ];
+}
+
+/**
+ * Renders a payload through a route with the playground's edits (template, `when`, recipients):
+ * the edited route is validated and compiled as the config would be, then evaluated by the same
+ * code as `sms-relay preview` and ingest. Nothing is recorded or sent.
+ */
+export async function previewRoute(source: ConsoleSource, store: MessageStore, request: PreviewRequest): Promise<PreviewAnswer> {
+  const raw = source.rawRoutes[request.route];
+  const route = source.loaded.routes.get(request.route);
+  if (raw === undefined || route === undefined) throw new ConsoleRequestError(404, `no route "${request.route}"`);
+  const edited: Record<string, unknown> = { ...raw };
+  if (request.template !== undefined) setOrDrop(edited, 'template', request.template);
+  if (request.when !== undefined) setOrDrop(edited, 'when', request.when);
+  if (request.recipients !== undefined) edited['recipients'] = request.recipients.map((entry) => entry.trim()).filter((entry) => entry !== '');
+  const yaml = stringify({ [request.route]: edited });
+
+  const invalid = (problems: readonly string[]): PreviewAnswer => ({
+    verdict: 'invalid',
+    reason: problems.map((problem) => maskPhoneNumbersIn(problem)).join('; '),
+    messages: [],
+    dropped: [],
+    warnings: [],
+    yaml,
+  });
+  const parsed = RouteSchema.safeParse(edited);
+  if (!parsed.success) return invalid(describeIssues(parsed.error.issues));
+  const problems: string[] = [];
+  const compiled = compileRoute(request.route, parsed.data, engineCache()(parsed.data), source.loaded.config.provider.defaultSenderId, problems);
+  if (compiled === undefined) return invalid(problems.map((problem) => problem.replace(/^routes\.[^.]+\./, '')));
+
+  const { body, headers } = await payloadOf(source, store, request, route.pack.name);
+  const result = previewEvaluation(compiled, body, headers);
+  const { creditsPerUnit } = await store.getBalanceState();
+  return {
+    verdict: result.verdict,
+    reason: result.reason === undefined ? null : maskPhoneNumbersIn(result.reason),
+    messages: result.messages.map((message) => ({
+      to: message.to.map(maskMsisdn),
+      text: maskPhoneNumbersIn(message.text),
+      encoding: message.encoding,
+      characters: message.characters,
+      segments: message.segments,
+      estimatedCost: creditsPerUnit === undefined ? null : message.segments * message.to.length * creditsPerUnit,
+    })),
+    dropped: result.dropped.map(({ entry, reason }) => ({ entry: maskPhoneNumbersIn(entry), reason: maskPhoneNumbersIn(reason) })),
+    warnings: result.warnings.map(maskPhoneNumbersIn),
+    yaml,
+  };
+}
+
+function setOrDrop(route: Record<string, unknown>, key: string, value: string): void {
+  if (value.trim() === '') delete route[key];
+  else route[key] = value;
+}
+
+async function payloadOf(
+  source: ConsoleSource,
+  store: MessageStore,
+  request: PreviewRequest,
+  sourceName: string,
+): Promise<{ body: Uint8Array; headers: Record<string, string> }> {
+  if (request.capture !== undefined) {
+    // The page shows a capture masked; the evaluation gets the body as it was received.
+    const capture = (await store.listCaptures(request.route, { limit: 1_000 })).find((each) => each.id === request.capture);
+    if (capture === undefined) throw new ConsoleRequestError(404, `no captured payload ${request.capture} on route "${request.route}" (expired?)`);
+    const body = capture.bodyEncoding === 'utf8' ? Buffer.from(capture.body, 'utf8') : Buffer.from(capture.body, 'base64');
+    return { body, headers: { ...capture.headers } };
+  }
+  if (request.fixture !== undefined) {
+    if (!fixtureNames(source, sourceName).includes(request.fixture)) throw new ConsoleRequestError(404, `no example payload "${request.fixture}" for ${sourceName}`);
+    return { body: Buffer.from(readFixture(source, sourceName, request.fixture)), headers: fixtureHeaders(sourceName, request.fixture) };
+  }
+  const body = Buffer.from(request.payload ?? '', 'utf8');
+  const headers = Object.fromEntries(Object.entries(request.headers ?? {}).map(([name, value]) => [name.toLowerCase(), value]));
+  headers['content-type'] ??= looksFormEncoded(body) ? 'application/x-www-form-urlencoded' : 'application/json';
+  return { body, headers };
+}
+
+function fixtureNames(source: ConsoleSource, sourceName: string): string[] {
+  if (source.fixturesDir === undefined) return [];
+  try {
+    return readdirSync(join(source.fixturesDir, sourceName))
+      .filter((name) => name.endsWith('.json') && FIXTURE_NAME.test(name))
+      .sort()
+      .slice(0, MAX_CHOICES);
+  } catch {
+    return [];
+  }
+}
+
+function fixtureHeaders(sourceName: string, name: string): Record<string, string> {
+  const eventHeader = FIXTURE_EVENT_HEADER[sourceName];
+  return { 'content-type': 'application/json', ...(eventHeader === undefined ? {} : { [eventHeader]: name.split(/[-.]/)[0]! }) };
+}
+
+function readFixture(source: ConsoleSource, sourceName: string, name: string): string {
+  return readFileSync(join(source.fixturesDir!, sourceName, name), 'utf8');
+}

@@ -1,0 +1,201 @@
+import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import type { Server, ServerResponse } from 'node:http';
+import { fileURLToPath } from 'node:url';
+import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { loadConfig, type LoadedConfig } from '../../functions/core/config/load';
+import { readYaml } from '../../functions/core/config/parse';
+import { createStore, type MessageStore } from '../../functions/store';
+import { findRunningRuntime } from '../runtime/discovery';
+import { RuntimeError } from '../runtime/errors';
+import { createGuardedServer } from '../runtime/http-guard';
+import { openLocalStore, type LocalStore } from '../runtime/local-store';
+import { findStackTable } from '../runtime/record-access';
+import { listen } from '../runtime/server';
+import { createStoreApi, type ConsoleApi } from './api';
+import { CONSOLE_TOKEN_HEADER } from './contract';
+import { CONSOLE_PATH, createConsoleHandler, isConsolePath } from './http';
+import type { ConsoleSource } from './source';
+
+/** `sms-relay console --port`, default. */
+export const CONSOLE_PORT = 3400;
+/** Example payloads offered by the template playground: the senders' payloads the tests use. */
+export const FIXTURES_DIR = fileURLToPath(new URL('../../test/fixtures', import.meta.url));
+
+/** A fresh anti-forgery token per process: a page from an earlier run cannot post. */
+export function newConsoleToken(): string {
+  return randomBytes(24).toString('base64url');
+}
+
+/**
+ * The routes as written in the config file, for "copy as YAML": no defaults filled in.
+ *
+ * @example
+ * ```ts
+ * rawRoutesOf(readFileSync('config/local.yaml', 'utf8')).alerts?.source; // 'alertmanager'
+ * ```
+ */
+export function rawRoutesOf(configText: string): Record<string, Record<string, unknown>> {
+  const routes = (readYaml(configText) as { routes?: Record<string, Record<string, unknown>> } | null)?.routes;
+  return routes ?? {};
+}
+
+export interface ConsoleOptions {
+  /** @default 3400 */
+  readonly port?: number;
+  /** @default '127.0.0.1' */
+  readonly host?: string;
+  readonly configPath: string;
+  /** Without it, the local store; with it, the deployed stack `SmsRelay-<environment>`. */
+  readonly environment?: string;
+  /** Local: the runtime's `RELAY_DATA_DIR`. */
+  readonly dataDir: string;
+  readonly tableName: string;
+  /** Local: where the runtime would listen, for the webhook URLs when none is running. */
+  readonly runtimePort: number;
+  /** With `environment`: the table's name; found by the stack's name prefix otherwise. */
+  readonly table?: string;
+  readonly onError?: (error: unknown) => void;
+}
+
+export interface RunningConsole {
+  /** `http://127.0.0.1:3400/console` */
+  readonly url: string;
+  readonly server: Server;
+  close(): Promise<void>;
+}
+
+/**
+ * `sms-relay console`: the console on its own port. Locally it asks the running runtime when there
+ * is one (its store is locked to it), else opens the local store for the length of each request,
+ * so `npm start` can start at any time; with `environment` it reads the deployed table with the
+ * caller's AWS credentials.
+ *
+ * @throws {PortInUseError} the port is taken
+ *
+ * @example
+ * ```ts
+ * const running = await startConsole({ configPath, dataDir, tableName: 'sms-relay', runtimePort: 3000 });
+ * console.log(`Console: ${running.url}`);
+ * ```
+ */
+export async function startConsole(options: ConsoleOptions): Promise<RunningConsole> {
+  const { port = CONSOLE_PORT, host = '127.0.0.1', configPath, environment, onError } = options;
+  const configText = readConfig(configPath);
+  const loaded = loadConfig(configText, configPath);
+  const rawRoutes = rawRoutesOf(configText);
+  const token = newConsoleToken();
+  let api: ConsoleApi;
+  let closeSource: () => Promise<void> = async () => undefined;
+  if (environment === undefined) {
+    api = localApi(options, loaded, rawRoutes);
+  } else {
+    const client = new DynamoDBClient({});
+    const tableName = options.table ?? (await findStackTable(client, environment));
+    const store = createStore({ client, tableName });
+    api = createStoreApi({
+      description: `table ${tableName} (${environment})`,
+      environment,
+      loaded,
+      rawRoutes,
+      // The API's URL is a stack output (WebhookUrl); the page shows the path to append to it.
+      webhookBase: undefined,
+      fixturesDir: FIXTURES_DIR,
+      withStore: async (use) => await use(store),
+    });
+    closeSource = async () => client.destroy();
+  }
+  const handle = createConsoleHandler({ token, api, ...(onError === undefined ? {} : { onError }) });
+  const server = createGuardedServer((request, response) => {
+    const path = new URL(request.url ?? '/', 'http://local').pathname;
+    const answer = isConsolePath(path)
+      ? handle(request, response, path)
+      : Promise.resolve(path === '/' ? redirect(response) : notFound(response, path));
+    answer.catch((error: unknown) => {
+      onError?.(error);
+      if (!response.headersSent) response.writeHead(500).end();
+      else response.destroy();
+    });
+  });
+  const bound = await listen(server, port, host);
+  return {
+    url: `http://${host}:${bound}${CONSOLE_PATH}`,
+    server,
+    close: async () => {
+      await new Promise<void>((resolve) => {
+        server.close(() => resolve());
+        server.closeAllConnections();
+      });
+      await closeSource();
+    },
+  };
+}
+
+function localApi(options: ConsoleOptions, loaded: LoadedConfig, rawRoutes: ConsoleSource['rawRoutes']): ConsoleApi {
+  const lease = storeLease(() => openLocalStore({ dataDir: options.dataDir, tableName: options.tableName }));
+  const storeApi = createStoreApi({
+    description: `local store ${options.dataDir} (no relay running)`,
+    environment: 'local',
+    loaded,
+    rawRoutes,
+    webhookBase: `http://127.0.0.1:${options.runtimePort}`,
+    fixturesDir: FIXTURES_DIR,
+    withStore: lease,
+  });
+  return async (request) => {
+    const running = await findRunningRuntime(options.dataDir);
+    if (running?.consoleToken === undefined) return await storeApi(request);
+    return await forward(running.url, running.consoleToken, request);
+  };
+}
+
+/** Asks the running runtime's console API, which holds the store, with its token. */
+async function forward(url: string, token: string, { method, path, query, body }: Parameters<ConsoleApi>[0]): ReturnType<ConsoleApi> {
+  const search = query.toString();
+  const response = await fetch(`${url}${CONSOLE_PATH}/api${path}${search === '' ? '' : `?${search}`}`, {
+    method,
+    headers: { 'content-type': 'application/json', [CONSOLE_TOKEN_HEADER]: token },
+    ...(method === 'POST' ? { body: JSON.stringify(body) } : {}),
+    signal: AbortSignal.timeout(60_000),
+  });
+  return { status: response.status, body: await response.json().catch(() => ({ error: `the running relay answered ${response.status}` })) };
+}
+
+/**
+ * Opens the local store while requests need it and closes it when the last one is done: LevelDB
+ * admits one process, and the runtime must be able to take the store between two requests.
+ */
+function storeLease(open: () => Promise<LocalStore>): <T>(use: (store: MessageStore) => Promise<T>) => Promise<T> {
+  let current: Promise<LocalStore> | undefined;
+  let users = 0;
+  return async (use) => {
+    users += 1;
+    const opening = (current ??= open());
+    try {
+      return await use((await opening).store);
+    } finally {
+      users -= 1;
+      if (users === 0 && current === opening) {
+        current = undefined;
+        await (await opening.catch(() => undefined))?.close();
+      }
+    }
+  };
+}
+
+function readConfig(path: string): string {
+  try {
+    return readFileSync(path, 'utf8');
+  } catch (error) {
+    throw new RuntimeError(`cannot read the config ${path} (${(error as NodeJS.ErrnoException).code ?? 'error'})`, { cause: error });
+  }
+}
+
+function redirect(response: ServerResponse): void {
+  response.writeHead(302, { location: CONSOLE_PATH, 'content-length': 0 }).end();
+}
+
+function notFound(response: ServerResponse, path: string): void {
+  const text = JSON.stringify({ error: `not found: ${path}; the console is at ${CONSOLE_PATH}` });
+  response.writeHead(404, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text) }).end(text);
+}

@@ -1,0 +1,238 @@
+import { maskPhoneNumbersIn } from '../../functions/core/recipients';
+import { forecastBalance } from '../../functions/relay/balance';
+import { NOTICE_ROUTE } from '../../functions/relay/ports';
+import { type CapturedPayload, MessageState, type MessageRecord, type MessageStore } from '../../functions/store';
+import { queryRecords, REDRIVE_STATES, toRecordView } from '../runtime/records';
+import type { AttemptError, CapturedPayloadView, CreditAnswer, LimitUse, RecordDetail, RecordsPage, RouteSummary, State } from './contract';
+import { ConsoleRequestError, type ConsoleSource } from './source';
+
+const DAY_MS = 86_400_000;
+/** Days of spend the limit and spend items are kept (the store's retention of them). */
+export const MAX_CREDIT_DAYS = 35;
+/** Balance points drawn at most: the newest sends. */
+const MAX_BALANCE_POINTS = 10_000;
+
+/** Which records one Activity page lists. */
+export interface RecordsPageQuery {
+  readonly route?: string;
+  readonly state?: MessageState;
+  readonly since?: Date;
+  /** From the previous page's `cursor`. */
+  readonly cursor?: string;
+  readonly limit: number;
+}
+
+const CURSOR = /^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z)\|([0-9A-Z]{1,40})$/;
+
+/**
+ * One page of Activity, newest first, as `logs` lists them (by last change; by creation with a
+ * route). The cursor is the time and id of the last row, so a page stays correct while new
+ * records arrive at the top.
+ */
+export async function recordsPage(store: MessageStore, { route, state, since, cursor, limit }: RecordsPageQuery): Promise<RecordsPage> {
+  const after = cursor === undefined ? undefined : CURSOR.exec(cursor);
+  if (after === null) throw new ConsoleRequestError(400, `cursor is not one this console gave: "${cursor}"`);
+  const timeOf = (record: MessageRecord): string => (route === undefined ? record.updatedAt : record.createdAt);
+  const before = after === undefined ? undefined : new Date(Date.parse(after[1]!) + 1);
+  // A few more than asked, so rows that share the cursor's millisecond are not cut arbitrarily.
+  const found = await queryRecords(store, {
+    ...(route === undefined ? {} : { route }),
+    ...(state === undefined ? {} : { state }),
+    ...(since === undefined ? {} : { since }),
+    ...(before === undefined ? {} : { before }),
+    limit: limit + 50,
+  });
+  const ordered = found
+    .filter((record) => after === undefined || timeOf(record) < after[1]! || (timeOf(record) === after[1] && record.id < after[2]!))
+    .sort((a, b) => (timeOf(a) === timeOf(b) ? (a.id < b.id ? 1 : -1) : timeOf(a) < timeOf(b) ? 1 : -1));
+  const rows = ordered.slice(0, limit);
+  const last = rows.at(-1);
+  return {
+    records: rows.map(toRecordView),
+    ...(ordered.length > limit && last !== undefined ? { cursor: `${timeOf(last)}|${last.id}` } : {}),
+  };
+}
+
+/** A record's whole story: its SMS, every state change, the service's answer, each error, its webhook. */
+export function recordDetail(record: MessageRecord, capture: CapturedPayload | undefined): RecordDetail {
+  const history = record.history.map((change) => ({
+    at: change.at,
+    state: change.state as State,
+    ...(change.reason === undefined ? {} : { reason: maskPhoneNumbersIn(change.reason) }),
+  }));
+  const errors: AttemptError[] = record.history.flatMap((change) => (change.error === undefined ? [] : [attemptError(change.at, change.error)]));
+  return {
+    record: toRecordView(record),
+    sms: {
+      text: maskPhoneNumbersIn(record.text),
+      encoding: record.encoding,
+      characters: record.characters,
+      segments: record.segments,
+      part: record.part,
+      parts: record.parts,
+      index: record.index,
+      senderId: record.senderId ?? null,
+      delivery: record.delivery,
+      notice: record.notice ?? null,
+    },
+    history,
+    result:
+      record.result === undefined
+        ? null
+        : {
+            deducted: record.result.deducted,
+            remainingBalance: record.result.remainingBalance,
+            message: maskPhoneNumbersIn(record.result.message),
+            senderId: record.result.senderId,
+            sentAt: record.sentAt ?? null,
+          },
+    errors,
+    capture: capture === undefined ? null : captureView(capture),
+    redrivable: (REDRIVE_STATES as readonly string[]).includes(record.state),
+  };
+}
+
+function attemptError(at: string, error: NonNullable<MessageRecord['lastError']>): AttemptError {
+  return {
+    at,
+    name: error.name,
+    ...(error.status === undefined ? {} : { status: error.status }),
+    ...(error.delivery === undefined ? {} : { delivery: error.delivery }),
+    message: maskPhoneNumbersIn(error.message),
+  };
+}
+
+/** A capture as the page shows it: numbers in the body masked. */
+export function captureView(capture: CapturedPayload): CapturedPayloadView {
+  return {
+    id: capture.id,
+    route: capture.route,
+    receivedAt: capture.receivedAt,
+    headers: Object.fromEntries(Object.entries(capture.headers).map(([name, value]) => [name, maskPhoneNumbersIn(value)])),
+    body: capture.bodyEncoding === 'utf8' ? maskPhoneNumbersIn(capture.body) : capture.body,
+    bodyEncoding: capture.bodyEncoding,
+    recordIds: capture.recordIds,
+  };
+}
+
+/**
+ * Each route: where to post, the last webhook, what the last 24 hours became, and how much of each
+ * limit is used now. One listing of the day's records serves every route.
+ */
+export async function routeSummaries(source: ConsoleSource, store: MessageStore, now: Date): Promise<RouteSummary[]> {
+  const dayAgo = new Date(now.getTime() - DAY_MS);
+  const recent = await queryRecords(store, { since: dayAgo });
+  const byRoute = new Map<string, MessageRecord[]>();
+  for (const record of recent) {
+    if (record.createdAt < dayAgo.toISOString()) continue;
+    byRoute.set(record.route, [...(byRoute.get(record.route) ?? []), record]);
+  }
+  return await Promise.all(
+    [...source.loaded.routes.values()].map(async (route): Promise<RouteSummary> => {
+      const records = byRoute.get(route.id) ?? [];
+      const last24h: Partial<Record<State, number>> = {};
+      for (const record of records) last24h[record.state] = (last24h[record.state] ?? 0) + 1;
+      const newest = records.reduce<string | undefined>((latest, record) => (latest === undefined || record.createdAt > latest ? record.createdAt : latest), undefined);
+      const lastWebhookAt = newest ?? (await store.listByRoute(route.id, { limit: 1, newestFirst: true })).items[0]?.createdAt ?? null;
+      return {
+        id: route.id,
+        source: route.pack.name,
+        webhookUrl: `${source.webhookBase ?? ''}/hooks/${encodeURIComponent(route.id)}`,
+        priority: route.config.priority,
+        delivery: route.config.delivery,
+        maxRecipients: route.config.maxRecipients,
+        captureSeconds: route.config.capture ?? null,
+        lastWebhookAt,
+        last24h,
+        limits: await limitUses(store, route.id, route.config.limits, now),
+      };
+    }),
+  );
+}
+
+async function limitUses(
+  store: MessageStore,
+  route: string,
+  limits: { readonly messages?: number; readonly window: number; readonly creditsPerDay?: number } | undefined,
+  now: Date,
+): Promise<LimitUse[]> {
+  if (limits?.messages === undefined && limits?.creditsPerDay === undefined) return [];
+  const usage = await store.limitUsage({ route, ...(limits.messages === undefined ? {} : { messagesWindowSeconds: limits.window }), now });
+  const uses: LimitUse[] = [];
+  if (limits.messages !== undefined && usage.messages !== undefined) {
+    uses.push({ kind: 'messages', used: usage.messages.used, max: limits.messages, windowEndsAt: usage.messages.windowEndsAt });
+  }
+  if (limits.creditsPerDay !== undefined) {
+    const endOfDay = new Date(`${usage.day.day}T00:00:00.000Z`).getTime() + DAY_MS;
+    uses.push({ kind: 'credits', used: usage.day.reserved, spent: usage.day.spent, max: limits.creditsPerDay, windowEndsAt: new Date(endOfDay).toISOString() });
+  }
+  return uses;
+}
+
+/**
+ * The credit over `days`: every send's `remainingBalance` and every balance read, the threshold
+ * and reserve, spend per route per day, and the days-left forecast with its figures (the same
+ * computation as the low-balance SMS).
+ */
+export async function creditView(source: ConsoleSource, store: MessageStore, days: number, now: Date): Promise<CreditAnswer> {
+  const since = new Date(now.getTime() - days * DAY_MS);
+  const [state, sent, readings] = await Promise.all([
+    store.getBalanceState(),
+    queryRecords(store, { state: MessageState.Sent, since, limit: MAX_BALANCE_POINTS }),
+    store.listBalanceReadings({ since, now }),
+  ]);
+  const points = [
+    ...sent.flatMap((record) => (record.result === undefined ? [] : [{ at: record.sentAt ?? record.updatedAt, balance: record.result.remainingBalance, kind: 'send' as const }])),
+    ...readings.map((reading) => ({ at: reading.at, balance: reading.balance, kind: 'read' as const })),
+  ].sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : 0));
+  const latest = points.at(-1);
+  const balance = latest?.balance ?? state.lastBalance ?? null;
+  const balanceAt = latest?.at ?? state.lastCheckedAt ?? null;
+
+  const routeIds = [...source.loaded.routes.keys(), NOTICE_ROUTE];
+  const spendDays = Math.min(days, MAX_CREDIT_DAYS);
+  const spend = (
+    await Promise.all(routeIds.map(async (route) => (await store.spendByDay({ route, days: spendDays, now })).map((day) => ({ day: day.day, route, credits: day.credits }))))
+  )
+    .flat()
+    .filter((entry) => entry.credits > 0)
+    .sort((a, b) => (a.day === b.day ? a.route.localeCompare(b.route) : a.day < b.day ? -1 : 1));
+
+  const forecast = balance === null ? { spent: 0, days: 0 } : await forecastBalance(store, balance, state.firstObservedAt, now);
+  const balanceConfig = source.loaded.config.balance;
+  const currency = readings.findLast((reading) => reading.currency !== undefined)?.currency ?? [...source.loaded.routes.values()][0]?.config.currency ?? 'TZS';
+  return {
+    currency,
+    balance,
+    balanceAt,
+    threshold: balanceConfig?.threshold ?? null,
+    reserve: balanceConfig === undefined || balanceConfig.reserve === 0 ? null : balanceConfig.reserve,
+    points,
+    spend,
+    forecast: {
+      daysLeft: forecast.daysLeft ?? null,
+      spent: forecast.spent,
+      days: forecast.days,
+      perDay: forecast.perDay ?? null,
+      firstObservedAt: state.firstObservedAt ?? null,
+      basis: forecastBasis(forecast, balance, state.firstObservedAt),
+    },
+    creditsPerUnit: state.creditsPerUnit ?? null,
+  };
+}
+
+function forecastBasis(
+  forecast: { readonly spent: number; readonly days: number; readonly perDay?: number; readonly daysLeft?: number },
+  balance: number | null,
+  firstObservedAt: string | undefined,
+): string {
+  if (balance === null) return 'No balance seen yet: the balance watch has not run and nothing was sent.';
+  if (forecast.days === 0) return `Less than an hour of history (first balance seen ${firstObservedAt ?? 'never'}): too little to forecast.`;
+  const span = forecast.days >= 1 ? `${round(forecast.days)} days` : `${round(forecast.days * 24)} hours`;
+  if (forecast.perDay === undefined) return `Nothing spent in the last ${span}: the balance lasts as long as nothing is sent.`;
+  return `${round(forecast.spent)} credits spent in the last ${span} (${round(forecast.perDay)} a day); ${round(balance)} left lasts about ${forecast.daysLeft} days at that rate.`;
+}
+
+function round(value: number): string {
+  return new Intl.NumberFormat('en', { maximumFractionDigits: 1 }).format(value);
+}

@@ -1,0 +1,285 @@
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import type { Server } from 'node:http';
+import { request as httpRequest } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfigFile } from '../../../functions/core/config/load';
+import { ingestWebhook } from '../../../functions/relay/ingest';
+import { checkBalance } from '../../../functions/relay/balance';
+import { sendMessage } from '../../../functions/relay/sender';
+import type { RelayContext } from '../../../functions/relay/ports';
+import { MessageState } from '../../../functions/store';
+import { createStoreApi } from '../../../local/console/api';
+import { CONSOLE_TOKEN_HEADER, type CreditAnswer, type PayloadsAnswer, type PreviewAnswer, type RecordDetail, type RecordsPage, type RoutesAnswer } from '../../../local/console/contract';
+import { createConsoleHandler } from '../../../local/console/http';
+import { FIXTURES_DIR, rawRoutesOf } from '../../../local/console/standalone';
+import { createGuardedServer } from '../../../local/runtime/http-guard';
+import { openLocalStore, type LocalStore } from '../../../local/runtime/local-store';
+import { createLocalContext } from '../../../local/runtime/runtime';
+import { ensureSecretsFile } from '../../../local/runtime/secrets';
+import { listen } from '../../../local/runtime/server';
+import { resolveRuntimeSettings } from '../../../local/runtime/settings';
+import { signWebhook } from '../../../local/runtime/signers';
+import { startSandbox } from '../../../local/sandbox/server';
+import type { RunningSandbox } from '../../../local/sandbox/types';
+
+const CONFIG = new URL('../../../config/local.yaml', import.meta.url).pathname;
+const TOKEN = 'test-console-token-0123456789';
+
+let dir: string;
+let local: LocalStore;
+let sandbox: RunningSandbox;
+let context: RelayContext;
+let server: Server;
+let port: number;
+let base: string;
+let secrets: Record<string, string>;
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'sms-relay-console-'));
+  const settings = resolveRuntimeSettings({ config: CONFIG, secrets: join(dir, 'secrets.json'), dataDir: join(dir, 'data') }, {});
+  const loaded = loadConfigFile(CONFIG);
+  secrets = ensureSecretsFile(settings.secretsPath, loaded).values;
+  local = await openLocalStore({ dataDir: settings.dataDir, tableName: settings.tableName });
+  sandbox = await startSandbox({ apiKey: secrets['providerApiKey']!, senderIds: ['SMSRELAY', 'ALERTS', 'DUKA'], defaultSenderId: 'SMSRELAY', balance: 100_000, rate: 20 });
+  const silent = { debug: () => undefined, info: () => undefined, warn: () => undefined, error: () => undefined };
+  context = createLocalContext({ loaded, store: local.store, secretsPath: settings.secretsPath, providerBaseUrl: sandbox.baseUrl, providerApiKey: secrets['providerApiKey']!, logger: silent, policy: settings.policy });
+  const handle = createConsoleHandler({
+    token: TOKEN,
+    api: createStoreApi({
+      description: 'test store',
+      environment: 'local',
+      loaded,
+      rawRoutes: rawRoutesOf(readFileSync(CONFIG, 'utf8')),
+      webhookBase: 'http://127.0.0.1:3000',
+      fixturesDir: FIXTURES_DIR,
+      withStore: async (use) => await use(local.store),
+    }),
+  });
+  server = createGuardedServer((request, response) => void handle(request, response, new URL(request.url ?? '/', 'http://x').pathname));
+  port = await listen(server, 0, '127.0.0.1');
+  base = `http://127.0.0.1:${port}`;
+}, 60_000);
+
+afterAll(async () => {
+  await new Promise<void>((resolve) => {
+    server?.close(() => resolve());
+    server?.closeAllConnections();
+  });
+  await sandbox?.close();
+  await local?.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+/** Posts a signed webhook to a route through the relay's ingest, then sends what it accepted. */
+async function deliver(route: string, source: string, payload: unknown, secretName: string, { send = true } = {}): Promise<string[]> {
+  const body = Buffer.from(JSON.stringify(payload));
+  const headers = Object.fromEntries(Object.entries(signWebhook(source, { body, secret: secrets[secretName]!, headers: { 'content-type': 'application/json' } })).map(([name, value]) => [name.toLowerCase(), value]));
+  const answer = await ingestWebhook(context, { routeId: route, body, headers, query: {}, receivedAt: new Date() });
+  const ids = (answer.body['ids'] as string[] | undefined) ?? [];
+  if (send && answer.status === 202) for (const id of ids) await sendMessage(context, id);
+  return ids;
+}
+
+async function getJson<T>(path: string): Promise<{ status: number; body: T }> {
+  const response = await fetch(`${base}${path}`);
+  return { status: response.status, body: (await response.json()) as T };
+}
+
+async function postJson<T>(path: string, body: unknown, headers: Record<string, string> = { [CONSOLE_TOKEN_HEADER]: TOKEN }): Promise<{ status: number; body: T }> {
+  const response = await fetch(`${base}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
+  return { status: response.status, body: (await response.json()) as T };
+}
+
+/** A raw request, so the test sets Host and Origin as a hostile page or a rebinding DNS would. */
+async function raw(method: string, path: string, headers: Record<string, string>, body?: string): Promise<number> {
+  return await new Promise((resolve, reject) => {
+    const request = httpRequest({ host: '127.0.0.1', port, method, path, headers }, (response) => {
+      response.resume();
+      resolve(response.statusCode ?? 0);
+    });
+    request.once('error', reject);
+    request.end(body);
+  });
+}
+
+let parkedCount = 0;
+
+async function parkedRecord(): Promise<string> {
+  parkedCount += 1;
+  const [id] = await deliver('notify', 'generic', { message: `parked ${parkedCount}` }, 'generic-token', { send: false });
+  const claimed = await local.store.claimMessage(id!);
+  await local.store.settle(id!, claimed!.claimToken!, { state: MessageState.Parked, reason: 'insufficient balance (402)', lastError: { name: 'SmsServiceError', status: 402, delivery: 'not-sent', message: 'insufficient balance' } });
+  return id!;
+}
+
+describe('the page', () => {
+  it('serves the page with its token, a strict CSP and no framing', async () => {
+    const response = await fetch(`${base}/console`);
+    const html = await response.text();
+    expect(response.status).toBe(200);
+    expect(html).toContain(`content="${TOKEN}"`);
+    expect(response.headers.get('content-security-policy')).toContain("default-src 'self'");
+    expect(response.headers.get('content-security-policy')).toContain("frame-ancestors 'none'");
+    expect(response.headers.get('x-frame-options')).toBe('DENY');
+  });
+
+  it('serves the bundled script and stylesheet from itself', async () => {
+    const js = await fetch(`${base}/console/app.js`);
+    const css = await fetch(`${base}/console/app.css`);
+    expect(js.status).toBe(200);
+    expect(js.headers.get('content-type')).toMatch(/javascript/);
+    expect((await js.text()).length).toBeGreaterThan(10_000);
+    expect(css.status).toBe(200);
+    expect(await css.text()).toContain('.uplot');
+  });
+});
+
+describe('refusals', () => {
+  it('refuses a foreign Host, a foreign Origin, a cross-site fetch and a forwarded request', async () => {
+    expect(await raw('GET', '/console', { host: 'evil.example:80' })).toBe(403);
+    expect(await raw('GET', '/console/api/records', { host: `attacker.test:${port}` })).toBe(403);
+    expect(await raw('GET', '/console/api/records', { host: `127.0.0.1:${port}`, origin: 'http://evil.example' })).toBe(403);
+    expect(await raw('GET', '/console/api/records', { host: `127.0.0.1:${port}`, 'sec-fetch-site': 'cross-site' })).toBe(403);
+    expect(await raw('GET', '/console/api/records', { host: `127.0.0.1:${port}`, 'x-forwarded-for': '203.0.113.9' })).toBe(403);
+    expect(await raw('GET', '/console/api/records', { host: `localhost:${port}`, origin: `http://localhost:${port}` })).toBe(200);
+  });
+
+  it('refuses a redrive without the token, with a wrong one, or as a form post, and changes nothing', async () => {
+    const id = await parkedRecord();
+    const path = `/console/api/records/${id}/redrive`;
+    expect((await postJson(path, {}, {})).status).toBe(403);
+    expect((await postJson(path, {}, { [CONSOLE_TOKEN_HEADER]: `${TOKEN}x` })).status).toBe(403);
+    expect(await raw('POST', path, { host: `127.0.0.1:${port}`, 'content-type': 'application/x-www-form-urlencoded', [CONSOLE_TOKEN_HEADER]: TOKEN }, 'a=1')).toBe(403);
+    expect(await raw('POST', path, { host: `127.0.0.1:${port}`, origin: 'http://evil.example', 'content-type': 'application/json', [CONSOLE_TOKEN_HEADER]: TOKEN }, '{}')).toBe(403);
+    expect((await local.store.getMessage(id))?.state).toBe(MessageState.Parked);
+  });
+
+  it('answers bad queries with 400 and unknown paths with 404', async () => {
+    expect((await getJson('/console/api/records?state=LOST')).status).toBe(400);
+    expect((await getJson('/console/api/records?limit=0')).status).toBe(400);
+    expect((await getJson('/console/api/records?cursor=nonsense')).status).toBe(400);
+    expect((await getJson('/console/api/records/01NOSUCHRECORD0000000000000')).status).toBe(404);
+    expect((await getJson('/console/api/nothing')).status).toBe(404);
+    expect((await postJson('/console/api/preview', { route: 'notify', bogus: 1 })).status).toBe(400);
+  });
+});
+
+describe('Activity', () => {
+  it('lists records newest first, filtered by route, state and time, and pages without gaps or repeats', async () => {
+    const ids: string[] = [];
+    for (let n = 0; n < 5; n += 1) ids.push(...(await deliver('notify', 'generic', { message: `page ${n}` }, 'generic-token')));
+    const all = (await getJson<RecordsPage>('/console/api/records?route=notify&limit=500')).body.records;
+    expect(all.map((record) => record.id)).toEqual(expect.arrayContaining(ids));
+    expect(all.every((record, index) => index === 0 || all[index - 1]!.createdAt >= record.createdAt)).toBe(true);
+
+    const seen: string[] = [];
+    let cursor: string | undefined;
+    do {
+      const page: RecordsPage = (await getJson<RecordsPage>(`/console/api/records?route=notify&limit=2${cursor === undefined ? '' : `&cursor=${encodeURIComponent(cursor)}`}`)).body;
+      expect(page.records.length).toBeLessThanOrEqual(2);
+      seen.push(...page.records.map((record) => record.id));
+      cursor = page.cursor;
+    } while (cursor !== undefined);
+    expect(seen).toEqual(all.map((record) => record.id));
+
+    const sent = (await getJson<RecordsPage>('/console/api/records?state=SENT')).body.records;
+    expect(sent.length).toBeGreaterThanOrEqual(5);
+    expect(sent.every((record) => record.state === 'SENT')).toBe(true);
+    expect(sent[0]!.to.every((number) => /^\d{4}\*{4}\d{3}$/.test(number))).toBe(true);
+    expect((await getJson<RecordsPage>(`/console/api/records?since=${encodeURIComponent(new Date(Date.now() + 60_000).toISOString())}`)).body.records).toEqual([]);
+  });
+
+  it('opens a record to its SMS, its state changes, the service answer and the webhook as received, without credentials', async () => {
+    const [id] = await deliver('notify', 'generic', { message: 'call 0712345678 now', phone: '0754111222' }, 'generic-token');
+    const { status, body } = await getJson<RecordDetail>(`/console/api/records/${id}`);
+    expect(status).toBe(200);
+    expect(body.record.state).toBe('SENT');
+    expect(body.sms.text).toBe('call 2557****678 now');
+    expect(body.sms).toMatchObject({ encoding: 'GSM-7', segments: 1, characters: 19 });
+    expect(body.history.map((change) => change.state)).toEqual(['PENDING', 'SENDING', 'SENT']);
+    expect(body.result).toMatchObject({ deducted: 40 });
+    expect(body.capture?.headers).not.toHaveProperty('authorization');
+    expect(body.capture?.body).toContain('2557****222');
+    expect(body.capture?.body).not.toContain('0754111222');
+    expect(JSON.stringify(body)).not.toContain(secrets['generic-token']);
+    expect(body.redrivable).toBe(false);
+  });
+
+  it('redrives a parked record once, as sms-relay redrive does, and refuses a sent one', async () => {
+    const id = await parkedRecord();
+    const detail = (await getJson<RecordDetail>(`/console/api/records/${id}`)).body;
+    expect(detail.redrivable).toBe(true);
+    expect(detail.errors).toEqual([expect.objectContaining({ status: 402, message: 'insufficient balance' })]);
+    const first = await postJson<{ requeued: boolean; record: { state: string } }>(`/console/api/records/${id}/redrive`, {});
+    expect(first.body).toMatchObject({ requeued: true, record: { state: 'PENDING' } });
+    expect((await postJson(`/console/api/records/${id}/redrive`, {})).status).toBe(409);
+    await sendMessage(context, id);
+    const after = (await getJson<RecordDetail>(`/console/api/records/${id}`)).body;
+    expect(after.history.map((change) => change.state)).toEqual(['PENDING', 'SENDING', 'PARKED', 'PENDING', 'SENDING', 'SENT']);
+  });
+});
+
+describe('Routes, Credit, payloads and preview', () => {
+  it('summarises each route: URL, last webhook, counts of the last 24 hours, limits used', async () => {
+    await deliver('alerts', 'alertmanager', JSON.parse(readFileSync(join(FIXTURES_DIR, 'alertmanager/firing-single.json'), 'utf8')), 'alerts-token');
+    const { routes } = (await getJson<RoutesAnswer>('/console/api/routes')).body;
+    const notify = routes.find((route) => route.id === 'notify')!;
+    expect(notify.webhookUrl).toBe('http://127.0.0.1:3000/hooks/notify');
+    expect(notify.captureSeconds).toBe(86_400);
+    expect(notify.last24h.SENT).toBeGreaterThanOrEqual(6);
+    expect(notify.lastWebhookAt).not.toBeNull();
+    const alerts = routes.find((route) => route.id === 'alerts')!;
+    expect(alerts.limits).toEqual([expect.objectContaining({ kind: 'messages', max: 60, used: 1 })]);
+    expect(routes.find((route) => route.id === 'github')!.lastWebhookAt).toBeNull();
+  });
+
+  it('draws the credit from every send and balance read, with the forecast and spend per route', async () => {
+    await checkBalance(context);
+    const credit = (await getJson<CreditAnswer>('/console/api/credit?days=7')).body;
+    expect(credit.points.some((point) => point.kind === 'send')).toBe(true);
+    expect(credit.points.some((point) => point.kind === 'read')).toBe(true);
+    expect(credit.points.every((point, index) => index === 0 || credit.points[index - 1]!.at <= point.at)).toBe(true);
+    expect(credit.threshold).toBe(100);
+    expect(credit.reserve).toBe(40);
+    expect(credit.balance).toBe(credit.points.at(-1)!.balance);
+    expect(credit.spend.find((entry) => entry.route === 'notify')?.credits).toBeGreaterThan(0);
+    expect(credit.forecast.basis).toMatch(/too little to forecast/);
+    expect(credit.creditsPerUnit).toBe(20);
+    expect((await getJson('/console/api/credit?days=99')).status).toBe(400);
+  });
+
+  it('offers captured payloads (masked) and the source examples', async () => {
+    const { payloads } = (await getJson<PayloadsAnswer>('/console/api/payloads?route=notify')).body;
+    expect(payloads[0]?.kind).toBe('capture');
+    expect(payloads.map((payload) => payload.body).join('\n')).not.toMatch(/0754111222|0712345678/);
+    expect(payloads.some((payload) => payload.kind === 'fixture' && payload.id === 'backup-failed.json')).toBe(true);
+  });
+
+  it('previews an edited template on a captured payload with the same evaluation as preview', async () => {
+    const capture = (await getJson<PayloadsAnswer>('/console/api/payloads?route=notify')).body.payloads.find((payload) => payload.body.includes('call'))!;
+    const short = (await postJson<PreviewAnswer>('/console/api/preview', { route: 'notify', capture: capture.id, template: 'Hi {{ message }}' })).body;
+    expect(short.verdict).toBe('send');
+    // The capture's real number reaches the recipients; the page sees it masked.
+    expect(short.messages[0]).toMatchObject({ to: ['2557****678', '2557****222'], text: 'Hi call 2557****678 now', segments: 1, estimatedCost: 40 });
+    // Past 70 characters a UCS-2 SMS is two segments (67 each): twice the price.
+    const long = (await postJson<PreviewAnswer>('/console/api/preview', { route: 'notify', capture: capture.id, template: `👋 {{ message }} ${'x'.repeat(80)}` })).body;
+    expect(long.messages[0]).toMatchObject({ encoding: 'UCS-2', segments: 2, estimatedCost: 80 });
+    expect(long.yaml).toContain('notify:');
+    expect(long.yaml).toContain('capture: 1d');
+    const unicode = (await postJson<PreviewAnswer>('/console/api/preview', { route: 'notify', payload: '{"message":"Habari 👋"}' })).body;
+    expect(unicode.messages[0]).toMatchObject({ encoding: 'UCS-2' });
+    const empty = (await postJson<PreviewAnswer>('/console/api/preview', { route: 'notify', payload: '{}', template: 'Order {{ order.id }}' })).body;
+    expect(empty.warnings.join(' ')).toMatch(/order\.id/);
+    const filtered = (await postJson<PreviewAnswer>('/console/api/preview', { route: 'notify', payload: '{"message":"x"}', when: 'message == "y"' })).body;
+    expect(filtered.verdict).toBe('filtered');
+    const dropped = (await postJson<PreviewAnswer>('/console/api/preview', { route: 'notify', payload: '{"message":"x"}', recipients: ['{{ phone }}'] })).body;
+    expect(dropped.verdict).toBe('dropped');
+    const invalid = (await postJson<PreviewAnswer>('/console/api/preview', { route: 'notify', payload: '{}', template: '{{ message ' })).body;
+    expect(invalid.verdict).toBe('invalid');
+    const fixture = (await postJson<PreviewAnswer>('/console/api/preview', { route: 'notify', fixture: 'backup-failed.json' })).body;
+    expect(fixture.verdict).toBe('send');
+    expect((await postJson('/console/api/preview', { route: 'notify', fixture: '../../package.json' })).status).toBe(404);
+  });
+});
