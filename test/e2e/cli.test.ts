@@ -23,6 +23,7 @@ const HELP: Readonly<Record<string, readonly string[]>> = {
   balance: ['--config <file>', '--secrets <file>', '--url <base>'],
   logs: ['--route <id>', '--state <state>', '--since <when>', '--limit <n>', '--json', '--env <name>'],
   redrive: ['--state <state>', '--since <when>', '--route <id>', '--dry-run'],
+  console: ['--port <port>', '--env <name>', '--table <name>', '--data-dir <dir>'],
 };
 
 describe('sms-relay CLI', () => {

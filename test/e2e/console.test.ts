@@ -3,7 +3,10 @@ import { request as httpRequest } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { Overview, RecordsPage } from '../../local/console/contract';
+import { noticeMessage } from '../../functions/relay/notice';
+import { createStore, ensureTable, NoticeKind } from '../../functions/store';
+import type { Overview, RecordDetail, RecordsPage } from '../../local/console/contract';
+import { startDynalite } from '../helpers/dynalite';
 import { cleanEnv, freePort, post, readJsonFile, spawnCli, startRelay, stopRelay, type CliProcess } from './support';
 
 /**
@@ -72,6 +75,34 @@ describe('sms-relay console', () => {
     });
     expect(status).toBe(403);
     expect((await fetch(consoleUrl.replace('/console', '/'), { redirect: 'manual' })).headers.get('location')).toBe('/console');
+  });
+
+  it('reads a deployed table with --env, found by the stack name, with the AWS credentials of the environment', async () => {
+    const db = await startDynalite();
+    const tableName = 'SmsRelay-staging-RelayTable1A2B3C';
+    try {
+      await ensureTable(db.client, tableName);
+      const store = createStore({ client: db.client, tableName });
+      const { ids } = await store.recordNotice({ kind: NoticeKind.LowBalance, route: '_relay', key: 'k1', message: noticeMessage('Balance low: top up', ['255712345678'], undefined) });
+      // The SDK's own endpoint variable points the "deployed" table at dynalite.
+      const awsEnv = cleanEnv({ AWS_ENDPOINT_URL_DYNAMODB: db.endpoint, AWS_REGION: 'eu-west-1', AWS_ACCESS_KEY_ID: 'test', AWS_SECRET_ACCESS_KEY: 'test' });
+      const deployed = spawnCli(['console', '--env', 'staging', '--config', 'config/local.yaml', '--port', String(await freePort())], awsEnv);
+      try {
+        const url = (await deployed.waitFor(/sms-relay console: (http:\/\/127\.0\.0\.1:\d+\/console)/))[1]!;
+        expect(deployed.stdout()).toContain('environment staging');
+        const overview = (await (await fetch(`${url}/api/overview`)).json()) as Overview;
+        expect(overview).toMatchObject({ environment: 'staging', source: `table ${tableName} (staging)` });
+        const records = ((await (await fetch(`${url}/api/records`)).json()) as RecordsPage).records;
+        expect(records.map((record) => record.id)).toEqual(ids);
+        const detail = (await (await fetch(`${url}/api/records/${ids[0]}`)).json()) as RecordDetail;
+        expect(detail.record.to).toEqual(['2557****678']);
+        expect(detail.history.map((change) => change.state)).toEqual(['PENDING']);
+      } finally {
+        await stopRelay(deployed);
+      }
+    } finally {
+      await db.close();
+    }
   });
 
   it('says so when its port is taken', async () => {
