@@ -1,26 +1,15 @@
 import { parseDurationSeconds } from '../../functions/core/config/duration';
 import { maskMsisdn, maskPhoneNumbersIn } from '../../functions/core/recipients';
 import { MessageState, type MessageRecord, type MessageStore, type RequeueFrom } from '../../functions/store';
+import type { RecordRow } from '../console/contract';
 import { InvalidSettingError } from './errors';
 
 /**
- * One message record as `logs` shows it and `/_relay/records` returns it: numbers masked, no text,
- * no claim token. Absent values are `null`, so every key is always there for scripts.
+ * One message record as `logs` shows it, `/_relay/records` returns it and the console lists it:
+ * numbers masked, no text, no claim token. Absent values are `null`, so every key is always there
+ * for scripts. Defined once, with the console's JSON views.
  */
-export interface RecordView {
-  readonly id: string;
-  readonly route: string;
-  readonly state: MessageState;
-  readonly createdAt: string;
-  readonly updatedAt: string;
-  /** Masked: `2557****678`. */
-  readonly to: readonly string[];
-  readonly segments: number;
-  readonly attempts: number;
-  readonly reason: string | null;
-  readonly deducted: number | null;
-  readonly remainingBalance: number | null;
-}
+export type RecordView = RecordRow;
 
 /**
  * The masked view of a record.

@@ -124,28 +124,8 @@ export function TemplatesPage({ overview }: { overview: Overview }) {
               Payload
               <select data-testid="tpl-payload" value={picked} onChange={(e) => pick(e.currentTarget.value)} disabled={payloads === null}>
                 <option value="">{payloads === null ? 'loading…' : 'pasted body'}</option>
-                {payloads && payloads.some((p) => p.kind === 'capture') ? (
-                  <optgroup label="Captured webhooks">
-                    {payloads
-                      .filter((p) => p.kind === 'capture')
-                      .map((p) => (
-                        <option key={choiceKey(p)} value={choiceKey(p)}>
-                          {p.label}
-                        </option>
-                      ))}
-                  </optgroup>
-                ) : null}
-                {payloads && payloads.some((p) => p.kind === 'fixture') ? (
-                  <optgroup label="Fixtures">
-                    {payloads
-                      .filter((p) => p.kind === 'fixture')
-                      .map((p) => (
-                        <option key={choiceKey(p)} value={choiceKey(p)}>
-                          {p.label}
-                        </option>
-                      ))}
-                  </optgroup>
-                ) : null}
+                <PayloadGroup label="Captured webhooks" choices={payloads?.filter((p) => p.kind === 'capture') ?? []} />
+                <PayloadGroup label="Examples" choices={payloads?.filter((p) => p.kind === 'fixture') ?? []} />
               </select>
             </label>
           </div>
@@ -198,6 +178,19 @@ export function TemplatesPage({ overview }: { overview: Overview }) {
         </div>
       </div>
     </div>
+  );
+}
+
+function PayloadGroup({ label, choices }: { label: string; choices: readonly PayloadChoice[] }) {
+  if (choices.length === 0) return null;
+  return (
+    <optgroup label={label}>
+      {choices.map((p) => (
+        <option key={choiceKey(p)} value={choiceKey(p)}>
+          {p.label}
+        </option>
+      ))}
+    </optgroup>
   );
 }
 
