@@ -167,17 +167,23 @@ async function forward(url: string, token: string, { method, path, query, body }
  */
 function storeLease(open: () => Promise<LocalStore>): <T>(use: (store: MessageStore) => Promise<T>) => Promise<T> {
   let current: Promise<LocalStore> | undefined;
+  // A store being closed still holds LevelDB's lock: the next open waits for it.
+  let closing: Promise<void> = Promise.resolve();
   let users = 0;
   return async (use) => {
     users += 1;
-    const opening = (current ??= open());
+    const opening = (current ??= closing.then(open));
     try {
       return await use((await opening).store);
     } finally {
       users -= 1;
       if (users === 0 && current === opening) {
         current = undefined;
-        await (await opening.catch(() => undefined))?.close();
+        closing = opening.then(
+          async (local) => await local.close(),
+          () => undefined,
+        );
+        await closing;
       }
     }
   };

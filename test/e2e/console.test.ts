@@ -47,6 +47,18 @@ describe('sms-relay console', () => {
     expect((await api<RecordsPage>('/records')).body.records).toEqual([]);
   });
 
+  it('shares the store between requests that overlap, and reopens it after the last one', async () => {
+    // As a page loads and polls: requests that start while others finish and close the store.
+    const paths = ['/overview', '/records', '/routes', '/credit', '/records?state=SENT', '/payloads?route=notify'];
+    const statuses = await Promise.all(
+      Array.from({ length: 60 }, async (_, index) => {
+        await new Promise((resolve) => setTimeout(resolve, index * 7));
+        return (await api(paths[index % paths.length]!)).status;
+      }),
+    );
+    expect(statuses.filter((status) => status !== 200)).toEqual([]);
+  });
+
   it('lets npm start take the store, then reads through the running relay', async () => {
     const relay = await startRelay(env);
     try {
