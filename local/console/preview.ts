@@ -56,7 +56,10 @@ export async function previewRoute(source: ConsoleSource, store: MessageStore, r
   if (request.template !== undefined) setOrDrop(edited, 'template', request.template);
   if (request.when !== undefined) setOrDrop(edited, 'when', request.when);
   if (request.recipients !== undefined) edited['recipients'] = request.recipients.map((entry) => entry.trim()).filter((entry) => entry !== '');
-  const yaml = stringify({ [request.route]: edited });
+  // Numbers are masked on the page as everywhere else, the config's own recipients too.
+  const written = stringify({ [request.route]: edited });
+  const masked = maskPhoneNumbersIn(written);
+  const yaml = masked === written ? written : `# phone numbers are masked: keep the recipients your config has\n${masked}`;
 
   const invalid = (problems: readonly string[]): PreviewAnswer => ({
     verdict: 'invalid',

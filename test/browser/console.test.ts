@@ -68,7 +68,6 @@ describe('the console in Chromium', () => {
     expect((await post(relay.url, signedRequest('orders', 'shopify', 'shopify/orders-create.json', secrets['shopify-secret']!))).status).toBe(202);
     await expect.poll(async () => await page.getByTestId('activity-row').count(), { timeout: 20_000 }).toBeGreaterThanOrEqual(before + 3);
     await expect.poll(async () => await page.locator('[data-testid="activity-row"][data-state="SENT"]').count(), { timeout: 20_000 }).toBeGreaterThanOrEqual(3);
-    await shot('activity');
   });
 
   it('opens a record to its SMS and its state changes', async () => {
@@ -95,6 +94,17 @@ describe('the console in Chromium', () => {
     await page.getByTestId('redrive').click();
     await expect.poll(async () => await page.getByTestId('record-state').textContent(), { timeout: 20_000 }).toContain('SENT');
     expect(await page.getByTestId('history-entry').count()).toBe(6);
+    // A few more senders, so the Activity screenshot shows what a day looks like.
+    for (const [route, source, fixture, secret] of [
+      ['payments', 'stripe', 'stripe/payment_intent.succeeded.json', 'stripe-secret'],
+      ['uptime', 'uptime-kuma', 'uptime-kuma/down.json', 'uptime-kuma-token'],
+      ['gitlab', 'gitlab', 'gitlab/pipeline-failed.json', 'gitlab-token'],
+    ] as const) {
+      expect((await post(relay.url, signedRequest(route, source, fixture, secrets[secret]!))).status).toBe(202);
+    }
+    await page.getByTestId('nav-activity').click();
+    await expect.poll(async () => await page.locator('[data-testid="activity-row"][data-state="SENT"]').count(), { timeout: 20_000 }).toBeGreaterThanOrEqual(7);
+    await shot('activity');
   });
 
   it('renders the template at every keystroke, with the SMS and its segments', async () => {

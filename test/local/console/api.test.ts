@@ -268,6 +268,8 @@ describe('Routes, Credit, payloads and preview', () => {
     expect(long.messages[0]).toMatchObject({ encoding: 'UCS-2', segments: 2, estimatedCost: 80 });
     expect(long.yaml).toContain('notify:');
     expect(long.yaml).toContain('capture: 1d');
+    expect(long.yaml).toContain('2557****678');
+    expect(long.yaml).not.toContain('0712345678');
     const unicode = (await postJson<PreviewAnswer>('/console/api/preview', { route: 'notify', payload: '{"message":"Habari 👋"}' })).body;
     expect(unicode.messages[0]).toMatchObject({ encoding: 'UCS-2' });
     const empty = (await postJson<PreviewAnswer>('/console/api/preview', { route: 'notify', payload: '{}', template: 'Order {{ order.id }}' })).body;
