@@ -26,7 +26,7 @@ export type {
   SpendInput,
   SummarySentInput,
 } from './limits';
-export type { DueOptions, ListOptions, StaleOptions } from './queries';
+export type { DueOptions, ListOptions, RecentOptions, RecordSummary, StaleOptions } from './queries';
 export type { BalanceReadingInput, BalanceReadingsOptions, RecordedBalanceReading } from './readings';
 export {
   createTableInput,

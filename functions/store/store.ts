@@ -30,6 +30,11 @@ import {
   findStaleSending,
   getMessage,
   listByRoute,
+  listRecent,
+  newestByRoute,
+  type RecentOptions,
+  type RecordSummary,
+  summarizeRecords,
   listByState,
 } from './queries';
 import {
@@ -83,6 +88,12 @@ export interface MessageStore {
   listByState(state: MessageState, options?: ListOptions): Promise<Page<MessageRecord>>;
   /** A route's records by `createdAt`, paged: keys from the `byRoute` index, then the records by consistent `BatchGetItem`. */
   listByRoute(route: string, options?: ListOptions): Promise<Page<MessageRecord>>;
+  /** Records of every state by last change, newest first. See {@link listRecent}. */
+  listRecent(options?: RecentOptions): Promise<MessageRecord[]>;
+  /** Every record changed since a time, reduced to route, state, times and amounts. See {@link summarizeRecords}. */
+  summarizeRecords(options: { readonly since: Date }): Promise<RecordSummary[]>;
+  /** When each route's newest record was created. See {@link newestByRoute}. */
+  newestByRoute(routes: readonly string[]): Promise<Map<string, string>>;
   /** `SENDING` records claimed before `olderThan`. */
   findStaleSending(options: StaleOptions): Promise<Page<MessageRecord>>;
   /** `PENDING` records that are due. */
@@ -173,6 +184,9 @@ export const createStore = ({ client, tableName, clock = () => new Date(), readI
     getMessage: async (id) => await getMessage(context, id),
     listByState: async (state, options) => await listByState(context, state, options),
     listByRoute: async (route, options) => await listByRoute(context, route, options),
+    listRecent: async (options) => await listRecent(context, options),
+    summarizeRecords: async (options) => await summarizeRecords(context, options),
+    newestByRoute: async (routes) => await newestByRoute(context, routes),
     findStaleSending: async (options) => await findStaleSending(context, options),
     findDuePending: async (options) => await findDuePending(context, options),
     reserveLimit: async (input) => await reserveLimit(context, input),

@@ -1,7 +1,7 @@
 import { maskPhoneNumbersIn } from '../../functions/core/recipients';
 import { forecastBalance } from '../../functions/relay/balance';
 import { NOTICE_ROUTE } from '../../functions/relay/ports';
-import { type CapturedPayload, MessageState, type MessageRecord, type MessageStore } from '../../functions/store';
+import { type CapturedPayload, MessageState, type MessageRecord, type MessageStore, type RecordSummary } from '../../functions/store';
 import { queryRecords, REDRIVE_STATES, toRecordView } from '../runtime/records';
 import type { AttemptError, CapturedPayloadView, CreditAnswer, LimitUse, RecordDetail, RecordsPage, RouteSummary, State } from './contract';
 import { ConsoleRequestError, type ConsoleSource } from './source';
@@ -121,19 +121,23 @@ export function captureView(capture: CapturedPayload): CapturedPayloadView {
  */
 export async function routeSummaries(source: ConsoleSource, store: MessageStore, now: Date): Promise<RouteSummary[]> {
   const dayAgo = new Date(now.getTime() - DAY_MS);
-  const recent = await queryRecords(store, { since: dayAgo });
-  const byRoute = new Map<string, MessageRecord[]>();
+  // Created in the last day implies changed in it: one pass over the day's changes finds them all.
+  const recent = await store.summarizeRecords({ since: dayAgo });
+  const byRoute = new Map<string, RecordSummary[]>();
   for (const record of recent) {
     if (record.createdAt < dayAgo.toISOString()) continue;
-    byRoute.set(record.route, [...(byRoute.get(record.route) ?? []), record]);
+    const list = byRoute.get(record.route);
+    if (list === undefined) byRoute.set(record.route, [record]);
+    else list.push(record);
   }
+  const routes = [...source.loaded.routes.values()];
+  const quiet = routes.filter((route) => !byRoute.has(route.id)).map((route) => route.id);
+  const newest = quiet.length === 0 ? new Map<string, string>() : await store.newestByRoute(quiet);
   return await Promise.all(
-    [...source.loaded.routes.values()].map(async (route): Promise<RouteSummary> => {
+    routes.map(async (route): Promise<RouteSummary> => {
       const records = byRoute.get(route.id) ?? [];
       const last24h: Partial<Record<State, number>> = {};
       for (const record of records) last24h[record.state] = (last24h[record.state] ?? 0) + 1;
-      const newest = records.reduce<string | undefined>((latest, record) => (latest === undefined || record.createdAt > latest ? record.createdAt : latest), undefined);
-      const lastWebhookAt = newest ?? (await store.listByRoute(route.id, { limit: 1, newestFirst: true })).items[0]?.createdAt ?? null;
       return {
         id: route.id,
         source: route.pack.name,
@@ -142,12 +146,22 @@ export async function routeSummaries(source: ConsoleSource, store: MessageStore,
         delivery: route.config.delivery,
         maxRecipients: route.config.maxRecipients,
         captureSeconds: route.config.capture ?? null,
-        lastWebhookAt,
+        lastWebhookAt: await lastWebhookAt(store, route.id, route.config.capture !== undefined, records, newest.get(route.id)),
         last24h,
         limits: await limitUses(store, route.id, route.config.limits, now),
       };
     }),
   );
+}
+
+/**
+ * When the route last received a webhook: its newest capture (pings and duplicates count; a key
+ * lookup), or its newest record (of the day, else of all time).
+ */
+async function lastWebhookAt(store: MessageStore, route: string, captures: boolean, today: readonly RecordSummary[], before: string | undefined): Promise<string | null> {
+  const captured = captures ? (await store.listCaptures(route, { limit: 1 }))[0]?.receivedAt : undefined;
+  const recorded = today.map((record) => record.createdAt);
+  return [captured, before, ...recorded].filter((at): at is string => at !== undefined).sort().at(-1) ?? null;
 }
 
 async function limitUses(
@@ -176,13 +190,13 @@ async function limitUses(
  */
 export async function creditView(source: ConsoleSource, store: MessageStore, days: number, now: Date): Promise<CreditAnswer> {
   const since = new Date(now.getTime() - days * DAY_MS);
-  const [state, sent, readings] = await Promise.all([
-    store.getBalanceState(),
-    queryRecords(store, { state: MessageState.Sent, since, limit: MAX_BALANCE_POINTS }),
-    store.listBalanceReadings({ since, now }),
-  ]);
+  const [state, changed, readings] = await Promise.all([store.getBalanceState(), store.summarizeRecords({ since }), store.listBalanceReadings({ since, now })]);
+  const sent = changed
+    .filter((record) => record.state === MessageState.Sent && record.remainingBalance !== undefined)
+    .sort((a, b) => (a.updatedAt < b.updatedAt ? 1 : -1))
+    .slice(0, MAX_BALANCE_POINTS);
   const points = [
-    ...sent.flatMap((record) => (record.result === undefined ? [] : [{ at: record.sentAt ?? record.updatedAt, balance: record.result.remainingBalance, kind: 'send' as const }])),
+    ...sent.map((record) => ({ at: record.sentAt ?? record.updatedAt, balance: record.remainingBalance!, kind: 'send' as const })),
     ...readings.map((reading) => ({ at: reading.at, balance: reading.balance, kind: 'read' as const })),
   ].sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : 0));
   const latest = points.at(-1);

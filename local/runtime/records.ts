@@ -67,12 +67,8 @@ export async function queryRecords(store: MessageStore, { route, state, since, b
   if (route !== undefined) {
     return await collect(wanted, (cursor) => store.listByRoute(route, page(since, before, cursor)), (record) => state === undefined || record.state === state);
   }
-  const states = state === undefined ? MESSAGE_STATES : [state];
-  const lists = await Promise.all(states.map(async (each) => await collect(wanted, (cursor) => store.listByState(each, page(since, before, cursor)), () => true)));
-  return lists
-    .flat()
-    .sort((a, b) => (a.updatedAt < b.updatedAt ? 1 : a.updatedAt > b.updatedAt ? -1 : 0))
-    .slice(0, wanted);
+  if (state === undefined) return await store.listRecent({ ...(since === undefined ? {} : { since }), ...(before === undefined ? {} : { before }), ...(limit === undefined ? {} : { limit }) });
+  return await collect(wanted, (cursor) => store.listByState(state, page(since, before, cursor)), () => true);
 }
 
 function page(since: Date | undefined, before: Date | undefined, cursor: string | undefined): { since?: Date; before?: Date; cursor?: string; limit: number; newestFirst: true } {

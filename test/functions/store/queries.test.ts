@@ -298,3 +298,50 @@ describe('listings that scan the table instead of reading its indexes (readIndex
     expect((await scanner.listByState('PENDING')).items.map((record) => [record.id, record.state])).toEqual([[ids[1], 'PENDING']]);
   });
 });
+
+describe('listRecent and summarizeRecords: every state at once', () => {
+  const both = async () => {
+    const table = await newTable(db);
+    const { createStore } = await import('../../../functions/store');
+    return { ...table, scanner: createStore({ client: db.client, tableName: table.tableName, clock: () => at(0), readIndexes: false }) };
+  };
+
+  it('lists records of every state newest change first, the same with indexes and with a scan', async () => {
+    const { store, scanner } = await both();
+    const ids = await acceptEach(store, ['a', 'b', 'a', 'c', 'b', 'a']);
+    const claimed = await store.claimMessage(ids[0]!, { now: at(10_000) });
+    await store.settle(ids[0]!, claimed!.claimToken!, { state: 'SENT', result: { deducted: 20, remainingBalance: 980, message: 'ok', senderId: 'X', recipients: [] } }, { now: at(11_000) });
+    await store.reserveLimit({ route: 'a', messages: { max: 5, windowSeconds: 60 }, now: at(0) });
+
+    const expected = [ids[0], ids[5], ids[4], ids[3], ids[2], ids[1]];
+    for (const reader of [store, scanner]) {
+      expect((await reader.listRecent()).map((record) => record.id)).toEqual(expected);
+      expect((await reader.listRecent({ limit: 3 })).map((record) => record.id)).toEqual(expected.slice(0, 3));
+      expect((await reader.listRecent({ since: at(3_000), before: at(11_000) })).map((record) => record.id)).toEqual([ids[5], ids[4], ids[3]]);
+      const full = (await reader.listRecent({ limit: 1 }))[0]!;
+      expect(full).toMatchObject({ id: ids[0], state: 'SENT', text: 'm0', result: { remainingBalance: 980 } });
+    }
+  });
+
+  it('summarises the records changed since a time: route, state, times and the amounts of a send, nothing more', async () => {
+    const { store, scanner } = await both();
+    const ids = await acceptEach(store, ['a', 'b', 'a']);
+    const claimed = await store.claimMessage(ids[2]!, { now: at(10_000) });
+    await store.settle(ids[2]!, claimed!.claimToken!, { state: 'SENT', result: { deducted: 40, remainingBalance: 960, message: 'ok', senderId: 'X', recipients: [] } }, { now: at(12_000) });
+    for (const reader of [store, scanner]) {
+      const summaries = (await reader.summarizeRecords({ since: at(1_000) })).sort((x, y) => (x.id < y.id ? -1 : 1));
+      expect(summaries).toEqual([
+        { id: ids[1], route: 'b', state: 'PENDING', createdAt: at(1_000).toISOString(), updatedAt: at(1_000).toISOString() },
+        { id: ids[2], route: 'a', state: 'SENT', createdAt: at(2_000).toISOString(), updatedAt: at(12_000).toISOString(), sentAt: at(12_000).toISOString(), deducted: 40, remainingBalance: 960 },
+      ]);
+    }
+  });
+
+  it('tells when the newest record of each route was created, leaving out routes without records', async () => {
+    const { store, scanner } = await both();
+    await acceptEach(store, ['a', 'b', 'a', 'c']);
+    for (const reader of [store, scanner]) {
+      expect(Object.fromEntries(await reader.newestByRoute(['a', 'b', 'z']))).toEqual({ a: at(2_000).toISOString(), b: at(1_000).toISOString() });
+    }
+  });
+});
