@@ -9,7 +9,6 @@ const run: BenchRun = {
     timeToSms: { trickle: { p50Ms: 12.3, p99Ms: 45.6 }, burst: { acceptP99Ms: 250, drainSeconds: 10, smsPerSecond: 100, floorSmsPerSecond: 400 } },
     consoleLoad: {
       records: 10_000,
-      states: { SENT: 9_000, PARKED: 400, DROPPED: 600 },
       seedSeconds: 120,
       api: { recordsMs: 30, routesMs: 5, creditMs: 40 },
       baseline: { logsRecordsMs: 20 },
