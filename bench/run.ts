@@ -3,7 +3,7 @@
  * and writes `bench/results.json` and `BENCHMARKS.md`.
  *
  * Order: cold init first (child processes only, nothing else running), then DynamoDB per SMS (in
- * process), then time to SMS (the runtime as a child process); the cost is computed from them.
+ * process), then time to SMS and the console with 10,000 records (the runtime as a child process); the cost is computed from them.
  */
 import { writeFileSync } from 'node:fs';
 import { cpus, loadavg, totalmem } from 'node:os';
@@ -11,6 +11,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { DEFAULT_MEMORY_MB } from '../infra/sms-relay';
 import { runColdInit } from './cold-init';
+import { runConsoleLoad } from './console';
 import { costPer1000Sms } from './cost';
 import { runDynamo } from './dynamo';
 import { renderReport, summaryLines, type BenchRun } from './report';
@@ -37,6 +38,7 @@ async function main(): Promise<void> {
   const coldInit = await timed('coldInit', () => runColdInit(REPO_ROOT, { log }));
   const dynamo = await timed('dynamoPerSms', () => runDynamo());
   const timeToSms = await timed('timeToSms', () => runTimeToSms(REPO_ROOT, { log }));
+  const consoleLoad = await timed('consoleLoad', () => runConsoleLoad(REPO_ROOT, { log }));
   const memoryMb = { ingest: DEFAULT_MEMORY_MB.ingest, sender: DEFAULT_MEMORY_MB.sender };
   const cost = costPer1000Sms({
     ingestMs: dynamo.ingestMs,
@@ -49,6 +51,7 @@ async function main(): Promise<void> {
   const run: BenchRun = {
     results: {
       timeToSms,
+      consoleLoad,
       coldInit,
       dynamoPerSms: { requests: dynamo.perSms.requests, writeUnits: dynamo.perSms.writeUnits },
       awsCostPer1000Sms: { usd: round(cost.usd, 6), shareOfSmsSpend: round(cost.shareOfSmsSpend, 6) },

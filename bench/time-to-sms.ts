@@ -36,7 +36,7 @@ const STARTUP_TIMEOUT_MS = 90_000;
 const DELIVERY_TIMEOUT_MS = 120_000;
 
 /** Relay settings a developer's shell may hold, which would change what the child does. */
-const RELAY_VARIABLES = /^(PORT|RELAY_\w+|PROVIDER_\w+|MAX_BODY_BYTES|RETRY_\w+|STALE_SENDING_MS|SWEEP_\w+|TABLE_NAME|DYNAMODB_ENDPOINT|SECRET_ID|SANDBOX_API_KEY|POWERTOOLS_\w+)$/;
+export const RELAY_VARIABLES = /^(PORT|RELAY_\w+|PROVIDER_\w+|MAX_BODY_BYTES|RETRY_\w+|STALE_SENDING_MS|SWEEP_\w+|TABLE_NAME|DYNAMODB_ENDPOINT|SECRET_ID|SANDBOX_API_KEY|POWERTOOLS_\w+)$/;
 
 /** Waits for sends by message text; `at` is the `performance.now()` of their arrival. */
 class Inbox {
@@ -72,13 +72,13 @@ async function pool(count: number, concurrency: number, task: (index: number) =>
   await Promise.all(Array.from({ length: Math.min(count, concurrency) }, worker));
 }
 
-interface Relay {
+export interface Relay {
   readonly url: string;
   stop(): Promise<void>;
 }
 
 /** `npm start` as a child process; resolves with its URL once the banner shows it. */
-async function startRelay(repoRoot: string, env: NodeJS.ProcessEnv): Promise<Relay> {
+export async function startRelay(repoRoot: string, env: NodeJS.ProcessEnv): Promise<Relay> {
   const child: ChildProcess = spawn(process.execPath, ['bin/sms-relay.mjs', 'start'], { cwd: repoRoot, env, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   // Kept short: the runtime prints a line per SMS, which only matters when start-up fails.

@@ -7,6 +7,14 @@ const entry = { ms: 300, baselineMs: 200, ratio: 1.5 };
 const run: BenchRun = {
   results: {
     timeToSms: { trickle: { p50Ms: 12.3, p99Ms: 45.6 }, burst: { acceptP99Ms: 250, drainSeconds: 10, smsPerSecond: 100, floorSmsPerSecond: 400 } },
+    consoleLoad: {
+      records: 10_000,
+      seedSeconds: 120,
+      api: { recordsMs: 30, routesMs: 5, creditMs: 40 },
+      baseline: { logsRecordsMs: 20 },
+      recordsRatio: 1.5,
+      browser: { activityMs: 250, creditMs: 300 },
+    },
     coldInit: { ingest: entry, sender: entry, sweeper: entry, 'balance-watch': entry },
     dynamoPerSms: { requests: 7, writeUnits: 7 },
     awsCostPer1000Sms: { usd: cost.usd, shareOfSmsSpend: cost.shareOfSmsSpend },
@@ -32,11 +40,13 @@ describe('bench report', () => {
     expect(text).toContain('floor 400 (25 % of it)');
     expect(text).toContain('baseline 200 ms, ratio 1.5×');
     expect(text).toContain('7 requests, 7 WRU');
+    expect(text).toContain("logs' listing 20 ms, ratio 1.5×");
+    expect(text).toContain('250 / 300 ms');
   });
 
   it('renders BENCHMARKS.md with the dynalite caveat, the prices and the exchange rate', () => {
     const markdown = renderReport(run);
-    for (const heading of ['## Time to SMS', '## Cold init', '## DynamoDB per SMS', '## AWS cost per 1,000 SMS', '### Prices (us-east-1)']) expect(markdown).toContain(heading);
+    for (const heading of ['## Time to SMS', '## Console with 10,000 records', '## Cold init', '## DynamoDB per SMS', '## AWS cost per 1,000 SMS', '### Prices (us-east-1)']) expect(markdown).toContain(heading);
     expect(markdown).toContain('dynalite reports table capacity only');
     expect(markdown).toContain('**estimated**');
     expect(markdown).toContain(`${TZS_PER_USD.toLocaleString('en-US')} TZS per US dollar`);

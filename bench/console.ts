@@ -1,0 +1,157 @@
+/**
+ * `consoleLoad`: how fast the web console of `npm start` answers with 10,000 records in the store.
+ *
+ * The records are real: the runtime (`node bin/sms-relay.mjs start`, config/local.yaml) runs as a
+ * child process and receives 10,000 webhooks on several routes (notify, alerts, grafana); its sender
+ * sends them to a sandbox SMS service in this process whose balance runs out near the end, so most
+ * records are SENT, the last ones PARKED, and the resolved alerts DROPPED by the route's `when`.
+ * Once nothing is PENDING or SENDING, each figure is the median of 5 timings after 1 warm-up: the
+ * console's API, the same listing as `sms-relay logs` reads (`/_relay/records`, the baseline), and,
+ * when Chromium is installed, the Activity and Credit pages from `goto` to their first content.
+ */
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { chromium, type Browser } from 'playwright-core';
+import { startSandbox } from '../local/sandbox/server';
+import { median, ratio, round } from './stats';
+import { RELAY_VARIABLES, startRelay, type Relay } from './time-to-sms';
+
+export interface ConsoleLoad {
+  readonly records: number;
+  readonly seedSeconds: number;
+  readonly api: { readonly recordsMs: number; readonly routesMs: number; readonly creditMs: number };
+  readonly baseline: { readonly logsRecordsMs: number };
+  /** Console's first page of records / `logs`' listing of as many. */
+  readonly recordsRatio: number;
+  readonly browser: { readonly activityMs: number; readonly creditMs: number } | { readonly skipped: string };
+}
+
+export interface ConsoleLoadOptions {
+  readonly records?: number;
+  readonly log?: (line: string) => void;
+}
+
+const CHROMIUM = process.env['CHROMIUM_PATH'] ?? '/usr/bin/chromium';
+const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+const SENDER_IDS = ['SMSRELAY', 'ALERTS', 'DUKA'];
+const PRICE = 20;
+const FIXTURES = (repoRoot: string, path: string): Record<string, unknown> => JSON.parse(readFileSync(join(repoRoot, 'test/fixtures', path), 'utf8')) as Record<string, unknown>;
+
+/** Median of 5 runs of `work` after 1 warm-up, in ms. */
+async function timed(work: () => Promise<unknown>): Promise<number> {
+  await work();
+  const runs: number[] = [];
+  for (let index = 0; index < 5; index += 1) {
+    const start = performance.now();
+    await work();
+    runs.push(performance.now() - start);
+  }
+  return round(median(runs));
+}
+
+async function getBody(url: string): Promise<string> {
+  const response = await fetch(url);
+  const body = await response.text();
+  if (!response.ok) throw new Error(`GET ${url}: ${response.status} ${body.slice(0, 300)}`);
+  return body;
+}
+
+export async function runConsoleLoad(repoRoot: string, { records = 10_000, log = () => {} }: ConsoleLoadOptions = {}): Promise<ConsoleLoad> {
+  const apiKey = `bench-${randomBytes(8).toString('hex')}`;
+  // Enough credit for about 94 % of the SMS: the rest park, as they would on an empty account.
+  const sandbox = await startSandbox({ apiKey, balance: Math.round(records * 0.94) * PRICE, rate: PRICE, senderIds: SENDER_IDS });
+  const dir = mkdtempSync(join(tmpdir(), 'sms-relay-bench-console-'));
+  let relay: Relay | undefined;
+  let browser: Browser | undefined;
+  try {
+    const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !RELAY_VARIABLES.test(name)));
+    relay = await startRelay(repoRoot, {
+      ...env,
+      PORT: '0',
+      RELAY_CONFIG: join(repoRoot, 'config/local.yaml'),
+      RELAY_SECRETS_FILE: join(dir, 'secrets.json'),
+      RELAY_DATA_DIR: join(dir, 'data'),
+      PROVIDER_BASE_URL: sandbox.baseUrl,
+      PROVIDER_API_KEY: apiKey,
+    });
+    const url = relay.url;
+    const secrets = JSON.parse(readFileSync(join(dir, 'secrets.json'), 'utf8')) as Record<string, string>;
+    const alerts = FIXTURES(repoRoot, 'alertmanager/resolved.json');
+    const grafana = FIXTURES(repoRoot, 'grafana/firing.json');
+
+    // Per 100 webhooks: 90 generic notifications, 6 resolved alerts (DROPPED by `when`), 4 Grafana alerts.
+    const webhook = (index: number): { route: string; token: string; body: unknown } => {
+      const slot = index % 100;
+      if (slot < 6) return { route: 'alerts', token: secrets['alerts-token']!, body: { ...alerts, groupKey: `bench-${index}`, bench: index } };
+      if (slot < 10) return { route: 'grafana', token: secrets['grafana-token']!, body: { ...grafana, groupKey: `bench-${index}`, bench: index } };
+      return { route: 'notify', token: secrets['generic-token']!, body: { message: `Bench notification ${index}` } };
+    };
+
+    log(`console: seeding ${records} records through ${url}/hooks…`);
+    const seedStart = performance.now();
+    let written = 0;
+    let next = 0;
+    const post = async (): Promise<void> => {
+      const { route, token, body } = webhook(next++);
+      const response = await fetch(`${url}/hooks/${route}`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+      const answer = (await response.json()) as { ids?: string[] };
+      if (response.status !== 202 && response.status !== 200) throw new Error(`POST /hooks/${route}: ${response.status} ${JSON.stringify(answer)}`);
+      written += answer.ids?.length ?? 0;
+    };
+    // 32 posts at a time until the records are there (the last round may add a few more).
+    await Promise.all(Array.from({ length: 32 }, async () => {
+      while (written < records) await post();
+    }));
+    const count = async (state: string): Promise<number> => ((JSON.parse(await getBody(`${url}/_relay/records?state=${state}&limit=1`)) as { records: unknown[] }).records.length);
+    for (;;) {
+      if ((await count('PENDING')) === 0 && (await count('SENDING')) === 0) break;
+      await new Promise((resolve) => setTimeout(resolve, 500));
+    }
+    const seedSeconds = round((performance.now() - seedStart) / 1000);
+    // Not counted per state here: listing 10,000 records through /_relay/records takes minutes.
+    log(`console: ${written} records in ${seedSeconds} s; timing…`);
+
+    const recordsMs = await timed(() => getBody(`${url}/console/api/records?limit=100`));
+    const routesMs = await timed(() => getBody(`${url}/console/api/routes`));
+    const creditMs = await timed(() => getBody(`${url}/console/api/credit`));
+    const logsRecordsMs = await timed(() => getBody(`${url}/_relay/records?limit=100`));
+
+    let browserResult: ConsoleLoad['browser'];
+    if (!existsSync(CHROMIUM)) {
+      browserResult = { skipped: `no Chromium at ${CHROMIUM} (set CHROMIUM_PATH)` };
+    } else {
+      const launched = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+      browser = launched;
+      /** A fresh context (empty cache) per load: `goto` until `selector` is there. */
+      const load = (path: string, selector: string, state: 'visible' | 'attached') => async (): Promise<void> => {
+        const context = await launched.newContext({ viewport: { width: 1280, height: 800 } });
+        try {
+          const page = await context.newPage();
+          await page.goto(`${url}${path}`);
+          await page.locator(selector).first().waitFor({ state, timeout: 30_000 });
+        } finally {
+          await context.close();
+        }
+      };
+      browserResult = {
+        activityMs: await timed(load('/console', '[data-testid="activity-row"]', 'visible')),
+        creditMs: await timed(load('/console#/credit', '[data-testid="balance-chart"] canvas', 'attached')),
+      };
+    }
+    return {
+      records: written,
+      seedSeconds,
+      api: { recordsMs, routesMs, creditMs },
+      baseline: { logsRecordsMs },
+      recordsRatio: ratio(recordsMs, logsRecordsMs),
+      browser: browserResult,
+    };
+  } finally {
+    await browser?.close();
+    await relay?.stop();
+    await sandbox.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
