@@ -93,6 +93,7 @@ export function createStoreApi(source: ConsoleSource): ConsoleApi {
           const from = REDRIVE_STATES.find((state) => state === record.state);
           if (from === undefined) throw new ConsoleRequestError(409, `${id} is ${record.state}; only ${REDRIVE_STATES.join(', ')} records can be redriven`);
           const requeued = await store.requeue(id, { from });
+          if (requeued !== undefined) source.onRequeued?.(id);
           const current = requeued ?? (await store.getMessage(id));
           return { requeued: requeued !== undefined, record: current === undefined ? null : toRecordView(current) };
         }),

@@ -19,6 +19,8 @@ export interface ConsoleSource {
   /** Example payloads per source (`<dir>/<source>/*.json`). */
   readonly fixturesDir: string | undefined;
   withStore<T>(use: (store: MessageStore) => Promise<T>): Promise<T>;
+  /** Told the id of a record a redrive sent back to `PENDING` (the runtime sends it at once). */
+  readonly onRequeued?: (id: string) => void;
   readonly clock?: () => Date;
 }
 

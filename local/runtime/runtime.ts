@@ -36,6 +36,8 @@ import { createTerminalLogger } from './terminal-logger';
 /** The deployed default when a config has no `balance.schedule` (infra `DEFAULT_BALANCE_SCHEDULE`). */
 /** Sends in flight at once: as many as the deployed sender's two batches per shard of 4 concurrent sends. */
 const LOCAL_SENDER_CONCURRENCY = STREAM.parallelizationFactor * SENDER_CONCURRENCY;
+/** The sweeper's share of the runtime's time at most (see `repeat`): every second on small tables, less often on large ones. */
+const SWEEPER_MAX_SHARE = 0.1;
 
 export interface RuntimeOptions {
   /**
@@ -136,6 +138,7 @@ export async function startRuntime(settings: RuntimeSettings, { verbose = false 
       webhookBase: url,
       fixturesDir: FIXTURES_DIR,
       withStore: async (use) => await use(local.store),
+      onRequeued: (id) => sender.feed([id]),
     });
     relay.attach({
       maxBodyBytes: settings.maxBodyBytes,
@@ -151,6 +154,7 @@ export async function startRuntime(settings: RuntimeSettings, { verbose = false 
     const timers: Repeating[] = [
       repeat(async () => void (await sweep(context, { pendingGraceMs: 0 })), {
         intervalMs: settings.sweepIntervalMs,
+        maxShare: SWEEPER_MAX_SHARE,
         immediately: true,
         onError: (error) => problem('the sweeper failed', error),
       }),

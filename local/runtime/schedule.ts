@@ -53,6 +53,13 @@ export interface RepeatOptions {
   readonly immediately?: boolean;
   /** Told about a run that threw; the next run still happens. */
   readonly onError: (error: unknown) => void;
+  /**
+   * At most this share of the time is spent running: after a run of `d` ms the next waits at
+   * least `d × (1 − share) / share`. The local sweeper scans the whole table, which takes ~0.5 s
+   * at 10,000 records: run every second, it would keep a core busy doing nothing.
+   * @default 1 (no limit: every `intervalMs`)
+   */
+  readonly maxShare?: number;
 }
 
 /**
@@ -65,18 +72,20 @@ export interface RepeatOptions {
  * await sweeping.stop();
  * ```
  */
-export function repeat(task: () => Promise<void>, { intervalMs, immediately = false, onError }: RepeatOptions): Repeating {
+export function repeat(task: () => Promise<void>, { intervalMs, immediately = false, onError, maxShare = 1 }: RepeatOptions): Repeating {
   let stopped = false;
   let timer: NodeJS.Timeout | undefined;
   let running: Promise<void> | undefined;
   const run = (): void => {
     timer = undefined;
     if (stopped) return;
+    const started = performance.now();
     running = task()
       .catch(onError)
       .finally(() => {
         running = undefined;
-        if (!stopped) timer = setTimeout(run, intervalMs);
+        const took = performance.now() - started;
+        if (!stopped) timer = setTimeout(run, Math.max(intervalMs, (took * (1 - maxShare)) / maxShare));
       });
   };
   timer = setTimeout(run, immediately ? 0 : intervalMs);

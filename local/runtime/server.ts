@@ -33,7 +33,7 @@ export interface RelayServerDependencies {
   readonly maxBodyBytes: number;
   /** The relay's `ingestWebhook`: answers only once the webhook is recorded. */
   readonly ingest: (request: IngestRequest) => Promise<IngestResponse>;
-  /** Called with the ids of a 202 answer, after the answer was sent. */
+  /** Called with ids ready to send now, after the answer was sent: a 202's, a redrive's. */
   readonly onAccepted: (ids: readonly string[]) => void;
   readonly onWebhook: (report: WebhookReport) => void;
   readonly onError: (message: string, error: unknown) => void;
@@ -147,7 +147,7 @@ async function handle(request: IncomingMessage, response: ServerResponse, depend
       return await handleRecords(request, response, dependencies.store);
     }
     if (method !== 'POST') return methodNotAllowed(response, 'POST');
-    return await handleRedrive(request, response, dependencies.store);
+    return await handleRedrive(request, response, dependencies);
   }
   if (dependencies.console !== undefined && isConsolePath(path)) return await dependencies.console(request, response, path);
   sendJson(response, 404, { error: `not found: ${method} ${path}` });
@@ -220,7 +220,7 @@ async function handleRecords(request: IncomingMessage, response: ServerResponse,
   sendJson(response, 200, { records: records.map(toRecordView) });
 }
 
-async function handleRedrive(request: IncomingMessage, response: ServerResponse, store: MessageStore): Promise<void> {
+async function handleRedrive(request: IncomingMessage, response: ServerResponse, dependencies: RelayServerDependencies): Promise<void> {
   // A browser cannot send this content type cross-origin without a preflight this server never approves.
   if (!(request.headers['content-type'] ?? '').toLowerCase().startsWith('application/json')) {
     return sendJson(response, 415, { error: 'send application/json' });
@@ -238,7 +238,10 @@ async function handleRedrive(request: IncomingMessage, response: ServerResponse,
   } catch (error) {
     return sendJson(response, 400, { error: (error as Error).message });
   }
-  sendJson(response, 200, await requeueRecords(store, ids as string[], state));
+  const outcome = await requeueRecords(dependencies.store, ids as string[], state);
+  sendJson(response, 200, outcome);
+  // Sent now rather than at the sweeper's next pass.
+  if (outcome.requeued.length > 0) dependencies.onAccepted(outcome.requeued);
 }
 
 /** The body, or `undefined` once it grows past `limit` (the rest is discarded, not buffered). */

@@ -49,4 +49,21 @@ describe('local schedules', () => {
     expect(errors.length).toBeGreaterThanOrEqual(2);
     expect((errors[0] as Error).message).toBe('run 1');
   });
+
+  it('leave the rest of the time to other work when runs are long (maxShare)', async () => {
+    const starts: number[] = [];
+    const sweeping = repeat(
+      async () => {
+        starts.push(performance.now());
+        await new Promise((resolve) => setTimeout(resolve, 40));
+      },
+      { intervalMs: 1, maxShare: 0.2, immediately: true, onError: () => undefined },
+    );
+    while (starts.length < 3) await new Promise((resolve) => setTimeout(resolve, 20));
+    await sweeping.stop();
+    // A run of ≥ 40 ms at a share of 0.2 is followed by ≥ 160 ms of rest; without the share it would be 1 ms.
+    const gaps = starts.slice(1).map((start, index) => start - starts[index]!);
+    expect(gaps.every((gap) => gap >= 190), JSON.stringify(gaps)).toBe(true);
+  });
 });
+
