@@ -5,6 +5,7 @@ import type { StoreTable } from './context';
 import { decodeCursor, encodeCursor } from './cursor';
 import { InvalidArgumentError, StoreError } from './errors';
 import { ItemKind, messageKey } from './keys';
+import { allPages } from './range';
 import { MessageState, TABLE } from './table';
 import type { MessageRecord, Page } from './types';
 
@@ -181,24 +182,20 @@ const scanMessages = async (
 ): Promise<Item[]> => {
   const expression = ['#kind = :kind', ...filters].join(' AND ');
   const projection = projectionOf(attributes);
-  const items: Item[] = [];
-  let start: Record<string, AttributeValue> | undefined;
-  do {
-    const page = await context.client.send(
-      new ScanCommand({
-        TableName: context.tableName,
-        FilterExpression: expression,
-        ProjectionExpression: projection.expression,
-        ExpressionAttributeNames: { ...namesIn(expression), ...projection.names },
-        ExpressionAttributeValues: { ':kind': str(ItemKind.Message), ...values },
-        ExclusiveStartKey: start,
-        ConsistentRead: true,
-      }),
-    );
-    items.push(...(page.Items ?? []));
-    start = page.LastEvaluatedKey;
-  } while (start !== undefined);
-  return items;
+  return await allPages(
+    async (start) =>
+      await context.client.send(
+        new ScanCommand({
+          TableName: context.tableName,
+          FilterExpression: expression,
+          ProjectionExpression: projection.expression,
+          ExpressionAttributeNames: { ...namesIn(expression), ...projection.names },
+          ExpressionAttributeValues: { ':kind': str(ItemKind.Message), ...values },
+          ExclusiveStartKey: start,
+          ConsistentRead: true,
+        }),
+      ),
+  );
 };
 
 /** `a.b` → `#a.#b`, with the names each placeholder stands for. */
@@ -467,26 +464,23 @@ export const summarizeRecords = async (context: StoreTable, { since }: { readonl
   const items = context.readIndexes
     ? (
         await Promise.all(
-          STATES.map(async (state) => {
-            const found: Item[] = [];
-            let start: Record<string, AttributeValue> | undefined;
-            do {
-              const page = await context.client.send(
-                new QueryCommand({
-                  TableName: context.tableName,
-                  IndexName: TABLE.indexes.byState.name,
-                  KeyConditionExpression: '#state = :state AND #updatedAt >= :lower',
-                  ProjectionExpression: projection.expression,
-                  ExpressionAttributeNames: { ...projection.names, '#state': 'state', '#updatedAt': 'updatedAt' },
-                  ExpressionAttributeValues: { ':state': str(state), ':lower': lower },
-                  ExclusiveStartKey: start,
-                }),
-              );
-              found.push(...(page.Items ?? []));
-              start = page.LastEvaluatedKey;
-            } while (start !== undefined);
-            return found;
-          }),
+          STATES.map(
+            async (state) =>
+              await allPages(
+                async (start) =>
+                  await context.client.send(
+                    new QueryCommand({
+                      TableName: context.tableName,
+                      IndexName: TABLE.indexes.byState.name,
+                      KeyConditionExpression: '#state = :state AND #updatedAt >= :lower',
+                      ProjectionExpression: projection.expression,
+                      ExpressionAttributeNames: { ...projection.names, '#state': 'state', '#updatedAt': 'updatedAt' },
+                      ExpressionAttributeValues: { ':state': str(state), ':lower': lower },
+                      ExclusiveStartKey: start,
+                    }),
+                  ),
+              ),
+          ),
         )
       ).flat()
     : await scanMessages(context, { filters: ['#updatedAt >= :lower'], values: { ':lower': lower }, attributes: SUMMARY_ATTRIBUTES });

@@ -10,6 +10,24 @@ export interface RangeFilter {
   readonly values: Record<string, AttributeValue>;
 }
 
+/** One page of a Query or Scan, as the SDK returns it. */
+interface ItemPage {
+  readonly Items?: Item[];
+  readonly LastEvaluatedKey?: Record<string, AttributeValue>;
+}
+
+/** Every item of a Query or Scan: `fetchPage` is called with each page's start key until the last. */
+export const allPages = async (fetchPage: (start: Record<string, AttributeValue> | undefined) => Promise<ItemPage>): Promise<Item[]> => {
+  const items: Item[] = [];
+  let start: Record<string, AttributeValue> | undefined;
+  do {
+    const page = await fetchPage(start);
+    items.push(...(page.Items ?? []));
+    start = page.LastEvaluatedKey;
+  } while (start !== undefined);
+  return items;
+};
+
 /** Every item of a partition with a sort key in `[from, to]`, all pages. */
 export const queryAll = async (
   context: StoreTable,
@@ -17,23 +35,18 @@ export const queryAll = async (
   from: string,
   to: string,
   filter?: RangeFilter,
-): Promise<Item[]> => {
-  const items: Item[] = [];
-  let start: Record<string, AttributeValue> | undefined;
-  do {
-    const page = await context.client.send(
-      new QueryCommand({
-        TableName: context.tableName,
-        KeyConditionExpression: '#pk = :pk AND #sk BETWEEN :from AND :to',
-        ...(filter === undefined ? {} : { FilterExpression: filter.expression }),
-        ExpressionAttributeNames: { '#pk': TABLE.partitionKey, '#sk': TABLE.sortKey, ...filter?.names },
-        ExpressionAttributeValues: { ':pk': str(partition), ':from': str(from), ':to': str(to), ...filter?.values },
-        ExclusiveStartKey: start,
-        ConsistentRead: true,
-      }),
-    );
-    items.push(...(page.Items ?? []));
-    start = page.LastEvaluatedKey;
-  } while (start !== undefined);
-  return items;
-};
+): Promise<Item[]> =>
+  await allPages(
+    async (start) =>
+      await context.client.send(
+        new QueryCommand({
+          TableName: context.tableName,
+          KeyConditionExpression: '#pk = :pk AND #sk BETWEEN :from AND :to',
+          ...(filter === undefined ? {} : { FilterExpression: filter.expression }),
+          ExpressionAttributeNames: { '#pk': TABLE.partitionKey, '#sk': TABLE.sortKey, ...filter?.names },
+          ExpressionAttributeValues: { ':pk': str(partition), ':from': str(from), ':to': str(to), ...filter?.values },
+          ExclusiveStartKey: start,
+          ConsistentRead: true,
+        }),
+      ),
+  );
