@@ -115,7 +115,7 @@ export function renderReport(run: BenchRun): string {
     ...table(
       ['figure', 'median of 5 (after 1 warm-up)', 'how'],
       [
-        ['`GET /console/api/records?limit=100`', `${r.consoleLoad.api.recordsMs} ms`, "the Activity page's first request, full body read from Node"],
+        ['`GET /console/api/records?limit=100`', `${r.consoleLoad.api.recordsMs} ms`, 'the first page of records (the Activity page asks for 50), full body read from Node'],
         ['`GET /console/api/routes`', `${r.consoleLoad.api.routesMs} ms`, 'same'],
         ['`GET /console/api/credit`', `${r.consoleLoad.api.creditMs} ms`, 'same'],
         ['baseline: `GET /_relay/records?limit=100`', `${r.consoleLoad.baseline.logsRecordsMs} ms`, `what \`sms-relay logs\` reads; the console's first page is ${r.consoleLoad.recordsRatio}× it`],
