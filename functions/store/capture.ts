@@ -1,8 +1,8 @@
-import { type AttributeValue, PutItemCommand, QueryCommand } from '@aws-sdk/client-dynamodb';
+import { type AttributeValue, GetItemCommand, PutItemCommand, QueryCommand } from '@aws-sdk/client-dynamodb';
 import { type Item, ItemReader, num, str, strList } from './attributes';
 import type { StoreTable } from './context';
 import { InvalidArgumentError } from './errors';
-import { newId } from './ids';
+import { ID_PATTERN, idTime, newId } from './ids';
 import { capturePk, epochSeconds, ItemKind } from './keys';
 import { TABLE } from './table';
 
@@ -123,6 +123,28 @@ export const listCaptures = async (
     }),
   );
   return items.map(captureFromItem);
+};
+
+/**
+ * One captured payload by its id, if it is still kept: its key is the time in the id and the id,
+ * so this is one read, not a listing.
+ *
+ * @example
+ * ```typescript
+ * const capture = await store.getCapture('orders', captureId);
+ * ```
+ */
+export const getCapture = async (table: StoreTable, route: string, id: string, now: Date = table.clock()): Promise<CapturedPayload | undefined> => {
+  if (!ID_PATTERN.test(id)) return undefined;
+  const { Item: item } = await table.client.send(
+    new GetItemCommand({
+      TableName: table.tableName,
+      Key: { [TABLE.partitionKey]: str(capturePk(route)), [TABLE.sortKey]: str(`${idTime(id).toISOString()}#${id}`) },
+      ConsistentRead: true,
+    }),
+  );
+  const capture = item === undefined ? undefined : captureFromItem(item);
+  return capture !== undefined && capture.expiresAt > epochSeconds(now) ? capture : undefined;
 };
 
 const captureFromItem = (item: Item): CapturedPayload => {

@@ -34,5 +34,19 @@ export const newId = (at: Date = new Date()): string => {
   return head + tail;
 };
 
+/**
+ * The time an id was made at (its first ten characters).
+ *
+ * @example
+ * ```typescript
+ * idTime(newId(new Date('2025-01-01T00:00:00.000Z'))).toISOString(); // '2025-01-01T00:00:00.000Z'
+ * ```
+ */
+export const idTime = (id: string): Date => {
+  let time = 0;
+  for (const char of id.slice(0, TIME_CHARS)) time = time * 32 + ALPHABET.indexOf(char);
+  return new Date(time);
+};
+
 /** Matches ids made by {@link newId}. */
 export const ID_PATTERN = /^[0-9A-HJKMNP-TV-Z]{26}$/;

@@ -8,7 +8,7 @@ import {
   recordPrice,
   updateBalanceState,
 } from './balance';
-import { type CapturedPayload, type CaptureInput, capturePayload, findCapture, listCaptures } from './capture';
+import { type CapturedPayload, type CaptureInput, capturePayload, findCapture, getCapture, listCaptures } from './capture';
 import type { StoreTable } from './context';
 import {
   type HeldSummaryOptions,
@@ -149,6 +149,8 @@ export interface MessageStore {
   capturePayload(input: CaptureInput): Promise<CapturedPayload>;
   /** A route's captured payloads, newest first. */
   listCaptures(route: string, options?: { readonly limit?: number; readonly now?: Date }): Promise<CapturedPayload[]>;
+  /** One captured payload by its id, if it is still kept. See {@link getCapture}. */
+  getCapture(route: string, id: string): Promise<CapturedPayload | undefined>;
   /** The captured payload a record came from, if it is still kept. See {@link findCapture}. */
   findCapture(route: string, recordId: string, createdAt: string): Promise<CapturedPayload | undefined>;
   /** Credits spent by all routes over the last `days` UTC days, today included. */
@@ -204,5 +206,6 @@ export const createStore = ({ client, tableName, clock = () => new Date(), readI
     capturePayload: async (input) => await capturePayload(context, input),
     listCaptures: async (route, options) => await listCaptures(context, route, options),
     findCapture: async (route, recordId, createdAt) => await findCapture(context, route, recordId, createdAt),
+    getCapture: async (route, id) => await getCapture(context, route, id),
   };
 };

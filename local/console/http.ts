@@ -1,6 +1,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ConsoleApi } from './api';
 import { buildConsoleAssets, renderConsolePage } from './assets';
+import { readLimited } from '../runtime/http-guard';
 import { consoleRefusal } from './guard';
 
 /** Everything of the console lives under this path, on the runtime and on `sms-relay console`. */
@@ -51,10 +52,10 @@ export function createConsoleHandler({ token, api, onError }: ConsoleHandlerOpti
     if (path === API_PREFIX || path.startsWith(`${API_PREFIX}/`)) {
       let body: unknown;
       if (method === 'POST') {
-        const text = await readBody(request);
-        if (text === undefined) return sendJson(response, 413, { error: `body over ${MAX_API_BODY_BYTES} bytes` });
+        const bytes = await readLimited(request, MAX_API_BODY_BYTES);
+        if (bytes === undefined) return sendJson(response, 413, { error: `body over ${MAX_API_BODY_BYTES} bytes` });
         try {
-          body = text === '' ? {} : JSON.parse(text);
+          body = bytes.length === 0 ? {} : JSON.parse(bytes.toString('utf8'));
         } catch {
           return sendJson(response, 400, { error: 'the body is not valid JSON' });
         }
@@ -83,20 +84,6 @@ export function createConsoleHandler({ token, api, onError }: ConsoleHandlerOpti
     }
     return sendJson(response, 404, { error: `not found: ${path}` });
   };
-}
-
-async function readBody(request: IncomingMessage): Promise<string | undefined> {
-  const chunks: Buffer[] = [];
-  let size = 0;
-  return await new Promise((resolve, reject) => {
-    request.on('data', (chunk: Buffer) => {
-      size += chunk.length;
-      // Past the limit the rest is read and dropped, so the client still gets its 413.
-      if (size <= MAX_API_BODY_BYTES) chunks.push(chunk);
-    });
-    request.once('end', () => resolve(size > MAX_API_BODY_BYTES ? undefined : Buffer.concat(chunks).toString('utf8')));
-    request.once('error', reject);
-  });
 }
 
 function sendJson(response: ServerResponse, status: number, body: unknown): void {

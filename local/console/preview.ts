@@ -1,7 +1,7 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
-import { compileRoute, engineCache } from '../../functions/core/config/compile';
+import { compileRoute } from '../../functions/core/config/compile';
 import { describeIssues } from '../../functions/core/config/parse';
 import { RouteSchema } from '../../functions/core/config/schema';
 import { maskMsisdn, maskPhoneNumbersIn } from '../../functions/core/recipients';
@@ -72,7 +72,8 @@ export async function previewRoute(source: ConsoleSource, store: MessageStore, r
   const parsed = RouteSchema.safeParse(edited);
   if (!parsed.success) return invalid(describeIssues(parsed.error.issues));
   const problems: string[] = [];
-  const compiled = compileRoute(request.route, parsed.data, engineCache()(parsed.data), source.loaded.config.provider.defaultSenderId, problems);
+  // Only template, condition and recipients change: the route's engine (time zone, currency) serves.
+  const compiled = compileRoute(request.route, parsed.data, route.engine, source.loaded.config.provider.defaultSenderId, problems);
   if (compiled === undefined) return invalid(problems.map((problem) => problem.replace(/^routes\.[^.]+\./, '')));
 
   const { body, headers } = await payloadOf(source, store, request, route.pack.name);
@@ -108,7 +109,7 @@ async function payloadOf(
 ): Promise<{ body: Uint8Array; headers: Record<string, string> }> {
   if (request.capture !== undefined) {
     // The page shows a capture masked; the evaluation gets the body as it was received.
-    const capture = (await store.listCaptures(request.route, { limit: 1_000 })).find((each) => each.id === request.capture);
+    const capture = await store.getCapture(request.route, request.capture);
     if (capture === undefined) throw new ConsoleRequestError(404, `no captured payload ${request.capture} on route "${request.route}" (expired?)`);
     const body = capture.bodyEncoding === 'utf8' ? Buffer.from(capture.body, 'utf8') : Buffer.from(capture.body, 'base64');
     return { body, headers: { ...capture.headers } };

@@ -84,3 +84,44 @@ export function isLocalRequest(request: IncomingMessage): boolean {
   if (FORWARDING_HEADERS.some((name) => request.headers[name] !== undefined)) return false;
   return host === `127.0.0.1:${port}` || host === `localhost:${port}` || host === `[::1]:${port}`;
 }
+
+/** The body, or `undefined` once it grows past `limit` (the rest is discarded, not buffered). */
+export async function readLimited(request: IncomingMessage, limit: number): Promise<Buffer | undefined> {
+  const declared = Number(request.headers['content-length']);
+  if (Number.isFinite(declared) && declared > limit) {
+    discardRest(request);
+    return undefined;
+  }
+  const chunks: Buffer[] = [];
+  let size = 0;
+  return await new Promise((resolve, reject) => {
+    const onData = (chunk: Buffer): void => {
+      size += chunk.length;
+      if (size <= limit) {
+        chunks.push(chunk);
+        return;
+      }
+      request.off('data', onData).off('end', onEnd).off('error', reject);
+      discardRest(request);
+      resolve(undefined);
+    };
+    const onEnd = (): void => resolve(Buffer.concat(chunks));
+    request.on('data', onData).once('end', onEnd).once('error', reject);
+  });
+}
+
+/** Past this much discarded body the connection is cut instead of drained. */
+const MAX_DISCARD_BYTES = 16 * 1024 * 1024;
+
+/**
+ * Reads and drops the rest of a refused body, so the client gets to read the answer instead of a
+ * reset; a client that keeps sending far past the limit is cut off.
+ */
+function discardRest(request: IncomingMessage): void {
+  let discarded = 0;
+  request.on('data', (chunk: Buffer) => {
+    discarded += chunk.length;
+    if (discarded > MAX_DISCARD_BYTES) request.socket.destroy();
+  });
+  request.resume();
+}

@@ -4,7 +4,7 @@ import type { IngestRequest, IngestResponse } from '../../functions/relay/ingest
 import type { MessageStore } from '../../functions/store';
 import { isConsolePath } from '../console/http';
 import { PortInUseError, RuntimeError } from './errors';
-import { createGuardedServer, HTTP_LIMITS, isLocalRequest, type HttpLimits } from './http-guard';
+import { createGuardedServer, HTTP_LIMITS, isLocalRequest, readLimited, type HttpLimits } from './http-guard';
 import { parseSince, parseState, queryRecords, REDRIVE_STATES, requeueRecords, toRecordView, MESSAGE_STATES } from './records';
 
 /** Local-only endpoints under this prefix serve `logs` and `redrive` while the runtime holds the store. */
@@ -242,47 +242,6 @@ async function handleRedrive(request: IncomingMessage, response: ServerResponse,
   sendJson(response, 200, outcome);
   // Sent now rather than at the sweeper's next pass.
   if (outcome.requeued.length > 0) dependencies.onAccepted(outcome.requeued);
-}
-
-/** The body, or `undefined` once it grows past `limit` (the rest is discarded, not buffered). */
-async function readLimited(request: IncomingMessage, limit: number): Promise<Buffer | undefined> {
-  const declared = Number(request.headers['content-length']);
-  if (Number.isFinite(declared) && declared > limit) {
-    discardRest(request);
-    return undefined;
-  }
-  const chunks: Buffer[] = [];
-  let size = 0;
-  return await new Promise((resolve, reject) => {
-    const onData = (chunk: Buffer): void => {
-      size += chunk.length;
-      if (size <= limit) {
-        chunks.push(chunk);
-        return;
-      }
-      request.off('data', onData).off('end', onEnd).off('error', reject);
-      discardRest(request);
-      resolve(undefined);
-    };
-    const onEnd = (): void => resolve(Buffer.concat(chunks));
-    request.on('data', onData).once('end', onEnd).once('error', reject);
-  });
-}
-
-/** Past this much discarded body the connection is cut instead of drained. */
-const MAX_DISCARD_BYTES = 16 * 1024 * 1024;
-
-/**
- * Reads and drops the rest of a refused body, so the client gets to read the answer instead of a
- * reset; a client that keeps sending far past the limit is cut off.
- */
-function discardRest(request: IncomingMessage): void {
-  let discarded = 0;
-  request.on('data', (chunk: Buffer) => {
-    discarded += chunk.length;
-    if (discarded > MAX_DISCARD_BYTES) request.socket.destroy();
-  });
-  request.resume();
 }
 
 function decodeRoute(segment: string): string {

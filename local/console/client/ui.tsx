@@ -1,7 +1,7 @@
 /** Small pieces shared by the pages. */
 import type { ComponentChildren } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
-import type { State } from '../contract';
+import type { Overview, State } from '../contract';
 
 export function StateBadge({ state, testid }: { state: State | string; testid?: string }) {
   return (
@@ -116,4 +116,17 @@ export function useInterval(tick: () => void | Promise<void>, ms: number, active
       window.clearTimeout(timer);
     };
   }, [ms, active]);
+}
+
+/** One `<option>` per route, "id (source)": the route pickers of Activity and Templates. */
+export function RouteOptions({ routes }: { routes: Overview['routes'] }) {
+  return (
+    <>
+      {routes.map((r) => (
+        <option key={r.id} value={r.id}>
+          {r.id} ({r.source})
+        </option>
+      ))}
+    </>
+  );
 }

@@ -39,6 +39,16 @@ describe('capturePayload and listCaptures', () => {
     expect((await store.listCaptures('github', { now: at(61_000) })).map((captured) => captured.bodyEncoding)).toEqual(['base64']);
   });
 
+  it('reads one capture by its id, and nothing for another route, a foreign id or an expired one', async () => {
+    const { store } = await newTable(db);
+    const kept = await store.capturePayload({ route: 'github', receivedAt: at(500), headers: HEADERS, body: new TextEncoder().encode('{"b":2}'), recordIds: ['r2'], keepSeconds: 60 });
+    const gone = await store.capturePayload({ route: 'github', receivedAt: at(-120_000), headers: {}, body: new Uint8Array(), recordIds: [], keepSeconds: 60 });
+    expect(await store.getCapture('github', kept.id)).toEqual(kept);
+    expect(await store.getCapture('other', kept.id)).toBeUndefined();
+    expect(await store.getCapture('github', 'not-an-id')).toBeUndefined();
+    expect(await store.getCapture('github', gone.id)).toBeUndefined();
+  });
+
   it('leaves out any header whose name says credential, signature, hmac, token, secret or key', () => {
     expect(keptHeaders({ 'x-api-key': '1', 'stripe-signature': '2', 'x-shopify-hmac-sha256': '3', 'user-agent': 'GitHub-Hookshot' })).toEqual({ 'user-agent': 'GitHub-Hookshot' });
   });

@@ -4,7 +4,7 @@ import type { Overview, RecordRow, RecordsPage, State } from '../../contract';
 import { errorText, get, type Query } from '../api';
 import { fullTime, num, recipients, shortTime } from '../format';
 import { recordHref } from '../route';
-import { ErrorBox, StateBadge, useInterval } from '../ui';
+import { ErrorBox, RouteOptions, StateBadge, useInterval } from '../ui';
 
 const PAGE_SIZE = 50;
 const POLL_MS = 2000;
@@ -153,11 +153,7 @@ export function ActivityPage({ overview }: { overview: Overview }) {
           Route
           <select data-testid="filter-route" value={filters.route} onChange={(e) => set({ route: e.currentTarget.value })}>
             <option value="">all routes</option>
-            {overview.routes.map((r) => (
-              <option key={r.id} value={r.id}>
-                {r.id} ({r.source})
-              </option>
-            ))}
+            <RouteOptions routes={overview.routes} />
           </select>
         </label>
         <label>

@@ -3,7 +3,7 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import type { Overview, PayloadChoice, PayloadsAnswer, PreviewAnswer, PreviewRequest } from '../../contract';
 import { errorText, get, post } from '../api';
 import { num, plural } from '../format';
-import { CopyButton, ErrorBox } from '../ui';
+import { CopyButton, ErrorBox, RouteOptions } from '../ui';
 
 const DEBOUNCE_MS = 120;
 
@@ -113,11 +113,7 @@ export function TemplatesPage({ overview }: { overview: Overview }) {
             <label class="grow">
               Route
               <select data-testid="tpl-route" value={route} onChange={(e) => setRoute(e.currentTarget.value)}>
-                {overview.routes.map((r) => (
-                  <option key={r.id} value={r.id}>
-                    {r.id} ({r.source})
-                  </option>
-                ))}
+                <RouteOptions routes={overview.routes} />
               </select>
             </label>
             <label class="grow">
