@@ -1,13 +1,11 @@
 import { randomBytes } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import type { Server, ServerResponse } from 'node:http';
 import { fileURLToPath } from 'node:url';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { loadConfig, type LoadedConfig } from '../../functions/core/config/load';
+import { loadConfig, readConfigText, type LoadedConfig } from '../../functions/core/config/load';
 import { readYaml } from '../../functions/core/config/parse';
 import { createStore, type MessageStore } from '../../functions/store';
 import { findRunningRuntime } from '../runtime/discovery';
-import { RuntimeError } from '../runtime/errors';
 import { createGuardedServer } from '../runtime/http-guard';
 import { openLocalStore, type LocalStore } from '../runtime/local-store';
 import { findStackTable } from '../runtime/record-access';
@@ -32,7 +30,7 @@ export function newConsoleToken(): string {
  *
  * @example
  * ```ts
- * rawRoutesOf(readFileSync('config/local.yaml', 'utf8')).alerts?.source; // 'alertmanager'
+ * rawRoutesOf(readConfigText('config/local.yaml')).alerts?.source; // 'alertmanager'
  * ```
  */
 export function rawRoutesOf(configText: string): Record<string, Record<string, unknown>> {
@@ -81,7 +79,7 @@ export interface RunningConsole {
  */
 export async function startConsole(options: ConsoleOptions): Promise<RunningConsole> {
   const { port = CONSOLE_PORT, host = '127.0.0.1', configPath, environment, onError } = options;
-  const configText = readConfig(configPath);
+  const configText = readConfigText(configPath);
   const loaded = loadConfig(configText, configPath);
   const rawRoutes = rawRoutesOf(configText);
   const token = newConsoleToken();
@@ -189,13 +187,6 @@ function storeLease(open: () => Promise<LocalStore>): <T>(use: (store: MessageSt
   };
 }
 
-function readConfig(path: string): string {
-  try {
-    return readFileSync(path, 'utf8');
-  } catch (error) {
-    throw new RuntimeError(`cannot read the config ${path} (${(error as NodeJS.ErrnoException).code ?? 'error'})`, { cause: error });
-  }
-}
 
 function redirect(response: ServerResponse): void {
   response.writeHead(302, { location: CONSOLE_PATH, 'content-length': 0 }).end();

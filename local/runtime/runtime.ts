@@ -1,11 +1,10 @@
 import { BALANCE_SCHEDULE, SENDER_CONCURRENCY, STREAM } from '../../functions/core/defaults';
-import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { createStoreApi } from '../console/api';
 import { createConsoleHandler } from '../console/http';
 import { FIXTURES_DIR, newConsoleToken, rawRoutesOf } from '../console/standalone';
 import { DescribeTableCommand } from '@aws-sdk/client-dynamodb';
-import { loadConfigFile, type LoadedConfig } from '../../functions/core/config/load';
+import { loadConfig, readConfigText, type LoadedConfig } from '../../functions/core/config/load';
 import { SANDBOX_DEFAULTS } from '../sandbox/options';
 import { startSandbox } from '../sandbox/server';
 import type { RunningSandbox } from '../sandbox/types';
@@ -82,7 +81,8 @@ export interface RunningRuntime {
  * ```
  */
 export async function startRuntime(settings: RuntimeSettings, { verbose = false }: RuntimeOptions = {}): Promise<RunningRuntime> {
-  const loaded = loadConfigFile(settings.configPath);
+  const configText = readConfigText(settings.configPath);
+  const loaded = loadConfig(configText, settings.configPath);
   const stale = staleSendingProblem(settings.policy.staleSendingMs, loaded.config.provider.timeoutMs);
   if (stale !== undefined) throw new InvalidSettingError('STALE_SENDING_MS', stale.replace(/^STALE_SENDING_MS \((\d+)\) /, '$1 '));
   const balanceSchedule = localSchedule(loaded.config.balance?.schedule ?? BALANCE_SCHEDULE);
@@ -134,7 +134,7 @@ export async function startRuntime(settings: RuntimeSettings, { verbose = false 
       description: `the running relay (pid ${process.pid}, ${url})`,
       environment: 'local',
       loaded,
-      rawRoutes: rawRoutesOf(readFileSync(settings.configPath, 'utf8')),
+      rawRoutes: rawRoutesOf(configText),
       webhookBase: url,
       fixturesDir: FIXTURES_DIR,
       withStore: async (use) => await use(local.store),

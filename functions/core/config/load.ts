@@ -30,13 +30,21 @@ export function loadConfig(text: string, source = 'config'): LoadedConfig {
 
 /** Reads and loads `config/<env>.yaml` (or any path). */
 export function loadConfigFile(path: string): LoadedConfig {
-  let text: string;
+  return loadConfig(readConfigText(path), path);
+}
+
+/**
+ * The text of a config file, for callers that need it besides the loaded config (the console's
+ * "copy as YAML" starts from the routes as written).
+ *
+ * @throws {ConfigError} the file cannot be read
+ */
+export function readConfigText(path: string): string {
   try {
-    text = readFileSync(path, 'utf8');
+    return readFileSync(path, 'utf8');
   } catch (error) {
     throw new ConfigError(path, [`cannot read the file (${(error as NodeJS.ErrnoException).code ?? 'error'})`], { cause: error });
   }
-  return loadConfig(text, path);
 }
 
 function compileWellFormedRoutes(raw: unknown, problems: string[]): void {
