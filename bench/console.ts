@@ -16,7 +16,7 @@ import { join } from 'node:path';
 import { chromium, type Browser } from 'playwright-core';
 import { startSandbox } from '../local/sandbox/server';
 import { median, ratio, round } from './stats';
-import { RELAY_VARIABLES, startRelay, type Relay } from './time-to-sms';
+import { startRelay, type Relay } from './time-to-sms';
 
 export interface ConsoleLoad {
   readonly records: number;
@@ -66,9 +66,7 @@ export async function runConsoleLoad(repoRoot: string, { records = 10_000, log =
   let relay: Relay | undefined;
   let browser: Browser | undefined;
   try {
-    const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !RELAY_VARIABLES.test(name)));
     relay = await startRelay(repoRoot, {
-      ...env,
       PORT: '0',
       RELAY_CONFIG: join(repoRoot, 'config/local.yaml'),
       RELAY_SECRETS_FILE: join(dir, 'secrets.json'),

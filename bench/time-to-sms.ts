@@ -36,7 +36,7 @@ const STARTUP_TIMEOUT_MS = 90_000;
 const DELIVERY_TIMEOUT_MS = 120_000;
 
 /** Relay settings a developer's shell may hold, which would change what the child does. */
-export const RELAY_VARIABLES = /^(PORT|RELAY_\w+|PROVIDER_\w+|MAX_BODY_BYTES|RETRY_\w+|STALE_SENDING_MS|SWEEP_\w+|TABLE_NAME|DYNAMODB_ENDPOINT|SECRET_ID|SANDBOX_API_KEY|POWERTOOLS_\w+)$/;
+const RELAY_VARIABLES = /^(PORT|RELAY_\w+|PROVIDER_\w+|MAX_BODY_BYTES|RETRY_\w+|STALE_SENDING_MS|SWEEP_\w+|TABLE_NAME|DYNAMODB_ENDPOINT|SECRET_ID|SANDBOX_API_KEY|POWERTOOLS_\w+)$/;
 
 /** Waits for sends by message text; `at` is the `performance.now()` of their arrival. */
 class Inbox {
@@ -78,7 +78,9 @@ export interface Relay {
 }
 
 /** `npm start` as a child process; resolves with its URL once the banner shows it. */
-export async function startRelay(repoRoot: string, env: NodeJS.ProcessEnv): Promise<Relay> {
+export async function startRelay(repoRoot: string, settings: Readonly<Record<string, string>>): Promise<Relay> {
+  // The developer's own relay settings must not leak into a measured run.
+  const env = { ...Object.fromEntries(Object.entries(process.env).filter(([name]) => !RELAY_VARIABLES.test(name))), ...settings };
   const child: ChildProcess = spawn(process.execPath, ['bin/sms-relay.mjs', 'start'], { cwd: repoRoot, env, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   // Kept short: the runtime prints a line per SMS, which only matters when start-up fails.
@@ -128,9 +130,7 @@ export async function runTimeToSms(repoRoot: string, { trickle = 100, burst = 10
     writeFileSync(join(dir, 'secrets.json'), benchSecrets(apiKey, token));
     // The runtime replaces this base URL with PROVIDER_BASE_URL.
     writeFileSync(join(dir, 'relay.yaml'), benchConfigYaml('http://127.0.0.1:9'));
-    const env = Object.fromEntries(Object.entries(process.env).filter(([name]) => !RELAY_VARIABLES.test(name)));
     relay = await startRelay(repoRoot, {
-      ...env,
       PORT: '0',
       RELAY_CONFIG: join(dir, 'relay.yaml'),
       RELAY_SECRETS_FILE: join(dir, 'secrets.json'),
