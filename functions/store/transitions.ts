@@ -1,42 +1,87 @@
 import { UpdateItemCommand } from '@aws-sdk/client-dynamodb';
 import { num, str } from './attributes';
-import { historyValue, lastErrorValue, messageFromItem, resultValue, stateChange } from './codec';
+import { boundedHistory, historyValue, lastErrorValue, messageFromItem, resultValue, stateChange } from './codec';
 import { type StoreTable, isConditionalCheckFailed } from './context';
 import { ClaimLostError, InvalidArgumentError } from './errors';
 import { buildUpdate, type UpdateSpec } from './expressions';
 import { newId } from './ids';
 import { ItemKind, messageKey } from './keys';
+import { getMessage } from './queries';
 import { MessageState } from './table';
 import { DeliveryPolicy } from '../core/config/policies';
+import { HISTORY_KEPT } from '../core/defaults';
 import type { LastError, MessageRecord, SendResult, StateChange } from './types';
 
 /** A change of state: the update's `set` and the `history` entry it appends in the same write. */
 interface Change extends Omit<UpdateSpec, 'append'> {
+  readonly condition: string;
   readonly entry: StateChange;
 }
+
+/** Entries a history holds at most: past this, a transition cuts it (see {@link boundedHistory}). */
+const HISTORY_BOUND = HISTORY_KEPT.first + HISTORY_KEPT.last;
 
 /**
  * Applies a conditional update to a message record that moves it to `entry.state`, appending
  * `entry` to its history in the same write; `undefined` when the condition refused it (and then
  * nothing is appended).
+ *
+ * The history stays bounded in that same write, so it holds on AWS as locally: while it is below
+ * {@link HISTORY_BOUND} entries the entry is appended (one write, almost every change); once full,
+ * or when DynamoDB refuses the item as too large (a record whose history grew before the bound),
+ * the record is read and the change written with the history cut to its bound (two writes and a
+ * read), conditional on the record being as read. A record changed between the read and the write
+ * refuses the change, as a lost race does.
  */
-const transition = async (context: StoreTable, id: string, { entry, ...spec }: Change): Promise<MessageRecord | undefined> => {
+const transition = async (context: StoreTable, id: string, { entry, condition, values = {}, ...spec }: Change): Promise<MessageRecord | undefined> => {
+  let refusal: unknown;
   try {
-    const { Attributes: item } = await context.client.send(
-      new UpdateItemCommand({
-        TableName: context.tableName,
-        Key: messageKey(id),
-        ...buildUpdate({ ...spec, append: { history: historyValue([entry]) } }),
-        ReturnValues: 'ALL_NEW',
-      }),
-    );
-    // ALL_NEW always returns the item of a successful update.
-    return item === undefined ? undefined : messageFromItem(item);
+    return await update(context, id, {
+      ...spec,
+      append: { history: historyValue([entry]) },
+      condition: `(${condition}) AND (attribute_not_exists(#history) OR size(#history) < :historyBound)`,
+      values: { ...values, ':historyBound': num(HISTORY_BOUND) },
+    });
   } catch (error) {
-    if (isConditionalCheckFailed(error)) return undefined;
-    throw error;
+    if (!isConditionalCheckFailed(error) && !isItemTooLarge(error)) throw error;
+    refusal = error;
   }
+  // Refused by the change's own condition, or for the history's size: only the record tells which.
+  const current = await getMessage(context, id);
+  if (current === undefined) return undefined;
+  const tooLarge = isItemTooLarge(refusal);
+  if (!tooLarge && current.history.length < HISTORY_BOUND) return undefined;
+  // Too large with next to no history: cutting it would not make room.
+  if (tooLarge && current.history.length <= HISTORY_KEPT.first) throw refusal;
+  const unchanged = {
+    condition: `(${condition}) AND #updatedAt = :seenUpdatedAt AND size(#history) = :seenHistory`,
+    values: { ...values, ':seenUpdatedAt': str(current.updatedAt), ':seenHistory': num(current.history.length) },
+  };
+  // Cut to the bound; should the item still be too large (its other attributes), to the first entries alone.
+  for (const last of [HISTORY_KEPT.last, 0]) {
+    const { history, omitted } = boundedHistory([...current.history, entry], current.historyOmitted, last);
+    try {
+      return await update(context, id, { ...spec, ...unchanged, set: { ...spec.set, history: historyValue(history), historyOmitted: num(omitted) } });
+    } catch (error) {
+      if (isConditionalCheckFailed(error)) return undefined;
+      if (!isItemTooLarge(error) || last === 0) throw error;
+    }
+  }
+  throw refusal;
 };
+
+/** One conditional update of a message record; throws what DynamoDB throws. */
+const update = async (context: StoreTable, id: string, spec: UpdateSpec): Promise<MessageRecord | undefined> => {
+  const { Attributes: item } = await context.client.send(
+    new UpdateItemCommand({ TableName: context.tableName, Key: messageKey(id), ...buildUpdate(spec), ReturnValues: 'ALL_NEW' }),
+  );
+  // ALL_NEW always returns the item of a successful update.
+  return item === undefined ? undefined : messageFromItem(item);
+};
+
+/** True for a write DynamoDB refused because the item would pass its 400 KB limit (the message is the same on dynalite). */
+const isItemTooLarge = (error: unknown): boolean =>
+  error instanceof Error && error.name === 'ValidationException' && /item size .*exceeded the maximum allowed size/i.test(error.message);
 
 /** Options of {@link claimMessage}. */
 export interface ClaimOptions {
