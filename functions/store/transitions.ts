@@ -18,7 +18,7 @@ interface Change extends Omit<UpdateSpec, 'append'> {
   readonly entry: StateChange;
 }
 
-/** Entries a history holds at most: past this, a transition cuts it (see {@link boundedHistory}). */
+/** Entries a history keeps at most: past this, a transition cuts it (see {@link boundedHistory}). */
 const HISTORY_BOUND = HISTORY_KEPT.first + HISTORY_KEPT.last;
 
 /**
@@ -26,57 +26,81 @@ const HISTORY_BOUND = HISTORY_KEPT.first + HISTORY_KEPT.last;
  * `entry` to its history in the same write; `undefined` when the condition refused it (and then
  * nothing is appended).
  *
- * The history stays bounded in that same write, so it holds on AWS as locally: while it is below
- * {@link HISTORY_BOUND} entries the entry is appended (one write, almost every change); once full,
- * or when DynamoDB refuses the item as too large (a record whose history grew before the bound),
- * the record is read and the change written with the history cut to its bound (two writes and a
- * read), conditional on the record being as read. A record changed between the read and the write
- * refuses the change, as a lost race does.
+ * The history is kept bounded here, so the bound holds on AWS as locally:
+ * - a change that takes it past {@link HISTORY_BOUND} entries is followed by a second write that
+ *   cuts it (see {@link trimmed}); a lost race costs nothing more than before;
+ * - a change DynamoDB refuses because the item would pass 400 KB (a record whose history grew
+ *   before there was a bound) is written again with the history already cut, after a read, and
+ *   conditional on the record being as read: a record changed meanwhile refuses it, as a lost race
+ *   does.
  */
-const transition = async (context: StoreTable, id: string, { entry, condition, values = {}, ...spec }: Change): Promise<MessageRecord | undefined> => {
-  let refusal: unknown;
+const transition = async (context: StoreTable, id: string, { entry, condition, values, ...spec }: Change): Promise<MessageRecord | undefined> => {
+  let record: MessageRecord | undefined;
   try {
-    return await update(context, id, {
-      ...spec,
-      append: { history: historyValue([entry]) },
-      condition: `(${condition}) AND (attribute_not_exists(#history) OR size(#history) < :historyBound)`,
-      values: { ...values, ':historyBound': num(HISTORY_BOUND) },
-    });
+    record = await update(context, id, { ...spec, condition, values, append: { history: historyValue([entry]) } });
   } catch (error) {
-    if (!isConditionalCheckFailed(error) && !isItemTooLarge(error)) throw error;
-    refusal = error;
+    if (!isItemTooLarge(error)) throw error;
+    return await withHistoryCut(context, id, { entry, condition, values, ...spec }, error);
   }
-  // Refused by the change's own condition, or for the history's size: only the record tells which.
+  return record === undefined ? undefined : await trimmed(context, id, record);
+};
+
+/**
+ * Cuts the history of a record just changed when it has passed its bound, conditional on nothing
+ * having changed it since. Best effort: the change itself is done, so a cut refused or failed
+ * returns the record as changed, and the next change cuts it.
+ */
+const trimmed = async (context: StoreTable, id: string, record: MessageRecord): Promise<MessageRecord> => {
+  if (record.history.length <= HISTORY_BOUND) return record;
+  const { history, omitted } = boundedHistory(record.history, record.historyOmitted);
+  try {
+    const cut = await update(context, id, {
+      set: { history: historyValue(history), historyOmitted: num(omitted) },
+      condition: '#updatedAt = :seenUpdatedAt AND size(#history) = :seenHistory',
+      values: { ':seenUpdatedAt': str(record.updatedAt), ':seenHistory': num(record.history.length) },
+    });
+    return cut ?? record;
+  } catch {
+    return record;
+  }
+};
+
+/**
+ * Writes a change DynamoDB refused as too large with the history cut to its bound, or, should the
+ * item still be too large (its other attributes), to its first entries alone.
+ */
+const withHistoryCut = async (context: StoreTable, id: string, { entry, condition, values = {}, ...spec }: Change, refusal: unknown): Promise<MessageRecord | undefined> => {
   const current = await getMessage(context, id);
   if (current === undefined) return undefined;
-  const tooLarge = isItemTooLarge(refusal);
-  if (!tooLarge && current.history.length < HISTORY_BOUND) return undefined;
-  // Too large with next to no history: cutting it would not make room.
-  if (tooLarge && current.history.length <= HISTORY_KEPT.first) throw refusal;
+  // Next to no history: cutting it would not make room.
+  if (current.history.length <= HISTORY_KEPT.first) throw refusal;
   const unchanged = {
     condition: `(${condition}) AND #updatedAt = :seenUpdatedAt AND size(#history) = :seenHistory`,
     values: { ...values, ':seenUpdatedAt': str(current.updatedAt), ':seenHistory': num(current.history.length) },
   };
-  // Cut to the bound; should the item still be too large (its other attributes), to the first entries alone.
   for (const last of [HISTORY_KEPT.last, 0]) {
     const { history, omitted } = boundedHistory([...current.history, entry], current.historyOmitted, last);
     try {
       return await update(context, id, { ...spec, ...unchanged, set: { ...spec.set, history: historyValue(history), historyOmitted: num(omitted) } });
     } catch (error) {
-      if (isConditionalCheckFailed(error)) return undefined;
-      if (!isItemTooLarge(error) || last === 0) throw error;
+      if (!isItemTooLarge(error)) throw error;
     }
   }
   throw refusal;
 };
 
-/** One conditional update of a message record; throws what DynamoDB throws. */
+/** One conditional update of a message record: the record as written, or `undefined` when its condition refused it. */
 const update = async (context: StoreTable, id: string, spec: UpdateSpec): Promise<MessageRecord | undefined> => {
-  const { Attributes: item } = await context.client.send(
-    new UpdateItemCommand({ TableName: context.tableName, Key: messageKey(id), ...buildUpdate(spec), ReturnValues: 'ALL_NEW' }),
-  );
-  // ALL_NEW always returns the item of a successful update.
-  return item === undefined ? undefined : messageFromItem(item);
+  try {
+    const { Attributes: item } = await context.client.send(
+      new UpdateItemCommand({ TableName: context.tableName, Key: messageKey(id), ...buildUpdate(spec), ReturnValues: 'ALL_NEW' }),
+    );
+    // ALL_NEW always returns the item of a successful update.
+    return item === undefined ? undefined : messageFromItem(item);
+  } catch (error) {
+    if (isConditionalCheckFailed(error)) return undefined;
+    throw error;
+  }
 };
 
 /** True for a write DynamoDB refused because the item would pass its 400 KB limit (the message is the same on dynalite). */

@@ -369,32 +369,65 @@ describe('a long history', () => {
     expect(await store.getMessage(id)).toEqual(after);
   });
 
-  /** Rewrites the record with the longest history of `filler` entries that DynamoDB still accepts. */
-  const fillHistory = async (tableName: string, item: Record<string, AttributeValue>, filler: AttributeValue) => {
-    // About 590 bytes an entry: 720 entries are past 400 KB; step down until the item fits.
-    for (let count = 720; count > 0; count -= 1) {
+  const big: AttributeValue = { M: { at: { S: at(500).toISOString() }, state: { S: 'PENDING' }, error: { M: { name: { S: 'TimeoutError' }, delivery: { S: 'not-sent' }, message: { S: 'x'.repeat(500) } } } } };
+  const small: AttributeValue = { M: { at: { S: at(500).toISOString() }, state: { S: 'PENDING' } } };
+
+  /**
+   * Rewrites the stored record with the longest history DynamoDB still accepts (as a record retried
+   * for days before the bound existed): as many `big` entries as fit, then `small` ones until not
+   * even one more fits. Returns how many entries it holds.
+   */
+  const fillToTheLimit = async (tableName: string, item: Record<string, AttributeValue>): Promise<number> => {
+    const put = async (history: AttributeValue[]): Promise<boolean> => {
       try {
-        await db.client.send(new PutItemCommand({ TableName: tableName, Item: { ...item, history: { L: Array.from({ length: count }, () => filler) } } }));
-        return count;
+        await db.client.send(new PutItemCommand({ TableName: tableName, Item: { ...item, history: { L: history } } }));
+        return true;
       } catch (error) {
-        if (!/maximum allowed size/.test((error as Error).message)) throw error;
+        if (/maximum allowed size/.test((error as Error).message)) return false;
+        throw error;
       }
+    };
+    let history = item['history']?.L ?? [];
+    for (const [filler, most] of [[big, 1_000], [small, 1_000]] as const) {
+      // The most that fit: a binary search, a few puts instead of hundreds.
+      let [low, high] = [0, most];
+      while (low < high) {
+        const middle = Math.ceil((low + high) / 2);
+        if (await put([...history, ...Array.from({ length: middle }, () => filler)])) low = middle;
+        else high = middle - 1;
+      }
+      history = [...history, ...Array.from({ length: low }, () => filler)];
     }
-    throw new Error('no history fits');
+    expect(await put(history)).toBe(true);
+    expect(await put([...history, small])).toBe(false);
+    return history.length;
   };
 
-  it('claims and settles a record whose history grew to the item size limit (written before the bound), and bounds it', async () => {
+  it('claims a record whose history grew to the item size limit (written before the bound), and bounds it', async () => {
     const { store, id, tableName, rawItem } = await setUp();
-    const filler: AttributeValue = { M: { at: { S: at(500).toISOString() }, state: { S: 'PENDING' }, error: { M: { name: { S: 'TimeoutError' }, delivery: { S: 'not-sent' }, message: { S: 'x'.repeat(500) } } } } };
-    const count = await fillHistory(tableName, (await rawItem(`MSG#${id}`, 'MSG'))!, filler);
-    expect(count).toBeLessThan(720);
+    const count = await fillToTheLimit(tableName, (await rawItem(`MSG#${id}`, 'MSG'))!);
 
-    const { token } = await claim(store, id, at(1000));
-    const failed = await store.settle(id, token, { state: 'FAILED', reason: 'r'.repeat(500), lastError }, { now: at(2000) });
+    const claimed = await store.claimMessage(id, { now: at(1000) });
+
+    expect(claimed).toMatchObject({ state: 'SENDING', attempts: 1, historyOmitted: count + 1 - FIRST - LAST });
+    expect(claimed?.history).toHaveLength(FIRST + LAST);
+    expect(claimed?.history.at(-1)).toEqual(entry(1000, 'SENDING'));
+    expect(await store.getMessage(id)).toEqual(claimed);
+  });
+
+  it('settles a claimed record whose history grew to the item size limit, and bounds it', async () => {
+    const { store, id, tableName, rawItem } = await setUp();
+    await claim(store, id, at(1000));
+    const count = await fillToTheLimit(tableName, (await rawItem(`MSG#${id}`, 'MSG'))!);
+    const { claimToken } = (await store.getMessage(id))!;
+
+    const failed = await store.settle(id, claimToken!, { state: 'FAILED', reason: 'r'.repeat(500), lastError }, { now: at(2000) });
 
     expect(failed.state).toBe('FAILED');
     expect(failed.history).toHaveLength(FIRST + LAST);
-    expect(failed.historyOmitted).toBe(count + 2 - FIRST - LAST);
-    expect(failed.history.slice(-2)).toEqual([entry(1000, 'SENDING'), entry(2000, 'FAILED', { reason: 'r'.repeat(500), error: lastError })]);
+    expect(failed.historyOmitted).toBe(count + 1 - FIRST - LAST);
+    expect(failed.history.slice(0, 2)).toEqual([entry(0, 'PENDING'), entry(1000, 'SENDING')]);
+    expect(failed.history.at(-1)).toEqual(entry(2000, 'FAILED', { reason: 'r'.repeat(500), error: lastError }));
+    expect(await store.getMessage(id)).toEqual(failed);
   });
 });
