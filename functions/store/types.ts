@@ -117,9 +117,11 @@ export interface MessageRecord extends MessageContent {
    * before the history existed.
    *
    * Bounded, so a record can always be written (DynamoDB items hold 400 KB): an entry is bounded
-   * (see {@link StateChange}), and a transition that would pass `HISTORY_KEPT` (`core/defaults`)
-   * keeps the first `HISTORY_KEPT.first` entries and the last `HISTORY_KEPT.last`, in the same
-   * write, counting the ones dropped between them in {@link MessageRecord.historyOmitted}.
+   * (see {@link StateChange}), and a change that takes the list past `HISTORY_KEPT`
+   * (`core/defaults`) is followed by a write that keeps the first `HISTORY_KEPT.first` entries and
+   * the last `HISTORY_KEPT.last`, counting the ones dropped between them in
+   * {@link MessageRecord.historyOmitted}. A change DynamoDB refuses as too large is written with
+   * the history already cut.
    */
   readonly history: readonly StateChange[];
   /** How many changes of state were dropped from `history` after its first entries; absent when none. */
