@@ -77,3 +77,11 @@ export const RETRY = {
   /** A record in SENDING for longer than this belongs to a sender that died; must exceed the provider time-out. */
   staleSendingMs: 120_000,
 } as const;
+
+/**
+ * How much of a message record's `history` is kept: its first `first` state changes (how it was
+ * accepted and first tried) and its last `last`; the changes between are dropped and counted in the
+ * record's `historyOmitted`. 43 entries of at most about 1 KB each (see `MAX_HISTORY_TEXT_CHARS`)
+ * keep every record far below DynamoDB's 400 KB item limit, however often it is retried or redriven.
+ */
+export const HISTORY_KEPT = { first: 3, last: 40 } as const;

@@ -1,6 +1,6 @@
 import { literalRecipients, type RelayConfigView } from '../core/config/view';
 import { DeliveryPolicy } from '../core/config/policies';
-import { MessageState, type MessageRecord, NoticeKind } from '../store';
+import { ClaimLostError, MessageState, type MessageRecord, NoticeKind } from '../store';
 import { noticeMessage } from './notice';
 import { RelayMetric, type RelayContext } from './ports';
 import { sendMessage, type SendOutcome } from './sender';
@@ -105,8 +105,10 @@ async function recoverStale(context: RelayContext<RelayConfigView>, now: Date, l
       recovered += 1;
       logger.warn('recovered a message left in SENDING', { id: record.id, route: record.route, delivery: record.delivery });
     } catch (error) {
-      // Lost the race: the sender finished after all.
-      logger.info('stale record settled by its sender meanwhile', { id: record.id, error: (error as Error).name });
+      // A lost claim: the sender finished after all (or another sweep got there first).
+      if (error instanceof ClaimLostError) logger.info('stale record settled by its sender meanwhile', { id: record.id, route: record.route });
+      // Anything else left it in SENDING: still stale, so the next sweep tries again.
+      else logger.error('stale record not settled; the next sweep tries again', { id: record.id, route: record.route, error: error instanceof Error ? error.name : typeof error });
     }
   }
   return recovered;

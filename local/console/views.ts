@@ -1,3 +1,4 @@
+import { HISTORY_KEPT } from '../../functions/core/defaults';
 import { maskPhoneNumbersIn } from '../../functions/core/recipients';
 import { forecastBalance } from '../../functions/relay/balance';
 import { NOTICE_ROUTE } from '../../functions/relay/ports';
@@ -76,6 +77,8 @@ export function recordDetail(record: MessageRecord, capture: CapturedPayload | u
       notice: record.notice ?? null,
     },
     history,
+    // The store drops the changes between the first ones and the last ones (see `boundedHistory`).
+    historyOmitted: record.historyOmitted ? { count: record.historyOmitted, after: Math.min(HISTORY_KEPT.first, history.length) } : null,
     result:
       record.result === undefined
         ? null
