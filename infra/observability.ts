@@ -248,7 +248,7 @@ export const API_THROTTLED = 'ApiThrottled';
 
 function relayMetric(namespace: string, name: MetricName, statistic: string, period: Duration, route?: string): cloudwatch.Metric {
   const dimensionsMap: Record<string, string> = { ...METRICS.dimensions, ...(route === undefined ? {} : { [METRICS.routeDimension]: route }) };
-  return new cloudwatch.Metric({ namespace, metricName: name, dimensionsMap, statistic, period, ...(route === undefined ? {} : { label: `${name} ${route}` }) });
+  return new cloudwatch.Metric({ namespace, metricName: name, dimensionsMap, statistic, period });
 }
 
 function tableThrottles(table: dynamodb.ITable): cloudwatch.MathExpression {
@@ -320,7 +320,7 @@ function dashboardRows(
       }),
       new cloudwatch.GraphWidget({
         title: 'Webhooks refused',
-        left: [sum(METRICS.names.routeMisconfigured), ...props.routes.map((route) => relay(METRICS.names.rejected, 'Sum', FIVE_MINUTES, route))],
+        left: [sum(METRICS.names.routeMisconfigured), ...props.routes.map((route) => relay(METRICS.names.rejected, 'Sum', FIVE_MINUTES, route).with({ label: `Rejected ${route}` }))],
         width: 8,
       }),
       new cloudwatch.GraphWidget({
