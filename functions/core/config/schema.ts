@@ -104,6 +104,10 @@ const FUNCTION_NAMES = Object.keys(HANDLER_TIMEOUT_SECONDS) as FunctionName[];
 /** The retention periods CloudWatch Logs accepts, in days. */
 export const LOG_RETENTION_DAYS = [1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365, 400, 545, 731, 1096, 1827, 2192, 2557, 2922, 3288, 3653] as const;
 
+/** A value of the deploy block, checked by `accepts`; one message however it is wrong. */
+const deployValue = <T>(accepts: (value: unknown) => value is T, message: string) => z.custom<T>(accepts, { message }).optional();
+const isNumber = (value: unknown): value is number => typeof value === 'number' && Number.isFinite(value);
+
 /**
  * Per-environment stack settings, read by `cdk synth` only (the local runtime ignores them). Every
  * key is optional; absent keys keep the stack's defaults.
@@ -111,28 +115,28 @@ export const LOG_RETENTION_DAYS = [1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 36
 export const DeploySchema = z.strictObject({
   throttle: z
     .strictObject({
-      rate: z.number().positive({ message: 'rate is requests per second, above 0' }).optional(),
-      burst: z.number().int().nonnegative({ message: 'burst is a whole number of requests, 0 or more' }).optional(),
+      rate: deployValue((value): value is number => isNumber(value) && value > 0, 'rate is requests per second, above 0'),
+      burst: deployValue((value): value is number => isNumber(value) && Number.isInteger(value) && value >= 0, 'burst is a whole number of requests, 0 or more'),
     })
     .optional(),
   memory: z
     .strictObject(
       Object.fromEntries(
-        FUNCTION_NAMES.map((name) => [name, z.number().refine((mb) => Number.isInteger(mb) && mb >= 128 && mb <= 10_240, { message: 'memory is whole MB from 128 to 10240' }).optional()]),
-      ) as Record<FunctionName, z.ZodOptional<z.ZodNumber>>,
+        FUNCTION_NAMES.map((name) => [name, deployValue((value): value is number => isNumber(value) && Number.isInteger(value) && value >= 128 && value <= 10_240, 'memory is whole MB from 128 to 10240')]),
+      ) as Record<FunctionName, ReturnType<typeof deployValue<number>>>,
     )
     .optional(),
-  logRetentionDays: z
-    .number()
-    .refine((days) => (LOG_RETENTION_DAYS as readonly number[]).includes(days), { message: `CloudWatch keeps logs for one of ${LOG_RETENTION_DAYS.join(', ')} days` })
-    .optional(),
+  logRetentionDays: deployValue(
+    (value): value is number => (LOG_RETENTION_DAYS as readonly unknown[]).includes(value),
+    `CloudWatch keeps logs for one of ${LOG_RETENTION_DAYS.join(', ')} days`,
+  ),
   /** What deleting the stack does to the table and the secret. */
-  onDelete: z.enum(['retain', 'destroy']).optional(),
+  onDelete: deployValue((value): value is 'retain' | 'destroy' => value === 'retain' || value === 'destroy', 'onDelete is retain (the default) or destroy'),
   /**
    * Deploy routes that set `capture`: they store customer payloads in the deployed table, so it is
    * a choice made here, never a setting copied from the local example.
    */
-  allowCapture: z.boolean().optional(),
+  allowCapture: deployValue((value): value is boolean => typeof value === 'boolean', 'allowCapture is true or false'),
 });
 
 /**
