@@ -22,7 +22,8 @@ export function secretName(environmentName: string, config: Pick<RelayConfig, 's
 }
 
 // Where a deployed Lambda must never be pointed: the function's own host, private networks it has
-// no route to, and the instance metadata service.
+// no route to, and the instance metadata service. BlockList matches IPv4-mapped IPv6 addresses
+// (::ffff:127.0.0.1) against the IPv4 subnets itself.
 const PRIVATE = new BlockList();
 for (const [network, prefix] of [
   ['0.0.0.0', 8],
@@ -40,8 +41,6 @@ for (const [network, prefix] of [
   ['::1', 128],
   ['fc00::', 7],
   ['fe80::', 10],
-  // IPv4-mapped: written so only to get round a check like this one.
-  ['::ffff:0:0', 96],
 ] as const) {
   PRIVATE.addSubnet(network, prefix, 'ipv6');
 }
