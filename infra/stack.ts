@@ -50,6 +50,8 @@ export class SmsRelayStack extends Stack {
     });
     new CfnOutput(this, 'TableName', { value: this.relay.table.tableName });
     new CfnOutput(this, 'FailureQueueUrl', { value: this.relay.failureQueue.queueUrl });
+    new CfnOutput(this, 'DeadLetterQueueUrl', { value: this.relay.deadLetterQueue.queueUrl });
+    new CfnOutput(this, 'DashboardName', { value: this.relay.observability.dashboard.dashboardName });
     new CfnOutput(this, 'AlarmTopicArn', { value: this.relay.observability.topic.topicArn });
   }
 }
