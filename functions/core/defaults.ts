@@ -37,6 +37,9 @@ export const MAX_BODY_BYTES = 262_144;
 /** The deadline of one call to the SMS service (`provider.timeoutMs`). */
 export const PROVIDER_TIMEOUT_MS = 10_000;
 
+/** A deployed environment's secret is `sms-relay/<env>` when its config names no `secrets`. */
+export const SECRET_NAME_PREFIX = 'sms-relay/';
+
 /** `balance.schedule` when a config sets none; without `balance` the watch still publishes the balance. */
 export const BALANCE_SCHEDULE = 'rate(1 hour)';
 

@@ -45,18 +45,21 @@ export async function ingestWebhook(
   const route = config.routes.get(request.routeId);
   if (route === undefined) return answer(404, { error: `unknown route "${request.routeId}"` });
   if (request.body.byteLength > maxBodyBytes) {
+    metrics.add(RelayMetric.Rejected, 1, route.id);
     return answer(413, { error: `body of ${request.body.byteLength} bytes exceeds the limit of ${maxBodyBytes}` });
   }
 
   const secret = await context.secrets.get(route.config.secret);
   if (secret === undefined) {
     logger.error('route secret missing from the environment secret', { route: route.id, secretName: route.config.secret });
+    metrics.add(RelayMetric.RouteMisconfigured, 1, route.id);
     return answer(500, { error: 'the relay is misconfigured for this route; nothing was recorded' });
   }
   const unusable = secretProblem(route.pack.name, secret);
   if (unusable !== undefined) {
     // Refused loudly rather than left to answer 401 to every genuine sender (see secretProblem).
     logger.error('route secret can never authenticate this route', { route: route.id, secretName: route.config.secret, problem: unusable });
+    metrics.add(RelayMetric.RouteMisconfigured, 1, route.id);
     return answer(500, { error: 'the relay is misconfigured for this route; nothing was recorded' });
   }
 
@@ -74,9 +77,12 @@ export async function ingestWebhook(
   switch (evaluation.verdict) {
     case Verdict.Unauthorized:
       logger.warn('webhook refused', { ...log, reason: evaluation.reason });
+      // Per route, so a sender with the wrong secret shows as a sustained run on its own route.
+      metrics.add(RelayMetric.Rejected, 1, route.id);
       return answer(401, { error: 'unauthorized', reason: evaluation.reason });
     case Verdict.BadRequest:
       logger.warn('webhook refused', { ...log, reason: evaluation.reason });
+      metrics.add(RelayMetric.Rejected, 1, route.id);
       return answer(400, { error: evaluation.reason });
     case Verdict.Ping:
       await capture(context, request, []);

@@ -61,6 +61,7 @@ export async function sweep(
     limit,
     ...(pendingGraceMs > 0 ? { updatedBefore: new Date(now.getTime() - pendingGraceMs) } : {}),
   });
+  publishBacklog(context, due.items, now);
   const sent: Partial<Record<SendOutcome, number>> = {};
   let errors = 0;
   let deferred = 0;
@@ -78,8 +79,25 @@ export async function sweep(
       context.logger.error('sweep could not send a record', { id: record.id, route: record.route, error });
     }
   });
+  // Counted even when 0, beside the backlog: the alarm reads a sweeper that could not send.
+  context.metrics.add(RelayMetric.SweepErrors, errors);
   const summaries = await recordHeldSummaries(context, now);
   return { sent, recovered, summaries, errors, deferred };
+}
+
+/**
+ * The backlog as this sweep found it: how many PENDING records are due, and how long the oldest of
+ * them has been due (its retry time, else its last change). Published on every run, zeros
+ * included, so the backlog alarm sees a backlog that stays rather than one sweep's spike.
+ */
+function publishBacklog(context: RelayContext<RelayConfigView>, due: readonly MessageRecord[], now: Date): void {
+  let oldestMs = 0;
+  for (const record of due) {
+    const dueSince = Date.parse(record.nextAttemptAt ?? record.updatedAt);
+    if (Number.isFinite(dueSince)) oldestMs = Math.max(oldestMs, now.getTime() - dueSince);
+  }
+  context.metrics.add(RelayMetric.PendingDue, due.length);
+  context.metrics.add(RelayMetric.OldestPendingAgeSeconds, Math.round(oldestMs / 1000));
 }
 
 /**
