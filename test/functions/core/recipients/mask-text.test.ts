@@ -1,0 +1,60 @@
+import { describe, expect, it } from 'vitest';
+import { maskNumbersInText } from '../../../../functions/core/recipients';
+
+describe('maskNumbersInText: every spelling the relay accepts as a recipient', () => {
+  it.each([
+    ['call 712 345 678 now', 'call 2557****678 now'],
+    ['0712 34 56 78', '2557****678'],
+    ['+255 (0) 712 345 677', '2557****677'],
+    ['255712345678', '2557****678'],
+    ['+255712345678.', '2557****678.'],
+    ['+255 712 345 678', '2557****678'],
+    ['+255 0712 345 678', '2557****678'],
+    ['00255712345678', '2557****678'],
+    ['(0712) 345-678', '2557****678'],
+    ['0754-321-000 and 0654 321 000', '2557****000 and 2556****000'],
+    ['tel:0712345678', 'tel:2557****678'],
+    ['712345678', '2557****678'],
+    ['0712345678,0754111222;0654321000', '2557****678,2557****222;2556****000'],
+  ])('%j → %j', (text, masked) => {
+    expect(maskNumbersInText(text)).toBe(masked);
+  });
+});
+
+describe('maskNumbersInText: encoded spellings, masked where they stand', () => {
+  it.each([
+    ['percent-encoded', 'to=%2B255%20712%20345%20678&ok=1', 'to=2557****678&ok=1'],
+    ['percent-encoded, lower case', 'to=%2b255%20712%20345%20678', 'to=2557****678'],
+    ['form-encoded spaces', 'to=0712+345+678&next=255+754+111+222', 'to=2557****678&next=2557****222'],
+    ['JSON \\u escapes', '{"to":"\\u0030712345678"}', '{"to":"2557****678"}'],
+    ['a JSON \\u escaped plus', '{"to":"\\u002B255 712 345 678"}', '{"to":"2557****678"}'],
+    ['after a JSON \\n', '{"text":"line one\\n0712 345 678"}', '{"text":"line one\\n2557****678"}'],
+    ['JSON-escaped slashes', '{"to":"0712\\/345\\/678"}', '{"to":"2557****678"}'],
+  ])('%s: %j → %j', (_kind, text, masked) => {
+    expect(maskNumbersInText(text)).toBe(masked);
+  });
+});
+
+// Decided: only what the relay would accept as a recipient is masked (a Tanzanian mobile number),
+// so ids, amounts, times, hashes and other countries' or landline numbers stay as they are. A bare
+// nine-digit run that is a valid mobile number (`750000000`) is masked: the relay would send to it.
+describe('maskNumbersInText: what is not a number the relay accepts stays as it is', () => {
+  it.each([
+    ['a Shopify order id', 'order 820982911946154508 #1001'],
+    ['amounts', 'paid 150000 TZS, 12,500.00 USD, 1,250,000.50'],
+    ['times', '2025-06-02T08:00:00.000Z 1717171717 08:15:30'],
+    ['a digit run inside a hash or id', 'after a712345678f 6113728f27ae82c7 ch_0712345678abc'],
+    ['longer digit runs', '1255712345678 and 2557123456789 and 07123456789'],
+    ['a landline', '0222123456 is a landline'],
+    ['another country', '+254 712 345 678 is in Kenya'],
+    ['an already masked number', 'sent to 2557****678'],
+    ['a UUID', '123e4567-e89b-12d3-a456-426614174000'],
+    ['a percent sign and a backslash on their own', '100% \\ 50%2'],
+  ])('%s: %j', (_kind, text) => {
+    expect(maskNumbersInText(text)).toBe(text);
+  });
+
+  it('masks a bare nine-digit run that is a valid mobile number, as the relay would send to it', () => {
+    expect(maskNumbersInText('amount 750000000')).toBe('amount 2557****000');
+  });
+});
