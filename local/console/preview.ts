@@ -4,11 +4,12 @@ import { stringify } from 'yaml';
 import { compileRoute } from '../../functions/core/config/compile';
 import { describeIssues } from '../../functions/core/config/parse';
 import { RouteSchema } from '../../functions/core/config/schema';
-import { maskMsisdn, maskPhoneNumbersIn } from '../../functions/core/recipients';
+import { maskMsisdn, maskNumbersInText } from '../../functions/core/recipients';
 import type { MessageStore } from '../../functions/store';
 import { looksFormEncoded, previewEvaluation } from '../cli/commands/preview';
 import type { PayloadChoice, PreviewAnswer, PreviewRequest } from './contract';
 import { ConsoleRequestError, type ConsoleSource } from './source';
+import { captureView } from './views';
 
 /** Fixtures and captures offered per route; more is noise in a picker. */
 const MAX_CHOICES = 25;
@@ -32,13 +33,10 @@ export async function payloadChoices(source: ConsoleSource, store: MessageStore,
     headers: fixtureHeaders(route.pack.name, name),
   }));
   return [
-    ...captures.map((capture): PayloadChoice => ({
-      kind: 'capture',
-      id: capture.id,
-      label: `captured ${capture.receivedAt}`,
-      body: capture.bodyEncoding === 'utf8' ? maskPhoneNumbersIn(capture.body) : '(binary body)',
-      headers: capture.headers,
-    })),
+    ...captures.map((capture): PayloadChoice => {
+      const shown = captureView(capture, route);
+      return { kind: 'capture', id: capture.id, label: `captured ${capture.receivedAt}`, body: shown.bodyEncoding === 'utf8' ? shown.body : '(binary body)', headers: shown.headers };
+    }),
     ...fixtures,
   ];
 }
@@ -58,12 +56,12 @@ export async function previewRoute(source: ConsoleSource, store: MessageStore, r
   if (request.recipients !== undefined) edited['recipients'] = request.recipients.map((entry) => entry.trim()).filter((entry) => entry !== '');
   // Numbers are masked on the page as everywhere else, the config's own recipients too.
   const written = stringify({ [request.route]: edited });
-  const masked = maskPhoneNumbersIn(written);
+  const masked = maskNumbersInText(written);
   const yaml = masked === written ? written : `# phone numbers are masked: keep the recipients your config has\n${masked}`;
 
   const invalid = (problems: readonly string[]): PreviewAnswer => ({
     verdict: 'invalid',
-    reason: problems.map((problem) => maskPhoneNumbersIn(problem)).join('; '),
+    reason: problems.map((problem) => maskNumbersInText(problem)).join('; '),
     messages: [],
     dropped: [],
     warnings: [],
@@ -81,17 +79,17 @@ export async function previewRoute(source: ConsoleSource, store: MessageStore, r
   const { creditsPerUnit } = await store.getBalanceState();
   return {
     verdict: result.verdict,
-    reason: result.reason === undefined ? null : maskPhoneNumbersIn(result.reason),
+    reason: result.reason === undefined ? null : maskNumbersInText(result.reason),
     messages: result.messages.map((message) => ({
       to: message.to.map(maskMsisdn),
-      text: maskPhoneNumbersIn(message.text),
+      text: maskNumbersInText(message.text),
       encoding: message.encoding,
       characters: message.characters,
       segments: message.segments,
       estimatedCost: creditsPerUnit === undefined ? null : message.segments * message.to.length * creditsPerUnit,
     })),
-    dropped: result.dropped.map(({ entry, reason }) => ({ entry: maskPhoneNumbersIn(entry), reason: maskPhoneNumbersIn(reason) })),
-    warnings: result.warnings.map(maskPhoneNumbersIn),
+    dropped: result.dropped.map(({ entry, reason }) => ({ entry: maskNumbersInText(entry), reason: maskNumbersInText(reason) })),
+    warnings: result.warnings.map(maskNumbersInText),
     yaml,
   };
 }
