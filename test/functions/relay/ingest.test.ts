@@ -265,7 +265,7 @@ describe('ingestWebhook against hostile and oversized input', () => {
 });
 
 describe('routes.<id>.capture', () => {
-  it('keeps each authenticated payload of the route with its headers less credentials, and nothing of a refused one', async () => {
+  it('keeps each authenticated payload of the route with only its allowed headers, and nothing of a refused one', async () => {
     relay = await harness({ db: servers.db, baseUrl: servers.sandbox.baseUrl, config: (config) => ({ ...config, routes: { ...config.routes, github: { ...config.routes['github']!, capture: '1d' } } }) });
     const body = fixtureText('github/issues-opened.json');
     const accepted = await relay.ingest('github', body, { headers: github('issues', body) });
