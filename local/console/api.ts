@@ -129,8 +129,9 @@ function overview(source: ConsoleSource): Overview {
     routes: [...source.loaded.routes.values()].map((route) => ({
       id: route.id,
       source: route.pack.name,
-      template: route.config.template ?? route.pack.defaultTemplate,
-      when: route.config.when ?? null,
+      // Masked like everything shown; a preview that sends them back unchanged gets the route's own.
+      template: maskNumbersInText(route.config.template ?? route.pack.defaultTemplate),
+      when: route.config.when === undefined ? null : maskNumbersInText(route.config.when),
       recipients: route.config.recipients.map(maskNumbersInText),
     })),
     states: [...MESSAGE_STATES],

@@ -51,8 +51,8 @@ export async function previewRoute(source: ConsoleSource, store: MessageStore, r
   const route = source.loaded.routes.get(request.route);
   if (raw === undefined || route === undefined) throw new ConsoleRequestError(404, `no route "${request.route}"`);
   const edited: Record<string, unknown> = { ...raw };
-  if (request.template !== undefined) setOrDrop(edited, 'template', request.template);
-  if (request.when !== undefined) setOrDrop(edited, 'when', request.when);
+  if (request.template !== undefined) setOrDrop(edited, 'template', ownUnlessEdited(request.template, route.config.template ?? route.pack.defaultTemplate));
+  if (request.when !== undefined) setOrDrop(edited, 'when', ownUnlessEdited(request.when, route.config.when));
   if (request.recipients !== undefined) edited['recipients'] = request.recipients.map((entry) => entry.trim()).filter((entry) => entry !== '');
   // Numbers are masked on the page as everywhere else, the config's own recipients too.
   const written = stringify({ [request.route]: edited });
@@ -92,6 +92,14 @@ export async function previewRoute(source: ConsoleSource, store: MessageStore, r
     warnings: result.warnings.map(maskNumbersInText),
     yaml,
   };
+}
+
+/**
+ * The page starts from the route's template and condition as the overview shows them, numbers
+ * masked: sent back unchanged, they mean the route's own, not a template that texts `2557****678`.
+ */
+function ownUnlessEdited(sent: string, own: string | undefined): string {
+  return own !== undefined && sent === maskNumbersInText(own) ? own : sent;
 }
 
 function setOrDrop(route: Record<string, unknown>, key: string, value: string): void {

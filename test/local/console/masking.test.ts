@@ -9,7 +9,7 @@ import { ingestWebhook } from '../../../functions/relay/ingest';
 import type { RelayContext } from '../../../functions/relay/ports';
 import { sendMessage } from '../../../functions/relay/sender';
 import { type ConsoleApi, createStoreApi } from '../../../local/console/api';
-import type { PayloadsAnswer, RecordsPage } from '../../../local/console/contract';
+import type { PayloadsAnswer, PreviewAnswer, RecordsPage } from '../../../local/console/contract';
 import { FIXTURES_DIR, rawRoutesOf } from '../../../local/console/standalone';
 import { openLocalStore, type LocalStore } from '../../../local/runtime/local-store';
 import { createLocalContext } from '../../../local/runtime/runtime';
@@ -32,14 +32,15 @@ const TRELLO_ROUTE = `
     capture: 1d
     secret: trello-secret
     recipients: ["712 345 611", "0712 34 56 12", "+255 (0) 712 345 613"]
-    template: "{{ action.data.text }}"
+    template: "{{ action.data.text }} (office 0712 345 620)"
+    when: "action.data.text != '712 345 620'"
     signature: { header: x-trello-webhook, algorithm: sha1, encoding: base64, signed: "{timestamp}.{body}" }
     timestamp: { header: x-trello-time }
     dedupe: { header: x-trello-delivery }
 `;
 
 /** Every number this test sends, by its nine national digits: none may appear in full. */
-const NUMBERS = Array.from({ length: 19 }, (_, index) => `7123456${String(index + 1).padStart(2, '0')}`);
+const NUMBERS = Array.from({ length: 20 }, (_, index) => `7123456${String(index + 1).padStart(2, '0')}`);
 const HUNTER = `hunter2-${randomBytes(8).toString('hex')}`;
 
 let dir: string;
@@ -173,6 +174,14 @@ describe('the console never shows a number the relay accepts, nor a credential',
         });
       }
     }
+    // The playground starts from the overview's (masked) template and condition: sent back
+    // unchanged, they are the route's own, so the preview is the real one.
+    const trelloSettings = (answers['overview'] as { routes: { id: string; template: string; when: string }[] }).routes.find((route) => route.id === 'trello')!;
+    expect(trelloSettings.template).toBe('{{ action.data.text }} (office 2557****620)');
+    const trelloCapture = (answers['payloads trello'] as PayloadsAnswer).payloads.find((choice) => choice.kind === 'capture')!;
+    const asStarted = (await call('POST', '/preview', { body: { route: 'trello', capture: trelloCapture.id, template: trelloSettings.template, when: trelloSettings.when } })) as PreviewAnswer;
+    answers['preview trello as the page starts'] = asStarted;
+    expect(asStarted).toMatchObject({ verdict: 'send', messages: [{ to: ['2557****611', '2557****612', '2557****613'], text: 'ring 2557****614 or 2557****615 (office 2557****620)', characters: 'ring 0712 34 56 14 or %2B255%20712%20345%20615 (office 0712 345 620)'.length }] });
     answers['preview pasted'] = await call('POST', '/preview', { body: { route: 'notify', payload: '{"message":"to 712 345 619","phone":"0712 34 56 19"}' } });
 
     // The answers did show these things, masked: the test looks where the numbers are.
