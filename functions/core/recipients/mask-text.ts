@@ -1,4 +1,3 @@
-import { findNumbers } from 'libphonenumber-js/max';
 import { maskMsisdn } from './mask';
 import { normalizeMsisdn } from './msisdn';
 
@@ -14,20 +13,18 @@ interface DecodedText {
 }
 
 /**
- * Where a number may stand in the decoded text: digits and what people type between them. Only
- * these stretches go to libphonenumber, whose matcher over a whole 256 KiB body takes a second.
+ * Where a number may stand in the decoded text: digits and what people type between them (what
+ * `normalizeMsisdn` allows), with a leading `+` or `(`.
  */
 const CANDIDATE = /[+(]*\d[\d\s().\-/]*/g;
 /**
- * Whether a stretch may hold a Tanzanian number: nine national digits at least, and a run of
- * digits alone is one only with 9 (`712345678`), 10 (`0712…`), 12 (`255…`) or 13 (`2550712…`).
- * Most digit runs in a body (ids, amounts, times) end here, before libphonenumber.
+ * The digits of a Tanzanian mobile number as it may be written: nine national digits starting 6
+ * or 7 (libphonenumber's TZ mobile ranges), after `0`, `255`, `00255` or `255 0`. A cheap test
+ * before the relay's normaliser decides.
  */
-function mayBeNumber(stretch: string): boolean {
-  const digits = stretch.replace(/\D/g, '').length;
-  if (digits < 9) return false;
-  return /\d\D+\d/.test(stretch.trim()) || [9, 10, 12, 13].includes(digits);
-}
+const MOBILE_DIGITS = /^(?:(?:00)?2550?|0)?[67]\d{8}$/;
+/** The most digits a spelling has: `00255 (0) 712 345 678`. */
+const MAX_DIGITS = 15;
 const HEX2 = /^[0-9a-fA-F]{2}$/;
 const HEX4 = /^[0-9a-fA-F]{4}$/;
 /** JSON's one-letter escapes: whitespace reads as a space (a boundary), the rest as themselves. */
@@ -64,17 +61,7 @@ function decode(text: string): DecodedText {
     }
   }
   // Form encoding writes spaces as `+`: after a digit a `+` is a space, never a country prefix.
-  // `00255…` is the international prefix the relay reads as `+` (see `parsePhone`).
-  for (let at = 0; at < chars.length; at += 1) {
-    const previous = chars[at - 1] ?? '';
-    if (chars[at] === '+' && /\d/.test(previous)) chars[at] = ' ';
-    else if (chars[at] === '0' && chars[at + 1] === '0' && chars.slice(at + 2, at + 5).join('') === '255' && !/\d/.test(previous)) {
-      // One `+` spanning both zeros, so the mask replaces them too.
-      chars.splice(at, 2, '+');
-      starts.splice(at + 1, 1);
-      ends.splice(at, 1);
-    }
-  }
+  for (let at = 1; at < chars.length; at += 1) if (chars[at] === '+' && isDigit(chars[at - 1]!)) chars[at] = ' ';
   return { text: chars.join(''), starts, ends };
 }
 
@@ -84,8 +71,9 @@ function decode(text: string): DecodedText {
  * percent-encoded (`%2B255%20712…`), form-encoded (`0712+345+678`) or JSON-escaped (`\u0030712…`).
  * Each becomes its `255` form masked (`2557****678`), in place of the characters that spelled it.
  *
- * Numbers are found by libphonenumber (region TZ) and kept only when `normalizeMsisdn` accepts
- * them, so ids, amounts, times, landlines and other countries' numbers stay as they are; digits
+ * Each stretch of digits and separators is read by the relay's own normaliser (`normalizeMsisdn`:
+ * libphonenumber, region TZ, mobile numbers only), so ids, amounts, times, landlines and other
+ * countries' numbers stay as they are; digits
  * joined to letters (`a712345678f`, a hash) are part of a word, not a number. A bare nine-digit run
  * that is a valid mobile number is masked even when it was meant as an amount: the relay would
  * send to it. For what the console and its captures show; logs use the cheaper
@@ -103,21 +91,66 @@ export function maskNumbersInText(text: string): string {
   let masked = '';
   let from = 0;
   for (const candidate of decoded.text.matchAll(CANDIDATE)) {
-    if (!mayBeNumber(candidate[0])) continue;
-    // libphonenumber reads the neighbours too: a number joined to a letter is part of a word.
-    const offset = Math.max(0, candidate.index - 1);
-    const window = decoded.text.slice(offset, candidate.index + candidate[0].length + 1);
-    for (const found of findNumbers(window, { defaultCountry: 'TZ', v2: true })) {
-      const normalized = normalizeMsisdn(found.number.number);
-      if (!normalized.ok) continue;
-      let startsAt = offset + found.startsAt;
-      const spelled = decoded.text.slice(startsAt, offset + found.endsAt);
-      // libphonenumber takes the `(` of `(+255 712 345 678)` but not its `)`: the pair stays.
-      if (spelled.startsWith('(') && spelled.split('(').length > spelled.split(')').length) startsAt += 1;
-      const start = decoded.starts[startsAt]!;
-      masked += `${text.slice(from, start)}${maskMsisdn(normalized.number)}`;
-      from = decoded.ends[offset + found.endsAt - 1]!;
+    for (const span of numbersIn(decoded.text, candidate.index, candidate.index + candidate[0].length)) {
+      masked += `${text.slice(from, decoded.starts[span.start]!)}${maskMsisdn(span.number)}`;
+      from = decoded.ends[span.end - 1]!;
     }
   }
   return from === 0 ? text : masked + text.slice(from);
+}
+
+interface FoundNumber {
+  /** Indices in the decoded text, end exclusive. */
+  readonly start: number;
+  readonly end: number;
+  /** `255` and nine digits. */
+  readonly number: string;
+}
+
+/**
+ * The numbers the relay accepts in one stretch `text[start, end)`: from each group of digits, the
+ * longest run of groups that `normalizeMsisdn` accepts, then on after it. libphonenumber's own
+ * `findNumbers` is not used: it misses a spaced number next to other digits (`call 0712 345 678 2
+ * times`) and slows down more than linearly on a long stretch.
+ */
+function numbersIn(text: string, start: number, end: number): FoundNumber[] {
+  const groups = [...text.slice(start, end).matchAll(/\d+/g)].map((group) => ({ start: start + group.index, end: start + group.index + group[0].length, digits: group[0] }));
+  const found: FoundNumber[] = [];
+  for (let first = 0; first < groups.length; ) {
+    let best: FoundNumber | undefined;
+    let last = first;
+    let digits = '';
+    for (let next = first; next < groups.length && digits.length + groups[next]!.digits.length <= MAX_DIGITS; next += 1) {
+      digits += groups[next]!.digits;
+      if (!MOBILE_DIGITS.test(digits)) continue;
+      const span = spelling(text, start, groups[first]!.start, groups[next]!.end);
+      // A number joined to a letter is part of a word (`a712345678f`, a hash), as libphonenumber reads it.
+      if (isLetter(text, span.start - 1) || isLetter(text, span.end)) continue;
+      const normalized = normalizeMsisdn(text.slice(span.start, span.end));
+      if (normalized.ok) {
+        best = { ...span, number: normalized.number };
+        last = next;
+      }
+    }
+    if (best !== undefined) found.push(best);
+    first = best === undefined ? first + 1 : last + 1;
+  }
+  return found;
+}
+
+/** A number's characters: its digits and what is between them, with its own `+` and a `(` it closes. */
+function spelling(text: string, floor: number, from: number, to: number): { start: number; end: number } {
+  let start = from;
+  if (start > floor && text[start - 1] === '+') start -= 1;
+  const inner = text.slice(start, to);
+  if (start > floor && text[start - 1] === '(' && inner.split(')').length > inner.split('(').length) start -= 1;
+  return { start, end: to };
+}
+
+function isDigit(char: string): boolean {
+  return char >= '0' && char <= '9';
+}
+
+function isLetter(text: string, index: number): boolean {
+  return /\p{L}/u.test(text[index] ?? '');
 }

@@ -48,7 +48,7 @@ describe('maskNumbersInText: what is not a number the relay accepts stays as it 
     ['a digit run inside a hash or id', 'after a712345678f 6113728f27ae82c7 ch_0712345678abc'],
     ['longer digit runs', '1255712345678 and 2557123456789 and 07123456789'],
     ['a landline', '0222123456 is a landline'],
-    ['another country', '+254 712 345 678 is in Kenya'],
+    ['another country', '+254 20 222 2222 is in Nairobi'],
     ['an already masked number', 'sent to 2557****678'],
     ['a UUID', '123e4567-e89b-12d3-a456-426614174000'],
     ['a percent sign and a backslash on their own', '100% \\ 50%2'],
@@ -58,5 +58,30 @@ describe('maskNumbersInText: what is not a number the relay accepts stays as it 
 
   it('masks a bare nine-digit run that is a valid mobile number, as the relay would send to it', () => {
     expect(maskNumbersInText('amount 750000000')).toBe('amount 2557****000');
+  });
+
+  it("masks the nine digits after another country's code when they alone spell a Tanzanian mobile", () => {
+    // `712 345 678` on its own is a number the relay sends to: masked, even after `+254`.
+    expect(maskNumbersInText('+254 712 345 678 is in Kenya')).toBe('+254 2557****678 is in Kenya');
+  });
+
+  it('finds a spaced number next to other digits', () => {
+    expect(maskNumbersInText('call 0712 345 678 2 times, at 12:30 on 2025-06-02 0754 111 222')).toBe('call 2557****678 2 times, at 12:30 on 2025-06-02 2557****222');
+  });
+});
+
+describe('maskNumbersInText: long stretches of digits and spaces are read in windows', () => {
+  it('finds a number wherever it stands in a long stretch', () => {
+    for (let before = 0; before < 160; before += 1) {
+      const text = `${'5 '.repeat(before)}0712 345 678${' 3'.repeat(120)}`;
+      const masked = maskNumbersInText(text);
+      expect(masked, `after ${before} groups`).not.toContain('712 345 678');
+      expect(masked).toBe(`${'5 '.repeat(before)}2557****678${' 3'.repeat(120)}`);
+    }
+  });
+
+  it('masks each of many numbers in one stretch, once', () => {
+    const text = Array.from({ length: 50 }, (_, index) => `0712 345 ${String(600 + index)}`).join(' ');
+    expect(maskNumbersInText(text)).toBe(Array.from({ length: 50 }, (_, index) => `2557****${String(600 + index)}`).join(' '));
   });
 });
