@@ -18,6 +18,7 @@ import { resolveRuntimeSettings } from '../../../local/runtime/settings';
 import { signWebhook } from '../../../local/runtime/signers';
 import { startSandbox } from '../../../local/sandbox/server';
 import type { RunningSandbox } from '../../../local/sandbox/types';
+import { shownNumbers, trelloRouteYaml } from '../../helpers/shown-numbers';
 
 // Issue 17, item 5: whatever the console answers (record, captures, payload picker, preview output
 // and YAML, overview) shows no number the relay would accept, in any spelling, and no credential.
@@ -25,19 +26,11 @@ import type { RunningSandbox } from '../../../local/sandbox/types';
 
 const LOCAL_CONFIG = new URL('../../../config/local.yaml', import.meta.url).pathname;
 
-/** An `hmac` route whose signature header's name lacks "signature", with a signed timestamp and a delivery id. */
-const TRELLO_ROUTE = `
-  trello:
-    source: hmac
-    capture: 1d
-    secret: trello-secret
-    recipients: ["712 345 611", "0712 34 56 12", "+255 (0) 712 345 613"]
-    template: "{{ action.data.text }} (office 0712 345 620)"
-    when: "action.data.text != '712 345 620'"
-    signature: { header: x-trello-webhook, algorithm: sha1, encoding: base64, signed: "{timestamp}.{body}" }
-    timestamp: { header: x-trello-time }
-    dedupe: { header: x-trello-delivery }
-`;
+const TRELLO_ROUTE = trelloRouteYaml({
+  recipients: ['712 345 611', '0712 34 56 12', '+255 (0) 712 345 613'],
+  template: '{{ action.data.text }} (office 0712 345 620)',
+  when: "action.data.text != '712 345 620'",
+});
 
 /** Every number this test sends, by its nine national digits: none may appear in full. */
 const NUMBERS = Array.from({ length: 20 }, (_, index) => `7123456${String(index + 1).padStart(2, '0')}`);
@@ -100,33 +93,6 @@ async function call(method: string, path: string, { query = '', body }: { query?
   expect(answer.status, `${method} ${path}: ${JSON.stringify(answer.body)}`).toBe(200);
   // What the page receives: the answer as JSON.
   return JSON.parse(JSON.stringify(answer.body)) as unknown;
-}
-
-/** Every string in an answer, and the text of each that is base64 (a captured body kept as bytes). */
-function texts(value: unknown): string[] {
-  if (typeof value === 'string') {
-    const base64 = /^(?:[A-Za-z0-9+/]{4}){4,}(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/.test(value) ? [Buffer.from(value, 'base64').toString('latin1')] : [];
-    return [value, ...base64];
-  }
-  if (Array.isArray(value)) return value.flatMap(texts);
-  if (value !== null && typeof value === 'object') return Object.entries(value).flatMap(([key, item]) => [key, ...texts(item)]);
-  return [];
-}
-
-/** The digits a reader would get from a text: percent and JSON escapes decoded, everything else dropped. */
-function digitsOf(text: string): string {
-  const decoded = text
-    .replace(/%([0-9a-f]{2})/gi, (_, hex: string) => String.fromCharCode(Number.parseInt(hex, 16)))
-    .replace(/\\u([0-9a-f]{4})/gi, (_, hex: string) => String.fromCharCode(Number.parseInt(hex, 16)));
-  return decoded.replace(/\D/g, ' ');
-}
-
-/** The numbers of `NUMBERS` that an answer shows in full, in whatever spelling. */
-function shownNumbers(answer: unknown): string[] {
-  const shown = texts(answer).map(digitsOf);
-  // A number's digits may be split by separators (`0712 34 56 02`): compare the digits alone, per text.
-  const compact = shown.map((text) => text.replace(/ /g, ''));
-  return NUMBERS.filter((number) => compact.some((text) => text.includes(number)));
 }
 
 function shownCredentials(answer: unknown, extra: readonly string[] = []): string[] {
@@ -197,7 +163,7 @@ describe('the console never shows a number the relay accepts, nor a credential',
 
     const leaks = Object.fromEntries(
       Object.entries(answers)
-        .map(([name, answer]) => [name, [...shownNumbers(answer), ...shownCredentials(answer).map((credential) => `credential ${credential.slice(0, 6)}…`)]] as const)
+        .map(([name, answer]) => [name, [...shownNumbers(answer, NUMBERS), ...shownCredentials(answer).map((credential) => `credential ${credential.slice(0, 6)}…`)]] as const)
         .filter(([, found]) => found.length > 0),
     );
     expect.soft(leaks).toEqual({});
