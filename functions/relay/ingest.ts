@@ -2,6 +2,7 @@ import { MAX_BODY_BYTES } from '../core/defaults';
 import { maskPhoneNumbersIn } from '../core/recipients/mask';
 import { evaluateWebhook, type Evaluation } from '../core/pipeline/evaluate';
 import { Verdict } from '../core/pipeline/verdict';
+import { capturedHeaderNames } from '../core/sources/captured-headers';
 import { secretProblem } from '../core/sources/secret-check';
 import type { InboundWebhook, SourceFetch } from '../core/sources/types';
 import { defaultSourceFetch } from './https-get';
@@ -219,14 +220,16 @@ async function confirm(fetch: SourceFetch, url: string): Promise<string | undefi
 
 /**
  * Keeps the payload for the console when the route sets `capture` (an authenticated webhook
- * only: a stranger's bytes are never stored). Best effort: the webhook is already recorded, so a
+ * only: a stranger's bytes are never stored), with the route's allow-list of headers. Best effort: the webhook is already recorded, so a
  * failure here is logged and the answer stands.
  */
 async function capture(context: RelayContext, request: IngestRequest, recordIds: readonly string[]): Promise<void> {
-  const keepSeconds = context.config.routes.get(request.routeId)?.config.capture;
-  if (keepSeconds === undefined) return;
+  const route = context.config.routes.get(request.routeId);
+  const keepSeconds = route?.config.capture;
+  if (route === undefined || keepSeconds === undefined) return;
   try {
-    await context.store.capturePayload({ route: request.routeId, receivedAt: request.receivedAt, headers: request.headers, body: request.body, recordIds, keepSeconds });
+    const keepHeaders = capturedHeaderNames(route.pack, route.config);
+    await context.store.capturePayload({ route: request.routeId, receivedAt: request.receivedAt, headers: request.headers, keepHeaders, body: request.body, recordIds, keepSeconds });
   } catch (error) {
     context.logger.error('payload not captured', { route: request.routeId, error: error instanceof Error ? error.name : typeof error });
   }

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { describeIssues } from '../../functions/core/config/parse';
-import { maskPhoneNumbersIn } from '../../functions/core/recipients';
+import { maskNumbersInText } from '../../functions/core/recipients';
 import { MessageState } from '../../functions/store';
 import { MESSAGE_STATES, parseSince, parseState, REDRIVE_STATES, toRecordView } from '../runtime/records';
 import type { Overview, PreviewRequest, RedriveAnswer } from './contract';
@@ -78,8 +78,9 @@ export function createStoreApi(source: ConsoleSource): ConsoleApi {
         await source.withStore(async (store) => {
           const record = await store.getMessage(id);
           if (record === undefined) throw new ConsoleRequestError(404, `no record ${id}`);
-          const capture = source.loaded.routes.get(record.route)?.config.capture === undefined ? undefined : await store.findCapture(record.route, record.id, record.createdAt);
-          return recordDetail(record, capture);
+          const route = source.loaded.routes.get(record.route);
+          const capture = route?.config.capture === undefined ? undefined : await store.findCapture(record.route, record.id, record.createdAt);
+          return recordDetail(record, capture, route);
         }),
       );
     }
@@ -128,9 +129,10 @@ function overview(source: ConsoleSource): Overview {
     routes: [...source.loaded.routes.values()].map((route) => ({
       id: route.id,
       source: route.pack.name,
-      template: route.config.template ?? route.pack.defaultTemplate,
-      when: route.config.when ?? null,
-      recipients: route.config.recipients.map(maskPhoneNumbersIn),
+      // Masked like everything shown; a preview that sends them back unchanged gets the route's own.
+      template: maskNumbersInText(route.config.template ?? route.pack.defaultTemplate),
+      when: route.config.when === undefined ? null : maskNumbersInText(route.config.when),
+      recipients: route.config.recipients.map(maskNumbersInText),
     })),
     states: [...MESSAGE_STATES],
     redriveStates: [...REDRIVE_STATES],

@@ -86,7 +86,7 @@ export interface CapturedPayloadView {
   readonly id: string;
   readonly route: string;
   readonly receivedAt: string;
-  /** Without credentials and signatures. */
+  /** Only the route's allowed headers (see `capturedHeaderNames`), numbers masked in their values. */
   readonly headers: Readonly<Record<string, string>>;
   /** Numbers masked. */
   readonly body: string;

@@ -53,7 +53,7 @@ export const RouteSchema = z.strictObject({
   length: z.enum(Object.values(LengthPolicy)).default(LengthPolicy.Truncate),
   maxParts: z.number().int().min(1).max(10).default(3),
   dedupeWindow: duration.optional(),
-  /** How long each authenticated payload of the route is kept (body and non-credential headers) for the console. */
+  /** How long each authenticated payload of the route is kept (body and an allow-list of headers, see `capturedHeaderNames`) for the console. */
   capture: duration.optional(),
   /** Absent: by source, see {@link defaultDelivery}. */
   delivery: z.enum(Object.values(DeliveryPolicy)).optional(),
