@@ -52,6 +52,13 @@ export const TEMPLATE_LIMITS = {
   memory: 10_000_000,
 } as const;
 
+/**
+ * The console's template preview runs in a worker thread (a render holds its thread until it
+ * ends); a preview still running after this is stopped by ending the worker, whatever it is doing.
+ * Above `TEMPLATE_LIMITS.renderMs`, so LiquidJS's own limits answer first with their reason.
+ */
+export const PREVIEW_TIMEOUT_MS = 5_000;
+
 /** The largest webhook body accepted (`MAX_BODY_BYTES`); a bigger one is refused with 413 before parsing. */
 export const MAX_BODY_BYTES = 262_144;
 
