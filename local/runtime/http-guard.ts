@@ -125,10 +125,16 @@ export function createGuardedServer(listener: RequestListener, limits: HttpLimit
     request.once('end', settle);
   });
 
+  let lastCheck = performance.now();
   const check = setInterval(() => {
     const now = performance.now();
+    // Time this process was too busy to read (timers run before pending reads) is not the
+    // client's: it is added to each body's allowance, so a stall never cuts a body waiting unread.
+    const stalled = Math.max(0, now - lastCheck - limits.checkIntervalMs);
+    lastCheck = now;
     for (const connection of connections.values()) {
       look(connection, now);
+      connection.requestAt += stalled;
       const { request, requestAt, bytesAtRequest, socket } = connection;
       if (request === undefined || request.complete) continue;
       const received = socket.bytesRead - bytesAtRequest;

@@ -136,6 +136,23 @@ describe('the runtime server against slow and idle clients', () => {
     expect(ingested.map((webhook) => webhook.body.byteLength)).toEqual([size]);
   });
 
+  it('does not count against a body the time this process was too busy to read it', async () => {
+    const { relay, port, ingested } = await start({ limits: PATIENT });
+    const parsed = new Promise((resolve) => relay.server.once('request', resolve));
+    const stalled = stall(port, 1, `POST /hooks/x HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nContent-Type: application/json\r\nContent-Length: 200\r\nConnection: close\r\n\r\n`);
+    await parsed;
+    // The whole body is sent, then this process (server and client alike) is held for 1.5 s:
+    // the body waits unread, past its 0.5 s allowance, through no fault of the client.
+    stalled.sockets[0]!.write('x'.repeat(200));
+    const until = performance.now() + 1_500;
+    while (performance.now() < until) {
+      // busy
+    }
+    await waitUntil(() => stalled.closed() === 1, 'the answer');
+    expect(stalled.received(0)).toMatch(/^HTTP\/1\.1 404 /);
+    expect(ingested.map((webhook) => webhook.body.byteLength)).toEqual([200]);
+  });
+
   it('at the cap, drops the stalest connection instead of refusing the new one', async () => {
     const { relay, port } = await start({ limits: PATIENT });
     const stalled = stall(port, TEST_LIMITS.maxConnections, `GET /health HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\n`);
