@@ -35,9 +35,10 @@ export const HTTP_LIMITS = {
   keepAliveTimeoutMs: 5_000,
   /**
    * Open connections at most. A new connection beyond it is taken and the stalest other one is
-   * dropped (an idle one first, then the one that has gone longest without sending a byte; one
-   * whose request is whole and being answered is never dropped); only when every connection is
-   * being answered is the new one refused.
+   * dropped: the one that has gone longest without sending a byte (an idle or silent one before a
+   * trickling one), never one whose request is whole and being answered; only when every
+   * connection is being answered is the new one refused. Far above what a sender or the test
+   * suites open at once (128).
    */
   maxConnections: 256,
   /**
