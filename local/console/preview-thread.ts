@@ -58,6 +58,14 @@ export async function evaluateOffThread(job: PreviewJob, { timeoutMs = PREVIEW_T
   }
 }
 
+/**
+ * Starts the worker ahead of the first preview (it takes a second or more: tsx compiles the
+ * pipeline in the new thread); the Templates page calls for its payloads first.
+ */
+export function warmPreviewWorker(): void {
+  current ??= startWorker();
+}
+
 async function runJob(job: PreviewJob, timeoutMs: number): Promise<PreviewResult> {
   const { worker, ready } = (current ??= startWorker());
   await ready;
