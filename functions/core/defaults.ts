@@ -31,6 +31,34 @@ export const MAX_RECIPIENTS_CEILING = 10_000;
  */
 export const MAX_JSON_DEPTH = 64;
 
+/**
+ * LiquidJS's denial-of-service limits, on every template render (ingest, the console's preview,
+ * `sms-relay preview`). A real SMS template renders in well under a millisecond and allocates a
+ * few kilobytes; these stop a template (or a payload it loops over) that would hold the process.
+ */
+export const TEMPLATE_LIMITS = {
+  /** Characters of one template or `when` source (LiquidJS `parseLimit`). */
+  parseChars: 65_536,
+  /**
+   * Milliseconds all the renders of one webhook may take together, every fan-out item included
+   * (LiquidJS `renderLimit`, given what is left of this budget at each render). Ingest answers
+   * within its 10 s time-out even so.
+   */
+  renderMs: 1_000,
+  /**
+   * What one render may allocate, in LiquidJS's units (characters of strings built, elements of
+   * arrays and ranges built; LiquidJS `memoryLimit`): about 20 MB of strings.
+   */
+  memory: 10_000_000,
+} as const;
+
+/**
+ * The console's template preview runs in a worker thread (a render holds its thread until it
+ * ends); a preview still running after this is stopped by ending the worker, whatever it is doing.
+ * Above `TEMPLATE_LIMITS.renderMs`, so LiquidJS's own limits answer first with their reason.
+ */
+export const PREVIEW_TIMEOUT_MS = 5_000;
+
 /** The largest webhook body accepted (`MAX_BODY_BYTES`); a bigger one is refused with 413 before parsing. */
 export const MAX_BODY_BYTES = 262_144;
 

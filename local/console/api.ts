@@ -5,6 +5,7 @@ import { MessageState } from '../../functions/store';
 import { MESSAGE_STATES, parseSince, parseState, REDRIVE_STATES, toRecordView } from '../runtime/records';
 import type { Overview, PreviewRequest, RedriveAnswer } from './contract';
 import { payloadChoices, previewRoute } from './preview';
+import { warmPreviewWorker } from './preview-thread';
 import { ConsoleRequestError, type ConsoleSource } from './source';
 import { creditView, MAX_CREDIT_DAYS, recordDetail, recordsPage, routeSummaries } from './views';
 
@@ -108,6 +109,7 @@ export function createStoreApi(source: ConsoleSource): ConsoleApi {
     if (path === '/payloads' && get) {
       const routeId = query.get('route');
       if (routeId === null) throw new ConsoleRequestError(400, 'name a route: ?route=<id>');
+      warmPreviewWorker();
       return ok({ payloads: await source.withStore((store) => payloadChoices(source, store, routeId)) });
     }
     if (path === '/preview' && method === 'POST') {

@@ -6,8 +6,9 @@ import { describeIssues } from '../../functions/core/config/parse';
 import { RouteSchema } from '../../functions/core/config/schema';
 import { maskMsisdn, maskNumbersInText } from '../../functions/core/recipients';
 import type { MessageStore } from '../../functions/store';
-import { looksFormEncoded, previewEvaluation } from '../cli/commands/preview';
+import { looksFormEncoded } from '../cli/commands/preview';
 import type { PayloadChoice, PreviewAnswer, PreviewRequest } from './contract';
+import { evaluateOffThread } from './preview-thread';
 import { ConsoleRequestError, type ConsoleSource } from './source';
 import { captureView } from './views';
 
@@ -44,7 +45,7 @@ export async function payloadChoices(source: ConsoleSource, store: MessageStore,
 /**
  * Renders a payload through a route with the playground's edits (template, `when`, recipients):
  * the edited route is validated and compiled as the config would be, then evaluated by the same
- * code as `sms-relay preview` and ingest. Nothing is recorded or sent.
+ * code as `sms-relay preview` and ingest, in a worker thread. Nothing is recorded or sent.
  */
 export async function previewRoute(source: ConsoleSource, store: MessageStore, request: PreviewRequest): Promise<PreviewAnswer> {
   const raw = source.rawRoutes[request.route];
@@ -71,11 +72,14 @@ export async function previewRoute(source: ConsoleSource, store: MessageStore, r
   if (!parsed.success) return invalid(describeIssues(parsed.error.issues));
   const problems: string[] = [];
   // Only template, condition and recipients change: the route's engine (time zone, currency) serves.
-  const compiled = compileRoute(request.route, parsed.data, route.engine, source.loaded.config.provider.defaultSenderId, problems);
+  const { defaultSenderId } = source.loaded.config.provider;
+  // Compiled here too, for the problems of an invalid edit; the worker compiles its own copy.
+  const compiled = compileRoute(request.route, parsed.data, route.engine, defaultSenderId, problems);
   if (compiled === undefined) return invalid(problems.map((problem) => problem.replace(/^routes\.[^.]+\./, '')));
 
   const { body, headers } = await payloadOf(source, store, request, route.pack.name);
-  const result = previewEvaluation(compiled, body, headers);
+  // Off the main thread: a template that runs long must not hold the webhooks up (preview-thread.ts).
+  const result = await evaluateOffThread({ routeId: request.route, route: parsed.data, engineOptions: route.engine.options, defaultSenderId, body, headers });
   const { creditsPerUnit } = await store.getBalanceState();
   return {
     verdict: result.verdict,
