@@ -82,7 +82,7 @@ const CONFIG_LOADER_SOURCE = fileURLToPath(new URL('../functions/core/config/loa
 
 // esbuild turns a CommonJS dependency's `require('x')` into a call that needs a real `require` at
 // run time, which an ES module does not have; some of the dependencies are CommonJS.
-const REQUIRE_SHIM = "import { createRequire as __smsRelayCreateRequire } from 'node:module'; const require = __smsRelayCreateRequire(import.meta.url);";
+export const REQUIRE_SHIM = "import { createRequire as __smsRelayCreateRequire } from 'node:module'; const require = __smsRelayCreateRequire(import.meta.url);";
 
 /**
  * Bundles each handler into one ES module for nodejs22.x on arm64, `index.mjs`, with the YAML
