@@ -12,7 +12,7 @@
  * `require` at run time, and native underneath) and esbuild (native; the console bundles its
  * client with it) stay outside.
  */
-import { mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { extname, join, relative, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { build, type Loader, type Plugin } from 'esbuild';
@@ -65,9 +65,9 @@ export async function buildCli({ root = REPO_ROOT }: CliBuildOptions = {}): Prom
   const absRoot = resolve(root);
   const outDir = join(absRoot, BUILD_DIR);
   const manifestFile = join(outDir, MANIFEST_FILE);
-  const staging = join(outDir, `.staging-${process.pid}`);
-  rmSync(staging, { recursive: true, force: true });
-  mkdirSync(staging, { recursive: true });
+  mkdirSync(outDir, { recursive: true });
+  // A new directory each time: the listing below imports the build, and a process caches modules by path.
+  const staging = mkdtempSync(join(outDir, '.staging-'));
 
   try {
     const sources = new Map<string, Buffer>();
