@@ -80,8 +80,33 @@ export async function launch(argv, root) {
     return;
   }
   if (process.stderr.isTTY) process.stderr.write(`sms-relay: ${WHY[build.reason]}; running the sources through tsx (slow). "npm run build" makes it quick again.\n`);
+  await runSources(argv, root);
+}
+
+/**
+ * Runs the CLI for `argv` from the TypeScript sources through tsx, whatever is built.
+ *
+ * @param {readonly string[]} argv
+ * @param {string} root the repository root
+ * @returns {Promise<void>}
+ */
+export async function runSources(argv, root) {
   const { register } = await import('tsx/esm/api');
   register();
   const { main } = await import(pathToFileURL(join(root, SOURCE_ENTRY)).href);
   await main(argv);
+}
+
+/**
+ * `node <args>` that runs `sms-relay <cliArgs>` from the sources of `root`, for tests and the bench
+ * to compare with the build.
+ *
+ * @param {string} root
+ * @param {readonly string[]} cliArgs
+ * @returns {string[]}
+ */
+export function sourcesCommand(root, cliArgs) {
+  const script = `import { runSources } from ${JSON.stringify(import.meta.url)}; await runSources(process.argv, ${JSON.stringify(root)});`;
+  // Under -e, process.argv has no script path: "sms-relay" takes its place.
+  return ['--input-type=module', '-e', script, 'sms-relay', ...cliArgs];
 }

@@ -2,10 +2,10 @@ import { execFile } from 'node:child_process';
 import { cpSync, mkdtempSync, readFileSync, rmSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildCli } from '../../../local/cli/build';
-import { findBuild, SOURCE_ENTRY } from '../../../local/cli/launch.mjs';
+import { findBuild, sourcesCommand } from '../../../local/cli/launch.mjs';
 
 const REPO_ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 
@@ -27,11 +27,7 @@ function node(args: readonly string[], cwd: string): Promise<Run> {
 const cli = (root: string, args: readonly string[]): Promise<Run> => node([join(root, 'bin/sms-relay.mjs'), ...args], root);
 
 /** `sms-relay <args>` from the TypeScript sources through tsx, whatever is built. */
-function sources(root: string, args: readonly string[]): Promise<Run> {
-  const script = `import { register } from 'tsx/esm/api'; register(); const { main } = await import(${JSON.stringify(pathToFileURL(join(root, SOURCE_ENTRY)).href)}); await main(process.argv);`;
-  // Under -e, process.argv has no script path: the placeholder takes its place.
-  return node(['--input-type=module', '-e', script, 'sms-relay', ...args], root);
-}
+const sources = (root: string, args: readonly string[]): Promise<Run> => node(sourcesCommand(root, args), root);
 
 /**
  * A copy of the repository's sources with its node_modules linked: the tests build it and edit it
