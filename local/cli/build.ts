@@ -16,7 +16,7 @@ import { mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, 
 import { extname, join, relative, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { build, type Loader, type Plugin } from 'esbuild';
-import { REQUIRE_SHIM } from '../../infra/bundle';
+import { NODE_ESM_BUNDLE } from '../../infra/bundle';
 import { BUILD_DIR, ENTRY_FILE, MANIFEST_FILE, SOURCE_ENTRY, stampOf } from './launch.mjs';
 import type { CommandListing } from './main';
 
@@ -74,15 +74,10 @@ export async function buildCli({ root = REPO_ROOT }: CliBuildOptions = {}): Prom
     const result = await build({
       absWorkingDir: absRoot,
       entryPoints: { main: SOURCE_ENTRY },
-      bundle: true,
+      ...NODE_ESM_BUNDLE,
+      target: 'node20',
       // Each command's modules (`import()` in main.ts) in chunks of their own, loaded when it runs.
       splitting: true,
-      platform: 'node',
-      target: 'node20',
-      format: 'esm',
-      // Prefer the ES module builds of the dependencies, as the Lambda bundles do.
-      mainFields: ['module', 'main'],
-      banner: { js: REQUIRE_SHIM },
       external: ['dynalite', 'esbuild'],
       plugins: [recordSources(absRoot, sources)],
       outdir: staging,
