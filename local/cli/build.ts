@@ -12,7 +12,7 @@
  * `require` at run time, and native underneath) and esbuild (native; the console bundles its
  * client with it) stay outside.
  */
-import { mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { extname, join, relative, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { build, type Loader, type Plugin } from 'esbuild';
@@ -101,8 +101,8 @@ export async function buildCli({ root = REPO_ROOT }: CliBuildOptions = {}): Prom
     // imports chunks of another; older builds go (a running CLI has imported its command by then).
     const dir = stamp.slice(0, 16);
     rmSync(manifestFile, { force: true });
-    rmSync(join(outDir, dir), { recursive: true, force: true });
-    renameSync(staging, join(outDir, dir));
+    // A directory of that name holds a build of the same files (one made meanwhile, maybe): keep it.
+    if (!existsSync(join(outDir, dir))) renameStaged(staging, join(outDir, dir));
     const manifest: CliManifest = { stamp, entry: `${dir}/${ENTRY_FILE}`, inputs, commands };
     const stagedManifest = `${manifestFile}.${process.pid}.tmp`;
     writeFileSync(stagedManifest, `${JSON.stringify(manifest, null, 2)}\n`);
@@ -111,6 +111,16 @@ export async function buildCli({ root = REPO_ROOT }: CliBuildOptions = {}): Prom
     return { entry: join(outDir, manifest.entry), bytes, manifest };
   } finally {
     rmSync(staging, { recursive: true, force: true });
+  }
+}
+
+/** Renames `from` to `to`, unless another build put a directory there first. */
+function renameStaged(from: string, to: string): void {
+  try {
+    renameSync(from, to);
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    if (code !== 'ENOTEMPTY' && code !== 'EEXIST') throw error;
   }
 }
 

@@ -10,7 +10,7 @@
  * on stderr says so. A build is never run against sources it was not made from.
  */
 import { createHash } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 
@@ -50,14 +50,17 @@ export function findBuild(root) {
   } catch {
     return { reason: 'missing' };
   }
-  let stamp;
+  const { stamp, entry, inputs, commands } = manifest ?? {};
+  if (typeof stamp !== 'string' || typeof entry !== 'string' || !Array.isArray(inputs) || !Array.isArray(commands)) return { reason: 'missing' };
+  const file = join(root, BUILD_DIR, entry);
+  if (!existsSync(file)) return { reason: 'missing' };
   try {
-    stamp = stampOf(root, manifest.inputs);
+    if (stampOf(root, inputs) !== stamp) return { reason: 'changed' };
   } catch {
     // A file the build was made from is gone.
     return { reason: 'changed' };
   }
-  return stamp === manifest.stamp ? { entry: join(root, BUILD_DIR, manifest.entry), listings: manifest.commands } : { reason: 'changed' };
+  return { entry: file, listings: commands };
 }
 
 const WHY = {

@@ -1,7 +1,7 @@
 import { execFile } from 'node:child_process';
 import { cpSync, mkdtempSync, readFileSync, rmSync, symlinkSync, utimesSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { buildCli } from '../../../local/cli/build';
@@ -76,11 +76,14 @@ describe('the CLI build (npm run build)', () => {
     // The launcher runs the sources, so the change shows at once.
     expect((await cli(root, ['--help'])).stdout).toContain('Check a relay config file:');
 
-    await buildCli({ root });
-    expect(findBuild(root)).toHaveProperty('entry');
+    // Two builds at once (two installs, say) leave one usable build.
+    const [first] = await Promise.all([buildCli({ root }), buildCli({ root })]);
+    expect(findBuild(root)).toEqual({ entry: first.entry, listings: first.manifest.commands });
     expect((await cli(root, ['--help'])).stdout).toContain('Check a relay config file:');
 
     rmSync(join(root, 'functions/core/config/errors.ts'));
     expect(findBuild(root)).toEqual({ reason: 'changed' });
+    rmSync(dirname(first.entry), { recursive: true });
+    expect(findBuild(root)).toEqual({ reason: 'missing' });
   }, 600_000);
 });
