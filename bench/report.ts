@@ -3,6 +3,7 @@
  * Pure functions of the run, so the report can be tested without running anything.
  */
 import type { HandlerName } from '../infra/bundle';
+import type { CliStartup } from './cli';
 import type { ColdInitEntry } from './cold-init';
 import type { ConsoleLoad } from './console';
 import { PRICES, SMS_PRICE_TZS, TZS_PER_USD, type CostLine } from './cost';
@@ -15,6 +16,7 @@ export interface BenchResults {
   readonly coldInit: Readonly<Record<HandlerName, ColdInitEntry>>;
   readonly dynamoPerSms: { readonly requests: number; readonly writeUnits: number };
   readonly awsCostPer1000Sms: { readonly usd: number; readonly shareOfSmsSpend: number };
+  readonly cli: CliStartup;
 }
 
 /** What the report says beyond the results. */
@@ -49,8 +51,11 @@ const table = (header: readonly string[], rows: readonly (readonly string[])[]):
 const usd = (value: number): string => (value === 0 ? '$0' : `$${value < 0.01 ? value.toPrecision(2) : value.toFixed(4)}`);
 const percent = (share: number): string => `${(share * 100).toPrecision(2)} %`;
 
+/** BENCHMARKS.md's first paragraph: what the page holds and how to make it. */
+const INTRO = 'What a user of the relay feels: how long a webhook takes to become an SMS, how many SMS a burst gets through, how fast the local web console answers with 10,000 records, how long a cold Lambda takes to start, what AWS charges per SMS, and how long the CLI takes to answer. `npm run bench` (`tsx bench/run.ts`, a few minutes) measures them, prints the summary below and writes `bench/results.json` (keys `timeToSms`, `consoleLoad`, `coldInit`, `dynamoPerSms`, `awsCostPer1000Sms`, `cli`) and this file. `npm run bench -- --only cli` (section names separated by commas: `coldInit`, `cli`, `dynamoPerSms`, `timeToSms`, `consoleLoad`) measures only those: their figures go into results.json and the summary below, and the CLI section is rewritten; the text of the other sections changes only with a whole run. Nothing leaves loopback.';
+
 /** The lines printed at the end of a run: figure, value, baseline and ratio where there is one. */
-export function summaryLines({ results: r }: BenchRun): string[] {
+export function summaryLines({ results: r }: Pick<BenchRun, 'results'>): string[] {
   const { trickle, burst } = r.timeToSms;
   const rows: [string, string, string][] = [
     ['time to SMS, trickle p50 / p99', `${trickle.p50Ms} / ${trickle.p99Ms} ms`, ''],
@@ -62,9 +67,30 @@ export function summaryLines({ results: r }: BenchRun): string[] {
     ...Object.entries(r.coldInit).map(([name, entry]): [string, string, string] => [`cold init ${name}`, `${entry.ms} ms`, `baseline ${entry.baselineMs} ms, ratio ${entry.ratio}×`]),
     ['DynamoDB per SMS', `${r.dynamoPerSms.requests} requests, ${r.dynamoPerSms.writeUnits} WRU`, 'as reported (table only)'],
     ['AWS cost per 1,000 SMS', usd(r.awsCostPer1000Sms.usd), `${percent(r.awsCostPer1000Sms.shareOfSmsSpend)} of the SMS spend`],
+    ['CLI: sms-relay --help', `${r.cli.helpMs} ms`, `baseline node -e 0 ${r.cli.baselineMs} ms, ratio ${r.cli.helpRatio}×`],
+    ['CLI: sms-relay validate', `${r.cli.validateMs} ms`, `baseline node -e 0 ${r.cli.baselineMs} ms, ratio ${r.cli.validateRatio}×`],
   ];
   const width = [0, 1].map((column) => Math.max(...rows.map((row) => row[column]!.length)));
   return rows.map((row) => `${row[0].padEnd(width[0]!)}  ${row[1].padEnd(width[1]!)}  ${row[2]}`.trimEnd());
+}
+
+/** `## CLI start-up`, on its own so that a run of that section alone (`--only cli`) can replace it. */
+export function cliSection(cli: CliStartup, measured?: string): string[] {
+  return [
+    '## CLI start-up',
+    '',
+    `How long a user waits for the CLI: each sample is a fresh \`node bin/sms-relay.mjs …\` in the repository, timed from spawning it to its exit, as a shell runs it. The baseline is \`node -e 0\` in the same rounds, Node's own start that no CLI goes under; the three alternate, the figure is the median of 15.${measured === undefined ? '' : ` Measured ${measured}, apart from the rest of this page.`}`,
+    '',
+    ...table(
+      ['command', 'built (ms)', 'baseline (ms)', 'ratio', 'sources through tsx (ms)'],
+      [
+        ['`sms-relay --help`', `${cli.helpMs}`, `${cli.baselineMs}`, `${cli.helpRatio}×`, `${cli.sources.helpMs}`],
+        ['`sms-relay validate --config config/prod.yaml`', `${cli.validateMs}`, `${cli.baselineMs}`, `${cli.validateRatio}×`, `${cli.sources.validateMs}`],
+      ],
+    ),
+    '',
+    "The CLI runs from its build (`npm run build`, which `npm ci` runs as the `prepare` script; the bench builds first): `local/cli/main.ts` bundled with its dependencies by esbuild into `dist/cli/`, with each command's modules in chunks of their own, loaded only when it runs. `--help` loads commander and the list of commands the build recorded, none of the commands' modules; `validate` loads the config loader (yaml, zod, LiquidJS, libphonenumber) and nothing of the AWS SDK or dynalite. Before it runs the build, the launcher (`local/cli/launch.mjs`) hashes the contents of every file the build was made from (about 160, a few milliseconds) and compares the hash with the build's; when a file changed since, it runs the TypeScript sources through tsx instead. The last column is that case, median of 5: what a start costs while the build is stale. (Before the CLI had a build, every start went through tsx and loaded every command's modules, as `--help` from the sources still does.)",
+  ];
 }
 
 function consoleSection(c: ConsoleLoad): string {
@@ -81,7 +107,7 @@ export function renderReport(run: BenchRun): string {
     '',
     '<!-- Generated by `npm run bench` (bench/report.ts). Do not edit by hand: run the bench again. -->',
     '',
-    'What a user of the relay feels: how long a webhook takes to become an SMS, how many SMS a burst gets through, how fast the local web console answers with 10,000 records, how long a cold Lambda takes to start, and what AWS charges per SMS. `npm run bench` (`tsx bench/run.ts`, a few minutes) measures them, prints the summary below and writes `bench/results.json` (keys `timeToSms`, `consoleLoad`, `coldInit`, `dynamoPerSms`, `awsCostPer1000Sms`) and this file. Nothing leaves loopback.',
+    INTRO,
     '',
     `Last run ${meta.date} on ${meta.machine}, Node ${meta.node}, ${meta.seconds} s (${sections}). Load average before ${meta.loadBefore.join(' / ')}, after ${meta.loadAfter.join(' / ')}: the machine is shared, so absolute times move between runs; compare the ratios to the baselines, which are measured in the same run.`,
     '',
@@ -137,6 +163,8 @@ export function renderReport(run: BenchRun): string {
       Object.entries(r.coldInit).map(([name, entry]) => [name, `${entry.ms}`, `${entry.baselineMs}`, `${entry.ratio}×`, `${cost.memoryMb[name]} MB`]),
     ),
     '',
+    ...cliSection(r.cli),
+    '',
     '## DynamoDB per SMS',
     '',
     "`ingestWebhook` then `sendMessage` (functions/relay), in process, for webhooks of one SMS each on dynalite and a sandbox, with the relay context wired by hand as the relay's tests wire it (`loadConfig`, `createStore`, `createFileSecretSource`, `createSmsClientSource`, a logger and metrics that discard). A client middleware adds `ReturnConsumedCapacity: 'TOTAL'` to every data command and sums the `ConsumedCapacity` of the answers; the units are not recomputed from item sizes.",
@@ -182,4 +210,26 @@ export function renderReport(run: BenchRun): string {
     'Prices as published for us-east-1, checked on 2026-11-24 against stored copies of the pages above (the AWS pages carry no date of their own). The figure is for us-east-1; for another region (eu-west-1, say) put its prices from the same pages into `PRICES` in bench/cost.ts.',
     '',
   ].join('\n');
+}
+
+/**
+ * BENCHMARKS.md after a run of some sections only: the first paragraph as now, the summary from
+ * `results` (the new figures merged into the last ones), and each given section in place of its old text (up to the next
+ * `## ` heading), or before `## DynamoDB per SMS` when it had none.
+ */
+export function updateReport(markdown: string, results: BenchResults, sections: readonly (readonly string[])[]): string {
+  let text = markdown.replace(/^What a user of the relay feels:.*$/m, () => INTRO).replace(/(## Summary\n\n```text\n)[\s\S]*?\n```/, (_match, head: string) => `${head}${summaryLines({ results }).join('\n')}\n\`\`\``);
+  for (const section of sections) {
+    const heading = section[0]!;
+    const body = `${section.join('\n')}\n\n`;
+    const start = text.indexOf(`\n${heading}\n`);
+    if (start === -1) {
+      const before = text.indexOf('\n## DynamoDB per SMS\n');
+      text = before === -1 ? `${text.trimEnd()}\n\n${body}` : `${text.slice(0, before + 1)}${body}${text.slice(before + 1)}`;
+    } else {
+      const next = text.indexOf('\n## ', start + 1);
+      text = `${text.slice(0, start + 1)}${body}${next === -1 ? '' : text.slice(next + 1)}`;
+    }
+  }
+  return text;
 }

@@ -2,25 +2,50 @@
  * `npm run bench` (`tsx bench/run.ts`): measures what users of the relay feel, prints a summary,
  * and writes `bench/results.json` and `BENCHMARKS.md`.
  *
- * Order: cold init first (child processes only, nothing else running), then DynamoDB per SMS (in
- * process), then time to SMS and the console with 10,000 records (the runtime as a child process); the cost is computed from them.
+ * Order: cold init first (child processes only, nothing else running), then the CLI's start-up
+ * (child processes; it builds the CLI, so the runtime below runs from the build as after `npm ci`),
+ * then DynamoDB per SMS (in process), then time to SMS and the console with 10,000 records (the
+ * runtime as a child process); the cost is computed from them.
+ *
+ * `npm run bench -- --only cli,coldInit` runs only the sections named, merges their figures into
+ * the last `bench/results.json`, and updates BENCHMARKS.md's summary and the sections that render
+ * on their own (`cli`); the other sections' text there stays that of the last whole run.
  */
-import { writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, totalmem } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { DEFAULT_MEMORY_MB } from '../infra/sms-relay';
+import { runCli } from './cli';
 import { runColdInit } from './cold-init';
 import { runConsoleLoad } from './console';
 import { costPer1000Sms } from './cost';
 import { runDynamo } from './dynamo';
-import { renderReport, summaryLines, type BenchRun } from './report';
+import { cliSection, renderReport, summaryLines, updateReport, type BenchResults, type BenchRun } from './report';
 import { round } from './stats';
 import { runTimeToSms } from './time-to-sms';
 
 const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '..');
+const RESULTS_FILE = join(REPO_ROOT, 'bench', 'results.json');
+const REPORT_FILE = join(REPO_ROOT, 'BENCHMARKS.md');
+
+/** The sections, in the order they run; `awsCostPer1000Sms` comes with `dynamoPerSms`. */
+const SECTIONS = ['coldInit', 'cli', 'dynamoPerSms', 'timeToSms', 'consoleLoad'] as const;
+type Section = (typeof SECTIONS)[number];
+
+/** The sections `--only a,b` names, or all of them. */
+function selectedSections(args: readonly string[]): ReadonlySet<Section> {
+  const at = args.indexOf('--only');
+  if (at === -1) return new Set(SECTIONS);
+  const names = (args[at + 1] ?? '').split(',').filter((name) => name !== '');
+  const unknown = names.filter((name) => !(SECTIONS as readonly string[]).includes(name));
+  if (names.length === 0 || unknown.length > 0) throw new Error(`--only takes section names separated by commas, of ${SECTIONS.join(', ')}${unknown.length > 0 ? `; not ${unknown.join(', ')}` : ''}`);
+  return new Set(names as Section[]);
+}
 
 async function main(): Promise<void> {
+  const only = selectedSections(process.argv.slice(2));
+  if (only.size < SECTIONS.length) return runSome(only);
   // The AWS SDK warns once per process about Node 20; it says nothing about the measurement.
   process.env['AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED'] ??= 'true';
   const started = Date.now();
@@ -36,6 +61,7 @@ async function main(): Promise<void> {
   };
 
   const coldInit = await timed('coldInit', () => runColdInit(REPO_ROOT, { log }));
+  const cli = await timed('cli', () => runCli(REPO_ROOT, { log }));
   const dynamo = await timed('dynamoPerSms', () => runDynamo());
   const timeToSms = await timed('timeToSms', () => runTimeToSms(REPO_ROOT, { log }));
   const consoleLoad = await timed('consoleLoad', () => runConsoleLoad(REPO_ROOT, { log }));
@@ -55,6 +81,7 @@ async function main(): Promise<void> {
       coldInit,
       dynamoPerSms: { requests: dynamo.perSms.requests, writeUnits: dynamo.perSms.writeUnits },
       awsCostPer1000Sms: { usd: round(cost.usd, 6), shareOfSmsSpend: round(cost.shareOfSmsSpend, 6) },
+      cli,
     },
     dynamo: { ...dynamo.perSms, byCommand: dynamo.byCommand, unreported: dynamo.unreported, ingestMs: dynamo.ingestMs, senderMs: dynamo.senderMs },
     cost: { lines: cost.lines, memoryMb: DEFAULT_MEMORY_MB },
@@ -68,9 +95,44 @@ async function main(): Promise<void> {
       sectionSeconds,
     },
   };
-  writeFileSync(join(REPO_ROOT, 'bench', 'results.json'), `${JSON.stringify(run.results, null, 2)}\n`);
-  writeFileSync(join(REPO_ROOT, 'BENCHMARKS.md'), renderReport(run));
+  writeFileSync(RESULTS_FILE, `${JSON.stringify(run.results, null, 2)}\n`);
+  writeFileSync(REPORT_FILE, renderReport(run));
   process.stdout.write(`${summaryLines(run).join('\n')}\n\nwrote bench/results.json and BENCHMARKS.md (${run.meta.seconds} s)\n`);
+}
+
+/** `--only`: the sections named, merged into the last results. */
+async function runSome(only: ReadonlySet<Section>): Promise<void> {
+  const started = Date.now();
+  const log = (line: string): void => void process.stderr.write(`[bench ${round((Date.now() - started) / 1000)} s] ${line}\n`);
+  const measured: Partial<BenchResults> = {};
+  for (const section of SECTIONS.filter((name) => only.has(name))) {
+    log(`${section}…`);
+    if (section === 'coldInit') Object.assign(measured, { coldInit: await runColdInit(REPO_ROOT, { log }) });
+    else if (section === 'cli') Object.assign(measured, { cli: await runCli(REPO_ROOT, { log }) });
+    else if (section === 'timeToSms') Object.assign(measured, { timeToSms: await runTimeToSms(REPO_ROOT, { log }) });
+    else if (section === 'consoleLoad') Object.assign(measured, { consoleLoad: await runConsoleLoad(REPO_ROOT, { log }) });
+    else {
+      const dynamo = await runDynamo();
+      const cost = costPer1000Sms({ ingestMs: dynamo.ingestMs, senderMs: dynamo.senderMs, memoryMb: { ingest: DEFAULT_MEMORY_MB.ingest, sender: DEFAULT_MEMORY_MB.sender }, writeUnits: dynamo.perSms.writeUnits + dynamo.perSms.indexWriteUnitsEstimated, readUnits: dynamo.perSms.readUnits });
+      Object.assign(measured, {
+        dynamoPerSms: { requests: dynamo.perSms.requests, writeUnits: dynamo.perSms.writeUnits },
+        awsCostPer1000Sms: { usd: round(cost.usd, 6), shareOfSmsSpend: round(cost.shareOfSmsSpend, 6) },
+      });
+    }
+  }
+  const previous = existsSync(RESULTS_FILE) ? (JSON.parse(readFileSync(RESULTS_FILE, 'utf8')) as Partial<BenchResults>) : {};
+  const results = { ...previous, ...measured };
+  writeFileSync(RESULTS_FILE, `${JSON.stringify(results, null, 2)}\n`);
+  process.stdout.write(`${JSON.stringify(measured, null, 2)}\n\nmerged into bench/results.json`);
+  const missing = SECTIONS.filter((name) => !(name in results));
+  if (existsSync(REPORT_FILE) && missing.length === 0) {
+    const sections = measured.cli === undefined ? [] : [cliSection(measured.cli, `on ${new Date(started).toISOString()} by \`npm run bench -- --only ${[...only].join(',')}\``)];
+    writeFileSync(REPORT_FILE, updateReport(readFileSync(REPORT_FILE, 'utf8'), results as BenchResults, sections));
+    const left = [...only].filter((name) => name !== 'cli');
+    process.stdout.write(`; updated BENCHMARKS.md's summary${sections.length > 0 ? ' and CLI section' : ''}${left.length > 0 ? ` (the text of ${left.join(', ')} there is the last whole run's: run the whole bench to render it)` : ''}\n`);
+  } else {
+    process.stdout.write(`; BENCHMARKS.md left as it was (results.json lacks ${missing.join(', ')}: run the whole bench)\n`);
+  }
 }
 
 main().catch((error: unknown) => {

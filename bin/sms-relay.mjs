@@ -1,7 +1,7 @@
 #!/usr/bin/env node
-// The CLI is written in TypeScript; tsx compiles it on the fly so no build step sits between `npm ci` and use.
-import { register } from 'tsx/esm/api';
+// Runs the CLI's build when it is of the current sources, else the TypeScript sources through tsx:
+// see local/cli/launch.mjs.
+import { fileURLToPath } from 'node:url';
+import { launch } from '../local/cli/launch.mjs';
 
-register();
-const { main } = await import('../local/cli/main.ts');
-await main(process.argv);
+await launch(process.argv, fileURLToPath(new URL('..', import.meta.url)));

@@ -1,7 +1,7 @@
 import { existsSync, writeFileSync } from 'node:fs';
 import { join, relative, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { buildSync, type Metafile } from 'esbuild';
+import { buildSync, type BuildOptions, type Metafile } from 'esbuild';
 
 /** The Lambda handlers, one bundle each: `functions/handlers/<name>.ts` → `<outDir>/<name>/index.mjs`. */
 export const HANDLER_NAMES = ['ingest', 'sender', 'sweeper', 'balance-watch'] as const;
@@ -84,6 +84,16 @@ const CONFIG_LOADER_SOURCE = fileURLToPath(new URL('../functions/core/config/loa
 // run time, which an ES module does not have; some of the dependencies are CommonJS.
 const REQUIRE_SHIM = "import { createRequire as __smsRelayCreateRequire } from 'node:module'; const require = __smsRelayCreateRequire(import.meta.url);";
 
+/** What the project's bundles for Node share: the handlers here, and the CLI (`local/cli/build.ts`). */
+export const NODE_ESM_BUNDLE: BuildOptions = {
+  bundle: true,
+  platform: 'node',
+  format: 'esm',
+  // Prefer the ES module builds: they tree-shake, and the SDK's are much smaller that way.
+  mainFields: ['module', 'main'],
+  banner: { js: REQUIRE_SHIM },
+};
+
 /**
  * Bundles each handler into one ES module for nodejs22.x on arm64, `index.mjs`, with the YAML
  * config loader beside it ({@link BUNDLE_FILES}). The deployed functions and the integration tests
@@ -117,13 +127,8 @@ export function bundleHandlers(options: BundleOptions = {}): BundleResult {
     ),
     outdir: outDir,
     outExtension: { '.js': '.mjs' },
-    bundle: true,
-    platform: 'node',
+    ...NODE_ESM_BUNDLE,
     target: 'node22',
-    format: 'esm',
-    // Prefer the ES module builds: they tree-shake, and the SDK's are much smaller that way.
-    mainFields: ['module', 'main'],
-    banner: { js: REQUIRE_SHIM },
     // The handlers load the YAML config loader (with yaml and zod) from the file beside them, when
     // needed, instead of bundling it into index.mjs.
     define: Object.fromEntries(Object.entries(BUNDLE_GLOBALS).map(([name, path]) => [name, JSON.stringify(path)])),

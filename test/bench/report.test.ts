@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { costPer1000Sms, PRICES, SMS_PRICE_TZS, TZS_PER_USD } from '../../bench/cost';
-import { renderReport, summaryLines, type BenchRun } from '../../bench/report';
+import { cliSection, renderReport, summaryLines, updateReport, type BenchRun } from '../../bench/report';
 
 const cost = costPer1000Sms({ ingestMs: 4.2, senderMs: 17.5, memoryMb: { ingest: 256, sender: 256 }, writeUnits: 13, readUnits: 0 });
 const entry = { ms: 300, baselineMs: 200, ratio: 1.5 };
@@ -18,6 +18,7 @@ const run: BenchRun = {
     coldInit: { ingest: entry, sender: entry, sweeper: entry, 'balance-watch': entry },
     dynamoPerSms: { requests: 7, writeUnits: 7 },
     awsCostPer1000Sms: { usd: cost.usd, shareOfSmsSpend: cost.shareOfSmsSpend },
+    cli: { helpMs: 90, validateMs: 300, baselineMs: 60, helpRatio: 1.5, validateRatio: 5, sources: { helpMs: 1800, validateMs: 2500 } },
   },
   dynamo: { readUnits: 0, indexWriteUnitsEstimated: 6, byCommand: { PutItem: 2, UpdateItem: 5 }, unreported: 0, ingestMs: 4.2, senderMs: 17.5 },
   cost: { lines: cost.lines, memoryMb: { ingest: 256, sender: 256, sweeper: 256, 'balance-watch': 128 } },
@@ -42,6 +43,8 @@ describe('bench report', () => {
     expect(text).toContain('7 requests, 7 WRU');
     expect(text).toContain("logs' listing 20 ms, ratio 1.5×");
     expect(text).toContain('250 / 300 ms');
+    expect(text).toMatch(/CLI: sms-relay --help +90 ms +baseline node -e 0 60 ms, ratio 1.5×/);
+    expect(text).toMatch(/CLI: sms-relay validate +300 ms +baseline node -e 0 60 ms, ratio 5×/);
   });
 
   it('renders BENCHMARKS.md with the dynalite caveat, the prices and the exchange rate', () => {
@@ -52,5 +55,24 @@ describe('bench report', () => {
     expect(markdown).toContain(`${TZS_PER_USD.toLocaleString('en-US')} TZS per US dollar`);
     expect(markdown).toContain('https://aws.amazon.com/dynamodb/pricing/on-demand/');
     expect(markdown).toContain('| balance-watch | 300 | 200 | 1.5× | 128 MB |');
+    expect(markdown).toContain('| `sms-relay validate --config config/prod.yaml` | 300 | 60 | 5× | 2500 |');
+  });
+
+  it('after a run of the CLI section alone, replaces its section and the summary and keeps the rest', () => {
+    const before = renderReport(run);
+    const cli = { ...run.results.cli, helpMs: 70, helpRatio: 1.17 };
+    const after = updateReport(before, { ...run.results, cli }, [cliSection(cli, 'on 2026-11-26')]);
+    expect(after).toContain('| `sms-relay --help` | 70 | 60 | 1.17× | 1800 |');
+    expect(after).toContain('Measured on 2026-11-26, apart from the rest of this page.');
+    expect(after).not.toContain('| `sms-relay --help` | 90 |');
+    expect(after).toMatch(/CLI: sms-relay --help +70 ms/);
+    expect(after.match(/## CLI start-up/g)).toHaveLength(1);
+    expect(after.replace(/## CLI start-up[\s\S]*?\n## /, '').replace(/```text[\s\S]*?```/, '')).toBe(before.replace(/## CLI start-up[\s\S]*?\n## /, '').replace(/```text[\s\S]*?```/, ''));
+
+    // A report from before the section existed gets it before the DynamoDB section.
+    const older = before.replace(/## CLI start-up[\s\S]*?\n(## )/, '$1');
+    const added = updateReport(older, { ...run.results, cli }, [cliSection(cli)]);
+    expect(added.indexOf('## CLI start-up')).toBeGreaterThan(added.indexOf('## Cold init'));
+    expect(added.indexOf('## CLI start-up')).toBeLessThan(added.indexOf('## DynamoDB per SMS'));
   });
 });

@@ -1,0 +1,87 @@
+/**
+ * `cli`: how long `sms-relay --help` and `sms-relay validate --config config/prod.yaml` take, as a
+ * user runs them (`node bin/sms-relay.mjs …`, from spawning the process to its exit), against the
+ * baseline `node -e 0` measured in the same rounds: Node's own start, which no CLI can go under.
+ *
+ * The CLI is built first (`buildCli`, what `npm ci` runs as `prepare`), so the figures are those of
+ * a fresh checkout after `npm ci`. The same commands from the sources through tsx (what runs when a
+ * source changed since the build) are timed too, in fewer rounds: what a stale build costs.
+ */
+import { spawn } from 'node:child_process';
+import { buildCli } from '../local/cli/build';
+import { findBuild, sourcesCommand } from '../local/cli/launch.mjs';
+import { median, ratio, round } from './stats';
+
+export interface CliTimes {
+  readonly helpMs: number;
+  readonly validateMs: number;
+}
+
+export interface CliStartup extends CliTimes {
+  /** `node -e 0`. */
+  readonly baselineMs: number;
+  readonly helpRatio: number;
+  readonly validateRatio: number;
+  /** The same commands from the TypeScript sources through tsx. */
+  readonly sources: CliTimes;
+}
+
+const HELP = ['--help'];
+const VALIDATE = ['validate', '--config', 'config/prod.yaml'];
+
+/** Wall time of `node <args>` in `cwd`, from spawn to exit, in ms; fails unless it exits 0. */
+function timeNode(args: readonly string[], cwd: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const started = performance.now();
+    const child = spawn(process.execPath, [...args], { cwd, stdio: ['ignore', 'ignore', 'pipe'], timeout: 120_000 });
+    let stderr = '';
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    child.once('error', reject);
+    child.once('exit', (code) => {
+      const ms = performance.now() - started;
+      if (code === 0) resolve(ms);
+      else reject(new Error(`node ${args.join(' ')} exited ${code}: ${stderr.slice(0, 2000)}`));
+    });
+  });
+}
+
+export async function runCli(repoRoot: string, { runs = 15, sourceRuns = 5, log = (_line: string): void => {} } = {}): Promise<CliStartup> {
+  const built = await buildCli({ root: repoRoot });
+  if (!('entry' in findBuild(repoRoot))) throw new Error('the CLI build is not current right after building it');
+  log(`cli: built ${built.manifest.inputs.length} files`);
+
+  const cli = (args: readonly string[]): Promise<number> => timeNode(['bin/sms-relay.mjs', ...args], repoRoot);
+  // One unmeasured run of each warms the OS file cache.
+  await timeNode(['-e', '0'], repoRoot);
+  await cli(HELP);
+  await cli(VALIDATE);
+
+  const samples = { baseline: [] as number[], help: [] as number[], validate: [] as number[] };
+  for (let run = 0; run < runs; run += 1) {
+    // The order turns each round, so no command always runs right after another.
+    const order = [
+      async () => samples.baseline.push(await timeNode(['-e', '0'], repoRoot)),
+      async () => samples.help.push(await cli(HELP)),
+      async () => samples.validate.push(await cli(VALIDATE)),
+    ];
+    for (let step = 0; step < order.length; step += 1) await order[(run + step) % order.length]!();
+  }
+  log(`cli: built, ${runs} rounds`);
+
+  const fromSources = { help: [] as number[], validate: [] as number[] };
+  for (let run = 0; run < sourceRuns; run += 1) {
+    fromSources.help.push(await timeNode(sourcesCommand(repoRoot, HELP), repoRoot));
+    fromSources.validate.push(await timeNode(sourcesCommand(repoRoot, VALIDATE), repoRoot));
+  }
+  log(`cli: sources, ${sourceRuns} rounds`);
+
+  const baseline = median(samples.baseline);
+  return {
+    helpMs: round(median(samples.help)),
+    validateMs: round(median(samples.validate)),
+    baselineMs: round(baseline),
+    helpRatio: ratio(median(samples.help), baseline),
+    validateRatio: ratio(median(samples.validate), baseline),
+    sources: { helpMs: round(median(fromSources.help)), validateMs: round(median(fromSources.validate)) },
+  };
+}
