@@ -1,0 +1,170 @@
+import { UpdateItemCommand } from '@aws-sdk/client-dynamodb';
+import { ItemReader, num, str } from './attributes';
+import { getBalanceState } from './balance';
+import { type StoreTable, isConditionalCheckFailed } from './context';
+import { InvalidArgumentError } from './errors';
+import { balanceKey, ItemKind } from './keys';
+
+/*
+ * The projected balance: what `balance.reserve` is enforced against, kept on the balance item with
+ * two counters, so that every sender (Lambda containers, the local runtime) takes its estimate from
+ * the same number with one conditional write:
+ * - `projected`: the credits the relay believes are left once every send in flight is paid;
+ * - `committed`: everything taken from it so far (estimates in flight, then the actual amounts);
+ * - `charged`: the part of `committed` that is settled (sent, or kept as maybe sent).
+ * A balance observation rebases `projected` on `balance + charged as it was before the balance was
+ * produced - committed now` (see `rebaseCredit`).
+ */
+
+/** What `reserveCredit` takes. */
+export interface CreditRequest {
+  /** The send's estimated cost. */
+  readonly estimate: number;
+  /** Take it only if at least this much stays projected (`balance.reserve`); absent: take it whatever is left. */
+  readonly floor?: number;
+}
+
+/** What `reserveCredit` did. */
+export type CreditReservation =
+  | {
+      readonly reserved: true;
+      /** `charged` when the estimate was taken: the basis of the send's `remainingBalance` (see `rebaseCredit`). */
+      readonly basis: number;
+      /** What stays projected after this estimate. */
+      readonly projected: number;
+    }
+  | {
+      readonly reserved: false;
+      /** The projected balance that refused it; `undefined` when there is none yet (no balance observed). */
+      readonly projected: number | undefined;
+    };
+
+/** What `settleCredit` records for a reservation. */
+export interface CreditSettlement {
+  /** The estimate `reserveCredit` took. */
+  readonly estimate: number;
+  /**
+   * What the send is taken to have cost: the service's `deducted` when sent, 0 when it certainly
+   * did not go out (the estimate is given back), the estimate itself when it may have gone out.
+   */
+  readonly charged: number;
+}
+
+/** What `rebaseCredit` takes. */
+export interface CreditBasis {
+  /** A balance the SMS service reported (a balance read, a send's `remainingBalance`). */
+  readonly balance: number;
+  /** `charged` read before the service produced `balance` (from `getBalanceState` or `reserveCredit`). */
+  readonly basis: number;
+}
+
+const finite = (name: string, value: number): void => {
+  if (!Number.isFinite(value)) throw new InvalidArgumentError(`${name} must be a finite number, got ${value}`);
+};
+
+/** Credits are decimal; floating-point sums are cut to micro-credits so the counters do not drift. */
+const credits = (value: number): number => Math.round(value * 1e6) / 1e6;
+
+/**
+ * Takes a send's estimate from the projected balance with one conditional update, `projected -
+ * estimate` only while `projected >= floor + estimate`: of any number of concurrent senders, only
+ * as many as the projected balance pays for get a reservation. Without a `floor` (a critical route)
+ * the estimate is taken whatever is left, so normal routes see what critical ones spend.
+ *
+ * @example
+ * ```typescript
+ * const taken = await store.reserveCredit({ estimate: 20, floor: config.balance.reserve });
+ * if (!taken.reserved) return park(`would leave ${taken.projected - 20}`);
+ * ```
+ */
+export const reserveCredit = async (context: StoreTable, { estimate, floor }: CreditRequest): Promise<CreditReservation> => {
+  finite('estimate', estimate);
+  if (estimate < 0) throw new InvalidArgumentError(`estimate must be ≥ 0, got ${estimate}`);
+  if (floor !== undefined) finite('floor', floor);
+  try {
+    const { Attributes: item } = await context.client.send(
+      new UpdateItemCommand({
+        TableName: context.tableName,
+        Key: balanceKey(),
+        UpdateExpression: 'SET #projected = #projected - :estimate ADD #committed :estimate',
+        ConditionExpression: floor === undefined ? 'attribute_exists(#projected)' : '#projected >= :need',
+        ExpressionAttributeNames: { '#projected': 'projected', '#committed': 'committed' },
+        ExpressionAttributeValues: { ':estimate': num(estimate), ...(floor === undefined ? {} : { ':need': num(credits(floor + estimate)) }) },
+        ReturnValues: 'ALL_NEW',
+      }),
+    );
+    const read = new ItemReader(item ?? {}, 'BALANCE');
+    return { reserved: true, basis: read.optNum('charged') ?? 0, projected: read.optNum('projected') ?? 0 };
+  } catch (error) {
+    if (!isConditionalCheckFailed(error)) throw error;
+    return { reserved: false, projected: (await getBalanceState(context)).projected };
+  }
+};
+
+/**
+ * Settles a reservation of `reserveCredit`: `projected` gets back `estimate - charged` (the estimate's
+ * error once the actual cost is known, the whole estimate for a send that certainly did not go out)
+ * and `charged` grows by `charged`, by one update of counters (ADD), so concurrent settlements all
+ * count.
+ *
+ * @example
+ * ```typescript
+ * await store.settleCredit({ estimate: 20, charged: result.deducted });
+ * ```
+ */
+export const settleCredit = async (context: StoreTable, { estimate, charged }: CreditSettlement): Promise<void> => {
+  finite('estimate', estimate);
+  finite('charged', charged);
+  const back = credits(estimate - charged);
+  try {
+    await context.client.send(
+      new UpdateItemCommand({
+        TableName: context.tableName,
+        Key: balanceKey(),
+        UpdateExpression: 'ADD #projected :back, #committed :forward, #charged :charged',
+        // A projected balance only ever comes from an observation; ADD must not start one at 0.
+        ConditionExpression: 'attribute_exists(#projected)',
+        ExpressionAttributeNames: { '#projected': 'projected', '#committed': 'committed', '#charged': 'charged' },
+        ExpressionAttributeValues: { ':back': num(back), ':forward': num(-back), ':charged': num(charged) },
+      }),
+    );
+  } catch (error) {
+    if (!isConditionalCheckFailed(error)) throw error;
+  }
+};
+
+/**
+ * Rebases the projected balance on a balance the SMS service reported: `projected = balance + basis
+ * - committed`, where `basis` is `charged` as read before the service produced `balance`. Every send
+ * settled since then is subtracted (the balance cannot show it), and every send still in flight
+ * keeps its estimate; a send the balance already shows and that was settled after `basis` was read
+ * counts twice, which errs on the side of parking, and lasts until the next observation. An
+ * observation on an older basis than the one in place is ignored (`false`): it knows less.
+ *
+ * @example
+ * ```typescript
+ * const { charged } = await store.getBalanceState();
+ * const { balance } = await sms.getBalance();
+ * await store.rebaseCredit({ balance, basis: charged ?? 0 });
+ * ```
+ */
+export const rebaseCredit = async (context: StoreTable, { balance, basis }: CreditBasis): Promise<boolean> => {
+  finite('balance', balance);
+  finite('basis', basis);
+  try {
+    await context.client.send(
+      new UpdateItemCommand({
+        TableName: context.tableName,
+        Key: balanceKey(),
+        UpdateExpression: 'SET #projected = :anchor - if_not_exists(#committed, :zero), #basis = :basis, #kind = :kind',
+        ConditionExpression: 'attribute_not_exists(#basis) OR #basis <= :basis',
+        ExpressionAttributeNames: { '#projected': 'projected', '#committed': 'committed', '#basis': 'creditBasis', '#kind': 'kind' },
+        ExpressionAttributeValues: { ':kind': str(ItemKind.Balance), ':anchor': num(credits(balance + basis)), ':zero': num(0), ':basis': num(basis) },
+      }),
+    );
+    return true;
+  } catch (error) {
+    if (isConditionalCheckFailed(error)) return false;
+    throw error;
+  }
+};
