@@ -131,6 +131,7 @@ export const getBalanceState = async (context: StoreTable): Promise<BalanceState
   const creditsPerUnit = read.optNum('creditsPerUnit');
   const projected = read.optNum('projected');
   const charged = read.optNum('charged');
+  const rebasedAt = read.optStr('rebasedAt');
   return {
     armed: read.optBool('armed') ?? true,
     ...(lastBalance === undefined ? {} : { lastBalance }),
@@ -140,5 +141,6 @@ export const getBalanceState = async (context: StoreTable): Promise<BalanceState
     ...(creditsPerUnit === undefined ? {} : { creditsPerUnit }),
     ...(projected === undefined ? {} : { projected }),
     ...(charged === undefined ? {} : { charged }),
+    ...(rebasedAt === undefined ? {} : { rebasedAt }),
   };
 };

@@ -12,8 +12,10 @@ import { balanceKey, ItemKind } from './keys';
  * - `projected`: the credits the relay believes are left once every send in flight is paid;
  * - `committed`: everything taken from it so far (estimates in flight, then the actual amounts);
  * - `charged`: the part of `committed` that is settled (sent, or kept as maybe sent).
- * A balance observation rebases `projected` on `balance + charged as it was before the balance was
- * produced - committed now` (see `rebaseCredit`).
+ * A balance read rebases `projected` on `balance + charged as it was before the read - committed
+ * now` (see `rebaseCredit`). A send's `remainingBalance` does not: it cannot say which of the
+ * other sends in flight it already includes, and between reads the counters follow the relay's own
+ * sends exactly (each estimate taken, then corrected by the actual `deducted`).
  */
 
 /** What `reserveCredit` takes. */
@@ -28,8 +30,6 @@ export interface CreditRequest {
 export type CreditReservation =
   | {
       readonly reserved: true;
-      /** `charged` when the estimate was taken: the basis of the send's `remainingBalance` (see `rebaseCredit`). */
-      readonly basis: number;
       /** What stays projected after this estimate. */
       readonly projected: number;
     }
@@ -52,10 +52,12 @@ export interface CreditSettlement {
 
 /** What `rebaseCredit` takes. */
 export interface CreditBasis {
-  /** A balance the SMS service reported (a balance read, a send's `remainingBalance`). */
+  /** A balance read from the SMS service. */
   readonly balance: number;
-  /** `charged` read before the service produced `balance` (from `getBalanceState` or `reserveCredit`). */
+  /** `charged` read before the service produced `balance` (from `getBalanceState`). */
   readonly basis: number;
+  /** When the balance was read: kept as `rebasedAt`. */
+  readonly now?: Date;
 }
 
 const finite = (name: string, value: number): void => {
@@ -94,7 +96,7 @@ export const reserveCredit = async (context: StoreTable, { estimate, floor }: Cr
       }),
     );
     const read = new ItemReader(item ?? {}, 'BALANCE');
-    return { reserved: true, basis: read.optNum('charged') ?? 0, projected: read.optNum('projected') ?? 0 };
+    return { reserved: true, projected: read.optNum('projected') ?? 0 };
   } catch (error) {
     if (!isConditionalCheckFailed(error)) throw error;
     return { reserved: false, projected: (await getBalanceState(context)).projected };
@@ -134,7 +136,7 @@ export const settleCredit = async (context: StoreTable, { estimate, charged }: C
 };
 
 /**
- * Rebases the projected balance on a balance the SMS service reported: `projected = balance + basis
+ * Rebases the projected balance on a balance read from the SMS service: `projected = balance + basis
  * - committed`, where `basis` is `charged` as read before the service produced `balance`. Every send
  * settled since then is subtracted (the balance cannot show it), and every send still in flight
  * keeps its estimate; a send the balance already shows and that was settled after `basis` was read
@@ -148,7 +150,7 @@ export const settleCredit = async (context: StoreTable, { estimate, charged }: C
  * await store.rebaseCredit({ balance, basis: charged ?? 0 });
  * ```
  */
-export const rebaseCredit = async (context: StoreTable, { balance, basis }: CreditBasis): Promise<boolean> => {
+export const rebaseCredit = async (context: StoreTable, { balance, basis, now = context.clock() }: CreditBasis): Promise<boolean> => {
   finite('balance', balance);
   finite('basis', basis);
   try {
@@ -156,10 +158,10 @@ export const rebaseCredit = async (context: StoreTable, { balance, basis }: Cred
       new UpdateItemCommand({
         TableName: context.tableName,
         Key: balanceKey(),
-        UpdateExpression: 'SET #projected = :anchor - if_not_exists(#committed, :zero), #basis = :basis, #kind = :kind',
+        UpdateExpression: 'SET #projected = :anchor - if_not_exists(#committed, :zero), #basis = :basis, #rebasedAt = :now, #kind = :kind',
         ConditionExpression: 'attribute_not_exists(#basis) OR #basis <= :basis',
-        ExpressionAttributeNames: { '#projected': 'projected', '#committed': 'committed', '#basis': 'creditBasis', '#kind': 'kind' },
-        ExpressionAttributeValues: { ':kind': str(ItemKind.Balance), ':anchor': num(credits(balance + basis)), ':zero': num(0), ':basis': num(basis) },
+        ExpressionAttributeNames: { '#projected': 'projected', '#committed': 'committed', '#basis': 'creditBasis', '#rebasedAt': 'rebasedAt', '#kind': 'kind' },
+        ExpressionAttributeValues: { ':kind': str(ItemKind.Balance), ':now': str(now.toISOString()), ':anchor': num(credits(balance + basis)), ':zero': num(0), ':basis': num(basis) },
       }),
     );
     return true;

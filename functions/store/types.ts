@@ -171,4 +171,6 @@ export interface BalanceState {
   readonly projected?: number;
   /** Credits of settled sends so far: the basis a balance read taken now is rebased on (see `rebaseCredit`). */
   readonly charged?: number;
+  /** When the projected balance was last rebased on a balance read. */
+  readonly rebasedAt?: string;
 }
