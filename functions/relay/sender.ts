@@ -82,7 +82,7 @@ export async function sendMessage(context: RelayContext<RelayConfigView>, id: st
   await Promise.all([
     store.recordCreditsSpent({ route: claimed.route, deducted: result.deducted, now: clock() }).catch(note('credits spent not recorded')),
     recordPrice(context, claimed, result.deducted).catch(note('price not recorded')),
-    gate.credit === undefined ? undefined : store.settleCredit({ estimate: gate.credit.estimate, charged: result.deducted }).catch(note('projected balance not corrected')),
+    correctCredit(context, gate.credit, result).catch(note('projected balance not corrected')),
   ]);
   const { metrics } = context;
   metrics.add(RelayMetric.Sent, 1, claimed.route);
@@ -195,6 +195,16 @@ async function takeCredit(context: RelayContext<RelayConfigView>, record: Messag
   const estimate = estimateCredits(record, state.creditsPerUnit);
   const taken = await context.store.reserveCredit({ estimate });
   return taken.reserved ? { outcome: SendOutcome.Sent, credit: { estimate } } : GO;
+}
+
+/**
+ * After a send: its estimate is replaced by the actual `deducted`, then the service's
+ * `remainingBalance` caps the projected balance (credit spent elsewhere shows at once).
+ */
+async function correctCredit(context: RelayContext<RelayConfigView>, credit: Credit | undefined, result: ServiceSendResult): Promise<void> {
+  if (!((context.config.config.balance?.reserve ?? 0) > 0)) return;
+  if (credit !== undefined) await context.store.settleCredit({ estimate: credit.estimate, charged: result.deducted });
+  await context.store.capCredit({ balance: result.remainingBalance });
 }
 
 /** Gives a reservation back: the send certainly did not go out. Best effort; see {@link settleCreditAfterFailure}. */

@@ -13,9 +13,9 @@ import { balanceKey, ItemKind } from './keys';
  * - `committed`: everything taken from it so far (estimates in flight, then the actual amounts);
  * - `charged`: the part of `committed` that is settled (sent, or kept as maybe sent).
  * A balance read rebases `projected` on `balance + charged as it was before the read - committed
- * now` (see `rebaseCredit`). A send's `remainingBalance` does not: it cannot say which of the
- * other sends in flight it already includes, and between reads the counters follow the relay's own
- * sends exactly (each estimate taken, then corrected by the actual `deducted`).
+ * now` (see `rebaseCredit`). A send's `remainingBalance` only lowers it (see `capCredit`): it
+ * cannot say which of the other sends in flight it already includes, and between reads the counters
+ * follow the relay's own sends exactly (each estimate taken, then corrected by the actual `deducted`).
  */
 
 /** What `reserveCredit` takes. */
@@ -162,6 +162,38 @@ export const rebaseCredit = async (context: StoreTable, { balance, basis, now = 
         ConditionExpression: 'attribute_not_exists(#basis) OR #basis <= :basis',
         ExpressionAttributeNames: { '#projected': 'projected', '#committed': 'committed', '#basis': 'creditBasis', '#rebasedAt': 'rebasedAt', '#kind': 'kind' },
         ExpressionAttributeValues: { ':kind': str(ItemKind.Balance), ':now': str(now.toISOString()), ':anchor': num(credits(balance + basis)), ':zero': num(0), ':basis': num(basis) },
+      }),
+    );
+    return true;
+  } catch (error) {
+    if (isConditionalCheckFailed(error)) return false;
+    throw error;
+  }
+};
+
+/**
+ * Lowers the projected balance to a balance the service reported after a send (its
+ * `remainingBalance`) when that is lower: credit spent outside the relay (the dashboard, another
+ * application on the same account) shows at the next send instead of the next balance read. Never
+ * raises it: the answer cannot say which other sends in flight it already includes, and with the
+ * relay the only spender the projected balance is never above it.
+ *
+ * @example
+ * ```typescript
+ * await store.capCredit({ balance: result.remainingBalance });
+ * ```
+ */
+export const capCredit = async (context: StoreTable, { balance }: { readonly balance: number }): Promise<boolean> => {
+  finite('balance', balance);
+  try {
+    await context.client.send(
+      new UpdateItemCommand({
+        TableName: context.tableName,
+        Key: balanceKey(),
+        UpdateExpression: 'SET #projected = :balance',
+        ConditionExpression: '#projected > :balance',
+        ExpressionAttributeNames: { '#projected': 'projected' },
+        ExpressionAttributeValues: { ':balance': num(balance) },
       }),
     );
     return true;

@@ -89,6 +89,17 @@ describe('projected balance (balance.reserve under concurrency)', () => {
     expect((await store.getBalanceState()).projected).toBe(380);
   });
 
+  it('lowers, never raises, the projected balance to a send\'s remainingBalance', async () => {
+    const { store } = await newTable(db);
+    await store.rebaseCredit({ balance: 1_000, basis: 0 });
+    await store.reserveCredit({ estimate: 20, floor: 200 });
+    await store.settleCredit({ estimate: 20, charged: 20 });
+    expect(await store.capCredit({ balance: 980 })).toBe(false);
+    expect(await store.capCredit({ balance: 5_000 })).toBe(false); // a top-up is only taken from a read
+    expect(await store.capCredit({ balance: 480 })).toBe(true); // 500 spent from the dashboard
+    expect((await store.getBalanceState()).projected).toBe(480);
+  });
+
   it('refuses amounts that are not finite numbers, changing nothing', async () => {
     const { store } = await newTable(db);
     await store.rebaseCredit({ balance: 400, basis: 0 });
