@@ -106,6 +106,8 @@ type Gate =
 /** An estimate taken from the projected balance by `reserveCredit`. */
 interface Credit {
   readonly estimate: number;
+  /** The store's `charged` when it was taken (see `observeSentCredit`). */
+  readonly basis: number;
 }
 
 const GO: Gate = { outcome: SendOutcome.Sent };
@@ -158,7 +160,7 @@ async function checkBeforeSend(context: RelayContext<RelayConfigView>, record: M
         reason: `balance reserve: ${formatCredits(estimate)} credits would leave ${formatCredits(left)}, below the reserve of ${formatCredits(reserve)} kept for critical routes; waiting for a top-up and redrive`,
       };
     }
-    credit = { estimate };
+    credit = { estimate, basis: taken.basis };
   } else if (reserve > 0 && state !== undefined) {
     const gate = await takeCredit(context, record, state);
     credit = gate.outcome === SendOutcome.Sent ? gate.credit : undefined;
@@ -194,17 +196,17 @@ async function takeCredit(context: RelayContext<RelayConfigView>, record: Messag
   if (state.projected === undefined || state.creditsPerUnit === undefined) return GO;
   const estimate = estimateCredits(record, state.creditsPerUnit);
   const taken = await context.store.reserveCredit({ estimate });
-  return taken.reserved ? { outcome: SendOutcome.Sent, credit: { estimate } } : GO;
+  return taken.reserved ? { outcome: SendOutcome.Sent, credit: { estimate, basis: taken.basis } } : GO;
 }
 
 /**
- * After a send: its estimate is replaced by the actual `deducted`, then the service's
- * `remainingBalance` caps the projected balance (credit spent elsewhere shows at once).
+ * After a send: its estimate is replaced by the actual `deducted`, and the service's
+ * `remainingBalance` moves the projected balance where it proves it wrong (a top-up, credit spent
+ * elsewhere).
  */
 async function correctCredit(context: RelayContext<RelayConfigView>, credit: Credit | undefined, result: ServiceSendResult): Promise<void> {
   if (!((context.config.config.balance?.reserve ?? 0) > 0)) return;
-  if (credit !== undefined) await context.store.settleCredit({ estimate: credit.estimate, charged: result.deducted });
-  await context.store.capCredit({ balance: result.remainingBalance });
+  await context.store.observeSentCredit({ balance: result.remainingBalance, deducted: result.deducted, ...(credit === undefined ? {} : { reservation: credit }) });
 }
 
 /** Gives a reservation back: the send certainly did not go out. Best effort; see {@link settleCreditAfterFailure}. */

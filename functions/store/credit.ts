@@ -1,5 +1,5 @@
 import { UpdateItemCommand } from '@aws-sdk/client-dynamodb';
-import { ItemReader, num, str } from './attributes';
+import { type Item, ItemReader, num, str } from './attributes';
 import { getBalanceState } from './balance';
 import { type StoreTable, isConditionalCheckFailed } from './context';
 import { InvalidArgumentError } from './errors';
@@ -13,9 +13,9 @@ import { balanceKey, ItemKind } from './keys';
  * - `committed`: everything taken from it so far (estimates in flight, then the actual amounts);
  * - `charged`: the part of `committed` that is settled (sent, or kept as maybe sent).
  * A balance read rebases `projected` on `balance + charged as it was before the read - committed
- * now` (see `rebaseCredit`). A send's `remainingBalance` only lowers it (see `capCredit`): it
- * cannot say which of the other sends in flight it already includes, and between reads the counters
- * follow the relay's own sends exactly (each estimate taken, then corrected by the actual `deducted`).
+ * now` (see `rebaseCredit`); a send's answer moves it only when it proves it wrong (see
+ * `observeSentCredit`). Between them the counters follow the relay's own sends exactly (each
+ * estimate taken, then corrected by the actual `deducted`).
  */
 
 /** What `reserveCredit` takes. */
@@ -32,6 +32,8 @@ export type CreditReservation =
       readonly reserved: true;
       /** What stays projected after this estimate. */
       readonly projected: number;
+      /** `charged` when the estimate was taken: what the send's own answer is compared with (see `observeSentCredit`). */
+      readonly basis: number;
     }
   | {
       readonly reserved: false;
@@ -96,7 +98,7 @@ export const reserveCredit = async (context: StoreTable, { estimate, floor }: Cr
       }),
     );
     const read = new ItemReader(item ?? {}, 'BALANCE');
-    return { reserved: true, projected: read.optNum('projected') ?? 0 };
+    return { reserved: true, projected: read.optNum('projected') ?? 0, basis: read.optNum('charged') ?? 0 };
   } catch (error) {
     if (!isConditionalCheckFailed(error)) throw error;
     return { reserved: false, projected: (await getBalanceState(context)).projected };
@@ -171,34 +173,74 @@ export const rebaseCredit = async (context: StoreTable, { balance, basis, now = 
   }
 };
 
+/** A send's answer for `observeSentCredit`. */
+export interface SentCredit {
+  /** The service's `remainingBalance`. */
+  readonly balance: number;
+  /** The service's `deducted`. */
+  readonly deducted: number;
+  /** The send's reservation, when it took one: its estimate and its `basis`. */
+  readonly reservation?: { readonly estimate: number; readonly basis: number };
+}
+
 /**
- * Lowers the projected balance to a balance the service reported after a send (its
- * `remainingBalance`) when that is lower: credit spent outside the relay (the dashboard, another
- * application on the same account) shows at the next send instead of the next balance read. Never
- * raises it: the answer cannot say which other sends in flight it already includes, and with the
- * relay the only spender the projected balance is never above it.
+ * Applies a send's answer to the projected balance: the reservation is settled with the actual
+ * `deducted` (see `settleCredit`), then the answer's `remainingBalance` moves the projected balance
+ * when it proves it wrong:
+ * - up to `remainingBalance + basis + deducted - committed` when that is higher (a top-up): every
+ *   send reserved since the reservation is subtracted, sends settled before it are in the answer,
+ *   so this never exceeds what is truly left; written only while `committed` is unchanged;
+ * - down to `remainingBalance` when that is lower (credit spent outside the relay, from the
+ *   dashboard or another application on the same account).
+ * With the relay the only spender and no top-up, neither applies: the counters are exact.
  *
  * @example
  * ```typescript
- * await store.capCredit({ balance: result.remainingBalance });
+ * await store.observeSentCredit({ balance: result.remainingBalance, deducted: result.deducted, reservation });
  * ```
  */
-export const capCredit = async (context: StoreTable, { balance }: { readonly balance: number }): Promise<boolean> => {
+export const observeSentCredit = async (context: StoreTable, { balance, deducted, reservation }: SentCredit): Promise<void> => {
   finite('balance', balance);
-  try {
-    await context.client.send(
-      new UpdateItemCommand({
-        TableName: context.tableName,
-        Key: balanceKey(),
-        UpdateExpression: 'SET #projected = :balance',
-        ConditionExpression: '#projected > :balance',
-        ExpressionAttributeNames: { '#projected': 'projected' },
-        ExpressionAttributeValues: { ':balance': num(balance) },
-      }),
-    );
-    return true;
-  } catch (error) {
-    if (isConditionalCheckFailed(error)) return false;
-    throw error;
+  finite('deducted', deducted);
+  const names = { '#projected': 'projected', '#committed': 'committed', '#charged': 'charged' };
+  const write = async (input: Omit<ConstructorParameters<typeof UpdateItemCommand>[0], 'TableName' | 'Key'>): Promise<Item | undefined> => {
+    try {
+      return (await context.client.send(new UpdateItemCommand({ TableName: context.tableName, Key: balanceKey(), ...input }))).Attributes ?? {};
+    } catch (error) {
+      if (isConditionalCheckFailed(error)) return undefined;
+      throw error;
+    }
+  };
+  let projected: number | undefined;
+  let committed: number | undefined;
+  if (reservation !== undefined) {
+    const back = credits(reservation.estimate - deducted);
+    const after = await write({
+      UpdateExpression: 'ADD #projected :back, #committed :forward, #charged :charged',
+      ConditionExpression: 'attribute_exists(#projected)',
+      ExpressionAttributeNames: names,
+      ExpressionAttributeValues: { ':back': num(back), ':forward': num(-back), ':charged': num(deducted) },
+      ReturnValues: 'ALL_NEW',
+    });
+    if (after === undefined) return;
+    const read = new ItemReader(after, 'BALANCE');
+    projected = read.optNum('projected');
+    committed = read.optNum('committed') ?? 0;
+    const raised = credits(balance + reservation.basis + deducted - committed);
+    if (projected !== undefined && raised > projected) {
+      await write({
+        UpdateExpression: 'SET #projected = :raised',
+        ConditionExpression: '#committed = :committed AND #projected < :raised',
+        ExpressionAttributeNames: { '#projected': 'projected', '#committed': 'committed' },
+        ExpressionAttributeValues: { ':raised': num(raised), ':committed': num(committed) },
+      });
+      return;
+    }
   }
+  await write({
+    UpdateExpression: 'SET #projected = :balance',
+    ConditionExpression: '#projected > :balance',
+    ExpressionAttributeNames: { '#projected': 'projected' },
+    ExpressionAttributeValues: { ':balance': num(balance) },
+  });
 };

@@ -9,7 +9,7 @@ import {
   updateBalanceState,
 } from './balance';
 import { type CapturedPayload, type CaptureInput, capturePayload, findCapture, getCapture, listCaptures } from './capture';
-import { type CreditBasis, type CreditRequest, type CreditReservation, type CreditSettlement, capCredit, rebaseCredit, reserveCredit, settleCredit } from './credit';
+import { type CreditBasis, type CreditRequest, type CreditReservation, type CreditSettlement, observeSentCredit, rebaseCredit, reserveCredit, type SentCredit, settleCredit } from './credit';
 import type { StoreTable } from './context';
 import {
   type HeldSummaryOptions,
@@ -137,8 +137,8 @@ export interface MessageStore {
   settleCredit(settlement: CreditSettlement): Promise<void>;
   /** Rebases the projected balance on a balance the service reported. See {@link rebaseCredit}. */
   rebaseCredit(basis: CreditBasis): Promise<boolean>;
-  /** Lowers the projected balance to a send's `remainingBalance` when that is lower. See {@link capCredit}. */
-  capCredit(observation: { readonly balance: number }): Promise<boolean>;
+  /** Settles a sent message's reservation and checks the projected balance against its answer. See {@link observeSentCredit}. */
+  observeSentCredit(sent: SentCredit): Promise<void>;
   /**
    * Keeps one balance read from the SMS service for 35 days, for the console's balance chart. The
    * balance watch calls it; sends do not (their `remainingBalance` is on the `SENT` record).
@@ -212,7 +212,7 @@ export const createStore = ({ client, tableName, clock = () => new Date(), readI
     reserveCredit: async (request) => await reserveCredit(context, request),
     settleCredit: async (settlement) => await settleCredit(context, settlement),
     rebaseCredit: async (basis) => await rebaseCredit(context, basis),
-    capCredit: async (observation) => await capCredit(context, observation),
+    observeSentCredit: async (sent) => await observeSentCredit(context, sent),
     recordBalanceReading: async (input) => await recordBalanceReading(context, input),
     listBalanceReadings: async (options) => await listBalanceReadings(context, options),
     spendLastDays: async (days, now) => await spendLastDays(context, days, now),

@@ -89,15 +89,49 @@ describe('projected balance (balance.reserve under concurrency)', () => {
     expect((await store.getBalanceState()).projected).toBe(380);
   });
 
-  it('lowers, never raises, the projected balance to a send\'s remainingBalance', async () => {
+  it('takes a send\'s answer as proof only where it proves the projection wrong: a top-up raises it, credit spent elsewhere lowers it', async () => {
     const { store } = await newTable(db);
     await store.rebaseCredit({ balance: 1_000, basis: 0 });
-    await store.reserveCredit({ estimate: 20, floor: 200 });
-    await store.settleCredit({ estimate: 20, charged: 20 });
-    expect(await store.capCredit({ balance: 980 })).toBe(false);
-    expect(await store.capCredit({ balance: 5_000 })).toBe(false); // a top-up is only taken from a read
-    expect(await store.capCredit({ balance: 480 })).toBe(true); // 500 spent from the dashboard
-    expect((await store.getBalanceState()).projected).toBe(480);
+    const reserve = async () => {
+      const taken = await store.reserveCredit({ estimate: 20, floor: 200 });
+      if (!taken.reserved) throw new Error('expected a reservation');
+      return { estimate: 20, basis: taken.basis };
+    };
+    // As projected: nothing moves.
+    await store.observeSentCredit({ balance: 980, deducted: 20, reservation: await reserve() });
+    expect((await store.getBalanceState()).projected).toBe(980);
+    // Topped up by 5,000 in the dashboard; another send (B) is in flight when A's answer comes.
+    const a = await reserve();
+    await reserve(); // B
+    await store.observeSentCredit({ balance: 5_960, deducted: 20, reservation: a });
+    expect((await store.getBalanceState()).projected).toBe(5_940); // B's estimate still taken
+    // 500 spent from the dashboard: the next answer shows it.
+    await store.observeSentCredit({ balance: 5_420, deducted: 20, reservation: await reserve() });
+    expect((await store.getBalanceState()).projected).toBe(5_420);
+  });
+
+  it('never raises the projection above what is left, whatever order the answers of concurrent sends arrive in', async () => {
+    for (let round = 0; round < 5; round += 1) {
+      const { store } = await newTable(db);
+      await store.rebaseCredit({ balance: 400, basis: 0 });
+      let balance = 400;
+      const sends = await Promise.all(Array.from({ length: 10 }, () => store.reserveCredit({ estimate: 20 })));
+      // The service charges them in turn; their answers are observed in a shuffled order.
+      const answers = sends.map((taken) => {
+        if (!taken.reserved) throw new Error('expected a reservation');
+        balance -= 20;
+        return { reservation: { estimate: 20, basis: taken.basis }, remaining: balance };
+      });
+      await Promise.all(
+        [...answers]
+          .sort(() => Math.random() - 0.5)
+          .map(async ({ reservation, remaining }) => {
+            await store.observeSentCredit({ balance: remaining, deducted: 20, reservation });
+            expect((await store.getBalanceState()).projected).toBeLessThanOrEqual(200);
+          }),
+      );
+      expect((await store.getBalanceState()).projected).toBe(200);
+    }
   });
 
   it('refuses amounts that are not finite numbers, changing nothing', async () => {
