@@ -105,6 +105,8 @@ type Gate =
 
 /** An estimate taken from the projected balance by `reserveCredit`. */
 interface Credit {
+  /** The send's claim token, the reservation's name. */
+  readonly token: string;
   readonly estimate: number;
   /** The store's `charged` when it was taken (see `observeSentCredit`). */
   readonly basis: number;
@@ -146,12 +148,13 @@ async function checkBeforeSend(context: RelayContext<RelayConfigView>, record: M
 
   let credit: Credit | undefined;
   if (guardsReserve) {
-    let taken = await context.store.reserveCredit({ estimate, floor: reserve });
+    const token = record.claimToken!;
+    let taken = await context.store.reserveCredit({ estimate, floor: reserve, token });
     if (!taken.reserved && state !== undefined && needsFreshBalance(record, state)) {
       // Redriven since the last balance read: a top-up made in the service's dashboard is seen
       // before this message is parked again.
       await freshBalance(context, lastRequeueAt(record)!);
-      taken = await context.store.reserveCredit({ estimate, floor: reserve });
+      taken = await context.store.reserveCredit({ estimate, floor: reserve, token });
     }
     if (!taken.reserved) {
       const left = (taken.projected ?? 0) - estimate;
@@ -160,7 +163,7 @@ async function checkBeforeSend(context: RelayContext<RelayConfigView>, record: M
         reason: `balance reserve: ${formatCredits(estimate)} credits would leave ${formatCredits(left)}, below the reserve of ${formatCredits(reserve)} kept for critical routes; waiting for a top-up and redrive`,
       };
     }
-    credit = { estimate, basis: taken.basis };
+    credit = { token, estimate, basis: taken.basis };
   } else if (reserve > 0 && state !== undefined) {
     const gate = await takeCredit(context, record, state);
     credit = gate.outcome === SendOutcome.Sent ? gate.credit : undefined;
@@ -195,8 +198,9 @@ async function checkBeforeSend(context: RelayContext<RelayConfigView>, record: M
 async function takeCredit(context: RelayContext<RelayConfigView>, record: MessageRecord, state: BalanceState): Promise<Gate> {
   if (state.projected === undefined || state.creditsPerUnit === undefined) return GO;
   const estimate = estimateCredits(record, state.creditsPerUnit);
-  const taken = await context.store.reserveCredit({ estimate });
-  return taken.reserved ? { outcome: SendOutcome.Sent, credit: { estimate, basis: taken.basis } } : GO;
+  const token = record.claimToken!;
+  const taken = await context.store.reserveCredit({ estimate, token });
+  return taken.reserved ? { outcome: SendOutcome.Sent, credit: { token, estimate, basis: taken.basis } } : GO;
 }
 
 /**
@@ -212,7 +216,7 @@ async function correctCredit(context: RelayContext<RelayConfigView>, credit: Cre
 /** Gives a reservation back: the send certainly did not go out. Best effort; see {@link settleCreditAfterFailure}. */
 async function giveBack(context: RelayContext<RelayConfigView>, credit: Credit | undefined): Promise<void> {
   if (credit === undefined) return;
-  await context.store.settleCredit({ estimate: credit.estimate, charged: 0 }).catch((error: unknown) => {
+  await context.store.settleCredit({ token: credit.token, estimate: credit.estimate, charged: 0 }).catch((error: unknown) => {
     context.logger.error('projected balance not given back', { error: errorName(error) });
   });
 }
@@ -225,7 +229,7 @@ async function giveBack(context: RelayContext<RelayConfigView>, credit: Credit |
 async function settleCreditAfterFailure(context: RelayContext<RelayConfigView>, credit: Credit | undefined, error: unknown): Promise<void> {
   if (credit === undefined) return;
   const notSent = describeSmsError(error).delivery === SmsDelivery.NOT_SENT;
-  await context.store.settleCredit({ estimate: credit.estimate, charged: notSent ? 0 : credit.estimate }).catch((failure: unknown) => {
+  await context.store.settleCredit({ token: credit.token, estimate: credit.estimate, charged: notSent ? 0 : credit.estimate }).catch((failure: unknown) => {
     context.logger.error('projected balance not settled', { error: errorName(failure) });
   });
 }

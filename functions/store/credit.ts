@@ -1,4 +1,4 @@
-import { UpdateItemCommand } from '@aws-sdk/client-dynamodb';
+import { GetItemCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
 import { type Item, ItemReader, num, str } from './attributes';
 import { getBalanceState } from './balance';
 import { type StoreTable, isConditionalCheckFailed } from './context';
@@ -11,7 +11,9 @@ import { balanceKey, ItemKind } from './keys';
  * the same number with one conditional write:
  * - `projected`: the credits the relay believes are left once every send in flight is paid;
  * - `committed`: everything taken from it so far (estimates in flight, then the actual amounts);
- * - `charged`: the part of `committed` that is settled (sent, or kept as maybe sent).
+ * - `charged`: the part of `committed` that is settled (sent, or kept as maybe sent);
+ * - `inFlight`: each unsettled reservation's estimate by the claim token of its send, so that a
+ *   reservation is settled once, and the one of a sender that died can be settled by the sweeper.
  * A balance read rebases `projected` on `balance + charged as it was before the read - committed
  * now` (see `rebaseCredit`); a send's answer moves it only when it proves it wrong (see
  * `observeSentCredit`). Between them the counters follow the relay's own sends exactly (each
@@ -24,6 +26,8 @@ export interface CreditRequest {
   readonly estimate: number;
   /** Take it only if at least this much stays projected (`balance.reserve`); absent: take it whatever is left. */
   readonly floor?: number;
+  /** The send's claim token: the reservation's name until it is settled. */
+  readonly token: string;
 }
 
 /** What `reserveCredit` did. */
@@ -43,6 +47,8 @@ export type CreditReservation =
 
 /** What `settleCredit` records for a reservation. */
 export interface CreditSettlement {
+  /** The claim token the reservation was taken under. */
+  readonly token: string;
   /** The estimate `reserveCredit` took. */
   readonly estimate: number;
   /**
@@ -81,7 +87,7 @@ const credits = (value: number): number => Math.round(value * 1e6) / 1e6;
  * if (!taken.reserved) return park(`would leave ${taken.projected - 20}`);
  * ```
  */
-export const reserveCredit = async (context: StoreTable, { estimate, floor }: CreditRequest): Promise<CreditReservation> => {
+export const reserveCredit = async (context: StoreTable, { estimate, floor, token }: CreditRequest): Promise<CreditReservation> => {
   finite('estimate', estimate);
   if (estimate < 0) throw new InvalidArgumentError(`estimate must be ≥ 0, got ${estimate}`);
   if (floor !== undefined) finite('floor', floor);
@@ -90,9 +96,9 @@ export const reserveCredit = async (context: StoreTable, { estimate, floor }: Cr
       new UpdateItemCommand({
         TableName: context.tableName,
         Key: balanceKey(),
-        UpdateExpression: 'SET #projected = #projected - :estimate ADD #committed :estimate',
+        UpdateExpression: 'SET #projected = #projected - :estimate, #inFlight.#token = :estimate ADD #committed :estimate',
         ConditionExpression: floor === undefined ? 'attribute_exists(#projected)' : '#projected >= :need',
-        ExpressionAttributeNames: { '#projected': 'projected', '#committed': 'committed' },
+        ExpressionAttributeNames: { '#projected': 'projected', '#committed': 'committed', '#inFlight': 'inFlight', '#token': token },
         ExpressionAttributeValues: { ':estimate': num(estimate), ...(floor === undefined ? {} : { ':need': num(credits(floor + estimate)) }) },
         ReturnValues: 'ALL_NEW',
       }),
@@ -116,25 +122,55 @@ export const reserveCredit = async (context: StoreTable, { estimate, floor }: Cr
  * await store.settleCredit({ estimate: 20, charged: result.deducted });
  * ```
  */
-export const settleCredit = async (context: StoreTable, { estimate, charged }: CreditSettlement): Promise<void> => {
+export const settleCredit = async (context: StoreTable, { token, estimate, charged }: CreditSettlement): Promise<void> => {
   finite('estimate', estimate);
   finite('charged', charged);
+  await settleReservation(context, { token, estimate, charged });
+};
+
+/**
+ * The settling update: conditional on the reservation still being in flight, so it counts once
+ * (a sender and the sweeper settling the same send); `undefined` when it was not (or is gone),
+ * else the balance item after it.
+ */
+const settleReservation = async (context: StoreTable, { token, estimate, charged }: CreditSettlement): Promise<Item | undefined> => {
   const back = credits(estimate - charged);
   try {
-    await context.client.send(
+    const { Attributes: item } = await context.client.send(
       new UpdateItemCommand({
         TableName: context.tableName,
         Key: balanceKey(),
-        UpdateExpression: 'ADD #projected :back, #committed :forward, #charged :charged',
-        // A projected balance only ever comes from an observation; ADD must not start one at 0.
-        ConditionExpression: 'attribute_exists(#projected)',
-        ExpressionAttributeNames: { '#projected': 'projected', '#committed': 'committed', '#charged': 'charged' },
+        UpdateExpression: 'ADD #projected :back, #committed :forward, #charged :charged REMOVE #inFlight.#token',
+        ConditionExpression: 'attribute_exists(#inFlight.#token)',
+        ExpressionAttributeNames: { '#projected': 'projected', '#committed': 'committed', '#charged': 'charged', '#inFlight': 'inFlight', '#token': token },
         ExpressionAttributeValues: { ':back': num(back), ':forward': num(-back), ':charged': num(charged) },
+        ReturnValues: 'ALL_NEW',
       }),
     );
+    return item ?? {};
   } catch (error) {
-    if (!isConditionalCheckFailed(error)) throw error;
+    if (isConditionalCheckFailed(error)) return undefined;
+    throw error;
   }
+};
+
+/**
+ * Settles the reservation of a send whose sender stopped (its record left in `SENDING`) as maybe
+ * sent: its estimate stays taken until a balance read shows what it cost. Nothing when that send
+ * took no reservation or it was settled already.
+ *
+ * @example
+ * ```typescript
+ * await store.keepStaleCredit({ token: record.claimToken });
+ * ```
+ */
+export const keepStaleCredit = async (context: StoreTable, { token }: { readonly token: string }): Promise<void> => {
+  const state = await context.client.send(
+    new GetItemCommand({ TableName: context.tableName, Key: balanceKey(), ConsistentRead: true, ProjectionExpression: '#inFlight.#token', ExpressionAttributeNames: { '#inFlight': 'inFlight', '#token': token } }),
+  );
+  const estimate = state.Item?.['inFlight']?.M?.[token]?.N;
+  if (estimate === undefined) return;
+  await settleReservation(context, { token, estimate: Number(estimate), charged: Number(estimate) });
 };
 
 /**
@@ -160,10 +196,10 @@ export const rebaseCredit = async (context: StoreTable, { balance, basis, now = 
       new UpdateItemCommand({
         TableName: context.tableName,
         Key: balanceKey(),
-        UpdateExpression: 'SET #projected = :anchor - if_not_exists(#committed, :zero), #basis = :basis, #rebasedAt = :now, #kind = :kind',
+        UpdateExpression: 'SET #projected = :anchor - if_not_exists(#committed, :zero), #basis = :basis, #rebasedAt = :now, #kind = :kind, #inFlight = if_not_exists(#inFlight, :none)',
         ConditionExpression: 'attribute_not_exists(#basis) OR #basis <= :basis',
-        ExpressionAttributeNames: { '#projected': 'projected', '#committed': 'committed', '#basis': 'creditBasis', '#rebasedAt': 'rebasedAt', '#kind': 'kind' },
-        ExpressionAttributeValues: { ':kind': str(ItemKind.Balance), ':now': str(now.toISOString()), ':anchor': num(credits(balance + basis)), ':zero': num(0), ':basis': num(basis) },
+        ExpressionAttributeNames: { '#projected': 'projected', '#committed': 'committed', '#basis': 'creditBasis', '#rebasedAt': 'rebasedAt', '#kind': 'kind', '#inFlight': 'inFlight' },
+        ExpressionAttributeValues: { ':none': { M: {} }, ':kind': str(ItemKind.Balance), ':now': str(now.toISOString()), ':anchor': num(credits(balance + basis)), ':zero': num(0), ':basis': num(basis) },
       }),
     );
     return true;
@@ -179,8 +215,8 @@ export interface SentCredit {
   readonly balance: number;
   /** The service's `deducted`. */
   readonly deducted: number;
-  /** The send's reservation, when it took one: its estimate and its `basis`. */
-  readonly reservation?: { readonly estimate: number; readonly basis: number };
+  /** The send's reservation, when it took one: its claim token, estimate and `basis`. */
+  readonly reservation?: { readonly token: string; readonly estimate: number; readonly basis: number };
 }
 
 /**
@@ -202,26 +238,17 @@ export interface SentCredit {
 export const observeSentCredit = async (context: StoreTable, { balance, deducted, reservation }: SentCredit): Promise<void> => {
   finite('balance', balance);
   finite('deducted', deducted);
-  const names = { '#projected': 'projected', '#committed': 'committed', '#charged': 'charged' };
-  const write = async (input: Omit<ConstructorParameters<typeof UpdateItemCommand>[0], 'TableName' | 'Key'>): Promise<Item | undefined> => {
+  const write = async (input: Omit<ConstructorParameters<typeof UpdateItemCommand>[0], 'TableName' | 'Key'>): Promise<void> => {
     try {
-      return (await context.client.send(new UpdateItemCommand({ TableName: context.tableName, Key: balanceKey(), ...input }))).Attributes ?? {};
+      await context.client.send(new UpdateItemCommand({ TableName: context.tableName, Key: balanceKey(), ...input }));
     } catch (error) {
-      if (isConditionalCheckFailed(error)) return undefined;
-      throw error;
+      if (!isConditionalCheckFailed(error)) throw error;
     }
   };
   let projected: number | undefined;
   let committed: number | undefined;
   if (reservation !== undefined) {
-    const back = credits(reservation.estimate - deducted);
-    const after = await write({
-      UpdateExpression: 'ADD #projected :back, #committed :forward, #charged :charged',
-      ConditionExpression: 'attribute_exists(#projected)',
-      ExpressionAttributeNames: names,
-      ExpressionAttributeValues: { ':back': num(back), ':forward': num(-back), ':charged': num(deducted) },
-      ReturnValues: 'ALL_NEW',
-    });
+    const after = await settleReservation(context, { token: reservation.token, estimate: reservation.estimate, charged: deducted });
     if (after === undefined) return;
     const read = new ItemReader(after, 'BALANCE');
     projected = read.optNum('projected');

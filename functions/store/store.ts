@@ -9,7 +9,7 @@ import {
   updateBalanceState,
 } from './balance';
 import { type CapturedPayload, type CaptureInput, capturePayload, findCapture, getCapture, listCaptures } from './capture';
-import { type CreditBasis, type CreditRequest, type CreditReservation, type CreditSettlement, observeSentCredit, rebaseCredit, reserveCredit, type SentCredit, settleCredit } from './credit';
+import { type CreditBasis, type CreditRequest, type CreditReservation, type CreditSettlement, keepStaleCredit, observeSentCredit, rebaseCredit, reserveCredit, type SentCredit, settleCredit } from './credit';
 import type { StoreTable } from './context';
 import {
   type HeldSummaryOptions,
@@ -137,6 +137,8 @@ export interface MessageStore {
   settleCredit(settlement: CreditSettlement): Promise<void>;
   /** Rebases the projected balance on a balance the service reported. See {@link rebaseCredit}. */
   rebaseCredit(basis: CreditBasis): Promise<boolean>;
+  /** Settles the reservation of a sender that stopped as maybe sent. See {@link keepStaleCredit}. */
+  keepStaleCredit(stale: { readonly token: string }): Promise<void>;
   /** Settles a sent message's reservation and checks the projected balance against its answer. See {@link observeSentCredit}. */
   observeSentCredit(sent: SentCredit): Promise<void>;
   /**
@@ -212,6 +214,7 @@ export const createStore = ({ client, tableName, clock = () => new Date(), readI
     reserveCredit: async (request) => await reserveCredit(context, request),
     settleCredit: async (settlement) => await settleCredit(context, settlement),
     rebaseCredit: async (basis) => await rebaseCredit(context, basis),
+    keepStaleCredit: async (stale) => await keepStaleCredit(context, stale),
     observeSentCredit: async (sent) => await observeSentCredit(context, sent),
     recordBalanceReading: async (input) => await recordBalanceReading(context, input),
     listBalanceReadings: async (options) => await listBalanceReadings(context, options),

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { InvalidArgumentError } from '../../../functions/store';
 import { type Dynalite, startDynalite } from '../../helpers/dynalite';
 import { newTable } from './fixtures';
@@ -11,12 +11,27 @@ afterAll(async () => {
   await db.close();
 });
 
+/** Claim tokens in the order reservations were asked for; `oldest()` names the first not settled yet. */
+let issued: string[] = [];
+let settledCount = 0;
+const t = (): string => {
+  const token = `token-${issued.length}`;
+  issued.push(token);
+  return token;
+};
+const oldest = (): string => issued[settledCount++] ?? 'token-none';
+
+beforeEach(() => {
+  issued = [];
+  settledCount = 0;
+});
+
 describe('projected balance (balance.reserve under concurrency)', () => {
   it('reserves nothing before a balance was observed, and a settlement does not invent one', async () => {
     const { store } = await newTable(db);
-    expect(await store.reserveCredit({ estimate: 20, floor: 200 })).toEqual({ reserved: false, projected: undefined });
-    expect(await store.reserveCredit({ estimate: 20 })).toEqual({ reserved: false, projected: undefined });
-    await store.settleCredit({ estimate: 20, charged: 20 });
+    expect(await store.reserveCredit({ estimate: 20, floor: 200, token: t() })).toEqual({ reserved: false, projected: undefined });
+    expect(await store.reserveCredit({ estimate: 20, token: t() })).toEqual({ reserved: false, projected: undefined });
+    await store.settleCredit({ token: oldest(), estimate: 20, charged: 20 });
     expect((await store.getBalanceState()).projected).toBeUndefined();
   });
 
@@ -24,7 +39,7 @@ describe('projected balance (balance.reserve under concurrency)', () => {
     const { store } = await newTable(db);
     expect(await store.rebaseCredit({ balance: 400, basis: 0 })).toBe(true);
 
-    const taken = await Promise.all(Array.from({ length: 30 }, () => store.reserveCredit({ estimate: 20, floor: 200 })));
+    const taken = await Promise.all(Array.from({ length: 30 }, () => store.reserveCredit({ estimate: 20, floor: 200, token: t() })));
 
     expect(taken.filter((result) => result.reserved)).toHaveLength(10);
     expect(taken.filter((result) => !result.reserved).every((result) => result.projected === 200)).toBe(true);
@@ -34,20 +49,20 @@ describe('projected balance (balance.reserve under concurrency)', () => {
   it('takes a critical send whatever is left, so the normal ones see it', async () => {
     const { store } = await newTable(db);
     await store.rebaseCredit({ balance: 210, basis: 0 });
-    expect(await store.reserveCredit({ estimate: 20 })).toMatchObject({ reserved: true, projected: 190 });
-    expect(await store.reserveCredit({ estimate: 20, floor: 0 })).toMatchObject({ reserved: true, projected: 170 });
-    expect(await store.reserveCredit({ estimate: 20, floor: 200 })).toEqual({ reserved: false, projected: 170 });
+    expect(await store.reserveCredit({ estimate: 20, token: t() })).toMatchObject({ reserved: true, projected: 190 });
+    expect(await store.reserveCredit({ estimate: 20, floor: 0, token: t() })).toMatchObject({ reserved: true, projected: 170 });
+    expect(await store.reserveCredit({ estimate: 20, floor: 200, token: t() })).toEqual({ reserved: false, projected: 170 });
   });
 
   it('corrects the estimate with the actual cost, gives back what certainly was not sent, keeps what may have been', async () => {
     const { store } = await newTable(db);
     await store.rebaseCredit({ balance: 1_000, basis: 0 });
-    for (let n = 0; n < 3; n += 1) await store.reserveCredit({ estimate: 20, floor: 200 });
+    for (let n = 0; n < 3; n += 1) await store.reserveCredit({ estimate: 20, floor: 200, token: t() });
     expect((await store.getBalanceState()).projected).toBe(940);
 
-    await store.settleCredit({ estimate: 20, charged: 40 }); // two segments after all
-    await store.settleCredit({ estimate: 20, charged: 0 }); // 401, a refused request: not sent
-    await store.settleCredit({ estimate: 20, charged: 20 }); // a time-out: may have been sent
+    await store.settleCredit({ token: oldest(), estimate: 20, charged: 40 }); // two segments after all
+    await store.settleCredit({ token: oldest(), estimate: 20, charged: 0 }); // 401, a refused request: not sent
+    await store.settleCredit({ token: oldest(), estimate: 20, charged: 20 }); // a time-out: may have been sent
 
     expect(await store.getBalanceState()).toMatchObject({ projected: 940, charged: 60 });
   });
@@ -55,14 +70,14 @@ describe('projected balance (balance.reserve under concurrency)', () => {
   it('rebases on a balance read: sends settled since the read began are subtracted, sends in flight keep their estimate', async () => {
     const { store } = await newTable(db);
     await store.rebaseCredit({ balance: 400, basis: 0 });
-    await store.reserveCredit({ estimate: 20, floor: 200 }); // A
-    await store.reserveCredit({ estimate: 20, floor: 200 }); // B
-    await store.reserveCredit({ estimate: 20, floor: 200 }); // C, still in flight at the end
+    await store.reserveCredit({ estimate: 20, floor: 200, token: t() }); // A
+    await store.reserveCredit({ estimate: 20, floor: 200, token: t() }); // B
+    await store.reserveCredit({ estimate: 20, floor: 200, token: t() }); // C, still in flight at the end
     // A balance read begins (basis read first); the service has charged nothing yet and says 400.
     const before = (await store.getBalanceState()).charged ?? 0;
     // A and B are charged and settled before the read's answer is written.
-    await store.settleCredit({ estimate: 20, charged: 20 });
-    await store.settleCredit({ estimate: 20, charged: 20 });
+    await store.settleCredit({ token: oldest(), estimate: 20, charged: 20 });
+    await store.settleCredit({ token: oldest(), estimate: 20, charged: 20 });
     expect(await store.rebaseCredit({ balance: 400, basis: before })).toBe(true);
     // 400 - A - B - C in flight: the read could not show A and B, and they are not forgotten.
     expect((await store.getBalanceState()).projected).toBe(340);
@@ -78,10 +93,10 @@ describe('projected balance (balance.reserve under concurrency)', () => {
   it('errs on the side of parking when a send the read already shows is settled after the read began', async () => {
     const { store } = await newTable(db);
     await store.rebaseCredit({ balance: 400, basis: 0 });
-    await store.reserveCredit({ estimate: 20, floor: 200 });
+    await store.reserveCredit({ estimate: 20, floor: 200, token: t() });
     const before = (await store.getBalanceState()).charged ?? 0;
     // Charged at the service before the read answered (380), settled after the read began.
-    await store.settleCredit({ estimate: 20, charged: 20 });
+    await store.settleCredit({ token: oldest(), estimate: 20, charged: 20 });
     await store.rebaseCredit({ balance: 380, basis: before });
     expect((await store.getBalanceState()).projected).toBe(360);
     // The next read sets it right.
@@ -93,9 +108,10 @@ describe('projected balance (balance.reserve under concurrency)', () => {
     const { store } = await newTable(db);
     await store.rebaseCredit({ balance: 1_000, basis: 0 });
     const reserve = async () => {
-      const taken = await store.reserveCredit({ estimate: 20, floor: 200 });
+      const token = t();
+      const taken = await store.reserveCredit({ estimate: 20, floor: 200, token });
       if (!taken.reserved) throw new Error('expected a reservation');
-      return { estimate: 20, basis: taken.basis };
+      return { token, estimate: 20, basis: taken.basis };
     };
     // As projected: nothing moves.
     await store.observeSentCredit({ balance: 980, deducted: 20, reservation: await reserve() });
@@ -115,12 +131,12 @@ describe('projected balance (balance.reserve under concurrency)', () => {
       const { store } = await newTable(db);
       await store.rebaseCredit({ balance: 400, basis: 0 });
       let balance = 400;
-      const sends = await Promise.all(Array.from({ length: 10 }, () => store.reserveCredit({ estimate: 20 })));
+      const sends = await Promise.all(Array.from({ length: 10 }, () => store.reserveCredit({ estimate: 20, token: t() })));
       // The service charges them in turn; their answers are observed in a shuffled order.
-      const answers = sends.map((taken) => {
+      const answers = sends.map((taken, index) => {
         if (!taken.reserved) throw new Error('expected a reservation');
         balance -= 20;
-        return { reservation: { estimate: 20, basis: taken.basis }, remaining: balance };
+        return { reservation: { token: issued[index]!, estimate: 20, basis: taken.basis }, remaining: balance };
       });
       await Promise.all(
         [...answers]
@@ -134,12 +150,30 @@ describe('projected balance (balance.reserve under concurrency)', () => {
     }
   });
 
+  it('settles a reservation once, and the sweeper keeps the one of a sender that stopped as maybe sent', async () => {
+    const { store } = await newTable(db);
+    await store.rebaseCredit({ balance: 1_000, basis: 0 });
+    await store.reserveCredit({ estimate: 20, floor: 200, token: 'sent' });
+    await store.reserveCredit({ estimate: 30, floor: 200, token: 'died' });
+    await store.settleCredit({ token: 'sent', estimate: 20, charged: 0 });
+    await store.settleCredit({ token: 'sent', estimate: 20, charged: 0 }); // again: counted once
+    expect(await store.getBalanceState()).toMatchObject({ projected: 970, charged: 0 });
+
+    await store.keepStaleCredit({ token: 'died' });
+    await store.keepStaleCredit({ token: 'died' });
+    await store.keepStaleCredit({ token: 'never-reserved' });
+    expect(await store.getBalanceState()).toMatchObject({ projected: 970, charged: 30 });
+    // The next read then counts it by what the balance shows: here it was not charged after all.
+    await store.rebaseCredit({ balance: 1_000, basis: 30 });
+    expect((await store.getBalanceState()).projected).toBe(1_000);
+  });
+
   it('refuses amounts that are not finite numbers, changing nothing', async () => {
     const { store } = await newTable(db);
     await store.rebaseCredit({ balance: 400, basis: 0 });
-    await expect(store.reserveCredit({ estimate: Number.NaN, floor: 200 })).rejects.toThrow(InvalidArgumentError);
-    await expect(store.reserveCredit({ estimate: -5 })).rejects.toThrow(InvalidArgumentError);
-    await expect(store.settleCredit({ estimate: 20, charged: Number.POSITIVE_INFINITY })).rejects.toThrow(InvalidArgumentError);
+    await expect(store.reserveCredit({ estimate: Number.NaN, floor: 200, token: t() })).rejects.toThrow(InvalidArgumentError);
+    await expect(store.reserveCredit({ estimate: -5, token: t() })).rejects.toThrow(InvalidArgumentError);
+    await expect(store.settleCredit({ token: oldest(), estimate: 20, charged: Number.POSITIVE_INFINITY })).rejects.toThrow(InvalidArgumentError);
     await expect(store.rebaseCredit({ balance: Number.NaN, basis: 0 })).rejects.toThrow(InvalidArgumentError);
     expect((await store.getBalanceState()).projected).toBe(400);
   });
