@@ -75,6 +75,19 @@ const finite = (name: string, value: number): void => {
 /** Credits are decimal; floating-point sums are cut to micro-credits so the counters do not drift. */
 const credits = (value: number): number => Math.round(value * 1e6) / 1e6;
 
+type BalanceUpdate = Omit<ConstructorParameters<typeof UpdateItemCommand>[0], 'TableName' | 'Key'>;
+
+/** One conditional update of the balance item: the item after it (with `ReturnValues`), `undefined` when its condition refused it. */
+const updateBalance = async (context: StoreTable, input: BalanceUpdate): Promise<Item | undefined> => {
+  try {
+    const { Attributes: item } = await context.client.send(new UpdateItemCommand({ TableName: context.tableName, Key: balanceKey(), ...input }));
+    return item ?? {};
+  } catch (error) {
+    if (isConditionalCheckFailed(error)) return undefined;
+    throw error;
+  }
+};
+
 /**
  * Takes a send's estimate from the projected balance with one conditional update, `projected -
  * estimate` only while `projected >= floor + estimate`: of any number of concurrent senders, only
@@ -91,24 +104,16 @@ export const reserveCredit = async (context: StoreTable, { estimate, floor, toke
   finite('estimate', estimate);
   if (estimate < 0) throw new InvalidArgumentError(`estimate must be ≥ 0, got ${estimate}`);
   if (floor !== undefined) finite('floor', floor);
-  try {
-    const { Attributes: item } = await context.client.send(
-      new UpdateItemCommand({
-        TableName: context.tableName,
-        Key: balanceKey(),
-        UpdateExpression: 'SET #projected = #projected - :estimate, #inFlight.#token = :estimate ADD #committed :estimate',
-        ConditionExpression: floor === undefined ? 'attribute_exists(#projected)' : '#projected >= :need',
-        ExpressionAttributeNames: { '#projected': 'projected', '#committed': 'committed', '#inFlight': 'inFlight', '#token': token },
-        ExpressionAttributeValues: { ':estimate': num(estimate), ...(floor === undefined ? {} : { ':need': num(credits(floor + estimate)) }) },
-        ReturnValues: 'ALL_NEW',
-      }),
-    );
-    const read = new ItemReader(item ?? {}, 'BALANCE');
-    return { reserved: true, projected: read.optNum('projected') ?? 0, basis: read.optNum('charged') ?? 0 };
-  } catch (error) {
-    if (!isConditionalCheckFailed(error)) throw error;
-    return { reserved: false, projected: (await getBalanceState(context)).projected };
-  }
+  const item = await updateBalance(context, {
+    UpdateExpression: 'SET #projected = #projected - :estimate, #inFlight.#token = :estimate ADD #committed :estimate',
+    ConditionExpression: floor === undefined ? 'attribute_exists(#projected)' : '#projected >= :need',
+    ExpressionAttributeNames: { '#projected': 'projected', '#committed': 'committed', '#inFlight': 'inFlight', '#token': token },
+    ExpressionAttributeValues: { ':estimate': num(estimate), ...(floor === undefined ? {} : { ':need': num(credits(floor + estimate)) }) },
+    ReturnValues: 'ALL_NEW',
+  });
+  if (item === undefined) return { reserved: false, projected: (await getBalanceState(context)).projected };
+  const read = new ItemReader(item, 'BALANCE');
+  return { reserved: true, projected: read.optNum('projected') ?? 0, basis: read.optNum('charged') ?? 0 };
 };
 
 /**
@@ -135,23 +140,13 @@ export const settleCredit = async (context: StoreTable, { token, estimate, charg
  */
 const settleReservation = async (context: StoreTable, { token, estimate, charged }: CreditSettlement): Promise<Item | undefined> => {
   const back = credits(estimate - charged);
-  try {
-    const { Attributes: item } = await context.client.send(
-      new UpdateItemCommand({
-        TableName: context.tableName,
-        Key: balanceKey(),
-        UpdateExpression: 'ADD #projected :back, #committed :forward, #charged :charged REMOVE #inFlight.#token',
-        ConditionExpression: 'attribute_exists(#inFlight.#token)',
-        ExpressionAttributeNames: { '#projected': 'projected', '#committed': 'committed', '#charged': 'charged', '#inFlight': 'inFlight', '#token': token },
-        ExpressionAttributeValues: { ':back': num(back), ':forward': num(-back), ':charged': num(charged) },
-        ReturnValues: 'ALL_NEW',
-      }),
-    );
-    return item ?? {};
-  } catch (error) {
-    if (isConditionalCheckFailed(error)) return undefined;
-    throw error;
-  }
+  return await updateBalance(context, {
+    UpdateExpression: 'ADD #projected :back, #committed :forward, #charged :charged REMOVE #inFlight.#token',
+    ConditionExpression: 'attribute_exists(#inFlight.#token)',
+    ExpressionAttributeNames: { '#projected': 'projected', '#committed': 'committed', '#charged': 'charged', '#inFlight': 'inFlight', '#token': token },
+    ExpressionAttributeValues: { ':back': num(back), ':forward': num(-back), ':charged': num(charged) },
+    ReturnValues: 'ALL_NEW',
+  });
 };
 
 /**
@@ -191,22 +186,13 @@ export const keepStaleCredit = async (context: StoreTable, { token }: { readonly
 export const rebaseCredit = async (context: StoreTable, { balance, basis, now = context.clock() }: CreditBasis): Promise<boolean> => {
   finite('balance', balance);
   finite('basis', basis);
-  try {
-    await context.client.send(
-      new UpdateItemCommand({
-        TableName: context.tableName,
-        Key: balanceKey(),
-        UpdateExpression: 'SET #projected = :anchor - if_not_exists(#committed, :zero), #basis = :basis, #rebasedAt = :now, #kind = :kind, #inFlight = if_not_exists(#inFlight, :none)',
-        ConditionExpression: 'attribute_not_exists(#basis) OR #basis <= :basis',
-        ExpressionAttributeNames: { '#projected': 'projected', '#committed': 'committed', '#basis': 'creditBasis', '#rebasedAt': 'rebasedAt', '#kind': 'kind', '#inFlight': 'inFlight' },
-        ExpressionAttributeValues: { ':none': { M: {} }, ':kind': str(ItemKind.Balance), ':now': str(now.toISOString()), ':anchor': num(credits(balance + basis)), ':zero': num(0), ':basis': num(basis) },
-      }),
-    );
-    return true;
-  } catch (error) {
-    if (isConditionalCheckFailed(error)) return false;
-    throw error;
-  }
+  const item = await updateBalance(context, {
+    UpdateExpression: 'SET #projected = :anchor - if_not_exists(#committed, :zero), #basis = :basis, #rebasedAt = :now, #kind = :kind, #inFlight = if_not_exists(#inFlight, :none)',
+    ConditionExpression: 'attribute_not_exists(#basis) OR #basis <= :basis',
+    ExpressionAttributeNames: { '#projected': 'projected', '#committed': 'committed', '#basis': 'creditBasis', '#rebasedAt': 'rebasedAt', '#kind': 'kind', '#inFlight': 'inFlight' },
+    ExpressionAttributeValues: { ':none': { M: {} }, ':kind': str(ItemKind.Balance), ':now': str(now.toISOString()), ':anchor': num(credits(balance + basis)), ':zero': num(0), ':basis': num(basis) },
+  });
+  return item !== undefined;
 };
 
 /** A send's answer for `observeSentCredit`. */
@@ -238,24 +224,15 @@ export interface SentCredit {
 export const observeSentCredit = async (context: StoreTable, { balance, deducted, reservation }: SentCredit): Promise<void> => {
   finite('balance', balance);
   finite('deducted', deducted);
-  const write = async (input: Omit<ConstructorParameters<typeof UpdateItemCommand>[0], 'TableName' | 'Key'>): Promise<void> => {
-    try {
-      await context.client.send(new UpdateItemCommand({ TableName: context.tableName, Key: balanceKey(), ...input }));
-    } catch (error) {
-      if (!isConditionalCheckFailed(error)) throw error;
-    }
-  };
-  let projected: number | undefined;
-  let committed: number | undefined;
   if (reservation !== undefined) {
     const after = await settleReservation(context, { token: reservation.token, estimate: reservation.estimate, charged: deducted });
     if (after === undefined) return;
     const read = new ItemReader(after, 'BALANCE');
-    projected = read.optNum('projected');
-    committed = read.optNum('committed') ?? 0;
+    const projected = read.optNum('projected');
+    const committed = read.optNum('committed') ?? 0;
     const raised = credits(balance + reservation.basis + deducted - committed);
     if (projected !== undefined && raised > projected) {
-      await write({
+      await updateBalance(context, {
         UpdateExpression: 'SET #projected = :raised',
         ConditionExpression: '#committed = :committed AND #projected < :raised',
         ExpressionAttributeNames: { '#projected': 'projected', '#committed': 'committed' },
@@ -264,7 +241,7 @@ export const observeSentCredit = async (context: StoreTable, { balance, deducted
       return;
     }
   }
-  await write({
+  await updateBalance(context, {
     UpdateExpression: 'SET #projected = :balance',
     ConditionExpression: '#projected > :balance',
     ExpressionAttributeNames: { '#projected': 'projected' },

@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse, stringify } from 'yaml';
 import { startSandbox } from '../../local/sandbox/server';
 import type { RunningSandbox } from '../../local/sandbox/types';
-import { cleanEnv, eventually, fixture, readJsonFile, records, REPO_ROOT, runCli, startRelay, stopRelay, type RecordJson, type RelayProcess } from './support';
+import { eventually, fixture, records, REPO_ROOT, runCli, startRelayOn, stopRelay, type RecordJson, type RelayProcess } from './support';
 
 /**
  * Issue 17, items 1, 3 and 4 through `npm start`: the reserve under a burst of concurrent webhooks,
@@ -75,16 +75,7 @@ beforeAll(async () => {
   // The issue's numbers: 400 credits, a reserve of 200, 20 per SMS.
   sandbox = await startSandbox({ apiKey: API_KEY, balance: 400, rate: RATE, senderIds: ['SMSRELAY'], defaultSenderId: 'SMSRELAY' });
   writeConfig(join(dir, 'relay.yaml'));
-  env = cleanEnv({
-    PORT: '0',
-    RELAY_CONFIG: join(dir, 'relay.yaml'),
-    RELAY_DATA_DIR: join(dir, 'data'),
-    RELAY_SECRETS_FILE: join(dir, 'secrets.json'),
-    PROVIDER_BASE_URL: sandbox.baseUrl,
-    PROVIDER_API_KEY: API_KEY,
-  });
-  relay = await startRelay(env);
-  secrets = readJsonFile<Record<string, string>>(join(dir, 'secrets.json'));
+  ({ relay, env, secrets } = await startRelayOn(dir, { providerUrl: sandbox.baseUrl, apiKey: API_KEY }));
 }, 120_000);
 
 afterAll(async () => {
