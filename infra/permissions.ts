@@ -24,6 +24,7 @@ export interface TableGrant {
  * | `acceptWebhook` (ingest; sweeper's limit summaries; balance-watch's low-balance SMS) | GetItem, PutItem |
  * | `claimMessage`, `mark*`, `releaseForRetry`, `reserveLimit`, `recordCreditsSpent`, `markSummarySent`, `updateBalanceState` | UpdateItem |
  * | `observeBalance` after a send or a 402 (sender): `spendLastDays`, the low-balance notice | Query, GetItem, PutItem, UpdateItem |
+ * | `reserveCredit`, `settleCredit`, `observeSentCredit` (sender), `rebaseCredit` (sender, balance-watch), `keepStaleCredit` (sweeper) | GetItem, UpdateItem |
  * | `findDuePending`, `findStaleSending` | Query on `byState` |
  * | `heldSummaryDue`, `spendLastDays` | Query on the table |
  *

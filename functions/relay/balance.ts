@@ -23,6 +23,7 @@ export interface BalanceCheck {
  * ```
  */
 export async function checkBalance(context: RelayContext<RelayConfigView>): Promise<BalanceCheck> {
+  const basis = await creditBasis(context);
   let balance: Awaited<ReturnType<SmsClient['getBalance']>>;
   try {
     balance = await (await context.sms.client()).getBalance();
@@ -33,7 +34,7 @@ export async function checkBalance(context: RelayContext<RelayConfigView>): Prom
   }
   context.metrics.add(RelayMetric.RemainingBalance, balance.balance);
   await recordReading(context, balance);
-  const check = await observeBalance(context, balance);
+  const check = await observeBalance(context, { ...balance, ...(basis === undefined ? {} : { basis }) });
   context.logger.info('balance', { balance: balance.balance, currency: balance.currency, threshold: check.threshold, alerted: check.alerted });
   return { ...check, currency: balance.currency };
 }
@@ -66,19 +67,42 @@ export interface BalanceReading {
   readonly currency?: string;
   /** The service's price of one SMS, when the reading came from the balance endpoint. */
   readonly smsRate?: number;
+  /**
+   * For a read of the balance endpoint with `balance.reserve` set: the store's `charged` as read
+   * before the request (see {@link creditBasis}); the projected balance is rebased on the reading.
+   */
+  readonly basis?: number;
 }
 
 /**
- * Applies `balance.threshold` to a balance seen by the watch or in a send result: below it, one SMS
+ * What a balance read about to be made is rebased on (see `rebaseCredit`): read before the request,
+ * so sends settled while it is under way are not forgotten. `undefined` without a reserve, which
+ * keeps no projected balance.
+ *
+ * @example
+ * ```ts
+ * const basis = await creditBasis(context);
+ * await observeBalance(context, { ...(await client.getBalance()), basis });
+ * ```
+ */
+export async function creditBasis(context: RelayContext<RelayConfigView>): Promise<number | undefined> {
+  if (!((context.config.config.balance?.reserve ?? 0) > 0)) return undefined;
+  return (await context.store.getBalanceState()).charged ?? 0;
+}
+
+/**
+ * Applies `balance.threshold` to a balance seen by the watch or in a send result (and, for a read
+ * with a `basis`, rebases the projected balance `balance.reserve` is kept against): below it, one SMS
  * goes to `balance.notify` per crossing (the store decides the one caller that sends it; it re-arms
  * when the balance rises again), saying the balance and how many days it lasts at the recent spend,
  * or that the account is empty when it cannot pay for one SMS. The SMS is recorded like any other
  * message, so it is durable and logged; it is checked again before it goes out (see the sender).
  */
-export async function observeBalance(context: RelayContext<RelayConfigView>, { balance, currency, smsRate }: BalanceReading): Promise<BalanceCheck> {
+export async function observeBalance(context: RelayContext<RelayConfigView>, { balance, currency, smsRate, basis }: BalanceReading): Promise<BalanceCheck> {
   const threshold = context.config.config.balance?.threshold;
   if (threshold === undefined) return { balance, threshold, alerted: false };
   const now = context.clock();
+  if (basis !== undefined && (context.config.config.balance?.reserve ?? 0) > 0) await context.store.rebaseCredit({ balance, basis, now });
   const update = await context.store.updateBalanceState({ balance, threshold, now });
   if (!update.alert) return { balance, threshold, alerted: false };
 

@@ -11,7 +11,7 @@ import type { RelayConfigView } from '../core/config/view';
 import { DeliveryPolicy, RoutePriority } from '../core/config/policies';
 import { maskMsisdn } from '../core/recipients/mask';
 import { ClaimLostError, MessageState, NoticeKind, type BalanceState, type LastError, type MessageRecord, type SendResult } from '../store';
-import { type BalanceReading, observeBalance } from './balance';
+import { type BalanceReading, creditBasis, observeBalance } from './balance';
 import { backoffMs, RelayMetric, type RelayContext } from './ports';
 
 /** What the sender did with one record. */
@@ -70,6 +70,7 @@ export async function sendMessage(context: RelayContext<RelayConfigView>, id: st
   try {
     result = await sendWithKeyRefresh(context, claimed);
   } catch (error) {
+    await settleCreditAfterFailure(context, gate.credit, error);
     return settleFailure(context, claimed, token, error);
   }
 
@@ -81,6 +82,7 @@ export async function sendMessage(context: RelayContext<RelayConfigView>, id: st
   await Promise.all([
     store.recordCreditsSpent({ route: claimed.route, deducted: result.deducted, now: clock() }).catch(note('credits spent not recorded')),
     recordPrice(context, claimed, result.deducted).catch(note('price not recorded')),
+    correctCredit(context, gate.credit, result).catch(note('projected balance not corrected')),
   ]);
   const { metrics } = context;
   metrics.add(RelayMetric.Sent, 1, claimed.route);
@@ -94,8 +96,21 @@ export async function sendMessage(context: RelayContext<RelayConfigView>, id: st
 
 /** What to do with a claimed record before any send: go ahead, or hold, park or drop it, and why. */
 type Gate =
-  | { readonly outcome: typeof SendOutcome.Sent }
+  | {
+      readonly outcome: typeof SendOutcome.Sent;
+      /** The estimate taken from the projected balance (with `balance.reserve` set), settled after the send. */
+      readonly credit?: Credit;
+    }
   | { readonly outcome: typeof SendOutcome.Held | typeof SendOutcome.Parked | typeof SendOutcome.Dropped; readonly reason: string };
+
+/** An estimate taken from the projected balance by `reserveCredit`. */
+interface Credit {
+  /** The send's claim token, the reservation's name. */
+  readonly token: string;
+  readonly estimate: number;
+  /** The store's `charged` when it was taken (see `observeSentCredit`). */
+  readonly basis: number;
+}
 
 const GO: Gate = { outcome: SendOutcome.Sent };
 
@@ -103,43 +118,164 @@ const GATE_STATE = { [SendOutcome.Held]: MessageState.Held, [SendOutcome.Parked]
 
 /**
  * The checks that keep credit safe, in order: a low-balance notice whose balance recovered is
- * stale; a `normal` route's message that would take the balance below `balance.reserve` is parked;
- * one over a route limit is held. Costs are estimated from the price kept in the store, so every
- * check holds from the first send of a fresh process.
+ * stale; a `normal` route's message whose estimate the projected balance cannot pay while keeping
+ * `balance.reserve` is parked; one over a route limit is held. Costs are estimated from the price
+ * kept in the store, so every check holds from the first send of a fresh process.
+ *
+ * With a reserve, every send takes its estimate from the projected balance kept in the store by one
+ * conditional write (see `reserveCredit`), so concurrent senders cannot together go below the
+ * reserve: normal routes only while the reserve stays, critical routes and notices whatever is left
+ * (so that normal routes see what they spend). A critical message is never held up by the balance:
+ * without a projected balance yet it goes out untracked.
  */
 async function checkBeforeSend(context: RelayContext<RelayConfigView>, record: MessageRecord): Promise<Gate> {
-  if (record.notice === NoticeKind.LowBalance) return await checkNotice(context);
-  const route = context.config.routes.get(record.route)?.config;
   const reserve = context.config.config.balance?.reserve ?? 0;
+  if (record.notice === NoticeKind.LowBalance) {
+    const gate = await checkNotice(context);
+    return gate.outcome === SendOutcome.Sent && reserve > 0 ? await takeCredit(context, record, await context.store.getBalanceState()) : gate;
+  }
+  const route = context.config.routes.get(record.route)?.config;
   const guardsReserve = reserve > 0 && route?.priority !== RoutePriority.Critical;
   const limits = record.notice === undefined ? route?.limits : undefined;
   const capsCredits = limits?.creditsPerDay !== undefined;
-  if (!guardsReserve && limits?.messages === undefined && !capsCredits) return GO;
+  if (reserve === 0 && limits?.messages === undefined && !capsCredits) return GO;
 
-  let state = guardsReserve || capsCredits ? await context.store.getBalanceState() : undefined;
-  if (state !== undefined && (state.creditsPerUnit === undefined || (guardsReserve && state.lastBalance === undefined))) {
+  let state = reserve > 0 || capsCredits ? await context.store.getBalanceState() : undefined;
+  if (state !== undefined && (guardsReserve || capsCredits) && (state.creditsPerUnit === undefined || (guardsReserve && state.projected === undefined))) {
     state = await readBalanceOnce(context, state);
   }
   const estimate = state === undefined ? 0 : estimateCredits(record, state.creditsPerUnit ?? 0);
 
-  if (guardsReserve && state?.lastBalance !== undefined && state.lastBalance - estimate < reserve) {
-    return {
-      outcome: SendOutcome.Parked,
-      reason: `balance reserve: ${formatCredits(estimate)} credits would leave ${formatCredits(state.lastBalance - estimate)}, below the reserve of ${formatCredits(reserve)} kept for critical routes; waiting for a top-up and redrive`,
-    };
+  let credit: Credit | undefined;
+  if (guardsReserve) {
+    const token = record.claimToken!;
+    let taken = await context.store.reserveCredit({ estimate, floor: reserve, token });
+    if (!taken.reserved && state !== undefined && needsFreshBalance(record, state)) {
+      // Redriven since the last balance read: a top-up made in the service's dashboard is seen
+      // before this message is parked again.
+      await freshBalance(context, lastRequeueAt(record)!);
+      taken = await context.store.reserveCredit({ estimate, floor: reserve, token });
+    }
+    if (!taken.reserved) {
+      const left = (taken.projected ?? 0) - estimate;
+      return {
+        outcome: SendOutcome.Parked,
+        reason: `balance reserve: ${formatCredits(estimate)} credits would leave ${formatCredits(left)}, below the reserve of ${formatCredits(reserve)} kept for critical routes; waiting for a top-up and redrive`,
+      };
+    }
+    credit = { token, estimate, basis: taken.basis };
+  } else if (reserve > 0 && state !== undefined) {
+    const gate = await takeCredit(context, record, state);
+    credit = gate.outcome === SendOutcome.Sent ? gate.credit : undefined;
   }
-  if (limits === undefined || (limits.messages === undefined && !capsCredits)) return GO;
-  const reservation = await context.store.reserveLimit({
-    route: record.route,
-    now: context.clock(),
-    ...(limits.messages === undefined ? {} : { messages: { max: limits.messages, windowSeconds: limits.window } }),
-    ...(limits.creditsPerDay === undefined ? {} : { credits: { maxPerDay: limits.creditsPerDay, estimate } }),
-  });
-  if (reservation.allowed) return GO;
+  const go: Gate = credit === undefined ? GO : { outcome: SendOutcome.Sent, credit };
+  if (limits === undefined || (limits.messages === undefined && !capsCredits)) return go;
+  let reservation;
+  try {
+    reservation = await context.store.reserveLimit({
+      route: record.route,
+      now: context.clock(),
+      ...(limits.messages === undefined ? {} : { messages: { max: limits.messages, windowSeconds: limits.window } }),
+      ...(limits.creditsPerDay === undefined ? {} : { credits: { maxPerDay: limits.creditsPerDay, estimate } }),
+    });
+  } catch (error) {
+    await giveBack(context, credit);
+    throw error;
+  }
+  if (reservation.allowed) return go;
+  await giveBack(context, credit);
   const reason = reservation.reason === 'messages'
     ? `route limit: more than ${limits.messages} messages per ${limits.window} s`
     : `route limit: more than ${limits.creditsPerDay} credits per day`;
   return { outcome: SendOutcome.Held, reason };
+}
+
+/**
+ * Takes a critical message's (or a notice's) estimate from the projected balance whatever is left,
+ * so normal routes see what it spends. Without a projected balance or a price yet it goes out
+ * untracked: the next balance read accounts for it.
+ */
+async function takeCredit(context: RelayContext<RelayConfigView>, record: MessageRecord, state: BalanceState): Promise<Gate> {
+  if (state.projected === undefined || state.creditsPerUnit === undefined) return GO;
+  const estimate = estimateCredits(record, state.creditsPerUnit);
+  const token = record.claimToken!;
+  const taken = await context.store.reserveCredit({ estimate, token });
+  return taken.reserved ? { outcome: SendOutcome.Sent, credit: { token, estimate, basis: taken.basis } } : GO;
+}
+
+/**
+ * After a send: its estimate is replaced by the actual `deducted`, and the service's
+ * `remainingBalance` moves the projected balance where it proves it wrong (a top-up, credit spent
+ * elsewhere).
+ */
+async function correctCredit(context: RelayContext<RelayConfigView>, credit: Credit | undefined, result: ServiceSendResult): Promise<void> {
+  if (!((context.config.config.balance?.reserve ?? 0) > 0)) return;
+  await context.store.observeSentCredit({ balance: result.remainingBalance, deducted: result.deducted, ...(credit === undefined ? {} : { reservation: credit }) });
+}
+
+/** Gives a reservation back: the send certainly did not go out. Best effort; see {@link settleCreditAfterFailure}. */
+async function giveBack(context: RelayContext<RelayConfigView>, credit: Credit | undefined): Promise<void> {
+  if (credit === undefined) return;
+  await context.store.settleCredit({ token: credit.token, estimate: credit.estimate, charged: 0 }).catch((error: unknown) => {
+    context.logger.error('projected balance not given back', { error: errorName(error) });
+  });
+}
+
+/**
+ * Settles a reservation after a send that failed: given back when it certainly did not go out,
+ * kept as spent when it may have (the next balance read corrects it). Never throws: the record's
+ * own outcome must still be stored.
+ */
+async function settleCreditAfterFailure(context: RelayContext<RelayConfigView>, credit: Credit | undefined, error: unknown): Promise<void> {
+  if (credit === undefined) return;
+  const notSent = describeSmsError(error).delivery === SmsDelivery.NOT_SENT;
+  await context.store.settleCredit({ token: credit.token, estimate: credit.estimate, charged: notSent ? 0 : credit.estimate }).catch((failure: unknown) => {
+    context.logger.error('projected balance not settled', { error: errorName(failure) });
+  });
+}
+
+/**
+ * Whether a message must see a fresh balance before it is parked: the first attempt after a
+ * redrive, when the projected balance was last read from the service before that redrive.
+ */
+function needsFreshBalance(record: MessageRecord, state: BalanceState): boolean {
+  if (record.redrives === 0) return false;
+  const redrivenAt = lastRequeueAt(record);
+  return redrivenAt !== undefined && (state.rebasedAt === undefined || state.rebasedAt < redrivenAt);
+}
+
+/** A balance read under way in this process for redriven messages, and when it began. */
+const freshReads = new WeakMap<object, { readonly startedAt: string; readonly done: Promise<unknown> }>();
+
+/**
+ * Reads the balance once for the redriven messages deciding at the same time in this process: one
+ * that began after `redrivenAt` is shared, so a redrive of many parked messages costs one read.
+ */
+async function freshBalance(context: RelayContext<RelayConfigView>, redrivenAt: string): Promise<void> {
+  const running = freshReads.get(context.store);
+  if (running !== undefined && running.startedAt >= redrivenAt) {
+    await running.done;
+    return;
+  }
+  const startedAt = context.clock().toISOString();
+  const done = context.store.getBalanceState().then((state) => readBalanceOnce(context, state));
+  freshReads.set(context.store, { startedAt, done });
+  try {
+    await done;
+  } finally {
+    if (freshReads.get(context.store)?.done === done) freshReads.delete(context.store);
+  }
+}
+
+const REDRIVEN_FROM: ReadonlySet<string> = new Set([MessageState.Parked, MessageState.Failed, MessageState.Held]);
+
+/** When the record was last sent back to PENDING by a redrive, from its history. */
+function lastRequeueAt(record: MessageRecord): string | undefined {
+  const { history } = record;
+  for (let index = history.length - 1; index > 0; index -= 1) {
+    if (history[index]!.state === MessageState.Pending && REDRIVEN_FROM.has(history[index - 1]!.state)) return history[index]!.at;
+  }
+  return undefined;
 }
 
 /** How long the balance look-ups inside a send may take: they run inside the sender's time budget. */
@@ -165,16 +301,17 @@ async function checkNotice(context: RelayContext<RelayConfigView>): Promise<Gate
 }
 
 /**
- * Fills in what the store does not know yet (no price recorded, no balance seen) with one balance
- * read: `smsRate` becomes the price, the balance the last known one. A read that fails throws, so
- * the message is retried later instead of sent past a cap nobody could check.
+ * Fills in what the store does not know yet (no price recorded, no projected balance) with one
+ * balance read: `smsRate` becomes the price, and the read is observed (rebasing the projected
+ * balance on it, with `state.charged` read before it as the basis). A read that fails throws, so the
+ * message is retried later instead of sent past a cap nobody could check.
  */
 async function readBalanceOnce(context: RelayContext<RelayConfigView>, state: BalanceState): Promise<BalanceState> {
   const read = await (await context.sms.client()).getBalance({ timeoutMs: BALANCE_LOOKUP_TIMEOUT_MS });
-  const price = state.creditsPerUnit ?? read.smsRate;
   if (state.creditsPerUnit === undefined && read.smsRate > 0) await context.store.recordPrice({ creditsPerUnit: read.smsRate, now: context.clock() });
-  if (state.lastBalance === undefined) await observeBalance(context, read);
-  return { ...state, creditsPerUnit: price, lastBalance: state.lastBalance ?? read.balance };
+  await observeBalance(context, { ...read, basis: state.charged ?? 0 });
+  const after = await context.store.getBalanceState();
+  return { ...after, creditsPerUnit: after.creditsPerUnit ?? read.smsRate, lastBalance: after.lastBalance ?? read.balance };
 }
 
 /** What a send will cost: recipients × segments × the price of one SMS to one recipient. */
@@ -343,8 +480,9 @@ function failedBeforeSending(error: unknown): string {
  */
 async function balanceAfterRefusal(context: RelayContext<RelayConfigView>): Promise<BalanceReading> {
   try {
+    const basis = await creditBasis(context);
     const { balance, currency, smsRate } = await (await context.sms.client()).getBalance({ timeoutMs: BALANCE_LOOKUP_TIMEOUT_MS });
-    return { balance, currency, smsRate };
+    return { balance, currency, smsRate, ...(basis === undefined ? {} : { basis }) };
   } catch {
     return { balance: 0 };
   }

@@ -122,6 +122,8 @@ async function recoverStale(context: RelayContext<RelayConfigView>, now: Date, l
       }
       recovered += 1;
       logger.warn('recovered a message left in SENDING', { id: record.id, route: record.route, delivery: record.delivery });
+      // Its reservation of the projected balance stays taken, as for any send that may have gone out.
+      await store.keepStaleCredit({ token }).catch((error: unknown) => logger.error('projected balance not settled for a stale send', { id: record.id, error: (error as Error).name }));
     } catch (error) {
       // A lost claim: the sender finished after all (or another sweep got there first).
       if (error instanceof ClaimLostError) logger.info('stale record settled by its sender meanwhile', { id: record.id, route: record.route });

@@ -58,6 +58,8 @@ interface Guard {
   readonly windowEndsAt: number;
   /** Epoch seconds from which TTL may delete the guard's records (their `expiresAt`). */
   readonly recordsExpireAt: number;
+  /** The dedupe key of the accept the guard stands for; absent on guards written before it was kept. */
+  readonly deliveryKey?: string;
 }
 
 const RECIPIENT = /^255\d{9}$/;
@@ -82,6 +84,16 @@ const GUARD_ATTEMPTS = 3;
  * an error, so it redelivers) is completed instead of lost. The duplicate answers only after that,
  * so its answer, too, means every record exists. Once the records' retention has passed it writes
  * nothing, since TTL may have deleted them and a rewritten record would be sent again.
+ *
+ * With a `replayKey` (the signed body of a sender that does not sign its delivery id) the body's
+ * guard is placed first, then the delivery id's. A body already accepted makes the request a
+ * duplicate before it writes anything under its own delivery id: a replay under a fresh id leaves
+ * no guard there, also while it races the genuine delivery that carries that id, so that delivery
+ * is accepted. Only a retry of the same delivery (the body's guard names the same delivery id)
+ * places the id's guard, completing an accept that stopped between its two guards. A new body
+ * under an id already accepted (a sender that re-signs its retries) is a duplicate of that accept,
+ * and its body's guard is pointed there. Two copies of one signed body racing each other under
+ * different ids cannot be told apart: the first to place the body's guard is the accept.
  *
  * @throws {TooManyMessagesError} more than {@link MAX_MESSAGES_PER_WEBHOOK} messages
  * @throws {InvalidMessageError} no messages, or one that breaks the data model
@@ -112,41 +124,51 @@ export const acceptWebhook = async (context: StoreTable, input: AcceptInput): Pr
 
   const ids = messages.map(() => newId(now));
   const recordsExpireAt = expiresAtOf(now, retentionDays);
-  const keys = replayKey === undefined || replayKey === dedupeKey ? [dedupeKey] : [dedupeKey, replayKey];
-
-  // Each key's guard names the accept it belongs to. The last key that names an earlier accept
-  // decides (the replay key comes last, so a replayed body stays a duplicate whatever its id);
-  // the keys after it are placed for that same accept, so they agree from then on.
-  let claim: GuardClaim = { owner: ids[0]!, ids, recordsExpireAt };
-  let found: Guard | undefined;
-  const placedFresh: string[] = [];
-  for (const key of keys) {
-    const existing = await placeGuard(context, { route, dedupeKey: key, claim, now, windowSeconds });
-    if (existing === undefined) {
-      if (found === undefined) placedFresh.push(key);
-      continue;
-    }
-    found = existing;
-    claim = { owner: existing.owner, ids: existing.messageIds, recordsExpireAt: existing.recordsExpireAt };
-  }
-
-  if (found === undefined) {
-    await putMessages(context, buildRecords({ route, dedupeKey, messages, ids, now, retentionDays }));
-    return { outcome: AcceptOutcome.Accepted, ids };
-  }
-  // Keys placed for this call's own ids before a later key proved it a repeat would otherwise name
-  // records that never get written: point them at the earlier accept.
-  await Promise.all(placedFresh.map((key) => repointGuard(context, route, key, ids[0]!, found)));
+  const own: GuardClaim = { owner: ids[0]!, ids, recordsExpireAt, deliveryKey: dedupeKey };
   const build = (guardIds: readonly string[]): MessageRecord[] =>
     buildRecords({ route, dedupeKey, messages, ids: guardIds, now, retentionDays });
-  return await completeDuplicate(context, { guard: found, now, build });
+  const place = (key: string, claim: GuardClaim) => placeGuard(context, { route, dedupeKey: key, claim, now, windowSeconds });
+
+  // The signed body's key goes first: a replay is found before it places anything under its own,
+  // unsigned delivery id, so it cannot leave a guard there that would turn the genuine delivery
+  // carrying that id into a "duplicate". Nothing has to be cleaned up afterwards, which is what
+  // makes a replay racing the genuine delivery safe: the replay never writes the id's guard.
+  const hasReplayKey = replayKey !== undefined && replayKey !== dedupeKey;
+  if (hasReplayKey) {
+    const byBody = await place(replayKey, own);
+    if (byBody !== undefined) {
+      // The same delivery again (the sender's retry) may complete an accept that stopped between
+      // its two guards; any other delivery id is a replay's and gets no guard.
+      // Should that id name another accept, the body's guard is one about to be pointed at it (below).
+      const byId = byBody.deliveryKey === dedupeKey ? await place(dedupeKey, claimOf(byBody)) : undefined;
+      return await completeDuplicate(context, { guard: byId ?? byBody, now, build });
+    }
+  }
+  const byId = await place(dedupeKey, own);
+  if (byId === undefined) {
+    await putMessages(context, build(ids));
+    return { outcome: AcceptOutcome.Accepted, ids };
+  }
+  // A new body under a delivery id already accepted (a sender that re-signs its retries): the body's
+  // guard, placed for this call's ids that will never be written, is pointed at that accept.
+  if (hasReplayKey) await repointGuard(context, route, replayKey, ids[0]!, byId);
+  return await completeDuplicate(context, { guard: byId, now, build });
 };
+
+const claimOf = (guard: Guard): GuardClaim => ({
+  owner: guard.owner,
+  ids: guard.messageIds,
+  recordsExpireAt: guard.recordsExpireAt,
+  ...(guard.deliveryKey === undefined ? {} : { deliveryKey: guard.deliveryKey }),
+});
 
 /** What a guard put claims: the accept it stands for. */
 interface GuardClaim {
   readonly owner: string;
   readonly ids: readonly string[];
   readonly recordsExpireAt: number;
+  /** The accept's own dedupe key (its delivery id), which only a retry of the same delivery carries. */
+  readonly deliveryKey?: string;
 }
 
 /** Places one key's guard for `claim`; `undefined` when placed, else the live guard of another accept. */
@@ -170,7 +192,7 @@ const repointGuard = async (context: StoreTable, route: string, dedupe: string, 
       new UpdateItemCommand({
         TableName: context.tableName,
         Key: dedupeItemKey(route, dedupe),
-        UpdateExpression: 'SET #owner = :target, messageIds = :ids, recordsExpireAt = :expires',
+        UpdateExpression: `SET #owner = :target, messageIds = :ids, recordsExpireAt = :expires${target.deliveryKey === undefined ? ' REMOVE deliveryKey' : ', deliveryKey = :delivery'}`,
         ConditionExpression: '#owner = :owner',
         ExpressionAttributeNames: { '#owner': 'owner' },
         ExpressionAttributeValues: {
@@ -178,6 +200,7 @@ const repointGuard = async (context: StoreTable, route: string, dedupe: string, 
           ':ids': strList(target.messageIds),
           ':owner': str(owner),
           ':expires': num(target.recordsExpireAt),
+          ...(target.deliveryKey === undefined ? {} : { ':delivery': str(target.deliveryKey) }),
         },
       }),
     );
@@ -290,6 +313,7 @@ const putGuard = async (
           acceptedAt: str(now.toISOString()),
           windowEndsAt: num(windowEndsAt),
           recordsExpireAt: num(claim.recordsExpireAt),
+          ...(claim.deliveryKey === undefined ? {} : { deliveryKey: str(claim.deliveryKey) }),
           // TTL deletes up to 48 h late, which is why the condition compares windowEndsAt.
           [TABLE.timeToLive]: num(windowEndsAt),
         },
@@ -321,11 +345,13 @@ const readGuardItem = async (context: StoreTable, route: string, dedupeKey: stri
 
 const guardFromItem = (item: Item, route: string): Guard => {
   const read = new ItemReader(item, `DEDUPE#${route}`);
+  const deliveryKey = read.optStr('deliveryKey');
   return {
     owner: read.str('owner'),
     messageIds: read.strList('messageIds'),
     windowEndsAt: read.num('windowEndsAt'),
     recordsExpireAt: read.num('recordsExpireAt'),
+    ...(deliveryKey === undefined ? {} : { deliveryKey }),
   };
 };
 

@@ -129,6 +129,9 @@ export const getBalanceState = async (context: StoreTable): Promise<BalanceState
   const lastAlertAt = read.optStr('lastAlertAt');
   const firstObservedAt = read.optStr('firstObservedAt');
   const creditsPerUnit = read.optNum('creditsPerUnit');
+  const projected = read.optNum('projected');
+  const charged = read.optNum('charged');
+  const rebasedAt = read.optStr('rebasedAt');
   return {
     armed: read.optBool('armed') ?? true,
     ...(lastBalance === undefined ? {} : { lastBalance }),
@@ -136,5 +139,8 @@ export const getBalanceState = async (context: StoreTable): Promise<BalanceState
     ...(lastAlertAt === undefined ? {} : { lastAlertAt }),
     ...(firstObservedAt === undefined ? {} : { firstObservedAt }),
     ...(creditsPerUnit === undefined ? {} : { creditsPerUnit }),
+    ...(projected === undefined ? {} : { projected }),
+    ...(charged === undefined ? {} : { charged }),
+    ...(rebasedAt === undefined ? {} : { rebasedAt }),
   };
 };

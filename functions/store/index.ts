@@ -5,6 +5,7 @@
 export { type CapturedPayload, type CaptureInput, keptHeaders } from './capture';
 export { AcceptOutcome, type AcceptInput, type AcceptResult, type NoticeInput } from './accept';
 export type { BalanceObservation, BalanceUpdate, PriceObservation } from './balance';
+export type { CreditBasis, CreditRequest, CreditReservation, CreditSettlement, SentCredit } from './credit';
 export {
   ClaimLostError,
   CorruptRecordError,

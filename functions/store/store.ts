@@ -9,6 +9,7 @@ import {
   updateBalanceState,
 } from './balance';
 import { type CapturedPayload, type CaptureInput, capturePayload, findCapture, getCapture, listCaptures } from './capture';
+import { type CreditBasis, type CreditRequest, type CreditReservation, type CreditSettlement, keepStaleCredit, observeSentCredit, rebaseCredit, reserveCredit, type SentCredit, settleCredit } from './credit';
 import type { StoreTable } from './context';
 import {
   type HeldSummaryOptions,
@@ -130,6 +131,16 @@ export interface MessageStore {
   getBalanceState(): Promise<BalanceState>;
   /** Keeps the price of one SMS to one recipient, for every process's cost estimates. */
   recordPrice(observation: PriceObservation): Promise<void>;
+  /** Takes a send's estimate from the projected balance, conditional on keeping `floor`. See {@link reserveCredit}. */
+  reserveCredit(request: CreditRequest): Promise<CreditReservation>;
+  /** Corrects a reservation with what the send is taken to have cost. See {@link settleCredit}. */
+  settleCredit(settlement: CreditSettlement): Promise<void>;
+  /** Rebases the projected balance on a balance the service reported. See {@link rebaseCredit}. */
+  rebaseCredit(basis: CreditBasis): Promise<boolean>;
+  /** Settles the reservation of a sender that stopped as maybe sent. See {@link keepStaleCredit}. */
+  keepStaleCredit(stale: { readonly token: string }): Promise<void>;
+  /** Settles a sent message's reservation and checks the projected balance against its answer. See {@link observeSentCredit}. */
+  observeSentCredit(sent: SentCredit): Promise<void>;
   /**
    * Keeps one balance read from the SMS service for 35 days, for the console's balance chart. The
    * balance watch calls it; sends do not (their `remainingBalance` is on the `SENT` record).
@@ -200,6 +211,11 @@ export const createStore = ({ client, tableName, clock = () => new Date(), readI
     updateBalanceState: async (observation) => await updateBalanceState(context, observation),
     getBalanceState: async () => await getBalanceState(context),
     recordPrice: async (observation) => await recordPrice(context, observation),
+    reserveCredit: async (request) => await reserveCredit(context, request),
+    settleCredit: async (settlement) => await settleCredit(context, settlement),
+    rebaseCredit: async (basis) => await rebaseCredit(context, basis),
+    keepStaleCredit: async (stale) => await keepStaleCredit(context, stale),
+    observeSentCredit: async (sent) => await observeSentCredit(context, sent),
     recordBalanceReading: async (input) => await recordBalanceReading(context, input),
     listBalanceReadings: async (options) => await listBalanceReadings(context, options),
     spendLastDays: async (days, now) => await spendLastDays(context, days, now),

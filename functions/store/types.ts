@@ -168,4 +168,10 @@ export interface BalanceState {
   readonly firstObservedAt?: string;
   /** The last recorded price of one SMS to one recipient (see `recordPrice`). */
   readonly creditsPerUnit?: number;
+  /** The projected balance `balance.reserve` is enforced against (see `reserveCredit`); absent until a balance is observed with a reserve set. */
+  readonly projected?: number;
+  /** Credits of settled sends so far: the basis a balance read taken now is rebased on (see `rebaseCredit`). */
+  readonly charged?: number;
+  /** When the projected balance was last rebased on a balance read. */
+  readonly rebasedAt?: string;
 }

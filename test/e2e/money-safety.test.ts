@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse, stringify } from 'yaml';
 import { startSandbox } from '../../local/sandbox/server';
 import type { RunningSandbox } from '../../local/sandbox/types';
-import { cleanEnv, eventually, fixture, readJsonFile, records, REPO_ROOT, runCli, startRelay, stopRelay, type RelayProcess } from './support';
+import { eventually, fixture, records, REPO_ROOT, runCli, startRelay, startRelayOn, stopRelay, type RelayProcess } from './support';
 
 /**
  * Money safety through `npm start`, as an attacker or a large customer would try it: the runtime
@@ -66,16 +66,7 @@ beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'sms-relay-money-'));
   sandbox = await startSandbox({ apiKey: API_KEY, balance: 1_000_000, rate: RATE, senderIds: ['SMSRELAY', 'DUKA'], defaultSenderId: 'SMSRELAY' });
   writeConfig(join(dir, 'relay.yaml'));
-  env = cleanEnv({
-    PORT: '0',
-    RELAY_CONFIG: join(dir, 'relay.yaml'),
-    RELAY_DATA_DIR: join(dir, 'data'),
-    RELAY_SECRETS_FILE: join(dir, 'secrets.json'),
-    PROVIDER_BASE_URL: sandbox.baseUrl,
-    PROVIDER_API_KEY: API_KEY,
-  });
-  relay = await startRelay(env);
-  secrets = readJsonFile<Record<string, string>>(join(dir, 'secrets.json'));
+  ({ relay, env, secrets } = await startRelayOn(dir, { providerUrl: sandbox.baseUrl, apiKey: API_KEY }));
 }, 120_000);
 
 afterAll(async () => {

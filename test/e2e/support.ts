@@ -1,5 +1,6 @@
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { loadConfigFile, type LoadedConfig } from '../../functions/core/config/load';
@@ -153,6 +154,35 @@ export async function startRelay(env: NodeJS.ProcessEnv): Promise<RelayProcess> 
   const banner = (await run.waitFor(/^[\s\S]*Stop: Ctrl-C/))[0];
   const sandbox = /Inbox\s+(http:\/\/127\.0\.0\.1:\d+)\/_sandbox\/messages/.exec(banner);
   return { ...run, url: url!, sandboxUrl: sandbox?.[1], banner };
+}
+
+/** A runtime started by {@link startRelayOn}: its environment (for CLI commands) and its secrets file's values. */
+export interface RelayOnSandbox {
+  readonly relay: RelayProcess;
+  readonly env: NodeJS.ProcessEnv;
+  readonly secrets: Record<string, string>;
+}
+
+/**
+ * Starts the runtime on `dir/relay.yaml` (written by the caller) with its data and secrets in
+ * `dir`, and the test's own SMS service at `providerUrl` instead of the in-process sandbox.
+ *
+ * @example
+ * ```ts
+ * const { relay, env, secrets } = await startRelayOn(dir, { providerUrl: sandbox.baseUrl, apiKey: API_KEY });
+ * ```
+ */
+export async function startRelayOn(dir: string, { providerUrl, apiKey }: { readonly providerUrl: string; readonly apiKey: string }): Promise<RelayOnSandbox> {
+  const env = cleanEnv({
+    PORT: '0',
+    RELAY_CONFIG: join(dir, 'relay.yaml'),
+    RELAY_DATA_DIR: join(dir, 'data'),
+    RELAY_SECRETS_FILE: join(dir, 'secrets.json'),
+    PROVIDER_BASE_URL: providerUrl,
+    PROVIDER_API_KEY: apiKey,
+  });
+  const relay = await startRelay(env);
+  return { relay, env, secrets: readJsonFile<Record<string, string>>(join(dir, 'secrets.json')) };
 }
 
 /** Stops a runtime with a signal and returns how it exited. */

@@ -399,6 +399,61 @@ describe('money safety', () => {
       expect(servers.sandbox.messages()).toHaveLength(4);
     });
 
+    /** Twenty numbers: an SMS to them costs 20 credits at the sandbox's rate of 1. */
+    const twenty = Array.from({ length: 20 }, (_, index) => `0713${String(200_000 + index)}`);
+    const burst = (config: Parameters<NonNullable<HarnessOptions['config']>>[0]) => {
+      const base = reserved(config);
+      return {
+        ...base,
+        balance: { threshold: 210, reserve: 200 },
+        routes: {
+          ...base.routes,
+          shop: { source: 'generic' as const, secret: 'generic-token', recipients: twenty, senderId: 'OPS', maxRecipients: 20 },
+          pager: { source: 'generic' as const, secret: 'generic-token', recipients: twenty, senderId: 'OPS', maxRecipients: 20, priority: 'critical' as const },
+        },
+      };
+    };
+
+    it('holds under concurrency: balance 400, reserve 200, 20 per SMS, 30 concurrent sends → at most 10 sent, the rest PARKED', async () => {
+      await start({ config: burst });
+      servers.sandbox.setBalance(400);
+      const ids = await Promise.all(Array.from({ length: 30 }, () => acceptOn(relay, 'shop')));
+
+      const outcomes = await Promise.all(ids.map((id) => sendMessage(relay.context, id)));
+
+      const sent = outcomes.filter((outcome) => outcome === SendOutcome.Sent).length;
+      expect(sent).toBeLessThanOrEqual(10);
+      expect(outcomes.filter((outcome) => outcome === SendOutcome.Parked)).toHaveLength(30 - sent);
+      expect(servers.sandbox.balance()).toBeGreaterThanOrEqual(200);
+      const records = await Promise.all(ids.map((id) => relay.record(id)));
+      expect(records.filter((record) => record.state === MessageState.Parked)).toHaveLength(30 - sent);
+      expect(records.filter((record) => record.state === MessageState.Sent)).toHaveLength(sent);
+
+      // A critical route still sends, below the reserve too.
+      expect(await sendMessage(relay.context, await acceptOn(relay, 'pager'))).toBe(SendOutcome.Sent);
+    });
+
+    it('a redrive reads the balance once before deciding: a top-up in the dashboard is seen, each parked message goes out once', async () => {
+      await start({ config: burst });
+      servers.sandbox.setBalance(230);
+      const first = await acceptOn(relay, 'shop');
+      const parked = [await acceptOn(relay, 'shop'), await acceptOn(relay, 'shop'), await acceptOn(relay, 'shop')];
+      expect(await sendMessage(relay.context, first)).toBe(SendOutcome.Sent); // leaves 210
+      for (const id of parked) expect(await sendMessage(relay.context, id)).toBe(SendOutcome.Parked);
+
+      servers.sandbox.setBalance(10_000); // topped up in the service's dashboard: the relay was not told
+      const readsBefore = servers.sandbox.requests().filter((request) => request.path === '/v1/account/balance').length;
+      relay.clock.advance(1_000);
+      for (const id of parked) expect(await relay.store.requeue(id, { from: MessageState.Parked })).toBeDefined();
+      expect((await sweep(relay.context)).sent).toEqual({ sent: 3 });
+      expect((await sweep(relay.context)).sent).toEqual({});
+
+      for (const id of parked) expect(await relay.record(id)).toMatchObject({ state: MessageState.Sent, redrives: 1 });
+      expect(servers.sandbox.messages()).toHaveLength(4);
+      const reads = servers.sandbox.requests().filter((request) => request.path === '/v1/account/balance').length - readsBefore;
+      expect(reads).toBe(1);
+    });
+
     it('reads the balance once when none is known yet (a fresh table), before the first send', async () => {
       await start({ config: reserved });
       servers.sandbox.setBalance(50);

@@ -169,6 +169,24 @@ describe('sweep', () => {
     });
   });
 
+  it('keeps the reservation of a sender that died as maybe sent, so the projected balance does not stay short of it for good', async () => {
+    relay = await harness({ db: servers.db, baseUrl: servers.sandbox.baseUrl, policy: POLICY, config: (config) => ({ ...config, balance: { threshold: 500, reserve: 100 } }) });
+    await relay.store.rebaseCredit({ balance: 1_000, basis: 0 });
+    const response = await relay.ingest('ops', JSON.stringify({ message: 'order shipped' }), { headers: { ...bearer(SECRETS.genericToken), 'idempotency-key': randomUUID() } });
+    const id = (response.body['ids'] as string[])[0]!;
+    // Claimed and its estimate taken, then the sender was killed before the service answered.
+    const claimed = await relay.store.claimMessage(id, { now: relay.clock.now });
+    expect(await relay.store.reserveCredit({ estimate: 20, floor: 100, token: claimed!.claimToken! })).toMatchObject({ reserved: true });
+
+    relay.clock.advance(120_001);
+    expect(await sweep(relay.context)).toMatchObject({ recovered: 1 });
+
+    expect(await relay.store.getBalanceState()).toMatchObject({ projected: 980, charged: 20 });
+    // The next balance read shows it never went out: the projection is whole again.
+    await relay.store.rebaseCredit({ balance: 1_000, basis: 20 });
+    expect((await relay.store.getBalanceState()).projected).toBe(1_000);
+  });
+
   it('stops starting sends when told to, leaving the rest due for the next sweep', async () => {
     relay = await harness({ db: servers.db, baseUrl: servers.sandbox.baseUrl, policy: POLICY });
     for (const text of ['a', 'b', 'c']) await generic('ops', text);

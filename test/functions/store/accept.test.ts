@@ -323,14 +323,40 @@ describe('acceptWebhook with a replay key (the signed body of a sender whose del
     expect((await scan()).filter((item) => item['kind']?.S === 'message')).toHaveLength(1);
   });
 
-  it('points the fresh delivery id at the first accept, so it stays a duplicate whatever body comes with it', async () => {
+  it('leaves no guard under the replay\'s own delivery id: a later genuine delivery with that id is accepted', async () => {
+    const { store, scan } = await newTable(db);
+    const first = await accept(store, 'delivery-100', 'body-a');
+    for (const id of ['delivery-101', 'delivery-102', 'delivery-103']) {
+      expect(await accept(store, id, 'body-a')).toEqual({ outcome: 'duplicate', ids: first.ids, recovered: 0 });
+    }
+    const guards = kinds(await scan(), 'dedupe').map((item) => item['pk']?.S);
+    expect(guards.sort()).toEqual(['DEDUPE#github#body-a', 'DEDUPE#github#delivery-100']);
+
+    for (const [n, id] of ['delivery-101', 'delivery-102', 'delivery-103'].entries()) {
+      const genuine = await accept(store, id, `body-${n}`);
+      expect(genuine.outcome).toBe('accepted');
+      expect(genuine.ids).not.toEqual(first.ids);
+    }
+    expect(kinds(await scan(), 'message')).toHaveLength(4);
+  });
+
+  it('a replay racing a genuine delivery under the same fresh id never makes the genuine one a duplicate', async () => {
+    for (let round = 0; round < 10; round += 1) {
+      const { store } = await newTable(db);
+      const first = await accept(store, 'delivery-100', 'body-a');
+      const [replay, genuine] = await Promise.all([accept(store, 'delivery-101', 'body-a'), accept(store, 'delivery-101', 'body-b')]);
+      expect(replay).toEqual({ outcome: 'duplicate', ids: first.ids, recovered: 0 });
+      expect(genuine.outcome).toBe('accepted');
+      expect(await accept(store, 'delivery-101', 'body-b')).toMatchObject({ outcome: 'duplicate', ids: genuine.ids });
+    }
+  });
+
+  it('keeps a redelivery re-signed with another body a duplicate of its delivery id, and its body too', async () => {
     const { store, scan } = await newTable(db);
     const first = await accept(store, 'delivery-1', 'body-a');
-    await accept(store, 'delivery-2', 'body-a');
-    const again = await accept(store, 'delivery-2', 'body-b');
-
-    expect(again).toMatchObject({ outcome: 'duplicate', ids: first.ids });
-    expect((await scan()).filter((item) => item['kind']?.S === 'message')).toHaveLength(1);
+    expect(await accept(store, 'delivery-1', 'body-a2')).toMatchObject({ outcome: 'duplicate', ids: first.ids });
+    expect(await accept(store, 'delivery-9', 'body-a2')).toMatchObject({ outcome: 'duplicate', ids: first.ids });
+    expect(kinds(await scan(), 'message')).toHaveLength(1);
   });
 
   it('keeps a genuine redelivery (same id, same body) a duplicate, and two different deliveries apart', async () => {
@@ -347,6 +373,28 @@ describe('acceptWebhook with a replay key (the signed body of a sender whose del
     const accepted = results.filter((result) => result.outcome === 'accepted');
     expect(accepted).toHaveLength(1);
     for (const result of results) expect(result.ids).toEqual(accepted[0]!.ids);
+  });
+
+  it('completes an accept that died between its two guards when the same delivery comes again, not when a replay does', async () => {
+    const table = await newTable(db);
+    const client = db.newClient();
+    client.middlewareStack.add(
+      (next) => async (args) => {
+        const pk = (args.input as { Item?: Record<string, { S?: string }> }).Item?.pk?.S;
+        if (pk === 'DEDUPE#github#delivery-1') throw new Error('simulated crash');
+        return await next(args);
+      },
+      { step: 'initialize', name: 'crashAtTheIdGuard' },
+    );
+    await expect(table.storeWith(client).acceptWebhook({ route: 'github', dedupeKey: 'delivery-1', replayKey: 'body-a', windowSeconds: 3600, messages: messages(1), now: T0 })).rejects.toThrow('simulated crash');
+
+    const replay = await accept(table.store, 'delivery-2', 'body-a');
+    expect(replay).toMatchObject({ outcome: 'duplicate', recovered: 1 });
+    expect(await table.rawItem('DEDUPE#github#delivery-2', 'DEDUPE')).toBeUndefined();
+    const retry = await accept(table.store, 'delivery-1', 'body-a');
+    expect(retry).toEqual({ outcome: 'duplicate', ids: replay.ids, recovered: 0 });
+    expect((await table.rawItem('DEDUPE#github#delivery-1', 'DEDUPE'))?.owner?.S).toBe(replay.ids[0]);
+    expect(kinds(await table.scan(), 'message')).toHaveLength(1);
   });
 
   it('completes an accept that died after its guards, when the sender retries the same delivery', async () => {

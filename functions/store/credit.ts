@@ -1,0 +1,250 @@
+import { GetItemCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
+import { type Item, ItemReader, num, str } from './attributes';
+import { getBalanceState } from './balance';
+import { type StoreTable, isConditionalCheckFailed } from './context';
+import { InvalidArgumentError } from './errors';
+import { balanceKey, ItemKind } from './keys';
+
+/*
+ * The projected balance: what `balance.reserve` is enforced against, kept on the balance item with
+ * two counters, so that every sender (Lambda containers, the local runtime) takes its estimate from
+ * the same number with one conditional write:
+ * - `projected`: the credits the relay believes are left once every send in flight is paid;
+ * - `committed`: everything taken from it so far (estimates in flight, then the actual amounts);
+ * - `charged`: the part of `committed` that is settled (sent, or kept as maybe sent);
+ * - `inFlight`: each unsettled reservation's estimate by the claim token of its send, so that a
+ *   reservation is settled once, and the one of a sender that died can be settled by the sweeper.
+ * A balance read rebases `projected` on `balance + charged as it was before the read - committed
+ * now` (see `rebaseCredit`); a send's answer moves it only when it proves it wrong (see
+ * `observeSentCredit`). Between them the counters follow the relay's own sends exactly (each
+ * estimate taken, then corrected by the actual `deducted`).
+ */
+
+/** What `reserveCredit` takes. */
+export interface CreditRequest {
+  /** The send's estimated cost. */
+  readonly estimate: number;
+  /** Take it only if at least this much stays projected (`balance.reserve`); absent: take it whatever is left. */
+  readonly floor?: number;
+  /** The send's claim token: the reservation's name until it is settled. */
+  readonly token: string;
+}
+
+/** What `reserveCredit` did. */
+export type CreditReservation =
+  | {
+      readonly reserved: true;
+      /** What stays projected after this estimate. */
+      readonly projected: number;
+      /** `charged` when the estimate was taken: what the send's own answer is compared with (see `observeSentCredit`). */
+      readonly basis: number;
+    }
+  | {
+      readonly reserved: false;
+      /** The projected balance that refused it; `undefined` when there is none yet (no balance observed). */
+      readonly projected: number | undefined;
+    };
+
+/** What `settleCredit` records for a reservation. */
+export interface CreditSettlement {
+  /** The claim token the reservation was taken under. */
+  readonly token: string;
+  /** The estimate `reserveCredit` took. */
+  readonly estimate: number;
+  /**
+   * What the send is taken to have cost: the service's `deducted` when sent, 0 when it certainly
+   * did not go out (the estimate is given back), the estimate itself when it may have gone out.
+   */
+  readonly charged: number;
+}
+
+/** What `rebaseCredit` takes. */
+export interface CreditBasis {
+  /** A balance read from the SMS service. */
+  readonly balance: number;
+  /** `charged` read before the service produced `balance` (from `getBalanceState`). */
+  readonly basis: number;
+  /** When the balance was read: kept as `rebasedAt`. */
+  readonly now?: Date;
+}
+
+const finite = (name: string, value: number): void => {
+  if (!Number.isFinite(value)) throw new InvalidArgumentError(`${name} must be a finite number, got ${value}`);
+};
+
+/** Credits are decimal; floating-point sums are cut to micro-credits so the counters do not drift. */
+const credits = (value: number): number => Math.round(value * 1e6) / 1e6;
+
+type BalanceUpdate = Omit<ConstructorParameters<typeof UpdateItemCommand>[0], 'TableName' | 'Key'>;
+
+/** One conditional update of the balance item: the item after it (with `ReturnValues`), `undefined` when its condition refused it. */
+const updateBalance = async (context: StoreTable, input: BalanceUpdate): Promise<Item | undefined> => {
+  try {
+    const { Attributes: item } = await context.client.send(new UpdateItemCommand({ TableName: context.tableName, Key: balanceKey(), ...input }));
+    return item ?? {};
+  } catch (error) {
+    if (isConditionalCheckFailed(error)) return undefined;
+    throw error;
+  }
+};
+
+/**
+ * Takes a send's estimate from the projected balance with one conditional update, `projected -
+ * estimate` only while `projected >= floor + estimate`: of any number of concurrent senders, only
+ * as many as the projected balance pays for get a reservation. Without a `floor` (a critical route)
+ * the estimate is taken whatever is left, so normal routes see what critical ones spend.
+ *
+ * @example
+ * ```typescript
+ * const taken = await store.reserveCredit({ estimate: 20, floor: config.balance.reserve });
+ * if (!taken.reserved) return park(`would leave ${taken.projected - 20}`);
+ * ```
+ */
+export const reserveCredit = async (context: StoreTable, { estimate, floor, token }: CreditRequest): Promise<CreditReservation> => {
+  finite('estimate', estimate);
+  if (estimate < 0) throw new InvalidArgumentError(`estimate must be ≥ 0, got ${estimate}`);
+  if (floor !== undefined) finite('floor', floor);
+  const item = await updateBalance(context, {
+    UpdateExpression: 'SET #projected = #projected - :estimate, #inFlight.#token = :estimate ADD #committed :estimate',
+    ConditionExpression: floor === undefined ? 'attribute_exists(#projected)' : '#projected >= :need',
+    ExpressionAttributeNames: { '#projected': 'projected', '#committed': 'committed', '#inFlight': 'inFlight', '#token': token },
+    ExpressionAttributeValues: { ':estimate': num(estimate), ...(floor === undefined ? {} : { ':need': num(credits(floor + estimate)) }) },
+    ReturnValues: 'ALL_NEW',
+  });
+  if (item === undefined) return { reserved: false, projected: (await getBalanceState(context)).projected };
+  const read = new ItemReader(item, 'BALANCE');
+  return { reserved: true, projected: read.optNum('projected') ?? 0, basis: read.optNum('charged') ?? 0 };
+};
+
+/**
+ * Settles a reservation of `reserveCredit`: `projected` gets back `estimate - charged` (the estimate's
+ * error once the actual cost is known, the whole estimate for a send that certainly did not go out)
+ * and `charged` grows by `charged`, by one update of counters (ADD), so concurrent settlements all
+ * count.
+ *
+ * @example
+ * ```typescript
+ * await store.settleCredit({ estimate: 20, charged: result.deducted });
+ * ```
+ */
+export const settleCredit = async (context: StoreTable, { token, estimate, charged }: CreditSettlement): Promise<void> => {
+  finite('estimate', estimate);
+  finite('charged', charged);
+  await settleReservation(context, { token, estimate, charged });
+};
+
+/**
+ * The settling update: conditional on the reservation still being in flight, so it counts once
+ * (a sender and the sweeper settling the same send); `undefined` when it was not (or is gone),
+ * else the balance item after it.
+ */
+const settleReservation = async (context: StoreTable, { token, estimate, charged }: CreditSettlement): Promise<Item | undefined> => {
+  const back = credits(estimate - charged);
+  return await updateBalance(context, {
+    UpdateExpression: 'ADD #projected :back, #committed :forward, #charged :charged REMOVE #inFlight.#token',
+    ConditionExpression: 'attribute_exists(#inFlight.#token)',
+    ExpressionAttributeNames: { '#projected': 'projected', '#committed': 'committed', '#charged': 'charged', '#inFlight': 'inFlight', '#token': token },
+    ExpressionAttributeValues: { ':back': num(back), ':forward': num(-back), ':charged': num(charged) },
+    ReturnValues: 'ALL_NEW',
+  });
+};
+
+/**
+ * Settles the reservation of a send whose sender stopped (its record left in `SENDING`) as maybe
+ * sent: its estimate stays taken until a balance read shows what it cost. Nothing when that send
+ * took no reservation or it was settled already.
+ *
+ * @example
+ * ```typescript
+ * await store.keepStaleCredit({ token: record.claimToken });
+ * ```
+ */
+export const keepStaleCredit = async (context: StoreTable, { token }: { readonly token: string }): Promise<void> => {
+  const state = await context.client.send(
+    new GetItemCommand({ TableName: context.tableName, Key: balanceKey(), ConsistentRead: true, ProjectionExpression: '#inFlight.#token', ExpressionAttributeNames: { '#inFlight': 'inFlight', '#token': token } }),
+  );
+  const estimate = state.Item?.['inFlight']?.M?.[token]?.N;
+  if (estimate === undefined) return;
+  await settleReservation(context, { token, estimate: Number(estimate), charged: Number(estimate) });
+};
+
+/**
+ * Rebases the projected balance on a balance read from the SMS service: `projected = balance + basis
+ * - committed`, where `basis` is `charged` as read before the service produced `balance`. Every send
+ * settled since then is subtracted (the balance cannot show it), and every send still in flight
+ * keeps its estimate; a send the balance already shows and that was settled after `basis` was read
+ * counts twice, which errs on the side of parking, and lasts until the next observation. An
+ * observation on an older basis than the one in place is ignored (`false`): it knows less.
+ *
+ * @example
+ * ```typescript
+ * const { charged } = await store.getBalanceState();
+ * const { balance } = await sms.getBalance();
+ * await store.rebaseCredit({ balance, basis: charged ?? 0 });
+ * ```
+ */
+export const rebaseCredit = async (context: StoreTable, { balance, basis, now = context.clock() }: CreditBasis): Promise<boolean> => {
+  finite('balance', balance);
+  finite('basis', basis);
+  const item = await updateBalance(context, {
+    UpdateExpression: 'SET #projected = :anchor - if_not_exists(#committed, :zero), #basis = :basis, #rebasedAt = :now, #kind = :kind, #inFlight = if_not_exists(#inFlight, :none)',
+    ConditionExpression: 'attribute_not_exists(#basis) OR #basis <= :basis',
+    ExpressionAttributeNames: { '#projected': 'projected', '#committed': 'committed', '#basis': 'creditBasis', '#rebasedAt': 'rebasedAt', '#kind': 'kind', '#inFlight': 'inFlight' },
+    ExpressionAttributeValues: { ':none': { M: {} }, ':kind': str(ItemKind.Balance), ':now': str(now.toISOString()), ':anchor': num(credits(balance + basis)), ':zero': num(0), ':basis': num(basis) },
+  });
+  return item !== undefined;
+};
+
+/** A send's answer for `observeSentCredit`. */
+export interface SentCredit {
+  /** The service's `remainingBalance`. */
+  readonly balance: number;
+  /** The service's `deducted`. */
+  readonly deducted: number;
+  /** The send's reservation, when it took one: its claim token, estimate and `basis`. */
+  readonly reservation?: { readonly token: string; readonly estimate: number; readonly basis: number };
+}
+
+/**
+ * Applies a send's answer to the projected balance: the reservation is settled with the actual
+ * `deducted` (see `settleCredit`), then the answer's `remainingBalance` moves the projected balance
+ * when it proves it wrong:
+ * - up to `remainingBalance + basis + deducted - committed` when that is higher (a top-up): every
+ *   send reserved since the reservation is subtracted, sends settled before it are in the answer,
+ *   so this never exceeds what is truly left; written only while `committed` is unchanged;
+ * - down to `remainingBalance` when that is lower (credit spent outside the relay, from the
+ *   dashboard or another application on the same account).
+ * With the relay the only spender and no top-up, neither applies: the counters are exact.
+ *
+ * @example
+ * ```typescript
+ * await store.observeSentCredit({ balance: result.remainingBalance, deducted: result.deducted, reservation });
+ * ```
+ */
+export const observeSentCredit = async (context: StoreTable, { balance, deducted, reservation }: SentCredit): Promise<void> => {
+  finite('balance', balance);
+  finite('deducted', deducted);
+  if (reservation !== undefined) {
+    const after = await settleReservation(context, { token: reservation.token, estimate: reservation.estimate, charged: deducted });
+    if (after === undefined) return;
+    const read = new ItemReader(after, 'BALANCE');
+    const projected = read.optNum('projected');
+    const committed = read.optNum('committed') ?? 0;
+    const raised = credits(balance + reservation.basis + deducted - committed);
+    if (projected !== undefined && raised > projected) {
+      await updateBalance(context, {
+        UpdateExpression: 'SET #projected = :raised',
+        ConditionExpression: '#committed = :committed AND #projected < :raised',
+        ExpressionAttributeNames: { '#projected': 'projected', '#committed': 'committed' },
+        ExpressionAttributeValues: { ':raised': num(raised), ':committed': num(committed) },
+      });
+      return;
+    }
+  }
+  await updateBalance(context, {
+    UpdateExpression: 'SET #projected = :balance',
+    ConditionExpression: '#projected > :balance',
+    ExpressionAttributeNames: { '#projected': 'projected' },
+    ExpressionAttributeValues: { ':balance': num(balance) },
+  });
+};
