@@ -37,6 +37,13 @@ export const MAX_BODY_BYTES = 262_144;
 /** The deadline of one call to the SMS service (`provider.timeoutMs`). */
 export const PROVIDER_TIMEOUT_MS = 10_000;
 
+/**
+ * Longest an idle connection to the SMS service is reused: under the 5 s keep-alive of Node,
+ * Apache and most servers (undici and agentkeepalive pick 4 s for the same reason), and lower when
+ * the service announces a shorter `Keep-Alive: timeout`.
+ */
+export const PROVIDER_KEEP_ALIVE_MS = 4_000;
+
 /** A deployed environment's secret is `sms-relay/<env>` when its config names no `secrets`. */
 export const SECRET_NAME_PREFIX = 'sms-relay/';
 
