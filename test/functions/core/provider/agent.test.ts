@@ -20,13 +20,16 @@ afterEach(async () => {
   for (const cleanup of cleanups.splice(0).reverse()) await cleanup();
 });
 
-/** A send endpoint that keeps idle connections for `keepAliveTimeoutMs` and announces it (`Keep-Alive: timeout=N`). */
-async function serve(keepAliveTimeoutMs: number): Promise<KeepAliveServer> {
+/**
+ * A send endpoint that keeps idle connections for `keepAliveTimeoutMs` and announces it
+ * (`Keep-Alive: timeout=N`), answering each request after `answerAfterMs`.
+ */
+async function serve(keepAliveTimeoutMs: number, { answerAfterMs = 0 } = {}): Promise<KeepAliveServer> {
   const sockets: Socket[] = [];
   const served: number[] = [];
   const server = http.createServer((request, response) => {
     served[sockets.indexOf(request.socket)]! += 1;
-    request.resume().on('end', () => json(response, 200, SEND_OK));
+    request.resume().on('end', () => setTimeout(() => json(response, 200, SEND_OK), answerAfterMs));
   });
   server.keepAliveTimeout = keepAliveTimeoutMs;
   server.on('connection', (socket: Socket) => {
@@ -110,6 +113,15 @@ describe('keep-alive connections', () => {
     await client.send(SEND);
 
     await server.closed(0);
+    expect(server.served).toEqual([1]);
+  });
+
+  it('lets a busy connection wait for its answer longer than keepAliveMs', async () => {
+    // The idle limit is for sockets in the pool; one carrying a request is bounded by timeoutMs.
+    const server = await serve(60_000, { answerAfterMs: 300 });
+    const client = clientFor(server.baseUrl, 20);
+
+    await expect(client.send(SEND)).resolves.toMatchObject({ success: true });
     expect(server.served).toEqual([1]);
   });
 });
