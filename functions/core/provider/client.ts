@@ -77,9 +77,10 @@ function interpret<T>(
  * `delivery` says whether the SMS may have gone out; sends are never retried internally.
  *
  * The client keeps its sockets alive between calls, each for at most `keepAliveMs` idle (checked
- * by the clock before every call, so a Lambda freeze cannot stretch it), until `close()`. A send
- * thus never goes out on a socket the server may have closed meanwhile, whose reset would be a
- * "maybe sent" that never was. On Lambda, keep one client per container across invocations.
+ * by the clock before every call, so a Lambda freeze cannot stretch it), until `close()`. So a send
+ * never goes out on a socket a server keeping idle connections for longer than that (5 s and more
+ * is common) has closed, whose reset would be a "maybe sent" that never was. On Lambda, keep one
+ * client per container across invocations.
  *
  * @example
  * ```ts
