@@ -3,6 +3,7 @@
  * Pure functions of the run, so the report can be tested without running anything.
  */
 import type { HandlerName } from '../infra/bundle';
+import { awsTimeToSmsSection } from './aws-time-to-sms';
 import type { CliStartup } from './cli';
 import type { ColdInitEntry } from './cold-init';
 import type { ConsoleLoad } from './console';
@@ -134,6 +135,7 @@ export function renderReport(run: BenchRun): string {
     '',
     'A trickle time would be below zero for a webhook whose SMS reached the service before its 202 reached the poster: the runtime hands the record to the sender as soon as it is written.',
     '',
+    ...awsTimeToSmsSection(),
     '## Console with 10,000 records',
     '',
     consoleSection(r.consoleLoad),

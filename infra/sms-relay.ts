@@ -347,7 +347,8 @@ export class SmsRelay extends Construct {
       new DynamoEventSource(this.table, {
         startingPosition: lambda.StartingPosition.LATEST,
         batchSize: STREAM.batchSize,
-        maxBatchingWindow: Duration.seconds(STREAM.maxBatchingWindowSeconds),
+        // Left out at 0: the mapping's default is no window.
+        ...(STREAM.maxBatchingWindowSeconds > 0 ? { maxBatchingWindow: Duration.seconds(STREAM.maxBatchingWindowSeconds) } : {}),
         parallelizationFactor: STREAM.parallelizationFactor,
         bisectBatchOnError: true,
         retryAttempts: STREAM.retryAttempts,

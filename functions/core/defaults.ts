@@ -65,6 +65,13 @@ export const MAX_BODY_BYTES = 262_144;
 /** The deadline of one call to the SMS service (`provider.timeoutMs`). */
 export const PROVIDER_TIMEOUT_MS = 10_000;
 
+/**
+ * Longest an idle connection to the SMS service is reused: under the 5 s keep-alive of Node,
+ * Apache and most servers (undici and agentkeepalive pick 4 s for the same reason), and lower when
+ * the service announces a shorter `Keep-Alive: timeout`.
+ */
+export const PROVIDER_KEEP_ALIVE_MS = 4_000;
+
 /** A deployed environment's secret is `sms-relay/<env>` when its config names no `secrets`. */
 export const SECRET_NAME_PREFIX = 'sms-relay/';
 
@@ -82,11 +89,13 @@ export const SWEEP_SCHEDULE = 'rate(1 minute)';
 export const HANDLER_TIMEOUT_SECONDS = { ingest: 10, sender: 60, sweeper: 55, 'balance-watch': 30 } as const;
 
 /**
- * How new records reach the sender: DynamoDB stream batches of 10, gathered for at most 1 s (an
- * alert storm becomes fewer invocations), two batches per shard in flight (a slow provider call
- * holds up half a shard, not all of it), 3 retries of a failed batch.
+ * How new records reach the sender: DynamoDB stream batches of up to 10, with no batching window
+ * (0 s: at alert rates a batch rarely fills, so a window would be added in full to every SMS's
+ * delay; a storm still arrives in batches of what gathered during the previous poll), two batches
+ * per shard in flight (a slow provider call holds up half a shard, not all of it), 3 retries of a
+ * failed batch.
  */
-export const STREAM = { batchSize: 10, maxBatchingWindowSeconds: 1, parallelizationFactor: 2, retryAttempts: 3 } as const;
+export const STREAM = { batchSize: 10, maxBatchingWindowSeconds: 0, parallelizationFactor: 2, retryAttempts: 3 } as const;
 
 /**
  * Sends one sender invocation makes at once: 10 records, each allowed the provider's 10 s, finish in

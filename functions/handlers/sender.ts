@@ -3,7 +3,6 @@ import { sendMessage } from '../relay/sender';
 import { prepareOnLambda } from './wiring/context';
 import { SEND_MARGIN_MS, SENDER_CONCURRENCY } from '../core/defaults';
 import { forEachConcurrently, invoke, remainingMs } from './wiring/invoke';
-import { withInvocationSmsClients } from './wiring/sms';
 
 await prepareOnLambda();
 
@@ -22,36 +21,35 @@ export { SENDER_CONCURRENCY } from '../core/defaults';
  * ```
  */
 export async function handler(event: DynamoDBStreamEvent, lambdaContext?: Context): Promise<DynamoDBBatchResponse> {
-  return await invoke(lambdaContext, (relay) =>
-    withInvocationSmsClients(relay, async (context) => {
-      const { logger } = relay;
-      const budgetMs = context.config.config.provider.timeoutMs + SEND_MARGIN_MS;
-      const failed: DynamoDBRecord[] = [];
-      await forEachConcurrently(event.Records ?? [], SENDER_CONCURRENCY, async (record) => {
-        const id = insertedMessageId(record);
-        if (id === undefined) {
-          logger.debug('stream record skipped: not a new message', { eventName: record.eventName, eventID: record.eventID });
-          return;
-        }
-        if (remainingMs(lambdaContext) < budgetMs) {
-          failed.push(record);
-          logger.warn('send not started: too little time left in this invocation', { id });
-          return;
-        }
-        try {
-          await sendMessage(context, id);
-        } catch (error) {
-          failed.push(record);
-          logger.error('send failed; the stream will retry it', { id, error });
-        }
-      });
-      const batchItemFailures = failed.map((record) => ({ itemIdentifier: record.dynamodb?.SequenceNumber ?? '' }));
-      // Without a sequence number nothing can be reported per item: failing the whole batch is safe,
-      // since every record is claimed before it is sent.
-      if (batchItemFailures.some(({ itemIdentifier }) => itemIdentifier === '')) throw new Error('a failed stream record has no sequence number');
-      return { batchItemFailures };
-    }),
-  );
+  // The container's SMS client, not one per invocation: a warm sender reuses its connection and
+  // TLS session (the client never sends on a socket idle past its keep-alive limit).
+  return await invoke(lambdaContext, async ({ context, logger }) => {
+    const budgetMs = context.config.config.provider.timeoutMs + SEND_MARGIN_MS;
+    const failed: DynamoDBRecord[] = [];
+    await forEachConcurrently(event.Records ?? [], SENDER_CONCURRENCY, async (record) => {
+      const id = insertedMessageId(record);
+      if (id === undefined) {
+        logger.debug('stream record skipped: not a new message', { eventName: record.eventName, eventID: record.eventID });
+        return;
+      }
+      if (remainingMs(lambdaContext) < budgetMs) {
+        failed.push(record);
+        logger.warn('send not started: too little time left in this invocation', { id });
+        return;
+      }
+      try {
+        await sendMessage(context, id);
+      } catch (error) {
+        failed.push(record);
+        logger.error('send failed; the stream will retry it', { id, error });
+      }
+    });
+    const batchItemFailures = failed.map((record) => ({ itemIdentifier: record.dynamodb?.SequenceNumber ?? '' }));
+    // Without a sequence number nothing can be reported per item: failing the whole batch is safe,
+    // since every record is claimed before it is sent.
+    if (batchItemFailures.some(({ itemIdentifier }) => itemIdentifier === '')) throw new Error('a failed stream record has no sequence number');
+    return { batchItemFailures };
+  });
 }
 
 /**

@@ -1,5 +1,5 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 import { createGuardedServer } from '../runtime/http-guard';
 import { CONTROL_PREFIX, createControlHandler } from './control-routes';
 import { NotFoundError, SandboxHttpError, SandboxStartError } from './errors';
@@ -29,11 +29,12 @@ export async function startSandbox(options: SandboxOptions): Promise<RunningSand
   const shutdown = new AbortController();
   const handleV1 = createV1Handler({ state, apiKey: resolved.apiKey, signal: shutdown.signal });
   const handleControl = createControlHandler({ state });
+  const connectionOf = connectionNumbers();
 
   const handle = async (request: IncomingMessage, response: ServerResponse): Promise<void> => {
     const path = requestPath(request.url);
     const isV1 = path === '/v1' || path.startsWith('/v1/');
-    if (isV1) recordWhenSettled(request, response, path, state);
+    if (isV1) recordWhenSettled(request, response, path, state, connectionOf(request.socket));
     try {
       if (isV1) await handleV1(request, response, path);
       else if (path === CONTROL_PREFIX || path.startsWith(`${CONTROL_PREFIX}/`)) await handleControl(request, response, path);
@@ -94,14 +95,31 @@ function listen(server: Server, port: number, host: string): Promise<number> {
   });
 }
 
-function recordWhenSettled(request: IncomingMessage, response: ServerResponse, path: string, state: SandboxState): void {
+/**
+ * Numbers connections in the order their first `/v1` request arrived, so a test can tell whether a
+ * client reused its keep-alive socket.
+ */
+function connectionNumbers(): (socket: Socket) => number {
+  const numbers = new WeakMap<Socket, number>();
+  let last = 0;
+  return (socket) => {
+    let number = numbers.get(socket);
+    if (number === undefined) {
+      number = ++last;
+      numbers.set(socket, number);
+    }
+    return number;
+  };
+}
+
+function recordWhenSettled(request: IncomingMessage, response: ServerResponse, path: string, state: SandboxState, connection: number): void {
   const at = new Date().toISOString();
   const headers = recordableHeaders(request);
   let recorded = false;
   const record = (status: number): void => {
     if (recorded) return;
     recorded = true;
-    const entry: RecordedRequest = { method: request.method ?? 'GET', path, status, at, headers };
+    const entry: RecordedRequest = { method: request.method ?? 'GET', path, status, at, connection, headers };
     state.record(entry);
   };
   response.once('finish', () => record(response.statusCode));

@@ -69,6 +69,8 @@ export interface RecordedRequest {
   readonly status: number;
   /** When the request arrived, ISO-8601. The log is in completion order. */
   readonly at: string;
+  /** The connection that carried it: 1 for the first one a `/v1` request came on, 2 for the next… */
+  readonly connection: number;
   /** Lower-cased names; `x-api-key` and `authorization` are never recorded. */
   readonly headers: Readonly<Record<string, string>>;
 }

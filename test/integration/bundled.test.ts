@@ -126,9 +126,13 @@ function environment(name: HandlerName): Record<string, string> {
   }
 }
 
-/** One invocation of a bundled handler in its own process. */
-async function invoke<T>(name: HandlerName, event: unknown, replaced: Record<string, string> = {}): Promise<Invocation<T>> {
-  const child = spawn(process.execPath, [DRIVER, join(packages[name], 'index.mjs')], { cwd: scratch, env: { ...environment(name), ...replaced }, stdio: ['pipe', 'pipe', 'pipe'] });
+/**
+ * One invocation of a bundled handler in its own process; with `each`, `event` is an array of
+ * events invoked one after the other in that one process (a warm container).
+ */
+async function invoke<T>(name: HandlerName, event: unknown, replaced: Record<string, string> = {}, { each = false }: { each?: boolean } = {}): Promise<Invocation<T>> {
+  const args = [DRIVER, join(packages[name], 'index.mjs'), ...(each ? ['--each'] : [])];
+  const child = spawn(process.execPath, args, { cwd: scratch, env: { ...environment(name), ...replaced }, stdio: ['pipe', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
   child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
@@ -237,6 +241,24 @@ describe('the bundled handlers', { timeout: 60_000 }, () => {
     expect((await store.listByRoute('alerts')).items).toHaveLength(1);
     expect(await send(firstId)).toEqual({ batchItemFailures: [] });
     expect(sandbox.messages()).toHaveLength(1);
+  });
+
+  it('a warm sender carries the sends of several invocations over one connection to the service', async () => {
+    const invocations = 4;
+    const ids: string[] = [];
+    for (let n = 0; n < invocations; n++) ids.push((await ingest('alerts', alert(`Disk on web-0${n} is 91% full`))).body.ids[0]!);
+    const events = [];
+    // One record per batch: the sends of one batch run side by side, each on a socket of its own.
+    for (const id of ids) events.push({ Records: [await insertRecordOf(db.client, tableName, id)] });
+    sandbox.clearRequests();
+
+    const { result } = await invoke<DynamoDBBatchResponse[]>('sender', events, {}, { each: true });
+
+    expect(result).toEqual(ids.map(() => ({ batchItemFailures: [] })));
+    for (const id of ids) expect(await record(id)).toMatchObject({ state: MessageState.Sent });
+    const sends = sandbox.requests().filter((request) => request.path === '/v1/sms/send');
+    expect(sends).toHaveLength(invocations);
+    expect(new Set(sandbox.requests().map((request) => request.connection)).size).toBe(1);
   });
 
   it('an ambiguous failure on an at-most-once route leaves the message UNKNOWN: one SMS, never two', async () => {

@@ -1,5 +1,4 @@
-import http from 'node:http';
-import https from 'node:https';
+import { createKeepAliveAgent } from './agent';
 import { SmsErrorCode, SmsServiceError } from './errors';
 import { deliveryOf, exchange, MAX_RESPONSE_BYTES, type ExchangeSpec, type RawResponse } from './transport';
 import {
@@ -77,9 +76,11 @@ function interpret<T>(
  * can be logged, inspected or serialised into it. Every failure is an `SmsServiceError` whose
  * `delivery` says whether the SMS may have gone out; sends are never retried internally.
  *
- * The client keeps its sockets alive between calls until `close()`. On Lambda, close it before the
- * invocation ends: a socket the server closes while the environment is frozen would turn the next
- * send's reset into a "maybe sent" that never was.
+ * The client keeps its sockets alive between calls, each for at most `keepAliveMs` idle (checked
+ * by the clock before every call, so a Lambda freeze cannot stretch it), until `close()`. So a send
+ * never goes out on a socket a server keeping idle connections for longer than that (5 s and more
+ * is common) has closed, whose reset would be a "maybe sent" that never was. On Lambda, keep one
+ * client per container across invocations.
  *
  * @example
  * ```ts
@@ -92,9 +93,7 @@ function interpret<T>(
  */
 export function createSmsClient(options: SmsClientOptions): SmsClient {
   const config = resolveClientOptions(options);
-  const agent = config.tls
-    ? new https.Agent({ keepAlive: true, ...(config.ca === undefined ? {} : { ca: config.ca as string | Buffer | (string | Buffer)[] }) })
-    : new http.Agent({ keepAlive: true });
+  const pool = createKeepAliveAgent({ tls: config.tls, ca: config.ca, idleMs: config.keepAliveMs });
   const redact = redactor(config.apiKey);
   let closed = false;
 
@@ -105,7 +104,10 @@ export function createSmsClient(options: SmsClientOptions): SmsClient {
     const timeoutMs = callOptions?.timeoutMs;
     return timeoutMs === undefined ? config.timeoutMs : validateCallTimeout(timeoutMs, operation);
   };
-  const run = (spec: ExchangeSpec): Promise<RawResponse> => exchange(config, agent, redact, spec);
+  const run = async (spec: ExchangeSpec): Promise<RawResponse> => {
+    await pool.discardStale();
+    return await exchange(config, pool.agent, redact, spec);
+  };
 
   return Object.freeze({
     async getBalance(callOptions?: SmsCallOptions): Promise<Balance> {
@@ -127,7 +129,7 @@ export function createSmsClient(options: SmsClientOptions): SmsClient {
 
     close(): void {
       closed = true;
-      agent.destroy();
+      pool.agent.destroy();
     },
   });
 }

@@ -131,22 +131,23 @@ export interface SmsClientOptions {
   readonly lookup?: LookupFunction;
   /** Trusted CA certificates (PEM) for an `https:` base URL; replaces Node's bundled roots. */
   readonly ca?: string | Buffer | readonly (string | Buffer)[];
+  /**
+   * Longest a kept-alive connection may sit idle and still carry a request; lowered to the
+   * service's `Keep-Alive: timeout` less one second when it announces one.
+   * @default 4_000
+   */
+  readonly keepAliveMs?: number;
 }
 
 /**
- * The SMS service's programmatic interface. Holds its own keep-alive sockets: on Lambda, create one
- * per invocation (or batch) and `close()` it before returning, so no socket outlives a freeze.
+ * The SMS service's programmatic interface. Holds its own keep-alive sockets, closed after
+ * `keepAliveMs` idle whatever happened in between (a Lambda freeze included): on Lambda, create
+ * one per container, at module level, so warm invocations reuse its connection and TLS session.
  *
  * @example
  * ```ts
- * export const handler = async () => {
- *   const sms = createSmsClient({ baseUrl, apiKey });
- *   try {
- *     return await sms.send({ phoneNumbers: '255712345678', message: 'Hi' });
- *   } finally {
- *     sms.close();
- *   }
- * };
+ * const sms = createSmsClient({ baseUrl, apiKey });
+ * export const handler = async () => await sms.send({ phoneNumbers: '255712345678', message: 'Hi' });
  * ```
  */
 export interface SmsClient {

@@ -1,4 +1,5 @@
 import type { LookupFunction } from 'node:net';
+import { PROVIDER_KEEP_ALIVE_MS } from '../defaults';
 import { SmsClientConfigError, validationError } from './errors';
 import type { Balance, SendResult, SmsClientOptions, SmsOperation } from './types';
 
@@ -37,6 +38,7 @@ export interface ResolvedClientOptions {
   readonly userAgent: string;
   readonly lookup: LookupFunction | undefined;
   readonly ca: SmsClientOptions['ca'];
+  readonly keepAliveMs: number;
 }
 
 function isRecord(value: unknown): value is Record<string, unknown> {
@@ -172,6 +174,7 @@ export function resolveClientOptions(options: SmsClientOptions): ResolvedClientO
     userAgent = 'sms-relay',
     lookup,
     ca,
+    keepAliveMs = PROVIDER_KEEP_ALIVE_MS,
   } = options;
   const problems: string[] = [];
   const url = parseBaseUrl(baseUrl, problems);
@@ -180,12 +183,14 @@ export function resolveClientOptions(options: SmsClientOptions): ResolvedClientO
   }
   const timeout = timeoutProblem('timeoutMs', timeoutMs);
   if (timeout !== undefined) problems.push(timeout);
+  const keepAlive = timeoutProblem('keepAliveMs', keepAliveMs);
+  if (keepAlive !== undefined) problems.push(keepAlive);
   if (typeof userAgent !== 'string' || !HEADER_VALUE.test(userAgent)) {
     problems.push('userAgent must be a non-empty string of printable ASCII');
   }
   if (lookup !== undefined && typeof lookup !== 'function') problems.push('lookup must be a function');
   if (problems.length > 0 || url === undefined) throw new SmsClientConfigError(problems);
-  return { ...url, apiKey, timeoutMs, userAgent, lookup, ca };
+  return { ...url, apiKey, timeoutMs, userAgent, lookup, ca, keepAliveMs };
 }
 
 function isFiniteNumber(value: unknown): value is number {

@@ -72,11 +72,12 @@ export function createSmsClientSource({ secrets, baseUrl, timeoutMs, apiKey, cre
 }
 
 /**
- * Runs one invocation's `work` with SMS clients of its own, closed when it returns. A keep-alive
- * socket must not outlive the invocation: Lambda freezes the environment in between, the server
- * closes the idle socket meanwhile, and the next send's reset on it could not be told from a lost
- * answer ("maybe sent" for an SMS that never went out). Invocations that overlap in one process
- * each get their own clients, so one ending never cuts another's send.
+ * Runs one invocation's `work` with SMS clients of its own, closed when it returns: for the
+ * scheduled handlers (the sweeper each minute, the balance watch each hour), whose connection would
+ * be idle past the client's keep-alive limit (`PROVIDER_KEEP_ALIVE_MS`) by their next run anyway.
+ * The sender keeps the container's clients instead, so warm invocations reuse one connection.
+ * Invocations that overlap in one process each get their own clients, so one ending never cuts
+ * another's send.
  *
  * @example
  * ```ts

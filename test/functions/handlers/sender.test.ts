@@ -160,4 +160,16 @@ describe('sender handler, against dynalite and the sandbox', () => {
 
     expect(sandbox.messages()).toHaveLength(1);
   });
+
+  it('a warm container reads the secret once and sends every invocation\'s SMS over one connection', async () => {
+    secretsManager.on(GetSecretValueCommand, { SecretId: secretId }).resolves({ SecretString: JSON.stringify({ providerApiKey: API_KEY, 'alerts-token': ROUTE_TOKEN }) });
+    const ids = [await accepted(), await accepted(), await accepted()];
+
+    for (const id of ids) expect(await handler(streamEvent([await insertRecordOf(db.client, tableName, id)]), lambdaContext())).toEqual({ batchItemFailures: [] });
+
+    expect(sandbox.messages()).toHaveLength(3);
+    expect(new Set(sandbox.requests().map((request) => request.connection)).size).toBe(1);
+    // Ingest's read is the container's cached value for the sender as well (Powertools' maxAge).
+    expect(secretsManager.commandCalls(GetSecretValueCommand)).toHaveLength(1);
+  });
 });

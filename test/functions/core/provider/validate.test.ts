@@ -156,12 +156,13 @@ describe('resolveClientOptions', () => {
 
   it('rejects bad time-outs and an empty key, all at once', () => {
     expect(() =>
-      resolveClientOptions({ baseUrl: 'https://sms.example', apiKey: '', timeoutMs: 0, userAgent: '' }),
+      resolveClientOptions({ baseUrl: 'https://sms.example', apiKey: '', timeoutMs: 0, userAgent: '', keepAliveMs: -1 }),
     ).toThrow(
       expect.objectContaining({
         problems: [
           'apiKey must be a non-empty string of printable ASCII without surrounding spaces',
           'timeoutMs must be a number of milliseconds between 1 and 2147483647',
+          'keepAliveMs must be a number of milliseconds between 1 and 2147483647',
           'userAgent must be a non-empty string of printable ASCII',
         ],
       }),
