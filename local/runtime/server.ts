@@ -1,10 +1,11 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { IngestRequest, IngestResponse } from '../../functions/relay/ingest';
-import type { MessageStore } from '../../functions/store';
+import type { MessageRecord, MessageStore } from '../../functions/store';
 import { isConsolePath } from '../console/http';
 import { PortInUseError, RuntimeError } from './errors';
 import { createGuardedServer, HTTP_LIMITS, isLocalRequest, readLimited, type HttpLimits } from './http-guard';
+import type { Turns } from './turns';
 import { parseSince, parseState, queryRecords, REDRIVE_STATES, requeueRecords, toRecordView, MESSAGE_STATES } from './records';
 
 /** Local-only endpoints under this prefix serve `logs` and `redrive` while the runtime holds the store. */
@@ -33,12 +34,14 @@ export interface RelayServerDependencies {
   readonly maxBodyBytes: number;
   /** The relay's `ingestWebhook`: answers only once the webhook is recorded. */
   readonly ingest: (request: IngestRequest) => Promise<IngestResponse>;
-  /** Called with ids ready to send now, after the answer was sent: a 202's, a redrive's. */
+  /** Called with ids to send now, after the answer was sent: a 202's, a duplicate's (still PENDING after a crash), a redrive's. */
   readonly onAccepted: (ids: readonly string[]) => void;
   readonly onWebhook: (report: WebhookReport) => void;
   readonly onError: (message: string, error: unknown) => void;
   readonly health: () => Promise<HealthReport>;
   readonly store: MessageStore;
+  /** Where `/_relay/records` listings wait their turn (see `takeTurns`); without it they run at once. */
+  readonly listings?: Turns;
   /** Serves `/console` (see `createConsoleHandler`); without it those paths are 404. */
   readonly console?: (request: IncomingMessage, response: ServerResponse, path: string) => Promise<void>;
 }
@@ -144,7 +147,7 @@ async function handle(request: IncomingMessage, response: ServerResponse, depend
   if (path === `${RELAY_PREFIX}/records` || path === `${RELAY_PREFIX}/redrive`) {
     if (path === `${RELAY_PREFIX}/records`) {
       if (method !== 'GET') return methodNotAllowed(response, 'GET');
-      return await handleRecords(request, response, dependencies.store);
+      return await handleRecords(request, response, dependencies);
     }
     if (method !== 'POST') return methodNotAllowed(response, 'POST');
     return await handleRedrive(request, response, dependencies);
@@ -179,7 +182,9 @@ async function handleWebhook(request: IncomingMessage, response: ServerResponse,
   // Ingest answers {status, reason?} on success and {error, reason?} on refusal.
   const reason = field('reason') ?? field('error');
   dependencies.onWebhook({ route, status: result.status, outcome: field('status') ?? (field('reason') === undefined ? undefined : field('error')), reason, ids });
-  if (result.status === 202 && ids.length > 0) dependencies.onAccepted(ids);
+  // A duplicate's record may still be PENDING (the runtime that first took it was killed before
+  // sending): offered to the sender again, whose conditional claim skips it unless it is due.
+  if ((result.status === 202 || field('status') === 'duplicate') && ids.length > 0) dependencies.onAccepted(ids);
 }
 
 /**
@@ -198,7 +203,7 @@ function webhookOf(request: IncomingMessage, routeId: string, body: Buffer, rece
   return { routeId, body: new Uint8Array(body.buffer, body.byteOffset, body.byteLength), headers, query, receivedAt };
 }
 
-async function handleRecords(request: IncomingMessage, response: ServerResponse, store: MessageStore): Promise<void> {
+async function handleRecords(request: IncomingMessage, response: ServerResponse, { store, listings }: RelayServerDependencies): Promise<void> {
   const parameters = new URL(request.url ?? '/', 'http://local').searchParams;
   let query: Parameters<typeof queryRecords>[1];
   try {
@@ -216,7 +221,8 @@ async function handleRecords(request: IncomingMessage, response: ServerResponse,
   } catch (error) {
     return sendJson(response, 400, { error: (error as Error).message });
   }
-  const records = await queryRecords(store, query);
+  const list = async (): Promise<MessageRecord[]> => await queryRecords(store, query);
+  const records = await (listings === undefined ? list() : listings.run(list));
   sendJson(response, 200, { records: records.map(toRecordView) });
 }
 
