@@ -2,7 +2,8 @@ import { BALANCE_SCHEDULE, SENDER_CONCURRENCY, STREAM } from '../../functions/co
 import { resolve } from 'node:path';
 import { createStoreApi } from '../console/api';
 import { createConsoleHandler } from '../console/http';
-import { FIXTURES_DIR, newConsoleToken, rawRoutesOf } from '../console/standalone';
+import { FIXTURES_DIR, rawRoutesOf } from '../console/standalone';
+import { createConsoleAccess, newConsoleSecret } from '../console/access';
 import { DescribeTableCommand } from '@aws-sdk/client-dynamodb';
 import { loadConfig, readConfigText, type LoadedConfig } from '../../functions/core/config/load';
 import { SANDBOX_DEFAULTS } from '../sandbox/options';
@@ -144,7 +145,8 @@ export async function startRuntime(settings: RuntimeSettings, { verbose = false 
     });
     const listings = takeTurns({ maxShare: LISTINGS_MAX_SHARE });
     const startedAt = new Date().toISOString();
-    const consoleToken = newConsoleToken();
+    const consoleSecret = newConsoleSecret();
+    const consoleAccess = createConsoleAccess({ forwardSecret: consoleSecret });
     const consoleApi = createStoreApi({
       description: `the running relay (pid ${process.pid}, ${url})`,
       environment: 'local',
@@ -164,7 +166,12 @@ export async function startRuntime(settings: RuntimeSettings, { verbose = false 
       health: async () => await health({ local, settings, providerBaseUrl, sandbox, loaded, startedAt }),
       store: local.store,
       listings,
-      console: createConsoleHandler({ token: consoleToken, api: consoleApi, onError: (error) => problem('console request failed', error) }),
+      console: createConsoleHandler({
+        access: consoleAccess,
+        api: consoleApi,
+        onSignIn: () => terminal.print(`${clockNow()}  console  a browser signed in; next one-time link: ${consoleAccess.newLink(url)}`),
+        onError: (error) => problem('console request failed', error),
+      }),
     });
 
     const timers: Repeating[] = [
@@ -184,11 +191,12 @@ export async function startRuntime(settings: RuntimeSettings, { verbose = false 
       }),
     ];
 
-    announceRuntime({ pid: process.pid, url, dataDir: settings.dataDir, providerBaseUrl, startedAt, consoleToken });
+    announceRuntime({ pid: process.pid, url, dataDir: settings.dataDir, providerBaseUrl, startedAt, consoleSecret });
     const exampleRoute = [...loaded.routes.values()].find((route) => route.pack.name === 'generic');
     terminal.printVerbatim(
       renderBanner({
         url,
+        consoleLink: consoleAccess.newLink(url),
         routes: [...loaded.routes.values()].map((route) => ({ id: route.id, source: route.pack.name })),
         sandboxUrl: sandbox?.baseUrl,
         sandboxAccount: `balance ${RUNTIME_DEFAULTS.sandbox.balance} ${RUNTIME_DEFAULTS.sandbox.currency}, ${RUNTIME_DEFAULTS.sandbox.rate} ${RUNTIME_DEFAULTS.sandbox.currency} per SMS`,

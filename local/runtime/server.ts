@@ -2,6 +2,7 @@ import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { IngestRequest, IngestResponse } from '../../functions/relay/ingest';
 import type { MessageRecord, MessageStore } from '../../functions/store';
+import { crossSiteRefusal } from '../console/guard';
 import { isConsolePath } from '../console/http';
 import { PortInUseError, RuntimeError } from './errors';
 import { createGuardedServer, HTTP_LIMITS, isLocalRequest, readLimited, type HttpLimits } from './http-guard';
@@ -61,7 +62,8 @@ export interface RelayServer {
  * ingest operation (the exact body bytes, headers as API Gateway passes them on), `GET /health`, the local-only `/_relay` endpoints, JSON 404s
  * and 405s. The body limit is enforced here too, while reading, so an oversized body is never
  * buffered whole. Slow or idle clients and connection floods are cut off by `HTTP_LIMITS`;
- * `/health` and `/_relay` answer only requests whose Host is this loopback address and port.
+ * `/health` and `/_relay` answer only requests whose Host is this loopback address and port, and
+ * `/_relay` none whose `Origin` or `Sec-Fetch-Site` names another site.
  * `limits` is for tests that need shorter time-outs or a lower cap.
  *
  * @example
@@ -139,6 +141,9 @@ async function handle(request: IncomingMessage, response: ServerResponse, depend
   // Only webhooks are for the world (a tunnel reaches them with its own Host); the rest is for this machine.
   const localOnly = path === '/health' || path === RELAY_PREFIX || path.startsWith(`${RELAY_PREFIX}/`);
   if (localOnly && !isLocalRequest(request)) return sendJson(response, 403, { error: 'local requests only' });
+  // A page of any site can make a browser call 127.0.0.1: /_relay answers only this machine's programs.
+  const crossSite = path === RELAY_PREFIX || path.startsWith(`${RELAY_PREFIX}/`) ? crossSiteRefusal(request) : undefined;
+  if (crossSite !== undefined) return sendJson(response, 403, { error: crossSite });
   if (path === '/health') {
     if (method !== 'GET' && method !== 'HEAD') return methodNotAllowed(response, 'GET');
     const report = await dependencies.health();
