@@ -43,8 +43,8 @@ export interface SweepReport {
   readonly errors: number;
   /** Due records not started because `canContinue` said stop. */
   readonly deferred: number;
-  /** Due records handed to `dispatch`. */
-  readonly dispatched: number;
+  /** Due records handed to `dispatch` (only with `dispatch`). */
+  readonly dispatched?: number;
 }
 
 /**
@@ -93,7 +93,7 @@ export async function sweep(
     }
   });
   const summaries = await recordHeldSummaries(context, now);
-  return { sent, recovered, summaries, errors, deferred, dispatched: 0 };
+  return { sent, recovered, summaries, errors, deferred };
 }
 
 /**
