@@ -104,7 +104,11 @@ export async function sweep(
 async function recoverStale(context: RelayContext<RelayConfigView>, now: Date, limit: number, all: boolean): Promise<number> {
   const { store, policy, logger } = context;
   const olderThan = new Date(now.getTime() - policy.staleSendingMs);
-  const stale = all ? await collectPages((cursor) => store.findStaleSending({ olderThan, limit, ...cursor })) : (await store.findStaleSending({ olderThan, limit })).items;
+  const stale: MessageRecord[] = [];
+  for await (const page of pages((cursor) => store.findStaleSending({ olderThan, limit, ...cursor }))) {
+    stale.push(...page);
+    if (!all) break;
+  }
   let recovered = 0;
   for (const record of stale) {
     const token = record.claimToken;
@@ -154,12 +158,6 @@ async function* pages(read: (cursor: { cursor?: string }) => Promise<{ readonly 
     yield page.items;
     cursor = page.cursor;
   } while (cursor !== undefined);
-}
-
-async function collectPages(read: Parameters<typeof pages>[0]): Promise<MessageRecord[]> {
-  const found: MessageRecord[] = [];
-  for await (const page of pages(read)) found.push(...page);
-  return found;
 }
 
 async function forEachConcurrently<T>(items: readonly T[], concurrency: number, work: (item: T) => Promise<void>): Promise<void> {
