@@ -27,6 +27,12 @@ export interface SweepOptions {
    * @default () => true
    */
   readonly canContinue?: () => boolean;
+  /**
+   * Hands the due records' ids to this instead of sending them in the sweep: the local runtime's
+   * send queue, which sends at the sender's normal rate. Every due record is then listed, page by
+   * page (`limit` each), not only the first `limit`; the sweep itself only reads and recovers.
+   */
+  readonly dispatch?: (ids: readonly string[]) => void;
 }
 
 export interface SweepReport {
@@ -37,6 +43,8 @@ export interface SweepReport {
   readonly errors: number;
   /** Due records not started because `canContinue` said stop. */
   readonly deferred: number;
+  /** Due records handed to `dispatch` (only with `dispatch`). */
+  readonly dispatched?: number;
 }
 
 /**
@@ -52,15 +60,22 @@ export interface SweepReport {
  */
 export async function sweep(
   context: RelayContext<RelayConfigView>,
-  { pendingGraceMs = 0, concurrency = 4, limit = 200, canContinue = () => true }: SweepOptions = {},
+  { pendingGraceMs = 0, concurrency = 4, limit = 200, canContinue = () => true, dispatch }: SweepOptions = {},
 ): Promise<SweepReport> {
   const now = context.clock();
-  const recovered = await recoverStale(context, now, limit);
-  const due = await context.store.findDuePending({
-    now,
-    limit,
-    ...(pendingGraceMs > 0 ? { updatedBefore: new Date(now.getTime() - pendingGraceMs) } : {}),
-  });
+  const recovered = await recoverStale(context, now, limit, dispatch !== undefined);
+  const dueOptions = { now, limit, ...(pendingGraceMs > 0 ? { updatedBefore: new Date(now.getTime() - pendingGraceMs) } : {}) };
+  if (dispatch !== undefined) {
+    const dispatchedRecords: MessageRecord[] = [];
+    for await (const page of pages((cursor) => context.store.findDuePending({ ...dueOptions, ...cursor }))) {
+      dispatch(page.map((record) => record.id));
+      dispatchedRecords.push(...page);
+    }
+    publishBacklog(context, dispatchedRecords, now);
+    const summaries = await recordHeldSummaries(context, now);
+    return { sent: {}, recovered, summaries, errors: 0, deferred: 0, dispatched: dispatchedRecords.length };
+  }
+  const due = await context.store.findDuePending(dueOptions);
   publishBacklog(context, due.items, now);
   const sent: Partial<Record<SendOutcome, number>> = {};
   let errors = 0;
@@ -105,11 +120,16 @@ function publishBacklog(context: RelayContext<RelayConfigView>, due: readonly Me
  * SMS may or may not have gone out. At-most-once routes settle it as UNKNOWN; at-least-once routes
  * send it again.
  */
-async function recoverStale(context: RelayContext<RelayConfigView>, now: Date, limit: number): Promise<number> {
+async function recoverStale(context: RelayContext<RelayConfigView>, now: Date, limit: number, all: boolean): Promise<number> {
   const { store, policy, logger } = context;
-  const stale = await store.findStaleSending({ olderThan: new Date(now.getTime() - policy.staleSendingMs), limit });
+  const olderThan = new Date(now.getTime() - policy.staleSendingMs);
+  const stale: MessageRecord[] = [];
+  for await (const page of pages((cursor) => store.findStaleSending({ olderThan, limit, ...cursor }))) {
+    stale.push(...page);
+    if (!all) break;
+  }
   let recovered = 0;
-  for (const record of stale.items) {
+  for (const record of stale) {
     const token = record.claimToken;
     if (token === undefined) continue;
     const lastError = { name: 'SenderStopped', delivery: 'maybe-sent', message: 'the sender stopped while the SMS was being sent' };
@@ -151,6 +171,16 @@ async function recordHeldSummaries(context: RelayContext<RelayConfigView>, now: 
     }
   }
   return recorded;
+}
+
+/** Every page of a cursor-paged listing, in turn. */
+async function* pages(read: (cursor: { cursor?: string }) => Promise<{ readonly items: readonly MessageRecord[]; readonly cursor?: string }>): AsyncGenerator<readonly MessageRecord[]> {
+  let cursor: string | undefined;
+  do {
+    const page = await read(cursor === undefined ? {} : { cursor });
+    yield page.items;
+    cursor = page.cursor;
+  } while (cursor !== undefined);
 }
 
 async function forEachConcurrently<T>(items: readonly T[], concurrency: number, work: (item: T) => Promise<void>): Promise<void> {

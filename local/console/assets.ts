@@ -4,7 +4,6 @@
  * `/console` (the shell), `/console/app.js` and `/console/app.css`.
  */
 import { fileURLToPath } from 'node:url';
-import { CONSOLE_TOKEN_META } from './contract';
 
 export interface ConsoleAssets {
   readonly js: string;
@@ -68,15 +67,14 @@ export function escapeHtml(text: string): string {
   return text.replace(/[&<>"']/g, (c) => escapes[c] ?? c);
 }
 
-/** The page at `/console`: the token in a meta tag, the stylesheet and the deferred script; no inline script or style. */
-export function renderConsolePage({ token }: { token: string }): string {
+/** The page at `/console`: the stylesheet and the deferred script; no inline script or style, no token. */
+export function renderConsolePage(): string {
   return [
     '<!doctype html>',
     '<html lang="en">',
     '<head>',
     '<meta charset="utf-8">',
     '<meta name="viewport" content="width=device-width, initial-scale=1">',
-    `<meta name="${CONSOLE_TOKEN_META}" content="${escapeHtml(token)}">`,
     '<meta name="referrer" content="no-referrer">',
     '<title>sms-relay console</title>',
     '<link rel="icon" href="data:,">',

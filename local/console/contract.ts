@@ -13,14 +13,16 @@
  * - `GET  /console/api/payloads?route`           → {@link PayloadsAnswer}
  * - `POST /console/api/preview`                  → {@link PreviewAnswer} (anti-forgery header)
  *
- * Every POST carries the header {@link CONSOLE_TOKEN_HEADER} with the token the page was served
- * with (`<meta name="console-token">`) and `content-type: application/json`.
+ * Every request carries the session cookie set by the one-time link (see `access.ts`); every POST
+ * also carries the header {@link CONSOLE_REQUEST_HEADER} and `content-type: application/json`.
  */
 
-/** The anti-forgery header of every state-changing request. */
-export const CONSOLE_TOKEN_HEADER = 'x-console-token';
-/** The page's meta tag that carries the token. */
-export const CONSOLE_TOKEN_META = 'console-token';
+/**
+ * The header of every state-changing request from the page. Its value does not matter: a page of
+ * another site cannot add a custom header to a request here without a CORS preflight, which this
+ * server never approves, and a form cannot add one at all.
+ */
+export const CONSOLE_REQUEST_HEADER = 'x-sms-relay-console';
 
 export type State = 'PENDING' | 'SENDING' | 'SENT' | 'FAILED' | 'UNKNOWN' | 'PARKED' | 'HELD' | 'DROPPED';
 

@@ -1,7 +1,9 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ConsoleApi } from './api';
-import { buildConsoleAssets, renderConsolePage } from './assets';
+import { LOGIN_PARAMETER, sessionCookie, type ConsoleAccess } from './access';
+import { buildConsoleAssets, escapeHtml, renderConsolePage } from './assets';
 import { readLimited } from '../runtime/http-guard';
+import { CONSOLE_REQUEST_HEADER } from './contract';
 import { consoleRefusal } from './guard';
 
 /** Everything of the console lives under this path, on the runtime and on `sms-relay console`. */
@@ -24,29 +26,62 @@ export function isConsolePath(path: string): boolean {
 }
 
 export interface ConsoleHandlerOptions {
-  /** The anti-forgery token the page is served with; POSTs must echo it. */
-  readonly token: string;
+  /** Who may come in: sessions of one-time links, and the forwarding secret (see `createConsoleAccess`). */
+  readonly access: ConsoleAccess;
   readonly api: ConsoleApi;
+  /** Told when a one-time link was used, so the terminal can show a fresh one for the next browser. */
+  readonly onSignIn?: () => void;
   /** Called with unexpected errors (answered 500 without details). */
   readonly onError?: (error: unknown) => void;
 }
 
 /**
- * Serves the console: the page, its bundled script and stylesheet, and `/console/api/*`. Every
- * request must pass `consoleRefusal` (loopback Host, same Origin, token on POST), else 403.
+ * Serves the console: the one-time link, the page, its bundled script and stylesheet, and
+ * `/console/api/*`. Every request must pass `consoleRefusal` (loopback Host, same Origin), else 403;
+ * then it needs a session cookie (or, from `sms-relay console`, the forwarding secret), else 401
+ * with a page saying how to get in. A POST from a browser also needs {@link CONSOLE_REQUEST_HEADER};
+ * every POST needs `content-type: application/json`.
  *
  * @example
  * ```ts
- * const handleConsole = createConsoleHandler({ token, api: createStoreApi(source) });
+ * const handleConsole = createConsoleHandler({ access, api: createStoreApi(source) });
  * if (isConsolePath(path)) return await handleConsole(request, response, path);
  * ```
  */
-export function createConsoleHandler({ token, api, onError }: ConsoleHandlerOptions): (request: IncomingMessage, response: ServerResponse, path: string) => Promise<void> {
+export function createConsoleHandler({ access, api, onSignIn, onError }: ConsoleHandlerOptions): (request: IncomingMessage, response: ServerResponse, path: string) => Promise<void> {
   return async (request, response, path) => {
-    const refusal = consoleRefusal(request, token);
+    const refusal = consoleRefusal(request);
     if (refusal !== undefined) {
       request.resume();
       return send(response, 403, 'application/json; charset=utf-8', JSON.stringify({ error: refusal }));
+    }
+    const port = String(request.socket.localPort);
+    const page = path === CONSOLE_PATH || path === `${CONSOLE_PATH}/`;
+    const oneTime = new URL(request.url ?? '/', 'http://local').searchParams.get(LOGIN_PARAMETER);
+    if (page && oneTime !== null) {
+      request.resume();
+      const session = access.redeem(oneTime);
+      if (session === undefined) return send(response, 403, 'text/html; charset=utf-8', signInPage('This sign-in link was already used, or belongs to an earlier run.'));
+      onSignIn?.();
+      // A page that moves on by itself rather than a 30x: after a 30x that a link on another site
+      // started, a browser would not send the SameSite=Strict cookie it was just given.
+      return send(response, 200, 'text/html; charset=utf-8', signedInPage(), { 'set-cookie': sessionCookie(port, session) });
+    }
+    const forwarder = access.isForwarder(request.headers.authorization);
+    if (!forwarder && !access.hasSession(request.headers.cookie, port)) {
+      request.resume();
+      if (page) return send(response, 401, 'text/html; charset=utf-8', signInPage('This browser is not signed in to the console.'));
+      return sendJson(response, 401, { error: 'not signed in: open the one-time console link printed in the terminal' });
+    }
+    if ((request.method ?? 'GET') === 'POST') {
+      if (!forwarder && request.headers[CONSOLE_REQUEST_HEADER] === undefined) {
+        request.resume();
+        return sendJson(response, 403, { error: `missing ${CONSOLE_REQUEST_HEADER} header` });
+      }
+      if (!(request.headers['content-type'] ?? '').toLowerCase().startsWith('application/json')) {
+        request.resume();
+        return sendJson(response, 403, { error: 'send application/json' });
+      }
     }
     const method = request.method ?? 'GET';
     if (path === API_PREFIX || path.startsWith(`${API_PREFIX}/`)) {
@@ -72,7 +107,7 @@ export function createConsoleHandler({ token, api, onError }: ConsoleHandlerOpti
     }
     request.resume();
     if (method !== 'GET' && method !== 'HEAD') return sendJson(response, 405, { error: 'method not allowed; use GET' });
-    if (path === CONSOLE_PATH || path === `${CONSOLE_PATH}/`) return send(response, 200, 'text/html; charset=utf-8', renderConsolePage({ token }));
+    if (page) return send(response, 200, 'text/html; charset=utf-8', renderConsolePage());
     if (path === `${CONSOLE_PATH}/app.js` || path === `${CONSOLE_PATH}/app.css`) {
       try {
         const assets = await buildConsoleAssets();
@@ -90,7 +125,26 @@ function sendJson(response: ServerResponse, status: number, body: unknown): void
   send(response, status, 'application/json; charset=utf-8', JSON.stringify(body));
 }
 
-function send(response: ServerResponse, status: number, type: string, text: string): void {
-  response.writeHead(status, { ...SECURITY_HEADERS, 'content-type': type, 'content-length': Buffer.byteLength(text) });
+function send(response: ServerResponse, status: number, type: string, text: string, headers: Record<string, string> = {}): void {
+  response.writeHead(status, { ...SECURITY_HEADERS, ...headers, 'content-type': type, 'content-length': Buffer.byteLength(text) });
   response.end(text);
+}
+
+/** The small page for a browser without a session: how to get in. */
+function signInPage(problem: string): string {
+  return htmlPage('sms-relay console: sign in', [
+    `<h1>sms-relay console</h1>`,
+    `<p>${escapeHtml(problem)}</p>`,
+    '<p>Open the one-time link printed in the terminal where <code>npm start</code> (or <code>npx sms-relay console</code>) runs. ' +
+      `It looks like <code>http://127.0.0.1:&lt;port&gt;/console/?${LOGIN_PARAMETER}=…</code>. Each link works once: ` +
+      'when one is used, the terminal prints a fresh one for the next browser, and a restart prints a new one.</p>',
+  ]);
+}
+
+function signedInPage(): string {
+  return htmlPage('sms-relay console: signed in', ['<p>Signed in. <a href="/console">Open the console</a>.</p>'], ['<meta http-equiv="refresh" content="0; url=/console">']);
+}
+
+function htmlPage(title: string, body: readonly string[], head: readonly string[] = []): string {
+  return ['<!doctype html>', '<html lang="en">', '<head>', '<meta charset="utf-8">', '<meta name="referrer" content="no-referrer">', ...head, `<title>${escapeHtml(title)}</title>`, '</head>', '<body>', ...body, '</body>', '</html>', ''].join('\n');
 }

@@ -1,4 +1,3 @@
-import { randomBytes } from 'node:crypto';
 import type { Server, ServerResponse } from 'node:http';
 import { fileURLToPath } from 'node:url';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
@@ -11,7 +10,7 @@ import { openLocalStore, type LocalStore } from '../runtime/local-store';
 import { findStackTable } from '../runtime/record-access';
 import { listen } from '../runtime/server';
 import { createStoreApi, type ConsoleApi } from './api';
-import { CONSOLE_TOKEN_HEADER } from './contract';
+import { createConsoleAccess } from './access';
 import { CONSOLE_PATH, createConsoleHandler, isConsolePath } from './http';
 import type { ConsoleSource } from './source';
 
@@ -19,11 +18,6 @@ import type { ConsoleSource } from './source';
 export const CONSOLE_PORT = 3400;
 /** Example payloads offered by the template playground: the senders' payloads the tests use. */
 export const FIXTURES_DIR = fileURLToPath(new URL('../../test/fixtures', import.meta.url));
-
-/** A fresh anti-forgery token per process: a page from an earlier run cannot post. */
-export function newConsoleToken(): string {
-  return randomBytes(24).toString('base64url');
-}
 
 /**
  * The routes as written in the config file, for "copy as YAML": no defaults filled in.
@@ -54,11 +48,15 @@ export interface ConsoleOptions {
   /** With `environment`: the table's name; found by the stack's name prefix otherwise. */
   readonly table?: string;
   readonly onError?: (error: unknown) => void;
+  /** Told when a one-time link was used, with a fresh one for the next browser (for the terminal). */
+  readonly onSignIn?: (nextLink: string) => void;
 }
 
 export interface RunningConsole {
   /** `http://127.0.0.1:3400/console` */
   readonly url: string;
+  /** A one-time link that signs a browser in (`…/console/?token=…`); each call makes a new one. */
+  newLink(): string;
   readonly server: Server;
   close(): Promise<void>;
 }
@@ -78,11 +76,11 @@ export interface RunningConsole {
  * ```
  */
 export async function startConsole(options: ConsoleOptions): Promise<RunningConsole> {
-  const { port = CONSOLE_PORT, host = '127.0.0.1', configPath, environment, onError } = options;
+  const { port = CONSOLE_PORT, host = '127.0.0.1', configPath, environment, onError, onSignIn } = options;
   const configText = readConfigText(configPath);
   const loaded = loadConfig(configText, configPath);
   const rawRoutes = rawRoutesOf(configText);
-  const token = newConsoleToken();
+  const access = createConsoleAccess();
   let api: ConsoleApi;
   let closeSource: () => Promise<void> = async () => undefined;
   if (environment === undefined) {
@@ -103,7 +101,13 @@ export async function startConsole(options: ConsoleOptions): Promise<RunningCons
     });
     closeSource = async () => client.destroy();
   }
-  const handle = createConsoleHandler({ token, api, ...(onError === undefined ? {} : { onError }) });
+  let base = '';
+  const handle = createConsoleHandler({
+    access,
+    api,
+    onSignIn: () => onSignIn?.(access.newLink(base)),
+    ...(onError === undefined ? {} : { onError }),
+  });
   const server = createGuardedServer((request, response) => {
     const path = new URL(request.url ?? '/', 'http://local').pathname;
     const answer = isConsolePath(path)
@@ -116,8 +120,10 @@ export async function startConsole(options: ConsoleOptions): Promise<RunningCons
     });
   });
   const bound = await listen(server, port, host);
+  base = `http://${host}:${bound}`;
   return {
-    url: `http://${host}:${bound}${CONSOLE_PATH}`,
+    url: `${base}${CONSOLE_PATH}`,
+    newLink: () => access.newLink(base),
     server,
     close: async () => {
       await new Promise<void>((resolve) => {
@@ -142,17 +148,20 @@ function localApi(options: ConsoleOptions, loaded: LoadedConfig, rawRoutes: Cons
   });
   return async (request) => {
     const running = await findRunningRuntime(options.dataDir);
-    if (running?.consoleToken === undefined) return await storeApi(request);
-    return await forward(running.url, running.consoleToken, request);
+    if (running?.consoleSecret === undefined) return await storeApi(request);
+    return await forward(running.url, running.consoleSecret, request);
   };
 }
 
-/** Asks the running runtime's console API, which holds the store, with its token. */
-async function forward(url: string, token: string, { method, path, query, body }: Parameters<ConsoleApi>[0]): ReturnType<ConsoleApi> {
+/**
+ * Asks the running runtime's console API, which holds the store, with the forwarding secret of its
+ * runtime.json (the user's alone): a secret of its own, never a browser's session cookie.
+ */
+async function forward(url: string, secret: string, { method, path, query, body }: Parameters<ConsoleApi>[0]): ReturnType<ConsoleApi> {
   const search = query.toString();
   const response = await fetch(`${url}${CONSOLE_PATH}/api${path}${search === '' ? '' : `?${search}`}`, {
     method,
-    headers: { 'content-type': 'application/json', [CONSOLE_TOKEN_HEADER]: token },
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${secret}` },
     ...(method === 'POST' ? { body: JSON.stringify(body) } : {}),
     signal: AbortSignal.timeout(60_000),
   });

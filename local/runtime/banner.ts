@@ -1,6 +1,8 @@
 /** What the start-up banner shows. Paths are as a person would type them. */
 export interface BannerInfo {
   readonly url: string;
+  /** The console's one-time sign-in link (`…/console/?token=…`). */
+  readonly consoleLink: string;
   readonly routes: readonly { readonly id: string; readonly source: string }[];
   /** The in-process sandbox's base URL; absent when PROVIDER_BASE_URL is used. */
   readonly sandboxUrl: string | undefined;
@@ -47,7 +49,8 @@ export function renderBanner(info: BannerInfo): string {
     '',
     `  Webhooks   ${info.url}/hooks/<route>`,
     `             routes: ${routes}`,
-    `  Console    ${info.url}/console`,
+    `  Console    ${info.consoleLink}`,
+    `             one-time link: it signs one browser in (a cookie); the next link is printed when it is used`,
     `  Health     ${info.url}/health`,
     info.sandboxUrl === undefined
       ? `  SMS        ${info.providerBaseUrl} (PROVIDER_BASE_URL)`

@@ -14,10 +14,11 @@ export interface RuntimeAnnouncement {
   readonly providerBaseUrl: string;
   readonly startedAt: string;
   /**
-   * The anti-forgery token of the runtime's console, so `sms-relay console` can ask it on the
-   * user's behalf. The file is the user's alone (mode 0600), like the secrets file.
+   * The secret `sms-relay console` presents (`Authorization: Bearer …`) to ask the runtime's console
+   * API on the user's behalf. Not a browser's session: browsers sign in with the one-time link.
+   * The file is the user's alone (mode 0600), like the secrets file.
    */
-  readonly consoleToken?: string;
+  readonly consoleSecret?: string;
 }
 
 /**

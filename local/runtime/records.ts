@@ -51,7 +51,8 @@ export interface RecordQuery {
   readonly limit?: number;
 }
 
-const PAGE = 200;
+/** The store's largest page: the local store reads the whole table for each page of a listing. */
+const PAGE = 1000;
 
 /**
  * Lists records newest first: by route (index `byRoute`, creation time) when a route is given,

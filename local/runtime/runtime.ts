@@ -2,7 +2,8 @@ import { BALANCE_SCHEDULE, SENDER_CONCURRENCY, STREAM } from '../../functions/co
 import { resolve } from 'node:path';
 import { createStoreApi } from '../console/api';
 import { createConsoleHandler } from '../console/http';
-import { FIXTURES_DIR, newConsoleToken, rawRoutesOf } from '../console/standalone';
+import { FIXTURES_DIR, rawRoutesOf } from '../console/standalone';
+import { createConsoleAccess, newConsoleSecret } from '../console/access';
 import { DescribeTableCommand } from '@aws-sdk/client-dynamodb';
 import { loadConfig, readConfigText, type LoadedConfig } from '../../functions/core/config/load';
 import { SANDBOX_DEFAULTS } from '../sandbox/options';
@@ -31,12 +32,26 @@ import { displayPath, RUNTIME_DEFAULTS, type RuntimeSettings } from './settings'
 import { createSendQueue } from './send-queue';
 import { createTerminal } from './terminal';
 import { createTerminalLogger } from './terminal-logger';
+import { takeTurns } from './turns';
 
 /** The deployed default when a config has no `balance.schedule` (infra `DEFAULT_BALANCE_SCHEDULE`). */
 /** Sends in flight at once: as many as the deployed sender's two batches per shard of 4 concurrent sends. */
 const LOCAL_SENDER_CONCURRENCY = STREAM.parallelizationFactor * SENDER_CONCURRENCY;
-/** The sweeper's share of the runtime's time at most (see `repeat`): every second on small tables, less often on large ones. */
+/**
+ * The sweeper's share of the runtime's time at most (see `repeat`): every second on small tables,
+ * less often on large ones. A sweep only reads the table, recovers stale claims and feeds the send
+ * queue, so this bounds the scanning, never the sending.
+ */
 const SWEEPER_MAX_SHARE = 0.1;
+/** The longest pause between sweeps however long one took: a retry that comes due waits no more than this. */
+const SWEEPER_MAX_PAUSE_MS = 5_000;
+/**
+ * The listings' share of the runtime's time at most (see `takeTurns`): `logs`, scripts and the
+ * console polling while a backlog is sent must leave the sender most of the one thread.
+ */
+const LISTINGS_MAX_SHARE = 0.25;
+/** Due records per sweep page: the local store scans the whole table for each page, so the store's largest. */
+const LOCAL_SWEEP_PAGE = 1_000;
 
 export interface RuntimeOptions {
   /**
@@ -128,8 +143,10 @@ export async function startRuntime(settings: RuntimeSettings, { verbose = false 
       concurrency: LOCAL_SENDER_CONCURRENCY,
       onError: (id, error) => problem(`send of ${id} failed; the sweeper retries it`, error),
     });
+    const listings = takeTurns({ maxShare: LISTINGS_MAX_SHARE });
     const startedAt = new Date().toISOString();
-    const consoleToken = newConsoleToken();
+    const consoleSecret = newConsoleSecret();
+    const consoleAccess = createConsoleAccess({ forwardSecret: consoleSecret });
     const consoleApi = createStoreApi({
       description: `the running relay (pid ${process.pid}, ${url})`,
       environment: 'local',
@@ -137,7 +154,7 @@ export async function startRuntime(settings: RuntimeSettings, { verbose = false 
       rawRoutes: rawRoutesOf(configText),
       webhookBase: url,
       fixturesDir: FIXTURES_DIR,
-      withStore: async (use) => await use(local.store),
+      withStore: async (use) => await listings.run(async () => await use(local.store)),
       onRequeued: (id) => sender.feed([id]),
     });
     relay.attach({
@@ -148,13 +165,22 @@ export async function startRuntime(settings: RuntimeSettings, { verbose = false 
       onError: problem,
       health: async () => await health({ local, settings, providerBaseUrl, sandbox, loaded, startedAt }),
       store: local.store,
-      console: createConsoleHandler({ token: consoleToken, api: consoleApi, onError: (error) => problem('console request failed', error) }),
+      listings,
+      console: createConsoleHandler({
+        access: consoleAccess,
+        api: consoleApi,
+        onSignIn: () => terminal.print(`${clockNow()}  console  a browser signed in; next one-time link: ${consoleAccess.newLink(url)}`),
+        onError: (error) => problem('console request failed', error),
+      }),
     });
 
     const timers: Repeating[] = [
-      repeat(async () => void (await sweep(context, { pendingGraceMs: 0 })), {
+      // Due records go to the send queue, so a backlog (a restart after a crash) leaves at the sender's
+      // rate; sending inside the sweep made the next sweep wait nine times the whole backlog's send time.
+      repeat(async () => void (await sweep(context, { pendingGraceMs: 0, limit: LOCAL_SWEEP_PAGE, dispatch: (ids) => sender.feed(ids) })), {
         intervalMs: settings.sweepIntervalMs,
         maxShare: SWEEPER_MAX_SHARE,
+        maxIntervalMs: SWEEPER_MAX_PAUSE_MS,
         immediately: true,
         onError: (error) => problem('the sweeper failed', error),
       }),
@@ -165,11 +191,12 @@ export async function startRuntime(settings: RuntimeSettings, { verbose = false 
       }),
     ];
 
-    announceRuntime({ pid: process.pid, url, dataDir: settings.dataDir, providerBaseUrl, startedAt, consoleToken });
+    announceRuntime({ pid: process.pid, url, dataDir: settings.dataDir, providerBaseUrl, startedAt, consoleSecret });
     const exampleRoute = [...loaded.routes.values()].find((route) => route.pack.name === 'generic');
     terminal.printVerbatim(
       renderBanner({
         url,
+        consoleLink: consoleAccess.newLink(url),
         routes: [...loaded.routes.values()].map((route) => ({ id: route.id, source: route.pack.name })),
         sandboxUrl: sandbox?.baseUrl,
         sandboxAccount: `balance ${RUNTIME_DEFAULTS.sandbox.balance} ${RUNTIME_DEFAULTS.sandbox.currency}, ${RUNTIME_DEFAULTS.sandbox.rate} ${RUNTIME_DEFAULTS.sandbox.currency} per SMS`,

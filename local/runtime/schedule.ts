@@ -60,6 +60,13 @@ export interface RepeatOptions {
    * @default 1 (no limit: every `intervalMs`)
    */
   readonly maxShare?: number;
+  /**
+   * The longest pause `maxShare` may impose. A slow run on a busy machine (a sweep while a backlog
+   * is sent and listings poll) would otherwise push the next one back for many seconds, and with it
+   * every retry that comes due meanwhile.
+   * @default Infinity
+   */
+  readonly maxIntervalMs?: number;
 }
 
 /**
@@ -72,7 +79,7 @@ export interface RepeatOptions {
  * await sweeping.stop();
  * ```
  */
-export function repeat(task: () => Promise<void>, { intervalMs, immediately = false, onError, maxShare = 1 }: RepeatOptions): Repeating {
+export function repeat(task: () => Promise<void>, { intervalMs, immediately = false, onError, maxShare = 1, maxIntervalMs = Number.POSITIVE_INFINITY }: RepeatOptions): Repeating {
   let stopped = false;
   let timer: NodeJS.Timeout | undefined;
   let running: Promise<void> | undefined;
@@ -85,7 +92,7 @@ export function repeat(task: () => Promise<void>, { intervalMs, immediately = fa
       .finally(() => {
         running = undefined;
         const took = performance.now() - started;
-        if (!stopped) timer = setTimeout(run, Math.max(intervalMs, (took * (1 - maxShare)) / maxShare));
+        if (!stopped) timer = setTimeout(run, Math.min(Math.max(intervalMs, maxIntervalMs), Math.max(intervalMs, (took * (1 - maxShare)) / maxShare)));
       });
   };
   timer = setTimeout(run, immediately ? 0 : intervalMs);

@@ -1,6 +1,9 @@
 /** What the local sender does with the ids of new records. */
 export interface SendQueue {
-  /** Queues the ids ingest just recorded; sent in order, a few at a time. */
+  /**
+   * Queues ids to send (ingest's new records, a redrive's, the sweeper's due ones); sent in order, a
+   * few at a time. An id already queued or being sent is not queued again.
+   */
   feed(ids: readonly string[]): void;
   /** Starts nothing new; queued ids stay PENDING in the store for the sweeper or the next start. */
   stop(): void;
@@ -31,6 +34,8 @@ export interface SendQueueOptions {
 export function createSendQueue({ send, concurrency, onError }: SendQueueOptions): SendQueue {
   const queue: string[] = [];
   const inFlight = new Set<Promise<void>>();
+  // The sweeper feeds every due record each pass: a backlog longer than one pass must not pile up twice.
+  const known = new Set<string>();
   let stopped = false;
 
   const pump = (): void => {
@@ -40,6 +45,7 @@ export function createSendQueue({ send, concurrency, onError }: SendQueueOptions
         .then(() => undefined, (error: unknown) => onError(id, error))
         .finally(() => {
           inFlight.delete(sending);
+          known.delete(id);
           pump();
         });
       inFlight.add(sending);
@@ -49,11 +55,16 @@ export function createSendQueue({ send, concurrency, onError }: SendQueueOptions
   return {
     feed: (ids) => {
       if (stopped) return;
-      queue.push(...ids);
+      for (const id of ids) {
+        if (known.has(id)) continue;
+        known.add(id);
+        queue.push(id);
+      }
       pump();
     },
     stop: () => {
       stopped = true;
+      for (const id of queue) known.delete(id);
       queue.length = 0;
     },
     idle: async () => {

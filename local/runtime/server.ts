@@ -1,10 +1,12 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { IngestRequest, IngestResponse } from '../../functions/relay/ingest';
-import type { MessageStore } from '../../functions/store';
+import type { MessageRecord, MessageStore } from '../../functions/store';
+import { crossSiteRefusal } from '../console/guard';
 import { isConsolePath } from '../console/http';
 import { PortInUseError, RuntimeError } from './errors';
 import { createGuardedServer, HTTP_LIMITS, isLocalRequest, readLimited, type HttpLimits } from './http-guard';
+import type { Turns } from './turns';
 import { parseSince, parseState, queryRecords, REDRIVE_STATES, requeueRecords, toRecordView, MESSAGE_STATES } from './records';
 
 /** Local-only endpoints under this prefix serve `logs` and `redrive` while the runtime holds the store. */
@@ -33,12 +35,14 @@ export interface RelayServerDependencies {
   readonly maxBodyBytes: number;
   /** The relay's `ingestWebhook`: answers only once the webhook is recorded. */
   readonly ingest: (request: IngestRequest) => Promise<IngestResponse>;
-  /** Called with ids ready to send now, after the answer was sent: a 202's, a redrive's. */
+  /** Called with ids to send now, after the answer was sent: a 202's, a duplicate's (still PENDING after a crash), a redrive's. */
   readonly onAccepted: (ids: readonly string[]) => void;
   readonly onWebhook: (report: WebhookReport) => void;
   readonly onError: (message: string, error: unknown) => void;
   readonly health: () => Promise<HealthReport>;
   readonly store: MessageStore;
+  /** Where `/_relay/records` listings wait their turn (see `takeTurns`); without it they run at once. */
+  readonly listings?: Turns;
   /** Serves `/console` (see `createConsoleHandler`); without it those paths are 404. */
   readonly console?: (request: IncomingMessage, response: ServerResponse, path: string) => Promise<void>;
 }
@@ -58,7 +62,8 @@ export interface RelayServer {
  * ingest operation (the exact body bytes, headers as API Gateway passes them on), `GET /health`, the local-only `/_relay` endpoints, JSON 404s
  * and 405s. The body limit is enforced here too, while reading, so an oversized body is never
  * buffered whole. Slow or idle clients and connection floods are cut off by `HTTP_LIMITS`;
- * `/health` and `/_relay` answer only requests whose Host is this loopback address and port.
+ * `/health` and `/_relay` answer only requests whose Host is this loopback address and port, and
+ * `/_relay` none whose `Origin` or `Sec-Fetch-Site` names another site.
  * `limits` is for tests that need shorter time-outs or a lower cap.
  *
  * @example
@@ -136,6 +141,9 @@ async function handle(request: IncomingMessage, response: ServerResponse, depend
   // Only webhooks are for the world (a tunnel reaches them with its own Host); the rest is for this machine.
   const localOnly = path === '/health' || path === RELAY_PREFIX || path.startsWith(`${RELAY_PREFIX}/`);
   if (localOnly && !isLocalRequest(request)) return sendJson(response, 403, { error: 'local requests only' });
+  // A page of any site can make a browser call 127.0.0.1: /_relay answers only this machine's programs.
+  const crossSite = path === RELAY_PREFIX || path.startsWith(`${RELAY_PREFIX}/`) ? crossSiteRefusal(request) : undefined;
+  if (crossSite !== undefined) return sendJson(response, 403, { error: crossSite });
   if (path === '/health') {
     if (method !== 'GET' && method !== 'HEAD') return methodNotAllowed(response, 'GET');
     const report = await dependencies.health();
@@ -144,7 +152,7 @@ async function handle(request: IncomingMessage, response: ServerResponse, depend
   if (path === `${RELAY_PREFIX}/records` || path === `${RELAY_PREFIX}/redrive`) {
     if (path === `${RELAY_PREFIX}/records`) {
       if (method !== 'GET') return methodNotAllowed(response, 'GET');
-      return await handleRecords(request, response, dependencies.store);
+      return await handleRecords(request, response, dependencies);
     }
     if (method !== 'POST') return methodNotAllowed(response, 'POST');
     return await handleRedrive(request, response, dependencies);
@@ -179,7 +187,9 @@ async function handleWebhook(request: IncomingMessage, response: ServerResponse,
   // Ingest answers {status, reason?} on success and {error, reason?} on refusal.
   const reason = field('reason') ?? field('error');
   dependencies.onWebhook({ route, status: result.status, outcome: field('status') ?? (field('reason') === undefined ? undefined : field('error')), reason, ids });
-  if (result.status === 202 && ids.length > 0) dependencies.onAccepted(ids);
+  // A duplicate's record may still be PENDING (the runtime that first took it was killed before
+  // sending): offered to the sender again, whose conditional claim skips it unless it is due.
+  if ((result.status === 202 || field('status') === 'duplicate') && ids.length > 0) dependencies.onAccepted(ids);
 }
 
 /**
@@ -198,7 +208,7 @@ function webhookOf(request: IncomingMessage, routeId: string, body: Buffer, rece
   return { routeId, body: new Uint8Array(body.buffer, body.byteOffset, body.byteLength), headers, query, receivedAt };
 }
 
-async function handleRecords(request: IncomingMessage, response: ServerResponse, store: MessageStore): Promise<void> {
+async function handleRecords(request: IncomingMessage, response: ServerResponse, { store, listings }: RelayServerDependencies): Promise<void> {
   const parameters = new URL(request.url ?? '/', 'http://local').searchParams;
   let query: Parameters<typeof queryRecords>[1];
   try {
@@ -216,7 +226,8 @@ async function handleRecords(request: IncomingMessage, response: ServerResponse,
   } catch (error) {
     return sendJson(response, 400, { error: (error as Error).message });
   }
-  const records = await queryRecords(store, query);
+  const list = async (): Promise<MessageRecord[]> => await queryRecords(store, query);
+  const records = await (listings === undefined ? list() : listings.run(list));
   sendJson(response, 200, { records: records.map(toRecordView) });
 }
 

@@ -23,13 +23,16 @@ let secrets: Record<string, string>;
 let browser: Browser;
 let page: Page;
 let consoleUrl: string;
+/** The banner's one-time link (`…/console/?token=…`). */
+let link: string;
 
 beforeAll(async () => {
   if (!existsSync(CHROMIUM)) throw new Error(`no Chromium at ${CHROMIUM}: apt-get install chromium (or set CHROMIUM_PATH)`);
   dir = mkdtempSync(join(tmpdir(), 'sms-relay-browser-'));
   relay = await startRelay(cleanEnv({ PORT: '0', RELAY_DATA_DIR: join(dir, 'data'), RELAY_SECRETS_FILE: join(dir, 'secrets.json') }));
   secrets = readJsonFile<Record<string, string>>(join(dir, 'secrets.json'));
-  consoleUrl = /Console\s+(http:\/\/127\.0\.0\.1:\d+\/console)/.exec(relay.banner)?.[1] ?? '';
+  link = /Console\s+(http:\/\/127\.0\.0\.1:\d+\/console\/\?token=[\w-]+)/.exec(relay.banner)?.[1] ?? '';
+  consoleUrl = `${relay.url}/console`;
   browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
   page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
   mkdirSync(SHOTS, { recursive: true });
@@ -50,15 +53,33 @@ async function shot(name: string): Promise<void> {
 }
 
 describe('the console in Chromium', () => {
-  it('is linked from the banner and serves its page from the relay itself, nothing from elsewhere', async () => {
-    expect(consoleUrl).toBe(`${relay.url}/console`);
+  it('explains how to get in until the banner\'s one-time link is opened', async () => {
+    const answer = await page.goto(consoleUrl);
+    expect(answer?.status()).toBe(401);
+    expect(await page.textContent('body')).toContain('one-time link printed in the terminal');
+  });
+
+  it('is signed in by the banner\'s one-time link, lands on /console without the token, serves everything from the relay itself', async () => {
+    expect(link.startsWith(`${relay.url}/console/?token=`)).toBe(true);
     const foreign: string[] = [];
     page.on('request', (request) => {
       if (!request.url().startsWith(relay.url)) foreign.push(request.url());
     });
-    await page.goto(consoleUrl);
+    await page.goto(link);
     await page.getByTestId('nav-activity').waitFor();
+    expect(page.url()).toBe(consoleUrl);
     expect(foreign).toEqual([]);
+    const [cookie] = await page.context().cookies(consoleUrl);
+    expect(cookie).toMatchObject({ path: '/console', httpOnly: true, sameSite: 'Strict', expires: -1 });
+    expect(await page.evaluate('document.cookie')).toBe('');
+    // The link is spent: another browser context opening it gets no session.
+    const other = await browser.newPage();
+    try {
+      expect((await other.goto(link))?.status()).toBe(403);
+      expect(await other.context().cookies(consoleUrl)).toEqual([]);
+    } finally {
+      await other.close();
+    }
   });
 
   it('shows webhooks in Activity as they arrive, without a reload', async () => {

@@ -4,10 +4,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfigFile, type LoadedConfig } from '../../functions/core/config/load';
-import { CONSOLE_TOKEN_HEADER, type PayloadsAnswer, type RecordsPage } from '../../local/console/contract';
+import { type PayloadsAnswer, type RecordsPage } from '../../local/console/contract';
 import { signWebhook } from '../../local/runtime/signers';
 import { shownNumbers, trelloRouteYaml } from '../helpers/shown-numbers';
-import { cleanEnv, eventually, post, readJsonFile, startRelay, stopRelay, type RelayProcess } from './support';
+import { cleanEnv, consoleSession, eventually, post, readJsonFile, startRelay, stopRelay, type RelayProcess } from './support';
 
 /**
  * Issue 17, item 5, through `npm start`: real signed webhooks carrying numbers in the spellings the
@@ -24,6 +24,8 @@ let dir: string;
 let relay: RelayProcess;
 let loaded: LoadedConfig;
 let secrets: Record<string, string>;
+/** Signed in once: the banner's link works once. */
+let session: Record<string, string> | undefined;
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'sms-relay-console-mask-e2e-'));
@@ -48,14 +50,11 @@ async function deliver(route: string, body: string, headers: Record<string, stri
   return { ids: answer.body['ids'] as string[], sent };
 }
 
-/** The console as the page uses it: GETs, and POSTs with the page's token. */
+/** The console as the page uses it: signed in through the banner's link; GETs, and POSTs with the anti-forgery header. */
 async function consoleCall(method: 'GET' | 'POST', path: string, body?: unknown): Promise<string> {
-  const headers: Record<string, string> = { accept: 'application/json' };
-  if (method === 'POST') {
-    const page = await (await fetch(`${relay.url}/console`)).text();
-    headers[CONSOLE_TOKEN_HEADER] = /<meta name="console-token" content="([^"]+)"/.exec(page)![1]!;
-    headers['content-type'] = 'application/json';
-  }
+  session ??= await consoleSession(relay);
+  const headers: Record<string, string> = { accept: 'application/json', cookie: session['cookie']! };
+  if (method === 'POST') Object.assign(headers, session);
   const response = await fetch(`${relay.url}/console/api${path}`, { method, headers, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
   expect(response.status, `${method} ${path}`).toBe(200);
   return await response.text();

@@ -19,17 +19,42 @@ let dir: string;
 let env: NodeJS.ProcessEnv;
 let console_: CliProcess;
 let consoleUrl: string;
+/** The session cookie the one-time link of `sms-relay console` set. */
+let cookie: string;
 
-const api = async <T>(path: string): Promise<{ status: number; body: T }> => {
-  const response = await fetch(`${consoleUrl}/api${path}`);
+/** `sms-relay console`'s first line: the one-time link. */
+const CONSOLE_LINK = /sms-relay console: ((http:\/\/127\.0\.0\.1:\d+\/console)\/\?token=[\w-]+)/;
+
+const api = async <T>(path: string, headers: Record<string, string> = { cookie }): Promise<{ status: number; body: T }> => {
+  const response = await fetch(`${consoleUrl}/api${path}`, { headers });
   return { status: response.status, body: (await response.json()) as T };
 };
+
+/** Opens a one-time link as a browser would; returns the response and the cookie it set (name=value). */
+async function openLink(link: string): Promise<{ response: Response; cookie: string | undefined }> {
+  const response = await fetch(link, { redirect: 'manual' });
+  return { response, cookie: response.headers.get('set-cookie')?.split(';')[0] };
+}
+
+/** A raw GET, so the test sets Host and Origin as a hostile page or a rebinding DNS would. */
+async function rawGet(url: string, headers: Record<string, string>): Promise<number> {
+  const { port, pathname, search } = new URL(url);
+  return await new Promise<number>((resolve, reject) => {
+    const request = httpRequest({ host: '127.0.0.1', port, path: `${pathname}${search}`, headers }, (response) => {
+      response.resume();
+      resolve(response.statusCode ?? 0);
+    });
+    request.once('error', reject).end();
+  });
+}
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'sms-relay-console-cli-'));
   env = cleanEnv({ PORT: '0', RELAY_DATA_DIR: join(dir, 'data'), RELAY_SECRETS_FILE: join(dir, 'secrets.json') });
   console_ = spawnCli(['console', '--port', String(await freePort())], env);
-  consoleUrl = (await console_.waitFor(/sms-relay console: (http:\/\/127\.0\.0\.1:\d+\/console)/))[1]!;
+  const [, link, url] = await console_.waitFor(CONSOLE_LINK);
+  consoleUrl = url!;
+  cookie = (await openLink(link!)).cookie!;
 }, 120_000);
 
 afterAll(async () => {
@@ -39,9 +64,11 @@ afterAll(async () => {
 
 describe('sms-relay console', () => {
   it('serves the page on 127.0.0.1 and reads the local store while no relay runs', async () => {
-    const page = await fetch(consoleUrl);
+    const page = await fetch(consoleUrl, { headers: { cookie } });
     expect(page.status).toBe(200);
-    expect(await page.text()).toContain('<meta name="console-token"');
+    const html = await page.text();
+    expect(html).toContain('/console/app.js');
+    expect(html).not.toContain('token');
     const overview = await api<Overview>('/overview');
     expect(overview.body.source).toMatch(/^local store .* \(no relay running\)$/);
     expect((await api<RecordsPage>('/records')).body.records).toEqual([]);
@@ -59,12 +86,34 @@ describe('sms-relay console', () => {
     expect(statuses.filter((status) => status !== 200)).toEqual([]);
   });
 
+  it('without its cookie: the page says how to get in (401), the API answers 401; its link worked once', async () => {
+    const page = await fetch(consoleUrl);
+    expect(page.status).toBe(401);
+    expect(await page.text()).toContain('one-time link printed in the terminal');
+    expect((await api('/records', {})).status).toBe(401);
+    const first = CONSOLE_LINK.exec(console_.stdout())![1]!;
+    const again = await openLink(first);
+    expect(again.response.status).toBe(403);
+    expect(again.cookie).toBeUndefined();
+    // Each use prints the next link, which signs in another browser once.
+    const next = (await console_.waitFor(/next one-time link: (http:\/\/127\.0\.0\.1:\d+\/console\/\?token=[\w-]+)/))[1]!;
+    expect(next).not.toBe(first);
+    const other = await openLink(next);
+    expect(other.response.status).toBe(200);
+    expect(other.cookie).not.toBe(cookie);
+    expect((await api('/records', { cookie: other.cookie! })).status).toBe(200);
+  });
+
   it('lets npm start take the store, then reads through the running relay', async () => {
     const relay = await startRelay(env);
     try {
       const secrets = readJsonFile<Record<string, string>>(join(dir, 'secrets.json'));
       const answer = await post(relay.url, { route: 'notify', body: Buffer.from('{"message":"through the relay"}'), headers: { authorization: `Bearer ${secrets['generic-token']}`, 'content-type': 'application/json' } });
       expect(answer.status).toBe(202);
+      // Forwarded with runtime.json's secret: that file (mode 0600) holds no browser credential.
+      const announced = readJsonFile<Record<string, unknown>>(join(dir, 'data', 'runtime.json'));
+      expect(Object.keys(announced)).not.toContain('consoleToken');
+      expect(cookie).not.toContain(String(announced['consoleSecret']));
       expect((await api<Overview>('/overview')).body.source).toContain(relay.url);
       const records = (await api<RecordsPage>('/records?route=notify')).body.records;
       expect(records.map((record) => record.id)).toEqual(answer.body['ids']);
@@ -78,14 +127,7 @@ describe('sms-relay console', () => {
 
   it('refuses a foreign Host (DNS rebinding) and says where the console is', async () => {
     const { port } = new URL(consoleUrl);
-    const status = await new Promise<number>((resolve, reject) => {
-      const request = httpRequest({ host: '127.0.0.1', port, path: '/console/api/records', headers: { host: `rebind.example:${port}` } }, (response) => {
-        response.resume();
-        resolve(response.statusCode ?? 0);
-      });
-      request.once('error', reject).end();
-    });
-    expect(status).toBe(403);
+    expect(await rawGet(`${consoleUrl}/api/records`, { host: `rebind.example:${port}`, cookie })).toBe(403);
     expect((await fetch(consoleUrl.replace('/console', '/'), { redirect: 'manual' })).headers.get('location')).toBe('/console');
   });
 
@@ -100,13 +142,14 @@ describe('sms-relay console', () => {
       const awsEnv = cleanEnv({ AWS_ENDPOINT_URL_DYNAMODB: db.endpoint, AWS_REGION: 'eu-west-1', AWS_ACCESS_KEY_ID: 'test', AWS_SECRET_ACCESS_KEY: 'test' });
       const deployed = spawnCli(['console', '--env', 'staging', '--config', 'config/local.yaml', '--port', String(await freePort())], awsEnv);
       try {
-        const url = (await deployed.waitFor(/sms-relay console: (http:\/\/127\.0\.0\.1:\d+\/console)/))[1]!;
+        const [, link, url] = await deployed.waitFor(CONSOLE_LINK);
         expect(deployed.stdout()).toContain('environment staging');
-        const overview = (await (await fetch(`${url}/api/overview`)).json()) as Overview;
+        const headers = { cookie: (await openLink(link!)).cookie! };
+        const overview = (await (await fetch(`${url}/api/overview`, { headers })).json()) as Overview;
         expect(overview).toMatchObject({ environment: 'staging', source: `table ${tableName} (staging)` });
-        const records = ((await (await fetch(`${url}/api/records`)).json()) as RecordsPage).records;
+        const records = ((await (await fetch(`${url}/api/records`, { headers })).json()) as RecordsPage).records;
         expect(records.map((record) => record.id)).toEqual(ids);
-        const detail = (await (await fetch(`${url}/api/records/${ids[0]}`)).json()) as RecordDetail;
+        const detail = (await (await fetch(`${url}/api/records/${ids[0]}`, { headers })).json()) as RecordDetail;
         expect(detail.record.to).toEqual(['2557****678']);
         expect(detail.history.map((change) => change.state)).toEqual(['PENDING']);
       } finally {
@@ -114,6 +157,40 @@ describe('sms-relay console', () => {
       }
     } finally {
       await db.close();
+    }
+  });
+
+  it('npm start: the banner\'s one-time link signs in once, /console needs it, /_relay refuses a foreign Origin', async () => {
+    const relay = await startRelay(env);
+    try {
+      const link = /Console\s+(http:\/\/127\.0\.0\.1:\d+\/console\/\?token=[\w-]+)/.exec(relay.banner)?.[1];
+      expect(link, relay.banner).toBeDefined();
+      expect(link!.startsWith(`${relay.url}/console/?token=`)).toBe(true);
+      const page = await fetch(`${relay.url}/console`);
+      expect(page.status).toBe(401);
+      expect(await page.text()).toContain('npm start');
+      expect((await fetch(`${relay.url}/console/api/overview`)).status).toBe(401);
+      const signedIn = await openLink(link!);
+      expect(signedIn.response.status).toBe(200);
+      const setCookie = signedIn.response.headers.get('set-cookie')!;
+      expect(setCookie).toMatch(/; Path=\/console; HttpOnly; SameSite=Strict$/);
+      expect((await fetch(`${relay.url}/console/api/overview`, { headers: { cookie: signedIn.cookie! } })).status).toBe(200);
+      expect((await openLink(link!)).response.status).toBe(403);
+      await relay.waitFor(/console\s+a browser signed in; next one-time link: http:\/\/127\.0\.0\.1:\d+\/console\/\?token=[\w-]+/);
+      // The session is this runtime's: the forwarding secret of runtime.json is something else.
+      const announced = readJsonFile<Record<string, unknown>>(join(dir, 'data', 'runtime.json'));
+      expect(signedIn.cookie).not.toContain(String(announced['consoleSecret']));
+
+      const { port } = new URL(relay.url);
+      const host = `127.0.0.1:${port}`;
+      expect(await rawGet(`${relay.url}/_relay/records`, { host })).toBe(200);
+      expect(await rawGet(`${relay.url}/_relay/records`, { host, origin: 'http://evil.example' })).toBe(403);
+      expect(await rawGet(`${relay.url}/_relay/records`, { host, 'sec-fetch-site': 'cross-site' })).toBe(403);
+      expect(await rawGet(`${relay.url}/_relay/records`, { host, origin: `http://${host}` })).toBe(200);
+      const forged = await fetch(`${relay.url}/_relay/redrive`, { method: 'POST', headers: { origin: 'http://evil.example', 'content-type': 'application/json' }, body: '{"from":"PARKED","ids":[]}' });
+      expect(forged.status).toBe(403);
+    } finally {
+      await stopRelay(relay);
     }
   });
 

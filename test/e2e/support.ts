@@ -7,6 +7,7 @@ import { loadConfigFile, type LoadedConfig } from '../../functions/core/config/l
 import type { RecordView } from '../../local/runtime/records';
 import { signWebhook } from '../../local/runtime/signers';
 import { signSnsMessage, snsDocuments, type SnsMessage } from '../helpers/sns';
+import { CONSOLE_REQUEST_HEADER } from '../../local/console/contract';
 
 export const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 export const FIXTURES = fileURLToPath(new URL('../fixtures/', import.meta.url));
@@ -284,12 +285,13 @@ export function writeSnsDocuments(path: string, extra: Record<string, string> = 
 }
 
 /**
- * The console's anti-forgery token, as the page gives it to its script, and the headers a console
- * `POST` needs with it.
+ * Signs in to a running relay's console as a browser would: opens the banner's one-time link and
+ * returns the headers of a console POST (the session cookie, the anti-forgery header, JSON).
  */
-export async function consoleSession(relayUrl: string): Promise<Record<string, string>> {
-  const page = await (await fetch(`${relayUrl}/console`)).text();
-  const token = /<meta name="console-token" content="([^"]+)">/.exec(page)?.[1];
-  if (token === undefined) throw new Error('the console page carries no token');
-  return { 'x-console-token': token, 'content-type': 'application/json' };
+export async function consoleSession(relay: Pick<RelayProcess, 'banner'>): Promise<Record<string, string>> {
+  const link = /Console\s+(http:\/\/127\.0\.0\.1:\d+\/console\/\?token=[\w-]+)/.exec(relay.banner)?.[1];
+  if (link === undefined) throw new Error('the banner carries no console link');
+  const cookie = (await fetch(link, { redirect: 'manual' })).headers.get('set-cookie')?.split(';')[0];
+  if (cookie === undefined) throw new Error('the console link set no cookie');
+  return { cookie, [CONSOLE_REQUEST_HEADER]: '1', 'content-type': 'application/json' };
 }

@@ -60,12 +60,13 @@ async function runConsole(options: ConsoleCommandOptions): Promise<void> {
       tableName: settings.tableName,
       runtimePort: settings.port,
       ...(options.table === undefined ? {} : { table: options.table }),
+      onSignIn: (nextLink) => process.stdout.write(`console: a browser signed in; next one-time link: ${nextLink}\n`),
       onError: (error) => process.stderr.write(`console: ${error instanceof Error ? `${error.name}: ${error.message}` : String(error)}\n`),
     });
   } catch (error) {
     fail(error instanceof PortInUseError ? new CliError(`port ${error.port} is in use; pass --port <another> (0 picks a free one)`, { cause: error }) : error);
   }
-  process.stdout.write(`sms-relay console: ${running.url}  (${options.env === undefined ? 'local' : `environment ${options.env}`}; Ctrl-C stops it)\n`);
+  process.stdout.write(`sms-relay console: ${running.newLink()}  (one-time link; ${options.env === undefined ? 'local' : `environment ${options.env}`}; Ctrl-C stops it)\n`);
   const stop = (): void => void running.close().then(() => process.exit(0));
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);

@@ -1,10 +1,9 @@
-/** The console's calls to `/console/api/*`: GETs with fetch, POSTs with JSON and the anti-forgery token. */
-import type { CONSOLE_TOKEN_HEADER, CONSOLE_TOKEN_META } from '../contract';
+/** The console's calls to `/console/api/*`: GETs with fetch, POSTs with JSON and the anti-forgery header. */
+import type { CONSOLE_REQUEST_HEADER } from '../contract';
 
-// Type-only imports keep the server's module out of the bundle; the annotations make the type
-// check fail if the contract's names change.
-const TOKEN_HEADER: typeof CONSOLE_TOKEN_HEADER = 'x-console-token';
-const TOKEN_META: typeof CONSOLE_TOKEN_META = 'console-token';
+// Type-only imports keep the server's module out of the bundle; the annotation makes the type
+// check fail if the contract's name changes.
+const REQUEST_HEADER: typeof CONSOLE_REQUEST_HEADER = 'x-sms-relay-console';
 
 /** A failed call, with a message fit to show. `aborted` when the caller cancelled it. */
 export class ApiError extends Error {
@@ -16,11 +15,6 @@ export class ApiError extends Error {
     super(message);
     this.name = 'ApiError';
   }
-}
-
-export function consoleToken(): string {
-  const meta = document.querySelector(`meta[name="${TOKEN_META}"]`);
-  return meta?.getAttribute('content') ?? '';
 }
 
 export type Query = Readonly<Record<string, string | number | null | undefined>>;
@@ -73,7 +67,7 @@ export function get<T>(path: string, query?: Query, signal?: AbortSignal): Promi
 export function post<T>(path: string, body: unknown, signal?: AbortSignal): Promise<T> {
   return call<T>(apiPath(path), {
     method: 'POST',
-    headers: { accept: 'application/json', 'content-type': 'application/json', [TOKEN_HEADER]: consoleToken() },
+    headers: { accept: 'application/json', 'content-type': 'application/json', [REQUEST_HEADER]: 'fetch' },
     body: JSON.stringify(body),
     signal: signal ?? null,
   });

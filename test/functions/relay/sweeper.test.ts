@@ -76,6 +76,20 @@ describe('sweep', () => {
     expect((await relay.record(id)).state).toBe(MessageState.Sent);
   });
 
+  it('with dispatch, hands every due record over, page after page, and sends none itself', async () => {
+    relay = await harness({ db: servers.db, baseUrl: servers.sandbox.baseUrl, policy: POLICY });
+    const ids: string[] = [];
+    for (let index = 0; index < 5; index += 1) ids.push(await generic('ops', `backlog ${index}`));
+    const handed: string[] = [];
+    // A page of 2: the local runtime's backlog after a crash is far larger than one page.
+    const report = await sweep(relay.context, { limit: 2, dispatch: (page) => handed.push(...page) });
+    expect(report.dispatched).toBe(5);
+    expect(report.sent).toEqual({});
+    expect([...handed].sort()).toEqual([...ids].sort());
+    for (const id of ids) expect((await relay.record(id)).state).toBe(MessageState.Pending);
+    expect(servers.sandbox.messages().filter((message) => message.message.startsWith('backlog'))).toEqual([]);
+  });
+
   describe('a record left in SENDING by a sender that died', () => {
     async function abandoned(route: string): Promise<string> {
       const response = await relay.ingest(route, alertBody(), { headers: bearer(SECRETS.alertsToken) });

@@ -11,7 +11,8 @@ import { sendMessage } from '../../../functions/relay/sender';
 import type { RelayContext } from '../../../functions/relay/ports';
 import { MessageState } from '../../../functions/store';
 import { createStoreApi } from '../../../local/console/api';
-import { CONSOLE_TOKEN_HEADER, type CreditAnswer, type PayloadsAnswer, type PreviewAnswer, type RecordDetail, type RecordsPage, type RoutesAnswer } from '../../../local/console/contract';
+import { createConsoleAccess, type ConsoleAccess } from '../../../local/console/access';
+import { CONSOLE_REQUEST_HEADER, type CreditAnswer, type PayloadsAnswer, type PreviewAnswer, type RecordDetail, type RecordsPage, type RoutesAnswer } from '../../../local/console/contract';
 import { createConsoleHandler } from '../../../local/console/http';
 import { FIXTURES_DIR, rawRoutesOf } from '../../../local/console/standalone';
 import { createGuardedServer } from '../../../local/runtime/http-guard';
@@ -25,7 +26,7 @@ import { startSandbox } from '../../../local/sandbox/server';
 import type { RunningSandbox } from '../../../local/sandbox/types';
 
 const CONFIG = new URL('../../../config/local.yaml', import.meta.url).pathname;
-const TOKEN = 'test-console-token-0123456789';
+const FORWARD_SECRET = 'test-console-forward-secret-0123456789';
 
 let dir: string;
 let local: LocalStore;
@@ -35,6 +36,10 @@ let server: Server;
 let port: number;
 let base: string;
 let secrets: Record<string, string>;
+let access: ConsoleAccess;
+/** The `Cookie` header of a browser signed in through a one-time link (beforeAll). */
+let session: string;
+let signIns = 0;
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'sms-relay-console-'));
@@ -45,8 +50,10 @@ beforeAll(async () => {
   sandbox = await startSandbox({ apiKey: secrets['providerApiKey']!, senderIds: ['SMSRELAY', 'ALERTS', 'DUKA'], defaultSenderId: 'SMSRELAY', balance: 100_000, rate: 20 });
   const silent = { debug: () => undefined, info: () => undefined, warn: () => undefined, error: () => undefined };
   context = createLocalContext({ loaded, store: local.store, secretsPath: settings.secretsPath, providerBaseUrl: sandbox.baseUrl, providerApiKey: secrets['providerApiKey']!, logger: silent, policy: settings.policy });
+  access = createConsoleAccess({ forwardSecret: FORWARD_SECRET });
   const handle = createConsoleHandler({
-    token: TOKEN,
+    access,
+    onSignIn: () => (signIns += 1),
     api: createStoreApi({
       description: 'test store',
       environment: 'local',
@@ -60,7 +67,15 @@ beforeAll(async () => {
   server = createGuardedServer((request, response) => void handle(request, response, new URL(request.url ?? '/', 'http://x').pathname));
   port = await listen(server, 0, '127.0.0.1');
   base = `http://127.0.0.1:${port}`;
+  session = await signIn();
 }, 60_000);
+
+/** Opens a fresh one-time link as a browser would; returns the session cookie it set. */
+async function signIn(): Promise<string> {
+  const response = await fetch(access.newLink(base));
+  expect(response.status).toBe(200);
+  return response.headers.get('set-cookie')!.split(';')[0]!;
+}
 
 afterAll(async () => {
   await new Promise<void>((resolve) => {
@@ -82,20 +97,20 @@ async function deliver(route: string, source: string, payload: unknown, secretNa
   return ids;
 }
 
-async function getJson<T>(path: string): Promise<{ status: number; body: T }> {
-  const response = await fetch(`${base}${path}`);
+async function getJson<T>(path: string, headers: Record<string, string> = { cookie: session }): Promise<{ status: number; body: T }> {
+  const response = await fetch(`${base}${path}`, { headers });
   return { status: response.status, body: (await response.json()) as T };
 }
 
-async function postJson<T>(path: string, body: unknown, headers: Record<string, string> = { [CONSOLE_TOKEN_HEADER]: TOKEN }): Promise<{ status: number; body: T }> {
+async function postJson<T>(path: string, body: unknown, headers: Record<string, string> = { cookie: session, [CONSOLE_REQUEST_HEADER]: 'fetch' }): Promise<{ status: number; body: T }> {
   const response = await fetch(`${base}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
   return { status: response.status, body: (await response.json()) as T };
 }
 
-/** A raw request, so the test sets Host and Origin as a hostile page or a rebinding DNS would. */
+/** A raw request (signed in unless `cookie` is given), so the test sets Host and Origin as a hostile page or a rebinding DNS would. */
 async function raw(method: string, path: string, headers: Record<string, string>, body?: string): Promise<number> {
   return await new Promise((resolve, reject) => {
-    const request = httpRequest({ host: '127.0.0.1', port, method, path, headers }, (response) => {
+    const request = httpRequest({ host: '127.0.0.1', port, method, path, headers: { cookie: session, ...headers } }, (response) => {
       response.resume();
       resolve(response.statusCode ?? 0);
     });
@@ -115,24 +130,71 @@ async function parkedRecord(): Promise<string> {
 }
 
 describe('the page', () => {
-  it('serves the page with its token, a strict CSP and no framing', async () => {
-    const response = await fetch(`${base}/console`);
+  it('serves the page to a signed-in browser, without any token, with a strict CSP and no framing', async () => {
+    const response = await fetch(`${base}/console`, { headers: { cookie: session } });
     const html = await response.text();
     expect(response.status).toBe(200);
-    expect(html).toContain(`content="${TOKEN}"`);
+    expect(html).toContain('/console/app.js');
+    expect(html).not.toContain('token');
     expect(response.headers.get('content-security-policy')).toContain("default-src 'self'");
     expect(response.headers.get('content-security-policy')).toContain("frame-ancestors 'none'");
     expect(response.headers.get('x-frame-options')).toBe('DENY');
   });
 
   it('serves the bundled script and stylesheet from itself', async () => {
-    const js = await fetch(`${base}/console/app.js`);
-    const css = await fetch(`${base}/console/app.css`);
+    const js = await fetch(`${base}/console/app.js`, { headers: { cookie: session } });
+    const css = await fetch(`${base}/console/app.css`, { headers: { cookie: session } });
     expect(js.status).toBe(200);
     expect(js.headers.get('content-type')).toMatch(/javascript/);
     expect((await js.text()).length).toBeGreaterThan(10_000);
     expect(css.status).toBe(200);
     expect(await css.text()).toContain('.uplot');
+  });
+});
+
+describe('signing in', () => {
+  it('without a session: the page explains how to get in (401), the API answers 401', async () => {
+    const page = await fetch(`${base}/console`);
+    expect(page.status).toBe(401);
+    const html = await page.text();
+    expect(html).toContain('one-time link printed in the terminal');
+    expect(html).toContain('npm start');
+    expect(html).not.toContain('app.js');
+    expect((await getJson('/console/api/records', {})).status).toBe(401);
+    expect((await getJson('/console/api/overview', { cookie: 'sms-relay-console-1=guess' })).status).toBe(401);
+    expect((await fetch(`${base}/console/app.js`)).status).toBe(401);
+  });
+
+  it('the one-time link sets an HttpOnly, SameSite=Strict cookie for /console, moves on to /console, and works once', async () => {
+    const before = signIns;
+    const link = access.newLink(base);
+    expect(link).toMatch(new RegExp(`^${base}/console/\\?token=[\\w-]{20,}$`));
+    const first = await fetch(link);
+    expect(first.status).toBe(200);
+    const cookie = first.headers.get('set-cookie')!;
+    expect(cookie).toMatch(new RegExp(`^sms-relay-console-${port}=[\\w-]{20,}; `));
+    const attributes = cookie.split(';').slice(1).map((part) => part.trim());
+    expect(attributes).toEqual(expect.arrayContaining(['Path=/console', 'HttpOnly', 'SameSite=Strict']));
+    expect(attributes.some((attribute) => /^(max-age|expires|domain)=/i.test(attribute))).toBe(false);
+    const html = await first.text();
+    expect(html).toContain('<meta http-equiv="refresh" content="0; url=/console">');
+    expect(html).not.toContain(link.split('token=')[1]!);
+    expect(signIns).toBe(before + 1);
+    const used = await fetch(link);
+    expect(used.status).toBe(403);
+    expect(used.headers.get('set-cookie')).toBeNull();
+    expect(await used.text()).toContain('already used');
+    expect((await fetch(`${base}/console/?token=made-up-token-0000000000000`)).status).toBe(403);
+    expect((await getJson('/console/api/routes', { cookie: cookie.split(';')[0]! })).status).toBe(200);
+  });
+
+  it('lets sms-relay console forward with its own secret, and nothing else in its place', async () => {
+    expect((await getJson('/console/api/routes', { authorization: `Bearer ${FORWARD_SECRET}` })).status).toBe(200);
+    expect((await getJson('/console/api/routes', { authorization: `Bearer ${FORWARD_SECRET}x` })).status).toBe(401);
+    expect((await getJson('/console/api/routes', { authorization: `Bearer ${session.split('=')[1]}` })).status).toBe(401);
+    const id = await parkedRecord();
+    const forwarded = await postJson(`/console/api/records/${id}/redrive`, {}, { authorization: `Bearer ${FORWARD_SECRET}` });
+    expect(forwarded.status).toBe(200);
   });
 });
 
@@ -146,13 +208,13 @@ describe('refusals', () => {
     expect(await raw('GET', '/console/api/records', { host: `localhost:${port}`, origin: `http://localhost:${port}` })).toBe(200);
   });
 
-  it('refuses a redrive without the token, with a wrong one, or as a form post, and changes nothing', async () => {
+  it('refuses a redrive without a session, without the request header, as a form post or from another origin, and changes nothing', async () => {
     const id = await parkedRecord();
     const path = `/console/api/records/${id}/redrive`;
-    expect((await postJson(path, {}, {})).status).toBe(403);
-    expect((await postJson(path, {}, { [CONSOLE_TOKEN_HEADER]: `${TOKEN}x` })).status).toBe(403);
-    expect(await raw('POST', path, { host: `127.0.0.1:${port}`, 'content-type': 'application/x-www-form-urlencoded', [CONSOLE_TOKEN_HEADER]: TOKEN }, 'a=1')).toBe(403);
-    expect(await raw('POST', path, { host: `127.0.0.1:${port}`, origin: 'http://evil.example', 'content-type': 'application/json', [CONSOLE_TOKEN_HEADER]: TOKEN }, '{}')).toBe(403);
+    expect((await postJson(path, {}, { [CONSOLE_REQUEST_HEADER]: 'fetch' })).status).toBe(401);
+    expect((await postJson(path, {}, { cookie: session })).status).toBe(403);
+    expect(await raw('POST', path, { host: `127.0.0.1:${port}`, 'content-type': 'application/x-www-form-urlencoded', [CONSOLE_REQUEST_HEADER]: 'fetch' }, 'a=1')).toBe(403);
+    expect(await raw('POST', path, { host: `127.0.0.1:${port}`, origin: 'http://evil.example', 'content-type': 'application/json', [CONSOLE_REQUEST_HEADER]: 'fetch' }, '{}')).toBe(403);
     expect((await local.store.getMessage(id))?.state).toBe(MessageState.Parked);
   });
 

@@ -2,14 +2,10 @@ import { describe, expect, it, vi } from 'vitest';
 import { buildConsoleAssets, renderConsolePage } from '../../../local/console/assets';
 
 describe('the console page shell', () => {
-  const hostile = '"><script>alert(1)</script><meta name="x" content=\'&amp;';
-  const page = renderConsolePage({ token: hostile });
+  const page = renderConsolePage();
 
-  it('carries the token in its meta tag, HTML-escaped', () => {
-    const meta = page.match(/<meta name="console-token" content="([^"]*)">/);
-    expect(meta?.[1]).toBe('&quot;&gt;&lt;script&gt;alert(1)&lt;/script&gt;&lt;meta name=&quot;x&quot; content=&#39;&amp;amp;');
-    expect(page).not.toContain('<script>alert(1)');
-    expect(page.match(/<meta name="console-token"/g)).toHaveLength(1);
+  it('carries no token: the session cookie of the one-time link is the only credential', () => {
+    expect(page).not.toMatch(/token/i);
     expect(page.match(/<script\b/g)).toHaveLength(1);
   });
 
@@ -36,9 +32,8 @@ describe('the console bundle', () => {
   it('holds the app and its stylesheet, uPlot included', async () => {
     const { js, css } = await buildConsoleAssets();
     expect(js.length).toBeGreaterThan(10_000);
-    // The anti-forgery header and meta tag of the contract, the API paths, the test hooks.
-    expect(js).toContain('x-console-token');
-    expect(js).toContain('console-token');
+    // The anti-forgery header of the contract, the API paths, the test hooks.
+    expect(js).toContain('x-sms-relay-console');
     expect(js).toContain('/console/api/');
     expect(js).toContain('activity-row');
     expect(css).toContain('.uplot');

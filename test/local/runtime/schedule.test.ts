@@ -65,5 +65,20 @@ describe('local schedules', () => {
     const gaps = starts.slice(1).map((start, index) => start - starts[index]!);
     expect(gaps.every((gap) => gap >= 190), JSON.stringify(gaps)).toBe(true);
   });
+
+  it('never pause longer than maxIntervalMs, however long a run took (a sweep on a busy machine)', async () => {
+    let runs = 0;
+    const sweeping = repeat(
+      async () => {
+        runs += 1;
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      },
+      // Without the cap, a share this small would pause ~200 s after each 20 ms run.
+      { intervalMs: 1, maxShare: 0.0001, maxIntervalMs: 10, immediately: true, onError: () => undefined },
+    );
+    while (runs < 3) await new Promise((resolve) => setTimeout(resolve, 20));
+    await sweeping.stop();
+    expect(runs).toBeGreaterThanOrEqual(3);
+  });
 });
 

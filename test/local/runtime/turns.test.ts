@@ -1,0 +1,43 @@
+import { describe, expect, it } from 'vitest';
+import { takeTurns } from '../../../local/runtime/turns';
+
+describe('takeTurns', () => {
+  it('runs one task at a time, in order, and passes results and failures through', async () => {
+    const turns = takeTurns({ maxShare: 1 });
+    let running = 0;
+    let most = 0;
+    const order: number[] = [];
+    const task = (n: number) => async (): Promise<number> => {
+      running += 1;
+      most = Math.max(most, running);
+      await new Promise((resolve) => setTimeout(resolve, 5));
+      order.push(n);
+      running -= 1;
+      return n;
+    };
+    const failing = turns.run(async () => {
+      throw new Error('listing failed');
+    });
+    const results = await Promise.all([turns.run(task(1)), turns.run(task(2)), turns.run(task(3))]);
+    await expect(failing).rejects.toThrow('listing failed');
+    expect(results).toEqual([1, 2, 3]);
+    expect(order).toEqual([1, 2, 3]);
+    expect(most).toBe(1);
+  });
+
+  it('leaves the rest of the time to other work: after a task of d ms the next waits d × (1 − share) / share', async () => {
+    const turns = takeTurns({ maxShare: 0.25 });
+    const spans: { start: number; end: number }[] = [];
+    const task = async (): Promise<void> => {
+      const start = performance.now();
+      await new Promise((resolve) => setTimeout(resolve, 30));
+      spans.push({ start, end: performance.now() });
+    };
+    await Promise.all([turns.run(task), turns.run(task), turns.run(task)]);
+    // Lower bounds only: a busy machine makes gaps longer, never shorter.
+    for (let index = 1; index < spans.length; index += 1) {
+      const took = spans[index - 1]!.end - spans[index - 1]!.start;
+      expect(spans[index]!.start - spans[index - 1]!.end).toBeGreaterThanOrEqual(took * 3 - 2); // timers may fire a millisecond early
+    }
+  });
+});
