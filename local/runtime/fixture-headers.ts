@@ -1,0 +1,37 @@
+import { basename, dirname } from 'node:path';
+import { GITHUB } from '../../functions/core/sources/github';
+import { SENTRY } from '../../functions/core/sources/sentry';
+
+/**
+ * Sources that name the event only in a header, never in the body, and how an example payload's
+ * file name gives it: the name starts with the event (`github/issues-opened.json`: `issues`,
+ * `shopify/orders-create.json`: `orders/create`). Sources that name the event in the body
+ * (Stripe, PagerDuty, GitLab's `object_kind`, WooCommerce's ping) need nothing here.
+ */
+const EVENT_FROM_NAME: Readonly<Record<string, { readonly header: string; readonly event: (stem: string) => string }>> = {
+  github: { header: GITHUB.eventHeader, event: (stem) => stem.split(/[-.]/)[0]! },
+  sentry: { header: SENTRY.resourceHeader, event: (stem) => stem.split(/[-.]/)[0]! },
+  shopify: { header: 'x-shopify-topic', event: (stem) => stem.replace('-', '/') },
+  woocommerce: { header: 'x-wc-webhook-topic', event: (stem) => stem.replace('-', '.') },
+};
+
+/**
+ * The headers an example payload file needs beyond its signature, inferred from its name as the
+ * sender would have set them: the one place both the console's template playground and
+ * `send-test` take them from. Only a file in a directory named after the source
+ * (`test/fixtures/<source>/<event>-….json`, the examples' layout) is read this way; any other file
+ * gets none (give `--header` instead).
+ *
+ * @example
+ * ```ts
+ * fixtureHeaders('github', 'test/fixtures/github/ping.json'); // { 'x-github-event': 'ping' }
+ * fixtureHeaders('github', 'my-payload.json');                // {}
+ * ```
+ */
+export function fixtureHeaders(sourceName: string, path: string): Record<string, string> {
+  const rule = EVENT_FROM_NAME[sourceName];
+  if (rule === undefined || basename(dirname(path)) !== sourceName) return {};
+  const name = basename(path);
+  const stem = name.slice(0, name.length - (/\.(json|txt)$/.exec(name)?.[0].length ?? 0));
+  return stem === '' ? {} : { [rule.header]: rule.event(stem) };
+}
