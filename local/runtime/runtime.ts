@@ -165,7 +165,15 @@ export async function startRuntime(settings: RuntimeSettings, { verbose = false 
       }),
     ];
 
-    announceRuntime({ pid: process.pid, url, dataDir: settings.dataDir, providerBaseUrl, startedAt, consoleToken });
+    announceRuntime({
+      pid: process.pid,
+      url,
+      dataDir: settings.dataDir,
+      providerBaseUrl,
+      startedAt,
+      consoleToken,
+      ...(settings.providerApiKey === undefined ? { secretsPath: settings.secretsPath } : {}),
+    });
     const exampleRoute = [...loaded.routes.values()].find((route) => route.pack.name === 'generic');
     terminal.printVerbatim(
       renderBanner({
