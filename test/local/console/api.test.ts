@@ -247,6 +247,11 @@ describe('Routes, Credit, payloads and preview', () => {
     expect(credit.balance).toBe(credit.points.at(-1)!.balance);
     expect(credit.spend.find((entry) => entry.route === 'notify')?.credits).toBeGreaterThan(0);
     expect(credit.forecast.basis).toMatch(/too little to forecast/);
+    // Beside the spend chart the forecast's figures agree with it: the same 7 days, the same credits.
+    expect(credit.forecast.spent).toBe(credit.spend.reduce((sum, entry) => sum + entry.credits, 0));
+    expect(credit.forecast.spent).toBeGreaterThan(0);
+    expect(credit.forecast.days).toBeGreaterThan(0);
+    expect(credit.forecast.daysLeft).toBeNull();
     expect(credit.creditsPerUnit).toBe(20);
     expect((await getJson('/console/api/credit?days=99')).status).toBe(400);
   });
