@@ -135,6 +135,20 @@ function payloadFile(path: string): string {
   return signed;
 }
 
+describe('balance with a relay on the README sandbox', () => {
+  it('needs the PROVIDER_API_KEY the relay was given, says so without it, and reports the sandbox balance with it', async () => {
+    // A new shell: only the data directory (the default one, for a reader) leads to the relay.
+    const { PROVIDER_API_KEY: key, PROVIDER_BASE_URL: _, ...shell } = env;
+    const without = await runCli(['balance', '--json'], shell);
+    expect(without.code).toBe(2);
+    expect(without.stderr).toContain('the running relay was given its SMS service key in PROVIDER_API_KEY');
+    expect(without.stderr).not.toContain(key!);
+    const withKey = await runCli(['balance', '--json'], { ...shell, PROVIDER_API_KEY: key! });
+    expect(withKey.code, withKey.stderr).toBe(0);
+    expect(JSON.parse(withKey.stdout)).toMatchObject({ baseUrl: sandboxUrl, currency: 'TZS', smsRate: 20 });
+  }, 120_000);
+});
+
 describe('send-test of every example payload, against the README sandbox', () => {
   it('has an expected answer for every fixture under test/fixtures/', () => {
     expect(ALL_FIXTURES).toEqual(Object.keys(EXPECTED).sort());
