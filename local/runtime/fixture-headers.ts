@@ -8,11 +8,15 @@ import { SENTRY } from '../../functions/core/sources/sentry';
  * `shopify/orders-create.json`: `orders/create`). Sources that name the event in the body
  * (Stripe, PagerDuty, GitLab's `object_kind`, WooCommerce's ping) need nothing here.
  */
-const EVENT_FROM_NAME: Readonly<Record<string, { readonly header: string; readonly event: (stem: string) => string }>> = {
-  github: { header: GITHUB.eventHeader, event: (stem) => stem.split(/[-.]/)[0]! },
-  sentry: { header: SENTRY.resourceHeader, event: (stem) => stem.split(/[-.]/)[0]! },
-  shopify: { header: 'x-shopify-topic', event: (stem) => stem.replace('-', '/') },
-  woocommerce: { header: 'x-wc-webhook-topic', event: (stem) => stem.replace('-', '.') },
+const EVENT_FROM_NAME: Readonly<Record<string, (stem: string) => Record<string, string>>> = {
+  github: (stem) => ({ [GITHUB.eventHeader]: stem.split(/[-.]/)[0]! }),
+  sentry: (stem) => ({ [SENTRY.resourceHeader]: stem.split(/[-.]/)[0]! }),
+  shopify: (stem) => ({ 'x-shopify-topic': stem.replace('-', '/') }),
+  // WooCommerce sends the topic and its two halves: `order.created`, `order`, `created`.
+  woocommerce: (stem) => {
+    const [resource, event = resource] = stem.split('-', 2) as [string, string?];
+    return { 'x-wc-webhook-topic': `${resource}.${event}`, 'x-wc-webhook-resource': resource, 'x-wc-webhook-event': event };
+  },
 };
 
 /**
@@ -33,5 +37,5 @@ export function fixtureHeaders(sourceName: string, path: string): Record<string,
   if (rule === undefined || basename(dirname(path)) !== sourceName) return {};
   const name = basename(path);
   const stem = name.slice(0, name.length - (/\.(json|txt)$/.exec(name)?.[0].length ?? 0));
-  return stem === '' ? {} : { [rule.header]: rule.event(stem) };
+  return stem === '' ? {} : rule(stem);
 }

@@ -264,11 +264,14 @@ describe('Routes, Credit, payloads and preview', () => {
   });
 
   it('opens every route on an example payload its own template fills: an SMS, no warning, no dropped recipient', async () => {
+    // The SMS the relay sends for these examples (test/e2e/relay.test.ts): the page must show the same.
+    const texts: Readonly<Record<string, RegExp>> = { alerts: /^\[FIRING x3\] InstanceDown: /, orders: /^New order #1001: /, shop: /^Order #4821 processing: /, github: /^\[kilimo-labs\/sms-relay\] Issue #17 opened/ };
     for (const route of loadConfigFile(CONFIG).routes.keys()) {
       // Before any capture the page opens the first example payload.
       const first = (await getJson<PayloadsAnswer>(`/console/api/payloads?route=${route}`)).body.payloads.find((payload) => payload.kind === 'fixture')!;
       const answer = (await postJson<PreviewAnswer>('/console/api/preview', { route, fixture: first.id })).body;
       expect({ route, fixture: first.id, verdict: answer.verdict, warnings: answer.warnings, dropped: answer.dropped }).toEqual({ route, fixture: first.id, verdict: 'send', warnings: [], dropped: [] });
+      if (texts[route] !== undefined) expect(answer.messages[0]?.text, route).toMatch(texts[route]);
     }
   });
 
