@@ -1,4 +1,4 @@
-import { readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { compileRoute } from '../../functions/core/config/compile';
@@ -6,14 +6,13 @@ import { describeIssues } from '../../functions/core/config/parse';
 import { RouteSchema } from '../../functions/core/config/schema';
 import { maskMsisdn, maskPhoneNumbersIn } from '../../functions/core/recipients';
 import type { MessageStore } from '../../functions/store';
-import { fixtureHeaders } from '../runtime/fixture-headers';
+import { examplePayloads, fixtureHeaders } from '../runtime/fixture-headers';
 import { looksFormEncoded, previewEvaluation } from '../cli/commands/preview';
 import type { PayloadChoice, PreviewAnswer, PreviewRequest } from './contract';
 import { ConsoleRequestError, type ConsoleSource } from './source';
 
 /** Fixtures and captures offered per route; more is noise in a picker. */
 const MAX_CHOICES = 25;
-const FIXTURE_NAME = /^[\w.-]+$/;
 
 /**
  * The payloads the template playground offers for a route: its captured webhooks (newest first,
@@ -124,15 +123,7 @@ async function payloadOf(
 }
 
 function fixtureNames(source: ConsoleSource, sourceName: string): string[] {
-  if (source.fixturesDir === undefined) return [];
-  try {
-    return readdirSync(join(source.fixturesDir, sourceName))
-      .filter((name) => name.endsWith('.json') && FIXTURE_NAME.test(name))
-      .sort()
-      .slice(0, MAX_CHOICES);
-  } catch {
-    return [];
-  }
+  return source.fixturesDir === undefined ? [] : examplePayloads(source.fixturesDir, sourceName).slice(0, MAX_CHOICES);
 }
 
 function exampleHeaders(source: ConsoleSource, sourceName: string, name: string): Record<string, string> {

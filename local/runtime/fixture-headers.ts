@@ -1,4 +1,5 @@
-import { basename, dirname } from 'node:path';
+import { readdirSync } from 'node:fs';
+import { basename, dirname, join } from 'node:path';
 import { GITHUB } from '../../functions/core/sources/github';
 import { SENTRY } from '../../functions/core/sources/sentry';
 
@@ -38,4 +39,26 @@ export function fixtureHeaders(sourceName: string, path: string): Record<string,
   const name = basename(path);
   const stem = name.slice(0, name.length - (/\.(json|txt)$/.exec(name)?.[0].length ?? 0));
   return stem === '' ? {} : rule(stem);
+}
+
+/** What an example payload file may be called: no path, nothing a shell or a URL would read twice. */
+const EXAMPLE_NAME = /^[\w.-]+\.json$/;
+
+/**
+ * The example JSON payloads of a source (`<fixturesDir>/<source>/*.json`), sorted by name; none
+ * when the directory is missing (an installed package without the examples).
+ *
+ * @example
+ * ```ts
+ * examplePayloads('test/fixtures', 'alertmanager'); // ['firing-grouped.json', 'firing-single.json', 'resolved.json']
+ * ```
+ */
+export function examplePayloads(fixturesDir: string, sourceName: string): string[] {
+  try {
+    return readdirSync(join(fixturesDir, sourceName))
+      .filter((name) => EXAMPLE_NAME.test(name))
+      .sort();
+  } catch {
+    return [];
+  }
 }

@@ -112,6 +112,15 @@ describe('npm start: the local runtime', () => {
     expect(relay.stdout()).not.toMatch(/warn/);
   }, 120_000);
 
+  it("prints a send-test command, with an example payload, that works as pasted", async () => {
+    const line = relay.banner.split('\n').find((text) => text.startsWith('Sign a payload as its source would: '))!;
+    const command = line.slice(line.indexOf('npx sms-relay ') + 'npx sms-relay '.length).split(' ');
+    expect(command).toEqual(['send-test', '--route', 'alerts', '--payload', 'test/fixtures/alertmanager/firing-grouped.json']);
+    const result = await cli(command);
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stdout).toMatch(/^202 Accepted$/m);
+  }, 120_000);
+
   it('answers /health with the store and the SMS service', async () => {
     const health = await getJson<Record<string, unknown>>(`${relay.url}/health`);
     expect(health).toMatchObject({
