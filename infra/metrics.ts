@@ -15,6 +15,7 @@
  * ```
  */
 export const METRICS = {
+  /** The local runtime's namespace; a deployed environment publishes to {@link metricsNamespace}. */
   namespace: 'SmsRelay',
   service: 'sms-relay',
   /** The dimension set alarms and dashboard read: Powertools' default `service` dimension. */
@@ -27,12 +28,39 @@ export const METRICS = {
     filtered: 'Filtered',
     sent: 'Sent',
     failed: 'Failed',
+    unknown: 'Unknown',
     parked: 'Parked',
     heldBack: 'HeldBack',
     creditsSpent: 'CreditsSpent',
     segments: 'Segments',
     remainingBalance: 'RemainingBalance',
+    /** Ingest answered 500: the route's secret is missing from the environment secret, or can never authenticate. */
+    routeMisconfigured: 'RouteMisconfigured',
+    /** Ingest answered 4xx to a known route (401 a wrong secret or signature, 400, 413); with the route. */
+    rejected: 'Rejected',
+    /** Each sweep: PENDING records due now (retries, redrives, inserts the stream missed), at most one page. */
+    pendingDue: 'PendingDue',
+    /** Each sweep: seconds since the oldest of those became due; 0 when none is. */
+    oldestPendingAge: 'OldestPendingAgeSeconds',
+    /** Each sweep: due records whose send threw (the store failing); left for the next sweep. */
+    sweepErrors: 'SweepErrors',
+    /** Each balance-watch run: 1 when the balance could not be read, 0 when it was. */
+    balanceReadFailed: 'BalanceReadFailed',
   },
 } as const;
+
+/**
+ * The namespace an environment's functions publish to and its alarms and dashboard read:
+ * `SmsRelay/<env>`. One per environment, so two stacks in one account and region never share a
+ * metric series (prod's alarms cannot fire on staging's failures).
+ *
+ * @example
+ * ```ts
+ * metricsNamespace('prod'); // 'SmsRelay/prod'
+ * ```
+ */
+export function metricsNamespace(environmentName: string): string {
+  return `${METRICS.namespace}/${environmentName}`;
+}
 
 export type MetricName = (typeof METRICS.names)[keyof typeof METRICS.names];

@@ -18,7 +18,8 @@ import { ConfigError } from '../functions/core/config/errors';
 import type { RelayConfig } from '../functions/core/config/schema';
 import { MessageState, TABLE } from '../functions/store/table';
 import { bundleHandlers, HANDLER_NAMES, type HandlerName } from './bundle';
-import { METRICS } from './metrics';
+import { METRICS, metricsNamespace } from './metrics';
+import { deployProblems, secretName } from './deployable';
 import { pascalCase } from './names';
 import { RelayObservability } from './observability';
 import { SECRET_READ_ACTIONS, TABLE_ACCESS } from './permissions';
@@ -115,8 +116,12 @@ const TIMEOUTS = Object.fromEntries(Object.entries(HANDLER_TIMEOUT_SECONDS).map(
 export class SmsRelay extends Construct {
   public readonly table: dynamodb.Table;
   public readonly secret: secretsmanager.Secret;
+  /** The secret's name, for `put-secret-value`: `secrets`, else `sms-relay/<env>`. */
+  public readonly secretName: string;
   public readonly api: apigwv2.HttpApi;
   public readonly stage: apigwv2.HttpStage;
+  /** The webhook endpoint's access logs (JSON, one line per request). */
+  public readonly accessLogs: logs.LogGroup;
   /** `https://…/hooks/`: append a route id. */
   public readonly webhookUrl: string;
   public readonly functions: Readonly<Record<HandlerName, lambda.Function>>;
@@ -137,11 +142,14 @@ export class SmsRelay extends Construct {
     validateProps(throttle, maxBodyBytes, memory);
     const balanceSchedule = config.balance?.schedule ?? BALANCE_SCHEDULE;
     const scheduleIssue = scheduleProblem(balanceSchedule);
-    // The config is valid by its schema but would fail the deploy: report it like any config problem.
-    if (scheduleIssue !== undefined) throw new ConfigError(`config (${environmentName})`, [`balance.schedule: ${scheduleIssue}`]);
+    // The config is valid by its schema but would fail the deploy, or could not work deployed:
+    // report it like any config problem.
+    const problems = [...(scheduleIssue === undefined ? [] : [`balance.schedule: ${scheduleIssue}`]), ...deployProblems(config)];
+    if (problems.length > 0) throw new ConfigError(`config (${environmentName})`, problems);
+    this.secretName = secretName(environmentName, config);
 
     this.table = this.createTable(removalPolicy);
-    this.secret = this.createSecret(config.secrets, environmentName, removalPolicy);
+    this.secret = this.createSecret(this.secretName, environmentName, removalPolicy);
     this.failureQueue = this.createQueue('FailureQueue', 'the sender gave up on these stream records; their messages may be unsent');
     // AwsSolutions-SQS3 recognises queues named in a DeadLetterConfig, but not an event source's
     // on-failure destination.
@@ -158,7 +166,8 @@ export class SmsRelay extends Construct {
       SECRET_ID: this.secret.secretArn,
       RELAY_CONFIG: RELAY_CONFIG_FILE,
       POWERTOOLS_SERVICE_NAME: METRICS.service,
-      POWERTOOLS_METRICS_NAMESPACE: METRICS.namespace,
+      // One namespace per environment: no other stack's alarms read these figures.
+      POWERTOOLS_METRICS_NAMESPACE: metricsNamespace(environmentName),
     };
     const provider = { PROVIDER_BASE_URL: config.provider.baseUrl };
     const environments: Record<HandlerName, Record<string, string>> = {
@@ -212,7 +221,7 @@ export class SmsRelay extends Construct {
       reason: 'The stream event source invokes the sender synchronously; records that exhaust their retries go to the event source on-failure destination (the failure queue) instead.',
     });
 
-    ({ api: this.api, stage: this.stage } = this.createApi(environmentName, this.functions.ingest, throttle, logRetention));
+    ({ api: this.api, stage: this.stage, accessLogs: this.accessLogs } = this.createApi(environmentName, this.functions.ingest, throttle, logRetention));
     this.webhookUrl = `${this.stage.url}hooks/`;
 
     this.connectSender(this.functions.sender, relayFunctions.sender.role);
@@ -221,11 +230,16 @@ export class SmsRelay extends Construct {
 
     this.observability = new RelayObservability(this, 'Observability', {
       environmentName,
+      namespace: metricsNamespace(environmentName),
       functions: this.functions,
+      table: this.table,
+      accessLogs: this.accessLogs,
       failureQueue: this.failureQueue,
       deadLetterQueue: this.deadLetterQueue,
       stage: this.stage,
       balanceThreshold: config.balance?.threshold,
+      balanceSchedule,
+      routes: Object.keys(config.routes),
       alarmEmail: props.alarmEmail ?? config.balance?.email,
     });
   }
@@ -301,7 +315,7 @@ export class SmsRelay extends Construct {
     ingest: lambda.IFunction,
     throttle: Required<RelayThrottle>,
     logRetention: logs.RetentionDays,
-  ): { api: apigwv2.HttpApi; stage: apigwv2.HttpStage } {
+  ): { api: apigwv2.HttpApi; stage: apigwv2.HttpStage; accessLogs: logs.LogGroup } {
     const api = new apigwv2.HttpApi(this, 'Api', {
       apiName: `sms-relay-${environmentName}`,
       description: `sms-relay ${environmentName} webhook endpoint`,
@@ -325,7 +339,7 @@ export class SmsRelay extends Construct {
     for (const route of routes) {
       Validations.of(route).acknowledge({ id: 'AwsSolutions-APIG4', reason });
     }
-    return { api, stage };
+    return { api, stage, accessLogs };
   }
 
   private connectSender(sender: lambda.Function, role: iam.Role): void {

@@ -1,5 +1,6 @@
 import { CfnOutput, Stack, type StackProps } from 'aws-cdk-lib';
 import type { Construct } from 'constructs';
+import { deployProps } from './deployable';
 import { SmsRelay, type SmsRelayProps } from './sms-relay';
 
 export interface SmsRelayStackProps extends StackProps, SmsRelayProps {}
@@ -36,18 +37,26 @@ export class SmsRelayStack extends Stack {
       description: `sms-relay ${props.environmentName}: webhooks in, SMS out`,
       ...props,
     });
-    this.relay = new SmsRelay(this, 'Relay', props);
+    // The config's `deploy:` block, unless the caller's properties say otherwise.
+    this.relay = new SmsRelay(this, 'Relay', { ...deployProps(props.config.deploy), ...definedProps(props) });
 
     new CfnOutput(this, 'WebhookUrl', {
       value: this.relay.webhookUrl,
       description: 'Append a route id: <WebhookUrl><route>',
     });
     new CfnOutput(this, 'SecretId', {
-      value: props.config.secrets,
+      value: this.relay.secretName,
       description: 'aws secretsmanager put-secret-value --secret-id <SecretId> --secret-string file://secret.json',
     });
     new CfnOutput(this, 'TableName', { value: this.relay.table.tableName });
     new CfnOutput(this, 'FailureQueueUrl', { value: this.relay.failureQueue.queueUrl });
+    new CfnOutput(this, 'DeadLetterQueueUrl', { value: this.relay.deadLetterQueue.queueUrl });
+    new CfnOutput(this, 'DashboardName', { value: this.relay.observability.dashboard.dashboardName });
     new CfnOutput(this, 'AlarmTopicArn', { value: this.relay.observability.topic.topicArn });
   }
+}
+
+/** An explicit `undefined` must not hide a value of the config. */
+function definedProps(props: SmsRelayProps): SmsRelayProps {
+  return Object.fromEntries(Object.entries(props).filter(([, value]) => value !== undefined)) as unknown as SmsRelayProps;
 }

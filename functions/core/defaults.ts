@@ -31,11 +31,42 @@ export const MAX_RECIPIENTS_CEILING = 10_000;
  */
 export const MAX_JSON_DEPTH = 64;
 
+/**
+ * LiquidJS's denial-of-service limits, on every template render (ingest, the console's preview,
+ * `sms-relay preview`). A real SMS template renders in well under a millisecond and allocates a
+ * few kilobytes; these stop a template (or a payload it loops over) that would hold the process.
+ */
+export const TEMPLATE_LIMITS = {
+  /** Characters of one template or `when` source (LiquidJS `parseLimit`). */
+  parseChars: 65_536,
+  /**
+   * Milliseconds all the renders of one webhook may take together, every fan-out item included
+   * (LiquidJS `renderLimit`, given what is left of this budget at each render). Ingest answers
+   * within its 10 s time-out even so.
+   */
+  renderMs: 1_000,
+  /**
+   * What one render may allocate, in LiquidJS's units (characters of strings built, elements of
+   * arrays and ranges built; LiquidJS `memoryLimit`): about 20 MB of strings.
+   */
+  memory: 10_000_000,
+} as const;
+
+/**
+ * The console's template preview runs in a worker thread (a render holds its thread until it
+ * ends); a preview still running after this is stopped by ending the worker, whatever it is doing.
+ * Above `TEMPLATE_LIMITS.renderMs`, so LiquidJS's own limits answer first with their reason.
+ */
+export const PREVIEW_TIMEOUT_MS = 5_000;
+
 /** The largest webhook body accepted (`MAX_BODY_BYTES`); a bigger one is refused with 413 before parsing. */
 export const MAX_BODY_BYTES = 262_144;
 
 /** The deadline of one call to the SMS service (`provider.timeoutMs`). */
 export const PROVIDER_TIMEOUT_MS = 10_000;
+
+/** A deployed environment's secret is `sms-relay/<env>` when its config names no `secrets`. */
+export const SECRET_NAME_PREFIX = 'sms-relay/';
 
 /** `balance.schedule` when a config sets none; without `balance` the watch still publishes the balance. */
 export const BALANCE_SCHEDULE = 'rate(1 hour)';
@@ -77,3 +108,11 @@ export const RETRY = {
   /** A record in SENDING for longer than this belongs to a sender that died; must exceed the provider time-out. */
   staleSendingMs: 120_000,
 } as const;
+
+/**
+ * How much of a message record's `history` is kept: its first `first` state changes (how it was
+ * accepted and first tried) and its last `last`; the changes between are dropped and counted in the
+ * record's `historyOmitted`. 43 entries of at most about 1 KB each (see `MAX_HISTORY_TEXT_CHARS`)
+ * keep every record far below DynamoDB's 400 KB item limit, however often it is retried or redriven.
+ */
+export const HISTORY_KEPT = { first: 3, last: 40 } as const;

@@ -1,4 +1,5 @@
 import type { RelayConfigView } from '../core/config/view';
+import type { SmsClient } from '../core/provider';
 import { AcceptOutcome, type MessageStore, NoticeKind } from '../store';
 import { noticeMessage } from './notice';
 import { NOTICE_ROUTE, RelayMetric, type RelayContext } from './ports';
@@ -22,12 +23,32 @@ export interface BalanceCheck {
  * ```
  */
 export async function checkBalance(context: RelayContext<RelayConfigView>): Promise<BalanceCheck> {
-  const balance = await (await context.sms.client()).getBalance();
+  let balance: Awaited<ReturnType<SmsClient['getBalance']>>;
+  try {
+    balance = await (await context.sms.client()).getBalance();
+  } catch (error) {
+    // Counted per run: one blip is normal, the alarm waits for two runs in a row.
+    context.metrics.add(RelayMetric.BalanceReadFailed, 1);
+    throw new BalanceUnreadableError(error);
+  }
   context.metrics.add(RelayMetric.RemainingBalance, balance.balance);
   await recordReading(context, balance);
   const check = await observeBalance(context, balance);
   context.logger.info('balance', { balance: balance.balance, currency: balance.currency, threshold: check.threshold, alerted: check.alerted });
   return { ...check, currency: balance.currency };
+}
+
+/**
+ * The balance could not be read from the SMS service (unreachable, 5xx, a refused key, the secret
+ * unreadable). The balance watch handles it apart from other failures: it is reported by the
+ * `BalanceReadFailed` metric and the next run tries again, instead of a retried, dead-lettered run.
+ */
+export class BalanceUnreadableError extends Error {
+  public override readonly name = 'BalanceUnreadableError';
+
+  public constructor(cause: unknown) {
+    super(`the balance could not be read: ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
+  }
 }
 
 /** Keeps a reading for the console; only a chart is missing a point if it fails, so the watch goes on. */

@@ -2,6 +2,7 @@ import { MAX_BODY_BYTES } from '../core/defaults';
 import { maskPhoneNumbersIn } from '../core/recipients/mask';
 import { evaluateWebhook, type Evaluation } from '../core/pipeline/evaluate';
 import { Verdict } from '../core/pipeline/verdict';
+import { capturedHeaderNames } from '../core/sources/captured-headers';
 import { secretProblem } from '../core/sources/secret-check';
 import type { InboundWebhook, SourceFetch } from '../core/sources/types';
 import { defaultSourceFetch } from './https-get';
@@ -45,18 +46,21 @@ export async function ingestWebhook(
   const route = config.routes.get(request.routeId);
   if (route === undefined) return answer(404, { error: `unknown route "${request.routeId}"` });
   if (request.body.byteLength > maxBodyBytes) {
+    metrics.add(RelayMetric.Rejected, 1, route.id);
     return answer(413, { error: `body of ${request.body.byteLength} bytes exceeds the limit of ${maxBodyBytes}` });
   }
 
   const secret = await context.secrets.get(route.config.secret);
   if (secret === undefined) {
     logger.error('route secret missing from the environment secret', { route: route.id, secretName: route.config.secret });
+    metrics.add(RelayMetric.RouteMisconfigured, 1, route.id);
     return answer(500, { error: 'the relay is misconfigured for this route; nothing was recorded' });
   }
   const unusable = secretProblem(route.pack.name, secret);
   if (unusable !== undefined) {
     // Refused loudly rather than left to answer 401 to every genuine sender (see secretProblem).
     logger.error('route secret can never authenticate this route', { route: route.id, secretName: route.config.secret, problem: unusable });
+    metrics.add(RelayMetric.RouteMisconfigured, 1, route.id);
     return answer(500, { error: 'the relay is misconfigured for this route; nothing was recorded' });
   }
 
@@ -74,9 +78,12 @@ export async function ingestWebhook(
   switch (evaluation.verdict) {
     case Verdict.Unauthorized:
       logger.warn('webhook refused', { ...log, reason: evaluation.reason });
+      // Per route, so a sender with the wrong secret shows as a sustained run on its own route.
+      metrics.add(RelayMetric.Rejected, 1, route.id);
       return answer(401, { error: 'unauthorized', reason: evaluation.reason });
     case Verdict.BadRequest:
       logger.warn('webhook refused', { ...log, reason: evaluation.reason });
+      metrics.add(RelayMetric.Rejected, 1, route.id);
       return answer(400, { error: evaluation.reason });
     case Verdict.Ping:
       await capture(context, request, []);
@@ -213,14 +220,16 @@ async function confirm(fetch: SourceFetch, url: string): Promise<string | undefi
 
 /**
  * Keeps the payload for the console when the route sets `capture` (an authenticated webhook
- * only: a stranger's bytes are never stored). Best effort: the webhook is already recorded, so a
+ * only: a stranger's bytes are never stored), with the route's allow-list of headers. Best effort: the webhook is already recorded, so a
  * failure here is logged and the answer stands.
  */
 async function capture(context: RelayContext, request: IngestRequest, recordIds: readonly string[]): Promise<void> {
-  const keepSeconds = context.config.routes.get(request.routeId)?.config.capture;
-  if (keepSeconds === undefined) return;
+  const route = context.config.routes.get(request.routeId);
+  const keepSeconds = route?.config.capture;
+  if (route === undefined || keepSeconds === undefined) return;
   try {
-    await context.store.capturePayload({ route: request.routeId, receivedAt: request.receivedAt, headers: request.headers, body: request.body, recordIds, keepSeconds });
+    const keepHeaders = capturedHeaderNames(route.pack, route.config);
+    await context.store.capturePayload({ route: request.routeId, receivedAt: request.receivedAt, headers: request.headers, keepHeaders, body: request.body, recordIds, keepSeconds });
   } catch (error) {
     context.logger.error('payload not captured', { route: request.routeId, error: error instanceof Error ? error.name : typeof error });
   }

@@ -37,6 +37,12 @@ export const RelayMetric = {
   CreditsSpent: 'CreditsSpent',
   Segments: 'Segments',
   RemainingBalance: 'RemainingBalance',
+  RouteMisconfigured: 'RouteMisconfigured',
+  Rejected: 'Rejected',
+  PendingDue: 'PendingDue',
+  OldestPendingAgeSeconds: 'OldestPendingAgeSeconds',
+  SweepErrors: 'SweepErrors',
+  BalanceReadFailed: 'BalanceReadFailed',
 } as const;
 export type RelayMetric = (typeof RelayMetric)[keyof typeof RelayMetric];
 

@@ -56,7 +56,7 @@ export async function sendMessage(context: RelayContext<RelayConfigView>, id: st
     gate = await checkBeforeSend(context, claimed);
     if (gate.outcome !== SendOutcome.Sent) await store.settle(id, token, { state: GATE_STATE[gate.outcome], reason: gate.reason }, { now: clock() });
   } catch (error) {
-    await releaseUnsent(context, claimed, token, error);
+    if (await releaseUnsent(context, claimed, token, error)) return SendOutcome.Failed;
     throw error;
   }
   if (gate.outcome !== SendOutcome.Sent) {
@@ -301,28 +301,40 @@ async function settleFailure(context: RelayContext<RelayConfigView>, record: Mes
 }
 
 /**
- * Puts back a claimed record after a failure before the SMS service was called (the store failing
- * on the limit check). Left in SENDING it would go stale, and an at-most-once route can only settle
- * a stale record as UNKNOWN: a message never sent would be lost. Best effort: if the store is still
- * failing, the stale recovery is all there is.
+ * Puts back a claimed record after a failure before the SMS service was called (the balance read
+ * or the store failing on a check). Left in SENDING it would go stale, and an at-most-once route can
+ * only settle a stale record as UNKNOWN: a message never sent would be lost. Such a failure counts
+ * as an attempt (the claim counted it): once attempts run out the record ends FAILED with what
+ * failed, so a check that keeps failing cannot keep a message waiting for ever.
+ *
+ * @returns `true` when the record was settled FAILED. Best effort: if the store is still failing,
+ * the stale recovery is all there is.
  */
-async function releaseUnsent(context: RelayContext<RelayConfigView>, record: MessageRecord, token: string, error: unknown): Promise<void> {
-  const now = context.clock();
-  const name = errorName(error);
+async function releaseUnsent(context: RelayContext<RelayConfigView>, record: MessageRecord, token: string, error: unknown): Promise<boolean> {
+  const { store, clock, policy, metrics } = context;
+  const now = clock();
+  const lastError: LastError = { name: errorName(error), delivery: SmsDelivery.NOT_SENT, message: failedBeforeSending(error) };
+  const exhausted = record.attempts >= policy.maxAttempts;
   try {
-    await context.store.settle(
-      record.id,
-      token,
-      {
-        state: MessageState.Pending,
-        nextAttemptAt: new Date(now.getTime() + backoffMs(context.policy, record.attempts)),
-        lastError: { name, delivery: SmsDelivery.NOT_SENT, message: `failed before sending: ${name}` },
-      },
-      { now },
-    );
+    if (!exhausted) {
+      await store.settle(record.id, token, { state: MessageState.Pending, nextAttemptAt: new Date(now.getTime() + backoffMs(policy, record.attempts)), lastError }, { now });
+      return false;
+    }
+    await store.settle(record.id, token, { state: MessageState.Failed, reason: `not sent after ${record.attempts} attempts: ${lastError.message}`, lastError }, { now });
   } catch (releaseError) {
     context.logger.error('claimed message not released; it is recovered once stale', { id: record.id, error: errorName(releaseError) });
+    return false;
   }
+  metrics.add(RelayMetric.Failed, 1, record.route);
+  logSend(context, record, 'FAILED', { error: lastError });
+  return true;
+}
+
+/** What failed before the send, for the record: the balance read (with the service's answer), or the error's name. */
+function failedBeforeSending(error: unknown): string {
+  if (!(error instanceof SmsServiceError && error.operation === SmsOperation.BALANCE)) return `failed before sending: ${errorName(error)}`;
+  const { serviceError, systemCode, status } = describeSmsError(error);
+  return `failed before sending: the balance could not be read (${serviceError ?? systemCode ?? (status === undefined ? error.code : `HTTP ${status}`)})`;
 }
 
 /**

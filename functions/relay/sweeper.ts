@@ -1,6 +1,6 @@
 import { literalRecipients, type RelayConfigView } from '../core/config/view';
 import { DeliveryPolicy } from '../core/config/policies';
-import { MessageState, type MessageRecord, NoticeKind } from '../store';
+import { ClaimLostError, MessageState, type MessageRecord, NoticeKind } from '../store';
 import { noticeMessage } from './notice';
 import { RelayMetric, type RelayContext } from './ports';
 import { sendMessage, type SendOutcome } from './sender';
@@ -61,6 +61,7 @@ export async function sweep(
     limit,
     ...(pendingGraceMs > 0 ? { updatedBefore: new Date(now.getTime() - pendingGraceMs) } : {}),
   });
+  publishBacklog(context, due.items, now);
   const sent: Partial<Record<SendOutcome, number>> = {};
   let errors = 0;
   let deferred = 0;
@@ -78,8 +79,25 @@ export async function sweep(
       context.logger.error('sweep could not send a record', { id: record.id, route: record.route, error });
     }
   });
+  // Counted even when 0, beside the backlog: the alarm reads a sweeper that could not send.
+  context.metrics.add(RelayMetric.SweepErrors, errors);
   const summaries = await recordHeldSummaries(context, now);
   return { sent, recovered, summaries, errors, deferred };
+}
+
+/**
+ * The backlog as this sweep found it: how many PENDING records are due, and how long the oldest of
+ * them has been due (its retry time, else its last change). Published on every run, zeros
+ * included, so the backlog alarm sees a backlog that stays rather than one sweep's spike.
+ */
+function publishBacklog(context: RelayContext<RelayConfigView>, due: readonly MessageRecord[], now: Date): void {
+  let oldestMs = 0;
+  for (const record of due) {
+    const dueSince = Date.parse(record.nextAttemptAt ?? record.updatedAt);
+    if (Number.isFinite(dueSince)) oldestMs = Math.max(oldestMs, now.getTime() - dueSince);
+  }
+  context.metrics.add(RelayMetric.PendingDue, due.length);
+  context.metrics.add(RelayMetric.OldestPendingAgeSeconds, Math.round(oldestMs / 1000));
 }
 
 /**
@@ -105,8 +123,10 @@ async function recoverStale(context: RelayContext<RelayConfigView>, now: Date, l
       recovered += 1;
       logger.warn('recovered a message left in SENDING', { id: record.id, route: record.route, delivery: record.delivery });
     } catch (error) {
-      // Lost the race: the sender finished after all.
-      logger.info('stale record settled by its sender meanwhile', { id: record.id, error: (error as Error).name });
+      // A lost claim: the sender finished after all (or another sweep got there first).
+      if (error instanceof ClaimLostError) logger.info('stale record settled by its sender meanwhile', { id: record.id, route: record.route });
+      // Anything else left it in SENDING: still stale, so the next sweep tries again.
+      else logger.error('stale record not settled; the next sweep tries again', { id: record.id, route: record.route, error: error instanceof Error ? error.name : typeof error });
     }
   }
   return recovered;

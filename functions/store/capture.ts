@@ -11,7 +11,7 @@ export interface CapturedPayload {
   readonly id: string;
   readonly route: string;
   readonly receivedAt: string;
-  /** Lower-cased names; credentials and signatures are never kept (see `keptHeaders`). */
+  /** Lower-cased names; only those the capture was told to keep (see `keptHeaders`). */
   readonly headers: Readonly<Record<string, string>>;
   /** The body as UTF-8 text, or base64 when it was not valid UTF-8 (`bodyEncoding`). */
   readonly body: string;
@@ -27,28 +27,40 @@ export interface CaptureInput {
   readonly route: string;
   readonly receivedAt: Date;
   readonly headers: Readonly<Record<string, string>>;
+  /**
+   * The header names to keep (lower case), every other header is dropped: an allow-list, so that
+   * no credential is stored whatever its header is called. Ingest passes `capturedHeaderNames`.
+   */
+  readonly keepHeaders: readonly string[];
   readonly body: Uint8Array;
   readonly recordIds: readonly string[];
   /** How long it is kept: the route's `capture`. */
   readonly keepSeconds: number;
 }
 
-/** Header names that carry or prove a credential: never stored. */
-const CREDENTIAL_HEADER = /authorization|signature|hmac|token|secret|key|cookie/i;
-
-/** The headers a capture keeps: all but credentials and signatures. */
-export const keptHeaders = (headers: Readonly<Record<string, string>>): Record<string, string> =>
-  Object.fromEntries(Object.entries(headers).filter(([name]) => !CREDENTIAL_HEADER.test(name)));
+/**
+ * The headers a capture keeps: only those named in `keep` (an allow-list, matched without regard
+ * to case), never any other.
+ *
+ * @example
+ * ```typescript
+ * keptHeaders({ 'content-type': 'application/json', 'x-webhook-auth': 'hunter2' }, ['content-type']); // { 'content-type': 'application/json' }
+ * ```
+ */
+export const keptHeaders = (headers: Readonly<Record<string, string>>, keep: readonly string[]): Record<string, string> => {
+  const allowed = new Set(keep.map((name) => name.toLowerCase()));
+  return Object.fromEntries(Object.entries(headers).filter(([name]) => allowed.has(name.toLowerCase())));
+};
 
 const utf8 = new TextDecoder('utf-8', { fatal: true });
 
 /**
- * Keeps one received payload for `keepSeconds` (DynamoDB TTL removes it after that), with its
- * headers less every credential and signature. The console lists a route's captures newest first.
+ * Keeps one received payload for `keepSeconds` (DynamoDB TTL removes it after that), with only
+ * the headers named in `keepHeaders`. The console lists a route's captures newest first.
  *
  * @example
  * ```typescript
- * await store.capturePayload({ route: 'orders', receivedAt, headers, body, recordIds: ids, keepSeconds: 86_400 });
+ * await store.capturePayload({ route: 'orders', receivedAt, headers, keepHeaders: ['content-type'], body, recordIds: ids, keepSeconds: 86_400 });
  * ```
  */
 export const capturePayload = async (table: StoreTable, input: CaptureInput): Promise<CapturedPayload> => {
@@ -69,7 +81,7 @@ export const capturePayload = async (table: StoreTable, input: CaptureInput): Pr
     id: newId(input.receivedAt),
     route: input.route,
     receivedAt,
-    headers: keptHeaders(input.headers),
+    headers: keptHeaders(input.headers, input.keepHeaders),
     body,
     bodyEncoding,
     recordIds: [...input.recordIds],

@@ -4,6 +4,7 @@ import { ItemKind } from './keys';
 import { MessageState, TABLE } from './table';
 import { CorruptRecordError } from './errors';
 import { DeliveryPolicy } from '../core/config/policies';
+import { HISTORY_KEPT } from '../core/defaults';
 import {
   type LastError,
   MAX_HISTORY_TEXT_CHARS,
@@ -55,6 +56,20 @@ const stateChangeValue = (change: StateChange): AttributeValue =>
 
 /** A list of history entries as stored; also the operand of the `list_append` of a transition. */
 export const historyValue = (changes: readonly StateChange[]): AttributeValue => ({ L: changes.map(stateChangeValue) });
+
+/**
+ * A history cut to its bound: the first `HISTORY_KEPT.first` entries and the last `last`, with the
+ * entries dropped between them added to `omitted` (the record's `historyOmitted`).
+ */
+export const boundedHistory = (
+  changes: readonly StateChange[],
+  omitted = 0,
+  last: number = HISTORY_KEPT.last,
+): { readonly history: readonly StateChange[]; readonly omitted: number } => {
+  const { first } = HISTORY_KEPT;
+  if (changes.length <= first + last) return { history: changes, omitted };
+  return { history: [...changes.slice(0, first), ...changes.slice(changes.length - last)], omitted: omitted + changes.length - first - last };
+};
 
 /**
  * The most of the service's `recipients` answer a record keeps, as JSON text. Far below DynamoDB's
@@ -125,6 +140,7 @@ export const messageItem = (record: MessageRecord): Item =>
     result: record.result === undefined ? undefined : resultValue(record.result),
     sentAt: record.sentAt === undefined ? undefined : str(record.sentAt),
     history: historyValue(record.history),
+    historyOmitted: record.historyOmitted === undefined ? undefined : num(record.historyOmitted),
     [TABLE.timeToLive]: num(record.expiresAt),
   });
 
@@ -183,6 +199,7 @@ export const messageFromItem = (item: Item): MessageRecord => {
     expiresAt: read.num(TABLE.timeToLive),
     ...defined(optional),
     history: (read.optMapList('history') ?? []).map((entry) => stateChangeFrom(entry, where)),
+    ...defined({ historyOmitted: read.optNum('historyOmitted') }),
   };
 };
 

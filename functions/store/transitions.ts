@@ -1,34 +1,99 @@
 import { UpdateItemCommand } from '@aws-sdk/client-dynamodb';
 import { num, str } from './attributes';
-import { historyValue, lastErrorValue, messageFromItem, resultValue, stateChange } from './codec';
+import { boundedHistory, historyValue, lastErrorValue, messageFromItem, resultValue, stateChange } from './codec';
 import { type StoreTable, isConditionalCheckFailed } from './context';
 import { ClaimLostError, InvalidArgumentError } from './errors';
 import { buildUpdate, type UpdateSpec } from './expressions';
 import { newId } from './ids';
 import { ItemKind, messageKey } from './keys';
+import { getMessage } from './queries';
 import { MessageState } from './table';
 import { DeliveryPolicy } from '../core/config/policies';
+import { HISTORY_KEPT } from '../core/defaults';
 import type { LastError, MessageRecord, SendResult, StateChange } from './types';
 
 /** A change of state: the update's `set` and the `history` entry it appends in the same write. */
 interface Change extends Omit<UpdateSpec, 'append'> {
+  readonly condition: string;
   readonly entry: StateChange;
 }
+
+/** Entries a history keeps at most: past this, a transition cuts it (see {@link boundedHistory}). */
+const HISTORY_BOUND = HISTORY_KEPT.first + HISTORY_KEPT.last;
 
 /**
  * Applies a conditional update to a message record that moves it to `entry.state`, appending
  * `entry` to its history in the same write; `undefined` when the condition refused it (and then
  * nothing is appended).
+ *
+ * The history is kept bounded here, so the bound holds on AWS as locally:
+ * - a change that takes it past {@link HISTORY_BOUND} entries is followed by a second write that
+ *   cuts it (see {@link trimmed}); a lost race costs nothing more than before;
+ * - a change DynamoDB refuses because the item would pass 400 KB (a record whose history grew
+ *   before there was a bound) is written again with the history already cut, after a read, and
+ *   conditional on the record being as read: a record changed meanwhile refuses it, as a lost race
+ *   does.
  */
-const transition = async (context: StoreTable, id: string, { entry, ...spec }: Change): Promise<MessageRecord | undefined> => {
+const transition = async (context: StoreTable, id: string, { entry, condition, values, ...spec }: Change): Promise<MessageRecord | undefined> => {
+  let record: MessageRecord | undefined;
+  try {
+    record = await update(context, id, { ...spec, condition, values, append: { history: historyValue([entry]) } });
+  } catch (error) {
+    if (!isItemTooLarge(error)) throw error;
+    return await withHistoryCut(context, id, { entry, condition, values, ...spec }, error);
+  }
+  return record === undefined ? undefined : await trimmed(context, id, record);
+};
+
+/**
+ * Cuts the history of a record just changed when it has passed its bound, conditional on nothing
+ * having changed it since. Best effort: the change itself is done, so a cut refused or failed
+ * returns the record as changed, and the next change cuts it.
+ */
+const trimmed = async (context: StoreTable, id: string, record: MessageRecord): Promise<MessageRecord> => {
+  if (record.history.length <= HISTORY_BOUND) return record;
+  const { history, omitted } = boundedHistory(record.history, record.historyOmitted);
+  try {
+    const cut = await update(context, id, {
+      set: { history: historyValue(history), historyOmitted: num(omitted) },
+      condition: '#updatedAt = :seenUpdatedAt AND size(#history) = :seenHistory',
+      values: { ':seenUpdatedAt': str(record.updatedAt), ':seenHistory': num(record.history.length) },
+    });
+    return cut ?? record;
+  } catch {
+    return record;
+  }
+};
+
+/**
+ * Writes a change DynamoDB refused as too large with the history cut to its bound, or, should the
+ * item still be too large (its other attributes), to its first entries alone.
+ */
+const withHistoryCut = async (context: StoreTable, id: string, { entry, condition, values = {}, ...spec }: Change, refusal: unknown): Promise<MessageRecord | undefined> => {
+  const current = await getMessage(context, id);
+  if (current === undefined) return undefined;
+  // Next to no history: cutting it would not make room.
+  if (current.history.length <= HISTORY_KEPT.first) throw refusal;
+  const unchanged = {
+    condition: `(${condition}) AND #updatedAt = :seenUpdatedAt AND size(#history) = :seenHistory`,
+    values: { ...values, ':seenUpdatedAt': str(current.updatedAt), ':seenHistory': num(current.history.length) },
+  };
+  for (const last of [HISTORY_KEPT.last, 0]) {
+    const { history, omitted } = boundedHistory([...current.history, entry], current.historyOmitted, last);
+    try {
+      return await update(context, id, { ...spec, ...unchanged, set: { ...spec.set, history: historyValue(history), historyOmitted: num(omitted) } });
+    } catch (error) {
+      if (!isItemTooLarge(error)) throw error;
+    }
+  }
+  throw refusal;
+};
+
+/** One conditional update of a message record: the record as written, or `undefined` when its condition refused it. */
+const update = async (context: StoreTable, id: string, spec: UpdateSpec): Promise<MessageRecord | undefined> => {
   try {
     const { Attributes: item } = await context.client.send(
-      new UpdateItemCommand({
-        TableName: context.tableName,
-        Key: messageKey(id),
-        ...buildUpdate({ ...spec, append: { history: historyValue([entry]) } }),
-        ReturnValues: 'ALL_NEW',
-      }),
+      new UpdateItemCommand({ TableName: context.tableName, Key: messageKey(id), ...buildUpdate(spec), ReturnValues: 'ALL_NEW' }),
     );
     // ALL_NEW always returns the item of a successful update.
     return item === undefined ? undefined : messageFromItem(item);
@@ -37,6 +102,10 @@ const transition = async (context: StoreTable, id: string, { entry, ...spec }: C
     throw error;
   }
 };
+
+/** True for a write DynamoDB refused because the item would pass its 400 KB limit (the message is the same on dynalite). */
+const isItemTooLarge = (error: unknown): boolean =>
+  error instanceof Error && error.name === 'ValidationException' && /item size .*exceeded the maximum allowed size/i.test(error.message);
 
 /** Options of {@link claimMessage}. */
 export interface ClaimOptions {

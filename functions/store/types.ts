@@ -112,19 +112,20 @@ export interface MessageRecord extends MessageContent {
   readonly result?: SendResult;
   readonly sentAt?: string;
   /**
-   * Every state the record has been in, oldest first: the initial state when it was created, then
-   * one entry per transition, appended by the same update that makes it. Empty on records written
+   * The record's changes of state, oldest first: the initial state when it was created, then one
+   * entry per transition, appended by the same update that makes it. Empty on records written
    * before the history existed.
    *
-   * The list stays far below DynamoDB's 400 KB item limit: an entry is bounded (see
-   * {@link StateChange}), a send attempt adds two (the claim and its outcome), attempts are bounded
-   * by the retry policy (`maxAttempts`), and every further round (`requeue`) is an operator's
-   * manual redrive. One loop is bounded by time only: a sender that fails before calling the
-   * service puts the record back to `PENDING` without checking `maxAttempts`; at ~0.2 KB a round
-   * and one round per `maxDelayMs` (5 min by default) it takes about a week of such failures to
-   * come near the limit.
+   * Bounded, so a record can always be written (DynamoDB items hold 400 KB): an entry is bounded
+   * (see {@link StateChange}), and a change that takes the list past `HISTORY_KEPT`
+   * (`core/defaults`) is followed by a write that keeps the first `HISTORY_KEPT.first` entries and
+   * the last `HISTORY_KEPT.last`, counting the ones dropped between them in
+   * {@link MessageRecord.historyOmitted}. A change DynamoDB refuses as too large is written with
+   * the history already cut.
    */
   readonly history: readonly StateChange[];
+  /** How many changes of state were dropped from `history` after its first entries; absent when none. */
+  readonly historyOmitted?: number;
   /** TTL, epoch seconds: `createdAt` plus the retention. */
   readonly expiresAt: number;
 }

@@ -1,10 +1,11 @@
 import { z } from 'zod';
 import { describeIssues } from '../../functions/core/config/parse';
-import { maskPhoneNumbersIn } from '../../functions/core/recipients';
+import { maskNumbersInText } from '../../functions/core/recipients';
 import { MessageState } from '../../functions/store';
 import { MESSAGE_STATES, parseSince, parseState, REDRIVE_STATES, toRecordView } from '../runtime/records';
 import type { Overview, PreviewRequest, RedriveAnswer } from './contract';
 import { payloadChoices, previewRoute } from './preview';
+import { warmPreviewWorker } from './preview-thread';
 import { ConsoleRequestError, type ConsoleSource } from './source';
 import { creditView, MAX_CREDIT_DAYS, recordDetail, recordsPage, routeSummaries } from './views';
 
@@ -78,8 +79,9 @@ export function createStoreApi(source: ConsoleSource): ConsoleApi {
         await source.withStore(async (store) => {
           const record = await store.getMessage(id);
           if (record === undefined) throw new ConsoleRequestError(404, `no record ${id}`);
-          const capture = source.loaded.routes.get(record.route)?.config.capture === undefined ? undefined : await store.findCapture(record.route, record.id, record.createdAt);
-          return recordDetail(record, capture);
+          const route = source.loaded.routes.get(record.route);
+          const capture = route?.config.capture === undefined ? undefined : await store.findCapture(record.route, record.id, record.createdAt);
+          return recordDetail(record, capture, route);
         }),
       );
     }
@@ -107,6 +109,7 @@ export function createStoreApi(source: ConsoleSource): ConsoleApi {
     if (path === '/payloads' && get) {
       const routeId = query.get('route');
       if (routeId === null) throw new ConsoleRequestError(400, 'name a route: ?route=<id>');
+      warmPreviewWorker();
       return ok({ payloads: await source.withStore((store) => payloadChoices(source, store, routeId)) });
     }
     if (path === '/preview' && method === 'POST') {
@@ -128,9 +131,10 @@ function overview(source: ConsoleSource): Overview {
     routes: [...source.loaded.routes.values()].map((route) => ({
       id: route.id,
       source: route.pack.name,
-      template: route.config.template ?? route.pack.defaultTemplate,
-      when: route.config.when ?? null,
-      recipients: route.config.recipients.map(maskPhoneNumbersIn),
+      // Masked like everything shown; a preview that sends them back unchanged gets the route's own.
+      template: maskNumbersInText(route.config.template ?? route.pack.defaultTemplate),
+      when: route.config.when === undefined ? null : maskNumbersInText(route.config.when),
+      recipients: route.config.recipients.map(maskNumbersInText),
     })),
     states: [...MESSAGE_STATES],
     redriveStates: [...REDRIVE_STATES],

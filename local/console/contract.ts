@@ -86,7 +86,7 @@ export interface CapturedPayloadView {
   readonly id: string;
   readonly route: string;
   readonly receivedAt: string;
-  /** Without credentials and signatures. */
+  /** Only the route's allowed headers (see `capturedHeaderNames`), numbers masked in their values. */
   readonly headers: Readonly<Record<string, string>>;
   /** Numbers masked. */
   readonly body: string;
@@ -109,8 +109,13 @@ export interface RecordDetail {
     readonly delivery: string;
     readonly notice: string | null;
   };
-  /** Every state change with its time, oldest first. */
+  /** Every state change with its time, oldest first, but for those in `historyOmitted`. */
   readonly history: readonly StateChange[];
+  /**
+   * The state changes the record no longer keeps (its history keeps the first and the last ones):
+   * how many, and how many entries of `history` come before them; `null` when none were left out.
+   */
+  readonly historyOmitted: { readonly count: number; readonly after: number } | null;
   /** The SMS service's answer to the send, when it was accepted. */
   readonly result: {
     readonly deducted: number;

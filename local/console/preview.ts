@@ -4,12 +4,14 @@ import { stringify } from 'yaml';
 import { compileRoute } from '../../functions/core/config/compile';
 import { describeIssues } from '../../functions/core/config/parse';
 import { RouteSchema } from '../../functions/core/config/schema';
-import { maskMsisdn, maskPhoneNumbersIn } from '../../functions/core/recipients';
+import { maskMsisdn, maskNumbersInText } from '../../functions/core/recipients';
 import type { MessageStore } from '../../functions/store';
 import { examplePayloads, fixtureHeaders } from '../runtime/fixture-headers';
-import { looksFormEncoded, previewEvaluation } from '../cli/commands/preview';
+import { looksFormEncoded } from '../cli/commands/preview';
 import type { PayloadChoice, PreviewAnswer, PreviewRequest } from './contract';
+import { evaluateOffThread } from './preview-thread';
 import { ConsoleRequestError, type ConsoleSource } from './source';
+import { captureView } from './views';
 
 /** Fixtures and captures offered per route; more is noise in a picker. */
 const MAX_CHOICES = 25;
@@ -30,13 +32,10 @@ export async function payloadChoices(source: ConsoleSource, store: MessageStore,
     headers: exampleHeaders(source, route.pack.name, name),
   }));
   return [
-    ...captures.map((capture): PayloadChoice => ({
-      kind: 'capture',
-      id: capture.id,
-      label: `captured ${capture.receivedAt}`,
-      body: capture.bodyEncoding === 'utf8' ? maskPhoneNumbersIn(capture.body) : '(binary body)',
-      headers: capture.headers,
-    })),
+    ...captures.map((capture): PayloadChoice => {
+      const shown = captureView(capture, route);
+      return { kind: 'capture', id: capture.id, label: `captured ${capture.receivedAt}`, body: shown.bodyEncoding === 'utf8' ? shown.body : '(binary body)', headers: shown.headers };
+    }),
     ...fixtures,
   ];
 }
@@ -44,24 +43,24 @@ export async function payloadChoices(source: ConsoleSource, store: MessageStore,
 /**
  * Renders a payload through a route with the playground's edits (template, `when`, recipients):
  * the edited route is validated and compiled as the config would be, then evaluated by the same
- * code as `sms-relay preview` and ingest. Nothing is recorded or sent.
+ * code as `sms-relay preview` and ingest, in a worker thread. Nothing is recorded or sent.
  */
 export async function previewRoute(source: ConsoleSource, store: MessageStore, request: PreviewRequest): Promise<PreviewAnswer> {
   const raw = source.rawRoutes[request.route];
   const route = source.loaded.routes.get(request.route);
   if (raw === undefined || route === undefined) throw new ConsoleRequestError(404, `no route "${request.route}"`);
   const edited: Record<string, unknown> = { ...raw };
-  if (request.template !== undefined) setOrDrop(edited, 'template', request.template);
-  if (request.when !== undefined) setOrDrop(edited, 'when', request.when);
+  if (request.template !== undefined) setOrDrop(edited, 'template', ownUnlessEdited(request.template, route.config.template ?? route.pack.defaultTemplate));
+  if (request.when !== undefined) setOrDrop(edited, 'when', ownUnlessEdited(request.when, route.config.when));
   if (request.recipients !== undefined) edited['recipients'] = request.recipients.map((entry) => entry.trim()).filter((entry) => entry !== '');
   // Numbers are masked on the page as everywhere else, the config's own recipients too.
   const written = stringify({ [request.route]: edited });
-  const masked = maskPhoneNumbersIn(written);
+  const masked = maskNumbersInText(written);
   const yaml = masked === written ? written : `# phone numbers are masked: keep the recipients your config has\n${masked}`;
 
   const invalid = (problems: readonly string[]): PreviewAnswer => ({
     verdict: 'invalid',
-    reason: problems.map((problem) => maskPhoneNumbersIn(problem)).join('; '),
+    reason: problems.map((problem) => maskNumbersInText(problem)).join('; '),
     messages: [],
     dropped: [],
     warnings: [],
@@ -71,27 +70,38 @@ export async function previewRoute(source: ConsoleSource, store: MessageStore, r
   if (!parsed.success) return invalid(describeIssues(parsed.error.issues));
   const problems: string[] = [];
   // Only template, condition and recipients change: the route's engine (time zone, currency) serves.
-  const compiled = compileRoute(request.route, parsed.data, route.engine, source.loaded.config.provider.defaultSenderId, problems);
+  const { defaultSenderId } = source.loaded.config.provider;
+  // Compiled here too, for the problems of an invalid edit; the worker compiles its own copy.
+  const compiled = compileRoute(request.route, parsed.data, route.engine, defaultSenderId, problems);
   if (compiled === undefined) return invalid(problems.map((problem) => problem.replace(/^routes\.[^.]+\./, '')));
 
   const { body, headers } = await payloadOf(source, store, request, route.pack.name);
-  const result = previewEvaluation(compiled, body, headers);
+  // Off the main thread: a template that runs long must not hold the webhooks up (preview-thread.ts).
+  const result = await evaluateOffThread({ routeId: request.route, route: parsed.data, engineOptions: route.engine.options, defaultSenderId, body, headers });
   const { creditsPerUnit } = await store.getBalanceState();
   return {
     verdict: result.verdict,
-    reason: result.reason === undefined ? null : maskPhoneNumbersIn(result.reason),
+    reason: result.reason === undefined ? null : maskNumbersInText(result.reason),
     messages: result.messages.map((message) => ({
       to: message.to.map(maskMsisdn),
-      text: maskPhoneNumbersIn(message.text),
+      text: maskNumbersInText(message.text),
       encoding: message.encoding,
       characters: message.characters,
       segments: message.segments,
       estimatedCost: creditsPerUnit === undefined ? null : message.segments * message.to.length * creditsPerUnit,
     })),
-    dropped: result.dropped.map(({ entry, reason }) => ({ entry: maskPhoneNumbersIn(entry), reason: maskPhoneNumbersIn(reason) })),
-    warnings: result.warnings.map(maskPhoneNumbersIn),
+    dropped: result.dropped.map(({ entry, reason }) => ({ entry: maskNumbersInText(entry), reason: maskNumbersInText(reason) })),
+    warnings: result.warnings.map(maskNumbersInText),
     yaml,
   };
+}
+
+/**
+ * The page starts from the route's template and condition as the overview shows them, numbers
+ * masked: sent back unchanged, they mean the route's own, not a template that texts `2557****678`.
+ */
+function ownUnlessEdited(sent: string, own: string | undefined): string {
+  return own !== undefined && sent === maskNumbersInText(own) ? own : sent;
 }
 
 function setOrDrop(route: Record<string, unknown>, key: string, value: string): void {

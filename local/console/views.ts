@@ -1,7 +1,11 @@
-import { maskPhoneNumbersIn } from '../../functions/core/recipients';
+import type { RouteConfig } from '../../functions/core/config/schema';
+import { HISTORY_KEPT } from '../../functions/core/defaults';
+import { maskNumbersInText } from '../../functions/core/recipients';
+import { capturedHeaderNames } from '../../functions/core/sources/captured-headers';
+import type { SourcePack } from '../../functions/core/sources/types';
 import { forecastBalance, MIN_FORECAST_MS } from '../../functions/relay/balance';
 import { NOTICE_ROUTE } from '../../functions/relay/ports';
-import { type CapturedPayload, MessageState, type MessageRecord, type MessageStore, type RecordSummary } from '../../functions/store';
+import { type CapturedPayload, keptHeaders, MessageState, type MessageRecord, type MessageStore, type RecordSummary } from '../../functions/store';
 import { queryRecords, REDRIVE_STATES, toRecordView } from '../runtime/records';
 import type { AttemptError, CapturedPayloadView, CreditAnswer, LimitUse, RecordDetail, RecordsPage, RouteSummary, State } from './contract';
 import { ConsoleRequestError, type ConsoleSource } from './source';
@@ -54,17 +58,17 @@ export async function recordsPage(store: MessageStore, { route, state, since, cu
 }
 
 /** A record's whole story: its SMS, every state change, the service's answer, each error, its webhook. */
-export function recordDetail(record: MessageRecord, capture: CapturedPayload | undefined): RecordDetail {
+export function recordDetail(record: MessageRecord, capture: CapturedPayload | undefined, route: CapturingRoute | undefined): RecordDetail {
   const history = record.history.map((change) => ({
     at: change.at,
     state: change.state as State,
-    ...(change.reason === undefined ? {} : { reason: maskPhoneNumbersIn(change.reason) }),
+    ...(change.reason === undefined ? {} : { reason: maskNumbersInText(change.reason) }),
   }));
   const errors: AttemptError[] = record.history.flatMap((change) => (change.error === undefined ? [] : [attemptError(change.at, change.error)]));
   return {
     record: toRecordView(record),
     sms: {
-      text: maskPhoneNumbersIn(record.text),
+      text: maskNumbersInText(record.text),
       encoding: record.encoding,
       characters: record.characters,
       segments: record.segments,
@@ -76,18 +80,20 @@ export function recordDetail(record: MessageRecord, capture: CapturedPayload | u
       notice: record.notice ?? null,
     },
     history,
+    // The store drops the changes between the first ones and the last ones (see `boundedHistory`).
+    historyOmitted: record.historyOmitted ? { count: record.historyOmitted, after: Math.min(HISTORY_KEPT.first, history.length) } : null,
     result:
       record.result === undefined
         ? null
         : {
             deducted: record.result.deducted,
             remainingBalance: record.result.remainingBalance,
-            message: maskPhoneNumbersIn(record.result.message),
+            message: maskNumbersInText(record.result.message),
             senderId: record.result.senderId,
             sentAt: record.sentAt ?? null,
           },
     errors,
-    capture: capture === undefined ? null : captureView(capture),
+    capture: capture === undefined ? null : captureView(capture, route),
     redrivable: (REDRIVE_STATES as readonly string[]).includes(record.state),
   };
 }
@@ -98,21 +104,39 @@ function attemptError(at: string, error: NonNullable<MessageRecord['lastError']>
     name: error.name,
     ...(error.status === undefined ? {} : { status: error.status }),
     ...(error.delivery === undefined ? {} : { delivery: error.delivery }),
-    message: maskPhoneNumbersIn(error.message),
+    message: maskNumbersInText(error.message),
   };
 }
 
-/** A capture as the page shows it: numbers in the body masked. */
-export function captureView(capture: CapturedPayload): CapturedPayloadView {
+/** The route a capture belongs to: its source and settings name the headers a capture may show. */
+export interface CapturingRoute {
+  readonly pack: SourcePack;
+  readonly config: RouteConfig;
+}
+
+/**
+ * A capture as the page shows it: only the route's allowed headers (a capture stored before the
+ * allow-list may hold others), and numbers masked in their values and in the body. A base64 body
+ * (bytes that are not UTF-8, such as Latin-1 text) is read as text to be masked, and stays base64.
+ */
+export function captureView(capture: CapturedPayload, route: CapturingRoute | undefined): CapturedPayloadView {
+  const allowed = route === undefined ? [] : capturedHeaderNames(route.pack, route.config);
   return {
     id: capture.id,
     route: capture.route,
     receivedAt: capture.receivedAt,
-    headers: Object.fromEntries(Object.entries(capture.headers).map(([name, value]) => [name, maskPhoneNumbersIn(value)])),
-    body: capture.bodyEncoding === 'utf8' ? maskPhoneNumbersIn(capture.body) : capture.body,
+    headers: Object.fromEntries(Object.entries(keptHeaders(capture.headers, allowed)).map(([name, value]) => [name, maskNumbersInText(value)])),
+    body: capture.bodyEncoding === 'utf8' ? maskNumbersInText(capture.body) : maskBase64Text(capture.body),
     bodyEncoding: capture.bodyEncoding,
     recordIds: capture.recordIds,
   };
+}
+
+/** Numbers masked in bytes kept as base64, read one character per byte (digits are ASCII in any such text). */
+function maskBase64Text(body: string): string {
+  const text = Buffer.from(body, 'base64').toString('latin1');
+  const masked = maskNumbersInText(text);
+  return masked === text ? body : Buffer.from(masked, 'latin1').toString('base64');
 }
 
 /**

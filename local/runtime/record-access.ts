@@ -85,6 +85,13 @@ export interface DeployedAccessOptions {
 export async function openDeployedRecordAccess({ environment, table, region }: DeployedAccessOptions): Promise<RecordAccess> {
   const client = new DynamoDBClient(region === undefined ? {} : { region });
   try {
+    await client.config.region();
+  } catch (error) {
+    client.destroy();
+    // The SDK's own words ("Region is missing") do not say what to do.
+    throw new RuntimeError(`no AWS region for SmsRelay-${environment}: set AWS_REGION or pass --region (the region the stack is deployed in)`, { cause: error });
+  }
+  try {
     const tableName = table ?? (await findStackTable(client, environment));
     return { ...storeAccess(createStore({ client, tableName }), AccessKind.Aws, `table ${tableName} (${environment})`), close: async () => client.destroy() };
   } catch (error) {

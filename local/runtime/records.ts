@@ -1,5 +1,5 @@
 import { parseDurationSeconds } from '../../functions/core/config/duration';
-import { maskMsisdn, maskPhoneNumbersIn } from '../../functions/core/recipients';
+import { maskMsisdn, maskNumbersInText } from '../../functions/core/recipients';
 import { MessageState, type MessageRecord, type MessageStore, type RequeueFrom } from '../../functions/store';
 import type { RecordRow } from '../console/contract';
 import { InvalidSettingError } from './errors';
@@ -31,7 +31,7 @@ export function toRecordView(record: MessageRecord): RecordView {
     segments: record.segments,
     attempts: record.attempts,
     // Reasons can quote a recipient entry ("0712… is not a mobile number").
-    reason: reason === undefined ? null : maskPhoneNumbersIn(reason),
+    reason: reason === undefined ? null : maskNumbersInText(reason),
     deducted: record.result?.deducted ?? null,
     remainingBalance: record.result?.remainingBalance ?? null,
   };

@@ -252,3 +252,14 @@ export function writeSnsDocuments(path: string, extra: Record<string, string> = 
   writeFileSync(path, JSON.stringify(snsDocuments(extra)));
   return path;
 }
+
+/**
+ * The console's anti-forgery token, as the page gives it to its script, and the headers a console
+ * `POST` needs with it.
+ */
+export async function consoleSession(relayUrl: string): Promise<Record<string, string>> {
+  const page = await (await fetch(`${relayUrl}/console`)).text();
+  const token = /<meta name="console-token" content="([^"]+)">/.exec(page)?.[1];
+  if (token === undefined) throw new Error('the console page carries no token');
+  return { 'x-console-token': token, 'content-type': 'application/json' };
+}

@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError } from '../../functions/core/config/errors';
 import { listEnvironments, readEnvironmentConfig } from '../../infra/config';
+import { providerUrlProblem } from '../../infra/deployable';
 import { scheduleProblem } from '../../infra/schedule';
 import { BROKEN_CONFIG, tempDir } from './support';
 
@@ -49,13 +50,109 @@ describe('readEnvironmentConfig', () => {
   });
 
   it('names the environments that do exist when one does not', () => {
-    expect(() => readEnvironmentConfig('staging')).toThrow(/config\/staging\.yaml: invalid config\n {2}- no such file; environments in config: .*dev.*prod/);
+    expect(() => readEnvironmentConfig('qa')).toThrow(/config\/qa\.yaml: invalid config\n {2}- no such file; environments in config: dev, prod, staging$/);
   });
 
   it('refuses environment names that are not stack- and file-safe', () => {
     for (const name of ['../prod', 'Prod', 'prod.yaml', '']) {
       expect(() => readEnvironmentConfig(name)).toThrow(/environment names are lower-case letters/);
     }
+  });
+});
+
+/** The problems `readEnvironmentConfig` refuses `env` of `configDir` with. */
+function refusal(env: string, configDir?: string): readonly string[] {
+  try {
+    readEnvironmentConfig(env, configDir === undefined ? {} : { configDir });
+  } catch (error) {
+    expect(error).toBeInstanceOf(ConfigError);
+    return (error as ConfigError).problems;
+  }
+  throw new Error(`expected ${env} to be refused`);
+}
+
+describe('refused for deployment, each problem naming its key', () => {
+  let dir: string;
+  const write = (env: string, text: string): void => writeFileSync(join(dir, `${env}.yaml`), text);
+  const routes = 'routes:\n  ci: { source: github, secret: gh, recipients: ["+255712345678"] }\n';
+  beforeAll(() => {
+    dir = tempDir('deployable');
+    for (const env of ['local', 'prod', 'dev']) write(env, readFileSync(join('config', `${env}.yaml`), 'utf8'));
+  });
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+  it('config/local.yaml, with a sentence saying why', () => {
+    expect(refusal('local')).toEqual([
+      "config/local.yaml is the local runtime's config (npm start) and is never deployed: its provider is the sandbox on 127.0.0.1, its secrets are the file .relay/secrets.json and every route captures payloads. " +
+        'Deploy an environment of its own instead, e.g. cp config/staging.yaml config/<env>.yaml',
+    ]);
+    expect(listEnvironments()).not.toContain('local');
+  });
+
+  it('a copy of config/local.yaml: its provider URL, each captured route, and its secret', () => {
+    write('copied', readFileSync('config/local.yaml', 'utf8'));
+    const problems = refusal('copied', dir);
+    expect(problems[0]).toBe(
+      'provider.baseUrl must be https (the API key travels in its requests), and must not point at a loopback or private address (127.0.0.1): a deployed function cannot reach it; use the SMS service\'s public https URL',
+    );
+    const captured = problems.filter((problem) => problem.includes('.capture: '));
+    expect(captured).toHaveLength(14);
+    expect(captured[0]).toBe(
+      "routes.alerts.capture: stores each webhook's payload (customer data) in the deployed table; remove it, or set deploy.allowCapture: true to deploy it on purpose",
+    );
+    expect(problems.at(-1)).toBe(
+      `secrets: "sms-relay/local" is also the secret of ${join(dir, 'local.yaml')}; each environment needs its own (a second stack cannot create the same secret, and two environments must not share keys). ` +
+        'Remove secrets to use "sms-relay/copied", or name one no other environment uses',
+    );
+  });
+
+  it('a copy of config/prod.yaml keeps secrets: sms-relay/prod, which prod uses', () => {
+    write('prod2', readFileSync('config/prod.yaml', 'utf8'));
+    expect(refusal('prod2', dir)).toEqual([expect.stringMatching(new RegExp(`^secrets: "sms-relay/prod" is also the secret of ${join(dir, 'prod.yaml').replace(/[.\\/]/g, '\\$&')}; `))]);
+  });
+
+  it('an explicit secret equal to another environment\'s default name', () => {
+    write('other', `provider: { baseUrl: "https://sms.example.co.tz" }\nsecrets: sms-relay/dev\n${routes}`);
+    // dev.yaml names sms-relay/dev itself; a config without secrets would default to it too.
+    expect(refusal('other', dir)[0]).toMatch(/^secrets: "sms-relay\/dev" is also the secret of .*dev\.yaml;/);
+  });
+
+  it('no secrets: the environment\'s own default name, shared with nobody', () => {
+    write('fresh', `provider: { baseUrl: "https://sms.example.co.tz" }\n${routes}`);
+    expect(readEnvironmentConfig('fresh', { configDir: dir }).config.secrets).toBeUndefined();
+  });
+
+  it('capture is deployed only with deploy.allowCapture: true', () => {
+    const captured = 'routes:\n  ci: { source: github, secret: gh, recipients: ["+255712345678"], capture: 1h }\n';
+    write('capturing', `provider: { baseUrl: "https://sms.example.co.tz" }\n${captured}`);
+    expect(refusal('capturing', dir)).toEqual([expect.stringMatching(/^routes\.ci\.capture: stores each webhook's payload/)]);
+    write('capturing', `provider: { baseUrl: "https://sms.example.co.tz" }\ndeploy: { allowCapture: true }\n${captured}`);
+    expect(readEnvironmentConfig('capturing', { configDir: dir }).config.routes['ci']?.capture).toBe(3600);
+  });
+});
+
+describe('providerUrlProblem', () => {
+  it.each(['https://sms.example.co.tz', 'https://sms.example.co.tz:8443/api', 'https://41.59.1.10', 'https://[2001:db8::1]'])('accepts %s', (url) => {
+    expect(providerUrlProblem(url)).toBeUndefined();
+  });
+
+  it.each([
+    ['http://sms.example.co.tz', 'must be https'],
+    ['https://127.0.0.1:4010', 'loopback or private address (127.0.0.1)'],
+    ['https://localhost', 'loopback or private address (localhost)'],
+    ['https://api.localhost', 'loopback or private address'],
+    ['https://10.1.2.3', 'private'],
+    ['https://172.20.0.5', 'private'],
+    ['https://192.168.1.10', 'private'],
+    ['https://169.254.169.254', 'private'],
+    ['https://100.64.0.1', 'private'],
+    ['https://[::1]', 'private'],
+    ['https://[fd00::1]', 'private'],
+    ['https://[::ffff:127.0.0.1]', 'private'],
+    ['https://0.0.0.0', 'private'],
+  ])('refuses %s', (url, problem) => {
+    expect(providerUrlProblem(url)).toContain(problem);
+    expect(providerUrlProblem(url)).toMatch(/^provider\.baseUrl /);
   });
 });
 

@@ -46,7 +46,7 @@ describe('cdk synth', () => {
     'synthesises every environment in config/ with no validation finding',
     async () => {
       const environments = listEnvironments();
-      expect(environments).toEqual(expect.arrayContaining(['dev', 'prod']));
+      expect(environments).toEqual(['dev', 'prod', 'staging']);
       // One CLI per environment, side by side.
       const results = await Promise.all(
         environments.map(async (env) => {
@@ -82,6 +82,32 @@ describe('cdk synth', () => {
       expect(result.stderr).toMatch(/- routes\.alerts\.source: unknown source/);
       expect(result.stderr).toContain('- routes.alerts.recipients: at least one recipient is required');
       expect(existsSync(join(out, 'SmsRelay-broken.template.json'))).toBe(false);
+    },
+    CLI_TIMEOUT_MS,
+  );
+
+  it(
+    'refuses config/local.yaml with a sentence saying why, and a copy of it naming each key',
+    async () => {
+      const local = await cdkSynth(['-c', 'env=local', '-o', join(work, 'out-local')]);
+      expect(local.code).not.toBe(0);
+      expect(local.stderr).toContain(
+        "- config/local.yaml is the local runtime's config (npm start) and is never deployed: its provider is the sandbox on 127.0.0.1, its secrets are the file .relay/secrets.json and every route captures payloads.",
+      );
+      expect(existsSync(join(work, 'out-local', 'SmsRelay-local.template.json'))).toBe(false);
+
+      // `cp config/local.yaml config/staging.yaml`, beside the real local.yaml.
+      const configDir = join(work, 'copied');
+      mkdirSync(configDir, { recursive: true });
+      writeFileSync(join(configDir, 'local.yaml'), readFileSync('config/local.yaml', 'utf8'));
+      writeFileSync(join(configDir, 'staging.yaml'), readFileSync('config/local.yaml', 'utf8'));
+      const copied = await cdkSynth(['-c', 'env=staging', '-c', `configDir=${configDir}`, '-o', join(work, 'out-copied')]);
+      expect(copied.code).not.toBe(0);
+      expect(copied.stderr).toContain(`${join(configDir, 'staging.yaml')}: invalid config`);
+      expect(copied.stderr).toContain('- provider.baseUrl must be https (the API key travels in its requests), and must not point at a loopback or private address (127.0.0.1)');
+      expect(copied.stderr).toContain("- routes.alerts.capture: stores each webhook's payload (customer data) in the deployed table; remove it, or set deploy.allowCapture: true");
+      expect(copied.stderr).toContain(`- secrets: "sms-relay/local" is also the secret of ${join(configDir, 'local.yaml')};`);
+      expect(existsSync(join(work, 'out-copied', 'SmsRelay-staging.template.json'))).toBe(false);
     },
     CLI_TIMEOUT_MS,
   );

@@ -10,6 +10,7 @@ import { stringify } from 'yaml';
 import { NOTICE_ROUTE } from '../../functions/relay/ports';
 import { createStore, ensureTable, MessageState, type MessageRecord, type MessageStore } from '../../functions/store';
 import { bundleHandlers, type HandlerName } from '../../infra/bundle';
+import { metricsNamespace } from '../../infra/metrics';
 import { RELAY_CONFIG_FILE, stageFunctionAsset } from '../../infra/staging';
 import { startSandbox } from '../../local/sandbox/server';
 import type { RunningSandbox } from '../../local/sandbox/types';
@@ -41,6 +42,8 @@ const CONFIG = {
       recipients: ['{{ commonAnnotations.oncall_phone }}'],
       template: '[{{ status | upcase }}] {{ commonLabels.alertname }}: {{ commonAnnotations.summary }}',
       senderId: 'ALERTS',
+      // An alerting source defaults to at-least-once; this route shows the other policy.
+      delivery: 'at-most-once',
     },
     'alerts-alo': {
       source: 'alertmanager',
@@ -50,11 +53,18 @@ const CONFIG = {
       senderId: 'ALERTS',
       delivery: 'at-least-once',
     },
+    // Its secret is never put into the secret: a fresh deploy before put-secret-value.
+    unset: { source: 'alertmanager', secret: 'unset-token', recipients: ['0712345678'] },
   },
 };
 
+/** The namespace the stack gives this environment's functions (and its alarms read). */
+const NAMESPACE = metricsNamespace('integration');
+
 interface Invocation<T> {
   readonly result: T;
+  /** The EMF lines the invocation wrote. */
+  readonly emf: readonly Emf[];
   readonly initMs: number;
   readonly invokeMs: number;
 }
@@ -98,7 +108,7 @@ function environment(name: HandlerName): Record<string, string> {
     RELAY_CONFIG: RELAY_CONFIG_FILE,
     TABLE_NAME: tableName,
     POWERTOOLS_SERVICE_NAME: 'sms-relay',
-    POWERTOOLS_METRICS_NAMESPACE: 'SmsRelay',
+    POWERTOOLS_METRICS_NAMESPACE: NAMESPACE,
     DYNAMODB_ENDPOINT: db.endpoint,
     RELAY_SECRETS_FILE: secretsFile,
     AWS_REGION: 'local',
@@ -117,8 +127,8 @@ function environment(name: HandlerName): Record<string, string> {
 }
 
 /** One invocation of a bundled handler in its own process. */
-async function invoke<T>(name: HandlerName, event: unknown): Promise<Invocation<T>> {
-  const child = spawn(process.execPath, [DRIVER, join(packages[name], 'index.mjs')], { cwd: scratch, env: environment(name), stdio: ['pipe', 'pipe', 'pipe'] });
+async function invoke<T>(name: HandlerName, event: unknown, replaced: Record<string, string> = {}): Promise<Invocation<T>> {
+  const child = spawn(process.execPath, [DRIVER, join(packages[name], 'index.mjs')], { cwd: scratch, env: { ...environment(name), ...replaced }, stdio: ['pipe', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
   child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
@@ -130,7 +140,35 @@ async function invoke<T>(name: HandlerName, event: unknown): Promise<Invocation<
   if (code !== 0 || line === undefined) throw new Error(`${name} exited with ${code}:\n${stdout}\n${stderr}`);
   const outcome = JSON.parse(line.slice(RESULT_MARKER.length)) as { result?: T; error?: { name: string; message: string }; initMs: number; invokeMs: number };
   if (outcome.error !== undefined) throw new Error(`${name} threw ${outcome.error.name}: ${outcome.error.message}`);
-  return { result: outcome.result as T, initMs: outcome.initMs, invokeMs: outcome.invokeMs };
+  return { result: outcome.result as T, emf: emfOf(stdout), initMs: outcome.initMs, invokeMs: outcome.invokeMs };
+}
+
+/** An EMF line as CloudWatch reads it: the directive, the dimension values and the metric values. */
+interface Emf {
+  readonly _aws: { CloudWatchMetrics: { Namespace: string; Dimensions: string[][]; Metrics: { Name: string; Unit: string }[] }[] };
+  readonly [key: string]: unknown;
+}
+
+function emfOf(text: string): Emf[] {
+  return text
+    .split('\n')
+    .filter((line) => line.startsWith('{"_aws"'))
+    .map((line) => JSON.parse(line) as Emf);
+}
+
+/**
+ * The datapoints of `name` an invocation published, as the series the alarms read: namespace,
+ * dimension names, dimension values and value.
+ */
+function datapoints(emf: readonly Emf[], name: string): { namespace: string; dimensions: Record<string, unknown>; value: unknown; unit: string | undefined }[] {
+  return emf.flatMap((line) =>
+    line._aws.CloudWatchMetrics.filter((directive) => directive.Metrics.some((metric) => metric.Name === name)).map((directive) => ({
+      namespace: directive.Namespace,
+      dimensions: Object.fromEntries(directive.Dimensions[0]!.map((dimension) => [dimension, line[dimension]])),
+      value: line[name],
+      unit: directive.Metrics.find((metric) => metric.Name === name)?.Unit,
+    })),
+  );
 }
 
 function alert(summary: string): string {
@@ -145,16 +183,23 @@ function alert(summary: string): string {
   });
 }
 
-async function ingest(route: string, body: string): Promise<{ status: number; body: { status: string; ids: string[] } }> {
-  const { result } = await invoke<APIGatewayProxyStructuredResultV2>('ingest', apiEvent({ route, body, headers: { authorization: `Bearer ${ALERTS_TOKEN}`, 'content-type': 'application/json' } }));
+async function ingest(route: string, body: string, { timeEpoch = Date.now() }: { timeEpoch?: number } = {}): Promise<{ status: number; body: { status: string; ids: string[] }; emf: readonly Emf[] }> {
+  const { result, emf } = await invoke<APIGatewayProxyStructuredResultV2>(
+    'ingest',
+    apiEvent({ route, body, timeEpoch, headers: { authorization: `Bearer ${ALERTS_TOKEN}`, 'content-type': 'application/json' } }),
+  );
   expect(result.headers).toEqual({ 'content-type': 'application/json' });
-  return { status: result.statusCode!, body: JSON.parse(result.body!) as { status: string; ids: string[] } };
+  return { status: result.statusCode!, body: JSON.parse(result.body!) as { status: string; ids: string[] }, emf };
+}
+
+async function sendWithMetrics(...ids: string[]): Promise<Invocation<DynamoDBBatchResponse>> {
+  const records: DynamoDBRecord[] = [];
+  for (const id of ids) records.push(await insertRecordOf(db.client, tableName, id));
+  return await invoke<DynamoDBBatchResponse>('sender', { Records: records });
 }
 
 async function send(...ids: string[]): Promise<DynamoDBBatchResponse> {
-  const records: DynamoDBRecord[] = [];
-  for (const id of ids) records.push(await insertRecordOf(db.client, tableName, id));
-  return (await invoke<DynamoDBBatchResponse>('sender', { Records: records })).result;
+  return (await sendWithMetrics(...ids)).result;
 }
 
 async function record(id: string): Promise<MessageRecord> {
@@ -186,9 +231,9 @@ describe('the bundled handlers', { timeout: 60_000 }, () => {
   });
 
   it('a repeated delivery is a 200 duplicate, and a redelivered stream record sends nothing', async () => {
-    const again = await ingest('alerts', firstAlert);
+    const { status, body } = await ingest('alerts', firstAlert);
 
-    expect(again).toEqual({ status: 200, body: { status: 'duplicate', ids: [firstId] } });
+    expect({ status, body }).toEqual({ status: 200, body: { status: 'duplicate', ids: [firstId] } });
     expect((await store.listByRoute('alerts')).items).toHaveLength(1);
     expect(await send(firstId)).toEqual({ batchItemFailures: [] });
     expect(sandbox.messages()).toHaveLength(1);
@@ -244,7 +289,74 @@ describe('the bundled handlers', { timeout: 60_000 }, () => {
     expect(sandbox.messages().filter((message) => message.message.includes('db-04'))).toHaveLength(0);
   });
 
-  it('wrote EMF to the SmsRelay namespace, and no secret or full phone number anywhere', () => {
+  it('a 503 from the provider on an at-most-once route: UNKNOWN, and the Unknown metric the MessagesUnknown alarm reads', async () => {
+    const { body } = await ingest('alerts', alert('Disk on db-05 is 98% full'));
+    const id = body.ids[0]!;
+    sandbox.setBalance(1000);
+    sandbox.injectFault({ kind: 'status', status: 503 });
+
+    const { result, emf } = await sendWithMetrics(id);
+
+    expect(result).toEqual({ batchItemFailures: [] });
+    expect(await record(id)).toMatchObject({ state: MessageState.Unknown, lastError: { status: 503, delivery: 'maybe-sent' } });
+    expect(datapoints(emf, 'Unknown')).toEqual([
+      { namespace: NAMESPACE, dimensions: { service: 'sms-relay', route: 'alerts' }, value: 1, unit: 'Count' },
+      { namespace: NAMESPACE, dimensions: { service: 'sms-relay' }, value: 1, unit: 'Count' },
+    ]);
+  });
+
+  it('a route whose secret is missing: 500, nothing recorded, and the RouteMisconfigured metric', async () => {
+    const { status, body, emf } = await ingest('unset', alert('Disk on db-06 is 99% full'));
+
+    expect({ status, body }).toEqual({ status: 500, body: { error: 'the relay is misconfigured for this route; nothing was recorded' } });
+    expect((await store.listByRoute('unset')).items).toEqual([]);
+    expect(datapoints(emf, 'RouteMisconfigured')).toEqual([
+      { namespace: NAMESPACE, dimensions: { service: 'sms-relay', route: 'unset' }, value: 1, unit: 'Count' },
+      { namespace: NAMESPACE, dimensions: { service: 'sms-relay' }, value: 1, unit: 'Count' },
+    ]);
+  });
+
+  it('a wrong secret: 401 and the route\'s Rejected metric', async () => {
+    const { emf, result } = await invoke<APIGatewayProxyStructuredResultV2>('ingest', apiEvent({ route: 'alerts', body: alert('x'), headers: { authorization: 'Bearer wrong', 'content-type': 'application/json' } }));
+
+    expect(result.statusCode).toBe(401);
+    expect(datapoints(emf, 'Rejected')).toContainEqual({ namespace: NAMESPACE, dimensions: { service: 'sms-relay', route: 'alerts' }, value: 1, unit: 'Count' });
+  });
+
+  it('a sweep publishes the backlog: due PENDING records and the age of the oldest', async () => {
+    // Recorded ten minutes ago and never sent (its stream record lost): due since then.
+    sandbox.setBalance(1000);
+    // Whatever earlier tests left due (the low-balance notice) goes first.
+    await invoke('sweeper', scheduledEvent());
+    const tenMinutesAgo = Date.now() - 600_000;
+    const { body } = await ingest('alerts', alert('Disk on db-07 is 90% full'), { timeEpoch: tenMinutesAgo });
+    const id = body.ids[0]!;
+
+    const { result, emf } = await invoke<{ sent: Record<string, number> }>('sweeper', scheduledEvent());
+
+    expect(result.sent).toEqual({ sent: 1 });
+    expect(await record(id)).toMatchObject({ state: MessageState.Sent });
+    expect(datapoints(emf, 'PendingDue')).toEqual([{ namespace: NAMESPACE, dimensions: { service: 'sms-relay' }, value: 1, unit: 'Count' }]);
+    const [age] = datapoints(emf, 'OldestPendingAgeSeconds');
+    expect(age).toMatchObject({ namespace: NAMESPACE, dimensions: { service: 'sms-relay' }, unit: 'Seconds' });
+    // Above the PendingBacklog alarm's 300 s: this sweep's own run would have alarmed.
+    expect(age!.value).toBeGreaterThanOrEqual(600);
+
+    const quiet = await invoke('sweeper', scheduledEvent());
+    expect(datapoints(quiet.emf, 'PendingDue')).toEqual([{ namespace: NAMESPACE, dimensions: { service: 'sms-relay' }, value: 0, unit: 'Count' }]);
+    expect(datapoints(quiet.emf, 'OldestPendingAgeSeconds')).toMatchObject([{ value: 0 }]);
+  });
+
+  it('a balance watch that cannot read the balance ends normally and publishes BalanceReadFailed', async () => {
+    // The provider unreachable: nothing listens on the discard port.
+    const { result, emf } = await invoke('balance-watch', scheduledEvent(), { PROVIDER_BASE_URL: 'http://127.0.0.1:9' });
+
+    expect(result).toMatchObject({ unread: true });
+    expect(datapoints(emf, 'BalanceReadFailed')).toEqual([{ namespace: NAMESPACE, dimensions: { service: 'sms-relay' }, value: 1, unit: 'Count' }]);
+    expect(datapoints(emf, 'RemainingBalance')).toEqual([]);
+  });
+
+  it('wrote EMF to the environment\'s namespace only, and no secret or full phone number anywhere', () => {
     const text = output.join('\n');
     for (const leak of [API_KEY, ALERTS_TOKEN, '712345678']) expect(text).not.toContain(leak);
     const emf = text
@@ -252,7 +364,7 @@ describe('the bundled handlers', { timeout: 60_000 }, () => {
       .filter((line) => line.startsWith('{"_aws"'))
       .map((line) => JSON.parse(line) as { _aws: { CloudWatchMetrics: { Namespace: string; Dimensions: string[][] }[] }; route?: string; Sent?: unknown });
     expect(emf.length).toBeGreaterThan(0);
-    expect(new Set(emf.map((line) => line._aws.CloudWatchMetrics[0]!.Namespace))).toEqual(new Set(['SmsRelay']));
+    expect(new Set(emf.map((line) => line._aws.CloudWatchMetrics[0]!.Namespace))).toEqual(new Set([NAMESPACE]));
     const sent = emf.filter((line) => line.Sent !== undefined);
     expect(sent.some((line) => line.route === 'alerts')).toBe(true);
     expect(sent.some((line) => line._aws.CloudWatchMetrics[0]!.Dimensions[0]!.join() === 'service')).toBe(true);

@@ -1,9 +1,10 @@
 import { readFileSync } from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
+import { startTrickle } from '../helpers/trickle';
 import { type RouteInput } from './support/config';
-import { call } from './support/http';
-import { liveRecords, waitForFinal } from './support/records';
+import { call, type HttpAnswer } from './support/http';
+import { liveRecords, waitForFinal, waitUntil } from './support/records';
 import { runId, type Scenario, startScenario } from './support/scenario';
 import { bearerHeaders, shopifyHeaders, woocommerceHeaders } from './support/signers';
 
@@ -132,6 +133,59 @@ describe('an oversized answer from the SMS service', () => {
 
     expect(scenario.sandbox.messages().filter((message) => message.message === tag)).toHaveLength(1);
     expect((await liveRecords(scenario.runtime, 'bulk')).get(ids[0]!)?.state).toBe('SENT');
+  });
+});
+
+
+describe('slow clients holding every connection (slow-loris through a tunnel)', () => {
+  it('keeps webhooks, /health and the console coming in: 256 trickling connections, 40 genuine webhooks', async () => {
+    const routes: Record<string, RouteInput> = {
+      notify: { source: 'generic', secret: 'generic-token', recipients: ['0713200000'], template: '{{ tag }}' },
+    };
+    const scenario = await startScenario({ label: 'hostile-trickle', routes });
+    scenarios.push(scenario);
+    const { port } = new URL(scenario.runtime.baseUrl);
+    const run = runId();
+    // Headers, then one body byte a second on each of 256 connections, each replaced when closed;
+    // through a tunnel they all come from 127.0.0.1 like everyone else.
+    const trickle = startTrickle({
+      port: Number(port),
+      count: 256,
+      head: `POST /hooks/notify HTTP/1.1\r\nHost: tunnel.example\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n{"tag":"`,
+    });
+    try {
+      await waitUntil('the trickling connections to open', () => trickle.connected() >= 256, { deadlineMs: 60_000, intervalMs: 50 });
+      const outcome = async (request: Promise<HttpAnswer>): Promise<string> => await request.then(({ status }) => String(status), (error: NodeJS.ErrnoException) => error.code ?? error.message);
+
+      const outcomes: string[] = [];
+      const ids: string[] = [];
+      for (let n = 0; n < 40; n += 1) {
+        // One at a time on a fresh connection each, as senders post; spread over a few seconds.
+        const answer = call(scenario.runtime.baseUrl, {
+          method: 'POST', path: '/hooks/notify',
+          headers: { ...bearerHeaders(scenario.secrets['generic-token']!), 'idempotency-key': `${run}-${n}`, connection: 'close' },
+          body: JSON.stringify({ tag: `genuine ${run} ${n}` }),
+        });
+        outcomes.push(await outcome(answer));
+        const body = await answer.catch(() => undefined);
+        ids.push(...((body?.json?.['ids'] as string[] | undefined) ?? []));
+        await new Promise((resolve) => setTimeout(resolve, 200));
+      }
+      const health = await outcome(call(scenario.runtime.baseUrl, { path: '/health', headers: { connection: 'close' } }));
+      const console_ = await outcome(call(scenario.runtime.baseUrl, { path: '/console', headers: { connection: 'close' } }));
+
+      const accepted = outcomes.filter((status) => status === '202').length;
+      expect(accepted, `answers: ${outcomes.join(' ')}`).toBeGreaterThanOrEqual(36);
+      expect(health).toBe('200');
+      // Answered, whatever the answer (the page, or how to get in): not refused at the door.
+      expect(console_).toMatch(/^\d{3}$/);
+      // The slow ones were cut or pushed out, not left to hold their slots.
+      expect(trickle.closed()).toBeGreaterThan(0);
+      expect((await waitForFinal(scenario.runtime, ids, 60_000)).size).toBe(accepted);
+      expect(scenario.sandbox.messages().filter((message) => message.message.startsWith(`genuine ${run} `))).toHaveLength(accepted);
+    } finally {
+      trickle.stop();
+    }
   });
 });
 

@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { SOURCE_NAMES } from '../sources/types';
-import { BALANCE_SCHEDULE, DEFAULT_MAX_RECIPIENTS, MAX_RECIPIENTS_CEILING, PROVIDER_TIMEOUT_MS } from '../defaults';
+import { SOURCE_NAMES, type SourceName } from '../sources/types';
+import { BALANCE_SCHEDULE, DEFAULT_MAX_RECIPIENTS, HANDLER_TIMEOUT_SECONDS, MAX_RECIPIENTS_CEILING, PROVIDER_TIMEOUT_MS } from '../defaults';
 import { parseDurationSeconds } from './duration';
 import { checkHmacSettings, HmacDedupeSchema, HmacSignatureSchema, HmacTimestampSchema } from './hmac-schema';
 import { DeliveryPolicy, LengthPolicy, RoutePriority } from './policies';
@@ -53,9 +53,10 @@ export const RouteSchema = z.strictObject({
   length: z.enum(Object.values(LengthPolicy)).default(LengthPolicy.Truncate),
   maxParts: z.number().int().min(1).max(10).default(3),
   dedupeWindow: duration.optional(),
-  /** How long each authenticated payload of the route is kept (body and non-credential headers) for the console. */
+  /** How long each authenticated payload of the route is kept (body and an allow-list of headers, see `capturedHeaderNames`) for the console. */
   capture: duration.optional(),
-  delivery: z.enum(Object.values(DeliveryPolicy)).default(DeliveryPolicy.AtMostOnce),
+  /** Absent: by source, see {@link defaultDelivery}. */
+  delivery: z.enum(Object.values(DeliveryPolicy)).optional(),
   maxRecipients: z.number().int().min(1).max(MAX_RECIPIENTS_CEILING).default(DEFAULT_MAX_RECIPIENTS),
   priority: z.enum(Object.values(RoutePriority)).default(RoutePriority.Normal),
   limits: z
@@ -74,7 +75,69 @@ export const RouteSchema = z.strictObject({
   dedupe: HmacDedupeSchema.optional(),
   /** `sns` routes: the topic ARNs whose messages the route accepts (required there, refused elsewhere). */
   topics: z.array(z.string().regex(SNS_TOPIC_ARN, { message: 'a topic is an SNS topic ARN like arn:aws:sns:eu-west-1:123456789012:alarms' })).min(1).optional(),
-}).superRefine(checkHmacSettings);
+}).superRefine(checkHmacSettings).transform((route) => ({ ...route, delivery: route.delivery ?? defaultDelivery(route.source) }));
+
+/**
+ * Sources that are alerting systems: a lost alert costs an outage, a duplicate one SMS, so their
+ * routes retry an ambiguous failure (`at-least-once`) unless they say otherwise.
+ */
+export const ALERTING_SOURCES: readonly SourceName[] = ['alertmanager', 'grafana', 'pagerduty', 'sentry', 'sns', 'uptime-kuma'];
+
+/**
+ * A route's `delivery` when it sets none: `at-least-once` for alerting sources, `at-most-once`
+ * for order, payment, code-hosting and generic sources (a customer must not get an order SMS
+ * twice).
+ *
+ * @example
+ * ```ts
+ * defaultDelivery('alertmanager'); // 'at-least-once'
+ * defaultDelivery('shopify'); // 'at-most-once'
+ * ```
+ */
+export function defaultDelivery(source: SourceName): DeliveryPolicy {
+  return ALERTING_SOURCES.includes(source) ? DeliveryPolicy.AtLeastOnce : DeliveryPolicy.AtMostOnce;
+}
+
+type FunctionName = keyof typeof HANDLER_TIMEOUT_SECONDS;
+const FUNCTION_NAMES = Object.keys(HANDLER_TIMEOUT_SECONDS) as FunctionName[];
+
+/** The retention periods CloudWatch Logs accepts, in days. */
+export const LOG_RETENTION_DAYS = [1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365, 400, 545, 731, 1096, 1827, 2192, 2557, 2922, 3288, 3653] as const;
+
+/** A value of the deploy block, checked by `accepts`; one message however it is wrong. */
+const deployValue = <T>(accepts: (value: unknown) => value is T, message: string) => z.custom<T>(accepts, { message }).optional();
+const isNumber = (value: unknown): value is number => typeof value === 'number' && Number.isFinite(value);
+
+/**
+ * Per-environment stack settings, read by `cdk synth` only (the local runtime ignores them). Every
+ * key is optional; absent keys keep the stack's defaults.
+ */
+export const DeploySchema = z.strictObject({
+  throttle: z
+    .strictObject({
+      rate: deployValue((value): value is number => isNumber(value) && value > 0, 'rate is requests per second, above 0'),
+      burst: deployValue((value): value is number => isNumber(value) && Number.isInteger(value) && value >= 0, 'burst is a whole number of requests, 0 or more'),
+    })
+    .optional(),
+  memory: z
+    .strictObject(
+      Object.fromEntries(
+        FUNCTION_NAMES.map((name) => [name, deployValue((value): value is number => isNumber(value) && Number.isInteger(value) && value >= 128 && value <= 10_240, 'memory is whole MB from 128 to 10240')]),
+      ) as Record<FunctionName, ReturnType<typeof deployValue<number>>>,
+    )
+    .optional(),
+  logRetentionDays: deployValue(
+    (value): value is number => (LOG_RETENTION_DAYS as readonly unknown[]).includes(value),
+    `CloudWatch keeps logs for one of ${LOG_RETENTION_DAYS.join(', ')} days`,
+  ),
+  /** What deleting the stack does to the table and the secret. */
+  onDelete: deployValue((value): value is 'retain' | 'destroy' => value === 'retain' || value === 'destroy', 'onDelete is retain (the default) or destroy'),
+  /**
+   * Deploy routes that set `capture`: they store customer payloads in the deployed table, so it is
+   * a choice made here, never a setting copied from the local example.
+   */
+  allowCapture: deployValue((value): value is boolean => typeof value === 'boolean', 'allowCapture is true or false'),
+});
 
 /**
  * An `sns` route must name its topics: a valid SNS signature only proves that some topic, in any
@@ -96,7 +159,9 @@ export const ConfigSchema = z.strictObject({
     defaultSenderId: senderId.optional(),
     timeoutMs: z.number().int().min(100).max(60_000).default(PROVIDER_TIMEOUT_MS),
   }),
-  secrets: z.string().min(1),
+  /** The Secrets Manager secret's name; absent: `sms-relay/<env>` (see `defaultSecretName`). */
+  secrets: z.string().min(1).optional(),
+  deploy: DeploySchema.optional(),
   balance: z
     .strictObject({
       threshold: z.number().nonnegative(),
@@ -120,3 +185,4 @@ export const ConfigSchema = z.strictObject({
 export type RelayConfigInput = z.input<typeof ConfigSchema>;
 export type RelayConfig = z.output<typeof ConfigSchema>;
 export type RouteConfig = z.output<typeof RouteSchema>;
+export type DeployConfig = z.output<typeof DeploySchema>;

@@ -1,5 +1,5 @@
 import type { CompiledRoute } from '../config/load';
-import { MAX_MESSAGES_PER_WEBHOOK } from '../defaults';
+import { MAX_MESSAGES_PER_WEBHOOK, TEMPLATE_LIMITS } from '../defaults';
 import { fitMessage } from '../fitting';
 import { resolveRecipients } from '../recipients';
 import { maskPhoneNumbersIn } from '../recipients/mask';
@@ -150,10 +150,13 @@ export function evaluateWebhook(route: CompiledRoute, webhook: InboundWebhook, {
   const dropped: DroppedRecipient[] = [];
   const warnings = new Set<string>();
   let overCap: OverCap | undefined;
+  // One render budget for the whole webhook: a limit per render would let a large fan-out take
+  // items × the limit.
+  const renderDeadline = performance.now() + TEMPLATE_LIMITS.renderMs;
 
   for (let index = 0; index < items.length; index += 1) {
     // Items are evaluated in order until one would pass the cap; none after it is even rendered.
-    const planned = planItem(route, webhook, body, items[index], index, { trackMissing, warnings, dropped });
+    const planned = planItem(route, webhook, body, items[index], index, { trackMissing, warnings, dropped, renderDeadline });
     if ('verdict' in planned) {
       skipped.push(planned);
       continue;
@@ -187,6 +190,8 @@ interface ItemOptions {
   readonly trackMissing: boolean;
   readonly warnings: Set<string>;
   readonly dropped: DroppedRecipient[];
+  /** `performance.now()` time by which every render of this webhook must be done. */
+  readonly renderDeadline: number;
 }
 
 /** One fan-out item (or the whole webhook): its SMS parts, or why it produced none. */
@@ -196,7 +201,7 @@ function planItem(
   body: WebhookBody,
   item: unknown,
   index: number,
-  { trackMissing, warnings, dropped }: ItemOptions,
+  { trackMissing, warnings, dropped, renderDeadline }: ItemOptions,
 ): PlannedMessage[] | SkippedItem {
   const { config } = route;
   try {
@@ -205,7 +210,7 @@ function planItem(
       return { item: index, verdict: Verdict.Filtered, reason: `when "${config.when}" is false` };
     }
 
-    const rendered = route.engine.render(route.template, scope, { trackMissing });
+    const rendered = route.engine.render(route.template, scope, { trackMissing, renderLimitMs: renderDeadline - performance.now() });
     for (const name of rendered.missing) warnings.add(`template variable "${name}" is missing from the payload`);
 
     const recipients = resolveRecipients(route.recipients, scope);

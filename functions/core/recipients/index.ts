@@ -1,6 +1,7 @@
 export { compileRecipients } from './compile';
 export { RecipientConfigError } from './errors';
 export { maskPhoneNumbersIn } from './mask';
+export { maskNumbersInText } from './mask-text';
 export { MSISDN_REJECTIONS, maskMsisdn, normalizeMsisdn } from './msisdn';
 export type { MsisdnResult } from './msisdn';
 export { RECIPIENT_DROP_REASONS, resolveRecipients } from './resolve';

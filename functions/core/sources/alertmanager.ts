@@ -95,6 +95,7 @@ const DEFAULT_TEMPLATE =
  */
 export const alertmanager: SourcePack = {
   name: 'alertmanager',
+  capturedHeaders: [],
   description: 'Prometheus Alertmanager webhook_configs (Bearer or Basic credential); one SMS per alert group.',
   defaultTemplate: DEFAULT_TEMPLATE,
 

@@ -27,6 +27,7 @@ const BODY_HASH_WINDOW_SECONDS = 600;
  */
 export const generic: SourcePack = {
   name: 'generic',
+  capturedHeaders: ['idempotency-key'],
   description: 'Any JSON or form-encoded webhook, authenticated by a Bearer token or ?token= query parameter.',
   defaultTemplate:
     '{{ message | default: text | default: summary | default: title | default: "Webhook received" }}',

@@ -61,6 +61,7 @@ const DEFAULT_TEMPLATE = [
  */
 export const github: SourcePack = {
   name: 'github',
+  capturedHeaders: [GITHUB.eventHeader, GITHUB.deliveryHeader],
   description: 'GitHub webhooks (X-Hub-Signature-256, JSON or form-encoded): pushes, issues, pull requests, workflow runs, releases.',
   defaultTemplate: DEFAULT_TEMPLATE,
 

@@ -74,6 +74,7 @@ const DEFAULT_TEMPLATE = [
  */
 export const gitlab: SourcePack = {
   name: 'gitlab',
+  capturedHeaders: [GITLAB.eventHeader, GITLAB.idempotencyHeader],
   description: 'GitLab webhooks (X-Gitlab-Token secret token): pushes, tags, merge requests, pipelines, issues.',
   defaultTemplate: DEFAULT_TEMPLATE,
 

@@ -88,6 +88,7 @@ const DEFAULT_TEMPLATE =
  */
 export const grafana: SourcePack = {
   name: 'grafana',
+  capturedHeaders: [],
   description: 'Grafana Alerting webhook contact point (HMAC signature, or Bearer/Basic credential); one SMS per alert group.',
   defaultTemplate: DEFAULT_TEMPLATE,
 

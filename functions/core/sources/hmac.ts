@@ -79,6 +79,8 @@ function signedPayload(pattern: string, webhook: InboundWebhook, timestamp: stri
  */
 export const hmac: SourcePack = {
   name: 'hmac',
+  // The route's own delivery-id header is added by `capturedHeaderNames`.
+  capturedHeaders: [],
   description: 'Any sender that signs with a shared secret (HMAC over the body, optionally with a timestamp), described in the route.',
   defaultTemplate:
     '{{ message | default: text | default: summary | default: title | default: event_type | default: type | default: event | default: "Webhook received" }}',

@@ -64,6 +64,7 @@ const DEFAULT_TEMPLATE = [
  */
 export const pagerduty: SourcePack = {
   name: 'pagerduty',
+  capturedHeaders: [PAGERDUTY.webhookIdHeader],
   description: 'PagerDuty v3 webhooks (X-PagerDuty-Signature v1=, secret rotation): incidents triggered, acknowledged, resolved...',
   defaultTemplate: DEFAULT_TEMPLATE,
 

@@ -59,6 +59,7 @@ const DEFAULT_TEMPLATE = [
  */
 export const sentry: SourcePack = {
   name: 'sentry',
+  capturedHeaders: [SENTRY.resourceHeader, SENTRY.requestIdHeader],
   description: 'Sentry integration webhooks (Sentry-Hook-Signature): issue alerts, metric alerts, issues, errors.',
   defaultTemplate: DEFAULT_TEMPLATE,
 

@@ -62,6 +62,7 @@ const DEFAULT_TEMPLATE = [
  */
 export const shopify: SourcePack = {
   name: 'shopify',
+  capturedHeaders: [...TOPIC_HEADERS, ...WEBHOOK_ID_HEADERS, ...EVENT_ID_HEADERS],
   description: 'Shopify webhooks (X-Shopify-Hmac-Sha256): orders created, paid, cancelled, fulfilled, and any other topic.',
   defaultTemplate: DEFAULT_TEMPLATE,
 

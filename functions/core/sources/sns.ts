@@ -268,6 +268,7 @@ const DEFAULT_TEMPLATE = [
  */
 export const sns: SourcePack = {
   name: 'sns',
+  capturedHeaders: ['x-amz-sns-message-type', 'x-amz-sns-message-id', 'x-amz-sns-topic-arn'],
   description: 'Amazon SNS HTTP(S) subscriptions (signed with the SNS certificate, topics listed per route): CloudWatch alarms, any topic.',
   defaultTemplate: DEFAULT_TEMPLATE,
 

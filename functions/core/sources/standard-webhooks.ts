@@ -84,6 +84,7 @@ function verify(webhook: InboundWebhook, secret: string, toleranceSeconds: numbe
  */
 export const standardWebhooks: SourcePack = {
   name: 'standard-webhooks',
+  capturedHeaders: ['webhook-id', 'svix-id'],
   description: 'Any Standard Webhooks sender (webhook-* or svix-* id/timestamp/signature, whsec_ secret): Svix, Clerk, Resend…',
   defaultTemplate:
     '{{ type | default: "webhook" }}{% if data.id %} {{ data.id }}{% endif %}' +

@@ -95,6 +95,7 @@ const DEFAULT_TEMPLATE = [
  */
 export const stripe: SourcePack = {
   name: 'stripe',
+  capturedHeaders: [],
   description: 'Stripe webhook endpoints (Stripe-Signature with timestamp tolerance): payments, charges, refunds, invoices.',
   defaultTemplate: DEFAULT_TEMPLATE,
 

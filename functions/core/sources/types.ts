@@ -78,6 +78,12 @@ export interface SourcePack {
   readonly name: SourceName;
   /** One line for `--help` and the README. */
   readonly description: string;
+  /**
+   * The headers a capture keeps besides `content-type` and `user-agent`: the event and delivery-id
+   * headers this source sends. Never a credential, signature or timestamp: a capture keeps only
+   * what is named here (see `capturedHeaderNames`).
+   */
+  readonly capturedHeaders: readonly string[];
   /** Used when a route has no `template`. Liquid, rendered against the body. */
   readonly defaultTemplate: string;
   /** Checks authenticity over the raw bytes with constant-time comparison. Never throws. */

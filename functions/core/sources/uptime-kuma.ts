@@ -54,6 +54,7 @@ function isTestNotification(body: WebhookBody): boolean {
  */
 export const uptimeKuma: SourcePack = {
   name: 'uptime-kuma',
+  capturedHeaders: [],
   description: 'Uptime Kuma webhook notifications (Bearer token or ?token=): monitors going down and up.',
   defaultTemplate: DEFAULT_TEMPLATE,
 

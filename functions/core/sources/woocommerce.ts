@@ -79,6 +79,7 @@ const DEFAULT_TEMPLATE = [
  */
 export const woocommerce: SourcePack = {
   name: 'woocommerce',
+  capturedHeaders: ['x-wc-webhook-topic', 'x-wc-webhook-event', 'x-wc-webhook-resource', 'x-wc-webhook-source', 'x-wc-webhook-id', 'x-wc-webhook-delivery-id'],
   description: 'WooCommerce webhooks (X-WC-Webhook-Signature): orders, products, customers, coupons; creation ping acknowledged.',
   defaultTemplate: DEFAULT_TEMPLATE,
 

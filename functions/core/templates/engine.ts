@@ -1,5 +1,6 @@
 import { Context, Liquid, Value, isTruthy, toValueSync } from 'liquidjs';
 import type { Template } from 'liquidjs';
+import { TEMPLATE_LIMITS } from '../defaults';
 import { assertCompleteExpression } from './condition';
 import { TemplateError } from './errors';
 import { createSmsFilters } from './filters';
@@ -73,6 +74,11 @@ const createLiquid = (options: Required<TemplateEngineOptions>): Liquid => {
     // No file system behind templates; see FILE_TAGS.
     templates: {},
     dynamicPartials: false,
+    // A template must never hold the process: a huge loop or a doubling string is stopped with a
+    // reason (see TEMPLATE_LIMITS and toTemplateError).
+    parseLimit: TEMPLATE_LIMITS.parseChars,
+    renderLimit: TEMPLATE_LIMITS.renderMs,
+    memoryLimit: TEMPLATE_LIMITS.memory,
   });
   for (const [name, filter] of Object.entries(createSmsFilters(options))) liquid.registerFilter(name, filter);
   for (const name of FILE_TAGS) {
@@ -116,6 +122,10 @@ const build = (options: Required<TemplateEngineOptions>): TemplateEngine => {
     compileCondition(expression: string): CompiledCondition {
       const trimmed = expression.trim();
       if (trimmed === '') throw new TemplateError('empty condition');
+      if (trimmed.length > TEMPLATE_LIMITS.parseChars) {
+        // Conditions are read by LiquidJS's tokenizer, which `parseLimit` does not cover.
+        throw new TemplateError(`parse limit exceeded: the condition is longer than ${TEMPLATE_LIMITS.parseChars} characters`);
+      }
       if (/^\{[{%]/.test(trimmed)) {
         throw new TemplateError("write the condition without {{ }} or {% %}, e.g. status == 'firing'");
       }
@@ -134,13 +144,15 @@ const build = (options: Required<TemplateEngineOptions>): TemplateEngine => {
     render(
       template: CompiledTemplate,
       scope: TemplateScope,
-      { trackMissing = true }: RenderOptions = {}
+      { trackMissing = true, renderLimitMs = TEMPLATE_LIMITS.renderMs }: RenderOptions = {}
     ): RenderResult {
       const parsed = parsedTemplates.get(template);
       if (!parsed) throw new TemplateError('template was compiled by another engine');
+      const renderOptions = { sync: true, renderLimit: Math.max(0, renderLimitMs) };
       try {
         if (!trackMissing) {
-          return { text: String(liquid.renderSync(parsed.templates, newContext(scope))), missing: NOTHING_MISSING };
+          const context = new Context(scope, liquid.options, renderOptions, { liquid });
+          return { text: String(liquid.renderSync(parsed.templates, context)), missing: NOTHING_MISSING };
         }
         if (!parsed.tracking) {
           // Parsed again rather than instrumenting `templates`, so untracked renders keep
@@ -149,7 +161,7 @@ const build = (options: Required<TemplateEngineOptions>): TemplateEngine => {
           instrumentMissing(tracking);
           parsed.tracking = tracking;
         }
-        const context = new TrackingContext(scope, liquid.options, { sync: true }, { liquid });
+        const context = new TrackingContext(scope, liquid.options, renderOptions, { liquid });
         const text = String(liquid.renderSync(parsed.tracking, context));
         return { text, missing: [...context.missing] };
       } catch (error) {
@@ -179,7 +191,10 @@ const engines = new Map<string, TemplateEngine>();
  *
  * On top of standard Liquid (LiquidJS 10) it registers the SMS filters listed in `SMS_FILTERS`,
  * makes `date` use `timeZone`, turns unknown filters into compile errors, renders missing
- * variables empty, and refuses `include`/`render`/`layout` (there are no template files).
+ * variables empty, refuses `include`/`render`/`layout` (there are no template files), and applies
+ * LiquidJS's parse, render and memory limits (`TEMPLATE_LIMITS`): a template past one is a
+ * `TemplateError` whose message starts with `parse limit exceeded`, `render limit exceeded` or
+ * `memory limit exceeded`.
  *
  * Throws `TemplateError` for an unknown time zone, invalid locale or malformed currency code.
  *

@@ -1,4 +1,12 @@
+import { TEMPLATE_LIMITS } from '../defaults';
 import { TemplateError } from './errors';
+
+/** LiquidJS's `Limiter` messages, and what each means for a template. */
+const LIMITS: Readonly<Record<string, string>> = {
+  'parse length limit exceeded': `parse limit exceeded: the template is longer than ${TEMPLATE_LIMITS.parseChars} characters`,
+  'template render limit exceeded': `render limit exceeded: the template ran longer than ${TEMPLATE_LIMITS.renderMs} ms`,
+  'memory alloc limit exceeded': `memory limit exceeded: the template built more than ${TEMPLATE_LIMITS.memory} characters or items`,
+};
 
 // LiquidJS appends the position as `, line:1, col:7`; nested errors can append it twice.
 const TRAILING_LOCATION = /,\s*line:(\d+),\s*col:(\d+)$/;
@@ -32,5 +40,7 @@ export const toTemplateError = (error: unknown): TemplateError => {
     return new TemplateError(`unknown tag "${unknownTag[1]}"`, { cause: error, ...location });
   }
   const where = line === undefined ? '' : ` (line ${line}, col ${column})`;
+  const limit = LIMITS[message];
+  if (limit !== undefined) return new TemplateError(`${limit}${where}`, { cause: error, ...location });
   return new TemplateError(`${message}${where}`, { cause: error, ...location });
 };

@@ -29,6 +29,12 @@ export interface RenderOptions {
    * pass `false` where only the text matters, such as the per-webhook path.
    */
   readonly trackMissing?: boolean;
+  /**
+   * Milliseconds this render may take (LiquidJS `renderLimit`); past it the render stops with a
+   * `render limit exceeded` `TemplateError`. Defaults to `TEMPLATE_LIMITS.renderMs`; the pipeline
+   * passes what is left of one webhook's budget, so fan-out items share it.
+   */
+  readonly renderLimitMs?: number;
 }
 
 export interface RenderResult {

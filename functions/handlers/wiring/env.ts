@@ -23,7 +23,7 @@ import { EnvironmentError } from './errors';
  * | `STALE_SENDING_MS` | no | A record in SENDING longer than this belongs to a dead sender; default 120000. |
  * | `SWEEP_PENDING_GRACE_MS` | no | The sweeper leaves PENDING records younger than this to the stream-fed sender; default 10000 (the local runtime, which has no stream, sets 0). |
  * | `BALANCE_THRESHOLD` | no | Replaces `balance.threshold` of the config (the stack sets it from the same config). |
- * | `POWERTOOLS_SERVICE_NAME`, `POWERTOOLS_METRICS_NAMESPACE`, `POWERTOOLS_LOG_LEVEL`, … | no | Read by Powertools itself; the service and namespace default to `sms-relay` and `SmsRelay`. |
+ * | `POWERTOOLS_SERVICE_NAME`, `POWERTOOLS_METRICS_NAMESPACE`, `POWERTOOLS_LOG_LEVEL`, … | no | Read by Powertools itself; the service and namespace default to `sms-relay` and `SmsRelay` (the stack sets `SmsRelay/<env>`, see `metricsNamespace`). |
  *
  * @example
  * ```sh

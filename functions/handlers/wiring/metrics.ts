@@ -7,6 +7,7 @@ import { METRICS } from '../../../infra/metrics';
 const UNITS: Readonly<Partial<Record<RelayMetric, Unit>>> = {
   [RelayMetric.RemainingBalance]: MetricUnit.NoUnit,
   [RelayMetric.CreditsSpent]: MetricUnit.NoUnit,
+  [RelayMetric.OldestPendingAgeSeconds]: MetricUnit.Seconds,
 };
 
 export interface MetricsOptions {

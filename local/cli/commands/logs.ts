@@ -15,6 +15,7 @@ interface LogsOptions {
   readonly json?: boolean;
   readonly env?: string;
   readonly table?: string;
+  readonly region?: string;
   readonly dataDir?: string;
 }
 
@@ -36,6 +37,7 @@ export function logsCommand(): Command {
     .addOption(new Option('--json', 'print a JSON array of {id, route, state, createdAt, updatedAt, to, segments, attempts, reason, deducted, remainingBalance}'))
     .addOption(new Option('--env <name>', 'read the deployed stack SmsRelay-<name> instead (AWS credentials from the usual chain)'))
     .addOption(new Option('--table <name>', 'with --env: the table name (stack output TableName)').env('TABLE_NAME'))
+    .addOption(regionOption())
     .addOption(new Option('--data-dir <dir>', `local store (env RELAY_DATA_DIR, default ${RUNTIME_DEFAULTS.dataDir})`))
     .addHelpText(
       'after',
@@ -86,10 +88,19 @@ async function runLogs(options: LogsOptions): Promise<void> {
   process.stdout.write(`${renderTable(shown)}\n${shown.length} record${shown.length === 1 ? '' : 's'} from ${access.description}\n`);
 }
 
-export async function openAccess(options: { readonly env?: string; readonly table?: string; readonly dataDir?: string }): Promise<RecordAccess> {
+export async function openAccess(options: { readonly env?: string; readonly table?: string; readonly region?: string; readonly dataDir?: string }): Promise<RecordAccess> {
   return options.env === undefined
     ? await openLocalRecordAccess({ dataDir: localPath('dataDir', options.dataDir) })
-    : await openDeployedRecordAccess({ environment: options.env, ...(options.table === undefined ? {} : { table: options.table }) });
+    : await openDeployedRecordAccess({
+        environment: options.env,
+        ...(options.table === undefined ? {} : { table: options.table }),
+        ...(options.region === undefined ? {} : { region: options.region }),
+      });
+}
+
+/** `--region`, for the commands that reach a deployed stack; otherwise the SDK's (AWS_REGION, the profile's). */
+export function regionOption(): Option {
+  return new Option('--region <region>', 'with --env: the AWS region of the stack (default: AWS_REGION, or your profile\'s region)');
 }
 
 const COLUMNS = ['TIME', 'ID', 'ROUTE', 'STATE', 'TO', 'SEG', 'CREDITS', 'REASON'] as const;

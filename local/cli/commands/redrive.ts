@@ -4,7 +4,7 @@ import { AccessKind, type RecordAccess } from '../../runtime/record-access';
 import { parseSince, parseState, REDRIVE_STATES, type RecordView } from '../../runtime/records';
 import { RUNTIME_DEFAULTS } from '../../runtime/settings';
 import { fail } from '../output';
-import { openAccess } from './logs';
+import { openAccess, regionOption } from './logs';
 
 /** Above this many records a terminal gets a progress bar instead of a line per record. */
 export const PROGRESS_BAR_THRESHOLD = 20;
@@ -18,6 +18,7 @@ interface RedriveOptions {
   readonly dryRun?: boolean;
   readonly env?: string;
   readonly table?: string;
+  readonly region?: string;
   readonly dataDir?: string;
 }
 
@@ -46,6 +47,7 @@ export function redriveCommand(): Command {
     .addOption(new Option('--dry-run', 'list what would be re-queued and change nothing'))
     .addOption(new Option('--env <name>', 'the deployed stack SmsRelay-<name> instead of the local store'))
     .addOption(new Option('--table <name>', 'with --env: the table name (stack output TableName)').env('TABLE_NAME'))
+    .addOption(regionOption())
     .addOption(new Option('--data-dir <dir>', `local store (env RELAY_DATA_DIR, default ${RUNTIME_DEFAULTS.dataDir})`))
     .addHelpText(
       'after',

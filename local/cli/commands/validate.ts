@@ -1,5 +1,6 @@
 import { Command, Option } from 'commander';
-import { loadConfigFile } from '../../../functions/core/config/load';
+import { loadConfigFile, readConfigText, type LoadedConfig } from '../../../functions/core/config/load';
+import { readYaml } from '../../../functions/core/config/parse';
 import { CliError, fail } from '../output';
 import { readSecretsFile } from '../secrets-file';
 import { secretsFileProblems } from '../../runtime/secrets';
@@ -27,8 +28,30 @@ export function validateCommand(): Command {
           if (problems.length > 0) throw new CliError(`${secrets}: ${problems.length} unusable secret${problems.length === 1 ? '' : 's'}\n${problems.map((problem) => `  - ${problem}`).join('\n')}`);
         }
         process.stdout.write(`${config}: valid (${loaded.routes.size} route${loaded.routes.size === 1 ? '' : 's'}: ${[...loaded.routes.keys()].join(', ')})${secrets === undefined ? '' : `; secrets in ${secrets} usable`}\n`);
+        process.stdout.write(`${deliveryTable(loaded, readConfigText(config))}\n`);
       } catch (error) {
         fail(error);
       }
     });
+}
+
+/**
+ * Each route's effective delivery policy, and where it comes from: the route's own `delivery`, or
+ * its source's default (alerting sources at-least-once, the others at-most-once).
+ *
+ * @example
+ * ```ts
+ * deliveryTable(loaded, text); // '  oncall  alertmanager  at-least-once  default for alertmanager\n  …'
+ * ```
+ */
+export function deliveryTable(loaded: LoadedConfig, text: string): string {
+  const raw = (readYaml(text) as { routes?: Record<string, { delivery?: unknown } | null> } | null)?.routes ?? {};
+  const rows = [...loaded.routes.values()].map((route) => [
+    route.id,
+    route.pack.name,
+    route.config.delivery,
+    raw[route.id]?.delivery === undefined ? `default for ${route.pack.name}` : 'set by the route',
+  ]);
+  const widths = [0, 1, 2].map((column) => Math.max(...rows.map((row) => row[column]!.length)));
+  return rows.map((row) => `  ${row.map((cell, column) => (column < 3 ? cell.padEnd(widths[column]!) : cell)).join('  ')}`).join('\n');
 }

@@ -28,7 +28,7 @@ export function handlerConfig(baseUrl = 'http://127.0.0.1:9'): RelayConfigInput 
     secrets: 'sms-relay/test',
     balance: { threshold: 100, notify: ['0712345678'] },
     routes: {
-      alerts: { source: 'alertmanager', secret: 'alerts-token', recipients: ['0712345678'], senderId: 'ALERTS' },
+      alerts: { source: 'alertmanager', secret: 'alerts-token', recipients: ['0712345678'], senderId: 'ALERTS', delivery: 'at-most-once' },
       ops: { source: 'generic', secret: 'alerts-token', recipients: ['0754111222'], senderId: 'OPS' },
     },
   };

@@ -265,7 +265,7 @@ describe('ingestWebhook against hostile and oversized input', () => {
 });
 
 describe('routes.<id>.capture', () => {
-  it('keeps each authenticated payload of the route with its headers less credentials, and nothing of a refused one', async () => {
+  it('keeps each authenticated payload of the route with only its allowed headers, and nothing of a refused one', async () => {
     relay = await harness({ db: servers.db, baseUrl: servers.sandbox.baseUrl, config: (config) => ({ ...config, routes: { ...config.routes, github: { ...config.routes['github']!, capture: '1d' } } }) });
     const body = fixtureText('github/issues-opened.json');
     const accepted = await relay.ingest('github', body, { headers: github('issues', body) });
@@ -283,6 +283,48 @@ describe('routes.<id>.capture', () => {
     expect(issue!.headers).not.toHaveProperty('x-hub-signature-256');
     expect(pinged!.recordIds).toEqual([]);
     expect(issue!.expiresAt - Math.floor(relay.clock.now.getTime() / 1000)).toBe(86_400);
+  });
+
+  // Issue 17: captures kept every header whose name did not sound like a credential, so a
+  // credential in `x-webhook-auth` and an hmac route's own signature in `x-trello-webhook` were kept.
+  it("keeps only content type, user agent and the source's event and delivery-id headers, never the route's signature or timestamp header", async () => {
+    const trelloSecret = `trello-${randomUUID()}`;
+    relay = await harness({
+      db: servers.db,
+      baseUrl: servers.sandbox.baseUrl,
+      secrets: secretValues({ 'trello-secret': trelloSecret }),
+      config: (config) => ({
+        ...config,
+        routes: {
+          ...config.routes,
+          ops: { ...config.routes['ops']!, capture: '1d' },
+          trello: {
+            source: 'hmac',
+            secret: 'trello-secret',
+            recipients: ['0754111222'],
+            capture: '1d',
+            signature: { header: 'x-trello-webhook', algorithm: 'sha1', encoding: 'base64', signed: '{timestamp}.{body}' },
+            timestamp: { header: 'x-trello-time' },
+            dedupe: { header: 'x-trello-delivery' },
+          },
+        },
+      }),
+    });
+    const hunter = `hunter2-${randomUUID()}`;
+    const body = '{"message":"card moved"}';
+    const time = String(Math.floor(relay.clock.now.getTime() / 1000));
+    const signature = createHmac('sha1', trelloSecret).update(`${time}.${body}`).digest('base64');
+    const trello = await relay.ingest('trello', body, {
+      headers: { 'content-type': 'application/json', 'user-agent': 'Trello', 'x-trello-webhook': signature, 'x-trello-time': time, 'x-trello-delivery': '101', 'x-webhook-auth': hunter },
+    });
+    const ops = await relay.ingest('ops', body, { headers: { ...bearer(SECRETS.genericToken), 'content-type': 'application/json', 'idempotency-key': 'backup-1', 'x-webhook-auth': hunter, 'x-api-token': hunter } });
+    expect([trello.status, ops.status]).toEqual([202, 202]);
+
+    const [trelloCapture] = await relay.store.listCaptures('trello', { now: relay.clock.now });
+    expect(trelloCapture!.headers).toEqual({ 'content-type': 'application/json', 'user-agent': 'Trello', 'x-trello-delivery': '101' });
+    const [opsCapture] = await relay.store.listCaptures('ops', { now: relay.clock.now });
+    expect(opsCapture!.headers).toEqual({ 'content-type': 'application/json', 'idempotency-key': 'backup-1' });
+    expect(JSON.stringify([trelloCapture, opsCapture])).not.toMatch(new RegExp(`${hunter}|${signature.replace(/[+/=]/g, '\\$&')}|${SECRETS.genericToken}`));
   });
 
   it('keeps nothing for a route without capture', async () => {

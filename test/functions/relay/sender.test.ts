@@ -406,5 +406,35 @@ describe('money safety', () => {
       expect(servers.sandbox.messages()).toHaveLength(0);
       expect(await relay.store.getBalanceState()).toMatchObject({ lastBalance: 50, creditsPerUnit: 1 });
     });
+
+    it('fails a message after maxAttempts rounds when the balance cannot be read before the send (a fresh store, the service down), with the reason', async () => {
+      const port = await closedPort();
+      await start({ config: (config) => ({ ...reserved(config), provider: { ...config.provider, baseUrl: `http://127.0.0.1:${port}` } }) });
+      const id = await acceptOn(relay, 'orders');
+
+      // One round per attempt, each as soon as the record is due again: the sweeper would do the same.
+      const outcomes: string[] = [];
+      for (let round = 0; round < POLICY.maxAttempts; round += 1) {
+        outcomes.push(await sendMessage(relay.context, id).catch((error: unknown) => `threw ${(error as Error).name}`));
+        const { nextAttemptAt } = await relay.record(id);
+        if (nextAttemptAt !== undefined) relay.clock.now = new Date(nextAttemptAt);
+      }
+
+      expect(outcomes).toEqual(['threw SmsServiceError', 'threw SmsServiceError', SendOutcome.Failed]);
+      const record = await relay.record(id);
+      expect(record).toMatchObject({
+        state: MessageState.Failed,
+        attempts: 3,
+        reason: 'not sent after 3 attempts: failed before sending: the balance could not be read (ECONNREFUSED)',
+        lastError: { name: 'SmsServiceError', delivery: 'not-sent', message: 'failed before sending: the balance could not be read (ECONNREFUSED)' },
+      });
+      expect(record.history.map((change) => change.state)).toEqual(['PENDING', 'SENDING', 'PENDING', 'SENDING', 'PENDING', 'SENDING', 'FAILED']);
+      expect(relay.metrics.total('Failed', 'orders')).toBe(1);
+      expect(relay.logger.lines).toContainEqual(expect.objectContaining({ level: 'error', message: 'sms', attributes: expect.objectContaining({ id, state: 'FAILED' }) }));
+      // Final: no later round claims it again.
+      relay.clock.advance(POLICY.maxDelayMs);
+      expect(await sendMessage(relay.context, id)).toBe(SendOutcome.Skipped);
+      expect(servers.sandbox.messages()).toHaveLength(0);
+    });
   });
 });

@@ -47,6 +47,8 @@ export function baseConfig(baseUrl: string): RelayConfigInput {
     when: "status == 'firing'",
     template: '[{{ status | upcase }}] {{ commonLabels.alertname }}: {{ commonAnnotations.summary }}',
     senderId: 'ALERTS',
+    // Explicit: an alerting source defaults to at-least-once; these tests need both policies.
+    delivery: 'at-most-once',
   };
   return {
     provider: { baseUrl, defaultSenderId: 'SMSRELAY', timeoutMs: 5_000 },

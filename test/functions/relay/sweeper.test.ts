@@ -119,6 +119,54 @@ describe('sweep', () => {
       expect(await sweep(relay.context)).toMatchObject({ recovered: 1, sent: {} });
       expect((await relay.record(id)).state).toBe(MessageState.Unknown);
     });
+
+    it('logs an error, never success, when the settle fails for another reason than a lost claim, and settles it on a later sweep', async () => {
+      relay = await harness({ db: servers.db, baseUrl: servers.sandbox.baseUrl, policy: POLICY });
+      const id = await abandoned('alerts');
+      relay.clock.advance(120_001);
+      // The table refusing the write for a reason of its own: throttled, say.
+      const throttled = Object.assign(new Error('The level of configured provisioned throughput for the table was exceeded'), { name: 'ProvisionedThroughputExceededException' });
+      const store = relay.context.store;
+      const failing: RelayContext = { ...relay.context, store: { ...store, settle: async () => Promise.reject(throttled) } };
+
+      expect(await sweep(failing)).toMatchObject({ recovered: 0 });
+
+      expect(relay.logger.lines).toContainEqual({
+        level: 'error',
+        message: 'stale record not settled; the next sweep tries again',
+        attributes: { id, route: 'alerts', error: 'ProvisionedThroughputExceededException' },
+      });
+      expect(relay.logger.messages('info')).not.toContain('stale record settled by its sender meanwhile');
+      expect((await relay.record(id)).state).toBe(MessageState.Sending);
+
+      expect(await sweep(relay.context)).toMatchObject({ recovered: 1 });
+      expect((await relay.record(id)).state).toBe(MessageState.Unknown);
+    });
+
+    it('logs a stale record its sender settled meanwhile (a lost claim) at info level, and counts it not as recovered', async () => {
+      relay = await harness({ db: servers.db, baseUrl: servers.sandbox.baseUrl, policy: POLICY });
+      const id = await abandoned('alerts');
+      relay.clock.advance(120_001);
+      const store = relay.context.store;
+      // The sender finishes between the sweeper's listing and its settle.
+      const late: RelayContext = {
+        ...relay.context,
+        store: {
+          ...store,
+          findStaleSending: async (options) => {
+            const page = await store.findStaleSending(options);
+            for (const record of page.items) await store.settle(record.id, record.claimToken!, { state: MessageState.Failed, reason: 'refused' });
+            return page;
+          },
+        },
+      };
+
+      expect(await sweep(late)).toMatchObject({ recovered: 0 });
+
+      expect(relay.logger.lines).toContainEqual({ level: 'info', message: 'stale record settled by its sender meanwhile', attributes: expect.objectContaining({ id }) });
+      expect(relay.logger.messages('error')).toEqual([]);
+      expect((await relay.record(id)).state).toBe(MessageState.Failed);
+    });
   });
 
   it('stops starting sends when told to, leaving the rest due for the next sweep', async () => {

@@ -21,13 +21,14 @@ const HEADERS = {
   'idempotency-key': 'k',
   cookie: 'a=b',
 };
+const GITHUB_HEADERS = ['content-type', 'user-agent', 'x-github-event', 'x-github-delivery'];
 
 describe('capturePayload and listCaptures', () => {
-  it('keeps the body exactly and every header but credentials and signatures, newest first, until it expires', async () => {
+  it('keeps the body exactly and only the allowed headers, newest first, until it expires', async () => {
     const { store } = await newTable(db);
-    const first = await store.capturePayload({ route: 'github', receivedAt: at(0), headers: HEADERS, body: new TextEncoder().encode('{"a":1}'), recordIds: ['r1'], keepSeconds: 60 });
-    await store.capturePayload({ route: 'github', receivedAt: at(1000), headers: {}, body: new Uint8Array([0xff, 0xfe]), recordIds: [], keepSeconds: 3600 });
-    await store.capturePayload({ route: 'other', receivedAt: at(0), headers: {}, body: new Uint8Array(), recordIds: [], keepSeconds: 60 });
+    const first = await store.capturePayload({ route: 'github', receivedAt: at(0), headers: HEADERS, keepHeaders: GITHUB_HEADERS, body: new TextEncoder().encode('{"a":1}'), recordIds: ['r1'], keepSeconds: 60 });
+    await store.capturePayload({ route: 'github', receivedAt: at(1000), headers: {}, keepHeaders: GITHUB_HEADERS, body: new Uint8Array([0xff, 0xfe]), recordIds: [], keepSeconds: 3600 });
+    await store.capturePayload({ route: 'other', receivedAt: at(0), headers: {}, keepHeaders: [], body: new Uint8Array(), recordIds: [], keepSeconds: 60 });
 
     const listed = await store.listCaptures('github', { now: at(2000) });
     expect(listed.map((captured) => captured.body)).toEqual(['//4=', '{"a":1}']);
@@ -41,15 +42,32 @@ describe('capturePayload and listCaptures', () => {
 
   it('reads one capture by its id, and nothing for another route, a foreign id or an expired one', async () => {
     const { store } = await newTable(db);
-    const kept = await store.capturePayload({ route: 'github', receivedAt: at(500), headers: HEADERS, body: new TextEncoder().encode('{"b":2}'), recordIds: ['r2'], keepSeconds: 60 });
-    const gone = await store.capturePayload({ route: 'github', receivedAt: at(-120_000), headers: {}, body: new Uint8Array(), recordIds: [], keepSeconds: 60 });
+    const kept = await store.capturePayload({ route: 'github', receivedAt: at(500), headers: HEADERS, keepHeaders: GITHUB_HEADERS, body: new TextEncoder().encode('{"b":2}'), recordIds: ['r2'], keepSeconds: 60 });
+    const gone = await store.capturePayload({ route: 'github', receivedAt: at(-120_000), headers: {}, keepHeaders: [], body: new Uint8Array(), recordIds: [], keepSeconds: 60 });
     expect(await store.getCapture('github', kept.id)).toEqual(kept);
     expect(await store.getCapture('other', kept.id)).toBeUndefined();
     expect(await store.getCapture('github', 'not-an-id')).toBeUndefined();
     expect(await store.getCapture('github', gone.id)).toBeUndefined();
   });
 
-  it('leaves out any header whose name says credential, signature, hmac, token, secret or key', () => {
-    expect(keptHeaders({ 'x-api-key': '1', 'stripe-signature': '2', 'x-shopify-hmac-sha256': '3', 'user-agent': 'GitHub-Hookshot' })).toEqual({ 'user-agent': 'GitHub-Hookshot' });
+  // Issue 17: a deny-list of credential-sounding names kept `x-webhook-auth` and a signature header
+  // named `x-trello-webhook`. Only the named headers are kept now, whatever the others are called.
+  it('keeps the headers it is told to keep, nothing else, whatever the others are called', async () => {
+    const { store } = await newTable(db);
+    const headers = {
+      'content-type': 'application/json',
+      'user-agent': 'Trello',
+      'x-trello-delivery': '101',
+      'x-webhook-auth': 'hunter2-s3cret',
+      'x-trello-webhook': 'c2lnbmF0dXJl',
+      'x-trello-time': '1764150000',
+      'x-api-key': '1',
+      'x-forwarded-for': '203.0.113.9',
+    };
+    const kept = await store.capturePayload({ route: 'trello', receivedAt: at(0), headers, keepHeaders: ['content-type', 'user-agent', 'X-Trello-Delivery'], body: new TextEncoder().encode('{}'), recordIds: [], keepSeconds: 60 });
+    const expected = { 'content-type': 'application/json', 'user-agent': 'Trello', 'x-trello-delivery': '101' };
+    expect(kept.headers).toEqual(expected);
+    expect((await store.getCapture('trello', kept.id))?.headers).toEqual(expected);
+    expect(keptHeaders(headers, [])).toEqual({});
   });
 });

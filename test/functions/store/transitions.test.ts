@@ -1,4 +1,4 @@
-import { PutItemCommand } from '@aws-sdk/client-dynamodb';
+import { type AttributeValue, PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   ClaimLostError,
@@ -30,7 +30,7 @@ const sendResult: SendResult = {
 
 /** A store with one accepted message, claimed unless told otherwise. */
 const setUp = async (overrides: Partial<NewMessage> = {}) => {
-  const { store, scan, tableName } = await newTable(db);
+  const { store, scan, tableName, rawItem } = await newTable(db);
   const { ids } = await store.acceptWebhook({
     route: 'orders',
     dedupeKey: 'd',
@@ -39,7 +39,7 @@ const setUp = async (overrides: Partial<NewMessage> = {}) => {
     now: T0,
   });
   const id = ids[0] ?? '';
-  return { store, scan, tableName, id };
+  return { store, scan, tableName, rawItem, id };
 };
 
 const claim = async (store: MessageStore, id: string, now = at(1000)) => {
@@ -309,5 +309,125 @@ describe('history', () => {
     await db.client.send(new PutItemCommand({ TableName: tableName, Item: old }));
     expect((await store.getMessage(id))?.history).toEqual([]);
     expect((await store.claimMessage(id, { now: at(1000) }))?.history).toEqual([entry(1000, 'SENDING')]);
+  });
+});
+
+describe('a long history', () => {
+  // Kept in step with functions/core/defaults.ts on purpose: the test states the bound it checks.
+  const FIRST = 3;
+  const LAST = 40;
+  const entry = (offsetMs: number, state: string, extra: object = {}) => ({ at: at(offsetMs).toISOString(), state, ...extra });
+
+  /** Claims the record and puts it back, `rounds` times: two history entries a round. */
+  const loop = async (store: MessageStore, id: string, rounds: number, startMs = 1000) => {
+    let now = startMs;
+    for (let round = 0; round < rounds; round += 1) {
+      const { token } = await claim(store, id, at(now));
+      await store.settle(id, token, { state: 'PENDING', nextAttemptAt: at(now + 1), lastError }, { now: at(now + 1) });
+      now += 2;
+    }
+    return now;
+  };
+
+  it('keeps the first entries and the last ones, and counts those left out between', async () => {
+    const { store, id } = await setUp();
+    const end = await loop(store, id, 30);
+    const { token } = await claim(store, id, at(end));
+    const failed = await store.settle(id, token, { state: 'FAILED', reason: 'gave up', lastError }, { now: at(end + 1) });
+
+    // 1 + 30 × 2 + 2 = 63 changes: the first 3, the last 40, 20 left out.
+    expect(failed.history).toHaveLength(FIRST + LAST);
+    expect(failed.historyOmitted).toBe(20);
+    expect(failed.history.slice(0, FIRST)).toEqual([entry(0, 'PENDING'), entry(1000, 'SENDING'), entry(1001, 'PENDING', { error: lastError })]);
+    expect(failed.history.slice(-2)).toEqual([entry(end, 'SENDING'), entry(end + 1, 'FAILED', { reason: 'gave up', error: lastError })]);
+    expect(await store.getMessage(id)).toEqual(failed);
+  });
+
+  it('stays bounded however many changes a record goes through', async () => {
+    const { store, id, rawItem } = await setUp();
+    await loop(store, id, 60);
+    const record = await store.getMessage(id);
+    expect(record?.history).toHaveLength(FIRST + LAST);
+    expect(record?.historyOmitted).toBe(1 + 120 - FIRST - LAST);
+    // Oldest first, with nothing repeated: the kept entries are the first ones and the newest ones.
+    const times = record!.history.map((change) => change.at);
+    expect([...times].sort()).toEqual(times);
+    expect(new Set(times).size).toBe(times.length);
+    expect((await rawItem(`MSG#${id}`, 'MSG'))?.['history']?.L).toHaveLength(FIRST + LAST);
+  });
+
+  it('appends nothing and counts nothing for a lost claim on a record whose history is full', async () => {
+    const { store, id } = await setUp({ delivery: 'at-least-once' });
+    const end = await loop(store, id, 25);
+    const before = await store.getMessage(id);
+    const claims = await Promise.all(Array.from({ length: 5 }, () => store.claimMessage(id, { now: at(end) })));
+    expect(claims.filter((record) => record !== undefined)).toHaveLength(1);
+    const after = await store.getMessage(id);
+    expect(after?.historyOmitted).toBe(before!.historyOmitted! + 1);
+    expect(after?.history.at(-1)).toEqual(entry(end, 'SENDING'));
+    await expect(store.settle(id, 'not-the-token', { state: 'SENT', result: sendResult }, { now: at(end + 1) })).rejects.toBeInstanceOf(ClaimLostError);
+    expect(await store.getMessage(id)).toEqual(after);
+  });
+
+  const big: AttributeValue = { M: { at: { S: at(500).toISOString() }, state: { S: 'PENDING' }, error: { M: { name: { S: 'TimeoutError' }, delivery: { S: 'not-sent' }, message: { S: 'x'.repeat(500) } } } } };
+  const small: AttributeValue = { M: { at: { S: at(500).toISOString() }, state: { S: 'PENDING' } } };
+
+  /**
+   * Rewrites the stored record with the longest history DynamoDB still accepts (as a record retried
+   * for days before the bound existed): as many `big` entries as fit, then `small` ones until not
+   * even one more fits. Returns how many entries it holds.
+   */
+  const fillToTheLimit = async (tableName: string, item: Record<string, AttributeValue>): Promise<number> => {
+    const put = async (history: AttributeValue[]): Promise<boolean> => {
+      try {
+        await db.client.send(new PutItemCommand({ TableName: tableName, Item: { ...item, history: { L: history } } }));
+        return true;
+      } catch (error) {
+        if (/maximum allowed size/.test((error as Error).message)) return false;
+        throw error;
+      }
+    };
+    let history = item['history']?.L ?? [];
+    for (const [filler, most] of [[big, 1_000], [small, 1_000]] as const) {
+      // The most that fit: a binary search, a few puts instead of hundreds.
+      let [low, high] = [0, most];
+      while (low < high) {
+        const middle = Math.ceil((low + high) / 2);
+        if (await put([...history, ...Array.from({ length: middle }, () => filler)])) low = middle;
+        else high = middle - 1;
+      }
+      history = [...history, ...Array.from({ length: low }, () => filler)];
+    }
+    expect(await put(history)).toBe(true);
+    expect(await put([...history, small])).toBe(false);
+    return history.length;
+  };
+
+  it('claims a record whose history grew to the item size limit (written before the bound), and bounds it', async () => {
+    const { store, id, tableName, rawItem } = await setUp();
+    const count = await fillToTheLimit(tableName, (await rawItem(`MSG#${id}`, 'MSG'))!);
+
+    const claimed = await store.claimMessage(id, { now: at(1000) });
+
+    expect(claimed).toMatchObject({ state: 'SENDING', attempts: 1, historyOmitted: count + 1 - FIRST - LAST });
+    expect(claimed?.history).toHaveLength(FIRST + LAST);
+    expect(claimed?.history.at(-1)).toEqual(entry(1000, 'SENDING'));
+    expect(await store.getMessage(id)).toEqual(claimed);
+  });
+
+  it('settles a claimed record whose history grew to the item size limit, and bounds it', async () => {
+    const { store, id, tableName, rawItem } = await setUp();
+    await claim(store, id, at(1000));
+    const count = await fillToTheLimit(tableName, (await rawItem(`MSG#${id}`, 'MSG'))!);
+    const { claimToken } = (await store.getMessage(id))!;
+
+    const failed = await store.settle(id, claimToken!, { state: 'FAILED', reason: 'r'.repeat(500), lastError }, { now: at(2000) });
+
+    expect(failed.state).toBe('FAILED');
+    expect(failed.history).toHaveLength(FIRST + LAST);
+    expect(failed.historyOmitted).toBe(count + 1 - FIRST - LAST);
+    expect(failed.history.slice(0, 2)).toEqual([entry(0, 'PENDING'), entry(1000, 'SENDING')]);
+    expect(failed.history.at(-1)).toEqual(entry(2000, 'FAILED', { reason: 'r'.repeat(500), error: lastError }));
+    expect(await store.getMessage(id)).toEqual(failed);
   });
 });

@@ -152,6 +152,31 @@ routes:
     }
   }, 60_000);
 
+  it('preview answers a template that hits a limit with the limit, promptly', async () => {
+    const hostile = join(dir, 'hostile.yaml');
+    writeFileSync(hostile, `provider: { baseUrl: "https://sms.example.co.tz" }
+secrets: s
+routes:
+  loop:
+    source: generic
+    secret: token
+    recipients: ["0712345678"]
+    template: "{% for a in items %}{% for b in items %}{% for c in items %}{% endfor %}{% endfor %}{% endfor %}"
+  range:
+    source: generic
+    secret: token
+    recipients: ["0712345678"]
+    template: "{% for i in (1..30000000) %}x{% endfor %}"
+`);
+    const payload = join(dir, 'items.json');
+    writeFileSync(payload, JSON.stringify({ items: Array.from({ length: 1_000 }, (_, index) => index) }));
+    const loop = JSON.parse((await cli('preview', '--config', hostile, '--route', 'loop', '--payload', payload)).stdout) as { verdict: string; reason: string };
+    expect(loop.verdict).toBe('dropped');
+    expect(loop.reason).toMatch(/^the template cannot be rendered on this payload: render limit exceeded: the template ran longer than 1000 ms \(line 1, col \d+\)$/);
+    const range = JSON.parse((await cli('preview', '--config', hostile, '--route', 'range', '--payload', payload)).stdout) as { verdict: string; reason: string };
+    expect(range.reason).toMatch(/^the template cannot be rendered on this payload: memory limit exceeded: the template built more than 10000000 characters or items/);
+  }, 60_000);
+
   it('preview fails clearly on an unknown route', async () => {
     const failure = await cli('preview', '--config', config, '--route', 'nope', '--payload', fixture('github/push.json'))
       .then(() => undefined, (error: { code: number; stderr: string }) => error);

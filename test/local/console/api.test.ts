@@ -220,6 +220,21 @@ describe('Activity', () => {
     const after = (await getJson<RecordDetail>(`/console/api/records/${id}`)).body;
     expect(after.history.map((change) => change.state)).toEqual(['PENDING', 'SENDING', 'PARKED', 'PENDING', 'SENDING', 'SENT']);
   });
+
+  it('says how many state changes a long history left out, and where', async () => {
+    const [id] = await deliver('notify', 'generic', { message: 'retried a lot', phone: '0754111222' }, 'generic-token', { send: false });
+    expect((await getJson<RecordDetail>(`/console/api/records/${id}`)).body.historyOmitted).toBeNull();
+    // 25 attempts that each went back to PENDING: 51 changes, of which the record keeps 3 + 40.
+    for (let round = 0; round < 25; round += 1) {
+      const claimed = await local.store.claimMessage(id!);
+      const lastError = { name: 'SmsServiceError', delivery: 'not-sent', message: 'failed before sending: the balance could not be read (ECONNREFUSED)' };
+      await local.store.settle(id!, claimed!.claimToken!, { state: MessageState.Pending, nextAttemptAt: new Date(0), lastError });
+    }
+    const { body } = await getJson<RecordDetail>(`/console/api/records/${id}`);
+    expect(body.history).toHaveLength(43);
+    expect(body.historyOmitted).toEqual({ count: 8, after: 3 });
+    expect(body.history.slice(0, 3).map((change) => change.state)).toEqual(['PENDING', 'SENDING', 'PENDING']);
+  });
 });
 
 describe('Routes, Credit, payloads and preview', () => {

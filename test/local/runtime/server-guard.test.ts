@@ -4,10 +4,13 @@ import { HTTP_LIMITS, type HttpLimits } from '../../../local/runtime/http-guard'
 import { formatWebhook } from '../../../local/runtime/log-format';
 import { createRelayServer, type RelayServer, type WebhookReport } from '../../../local/runtime/server';
 import { createTerminal } from '../../../local/runtime/terminal';
+import { startTrickle, type Trickle } from '../../helpers/trickle';
 import { openStalled, requestWithHost, waitUntil, type StalledConnections } from '../support/http-client';
 
 /** Short time-outs and a low cap, so the tests see them act without waiting for the real ones. */
-const TEST_LIMITS: HttpLimits = { headersTimeoutMs: 600, requestTimeoutMs: 1_200, checkIntervalMs: 100, keepAliveTimeoutMs: 500, maxConnections: 8 };
+const TEST_LIMITS: HttpLimits = { headersTimeoutMs: 600, requestTimeoutMs: 1_200, checkIntervalMs: 100, keepAliveTimeoutMs: 500, maxConnections: 8, minBodyBytesPerSecond: 1_024, bodyGraceMs: 300 };
+/** Time-outs far away: what acts in these tests is the body rate or the cap, not a time-out. */
+const PATIENT: HttpLimits = { ...TEST_LIMITS, headersTimeoutMs: 60_000, requestTimeoutMs: 60_000 };
 
 interface Started {
   readonly relay: RelayServer;
@@ -16,7 +19,7 @@ interface Started {
   readonly reports: WebhookReport[];
 }
 
-const running: { relay: RelayServer; stalled: StalledConnections[] }[] = [];
+const running: { relay: RelayServer; stalled: StalledConnections[]; trickles: Trickle[] }[] = [];
 
 async function start({ limits = TEST_LIMITS, onWebhook }: { limits?: HttpLimits; onWebhook?: (report: WebhookReport) => void } = {}): Promise<Started> {
   const relay = createRelayServer(limits);
@@ -38,7 +41,7 @@ async function start({ limits = TEST_LIMITS, onWebhook }: { limits?: HttpLimits;
     health: async () => ({ ok: true, pid: process.pid }),
     store: {} as never,
   });
-  running.push({ relay, stalled: [] });
+  running.push({ relay, stalled: [], trickles: [] });
   return { relay, port, ingested, reports };
 }
 
@@ -53,8 +56,9 @@ async function openOnServer(relay: RelayServer): Promise<number> {
 }
 
 afterEach(async () => {
-  for (const { relay, stalled } of running.splice(0)) {
+  for (const { relay, stalled, trickles } of running.splice(0)) {
     stalled.forEach((each) => each.destroy());
+    trickles.forEach((each) => each.stop());
     relay.server.closeAllConnections();
     await relay.close();
   }
@@ -67,10 +71,12 @@ describe('the runtime server against slow and idle clients', () => {
     expect(server.headersTimeout).toBe(HTTP_LIMITS.headersTimeoutMs);
     expect(server.requestTimeout).toBe(HTTP_LIMITS.requestTimeoutMs);
     expect(server.keepAliveTimeout).toBe(HTTP_LIMITS.keepAliveTimeoutMs);
-    expect(server.maxConnections).toBe(HTTP_LIMITS.maxConnections);
+    // The cap is the guard's own (it drops the stalest connection); Node's would refuse the new one.
+    expect(server.maxConnections).toBeUndefined();
     // Slow-loris is cut within seconds; the requestTimeout default would let one hold a socket for 300 s.
     expect(HTTP_LIMITS.headersTimeoutMs).toBeLessThanOrEqual(15_000);
     expect(HTTP_LIMITS.requestTimeoutMs).toBeLessThanOrEqual(60_000);
+    expect(HTTP_LIMITS.bodyGraceMs).toBeLessThanOrEqual(5_000);
   });
 
   it('closes connections that never finish their headers', async () => {
@@ -90,9 +96,15 @@ describe('the runtime server against slow and idle clients', () => {
     expect(await openOnServer(relay)).toBe(0);
   });
 
-  it('cuts off a body that trickles in, without handing it to ingest', async () => {
-    const { relay, port, ingested } = await start();
+  it.each([
+    // A rate any trickle keeps: only the request time-out can cut it.
+    ['at the request time-out', { ...TEST_LIMITS, minBodyBytesPerSecond: 1 }],
+    // The request time-out a minute away: the rate cuts it.
+    ['below the minimum rate, long before the request time-out', PATIENT],
+  ])('cuts off a body that trickles in %s, without handing it to ingest', async (_, limits) => {
+    const { relay, port, ingested } = await start({ limits });
     const stalled = stall(port, 1, `POST /hooks/x HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nContent-Type: application/json\r\nContent-Length: 5000\r\n\r\n{"a":"`);
+    // Ten bytes a second.
     const trickle = setInterval(() => stalled.sockets[0]!.writable && stalled.sockets[0]!.write('b'), 100);
     try {
       await waitUntil(() => stalled.closed() === 1, 'the server to cut the slow body off');
@@ -104,20 +116,78 @@ describe('the runtime server against slow and idle clients', () => {
     expect(await openOnServer(relay)).toBe(0);
   });
 
-  it('refuses connections beyond the cap and keeps no more than the cap open', async () => {
-    const { relay, port } = await start({ limits: { ...TEST_LIMITS, headersTimeoutMs: 60_000, requestTimeoutMs: 60_000 } });
-    const stalled = stall(port, 40, `GET /health HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\n`);
-    await waitUntil(() => stalled.closed() === 40 - TEST_LIMITS.maxConnections, 'the connections beyond the cap to be refused');
-    expect(await openOnServer(relay)).toBe(TEST_LIMITS.maxConnections);
-    // A second wave changes nothing: the cap holds, the held ones stay held.
-    const more = stall(port, 20, `GET /health HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\n`);
-    await waitUntil(() => more.closed() === 20, 'the second wave to be refused');
-    expect(await openOnServer(relay)).toBe(TEST_LIMITS.maxConnections);
-    expect(stalled.closed()).toBe(40 - TEST_LIMITS.maxConnections);
-    // Once they go, the server takes new connections again.
-    stalled.destroy();
-    await waitUntil(async () => (await openOnServer(relay)) === 0, 'the held connections to be released');
+  it('takes a body that keeps above the minimum rate, however long it takes', async () => {
+    const { port, ingested } = await start({ limits: PATIENT });
+    const size = 20 * 1024;
+    const stalled = stall(port, 1, `POST /hooks/x HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nContent-Type: application/json\r\nContent-Length: ${size}\r\nConnection: close\r\n\r\n`);
+    // 1 KiB every 100 ms (10 KiB/s): about two seconds for the body, well past the grace.
+    let sent = 0;
+    const feed = setInterval(() => {
+      if (sent >= size || !stalled.sockets[0]!.writable) return clearInterval(feed);
+      stalled.sockets[0]!.write('x'.repeat(1_024));
+      sent += 1_024;
+    }, 100);
+    try {
+      await waitUntil(() => stalled.closed() === 1, 'the answer');
+    } finally {
+      clearInterval(feed);
+    }
+    expect(stalled.received(0)).toMatch(/^HTTP\/1\.1 404 /);
+    expect(ingested.map((webhook) => webhook.body.byteLength)).toEqual([size]);
+  });
+
+  it('does not count against a body the time this process was too busy to read it', async () => {
+    const { relay, port, ingested } = await start({ limits: PATIENT });
+    const parsed = new Promise((resolve) => relay.server.once('request', resolve));
+    const stalled = stall(port, 1, `POST /hooks/x HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nContent-Type: application/json\r\nContent-Length: 200\r\nConnection: close\r\n\r\n`);
+    await parsed;
+    // The whole body is sent, then this process (server and client alike) is held for 1.5 s:
+    // the body waits unread, past its 0.5 s allowance, through no fault of the client.
+    stalled.sockets[0]!.write('x'.repeat(200));
+    const until = performance.now() + 1_500;
+    while (performance.now() < until) {
+      // busy
+    }
+    await waitUntil(() => stalled.closed() === 1, 'the answer');
+    expect(stalled.received(0)).toMatch(/^HTTP\/1\.1 404 /);
+    expect(ingested.map((webhook) => webhook.body.byteLength)).toEqual([200]);
+  });
+
+  it('at the cap, drops the stalest connection instead of refusing the new one', async () => {
+    const { relay, port } = await start({ limits: PATIENT });
+    const stalled = stall(port, TEST_LIMITS.maxConnections, `GET /health HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\n`);
+    await waitUntil(async () => (await openOnServer(relay)) === TEST_LIMITS.maxConnections, 'every slot to be taken');
+    // A new client gets in; one of the stalled ones made room, told why.
     expect((await requestWithHost(port, { host: `127.0.0.1:${port}`, path: '/health' })).status).toBe(200);
+    await waitUntil(() => stalled.closed() === 1, 'one stalled connection to be dropped');
+    expect(stalled.sockets.map((_, index) => stalled.received(index)).filter((text) => text !== '')).toEqual([expect.stringMatching(/^HTTP\/1\.1 408 /)]);
+    // A second wave of stalled clients changes nothing: the cap holds, and the server still answers.
+    const more = stall(port, 20, `GET /health HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\n`);
+    await waitUntil(() => stalled.closed() + more.closed() >= 20, 'the second wave to push the first out');
+    expect(await openOnServer(relay)).toBeLessThanOrEqual(TEST_LIMITS.maxConnections);
+    expect((await requestWithHost(port, { host: `127.0.0.1:${port}`, path: '/health' })).status).toBe(200);
+    expect(await openOnServer(relay)).toBeLessThanOrEqual(TEST_LIMITS.maxConnections);
+  });
+
+  it('keeps webhooks and /health coming in while trickling clients hold every slot', async () => {
+    const { relay, port, ingested } = await start({ limits: PATIENT });
+    const trickle = startTrickle({ port, count: TEST_LIMITS.maxConnections, head: `POST /hooks/slow HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nContent-Length: 100000\r\n\r\n`, intervalMs: 100 });
+    running.at(-1)!.trickles.push(trickle);
+    await waitUntil(async () => (await openOnServer(relay)) === TEST_LIMITS.maxConnections, 'the trickling clients to take every slot');
+
+    const outcomes: string[] = [];
+    for (let n = 0; n < 10; n += 1) {
+      const answer = await requestWithHost(port, { host: 'tunnel.example', path: `/hooks/genuine-${n}`, method: 'POST', headers: { 'content-type': 'application/json' }, body: '{}' }).then(
+        ({ status }) => String(status),
+        (error: NodeJS.ErrnoException) => error.code ?? error.message,
+      );
+      outcomes.push(answer);
+    }
+    const health = await requestWithHost(port, { host: `127.0.0.1:${port}`, path: '/health' }).then(({ status }) => status, (error: NodeJS.ErrnoException) => error.code);
+    expect(outcomes.filter((outcome) => outcome === '404'), outcomes.join(' ')).toHaveLength(10);
+    expect(ingested.map((webhook) => webhook.routeId)).toEqual(Array.from({ length: 10 }, (_, n) => `genuine-${n}`));
+    expect(health).toBe(200);
+    expect(trickle.closed()).toBeGreaterThan(0);
   });
 });
 

@@ -39,16 +39,18 @@ describe('the sandbox against foreign Hosts, floods and slow clients', () => {
     expect(answer).toMatchObject({ status: 200, json: { success: true, balance: 1000 } });
   });
 
-  it('refuses connections beyond the cap at once and times the stalled ones out', async () => {
+  it('makes room past the cap by dropping the stalest, and times the stalled ones out', async () => {
     const beyond = 20;
     const count = HTTP_LIMITS.maxConnections + beyond;
     const stalled = openStalled(sandbox.port, count, `GET /_sandbox/messages HTTP/1.1\r\nHost: 127.0.0.1:${sandbox.port}\r\n`);
     try {
-      await waitUntil(() => stalled.closed() >= beyond, 'the connections beyond the cap to be refused');
+      await waitUntil(() => stalled.closed() >= beyond, 'the stalest connections to make room for the ones beyond the cap');
+      // The control API still answers while every slot is taken: the stalest stalled one makes room.
+      expect((await requestWithHost(sandbox.port, { host: `127.0.0.1:${sandbox.port}`, path: '/_sandbox/messages' })).status).toBe(200);
       await waitUntil(() => stalled.closed() === count, 'the header time-out to close the rest', HTTP_LIMITS.headersTimeoutMs + 15_000);
+      // Each was taken in, then dropped or timed out, told so unless it had sent nothing yet; none was left open.
       const answered = stalled.sockets.filter((_, index) => stalled.received(index).startsWith('HTTP/1.1 408 ')).length;
-      // The ones inside the cap were taken in and timed out; the rest were closed unread.
-      expect({ answered, refused: count - answered }).toEqual({ answered: HTTP_LIMITS.maxConnections, refused: beyond });
+      expect(answered).toBeGreaterThanOrEqual(HTTP_LIMITS.maxConnections);
     } finally {
       stalled.destroy();
     }

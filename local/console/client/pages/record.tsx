@@ -65,7 +65,9 @@ export function RecordPage({ id, overview }: { id: string; overview: Overview })
     );
   }
 
-  const { record, sms, history, result, errors, capture } = detail;
+  const { record, sms, history, historyOmitted, result, errors, capture } = detail;
+  // Where the history's left-out changes were: after its first entries.
+  const gap = historyOmitted?.after ?? history.length;
   return (
     <div class="page record" data-testid="record-detail" data-id={record.id}>
       <div class="record-head">
@@ -138,13 +140,13 @@ export function RecordPage({ id, overview }: { id: string; overview: Overview })
         <div class="col">
           <Section title="History">
             <ol class="timeline">
-              {history.map((change, i) => (
-                <li key={i} data-testid="history-entry" data-state={change.state}>
-                  <span class="time">{fullTime(change.at)}</span>
-                  <StateBadge state={change.state} />
-                  <span class="reason">{change.reason ?? ''}</span>
+              {history.slice(0, gap).map((change, i) => <HistoryEntry key={i} change={change} />)}
+              {historyOmitted ? (
+                <li class="omitted muted" data-testid="history-omitted">
+                  {plural(historyOmitted.count, 'state change')} left out
                 </li>
-              ))}
+              ) : null}
+              {history.slice(gap).map((change, i) => <HistoryEntry key={gap + i} change={change} />)}
             </ol>
             {history.length === 0 ? <p class="muted">No state changes recorded.</p> : null}
           </Section>
@@ -217,5 +219,15 @@ function Captured({ capture }: { capture: RecordDetail['capture'] }) {
       </div>
       <pre class="code">{pretty ?? capture.body}</pre>
     </Section>
+  );
+}
+
+function HistoryEntry({ change }: { change: RecordDetail['history'][number] }) {
+  return (
+    <li data-testid="history-entry" data-state={change.state}>
+      <span class="time">{fullTime(change.at)}</span>
+      <StateBadge state={change.state} />
+      <span class="reason">{change.reason ?? ''}</span>
+    </li>
   );
 }

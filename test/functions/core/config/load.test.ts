@@ -36,7 +36,7 @@ secrets: sms-relay/prod
     const route = loaded.routes.get('alerts')!;
     expect(route.pack.name).toBe('alertmanager');
     expect(route.senderId).toBe('ALERTS');
-    expect(route.config).toMatchObject({ length: 'truncate', maxParts: 3, delivery: 'at-most-once', timeZone: 'Africa/Dar_es_Salaam', currency: 'TZS', toleranceSeconds: 300 });
+    expect(route.config).toMatchObject({ length: 'truncate', maxParts: 3, delivery: 'at-least-once', timeZone: 'Africa/Dar_es_Salaam', currency: 'TZS', toleranceSeconds: 300 });
     expect(route.condition).toBeDefined();
     expect(loaded.balanceNotify).toEqual(['255712345678']);
     expect(loaded.config.retentionDays).toBe(90);

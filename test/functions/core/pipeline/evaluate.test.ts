@@ -89,6 +89,23 @@ describe('evaluateWebhook', () => {
     expect(evaluateWebhook(route, post({ alerts: 'none' }), { secret })).toMatchObject({ verdict: 'dropped', reason: 'fanOut "alerts" is not an array in this payload' });
   });
 
+  it('drops an item whose template hits a limit, with the reason', () => {
+    const route = routeWith('recipients: ["0712345678"]\ntemplate: "{% for i in (1..30000000) %}x{% endfor %}"');
+    const evaluation = evaluateWebhook(route, post({ message: 'x' }), { secret });
+    expect(evaluation.verdict).toBe('dropped');
+    expect(evaluation.reason).toMatch(/^the template cannot be rendered on this payload: memory limit exceeded: the template built more than 10000000 characters or items/);
+  });
+
+  it('gives all the renders of one webhook one time budget, fan-out items included', () => {
+    // Each item loops 9 million times: seconds apiece with a budget per render, one budget for all.
+    const route = routeWith('recipients: ["0712345678"]\nfanOut: items\ntemplate: "{% for a in payload.big %}{% for b in payload.big %}{% endfor %}{% endfor %}{{ item }}"');
+    const big = Array.from({ length: 3_000 }, (_, index) => index);
+    const evaluation = evaluateWebhook(route, post({ big, items: Array.from({ length: 100 }, (_, index) => index) }), { secret });
+    expect(evaluation.verdict).toBe('dropped');
+    expect(evaluation.skipped).toHaveLength(100);
+    for (const skip of evaluation.skipped) expect(skip.reason).toMatch(/^the template cannot be rendered on this payload: render limit exceeded: the template ran longer than 1000 ms/);
+  }, 30_000);
+
   it('caps the messages of one webhook at whole items, and says how many items were left out', () => {
     const route = routeWith('recipients: ["0712345678"]\nfanOut: items\ntemplate: "{{ item }}"');
     const evaluation = evaluateWebhook(route, post({ items: Array.from({ length: 70 }, (_, index) => `n${index}`) }), { secret });

@@ -334,3 +334,53 @@ describe('conditions', () => {
     expect(compileError(() => engine.evaluate(condition, {})).message).toBe('condition was compiled by another engine');
   });
 });
+
+describe('limits (LiquidJS parseLimit, renderLimit, memoryLimit)', () => {
+  const renderError = (source: string, scope: Record<string, unknown> = {}): TemplateError =>
+    compileError(() => engine.render(engine.compileTemplate(source), scope, { trackMissing: false }));
+
+  it('refuses a template longer than the parse limit, and takes one at the limit', () => {
+    const error = compileError(() => engine.compileTemplate('x'.repeat(65_537)));
+    expect(error.message).toBe('parse limit exceeded: the template is longer than 65536 characters');
+    expect(engine.compileTemplate('x'.repeat(65_536)).source).toHaveLength(65_536);
+  });
+
+  it('refuses a condition longer than the parse limit', () => {
+    const error = compileError(() => engine.compileCondition(`a == '${'x'.repeat(65_536)}'`));
+    expect(error.message).toBe('parse limit exceeded: the condition is longer than 65536 characters');
+  });
+
+  it('stops a render that builds past the memory limit, before building it', () => {
+    // 30 million loop items: the range alone is refused.
+    expect(renderError('{% for i in (1..30000000) %}x{% endfor %}').message).toMatch(/^memory limit exceeded: the template built more than 10000000 characters or items \(line 1, col \d+\)$/);
+    // A string doubled 40 times (a terabyte).
+    expect(renderError('{% assign s = "xy" %}{% for i in (1..40) %}{% assign s = s | append: s %}{% endfor %}{{ s | size }}').message).toMatch(/^memory limit exceeded/);
+  });
+
+  it('stops a condition that builds past the memory limit', () => {
+    const condition = engine.compileCondition('(1..20000000) contains 5');
+    expect(compileError(() => engine.evaluate(condition, {})).message).toMatch(/^memory limit exceeded/);
+  });
+
+  it('stops a render that runs past the render limit', () => {
+    // 50 million iterations over a payload array (no memory built): seconds on any machine.
+    const items = Array.from({ length: 1_000 }, (_, index) => index);
+    const error = renderError('{% for a in items %}{% for b in items %}{% for c in (1..50) %}{% endfor %}{% endfor %}{% endfor %}', { items });
+    expect(error.message).toMatch(/^render limit exceeded: the template ran longer than 1000 ms \(line 1, col \d+\)$/);
+    expect(error.cause).toBeInstanceOf(Error);
+  });
+
+  it('gives a render the time it is told is left, tracked or not', () => {
+    const template = engine.compileTemplate('{% for a in items %}{% for b in items %}{% endfor %}{% endfor %}');
+    const items = Array.from({ length: 3_000 }, (_, index) => index);
+    for (const trackMissing of [false, true]) {
+      expect(compileError(() => engine.render(template, { items }, { trackMissing, renderLimitMs: 0 })).message).toMatch(/^render limit exceeded/);
+    }
+  });
+
+  it('leaves ordinary templates alone', () => {
+    const items = Array.from({ length: 1_000 }, (_, index) => ({ name: `n${index}` }));
+    const { text } = engine.render(engine.compileTemplate('{% for item in items %}{{ item.name | upcase }},{% endfor %}{{ items | map: "name" | join: "" | size }}'), { items });
+    expect(text.endsWith('N999,3890')).toBe(true);
+  });
+});

@@ -1,0 +1,120 @@
+import { BlockList, isIP } from 'node:net';
+import { RemovalPolicy } from 'aws-cdk-lib';
+import * as logs from 'aws-cdk-lib/aws-logs';
+import type { DeployConfig, RelayConfig } from '../functions/core/config/schema';
+import { SECRET_NAME_PREFIX } from '../functions/core/defaults';
+import type { SmsRelayProps } from './sms-relay';
+
+/** The environment whose config belongs to the local runtime (`npm start`) and is never deployed. */
+export const LOCAL_ENVIRONMENT = 'local';
+
+/**
+ * The Secrets Manager secret an environment uses: `secrets` when the config names one, else
+ * `sms-relay/<env>`, so two environments never share one by default.
+ *
+ * @example
+ * ```ts
+ * secretName('staging', config); // 'sms-relay/staging' when config.secrets is unset
+ * ```
+ */
+export function secretName(environmentName: string, config: Pick<RelayConfig, 'secrets'>): string {
+  return config.secrets ?? `${SECRET_NAME_PREFIX}${environmentName}`;
+}
+
+// Where a deployed Lambda must never be pointed: the function's own host, private networks it has
+// no route to, and the instance metadata service. BlockList matches IPv4-mapped IPv6 addresses
+// (::ffff:127.0.0.1) against the IPv4 subnets itself.
+const PRIVATE = new BlockList();
+for (const [network, prefix] of [
+  ['0.0.0.0', 8],
+  ['10.0.0.0', 8],
+  ['100.64.0.0', 10],
+  ['127.0.0.0', 8],
+  ['169.254.0.0', 16],
+  ['172.16.0.0', 12],
+  ['192.168.0.0', 16],
+] as const) {
+  PRIVATE.addSubnet(network, prefix, 'ipv4');
+}
+for (const [network, prefix] of [
+  ['::', 128],
+  ['::1', 128],
+  ['fc00::', 7],
+  ['fe80::', 10],
+] as const) {
+  PRIVATE.addSubnet(network, prefix, 'ipv6');
+}
+
+/**
+ * Why `provider.baseUrl` cannot work from AWS, or `undefined`: it must be `https` (the API key
+ * travels in a header) and must not name a loopback, link-local or private address (a copied
+ * local config points at the sandbox on 127.0.0.1).
+ *
+ * @example
+ * ```ts
+ * providerUrlProblem('http://127.0.0.1:4010'); // 'provider.baseUrl: … must be https …'
+ * ```
+ */
+export function providerUrlProblem(baseUrl: string): string | undefined {
+  const url = new URL(baseUrl);
+  const problems: string[] = [];
+  if (url.protocol !== 'https:') problems.push('must be https (the API key travels in its requests)');
+  const host = url.hostname.replace(/^\[|\]$/g, '');
+  const family = isIP(host);
+  const isPrivate =
+    host === 'localhost' ||
+    host.endsWith('.localhost') ||
+    (family === 4 && PRIVATE.check(host, 'ipv4')) ||
+    (family === 6 && PRIVATE.check(host, 'ipv6'));
+  if (isPrivate) problems.push(`must not point at a loopback or private address (${url.hostname}): a deployed function cannot reach it`);
+  // The URL is not echoed in full: it could carry credentials.
+  return problems.length === 0 ? undefined : `provider.baseUrl ${problems.join(', and ')}; use the SMS service's public https URL`;
+}
+
+/**
+ * What in one environment's config cannot be deployed as it stands, each naming its key:
+ * a provider URL a Lambda cannot (or must not) call, and `capture` on a route without
+ * `deploy.allowCapture: true` (captured payloads are customer data kept in the deployed table).
+ *
+ * @example
+ * ```ts
+ * deployProblems(parseConfig(readFileSync('config/local.yaml', 'utf8'))); // ['provider.baseUrl must be https …', 'routes.alerts.capture: …', …]
+ * ```
+ */
+export function deployProblems(config: RelayConfig): string[] {
+  const problems: string[] = [];
+  const url = providerUrlProblem(config.provider.baseUrl);
+  if (url !== undefined) problems.push(url);
+  if (config.deploy?.allowCapture !== true) {
+    for (const [id, route] of Object.entries(config.routes)) {
+      if (route.capture === undefined) continue;
+      problems.push(
+        `routes.${id}.capture: stores each webhook's payload (customer data) in the deployed table; remove it, or set deploy.allowCapture: true to deploy it on purpose`,
+      );
+    }
+  }
+  return problems;
+}
+
+/**
+ * The construct properties an environment's `deploy:` block sets; keys it leaves out keep the
+ * construct's defaults.
+ *
+ * @example
+ * ```ts
+ * deployProps({ throttle: { rate: 10 }, onDelete: 'destroy' }); // { throttle: { rateLimit: 10 }, removalPolicy: RemovalPolicy.DESTROY }
+ * ```
+ */
+export function deployProps(deploy: DeployConfig | undefined): Partial<Pick<SmsRelayProps, 'throttle' | 'memorySize' | 'logRetention' | 'removalPolicy'>> {
+  if (deploy === undefined) return {};
+  const { throttle, memory, logRetentionDays, onDelete } = deploy;
+  return {
+    ...(throttle === undefined
+      ? {}
+      : { throttle: { ...(throttle.rate === undefined ? {} : { rateLimit: throttle.rate }), ...(throttle.burst === undefined ? {} : { burstLimit: throttle.burst }) } }),
+    ...(memory === undefined ? {} : { memorySize: Object.fromEntries(Object.entries(memory).filter(([, mb]) => mb !== undefined)) }),
+    // RetentionDays' values are the day counts the schema allows.
+    ...(logRetentionDays === undefined ? {} : { logRetention: logRetentionDays as logs.RetentionDays }),
+    ...(onDelete === undefined ? {} : { removalPolicy: onDelete === 'destroy' ? RemovalPolicy.DESTROY : RemovalPolicy.RETAIN }),
+  };
+}

@@ -1,0 +1,232 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { App } from 'aws-cdk-lib';
+import { Template } from 'aws-cdk-lib/assertions';
+import { parseConfig } from '../../functions/core/config/parse';
+import { HANDLER_NAMES, type HandlerName } from '../../infra/bundle';
+import { METRICS, metricsNamespace } from '../../infra/metrics';
+import { pascalCase } from '../../infra/names';
+import { API_THROTTLED, balanceReadWindow } from '../../infra/observability';
+import { SmsRelayStack } from '../../infra/stack';
+import { bundleForTests, configText, resourcesOfType, synthStack, type CfnResourceJson, type TestStack } from './support';
+
+/**
+ * Every alarm the runbook lists, each found by the metric it watches (never by its name), with its
+ * threshold; and two environments in one account and region reading no metric series in common.
+ */
+
+let bundle: ReturnType<typeof bundleForTests>;
+let prod: TestStack;
+
+beforeAll(() => {
+  bundle = bundleForTests();
+  prod = synthStack('prod', configText('prod'), bundle.dir);
+});
+afterAll(() => bundle.cleanup());
+
+interface AlarmJson {
+  readonly AlarmName?: string;
+  readonly Namespace?: string;
+  readonly MetricName?: string;
+  readonly Dimensions?: { Name: string; Value: unknown }[];
+  readonly Statistic?: string;
+  readonly Period?: number;
+  readonly Threshold?: number;
+  readonly EvaluationPeriods?: number;
+  readonly ComparisonOperator?: string;
+  readonly TreatMissingData?: string;
+  readonly Metrics?: { Id: string; Expression?: string; MetricStat?: { Metric: { Namespace: string; MetricName: string; Dimensions?: { Name: string; Value: unknown }[] }; Period: number; Stat: string } }[];
+}
+
+const alarmsOf = (stack: TestStack): AlarmJson[] => resourcesOfType(stack.resources, 'AWS::CloudWatch::Alarm').map(([, alarm]) => alarm.Properties as AlarmJson);
+
+/** The metrics an alarm reads: its one metric, or each metric of its math expression. */
+function watched(alarm: AlarmJson): { namespace: string; name: string; dimensions: Record<string, unknown> }[] {
+  const dims = (list: { Name: string; Value: unknown }[] | undefined): Record<string, unknown> => Object.fromEntries((list ?? []).map(({ Name, Value }) => [Name, Value]));
+  if (alarm.MetricName !== undefined) return [{ namespace: alarm.Namespace ?? '', name: alarm.MetricName, dimensions: dims(alarm.Dimensions) }];
+  return (alarm.Metrics ?? []).flatMap((metric) =>
+    metric.MetricStat === undefined ? [] : [{ namespace: metric.MetricStat.Metric.Namespace, name: metric.MetricStat.Metric.MetricName, dimensions: dims(metric.MetricStat.Metric.Dimensions) }],
+  );
+}
+
+const sameDimensions = (a: Record<string, unknown>, b: Record<string, unknown>): boolean =>
+  JSON.stringify(Object.entries(a).sort(([x], [y]) => x.localeCompare(y))) === JSON.stringify(Object.entries(b).sort(([x], [y]) => x.localeCompare(y)));
+
+/** The one alarm watching `name` in `namespace` with exactly these dimensions. */
+function alarmWatching(stack: TestStack, namespace: string, name: string, dimensions?: Record<string, unknown>): AlarmJson {
+  const found = alarmsOf(stack).filter((alarm) =>
+    watched(alarm).some((metric) => metric.namespace === namespace && metric.name === name && (dimensions === undefined || sameDimensions(metric.dimensions, dimensions))),
+  );
+  expect(found, `alarms watching ${namespace} ${name} ${JSON.stringify(dimensions)}`).toHaveLength(1);
+  return found[0]!;
+}
+
+const RELAY = metricsNamespace('prod');
+const SERVICE = { service: METRICS.service };
+const fnRef = (name: HandlerName): { Ref: string } => ({ Ref: prod.functionId(name) });
+const AT_LEAST_ONE = { Threshold: 1, ComparisonOperator: 'GreaterThanOrEqualToThreshold', EvaluationPeriods: 1, TreatMissingData: 'notBreaching' };
+
+describe('an alarm for every way a message is lost or stuck', () => {
+  it.each([
+    ['UNKNOWN (may have been sent)', METRICS.names.unknown],
+    ['PARKED (the balance could not pay)', METRICS.names.parked],
+    ['FAILED (refused by the provider)', METRICS.names.failed],
+    ['a route misconfigured (its secret missing: ingest answers 500)', METRICS.names.routeMisconfigured],
+    ['the sweeper unable to send due records', METRICS.names.sweepErrors],
+  ])('%s: any in 5 minutes', (_what, metric) => {
+    expect(alarmWatching(prod, RELAY, metric, SERVICE)).toMatchObject({ Statistic: 'Sum', Period: 300, ...AT_LEAST_ONE });
+  });
+
+  it('webhooks refused with 5xx by the HTTP API: any in 5 minutes', () => {
+    const [apiId] = resourcesOfType(prod.resources, 'AWS::ApiGatewayV2::Api')[0] ?? [];
+    expect(alarmWatching(prod, 'AWS/ApiGateway', '5xx', { ApiId: { Ref: apiId }, Stage: '$default' })).toMatchObject({ Statistic: 'Sum', Period: 300, ...AT_LEAST_ONE });
+  });
+
+  it.each(['oncall', 'orders', 'ci'])('route %s refusing webhooks (4xx) in three 5-minute periods running', (route) => {
+    expect(alarmWatching(prod, RELAY, METRICS.names.rejected, { ...SERVICE, route })).toMatchObject({
+      Statistic: 'Sum',
+      Period: 300,
+      ...AT_LEAST_ONE,
+      EvaluationPeriods: 3,
+    });
+  });
+
+  it('the sender more than a minute behind its stream', () => {
+    expect(alarmWatching(prod, 'AWS/Lambda', 'IteratorAge', { FunctionName: fnRef('sender') })).toMatchObject({
+      Statistic: 'Maximum',
+      Threshold: 60_000,
+      ComparisonOperator: 'GreaterThanThreshold',
+    });
+  });
+
+  it('the oldest due PENDING record waiting more than 5 minutes (the sweeper\'s backlog metric)', () => {
+    expect(alarmWatching(prod, RELAY, METRICS.names.oldestPendingAge, SERVICE)).toMatchObject({
+      Statistic: 'Maximum',
+      Threshold: 300,
+      ComparisonOperator: 'GreaterThanThreshold',
+    });
+  });
+
+  it.each(HANDLER_NAMES)('%s throttled by Lambda, and failing', (name) => {
+    expect(alarmWatching(prod, 'AWS/Lambda', 'Throttles', { FunctionName: fnRef(name) })).toMatchObject({ Statistic: 'Sum', ...AT_LEAST_ONE });
+    expect(alarmWatching(prod, 'AWS/Lambda', 'Errors', { FunctionName: fnRef(name) })).toMatchObject({ Statistic: 'Sum', ...AT_LEAST_ONE, AlarmName: `SmsRelay-prod-${pascalCase(name)}Errors` });
+  });
+
+  it('DynamoDB throttling the table, reads or writes', () => {
+    const tableRef = { Ref: resourcesOfType(prod.resources, 'AWS::DynamoDB::Table')[0]![0] };
+    const reads = alarmWatching(prod, 'AWS/DynamoDB', 'ReadThrottleEvents', { TableName: tableRef });
+    expect(alarmWatching(prod, 'AWS/DynamoDB', 'WriteThrottleEvents', { TableName: tableRef })).toBe(reads);
+    expect(reads).toMatchObject(AT_LEAST_ONE);
+    expect(reads.Metrics?.find((metric) => metric.Expression !== undefined)?.Expression).toBe('FILL(reads, 0) + FILL(writes, 0)');
+  });
+
+  it('the API answering 429, counted from its access logs into the environment namespace', () => {
+    expect(alarmWatching(prod, RELAY, API_THROTTLED, {})).toMatchObject({ Statistic: 'Sum', ...AT_LEAST_ONE });
+    prod.template.hasResourceProperties('AWS::Logs::MetricFilter', {
+      FilterPattern: '{ $.status = "429" }',
+      MetricTransformations: [{ MetricNamespace: RELAY, MetricName: API_THROTTLED, MetricValue: '1' }],
+    });
+  });
+
+  it('the balance watch unable to read the balance on two runs (prod: hourly, so two in 2 hours)', () => {
+    expect(alarmWatching(prod, RELAY, METRICS.names.balanceReadFailed, SERVICE)).toMatchObject({ Statistic: 'Sum', Period: 7_200, Threshold: 2, EvaluationPeriods: 1 });
+    expect(balanceReadWindow('rate(5 minutes)')).toMatchObject({ threshold: 2 });
+    expect(balanceReadWindow('rate(5 minutes)').period.toSeconds()).toBe(600);
+    expect(balanceReadWindow('rate(1 day)')).toMatchObject({ threshold: 1 });
+    expect(balanceReadWindow('cron(0 6 * * ? *)').period.toSeconds()).toBe(86_400);
+  });
+
+  it('the balance below the threshold (kept)', () => {
+    expect(alarmWatching(prod, RELAY, METRICS.names.remainingBalance, SERVICE)).toMatchObject({
+      Statistic: 'Minimum',
+      Threshold: 5000,
+      ComparisonOperator: 'LessThanThreshold',
+      TreatMissingData: 'ignore',
+    });
+  });
+
+  it.each([
+    ['failure queue', 'RelayFailureQueue'],
+    ['dead-letter queue', 'RelayDeadLetterQueue'],
+  ])('the %s holding a message (kept)', (_what, queue) => {
+    const alarms = alarmsOf(prod).filter((alarm) =>
+      watched(alarm).some((metric) => metric.name === 'ApproximateNumberOfMessagesVisible' && JSON.stringify(metric.dimensions).includes(`"${queue}`)),
+    );
+    expect(alarms).toHaveLength(1);
+    expect(alarms[0]).toMatchObject({ Namespace: 'AWS/SQS', Statistic: 'Maximum', ...AT_LEAST_ONE });
+  });
+
+  it('nothing else: every alarm is one of the above', () => {
+    // 5 relay counts + 5xx + 3 routes + iterator age + backlog + 4×2 functions + table + 429 + balance read + balance low + 2 queues
+    expect(alarmsOf(prod)).toHaveLength(5 + 1 + 3 + 1 + 1 + 8 + 1 + 1 + 1 + 1 + 2);
+  });
+
+  it('without a balance threshold there is no BalanceLow, but the unreadable-balance alarm stays', () => {
+    const minimal = synthStack('minimal', 'provider: { baseUrl: "https://sms.example.co.tz" }\nroutes:\n  ci: { source: github, secret: gh, recipients: ["+255712345678"] }\n', bundle.dir);
+    const relay = metricsNamespace('minimal');
+    expect(alarmsOf(minimal).filter((alarm) => alarm.MetricName === METRICS.names.remainingBalance)).toEqual([]);
+    expect(alarmWatching(minimal, relay, METRICS.names.balanceReadFailed, SERVICE)).toMatchObject({ Period: 7_200, Threshold: 2 });
+  });
+});
+
+describe('the dashboard', () => {
+  it('charts every metric an alarm watches, and shows every alarm', () => {
+    const [, dashboard] = resourcesOfType(prod.resources, 'AWS::CloudWatch::Dashboard')[0] ?? [];
+    const body = JSON.stringify((dashboard as CfnResourceJson).Properties?.['DashboardBody']);
+    for (const metric of new Set(alarmsOf(prod).flatMap((alarm) => watched(alarm).map((each) => each.name)))) expect(body, metric).toContain(`\\"${metric}\\"`);
+    for (const metric of Object.values(METRICS.names)) expect(body, metric).toContain(`\\"${metric}\\"`);
+    for (const [id] of resourcesOfType(prod.resources, 'AWS::CloudWatch::Alarm')) expect(body).toContain(`"Fn::GetAtt":["${id}","Arn"]`);
+    expect(body).toContain(`\\"${RELAY}\\"`);
+  });
+});
+
+describe('two environments in one account and region', () => {
+  let templates: Record<'prod' | 'staging', Record<string, CfnResourceJson>>;
+  beforeAll(() => {
+    // One app, as `cdk deploy -c env=prod` and `-c env=staging` put them side by side.
+    const app = new App({ builtinCloudFormationValidation: false });
+    const stacks = (['prod', 'staging'] as const).map((env) => {
+      const text = configText(env);
+      return [env, new SmsRelayStack(app, { environmentName: env, config: parseConfig(text, `${env}.yaml`), configText: text, bundleDir: bundle.dir })] as const;
+    });
+    templates = Object.fromEntries(stacks.map(([env, stack]) => [env, (Template.fromStack(stack).toJSON() as { Resources: Record<string, CfnResourceJson> }).Resources])) as typeof templates;
+  });
+
+  /** Every metric series a stack's alarms read; a Ref names a resource of that stack only. */
+  function series(env: 'prod' | 'staging'): Set<string> {
+    const local = (value: unknown): unknown => JSON.parse(JSON.stringify(value).replace(/\{"Ref":"([^"]+)"\}/g, `"${env}:$1"`).replace(/\{"Fn::GetAtt":\["([^"]+)","([^"]+)"\]\}/g, `"${env}:$1.$2"`));
+    const alarms = Object.values(templates[env]).filter((resource) => resource.Type === 'AWS::CloudWatch::Alarm').map((alarm) => alarm.Properties as AlarmJson);
+    return new Set(alarms.flatMap((alarm) => watched(alarm).map((metric) => JSON.stringify([metric.namespace, metric.name, local(metric.dimensions)]))));
+  }
+
+  it('publish to their own namespaces, which only their own alarms and dashboards read', () => {
+    for (const [env, other] of [['prod', 'staging'], ['staging', 'prod']] as const) {
+      const functions = Object.values(templates[env]).filter((resource) => resource.Type === 'AWS::Lambda::Function');
+      const namespaces = new Set(functions.map((fn) => (fn.Properties?.['Environment'] as { Variables: Record<string, string> }).Variables['POWERTOOLS_METRICS_NAMESPACE']));
+      expect(namespaces).toEqual(new Set([metricsNamespace(env)]));
+      const read = [...series(env)].map((each) => JSON.parse(each) as [string]).map(([namespace]) => namespace);
+      expect(read).toContain(metricsNamespace(env));
+      expect(read.filter((namespace) => namespace.startsWith(METRICS.namespace))).not.toContain(metricsNamespace(other));
+      const dashboard = JSON.stringify(Object.values(templates[env]).find((resource) => resource.Type === 'AWS::CloudWatch::Dashboard')?.Properties);
+      expect(dashboard).toContain(metricsNamespace(env));
+      expect(dashboard).not.toContain(metricsNamespace(other));
+    }
+  });
+
+  it('share no metric series, no alarm name, no dashboard and no secret', () => {
+    const [prodSeries, stagingSeries] = [series('prod'), series('staging')];
+    expect(prodSeries.size).toBeGreaterThan(10);
+    expect([...prodSeries].filter((each) => stagingSeries.has(each))).toEqual([]);
+    const named = (env: 'prod' | 'staging', type: string, key: string): unknown[] =>
+      Object.values(templates[env]).filter((resource) => resource.Type === type).map((resource) => resource.Properties?.[key]);
+    for (const [type, key] of [
+      ['AWS::CloudWatch::Alarm', 'AlarmName'],
+      ['AWS::CloudWatch::Dashboard', 'DashboardName'],
+      ['AWS::SecretsManager::Secret', 'Name'],
+    ] as const) {
+      const prodNames = named('prod', type, key);
+      expect(prodNames.length).toBeGreaterThan(0);
+      expect(named('staging', type, key).filter((name) => prodNames.includes(name))).toEqual([]);
+    }
+    expect(named('staging', 'AWS::SecretsManager::Secret', 'Name')).toEqual(['sms-relay/staging']);
+  });
+});

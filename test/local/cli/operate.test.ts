@@ -1,0 +1,74 @@
+import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+
+/** The CLI as an operator runs it: `validate` before a deploy, `logs`/`redrive` against a stack. */
+
+interface Run {
+  readonly code: number;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+function cli(args: readonly string[], env: NodeJS.ProcessEnv = process.env): Promise<Run> {
+  return new Promise((resolve) => {
+    execFile(process.execPath, ['bin/sms-relay.mjs', ...args], { encoding: 'utf8', env }, (error, stdout, stderr) => {
+      resolve({ code: error === null ? 0 : typeof error.code === 'number' ? error.code : 1, stdout, stderr });
+    });
+  });
+}
+
+let home: string;
+beforeAll(() => {
+  home = mkdtempSync(join(tmpdir(), 'sms-relay-cli-'));
+});
+afterAll(() => rmSync(home, { recursive: true, force: true }));
+
+describe('validate prints each route\'s effective delivery policy', () => {
+  it('config/prod.yaml: set by the route, or the source\'s default', async () => {
+    const { code, stdout } = await cli(['validate', '--config', 'config/prod.yaml']);
+
+    expect(code).toBe(0);
+    expect(stdout).toBe(
+      [
+        'config/prod.yaml: valid (3 routes: oncall, orders, ci)',
+        '  oncall  alertmanager  at-least-once  set by the route',
+        '  orders  shopify       at-most-once   default for shopify',
+        '  ci      github        at-most-once   default for github',
+        '',
+      ].join('\n'),
+    );
+  });
+
+  it('an alerting source set to at-most-once keeps it', async () => {
+    const file = join(home, 'explicit.yaml');
+    writeFileSync(file, 'provider: { baseUrl: "https://sms.example.co.tz" }\nroutes:\n  pages: { source: grafana, secret: t, recipients: ["+255712345678"], delivery: at-most-once }\n  kuma: { source: uptime-kuma, secret: t, recipients: ["+255712345678"] }\n');
+
+    const { code, stdout } = await cli(['validate', '--config', file]);
+
+    expect(code).toBe(0);
+    expect(stdout.split('\n').slice(1)).toEqual(['  pages  grafana      at-most-once   set by the route', '  kuma   uptime-kuma  at-least-once  default for uptime-kuma', '']);
+  });
+});
+
+describe('commands that reach AWS without a region', () => {
+  // No AWS_REGION and no profile: HOME is an empty directory, so there is no ~/.aws/config either.
+  const noRegion = (): NodeJS.ProcessEnv => ({ PATH: process.env['PATH'], HOME: home });
+
+  it.each([
+    ['logs', ['logs', '--env', 'prod']],
+    ['redrive', ['redrive', '--env', 'prod', '--state', 'PARKED']],
+  ])('%s says to set AWS_REGION or pass --region, not the SDK\'s "Region is missing"', async (_name, args) => {
+    const { code, stdout, stderr } = await cli(args, noRegion());
+
+    expect(code).toBe(1);
+    expect(stdout).toBe('');
+    expect(stderr).toBe('error: no AWS region for SmsRelay-prod: set AWS_REGION or pass --region (the region the stack is deployed in)\n');
+  });
+
+  it('lists --region in the help of logs and redrive', async () => {
+    for (const command of ['logs', 'redrive']) expect((await cli([command, '--help'])).stdout).toContain('--region <region>');
+  });
+});
