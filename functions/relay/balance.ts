@@ -132,7 +132,7 @@ export async function observeBalance(context: RelayContext<RelayConfigView>, { b
 /** The spend the forecast looks back on, at most. */
 const FORECAST_DAYS = 7;
 /** Less history than this is too little to forecast from. */
-const MIN_FORECAST_MS = 3_600_000;
+export const MIN_FORECAST_MS = 3_600_000;
 const DAY_MS = 86_400_000;
 
 /** What the days-left forecast rests on. */
@@ -141,7 +141,10 @@ export interface BalanceForecast {
   readonly daysLeft?: number;
   /** Credits spent over the days looked back on. */
   readonly spent: number;
-  /** Days the spend is divided by: at most seven, fewer when the relay has been observed for less. */
+  /**
+   * Days looked back on, which the spend is divided by: at most seven, fewer (a fraction) when the
+   * relay has been observed for less; 0 when it never has.
+   */
   readonly days: number;
   readonly perDay?: number;
 }
@@ -149,7 +152,7 @@ export interface BalanceForecast {
 /**
  * Days the balance lasts at the spend of the last seven days, divided by the time actually
  * observed: a relay that started an hour ago has seen an hour of spend, not seven days of it.
- * Under an hour of history there is no forecast.
+ * Under an hour of history there is no forecast, only the spend and the time observed.
  *
  * @example
  * ```ts
@@ -157,10 +160,12 @@ export interface BalanceForecast {
  * ```
  */
 export async function forecastBalance(store: Pick<MessageStore, 'spendLastDays'>, balance: number, firstObservedAt: string | undefined, now: Date): Promise<BalanceForecast> {
-  const observedMs = firstObservedAt === undefined ? 0 : now.getTime() - Date.parse(firstObservedAt);
-  if (!(observedMs >= MIN_FORECAST_MS)) return { spent: 0, days: 0 };
+  const observedMs = firstObservedAt === undefined ? 0 : Math.max(0, now.getTime() - Date.parse(firstObservedAt) || 0);
   const spent = await store.spendLastDays(FORECAST_DAYS, now);
   const days = Math.min(FORECAST_DAYS, observedMs / DAY_MS);
+  // What was spent is reported even then (the console shows it beside the spend chart); it only
+  // is not turned into a daily rate.
+  if (observedMs < MIN_FORECAST_MS) return { spent, days };
   const perDay = spent / days;
   return { spent, days, ...(perDay > 0 ? { perDay, daysLeft: Math.floor(balance / perDay) } : {}) };
 }

@@ -1,4 +1,4 @@
-import { readdirSync, readFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { compileRoute } from '../../functions/core/config/compile';
@@ -6,6 +6,7 @@ import { describeIssues } from '../../functions/core/config/parse';
 import { RouteSchema } from '../../functions/core/config/schema';
 import { maskMsisdn, maskNumbersInText } from '../../functions/core/recipients';
 import type { MessageStore } from '../../functions/store';
+import { examplePayloads, fixtureHeaders } from '../runtime/fixture-headers';
 import { looksFormEncoded } from '../cli/commands/preview';
 import type { PayloadChoice, PreviewAnswer, PreviewRequest } from './contract';
 import { evaluateOffThread } from './preview-thread';
@@ -14,9 +15,6 @@ import { captureView } from './views';
 
 /** Fixtures and captures offered per route; more is noise in a picker. */
 const MAX_CHOICES = 25;
-const FIXTURE_NAME = /^[\w.-]+$/;
-/** Sources whose payload means little without its event header; a fixture's name starts with the event. */
-const FIXTURE_EVENT_HEADER: Readonly<Record<string, string>> = { github: 'x-github-event', sentry: 'sentry-hook-resource' };
 
 /**
  * The payloads the template playground offers for a route: its captured webhooks (newest first,
@@ -31,7 +29,7 @@ export async function payloadChoices(source: ConsoleSource, store: MessageStore,
     id: name,
     label: `example: ${route.pack.name}/${name}`,
     body: readFixture(source, route.pack.name, name),
-    headers: fixtureHeaders(route.pack.name, name),
+    headers: exampleHeaders(source, route.pack.name, name),
   }));
   return [
     ...captures.map((capture): PayloadChoice => {
@@ -126,7 +124,7 @@ async function payloadOf(
   }
   if (request.fixture !== undefined) {
     if (!fixtureNames(source, sourceName).includes(request.fixture)) throw new ConsoleRequestError(404, `no example payload "${request.fixture}" for ${sourceName}`);
-    return { body: Buffer.from(readFixture(source, sourceName, request.fixture)), headers: fixtureHeaders(sourceName, request.fixture) };
+    return { body: Buffer.from(readFixture(source, sourceName, request.fixture)), headers: exampleHeaders(source, sourceName, request.fixture) };
   }
   const body = Buffer.from(request.payload ?? '', 'utf8');
   const headers = Object.fromEntries(Object.entries(request.headers ?? {}).map(([name, value]) => [name.toLowerCase(), value]));
@@ -135,20 +133,11 @@ async function payloadOf(
 }
 
 function fixtureNames(source: ConsoleSource, sourceName: string): string[] {
-  if (source.fixturesDir === undefined) return [];
-  try {
-    return readdirSync(join(source.fixturesDir, sourceName))
-      .filter((name) => name.endsWith('.json') && FIXTURE_NAME.test(name))
-      .sort()
-      .slice(0, MAX_CHOICES);
-  } catch {
-    return [];
-  }
+  return source.fixturesDir === undefined ? [] : examplePayloads(source.fixturesDir, sourceName).slice(0, MAX_CHOICES);
 }
 
-function fixtureHeaders(sourceName: string, name: string): Record<string, string> {
-  const eventHeader = FIXTURE_EVENT_HEADER[sourceName];
-  return { 'content-type': 'application/json', ...(eventHeader === undefined ? {} : { [eventHeader]: name.split(/[-.]/)[0]! }) };
+function exampleHeaders(source: ConsoleSource, sourceName: string, name: string): Record<string, string> {
+  return { 'content-type': 'application/json', ...fixtureHeaders(sourceName, join(source.fixturesDir!, sourceName, name)) };
 }
 
 function readFixture(source: ConsoleSource, sourceName: string, name: string): string {

@@ -3,7 +3,7 @@ import { HISTORY_KEPT } from '../../functions/core/defaults';
 import { maskNumbersInText } from '../../functions/core/recipients';
 import { capturedHeaderNames } from '../../functions/core/sources/captured-headers';
 import type { SourcePack } from '../../functions/core/sources/types';
-import { forecastBalance } from '../../functions/relay/balance';
+import { forecastBalance, MIN_FORECAST_MS } from '../../functions/relay/balance';
 import { NOTICE_ROUTE } from '../../functions/relay/ports';
 import { type CapturedPayload, keptHeaders, MessageState, type MessageRecord, type MessageStore, type RecordSummary } from '../../functions/store';
 import { queryRecords, REDRIVE_STATES, toRecordView } from '../runtime/records';
@@ -265,7 +265,7 @@ function forecastBasis(
   firstObservedAt: string | undefined,
 ): string {
   if (balance === null) return 'No balance seen yet: the balance watch has not run and nothing was sent.';
-  if (forecast.days === 0) return `Less than an hour of history (first balance seen ${firstObservedAt ?? 'never'}): too little to forecast.`;
+  if (forecast.days * DAY_MS < MIN_FORECAST_MS) return `Less than an hour of history (first balance seen ${firstObservedAt ?? 'never'}): too little to forecast.`;
   const span = forecast.days >= 1 ? `${round(forecast.days)} days` : `${round(forecast.days * 24)} hours`;
   if (forecast.perDay === undefined) return `Nothing spent in the last ${span}: the balance lasts as long as nothing is sent.`;
   return `${round(forecast.spent)} credits spent in the last ${span} (${round(forecast.perDay)} a day); ${round(balance)} left lasts about ${forecast.daysLeft} days at that rate.`;

@@ -20,6 +20,8 @@ export interface BannerInfo {
    * command reads the token from the file when it runs, so the banner never prints a secret.
    */
   readonly example: { readonly route: string; readonly secretName: string; readonly secretsFile: string } | undefined;
+  /** A signed route and one of its source's example payloads (a path as typed), for the `send-test` line. */
+  readonly signedExample?: { readonly route: string; readonly payload: string };
 }
 
 /** The example webhook body; the `notify` route of config/local.yaml sends it to its own recipient. */
@@ -73,7 +75,9 @@ export function renderBanner(info: BannerInfo): string {
     );
   }
   const signed = info.routes.find((route) => route.source !== 'generic') ?? info.routes[0];
-  if (signed !== undefined) {
+  if (info.signedExample !== undefined) {
+    lines.push(`Sign a payload as its source would: npx sms-relay send-test --route ${info.signedExample.route} --payload ${info.signedExample.payload}`);
+  } else if (signed !== undefined) {
     lines.push(`Sign a payload as its source would: npx sms-relay send-test --route ${signed.id} --payload <file>`);
   }
   lines.push('Records: npx sms-relay logs (or the console)    Re-send parked: npx sms-relay redrive    Stop: Ctrl-C', '');

@@ -14,6 +14,11 @@ export interface RuntimeAnnouncement {
   readonly providerBaseUrl: string;
   readonly startedAt: string;
   /**
+   * The secrets file whose `providerApiKey` the runtime sends with (absent when `PROVIDER_API_KEY`
+   * gave the key): `balance` reads the key there. The path only, never a value.
+   */
+  readonly secretsPath?: string;
+  /**
    * The secret `sms-relay console` presents (`Authorization: Bearer …`) to ask the runtime's console
    * API on the user's behalf. Not a browser's session: browsers sign in with the one-time link.
    * The file is the user's alone (mode 0600), like the secrets file.

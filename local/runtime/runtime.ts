@@ -1,5 +1,5 @@
 import { BALANCE_SCHEDULE, SENDER_CONCURRENCY, STREAM } from '../../functions/core/defaults';
-import { resolve } from 'node:path';
+import { join, resolve } from 'node:path';
 import { createStoreApi } from '../console/api';
 import { createConsoleHandler } from '../console/http';
 import { FIXTURES_DIR, rawRoutesOf } from '../console/standalone';
@@ -21,6 +21,7 @@ import type { MessageStore } from '../../functions/store';
 import { sendMessage } from '../../functions/relay/sender';
 import { sweep } from '../../functions/relay/sweeper';
 import { renderBanner } from './banner';
+import { examplePayloads } from './fixture-headers';
 import { InvalidSettingError } from './errors';
 import { announceRuntime, withdrawRuntime } from './discovery';
 import { openLocalStore, type LocalStore } from './local-store';
@@ -191,8 +192,19 @@ export async function startRuntime(settings: RuntimeSettings, { verbose = false 
       }),
     ];
 
-    announceRuntime({ pid: process.pid, url, dataDir: settings.dataDir, providerBaseUrl, startedAt, consoleSecret });
+    announceRuntime({
+      pid: process.pid,
+      url,
+      dataDir: settings.dataDir,
+      providerBaseUrl,
+      startedAt,
+      consoleSecret,
+      ...(settings.providerApiKey === undefined ? { secretsPath: settings.secretsPath } : {}),
+    });
     const exampleRoute = [...loaded.routes.values()].find((route) => route.pack.name === 'generic');
+    // A new user's next step: a signed route and an example payload of its source, ready to paste.
+    const signedRoute = [...loaded.routes.values()].find((route) => route.pack.name !== 'generic' && examplePayloads(FIXTURES_DIR, route.pack.name).length > 0);
+    const signedPayload = signedRoute === undefined ? undefined : join(FIXTURES_DIR, signedRoute.pack.name, examplePayloads(FIXTURES_DIR, signedRoute.pack.name)[0]!);
     terminal.printVerbatim(
       renderBanner({
         url,
@@ -208,6 +220,7 @@ export async function startRuntime(settings: RuntimeSettings, { verbose = false 
         dataDir: displayPath(settings.dataDir),
         balanceSchedule: balanceSchedule.description,
         example: exampleRoute === undefined ? undefined : { route: exampleRoute.id, secretName: exampleRoute.config.secret, secretsFile: resolve(settings.secretsPath) },
+        ...(signedPayload === undefined ? {} : { signedExample: { route: signedRoute!.id, payload: displayPath(signedPayload) } }),
       }),
     );
 

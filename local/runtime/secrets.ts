@@ -86,6 +86,26 @@ export function ensureSecretsFile(path: string, loaded: LoadedConfig): SecretsFi
 }
 
 /**
+ * Every reason a secrets file cannot serve a config: its `providerApiKey` missing or empty (nothing
+ * could be sent), then each route secret that is missing or could never authenticate its route
+ * (see `routeSecretProblems`). Names only, never values.
+ *
+ * @example
+ * ```ts
+ * secretsFileProblems(loaded, { 'alerts-token': 't' });
+ * // ['secret "providerApiKey" (the SMS service\'s API key): is missing: add a value with this name', 'secret "github-secret" (route github): is missing: …']
+ * ```
+ */
+export function secretsFileProblems(loaded: LoadedConfig, values: Readonly<Record<string, string>>): string[] {
+  const key = Object.hasOwn(values, PROVIDER_API_KEY_NAME) ? values[PROVIDER_API_KEY_NAME] : undefined;
+  const keyProblem = key === undefined ? 'is missing: add a value with this name' : key === '' ? 'is empty: the SMS service would refuse every send' : undefined;
+  return [
+    ...(keyProblem === undefined ? [] : [`secret "${PROVIDER_API_KEY_NAME}" (the SMS service's API key): ${keyProblem}`]),
+    ...routeSecretProblems(loaded.routes.values(), values),
+  ];
+}
+
+/**
  * Refuses to start with a route secret that could never authenticate its route (see
  * `secretProblem`): every such secret is named, by its name, never its value.
  *

@@ -107,6 +107,18 @@ describe('npm start: the local runtime', () => {
     expect(JSON.parse(stdout)).toMatchObject({ status: 'accepted' });
     const delivered = await eventually(async () => (await inbox(relay.sandboxUrl!)).find((message) => message.message === 'Hello from sms-relay'), { what: 'the example SMS' });
     expect(delivered).toMatchObject({ phoneNumbers: ['255712345678'], senderId: 'SMSRELAY' });
+    // The first thing a new user sees after their first SMS is no warning about their own example.
+    await relay.waitFor(/sms\s+notify\s+SENT/);
+    expect(relay.stdout()).not.toMatch(/warn/);
+  }, 120_000);
+
+  it("prints a send-test command, with an example payload, that works as pasted", async () => {
+    const line = relay.banner.split('\n').find((text) => text.startsWith('Sign a payload as its source would: '))!;
+    const command = line.slice(line.indexOf('npx sms-relay ') + 'npx sms-relay '.length).split(' ');
+    expect(command).toEqual(['send-test', '--route', 'alerts', '--payload', 'test/fixtures/alertmanager/firing-grouped.json']);
+    const result = await cli(command);
+    expect(result.code, result.stderr).toBe(0);
+    expect(result.stdout).toMatch(/^202 Accepted$/m);
   }, 120_000);
 
   it('answers /health with the store and the SMS service', async () => {
@@ -245,6 +257,19 @@ describe('npm start: the local runtime', () => {
     expect(result.code, result.stderr).toBe(0);
     const account = await getJson<{ balance: number }>(`${relay.sandboxUrl}/_sandbox/account`);
     expect(JSON.parse(result.stdout)).toEqual({ baseUrl: relay.sandboxUrl, balance: account.balance, currency: 'TZS', smsRate: 20 });
+  }, 120_000);
+
+  it("balance takes the key from the running relay's own secrets file, wherever that is", async () => {
+    // Only the data directory leads to the relay: its secrets file is not the default one.
+    const { RELAY_SECRETS_FILE: _, ...withoutSecrets } = env;
+    const result = await runCli(['balance', '--json'], withoutSecrets);
+    printed.push({ what: 'sms-relay balance --json (no RELAY_SECRETS_FILE)', text: `${result.stdout}\n${result.stderr}` });
+    expect(result.code, result.stderr).toBe(0);
+    const account = await getJson<{ balance: number }>(`${relay.sandboxUrl}/_sandbox/account`);
+    expect(JSON.parse(result.stdout)).toEqual({ baseUrl: relay.sandboxUrl, balance: account.balance, currency: 'TZS', smsRate: 20 });
+    const announced = readJsonFile<Record<string, unknown>>(join(dir, 'data', 'runtime.json'));
+    expect(announced['secretsPath']).toBe(join(dir, 'secrets.json'));
+    expect(JSON.stringify(announced)).not.toContain(secrets['providerApiKey']!);
   }, 120_000);
 
   it('refuses to start a second runtime on the same store', async () => {

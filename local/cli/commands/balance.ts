@@ -34,7 +34,9 @@ export function balanceCommand(): Command {
       `
 The service is, first found: --url; PROVIDER_BASE_URL; the SMS service of the relay running on
 RELAY_DATA_DIR (its sandbox); the config's provider.baseUrl. The key is PROVIDER_API_KEY, else
-"providerApiKey" from the secrets file. The key is never printed.`,
+"providerApiKey" from --secrets, else from the running relay's own secrets file (a relay started
+with PROVIDER_API_KEY has none: give balance the same), else from RELAY_SECRETS_FILE or
+.relay/secrets.json. The key is never printed.`,
     )
     .action(async (options: BalanceOptions) => {
       try {
@@ -49,8 +51,11 @@ RELAY_DATA_DIR (its sandbox); the config's provider.baseUrl. The key is PROVIDER
 const UNREACHABLE: ReadonlySet<SmsErrorCode> = new Set([SmsErrorCode.TIMEOUT, SmsErrorCode.RESET, SmsErrorCode.REFUSED, SmsErrorCode.DNS, SmsErrorCode.NETWORK]);
 
 async function runBalance(options: BalanceOptions): Promise<void> {
-  const { baseUrl, origin } = await serviceUrl(options);
-  const apiKey = process.env['PROVIDER_API_KEY'] || readExistingSecrets(localPath('secrets', options.secrets))[PROVIDER_API_KEY_NAME];
+  const { baseUrl, origin, secretsPath } = await serviceUrl(options);
+  const apiKey = process.env['PROVIDER_API_KEY'] || (secretsPath === undefined ? undefined : readExistingSecrets(secretsPath)[PROVIDER_API_KEY_NAME]);
+  if (secretsPath === undefined && !apiKey) {
+    throw new CliError(`the running relay was given its SMS service key in PROVIDER_API_KEY, not in a secrets file: run balance with the same PROVIDER_API_KEY`);
+  }
   if (apiKey === undefined || apiKey === '') throw new CliError(`no API key: set PROVIDER_API_KEY or "${PROVIDER_API_KEY_NAME}" in the secrets file`);
 
   let client: SmsClient | undefined;
@@ -76,14 +81,22 @@ async function runBalance(options: BalanceOptions): Promise<void> {
   }
 }
 
-async function serviceUrl(options: BalanceOptions): Promise<{ baseUrl: string; origin: string }> {
-  if (options.url !== undefined) return { baseUrl: options.url, origin: '--url' };
+/**
+ * The service to ask, and the secrets file whose `providerApiKey` it takes: none when the running
+ * relay took its key from PROVIDER_API_KEY (only that variable has it then).
+ */
+async function serviceUrl(options: BalanceOptions): Promise<{ baseUrl: string; origin: string; secretsPath: string | undefined }> {
+  const secretsPath = localPath('secrets', options.secrets);
+  if (options.url !== undefined) return { baseUrl: options.url, origin: '--url', secretsPath };
   const fromEnv = process.env['PROVIDER_BASE_URL'];
-  if (fromEnv !== undefined && fromEnv.trim() !== '') return { baseUrl: fromEnv.trim(), origin: 'PROVIDER_BASE_URL' };
+  if (fromEnv !== undefined && fromEnv.trim() !== '') return { baseUrl: fromEnv.trim(), origin: 'PROVIDER_BASE_URL', secretsPath };
   const running = await findRunningRuntime(localPath('dataDir', undefined));
-  if (running !== undefined) return { baseUrl: running.providerBaseUrl, origin: `SMS service of the running relay, pid ${running.pid}` };
+  if (running !== undefined) {
+    // Its sandbox knows only the key the relay was started with: the one in the relay's own secrets file.
+    return { baseUrl: running.providerBaseUrl, origin: `SMS service of the running relay, pid ${running.pid}`, secretsPath: options.secrets === undefined ? running.secretsPath : secretsPath };
+  }
   const configPath = localPath('config', options.config);
-  return { baseUrl: loadConfigFile(configPath).config.provider.baseUrl, origin: `provider.baseUrl of ${displayPath(configPath)}` };
+  return { baseUrl: loadConfigFile(configPath).config.provider.baseUrl, origin: `provider.baseUrl of ${displayPath(configPath)}`, secretsPath };
 }
 
 function formatAmount(value: number): string {

@@ -3,6 +3,7 @@ import { Command, InvalidArgumentError, Option } from 'commander';
 import { loadConfigFile } from '../../../functions/core/config/load';
 import { maskPhoneNumbersIn } from '../../../functions/core/recipients';
 import { findRunningRuntime } from '../../runtime/discovery';
+import { fixtureHeaders } from '../../runtime/fixture-headers';
 import { readExistingSecrets } from '../../runtime/secrets';
 import { signWebhook } from '../../runtime/signers';
 import { displayPath, localPath, parsePort, RUNTIME_DEFAULTS } from '../../runtime/settings';
@@ -23,7 +24,7 @@ interface SendTestOptions {
  * the route's secret from the local secrets file, and posts it to the relay.
  *
  * @example
- * // npx sms-relay send-test --route github --payload test/fixtures/github/push.json --header 'X-GitHub-Event: push'
+ * // npx sms-relay send-test --route github --payload test/fixtures/github/ping.json   (X-GitHub-Event: ping, from the name)
  * program.addCommand(sendTestCommand());
  */
 export function sendTestCommand(): Command {
@@ -49,6 +50,9 @@ hmac: the route's own signature settings (header, algorithm, encoding, prefix, s
 Svix names: give --header 'svix-id: msg_1' for svix-id/-timestamp/-signature instead of webhook-*.
 SNS: only AWS can sign; the file's own SNS signature is sent with SNS's headers and a Bearer token
 (a genuine message captured within the last hour is accepted, a hand-written one is refused 401).
+An example payload in a directory named after its source (test/fixtures/github/ping.json) also gets
+the event its file name says, as the console's Templates page does: X-GitHub-Event (ping),
+Sentry-Hook-Resource, X-Shopify-Topic (orders-create: orders/create), X-WC-Webhook-Topic.
 Exits 1 when the relay answers anything but 2xx.
 
 Examples:
@@ -79,10 +83,14 @@ async function runSendTest(options: SendTestOptions): Promise<number> {
   } catch (error) {
     throw new CliError(`cannot read payload ${options.payload} (${(error as NodeJS.ErrnoException).code ?? 'error'})`, { cause: error });
   }
-  const headers = signWebhook(route.pack.name, { body, secret, headers: Object.fromEntries(options.header), route: route.config });
+  // An example payload's name says its event, as in the console (github/ping.json is a ping); --header wins.
+  const given = Object.fromEntries(options.header);
+  const inferred = Object.entries(fixtureHeaders(route.pack.name, options.payload)).filter(([name]) => !Object.keys(given).some((key) => key.toLowerCase() === name));
+  const headers = signWebhook(route.pack.name, { body, secret, headers: { ...Object.fromEntries(inferred), ...given }, route: route.config });
   const target = `${(options.url ?? (await defaultUrl())).replace(/\/+$/, '')}/hooks/${encodeURIComponent(route.id)}`;
 
-  process.stdout.write(`POST ${target}  (${route.pack.name}, signed with "${route.config.secret}" from ${displayPath(secretsPath)})\n`);
+  const named = inferred.map(([name, value]) => `, ${name}: ${value} from the file name`).join('');
+  process.stdout.write(`POST ${target}  (${route.pack.name}, signed with "${route.config.secret}" from ${displayPath(secretsPath)}${named})\n`);
   let response: Response;
   try {
     response = await fetch(target, { method: 'POST', headers, body, signal: AbortSignal.timeout(30_000) });

@@ -81,7 +81,10 @@ describe('preview of every source on config/local.yaml', () => {
   });
 
   it('reports a templated recipient that rendered nothing as dropped', () => {
-    expect(previewOf('notify', 'generic/backup-failed.json').dropped).toEqual([{ entry: '{{ phone }}', reason: 'rendered empty' }]);
+    const order = JSON.parse(readFileSync(fixture('shopify/orders-create.json'), 'utf8')) as { customer: Record<string, unknown> };
+    const withoutPhone = join(mkdtempSync(join(tmpdir(), 'sms-relay-preview-')), 'order.json');
+    writeFileSync(withoutPhone, JSON.stringify({ ...order, customer: { ...order.customer, phone: null } }));
+    expect(preview({ config, route: 'orders', payload: withoutPhone, header: { 'x-shopify-topic': 'orders/create' } }).dropped).toEqual([{ entry: '{{ customer.phone }}', reason: 'rendered empty' }]);
   });
 });
 
@@ -126,7 +129,7 @@ routes:
 
   it('validate --secrets names each route secret that is missing or could never match, never its value', async () => {
     const secrets = join(dir, 'validate-secrets.json');
-    const values = Object.fromEntries(['alerts-token', 'grafana-token', 'github-secret', 'shopify-secret', 'woocommerce-secret', 'stripe-secret', 'standard-secret', 'generic-token', 'paystack-secret', 'gitlab-token', 'sentry-secret', 'pagerduty-secret', 'uptime-kuma-token', 'sns-token'].map((name) => [name, `${name}-value`]));
+    const values = Object.fromEntries(['providerApiKey', 'alerts-token', 'grafana-token', 'github-secret', 'shopify-secret', 'woocommerce-secret', 'stripe-secret', 'standard-secret', 'generic-token', 'paystack-secret', 'gitlab-token', 'sentry-secret', 'pagerduty-secret', 'uptime-kuma-token', 'sns-token'].map((name) => [name, `${name}-value`]));
     writeFileSync(secrets, JSON.stringify(values));
     await expect(cli('validate', '--config', config, '--secrets', secrets)).resolves.toMatchObject({ stdout: expect.stringContaining('usable') });
     writeFileSync(secrets, JSON.stringify({ ...values, 'alerts-token': 'Schlüssel mit Leerzeichen', 'generic-token': undefined, 'paystack-secret': ' any key works ' }));
@@ -136,6 +139,17 @@ routes:
     expect(failure?.stderr).toContain('secret "generic-token" (route notify): is missing');
     expect(failure?.stderr).not.toContain('paystack');
     expect(failure?.stderr).not.toContain('Schlüssel');
+  }, 60_000);
+
+  it('validate --secrets names a missing or empty providerApiKey: without it nothing can be sent', async () => {
+    const secrets = join(dir, 'validate-no-key.json');
+    const routeSecrets = Object.fromEntries(['alerts-token', 'grafana-token', 'github-secret', 'shopify-secret', 'woocommerce-secret', 'stripe-secret', 'standard-secret', 'generic-token', 'paystack-secret', 'gitlab-token', 'sentry-secret', 'pagerduty-secret', 'uptime-kuma-token', 'sns-token'].map((name) => [name, `${name}-value`]));
+    for (const [values, problem] of [[routeSecrets, 'is missing'], [{ ...routeSecrets, providerApiKey: '' }, 'is empty']] as const) {
+      writeFileSync(secrets, JSON.stringify(values));
+      const failure = await cli('validate', '--config', config, '--secrets', secrets).then(() => undefined, (error: { code: number; stderr: string }) => error);
+      expect(failure?.code).toBe(2);
+      expect(failure?.stderr).toContain(`error: ${secrets}: 1 unusable secret\n  - secret "providerApiKey" (the SMS service's API key): ${problem}`);
+    }
   }, 60_000);
 
   it('preview answers a template that hits a limit with the limit, promptly', async () => {

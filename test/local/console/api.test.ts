@@ -261,7 +261,8 @@ describe('Activity', () => {
     expect(body.sms.text).toBe('call 2557****678 now');
     expect(body.sms).toMatchObject({ encoding: 'GSM-7', segments: 1, characters: 19 });
     expect(body.history.map((change) => change.state)).toEqual(['PENDING', 'SENDING', 'SENT']);
-    expect(body.result).toMatchObject({ deducted: 40 });
+    // config/local.yaml's notify route texts one fixed number: the payload's phone is no recipient.
+    expect(body.result).toMatchObject({ deducted: 20 });
     expect(body.capture?.headers).not.toHaveProperty('authorization');
     expect(body.capture?.body).toContain('2557****222');
     expect(body.capture?.body).not.toContain('0754111222');
@@ -323,6 +324,11 @@ describe('Routes, Credit, payloads and preview', () => {
     expect(credit.balance).toBe(credit.points.at(-1)!.balance);
     expect(credit.spend.find((entry) => entry.route === 'notify')?.credits).toBeGreaterThan(0);
     expect(credit.forecast.basis).toMatch(/too little to forecast/);
+    // Beside the spend chart the forecast's figures agree with it: the same 7 days, the same credits.
+    expect(credit.forecast.spent).toBe(credit.spend.reduce((sum, entry) => sum + entry.credits, 0));
+    expect(credit.forecast.spent).toBeGreaterThan(0);
+    expect(credit.forecast.days).toBeGreaterThan(0);
+    expect(credit.forecast.daysLeft).toBeNull();
     expect(credit.creditsPerUnit).toBe(20);
     expect((await getJson('/console/api/credit?days=99')).status).toBe(400);
   });
@@ -334,14 +340,26 @@ describe('Routes, Credit, payloads and preview', () => {
     expect(payloads.some((payload) => payload.kind === 'fixture' && payload.id === 'backup-failed.json')).toBe(true);
   });
 
+  it('opens every route on an example payload its own template fills: an SMS, no warning, no dropped recipient', async () => {
+    // The SMS the relay sends for these examples (test/e2e/relay.test.ts): the page must show the same.
+    const texts: Readonly<Record<string, RegExp>> = { alerts: /^\[FIRING x3\] InstanceDown: /, orders: /^New order #1001: /, shop: /^Order #4821 processing: /, github: /^\[kilimo-labs\/sms-relay\] Issue #17 opened/ };
+    for (const route of loadConfigFile(CONFIG).routes.keys()) {
+      // Before any capture the page opens the first example payload.
+      const first = (await getJson<PayloadsAnswer>(`/console/api/payloads?route=${route}`)).body.payloads.find((payload) => payload.kind === 'fixture')!;
+      const answer = (await postJson<PreviewAnswer>('/console/api/preview', { route, fixture: first.id })).body;
+      expect({ route, fixture: first.id, verdict: answer.verdict, warnings: answer.warnings, dropped: answer.dropped }).toEqual({ route, fixture: first.id, verdict: 'send', warnings: [], dropped: [] });
+      if (texts[route] !== undefined) expect(answer.messages[0]?.text, route).toMatch(texts[route]);
+    }
+  });
+
   it('previews an edited template on a captured payload with the same evaluation as preview', async () => {
     const capture = (await getJson<PayloadsAnswer>('/console/api/payloads?route=notify')).body.payloads.find((payload) => payload.body.includes('call'))!;
-    const short = (await postJson<PreviewAnswer>('/console/api/preview', { route: 'notify', capture: capture.id, template: 'Hi {{ message }}' })).body;
+    const short = (await postJson<PreviewAnswer>('/console/api/preview', { route: 'notify', capture: capture.id, template: 'Hi {{ message }}', recipients: ['0712345678', '{{ phone }}'] })).body;
     expect(short.verdict).toBe('send');
     // The capture's real number reaches the recipients; the page sees it masked.
     expect(short.messages[0]).toMatchObject({ to: ['2557****678', '2557****222'], text: 'Hi call 2557****678 now', segments: 1, estimatedCost: 40 });
     // Past 70 characters a UCS-2 SMS is two segments (67 each): twice the price.
-    const long = (await postJson<PreviewAnswer>('/console/api/preview', { route: 'notify', capture: capture.id, template: `👋 {{ message }} ${'x'.repeat(80)}` })).body;
+    const long = (await postJson<PreviewAnswer>('/console/api/preview', { route: 'notify', capture: capture.id, template: `👋 {{ message }} ${'x'.repeat(80)}`, recipients: ['0712345678', '{{ phone }}'] })).body;
     expect(long.messages[0]).toMatchObject({ encoding: 'UCS-2', segments: 2, estimatedCost: 80 });
     expect(long.yaml).toContain('notify:');
     expect(long.yaml).toContain('capture: 1d');

@@ -107,13 +107,22 @@ function Forecast({ credit, currency }: { credit: CreditAnswer; currency: string
       <p class="basis">{f.basis}</p>
       <Fields
         items={[
-          ['Spent', `${num(f.spent)} ${currency} in ${num(f.days, 1)} ${f.days === 1 ? 'day' : 'days'}`],
+          ['Spent', `${num(f.spent)} ${currency} in ${span(f.days)}`],
           ['Per day', f.perDay === null ? null : `${num(f.perDay)} ${currency}`],
           ['First observed', f.firstObservedAt ? fullTime(f.firstObservedAt) : null],
         ]}
       />
     </section>
   );
+}
+
+/** The time the forecast looked back on, in the unit that reads best: `7 days`, `5 hours`, `12 minutes`. */
+function span(days: number): string {
+  if (days >= 1) return `${num(days, 1)} ${days === 1 ? 'day' : 'days'}`;
+  const hours = days * 24;
+  if (hours >= 1) return `${num(hours, 1)} ${hours === 1 ? 'hour' : 'hours'}`;
+  const minutes = Math.round(hours * 60);
+  return `${minutes} ${minutes === 1 ? 'minute' : 'minutes'}`;
 }
 
 function BalanceChart({ credit }: { credit: CreditAnswer }) {
