@@ -95,8 +95,11 @@ describe('restarts and redrive', () => {
     );
     expect(sent.map((record) => record.id).sort()).toEqual([...alertIds].sort());
     // SENT is final: no further send of these records can happen, so the inbox is complete for them.
-    const texts = sandbox.messages().map((message) => message.message).filter((text) => text.startsWith('[FIRING]'));
-    expect(texts.sort()).toEqual(['[FIRING] DiskAlmostFull: Disk /var/lib/postgresql on db-01 is 94% full', '[FIRING] InstanceDown:']);
+    const texts = sandbox.messages().map((message) => message.message).filter((text) => text.startsWith('[FIRING'));
+    expect(texts.sort()).toEqual([
+      '[FIRING x3] InstanceDown: api-01.internal:8080 of job checkout-api has been down for more than 2 minutes',
+      '[FIRING] DiskAlmostFull: Disk /var/lib/postgresql on db-01 is 94% full',
+    ]);
     expect(sent.every((record) => record.attempts >= 1 && record.deducted === 20)).toBe(true);
   }, 180_000);
 
