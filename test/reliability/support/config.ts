@@ -74,14 +74,17 @@ export interface ConfigOptions {
   readonly routes: Record<string, RouteInput>;
   /** The SMS client's time-out (`provider.timeoutMs`). @default 30000 */
   readonly timeoutMs?: number;
+  /** The config's `balance` section (threshold, reserve, schedule); none unless given. */
+  readonly balanceWatch?: RelayConfigInput['balance'];
 }
 
 /** The YAML of a relay config; `provider.baseUrl` is a placeholder: `PROVIDER_BASE_URL` replaces it. */
-export function configYaml({ routes, timeoutMs = 30_000 }: ConfigOptions): string {
+export function configYaml({ routes, timeoutMs = 30_000, balanceWatch }: ConfigOptions): string {
   const config: RelayConfigInput = {
     provider: { baseUrl: 'http://127.0.0.1:9/unused', timeoutMs },
     secrets: 'sms-relay/reliability',
     retentionDays: 1,
+    ...(balanceWatch === undefined ? {} : { balance: balanceWatch }),
     routes,
   };
   return stringify(config);

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { rmSync } from 'node:fs';
-import { configYaml, newSecrets, type RouteInput, standardRoutes } from './config';
+import { type ConfigOptions, configYaml, newSecrets, type RouteInput, standardRoutes } from './config';
 import { closeIdleSockets } from './http';
 import { type Runtime, type RuntimeFiles, scratchDir, startRuntime, writeRuntimeFiles } from './runtime';
 import { startTestSandbox, type TestSandbox } from './sandbox';
@@ -25,13 +25,19 @@ export interface ScenarioOptions {
   readonly routes?: Record<string, RouteInput>;
   readonly timeoutMs?: number;
   readonly env?: Record<string, string>;
+  /** The sandbox's balance at start. */
   readonly balance?: number;
+  /** The sandbox's price of one SMS to one recipient. */
+  readonly rate?: number;
+  /** The relay config's `balance` section. */
+  readonly balanceWatch?: ConfigOptions['balanceWatch'];
 }
 
-export async function startScenario({ label, routes = standardRoutes(), timeoutMs, env = {}, balance }: ScenarioOptions): Promise<Scenario> {
+export async function startScenario({ label, routes = standardRoutes(), timeoutMs, env = {}, balance, rate, balanceWatch }: ScenarioOptions): Promise<Scenario> {
   const secrets = newSecrets();
-  const { sandbox } = await startTestSandbox(secrets['providerApiKey']!, balance);
-  const files = writeRuntimeFiles(scratchDir(label), configYaml({ routes, ...(timeoutMs === undefined ? {} : { timeoutMs }) }), secrets);
+  const { sandbox } = await startTestSandbox(secrets['providerApiKey']!, balance, rate);
+  const config = configYaml({ routes, ...(timeoutMs === undefined ? {} : { timeoutMs }), ...(balanceWatch === undefined ? {} : { balanceWatch }) });
+  const files = writeRuntimeFiles(scratchDir(label), config, secrets);
   const launch = async (): Promise<Runtime> =>
     await startRuntime({ files, providerBaseUrl: sandbox.baseUrl, providerApiKey: secrets['providerApiKey']!, env, label });
   let runtime: Runtime;

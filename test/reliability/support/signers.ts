@@ -16,7 +16,7 @@ const hmacBase64 = (key: string | Buffer, data: string | Buffer): string => crea
 export const nowSeconds = (): number => Math.floor(Date.now() / 1000);
 
 /** GitHub: `X-Hub-Signature-256: sha256=<hex HMAC of the body>`, the delivery id in `X-GitHub-Delivery`. */
-export function githubHeaders(secret: string, body: string, { delivery = randomUUID(), event = 'issues' } = {}): Headers {
+export function githubHeaders(secret: string, body: string, { delivery = randomUUID() as string, event = 'issues' } = {}): Headers {
   return { ...json, 'x-github-event': event, 'x-github-delivery': delivery, 'x-hub-signature-256': `sha256=${hmacHex(secret, body)}` };
 }
 
