@@ -68,7 +68,7 @@ POST /_sandbox/balance {"balance":n}, POST/DELETE /_sandbox/faults, GET/DELETE /
 
 Examples:
   $ sms-relay sandbox --api-key dev-key --balance 500 --rate 25
-  $ SANDBOX_API_KEY=dev-key sms-relay sandbox --port 0 --sender-ids ACME,ALERTS`,
+  $ SANDBOX_API_KEY=test-key sms-relay sandbox --port 0 --sender-ids SMSRELAY,ALERTS,DUKA   # config/local.yaml's`,
     )
     .showHelpAfterError('(run "sms-relay sandbox --help" for usage)')
     .exitOverride((error) => {
