@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { SOURCE_NAMES, type SourceName } from '../sources/types';
+import { SOURCE_NAMES } from '../sources/registry';
+import type { SourceName } from '../sources/types';
 import { BALANCE_SCHEDULE, DEFAULT_MAX_RECIPIENTS, HANDLER_TIMEOUT_SECONDS, MAX_RECIPIENTS_CEILING, PROVIDER_TIMEOUT_MS } from '../defaults';
 import { parseDurationSeconds } from './duration';
 import { checkHmacSettings, HmacDedupeSchema, HmacSignatureSchema, HmacTimestampSchema } from './hmac-schema';

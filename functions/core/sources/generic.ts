@@ -2,6 +2,7 @@ import { checkCredentialOrToken, sha256Hex } from './auth';
 import { parseBody } from './body';
 import { idKeyPart } from './shared';
 import type { DedupeKey, SourcePack } from './types';
+import { bearer } from './sign';
 
 /** A sender that names its delivery may retry it for as long as it likes: a day is generous. */
 const IDEMPOTENCY_KEY_WINDOW_SECONDS = 24 * 3600;
@@ -27,6 +28,9 @@ const BODY_HASH_WINDOW_SECONDS = 600;
  */
 export const generic: SourcePack = {
   name: 'generic',
+  secretKind: 'credential',
+  examples: { directory: 'generic' },
+  sign: bearer,
   capturedHeaders: ['idempotency-key'],
   description: 'Any JSON or form-encoded webhook, authenticated by a Bearer token or ?token= query parameter.',
   defaultTemplate:

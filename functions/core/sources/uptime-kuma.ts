@@ -2,6 +2,7 @@ import { checkCredentialOrToken, sha256Hex } from './auth';
 import { field, parseBody, textField } from './body';
 import { idKeyPart } from './shared';
 import type { SourcePack, WebhookBody } from './types';
+import { bearer } from './sign';
 
 const HOUR_SECONDS = 3600;
 
@@ -54,6 +55,9 @@ function isTestNotification(body: WebhookBody): boolean {
  */
 export const uptimeKuma: SourcePack = {
   name: 'uptime-kuma',
+  secretKind: 'credential',
+  examples: { directory: 'uptime-kuma' },
+  sign: bearer,
   capturedHeaders: [],
   description: 'Uptime Kuma webhook notifications (Bearer token or ?token=): monitors going down and up.',
   defaultTemplate: DEFAULT_TEMPLATE,

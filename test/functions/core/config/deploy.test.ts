@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../../../functions/core/config/load';
 import { ALERTING_SOURCES, defaultDelivery } from '../../../../functions/core/config/schema';
-import { SOURCE_NAMES } from '../../../../functions/core/sources/types';
+import { SOURCE_NAMES } from '../../../../functions/core/sources/registry';
 import { problemsOf } from './support';
 
 const PROVIDER = 'provider: { baseUrl: "https://sms.example.co.tz" }\n';
@@ -33,7 +33,7 @@ describe('delivery by source', () => {
 
   it('an explicit delivery wins, either way', () => {
     const flipped = loadConfig(everySource((source) => `, delivery: ${defaultDelivery(source as never) === 'at-least-once' ? 'at-most-once' : 'at-least-once'}`));
-    for (const route of flipped.routes.values()) expect(route.config.delivery, route.id).not.toBe(defaultDelivery(route.pack.name));
+    for (const route of flipped.routes.values()) expect(route.config.delivery, route.id).not.toBe(defaultDelivery(route.config.source));
   });
 });
 
