@@ -3,8 +3,11 @@ import { basename, dirname, join } from 'node:path';
 import { SOURCES } from '../../functions/core/sources/registry';
 import type { SourcePack } from '../../functions/core/sources/types';
 
-/** A registered source's pack, or `undefined` for a name no route can have. */
-const packOf = (sourceName: string): SourcePack | undefined => (Object.hasOwn(SOURCES, sourceName) ? SOURCES[sourceName as keyof typeof SOURCES] : undefined);
+/** The packs to look a source up in: the registry, or another in tests of a new pack. */
+type Packs = Readonly<Record<string, SourcePack>>;
+
+/** A source's pack, or `undefined` for a name no route can have. */
+const packOf = (packs: Packs, sourceName: string): SourcePack | undefined => (Object.hasOwn(packs, sourceName) ? packs[sourceName] : undefined);
 
 /**
  * The headers an example payload file needs beyond its signature, inferred from its name as the
@@ -20,8 +23,8 @@ const packOf = (sourceName: string): SourcePack | undefined => (Object.hasOwn(SO
  * fixtureHeaders('github', 'my-payload.json');                // {}
  * ```
  */
-export function fixtureHeaders(sourceName: string, path: string): Record<string, string> {
-  const examples = packOf(sourceName)?.examples;
+export function fixtureHeaders(sourceName: string, path: string, packs: Packs = SOURCES): Record<string, string> {
+  const examples = packOf(packs, sourceName)?.examples;
   const rule = examples?.eventHeaders;
   if (rule === undefined || basename(dirname(path)) !== examples!.directory) return {};
   const name = basename(path);
@@ -41,8 +44,8 @@ const EXAMPLE_NAME = /^[\w.-]+\.json$/;
  * examplePayloads('test/fixtures', 'alertmanager'); // ['firing-grouped.json', 'firing-single.json', 'resolved.json']
  * ```
  */
-export function examplePayloads(fixturesDir: string, sourceName: string): string[] {
-  const directory = examplesDirectory(fixturesDir, sourceName);
+export function examplePayloads(fixturesDir: string, sourceName: string, packs: Packs = SOURCES): string[] {
+  const directory = examplesDirectory(fixturesDir, sourceName, packs);
   if (directory === undefined) return [];
   try {
     return readdirSync(directory)
@@ -57,7 +60,7 @@ export function examplePayloads(fixturesDir: string, sourceName: string): string
  * Where a source's example payloads are: `<fixturesDir>/<its pack's examples directory>`, or
  * `undefined` for a name that is not a source.
  */
-export function examplesDirectory(fixturesDir: string, sourceName: string): string | undefined {
-  const pack = packOf(sourceName);
+export function examplesDirectory(fixturesDir: string, sourceName: string, packs: Packs = SOURCES): string | undefined {
+  const pack = packOf(packs, sourceName);
   return pack === undefined ? undefined : join(fixturesDir, pack.examples.directory);
 }

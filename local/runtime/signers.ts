@@ -1,4 +1,4 @@
-import { SOURCE_NAMES, SOURCES } from '../../functions/core/sources/registry';
+import { SOURCES } from '../../functions/core/sources/registry';
 import type { SignInput, SourcePack } from '../../functions/core/sources/types';
 import { UnknownSourceError } from './errors';
 
@@ -7,7 +7,8 @@ export type { SignInput } from '../../functions/core/sources/types';
 /**
  * The full header set for posting `body` as `source` would: a content type guessed from the body
  * (JSON, or form-encoded such as GitHub's `payload=`), the source's signature headers (its pack's
- * `sign`), then the caller's own headers, which win.
+ * `sign`), then the caller's own headers, which win. `packs` is the registry to find `source` in
+ * (another only in tests of a new pack).
  *
  * @throws {UnknownSourceError}
  *
@@ -17,14 +18,9 @@ export type { SignInput } from '../../functions/core/sources/types';
  * await fetch(`${url}/hooks/github`, { method: 'POST', headers, body });
  * ```
  */
-export function signWebhook(source: string, input: SignInput): Record<string, string> {
-  if (!Object.hasOwn(SOURCES, source)) throw new UnknownSourceError(source, SOURCE_NAMES);
-  return signAs(SOURCES[source as keyof typeof SOURCES], input);
-}
-
-/** {@link signWebhook} for a pack in hand (one not in the registry: tests of a new pack). */
-export function signAs(pack: SourcePack, input: SignInput): Record<string, string> {
-  const generated: Record<string, string> = { 'Content-Type': contentTypeOf(input.body), ...pack.sign(input) };
+export function signWebhook(source: string, input: SignInput, packs: Readonly<Record<string, SourcePack>> = SOURCES): Record<string, string> {
+  if (!Object.hasOwn(packs, source)) throw new UnknownSourceError(source, Object.keys(packs));
+  const generated: Record<string, string> = { 'Content-Type': contentTypeOf(input.body), ...packs[source]!.sign(input) };
   const own = input.headers ?? {};
   const ownNames = new Set(Object.keys(own).map((name) => name.toLowerCase()));
   return { ...Object.fromEntries(Object.entries(generated).filter(([name]) => !ownNames.has(name.toLowerCase()))), ...own };
