@@ -1,3 +1,4 @@
+import { DeliveryPolicy } from '../../functions/core/config/policies';
 import { parseBody, textField } from '../../functions/core/sources/body';
 import { BASE64_SHA256, headerValue, verifyBodySignature } from '../../functions/core/sources/body-signature';
 import { idKeyPart } from '../../functions/core/sources/shared';
@@ -16,6 +17,7 @@ export const acme: SourcePack = {
   capturedHeaders: ['acme-event', 'acme-delivery'],
   defaultTemplate: 'Acme {{ order.id }}: {{ order.status | default: "updated" }}',
   secretKind: 'whsec',
+  defaultDelivery: DeliveryPolicy.AtMostOnce,
   examples: { directory: 'acme-examples', eventHeaders: (stem) => ({ 'acme-event': firstWord(stem) }) },
   sign: ({ body, secret, headers }) => ({
     'Acme-Event': callerHeader(headers, 'acme-event') ?? 'order',

@@ -1,3 +1,4 @@
+import { DeliveryPolicy } from '../config/policies';
 import { authFailure, checkCredential, sha256Hex } from './auth';
 import { field, parseBody, textField } from './body';
 import { BadPayloadError } from './errors';
@@ -100,6 +101,7 @@ const signAlertmanager = (input: SignInput): Record<string, string> => ({ 'User-
 export const alertmanager: SourcePack = {
   name: 'alertmanager',
   secretKind: 'credential',
+  defaultDelivery: DeliveryPolicy.AtLeastOnce,
   examples: { directory: 'alertmanager' },
   sign: signAlertmanager,
   capturedHeaders: [],

@@ -1,3 +1,4 @@
+import { DeliveryPolicy } from '../config/policies';
 import { checkCredentialOrToken, sha256Hex } from './auth';
 import { parseBody } from './body';
 import { idKeyPart } from './shared';
@@ -29,6 +30,7 @@ const BODY_HASH_WINDOW_SECONDS = 600;
 export const generic: SourcePack = {
   name: 'generic',
   secretKind: 'credential',
+  defaultDelivery: DeliveryPolicy.AtMostOnce,
   examples: { directory: 'generic' },
   sign: bearer,
   capturedHeaders: ['idempotency-key'],

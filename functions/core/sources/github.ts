@@ -1,3 +1,4 @@
+import { DeliveryPolicy } from '../config/policies';
 import { parseBody } from './body';
 import { verifyBodySignature, type BodySignatureScheme } from './body-signature';
 import { bodySignedDedupe, idKeyPart } from './shared';
@@ -75,6 +76,7 @@ const signGitHub = ({ body, secret, headers }: SignInput): Record<string, string
 export const github: SourcePack = {
   name: 'github',
   secretKind: 'key',
+  defaultDelivery: DeliveryPolicy.AtMostOnce,
   examples: { directory: 'github', eventHeaders: (stem) => ({ [GITHUB.eventHeader]: firstWord(stem) }) },
   sign: signGitHub,
   capturedHeaders: [GITHUB.eventHeader, GITHUB.deliveryHeader],

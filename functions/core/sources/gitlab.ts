@@ -1,3 +1,4 @@
+import { DeliveryPolicy } from '../config/policies';
 import { AUTH_OK, authFailure, safeEqual, sha256Hex } from './auth';
 import { parseBody } from './body';
 import { headerValue } from './body-signature';
@@ -106,6 +107,7 @@ const signGitLab = ({ body, secret, headers }: SignInput): Record<string, string
 export const gitlab: SourcePack = {
   name: 'gitlab',
   secretKind: 'credential',
+  defaultDelivery: DeliveryPolicy.AtMostOnce,
   examples: { directory: 'gitlab' },
   sign: signGitLab,
   capturedHeaders: [GITLAB.eventHeader, GITLAB.idempotencyHeader],

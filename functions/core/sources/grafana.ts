@@ -1,3 +1,4 @@
+import { DeliveryPolicy } from '../config/policies';
 import { alertGroupDedupeKey, parseAlertGroup } from './alertmanager';
 import { AUTH_OK, authFailure, checkCredential, hmac, safeEqual } from './auth';
 import { checkTimestamp } from './shared';
@@ -93,6 +94,7 @@ const signGrafana = (input: SignInput): Record<string, string> => ({ 'User-Agent
 export const grafana: SourcePack = {
   name: 'grafana',
   secretKind: 'credential',
+  defaultDelivery: DeliveryPolicy.AtLeastOnce,
   examples: { directory: 'grafana' },
   sign: signGrafana,
   capturedHeaders: [],

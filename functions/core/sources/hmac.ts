@@ -1,4 +1,5 @@
 import { createHmac } from 'node:crypto';
+import { DeliveryPolicy } from '../config/policies';
 import type { RouteConfig } from '../config/schema';
 import { authFailure, type HmacAlgorithm } from './auth';
 import { parseBody } from './body';
@@ -102,6 +103,7 @@ const signHmacRoute = ({ body, secret, headers, now = new Date(), route }: SignI
 export const hmac: SourcePack = {
   name: 'hmac',
   secretKind: 'key',
+  defaultDelivery: DeliveryPolicy.AtMostOnce,
   examples: { directory: 'hmac' },
   sign: signHmacRoute,
   // The route's own delivery-id header is added by `capturedHeaderNames`.

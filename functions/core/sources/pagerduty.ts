@@ -1,3 +1,4 @@
+import { DeliveryPolicy } from '../config/policies';
 import { sha256Hex } from './auth';
 import { parseBody, textField } from './body';
 import { HEX_SHA256, headerValue, verifyBodySignature, type BodySignatureScheme } from './body-signature';
@@ -74,6 +75,7 @@ const signPagerDuty = ({ body, secret, headers }: SignInput): Record<string, str
 export const pagerduty: SourcePack = {
   name: 'pagerduty',
   secretKind: 'key',
+  defaultDelivery: DeliveryPolicy.AtLeastOnce,
   examples: { directory: 'pagerduty' },
   sign: signPagerDuty,
   capturedHeaders: [PAGERDUTY.webhookIdHeader],

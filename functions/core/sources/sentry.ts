@@ -1,3 +1,4 @@
+import { DeliveryPolicy } from '../config/policies';
 import { parseBody, textField } from './body';
 import { HEX_SHA256, headerValue, verifyBodySignature, type BodySignatureScheme } from './body-signature';
 import { bodySignedDedupe, idKeyPart } from './shared';
@@ -86,6 +87,7 @@ const signSentry = ({ body, secret, headers, now = new Date() }: SignInput): Rec
 export const sentry: SourcePack = {
   name: 'sentry',
   secretKind: 'key',
+  defaultDelivery: DeliveryPolicy.AtLeastOnce,
   examples: { directory: 'sentry', eventHeaders: (stem) => ({ [SENTRY.resourceHeader]: firstWord(stem) }) },
   sign: signSentry,
   capturedHeaders: [SENTRY.resourceHeader, SENTRY.requestIdHeader],

@@ -1,3 +1,4 @@
+import { DeliveryPolicy } from '../config/policies';
 import { parseBody } from './body';
 import { BASE64_SHA256, headerValue, verifyBodySignature, type BodySignatureScheme } from './body-signature';
 import { bodySignedDedupe, idKeyPart } from './shared';
@@ -79,6 +80,7 @@ const signShopify = ({ body, secret, headers, now = new Date() }: SignInput): Re
 export const shopify: SourcePack = {
   name: 'shopify',
   secretKind: 'key',
+  defaultDelivery: DeliveryPolicy.AtMostOnce,
   examples: { directory: 'shopify', eventHeaders: (stem) => ({ 'x-shopify-topic': stem.replace('-', '/') }) },
   sign: signShopify,
   capturedHeaders: [...TOPIC_HEADERS, ...WEBHOOK_ID_HEADERS, ...EVENT_ID_HEADERS],

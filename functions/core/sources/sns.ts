@@ -1,4 +1,5 @@
 import { verify as verifySignature, X509Certificate } from 'node:crypto';
+import { DeliveryPolicy } from '../config/policies';
 import { AUTH_OK, authFailure, checkCredentialOrToken } from './auth';
 import { bodyText, field, jsonDepthExceeds, parseBody, parseJson, textField } from './body';
 import { BadPayloadError } from './errors';
@@ -297,6 +298,7 @@ const signSns = (input: SignInput): Record<string, string> => {
 export const sns: SourcePack = {
   name: 'sns',
   secretKind: 'credential',
+  defaultDelivery: DeliveryPolicy.AtLeastOnce,
   examples: { directory: 'sns' },
   sign: signSns,
   capturedHeaders: ['x-amz-sns-message-type', 'x-amz-sns-message-id', 'x-amz-sns-topic-arn'],

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { DeliveryPolicy } from '../config/policies';
 import { AUTH_OK, authFailure, hmac, safeEqual, sha256Hex } from './auth';
 import { parseBody } from './body';
 import { checkTimestamp, idKeyPart } from './shared';
@@ -103,6 +104,7 @@ const signStandardWebhooks = ({ body, secret, headers, now = new Date() }: SignI
 export const standardWebhooks: SourcePack = {
   name: 'standard-webhooks',
   secretKind: 'whsec',
+  defaultDelivery: DeliveryPolicy.AtMostOnce,
   examples: { directory: 'standard-webhooks' },
   sign: signStandardWebhooks,
   capturedHeaders: ['webhook-id', 'svix-id'],

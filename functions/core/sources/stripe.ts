@@ -1,3 +1,4 @@
+import { DeliveryPolicy } from '../config/policies';
 import { authFailure, hmac, safeEqual, sha256Hex } from './auth';
 import { parseBody, textField } from './body';
 import { checkTimestamp, idKeyPart } from './shared';
@@ -107,6 +108,7 @@ const signStripe = ({ body, secret, now = new Date() }: SignInput): Record<strin
 export const stripe: SourcePack = {
   name: 'stripe',
   secretKind: 'whsec',
+  defaultDelivery: DeliveryPolicy.AtMostOnce,
   examples: { directory: 'stripe' },
   sign: signStripe,
   capturedHeaders: [],

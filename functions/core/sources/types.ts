@@ -1,3 +1,4 @@
+import type { DeliveryPolicy } from '../config/policies';
 import type { RouteConfig } from '../config/schema';
 import type { SOURCES } from './registry';
 
@@ -116,6 +117,12 @@ export interface SourcePack {
   readonly capturedHeaders: readonly string[];
   /** Used when a route has no `template`. Liquid, rendered against the body. */
   readonly defaultTemplate: string;
+  /**
+   * A route's `delivery` when it sets none: `at-least-once` for alerting systems (a lost alert
+   * costs an outage, a duplicate one SMS), `at-most-once` for order, payment, code-hosting and
+   * generic senders (a customer must not get an order SMS twice).
+   */
+  readonly defaultDelivery: DeliveryPolicy;
   /** What kind of secret a route of this source takes (see {@link SecretKind}). */
   readonly secretKind: SecretKind;
   /** Where its example payloads are (see {@link PackExamples}). */

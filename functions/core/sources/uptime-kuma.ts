@@ -1,3 +1,4 @@
+import { DeliveryPolicy } from '../config/policies';
 import { checkCredentialOrToken, sha256Hex } from './auth';
 import { field, parseBody, textField } from './body';
 import { idKeyPart } from './shared';
@@ -56,6 +57,7 @@ function isTestNotification(body: WebhookBody): boolean {
 export const uptimeKuma: SourcePack = {
   name: 'uptime-kuma',
   secretKind: 'credential',
+  defaultDelivery: DeliveryPolicy.AtLeastOnce,
   examples: { directory: 'uptime-kuma' },
   sign: bearer,
   capturedHeaders: [],

@@ -1,3 +1,4 @@
+import { DeliveryPolicy } from '../config/policies';
 import { AUTH_OK, sha256Hex } from './auth';
 import { parseBody, textField } from './body';
 import { BASE64_SHA256, headerValue, verifyBodySignature, type BodySignatureScheme } from './body-signature';
@@ -100,6 +101,7 @@ const signWooCommerce = ({ body, secret, headers }: SignInput): Record<string, s
 export const woocommerce: SourcePack = {
   name: 'woocommerce',
   secretKind: 'key',
+  defaultDelivery: DeliveryPolicy.AtMostOnce,
   examples: {
     directory: 'woocommerce',
     // WooCommerce sends the topic and its two halves: `order.created`, `order`, `created`.
