@@ -56,7 +56,7 @@ export async function ingestWebhook(
     metrics.add(RelayMetric.RouteMisconfigured, 1, route.id);
     return answer(500, { error: 'the relay is misconfigured for this route; nothing was recorded' });
   }
-  const unusable = secretProblem(route.pack.name, secret);
+  const unusable = secretProblem(route.pack, secret);
   if (unusable !== undefined) {
     // Refused loudly rather than left to answer 401 to every genuine sender (see secretProblem).
     logger.error('route secret can never authenticate this route', { route: route.id, secretName: route.config.secret, problem: unusable });

@@ -6,7 +6,7 @@ import { describeIssues } from '../../functions/core/config/parse';
 import { RouteSchema } from '../../functions/core/config/schema';
 import { maskMsisdn, maskNumbersInText } from '../../functions/core/recipients';
 import type { MessageStore } from '../../functions/store';
-import { examplePayloads, fixtureHeaders } from '../runtime/fixture-headers';
+import { examplePayloads, examplesDirectory, fixtureHeaders } from '../runtime/fixture-headers';
 import { looksFormEncoded } from '../cli/commands/preview';
 import type { PayloadChoice, PreviewAnswer, PreviewRequest } from './contract';
 import { evaluateOffThread } from './preview-thread';
@@ -137,9 +137,9 @@ function fixtureNames(source: ConsoleSource, sourceName: string): string[] {
 }
 
 function exampleHeaders(source: ConsoleSource, sourceName: string, name: string): Record<string, string> {
-  return { 'content-type': 'application/json', ...fixtureHeaders(sourceName, join(source.fixturesDir!, sourceName, name)) };
+  return { 'content-type': 'application/json', ...fixtureHeaders(sourceName, join(examplesDirectory(source.fixturesDir!, sourceName)!, name)) };
 }
 
 function readFixture(source: ConsoleSource, sourceName: string, name: string): string {
-  return readFileSync(join(source.fixturesDir!, sourceName, name), 'utf8');
+  return readFileSync(join(examplesDirectory(source.fixturesDir!, sourceName)!, name), 'utf8');
 }

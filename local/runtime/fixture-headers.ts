@@ -1,31 +1,21 @@
 import { readdirSync } from 'node:fs';
 import { basename, dirname, join } from 'node:path';
-import { GITHUB } from '../../functions/core/sources/github';
-import { SENTRY } from '../../functions/core/sources/sentry';
+import { SOURCES } from '../../functions/core/sources/registry';
+import type { SourcePack } from '../../functions/core/sources/types';
 
-/**
- * Sources that name the event only in a header, never in the body, and how an example payload's
- * file name gives it: the name starts with the event (`github/issues-opened.json`: `issues`,
- * `shopify/orders-create.json`: `orders/create`). Sources that name the event in the body
- * (Stripe, PagerDuty, GitLab's `object_kind`, WooCommerce's ping) need nothing here.
- */
-const EVENT_FROM_NAME: Readonly<Record<string, (stem: string) => Record<string, string>>> = {
-  github: (stem) => ({ [GITHUB.eventHeader]: stem.split(/[-.]/)[0]! }),
-  sentry: (stem) => ({ [SENTRY.resourceHeader]: stem.split(/[-.]/)[0]! }),
-  shopify: (stem) => ({ 'x-shopify-topic': stem.replace('-', '/') }),
-  // WooCommerce sends the topic and its two halves: `order.created`, `order`, `created`.
-  woocommerce: (stem) => {
-    const [resource, event = resource] = stem.split('-', 2) as [string, string?];
-    return { 'x-wc-webhook-topic': `${resource}.${event}`, 'x-wc-webhook-resource': resource, 'x-wc-webhook-event': event };
-  },
-};
+/** The packs to look a source up in: the registry, or another in tests of a new pack. */
+type Packs = Readonly<Record<string, SourcePack>>;
+
+/** A source's pack, or `undefined` for a name no route can have. */
+const packOf = (packs: Packs, sourceName: string): SourcePack | undefined => (Object.hasOwn(packs, sourceName) ? packs[sourceName] : undefined);
 
 /**
  * The headers an example payload file needs beyond its signature, inferred from its name as the
- * sender would have set them: the one place both the console's template playground and
- * `send-test` take them from. Only a file in a directory named after the source
- * (`test/fixtures/<source>/<event>-….json`, the examples' layout) is read this way; any other file
- * gets none (give `--header` instead).
+ * sender would have set them (the pack's `examples.eventHeaders`): the one place both the
+ * console's template playground and `send-test` take them from. Only a file in the pack's examples
+ * directory (`test/fixtures/<directory>/<event>-….json`) is read this way; any other file gets none
+ * (give `--header` instead). Sources that name the event in the body (Stripe, PagerDuty, GitLab's
+ * `object_kind`) need none.
  *
  * @example
  * ```ts
@@ -33,9 +23,10 @@ const EVENT_FROM_NAME: Readonly<Record<string, (stem: string) => Record<string, 
  * fixtureHeaders('github', 'my-payload.json');                // {}
  * ```
  */
-export function fixtureHeaders(sourceName: string, path: string): Record<string, string> {
-  const rule = EVENT_FROM_NAME[sourceName];
-  if (rule === undefined || basename(dirname(path)) !== sourceName) return {};
+export function fixtureHeaders(sourceName: string, path: string, packs: Packs = SOURCES): Record<string, string> {
+  const examples = packOf(packs, sourceName)?.examples;
+  const rule = examples?.eventHeaders;
+  if (rule === undefined || basename(dirname(path)) !== examples!.directory) return {};
   const name = basename(path);
   const stem = name.slice(0, name.length - (/\.(json|txt)$/.exec(name)?.[0].length ?? 0));
   return stem === '' ? {} : rule(stem);
@@ -45,20 +36,31 @@ export function fixtureHeaders(sourceName: string, path: string): Record<string,
 const EXAMPLE_NAME = /^[\w.-]+\.json$/;
 
 /**
- * The example JSON payloads of a source (`<fixturesDir>/<source>/*.json`), sorted by name; none
- * when the directory is missing (an installed package without the examples).
+ * The example JSON payloads of a source (`<fixturesDir>/<its pack's examples directory>/*.json`),
+ * sorted by name; none when the directory is missing (an installed package without the examples).
  *
  * @example
  * ```ts
  * examplePayloads('test/fixtures', 'alertmanager'); // ['firing-grouped.json', 'firing-single.json', 'resolved.json']
  * ```
  */
-export function examplePayloads(fixturesDir: string, sourceName: string): string[] {
+export function examplePayloads(fixturesDir: string, sourceName: string, packs: Packs = SOURCES): string[] {
+  const directory = examplesDirectory(fixturesDir, sourceName, packs);
+  if (directory === undefined) return [];
   try {
-    return readdirSync(join(fixturesDir, sourceName))
+    return readdirSync(directory)
       .filter((name) => EXAMPLE_NAME.test(name))
       .sort();
   } catch {
     return [];
   }
+}
+
+/**
+ * Where a source's example payloads are: `<fixturesDir>/<its pack's examples directory>`, or
+ * `undefined` for a name that is not a source.
+ */
+export function examplesDirectory(fixturesDir: string, sourceName: string, packs: Packs = SOURCES): string | undefined {
+  const pack = packOf(packs, sourceName);
+  return pack === undefined ? undefined : join(fixturesDir, pack.examples.directory);
 }

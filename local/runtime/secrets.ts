@@ -3,7 +3,7 @@ import { chmodSync, existsSync, mkdirSync, renameSync, rmSync, writeFileSync } f
 import { dirname } from 'node:path';
 import type { LoadedConfig } from '../../functions/core/config/load';
 import { routeSecretProblems } from '../../functions/core/sources/secret-check';
-import type { SourceName } from '../../functions/core/sources/types';
+import type { SecretKind as SourceSecretKind } from '../../functions/core/sources/types';
 import { CliError } from '../cli/output';
 import { readSecretsFile } from '../cli/secrets-file';
 import { SecretsFileError, secretsFileProblem } from './errors';
@@ -11,11 +11,8 @@ import { SecretsFileError, secretsFileProblem } from './errors';
 /** The name of the SMS service's API key inside the secrets file (as in the deployed secret). */
 export const PROVIDER_API_KEY_NAME = 'providerApiKey';
 
-/** Sources whose secret is a `whsec_` + base64 signing key rather than any shared string. */
-const WHSEC_SOURCES: ReadonlySet<SourceName> = new Set(['stripe', 'standard-webhooks']);
-
-/** What a secret is for, which decides the shape of a generated value. */
-export type SecretKind = SourceName | 'provider';
+/** What a secret is for, which decides the shape of a generated value: a pack's `secretKind`, or the SMS service's key. */
+export type SecretKind = SourceSecretKind | 'provider';
 
 export interface SecretsFile {
   readonly path: string;
@@ -32,7 +29,7 @@ export interface SecretsFile {
  *
  * @example
  * ```ts
- * requiredSecrets(loaded).get('stripe-secret'); // 'stripe'
+ * requiredSecrets(loaded).get('stripe-secret'); // 'whsec'
  * ```
  */
 export function requiredSecrets(loaded: LoadedConfig): ReadonlyMap<string, SecretKind> {
@@ -40,22 +37,23 @@ export function requiredSecrets(loaded: LoadedConfig): ReadonlyMap<string, Secre
   for (const route of loaded.routes.values()) {
     const known = names.get(route.config.secret);
     // A name shared by a whsec source and another keeps the whsec shape: it satisfies both.
-    if (known === undefined || WHSEC_SOURCES.has(route.pack.name)) names.set(route.config.secret, route.pack.name);
+    if (known === undefined || route.pack.secretKind === 'whsec') names.set(route.config.secret, route.pack.secretKind);
   }
   return names;
 }
 
 /**
- * A fresh random secret shaped for its use: `whsec_<base64>` for Stripe and Standard Webhooks
- * (their libraries reject anything else), URL-safe text for the rest (it may travel as `?token=`).
+ * A fresh random secret shaped for its use: `whsec_<base64>` for a `whsec` pack (Stripe, Standard
+ * Webhooks: their libraries reject anything else), URL-safe text for the rest (it may travel as
+ * `?token=`), `sbx_`-prefixed for the SMS service.
  *
  * @example
  * ```ts
- * generateSecret('standard-webhooks'); // 'whsec_3q2+7w…='
+ * generateSecret(sourcePack('standard-webhooks').secretKind); // 'whsec_3q2+7w…='
  * ```
  */
 export function generateSecret(kind: SecretKind): string {
-  if (kind !== 'provider' && WHSEC_SOURCES.has(kind)) return `whsec_${randomBytes(24).toString('base64')}`;
+  if (kind === 'whsec') return `whsec_${randomBytes(24).toString('base64')}`;
   const value = randomBytes(24).toString('base64url');
   return kind === 'provider' ? `sbx_${value}` : value;
 }

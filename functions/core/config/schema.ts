@@ -1,5 +1,6 @@
 import { z } from 'zod';
-import { SOURCE_NAMES, type SourceName } from '../sources/types';
+import { SOURCE_NAMES, SOURCES } from '../sources/registry';
+import type { SourceName } from '../sources/types';
 import { BALANCE_SCHEDULE, DEFAULT_MAX_RECIPIENTS, HANDLER_TIMEOUT_SECONDS, MAX_RECIPIENTS_CEILING, PROVIDER_TIMEOUT_MS } from '../defaults';
 import { parseDurationSeconds } from './duration';
 import { checkHmacSettings, HmacDedupeSchema, HmacSignatureSchema, HmacTimestampSchema } from './hmac-schema';
@@ -78,15 +79,8 @@ export const RouteSchema = z.strictObject({
 }).superRefine(checkHmacSettings).transform((route) => ({ ...route, delivery: route.delivery ?? defaultDelivery(route.source) }));
 
 /**
- * Sources that are alerting systems: a lost alert costs an outage, a duplicate one SMS, so their
- * routes retry an ambiguous failure (`at-least-once`) unless they say otherwise.
- */
-export const ALERTING_SOURCES: readonly SourceName[] = ['alertmanager', 'grafana', 'pagerduty', 'sentry', 'sns', 'uptime-kuma'];
-
-/**
- * A route's `delivery` when it sets none: `at-least-once` for alerting sources, `at-most-once`
- * for order, payment, code-hosting and generic sources (a customer must not get an order SMS
- * twice).
+ * A route's `delivery` when it sets none: its source pack's `defaultDelivery` (`at-least-once` for
+ * alerting sources, `at-most-once` for order, payment, code-hosting and generic sources).
  *
  * @example
  * ```ts
@@ -95,7 +89,7 @@ export const ALERTING_SOURCES: readonly SourceName[] = ['alertmanager', 'grafana
  * ```
  */
 export function defaultDelivery(source: SourceName): DeliveryPolicy {
-  return ALERTING_SOURCES.includes(source) ? DeliveryPolicy.AtLeastOnce : DeliveryPolicy.AtMostOnce;
+  return SOURCES[source].defaultDelivery;
 }
 
 type FunctionName = keyof typeof HANDLER_TIMEOUT_SECONDS;

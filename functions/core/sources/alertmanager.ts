@@ -1,7 +1,9 @@
+import { DeliveryPolicy } from '../config/policies';
 import { authFailure, checkCredential, sha256Hex } from './auth';
 import { field, parseBody, textField } from './body';
 import { BadPayloadError } from './errors';
-import type { AuthOutcome, DedupeKey, InboundWebhook, SourcePack, WebhookBody } from './types';
+import type { AuthOutcome, DedupeKey, InboundWebhook, SignInput, SourcePack, WebhookBody } from './types';
+import { bearer } from './sign';
 
 /**
  * Alertmanager retries a failed webhook only until the notification's deadline, which is the route's
@@ -76,6 +78,9 @@ const DEFAULT_TEMPLATE =
   '{{ commonLabels.alertname | default: alerts.first.labels.alertname | default: "alert" }}' +
   '{% if summary %}: {{ summary }}{% endif %}';
 
+/** Alertmanager's `http_config.authorization` sends the secret as a Bearer credential. */
+const signAlertmanager = (input: SignInput): Record<string, string> => ({ 'User-Agent': 'Alertmanager/0.28.1', ...bearer(input) });
+
 /**
  * Prometheus Alertmanager's `webhook_configs`. Alertmanager signs nothing; its `http_config` sends a
  * credential, either `authorization: { credentials: <secret> }` (Bearer, the default type) or
@@ -95,6 +100,10 @@ const DEFAULT_TEMPLATE =
  */
 export const alertmanager: SourcePack = {
   name: 'alertmanager',
+  secretKind: 'credential',
+  defaultDelivery: DeliveryPolicy.AtLeastOnce,
+  examples: { directory: 'alertmanager' },
+  sign: signAlertmanager,
   capturedHeaders: [],
   description: 'Prometheus Alertmanager webhook_configs (Bearer or Basic credential); one SMS per alert group.',
   defaultTemplate: DEFAULT_TEMPLATE,

@@ -1,7 +1,9 @@
+import { DeliveryPolicy } from '../config/policies';
 import { checkCredentialOrToken, sha256Hex } from './auth';
 import { parseBody } from './body';
 import { idKeyPart } from './shared';
 import type { DedupeKey, SourcePack } from './types';
+import { bearer } from './sign';
 
 /** A sender that names its delivery may retry it for as long as it likes: a day is generous. */
 const IDEMPOTENCY_KEY_WINDOW_SECONDS = 24 * 3600;
@@ -27,6 +29,10 @@ const BODY_HASH_WINDOW_SECONDS = 600;
  */
 export const generic: SourcePack = {
   name: 'generic',
+  secretKind: 'credential',
+  defaultDelivery: DeliveryPolicy.AtMostOnce,
+  examples: { directory: 'generic' },
+  sign: bearer,
   capturedHeaders: ['idempotency-key'],
   description: 'Any JSON or form-encoded webhook, authenticated by a Bearer token or ?token= query parameter.',
   defaultTemplate:

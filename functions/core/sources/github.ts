@@ -1,7 +1,9 @@
+import { DeliveryPolicy } from '../config/policies';
 import { parseBody } from './body';
 import { verifyBodySignature, type BodySignatureScheme } from './body-signature';
 import { bodySignedDedupe, idKeyPart } from './shared';
-import type { SourcePack } from './types';
+import type { SignInput, SourcePack } from './types';
+import { callerHeader, firstWord, freshId, sha256Hmac } from './sign';
 
 const HOUR_SECONDS = 3600;
 
@@ -48,6 +50,18 @@ const DEFAULT_TEMPLATE = [
 ].join('\n');
 
 /**
+ * GitHub: `X-Hub-Signature-256: sha256=<hex HMAC-SHA256 of the body>`, the event in
+ * `X-GitHub-Event` (default `push`) and a fresh delivery id in `X-GitHub-Delivery`.
+ */
+const signGitHub = ({ body, secret, headers }: SignInput): Record<string, string> => ({
+  'User-Agent': 'GitHub-Hookshot/sms-relay',
+  'X-GitHub-Event': callerHeader(headers, 'x-github-event') ?? 'push',
+  'X-GitHub-Delivery': callerHeader(headers, 'x-github-delivery') ?? freshId(),
+  'X-GitHub-Hook-ID': '1',
+  'X-Hub-Signature-256': `sha256=${sha256Hmac(secret, body, 'hex')}`,
+});
+
+/**
  * GitHub repository, organization and App webhooks: `X-Hub-Signature-256` over the raw body, JSON
  * or GitHub's default form encoding (`payload=<json>`), pings acknowledged without a send.
  *
@@ -61,6 +75,10 @@ const DEFAULT_TEMPLATE = [
  */
 export const github: SourcePack = {
   name: 'github',
+  secretKind: 'key',
+  defaultDelivery: DeliveryPolicy.AtMostOnce,
+  examples: { directory: 'github', eventHeaders: (stem) => ({ [GITHUB.eventHeader]: firstWord(stem) }) },
+  sign: signGitHub,
   capturedHeaders: [GITHUB.eventHeader, GITHUB.deliveryHeader],
   description: 'GitHub webhooks (X-Hub-Signature-256, JSON or form-encoded): pushes, issues, pull requests, workflow runs, releases.',
   defaultTemplate: DEFAULT_TEMPLATE,

@@ -1,8 +1,10 @@
+import { DeliveryPolicy } from '../config/policies';
 import { AUTH_OK, authFailure, safeEqual, sha256Hex } from './auth';
 import { parseBody } from './body';
 import { headerValue } from './body-signature';
 import { idKeyPart } from './shared';
-import type { AuthOutcome, SourcePack } from './types';
+import type { AuthOutcome, SignInput, SourcePack } from './types';
+import { bodyField, callerHeader, freshId } from './sign';
 
 const HOUR_SECONDS = 3600;
 
@@ -54,6 +56,36 @@ const DEFAULT_TEMPLATE = [
   '{%- endcase -%}',
 ].join('\n');
 
+/** GitLab's `X-Gitlab-Event` for each `object_kind` of a project hook payload. */
+const EVENT_OF_KIND: Readonly<Record<string, string>> = {
+  push: 'Push Hook',
+  tag_push: 'Tag Push Hook',
+  issue: 'Issue Hook',
+  note: 'Note Hook',
+  merge_request: 'Merge Request Hook',
+  pipeline: 'Pipeline Hook',
+  build: 'Job Hook',
+  deployment: 'Deployment Hook',
+  release: 'Release Hook',
+};
+
+/**
+ * GitLab: the secret token as it is in `X-Gitlab-Token`, the event named from the body's
+ * `object_kind` (default `Push Hook`), and a fresh `Idempotency-Key` (GitLab reuses it for retries).
+ */
+const signGitLab = ({ body, secret, headers }: SignInput): Record<string, string> => {
+  const kind = bodyField(body, 'object_kind');
+  return {
+    'User-Agent': 'GitLab/18.0.0',
+    'X-Gitlab-Event': callerHeader(headers, 'x-gitlab-event') ?? (typeof kind === 'string' ? EVENT_OF_KIND[kind] : undefined) ?? 'Push Hook',
+    'X-Gitlab-Instance': 'https://gitlab.example.com',
+    'X-Gitlab-Webhook-UUID': freshId(),
+    'X-Gitlab-Event-UUID': freshId(),
+    'Idempotency-Key': callerHeader(headers, 'idempotency-key') ?? freshId(),
+    'X-Gitlab-Token': secret,
+  };
+};
+
 /**
  * GitLab project, group and system webhooks. GitLab signs nothing: it sends the webhook's secret
  * token as it is in `X-Gitlab-Token`, compared here in constant time.
@@ -74,6 +106,10 @@ const DEFAULT_TEMPLATE = [
  */
 export const gitlab: SourcePack = {
   name: 'gitlab',
+  secretKind: 'credential',
+  defaultDelivery: DeliveryPolicy.AtMostOnce,
+  examples: { directory: 'gitlab' },
+  sign: signGitLab,
   capturedHeaders: [GITLAB.eventHeader, GITLAB.idempotencyHeader],
   description: 'GitLab webhooks (X-Gitlab-Token secret token): pushes, tags, merge requests, pipelines, issues.',
   defaultTemplate: DEFAULT_TEMPLATE,

@@ -1,7 +1,9 @@
+import { DeliveryPolicy } from '../config/policies';
 import { alertGroupDedupeKey, parseAlertGroup } from './alertmanager';
 import { AUTH_OK, authFailure, checkCredential, hmac, safeEqual } from './auth';
 import { checkTimestamp } from './shared';
-import type { AuthOutcome, InboundWebhook, SourcePack } from './types';
+import type { AuthOutcome, InboundWebhook, SignInput, SourcePack } from './types';
+import { bearer } from './sign';
 
 /**
  * Where Grafana puts the HMAC. The contact point's form suggests `X-Grafana-Alerting-Signature`;
@@ -65,6 +67,9 @@ const DEFAULT_TEMPLATE =
   '{{ commonLabels.alertname | default: alerts.first.labels.alertname | default: title }}' +
   '{% if summary %}: {{ summary }}{% endif %}';
 
+/** Grafana's webhook contact point with an Authorization credential (its optional HMAC is not used here). */
+const signGrafana = (input: SignInput): Record<string, string> => ({ 'User-Agent': 'Grafana', ...bearer(input) });
+
 /**
  * Grafana Alerting's webhook contact point. Authenticated by its optional HMAC signature when the
  * request carries one, else by the contact point's Authorization header or basic auth credential.
@@ -88,6 +93,10 @@ const DEFAULT_TEMPLATE =
  */
 export const grafana: SourcePack = {
   name: 'grafana',
+  secretKind: 'credential',
+  defaultDelivery: DeliveryPolicy.AtLeastOnce,
+  examples: { directory: 'grafana' },
+  sign: signGrafana,
   capturedHeaders: [],
   description: 'Grafana Alerting webhook contact point (HMAC signature, or Bearer/Basic credential); one SMS per alert group.',
   defaultTemplate: DEFAULT_TEMPLATE,

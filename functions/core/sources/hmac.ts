@@ -1,9 +1,12 @@
+import { createHmac } from 'node:crypto';
+import { DeliveryPolicy } from '../config/policies';
 import type { RouteConfig } from '../config/schema';
 import { authFailure, type HmacAlgorithm } from './auth';
 import { parseBody } from './body';
 import { headerValue, verifyBodySignature, type BodySignatureScheme, type SignedPayload } from './body-signature';
 import { bodySignedDedupe, checkTimestamp, idKeyPart } from './shared';
-import type { AuthOutcome, InboundWebhook, SourcePack } from './types';
+import type { AuthOutcome, InboundWebhook, SignInput, SourcePack } from './types';
+import { callerHeader, freshId, unixSeconds } from './sign';
 
 /**
  * Payment and shop platforms retry a failed delivery for days (Paystack: for 72 hours). The same
@@ -62,6 +65,26 @@ function signedPayload(pattern: string, webhook: InboundWebhook, timestamp: stri
 }
 
 /**
+ * The HMAC a route's `signature` settings describe (algorithm, encoding, prefix, over its `signed`
+ * pattern) in its signature header, a timestamp (now) in its timestamp header, and a fresh id in
+ * its dedupe header, when the route names them.
+ *
+ * @throws {Error} no route settings were given (the scheme is in the route, not the source; a route
+ *   loaded from a config always has them)
+ */
+const signHmacRoute = ({ body, secret, headers, now = new Date(), route }: SignInput): Record<string, string> => {
+  const signature = route?.signature;
+  if (signature === undefined) throw new Error('an hmac route is signed from its own signature settings; none were given');
+  const timestamp = route?.timestamp === undefined ? undefined : (callerHeader(headers, route.timestamp.header) ?? unixSeconds(now));
+  const digest = createHmac(signature.algorithm, secret).update(signedBytes(signature.signed, body, timestamp)).digest(signature.encoding);
+  return {
+    ...(route?.timestamp === undefined ? {} : { [route.timestamp.header]: timestamp! }),
+    ...(route?.dedupe === undefined ? {} : { [route.dedupe.header]: callerHeader(headers, route.dedupe.header) ?? freshId() }),
+    [signature.header]: `${signature.prefix}${digest}`,
+  };
+};
+
+/**
  * Any sender that signs with a shared secret, described in the route rather than in code: the
  * signature header, HMAC algorithm and encoding, an optional prefix, what is signed (the body, or a
  * pattern with a timestamp), an optional signed timestamp header checked against the tolerance in
@@ -79,6 +102,10 @@ function signedPayload(pattern: string, webhook: InboundWebhook, timestamp: stri
  */
 export const hmac: SourcePack = {
   name: 'hmac',
+  secretKind: 'key',
+  defaultDelivery: DeliveryPolicy.AtMostOnce,
+  examples: { directory: 'hmac' },
+  sign: signHmacRoute,
   // The route's own delivery-id header is added by `capturedHeaderNames`.
   capturedHeaders: [],
   description: 'Any sender that signs with a shared secret (HMAC over the body, optionally with a timestamp), described in the route.',

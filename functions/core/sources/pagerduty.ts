@@ -1,8 +1,10 @@
+import { DeliveryPolicy } from '../config/policies';
 import { sha256Hex } from './auth';
 import { parseBody, textField } from './body';
 import { HEX_SHA256, headerValue, verifyBodySignature, type BodySignatureScheme } from './body-signature';
 import { idKeyPart } from './shared';
-import type { SourcePack } from './types';
+import type { SignInput, SourcePack } from './types';
+import { callerHeader, freshId, sha256Hmac } from './sign';
 
 const HOUR_SECONDS = 3600;
 
@@ -50,6 +52,14 @@ const DEFAULT_TEMPLATE = [
   '{%- endcase -%}',
 ].join('\n');
 
+/** PagerDuty v3: `X-PagerDuty-Signature: v1=<hex HMAC-SHA256 of the body>` and an `X-Webhook-Id`. */
+const signPagerDuty = ({ body, secret, headers }: SignInput): Record<string, string> => ({
+  'User-Agent': 'PagerDuty-Webhook/V3.0',
+  'X-Webhook-Id': callerHeader(headers, 'x-webhook-id') ?? freshId(),
+  'X-Webhook-Subscription': 'PSMS0RL',
+  'X-PagerDuty-Signature': `v1=${sha256Hmac(secret, body, 'hex')}`,
+});
+
 /**
  * PagerDuty v3 webhook subscriptions: `X-PagerDuty-Signature` holds one or more `v1=<hex
  * HMAC-SHA256 of the body>`, one per signing secret while the subscription's secret is rotated, and
@@ -64,6 +74,10 @@ const DEFAULT_TEMPLATE = [
  */
 export const pagerduty: SourcePack = {
   name: 'pagerduty',
+  secretKind: 'key',
+  defaultDelivery: DeliveryPolicy.AtLeastOnce,
+  examples: { directory: 'pagerduty' },
+  sign: signPagerDuty,
   capturedHeaders: [PAGERDUTY.webhookIdHeader],
   description: 'PagerDuty v3 webhooks (X-PagerDuty-Signature v1=, secret rotation): incidents triggered, acknowledged, resolved...',
   defaultTemplate: DEFAULT_TEMPLATE,

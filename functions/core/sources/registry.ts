@@ -14,8 +14,11 @@ import { sentry } from './sentry';
 import { pagerduty } from './pagerduty';
 import { uptimeKuma } from './uptime-kuma';
 
-/** Every source pack, by name. Adding a source is one module and one line here. */
-export const SOURCES: Readonly<Record<SourceName, SourcePack>> = Object.freeze({
+/**
+ * Every source pack, by the name routes use. Adding a source is one module and one line here: its
+ * name then reaches the config schema, `send-test`, the secrets file and the console from here.
+ */
+export const SOURCES = Object.freeze({
   alertmanager,
   grafana,
   github,
@@ -30,7 +33,10 @@ export const SOURCES: Readonly<Record<SourceName, SourcePack>> = Object.freeze({
   'uptime-kuma': uptimeKuma,
   hmac,
   sns,
-});
+} satisfies Record<string, SourcePack>);
+
+/** The names of every source, in the registry's order (the order `--help` and errors list them). */
+export const SOURCE_NAMES = Object.keys(SOURCES) as [SourceName, ...SourceName[]];
 
 export function sourcePack(name: SourceName): SourcePack {
   return SOURCES[name];

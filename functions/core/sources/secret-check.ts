@@ -1,19 +1,13 @@
-import type { SourceName } from './types';
-
-/**
- * Sources whose secret is only ever an HMAC key: it never travels, its UTF-8 bytes key the
- * signature, so any value (inner or outer spaces, non-ASCII letters) is matched exactly as it is.
- * Every other source (Alertmanager, Grafana, generic, and any pack not listed here) may receive its
- * secret as a credential in a header or a `?token=`, where not every value can arrive as it was
- * set: see {@link secretProblem}.
- */
-const KEY_ONLY_SOURCES: ReadonlySet<SourceName> = new Set(['github', 'shopify', 'woocommerce', 'stripe', 'standard-webhooks', 'hmac', 'sentry', 'pagerduty']);
+import type { SourcePack } from './types';
 
 /**
  * Why a secret value could never authenticate its route, or `undefined` when it can. Never quotes
  * the value.
  *
- * A credential carried in a header: HTTP strips spaces around a header value (a secret that starts
+ * A pack whose secret is only ever an HMAC key (`secretKind` `key` or `whsec`) takes any value: it
+ * never travels, its UTF-8 bytes key the signature, so inner or outer spaces and non-ASCII letters
+ * are matched exactly as they are. A `credential` may arrive in a header or a `?token=`, where not
+ * every value can arrive as it was set: HTTP strips spaces around a header value (a secret that starts
  * or ends with one could never match); control characters cannot be sent in a header at all; and
  * non-ASCII characters arrive decoded differently by different front ends (Node reads header bytes
  * as Latin-1, a sender writes UTF-8), so they are refused rather than left silently unmatchable.
@@ -21,14 +15,14 @@ const KEY_ONLY_SOURCES: ReadonlySet<SourceName> = new Set(['github', 'shopify', 
  *
  * @example
  * ```ts
- * secretProblem('alertmanager', ' token'); // 'starts or ends with a space, ...'
- * secretProblem('github', ' token');       // undefined: an HMAC key is used as it is
+ * secretProblem(alertmanager, ' token'); // 'starts or ends with a space, ...'
+ * secretProblem(github, ' token');       // undefined: an HMAC key is used as it is
  * ```
  */
-export function secretProblem(source: SourceName, value: string): string | undefined {
+export function secretProblem(pack: Pick<SourcePack, 'name' | 'secretKind'>, value: string): string | undefined {
   if (value === '') return 'is empty: anyone could present or sign with an empty secret';
-  if (KEY_ONLY_SOURCES.has(source)) return undefined;
-  const sent = `a ${source} secret is sent as an Authorization credential`;
+  if (pack.secretKind !== 'credential') return undefined;
+  const sent = `a ${pack.name} secret is sent as an Authorization credential`;
   // eslint-disable-next-line no-control-regex
   if (/[\x00-\x1f\x7f]/.test(value)) return `has control characters (tab, new line, ...): ${sent}, and a header cannot carry them; use printable ASCII`;
   if (/[^\x20-\x7e]/.test(value)) return `has non-ASCII characters: ${sent}, and headers do not carry them reliably (no request could match); use printable ASCII`;
@@ -39,7 +33,7 @@ export function secretProblem(source: SourceName, value: string): string | undef
 /** A route as the checks need it (a compiled route is one): its id, source and secret name. */
 export interface SecretOfRoute {
   readonly id: string;
-  readonly pack: { readonly name: SourceName };
+  readonly pack: Pick<SourcePack, 'name' | 'secretKind'>;
   readonly config: { readonly secret: string };
 }
 
@@ -58,7 +52,7 @@ export function routeSecretProblems(routes: Iterable<SecretOfRoute>, values: Rea
   for (const route of routes) {
     const name = route.config.secret;
     const value = Object.hasOwn(values, name) ? values[name] : undefined;
-    const problem = value === undefined ? 'is missing: add a value with this name' : secretProblem(route.pack.name, value);
+    const problem = value === undefined ? 'is missing: add a value with this name' : secretProblem(route.pack, value);
     if (problem !== undefined) problems.push(`secret "${name}" (route ${route.id}): ${problem}`);
   }
   return problems;

@@ -1,7 +1,9 @@
+import { DeliveryPolicy } from '../config/policies';
 import { parseBody, textField } from './body';
 import { HEX_SHA256, headerValue, verifyBodySignature, type BodySignatureScheme } from './body-signature';
 import { bodySignedDedupe, idKeyPart } from './shared';
-import type { SourcePack } from './types';
+import type { SignInput, SourcePack } from './types';
+import { bodyField, callerHeader, firstWord, freshHex, sha256Hmac, unixSeconds } from './sign';
 
 const HOUR_SECONDS = 3600;
 
@@ -43,6 +45,31 @@ const DEFAULT_TEMPLATE = [
   '{%- endif -%}',
 ].join('\n');
 
+/** Sentry's `Sentry-Hook-Resource` for a body, by the object under `data`. */
+const resourceOf = (body: Uint8Array): string => {
+  const data = bodyField(body, 'data');
+  const has = (name: string): boolean => data !== null && typeof data === 'object' && name in data;
+  if (has('metric_alert')) return 'metric_alert';
+  if (has('event')) return 'event_alert';
+  if (has('issue')) return 'issue';
+  if (has('error')) return 'error';
+  if (has('comment')) return 'comment';
+  return 'installation';
+};
+
+/**
+ * Sentry integration webhooks: `Sentry-Hook-Signature: <hex HMAC-SHA256 of the body>` keyed with
+ * the client secret, the resource named from the body (`data.metric_alert` is `metric_alert`…), a
+ * fresh `Request-ID` and the (unsigned) `Sentry-Hook-Timestamp`.
+ */
+const signSentry = ({ body, secret, headers, now = new Date() }: SignInput): Record<string, string> => ({
+  'User-Agent': 'sentry-app',
+  'Request-ID': callerHeader(headers, 'request-id') ?? freshHex(),
+  'Sentry-Hook-Resource': callerHeader(headers, 'sentry-hook-resource') ?? resourceOf(body),
+  'Sentry-Hook-Timestamp': unixSeconds(now),
+  'Sentry-Hook-Signature': sha256Hmac(secret, body, 'hex'),
+});
+
 /**
  * Sentry integration-platform webhooks (an internal integration's webhook URL, also used by alert
  * rules that name the integration as their action): `Sentry-Hook-Signature` is the hex HMAC-SHA256
@@ -59,6 +86,10 @@ const DEFAULT_TEMPLATE = [
  */
 export const sentry: SourcePack = {
   name: 'sentry',
+  secretKind: 'key',
+  defaultDelivery: DeliveryPolicy.AtLeastOnce,
+  examples: { directory: 'sentry', eventHeaders: (stem) => ({ [SENTRY.resourceHeader]: firstWord(stem) }) },
+  sign: signSentry,
   capturedHeaders: [SENTRY.resourceHeader, SENTRY.requestIdHeader],
   description: 'Sentry integration webhooks (Sentry-Hook-Signature): issue alerts, metric alerts, issues, errors.',
   defaultTemplate: DEFAULT_TEMPLATE,

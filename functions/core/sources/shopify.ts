@@ -1,7 +1,9 @@
+import { DeliveryPolicy } from '../config/policies';
 import { parseBody } from './body';
 import { BASE64_SHA256, headerValue, verifyBodySignature, type BodySignatureScheme } from './body-signature';
 import { bodySignedDedupe, idKeyPart } from './shared';
-import type { SourcePack } from './types';
+import type { SignInput, SourcePack } from './types';
+import { callerHeader, freshId, sha256Hmac } from './sign';
 
 const HOUR_SECONDS = 3600;
 
@@ -50,6 +52,21 @@ const DEFAULT_TEMPLATE = [
 ].join('\n');
 
 /**
+ * Shopify: `X-Shopify-Hmac-Sha256: <base64 HMAC-SHA256 of the body>`, the topic (default
+ * `orders/create`) and fresh webhook and event ids.
+ */
+const signShopify = ({ body, secret, headers, now = new Date() }: SignInput): Record<string, string> => ({
+  'User-Agent': 'Shopify-Captain-Hook',
+  'X-Shopify-Topic': callerHeader(headers, 'x-shopify-topic') ?? 'orders/create',
+  'X-Shopify-Shop-Domain': callerHeader(headers, 'x-shopify-shop-domain') ?? 'sms-relay-test.myshopify.com',
+  'X-Shopify-API-Version': '2025-01',
+  'X-Shopify-Webhook-Id': callerHeader(headers, 'x-shopify-webhook-id') ?? freshId(),
+  'X-Shopify-Event-Id': callerHeader(headers, 'x-shopify-event-id') ?? freshId(),
+  'X-Shopify-Triggered-At': now.toISOString(),
+  'X-Shopify-Hmac-Sha256': sha256Hmac(secret, body, 'base64'),
+});
+
+/**
  * Shopify webhooks (app subscriptions and admin notifications): base64 `X-Shopify-Hmac-Sha256`
  * keyed with the app's client secret (or the store's webhook signing key), JSON bodies whose ids
  * beyond 2^53 stay exact strings.
@@ -62,6 +79,10 @@ const DEFAULT_TEMPLATE = [
  */
 export const shopify: SourcePack = {
   name: 'shopify',
+  secretKind: 'key',
+  defaultDelivery: DeliveryPolicy.AtMostOnce,
+  examples: { directory: 'shopify', eventHeaders: (stem) => ({ 'x-shopify-topic': stem.replace('-', '/') }) },
+  sign: signShopify,
   capturedHeaders: [...TOPIC_HEADERS, ...WEBHOOK_ID_HEADERS, ...EVENT_ID_HEADERS],
   description: 'Shopify webhooks (X-Shopify-Hmac-Sha256): orders created, paid, cancelled, fulfilled, and any other topic.',
   defaultTemplate: DEFAULT_TEMPLATE,

@@ -1,10 +1,12 @@
 import { verify as verifySignature, X509Certificate } from 'node:crypto';
+import { DeliveryPolicy } from '../config/policies';
 import { AUTH_OK, authFailure, checkCredentialOrToken } from './auth';
 import { bodyText, field, jsonDepthExceeds, parseBody, parseJson, textField } from './body';
 import { BadPayloadError } from './errors';
 import { idKeyPart } from './shared';
 import { MAX_JSON_DEPTH } from '../defaults';
-import type { AuthContext, AuthOutcome, InboundWebhook, Prefetched, SourceFetch, SourcePack, WebhookBody } from './types';
+import type { AuthContext, AuthOutcome, InboundWebhook, Prefetched, SignInput, SourceFetch, SourcePack, WebhookBody } from './types';
+import { bearer } from './sign';
 
 export const SNS = {
   /**
@@ -249,6 +251,33 @@ const DEFAULT_TEMPLATE = [
   '{%- endif -%}',
 ].join('\n');
 
+const SIGNED_HEADERS = { Type: 'x-amz-sns-message-type', MessageId: 'x-amz-sns-message-id', TopicArn: 'x-amz-sns-topic-arn' } as const;
+
+/**
+ * Amazon SNS: the headers SNS sends, read from the message itself (`x-amz-sns-message-type`,
+ * `-message-id`, `-topic-arn`), and the route's token as `Authorization: Bearer`. The message's own
+ * `Signature` is left as the payload file has it: only AWS holds the key that signs SNS messages,
+ * so `send-test` can replay a genuine message captured within the last hour (it verifies), while a
+ * hand-written payload is refused 401. `npm start` then never trusts anything but SNS's own
+ * certificates, unless started with `RELAY_LOCAL_DOCUMENTS` (tests).
+ */
+const signSns = (input: SignInput): Record<string, string> => {
+  let message: Record<string, unknown> = {};
+  try {
+    const parsed: unknown = JSON.parse(Buffer.from(input.body).toString('utf8'));
+    if (parsed !== null && typeof parsed === 'object') message = parsed as Record<string, unknown>;
+  } catch {
+    // Not JSON: the relay will say so.
+  }
+  const fromMessage = Object.entries(SIGNED_HEADERS).flatMap(([field, name]) => (typeof message[field] === 'string' ? [[name, message[field] as string]] : []));
+  return {
+    'Content-Type': 'text/plain; charset=UTF-8',
+    'User-Agent': 'Amazon Simple Notification Service Agent',
+    ...Object.fromEntries(fromMessage),
+    ...bearer(input),
+  };
+};
+
 /**
  * Amazon SNS HTTP(S) subscriptions (CloudWatch alarms, or any topic). Every message's signature
  * (SignatureVersion 1, SHA1withRSA, or 2, SHA256withRSA) is verified with the certificate at its
@@ -268,6 +297,10 @@ const DEFAULT_TEMPLATE = [
  */
 export const sns: SourcePack = {
   name: 'sns',
+  secretKind: 'credential',
+  defaultDelivery: DeliveryPolicy.AtLeastOnce,
+  examples: { directory: 'sns' },
+  sign: signSns,
   capturedHeaders: ['x-amz-sns-message-type', 'x-amz-sns-message-id', 'x-amz-sns-topic-arn'],
   description: 'Amazon SNS HTTP(S) subscriptions (signed with the SNS certificate, topics listed per route): CloudWatch alarms, any topic.',
   defaultTemplate: DEFAULT_TEMPLATE,

@@ -1,7 +1,10 @@
+import { randomBytes } from 'node:crypto';
+import { DeliveryPolicy } from '../config/policies';
 import { AUTH_OK, authFailure, hmac, safeEqual, sha256Hex } from './auth';
 import { parseBody } from './body';
 import { checkTimestamp, idKeyPart } from './shared';
-import type { AuthOutcome, InboundWebhook, SourcePack } from './types';
+import type { AuthOutcome, InboundWebhook, SignInput, SourcePack } from './types';
+import { callerHeader, sha256Hmac, unixSeconds } from './sign';
 
 const SECRET_PREFIX = 'whsec_';
 
@@ -72,6 +75,22 @@ function verify(webhook: InboundWebhook, secret: string, toleranceSeconds: numbe
 }
 
 /**
+ * Standard Webhooks: `webhook-id`, `webhook-timestamp` and `webhook-signature: v1,<base64
+ * HMAC-SHA256 of "<id>.<timestamp>.<body>">`, keyed with the base64-decoded part after `whsec_`.
+ * When the caller sets a `svix-id` (or `svix-timestamp`) header, the same signature goes out under
+ * Svix's header names instead, as a Svix-powered sender sends it
+ * (`send-test --header 'svix-id: msg_1'`).
+ */
+const signStandardWebhooks = ({ body, secret, headers, now = new Date() }: SignInput): Record<string, string> => {
+  const family = callerHeader(headers, 'svix-id') !== undefined || callerHeader(headers, 'svix-timestamp') !== undefined ? 'svix' : 'webhook';
+  const id = callerHeader(headers, `${family}-id`) ?? `msg_${randomBytes(16).toString('base64url')}`;
+  const timestamp = callerHeader(headers, `${family}-timestamp`) ?? unixSeconds(now);
+  const key = Buffer.from(secret.startsWith('whsec_') ? secret.slice('whsec_'.length) : secret, 'base64');
+  const signed = Buffer.concat([Buffer.from(`${id}.${timestamp}.`, 'utf8'), body]);
+  return { [`${family}-id`]: id, [`${family}-timestamp`]: timestamp, [`${family}-signature`]: `v1,${sha256Hmac(key, signed, 'base64')}` };
+};
+
+/**
  * Standard Webhooks (standardwebhooks.com), as sent by Svix and others: `webhook-id`,
  * `webhook-timestamp` (unix seconds) and `webhook-signature`, a space-separated list of
  * `v1,<base64 HMAC-SHA256>` over `<id>.<timestamp>.<body>`, keyed with the base64 after `whsec_`.
@@ -84,6 +103,10 @@ function verify(webhook: InboundWebhook, secret: string, toleranceSeconds: numbe
  */
 export const standardWebhooks: SourcePack = {
   name: 'standard-webhooks',
+  secretKind: 'whsec',
+  defaultDelivery: DeliveryPolicy.AtMostOnce,
+  examples: { directory: 'standard-webhooks' },
+  sign: signStandardWebhooks,
   capturedHeaders: ['webhook-id', 'svix-id'],
   description: 'Any Standard Webhooks sender (webhook-* or svix-* id/timestamp/signature, whsec_ secret): Svix, Clerk, Resend…',
   defaultTemplate:

@@ -1,7 +1,9 @@
+import { DeliveryPolicy } from '../config/policies';
 import { authFailure, hmac, safeEqual, sha256Hex } from './auth';
 import { parseBody, textField } from './body';
 import { checkTimestamp, idKeyPart } from './shared';
-import type { AuthOutcome, InboundWebhook, SourcePack } from './types';
+import type { AuthOutcome, InboundWebhook, SignInput, SourcePack } from './types';
+import { sha256Hmac, unixSeconds } from './sign';
 
 const HOUR_SECONDS = 3600;
 
@@ -84,6 +86,16 @@ const DEFAULT_TEMPLATE = [
 ].join('\n');
 
 /**
+ * Stripe: `Stripe-Signature: t=<unix seconds>,v1=<hex HMAC-SHA256 of "<t>.<body>">`, keyed with
+ * the whole `whsec_…` string.
+ */
+const signStripe = ({ body, secret, now = new Date() }: SignInput): Record<string, string> => {
+  const timestamp = unixSeconds(now);
+  const signed = Buffer.concat([Buffer.from(`${timestamp}.`, 'utf8'), body]);
+  return { 'User-Agent': 'Stripe/1.0 (+https://stripe.com/docs/webhooks)', 'Stripe-Signature': `t=${timestamp},v1=${sha256Hmac(secret, signed, 'hex')}` };
+};
+
+/**
  * Stripe webhook endpoints: `Stripe-Signature` (`t=…,v1=…`) over `<t>.<raw body>` with the
  * endpoint's `whsec_…` secret, within the route's timestamp tolerance; deduplicated on the event id.
  *
@@ -95,6 +107,10 @@ const DEFAULT_TEMPLATE = [
  */
 export const stripe: SourcePack = {
   name: 'stripe',
+  secretKind: 'whsec',
+  defaultDelivery: DeliveryPolicy.AtMostOnce,
+  examples: { directory: 'stripe' },
+  sign: signStripe,
   capturedHeaders: [],
   description: 'Stripe webhook endpoints (Stripe-Signature with timestamp tolerance): payments, charges, refunds, invoices.',
   defaultTemplate: DEFAULT_TEMPLATE,

@@ -1,27 +1,53 @@
+import type { DeliveryPolicy } from '../config/policies';
 import type { RouteConfig } from '../config/schema';
+import type { SOURCES } from './registry';
 
 /**
- * What every source pack implements. A pack is one module under `functions/core/sources/`,
- * registered in `registry.ts`; adding a source is adding one file and one line there.
+ * A source's name, as routes use it in the config: the keys of the registry (`registry.ts`), so a
+ * pack added there is a source everywhere (config schema, `send-test`, secrets, console).
  */
-export const SOURCE_NAMES = [
-  'alertmanager',
-  'grafana',
-  'github',
-  'shopify',
-  'woocommerce',
-  'stripe',
-  'standard-webhooks',
-  'generic',
-  'gitlab',
-  'sentry',
-  'pagerduty',
-  'uptime-kuma',
-  'hmac',
-  'sns',
-] as const;
+export type SourceName = keyof typeof SOURCES;
 
-export type SourceName = (typeof SOURCE_NAMES)[number];
+/**
+ * The kind of secret a source takes, which decides how a value is checked and generated:
+ * - `credential`: sent as it is (a Bearer/Basic credential, a token header, `?token=`), so it must
+ *   be printable ASCII without outer spaces; generated as URL-safe text;
+ * - `key`: only ever an HMAC key, never sent, so any value is used exactly as it is; generated as
+ *   URL-safe text;
+ * - `whsec`: an HMAC key written `whsec_<base64>` (Stripe, Standard Webhooks: their libraries
+ *   reject anything else); generated in that shape.
+ */
+export type SecretKind = 'credential' | 'key' | 'whsec';
+
+/** What a pack's `sign` is given to post a body as its sender would. */
+export interface SignInput {
+  /** The body exactly as it will be sent: signatures cover these bytes. */
+  readonly body: Uint8Array;
+  /** The route's secret value. */
+  readonly secret: string;
+  /**
+   * Headers the caller sets itself, any case. Signers take event names, ids and timestamps from
+   * them when present (so a replay can reuse a delivery id) and never override them.
+   */
+  readonly headers?: Readonly<Record<string, string>>;
+  readonly now?: Date;
+  /** The route's validated settings: an `hmac` route's signature scheme is described there. */
+  readonly route?: RouteConfig;
+}
+
+/** Where a pack's example payloads are and what their file names tell. */
+export interface PackExamples {
+  /**
+   * The directory of the example payloads under the fixtures root (`test/fixtures/<directory>`):
+   * the console's payload picker lists its `*.json`, `send-test` reads headers from their names.
+   */
+  readonly directory: string;
+  /**
+   * For senders that name the event only in a header: the headers an example's file name gives,
+   * from its stem (`issues-opened` for `issues-opened.json`).
+   */
+  eventHeaders?(stem: string): Record<string, string>;
+}
 
 /** A webhook as it reached the relay, before anything was parsed. */
 export interface InboundWebhook {
@@ -74,8 +100,13 @@ export interface DedupeKey {
   readonly replayKey?: string;
 }
 
+/**
+ * What every source pack implements. A pack is one module under `functions/core/sources/`,
+ * registered in `registry.ts`: everything about its sender (verification, signing for `send-test`,
+ * its kind of secret, its examples, its default template) is on it.
+ */
 export interface SourcePack {
-  readonly name: SourceName;
+  readonly name: string;
   /** One line for `--help` and the README. */
   readonly description: string;
   /**
@@ -86,6 +117,21 @@ export interface SourcePack {
   readonly capturedHeaders: readonly string[];
   /** Used when a route has no `template`. Liquid, rendered against the body. */
   readonly defaultTemplate: string;
+  /**
+   * A route's `delivery` when it sets none: `at-least-once` for alerting systems (a lost alert
+   * costs an outage, a duplicate one SMS), `at-most-once` for order, payment, code-hosting and
+   * generic senders (a customer must not get an order SMS twice).
+   */
+  readonly defaultDelivery: DeliveryPolicy;
+  /** What kind of secret a route of this source takes (see {@link SecretKind}). */
+  readonly secretKind: SecretKind;
+  /** Where its example payloads are (see {@link PackExamples}). */
+  readonly examples: PackExamples;
+  /**
+   * The headers its sender sends with `body` (signature, event, delivery id), for `send-test` and
+   * the tests; `authenticate` accepts them. Never throws on a body, only on a missing route setting.
+   */
+  sign(input: SignInput): Record<string, string>;
   /** Checks authenticity over the raw bytes with constant-time comparison. Never throws. */
   authenticate(webhook: InboundWebhook, context: AuthContext): AuthOutcome;
   /** Parses the body (JSON, or form-encoded where the sender uses it). Throws `BadPayloadError`. */

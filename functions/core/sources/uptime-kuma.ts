@@ -1,7 +1,9 @@
+import { DeliveryPolicy } from '../config/policies';
 import { checkCredentialOrToken, sha256Hex } from './auth';
 import { field, parseBody, textField } from './body';
 import { idKeyPart } from './shared';
 import type { SourcePack, WebhookBody } from './types';
+import { bearer } from './sign';
 
 const HOUR_SECONDS = 3600;
 
@@ -54,6 +56,10 @@ function isTestNotification(body: WebhookBody): boolean {
  */
 export const uptimeKuma: SourcePack = {
   name: 'uptime-kuma',
+  secretKind: 'credential',
+  defaultDelivery: DeliveryPolicy.AtLeastOnce,
+  examples: { directory: 'uptime-kuma' },
+  sign: bearer,
   capturedHeaders: [],
   description: 'Uptime Kuma webhook notifications (Bearer token or ?token=): monitors going down and up.',
   defaultTemplate: DEFAULT_TEMPLATE,

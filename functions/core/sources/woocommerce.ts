@@ -1,8 +1,10 @@
+import { DeliveryPolicy } from '../config/policies';
 import { AUTH_OK, sha256Hex } from './auth';
 import { parseBody, textField } from './body';
 import { BASE64_SHA256, headerValue, verifyBodySignature, type BodySignatureScheme } from './body-signature';
 import { bodySignedDedupe, idKeyPart } from './shared';
-import type { InboundWebhook, SourcePack, WebhookBody } from './types';
+import type { InboundWebhook, SignInput, SourcePack, WebhookBody } from './types';
+import { callerHeader, freshHex, sha256Hmac } from './sign';
 
 const HOUR_SECONDS = 3600;
 
@@ -68,6 +70,25 @@ const DEFAULT_TEMPLATE = [
 ].join('\n');
 
 /**
+ * WooCommerce: `X-WC-Webhook-Signature: <base64 HMAC-SHA256 of the body>`, the topic (default
+ * `order.created`) with its resource and event, the shop's URL and a delivery id.
+ */
+const signWooCommerce = ({ body, secret, headers }: SignInput): Record<string, string> => {
+  const topic = callerHeader(headers, 'x-wc-webhook-topic') ?? 'order.created';
+  const dot = topic.indexOf('.');
+  return {
+    'User-Agent': 'WooCommerce/9.4.2 Hookshot (WordPress/6.7.1)',
+    'X-WC-Webhook-Source': callerHeader(headers, 'x-wc-webhook-source') ?? 'https://shop.example/',
+    'X-WC-Webhook-Topic': topic,
+    'X-WC-Webhook-Resource': dot < 0 ? topic : topic.slice(0, dot),
+    'X-WC-Webhook-Event': dot < 0 ? topic : topic.slice(dot + 1),
+    'X-WC-Webhook-ID': callerHeader(headers, 'x-wc-webhook-id') ?? '1',
+    'X-WC-Webhook-Delivery-ID': freshHex(),
+    'X-WC-Webhook-Signature': sha256Hmac(secret, body, 'base64'),
+  };
+};
+
+/**
  * WooCommerce webhooks: base64 `X-WC-Webhook-Signature` over the raw JSON body with the webhook's
  * secret; the unsigned creation ping (`webhook_id=<id>`) is acknowledged without a send.
  *
@@ -79,6 +100,17 @@ const DEFAULT_TEMPLATE = [
  */
 export const woocommerce: SourcePack = {
   name: 'woocommerce',
+  secretKind: 'key',
+  defaultDelivery: DeliveryPolicy.AtMostOnce,
+  examples: {
+    directory: 'woocommerce',
+    // WooCommerce sends the topic and its two halves: `order.created`, `order`, `created`.
+    eventHeaders: (stem) => {
+      const [resource, event = resource] = stem.split('-', 2) as [string, string?];
+      return { 'x-wc-webhook-topic': `${resource}.${event}`, 'x-wc-webhook-resource': resource, 'x-wc-webhook-event': event };
+    },
+  },
+  sign: signWooCommerce,
   capturedHeaders: ['x-wc-webhook-topic', 'x-wc-webhook-event', 'x-wc-webhook-resource', 'x-wc-webhook-source', 'x-wc-webhook-id', 'x-wc-webhook-delivery-id'],
   description: 'WooCommerce webhooks (X-WC-Webhook-Signature): orders, products, customers, coupons; creation ping acknowledged.',
   defaultTemplate: DEFAULT_TEMPLATE,

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../../../functions/core/config/load';
-import { ALERTING_SOURCES, defaultDelivery } from '../../../../functions/core/config/schema';
-import { SOURCE_NAMES } from '../../../../functions/core/sources/types';
+import { defaultDelivery } from '../../../../functions/core/config/schema';
+import { SOURCE_NAMES, sourcePack } from '../../../../functions/core/sources/registry';
 import { problemsOf } from './support';
 
 const PROVIDER = 'provider: { baseUrl: "https://sms.example.co.tz" }\n';
@@ -26,14 +26,14 @@ describe('delivery by source', () => {
       sentry: 'at-least-once',
       sns: 'at-least-once',
       'uptime-kuma': 'at-least-once',
-      ...Object.fromEntries(SOURCE_NAMES.filter((source) => !ALERTING_SOURCES.includes(source)).map((source) => [source, 'at-most-once'])),
+      ...Object.fromEntries(SOURCE_NAMES.filter((source) => sourcePack(source).defaultDelivery !== 'at-least-once').map((source) => [source, 'at-most-once'])),
     });
     expect(Object.values(policies).filter((policy) => policy === 'at-least-once')).toHaveLength(6);
   });
 
   it('an explicit delivery wins, either way', () => {
     const flipped = loadConfig(everySource((source) => `, delivery: ${defaultDelivery(source as never) === 'at-least-once' ? 'at-most-once' : 'at-least-once'}`));
-    for (const route of flipped.routes.values()) expect(route.config.delivery, route.id).not.toBe(defaultDelivery(route.pack.name));
+    for (const route of flipped.routes.values()) expect(route.config.delivery, route.id).not.toBe(defaultDelivery(route.config.source));
   });
 });
 

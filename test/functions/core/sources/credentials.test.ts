@@ -6,7 +6,8 @@ import { generic } from '../../../../functions/core/sources/generic';
 import { github } from '../../../../functions/core/sources/github';
 import { grafana } from '../../../../functions/core/sources/grafana';
 import { routeSecretProblems, secretProblem } from '../../../../functions/core/sources/secret-check';
-import { SOURCE_NAMES, type SourcePack } from '../../../../functions/core/sources/types';
+import { SOURCE_NAMES, sourcePack } from '../../../../functions/core/sources/registry';
+import type { SourcePack } from '../../../../functions/core/sources/types';
 import { webhookOf } from './helpers';
 
 /**
@@ -61,32 +62,37 @@ describe('secrets used only as an HMAC key match whatever they contain', () => {
     const body = '{"zen":"Keep it logically awesome."}';
     const headers = { 'x-hub-signature-256': `sha256=${createHmac('sha256', secret).update(body).digest('hex')}` };
     expect(github.authenticate(webhookOf({ body, headers }), { secret, toleranceSeconds: 300 })).toEqual({ ok: true });
-    expect(secretProblem('github', secret)).toBeUndefined();
-    expect(secretProblem('hmac', secret)).toBeUndefined();
+    expect(secretProblem(sourcePack('github'), secret)).toBeUndefined();
+    expect(secretProblem(sourcePack('hmac'), secret)).toBeUndefined();
   });
 });
 
 describe('secretProblem: secrets a credential header cannot carry are refused, by name', () => {
   it.each(['alertmanager', 'grafana', 'generic'] as const)('%s', (source) => {
-    expect(secretProblem(source, 'plain-token_1.2~x')).toBeUndefined();
-    expect(secretProblem(source, 'inner spaces are fine')).toBeUndefined();
-    expect(secretProblem(source, 'pässwörd')).toMatch(/^has non-ASCII characters/);
-    expect(secretProblem(source, 'tab\there')).toMatch(/^has control characters/);
-    expect(secretProblem(source, 'line\nbreak')).toMatch(/^has control characters/);
-    expect(secretProblem(source, ' token')).toMatch(/^starts or ends with a space/);
-    expect(secretProblem(source, 'token ')).toMatch(/^starts or ends with a space/);
+    expect(secretProblem(sourcePack(source), 'plain-token_1.2~x')).toBeUndefined();
+    expect(secretProblem(sourcePack(source), 'inner spaces are fine')).toBeUndefined();
+    expect(secretProblem(sourcePack(source), 'pässwörd')).toMatch(/^has non-ASCII characters/);
+    expect(secretProblem(sourcePack(source), 'tab\there')).toMatch(/^has control characters/);
+    expect(secretProblem(sourcePack(source), 'line\nbreak')).toMatch(/^has control characters/);
+    expect(secretProblem(sourcePack(source), ' token')).toMatch(/^starts or ends with a space/);
+    expect(secretProblem(sourcePack(source), 'token ')).toMatch(/^starts or ends with a space/);
+  });
+
+  it('checks only the secrets of sources that send them as a credential', () => {
+    const credentials = SOURCE_NAMES.filter((source) => sourcePack(source).secretKind === 'credential');
+    expect(credentials.sort()).toEqual(['alertmanager', 'generic', 'gitlab', 'grafana', 'sns', 'uptime-kuma']);
   });
 
   it('refuses an empty secret for every source', () => {
-    for (const source of SOURCE_NAMES) expect(secretProblem(source, ''), source).toMatch(/^is empty/);
+    for (const source of SOURCE_NAMES) expect(secretProblem(sourcePack(source), ''), source).toMatch(/^is empty/);
   });
 
   it('names each unusable or missing secret by its name and route, never its value', () => {
     const routes = [
-      { id: 'alerts', pack: { name: 'alertmanager' as const }, config: { secret: 'alerts-token' } },
-      { id: 'github', pack: { name: 'github' as const }, config: { secret: 'github-secret' } },
-      { id: 'notify', pack: { name: 'generic' as const }, config: { secret: 'generic-token' } },
-      { id: 'ops', pack: { name: 'generic' as const }, config: { secret: 'ops-token' } },
+      { id: 'alerts', pack: sourcePack('alertmanager'), config: { secret: 'alerts-token' } },
+      { id: 'github', pack: sourcePack('github'), config: { secret: 'github-secret' } },
+      { id: 'notify', pack: sourcePack('generic'), config: { secret: 'generic-token' } },
+      { id: 'ops', pack: sourcePack('generic'), config: { secret: 'ops-token' } },
     ];
     const values = { 'alerts-token': 'Schlüssel-42', 'github-secret': ' any key ', 'generic-token': 'fine-token', constructor: 'x' };
     const problems = routeSecretProblems(routes, values);
