@@ -25,7 +25,7 @@ export interface TableGrant {
  * | `claimMessage`, `mark*`, `releaseForRetry`, `reserveLimit`, `recordCreditsSpent`, `markSummarySent`, `updateBalanceState` | UpdateItem |
  * | `observeBalance` after a send or a 402 (sender): `spendLastDays`, the low-balance notice | Query, GetItem, PutItem, UpdateItem |
  * | `reserveCredit`, `settleCredit`, `observeSentCredit` (sender), `rebaseCredit` (sender, balance-watch), `keepStaleCredit` (sweeper) | GetItem, UpdateItem |
- * | `findDuePending`, `findStaleSending` | Query on `byState` |
+ * | `findDuePending`, `findStaleSending` | Query on `byStateSummary`, then BatchGetItem of the records |
  * | `heldSummaryDue`, `spendLastDays` | Query on the table |
  *
  * No handler uses transactions; they would need `ConditionCheckItem` (there is no
@@ -36,7 +36,7 @@ export interface TableGrant {
  *
  * @example
  * ```ts
- * TABLE_ACCESS.sweeper[1]; // { actions: ['dynamodb:Query'], indexes: ['byState'] }
+ * TABLE_ACCESS.sweeper[1]; // { actions: ['dynamodb:Query'], indexes: ['byStateSummary'] }
  * ```
  */
 export const TABLE_ACCESS = {
@@ -46,7 +46,7 @@ export const TABLE_ACCESS = {
   // reads the week's spend (Query) and records the low-balance SMS (acceptWebhook).
   sender: [{ actions: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:Query', 'dynamodb:UpdateItem'] }],
   sweeper: [
-    { actions: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:Query', 'dynamodb:UpdateItem'] },
+    { actions: ['dynamodb:BatchGetItem', 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:Query', 'dynamodb:UpdateItem'] },
     { actions: ['dynamodb:Query'], indexes: [BY_STATE] },
   ],
   'balance-watch': [{ actions: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:Query', 'dynamodb:UpdateItem'] }],

@@ -1,4 +1,4 @@
-import { type AttributeValue, BatchGetItemCommand, GetItemCommand, QueryCommand, ScanCommand } from '@aws-sdk/client-dynamodb';
+import { type AttributeValue, BatchGetItemCommand, GetItemCommand, QueryCommand, type QueryCommandInput, type QueryCommandOutput, ScanCommand } from '@aws-sdk/client-dynamodb';
 import { type Item, ItemReader, str } from './attributes';
 import { messageFromItem } from './codec';
 import type { StoreTable } from './context';
@@ -16,6 +16,25 @@ const BATCH_GET_SIZE = 100;
 /** Requests per batch before giving up on keys DynamoDB keeps returning unprocessed (throttling). */
 const BATCH_GET_ATTEMPTS = 8;
 const BATCH_GET_BACKOFF_MS = 50;
+
+/** Each index by the name of the index it replaced, which a table made before the replacement still has instead. */
+const REPLACED: Readonly<Record<string, string>> = { [TABLE.indexes.byState.name]: TABLE.retiredIndexes.byState.name };
+
+/**
+ * One query of an index; on a table made before the index replaced another (a local data
+ * directory: dynalite cannot add an index to a table), the same query of the one it replaced,
+ * which has the same keys and projects at least as much.
+ */
+const queryIndexed = async (context: StoreTable, input: QueryCommandInput & { IndexName: string }): Promise<QueryCommandOutput> => {
+  try {
+    return await context.client.send(new QueryCommand(input));
+  } catch (error) {
+    const replaced = REPLACED[input.IndexName];
+    const missing = error instanceof Error && error.name === 'ValidationException' && error.message.includes(`does not have the specified index: ${input.IndexName}`);
+    if (replaced === undefined || !missing) throw error;
+    return await context.client.send(new QueryCommand({ ...input, IndexName: replaced }));
+  }
+};
 
 /**
  * Reads one message record, strongly consistent.
@@ -92,8 +111,7 @@ const queryIndex = async (
   else if (lower !== undefined) range = ' AND #sort >= :lower';
   else if (upper !== undefined) range = ' AND #sort <= :upper';
 
-  const result = await context.client.send(
-    new QueryCommand({
+  const result = await queryIndexed(context, {
       TableName: context.tableName,
       IndexName: index.name,
       KeyConditionExpression: `#partition = :partition${range}`,
@@ -107,12 +125,11 @@ const queryIndex = async (
       Limit: limit,
       ScanIndexForward: !newestFirst,
       ExclusiveStartKey: decodeCursor(cursor),
-    }),
-  );
+  });
   const cursorOut = encodeCursor(result.LastEvaluatedKey);
   const entries = result.Items ?? [];
-  // A keys-only index holds no record: read the records themselves, in the index's order.
-  const items = index.projection === 'KEYS_ONLY' ? await getRecords(context, entries) : entries.map(messageFromItem);
+  // The indexes hold no whole record: read the records themselves, in the index's order.
+  const items = await getRecords(context, entries);
   return { items, ...(cursorOut === undefined ? {} : { cursor: cursorOut }) };
 };
 
@@ -468,17 +485,15 @@ export const summarizeRecords = async (context: StoreTable, { since }: { readonl
             async (state) =>
               await allPages(
                 async (start) =>
-                  await context.client.send(
-                    new QueryCommand({
-                      TableName: context.tableName,
-                      IndexName: TABLE.indexes.byState.name,
-                      KeyConditionExpression: '#state = :state AND #updatedAt >= :lower',
-                      ProjectionExpression: projection.expression,
-                      ExpressionAttributeNames: { ...projection.names, '#state': 'state', '#updatedAt': 'updatedAt' },
-                      ExpressionAttributeValues: { ':state': str(state), ':lower': lower },
-                      ExclusiveStartKey: start,
-                    }),
-                  ),
+                  await queryIndexed(context, {
+                    TableName: context.tableName,
+                    IndexName: TABLE.indexes.byState.name,
+                    KeyConditionExpression: '#state = :state AND #updatedAt >= :lower',
+                    ProjectionExpression: projection.expression,
+                    ExpressionAttributeNames: { ...projection.names, '#state': 'state', '#updatedAt': 'updatedAt' },
+                    ExpressionAttributeValues: { ':state': str(state), ':lower': lower },
+                    ExclusiveStartKey: start,
+                  }),
               ),
           ),
         )
