@@ -32,8 +32,6 @@ export const windowSk = (startEpoch: number): string => `W#${String(startEpoch).
 export const daySk = (day: string): string => `D#${day}`;
 export const limitKey = (route: string, sk: string): Key => key(limitPk(route), sk);
 
-export const SPEND_PK = 'SPEND';
-export const spendKey = (day: string): Key => key(SPEND_PK, daySk(day));
 
 export const balanceKey = (): Key => key('BALANCE', 'STATE');
 export const BALANCE_READINGS_PK = 'BALANCE#READINGS';

@@ -377,6 +377,8 @@ describe('least privilege', () => {
     expect(statements(prod, 'sender')).toEqual([
       grant(['logs:CreateLogStream', 'logs:PutLogEvents'], LOGS('Sender')),
       grant(['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:Query', 'dynamodb:UpdateItem'], TABLE),
+      // The forecast of a low-balance SMS adds up the week's sent records.
+      grant(['dynamodb:Query'], BY_STATE),
       grant(['secretsmanager:GetSecretValue'], SECRET),
       grant(['sqs:SendMessage', 'sqs:GetQueueAttributes', 'sqs:GetQueueUrl'], { 'Fn::GetAtt': [expect.stringMatching(/^RelayFailureQueue/), 'Arn'] }),
       grant(['dynamodb:ListStreams'], '*'),
@@ -394,11 +396,12 @@ describe('least privilege', () => {
     ]);
   });
 
-  it('balance-watch may keep its items, query the table and record its warning SMS, but no index', () => {
+  it('balance-watch may keep its items, query the table and the state index (the spend forecast) and record its warning SMS', () => {
     expect(statements(prod, 'balance-watch')).toEqual([
       grant(['sqs:SendMessage'], DEAD_LETTERS),
       grant(['logs:CreateLogStream', 'logs:PutLogEvents'], LOGS('BalanceWatch')),
       grant(['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:Query', 'dynamodb:UpdateItem'], TABLE),
+      grant(['dynamodb:Query'], BY_STATE),
       grant(['secretsmanager:GetSecretValue'], SECRET),
     ]);
   });
