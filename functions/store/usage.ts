@@ -4,7 +4,8 @@ import type { StoreTable } from './context';
 import { InvalidArgumentError } from './errors';
 import { DAY_SECONDS, limitKey, limitPk, utcDay } from './keys';
 import { dayWindow, LIMIT_RETENTION_SECONDS, messagesWindow, type Window } from './limits';
-import { sentSince } from './queries';
+import { type RecordSummary, sentSince } from './queries';
+import { MessageState } from './table';
 
 /** Which route's limits `limitUsage` reads. */
 export interface LimitUsageInput {
@@ -109,6 +110,10 @@ export const limitUsage = async (
 
 const MAX_DAYS = LIMIT_RETENTION_SECONDS / DAY_SECONDS;
 
+/** One entry per day of the `days` UTC days up to the day of `now`, oldest first, from `addUpSpend`'s totals. */
+export const spendDays = (spent: ReadonlyMap<string, number>, { days, now }: { readonly days: number; readonly now: Date }): DaySpend[] =>
+  daysUpTo(now, days).map((day) => ({ day, credits: spent.get(day) ?? 0 }));
+
 /** The `days` UTC days up to the day of `now`, oldest first. */
 const daysUpTo = (now: Date, days: number): string[] =>
   Array.from({ length: days }, (_, back) => utcDay(new Date(now.getTime() - (days - 1 - back) * DAY_SECONDS * 1000)));
@@ -118,13 +123,27 @@ const daysUpTo = (now: Date, days: number): string[] =>
  * the sent records (all routes, or `route`'s): one query of the state index's `SENT` entries, which
  * hold the route, `sentAt` and the service's answer. A send counts on the day of its `sentAt`.
  */
-const spentPerDay = async (context: StoreTable, { days, now, route }: { readonly days: number; readonly now: Date; readonly route?: string }): Promise<Map<string, number>> => {
-  const [first] = daysUpTo(now, days);
+const spentPerDay = async (context: StoreTable, { days, now, route }: { readonly days: number; readonly now: Date; readonly route?: string }): Promise<Map<string, number>> =>
+  addUpSpend(await sentSince(context, new Date(`${daysUpTo(now, days)[0]}T00:00:00.000Z`)), { days, now, ...(route === undefined ? {} : { route }) });
+
+/**
+ * Adds up what sent records cost per UTC day (of their `sentAt`) over the `days` days up to the
+ * day of `now`, for every route or one: what `spendByDay` and `spendLastDays` read, for a caller
+ * that already holds the summaries (the console's Credit view).
+ *
+ * @example
+ * ```typescript
+ * const perDay = addUpSpend(await store.summarizeRecords({ since }), { days: 7, now, route: 'alerts' });
+ * ```
+ */
+export const addUpSpend = (records: readonly RecordSummary[], { days, now, route }: { readonly days: number; readonly now: Date; readonly route?: string }): Map<string, number> => {
+  const first = daysUpTo(now, days)[0]!;
   const last = utcDay(now);
   const spent = new Map<string, number>();
-  for (const record of await sentSince(context, new Date(`${first}T00:00:00.000Z`))) {
+  for (const record of records) {
+    if (record.state !== MessageState.Sent || record.deducted === undefined || (route !== undefined && record.route !== route)) continue;
     const day = utcDay(new Date(record.sentAt ?? record.updatedAt));
-    if (day > last || (route !== undefined && record.route !== route) || record.deducted === undefined) continue;
+    if (day < first || day > last) continue;
     spent.set(day, (spent.get(day) ?? 0) + record.deducted);
   }
   return spent;
@@ -148,8 +167,7 @@ export const spendByDay = async (
   if (!Number.isInteger(days) || days < 1 || days > MAX_DAYS) {
     throw new InvalidArgumentError(`days must be 1–${MAX_DAYS}, got ${days}`);
   }
-  const spent = await spentPerDay(context, { days, now, route });
-  return daysUpTo(now, days).map((day) => ({ day, credits: spent.get(day) ?? 0 }));
+  return spendDays(await spentPerDay(context, { days, now, route }), { days, now });
 };
 
 /**
