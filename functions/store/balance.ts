@@ -1,6 +1,7 @@
-import { GetItemCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
+import { GetItemCommand } from '@aws-sdk/client-dynamodb';
 import { bool, ItemReader, num, str } from './attributes';
-import { type StoreTable, isConditionalCheckFailed } from './context';
+import type { StoreTable } from './context';
+import { writeIf } from './write';
 import { InvalidArgumentError } from './errors';
 import { buildUpdate, type UpdateSpec } from './expressions';
 import { balanceKey, ItemKind } from './keys';
@@ -30,17 +31,7 @@ export interface BalanceUpdate {
 /** Newer-or-equal observations only; equal times are concurrent senders, all of them current. */
 const CURRENT = '(attribute_not_exists(#lastCheckedAt) OR #lastCheckedAt <= :now)';
 
-const update = async (context: StoreTable, spec: UpdateSpec): Promise<boolean> => {
-  try {
-    await context.client.send(
-      new UpdateItemCommand({ TableName: context.tableName, Key: balanceKey(), ...buildUpdate(spec) }),
-    );
-    return true;
-  } catch (error) {
-    if (isConditionalCheckFailed(error)) return false;
-    throw error;
-  }
-};
+const update = async (context: StoreTable, spec: UpdateSpec): Promise<boolean> => (await writeIf(context, { Key: balanceKey(), ...buildUpdate(spec) })).applied;
 
 /**
  * Records a balance observation and runs the low-balance alert's state machine: armed (the

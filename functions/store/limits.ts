@@ -1,6 +1,7 @@
-import { type AttributeValue, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
+import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { ItemReader, num, str } from './attributes';
-import { type StoreTable, isConditionalCheckFailed } from './context';
+import type { StoreTable } from './context';
+import { writeIf } from './write';
 import { InvalidArgumentError } from './errors';
 import { buildUpdate, type UpdateSpec } from './expressions';
 import { queryAll } from './range';
@@ -83,17 +84,8 @@ const windowFields = (window: Window): Record<string, AttributeValue> => ({
 });
 
 /** Applies an update to a limit item; `false` when its condition refused it. */
-const updateLimit = async (context: StoreTable, route: string, sk: string, spec: UpdateSpec): Promise<boolean> => {
-  try {
-    await context.client.send(
-      new UpdateItemCommand({ TableName: context.tableName, Key: limitKey(route, sk), ...buildUpdate(spec) }),
-    );
-    return true;
-  } catch (error) {
-    if (isConditionalCheckFailed(error)) return false;
-    throw error;
-  }
-};
+const updateLimit = async (context: StoreTable, route: string, sk: string, spec: UpdateSpec): Promise<boolean> =>
+  (await writeIf(context, { Key: limitKey(route, sk), ...buildUpdate(spec) })).applied;
 
 const hold = async (context: StoreTable, route: string, window: Window): Promise<Reservation> => {
   await updateLimit(context, route, window.sk, { set: windowFields(window), add: { held: num(1) } });
