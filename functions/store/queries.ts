@@ -236,10 +236,13 @@ const pkOf = (item: Item): string => item[TABLE.partitionKey]?.S ?? '';
 
 /**
  * The records of index entries, by consistent `BatchGetItem`s of up to 100 keys, in the order of
- * `entries`. An entry whose record is gone (deleted by TTL since the index was read) is left out.
+ * `entries`, each once. An entry whose record is gone (deleted by TTL since the index was read) is left out.
  */
 const getRecords = async (context: StoreTable, entries: readonly Item[]): Promise<MessageRecord[]> => {
-  const keys = entries.map((entry) => ({
+  // Each record once: an index can list one twice (dynalite after a kill between its writes), and
+  // BatchGetItem refuses a request naming a key twice.
+  const unique = new Map(entries.map((entry) => [pkOf(entry), entry]));
+  const keys = [...unique.values()].map((entry) => ({
     [TABLE.partitionKey]: entry[TABLE.partitionKey] as AttributeValue,
     [TABLE.sortKey]: entry[TABLE.sortKey] as AttributeValue,
   }));
