@@ -15,7 +15,8 @@ export interface BenchResults {
   readonly timeToSms: TimeToSms;
   readonly consoleLoad: ConsoleLoad;
   readonly coldInit: Readonly<Record<HandlerName, ColdInitEntry>>;
-  readonly dynamoPerSms: { readonly requests: number; readonly writeUnits: number };
+  /** `writeUnits`: the table's as reported plus the indexes' estimated (dynalite reports no index units). */
+  readonly dynamoPerSms: { readonly requests: number; readonly writeUnits: number; readonly tableWriteUnits?: number; readonly indexWriteUnitsEstimated?: number };
   readonly awsCostPer1000Sms: { readonly usd: number; readonly shareOfSmsSpend: number };
   readonly cli: CliStartup;
 }
@@ -25,6 +26,7 @@ export interface BenchRun {
   readonly results: BenchResults;
   readonly dynamo: {
     readonly readUnits: number;
+    readonly tableWriteUnits: number;
     readonly indexWriteUnitsEstimated: number;
     readonly byCommand: Readonly<Record<string, number>>;
     readonly unreported: number;
@@ -66,7 +68,7 @@ export function summaryLines({ results: r }: Pick<BenchRun, 'results'>): string[
     ['console: records API, first 100', `${r.consoleLoad.api.recordsMs} ms`, `logs' listing ${r.consoleLoad.baseline.logsRecordsMs} ms, ratio ${r.consoleLoad.recordsRatio}×`],
     ['console: Activity / Credit page', 'activityMs' in r.consoleLoad.browser ? `${r.consoleLoad.browser.activityMs} / ${r.consoleLoad.browser.creditMs} ms` : 'not measured', 'activityMs' in r.consoleLoad.browser ? `${r.consoleLoad.records.toLocaleString('en-US')} records, Chromium` : r.consoleLoad.browser.skipped],
     ...Object.entries(r.coldInit).map(([name, entry]): [string, string, string] => [`cold init ${name}`, `${entry.ms} ms`, `baseline ${entry.baselineMs} ms, ratio ${entry.ratio}×`]),
-    ['DynamoDB per SMS', `${r.dynamoPerSms.requests} requests, ${r.dynamoPerSms.writeUnits} WRU`, 'as reported (table only)'],
+    ['DynamoDB per SMS', `${r.dynamoPerSms.requests} requests, ${r.dynamoPerSms.writeUnits} WRU`, `plain route; WRU: table as reported + indexes estimated; before issue 19: ${BEFORE_ISSUE_19.requests} requests, ${BEFORE_ISSUE_19.writeUnits} WRU`],
     ['AWS cost per 1,000 SMS', usd(r.awsCostPer1000Sms.usd), `${percent(r.awsCostPer1000Sms.shareOfSmsSpend)} of the SMS spend`],
     ['CLI: sms-relay --help', `${r.cli.helpMs} ms`, `baseline node -e 0 ${r.cli.baselineMs} ms, ratio ${r.cli.helpRatio}×`],
     ['CLI: sms-relay validate', `${r.cli.validateMs} ms`, `baseline node -e 0 ${r.cli.baselineMs} ms, ratio ${r.cli.validateRatio}×`],
@@ -91,6 +93,41 @@ export function cliSection(cli: CliStartup, measured?: string): string[] {
     ),
     '',
     "The CLI runs from its build (`npm run build`, which `npm ci` runs as the `prepare` script; the bench builds first): `local/cli/main.ts` bundled with its dependencies by esbuild into `dist/cli/`, with each command's modules in chunks of their own, loaded only when it runs. `--help` loads commander and the list of commands the build recorded, none of the commands' modules; `validate` loads the config loader (yaml, zod, LiquidJS, libphonenumber) and nothing of the AWS SDK or dynalite. Before it runs the build, the launcher (`local/cli/launch.mjs`) hashes the contents of every file the build was made from (about 160, a few milliseconds) and compares the hash with the build's; when a file changed since, it runs the TypeScript sources through tsx instead. The last column is that case, median of 5: what a start costs while the build is stale. (Before the CLI had a build, every start went through tsx and loaded every command's modules, as `--help` from the sources still does.)",
+  ];
+}
+
+/**
+ * The figures this section replaced (issue 19), measured on the same machine with the same bench before:
+ * a guard and a record put, the claim, the settle, the route's and the day's spend counters and the
+ * price item (7 requests; 7 table WRU and 6 index WRU estimated, the state index then projecting
+ * every attribute).
+ */
+const BEFORE_ISSUE_19 = { requests: 7, byCommand: 'PutItem 2, UpdateItem 5', tableWriteUnits: 7, indexWriteUnits: 6, writeUnits: 13 } as const;
+
+/** `## DynamoDB per SMS`, on its own so that a run of that section alone (`--only dynamoPerSms`) can replace it. */
+export function dynamoSection(perSms: BenchResults['dynamoPerSms'], dynamo: BenchRun['dynamo'], measured?: string): string[] {
+  return [
+    '## DynamoDB per SMS',
+    '',
+    `\`ingestWebhook\` then \`sendMessage\` (functions/relay), in process, for webhooks of one SMS each on a plain route (no limits, no reserve) on dynalite and a sandbox, with the relay context wired by hand as the relay's tests wire it (\`loadConfig\`, \`createStore\`, \`createFileSecretSource\`, \`createSmsClientSource\`, a logger and metrics that discard). A client middleware adds \`ReturnConsumedCapacity: 'TOTAL'\` to every data command and sums the \`ConsumedCapacity\` of the answers; the units are not recomputed from item sizes.${measured === undefined ? '' : ` Measured ${measured}, apart from the rest of this page.`}`,
+    '',
+    ...table(
+      ['per SMS', 'value', 'before issue 19'],
+      [
+        ['requests', `${perSms.requests} (${Object.entries(dynamo.byCommand).map(([command, count]) => `${command} ${count}`).join(', ')})`, `${BEFORE_ISSUE_19.requests} (${BEFORE_ISSUE_19.byCommand})`],
+        ['**write units** (table + indexes)', `${perSms.writeUnits}`, `${BEFORE_ISSUE_19.writeUnits}`],
+        ['write units of the table, as reported', `${dynamo.tableWriteUnits}`, `${BEFORE_ISSUE_19.tableWriteUnits}`],
+        ['index write units, **estimated** (not reported by dynalite)', `${dynamo.indexWriteUnitsEstimated}`, `${BEFORE_ISSUE_19.indexWriteUnits}`],
+        ['read units, as reported', `${dynamo.readUnits}`, '0'],
+        ['requests answered without `ConsumedCapacity`', `${dynamo.unreported}`, '0'],
+      ],
+    ),
+    '',
+    "What a plain route's SMS asks of DynamoDB now: the accept's dedupe guard and the record (two conditional puts: without transactions, which dynalite lacks, the guard keyed by the delivery and the record keyed by its id are two items), the claim and the settle (one conditional update each). The credits spent are no longer counted per send: the spend views (the low-balance forecast, the console's spend per day and a route's spend today) add up the sent records' `deducted` from the state index, which holds each record's route, `sentAt` and the service's answer; only a route with `limits.creditsPerDay` still counts its day's spend, which its limit is checked against. The price item is written when the price changes, not on every send (a store knows the price it last wrote or read for five minutes). A route with limits adds its counters: a messages limit one update (5 requests), a credits limit a read of the price and two updates (7); a reserve adds its reservation and its settlement (counted in test/functions/relay/requests.test.ts, which counts the requests the client sends).",
+    '',
+    "**dynalite reports table capacity only.** It answers `ConsumedCapacity` for GetItem, PutItem, UpdateItem, DeleteItem and the batch commands, sized from the item by dynalite's own reckoning of DynamoDB's rules, but it has no global secondary index units (with `INDEXES` it returns only `Table`) and returns none for Query. DynamoDB on AWS includes the index writes in `TOTAL`. So the index writes are estimated, labelled, by [DynamoDB's documented rule](https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/GSI.html): a put of an item with an index's keys writes one index entry; an update that sets an index key deletes the old entry (counted as one unit) and writes a new one; an entry costs the size of the attributes the index projects, per started KB (the state index `byStateSummary` projects the keys, route, times, `nextAttemptAt` and the send's answer, never the text, the recipients or the history; `byRoute` the keys only). Before, the state index projected every attribute, so each of the three state changes rewrote the whole record, its growing history included, into it. `writeUnits` in results.json is the table's units plus this estimate. Conditional writes that fail consume units on AWS but dynalite answers them with an error and no capacity; this path has none.",
+    '',
+    `The same loop times each call: median ${dynamo.ingestMs} ms for \`ingestWebhook\`, ${dynamo.senderMs} ms for \`sendMessage\`, the durations the cost uses.`,
   ];
 }
 
@@ -167,24 +204,7 @@ export function renderReport(run: BenchRun): string {
     '',
     ...cliSection(r.cli),
     '',
-    '## DynamoDB per SMS',
-    '',
-    "`ingestWebhook` then `sendMessage` (functions/relay), in process, for webhooks of one SMS each on dynalite and a sandbox, with the relay context wired by hand as the relay's tests wire it (`loadConfig`, `createStore`, `createFileSecretSource`, `createSmsClientSource`, a logger and metrics that discard). A client middleware adds `ReturnConsumedCapacity: 'TOTAL'` to every data command and sums the `ConsumedCapacity` of the answers; the units are not recomputed from item sizes.",
-    '',
-    ...table(
-      ['per SMS', 'value'],
-      [
-        ['requests', `${r.dynamoPerSms.requests} (${Object.entries(dynamo.byCommand).map(([command, count]) => `${command} ${count}`).join(', ')})`],
-        ['write units, as reported', `${r.dynamoPerSms.writeUnits}`],
-        ['read units, as reported', `${dynamo.readUnits}`],
-        ['requests answered without `ConsumedCapacity`', `${dynamo.unreported}`],
-        ['index write units, **estimated** (not reported by dynalite)', `${dynamo.indexWriteUnitsEstimated}`],
-      ],
-    ),
-    '',
-    "**dynalite reports table capacity only.** It answers `ConsumedCapacity` for GetItem, PutItem, UpdateItem, DeleteItem and the batch commands, sized from the item by dynalite's own reckoning of DynamoDB's rules, but it has no global secondary index units (with `INDEXES` it returns only `Table`) and returns none for Query. DynamoDB on AWS includes the index writes in `TOTAL`. So `writeUnits` in results.json is the table's share, and the index writes are estimated beside it, labelled, by [DynamoDB's documented rule](https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/GSI.html): a put of an item with an index's keys writes one index entry; an update that sets an index key deletes the old entry and writes a new one; an entry costs the projected item's size (for the `ALL` index `byState`, taken as the table units just reported; for the `KEYS_ONLY` index `byRoute`, one unit). Conditional writes that fail consume units on AWS but dynalite answers them with an error and no capacity; this path has none.",
-    '',
-    `The same loop times each call: median ${dynamo.ingestMs} ms for \`ingestWebhook\`, ${dynamo.senderMs} ms for \`sendMessage\`, the durations the cost uses.`,
+    ...dynamoSection(r.dynamoPerSms, dynamo),
     '',
     '## AWS cost per 1,000 SMS',
     '',

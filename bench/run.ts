@@ -20,8 +20,8 @@ import { runCli } from './cli';
 import { runColdInit } from './cold-init';
 import { runConsoleLoad } from './console';
 import { costPer1000Sms } from './cost';
-import { runDynamo } from './dynamo';
-import { cliSection, renderReport, summaryLines, updateReport, type BenchResults, type BenchRun } from './report';
+import { type DynamoRun, runDynamo } from './dynamo';
+import { cliSection, dynamoSection, renderReport, summaryLines, updateReport, type BenchResults, type BenchRun } from './report';
 import { round } from './stats';
 import { runTimeToSms } from './time-to-sms';
 
@@ -70,7 +70,7 @@ async function main(): Promise<void> {
     ingestMs: dynamo.ingestMs,
     senderMs: dynamo.senderMs,
     memoryMb,
-    writeUnits: dynamo.perSms.writeUnits + dynamo.perSms.indexWriteUnitsEstimated,
+    writeUnits: dynamo.perSms.writeUnits,
     readUnits: dynamo.perSms.readUnits,
   });
 
@@ -79,11 +79,11 @@ async function main(): Promise<void> {
       timeToSms,
       consoleLoad,
       coldInit,
-      dynamoPerSms: { requests: dynamo.perSms.requests, writeUnits: dynamo.perSms.writeUnits },
+      dynamoPerSms: dynamoResults(dynamo),
       awsCostPer1000Sms: { usd: round(cost.usd, 6), shareOfSmsSpend: round(cost.shareOfSmsSpend, 6) },
       cli,
     },
-    dynamo: { ...dynamo.perSms, byCommand: dynamo.byCommand, unreported: dynamo.unreported, ingestMs: dynamo.ingestMs, senderMs: dynamo.senderMs },
+    dynamo: dynamoDetails(dynamo),
     cost: { lines: cost.lines, memoryMb: DEFAULT_MEMORY_MB },
     meta: {
       date: new Date(started).toISOString(),
@@ -105,6 +105,7 @@ async function runSome(only: ReadonlySet<Section>): Promise<void> {
   const started = Date.now();
   const log = (line: string): void => void process.stderr.write(`[bench ${round((Date.now() - started) / 1000)} s] ${line}\n`);
   const measured: Partial<BenchResults> = {};
+  let dynamoRun: BenchRun['dynamo'] | undefined;
   for (const section of SECTIONS.filter((name) => only.has(name))) {
     log(`${section}…`);
     if (section === 'coldInit') Object.assign(measured, { coldInit: await runColdInit(REPO_ROOT, { log }) });
@@ -113,9 +114,10 @@ async function runSome(only: ReadonlySet<Section>): Promise<void> {
     else if (section === 'consoleLoad') Object.assign(measured, { consoleLoad: await runConsoleLoad(REPO_ROOT, { log }) });
     else {
       const dynamo = await runDynamo();
-      const cost = costPer1000Sms({ ingestMs: dynamo.ingestMs, senderMs: dynamo.senderMs, memoryMb: { ingest: DEFAULT_MEMORY_MB.ingest, sender: DEFAULT_MEMORY_MB.sender }, writeUnits: dynamo.perSms.writeUnits + dynamo.perSms.indexWriteUnitsEstimated, readUnits: dynamo.perSms.readUnits });
+      dynamoRun = dynamoDetails(dynamo);
+      const cost = costPer1000Sms({ ingestMs: dynamo.ingestMs, senderMs: dynamo.senderMs, memoryMb: { ingest: DEFAULT_MEMORY_MB.ingest, sender: DEFAULT_MEMORY_MB.sender }, writeUnits: dynamo.perSms.writeUnits, readUnits: dynamo.perSms.readUnits });
       Object.assign(measured, {
-        dynamoPerSms: { requests: dynamo.perSms.requests, writeUnits: dynamo.perSms.writeUnits },
+        dynamoPerSms: dynamoResults(dynamo),
         awsCostPer1000Sms: { usd: round(cost.usd, 6), shareOfSmsSpend: round(cost.shareOfSmsSpend, 6) },
       });
     }
@@ -126,13 +128,26 @@ async function runSome(only: ReadonlySet<Section>): Promise<void> {
   process.stdout.write(`${JSON.stringify(measured, null, 2)}\n\nmerged into bench/results.json`);
   const missing = SECTIONS.filter((name) => !(name in results));
   if (existsSync(REPORT_FILE) && missing.length === 0) {
-    const sections = measured.cli === undefined ? [] : [cliSection(measured.cli, `on ${new Date(started).toISOString()} by \`npm run bench -- --only ${[...only].join(',')}\``)];
+    const measuredBy = `on ${new Date(started).toISOString()} by \`npm run bench -- --only ${[...only].join(',')}\``;
+    const sections = [
+      ...(measured.cli === undefined ? [] : [cliSection(measured.cli, measuredBy)]),
+      ...(dynamoRun === undefined ? [] : [dynamoSection((results as BenchResults).dynamoPerSms, dynamoRun, measuredBy)]),
+    ];
     writeFileSync(REPORT_FILE, updateReport(readFileSync(REPORT_FILE, 'utf8'), results as BenchResults, sections));
-    const left = [...only].filter((name) => name !== 'cli');
-    process.stdout.write(`; updated BENCHMARKS.md's summary${sections.length > 0 ? ' and CLI section' : ''}${left.length > 0 ? ` (the text of ${left.join(', ')} there is the last whole run's: run the whole bench to render it)` : ''}\n`);
+    const left = [...only].filter((name) => name !== 'cli' && name !== 'dynamoPerSms');
+    process.stdout.write(`; updated BENCHMARKS.md's summary${sections.length > 0 ? ' and the sections measured' : ''}${left.length > 0 ? ` (the text of ${left.join(', ')} there is the last whole run's: run the whole bench to render it)` : ''}\n`);
   } else {
     process.stdout.write(`; BENCHMARKS.md left as it was (results.json lacks ${missing.join(', ')}: run the whole bench)\n`);
   }
+}
+
+/** `dynamoPerSms` of results.json. */
+function dynamoResults({ perSms }: DynamoRun): BenchResults['dynamoPerSms'] {
+  return { requests: perSms.requests, writeUnits: perSms.writeUnits, tableWriteUnits: perSms.tableWriteUnits, indexWriteUnitsEstimated: perSms.indexWriteUnitsEstimated };
+}
+
+function dynamoDetails(dynamo: DynamoRun): BenchRun['dynamo'] {
+  return { ...dynamo.perSms, byCommand: dynamo.byCommand, unreported: dynamo.unreported, ingestMs: dynamo.ingestMs, senderMs: dynamo.senderMs };
 }
 
 main().catch((error: unknown) => {

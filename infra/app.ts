@@ -5,6 +5,7 @@
 //   configDir    where <env>.yaml is read from                      (config)
 //   bundleDir    where the handlers are bundled to                  (dist/handlers)
 //   handlersDir  where the handler sources are                      (functions/handlers)
+//   keepRetiredIndexes  false deletes the indexes this version replaced (true; see SmsRelayProps)
 import { App } from 'aws-cdk-lib';
 import { ConfigError } from '../functions/core/config/errors';
 import { bundleHandlers } from './bundle';
@@ -28,6 +29,7 @@ try {
     config,
     configText: text,
     bundleDir,
+    ...(context('keepRetiredIndexes') === 'false' ? { keepRetiredIndexes: false } : {}),
     env: { account: process.env['CDK_DEFAULT_ACCOUNT'], region: process.env['CDK_DEFAULT_REGION'] },
   });
   addNagChecks(app);

@@ -23,10 +23,10 @@ export interface TableGrant {
  * |---|---|
  * | `acceptWebhook` (ingest; sweeper's limit summaries; balance-watch's low-balance SMS) | GetItem, PutItem |
  * | `claimMessage`, `mark*`, `releaseForRetry`, `reserveLimit`, `recordCreditsSpent`, `markSummarySent`, `updateBalanceState` | UpdateItem |
- * | `observeBalance` after a send or a 402 (sender): `spendLastDays`, the low-balance notice | Query, GetItem, PutItem, UpdateItem |
+ * | `observeBalance` after a send or a 402 (sender): `spendLastDays` (the sent records, by `byStateSummary`), the low-balance notice | Query (on `byStateSummary`), GetItem, PutItem, UpdateItem |
  * | `reserveCredit`, `settleCredit`, `observeSentCredit` (sender), `rebaseCredit` (sender, balance-watch), `keepStaleCredit` (sweeper) | GetItem, UpdateItem |
- * | `findDuePending`, `findStaleSending` | Query on `byState` |
- * | `heldSummaryDue`, `spendLastDays` | Query on the table |
+ * | `findDuePending`, `findStaleSending` | Query on `byStateSummary`, then BatchGetItem of the records |
+ * | `heldSummaryDue` | Query on the table |
  *
  * No handler uses transactions; they would need `ConditionCheckItem` (there is no
  * `TransactWriteItems` IAM action: each item is authorised as its own Put/Update/ConditionCheck).
@@ -36,7 +36,7 @@ export interface TableGrant {
  *
  * @example
  * ```ts
- * TABLE_ACCESS.sweeper[1]; // { actions: ['dynamodb:Query'], indexes: ['byState'] }
+ * TABLE_ACCESS.sweeper[1]; // { actions: ['dynamodb:Query'], indexes: ['byStateSummary'] }
  * ```
  */
 export const TABLE_ACCESS = {
@@ -44,12 +44,19 @@ export const TABLE_ACCESS = {
   ingest: [{ actions: ['dynamodb:GetItem', 'dynamodb:PutItem'] }],
   // Every step of a send is a conditional update; a balance crossing seen in a send result also
   // reads the week's spend (Query) and records the low-balance SMS (acceptWebhook).
-  sender: [{ actions: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:Query', 'dynamodb:UpdateItem'] }],
-  sweeper: [
+  sender: [
     { actions: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:Query', 'dynamodb:UpdateItem'] },
     { actions: ['dynamodb:Query'], indexes: [BY_STATE] },
   ],
-  'balance-watch': [{ actions: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:Query', 'dynamodb:UpdateItem'] }],
+  sweeper: [
+    { actions: ['dynamodb:BatchGetItem', 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:Query', 'dynamodb:UpdateItem'] },
+    { actions: ['dynamodb:Query'], indexes: [BY_STATE] },
+  ],
+  'balance-watch': [
+    { actions: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:Query', 'dynamodb:UpdateItem'] },
+    // The week's spend of the low-balance SMS's forecast, from the sent records.
+    { actions: ['dynamodb:Query'], indexes: [BY_STATE] },
+  ],
 } as const satisfies Record<HandlerName, readonly TableGrant[]>;
 
 /** The one Secrets Manager action the functions need. */

@@ -87,6 +87,15 @@ export interface SmsRelayProps {
    * @default RemovalPolicy.RETAIN
    */
   readonly removalPolicy?: RemovalPolicy;
+  /**
+   * Keep the indexes this version replaced (`TABLE.retiredIndexes`: `byState`, all attributes)
+   * beside their replacements. CloudFormation adds or deletes one index per update, so a stack
+   * deployed before the replacement is upgraded in two deploys: the first with `true` adds the new
+   * index, the second with `false` (`cdk deploy -c keepRetiredIndexes=false`) deletes the old one.
+   * A new stack can start with `false`.
+   * @default true
+   */
+  readonly keepRetiredIndexes?: boolean;
 }
 
 /** Memory defaults, MB: the scheduled balance check makes one provider call; the others parse, template and send. */
@@ -148,7 +157,7 @@ export class SmsRelay extends Construct {
     if (problems.length > 0) throw new ConfigError(`config (${environmentName})`, problems);
     this.secretName = secretName(environmentName, config);
 
-    this.table = this.createTable(removalPolicy);
+    this.table = this.createTable(removalPolicy, props.keepRetiredIndexes ?? true);
     this.secret = this.createSecret(this.secretName, environmentName, removalPolicy);
     this.failureQueue = this.createQueue('FailureQueue', 'the sender gave up on these stream records; their messages may be unsent');
     // AwsSolutions-SQS3 recognises queues named in a DeadLetterConfig, but not an event source's
@@ -244,7 +253,7 @@ export class SmsRelay extends Construct {
     });
   }
 
-  private createTable(removalPolicy: RemovalPolicy): dynamodb.Table {
+  private createTable(removalPolicy: RemovalPolicy, keepRetiredIndexes: boolean): dynamodb.Table {
     const key = (name: string): dynamodb.Attribute => ({ name, type: dynamodb.AttributeType.STRING });
     const table = new dynamodb.Table(this, 'Table', {
       partitionKey: key(TABLE.partitionKey),
@@ -257,12 +266,14 @@ export class SmsRelay extends Construct {
       stream: dynamodb.StreamViewType.NEW_IMAGE,
       removalPolicy,
     });
-    for (const index of Object.values(TABLE.indexes)) {
+    const indexes = [...Object.values(TABLE.indexes), ...(keepRetiredIndexes ? Object.values(TABLE.retiredIndexes) : [])];
+    for (const index of indexes) {
       table.addGlobalSecondaryIndex({
         indexName: index.name,
         partitionKey: key(index.partitionKey),
         sortKey: key(index.sortKey),
         projectionType: dynamodb.ProjectionType[index.projection],
+        ...(index.projection === 'INCLUDE' ? { nonKeyAttributes: [...index.attributes] } : {}),
       });
     }
     return table;

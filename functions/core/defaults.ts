@@ -125,3 +125,10 @@ export const RETRY = {
  * keep every record far below DynamoDB's 400 KB item limit, however often it is retried or redriven.
  */
 export const HISTORY_KEPT = { first: 3, last: 40 } as const;
+
+/**
+ * How long a store keeps the price it last wrote or read as known: a send at that price writes
+ * nothing within it, so the price item is written when the price changes (and once per this time
+ * per process, which bounds how long a price another process wrote can stand unchallenged).
+ */
+export const PRICE_KNOWN_MS = 300_000;

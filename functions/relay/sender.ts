@@ -79,8 +79,10 @@ export async function sendMessage(context: RelayContext<RelayConfigView>, id: st
   // stream retry, a send that succeeded).
   const sent = await recordSent(context, claimed, token, result);
   const note = (what: string) => (error: unknown) => logger.error(what, { id, route: claimed.route, error: errorName(error) });
+  // The spend views add up the sent records; only a credits limit needs the route's day counter.
+  const capsCredits = claimed.notice === undefined && context.config.routes.get(claimed.route)?.config.limits?.creditsPerDay !== undefined;
   await Promise.all([
-    store.recordCreditsSpent({ route: claimed.route, deducted: result.deducted, now: clock() }).catch(note('credits spent not recorded')),
+    capsCredits ? store.recordCreditsSpent({ route: claimed.route, deducted: result.deducted, now: clock() }).catch(note('credits spent not recorded')) : undefined,
     recordPrice(context, claimed, result.deducted).catch(note('price not recorded')),
     correctCredit(context, gate.credit, result).catch(note('projected balance not corrected')),
   ]);

@@ -1,8 +1,9 @@
-import { ConditionalCheckFailedException, GetItemCommand, PutItemCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
+import { GetItemCommand } from '@aws-sdk/client-dynamodb';
 import { MAX_RECORDS_PER_WEBHOOK } from '../core/defaults';
 import { type Item, ItemReader, num, str, strList } from './attributes';
 import { messageItem, stateChange } from './codec';
-import { type StoreTable, isConditionalCheckFailed } from './context';
+import type { StoreTable } from './context';
+import { writeIf } from './write';
 import { InvalidMessageError, StoreError, TooManyMessagesError } from './errors';
 import { newId } from './ids';
 import { DAY_SECONDS, ItemKind, dedupeKey as dedupeItemKey, epochSeconds, messageKey } from './keys';
@@ -187,26 +188,20 @@ const placeGuard = async (
 
 /** Makes a guard this call placed name `target` instead, unless it was changed meanwhile. */
 const repointGuard = async (context: StoreTable, route: string, dedupe: string, owner: string, target: Guard): Promise<void> => {
-  try {
-    await context.client.send(
-      new UpdateItemCommand({
-        TableName: context.tableName,
-        Key: dedupeItemKey(route, dedupe),
-        UpdateExpression: `SET #owner = :target, messageIds = :ids, recordsExpireAt = :expires${target.deliveryKey === undefined ? ' REMOVE deliveryKey' : ', deliveryKey = :delivery'}`,
-        ConditionExpression: '#owner = :owner',
-        ExpressionAttributeNames: { '#owner': 'owner' },
-        ExpressionAttributeValues: {
-          ':target': str(target.owner),
-          ':ids': strList(target.messageIds),
-          ':owner': str(owner),
-          ':expires': num(target.recordsExpireAt),
-          ...(target.deliveryKey === undefined ? {} : { ':delivery': str(target.deliveryKey) }),
-        },
-      }),
-    );
-  } catch (error) {
-    if (!isConditionalCheckFailed(error)) throw error;
-  }
+  // Refused: changed meanwhile, which leaves it to whoever changed it.
+  await writeIf(context, {
+    Key: dedupeItemKey(route, dedupe),
+    UpdateExpression: `SET #owner = :target, messageIds = :ids, recordsExpireAt = :expires${target.deliveryKey === undefined ? ' REMOVE deliveryKey' : ', deliveryKey = :delivery'}`,
+    ConditionExpression: '#owner = :owner',
+    ExpressionAttributeNames: { '#owner': 'owner' },
+    ExpressionAttributeValues: {
+      ':target': str(target.owner),
+      ':ids': strList(target.messageIds),
+      ':owner': str(owner),
+      ':expires': num(target.recordsExpireAt),
+      ...(target.deliveryKey === undefined ? {} : { ':delivery': str(target.deliveryKey) }),
+    },
+  });
 };
 
 /** The `expiresAt` of records created at `now`: TTL deletes them some time after it. */
@@ -300,47 +295,34 @@ const putGuard = async (
 ): Promise<Guard | 'vanished' | undefined> => {
   const nowSeconds = epochSeconds(now);
   const windowEndsAt = nowSeconds + windowSeconds;
-  try {
-    await context.client.send(
-      new PutItemCommand({
-        TableName: context.tableName,
-        Item: {
-          ...dedupeItemKey(route, dedupeKey),
-          kind: str(ItemKind.Dedupe),
-          dedupeKey: str(dedupeKey),
-          owner: str(claim.owner),
-          messageIds: strList(claim.ids),
-          acceptedAt: str(now.toISOString()),
-          windowEndsAt: num(windowEndsAt),
-          recordsExpireAt: num(claim.recordsExpireAt),
-          ...(claim.deliveryKey === undefined ? {} : { deliveryKey: str(claim.deliveryKey) }),
-          // TTL deletes up to 48 h late, which is why the condition compares windowEndsAt.
-          [TABLE.timeToLive]: num(windowEndsAt),
-        },
-        ConditionExpression: 'attribute_not_exists(#pk) OR windowEndsAt <= :now OR #owner = :owner',
-        ExpressionAttributeNames: { '#pk': TABLE.partitionKey, '#owner': 'owner' },
-        ExpressionAttributeValues: { ':now': num(nowSeconds), ':owner': str(claim.owner) },
-        // AWS returns the blocking guard with the failure, saving a read; dynalite ignores this.
-        ReturnValuesOnConditionCheckFailure: 'ALL_OLD',
-      }),
-    );
-    return undefined;
-  } catch (error) {
-    if (!isConditionalCheckFailed(error)) throw error;
-    const returned = error instanceof ConditionalCheckFailedException ? error.Item : undefined;
-    const item = returned ?? (await readGuardItem(context, route, dedupeKey));
-    if (item === undefined) return 'vanished';
-    const guard = guardFromItem(item, route);
-    // Read after the failure, the guard may have expired meanwhile: then try again to place ours.
-    return guard.windowEndsAt > nowSeconds ? guard : 'vanished';
-  }
-};
-
-const readGuardItem = async (context: StoreTable, route: string, dedupeKey: string): Promise<Item | undefined> => {
-  const { Item: item } = await context.client.send(
-    new GetItemCommand({ TableName: context.tableName, Key: dedupeItemKey(route, dedupeKey), ConsistentRead: true }),
+  const outcome = await writeIf(
+    context,
+    {
+      Item: {
+        ...dedupeItemKey(route, dedupeKey),
+        kind: str(ItemKind.Dedupe),
+        dedupeKey: str(dedupeKey),
+        owner: str(claim.owner),
+        messageIds: strList(claim.ids),
+        acceptedAt: str(now.toISOString()),
+        windowEndsAt: num(windowEndsAt),
+        recordsExpireAt: num(claim.recordsExpireAt),
+        ...(claim.deliveryKey === undefined ? {} : { deliveryKey: str(claim.deliveryKey) }),
+        // TTL deletes up to 48 h late, which is why the condition compares windowEndsAt.
+        [TABLE.timeToLive]: num(windowEndsAt),
+      },
+      ConditionExpression: 'attribute_not_exists(#pk) OR windowEndsAt <= :now OR #owner = :owner',
+      ExpressionAttributeNames: { '#pk': TABLE.partitionKey, '#owner': 'owner' },
+      ExpressionAttributeValues: { ':now': num(nowSeconds), ':owner': str(claim.owner) },
+    },
+    // The blocking guard: with the refusal on AWS, read after it locally.
+    { current: true },
   );
-  return item;
+  if (outcome.applied) return undefined;
+  if (outcome.current === undefined) return 'vanished';
+  const guard = guardFromItem(outcome.current, route);
+  // Read after the failure, the guard may have expired meanwhile: then try again to place ours.
+  return guard.windowEndsAt > nowSeconds ? guard : 'vanished';
 };
 
 const guardFromItem = (item: Item, route: string): Guard => {
@@ -357,23 +339,15 @@ const guardFromItem = (item: Item, route: string): Guard => {
 
 /** Puts every record that does not exist yet; returns how many this call wrote. */
 const putMessages = async (context: StoreTable, records: readonly MessageRecord[]): Promise<number> => {
+  // Refused: a concurrent duplicate (or the accept it duplicates) wrote this id first, which is the point.
+  // Every put is answered before anything is thrown, so the answer means no put is still under way.
   const outcomes = await Promise.allSettled(
-    records.map((record) =>
-      context.client.send(
-        new PutItemCommand({
-          TableName: context.tableName,
-          Item: messageItem(record),
-          ConditionExpression: 'attribute_not_exists(#pk)',
-          ExpressionAttributeNames: { '#pk': TABLE.partitionKey },
-        }),
-      ),
-    ),
+    records.map(async (record) => await writeIf(context, { Item: messageItem(record), ConditionExpression: 'attribute_not_exists(#pk)', ExpressionAttributeNames: { '#pk': TABLE.partitionKey } })),
   );
   let written = 0;
   for (const outcome of outcomes) {
-    if (outcome.status === 'fulfilled') written += 1;
-    // Refused: a concurrent duplicate (or the accept it duplicates) wrote this id first, which is the point.
-    else if (!isConditionalCheckFailed(outcome.reason)) throw outcome.reason;
+    if (outcome.status === 'rejected') throw outcome.reason;
+    if (outcome.value.applied) written += 1;
   }
   return written;
 };

@@ -1,10 +1,12 @@
-import { GetItemCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
+import { GetItemCommand } from '@aws-sdk/client-dynamodb';
 import { bool, ItemReader, num, str } from './attributes';
-import { type StoreTable, isConditionalCheckFailed } from './context';
+import type { StoreTable } from './context';
+import { writeIf } from './write';
 import { InvalidArgumentError } from './errors';
 import { buildUpdate, type UpdateSpec } from './expressions';
 import { balanceKey, ItemKind } from './keys';
 import type { BalanceState } from './types';
+import { PRICE_KNOWN_MS } from '../core/defaults';
 
 /** One balance reading for `updateBalanceState`. */
 export interface BalanceObservation {
@@ -29,17 +31,7 @@ export interface BalanceUpdate {
 /** Newer-or-equal observations only; equal times are concurrent senders, all of them current. */
 const CURRENT = '(attribute_not_exists(#lastCheckedAt) OR #lastCheckedAt <= :now)';
 
-const update = async (context: StoreTable, spec: UpdateSpec): Promise<boolean> => {
-  try {
-    await context.client.send(
-      new UpdateItemCommand({ TableName: context.tableName, Key: balanceKey(), ...buildUpdate(spec) }),
-    );
-    return true;
-  } catch (error) {
-    if (isConditionalCheckFailed(error)) return false;
-    throw error;
-  }
-};
+const update = async (context: StoreTable, spec: UpdateSpec): Promise<boolean> => (await writeIf(context, { Key: balanceKey(), ...buildUpdate(spec) })).applied;
 
 /**
  * Records a balance observation and runs the low-balance alert's state machine: armed (the
@@ -88,10 +80,18 @@ export interface PriceObservation {
   readonly now?: Date;
 }
 
+/** The price each store last wrote or read, and when: a send at the same price need not write it again. */
+const knownPrices = new WeakMap<StoreTable, { readonly creditsPerUnit: number; readonly at: number }>();
+
+const knowPrice = (context: StoreTable, creditsPerUnit: number | undefined): void => {
+  if (creditsPerUnit !== undefined) knownPrices.set(context, { creditsPerUnit, at: Date.now() });
+};
+
 /**
  * Keeps the price of one SMS to one recipient, so that every process estimates a send's cost the
  * same way from its first send on (a cold start has no price of its own). The last recorded price
- * wins.
+ * wins. A price this store wrote or read within {@link PRICE_KNOWN_MS} is not written again: the
+ * item is written when the price changes, not on every send.
  *
  * @example
  * ```typescript
@@ -105,9 +105,12 @@ export const recordPrice = async (
   if (!Number.isFinite(creditsPerUnit) || creditsPerUnit <= 0) {
     throw new InvalidArgumentError(`creditsPerUnit must be a number > 0, got ${creditsPerUnit}`);
   }
+  const known = knownPrices.get(context);
+  if (known !== undefined && known.creditsPerUnit === creditsPerUnit && Date.now() - known.at < PRICE_KNOWN_MS) return;
   await update(context, {
     set: { kind: str(ItemKind.Balance), creditsPerUnit: num(creditsPerUnit), priceRecordedAt: str(now.toISOString()) },
   });
+  knowPrice(context, creditsPerUnit);
 };
 
 /**
@@ -129,6 +132,7 @@ export const getBalanceState = async (context: StoreTable): Promise<BalanceState
   const lastAlertAt = read.optStr('lastAlertAt');
   const firstObservedAt = read.optStr('firstObservedAt');
   const creditsPerUnit = read.optNum('creditsPerUnit');
+  knowPrice(context, creditsPerUnit);
   const projected = read.optNum('projected');
   const charged = read.optNum('charged');
   const rebasedAt = read.optStr('rebasedAt');

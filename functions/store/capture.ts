@@ -3,7 +3,7 @@ import { type Item, ItemReader, num, str, strList } from './attributes';
 import type { StoreTable } from './context';
 import { InvalidArgumentError } from './errors';
 import { ID_PATTERN, idTime, newId } from './ids';
-import { capturePk, epochSeconds, ItemKind } from './keys';
+import { captureKey, capturePk, epochSeconds, ItemKind } from './keys';
 import { TABLE } from './table';
 
 /** A webhook payload as it was received, kept for `routes.<id>.capture` (the console shows it). */
@@ -91,8 +91,7 @@ export const capturePayload = async (table: StoreTable, input: CaptureInput): Pr
     new PutItemCommand({
       TableName: table.tableName,
       Item: {
-        [TABLE.partitionKey]: str(capturePk(input.route)),
-        [TABLE.sortKey]: str(`${receivedAt}#${captured.id}`),
+        ...captureKey(input.route, receivedAt, captured.id),
         kind: str(ItemKind.Capture),
         id: str(captured.id),
         route: str(input.route),
@@ -151,7 +150,7 @@ export const getCapture = async (table: StoreTable, route: string, id: string, n
   const { Item: item } = await table.client.send(
     new GetItemCommand({
       TableName: table.tableName,
-      Key: { [TABLE.partitionKey]: str(capturePk(route)), [TABLE.sortKey]: str(`${idTime(id).toISOString()}#${id}`) },
+      Key: captureKey(route, idTime(id).toISOString(), id),
       ConsistentRead: true,
     }),
   );

@@ -1,6 +1,6 @@
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { compact, type Item, ItemReader, map, num, str, strList } from './attributes';
-import { ItemKind } from './keys';
+import { ItemKind, messageKey } from './keys';
 import { MessageState, TABLE } from './table';
 import { CorruptRecordError } from './errors';
 import { DeliveryPolicy } from '../core/config/policies';
@@ -110,8 +110,7 @@ export const resultValue = (result: SendResult) =>
 /** The full item of a message record. */
 export const messageItem = (record: MessageRecord): Item =>
   compact({
-    [TABLE.partitionKey]: str(`MSG#${record.id}`),
-    [TABLE.sortKey]: str('MSG'),
+    ...messageKey(record.id),
     kind: str(ItemKind.Message),
     id: str(record.id),
     route: str(record.route),

@@ -1,7 +1,7 @@
-import { GetItemCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
+import { GetItemCommand } from '@aws-sdk/client-dynamodb';
 import { type Item, ItemReader, num, str } from './attributes';
-import { getBalanceState } from './balance';
-import { type StoreTable, isConditionalCheckFailed } from './context';
+import type { StoreTable } from './context';
+import { type ConditionalUpdate, writeIf, type WriteIfOptions, type WriteOutcome } from './write';
 import { InvalidArgumentError } from './errors';
 import { balanceKey, ItemKind } from './keys';
 
@@ -75,17 +75,16 @@ const finite = (name: string, value: number): void => {
 /** Credits are decimal; floating-point sums are cut to micro-credits so the counters do not drift. */
 const credits = (value: number): number => Math.round(value * 1e6) / 1e6;
 
-type BalanceUpdate = Omit<ConstructorParameters<typeof UpdateItemCommand>[0], 'TableName' | 'Key'>;
+type BalanceUpdate = Omit<ConditionalUpdate, 'Key'>;
+
+/** One conditional update of the balance item (see `writeIf`). */
+const writeBalance = async (context: StoreTable, input: BalanceUpdate, options?: WriteIfOptions): Promise<WriteOutcome> =>
+  await writeIf(context, { Key: balanceKey(), ...input }, options);
 
 /** One conditional update of the balance item: the item after it (with `ReturnValues`), `undefined` when its condition refused it. */
 const updateBalance = async (context: StoreTable, input: BalanceUpdate): Promise<Item | undefined> => {
-  try {
-    const { Attributes: item } = await context.client.send(new UpdateItemCommand({ TableName: context.tableName, Key: balanceKey(), ...input }));
-    return item ?? {};
-  } catch (error) {
-    if (isConditionalCheckFailed(error)) return undefined;
-    throw error;
-  }
+  const outcome = await writeBalance(context, input);
+  return outcome.applied ? outcome.item : undefined;
 };
 
 /**
@@ -104,15 +103,18 @@ export const reserveCredit = async (context: StoreTable, { estimate, floor, toke
   finite('estimate', estimate);
   if (estimate < 0) throw new InvalidArgumentError(`estimate must be ≥ 0, got ${estimate}`);
   if (floor !== undefined) finite('floor', floor);
-  const item = await updateBalance(context, {
+  const outcome = await writeBalance(context, {
     UpdateExpression: 'SET #projected = #projected - :estimate, #inFlight.#token = :estimate ADD #committed :estimate',
     ConditionExpression: floor === undefined ? 'attribute_exists(#projected)' : '#projected >= :need',
     ExpressionAttributeNames: { '#projected': 'projected', '#committed': 'committed', '#inFlight': 'inFlight', '#token': token },
     ExpressionAttributeValues: { ':estimate': num(estimate), ...(floor === undefined ? {} : { ':need': num(credits(floor + estimate)) }) },
     ReturnValues: 'ALL_NEW',
-  });
-  if (item === undefined) return { reserved: false, projected: (await getBalanceState(context)).projected };
-  const read = new ItemReader(item, 'BALANCE');
+  }, { current: true });
+  if (!outcome.applied) {
+    // The balance item that refused it, with the refusal on AWS (read after it locally).
+    return { reserved: false, projected: new ItemReader(outcome.current ?? {}, 'BALANCE').optNum('projected') };
+  }
+  const read = new ItemReader(outcome.item, 'BALANCE');
   return { reserved: true, projected: read.optNum('projected') ?? 0, basis: read.optNum('charged') ?? 0 };
 };
 

@@ -38,7 +38,7 @@ export {
 } from './setup';
 export { createStore, type MessageStore, type StoreOptions } from './store';
 export { MessageState, TABLE } from './table';
-export type { DaySpend, LimitUsage, LimitUsageInput, SpendByDayInput } from './usage';
+export { addUpSpend, type DaySpend, type LimitUsage, type LimitUsageInput, type SpendByDayInput, spendDays } from './usage';
 export type { ClaimOptions, CompleteOptions, RequeueFrom, RequeueOptions, Settlement } from './transitions';
 export {
   type BalanceState,

@@ -32,13 +32,16 @@ export const windowSk = (startEpoch: number): string => `W#${String(startEpoch).
 export const daySk = (day: string): string => `D#${day}`;
 export const limitKey = (route: string, sk: string): Key => key(limitPk(route), sk);
 
-export const SPEND_PK = 'SPEND';
-export const spendKey = (day: string): Key => key(SPEND_PK, daySk(day));
 
 export const balanceKey = (): Key => key('BALANCE', 'STATE');
 export const BALANCE_READINGS_PK = 'BALANCE#READINGS';
 
 export const capturePk = (route: string): string => `CAPTURE#${route}`;
+/** A captured payload's key: by route, then by the time it was received and its id. */
+export const captureKey = (route: string, receivedAt: string, id: string): Key => key(capturePk(route), `${receivedAt}#${id}`);
+
+/** A balance reading's key: by time, with a suffix that keeps two readings of the same millisecond apart. */
+export const readingKey = (at: string, suffix: string): Key => key(BALANCE_READINGS_PK, `${at}#${suffix}`);
 
 /** Epoch seconds, rounded down. */
 export const epochSeconds = (at: Date): number => Math.floor(at.getTime() / 1000);

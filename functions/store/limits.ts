@@ -1,19 +1,18 @@
-import { type AttributeValue, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
+import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { ItemReader, num, str } from './attributes';
-import { type StoreTable, isConditionalCheckFailed } from './context';
+import type { StoreTable } from './context';
+import { writeIf } from './write';
 import { InvalidArgumentError } from './errors';
 import { buildUpdate, type UpdateSpec } from './expressions';
 import { queryAll } from './range';
 import {
   DAY_SECONDS,
   ItemKind,
-  SPEND_PK,
   daySk,
   epochSeconds,
   limitKey,
   limitPk,
   MONTHLY_RETENTION_SECONDS,
-  spendKey,
   utcDay,
   windowSk,
 } from './keys';
@@ -85,17 +84,8 @@ const windowFields = (window: Window): Record<string, AttributeValue> => ({
 });
 
 /** Applies an update to a limit item; `false` when its condition refused it. */
-const updateLimit = async (context: StoreTable, route: string, sk: string, spec: UpdateSpec): Promise<boolean> => {
-  try {
-    await context.client.send(
-      new UpdateItemCommand({ TableName: context.tableName, Key: limitKey(route, sk), ...buildUpdate(spec) }),
-    );
-    return true;
-  } catch (error) {
-    if (isConditionalCheckFailed(error)) return false;
-    throw error;
-  }
-};
+const updateLimit = async (context: StoreTable, route: string, sk: string, spec: UpdateSpec): Promise<boolean> =>
+  (await writeIf(context, { Key: limitKey(route, sk), ...buildUpdate(spec) })).applied;
 
 const hold = async (context: StoreTable, route: string, window: Window): Promise<Reservation> => {
   await updateLimit(context, route, window.sk, { set: windowFields(window), add: { held: num(1) } });
@@ -195,12 +185,14 @@ export interface SpendInput {
 }
 
 /**
- * Records credits actually spent: on the route's day item (`spent`, beside the reserved
- * `credits`) and on the global day total that {@link spendLastDays} sums for the balance watch.
+ * Records credits actually spent on the route's day item (`spent`, beside the reserved `credits`),
+ * which `reserveLimit` holds a `credits.maxPerDay` route to: the sender writes it for such routes
+ * only. What every route spent per day is read from the sent records themselves (`spendByDay`,
+ * `spendLastDays`), so a send on a route without a credits limit writes no counter.
  *
  * @example
  * ```typescript
- * await store.recordCreditsSpent({ route: record.route, deducted: result.deducted });
+ * if (route.limits?.creditsPerDay !== undefined) await store.recordCreditsSpent({ route: record.route, deducted: result.deducted });
  * ```
  */
 export const recordCreditsSpent = async (
@@ -211,43 +203,7 @@ export const recordCreditsSpent = async (
     throw new InvalidArgumentError(`deducted must be ≥ 0, got ${deducted}`);
   }
   const window = dayWindow(now);
-  const expiresAt = num(window.endsAt + LIMIT_RETENTION_SECONDS);
-  await Promise.all([
-    updateLimit(context, route, window.sk, { set: windowFields(window), add: { spent: num(deducted) } }),
-    context.client.send(
-      new UpdateItemCommand({
-        TableName: context.tableName,
-        Key: spendKey(utcDay(now)),
-        ...buildUpdate({
-          set: { kind: str(ItemKind.Spend), day: str(utcDay(now)), [TABLE.timeToLive]: expiresAt },
-          add: { credits: num(deducted) },
-        }),
-      }),
-    ),
-  ]);
-};
-
-/**
- * Credits spent by all routes over the last `days` UTC days, today included: the balance watch
- * divides the balance by this to tell how many days are left.
- *
- * @example
- * ```typescript
- * const spent = await store.spendLastDays(7);
- * const daysLeft = spent > 0 ? balance / (spent / 7) : Infinity;
- * ```
- */
-export const spendLastDays = async (
-  context: StoreTable,
-  days: number,
-  now: Date = context.clock(),
-): Promise<number> => {
-  if (!Number.isInteger(days) || days < 1 || days * DAY_SECONDS > LIMIT_RETENTION_SECONDS) {
-    throw new InvalidArgumentError(`days must be 1–${LIMIT_RETENTION_SECONDS / DAY_SECONDS}, got ${days}`);
-  }
-  const first = utcDay(new Date(now.getTime() - (days - 1) * DAY_SECONDS * 1000));
-  const items = await queryAll(context, SPEND_PK, daySk(first), daySk(utcDay(now)));
-  return items.reduce((sum, item) => sum + (new ItemReader(item, SPEND_PK).optNum('credits') ?? 0), 0);
+  await updateLimit(context, route, window.sk, { set: windowFields(window), add: { spent: num(deducted) } });
 };
 
 /** Which route's windows `heldSummaryDue` looks at. */

@@ -1,4 +1,4 @@
-import { type AttributeValue, BatchGetItemCommand, GetItemCommand, QueryCommand, ScanCommand } from '@aws-sdk/client-dynamodb';
+import { type AttributeValue, BatchGetItemCommand, GetItemCommand, QueryCommand, type QueryCommandInput, type QueryCommandOutput, ScanCommand } from '@aws-sdk/client-dynamodb';
 import { type Item, ItemReader, str } from './attributes';
 import { messageFromItem } from './codec';
 import type { StoreTable } from './context';
@@ -16,6 +16,25 @@ const BATCH_GET_SIZE = 100;
 /** Requests per batch before giving up on keys DynamoDB keeps returning unprocessed (throttling). */
 const BATCH_GET_ATTEMPTS = 8;
 const BATCH_GET_BACKOFF_MS = 50;
+
+/** Each index by the name of the index it replaced, which a table made before the replacement still has instead. */
+const REPLACED: Readonly<Record<string, string>> = { [TABLE.indexes.byState.name]: TABLE.retiredIndexes.byState.name };
+
+/**
+ * One query of an index; on a table made before the index replaced another (a local data
+ * directory: dynalite cannot add an index to a table), the same query of the one it replaced,
+ * which has the same keys and projects at least as much.
+ */
+const queryIndexed = async (context: StoreTable, input: QueryCommandInput & { IndexName: string }): Promise<QueryCommandOutput> => {
+  try {
+    return await context.client.send(new QueryCommand(input));
+  } catch (error) {
+    const replaced = REPLACED[input.IndexName];
+    const missing = error instanceof Error && error.name === 'ValidationException' && error.message.includes(`does not have the specified index: ${input.IndexName}`);
+    if (replaced === undefined || !missing) throw error;
+    return await context.client.send(new QueryCommand({ ...input, IndexName: replaced }));
+  }
+};
 
 /**
  * Reads one message record, strongly consistent.
@@ -92,8 +111,7 @@ const queryIndex = async (
   else if (lower !== undefined) range = ' AND #sort >= :lower';
   else if (upper !== undefined) range = ' AND #sort <= :upper';
 
-  const result = await context.client.send(
-    new QueryCommand({
+  const result = await queryIndexed(context, {
       TableName: context.tableName,
       IndexName: index.name,
       KeyConditionExpression: `#partition = :partition${range}`,
@@ -107,12 +125,11 @@ const queryIndex = async (
       Limit: limit,
       ScanIndexForward: !newestFirst,
       ExclusiveStartKey: decodeCursor(cursor),
-    }),
-  );
+  });
   const cursorOut = encodeCursor(result.LastEvaluatedKey);
   const entries = result.Items ?? [];
-  // A keys-only index holds no record: read the records themselves, in the index's order.
-  const items = index.projection === 'KEYS_ONLY' ? await getRecords(context, entries) : entries.map(messageFromItem);
+  // The indexes hold no whole record: read the records themselves, in the index's order.
+  const items = await getRecords(context, entries);
   return { items, ...(cursorOut === undefined ? {} : { cursor: cursorOut }) };
 };
 
@@ -219,10 +236,13 @@ const pkOf = (item: Item): string => item[TABLE.partitionKey]?.S ?? '';
 
 /**
  * The records of index entries, by consistent `BatchGetItem`s of up to 100 keys, in the order of
- * `entries`. An entry whose record is gone (deleted by TTL since the index was read) is left out.
+ * `entries`, each once. An entry whose record is gone (deleted by TTL since the index was read) is left out.
  */
 const getRecords = async (context: StoreTable, entries: readonly Item[]): Promise<MessageRecord[]> => {
-  const keys = entries.map((entry) => ({
+  // Each record once: an index can list one twice (dynalite after a kill between its writes), and
+  // BatchGetItem refuses a request naming a key twice.
+  const unique = new Map(entries.map((entry) => [pkOf(entry), entry]));
+  const keys = [...unique.values()].map((entry) => ({
     [TABLE.partitionKey]: entry[TABLE.partitionKey] as AttributeValue,
     [TABLE.sortKey]: entry[TABLE.sortKey] as AttributeValue,
   }));
@@ -458,32 +478,51 @@ const SUMMARY_ATTRIBUTES = ['id', 'route', 'state', 'createdAt', 'updatedAt', 's
  * const sent = day.filter((record) => record.state === 'SENT').length;
  * ```
  */
-export const summarizeRecords = async (context: StoreTable, { since }: { readonly since: Date }): Promise<RecordSummary[]> => {
+export const summarizeRecords = async (context: StoreTable, { since }: { readonly since: Date }): Promise<RecordSummary[]> =>
+  await summarize(context, since, STATES);
+
+/**
+ * The `SENT` records sent since `since`, summarised (see {@link summarizeRecords}): what the spend
+ * views add up. A sent record's `updatedAt` is its `sentAt` (nothing changes a SENT record's state
+ * again), so this is one query of the `SENT` partition of the state index, or one scan locally.
+ *
+ * @example
+ * ```typescript
+ * const today = await sentSince(context, new Date('2025-03-01T00:00:00Z'));
+ * const credits = today.reduce((sum, record) => sum + (record.deducted ?? 0), 0);
+ * ```
+ */
+export const sentSince = async (context: StoreTable, since: Date): Promise<RecordSummary[]> => await summarize(context, since, [MessageState.Sent]);
+
+const summarize = async (context: StoreTable, since: Date, states: readonly MessageState[]): Promise<RecordSummary[]> => {
   const lower = str(since.toISOString());
   const projection = projectionOf(SUMMARY_ATTRIBUTES);
+  const oneState = states.length === 1 ? states[0] : undefined;
   const items = context.readIndexes
     ? (
         await Promise.all(
-          STATES.map(
+          states.map(
             async (state) =>
               await allPages(
                 async (start) =>
-                  await context.client.send(
-                    new QueryCommand({
-                      TableName: context.tableName,
-                      IndexName: TABLE.indexes.byState.name,
-                      KeyConditionExpression: '#state = :state AND #updatedAt >= :lower',
-                      ProjectionExpression: projection.expression,
-                      ExpressionAttributeNames: { ...projection.names, '#state': 'state', '#updatedAt': 'updatedAt' },
-                      ExpressionAttributeValues: { ':state': str(state), ':lower': lower },
-                      ExclusiveStartKey: start,
-                    }),
-                  ),
+                  await queryIndexed(context, {
+                    TableName: context.tableName,
+                    IndexName: TABLE.indexes.byState.name,
+                    KeyConditionExpression: '#state = :state AND #updatedAt >= :lower',
+                    ProjectionExpression: projection.expression,
+                    ExpressionAttributeNames: { ...projection.names, '#state': 'state', '#updatedAt': 'updatedAt' },
+                    ExpressionAttributeValues: { ':state': str(state), ':lower': lower },
+                    ExclusiveStartKey: start,
+                  }),
               ),
           ),
         )
       ).flat()
-    : await scanMessages(context, { filters: ['#updatedAt >= :lower'], values: { ':lower': lower }, attributes: SUMMARY_ATTRIBUTES });
+    : await scanMessages(context, {
+        filters: ['#updatedAt >= :lower', ...(oneState === undefined ? [] : ['#state = :state'])],
+        values: { ':lower': lower, ...(oneState === undefined ? {} : { ':state': str(oneState) }) },
+        attributes: SUMMARY_ATTRIBUTES,
+      });
   return items.map((item) => {
     const read = new ItemReader(item, item[TABLE.partitionKey]?.S ?? '(summary)');
     const sentAt = read.optStr('sentAt');

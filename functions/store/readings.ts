@@ -3,7 +3,7 @@ import { PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { compact, ItemReader, num, str } from './attributes';
 import type { StoreTable } from './context';
 import { InvalidArgumentError } from './errors';
-import { BALANCE_READINGS_PK, epochSeconds, ItemKind, MONTHLY_RETENTION_SECONDS } from './keys';
+import { BALANCE_READINGS_PK, epochSeconds, ItemKind, MONTHLY_RETENTION_SECONDS, readingKey } from './keys';
 import { queryAll } from './range';
 import { TABLE } from './table';
 
@@ -53,8 +53,7 @@ export const recordBalanceReading = async (
     new PutItemCommand({
       TableName: context.tableName,
       Item: compact({
-        [TABLE.partitionKey]: str(BALANCE_READINGS_PK),
-        [TABLE.sortKey]: str(`${at}#${randomBytes(4).toString('hex')}`),
+        ...readingKey(at, randomBytes(4).toString('hex')),
         kind: str(ItemKind.BalanceReading),
         at: str(at),
         balance: num(balance),

@@ -13,7 +13,7 @@ import { TABLE } from './table';
 /**
  * The table's definition for local servers and scripts (the CDK construct defines the deployed
  * one from the same {@link TABLE}): on-demand billing, both indexes with the projection
- * {@link TABLE} gives them (`byState` all attributes, `byRoute` keys only), and a stream of new
+ * {@link TABLE} gives them (`byState` the attributes its queries read, `byRoute` keys only), and a stream of new
  * images for the sender's trigger.
  *
  * @example
@@ -45,7 +45,7 @@ export const createTableInput = (tableName: string): CreateTableCommandInput => 
         { AttributeName: index.partitionKey, KeyType: 'HASH' },
         { AttributeName: index.sortKey, KeyType: 'RANGE' },
       ],
-      Projection: { ProjectionType: index.projection },
+      Projection: { ProjectionType: index.projection, ...(index.projection === 'INCLUDE' ? { NonKeyAttributes: [...index.attributes] } : {}) },
     })),
     StreamSpecification: { StreamEnabled: true, StreamViewType: 'NEW_IMAGE' },
   };

@@ -21,7 +21,6 @@ import {
   markSummarySent,
   recordCreditsSpent,
   reserveLimit,
-  spendLastDays,
 } from './limits';
 import {
   type DueOptions,
@@ -46,7 +45,7 @@ import {
   recordBalanceReading,
 } from './readings';
 import type { MessageState } from './table';
-import { type DaySpend, type LimitUsage, type LimitUsageInput, type SpendByDayInput, limitUsage, spendByDay } from './usage';
+import { type DaySpend, type LimitUsage, type LimitUsageInput, type SpendByDayInput, limitUsage, spendByDay, spendLastDays } from './usage';
 import { type ClaimOptions, type CompleteOptions, type RequeueOptions, type Settlement, claimMessage, requeue, settle } from './transitions';
 import type { BalanceState, HeldWindow, MessageRecord, Page } from './types';
 

@@ -8,18 +8,40 @@ export const TABLE = {
   /** Epoch seconds; DynamoDB TTL deletes items some time after it passes. */
   timeToLive: 'expiresAt',
   /**
-   * The global secondary indexes. `projection` is what each holds besides the keys: `ALL` costs an
-   * index write on every change of the record, `KEYS_ONLY` only when an index key changes (on
-   * AWS a projection cannot be changed in place: the index must be deleted and created again).
+   * The global secondary indexes. `projection` is what each holds besides the keys: `ALL` would
+   * rewrite the whole record (its growing `history` too) in the index on every change; `INCLUDE`
+   * holds the keys and `attributes`; `KEYS_ONLY` the keys alone. A listing of whole records reads
+   * them from the table by their keys. On AWS a projection cannot be changed in place: a changed
+   * projection is a new index under a new name (see `retiredIndexes`).
    */
   indexes: {
-    /** Every message record by state, oldest change first: sweeps, redrive, `logs --state`. */
-    byState: { name: 'byState', partitionKey: 'state', sortKey: 'updatedAt', projection: 'ALL' },
+    /**
+     * Every message record by state, oldest change first: sweeps, redrive, `logs --state`, the
+     * console's counts. It holds what its queries read from it: the `findDuePending` filter
+     * (`nextAttemptAt`) and the summaries of `summarizeRecords` (route, times, the send's answer,
+     * which the store bounds); never the text, the recipients or the history.
+     */
+    byState: {
+      name: 'byStateSummary',
+      partitionKey: 'state',
+      sortKey: 'updatedAt',
+      projection: 'INCLUDE',
+      attributes: ['id', 'route', 'createdAt', 'sentAt', 'result', 'nextAttemptAt'],
+    },
     /**
      * Every message record by route, in order of acceptance: `logs --route`. Keys only, as neither
      * key ever changes: a listing reads the records themselves (`listByRoute`).
      */
-    byRoute: { name: 'byRoute', partitionKey: 'route', sortKey: 'createdAt', projection: 'KEYS_ONLY' },
+    byRoute: { name: 'byRoute', partitionKey: 'route', sortKey: 'createdAt', projection: 'KEYS_ONLY', attributes: [] },
+  },
+  /**
+   * Indexes of earlier versions that the deployed table keeps for one more deploy: CloudFormation
+   * adds or deletes one global secondary index per update, so replacing `byState` (all attributes)
+   * by `byStateSummary` is two deploys, the first adding the new index (see the README, "Upgrading").
+   * Nothing reads them; the local table never has them.
+   */
+  retiredIndexes: {
+    byState: { name: 'byState', partitionKey: 'state', sortKey: 'updatedAt', projection: 'ALL', attributes: [] },
   },
 } as const;
 

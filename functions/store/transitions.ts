@@ -1,7 +1,7 @@
-import { UpdateItemCommand } from '@aws-sdk/client-dynamodb';
 import { num, str } from './attributes';
 import { boundedHistory, historyValue, lastErrorValue, messageFromItem, resultValue, stateChange } from './codec';
-import { type StoreTable, isConditionalCheckFailed } from './context';
+import type { StoreTable } from './context';
+import { writeIf } from './write';
 import { ClaimLostError, InvalidArgumentError } from './errors';
 import { buildUpdate, type UpdateSpec } from './expressions';
 import { newId } from './ids';
@@ -91,16 +91,9 @@ const withHistoryCut = async (context: StoreTable, id: string, { entry, conditio
 
 /** One conditional update of a message record: the record as written, or `undefined` when its condition refused it. */
 const update = async (context: StoreTable, id: string, spec: UpdateSpec): Promise<MessageRecord | undefined> => {
-  try {
-    const { Attributes: item } = await context.client.send(
-      new UpdateItemCommand({ TableName: context.tableName, Key: messageKey(id), ...buildUpdate(spec), ReturnValues: 'ALL_NEW' }),
-    );
-    // ALL_NEW always returns the item of a successful update.
-    return item === undefined ? undefined : messageFromItem(item);
-  } catch (error) {
-    if (isConditionalCheckFailed(error)) return undefined;
-    throw error;
-  }
+  const outcome = await writeIf(context, { Key: messageKey(id), ...buildUpdate(spec), ReturnValues: 'ALL_NEW' });
+  // ALL_NEW always returns the item of a successful update.
+  return outcome.applied ? messageFromItem(outcome.item) : undefined;
 };
 
 /** True for a write DynamoDB refused because the item would pass its 400 KB limit (the message is the same on dynalite). */

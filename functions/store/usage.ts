@@ -2,10 +2,10 @@ import { GetItemCommand } from '@aws-sdk/client-dynamodb';
 import { ItemReader } from './attributes';
 import type { StoreTable } from './context';
 import { InvalidArgumentError } from './errors';
-import { DAY_SECONDS, daySk, limitKey, limitPk, utcDay } from './keys';
+import { DAY_SECONDS, limitKey, limitPk, utcDay } from './keys';
 import { dayWindow, LIMIT_RETENTION_SECONDS, messagesWindow, type Window } from './limits';
-import { queryAll } from './range';
-import { TABLE } from './table';
+import { type RecordSummary, sentSince } from './queries';
+import { MessageState } from './table';
 
 /** Which route's limits `limitUsage` reads. */
 export interface LimitUsageInput {
@@ -74,10 +74,10 @@ const messagesUsage = async (context: StoreTable, route: string, window: Window)
 };
 
 const dayUsage = async (context: StoreTable, route: string, now: Date): Promise<LimitUsage['day']> => {
-  const read = await readItem(context, route, dayWindow(now).sk);
+  const [read, spent] = await Promise.all([readItem(context, route, dayWindow(now).sk), spentPerDay(context, { days: 1, now, route })]);
   return {
     reserved: read.optNum('credits') ?? 0,
-    spent: read.optNum('spent') ?? 0,
+    spent: spent.get(utcDay(now)) ?? 0,
     held: read.optNum('held') ?? 0,
     day: utcDay(now),
   };
@@ -110,10 +110,49 @@ export const limitUsage = async (
 
 const MAX_DAYS = LIMIT_RETENTION_SECONDS / DAY_SECONDS;
 
+/** One entry per day of the `days` UTC days up to the day of `now`, oldest first, from `addUpSpend`'s totals. */
+export const spendDays = (spent: ReadonlyMap<string, number>, { days, now }: { readonly days: number; readonly now: Date }): DaySpend[] =>
+  daysUpTo(now, days).map((day) => ({ day, credits: spent.get(day) ?? 0 }));
+
+/** The `days` UTC days up to the day of `now`, oldest first. */
+const daysUpTo = (now: Date, days: number): string[] =>
+  Array.from({ length: days }, (_, back) => utcDay(new Date(now.getTime() - (days - 1 - back) * DAY_SECONDS * 1000)));
+
+/**
+ * Credits the SMS service deducted per UTC day over the `days` days up to the day of `now`, from
+ * the sent records (all routes, or `route`'s): one query of the state index's `SENT` entries, which
+ * hold the route, `sentAt` and the service's answer. A send counts on the day of its `sentAt`.
+ */
+const spentPerDay = async (context: StoreTable, { days, now, route }: { readonly days: number; readonly now: Date; readonly route?: string }): Promise<Map<string, number>> =>
+  addUpSpend(await sentSince(context, new Date(`${daysUpTo(now, days)[0]}T00:00:00.000Z`)), { days, now, ...(route === undefined ? {} : { route }) });
+
+/**
+ * Adds up what sent records cost per UTC day (of their `sentAt`) over the `days` days up to the
+ * day of `now`, for every route or one: what `spendByDay` and `spendLastDays` read, for a caller
+ * that already holds the summaries (the console's Credit view).
+ *
+ * @example
+ * ```typescript
+ * const perDay = addUpSpend(await store.summarizeRecords({ since }), { days: 7, now, route: 'alerts' });
+ * ```
+ */
+export const addUpSpend = (records: readonly RecordSummary[], { days, now, route }: { readonly days: number; readonly now: Date; readonly route?: string }): Map<string, number> => {
+  const first = daysUpTo(now, days)[0]!;
+  const last = utcDay(now);
+  const spent = new Map<string, number>();
+  for (const record of records) {
+    if (record.state !== MessageState.Sent || record.deducted === undefined || (route !== undefined && record.route !== route)) continue;
+    const day = utcDay(new Date(record.sentAt ?? record.updatedAt));
+    if (day < first || day > last) continue;
+    spent.set(day, (spent.get(day) ?? 0) + record.deducted);
+  }
+  return spent;
+};
+
 /**
  * Credits a route spent per UTC day over the last `days` days, today included, oldest first: one
  * entry per day, 0 for a day without sends. Counts every sent message of the route, whether or not
- * it has a credits limit.
+ * it has a credits limit, from the sent records (so as far back as records are kept, `retentionDays`).
  *
  * @example
  * ```typescript
@@ -128,11 +167,24 @@ export const spendByDay = async (
   if (!Number.isInteger(days) || days < 1 || days > MAX_DAYS) {
     throw new InvalidArgumentError(`days must be 1–${MAX_DAYS}, got ${days}`);
   }
-  const dayList = Array.from({ length: days }, (_, back) => utcDay(new Date(now.getTime() - (days - 1 - back) * DAY_SECONDS * 1000)));
-  const items = await queryAll(context, limitPk(route), daySk(dayList[0]!), daySk(dayList.at(-1)!));
-  const spent = new Map(items.map((item) => {
-    const read = new ItemReader(item, limitPk(route));
-    return [read.str(TABLE.sortKey), read.optNum('spent') ?? 0] as const;
-  }));
-  return dayList.map((day) => ({ day, credits: spent.get(daySk(day)) ?? 0 }));
+  return spendDays(await spentPerDay(context, { days, now, route }), { days, now });
+};
+
+/**
+ * Credits spent by all routes over the last `days` UTC days, today included, from the sent records:
+ * the balance watch divides the balance by this to tell how many days are left.
+ *
+ * @example
+ * ```typescript
+ * const spent = await store.spendLastDays(7);
+ * const daysLeft = spent > 0 ? balance / (spent / 7) : Infinity;
+ * ```
+ */
+export const spendLastDays = async (context: StoreTable, days: number, now: Date = context.clock()): Promise<number> => {
+  if (!Number.isInteger(days) || days < 1 || days > MAX_DAYS) {
+    throw new InvalidArgumentError(`days must be 1–${MAX_DAYS}, got ${days}`);
+  }
+  let total = 0;
+  for (const credits of (await spentPerDay(context, { days, now })).values()) total += credits;
+  return total;
 };

@@ -5,7 +5,7 @@ import { capturedHeaderNames } from '../../functions/core/sources/captured-heade
 import type { SourcePack } from '../../functions/core/sources/types';
 import { forecastBalance, MIN_FORECAST_MS } from '../../functions/relay/balance';
 import { NOTICE_ROUTE } from '../../functions/relay/ports';
-import { type CapturedPayload, keptHeaders, MessageState, type MessageRecord, type MessageStore, type RecordSummary } from '../../functions/store';
+import { addUpSpend, type CapturedPayload, keptHeaders, MessageState, type MessageRecord, type MessageStore, type RecordSummary, spendDays } from '../../functions/store';
 import { queryRecords, REDRIVE_STATES, toRecordView } from '../runtime/records';
 import type { AttemptError, CapturedPayloadView, CreditAnswer, LimitUse, RecordDetail, RecordsPage, RouteSummary, State } from './contract';
 import { ConsoleRequestError, type ConsoleSource } from './source';
@@ -228,15 +228,17 @@ export async function creditView(source: ConsoleSource, store: MessageStore, day
   const balanceAt = latest?.at ?? state.lastCheckedAt ?? null;
 
   const routeIds = [...source.loaded.routes.keys(), NOTICE_ROUTE];
-  const spendDays = Math.min(days, MAX_CREDIT_DAYS);
-  const spend = (
-    await Promise.all(routeIds.map(async (route) => (await store.spendByDay({ route, days: spendDays, now })).map((day) => ({ day: day.day, route, credits: day.credits }))))
-  )
-    .flat()
+  const shownDays = Math.min(days, MAX_CREDIT_DAYS);
+  // The summaries already read cover the days shown: the spend is added up from them, not read again per route.
+  const spend = routeIds
+    .flatMap((route) => spendDays(addUpSpend(changed, { days: shownDays, now, route }), { days: shownDays, now }).map((day) => ({ day: day.day, route, credits: day.credits })))
     .filter((entry) => entry.credits > 0)
     .sort((a, b) => (a.day === b.day ? a.route.localeCompare(b.route) : a.day < b.day ? -1 : 1));
 
-  const forecast = balance === null ? { spent: 0, days: 0 } : await forecastBalance(store, balance, state.firstObservedAt, now);
+  // Likewise the forecast's week, when the view covers it.
+  const spendLastDays = async (back: number, at: Date): Promise<number> =>
+    back <= days ? [...addUpSpend(changed, { days: back, now: at }).values()].reduce((sum, credits) => sum + credits, 0) : await store.spendLastDays(back, at);
+  const forecast = balance === null ? { spent: 0, days: 0 } : await forecastBalance({ spendLastDays }, balance, state.firstObservedAt, now);
   const balanceConfig = source.loaded.config.balance;
   const currency = readings.findLast((reading) => reading.currency !== undefined)?.currency ?? [...source.loaded.routes.values()][0]?.config.currency ?? 'TZS';
   return {

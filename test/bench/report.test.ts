@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { costPer1000Sms, PRICES, SMS_PRICE_TZS, TZS_PER_USD } from '../../bench/cost';
-import { cliSection, renderReport, summaryLines, updateReport, type BenchRun } from '../../bench/report';
+import { cliSection, dynamoSection, renderReport, summaryLines, updateReport, type BenchRun } from '../../bench/report';
 
 const cost = costPer1000Sms({ ingestMs: 4.2, senderMs: 17.5, memoryMb: { ingest: 256, sender: 256 }, writeUnits: 13, readUnits: 0 });
 const entry = { ms: 300, baselineMs: 200, ratio: 1.5 };
@@ -16,11 +16,11 @@ const run: BenchRun = {
       browser: { activityMs: 250, creditMs: 300 },
     },
     coldInit: { ingest: entry, sender: entry, sweeper: entry, 'balance-watch': entry },
-    dynamoPerSms: { requests: 7, writeUnits: 7 },
+    dynamoPerSms: { requests: 4, writeUnits: 6, tableWriteUnits: 4, indexWriteUnitsEstimated: 2 },
     awsCostPer1000Sms: { usd: cost.usd, shareOfSmsSpend: cost.shareOfSmsSpend },
     cli: { helpMs: 90, validateMs: 300, baselineMs: 60, helpRatio: 1.5, validateRatio: 5, sources: { helpMs: 1800, validateMs: 2500 } },
   },
-  dynamo: { readUnits: 0, indexWriteUnitsEstimated: 6, byCommand: { PutItem: 2, UpdateItem: 5 }, unreported: 0, ingestMs: 4.2, senderMs: 17.5 },
+  dynamo: { readUnits: 0, tableWriteUnits: 4, indexWriteUnitsEstimated: 2, byCommand: { PutItem: 2, UpdateItem: 2 }, unreported: 0, ingestMs: 4.2, senderMs: 17.5 },
   cost: { lines: cost.lines, memoryMb: { ingest: 256, sender: 256, sweeper: 256, 'balance-watch': 128 } },
   meta: { date: '2026-11-24T00:00:00.000Z', node: 'v20', machine: '2 × CPU', loadBefore: [1, 1, 1], loadAfter: [2, 2, 2], seconds: 200, sectionSeconds: { coldInit: 40 } },
 };
@@ -40,7 +40,8 @@ describe('bench report', () => {
     expect(text).toContain('12.3 / 45.6 ms');
     expect(text).toContain('floor 400 (25 % of it)');
     expect(text).toContain('baseline 200 ms, ratio 1.5×');
-    expect(text).toContain('7 requests, 7 WRU');
+    expect(text).toContain('4 requests, 6 WRU');
+    expect(text).toContain('before issue 19: 7 requests, 13 WRU');
     expect(text).toContain("logs' listing 20 ms, ratio 1.5×");
     expect(text).toContain('250 / 300 ms');
     expect(text).toMatch(/CLI: sms-relay --help +90 ms +baseline node -e 0 60 ms, ratio 1.5×/);
@@ -74,5 +75,15 @@ describe('bench report', () => {
     const added = updateReport(older, { ...run.results, cli }, [cliSection(cli)]);
     expect(added.indexOf('## CLI start-up')).toBeGreaterThan(added.indexOf('## Cold init'));
     expect(added.indexOf('## CLI start-up')).toBeLessThan(added.indexOf('## DynamoDB per SMS'));
+  });
+
+  it('after a run of the DynamoDB section alone, replaces its section with the figures and their baseline', () => {
+    const before = renderReport(run);
+    const dynamoPerSms = { requests: 3, writeUnits: 5, tableWriteUnits: 3, indexWriteUnitsEstimated: 2 };
+    const after = updateReport(before, { ...run.results, dynamoPerSms }, [dynamoSection(dynamoPerSms, { ...run.dynamo, tableWriteUnits: 3, byCommand: { PutItem: 1, UpdateItem: 2 } }, 'on 2026-11-26')]);
+    expect(after).toContain('| requests | 3 (PutItem 1, UpdateItem 2) | 7 (PutItem 2, UpdateItem 5) |');
+    expect(after).toContain('| **write units** (table + indexes) | 5 | 13 |');
+    expect(after.match(/## DynamoDB per SMS/g)).toHaveLength(1);
+    expect(after).toMatch(/DynamoDB per SMS +3 requests, 5 WRU/);
   });
 });

@@ -1,3 +1,4 @@
+import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -149,6 +150,8 @@ export interface HarnessOptions {
   /** An existing table: another process (a cold Lambda container, a restarted runtime) on the same data. */
   readonly tableName?: string;
   readonly clock?: TestClock;
+  /** The store's DynamoDB client (one with its own middleware, say); the server's shared client by default. */
+  readonly client?: DynamoDBClient;
 }
 
 const scratch = mkdtempSync(join(tmpdir(), 'relay-test-'));
@@ -169,9 +172,9 @@ export function secretValues(overrides: Record<string, string> = {}): Record<str
  * A relay context on a fresh table of the shared dynalite server and the shared sandbox, with the
  * real secret source (a JSON file) and SMS client source, and recording logger and metrics.
  */
-export async function harness({ db, baseUrl, config = (c) => c, policy = {}, secrets = secretValues(), tableName = `relay-${randomUUID()}`, clock = new TestClock() }: HarnessOptions): Promise<Harness> {
+export async function harness({ db, baseUrl, config = (c) => c, policy = {}, secrets = secretValues(), tableName = `relay-${randomUUID()}`, clock = new TestClock(), client = db.client }: HarnessOptions): Promise<Harness> {
   await ensureTable(db.client, tableName);
-  const store = createStore({ client: db.client, tableName, clock: clock.read });
+  const store = createStore({ client, tableName, clock: clock.read });
   const loaded = loadConfig(stringify(config(baseConfig(baseUrl))), 'relay-test.yaml');
   const secretsPath = join(scratch, `${tableName}.json`);
   const writeSecrets = (values: Record<string, string>): void => writeFileSync(secretsPath, JSON.stringify(values));

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Dynalite, startDynalite } from '../../helpers/dynalite';
+import { countRequests } from '../../helpers/requests';
 import { at, newTable } from './fixtures';
 
 let db: Dynalite;
@@ -76,6 +77,30 @@ describe('recordPrice', () => {
       firstObservedAt: at(1000).toISOString(),
       creditsPerUnit: 18.5,
     });
+  });
+
+  it('writes the price item only when the price changed, not on every send at the price it knows', async () => {
+    const { storeWith } = await newTable(db);
+    const client = db.newClient();
+    const requests = countRequests(client);
+    const store = storeWith(client);
+    await store.recordPrice({ creditsPerUnit: 20, now: at(0) });
+    await store.recordPrice({ creditsPerUnit: 20, now: at(1000) });
+    expect(requests.byCommand()).toEqual({ UpdateItem: 1 });
+    await store.recordPrice({ creditsPerUnit: 18.5, now: at(2000) });
+    expect(requests.byCommand()).toEqual({ UpdateItem: 2 });
+    expect((await store.getBalanceState()).creditsPerUnit).toBe(18.5);
+
+    // A price read counts as known too; another process's store writes what it has not seen.
+    const other = storeWith(db.client);
+    await other.recordPrice({ creditsPerUnit: 21, now: at(3000) });
+    expect((await store.getBalanceState()).creditsPerUnit).toBe(21);
+    requests.reset();
+    await store.recordPrice({ creditsPerUnit: 21, now: at(4000) });
+    expect(requests.total()).toBe(0);
+    await store.recordPrice({ creditsPerUnit: 18.5, now: at(5000) });
+    expect(requests.byCommand()).toEqual({ UpdateItem: 1 });
+    expect((await other.getBalanceState()).creditsPerUnit).toBe(18.5);
   });
 
   it('refuses a price that cannot be one', async () => {

@@ -59,3 +59,14 @@ export const newTable = async (db: Dynalite): Promise<TestTable> => {
 
 export const kinds = (items: readonly Record<string, AttributeValue>[], kind: string) =>
   items.filter((item) => item.kind?.S === kind);
+
+let sentCount = 0;
+
+/** Records one message of `route` as sent at `now`, the SMS service having deducted `deducted`: what the spend views add up. */
+export const sentRecord = async (store: MessageStore, { route, deducted, now }: { readonly route: string; readonly deducted: number; readonly now: Date }): Promise<string> => {
+  sentCount += 1;
+  const { ids: [id] } = await store.acceptWebhook({ route, dedupeKey: `sent-${sentCount}`, windowSeconds: 60, messages: [message()], now });
+  const claimed = await store.claimMessage(id!, { now });
+  await store.settle(id!, claimed!.claimToken!, { state: 'SENT', result: { deducted, remainingBalance: 1000, message: 'ok', senderId: 'RELAY', recipients: [] } }, { now });
+  return id!;
+};

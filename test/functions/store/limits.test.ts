@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { InvalidArgumentError } from '../../../functions/store';
+import { createStore, InvalidArgumentError } from '../../../functions/store';
 import { type Dynalite, startDynalite } from '../../helpers/dynalite';
-import { T0, at, newTable } from './fixtures';
+import { T0, at, message, newTable, sentRecord } from './fixtures';
 
 let db: Dynalite;
 beforeAll(async () => {
@@ -153,23 +153,36 @@ describe('held summaries', () => {
 });
 
 describe('spend', () => {
-  it('sums what all routes spent over the last 7 UTC days, today included', async () => {
-    const { store, rawItem } = await newTable(db);
-    await store.recordCreditsSpent({ route: 'a', deducted: 100, now: at(-7 * DAY) });
-    await store.recordCreditsSpent({ route: 'a', deducted: 1.5, now: at(-6 * DAY) });
-    await store.recordCreditsSpent({ route: 'b', deducted: 2, now: at(-1 * DAY) });
-    await Promise.all([
-      store.recordCreditsSpent({ route: 'a', deducted: 3, now: at(0) }),
-      store.recordCreditsSpent({ route: 'b', deducted: 4, now: at(1) }),
-    ]);
-    await store.recordCreditsSpent({ route: 'a', deducted: 1000, now: at(DAY) });
+  it('sums what all routes spent over the last 7 UTC days, today included, from the sent records', async () => {
+    const { store } = await newTable(db);
+    await sentRecord(store, { route: 'a', deducted: 100, now: at(-7 * DAY) });
+    await sentRecord(store, { route: 'a', deducted: 1.5, now: at(-6 * DAY) });
+    await sentRecord(store, { route: 'b', deducted: 2, now: at(-1 * DAY) });
+    await Promise.all([sentRecord(store, { route: 'a', deducted: 3, now: at(0) }), sentRecord(store, { route: 'b', deducted: 4, now: at(1) })]);
+    await sentRecord(store, { route: 'a', deducted: 1000, now: at(DAY) });
 
     expect(await store.spendLastDays(7, T0)).toBe(10.5);
     expect(await store.spendLastDays(1, T0)).toBe(7);
-    const today = await rawItem('SPEND', 'D#2025-03-01');
-    expect(today?.credits?.N).toBe('7');
-    expect(today?.expiresAt?.N).toBe(String(Date.parse('2025-03-02T00:00:00Z') / 1000 + 35 * 86_400));
-    expect((await rawItem('LIMIT#a', 'D#2025-03-01'))?.spent?.N).toBe('3');
+  });
+
+  it('reads the same through the state index and, locally, by a scan', async () => {
+    const { store, tableName } = await newTable(db);
+    await sentRecord(store, { route: 'a', deducted: 2, now: at(-1 * DAY) });
+    await sentRecord(store, { route: 'b', deducted: 3, now: at(0) });
+    // A record not sent is no spend.
+    await store.acceptWebhook({ route: 'a', dedupeKey: 'pending', windowSeconds: 60, messages: [message()], now: at(0) });
+    const scanning = createStore({ client: db.client, tableName, clock: () => T0, readIndexes: false });
+    expect(await store.spendLastDays(2, T0)).toBe(5);
+    expect(await scanning.spendLastDays(2, T0)).toBe(5);
+    expect(await scanning.spendByDay({ route: 'a', days: 2, now: T0 })).toEqual(await store.spendByDay({ route: 'a', days: 2, now: T0 }));
+  });
+
+  it('counts on a credits-limited route the spend its counter holds, written only there', async () => {
+    const { store, rawItem } = await newTable(db);
+    await store.recordCreditsSpent({ route: 'shop', deducted: 20, now: at(0) });
+    expect((await rawItem('LIMIT#shop', 'D#2025-03-01'))?.spent?.N).toBe('20');
+    // Only the limit item: the day's total across routes comes from the sent records.
+    expect(await rawItem('SPEND', 'D#2025-03-01')).toBeUndefined();
   });
 
   it('refuses look-backs longer than spend items are kept', async () => {

@@ -31,7 +31,7 @@ describe('ensureTable', () => {
         index.Projection?.ProjectionType,
       ]),
     ).toEqual([
-      ['byState', ['state', 'updatedAt'], 'ALL'],
+      ['byStateSummary', ['state', 'updatedAt'], 'INCLUDE'],
       ['byRoute', ['route', 'createdAt'], 'KEYS_ONLY'],
     ]);
   });

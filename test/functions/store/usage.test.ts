@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { InvalidArgumentError } from '../../../functions/store';
 import { type Dynalite, startDynalite } from '../../helpers/dynalite';
-import { at, newTable } from './fixtures';
+import { at, newTable, sentRecord } from './fixtures';
 
 let db: Dynalite;
 beforeAll(async () => {
@@ -32,8 +32,8 @@ describe('limitUsage', () => {
     const { store } = await newTable(db);
     for (let n = 0; n < 3; n += 1) await store.reserveLimit({ route: 'alerts', messages: { max: 2, windowSeconds: 3600 }, now: at(n * 1000) });
     for (let n = 0; n < 3; n += 1) await store.reserveLimit({ route: 'alerts', credits: { maxPerDay: 10, estimate: 4 }, now: at(n * 1000) });
-    await store.recordCreditsSpent({ route: 'alerts', deducted: 3, now: at(5000) });
-    await store.recordCreditsSpent({ route: 'alerts', deducted: 4.5, now: at(6000) });
+    await sentRecord(store, { route: 'alerts', deducted: 3, now: at(5000) });
+    await sentRecord(store, { route: 'alerts', deducted: 4.5, now: at(6000) });
 
     expect(await store.limitUsage({ route: 'alerts', messagesWindowSeconds: 3600, now: at(10_000) })).toEqual({
       messages: { used: 2, held: 1, windowStartsAt: '2025-03-01T10:00:00.000Z', windowEndsAt: '2025-03-01T11:00:00.000Z' },
@@ -46,7 +46,7 @@ describe('limitUsage', () => {
 
   it('counts the spend of a route without limits', async () => {
     const { store } = await newTable(db);
-    await store.recordCreditsSpent({ route: 'orders', deducted: 2, now: at(0) });
+    await sentRecord(store, { route: 'orders', deducted: 2, now: at(0) });
     expect(await store.limitUsage({ route: 'orders', now: at(1000) })).toEqual({ day: { reserved: 0, spent: 2, held: 0, day: '2025-03-01' } });
   });
 
@@ -61,12 +61,12 @@ describe('limitUsage', () => {
 describe('spendByDay', () => {
   it('gives one entry per UTC day, oldest first, 0 for days without sends, for that route only', async () => {
     const { store } = await newTable(db);
-    await store.recordCreditsSpent({ route: 'a', deducted: 9, now: at(-5 * DAY) });
-    await store.recordCreditsSpent({ route: 'a', deducted: 4, now: at(-2 * DAY) });
-    await store.recordCreditsSpent({ route: 'a', deducted: 2, now: at(0) });
-    await store.recordCreditsSpent({ route: 'a', deducted: 3, now: at(HOUR) });
-    await store.recordCreditsSpent({ route: 'b', deducted: 100, now: at(0) });
-    await store.recordCreditsSpent({ route: 'a', deducted: 1, now: at(DAY) });
+    await sentRecord(store, { route: 'a', deducted: 9, now: at(-5 * DAY) });
+    await sentRecord(store, { route: 'a', deducted: 4, now: at(-2 * DAY) });
+    await sentRecord(store, { route: 'a', deducted: 2, now: at(0) });
+    await sentRecord(store, { route: 'a', deducted: 3, now: at(HOUR) });
+    await sentRecord(store, { route: 'b', deducted: 100, now: at(0) });
+    await sentRecord(store, { route: 'a', deducted: 1, now: at(DAY) });
     // A window item in the same partition is not a day.
     await store.reserveLimit({ route: 'a', messages: { max: 5, windowSeconds: 60 }, now: at(0) });
 

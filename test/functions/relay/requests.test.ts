@@ -1,0 +1,54 @@
+import { randomUUID } from 'node:crypto';
+import { describe, expect, it } from 'vitest';
+import { sendMessage, SendOutcome } from '../../../functions/relay/sender';
+import { countRequests } from '../../helpers/requests';
+import { bearer, harness, type HarnessOptions, SECRETS, useRelayServers } from './support';
+
+/*
+ * The DynamoDB requests of one SMS, as the client sends them: one webhook of one SMS accepted by
+ * `ingestWebhook`, then sent by `sendMessage`. Counted on a warm process (the second SMS), as the
+ * bench counts them: the first send of a process also writes the price it has not seen yet.
+ */
+const servers = useRelayServers({ balance: 1_000_000 });
+
+type Config = Parameters<NonNullable<HarnessOptions['config']>>[0];
+
+const withRoutes = (config: Config): Config => ({
+  ...config,
+  routes: {
+    ...config.routes,
+    plain: { source: 'generic', secret: 'generic-token', recipients: ['0754111222'], senderId: 'OPS' },
+    counted: { source: 'generic', secret: 'generic-token', recipients: ['0754111222'], senderId: 'OPS', limits: { messages: 1000, window: 3600 } },
+    capped: { source: 'generic', secret: 'generic-token', recipients: ['0754111222'], senderId: 'OPS', limits: { creditsPerDay: 1000 } },
+  },
+});
+
+async function requestsPerSms(route: string, config: (config: Config) => Config = withRoutes): Promise<Readonly<Record<string, number>>> {
+  const client = servers.db.newClient();
+  const requests = countRequests(client);
+  const relay = await harness({ db: servers.db, baseUrl: servers.sandbox.baseUrl, config, client });
+  const once = async (): Promise<void> => {
+    const response = await relay.ingest(route, JSON.stringify({ message: `requests ${randomUUID()}` }), { headers: bearer(SECRETS.genericToken) });
+    expect(response.status).toBe(202);
+    expect(await sendMessage(relay.context, (response.body['ids'] as string[])[0]!)).toBe(SendOutcome.Sent);
+  };
+  await once();
+  requests.reset();
+  await once();
+  return requests.byCommand();
+}
+
+describe('DynamoDB requests per SMS', () => {
+  it('a plain route: the guard and the record put, the claim and the settle; no spend counter, no price item', async () => {
+    const counted = await requestsPerSms('plain');
+    expect(counted).toEqual({ PutItem: 2, UpdateItem: 2 });
+  });
+
+  it('a route with a messages limit adds its window counter', async () => {
+    expect(await requestsPerSms('counted')).toEqual({ PutItem: 2, UpdateItem: 3 });
+  });
+
+  it('a route with a credits limit adds the balance read for its estimate, its day reservation and its spend', async () => {
+    expect(await requestsPerSms('capped')).toEqual({ GetItem: 1, PutItem: 2, UpdateItem: 4 });
+  });
+});
