@@ -3,6 +3,7 @@ import { sendMessage } from '../relay/sender';
 import { prepareOnLambda } from './wiring/context';
 import { SEND_MARGIN_MS, SENDER_CONCURRENCY } from '../core/defaults';
 import { forEachConcurrently, invoke, remainingMs } from './wiring/invoke';
+import { sleepUntil } from '../relay/ports';
 
 await prepareOnLambda();
 
@@ -15,6 +16,11 @@ export { SENDER_CONCURRENCY } from '../core/defaults';
  * `batchItemFailures` (partial batch response): the stream retries from the first of them, and the
  * records already settled are skipped by their claim.
  *
+ * Retries on time: a send that goes back to PENDING (certainly not sent, or any failure on an
+ * at-least-once route) is sent again by this invocation at its `nextAttemptAt` (5 s, 10 s, … by
+ * default) while the invocation can still wait for it and give it the provider's time-out plus
+ * `SEND_MARGIN_MS`; a later one (40 s on, in a 60 s sender) is left to the sweeper.
+ *
  * @example
  * ```ts
  * const { batchItemFailures } = await handler(streamEvent, lambdaContext);
@@ -26,6 +32,10 @@ export async function handler(event: DynamoDBStreamEvent, lambdaContext?: Contex
   return await invoke(lambdaContext, async ({ context, logger }) => {
     const budgetMs = context.config.config.provider.timeoutMs + SEND_MARGIN_MS;
     const failed: DynamoDBRecord[] = [];
+    let retries: Retry[] = [];
+    const onRetry = (id: string) => (at: Date) => {
+      retries.push({ id, at });
+    };
     await forEachConcurrently(event.Records ?? [], SENDER_CONCURRENCY, async (record) => {
       const id = insertedMessageId(record);
       if (id === undefined) {
@@ -38,18 +48,43 @@ export async function handler(event: DynamoDBStreamEvent, lambdaContext?: Contex
         return;
       }
       try {
-        await sendMessage(context, id);
+        await sendMessage(context, id, { onRetry: onRetry(id) });
       } catch (error) {
         failed.push(record);
         logger.error('send failed; the stream will retry it', { id, error });
       }
     });
+    // Retries on time: a retry due while this invocation can still wait for it and send is sent
+    // here, at its backoff; a later one stays PENDING for the sweeper. The batch is already settled,
+    // so a failure here is logged, never reported: the record waits in the table either way.
+    while (retries.length > 0) {
+      const round = retries.sort((a, b) => a.at.getTime() - b.at.getTime());
+      retries = [];
+      await forEachConcurrently(round, SENDER_CONCURRENCY, async ({ id, at }) => {
+        if (remainingMs(lambdaContext) - Math.max(0, at.getTime() - Date.now()) < budgetMs) {
+          logger.info('retry left to the sweeper: due after this invocation could send it', { id, nextAttemptAt: at.toISOString() });
+          return;
+        }
+        await sleepUntil(at);
+        try {
+          await sendMessage(context, id, { onRetry: onRetry(id) });
+        } catch (error) {
+          logger.error('retry failed; the sweeper sends it', { id, error });
+        }
+      });
+    }
     const batchItemFailures = failed.map((record) => ({ itemIdentifier: record.dynamodb?.SequenceNumber ?? '' }));
     // Without a sequence number nothing can be reported per item: failing the whole batch is safe,
     // since every record is claimed before it is sent.
     if (batchItemFailures.some(({ itemIdentifier }) => itemIdentifier === '')) throw new Error('a failed stream record has no sequence number');
     return { batchItemFailures };
   });
+}
+
+/** A record sent back to PENDING by this invocation, due at `at`. */
+interface Retry {
+  readonly id: string;
+  readonly at: Date;
 }
 
 /**
