@@ -1,5 +1,6 @@
 import type { Context, DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
 import { sendMessage } from '../relay/sender';
+import { MessageState } from '../store';
 import { prepareOnLambda } from './wiring/context';
 import { SEND_MARGIN_MS, SENDER_CONCURRENCY } from '../core/defaults';
 import { forEachConcurrently, invoke, remainingMs } from './wiring/invoke';
@@ -10,8 +11,8 @@ await prepareOnLambda();
 export { SENDER_CONCURRENCY } from '../core/defaults';
 
 /**
- * The sender, on the table's stream (filtered to INSERTs of PENDING messages). Sends each new
- * message with `sendMessage`, which claims it first, so a redelivered batch never sends twice.
+ * The sender, on the table's stream (filtered to INSERTs of PENDING messages and to redrives, see
+ * {@link messageIdToSend}). Sends each new or redriven message with `sendMessage`, which claims it first, so a redelivered batch never sends twice.
  * Records that throw (the store unreachable) or are not started for lack of time are returned as
  * `batchItemFailures` (partial batch response): the stream retries from the first of them, and the
  * records already settled are skipped by their claim.
@@ -37,9 +38,9 @@ export async function handler(event: DynamoDBStreamEvent, lambdaContext?: Contex
       retries.push({ id, at });
     };
     await forEachConcurrently(event.Records ?? [], SENDER_CONCURRENCY, async (record) => {
-      const id = insertedMessageId(record);
+      const id = messageIdToSend(record);
       if (id === undefined) {
-        logger.debug('stream record skipped: not a new message', { eventName: record.eventName, eventID: record.eventID });
+        logger.debug('stream record skipped: not a new or redriven message', { eventName: record.eventName, eventID: record.eventID });
         return;
       }
       if (remainingMs(lambdaContext) < budgetMs) {
@@ -88,16 +89,22 @@ interface Retry {
 }
 
 /**
- * The message id of an INSERT of a message record; `undefined` for anything else (updates, the
- * dedupe guard's own INSERT when no stream filter removed it, as locally).
+ * The message id of a record the sender should take: an INSERT of a message, or a MODIFY that left
+ * a message PENDING with no attempt yet (a redrive: the store's `requeue` resets `attempts`; a
+ * retry or a recovered send is PENDING after an attempt). `undefined` for anything else (the
+ * sender's own updates, the dedupe guard's INSERT when no stream filter removed it, as locally).
+ * The stream mapping's filters (infra) say the same, so nothing else invokes the sender.
  *
  * @example
  * ```ts
- * insertedMessageId({ eventName: 'INSERT', dynamodb: { NewImage: { id: { S: '01J…' } } } }); // '01J…'
+ * messageIdToSend({ eventName: 'INSERT', dynamodb: { NewImage: { id: { S: '01J…' } } } }); // '01J…'
+ * messageIdToSend({ eventName: 'MODIFY', dynamodb: { NewImage: { id: { S: '01J…' }, state: { S: 'PENDING' }, attempts: { N: '0' } } } }); // '01J…'
  * ```
  */
-export function insertedMessageId(record: DynamoDBRecord): string | undefined {
-  if (record.eventName !== 'INSERT') return undefined;
-  const id = record.dynamodb?.NewImage?.['id']?.S;
+export function messageIdToSend(record: DynamoDBRecord): string | undefined {
+  const image = record.dynamodb?.NewImage;
+  const redriven = record.eventName === 'MODIFY' && image?.['state']?.S === MessageState.Pending && image['attempts']?.N === '0';
+  if (record.eventName !== 'INSERT' && !redriven) return undefined;
+  const id = image?.['id']?.S;
   return id === undefined || id === '' ? undefined : id;
 }

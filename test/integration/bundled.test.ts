@@ -4,7 +4,8 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { APIGatewayProxyStructuredResultV2, DynamoDBBatchResponse, DynamoDBRecord } from 'aws-lambda';
+import { GetItemCommand } from '@aws-sdk/client-dynamodb';
+import type { APIGatewayProxyStructuredResultV2, AttributeValue as StreamAttributeValue, DynamoDBBatchResponse, DynamoDBRecord } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { NOTICE_ROUTE, sleepUntil } from '../../functions/relay/ports';
@@ -15,7 +16,7 @@ import { RELAY_CONFIG_FILE, stageFunctionAsset } from '../../infra/staging';
 import { startSandbox } from '../../local/sandbox/server';
 import type { RunningSandbox } from '../../local/sandbox/types';
 import { type Dynalite, startDynalite } from '../helpers/dynalite';
-import { apiEvent, insertRecordOf, scheduledEvent } from '../functions/handlers/support';
+import { apiEvent, insertRecordOf, scheduledEvent, streamRecord } from '../functions/handlers/support';
 
 /**
  * The deployed code, end to end: the esbuild bundles the stack ships, each packaged with the config
@@ -352,6 +353,20 @@ describe('the bundled handlers', { timeout: 60_000 }, () => {
 
     expect(await record(id)).toMatchObject({ state: MessageState.Parked, lastError: { status: 402 } });
     expect(sandbox.messages().filter((message) => message.message.includes('db-04'))).toHaveLength(0);
+  });
+
+  it('a redriven record is sent by the sender from its stream MODIFY, as a new one is: one SMS', async () => {
+    const [parked] = (await store.listByState(MessageState.Parked)).items.filter((each) => each.text.includes('db-04'));
+    sandbox.setBalance(1000);
+    await store.requeue(parked!.id, { from: MessageState.Parked });
+
+    const { Item: item } = await db.client.send(new GetItemCommand({ TableName: tableName, Key: { pk: { S: `MSG#${parked!.id}` }, sk: { S: 'MSG' } }, ConsistentRead: true }));
+    const modify = streamRecord('MODIFY', item as Record<string, StreamAttributeValue>);
+    expect(await invoke<DynamoDBBatchResponse>('sender', { Records: [modify, modify] }).then(({ result }) => result)).toEqual({ batchItemFailures: [] });
+
+    expect(await record(parked!.id)).toMatchObject({ state: MessageState.Sent, redrives: 1 });
+    // The same event twice (a redelivered batch) sends once: the claim is conditional.
+    expect(sandbox.messages().filter((message) => message.message.includes('db-04'))).toHaveLength(1);
   });
 
   it('a 503 from the provider on an at-most-once route: UNKNOWN, and the Unknown metric the MessagesUnknown alarm reads', async () => {
