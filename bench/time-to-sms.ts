@@ -64,7 +64,7 @@ class Inbox {
 }
 
 /** Runs `count` tasks, at most `concurrency` at a time. */
-async function pool(count: number, concurrency: number, task: (index: number) => Promise<void>): Promise<void> {
+export async function pool(count: number, concurrency: number, task: (index: number) => Promise<void>): Promise<void> {
   let next = 0;
   const worker = async (): Promise<void> => {
     while (next < count) await task(next++);
