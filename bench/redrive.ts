@@ -7,14 +7,14 @@
  */
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { startSandbox } from '../local/sandbox/server';
-import { benchConfigYaml, benchSecrets, SENDER_ID } from './relay-config';
+import { SENDER_ID } from './relay-config';
 import { round } from './stats';
-import { pool, startRelay, type Relay } from './time-to-sms';
+import { pool, startBenchRelay, type Relay } from './time-to-sms';
 
 export interface Redrive {
   readonly records: number;
@@ -48,19 +48,9 @@ export async function runRedrive(repoRoot: string, { records = 2_000, concurrenc
     },
   });
   const dir = mkdtempSync(join(tmpdir(), 'sms-relay-bench-redrive-'));
-  const dataDir = join(dir, 'data');
   let relay: Relay | undefined;
   try {
-    writeFileSync(join(dir, 'secrets.json'), benchSecrets(apiKey, token));
-    writeFileSync(join(dir, 'relay.yaml'), benchConfigYaml('http://127.0.0.1:9'));
-    relay = await startRelay(repoRoot, {
-      PORT: '0',
-      RELAY_CONFIG: join(dir, 'relay.yaml'),
-      RELAY_SECRETS_FILE: join(dir, 'secrets.json'),
-      RELAY_DATA_DIR: dataDir,
-      PROVIDER_BASE_URL: sandbox.baseUrl,
-      PROVIDER_API_KEY: apiKey,
-    });
+    relay = await startBenchRelay(repoRoot, dir, { providerBaseUrl: sandbox.baseUrl, apiKey, token });
     const { url } = relay;
 
     log(`redrive: parking ${records} messages (balance 0)…`);
@@ -82,7 +72,7 @@ export async function runRedrive(repoRoot: string, { records = 2_000, concurrenc
     log(`redrive: top-up, then sms-relay redrive of ${records}…`);
     sandbox.setBalance(1_000_000_000);
     const started = performance.now();
-    await runCommand(repoRoot, ['redrive', '--data-dir', dataDir]);
+    await runCommand(repoRoot, ['redrive', '--data-dir', join(dir, 'data')]);
     const sentBy = Date.now() + DEADLINE_MS;
     while (delivered < records) {
       if (Date.now() > sentBy) throw new Error(`${delivered} of ${records} redriven SMS within ${DEADLINE_MS} ms`);
