@@ -8,11 +8,13 @@ import type { CliStartup } from './cli';
 import type { ColdInitEntry } from './cold-init';
 import type { ConsoleLoad } from './console';
 import { PRICES, SMS_PRICE_TZS, TZS_PER_USD, type CostLine } from './cost';
+import type { Redrive } from './redrive';
 import type { TimeToSms } from './time-to-sms';
 
 /** `bench/results.json`: the public contract. */
 export interface BenchResults {
   readonly timeToSms: TimeToSms;
+  readonly redrive: Redrive;
   readonly consoleLoad: ConsoleLoad;
   readonly coldInit: Readonly<Record<HandlerName, ColdInitEntry>>;
   /** `writeUnits`: the table's as reported plus the indexes' estimated (dynalite reports no index units). */
@@ -55,7 +57,7 @@ const usd = (value: number): string => (value === 0 ? '$0' : `$${value < 0.01 ? 
 const percent = (share: number): string => `${(share * 100).toPrecision(2)} %`;
 
 /** BENCHMARKS.md's first paragraph: what the page holds and how to make it. */
-const INTRO = 'What a user of the relay feels: how long a webhook takes to become an SMS, how many SMS a burst gets through, how fast the local web console answers with 10,000 records, how long a cold Lambda takes to start, what AWS charges per SMS, and how long the CLI takes to answer. `npm run bench` (`tsx bench/run.ts`, a few minutes) measures them, prints the summary below and writes `bench/results.json` (keys `timeToSms`, `consoleLoad`, `coldInit`, `dynamoPerSms`, `awsCostPer1000Sms`, `cli`) and this file. `npm run bench -- --only cli` (section names separated by commas: `coldInit`, `cli`, `dynamoPerSms`, `timeToSms`, `consoleLoad`) measures only those: their figures go into results.json and the summary below, and the CLI section is rewritten; the text of the other sections changes only with a whole run. Nothing leaves loopback.';
+const INTRO = 'What a user of the relay feels: how long a webhook takes to become an SMS, how many SMS a burst gets through, how fast the local web console answers with 10,000 records, how long a cold Lambda takes to start, what AWS charges per SMS, and how long the CLI takes to answer. `npm run bench` (`tsx bench/run.ts`, a few minutes) measures them, prints the summary below and writes `bench/results.json` (keys `timeToSms`, `redrive`, `consoleLoad`, `coldInit`, `dynamoPerSms`, `awsCostPer1000Sms`, `cli`) and this file. `npm run bench -- --only cli` (section names separated by commas: `coldInit`, `cli`, `dynamoPerSms`, `timeToSms`, `redrive`, `consoleLoad`) measures only those: their figures go into results.json and the summary below, and the CLI and redrive sections are rewritten; the text of the other sections changes only with a whole run. Nothing leaves loopback.';
 
 /** The lines printed at the end of a run: figure, value, baseline and ratio where there is one. */
 export function summaryLines({ results: r }: Pick<BenchRun, 'results'>): string[] {
@@ -65,6 +67,7 @@ export function summaryLines({ results: r }: Pick<BenchRun, 'results'>): string[
     ['burst: 202 p99', `${burst.acceptP99Ms} ms`, ''],
     ['burst: drain', `${burst.drainSeconds} s`, ''],
     ['burst: SMS per second', `${burst.smsPerSecond}`, `floor ${burst.floorSmsPerSecond} (${Math.round((burst.smsPerSecond / burst.floorSmsPerSecond) * 100)} % of it)`],
+    ['redrive: parked SMS per second', `${r.redrive.smsPerSecond}`, `${r.redrive.records.toLocaleString('en-US')} records in ${r.redrive.seconds} s`],
     ['console: records API, first 100', `${r.consoleLoad.api.recordsMs} ms`, `logs' listing ${r.consoleLoad.baseline.logsRecordsMs} ms, ratio ${r.consoleLoad.recordsRatio}×`],
     ['console: Activity / Credit page', 'activityMs' in r.consoleLoad.browser ? `${r.consoleLoad.browser.activityMs} / ${r.consoleLoad.browser.creditMs} ms` : 'not measured', 'activityMs' in r.consoleLoad.browser ? `${r.consoleLoad.records.toLocaleString('en-US')} records, Chromium` : r.consoleLoad.browser.skipped],
     ...Object.entries(r.coldInit).map(([name, entry]): [string, string, string] => [`cold init ${name}`, `${entry.ms} ms`, `baseline ${entry.baselineMs} ms, ratio ${entry.ratio}×`]),
@@ -131,6 +134,28 @@ export function dynamoSection(perSms: BenchResults['dynamoPerSms'], dynamo: Benc
   ];
 }
 
+/** `## Redrive`, on its own so that a run of that section alone (`--only redrive`) can replace it. */
+export function redriveSection(redrive: Redrive, measured?: string): string[] {
+  return [
+    '## Redrive',
+    '',
+    `How long a backlog of parked messages takes to leave after a top-up. The same runtime as above parks ${redrive.records.toLocaleString('en-US')} messages the way they park (webhooks accepted while the sandbox's balance is 0, each send answered 402); the balance is topped up and \`node bin/sms-relay.mjs redrive\` runs as an operator runs it. The clock runs from starting that command to the last SMS at the service.${measured === undefined ? '' : ` Measured ${measured}, apart from the rest of this page.`}`,
+    '',
+    ...table(
+      ['figure', 'value'],
+      [
+        ['records', `${redrive.records}`],
+        ['seconds', `${redrive.seconds}`],
+        ['SMS per second', `${redrive.smsPerSecond}`],
+      ],
+    ),
+    '',
+    "Locally the runtime hands each chunk the command re-queues (10 records a call) straight to its send queue, the path of a new record, as the console's redrive button and \`POST /_relay/redrive\` do. Before, the runtime did the same; on AWS the sweeper sent a redrive, 200 records per state a minute, 4 at a time: 5,000 parked SMS took 25 minutes or more.",
+    '',
+    "**On AWS (an estimate, not measured):** a requeue leaves the record PENDING with no attempt, and the stream mapping's second filter (MODIFY, `state` PENDING, `attempts` 0) hands it to the sender like a new record; the sweeper leaves records younger than `SWEEP_PENDING_GRACE_MS` (10 s) to it. The pace is then the slower of two. The operator's `sms-relay redrive --env <name>` re-queues 10 records at a time side by side, one conditional write each: at a 150 ms round trip to the region that is about 65 records a second (5,000 in about 75 s; from inside the region, a few ms a round trip, hundreds a second). The sender takes stream batches of 10, 2 per shard, 4 sends at a time each: about 8 sends in flight per shard; at 0.3–0.6 s per send to an SMS service in East Africa that is about 13–27 SMS a second per shard (a table of this size has one or a few shards), so 5,000 parked SMS leave in about 3–6 minutes instead of 25 or more, set by the SMS service's answer time, not by a schedule.",
+  ];
+}
+
 function consoleSection(c: ConsoleLoad): string {
   return `The same runtime as above, but with config/local.yaml, receives ${c.records.toLocaleString('en-US')} records as real webhooks, 32 posts at a time (90 % \`notify\`, 6 % resolved Alertmanager alerts that the \`alerts\` route's \`when\` drops, 4 % Grafana alerts), and sends them to a sandbox SMS service whose balance covers about 94 % of them, so the rest park (a trial run: 9,400 SENT, 26 PARKED, 606 DROPPED). Seeding (posting plus the sender's drain) took ${c.seedSeconds} s. Then, with nothing pending, each request and page is timed on loopback.`;
 }
@@ -173,6 +198,8 @@ export function renderReport(run: BenchRun): string {
     'A trickle time would be below zero for a webhook whose SMS reached the service before its 202 reached the poster: the runtime hands the record to the sender as soon as it is written.',
     '',
     ...awsTimeToSmsSection(),
+    ...redriveSection(r.redrive),
+    '',
     '## Console with 10,000 records',
     '',
     consoleSection(r.consoleLoad),

@@ -21,7 +21,8 @@ import { runColdInit } from './cold-init';
 import { runConsoleLoad } from './console';
 import { costPer1000Sms } from './cost';
 import { type DynamoRun, runDynamo } from './dynamo';
-import { cliSection, dynamoSection, renderReport, summaryLines, updateReport, type BenchResults, type BenchRun } from './report';
+import { cliSection, dynamoSection, redriveSection, renderReport, summaryLines, updateReport, type BenchResults, type BenchRun } from './report';
+import { runRedrive } from './redrive';
 import { round } from './stats';
 import { runTimeToSms } from './time-to-sms';
 
@@ -30,7 +31,7 @@ const RESULTS_FILE = join(REPO_ROOT, 'bench', 'results.json');
 const REPORT_FILE = join(REPO_ROOT, 'BENCHMARKS.md');
 
 /** The sections, in the order they run; `awsCostPer1000Sms` comes with `dynamoPerSms`. */
-const SECTIONS = ['coldInit', 'cli', 'dynamoPerSms', 'timeToSms', 'consoleLoad'] as const;
+const SECTIONS = ['coldInit', 'cli', 'dynamoPerSms', 'timeToSms', 'redrive', 'consoleLoad'] as const;
 type Section = (typeof SECTIONS)[number];
 
 /** The sections `--only a,b` names, or all of them. */
@@ -64,6 +65,7 @@ async function main(): Promise<void> {
   const cli = await timed('cli', () => runCli(REPO_ROOT, { log }));
   const dynamo = await timed('dynamoPerSms', () => runDynamo());
   const timeToSms = await timed('timeToSms', () => runTimeToSms(REPO_ROOT, { log }));
+  const redrive = await timed('redrive', () => runRedrive(REPO_ROOT, { log }));
   const consoleLoad = await timed('consoleLoad', () => runConsoleLoad(REPO_ROOT, { log }));
   const memoryMb = { ingest: DEFAULT_MEMORY_MB.ingest, sender: DEFAULT_MEMORY_MB.sender };
   const cost = costPer1000Sms({
@@ -77,6 +79,7 @@ async function main(): Promise<void> {
   const run: BenchRun = {
     results: {
       timeToSms,
+      redrive,
       consoleLoad,
       coldInit,
       dynamoPerSms: dynamoResults(dynamo),
@@ -111,6 +114,7 @@ async function runSome(only: ReadonlySet<Section>): Promise<void> {
     if (section === 'coldInit') Object.assign(measured, { coldInit: await runColdInit(REPO_ROOT, { log }) });
     else if (section === 'cli') Object.assign(measured, { cli: await runCli(REPO_ROOT, { log }) });
     else if (section === 'timeToSms') Object.assign(measured, { timeToSms: await runTimeToSms(REPO_ROOT, { log }) });
+    else if (section === 'redrive') Object.assign(measured, { redrive: await runRedrive(REPO_ROOT, { log }) });
     else if (section === 'consoleLoad') Object.assign(measured, { consoleLoad: await runConsoleLoad(REPO_ROOT, { log }) });
     else {
       const dynamo = await runDynamo();
@@ -132,9 +136,11 @@ async function runSome(only: ReadonlySet<Section>): Promise<void> {
     const sections = [
       ...(measured.cli === undefined ? [] : [cliSection(measured.cli, measuredBy)]),
       ...(dynamoRun === undefined ? [] : [dynamoSection((results as BenchResults).dynamoPerSms, dynamoRun, measuredBy)]),
+      ...(measured.redrive === undefined ? [] : [redriveSection(measured.redrive, measuredBy)]),
     ];
     writeFileSync(REPORT_FILE, updateReport(readFileSync(REPORT_FILE, 'utf8'), results as BenchResults, sections));
-    const left = [...only].filter((name) => name !== 'cli' && name !== 'dynamoPerSms');
+    const rendered: readonly string[] = ['cli', 'dynamoPerSms', 'redrive'];
+    const left = [...only].filter((name) => !rendered.includes(name));
     process.stdout.write(`; updated BENCHMARKS.md's summary${sections.length > 0 ? ' and the sections measured' : ''}${left.length > 0 ? ` (the text of ${left.join(', ')} there is the last whole run's: run the whole bench to render it)` : ''}\n`);
   } else {
     process.stdout.write(`; BENCHMARKS.md left as it was (results.json lacks ${missing.join(', ')}: run the whole bench)\n`);

@@ -64,7 +64,7 @@ class Inbox {
 }
 
 /** Runs `count` tasks, at most `concurrency` at a time. */
-async function pool(count: number, concurrency: number, task: (index: number) => Promise<void>): Promise<void> {
+export async function pool(count: number, concurrency: number, task: (index: number) => Promise<void>): Promise<void> {
   let next = 0;
   const worker = async (): Promise<void> => {
     while (next < count) await task(next++);
@@ -117,6 +117,24 @@ export async function startRelay(repoRoot: string, settings: Readonly<Record<str
   }
 }
 
+/**
+ * The bench's relay config and secrets written into `dir`, and `npm start` on them with its data
+ * in `dir/data`, sending to `providerBaseUrl`.
+ */
+export async function startBenchRelay(repoRoot: string, dir: string, { providerBaseUrl, apiKey, token }: { providerBaseUrl: string; apiKey: string; token: string }): Promise<Relay> {
+  writeFileSync(join(dir, 'secrets.json'), benchSecrets(apiKey, token));
+  // The runtime replaces this base URL with PROVIDER_BASE_URL.
+  writeFileSync(join(dir, 'relay.yaml'), benchConfigYaml('http://127.0.0.1:9'));
+  return await startRelay(repoRoot, {
+    PORT: '0',
+    RELAY_CONFIG: join(dir, 'relay.yaml'),
+    RELAY_SECRETS_FILE: join(dir, 'secrets.json'),
+    RELAY_DATA_DIR: join(dir, 'data'),
+    PROVIDER_BASE_URL: providerBaseUrl,
+    PROVIDER_API_KEY: apiKey,
+  });
+}
+
 export async function runTimeToSms(repoRoot: string, { trickle = 100, burst = 1000, concurrency = 64, log = () => {} }: TimeToSmsOptions = {}): Promise<TimeToSms> {
   const apiKey = `bench-${randomBytes(8).toString('hex')}`;
   const token = `bench-${randomBytes(12).toString('hex')}`;
@@ -127,17 +145,7 @@ export async function runTimeToSms(repoRoot: string, { trickle = 100, burst = 10
   const dir = mkdtempSync(join(tmpdir(), 'sms-relay-bench-'));
   let relay: Relay | undefined;
   try {
-    writeFileSync(join(dir, 'secrets.json'), benchSecrets(apiKey, token));
-    // The runtime replaces this base URL with PROVIDER_BASE_URL.
-    writeFileSync(join(dir, 'relay.yaml'), benchConfigYaml('http://127.0.0.1:9'));
-    relay = await startRelay(repoRoot, {
-      PORT: '0',
-      RELAY_CONFIG: join(dir, 'relay.yaml'),
-      RELAY_SECRETS_FILE: join(dir, 'secrets.json'),
-      RELAY_DATA_DIR: join(dir, 'data'),
-      PROVIDER_BASE_URL: sandbox.baseUrl,
-      PROVIDER_API_KEY: apiKey,
-    });
+    relay = await startBenchRelay(repoRoot, dir, { providerBaseUrl: sandbox.baseUrl, apiKey, token });
     const hook = `${relay.url}/hooks/bench`;
 
     /** Posts one webhook whose SMS text is `text`; resolves with the 202's `performance.now()` and the arrival. */

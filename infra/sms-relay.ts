@@ -365,11 +365,24 @@ export class SmsRelay extends Construct {
         retryAttempts: STREAM.retryAttempts,
         reportBatchItemFailures: true,
         onFailure: new SqsDlq(this.failureQueue),
-        // Only new messages: the sender's own updates (and the sweeper's) must not re-trigger it.
+        // New messages, and redriven ones (a requeue is the only write leaving a message PENDING
+        // with no attempt: a retry or a recovery is PENDING after an attempt), so a redrive is sent
+        // at the sender's rate, not the sweeper's. The sender's other updates (and the sweeper's)
+        // must not re-trigger it; an event twice is harmless, as the claim is conditional.
         filters: [
           lambda.FilterCriteria.filter({
             eventName: lambda.FilterRule.isEqual('INSERT'),
             dynamodb: { NewImage: { [TABLE.indexes.byState.partitionKey]: { S: lambda.FilterRule.isEqual(MessageState.Pending) } } },
+          }),
+          lambda.FilterCriteria.filter({
+            eventName: lambda.FilterRule.isEqual('MODIFY'),
+            dynamodb: {
+              NewImage: {
+                [TABLE.indexes.byState.partitionKey]: { S: lambda.FilterRule.isEqual(MessageState.Pending) },
+                // Stream images carry numbers as strings.
+                attempts: { N: lambda.FilterRule.isEqual('0') },
+              },
+            },
           }),
         ],
       }),

@@ -128,5 +128,20 @@ export function backoffMs(policy: RetryPolicy, attempts: number): number {
   return Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** Math.max(0, attempts - 1));
 }
 
+/**
+ * Resolves once the clock has reached `at`: a timer may fire a millisecond early, and a claim made
+ * before `nextAttemptAt` would skip the record.
+ *
+ * @example
+ * ```ts
+ * await sleepUntil(new Date(record.nextAttemptAt));
+ * ```
+ */
+export async function sleepUntil(at: Date, now: () => number = Date.now): Promise<void> {
+  for (let wait = at.getTime() - now(); wait >= 0; wait = at.getTime() - now()) {
+    await new Promise((resolve) => setTimeout(resolve, wait + 1));
+  }
+}
+
 /** The route name under which the relay records its own notices that belong to no route (low balance). */
 export const NOTICE_ROUTE = '_relay';

@@ -29,6 +29,16 @@ export const SendOutcome = {
 } as const;
 export type SendOutcome = (typeof SendOutcome)[keyof typeof SendOutcome];
 
+/** Options of {@link sendMessage}. */
+export interface SendMessageOptions {
+  /**
+   * Told when the record went back to PENDING for another attempt at `nextAttemptAt` (a send that
+   * certainly did not go out, or any failure on an at-least-once route), so the caller can send it
+   * again on time instead of waiting for the sweeper.
+   */
+  readonly onRetry?: (nextAttemptAt: Date) => void;
+}
+
 /**
  * Sends one recorded message, at most once per claim: the record moves PENDING → SENDING with a
  * conditional update before the SMS service is called, so a second invocation (a stream retry, the
@@ -45,7 +55,7 @@ export type SendOutcome = (typeof SendOutcome)[keyof typeof SendOutcome];
  * for (const id of idsFromStream) await sendMessage(context, id);
  * ```
  */
-export async function sendMessage(context: RelayContext<RelayConfigView>, id: string): Promise<SendOutcome> {
+export async function sendMessage(context: RelayContext<RelayConfigView>, id: string, { onRetry }: SendMessageOptions = {}): Promise<SendOutcome> {
   const { store, logger, clock } = context;
   const claimed = await store.claimMessage(id, { now: clock() });
   if (claimed === undefined) return SendOutcome.Skipped;
@@ -56,7 +66,7 @@ export async function sendMessage(context: RelayContext<RelayConfigView>, id: st
     gate = await checkBeforeSend(context, claimed);
     if (gate.outcome !== SendOutcome.Sent) await store.settle(id, token, { state: GATE_STATE[gate.outcome], reason: gate.reason }, { now: clock() });
   } catch (error) {
-    if (await releaseUnsent(context, claimed, token, error)) return SendOutcome.Failed;
+    if (await releaseUnsent(context, claimed, token, error, onRetry)) return SendOutcome.Failed;
     throw error;
   }
   if (gate.outcome !== SendOutcome.Sent) {
@@ -71,7 +81,7 @@ export async function sendMessage(context: RelayContext<RelayConfigView>, id: st
     result = await sendWithKeyRefresh(context, claimed);
   } catch (error) {
     await settleCreditAfterFailure(context, gate.credit, error);
-    return settleFailure(context, claimed, token, error);
+    return settleFailure(context, claimed, token, error, onRetry);
   }
 
   // The SMS went out: from here on nothing may make it go out again. Every write below is
@@ -388,7 +398,7 @@ async function smsClient(get: () => Promise<SmsClient>): Promise<SmsClient> {
   }
 }
 
-async function settleFailure(context: RelayContext<RelayConfigView>, record: MessageRecord, token: string, error: unknown): Promise<SendOutcome> {
+async function settleFailure(context: RelayContext<RelayConfigView>, record: MessageRecord, token: string, error: unknown, onRetry: SendMessageOptions['onRetry']): Promise<SendOutcome> {
   const { store, clock, metrics, policy } = context;
   // Any error that is not the client's counts as maybe-sent: nothing proves otherwise.
   const description = describeSmsError(error);
@@ -419,6 +429,7 @@ async function settleFailure(context: RelayContext<RelayConfigView>, record: Mes
     const nextAttemptAt = new Date(now.getTime() + backoffMs(policy, record.attempts));
     await store.settle(record.id, token, { state: MessageState.Pending, nextAttemptAt, lastError }, { now });
     logSend(context, record, 'RETRY', { error: description, nextAttemptAt: nextAttemptAt.toISOString() });
+    onRetry?.(nextAttemptAt);
     return SendOutcome.Retrying;
   }
 
@@ -449,14 +460,16 @@ async function settleFailure(context: RelayContext<RelayConfigView>, record: Mes
  * @returns `true` when the record was settled FAILED. Best effort: if the store is still failing,
  * the stale recovery is all there is.
  */
-async function releaseUnsent(context: RelayContext<RelayConfigView>, record: MessageRecord, token: string, error: unknown): Promise<boolean> {
+async function releaseUnsent(context: RelayContext<RelayConfigView>, record: MessageRecord, token: string, error: unknown, onRetry: SendMessageOptions['onRetry']): Promise<boolean> {
   const { store, clock, policy, metrics } = context;
   const now = clock();
   const lastError: LastError = { name: errorName(error), delivery: SmsDelivery.NOT_SENT, message: failedBeforeSending(error) };
   const exhausted = record.attempts >= policy.maxAttempts;
   try {
     if (!exhausted) {
-      await store.settle(record.id, token, { state: MessageState.Pending, nextAttemptAt: new Date(now.getTime() + backoffMs(policy, record.attempts)), lastError }, { now });
+      const nextAttemptAt = new Date(now.getTime() + backoffMs(policy, record.attempts));
+      await store.settle(record.id, token, { state: MessageState.Pending, nextAttemptAt, lastError }, { now });
+      onRetry?.(nextAttemptAt);
       return false;
     }
     await store.settle(record.id, token, { state: MessageState.Failed, reason: `not sent after ${record.attempts} attempts: ${lastError.message}`, lastError }, { now });

@@ -207,7 +207,8 @@ export type Settlement =
  * Settles a claimed message: one conditional update from `SENDING` with this claim token, so a
  * sender whose claim went stale cannot overwrite the outcome of the one that took over. The same
  * write appends the outcome to `history`, with the settlement's `reason` and `lastError`. A return
- * to `PENDING` is a MODIFY, which the stream (INSERTs only) ignores: the sweeper sends it when due.
+ * to `PENDING` (a retry) is a MODIFY with `attempts` above 0, which the stream ignores: the sender
+ * that settled it sends it again at its backoff while its time-out allows, else the sweeper does.
  *
  * @throws {ClaimLostError} the record is not `SENDING` with this token
  *

@@ -140,7 +140,7 @@ export async function startRuntime(settings: RuntimeSettings, { verbose = false 
 
     const problem = (message: string, error?: unknown): void => terminal.printError(`${clockNow()}  error    ${message}${describeError(error)}`);
     const sender = createSendQueue({
-      send: (id) => sendMessage(context, id),
+      send: (id) => sendMessage(context, id, { onRetry: (at) => sender.feedAt(id, at) }),
       concurrency: LOCAL_SENDER_CONCURRENCY,
       onError: (id, error) => problem(`send of ${id} failed; the sweeper retries it`, error),
     });

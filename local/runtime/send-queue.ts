@@ -5,7 +5,12 @@ export interface SendQueue {
    * few at a time. An id already queued or being sent is not queued again.
    */
   feed(ids: readonly string[]): void;
-  /** Starts nothing new; queued ids stay PENDING in the store for the sweeper or the next start. */
+  /**
+   * Feeds `id` once the clock reaches `at`: a retry sent at its backoff, not at the next sweep
+   * (which stays the safety net, and is skipped by the queue if it feeds the id first).
+   */
+  feedAt(id: string, at: Date): void;
+  /** Starts nothing new; queued and timed ids stay PENDING in the store for the sweeper or the next start. */
   stop(): void;
   /** Resolves when nothing fed so far is queued or being sent. */
   idle(): Promise<void>;
@@ -36,6 +41,7 @@ export function createSendQueue({ send, concurrency, onError }: SendQueueOptions
   const inFlight = new Set<Promise<void>>();
   // The sweeper feeds every due record each pass: a backlog longer than one pass must not pile up twice.
   const known = new Set<string>();
+  const timers = new Set<NodeJS.Timeout>();
   let stopped = false;
 
   const pump = (): void => {
@@ -52,18 +58,36 @@ export function createSendQueue({ send, concurrency, onError }: SendQueueOptions
     }
   };
 
+  const feed = (ids: readonly string[]): void => {
+    if (stopped) return;
+    for (const id of ids) {
+      if (known.has(id)) continue;
+      known.add(id);
+      queue.push(id);
+    }
+    pump();
+  };
+
+  const feedAt = (id: string, at: Date): void => {
+    if (stopped) return;
+    // A timer may fire a millisecond early, and a claim before `nextAttemptAt` skips the record.
+    const timer = setTimeout(() => {
+      timers.delete(timer);
+      if (Date.now() < at.getTime()) feedAt(id, at);
+      else feed([id]);
+    }, Math.max(0, at.getTime() - Date.now()) + 1);
+    // A pending retry must not keep the process alive: the record waits in the table.
+    timer.unref();
+    timers.add(timer);
+  };
+
   return {
-    feed: (ids) => {
-      if (stopped) return;
-      for (const id of ids) {
-        if (known.has(id)) continue;
-        known.add(id);
-        queue.push(id);
-      }
-      pump();
-    },
+    feed,
+    feedAt,
     stop: () => {
       stopped = true;
+      for (const timer of timers) clearTimeout(timer);
+      timers.clear();
       for (const id of queue) known.delete(id);
       queue.length = 0;
     },

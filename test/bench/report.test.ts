@@ -1,12 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { costPer1000Sms, PRICES, SMS_PRICE_TZS, TZS_PER_USD } from '../../bench/cost';
-import { cliSection, dynamoSection, renderReport, summaryLines, updateReport, type BenchRun } from '../../bench/report';
+import { cliSection, dynamoSection, redriveSection, renderReport, summaryLines, updateReport, type BenchRun } from '../../bench/report';
 
 const cost = costPer1000Sms({ ingestMs: 4.2, senderMs: 17.5, memoryMb: { ingest: 256, sender: 256 }, writeUnits: 13, readUnits: 0 });
 const entry = { ms: 300, baselineMs: 200, ratio: 1.5 };
 const run: BenchRun = {
   results: {
     timeToSms: { trickle: { p50Ms: 12.3, p99Ms: 45.6 }, burst: { acceptP99Ms: 250, drainSeconds: 10, smsPerSecond: 100, floorSmsPerSecond: 400 } },
+    redrive: { records: 2_000, seconds: 8, smsPerSecond: 250 },
     consoleLoad: {
       records: 10_000,
       seedSeconds: 120,
@@ -44,6 +45,7 @@ describe('bench report', () => {
     expect(text).toContain('before issue 19: 7 requests, 13 WRU');
     expect(text).toContain("logs' listing 20 ms, ratio 1.5×");
     expect(text).toContain('250 / 300 ms');
+    expect(text).toMatch(/redrive: parked SMS per second +250 +2,000 records in 8 s/);
     expect(text).toMatch(/CLI: sms-relay --help +90 ms +baseline node -e 0 60 ms, ratio 1.5×/);
     expect(text).toMatch(/CLI: sms-relay validate +300 ms +baseline node -e 0 60 ms, ratio 5×/);
   });
@@ -85,5 +87,16 @@ describe('bench report', () => {
     expect(after).toContain('| **write units** (table + indexes) | 5 | 13 |');
     expect(after.match(/## DynamoDB per SMS/g)).toHaveLength(1);
     expect(after).toMatch(/DynamoDB per SMS +3 requests, 5 WRU/);
+  });
+
+  it('after a run of the redrive section alone, replaces its section and keeps the AWS estimate', () => {
+    const before = renderReport(run);
+    expect(before).toContain('## Redrive');
+    const redrive = { records: 2_000, seconds: 5, smsPerSecond: 400 };
+    const after = updateReport(before, { ...run.results, redrive }, [redriveSection(redrive, 'on 2026-11-26')]);
+    expect(after).toContain('| SMS per second | 400 |');
+    expect(after).not.toContain('| SMS per second | 250 |');
+    expect(after.match(/## Redrive/g)).toHaveLength(1);
+    expect(after).toContain('**On AWS (an estimate, not measured):**');
   });
 });

@@ -196,7 +196,24 @@ describe('sender stream', () => {
     const filters = (props(mapping)['FilterCriteria'] as { Filters: { Pattern: string }[] }).Filters;
     expect(filters.map((filter) => JSON.parse(filter.Pattern))).toEqual([
       { eventName: ['INSERT'], dynamodb: { NewImage: { state: { S: ['PENDING'] } } } },
+      // A redrive: the store's requeue leaves the record PENDING with its attempts reset.
+      { eventName: ['MODIFY'], dynamodb: { NewImage: { state: { S: ['PENDING'] }, attempts: { N: ['0'] } } } },
     ]);
+  });
+
+  it('lets a redrive through to the sender, and never a retry, a claim or a settled send', () => {
+    const [, mapping] = resourcesOfType(prod.resources, 'AWS::Lambda::EventSourceMapping')[0] ?? [];
+    const patterns = (props(mapping)['FilterCriteria'] as { Filters: { Pattern: string }[] }).Filters.map((filter) => JSON.parse(filter.Pattern) as Pattern);
+    const passes = (eventName: string, state: string, attempts: number): boolean =>
+      patterns.some((pattern) => matches(pattern, { eventName, dynamodb: { NewImage: { state: { S: state }, attempts: { N: String(attempts) } } } }));
+
+    expect(passes('INSERT', 'PENDING', 0)).toBe(true);
+    expect(passes('MODIFY', 'PENDING', 0)).toBe(true);
+    expect(passes('MODIFY', 'PENDING', 1)).toBe(false);
+    expect(passes('MODIFY', 'SENDING', 1)).toBe(false);
+    expect(passes('MODIFY', 'SENT', 1)).toBe(false);
+    expect(passes('MODIFY', 'PARKED', 1)).toBe(false);
+    expect(passes('REMOVE', 'PENDING', 0)).toBe(false);
   });
 
   it('hands a new record to the sender as soon as the stream has it: no batching window', () => {
@@ -461,3 +478,14 @@ describe('observability', () => {
     for (const metric of ['ApproximateNumberOfMessagesVisible', 'IteratorAge', 'Errors', 'Duration', 'Throttles', '5xx']) expect(body).toContain(metric);
   });
 });
+
+/** An event filter pattern as Lambda reads it, for the equality rules the stack uses. */
+type Pattern = { readonly [key: string]: Pattern | readonly string[] };
+
+/** Whether `event` matches `pattern`: every key of the pattern present, each leaf one of its values. */
+function matches(pattern: Pattern, event: unknown): boolean {
+  return Object.entries(pattern).every(([key, rule]) => {
+    const value = (event as Record<string, unknown> | undefined)?.[key];
+    return Array.isArray(rule) ? rule.includes(value as string) : matches(rule as Pattern, value);
+  });
+}

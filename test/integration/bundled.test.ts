@@ -4,10 +4,11 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import type { APIGatewayProxyStructuredResultV2, DynamoDBBatchResponse, DynamoDBRecord } from 'aws-lambda';
+import { GetItemCommand } from '@aws-sdk/client-dynamodb';
+import type { APIGatewayProxyStructuredResultV2, AttributeValue as StreamAttributeValue, DynamoDBBatchResponse, DynamoDBRecord } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
-import { NOTICE_ROUTE } from '../../functions/relay/ports';
+import { NOTICE_ROUTE, sleepUntil } from '../../functions/relay/ports';
 import { createStore, ensureTable, MessageState, type MessageRecord, type MessageStore } from '../../functions/store';
 import { bundleHandlers, type HandlerName } from '../../infra/bundle';
 import { metricsNamespace } from '../../infra/metrics';
@@ -15,7 +16,7 @@ import { RELAY_CONFIG_FILE, stageFunctionAsset } from '../../infra/staging';
 import { startSandbox } from '../../local/sandbox/server';
 import type { RunningSandbox } from '../../local/sandbox/types';
 import { type Dynalite, startDynalite } from '../helpers/dynalite';
-import { apiEvent, insertRecordOf, scheduledEvent } from '../functions/handlers/support';
+import { apiEvent, insertRecordOf, scheduledEvent, streamRecord } from '../functions/handlers/support';
 
 /**
  * The deployed code, end to end: the esbuild bundles the stack ships, each packaged with the config
@@ -261,6 +262,50 @@ describe('the bundled handlers', { timeout: 60_000 }, () => {
     expect(new Set(sandbox.requests().map((request) => request.connection)).size).toBe(1);
   });
 
+  it('a send that certainly did not go out is retried by the sender at its backoff, without a sweep', async () => {
+    const baseDelayMs = 2_000;
+    const { body } = await ingest('alerts', alert('Disk on db-07 is 97% full'));
+    const id = body.ids[0]!;
+    // A 401 sends nothing (and the secret holds the same key), twice: two retries, at 2 s and 4 s.
+    sandbox.injectFault({ kind: 'status', status: 401, count: 2 });
+
+    const records = [await insertRecordOf(db.client, tableName, id)];
+    const { result } = await invoke<DynamoDBBatchResponse>('sender', { Records: records }, { RETRY_BASE_DELAY_MS: String(baseDelayMs) });
+
+    expect(result).toEqual({ batchItemFailures: [] });
+    const sent = await record(id);
+    expect(sent).toMatchObject({ state: MessageState.Sent, attempts: 3 });
+    expect(sent.history.map((entry) => entry.state)).toEqual(['PENDING', 'SENDING', 'PENDING', 'SENDING', 'PENDING', 'SENDING', 'SENT']);
+    // Each retry's claim against the time its failure was settled plus its backoff, from the
+    // record's own timestamps: never early (the claim refuses a record not yet due), at most 2 s late.
+    const at = sent.history.map((entry) => Date.parse(entry.at));
+    for (const [claim, settled, backoff] of [[3, 2, baseDelayMs], [5, 4, 2 * baseDelayMs]] as const) {
+      expect(at[claim]! - (at[settled]! + backoff)).toBeGreaterThanOrEqual(0);
+      expect(at[claim]! - (at[settled]! + backoff)).toBeLessThanOrEqual(2_000);
+    }
+    expect(sandbox.messages().filter((message) => message.message.includes('db-07'))).toHaveLength(1);
+  });
+
+  it('a retry due after the invocation could still send it is left PENDING for the sweeper', async () => {
+    const { body } = await ingest('alerts', alert('Disk on db-08 is 97% full'));
+    const id = body.ids[0]!;
+    sandbox.injectFault({ kind: 'status', status: 401 });
+
+    // 12 s left, a 5 s backoff, and a send needs the provider's 5 s time-out plus a 5 s margin.
+    const records = [await insertRecordOf(db.client, tableName, id)];
+    const { result } = await invoke<DynamoDBBatchResponse>('sender', { Records: records }, { RETRY_BASE_DELAY_MS: '5000', DRIVER_TIMEOUT_MS: '12000' });
+
+    expect(result).toEqual({ batchItemFailures: [] });
+    const pending = await record(id);
+    expect(pending).toMatchObject({ state: MessageState.Pending, attempts: 1, nextAttemptAt: expect.any(String) });
+    expect((await invoke('sweeper', scheduledEvent())).result).toMatchObject({ sent: {} });
+
+    // Once due, the sweeper (the safety net) sends it.
+    await sleepUntil(new Date(pending.nextAttemptAt!));
+    expect((await invoke('sweeper', scheduledEvent())).result).toMatchObject({ sent: { sent: 1 } });
+    expect(await record(id)).toMatchObject({ state: MessageState.Sent, attempts: 2 });
+  });
+
   it('an ambiguous failure on an at-most-once route leaves the message UNKNOWN: one SMS, never two', async () => {
     const { body } = await ingest('alerts', alert('Disk on db-02 is 95% full'));
     const id = body.ids[0]!;
@@ -274,16 +319,15 @@ describe('the bundled handlers', { timeout: 60_000 }, () => {
     expect(sandbox.messages().filter((message) => message.message.includes('db-02'))).toHaveLength(1);
   });
 
-  it('an ambiguous failure on an at-least-once route is retried by the sweeper: SENT, and delivered twice', async () => {
+  it('an ambiguous failure on an at-least-once route is retried (by the sender, at its backoff of 0 here): SENT, and delivered twice', async () => {
     const { body } = await ingest('alerts-alo', alert('Disk on db-03 is 96% full'));
     const id = body.ids[0]!;
     sandbox.injectFault({ kind: 'status', status: 500, deliver: true });
 
     expect(await send(id)).toEqual({ batchItemFailures: [] });
-    expect(await record(id)).toMatchObject({ state: MessageState.Pending, attempts: 1 });
+    expect(await record(id)).toMatchObject({ state: MessageState.Sent, attempts: 2, lastError: { status: 500, delivery: 'maybe-sent' } });
 
-    expect((await invoke('sweeper', scheduledEvent())).result).toMatchObject({ sent: { sent: 1 } });
-    expect(await record(id)).toMatchObject({ state: MessageState.Sent, attempts: 2 });
+    expect((await invoke('sweeper', scheduledEvent())).result).toMatchObject({ sent: {} });
     // At-least-once means exactly this: the on-call engineer cannot miss it, and may get it twice.
     expect(sandbox.messages().filter((message) => message.message.includes('db-03'))).toHaveLength(2);
   });
@@ -309,6 +353,20 @@ describe('the bundled handlers', { timeout: 60_000 }, () => {
 
     expect(await record(id)).toMatchObject({ state: MessageState.Parked, lastError: { status: 402 } });
     expect(sandbox.messages().filter((message) => message.message.includes('db-04'))).toHaveLength(0);
+  });
+
+  it('a redriven record is sent by the sender from its stream MODIFY, as a new one is: one SMS', async () => {
+    const [parked] = (await store.listByState(MessageState.Parked)).items.filter((each) => each.text.includes('db-04'));
+    sandbox.setBalance(1000);
+    await store.requeue(parked!.id, { from: MessageState.Parked });
+
+    const { Item: item } = await db.client.send(new GetItemCommand({ TableName: tableName, Key: { pk: { S: `MSG#${parked!.id}` }, sk: { S: 'MSG' } }, ConsistentRead: true }));
+    const modify = streamRecord('MODIFY', item as Record<string, StreamAttributeValue>);
+    expect(await invoke<DynamoDBBatchResponse>('sender', { Records: [modify, modify] }).then(({ result }) => result)).toEqual({ batchItemFailures: [] });
+
+    expect(await record(parked!.id)).toMatchObject({ state: MessageState.Sent, redrives: 1 });
+    // The same event twice (a redelivered batch) sends once: the claim is conditional.
+    expect(sandbox.messages().filter((message) => message.message.includes('db-04'))).toHaveLength(1);
   });
 
   it('a 503 from the provider on an at-most-once route: UNKNOWN, and the Unknown metric the MessagesUnknown alarm reads', async () => {

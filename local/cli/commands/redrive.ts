@@ -26,12 +26,12 @@ interface RedriveOptions {
 const NEXT_STEP = {
   [AccessKind.Runtime]: 'the running relay sends them within a few seconds',
   [AccessKind.Store]: 'they are sent when the relay next starts (npm start)',
-  [AccessKind.Aws]: "the stack's sweeper sends them within a minute",
+  [AccessKind.Aws]: "the stack's sender sends them from the table's stream as they are re-queued",
 } as const satisfies Record<AccessKind, string>;
 
 /**
  * `sms-relay redrive`: sends parked (or failed, or held) messages back to PENDING, typically after
- * a top-up; the sweeper then sends them.
+ * a top-up; the relay then sends them at once (locally the runtime, on AWS the stream-fed sender).
  *
  * @example
  * // npx sms-relay redrive                  (every PARKED record)
@@ -40,7 +40,7 @@ const NEXT_STEP = {
  */
 export function redriveCommand(): Command {
   return new Command('redrive')
-    .description('Re-queue PARKED (default), FAILED or HELD messages, e.g. after topping up the balance; the sweeper then sends them')
+    .description('Re-queue PARKED (default), FAILED or HELD messages, e.g. after topping up the balance; the relay then sends them at once')
     .addOption(new Option('--state <state>', `records in this state: ${REDRIVE_STATES.join(', ')}`).default('PARKED'))
     .addOption(new Option('--since <when>', 'only records that reached the state since a duration ago (30m, 2h, 3d) or an ISO time'))
     .addOption(new Option('--route <id>', 'only this route'))

@@ -74,6 +74,19 @@ describe('sender handler, store mocked', () => {
     expect(secretsManager.commandCalls(GetSecretValueCommand)).toHaveLength(0);
   });
 
+  it('takes a redrive (a MODIFY leaving a message PENDING with no attempt), and no other MODIFY', async () => {
+    dynamo.on(UpdateItemCommand).rejects(new ConditionalCheckFailedException({ message: 'The conditional request failed', $metadata: {} }));
+    const records = [
+      streamRecord('MODIFY', { ...image('R'), attempts: { N: '0' } }),
+      streamRecord('MODIFY', { ...image('T'), attempts: { N: '1' } }),
+      streamRecord('MODIFY', { ...image('S'), state: { S: 'SENDING' }, attempts: { N: '0' } }),
+    ];
+
+    expect(await handler(streamEvent(records), lambdaContext())).toEqual({ batchItemFailures: [] });
+
+    expect(dynamo.commandCalls(UpdateItemCommand).map((call) => call.args[0].input.Key?.['pk']?.S)).toEqual(['MSG#R']);
+  });
+
   it('starts no send it may not finish, and hands the records back to the stream', async () => {
     const records = [streamRecord('INSERT', image('A')), streamRecord('INSERT', image('B'))];
 

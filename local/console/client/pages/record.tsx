@@ -79,7 +79,7 @@ export function RecordPage({ id, overview }: { id: string; overview: Overview })
         {inFlight ? <span class="muted live"><span class="dot" /> updating</span> : null}
         <span class="spacer" />
         {detail.redrivable ? (
-          <button type="button" class="primary" data-testid="redrive" disabled={redriving} onClick={redrive} title={`Re-queue this ${record.state} record; the sweeper sends it`}>
+          <button type="button" class="primary" data-testid="redrive" disabled={redriving} onClick={redrive} title={`Re-queue this ${record.state} record; the relay sends it at once`}>
             {redriving ? 'Redriving…' : 'Redrive'}
           </button>
         ) : null}
