@@ -4,7 +4,7 @@ import { type Item, ItemReader, num, str, strList } from './attributes';
 import { messageItem, stateChange } from './codec';
 import type { StoreTable } from './context';
 import { writeIf } from './write';
-import { InvalidMessageError, StoreError, TooManyMessagesError } from './errors';
+import { StoreError } from './errors';
 import { newId } from './ids';
 import { DAY_SECONDS, ItemKind, dedupeKey as dedupeItemKey, epochSeconds, messageKey } from './keys';
 import { MessageState, TABLE } from './table';
@@ -96,8 +96,7 @@ const GUARD_ATTEMPTS = 3;
  * and its body's guard is pointed there. Two copies of one signed body racing each other under
  * different ids cannot be told apart: the first to place the body's guard is the accept.
  *
- * @throws {TooManyMessagesError} more than {@link MAX_MESSAGES_PER_WEBHOOK} messages
- * @throws {InvalidMessageError} no messages, or one that breaks the data model
+ * @throws {StoreError} no messages, more than {@link MAX_MESSAGES_PER_WEBHOOK}, or one that breaks the data model
  *
  * @example
  * ```typescript
@@ -211,33 +210,33 @@ const expiresAtOf = (now: Date, retentionDays: number): number =>
 const validate = (input: AcceptInput, retentionDays: number): void => {
   const { route, dedupeKey, windowSeconds, messages } = input;
   if (messages.length > MAX_RECORDS_PER_WEBHOOK) {
-    throw new TooManyMessagesError(messages.length, MAX_RECORDS_PER_WEBHOOK);
+    throw new StoreError(`one webhook may record at most ${MAX_RECORDS_PER_WEBHOOK} messages, got ${messages.length}`);
   }
   if (messages.length === 0) {
-    throw new InvalidMessageError('an accept records at least one message; record filtered webhooks as DROPPED');
+    throw new StoreError('an accept records at least one message; record filtered webhooks as DROPPED');
   }
   // '#' separates the parts of the guard's key: a route containing one could collide with another.
   if (route === '' || route.includes('#')) {
-    throw new InvalidMessageError(`invalid route name: ${JSON.stringify(route)}`);
+    throw new StoreError(`invalid route name: ${JSON.stringify(route)}`);
   }
-  if (dedupeKey === '' || input.replayKey === '') throw new InvalidMessageError('empty dedupe key');
+  if (dedupeKey === '' || input.replayKey === '') throw new StoreError('empty dedupe key');
   if (!Number.isInteger(windowSeconds) || windowSeconds < 0) {
-    throw new InvalidMessageError(`windowSeconds must be a whole number ≥ 0, got ${windowSeconds}`);
+    throw new StoreError(`windowSeconds must be a whole number ≥ 0, got ${windowSeconds}`);
   }
-  if (!(retentionDays > 0)) throw new InvalidMessageError(`retentionDays must be > 0, got ${retentionDays}`);
+  if (!(retentionDays > 0)) throw new StoreError(`retentionDays must be > 0, got ${retentionDays}`);
   for (const message of messages) {
     const state: string = message.state ?? MessageState.Pending;
     // Checked at run time too: callers written in JavaScript or casting past the type exist.
     if (state !== MessageState.Pending && state !== MessageState.Dropped) {
-      throw new InvalidMessageError(`message ${message.index}: cannot be created in state ${state}`);
+      throw new StoreError(`message ${message.index}: cannot be created in state ${state}`);
     }
     const bad = message.to.find((recipient) => !RECIPIENT.test(recipient));
-    if (bad !== undefined) throw new InvalidMessageError(`message ${message.index}: invalid recipient ${bad}`);
+    if (bad !== undefined) throw new StoreError(`message ${message.index}: invalid recipient ${bad}`);
     if (state === MessageState.Pending && message.to.length === 0) {
-      throw new InvalidMessageError(`message ${message.index}: a pending message needs a recipient`);
+      throw new StoreError(`message ${message.index}: a pending message needs a recipient`);
     }
     if (state === MessageState.Dropped && !message.reason) {
-      throw new InvalidMessageError(`message ${message.index}: a dropped message needs a reason`);
+      throw new StoreError(`message ${message.index}: a dropped message needs a reason`);
     }
   }
 };

@@ -1,5 +1,5 @@
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
-import { CorruptRecordError } from './errors';
+import { corruptRecord, StoreError } from './errors';
 
 /**
  * Small typed converters between plain values and DynamoDB attribute values. The store writes a
@@ -98,7 +98,7 @@ export class ItemReader {
     });
   }
 
-  private missing(name: string, type: string): CorruptRecordError {
-    return new CorruptRecordError(this.key, `attribute ${name} is missing or not of type ${type}`);
+  private missing(name: string, type: string): StoreError {
+    return corruptRecord(this.key, `attribute ${name} is missing or not of type ${type}`);
   }
 }

@@ -2,7 +2,7 @@ import { GetItemCommand } from '@aws-sdk/client-dynamodb';
 import { bool, ItemReader, num, str } from './attributes';
 import type { StoreTable } from './context';
 import { writeIf } from './write';
-import { InvalidArgumentError } from './errors';
+import { StoreError } from './errors';
 import { buildUpdate, type UpdateSpec } from './expressions';
 import { balanceKey, ItemKind } from './keys';
 import type { BalanceState } from './types';
@@ -50,7 +50,7 @@ export const updateBalanceState = async (
   { balance, threshold, now = context.clock() }: BalanceObservation,
 ): Promise<BalanceUpdate> => {
   if (!Number.isFinite(balance) || !Number.isFinite(threshold)) {
-    throw new InvalidArgumentError(`balance and threshold must be finite numbers, got ${balance} and ${threshold}`);
+    throw new StoreError(`balance and threshold must be finite numbers, got ${balance} and ${threshold}`);
   }
   const at = now.toISOString();
   const observed = { kind: str(ItemKind.Balance), lastBalance: num(balance), lastCheckedAt: str(at) };
@@ -103,7 +103,7 @@ export const recordPrice = async (
   { creditsPerUnit, now = context.clock() }: PriceObservation,
 ): Promise<void> => {
   if (!Number.isFinite(creditsPerUnit) || creditsPerUnit <= 0) {
-    throw new InvalidArgumentError(`creditsPerUnit must be a number > 0, got ${creditsPerUnit}`);
+    throw new StoreError(`creditsPerUnit must be a number > 0, got ${creditsPerUnit}`);
   }
   const known = knownPrices.get(context);
   if (known !== undefined && known.creditsPerUnit === creditsPerUnit && Date.now() - known.at < PRICE_KNOWN_MS) return;

@@ -1,7 +1,7 @@
 import { type AttributeValue, GetItemCommand, PutItemCommand, QueryCommand } from '@aws-sdk/client-dynamodb';
 import { type Item, ItemReader, num, str, strList } from './attributes';
 import type { StoreTable } from './context';
-import { InvalidArgumentError } from './errors';
+import { StoreError } from './errors';
 import { ID_PATTERN, idTime, newId } from './ids';
 import { captureKey, capturePk, epochSeconds, ItemKind } from './keys';
 import { TABLE } from './table';
@@ -65,7 +65,7 @@ const utf8 = new TextDecoder('utf-8', { fatal: true });
  */
 export const capturePayload = async (table: StoreTable, input: CaptureInput): Promise<CapturedPayload> => {
   if (!Number.isInteger(input.keepSeconds) || input.keepSeconds < 1) {
-    throw new InvalidArgumentError(`keepSeconds must be a whole number ≥ 1, got ${input.keepSeconds}`);
+    throw new StoreError(`keepSeconds must be a whole number ≥ 1, got ${input.keepSeconds}`);
   }
   let body: string;
   let bodyEncoding: CapturedPayload['bodyEncoding'];
@@ -192,7 +192,7 @@ export const findCapture = async (
   now: Date = table.clock(),
 ): Promise<CapturedPayload | undefined> => {
   const created = Date.parse(createdAt);
-  if (Number.isNaN(created)) throw new InvalidArgumentError(`createdAt must be an ISO time, got "${createdAt}"`);
+  if (Number.isNaN(created)) throw new StoreError(`createdAt must be an ISO time, got "${createdAt}"`);
   let start: Record<string, AttributeValue> | undefined;
   do {
     const page = await table.client.send(

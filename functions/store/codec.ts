@@ -2,7 +2,7 @@ import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { compact, type Item, ItemReader, map, num, str, strList } from './attributes';
 import { ItemKind, messageKey } from './keys';
 import { MessageState, TABLE } from './table';
-import { CorruptRecordError } from './errors';
+import { corruptRecord } from './errors';
 import { DeliveryPolicy } from '../core/config/policies';
 import { HISTORY_KEPT } from '../core/defaults';
 import {
@@ -150,16 +150,16 @@ export const messageItem = (record: MessageRecord): Item =>
 export const messageFromItem = (item: Item): MessageRecord => {
   const where = item[TABLE.partitionKey]?.S ?? '(no key)';
   const read = new ItemReader(item, where);
-  if (read.optStr('kind') !== ItemKind.Message) throw new CorruptRecordError(where, 'not a message record');
+  if (read.optStr('kind') !== ItemKind.Message) throw corruptRecord(where, 'not a message record');
   const state = read.str('state');
-  if (!STATES.has(state)) throw new CorruptRecordError(where, `unknown state ${state}`);
+  if (!STATES.has(state)) throw corruptRecord(where, `unknown state ${state}`);
   const delivery = read.str('delivery');
-  if (!DELIVERIES.has(delivery)) throw new CorruptRecordError(where, `unknown delivery ${delivery}`);
+  if (!DELIVERIES.has(delivery)) throw corruptRecord(where, `unknown delivery ${delivery}`);
 
   const lastErrorRead = read.optMap('lastError');
   const resultRead = read.optMap('result');
   const notice = read.optStr('notice');
-  if (notice !== undefined && !NOTICES.has(notice)) throw new CorruptRecordError(where, `unknown notice ${notice}`);
+  if (notice !== undefined && !NOTICES.has(notice)) throw corruptRecord(where, `unknown notice ${notice}`);
   const optional = {
     senderId: read.optStr('senderId'),
     notice: notice as NoticeKind | undefined,
@@ -210,7 +210,7 @@ const lastErrorFrom = (read: ItemReader): LastError => ({
 
 const stateChangeFrom = (read: ItemReader, where: string): StateChange => {
   const state = read.str('state');
-  if (!STATES.has(state)) throw new CorruptRecordError(where, `unknown state ${state} in history`);
+  if (!STATES.has(state)) throw corruptRecord(where, `unknown state ${state} in history`);
   const error = read.optMap('error');
   return {
     at: read.str('at'),
@@ -226,6 +226,6 @@ const parseJson = (text: string, where: string): unknown => {
   try {
     return JSON.parse(text) as unknown;
   } catch (error) {
-    throw new CorruptRecordError(where, 'result.recipients is not JSON', { cause: error });
+    throw corruptRecord(where, 'result.recipients is not JSON', { cause: error });
   }
 };

@@ -2,7 +2,7 @@ import { GetItemCommand } from '@aws-sdk/client-dynamodb';
 import { type Item, ItemReader, num, str } from './attributes';
 import type { StoreTable } from './context';
 import { type ConditionalUpdate, writeIf, type WriteIfOptions, type WriteOutcome } from './write';
-import { InvalidArgumentError } from './errors';
+import { StoreError } from './errors';
 import { balanceKey, ItemKind } from './keys';
 
 /*
@@ -69,7 +69,7 @@ export interface CreditBasis {
 }
 
 const finite = (name: string, value: number): void => {
-  if (!Number.isFinite(value)) throw new InvalidArgumentError(`${name} must be a finite number, got ${value}`);
+  if (!Number.isFinite(value)) throw new StoreError(`${name} must be a finite number, got ${value}`);
 };
 
 /** Credits are decimal; floating-point sums are cut to micro-credits so the counters do not drift. */
@@ -101,7 +101,7 @@ const updateBalance = async (context: StoreTable, input: BalanceUpdate): Promise
  */
 export const reserveCredit = async (context: StoreTable, { estimate, floor, token }: CreditRequest): Promise<CreditReservation> => {
   finite('estimate', estimate);
-  if (estimate < 0) throw new InvalidArgumentError(`estimate must be ≥ 0, got ${estimate}`);
+  if (estimate < 0) throw new StoreError(`estimate must be ≥ 0, got ${estimate}`);
   if (floor !== undefined) finite('floor', floor);
   const outcome = await writeBalance(context, {
     UpdateExpression: 'SET #projected = #projected - :estimate, #inFlight.#token = :estimate ADD #committed :estimate',

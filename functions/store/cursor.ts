@@ -1,5 +1,5 @@
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
-import { InvalidCursorError } from './errors';
+import { invalidCursor } from './errors';
 
 /**
  * Pagination cursors: DynamoDB's `LastEvaluatedKey` as base64url JSON. Every key attribute of
@@ -16,15 +16,15 @@ export const decodeCursor = (cursor: string | undefined): Record<string, Attribu
   try {
     parsed = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
   } catch (error) {
-    throw new InvalidCursorError(undefined, { cause: error });
+    throw invalidCursor({ cause: error });
   }
-  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw new InvalidCursorError();
+  if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed)) throw invalidCursor();
   const key: Record<string, AttributeValue> = {};
   for (const [name, value] of Object.entries(parsed)) {
     const s: unknown = typeof value === 'object' && value !== null ? (value as { S?: unknown }).S : undefined;
-    if (typeof s !== 'string' || Object.keys(value as object).length !== 1) throw new InvalidCursorError();
+    if (typeof s !== 'string' || Object.keys(value as object).length !== 1) throw invalidCursor();
     key[name] = { S: s };
   }
-  if (Object.keys(key).length === 0) throw new InvalidCursorError();
+  if (Object.keys(key).length === 0) throw invalidCursor();
   return key;
 };

@@ -1,60 +1,26 @@
 /**
  * Errors of the store. Losing a race (a claim someone else won, a summary someone else marked)
- * is an outcome, never an error; only misuse, corrupt data and lost claims are thrown.
+ * is an outcome, never an error; only misuse, corrupt data and lost claims are thrown. A lost
+ * claim is the one a caller handles on its own (it logs and stops), so it is the one subclass;
+ * misuse (too many or invalid messages, a bad cursor or option), a corrupt item and a table that
+ * does not become ready are all a `StoreError` whose message says which.
  */
 
 /**
- * Base class for every error thrown by the store, so callers can tell store problems from
- * their own with one `instanceof`.
+ * Every error thrown by the store, so callers can tell store problems from their own with one
+ * `instanceof`: a caller bug (an empty or over-long fan-out, a message that breaks the data model,
+ * an option that cannot be honoured, a cursor this store did not hand out), an item that does not
+ * have the shape this code writes, or a table that does not become `ACTIVE` in time.
+ *
+ * @example
+ * ```typescript
+ * await store.listByState('PENDING', { cursor: 'garbage' }); // throws StoreError('invalid pagination cursor')
+ * ```
  */
 class StoreError extends Error {
   public constructor(message: string, options?: ErrorOptions) {
     super(message, options);
     this.name = 'StoreError';
-  }
-}
-
-/**
- * Thrown by `acceptWebhook` when one webhook fans out into more message records than
- * `MAX_RECORDS_PER_WEBHOOK` (51). The caller caps fan-out before it gets here.
- *
- * @example
- * ```typescript
- * try {
- *   await store.acceptWebhook({ route, dedupeKey, windowSeconds, messages });
- * } catch (error) {
- *   if (error instanceof TooManyMessagesError) logger.error('fan-out not capped', { count: error.count });
- *   throw error;
- * }
- * ```
- */
-class TooManyMessagesError extends StoreError {
-  public readonly count: number;
-  public readonly max: number;
-
-  public constructor(count: number, max: number, options?: ErrorOptions) {
-    super(`one webhook may record at most ${max} messages, got ${count}`, options);
-    this.name = 'TooManyMessagesError';
-    this.count = count;
-    this.max = max;
-  }
-}
-
-/**
- * Thrown by `acceptWebhook` for a message that breaks the data model: no messages at all, a
- * recipient that is not `255` + 9 digits, a pending message with no recipient, a dropped one with
- * no reason. A bug in the caller, never a property of the webhook: filtered webhooks are recorded
- * as `DROPPED` messages with a reason.
- *
- * @example
- * ```typescript
- * await store.acceptWebhook({ route, dedupeKey, windowSeconds, messages: [] }); // throws InvalidMessageError
- * ```
- */
-class InvalidMessageError extends StoreError {
-  public constructor(message: string, options?: ErrorOptions) {
-    super(message, options);
-    this.name = 'InvalidMessageError';
   }
 }
 
@@ -84,84 +50,13 @@ class ClaimLostError extends StoreError {
 }
 
 /**
- * Thrown for a pagination cursor that this store did not hand out (truncated, edited, or from
- * another version).
- *
- * @example
- * ```typescript
- * await store.listByState('PENDING', { cursor: 'garbage' }); // throws InvalidCursorError
- * ```
+ * An item read from the table does not have the shape this code writes (a missing attribute, a
+ * wrong type): a bug or a hand-edited item. `key` names the item.
  */
-class InvalidCursorError extends StoreError {
-  public constructor(message = 'invalid pagination cursor', options?: ErrorOptions) {
-    super(message, options);
-    this.name = 'InvalidCursorError';
-  }
-}
+const corruptRecord = (key: string, message: string, options?: ErrorOptions): StoreError =>
+  new StoreError(`item ${key}: ${message}`, options);
 
-/**
- * Thrown when an item read from the table does not have the shape this code writes: a missing
- * attribute, a wrong type. Points at a bug or at a hand-edited item.
- *
- * @example
- * ```typescript
- * catch (error) {
- *   if (error instanceof CorruptRecordError) logger.error('bad item', { key: error.key, error });
- * }
- * ```
- */
-class CorruptRecordError extends StoreError {
-  public readonly key: string;
+/** A pagination cursor this store did not hand out (truncated, edited, or from another version). */
+const invalidCursor = (options?: ErrorOptions): StoreError => new StoreError('invalid pagination cursor', options);
 
-  public constructor(key: string, message: string, options?: ErrorOptions) {
-    super(`item ${key}: ${message}`, options);
-    this.name = 'CorruptRecordError';
-    this.key = key;
-  }
-}
-
-/**
- * Thrown for an option that cannot be honoured: a limit window of zero seconds, a negative credit
- * estimate, a page size of 0, a requeue from a state that must never be sent again. A bug in the
- * caller or its configuration.
- *
- * @example
- * ```typescript
- * await store.requeue(id, { from: 'SENT' as 'PARKED' }); // throws InvalidArgumentError
- * ```
- */
-class InvalidArgumentError extends StoreError {
-  public constructor(message: string, options?: ErrorOptions) {
-    super(message, options);
-    this.name = 'InvalidArgumentError';
-  }
-}
-
-/**
- * Thrown by `ensureTable` when the table does not become `ACTIVE` within the wait.
- *
- * @example
- * ```typescript
- * await ensureTable(client, 'sms-relay', { timeoutMs: 5_000 }); // may throw TableNotReadyError
- * ```
- */
-class TableNotReadyError extends StoreError {
-  public readonly tableName: string;
-
-  public constructor(tableName: string, message: string, options?: ErrorOptions) {
-    super(`table ${tableName}: ${message}`, options);
-    this.name = 'TableNotReadyError';
-    this.tableName = tableName;
-  }
-}
-
-export {
-  InvalidArgumentError,
-  ClaimLostError,
-  CorruptRecordError,
-  InvalidCursorError,
-  InvalidMessageError,
-  StoreError,
-  TableNotReadyError,
-  TooManyMessagesError,
-};
+export { ClaimLostError, corruptRecord, invalidCursor, StoreError };

@@ -6,16 +6,7 @@ export { type CapturedPayload, type CaptureInput, keptHeaders } from './capture'
 export { AcceptOutcome, type AcceptInput, type AcceptResult, type NoticeInput } from './accept';
 export type { BalanceObservation, BalanceUpdate, PriceObservation } from './balance';
 export type { CreditBasis, CreditRequest, CreditReservation, CreditSettlement, SentCredit } from './credit';
-export {
-  ClaimLostError,
-  CorruptRecordError,
-  InvalidArgumentError,
-  InvalidCursorError,
-  InvalidMessageError,
-  StoreError,
-  TableNotReadyError,
-  TooManyMessagesError,
-} from './errors';
+export { ClaimLostError, StoreError } from './errors';
 export { newId } from './ids';
 export { MAX_RECORDS_PER_WEBHOOK } from '../core/defaults';
 export type {

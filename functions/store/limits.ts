@@ -2,7 +2,7 @@ import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { ItemReader, num, str } from './attributes';
 import type { StoreTable } from './context';
 import { writeIf } from './write';
-import { InvalidArgumentError } from './errors';
+import { StoreError } from './errors';
 import { buildUpdate, type UpdateSpec } from './expressions';
 import { queryAll } from './range';
 import {
@@ -158,20 +158,20 @@ export const reserveLimit = async (
 const validateLimits = (messages: MessagesLimit | undefined, credits: CreditsLimit | undefined): void => {
   if (messages !== undefined) {
     if (!Number.isInteger(messages.max) || messages.max < 0) {
-      throw new InvalidArgumentError(`messages.max must be a whole number ≥ 0, got ${messages.max}`);
+      throw new StoreError(`messages.max must be a whole number ≥ 0, got ${messages.max}`);
     }
     if (!Number.isInteger(messages.windowSeconds) || messages.windowSeconds < 1) {
-      throw new InvalidArgumentError(
+      throw new StoreError(
         `messages.windowSeconds must be a whole number ≥ 1, got ${messages.windowSeconds}`,
       );
     }
   }
   if (credits !== undefined) {
     if (!Number.isFinite(credits.maxPerDay) || credits.maxPerDay < 0) {
-      throw new InvalidArgumentError(`credits.maxPerDay must be ≥ 0, got ${credits.maxPerDay}`);
+      throw new StoreError(`credits.maxPerDay must be ≥ 0, got ${credits.maxPerDay}`);
     }
     if (!Number.isFinite(credits.estimate) || credits.estimate < 0) {
-      throw new InvalidArgumentError(`credits.estimate must be ≥ 0, got ${credits.estimate}`);
+      throw new StoreError(`credits.estimate must be ≥ 0, got ${credits.estimate}`);
     }
   }
 };
@@ -200,7 +200,7 @@ export const recordCreditsSpent = async (
   { route, deducted, now = context.clock() }: SpendInput,
 ): Promise<void> => {
   if (!Number.isFinite(deducted) || deducted < 0) {
-    throw new InvalidArgumentError(`deducted must be ≥ 0, got ${deducted}`);
+    throw new StoreError(`deducted must be ≥ 0, got ${deducted}`);
   }
   const window = dayWindow(now);
   await updateLimit(context, route, window.sk, { set: windowFields(window), add: { spent: num(deducted) } });

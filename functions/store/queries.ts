@@ -3,7 +3,7 @@ import { type Item, ItemReader, str } from './attributes';
 import { messageFromItem } from './codec';
 import type { StoreTable } from './context';
 import { decodeCursor, encodeCursor } from './cursor';
-import { InvalidArgumentError, StoreError } from './errors';
+import { StoreError } from './errors';
 import { ItemKind, messageKey } from './keys';
 import { allPages } from './range';
 import { MessageState, TABLE } from './table';
@@ -93,7 +93,7 @@ const queryIndex = async (
   }: IndexQuery,
 ): Promise<Page<MessageRecord>> => {
   if (!Number.isInteger(limit) || limit < 1 || limit > MAX_PAGE_SIZE) {
-    throw new InvalidArgumentError(`page size must be 1–${MAX_PAGE_SIZE}, got ${limit}`);
+    throw new StoreError(`page size must be 1–${MAX_PAGE_SIZE}, got ${limit}`);
   }
   // Timestamps carry milliseconds, so "before T" is "at or before T − 1 ms", which BETWEEN can
   // express together with `since` (a key condition allows one range operator).

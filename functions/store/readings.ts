@@ -2,7 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { compact, ItemReader, num, str } from './attributes';
 import type { StoreTable } from './context';
-import { InvalidArgumentError } from './errors';
+import { StoreError } from './errors';
 import { BALANCE_READINGS_PK, epochSeconds, ItemKind, MONTHLY_RETENTION_SECONDS, readingKey } from './keys';
 import { queryAll } from './range';
 import { TABLE } from './table';
@@ -47,7 +47,7 @@ export const recordBalanceReading = async (
   context: StoreTable,
   { balance, currency, now = context.clock() }: BalanceReadingInput,
 ): Promise<void> => {
-  if (!Number.isFinite(balance)) throw new InvalidArgumentError(`balance must be a finite number, got ${balance}`);
+  if (!Number.isFinite(balance)) throw new StoreError(`balance must be a finite number, got ${balance}`);
   const at = now.toISOString();
   await context.client.send(
     new PutItemCommand({

@@ -7,7 +7,7 @@ import {
   type TableDescription,
   UpdateTimeToLiveCommand,
 } from '@aws-sdk/client-dynamodb';
-import { TableNotReadyError } from './errors';
+import { StoreError } from './errors';
 import { TABLE } from './table';
 
 /**
@@ -82,7 +82,7 @@ const errorName = (error: unknown): string | undefined => (error instanceof Erro
  * Creates the table unless it exists, waits until it and its indexes are `ACTIVE`, and switches
  * TTL on where the server supports it. Safe to call from several processes at once.
  *
- * @throws {TableNotReadyError} the table is not `ACTIVE` within `timeoutMs`
+ * @throws {StoreError} the table is not `ACTIVE` within `timeoutMs`
  *
  * @example
  * ```typescript
@@ -108,13 +108,13 @@ export const ensureTable = async (
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const table = await describe(client, tableName);
-    if (table === undefined) throw new TableNotReadyError(tableName, 'vanished while waiting for it');
+    if (table === undefined) throw new StoreError(`table ${tableName}: vanished while waiting for it`);
     const ready =
       table.TableStatus === 'ACTIVE' &&
       (table.GlobalSecondaryIndexes ?? []).every((index) => index.IndexStatus === 'ACTIVE');
     if (ready) break;
     if (Date.now() >= deadline) {
-      throw new TableNotReadyError(tableName, `still ${table.TableStatus ?? 'unknown'} after ${timeoutMs} ms`);
+      throw new StoreError(`table ${tableName}: still ${table.TableStatus ?? 'unknown'} after ${timeoutMs} ms`);
     }
     await sleep(pollMs);
   }

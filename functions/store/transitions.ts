@@ -2,7 +2,7 @@ import { num, str } from './attributes';
 import { boundedHistory, historyValue, lastErrorValue, messageFromItem, resultValue, stateChange } from './codec';
 import type { StoreTable } from './context';
 import { writeIf } from './write';
-import { ClaimLostError, InvalidArgumentError } from './errors';
+import { ClaimLostError, StoreError } from './errors';
 import { buildUpdate, type UpdateSpec } from './expressions';
 import { newId } from './ids';
 import { ItemKind, messageKey } from './keys';
@@ -288,7 +288,7 @@ export const requeue = async (
   { from, now = context.clock() }: RequeueOptions,
 ): Promise<MessageRecord | undefined> => {
   // Checked at run time too: `from` often comes from a command line.
-  if (!REQUEUE_FROM.has(from)) throw new InvalidArgumentError(`cannot requeue from ${String(from)}`);
+  if (!REQUEUE_FROM.has(from)) throw new StoreError(`cannot requeue from ${String(from)}`);
   return await transition(context, id, {
     set: {
       state: str(MessageState.Pending),

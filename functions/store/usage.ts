@@ -1,7 +1,7 @@
 import { GetItemCommand } from '@aws-sdk/client-dynamodb';
 import { ItemReader } from './attributes';
 import type { StoreTable } from './context';
-import { InvalidArgumentError } from './errors';
+import { StoreError } from './errors';
 import { DAY_SECONDS, limitKey, limitPk, utcDay } from './keys';
 import { dayWindow, LIMIT_RETENTION_SECONDS, messagesWindow, type Window } from './limits';
 import { type RecordSummary, sentSince } from './queries';
@@ -99,7 +99,7 @@ export const limitUsage = async (
   { route, messagesWindowSeconds, now = context.clock() }: LimitUsageInput,
 ): Promise<LimitUsage> => {
   if (messagesWindowSeconds !== undefined && (!Number.isInteger(messagesWindowSeconds) || messagesWindowSeconds < 1)) {
-    throw new InvalidArgumentError(`messagesWindowSeconds must be a whole number ≥ 1, got ${messagesWindowSeconds}`);
+    throw new StoreError(`messagesWindowSeconds must be a whole number ≥ 1, got ${messagesWindowSeconds}`);
   }
   const [messages, day] = await Promise.all([
     messagesWindowSeconds === undefined ? undefined : messagesUsage(context, route, messagesWindow(now, messagesWindowSeconds)),
@@ -165,7 +165,7 @@ export const spendByDay = async (
   { route, days, now = context.clock() }: SpendByDayInput,
 ): Promise<DaySpend[]> => {
   if (!Number.isInteger(days) || days < 1 || days > MAX_DAYS) {
-    throw new InvalidArgumentError(`days must be 1–${MAX_DAYS}, got ${days}`);
+    throw new StoreError(`days must be 1–${MAX_DAYS}, got ${days}`);
   }
   return spendDays(await spentPerDay(context, { days, now, route }), { days, now });
 };
@@ -182,7 +182,7 @@ export const spendByDay = async (
  */
 export const spendLastDays = async (context: StoreTable, days: number, now: Date = context.clock()): Promise<number> => {
   if (!Number.isInteger(days) || days < 1 || days > MAX_DAYS) {
-    throw new InvalidArgumentError(`days must be 1–${MAX_DAYS}, got ${days}`);
+    throw new StoreError(`days must be 1–${MAX_DAYS}, got ${days}`);
   }
   let total = 0;
   for (const credits of (await spentPerDay(context, { days, now })).values()) total += credits;

@@ -2,11 +2,12 @@ import { z } from 'zod';
 import { describeIssues } from '../../functions/core/config/parse';
 import { maskNumbersInText } from '../../functions/core/recipients';
 import { MessageState } from '../../functions/store';
+import { HttpError } from '../http-error';
 import { MESSAGE_STATES, parseSince, parseState, REDRIVE_STATES, toRecordView } from '../runtime/records';
 import type { Overview, PreviewRequest, RedriveAnswer } from './contract';
 import { payloadChoices, previewRoute } from './preview';
 import { warmPreviewWorker } from './preview-thread';
-import { ConsoleRequestError, type ConsoleSource } from './source';
+import type { ConsoleSource } from './source';
 import { creditView, MAX_CREDIT_DAYS, recordDetail, recordsPage, routeSummaries } from './views';
 
 /** One request to `/console/api`: `path` is what follows that prefix, `body` the parsed JSON of a POST. */
@@ -59,7 +60,7 @@ export function createStoreApi(source: ConsoleSource): ConsoleApi {
       const answer = await route(method, path, query, body);
       return answer ?? { status: 404, body: { error: `not found: ${method} /console/api${path}` } };
     } catch (error) {
-      if (error instanceof ConsoleRequestError) return { status: error.status, body: { error: error.message } };
+      if (error instanceof HttpError) return { status: error.status, body: { error: error.message } };
       throw error;
     }
   };
@@ -78,7 +79,7 @@ export function createStoreApi(source: ConsoleSource): ConsoleApi {
       return ok(
         await source.withStore(async (store) => {
           const record = await store.getMessage(id);
-          if (record === undefined) throw new ConsoleRequestError(404, `no record ${id}`);
+          if (record === undefined) throw new HttpError(404, `no record ${id}`);
           const route = source.loaded.routes.get(record.route);
           const capture = route?.config.capture === undefined ? undefined : await store.findCapture(record.route, record.id, record.createdAt);
           return recordDetail(record, capture, route);
@@ -91,9 +92,9 @@ export function createStoreApi(source: ConsoleSource): ConsoleApi {
       return ok(
         await source.withStore(async (store): Promise<RedriveAnswer> => {
           const record = await store.getMessage(id);
-          if (record === undefined) throw new ConsoleRequestError(404, `no record ${id}`);
+          if (record === undefined) throw new HttpError(404, `no record ${id}`);
           const from = REDRIVE_STATES.find((state) => state === record.state);
-          if (from === undefined) throw new ConsoleRequestError(409, `${id} is ${record.state}; only ${REDRIVE_STATES.join(', ')} records can be redriven`);
+          if (from === undefined) throw new HttpError(409, `${id} is ${record.state}; only ${REDRIVE_STATES.join(', ')} records can be redriven`);
           const requeued = await store.requeue(id, { from });
           if (requeued !== undefined) source.onRequeued?.(id);
           const current = requeued ?? (await store.getMessage(id));
@@ -108,13 +109,13 @@ export function createStoreApi(source: ConsoleSource): ConsoleApi {
     }
     if (path === '/payloads' && get) {
       const routeId = query.get('route');
-      if (routeId === null) throw new ConsoleRequestError(400, 'name a route: ?route=<id>');
+      if (routeId === null) throw new HttpError(400, 'name a route: ?route=<id>');
       warmPreviewWorker();
       return ok({ payloads: await source.withStore((store) => payloadChoices(source, store, routeId)) });
     }
     if (path === '/preview' && method === 'POST') {
       const parsed = PreviewRequestSchema.safeParse(body);
-      if (!parsed.success) throw new ConsoleRequestError(400, describeIssues(parsed.error.issues).join('; '));
+      if (!parsed.success) throw new HttpError(400, describeIssues(parsed.error.issues).join('; '));
       const request: PreviewRequest = parsed.data;
       return ok(await source.withStore((store) => previewRoute(source, store, request)));
     }
@@ -156,14 +157,14 @@ function readRecordsQuery(query: URLSearchParams): Parameters<typeof recordsPage
       limit: wholeNumber(query.get('limit'), 'limit', 1, MAX_PAGE) ?? DEFAULT_PAGE,
     };
   } catch (error) {
-    if (error instanceof ConsoleRequestError) throw error;
-    throw new ConsoleRequestError(400, (error as Error).message);
+    if (error instanceof HttpError) throw error;
+    throw new HttpError(400, (error as Error).message);
   }
 }
 
 function wholeNumber(value: string | null, name: string, min: number, max: number): number | undefined {
   if (value === null || value === '') return undefined;
   const number = Number(value);
-  if (!/^\d{1,6}$/.test(value) || number < min || number > max) throw new ConsoleRequestError(400, `${name} must be a whole number from ${min} to ${max}, got "${value}"`);
+  if (!/^\d{1,6}$/.test(value) || number < min || number > max) throw new HttpError(400, `${name} must be a whole number from ${min} to ${max}, got "${value}"`);
   return number;
 }

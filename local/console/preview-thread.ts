@@ -3,7 +3,7 @@ import type { RouteConfig } from '../../functions/core/config/schema';
 import { PREVIEW_TIMEOUT_MS } from '../../functions/core/defaults';
 import type { TemplateEngineOptions } from '../../functions/core/templates';
 import type { PreviewResult } from '../cli/commands/preview';
-import { ConsoleRequestError } from './source';
+import { HttpError } from '../http-error';
 
 /** One preview for the worker: the edited route's validated settings and the payload. */
 export interface PreviewJob {
@@ -47,7 +47,7 @@ let lastId = 0;
  * ```
  */
 export async function evaluateOffThread(job: PreviewJob, { timeoutMs = PREVIEW_TIMEOUT_MS }: OffThreadOptions = {}): Promise<PreviewResult> {
-  if (waiting >= MAX_WAITING) throw new ConsoleRequestError(503, `${MAX_WAITING} previews are already waiting; try again in a moment`);
+  if (waiting >= MAX_WAITING) throw new HttpError(503, `${MAX_WAITING} previews are already waiting; try again in a moment`);
   waiting += 1;
   const run = queue.then(async () => await runJob(job, timeoutMs));
   queue = run.catch(() => undefined);

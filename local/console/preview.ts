@@ -8,9 +8,10 @@ import { maskMsisdn, maskNumbersInText } from '../../functions/core/recipients';
 import type { MessageStore } from '../../functions/store';
 import { examplePayloads, examplesDirectory, fixtureHeaders } from '../runtime/fixture-headers';
 import { looksFormEncoded } from '../cli/commands/preview';
+import { HttpError } from '../http-error';
 import type { PayloadChoice, PreviewAnswer, PreviewRequest } from './contract';
 import { evaluateOffThread } from './preview-thread';
-import { ConsoleRequestError, type ConsoleSource } from './source';
+import type { ConsoleSource } from './source';
 import { captureView } from './views';
 
 /** Fixtures and captures offered per route; more is noise in a picker. */
@@ -22,7 +23,7 @@ const MAX_CHOICES = 25;
  */
 export async function payloadChoices(source: ConsoleSource, store: MessageStore, routeId: string): Promise<PayloadChoice[]> {
   const route = source.loaded.routes.get(routeId);
-  if (route === undefined) throw new ConsoleRequestError(404, `no route "${routeId}"`);
+  if (route === undefined) throw new HttpError(404, `no route "${routeId}"`);
   const captures = await store.listCaptures(routeId, { limit: MAX_CHOICES });
   const fixtures = fixtureNames(source, route.pack.name).map((name): PayloadChoice => ({
     kind: 'fixture',
@@ -48,7 +49,7 @@ export async function payloadChoices(source: ConsoleSource, store: MessageStore,
 export async function previewRoute(source: ConsoleSource, store: MessageStore, request: PreviewRequest): Promise<PreviewAnswer> {
   const raw = source.rawRoutes[request.route];
   const route = source.loaded.routes.get(request.route);
-  if (raw === undefined || route === undefined) throw new ConsoleRequestError(404, `no route "${request.route}"`);
+  if (raw === undefined || route === undefined) throw new HttpError(404, `no route "${request.route}"`);
   const edited: Record<string, unknown> = { ...raw };
   if (request.template !== undefined) setOrDrop(edited, 'template', ownUnlessEdited(request.template, route.config.template ?? route.pack.defaultTemplate));
   if (request.when !== undefined) setOrDrop(edited, 'when', ownUnlessEdited(request.when, route.config.when));
@@ -118,12 +119,12 @@ async function payloadOf(
   if (request.capture !== undefined) {
     // The page shows a capture masked; the evaluation gets the body as it was received.
     const capture = await store.getCapture(request.route, request.capture);
-    if (capture === undefined) throw new ConsoleRequestError(404, `no captured payload ${request.capture} on route "${request.route}" (expired?)`);
+    if (capture === undefined) throw new HttpError(404, `no captured payload ${request.capture} on route "${request.route}" (expired?)`);
     const body = capture.bodyEncoding === 'utf8' ? Buffer.from(capture.body, 'utf8') : Buffer.from(capture.body, 'base64');
     return { body, headers: { ...capture.headers } };
   }
   if (request.fixture !== undefined) {
-    if (!fixtureNames(source, sourceName).includes(request.fixture)) throw new ConsoleRequestError(404, `no example payload "${request.fixture}" for ${sourceName}`);
+    if (!fixtureNames(source, sourceName).includes(request.fixture)) throw new HttpError(404, `no example payload "${request.fixture}" for ${sourceName}`);
     return { body: Buffer.from(readFixture(source, sourceName, request.fixture)), headers: exampleHeaders(source, sourceName, request.fixture) };
   }
   const body = Buffer.from(request.payload ?? '', 'utf8');

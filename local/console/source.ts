@@ -23,14 +23,3 @@ export interface ConsoleSource {
   readonly onRequeued?: (id: string) => void;
   readonly clock?: () => Date;
 }
-
-/** A console API request the server refuses; `status` is the HTTP status of the answer. */
-export class ConsoleRequestError extends Error {
-  override readonly name = 'ConsoleRequestError';
-  constructor(
-    readonly status: number,
-    message: string,
-  ) {
-    super(message);
-  }
-}

@@ -6,9 +6,10 @@ import type { SourcePack } from '../../functions/core/sources/types';
 import { forecastBalance, MIN_FORECAST_MS } from '../../functions/relay/balance';
 import { NOTICE_ROUTE } from '../../functions/relay/ports';
 import { addUpSpend, type CapturedPayload, keptHeaders, MessageState, type MessageRecord, type MessageStore, type RecordSummary, spendDays } from '../../functions/store';
+import { HttpError } from '../http-error';
 import { queryRecords, REDRIVE_STATES, toRecordView } from '../runtime/records';
 import type { AttemptError, CapturedPayloadView, CreditAnswer, LimitUse, RecordDetail, RecordsPage, RouteSummary, State } from './contract';
-import { ConsoleRequestError, type ConsoleSource } from './source';
+import type { ConsoleSource } from './source';
 
 const DAY_MS = 86_400_000;
 /** Days of spend the limit and spend items are kept (the store's retention of them). */
@@ -35,7 +36,7 @@ const CURSOR = /^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z)\|([0-9A-Z]{1,40})
  */
 export async function recordsPage(store: MessageStore, { route, state, since, cursor, limit }: RecordsPageQuery): Promise<RecordsPage> {
   const after = cursor === undefined ? undefined : CURSOR.exec(cursor);
-  if (after === null) throw new ConsoleRequestError(400, `cursor is not one this console gave: "${cursor}"`);
+  if (after === null) throw new HttpError(400, `cursor is not one this console gave: "${cursor}"`);
   const timeOf = (record: MessageRecord): string => (route === undefined ? record.updatedAt : record.createdAt);
   const before = after === undefined ? undefined : new Date(Date.parse(after[1]!) + 1);
   // A few more than asked, so rows that share the cursor's millisecond are not cut arbitrarily.

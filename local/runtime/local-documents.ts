@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import type { SourceFetch } from '../../functions/core/sources/types';
-import { InvalidSettingError } from './errors';
+import { invalidSetting } from './errors';
 
 /** The environment variable naming the file; read only by the local runtime (`npm start`). */
 export const LOCAL_DOCUMENTS_ENV = 'RELAY_LOCAL_DOCUMENTS';
@@ -13,7 +13,7 @@ export const LOCAL_DOCUMENTS_ENV = 'RELAY_LOCAL_DOCUMENTS';
  * variable: the Lambda handlers always use the network, so only a test run of `npm start` can ever
  * trust a certificate that SNS did not serve.
  *
- * @throws {InvalidSettingError} the file is unreadable or not a JSON object of strings
+ * @throws {RuntimeError} the file is unreadable or not a JSON object of strings
  *
  * @example
  * ```ts
@@ -25,10 +25,10 @@ export function localDocumentsFetch(path: string, fallback: SourceFetch): Source
   try {
     documents = JSON.parse(readFileSync(path, 'utf8')) as Record<string, unknown>;
   } catch (error) {
-    throw new InvalidSettingError(LOCAL_DOCUMENTS_ENV, `cannot read ${path} as JSON`, { cause: error });
+    throw invalidSetting(LOCAL_DOCUMENTS_ENV, `cannot read ${path} as JSON`, { cause: error });
   }
   if (documents === null || typeof documents !== 'object' || Object.values(documents).some((text) => typeof text !== 'string')) {
-    throw new InvalidSettingError(LOCAL_DOCUMENTS_ENV, `${path} must be a JSON object of URL to text`);
+    throw invalidSetting(LOCAL_DOCUMENTS_ENV, `${path} must be a JSON object of URL to text`);
   }
   const served = new Map(Object.entries(documents as Record<string, string>));
   return async (url) => {

@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { createStore, ensureTable, type MessageStore } from '../../functions/store';
-import { DataDirLockedError, RuntimeError } from './errors';
+import { RuntimeError } from './errors';
 
 /** The part of dynalite's factory used here; the package ships no TypeScript types. */
 type DynaliteFactory = (options: {
@@ -52,7 +52,7 @@ export interface OpenLocalStoreOptions {
  * sure the relay's table exists. Records survive a restart. LevelDB allows one process per
  * directory, so the lock is tested first: dynalite itself would crash the process on it later.
  *
- * @throws {DataDirLockedError} another process holds the store
+ * @throws {RuntimeError} another process holds the store
  *
  * @example
  * ```ts
@@ -110,7 +110,13 @@ async function assertUnlocked(path: string, dataDir: string): Promise<void> {
     await database.open();
   } catch (error) {
     const cause = (error as { cause?: { code?: string } }).cause;
-    if (cause?.code === 'LEVEL_LOCKED') throw new DataDirLockedError(dataDir, { cause: error });
+    if (cause?.code === 'LEVEL_LOCKED') {
+      throw new RuntimeError(
+        `the store in ${dataDir} is in use by another process (is another "sms-relay start" running on it? ` +
+          'stop it, or set RELAY_DATA_DIR to another directory)',
+        { cause: error },
+      );
+    }
     throw new RuntimeError(`the local store in ${dataDir} cannot be opened: ${(error as Error).message}`, { cause: error });
   }
   await database.close();

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
 import { createStore, type MessageStore, type RequeueFrom } from '../../functions/store';
 import { findRunningRuntime } from './discovery';
-import { RuntimeError, RuntimeRequestError } from './errors';
+import { RuntimeError } from './errors';
 import { DATABASE_SUBDIR, openLocalStore } from './local-store';
 import { queryRecords, requeueRecords, toRecordView, type RecordQuery, type RecordView, type RequeueOutcome } from './records';
 import { MAX_REDRIVE_IDS, RELAY_PREFIX } from './server';
@@ -41,7 +41,7 @@ export interface LocalAccessOptions {
  * requeued through its `/_relay` endpoints; otherwise the store is opened here and closed again.
  * A store that was never created reads as empty and is not created.
  *
- * @throws {DataDirLockedError} the store is held by a process that is not an answering runtime
+ * @throws {RuntimeError} the store is held by a process that is not an answering runtime
  *
  * @example
  * ```ts
@@ -132,10 +132,10 @@ function runtimeAccess(url: string, pid: number): RecordAccess {
     try {
       response = await fetch(`${url}${RELAY_PREFIX}${path}`, { ...init, signal: AbortSignal.timeout(60_000) });
     } catch (error) {
-      throw new RuntimeRequestError(`the running relay at ${url} did not answer (${(error as Error).message})`, { cause: error });
+      throw new RuntimeError(`the running relay at ${url} did not answer (${(error as Error).message})`, { cause: error });
     }
     const body = (await response.json().catch(() => ({}))) as T & { error?: string };
-    if (!response.ok) throw new RuntimeRequestError(`the running relay answered ${response.status}: ${body.error ?? 'no details'}`, { status: response.status });
+    if (!response.ok) throw new RuntimeError(`the running relay answered ${response.status}: ${body.error ?? 'no details'}`);
     return body;
   };
   return {

@@ -2,7 +2,7 @@ import { parseDurationSeconds } from '../../functions/core/config/duration';
 import { maskMsisdn, maskNumbersInText } from '../../functions/core/recipients';
 import { MessageState, type MessageRecord, type MessageStore, type RequeueFrom } from '../../functions/store';
 import type { RecordRow } from '../console/contract';
-import { InvalidSettingError } from './errors';
+import { invalidSetting } from './errors';
 
 /**
  * One message record as `logs` shows it, `/_relay/records` returns it and the console lists it:
@@ -119,7 +119,7 @@ export async function requeueRecords(store: MessageStore, ids: readonly string[]
 /**
  * Reads `--since`: a duration back from now (`30m`, `2h`, `3d`, seconds) or an ISO-8601 time.
  *
- * @throws {InvalidSettingError}
+ * @throws {RuntimeError}
  *
  * @example
  * ```ts
@@ -136,17 +136,17 @@ export function parseSince(value: string, now: Date = new Date()): Date {
     const at = new Date(value.trim());
     if (!Number.isNaN(at.getTime())) return at;
   }
-  throw new InvalidSettingError('--since', `expected a duration like 30m, 2h, 3d or an ISO time like 2025-01-31T08:00:00Z, got "${value}"`);
+  throw invalidSetting('--since', `expected a duration like 30m, 2h, 3d or an ISO time like 2025-01-31T08:00:00Z, got "${value}"`);
 }
 
 /**
  * Reads a state name, any case.
  *
- * @throws {InvalidSettingError}
+ * @throws {RuntimeError}
  */
 export function parseState<const T extends readonly MessageState[]>(value: string, allowed: T, setting = '--state'): T[number] {
   const state = value.trim().toUpperCase();
   const found = allowed.find((each) => each === state);
-  if (found === undefined) throw new InvalidSettingError(setting, `expected one of ${allowed.join(', ')}, got "${value}"`);
+  if (found === undefined) throw invalidSetting(setting, `expected one of ${allowed.join(', ')}, got "${value}"`);
   return found;
 }

@@ -22,7 +22,7 @@ import { sendMessage } from '../../functions/relay/sender';
 import { sweep } from '../../functions/relay/sweeper';
 import { renderBanner } from './banner';
 import { examplePayloads } from './fixture-headers';
-import { InvalidSettingError } from './errors';
+import { invalidSetting } from './errors';
 import { announceRuntime, withdrawRuntime } from './discovery';
 import { openLocalStore, type LocalStore } from './local-store';
 import { createRedactor, formatWebhook } from './log-format';
@@ -85,9 +85,9 @@ export interface RunningRuntime {
  * likely mistakes fail first and leave nothing behind.
  *
  * @throws {ConfigError} the config is invalid
- * @throws {SecretsFileError} the secrets file is unreadable or invalid
+ * @throws {RuntimeError} the secrets file is unreadable or invalid
  * @throws {PortInUseError} the port is taken
- * @throws {DataDirLockedError} another process holds the store
+ * @throws {RuntimeError} another process holds the store
  *
  * @example
  * ```ts
@@ -100,7 +100,7 @@ export async function startRuntime(settings: RuntimeSettings, { verbose = false 
   const configText = readConfigText(settings.configPath);
   const loaded = loadConfig(configText, settings.configPath);
   const stale = staleSendingProblem(settings.policy.staleSendingMs, loaded.config.provider.timeoutMs);
-  if (stale !== undefined) throw new InvalidSettingError('STALE_SENDING_MS', stale.replace(/^STALE_SENDING_MS \((\d+)\) /, '$1 '));
+  if (stale !== undefined) throw invalidSetting('STALE_SENDING_MS', stale.replace(/^STALE_SENDING_MS \((\d+)\) /, '$1 '));
   const balanceSchedule = localSchedule(loaded.config.balance?.schedule ?? BALANCE_SCHEDULE);
   const secrets = ensureSecretsFile(settings.secretsPath, loaded);
   assertUsableSecrets(settings.secretsPath, loaded, secrets.values);

@@ -1,4 +1,4 @@
-import { InvalidSettingError } from './errors';
+import { invalidSetting } from './errors';
 
 const RATE = /^rate\(\s*(\d+)\s+(minute|minutes|hour|hours|day|days)\s*\)$/;
 const UNIT_MS = { minute: 60_000, hour: 3_600_000, day: 86_400_000 } as const;
@@ -17,7 +17,7 @@ export interface LocalSchedule {
  * a `cron(…)` expression runs hourly instead: the runtime is a development tool, and a cron parser
  * would be a dependency for a check that also runs once at start-up.
  *
- * @throws {InvalidSettingError} neither `rate(…)` nor `cron(…)`
+ * @throws {RuntimeError} neither `rate(…)` nor `cron(…)`
  *
  * @example
  * ```ts
@@ -30,13 +30,13 @@ export function localSchedule(expression: string): LocalSchedule {
   if (rate !== null) {
     const count = Number(rate[1]);
     const unit = rate[2]!.replace(/s$/, '') as keyof typeof UNIT_MS;
-    if (count < 1) throw new InvalidSettingError('balance.schedule', `"${expression}" has a zero rate`);
+    if (count < 1) throw invalidSetting('balance.schedule', `"${expression}" has a zero rate`);
     return { intervalMs: count * UNIT_MS[unit], description: `every ${count === 1 ? unit : `${count} ${unit}s`}` };
   }
   if (/^cron\(.+\)$/.test(expression.trim())) {
     return { intervalMs: CRON_FALLBACK_MS, description: `every hour (${expression} is not followed locally)` };
   }
-  throw new InvalidSettingError('balance.schedule', `"${expression}" is not rate(…) or cron(…)`);
+  throw invalidSetting('balance.schedule', `"${expression}" is not rate(…) or cron(…)`);
 }
 
 export interface Repeating {

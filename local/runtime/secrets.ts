@@ -6,7 +6,7 @@ import { routeSecretProblems } from '../../functions/core/sources/secret-check';
 import type { SecretKind as SourceSecretKind } from '../../functions/core/sources/types';
 import { CliError } from '../cli/output';
 import { readSecretsFile } from '../cli/secrets-file';
-import { SecretsFileError, secretsFileProblem } from './errors';
+import { RuntimeError, secretsFileProblem } from './errors';
 
 /** The name of the SMS service's API key inside the secrets file (as in the deployed secret). */
 export const PROVIDER_API_KEY_NAME = 'providerApiKey';
@@ -64,7 +64,7 @@ export function generateSecret(kind: SecretKind): string {
  * every route can authenticate. Values already there are never changed. The file is written
  * atomically with mode 0600.
  *
- * @throws {SecretsFileError} unreadable, not a JSON object of strings, or not writable
+ * @throws {RuntimeError} unreadable, not a JSON object of strings, or not writable
  *
  * @example
  * ```ts
@@ -107,7 +107,7 @@ export function secretsFileProblems(loaded: LoadedConfig, values: Readonly<Recor
  * Refuses to start with a route secret that could never authenticate its route (see
  * `secretProblem`): every such secret is named, by its name, never its value.
  *
- * @throws {SecretsFileError}
+ * @throws {RuntimeError}
  *
  * @example
  * ```ts
@@ -116,17 +116,17 @@ export function secretsFileProblems(loaded: LoadedConfig, values: Readonly<Recor
  */
 export function assertUsableSecrets(path: string, loaded: LoadedConfig, values: Readonly<Record<string, string>>): void {
   const problems = routeSecretProblems(loaded.routes.values(), values);
-  if (problems.length > 0) throw new SecretsFileError(path, secretsFileProblem(path, problems.join('; ')));
+  if (problems.length > 0) throw new RuntimeError(secretsFileProblem(path, problems.join('; ')));
 }
 
 /**
  * Reads a secrets file that must already exist (`send-test`, `balance`): they never create one.
  *
- * @throws {SecretsFileError}
+ * @throws {RuntimeError}
  */
 export function readExistingSecrets(path: string): Readonly<Record<string, string>> {
   if (!existsSync(path)) {
-    throw new SecretsFileError(path, secretsFileProblem(path, 'does not exist; "npm start" creates it on first run, or point --secrets / RELAY_SECRETS_FILE at yours'));
+    throw new RuntimeError(secretsFileProblem(path, 'does not exist; "npm start" creates it on first run, or point --secrets / RELAY_SECRETS_FILE at yours'));
   }
   return readExisting(path);
 }
@@ -136,7 +136,7 @@ function readExisting(path: string): Record<string, string> {
     return readSecretsFile(path);
   } catch (error) {
     // readSecretsFile's messages name the file and the problem, never a value.
-    if (error instanceof CliError) throw new SecretsFileError(path, error.message, { cause: error });
+    if (error instanceof CliError) throw new RuntimeError(error.message, { cause: error });
     throw error;
   }
 }
@@ -152,6 +152,6 @@ function writeSecrets(path: string, values: Readonly<Record<string, string>>): v
   } catch (error) {
     rmSync(temporary, { force: true });
     const code = (error as NodeJS.ErrnoException).code ?? 'error';
-    throw new SecretsFileError(path, secretsFileProblem(path, `cannot write it (${code})`), { cause: error });
+    throw new RuntimeError(secretsFileProblem(path, `cannot write it (${code})`), { cause: error });
   }
 }

@@ -1,7 +1,7 @@
 import { isAbsolute, relative, resolve } from 'node:path';
 import { DEFAULT_MAX_BODY_BYTES } from '../../functions/relay/ingest';
 import { DEFAULT_RETRY_POLICY, type RetryPolicy } from '../../functions/relay/ports';
-import { InvalidSettingError } from './errors';
+import { invalidSetting } from './errors';
 
 /** Defaults of the local runtime; each can be changed by the environment variable or option named. */
 export const RUNTIME_DEFAULTS = {
@@ -65,7 +65,7 @@ export interface RuntimeSettingsInput {
  * `RELAY_SECRETS_FILE`, `RELAY_DATA_DIR`, `PROVIDER_BASE_URL`, `PROVIDER_API_KEY`, `MAX_BODY_BYTES`,
  * `RELAY_LOG_FORMAT=json`. Options win over the environment.
  *
- * @throws {InvalidSettingError} a value that cannot be used, named with its variable
+ * @throws {RuntimeError} a value that cannot be used, named with its variable
  *
  * @example
  * ```ts
@@ -116,7 +116,7 @@ export function resolveRuntimeSettings(
 export function parsePort(value: string, setting = 'PORT'): number {
   const port = Number(value);
   if (!/^\d{1,5}$/.test(value.trim()) || port > 65_535) {
-    throw new InvalidSettingError(setting, `expected a port from 0 to 65535 (0 picks a free one), got "${value}"`);
+    throw invalidSetting(setting, `expected a port from 0 to 65535 (0 picks a free one), got "${value}"`);
   }
   return port;
 }
@@ -127,7 +127,7 @@ function parsePositiveInteger(setting: string, value: string): number {
 
 function parseWholeNumber(setting: string, value: string, min = 0): number {
   if (!/^\d+$/.test(value) || Number(value) < min || !Number.isSafeInteger(Number(value))) {
-    throw new InvalidSettingError(setting, `expected a whole number${min === 0 ? '' : ` above ${min - 1}`}, got "${value}"`);
+    throw invalidSetting(setting, `expected a whole number${min === 0 ? '' : ` above ${min - 1}`}, got "${value}"`);
   }
   return Number(value);
 }
@@ -137,11 +137,11 @@ function checkUrl(setting: string, value: string): void {
   try {
     url = new URL(value);
   } catch (error) {
-    throw new InvalidSettingError(setting, `"${value}" is not a URL`, { cause: error });
+    throw invalidSetting(setting, `"${value}" is not a URL`, { cause: error });
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new InvalidSettingError(setting, 'expected an http(s) URL');
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw invalidSetting(setting, 'expected an http(s) URL');
   // A key in the URL would end up in the banner and in logs.
-  if (url.username !== '' || url.password !== '') throw new InvalidSettingError(setting, 'must not contain credentials; use PROVIDER_API_KEY');
+  if (url.username !== '' || url.password !== '') throw invalidSetting(setting, 'must not contain credentials; use PROVIDER_API_KEY');
 }
 
 /**

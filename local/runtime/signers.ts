@@ -1,6 +1,6 @@
 import { SOURCES } from '../../functions/core/sources/registry';
 import type { SignInput, SourcePack } from '../../functions/core/sources/types';
-import { UnknownSourceError } from './errors';
+import { RuntimeError } from './errors';
 
 export type { SignInput } from '../../functions/core/sources/types';
 
@@ -10,7 +10,7 @@ export type { SignInput } from '../../functions/core/sources/types';
  * `sign`), then the caller's own headers, which win. `packs` is the registry to find `source` in
  * (another only in tests of a new pack).
  *
- * @throws {UnknownSourceError}
+ * @throws {RuntimeError} no pack for `source`
  *
  * @example
  * ```ts
@@ -19,7 +19,7 @@ export type { SignInput } from '../../functions/core/sources/types';
  * ```
  */
 export function signWebhook(source: string, input: SignInput, packs: Readonly<Record<string, SourcePack>> = SOURCES): Record<string, string> {
-  if (!Object.hasOwn(packs, source)) throw new UnknownSourceError(source, Object.keys(packs));
+  if (!Object.hasOwn(packs, source)) throw new RuntimeError(`no signer for source "${source}"; known sources: ${Object.keys(packs).join(', ')}`);
   const generated: Record<string, string> = { 'Content-Type': contentTypeOf(input.body), ...packs[source]!.sign(input) };
   const own = input.headers ?? {};
   const ownNames = new Set(Object.keys(own).map((name) => name.toLowerCase()));

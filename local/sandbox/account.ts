@@ -1,4 +1,5 @@
-import { InsufficientBalanceError, InvalidSandboxOptionsError } from './errors';
+import { HttpError } from '../http-error';
+import { InvalidSandboxOptionsError } from './errors';
 import { fromMoneyUnits, toMoneyUnits, type MoneyUnits } from './money';
 
 /** What `GET /_sandbox/account` shows. */
@@ -80,13 +81,13 @@ export class SandboxAccount {
   }
 
   /**
-   * Takes recipients × rate from the balance, or throws `InsufficientBalanceError` and leaves it
+   * Takes recipients × rate from the balance, or throws a 402 `HttpError` and leaves it
    * untouched. Runs synchronously, so two concurrent sends can never both spend the same money.
    */
   public charge(recipientCount: number): Charge {
     const costUnits = recipientCount * this.#rateUnits;
     if (costUnits > this.#balanceUnits) {
-      throw new InsufficientBalanceError(
+      throw new HttpError(402, 
         `Insufficient balance: ${recipientCount} recipient(s) × ${this.smsRate} ${this.#currency} = ` +
           `${fromMoneyUnits(costUnits)} ${this.#currency}, balance is ${this.balance} ${this.#currency}`,
       );

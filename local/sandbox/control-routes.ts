@@ -1,7 +1,8 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { z } from 'zod';
 import { isLocalRequest } from '../runtime/http-guard';
-import { BadRequestError, ForbiddenError, InvalidSandboxFaultError, MethodNotAllowedError, NotFoundError } from './errors';
+import { HttpError } from '../http-error';
+import { InvalidSandboxFaultError, methodNotAllowed, notFound } from './errors';
 import { parseSandboxFault } from './faults';
 import { isLoopbackAddress, readBody, sendJson } from './http';
 import { toMoneyUnits } from './money';
@@ -29,7 +30,7 @@ const CONTROL_ROUTES: Readonly<Record<string, Readonly<Record<string, ControlAct
   [`${CONTROL_PREFIX}/balance`]: {
     POST: async (request, state) => {
       const parsed = balanceBodySchema.safeParse(await readJson(request));
-      if (!parsed.success) throw new BadRequestError(z.prettifyError(parsed.error));
+      if (!parsed.success) throw new HttpError(400, z.prettifyError(parsed.error));
       state.account.setBalance(parsed.data.balance);
       return state.account.snapshot();
     },
@@ -41,7 +42,7 @@ const CONTROL_ROUTES: Readonly<Record<string, Readonly<Record<string, ControlAct
       try {
         state.faults.push(parseSandboxFault(body));
       } catch (error) {
-        if (error instanceof InvalidSandboxFaultError) throw new BadRequestError(error.message, { cause: error });
+        if (error instanceof InvalidSandboxFaultError) throw new HttpError(400, error.message, { cause: error });
         throw error;
       }
       return { queued: state.faults.size };
@@ -74,15 +75,15 @@ export function createControlHandler({
 }): (request: IncomingMessage, response: ServerResponse, path: string) => Promise<void> {
   return async (request, response, path) => {
     if (!isLoopbackAddress(request.socket.remoteAddress)) {
-      throw new ForbiddenError('Sandbox control endpoints answer loopback clients only');
+      throw new HttpError(403, 'Sandbox control endpoints answer loopback clients only');
     }
     // A page on another site can reach loopback through DNS rebinding, but not with a loopback Host.
-    if (!isLocalRequest(request)) throw new ForbiddenError('local requests only');
+    if (!isLocalRequest(request)) throw new HttpError(403, 'local requests only');
     const method = request.method ?? 'GET';
     const methods = CONTROL_ROUTES[path];
-    if (methods === undefined) throw new NotFoundError(method, path);
+    if (methods === undefined) throw notFound(method, path);
     const action = methods[method];
-    if (action === undefined) throw new MethodNotAllowedError(method, path, Object.keys(methods));
+    if (action === undefined) throw methodNotAllowed(method, path, Object.keys(methods));
     sendJson(response, 200, await action(request, state));
   };
 }
@@ -93,6 +94,6 @@ async function readJson(request: IncomingMessage): Promise<unknown> {
   try {
     return JSON.parse(text) as unknown;
   } catch (error) {
-    throw new BadRequestError('Request body is not valid JSON', { cause: error });
+    throw new HttpError(400, 'Request body is not valid JSON', { cause: error });
   }
 }

@@ -1,5 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
-import { BadRequestError, PayloadTooLargeError, SandboxHttpError } from './errors';
+import { HttpError } from '../http-error';
 
 /** Far above any valid send (160 characters to thousands of numbers), low enough to stop a runaway client. */
 export const MAX_BODY_BYTES = 1024 * 1024;
@@ -18,7 +18,7 @@ export function requestPath(url: string | undefined): string {
 }
 
 /**
- * Reads the whole body, or throws `PayloadTooLargeError` past `limitBytes`.
+ * Reads the whole body, or throws a 413 `HttpError` past `limitBytes`.
  *
  * @example
  * const body = await readBody(request);
@@ -35,7 +35,8 @@ export function readBody(request: IncomingMessage, { limitBytes = MAX_BODY_BYTES
       if (size > limitBytes) {
         tooLarge = true;
         chunks.length = 0;
-        reject(new PayloadTooLargeError(limitBytes));
+        // The rest of the body may still be streaming in; closing avoids reading it just to keep the socket.
+        reject(new HttpError(413, `Request body exceeds ${limitBytes} bytes`, { headers: { connection: 'close' } }));
         return;
       }
       chunks.push(chunk);
@@ -56,12 +57,12 @@ export function readBody(request: IncomingMessage, { limitBytes = MAX_BODY_BYTES
 export function parseJsonBody(contentType: string | undefined, body: Buffer): unknown {
   const mediaType = contentType?.split(';', 1)[0]?.trim().toLowerCase();
   if (mediaType !== 'application/json') {
-    throw new BadRequestError('Content-Type must be application/json');
+    throw new HttpError(400, 'Content-Type must be application/json');
   }
   try {
     return JSON.parse(body.toString('utf8')) as unknown;
   } catch (error) {
-    throw new BadRequestError('Request body is not valid JSON', { cause: error });
+    throw new HttpError(400, 'Request body is not valid JSON', { cause: error });
   }
 }
 
@@ -89,16 +90,14 @@ export function sendJson(
 
 /**
  * Writes the seed's error body `{ success: false, error }` for any thrown value; anything that is
- * not a `SandboxHttpError` is a bug and becomes a 500 without its details.
+ * not an `HttpError` is a bug and becomes a 500 without its details.
  *
  * @example
- * sendError(response, new BadRequestError('message is required'));
+ * sendError(response, new HttpError(400, 'message is required'));
  */
 export function sendError(response: ServerResponse, error: unknown): void {
-  const httpError = error instanceof SandboxHttpError ? error : new SandboxHttpError(500, 'Internal server error');
-  // An oversized body may still be streaming in; closing avoids reading the rest of it just to keep the socket.
-  const headers = error instanceof PayloadTooLargeError ? { ...httpError.headers, connection: 'close' } : httpError.headers;
-  sendJson(response, httpError.status, { success: false, error: httpError.message }, { headers });
+  const httpError = error instanceof HttpError ? error : new HttpError(500, 'Internal server error');
+  sendJson(response, httpError.status, { success: false, error: httpError.message }, { headers: httpError.headers });
 }
 
 /** Control endpoints are for the local machine only, even when the sandbox listens wider. */

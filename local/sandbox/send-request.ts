@@ -1,4 +1,4 @@
-import { BadRequestError } from './errors';
+import { HttpError } from '../http-error';
 
 /** Seed §4.2: 255 followed by nine digits, no plus sign. */
 export const PHONE_NUMBER_PATTERN = /^255\d{9}$/;
@@ -16,7 +16,7 @@ export interface SendRequest {
 
 /**
  * Checks the body of `POST /v1/sms/send` against the seed's parameter rules; throws
- * `BadRequestError` (400) naming the first broken rule. Error texts never quote what the client
+ * a 400 `HttpError` naming the first broken rule. Error texts never quote what the client
  * sent, so a key pasted into the wrong field cannot come back in an answer or a log.
  *
  * @example
@@ -25,7 +25,7 @@ export interface SendRequest {
  */
 export function parseSendRequest(body: unknown, isApprovedSenderId: (senderId: string) => boolean): SendRequest {
   if (typeof body !== 'object' || body === null || Array.isArray(body)) {
-    throw new BadRequestError('Request body must be a JSON object');
+    throw new HttpError(400, 'Request body must be a JSON object');
   }
   const fields = body as Record<string, unknown>;
   return {
@@ -36,40 +36,40 @@ export function parseSendRequest(body: unknown, isApprovedSenderId: (senderId: s
 }
 
 function parsePhoneNumbers(value: unknown): readonly string[] {
-  if (value === undefined) throw new BadRequestError('phoneNumbers is required');
+  if (value === undefined) throw new HttpError(400, 'phoneNumbers is required');
   if (typeof value !== 'string' && !Array.isArray(value)) {
-    throw new BadRequestError('phoneNumbers must be a string or an array of strings');
+    throw new HttpError(400, 'phoneNumbers must be a string or an array of strings');
   }
   // Seed rule 1: a single string stands for a one-element array.
   const phoneNumbers: readonly unknown[] = typeof value === 'string' ? [value] : value;
-  if (phoneNumbers.length === 0) throw new BadRequestError('phoneNumbers must not be empty');
+  if (phoneNumbers.length === 0) throw new HttpError(400, 'phoneNumbers must not be empty');
   phoneNumbers.forEach((phoneNumber, index) => {
     if (typeof phoneNumber !== 'string') {
-      throw new BadRequestError(`phoneNumbers[${index}] must be a string`);
+      throw new HttpError(400, `phoneNumbers[${index}] must be a string`);
     }
     if (!PHONE_NUMBER_PATTERN.test(phoneNumber)) {
-      throw new BadRequestError(`phoneNumbers[${index}] must be 255 followed by nine digits (255XXXXXXXXX, no plus sign)`);
+      throw new HttpError(400, `phoneNumbers[${index}] must be 255 followed by nine digits (255XXXXXXXXX, no plus sign)`);
     }
   });
   return phoneNumbers as readonly string[];
 }
 
 function parseMessage(value: unknown): string {
-  if (value === undefined) throw new BadRequestError('message is required');
-  if (typeof value !== 'string') throw new BadRequestError('message must be a string');
+  if (value === undefined) throw new HttpError(400, 'message is required');
+  if (typeof value !== 'string') throw new HttpError(400, 'message must be a string');
   // A blank SMS is almost certainly a template bug upstream; refusing it is the conservative reading of "required".
-  if (value.trim().length === 0) throw new BadRequestError('message must not be empty or blank');
+  if (value.trim().length === 0) throw new HttpError(400, 'message must not be empty or blank');
   if (value.length > MAX_MESSAGE_LENGTH) {
-    throw new BadRequestError(`message must be at most ${MAX_MESSAGE_LENGTH} characters, got ${value.length}`);
+    throw new HttpError(400, `message must be at most ${MAX_MESSAGE_LENGTH} characters, got ${value.length}`);
   }
   return value;
 }
 
 function parseSenderId(value: unknown, isApprovedSenderId: (senderId: string) => boolean): string | undefined {
   if (value === undefined) return undefined;
-  if (typeof value !== 'string') throw new BadRequestError('senderId must be a string');
+  if (typeof value !== 'string') throw new HttpError(400, 'senderId must be a string');
   if (!isApprovedSenderId(value)) {
-    throw new BadRequestError('senderId is not an approved sender ID for this account');
+    throw new HttpError(400, 'senderId is not an approved sender ID for this account');
   }
   return value;
 }

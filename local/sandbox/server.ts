@@ -2,7 +2,8 @@ import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { createGuardedServer } from '../runtime/http-guard';
 import { CONTROL_PREFIX, createControlHandler } from './control-routes';
-import { NotFoundError, SandboxHttpError, SandboxStartError } from './errors';
+import { HttpError } from '../http-error';
+import { notFound, SandboxStartError } from './errors';
 import { parseSandboxFault } from './faults';
 import { requestPath, sendError } from './http';
 import { resolveSandboxOptions } from './options';
@@ -38,13 +39,13 @@ export async function startSandbox(options: SandboxOptions): Promise<RunningSand
     try {
       if (isV1) await handleV1(request, response, path);
       else if (path === CONTROL_PREFIX || path.startsWith(`${CONTROL_PREFIX}/`)) await handleControl(request, response, path);
-      else throw new NotFoundError(request.method ?? 'GET', path);
+      else throw notFound(request.method ?? 'GET', path);
     } catch (error) {
       if (shutdown.signal.aborted || response.headersSent || request.socket.destroyed) {
         response.destroy();
         return;
       }
-      if (!(error instanceof SandboxHttpError)) {
+      if (!(error instanceof HttpError)) {
         // A bug in the sandbox, not a client mistake: say so where the person running it will look.
         console.error('sandbox: internal error while handling %s %s:', request.method, path, error);
       }

@@ -30,7 +30,7 @@ export class SandboxState {
   }
 
   /**
-   * Charges the account and puts the send in the inbox; throws `InsufficientBalanceError` with
+   * Charges the account and puts the send in the inbox; throws a 402 `HttpError` with
    * nothing charged or delivered when the balance is short.
    */
   public deliver({ phoneNumbers, message, senderId }: SendRequest): DeliveredMessage {

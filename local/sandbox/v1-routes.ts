@@ -1,7 +1,8 @@
 import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createApiKeyCheck } from './auth';
-import { MethodNotAllowedError, NotFoundError, SandboxHttpError, UnauthorizedError } from './errors';
+import { HttpError } from '../http-error';
+import { methodNotAllowed, notFound } from './errors';
 import { parseJsonBody, readBody, sendError, sendJson } from './http';
 import { parseSendRequest } from './send-request';
 import type { SandboxState } from './state';
@@ -40,13 +41,13 @@ export function createV1Handler({
   return async (request, response, path) => {
     // Seed §5: every request needs the key, so it is checked before the path, the method or the body.
     const presentedKey = request.headers['x-api-key'];
-    if (presentedKey === undefined) throw new UnauthorizedError('Missing API key: send it in the X-API-Key header');
-    if (!isValidApiKey(presentedKey)) throw new UnauthorizedError('Invalid API key');
+    if (presentedKey === undefined) throw new HttpError(401, 'Missing API key: send it in the X-API-Key header');
+    if (!isValidApiKey(presentedKey)) throw new HttpError(401, 'Invalid API key');
 
     const method = request.method ?? 'GET';
     const allowed = ALLOWED_METHODS[path];
-    if (allowed === undefined) throw new NotFoundError(method, path);
-    if (!allowed.includes(method)) throw new MethodNotAllowedError(method, path, allowed);
+    if (allowed === undefined) throw notFound(method, path);
+    if (!allowed.includes(method)) throw methodNotAllowed(method, path, allowed);
 
     if (path === V1_PATHS.balance) {
       const { balance, currency, smsRate } = state.account.snapshot();
@@ -81,7 +82,7 @@ async function handleSend(
     delivered = state.deliver(send);
   } catch (error) {
     // A delivering fault still decides the answer: a client cannot tell what the server did before failing.
-    if (failure !== undefined && error instanceof SandboxHttpError) {
+    if (failure !== undefined && error instanceof HttpError) {
       failWith(request, response, failure);
       return;
     }
@@ -113,5 +114,5 @@ function failWith(
     return;
   }
   const text = fault.error ?? `Sandbox fault: ${fault.status} ${STATUS_CODES[fault.status] ?? 'Error'}`;
-  sendError(response, new SandboxHttpError(fault.status, text));
+  sendError(response, new HttpError(fault.status, text));
 }

@@ -1,17 +1,7 @@
 /**
- * Base class for errors thrown by the fitting module. Data problems (an empty or over-long
- * message) are never thrown: {@link fitMessage} returns them as outcomes.
- */
-class FittingError extends Error {
-  public constructor(message: string, options?: ErrorOptions) {
-    super(message, options);
-    this.name = 'FittingError';
-  }
-}
-
-/**
- * Thrown by {@link fitMessage} when its options are unusable (unknown policy, `limit` below
- * {@link MIN_LIMIT}, `maxParts` outside 1–99): a configuration bug, not a problem with the message.
+ * The fitting module's one error, thrown by {@link fitMessage} when its options are unusable
+ * (unknown policy, `limit` below {@link MIN_LIMIT}, `maxParts` outside 1–99): a configuration bug.
+ * Data problems (an empty or over-long message) are never thrown: they are returned as outcomes.
  *
  * @example
  * ```typescript
@@ -24,11 +14,11 @@ class FittingError extends Error {
  * }
  * ```
  */
-class InvalidFitOptionsError extends FittingError {
+class InvalidFitOptionsError extends Error {
   public constructor(message: string, options?: ErrorOptions) {
     super(message, options);
     this.name = 'InvalidFitOptionsError';
   }
 }
 
-export { FittingError, InvalidFitOptionsError };
+export { InvalidFitOptionsError };

@@ -7,7 +7,7 @@ export {
   LengthPolicy,
   SEGMENT_CAPACITY,
 } from './constants';
-export { FittingError, InvalidFitOptionsError } from './errors';
+export { InvalidFitOptionsError } from './errors';
 export { fitMessage } from './fit';
 export { encodingOf, isGsmCharacter } from './gsm';
 export { GSM_LOOKALIKES, LONE_SURROGATE_REPLACEMENT, toGsmLookalikes } from './lookalikes';

@@ -1,6 +1,5 @@
 import { TemplateError } from '../templates/errors';
 import type { TemplateEngine } from '../templates/types';
-import { RecipientConfigError } from './errors';
 import { maskPhoneNumbersIn } from './mask';
 import { maskMsisdn, normalizeMsisdn } from './msisdn';
 import { splitNumbers } from './split';
@@ -9,16 +8,23 @@ import type { CompiledRecipientEntry, CompiledRecipients } from './types';
 
 const LIQUID_MARKUP = /\{\{|\{%/;
 
+/**
+ * A recipients entry that can't work for any webhook. The message is `[index] reason` so that the
+ * config loader can prefix the path (`routes.orders.recipients: [2] not a Tanzanian number (+254…)`);
+ * the reason never contains the number. A plain `Error`: the loader reads every compile failure alike.
+ */
+const entryError = (index: number, reason: string, options?: ErrorOptions): Error => new Error(`[${index}] ${reason}`, options);
+
 const compileLiteral = (entry: string, index: number, known: readonly string[] | null | undefined): CompiledRecipientEntry => {
   const pieces = splitNumbers(entry);
-  if (pieces.length === 0) throw new RecipientConfigError(index, 'empty');
+  if (pieces.length === 0) throw entryError(index, 'empty');
   // Normalised before (at synth, into the staged config): one number per piece, as below.
   const numbers =
     known != null && known.length === pieces.length
       ? [...known]
       : pieces.map((piece) => {
           const result = normalizeMsisdn(piece);
-          if (!result.ok) throw new RecipientConfigError(index, result.reason);
+          if (!result.ok) throw entryError(index, result.reason);
           return result.number;
         });
   return Object.freeze({
@@ -37,7 +43,7 @@ const compileTemplated = (entry: string, index: number, engine: TemplateEngine):
     });
   } catch (error) {
     if (error instanceof TemplateError) {
-      throw new RecipientConfigError(index, maskPhoneNumbersIn(error.message), { cause: error });
+      throw entryError(index, maskPhoneNumbersIn(error.message), { cause: error });
     }
     throw error;
   }
@@ -50,7 +56,7 @@ const compileTemplated = (entry: string, index: number, engine: TemplateEngine):
  * - Any other entry is a literal: one number, or several separated by commas, semicolons or
  *   line breaks, each normalised now to `255` + nine digits.
  *
- * Throws `RecipientConfigError` (with the entry's index) for an invalid literal or a template that
+ * Throws an `Error` whose message is `[index] reason` for an invalid literal or a template that
  * doesn't compile: config problems surface at load, not when a webhook arrives.
  *
  * `known` gives, per entry, the numbers of a literal entry normalised already (the staged config

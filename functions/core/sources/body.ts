@@ -1,6 +1,6 @@
 import { isInteger, isSafeNumber, parse as parseLossless } from 'lossless-json';
 import { MAX_JSON_DEPTH } from '../defaults';
-import { BadPayloadError, UndeliverablePayloadError } from './errors';
+import { BadPayloadError } from './errors';
 import type { InboundWebhook, WebhookBody } from './types';
 
 /** A digit run this long may exceed 2^53; only then is the slower lossless parser needed. */
@@ -107,7 +107,9 @@ function parseJsonOrFail(text: string): WebhookBody {
     } catch (error) {
       throw new BadPayloadError('body is not valid JSON', { cause: error });
     }
-    throw new UndeliverablePayloadError(`JSON nested deeper than ${MAX_JSON_DEPTH} levels`);
+    // Not a BadPayloadError: no retry can change a body this deep, so the pipeline records it as
+    // dropped (200) rather than refusing it, which would make the sender retry it for days.
+    throw new Error(`JSON nested deeper than ${MAX_JSON_DEPTH} levels`);
   }
   try {
     return parseJson(text);

@@ -7,13 +7,16 @@ const REQUEST_HEADER: typeof CONSOLE_REQUEST_HEADER = 'x-sms-relay-console';
 
 /** A failed call, with a message fit to show. `aborted` when the caller cancelled it. */
 export class ApiError extends Error {
+  readonly aborted: boolean;
+
   constructor(
     message: string,
     readonly status: number | null,
-    readonly aborted = false,
+    { aborted = false, cause }: { readonly aborted?: boolean; readonly cause?: unknown } = {},
   ) {
-    super(message);
+    super(message, { cause });
     this.name = 'ApiError';
+    this.aborted = aborted;
   }
 }
 
@@ -33,15 +36,15 @@ async function call<T>(url: string, init: RequestInit): Promise<T> {
   try {
     response = await fetch(url, { ...init, credentials: 'same-origin', cache: 'no-store' });
   } catch (error) {
-    if (error instanceof DOMException && error.name === 'AbortError') throw new ApiError('cancelled', null, true);
-    throw new ApiError(`The relay did not answer (${error instanceof Error ? error.message : String(error)}). Is it still running?`, null);
+    if (error instanceof DOMException && error.name === 'AbortError') throw new ApiError('cancelled', null, { aborted: true, cause: error });
+    throw new ApiError(`The relay did not answer (${error instanceof Error ? error.message : String(error)}). Is it still running?`, null, { cause: error });
   }
   let text: string;
   try {
     text = await response.text();
   } catch (error) {
-    if (error instanceof DOMException && error.name === 'AbortError') throw new ApiError('cancelled', null, true);
-    throw new ApiError(`The answer of ${url} was cut off.`, response.status);
+    if (error instanceof DOMException && error.name === 'AbortError') throw new ApiError('cancelled', null, { aborted: true, cause: error });
+    throw new ApiError(`The answer of ${url} was cut off.`, response.status, { cause: error });
   }
   let body: unknown;
   try {

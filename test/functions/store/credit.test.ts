@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { InvalidArgumentError } from '../../../functions/store';
+import { StoreError } from '../../../functions/store';
 import { type Dynalite, startDynalite } from '../../helpers/dynalite';
 import { newTable } from './fixtures';
 
@@ -171,10 +171,10 @@ describe('projected balance (balance.reserve under concurrency)', () => {
   it('refuses amounts that are not finite numbers, changing nothing', async () => {
     const { store } = await newTable(db);
     await store.rebaseCredit({ balance: 400, basis: 0 });
-    await expect(store.reserveCredit({ estimate: Number.NaN, floor: 200, token: t() })).rejects.toThrow(InvalidArgumentError);
-    await expect(store.reserveCredit({ estimate: -5, token: t() })).rejects.toThrow(InvalidArgumentError);
-    await expect(store.settleCredit({ token: oldest(), estimate: 20, charged: Number.POSITIVE_INFINITY })).rejects.toThrow(InvalidArgumentError);
-    await expect(store.rebaseCredit({ balance: Number.NaN, basis: 0 })).rejects.toThrow(InvalidArgumentError);
+    await expect(store.reserveCredit({ estimate: Number.NaN, floor: 200, token: t() })).rejects.toThrow(StoreError);
+    await expect(store.reserveCredit({ estimate: -5, token: t() })).rejects.toThrow(StoreError);
+    await expect(store.settleCredit({ token: oldest(), estimate: 20, charged: Number.POSITIVE_INFINITY })).rejects.toThrow(StoreError);
+    await expect(store.rebaseCredit({ balance: Number.NaN, basis: 0 })).rejects.toThrow(StoreError);
     expect((await store.getBalanceState()).projected).toBe(400);
   });
 });

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createStore, InvalidArgumentError } from '../../../functions/store';
+import { createStore, StoreError } from '../../../functions/store';
 import { type Dynalite, startDynalite } from '../../helpers/dynalite';
 import { T0, at, message, newTable, sentRecord } from './fixtures';
 
@@ -51,10 +51,10 @@ describe('reserveLimit: messages per window', () => {
   it('refuses limits it cannot enforce', async () => {
     const { store } = await newTable(db);
     await expect(store.reserveLimit({ route: 'a', messages: { max: 1, windowSeconds: 0 } })).rejects.toBeInstanceOf(
-      InvalidArgumentError,
+      StoreError,
     );
     await expect(store.reserveLimit({ route: 'a', credits: { maxPerDay: 10, estimate: -1 } })).rejects.toBeInstanceOf(
-      InvalidArgumentError,
+      StoreError,
     );
   });
 });
@@ -187,7 +187,7 @@ describe('spend', () => {
 
   it('refuses look-backs longer than spend items are kept', async () => {
     const { store } = await newTable(db);
-    await expect(store.spendLastDays(36)).rejects.toBeInstanceOf(InvalidArgumentError);
+    await expect(store.spendLastDays(36)).rejects.toBeInstanceOf(StoreError);
   });
 });
 

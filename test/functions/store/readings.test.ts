@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { InvalidArgumentError } from '../../../functions/store';
+import { StoreError } from '../../../functions/store';
 import { type Dynalite, startDynalite } from '../../helpers/dynalite';
 import { T0, at, kinds, newTable } from './fixtures';
 
@@ -60,7 +60,7 @@ describe('balance readings', () => {
 
   it('refuses a balance that is not a finite number', async () => {
     const { store, scan } = await newTable(db);
-    await expect(store.recordBalanceReading({ balance: Number.NaN })).rejects.toBeInstanceOf(InvalidArgumentError);
+    await expect(store.recordBalanceReading({ balance: Number.NaN })).rejects.toBeInstanceOf(StoreError);
     expect(await scan()).toEqual([]);
   });
 });

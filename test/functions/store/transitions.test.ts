@@ -2,7 +2,7 @@ import { type AttributeValue, PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   ClaimLostError,
-  InvalidArgumentError,
+  StoreError,
   type LastError,
   type MessageStore,
   type NewMessage,
@@ -235,7 +235,7 @@ describe('requeue', () => {
 
   it('refuses to requeue from a state that might have been sent', async () => {
     const { store, id } = await setUp();
-    await expect(store.requeue(id, { from: 'UNKNOWN' as 'PARKED' })).rejects.toBeInstanceOf(InvalidArgumentError);
+    await expect(store.requeue(id, { from: 'UNKNOWN' as 'PARKED' })).rejects.toBeInstanceOf(StoreError);
   });
 });
 

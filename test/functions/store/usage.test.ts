@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { InvalidArgumentError } from '../../../functions/store';
+import { StoreError } from '../../../functions/store';
 import { type Dynalite, startDynalite } from '../../helpers/dynalite';
 import { at, newTable, sentRecord } from './fixtures';
 
@@ -53,7 +53,7 @@ describe('limitUsage', () => {
   it('refuses a window it could not have keyed', async () => {
     const { store } = await newTable(db);
     for (const seconds of [0, 1.5, -60]) {
-      await expect(store.limitUsage({ route: 'alerts', messagesWindowSeconds: seconds })).rejects.toBeInstanceOf(InvalidArgumentError);
+      await expect(store.limitUsage({ route: 'alerts', messagesWindowSeconds: seconds })).rejects.toBeInstanceOf(StoreError);
     }
   });
 });
@@ -93,7 +93,7 @@ describe('spendByDay', () => {
     const { store } = await newTable(db);
     expect(await store.spendByDay({ route: 'a', days: 35, now: at(0) })).toHaveLength(35);
     for (const days of [0, 36, 1.5]) {
-      await expect(store.spendByDay({ route: 'a', days, now: at(0) })).rejects.toBeInstanceOf(InvalidArgumentError);
+      await expect(store.spendByDay({ route: 'a', days, now: at(0) })).rejects.toBeInstanceOf(StoreError);
     }
   });
 });

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { MessageStore, NewMessage } from '../../../functions/store';
-import { DataDirLockedError } from '../../../local/runtime/errors';
+import { RuntimeError } from '../../../local/runtime/errors';
 import { openLocalStore, type LocalStore } from '../../../local/runtime/local-store';
 import { parseSince, parseState, queryRecords, REDRIVE_STATES, requeueRecords, toRecordView } from '../../../local/runtime/records';
 
@@ -32,7 +32,7 @@ async function accept(store: MessageStore, route: string, key: string, seconds: 
 
 describe('the local store', () => {
   it('admits one holder per directory, with a clear error for the second', async () => {
-    await expect(openLocalStore({ dataDir: dir, tableName: 'sms-relay' })).rejects.toThrow(DataDirLockedError);
+    await expect(openLocalStore({ dataDir: dir, tableName: 'sms-relay' })).rejects.toThrow(RuntimeError);
     await expect(openLocalStore({ dataDir: dir, tableName: 'sms-relay' })).rejects.toThrow(`the store in ${dir} is in use by another process`);
   });
 

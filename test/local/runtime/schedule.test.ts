@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { InvalidSettingError } from '../../../local/runtime/errors';
+import { RuntimeError } from '../../../local/runtime/errors';
 import { localSchedule, repeat } from '../../../local/runtime/schedule';
 
 const settle = async (): Promise<void> => await new Promise((resolve) => setImmediate(resolve));
@@ -10,7 +10,7 @@ describe('local schedules', () => {
     expect(localSchedule('rate(1 hour)')).toEqual({ intervalMs: 3_600_000, description: 'every hour' });
     expect(localSchedule('rate(2 days)').intervalMs).toBe(172_800_000);
     expect(localSchedule('cron(0 6 * * ? *)')).toEqual({ intervalMs: 3_600_000, description: 'every hour (cron(0 6 * * ? *) is not followed locally)' });
-    expect(() => localSchedule('rate(0 minutes)')).toThrow(InvalidSettingError);
+    expect(() => localSchedule('rate(0 minutes)')).toThrow(RuntimeError);
     expect(() => localSchedule('hourly')).toThrow('balance.schedule: "hourly" is not rate(…) or cron(…)');
   });
 

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { loadConfigFile } from '../../../functions/core/config/load';
-import { SecretsFileError } from '../../../local/runtime/errors';
+import { RuntimeError } from '../../../local/runtime/errors';
 import { assertUsableSecrets, ensureSecretsFile, readExistingSecrets, requiredSecrets } from '../../../local/runtime/secrets';
 
 const loaded = loadConfigFile(new URL('../../../config/local.yaml', import.meta.url).pathname);
@@ -69,7 +69,7 @@ describe('the local secrets file', () => {
   it('refuses a file it cannot use, naming the problem but no value', () => {
     const path = join(dir, 'secrets.json');
     writeFileSync(path, '{"providerApiKey": "hidden-value-1", ');
-    expect(() => ensureSecretsFile(path, loaded)).toThrow(new SecretsFileError(path, `secrets file ${path} is not valid JSON`));
+    expect(() => ensureSecretsFile(path, loaded)).toThrow(new RuntimeError(`secrets file ${path} is not valid JSON`));
     writeFileSync(path, '["hidden-value-2"]');
     expect(() => ensureSecretsFile(path, loaded)).toThrow(/must hold a JSON object/);
     writeFileSync(path, '{"providerApiKey": 42}');
@@ -96,7 +96,7 @@ describe('assertUsableSecrets (npm start)', () => {
     } catch (caught) {
       error = caught;
     }
-    expect(error).toBeInstanceOf(SecretsFileError);
+    expect(error).toBeInstanceOf(RuntimeError);
     const message = (error as Error).message;
     expect(message).toContain('secret "alerts-token" (route alerts): starts or ends with a space');
     expect(message).toContain('secret "generic-token" (route notify): has non-ASCII characters');

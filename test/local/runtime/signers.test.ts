@@ -5,7 +5,7 @@ import { loadConfig, loadConfigFile } from '../../../functions/core/config/load'
 import type { RouteConfig } from '../../../functions/core/config/schema';
 import { SOURCE_NAMES, SOURCES, sourcePack } from '../../../functions/core/sources/registry';
 import type { SourceName } from '../../../functions/core/sources/types';
-import { UnknownSourceError } from '../../../local/runtime/errors';
+import { RuntimeError } from '../../../local/runtime/errors';
 import { generateSecret } from '../../../local/runtime/secrets';
 import { signWebhook } from '../../../local/runtime/signers';
 import { RouteSchema } from '../../../functions/core/config/schema';
@@ -139,7 +139,7 @@ describe('signers', () => {
   });
 
   it('refuses a source it does not know', () => {
-    expect(() => signWebhook('bitbucket', { body: new Uint8Array(), secret: 'x' })).toThrow(UnknownSourceError);
+    expect(() => signWebhook('bitbucket', { body: new Uint8Array(), secret: 'x' })).toThrow(new RuntimeError(`no signer for source "bitbucket"; known sources: ${Object.keys(SOURCES).join(', ')}`));
   });
 });
 

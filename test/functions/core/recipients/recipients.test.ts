@@ -1,7 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import {
   compileRecipients,
-  RecipientConfigError,
   RecipientEntryKind,
   resolveRecipients,
 } from '../../../../functions/core/recipients';
@@ -10,14 +9,14 @@ import { buildScope, createTemplateEngine, TemplateError } from '../../../../fun
 const engine = createTemplateEngine();
 const FULL_NUMBER = /\d{7,}/;
 
-const configError = (entries: readonly string[]): RecipientConfigError => {
+const configError = (entries: readonly string[]): Error => {
   try {
     compileRecipients(entries, engine);
   } catch (error) {
-    expect(error).toBeInstanceOf(RecipientConfigError);
-    return error as RecipientConfigError;
+    expect(error).toBeInstanceOf(Error);
+    return error as Error;
   }
-  throw new Error('expected a RecipientConfigError');
+  throw new Error('expected compileRecipients to throw');
 };
 
 const resolve = (entries: readonly string[], body: unknown) =>
@@ -43,13 +42,13 @@ describe('compileRecipients', () => {
     [['call me'], 0, 'not a phone number'],
   ])('rejects the invalid literal in %j', (entries, index, reason) => {
     const error = configError(entries);
-    expect(error).toMatchObject({ index, reason, message: `[${index}] ${reason}` });
+    expect(error.message).toBe(`[${index}] ${reason}`);
     expect(error.message).not.toMatch(FULL_NUMBER);
   });
 
   it('rejects a template that does not compile, with the TemplateError as cause', () => {
     const error = configError(['0712345678', '{{ customer.phone | monie }}']);
-    expect(error).toMatchObject({ index: 1, message: '[1] unknown filter "monie"' });
+    expect(error.message).toBe('[1] unknown filter "monie"');
     expect(error.cause).toBeInstanceOf(TemplateError);
   });
 
