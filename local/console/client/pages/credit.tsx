@@ -116,12 +116,13 @@ function Forecast({ credit, currency }: { credit: CreditAnswer; currency: string
   );
 }
 
-/** The time the forecast looked back on, in the unit that reads best: `7 days`, `5 hours`, `12 minutes`. */
+/** The time the forecast looked back on, in the unit that reads best: `7 days`, `5 hours`, `12 minutes`, `under a minute`. */
 function span(days: number): string {
   if (days >= 1) return `${num(days, 1)} ${days === 1 ? 'day' : 'days'}`;
   const hours = days * 24;
   if (hours >= 1) return `${num(hours, 1)} ${hours === 1 ? 'hour' : 'hours'}`;
   const minutes = Math.round(hours * 60);
+  if (minutes < 1) return 'under a minute';
   return `${minutes} ${minutes === 1 ? 'minute' : 'minutes'}`;
 }
 
