@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import type { IngestRequest } from '../../../functions/relay/ingest';
+import { refused, type IngestRequest } from '../../../functions/relay/ingest';
 import { HTTP_LIMITS, type HttpLimits } from '../../../local/runtime/http-guard';
 import { formatWebhook } from '../../../local/runtime/log-format';
 import { createRelayServer, type RelayServer, type WebhookReport } from '../../../local/runtime/server';
@@ -30,7 +30,7 @@ async function start({ limits = TEST_LIMITS, onWebhook }: { limits?: HttpLimits;
     maxBodyBytes: 256 * 1024,
     ingest: async (webhook) => {
       ingested.push(webhook);
-      return { status: 404, body: { error: 'unknown route', reason: 'no route \x1b[31mhere\nforged' } };
+      return refused(404, 'unknown route', 'no route \x1b[31mhere\nforged');
     },
     onAccepted: () => undefined,
     onWebhook: (report) => {
