@@ -250,3 +250,13 @@ describe('what a webhook puts on the terminal', () => {
     expect(output).toContain('  webhook  \\u001b[2J\\u001b[H\\r\\n12:00:00  webhook  forged  404 unknown route: no route \\u001b[31mhere\\nforged');
   });
 });
+
+describe('the runtime server as an edge', () => {
+  it('joins a repeated header with ", " as API Gateway does', async () => {
+    const { port, ingested } = await start();
+    const answer = await requestWithHost(port, { host: 'tunnel.example', path: '/hooks/x?token=1&token=2', method: 'POST', headers: { 'content-type': 'application/json', 'x-tag': ['a', 'b'] }, body: '{}' });
+
+    expect(answer.status).toBe(404);
+    expect(ingested.map(({ headers, query }) => [headers['x-tag'], query])).toEqual([['a, b', { token: '1' }]]);
+  });
+});
