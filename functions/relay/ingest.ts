@@ -15,10 +15,33 @@ export interface IngestRequest extends InboundWebhook {
   readonly routeId: string;
 }
 
-export interface IngestResponse {
-  readonly status: number;
+/** What the sender is told, and what the relay did, for each way an accept can end. */
+interface Answer<O extends string, S extends number> {
+  readonly outcome: O;
+  readonly status: S;
+  /** The records written (none for a ping or a refusal). */
+  readonly ids: readonly string[];
+  /** Why it was not accepted, when the relay can say (the failed check, the filter, the ping). */
+  readonly reason?: string | undefined;
+  /** The JSON answer body, exactly as the sender gets it (a public contract). */
   readonly body: Readonly<Record<string, unknown>>;
 }
+
+/**
+ * The typed answer of `ingestWebhook`, discriminated by `outcome`: `accepted` (202, ids to send),
+ * `duplicate` (200, the first accept's ids), `filtered` / `dropped` (200, DROPPED records with the
+ * reason), `ping` (200, nothing recorded) or `refused` (4xx/5xx with the error and, for a failed
+ * authentication, its reason).
+ */
+export type IngestAnswer =
+  | Answer<'accepted', 202>
+  | Answer<'duplicate', 200>
+  | (Answer<'filtered' | 'dropped', 200> & { readonly reason: string | undefined })
+  | (Answer<'ping', 200> & { readonly reason: string | undefined })
+  | (Answer<'refused', number> & { readonly error: string | undefined; readonly reason: string | undefined });
+
+/** @deprecated the old name of `IngestAnswer`. */
+export type IngestResponse = IngestAnswer;
 
 export interface IngestOptions {
   /** @default 262144 */
@@ -41,27 +64,27 @@ export async function ingestWebhook(
   context: RelayContext,
   request: IngestRequest,
   { maxBodyBytes = MAX_BODY_BYTES }: IngestOptions = {},
-): Promise<IngestResponse> {
+): Promise<IngestAnswer> {
   const { config, logger, metrics } = context;
   const route = config.routes.get(request.routeId);
-  if (route === undefined) return answer(404, { error: `unknown route "${request.routeId}"` });
+  if (route === undefined) return refused(404, `unknown route "${request.routeId}"`);
   if (request.body.byteLength > maxBodyBytes) {
     metrics.add(RelayMetric.Rejected, 1, route.id);
-    return answer(413, { error: `body of ${request.body.byteLength} bytes exceeds the limit of ${maxBodyBytes}` });
+    return refused(413, `body of ${request.body.byteLength} bytes exceeds the limit of ${maxBodyBytes}`);
   }
 
   const secret = await context.secrets.get(route.config.secret);
   if (secret === undefined) {
     logger.error('route secret missing from the environment secret', { route: route.id, secretName: route.config.secret });
     metrics.add(RelayMetric.RouteMisconfigured, 1, route.id);
-    return answer(500, { error: 'the relay is misconfigured for this route; nothing was recorded' });
+    return refused(500, 'the relay is misconfigured for this route; nothing was recorded');
   }
   const unusable = secretProblem(route.pack, secret);
   if (unusable !== undefined) {
     // Refused loudly rather than left to answer 401 to every genuine sender (see secretProblem).
     logger.error('route secret can never authenticate this route', { route: route.id, secretName: route.config.secret, problem: unusable });
     metrics.add(RelayMetric.RouteMisconfigured, 1, route.id);
-    return answer(500, { error: 'the relay is misconfigured for this route; nothing was recorded' });
+    return refused(500, 'the relay is misconfigured for this route; nothing was recorded');
   }
 
   // The one asynchronous step a pack may need before the pure evaluation (SNS: its signing
@@ -70,7 +93,7 @@ export async function ingestWebhook(
   const prefetched = route.pack.prefetch === undefined ? undefined : await route.pack.prefetch(request, fetch, { secret, toleranceSeconds: route.config.toleranceSeconds, route: route.config });
   if (prefetched?.unavailable !== undefined) {
     logger.warn('webhook not verifiable yet', { route: route.id, source: route.pack.name, reason: prefetched.unavailable });
-    return answer(503, { error: `${prefetched.unavailable}; nothing was recorded, retry later` });
+    return refused(503, `${prefetched.unavailable}; nothing was recorded, retry later`);
   }
 
   const evaluation = evaluateWebhook(route, request, { secret, ...(prefetched === undefined ? {} : { documents: prefetched.documents }) });
@@ -80,15 +103,15 @@ export async function ingestWebhook(
       logger.warn('webhook refused', { ...log, reason: evaluation.reason });
       // Per route, so a sender with the wrong secret shows as a sustained run on its own route.
       metrics.add(RelayMetric.Rejected, 1, route.id);
-      return answer(401, { error: 'unauthorized', reason: evaluation.reason });
+      return refused(401, 'unauthorized', evaluation.reason);
     case Verdict.BadRequest:
       logger.warn('webhook refused', { ...log, reason: evaluation.reason });
       metrics.add(RelayMetric.Rejected, 1, route.id);
-      return answer(400, { error: evaluation.reason });
+      return refused(400, evaluation.reason);
     case Verdict.Ping:
       await capture(context, request, []);
       logger.info('webhook ping', { ...log, reason: evaluation.reason });
-      return answer(200, { status: 'ping', reason: evaluation.reason });
+      return { outcome: 'ping', status: 200, ids: [], reason: evaluation.reason, body: { status: 'ping', reason: evaluation.reason } };
     default:
       break;
   }
@@ -99,7 +122,7 @@ export async function ingestWebhook(
     const confirmed = await confirm(fetch, evaluation.confirmUrl);
     if (confirmed !== undefined) {
       logger.warn('webhook confirmation failed', { ...log, reason: confirmed });
-      return answer(503, { error: `${confirmed}; nothing was recorded, retry later` });
+      return refused(503, `${confirmed}; nothing was recorded, retry later`);
     }
   }
 
@@ -123,7 +146,7 @@ export async function ingestWebhook(
   if (result.outcome === AcceptOutcome.Duplicate) {
     metrics.add(RelayMetric.Duplicates, 1, route.id);
     logger.info('webhook duplicate', { ...log, verdict: 'duplicate', dedupeKey: evaluation.dedupeKey, ids: result.ids });
-    return answer(200, { status: 'duplicate', ids: result.ids });
+    return { outcome: 'duplicate', status: 200, ids: result.ids, body: { status: 'duplicate', ids: result.ids } };
   }
 
   if (evaluation.verdict === Verdict.Send) {
@@ -138,17 +161,14 @@ export async function ingestWebhook(
       })),
       warnings: evaluation.warnings,
     });
-    return answer(202, {
-      status: 'accepted',
-      ids: result.ids.slice(0, evaluation.messages.length),
-      ...skippedSummary(evaluation),
-      ...notSentSummary(evaluation, result.ids),
-    });
+    const ids = result.ids.slice(0, evaluation.messages.length);
+    return { outcome: 'accepted', status: 202, ids, body: { status: 'accepted', ids, ...skippedSummary(evaluation), ...notSentSummary(evaluation, result.ids) } };
   }
 
   metrics.add(evaluation.verdict === Verdict.Filtered ? RelayMetric.Filtered : RelayMetric.Dropped, 1, route.id);
   logger.info(`webhook ${evaluation.verdict}`, { ...log, reason: evaluation.reason, ids: result.ids });
-  return answer(200, { status: evaluation.verdict, reason: evaluation.reason, ids: result.ids });
+  const outcome = evaluation.verdict === Verdict.Filtered ? 'filtered' : 'dropped';
+  return { outcome, status: 200, ids: result.ids, reason: evaluation.reason, body: { status: evaluation.verdict, reason: evaluation.reason, ids: result.ids } };
 }
 
 /**
@@ -235,6 +255,7 @@ async function capture(context: RelayContext, request: IngestRequest, recordIds:
   }
 }
 
-function answer(status: number, body: Record<string, unknown>): IngestResponse {
-  return { status, body };
+/** A refusal: nothing recorded; the sender gets `{error, reason?}`. */
+export function refused(status: number, error: string | undefined, reason?: string): IngestAnswer {
+  return { outcome: 'refused', status, ids: [], error, reason, body: reason === undefined ? { error } : { error, reason } };
 }

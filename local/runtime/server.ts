@@ -1,6 +1,7 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { IngestRequest, IngestResponse } from '../../functions/relay/ingest';
+import { answerWebhook, isHookPath } from '../../functions/relay/edge';
+import type { IngestAnswer, IngestRequest } from '../../functions/relay/ingest';
 import type { MessageRecord, MessageStore } from '../../functions/store';
 import { crossSiteRefusal } from '../console/guard';
 import { isConsolePath } from '../console/http';
@@ -11,7 +12,6 @@ import { parseSince, parseState, queryRecords, REDRIVE_STATES, requeueRecords, t
 
 /** Local-only endpoints under this prefix serve `logs` and `redrive` while the runtime holds the store. */
 export const RELAY_PREFIX = '/_relay';
-const HOOK_PATH = /^\/hooks\/([^/]+)$/;
 /** A redrive request names at most this many ids; the CLI sends larger sets in pieces. */
 export const MAX_REDRIVE_IDS = 100;
 const MAX_CONTROL_BODY_BYTES = 64 * 1024;
@@ -34,7 +34,7 @@ export interface HealthReport {
 export interface RelayServerDependencies {
   readonly maxBodyBytes: number;
   /** The relay's `ingestWebhook`: answers only once the webhook is recorded. */
-  readonly ingest: (request: IngestRequest) => Promise<IngestResponse>;
+  readonly ingest: (request: IngestRequest) => Promise<IngestAnswer>;
   /** Called with ids to send now, after the answer was sent: a 202's, a duplicate's (still PENDING after a crash), a redrive's. */
   readonly onAccepted: (ids: readonly string[]) => void;
   readonly onWebhook: (report: WebhookReport) => void;
@@ -132,12 +132,7 @@ export async function listen(server: Server, port: number, host: string): Promis
 async function handle(request: IncomingMessage, response: ServerResponse, dependencies: RelayServerDependencies): Promise<void> {
   const path = pathOf(request);
   const method = request.method ?? 'GET';
-  const hook = HOOK_PATH.exec(path);
-  if (hook !== null) {
-    if (method !== 'POST') return methodNotAllowed(response, 'POST');
-    return await handleWebhook(request, response, dependencies, decodeRoute(hook[1]!));
-  }
-  if (path === '/hooks' || path.startsWith('/hooks/')) return sendJson(response, 404, { error: `no route at ${path}; post to /hooks/<route>` });
+  if (isHookPath(path)) return await handleWebhook(request, response, dependencies, path);
   // Only webhooks are for the world (a tunnel reaches them with its own Host); the rest is for this machine.
   const localOnly = path === '/health' || path === RELAY_PREFIX || path.startsWith(`${RELAY_PREFIX}/`);
   if (localOnly && !isLocalRequest(request)) return sendJson(response, 403, { error: 'local requests only' });
@@ -161,51 +156,35 @@ async function handle(request: IncomingMessage, response: ServerResponse, depend
   sendJson(response, 404, { error: `not found: ${method} ${path}` });
 }
 
-async function handleWebhook(request: IncomingMessage, response: ServerResponse, dependencies: RelayServerDependencies, route: string): Promise<void> {
+/** A translation to and from `answerWebhook` (functions/relay/edge.ts), as the Lambda handler is. */
+async function handleWebhook(request: IncomingMessage, response: ServerResponse, dependencies: RelayServerDependencies, path: string): Promise<void> {
+  const { maxBodyBytes, ingest, onError, onWebhook, onAccepted } = dependencies;
   const receivedAt = new Date();
-  const body = await readLimited(request, dependencies.maxBodyBytes);
-  if (body === undefined) {
-    const error = `body exceeds the limit of ${dependencies.maxBodyBytes} bytes`;
-    dependencies.onWebhook({ route, status: 413, outcome: 'error', reason: error, ids: [] });
-    sendJson(response, 413, { error });
-    return;
+  const method = request.method ?? 'GET';
+  // Read only once the edge accepts the path and method, and never beyond the cap.
+  const body = async (): Promise<Uint8Array | undefined> => {
+    const bytes = await readLimited(request, maxBodyBytes);
+    return bytes === undefined ? undefined : new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  };
+  const headers = Array.from({ length: request.rawHeaders.length >> 1 }, (_, index) => [request.rawHeaders[2 * index]!, request.rawHeaders[2 * index + 1]!] as const);
+  const query = (request.url ?? '').split('?').slice(1).join('?');
+  const edge = await answerWebhook({ method, path, headers, query, body, receivedAt }, ingest, {
+    maxBodyBytes,
+    onError: (route, error) => onError(`webhook on route ${route} not recorded`, error),
+  });
+  sendJson(response, edge.status, edge.body, edge.headers);
+  if (edge.route === undefined || edge.status === 405) return;
+  const { answer } = edge;
+  if (answer === undefined) {
+    const reason = edge.status === 503 ? 'not recorded; the sender will retry' : (edge.body as { error: string }).error;
+    return onWebhook({ route: edge.route, status: edge.status, outcome: 'error', reason, ids: [] });
   }
-  let result: IngestResponse;
-  try {
-    result = await dependencies.ingest(webhookOf(request, route, body, receivedAt));
-  } catch (error) {
-    // As on Lambda: nothing is known to be recorded, so the sender is asked to retry.
-    dependencies.onError(`webhook on route ${route} not recorded`, error);
-    dependencies.onWebhook({ route, status: 503, outcome: 'error', reason: 'not recorded; the sender will retry', ids: [] });
-    sendJson(response, 503, { error: 'the relay could not record this webhook; please retry' });
-    return;
-  }
-  sendJson(response, result.status, result.body);
-
-  const field = (name: string): string | undefined => (typeof result.body[name] === 'string' ? (result.body[name] as string) : undefined);
-  const ids = Array.isArray(result.body['ids']) ? (result.body['ids'] as unknown[]).filter((id): id is string => typeof id === 'string') : [];
-  // Ingest answers {status, reason?} on success and {error, reason?} on refusal.
-  const reason = field('reason') ?? field('error');
-  dependencies.onWebhook({ route, status: result.status, outcome: field('status') ?? (field('reason') === undefined ? undefined : field('error')), reason, ids });
+  const refusal = answer.outcome === 'refused';
+  // A refusal with a reason prints its error as the outcome (`401 unauthorized: …`); one without, the error as the reason.
+  onWebhook({ route: edge.route, status: answer.status, outcome: refusal ? (answer.reason === undefined ? undefined : answer.error) : answer.outcome, reason: answer.reason ?? (refusal ? answer.error : undefined), ids: answer.ids });
   // A duplicate's record may still be PENDING (the runtime that first took it was killed before
   // sending): offered to the sender again, whose conditional claim skips it unless it is due.
-  if ((result.status === 202 || field('status') === 'duplicate') && ids.length > 0) dependencies.onAccepted(ids);
-}
-
-/**
- * The webhook as API Gateway hands it on: lower-cased header names with repeated values joined by
- * commas, the first value of each query parameter, the body bytes exactly as sent.
- */
-function webhookOf(request: IncomingMessage, routeId: string, body: Buffer, receivedAt: Date): IngestRequest {
-  const headers: Record<string, string> = {};
-  for (let index = 0; index + 1 < request.rawHeaders.length; index += 2) {
-    const name = request.rawHeaders[index]!.toLowerCase();
-    const value = request.rawHeaders[index + 1]!;
-    headers[name] = Object.hasOwn(headers, name) ? `${headers[name]},${value}` : value;
-  }
-  const query: Record<string, string> = {};
-  for (const [name, value] of new URL(request.url ?? '/', 'http://local').searchParams) if (!Object.hasOwn(query, name)) query[name] = value;
-  return { routeId, body: new Uint8Array(body.buffer, body.byteOffset, body.byteLength), headers, query, receivedAt };
+  if ((answer.outcome === 'accepted' || answer.outcome === 'duplicate') && answer.ids.length > 0) onAccepted(answer.ids);
 }
 
 async function handleRecords(request: IncomingMessage, response: ServerResponse, { store, listings }: RelayServerDependencies): Promise<void> {
@@ -253,14 +232,6 @@ async function handleRedrive(request: IncomingMessage, response: ServerResponse,
   sendJson(response, 200, outcome);
   // Sent now rather than at the sweeper's next pass.
   if (outcome.requeued.length > 0) dependencies.onAccepted(outcome.requeued);
-}
-
-function decodeRoute(segment: string): string {
-  try {
-    return decodeURIComponent(segment);
-  } catch {
-    return segment;
-  }
 }
 
 function pathOf(request: IncomingMessage): string {

@@ -63,7 +63,7 @@ describe('ingestWebhook with an sns route', () => {
     expect(record).toMatchObject({ state: MessageState.Pending, text: ALARM_TEXT, to: [OPS] });
 
     relay.clock.advance(20_000);
-    expect(await post(relay, fetch, message)).toEqual({ status: 200, body: { status: 'duplicate', ids: first.body['ids'] } });
+    expect(await post(relay, fetch, message)).toEqual({ outcome: 'duplicate', status: 200, ids: first.ids, body: { status: 'duplicate', ids: first.body['ids'] } });
     expect(await relay.records('aws')).toHaveLength(1);
     // The certificate was fetched once and then served from the cache.
     expect(fetch.calls).toEqual([SNS_TEST_CERT_URL]);

@@ -62,7 +62,7 @@ describe('ingestWebhook', () => {
     relay.clock.advance(30_000);
     const again = await relay.ingest('alerts', body, { headers: bearer(SECRETS.alertsToken) });
 
-    expect(again).toEqual({ status: 200, body: { status: 'duplicate', ids: first.body['ids'] } });
+    expect(again).toEqual({ outcome: 'duplicate', status: 200, ids: first.ids, body: { status: 'duplicate', ids: first.body['ids'] } });
     expect(await relay.records('alerts')).toHaveLength(1);
     expect(relay.metrics.total('Duplicates', 'alerts')).toBe(1);
   });
@@ -139,7 +139,7 @@ describe('ingestWebhook', () => {
     relay = await harness({ db: servers.db, baseUrl: servers.sandbox.baseUrl });
     const response = await relay.ingest('alerts', '{"receiver": "sms-oncall", ', { headers: bearer(SECRETS.alertsToken) });
 
-    expect(response).toEqual({ status: 400, body: { error: 'body is not valid JSON' } });
+    expect(response).toEqual({ outcome: 'refused', status: 400, ids: [], error: 'body is not valid JSON', reason: undefined, body: { error: 'body is not valid JSON' } });
     expect(await relay.records('alerts')).toHaveLength(0);
   });
 
@@ -147,7 +147,7 @@ describe('ingestWebhook', () => {
     relay = await harness({ db: servers.db, baseUrl: servers.sandbox.baseUrl });
     const response = await relay.ingest('nope', alertBody(), { headers: bearer(SECRETS.alertsToken) });
 
-    expect(response).toEqual({ status: 404, body: { error: 'unknown route "nope"' } });
+    expect(response).toEqual({ outcome: 'refused', status: 404, ids: [], error: 'unknown route "nope"', reason: undefined, body: { error: 'unknown route "nope"' } });
   });
 
   it('answers a body over the limit with 413 before reading it', async () => {
@@ -165,7 +165,7 @@ describe('ingestWebhook', () => {
     const body = fixtureText('github/ping.json');
     const response = await relay.ingest('github', body, { headers: github('ping', body) });
 
-    expect(response).toEqual({ status: 200, body: { status: 'ping', reason: 'github ping' } });
+    expect(response).toEqual({ outcome: 'ping', status: 200, ids: [], reason: 'github ping', body: { status: 'ping', reason: 'github ping' } });
     expect(await relay.records('github')).toHaveLength(0);
   });
 
@@ -184,7 +184,8 @@ describe('ingestWebhook', () => {
     relay = await harness({ db: servers.db, baseUrl: servers.sandbox.baseUrl, secrets: { ...secretValues(), 'alerts-token': 'Schlüssel-42' } });
     const response = await relay.ingest('alerts', alertBody(), { headers: bearer('Schlüssel-42') });
 
-    expect(response).toEqual({ status: 500, body: { error: 'the relay is misconfigured for this route; nothing was recorded' } });
+    expect(response).toMatchObject({ outcome: 'refused', status: 500, ids: [], body: { error: 'the relay is misconfigured for this route; nothing was recorded' } });
+    expect(Object.keys(response.body)).toEqual(['error']);
     expect(await relay.records('alerts')).toHaveLength(0);
     expect(relay.logger.messages('error')).toEqual(['route secret can never authenticate this route']);
     expect(relay.logger.text()).toContain('alerts-token');

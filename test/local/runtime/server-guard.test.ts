@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import type { IngestRequest } from '../../../functions/relay/ingest';
+import { refused, type IngestRequest } from '../../../functions/relay/ingest';
 import { HTTP_LIMITS, type HttpLimits } from '../../../local/runtime/http-guard';
 import { formatWebhook } from '../../../local/runtime/log-format';
 import { createRelayServer, type RelayServer, type WebhookReport } from '../../../local/runtime/server';
@@ -30,7 +30,7 @@ async function start({ limits = TEST_LIMITS, onWebhook }: { limits?: HttpLimits;
     maxBodyBytes: 256 * 1024,
     ingest: async (webhook) => {
       ingested.push(webhook);
-      return { status: 404, body: { error: 'unknown route', reason: 'no route \x1b[31mhere\nforged' } };
+      return refused(404, 'unknown route', 'no route \x1b[31mhere\nforged');
     },
     onAccepted: () => undefined,
     onWebhook: (report) => {
@@ -248,5 +248,15 @@ describe('what a webhook puts on the terminal', () => {
     expect(output.endsWith('\n')).toBe(true);
     expect(output.split('\n')).toHaveLength(2);
     expect(output).toContain('  webhook  \\u001b[2J\\u001b[H\\r\\n12:00:00  webhook  forged  404 unknown route: no route \\u001b[31mhere\\nforged');
+  });
+});
+
+describe('the runtime server as an edge', () => {
+  it('joins a repeated header with ", " as API Gateway does', async () => {
+    const { port, ingested } = await start();
+    const answer = await requestWithHost(port, { host: 'tunnel.example', path: '/hooks/x?token=1&token=2', method: 'POST', headers: { 'content-type': 'application/json', 'x-tag': ['a', 'b'] }, body: '{}' });
+
+    expect(answer.status).toBe(404);
+    expect(ingested.map(({ headers, query }) => [headers['x-tag'], query])).toEqual([['a, b', { token: '1' }]]);
   });
 });

@@ -1,0 +1,113 @@
+import { MAX_BODY_BYTES } from '../core/defaults';
+import type { IngestAnswer, IngestRequest } from './ingest';
+
+/** The one URL path webhooks are posted to: `/hooks/{route}`. */
+const HOOK_PATH = /^\/hooks\/([^/]+)$/;
+
+/** An HTTP request as either platform hands it over, before any webhook-specific reading. */
+export interface EdgeRequest {
+  readonly method: string;
+  /** The URL path without the query string. */
+  readonly path: string;
+  /** Header pairs in arrival order; names in any case, a repeated name once per value. */
+  readonly headers: Iterable<readonly [string, string]>;
+  /** The raw query string, without `?`. */
+  readonly query: string;
+  /**
+   * Reads the body bytes, or `undefined` when reading stopped at the cap (see
+   * `EdgeOptions.maxBodyBytes`); called only once the path and method are right.
+   */
+  readonly body: () => Promise<Uint8Array | undefined>;
+  readonly receivedAt: Date;
+}
+
+/** The answer to send: status, extra headers (besides the JSON content type) and the JSON body. */
+export interface EdgeResponse {
+  readonly status: number;
+  readonly headers: Readonly<Record<string, string>>;
+  readonly body: unknown;
+  /** The route named in the path, once the path named one. */
+  readonly route?: string;
+  /** The ingest answer, when ingest answered (absent for 404, 405, a 413 while reading and a 503). */
+  readonly answer?: IngestAnswer;
+}
+
+export interface EdgeOptions {
+  /** The body cap named in the 413 when an adapter that reads a stream stopped at it (`body: undefined`). */
+  readonly maxBodyBytes?: number;
+  /** Told of a throw from ingest, which the sender sees only as a 503 (the details stay in the log). */
+  readonly onError?: (route: string, error: unknown) => void;
+}
+
+/** The answer to a failed record: the sender retries, and the dedupe guard records the retry once. */
+export const NOT_RECORDED = { error: 'the relay could not record this webhook; please retry' } as const;
+
+/**
+ * The webhook endpoint, free of any platform: `POST /hooks/{route}` to `ingest`, with the same
+ * method and path checks, body cap, header and query normalisation and 503 on a throw for the
+ * Lambda handler and the local runtime, which only translate their request and response to and
+ * from these shapes. `route` is `undefined` when the path is not a webhook path at all (the local
+ * runtime then serves its other endpoints).
+ *
+ * @example
+ * ```ts
+ * const response = await answerWebhook({ method: 'POST', path: '/hooks/alerts', headers, query: '', body, receivedAt }, ingest, { maxBodyBytes });
+ * ```
+ */
+export async function answerWebhook(
+  request: EdgeRequest,
+  ingest: (webhook: IngestRequest) => Promise<IngestAnswer>,
+  { maxBodyBytes = MAX_BODY_BYTES, onError }: EdgeOptions = {},
+): Promise<EdgeResponse> {
+  const hook = HOOK_PATH.exec(request.path);
+  if (hook === null) return json(404, { error: `no route at ${request.path}; post to /hooks/<route>` });
+  const route = decodeRoute(hook[1]!);
+  if (request.method.toUpperCase() !== 'POST') return { ...json(405, { error: 'method not allowed; use POST' }, { allow: 'POST' }), route };
+  const body = await request.body();
+  // A body read whole goes on to ingest, which refuses an oversized one per route (and counts it).
+  if (body === undefined) return { ...json(413, { error: `body exceeds the limit of ${maxBodyBytes} bytes` }), route };
+  try {
+    const answer = await ingest({ routeId: route, body, headers: headersOf(request.headers), query: queryOf(request.query), receivedAt: request.receivedAt });
+    return { status: answer.status, headers: {}, body: answer.body, route, answer };
+  } catch (error) {
+    onError?.(route, error);
+    return { ...json(503, { ...NOT_RECORDED }), route };
+  }
+}
+
+/** Whether a path is a webhook path (`/hooks` or below it), which `answerWebhook` answers even when it names no route. */
+export function isHookPath(path: string): boolean {
+  return path === '/hooks' || path.startsWith('/hooks/');
+}
+
+/**
+ * Lower-cased names, a repeated header's values joined by `, ` as HTTP (RFC 9110 §5.3) and API
+ * Gateway do. No verifier reads a repeated header as valid: a doubled signature fails either way.
+ */
+function headersOf(pairs: Iterable<readonly [string, string]>): Record<string, string> {
+  const headers: Record<string, string> = {};
+  for (const [name, value] of pairs) {
+    const key = name.toLowerCase();
+    headers[key] = Object.hasOwn(headers, key) ? `${headers[key]}, ${value}` : value;
+  }
+  return headers;
+}
+
+/** The first value of each parameter (a joined list could not be split back when a value holds a comma). */
+function queryOf(raw: string): Record<string, string> {
+  const query: Record<string, string> = {};
+  for (const [name, value] of new URLSearchParams(raw)) if (!Object.hasOwn(query, name)) query[name] = value;
+  return query;
+}
+
+function decodeRoute(segment: string): string {
+  try {
+    return decodeURIComponent(segment);
+  } catch {
+    return segment;
+  }
+}
+
+function json(status: number, body: unknown, headers: Record<string, string> = {}): EdgeResponse {
+  return { status, headers, body };
+}
