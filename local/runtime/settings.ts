@@ -1,5 +1,5 @@
 import { isAbsolute, relative, resolve } from 'node:path';
-import { DEFAULT_MAX_BODY_BYTES } from '../../functions/relay/ingest';
+import { MAX_BODY_BYTES } from '../../functions/core/defaults';
 import { DEFAULT_RETRY_POLICY, type RetryPolicy } from '../../functions/relay/ports';
 import { invalidSetting } from './errors';
 
@@ -21,7 +21,7 @@ export const RUNTIME_DEFAULTS = {
   sweepIntervalMs: 1_000,
   /** How long Ctrl-C waits for sends in flight before closing the store anyway. */
   shutdownTimeoutMs: 15_000,
-  maxBodyBytes: DEFAULT_MAX_BODY_BYTES,
+  maxBodyBytes: MAX_BODY_BYTES,
   /** The in-process sandbox SMS service's account: 500 SMS at a plausible Tanzanian price. */
   sandbox: { balance: 10_000, rate: 20, currency: 'TZS' },
 } as const;

@@ -1,4 +1,4 @@
-import { MAX_BODY_BYTES } from '../../core/defaults';
+import { MAX_BODY_BYTES, SWEEP_PENDING_GRACE_MS } from '../../core/defaults';
 import { isAbsolute, resolve } from 'node:path';
 import { DEFAULT_RETRY_POLICY, type RetryPolicy } from '../../relay/ports';
 import { EnvironmentError } from './errors';
@@ -17,11 +17,11 @@ import { EnvironmentError } from './errors';
  * | `RELAY_SECRETS_FILE` | one of the two | A local JSON file of the same shape; wins over `SECRET_ID`. Relative to the working directory. |
  * | `PROVIDER_BASE_URL` | no | Replaces `provider.baseUrl` of the config. |
  * | `PROVIDER_API_KEY` | no | Replaces the secret's `providerApiKey` (then a 401 cannot be cured by re-reading the secret). |
- * | `MAX_BODY_BYTES` | no | Largest webhook body ingest accepts; default 262144. |
+ * | `MAX_BODY_BYTES` | no | Largest webhook body ingest accepts; default {@link MAX_BODY_BYTES}. |
  * | `RETRY_MAX_ATTEMPTS` | no | Attempts per message; default {@link DEFAULT_RETRY_POLICY}`.maxAttempts` (5). |
- * | `RETRY_BASE_DELAY_MS` | no | Delay before the second attempt, doubling after; default 5000. |
- * | `STALE_SENDING_MS` | no | A record in SENDING longer than this belongs to a dead sender; default 120000. |
- * | `SWEEP_PENDING_GRACE_MS` | no | The sweeper leaves PENDING records younger than this to the stream-fed sender; default 10000 (the local runtime, which has no stream, sets 0). |
+ * | `RETRY_BASE_DELAY_MS` | no | Delay before the second attempt, doubling after; default {@link DEFAULT_RETRY_POLICY}`.baseDelayMs`. |
+ * | `STALE_SENDING_MS` | no | A record in SENDING longer than this belongs to a dead sender; default {@link DEFAULT_RETRY_POLICY}`.staleSendingMs`. |
+ * | `SWEEP_PENDING_GRACE_MS` | no | The sweeper leaves PENDING records younger than this to the stream-fed sender; default {@link SWEEP_PENDING_GRACE_MS} (the local runtime, which has no stream, sets 0). |
  * | `BALANCE_THRESHOLD` | no | Replaces `balance.threshold` of the config (the stack sets it from the same config). |
  * | `POWERTOOLS_SERVICE_NAME`, `POWERTOOLS_METRICS_NAMESPACE`, `POWERTOOLS_LOG_LEVEL`, … | no | Read by Powertools itself; the service and namespace default to `sms-relay` and `SmsRelay` (the stack sets `SmsRelay/<env>`, see `metricsNamespace`). |
  *
@@ -51,8 +51,7 @@ export const ENV = {
 /** Defaults of the optional numeric variables. */
 export const ENV_DEFAULTS = {
   maxBodyBytes: MAX_BODY_BYTES,
-  /** On AWS the stream delivers a new record within about a second; the sweeper is the safety net. */
-  sweepPendingGraceMs: 10_000,
+  sweepPendingGraceMs: SWEEP_PENDING_GRACE_MS,
 } as const;
 
 /** Where the secret values come from. */
@@ -69,11 +68,11 @@ export interface RelayEnvironment {
   readonly secrets: SecretLocation;
   readonly providerBaseUrl?: string;
   readonly providerApiKey?: string;
-  /** @default 262144 */
+  /** @default {@link MAX_BODY_BYTES} */
   readonly maxBodyBytes: number;
   /** {@link DEFAULT_RETRY_POLICY} with the `RETRY_*` and `STALE_SENDING_MS` overrides applied. */
   readonly policy: RetryPolicy;
-  /** @default 10000 */
+  /** @default {@link SWEEP_PENDING_GRACE_MS} */
   readonly sweepPendingGraceMs: number;
   readonly balanceThreshold?: number;
 }
