@@ -1,5 +1,5 @@
 import type { LookupFunction } from 'node:net';
-import { MAX_MESSAGE_LENGTH, PHONE_NUMBER_PATTERN, PROVIDER_KEEP_ALIVE_MS } from '../defaults';
+import { MAX_MESSAGE_LENGTH, PHONE_NUMBER_PATTERN, PROVIDER_KEEP_ALIVE_MS, PROVIDER_TIMEOUT_MS } from '../defaults';
 import { SmsClientConfigError, validationError } from './errors';
 import type { Balance, SendResult, SmsClientOptions, SmsOperation } from './types';
 
@@ -165,7 +165,7 @@ export function resolveClientOptions(options: SmsClientOptions): ResolvedClientO
   const {
     baseUrl,
     apiKey,
-    timeoutMs = 10_000,
+    timeoutMs = PROVIDER_TIMEOUT_MS,
     userAgent = 'sms-relay',
     lookup,
     ca,
