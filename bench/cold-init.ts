@@ -19,6 +19,7 @@ import { BUNDLE_FILE, bundleHandlers, HANDLER_NAMES, type HandlerName } from '..
 import { DEFAULT_MEMORY_MB } from '../infra/sms-relay';
 import { RELAY_CONFIG_FILE, stageFunctionAsset } from '../infra/staging';
 import { median, ratio, round } from './stats';
+import { MAX_BODY_BYTES } from '../functions/core/defaults';
 
 export interface ColdInitEntry {
   readonly ms: number;
@@ -72,7 +73,7 @@ function lambdaEnv(name: HandlerName, taskRoot: string): NodeJS.ProcessEnv {
     RELAY_CONFIG: RELAY_CONFIG_FILE,
     POWERTOOLS_SERVICE_NAME: 'sms-relay',
     POWERTOOLS_METRICS_NAMESPACE: 'SmsRelay',
-    ...(name === 'ingest' ? { MAX_BODY_BYTES: '262144' } : { PROVIDER_BASE_URL: 'https://sms.example.co.tz' }),
+    ...(name === 'ingest' ? { MAX_BODY_BYTES: String(MAX_BODY_BYTES) } : { PROVIDER_BASE_URL: 'https://sms.example.co.tz' }),
     ...(name === 'balance-watch' ? { BALANCE_THRESHOLD: '5000' } : {}),
   };
 }

@@ -78,7 +78,7 @@ export interface SmsRelayProps {
   readonly throttle?: RelayThrottle;
   /**
    * The largest webhook body ingest accepts, in bytes (`MAX_BODY_BYTES`).
-   * @default 262144
+   * @default {@link MAX_BODY_BYTES}
    */
   readonly maxBodyBytes?: number;
   /**
@@ -104,7 +104,7 @@ export const DEFAULT_MEMORY_MB = { ingest: 256, sender: 256, sweeper: 256, 'bala
 /** Where the handlers are bundled when no `bundleDir` is given. */
 export const DEFAULT_BUNDLE_DIR = 'dist/handlers';
 export const DEFAULT_THROTTLE = { rateLimit: 50, burstLimit: 100 } as const;
-export { BALANCE_SCHEDULE as DEFAULT_BALANCE_SCHEDULE, MAX_BODY_BYTES as DEFAULT_MAX_BODY_BYTES, SWEEP_SCHEDULE } from '../functions/core/defaults';
+export { BALANCE_SCHEDULE as DEFAULT_BALANCE_SCHEDULE, MAX_BODY_BYTES, SWEEP_SCHEDULE } from '../functions/core/defaults';
 
 // API Gateway base64-encodes binary bodies into the 6 MB synchronous Lambda payload.
 const MAX_BODY_BYTES_LIMIT = 4 * 1024 * 1024;

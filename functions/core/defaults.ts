@@ -132,3 +132,31 @@ export const HISTORY_KEPT = { first: 3, last: 40 } as const;
  * per process, which bounds how long a price another process wrote can stand unchallenged).
  */
 export const PRICE_KNOWN_MS = 300_000;
+
+/** An hour in seconds: the unit the source packs' dedupe windows and timestamp tolerances are written in. */
+export const HOUR_SECONDS = 3_600;
+
+/** How long a message record is kept when its config sets no `retentionDays` (DynamoDB TTL). */
+export const DEFAULT_RETENTION_DAYS = 90;
+
+/** The SMS service's phone number format: `255` and nine digits, no `+`. */
+export const PHONE_NUMBER_PATTERN = /^255\d{9}$/;
+
+/**
+ * The SMS service accepts a `message` of at most this many characters, counted as JavaScript
+ * `length` (UTF-16 code units).
+ */
+export const MAX_MESSAGE_LENGTH = 160;
+
+/**
+ * The sweeper leaves PENDING records younger than this to the stream-fed sender
+ * (`SWEEP_PENDING_GRACE_MS`): on AWS the stream delivers a new record within about a second, and
+ * the sweeper is the safety net. The local runtime, which has no stream, sets 0.
+ */
+export const SWEEP_PENDING_GRACE_MS = 10_000;
+
+/** Record pages: the size of a page when a caller names none, and the largest a caller may ask for. */
+export const PAGE_SIZE = { default: 100, max: 1_000 } as const;
+
+/** How many of the latest records a short listing shows (`sms-relay logs`, captured requests). */
+export const RECENT_LIMIT = 50;

@@ -9,8 +9,6 @@ import { defaultSourceFetch } from './https-get';
 import { AcceptOutcome, MAX_RECORDS_PER_WEBHOOK, MessageState, type NewMessage } from '../store';
 import { RelayMetric, type RelayContext } from './ports';
 
-export { MAX_BODY_BYTES as DEFAULT_MAX_BODY_BYTES } from '../core/defaults';
-
 export interface IngestRequest extends InboundWebhook {
   readonly routeId: string;
 }
@@ -44,7 +42,7 @@ export type IngestAnswer =
 export type IngestResponse = IngestAnswer;
 
 export interface IngestOptions {
-  /** @default 262144 */
+  /** @default {@link MAX_BODY_BYTES} */
   readonly maxBodyBytes?: number;
 }
 

@@ -8,6 +8,7 @@ import { StoreError } from './errors';
 import { newId } from './ids';
 import { DAY_SECONDS, ItemKind, dedupeKey as dedupeItemKey, epochSeconds, messageKey } from './keys';
 import { MessageState, TABLE } from './table';
+import { PHONE_NUMBER_PATTERN } from '../core/defaults';
 import { DEFAULT_RETENTION_DAYS, type MessageRecord, type NewMessage, type NoticeKind } from './types';
 
 /** What `acceptWebhook` did. */
@@ -63,7 +64,6 @@ interface Guard {
   readonly deliveryKey?: string;
 }
 
-const RECIPIENT = /^255\d{9}$/;
 /** Attempts to place the guard when the one we collided with vanished before we could read it. */
 const GUARD_ATTEMPTS = 3;
 
@@ -230,7 +230,7 @@ const validate = (input: AcceptInput, retentionDays: number): void => {
     if (state !== MessageState.Pending && state !== MessageState.Dropped) {
       throw new StoreError(`message ${message.index}: cannot be created in state ${state}`);
     }
-    const bad = message.to.find((recipient) => !RECIPIENT.test(recipient));
+    const bad = message.to.find((recipient) => !PHONE_NUMBER_PATTERN.test(recipient));
     if (bad !== undefined) throw new StoreError(`message ${message.index}: invalid recipient ${bad}`);
     if (state === MessageState.Pending && message.to.length === 0) {
       throw new StoreError(`message ${message.index}: a pending message needs a recipient`);

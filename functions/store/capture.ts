@@ -5,6 +5,7 @@ import { StoreError } from './errors';
 import { ID_PATTERN, idTime, newId } from './ids';
 import { captureKey, capturePk, epochSeconds, ItemKind } from './keys';
 import { TABLE } from './table';
+import { RECENT_LIMIT } from '../core/defaults';
 
 /** A webhook payload as it was received, kept for `routes.<id>.capture` (the console shows it). */
 export interface CapturedPayload {
@@ -119,7 +120,7 @@ export const capturePayload = async (table: StoreTable, input: CaptureInput): Pr
 export const listCaptures = async (
   table: StoreTable,
   route: string,
-  { limit = 50, now = table.clock() }: { readonly limit?: number; readonly now?: Date } = {},
+  { limit = RECENT_LIMIT, now = table.clock() }: { readonly limit?: number; readonly now?: Date } = {},
 ): Promise<CapturedPayload[]> => {
   const { Items: items = [] } = await table.client.send(
     new QueryCommand({

@@ -5,12 +5,13 @@ import type { StoreTable } from './context';
 import { decodeCursor, encodeCursor } from './cursor';
 import { StoreError } from './errors';
 import { ItemKind, messageKey } from './keys';
+import { PAGE_SIZE } from '../core/defaults';
 import { allPages } from './range';
 import { MessageState, TABLE } from './table';
 import type { MessageRecord, Page } from './types';
 
-const DEFAULT_PAGE_SIZE = 100;
-const MAX_PAGE_SIZE = 1000;
+const DEFAULT_PAGE_SIZE = PAGE_SIZE.default;
+const MAX_PAGE_SIZE = PAGE_SIZE.max;
 /** Keys per `BatchGetItem`, DynamoDB's maximum. */
 const BATCH_GET_SIZE = 100;
 /** Requests per batch before giving up on keys DynamoDB keeps returning unprocessed (throttling). */

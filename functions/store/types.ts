@@ -2,8 +2,7 @@ import type { DeliveryPolicy } from '../core/config/policies';
 import type { MessageState } from './table';
 
 
-/** How long message records are kept by default (TTL). */
-export const DEFAULT_RETENTION_DAYS = 90;
+export { DEFAULT_RETENTION_DAYS } from '../core/defaults';
 
 /**
  * What went wrong on the last attempt. Built by the sender from the SMS service's answer; it

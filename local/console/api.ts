@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { PAGE_SIZE } from '../../functions/core/defaults';
 import { describeIssues } from '../../functions/core/config/parse';
 import { maskNumbersInText } from '../../functions/core/recipients';
 import { MessageState } from '../../functions/store';
@@ -26,7 +27,6 @@ export interface ApiAnswer {
 /** Answers the console's API requests; see `contract.ts` for the paths and their answers. */
 export type ConsoleApi = (request: ApiRequest) => Promise<ApiAnswer>;
 
-const DEFAULT_PAGE = 100;
 const MAX_PAGE = 500;
 const DEFAULT_CREDIT_DAYS = 14;
 const RECORD_PATH = /^\/records\/([0-9A-Z]{1,40})$/;
@@ -154,7 +154,7 @@ function readRecordsQuery(query: URLSearchParams): Parameters<typeof recordsPage
       ...(state === null || state === '' ? {} : { state: parseState(state, MESSAGE_STATES) as MessageState }),
       ...(since === null || since === '' ? {} : { since: parseSince(since) }),
       ...(cursor === null ? {} : { cursor }),
-      limit: wholeNumber(query.get('limit'), 'limit', 1, MAX_PAGE) ?? DEFAULT_PAGE,
+      limit: wholeNumber(query.get('limit'), 'limit', 1, MAX_PAGE) ?? PAGE_SIZE.default,
     };
   } catch (error) {
     if (error instanceof HttpError) throw error;

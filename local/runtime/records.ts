@@ -1,3 +1,4 @@
+import { PAGE_SIZE } from '../../functions/core/defaults';
 import { parseDurationSeconds } from '../../functions/core/config/duration';
 import { maskMsisdn, maskNumbersInText } from '../../functions/core/recipients';
 import { MessageState, type MessageRecord, type MessageStore, type RequeueFrom } from '../../functions/store';
@@ -52,7 +53,7 @@ export interface RecordQuery {
 }
 
 /** The store's largest page: the local store reads the whole table for each page of a listing. */
-const PAGE = 1000;
+const PAGE = PAGE_SIZE.max;
 
 /**
  * Lists records newest first: by route (index `byRoute`, creation time) when a route is given,

@@ -1,6 +1,7 @@
 import { isAbsolute, relative, resolve } from 'node:path';
-import { DEFAULT_MAX_BODY_BYTES } from '../../functions/relay/ingest';
+import { MAX_BODY_BYTES } from '../../functions/core/defaults';
 import { DEFAULT_RETRY_POLICY, type RetryPolicy } from '../../functions/relay/ports';
+import { ENV, readNumericEnv } from '../../functions/core/environment';
 import { invalidSetting } from './errors';
 
 /** Defaults of the local runtime; each can be changed by the environment variable or option named. */
@@ -21,7 +22,8 @@ export const RUNTIME_DEFAULTS = {
   sweepIntervalMs: 1_000,
   /** How long Ctrl-C waits for sends in flight before closing the store anyway. */
   shutdownTimeoutMs: 15_000,
-  maxBodyBytes: DEFAULT_MAX_BODY_BYTES,
+  /** {@link MAX_BODY_BYTES}, `MAX_BODY_BYTES` */
+  maxBodyBytes: MAX_BODY_BYTES,
   /** The in-process sandbox SMS service's account: 500 SMS at a plausible Tanzanian price. */
   sandbox: { balance: 10_000, rate: 20, currency: 'TZS' },
 } as const;
@@ -79,24 +81,29 @@ export function resolveRuntimeSettings(
   cwd: string = process.cwd(),
 ): RuntimeSettings {
   const text = (value: string | undefined): string | undefined => (value === undefined || value.trim() === '' ? undefined : value.trim());
-  const providerBaseUrl = text(input.providerUrl) ?? text(env['PROVIDER_BASE_URL']);
-  if (providerBaseUrl !== undefined) checkUrl('PROVIDER_BASE_URL', providerBaseUrl);
+  const providerBaseUrl = text(input.providerUrl) ?? text(env[ENV.providerBaseUrl]);
+  if (providerBaseUrl !== undefined) checkUrl(ENV.providerBaseUrl, providerBaseUrl);
+  const { values, problems } = readNumericEnv(env, ['maxBodyBytes', 'retryMaxAttempts', 'retryBaseDelayMs', 'staleSendingMs']);
+  const [problem] = problems;
+  if (problem !== undefined) {
+    throw invalidSetting(problem.name, `expected a whole number${problem.min === 0 ? '' : ` above ${problem.min - 1}`}, got "${problem.raw}"`);
+  }
   return {
     port: parsePort(String(input.port ?? text(env['PORT']) ?? RUNTIME_DEFAULTS.port)),
     host: RUNTIME_DEFAULTS.host,
-    configPath: resolve(cwd, text(input.config) ?? text(env['RELAY_CONFIG']) ?? RUNTIME_DEFAULTS.configPath),
-    secretsPath: resolve(cwd, text(input.secrets) ?? text(env['RELAY_SECRETS_FILE']) ?? RUNTIME_DEFAULTS.secretsPath),
+    configPath: resolve(cwd, text(input.config) ?? text(env[ENV.relayConfig]) ?? RUNTIME_DEFAULTS.configPath),
+    secretsPath: resolve(cwd, text(input.secrets) ?? text(env[ENV.secretsFile]) ?? RUNTIME_DEFAULTS.secretsPath),
     dataDir: resolve(cwd, text(input.dataDir) ?? text(env['RELAY_DATA_DIR']) ?? RUNTIME_DEFAULTS.dataDir),
     tableName: RUNTIME_DEFAULTS.tableName,
     providerBaseUrl,
     // Not trimmed: a key is whatever the service issued.
-    providerApiKey: env['PROVIDER_API_KEY'] === '' ? undefined : env['PROVIDER_API_KEY'],
-    maxBodyBytes: parsePositiveInteger('MAX_BODY_BYTES', text(env['MAX_BODY_BYTES']) ?? String(RUNTIME_DEFAULTS.maxBodyBytes)),
+    providerApiKey: env[ENV.providerApiKey] === '' ? undefined : env[ENV.providerApiKey],
+    maxBodyBytes: values.maxBodyBytes,
     policy: {
       ...DEFAULT_RETRY_POLICY,
-      maxAttempts: parsePositiveInteger('RETRY_MAX_ATTEMPTS', text(env['RETRY_MAX_ATTEMPTS']) ?? String(DEFAULT_RETRY_POLICY.maxAttempts)),
-      baseDelayMs: parseWholeNumber('RETRY_BASE_DELAY_MS', text(env['RETRY_BASE_DELAY_MS']) ?? String(DEFAULT_RETRY_POLICY.baseDelayMs)),
-      staleSendingMs: parsePositiveInteger('STALE_SENDING_MS', text(env['STALE_SENDING_MS']) ?? String(DEFAULT_RETRY_POLICY.staleSendingMs)),
+      maxAttempts: values.retryMaxAttempts,
+      baseDelayMs: values.retryBaseDelayMs,
+      staleSendingMs: values.staleSendingMs,
     },
     sweepIntervalMs: RUNTIME_DEFAULTS.sweepIntervalMs,
     shutdownTimeoutMs: RUNTIME_DEFAULTS.shutdownTimeoutMs,
@@ -119,17 +126,6 @@ export function parsePort(value: string, setting = 'PORT'): number {
     throw invalidSetting(setting, `expected a port from 0 to 65535 (0 picks a free one), got "${value}"`);
   }
   return port;
-}
-
-function parsePositiveInteger(setting: string, value: string): number {
-  return parseWholeNumber(setting, value, 1);
-}
-
-function parseWholeNumber(setting: string, value: string, min = 0): number {
-  if (!/^\d+$/.test(value) || Number(value) < min || !Number.isSafeInteger(Number(value))) {
-    throw invalidSetting(setting, `expected a whole number${min === 0 ? '' : ` above ${min - 1}`}, got "${value}"`);
-  }
-  return Number(value);
 }
 
 function checkUrl(setting: string, value: string): void {
@@ -159,8 +155,8 @@ export function displayPath(path: string, cwd: string = process.cwd()): string {
 
 /** A file or directory setting of the CLI commands: the option, else its environment variable, else the default. */
 export const LOCAL_PATHS = {
-  config: { env: 'RELAY_CONFIG', fallback: RUNTIME_DEFAULTS.configPath },
-  secrets: { env: 'RELAY_SECRETS_FILE', fallback: RUNTIME_DEFAULTS.secretsPath },
+  config: { env: ENV.relayConfig, fallback: RUNTIME_DEFAULTS.configPath },
+  secrets: { env: ENV.secretsFile, fallback: RUNTIME_DEFAULTS.secretsPath },
   dataDir: { env: 'RELAY_DATA_DIR', fallback: RUNTIME_DEFAULTS.dataDir },
 } as const;
 

@@ -1,10 +1,9 @@
 import { HttpError } from '../http-error';
 
-/** Seed §4.2: 255 followed by nine digits, no plus sign. */
-export const PHONE_NUMBER_PATTERN = /^255\d{9}$/;
-
-/** Seed §8. Counted in UTF-16 code units (`string.length`): an emoji counts as two, never as one. */
-export const MAX_MESSAGE_LENGTH = 160;
+// Seed §4.2 (255 followed by nine digits, no plus sign) and §8 (160 UTF-16 code units: an emoji
+// counts as two, never as one): the same contract the relay's client checks.
+export { MAX_MESSAGE_LENGTH, PHONE_NUMBER_PATTERN } from '../../functions/core/defaults';
+import { MAX_MESSAGE_LENGTH, PHONE_NUMBER_PATTERN } from '../../functions/core/defaults';
 
 /** A send request that passed every parameter rule. */
 export interface SendRequest {

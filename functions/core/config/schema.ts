@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { SOURCE_NAMES, SOURCES } from '../sources/registry';
 import type { SourceName } from '../sources/types';
-import { BALANCE_SCHEDULE, DEFAULT_MAX_RECIPIENTS, HANDLER_TIMEOUT_SECONDS, MAX_RECIPIENTS_CEILING, PROVIDER_TIMEOUT_MS } from '../defaults';
+import { BALANCE_SCHEDULE, DEFAULT_MAX_RECIPIENTS, DEFAULT_RETENTION_DAYS, HANDLER_TIMEOUT_SECONDS, MAX_RECIPIENTS_CEILING, PROVIDER_TIMEOUT_MS } from '../defaults';
 import { parseDurationSeconds } from './duration';
 import { checkHmacSettings, HmacDedupeSchema, HmacSignatureSchema, HmacTimestampSchema } from './hmac-schema';
 import { DeliveryPolicy, LengthPolicy, RoutePriority } from './policies';
@@ -169,7 +169,7 @@ export const ConfigSchema = z.strictObject({
       path: ['reserve'],
     })
     .optional(),
-  retentionDays: z.number().int().min(1).max(3650).default(90),
+  retentionDays: z.number().int().min(1).max(3650).default(DEFAULT_RETENTION_DAYS),
   routes: z
     .record(z.string().regex(/^[a-z0-9][a-z0-9_-]{0,63}$/, { message: 'route ids are lower-case letters, digits, - and _' }), RouteSchema)
     .refine((routes) => Object.keys(routes).length > 0, { message: 'at least one route is required' })

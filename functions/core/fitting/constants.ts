@@ -1,3 +1,5 @@
+import { MAX_MESSAGE_LENGTH } from '../defaults';
+
 /**
  * How the SMS service encodes a message: GSM-7 when every character is in the GSM 03.38
  * alphabet, UCS-2 (in practice UTF-16) as soon as one character is not.
@@ -63,8 +65,8 @@ export const SEGMENT_CAPACITY = {
 /** `…` (U+2026) is not in GSM 03.38; three dots keep a truncated message GSM-7. */
 export const ELLIPSIS = '...';
 
-/** The SMS service accepts a `message` of at most 160 characters. */
-export const DEFAULT_LIMIT = 160;
+/** The SMS service's limit, {@link MAX_MESSAGE_LENGTH}. */
+export const DEFAULT_LIMIT = MAX_MESSAGE_LENGTH;
 
 export const DEFAULT_MAX_PARTS = 5;
 

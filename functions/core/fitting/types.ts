@@ -1,4 +1,5 @@
 import type { Encoding, FitFailureReason, LengthPolicy } from './constants';
+import type { MAX_MESSAGE_LENGTH } from '../defaults';
 
 /** A message (or one part of one) as it will be sent. */
 export interface MeasuredText {
@@ -18,7 +19,7 @@ export interface FitOptions {
   readonly policy?: LengthPolicy;
   /** Most parts the `split` policy produces (1–99). @defaultValue 5 */
   readonly maxParts?: number;
-  /** Most characters (UTF-16 code units) per part, at least 16. @defaultValue 160 */
+  /** Most characters (UTF-16 code units) per part, at least 16. @defaultValue {@link MAX_MESSAGE_LENGTH} */
   readonly limit?: number;
 }
 

@@ -1,4 +1,5 @@
 import type { LookupFunction } from 'node:net';
+import type { PROVIDER_TIMEOUT_MS } from '../defaults';
 
 /**
  * Whether an SMS can have gone out (and been charged) despite a failure.
@@ -119,7 +120,7 @@ export interface SmsClientOptions {
   readonly apiKey: string;
   /**
    * Deadline for a whole call: DNS, connect, TLS, writing the request and reading the full answer.
-   * @default 10_000
+   * @default {@link PROVIDER_TIMEOUT_MS}
    */
   readonly timeoutMs?: number;
   /**

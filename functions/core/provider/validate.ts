@@ -1,17 +1,12 @@
 import type { LookupFunction } from 'node:net';
-import { PROVIDER_KEEP_ALIVE_MS } from '../defaults';
+import { MAX_MESSAGE_LENGTH, PHONE_NUMBER_PATTERN, PROVIDER_KEEP_ALIVE_MS, PROVIDER_TIMEOUT_MS } from '../defaults';
 import { SmsClientConfigError, validationError } from './errors';
 import type { Balance, SendResult, SmsClientOptions, SmsOperation } from './types';
 
-/** A recipient as the service requires it: country code 255 without `+`, then nine digits. */
-export const PHONE_NUMBER_PATTERN = /^255\d{9}$/;
-
-/**
- * The service's limit is "160 characters". It is counted here as JavaScript `length` (UTF-16 code
- * units), which is never less than a count of code points or of GSM-7 characters, so nothing
- * this client accepts can be over the service's limit however the service counts.
- */
-export const MAX_MESSAGE_LENGTH = 160;
+// The service's limit is counted as JavaScript `length` (UTF-16 code units), which is never less
+// than a count of code points or of GSM-7 characters, so nothing this client accepts can be over
+// the service's limit however the service counts.
+export { MAX_MESSAGE_LENGTH, PHONE_NUMBER_PATTERN };
 
 const MAX_TIMER_MS = 2_147_483_647;
 const HEADER_VALUE = /^[\x21-\x7e](?:[\x20-\x7e]*[\x21-\x7e])?$/;
@@ -170,7 +165,7 @@ export function resolveClientOptions(options: SmsClientOptions): ResolvedClientO
   const {
     baseUrl,
     apiKey,
-    timeoutMs = 10_000,
+    timeoutMs = PROVIDER_TIMEOUT_MS,
     userAgent = 'sms-relay',
     lookup,
     ca,

@@ -1,4 +1,5 @@
 // The "max" metadata: every country, with number types (landline, toll-free…) for the rejections.
+import { PHONE_NUMBER_PATTERN } from '../defaults';
 import { parsePhoneNumberFromString, validatePhoneNumberLength, type PhoneNumber } from 'libphonenumber-js/max';
 
 /** The outcome of `normalizeMsisdn`: the `reason` never contains the number, so it is safe to log. */
@@ -21,7 +22,6 @@ export const MSISDN_REJECTIONS = {
 const ALLOWED_CHARACTERS = /^[+\d\s().\-/]+$/;
 const SEPARATORS = /[\s().\-/]/g;
 const TANZANIAN_NATIONAL_LENGTH = 9;
-const SERVICE_FORMAT = /^255\d{9}$/;
 
 const TYPE_NAMES: Readonly<Record<string, string>> = {
   FIXED_LINE: 'landline',
@@ -138,7 +138,7 @@ const parseMsisdn = (raw: string): MsisdnResult => {
     return { ok: false, reason: `not a mobile number (${name})` };
   }
   const number = phone.number.slice(1);
-  return SERVICE_FORMAT.test(number) ? { ok: true, number } : { ok: false, reason: MSISDN_REJECTIONS.invalid };
+  return PHONE_NUMBER_PATTERN.test(number) ? { ok: true, number } : { ok: false, reason: MSISDN_REJECTIONS.invalid };
 };
 
 // Lives in `mask.ts`, which does not load libphonenumber: the handlers that only log numbers use it.

@@ -4,9 +4,10 @@ import { parseBody } from './body';
 import { idKeyPart } from './shared';
 import type { DedupeKey, SourcePack } from './types';
 import { bearer } from './sign';
+import { HOUR_SECONDS } from '../defaults';
 
 /** A sender that names its delivery may retry it for as long as it likes: a day is generous. */
-const IDEMPOTENCY_KEY_WINDOW_SECONDS = 24 * 3600;
+const IDEMPOTENCY_KEY_WINDOW_SECONDS = 24 * HOUR_SECONDS;
 
 /**
  * Without an id, identical bodies are all the relay can match, and an identical body can be a

@@ -4,8 +4,7 @@ import { verifyBodySignature, type BodySignatureScheme } from './body-signature'
 import { bodySignedDedupe, idKeyPart } from './shared';
 import type { SignInput, SourcePack } from './types';
 import { callerHeader, firstWord, freshId, sha256Hmac } from './sign';
-
-const HOUR_SECONDS = 3600;
+import { HOUR_SECONDS } from '../defaults';
 
 export const GITHUB = {
   /**

@@ -5,8 +5,7 @@ import { headerValue } from './body-signature';
 import { idKeyPart } from './shared';
 import type { AuthOutcome, SignInput, SourcePack } from './types';
 import { bodyField, callerHeader, freshId } from './sign';
-
-const HOUR_SECONDS = 3600;
+import { HOUR_SECONDS } from '../defaults';
 
 export const GITLAB = {
   /**

@@ -7,13 +7,14 @@ import { headerValue, verifyBodySignature, type BodySignatureScheme, type Signed
 import { bodySignedDedupe, checkTimestamp, idKeyPart } from './shared';
 import type { AuthOutcome, InboundWebhook, SignInput, SourcePack } from './types';
 import { callerHeader, freshId, unixSeconds } from './sign';
+import { HOUR_SECONDS } from '../defaults';
 
 /**
  * Payment and shop platforms retry a failed delivery for days (Paystack: for 72 hours). The same
  * window holds for a repeat of the signed body, which for these senders carries an event id or
  * reference of its own; a route can set `dedupeWindow` to change it.
  */
-const DEDUPE_WINDOW_SECONDS = 72 * 3600;
+const DEDUPE_WINDOW_SECONDS = 72 * HOUR_SECONDS;
 
 /** Digest sizes in bytes: a signature of any other length is malformed, not merely wrong. */
 const DIGEST_BYTES: Readonly<Record<HmacAlgorithm, number>> = { sha1: 20, sha256: 32, sha512: 64 };

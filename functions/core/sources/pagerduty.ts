@@ -5,8 +5,7 @@ import { HEX_SHA256, headerValue, verifyBodySignature, type BodySignatureScheme 
 import { idKeyPart } from './shared';
 import type { SignInput, SourcePack } from './types';
 import { callerHeader, freshId, sha256Hmac } from './sign';
-
-const HOUR_SECONDS = 3600;
+import { HOUR_SECONDS } from '../defaults';
 
 export const PAGERDUTY = {
   /**

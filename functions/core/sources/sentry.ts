@@ -4,8 +4,7 @@ import { HEX_SHA256, headerValue, verifyBodySignature, type BodySignatureScheme 
 import { bodySignedDedupe, idKeyPart } from './shared';
 import type { SignInput, SourcePack } from './types';
 import { bodyField, callerHeader, firstWord, freshHex, sha256Hmac, unixSeconds } from './sign';
-
-const HOUR_SECONDS = 3600;
+import { HOUR_SECONDS } from '../defaults';
 
 export const SENTRY = {
   /**

@@ -4,8 +4,7 @@ import { BASE64_SHA256, headerValue, verifyBodySignature, type BodySignatureSche
 import { bodySignedDedupe, idKeyPart } from './shared';
 import type { SignInput, SourcePack } from './types';
 import { callerHeader, freshId, sha256Hmac } from './sign';
-
-const HOUR_SECONDS = 3600;
+import { HOUR_SECONDS } from '../defaults';
 
 export const SHOPIFY = {
   /**

@@ -5,6 +5,7 @@ import { parseBody } from './body';
 import { checkTimestamp, idKeyPart } from './shared';
 import type { AuthOutcome, InboundWebhook, SignInput, SourcePack } from './types';
 import { callerHeader, sha256Hmac, unixSeconds } from './sign';
+import { HOUR_SECONDS } from '../defaults';
 
 const SECRET_PREFIX = 'whsec_';
 
@@ -15,7 +16,7 @@ const BASE64 = /^[A-Za-z0-9+/]+={0,2}$/;
  * The spec's example retry schedule ends 75 h 35 min after the first attempt, and every retry keeps
  * the `webhook-id`: 76 h covers all of them.
  */
-const DEDUPE_WINDOW_SECONDS = 76 * 3600;
+const DEDUPE_WINDOW_SECONDS = 76 * HOUR_SECONDS;
 
 /**
  * The HMAC key: the base64 after `whsec_`. A secret without the prefix is taken as base64 too, as

@@ -4,8 +4,7 @@ import { parseBody, textField } from './body';
 import { checkTimestamp, idKeyPart } from './shared';
 import type { AuthOutcome, InboundWebhook, SignInput, SourcePack } from './types';
 import { sha256Hmac, unixSeconds } from './sign';
-
-const HOUR_SECONDS = 3600;
+import { HOUR_SECONDS } from '../defaults';
 
 export const STRIPE = {
   /** Live mode retries one event, same `id`, with exponential backoff for up to 3 days. */

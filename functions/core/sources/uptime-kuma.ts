@@ -4,8 +4,7 @@ import { field, parseBody, textField } from './body';
 import { idKeyPart } from './shared';
 import type { SourcePack, WebhookBody } from './types';
 import { bearer } from './sign';
-
-const HOUR_SECONDS = 3600;
+import { HOUR_SECONDS } from '../defaults';
 
 export const UPTIME_KUMA = {
   /**

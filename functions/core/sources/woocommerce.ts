@@ -5,8 +5,7 @@ import { BASE64_SHA256, headerValue, verifyBodySignature, type BodySignatureSche
 import { bodySignedDedupe, idKeyPart } from './shared';
 import type { InboundWebhook, SignInput, SourcePack, WebhookBody } from './types';
 import { callerHeader, freshHex, sha256Hmac } from './sign';
-
-const HOUR_SECONDS = 3600;
+import { HOUR_SECONDS } from '../defaults';
 
 export const WOOCOMMERCE = {
   /**

@@ -1,4 +1,5 @@
-import { MAX_BODY_BYTES } from '../../core/defaults';
+import type { MAX_BODY_BYTES, SWEEP_PENDING_GRACE_MS } from '../../core/defaults';
+import { ENV, envText, NUMERIC_ENV, readNumericEnv } from '../../core/environment';
 import { isAbsolute, resolve } from 'node:path';
 import { DEFAULT_RETRY_POLICY, type RetryPolicy } from '../../relay/ports';
 import { EnvironmentError } from './errors';
@@ -17,11 +18,11 @@ import { EnvironmentError } from './errors';
  * | `RELAY_SECRETS_FILE` | one of the two | A local JSON file of the same shape; wins over `SECRET_ID`. Relative to the working directory. |
  * | `PROVIDER_BASE_URL` | no | Replaces `provider.baseUrl` of the config. |
  * | `PROVIDER_API_KEY` | no | Replaces the secret's `providerApiKey` (then a 401 cannot be cured by re-reading the secret). |
- * | `MAX_BODY_BYTES` | no | Largest webhook body ingest accepts; default 262144. |
+ * | `MAX_BODY_BYTES` | no | Largest webhook body ingest accepts; default {@link MAX_BODY_BYTES}. |
  * | `RETRY_MAX_ATTEMPTS` | no | Attempts per message; default {@link DEFAULT_RETRY_POLICY}`.maxAttempts` (5). |
- * | `RETRY_BASE_DELAY_MS` | no | Delay before the second attempt, doubling after; default 5000. |
- * | `STALE_SENDING_MS` | no | A record in SENDING longer than this belongs to a dead sender; default 120000. |
- * | `SWEEP_PENDING_GRACE_MS` | no | The sweeper leaves PENDING records younger than this to the stream-fed sender; default 10000 (the local runtime, which has no stream, sets 0). |
+ * | `RETRY_BASE_DELAY_MS` | no | Delay before the second attempt, doubling after; default {@link DEFAULT_RETRY_POLICY}`.baseDelayMs`. |
+ * | `STALE_SENDING_MS` | no | A record in SENDING longer than this belongs to a dead sender; default {@link DEFAULT_RETRY_POLICY}`.staleSendingMs`. |
+ * | `SWEEP_PENDING_GRACE_MS` | no | The sweeper leaves PENDING records younger than this to the stream-fed sender; default {@link SWEEP_PENDING_GRACE_MS} (the local runtime, which has no stream, sets 0). |
  * | `BALANCE_THRESHOLD` | no | Replaces `balance.threshold` of the config (the stack sets it from the same config). |
  * | `POWERTOOLS_SERVICE_NAME`, `POWERTOOLS_METRICS_NAMESPACE`, `POWERTOOLS_LOG_LEVEL`, … | no | Read by Powertools itself; the service and namespace default to `sms-relay` and `SmsRelay` (the stack sets `SmsRelay/<env>`, see `metricsNamespace`). |
  *
@@ -31,28 +32,12 @@ import { EnvironmentError } from './errors';
  *   RELAY_SECRETS_FILE=.relay/secrets.json SWEEP_PENDING_GRACE_MS=0 node local-runtime.mjs
  * ```
  */
-export const ENV = {
-  relayConfig: 'RELAY_CONFIG',
-  taskRoot: 'LAMBDA_TASK_ROOT',
-  tableName: 'TABLE_NAME',
-  dynamodbEndpoint: 'DYNAMODB_ENDPOINT',
-  secretId: 'SECRET_ID',
-  secretsFile: 'RELAY_SECRETS_FILE',
-  providerBaseUrl: 'PROVIDER_BASE_URL',
-  providerApiKey: 'PROVIDER_API_KEY',
-  maxBodyBytes: 'MAX_BODY_BYTES',
-  retryMaxAttempts: 'RETRY_MAX_ATTEMPTS',
-  retryBaseDelayMs: 'RETRY_BASE_DELAY_MS',
-  staleSendingMs: 'STALE_SENDING_MS',
-  sweepPendingGraceMs: 'SWEEP_PENDING_GRACE_MS',
-  balanceThreshold: 'BALANCE_THRESHOLD',
-} as const;
+export { ENV };
 
-/** Defaults of the optional numeric variables. */
+/** Defaults of the optional numeric variables (from {@link NUMERIC_ENV}). */
 export const ENV_DEFAULTS = {
-  maxBodyBytes: MAX_BODY_BYTES,
-  /** On AWS the stream delivers a new record within about a second; the sweeper is the safety net. */
-  sweepPendingGraceMs: 10_000,
+  maxBodyBytes: NUMERIC_ENV.maxBodyBytes.fallback,
+  sweepPendingGraceMs: NUMERIC_ENV.sweepPendingGraceMs.fallback,
 } as const;
 
 /** Where the secret values come from. */
@@ -69,11 +54,11 @@ export interface RelayEnvironment {
   readonly secrets: SecretLocation;
   readonly providerBaseUrl?: string;
   readonly providerApiKey?: string;
-  /** @default 262144 */
+  /** @default {@link MAX_BODY_BYTES} */
   readonly maxBodyBytes: number;
   /** {@link DEFAULT_RETRY_POLICY} with the `RETRY_*` and `STALE_SENDING_MS` overrides applied. */
   readonly policy: RetryPolicy;
-  /** @default 10000 */
+  /** @default {@link SWEEP_PENDING_GRACE_MS} */
   readonly sweepPendingGraceMs: number;
   readonly balanceThreshold?: number;
 }
@@ -92,24 +77,11 @@ export interface RelayEnvironment {
  */
 export function readEnvironment(source: Readonly<Record<string, string | undefined>> = process.env): RelayEnvironment {
   const problems: string[] = [];
-  const text = (name: string): string | undefined => {
-    const value = source[name]?.trim();
-    return value === undefined || value === '' ? undefined : value;
-  };
+  const text = (name: string): string | undefined => envText(source, name);
   const required = (name: string, meaning: string): string => {
     const value = text(name);
     if (value === undefined) problems.push(`${name} is required (${meaning})`);
     return value ?? '';
-  };
-  const number = (name: string, fallback: number, { min, integer = true }: { readonly min: number; readonly integer?: boolean }): number => {
-    const raw = text(name);
-    if (raw === undefined) return fallback;
-    const value = Number(raw);
-    if (!Number.isFinite(value) || (integer && !Number.isInteger(value)) || value < min) {
-      problems.push(`${name} must be ${integer ? 'a whole number' : 'a number'} ≥ ${min}, got "${raw}"`);
-      return fallback;
-    }
-    return value;
   };
 
   const config = required(ENV.relayConfig, 'path of the config YAML');
@@ -136,16 +108,15 @@ export function readEnvironment(source: Readonly<Record<string, string | undefin
   // Never echoed back: it is a credential.
   const providerApiKey = text(ENV.providerApiKey);
 
-  const maxBodyBytes = number(ENV.maxBodyBytes, ENV_DEFAULTS.maxBodyBytes, { min: 1 });
+  const { values, problems: numeric } = readNumericEnv(source, ['maxBodyBytes', 'retryMaxAttempts', 'retryBaseDelayMs', 'staleSendingMs', 'sweepPendingGraceMs', 'balanceThreshold']);
+  for (const { name, raw, min, integer } of numeric) problems.push(`${name} must be ${integer ? 'a whole number' : 'a number'} ≥ ${min}, got "${raw}"`);
+  const { maxBodyBytes, sweepPendingGraceMs, balanceThreshold } = values;
   const policy: RetryPolicy = {
     ...DEFAULT_RETRY_POLICY,
-    maxAttempts: number(ENV.retryMaxAttempts, DEFAULT_RETRY_POLICY.maxAttempts, { min: 1 }),
-    baseDelayMs: number(ENV.retryBaseDelayMs, DEFAULT_RETRY_POLICY.baseDelayMs, { min: 0 }),
-    staleSendingMs: number(ENV.staleSendingMs, DEFAULT_RETRY_POLICY.staleSendingMs, { min: 1 }),
+    maxAttempts: values.retryMaxAttempts,
+    baseDelayMs: values.retryBaseDelayMs,
+    staleSendingMs: values.staleSendingMs,
   };
-  const sweepPendingGraceMs = number(ENV.sweepPendingGraceMs, ENV_DEFAULTS.sweepPendingGraceMs, { min: 0 });
-  const hasThreshold = text(ENV.balanceThreshold) !== undefined;
-  const balanceThreshold = number(ENV.balanceThreshold, 0, { min: 0, integer: false });
 
   if (problems.length > 0) throw new EnvironmentError(problems);
   return {
@@ -158,7 +129,7 @@ export function readEnvironment(source: Readonly<Record<string, string | undefin
     maxBodyBytes,
     policy,
     sweepPendingGraceMs,
-    ...(hasThreshold ? { balanceThreshold } : {}),
+    ...(balanceThreshold === undefined ? {} : { balanceThreshold }),
   };
 }
 

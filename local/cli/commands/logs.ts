@@ -3,9 +3,10 @@ import { openDeployedRecordAccess, openLocalRecordAccess, type RecordAccess } fr
 import { MESSAGE_STATES, parseSince, parseState, type RecordQuery, type RecordView } from '../../runtime/records';
 import { localPath, RUNTIME_DEFAULTS } from '../../runtime/settings';
 import { fail } from '../output';
+import { RECENT_LIMIT } from '../../../functions/core/defaults';
 
 /** Records shown when `--limit` is not given. */
-export const DEFAULT_LOGS_LIMIT = 50;
+export const DEFAULT_LOGS_LIMIT = RECENT_LIMIT;
 
 interface LogsOptions {
   readonly route?: string;
