@@ -225,26 +225,24 @@ async function correctCredit(context: RelayContext<RelayConfigView>, credit: Cre
   await context.store.observeSentCredit({ balance: result.remainingBalance, deducted: result.deducted, ...(credit === undefined ? {} : { reservation: credit }) });
 }
 
-/** Gives a reservation back: the send certainly did not go out. Best effort; see {@link settleCreditAfterFailure}. */
-async function giveBack(context: RelayContext<RelayConfigView>, credit: Credit | undefined): Promise<void> {
+/**
+ * Settles a reservation of the projected balance with what the send cost: `deducted` when it went
+ * out (see {@link correctCredit}), 0 when it certainly did not, the estimate when it may have (the
+ * next balance read corrects it). Never throws: the record's own outcome must still be stored.
+ */
+async function settleReservation(context: RelayContext<RelayConfigView>, credit: Credit | undefined, charged: (estimate: number) => number): Promise<void> {
   if (credit === undefined) return;
-  await context.store.settleCredit({ token: credit.token, estimate: credit.estimate, charged: 0 }).catch((error: unknown) => {
-    context.logger.error('projected balance not given back', { error: errorName(error) });
+  await context.store.settleCredit({ token: credit.token, estimate: credit.estimate, charged: charged(credit.estimate) }).catch((error: unknown) => {
+    context.logger.error('projected balance not settled', { error: errorName(error) });
   });
 }
 
-/**
- * Settles a reservation after a send that failed: given back when it certainly did not go out,
- * kept as spent when it may have (the next balance read corrects it). Never throws: the record's
- * own outcome must still be stored.
- */
-async function settleCreditAfterFailure(context: RelayContext<RelayConfigView>, credit: Credit | undefined, error: unknown): Promise<void> {
-  if (credit === undefined) return;
-  const notSent = describeSmsError(error).delivery === SmsDelivery.NOT_SENT;
-  await context.store.settleCredit({ token: credit.token, estimate: credit.estimate, charged: notSent ? 0 : credit.estimate }).catch((failure: unknown) => {
-    context.logger.error('projected balance not settled', { error: errorName(failure) });
-  });
-}
+/** Gives a reservation back: the send certainly did not go out. */
+const giveBack = (context: RelayContext<RelayConfigView>, credit: Credit | undefined): Promise<void> => settleReservation(context, credit, () => 0);
+
+/** After a failed send: given back when it certainly did not go out, kept as spent when it may have. */
+const settleCreditAfterFailure = (context: RelayContext<RelayConfigView>, credit: Credit | undefined, error: unknown): Promise<void> =>
+  settleReservation(context, credit, (estimate) => (describeSmsError(error).delivery === SmsDelivery.NOT_SENT ? 0 : estimate));
 
 /**
  * Whether a message must see a fresh balance before it is parked: the first attempt after a

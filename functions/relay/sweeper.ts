@@ -66,17 +66,19 @@ export async function sweep(
   const recovered = await recoverStale(context, now, limit, dispatch !== undefined);
   const dueOptions = { now, limit, ...(pendingGraceMs > 0 ? { updatedBefore: new Date(now.getTime() - pendingGraceMs) } : {}) };
   if (dispatch !== undefined) {
-    const dispatchedRecords: MessageRecord[] = [];
+    const backlog = newBacklog(now);
     for await (const page of pages((cursor) => context.store.findDuePending({ ...dueOptions, ...cursor }))) {
       dispatch(page.map((record) => record.id));
-      dispatchedRecords.push(...page);
+      backlog.count(page);
     }
-    publishBacklog(context, dispatchedRecords, now);
+    backlog.publish(context);
     const summaries = await recordHeldSummaries(context, now);
-    return { sent: {}, recovered, summaries, errors: 0, deferred: 0, dispatched: dispatchedRecords.length };
+    return { sent: {}, recovered, summaries, errors: 0, deferred: 0, dispatched: backlog.due };
   }
   const due = await context.store.findDuePending(dueOptions);
-  publishBacklog(context, due.items, now);
+  const backlog = newBacklog(now);
+  backlog.count(due.items);
+  backlog.publish(context);
   const sent: Partial<Record<SendOutcome, number>> = {};
   let errors = 0;
   let deferred = 0;
@@ -101,18 +103,29 @@ export async function sweep(
 }
 
 /**
- * The backlog as this sweep found it: how many PENDING records are due, and how long the oldest of
- * them has been due (its retry time, else its last change). Published on every run, zeros
- * included, so the backlog alarm sees a backlog that stays rather than one sweep's spike.
+ * The backlog as this sweep finds it, page by page: how many PENDING records are due, and how long
+ * the oldest of them has been due (its retry time, else its last change). Published on every run,
+ * zeros included, so the backlog alarm sees a backlog that stays rather than one sweep's spike.
  */
-function publishBacklog(context: RelayContext<RelayConfigView>, due: readonly MessageRecord[], now: Date): void {
+function newBacklog(now: Date) {
+  let due = 0;
   let oldestMs = 0;
-  for (const record of due) {
-    const dueSince = Date.parse(record.nextAttemptAt ?? record.updatedAt);
-    if (Number.isFinite(dueSince)) oldestMs = Math.max(oldestMs, now.getTime() - dueSince);
-  }
-  context.metrics.add(RelayMetric.PendingDue, due.length);
-  context.metrics.add(RelayMetric.OldestPendingAgeSeconds, Math.round(oldestMs / 1000));
+  return {
+    get due() {
+      return due;
+    },
+    count(records: readonly MessageRecord[]): void {
+      due += records.length;
+      for (const record of records) {
+        const dueSince = Date.parse(record.nextAttemptAt ?? record.updatedAt);
+        if (Number.isFinite(dueSince)) oldestMs = Math.max(oldestMs, now.getTime() - dueSince);
+      }
+    },
+    publish(context: RelayContext<RelayConfigView>): void {
+      context.metrics.add(RelayMetric.PendingDue, due);
+      context.metrics.add(RelayMetric.OldestPendingAgeSeconds, Math.round(oldestMs / 1000));
+    },
+  };
 }
 
 /**
