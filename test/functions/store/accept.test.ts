@@ -382,6 +382,31 @@ describe('acceptWebhook with a replay key (the signed body of a sender whose del
     expect((await accept(store, 'delivery-3', 'body-c')).outcome).toBe('accepted');
   });
 
+  it('asks one transaction of both guards and the records; a replay is refused by it whole and only reads the records', async () => {
+    const table = await newTable(db);
+    const { client, sent } = tracingClient();
+    const traced = table.storeWith(client);
+    const first = await accept(traced, 'delivery-1', 'body-a');
+    expect(sent).toEqual(['TransactWriteItems DEDUPE DEDUPE MSG']);
+    sent.length = 0;
+
+    expect(await accept(traced, 'delivery-2', 'body-a')).toEqual({ outcome: 'duplicate', ids: first.ids, recovered: 0 });
+    expect(sent).toEqual(['TransactWriteItems DEDUPE DEDUPE MSG', 'GetItem MSG']);
+    expect(await table.rawItem('DEDUPE#github#delivery-2', 'DEDUPE')).toBeUndefined();
+  });
+
+  it('points the guard of a new body under an accepted id at that accept, with one put after the refused transaction', async () => {
+    const table = await newTable(db);
+    const { client, sent } = tracingClient();
+    const first = await accept(table.store, 'delivery-1', 'body-a');
+
+    expect(await accept(table.storeWith(client), 'delivery-1', 'body-a2')).toEqual({ outcome: 'duplicate', ids: first.ids, recovered: 0 });
+    expect(sent).toEqual(['TransactWriteItems DEDUPE DEDUPE MSG', 'PutItem DEDUPE', 'GetItem MSG']);
+    const guard = await table.rawItem('DEDUPE#github#body-a2', 'DEDUPE');
+    expect([guard?.owner?.S, guard?.deliveryKey?.S]).toEqual([first.ids[0], 'delivery-1']);
+    expect(kinds(await table.scan(), 'message')).toHaveLength(1);
+  });
+
   it('lets exactly one of many concurrent replays under different ids through', async () => {
     const { store } = await newTable(db);
     const results = await Promise.all(Array.from({ length: 8 }, (_, n) => accept(store, `delivery-${n}`, 'body-a', 2)));
