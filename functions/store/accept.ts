@@ -140,7 +140,8 @@ export const acceptWebhook = async (context: StoreTable, input: AcceptInput): Pr
   for (let attempt = 1; ; attempt += 1) {
     const outcome = await writeAllIf(context, puts);
     if (outcome.applied) return { outcome: AcceptOutcome.Accepted, ids };
-    const [byBody, byId] = keys.length === 2 ? [liveGuard(outcome.puts[0], route, now), liveGuard(outcome.puts[1], route, now)] : [undefined, liveGuard(outcome.puts[0], route, now)];
+    const guards = keys.map((_, position) => liveGuard(outcome.puts[position], route, now));
+    const [byBody, byId] = keys.length === 2 ? guards : [undefined, guards[0]];
     if (byBody !== undefined) {
       // A replay under another delivery id wrote nothing under it. A retry of the same delivery
       // places the id's guard if its accept lacks one.
