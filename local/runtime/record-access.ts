@@ -5,8 +5,8 @@ import { createStore, type MessageStore, type RequeueFrom } from '../../function
 import { findRunningRuntime } from './discovery';
 import { RuntimeError } from './errors';
 import { DATABASE_SUBDIR, openLocalStore } from './local-store';
-import { queryRecords, requeueRecords, toRecordView, type RecordQuery, type RecordView, type RequeueOutcome } from './records';
-import { MAX_REDRIVE_IDS, RELAY_PREFIX } from './server';
+import { MAX_REDRIVE_IDS, queryRecords, requeueRecords, toRecordView, type RecordQuery, type RecordView, type RequeueOutcome } from '../records';
+import { RELAY_PREFIX } from './server';
 import { RUNTIME_DEFAULTS } from './settings';
 
 /** How `logs` and `redrive` reach the records. */

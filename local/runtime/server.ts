@@ -8,12 +8,12 @@ import { isConsolePath } from '../console/http';
 import { PortInUseError, RuntimeError } from './errors';
 import { createGuardedServer, HTTP_LIMITS, isLocalRequest, readLimited, type HttpLimits } from './http-guard';
 import type { Turns } from './turns';
-import { parseSince, parseState, queryRecords, REDRIVE_STATES, requeueRecords, toRecordView, MESSAGE_STATES } from './records';
+import { queryRecords, RecordListQuery, RedriveRequest, requeueRecords, toRecordView } from '../records';
+import { parseRequest, queryObject } from '../request';
+import { HttpError } from '../http-error';
 
 /** Local-only endpoints under this prefix serve `logs` and `redrive` while the runtime holds the store. */
 export const RELAY_PREFIX = '/_relay';
-/** A redrive request names at most this many ids; the CLI sends larger sets in pieces. */
-export const MAX_REDRIVE_IDS = 100;
 const MAX_CONTROL_BODY_BYTES = 64 * 1024;
 
 /** What the runtime prints for each webhook. */
@@ -89,6 +89,8 @@ export function createRelayServer(limits: HttpLimits = HTTP_LIMITS): RelayServer
       return;
     }
     handle(request, response, dependencies).catch((error: unknown) => {
+      // A refused request (a bad query or body): its answer, even when its body was read to the end.
+      if (error instanceof HttpError && !response.headersSent) return sendJson(response, error.status, { error: error.message }, { ...error.headers });
       // A sender that hung up mid-body is gone: nothing was recorded and there is no one to answer.
       if (request.aborted || request.destroyed || (error as NodeJS.ErrnoException).code === 'ECONNRESET') {
         response.destroy();
@@ -188,23 +190,7 @@ async function handleWebhook(request: IncomingMessage, response: ServerResponse,
 }
 
 async function handleRecords(request: IncomingMessage, response: ServerResponse, { store, listings }: RelayServerDependencies): Promise<void> {
-  const parameters = new URL(request.url ?? '/', 'http://local').searchParams;
-  let query: Parameters<typeof queryRecords>[1];
-  try {
-    const route = parameters.get('route') ?? undefined;
-    const state = parameters.get('state');
-    const since = parameters.get('since');
-    const limit = parameters.get('limit');
-    if (limit !== null && !/^\d{1,6}$/.test(limit)) throw new Error(`limit must be a whole number, got "${limit}"`);
-    query = {
-      ...(route === undefined ? {} : { route }),
-      ...(state === null ? {} : { state: parseState(state, MESSAGE_STATES) }),
-      ...(since === null ? {} : { since: parseSince(since) }),
-      ...(limit === null ? {} : { limit: Number(limit) }),
-    };
-  } catch (error) {
-    return sendJson(response, 400, { error: (error as Error).message });
-  }
+  const query = parseRequest(RecordListQuery, queryObject(new URL(request.url ?? '/', 'http://local').searchParams));
   const list = async (): Promise<MessageRecord[]> => await queryRecords(store, query);
   const records = await (listings === undefined ? list() : listings.run(list));
   sendJson(response, 200, { records: records.map(toRecordView) });
@@ -216,19 +202,9 @@ async function handleRedrive(request: IncomingMessage, response: ServerResponse,
     return sendJson(response, 415, { error: 'send application/json' });
   }
   const body = await readLimited(request, MAX_CONTROL_BODY_BYTES);
-  const parsed = body === undefined ? undefined : parseObject(body);
-  const ids = parsed?.['ids'];
-  const from = parsed?.['from'];
-  if (!Array.isArray(ids) || ids.length > MAX_REDRIVE_IDS || !ids.every((id) => typeof id === 'string') || typeof from !== 'string') {
-    return sendJson(response, 400, { error: `expected {"from": "PARKED", "ids": [up to ${MAX_REDRIVE_IDS} ids]}` });
-  }
-  let state;
-  try {
-    state = parseState(from, REDRIVE_STATES, 'from');
-  } catch (error) {
-    return sendJson(response, 400, { error: (error as Error).message });
-  }
-  const outcome = await requeueRecords(dependencies.store, ids as string[], state);
+  if (body === undefined) throw new HttpError(413, `body over ${MAX_CONTROL_BODY_BYTES} bytes`);
+  const { from, ids } = parseRequest(RedriveRequest, parseJson(body));
+  const outcome = await requeueRecords(dependencies.store, ids, from);
   sendJson(response, 200, outcome);
   // Sent now rather than at the sweeper's next pass.
   if (outcome.requeued.length > 0) dependencies.onAccepted(outcome.requeued);
@@ -240,12 +216,11 @@ function pathOf(request: IncomingMessage): string {
   return query < 0 ? url : url.slice(0, query);
 }
 
-function parseObject(body: Buffer): Record<string, unknown> | undefined {
+function parseJson(body: Buffer): unknown {
   try {
-    const value: unknown = JSON.parse(body.toString('utf8'));
-    return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
+    return JSON.parse(body.toString('utf8'));
   } catch {
-    return undefined;
+    throw new HttpError(400, 'the body is not valid JSON');
   }
 }
 

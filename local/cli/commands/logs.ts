@@ -1,6 +1,6 @@
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { openDeployedRecordAccess, openLocalRecordAccess, type RecordAccess } from '../../runtime/record-access';
-import { MESSAGE_STATES, parseSince, parseState, type RecordQuery, type RecordView } from '../../runtime/records';
+import { MESSAGE_STATES, parseSince, parseState, type RecordQuery, type RecordView } from '../../records';
 import { localPath, RUNTIME_DEFAULTS } from '../../runtime/settings';
 import { fail } from '../output';
 import { RECENT_LIMIT } from '../../../functions/core/defaults';
