@@ -3,7 +3,7 @@ import { PAGE_SIZE } from '../../functions/core/defaults';
 import { describeIssues } from '../../functions/core/config/parse';
 import { maskNumbersInText } from '../../functions/core/recipients';
 import { MessageState } from '../../functions/store';
-import { HttpError } from '../http-error';
+import { HttpError } from '../http';
 import { MESSAGE_STATES, parseSince, parseState, REDRIVE_STATES, toRecordView } from '../runtime/records';
 import type { Overview, PreviewRequest, RedriveAnswer } from './contract';
 import { payloadChoices, previewRoute } from './preview';

@@ -2,9 +2,8 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ConsoleApi } from './api';
 import { LOGIN_PARAMETER, sessionCookie, type ConsoleAccess } from './access';
 import { buildConsoleAssets, escapeHtml, renderConsolePage } from './assets';
-import { readLimited } from '../runtime/http-guard';
+import { consoleRefusal, readLimited } from '../http';
 import { CONSOLE_REQUEST_HEADER } from './contract';
-import { consoleRefusal } from './guard';
 
 /** Everything of the console lives under this path, on the runtime and on `sms-relay console`. */
 export const CONSOLE_PATH = '/console';

@@ -5,7 +5,7 @@ import { loadConfig, readConfigText, type LoadedConfig } from '../../functions/c
 import { readYaml } from '../../functions/core/config/parse';
 import { createStore, type MessageStore } from '../../functions/store';
 import { findRunningRuntime } from '../runtime/discovery';
-import { createGuardedServer } from '../runtime/http-guard';
+import { createGuardedServer } from '../http';
 import { openLocalStore, type LocalStore } from '../runtime/local-store';
 import { findStackTable } from '../runtime/record-access';
 import { listen } from '../runtime/server';

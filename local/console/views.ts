@@ -6,7 +6,7 @@ import type { SourcePack } from '../../functions/core/sources/types';
 import { forecastBalance, MIN_FORECAST_MS } from '../../functions/relay/balance';
 import { NOTICE_ROUTE } from '../../functions/relay/ports';
 import { addUpSpend, type CapturedPayload, keptHeaders, MessageState, type MessageRecord, type MessageStore, type RecordSummary, spendDays } from '../../functions/store';
-import { HttpError } from '../http-error';
+import { HttpError } from '../http';
 import { queryRecords, REDRIVE_STATES, toRecordView } from '../runtime/records';
 import type { AttemptError, CapturedPayloadView, CreditAnswer, LimitUse, RecordDetail, RecordsPage, RouteSummary, State } from './contract';
 import type { ConsoleSource } from './source';
