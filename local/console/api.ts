@@ -1,5 +1,5 @@
 import { maskNumbersInText } from '../../functions/core/recipients';
-import { HttpError } from '../http-error';
+import { HttpError, matchPath } from '../http';
 import { MESSAGE_STATES, recordsPage, redriveRecord, REDRIVE_STATES } from '../records';
 import { parseRequest, queryObject } from '../request';
 import { CONSOLE_API, type AnswerOf, type ApiRoute, type Endpoint, type HandlerRequest, type Overview } from './contract';
@@ -98,28 +98,6 @@ function dispatcher(handlers: Handlers): ConsoleApi {
       throw error;
     }
   };
-}
-
-/** The `:name` segments of `path` matched by `pattern`, decoded, or `undefined` when it does not match. */
-function matchPath(pattern: string, path: string): Record<string, string> | undefined {
-  const wanted = pattern.split('/');
-  const given = path.split('/');
-  if (wanted.length !== given.length) return undefined;
-  const params: Record<string, string> = {};
-  for (const [index, segment] of wanted.entries()) {
-    const value = given[index]!;
-    if (!segment.startsWith(':')) {
-      if (segment !== value) return undefined;
-      continue;
-    }
-    if (value === '') return undefined;
-    try {
-      params[segment.slice(1)] = decodeURIComponent(value);
-    } catch {
-      return undefined;
-    }
-  }
-  return params;
 }
 
 function overview(source: ConsoleSource): Overview {

@@ -8,7 +8,7 @@ import { maskMsisdn, maskNumbersInText } from '../../functions/core/recipients';
 import type { MessageStore } from '../../functions/store';
 import { examplePayloads, examplesDirectory, fixtureHeaders } from '../runtime/fixture-headers';
 import { looksFormEncoded } from '../cli/commands/preview';
-import { HttpError } from '../http-error';
+import { HttpError } from '../http';
 import type { PayloadChoice, PreviewAnswer, PreviewRequest } from './contract';
 import { evaluateOffThread } from './preview-thread';
 import type { ConsoleSource } from './source';

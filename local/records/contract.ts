@@ -7,7 +7,7 @@
 import { z } from 'zod';
 import { parseDurationSeconds } from '../../functions/core/config/duration';
 import { PAGE_SIZE } from '../../functions/core/defaults';
-import { HttpError } from '../http-error';
+import { HttpError } from '../http/error';
 
 /** Every state of a message record (the store's `MessageState`, checked in `index.ts`). */
 export const STATES = ['PENDING', 'SENDING', 'SENT', 'FAILED', 'UNKNOWN', 'PARKED', 'HELD', 'DROPPED'] as const;

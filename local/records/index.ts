@@ -7,7 +7,7 @@
 import { maskMsisdn, maskNumbersInText } from '../../functions/core/recipients';
 import { PAGE_SIZE } from '../../functions/core/defaults';
 import { MessageState, type MessageRecord, type MessageStore, type RequeueFrom } from '../../functions/store';
-import { HttpError } from '../http-error';
+import { HttpError } from '../http';
 import { cursorPosition, REDRIVE_STATES, STATES, type RecordsPage, type RecordView, type RedriveAnswer, type RequeueOutcome, type State } from './contract';
 
 export * from './contract';

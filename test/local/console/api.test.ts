@@ -15,7 +15,7 @@ import { createConsoleAccess, type ConsoleAccess } from '../../../local/console/
 import { CONSOLE_REQUEST_HEADER, type CreditAnswer, type PayloadsAnswer, type PreviewAnswer, type RecordDetail, type RecordsPage, type RoutesAnswer } from '../../../local/console/contract';
 import { createConsoleHandler } from '../../../local/console/http';
 import { FIXTURES_DIR, rawRoutesOf } from '../../../local/console/standalone';
-import { createGuardedServer } from '../../../local/runtime/http-guard';
+import { createGuardedServer } from '../../../local/http';
 import { openLocalStore, type LocalStore } from '../../../local/runtime/local-store';
 import { createLocalContext } from '../../../local/runtime/runtime';
 import { ensureSecretsFile } from '../../../local/runtime/secrets';
