@@ -1,4 +1,4 @@
-import { HttpError } from '../http-error';
+import { HttpError } from '../http';
 import { InvalidSandboxOptionsError } from './errors';
 import { fromMoneyUnits, toMoneyUnits, type MoneyUnits } from './money';
 
