@@ -81,7 +81,7 @@ const GUARD_ATTEMPTS = 3;
  * missing ones from its own evaluation, under the guard's ids (the same webhook renders the same
  * messages); an id written meanwhile refuses the put, so nothing is recorded twice. On DynamoDB
  * none is ever missing, but the local store's transaction is not atomic on disk (a kill between
- * its puts leaves the first, see local/runtime/dynalite.ts) and guards written by the accept
+ * its puts leaves the first, see local/shared/dynalite.ts) and guards written by the accept
  * before transactions stand for records written after them: the redelivery (the webhook source
  * saw an error) completes such an accept instead of losing it. The duplicate answers only after
  * that, so its answer, too, means every record exists. Once the records' retention has passed it

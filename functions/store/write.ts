@@ -89,7 +89,7 @@ const TRANSACT_ATTEMPTS = 3;
 
 /**
  * {@link writeIf} for several puts that are written all or none, in one request (DynamoDB's
- * `TransactWriteItems`, also answered by the local dynalite, see local/runtime/dynalite.ts): one
+ * `TransactWriteItems`, also answered by the local dynalite, see local/shared/dynalite.ts): one
  * conditional write of several items, with the same kind of outcome. A transaction that DynamoDB
  * cancels for a concurrent transaction on the same item (`TransactionConflict`), which wrote
  * nothing, is sent again, up to {@link TRANSACT_ATTEMPTS} times in all; errors other than a

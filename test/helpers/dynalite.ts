@@ -1,6 +1,6 @@
 import type { AddressInfo } from 'node:net';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { createDynalite } from '../../local/runtime/dynalite';
+import { createDynalite } from '../../local/shared/dynalite';
 
 export interface Dynalite {
   readonly endpoint: string;
@@ -13,7 +13,7 @@ export interface Dynalite {
 
 /**
  * Starts a dynalite server on 127.0.0.1 and a free port: in memory, or on disk under `path`.
- * Tables become ACTIVE at once. It answers `TransactWriteItems` too (local/runtime/dynalite.ts).
+ * Tables become ACTIVE at once. It answers `TransactWriteItems` too (local/shared/dynalite.ts).
  *
  * @example
  * ```typescript

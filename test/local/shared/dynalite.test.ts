@@ -13,7 +13,7 @@ import {
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ensureTable } from '../../../functions/store';
 import { TABLE } from '../../../functions/store/table';
-import { createDynalite } from '../../../local/runtime/dynalite';
+import { createDynalite } from '../../../local/shared/dynalite';
 import { type Dynalite, startDynalite } from '../../helpers/dynalite';
 
 let db: Dynalite;
