@@ -2,7 +2,7 @@ import { GetItemCommand } from '@aws-sdk/client-dynamodb';
 import { MAX_RECORDS_PER_WEBHOOK } from '../core/defaults';
 import { type Item, ItemReader, num, str, strList } from './attributes';
 import { messageItem, stateChange } from './codec';
-import type { StoreTable } from './context';
+import type { StoreTable } from './store-table';
 import { writeIf } from './write';
 import { StoreError } from './errors';
 import { newId } from './ids';
@@ -100,7 +100,7 @@ const GUARD_ATTEMPTS = 3;
  *
  * @example
  * ```typescript
- * const result = await acceptWebhook(context, {
+ * const result = await acceptWebhook(table, {
  *   route: 'orders',
  *   dedupeKey: deliveryId,
  *   windowSeconds: 86_400,
@@ -110,14 +110,14 @@ const GUARD_ATTEMPTS = 3;
  * if (result.outcome === 'duplicate') logger.info('duplicate webhook', { ids: result.ids });
  * ```
  */
-export const acceptWebhook = async (context: StoreTable, input: AcceptInput): Promise<AcceptResult> => {
+export const acceptWebhook = async (table: StoreTable, input: AcceptInput): Promise<AcceptResult> => {
   const {
     route,
     dedupeKey,
     replayKey,
     windowSeconds,
     messages,
-    now = context.clock(),
+    now = table.clock(),
     retentionDays = DEFAULT_RETENTION_DAYS,
   } = input;
   validate(input, retentionDays);
@@ -127,7 +127,7 @@ export const acceptWebhook = async (context: StoreTable, input: AcceptInput): Pr
   const own: GuardClaim = { owner: ids[0]!, ids, recordsExpireAt, deliveryKey: dedupeKey };
   const build = (guardIds: readonly string[]): MessageRecord[] =>
     buildRecords({ route, dedupeKey, messages, ids: guardIds, now, retentionDays });
-  const place = (key: string, claim: GuardClaim) => placeGuard(context, { route, dedupeKey: key, claim, now, windowSeconds });
+  const place = (key: string, claim: GuardClaim) => placeGuard(table, { route, dedupeKey: key, claim, now, windowSeconds });
 
   // The signed body's key goes first: a replay is found before it places anything under its own,
   // unsigned delivery id, so it cannot leave a guard there that would turn the genuine delivery
@@ -141,18 +141,18 @@ export const acceptWebhook = async (context: StoreTable, input: AcceptInput): Pr
       // its two guards; any other delivery id is a replay's and gets no guard.
       // Should that id name another accept, the body's guard is one about to be pointed at it (below).
       const byId = byBody.deliveryKey === dedupeKey ? await place(dedupeKey, claimOf(byBody)) : undefined;
-      return await completeDuplicate(context, { guard: byId ?? byBody, now, build });
+      return await completeDuplicate(table, { guard: byId ?? byBody, now, build });
     }
   }
   const byId = await place(dedupeKey, own);
   if (byId === undefined) {
-    await putMessages(context, build(ids));
+    await putMessages(table, build(ids));
     return { outcome: AcceptOutcome.Accepted, ids };
   }
   // A new body under a delivery id already accepted (a sender that re-signs its retries): the body's
   // guard, placed for this call's ids that will never be written, is pointed at that accept.
-  if (hasReplayKey) await repointGuard(context, route, replayKey, ids[0]!, byId);
-  return await completeDuplicate(context, { guard: byId, now, build });
+  if (hasReplayKey) await repointGuard(table, route, replayKey, ids[0]!, byId);
+  return await completeDuplicate(table, { guard: byId, now, build });
 };
 
 const claimOf = (guard: Guard): GuardClaim => ({
@@ -173,11 +173,11 @@ interface GuardClaim {
 
 /** Places one key's guard for `claim`; `undefined` when placed, else the live guard of another accept. */
 const placeGuard = async (
-  context: StoreTable,
+  table: StoreTable,
   input: { route: string; dedupeKey: string; claim: GuardClaim; now: Date; windowSeconds: number },
 ): Promise<Guard | undefined> => {
   for (let attempt = 1; ; attempt += 1) {
-    const existing = await putGuard(context, input);
+    const existing = await putGuard(table, input);
     if (existing !== 'vanished') return existing;
     if (attempt >= GUARD_ATTEMPTS) {
       throw new StoreError(`dedupe guard for ${input.route} kept changing; gave up after ${attempt} attempts`);
@@ -186,9 +186,9 @@ const placeGuard = async (
 };
 
 /** Makes a guard this call placed name `target` instead, unless it was changed meanwhile. */
-const repointGuard = async (context: StoreTable, route: string, dedupe: string, owner: string, target: Guard): Promise<void> => {
+const repointGuard = async (table: StoreTable, route: string, dedupe: string, owner: string, target: Guard): Promise<void> => {
   // Refused: changed meanwhile, which leaves it to whoever changed it.
-  await writeIf(context, {
+  await writeIf(table, {
     Key: dedupeItemKey(route, dedupe),
     UpdateExpression: `SET #owner = :target, messageIds = :ids, recordsExpireAt = :expires${target.deliveryKey === undefined ? ' REMOVE deliveryKey' : ', deliveryKey = :delivery'}`,
     ConditionExpression: '#owner = :owner',
@@ -289,13 +289,13 @@ const buildRecords = ({
 
 /** `undefined` when this call placed the guard (or it already named the same accept); otherwise the live guard it collided with. */
 const putGuard = async (
-  context: StoreTable,
+  table: StoreTable,
   { route, dedupeKey, claim, now, windowSeconds }: { route: string; dedupeKey: string; claim: GuardClaim; now: Date; windowSeconds: number },
 ): Promise<Guard | 'vanished' | undefined> => {
   const nowSeconds = epochSeconds(now);
   const windowEndsAt = nowSeconds + windowSeconds;
   const outcome = await writeIf(
-    context,
+    table,
     {
       Item: {
         ...dedupeItemKey(route, dedupeKey),
@@ -337,11 +337,11 @@ const guardFromItem = (item: Item, route: string): Guard => {
 };
 
 /** Puts every record that does not exist yet; returns how many this call wrote. */
-const putMessages = async (context: StoreTable, records: readonly MessageRecord[]): Promise<number> => {
+const putMessages = async (table: StoreTable, records: readonly MessageRecord[]): Promise<number> => {
   // Refused: a concurrent duplicate (or the accept it duplicates) wrote this id first, which is the point.
   // Every put is answered before anything is thrown, so the answer means no put is still under way.
   const outcomes = await Promise.allSettled(
-    records.map(async (record) => await writeIf(context, { Item: messageItem(record), ConditionExpression: 'attribute_not_exists(#pk)', ExpressionAttributeNames: { '#pk': TABLE.partitionKey } })),
+    records.map(async (record) => await writeIf(table, { Item: messageItem(record), ConditionExpression: 'attribute_not_exists(#pk)', ExpressionAttributeNames: { '#pk': TABLE.partitionKey } })),
   );
   let written = 0;
   for (const outcome of outcomes) {
@@ -352,12 +352,12 @@ const putMessages = async (context: StoreTable, records: readonly MessageRecord[
 };
 
 /** The ids among `ids` that have no message record, by consistent reads of their keys only. */
-const missingIds = async (context: StoreTable, ids: readonly string[]): Promise<Set<string>> => {
+const missingIds = async (table: StoreTable, ids: readonly string[]): Promise<Set<string>> => {
   const found = await Promise.all(
     ids.map(async (id) => {
-      const { Item: item } = await context.client.send(
+      const { Item: item } = await table.client.send(
         new GetItemCommand({
-          TableName: context.tableName,
+          TableName: table.tableName,
           Key: messageKey(id),
           ConsistentRead: true,
           ProjectionExpression: '#pk',
@@ -375,7 +375,7 @@ const missingIds = async (context: StoreTable, ids: readonly string[]): Promise<
  * records a half-finished (or still running) accept has not written yet.
  */
 const completeDuplicate = async (
-  context: StoreTable,
+  table: StoreTable,
   {
     guard,
     now,
@@ -385,9 +385,9 @@ const completeDuplicate = async (
   const plain = { outcome: AcceptOutcome.Duplicate, ids: guard.messageIds, recovered: 0 } as const;
   // TTL may have deleted the records: a rewritten one would be a new, second SMS.
   if (epochSeconds(now) >= guard.recordsExpireAt) return plain;
-  const missing = await missingIds(context, guard.messageIds);
+  const missing = await missingIds(table, guard.messageIds);
   if (missing.size === 0) return plain;
-  const recovered = await putMessages(context, build(guard.messageIds).filter((record) => missing.has(record.id)));
+  const recovered = await putMessages(table, build(guard.messageIds).filter((record) => missing.has(record.id)));
   return { ...plain, recovered };
 };
 
@@ -413,11 +413,11 @@ const NOTICE_WINDOW_SECONDS = 35 * DAY_SECONDS;
  *
  * @example
  * ```typescript
- * await recordNotice(context, { kind: 'held-summary', route: 'alerts', key: window.window, message });
+ * await recordNotice(table, { kind: 'held-summary', route: 'alerts', key: window.window, message });
  * ```
  */
-export const recordNotice = async (context: StoreTable, { kind, route, key, message, now, retentionDays }: NoticeInput): Promise<AcceptResult> =>
-  await acceptWebhook(context, {
+export const recordNotice = async (table: StoreTable, { kind, route, key, message, now, retentionDays }: NoticeInput): Promise<AcceptResult> =>
+  await acceptWebhook(table, {
     route,
     dedupeKey: `notice:${kind}:${key}`,
     windowSeconds: NOTICE_WINDOW_SECONDS,
