@@ -295,6 +295,14 @@ describe('the logger', () => {
     });
   });
 
+  it('masks a number written without its prefix, spaced or not, as the console does (one masker)', () => {
+    const logger = relayLogger(createLogger());
+    logger.warn('recipient dropped', { entry: 'call 712 345 678 now', reason: 'from 754111222', amount: 712345678 });
+    const [line] = out.logs();
+    for (const leak of ['712 345 678', '754111222', '712345678']) expect(JSON.stringify(line)).not.toContain(leak);
+    expect(line).toMatchObject({ entry: 'call 2557****678 now', reason: 'from 2557****222', amount: '2557****678' });
+  });
+
   it('is a plain JSON replacer', () => {
     expect(JSON.stringify({ to: '255712345678', token: 'x', nested: [{ 'X-Api-Key': 'y' }], phone: 255712345678, count: 3, orderId: 820982911946154 }, maskingReplacer)).toBe(
       '{"to":"2557****678","token":"[REDACTED]","nested":[{"X-Api-Key":"[REDACTED]"}],"phone":"2557****678","count":3,"orderId":820982911946154}',
