@@ -92,6 +92,17 @@ describe('readEnvironment', () => {
     // A URL can carry credentials: it is not echoed.
     expect((caught as Error).message).not.toContain('pw@');
   });
+
+  it('refuses a PROVIDER_BASE_URL with credentials, as the local runtime does, without echoing it', () => {
+    let caught: unknown;
+    try {
+      readEnvironment({ RELAY_CONFIG: 'c.yaml', TABLE_NAME: 't', SECRET_ID: 's', PROVIDER_BASE_URL: 'https://user:pw@sms.example' });
+    } catch (error) {
+      caught = error;
+    }
+    expect((caught as EnvironmentError | undefined)?.problems).toEqual(['PROVIDER_BASE_URL must not contain credentials; use PROVIDER_API_KEY']);
+    expect((caught as Error).message).not.toContain('pw@');
+  });
 });
 
 describe('createSecretsManagerSource', () => {
