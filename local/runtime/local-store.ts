@@ -5,6 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { createStore, ensureTable, type MessageStore } from '../../functions/store';
+import { createDynaliteHandler } from './dynalite-handler';
 import { RuntimeError } from './errors';
 
 /** The part of dynalite's factory used here; the package ships no TypeScript types. */
@@ -32,8 +33,9 @@ export const LOCAL_CREDENTIALS = { accessKeyId: 'local', secretAccessKey: 'local
 export const LOCAL_REGION = 'local';
 
 export interface LocalStore {
-  /** `http://127.0.0.1:<port>`: the `DYNAMODB_ENDPOINT` the handlers use. */
+  /** `http://127.0.0.1:<port>`: the `DYNAMODB_ENDPOINT` other processes (the CLI, Lambda bundles in tests) use. */
   readonly endpoint: string;
+  /** This process's client: it calls dynalite in process (`createDynaliteHandler`), not over HTTP. */
   readonly client: DynamoDBClient;
   readonly store: MessageStore;
   readonly tableName: string;
@@ -76,7 +78,8 @@ export async function openLocalStore({ dataDir, tableName }: OpenLocalStoreOptio
     });
   });
   const endpoint = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  const client = new DynamoDBClient({ region: LOCAL_REGION, endpoint, credentials: LOCAL_CREDENTIALS });
+  // The runtime's own requests go to dynalite in process; the endpoint serves the other processes.
+  const client = new DynamoDBClient({ region: LOCAL_REGION, endpoint, credentials: LOCAL_CREDENTIALS, requestHandler: createDynaliteHandler(server) });
 
   let closing: Promise<void> | undefined;
   const close = (): Promise<void> => {
