@@ -36,9 +36,9 @@ export interface DynaliteHandler {
 
 /**
  * A request handler for a `DynamoDBClient` of the dynalite `server` running in this process. The
- * local runtime's own requests (4 per SMS) then skip the loopback HTTP round trip: the sockets,
- * HTTP parsing and framing on both ends of it. The server's HTTP endpoint stays for the other
- * processes (the CLI, Lambda bundles in tests), and the server need not listen for this handler.
+ * local runtime's own requests (several per SMS) then skip the loopback HTTP round trip: the sockets,
+ * HTTP parsing and framing on both ends of it. The server may listen on HTTP as well, for other
+ * processes; it need not listen for this handler.
  *
  * Not the SDK's network error handling: there is no socket to fail. A dynalite that never answers
  * holds the request, as it would over HTTP without a time-out.
