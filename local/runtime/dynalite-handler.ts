@@ -41,7 +41,8 @@ export interface DynaliteHandler {
  * processes; it need not listen for this handler.
  *
  * Not the SDK's network error handling: there is no socket to fail. A dynalite that never answers
- * holds the request, as it would over HTTP without a time-out.
+ * holds the request, as it would over HTTP without a time-out; an abort signal is honoured only
+ * before the request is handed over (the relay's store passes none).
  *
  * @example
  * ```ts
