@@ -9,7 +9,12 @@ export type { CreditBasis, CreditRequest, CreditReservation, CreditSettlement, S
 export { ClaimLostError, StoreError } from './errors';
 export { newId } from './ids';
 export { MAX_RECORDS_PER_WEBHOOK } from '../core/defaults';
+export type { HeartbeatState } from './heartbeat';
+export { MAX_MUTE_SECONDS, type Mute, type MuteInput } from './mutes';
 export type {
+  BudgetWarnedInput,
+  MonthCreditsLimit,
+  MonthUse,
   CreditsLimit,
   HeldSummaryOptions,
   MessagesLimit,

@@ -1,0 +1,111 @@
+import { BatchGetItemCommand, GetItemCommand } from '@aws-sdk/client-dynamodb';
+import { type Item, ItemReader, num, str } from './attributes';
+import type { StoreTable } from './context';
+import { StoreError } from './errors';
+import { buildUpdate } from './expressions';
+import { epochSeconds, ItemKind, muteKey, routeStatePk } from './keys';
+import { TABLE } from './table';
+import { writeIf } from './write';
+
+/** A route's mute: its messages are recorded `DROPPED` until `until`, then it lapses by itself. */
+export interface Mute {
+  readonly route: string;
+  /** ISO-8601 UTC. */
+  readonly until: string;
+  readonly reason: string;
+  readonly mutedAt: string;
+}
+
+/** What `muteRoute` sets. */
+export interface MuteInput {
+  readonly route: string;
+  /** How long from `now`, in seconds (at least 1). */
+  readonly forSeconds: number;
+  readonly reason: string;
+  readonly now?: Date;
+}
+
+/** The longest a mute may be set for: a forgotten mute must not silence a route for ever. */
+export const MAX_MUTE_SECONDS = 30 * 86_400;
+
+/** A lapsed mute item is kept this long after `until` (TTL): long enough to read why a route was silent yesterday. */
+const LAPSED_MUTE_KEPT_SECONDS = 86_400;
+
+/**
+ * Mutes a route from `now` for `forSeconds`: one item per route, so a second mute replaces the
+ * first (the newer `until` and reason win, as an operator who mutes again means). Written through
+ * the store's conditional write without a condition: the last writer wins.
+ *
+ * @example
+ * ```typescript
+ * await store.muteRoute({ route: 'alerts', forSeconds: 7200, reason: 'db upgrade' });
+ * ```
+ */
+export const muteRoute = async (context: StoreTable, { route, forSeconds, reason, now = context.clock() }: MuteInput): Promise<Mute> => {
+  if (!Number.isInteger(forSeconds) || forSeconds < 1 || forSeconds > MAX_MUTE_SECONDS) {
+    throw new StoreError(`a mute lasts from 1 s to ${MAX_MUTE_SECONDS / 86_400} days, got ${forSeconds} s`);
+  }
+  const until = new Date(now.getTime() + forSeconds * 1000);
+  const mute: Mute = { route, until: until.toISOString(), reason: reason.trim(), mutedAt: now.toISOString() };
+  await writeIf(context, {
+    Item: {
+      ...muteKey(route),
+      kind: str(ItemKind.Mute),
+      route: str(route),
+      until: str(mute.until),
+      reason: str(mute.reason),
+      mutedAt: str(mute.mutedAt),
+      [TABLE.timeToLive]: num(epochSeconds(until) + LAPSED_MUTE_KEPT_SECONDS),
+    },
+  });
+  return mute;
+};
+
+/**
+ * Ends a route's mute now. `true` when there was one in force; a lapsed or absent mute is left as
+ * it is and gives `false`.
+ */
+export const unmuteRoute = async (context: StoreTable, { route, now = context.clock() }: { readonly route: string; readonly now?: Date }): Promise<boolean> => {
+  // The mute lapses now rather than being deleted: the item keeps when and why until its TTL.
+  const outcome = await writeIf(context, {
+    Key: muteKey(route),
+    ...buildUpdate({ set: { until: str(now.toISOString()), unmutedAt: str(now.toISOString()) }, condition: '#until > :now', values: { ':now': str(now.toISOString()) } }),
+  });
+  return outcome.applied;
+};
+
+const readMute = (item: Item | undefined, now: Date): Mute | undefined => {
+  if (item === undefined) return undefined;
+  const read = new ItemReader(item, routeStatePk('?'));
+  const until = read.str('until');
+  // TTL deletes items some time after they expire: a lapsed mute still in the table is no mute.
+  if (until <= now.toISOString()) return undefined;
+  return { route: read.str('route'), until, reason: read.optStr('reason') ?? '', mutedAt: read.optStr('mutedAt') ?? until };
+};
+
+/**
+ * The mute in force on a route now, if any. One eventually consistent read (half a read unit): it is
+ * made once per webhook and once per send, and a mute set a second ago may be missed by one message.
+ */
+export const getMute = async (context: StoreTable, { route, now = context.clock(), consistent = false }: { readonly route: string; readonly now?: Date; readonly consistent?: boolean }): Promise<Mute | undefined> =>
+  readMute((await context.client.send(new GetItemCommand({ TableName: context.tableName, Key: muteKey(route), ConsistentRead: consistent }))).Item, now);
+
+/** The mutes in force on the given routes now, in the order given. */
+export const listMutes = async (context: StoreTable, { routes, now = context.clock() }: { readonly routes: readonly string[]; readonly now?: Date }): Promise<Mute[]> => {
+  const found = new Map<string, Mute>();
+  // BatchGetItem takes 100 keys per call.
+  for (let start = 0; start < routes.length; start += 100) {
+    let keys: Item[] = [...new Set(routes.slice(start, start + 100))].map(muteKey);
+    while (keys.length > 0) {
+      const { Responses: responses, UnprocessedKeys: unprocessed } = await context.client.send(
+        new BatchGetItemCommand({ RequestItems: { [context.tableName]: { Keys: keys, ConsistentRead: true } } }),
+      );
+      for (const item of responses?.[context.tableName] ?? []) {
+        const mute = readMute(item, now);
+        if (mute !== undefined) found.set(mute.route, mute);
+      }
+      keys = unprocessed?.[context.tableName]?.Keys ?? [];
+    }
+  }
+  return routes.flatMap((route) => (found.has(route) ? [found.get(route)!] : []));
+};
