@@ -160,3 +160,20 @@ export const PAGE_SIZE = { default: 100, max: 1_000 } as const;
 
 /** How many of the latest records a short listing shows (`sms-relay logs`, captured requests). */
 export const RECENT_LIMIT = 50;
+
+/**
+ * A route's dead-man's switch (`routes.<id>.heartbeat`): the `grace` when the config names none,
+ * and the least `every` and `grace` may be, since the sweeper that checks it runs once a minute
+ * (`SWEEP_SCHEDULE`).
+ */
+export const HEARTBEAT = { graceSeconds: 120, minSeconds: 60 } as const;
+
+/**
+ * How often, at most, an authenticated webhook writes its route's "last seen" time: at most once a
+ * minute, and at most every half `grace`, so the time the sweeper reads is never more than half
+ * the grace behind. One write per route per minute instead of one per webhook.
+ */
+export const HEARTBEAT_TOUCH_MAX_MS = 60_000;
+
+/** The share of `limits.creditsPerMonth` whose passing sends one warning SMS to `balance.notify`. */
+export const MONTH_BUDGET_WARNING_SHARE = 0.8;

@@ -10,8 +10,11 @@ import {
 import type { RelayConfigView } from '../core/config/view';
 import { DeliveryPolicy, RoutePriority } from '../core/config/policies';
 import { maskMsisdn } from '../core/recipients/mask';
-import { ClaimLostError, MessageState, NoticeKind, type BalanceState, type LastError, type MessageRecord, type SendResult } from '../store';
+import { ClaimLostError, LimitKind, MessageState, NoticeKind, type BalanceState, type LastError, type MessageRecord, type SendResult } from '../store';
+import { monthBounds } from '../core/local-time';
 import { type BalanceReading, creditBasis, observeBalance } from './balance';
+import { warnMonthBudget } from './budget';
+import { mutedReason } from './mutes';
 import { backoffMs, RelayMetric, type RelayContext } from './ports';
 
 /** What the sender did with one record. */
@@ -48,7 +51,8 @@ export interface SendMessageOptions {
  *   run out or the service called the request invalid;
  * - maybe sent → UNKNOWN on at-most-once routes; retried on at-least-once routes;
  * - 402 → PARKED until a top-up and `redrive`; the balance watch is told at once;
- * - over a route limit → HELD, counted for the route's summary SMS.
+ * - over a route limit → HELD, counted for the route's summary SMS;
+ * - on a muted route → DROPPED with the mute's reason.
  *
  * @example
  * ```ts
@@ -89,10 +93,16 @@ export async function sendMessage(context: RelayContext<RelayConfigView>, id: st
   // stream retry, a send that succeeded).
   const sent = await recordSent(context, claimed, token, result);
   const note = (what: string) => (error: unknown) => logger.error(what, { id, route: claimed.route, error: errorName(error) });
-  // The spend views add up the sent records; only a credits limit needs the route's day counter.
-  const capsCredits = claimed.notice === undefined && context.config.routes.get(claimed.route)?.config.limits?.creditsPerDay !== undefined;
+  // The spend views add up the sent records; only a credits limit needs the route's day or month counter.
+  const routeConfig = claimed.notice === undefined ? context.config.routes.get(claimed.route)?.config : undefined;
+  const capsDay = routeConfig?.limits?.creditsPerDay !== undefined;
+  const capsMonth = routeConfig?.limits?.creditsPerMonth !== undefined;
   await Promise.all([
-    capsCredits ? store.recordCreditsSpent({ route: claimed.route, deducted: result.deducted, now: clock() }).catch(note('credits spent not recorded')) : undefined,
+    capsDay || capsMonth
+      ? store
+          .recordCreditsSpent({ route: claimed.route, deducted: result.deducted, now: clock(), day: capsDay, ...(capsMonth ? { month: monthBounds(clock(), routeConfig!.timeZone) } : {}) })
+          .catch(note('credits spent not recorded'))
+      : undefined,
     recordPrice(context, claimed, result.deducted).catch(note('price not recorded')),
     correctCredit(context, gate.credit, result).catch(note('projected balance not corrected')),
   ]);
@@ -146,10 +156,17 @@ async function checkBeforeSend(context: RelayContext<RelayConfigView>, record: M
     const gate = await checkNotice(context);
     return gate.outcome === SendOutcome.Sent && reserve > 0 ? await takeCredit(context, record, await context.store.getBalanceState()) : gate;
   }
-  const route = context.config.routes.get(record.route)?.config;
+  const routeView = context.config.routes.get(record.route);
+  const route = routeView?.config;
+  if (record.notice === undefined && routeView !== undefined) {
+    // A message accepted before its route was muted (a retry, a backlog) is dropped like a new one.
+    const now = context.clock();
+    const mute = await context.store.getMute({ route: record.route, now });
+    if (mute !== undefined) return { outcome: SendOutcome.Dropped, reason: mutedReason(routeView, mute, now) };
+  }
   const guardsReserve = reserve > 0 && route?.priority !== RoutePriority.Critical;
   const limits = record.notice === undefined ? route?.limits : undefined;
-  const capsCredits = limits?.creditsPerDay !== undefined;
+  const capsCredits = limits?.creditsPerDay !== undefined || limits?.creditsPerMonth !== undefined;
   if (reserve === 0 && limits?.messages === undefined && !capsCredits) return GO;
 
   let state = reserve > 0 || capsCredits ? await context.store.getBalanceState() : undefined;
@@ -189,16 +206,25 @@ async function checkBeforeSend(context: RelayContext<RelayConfigView>, record: M
       now: context.clock(),
       ...(limits.messages === undefined ? {} : { messages: { max: limits.messages, windowSeconds: limits.window } }),
       ...(limits.creditsPerDay === undefined ? {} : { credits: { maxPerDay: limits.creditsPerDay, estimate } }),
+      ...(limits.creditsPerMonth === undefined ? {} : { monthCredits: { maxPerMonth: limits.creditsPerMonth, estimate, month: monthBounds(context.clock(), route!.timeZone) } }),
     });
   } catch (error) {
     await giveBack(context, credit);
     throw error;
   }
-  if (reservation.allowed) return go;
+  if (reservation.allowed) {
+    if (reservation.month !== undefined) {
+      // Bookkeeping beside the send: a failure must not stop the message the budget allowed.
+      await warnMonthBudget(context, routeView!, reservation.month).catch((error: unknown) => context.logger.error('monthly budget warning not recorded', { route: record.route, error: errorName(error) }));
+    }
+    return go;
+  }
   await giveBack(context, credit);
-  const reason = reservation.reason === 'messages'
+  const reason = reservation.reason === LimitKind.Messages
     ? `route limit: more than ${limits.messages} messages per ${limits.window} s`
-    : `route limit: more than ${limits.creditsPerDay} credits per day`;
+    : reservation.reason === LimitKind.MonthCredits
+      ? `route limit: more than ${limits.creditsPerMonth} credits per month`
+      : `route limit: more than ${limits.creditsPerDay} credits per day`;
   return { outcome: SendOutcome.Held, reason };
 }
 
