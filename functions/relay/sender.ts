@@ -11,6 +11,7 @@ import type { RelayConfigView } from '../core/config/view';
 import { DeliveryPolicy, RoutePriority } from '../core/config/policies';
 import { maskMsisdn } from '../core/recipients/mask';
 import { ClaimLostError, LimitKind, MessageState, NoticeKind, type BalanceState, type LastError, type MessageRecord, type SendResult } from '../store';
+import { SWEEP_PENDING_GRACE_MS } from '../core/defaults';
 import { monthBounds } from '../core/local-time';
 import { type BalanceReading, creditBasis, observeBalance } from './balance';
 import { warnMonthBudget } from './budget';
@@ -158,9 +159,11 @@ async function checkBeforeSend(context: RelayContext<RelayConfigView>, record: M
   }
   const routeView = context.config.routes.get(record.route);
   const route = routeView?.config;
-  if (record.notice === undefined && routeView !== undefined) {
-    // A message accepted before its route was muted (a retry, a backlog) is dropped like a new one.
-    const now = context.clock();
+  const now = context.clock();
+  if (record.notice === undefined && routeView !== undefined && now.getTime() - Date.parse(record.createdAt) > SWEEP_PENDING_GRACE_MS) {
+    // A message that waited (a retry, a redrive, a backlog) may have been accepted before its route
+    // was muted: it is dropped like a new one. A fresh one was checked at accept, a second earlier:
+    // reading the mute again would add a request to every SMS.
     const mute = await context.store.getMute({ route: record.route, now });
     if (mute !== undefined) return { outcome: SendOutcome.Dropped, reason: mutedReason(routeView, mute, now) };
   }

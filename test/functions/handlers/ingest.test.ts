@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { DynamoDBClient, PutItemCommand } from '@aws-sdk/client-dynamodb';
+import { DynamoDBClient, GetItemCommand, PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
@@ -154,6 +154,8 @@ describe('ingest handler', () => {
     it('answers 503 without details when the store fails', async () => {
       const dynamo = mockClient(DynamoDBClient);
       dynamo.on(PutItemCommand).rejects(new Error('socket hang up talking to dynamodb.eu-west-1.amazonaws.com'));
+      // The route's mute is read first (none): the accept's write is what fails.
+      dynamo.on(GetItemCommand).resolves({});
       try {
         const response = await handler(apiEvent({ route: 'alerts', body: alertmanagerBody, headers: { authorization: `Bearer ${ROUTE_TOKEN}` } }));
 

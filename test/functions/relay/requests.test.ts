@@ -20,6 +20,8 @@ const withRoutes = (config: Config): Config => ({
     plain: { source: 'generic', secret: 'generic-token', recipients: ['0754111222'], senderId: 'OPS' },
     counted: { source: 'generic', secret: 'generic-token', recipients: ['0754111222'], senderId: 'OPS', limits: { messages: 1000, window: 3600 } },
     capped: { source: 'generic', secret: 'generic-token', recipients: ['0754111222'], senderId: 'OPS', limits: { creditsPerDay: 1000 } },
+    monthly: { source: 'generic', secret: 'generic-token', recipients: ['0754111222'], senderId: 'OPS', limits: { creditsPerMonth: 100_000 } },
+    watched: { source: 'generic', secret: 'generic-token', recipients: ['0754111222'], senderId: 'OPS', heartbeat: { every: '5m', grace: '2m' } },
   },
 });
 
@@ -39,16 +41,24 @@ async function requestsPerSms(route: string, config: (config: Config) => Config 
 }
 
 describe('DynamoDB requests per SMS', () => {
-  it('a plain route: the guard and the record put, the claim and the settle; no spend counter, no price item', async () => {
+  it('a plain route: the mute read, the guard and the record put, the claim and the settle; no spend counter, no price item', async () => {
     const counted = await requestsPerSms('plain');
-    expect(counted).toEqual({ PutItem: 2, UpdateItem: 2 });
+    expect(counted).toEqual({ GetItem: 1, PutItem: 2, UpdateItem: 2 });
   });
 
   it('a route with a messages limit adds its window counter', async () => {
-    expect(await requestsPerSms('counted')).toEqual({ PutItem: 2, UpdateItem: 3 });
+    expect(await requestsPerSms('counted')).toEqual({ GetItem: 1, PutItem: 2, UpdateItem: 3 });
   });
 
   it('a route with a credits limit adds the balance read for its estimate, its day reservation and its spend', async () => {
-    expect(await requestsPerSms('capped')).toEqual({ GetItem: 1, PutItem: 2, UpdateItem: 4 });
+    expect(await requestsPerSms('capped')).toEqual({ GetItem: 2, PutItem: 2, UpdateItem: 4 });
+  });
+
+  it('a route with a monthly budget adds its month reservation and its month spend, not the day', async () => {
+    expect(await requestsPerSms('monthly')).toEqual({ GetItem: 2, PutItem: 2, UpdateItem: 4 });
+  });
+
+  it('a route with a heartbeat adds nothing to a webhook within the touch interval (its last-seen write is at most one a minute)', async () => {
+    expect(await requestsPerSms('watched')).toEqual({ GetItem: 1, PutItem: 2, UpdateItem: 2 });
   });
 });
