@@ -75,7 +75,10 @@ export const RouteSchema = z.strictObject({
    */
   heartbeat: z
     .strictObject({
-      every: duration.refine((seconds) => seconds >= HEARTBEAT.minSeconds, { message: `every is at least ${HEARTBEAT.minSeconds / 60}m: the sweeper checks once a minute` }),
+      every: z
+        .union([z.number(), z.string()], { error: 'every is how often webhooks are expected, e.g. 5m' })
+        .pipe(duration)
+        .refine((seconds) => seconds >= HEARTBEAT.minSeconds, { message: `every is at least ${HEARTBEAT.minSeconds / 60}m: the sweeper checks once a minute` }),
       grace: duration
         .refine((seconds) => seconds >= HEARTBEAT.minSeconds, { message: `grace is at least ${HEARTBEAT.minSeconds / 60}m: the sweeper checks once a minute` })
         .default(HEARTBEAT.graceSeconds),
