@@ -36,10 +36,13 @@ export const limitKey = (route: string, sk: string): Key => key(limitPk(route), 
 /** A route's calendar month (`YYYY-MM` in the route's time zone): its `creditsPerMonth` counter. */
 export const monthSk = (month: string): string => `M#${month}`;
 
-/** A route's own state items (its mute, its heartbeat), one partition per route. */
+/** A route's own state items (its heartbeat), one partition per route. */
 export const routeStatePk = (route: string): string => `ROUTE#${route}`;
-export const muteKey = (route: string): Key => key(routeStatePk(route), 'MUTE');
 export const heartbeatKey = (route: string): Key => key(routeStatePk(route), 'HEARTBEAT');
+/** Every route's mute in one partition, so `sms-relay mutes` is one Query, with or without the config at hand. */
+export const MUTES_PK = 'MUTES';
+export const muteSk = (route: string): string => `ROUTE#${route}`;
+export const muteKey = (route: string): Key => key(MUTES_PK, muteSk(route));
 
 
 export const balanceKey = (): Key => key('BALANCE', 'STATE');

@@ -1,9 +1,10 @@
-import { BatchGetItemCommand, GetItemCommand } from '@aws-sdk/client-dynamodb';
+import { GetItemCommand } from '@aws-sdk/client-dynamodb';
 import { type Item, ItemReader, num, str } from './attributes';
 import type { StoreTable } from './context';
 import { StoreError } from './errors';
 import { buildUpdate } from './expressions';
-import { epochSeconds, ItemKind, muteKey, routeStatePk } from './keys';
+import { epochSeconds, ItemKind, muteKey, muteSk, MUTES_PK } from './keys';
+import { queryAll } from './range';
 import { TABLE } from './table';
 import { writeIf } from './write';
 
@@ -76,7 +77,7 @@ export const unmuteRoute = async (context: StoreTable, { route, now = context.cl
 
 const readMute = (item: Item | undefined, now: Date): Mute | undefined => {
   if (item === undefined) return undefined;
-  const read = new ItemReader(item, routeStatePk('?'));
+  const read = new ItemReader(item, MUTES_PK);
   const until = read.str('until');
   // TTL deletes items some time after they expire: a lapsed mute still in the table is no mute.
   if (until <= now.toISOString()) return undefined;
@@ -90,22 +91,16 @@ const readMute = (item: Item | undefined, now: Date): Mute | undefined => {
 export const getMute = async (context: StoreTable, { route, now = context.clock(), consistent = false }: { readonly route: string; readonly now?: Date; readonly consistent?: boolean }): Promise<Mute | undefined> =>
   readMute((await context.client.send(new GetItemCommand({ TableName: context.tableName, Key: muteKey(route), ConsistentRead: consistent }))).Item, now);
 
-/** The mutes in force on the given routes now, in the order given. */
-export const listMutes = async (context: StoreTable, { routes, now = context.clock() }: { readonly routes: readonly string[]; readonly now?: Date }): Promise<Mute[]> => {
-  const found = new Map<string, Mute>();
-  // BatchGetItem takes 100 keys per call.
-  for (let start = 0; start < routes.length; start += 100) {
-    let keys: Item[] = [...new Set(routes.slice(start, start + 100))].map(muteKey);
-    while (keys.length > 0) {
-      const { Responses: responses, UnprocessedKeys: unprocessed } = await context.client.send(
-        new BatchGetItemCommand({ RequestItems: { [context.tableName]: { Keys: keys, ConsistentRead: true } } }),
-      );
-      for (const item of responses?.[context.tableName] ?? []) {
-        const mute = readMute(item, now);
-        if (mute !== undefined) found.set(mute.route, mute);
-      }
-      keys = unprocessed?.[context.tableName]?.Keys ?? [];
-    }
-  }
-  return routes.flatMap((route) => (found.has(route) ? [found.get(route)!] : []));
+/** Every mute in force now (all routes, or the routes given), by route id. One Query of one partition. */
+export const listMutes = async (context: StoreTable, { routes, now = context.clock() }: { readonly routes?: readonly string[]; readonly now?: Date } = {}): Promise<Mute[]> => {
+  const wanted = routes === undefined ? undefined : new Set(routes);
+  const items = await queryAll(context, MUTES_PK, muteSk(''), muteSk('\uffff'), {
+    expression: '#until > :now',
+    names: { '#until': 'until' },
+    values: { ':now': str(now.toISOString()) },
+  });
+  return items
+    .flatMap((item) => readMute(item, now) ?? [])
+    .filter((mute) => wanted === undefined || wanted.has(mute.route))
+    .sort((a, b) => (a.route < b.route ? -1 : a.route > b.route ? 1 : 0));
 };

@@ -120,8 +120,8 @@ export interface MessageStore {
   unmuteRoute(input: { readonly route: string; readonly now?: Date }): Promise<boolean>;
   /** The mute in force on a route, if any. See {@link getMute}. */
   getMute(input: { readonly route: string; readonly now?: Date; readonly consistent?: boolean }): Promise<Mute | undefined>;
-  /** The mutes in force on the given routes. */
-  listMutes(input: { readonly routes: readonly string[]; readonly now?: Date }): Promise<Mute[]>;
+  /** The mutes in force, by route id (all routes, or those given). See {@link listMutes}. */
+  listMutes(input?: { readonly routes?: readonly string[]; readonly now?: Date }): Promise<Mute[]>;
 
   /** Records an authenticated webhook for the route's dead-man's switch, at most once per interval. See {@link touchHeartbeat}. */
   touchHeartbeat(input: { readonly route: string; readonly intervalMs: number; readonly now?: Date }): Promise<boolean>;

@@ -22,7 +22,7 @@ describe('muteRoute, getMute, unmuteRoute, listMutes', () => {
     expect(await store.getMute({ route: 'alerts', now: at(2 * HOUR - 1) })).toEqual(mute);
     expect(await store.getMute({ route: 'alerts', now: at(2 * HOUR) })).toBeUndefined();
     expect(await store.getMute({ route: 'other', now: T0 })).toBeUndefined();
-    const item = await rawItem('ROUTE#alerts', 'MUTE');
+    const item = await rawItem('MUTES', 'ROUTE#alerts');
     expect(item?.kind?.S).toBe('mute');
     // TTL: a day after it lapses.
     expect(item?.expiresAt?.N).toBe(String(T0.getTime() / 1000 + 7200 + 86_400));
@@ -40,7 +40,7 @@ describe('muteRoute, getMute, unmuteRoute, listMutes', () => {
     expect(await store.unmuteRoute({ route: 'never', now: at(800_000) })).toBe(false);
   });
 
-  it('lists the mutes in force on the routes asked for, in their order', async () => {
+  it('lists the mutes in force, by route, all or those asked for', async () => {
     const { store } = await newTable(db);
     await store.muteRoute({ route: 'b', forSeconds: 60, reason: 'short', now: T0 });
     await store.muteRoute({ route: 'a', forSeconds: 3600, reason: 'long', now: T0 });
@@ -49,6 +49,7 @@ describe('muteRoute, getMute, unmuteRoute, listMutes', () => {
     expect((await store.listMutes({ routes: ['a', 'b', 'd'], now: at(1000) })).map((mute) => mute.route)).toEqual(['a', 'b']);
     expect((await store.listMutes({ routes: ['a', 'b', 'd'], now: at(61_000) })).map((mute) => mute.route)).toEqual(['a']);
     expect(await store.listMutes({ routes: [], now: T0 })).toEqual([]);
+    expect((await store.listMutes({ now: at(1000) })).map((mute) => mute.route)).toEqual(['a', 'b', 'c']);
   });
 
   it('refuses a mute of no time or of more than 30 days, and writes nothing', async () => {
