@@ -10,7 +10,7 @@ export { ClaimLostError, StoreError } from './errors';
 export { newId } from './ids';
 export { MAX_RECORDS_PER_WEBHOOK } from '../core/defaults';
 export type { HeartbeatState } from './heartbeat';
-export { MAX_MUTE_SECONDS, type Mute, type MuteInput } from './mutes';
+export { MAX_MUTE_REASON_CHARS, MAX_MUTE_SECONDS, type Mute, type MuteInput } from './mutes';
 export type {
   BudgetWarnedInput,
   MonthCreditsLimit,

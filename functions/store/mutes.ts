@@ -29,6 +29,9 @@ export interface MuteInput {
 /** The longest a mute may be set for: a forgotten mute must not silence a route for ever. */
 export const MAX_MUTE_SECONDS = 30 * 86_400;
 
+/** The longest reason a mute keeps: it becomes part of every dropped record's reason. */
+export const MAX_MUTE_REASON_CHARS = 200;
+
 /** A lapsed mute item is kept this long after `until` (TTL): long enough to read why a route was silent yesterday. */
 const LAPSED_MUTE_KEPT_SECONDS = 86_400;
 
@@ -46,6 +49,7 @@ export const muteRoute = async (context: StoreTable, { route, forSeconds, reason
   if (!Number.isInteger(forSeconds) || forSeconds < 1 || forSeconds > MAX_MUTE_SECONDS) {
     throw new StoreError(`a mute lasts from 1 s to ${MAX_MUTE_SECONDS / 86_400} days, got ${forSeconds} s`);
   }
+  if (reason.length > MAX_MUTE_REASON_CHARS) throw new StoreError(`a mute's reason is at most ${MAX_MUTE_REASON_CHARS} characters, got ${reason.length}`);
   const until = new Date(now.getTime() + forSeconds * 1000);
   const mute: Mute = { route, until: until.toISOString(), reason: reason.trim(), mutedAt: now.toISOString() };
   await writeIf(context, {

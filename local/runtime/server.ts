@@ -2,7 +2,7 @@ import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { answerWebhook, isHookPath } from '../../functions/relay/edge';
 import type { IngestAnswer, IngestRequest } from '../../functions/relay/ingest';
-import type { MessageRecord, MessageStore } from '../../functions/store';
+import { MAX_MUTE_REASON_CHARS, type MessageRecord, type MessageStore, StoreError } from '../../functions/store';
 import { crossSiteRefusal } from '../console/guard';
 import { isConsolePath } from '../console/http';
 import { PortInUseError, RuntimeError } from './errors';
@@ -43,6 +43,8 @@ export interface RelayServerDependencies {
   readonly store: MessageStore;
   /** Where `/_relay/records` listings wait their turn (see `takeTurns`); without it they run at once. */
   readonly listings?: Turns;
+  /** The config's route ids: a mute of another route is refused. Without it any id is taken. */
+  readonly routes?: ReadonlySet<string>;
   /** Serves `/console` (see `createConsoleHandler`); without it those paths are 404. */
   readonly console?: (request: IncomingMessage, response: ServerResponse, path: string) => Promise<void>;
 }
@@ -152,6 +154,7 @@ async function handle(request: IncomingMessage, response: ServerResponse, depend
     if (method !== 'POST') return methodNotAllowed(response, 'POST');
     return await handleRedrive(request, response, dependencies);
   }
+  if (path === `${RELAY_PREFIX}/mutes` || path === `${RELAY_PREFIX}/unmute`) return await handleMutes(request, response, dependencies, path);
   if (dependencies.console !== undefined && isConsolePath(path)) return await dependencies.console(request, response, path);
   sendJson(response, 404, { error: `not found: ${method} ${path}` });
 }
@@ -232,6 +235,36 @@ async function handleRedrive(request: IncomingMessage, response: ServerResponse,
   sendJson(response, 200, outcome);
   // Sent now rather than at the sweeper's next pass.
   if (outcome.requeued.length > 0) dependencies.onAccepted(outcome.requeued);
+}
+
+/**
+ * `GET /_relay/mutes` lists the mutes in force; `POST /_relay/mutes` `{route, forSeconds, reason}`
+ * mutes a route; `POST /_relay/unmute` `{route}` ends its mute: `sms-relay mute` while the runtime
+ * holds the store.
+ */
+async function handleMutes(request: IncomingMessage, response: ServerResponse, { store, routes }: RelayServerDependencies, path: string): Promise<void> {
+  const method = request.method ?? 'GET';
+  if (path === `${RELAY_PREFIX}/mutes` && method === 'GET') return sendJson(response, 200, { mutes: await store.listMutes() });
+  if (method !== 'POST') return methodNotAllowed(response, path === `${RELAY_PREFIX}/mutes` ? 'GET, POST' : 'POST');
+  if (!(request.headers['content-type'] ?? '').toLowerCase().startsWith('application/json')) return sendJson(response, 415, { error: 'send application/json' });
+  const body = await readLimited(request, MAX_CONTROL_BODY_BYTES);
+  const parsed = body === undefined ? undefined : parseObject(body);
+  const route = parsed?.['route'];
+  if (typeof route !== 'string' || (routes !== undefined && !routes.has(route))) {
+    return sendJson(response, 400, { error: typeof route === 'string' ? `unknown route "${route}"` : 'expected {"route": "<id>", …}' });
+  }
+  if (path === `${RELAY_PREFIX}/unmute`) return sendJson(response, 200, { unmuted: await store.unmuteRoute({ route }) });
+  const forSeconds = parsed?.['forSeconds'];
+  const reason = parsed?.['reason'] ?? '';
+  if (typeof forSeconds !== 'number' || typeof reason !== 'string' || reason.length > MAX_MUTE_REASON_CHARS) {
+    return sendJson(response, 400, { error: `expected {"route": "<id>", "forSeconds": <seconds>, "reason": "<up to ${MAX_MUTE_REASON_CHARS} characters>"}` });
+  }
+  try {
+    return sendJson(response, 200, { mute: await store.muteRoute({ route, forSeconds, reason }) });
+  } catch (error) {
+    if (error instanceof StoreError) return sendJson(response, 400, { error: error.message });
+    throw error;
+  }
 }
 
 function pathOf(request: IncomingMessage): string {
