@@ -27,6 +27,8 @@ export interface TableGrant {
  * | `reserveCredit`, `settleCredit`, `observeSentCredit` (sender), `rebaseCredit` (sender, balance-watch), `keepStaleCredit` (sweeper) | GetItem, UpdateItem |
  * | `findDuePending`, `findStaleSending` | Query on `byStateSummary`, then BatchGetItem of the records |
  * | `heldSummaryDue` | Query on the table |
+ * | `getMute` (ingest, sender), `touchHeartbeat` (ingest), `getHeartbeat`, the heartbeat transitions, `markBudgetWarned` (sweeper, sender) | GetItem, UpdateItem |
+ * | `muteRoute`, `unmuteRoute`, `listMutes` (the CLI and the console, with the operator's credentials) | PutItem, UpdateItem, Query |
  *
  * No handler uses transactions; they would need `ConditionCheckItem` (there is no
  * `TransactWriteItems` IAM action: each item is authorised as its own Put/Update/ConditionCheck).
@@ -40,8 +42,9 @@ export interface TableGrant {
  * ```
  */
 export const TABLE_ACCESS = {
-  // acceptWebhook only: the guard and record puts, and a duplicate's reads of the guard and records.
-  ingest: [{ actions: ['dynamodb:GetItem', 'dynamodb:PutItem'] }],
+  // acceptWebhook: the guard and record puts, and a duplicate's reads of the guard and records;
+  // getMute (a read); touchHeartbeat (a conditional update, at most once a minute per route).
+  ingest: [{ actions: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'] }],
   // Every step of a send is a conditional update; a balance crossing seen in a send result also
   // reads the week's spend (Query) and records the low-balance SMS (acceptWebhook).
   sender: [
