@@ -2,14 +2,15 @@ import { z } from 'zod';
 import { PAGE_SIZE } from '../../functions/core/defaults';
 import { describeIssues } from '../../functions/core/config/parse';
 import { maskNumbersInText } from '../../functions/core/recipients';
-import { MessageState } from '../../functions/store';
 import { HttpError } from '../http-error';
 import { MESSAGE_STATES, parseSince, parseState, REDRIVE_STATES, toRecordView } from '../runtime/records';
-import type { Overview, PreviewRequest, RedriveAnswer } from './contract';
+import { parseDurationSeconds } from '../../functions/core/config/duration';
+import { MAX_MUTE_REASON_CHARS, MAX_MUTE_SECONDS, MessageState } from '../../functions/store';
+import type { MuteAnswer, Overview, PreviewRequest, RedriveAnswer } from './contract';
 import { payloadChoices, previewRoute } from './preview';
 import { warmPreviewWorker } from './preview-thread';
 import type { ConsoleSource } from './source';
-import { creditView, MAX_CREDIT_DAYS, recordDetail, recordsPage, routeSummaries } from './views';
+import { creditView, MAX_CREDIT_DAYS, muteView, recordDetail, recordsPage, routeSummaries } from './views';
 
 /** One request to `/console/api`: `path` is what follows that prefix, `body` the parsed JSON of a POST. */
 export interface ApiRequest {
@@ -31,6 +32,12 @@ const MAX_PAGE = 500;
 const DEFAULT_CREDIT_DAYS = 14;
 const RECORD_PATH = /^\/records\/([0-9A-Z]{1,40})$/;
 const REDRIVE_PATH = /^\/records\/([0-9A-Z]{1,40})\/redrive$/;
+const MUTE_PATH = /^\/routes\/([a-z0-9][a-z0-9_-]{0,63})\/(mute|unmute)$/;
+
+const MuteRequestSchema = z.strictObject({
+  for: z.union([z.string().max(20), z.number()]),
+  reason: z.string().max(MAX_MUTE_REASON_CHARS).default(''),
+});
 
 const PreviewRequestSchema = z.strictObject({
   route: z.string().min(1).max(200),
@@ -102,6 +109,8 @@ export function createStoreApi(source: ConsoleSource): ConsoleApi {
         }),
       );
     }
+    const mutePath = MUTE_PATH.exec(path);
+    if (mutePath !== null && method === 'POST') return ok(await muteOrUnmute(mutePath[1]!, mutePath[2] === 'mute', body));
     if (path === '/routes' && get) return ok({ routes: await source.withStore((store) => routeSummaries(source, store, now())) });
     if (path === '/credit' && get) {
       const days = wholeNumber(query.get('days'), 'days', 1, MAX_CREDIT_DAYS) ?? DEFAULT_CREDIT_DAYS;
@@ -120,8 +129,26 @@ export function createStoreApi(source: ConsoleSource): ConsoleApi {
       return ok(await source.withStore((store) => previewRoute(source, store, request)));
     }
     const known = path === '/overview' || path === '/records' || path === '/routes' || path === '/credit' || path === '/payloads' || path === '/preview';
-    if (known || recordPath !== null || redrivePath !== null) return { status: 405, body: { error: `method ${method} not allowed on /console/api${path}` } };
+    if (known || recordPath !== null || redrivePath !== null || mutePath !== null) return { status: 405, body: { error: `method ${method} not allowed on /console/api${path}` } };
     return undefined;
+  }
+
+  /** The card's Mute and Unmute buttons: the same store calls as `sms-relay mute` and `unmute`. */
+  async function muteOrUnmute(routeId: string, mute: boolean, body: unknown): Promise<MuteAnswer> {
+    const route = source.loaded.routes.get(routeId);
+    if (route === undefined) throw new HttpError(404, `no route ${routeId}`);
+    return await source.withStore(async (store) => {
+      if (mute) {
+        const parsed = MuteRequestSchema.safeParse(body);
+        if (!parsed.success) throw new HttpError(400, describeIssues(parsed.error.issues).join('; '));
+        const forSeconds = parseDurationSeconds(parsed.data.for);
+        if (forSeconds === undefined || forSeconds > MAX_MUTE_SECONDS) throw new HttpError(400, `for: "${parsed.data.for}" is not a duration of up to ${MAX_MUTE_SECONDS / 86_400}d; use e.g. 30m, 2h, 1d`);
+        const muted = await store.muteRoute({ route: routeId, forSeconds, reason: parsed.data.reason, now: now() });
+        return { route: routeId, mute: muteView(muted, route.config.timeZone, now()) };
+      }
+      await store.unmuteRoute({ route: routeId, now: now() });
+      return { route: routeId, mute: null };
+    });
   }
 }
 

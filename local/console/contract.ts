@@ -139,8 +139,9 @@ export interface RedriveAnswer {
 }
 
 export interface LimitUse {
-  readonly kind: 'messages' | 'credits';
-  /** Messages in the current window, or credits reserved today. */
+  /** `credits`: today (UTC); `month`: the calendar month in the route's time zone. */
+  readonly kind: 'messages' | 'credits' | 'month';
+  /** Messages in the current window, or credits reserved today (this month). */
   readonly used: number;
   readonly max: number;
   /** Credits actually spent today (credits limit only). */
@@ -161,6 +162,31 @@ export interface RouteSummary {
   /** Records created in the last 24 hours, by state. */
   readonly last24h: Readonly<Partial<Record<State, number>>>;
   readonly limits: readonly LimitUse[];
+  /** The mute in force (`sms-relay mute`, the card's Mute button), or null. */
+  readonly mute: MuteView | null;
+  /** The route's dead-man's switch, or null when it has no `heartbeat`. */
+  readonly heartbeat: {
+    readonly every: number;
+    readonly grace: number;
+    /** The last authenticated webhook, to within a minute; null before the first. */
+    readonly lastSeenAt: string | null;
+    /** Set while the route is reported silent: its last webhook before the silence. */
+    readonly silentSince: string | null;
+  } | null;
+}
+
+export interface MuteView {
+  readonly until: string;
+  readonly reason: string;
+  /** `until` as the dropped records say it: `14:30` in the route's time zone. */
+  readonly untilLocal: string;
+  readonly timeZone: string;
+}
+
+/** `POST /routes/<id>/mute` `{for: "2h", reason}` and `POST /routes/<id>/unmute`: the route's mute after it. */
+export interface MuteAnswer {
+  readonly route: string;
+  readonly mute: MuteView | null;
 }
 
 export interface RoutesAnswer {
