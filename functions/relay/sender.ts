@@ -77,6 +77,7 @@ export async function sendMessage(context: RelayContext<RelayConfigView>, id: st
   if (gate.outcome !== SendOutcome.Sent) {
     if (gate.outcome === SendOutcome.Held) context.metrics.add(RelayMetric.HeldBack, 1, claimed.route);
     if (gate.outcome === SendOutcome.Parked) context.metrics.add(RelayMetric.Parked, 1, claimed.route);
+    if (gate.outcome === SendOutcome.Dropped) context.metrics.add(RelayMetric.Dropped, 1, claimed.route);
     logSend(context, claimed, gate.outcome.toUpperCase(), { reason: gate.reason });
     return gate.outcome;
   }

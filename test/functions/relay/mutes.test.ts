@@ -54,6 +54,7 @@ describe('a muted route', () => {
 
     expect(await sweep(relay.context)).toMatchObject({ sent: { dropped: 1 } });
     expect(await relay.record(waiting.ids[0]!)).toMatchObject({ state: MessageState.Dropped, reason: 'muted until 12:11: maintenance' });
+    expect(relay.metrics.total('Dropped', 'ops')).toBe(1);
     expect(servers.sandbox.messages()).toEqual([]);
   });
 
