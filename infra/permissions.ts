@@ -27,6 +27,8 @@ export interface TableGrant {
  * | `reserveCredit`, `settleCredit`, `observeSentCredit` (sender), `rebaseCredit` (sender, balance-watch), `keepStaleCredit` (sweeper) | GetItem, UpdateItem |
  * | `findDuePending`, `findStaleSending` | Query on `byStateSummary`, then BatchGetItem of the records |
  * | `heldSummaryDue` | Query on the table |
+ * | `getMute` (ingest, sender), `touchHeartbeat` (ingest), `getHeartbeat`, the heartbeat transitions, `markBudgetWarned` (sweeper, sender) | GetItem, UpdateItem |
+ * | `muteRoute`, `unmuteRoute`, `listMutes` (the CLI and the console, with the operator's credentials) | PutItem, UpdateItem, Query |
  *
  * The accept is a `TransactWriteItems` of puts. There is no `TransactWriteItems` IAM action: each
  * item of a transaction is authorised as its own action, so its puts need `PutItem` (an `Update`
@@ -41,9 +43,10 @@ export interface TableGrant {
  * ```
  */
 export const TABLE_ACCESS = {
-  // acceptWebhook only: the transaction's guard and record puts, a duplicate's reads of the records and
-  // its puts of the missing ones.
-  ingest: [{ actions: ['dynamodb:GetItem', 'dynamodb:PutItem'] }],
+  // acceptWebhook: the transaction's guard and record puts, a duplicate's reads of the records and its
+  // puts of the missing ones; getMute (a read, cached for a few seconds); touchHeartbeat (a conditional
+  // update, at most once a minute per route).
+  ingest: [{ actions: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'] }],
   // Every step of a send is a conditional update; a balance crossing seen in a send result also
   // reads the week's spend (Query) and records the low-balance SMS (acceptWebhook).
   sender: [

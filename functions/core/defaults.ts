@@ -163,3 +163,32 @@ export const PAGE_SIZE = { default: 100, max: 1_000, console: 50 } as const;
 
 /** How many of the latest records a short listing shows (`sms-relay logs`, captured requests). */
 export const RECENT_LIMIT = 50;
+
+/**
+ * A route's dead-man's switch (`routes.<id>.heartbeat`): the `grace` when the config names none,
+ * and the least `every` and `grace` may be, since the sweeper that checks it runs once a minute
+ * (`SWEEP_SCHEDULE`).
+ */
+export const HEARTBEAT = { graceSeconds: 120, minSeconds: 60 } as const;
+
+/**
+ * How often, at most, an authenticated webhook writes its route's "last seen" time: at most once a
+ * minute, and at most every half `grace`, so the time the sweeper reads is never more than half
+ * the grace behind. One write per route per minute instead of one per webhook.
+ */
+export const HEARTBEAT_TOUCH_MAX_MS = 60_000;
+
+/** The share of `limits.creditsPerMonth` whose passing sends one warning SMS to `balance.notify`. */
+export const MONTH_BUDGET_WARNING_SHARE = 0.8;
+
+/** The longest a mute may be set for: a forgotten mute must not silence a route for ever. */
+export const MAX_MUTE_SECONDS = 30 * 86_400;
+
+/** The longest reason a mute keeps: it becomes part of every dropped record's reason. */
+export const MAX_MUTE_REASON_CHARS = 200;
+
+/**
+ * How long a process trusts the mute it read for a route (ms) before it reads it again: a mute set
+ * from another process (`sms-relay mute --env`) drops messages within this time.
+ */
+export const MUTE_KNOWN_MS = 10_000;

@@ -6,6 +6,8 @@ import { capturedHeaderNames } from '../core/sources/captured-headers';
 import { secretProblem } from '../core/sources/secret-check';
 import type { InboundWebhook, SourceFetch } from '../core/sources/types';
 import { defaultSourceFetch } from './https-get';
+import { touchHeartbeat } from './heartbeat';
+import { mutedReason } from './mutes';
 import { AcceptOutcome, MAX_RECORDS_PER_WEBHOOK, MessageState, type NewMessage } from '../store';
 import { RelayMetric, type RelayContext } from './ports';
 
@@ -107,6 +109,7 @@ export async function ingestWebhook(
       metrics.add(RelayMetric.Rejected, 1, route.id);
       return refused(400, evaluation.reason);
     case Verdict.Ping:
+      await touchHeartbeat(context, route, request.receivedAt);
       await capture(context, request, []);
       logger.info('webhook ping', { ...log, reason: evaluation.reason });
       return { outcome: 'ping', status: 200, ids: [], reason: evaluation.reason, body: { status: 'ping', reason: evaluation.reason } };
@@ -124,7 +127,14 @@ export async function ingestWebhook(
     }
   }
 
-  const messages = newMessages(evaluation, route.config.delivery);
+  // Authenticated: the route's dead-man's switch hears from it, whatever becomes of the webhook.
+  // A mute read beside it: messages of a muted route are recorded DROPPED with the mute's reason.
+  const [mute] = await Promise.all([
+    evaluation.verdict === Verdict.Send ? context.store.getMute({ route: route.id, now: request.receivedAt }) : undefined,
+    touchHeartbeat(context, route, request.receivedAt),
+  ]);
+  const muted = mute === undefined ? undefined : mutedReason(route, mute, request.receivedAt);
+  const messages = newMessages(evaluation, route.config.delivery, muted);
   const result = await context.store.acceptWebhook({
     route: route.id,
     dedupeKey: evaluation.dedupeKey!,
@@ -145,6 +155,12 @@ export async function ingestWebhook(
     metrics.add(RelayMetric.Duplicates, 1, route.id);
     logger.info('webhook duplicate', { ...log, verdict: 'duplicate', dedupeKey: evaluation.dedupeKey, ids: result.ids });
     return { outcome: 'duplicate', status: 200, ids: result.ids, body: { status: 'duplicate', ids: result.ids } };
+  }
+
+  if (muted !== undefined) {
+    metrics.add(RelayMetric.Dropped, 1, route.id);
+    logger.info('webhook dropped', { ...log, verdict: 'dropped', reason: muted, ids: result.ids });
+    return { outcome: 'dropped', status: 200, ids: result.ids, reason: muted, body: { status: 'dropped', reason: muted, ids: result.ids } };
   }
 
   if (evaluation.verdict === Verdict.Send) {
@@ -170,14 +186,17 @@ export async function ingestWebhook(
 }
 
 /**
- * The records to write: one PENDING record per SMS, then the DROPPED ones that keep the reason
+ * The records to write: one PENDING record per SMS (DROPPED with the mute's reason on a muted
+ * route), then the DROPPED ones that keep the reason
  * why not: one for the items beyond the fan-out cap, one per item that produced no SMS. An accept
  * holds at most MAX_RECORDS_PER_WEBHOOK records, and a large fan-out can skip more items than
  * that (refusing the webhook would make its sender retry it forever), so the last record that
  * fits stands for the rest.
  */
-function newMessages(evaluation: Evaluation, delivery: NewMessage['delivery']): NewMessage[] {
+function newMessages(evaluation: Evaluation, delivery: NewMessage['delivery'], muted?: string): NewMessage[] {
   const pending: NewMessage[] = evaluation.messages.map((message) => ({
+    // A muted route's message keeps its text and recipients, so the log shows what was not sent.
+    ...(muted === undefined ? {} : { state: MessageState.Dropped, reason: muted }),
     index: message.item,
     part: message.part,
     parts: message.parts,

@@ -10,8 +10,12 @@ import {
 import type { RelayConfigView } from '../core/config/view';
 import { DeliveryPolicy, RoutePriority } from '../core/config/policies';
 import { maskMsisdn } from '../core/recipients/mask';
-import { ClaimLostError, MessageState, NoticeKind, type BalanceState, type LastError, type MessageRecord, type SendResult } from '../store';
+import { ClaimLostError, LimitKind, MessageState, NoticeKind, type BalanceState, type LastError, type MessageRecord, type SendResult } from '../store';
+import { SWEEP_PENDING_GRACE_MS } from '../core/defaults';
+import { monthBounds } from '../core/local-time';
 import { type BalanceReading, creditBasis, observeBalance } from './balance';
+import { warnMonthBudget } from './budget';
+import { mutedReason } from './mutes';
 import { backoffMs, RelayMetric, type RelayContext } from './ports';
 
 /** What the sender did with one record. */
@@ -48,7 +52,8 @@ export interface SendMessageOptions {
  *   run out or the service called the request invalid;
  * - maybe sent → UNKNOWN on at-most-once routes; retried on at-least-once routes;
  * - 402 → PARKED until a top-up and `redrive`; the balance watch is told at once;
- * - over a route limit → HELD, counted for the route's summary SMS.
+ * - over a route limit → HELD, counted for the route's summary SMS;
+ * - on a muted route → DROPPED with the mute's reason.
  *
  * @example
  * ```ts
@@ -72,6 +77,7 @@ export async function sendMessage(context: RelayContext<RelayConfigView>, id: st
   if (gate.outcome !== SendOutcome.Sent) {
     if (gate.outcome === SendOutcome.Held) context.metrics.add(RelayMetric.HeldBack, 1, claimed.route);
     if (gate.outcome === SendOutcome.Parked) context.metrics.add(RelayMetric.Parked, 1, claimed.route);
+    if (gate.outcome === SendOutcome.Dropped) context.metrics.add(RelayMetric.Dropped, 1, claimed.route);
     logSend(context, claimed, gate.outcome.toUpperCase(), { reason: gate.reason });
     return gate.outcome;
   }
@@ -89,10 +95,16 @@ export async function sendMessage(context: RelayContext<RelayConfigView>, id: st
   // stream retry, a send that succeeded).
   const sent = await recordSent(context, claimed, token, result);
   const note = (what: string) => (error: unknown) => logger.error(what, { id, route: claimed.route, error: errorName(error) });
-  // The spend views add up the sent records; only a credits limit needs the route's day counter.
-  const capsCredits = claimed.notice === undefined && context.config.routes.get(claimed.route)?.config.limits?.creditsPerDay !== undefined;
+  // The spend views add up the sent records; only a credits limit needs the route's day or month counter.
+  const routeConfig = claimed.notice === undefined ? context.config.routes.get(claimed.route)?.config : undefined;
+  const capsDay = routeConfig?.limits?.creditsPerDay !== undefined;
+  const capsMonth = routeConfig?.limits?.creditsPerMonth !== undefined;
   await Promise.all([
-    capsCredits ? store.recordCreditsSpent({ route: claimed.route, deducted: result.deducted, now: clock() }).catch(note('credits spent not recorded')) : undefined,
+    capsDay || capsMonth
+      ? store
+          .recordCreditsSpent({ route: claimed.route, deducted: result.deducted, now: clock(), day: capsDay, ...(capsMonth ? { month: monthBounds(clock(), routeConfig!.timeZone) } : {}) })
+          .catch(note('credits spent not recorded'))
+      : undefined,
     recordPrice(context, claimed, result.deducted).catch(note('price not recorded')),
     correctCredit(context, gate.credit, result).catch(note('projected balance not corrected')),
   ]);
@@ -146,10 +158,19 @@ async function checkBeforeSend(context: RelayContext<RelayConfigView>, record: M
     const gate = await checkNotice(context);
     return gate.outcome === SendOutcome.Sent && reserve > 0 ? await takeCredit(context, record, await context.store.getBalanceState()) : gate;
   }
-  const route = context.config.routes.get(record.route)?.config;
+  const routeView = context.config.routes.get(record.route);
+  const route = routeView?.config;
+  const now = context.clock();
+  if (record.notice === undefined && routeView !== undefined && now.getTime() - Date.parse(record.createdAt) > SWEEP_PENDING_GRACE_MS) {
+    // A message that waited (a retry, a redrive, a backlog) may have been accepted before its route
+    // was muted: it is dropped like a new one. A fresh one was checked at accept, a second earlier:
+    // reading the mute again would add a request to every SMS.
+    const mute = await context.store.getMute({ route: record.route, now });
+    if (mute !== undefined) return { outcome: SendOutcome.Dropped, reason: mutedReason(routeView, mute, now) };
+  }
   const guardsReserve = reserve > 0 && route?.priority !== RoutePriority.Critical;
   const limits = record.notice === undefined ? route?.limits : undefined;
-  const capsCredits = limits?.creditsPerDay !== undefined;
+  const capsCredits = limits?.creditsPerDay !== undefined || limits?.creditsPerMonth !== undefined;
   if (reserve === 0 && limits?.messages === undefined && !capsCredits) return GO;
 
   let state = reserve > 0 || capsCredits ? await context.store.getBalanceState() : undefined;
@@ -189,16 +210,25 @@ async function checkBeforeSend(context: RelayContext<RelayConfigView>, record: M
       now: context.clock(),
       ...(limits.messages === undefined ? {} : { messages: { max: limits.messages, windowSeconds: limits.window } }),
       ...(limits.creditsPerDay === undefined ? {} : { credits: { maxPerDay: limits.creditsPerDay, estimate } }),
+      ...(limits.creditsPerMonth === undefined ? {} : { monthCredits: { maxPerMonth: limits.creditsPerMonth, estimate, month: monthBounds(context.clock(), route!.timeZone) } }),
     });
   } catch (error) {
     await giveBack(context, credit);
     throw error;
   }
-  if (reservation.allowed) return go;
+  if (reservation.allowed) {
+    if (reservation.month !== undefined) {
+      // Bookkeeping beside the send: a failure must not stop the message the budget allowed.
+      await warnMonthBudget(context, routeView!, reservation.month).catch((error: unknown) => context.logger.error('monthly budget warning not recorded', { route: record.route, error: errorName(error) }));
+    }
+    return go;
+  }
   await giveBack(context, credit);
-  const reason = reservation.reason === 'messages'
+  const reason = reservation.reason === LimitKind.Messages
     ? `route limit: more than ${limits.messages} messages per ${limits.window} s`
-    : `route limit: more than ${limits.creditsPerDay} credits per day`;
+    : reservation.reason === LimitKind.MonthCredits
+      ? `route limit: more than ${limits.creditsPerMonth} credits per month`
+      : `route limit: more than ${limits.creditsPerDay} credits per day`;
   return { outcome: SendOutcome.Held, reason };
 }
 

@@ -1,6 +1,7 @@
 import { literalRecipients, type RelayConfigView } from '../core/config/view';
 import { DeliveryPolicy } from '../core/config/policies';
 import { ClaimLostError, MessageState, type MessageRecord, NoticeKind } from '../store';
+import { checkHeartbeats, type HeartbeatReport } from './heartbeat';
 import { noticeMessage } from './notice';
 import { RelayMetric, type RelayContext } from './ports';
 import { sendMessage, type SendOutcome } from './sender';
@@ -39,6 +40,8 @@ export interface SweepReport {
   readonly sent: Partial<Record<SendOutcome, number>>;
   readonly recovered: number;
   readonly summaries: number;
+  /** The dead-man's switch SMS this sweep recorded (see `checkHeartbeats`). */
+  readonly heartbeats: HeartbeatReport;
   /** Records whose send threw (the store failing): logged and left for the next sweep. */
   readonly errors: number;
   /** Due records not started because `canContinue` said stop. */
@@ -50,8 +53,8 @@ export interface SweepReport {
 /**
  * The safety net behind the stream-fed sender, run on a schedule: sends PENDING records that are
  * due (retries after backoff, redriven records, anything the stream missed or a restart left),
- * settles SENDING records whose sender died, and records one summary SMS per route window in which
- * a limit held messages back.
+ * settles SENDING records whose sender died, records one summary SMS per route window in which
+ * a limit held messages back, and runs the routes' dead-man's switches (`heartbeat`).
  *
  * @example
  * ```ts
@@ -73,7 +76,8 @@ export async function sweep(
     }
     backlog.publish(context);
     const summaries = await recordHeldSummaries(context, now);
-    return { sent: {}, recovered, summaries, errors: 0, deferred: 0, dispatched: backlog.due };
+    const heartbeats = await checkHeartbeats(context, now);
+    return { sent: {}, recovered, summaries, heartbeats, errors: 0, deferred: 0, dispatched: backlog.due };
   }
   const due = await context.store.findDuePending(dueOptions);
   const backlog = newBacklog(now);
@@ -99,7 +103,9 @@ export async function sweep(
   // Counted even when 0, beside the backlog: the alarm reads a sweeper that could not send.
   context.metrics.add(RelayMetric.SweepErrors, errors);
   const summaries = await recordHeldSummaries(context, now);
-  return { sent, recovered, summaries, errors, deferred };
+  // Recorded as PENDING notices: the stream (locally the runtime) sends them, or the next sweep.
+  const heartbeats = await checkHeartbeats(context, now);
+  return { sent, recovered, summaries, heartbeats, errors, deferred };
 }
 
 /**

@@ -9,7 +9,13 @@ export type { CreditBasis, CreditRequest, CreditReservation, CreditSettlement, S
 export { ClaimLostError, StoreError } from './errors';
 export { newId } from './ids';
 export { MAX_RECORDS_PER_WEBHOOK } from '../core/defaults';
+export type { HeartbeatState } from './heartbeat';
+export { MAX_MUTE_REASON_CHARS, MAX_MUTE_SECONDS } from '../core/defaults';
+export { type Mute, type MuteInput } from './mutes';
 export type {
+  BudgetWarnedInput,
+  MonthCreditsLimit,
+  MonthUse,
   CreditsLimit,
   HeldSummaryOptions,
   MessagesLimit,

@@ -21,6 +21,8 @@ export const ItemKind = {
   Balance: 'balance',
   Capture: 'capture',
   BalanceReading: 'balance-reading',
+  Mute: 'mute',
+  Heartbeat: 'heartbeat',
 } as const;
 
 export const messageKey = (id: string): Key => key(`MSG#${id}`, 'MSG');
@@ -31,6 +33,16 @@ export const limitPk = (route: string): string => `LIMIT#${route}`;
 export const windowSk = (startEpoch: number): string => `W#${String(startEpoch).padStart(10, '0')}`;
 export const daySk = (day: string): string => `D#${day}`;
 export const limitKey = (route: string, sk: string): Key => key(limitPk(route), sk);
+/** A route's calendar month (`YYYY-MM` in the route's time zone): its `creditsPerMonth` counter. */
+export const monthSk = (month: string): string => `M#${month}`;
+
+/** A route's own state items (its heartbeat), one partition per route. */
+export const routeStatePk = (route: string): string => `ROUTE#${route}`;
+export const heartbeatKey = (route: string): Key => key(routeStatePk(route), 'HEARTBEAT');
+/** Every route's mute in one partition, so `sms-relay mutes` is one Query, with or without the config at hand. */
+export const MUTES_PK = 'MUTES';
+export const muteSk = (route: string): string => `ROUTE#${route}`;
+export const muteKey = (route: string): Key => key(MUTES_PK, muteSk(route));
 
 
 export const balanceKey = (): Key => key('BALANCE', 'STATE');

@@ -12,6 +12,7 @@ import {
   epochSeconds,
   limitKey,
   limitPk,
+  monthSk,
   MONTHLY_RETENTION_SECONDS,
   utcDay,
   windowSk,
@@ -38,17 +39,41 @@ export interface CreditsLimit {
   readonly estimate: number;
 }
 
-/** What `reserveLimit` checks: either limit, both, or neither (then it always allows). */
+/** A cap on estimated credits per calendar month in the route's time zone. */
+export interface MonthCreditsLimit {
+  /** Credits allowed per month. */
+  readonly maxPerMonth: number;
+  /** What this message will cost (as for {@link CreditsLimit}). */
+  readonly estimate: number;
+  /** The month's bounds: `monthBounds(now, route.timeZone)` (core/local-time). */
+  readonly month: { readonly month: string; readonly startsAt: number; readonly endsAt: number };
+}
+
+/** What `reserveLimit` checks: any of the limits, or none (then it always allows). */
 export interface ReserveInput {
   readonly route: string;
   readonly now?: Date;
   readonly messages?: MessagesLimit;
   readonly credits?: CreditsLimit;
+  readonly monthCredits?: MonthCreditsLimit;
+}
+
+/** Where a route stands in its month after a reservation the month limit allowed. */
+export interface MonthUse {
+  /** The month item's sort key; pass it to `markBudgetWarned`. */
+  readonly window: string;
+  /** `YYYY-MM`. */
+  readonly month: string;
+  /** Credits reserved this month, this reservation included. */
+  readonly reserved: number;
+  readonly max: number;
+  /** Whether the 80 % warning of this month was already recorded. */
+  readonly warned: boolean;
 }
 
 /** Whether the message may be sent now, and if not which window held it. */
 export type Reservation =
-  | { readonly allowed: true }
+  | { readonly allowed: true; readonly month?: MonthUse }
   | {
       readonly allowed: false;
       readonly reason: LimitKind;
@@ -69,6 +94,14 @@ export const messagesWindow = (now: Date, windowSeconds: number): Window => {
   return { sk: windowSk(startsAt), limit: LimitKind.Messages, startsAt, endsAt: startsAt + windowSeconds };
 };
 
+/** A calendar month's window (bounds in epoch milliseconds, as `monthBounds` gives them). */
+export const monthWindow = ({ month, startsAt, endsAt }: MonthCreditsLimit['month']): Window => ({
+  sk: monthSk(month),
+  limit: LimitKind.MonthCredits,
+  startsAt: Math.floor(startsAt / 1000),
+  endsAt: Math.floor(endsAt / 1000),
+});
+
 export const dayWindow = (now: Date): Window => {
   const day = utcDay(now);
   const startsAt = Date.parse(`${day}T00:00:00.000Z`) / 1000;
@@ -87,6 +120,28 @@ const windowFields = (window: Window): Record<string, AttributeValue> => ({
 const updateLimit = async (table: StoreTable, route: string, sk: string, spec: UpdateSpec): Promise<boolean> =>
   (await writeIf(table, { Key: limitKey(route, sk), ...buildUpdate(spec) })).applied;
 
+/** Applies a conditional update to a limit item and returns the item after it, or `undefined` when its condition refused it. */
+const updateLimitReturning = async (table: StoreTable, route: string, sk: string, spec: UpdateSpec): Promise<Record<string, AttributeValue> | undefined> => {
+  const outcome = await writeIf(table, { Key: limitKey(route, sk), ...buildUpdate(spec), ReturnValues: 'ALL_NEW' });
+  return outcome.applied ? outcome.item : undefined;
+};
+
+/**
+ * Takes `estimate` credits from a credits window (a day or a month) when what was reserved and what
+ * was spent in it both leave room for it. A condition cannot add, so "credits + estimate <= max"
+ * becomes "credits <= max - estimate".
+ */
+const takeCredits = async (table: StoreTable, route: string, window: Window, max: number, estimate: number): Promise<Record<string, AttributeValue> | undefined> => {
+  const room = max - estimate;
+  if (room < 0) return undefined;
+  return await updateLimitReturning(table, route, window.sk, {
+    set: windowFields(window),
+    add: { credits: num(estimate) },
+    condition: '(attribute_not_exists(#credits) OR #credits <= :room) AND (attribute_not_exists(#spent) OR #spent <= :room)',
+    values: { ':room': num(room) },
+  });
+};
+
 const hold = async (table: StoreTable, route: string, window: Window): Promise<Reservation> => {
   await updateLimit(table, route, window.sk, { set: windowFields(window), add: { held: num(1) } });
   return { allowed: false, reason: window.limit, window: window.sk };
@@ -95,7 +150,8 @@ const hold = async (table: StoreTable, route: string, window: Window): Promise<R
 /**
  * Reserves one message against a route's limits: at most `messages.max` per window and at most
  * `credits.maxPerDay` credits per UTC day, counting both the estimates reserved and the credits
- * actually spent (`recordCreditsSpent`) that day. Each counter is one conditional `ADD`, so
+ * actually spent (`recordCreditsSpent`) that day, and at most `monthCredits.maxPerMonth` credits per
+ * calendar month in the route's time zone, counted the same way. Each counter is one conditional `ADD`, so
  * concurrent senders never admit more than the limit. A refusal adds 1 to the refusing window's
  * `held` count for the summary SMS.
  *
@@ -116,9 +172,12 @@ const hold = async (table: StoreTable, route: string, window: Window): Promise<R
  */
 export const reserveLimit = async (
   table: StoreTable,
-  { route, now = table.clock(), messages, credits }: ReserveInput,
+  { route, now = table.clock(), messages, credits, monthCredits }: ReserveInput,
 ): Promise<Reservation> => {
   validateLimits(messages, credits);
+  if (monthCredits !== undefined && (!Number.isFinite(monthCredits.maxPerMonth) || monthCredits.maxPerMonth < 0 || !Number.isFinite(monthCredits.estimate) || monthCredits.estimate < 0)) {
+    throw new StoreError(`monthCredits needs maxPerMonth and estimate ≥ 0, got ${monthCredits.maxPerMonth} and ${monthCredits.estimate}`);
+  }
   let counted: Window | undefined;
   if (messages !== undefined) {
     const window = messagesWindow(now, messages.windowSeconds);
@@ -135,22 +194,28 @@ export const reserveLimit = async (
   }
   if (credits !== undefined) {
     const window = dayWindow(now);
-    // A condition cannot add, so "credits + estimate <= max" becomes "credits <= max - estimate".
     // Both what was reserved and what the service actually deducted must leave room: an estimate
     // below the real price is caught by the spend it is recorded beside.
-    const room = credits.maxPerDay - credits.estimate;
-    const taken =
-      room >= 0 &&
-      (await updateLimit(table, route, window.sk, {
-        set: windowFields(window),
-        add: { credits: num(credits.estimate) },
-        condition: '(attribute_not_exists(#credits) OR #credits <= :room) AND (attribute_not_exists(#spent) OR #spent <= :room)',
-        values: { ':room': num(room) },
-      }));
-    if (!taken) {
+    const taken = await takeCredits(table, route, window, credits.maxPerDay, credits.estimate);
+    if (taken === undefined) {
       if (counted !== undefined) await updateLimit(table, route, counted.sk, { add: { count: num(-1) } });
       return await hold(table, route, window);
     }
+  }
+  if (monthCredits !== undefined) {
+    const window = monthWindow(monthCredits.month);
+    const taken = await takeCredits(table, route, window, monthCredits.maxPerMonth, monthCredits.estimate);
+    if (taken === undefined) {
+      // Given back like the message count: what the day took was not spent.
+      if (counted !== undefined) await updateLimit(table, route, counted.sk, { add: { count: num(-1) } });
+      if (credits !== undefined) await updateLimit(table, route, dayWindow(now).sk, { add: { credits: num(-credits.estimate) } });
+      return await hold(table, route, window);
+    }
+    const read = new ItemReader(taken, limitPk(route));
+    return {
+      allowed: true,
+      month: { window: window.sk, month: monthCredits.month.month, reserved: read.optNum('credits') ?? 0, max: monthCredits.maxPerMonth, warned: read.optStr('warnedAt') !== undefined },
+    };
   }
   return { allowed: true };
 };
@@ -182,6 +247,10 @@ export interface SpendInput {
   /** Credits the SMS service reported as deducted. */
   readonly deducted: number;
   readonly now?: Date;
+  /** Whether to add it to the route's UTC day (a `creditsPerDay` route). @default true */
+  readonly day?: boolean;
+  /** The month to add it to too (a `creditsPerMonth` route): `monthBounds(now, route.timeZone)`. */
+  readonly month?: MonthCreditsLimit['month'];
 }
 
 /**
@@ -197,14 +266,37 @@ export interface SpendInput {
  */
 export const recordCreditsSpent = async (
   table: StoreTable,
-  { route, deducted, now = table.clock() }: SpendInput,
+  { route, deducted, now = table.clock(), day = true, month }: SpendInput,
 ): Promise<void> => {
   if (!Number.isFinite(deducted) || deducted < 0) {
     throw new StoreError(`deducted must be ≥ 0, got ${deducted}`);
   }
-  const window = dayWindow(now);
-  await updateLimit(table, route, window.sk, { set: windowFields(window), add: { spent: num(deducted) } });
+  const windows = [...(day ? [dayWindow(now)] : []), ...(month === undefined ? [] : [monthWindow(month)])];
+  await Promise.all(windows.map((window) => updateLimit(table, route, window.sk, { set: windowFields(window), add: { spent: num(deducted) } })));
 };
+
+/** Which month `markBudgetWarned` marks. */
+export interface BudgetWarnedInput {
+  readonly route: string;
+  /** `MonthUse.window`. */
+  readonly window: string;
+  readonly now?: Date;
+}
+
+/**
+ * Marks a route's month as warned about (its 80 % SMS recorded). Conditional on no earlier mark, so
+ * of concurrent senders exactly one gets `true`. The warning itself is recorded first as a notice
+ * keyed by route and month (which records it once whoever calls), then marked: a sender that stops
+ * between the two leaves the mark to the next send, and the notice is not recorded twice.
+ */
+export const markBudgetWarned = async (
+  table: StoreTable,
+  { route, window, now = table.clock() }: BudgetWarnedInput,
+): Promise<boolean> =>
+  await updateLimit(table, route, window, {
+    set: { warnedAt: str(now.toISOString()) },
+    condition: `attribute_exists(#${TABLE.partitionKey}) AND attribute_not_exists(#warnedAt)`,
+  });
 
 /** Which route's windows `heldSummaryDue` looks at. */
 export interface HeldSummaryOptions {

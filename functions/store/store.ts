@@ -11,7 +11,11 @@ import {
 import { type CapturedPayload, type CaptureInput, capturePayload, findCapture, getCapture, listCaptures } from './capture';
 import { type CreditBasis, type CreditRequest, type CreditReservation, type CreditSettlement, keepStaleCredit, observeSentCredit, rebaseCredit, reserveCredit, type SentCredit, settleCredit } from './credit';
 import type { StoreTable } from './store-table';
+import { armHeartbeat, getHeartbeat, HeartbeatTransition, type HeartbeatState, touchHeartbeat } from './heartbeat';
+import { getMute, listMutes, type Mute, type MuteInput, muteRoute, unmuteRoute } from './mutes';
 import {
+  type BudgetWarnedInput,
+  markBudgetWarned,
   type HeldSummaryOptions,
   type Reservation,
   type ReserveInput,
@@ -107,6 +111,26 @@ export interface MessageStore {
   heldSummaryDue(options: HeldSummaryOptions): Promise<readonly HeldWindow[]>;
   /** `true` for exactly one caller per window: that one sends the summary SMS. */
   markSummarySent(input: SummarySentInput): Promise<boolean>;
+  /** `true` for exactly one caller per route and month: its 80 % warning is marked recorded. See {@link markBudgetWarned}. */
+  markBudgetWarned(input: BudgetWarnedInput): Promise<boolean>;
+
+  /** Mutes a route for a while: its messages are recorded `DROPPED` until then. See {@link muteRoute}. */
+  muteRoute(input: MuteInput): Promise<Mute>;
+  /** Ends a route's mute now; `false` when none was in force. */
+  unmuteRoute(input: { readonly route: string; readonly now?: Date }): Promise<boolean>;
+  /** The mute in force on a route, if any. See {@link getMute}. */
+  getMute(input: { readonly route: string; readonly now?: Date; readonly consistent?: boolean }): Promise<Mute | undefined>;
+  /** The mutes in force, by route id (all routes, or those given). See {@link listMutes}. */
+  listMutes(input?: { readonly routes?: readonly string[]; readonly now?: Date }): Promise<Mute[]>;
+
+  /** Records an authenticated webhook for the route's dead-man's switch, at most once per interval. See {@link touchHeartbeat}. */
+  touchHeartbeat(input: { readonly route: string; readonly intervalMs: number; readonly now?: Date }): Promise<boolean>;
+  /** The route's heartbeat state. */
+  getHeartbeat(route: string): Promise<HeartbeatState>;
+  /** Starts the silence clock of a route never heard from. */
+  armHeartbeat(input: { readonly route: string; readonly now?: Date }): Promise<void>;
+  /** The heartbeat's conditional changes of state; see {@link HeartbeatTransition}. */
+  heartbeat: { readonly [K in keyof typeof HeartbeatTransition]: (input: Parameters<(typeof HeartbeatTransition)[K]>[1]) => Promise<boolean> };
   /**
    * A route's use of its limits now, for the console: messages in the current window (when its
    * length is given) and credits reserved, spent and held today. Unwritten counters read as 0.
@@ -205,6 +229,20 @@ export const createStore = ({ client, tableName, clock = () => new Date(), readI
     recordCreditsSpent: async (input) => await recordCreditsSpent(table, input),
     heldSummaryDue: async (options) => await heldSummaryDue(table, options),
     markSummarySent: async (input) => await markSummarySent(table, input),
+    markBudgetWarned: async (input) => await markBudgetWarned(table, input),
+    muteRoute: async (input) => await muteRoute(table, input),
+    unmuteRoute: async (input) => await unmuteRoute(table, input),
+    getMute: async (input) => await getMute(table, input),
+    listMutes: async (input) => await listMutes(table, input),
+    touchHeartbeat: async (input) => await touchHeartbeat(table, input),
+    getHeartbeat: async (route) => await getHeartbeat(table, route),
+    armHeartbeat: async (input) => await armHeartbeat(table, input),
+    heartbeat: {
+      silent: async (input) => await HeartbeatTransition.silent(table, input),
+      silentNotified: async (input) => await HeartbeatTransition.silentNotified(table, input),
+      back: async (input) => await HeartbeatTransition.back(table, input),
+      backNotified: async (input) => await HeartbeatTransition.backNotified(table, input),
+    },
     limitUsage: async (input) => await limitUsage(table, input),
     spendByDay: async (input) => await spendByDay(table, input),
     updateBalanceState: async (observation) => await updateBalanceState(table, observation),

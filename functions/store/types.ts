@@ -37,6 +37,12 @@ export const NoticeKind = {
   LowBalance: 'low-balance',
   /** A route limit held messages back in a window that has ended. */
   HeldSummary: 'held-summary',
+  /** A route passed 80 % of its `creditsPerMonth`: once per route and month, to `balance.notify`. */
+  BudgetWarning: 'budget-warning',
+  /** A route with a `heartbeat` went silent for longer than `every + grace`. */
+  HeartbeatSilent: 'heartbeat-silent',
+  /** Webhooks arrived again on a route whose silence was reported. */
+  HeartbeatBack: 'heartbeat-back',
 } as const;
 export type NoticeKind = (typeof NoticeKind)[keyof typeof NoticeKind];
 
@@ -142,6 +148,8 @@ export const LimitKind = {
   Messages: 'messages',
   /** At most `maxPerDay` credits per UTC day. */
   Credits: 'credits',
+  /** At most `creditsPerMonth` credits per calendar month in the route's time zone. */
+  MonthCredits: 'month-credits',
 } as const;
 export type LimitKind = (typeof LimitKind)[keyof typeof LimitKind];
 

@@ -3,7 +3,7 @@ import { ItemReader } from './attributes';
 import type { StoreTable } from './store-table';
 import { StoreError } from './errors';
 import { DAY_SECONDS, limitKey, limitPk, utcDay } from './keys';
-import { dayWindow, LIMIT_RETENTION_SECONDS, messagesWindow, type Window } from './limits';
+import { dayWindow, LIMIT_RETENTION_SECONDS, messagesWindow, type MonthCreditsLimit, monthWindow, type Window } from './limits';
 import { type RecordSummary, sentSince } from './queries';
 import { MessageState } from './table';
 
@@ -12,6 +12,8 @@ export interface LimitUsageInput {
   readonly route: string;
   /** The route's messages window; omitted, the window is not read (the route has no messages limit). */
   readonly messagesWindowSeconds?: number;
+  /** The route's calendar month (`monthBounds(now, route.timeZone)`); omitted, the month is not read (no `creditsPerMonth`). */
+  readonly month?: MonthCreditsLimit['month'];
   readonly now?: Date;
 }
 
@@ -36,6 +38,17 @@ export interface LimitUsage {
     readonly held: number;
     /** `YYYY-MM-DD`. */
     readonly day: string;
+  };
+  /** The current calendar month; present only when `month` was given. */
+  readonly month?: {
+    /** Credits reserved by the month limit (estimates). */
+    readonly reserved: number;
+    /** Credits the SMS service deducted for the route's sends this month. */
+    readonly spent: number;
+    readonly held: number;
+    /** `YYYY-MM`. */
+    readonly month: string;
+    readonly endsAt: string;
   };
 }
 
@@ -96,16 +109,20 @@ const dayUsage = async (table: StoreTable, route: string, now: Date): Promise<Li
  */
 export const limitUsage = async (
   table: StoreTable,
-  { route, messagesWindowSeconds, now = table.clock() }: LimitUsageInput,
+  { route, messagesWindowSeconds, month, now = table.clock() }: LimitUsageInput,
 ): Promise<LimitUsage> => {
   if (messagesWindowSeconds !== undefined && (!Number.isInteger(messagesWindowSeconds) || messagesWindowSeconds < 1)) {
     throw new StoreError(`messagesWindowSeconds must be a whole number ≥ 1, got ${messagesWindowSeconds}`);
   }
-  const [messages, day] = await Promise.all([
+  const [messages, day, monthRead] = await Promise.all([
     messagesWindowSeconds === undefined ? undefined : messagesUsage(table, route, messagesWindow(now, messagesWindowSeconds)),
     dayUsage(table, route, now),
+    month === undefined ? undefined : readItem(table, route, monthWindow(month).sk),
   ]);
-  return { ...(messages === undefined ? {} : { messages }), day };
+  const monthUse = month === undefined || monthRead === undefined
+    ? undefined
+    : { reserved: monthRead.optNum('credits') ?? 0, spent: monthRead.optNum('spent') ?? 0, held: monthRead.optNum('held') ?? 0, month: month.month, endsAt: new Date(month.endsAt).toISOString() };
+  return { ...(messages === undefined ? {} : { messages }), day, ...(monthUse === undefined ? {} : { month: monthUse }) };
 };
 
 const MAX_DAYS = LIMIT_RETENTION_SECONDS / DAY_SECONDS;

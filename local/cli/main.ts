@@ -15,6 +15,9 @@ const COMMANDS = {
   balance: async () => (await import('./commands/balance')).balanceCommand(),
   logs: async () => (await import('./commands/logs')).logsCommand(),
   redrive: async () => (await import('./commands/redrive')).redriveCommand(),
+  mute: async () => (await import('./commands/mute')).muteCommand(),
+  unmute: async () => (await import('./commands/mute')).unmuteCommand(),
+  mutes: async () => (await import('./commands/mute')).mutesCommand(),
   console: async () => (await import('./commands/console')).consoleCommand(),
 } as const satisfies Readonly<Record<string, () => Promise<Command>>>;
 

@@ -1,3 +1,6 @@
+import { parseDurationSeconds } from '../../functions/core/config/duration';
+import type { RouteView } from '../../functions/core/config/view';
+import { MAX_MUTE_SECONDS } from '../../functions/core/defaults';
 import { maskNumbersInText } from '../../functions/core/recipients';
 import { HttpError, matchPath, parseRequest, queryObject } from '../http';
 import { MESSAGE_STATES, recordsPage, redriveRecord, REDRIVE_STATES } from '../records';
@@ -5,7 +8,7 @@ import { CONSOLE_API, type AnswerOf, type ApiRoute, type Endpoint, type HandlerR
 import { payloadChoices, previewRoute } from './preview';
 import { warmPreviewWorker } from './preview-thread';
 import type { ConsoleSource } from './source';
-import { creditView, recordDetail, routeSummaries } from './views';
+import { creditView, muteView, recordDetail, routeSummaries } from './views';
 
 /** One request to `/console/api`: `path` is what follows that prefix, `body` the parsed JSON of a POST. */
 export interface ApiRequest {
@@ -38,6 +41,11 @@ type Handlers = { readonly [E in Endpoint]: (request: HandlerRequest<E>) => Prom
  */
 export function createStoreApi(source: ConsoleSource): ConsoleApi {
   const now = (): Date => (source.clock ?? (() => new Date()))();
+  const knownRoute = (id: string): RouteView => {
+    const route = source.loaded.routes.get(id);
+    if (route === undefined) throw new HttpError(404, `no route ${id}`);
+    return route;
+  };
   const handlers: Handlers = {
     'GET /overview': async () => overview(source),
     'GET /records': async ({ query }) => await source.withStore((store) => recordsPage(store, query)),
@@ -62,6 +70,20 @@ export function createStoreApi(source: ConsoleSource): ConsoleApi {
       return { payloads: await source.withStore((store) => payloadChoices(source, store, route)) };
     },
     'POST /preview': async ({ body }) => await source.withStore((store) => previewRoute(source, store, body)),
+    'POST /routes/:id/mute': async ({ params: { id }, body }) => {
+      const route = knownRoute(id);
+      const forSeconds = parseDurationSeconds(body.for);
+      if (forSeconds === undefined || forSeconds > MAX_MUTE_SECONDS) {
+        throw new HttpError(400, `for: "${body.for}" is not a duration of up to ${MAX_MUTE_SECONDS / 86_400}d; use e.g. 30m, 2h, 1d`);
+      }
+      const muted = await source.withStore((store) => store.muteRoute({ route: id, forSeconds, reason: body.reason, now: now() }));
+      return { route: id, mute: muteView(muted, route.config.timeZone, now()) };
+    },
+    'POST /routes/:id/unmute': async ({ params: { id } }) => {
+      knownRoute(id);
+      await source.withStore((store) => store.unmuteRoute({ route: id, now: now() }));
+      return { route: id, mute: null };
+    },
   };
   return dispatcher(handlers);
 }

@@ -14,6 +14,7 @@
  * Only zod and pure modules are imported here: the page imports this file's types.
  */
 import { z } from 'zod';
+import { MAX_MUTE_REASON_CHARS } from '../../functions/core/defaults';
 import { RecordIdParameters, RecordsPageQuery, wholeNumber, type RecordsPage, type RecordView, type RedriveAnswer, type State } from '../records/contract';
 
 export type { RecordsPage, RedriveAnswer, State };
@@ -113,8 +114,9 @@ export interface RecordDetail {
 }
 
 export interface LimitUse {
-  readonly kind: 'messages' | 'credits';
-  /** Messages in the current window, or credits reserved today. */
+  /** `credits`: today (UTC); `month`: the calendar month in the route's time zone. */
+  readonly kind: 'messages' | 'credits' | 'month';
+  /** Messages in the current window, or credits reserved today (this month). */
   readonly used: number;
   readonly max: number;
   /** Credits actually spent today (credits limit only). */
@@ -135,6 +137,31 @@ export interface RouteSummary {
   /** Records created in the last 24 hours, by state. */
   readonly last24h: Readonly<Partial<Record<State, number>>>;
   readonly limits: readonly LimitUse[];
+  /** The mute in force (`sms-relay mute`, the card's Mute button), or null. */
+  readonly mute: MuteView | null;
+  /** The route's dead-man's switch, or null when it has no `heartbeat`. */
+  readonly heartbeat: {
+    readonly every: number;
+    readonly grace: number;
+    /** The last authenticated webhook, to within a minute; null before the first. */
+    readonly lastSeenAt: string | null;
+    /** Set while the route is reported silent: its last webhook before the silence. */
+    readonly silentSince: string | null;
+  } | null;
+}
+
+export interface MuteView {
+  readonly until: string;
+  readonly reason: string;
+  /** `until` as the dropped records say it: `14:30` in the route's time zone. */
+  readonly untilLocal: string;
+  readonly timeZone: string;
+}
+
+/** `POST /routes/<id>/mute` `{for: "2h", reason}` and `POST /routes/<id>/unmute`: the route's mute after it. */
+export interface MuteAnswer {
+  readonly route: string;
+  readonly mute: MuteView | null;
 }
 
 export interface RoutesAnswer {
@@ -242,6 +269,15 @@ const answers = <Answer>(): Answer | undefined => undefined;
  * The console's API, `METHOD /path` under `/console/api`. A query or body the schema refuses is a
  * 400, a path parameter it refuses a 404 (the path names nothing); a GET endpoint also answers HEAD.
  */
+/** A route's id in a path. */
+export const RouteIdParameters = z.object({ id: z.string().regex(/^[a-z0-9][a-z0-9_-]{0,63}$/) });
+
+/** The Mute button's request: how long (`2h`, `30m`, `1d`, or seconds) and why. */
+export const ConsoleMuteRequest = z.strictObject({
+  for: z.union([z.string().max(20), z.number()]),
+  reason: z.string().max(MAX_MUTE_REASON_CHARS).default(''),
+});
+
 export const CONSOLE_API = {
   'GET /overview': { answer: answers<Overview>() },
   /** Activity: newest first (by last change; by creation when `route` is given, as `logs`). */
@@ -253,6 +289,10 @@ export const CONSOLE_API = {
   'GET /credit': { query: z.object({ days: wholeNumber(1, CREDIT_DAYS.max).default(CREDIT_DAYS.default) }), answer: answers<CreditAnswer>() },
   'GET /payloads': { query: z.object({ route: z.string().max(200) }), answer: answers<PayloadsAnswer>() },
   'POST /preview': { body: PreviewRequest, answer: answers<PreviewAnswer>() },
+  /** The Routes card's Mute button: the same store call as `sms-relay mute`. */
+  'POST /routes/:id/mute': { params: RouteIdParameters, body: ConsoleMuteRequest, answer: answers<MuteAnswer>() },
+  /** The Routes card's Unmute button: the same store call as `sms-relay unmute`. */
+  'POST /routes/:id/unmute': { params: RouteIdParameters, answer: answers<MuteAnswer>() },
 } as const satisfies Readonly<Record<`${'GET' | 'POST'} /${string}`, ApiRoute>>;
 
 export type Endpoint = keyof typeof CONSOLE_API;

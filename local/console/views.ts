@@ -5,9 +5,10 @@ import { capturedHeaderNames } from '../../functions/core/sources/captured-heade
 import type { SourcePack } from '../../functions/core/sources/types';
 import { forecastBalance, MIN_FORECAST_MS } from '../../functions/relay/balance';
 import { NOTICE_ROUTE } from '../../functions/relay/ports';
-import { addUpSpend, type CapturedPayload, keptHeaders, MessageState, type MessageRecord, type MessageStore, type RecordSummary, spendDays } from '../../functions/store';
+import { clockTime, monthBounds } from '../../functions/core/local-time';
+import { addUpSpend, type CapturedPayload, keptHeaders, MessageState, type MessageRecord, type MessageStore, type Mute, type RecordSummary, spendDays } from '../../functions/store';
 import { REDRIVE_STATES, toRecordView } from '../records';
-import type { AttemptError, CapturedPayloadView, CreditAnswer, LimitUse, RecordDetail, RouteSummary, State } from './contract';
+import type { AttemptError, CapturedPayloadView, CreditAnswer, LimitUse, MuteView, RecordDetail, RouteSummary, State } from './contract';
 import type { ConsoleSource } from './source';
 
 const DAY_MS = 86_400_000;
@@ -115,7 +116,7 @@ export async function routeSummaries(source: ConsoleSource, store: MessageStore,
   }
   const routes = [...source.loaded.routes.values()];
   const quiet = routes.filter((route) => !byRoute.has(route.id)).map((route) => route.id);
-  const newest = quiet.length === 0 ? new Map<string, string>() : await store.newestByRoute(quiet);
+  const [newest, mutes] = await Promise.all([quiet.length === 0 ? new Map<string, string>() : store.newestByRoute(quiet), store.listMutes({ now })]);
   return await Promise.all(
     routes.map(async (route): Promise<RouteSummary> => {
       const records = byRoute.get(route.id) ?? [];
@@ -131,7 +132,9 @@ export async function routeSummaries(source: ConsoleSource, store: MessageStore,
         captureSeconds: route.config.capture ?? null,
         lastWebhookAt: await lastWebhookAt(store, route.id, route.config.capture !== undefined, records, newest.get(route.id)),
         last24h,
-        limits: await limitUses(store, route.id, route.config.limits, now),
+        limits: await limitUses(store, route.id, route.config.limits, now, route.config.timeZone),
+        mute: muteView(mutes.find((mute) => mute.route === route.id), route.config.timeZone, now),
+        heartbeat: route.config.heartbeat === undefined ? null : await heartbeatView(store, route.id, route.config.heartbeat),
       };
     }),
   );
@@ -150,11 +153,13 @@ async function lastWebhookAt(store: MessageStore, route: string, captures: boole
 async function limitUses(
   store: MessageStore,
   route: string,
-  limits: { readonly messages?: number; readonly window: number; readonly creditsPerDay?: number } | undefined,
+  limits: { readonly messages?: number; readonly window: number; readonly creditsPerDay?: number; readonly creditsPerMonth?: number } | undefined,
   now: Date,
+  timeZone: string,
 ): Promise<LimitUse[]> {
-  if (limits?.messages === undefined && limits?.creditsPerDay === undefined) return [];
-  const usage = await store.limitUsage({ route, ...(limits.messages === undefined ? {} : { messagesWindowSeconds: limits.window }), now });
+  if (limits?.messages === undefined && limits?.creditsPerDay === undefined && limits?.creditsPerMonth === undefined) return [];
+  const month = limits.creditsPerMonth === undefined ? undefined : monthBounds(now, timeZone);
+  const usage = await store.limitUsage({ route, ...(limits.messages === undefined ? {} : { messagesWindowSeconds: limits.window }), ...(month === undefined ? {} : { month }), now });
   const uses: LimitUse[] = [];
   if (limits.messages !== undefined && usage.messages !== undefined) {
     uses.push({ kind: 'messages', used: usage.messages.used, max: limits.messages, windowEndsAt: usage.messages.windowEndsAt });
@@ -163,7 +168,21 @@ async function limitUses(
     const endOfDay = new Date(`${usage.day.day}T00:00:00.000Z`).getTime() + DAY_MS;
     uses.push({ kind: 'credits', used: usage.day.reserved, spent: usage.day.spent, max: limits.creditsPerDay, windowEndsAt: new Date(endOfDay).toISOString() });
   }
+  if (limits.creditsPerMonth !== undefined && usage.month !== undefined) {
+    uses.push({ kind: 'month', used: usage.month.reserved, spent: usage.month.spent, max: limits.creditsPerMonth, windowEndsAt: usage.month.endsAt });
+  }
   return uses;
+}
+
+/** A mute as the card and the mute buttons show it. */
+export function muteView(mute: Mute | undefined, timeZone: string, now: Date): MuteView | null {
+  if (mute === undefined) return null;
+  return { until: mute.until, reason: mute.reason, untilLocal: clockTime(new Date(mute.until), timeZone, now), timeZone };
+}
+
+async function heartbeatView(store: MessageStore, route: string, heartbeat: { readonly every: number; readonly grace: number }): Promise<RouteSummary['heartbeat']> {
+  const state = await store.getHeartbeat(route);
+  return { every: heartbeat.every, grace: heartbeat.grace, lastSeenAt: state.lastSeenAt ?? null, silentSince: state.silentSince ?? null };
 }
 
 /**

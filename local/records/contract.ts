@@ -6,7 +6,7 @@
  */
 import { z } from 'zod';
 import { parseDurationSeconds } from '../../functions/core/config/duration';
-import { PAGE_SIZE } from '../../functions/core/defaults';
+import { MAX_MUTE_REASON_CHARS, MAX_MUTE_SECONDS, PAGE_SIZE } from '../../functions/core/defaults';
 import { HttpError } from '../http/error';
 
 /** Every state of a message record (the store's `MessageState`, checked in `index.ts`). */
@@ -162,6 +162,15 @@ export const RecordIdParameters = z.object({ id: z.string().regex(/^[0-9A-Z]{1,4
 export const RedriveRequest = z.object({
   from: stateParameter(REDRIVE_STATES),
   ids: z.array(z.string().max(40)).max(MAX_REDRIVE_IDS),
+});
+
+/** `POST /_relay/unmute` (and the console's unmute): end this route's mute. */
+export const UnmuteRequest = z.object({ route: z.string().min(1).max(128) });
+
+/** `POST /_relay/mutes` (and the console's mute): mute a route for `forSeconds` with a reason. */
+export const MuteRequest = UnmuteRequest.extend({
+  forSeconds: z.number().int().min(1).max(MAX_MUTE_SECONDS),
+  reason: z.string().max(MAX_MUTE_REASON_CHARS).default(''),
 });
 
 /** The time and id of a page's last row, from `cursor`. */

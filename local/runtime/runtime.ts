@@ -166,6 +166,7 @@ export async function startRuntime(settings: RuntimeSettings, { verbose = false 
       onError: problem,
       health: async () => await health({ local, settings, providerBaseUrl, sandbox, loaded, startedAt }),
       store: local.store,
+      routes: new Set(loaded.routes.keys()),
       listings,
       console: createConsoleHandler({
         access: consoleAccess,

@@ -1,13 +1,13 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { answerWebhook, isHookPath } from '../../functions/relay/edge';
 import type { IngestAnswer, IngestRequest } from '../../functions/relay/ingest';
-import type { MessageRecord, MessageStore } from '../../functions/store';
+import { type MessageRecord, type MessageStore, StoreError } from '../../functions/store';
 import { isConsolePath } from '../console/http';
 import { consoleRefusal, createGuardedServer, HTTP_LIMITS, HttpError, isLocalRequest, isUnder, parseJson, parseRequest, queryObject, readBody, readLimited, requestPath, requestQuery, sendError, sendJson, type HttpLimits } from '../http';
 import { listen } from '../shared/listen';
 import { RELAY_PREFIX } from '../shared/record-access';
 import type { Turns } from './turns';
-import { queryRecords, RecordListQuery, RedriveRequest, requeueRecords, toRecordView } from '../records';
+import { MuteRequest, queryRecords, RecordListQuery, RedriveRequest, requeueRecords, toRecordView, UnmuteRequest } from '../records';
 
 const MAX_CONTROL_BODY_BYTES = 64 * 1024;
 
@@ -38,6 +38,8 @@ export interface RelayServerDependencies {
   readonly store: MessageStore;
   /** Where `/_relay/records` listings wait their turn (see `takeTurns`); without it they run at once. */
   readonly listings?: Turns;
+  /** The config's route ids: a mute of another route is refused. Without it any id is taken. */
+  readonly routes?: ReadonlySet<string>;
   /** Serves `/console` (see `createConsoleHandler`); without it those paths are 404. */
   readonly console?: (request: IncomingMessage, response: ServerResponse, path: string) => Promise<void>;
 }
@@ -134,6 +136,7 @@ async function handle(request: IncomingMessage, response: ServerResponse, depend
     if (method !== 'POST') return methodNotAllowed(response, 'POST');
     return await handleRedrive(request, response, dependencies);
   }
+  if (path === `${RELAY_PREFIX}/mutes` || path === `${RELAY_PREFIX}/unmute`) return await handleMutes(request, response, dependencies, path);
   if (dependencies.console !== undefined && isConsolePath(path)) return await dependencies.console(request, response, path);
   sendJson(response, 404, { error: `not found: ${method} ${path}` });
 }
@@ -186,6 +189,36 @@ async function handleRedrive(request: IncomingMessage, response: ServerResponse,
   sendJson(response, 200, outcome);
   // Sent now rather than at the sweeper's next pass.
   if (outcome.requeued.length > 0) dependencies.onAccepted(outcome.requeued);
+}
+
+/**
+ * `GET /_relay/mutes` lists the mutes in force; `POST /_relay/mutes` `{route, forSeconds, reason}`
+ * mutes a route; `POST /_relay/unmute` `{route}` ends its mute: `sms-relay mute` while the runtime
+ * holds the store.
+ */
+async function handleMutes(request: IncomingMessage, response: ServerResponse, { store, routes }: RelayServerDependencies, path: string): Promise<void> {
+  const method = request.method ?? 'GET';
+  if (path === `${RELAY_PREFIX}/mutes` && method === 'GET') return sendJson(response, 200, { mutes: await store.listMutes() });
+  if (method !== 'POST') return methodNotAllowed(response, path === `${RELAY_PREFIX}/mutes` ? 'GET, POST' : 'POST');
+  // A browser cannot send this content type cross-origin without a preflight this server never approves.
+  if (!(request.headers['content-type'] ?? '').toLowerCase().startsWith('application/json')) return sendJson(response, 415, { error: 'send application/json' });
+  const body = parseJson(await readBody(request, { limitBytes: MAX_CONTROL_BODY_BYTES, tooLarge: `body over ${MAX_CONTROL_BODY_BYTES} bytes` }), { invalid: 'the body is not valid JSON' });
+  const knownRoute = (route: string): void => {
+    if (routes !== undefined && !routes.has(route)) throw new HttpError(400, `unknown route "${route}"`);
+  };
+  if (path === `${RELAY_PREFIX}/unmute`) {
+    const { route } = parseRequest(UnmuteRequest, body);
+    knownRoute(route);
+    return sendJson(response, 200, { unmuted: await store.unmuteRoute({ route }) });
+  }
+  const { route, forSeconds, reason } = parseRequest(MuteRequest, body);
+  knownRoute(route);
+  try {
+    return sendJson(response, 200, { mute: await store.muteRoute({ route, forSeconds, reason }) });
+  } catch (error) {
+    if (error instanceof StoreError) throw new HttpError(400, error.message, { cause: error });
+    throw error;
+  }
 }
 
 function methodNotAllowed(response: ServerResponse, allow: string): void {

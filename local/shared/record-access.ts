@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
-import { createStore, type MessageStore, type RequeueFrom } from '../../functions/store';
+import { createStore, type MessageStore, type Mute, type RequeueFrom } from '../../functions/store';
 import { findRunningRuntime } from './discovery';
 import { RuntimeError } from './errors';
 import { DATABASE_SUBDIR, openLocalStore } from './local-store';
@@ -29,7 +29,20 @@ export interface RecordAccess {
   list(query: RecordQuery): Promise<RecordView[]>;
   /** Requeues up to {@link MAX_REDRIVE_IDS} ids per call. */
   requeue(ids: readonly string[], from: RequeueFrom): Promise<RequeueOutcome>;
+  /** The mutes in force (`sms-relay mutes`). */
+  mutes(): Promise<Mute[]>;
+  /** Mutes a route (`sms-relay mute`); the store checks the length. */
+  mute(request: MuteRequest): Promise<Mute>;
+  /** Ends a route's mute; `false` when none was in force (`sms-relay unmute`). */
+  unmute(route: string): Promise<boolean>;
   close(): Promise<void>;
+}
+
+/** What `sms-relay mute` asks for. */
+export interface MuteRequest {
+  readonly route: string;
+  readonly forSeconds: number;
+  readonly reason: string;
 }
 
 export interface LocalAccessOptions {
@@ -60,6 +73,17 @@ export async function openLocalRecordAccess({ dataDir, tableName = RUNTIME_DEFAU
       description: `local store ${dataDir} (empty: the relay has not run with this RELAY_DATA_DIR)`,
       list: async () => [],
       requeue: async (ids) => ({ requeued: [], skipped: [...ids] }),
+      mutes: async () => [],
+      unmute: async () => false,
+      // A mute set before the relay first runs is kept for it: the store is created for it.
+      mute: async (request) => {
+        const local = await openLocalStore({ dataDir, tableName });
+        try {
+          return await local.store.muteRoute(request);
+        } finally {
+          await local.close();
+        }
+      },
       close: async () => undefined,
     };
   }
@@ -125,6 +149,9 @@ function storeAccess(store: MessageStore, kind: AccessKind, description: string)
     description,
     list: async (query) => (await queryRecords(store, query)).map(toRecordView),
     requeue: async (ids, from) => await requeueRecords(store, ids, from),
+    mutes: async () => await store.listMutes(),
+    mute: async (request) => await store.muteRoute(request),
+    unmute: async (route) => await store.unmuteRoute({ route }),
   };
 }
 
@@ -155,6 +182,9 @@ function runtimeAccess(url: string, pid: number): RecordAccess {
       if (ids.length > MAX_REDRIVE_IDS) throw new RangeError(`at most ${MAX_REDRIVE_IDS} ids per call`);
       return await call<RequeueOutcome>('/redrive', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ from, ids }) });
     },
+    mutes: async () => (await call<{ mutes: Mute[] }>('/mutes')).mutes,
+    mute: async (request) => (await call<{ mute: Mute }>('/mutes', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(request) })).mute,
+    unmute: async (route) => (await call<{ unmuted: boolean }>('/unmute', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ route }) })).unmuted,
     close: async () => undefined,
   };
 }

@@ -168,8 +168,25 @@ describe('the console in Chromium', () => {
 
   it('lists every route with its webhook URL', async () => {
     await page.getByTestId('nav-routes').click();
-    await expect.poll(async () => await page.getByTestId('route-card').count(), { timeout: 10_000 }).toBe(14);
+    await expect.poll(async () => await page.getByTestId('route-card').count(), { timeout: 10_000 }).toBe(15);
     expect(await page.locator('[data-testid="route-card"][data-route="notify"]').textContent()).toContain(`${relay.url}/hooks/notify`);
     await shot('routes');
+  });
+
+  it('mutes a route from its card: its webhooks are dropped with the reason until Unmute', async () => {
+    const card = page.locator('[data-testid="route-card"][data-route="notify"]');
+    await card.getByTestId('mute-open').click();
+    await card.getByTestId('mute-for').fill('2h');
+    await card.getByTestId('mute-reason').fill('db upgrade');
+    await card.getByTestId('mute-confirm').click();
+    await expect.poll(async () => await card.getByTestId('muted').textContent(), { timeout: 10_000 }).toMatch(/^muted until .*\d\d:\d\d: db upgrade$/);
+    const muted = await notify({ message: 'During the upgrade' });
+    expect(muted.body).toMatchObject({ status: 'dropped', reason: (await card.getByTestId('muted').textContent())! });
+    await card.getByTestId('unmute').click();
+    await card.getByTestId('mute-open').waitFor({ timeout: 10_000 });
+    expect((await notify({ message: 'After the upgrade' })).status).toBe(202);
+    // The watchdog card shows its heartbeat; the orders card its month's credits.
+    expect(await page.locator('[data-testid="route-card"][data-route="watchdog"]').getByTestId('heartbeat').textContent()).toMatch(/last seen .*every 5m/);
+    expect(await page.locator('[data-testid="route-card"][data-route="orders"] [data-kind="month"]').textContent()).toContain('Credits this month');
   });
 });

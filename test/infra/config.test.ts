@@ -96,7 +96,7 @@ describe('refused for deployment, each problem naming its key', () => {
       'provider.baseUrl must be https (the API key travels in its requests), and must not point at a loopback or private address (127.0.0.1): a deployed function cannot reach it; use the SMS service\'s public https URL',
     );
     const captured = problems.filter((problem) => problem.includes('.capture: '));
-    expect(captured).toHaveLength(14);
+    expect(captured).toHaveLength(15);
     expect(captured[0]).toBe(
       "routes.alerts.capture: stores each webhook's payload (customer data) in the deployed table; remove it, or set deploy.allowCapture: true to deploy it on purpose",
     );

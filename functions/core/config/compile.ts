@@ -111,6 +111,11 @@ export function compileRoute(
     problems.push(`${at('recipients')}: ${literals.size} numbers, more than maxRecipients (${route.maxRecipients})`);
     return undefined;
   }
+  if (route.heartbeat !== undefined && literals.size === 0) {
+    // Its SMS go out when no webhook came: there is no payload to render a templated recipient from.
+    problems.push(`${at('heartbeat')}: needs at least one literal number in recipients (templated recipients come from a webhook, and the heartbeat's SMS is about webhooks not coming)`);
+    return undefined;
+  }
 
   return {
     id,

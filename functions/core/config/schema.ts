@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { SOURCE_NAMES, SOURCES } from '../sources/registry';
 import type { SourceName } from '../sources/types';
-import { BALANCE_SCHEDULE, DEFAULT_MAX_RECIPIENTS, DEFAULT_RETENTION_DAYS, HANDLER_TIMEOUT_SECONDS, MAX_RECIPIENTS_CEILING, PROVIDER_TIMEOUT_MS } from '../defaults';
+import { BALANCE_SCHEDULE, DEFAULT_MAX_RECIPIENTS, HEARTBEAT, DEFAULT_RETENTION_DAYS, HANDLER_TIMEOUT_SECONDS, MAX_RECIPIENTS_CEILING, PROVIDER_TIMEOUT_MS } from '../defaults';
 import { parseDurationSeconds } from './duration';
 import { checkHmacSettings, HmacDedupeSchema, HmacSignatureSchema, HmacTimestampSchema } from './hmac-schema';
 import { DeliveryPolicy, LengthPolicy, RoutePriority } from './policies';
@@ -65,6 +65,23 @@ export const RouteSchema = z.strictObject({
       messages: z.number().int().positive().optional(),
       window: duration.default(3600),
       creditsPerDay: z.number().positive().optional(),
+      /** Credits per calendar month in the route's `timeZone`, held like `creditsPerDay`. */
+      creditsPerMonth: z.number().positive().optional(),
+    })
+    .optional(),
+  /**
+   * The dead-man's switch: one SMS to the route's literal recipients when no authenticated webhook
+   * arrived for `every + grace`, one more when they resume.
+   */
+  heartbeat: z
+    .strictObject({
+      every: z
+        .union([z.number(), z.string()], { error: 'every is how often webhooks are expected, e.g. 5m' })
+        .pipe(duration)
+        .refine((seconds) => seconds >= HEARTBEAT.minSeconds, { message: `every is at least ${HEARTBEAT.minSeconds / 60}m: the sweeper checks once a minute` }),
+      grace: duration
+        .refine((seconds) => seconds >= HEARTBEAT.minSeconds, { message: `grace is at least ${HEARTBEAT.minSeconds / 60}m: the sweeper checks once a minute` })
+        .default(HEARTBEAT.graceSeconds),
     })
     .optional(),
   timeZone: timeZone.default('Africa/Dar_es_Salaam'),

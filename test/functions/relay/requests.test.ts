@@ -20,6 +20,8 @@ const withRoutes = (config: Config): Config => ({
     plain: { source: 'generic', secret: 'generic-token', recipients: ['0754111222'], senderId: 'OPS' },
     counted: { source: 'generic', secret: 'generic-token', recipients: ['0754111222'], senderId: 'OPS', limits: { messages: 1000, window: 3600 } },
     capped: { source: 'generic', secret: 'generic-token', recipients: ['0754111222'], senderId: 'OPS', limits: { creditsPerDay: 1000 } },
+    monthly: { source: 'generic', secret: 'generic-token', recipients: ['0754111222'], senderId: 'OPS', limits: { creditsPerMonth: 100_000 } },
+    watched: { source: 'generic', secret: 'generic-token', recipients: ['0754111222'], senderId: 'OPS', heartbeat: { every: '5m', grace: '2m' } },
   },
 });
 
@@ -39,7 +41,7 @@ async function requestsPerSms(route: string, config: (config: Config) => Config 
 }
 
 describe('DynamoDB requests per SMS', () => {
-  it('a plain route: 3, the accept (the guard and the record in one transaction), the claim and the settle; no spend counter, no price item', async () => {
+  it('a plain route: 3, the accept (the guard and the record in one transaction), the claim and the settle; no spend counter, no price item, the mute read by the first webhook of a process kept for a while', async () => {
     const counted = await requestsPerSms('plain');
     expect(counted).toEqual({ TransactWriteItems: 1, UpdateItem: 2 });
   });
@@ -55,5 +57,13 @@ describe('DynamoDB requests per SMS', () => {
   it('a balance reserve adds the read of the projected balance, its reservation, its settlement, the projection set to the balance the service reported, and the balance state', async () => {
     const reserved = (config: Config): Config => ({ ...withRoutes(config), balance: { threshold: 500, reserve: 100 } });
     expect(await requestsPerSms('plain', reserved)).toEqual({ GetItem: 1, TransactWriteItems: 1, UpdateItem: 6 });
+  });
+
+  it('a route with a monthly budget adds its month reservation and its month spend, not the day', async () => {
+    expect(await requestsPerSms('monthly')).toEqual({ GetItem: 1, TransactWriteItems: 1, UpdateItem: 4 });
+  });
+
+  it('a route with a heartbeat adds nothing to a webhook within the touch interval (its last-seen write is at most one a minute)', async () => {
+    expect(await requestsPerSms('watched')).toEqual({ TransactWriteItems: 1, UpdateItem: 2 });
   });
 });

@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -53,6 +53,23 @@ describe('validate prints each route\'s effective delivery policy', () => {
   });
 });
 
+describe('mute refuses what it cannot do, and changes nothing', () => {
+  it.each([
+    [['mute', 'nosuch', '--for', '2h', '--config', 'config/prod.yaml', '--data-dir', 'DATA'], 'error: unknown route "nosuch"; the config\'s routes: oncall, orders, ci\n'],
+    [['mute', 'oncall', '--for', 'soon', '--config', 'config/prod.yaml', '--data-dir', 'DATA'], 'error: --for "soon" is not a duration of up to 30d; use e.g. 30m, 2h, 1d\n'],
+    [['mute', 'oncall', '--for', '31d', '--config', 'config/prod.yaml', '--data-dir', 'DATA'], 'error: --for "31d" is not a duration of up to 30d; use e.g. 30m, 2h, 1d\n'],
+    [['mute', 'oncall', '--config', 'config/prod.yaml', '--data-dir', 'DATA'], "error: required option '--for <duration>' not specified\n"],
+    [['mutes', '--config', 'nowhere.yaml', '--data-dir', 'DATA'], 'error: no config at nowhere.yaml: pass --config <file>, the config the relay runs with\n'],
+  ])('%j', async (args, message) => {
+    const dataDir = join(home, 'untouched');
+    const { code, stderr } = await cli(args.map((arg) => (arg === 'DATA' ? dataDir : arg)));
+    expect(stderr).toBe(message);
+    expect(code).not.toBe(0);
+    // Nothing was created: the local store was never opened.
+    expect(existsSync(dataDir)).toBe(false);
+  });
+});
+
 describe('commands that reach AWS without a region', () => {
   // No AWS_REGION and no profile: HOME is an empty directory, so there is no ~/.aws/config either.
   const noRegion = (): NodeJS.ProcessEnv => ({ PATH: process.env['PATH'], HOME: home });
@@ -60,6 +77,9 @@ describe('commands that reach AWS without a region', () => {
   it.each([
     ['logs', ['logs', '--env', 'prod']],
     ['redrive', ['redrive', '--env', 'prod', '--state', 'PARKED']],
+    ['mute', ['mute', 'oncall', '--for', '2h', '--env', 'prod']],
+    ['unmute', ['unmute', 'oncall', '--env', 'prod']],
+    ['mutes', ['mutes', '--env', 'prod']],
   ])('%s says to set AWS_REGION or pass --region, not the SDK\'s "Region is missing"', async (_name, args) => {
     const { code, stdout, stderr } = await cli(args, noRegion());
 
@@ -68,7 +88,7 @@ describe('commands that reach AWS without a region', () => {
     expect(stderr).toBe('error: no AWS region for SmsRelay-prod: set AWS_REGION or pass --region (the region the stack is deployed in)\n');
   });
 
-  it('lists --region in the help of logs and redrive', async () => {
-    for (const command of ['logs', 'redrive']) expect((await cli([command, '--help'])).stdout).toContain('--region <region>');
+  it('lists --region in the help of logs, redrive and the mute commands', async () => {
+    for (const command of ['logs', 'redrive', 'mute', 'unmute', 'mutes']) expect((await cli([command, '--help'])).stdout).toContain('--region <region>');
   });
 });

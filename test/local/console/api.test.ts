@@ -12,7 +12,7 @@ import type { RelayContext } from '../../../functions/relay/ports';
 import { MessageState } from '../../../functions/store';
 import { createStoreApi } from '../../../local/console/api';
 import { createConsoleAccess, type ConsoleAccess } from '../../../local/console/access';
-import { CONSOLE_REQUEST_HEADER, type CreditAnswer, type PayloadsAnswer, type PreviewAnswer, type RecordDetail, type RecordsPage, type RoutesAnswer } from '../../../local/console/contract';
+import { CONSOLE_REQUEST_HEADER, type CreditAnswer, type MuteAnswer, type PayloadsAnswer, type PreviewAnswer, type RecordDetail, type RecordsPage, type RoutesAnswer } from '../../../local/console/contract';
 import { createConsoleHandler } from '../../../local/console/http';
 import { FIXTURES_DIR, rawRoutesOf } from '../../../local/console/standalone';
 import { createGuardedServer } from '../../../local/http';
@@ -313,6 +313,38 @@ describe('Routes, Credit, payloads and preview', () => {
     expect(routes.find((route) => route.id === 'github')!.lastWebhookAt).toBeNull();
   });
 
+  it("mutes a route from its card and unmutes it; the card shows the mute, the heartbeat's last seen and the month's use", async () => {
+    const refused = [
+      await postJson('/console/api/routes/orders/mute', { for: 'soon' }),
+      await postJson('/console/api/routes/orders/mute', { for: '2h', reason: 'x'.repeat(201) }),
+      await postJson('/console/api/routes/nosuch/mute', { for: '2h' }),
+      await postJson('/console/api/routes/orders/mute', { for: '2h' }, { cookie: session }),
+    ];
+    expect(refused.map((answer) => answer.status)).toEqual([400, 400, 404, 403]);
+    expect(await local.store.getMute({ route: 'orders' })).toBeUndefined();
+
+    const muted = await postJson<MuteAnswer>('/console/api/routes/orders/mute', { for: '2h', reason: 'stock take' });
+    expect(muted.status).toBe(200);
+    expect(muted.body.mute).toMatchObject({ reason: 'stock take', timeZone: 'Africa/Dar_es_Salaam', untilLocal: expect.stringMatching(/\d\d:\d\d$/) });
+    const [dropped] = await deliver('orders', 'shopify', JSON.parse(readFileSync(join(FIXTURES_DIR, 'shopify/orders-create.json'), 'utf8')), 'shopify-secret');
+    expect(await local.store.getMessage(dropped!)).toMatchObject({ state: MessageState.Dropped, reason: `muted until ${muted.body.mute!.untilLocal}: stock take` });
+    await deliver('watchdog', 'alertmanager', JSON.parse(readFileSync(join(FIXTURES_DIR, 'alertmanager/firing-single.json'), 'utf8')), 'alerts-token');
+
+    let { routes } = (await getJson<RoutesAnswer>('/console/api/routes')).body;
+    const orders = routes.find((route) => route.id === 'orders')!;
+    expect(orders.mute).toEqual(muted.body.mute);
+    expect(orders.limits).toEqual([expect.objectContaining({ kind: 'month', max: 3000, used: 0 })]);
+    expect(orders.heartbeat).toBeNull();
+    expect(routes.find((route) => route.id === 'watchdog')!.heartbeat).toEqual({ every: 300, grace: 120, lastSeenAt: expect.any(String), silentSince: null });
+
+    expect((await postJson<MuteAnswer>('/console/api/routes/orders/unmute', {})).body).toEqual({ route: 'orders', mute: null });
+    await deliver('orders', 'shopify', { ...JSON.parse(readFileSync(join(FIXTURES_DIR, 'shopify/orders-create.json'), 'utf8')), id: 990001 }, 'shopify-secret');
+    ({ routes } = (await getJson<RoutesAnswer>('/console/api/routes')).body);
+    const after = routes.find((route) => route.id === 'orders')!;
+    expect(after.mute).toBeNull();
+    expect(after.limits[0]!.used).toBeGreaterThan(0);
+  });
+
   it('draws the credit from every send and balance read, with the forecast and spend per route', async () => {
     await checkBalance(context);
     const credit = (await getJson<CreditAnswer>('/console/api/credit?days=7')).body;
@@ -347,7 +379,9 @@ describe('Routes, Credit, payloads and preview', () => {
       // Before any capture the page opens the first example payload.
       const first = (await getJson<PayloadsAnswer>(`/console/api/payloads?route=${route}`)).body.payloads.find((payload) => payload.kind === 'fixture')!;
       const answer = (await postJson<PreviewAnswer>('/console/api/preview', { route, fixture: first.id })).body;
-      expect({ route, fixture: first.id, verdict: answer.verdict, warnings: answer.warnings, dropped: answer.dropped }).toEqual({ route, fixture: first.id, verdict: 'send', warnings: [], dropped: [] });
+      // The watchdog route is a heartbeat only (`when: "false"`): its webhooks are never texted.
+      const verdict = route === 'watchdog' ? 'filtered' : 'send';
+      expect({ route, fixture: first.id, verdict: answer.verdict, warnings: answer.warnings, dropped: answer.dropped }).toEqual({ route, fixture: first.id, verdict, warnings: [], dropped: [] });
       if (texts[route] !== undefined) expect(answer.messages[0]?.text, route).toMatch(texts[route]);
     }
   });

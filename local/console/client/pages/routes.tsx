@@ -1,7 +1,7 @@
 /** Routes: one card per route with its settings, last webhook, last 24 h by state and its limits. */
 import { useCallback, useEffect, useState } from 'preact/hooks';
-import type { LimitUse, RouteSummary, RoutesAnswer, State } from '../../contract';
-import { errorText, get } from '../api';
+import type { LimitUse, MuteAnswer, RouteSummary, RoutesAnswer, State } from '../../contract';
+import { errorText, get, post } from '../api';
 import { ago, duration, fullTime, num } from '../format';
 import { openActivity } from './activity';
 import { CopyButton, ErrorBox, Fields, StateBadge, useInterval } from '../ui';
@@ -35,7 +35,7 @@ export function RoutesPage() {
       ) : (
         <div class="cards">
           {routes.map((route) => (
-            <RouteCard key={route.id} route={route} />
+            <RouteCard key={route.id} route={route} onChanged={() => void load()} />
           ))}
         </div>
       )}
@@ -43,7 +43,7 @@ export function RoutesPage() {
   );
 }
 
-function RouteCard({ route }: { route: RouteSummary }) {
+function RouteCard({ route, onChanged }: { route: RouteSummary; onChanged: () => void }) {
   const counts = STATE_ORDER.filter((s) => (route.last24h[s] ?? 0) > 0);
   const total = counts.reduce((sum, s) => sum + (route.last24h[s] ?? 0), 0);
   return (
@@ -75,8 +75,20 @@ function RouteCard({ route }: { route: RouteSummary }) {
           ['Max recipients', route.maxRecipients],
           ['Capture', route.captureSeconds === null ? 'off' : `kept ${duration(route.captureSeconds)}`],
           ['Last webhook', <span title={route.lastWebhookAt ? fullTime(route.lastWebhookAt) : undefined}>{ago(route.lastWebhookAt)}</span>],
+          ...(route.heartbeat === null
+            ? []
+            : ([
+                [
+                  'Heartbeat',
+                  <span data-testid="heartbeat" title={`expected every ${duration(route.heartbeat.every)}, reported silent after ${duration(route.heartbeat.every + route.heartbeat.grace)}`}>
+                    {route.heartbeat.silentSince !== null ? <span class="warning">silent since {fullTime(route.heartbeat.silentSince)}</span> : null} last seen{' '}
+                    <span title={route.heartbeat.lastSeenAt ? fullTime(route.heartbeat.lastSeenAt) : undefined}>{ago(route.heartbeat.lastSeenAt)}</span>, every {duration(route.heartbeat.every)}
+                  </span>,
+                ],
+              ] as const)),
         ]}
       />
+      <MuteControl route={route} onChanged={onChanged} />
       <div class="subhead">Last 24 h {total > 0 ? <span class="muted">({num(total)} {total === 1 ? 'record' : 'records'})</span> : null}</div>
       <div class="counts">
         {counts.length === 0 ? (
@@ -99,7 +111,7 @@ function LimitBar({ limit }: { limit: LimitUse }) {
   const share = limit.max > 0 ? Math.min(1, limit.used / limit.max) : 1;
   const spent = limit.spent !== undefined && limit.max > 0 ? Math.min(1, limit.spent / limit.max) : null;
   const level = share >= 1 ? 'full' : share >= 0.8 ? 'high' : 'ok';
-  const label = limit.kind === 'messages' ? 'Messages this window' : 'Credits today';
+  const label = limit.kind === 'messages' ? 'Messages this window' : limit.kind === 'month' ? 'Credits this month' : 'Credits today';
   return (
     <div class="limit" data-kind={limit.kind}>
       <div class="limit-line">
@@ -109,11 +121,74 @@ function LimitBar({ limit }: { limit: LimitUse }) {
           {limit.spent !== undefined ? <span class="muted"> reserved · {num(limit.spent)} spent</span> : null}
         </span>
       </div>
-      <div class={`bar ${level}`} title={`${limit.kind === 'credits' ? 'reserved' : 'used'} ${num(limit.used)} of ${num(limit.max)}; window ends ${fullTime(limit.windowEndsAt)}`}>
+      <div class={`bar ${level}`} title={`${limit.kind === 'messages' ? 'used' : 'reserved'} ${num(limit.used)} of ${num(limit.max)}; window ends ${fullTime(limit.windowEndsAt)}`}>
         <div class="fill" style={{ width: `${(share * 100).toFixed(1)}%` }} />
         {spent !== null ? <div class="spent" style={{ width: `${(spent * 100).toFixed(1)}%` }} /> : null}
       </div>
       <div class="muted tiny">window ends {fullTime(limit.windowEndsAt)}</div>
+    </div>
+  );
+}
+
+/** The route's mute: shown while in force, with Unmute; otherwise a Mute button asking for how long and why. */
+function MuteControl({ route, onChanged }: { route: RouteSummary; onChanged: () => void }) {
+  const [open, setOpen] = useState(false);
+  const [length, setLength] = useState('2h');
+  const [reason, setReason] = useState('');
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<string | null>(null);
+  const send = async (path: string, body: unknown) => {
+    setBusy(true);
+    try {
+      await post<MuteAnswer>(`routes/${encodeURIComponent(route.id)}/${path}`, body);
+      setError(null);
+      setOpen(false);
+      onChanged();
+    } catch (e) {
+      setError(errorText(e));
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <div class="mute" data-testid="mute">
+      {route.mute !== null ? (
+        <div class="warning">
+          <span data-testid="muted">
+            muted until {route.mute.untilLocal}
+            {route.mute.reason === '' ? '' : `: ${route.mute.reason}`}
+          </span>{' '}
+          <button class="small" disabled={busy} data-testid="unmute" onClick={() => void send('unmute', {})}>
+            Unmute
+          </button>
+        </div>
+      ) : open ? (
+        <form
+          class="mute-form"
+          onSubmit={(e) => {
+            e.preventDefault();
+            void send('mute', { for: length, reason });
+          }}
+        >
+          <label>
+            for <input size={5} value={length} data-testid="mute-for" onInput={(e) => setLength((e.target as HTMLInputElement).value)} />
+          </label>{' '}
+          <label>
+            reason <input value={reason} maxLength={200} data-testid="mute-reason" onInput={(e) => setReason((e.target as HTMLInputElement).value)} />
+          </label>{' '}
+          <button class="small primary" type="submit" disabled={busy} data-testid="mute-confirm">
+            Mute
+          </button>{' '}
+          <button class="small link" type="button" onClick={() => setOpen(false)}>
+            cancel
+          </button>
+        </form>
+      ) : (
+        <button class="small" data-testid="mute-open" title="Record this route's messages DROPPED for a while (a maintenance window)" onClick={() => setOpen(true)}>
+          Mute…
+        </button>
+      )}
+      {error !== null ? <div class="warning">{error}</div> : null}
     </div>
   );
 }

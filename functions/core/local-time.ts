@@ -1,0 +1,100 @@
+/**
+ * Wall-clock time in a route's time zone, without LiquidJS (the sender and the sweeper render no
+ * templates): the calendar month a monthly budget counts in, and the `14:30` of a mute or a
+ * heartbeat SMS. One formatter per zone, built on first use.
+ */
+
+const formatters = new Map<string, Intl.DateTimeFormat>();
+
+function formatter(zone: string): Intl.DateTimeFormat {
+  let built = formatters.get(zone);
+  if (built === undefined) {
+    built = new Intl.DateTimeFormat('en-US', { timeZone: zone, hourCycle: 'h23', year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit', second: '2-digit' });
+    formatters.set(zone, built);
+  }
+  return built;
+}
+
+/** The wall-clock fields of a time in a zone. */
+export interface LocalTime {
+  readonly year: number;
+  readonly month: number;
+  readonly day: number;
+  readonly hour: number;
+  readonly minute: number;
+  readonly second: number;
+}
+
+/** The wall-clock fields of `at` in `zone`. */
+export function localTime(at: Date, zone: string): LocalTime {
+  const parts: Record<string, string> = {};
+  for (const { type, value } of formatter(zone).formatToParts(at)) parts[type] = value;
+  return { year: Number(parts['year']), month: Number(parts['month']), day: Number(parts['day']), hour: Number(parts['hour']) % 24, minute: Number(parts['minute']), second: Number(parts['second']) };
+}
+
+const pad = (value: number): string => String(value).padStart(2, '0');
+
+/**
+ * The calendar month of `at` in `zone`, `YYYY-MM`.
+ *
+ * @example
+ * ```ts
+ * localMonth(new Date('2026-10-31T22:00:00Z'), 'Africa/Dar_es_Salaam'); // '2026-11'
+ * ```
+ */
+export function localMonth(at: Date, zone: string): string {
+  const { year, month } = localTime(at, zone);
+  return `${year}-${pad(month)}`;
+}
+
+/** Milliseconds `zone` is ahead of UTC at `at`. */
+function offsetMs(at: Date, zone: string): number {
+  const { year, month, day, hour, minute, second } = localTime(at, zone);
+  return Date.UTC(year, month - 1, day, hour, minute, second) - Math.floor(at.getTime() / 1000) * 1000;
+}
+
+/** When a local wall-clock time happens, as a UTC instant (the offset taken at that time). */
+function instantOf(year: number, monthIndex: number, zone: string): number {
+  const guess = Date.UTC(year, monthIndex, 1);
+  const first = guess - offsetMs(new Date(guess), zone);
+  return guess - offsetMs(new Date(first), zone);
+}
+
+/**
+ * The bounds of the calendar month of `at` in `zone`, in epoch milliseconds: from local midnight on
+ * the first to local midnight on the first of the next month.
+ */
+export function monthBounds(at: Date, zone: string): { readonly month: string; readonly startsAt: number; readonly endsAt: number } {
+  const { year, month } = localTime(at, zone);
+  return { month: `${year}-${pad(month)}`, startsAt: instantOf(year, month - 1, zone), endsAt: instantOf(year, month, zone) };
+}
+
+/**
+ * `14:30` for a time on the same local day as `now`, `2026-11-28 14:30` for another day: what a
+ * mute's or a heartbeat's SMS says.
+ */
+export function clockTime(at: Date, zone: string, now: Date = at): string {
+  const local = localTime(at, zone);
+  const today = localTime(now, zone);
+  const time = `${pad(local.hour)}:${pad(local.minute)}`;
+  const sameDay = local.year === today.year && local.month === today.month && local.day === today.day;
+  return sameDay ? time : `${local.year}-${pad(local.month)}-${pad(local.day)} ${time}`;
+}
+
+/** A number of seconds as the config writes it: `5m`, `2h`, `90s`, `1d`. */
+export function formatSeconds(seconds: number): string {
+  for (const [unit, size] of [['d', 86_400], ['h', 3600], ['m', 60]] as const) {
+    if (seconds >= size && seconds % size === 0) return `${seconds / size}${unit}`;
+  }
+  return `${seconds}s`;
+}
+
+/** A span as people say it in an SMS: `47 min`, `3 h 5 min`, `2 d 4 h`. */
+export function formatSpan(ms: number): string {
+  const minutes = Math.max(1, Math.round(ms / 60_000));
+  if (minutes < 60) return `${minutes} min`;
+  const hours = Math.floor(minutes / 60);
+  if (hours < 24) return minutes % 60 === 0 ? `${hours} h` : `${hours} h ${minutes % 60} min`;
+  const days = Math.floor(hours / 24);
+  return hours % 24 === 0 ? `${days} d` : `${days} d ${hours % 24} h`;
+}

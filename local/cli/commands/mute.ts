@@ -1,0 +1,141 @@
+import { existsSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { Command, Option } from 'commander';
+import { loadConfigFile } from '../../../functions/core/config/load';
+import type { RouteConfig } from '../../../functions/core/config/schema';
+import { parseDurationSeconds } from '../../../functions/core/config/duration';
+import { clockTime } from '../../../functions/core/local-time';
+import { MAX_MUTE_REASON_CHARS, MAX_MUTE_SECONDS, type Mute } from '../../../functions/store';
+import { type RecordAccess } from '../../shared/record-access';
+import { displayPath, localPath, RUNTIME_DEFAULTS } from '../../shared/settings';
+import { CliError } from '../../shared/errors';
+import { fail } from '../output';
+import { openAccess, regionOption } from './logs';
+
+interface WhereOptions {
+  readonly config?: string;
+  readonly env?: string;
+  readonly table?: string;
+  readonly region?: string;
+  readonly dataDir?: string;
+}
+
+interface MuteOptions extends WhereOptions {
+  readonly for: string;
+  readonly reason?: string;
+}
+
+/** The options every mute command takes: which stack, which config. */
+function withWhere(command: Command): Command {
+  return command
+    .addOption(new Option('--env <name>', 'the deployed stack SmsRelay-<name> instead of the local relay (AWS credentials from the usual chain)'))
+    .addOption(new Option('--config <file>', `the config naming the routes (default: config/<env>.yaml with --env, else env RELAY_CONFIG or ${RUNTIME_DEFAULTS.configPath})`))
+    .addOption(new Option('--table <name>', 'with --env: the table name (stack output TableName)').env('TABLE_NAME'))
+    .addOption(regionOption())
+    .addOption(new Option('--data-dir <dir>', `local store (env RELAY_DATA_DIR, default ${RUNTIME_DEFAULTS.dataDir})`));
+}
+
+/**
+ * `sms-relay mute <route> --for 2h --reason "db upgrade"`: the route's messages are recorded
+ * DROPPED, with the reason, until the mute lapses by itself (or `unmute`).
+ *
+ * @example
+ * // npx sms-relay mute alerts --for 2h --reason "db upgrade"
+ * program.addCommand(muteCommand());
+ */
+export function muteCommand(): Command {
+  return withWhere(
+    new Command('mute')
+      .description("Mute a route for a while (a maintenance window): its messages are recorded DROPPED with the reason and never sent")
+      .argument('<route>', 'the route id')
+      .addOption(new Option('--for <duration>', `how long: 30m, 2h, 1d (at most ${MAX_MUTE_SECONDS / 86_400}d)`).makeOptionMandatory())
+      .addOption(new Option('--reason <text>', 'why, shown in every dropped record')),
+  )
+    .addHelpText(
+      'after',
+      `
+The mute is kept in the table: it survives restarts and ends by itself. Muting again replaces it.
+
+Examples:
+  $ npx sms-relay mute alerts --for 2h --reason "db upgrade"
+  $ npx sms-relay mute orders --for 30m --env prod`,
+    )
+    .action(async (route: string, options: MuteOptions) => {
+      await run(options, async (access, routes, zoneOf) => {
+        known(route, routes);
+        const forSeconds = parseDurationSeconds(options.for);
+        if (forSeconds === undefined || forSeconds > MAX_MUTE_SECONDS) throw new CliError(`--for "${options.for}" is not a duration of up to ${MAX_MUTE_SECONDS / 86_400}d; use e.g. 30m, 2h, 1d`);
+        const reason = (options.reason ?? '').trim();
+        if (reason.length > MAX_MUTE_REASON_CHARS) throw new CliError(`--reason is at most ${MAX_MUTE_REASON_CHARS} characters`);
+        const mute = await access.mute({ route, forSeconds, reason });
+        process.stdout.write(`Muted route ${route} until ${until(mute, zoneOf(route))}${reason === '' ? '' : `: ${reason}`} (${access.description}).\n`);
+      });
+    });
+}
+
+/** `sms-relay unmute <route>`: ends a route's mute now. */
+export function unmuteCommand(): Command {
+  return withWhere(new Command('unmute').description("End a route's mute now").argument('<route>', 'the route id'))
+    .addHelpText('after', '\nExample:\n  $ npx sms-relay unmute alerts')
+    .action(async (route: string, options: WhereOptions) => {
+      await run(options, async (access, routes) => {
+        known(route, routes);
+        const ended = await access.unmute(route);
+        process.stdout.write(ended ? `Unmuted route ${route}: its messages are sent again.\n` : `Route ${route} was not muted.\n`);
+      });
+    });
+}
+
+/** `sms-relay mutes`: the mutes in force. */
+export function mutesCommand(): Command {
+  return withWhere(new Command('mutes').description('List the routes muted now, until when and why').addOption(new Option('--json', 'print a JSON array of {route, until, reason, mutedAt}')))
+    .addHelpText('after', '\nExamples:\n  $ npx sms-relay mutes\n  $ npx sms-relay mutes --env prod --json')
+    .action(async (options: WhereOptions & { readonly json?: boolean }) => {
+      await run(options, async (access, _routes, zoneOf) => {
+        const mutes = await access.mutes();
+        if (options.json === true) {
+          process.stdout.write(`${JSON.stringify(mutes, null, 2)}\n`);
+          return;
+        }
+        if (mutes.length === 0) {
+          process.stdout.write(`No route is muted (${access.description}).\n`);
+          return;
+        }
+        for (const mute of mutes) process.stdout.write(`${mute.route}  muted until ${until(mute, zoneOf(mute.route))}${mute.reason === '' ? '' : `  ${mute.reason}`}\n`);
+      });
+    });
+}
+
+type Zones = (route: string) => string;
+
+async function run(options: WhereOptions, act: (access: RecordAccess, routes: ReadonlyMap<string, RouteConfig>, zoneOf: Zones) => Promise<void>): Promise<void> {
+  try {
+    process.env['AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED'] ??= 'true';
+    const routes = readRoutes(options);
+    const access = await openAccess(options);
+    try {
+      await act(access, routes, (route) => routes.get(route)?.timeZone ?? 'UTC');
+    } finally {
+      await access.close();
+    }
+  } catch (error) {
+    fail(error);
+  }
+}
+
+/** The routes of the config the relay runs with: the mute's route must be one, and its time zone says the time. */
+function readRoutes({ config, env }: WhereOptions): ReadonlyMap<string, RouteConfig> {
+  const path = config !== undefined ? resolve(config) : env !== undefined ? resolve(`config/${env}.yaml`) : localPath('config', undefined);
+  if (!existsSync(path)) throw new CliError(`no config at ${displayPath(path)}: pass --config <file>, the config the relay runs with`);
+  const loaded = loadConfigFile(path);
+  return new Map([...loaded.routes].map(([id, route]) => [id, route.config]));
+}
+
+function known(route: string, routes: ReadonlyMap<string, RouteConfig>): void {
+  if (!routes.has(route)) throw new CliError(`unknown route "${route}"; the config's routes: ${[...routes.keys()].join(', ')}`);
+}
+
+/** `14:30 Africa/Dar_es_Salaam`, with the date when it is not today there. */
+function until(mute: Mute, zone: string): string {
+  return `${clockTime(new Date(mute.until), zone, new Date())} ${zone}`;
+}
