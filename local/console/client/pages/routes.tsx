@@ -1,33 +1,20 @@
 /** Routes: one card per route with its settings, last webhook, last 24 h by state and its limits. */
-import { useCallback, useEffect, useState } from 'preact/hooks';
-import type { LimitUse, RouteSummary, RoutesAnswer, State } from '../../contract';
-import { errorText, get } from '../api';
+import type { LimitUse, RouteSummary, State } from '../../contract';
+import { useApi } from '../data';
 import { ago, duration, fullTime, num } from '../format';
 import { openActivity } from './activity';
-import { CopyButton, ErrorBox, Fields, StateBadge, useInterval } from '../ui';
+import { CopyButton, ErrorBox, Fields, StateBadge } from '../ui';
 
 const STATE_ORDER: readonly State[] = ['PENDING', 'SENDING', 'SENT', 'FAILED', 'UNKNOWN', 'PARKED', 'HELD', 'DROPPED'];
 
 export function RoutesPage() {
-  const [routes, setRoutes] = useState<readonly RouteSummary[] | null>(null);
-  const [error, setError] = useState<string | null>(null);
-  const load = useCallback(async () => {
-    try {
-      const answer = await get<RoutesAnswer>('routes');
-      setRoutes(answer.routes);
-      setError(null);
-    } catch (e) {
-      setError(errorText(e));
-    }
-  }, []);
-  useEffect(() => {
-    void load();
-  }, [load]);
-  useInterval(load, 10_000, routes !== null);
+  const { data, error: failed, reload } = useApi('GET /routes', {}, { pollMs: 10_000 });
+  const routes = data?.routes ?? null;
+  const error = failed?.message ?? null;
 
   return (
     <div class="page routes">
-      <ErrorBox error={error} onRetry={() => void load()} />
+      <ErrorBox error={error} onRetry={reload} />
       {routes === null ? (
         error ? null : <p class="muted">Loading…</p>
       ) : routes.length === 0 ? (
