@@ -2,7 +2,7 @@ import { MAX_BODY_BYTES, RETRY, SWEEP_PENDING_GRACE_MS } from './defaults';
 
 /**
  * The environment variables both the Lambda wiring (`functions/handlers/wiring/env.ts`) and the
- * local runtime (`local/runtime/settings.ts`) read: their names, in one place. An empty value
+ * local runtime (`local/shared/settings.ts`) read: their names, in one place. An empty value
  * counts as unset everywhere.
  */
 export const ENV = {

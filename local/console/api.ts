@@ -1,7 +1,6 @@
 import { maskNumbersInText } from '../../functions/core/recipients';
-import { HttpError, matchPath } from '../http';
+import { HttpError, matchPath, parseRequest, queryObject } from '../http';
 import { MESSAGE_STATES, recordsPage, redriveRecord, REDRIVE_STATES } from '../records';
-import { parseRequest, queryObject } from '../request';
 import { CONSOLE_API, type AnswerOf, type ApiRoute, type Endpoint, type HandlerRequest, type Overview } from './contract';
 import { payloadChoices, previewRoute } from './preview';
 import { warmPreviewWorker } from './preview-thread';

@@ -3,7 +3,9 @@
  * service: a guarded `node:http` server (`guard.ts`), the one HTTP error (`error.ts`), body reading
  * with a cap (`body.ts`), whole answers (`answer.ts`), request targets and a tiny path matcher
  * (`path.ts`), the loopback and same-site checks of local-only endpoints (`local.ts`) and
- * `listen` (`listen.ts`). Routing stays with each server: each has a handful of fixed paths.
+ * `listen` (`listen.ts`), and a request's query, path parameters or body read by a zod schema
+ * (`request.ts`). Routing stays with each server: the runtime and the sandbox have a handful of
+ * fixed paths; the console dispatches its route map with `matchPath`.
  *
  * @example
  * ```ts
@@ -26,3 +28,4 @@ export { createGuardedServer, HTTP_LIMITS, type HttpLimits } from './guard';
 export { listen } from './listen';
 export { consoleRefusal, crossSiteRefusal, isLocalRequest, isLoopbackAddress } from './local';
 export { isUnder, matchPath, requestPath, requestQuery, type PathParams } from './path';
+export { parseRequest, queryObject } from './request';

@@ -3,14 +3,12 @@ import { answerWebhook, isHookPath } from '../../functions/relay/edge';
 import type { IngestAnswer, IngestRequest } from '../../functions/relay/ingest';
 import type { MessageRecord, MessageStore } from '../../functions/store';
 import { isConsolePath } from '../console/http';
-import { consoleRefusal, createGuardedServer, HTTP_LIMITS, HttpError, isLocalRequest, isUnder, listen as listenOn, parseJson, readBody, readLimited, requestPath, requestQuery, sendError, sendJson, type HttpLimits } from '../http';
-import { PortInUseError, RuntimeError } from './errors';
+import { consoleRefusal, createGuardedServer, HTTP_LIMITS, HttpError, isLocalRequest, isUnder, parseJson, parseRequest, queryObject, readBody, readLimited, requestPath, requestQuery, sendError, sendJson, type HttpLimits } from '../http';
+import { listen } from '../shared/listen';
+import { RELAY_PREFIX } from '../shared/record-access';
 import type { Turns } from './turns';
 import { queryRecords, RecordListQuery, RedriveRequest, requeueRecords, toRecordView } from '../records';
-import { parseRequest, queryObject } from '../request';
 
-/** Local-only endpoints under this prefix serve `logs` and `redrive` while the runtime holds the store. */
-export const RELAY_PREFIX = '/_relay';
 const MAX_CONTROL_BODY_BYTES = 64 * 1024;
 
 /** What the runtime prints for each webhook. */
@@ -112,13 +110,6 @@ export function createRelayServer(limits: HttpLimits = HTTP_LIMITS): RelayServer
       });
     },
   };
-}
-
-/** Listens on `host:port` (0: a free port) and returns the port; a taken port is a `PortInUseError`. */
-export async function listen(server: Server, port: number, host: string): Promise<number> {
-  return await listenOn(server, { port, host }).catch((error: NodeJS.ErrnoException) => {
-    throw error.code === 'EADDRINUSE' ? new PortInUseError(port, { cause: error }) : new RuntimeError(`cannot listen on ${host}:${port}: ${error.message}`, { cause: error });
-  });
 }
 
 async function handle(request: IncomingMessage, response: ServerResponse, dependencies: RelayServerDependencies): Promise<void> {

@@ -1,8 +1,8 @@
 import cliProgress from 'cli-progress';
 import { Command, Option } from 'commander';
-import { AccessKind, type RecordAccess } from '../../runtime/record-access';
+import { AccessKind, type RecordAccess } from '../../shared/record-access';
 import { parseSince, parseState, REDRIVE_STATES, type RecordView } from '../../records';
-import { RUNTIME_DEFAULTS } from '../../runtime/settings';
+import { RUNTIME_DEFAULTS } from '../../shared/settings';
 import { fail } from '../output';
 import { openAccess, regionOption } from './logs';
 

@@ -1,8 +1,8 @@
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { DATABASE_SUBDIR } from '../../../local/runtime/local-store';
+import { DATABASE_SUBDIR } from '../../../local/shared/local-store';
 import type { RecordView } from '../../../local/records';
-import { RUNTIME_DEFAULTS } from '../../../local/runtime/settings';
+import { RUNTIME_DEFAULTS } from '../../../local/shared/settings';
 import { createStore, MessageState, type MessageRecord } from '../../../functions/store';
 import { startDynalite } from '../../helpers/dynalite';
 import { call } from './http';

@@ -6,8 +6,10 @@ import { findRunningRuntime } from './discovery';
 import { RuntimeError } from './errors';
 import { DATABASE_SUBDIR, openLocalStore } from './local-store';
 import { MAX_REDRIVE_IDS, queryRecords, requeueRecords, toRecordView, type RecordQuery, type RecordView, type RequeueOutcome } from '../records';
-import { RELAY_PREFIX } from './server';
 import { RUNTIME_DEFAULTS } from './settings';
+
+/** Local-only endpoints under this prefix serve `logs` and `redrive` while the runtime holds the store. */
+export const RELAY_PREFIX = '/_relay';
 
 /** How `logs` and `redrive` reach the records. */
 export const AccessKind = {

@@ -1,6 +1,6 @@
 import type { z } from 'zod';
-import { describeIssues } from '../functions/core/config/parse';
-import { HttpError } from './http';
+import { describeIssues } from '../../functions/core/config/parse';
+import { HttpError } from './error';
 
 /**
  * A request's query, path parameters or body read by its zod schema, or an `HttpError` (400 unless
