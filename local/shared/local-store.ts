@@ -1,19 +1,11 @@
 import { mkdirSync } from 'node:fs';
-import type { Server } from 'node:http';
 import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { createStore, ensureTable, type MessageStore } from '../../functions/store';
+import { createDynalite } from './dynalite';
 import { RuntimeError } from './errors';
-
-/** The part of dynalite's factory used here; the package ships no TypeScript types. */
-type DynaliteFactory = (options: {
-  readonly path?: string;
-  readonly createTableMs?: number;
-  readonly deleteTableMs?: number;
-  readonly updateTableMs?: number;
-}) => Server;
 
 /** The part of `level` (dynalite's own LevelDB binding) used to test the lock. */
 interface LevelDatabase {
@@ -66,8 +58,7 @@ export async function openLocalStore({ dataDir, tableName }: OpenLocalStoreOptio
   mkdirSync(path, { recursive: true, mode: 0o700 });
   await assertUnlocked(path, dataDir);
 
-  const dynalite = requireHere('dynalite') as DynaliteFactory;
-  const server = dynalite({ path, createTableMs: 0, deleteTableMs: 0, updateTableMs: 0 });
+  const server = createDynalite({ path, createTableMs: 0, deleteTableMs: 0, updateTableMs: 0 });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(0, '127.0.0.1', () => {

@@ -82,9 +82,9 @@ describe('bench report', () => {
   it('after a run of the DynamoDB section alone, replaces its section with the figures and their baseline', () => {
     const before = renderReport(run);
     const dynamoPerSms = { requests: 3, writeUnits: 5, tableWriteUnits: 3, indexWriteUnitsEstimated: 2 };
-    const after = updateReport(before, { ...run.results, dynamoPerSms }, [dynamoSection(dynamoPerSms, { ...run.dynamo, tableWriteUnits: 3, byCommand: { PutItem: 1, UpdateItem: 2 } }, 'on 2026-11-26')]);
-    expect(after).toContain('| requests | 3 (PutItem 1, UpdateItem 2) | 7 (PutItem 2, UpdateItem 5) |');
-    expect(after).toContain('| **write units** (table + indexes) | 5 | 13 |');
+    const after = updateReport(before, { ...run.results, dynamoPerSms }, [dynamoSection(dynamoPerSms, { ...run.dynamo, tableWriteUnits: 3, byCommand: { TransactWriteItems: 1, UpdateItem: 2 } }, 'on 2026-11-26')]);
+    expect(after).toContain('| requests | 3 (TransactWriteItems 1, UpdateItem 2) | 4 (PutItem 2, UpdateItem 2) | 7 (PutItem 2, UpdateItem 5) |');
+    expect(after).toContain('| **write units** (table + indexes) | 5 | 10 | 13 |');
     expect(after.match(/## DynamoDB per SMS/g)).toHaveLength(1);
     expect(after).toMatch(/DynamoDB per SMS +3 requests, 5 WRU/);
   });
