@@ -57,7 +57,7 @@ const usd = (value: number): string => (value === 0 ? '$0' : `$${value < 0.01 ? 
 const percent = (share: number): string => `${(share * 100).toPrecision(2)} %`;
 
 /** BENCHMARKS.md's first paragraph: what the page holds and how to make it. */
-const INTRO = 'What a user of the relay feels: how long a webhook takes to become an SMS, how many SMS a burst gets through, how fast the local web console answers with 10,000 records, how long a cold Lambda takes to start, what AWS charges per SMS, and how long the CLI takes to answer. `npm run bench` (`tsx bench/run.ts`, a few minutes) measures them, prints the summary below and writes `bench/results.json` (keys `timeToSms`, `redrive`, `consoleLoad`, `coldInit`, `dynamoPerSms`, `awsCostPer1000Sms`, `cli`) and this file. `npm run bench -- --only cli` (section names separated by commas: `coldInit`, `cli`, `dynamoPerSms`, `timeToSms`, `redrive`, `consoleLoad`) measures only those: their figures go into results.json and the summary below, and the CLI and redrive sections are rewritten; the text of the other sections changes only with a whole run. Nothing leaves loopback.';
+const INTRO = 'What a user of the relay feels: how long a webhook takes to become an SMS, how many SMS a burst gets through, how fast the local web console answers with 10,000 records, how long a cold Lambda takes to start, what AWS charges per SMS, and how long the CLI takes to answer. `npm run bench` (`tsx bench/run.ts`, a few minutes) measures them, prints the summary below and writes `bench/results.json` (keys `timeToSms`, `redrive`, `consoleLoad`, `coldInit`, `dynamoPerSms`, `awsCostPer1000Sms`, `cli`) and this file. `npm run bench -- --only cli` (section names separated by commas: `coldInit`, `cli`, `dynamoPerSms`, `timeToSms`, `redrive`, `consoleLoad`) measures only those: their figures go into results.json and the summary below, and the sections of the CLI, time to SMS, DynamoDB per SMS and redrive are rewritten; the text of the other sections changes only with a whole run. Nothing leaves loopback.';
 
 /** The lines printed at the end of a run: figure, value, baseline and ratio where there is one. */
 export function summaryLines({ results: r }: Pick<BenchRun, 'results'>): string[] {
@@ -78,6 +78,39 @@ export function summaryLines({ results: r }: Pick<BenchRun, 'results'>): string[
   ];
   const width = [0, 1].map((column) => Math.max(...rows.map((row) => row[column]!.length)));
   return rows.map((row) => `${row[0].padEnd(width[0]!)}  ${row[1].padEnd(width[1]!)}  ${row[2]}`.trimEnd());
+}
+
+/**
+ * What bounds the local burst, and what issue 19 changed in it. The before/after figures are of
+ * alternating runs of the two versions in one session (/work/notes/i19-burst2.md), not of this run.
+ */
+const BURST_BOUND =
+  "**What bounds the burst locally: one thread.** The runtime is one Node.js thread, and through a burst it is busy all the time (a `node --cpu-prof` of the runtime shows 97–100 % of every second of the burst busy); the drain is the thread's time per SMS times 1,000, and each 202 waits its turn behind the sends. The SMS service is not the bound (the floor). Where the thread goes during the burst: dynalite about 42 % (its PEG parser reading every request's condition and update expressions 16 %, LevelDB reads and writes 17 %, a read of the table's description before every write among them), the AWS SDK client 18 % (serializing, signing, retry and endpoint bookkeeping for each request), garbage collection 8 %, the webhook server's and the SMS client's HTTP 5 %, the relay's own code (evaluation, store, sender, the terminal lines) about 9 %. 250 SMS per second needs at most 4 ms of the thread per SMS; what is left is inside dynalite and the SDK, per request. " +
+  "**Before → after (issue 19):** the runtime's DynamoDB client reached its dynalite over loopback HTTP and ran the SDK's logger middleware, which filters every request's input and output for a log line even with no logger. Now it hands each request to the dynalite server in process (`local/shared/dynalite-handler.ts`: the request is emitted on the server as HTTP requests are, so dynalite's checks and answers are unchanged) and has no logger middleware. The store's requests of one SMS (accept, claim, settle through that client) take the thread 7.67 → 4.90 ms (median of 5 alternating rounds); the whole burst, 6 runs of each version alternating on the shared machine at a load average of 10–18, medians: 55 → 80 SMS per second (more in each of the 6 pairs), 202 p99 1.94 → 1.35 s, the thread's CPU time per SMS 7.97 → 6.30 ms; the trickle's p99 did not grow (45 → 30 ms at that load). The targets (250 SMS per second, 202 p99 ≤ 500 ms) are not reached.";
+
+
+/** `## Time to SMS`, on its own so that a run of that section alone (`--only timeToSms`) can replace it. */
+export function timeToSmsSection({ trickle, burst }: TimeToSms, measured?: string): string[] {
+  return [
+    '## Time to SMS',
+    '',
+    `The real local runtime, \`node bin/sms-relay.mjs start\` (the \`npm start\` of a developer: ingest, a DynamoDB-streams stand-in and the sender on dynalite on disk), runs as a child process with one generic route (Bearer token, one recipient, \`template: "{{ message }}"\`). Its \`PROVIDER_BASE_URL\` is a sandbox SMS service in the bench process, whose \`onDelivered\` hook stamps when each send arrives. Five webhooks warm the runtime up first and are not counted.${measured === undefined ? '' : ` Measured ${measured}, apart from the rest of this page.`}`,
+    '',
+    ...table(
+      ['figure', 'value', 'how'],
+      [
+        ['trickle p50 / p99', `${trickle.p50Ms} / ${trickle.p99Ms} ms`, '100 webhooks posted one at a time, each from its 202 answer to the arrival of its SMS at the service'],
+        ['burst 202 p99', `${burst.acceptP99Ms} ms`, '1,000 webhooks at 64 concurrent posts: p99 from sending a post to its 202'],
+        ['burst drain', `${burst.drainSeconds} s`, 'from the first post to the last SMS received'],
+        ['burst SMS per second', `${burst.smsPerSecond}`, '1,000 / drain'],
+        ['floor SMS per second', `${burst.floorSmsPerSecond}`, "the same 1,000 sends made straight to the same sandbox with the relay's SMS client (`createSmsClient`) at 64 concurrent, to the last received"],
+      ],
+    ),
+    '',
+    'A trickle time would be below zero for a webhook whose SMS reached the service before its 202 reached the poster: the runtime hands the record to the sender as soon as it is written.',
+    '',
+    BURST_BOUND,
+  ];
 }
 
 /** `## CLI start-up`, on its own so that a run of that section alone (`--only cli`) can replace it. */
@@ -173,7 +206,6 @@ function consoleSection(c: ConsoleLoad): string {
 
 export function renderReport(run: BenchRun): string {
   const { results: r, dynamo, cost, meta } = run;
-  const { trickle, burst } = r.timeToSms;
   const sections = Object.entries(meta.sectionSeconds).map(([name, seconds]) => `${name} ${seconds} s`).join(', ');
   const smsUsd = (1000 * SMS_PRICE_TZS) / TZS_PER_USD;
   return [
@@ -191,22 +223,7 @@ export function renderReport(run: BenchRun): string {
     ...summaryLines(run),
     '```',
     '',
-    '## Time to SMS',
-    '',
-    'The real local runtime, `node bin/sms-relay.mjs start` (the `npm start` of a developer: ingest, a DynamoDB-streams stand-in and the sender on dynalite on disk), runs as a child process with one generic route (Bearer token, one recipient, `template: "{{ message }}"`). Its `PROVIDER_BASE_URL` is a sandbox SMS service in the bench process, whose `onDelivered` hook stamps when each send arrives. Five webhooks warm the runtime up first and are not counted.',
-    '',
-    ...table(
-      ['figure', 'value', 'how'],
-      [
-        ['trickle p50 / p99', `${trickle.p50Ms} / ${trickle.p99Ms} ms`, '100 webhooks posted one at a time, each from its 202 answer to the arrival of its SMS at the service'],
-        ['burst 202 p99', `${burst.acceptP99Ms} ms`, '1,000 webhooks at 64 concurrent posts: p99 from sending a post to its 202'],
-        ['burst drain', `${burst.drainSeconds} s`, 'from the first post to the last SMS received'],
-        ['burst SMS per second', `${burst.smsPerSecond}`, '1,000 / drain'],
-        ['floor SMS per second', `${burst.floorSmsPerSecond}`, "the same 1,000 sends made straight to the same sandbox with the relay's SMS client (`createSmsClient`) at 64 concurrent, to the last received"],
-      ],
-    ),
-    '',
-    'A trickle time would be below zero for a webhook whose SMS reached the service before its 202 reached the poster: the runtime hands the record to the sender as soon as it is written.',
+    ...timeToSmsSection(r.timeToSms),
     '',
     ...awsTimeToSmsSection(),
     ...redriveSection(r.redrive),

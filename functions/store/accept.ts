@@ -2,7 +2,7 @@ import { GetItemCommand } from '@aws-sdk/client-dynamodb';
 import { MAX_RECORDS_PER_WEBHOOK } from '../core/defaults';
 import { type Item, ItemReader, num, str, strList } from './attributes';
 import { messageItem, stateChange } from './codec';
-import type { StoreTable } from './context';
+import type { StoreTable } from './store-table';
 import { type ConditionalPut, type TransactOutcome, writeAllIf, writeIf } from './write';
 import { StoreError } from './errors';
 import { newId } from './ids';
@@ -105,7 +105,7 @@ const GUARD_ATTEMPTS = 3;
  *
  * @example
  * ```typescript
- * const result = await acceptWebhook(context, {
+ * const result = await acceptWebhook(table, {
  *   route: 'orders',
  *   dedupeKey: deliveryId,
  *   windowSeconds: 86_400,
@@ -115,14 +115,14 @@ const GUARD_ATTEMPTS = 3;
  * if (result.outcome === 'duplicate') logger.info('duplicate webhook', { ids: result.ids });
  * ```
  */
-export const acceptWebhook = async (context: StoreTable, input: AcceptInput): Promise<AcceptResult> => {
+export const acceptWebhook = async (table: StoreTable, input: AcceptInput): Promise<AcceptResult> => {
   const {
     route,
     dedupeKey,
     replayKey,
     windowSeconds,
     messages,
-    now = context.clock(),
+    now = table.clock(),
     retentionDays = DEFAULT_RETENTION_DAYS,
   } = input;
   validate(input, retentionDays);
@@ -133,26 +133,26 @@ export const acceptWebhook = async (context: StoreTable, input: AcceptInput): Pr
   const build = (guardIds: readonly string[]): MessageRecord[] =>
     buildRecords({ route, dedupeKey, messages, ids: guardIds, now, retentionDays });
   const guardOf = (key: string, claim: GuardClaim): ConditionalPut => guardPut({ route, dedupeKey: key, claim, now, windowSeconds });
-  const place = (key: string, claim: GuardClaim) => placeGuard(context, { route, dedupeKey: key, claim, now, windowSeconds });
+  const place = (key: string, claim: GuardClaim) => placeGuard(table, { route, dedupeKey: key, claim, now, windowSeconds });
 
   const keys = replayKey !== undefined && replayKey !== dedupeKey ? [replayKey, dedupeKey] : [dedupeKey];
   const puts = [...keys.map((key) => ({ put: guardOf(key, own), current: true })), ...build(ids).map((record) => ({ put: recordPut(record) }))];
   for (let attempt = 1; ; attempt += 1) {
-    const outcome = await writeAllIf(context, puts);
+    const outcome = await writeAllIf(table, puts);
     if (outcome.applied) return { outcome: AcceptOutcome.Accepted, ids };
     const guards = keys.map((_, position) => liveGuard(outcome.puts[position], route, now));
     const [byBody, byId] = keys.length === 2 ? guards : [undefined, guards[0]];
     if (byBody !== undefined) {
       // A replay under another delivery id wrote nothing under it. A retry of the same delivery
       // places the id's guard if its accept lacks one.
-      if (byBody.deliveryKey !== dedupeKey) return await completeDuplicate(context, { guard: byBody, now, build });
+      if (byBody.deliveryKey !== dedupeKey) return await completeDuplicate(table, { guard: byBody, now, build });
       const guard = byId ?? (await place(dedupeKey, claimOf(byBody))) ?? byBody;
-      return await completeDuplicate(context, { guard, now, build });
+      return await completeDuplicate(table, { guard, now, build });
     }
     if (byId !== undefined) {
       // A new body under a delivery id already accepted: its guard points at that accept.
       if (keys.length === 2) await place(replayKey!, claimOf(byId));
-      return await completeDuplicate(context, { guard: byId, now, build });
+      return await completeDuplicate(table, { guard: byId, now, build });
     }
     const guardRefused = outcome.puts.slice(0, keys.length).some((put) => put.refused);
     if (!guardRefused) throw new StoreError(`accept for ${route} refused: a new message id already has a record`);
@@ -189,11 +189,11 @@ const liveGuard = (put: TransactOutcomePut | undefined, route: string, now: Date
 
 /** Places one key's guard for `claim`; `undefined` when placed, else the live guard of another accept. */
 const placeGuard = async (
-  context: StoreTable,
+  table: StoreTable,
   input: { route: string; dedupeKey: string; claim: GuardClaim; now: Date; windowSeconds: number },
 ): Promise<Guard | undefined> => {
   for (let attempt = 1; ; attempt += 1) {
-    const existing = await putGuard(context, input);
+    const existing = await putGuard(table, input);
     if (existing !== 'vanished') return existing;
     if (attempt >= GUARD_ATTEMPTS) {
       throw new StoreError(`dedupe guard for ${input.route} kept changing; gave up after ${attempt} attempts`);
@@ -318,11 +318,11 @@ const recordPut = (record: MessageRecord): ConditionalPut => ({
 
 /** `undefined` when this call placed the guard (or it already named the same accept); otherwise the live guard it collided with. */
 const putGuard = async (
-  context: StoreTable,
+  table: StoreTable,
   input: { route: string; dedupeKey: string; claim: GuardClaim; now: Date; windowSeconds: number },
 ): Promise<Guard | 'vanished' | undefined> => {
   // The blocking guard: with the refusal on AWS, read after it locally.
-  const outcome = await writeIf(context, guardPut(input), { current: true });
+  const outcome = await writeIf(table, guardPut(input), { current: true });
   if (outcome.applied) return undefined;
   if (outcome.current === undefined) return 'vanished';
   const guard = guardFromItem(outcome.current, input.route);
@@ -343,11 +343,11 @@ const guardFromItem = (item: Item, route: string): Guard => {
 };
 
 /** Puts every record that does not exist yet; returns how many this call wrote. */
-const putMessages = async (context: StoreTable, records: readonly MessageRecord[]): Promise<number> => {
+const putMessages = async (table: StoreTable, records: readonly MessageRecord[]): Promise<number> => {
   // Refused: a concurrent duplicate (or the accept it duplicates) wrote this id first, which is the point.
   // Every put is answered before anything is thrown, so the answer means no put is still under way.
   const outcomes = await Promise.allSettled(
-    records.map(async (record) => await writeIf(context, recordPut(record))),
+    records.map(async (record) => await writeIf(table, recordPut(record))),
   );
   let written = 0;
   for (const outcome of outcomes) {
@@ -358,12 +358,12 @@ const putMessages = async (context: StoreTable, records: readonly MessageRecord[
 };
 
 /** The ids among `ids` that have no message record, by consistent reads of their keys only. */
-const missingIds = async (context: StoreTable, ids: readonly string[]): Promise<Set<string>> => {
+const missingIds = async (table: StoreTable, ids: readonly string[]): Promise<Set<string>> => {
   const found = await Promise.all(
     ids.map(async (id) => {
-      const { Item: item } = await context.client.send(
+      const { Item: item } = await table.client.send(
         new GetItemCommand({
-          TableName: context.tableName,
+          TableName: table.tableName,
           Key: messageKey(id),
           ConsistentRead: true,
           ProjectionExpression: '#pk',
@@ -381,7 +381,7 @@ const missingIds = async (context: StoreTable, ids: readonly string[]): Promise<
  * records a half-finished (or still running) accept has not written yet.
  */
 const completeDuplicate = async (
-  context: StoreTable,
+  table: StoreTable,
   {
     guard,
     now,
@@ -391,9 +391,9 @@ const completeDuplicate = async (
   const plain = { outcome: AcceptOutcome.Duplicate, ids: guard.messageIds, recovered: 0 } as const;
   // TTL may have deleted the records: a rewritten one would be a new, second SMS.
   if (epochSeconds(now) >= guard.recordsExpireAt) return plain;
-  const missing = await missingIds(context, guard.messageIds);
+  const missing = await missingIds(table, guard.messageIds);
   if (missing.size === 0) return plain;
-  const recovered = await putMessages(context, build(guard.messageIds).filter((record) => missing.has(record.id)));
+  const recovered = await putMessages(table, build(guard.messageIds).filter((record) => missing.has(record.id)));
   return { ...plain, recovered };
 };
 
@@ -419,11 +419,11 @@ const NOTICE_WINDOW_SECONDS = 35 * DAY_SECONDS;
  *
  * @example
  * ```typescript
- * await recordNotice(context, { kind: 'held-summary', route: 'alerts', key: window.window, message });
+ * await recordNotice(table, { kind: 'held-summary', route: 'alerts', key: window.window, message });
  * ```
  */
-export const recordNotice = async (context: StoreTable, { kind, route, key, message, now, retentionDays }: NoticeInput): Promise<AcceptResult> =>
-  await acceptWebhook(context, {
+export const recordNotice = async (table: StoreTable, { kind, route, key, message, now, retentionDays }: NoticeInput): Promise<AcceptResult> =>
+  await acceptWebhook(table, {
     route,
     dedupeKey: `notice:${kind}:${key}`,
     windowSeconds: NOTICE_WINDOW_SECONDS,

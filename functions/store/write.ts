@@ -10,7 +10,7 @@ import {
   UpdateItemCommand,
 } from '@aws-sdk/client-dynamodb';
 import type { Item } from './attributes';
-import { type StoreTable, isConditionalCheckFailed } from './context';
+import { type StoreTable, isConditionalCheckFailed } from './store-table';
 import { TABLE } from './table';
 
 /** A conditional put: the item and its condition (the table is the store's). */
@@ -45,24 +45,24 @@ export interface WriteIfOptions {
  *
  * @example
  * ```typescript
- * const outcome = await writeIf(context, { Key: messageKey(id), UpdateExpression: 'SET #s = :to', ConditionExpression: '#s = :from', … });
+ * const outcome = await writeIf(table, { Key: messageKey(id), UpdateExpression: 'SET #s = :to', ConditionExpression: '#s = :from', … });
  * if (!outcome.applied) return undefined; // lost the race
  * ```
  */
-export const writeIf = async (context: StoreTable, write: ConditionalPut | ConditionalUpdate, { current = false }: WriteIfOptions = {}): Promise<WriteOutcome> => {
+export const writeIf = async (table: StoreTable, write: ConditionalPut | ConditionalUpdate, { current = false }: WriteIfOptions = {}): Promise<WriteOutcome> => {
   const onRefusal = current ? { ReturnValuesOnConditionCheckFailure: 'ALL_OLD' as const } : {};
   try {
     if ('Item' in write && write.Item !== undefined) {
-      const { Attributes: item } = await context.client.send(new PutItemCommand({ ...(write as ConditionalPut), TableName: context.tableName, ...onRefusal }));
+      const { Attributes: item } = await table.client.send(new PutItemCommand({ ...(write as ConditionalPut), TableName: table.tableName, ...onRefusal }));
       return { applied: true, item: item ?? {} };
     }
-    const { Attributes: item } = await context.client.send(new UpdateItemCommand({ ...(write as ConditionalUpdate), TableName: context.tableName, ...onRefusal }));
+    const { Attributes: item } = await table.client.send(new UpdateItemCommand({ ...(write as ConditionalUpdate), TableName: table.tableName, ...onRefusal }));
     return { applied: true, item: item ?? {} };
   } catch (error) {
     if (!isConditionalCheckFailed(error)) throw error;
     if (!current) return { applied: false, current: undefined };
     const returned = error instanceof ConditionalCheckFailedException ? error.Item : undefined;
-    return { applied: false, current: returned ?? (await readKey(context, keyOf(write))) };
+    return { applied: false, current: returned ?? (await readKey(table, keyOf(write))) };
   }
 };
 
@@ -97,20 +97,20 @@ const TRANSACT_ATTEMPTS = 3;
  *
  * @example
  * ```typescript
- * const outcome = await writeAllIf(context, [{ put: guard, current: true }, { put: record }]);
+ * const outcome = await writeAllIf(table, [{ put: guard, current: true }, { put: record }]);
  * if (!outcome.applied && outcome.puts[0]?.refused) return duplicateOf(outcome.puts[0].current);
  * ```
  */
-export const writeAllIf = async (context: StoreTable, puts: readonly TransactPut[]): Promise<TransactOutcome> => {
+export const writeAllIf = async (table: StoreTable, puts: readonly TransactPut[]): Promise<TransactOutcome> => {
   const command = (): TransactWriteItemsCommand =>
     new TransactWriteItemsCommand({
       TransactItems: puts.map(({ put, current = false }) => ({
-        Put: { ...put, TableName: context.tableName, ...(current ? { ReturnValuesOnConditionCheckFailure: 'ALL_OLD' as const } : {}) },
+        Put: { ...put, TableName: table.tableName, ...(current ? { ReturnValuesOnConditionCheckFailure: 'ALL_OLD' as const } : {}) },
       })),
     });
   for (let attempt = 1; ; attempt += 1) {
     try {
-      await context.client.send(command());
+      await table.client.send(command());
       return { applied: true };
     } catch (error) {
       if (!(error instanceof TransactionCanceledException)) throw error;
@@ -122,7 +122,7 @@ export const writeAllIf = async (context: StoreTable, puts: readonly TransactPut
         puts.map(async ({ put, current = false }, position) => {
           if (codes[position] !== 'ConditionalCheckFailed') return { refused: false } as const;
           if (!current) return { refused: true, current: undefined } as const;
-          return { refused: true, current: reasons[position]?.Item ?? (await readKey(context, keyOf(put))) } as const;
+          return { refused: true, current: reasons[position]?.Item ?? (await readKey(table, keyOf(put))) } as const;
         }),
       );
       return { applied: false, puts: outcomes };
@@ -137,5 +137,5 @@ const keyOf = (write: ConditionalPut | ConditionalUpdate): Item => {
   return Object.fromEntries(Object.entries(item).filter(([name]) => name === TABLE.partitionKey || name === TABLE.sortKey));
 };
 
-const readKey = async (context: StoreTable, key: Item): Promise<Item | undefined> =>
-  (await context.client.send(new GetItemCommand({ TableName: context.tableName, Key: key, ConsistentRead: true }))).Item;
+const readKey = async (table: StoreTable, key: Item): Promise<Item | undefined> =>
+  (await table.client.send(new GetItemCommand({ TableName: table.tableName, Key: key, ConsistentRead: true }))).Item;

@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { loadConfigFile } from '../../../functions/core/config/load';
-import { maskPhoneNumbersIn } from '../../../functions/core/recipients';
+import { maskNumbersInText } from '../../../functions/core/recipients';
 import { findRunningRuntime } from '../../shared/discovery';
 import { fixtureHeaders } from '../../shared/fixture-headers';
 import { readExistingSecrets } from '../../runtime/secrets';
@@ -98,7 +98,7 @@ async function runSendTest(options: SendTestOptions): Promise<number> {
     throw new RuntimeError(`cannot reach the relay at ${target} (${causeOf(error)}); is "npm start" running?`, { cause: error });
   }
   const text = await response.text();
-  process.stdout.write(`${response.status} ${response.statusText}\n${maskPhoneNumbersIn(pretty(text))}\n`);
+  process.stdout.write(`${response.status} ${response.statusText}\n${maskNumbersInText(pretty(text))}\n`);
   return response.ok ? 0 : 1;
 }
 

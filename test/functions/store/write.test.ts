@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createStore } from '../../../functions/store';
-import type { StoreTable } from '../../../functions/store/context';
+import type { StoreTable } from '../../../functions/store/store-table';
 import { type AttributeValue, GetItemCommand, TransactionCanceledException } from '@aws-sdk/client-dynamodb';
 import { writeAllIf, writeIf } from '../../../functions/store/write';
 import { type Dynalite, startDynalite } from '../../helpers/dynalite';

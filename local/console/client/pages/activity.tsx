@@ -1,5 +1,6 @@
 /** Activity: the records, newest first, filtered, polled every 2 s and merged in place. */
 import { useEffect, useRef, useState } from 'preact/hooks';
+import { PAGE_SIZE } from '../../../../functions/core/defaults';
 import type { ClientRequest, Overview, RecordRow, State } from '../../contract';
 import { api, errorText } from '../api';
 import { useApi } from '../data';
@@ -7,7 +8,6 @@ import { fullTime, num, recipients, shortTime } from '../format';
 import { recordHref } from '../route';
 import { ErrorBox, RouteOptions, StateBadge } from '../ui';
 
-const PAGE_SIZE = 50;
 const POLL_MS = 2000;
 
 /** The API reads a duration as that long back from its own clock, at each poll. */
@@ -41,7 +41,7 @@ function request(filters: Filters, cursor?: string): ClientRequest<'GET /records
       route: filters.route || undefined,
       state: filters.state || undefined,
       since: filters.since === 'all' ? undefined : filters.since,
-      limit: PAGE_SIZE,
+      limit: PAGE_SIZE.console,
       cursor,
     },
   };
