@@ -8,7 +8,8 @@ import { maskMsisdn, maskNumbersInText } from '../../functions/core/recipients';
 import { PAGE_SIZE } from '../../functions/core/defaults';
 import { MessageState, type MessageRecord, type MessageStore, type RequeueFrom } from '../../functions/store';
 import { HttpError } from '../http';
-import { cursorPosition, REDRIVE_STATES, STATES, type RecordsPage, type RecordView, type RedriveAnswer, type RequeueOutcome, type State } from './contract';
+import type { z } from 'zod';
+import { cursorPosition, REDRIVE_STATES, RecordsPageQuery, STATES, type RecordsPage, type RecordView, type RedriveAnswer, type RequeueOutcome, type State } from './contract';
 
 export * from './contract';
 
@@ -98,24 +99,14 @@ async function collect(
   return found.slice(0, wanted);
 }
 
-/** Which records one page lists: a {@link RecordQuery} with the previous page's `cursor`. */
-export interface RecordsPageQuery {
-  readonly route?: string | undefined;
-  readonly state?: MessageState | undefined;
-  readonly since?: Date | undefined;
-  /** From the previous page's `cursor`. */
-  readonly cursor?: string | undefined;
-  readonly limit: number;
-}
-
 /**
- * One page of records, newest first, as `logs` lists them (by last change; by creation with a
+ * One page of records ({@link RecordsPageQuery}), newest first, as `logs` lists them (by last change; by creation with a
  * route). The cursor is the time and id of the last row, so a page stays correct while new
  * records arrive at the top.
  *
  * @throws {HttpError} 400 for a cursor this API did not give
  */
-export async function recordsPage(store: MessageStore, { route, state, since, cursor, limit }: RecordsPageQuery): Promise<RecordsPage> {
+export async function recordsPage(store: MessageStore, { route, state, since, cursor, limit }: z.output<typeof RecordsPageQuery>): Promise<RecordsPage> {
   const after = cursor === undefined ? undefined : cursorPosition(cursor);
   const timeOf = (record: MessageRecord): string => (route === undefined ? record.updatedAt : record.createdAt);
   const before = after === undefined ? undefined : new Date(Date.parse(after.at) + 1);

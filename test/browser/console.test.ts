@@ -91,6 +91,32 @@ describe('the console in Chromium', () => {
     await expect.poll(async () => await page.locator('[data-testid="activity-row"][data-state="SENT"]').count(), { timeout: 20_000 }).toBeGreaterThanOrEqual(3);
   });
 
+  it('never shows a slow answer for filters no longer chosen', async () => {
+    const routesShown = async (): Promise<string[]> => [...new Set(await page.$$eval('[data-testid="activity-row"] td:nth-child(2)', (cells) => cells.map((cell) => cell.textContent ?? '')))];
+    // The answer for route=alerts is held until the one for route=notify has been shown.
+    let release: () => void = () => undefined;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    const slow = /\/console\/api\/records\?.*route=alerts/;
+    await page.route(slow, async (route) => {
+      await held;
+      await route.continue().catch(() => undefined); // the page may have cancelled it meanwhile
+    });
+    try {
+      await page.getByTestId('filter-route').selectOption('alerts');
+      await page.getByTestId('filter-route').selectOption('notify');
+      await expect.poll(routesShown, { timeout: 10_000 }).toEqual(['notify']);
+      release();
+      // The next poll's answer comes after the held one was let go: the rows are still notify's alone.
+      await page.waitForResponse((response) => /route=notify/.test(response.url()));
+      await page.waitForResponse((response) => /route=notify/.test(response.url()));
+      expect(await routesShown()).toEqual(['notify']);
+    } finally {
+      release();
+      await page.unroute(slow);
+      await page.getByTestId('filter-route').selectOption('');
+    }
+  });
+
   it('opens a record to its SMS and its state changes', async () => {
     const row = page.locator('[data-testid="activity-row"][data-state="SENT"]').filter({ hasText: 'notify' }).first();
     await row.click();

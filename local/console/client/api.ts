@@ -1,5 +1,8 @@
-/** The console's calls to `/console/api/*`: GETs with fetch, POSTs with JSON and the anti-forgery header. */
-import type { CONSOLE_REQUEST_HEADER } from '../contract';
+/**
+ * The console's calls to `/console/api/*`, typed by the route map: `api('GET /records/:id', { params: { id } })`
+ * answers a `RecordDetail`. GETs with fetch, POSTs with JSON and the anti-forgery header.
+ */
+import type { AnswerOf, ClientRequest, CONSOLE_REQUEST_HEADER, Endpoint } from '../contract';
 
 // Type-only imports keep the server's module out of the bundle; the annotation makes the type
 // check fail if the contract's name changes.
@@ -18,17 +21,6 @@ export class ApiError extends Error {
     this.name = 'ApiError';
     this.aborted = aborted;
   }
-}
-
-export type Query = Readonly<Record<string, string | number | null | undefined>>;
-
-export function apiPath(path: string, query?: Query): string {
-  const params = new URLSearchParams();
-  for (const [key, value] of Object.entries(query ?? {})) {
-    if (value !== undefined && value !== null && value !== '') params.set(key, String(value));
-  }
-  const qs = params.toString();
-  return `/console/api/${path}${qs ? `?${qs}` : ''}`;
 }
 
 async function call<T>(url: string, init: RequestInit): Promise<T> {
@@ -63,17 +55,22 @@ async function call<T>(url: string, init: RequestInit): Promise<T> {
   return body as T;
 }
 
-export function get<T>(path: string, query?: Query, signal?: AbortSignal): Promise<T> {
-  return call<T>(apiPath(path, query), { method: 'GET', headers: { accept: 'application/json' }, signal: signal ?? null });
-}
+/** A request to `endpoint` and how to cancel it. */
+export type Request<E extends Endpoint> = ClientRequest<E> & { readonly signal?: AbortSignal };
+type Arguments<E extends Endpoint> = Record<never, never> extends ClientRequest<E> ? [request?: Request<E>] : [request: Request<E>];
 
-export function post<T>(path: string, body: unknown, signal?: AbortSignal): Promise<T> {
-  return call<T>(apiPath(path), {
-    method: 'POST',
-    headers: { accept: 'application/json', 'content-type': 'application/json', [REQUEST_HEADER]: 'fetch' },
-    body: JSON.stringify(body),
-    signal: signal ?? null,
-  });
+/** Calls `endpoint` (`METHOD /path` of the route map) with its path parameters, query and body. */
+export function api<E extends Endpoint>(endpoint: E, ...[request]: Arguments<E>): Promise<AnswerOf<E>> {
+  const { params, query, body, signal } = (request ?? {}) as { params?: Record<string, string>; query?: Record<string, string | number | undefined>; body?: unknown; signal?: AbortSignal };
+  const [method, pattern] = endpoint.split(' ') as [string, string];
+  const path = pattern.replace(/:(\w+)/g, (_, name: string) => encodeURIComponent(params?.[name] ?? ''));
+  const search = new URLSearchParams();
+  for (const [key, value] of Object.entries(query ?? {})) if (value !== undefined && value !== '') search.set(key, String(value));
+  const qs = search.toString();
+  const url = `/console/api${path}${qs ? `?${qs}` : ''}`;
+  const headers: Record<string, string> = { accept: 'application/json' };
+  if (method === 'POST') Object.assign(headers, { 'content-type': 'application/json', [REQUEST_HEADER]: 'fetch' });
+  return call<AnswerOf<E>>(url, { method, headers, signal: signal ?? null, ...(method === 'POST' ? { body: JSON.stringify(body ?? {}) } : {}) });
 }
 
 export function errorText(error: unknown): string {

@@ -1,7 +1,7 @@
 /** The console's shell: overview, top navigation and the page of the hash. */
-import { useCallback, useEffect, useState } from 'preact/hooks';
+import { useEffect } from 'preact/hooks';
 import type { Overview } from '../contract';
-import { errorText, get } from './api';
+import { useApi } from './data';
 import { ActivityPage } from './pages/activity';
 import { CreditPage } from './pages/credit';
 import { RecordPage } from './pages/record';
@@ -21,14 +21,8 @@ const TITLES: Record<Page['name'], string> = { activity: 'Activity', record: 'Re
 
 export function App() {
   const page = useHashPage();
-  const [overview, setOverview] = useState<Overview | null>(null);
-  const [error, setError] = useState<string | null>(null);
-
-  const load = useCallback(() => {
-    setError(null);
-    get<Overview>('overview').then(setOverview, (e: unknown) => setError(`Overview: ${errorText(e)}`));
-  }, []);
-  useEffect(load, [load]);
+  const { data: overview, error: failed, reload } = useApi('GET /overview', {});
+  const error = failed === null ? null : `Overview: ${failed.message}`;
 
   useEffect(() => {
     document.title = `${TITLES[page.name]} · sms-relay console`;
@@ -59,7 +53,7 @@ export function App() {
         </div>
       </header>
       <main>
-        <ErrorBox error={error} onRetry={load} />
+        <ErrorBox error={error} onRetry={reload} />
         {overview ? <Current page={page} overview={overview} /> : error ? null : <p class="muted">Loading…</p>}
       </main>
     </div>

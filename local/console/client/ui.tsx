@@ -94,30 +94,6 @@ export function CopyButton({ text, target, testid, label = 'Copy' }: { text: str
   );
 }
 
-/** Calls `tick` every `ms` while `active` (first after `ms`), never two at once: the next waits for the last. */
-export function useInterval(tick: () => void | Promise<void>, ms: number, active = true): void {
-  const latest = useRef(tick);
-  latest.current = tick;
-  useEffect(() => {
-    if (!active) return undefined;
-    let stopped = false;
-    let timer: number | undefined;
-    const loop = async () => {
-      if (stopped) return;
-      try {
-        await latest.current();
-      } finally {
-        if (!stopped) timer = window.setTimeout(loop, ms);
-      }
-    };
-    timer = window.setTimeout(loop, ms);
-    return () => {
-      stopped = true;
-      window.clearTimeout(timer);
-    };
-  }, [ms, active]);
-}
-
 /** One `<option>` per route, "id (source)": the route pickers of Activity and Templates. */
 export function RouteOptions({ routes }: { routes: Overview['routes'] }) {
   return (

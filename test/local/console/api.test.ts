@@ -365,6 +365,23 @@ describe('Routes, Credit, payloads and preview', () => {
     expect((await getJson('/console/api/credit?days=99')).status).toBe(400);
   });
 
+  it('answers every period the Credit page offers, the longest (90 days) too', async () => {
+    // The page offers 7, 14, 30 and 90 days; the API refused more than 35.
+    for (const days of [7, 14, 30, 90]) expect((await getJson<CreditAnswer>(`/console/api/credit?days=${days}`)).status).toBe(200);
+    expect((await getJson('/console/api/credit?days=91')).status).toBe(400);
+  });
+
+  it('answers from its route map: HEAD as GET, another method 405, a path parameter it refuses 404', async () => {
+    expect(await raw('HEAD', '/console/api/routes', {})).toBe(200);
+    expect(await raw('PUT', '/console/api/records', {})).toBe(405);
+    expect((await getJson('/console/api/records/01ABC/redrive')).status).toBe(405);
+    expect((await getJson<{ error: string }>('/console/api/records/not-an-id')).status).toBe(404);
+    const missing = await getJson<{ error: string }>('/console/api/payloads');
+    expect(missing).toEqual({ status: 400, body: { error: 'route: is required' } });
+    const both = await getJson<{ error: string }>('/console/api/records?state=LOST&limit=0');
+    expect(both.body.error).toBe('state: expected one of PENDING, SENDING, SENT, FAILED, UNKNOWN, PARKED, HELD, DROPPED, got "LOST"; limit: must be a whole number from 1 to 500');
+  });
+
   it('offers captured payloads (masked) and the source examples', async () => {
     const { payloads } = (await getJson<PayloadsAnswer>('/console/api/payloads?route=notify')).body;
     expect(payloads[0]?.kind).toBe('capture');

@@ -1,20 +1,22 @@
 /** Activity: the records, newest first, filtered, polled every 2 s and merged in place. */
-import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { PAGE_SIZE } from '../../../../functions/core/defaults';
-import type { Overview, RecordRow, RecordsPage, State } from '../../contract';
-import { errorText, get, type Query } from '../api';
+import type { ClientRequest, Overview, RecordRow, State } from '../../contract';
+import { api, errorText } from '../api';
+import { useApi } from '../data';
 import { fullTime, num, recipients, shortTime } from '../format';
 import { recordHref } from '../route';
-import { ErrorBox, RouteOptions, StateBadge, useInterval } from '../ui';
+import { ErrorBox, RouteOptions, StateBadge } from '../ui';
 
 const POLL_MS = 2000;
 
+/** The API reads a duration as that long back from its own clock, at each poll. */
 const SINCE = [
-  ['15m', 'last 15 min', 15 * 60_000],
-  ['1h', 'last hour', 3600_000],
-  ['24h', 'last 24 h', 86400_000],
-  ['7d', 'last 7 days', 7 * 86400_000],
-  ['all', 'all time', null],
+  ['15m', 'last 15 min'],
+  ['1h', 'last hour'],
+  ['24h', 'last 24 h'],
+  ['7d', 'last 7 days'],
+  ['all', 'all time'],
 ] as const;
 type Since = (typeof SINCE)[number][0];
 
@@ -33,14 +35,15 @@ export function openActivity(route: string): void {
   window.location.hash = '#/activity';
 }
 
-function query(filters: Filters, extra: Query = {}): Query {
-  const window = SINCE.find(([key]) => key === filters.since)?.[2] ?? null;
+function request(filters: Filters, cursor?: string): ClientRequest<'GET /records'> {
   return {
-    route: filters.route || undefined,
-    state: filters.state || undefined,
-    since: window === null ? undefined : new Date(Date.now() - window).toISOString(),
-    limit: PAGE_SIZE.console,
-    ...extra,
+    query: {
+      route: filters.route || undefined,
+      state: filters.state || undefined,
+      since: filters.since === 'all' ? undefined : filters.since,
+      limit: PAGE_SIZE.console,
+      cursor,
+    },
   };
 }
 
@@ -60,84 +63,60 @@ function merge(loaded: readonly RecordRow[], fresh: readonly RecordRow[], byCrea
 export function ActivityPage({ overview }: { overview: Overview }) {
   const [filters, setFilters] = useState<Filters>(lastFilters);
   const [rows, setRows] = useState<RecordRow[]>([]);
-  // The rows as last committed, for merges computed when an answer arrives.
-  const rowsRef = useRef<RecordRow[]>([]);
-  const commit = useCallback((next: RecordRow[]) => {
-    rowsRef.current = next;
-    setRows(next);
-  }, []);
   const [cursor, setCursor] = useState<string | undefined>(undefined);
-  const [loaded, setLoaded] = useState(false);
   const [loadingOlder, setLoadingOlder] = useState(false);
-  const [error, setError] = useState<string | null>(null);
+  const [olderError, setOlderError] = useState<string | null>(null);
   const [fresh, setFresh] = useState<ReadonlySet<string>>(new Set());
-  // Answers for filters no longer shown are ignored.
-  const generation = useRef(0);
-
-  const load = useCallback((f: Filters) => {
-    const mine = ++generation.current;
-    setLoaded(false);
-    setError(null);
-    get<RecordsPage>('records', query(f)).then(
-      (page) => {
-        if (mine !== generation.current) return;
-        commit(sortRows([...page.records], f.route !== ''));
-        setCursor(page.cursor);
-        setFresh(new Set());
-        setLoaded(true);
-      },
-      (e: unknown) => {
-        if (mine !== generation.current) return;
-        setError(errorText(e));
-        setLoaded(true);
-      },
-    );
-  }, [commit]);
+  // The first page, read again every 2 s; an answer for filters no longer shown never arrives here.
+  const first = useApi('GET /records', request(filters), { pollMs: POLL_MS });
+  // The filters the rows are for: a first page for others replaces them, one for these is merged in.
+  const shownFor = useRef<Filters | null>(null);
+  const byCreation = filters.route !== '';
 
   useEffect(() => {
     lastFilters = filters;
-    load(filters);
-  }, [filters, load]);
+  }, [filters]);
 
-  useInterval(
-    async () => {
-      const mine = generation.current;
-      try {
-        const page = await get<RecordsPage>('records', query(filters));
-        if (mine !== generation.current) return;
-        setError(null);
-        const current = rowsRef.current;
-        const known = new Set(current.map((row) => row.id));
-        const added = page.records.filter((row) => !known.has(row.id)).map((row) => row.id);
-        const overlaps = added.length < page.records.length;
-        if (!overlaps && current.length > 0 && page.cursor !== undefined) {
-          // A full page with nothing in common may hide a gap: start over from this page.
-          commit(sortRows([...page.records], filters.route !== ''));
-          setCursor(page.cursor);
-        } else {
-          if (current.length === 0) setCursor(page.cursor);
-          commit(merge(current, page.records, filters.route !== ''));
-        }
-        if (added.length > 0 && current.length > 0) setFresh(new Set(added));
-      } catch (e) {
-        if (mine === generation.current) setError(errorText(e));
-      }
-    },
-    POLL_MS,
-    loaded,
-  );
+  useEffect(() => {
+    const page = first.data;
+    if (page === null) return;
+    if (shownFor.current !== filters) {
+      shownFor.current = filters;
+      setRows(sortRows([...page.records], byCreation));
+      setCursor(page.cursor);
+      setFresh(new Set());
+      setOlderError(null);
+      return;
+    }
+    const known = new Set(rows.map((row) => row.id));
+    const added = page.records.filter((row) => !known.has(row.id)).map((row) => row.id);
+    const overlaps = added.length < page.records.length;
+    if (!overlaps && rows.length > 0 && page.cursor !== undefined) {
+      // A full page with nothing in common may hide a gap: start over from this page.
+      setRows(sortRows([...page.records], byCreation));
+      setCursor(page.cursor);
+    } else {
+      if (rows.length === 0) setCursor(page.cursor);
+      setRows(merge(rows, page.records, byCreation));
+    }
+    if (added.length > 0 && rows.length > 0) setFresh(new Set(added));
+  }, [first.data]);
+
+  const loaded = shownFor.current === filters || first.error !== null;
+  const error = first.error?.message ?? olderError;
 
   const loadOlder = async () => {
     if (!cursor) return;
-    const mine = generation.current;
+    const asked = filters;
     setLoadingOlder(true);
     try {
-      const page = await get<RecordsPage>('records', query(filters, { cursor }));
-      if (mine !== generation.current) return;
-      commit(merge(rowsRef.current, page.records, filters.route !== ''));
+      const page = await api('GET /records', request(filters, cursor));
+      if (asked !== shownFor.current) return;
+      setRows((shown) => merge(shown, page.records, byCreation));
       setCursor(page.cursor);
+      setOlderError(null);
     } catch (e) {
-      if (mine === generation.current) setError(errorText(e));
+      if (asked === shownFor.current) setOlderError(errorText(e));
     } finally {
       setLoadingOlder(false);
     }
@@ -203,7 +182,7 @@ export function ActivityPage({ overview }: { overview: Overview }) {
           </thead>
           <tbody>
             {rows.map((row) => (
-              <Row key={row.id} row={row} isNew={fresh.has(row.id)} byCreation={filters.route !== ''} />
+              <Row key={row.id} row={row} isNew={fresh.has(row.id)} byCreation={byCreation} />
             ))}
           </tbody>
         </table>

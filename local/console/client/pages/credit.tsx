@@ -1,14 +1,18 @@
 /** Credit: the balance over time, spend per route per day, and the forecast. */
-import { useCallback, useEffect, useMemo, useState } from 'preact/hooks';
+import { useEffect, useMemo, useState } from 'preact/hooks';
 import uPlot from 'uplot';
-import type { CreditAnswer, Overview } from '../../contract';
-import { errorText, get } from '../api';
+import type { CREDIT_DAYS, CreditAnswer, Overview } from '../../contract';
+import { useApi } from '../data';
 import { Chart, PALETTE } from '../chart';
 import { ago, fullTime, num } from '../format';
 import { ErrorBox, Fields, Section } from '../ui';
 
-const DAYS = [7, 14, 30, 90] as const;
-let lastDays = 14;
+// Type-only imports keep the server's modules out of the bundle; the annotations make the type
+// check fail if the API's bounds change.
+const MAX_DAYS: (typeof CREDIT_DAYS)['max'] = 90;
+const DEFAULT_DAYS: (typeof CREDIT_DAYS)['default'] = 14;
+const DAYS = [7, DEFAULT_DAYS, 30, MAX_DAYS] as const;
+let lastDays: number = DEFAULT_DAYS;
 
 const seconds = (iso: string) => Date.parse(iso) / 1000;
 
@@ -19,26 +23,11 @@ function padRange(pad: number): uPlot.Scale.Range {
 
 export function CreditPage({ overview }: { overview: Overview }) {
   const [days, setDays] = useState(lastDays);
-  const [credit, setCredit] = useState<CreditAnswer | null>(null);
-  const [error, setError] = useState<string | null>(null);
-
-  const load = useCallback(() => {
-    const controller = new AbortController();
-    setError(null);
-    get<CreditAnswer>('credit', { days }, controller.signal).then(
-      (answer) => {
-        if (!controller.signal.aborted) setCredit(answer);
-      },
-      (e: unknown) => {
-        if (!controller.signal.aborted) setError(errorText(e));
-      },
-    );
-    return () => controller.abort();
-  }, [days]);
+  const { data: credit, error: failed, reload } = useApi('GET /credit', { query: { days } }, { keep: true });
+  const error = failed?.message ?? null;
   useEffect(() => {
     lastDays = days;
-    return load();
-  }, [load, days]);
+  }, [days]);
 
   const currency = credit?.currency ?? overview.currency;
   return (
@@ -54,11 +43,11 @@ export function CreditPage({ overview }: { overview: Overview }) {
             ))}
           </select>
         </label>
-        <button type="button" class="small" onClick={() => load()}>
+        <button type="button" class="small" onClick={reload}>
           Refresh
         </button>
       </div>
-      <ErrorBox error={error} onRetry={() => load()} />
+      <ErrorBox error={error} onRetry={reload} />
       {credit ? (
         <>
           <div class="columns credit-top">

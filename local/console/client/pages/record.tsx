@@ -1,53 +1,36 @@
 /** One record: its row, the SMS, its history, the service's answer, errors, the webhook; redrive. */
-import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
-import type { Overview, RecordDetail, RedriveAnswer } from '../../contract';
-import { errorText, get, post } from '../api';
+import { useState } from 'preact/hooks';
+import type { Overview, RecordDetail, State } from '../../contract';
+import { api, errorText } from '../api';
+import { useApi } from '../data';
 import { fullTime, num, plural, prettyJson } from '../format';
 import { recordHref } from '../route';
-import { ErrorBox, Fields, Section, StateBadge, useInterval } from '../ui';
+import { ErrorBox, Fields, Section, StateBadge } from '../ui';
 
 const POLL_MS = 2000;
 
+const inFlight = (state: State): boolean => state === 'PENDING' || state === 'SENDING';
+
 export function RecordPage({ id, overview }: { id: string; overview: Overview }) {
-  const [detail, setDetail] = useState<RecordDetail | null>(null);
-  const [error, setError] = useState<string | null>(null);
-  const [notFound, setNotFound] = useState(false);
+  // Polled while the record is on its way: until it leaves PENDING or SENDING.
+  const { data: detail, error: failed, reload } = useApi('GET /records/:id', { params: { id } }, { pollMs: POLL_MS, pollWhile: ({ record }) => inFlight(record.state) });
   const [redriving, setRedriving] = useState(false);
   const [redriveNote, setRedriveNote] = useState<string | null>(null);
-  const sequence = useRef(0);
+  const [redriveError, setRedriveError] = useState<string | null>(null);
+  const notFound = failed?.status === 404;
+  const error = redriveError ?? failed?.message ?? null;
 
-  const refresh = useCallback(async () => {
-    const mine = ++sequence.current;
-    try {
-      const answer = await get<RecordDetail>(`records/${encodeURIComponent(id)}`);
-      if (mine !== sequence.current) return;
-      setDetail(answer);
-      setError(null);
-      setNotFound(false);
-    } catch (e) {
-      if (mine !== sequence.current) return;
-      setError(errorText(e));
-      setNotFound((e as { status?: number }).status === 404);
-    }
-  }, [id]);
-
-  useEffect(() => {
-    void refresh();
-  }, [refresh]);
-
-  const inFlight = detail?.record.state === 'PENDING' || detail?.record.state === 'SENDING';
-  useInterval(refresh, POLL_MS, inFlight);
 
   const redrive = async () => {
     setRedriving(true);
     setRedriveNote(null);
-    setError(null);
+    setRedriveError(null);
     try {
-      const answer = await post<RedriveAnswer>(`records/${encodeURIComponent(id)}/redrive`, {});
+      const answer = await api('POST /records/:id/redrive', { params: { id } });
       setRedriveNote(answer.requeued ? `Re-queued${answer.record ? `: now ${answer.record.state}` : ''}.` : `Not re-queued${answer.record ? `: the record is ${answer.record.state}` : ''}.`);
-      await refresh();
+      reload();
     } catch (e) {
-      setError(`Redrive: ${errorText(e)}`);
+      setRedriveError(`Redrive: ${errorText(e)}`);
     } finally {
       setRedriving(false);
     }
@@ -59,7 +42,7 @@ export function RecordPage({ id, overview }: { id: string; overview: Overview })
         <p>
           <a href="#/activity">← Activity</a>
         </p>
-        <ErrorBox error={error} onRetry={() => void refresh()} />
+        <ErrorBox error={error} onRetry={reload} />
         {notFound ? <p class="empty">No record {id}: it may have expired.</p> : error ? null : <p class="muted">Loading…</p>}
       </div>
     );
@@ -76,7 +59,7 @@ export function RecordPage({ id, overview }: { id: string; overview: Overview })
           <span class="mono">{record.id}</span>
         </h1>
         <StateBadge state={record.state} testid="record-state" />
-        {inFlight ? <span class="muted live"><span class="dot" /> updating</span> : null}
+        {detail && inFlight(detail.record.state) ? <span class="muted live"><span class="dot" /> updating</span> : null}
         <span class="spacer" />
         {detail.redrivable ? (
           <button type="button" class="primary" data-testid="redrive" disabled={redriving} onClick={redrive} title={`Re-queue this ${record.state} record; the relay sends it at once`}>

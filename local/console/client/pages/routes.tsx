@@ -1,33 +1,22 @@
 /** Routes: one card per route with its settings, last webhook, last 24 h by state and its limits. */
-import { useCallback, useEffect, useState } from 'preact/hooks';
-import type { LimitUse, MuteAnswer, RouteSummary, RoutesAnswer, State } from '../../contract';
-import { errorText, get, post } from '../api';
+import { useState } from 'preact/hooks';
+import type { LimitUse, RouteSummary, State } from '../../contract';
+import { api, errorText } from '../api';
+import { useApi } from '../data';
 import { ago, duration, fullTime, num } from '../format';
 import { openActivity } from './activity';
-import { CopyButton, ErrorBox, Fields, StateBadge, useInterval } from '../ui';
+import { CopyButton, ErrorBox, Fields, StateBadge } from '../ui';
 
 const STATE_ORDER: readonly State[] = ['PENDING', 'SENDING', 'SENT', 'FAILED', 'UNKNOWN', 'PARKED', 'HELD', 'DROPPED'];
 
 export function RoutesPage() {
-  const [routes, setRoutes] = useState<readonly RouteSummary[] | null>(null);
-  const [error, setError] = useState<string | null>(null);
-  const load = useCallback(async () => {
-    try {
-      const answer = await get<RoutesAnswer>('routes');
-      setRoutes(answer.routes);
-      setError(null);
-    } catch (e) {
-      setError(errorText(e));
-    }
-  }, []);
-  useEffect(() => {
-    void load();
-  }, [load]);
-  useInterval(load, 10_000, routes !== null);
+  const { data, error: failed, reload } = useApi('GET /routes', {}, { pollMs: 10_000 });
+  const routes = data?.routes ?? null;
+  const error = failed?.message ?? null;
 
   return (
     <div class="page routes">
-      <ErrorBox error={error} onRetry={() => void load()} />
+      <ErrorBox error={error} onRetry={reload} />
       {routes === null ? (
         error ? null : <p class="muted">Loading…</p>
       ) : routes.length === 0 ? (
@@ -35,7 +24,7 @@ export function RoutesPage() {
       ) : (
         <div class="cards">
           {routes.map((route) => (
-            <RouteCard key={route.id} route={route} onChanged={() => void load()} />
+            <RouteCard key={route.id} route={route} onChanged={reload} />
           ))}
         </div>
       )}
@@ -137,10 +126,10 @@ function MuteControl({ route, onChanged }: { route: RouteSummary; onChanged: () 
   const [reason, setReason] = useState('');
   const [busy, setBusy] = useState(false);
   const [error, setError] = useState<string | null>(null);
-  const send = async (path: string, body: unknown) => {
+  const send = async (change: () => Promise<unknown>) => {
     setBusy(true);
     try {
-      await post<MuteAnswer>(`routes/${encodeURIComponent(route.id)}/${path}`, body);
+      await change();
       setError(null);
       setOpen(false);
       onChanged();
@@ -158,7 +147,7 @@ function MuteControl({ route, onChanged }: { route: RouteSummary; onChanged: () 
             muted until {route.mute.untilLocal}
             {route.mute.reason === '' ? '' : `: ${route.mute.reason}`}
           </span>{' '}
-          <button class="small" disabled={busy} data-testid="unmute" onClick={() => void send('unmute', {})}>
+          <button class="small" disabled={busy} data-testid="unmute" onClick={() => void send(() => api('POST /routes/:id/unmute', { params: { id: route.id } }))}>
             Unmute
           </button>
         </div>
@@ -167,7 +156,7 @@ function MuteControl({ route, onChanged }: { route: RouteSummary; onChanged: () 
           class="mute-form"
           onSubmit={(e) => {
             e.preventDefault();
-            void send('mute', { for: length, reason });
+            void send(() => api('POST /routes/:id/mute', { params: { id: route.id }, body: { for: length, reason } }));
           }}
         >
           <label>

@@ -1,7 +1,7 @@
 /** Templates: try a route's template, condition and recipients on a captured, fixture or pasted payload. */
 import { useEffect, useRef, useState } from 'preact/hooks';
-import type { Overview, PayloadChoice, PayloadsAnswer, PreviewAnswer, PreviewRequest } from '../../contract';
-import { errorText, get, post } from '../api';
+import type { ClientRequest, Overview, PayloadChoice, PreviewAnswer } from '../../contract';
+import { useApi } from '../data';
 import { num, plural } from '../format';
 import { CopyButton, ErrorBox, RouteOptions } from '../ui';
 
@@ -14,89 +14,42 @@ let lastRoute = '';
 
 export function TemplatesPage({ overview }: { overview: Overview }) {
   const [route, setRoute] = useState(() => (overview.routes.some((r) => r.id === lastRoute) ? lastRoute : (overview.routes[0]?.id ?? '')));
-  const [payloads, setPayloads] = useState<readonly PayloadChoice[] | null>(null);
-  const [payloadsError, setPayloadsError] = useState<string | null>(null);
   const [picked, setPicked] = useState('');
   const [body, setBody] = useState('');
   const [edited, setEdited] = useState(false);
   const [template, setTemplate] = useState('');
   const [when, setWhen] = useState('');
   const [recipients, setRecipients] = useState('');
-  const [answer, setAnswer] = useState<PreviewAnswer | null>(null);
-  const [previewError, setPreviewError] = useState<string | null>(null);
-  const [pending, setPending] = useState(false);
   const yamlRef = useRef<HTMLPreElement>(null);
 
   useEffect(() => {
     lastRoute = route;
-  }, [route]);
-
-  // The route's payloads; the first one is picked.
-  useEffect(() => {
-    if (!route) return undefined;
-    const controller = new AbortController();
-    setPayloads(null);
-    setPayloadsError(null);
+    // A new route starts from its own settings.
     const settings = overview.routes.find((r) => r.id === route);
     setTemplate(settings?.template ?? '');
     setWhen(settings?.when ?? '');
     setRecipients('');
-    setAnswer(null);
-    setPreviewError(null);
-    get<PayloadsAnswer>('payloads', { route }, controller.signal).then(
-      (answer) => {
-        if (controller.signal.aborted) return;
-        setPayloads(answer.payloads);
-        const first = answer.payloads[0];
-        setPicked(first ? choiceKey(first) : '');
-        setBody(first ? first.body : '');
-        setEdited(false);
-      },
-      (e: unknown) => {
-        if (controller.signal.aborted) return;
-        setPayloads([]);
-        setPayloadsError(`Payloads: ${errorText(e)}`);
-      },
-    );
-    return () => controller.abort();
   }, [route]);
+
+  // The route's payloads; the first one is picked.
+  const offered = useApi('GET /payloads', route ? { query: { route } } : null);
+  const payloads = offered.data?.payloads ?? (offered.error ? [] : null);
+  const payloadsError = offered.error ? `Payloads: ${offered.error.message}` : null;
+  useEffect(() => {
+    const first = offered.data?.payloads[0];
+    setPicked(first ? choiceKey(first) : '');
+    setBody(first ? first.body : '');
+    setEdited(false);
+  }, [offered.data]);
 
   const choice = payloads?.find((p) => choiceKey(p) === picked) ?? null;
 
-  // The preview, debounced; a newer request cancels the one before, and a stale answer is ignored.
-  const latest = useRef(0);
-  useEffect(() => {
-    if (!route || payloads === null) return undefined;
-    const request = buildRequest({ route, choice, body, edited, template, when, recipients });
-    if (!request) {
-      setAnswer(null);
-      setPreviewError(null);
-      setPending(false);
-      return undefined;
-    }
-    const mine = ++latest.current;
-    const controller = new AbortController();
-    setPending(true);
-    const timer = window.setTimeout(() => {
-      post<PreviewAnswer>('preview', request, controller.signal).then(
-        (result) => {
-          if (mine !== latest.current) return;
-          setAnswer(result);
-          setPreviewError(null);
-          setPending(false);
-        },
-        (e: unknown) => {
-          if (mine !== latest.current || controller.signal.aborted) return;
-          setPreviewError(`Preview: ${errorText(e)}`);
-          setPending(false);
-        },
-      );
-    }, DEBOUNCE_MS);
-    return () => {
-      window.clearTimeout(timer);
-      controller.abort();
-    };
-  }, [route, payloads, choice, body, edited, template, when, recipients]);
+  // The preview, debounced; the answer shown stays until the next one arrives.
+  const previewRequest = !route || payloads === null ? null : buildRequest({ route, choice, body, edited, template, when, recipients });
+  const preview = useApi('POST /preview', previewRequest === null ? null : { body: previewRequest }, { debounceMs: DEBOUNCE_MS, keep: true });
+  const answer = preview.data;
+  const previewError = preview.error ? `Preview: ${preview.error.message}` : null;
+  const pending = preview.loading;
 
   const pick = (key: string) => {
     setPicked(key);
@@ -198,7 +151,7 @@ function buildRequest(input: {
   template: string;
   when: string;
   recipients: string;
-}): PreviewRequest | null {
+}): ClientRequest<'POST /preview'>['body'] | null {
   const { route, choice, body, edited } = input;
   const lines = input.recipients
     .split('\n')
