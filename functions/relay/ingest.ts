@@ -8,6 +8,8 @@ import type { InboundWebhook, SourceFetch } from '../core/sources/types';
 import { defaultSourceFetch } from './https-get';
 import { AcceptOutcome, MAX_RECORDS_PER_WEBHOOK, MessageState, type NewMessage } from '../store';
 import { RelayMetric, type RelayContext } from './ports';
+import type { Deferral } from '../core/windows';
+import { deferralOf } from './digest';
 
 export interface IngestRequest extends InboundWebhook {
   readonly routeId: string;
@@ -124,7 +126,9 @@ export async function ingestWebhook(
     }
   }
 
-  const messages = newMessages(evaluation, route.config.delivery);
+  // Quiet hours or a digest window: the SMS are recorded DEFERRED, for the route's digest.
+  const deferral = evaluation.verdict === Verdict.Send && evaluation.messages.length > 0 ? await deferralOf(context, route, request.receivedAt) : undefined;
+  const messages = newMessages(evaluation, route.config.delivery, deferral);
   const result = await context.store.acceptWebhook({
     route: route.id,
     dedupeKey: evaluation.dedupeKey!,
@@ -149,6 +153,7 @@ export async function ingestWebhook(
 
   if (evaluation.verdict === Verdict.Send) {
     metrics.add(RelayMetric.Accepted, evaluation.messages.length, route.id);
+    if (deferral !== undefined) metrics.add(RelayMetric.Deferred, evaluation.messages.length, route.id);
     logger.info('webhook accepted', {
       ...log,
       ids: result.ids,
@@ -158,9 +163,10 @@ export async function ingestWebhook(
         encoding: message.encoding,
       })),
       warnings: evaluation.warnings,
+      ...(deferral === undefined ? {} : { deferredUntil: deferral.until.toISOString() }),
     });
     const ids = result.ids.slice(0, evaluation.messages.length);
-    return { outcome: 'accepted', status: 202, ids, body: { status: 'accepted', ids, ...skippedSummary(evaluation), ...notSentSummary(evaluation, result.ids) } };
+    return { outcome: 'accepted', status: 202, ids, body: { status: 'accepted', ids, ...(deferral === undefined ? {} : { deferredUntil: deferral.until.toISOString() }), ...skippedSummary(evaluation), ...notSentSummary(evaluation, result.ids) } };
   }
 
   metrics.add(evaluation.verdict === Verdict.Filtered ? RelayMetric.Filtered : RelayMetric.Dropped, 1, route.id);
@@ -170,13 +176,15 @@ export async function ingestWebhook(
 }
 
 /**
- * The records to write: one PENDING record per SMS, then the DROPPED ones that keep the reason
+ * The records to write: one PENDING record per SMS (DEFERRED to the end of its window when the
+ * route is in quiet hours or bundles a digest), then the DROPPED ones that keep the reason
  * why not: one for the items beyond the fan-out cap, one per item that produced no SMS. An accept
  * holds at most MAX_RECORDS_PER_WEBHOOK records, and a large fan-out can skip more items than
  * that (refusing the webhook would make its sender retry it forever), so the last record that
  * fits stands for the rest.
  */
-function newMessages(evaluation: Evaluation, delivery: NewMessage['delivery']): NewMessage[] {
+function newMessages(evaluation: Evaluation, delivery: NewMessage['delivery'], deferral: Deferral | undefined): NewMessage[] {
+  const waits = deferral === undefined ? {} : { state: MessageState.Deferred, reason: deferral.reason, nextAttemptAt: deferral.until };
   const pending: NewMessage[] = evaluation.messages.map((message) => ({
     index: message.item,
     part: message.part,
@@ -188,6 +196,7 @@ function newMessages(evaluation: Evaluation, delivery: NewMessage['delivery']): 
     characters: message.characters,
     segments: message.segments,
     delivery,
+    ...waits,
   }));
   const dropped = (index: number, reason: string, text = ''): NewMessage => ({
     index,

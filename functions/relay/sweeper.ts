@@ -4,6 +4,7 @@ import { ClaimLostError, MessageState, type MessageRecord, NoticeKind } from '..
 import { noticeMessage } from './notice';
 import { RelayMetric, type RelayContext } from './ports';
 import { sendMessage, type SendOutcome } from './sender';
+import { type DigestOptions, recordDigests } from './digest';
 
 export interface SweepOptions {
   /**
@@ -33,12 +34,16 @@ export interface SweepOptions {
    * page (`limit` each), not only the first `limit`; the sweep itself only reads and recovers.
    */
   readonly dispatch?: (ids: readonly string[]) => void;
+  /** How digests are recorded (their grace, the compiler of their templates on Lambda). */
+  readonly digests?: DigestOptions;
 }
 
 export interface SweepReport {
   readonly sent: Partial<Record<SendOutcome, number>>;
   readonly recovered: number;
   readonly summaries: number;
+  /** Digest SMS recorded (one per route and ended quiet period or digest window). */
+  readonly digests: number;
   /** Records whose send threw (the store failing): logged and left for the next sweep. */
   readonly errors: number;
   /** Due records not started because `canContinue` said stop. */
@@ -50,8 +55,8 @@ export interface SweepReport {
 /**
  * The safety net behind the stream-fed sender, run on a schedule: sends PENDING records that are
  * due (retries after backoff, redriven records, anything the stream missed or a restart left),
- * settles SENDING records whose sender died, and records one summary SMS per route window in which
- * a limit held messages back.
+ * settles SENDING records whose sender died, records one digest SMS per route and ended quiet period
+ * or digest window, and one summary SMS per route window in which a limit held messages back.
  *
  * @example
  * ```ts
@@ -60,10 +65,19 @@ export interface SweepReport {
  */
 export async function sweep(
   context: RelayContext<RelayConfigView>,
-  { pendingGraceMs = 0, concurrency = 4, limit = 200, canContinue = () => true, dispatch }: SweepOptions = {},
+  { pendingGraceMs = 0, concurrency = 4, limit = 200, canContinue = () => true, dispatch, digests: digestOptions }: SweepOptions = {},
 ): Promise<SweepReport> {
   const now = context.clock();
   const recovered = await recoverStale(context, now, limit, dispatch !== undefined);
+  // Before the due records are listed: a digest is a new PENDING record (the stream sends it on
+  // AWS; locally it is handed to the send queue with the rest).
+  const digests = await recordDigests(context, now, digestOptions).catch((error: unknown) => {
+    // The retries and recoveries below must not wait on a digest; its records stay DEFERRED for the next run.
+    context.logger.error('digests not recorded; the next sweep tries again', { error });
+    context.metrics.add(RelayMetric.SweepErrors, 1);
+    return { ids: [], digested: 0 };
+  });
+  dispatch?.(digests.ids);
   const dueOptions = { now, limit, ...(pendingGraceMs > 0 ? { updatedBefore: new Date(now.getTime() - pendingGraceMs) } : {}) };
   if (dispatch !== undefined) {
     const backlog = newBacklog(now);
@@ -73,7 +87,7 @@ export async function sweep(
     }
     backlog.publish(context);
     const summaries = await recordHeldSummaries(context, now);
-    return { sent: {}, recovered, summaries, errors: 0, deferred: 0, dispatched: backlog.due };
+    return { sent: {}, recovered, summaries, digests: digests.ids.length, errors: 0, deferred: 0, dispatched: backlog.due };
   }
   const due = await context.store.findDuePending(dueOptions);
   const backlog = newBacklog(now);
@@ -99,7 +113,7 @@ export async function sweep(
   // Counted even when 0, beside the backlog: the alarm reads a sweeper that could not send.
   context.metrics.add(RelayMetric.SweepErrors, errors);
   const summaries = await recordHeldSummaries(context, now);
-  return { sent, recovered, summaries, errors, deferred };
+  return { sent, recovered, summaries, digests: digests.ids.length, errors, deferred };
 }
 
 /**

@@ -21,6 +21,7 @@ export const ItemKind = {
   Balance: 'balance',
   Capture: 'capture',
   BalanceReading: 'balance-reading',
+  DigestWindow: 'digest-window',
 } as const;
 
 export const messageKey = (id: string): Key => key(`MSG#${id}`, 'MSG');
@@ -32,6 +33,9 @@ export const windowSk = (startEpoch: number): string => `W#${String(startEpoch).
 export const daySk = (day: string): string => `D#${day}`;
 export const limitKey = (route: string, sk: string): Key => key(limitPk(route), sk);
 
+
+/** A route's digest window: the one item two accepts race for to open it (see `openDigestWindow`). */
+export const digestWindowKey = (route: string): Key => key(`WINDOW#${route}`, 'DIGEST');
 
 export const balanceKey = (): Key => key('BALANCE', 'STATE');
 export const BALANCE_READINGS_PK = 'BALANCE#READINGS';

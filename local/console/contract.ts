@@ -24,7 +24,7 @@
  */
 export const CONSOLE_REQUEST_HEADER = 'x-sms-relay-console';
 
-export type State = 'PENDING' | 'SENDING' | 'SENT' | 'FAILED' | 'UNKNOWN' | 'PARKED' | 'HELD' | 'DROPPED';
+export type State = 'PENDING' | 'SENDING' | 'SENT' | 'FAILED' | 'UNKNOWN' | 'PARKED' | 'HELD' | 'DROPPED' | 'DEFERRED' | 'DIGESTED';
 
 /** A record as a row of Activity, the same view `sms-relay logs --json` prints. */
 export interface RecordRow {
@@ -131,6 +131,11 @@ export interface RecordDetail {
   /** The webhook as received, when the route captures payloads and it is still kept. */
   readonly capture: CapturedPayloadView | null;
   readonly redrivable: boolean;
+  /**
+   * A digest's links: on a DIGESTED record the digest that carried it (`id`); on a digest record the
+   * DEFERRED records it stands for (`of`, oldest first). `null` on other records.
+   */
+  readonly digest: { readonly id: string | null; readonly of: readonly string[] } | null;
 }
 
 export interface RedriveAnswer {
@@ -161,6 +166,11 @@ export interface RouteSummary {
   /** Records created in the last 24 hours, by state. */
   readonly last24h: Readonly<Partial<Record<State, number>>>;
   readonly limits: readonly LimitUse[];
+  /** `quietHours` as configured (e.g. `22:00–07:00 mon tue`, in `timeZone`), or null. */
+  readonly quietHours: string | null;
+  /** The digest window in seconds, or null when the route sends each message on its own. */
+  readonly digestSeconds: number | null;
+  readonly timeZone: string;
 }
 
 export interface RoutesAnswer {

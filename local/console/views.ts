@@ -96,6 +96,7 @@ export function recordDetail(record: MessageRecord, capture: CapturedPayload | u
     errors,
     capture: capture === undefined ? null : captureView(capture, route),
     redrivable: (REDRIVE_STATES as readonly string[]).includes(record.state),
+    digest: record.digestId === undefined && record.digestOf === undefined ? null : { id: record.digestId ?? null, of: record.digestOf ?? [] },
   };
 }
 
@@ -174,6 +175,9 @@ export async function routeSummaries(source: ConsoleSource, store: MessageStore,
         lastWebhookAt: await lastWebhookAt(store, route.id, route.config.capture !== undefined, records, newest.get(route.id)),
         last24h,
         limits: await limitUses(store, route.id, route.config.limits, now),
+        quietHours: route.config.quietHours === undefined ? null : `${route.config.quietHours.from}–${route.config.quietHours.to} ${route.config.quietHours.days.length === 7 ? 'every day' : route.config.quietHours.days.join(' ')}`,
+        digestSeconds: route.config.digest?.window ?? null,
+        timeZone: route.config.timeZone,
       };
     }),
   );
