@@ -90,7 +90,8 @@ export const findDueDeferred = async (context: StoreTable, { route, now = contex
     cursor = page.cursor;
   } while (cursor !== undefined && due.length < limit);
   return due
-    .sort((a, b) => a.createdAt.localeCompare(b.createdAt) || a.id.localeCompare(b.id))
+    // One webhook's records share a time: then its fan-out order, then its parts.
+    .sort((a, b) => a.createdAt.localeCompare(b.createdAt) || a.dedupeKey.localeCompare(b.dedupeKey) || a.index - b.index || a.part - b.part || a.id.localeCompare(b.id))
     .slice(0, limit);
 };
 
