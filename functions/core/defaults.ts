@@ -172,5 +172,7 @@ export const DIGEST = {
   /** The local runtime's grace: its ingest writes in-process, with no 10 s time-out to wait out. */
   localGraceMs: 1_000,
   maxMessages: 200,
+  /** DEFERRED records one sweep reads at most (every route's); the rest wait for the next sweep. */
+  scanLimit: 1_000,
   dedupeSeconds: 35 * 86_400,
 } as const;

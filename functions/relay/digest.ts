@@ -50,8 +50,8 @@ export interface DigestReport {
 }
 
 /**
- * Records one digest SMS per route and ended window: for every route with `quietHours` or `digest`,
- * its DEFERRED records whose window has ended (plus the grace) are rendered into one text with the
+ * Records one digest SMS per route and ended window: the DEFERRED records whose window has ended
+ * (plus the grace), by route and window, are rendered into one text with the
  * route's digest template, fitted to one SMS and recorded as a normal PENDING message to the
  * route's literal recipients (the sender claims, reserves, sends and settles it like any other);
  * then each record it stands for moves to DIGESTED with the digest's id.
@@ -72,36 +72,46 @@ export async function recordDigests(context: RelayContext<RelayConfigView>, now:
   const ids: string[] = [];
   let digested = 0;
   let compiled: ReadonlyMap<string, CompiledRoute> | undefined;
-  const due = new Date(now.getTime() - graceMs);
-  for (const route of context.config.routes.values()) {
-    if (route.config.quietHours === undefined && route.config.digest === undefined) continue;
-    const records = await context.store.findDueDeferred({ route: route.id, now: due, limit: DIGEST.maxMessages });
-    if (records.length === 0) continue;
+  // One query for every route: locally it is a scan, and a route whose digest settings were removed
+  // still has its DEFERRED records sent (with the default template).
+  const records = await context.store.findDueDeferred({ now: new Date(now.getTime() - graceMs), limit: DIGEST.scanLimit });
+  for (const window of byWindow(records)) {
     compiled ??= isCompiled(context.config) ? context.config.routes : (await compile?.())?.routes;
-    const template = compiled?.get(route.id);
-    if (template?.digestTemplate === undefined) throw new Error(`no digest template for route ${route.id}: the sweeper needs the compiled config`);
-    for (const window of byWindow(records)) {
-      const outcome = await recordDigest(context, template, window, now);
-      if (outcome.id !== undefined) ids.push(outcome.id);
-      digested += outcome.digested;
+    if (compiled === undefined) throw new Error('digests need the compiled config (its templates): pass digests.compile to the sweep');
+    const route = compiled.get(window.route);
+    if (route?.digestTemplate === undefined) {
+      // A route removed from the config: its records wait (DEFERRED) for the route to come back.
+      context.logger.warn('deferred records of a route that is not in the config', { route: window.route, count: window.records.length });
+      continue;
     }
+    if (literalRecipients(route).length === 0) {
+      context.logger.warn('deferred records of a route without literal recipients: nobody to send their digest to', { route: window.route, count: window.records.length });
+      continue;
+    }
+    const outcome = await recordDigest(context, route, window, now);
+    if (outcome.id !== undefined) ids.push(outcome.id);
+    digested += outcome.digested;
   }
   return { ids, digested };
 }
 
-/** One window's records: the window's end (their `nextAttemptAt`) and the records, oldest first. */
+/** One route's window: its end (the records' `nextAttemptAt`) and its records, oldest first. */
 interface Window {
+  readonly route: string;
   readonly until: string;
   readonly records: readonly MessageRecord[];
 }
 
+/** The records by route and window, each window's cut to `DIGEST.maxMessages` (the rest wait for the next sweep, and the next digest). */
 function byWindow(records: readonly MessageRecord[]): Window[] {
-  const windows = new Map<string, MessageRecord[]>();
+  const windows = new Map<string, Window & { records: MessageRecord[] }>();
   for (const record of records) {
-    const until = record.nextAttemptAt!;
-    windows.set(until, [...(windows.get(until) ?? []), record]);
+    const key = `${record.route}\n${record.nextAttemptAt!}`;
+    let window = windows.get(key);
+    if (window === undefined) windows.set(key, (window = { route: record.route, until: record.nextAttemptAt!, records: [] }));
+    if (window.records.length < DIGEST.maxMessages) window.records.push(record);
   }
-  return [...windows.entries()].sort(([a], [b]) => a.localeCompare(b)).map(([until, list]) => ({ until, records: list }));
+  return [...windows.values()].sort((a, b) => a.until.localeCompare(b.until) || a.route.localeCompare(b.route));
 }
 
 async function recordDigest(context: RelayContext<RelayConfigView>, route: CompiledRoute, { until, records }: Window, now: Date): Promise<{ id: string | undefined; digested: number }> {

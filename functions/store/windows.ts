@@ -63,14 +63,15 @@ export const openDigestWindow = async (context: StoreTable, { route, windowSecon
 
 /** Which deferred records `findDueDeferred` lists. */
 export interface DueDeferredOptions {
-  readonly route: string;
+  /** Only this route's; absent: every route's, in one query. */
+  readonly route?: string;
   readonly now?: Date;
   /** At most this many, oldest first. */
   readonly limit: number;
 }
 
 /**
- * The route's DEFERRED records whose window has ended (`nextAttemptAt` at or before `now`), oldest
+ * The DEFERRED records (of `route`, or of every route) whose window has ended (`nextAttemptAt` at or before `now`), oldest
  * first, read from the table (current state) after the `byState` index found them.
  */
 export const findDueDeferred = async (context: StoreTable, { route, now = context.clock(), limit }: DueDeferredOptions): Promise<MessageRecord[]> => {
@@ -82,11 +83,11 @@ export const findDueDeferred = async (context: StoreTable, { route, now = contex
       partition: MessageState.Deferred,
       limit: Math.min(limit, 1000),
       ...(cursor === undefined ? {} : { cursor }),
-      filter: '#route = :route AND #nextAttemptAt <= :now',
-      filterValues: { ':route': str(route), ':now': str(now.toISOString()) },
+      filter: route === undefined ? '#nextAttemptAt <= :now' : '#route = :route AND #nextAttemptAt <= :now',
+      filterValues: { ':now': str(now.toISOString()), ...(route === undefined ? {} : { ':route': str(route) }) },
     });
     // The index may still list a record that has just moved on.
-    due.push(...page.items.filter((record) => record.state === MessageState.Deferred && record.route === route && record.nextAttemptAt !== undefined && record.nextAttemptAt <= now.toISOString()));
+    due.push(...page.items.filter((record) => record.state === MessageState.Deferred && (route === undefined || record.route === route) && record.nextAttemptAt !== undefined && record.nextAttemptAt <= now.toISOString()));
     cursor = page.cursor;
   } while (cursor !== undefined && due.length < limit);
   return due

@@ -18,8 +18,8 @@ export interface CompiledRoute extends RouteView {
   readonly template: CompiledTemplate;
   readonly condition: CompiledCondition | undefined;
   readonly recipients: CompiledRecipients;
-  /** The digest SMS's template, on routes with `digest` or `quietHours`. */
-  readonly digestTemplate?: CompiledTemplate;
+  /** The digest SMS's template (`digestTemplate`, else the source's default). */
+  readonly digestTemplate: CompiledTemplate;
 }
 
 export interface LoadedConfig extends RelayConfigView {
@@ -109,8 +109,9 @@ export function compileRoute(
   const condition = route.when === undefined ? undefined : attempt('when', () => engine.compileCondition(route.when!));
   const recipients = attempt('recipients', () => compileRecipients(route.recipients, engine, recipientNumbers));
   const bundles = route.digest !== undefined || route.quietHours !== undefined;
-  const digestTemplate = bundles ? attempt('digestTemplate', () => engine.compileTemplate(route.digestTemplate ?? defaultDigestTemplate(route.source))) : undefined;
-  if (template === undefined || recipients === undefined || (route.when !== undefined && condition === undefined) || (bundles && digestTemplate === undefined)) return undefined;
+  // Compiled on every route: a route whose digest settings were removed still has DEFERRED records to send.
+  const digestTemplate = attempt('digestTemplate', () => engine.compileTemplate(route.digestTemplate ?? defaultDigestTemplate(route.source)));
+  if (template === undefined || recipients === undefined || (route.when !== undefined && condition === undefined) || digestTemplate === undefined) return undefined;
   if (bundles && recipients.entries.some((entry) => entry.kind !== RecipientEntryKind.Literal)) {
     problems.push(`${at('recipients')}: ${route.digest === undefined ? 'quietHours' : 'digest'} sends one SMS to the route's literal recipients; a templated recipient differs per webhook and cannot be merged into it`);
     return undefined;
@@ -129,7 +130,7 @@ export function compileRoute(
     template,
     condition,
     recipients,
-    ...(digestTemplate === undefined ? {} : { digestTemplate }),
+    digestTemplate,
     senderId: route.senderId ?? defaultSenderId,
     recipientNumbers: Object.freeze(recipients.entries.map((entry) => (entry.kind === RecipientEntryKind.Literal ? entry.numbers : null))),
   };

@@ -135,6 +135,22 @@ describe('digest windows', () => {
     expect(servers.sandbox.messages().map((message) => message.message)).toEqual(['on time', 'late']);
   });
 
+  it('still sends the deferred records of a route whose digest was removed from the config meanwhile', async () => {
+    relay = await harness({ db: servers.db, baseUrl: servers.sandbox.baseUrl, config: withWindows });
+    await post(relay, 'orders', 'Order #7');
+    relay.clock.advance(1000);
+    await post(relay, 'orders', 'Order #8');
+    const withoutDigest = (config: RelayConfigInput): RelayConfigInput => {
+      const routes = withWindows(config).routes;
+      const { digest: _removed, ...orders } = routes['orders']!;
+      return { ...config, routes: { ...routes, orders } };
+    };
+    const restarted = await harness({ db: servers.db, baseUrl: servers.sandbox.baseUrl, config: withoutDigest, tableName: relay.tableName, clock: new TestClock(new Date(T0.getTime() + 10 * MINUTE + AFTER_GRACE)) });
+    expect(await sweep(restarted.context)).toMatchObject({ digests: 1, sent: { sent: 1 } });
+    expect(servers.sandbox.messages().map((message) => message.message)).toEqual(['2 messages until 11:10: Order #7; Order #8']);
+    expectNoLeaks(restarted.logger);
+  });
+
   it('renders the route digestTemplate with count, messages, first, last and route in the route zone', async () => {
     relay = await harness({ db: servers.db, baseUrl: servers.sandbox.baseUrl, config: withWindows });
     await post(relay, 'templated', 'disk 91%');
