@@ -52,7 +52,7 @@ export interface DynamoRun {
   readonly unreported: number;
 }
 
-const DATA_COMMANDS = new Set(['GetItemCommand', 'PutItemCommand', 'UpdateItemCommand', 'DeleteItemCommand', 'QueryCommand', 'BatchGetItemCommand', 'BatchWriteItemCommand']);
+const DATA_COMMANDS = new Set(['GetItemCommand', 'PutItemCommand', 'UpdateItemCommand', 'DeleteItemCommand', 'QueryCommand', 'BatchGetItemCommand', 'BatchWriteItemCommand', 'TransactWriteItemsCommand']);
 const READ_COMMANDS = new Set(['GetItemCommand', 'QueryCommand', 'BatchGetItemCommand']);
 
 interface Tally {
@@ -66,7 +66,7 @@ interface Tally {
 
 const emptyTally = (): Tally => ({ requests: 0, writeUnits: 0, readUnits: 0, indexWriteUnits: 0, unreported: 0, byCommand: {} });
 
-type WriteInput = { Item?: Record<string, AttributeValue>; UpdateExpression?: string; ExpressionAttributeNames?: Record<string, string> };
+type WriteInput = { Item?: Record<string, AttributeValue>; UpdateExpression?: string; ExpressionAttributeNames?: Record<string, string>; TransactItems?: { Put?: { Item?: Record<string, AttributeValue> } }[] };
 
 /** DynamoDB's item size: names and values in UTF-8 bytes, numbers about 1 byte per 2 digits, 3 bytes per list or map. */
 function attributeSize(value: AttributeValue): number {
@@ -94,6 +94,11 @@ export function indexEntryUnits(index: (typeof TABLE.indexes)[keyof typeof TABLE
  * costs its projected attributes' size (`item`: the item as written, when the write returned it).
  */
 export function indexWriteUnits(command: string, input: WriteInput, item: Record<string, AttributeValue> | undefined): number {
+  // A transaction's puts add their entries as puts do (counted at the standard rate; the doubled
+  // transactional rate applies to the table's items, which the table units report).
+  if (command === 'TransactWriteItemsCommand') {
+    return (input.TransactItems ?? []).reduce((sum, each) => sum + (each.Put === undefined ? 0 : indexWriteUnits('PutItemCommand', { ...each.Put }, undefined)), 0);
+  }
   let units = 0;
   for (const index of Object.values(TABLE.indexes)) {
     if (command === 'PutItemCommand' && input.Item?.[index.partitionKey] !== undefined && input.Item[index.sortKey] !== undefined) units += indexEntryUnits(index, input.Item);

@@ -57,7 +57,7 @@ const usd = (value: number): string => (value === 0 ? '$0' : `$${value < 0.01 ? 
 const percent = (share: number): string => `${(share * 100).toPrecision(2)} %`;
 
 /** BENCHMARKS.md's first paragraph: what the page holds and how to make it. */
-const INTRO = 'What a user of the relay feels: how long a webhook takes to become an SMS, how many SMS a burst gets through, how fast the local web console answers with 10,000 records, how long a cold Lambda takes to start, what AWS charges per SMS, and how long the CLI takes to answer. `npm run bench` (`tsx bench/run.ts`, a few minutes) measures them, prints the summary below and writes `bench/results.json` (keys `timeToSms`, `redrive`, `consoleLoad`, `coldInit`, `dynamoPerSms`, `awsCostPer1000Sms`, `cli`) and this file. `npm run bench -- --only cli` (section names separated by commas: `coldInit`, `cli`, `dynamoPerSms`, `timeToSms`, `redrive`, `consoleLoad`) measures only those: their figures go into results.json and the summary below, and the CLI and redrive sections are rewritten; the text of the other sections changes only with a whole run. Nothing leaves loopback.';
+const INTRO = 'What a user of the relay feels: how long a webhook takes to become an SMS, how many SMS a burst gets through, how fast the local web console answers with 10,000 records, how long a cold Lambda takes to start, what AWS charges per SMS, and how long the CLI takes to answer. `npm run bench` (`tsx bench/run.ts`, a few minutes) measures them, prints the summary below and writes `bench/results.json` (keys `timeToSms`, `redrive`, `consoleLoad`, `coldInit`, `dynamoPerSms`, `awsCostPer1000Sms`, `cli`) and this file. `npm run bench -- --only cli` (section names separated by commas: `coldInit`, `cli`, `dynamoPerSms`, `timeToSms`, `redrive`, `consoleLoad`) measures only those: their figures go into results.json and the summary below, and the sections of the CLI, time to SMS, DynamoDB per SMS and redrive are rewritten; the text of the other sections changes only with a whole run. Nothing leaves loopback.';
 
 /** The lines printed at the end of a run: figure, value, baseline and ratio where there is one. */
 export function summaryLines({ results: r }: Pick<BenchRun, 'results'>): string[] {
@@ -78,6 +78,39 @@ export function summaryLines({ results: r }: Pick<BenchRun, 'results'>): string[
   ];
   const width = [0, 1].map((column) => Math.max(...rows.map((row) => row[column]!.length)));
   return rows.map((row) => `${row[0].padEnd(width[0]!)}  ${row[1].padEnd(width[1]!)}  ${row[2]}`.trimEnd());
+}
+
+/**
+ * What bounds the local burst, and what issue 19 changed in it. The before/after figures are of
+ * alternating runs of the two versions in one session (/work/notes/i19-burst2.md), not of this run.
+ */
+const BURST_BOUND =
+  "**What bounds the burst locally: one thread.** The runtime is one Node.js thread, and through a burst it is busy all the time (a `node --cpu-prof` of the runtime shows 97–100 % of every second of the burst busy); the drain is the thread's time per SMS times 1,000, and each 202 waits its turn behind the sends. The SMS service is not the bound (the floor). Where the thread goes during the burst: dynalite about 42 % (its PEG parser reading every request's condition and update expressions 16 %, LevelDB reads and writes 17 %, a read of the table's description before every write among them), the AWS SDK client 18 % (serializing, signing, retry and endpoint bookkeeping for each request), garbage collection 8 %, the webhook server's and the SMS client's HTTP 5 %, the relay's own code (evaluation, store, sender, the terminal lines) about 9 %. 250 SMS per second needs at most 4 ms of the thread per SMS; what is left is inside dynalite and the SDK, per request. " +
+  "**Before → after (issue 19):** the runtime's DynamoDB client reached its dynalite over loopback HTTP and ran the SDK's logger middleware, which filters every request's input and output for a log line even with no logger. Now it hands each request to the dynalite server in process (`local/shared/dynalite-handler.ts`: the request is emitted on the server as HTTP requests are, so dynalite's checks and answers are unchanged) and has no logger middleware. The store's requests of one SMS (accept, claim, settle through that client) take the thread 7.67 → 4.90 ms (median of 5 alternating rounds); the whole burst, 6 runs of each version alternating on the shared machine at a load average of 10–18, medians: 55 → 80 SMS per second (more in each of the 6 pairs), 202 p99 1.94 → 1.35 s, the thread's CPU time per SMS 7.97 → 6.30 ms; the trickle's p99 did not grow (45 → 30 ms at that load). The targets (250 SMS per second, 202 p99 ≤ 500 ms) are not reached.";
+
+
+/** `## Time to SMS`, on its own so that a run of that section alone (`--only timeToSms`) can replace it. */
+export function timeToSmsSection({ trickle, burst }: TimeToSms, measured?: string): string[] {
+  return [
+    '## Time to SMS',
+    '',
+    `The real local runtime, \`node bin/sms-relay.mjs start\` (the \`npm start\` of a developer: ingest, a DynamoDB-streams stand-in and the sender on dynalite on disk), runs as a child process with one generic route (Bearer token, one recipient, \`template: "{{ message }}"\`). Its \`PROVIDER_BASE_URL\` is a sandbox SMS service in the bench process, whose \`onDelivered\` hook stamps when each send arrives. Five webhooks warm the runtime up first and are not counted.${measured === undefined ? '' : ` Measured ${measured}, apart from the rest of this page.`}`,
+    '',
+    ...table(
+      ['figure', 'value', 'how'],
+      [
+        ['trickle p50 / p99', `${trickle.p50Ms} / ${trickle.p99Ms} ms`, '100 webhooks posted one at a time, each from its 202 answer to the arrival of its SMS at the service'],
+        ['burst 202 p99', `${burst.acceptP99Ms} ms`, '1,000 webhooks at 64 concurrent posts: p99 from sending a post to its 202'],
+        ['burst drain', `${burst.drainSeconds} s`, 'from the first post to the last SMS received'],
+        ['burst SMS per second', `${burst.smsPerSecond}`, '1,000 / drain'],
+        ['floor SMS per second', `${burst.floorSmsPerSecond}`, "the same 1,000 sends made straight to the same sandbox with the relay's SMS client (`createSmsClient`) at 64 concurrent, to the last received"],
+      ],
+    ),
+    '',
+    'A trickle time would be below zero for a webhook whose SMS reached the service before its 202 reached the poster: the runtime hands the record to the sender as soon as it is written.',
+    '',
+    BURST_BOUND,
+  ];
 }
 
 /** `## CLI start-up`, on its own so that a run of that section alone (`--only cli`) can replace it. */
@@ -107,6 +140,12 @@ export function cliSection(cli: CliStartup, measured?: string): string[] {
  */
 const BEFORE_ISSUE_19 = { requests: 7, byCommand: 'PutItem 2, UpdateItem 5', tableWriteUnits: 7, indexWriteUnits: 6, writeUnits: 13 } as const;
 
+/**
+ * The figures before the accept became one transaction (the guard put, then the record put), measured
+ * with the same bench on the same machine on 2026-11-26 (`npm run bench -- --only dynamoPerSms`).
+ */
+const BEFORE_TRANSACTIONAL_ACCEPT = { requests: 4, byCommand: 'PutItem 2, UpdateItem 2', tableWriteUnits: 4, indexWriteUnits: 6, writeUnits: 10 } as const;
+
 /** `## DynamoDB per SMS`, on its own so that a run of that section alone (`--only dynamoPerSms`) can replace it. */
 export function dynamoSection(perSms: BenchResults['dynamoPerSms'], dynamo: BenchRun['dynamo'], measured?: string): string[] {
   return [
@@ -115,18 +154,23 @@ export function dynamoSection(perSms: BenchResults['dynamoPerSms'], dynamo: Benc
     `\`ingestWebhook\` then \`sendMessage\` (functions/relay), in process, for webhooks of one SMS each on a plain route (no limits, no reserve) on dynalite and a sandbox, with the relay context wired by hand as the relay's tests wire it (\`loadConfig\`, \`createStore\`, \`createFileSecretSource\`, \`createSmsClientSource\`, a logger and metrics that discard). A client middleware adds \`ReturnConsumedCapacity: 'TOTAL'\` to every data command and sums the \`ConsumedCapacity\` of the answers; the units are not recomputed from item sizes.${measured === undefined ? '' : ` Measured ${measured}, apart from the rest of this page.`}`,
     '',
     ...table(
-      ['per SMS', 'value', 'before issue 19'],
+      ['per SMS', 'value', 'before the transactional accept', 'before issue 19'],
       [
-        ['requests', `${perSms.requests} (${Object.entries(dynamo.byCommand).map(([command, count]) => `${command} ${count}`).join(', ')})`, `${BEFORE_ISSUE_19.requests} (${BEFORE_ISSUE_19.byCommand})`],
-        ['**write units** (table + indexes)', `${perSms.writeUnits}`, `${BEFORE_ISSUE_19.writeUnits}`],
-        ['write units of the table, as reported', `${dynamo.tableWriteUnits}`, `${BEFORE_ISSUE_19.tableWriteUnits}`],
-        ['index write units, **estimated** (not reported by dynalite)', `${dynamo.indexWriteUnitsEstimated}`, `${BEFORE_ISSUE_19.indexWriteUnits}`],
-        ['read units, as reported', `${dynamo.readUnits}`, '0'],
-        ['requests answered without `ConsumedCapacity`', `${dynamo.unreported}`, '0'],
+        [
+          'requests',
+          `${perSms.requests} (${Object.entries(dynamo.byCommand).map(([command, count]) => `${command} ${count}`).join(', ')})`,
+          `${BEFORE_TRANSACTIONAL_ACCEPT.requests} (${BEFORE_TRANSACTIONAL_ACCEPT.byCommand})`,
+          `${BEFORE_ISSUE_19.requests} (${BEFORE_ISSUE_19.byCommand})`,
+        ],
+        ['**write units** (table + indexes)', `${perSms.writeUnits}`, `${BEFORE_TRANSACTIONAL_ACCEPT.writeUnits}`, `${BEFORE_ISSUE_19.writeUnits}`],
+        ['write units of the table, as reported', `${dynamo.tableWriteUnits}`, `${BEFORE_TRANSACTIONAL_ACCEPT.tableWriteUnits}`, `${BEFORE_ISSUE_19.tableWriteUnits}`],
+        ['index write units, **estimated** (not reported by dynalite)', `${dynamo.indexWriteUnitsEstimated}`, `${BEFORE_TRANSACTIONAL_ACCEPT.indexWriteUnits}`, `${BEFORE_ISSUE_19.indexWriteUnits}`],
+        ['read units, as reported', `${dynamo.readUnits}`, '0', '0'],
+        ['requests answered without `ConsumedCapacity`', `${dynamo.unreported}`, '0', '0'],
       ],
     ),
     '',
-    "What a plain route's SMS asks of DynamoDB now: the accept's dedupe guard and the record (two conditional puts: without transactions, which dynalite lacks, the guard keyed by the delivery and the record keyed by its id are two items), the claim and the settle (one conditional update each). The credits spent are no longer counted per send: the spend views (the low-balance forecast, the console's spend per day and a route's spend today) add up the sent records' `deducted` from the state index, which holds each record's route, `sentAt` and the service's answer; only a route with `limits.creditsPerDay` still counts its day's spend, which its limit is checked against. The price item is written when the price changes, not on every send (a store knows the price it last wrote or read for five minutes). A route with limits adds its counters: a messages limit one update (5 requests), a credits limit a read of the price and two updates (7); a reserve adds its reservation and its settlement (counted in test/functions/relay/requests.test.ts, which counts the requests the client sends).",
+    "What a plain route's SMS asks of DynamoDB now: the accept (one `TransactWriteItems`: the dedupe guard keyed by the delivery and the record keyed by its id, written all or none; before, two conditional puts in sequence), the claim and the settle (one conditional update each): 3 requests, was 4. A transactional write costs DynamoDB two write units per started KB of each item (its prepare and its commit), so the accept's two items cost 4 table units instead of 2: the request saved costs 2 write units more (12 in all, was 10; about 1.2 µ$ per SMS at on-demand prices). The index entries the transaction's puts add are counted at the standard rate, as the writes of any put. The credits spent are no longer counted per send: the spend views (the low-balance forecast, the console's spend per day and a route's spend today) add up the sent records' `deducted` from the state index, which holds each record's route, `sentAt` and the service's answer; only a route with `limits.creditsPerDay` still counts its day's spend, which its limit is checked against. The price item is written when the price changes, not on every send (a store knows the price it last wrote or read for five minutes). Routes with limits or a reserve add what they check (counted in test/functions/relay/requests.test.ts, which counts the requests the client sends; before → after the transactional accept): a messages limit its window counter, one update (5 → 4 requests); a credits limit a read of the price, its day reservation and its spend (7 → 6); a balance reserve a read of the projected balance, its reservation, its settlement, the projection set to the balance the service reported and the balance state, four updates (9 → 8 on an otherwise plain route).",
     '',
     "**dynalite reports table capacity only.** It answers `ConsumedCapacity` for GetItem, PutItem, UpdateItem, DeleteItem and the batch commands, sized from the item by dynalite's own reckoning of DynamoDB's rules, but it has no global secondary index units (with `INDEXES` it returns only `Table`) and returns none for Query. DynamoDB on AWS includes the index writes in `TOTAL`. So the index writes are estimated, labelled, by [DynamoDB's documented rule](https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/GSI.html): a put of an item with an index's keys writes one index entry; an update that sets an index key deletes the old entry (counted as one unit) and writes a new one; an entry costs the size of the attributes the index projects, per started KB (the state index `byStateSummary` projects the keys, route, times, `nextAttemptAt` and the send's answer, never the text, the recipients or the history; `byRoute` the keys only). Before, the state index projected every attribute, so each of the three state changes rewrote the whole record, its growing history included, into it. `writeUnits` in results.json is the table's units plus this estimate. Conditional writes that fail consume units on AWS but dynalite answers them with an error and no capacity; this path has none.",
     '',
@@ -162,7 +206,6 @@ function consoleSection(c: ConsoleLoad): string {
 
 export function renderReport(run: BenchRun): string {
   const { results: r, dynamo, cost, meta } = run;
-  const { trickle, burst } = r.timeToSms;
   const sections = Object.entries(meta.sectionSeconds).map(([name, seconds]) => `${name} ${seconds} s`).join(', ');
   const smsUsd = (1000 * SMS_PRICE_TZS) / TZS_PER_USD;
   return [
@@ -180,22 +223,7 @@ export function renderReport(run: BenchRun): string {
     ...summaryLines(run),
     '```',
     '',
-    '## Time to SMS',
-    '',
-    'The real local runtime, `node bin/sms-relay.mjs start` (the `npm start` of a developer: ingest, a DynamoDB-streams stand-in and the sender on dynalite on disk), runs as a child process with one generic route (Bearer token, one recipient, `template: "{{ message }}"`). Its `PROVIDER_BASE_URL` is a sandbox SMS service in the bench process, whose `onDelivered` hook stamps when each send arrives. Five webhooks warm the runtime up first and are not counted.',
-    '',
-    ...table(
-      ['figure', 'value', 'how'],
-      [
-        ['trickle p50 / p99', `${trickle.p50Ms} / ${trickle.p99Ms} ms`, '100 webhooks posted one at a time, each from its 202 answer to the arrival of its SMS at the service'],
-        ['burst 202 p99', `${burst.acceptP99Ms} ms`, '1,000 webhooks at 64 concurrent posts: p99 from sending a post to its 202'],
-        ['burst drain', `${burst.drainSeconds} s`, 'from the first post to the last SMS received'],
-        ['burst SMS per second', `${burst.smsPerSecond}`, '1,000 / drain'],
-        ['floor SMS per second', `${burst.floorSmsPerSecond}`, "the same 1,000 sends made straight to the same sandbox with the relay's SMS client (`createSmsClient`) at 64 concurrent, to the last received"],
-      ],
-    ),
-    '',
-    'A trickle time would be below zero for a webhook whose SMS reached the service before its 202 reached the poster: the runtime hands the record to the sender as soon as it is written.',
+    ...timeToSmsSection(r.timeToSms),
     '',
     ...awsTimeToSmsSection(),
     ...redriveSection(r.redrive),

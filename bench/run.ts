@@ -9,7 +9,8 @@
  *
  * `npm run bench -- --only cli,coldInit` runs only the sections named, merges their figures into
  * the last `bench/results.json`, and updates BENCHMARKS.md's summary and the sections that render
- * on their own (`cli`); the other sections' text there stays that of the last whole run.
+ * on their own (`cli`, `timeToSms`, `dynamoPerSms`, `redrive`); the other sections' text there stays that
+ * of the last whole run.
  */
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, totalmem } from 'node:os';
@@ -21,7 +22,7 @@ import { runColdInit } from './cold-init';
 import { runConsoleLoad } from './console';
 import { costPer1000Sms } from './cost';
 import { type DynamoRun, runDynamo } from './dynamo';
-import { cliSection, dynamoSection, redriveSection, renderReport, summaryLines, updateReport, type BenchResults, type BenchRun } from './report';
+import { cliSection, dynamoSection, redriveSection, renderReport, summaryLines, timeToSmsSection, updateReport, type BenchResults, type BenchRun } from './report';
 import { runRedrive } from './redrive';
 import { round } from './stats';
 import { runTimeToSms } from './time-to-sms';
@@ -135,11 +136,12 @@ async function runSome(only: ReadonlySet<Section>): Promise<void> {
     const measuredBy = `on ${new Date(started).toISOString()} by \`npm run bench -- --only ${[...only].join(',')}\``;
     const sections = [
       ...(measured.cli === undefined ? [] : [cliSection(measured.cli, measuredBy)]),
+      ...(measured.timeToSms === undefined ? [] : [timeToSmsSection(measured.timeToSms, measuredBy)]),
       ...(dynamoRun === undefined ? [] : [dynamoSection((results as BenchResults).dynamoPerSms, dynamoRun, measuredBy)]),
       ...(measured.redrive === undefined ? [] : [redriveSection(measured.redrive, measuredBy)]),
     ];
     writeFileSync(REPORT_FILE, updateReport(readFileSync(REPORT_FILE, 'utf8'), results as BenchResults, sections));
-    const rendered: readonly string[] = ['cli', 'dynamoPerSms', 'redrive'];
+    const rendered: readonly string[] = ['cli', 'timeToSms', 'dynamoPerSms', 'redrive'];
     const left = [...only].filter((name) => !rendered.includes(name));
     process.stdout.write(`; updated BENCHMARKS.md's summary${sections.length > 0 ? ' and the sections measured' : ''}${left.length > 0 ? ` (the text of ${left.join(', ')} there is the last whole run's: run the whole bench to render it)` : ''}\n`);
   } else {

@@ -21,15 +21,16 @@ export interface TableGrant {
  *
  * | Store call | Operations |
  * |---|---|
- * | `acceptWebhook` (ingest; sweeper's limit summaries; balance-watch's low-balance SMS) | GetItem, PutItem |
+ * | `acceptWebhook` (ingest; sweeper's limit summaries; balance-watch's low-balance SMS) | PutItem (its transaction's puts), GetItem |
  * | `claimMessage`, `mark*`, `releaseForRetry`, `reserveLimit`, `recordCreditsSpent`, `markSummarySent`, `updateBalanceState` | UpdateItem |
  * | `observeBalance` after a send or a 402 (sender): `spendLastDays` (the sent records, by `byStateSummary`), the low-balance notice | Query (on `byStateSummary`), GetItem, PutItem, UpdateItem |
  * | `reserveCredit`, `settleCredit`, `observeSentCredit` (sender), `rebaseCredit` (sender, balance-watch), `keepStaleCredit` (sweeper) | GetItem, UpdateItem |
  * | `findDuePending`, `findStaleSending` | Query on `byStateSummary`, then BatchGetItem of the records |
  * | `heldSummaryDue` | Query on the table |
  *
- * No handler uses transactions; they would need `ConditionCheckItem` (there is no
- * `TransactWriteItems` IAM action: each item is authorised as its own Put/Update/ConditionCheck).
+ * The accept is a `TransactWriteItems` of puts. There is no `TransactWriteItems` IAM action: each
+ * item of a transaction is authorised as its own action, so its puts need `PutItem` (an `Update`
+ * would need `UpdateItem`, a `ConditionCheck` `ConditionCheckItem`, which no function has).
  * The stream (sender), the failure queue (sender's on-failure destination) and the dead-letter
  * queue (the scheduled functions) are granted by the constructs that wire them; every function
  * reads the environment's secret with `secretsmanager:GetSecretValue` only.
@@ -40,7 +41,8 @@ export interface TableGrant {
  * ```
  */
 export const TABLE_ACCESS = {
-  // acceptWebhook only: the guard and record puts, and a duplicate's reads of the guard and records.
+  // acceptWebhook only: the transaction's guard and record puts, a duplicate's reads of the records and
+  // its puts of the missing ones.
   ingest: [{ actions: ['dynamodb:GetItem', 'dynamodb:PutItem'] }],
   // Every step of a send is a conditional update; a balance crossing seen in a send result also
   // reads the week's spend (Query) and records the low-balance SMS (acceptWebhook).

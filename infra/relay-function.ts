@@ -8,7 +8,7 @@ import type { HandlerName } from './bundle';
 import { stageFunctionAsset } from './staging';
 
 /** The runtime every handler is bundled for (`target: 'node22'` in `bundle.ts`). */
-export const RELAY_RUNTIME = lambda.Runtime.NODEJS_22_X;
+export const RELAY_NODE_RUNTIME = lambda.Runtime.NODEJS_22_X;
 
 export interface RelayFunctionProps {
   readonly handlerName: HandlerName;
@@ -57,7 +57,7 @@ export class RelayFunction extends Construct {
     });
     this.fn = new lambda.Function(this, 'Function', {
       description: props.description,
-      runtime: RELAY_RUNTIME,
+      runtime: RELAY_NODE_RUNTIME,
       architecture: lambda.Architecture.ARM_64,
       handler: 'index.handler',
       code: lambda.Code.fromAsset(stageFunctionAsset({ bundleDir: props.bundleDir, configText: props.configText })),

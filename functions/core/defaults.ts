@@ -155,8 +155,11 @@ export const MAX_MESSAGE_LENGTH = 160;
  */
 export const SWEEP_PENDING_GRACE_MS = 10_000;
 
-/** Record pages: the size of a page when a caller names none, and the largest a caller may ask for. */
-export const PAGE_SIZE = { default: 100, max: 1_000 } as const;
+/**
+ * Record pages: the size of a page when a caller names none, the largest a caller may ask for, and
+ * the page the console's activity list asks for (its browser bundle imports this file).
+ */
+export const PAGE_SIZE = { default: 100, max: 1_000, console: 50 } as const;
 
 /** How many of the latest records a short listing shows (`sms-relay logs`, captured requests). */
 export const RECENT_LIMIT = 50;

@@ -2,7 +2,7 @@ import { MAX_BODY_BYTES, RETRY, SWEEP_PENDING_GRACE_MS } from './defaults';
 
 /**
  * The environment variables both the Lambda wiring (`functions/handlers/wiring/env.ts`) and the
- * local runtime (`local/runtime/settings.ts`) read: their names, in one place. An empty value
+ * local runtime (`local/shared/settings.ts`) read: their names, in one place. An empty value
  * counts as unset everywhere.
  */
 export const ENV = {
@@ -21,6 +21,31 @@ export const ENV = {
   sweepPendingGraceMs: 'SWEEP_PENDING_GRACE_MS',
   balanceThreshold: 'BALANCE_THRESHOLD',
 } as const;
+
+/** What is wrong with a URL variable; each reader words it (see {@link httpUrlProblem}). */
+export type UrlProblem = 'not-a-url' | 'not-http' | 'credentials';
+
+/**
+ * The one check of a URL variable (`PROVIDER_BASE_URL`, `DYNAMODB_ENDPOINT`): an absolute http(s)
+ * URL without a user or password (a key in the URL would reach the banner and the logs; the SMS
+ * client refuses it too). The problem never holds the value, which may carry credentials.
+ *
+ * @example
+ * ```ts
+ * httpUrlProblem('https://user:pw@sms.example'); // 'credentials'
+ * httpUrlProblem('http://127.0.0.1:4010');      // undefined
+ * ```
+ */
+export function httpUrlProblem(value: string): UrlProblem | undefined {
+  let url: URL;
+  try {
+    url = new URL(value);
+  } catch {
+    return 'not-a-url';
+  }
+  if (url.protocol !== 'http:' && url.protocol !== 'https:') return 'not-http';
+  return url.username !== '' || url.password !== '' ? 'credentials' : undefined;
+}
 
 /** How a numeric variable's text is read: a whole number (digits only), or any finite number. */
 export interface NumericVariable {

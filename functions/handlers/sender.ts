@@ -37,21 +37,21 @@ export async function handler(event: DynamoDBStreamEvent, lambdaContext?: Contex
     const onRetry = (id: string) => (at: Date) => {
       retries.push({ id, at });
     };
-    await forEachConcurrently(event.Records ?? [], SENDER_CONCURRENCY, async (record) => {
-      const id = messageIdToSend(record);
+    await forEachConcurrently(event.Records ?? [], SENDER_CONCURRENCY, async (change) => {
+      const id = messageIdToSend(change);
       if (id === undefined) {
-        logger.debug('stream record skipped: not a new or redriven message', { eventName: record.eventName, eventID: record.eventID });
+        logger.debug('stream record skipped: not a new or redriven message', { eventName: change.eventName, eventID: change.eventID });
         return;
       }
       if (remainingMs(lambdaContext) < budgetMs) {
-        failed.push(record);
+        failed.push(change);
         logger.warn('send not started: too little time left in this invocation', { id });
         return;
       }
       try {
         await sendMessage(context, id, { onRetry: onRetry(id) });
       } catch (error) {
-        failed.push(record);
+        failed.push(change);
         logger.error('send failed; the stream will retry it', { id, error });
       }
     });
@@ -74,7 +74,7 @@ export async function handler(event: DynamoDBStreamEvent, lambdaContext?: Contex
         }
       });
     }
-    const batchItemFailures = failed.map((record) => ({ itemIdentifier: record.dynamodb?.SequenceNumber ?? '' }));
+    const batchItemFailures = failed.map((change) => ({ itemIdentifier: change.dynamodb?.SequenceNumber ?? '' }));
     // Without a sequence number nothing can be reported per item: failing the whole batch is safe,
     // since every record is claimed before it is sent.
     if (batchItemFailures.some(({ itemIdentifier }) => itemIdentifier === '')) throw new Error('a failed stream record has no sequence number');
@@ -101,10 +101,10 @@ interface Retry {
  * messageIdToSend({ eventName: 'MODIFY', dynamodb: { NewImage: { id: { S: '01J…' }, state: { S: 'PENDING' }, attempts: { N: '0' } } } }); // '01J…'
  * ```
  */
-export function messageIdToSend(record: DynamoDBRecord): string | undefined {
-  const image = record.dynamodb?.NewImage;
-  const redriven = record.eventName === 'MODIFY' && image?.['state']?.S === MessageState.Pending && image['attempts']?.N === '0';
-  if (record.eventName !== 'INSERT' && !redriven) return undefined;
+export function messageIdToSend(change: DynamoDBRecord): string | undefined {
+  const image = change.dynamodb?.NewImage;
+  const redriven = change.eventName === 'MODIFY' && image?.['state']?.S === MessageState.Pending && image['attempts']?.N === '0';
+  if (change.eventName !== 'INSERT' && !redriven) return undefined;
   const id = image?.['id']?.S;
   return id === undefined || id === '' ? undefined : id;
 }

@@ -1,5 +1,5 @@
 import { MAX_BODY_BYTES } from '../core/defaults';
-import { maskPhoneNumbersIn } from '../core/recipients/mask';
+import { maskNumbersInText } from '../core/recipients/mask-text';
 import { evaluateWebhook, type Evaluation } from '../core/pipeline/evaluate';
 import { Verdict } from '../core/pipeline/verdict';
 import { capturedHeaderNames } from '../core/sources/captured-headers';
@@ -142,7 +142,7 @@ export async function ingestWebhook(
   await capture(context, request, result.ids);
 
   for (const drop of evaluation.dropped) {
-    logger.warn('recipient dropped', { route: route.id, entry: maskPhoneNumbersIn(drop.entry), reason: drop.reason });
+    logger.warn('recipient dropped', { route: route.id, entry: maskNumbersInText(drop.entry), reason: drop.reason });
   }
 
   if (result.outcome === AcceptOutcome.Duplicate) {
@@ -158,7 +158,7 @@ export async function ingestWebhook(
       ...log,
       ids: result.ids,
       messages: evaluation.messages.map((message) => ({
-        to: message.to.map(maskPhoneNumbersIn),
+        to: message.to.map(maskNumbersInText),
         segments: message.segments,
         encoding: message.encoding,
       })),

@@ -1,6 +1,6 @@
 import {
   describeSmsError,
-  SmsDelivery,
+  SendCertainty,
   SmsErrorCode,
   SmsOperation,
   SmsServiceError,
@@ -242,7 +242,7 @@ const giveBack = (context: RelayContext<RelayConfigView>, credit: Credit | undef
 
 /** After a failed send: given back when it certainly did not go out, kept as spent when it may have. */
 const settleCreditAfterFailure = (context: RelayContext<RelayConfigView>, credit: Credit | undefined, error: unknown): Promise<void> =>
-  settleReservation(context, credit, (estimate) => (describeSmsError(error).delivery === SmsDelivery.NOT_SENT ? 0 : estimate));
+  settleReservation(context, credit, (estimate) => (describeSmsError(error).delivery === SendCertainty.NOT_SENT ? 0 : estimate));
 
 /**
  * Whether a message must see a fresh balance before it is parked: the first attempt after a
@@ -390,7 +390,7 @@ async function smsClient(get: () => Promise<SmsClient>): Promise<SmsClient> {
     throw new SmsServiceError(`no SMS client: the API key could not be read (${errorName(error)})`, {
       operation: SmsOperation.SEND,
       code: SmsErrorCode.CLIENT_UNAVAILABLE,
-      delivery: SmsDelivery.NOT_SENT,
+      delivery: SendCertainty.NOT_SENT,
       cause: error,
     });
   }
@@ -419,7 +419,7 @@ async function settleFailure(context: RelayContext<RelayConfigView>, record: Mes
   }
 
   const permanent = description.code === SmsErrorCode.BAD_REQUEST || description.code === SmsErrorCode.VALIDATION;
-  const maySend = description.delivery === SmsDelivery.MAYBE_SENT;
+  const maySend = description.delivery === SendCertainty.MAYBE_SENT;
   const canRetry = !permanent && (!maySend || record.delivery === DeliveryPolicy.AtLeastOnce);
   const attemptsLeft = record.attempts < policy.maxAttempts;
 
@@ -461,7 +461,7 @@ async function settleFailure(context: RelayContext<RelayConfigView>, record: Mes
 async function releaseUnsent(context: RelayContext<RelayConfigView>, record: MessageRecord, token: string, error: unknown, onRetry: SendMessageOptions['onRetry']): Promise<boolean> {
   const { store, clock, policy, metrics } = context;
   const now = clock();
-  const lastError: LastError = { name: errorName(error), delivery: SmsDelivery.NOT_SENT, message: failedBeforeSending(error) };
+  const lastError: LastError = { name: errorName(error), delivery: SendCertainty.NOT_SENT, message: failedBeforeSending(error) };
   const exhausted = record.attempts >= policy.maxAttempts;
   try {
     if (!exhausted) {

@@ -2,8 +2,8 @@ import { GetItemCommand } from '@aws-sdk/client-dynamodb';
 import { MAX_RECORDS_PER_WEBHOOK } from '../core/defaults';
 import { type Item, ItemReader, num, str, strList } from './attributes';
 import { messageItem, stateChange } from './codec';
-import type { StoreTable } from './context';
-import { writeIf } from './write';
+import type { StoreTable } from './store-table';
+import { type ConditionalPut, type TransactOutcome, writeAllIf, writeIf } from './write';
 import { StoreError } from './errors';
 import { newId } from './ids';
 import { DAY_SECONDS, ItemKind, dedupeKey as dedupeItemKey, epochSeconds, messageKey } from './keys';
@@ -64,43 +64,48 @@ interface Guard {
   readonly deliveryKey?: string;
 }
 
-/** Attempts to place the guard when the one we collided with vanished before we could read it. */
+/** Attempts of the accept, or of placing one guard, when the guard that refused it vanished before it could be read. */
 const GUARD_ATTEMPTS = 3;
 
 /**
- * Records one webhook: a dedupe guard for `(route, dedupeKey)` and one message record per entry
- * of `messages`.
+ * Records one webhook: a dedupe guard for `(route, dedupeKey)` (and one for `replayKey`) and one
+ * message record per entry of `messages`, in one transaction (`TransactWriteItems`, written all
+ * or none; at most 2 guards + {@link MAX_RECORDS_PER_WEBHOOK} records, under DynamoDB's 100):
+ * - each guard is put with `attribute_not_exists(pk) OR windowEndsAt <= :now`, holding the new
+ *   message ids and when their records expire: of concurrent accepts of one key exactly one wins;
+ * - each record is put with `attribute_not_exists(pk)`: at most one record per id, ever.
  *
- * Without transactions (the local server has none, and the same code runs on AWS) atomicity
- * comes from ordering plus conditional writes, 1 + N writes in two round trips:
- * 1. the guard is put with `attribute_not_exists(pk) OR windowEndsAt <= :now`, holding the new
- *    message ids and when their records expire: exactly one concurrent accept wins;
- * 2. then the messages are put, concurrently, each with `attribute_not_exists(pk)`: at most one
- *    record per id, ever. The answer comes once every put has succeeded or been refused.
+ * A guard that refuses the transaction makes the webhook a duplicate; the refusal carries the
+ * guard (`ALL_OLD`), so telling which accept it duplicates reads nothing more. The duplicate reads
+ * which of the guard's ids have a record (consistent `GetItem`s, concurrently) and writes the
+ * missing ones from its own evaluation, under the guard's ids (the same webhook renders the same
+ * messages); an id written meanwhile refuses the put, so nothing is recorded twice. On DynamoDB
+ * none is ever missing, but the local store's transaction is not atomic on disk (a kill between
+ * its puts leaves the first, see local/shared/dynalite.ts) and guards written by the accept
+ * before transactions stand for records written after them: the redelivery (the webhook source
+ * saw an error) completes such an accept instead of losing it. The duplicate answers only after
+ * that, so its answer, too, means every record exists. Once the records' retention has passed it
+ * writes nothing, since TTL may have deleted them and a rewritten record would be sent again.
  *
- * A duplicate (its guard put refused) reads which of the guard's ids have a record (consistent
- * `GetItem`s, concurrently) and writes the missing ones from its own evaluation, under the
- * guard's ids (the same webhook renders the same messages); an id written meanwhile refuses the
- * put, so nothing is recorded twice, and an accept that died after step 1 (the webhook source saw
- * an error, so it redelivers) is completed instead of lost. The duplicate answers only after that,
- * so its answer, too, means every record exists. Once the records' retention has passed it writes
- * nothing, since TTL may have deleted them and a rewritten record would be sent again.
- *
- * With a `replayKey` (the signed body of a sender that does not sign its delivery id) the body's
- * guard is placed first, then the delivery id's. A body already accepted makes the request a
- * duplicate before it writes anything under its own delivery id: a replay under a fresh id leaves
- * no guard there, also while it races the genuine delivery that carries that id, so that delivery
- * is accepted. Only a retry of the same delivery (the body's guard names the same delivery id)
- * places the id's guard, completing an accept that stopped between its two guards. A new body
- * under an id already accepted (a sender that re-signs its retries) is a duplicate of that accept,
- * and its body's guard is pointed there. Two copies of one signed body racing each other under
- * different ids cannot be told apart: the first to place the body's guard is the accept.
+ * With a `replayKey` (the signed body of a sender that does not sign its delivery id) both guards
+ * are in the transaction:
+ * - a body already accepted makes the request a duplicate of that accept, and the transaction
+ *   wrote nothing, so a replay under a fresh delivery id leaves no guard under that id, also
+ *   while it races the genuine delivery that carries that id, which is then accepted;
+ * - a retry of the same delivery (the body's guard names this delivery id) is a duplicate of the
+ *   same accept; should that accept have no guard under its id (one from before transactions, or
+ *   a local kill between the two guards), the retry places it;
+ * - a new body under an id already accepted (a sender that re-signs its retries) is a duplicate
+ *   of that accept, and the body's guard is placed pointing there, so a replay of the new body is
+ *   one too.
+ * Two copies of one signed body racing each other under different ids cannot be told apart: the
+ * first transaction to commit is the accept.
  *
  * @throws {StoreError} no messages, more than {@link MAX_MESSAGES_PER_WEBHOOK}, or one that breaks the data model
  *
  * @example
  * ```typescript
- * const result = await acceptWebhook(context, {
+ * const result = await acceptWebhook(table, {
  *   route: 'orders',
  *   dedupeKey: deliveryId,
  *   windowSeconds: 86_400,
@@ -110,14 +115,14 @@ const GUARD_ATTEMPTS = 3;
  * if (result.outcome === 'duplicate') logger.info('duplicate webhook', { ids: result.ids });
  * ```
  */
-export const acceptWebhook = async (context: StoreTable, input: AcceptInput): Promise<AcceptResult> => {
+export const acceptWebhook = async (table: StoreTable, input: AcceptInput): Promise<AcceptResult> => {
   const {
     route,
     dedupeKey,
     replayKey,
     windowSeconds,
     messages,
-    now = context.clock(),
+    now = table.clock(),
     retentionDays = DEFAULT_RETENTION_DAYS,
   } = input;
   validate(input, retentionDays);
@@ -127,32 +132,33 @@ export const acceptWebhook = async (context: StoreTable, input: AcceptInput): Pr
   const own: GuardClaim = { owner: ids[0]!, ids, recordsExpireAt, deliveryKey: dedupeKey };
   const build = (guardIds: readonly string[]): MessageRecord[] =>
     buildRecords({ route, dedupeKey, messages, ids: guardIds, now, retentionDays });
-  const place = (key: string, claim: GuardClaim) => placeGuard(context, { route, dedupeKey: key, claim, now, windowSeconds });
+  const guardOf = (key: string, claim: GuardClaim): ConditionalPut => guardPut({ route, dedupeKey: key, claim, now, windowSeconds });
+  const place = (key: string, claim: GuardClaim) => placeGuard(table, { route, dedupeKey: key, claim, now, windowSeconds });
 
-  // The signed body's key goes first: a replay is found before it places anything under its own,
-  // unsigned delivery id, so it cannot leave a guard there that would turn the genuine delivery
-  // carrying that id into a "duplicate". Nothing has to be cleaned up afterwards, which is what
-  // makes a replay racing the genuine delivery safe: the replay never writes the id's guard.
-  const hasReplayKey = replayKey !== undefined && replayKey !== dedupeKey;
-  if (hasReplayKey) {
-    const byBody = await place(replayKey, own);
+  const keys = replayKey !== undefined && replayKey !== dedupeKey ? [replayKey, dedupeKey] : [dedupeKey];
+  const puts = [...keys.map((key) => ({ put: guardOf(key, own), current: true })), ...build(ids).map((record) => ({ put: recordPut(record) }))];
+  for (let attempt = 1; ; attempt += 1) {
+    const outcome = await writeAllIf(table, puts);
+    if (outcome.applied) return { outcome: AcceptOutcome.Accepted, ids };
+    const guards = keys.map((_, position) => liveGuard(outcome.puts[position], route, now));
+    const [byBody, byId] = keys.length === 2 ? guards : [undefined, guards[0]];
     if (byBody !== undefined) {
-      // The same delivery again (the sender's retry) may complete an accept that stopped between
-      // its two guards; any other delivery id is a replay's and gets no guard.
-      // Should that id name another accept, the body's guard is one about to be pointed at it (below).
-      const byId = byBody.deliveryKey === dedupeKey ? await place(dedupeKey, claimOf(byBody)) : undefined;
-      return await completeDuplicate(context, { guard: byId ?? byBody, now, build });
+      // A replay under another delivery id wrote nothing under it. A retry of the same delivery
+      // places the id's guard if its accept lacks one.
+      if (byBody.deliveryKey !== dedupeKey) return await completeDuplicate(table, { guard: byBody, now, build });
+      const guard = byId ?? (await place(dedupeKey, claimOf(byBody))) ?? byBody;
+      return await completeDuplicate(table, { guard, now, build });
     }
+    if (byId !== undefined) {
+      // A new body under a delivery id already accepted: its guard points at that accept.
+      if (keys.length === 2) await place(replayKey!, claimOf(byId));
+      return await completeDuplicate(table, { guard: byId, now, build });
+    }
+    const guardRefused = outcome.puts.slice(0, keys.length).some((put) => put.refused);
+    if (!guardRefused) throw new StoreError(`accept for ${route} refused: a new message id already has a record`);
+    // The guard that refused it expired or was deleted before it could be read: try again.
+    if (attempt >= GUARD_ATTEMPTS) throw new StoreError(`dedupe guard for ${route} kept changing; gave up after ${attempt} attempts`);
   }
-  const byId = await place(dedupeKey, own);
-  if (byId === undefined) {
-    await putMessages(context, build(ids));
-    return { outcome: AcceptOutcome.Accepted, ids };
-  }
-  // A new body under a delivery id already accepted (a sender that re-signs its retries): the body's
-  // guard, placed for this call's ids that will never be written, is pointed at that accept.
-  if (hasReplayKey) await repointGuard(context, route, replayKey, ids[0]!, byId);
-  return await completeDuplicate(context, { guard: byId, now, build });
 };
 
 const claimOf = (guard: Guard): GuardClaim => ({
@@ -171,36 +177,28 @@ interface GuardClaim {
   readonly deliveryKey?: string;
 }
 
+/** One put's outcome in a refused transaction. */
+type TransactOutcomePut = Extract<TransactOutcome, { applied: false }>['puts'][number];
+
+/** The guard that refused a put, while its window lasts; `undefined` when the put was not refused by a live guard. */
+const liveGuard = (put: TransactOutcomePut | undefined, route: string, now: Date): Guard | undefined => {
+  if (put === undefined || !put.refused || put.current === undefined) return undefined;
+  const guard = guardFromItem(put.current, route);
+  return guard.windowEndsAt > epochSeconds(now) ? guard : undefined;
+};
+
 /** Places one key's guard for `claim`; `undefined` when placed, else the live guard of another accept. */
 const placeGuard = async (
-  context: StoreTable,
+  table: StoreTable,
   input: { route: string; dedupeKey: string; claim: GuardClaim; now: Date; windowSeconds: number },
 ): Promise<Guard | undefined> => {
   for (let attempt = 1; ; attempt += 1) {
-    const existing = await putGuard(context, input);
+    const existing = await putGuard(table, input);
     if (existing !== 'vanished') return existing;
     if (attempt >= GUARD_ATTEMPTS) {
       throw new StoreError(`dedupe guard for ${input.route} kept changing; gave up after ${attempt} attempts`);
     }
   }
-};
-
-/** Makes a guard this call placed name `target` instead, unless it was changed meanwhile. */
-const repointGuard = async (context: StoreTable, route: string, dedupe: string, owner: string, target: Guard): Promise<void> => {
-  // Refused: changed meanwhile, which leaves it to whoever changed it.
-  await writeIf(context, {
-    Key: dedupeItemKey(route, dedupe),
-    UpdateExpression: `SET #owner = :target, messageIds = :ids, recordsExpireAt = :expires${target.deliveryKey === undefined ? ' REMOVE deliveryKey' : ', deliveryKey = :delivery'}`,
-    ConditionExpression: '#owner = :owner',
-    ExpressionAttributeNames: { '#owner': 'owner' },
-    ExpressionAttributeValues: {
-      ':target': str(target.owner),
-      ':ids': strList(target.messageIds),
-      ':owner': str(owner),
-      ':expires': num(target.recordsExpireAt),
-      ...(target.deliveryKey === undefined ? {} : { ':delivery': str(target.deliveryKey) }),
-    },
-  });
 };
 
 /** The `expiresAt` of records created at `now`: TTL deletes them some time after it. */
@@ -292,41 +290,49 @@ const buildRecords = ({
   }));
 };
 
-/** `undefined` when this call placed the guard (or it already named the same accept); otherwise the live guard it collided with. */
-const putGuard = async (
-  context: StoreTable,
-  { route, dedupeKey, claim, now, windowSeconds }: { route: string; dedupeKey: string; claim: GuardClaim; now: Date; windowSeconds: number },
-): Promise<Guard | 'vanished' | undefined> => {
+/** The put of one key's guard for `claim`: placed unless a live guard of another accept holds the key. */
+const guardPut = ({ route, dedupeKey, claim, now, windowSeconds }: { route: string; dedupeKey: string; claim: GuardClaim; now: Date; windowSeconds: number }): ConditionalPut => {
   const nowSeconds = epochSeconds(now);
   const windowEndsAt = nowSeconds + windowSeconds;
-  const outcome = await writeIf(
-    context,
-    {
-      Item: {
-        ...dedupeItemKey(route, dedupeKey),
-        kind: str(ItemKind.Dedupe),
-        dedupeKey: str(dedupeKey),
-        owner: str(claim.owner),
-        messageIds: strList(claim.ids),
-        acceptedAt: str(now.toISOString()),
-        windowEndsAt: num(windowEndsAt),
-        recordsExpireAt: num(claim.recordsExpireAt),
-        ...(claim.deliveryKey === undefined ? {} : { deliveryKey: str(claim.deliveryKey) }),
-        // TTL deletes up to 48 h late, which is why the condition compares windowEndsAt.
-        [TABLE.timeToLive]: num(windowEndsAt),
-      },
-      ConditionExpression: 'attribute_not_exists(#pk) OR windowEndsAt <= :now OR #owner = :owner',
-      ExpressionAttributeNames: { '#pk': TABLE.partitionKey, '#owner': 'owner' },
-      ExpressionAttributeValues: { ':now': num(nowSeconds), ':owner': str(claim.owner) },
+  return {
+    Item: {
+      ...dedupeItemKey(route, dedupeKey),
+      kind: str(ItemKind.Dedupe),
+      dedupeKey: str(dedupeKey),
+      owner: str(claim.owner),
+      messageIds: strList(claim.ids),
+      acceptedAt: str(now.toISOString()),
+      windowEndsAt: num(windowEndsAt),
+      recordsExpireAt: num(claim.recordsExpireAt),
+      ...(claim.deliveryKey === undefined ? {} : { deliveryKey: str(claim.deliveryKey) }),
+      // TTL deletes up to 48 h late, which is why the condition compares windowEndsAt.
+      [TABLE.timeToLive]: num(windowEndsAt),
     },
-    // The blocking guard: with the refusal on AWS, read after it locally.
-    { current: true },
-  );
+    ConditionExpression: 'attribute_not_exists(#pk) OR windowEndsAt <= :now OR #owner = :owner',
+    ExpressionAttributeNames: { '#pk': TABLE.partitionKey, '#owner': 'owner' },
+    ExpressionAttributeValues: { ':now': num(nowSeconds), ':owner': str(claim.owner) },
+  };
+};
+
+/** The put of one message record: at most one record per id, ever. */
+const recordPut = (record: MessageRecord): ConditionalPut => ({
+  Item: messageItem(record),
+  ConditionExpression: 'attribute_not_exists(#pk)',
+  ExpressionAttributeNames: { '#pk': TABLE.partitionKey },
+});
+
+/** `undefined` when this call placed the guard (or it already named the same accept); otherwise the live guard it collided with. */
+const putGuard = async (
+  table: StoreTable,
+  input: { route: string; dedupeKey: string; claim: GuardClaim; now: Date; windowSeconds: number },
+): Promise<Guard | 'vanished' | undefined> => {
+  // The blocking guard: with the refusal on AWS, read after it locally.
+  const outcome = await writeIf(table, guardPut(input), { current: true });
   if (outcome.applied) return undefined;
   if (outcome.current === undefined) return 'vanished';
-  const guard = guardFromItem(outcome.current, route);
+  const guard = guardFromItem(outcome.current, input.route);
   // Read after the failure, the guard may have expired meanwhile: then try again to place ours.
-  return guard.windowEndsAt > nowSeconds ? guard : 'vanished';
+  return guard.windowEndsAt > epochSeconds(input.now) ? guard : 'vanished';
 };
 
 const guardFromItem = (item: Item, route: string): Guard => {
@@ -342,11 +348,11 @@ const guardFromItem = (item: Item, route: string): Guard => {
 };
 
 /** Puts every record that does not exist yet; returns how many this call wrote. */
-const putMessages = async (context: StoreTable, records: readonly MessageRecord[]): Promise<number> => {
+const putMessages = async (table: StoreTable, records: readonly MessageRecord[]): Promise<number> => {
   // Refused: a concurrent duplicate (or the accept it duplicates) wrote this id first, which is the point.
   // Every put is answered before anything is thrown, so the answer means no put is still under way.
   const outcomes = await Promise.allSettled(
-    records.map(async (record) => await writeIf(context, { Item: messageItem(record), ConditionExpression: 'attribute_not_exists(#pk)', ExpressionAttributeNames: { '#pk': TABLE.partitionKey } })),
+    records.map(async (record) => await writeIf(table, recordPut(record))),
   );
   let written = 0;
   for (const outcome of outcomes) {
@@ -357,12 +363,12 @@ const putMessages = async (context: StoreTable, records: readonly MessageRecord[
 };
 
 /** The ids among `ids` that have no message record, by consistent reads of their keys only. */
-const missingIds = async (context: StoreTable, ids: readonly string[]): Promise<Set<string>> => {
+const missingIds = async (table: StoreTable, ids: readonly string[]): Promise<Set<string>> => {
   const found = await Promise.all(
     ids.map(async (id) => {
-      const { Item: item } = await context.client.send(
+      const { Item: item } = await table.client.send(
         new GetItemCommand({
-          TableName: context.tableName,
+          TableName: table.tableName,
           Key: messageKey(id),
           ConsistentRead: true,
           ProjectionExpression: '#pk',
@@ -380,7 +386,7 @@ const missingIds = async (context: StoreTable, ids: readonly string[]): Promise<
  * records a half-finished (or still running) accept has not written yet.
  */
 const completeDuplicate = async (
-  context: StoreTable,
+  table: StoreTable,
   {
     guard,
     now,
@@ -390,9 +396,9 @@ const completeDuplicate = async (
   const plain = { outcome: AcceptOutcome.Duplicate, ids: guard.messageIds, recovered: 0 } as const;
   // TTL may have deleted the records: a rewritten one would be a new, second SMS.
   if (epochSeconds(now) >= guard.recordsExpireAt) return plain;
-  const missing = await missingIds(context, guard.messageIds);
+  const missing = await missingIds(table, guard.messageIds);
   if (missing.size === 0) return plain;
-  const recovered = await putMessages(context, build(guard.messageIds).filter((record) => missing.has(record.id)));
+  const recovered = await putMessages(table, build(guard.messageIds).filter((record) => missing.has(record.id)));
   return { ...plain, recovered };
 };
 
@@ -418,11 +424,11 @@ const NOTICE_WINDOW_SECONDS = 35 * DAY_SECONDS;
  *
  * @example
  * ```typescript
- * await recordNotice(context, { kind: 'held-summary', route: 'alerts', key: window.window, message });
+ * await recordNotice(table, { kind: 'held-summary', route: 'alerts', key: window.window, message });
  * ```
  */
-export const recordNotice = async (context: StoreTable, { kind, route, key, message, now, retentionDays }: NoticeInput): Promise<AcceptResult> =>
-  await acceptWebhook(context, {
+export const recordNotice = async (table: StoreTable, { kind, route, key, message, now, retentionDays }: NoticeInput): Promise<AcceptResult> =>
+  await acceptWebhook(table, {
     route,
     dedupeKey: `notice:${kind}:${key}`,
     windowSeconds: NOTICE_WINDOW_SECONDS,

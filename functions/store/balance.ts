@@ -1,6 +1,6 @@
 import { GetItemCommand } from '@aws-sdk/client-dynamodb';
 import { bool, ItemReader, num, str } from './attributes';
-import type { StoreTable } from './context';
+import type { StoreTable } from './store-table';
 import { writeIf } from './write';
 import { StoreError } from './errors';
 import { buildUpdate, type UpdateSpec } from './expressions';
@@ -31,7 +31,7 @@ export interface BalanceUpdate {
 /** Newer-or-equal observations only; equal times are concurrent senders, all of them current. */
 const CURRENT = '(attribute_not_exists(#lastCheckedAt) OR #lastCheckedAt <= :now)';
 
-const update = async (context: StoreTable, spec: UpdateSpec): Promise<boolean> => (await writeIf(context, { Key: balanceKey(), ...buildUpdate(spec) })).applied;
+const update = async (table: StoreTable, spec: UpdateSpec): Promise<boolean> => (await writeIf(table, { Key: balanceKey(), ...buildUpdate(spec) })).applied;
 
 /**
  * Records a balance observation and runs the low-balance alert's state machine: armed (the
@@ -46,8 +46,8 @@ const update = async (context: StoreTable, spec: UpdateSpec): Promise<boolean> =
  * ```
  */
 export const updateBalanceState = async (
-  context: StoreTable,
-  { balance, threshold, now = context.clock() }: BalanceObservation,
+  table: StoreTable,
+  { balance, threshold, now = table.clock() }: BalanceObservation,
 ): Promise<BalanceUpdate> => {
   if (!Number.isFinite(balance) || !Number.isFinite(threshold)) {
     throw new StoreError(`balance and threshold must be finite numbers, got ${balance} and ${threshold}`);
@@ -58,10 +58,10 @@ export const updateBalanceState = async (
   const values = { ':now': str(at) };
 
   if (balance >= threshold) {
-    const current = await update(context, { set: { ...observed, armed: bool(true) }, setIfAbsent: firstSeen, condition: CURRENT, values });
+    const current = await update(table, { set: { ...observed, armed: bool(true) }, setIfAbsent: firstSeen, condition: CURRENT, values });
     return { alert: false, stale: !current };
   }
-  const won = await update(context, {
+  const won = await update(table, {
     set: { ...observed, armed: bool(false), lastAlertAt: str(at) },
     setIfAbsent: firstSeen,
     condition: `(attribute_not_exists(#armed) OR #armed = :true) AND ${CURRENT}`,
@@ -69,7 +69,7 @@ export const updateBalanceState = async (
   });
   if (won) return { alert: true, stale: false };
   // Already disarmed (or stale): still record the observation if it is current.
-  const current = await update(context, { set: observed, setIfAbsent: firstSeen, condition: CURRENT, values });
+  const current = await update(table, { set: observed, setIfAbsent: firstSeen, condition: CURRENT, values });
   return { alert: false, stale: !current };
 };
 
@@ -83,8 +83,8 @@ export interface PriceObservation {
 /** The price each store last wrote or read, and when: a send at the same price need not write it again. */
 const knownPrices = new WeakMap<StoreTable, { readonly creditsPerUnit: number; readonly at: number }>();
 
-const knowPrice = (context: StoreTable, creditsPerUnit: number | undefined): void => {
-  if (creditsPerUnit !== undefined) knownPrices.set(context, { creditsPerUnit, at: Date.now() });
+const knowPrice = (table: StoreTable, creditsPerUnit: number | undefined): void => {
+  if (creditsPerUnit !== undefined) knownPrices.set(table, { creditsPerUnit, at: Date.now() });
 };
 
 /**
@@ -99,18 +99,18 @@ const knowPrice = (context: StoreTable, creditsPerUnit: number | undefined): voi
  * ```
  */
 export const recordPrice = async (
-  context: StoreTable,
-  { creditsPerUnit, now = context.clock() }: PriceObservation,
+  table: StoreTable,
+  { creditsPerUnit, now = table.clock() }: PriceObservation,
 ): Promise<void> => {
   if (!Number.isFinite(creditsPerUnit) || creditsPerUnit <= 0) {
     throw new StoreError(`creditsPerUnit must be a number > 0, got ${creditsPerUnit}`);
   }
-  const known = knownPrices.get(context);
+  const known = knownPrices.get(table);
   if (known !== undefined && known.creditsPerUnit === creditsPerUnit && Date.now() - known.at < PRICE_KNOWN_MS) return;
-  await update(context, {
+  await update(table, {
     set: { kind: str(ItemKind.Balance), creditsPerUnit: num(creditsPerUnit), priceRecordedAt: str(now.toISOString()) },
   });
-  knowPrice(context, creditsPerUnit);
+  knowPrice(table, creditsPerUnit);
 };
 
 /**
@@ -121,9 +121,9 @@ export const recordPrice = async (
  * const { armed, lastBalance } = await store.getBalanceState();
  * ```
  */
-export const getBalanceState = async (context: StoreTable): Promise<BalanceState> => {
-  const { Item: item } = await context.client.send(
-    new GetItemCommand({ TableName: context.tableName, Key: balanceKey(), ConsistentRead: true }),
+export const getBalanceState = async (table: StoreTable): Promise<BalanceState> => {
+  const { Item: item } = await table.client.send(
+    new GetItemCommand({ TableName: table.tableName, Key: balanceKey(), ConsistentRead: true }),
   );
   if (item === undefined) return { armed: true };
   const read = new ItemReader(item, 'BALANCE');
@@ -132,7 +132,7 @@ export const getBalanceState = async (context: StoreTable): Promise<BalanceState
   const lastAlertAt = read.optStr('lastAlertAt');
   const firstObservedAt = read.optStr('firstObservedAt');
   const creditsPerUnit = read.optNum('creditsPerUnit');
-  knowPrice(context, creditsPerUnit);
+  knowPrice(table, creditsPerUnit);
   const projected = read.optNum('projected');
   const charged = read.optNum('charged');
   const rebasedAt = read.optStr('rebasedAt');

@@ -1,6 +1,6 @@
 import { type AttributeValue, GetItemCommand, PutItemCommand, QueryCommand } from '@aws-sdk/client-dynamodb';
 import { type Item, ItemReader, num, str, strList } from './attributes';
-import type { StoreTable } from './context';
+import type { StoreTable } from './store-table';
 import { StoreError } from './errors';
 import { ID_PATTERN, idTime, newId } from './ids';
 import { captureKey, capturePk, epochSeconds, ItemKind } from './keys';

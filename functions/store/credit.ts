@@ -1,6 +1,6 @@
 import { GetItemCommand } from '@aws-sdk/client-dynamodb';
 import { type Item, ItemReader, num, str } from './attributes';
-import type { StoreTable } from './context';
+import type { StoreTable } from './store-table';
 import { type ConditionalUpdate, writeIf, type WriteIfOptions, type WriteOutcome } from './write';
 import { StoreError } from './errors';
 import { balanceKey, ItemKind } from './keys';
@@ -78,12 +78,12 @@ const credits = (value: number): number => Math.round(value * 1e6) / 1e6;
 type BalanceUpdate = Omit<ConditionalUpdate, 'Key'>;
 
 /** One conditional update of the balance item (see `writeIf`). */
-const writeBalance = async (context: StoreTable, input: BalanceUpdate, options?: WriteIfOptions): Promise<WriteOutcome> =>
-  await writeIf(context, { Key: balanceKey(), ...input }, options);
+const writeBalance = async (table: StoreTable, input: BalanceUpdate, options?: WriteIfOptions): Promise<WriteOutcome> =>
+  await writeIf(table, { Key: balanceKey(), ...input }, options);
 
 /** One conditional update of the balance item: the item after it (with `ReturnValues`), `undefined` when its condition refused it. */
-const updateBalance = async (context: StoreTable, input: BalanceUpdate): Promise<Item | undefined> => {
-  const outcome = await writeBalance(context, input);
+const updateBalance = async (table: StoreTable, input: BalanceUpdate): Promise<Item | undefined> => {
+  const outcome = await writeBalance(table, input);
   return outcome.applied ? outcome.item : undefined;
 };
 
@@ -99,11 +99,11 @@ const updateBalance = async (context: StoreTable, input: BalanceUpdate): Promise
  * if (!taken.reserved) return park(`would leave ${taken.projected - 20}`);
  * ```
  */
-export const reserveCredit = async (context: StoreTable, { estimate, floor, token }: CreditRequest): Promise<CreditReservation> => {
+export const reserveCredit = async (table: StoreTable, { estimate, floor, token }: CreditRequest): Promise<CreditReservation> => {
   finite('estimate', estimate);
   if (estimate < 0) throw new StoreError(`estimate must be ≥ 0, got ${estimate}`);
   if (floor !== undefined) finite('floor', floor);
-  const outcome = await writeBalance(context, {
+  const outcome = await writeBalance(table, {
     UpdateExpression: 'SET #projected = #projected - :estimate, #inFlight.#token = :estimate ADD #committed :estimate',
     ConditionExpression: floor === undefined ? 'attribute_exists(#projected)' : '#projected >= :need',
     ExpressionAttributeNames: { '#projected': 'projected', '#committed': 'committed', '#inFlight': 'inFlight', '#token': token },
@@ -129,10 +129,10 @@ export const reserveCredit = async (context: StoreTable, { estimate, floor, toke
  * await store.settleCredit({ estimate: 20, charged: result.deducted });
  * ```
  */
-export const settleCredit = async (context: StoreTable, { token, estimate, charged }: CreditSettlement): Promise<void> => {
+export const settleCredit = async (table: StoreTable, { token, estimate, charged }: CreditSettlement): Promise<void> => {
   finite('estimate', estimate);
   finite('charged', charged);
-  await settleReservation(context, { token, estimate, charged });
+  await settleReservation(table, { token, estimate, charged });
 };
 
 /**
@@ -140,9 +140,9 @@ export const settleCredit = async (context: StoreTable, { token, estimate, charg
  * (a sender and the sweeper settling the same send); `undefined` when it was not (or is gone),
  * else the balance item after it.
  */
-const settleReservation = async (context: StoreTable, { token, estimate, charged }: CreditSettlement): Promise<Item | undefined> => {
+const settleReservation = async (table: StoreTable, { token, estimate, charged }: CreditSettlement): Promise<Item | undefined> => {
   const back = credits(estimate - charged);
-  return await updateBalance(context, {
+  return await updateBalance(table, {
     UpdateExpression: 'ADD #projected :back, #committed :forward, #charged :charged REMOVE #inFlight.#token',
     ConditionExpression: 'attribute_exists(#inFlight.#token)',
     ExpressionAttributeNames: { '#projected': 'projected', '#committed': 'committed', '#charged': 'charged', '#inFlight': 'inFlight', '#token': token },
@@ -161,13 +161,13 @@ const settleReservation = async (context: StoreTable, { token, estimate, charged
  * await store.keepStaleCredit({ token: record.claimToken });
  * ```
  */
-export const keepStaleCredit = async (context: StoreTable, { token }: { readonly token: string }): Promise<void> => {
-  const state = await context.client.send(
-    new GetItemCommand({ TableName: context.tableName, Key: balanceKey(), ConsistentRead: true, ProjectionExpression: '#inFlight.#token', ExpressionAttributeNames: { '#inFlight': 'inFlight', '#token': token } }),
+export const keepStaleCredit = async (table: StoreTable, { token }: { readonly token: string }): Promise<void> => {
+  const state = await table.client.send(
+    new GetItemCommand({ TableName: table.tableName, Key: balanceKey(), ConsistentRead: true, ProjectionExpression: '#inFlight.#token', ExpressionAttributeNames: { '#inFlight': 'inFlight', '#token': token } }),
   );
   const estimate = state.Item?.['inFlight']?.M?.[token]?.N;
   if (estimate === undefined) return;
-  await settleReservation(context, { token, estimate: Number(estimate), charged: Number(estimate) });
+  await settleReservation(table, { token, estimate: Number(estimate), charged: Number(estimate) });
 };
 
 /**
@@ -185,10 +185,10 @@ export const keepStaleCredit = async (context: StoreTable, { token }: { readonly
  * await store.rebaseCredit({ balance, basis: charged ?? 0 });
  * ```
  */
-export const rebaseCredit = async (context: StoreTable, { balance, basis, now = context.clock() }: CreditBasis): Promise<boolean> => {
+export const rebaseCredit = async (table: StoreTable, { balance, basis, now = table.clock() }: CreditBasis): Promise<boolean> => {
   finite('balance', balance);
   finite('basis', basis);
-  const item = await updateBalance(context, {
+  const item = await updateBalance(table, {
     UpdateExpression: 'SET #projected = :anchor - if_not_exists(#committed, :zero), #basis = :basis, #rebasedAt = :now, #kind = :kind, #inFlight = if_not_exists(#inFlight, :none)',
     ConditionExpression: 'attribute_not_exists(#basis) OR #basis <= :basis',
     ExpressionAttributeNames: { '#projected': 'projected', '#committed': 'committed', '#basis': 'creditBasis', '#rebasedAt': 'rebasedAt', '#kind': 'kind', '#inFlight': 'inFlight' },
@@ -223,18 +223,18 @@ export interface SentCredit {
  * await store.observeSentCredit({ balance: result.remainingBalance, deducted: result.deducted, reservation });
  * ```
  */
-export const observeSentCredit = async (context: StoreTable, { balance, deducted, reservation }: SentCredit): Promise<void> => {
+export const observeSentCredit = async (table: StoreTable, { balance, deducted, reservation }: SentCredit): Promise<void> => {
   finite('balance', balance);
   finite('deducted', deducted);
   if (reservation !== undefined) {
-    const after = await settleReservation(context, { token: reservation.token, estimate: reservation.estimate, charged: deducted });
+    const after = await settleReservation(table, { token: reservation.token, estimate: reservation.estimate, charged: deducted });
     if (after === undefined) return;
     const read = new ItemReader(after, 'BALANCE');
     const projected = read.optNum('projected');
     const committed = read.optNum('committed') ?? 0;
     const raised = credits(balance + reservation.basis + deducted - committed);
     if (projected !== undefined && raised > projected) {
-      await updateBalance(context, {
+      await updateBalance(table, {
         UpdateExpression: 'SET #projected = :raised',
         ConditionExpression: '#committed = :committed AND #projected < :raised',
         ExpressionAttributeNames: { '#projected': 'projected', '#committed': 'committed' },
@@ -243,7 +243,7 @@ export const observeSentCredit = async (context: StoreTable, { balance, deducted
       return;
     }
   }
-  await updateBalance(context, {
+  await updateBalance(table, {
     UpdateExpression: 'SET #projected = :balance',
     ConditionExpression: '#projected > :balance',
     ExpressionAttributeNames: { '#projected': 'projected' },

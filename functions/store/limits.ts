@@ -1,6 +1,6 @@
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
 import { ItemReader, num, str } from './attributes';
-import type { StoreTable } from './context';
+import type { StoreTable } from './store-table';
 import { writeIf } from './write';
 import { StoreError } from './errors';
 import { buildUpdate, type UpdateSpec } from './expressions';
@@ -84,11 +84,11 @@ const windowFields = (window: Window): Record<string, AttributeValue> => ({
 });
 
 /** Applies an update to a limit item; `false` when its condition refused it. */
-const updateLimit = async (context: StoreTable, route: string, sk: string, spec: UpdateSpec): Promise<boolean> =>
-  (await writeIf(context, { Key: limitKey(route, sk), ...buildUpdate(spec) })).applied;
+const updateLimit = async (table: StoreTable, route: string, sk: string, spec: UpdateSpec): Promise<boolean> =>
+  (await writeIf(table, { Key: limitKey(route, sk), ...buildUpdate(spec) })).applied;
 
-const hold = async (context: StoreTable, route: string, window: Window): Promise<Reservation> => {
-  await updateLimit(context, route, window.sk, { set: windowFields(window), add: { held: num(1) } });
+const hold = async (table: StoreTable, route: string, window: Window): Promise<Reservation> => {
+  await updateLimit(table, route, window.sk, { set: windowFields(window), add: { held: num(1) } });
   return { allowed: false, reason: window.limit, window: window.sk };
 };
 
@@ -115,8 +115,8 @@ const hold = async (context: StoreTable, route: string, window: Window): Promise
  * ```
  */
 export const reserveLimit = async (
-  context: StoreTable,
-  { route, now = context.clock(), messages, credits }: ReserveInput,
+  table: StoreTable,
+  { route, now = table.clock(), messages, credits }: ReserveInput,
 ): Promise<Reservation> => {
   validateLimits(messages, credits);
   let counted: Window | undefined;
@@ -124,13 +124,13 @@ export const reserveLimit = async (
     const window = messagesWindow(now, messages.windowSeconds);
     const taken =
       messages.max >= 1 &&
-      (await updateLimit(context, route, window.sk, {
+      (await updateLimit(table, route, window.sk, {
         set: windowFields(window),
         add: { count: num(1) },
         condition: 'attribute_not_exists(#count) OR #count < :max',
         values: { ':max': num(messages.max) },
       }));
-    if (!taken) return await hold(context, route, window);
+    if (!taken) return await hold(table, route, window);
     counted = window;
   }
   if (credits !== undefined) {
@@ -141,15 +141,15 @@ export const reserveLimit = async (
     const room = credits.maxPerDay - credits.estimate;
     const taken =
       room >= 0 &&
-      (await updateLimit(context, route, window.sk, {
+      (await updateLimit(table, route, window.sk, {
         set: windowFields(window),
         add: { credits: num(credits.estimate) },
         condition: '(attribute_not_exists(#credits) OR #credits <= :room) AND (attribute_not_exists(#spent) OR #spent <= :room)',
         values: { ':room': num(room) },
       }));
     if (!taken) {
-      if (counted !== undefined) await updateLimit(context, route, counted.sk, { add: { count: num(-1) } });
-      return await hold(context, route, window);
+      if (counted !== undefined) await updateLimit(table, route, counted.sk, { add: { count: num(-1) } });
+      return await hold(table, route, window);
     }
   }
   return { allowed: true };
@@ -196,14 +196,14 @@ export interface SpendInput {
  * ```
  */
 export const recordCreditsSpent = async (
-  context: StoreTable,
-  { route, deducted, now = context.clock() }: SpendInput,
+  table: StoreTable,
+  { route, deducted, now = table.clock() }: SpendInput,
 ): Promise<void> => {
   if (!Number.isFinite(deducted) || deducted < 0) {
     throw new StoreError(`deducted must be ≥ 0, got ${deducted}`);
   }
   const window = dayWindow(now);
-  await updateLimit(context, route, window.sk, { set: windowFields(window), add: { spent: num(deducted) } });
+  await updateLimit(table, route, window.sk, { set: windowFields(window), add: { spent: num(deducted) } });
 };
 
 /** Which route's windows `heldSummaryDue` looks at. */
@@ -228,8 +228,8 @@ export interface HeldSummaryOptions {
  * ```
  */
 export const heldSummaryDue = async (
-  context: StoreTable,
-  { route, now = context.clock(), lookbackDays = 2 }: HeldSummaryOptions,
+  table: StoreTable,
+  { route, now = table.clock(), lookbackDays = 2 }: HeldSummaryOptions,
 ): Promise<readonly HeldWindow[]> => {
   const nowSeconds = epochSeconds(now);
   const from = new Date(now.getTime() - lookbackDays * DAY_SECONDS * 1000);
@@ -239,8 +239,8 @@ export const heldSummaryDue = async (
     values: { ':zero': num(0), ':now': num(nowSeconds) },
   };
   const [windows, days] = await Promise.all([
-    queryAll(context, limitPk(route), windowSk(epochSeconds(from)), windowSk(nowSeconds), filter),
-    queryAll(context, limitPk(route), daySk(utcDay(from)), daySk(utcDay(now)), filter),
+    queryAll(table, limitPk(route), windowSk(epochSeconds(from)), windowSk(nowSeconds), filter),
+    queryAll(table, limitPk(route), daySk(utcDay(from)), daySk(utcDay(now)), filter),
   ]);
   return [...windows, ...days].map((item) => {
     const read = new ItemReader(item, limitPk(route));
@@ -274,10 +274,10 @@ export interface SummarySentInput {
  * ```
  */
 export const markSummarySent = async (
-  context: StoreTable,
-  { route, window, now = context.clock() }: SummarySentInput,
+  table: StoreTable,
+  { route, window, now = table.clock() }: SummarySentInput,
 ): Promise<boolean> =>
-  await updateLimit(context, route, window, {
+  await updateLimit(table, route, window, {
     set: { summarySentAt: str(now.toISOString()) },
     condition:
       `attribute_exists(#${TABLE.partitionKey}) AND attribute_not_exists(#summarySentAt)` +

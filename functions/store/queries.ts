@@ -1,7 +1,7 @@
 import { type AttributeValue, BatchGetItemCommand, GetItemCommand, QueryCommand, type QueryCommandInput, type QueryCommandOutput, ScanCommand } from '@aws-sdk/client-dynamodb';
 import { type Item, ItemReader, str } from './attributes';
 import { messageFromItem } from './codec';
-import type { StoreTable } from './context';
+import type { StoreTable } from './store-table';
 import { decodeCursor, encodeCursor } from './cursor';
 import { StoreError } from './errors';
 import { ItemKind, messageKey } from './keys';
@@ -26,14 +26,14 @@ const REPLACED: Readonly<Record<string, string>> = { [TABLE.indexes.byState.name
  * directory: dynalite cannot add an index to a table), the same query of the one it replaced,
  * which has the same keys and projects at least as much.
  */
-const queryIndexed = async (context: StoreTable, input: QueryCommandInput & { IndexName: string }): Promise<QueryCommandOutput> => {
+const queryIndexed = async (table: StoreTable, input: QueryCommandInput & { IndexName: string }): Promise<QueryCommandOutput> => {
   try {
-    return await context.client.send(new QueryCommand(input));
+    return await table.client.send(new QueryCommand(input));
   } catch (error) {
     const replaced = REPLACED[input.IndexName];
     const missing = error instanceof Error && error.name === 'ValidationException' && error.message.includes(`does not have the specified index: ${input.IndexName}`);
     if (replaced === undefined || !missing) throw error;
-    return await context.client.send(new QueryCommand({ ...input, IndexName: replaced }));
+    return await table.client.send(new QueryCommand({ ...input, IndexName: replaced }));
   }
 };
 
@@ -46,9 +46,9 @@ const queryIndexed = async (context: StoreTable, input: QueryCommandInput & { In
  * if (record?.state === 'SENT') console.log(record.result?.remainingBalance);
  * ```
  */
-export const getMessage = async (context: StoreTable, id: string): Promise<MessageRecord | undefined> => {
-  const { Item: item } = await context.client.send(
-    new GetItemCommand({ TableName: context.tableName, Key: messageKey(id), ConsistentRead: true }),
+export const getMessage = async (table: StoreTable, id: string): Promise<MessageRecord | undefined> => {
+  const { Item: item } = await table.client.send(
+    new GetItemCommand({ TableName: table.tableName, Key: messageKey(id), ConsistentRead: true }),
   );
   return item === undefined ? undefined : messageFromItem(item);
 };
@@ -79,7 +79,7 @@ interface IndexQuery extends ListOptions {
 }
 
 export const queryIndex = async (
-  context: StoreTable,
+  table: StoreTable,
   {
     index,
     partition,
@@ -101,8 +101,8 @@ export const queryIndex = async (
   const upper = before === undefined ? undefined : new Date(before.getTime() - 1).toISOString();
   const lower = since?.toISOString();
   if (lower !== undefined && upper !== undefined && lower > upper) return { items: [] };
-  if (!context.readIndexes && !candidatesFromIndex) {
-    return await scanAsIndex(context, { index, partition, lower, upper, limit, cursor, newestFirst, filter, filterValues });
+  if (!table.readIndexes && !candidatesFromIndex) {
+    return await scanAsIndex(table, { index, partition, lower, upper, limit, cursor, newestFirst, filter, filterValues });
   }
   const values: Record<string, AttributeValue> = { ':partition': str(partition), ...filterValues };
   if (lower !== undefined) values[':lower'] = str(lower);
@@ -112,8 +112,8 @@ export const queryIndex = async (
   else if (lower !== undefined) range = ' AND #sort >= :lower';
   else if (upper !== undefined) range = ' AND #sort <= :upper';
 
-  const result = await queryIndexed(context, {
-      TableName: context.tableName,
+  const result = await queryIndexed(table, {
+      TableName: table.tableName,
       IndexName: index.name,
       KeyConditionExpression: `#partition = :partition${range}`,
       ...(filter === undefined ? {} : { FilterExpression: filter }),
@@ -130,7 +130,7 @@ export const queryIndex = async (
   const cursorOut = encodeCursor(result.LastEvaluatedKey);
   const entries = result.Items ?? [];
   // The indexes hold no whole record: read the records themselves, in the index's order.
-  const items = await getRecords(context, entries);
+  const items = await getRecords(table, entries);
   return { items, ...(cursorOut === undefined ? {} : { cursor: cursorOut }) };
 };
 
@@ -142,7 +142,7 @@ export const queryIndex = async (
  * on 10,000 records than returning whole records, whatever the page size.
  */
 const scanAsIndex = async (
-  context: StoreTable,
+  table: StoreTable,
   {
     index,
     partition,
@@ -164,7 +164,7 @@ const scanAsIndex = async (
     readonly filterValues: Readonly<Record<string, AttributeValue>>;
   },
 ): Promise<Page<MessageRecord>> => {
-  const entries = await scanMessages(context, {
+  const entries = await scanMessages(table, {
     filters: [
       ...(partition === undefined ? [] : [`#${index.partitionKey} = :partition`]),
       ...(lower === undefined ? [] : [`#${index.sortKey} >= :lower`]),
@@ -187,7 +187,7 @@ const scanAsIndex = async (
   const page = remaining.slice(0, limit);
   const last = page.at(-1);
   const more = remaining.length > limit && last !== undefined;
-  return { items: await getRecords(context, page), ...(more ? { cursor: encodeCursor({ position: str(position(last)) })! } : {}) };
+  return { items: await getRecords(table, page), ...(more ? { cursor: encodeCursor({ position: str(position(last)) })! } : {}) };
 };
 
 /**
@@ -195,16 +195,16 @@ const scanAsIndex = async (
  * by one consistent scan of all pages, returning only `attributes` (dotted paths allowed).
  */
 const scanMessages = async (
-  context: StoreTable,
+  table: StoreTable,
   { filters, values, attributes }: { readonly filters: readonly string[]; readonly values: Readonly<Record<string, AttributeValue>>; readonly attributes: readonly string[] },
 ): Promise<Item[]> => {
   const expression = ['#kind = :kind', ...filters].join(' AND ');
   const projection = projectionOf(attributes);
   return await allPages(
     async (start) =>
-      await context.client.send(
+      await table.client.send(
         new ScanCommand({
-          TableName: context.tableName,
+          TableName: table.tableName,
           FilterExpression: expression,
           ProjectionExpression: projection.expression,
           ExpressionAttributeNames: { ...namesIn(expression), ...projection.names },
@@ -239,7 +239,7 @@ const pkOf = (item: Item): string => item[TABLE.partitionKey]?.S ?? '';
  * The records of index entries, by consistent `BatchGetItem`s of up to 100 keys, in the order of
  * `entries`, each once. An entry whose record is gone (deleted by TTL since the index was read) is left out.
  */
-const getRecords = async (context: StoreTable, entries: readonly Item[]): Promise<MessageRecord[]> => {
+const getRecords = async (table: StoreTable, entries: readonly Item[]): Promise<MessageRecord[]> => {
   // Each record once: an index can list one twice (dynalite after a kill between its writes), and
   // BatchGetItem refuses a request naming a key twice.
   const unique = new Map(entries.map((entry) => [pkOf(entry), entry]));
@@ -258,11 +258,11 @@ const getRecords = async (context: StoreTable, entries: readonly Item[]): Promis
           throw new StoreError(`${pending.length} records still unprocessed after ${BATCH_GET_ATTEMPTS} BatchGetItem requests`);
         }
         if (attempt > 1) await sleep(BATCH_GET_BACKOFF_MS * 2 ** (attempt - 2));
-        const result = await context.client.send(
-          new BatchGetItemCommand({ RequestItems: { [context.tableName]: { Keys: pending, ConsistentRead: true } } }),
+        const result = await table.client.send(
+          new BatchGetItemCommand({ RequestItems: { [table.tableName]: { Keys: pending, ConsistentRead: true } } }),
         );
-        for (const item of result.Responses?.[context.tableName] ?? []) found.set(pkOf(item), item);
-        pending = result.UnprocessedKeys?.[context.tableName]?.Keys ?? [];
+        for (const item of result.Responses?.[table.tableName] ?? []) found.set(pkOf(item), item);
+        pending = result.UnprocessedKeys?.[table.tableName]?.Keys ?? [];
       }
     }),
   );
@@ -292,11 +292,11 @@ const namesIn = (expression: string | undefined): Record<string, string> => {
  * ```
  */
 export const listByState = async (
-  context: StoreTable,
+  table: StoreTable,
   state: MessageState,
   options: ListOptions = {},
 ): Promise<Page<MessageRecord>> =>
-  await queryIndex(context, { ...options, index: TABLE.indexes.byState, partition: state });
+  await queryIndex(table, { ...options, index: TABLE.indexes.byState, partition: state });
 
 /**
  * Lists a route's message records by `createdAt` (index `byRoute`), oldest first. The index holds
@@ -310,11 +310,11 @@ export const listByState = async (
  * ```
  */
 export const listByRoute = async (
-  context: StoreTable,
+  table: StoreTable,
   route: string,
   options: ListOptions = {},
 ): Promise<Page<MessageRecord>> =>
-  await queryIndex(context, { ...options, index: TABLE.indexes.byRoute, partition: route });
+  await queryIndex(table, { ...options, index: TABLE.indexes.byRoute, partition: route });
 
 /** The cut-off and paging of `findStaleSending`. */
 export interface StaleOptions {
@@ -335,11 +335,11 @@ export interface StaleOptions {
  * ```
  */
 export const findStaleSending = async (
-  context: StoreTable,
+  table: StoreTable,
   { olderThan, limit, cursor }: StaleOptions,
 ): Promise<Page<MessageRecord>> =>
   // A claim sets updatedAt = claimedAt, and nothing else touches a SENDING record.
-  await listByState(context, MessageState.Sending, {
+  await listByState(table, MessageState.Sending, {
     before: olderThan,
     ...(limit === undefined ? {} : { limit }),
     ...(cursor === undefined ? {} : { cursor }),
@@ -372,10 +372,10 @@ export interface DueOptions {
  * ```
  */
 export const findDuePending = async (
-  context: StoreTable,
-  { now = context.clock(), updatedBefore, limit, cursor }: DueOptions = {},
+  table: StoreTable,
+  { now = table.clock(), updatedBefore, limit, cursor }: DueOptions = {},
 ): Promise<Page<MessageRecord>> =>
-  await queryIndex(context, {
+  await queryIndex(table, {
     index: TABLE.indexes.byState,
     partition: MessageState.Pending,
     ...(updatedBefore === undefined ? {} : { before: updatedBefore }),
@@ -414,14 +414,14 @@ const STATES: readonly MessageState[] = Object.values(MessageState);
  * const older = await store.listRecent({ before: new Date(newest.at(-1)!.updatedAt), limit: 100 });
  * ```
  */
-export const listRecent = async (context: StoreTable, { since, before, limit }: RecentOptions = {}): Promise<MessageRecord[]> => {
+export const listRecent = async (table: StoreTable, { since, before, limit }: RecentOptions = {}): Promise<MessageRecord[]> => {
   const wanted = limit ?? Number.POSITIVE_INFINITY;
   const window = { ...(since === undefined ? {} : { since }), ...(before === undefined ? {} : { before }) };
   const newestOf = async (state: MessageState): Promise<MessageRecord[]> => {
     const found: MessageRecord[] = [];
     let cursor: string | undefined;
     do {
-      const page = await queryIndex(context, {
+      const page = await queryIndex(table, {
         index: TABLE.indexes.byState,
         partition: state,
         ...window,
@@ -436,18 +436,18 @@ export const listRecent = async (context: StoreTable, { since, before, limit }: 
     return found;
   };
   const listed = (await Promise.all(STATES.map(newestOf))).flat();
-  const records = context.readIndexes ? listed : await readCandidates(context, listed, window);
+  const records = table.readIndexes ? listed : await readCandidates(table, listed, window);
   return records.sort((a, b) => (a.updatedAt === b.updatedAt ? (a.id < b.id ? 1 : -1) : a.updatedAt < b.updatedAt ? 1 : -1)).slice(0, wanted);
 };
 
 /** The records themselves of index candidates, once each, kept when their own time is in the window. */
 const readCandidates = async (
-  context: StoreTable,
+  table: StoreTable,
   candidates: readonly MessageRecord[],
   { since, before }: { readonly since?: Date; readonly before?: Date },
 ): Promise<MessageRecord[]> => {
   const ids = [...new Set(candidates.map((record) => record.id))];
-  const records = await getRecords(context, ids.map((id) => messageKey(id)));
+  const records = await getRecords(table, ids.map((id) => messageKey(id)));
   const lower = since?.toISOString();
   const upper = before?.toISOString();
   return records.filter((record) => (lower === undefined || record.updatedAt >= lower) && (upper === undefined || record.updatedAt < upper));
@@ -479,8 +479,8 @@ const SUMMARY_ATTRIBUTES = ['id', 'route', 'state', 'createdAt', 'updatedAt', 's
  * const sent = day.filter((record) => record.state === 'SENT').length;
  * ```
  */
-export const summarizeRecords = async (context: StoreTable, { since }: { readonly since: Date }): Promise<RecordSummary[]> =>
-  await summarize(context, since, STATES);
+export const summarizeRecords = async (table: StoreTable, { since }: { readonly since: Date }): Promise<RecordSummary[]> =>
+  await summarize(table, since, STATES);
 
 /**
  * The `SENT` records sent since `since`, summarised (see {@link summarizeRecords}): what the spend
@@ -489,25 +489,25 @@ export const summarizeRecords = async (context: StoreTable, { since }: { readonl
  *
  * @example
  * ```typescript
- * const today = await sentSince(context, new Date('2025-03-01T00:00:00Z'));
+ * const today = await sentSince(table, new Date('2025-03-01T00:00:00Z'));
  * const credits = today.reduce((sum, record) => sum + (record.deducted ?? 0), 0);
  * ```
  */
-export const sentSince = async (context: StoreTable, since: Date): Promise<RecordSummary[]> => await summarize(context, since, [MessageState.Sent]);
+export const sentSince = async (table: StoreTable, since: Date): Promise<RecordSummary[]> => await summarize(table, since, [MessageState.Sent]);
 
-const summarize = async (context: StoreTable, since: Date, states: readonly MessageState[]): Promise<RecordSummary[]> => {
+const summarize = async (table: StoreTable, since: Date, states: readonly MessageState[]): Promise<RecordSummary[]> => {
   const lower = str(since.toISOString());
   const projection = projectionOf(SUMMARY_ATTRIBUTES);
   const oneState = states.length === 1 ? states[0] : undefined;
-  const items = context.readIndexes
+  const items = table.readIndexes
     ? (
         await Promise.all(
           states.map(
             async (state) =>
               await allPages(
                 async (start) =>
-                  await queryIndexed(context, {
-                    TableName: context.tableName,
+                  await queryIndexed(table, {
+                    TableName: table.tableName,
                     IndexName: TABLE.indexes.byState.name,
                     KeyConditionExpression: '#state = :state AND #updatedAt >= :lower',
                     ProjectionExpression: projection.expression,
@@ -519,7 +519,7 @@ const summarize = async (context: StoreTable, since: Date, states: readonly Mess
           ),
         )
       ).flat()
-    : await scanMessages(context, {
+    : await scanMessages(table, {
         filters: ['#updatedAt >= :lower', ...(oneState === undefined ? [] : ['#state = :state'])],
         values: { ':lower': lower, ...(oneState === undefined ? {} : { ':state': str(oneState) }) },
         attributes: SUMMARY_ATTRIBUTES,
@@ -554,11 +554,11 @@ const summarize = async (context: StoreTable, since: Date, states: readonly Mess
  * (await store.newestByRoute(['alerts', 'orders'])).get('alerts'); // '2025-01-31T08:00:00.000Z'
  * ```
  */
-export const newestByRoute = async (context: StoreTable, routes: readonly string[]): Promise<Map<string, string>> => {
+export const newestByRoute = async (table: StoreTable, routes: readonly string[]): Promise<Map<string, string>> => {
   const newest = new Map<string, string>();
   await Promise.all(
     routes.map(async (route) => {
-      const page = await queryIndex(context, { index: TABLE.indexes.byRoute, partition: route, limit: 1, newestFirst: true, candidatesFromIndex: true });
+      const page = await queryIndex(table, { index: TABLE.indexes.byRoute, partition: route, limit: 1, newestFirst: true, candidatesFromIndex: true });
       const [record] = page.items;
       if (record !== undefined) newest.set(route, record.createdAt);
     }),

@@ -1,6 +1,6 @@
 import { type AttributeValue, QueryCommand } from '@aws-sdk/client-dynamodb';
 import { type Item, str } from './attributes';
-import type { StoreTable } from './context';
+import type { StoreTable } from './store-table';
 import { TABLE } from './table';
 
 /** A filter applied to the items of a {@link queryAll}. */
@@ -30,7 +30,7 @@ export const allPages = async (fetchPage: (start: Record<string, AttributeValue>
 
 /** Every item of a partition with a sort key in `[from, to]`, all pages. */
 export const queryAll = async (
-  context: StoreTable,
+  table: StoreTable,
   partition: string,
   from: string,
   to: string,
@@ -38,9 +38,9 @@ export const queryAll = async (
 ): Promise<Item[]> =>
   await allPages(
     async (start) =>
-      await context.client.send(
+      await table.client.send(
         new QueryCommand({
-          TableName: context.tableName,
+          TableName: table.tableName,
           KeyConditionExpression: '#pk = :pk AND #sk BETWEEN :from AND :to',
           ...(filter === undefined ? {} : { FilterExpression: filter.expression }),
           ExpressionAttributeNames: { '#pk': TABLE.partitionKey, '#sk': TABLE.sortKey, ...filter?.names },

@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { compact, ItemReader, num, str } from './attributes';
-import type { StoreTable } from './context';
+import type { StoreTable } from './store-table';
 import { StoreError } from './errors';
 import { BALANCE_READINGS_PK, epochSeconds, ItemKind, MONTHLY_RETENTION_SECONDS, readingKey } from './keys';
 import { queryAll } from './range';
@@ -44,14 +44,14 @@ export interface BalanceReadingsOptions {
  * ```
  */
 export const recordBalanceReading = async (
-  context: StoreTable,
-  { balance, currency, now = context.clock() }: BalanceReadingInput,
+  table: StoreTable,
+  { balance, currency, now = table.clock() }: BalanceReadingInput,
 ): Promise<void> => {
   if (!Number.isFinite(balance)) throw new StoreError(`balance must be a finite number, got ${balance}`);
   const at = now.toISOString();
-  await context.client.send(
+  await table.client.send(
     new PutItemCommand({
-      TableName: context.tableName,
+      TableName: table.tableName,
       Item: compact({
         ...readingKey(at, randomBytes(4).toString('hex')),
         kind: str(ItemKind.BalanceReading),
@@ -73,11 +73,11 @@ export const recordBalanceReading = async (
  * ```
  */
 export const listBalanceReadings = async (
-  context: StoreTable,
-  { since, now = context.clock() }: BalanceReadingsOptions,
+  table: StoreTable,
+  { since, now = table.clock() }: BalanceReadingsOptions,
 ): Promise<RecordedBalanceReading[]> => {
   // `~` sorts after the suffix's hex digits, so readings at exactly `now` are included.
-  const items = await queryAll(context, BALANCE_READINGS_PK, since.toISOString(), `${now.toISOString()}#~`, {
+  const items = await queryAll(table, BALANCE_READINGS_PK, since.toISOString(), `${now.toISOString()}#~`, {
     // TTL deletes some time after expiry; a reading past it is gone as far as callers go.
     expression: '#expiresAt > :now',
     names: { '#expiresAt': TABLE.timeToLive },

@@ -1,6 +1,6 @@
 import { num, str } from './attributes';
 import { boundedHistory, historyValue, lastErrorValue, messageFromItem, resultValue, stateChange } from './codec';
-import type { StoreTable } from './context';
+import type { StoreTable } from './store-table';
 import { writeIf } from './write';
 import { ClaimLostError, StoreError } from './errors';
 import { buildUpdate, type UpdateSpec } from './expressions';
@@ -34,15 +34,15 @@ const HISTORY_BOUND = HISTORY_KEPT.first + HISTORY_KEPT.last;
  *   conditional on the record being as read: a record changed meanwhile refuses it, as a lost race
  *   does.
  */
-export const transition = async (context: StoreTable, id: string, { entry, condition, values, ...spec }: Change): Promise<MessageRecord | undefined> => {
+export const transition = async (table: StoreTable, id: string, { entry, condition, values, ...spec }: Change): Promise<MessageRecord | undefined> => {
   let record: MessageRecord | undefined;
   try {
-    record = await update(context, id, { ...spec, condition, values, append: { history: historyValue([entry]) } });
+    record = await update(table, id, { ...spec, condition, values, append: { history: historyValue([entry]) } });
   } catch (error) {
     if (!isItemTooLarge(error)) throw error;
-    return await withHistoryCut(context, id, { entry, condition, values, ...spec }, error);
+    return await withHistoryCut(table, id, { entry, condition, values, ...spec }, error);
   }
-  return record === undefined ? undefined : await trimmed(context, id, record);
+  return record === undefined ? undefined : await trimmed(table, id, record);
 };
 
 /**
@@ -50,11 +50,11 @@ export const transition = async (context: StoreTable, id: string, { entry, condi
  * having changed it since. Best effort: the change itself is done, so a cut refused or failed
  * returns the record as changed, and the next change cuts it.
  */
-const trimmed = async (context: StoreTable, id: string, record: MessageRecord): Promise<MessageRecord> => {
+const trimmed = async (table: StoreTable, id: string, record: MessageRecord): Promise<MessageRecord> => {
   if (record.history.length <= HISTORY_BOUND) return record;
   const { history, omitted } = boundedHistory(record.history, record.historyOmitted);
   try {
-    const cut = await update(context, id, {
+    const cut = await update(table, id, {
       set: { history: historyValue(history), historyOmitted: num(omitted) },
       condition: '#updatedAt = :seenUpdatedAt AND size(#history) = :seenHistory',
       values: { ':seenUpdatedAt': str(record.updatedAt), ':seenHistory': num(record.history.length) },
@@ -69,8 +69,8 @@ const trimmed = async (context: StoreTable, id: string, record: MessageRecord): 
  * Writes a change DynamoDB refused as too large with the history cut to its bound, or, should the
  * item still be too large (its other attributes), to its first entries alone.
  */
-const withHistoryCut = async (context: StoreTable, id: string, { entry, condition, values = {}, ...spec }: Change, refusal: unknown): Promise<MessageRecord | undefined> => {
-  const current = await getMessage(context, id);
+const withHistoryCut = async (table: StoreTable, id: string, { entry, condition, values = {}, ...spec }: Change, refusal: unknown): Promise<MessageRecord | undefined> => {
+  const current = await getMessage(table, id);
   if (current === undefined) return undefined;
   // Next to no history: cutting it would not make room.
   if (current.history.length <= HISTORY_KEPT.first) throw refusal;
@@ -81,7 +81,7 @@ const withHistoryCut = async (context: StoreTable, id: string, { entry, conditio
   for (const last of [HISTORY_KEPT.last, 0]) {
     const { history, omitted } = boundedHistory([...current.history, entry], current.historyOmitted, last);
     try {
-      return await update(context, id, { ...spec, ...unchanged, set: { ...spec.set, history: historyValue(history), historyOmitted: num(omitted) } });
+      return await update(table, id, { ...spec, ...unchanged, set: { ...spec.set, history: historyValue(history), historyOmitted: num(omitted) } });
     } catch (error) {
       if (!isItemTooLarge(error)) throw error;
     }
@@ -90,8 +90,8 @@ const withHistoryCut = async (context: StoreTable, id: string, { entry, conditio
 };
 
 /** One conditional update of a message record: the record as written, or `undefined` when its condition refused it. */
-const update = async (context: StoreTable, id: string, spec: UpdateSpec): Promise<MessageRecord | undefined> => {
-  const outcome = await writeIf(context, { Key: messageKey(id), ...buildUpdate(spec), ReturnValues: 'ALL_NEW' });
+const update = async (table: StoreTable, id: string, spec: UpdateSpec): Promise<MessageRecord | undefined> => {
+  const outcome = await writeIf(table, { Key: messageKey(id), ...buildUpdate(spec), ReturnValues: 'ALL_NEW' });
   // ALL_NEW always returns the item of a successful update.
   return outcome.applied ? messageFromItem(outcome.item) : undefined;
 };
@@ -130,14 +130,14 @@ export interface ClaimOptions {
  * ```
  */
 export const claimMessage = async (
-  context: StoreTable,
+  table: StoreTable,
   id: string,
-  { now = context.clock(), staleAfterMs }: ClaimOptions = {},
+  { now = table.clock(), staleAfterMs }: ClaimOptions = {},
 ): Promise<MessageRecord | undefined> => {
   const at = now.toISOString();
   const due = '(#state = :pending AND (attribute_not_exists(#nextAttemptAt) OR #nextAttemptAt <= :now))';
   const stale = '(#state = :sending AND #claimedAt <= :staleBefore AND #delivery = :atLeastOnce)';
-  return await transition(context, id, {
+  return await transition(table, id, {
     set: {
       state: str(MessageState.Sending),
       claimedAt: str(at),
@@ -174,12 +174,12 @@ export interface CompleteOptions {
  * claim went stale cannot overwrite the outcome of the one that took over.
  */
 const complete = async (
-  context: StoreTable,
+  table: StoreTable,
   id: string,
   token: string,
   { set, remove = [], entry }: Pick<Change, 'set' | 'remove' | 'entry'>,
 ): Promise<MessageRecord> => {
-  const record = await transition(context, id, {
+  const record = await transition(table, id, {
     set,
     entry,
     remove: ['claimToken', ...remove],
@@ -220,28 +220,28 @@ export type Settlement =
  * ```
  */
 export const settle = async (
-  context: StoreTable,
+  table: StoreTable,
   id: string,
   token: string,
   settlement: Settlement,
-  { now = context.clock() }: CompleteOptions = {},
+  { now = table.clock() }: CompleteOptions = {},
 ): Promise<MessageRecord> => {
   const at = str(now.toISOString());
   const state = str(settlement.state);
   switch (settlement.state) {
     case MessageState.Sent:
-      return await complete(context, id, token, {
+      return await complete(table, id, token, {
         set: { state, result: resultValue(settlement.result), sentAt: at, updatedAt: at },
         remove: ['reason', 'nextAttemptAt'],
         entry: stateChange({ at: now.toISOString(), state: settlement.state }),
       });
     case MessageState.Pending:
-      return await complete(context, id, token, {
+      return await complete(table, id, token, {
         set: { state, nextAttemptAt: str(settlement.nextAttemptAt.toISOString()), lastError: lastErrorValue(settlement.lastError), updatedAt: at },
         entry: stateChange({ at: now.toISOString(), state: settlement.state, error: settlement.lastError }),
       });
     default:
-      return await complete(context, id, token, {
+      return await complete(table, id, token, {
         set: {
           state,
           reason: str(settlement.reason),
@@ -283,13 +283,13 @@ export interface RequeueOptions {
  * ```
  */
 export const requeue = async (
-  context: StoreTable,
+  table: StoreTable,
   id: string,
-  { from, now = context.clock() }: RequeueOptions,
+  { from, now = table.clock() }: RequeueOptions,
 ): Promise<MessageRecord | undefined> => {
   // Checked at run time too: `from` often comes from a command line.
   if (!REQUEUE_FROM.has(from)) throw new StoreError(`cannot requeue from ${String(from)}`);
-  return await transition(context, id, {
+  return await transition(table, id, {
     set: {
       state: str(MessageState.Pending),
       nextAttemptAt: str(now.toISOString()),

@@ -1,6 +1,6 @@
 import { GetItemCommand } from '@aws-sdk/client-dynamodb';
 import { ItemReader } from './attributes';
-import type { StoreTable } from './context';
+import type { StoreTable } from './store-table';
 import { StoreError } from './errors';
 import { DAY_SECONDS, limitKey, limitPk, utcDay } from './keys';
 import { dayWindow, LIMIT_RETENTION_SECONDS, messagesWindow, type Window } from './limits';
@@ -54,17 +54,17 @@ export interface DaySpend {
   readonly credits: number;
 }
 
-const readItem = async (context: StoreTable, route: string, sk: string): Promise<ItemReader> => {
-  const { Item: item } = await context.client.send(
-    new GetItemCommand({ TableName: context.tableName, Key: limitKey(route, sk), ConsistentRead: true }),
+const readItem = async (table: StoreTable, route: string, sk: string): Promise<ItemReader> => {
+  const { Item: item } = await table.client.send(
+    new GetItemCommand({ TableName: table.tableName, Key: limitKey(route, sk), ConsistentRead: true }),
   );
   return new ItemReader(item ?? {}, `${limitPk(route)}/${sk}`);
 };
 
 const isoOf = (epoch: number): string => new Date(epoch * 1000).toISOString();
 
-const messagesUsage = async (context: StoreTable, route: string, window: Window): Promise<LimitUsage['messages']> => {
-  const read = await readItem(context, route, window.sk);
+const messagesUsage = async (table: StoreTable, route: string, window: Window): Promise<LimitUsage['messages']> => {
+  const read = await readItem(table, route, window.sk);
   return {
     used: read.optNum('count') ?? 0,
     held: read.optNum('held') ?? 0,
@@ -73,8 +73,8 @@ const messagesUsage = async (context: StoreTable, route: string, window: Window)
   };
 };
 
-const dayUsage = async (context: StoreTable, route: string, now: Date): Promise<LimitUsage['day']> => {
-  const [read, spent] = await Promise.all([readItem(context, route, dayWindow(now).sk), spentPerDay(context, { days: 1, now, route })]);
+const dayUsage = async (table: StoreTable, route: string, now: Date): Promise<LimitUsage['day']> => {
+  const [read, spent] = await Promise.all([readItem(table, route, dayWindow(now).sk), spentPerDay(table, { days: 1, now, route })]);
   return {
     reserved: read.optNum('credits') ?? 0,
     spent: spent.get(utcDay(now)) ?? 0,
@@ -95,15 +95,15 @@ const dayUsage = async (context: StoreTable, route: string, now: Date): Promise<
  * ```
  */
 export const limitUsage = async (
-  context: StoreTable,
-  { route, messagesWindowSeconds, now = context.clock() }: LimitUsageInput,
+  table: StoreTable,
+  { route, messagesWindowSeconds, now = table.clock() }: LimitUsageInput,
 ): Promise<LimitUsage> => {
   if (messagesWindowSeconds !== undefined && (!Number.isInteger(messagesWindowSeconds) || messagesWindowSeconds < 1)) {
     throw new StoreError(`messagesWindowSeconds must be a whole number ≥ 1, got ${messagesWindowSeconds}`);
   }
   const [messages, day] = await Promise.all([
-    messagesWindowSeconds === undefined ? undefined : messagesUsage(context, route, messagesWindow(now, messagesWindowSeconds)),
-    dayUsage(context, route, now),
+    messagesWindowSeconds === undefined ? undefined : messagesUsage(table, route, messagesWindow(now, messagesWindowSeconds)),
+    dayUsage(table, route, now),
   ]);
   return { ...(messages === undefined ? {} : { messages }), day };
 };
@@ -123,8 +123,8 @@ const daysUpTo = (now: Date, days: number): string[] =>
  * the sent records (all routes, or `route`'s): one query of the state index's `SENT` entries, which
  * hold the route, `sentAt` and the service's answer. A send counts on the day of its `sentAt`.
  */
-const spentPerDay = async (context: StoreTable, { days, now, route }: { readonly days: number; readonly now: Date; readonly route?: string }): Promise<Map<string, number>> =>
-  addUpSpend(await sentSince(context, new Date(`${daysUpTo(now, days)[0]}T00:00:00.000Z`)), { days, now, ...(route === undefined ? {} : { route }) });
+const spentPerDay = async (table: StoreTable, { days, now, route }: { readonly days: number; readonly now: Date; readonly route?: string }): Promise<Map<string, number>> =>
+  addUpSpend(await sentSince(table, new Date(`${daysUpTo(now, days)[0]}T00:00:00.000Z`)), { days, now, ...(route === undefined ? {} : { route }) });
 
 /**
  * Adds up what sent records cost per UTC day (of their `sentAt`) over the `days` days up to the
@@ -161,13 +161,13 @@ export const addUpSpend = (records: readonly RecordSummary[], { days, now, route
  * ```
  */
 export const spendByDay = async (
-  context: StoreTable,
-  { route, days, now = context.clock() }: SpendByDayInput,
+  table: StoreTable,
+  { route, days, now = table.clock() }: SpendByDayInput,
 ): Promise<DaySpend[]> => {
   if (!Number.isInteger(days) || days < 1 || days > MAX_DAYS) {
     throw new StoreError(`days must be 1–${MAX_DAYS}, got ${days}`);
   }
-  return spendDays(await spentPerDay(context, { days, now, route }), { days, now });
+  return spendDays(await spentPerDay(table, { days, now, route }), { days, now });
 };
 
 /**
@@ -180,11 +180,11 @@ export const spendByDay = async (
  * const daysLeft = spent > 0 ? balance / (spent / 7) : Infinity;
  * ```
  */
-export const spendLastDays = async (context: StoreTable, days: number, now: Date = context.clock()): Promise<number> => {
+export const spendLastDays = async (table: StoreTable, days: number, now: Date = table.clock()): Promise<number> => {
   if (!Number.isInteger(days) || days < 1 || days > MAX_DAYS) {
     throw new StoreError(`days must be 1–${MAX_DAYS}, got ${days}`);
   }
   let total = 0;
-  for (const credits of (await spentPerDay(context, { days, now })).values()) total += credits;
+  for (const credits of (await spentPerDay(table, { days, now })).values()) total += credits;
   return total;
 };

@@ -1,6 +1,6 @@
 import { ItemReader, num, str } from './attributes';
 import { stateChange } from './codec';
-import type { StoreTable } from './context';
+import type { StoreTable } from './store-table';
 import { writeIf } from './write';
 import { StoreError } from './errors';
 import { digestWindowKey, ItemKind, MONTHLY_RETENTION_SECONDS, epochSeconds, messageKey } from './keys';

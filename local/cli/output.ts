@@ -1,12 +1,5 @@
 import { ConfigError } from '../../functions/core/config/errors';
-
-/** A problem with what the user asked for: printed as one clear line, exit code 2. */
-export class CliError extends Error {
-  public constructor(message: string, options?: ErrorOptions) {
-    super(message, options);
-    this.name = 'CliError';
-  }
-}
+import { CliError } from '../shared/errors';
 
 /** Prints an error the way a person wants to read it, and exits non-zero. */
 export function fail(error: unknown): never {

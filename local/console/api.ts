@@ -1,15 +1,11 @@
-import { z } from 'zod';
-import { PAGE_SIZE } from '../../functions/core/defaults';
-import { describeIssues } from '../../functions/core/config/parse';
 import { maskNumbersInText } from '../../functions/core/recipients';
-import { MessageState } from '../../functions/store';
-import { HttpError } from '../http-error';
-import { MESSAGE_STATES, parseSince, parseState, REDRIVE_STATES, toRecordView } from '../runtime/records';
-import type { Overview, PreviewRequest, RedriveAnswer } from './contract';
+import { HttpError, matchPath, parseRequest, queryObject } from '../http';
+import { MESSAGE_STATES, recordsPage, redriveRecord, REDRIVE_STATES } from '../records';
+import { CONSOLE_API, type AnswerOf, type ApiRoute, type Endpoint, type HandlerRequest, type Overview } from './contract';
 import { payloadChoices, previewRoute } from './preview';
 import { warmPreviewWorker } from './preview-thread';
 import type { ConsoleSource } from './source';
-import { creditView, MAX_CREDIT_DAYS, recordDetail, recordsPage, routeSummaries } from './views';
+import { creditView, recordDetail, routeSummaries } from './views';
 
 /** One request to `/console/api`: `path` is what follows that prefix, `body` the parsed JSON of a POST. */
 export interface ApiRequest {
@@ -24,24 +20,11 @@ export interface ApiAnswer {
   readonly body: unknown;
 }
 
-/** Answers the console's API requests; see `contract.ts` for the paths and their answers. */
+/** Answers the console's API requests; see {@link CONSOLE_API} for the endpoints and their answers. */
 export type ConsoleApi = (request: ApiRequest) => Promise<ApiAnswer>;
 
-const MAX_PAGE = 500;
-const DEFAULT_CREDIT_DAYS = 14;
-const RECORD_PATH = /^\/records\/([0-9A-Z]{1,40})$/;
-const REDRIVE_PATH = /^\/records\/([0-9A-Z]{1,40})\/redrive$/;
-
-const PreviewRequestSchema = z.strictObject({
-  route: z.string().min(1).max(200),
-  template: z.string().max(10_000).optional(),
-  when: z.string().max(2_000).optional(),
-  recipients: z.array(z.string().max(200)).max(100).optional(),
-  capture: z.string().max(40).optional(),
-  fixture: z.string().max(200).optional(),
-  payload: z.string().max(256 * 1024).optional(),
-  headers: z.record(z.string().max(200), z.string().max(4_000)).optional(),
-});
+/** A handler for each endpoint of the route map, given its request as the schemas read it. */
+type Handlers = { readonly [E in Endpoint]: (request: HandlerRequest<E>) => Promise<AnswerOf<E>> };
 
 /**
  * The console's API over a store: Activity pages, a record's story, redrive (the same conditional
@@ -55,74 +38,65 @@ const PreviewRequestSchema = z.strictObject({
  */
 export function createStoreApi(source: ConsoleSource): ConsoleApi {
   const now = (): Date => (source.clock ?? (() => new Date()))();
+  const handlers: Handlers = {
+    'GET /overview': async () => overview(source),
+    'GET /records': async ({ query }) => await source.withStore((store) => recordsPage(store, query)),
+    'GET /records/:id': async ({ params: { id } }) =>
+      await source.withStore(async (store) => {
+        const record = await store.getMessage(id);
+        if (record === undefined) throw new HttpError(404, `no record ${id}`);
+        const route = source.loaded.routes.get(record.route);
+        const capture = route?.config.capture === undefined ? undefined : await store.findCapture(record.route, record.id, record.createdAt);
+        return recordDetail(record, capture, route);
+      }),
+    'POST /records/:id/redrive': async ({ params: { id } }) =>
+      await source.withStore(async (store) => {
+        const answer = await redriveRecord(store, id);
+        if (answer.requeued) source.onRequeued?.(id);
+        return answer;
+      }),
+    'GET /routes': async () => ({ routes: await source.withStore((store) => routeSummaries(source, store, now())) }),
+    'GET /credit': async ({ query: { days } }) => await source.withStore((store) => creditView(source, store, days, now())),
+    'GET /payloads': async ({ query: { route } }) => {
+      warmPreviewWorker();
+      return { payloads: await source.withStore((store) => payloadChoices(source, store, route)) };
+    },
+    'POST /preview': async ({ body }) => await source.withStore((store) => previewRoute(source, store, body)),
+  };
+  return dispatcher(handlers);
+}
+
+/** Answers a request from the route map: the endpoint of its path and method, its request read by the endpoint's schemas. */
+function dispatcher(handlers: Handlers): ConsoleApi {
+  const endpoints = (Object.keys(CONSOLE_API) as Endpoint[]).map((endpoint) => {
+    const [method, pattern] = endpoint.split(' ') as [string, string];
+    return { endpoint, method, pattern };
+  });
   return async ({ method, path, query, body }) => {
+    const matching = endpoints.flatMap((each) => {
+      const params = matchPath(each.pattern, path);
+      return params === undefined ? [] : [{ ...each, params }];
+    });
+    const found = matching.find((each) => each.method === method || (each.method === 'GET' && method === 'HEAD'));
+    if (found === undefined) {
+      return matching.length === 0
+        ? { status: 404, body: { error: `not found: ${method} /console/api${path}` } }
+        : { status: 405, body: { error: `method ${method} not allowed on /console/api${path}` } };
+    }
     try {
-      const answer = await route(method, path, query, body);
-      return answer ?? { status: 404, body: { error: `not found: ${method} /console/api${path}` } };
+      const route: ApiRoute = CONSOLE_API[found.endpoint];
+      const request = {
+        params: route.params === undefined ? undefined : parseRequest(route.params, found.params, { status: 404 }),
+        query: route.query === undefined ? undefined : parseRequest(route.query, queryObject(query)),
+        body: route.body === undefined ? undefined : parseRequest(route.body, body),
+      };
+      const handle = handlers[found.endpoint] as (request: unknown) => Promise<unknown>;
+      return { status: 200, body: await handle(request) };
     } catch (error) {
       if (error instanceof HttpError) return { status: error.status, body: { error: error.message } };
       throw error;
     }
   };
-
-  async function route(method: string, path: string, query: URLSearchParams, body: unknown): Promise<ApiAnswer | undefined> {
-    const ok = (answer: unknown): ApiAnswer => ({ status: 200, body: answer });
-    const get = method === 'GET' || method === 'HEAD';
-    if (path === '/overview' && get) return ok(overview(source));
-    if (path === '/records' && get) {
-      const pageQuery = readRecordsQuery(query);
-      return ok(await source.withStore((store) => recordsPage(store, pageQuery)));
-    }
-    const recordPath = RECORD_PATH.exec(path);
-    if (recordPath !== null && get) {
-      const id = recordPath[1]!;
-      return ok(
-        await source.withStore(async (store) => {
-          const record = await store.getMessage(id);
-          if (record === undefined) throw new HttpError(404, `no record ${id}`);
-          const route = source.loaded.routes.get(record.route);
-          const capture = route?.config.capture === undefined ? undefined : await store.findCapture(record.route, record.id, record.createdAt);
-          return recordDetail(record, capture, route);
-        }),
-      );
-    }
-    const redrivePath = REDRIVE_PATH.exec(path);
-    if (redrivePath !== null && method === 'POST') {
-      const id = redrivePath[1]!;
-      return ok(
-        await source.withStore(async (store): Promise<RedriveAnswer> => {
-          const record = await store.getMessage(id);
-          if (record === undefined) throw new HttpError(404, `no record ${id}`);
-          const from = REDRIVE_STATES.find((state) => state === record.state);
-          if (from === undefined) throw new HttpError(409, `${id} is ${record.state}; only ${REDRIVE_STATES.join(', ')} records can be redriven`);
-          const requeued = await store.requeue(id, { from });
-          if (requeued !== undefined) source.onRequeued?.(id);
-          const current = requeued ?? (await store.getMessage(id));
-          return { requeued: requeued !== undefined, record: current === undefined ? null : toRecordView(current) };
-        }),
-      );
-    }
-    if (path === '/routes' && get) return ok({ routes: await source.withStore((store) => routeSummaries(source, store, now())) });
-    if (path === '/credit' && get) {
-      const days = wholeNumber(query.get('days'), 'days', 1, MAX_CREDIT_DAYS) ?? DEFAULT_CREDIT_DAYS;
-      return ok(await source.withStore((store) => creditView(source, store, days, now())));
-    }
-    if (path === '/payloads' && get) {
-      const routeId = query.get('route');
-      if (routeId === null) throw new HttpError(400, 'name a route: ?route=<id>');
-      warmPreviewWorker();
-      return ok({ payloads: await source.withStore((store) => payloadChoices(source, store, routeId)) });
-    }
-    if (path === '/preview' && method === 'POST') {
-      const parsed = PreviewRequestSchema.safeParse(body);
-      if (!parsed.success) throw new HttpError(400, describeIssues(parsed.error.issues).join('; '));
-      const request: PreviewRequest = parsed.data;
-      return ok(await source.withStore((store) => previewRoute(source, store, request)));
-    }
-    const known = path === '/overview' || path === '/records' || path === '/routes' || path === '/credit' || path === '/payloads' || path === '/preview';
-    if (known || recordPath !== null || redrivePath !== null) return { status: 405, body: { error: `method ${method} not allowed on /console/api${path}` } };
-    return undefined;
-  }
 }
 
 function overview(source: ConsoleSource): Overview {
@@ -141,30 +115,4 @@ function overview(source: ConsoleSource): Overview {
     redriveStates: [...REDRIVE_STATES],
     currency: [...source.loaded.routes.values()][0]?.config.currency ?? 'TZS',
   };
-}
-
-function readRecordsQuery(query: URLSearchParams): Parameters<typeof recordsPage>[1] {
-  try {
-    const route = query.get('route');
-    const state = query.get('state');
-    const since = query.get('since');
-    const cursor = query.get('cursor');
-    return {
-      ...(route === null || route === '' ? {} : { route }),
-      ...(state === null || state === '' ? {} : { state: parseState(state, MESSAGE_STATES) as MessageState }),
-      ...(since === null || since === '' ? {} : { since: parseSince(since) }),
-      ...(cursor === null ? {} : { cursor }),
-      limit: wholeNumber(query.get('limit'), 'limit', 1, MAX_PAGE) ?? PAGE_SIZE.default,
-    };
-  } catch (error) {
-    if (error instanceof HttpError) throw error;
-    throw new HttpError(400, (error as Error).message);
-  }
-}
-
-function wholeNumber(value: string | null, name: string, min: number, max: number): number | undefined {
-  if (value === null || value === '') return undefined;
-  const number = Number(value);
-  if (!/^\d{1,6}$/.test(value) || number < min || number > max) throw new HttpError(400, `${name} must be a whole number from ${min} to ${max}, got "${value}"`);
-  return number;
 }

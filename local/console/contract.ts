@@ -1,21 +1,22 @@
 /**
- * The console's JSON API: what `/console/api/*` answers and what the page reads. The server
- * builds these from the store's records and the core's evaluation; there is no second model of a
- * record. Phone numbers are masked (`2557****678`) in every value; no secret value ever appears.
- *
- * Paths (all answer JSON; errors are `{ "error": "…" }` with a 4xx/5xx status):
- * - `GET  /console/api/overview`                 → {@link Overview}
- * - `GET  /console/api/records?route&state&since&before&cursor&limit` → {@link RecordsPage}
- * - `GET  /console/api/records/<id>`             → {@link RecordDetail}
- * - `POST /console/api/records/<id>/redrive`     → {@link RedriveAnswer} (anti-forgery header)
- * - `GET  /console/api/routes`                   → {@link RoutesAnswer}
- * - `GET  /console/api/credit?days`              → {@link CreditAnswer}
- * - `GET  /console/api/payloads?route`           → {@link PayloadsAnswer}
- * - `POST /console/api/preview`                  → {@link PreviewAnswer} (anti-forgery header)
+ * The console's JSON API: what `/console/api/*` answers and what the page reads. {@link CONSOLE_API}
+ * is its route map: each endpoint (`METHOD /path`, `:id` a path parameter) with the zod schemas of
+ * its request and the type of its answer. The server (`api.ts`) dispatches from it and the page's
+ * client (`client/api.ts`) takes its paths, requests and answers from it, so neither can ask for or
+ * answer something the other does not know. The server builds the answers from the store's records
+ * (`local/records`) and the core's evaluation; there is no second model of a record. Phone numbers
+ * are masked (`2557****678`) in every value; no secret value ever appears. Errors are
+ * `{ "error": "…" }` with a 4xx/5xx status.
  *
  * Every request carries the session cookie set by the one-time link (see `access.ts`); every POST
  * also carries the header {@link CONSOLE_REQUEST_HEADER} and `content-type: application/json`.
+ *
+ * Only zod and pure modules are imported here: the page imports this file's types.
  */
+import { z } from 'zod';
+import { RecordIdParameters, RecordsPageQuery, wholeNumber, type RecordsPage, type RecordView, type RedriveAnswer, type State } from '../records/contract';
+
+export type { RecordsPage, RedriveAnswer, State };
 
 /**
  * The header of every state-changing request from the page. Its value does not matter: a page of
@@ -24,23 +25,8 @@
  */
 export const CONSOLE_REQUEST_HEADER = 'x-sms-relay-console';
 
-export type State = 'PENDING' | 'SENDING' | 'SENT' | 'FAILED' | 'UNKNOWN' | 'PARKED' | 'HELD' | 'DROPPED' | 'DEFERRED' | 'DIGESTED';
-
 /** A record as a row of Activity, the same view `sms-relay logs --json` prints. */
-export interface RecordRow {
-  readonly id: string;
-  readonly route: string;
-  readonly state: State;
-  readonly createdAt: string;
-  readonly updatedAt: string;
-  /** Masked. */
-  readonly to: readonly string[];
-  readonly segments: number;
-  readonly attempts: number;
-  readonly reason: string | null;
-  readonly deducted: number | null;
-  readonly remainingBalance: number | null;
-}
+export type RecordRow = RecordView;
 
 export interface Overview {
   /** Where the records come from, e.g. "the running relay (pid 4242, http://127.0.0.1:3000)". */
@@ -60,13 +46,6 @@ export interface Overview {
   /** States a record can be redriven from: PARKED, FAILED, HELD. */
   readonly redriveStates: readonly State[];
   readonly currency: string;
-}
-
-/** Newest first (by last change; by creation when `route` is given, as `logs`). */
-export interface RecordsPage {
-  readonly records: readonly RecordRow[];
-  /** Pass back as `cursor` for the next (older) page; absent on the last page. */
-  readonly cursor?: string;
 }
 
 export interface StateChange {
@@ -136,11 +115,6 @@ export interface RecordDetail {
    * DEFERRED records it stands for (`of`, oldest first). `null` on other records.
    */
   readonly digest: { readonly id: string | null; readonly of: readonly string[] } | null;
-}
-
-export interface RedriveAnswer {
-  readonly requeued: boolean;
-  readonly record: RecordRow | null;
 }
 
 export interface LimitUse {
@@ -223,20 +197,22 @@ export interface PayloadsAnswer {
   readonly payloads: readonly PayloadChoice[];
 }
 
-export interface PreviewRequest {
-  readonly route: string;
+/** The template playground's request: a route with its edits and a payload. */
+export const PreviewRequest = z.strictObject({
+  route: z.string().min(1).max(200),
   /** Overrides of the route's settings; absent keeps the config's. */
-  readonly template?: string;
-  readonly when?: string;
-  readonly recipients?: readonly string[];
+  template: z.string().max(10_000).optional(),
+  when: z.string().max(2_000).optional(),
+  recipients: z.array(z.string().max(200)).max(100).optional(),
   /** A captured payload (the server uses its unmasked body) … */
-  readonly capture?: string;
+  capture: z.string().max(40).optional(),
   /** … or a fixture of the route's source … */
-  readonly fixture?: string;
+  fixture: z.string().max(200).optional(),
   /** … or a pasted body. */
-  readonly payload?: string;
-  readonly headers?: Readonly<Record<string, string>>;
-}
+  payload: z.string().max(256 * 1024).optional(),
+  headers: z.record(z.string().max(200), z.string().max(4_000)).optional(),
+});
+export type PreviewRequest = z.output<typeof PreviewRequest>;
 
 export interface PreviewAnswer {
   /** `send` | `filtered` | `dropped` | `duplicate`…, or `invalid` when the edited route does not validate. */
@@ -257,3 +233,54 @@ export interface PreviewAnswer {
   /** The edited route as YAML, to paste under `routes:`. */
   readonly yaml: string;
 }
+
+/** Days of credit the page can ask for. */
+export const CREDIT_DAYS = { default: 14, max: 90 } as const;
+
+/** One endpoint: the zod schemas of its request (path parameters, query, JSON body) and its answer's type. */
+export interface ApiRoute {
+  readonly params?: z.ZodType;
+  readonly query?: z.ZodType;
+  readonly body?: z.ZodType;
+  /** Never set: carries the answer's type. */
+  readonly answer?: unknown;
+}
+
+const answers = <Answer>(): Answer | undefined => undefined;
+
+/**
+ * The console's API, `METHOD /path` under `/console/api`. A query or body the schema refuses is a
+ * 400, a path parameter it refuses a 404 (the path names nothing); a GET endpoint also answers HEAD.
+ */
+export const CONSOLE_API = {
+  'GET /overview': { answer: answers<Overview>() },
+  /** Activity: newest first (by last change; by creation when `route` is given, as `logs`). */
+  'GET /records': { query: RecordsPageQuery, answer: answers<RecordsPage>() },
+  'GET /records/:id': { params: RecordIdParameters, answer: answers<RecordDetail>() },
+  /** The same conditional requeue as `sms-relay redrive`. */
+  'POST /records/:id/redrive': { params: RecordIdParameters, answer: answers<RedriveAnswer>() },
+  'GET /routes': { answer: answers<RoutesAnswer>() },
+  'GET /credit': { query: z.object({ days: wholeNumber(1, CREDIT_DAYS.max).default(CREDIT_DAYS.default) }), answer: answers<CreditAnswer>() },
+  'GET /payloads': { query: z.object({ route: z.string().max(200) }), answer: answers<PayloadsAnswer>() },
+  'POST /preview': { body: PreviewRequest, answer: answers<PreviewAnswer>() },
+} as const satisfies Readonly<Record<`${'GET' | 'POST'} /${string}`, ApiRoute>>;
+
+export type Endpoint = keyof typeof CONSOLE_API;
+type RouteOf<E extends Endpoint> = (typeof CONSOLE_API)[E];
+type Schema<E extends Endpoint, Part extends 'params' | 'query' | 'body'> = RouteOf<E> extends { readonly [K in Part]: infer S extends z.ZodType } ? S : undefined;
+type Output<S> = S extends z.ZodType ? z.output<S> : undefined;
+
+/** The answer of `endpoint`. */
+export type AnswerOf<E extends Endpoint> = NonNullable<RouteOf<E>['answer']>;
+
+/** What the server's handler of `endpoint` is given: its request as the schemas read it. */
+export interface HandlerRequest<E extends Endpoint> {
+  readonly params: Output<Schema<E, 'params'>>;
+  readonly query: Output<Schema<E, 'query'>>;
+  readonly body: Output<Schema<E, 'body'>>;
+}
+
+/** What the page sends to `endpoint`: path parameters, query parameters and body, where it has them. */
+export type ClientRequest<E extends Endpoint> = (Schema<E, 'params'> extends z.ZodType ? { readonly params: z.input<Schema<E, 'params'>> } : { readonly params?: never }) &
+  (Schema<E, 'query'> extends z.ZodType ? { readonly query?: { readonly [K in keyof z.input<Schema<E, 'query'>>]?: string | number | undefined } } : { readonly query?: never }) &
+  (Schema<E, 'body'> extends z.ZodType ? { readonly body: z.input<Schema<E, 'body'>> } : { readonly body?: never });

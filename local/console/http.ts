@@ -2,9 +2,8 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { ConsoleApi } from './api';
 import { LOGIN_PARAMETER, sessionCookie, type ConsoleAccess } from './access';
 import { buildConsoleAssets, escapeHtml, renderConsolePage } from './assets';
-import { readLimited } from '../runtime/http-guard';
+import { consoleRefusal, HttpError, isUnder, parseJson, readBody, requestQuery, sendJson, sendText } from '../http';
 import { CONSOLE_REQUEST_HEADER } from './contract';
-import { consoleRefusal } from './guard';
 
 /** Everything of the console lives under this path, on the runtime and on `sms-relay console`. */
 export const CONSOLE_PATH = '/console';
@@ -22,7 +21,7 @@ const SECURITY_HEADERS = {
 
 /** Whether a request path belongs to the console. */
 export function isConsolePath(path: string): boolean {
-  return path === CONSOLE_PATH || path.startsWith(`${CONSOLE_PATH}/`);
+  return isUnder(path, CONSOLE_PATH);
 }
 
 export interface ConsoleHandlerOptions {
@@ -57,7 +56,7 @@ export function createConsoleHandler({ access, api, onSignIn, onError }: Console
     }
     const port = String(request.socket.localPort);
     const page = path === CONSOLE_PATH || path === `${CONSOLE_PATH}/`;
-    const oneTime = new URL(request.url ?? '/', 'http://local').searchParams.get(LOGIN_PARAMETER);
+    const oneTime = new URLSearchParams(requestQuery(request.url)).get(LOGIN_PARAMETER);
     if (page && oneTime !== null) {
       request.resume();
       const session = access.redeem(oneTime);
@@ -71,42 +70,40 @@ export function createConsoleHandler({ access, api, onSignIn, onError }: Console
     if (!forwarder && !access.hasSession(request.headers.cookie, port)) {
       request.resume();
       if (page) return send(response, 401, 'text/html; charset=utf-8', signInPage('This browser is not signed in to the console.'));
-      return sendJson(response, 401, { error: 'not signed in: open the one-time console link printed in the terminal' });
+      return json(response, 401, { error: 'not signed in: open the one-time console link printed in the terminal' });
     }
     if ((request.method ?? 'GET') === 'POST') {
       if (!forwarder && request.headers[CONSOLE_REQUEST_HEADER] === undefined) {
         request.resume();
-        return sendJson(response, 403, { error: `missing ${CONSOLE_REQUEST_HEADER} header` });
+        return json(response, 403, { error: `missing ${CONSOLE_REQUEST_HEADER} header` });
       }
       if (!(request.headers['content-type'] ?? '').toLowerCase().startsWith('application/json')) {
         request.resume();
-        return sendJson(response, 403, { error: 'send application/json' });
+        return json(response, 403, { error: 'send application/json' });
       }
     }
     const method = request.method ?? 'GET';
-    if (path === API_PREFIX || path.startsWith(`${API_PREFIX}/`)) {
-      let body: unknown;
-      if (method === 'POST') {
-        const bytes = await readLimited(request, MAX_API_BODY_BYTES);
-        if (bytes === undefined) return sendJson(response, 413, { error: `body over ${MAX_API_BODY_BYTES} bytes` });
-        try {
-          body = bytes.length === 0 ? {} : JSON.parse(bytes.toString('utf8'));
-        } catch {
-          return sendJson(response, 400, { error: 'the body is not valid JSON' });
-        }
-      } else {
-        request.resume();
-      }
+    if (isUnder(path, API_PREFIX)) {
       try {
-        const answer = await api({ method, path: path.slice(API_PREFIX.length) || '/', query: new URL(request.url ?? '/', 'http://local').searchParams, body });
-        return sendJson(response, answer.status, answer.body);
+        let body: unknown;
+        if (method === 'POST') {
+          const bytes = await readBody(request, { limitBytes: MAX_API_BODY_BYTES, tooLarge: `body over ${MAX_API_BODY_BYTES} bytes` });
+          body = bytes.length === 0 ? {} : parseJson(bytes, { invalid: 'the body is not valid JSON' });
+        } else {
+          request.resume();
+        }
+        const answer = await api({ method, path: path.slice(API_PREFIX.length) || '/', query: new URLSearchParams(requestQuery(request.url)), body });
+        return json(response, answer.status, answer.body);
       } catch (error) {
+        if (error instanceof HttpError) return json(response, error.status, { error: error.message });
+        // A client that hung up mid-body is the server's to drop, not an error of the console.
+        if (!request.complete) throw error;
         onError?.(error);
-        return sendJson(response, 500, { error: 'internal error; see the terminal' });
+        return json(response, 500, { error: 'internal error; see the terminal' });
       }
     }
     request.resume();
-    if (method !== 'GET' && method !== 'HEAD') return sendJson(response, 405, { error: 'method not allowed; use GET' });
+    if (method !== 'GET' && method !== 'HEAD') return json(response, 405, { error: 'method not allowed; use GET' });
     if (page) return send(response, 200, 'text/html; charset=utf-8', renderConsolePage());
     if (path === `${CONSOLE_PATH}/app.js` || path === `${CONSOLE_PATH}/app.css`) {
       try {
@@ -114,20 +111,19 @@ export function createConsoleHandler({ access, api, onSignIn, onError }: Console
         return path.endsWith('.js') ? send(response, 200, 'text/javascript; charset=utf-8', assets.js) : send(response, 200, 'text/css; charset=utf-8', assets.css);
       } catch (error) {
         onError?.(error);
-        return sendJson(response, 500, { error: 'the console could not be built; see the terminal' });
+        return json(response, 500, { error: 'the console could not be built; see the terminal' });
       }
     }
-    return sendJson(response, 404, { error: `not found: ${path}` });
+    return json(response, 404, { error: `not found: ${path}` });
   };
 }
 
-function sendJson(response: ServerResponse, status: number, body: unknown): void {
-  send(response, status, 'application/json; charset=utf-8', JSON.stringify(body));
+function json(response: ServerResponse, status: number, body: unknown): void {
+  sendJson(response, status, body, { headers: SECURITY_HEADERS });
 }
 
 function send(response: ServerResponse, status: number, type: string, text: string, headers: Record<string, string> = {}): void {
-  response.writeHead(status, { ...SECURITY_HEADERS, ...headers, 'content-type': type, 'content-length': Buffer.byteLength(text) });
-  response.end(text);
+  sendText(response, status, text, { type, headers: { ...SECURITY_HEADERS, ...headers } });
 }
 
 /** The small page for a browser without a session: how to get in. */

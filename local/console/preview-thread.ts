@@ -2,8 +2,8 @@ import { Worker } from 'node:worker_threads';
 import type { RouteConfig } from '../../functions/core/config/schema';
 import { PREVIEW_TIMEOUT_MS } from '../../functions/core/defaults';
 import type { TemplateEngineOptions } from '../../functions/core/templates';
-import type { PreviewResult } from '../cli/commands/preview';
-import { HttpError } from '../http-error';
+import type { PreviewResult } from '../shared/preview';
+import { HttpError } from '../http';
 
 /** One preview for the worker: the edited route's validated settings and the payload. */
 export interface PreviewJob {

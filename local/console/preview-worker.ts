@@ -1,7 +1,7 @@
 import { parentPort } from 'node:worker_threads';
 import { compileRoute } from '../../functions/core/config/compile';
 import { createTemplateEngine } from '../../functions/core/templates';
-import { previewEvaluation } from '../cli/commands/preview';
+import { previewEvaluation } from '../shared/preview';
 import type { PreviewJob, WorkerAnswer } from './preview-thread';
 
 // Inside the preview worker (see preview-thread.ts): compiles the route it is given and evaluates

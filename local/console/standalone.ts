@@ -4,11 +4,11 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { loadConfig, readConfigText, type LoadedConfig } from '../../functions/core/config/load';
 import { readYaml } from '../../functions/core/config/parse';
 import { createStore, type MessageStore } from '../../functions/store';
-import { findRunningRuntime } from '../runtime/discovery';
-import { createGuardedServer } from '../runtime/http-guard';
-import { openLocalStore, type LocalStore } from '../runtime/local-store';
-import { findStackTable } from '../runtime/record-access';
-import { listen } from '../runtime/server';
+import { findRunningRuntime } from '../shared/discovery';
+import { createGuardedServer, requestPath, sendJson } from '../http';
+import { openLocalStore, type LocalStore } from '../shared/local-store';
+import { findStackTable } from '../shared/record-access';
+import { listen } from '../shared/listen';
 import { createStoreApi, type ConsoleApi } from './api';
 import { createConsoleAccess } from './access';
 import { CONSOLE_PATH, createConsoleHandler, isConsolePath } from './http';
@@ -109,7 +109,7 @@ export async function startConsole(options: ConsoleOptions): Promise<RunningCons
     ...(onError === undefined ? {} : { onError }),
   });
   const server = createGuardedServer((request, response) => {
-    const path = new URL(request.url ?? '/', 'http://local').pathname;
+    const path = requestPath(request.url);
     const answer = isConsolePath(path)
       ? handle(request, response, path)
       : Promise.resolve(path === '/' ? redirect(response) : notFound(response, path));
@@ -202,6 +202,5 @@ function redirect(response: ServerResponse): void {
 }
 
 function notFound(response: ServerResponse, path: string): void {
-  const text = JSON.stringify({ error: `not found: ${path}; the console is at ${CONSOLE_PATH}` });
-  response.writeHead(404, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text) }).end(text);
+  sendJson(response, 404, { error: `not found: ${path}; the console is at ${CONSOLE_PATH}` });
 }

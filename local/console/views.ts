@@ -6,9 +6,8 @@ import type { SourcePack } from '../../functions/core/sources/types';
 import { forecastBalance, MIN_FORECAST_MS } from '../../functions/relay/balance';
 import { NOTICE_ROUTE } from '../../functions/relay/ports';
 import { addUpSpend, type CapturedPayload, keptHeaders, MessageState, type MessageRecord, type MessageStore, type RecordSummary, spendDays } from '../../functions/store';
-import { HttpError } from '../http-error';
-import { queryRecords, REDRIVE_STATES, toRecordView } from '../runtime/records';
-import type { AttemptError, CapturedPayloadView, CreditAnswer, LimitUse, RecordDetail, RecordsPage, RouteSummary, State } from './contract';
+import { REDRIVE_STATES, toRecordView } from '../records';
+import type { AttemptError, CapturedPayloadView, CreditAnswer, LimitUse, RecordDetail, RouteSummary, State } from './contract';
 import type { ConsoleSource } from './source';
 
 const DAY_MS = 86_400_000;
@@ -16,47 +15,6 @@ const DAY_MS = 86_400_000;
 export const MAX_CREDIT_DAYS = 35;
 /** Balance points drawn at most: the newest sends. */
 const MAX_BALANCE_POINTS = 10_000;
-
-/** Which records one Activity page lists. */
-export interface RecordsPageQuery {
-  readonly route?: string;
-  readonly state?: MessageState;
-  readonly since?: Date;
-  /** From the previous page's `cursor`. */
-  readonly cursor?: string;
-  readonly limit: number;
-}
-
-const CURSOR = /^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z)\|([0-9A-Z]{1,40})$/;
-
-/**
- * One page of Activity, newest first, as `logs` lists them (by last change; by creation with a
- * route). The cursor is the time and id of the last row, so a page stays correct while new
- * records arrive at the top.
- */
-export async function recordsPage(store: MessageStore, { route, state, since, cursor, limit }: RecordsPageQuery): Promise<RecordsPage> {
-  const after = cursor === undefined ? undefined : CURSOR.exec(cursor);
-  if (after === null) throw new HttpError(400, `cursor is not one this console gave: "${cursor}"`);
-  const timeOf = (record: MessageRecord): string => (route === undefined ? record.updatedAt : record.createdAt);
-  const before = after === undefined ? undefined : new Date(Date.parse(after[1]!) + 1);
-  // A few more than asked, so rows that share the cursor's millisecond are not cut arbitrarily.
-  const found = await queryRecords(store, {
-    ...(route === undefined ? {} : { route }),
-    ...(state === undefined ? {} : { state }),
-    ...(since === undefined ? {} : { since }),
-    ...(before === undefined ? {} : { before }),
-    limit: limit + 50,
-  });
-  const ordered = found
-    .filter((record) => after === undefined || timeOf(record) < after[1]! || (timeOf(record) === after[1] && record.id < after[2]!))
-    .sort((a, b) => (timeOf(a) === timeOf(b) ? (a.id < b.id ? 1 : -1) : timeOf(a) < timeOf(b) ? 1 : -1));
-  const rows = ordered.slice(0, limit);
-  const last = rows.at(-1);
-  return {
-    records: rows.map(toRecordView),
-    ...(ordered.length > limit && last !== undefined ? { cursor: `${timeOf(last)}|${last.id}` } : {}),
-  };
-}
 
 /** A record's whole story: its SMS, every state change, the service's answer, each error, its webhook. */
 export function recordDetail(record: MessageRecord, capture: CapturedPayload | undefined, route: CapturingRoute | undefined): RecordDetail {

@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import type { SourceFetch } from '../../functions/core/sources/types';
-import { invalidSetting } from './errors';
+import { invalidSetting } from '../shared/errors';
 
 /** The environment variable naming the file; read only by the local runtime (`npm start`). */
 export const LOCAL_DOCUMENTS_ENV = 'RELAY_LOCAL_DOCUMENTS';

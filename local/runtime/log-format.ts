@@ -1,4 +1,4 @@
-import { maskPhoneNumbersIn } from '../../functions/core/recipients';
+import { maskNumbersInText } from '../../functions/core/recipients';
 import type { WebhookReport } from './server';
 
 /** Powertools Logger's own keys; everything else in a line is the caller's attributes. */
@@ -34,7 +34,7 @@ const MAX_ATTRIBUTES_LENGTH = 300;
 export function createRedactor(secrets: Iterable<string>): (text: string) => string {
   // Longest first, so a secret containing another is replaced whole.
   const values = [...new Set(secrets)].filter((value) => value.length >= MIN_REDACTED_LENGTH).sort((a, b) => b.length - a.length);
-  return (text) => maskPhoneNumbersIn(values.reduce((line, value) => line.split(value).join('[redacted]'), text));
+  return (text) => maskNumbersInText(values.reduce((line, value) => line.split(value).join('[redacted]'), text));
 }
 
 /** A parsed Powertools JSON log line. */

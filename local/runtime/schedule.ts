@@ -1,4 +1,4 @@
-import { invalidSetting } from './errors';
+import { invalidSetting } from '../shared/errors';
 
 const RATE = /^rate\(\s*(\d+)\s+(minute|minutes|hour|hours|day|days)\s*\)$/;
 const UNIT_MS = { minute: 60_000, hour: 3_600_000, day: 86_400_000 } as const;

@@ -4,9 +4,8 @@ import { dirname } from 'node:path';
 import type { LoadedConfig } from '../../functions/core/config/load';
 import { routeSecretProblems } from '../../functions/core/sources/secret-check';
 import type { SecretKind as SourceSecretKind } from '../../functions/core/sources/types';
-import { CliError } from '../cli/output';
-import { readSecretsFile } from '../cli/secrets-file';
-import { RuntimeError, secretsFileProblem } from './errors';
+import { readSecretsFile } from '../shared/secrets-file';
+import { CliError, RuntimeError, secretsFileProblem } from '../shared/errors';
 
 /** The name of the SMS service's API key inside the secrets file (as in the deployed secret). */
 export const PROVIDER_API_KEY_NAME = 'providerApiKey';

@@ -1,19 +1,14 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { answerWebhook, isHookPath } from '../../functions/relay/edge';
 import type { IngestAnswer, IngestRequest } from '../../functions/relay/ingest';
 import type { MessageRecord, MessageStore } from '../../functions/store';
-import { crossSiteRefusal } from '../console/guard';
 import { isConsolePath } from '../console/http';
-import { PortInUseError, RuntimeError } from './errors';
-import { createGuardedServer, HTTP_LIMITS, isLocalRequest, readLimited, type HttpLimits } from './http-guard';
+import { consoleRefusal, createGuardedServer, HTTP_LIMITS, HttpError, isLocalRequest, isUnder, parseJson, parseRequest, queryObject, readBody, readLimited, requestPath, requestQuery, sendError, sendJson, type HttpLimits } from '../http';
+import { listen } from '../shared/listen';
+import { RELAY_PREFIX } from '../shared/record-access';
 import type { Turns } from './turns';
-import { parseSince, parseState, queryRecords, REDRIVE_STATES, requeueRecords, toRecordView, MESSAGE_STATES } from './records';
+import { queryRecords, RecordListQuery, RedriveRequest, requeueRecords, toRecordView } from '../records';
 
-/** Local-only endpoints under this prefix serve `logs` and `redrive` while the runtime holds the store. */
-export const RELAY_PREFIX = '/_relay';
-/** A redrive request names at most this many ids; the CLI sends larger sets in pieces. */
-export const MAX_REDRIVE_IDS = 100;
 const MAX_CONTROL_BODY_BYTES = 64 * 1024;
 
 /** What the runtime prints for each webhook. */
@@ -89,12 +84,14 @@ export function createRelayServer(limits: HttpLimits = HTTP_LIMITS): RelayServer
       return;
     }
     handle(request, response, dependencies).catch((error: unknown) => {
+      // A refused request (a bad query or body): its answer, even when its body was read to the end.
+      if (error instanceof HttpError && !response.headersSent) return sendError(response, error);
       // A sender that hung up mid-body is gone: nothing was recorded and there is no one to answer.
       if (request.aborted || request.destroyed || (error as NodeJS.ErrnoException).code === 'ECONNRESET') {
         response.destroy();
         return;
       }
-      dependencies?.onError(`internal error on ${request.method ?? 'GET'} ${pathOf(request)}`, error);
+      dependencies?.onError(`internal error on ${request.method ?? 'GET'} ${requestPath(request.url)}`, error);
       if (!response.headersSent) sendJson(response, 500, { error: 'internal error' });
       else response.destroy();
     });
@@ -115,30 +112,15 @@ export function createRelayServer(limits: HttpLimits = HTTP_LIMITS): RelayServer
   };
 }
 
-/** Listens on `host:port` (0: a free port) and returns the port; a taken port is a `PortInUseError`. */
-export async function listen(server: Server, port: number, host: string): Promise<number> {
-  return await new Promise((resolve, reject) => {
-    const onError = (error: NodeJS.ErrnoException): void => {
-      reject(error.code === 'EADDRINUSE' ? new PortInUseError(port, { cause: error }) : new RuntimeError(`cannot listen on ${host}:${port}: ${error.message}`, { cause: error }));
-    };
-    server.once('error', onError);
-    server.listen({ port, host }, () => {
-      server.off('error', onError);
-      resolve((server.address() as AddressInfo).port);
-    });
-  });
-}
-
 async function handle(request: IncomingMessage, response: ServerResponse, dependencies: RelayServerDependencies): Promise<void> {
-  const path = pathOf(request);
+  const path = requestPath(request.url);
   const method = request.method ?? 'GET';
   if (isHookPath(path)) return await handleWebhook(request, response, dependencies, path);
   // Only webhooks are for the world (a tunnel reaches them with its own Host); the rest is for this machine.
-  const localOnly = path === '/health' || path === RELAY_PREFIX || path.startsWith(`${RELAY_PREFIX}/`);
-  if (localOnly && !isLocalRequest(request)) return sendJson(response, 403, { error: 'local requests only' });
+  if (path === '/health' && !isLocalRequest(request)) return sendJson(response, 403, { error: 'local requests only' });
   // A page of any site can make a browser call 127.0.0.1: /_relay answers only this machine's programs.
-  const crossSite = path === RELAY_PREFIX || path.startsWith(`${RELAY_PREFIX}/`) ? crossSiteRefusal(request) : undefined;
-  if (crossSite !== undefined) return sendJson(response, 403, { error: crossSite });
+  const refusal = isUnder(path, RELAY_PREFIX) ? consoleRefusal(request) : undefined;
+  if (refusal !== undefined) return sendJson(response, 403, { error: refusal });
   if (path === '/health') {
     if (method !== 'GET' && method !== 'HEAD') return methodNotAllowed(response, 'GET');
     const report = await dependencies.health();
@@ -167,12 +149,11 @@ async function handleWebhook(request: IncomingMessage, response: ServerResponse,
     return bytes === undefined ? undefined : new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   };
   const headers = Array.from({ length: request.rawHeaders.length >> 1 }, (_, index) => [request.rawHeaders[2 * index]!, request.rawHeaders[2 * index + 1]!] as const);
-  const query = (request.url ?? '').split('?').slice(1).join('?');
-  const edge = await answerWebhook({ method, path, headers, query, body, receivedAt }, ingest, {
+  const edge = await answerWebhook({ method, path, headers, query: requestQuery(request.url), body, receivedAt }, ingest, {
     maxBodyBytes,
     onError: (route, error) => onError(`webhook on route ${route} not recorded`, error),
   });
-  sendJson(response, edge.status, edge.body, edge.headers);
+  sendJson(response, edge.status, edge.body, { headers: edge.headers });
   if (edge.route === undefined || edge.status === 405) return;
   const { answer } = edge;
   if (answer === undefined) {
@@ -188,23 +169,7 @@ async function handleWebhook(request: IncomingMessage, response: ServerResponse,
 }
 
 async function handleRecords(request: IncomingMessage, response: ServerResponse, { store, listings }: RelayServerDependencies): Promise<void> {
-  const parameters = new URL(request.url ?? '/', 'http://local').searchParams;
-  let query: Parameters<typeof queryRecords>[1];
-  try {
-    const route = parameters.get('route') ?? undefined;
-    const state = parameters.get('state');
-    const since = parameters.get('since');
-    const limit = parameters.get('limit');
-    if (limit !== null && !/^\d{1,6}$/.test(limit)) throw new Error(`limit must be a whole number, got "${limit}"`);
-    query = {
-      ...(route === undefined ? {} : { route }),
-      ...(state === null ? {} : { state: parseState(state, MESSAGE_STATES) }),
-      ...(since === null ? {} : { since: parseSince(since) }),
-      ...(limit === null ? {} : { limit: Number(limit) }),
-    };
-  } catch (error) {
-    return sendJson(response, 400, { error: (error as Error).message });
-  }
+  const query = parseRequest(RecordListQuery, queryObject(new URLSearchParams(requestQuery(request.url))));
   const list = async (): Promise<MessageRecord[]> => await queryRecords(store, query);
   const records = await (listings === undefined ? list() : listings.run(list));
   sendJson(response, 200, { records: records.map(toRecordView) });
@@ -215,46 +180,14 @@ async function handleRedrive(request: IncomingMessage, response: ServerResponse,
   if (!(request.headers['content-type'] ?? '').toLowerCase().startsWith('application/json')) {
     return sendJson(response, 415, { error: 'send application/json' });
   }
-  const body = await readLimited(request, MAX_CONTROL_BODY_BYTES);
-  const parsed = body === undefined ? undefined : parseObject(body);
-  const ids = parsed?.['ids'];
-  const from = parsed?.['from'];
-  if (!Array.isArray(ids) || ids.length > MAX_REDRIVE_IDS || !ids.every((id) => typeof id === 'string') || typeof from !== 'string') {
-    return sendJson(response, 400, { error: `expected {"from": "PARKED", "ids": [up to ${MAX_REDRIVE_IDS} ids]}` });
-  }
-  let state;
-  try {
-    state = parseState(from, REDRIVE_STATES, 'from');
-  } catch (error) {
-    return sendJson(response, 400, { error: (error as Error).message });
-  }
-  const outcome = await requeueRecords(dependencies.store, ids as string[], state);
+  const body = await readBody(request, { limitBytes: MAX_CONTROL_BODY_BYTES, tooLarge: `body over ${MAX_CONTROL_BODY_BYTES} bytes` });
+  const { from, ids } = parseRequest(RedriveRequest, parseJson(body, { invalid: 'the body is not valid JSON' }));
+  const outcome = await requeueRecords(dependencies.store, ids, from);
   sendJson(response, 200, outcome);
   // Sent now rather than at the sweeper's next pass.
   if (outcome.requeued.length > 0) dependencies.onAccepted(outcome.requeued);
 }
 
-function pathOf(request: IncomingMessage): string {
-  const url = request.url ?? '/';
-  const query = url.indexOf('?');
-  return query < 0 ? url : url.slice(0, query);
-}
-
-function parseObject(body: Buffer): Record<string, unknown> | undefined {
-  try {
-    const value: unknown = JSON.parse(body.toString('utf8'));
-    return typeof value === 'object' && value !== null && !Array.isArray(value) ? (value as Record<string, unknown>) : undefined;
-  } catch {
-    return undefined;
-  }
-}
-
 function methodNotAllowed(response: ServerResponse, allow: string): void {
-  sendJson(response, 405, { error: `method not allowed; use ${allow}` }, { allow });
-}
-
-function sendJson(response: ServerResponse, status: number, body: unknown, headers: Record<string, string> = {}): void {
-  const text = JSON.stringify(body);
-  response.writeHead(status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(text), ...headers });
-  response.end(text);
+  sendJson(response, 405, { error: `method not allowed; use ${allow}` }, { headers: { allow } });
 }

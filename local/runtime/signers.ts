@@ -1,6 +1,6 @@
 import { SOURCES } from '../../functions/core/sources/registry';
 import type { SignInput, SourcePack } from '../../functions/core/sources/types';
-import { RuntimeError } from './errors';
+import { RuntimeError } from '../shared/errors';
 
 export type { SignInput } from '../../functions/core/sources/types';
 

@@ -1,4 +1,4 @@
-import { HttpError } from '../http-error';
+import { HttpError } from '../http';
 import { InvalidSandboxOptionsError } from './errors';
 import { fromMoneyUnits, toMoneyUnits, type MoneyUnits } from './money';
 
@@ -17,34 +17,34 @@ export interface Charge {
 }
 
 /**
- * The prepaid account behind the sandbox: balance, rate and the sender IDs it may use.
+ * The prepaid account behind the sandbox: balance, price per SMS and the sender IDs it may use.
  *
  * @example
- * const account = new SandboxAccount({ balanceUnits: 10_000, rateUnits: 1_000, currency: 'TZS', senderIds: ['ACME'], defaultSenderId: 'ACME' });
+ * const account = new SandboxAccount({ balanceUnits: 10_000, priceUnits: 1_000, currency: 'TZS', senderIds: ['ACME'], defaultSenderId: 'ACME' });
  * account.charge(3); // { deducted: 0.3, remainingBalance: 0.7 }
  */
 export class SandboxAccount {
   readonly #currency: string;
-  readonly #rateUnits: MoneyUnits;
+  readonly #priceUnits: MoneyUnits;
   readonly #senderIds: readonly string[];
   readonly #defaultSenderId: string;
   #balanceUnits: MoneyUnits;
 
   public constructor({
     balanceUnits,
-    rateUnits,
+    priceUnits,
     currency,
     senderIds,
     defaultSenderId,
   }: {
     balanceUnits: MoneyUnits;
-    rateUnits: MoneyUnits;
+    priceUnits: MoneyUnits;
     currency: string;
     senderIds: readonly string[];
     defaultSenderId: string;
   }) {
     this.#balanceUnits = balanceUnits;
-    this.#rateUnits = rateUnits;
+    this.#priceUnits = priceUnits;
     this.#currency = currency;
     this.#senderIds = senderIds;
     this.#defaultSenderId = defaultSenderId;
@@ -59,7 +59,7 @@ export class SandboxAccount {
   }
 
   public get smsRate(): number {
-    return fromMoneyUnits(this.#rateUnits);
+    return fromMoneyUnits(this.#priceUnits);
   }
 
   public get defaultSenderId(): string {
@@ -85,7 +85,7 @@ export class SandboxAccount {
    * untouched. Runs synchronously, so two concurrent sends can never both spend the same money.
    */
   public charge(recipientCount: number): Charge {
-    const costUnits = recipientCount * this.#rateUnits;
+    const costUnits = recipientCount * this.#priceUnits;
     if (costUnits > this.#balanceUnits) {
       throw new HttpError(402, 
         `Insufficient balance: ${recipientCount} recipient(s) × ${this.smsRate} ${this.#currency} = ` +

@@ -1,10 +1,9 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { z } from 'zod';
-import { isLocalRequest } from '../runtime/http-guard';
-import { HttpError } from '../http-error';
+import { HttpError, isLocalRequest, isLoopbackAddress, parseJson, readBody, sendJson } from '../http';
 import { InvalidSandboxFaultError, methodNotAllowed, notFound } from './errors';
 import { parseSandboxFault } from './faults';
-import { isLoopbackAddress, readBody, sendJson } from './http';
+import { MAX_BODY_BYTES } from './http';
 import { toMoneyUnits } from './money';
 import type { SandboxState } from './state';
 
@@ -90,10 +89,5 @@ export function createControlHandler({
 
 /** Control bodies are parsed as JSON whatever the Content-Type: people type these with curl and forget the header. */
 async function readJson(request: IncomingMessage): Promise<unknown> {
-  const text = (await readBody(request)).toString('utf8');
-  try {
-    return JSON.parse(text) as unknown;
-  } catch (error) {
-    throw new HttpError(400, 'Request body is not valid JSON', { cause: error });
-  }
+  return parseJson(await readBody(request, { limitBytes: MAX_BODY_BYTES }));
 }

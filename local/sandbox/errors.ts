@@ -1,12 +1,12 @@
 /**
  * Errors of the sandbox SMS service.
  *
- * A refused request is an `HttpError` (local/http-error.ts): it becomes the service's error body
+ * A refused request is an `HttpError` (local/http/error.ts): it becomes the service's error body
  * `{ success: false, error }` with its `status`; its `message` is written for the API client, so it
  * must never contain the API key. The classes here are thrown to the code that starts or drives the sandbox.
  */
 
-import { HttpError } from '../http-error';
+import { HttpError } from '../http';
 
 /** 404: no such path. */
 export const notFound = (method: string, path: string): HttpError => new HttpError(404, `Not found: ${method} ${path}`);

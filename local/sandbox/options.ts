@@ -9,7 +9,7 @@ export interface ResolvedSandboxOptions {
   readonly apiKey: string;
   readonly balanceUnits: MoneyUnits;
   readonly currency: string;
-  readonly rateUnits: MoneyUnits;
+  readonly priceUnits: MoneyUnits;
   readonly senderIds: readonly string[];
   readonly defaultSenderId: string;
   readonly onDelivered: ((message: DeliveredMessage) => void) | undefined;
@@ -31,7 +31,7 @@ const CURRENCY_CODE = /^[A-Z]{3}$/;
  * rather than as a puzzling answer later.
  *
  * @example
- * resolveSandboxOptions({ apiKey: 'k', rate: 0.35 }).rateUnits; // 3500
+ * resolveSandboxOptions({ apiKey: 'k', rate: 0.35 }).priceUnits; // 3500
  */
 export function resolveSandboxOptions({
   port = SANDBOX_DEFAULTS.port,
@@ -67,7 +67,7 @@ export function resolveSandboxOptions({
     apiKey,
     balanceUnits: amountInUnits('balance', balance),
     currency,
-    rateUnits: amountInUnits('rate', rate),
+    priceUnits: amountInUnits('rate', rate),
     senderIds: [...senderIds],
     defaultSenderId: resolvedDefaultSenderId,
     onDelivered,

@@ -1,4 +1,4 @@
-import { HttpError } from '../http-error';
+import { HttpError } from '../http';
 
 // Seed §4.2 (255 followed by nine digits, no plus sign) and §8 (160 UTF-16 code units: an emoji
 // counts as two, never as one): the same contract the relay's client checks.

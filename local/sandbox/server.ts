@@ -1,11 +1,10 @@
-import type { IncomingMessage, Server, ServerResponse } from 'node:http';
-import type { AddressInfo, Socket } from 'node:net';
-import { createGuardedServer } from '../runtime/http-guard';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
+import { createGuardedServer, HttpError, isUnder, listen, requestPath } from '../http';
 import { CONTROL_PREFIX, createControlHandler } from './control-routes';
-import { HttpError } from '../http-error';
 import { notFound, SandboxStartError } from './errors';
 import { parseSandboxFault } from './faults';
-import { requestPath, sendError } from './http';
+import { sendError } from './http';
 import { resolveSandboxOptions } from './options';
 import { SandboxState } from './state';
 import type { RecordedRequest, RunningSandbox, SandboxOptions } from './types';
@@ -34,11 +33,11 @@ export async function startSandbox(options: SandboxOptions): Promise<RunningSand
 
   const handle = async (request: IncomingMessage, response: ServerResponse): Promise<void> => {
     const path = requestPath(request.url);
-    const isV1 = path === '/v1' || path.startsWith('/v1/');
+    const isV1 = isUnder(path, '/v1');
     if (isV1) recordWhenSettled(request, response, path, state, connectionOf(request.socket));
     try {
       if (isV1) await handleV1(request, response, path);
-      else if (path === CONTROL_PREFIX || path.startsWith(`${CONTROL_PREFIX}/`)) await handleControl(request, response, path);
+      else if (isUnder(path, CONTROL_PREFIX)) await handleControl(request, response, path);
       else throw notFound(request.method ?? 'GET', path);
     } catch (error) {
       if (shutdown.signal.aborted || response.headersSent || request.socket.destroyed) {
@@ -55,7 +54,9 @@ export async function startSandbox(options: SandboxOptions): Promise<RunningSand
 
   // Time-outs, keep-alive and the connection cap of the runtime's server (see HTTP_LIMITS).
   const server = createGuardedServer((request, response) => void handle(request, response));
-  const port = await listen(server, resolved.port, resolved.host);
+  const port = await listen(server, resolved).catch((error: Error) => {
+    throw new SandboxStartError(`Sandbox could not listen on ${resolved.host}:${resolved.port}: ${error.message}`, { cause: error });
+  });
   const baseUrl = `http://${resolved.host.includes(':') ? `[${resolved.host}]` : resolved.host}:${port}`;
 
   let closing: Promise<void> | undefined;
@@ -81,19 +82,6 @@ export async function startSandbox(options: SandboxOptions): Promise<RunningSand
       return closing;
     },
   };
-}
-
-function listen(server: Server, port: number, host: string): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const onError = (error: Error): void => {
-      reject(new SandboxStartError(`Sandbox could not listen on ${host}:${port}: ${error.message}`, { cause: error }));
-    };
-    server.once('error', onError);
-    server.listen({ port, host }, () => {
-      server.off('error', onError);
-      resolve((server.address() as AddressInfo).port);
-    });
-  });
 }
 
 /**

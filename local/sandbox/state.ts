@@ -24,8 +24,8 @@ export class SandboxState {
   readonly #requests: RecordedRequest[] = [];
   readonly #onDelivered: ((message: DeliveredMessage) => void) | undefined;
 
-  public constructor({ balanceUnits, rateUnits, currency, senderIds, defaultSenderId, onDelivered }: ResolvedSandboxOptions) {
-    this.account = new SandboxAccount({ balanceUnits, rateUnits, currency, senderIds, defaultSenderId });
+  public constructor({ balanceUnits, priceUnits, currency, senderIds, defaultSenderId, onDelivered }: ResolvedSandboxOptions) {
+    this.account = new SandboxAccount({ balanceUnits, priceUnits, currency, senderIds, defaultSenderId });
     this.#onDelivered = onDelivered;
   }
 

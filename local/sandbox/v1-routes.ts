@@ -1,9 +1,9 @@
 import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createApiKeyCheck } from './auth';
-import { HttpError } from '../http-error';
+import { HttpError, readBody, sendJson } from '../http';
 import { methodNotAllowed, notFound } from './errors';
-import { parseJsonBody, readBody, sendError, sendJson } from './http';
+import { MAX_BODY_BYTES, parseJsonBody, sendError } from './http';
 import { parseSendRequest } from './send-request';
 import type { SandboxState } from './state';
 import type { DeliveredMessage, SandboxFault } from './types';
@@ -63,7 +63,7 @@ async function handleSend(
   response: ServerResponse,
   { state, signal }: { state: SandboxState; signal: AbortSignal },
 ): Promise<void> {
-  const body = await readBody(request);
+  const body = await readBody(request, { limitBytes: MAX_BODY_BYTES });
   // Taken only here, after authentication: an unauthenticated request never uses up a fault.
   const fault = state.faults.take();
   if (fault?.kind === 'delay') await sleep(fault.ms, undefined, { signal });

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { costPer1000Sms, PRICES, SMS_PRICE_TZS, TZS_PER_USD } from '../../bench/cost';
-import { cliSection, dynamoSection, redriveSection, renderReport, summaryLines, updateReport, type BenchRun } from '../../bench/report';
+import { cliSection, dynamoSection, redriveSection, renderReport, summaryLines, timeToSmsSection, updateReport, type BenchRun } from '../../bench/report';
 
 const cost = costPer1000Sms({ ingestMs: 4.2, senderMs: 17.5, memoryMb: { ingest: 256, sender: 256 }, writeUnits: 13, readUnits: 0 });
 const entry = { ms: 300, baselineMs: 200, ratio: 1.5 };
@@ -82,11 +82,23 @@ describe('bench report', () => {
   it('after a run of the DynamoDB section alone, replaces its section with the figures and their baseline', () => {
     const before = renderReport(run);
     const dynamoPerSms = { requests: 3, writeUnits: 5, tableWriteUnits: 3, indexWriteUnitsEstimated: 2 };
-    const after = updateReport(before, { ...run.results, dynamoPerSms }, [dynamoSection(dynamoPerSms, { ...run.dynamo, tableWriteUnits: 3, byCommand: { PutItem: 1, UpdateItem: 2 } }, 'on 2026-11-26')]);
-    expect(after).toContain('| requests | 3 (PutItem 1, UpdateItem 2) | 7 (PutItem 2, UpdateItem 5) |');
-    expect(after).toContain('| **write units** (table + indexes) | 5 | 13 |');
+    const after = updateReport(before, { ...run.results, dynamoPerSms }, [dynamoSection(dynamoPerSms, { ...run.dynamo, tableWriteUnits: 3, byCommand: { TransactWriteItems: 1, UpdateItem: 2 } }, 'on 2026-11-26')]);
+    expect(after).toContain('| requests | 3 (TransactWriteItems 1, UpdateItem 2) | 4 (PutItem 2, UpdateItem 2) | 7 (PutItem 2, UpdateItem 5) |');
+    expect(after).toContain('| **write units** (table + indexes) | 5 | 10 | 13 |');
     expect(after.match(/## DynamoDB per SMS/g)).toHaveLength(1);
     expect(after).toMatch(/DynamoDB per SMS +3 requests, 5 WRU/);
+  });
+
+  it('after a run of the time-to-SMS section alone, replaces its section and keeps the AWS estimate after it', () => {
+    const before = renderReport(run);
+    const timeToSms = { trickle: { p50Ms: 4, p99Ms: 12 }, burst: { acceptP99Ms: 480, drainSeconds: 4, smsPerSecond: 250, floorSmsPerSecond: 900 } };
+    const after = updateReport(before, { ...run.results, timeToSms }, [timeToSmsSection(timeToSms, 'on 2026-11-26')]);
+    expect(after).toContain('| burst SMS per second | 250 | 1,000 / drain |');
+    expect(after).not.toContain('| burst SMS per second | 100 |');
+    expect(after).toContain('**What bounds the burst locally: one thread.**');
+    expect(after.match(/## Time to SMS\n/g)).toHaveLength(1);
+    expect(after).toContain('## Time to SMS on AWS (on paper)');
+    expect(after).toMatch(/burst: SMS per second +250/);
   });
 
   it('after a run of the redrive section alone, replaces its section and keeps the AWS estimate', () => {

@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { loadConfigFile, type LoadedConfig } from '../../functions/core/config/load';
-import type { RecordView } from '../../local/runtime/records';
+import type { RecordView } from '../../local/records';
 import { signWebhook } from '../../local/runtime/signers';
 import { signSnsMessage, snsDocuments, type SnsMessage } from '../helpers/sns';
 import { CONSOLE_REQUEST_HEADER } from '../../local/console/contract';

@@ -1,18 +1,6 @@
-import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createRequire } from 'node:module';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-
-/** The part of dynalite's factory these tests use; the package ships no TypeScript types. */
-type DynaliteFactory = (options: {
-  readonly createTableMs?: number;
-  readonly deleteTableMs?: number;
-  readonly updateTableMs?: number;
-  readonly path?: string;
-}) => Server;
-
-// dynalite is CommonJS without type declarations; require keeps the import surface typed here.
-const dynalite = createRequire(import.meta.url)('dynalite') as DynaliteFactory;
+import { createDynalite } from '../../local/shared/dynalite';
 
 export interface Dynalite {
   readonly endpoint: string;
@@ -25,7 +13,7 @@ export interface Dynalite {
 
 /**
  * Starts a dynalite server on 127.0.0.1 and a free port: in memory, or on disk under `path`.
- * Tables become ACTIVE at once.
+ * Tables become ACTIVE at once. It answers `TransactWriteItems` too (local/shared/dynalite.ts).
  *
  * @example
  * ```typescript
@@ -35,7 +23,7 @@ export interface Dynalite {
  * ```
  */
 export const startDynalite = async ({ path }: { readonly path?: string } = {}): Promise<Dynalite> => {
-  const server = dynalite({ createTableMs: 0, deleteTableMs: 0, updateTableMs: 0, ...(path === undefined ? {} : { path }) });
+  const server = createDynalite({ createTableMs: 0, deleteTableMs: 0, updateTableMs: 0, ...(path === undefined ? {} : { path }) });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(0, '127.0.0.1', () => resolve());

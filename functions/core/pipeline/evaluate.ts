@@ -2,7 +2,7 @@ import type { CompiledRoute } from '../config/load';
 import { MAX_MESSAGES_PER_WEBHOOK, TEMPLATE_LIMITS } from '../defaults';
 import { fitMessage } from '../fitting';
 import { resolveRecipients } from '../recipients';
-import { maskPhoneNumbersIn } from '../recipients/mask';
+import { maskNumbersInText } from '../recipients/mask-text';
 import { sha256Hex } from '../sources/auth';
 import { field } from '../sources/body';
 import { BadPayloadError } from '../sources/errors';
@@ -249,7 +249,7 @@ function planItem(
 
 /** An error as a reason to record: its message, with any phone number in it masked. */
 function describe(error: unknown): string {
-  return maskPhoneNumbersIn(error instanceof Error ? error.message : String(error));
+  return maskNumbersInText(error instanceof Error ? error.message : String(error));
 }
 
 function nothing(verdict: Verdict, reason: string): Evaluation {

@@ -1,8 +1,8 @@
 import { createKeepAliveAgent } from './agent';
 import { SmsErrorCode, SmsServiceError } from './errors';
-import { deliveryOf, exchange, MAX_RESPONSE_BYTES, type ExchangeSpec, type RawResponse } from './transport';
+import { sendCertaintyOf, exchange, MAX_RESPONSE_BYTES, type ExchangeSpec, type RawResponse } from './transport';
 import {
-  SmsDelivery,
+  SendCertainty,
   SmsOperation,
   type Balance,
   type SendRequest,
@@ -50,7 +50,7 @@ function interpret<T>(
   }
   const text = isJson ? serviceErrorText(json) : undefined;
   const serviceError = text === undefined ? undefined : redact(text).slice(0, MAX_SERVICE_ERROR_LENGTH);
-  const delivery = deliveryOf(operation, true, status);
+  const delivery = sendCertaintyOf(operation, true, status);
   const details = { operation, status, serviceError, delivery };
   const unexpected = (text: string): SmsServiceError => new SmsServiceError(text, { ...details, code: SmsErrorCode.UNEXPECTED_ANSWER });
 
@@ -61,7 +61,7 @@ function interpret<T>(
     if (typeof parsed === 'string') throw unexpected(`SMS service answered HTTP 200 with an unexpected body (${parsed})`);
     return parsed;
   }
-  // The documented refusals: `deliveryOf` has made them `not-sent`.
+  // The documented refusals: `sendCertaintyOf` has made them `not-sent`.
   if (status === 400) throw new SmsServiceError(`SMS service rejected the ${operation} request (HTTP 400)`, { ...details, code: SmsErrorCode.BAD_REQUEST });
   if (status === 401) throw new SmsServiceError('SMS service refused the API key (HTTP 401)', { ...details, code: SmsErrorCode.UNAUTHORIZED });
   if (status === 402) throw new SmsServiceError('SMS balance is insufficient (HTTP 402)', { ...details, code: SmsErrorCode.INSUFFICIENT_BALANCE });
@@ -99,7 +99,7 @@ export function createSmsClient(options: SmsClientOptions): SmsClient {
 
   const prepare = (operation: SmsOperation, callOptions: SmsCallOptions | undefined): number => {
     if (closed) {
-      throw new SmsServiceError('SMS client is closed', { operation, code: SmsErrorCode.CLIENT_CLOSED, delivery: SmsDelivery.NOT_SENT });
+      throw new SmsServiceError('SMS client is closed', { operation, code: SmsErrorCode.CLIENT_CLOSED, delivery: SendCertainty.NOT_SENT });
     }
     const timeoutMs = callOptions?.timeoutMs;
     return timeoutMs === undefined ? config.timeoutMs : validateCallTimeout(timeoutMs, operation);

@@ -1,4 +1,4 @@
-import { SmsDelivery, SmsOperation } from './types';
+import { SendCertainty, SmsOperation } from './types';
 
 /*
  * Every error here is built from safe values only (status, codes, the service's redacted error
@@ -49,7 +49,7 @@ export type SmsErrorCode = (typeof SmsErrorCode)[keyof typeof SmsErrorCode];
 export interface SmsServiceErrorOptions {
   readonly operation: SmsOperation;
   readonly code: SmsErrorCode;
-  readonly delivery: SmsDelivery;
+  readonly delivery: SendCertainty;
   /** The HTTP status, when a status line arrived. */
   readonly status?: number | undefined;
   /** The `error` text of the service's error body (redacted of the API key), when the body was one. */
@@ -61,9 +61,9 @@ export interface SmsServiceErrorOptions {
   readonly cause?: unknown;
 }
 
-function outcome(operation: SmsOperation, delivery: SmsDelivery): string {
+function outcome(operation: SmsOperation, delivery: SendCertainty): string {
   if (operation !== SmsOperation.SEND) return '';
-  return delivery === SmsDelivery.NOT_SENT ? ' (SMS not sent)' : ' (SMS may have been sent)';
+  return delivery === SendCertainty.NOT_SENT ? ' (SMS not sent)' : ' (SMS may have been sent)';
 }
 
 /**
@@ -75,7 +75,7 @@ function outcome(operation: SmsOperation, delivery: SmsDelivery): string {
  * try {
  *   await client.send({ phoneNumbers: '255712345678', message: 'Hi' });
  * } catch (error) {
- *   if (error instanceof SmsServiceError && error.delivery === SmsDelivery.MAYBE_SENT) flagForReview(error);
+ *   if (error instanceof SmsServiceError && error.delivery === SendCertainty.MAYBE_SENT) flagForReview(error);
  *   throw error;
  * }
  * ```
@@ -83,7 +83,7 @@ function outcome(operation: SmsOperation, delivery: SmsDelivery): string {
 export class SmsServiceError extends Error {
   public readonly operation: SmsOperation;
   public readonly code: SmsErrorCode;
-  public readonly delivery: SmsDelivery;
+  public readonly delivery: SendCertainty;
   public readonly status: number | undefined;
   public readonly serviceError: string | undefined;
   public readonly systemCode: string | undefined;
@@ -115,7 +115,7 @@ export function validationError(issues: readonly string[], operation: SmsOperati
   return new SmsServiceError(`Invalid SMS ${operation} request: ${issues.join('; ')}`, {
     operation,
     code: SmsErrorCode.VALIDATION,
-    delivery: SmsDelivery.NOT_SENT,
+    delivery: SendCertainty.NOT_SENT,
     issues,
   });
 }
@@ -143,7 +143,7 @@ export class SmsClientConfigError extends Error {
 export interface SmsErrorDescription {
   readonly name: string;
   /** `maybe-sent` for errors that are not this client's: nothing proves otherwise. */
-  readonly delivery: SmsDelivery;
+  readonly delivery: SendCertainty;
   readonly code?: SmsErrorCode;
   readonly operation?: SmsOperation;
   readonly status?: number;
@@ -161,9 +161,9 @@ export interface SmsErrorDescription {
  * ```
  */
 export function describeSmsError(error: unknown): SmsErrorDescription {
-  if (error instanceof SmsClientConfigError) return { name: error.name, delivery: SmsDelivery.NOT_SENT };
+  if (error instanceof SmsClientConfigError) return { name: error.name, delivery: SendCertainty.NOT_SENT };
   if (!(error instanceof SmsServiceError)) {
-    return { name: error instanceof Error ? error.name : typeof error, delivery: SmsDelivery.MAYBE_SENT };
+    return { name: error instanceof Error ? error.name : typeof error, delivery: SendCertainty.MAYBE_SENT };
   }
   const { name, delivery, code, operation, status, serviceError, systemCode } = error;
   return {

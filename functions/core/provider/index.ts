@@ -4,7 +4,7 @@
  *
  * @example
  * ```ts
- * import { createSmsClient, describeSmsError, SmsDelivery } from './provider';
+ * import { createSmsClient, describeSmsError, SendCertainty } from './provider';
  *
  * const sms = createSmsClient({ baseUrl, apiKey });
  * try {
@@ -26,7 +26,7 @@ export {
   type SmsServiceErrorOptions,
 } from './errors';
 export {
-  SmsDelivery,
+  SendCertainty,
   SmsOperation,
   type Balance,
   type SendRequest,

@@ -1,7 +1,7 @@
 import http from 'node:http';
 import https from 'node:https';
 import { SmsErrorCode, SmsServiceError } from './errors';
-import { SmsDelivery, SmsOperation } from './types';
+import { SendCertainty, SmsOperation } from './types';
 import type { ResolvedClientOptions } from './validate';
 
 /** Bodies of this API are tiny; a bigger one is not the service talking, so stop reading it. */
@@ -42,10 +42,10 @@ export const REFUSAL_STATUSES: ReadonlySet<number> = new Set([400, 401, 402]);
  * reached the OS cannot have been acted on: the body is JSON framed by Content-Length, so the
  * service cannot have held a complete, parseable request.
  */
-export function deliveryOf(operation: SmsOperation, requestSent: boolean, status: number | undefined): SmsDelivery {
-  if (operation !== SmsOperation.SEND) return SmsDelivery.NOT_SENT;
-  if (status !== undefined) return REFUSAL_STATUSES.has(status) ? SmsDelivery.NOT_SENT : SmsDelivery.MAYBE_SENT;
-  return requestSent ? SmsDelivery.MAYBE_SENT : SmsDelivery.NOT_SENT;
+export function sendCertaintyOf(operation: SmsOperation, requestSent: boolean, status: number | undefined): SendCertainty {
+  if (operation !== SmsOperation.SEND) return SendCertainty.NOT_SENT;
+  if (status !== undefined) return REFUSAL_STATUSES.has(status) ? SendCertainty.NOT_SENT : SendCertainty.MAYBE_SENT;
+  return requestSent ? SendCertainty.MAYBE_SENT : SendCertainty.NOT_SENT;
 }
 
 function codeOf(error: unknown): string | undefined {
@@ -79,16 +79,16 @@ function transportError(
   const systemCode = codeOf(error);
   const details = {
     operation,
-    delivery: deliveryOf(operation, progress.requestSent, progress.status),
+    delivery: sendCertaintyOf(operation, progress.requestSent, progress.status),
     status: progress.status,
     systemCode,
     cause: safeCause(error, redact),
   };
   if (!progress.connected && systemCode === 'ECONNREFUSED') {
-    return new SmsServiceError(`SMS ${operation} connection was refused`, { ...details, code: SmsErrorCode.REFUSED, delivery: SmsDelivery.NOT_SENT });
+    return new SmsServiceError(`SMS ${operation} connection was refused`, { ...details, code: SmsErrorCode.REFUSED, delivery: SendCertainty.NOT_SENT });
   }
   if (!progress.connected && systemCode !== undefined && DNS_CODES.has(systemCode)) {
-    return new SmsServiceError(`SMS ${operation} could not resolve ${hostname}`, { ...details, code: SmsErrorCode.DNS, delivery: SmsDelivery.NOT_SENT });
+    return new SmsServiceError(`SMS ${operation} could not resolve ${hostname}`, { ...details, code: SmsErrorCode.DNS, delivery: SendCertainty.NOT_SENT });
   }
   if (systemCode !== undefined && RESET_CODES.has(systemCode)) {
     // Even on a reused socket a reset after the request went out is `maybe-sent`: a server that
@@ -102,7 +102,7 @@ function transportError(
 
 /**
  * One HTTP exchange over `agent`, with a deadline and a record of how far it got, so every
- * failure comes back as an `SmsServiceError` whose `delivery` follows `deliveryOf`.
+ * failure comes back as an `SmsServiceError` whose `delivery` follows `sendCertaintyOf`.
  * Resolves with any complete answer, whatever its status.
  *
  * @example
@@ -142,7 +142,7 @@ export async function exchange(
         new SmsServiceError(`SMS ${operation} request timed out after ${timeoutMs} ms in the ${phase} phase`, {
           operation,
           code: SmsErrorCode.TIMEOUT,
-          delivery: deliveryOf(operation, progress.requestSent, progress.status),
+          delivery: sendCertaintyOf(operation, progress.requestSent, progress.status),
           status: progress.status,
           systemCode: 'ETIMEDOUT',
         }),
@@ -156,7 +156,7 @@ export async function exchange(
     };
     if (spec.body !== undefined) {
       headers['Content-Type'] = 'application/json';
-      // Explicit length framing is what makes "not fully written → not sent" hold (see deliveryOf).
+      // Explicit length framing is what makes "not fully written → not sent" hold (see sendCertaintyOf).
       headers['Content-Length'] = String(Buffer.byteLength(spec.body));
     }
 

@@ -11,15 +11,15 @@ import type { PROVIDER_TIMEOUT_MS } from '../defaults';
  *
  * @example
  * ```ts
- * if (error instanceof SmsServiceError && error.delivery === SmsDelivery.NOT_SENT) await retryLater();
+ * if (error instanceof SmsServiceError && error.delivery === SendCertainty.NOT_SENT) await retryLater();
  * ```
  */
-export const SmsDelivery = {
+export const SendCertainty = {
   NOT_SENT: 'not-sent',
   MAYBE_SENT: 'maybe-sent',
 } as const;
 
-export type SmsDelivery = (typeof SmsDelivery)[keyof typeof SmsDelivery];
+export type SendCertainty = (typeof SendCertainty)[keyof typeof SendCertainty];
 
 /** Which client call failed; carried by every error so logs tell a charged call from a free one. */
 export const SmsOperation = {

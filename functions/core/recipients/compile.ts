@@ -1,6 +1,6 @@
 import { TemplateError } from '../templates/errors';
 import type { TemplateEngine } from '../templates/types';
-import { maskPhoneNumbersIn } from './mask';
+import { maskNumbersInText } from './mask-text';
 import { maskMsisdn, normalizeMsisdn } from './msisdn';
 import { splitNumbers } from './split';
 import { RecipientEntryKind } from './types';
@@ -38,12 +38,12 @@ const compileTemplated = (entry: string, index: number, engine: TemplateEngine):
   try {
     return Object.freeze({
       kind: RecipientEntryKind.Template,
-      display: maskPhoneNumbersIn(entry),
+      display: maskNumbersInText(entry),
       template: engine.compileTemplate(entry),
     });
   } catch (error) {
     if (error instanceof TemplateError) {
-      throw entryError(index, maskPhoneNumbersIn(error.message), { cause: error });
+      throw entryError(index, maskNumbersInText(error.message), { cause: error });
     }
     throw error;
   }

@@ -1,5 +1,4 @@
 export { compileRecipients } from './compile';
-export { maskPhoneNumbersIn } from './mask';
 export { maskNumbersInText } from './mask-text';
 export { MSISDN_REJECTIONS, maskMsisdn, normalizeMsisdn } from './msisdn';
 export type { MsisdnResult } from './msisdn';

@@ -8,8 +8,10 @@ import { normalizeMsisdn } from './msisdn';
  */
 interface DecodedText {
   readonly text: string;
-  readonly starts: readonly number[];
-  readonly ends: readonly number[];
+  /** Where the decoded character at `index` starts in the original text. */
+  readonly start: (index: number) => number;
+  /** Where the decoded character at `index` ends in the original text. */
+  readonly end: (index: number) => number;
 }
 
 /**
@@ -62,7 +64,7 @@ function decode(text: string): DecodedText {
   }
   // Form encoding writes spaces as `+`: after a digit a `+` is a space, never a country prefix.
   for (let at = 1; at < chars.length; at += 1) if (chars[at] === '+' && isDigit(chars[at - 1]!)) chars[at] = ' ';
-  return { text: chars.join(''), starts, ends };
+  return { text: chars.join(''), start: (at) => starts[at]!, end: (at) => ends[at]! };
 }
 
 /**
@@ -76,8 +78,8 @@ function decode(text: string): DecodedText {
  * countries' numbers stay as they are; digits
  * joined to letters (`a712345678f`, a hash) are part of a word, not a number. A bare nine-digit run
  * that is a valid mobile number is masked even when it was meant as an amount: the relay would
- * send to it. For what the console and its captures show; logs use the cheaper
- * `maskPhoneNumbersIn`, which does not load libphonenumber.
+ * send to it. The one masker of free text: log lines (the Lambda logger, the local terminal),
+ * error messages and what the console and its captures show.
  *
  * @example
  * ```ts
@@ -86,17 +88,23 @@ function decode(text: string): DecodedText {
  * ```
  */
 export function maskNumbersInText(text: string): string {
-  if (!/\d/.test(text)) return text;
-  const decoded = decode(text);
+  // A number has nine digits at least, and an encoded digit is spelled with digits (`%37`, `\u0037`).
+  if ((text.match(/\d/g)?.length ?? 0) < 9) return text;
+  // Log lines are masked on every write: text with nothing encoded is its own decoding.
+  const decoded = /[%\\+]/.test(text) ? decode(text) : plain(text);
   let masked = '';
   let from = 0;
   for (const candidate of decoded.text.matchAll(CANDIDATE)) {
     for (const span of numbersIn(decoded.text, candidate.index, candidate.index + candidate[0].length)) {
-      masked += `${text.slice(from, decoded.starts[span.start]!)}${maskMsisdn(span.number)}`;
-      from = decoded.ends[span.end - 1]!;
+      masked += `${text.slice(from, decoded.start(span.start))}${maskMsisdn(span.number)}`;
+      from = decoded.end(span.end - 1);
     }
   }
   return from === 0 ? text : masked + text.slice(from);
+}
+
+function plain(text: string): DecodedText {
+  return { text, start: (at) => at, end: (at) => at + 1 };
 }
 
 interface FoundNumber {

@@ -1,6 +1,6 @@
 import { TemplateError } from '../templates/errors';
 import type { TemplateScope } from '../templates/types';
-import { maskPhoneNumbersIn } from './mask';
+import { maskNumbersInText } from './mask-text';
 import { normalizeMsisdn } from './msisdn';
 import { splitNumbers } from './split';
 import { RecipientEntryKind } from './types';
@@ -42,7 +42,7 @@ export const resolveRecipients = (compiled: CompiledRecipients, scope: TemplateS
     } catch (error) {
       if (!(error instanceof TemplateError)) throw error;
       // Render messages can quote data: mask before it reaches a log line.
-      dropped.push({ entry: entry.display, reason: `render failed: ${maskPhoneNumbersIn(error.message)}` });
+      dropped.push({ entry: entry.display, reason: `render failed: ${maskNumbersInText(error.message)}` });
       continue;
     }
     const pieces = splitNumbers(text);

@@ -44,14 +44,14 @@ function headerFamily(webhook: InboundWebhook): 'webhook' | 'svix' {
   return spec === undefined && svix !== undefined ? 'svix' : 'webhook';
 }
 
-function deliveryHeaders(webhook: InboundWebhook): { readonly family: string; readonly id?: string; readonly timestamp?: string; readonly signatures?: string } {
+function webhookHeaders(webhook: InboundWebhook): { readonly family: string; readonly id?: string; readonly timestamp?: string; readonly signatures?: string } {
   const family = headerFamily(webhook);
   const value = (name: string): string | undefined => webhook.headers[`${family}-${name}`]?.trim() || undefined;
   return { family, id: value('id'), timestamp: value('timestamp'), signatures: value('signature') };
 }
 
 function verify(webhook: InboundWebhook, secret: string, toleranceSeconds: number): AuthOutcome {
-  const { family, id, timestamp, signatures } = deliveryHeaders(webhook);
+  const { family, id, timestamp, signatures } = webhookHeaders(webhook);
   if (!id) return authFailure(`missing ${family}-id header`);
   if (!timestamp) return authFailure(`missing ${family}-timestamp header`);
   if (!signatures) return authFailure(`missing ${family}-signature header`);
@@ -125,7 +125,7 @@ export const standardWebhooks: SourcePack = {
 
   dedupe(_body, webhook) {
     // The spec makes `webhook-id` (Svix: `svix-id`) the idempotency key: one id per event, kept by every retry.
-    const { id } = deliveryHeaders(webhook);
+    const { id } = webhookHeaders(webhook);
     const key = id ? idKeyPart(id) : `body-${sha256Hex(webhook.body)}`;
     return { key: `standard-webhooks:${key}`, windowSeconds: DEDUPE_WINDOW_SECONDS };
   },

@@ -63,7 +63,7 @@ export function observability(): Observability {
  */
 export function lambdaRelay(): Promise<LambdaRelay> {
   if (building !== undefined) return building;
-  const attempt = buildRuntime();
+  const attempt = buildLambdaRelay();
   building = attempt;
   attempt.catch(() => {
     if (building === attempt) building = undefined;
@@ -71,7 +71,7 @@ export function lambdaRelay(): Promise<LambdaRelay> {
   return attempt;
 }
 
-async function buildRuntime(): Promise<LambdaRelay> {
+async function buildLambdaRelay(): Promise<LambdaRelay> {
   const env = readEnvironment();
   const { logger, metrics } = observability();
   return { env, logger, metrics, context: await createRelayContext(env, { logger, metrics }) };

@@ -1,5 +1,5 @@
 import type { MAX_BODY_BYTES, SWEEP_PENDING_GRACE_MS } from '../../core/defaults';
-import { ENV, envText, NUMERIC_ENV, readNumericEnv } from '../../core/environment';
+import { ENV, envText, httpUrlProblem, NUMERIC_ENV, readNumericEnv } from '../../core/environment';
 import { isAbsolute, resolve } from 'node:path';
 import { DEFAULT_RETRY_POLICY, type RetryPolicy } from '../../relay/ports';
 import { EnvironmentError } from './errors';
@@ -89,7 +89,9 @@ export function readEnvironment(source: Readonly<Record<string, string | undefin
   const configPath = isAbsolute(config) ? config : resolve(taskRoot ?? process.cwd(), config);
   const tableName = required(ENV.tableName, 'the DynamoDB table');
   const dynamodbEndpoint = text(ENV.dynamodbEndpoint);
-  if (dynamodbEndpoint !== undefined && !isHttpUrl(dynamodbEndpoint)) {
+  const endpointProblem = dynamodbEndpoint === undefined ? undefined : httpUrlProblem(dynamodbEndpoint);
+  // dynalite's endpoint is local and may name a user; only its scheme is checked.
+  if (endpointProblem === 'not-a-url' || endpointProblem === 'not-http') {
     problems.push(`${ENV.dynamodbEndpoint} must be an http(s) URL, got "${dynamodbEndpoint}"`);
   }
 
@@ -101,10 +103,10 @@ export function readEnvironment(source: Readonly<Record<string, string | undefin
   else problems.push(`${ENV.secretId} or ${ENV.secretsFile} is required (where the provider API key and route secrets are)`);
 
   const providerBaseUrl = text(ENV.providerBaseUrl);
-  if (providerBaseUrl !== undefined && !isHttpUrl(providerBaseUrl)) {
-    // Not echoed: a URL can carry credentials.
-    problems.push(`${ENV.providerBaseUrl} must be an http(s) URL`);
-  }
+  const urlProblem = providerBaseUrl === undefined ? undefined : httpUrlProblem(providerBaseUrl);
+  // Not echoed: a URL can carry credentials.
+  if (urlProblem === 'credentials') problems.push(`${ENV.providerBaseUrl} must not contain credentials; use ${ENV.providerApiKey}`);
+  else if (urlProblem !== undefined) problems.push(`${ENV.providerBaseUrl} must be an http(s) URL`);
   // Never echoed back: it is a credential.
   const providerApiKey = text(ENV.providerApiKey);
 
@@ -131,13 +133,4 @@ export function readEnvironment(source: Readonly<Record<string, string | undefin
     sweepPendingGraceMs,
     ...(balanceThreshold === undefined ? {} : { balanceThreshold }),
   };
-}
-
-function isHttpUrl(value: string): boolean {
-  try {
-    const { protocol } = new URL(value);
-    return protocol === 'http:' || protocol === 'https:';
-  } catch {
-    return false;
-  }
 }

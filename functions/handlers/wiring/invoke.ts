@@ -9,7 +9,7 @@ import { flushMetrics } from './metrics';
  *
  * @example
  * ```ts
- * export const handler = (event: ScheduledEvent, context?: Context) => invoke(context, ({ context: relay }) => checkBalance(relay));
+ * export const handler = (event: ScheduledEvent, lambdaContext?: Context) => invoke(lambdaContext, ({ context }) => checkBalance(context));
  * ```
  */
 export async function invoke<T>(lambdaContext: Context | undefined, work: (relay: LambdaRelay) => Promise<T>): Promise<T> {

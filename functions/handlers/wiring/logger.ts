@@ -1,5 +1,5 @@
 import { Logger } from '@aws-lambda-powertools/logger';
-import { maskPhoneNumbersIn } from '../../core/recipients/mask';
+import { maskNumbersInText } from '../../core/recipients/mask-text';
 import type { RelayLogger } from '../../relay/ports';
 import { METRICS } from '../../../infra/metrics';
 
@@ -27,10 +27,10 @@ const isCredentialKey = (key: string): boolean => CREDENTIAL_KEY.test(key.toLowe
  */
 export function maskingReplacer(key: string, value: unknown): unknown {
   if (key !== '' && isCredentialKey(key)) return REDACTED;
-  if (typeof value === 'string') return maskPhoneNumbersIn(value);
+  if (typeof value === 'string') return maskNumbersInText(value);
   // A payload can carry a phone number as a JSON number; it is logged masked, as a string.
   if (typeof value === 'number' && Number.isSafeInteger(value) && value > 99_999_999) {
-    const masked = maskPhoneNumbersIn(String(value));
+    const masked = maskNumbersInText(String(value));
     return masked === String(value) ? value : masked;
   }
   return value;

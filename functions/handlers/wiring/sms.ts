@@ -81,7 +81,7 @@ export function createSmsClientSource({ secrets, baseUrl, timeoutMs, apiKey, cre
  *
  * @example
  * ```ts
- * export const handler = (event: ScheduledEvent, context?: Context) =>
+ * export const handler = (event: ScheduledEvent, lambdaContext?: Context) =>
  *   invoke(lambdaContext, (relay) => withInvocationSmsClients(relay, (context) => checkBalance(context)));
  * ```
  */

@@ -1,11 +1,11 @@
 import { Command, Option } from 'commander';
 import { loadConfigFile } from '../../../functions/core/config/load';
 import { createSmsClient, describeSmsError, SmsErrorCode, type SmsClient } from '../../../functions/core/provider';
-import { findRunningRuntime } from '../../runtime/discovery';
+import { findRunningRuntime } from '../../shared/discovery';
 import { readExistingSecrets, PROVIDER_API_KEY_NAME } from '../../runtime/secrets';
-import { displayPath, localPath, RUNTIME_DEFAULTS } from '../../runtime/settings';
-import { RuntimeError } from '../../runtime/errors';
-import { CliError, fail } from '../output';
+import { displayPath, localPath, RUNTIME_DEFAULTS } from '../../shared/settings';
+import { CliError, RuntimeError } from '../../shared/errors';
+import { fail } from '../output';
 
 interface BalanceOptions {
   readonly config?: string;

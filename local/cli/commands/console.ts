@@ -1,9 +1,9 @@
 import { resolve } from 'node:path';
 import { Command, Option } from 'commander';
-import { PortInUseError } from '../../runtime/errors';
-import { localPath, parsePort, resolveRuntimeSettings, RUNTIME_DEFAULTS } from '../../runtime/settings';
+import { CliError, PortInUseError } from '../../shared/errors';
+import { localPath, parsePort, resolveRuntimeSettings, RUNTIME_DEFAULTS } from '../../shared/settings';
 import { CONSOLE_PORT, startConsole } from '../../console/standalone';
-import { CliError, fail } from '../output';
+import { fail } from '../output';
 
 interface ConsoleCommandOptions {
   readonly port: string;

@@ -1,7 +1,7 @@
 import { Command, InvalidArgumentError, Option } from 'commander';
-import { openDeployedRecordAccess, openLocalRecordAccess, type RecordAccess } from '../../runtime/record-access';
-import { MESSAGE_STATES, parseSince, parseState, type RecordQuery, type RecordView } from '../../runtime/records';
-import { localPath, RUNTIME_DEFAULTS } from '../../runtime/settings';
+import { openDeployedRecordAccess, openLocalRecordAccess, type RecordAccess } from '../../shared/record-access';
+import { MESSAGE_STATES, parseSince, parseState, type RecordQuery, type RecordView } from '../../records';
+import { localPath, RUNTIME_DEFAULTS } from '../../shared/settings';
 import { fail } from '../output';
 import { RECENT_LIMIT } from '../../../functions/core/defaults';
 

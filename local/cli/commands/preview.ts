@@ -1,9 +1,10 @@
 import { readFileSync } from 'node:fs';
 import { Command } from 'commander';
-import { loadConfigFile, type CompiledRoute } from '../../../functions/core/config/load';
-import { evaluateWebhook } from '../../../functions/core/pipeline/evaluate';
-import { readSecretsFile } from '../secrets-file';
-import { CliError, fail } from '../output';
+import { loadConfigFile } from '../../../functions/core/config/load';
+import { looksFormEncoded, previewEvaluation, type PreviewResult } from '../../shared/preview';
+import { readSecretsFile } from '../../shared/secrets-file';
+import { CliError } from '../../shared/errors';
+import { fail } from '../output';
 
 /**
  * `sms-relay preview`: shows, as one JSON object, what a payload would become on a route, without
@@ -52,58 +53,12 @@ export function preview({ config: configPath, route: routeId, payload, header, s
   return previewEvaluation(route, body, headers, secret);
 }
 
-/** What `preview` prints, and what the console's template playground shows: one evaluation for both. */
-export interface PreviewResult {
-  readonly verdict: string;
-  readonly reason?: string;
-  readonly dedupeKey: string | null;
-  readonly messages: readonly { readonly to: readonly string[]; readonly text: string; readonly senderId: string | null; readonly encoding: string; readonly characters: number; readonly segments: number }[];
-  readonly dropped: readonly { readonly entry: string; readonly reason: string }[];
-  readonly warnings: readonly string[];
-}
-
-/**
- * Evaluates a payload on a compiled route exactly as ingest would (same sources, templates,
- * recipients and fitting), recording nothing. Without `secret` the payload is not authenticated.
- *
- * @example
- * ```ts
- * previewEvaluation(route, body, { 'content-type': 'application/json' }).messages[0]?.segments; // 1
- * ```
- */
-export function previewEvaluation(route: CompiledRoute, body: Uint8Array, headers: Record<string, string>, secret?: string): PreviewResult {
-  const evaluation = evaluateWebhook(route, { body, headers, query: {}, receivedAt: new Date() }, { secret, trackMissing: true });
-  return {
-    verdict: evaluation.verdict,
-    ...(evaluation.reason === undefined ? {} : { reason: evaluation.reason }),
-    dedupeKey: evaluation.dedupeKey ?? null,
-    messages: evaluation.messages.map(({ to, text, senderId, encoding, characters, segments }) => ({
-      to,
-      text,
-      senderId: senderId ?? null,
-      encoding,
-      characters,
-      segments,
-    })),
-    dropped: [
-      ...evaluation.dropped.map(({ entry, reason }) => ({ entry, reason })),
-      ...evaluation.skipped.filter((skip) => skip.verdict === 'dropped').map(({ item, reason }) => ({ entry: `item ${item}`, reason })),
-    ],
-    warnings: evaluation.warnings,
-  };
-}
-
 function readPayload(path: string): Uint8Array {
   try {
     return readFileSync(path);
   } catch (error) {
     throw new CliError(`cannot read payload ${path} (${(error as NodeJS.ErrnoException).code ?? 'error'})`, { cause: error });
   }
-}
-
-export function looksFormEncoded(body: Uint8Array): boolean {
-  const start = Buffer.from(body.subarray(0, 64)).toString('utf8').trimStart();
-  return !start.startsWith('{') && !start.startsWith('[') && /^[\w.-]+=/.test(start);
 }
 
 function collectHeader(value: string, headers: Record<string, string>): Record<string, string> {

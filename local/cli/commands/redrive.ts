@@ -1,10 +1,10 @@
 import cliProgress from 'cli-progress';
 import { Command, Option } from 'commander';
-import { AccessKind, type RecordAccess } from '../../runtime/record-access';
-import { parseSince, parseState, REDRIVE_STATES, type RecordView } from '../../runtime/records';
-import { RUNTIME_DEFAULTS } from '../../runtime/settings';
+import { AccessKind, type RecordAccess } from '../../shared/record-access';
+import { parseSince, parseState, REDRIVE_STATES, type RecordView } from '../../records';
+import { RUNTIME_DEFAULTS } from '../../shared/settings';
 import { fail } from '../output';
-import { invalidSetting } from '../../runtime/errors';
+import { invalidSetting } from '../../shared/errors';
 import { openAccess, regionOption } from './logs';
 
 /** Above this many records a terminal gets a progress bar instead of a line per record. */

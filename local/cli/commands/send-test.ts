@@ -1,14 +1,14 @@
 import { readFileSync } from 'node:fs';
 import { Command, InvalidArgumentError, Option } from 'commander';
 import { loadConfigFile } from '../../../functions/core/config/load';
-import { maskPhoneNumbersIn } from '../../../functions/core/recipients';
-import { findRunningRuntime } from '../../runtime/discovery';
-import { fixtureHeaders } from '../../runtime/fixture-headers';
+import { maskNumbersInText } from '../../../functions/core/recipients';
+import { findRunningRuntime } from '../../shared/discovery';
+import { fixtureHeaders } from '../../shared/fixture-headers';
 import { readExistingSecrets } from '../../runtime/secrets';
 import { signWebhook } from '../../runtime/signers';
-import { displayPath, localPath, parsePort, RUNTIME_DEFAULTS } from '../../runtime/settings';
-import { RuntimeError } from '../../runtime/errors';
-import { CliError, fail } from '../output';
+import { displayPath, localPath, parsePort, RUNTIME_DEFAULTS } from '../../shared/settings';
+import { CliError, RuntimeError } from '../../shared/errors';
+import { fail } from '../output';
 
 interface SendTestOptions {
   readonly route: string;
@@ -98,7 +98,7 @@ async function runSendTest(options: SendTestOptions): Promise<number> {
     throw new RuntimeError(`cannot reach the relay at ${target} (${causeOf(error)}); is "npm start" running?`, { cause: error });
   }
   const text = await response.text();
-  process.stdout.write(`${response.status} ${response.statusText}\n${maskPhoneNumbersIn(pretty(text))}\n`);
+  process.stdout.write(`${response.status} ${response.statusText}\n${maskNumbersInText(pretty(text))}\n`);
   return response.ok ? 0 : 1;
 }
 

@@ -1,6 +1,6 @@
 import { Command, Option } from 'commander';
 import { startRuntime } from '../../runtime/runtime';
-import { resolveRuntimeSettings, RUNTIME_DEFAULTS } from '../../runtime/settings';
+import { resolveRuntimeSettings, RUNTIME_DEFAULTS } from '../../shared/settings';
 import { fail } from '../output';
 
 interface StartOptions {

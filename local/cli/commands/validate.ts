@@ -1,8 +1,9 @@
 import { Command, Option } from 'commander';
 import { loadConfigFile, readConfigText, type LoadedConfig } from '../../../functions/core/config/load';
 import { readYaml } from '../../../functions/core/config/parse';
-import { CliError, fail } from '../output';
-import { readSecretsFile } from '../secrets-file';
+import { CliError } from '../../shared/errors';
+import { fail } from '../output';
+import { readSecretsFile } from '../../shared/secrets-file';
 import { secretsFileProblems } from '../../runtime/secrets';
 
 interface ValidateOptions {

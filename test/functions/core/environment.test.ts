@@ -3,7 +3,7 @@ import { MAX_BODY_BYTES, RETRY, SWEEP_PENDING_GRACE_MS } from '../../../function
 import { NUMERIC_ENV, readNumericEnv } from '../../../functions/core/environment';
 import { EnvironmentError } from '../../../functions/handlers/wiring/errors';
 import { readEnvironment } from '../../../functions/handlers/wiring/env';
-import { resolveRuntimeSettings } from '../../../local/runtime/settings';
+import { resolveRuntimeSettings } from '../../../local/shared/settings';
 
 const lambda = { RELAY_CONFIG: 'config/local.yaml', TABLE_NAME: 't', RELAY_SECRETS_FILE: 's.json' };
 

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { DynamoDBClient, PutItemCommand } from '@aws-sdk/client-dynamodb';
+import { DynamoDBClient, TransactWriteItemsCommand } from '@aws-sdk/client-dynamodb';
 import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
@@ -153,7 +153,8 @@ describe('ingest handler', () => {
   describe('when nothing can be recorded', () => {
     it('answers 503 without details when the store fails', async () => {
       const dynamo = mockClient(DynamoDBClient);
-      dynamo.on(PutItemCommand).rejects(new Error('socket hang up talking to dynamodb.eu-west-1.amazonaws.com'));
+      // The accept is one transaction.
+      dynamo.on(TransactWriteItemsCommand).rejects(new Error('socket hang up talking to dynamodb.eu-west-1.amazonaws.com'));
       try {
         const response = await handler(apiEvent({ route: 'alerts', body: alertmanagerBody, headers: { authorization: `Bearer ${ROUTE_TOKEN}` } }));
 

@@ -92,6 +92,17 @@ describe('readEnvironment', () => {
     // A URL can carry credentials: it is not echoed.
     expect((caught as Error).message).not.toContain('pw@');
   });
+
+  it('refuses a PROVIDER_BASE_URL with credentials, as the local runtime does, without echoing it', () => {
+    let caught: unknown;
+    try {
+      readEnvironment({ RELAY_CONFIG: 'c.yaml', TABLE_NAME: 't', SECRET_ID: 's', PROVIDER_BASE_URL: 'https://user:pw@sms.example' });
+    } catch (error) {
+      caught = error;
+    }
+    expect((caught as EnvironmentError | undefined)?.problems).toEqual(['PROVIDER_BASE_URL must not contain credentials; use PROVIDER_API_KEY']);
+    expect((caught as Error).message).not.toContain('pw@');
+  });
 });
 
 describe('createSecretsManagerSource', () => {
@@ -293,6 +304,14 @@ describe('the logger', () => {
       error: { name: 'Error', message: 'send to 2557****678 failed', cause: { message: '2557****222 unreachable' } },
       detail_message: 'a reserved key is renamed, not dropped',
     });
+  });
+
+  it('masks a number written without its prefix, spaced or not, as the console does (one masker)', () => {
+    const logger = relayLogger(createLogger());
+    logger.warn('recipient dropped', { entry: 'call 712 345 678 now', reason: 'from 754111222', amount: 712345678 });
+    const [line] = out.logs();
+    for (const leak of ['712 345 678', '754111222', '712345678']) expect(JSON.stringify(line)).not.toContain(leak);
+    expect(line).toMatchObject({ entry: 'call 2557****678 now', reason: 'from 2557****222', amount: '2557****678' });
   });
 
   it('is a plain JSON replacer', () => {

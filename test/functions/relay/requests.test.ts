@@ -39,16 +39,21 @@ async function requestsPerSms(route: string, config: (config: Config) => Config 
 }
 
 describe('DynamoDB requests per SMS', () => {
-  it('a plain route: the guard and the record put, the claim and the settle; no spend counter, no price item', async () => {
+  it('a plain route: 3, the accept (the guard and the record in one transaction), the claim and the settle; no spend counter, no price item', async () => {
     const counted = await requestsPerSms('plain');
-    expect(counted).toEqual({ PutItem: 2, UpdateItem: 2 });
+    expect(counted).toEqual({ TransactWriteItems: 1, UpdateItem: 2 });
   });
 
   it('a route with a messages limit adds its window counter', async () => {
-    expect(await requestsPerSms('counted')).toEqual({ PutItem: 2, UpdateItem: 3 });
+    expect(await requestsPerSms('counted')).toEqual({ TransactWriteItems: 1, UpdateItem: 3 });
   });
 
   it('a route with a credits limit adds the balance read for its estimate, its day reservation and its spend', async () => {
-    expect(await requestsPerSms('capped')).toEqual({ GetItem: 1, PutItem: 2, UpdateItem: 4 });
+    expect(await requestsPerSms('capped')).toEqual({ GetItem: 1, TransactWriteItems: 1, UpdateItem: 4 });
+  });
+
+  it('a balance reserve adds the read of the projected balance, its reservation, its settlement, the projection set to the balance the service reported, and the balance state', async () => {
+    const reserved = (config: Config): Config => ({ ...withRoutes(config), balance: { threshold: 500, reserve: 100 } });
+    expect(await requestsPerSms('plain', reserved)).toEqual({ GetItem: 1, TransactWriteItems: 1, UpdateItem: 6 });
   });
 });

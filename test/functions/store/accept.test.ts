@@ -1,4 +1,4 @@
-import { PutItemCommand } from '@aws-sdk/client-dynamodb';
+import { PutItemCommand, type PutItemCommandInput } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   MAX_RECORDS_PER_WEBHOOK,
@@ -18,21 +18,37 @@ afterAll(async () => {
 
 const T0_SECONDS = T0.getTime() / 1000;
 
+type RawItem = Record<string, { S?: string }>;
+
 /**
- * A client on the same server that logs each command it sends (`PutItem MSG`, `GetItem DEDUPE`…)
- * and fails the message puts `fails` picks, as if the Lambda died right then.
+ * A client on the same server that logs each command it sends (`TransactWriteItems DEDUPE MSG`,
+ * `GetItem MSG`…). A transaction holding a message whose text `fails` picks, or an item whose key
+ * `lost` picks, is cut short as a kill of the local store mid-transaction (or the accept written
+ * before transactions) leaves it: the other puts are written, each with its condition, then the
+ * call fails.
  */
-const tracingClient = ({ fails = () => false }: { fails?: (text: string) => boolean } = {}) => {
+const tracingClient = ({ fails = () => false, lost = () => false }: { fails?: (text: string) => boolean; lost?: (pk: string) => boolean } = {}) => {
   const sent: string[] = [];
   const client = db.newClient();
+  const isLost = (item: RawItem): boolean => lost(item['pk']?.S ?? '') || (item['kind']?.S === 'message' && fails(item['text']?.S ?? ''));
   client.middlewareStack.add(
     (next, context) => async (args) => {
-      const input = args.input as { Item?: Record<string, { S?: string }>; Key?: Record<string, { S?: string }> };
-      const pk = (input.Item ?? input.Key)?.pk?.S ?? '';
-      sent.push(`${context.commandName?.replace(/Command$/, '')} ${pk.split('#')[0]}`);
-      const text = input.Item?.kind?.S === 'message' ? input.Item.text?.S : undefined;
-      if (text !== undefined && fails(text)) throw new Error('simulated crash');
-      return await next(args);
+      const input = args.input as { Item?: RawItem; Key?: RawItem; TransactItems?: { Put?: PutItemCommandInput }[] };
+      const prefix = (item: RawItem | undefined): string => (item?.['pk']?.S ?? '').split('#')[0] ?? '';
+      const command = context.commandName?.replace(/Command$/, '');
+      if (input.TransactItems === undefined) {
+        sent.push(`${command} ${prefix(input.Item ?? input.Key)}`);
+        return await next(args);
+      }
+      const puts = input.TransactItems.map((item) => item.Put!);
+      sent.push(`${command} ${puts.map((put) => prefix(put.Item as RawItem)).join(' ')}`);
+      if (!puts.some((put) => isLost(put.Item as RawItem))) return await next(args);
+      for (const put of puts) {
+        if (isLost(put.Item as RawItem)) continue;
+        const { ReturnValuesOnConditionCheckFailure: _, ...plain } = put;
+        await db.client.send(new PutItemCommand(plain)).catch(() => undefined);
+      }
+      throw new Error('simulated crash');
     },
     { step: 'initialize', name: 'traceAndCrash' },
   );
@@ -79,11 +95,11 @@ describe('acceptWebhook', () => {
     expect(kinds(await scan(), 'message')).toHaveLength(3);
   });
 
-  it('writes the guard once and then the messages: 1 + N writes, nothing else', async () => {
+  it('writes the guard and the messages in one transaction: one request, nothing else', async () => {
     const table = await newTable(db);
     const { client, sent } = tracingClient();
     await table.storeWith(client).acceptWebhook({ route: 'orders', dedupeKey: 'd', windowSeconds: 60, messages: messages(3) });
-    expect(sent).toEqual(['PutItem DEDUPE', 'PutItem MSG', 'PutItem MSG', 'PutItem MSG']);
+    expect(sent).toEqual(['TransactWriteItems DEDUPE MSG MSG MSG']);
   });
 
   it('answers a duplicate after reading the records of the guard, writing nothing when all exist', async () => {
@@ -96,8 +112,8 @@ describe('acceptWebhook', () => {
     const second = await table.storeWith(client).acceptWebhook({ ...input, now: at(1000) });
 
     expect(second).toEqual({ outcome: 'duplicate', ids: first.ids, recovered: 0 });
-    // dynalite returns no item with a failed condition, hence the guard read (AWS returns it).
-    expect(sent).toEqual(['PutItem DEDUPE', 'GetItem DEDUPE', 'GetItem MSG', 'GetItem MSG']);
+    // The refusal carries the guard (ALL_OLD): no read of it.
+    expect(sent).toEqual(['TransactWriteItems DEDUPE MSG MSG', 'GetItem MSG', 'GetItem MSG']);
     expect(await table.scan()).toEqual(before);
   });
 
@@ -211,7 +227,7 @@ describe('acceptWebhook', () => {
     expect(results.map((result) => result.outcome)).toEqual(['accepted', 'accepted']);
   });
 
-  describe('an accept that died after placing its guard', () => {
+  describe('an accept that died after placing its guard (a kill of the local store mid-transaction, or written before transactions)', () => {
     const guardIds = async (table: { rawItem: (pk: string, sk: string) => Promise<Record<string, { L?: { S?: string }[] }> | undefined> }) =>
       (await table.rawItem('DEDUPE#orders#d', 'DEDUPE'))?.messageIds?.L?.map((id) => id.S ?? '') ?? [];
 
@@ -366,6 +382,31 @@ describe('acceptWebhook with a replay key (the signed body of a sender whose del
     expect((await accept(store, 'delivery-3', 'body-c')).outcome).toBe('accepted');
   });
 
+  it('asks one transaction of both guards and the records; a replay is refused by it whole and only reads the records', async () => {
+    const table = await newTable(db);
+    const { client, sent } = tracingClient();
+    const traced = table.storeWith(client);
+    const first = await accept(traced, 'delivery-1', 'body-a');
+    expect(sent).toEqual(['TransactWriteItems DEDUPE DEDUPE MSG']);
+    sent.length = 0;
+
+    expect(await accept(traced, 'delivery-2', 'body-a')).toEqual({ outcome: 'duplicate', ids: first.ids, recovered: 0 });
+    expect(sent).toEqual(['TransactWriteItems DEDUPE DEDUPE MSG', 'GetItem MSG']);
+    expect(await table.rawItem('DEDUPE#github#delivery-2', 'DEDUPE')).toBeUndefined();
+  });
+
+  it('points the guard of a new body under an accepted id at that accept, with one put after the refused transaction', async () => {
+    const table = await newTable(db);
+    const { client, sent } = tracingClient();
+    const first = await accept(table.store, 'delivery-1', 'body-a');
+
+    expect(await accept(table.storeWith(client), 'delivery-1', 'body-a2')).toEqual({ outcome: 'duplicate', ids: first.ids, recovered: 0 });
+    expect(sent).toEqual(['TransactWriteItems DEDUPE DEDUPE MSG', 'PutItem DEDUPE', 'GetItem MSG']);
+    const guard = await table.rawItem('DEDUPE#github#body-a2', 'DEDUPE');
+    expect([guard?.owner?.S, guard?.deliveryKey?.S]).toEqual([first.ids[0], 'delivery-1']);
+    expect(kinds(await table.scan(), 'message')).toHaveLength(1);
+  });
+
   it('lets exactly one of many concurrent replays under different ids through', async () => {
     const { store } = await newTable(db);
     const results = await Promise.all(Array.from({ length: 8 }, (_, n) => accept(store, `delivery-${n}`, 'body-a', 2)));
@@ -377,15 +418,8 @@ describe('acceptWebhook with a replay key (the signed body of a sender whose del
 
   it('completes an accept that died between its two guards when the same delivery comes again, not when a replay does', async () => {
     const table = await newTable(db);
-    const client = db.newClient();
-    client.middlewareStack.add(
-      (next) => async (args) => {
-        const pk = (args.input as { Item?: Record<string, { S?: string }> }).Item?.pk?.S;
-        if (pk === 'DEDUPE#github#delivery-1') throw new Error('simulated crash');
-        return await next(args);
-      },
-      { step: 'initialize', name: 'crashAtTheIdGuard' },
-    );
+    // Only the body's guard was written (the transaction's first put), as a kill right after it leaves it.
+    const { client } = tracingClient({ lost: (pk) => pk !== 'DEDUPE#github#body-a' });
     await expect(table.storeWith(client).acceptWebhook({ route: 'github', dedupeKey: 'delivery-1', replayKey: 'body-a', windowSeconds: 3600, messages: messages(1), now: T0 })).rejects.toThrow('simulated crash');
 
     const replay = await accept(table.store, 'delivery-2', 'body-a');

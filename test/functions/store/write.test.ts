@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createStore } from '../../../functions/store';
-import type { StoreTable } from '../../../functions/store/context';
-import { writeIf } from '../../../functions/store/write';
+import type { StoreTable } from '../../../functions/store/store-table';
+import { type AttributeValue, GetItemCommand, TransactionCanceledException } from '@aws-sdk/client-dynamodb';
+import { writeAllIf, writeIf } from '../../../functions/store/write';
 import { type Dynalite, startDynalite } from '../../helpers/dynalite';
 import { countRequests } from '../../helpers/requests';
 import { newTable, T0 } from './fixtures';
@@ -63,5 +64,75 @@ describe('writeIf: one conditional write, one outcome', () => {
     requests.reset();
     expect(await store.claimMessage(id!)).toBeUndefined();
     expect(requests.byCommand()).toEqual({ UpdateItem: 1 });
+  });
+});
+
+describe('writeAllIf: conditional puts written all or none, in one request, with the same kind of outcome', () => {
+  const other = { pk: { S: 'TEST#2' }, sk: { S: 'TEST' } };
+  const fresh = (item: Record<string, AttributeValue>) => ({ put: { Item: item, ConditionExpression: 'attribute_not_exists(pk)' } });
+
+  it('applies every put in one request, and refuses them all with each refusing item, where asked for, from the refusal', async () => {
+    const { context, requests } = await table();
+    expect(await writeAllIf(context, [fresh({ ...key, n: { N: '1' } }), fresh(other)])).toEqual({ applied: true });
+    expect(requests.byCommand()).toEqual({ TransactWriteItems: 1 });
+    requests.reset();
+
+    const third = { pk: { S: 'TEST#3' }, sk: { S: 'TEST' } };
+    const refused = await writeAllIf(context, [{ ...fresh({ ...key, n: { N: '2' } }), current: true }, fresh(third), fresh(other)]);
+
+    expect(refused).toEqual({
+      applied: false,
+      puts: [{ refused: true, current: { ...key, n: { N: '1' } } }, { refused: false }, { refused: true, current: undefined }],
+    });
+    // The local store, as DynamoDB, sends the item with the refusal: no read.
+    expect(requests.byCommand()).toEqual({ TransactWriteItems: 1 });
+    const { Item } = await context.client.send(new GetItemCommand({ TableName: context.tableName, Key: third }));
+    expect(Item).toBeUndefined();
+  });
+
+  it('reads the refusing item after the refusal only when the refusal lacks it', async () => {
+    const { context, requests } = await table();
+    await writeAllIf(context, [fresh({ ...key, n: { N: '1' } })]);
+    context.client.middlewareStack.add(
+      (next) => async (args) => {
+        try {
+          return await next(args);
+        } catch (error) {
+          if (error instanceof TransactionCanceledException) for (const reason of error.CancellationReasons ?? []) delete reason.Item;
+          throw error;
+        }
+      },
+      { step: 'initialize', name: 'dropItems' },
+    );
+    requests.reset();
+    expect(await writeAllIf(context, [{ ...fresh(key), current: true }])).toEqual({ applied: false, puts: [{ refused: true, current: { ...key, n: { N: '1' } } }] });
+    expect(requests.byCommand()).toEqual({ TransactWriteItems: 1, GetItem: 1 });
+  });
+
+  it('sends a transaction cancelled by a concurrent one again (TransactionConflict, which DynamoDB answers and dynalite cannot), up to 3 times', async () => {
+    const { context, requests } = await table();
+    let conflicts = 0;
+    const conflict = () =>
+      new TransactionCanceledException({ message: 'Transaction cancelled', $metadata: {}, CancellationReasons: [{ Code: 'TransactionConflict' }] });
+    context.client.middlewareStack.add(
+      (next) => async (args) => {
+        if (conflicts < 2) {
+          conflicts += 1;
+          throw conflict();
+        }
+        return await next(args);
+      },
+      { step: 'initialize', name: 'conflicts' },
+    );
+    expect(await writeAllIf(context, [fresh(key)])).toEqual({ applied: true });
+    expect(requests.byCommand()).toEqual({ TransactWriteItems: 3 });
+
+    conflicts = -1;
+    await expect(writeAllIf(context, [fresh(other)])).rejects.toBeInstanceOf(TransactionCanceledException);
+  });
+
+  it('throws what is not a refusal', async () => {
+    const { context } = await table();
+    await expect(writeAllIf(context, [fresh(key), fresh(key)])).rejects.toMatchObject({ name: 'ValidationException' });
   });
 });

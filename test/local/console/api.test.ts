@@ -15,12 +15,12 @@ import { createConsoleAccess, type ConsoleAccess } from '../../../local/console/
 import { CONSOLE_REQUEST_HEADER, type CreditAnswer, type PayloadsAnswer, type PreviewAnswer, type RecordDetail, type RecordsPage, type RoutesAnswer } from '../../../local/console/contract';
 import { createConsoleHandler } from '../../../local/console/http';
 import { FIXTURES_DIR, rawRoutesOf } from '../../../local/console/standalone';
-import { createGuardedServer } from '../../../local/runtime/http-guard';
-import { openLocalStore, type LocalStore } from '../../../local/runtime/local-store';
+import { createGuardedServer } from '../../../local/http';
+import { openLocalStore, type LocalStore } from '../../../local/shared/local-store';
 import { createLocalContext } from '../../../local/runtime/runtime';
 import { ensureSecretsFile } from '../../../local/runtime/secrets';
-import { listen } from '../../../local/runtime/server';
-import { resolveRuntimeSettings } from '../../../local/runtime/settings';
+import { listen } from '../../../local/shared/listen';
+import { resolveRuntimeSettings } from '../../../local/shared/settings';
 import { signWebhook } from '../../../local/runtime/signers';
 import { startSandbox } from '../../../local/sandbox/server';
 import type { RunningSandbox } from '../../../local/sandbox/types';

@@ -48,6 +48,7 @@ describe('human log lines', () => {
     expect(redact('key whsec_abcdef123 and abcdef, to +255 712 345 678 or 0754111222, tiny stays')).toBe(
       'key [redacted] and [redacted], to 2557****678 or 2557****222, tiny stays',
     );
+    expect(redact('entry "712 345 678" dropped, 0712+345+678 in a form body')).toBe('entry "2557****678" dropped, 2557****678 in a form body');
   });
 });
 

@@ -7,7 +7,7 @@ import { evaluateWebhook } from '../../../functions/core/pipeline/evaluate';
 import { Verdict } from '../../../functions/core/pipeline/verdict';
 import { SOURCES } from '../../../functions/core/sources/registry';
 import { secretProblem } from '../../../functions/core/sources/secret-check';
-import { examplePayloads, fixtureHeaders } from '../../../local/runtime/fixture-headers';
+import { examplePayloads, fixtureHeaders } from '../../../local/shared/fixture-headers';
 import { ensureSecretsFile, requiredSecrets } from '../../../local/runtime/secrets';
 import { signWebhook } from '../../../local/runtime/signers';
 import { acme } from '../../helpers/acme-pack';

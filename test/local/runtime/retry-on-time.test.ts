@@ -6,8 +6,8 @@ import { loadConfigFile } from '../../../functions/core/config/load';
 import { MessageState, type MessageRecord } from '../../../functions/store';
 import { startRuntime, type RunningRuntime } from '../../../local/runtime/runtime';
 import { ensureSecretsFile } from '../../../local/runtime/secrets';
-import { openLocalStore } from '../../../local/runtime/local-store';
-import { resolveRuntimeSettings, type RuntimeSettings } from '../../../local/runtime/settings';
+import { openLocalStore } from '../../../local/shared/local-store';
+import { resolveRuntimeSettings, type RuntimeSettings } from '../../../local/shared/settings';
 import { signWebhook } from '../../../local/runtime/signers';
 
 const CONFIG = new URL('../../../config/local.yaml', import.meta.url).pathname;

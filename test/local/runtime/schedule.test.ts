@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { RuntimeError } from '../../../local/runtime/errors';
+import { RuntimeError } from '../../../local/shared/errors';
 import { localSchedule, repeat } from '../../../local/runtime/schedule';
 
 const settle = async (): Promise<void> => await new Promise((resolve) => setImmediate(resolve));

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { loadConfigFile } from '../../../functions/core/config/load';
-import { RuntimeError } from '../../../local/runtime/errors';
+import { RuntimeError } from '../../../local/shared/errors';
 import { assertUsableSecrets, ensureSecretsFile, readExistingSecrets, requiredSecrets } from '../../../local/runtime/secrets';
 
 const loaded = loadConfigFile(new URL('../../../config/local.yaml', import.meta.url).pathname);

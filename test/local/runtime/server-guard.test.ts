@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { refused, type IngestRequest } from '../../../functions/relay/ingest';
-import { HTTP_LIMITS, type HttpLimits } from '../../../local/runtime/http-guard';
+import { HTTP_LIMITS, type HttpLimits } from '../../../local/http';
 import { formatWebhook } from '../../../local/runtime/log-format';
 import { createRelayServer, type RelayServer, type WebhookReport } from '../../../local/runtime/server';
 import { createTerminal } from '../../../local/runtime/terminal';

@@ -5,7 +5,7 @@ import { loadConfig, loadConfigFile } from '../../../functions/core/config/load'
 import type { RouteConfig } from '../../../functions/core/config/schema';
 import { SOURCE_NAMES, SOURCES, sourcePack } from '../../../functions/core/sources/registry';
 import type { SourceName } from '../../../functions/core/sources/types';
-import { RuntimeError } from '../../../local/runtime/errors';
+import { RuntimeError } from '../../../local/shared/errors';
 import { generateSecret } from '../../../local/runtime/secrets';
 import { signWebhook } from '../../../local/runtime/signers';
 import { RouteSchema } from '../../../functions/core/config/schema';

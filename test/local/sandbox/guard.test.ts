@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { HTTP_LIMITS } from '../../../local/runtime/http-guard';
+import { HTTP_LIMITS } from '../../../local/http';
 import { startSandbox } from '../../../local/sandbox/server';
 import type { RunningSandbox } from '../../../local/sandbox/types';
 import { openStalled, requestWithHost, waitUntil } from '../support/http-client';

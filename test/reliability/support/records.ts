@@ -1,8 +1,8 @@
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { DATABASE_SUBDIR } from '../../../local/runtime/local-store';
-import type { RecordView } from '../../../local/runtime/records';
-import { RUNTIME_DEFAULTS } from '../../../local/runtime/settings';
+import { DATABASE_SUBDIR } from '../../../local/shared/local-store';
+import type { RecordView } from '../../../local/records';
+import { RUNTIME_DEFAULTS } from '../../../local/shared/settings';
 import { createStore, MessageState, type MessageRecord } from '../../../functions/store';
 import { startDynalite } from '../../helpers/dynalite';
 import { call } from './http';
@@ -18,7 +18,7 @@ export const FINAL_STATES: ReadonlySet<string> = new Set([
   MessageState.Dropped,
 ]);
 
-export type { RecordView } from '../../../local/runtime/records';
+export type { RecordView } from '../../../local/records';
 
 /** Records of a running runtime, by id (all routes, or one). */
 export async function liveRecords(runtime: Runtime, route?: string): Promise<Map<string, RecordView>> {

@@ -1,12 +1,12 @@
 /** Activity: the records, newest first, filtered, polled every 2 s and merged in place. */
 import { useCallback, useEffect, useRef, useState } from 'preact/hooks';
+import { PAGE_SIZE } from '../../../../functions/core/defaults';
 import type { Overview, RecordRow, RecordsPage, State } from '../../contract';
 import { errorText, get, type Query } from '../api';
 import { fullTime, num, recipients, shortTime } from '../format';
 import { recordHref } from '../route';
 import { ErrorBox, RouteOptions, StateBadge, useInterval } from '../ui';
 
-const PAGE_SIZE = 50;
 const POLL_MS = 2000;
 
 const SINCE = [
@@ -39,7 +39,7 @@ function query(filters: Filters, extra: Query = {}): Query {
     route: filters.route || undefined,
     state: filters.state || undefined,
     since: window === null ? undefined : new Date(Date.now() - window).toISOString(),
-    limit: PAGE_SIZE,
+    limit: PAGE_SIZE.console,
     ...extra,
   };
 }

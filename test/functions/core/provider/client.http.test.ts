@@ -2,7 +2,7 @@ import net from 'node:net';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import {
   createSmsClient,
-  SmsDelivery,
+  SendCertainty,
   SmsErrorCode,
   type SmsClient,
   type SmsClientOptions,
@@ -83,14 +83,14 @@ describe('answers the sandbox cannot give', () => {
     const server = await serve((_request, response) => response.writeHead(200, { 'content-type': 'text/html' }).end('<h1>OK</h1>'));
     const error = await rejectionOf(clientFor(server.baseUrl).send(SEND));
     expect(error).toMatchObject({ code: SmsErrorCode.UNEXPECTED_ANSWER, message: expect.stringContaining('not JSON') });
-    expect(error).toMatchObject({ status: 200, delivery: SmsDelivery.MAYBE_SENT, serviceError: undefined });
+    expect(error).toMatchObject({ status: 200, delivery: SendCertainty.MAYBE_SENT, serviceError: undefined });
   });
 
   it('maps a non-JSON 200 to a balance call the same way, not-sent', async () => {
     const server = await serve((_request, response) => response.end('not json'));
     const error = await rejectionOf(clientFor(server.baseUrl).getBalance());
     expect(error).toMatchObject({ code: SmsErrorCode.UNEXPECTED_ANSWER, message: expect.stringContaining('not JSON') });
-    expect(error.delivery).toBe(SmsDelivery.NOT_SENT);
+    expect(error.delivery).toBe(SendCertainty.NOT_SENT);
   });
 
   it.each([
@@ -102,27 +102,27 @@ describe('answers the sandbox cannot give', () => {
     const server = await serve((_request, response) => json(response, 200, body));
     const error = await rejectionOf(clientFor(server.baseUrl).send(SEND));
     expect(error).toMatchObject({ code: SmsErrorCode.UNEXPECTED_ANSWER, message: expect.stringContaining(`(${problem})`) });
-    expect(error).toMatchObject({ status: 200, serviceError, delivery: SmsDelivery.MAYBE_SENT });
+    expect(error).toMatchObject({ status: 200, serviceError, delivery: SendCertainty.MAYBE_SENT });
   });
 
   it('maps a 200 with an oversized body to an unexpected answer', async () => {
     const server = await serve((_request, response) => response.end(`{"pad":"${'x'.repeat(2 * 1024 * 1024)}"}`));
     const error = await rejectionOf(clientFor(server.baseUrl).send(SEND));
     expect(error).toMatchObject({ code: SmsErrorCode.UNEXPECTED_ANSWER, message: expect.stringContaining('(body larger than 1048576 bytes)') });
-    expect(error).toMatchObject({ delivery: SmsDelivery.MAYBE_SENT });
+    expect(error).toMatchObject({ delivery: SendCertainty.MAYBE_SENT });
   });
 
   it('maps an undocumented status to an unexpected answer, maybe-sent, with the error text', async () => {
     const server = await serve((_request, response) => json(response, 418, { success: false, error: "I'm a teapot" }));
     const error = await rejectionOf(clientFor(server.baseUrl).send(SEND));
     expect(error).toMatchObject({ code: SmsErrorCode.UNEXPECTED_ANSWER });
-    expect(error).toMatchObject({ status: 418, serviceError: "I'm a teapot", delivery: SmsDelivery.MAYBE_SENT });
+    expect(error).toMatchObject({ status: 418, serviceError: "I'm a teapot", delivery: SendCertainty.MAYBE_SENT });
   });
 
   it('does not follow a redirect', async () => {
     const server = await serve((_request, response) => response.writeHead(307, { location: '/elsewhere' }).end());
     const error = await rejectionOf(clientFor(server.baseUrl).send(SEND));
-    expect(error).toMatchObject({ code: SmsErrorCode.UNEXPECTED_ANSWER, status: 307, delivery: SmsDelivery.MAYBE_SENT });
+    expect(error).toMatchObject({ code: SmsErrorCode.UNEXPECTED_ANSWER, status: 307, delivery: SendCertainty.MAYBE_SENT });
     expect(server.requests).toHaveLength(1);
   });
 
@@ -130,14 +130,14 @@ describe('answers the sandbox cannot give', () => {
     const server = await serve((_request, response) => response.writeHead(400).end('<html>Bad Request</html>'));
     const error = await rejectionOf(clientFor(server.baseUrl).send(SEND));
     expect(error).toMatchObject({ code: SmsErrorCode.BAD_REQUEST });
-    expect(error).toMatchObject({ status: 400, serviceError: undefined, delivery: SmsDelivery.NOT_SENT });
+    expect(error).toMatchObject({ status: 400, serviceError: undefined, delivery: SendCertainty.NOT_SENT });
   });
 
   it('maps a 5xx on a balance call to a server error, not-sent', async () => {
     const server = await serve((_request, response) => json(response, 503, { success: false, error: 'maintenance' }));
     const error = await rejectionOf(clientFor(server.baseUrl).getBalance());
     expect(error).toMatchObject({ code: SmsErrorCode.SERVER_ERROR });
-    expect(error).toMatchObject({ status: 503, serviceError: 'maintenance', delivery: SmsDelivery.NOT_SENT, operation: 'balance' });
+    expect(error).toMatchObject({ status: 503, serviceError: 'maintenance', delivery: SendCertainty.NOT_SENT, operation: 'balance' });
   });
 
   it('redacts the key when the service echoes it', async () => {
@@ -162,10 +162,10 @@ describe('cut and silent connections', () => {
     });
     const cutSuccess = await rejectionOf(clientFor(`${server.baseUrl}/ok`).send(SEND));
     expect(cutSuccess).toMatchObject({ code: SmsErrorCode.RESET });
-    expect(cutSuccess).toMatchObject({ status: 200, delivery: SmsDelivery.MAYBE_SENT });
+    expect(cutSuccess).toMatchObject({ status: 200, delivery: SendCertainty.MAYBE_SENT });
     const cutRefusal = await rejectionOf(clientFor(`${server.baseUrl}/bad`).send(SEND));
     expect(cutRefusal).toMatchObject({ code: SmsErrorCode.RESET });
-    expect(cutRefusal).toMatchObject({ status: 400, delivery: SmsDelivery.NOT_SENT });
+    expect(cutRefusal).toMatchObject({ status: 400, delivery: SendCertainty.NOT_SENT });
   });
 
   it('times out in the response phase once the whole request was sent: maybe-sent', async () => {
@@ -174,7 +174,7 @@ describe('cut and silent connections', () => {
     });
     const error = await rejectionOf(clientFor(server.baseUrl, { timeoutMs: 200 }).send(SEND));
     expect(error).toMatchObject({ code: SmsErrorCode.TIMEOUT, message: expect.stringContaining('in the response phase') });
-    expect(error).toMatchObject({ delivery: SmsDelivery.MAYBE_SENT, systemCode: 'ETIMEDOUT' });
+    expect(error).toMatchObject({ delivery: SendCertainty.MAYBE_SENT, systemCode: 'ETIMEDOUT' });
     expect(JSON.parse(server.requests[0]?.body ?? '')).toEqual({ phoneNumbers: ['255712345678'], message: 'Hi' });
     // The timed-out socket must be dropped, not kept alive for the next call.
     await server.allConnectionsClosed();
@@ -189,7 +189,7 @@ describe('cut and silent connections', () => {
     const client = clientFor(`https://127.0.0.1:${port}`, { timeoutMs: 200, ca: TEST_TLS_CERT });
     const error = await rejectionOf(client.send(SEND));
     expect(error).toMatchObject({ code: SmsErrorCode.TIMEOUT, message: expect.stringContaining('in the connect phase') });
-    expect(error).toMatchObject({ delivery: SmsDelivery.NOT_SENT });
+    expect(error).toMatchObject({ delivery: SendCertainty.NOT_SENT });
     const bytes = Buffer.concat(received);
     expect(bytes[0]).toBe(0x16); // a TLS handshake record, and nothing readable after it
     expect(bytes.toString('latin1')).not.toContain('sms/send');
@@ -199,7 +199,7 @@ describe('cut and silent connections', () => {
     const port = await closedPort();
     const error = await rejectionOf(clientFor(`http://127.0.0.1:${port}`).send(SEND));
     expect(error).toMatchObject({ code: SmsErrorCode.REFUSED });
-    expect(error).toMatchObject({ systemCode: 'ECONNREFUSED', delivery: SmsDelivery.NOT_SENT });
+    expect(error).toMatchObject({ systemCode: 'ECONNREFUSED', delivery: SendCertainty.NOT_SENT });
     expect((error.cause as { code?: string }).code).toBe('ECONNREFUSED');
   });
 
@@ -208,7 +208,7 @@ describe('cut and silent connections', () => {
       callback(Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: 'ENOTFOUND', syscall: 'getaddrinfo', hostname }), '', 4);
     const error = await rejectionOf(clientFor('https://sms.invalid', { lookup }).send(SEND));
     expect(error).toMatchObject({ code: SmsErrorCode.DNS, message: expect.stringContaining('could not resolve sms.invalid') });
-    expect(error).toMatchObject({ systemCode: 'ENOTFOUND', delivery: SmsDelivery.NOT_SENT });
+    expect(error).toMatchObject({ systemCode: 'ENOTFOUND', delivery: SendCertainty.NOT_SENT });
   });
 
   it('uses a custom lookup and sends the host name', async () => {
@@ -242,7 +242,7 @@ describe('keep-alive sockets', () => {
     expect(server.connections()).toBe(2);
     const error = await rejectionOf(client.send(SEND));
     expect(error).toMatchObject({ code: SmsErrorCode.RESET, message: expect.stringContaining('on a reused keep-alive socket') });
-    expect(error).toMatchObject({ delivery: SmsDelivery.MAYBE_SENT });
+    expect(error).toMatchObject({ delivery: SendCertainty.MAYBE_SENT });
     expect(server.requests).toHaveLength(3);
   });
 
@@ -256,7 +256,7 @@ describe('keep-alive sockets', () => {
     client.close();
     const error = await pending;
     expect(error).toMatchObject({ code: SmsErrorCode.RESET });
-    expect(error.delivery).toBe(SmsDelivery.MAYBE_SENT);
+    expect(error.delivery).toBe(SendCertainty.MAYBE_SENT);
   });
 
   it('closes pooled sockets on close()', async () => {

@@ -2,7 +2,7 @@ import { inspect } from 'node:util';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import {
   createSmsClient,
-  SmsDelivery,
+  SendCertainty,
   SmsErrorCode,
   type SmsClient,
 } from '../../../../functions/core/provider';
@@ -42,7 +42,7 @@ describe('getBalance', () => {
     try {
       const error = await rejectionOf(wrong.getBalance(), wrongKey);
       expect(error).toMatchObject({ code: SmsErrorCode.UNAUTHORIZED });
-      expect(error).toMatchObject({ status: 401, delivery: SmsDelivery.NOT_SENT, operation: 'balance' });
+      expect(error).toMatchObject({ status: 401, delivery: SendCertainty.NOT_SENT, operation: 'balance' });
       expect(error.serviceError).toEqual(expect.any(String));
     } finally {
       wrong.close();
@@ -95,7 +95,7 @@ describe('send', () => {
   it('maps an unapproved sender ID to a bad request, not-sent, with the service text', async () => {
     const error = await rejectionOf(client.send({ phoneNumbers: '255712345678', message: 'Hi', senderId: 'NOTAPPROVED' }));
     expect(error).toMatchObject({ code: SmsErrorCode.BAD_REQUEST });
-    expect(error).toMatchObject({ status: 400, delivery: SmsDelivery.NOT_SENT, operation: 'send' });
+    expect(error).toMatchObject({ status: 400, delivery: SendCertainty.NOT_SENT, operation: 'send' });
     expect(error.serviceError).toMatch(/sender/i);
     expect(sandbox.messages()).toEqual([]);
   });
@@ -106,7 +106,7 @@ describe('send', () => {
     try {
       const error = await rejectionOf(wrong.send({ phoneNumbers: '255712345678', message: 'Hi' }), wrongKey);
       expect(error).toMatchObject({ code: SmsErrorCode.UNAUTHORIZED });
-      expect(error).toMatchObject({ status: 401, delivery: SmsDelivery.NOT_SENT });
+      expect(error).toMatchObject({ status: 401, delivery: SendCertainty.NOT_SENT });
       expect(sandbox.messages()).toEqual([]);
     } finally {
       wrong.close();
@@ -117,7 +117,7 @@ describe('send', () => {
     sandbox.setBalance(3);
     const error = await rejectionOf(client.send({ phoneNumbers: ['255712345678', '255687654321'], message: 'Hi' }));
     expect(error).toMatchObject({ code: SmsErrorCode.INSUFFICIENT_BALANCE });
-    expect(error).toMatchObject({ status: 402, delivery: SmsDelivery.NOT_SENT });
+    expect(error).toMatchObject({ status: 402, delivery: SendCertainty.NOT_SENT });
     expect(sandbox.messages()).toEqual([]);
     expect(sandbox.balance()).toBe(3);
   });
@@ -126,7 +126,7 @@ describe('send', () => {
     sandbox.injectFault({ kind: 'status', status: 502, deliver: true, error: 'upstream hiccup' });
     const error = await rejectionOf(client.send({ phoneNumbers: '255712345678', message: 'Hi' }));
     expect(error).toMatchObject({ code: SmsErrorCode.SERVER_ERROR });
-    expect(error).toMatchObject({ status: 502, serviceError: 'upstream hiccup', delivery: SmsDelivery.MAYBE_SENT });
+    expect(error).toMatchObject({ status: 502, serviceError: 'upstream hiccup', delivery: SendCertainty.MAYBE_SENT });
     expect(sandbox.messages()).toHaveLength(1);
   });
 
@@ -134,7 +134,7 @@ describe('send', () => {
     sandbox.injectFault({ kind: 'status', status: 500 });
     const error = await rejectionOf(client.send({ phoneNumbers: '255712345678', message: 'Hi' }));
     expect(error).toMatchObject({ code: SmsErrorCode.SERVER_ERROR });
-    expect(error.delivery).toBe(SmsDelivery.MAYBE_SENT);
+    expect(error.delivery).toBe(SendCertainty.MAYBE_SENT);
   });
 
   it('times out waiting for the answer as maybe-sent, and the held SMS does go out', async () => {
@@ -143,7 +143,7 @@ describe('send', () => {
       sandbox.injectFault({ kind: 'delay', ms: 1_500 });
       const error = await rejectionOf(quick.send({ phoneNumbers: '255712345678', message: 'Hi' }));
       expect(error).toMatchObject({ code: SmsErrorCode.TIMEOUT, message: expect.stringContaining('after 200 ms in the response phase') });
-      expect(error).toMatchObject({ delivery: SmsDelivery.MAYBE_SENT });
+      expect(error).toMatchObject({ delivery: SendCertainty.MAYBE_SENT });
       await vi.waitFor(() => expect(sandbox.messages()).toHaveLength(1), { timeout: 10_000, interval: 50 });
     } finally {
       quick.close();
@@ -160,7 +160,7 @@ describe('send', () => {
     sandbox.injectFault({ kind: 'reset', deliver });
     const error = await rejectionOf(client.send({ phoneNumbers: '255712345678', message: 'Hi' }));
     expect(error).toMatchObject({ code: SmsErrorCode.RESET });
-    expect(error).toMatchObject({ systemCode: 'ECONNRESET', delivery: SmsDelivery.MAYBE_SENT, status: undefined });
+    expect(error).toMatchObject({ systemCode: 'ECONNRESET', delivery: SendCertainty.MAYBE_SENT, status: undefined });
     expect(error.message).not.toContain('reused');
     expect(sandbox.messages()).toHaveLength(deliver ? 1 : 0);
   });
@@ -175,7 +175,7 @@ describe('send', () => {
     ]) {
       const error = await rejectionOf(client.send(request));
       expect(error).toMatchObject({ code: SmsErrorCode.VALIDATION });
-      expect(error.delivery).toBe(SmsDelivery.NOT_SENT);
+      expect(error.delivery).toBe(SendCertainty.NOT_SENT);
     }
     expect(sandbox.requests()).toEqual([]);
     expect(sandbox.messages()).toEqual([]);
@@ -216,7 +216,7 @@ describe('connection pool', () => {
     client.close();
     const error = await rejectionOf(client.send({ phoneNumbers: '255712345678', message: 'Hi' }));
     expect(error).toMatchObject({ code: SmsErrorCode.CLIENT_CLOSED });
-    expect(error.delivery).toBe(SmsDelivery.NOT_SENT);
+    expect(error.delivery).toBe(SendCertainty.NOT_SENT);
     await expect(client.getBalance()).rejects.toMatchObject({ code: SmsErrorCode.CLIENT_CLOSED });
     expect(sandbox.requests()).toEqual([]);
   });

@@ -4,13 +4,13 @@ import {
   describeSmsError,
   MAX_MESSAGE_LENGTH,
   SmsClientConfigError,
-  SmsDelivery,
+  SendCertainty,
   SmsErrorCode,
   SmsOperation,
   SmsServiceError,
   validateSendRequest,
 } from '../../../../functions/core/provider';
-import { deliveryOf } from '../../../../functions/core/provider/transport';
+import { sendCertaintyOf } from '../../../../functions/core/provider/transport';
 import { parseBalance, parseSendResult, resolveClientOptions } from '../../../../functions/core/provider/validate';
 import { API_KEY, expectNoSecret } from './support';
 
@@ -21,7 +21,7 @@ function validationIssues(request: unknown): readonly string[] {
     expect(error).toBeInstanceOf(SmsServiceError);
     const validation = error as SmsServiceError;
     expect(validation.code).toBe(SmsErrorCode.VALIDATION);
-    expect(validation.delivery).toBe(SmsDelivery.NOT_SENT);
+    expect(validation.delivery).toBe(SendCertainty.NOT_SENT);
     return validation.issues ?? [];
   }
   throw new Error('expected a validation error');
@@ -211,21 +211,21 @@ describe('response shapes', () => {
   });
 });
 
-describe('deliveryOf', () => {
+describe('sendCertaintyOf', () => {
   it.each([
-    [SmsOperation.SEND, false, undefined, SmsDelivery.NOT_SENT],
-    [SmsOperation.SEND, true, undefined, SmsDelivery.MAYBE_SENT],
-    [SmsOperation.SEND, true, 400, SmsDelivery.NOT_SENT],
-    [SmsOperation.SEND, true, 401, SmsDelivery.NOT_SENT],
-    [SmsOperation.SEND, true, 402, SmsDelivery.NOT_SENT],
-    [SmsOperation.SEND, true, 200, SmsDelivery.MAYBE_SENT],
-    [SmsOperation.SEND, true, 500, SmsDelivery.MAYBE_SENT],
-    [SmsOperation.SEND, true, 418, SmsDelivery.MAYBE_SENT],
-    [SmsOperation.SEND, false, 503, SmsDelivery.MAYBE_SENT],
-    [SmsOperation.BALANCE, true, undefined, SmsDelivery.NOT_SENT],
-    [SmsOperation.BALANCE, true, 500, SmsDelivery.NOT_SENT],
+    [SmsOperation.SEND, false, undefined, SendCertainty.NOT_SENT],
+    [SmsOperation.SEND, true, undefined, SendCertainty.MAYBE_SENT],
+    [SmsOperation.SEND, true, 400, SendCertainty.NOT_SENT],
+    [SmsOperation.SEND, true, 401, SendCertainty.NOT_SENT],
+    [SmsOperation.SEND, true, 402, SendCertainty.NOT_SENT],
+    [SmsOperation.SEND, true, 200, SendCertainty.MAYBE_SENT],
+    [SmsOperation.SEND, true, 500, SendCertainty.MAYBE_SENT],
+    [SmsOperation.SEND, true, 418, SendCertainty.MAYBE_SENT],
+    [SmsOperation.SEND, false, 503, SendCertainty.MAYBE_SENT],
+    [SmsOperation.BALANCE, true, undefined, SendCertainty.NOT_SENT],
+    [SmsOperation.BALANCE, true, 500, SendCertainty.NOT_SENT],
   ] as const)('%s, request sent %s, status %s → %s', (operation, requestSent, status, expected) => {
-    expect(deliveryOf(operation, requestSent, status)).toBe(expected);
+    expect(sendCertaintyOf(operation, requestSent, status)).toBe(expected);
   });
 });
 

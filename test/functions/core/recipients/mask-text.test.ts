@@ -85,3 +85,25 @@ describe('maskNumbersInText: long stretches of digits and spaces are read in win
     expect(maskNumbersInText(text)).toBe(Array.from({ length: 50 }, (_, index) => `2557****${String(600 + index)}`).join(' '));
   });
 });
+
+// The log masker's cases (it was a second, narrower masker until issue 21): logs use this one.
+describe('maskNumbersInText: log lines', () => {
+  it.each([
+    ['sent to 255712345678', 'sent to 2557****678'],
+    ['sent to +255712345678.', 'sent to 2557****678.'],
+    ['to 0712345678, 0654321000; and 0754-321-000', 'to 2557****678, 2556****000; and 2557****000'],
+    ['to +255 712 345 678 ok', 'to 2557****678 ok'],
+    ['{"to":["255712345678","255754321000"]}', '{"to":["2557****678","2557****000"]}'],
+    ['order 820982911946154508', 'order 820982911946154508'],
+    ['1255712345678 and 2557123456789', '1255712345678 and 2557123456789'],
+    ['0222123456 is a landline', '0222123456 is a landline'],
+    ['nothing here', 'nothing here'],
+  ])('%j → %j', (text, masked) => {
+    expect(maskNumbersInText(text)).toBe(masked);
+  });
+
+  it('is stateless across calls (global regex)', () => {
+    expect(maskNumbersInText('0712345678')).toBe('2557****678');
+    expect(maskNumbersInText('0712345678')).toBe('2557****678');
+  });
+});

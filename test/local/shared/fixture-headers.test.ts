@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { fixtureHeaders } from '../../../local/runtime/fixture-headers';
+import { fixtureHeaders } from '../../../local/shared/fixture-headers';
 
 describe('fixtureHeaders: the headers an example payload names in its file name', () => {
   it.each([

@@ -1,7 +1,7 @@
 import { isAbsolute, relative, resolve } from 'node:path';
 import { MAX_BODY_BYTES } from '../../functions/core/defaults';
 import { DEFAULT_RETRY_POLICY, type RetryPolicy } from '../../functions/relay/ports';
-import { ENV, readNumericEnv } from '../../functions/core/environment';
+import { ENV, httpUrlProblem, readNumericEnv } from '../../functions/core/environment';
 import { invalidSetting } from './errors';
 
 /** Defaults of the local runtime; each can be changed by the environment variable or option named. */
@@ -129,15 +129,10 @@ export function parsePort(value: string, setting = 'PORT'): number {
 }
 
 function checkUrl(setting: string, value: string): void {
-  let url: URL;
-  try {
-    url = new URL(value);
-  } catch (error) {
-    throw invalidSetting(setting, `"${value}" is not a URL`, { cause: error });
-  }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw invalidSetting(setting, 'expected an http(s) URL');
-  // A key in the URL would end up in the banner and in logs.
-  if (url.username !== '' || url.password !== '') throw invalidSetting(setting, 'must not contain credentials; use PROVIDER_API_KEY');
+  const problem = httpUrlProblem(value);
+  if (problem === 'not-a-url') throw invalidSetting(setting, `"${value}" is not a URL`);
+  if (problem === 'not-http') throw invalidSetting(setting, 'expected an http(s) URL');
+  if (problem === 'credentials') throw invalidSetting(setting, `must not contain credentials; use ${ENV.providerApiKey}`);
 }
 
 /**

@@ -1,19 +1,12 @@
 import { mkdirSync } from 'node:fs';
-import type { Server } from 'node:http';
 import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { createStore, ensureTable, type MessageStore } from '../../functions/store';
+import { createDynalite } from './dynalite';
+import { createDynaliteHandler } from './dynalite-handler';
 import { RuntimeError } from './errors';
-
-/** The part of dynalite's factory used here; the package ships no TypeScript types. */
-type DynaliteFactory = (options: {
-  readonly path?: string;
-  readonly createTableMs?: number;
-  readonly deleteTableMs?: number;
-  readonly updateTableMs?: number;
-}) => Server;
 
 /** The part of `level` (dynalite's own LevelDB binding) used to test the lock. */
 interface LevelDatabase {
@@ -32,8 +25,12 @@ export const LOCAL_CREDENTIALS = { accessKeyId: 'local', secretAccessKey: 'local
 export const LOCAL_REGION = 'local';
 
 export interface LocalStore {
-  /** `http://127.0.0.1:<port>`: the `DYNAMODB_ENDPOINT` the handlers use. */
+  /**
+   * `http://127.0.0.1:<port>`: dynalite over HTTP, for another process given it as `DYNAMODB_ENDPOINT`
+   * (a handler run by hand, a DynamoDB tool). This process's `client` does not use it.
+   */
   readonly endpoint: string;
+  /** This process's client: it calls dynalite in process (`createDynaliteHandler`), not over HTTP. */
   readonly client: DynamoDBClient;
   readonly store: MessageStore;
   readonly tableName: string;
@@ -66,8 +63,7 @@ export async function openLocalStore({ dataDir, tableName }: OpenLocalStoreOptio
   mkdirSync(path, { recursive: true, mode: 0o700 });
   await assertUnlocked(path, dataDir);
 
-  const dynalite = requireHere('dynalite') as DynaliteFactory;
-  const server = dynalite({ path, createTableMs: 0, deleteTableMs: 0, updateTableMs: 0 });
+  const server = createDynalite({ path, createTableMs: 0, deleteTableMs: 0, updateTableMs: 0 });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(0, '127.0.0.1', () => {
@@ -76,7 +72,11 @@ export async function openLocalStore({ dataDir, tableName }: OpenLocalStoreOptio
     });
   });
   const endpoint = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  const client = new DynamoDBClient({ region: LOCAL_REGION, endpoint, credentials: LOCAL_CREDENTIALS });
+  // The runtime's own requests go to dynalite in process, without the loopback HTTP round trip.
+  const client = new DynamoDBClient({ region: LOCAL_REGION, endpoint, credentials: LOCAL_CREDENTIALS, requestHandler: createDynaliteHandler(server) });
+  // The SDK's logger middleware filters every request's input and output for a log line even when,
+  // as here, no logger is set: a walk of every item read or written, ~2 % of the thread in a burst.
+  client.middlewareStack.remove('loggerMiddleware');
 
   let closing: Promise<void> | undefined;
   const close = (): Promise<void> => {

@@ -3,7 +3,7 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { announceRuntime, findRunningRuntime, RUNTIME_FILE, withdrawRuntime } from '../../../local/runtime/discovery';
+import { announceRuntime, findRunningRuntime, RUNTIME_FILE, withdrawRuntime } from '../../../local/shared/discovery';
 
 describe('finding the running runtime', () => {
   it('ignores what a killed runtime left behind, and withdraws only its own announcement', async () => {

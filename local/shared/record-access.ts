@@ -5,9 +5,11 @@ import { createStore, type MessageStore, type RequeueFrom } from '../../function
 import { findRunningRuntime } from './discovery';
 import { RuntimeError } from './errors';
 import { DATABASE_SUBDIR, openLocalStore } from './local-store';
-import { queryRecords, requeueRecords, toRecordView, type RecordQuery, type RecordView, type RequeueOutcome } from './records';
-import { MAX_REDRIVE_IDS, RELAY_PREFIX } from './server';
+import { MAX_REDRIVE_IDS, queryRecords, requeueRecords, toRecordView, type RecordQuery, type RecordView, type RequeueOutcome } from '../records';
 import { RUNTIME_DEFAULTS } from './settings';
+
+/** Local-only endpoints under this prefix serve `logs` and `redrive` while the runtime holds the store. */
+export const RELAY_PREFIX = '/_relay';
 
 /** How `logs` and `redrive` reach the records. */
 export const AccessKind = {

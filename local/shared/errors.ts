@@ -1,3 +1,11 @@
+/** A problem with what the user asked for: the CLI prints it as one clear line, exit code 2. */
+export class CliError extends Error {
+  public constructor(message: string, options?: ErrorOptions) {
+    super(message, options);
+    this.name = 'CliError';
+  }
+}
+
 /**
  * Errors of the local runtime and the CLI commands built on it. Each names what a person has to
  * fix; none carries a secret value or a full phone number. Callers print them and stop, so one

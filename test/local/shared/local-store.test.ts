@@ -3,9 +3,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { MessageStore, NewMessage } from '../../../functions/store';
-import { RuntimeError } from '../../../local/runtime/errors';
-import { openLocalStore, type LocalStore } from '../../../local/runtime/local-store';
-import { parseSince, parseState, queryRecords, REDRIVE_STATES, requeueRecords, toRecordView } from '../../../local/runtime/records';
+import { RuntimeError } from '../../../local/shared/errors';
+import { openLocalStore, type LocalStore } from '../../../local/shared/local-store';
+import { parseSince, parseState, queryRecords, REDRIVE_STATES, requeueRecords, toRecordView } from '../../../local/records';
 
 const T0 = Date.parse('2025-03-01T10:00:00.000Z');
 const at = (seconds: number): Date => new Date(T0 + seconds * 1000);

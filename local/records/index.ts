@@ -1,16 +1,24 @@
-import { PAGE_SIZE } from '../../functions/core/defaults';
-import { parseDurationSeconds } from '../../functions/core/config/duration';
+/**
+ * The one local record API: the records listed, paged, viewed and requeued the same way for
+ * `sms-relay logs` and `redrive` (through the runtime's `/_relay` endpoints, or the store opened
+ * by the CLI) and for the console's Activity and Redrive. The JSON and the request schemas are in
+ * `contract.ts`.
+ */
 import { maskMsisdn, maskNumbersInText } from '../../functions/core/recipients';
+import { PAGE_SIZE } from '../../functions/core/defaults';
 import { MessageState, type MessageRecord, type MessageStore, type RequeueFrom } from '../../functions/store';
-import type { RecordRow } from '../console/contract';
-import { invalidSetting } from './errors';
+import { HttpError } from '../http';
+import { cursorPosition, REDRIVE_STATES, STATES, type RecordsPage, type RecordView, type RedriveAnswer, type RequeueOutcome, type State } from './contract';
+
+export * from './contract';
 
 /**
- * One message record as `logs` shows it, `/_relay/records` returns it and the console lists it:
- * numbers masked, no text, no claim token. Absent values are `null`, so every key is always there
- * for scripts. Defined once, with the console's JSON views.
+ * Every state, in the store's order. The JSON's states are the store's: a state added to one and
+ * not the other fails the type check here.
  */
-export type RecordView = RecordRow;
+export const MESSAGE_STATES: readonly MessageState[] = Object.values(MessageState) satisfies readonly State[];
+const JSON_STATES_ARE_STORE_STATES: readonly MessageState[] = STATES;
+const REDRIVE_STATES_ARE_REQUEUEABLE: readonly RequeueFrom[] = REDRIVE_STATES;
 
 /**
  * The masked view of a record.
@@ -37,8 +45,6 @@ export function toRecordView(record: MessageRecord): RecordView {
     remainingBalance: record.result?.remainingBalance ?? null,
   };
 }
-
-export const MESSAGE_STATES: readonly MessageState[] = Object.values(MessageState);
 
 /** Which records to list. */
 export interface RecordQuery {
@@ -92,14 +98,44 @@ async function collect(
   return found.slice(0, wanted);
 }
 
-/** States `redrive` can send back to PENDING. */
-export const REDRIVE_STATES = [MessageState.Parked, MessageState.Failed, MessageState.Held] as const satisfies readonly RequeueFrom[];
+/** Which records one page lists: a {@link RecordQuery} with the previous page's `cursor`. */
+export interface RecordsPageQuery {
+  readonly route?: string | undefined;
+  readonly state?: MessageState | undefined;
+  readonly since?: Date | undefined;
+  /** From the previous page's `cursor`. */
+  readonly cursor?: string | undefined;
+  readonly limit: number;
+}
 
-export interface RequeueOutcome {
-  /** Ids moved to PENDING. */
-  readonly requeued: readonly string[];
-  /** Ids no longer in `from` (sent meanwhile, or redriven by someone else). */
-  readonly skipped: readonly string[];
+/**
+ * One page of records, newest first, as `logs` lists them (by last change; by creation with a
+ * route). The cursor is the time and id of the last row, so a page stays correct while new
+ * records arrive at the top.
+ *
+ * @throws {HttpError} 400 for a cursor this API did not give
+ */
+export async function recordsPage(store: MessageStore, { route, state, since, cursor, limit }: RecordsPageQuery): Promise<RecordsPage> {
+  const after = cursor === undefined ? undefined : cursorPosition(cursor);
+  const timeOf = (record: MessageRecord): string => (route === undefined ? record.updatedAt : record.createdAt);
+  const before = after === undefined ? undefined : new Date(Date.parse(after.at) + 1);
+  // A few more than asked, so rows that share the cursor's millisecond are not cut arbitrarily.
+  const found = await queryRecords(store, {
+    ...(route === undefined ? {} : { route }),
+    ...(state === undefined ? {} : { state }),
+    ...(since === undefined ? {} : { since }),
+    ...(before === undefined ? {} : { before }),
+    limit: limit + 50,
+  });
+  const ordered = found
+    .filter((record) => after === undefined || timeOf(record) < after.at || (timeOf(record) === after.at && record.id < after.id))
+    .sort((a, b) => (timeOf(a) === timeOf(b) ? (a.id < b.id ? 1 : -1) : timeOf(a) < timeOf(b) ? 1 : -1));
+  const rows = ordered.slice(0, limit);
+  const last = rows.at(-1);
+  return {
+    records: rows.map(toRecordView),
+    ...(ordered.length > limit && last !== undefined ? { cursor: `${timeOf(last)}|${last.id}` } : {}),
+  };
 }
 
 /**
@@ -118,36 +154,17 @@ export async function requeueRecords(store: MessageStore, ids: readonly string[]
 }
 
 /**
- * Reads `--since`: a duration back from now (`30m`, `2h`, `3d`, seconds) or an ISO-8601 time.
+ * Redrives one record from whatever redrivable state it is in (the console's Redrive button): the
+ * same conditional requeue as {@link requeueRecords}, and the record as it is afterwards.
  *
- * @throws {RuntimeError}
- *
- * @example
- * ```ts
- * parseSince('2h', new Date('2025-01-01T12:00:00Z')); // 2025-01-01T10:00:00.000Z
- * parseSince('2025-01-01T08:00:00Z'); // that instant
- * ```
+ * @throws {HttpError} 404 for no such record, 409 when its state cannot be redriven
  */
-export function parseSince(value: string, now: Date = new Date()): Date {
-  // Bare digits are seconds, as in the config's durations.
-  const seconds = /^\s*\d+\s*$/.test(value) ? parseDurationSeconds(Number(value)) : parseDurationSeconds(value);
-  if (seconds !== undefined) return new Date(now.getTime() - seconds * 1000);
-  // Date.parse accepts odd things ("1"); only ISO-looking input is taken as a time.
-  if (/^\d{4}-\d{2}-\d{2}([T ][\d:.]+(Z|[+-]\d{2}:?\d{2})?)?$/.test(value.trim())) {
-    const at = new Date(value.trim());
-    if (!Number.isNaN(at.getTime())) return at;
-  }
-  throw invalidSetting('--since', `expected a duration like 30m, 2h, 3d or an ISO time like 2025-01-31T08:00:00Z, got "${value}"`);
-}
-
-/**
- * Reads a state name, any case.
- *
- * @throws {RuntimeError}
- */
-export function parseState<const T extends readonly MessageState[]>(value: string, allowed: T, setting = '--state'): T[number] {
-  const state = value.trim().toUpperCase();
-  const found = allowed.find((each) => each === state);
-  if (found === undefined) throw invalidSetting(setting, `expected one of ${allowed.join(', ')}, got "${value}"`);
-  return found;
+export async function redriveRecord(store: MessageStore, id: string): Promise<RedriveAnswer> {
+  const record = await store.getMessage(id);
+  if (record === undefined) throw new HttpError(404, `no record ${id}`);
+  const from = REDRIVE_STATES.find((state) => state === record.state);
+  if (from === undefined) throw new HttpError(409, `${id} is ${record.state}; only ${REDRIVE_STATES.join(', ')} records can be redriven`);
+  const { requeued } = await requeueRecords(store, [id], from);
+  const current = await store.getMessage(id);
+  return { requeued: requeued.length > 0, record: current === undefined ? null : toRecordView(current) };
 }

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { CliError } from './output';
+import { CliError } from './errors';
 
 /**
  * Reads a local secrets file: a JSON object of names to values (`providerApiKey` and each route's

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { displayPath, localPath, parsePort, resolveRuntimeSettings } from '../../../local/runtime/settings';
+import { displayPath, localPath, parsePort, resolveRuntimeSettings } from '../../../local/shared/settings';
 
 describe('settings', () => {
   it('take options over the environment over the defaults', () => {

@@ -1,0 +1,172 @@
+/**
+ * The local record API's JSON: a record as `sms-relay logs --json`, `/_relay/records` and the
+ * console show it, and the requests that list and requeue records, as zod schemas. Written once
+ * here, read by the runtime's `/_relay` endpoints, the console's API and (types only) its page, so
+ * this file imports nothing that needs Node.
+ */
+import { z } from 'zod';
+import { parseDurationSeconds } from '../../functions/core/config/duration';
+import { PAGE_SIZE } from '../../functions/core/defaults';
+import { HttpError } from '../http/error';
+
+/** Every state of a message record (the store's `MessageState`, checked in `index.ts`). */
+export const STATES = ['PENDING', 'SENDING', 'SENT', 'FAILED', 'UNKNOWN', 'PARKED', 'HELD', 'DROPPED', 'DEFERRED', 'DIGESTED'] as const;
+export type State = (typeof STATES)[number];
+
+/** States a record can be redriven from (sent back to PENDING). */
+export const REDRIVE_STATES = ['PARKED', 'FAILED', 'HELD'] as const satisfies readonly State[];
+export type RedriveState = (typeof REDRIVE_STATES)[number];
+
+/**
+ * One message record as `logs` prints it, `/_relay/records` returns it and the console lists it:
+ * numbers masked, no text, no claim token. Absent values are `null`, so every key is always there
+ * for scripts.
+ */
+export interface RecordView {
+  readonly id: string;
+  readonly route: string;
+  readonly state: State;
+  readonly createdAt: string;
+  readonly updatedAt: string;
+  /** Masked. */
+  readonly to: readonly string[];
+  readonly segments: number;
+  readonly attempts: number;
+  readonly reason: string | null;
+  readonly deducted: number | null;
+  readonly remainingBalance: number | null;
+}
+
+/** What a batch requeue (`POST /_relay/redrive`, `sms-relay redrive`) did. */
+export interface RequeueOutcome {
+  /** Ids moved to PENDING. */
+  readonly requeued: readonly string[];
+  /** Ids no longer in `from` (sent meanwhile, or redriven by someone else). */
+  readonly skipped: readonly string[];
+}
+
+/** One page of records, newest first (by last change; by creation when `route` is given). */
+export interface RecordsPage {
+  readonly records: readonly RecordView[];
+  /** Pass back as `cursor` for the next (older) page; absent on the last page. */
+  readonly cursor?: string;
+}
+
+/** What redriving one record did. */
+export interface RedriveAnswer {
+  readonly requeued: boolean;
+  readonly record: RecordView | null;
+}
+
+/** A redrive request names at most this many ids; the CLI sends larger sets in pieces. */
+export const MAX_REDRIVE_IDS = 100;
+/** Records one console page lists at most. */
+export const MAX_PAGE = 500;
+/** Records one `/_relay/records` listing returns at most (six digits, as `limit` always allowed). */
+const MAX_LISTING = 999_999;
+
+/** The state named by `value` (any case) if it is one of `allowed`. */
+function stateIn<const T extends readonly State[]>(value: string, allowed: T): T[number] | undefined {
+  const state = value.trim().toUpperCase();
+  return allowed.find((each) => each === state);
+}
+
+const expectedState = (allowed: readonly string[], value: string): string => `expected one of ${allowed.join(', ')}, got "${value}"`;
+
+/**
+ * Reads a state name, any case.
+ *
+ * @throws {HttpError} 400, naming `setting`, when it is not one of `allowed`
+ */
+export function parseState<const T extends readonly State[]>(value: string, allowed: T, setting = '--state'): T[number] {
+  const found = stateIn(value, allowed);
+  if (found === undefined) throw new HttpError(400, `${setting}: ${expectedState(allowed, value)}`);
+  return found;
+}
+
+/** `since`, read: a duration back from `now` (bare digits are seconds, as in the config) or an ISO-looking time. */
+function sinceOf(value: string, now: Date): Date | undefined {
+  const seconds = /^\s*\d+\s*$/.test(value) ? parseDurationSeconds(Number(value)) : parseDurationSeconds(value);
+  if (seconds !== undefined) return new Date(now.getTime() - seconds * 1000);
+  // Date.parse accepts odd things ("1"); only ISO-looking input is taken as a time.
+  if (/^\d{4}-\d{2}-\d{2}([T ][\d:.]+(Z|[+-]\d{2}:?\d{2})?)?$/.test(value.trim())) {
+    const at = new Date(value.trim());
+    if (!Number.isNaN(at.getTime())) return at;
+  }
+  return undefined;
+}
+
+const expectedSince = (value: string): string => `expected a duration like 30m, 2h, 3d or an ISO time like 2025-01-31T08:00:00Z, got "${value}"`;
+
+/**
+ * Reads `--since`: a duration back from now (`30m`, `2h`, `3d`, seconds) or an ISO-8601 time.
+ *
+ * @throws {HttpError} 400, naming `--since`
+ *
+ * @example
+ * ```ts
+ * parseSince('2h', new Date('2025-01-01T12:00:00Z')); // 2025-01-01T10:00:00.000Z
+ * parseSince('2025-01-01T08:00:00Z'); // that instant
+ * ```
+ */
+export function parseSince(value: string, now: Date = new Date()): Date {
+  const at = sinceOf(value, now);
+  if (at === undefined) throw new HttpError(400, `--since: ${expectedSince(value)}`);
+  return at;
+}
+
+/** A state of `allowed` in a request, any case. */
+export function stateParameter<const T extends readonly State[]>(allowed: T) {
+  return z.string().transform((value, context): T[number] => {
+    const found = stateIn(value, allowed);
+    if (found === undefined) context.addIssue({ code: 'custom', message: expectedState(allowed, value) });
+    return found ?? (z.NEVER as T[number]);
+  });
+}
+
+const sinceParameter = z.string().transform((value, context): Date => {
+  const at = sinceOf(value, new Date());
+  if (at === undefined) context.addIssue({ code: 'custom', message: expectedSince(value) });
+  return at ?? (z.NEVER as Date);
+});
+
+/** A whole number from `min` to `max`, as a query parameter writes it. */
+export function wholeNumber(min: number, max: number) {
+  return z
+    .string()
+    .regex(/^\d{1,6}$/, `must be a whole number from ${min} to ${max}`)
+    .transform(Number)
+    .pipe(z.number().min(min, `must be a whole number from ${min} to ${max}`).max(max, `must be a whole number from ${min} to ${max}`));
+}
+
+/** `/_relay/records?route&state&since&limit`: which records to list (`logs`, `redrive`); no limit: all. */
+export const RecordListQuery = z.object({
+  route: z.string().max(200).optional(),
+  state: stateParameter(STATES).optional(),
+  since: sinceParameter.optional(),
+  limit: wholeNumber(1, MAX_LISTING).optional(),
+});
+
+const CURSOR = /^(\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z)\|([0-9A-Z]{1,40})$/;
+
+/** `/console/api/records?…&cursor&limit`: one page of the same listing. */
+export const RecordsPageQuery = RecordListQuery.extend({
+  cursor: z.string().regex(CURSOR, 'is not one this console gave').optional(),
+  limit: wholeNumber(1, MAX_PAGE).default(PAGE_SIZE.default),
+});
+
+/** A record's id in a path. */
+export const RecordIdParameters = z.object({ id: z.string().regex(/^[0-9A-Z]{1,40}$/) });
+
+/** `POST /_relay/redrive`: requeue these ids, each only if it is still in `from`. */
+export const RedriveRequest = z.object({
+  from: stateParameter(REDRIVE_STATES),
+  ids: z.array(z.string().max(40)).max(MAX_REDRIVE_IDS),
+});
+
+/** The time and id of a page's last row, from `cursor`. */
+export function cursorPosition(cursor: string): { readonly at: string; readonly id: string } {
+  const match = CURSOR.exec(cursor);
+  if (match === null) throw new HttpError(400, `cursor is not one this console gave: "${cursor}"`);
+  return { at: match[1]!, id: match[2]! };
+}
