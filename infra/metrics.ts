@@ -31,6 +31,10 @@ export const METRICS = {
     unknown: 'Unknown',
     parked: 'Parked',
     heldBack: 'HeldBack',
+    /** Messages recorded DEFERRED (quiet hours, a digest window): counted, not alarmed: they go out in a digest. */
+    deferred: 'Deferred',
+    /** Digest SMS recorded; a digest that fails is counted in Failed (or Unknown) like any message. */
+    digests: 'Digests',
     creditsSpent: 'CreditsSpent',
     segments: 'Segments',
     remainingBalance: 'RemainingBalance',

@@ -302,7 +302,7 @@ function dashboardRows(
       }),
       new cloudwatch.GraphWidget({
         title: 'Messages',
-        left: [sum(METRICS.names.sent), sum(METRICS.names.heldBack)],
+        left: [sum(METRICS.names.sent), sum(METRICS.names.heldBack), sum(METRICS.names.deferred), sum(METRICS.names.digests)],
         width: 8,
       }),
       new cloudwatch.GraphWidget({

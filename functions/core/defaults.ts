@@ -192,3 +192,19 @@ export const MAX_MUTE_REASON_CHARS = 200;
  * from another process (`sms-relay mute --env`) drops messages within this time.
  */
 export const MUTE_KNOWN_MS = 10_000;
+
+/**
+ * Digests (`routes.<id>.digest`, `quietHours`): a window is digested `graceMs` after it ends, so an
+ * accept that joined it just before (ingest runs at most its time-out) has written its records; one
+ * digest stands for at most `maxMessages` records (the rest go out in the next millisecond's digest,
+ * a second SMS); a digest's dedupe key holds for `dedupeSeconds`, longer than any window.
+ */
+export const DIGEST = {
+  graceMs: HANDLER_TIMEOUT_SECONDS.ingest * 1_000 + SEND_MARGIN_MS,
+  /** The local runtime's grace: its ingest writes in-process, with no 10 s time-out to wait out. */
+  localGraceMs: 1_000,
+  maxMessages: 200,
+  /** DEFERRED records one sweep reads at most (every route's); the rest wait for the next sweep. */
+  scanLimit: 1_000,
+  dedupeSeconds: 35 * 86_400,
+} as const;

@@ -4,6 +4,7 @@ import { prepareOnLambda } from './wiring/context';
 import { SEND_MARGIN_MS } from '../core/defaults';
 import { invoke, remainingMs } from './wiring/invoke';
 import { withInvocationSmsClients } from './wiring/sms';
+import { compileLater } from './wiring/config';
 
 await prepareOnLambda();
 
@@ -26,6 +27,7 @@ export async function handler(_event: ScheduledEvent, lambdaContext?: Context): 
       const report = await sweep(context, {
         pendingGraceMs: env.sweepPendingGraceMs,
         canContinue: () => remainingMs(lambdaContext) >= budgetMs,
+        digests: { compile: async () => await compileLater(context.config, env.configPath) },
       });
       logger.info('sweep finished', { ...report });
       return report;

@@ -10,6 +10,8 @@ import { touchHeartbeat } from './heartbeat';
 import { mutedReason } from './mutes';
 import { AcceptOutcome, MAX_RECORDS_PER_WEBHOOK, MessageState, type NewMessage } from '../store';
 import { RelayMetric, type RelayContext } from './ports';
+import type { Deferral } from '../core/windows';
+import { deferralOf } from './digest';
 
 export interface IngestRequest extends InboundWebhook {
   readonly routeId: string;
@@ -134,7 +136,11 @@ export async function ingestWebhook(
     touchHeartbeat(context, route, request.receivedAt),
   ]);
   const muted = mute === undefined ? undefined : mutedReason(route, mute, request.receivedAt);
-  const messages = newMessages(evaluation, route.config.delivery, muted);
+  // Quiet hours or a digest window: the SMS are recorded DEFERRED, for the route's digest (a muted
+  // route's are dropped instead, and open no window).
+  const deferral =
+    muted === undefined && evaluation.verdict === Verdict.Send && evaluation.messages.length > 0 ? await deferralOf(context, route, request.receivedAt) : undefined;
+  const messages = newMessages(evaluation, route.config.delivery, { muted, deferral });
   const result = await context.store.acceptWebhook({
     route: route.id,
     dedupeKey: evaluation.dedupeKey!,
@@ -165,6 +171,7 @@ export async function ingestWebhook(
 
   if (evaluation.verdict === Verdict.Send) {
     metrics.add(RelayMetric.Accepted, evaluation.messages.length, route.id);
+    if (deferral !== undefined) metrics.add(RelayMetric.Deferred, evaluation.messages.length, route.id);
     logger.info('webhook accepted', {
       ...log,
       ids: result.ids,
@@ -174,9 +181,10 @@ export async function ingestWebhook(
         encoding: message.encoding,
       })),
       warnings: evaluation.warnings,
+      ...(deferral === undefined ? {} : { deferredUntil: deferral.until.toISOString() }),
     });
     const ids = result.ids.slice(0, evaluation.messages.length);
-    return { outcome: 'accepted', status: 202, ids, body: { status: 'accepted', ids, ...skippedSummary(evaluation), ...notSentSummary(evaluation, result.ids) } };
+    return { outcome: 'accepted', status: 202, ids, body: { status: 'accepted', ids, ...(deferral === undefined ? {} : { deferredUntil: deferral.until.toISOString() }), ...skippedSummary(evaluation), ...notSentSummary(evaluation, result.ids) } };
   }
 
   metrics.add(evaluation.verdict === Verdict.Filtered ? RelayMetric.Filtered : RelayMetric.Dropped, 1, route.id);
@@ -187,13 +195,19 @@ export async function ingestWebhook(
 
 /**
  * The records to write: one PENDING record per SMS (DROPPED with the mute's reason on a muted
- * route), then the DROPPED ones that keep the reason
+ * route; DEFERRED to the end of its window when the route is in quiet hours or bundles a digest),
+ * then the DROPPED ones that keep the reason
  * why not: one for the items beyond the fan-out cap, one per item that produced no SMS. An accept
  * holds at most MAX_RECORDS_PER_WEBHOOK records, and a large fan-out can skip more items than
  * that (refusing the webhook would make its sender retry it forever), so the last record that
  * fits stands for the rest.
  */
-function newMessages(evaluation: Evaluation, delivery: NewMessage['delivery'], muted?: string): NewMessage[] {
+function newMessages(
+  evaluation: Evaluation,
+  delivery: NewMessage['delivery'],
+  { muted, deferral }: { readonly muted: string | undefined; readonly deferral: Deferral | undefined },
+): NewMessage[] {
+  const waits = deferral === undefined ? {} : { state: MessageState.Deferred, reason: deferral.reason, nextAttemptAt: deferral.until };
   const pending: NewMessage[] = evaluation.messages.map((message) => ({
     // A muted route's message keeps its text and recipients, so the log shows what was not sent.
     ...(muted === undefined ? {} : { state: MessageState.Dropped, reason: muted }),
@@ -207,6 +221,7 @@ function newMessages(evaluation: Evaluation, delivery: NewMessage['delivery'], m
     characters: message.characters,
     segments: message.segments,
     delivery,
+    ...waits,
   }));
   const dropped = (index: number, reason: string, text = ''): NewMessage => ({
     index,

@@ -34,6 +34,10 @@ export const RelayMetric = {
   Unknown: 'Unknown',
   Parked: 'Parked',
   HeldBack: 'HeldBack',
+  /** Messages recorded DEFERRED (quiet hours, a digest window): not lost, they go out in a digest. */
+  Deferred: 'Deferred',
+  /** Digest SMS recorded (each then sent, or failed, like any message). */
+  Digests: 'Digests',
   CreditsSpent: 'CreditsSpent',
   Segments: 'Segments',
   RemainingBalance: 'RemainingBalance',

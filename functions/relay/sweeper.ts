@@ -5,6 +5,7 @@ import { checkHeartbeats, type HeartbeatReport } from './heartbeat';
 import { noticeMessage } from './notice';
 import { RelayMetric, type RelayContext } from './ports';
 import { sendMessage, type SendOutcome } from './sender';
+import { type DigestOptions, recordDigests } from './digest';
 
 export interface SweepOptions {
   /**
@@ -34,6 +35,8 @@ export interface SweepOptions {
    * page (`limit` each), not only the first `limit`; the sweep itself only reads and recovers.
    */
   readonly dispatch?: (ids: readonly string[]) => void;
+  /** How digests are recorded (their grace, the compiler of their templates on Lambda). */
+  readonly digests?: DigestOptions;
 }
 
 export interface SweepReport {
@@ -42,6 +45,8 @@ export interface SweepReport {
   readonly summaries: number;
   /** The dead-man's switch SMS this sweep recorded (see `checkHeartbeats`). */
   readonly heartbeats: HeartbeatReport;
+  /** Digest SMS recorded (one per route and ended quiet period or digest window). */
+  readonly digests: number;
   /** Records whose send threw (the store failing): logged and left for the next sweep. */
   readonly errors: number;
   /** Due records not started because `canContinue` said stop. */
@@ -53,8 +58,9 @@ export interface SweepReport {
 /**
  * The safety net behind the stream-fed sender, run on a schedule: sends PENDING records that are
  * due (retries after backoff, redriven records, anything the stream missed or a restart left),
- * settles SENDING records whose sender died, records one summary SMS per route window in which
- * a limit held messages back, and runs the routes' dead-man's switches (`heartbeat`).
+ * settles SENDING records whose sender died, records one digest SMS per route and ended quiet period
+ * or digest window, one summary SMS per route window in which a limit held messages back, and runs
+ * the routes' dead-man's switches (`heartbeat`).
  *
  * @example
  * ```ts
@@ -63,10 +69,19 @@ export interface SweepReport {
  */
 export async function sweep(
   context: RelayContext<RelayConfigView>,
-  { pendingGraceMs = 0, concurrency = 4, limit = 200, canContinue = () => true, dispatch }: SweepOptions = {},
+  { pendingGraceMs = 0, concurrency = 4, limit = 200, canContinue = () => true, dispatch, digests: digestOptions }: SweepOptions = {},
 ): Promise<SweepReport> {
   const now = context.clock();
   const recovered = await recoverStale(context, now, limit, dispatch !== undefined);
+  // Before the due records are listed: a digest is a new PENDING record (the stream sends it on
+  // AWS; locally it is handed to the send queue with the rest).
+  const digests = await recordDigests(context, now, digestOptions).catch((error: unknown) => {
+    // The retries and recoveries below must not wait on a digest; its records stay DEFERRED for the next run.
+    context.logger.error('digests not recorded; the next sweep tries again', { error });
+    context.metrics.add(RelayMetric.SweepErrors, 1);
+    return { ids: [], digested: 0 };
+  });
+  dispatch?.(digests.ids);
   const dueOptions = { now, limit, ...(pendingGraceMs > 0 ? { updatedBefore: new Date(now.getTime() - pendingGraceMs) } : {}) };
   if (dispatch !== undefined) {
     const backlog = newBacklog(now);
@@ -77,7 +92,7 @@ export async function sweep(
     backlog.publish(context);
     const summaries = await recordHeldSummaries(context, now);
     const heartbeats = await checkHeartbeats(context, now);
-    return { sent: {}, recovered, summaries, heartbeats, errors: 0, deferred: 0, dispatched: backlog.due };
+    return { sent: {}, recovered, summaries, heartbeats, digests: digests.ids.length, errors: 0, deferred: 0, dispatched: backlog.due };
   }
   const due = await context.store.findDuePending(dueOptions);
   const backlog = newBacklog(now);
@@ -105,7 +120,7 @@ export async function sweep(
   const summaries = await recordHeldSummaries(context, now);
   // Recorded as PENDING notices: the stream (locally the runtime) sends them, or the next sweep.
   const heartbeats = await checkHeartbeats(context, now);
-  return { sent, recovered, summaries, heartbeats, errors, deferred };
+  return { sent, recovered, summaries, heartbeats, digests: digests.ids.length, errors, deferred };
 }
 
 /**

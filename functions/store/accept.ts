@@ -225,13 +225,16 @@ const validate = (input: AcceptInput, retentionDays: number): void => {
   for (const message of messages) {
     const state: string = message.state ?? MessageState.Pending;
     // Checked at run time too: callers written in JavaScript or casting past the type exist.
-    if (state !== MessageState.Pending && state !== MessageState.Dropped) {
+    if (state !== MessageState.Pending && state !== MessageState.Dropped && state !== MessageState.Deferred) {
       throw new StoreError(`message ${message.index}: cannot be created in state ${state}`);
     }
     const bad = message.to.find((recipient) => !PHONE_NUMBER_PATTERN.test(recipient));
     if (bad !== undefined) throw new StoreError(`message ${message.index}: invalid recipient ${bad}`);
-    if (state === MessageState.Pending && message.to.length === 0) {
-      throw new StoreError(`message ${message.index}: a pending message needs a recipient`);
+    if ((state === MessageState.Pending || state === MessageState.Deferred) && message.to.length === 0) {
+      throw new StoreError(`message ${message.index}: a ${state.toLowerCase()} message needs a recipient`);
+    }
+    if (state === MessageState.Deferred && (message.nextAttemptAt === undefined || !message.reason)) {
+      throw new StoreError(`message ${message.index}: a deferred message needs a reason and the end of its window`);
     }
     if (state === MessageState.Dropped && !message.reason) {
       throw new StoreError(`message ${message.index}: a dropped message needs a reason`);
@@ -280,6 +283,8 @@ const buildRecords = ({
     createdAt: at,
     updatedAt: at,
     ...(message.reason === undefined ? {} : { reason: message.reason }),
+    ...(message.nextAttemptAt === undefined ? {} : { nextAttemptAt: message.nextAttemptAt.toISOString() }),
+    ...(message.digestOf === undefined ? {} : { digestOf: [...message.digestOf] }),
     history: [stateChange({ at, state: message.state ?? MessageState.Pending, reason: message.reason })],
     expiresAt,
   }));

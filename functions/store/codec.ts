@@ -138,6 +138,8 @@ export const messageItem = (record: MessageRecord): Item =>
     lastError: record.lastError === undefined ? undefined : lastErrorValue(record.lastError),
     result: record.result === undefined ? undefined : resultValue(record.result),
     sentAt: record.sentAt === undefined ? undefined : str(record.sentAt),
+    digestId: record.digestId === undefined ? undefined : str(record.digestId),
+    digestOf: record.digestOf === undefined ? undefined : strList(record.digestOf),
     history: historyValue(record.history),
     historyOmitted: record.historyOmitted === undefined ? undefined : num(record.historyOmitted),
     [TABLE.timeToLive]: num(record.expiresAt),
@@ -176,6 +178,8 @@ export const messageFromItem = (item: Item): MessageRecord => {
       recipients: parseJson(resultRead.str('recipients'), where),
     },
     sentAt: read.optStr('sentAt'),
+    digestId: read.optStr('digestId'),
+    digestOf: item['digestOf'] === undefined ? undefined : read.strList('digestOf'),
   };
   return {
     id: read.str('id'),

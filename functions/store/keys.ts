@@ -23,6 +23,7 @@ export const ItemKind = {
   BalanceReading: 'balance-reading',
   Mute: 'mute',
   Heartbeat: 'heartbeat',
+  DigestWindow: 'digest-window',
 } as const;
 
 export const messageKey = (id: string): Key => key(`MSG#${id}`, 'MSG');
@@ -44,6 +45,9 @@ export const MUTES_PK = 'MUTES';
 export const muteSk = (route: string): string => `ROUTE#${route}`;
 export const muteKey = (route: string): Key => key(MUTES_PK, muteSk(route));
 
+
+/** A route's digest window: the one item two accepts race for to open it (see `openDigestWindow`). */
+export const digestWindowKey = (route: string): Key => key(`WINDOW#${route}`, 'DIGEST');
 
 export const balanceKey = (): Key => key('BALANCE', 'STATE');
 export const BALANCE_READINGS_PK = 'BALANCE#READINGS';

@@ -78,7 +78,7 @@ interface IndexQuery extends ListOptions {
   readonly candidatesFromIndex?: boolean;
 }
 
-const queryIndex = async (
+export const queryIndex = async (
   table: StoreTable,
   {
     index,

@@ -1,4 +1,5 @@
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { type DigestedInput, type DigestWindowInput, type DueDeferredOptions, findDueDeferred, markDigested, moveToWindow, openDigestWindow } from './windows';
 import { type AcceptInput, type AcceptResult, acceptWebhook, type NoticeInput, recordNotice } from './accept';
 import {
   type BalanceObservation,
@@ -109,6 +110,14 @@ export interface MessageStore {
   recordCreditsSpent(input: SpendInput): Promise<void>;
   /** Finished windows with held messages and no summary yet. */
   heldSummaryDue(options: HeldSummaryOptions): Promise<readonly HeldWindow[]>;
+  /** The end of the route's digest window a message accepted now belongs to, opening one if none is. See {@link openDigestWindow}. */
+  openDigestWindow(input: DigestWindowInput): Promise<Date>;
+  /** The route's DEFERRED records whose window has ended, oldest first. See {@link findDueDeferred}. */
+  findDueDeferred(options: DueDeferredOptions): Promise<MessageRecord[]>;
+  /** DEFERRED → DIGESTED, naming the digest; `undefined` when it moved on meanwhile. See {@link markDigested}. */
+  markDigested(id: string, input: DigestedInput): Promise<MessageRecord | undefined>;
+  /** Moves a DEFERRED record left out of its window's digest to the window `to`. See {@link moveToWindow}. */
+  moveToWindow(id: string, input: { from: string; to: string; now?: Date }): Promise<boolean>;
   /** `true` for exactly one caller per window: that one sends the summary SMS. */
   markSummarySent(input: SummarySentInput): Promise<boolean>;
   /** `true` for exactly one caller per route and month: its 80 % warning is marked recorded. See {@link markBudgetWarned}. */
@@ -228,6 +237,10 @@ export const createStore = ({ client, tableName, clock = () => new Date(), readI
     reserveLimit: async (input) => await reserveLimit(table, input),
     recordCreditsSpent: async (input) => await recordCreditsSpent(table, input),
     heldSummaryDue: async (options) => await heldSummaryDue(table, options),
+    openDigestWindow: async (input) => await openDigestWindow(table, input),
+    findDueDeferred: async (options) => await findDueDeferred(table, options),
+    markDigested: async (id, input) => await markDigested(table, id, input),
+    moveToWindow: async (id, input) => await moveToWindow(table, id, input),
     markSummarySent: async (input) => await markSummarySent(table, input),
     markBudgetWarned: async (input) => await markBudgetWarned(table, input),
     muteRoute: async (input) => await muteRoute(table, input),

@@ -45,7 +45,7 @@ export const TABLE = {
   },
 } as const;
 
-/** The life of a message record. Final states: SENT, FAILED, UNKNOWN, DROPPED. */
+/** The life of a message record. Final states: SENT, FAILED, UNKNOWN, DROPPED, DIGESTED. */
 export const MessageState = {
   /** Recorded, waiting for the sender (or for its next attempt). */
   Pending: 'PENDING',
@@ -63,5 +63,12 @@ export const MessageState = {
   Held: 'HELD',
   /** Never to be sent: filtered, no valid recipient, or rejected as too long. The reason is recorded. */
   Dropped: 'DROPPED',
+  /**
+   * Accepted during the route's quiet hours or digest window: not sent on its own, but waiting
+   * (until `nextAttemptAt`, the window's end) for the route's digest SMS.
+   */
+  Deferred: 'DEFERRED',
+  /** A DEFERRED message that went out inside a digest SMS: `digestId` names the digest's record. */
+  Digested: 'DIGESTED',
 } as const;
 export type MessageState = (typeof MessageState)[keyof typeof MessageState];

@@ -34,7 +34,7 @@ const HISTORY_BOUND = HISTORY_KEPT.first + HISTORY_KEPT.last;
  *   conditional on the record being as read: a record changed meanwhile refuses it, as a lost race
  *   does.
  */
-const transition = async (table: StoreTable, id: string, { entry, condition, values, ...spec }: Change): Promise<MessageRecord | undefined> => {
+export const transition = async (table: StoreTable, id: string, { entry, condition, values, ...spec }: Change): Promise<MessageRecord | undefined> => {
   let record: MessageRecord | undefined;
   try {
     record = await update(table, id, { ...spec, condition, values, append: { history: historyValue([entry]) } });

@@ -72,9 +72,13 @@ export interface NewMessage extends MessageContent {
    * (filtered, no valid recipient, too long), so the record is the log. Only a new `PENDING`
    * record triggers the sender: the stream filter is `INSERT` with `state = PENDING`.
    */
-  readonly state?: typeof MessageState.Pending | typeof MessageState.Dropped;
-  /** Required for `DROPPED`. */
+  readonly state?: typeof MessageState.Pending | typeof MessageState.Dropped | typeof MessageState.Deferred;
+  /** Required for `DROPPED` and `DEFERRED`. */
   readonly reason?: string;
+  /** Required for `DEFERRED`: when its window ends and the route's digest is due. */
+  readonly nextAttemptAt?: Date;
+  /** On a digest: the ids of the DEFERRED records its text stands for, oldest first. */
+  readonly digestOf?: readonly string[];
 }
 
 /**
@@ -116,6 +120,10 @@ export interface MessageRecord extends MessageContent {
   readonly lastError?: LastError;
   readonly result?: SendResult;
   readonly sentAt?: string;
+  /** On a DIGESTED record: the id of the digest record whose SMS carried it. */
+  readonly digestId?: string;
+  /** On a digest record: the ids of the DEFERRED records its SMS stands for, oldest first. */
+  readonly digestOf?: readonly string[];
   /**
    * The record's changes of state, oldest first: the initial state when it was created, then one
    * entry per transition, appended by the same update that makes it. Empty on records written

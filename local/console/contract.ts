@@ -111,6 +111,11 @@ export interface RecordDetail {
   /** The webhook as received, when the route captures payloads and it is still kept. */
   readonly capture: CapturedPayloadView | null;
   readonly redrivable: boolean;
+  /**
+   * A digest's links: on a DIGESTED record the digest that carried it (`id`); on a digest record the
+   * DEFERRED records it stands for (`of`, oldest first). `null` on other records.
+   */
+  readonly digest: { readonly id: string | null; readonly of: readonly string[] } | null;
 }
 
 export interface LimitUse {
@@ -148,6 +153,11 @@ export interface RouteSummary {
     /** Set while the route is reported silent: its last webhook before the silence. */
     readonly silentSince: string | null;
   } | null;
+  /** `quietHours` as configured (e.g. `22:00–07:00 mon tue`, in `timeZone`), or null. */
+  readonly quietHours: string | null;
+  /** The digest window in seconds, or null when the route sends each message on its own. */
+  readonly digestSeconds: number | null;
+  readonly timeZone: string;
 }
 
 export interface MuteView {

@@ -55,6 +55,7 @@ export function recordDetail(record: MessageRecord, capture: CapturedPayload | u
     errors,
     capture: capture === undefined ? null : captureView(capture, route),
     redrivable: (REDRIVE_STATES as readonly string[]).includes(record.state),
+    digest: record.digestId === undefined && record.digestOf === undefined ? null : { id: record.digestId ?? null, of: record.digestOf ?? [] },
   };
 }
 
@@ -135,6 +136,9 @@ export async function routeSummaries(source: ConsoleSource, store: MessageStore,
         limits: await limitUses(store, route.id, route.config.limits, now, route.config.timeZone),
         mute: muteView(mutes.find((mute) => mute.route === route.id), route.config.timeZone, now),
         heartbeat: route.config.heartbeat === undefined ? null : await heartbeatView(store, route.id, route.config.heartbeat),
+        quietHours: route.config.quietHours === undefined ? null : `${route.config.quietHours.from}–${route.config.quietHours.to} ${route.config.quietHours.days.length === 7 ? 'every day' : route.config.quietHours.days.join(' ')}`,
+        digestSeconds: route.config.digest?.window ?? null,
+        timeZone: route.config.timeZone,
       };
     }),
   );

@@ -10,7 +10,7 @@ import { MAX_MUTE_REASON_CHARS, MAX_MUTE_SECONDS, PAGE_SIZE } from '../../functi
 import { HttpError } from '../http/error';
 
 /** Every state of a message record (the store's `MessageState`, checked in `index.ts`). */
-export const STATES = ['PENDING', 'SENDING', 'SENT', 'FAILED', 'UNKNOWN', 'PARKED', 'HELD', 'DROPPED'] as const;
+export const STATES = ['PENDING', 'SENDING', 'SENT', 'FAILED', 'UNKNOWN', 'PARKED', 'HELD', 'DROPPED', 'DEFERRED', 'DIGESTED'] as const;
 export type State = (typeof STATES)[number];
 
 /** States a record can be redriven from (sent back to PENDING). */

@@ -1,4 +1,4 @@
-import { BALANCE_SCHEDULE, SENDER_CONCURRENCY, STREAM } from '../../functions/core/defaults';
+import { BALANCE_SCHEDULE, DIGEST, SENDER_CONCURRENCY, STREAM } from '../../functions/core/defaults';
 import { join, resolve } from 'node:path';
 import { createStoreApi } from '../console/api';
 import { createConsoleHandler } from '../console/http';
@@ -179,7 +179,7 @@ export async function startRuntime(settings: RuntimeSettings, { verbose = false 
     const timers: Repeating[] = [
       // Due records go to the send queue, so a backlog (a restart after a crash) leaves at the sender's
       // rate; sending inside the sweep made the next sweep wait nine times the whole backlog's send time.
-      repeat(async () => void (await sweep(context, { pendingGraceMs: 0, limit: LOCAL_SWEEP_PAGE, dispatch: (ids) => sender.feed(ids) })), {
+      repeat(async () => void (await sweep(context, { pendingGraceMs: 0, limit: LOCAL_SWEEP_PAGE, dispatch: (ids) => sender.feed(ids), digests: { graceMs: DIGEST.localGraceMs } })), {
         intervalMs: settings.sweepIntervalMs,
         maxShare: SWEEPER_MAX_SHARE,
         maxIntervalMs: SWEEPER_MAX_PAUSE_MS,

@@ -6,6 +6,7 @@ import type { SourcePack } from '../sources/types';
 import { createTemplateEngine } from '../templates/engine';
 import type { CompiledCondition, CompiledTemplate, TemplateEngine } from '../templates/types';
 import type { CompiledRecipients } from '../recipients/types';
+import { defaultDigestTemplate } from '../windows';
 import { ConfigError } from './errors';
 import type { RelayConfig, RouteConfig } from './schema';
 import type { RelayConfigView, RouteView } from './view';
@@ -17,6 +18,8 @@ export interface CompiledRoute extends RouteView {
   readonly template: CompiledTemplate;
   readonly condition: CompiledCondition | undefined;
   readonly recipients: CompiledRecipients;
+  /** The digest SMS's template (`digestTemplate`, else the source's default). */
+  readonly digestTemplate: CompiledTemplate;
 }
 
 export interface LoadedConfig extends RelayConfigView {
@@ -105,7 +108,14 @@ export function compileRoute(
   const template = attempt('template', () => engine.compileTemplate(route.template ?? pack.defaultTemplate));
   const condition = route.when === undefined ? undefined : attempt('when', () => engine.compileCondition(route.when!));
   const recipients = attempt('recipients', () => compileRecipients(route.recipients, engine, recipientNumbers));
-  if (template === undefined || recipients === undefined || (route.when !== undefined && condition === undefined)) return undefined;
+  const bundles = route.digest !== undefined || route.quietHours !== undefined;
+  // Compiled on every route: a route whose digest settings were removed still has DEFERRED records to send.
+  const digestTemplate = attempt('digestTemplate', () => engine.compileTemplate(route.digestTemplate ?? defaultDigestTemplate(route.source)));
+  if (template === undefined || recipients === undefined || (route.when !== undefined && condition === undefined) || digestTemplate === undefined) return undefined;
+  if (bundles && recipients.entries.some((entry) => entry.kind !== RecipientEntryKind.Literal)) {
+    problems.push(`${at('recipients')}: ${route.digest === undefined ? 'quietHours' : 'digest'} sends one SMS to the route's literal recipients; a templated recipient differs per webhook and cannot be merged into it`);
+    return undefined;
+  }
   const literals = new Set(recipients.entries.flatMap((entry) => (entry.kind === RecipientEntryKind.Literal ? entry.numbers : [])));
   if (literals.size > route.maxRecipients) {
     problems.push(`${at('recipients')}: ${literals.size} numbers, more than maxRecipients (${route.maxRecipients})`);
@@ -125,6 +135,7 @@ export function compileRoute(
     template,
     condition,
     recipients,
+    digestTemplate,
     senderId: route.senderId ?? defaultSenderId,
     recipientNumbers: Object.freeze(recipients.entries.map((entry) => (entry.kind === RecipientEntryKind.Literal ? entry.numbers : null))),
   };

@@ -3,6 +3,7 @@ import { SOURCE_NAMES, SOURCES } from '../sources/registry';
 import type { SourceName } from '../sources/types';
 import { BALANCE_SCHEDULE, DEFAULT_MAX_RECIPIENTS, HEARTBEAT, DEFAULT_RETENTION_DAYS, HANDLER_TIMEOUT_SECONDS, MAX_RECIPIENTS_CEILING, PROVIDER_TIMEOUT_MS } from '../defaults';
 import { parseDurationSeconds } from './duration';
+import { WEEKDAYS } from '../windows';
 import { checkHmacSettings, HmacDedupeSchema, HmacSignatureSchema, HmacTimestampSchema } from './hmac-schema';
 import { DeliveryPolicy, LengthPolicy, RoutePriority } from './policies';
 
@@ -42,6 +43,30 @@ const schedule = z
   .regex(/^(rate\(\s*\d+\s+(minute|minutes|hour|hours|day|days)\s*\)|cron\(.+\))$/, {
     message: 'schedule must be an EventBridge expression like "rate(1 hour)" or "cron(0 6 * * ? *)"',
   });
+
+const clock = z.string().regex(/^([01]\d|2[0-3]):[0-5]\d$/, { message: 'a time of day is HH:MM, 00:00 to 23:59' });
+
+const QuietHoursSchema = z
+  .strictObject({
+    from: clock,
+    to: clock,
+    /** The days a quiet period starts on (22:00 Friday to 07:00 Saturday is Friday's); absent: every day. */
+    days: z.array(z.enum(WEEKDAYS, { message: `a day is one of ${WEEKDAYS.join(', ')}` })).min(1).default([...WEEKDAYS]),
+  })
+  .refine((quiet) => quiet.from !== quiet.to, { message: 'from and to are the same time: quiet hours need a length', path: ['to'] });
+
+/**
+ * What must wake people goes to a critical route, so a critical route has no quiet hours; a digest
+ * needs something to bundle after its template.
+ */
+function checkWindows(route: { priority?: string; quietHours?: unknown; digestTemplate?: string | undefined; digest?: unknown }, context: z.RefinementCtx): void {
+  if (route.priority === RoutePriority.Critical && route.quietHours !== undefined) {
+    context.addIssue({ code: 'custom', path: ['quietHours'], message: 'a critical route is never quiet: remove quietHours, or send what can wait to another route' });
+  }
+  if (route.digestTemplate !== undefined && route.digest === undefined && route.quietHours === undefined) {
+    context.addIssue({ code: 'custom', path: ['digestTemplate'], message: 'digestTemplate applies to routes with digest or quietHours' });
+  }
+}
 
 export const RouteSchema = z.strictObject({
   source: z.enum(SOURCE_NAMES, { message: `unknown source; use one of ${SOURCE_NAMES.join(', ')}` }),
@@ -84,6 +109,12 @@ export const RouteSchema = z.strictObject({
         .default(HEARTBEAT.graceSeconds),
     })
     .optional(),
+  /** Messages accepted in these hours (the route's `timeZone`) wait for one digest SMS at their end. */
+  quietHours: QuietHoursSchema.optional(),
+  /** Bundles the route's messages: the first opens a window, one digest SMS goes out at its end. */
+  digest: z.strictObject({ window: duration }).optional(),
+  /** The digest SMS (Liquid: `count`, `messages`, `first`, `last`, `route`, `window`); absent: the source's default (see `defaultDigestTemplate`). */
+  digestTemplate: z.string().min(1).optional(),
   timeZone: timeZone.default('Africa/Dar_es_Salaam'),
   currency: z.string().regex(/^[A-Z]{3}$/, { message: 'currency is an ISO 4217 code like TZS' }).default('TZS'),
   toleranceSeconds: z.number().int().positive().max(86_400).default(300),
@@ -93,7 +124,7 @@ export const RouteSchema = z.strictObject({
   dedupe: HmacDedupeSchema.optional(),
   /** `sns` routes: the topic ARNs whose messages the route accepts (required there, refused elsewhere). */
   topics: z.array(z.string().regex(SNS_TOPIC_ARN, { message: 'a topic is an SNS topic ARN like arn:aws:sns:eu-west-1:123456789012:alarms' })).min(1).optional(),
-}).superRefine(checkHmacSettings).transform((route) => ({ ...route, delivery: route.delivery ?? defaultDelivery(route.source) }));
+}).superRefine(checkHmacSettings).superRefine(checkWindows).transform((route) => ({ ...route, delivery: route.delivery ?? defaultDelivery(route.source) }));
 
 /**
  * A route's `delivery` when it sets none: its source pack's `defaultDelivery` (`at-least-once` for

@@ -3,6 +3,7 @@ import { readFileSync } from 'node:fs';
 import { ConfigError } from '../../core/config/errors';
 import { configView, readStagedConfig } from '../../core/config/staged';
 import type { RelayConfigView } from '../../core/config/view';
+import type { LoadedConfig } from '../../core/config/compile';
 import type { RelayEnvironment } from './env';
 
 /**
@@ -52,6 +53,30 @@ async function readConfigFile(path: string): Promise<RelayConfigView> {
 declare const SMS_RELAY_CONFIG_LOADER: string | undefined;
 
 type ConfigLoader = typeof import('../../core/config/load');
+
+const compiledLater = new WeakMap<RelayConfigView, Promise<LoadedConfig>>();
+
+/**
+ * The config with its templates compiled, for a handler other than ingest that needs one rarely
+ * (the sweeper's digest templates): the compiler comes from the config loader beside the bundle,
+ * imported on the first call only, so the handler's own bundle holds no LiquidJS. Once per process.
+ *
+ * @example
+ * ```ts
+ * const { routes } = await compileLater(relay.context.config, relay.env.configPath);
+ * ```
+ */
+export function compileLater(config: RelayConfigView, source: string): Promise<LoadedConfig> {
+  let compiled = compiledLater.get(config);
+  if (compiled === undefined) {
+    compiled = importConfigLoader().then(({ compileConfig }) =>
+      // Staged at synth from the same config: its numbers are normalised and its options checked.
+      compileConfig(config.config, source, { recipientNumbers: (routeId) => config.routes.get(routeId)?.recipientNumbers, balanceNotify: config.balanceNotify }),
+    );
+    compiledLater.set(config, compiled);
+  }
+  return compiled;
+}
 
 async function importConfigLoader(): Promise<ConfigLoader> {
   return typeof SMS_RELAY_CONFIG_LOADER === 'string'

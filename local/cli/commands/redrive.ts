@@ -4,6 +4,7 @@ import { AccessKind, type RecordAccess } from '../../shared/record-access';
 import { parseSince, parseState, REDRIVE_STATES, type RecordView } from '../../records';
 import { RUNTIME_DEFAULTS } from '../../shared/settings';
 import { fail } from '../output';
+import { invalidSetting } from '../../shared/errors';
 import { openAccess, regionOption } from './logs';
 
 /** Above this many records a terminal gets a progress bar instead of a line per record. */
@@ -21,6 +22,15 @@ interface RedriveOptions {
   readonly region?: string;
   readonly dataDir?: string;
 }
+
+/**
+ * Why `redrive` leaves the digest's states alone: a DEFERRED record is not stuck (sending it on its
+ * own would break the promise of one SMS per window), a DIGESTED one went out in its digest.
+ */
+const NOT_REDRIVEN: Readonly<Record<string, string>> = {
+  DEFERRED: "DEFERRED records are not stuck: each goes out in its route's digest SMS when its window ends (logs --state DEFERRED shows the reason with the time); redrive the digest's own record if that one failed",
+  DIGESTED: 'DIGESTED records went out inside a digest SMS (its id is in the reason); redrive the digest record itself if it was not sent',
+};
 
 /** What happens next to re-queued records, by where they were re-queued. */
 const NEXT_STEP = {
@@ -70,6 +80,8 @@ Examples:
 
 async function runRedrive(options: RedriveOptions): Promise<void> {
   process.env['AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED'] ??= 'true';
+  const waiting = NOT_REDRIVEN[options.state.trim().toUpperCase()];
+  if (waiting !== undefined) throw invalidSetting('--state', waiting);
   const from = parseState(options.state, REDRIVE_STATES);
   const since = options.since === undefined ? undefined : parseSince(options.since);
   const access = await openAccess(options);

@@ -64,7 +64,7 @@ describe('sweeper handler', () => {
 
     const report = await sweeper(scheduledEvent(), lambdaContext(55_000));
 
-    expect(report).toEqual({ sent: { sent: 1 }, recovered: 0, summaries: 0, heartbeats: { silent: 0, back: 0 }, errors: 0, deferred: 0 });
+    expect(report).toEqual({ sent: { sent: 1 }, recovered: 0, summaries: 0, heartbeats: { silent: 0, back: 0 }, digests: 0, errors: 0, deferred: 0 });
     expect((await store.getMessage(id))?.state).toBe(MessageState.Sent);
     expect(out.logs().find((line) => line['message'] === 'sweep finished')).toMatchObject({ sent: { sent: 1 }, recovered: 0 });
   });

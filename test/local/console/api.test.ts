@@ -311,6 +311,10 @@ describe('Routes, Credit, payloads and preview', () => {
     const alerts = routes.find((route) => route.id === 'alerts')!;
     expect(alerts.limits).toEqual([expect.objectContaining({ kind: 'messages', max: 60, used: 1 })]);
     expect(routes.find((route) => route.id === 'github')!.lastWebhookAt).toBeNull();
+    // The Routes card's quiet hours and digest window (config/local.yaml's examples).
+    expect(routes.find((route) => route.id === 'nightly')).toMatchObject({ quietHours: '22:00–07:00 every day', digestSeconds: null, timeZone: 'Africa/Dar_es_Salaam' });
+    expect(routes.find((route) => route.id === 'alert-digest')).toMatchObject({ quietHours: null, digestSeconds: 600 });
+    expect(notify).toMatchObject({ quietHours: null, digestSeconds: null });
   });
 
   it("mutes a route from its card and unmutes it; the card shows the mute, the heartbeat's last seen and the month's use", async () => {

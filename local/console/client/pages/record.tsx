@@ -159,10 +159,39 @@ export function RecordPage({ id, overview }: { id: string; overview: Overview })
               </table>
             </Section>
           ) : null}
+          <Digest digest={detail.digest} />
           <Captured capture={capture} />
         </div>
       </div>
     </div>
+  );
+}
+
+/** A DIGESTED record's digest, or a digest's DEFERRED records. */
+function Digest({ digest }: { digest: RecordDetail['digest'] }) {
+  if (digest === null) return null;
+  return (
+    <Section title="Digest">
+      <div class="muted small-gap" data-testid="digest-links">
+        {digest.id !== null ? (
+          <>
+            Sent inside digest{' '}
+            <a class="mono chip" href={recordHref(digest.id)}>
+              {digest.id}
+            </a>
+          </>
+        ) : (
+          <>
+            Stands for {plural(digest.of.length, 'deferred record')}, oldest first:
+            {digest.of.map((rid) => (
+              <a key={rid} class="mono chip" href={recordHref(rid)}>
+                {rid}
+              </a>
+            ))}
+          </>
+        )}
+      </div>
+    </Section>
   );
 }
 

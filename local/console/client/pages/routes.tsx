@@ -7,7 +7,7 @@ import { ago, duration, fullTime, num } from '../format';
 import { openActivity } from './activity';
 import { CopyButton, ErrorBox, Fields, StateBadge } from '../ui';
 
-const STATE_ORDER: readonly State[] = ['PENDING', 'SENDING', 'SENT', 'FAILED', 'UNKNOWN', 'PARKED', 'HELD', 'DROPPED'];
+const STATE_ORDER: readonly State[] = ['PENDING', 'DEFERRED', 'SENDING', 'SENT', 'DIGESTED', 'FAILED', 'UNKNOWN', 'PARKED', 'HELD', 'DROPPED'];
 
 export function RoutesPage() {
   const { data, error: failed, reload } = useApi('GET /routes', {}, { pollMs: 10_000 });
@@ -63,6 +63,8 @@ function RouteCard({ route, onChanged }: { route: RouteSummary; onChanged: () =>
           ['Delivery', route.delivery],
           ['Max recipients', route.maxRecipients],
           ['Capture', route.captureSeconds === null ? 'off' : `kept ${duration(route.captureSeconds)}`],
+          ['Quiet hours', <span data-testid="quiet-hours" title={route.quietHours === null ? undefined : route.timeZone}>{route.quietHours ?? 'none'}</span>],
+          ['Digest', <span data-testid="digest-window">{route.digestSeconds === null ? 'off: each message on its own' : `one SMS per ${duration(route.digestSeconds)} window`}</span>],
           ['Last webhook', <span title={route.lastWebhookAt ? fullTime(route.lastWebhookAt) : undefined}>{ago(route.lastWebhookAt)}</span>],
           ...(route.heartbeat === null
             ? []

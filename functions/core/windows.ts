@@ -1,0 +1,136 @@
+/**
+ * Quiet hours and digest windows, as pure time arithmetic in a route's time zone (Intl only, no
+ * LiquidJS: the sweeper uses this too). The store keeps the windows' state; this only says when a
+ * window ends and how the digest SMS describes it.
+ */
+
+/** The days of `quietHours.days`, in the order `Date#getUTCDay` counts them. */
+export const WEEKDAYS = ['sun', 'mon', 'tue', 'wed', 'thu', 'fri', 'sat'] as const;
+export type Weekday = (typeof WEEKDAYS)[number];
+
+/** A route's `quietHours`: from `from` to `to` (HH:MM, the route's zone), starting on `days`. */
+export interface QuietHours {
+  readonly from: string;
+  readonly to: string;
+  readonly days: readonly Weekday[];
+}
+
+/** Why a message waits, and until when: the end of the window it belongs to. */
+export interface Deferral {
+  readonly until: Date;
+  readonly reason: string;
+}
+
+const MINUTE_MS = 60_000;
+const DAY_MINUTES = 24 * 60;
+
+const formatters = new Map<string, Intl.DateTimeFormat>();
+
+const formatter = (zone: string): Intl.DateTimeFormat => {
+  let format = formatters.get(zone);
+  if (format === undefined) {
+    format = new Intl.DateTimeFormat('en-US', { timeZone: zone, hourCycle: 'h23', year: 'numeric', month: 'numeric', day: 'numeric', hour: 'numeric', minute: 'numeric', second: 'numeric' });
+    formatters.set(zone, format);
+  }
+  return format;
+};
+
+/** The wall clock in `zone` at `at`, as if it were UTC (so `getUTC*` read the local fields). */
+const wallClock = (at: Date, zone: string): Date => {
+  const parts: Record<string, number> = {};
+  for (const { type, value } of formatter(zone).formatToParts(at)) parts[type] = Number(value);
+  return new Date(Date.UTC(parts['year']!, parts['month']! - 1, parts['day']!, parts['hour']!, parts['minute']!, parts['second']!, at.getUTCMilliseconds()));
+};
+
+/** The instant at which the wall clock in `zone` shows `wall` (read as UTC fields); DST gaps resolve forward. */
+const instantOf = (wall: Date, zone: string): Date => {
+  let guess = wall.getTime();
+  // Two rounds settle any zone's offset, including across a DST change.
+  for (let round = 0; round < 2; round += 1) guess = wall.getTime() - (wallClock(new Date(guess), zone).getTime() - guess);
+  return new Date(guess);
+};
+
+const minutesOf = (hhmm: string): number => Number(hhmm.slice(0, 2)) * 60 + Number(hhmm.slice(3, 5));
+
+/**
+ * When the quiet period `at` falls in ends, or `undefined` outside quiet hours. A period belongs to
+ * the day it starts on: `22:00`–`07:00` on `fri` covers Friday night into Saturday morning.
+ *
+ * @example
+ * ```ts
+ * quietUntil(new Date('2026-11-26T20:30:00Z'), { from: '22:00', to: '07:00', days: ['thu'] }, 'Africa/Dar_es_Salaam');
+ * // 2026-11-27T04:00:00.000Z (07:00 in Dar es Salaam)
+ * ```
+ */
+export function quietUntil(at: Date, quiet: QuietHours, zone: string): Date | undefined {
+  const wall = wallClock(at, zone);
+  const midnight = Date.UTC(wall.getUTCFullYear(), wall.getUTCMonth(), wall.getUTCDate());
+  const now = (wall.getTime() - midnight) / MINUTE_MS;
+  const from = minutesOf(quiet.from);
+  const to = minutesOf(quiet.to);
+  const startsOn = (daysBack: number): boolean => quiet.days.includes(WEEKDAYS[(wall.getUTCDay() + 7 - daysBack) % 7]!);
+  const endOf = (startDaysBack: number): Date => {
+    const length = (to - from + DAY_MINUTES) % DAY_MINUTES;
+    return instantOf(new Date(midnight + (-startDaysBack * DAY_MINUTES + from + length) * MINUTE_MS), zone);
+  };
+  // A period that started today, and one that started yesterday and runs past midnight.
+  if (startsOn(0) && now >= from && (from < to ? now < to : true)) return endOf(0);
+  if (from > to && startsOn(1) && now < to) return endOf(1);
+  return undefined;
+}
+
+/** The wall-clock time `HH:MM` in `zone` at `at`. */
+export function clockTime(at: Date, zone: string): string {
+  const wall = wallClock(at, zone);
+  return `${String(wall.getUTCHours()).padStart(2, '0')}:${String(wall.getUTCMinutes()).padStart(2, '0')}`;
+}
+
+/** A window length the way an SMS says it: `10 min`, `2 h`, `90 s`. */
+export function spokenDuration(seconds: number): string {
+  if (seconds % 3600 === 0) return `${seconds / 3600} h`;
+  if (seconds % 60 === 0) return `${seconds / 60} min`;
+  return `${seconds} s`;
+}
+
+/** What a route's messages are called in its default digest, by source. */
+const NOUNS: Readonly<Record<string, string>> = {
+  alertmanager: 'alerts',
+  grafana: 'alerts',
+  pagerduty: 'incidents',
+  sentry: 'issues',
+  sns: 'alarms',
+  'uptime-kuma': 'monitor events',
+  shopify: 'orders',
+  woocommerce: 'orders',
+  stripe: 'payments',
+  github: 'events',
+  gitlab: 'events',
+};
+
+/**
+ * A route's digest template when it sets no `digestTemplate`: the one message as it is when the
+ * window held only one, else the count, the window and the texts, oldest first (fitted to one SMS
+ * afterwards): `12 orders in 10 min: #1042 TZS 25,000; #1043 …`.
+ *
+ * @example
+ * ```ts
+ * defaultDigestTemplate('shopify'); // '{% if count == 1 %}{{ messages[0] }}{% else %}{{ count }} orders {{ window }}: …'
+ * ```
+ */
+export function defaultDigestTemplate(source: string): string {
+  const noun = NOUNS[source] ?? 'messages';
+  return `{% if count == 1 %}{{ messages[0] }}{% else %}{{ count }} ${noun} {{ window }}: {{ messages | join: "; " }}{% endif %}`;
+}
+
+/** The variables a digest template renders with. */
+export interface DigestScope {
+  readonly count: number;
+  /** The texts that would have been sent, oldest first. */
+  readonly messages: readonly string[];
+  /** When the oldest and the newest of them were accepted (ISO 8601; `| date` shows them in the route's zone). */
+  readonly first: string;
+  readonly last: string;
+  readonly route: string;
+  /** How the window reads in a sentence: `in 10 min` (a digest window) or `since 22:00` (quiet hours). */
+  readonly window: string;
+}

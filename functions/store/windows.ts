@@ -1,0 +1,140 @@
+import { ItemReader, num, str } from './attributes';
+import { stateChange } from './codec';
+import type { StoreTable } from './store-table';
+import { writeIf } from './write';
+import { StoreError } from './errors';
+import { digestWindowKey, ItemKind, MONTHLY_RETENTION_SECONDS, epochSeconds, messageKey } from './keys';
+import { queryIndex } from './queries';
+import { TABLE, MessageState } from './table';
+import { transition } from './transitions';
+import type { MessageRecord } from './types';
+
+/** What `openDigestWindow` needs: the route, its window's length and the time of the message. */
+export interface DigestWindowInput {
+  readonly route: string;
+  readonly windowSeconds: number;
+  readonly now?: Date;
+}
+
+/** Attempts to open or join a window when the one in the way closes while we look at it. */
+const WINDOW_ATTEMPTS = 3;
+
+/**
+ * The end of the route's digest window a message accepted at `now` belongs to: the open window's,
+ * or, when none is open, a new window's that this message opens (`now + windowSeconds`). One
+ * conditional put on the route's window item, so of two accepts racing to open a window exactly one
+ * does and the other joins it: a window is one digest, on AWS as locally.
+ *
+ * @example
+ * ```typescript
+ * const closesAt = await store.openDigestWindow({ route: 'orders', windowSeconds: 600 });
+ * ```
+ */
+export const openDigestWindow = async (context: StoreTable, { route, windowSeconds, now = context.clock() }: DigestWindowInput): Promise<Date> => {
+  if (!Number.isInteger(windowSeconds) || windowSeconds <= 0) throw new StoreError(`a digest window is a whole number of seconds above 0, got ${windowSeconds}`);
+  for (let attempt = 1; attempt <= WINDOW_ATTEMPTS; attempt += 1) {
+    const closesAt = new Date(now.getTime() + windowSeconds * 1000);
+    const outcome = await writeIf(
+      context,
+      {
+        Item: {
+          ...digestWindowKey(route),
+          kind: str(ItemKind.DigestWindow),
+          route: str(route),
+          opensAt: str(now.toISOString()),
+          closesAt: str(closesAt.toISOString()),
+          closesAtMs: num(closesAt.getTime()),
+          [TABLE.timeToLive]: num(epochSeconds(closesAt) + MONTHLY_RETENTION_SECONDS),
+        },
+        ConditionExpression: 'attribute_not_exists(#pk) OR closesAtMs <= :now',
+        ExpressionAttributeNames: { '#pk': TABLE.partitionKey },
+        ExpressionAttributeValues: { ':now': num(now.getTime()) },
+      },
+      { current: true },
+    );
+    if (outcome.applied) return closesAt;
+    if (outcome.current === undefined) continue;
+    const open = new Date(new ItemReader(outcome.current, `WINDOW#${route}`).num('closesAtMs'));
+    // Read after the refusal, the window may have closed meanwhile: then open the next one.
+    if (open.getTime() > now.getTime()) return open;
+  }
+  throw new StoreError(`digest window of ${route} kept changing; gave up after ${WINDOW_ATTEMPTS} attempts`);
+};
+
+/** Which deferred records `findDueDeferred` lists. */
+export interface DueDeferredOptions {
+  /** Only this route's; absent: every route's, in one query. */
+  readonly route?: string;
+  readonly now?: Date;
+  /** At most this many, oldest first. */
+  readonly limit: number;
+}
+
+/**
+ * The DEFERRED records (of `route`, or of every route) whose window has ended (`nextAttemptAt` at or before `now`), oldest
+ * first, read from the table (current state) after the `byState` index found them.
+ */
+export const findDueDeferred = async (context: StoreTable, { route, now = context.clock(), limit }: DueDeferredOptions): Promise<MessageRecord[]> => {
+  const due: MessageRecord[] = [];
+  let cursor: string | undefined;
+  do {
+    const page = await queryIndex(context, {
+      index: TABLE.indexes.byState,
+      partition: MessageState.Deferred,
+      limit: Math.min(limit, 1000),
+      ...(cursor === undefined ? {} : { cursor }),
+      filter: route === undefined ? '#nextAttemptAt <= :now' : '#route = :route AND #nextAttemptAt <= :now',
+      filterValues: { ':now': str(now.toISOString()), ...(route === undefined ? {} : { ':route': str(route) }) },
+    });
+    // The index may still list a record that has just moved on.
+    due.push(...page.items.filter((record) => record.state === MessageState.Deferred && (route === undefined || record.route === route) && record.nextAttemptAt !== undefined && record.nextAttemptAt <= now.toISOString()));
+    cursor = page.cursor;
+  } while (cursor !== undefined && due.length < limit);
+  return due
+    // One webhook's records share a time: then its fan-out order, then its parts.
+    .sort((a, b) => a.createdAt.localeCompare(b.createdAt) || a.dedupeKey.localeCompare(b.dedupeKey) || a.index - b.index || a.part - b.part || a.id.localeCompare(b.id))
+    .slice(0, limit);
+};
+
+/** What `markDigested` records. */
+export interface DigestedInput {
+  /** The digest record whose SMS carries it. */
+  readonly digestId: string;
+  /** The window end the record was deferred to: a record moved on meanwhile is left alone. */
+  readonly until: string;
+  readonly now?: Date;
+}
+
+/**
+ * Moves a DEFERRED record to DIGESTED, naming the digest that carries it; `undefined` when it is no
+ * longer DEFERRED to that window (another sweeper did it first).
+ */
+export const markDigested = async (context: StoreTable, id: string, { digestId, until, now = context.clock() }: DigestedInput): Promise<MessageRecord | undefined> => {
+  const at = now.toISOString();
+  const reason = `sent in digest ${digestId}`;
+  return await transition(context, id, {
+    set: { state: str(MessageState.Digested), digestId: str(digestId), reason: str(reason), updatedAt: str(at) },
+    remove: ['nextAttemptAt'],
+    entry: stateChange({ at, state: MessageState.Digested, reason }),
+    condition: '#kind = :message AND #state = :deferred AND #nextAttemptAt = :until',
+    values: { ':message': str(ItemKind.Message), ':deferred': str(MessageState.Deferred), ':until': str(until) },
+  });
+};
+
+/**
+ * Moves a DEFERRED record whose window's digest is already recorded without it (it was written
+ * after that digest was rendered) to the next window, `to`: the same for every sweeper, so racing
+ * sweepers agree on it, and that window's digest carries it.
+ */
+export const moveToWindow = async (context: StoreTable, id: string, { from, to, now = context.clock() }: { from: string; to: string; now?: Date }): Promise<boolean> =>
+  (
+    await writeIf(context, {
+      Key: messageKey(id),
+      UpdateExpression: 'SET #nextAttemptAt = :to, #updatedAt = :at',
+      ConditionExpression: '#kind = :message AND #state = :deferred AND #nextAttemptAt = :from',
+      ExpressionAttributeNames: { '#nextAttemptAt': 'nextAttemptAt', '#updatedAt': 'updatedAt', '#kind': 'kind', '#state': 'state' },
+      ExpressionAttributeValues: { ':to': str(to), ':from': str(from), ':at': str(now.toISOString()), ':message': str(ItemKind.Message), ':deferred': str(MessageState.Deferred) },
+    })
+  ).applied;
+
+export type { MessageRecord };
