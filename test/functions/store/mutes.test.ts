@@ -1,4 +1,5 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { MUTE_KNOWN_MS } from '../../../functions/core/defaults';
 import { StoreError } from '../../../functions/store';
 import { type Dynalite, startDynalite } from '../../helpers/dynalite';
 import { T0, at, newTable } from './fixtures';
@@ -138,5 +139,36 @@ describe('heartbeat', () => {
     await store.armHeartbeat({ route: 'watchdog', now: T0 });
     await store.armHeartbeat({ route: 'watchdog', now: at(60_000) });
     expect(await store.getHeartbeat('watchdog')).toEqual({ armedAt: T0.toISOString() });
+  });
+});
+
+describe('the mute a process read', () => {
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it('is kept for MUTE_KNOWN_MS: a mute set by another process applies after it, one set through this store at once', async () => {
+    vi.useFakeTimers({ toFake: ['Date'], now: new Date('2026-11-26T10:00:00Z') });
+    const { store: ingest, storeWith } = await newTable(db);
+    const cli = storeWith(db.client);
+    expect(await ingest.getMute({ route: 'alerts', now: T0 })).toBeUndefined();
+
+    // Another process (the CLI against a deployed stack) mutes the route.
+    await cli.muteRoute({ route: 'alerts', forSeconds: 3600, reason: 'db upgrade', now: T0 });
+    vi.advanceTimersByTime(MUTE_KNOWN_MS - 1);
+    expect(await ingest.getMute({ route: 'alerts', now: T0 })).toBeUndefined();
+    vi.advanceTimersByTime(1);
+    expect(await ingest.getMute({ route: 'alerts', now: T0 })).toMatchObject({ reason: 'db upgrade' });
+    // The sweeper's consistent read never takes the kept one.
+    await cli.unmuteRoute({ route: 'alerts', now: at(30_000) });
+    expect(await ingest.getMute({ route: 'alerts', now: at(30_000), consistent: true })).toBeUndefined();
+
+    // Through this store (the local runtime, the console): at once, both ways.
+    await ingest.unmuteRoute({ route: 'alerts', now: at(60_000) });
+    expect(await ingest.getMute({ route: 'alerts', now: at(60_000) })).toBeUndefined();
+    await ingest.muteRoute({ route: 'alerts', forSeconds: 600, reason: 'again', now: at(60_000) });
+    expect(await ingest.getMute({ route: 'alerts', now: at(60_000) })).toMatchObject({ reason: 'again' });
+    // Whether the kept mute is in force is judged by the caller's clock.
+    expect(await ingest.getMute({ route: 'alerts', now: at(60_000 + 600_000) })).toBeUndefined();
   });
 });
