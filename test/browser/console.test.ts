@@ -239,8 +239,9 @@ describe('the console in Chromium', () => {
 
   it('filters Activity by DEFERRED and opens a digest\'s waiting record to the reason it waits', async () => {
     await page.getByTestId('nav-activity').click();
-    const states = await page.getByTestId('filter-state').locator('option').allTextContents();
-    expect(states).toEqual(expect.arrayContaining(['DEFERRED', 'DIGESTED']));
+    const states = page.getByTestId('filter-state').locator('option');
+    await expect.poll(async () => await states.count(), { timeout: 10_000 }).toBeGreaterThan(1);
+    expect(await states.allTextContents()).toEqual(expect.arrayContaining(['DEFERRED', 'DIGESTED']));
     const answer = await post(relay.url, signedRequest('alert-digest', 'alertmanager', 'alertmanager/firing-single.json', secrets['alerts-token']!));
     expect(answer.status).toBe(202);
     const [id] = answer.body['ids'] as string[];
