@@ -261,7 +261,6 @@ describe('the console in Chromium', () => {
       expect(await deferred.locator('.reason').textContent()).toMatch(/^digest window until \d\d:\d\d: goes out in the route's digest$/);
       expect(await page.getByTestId('digest-links').count()).toBe(0);
       expect(await page.getByTestId('redrive').count()).toBe(0);
-      await shot('deferred');
     } finally {
       await page.getByTestId('nav-activity').click();
       await page.getByTestId('filter-state').selectOption('');
