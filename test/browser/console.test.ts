@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfigFile } from '../../functions/core/config/load';
 import { cleanEnv, post, readJsonFile, REPO_ROOT, signedRequest, startRelay, stopRelay, type RelayProcess } from '../e2e/support';
 
 /**
@@ -193,8 +194,10 @@ describe('the console in Chromium', () => {
   });
 
   it('lists every route with its webhook URL', async () => {
+    // As many cards as the shipped config has routes (it gains example routes with new features).
+    const routes = loadConfigFile(join(REPO_ROOT, 'config/local.yaml')).routes.size;
     await page.getByTestId('nav-routes').click();
-    await expect.poll(async () => await page.getByTestId('route-card').count(), { timeout: 10_000 }).toBe(15);
+    await expect.poll(async () => await page.getByTestId('route-card').count(), { timeout: 10_000 }).toBe(routes);
     expect(await page.locator('[data-testid="route-card"][data-route="notify"]').textContent()).toContain(`${relay.url}/hooks/notify`);
     await shot('routes');
   });
@@ -211,8 +214,56 @@ describe('the console in Chromium', () => {
     await card.getByTestId('unmute').click();
     await card.getByTestId('mute-open').waitFor({ timeout: 10_000 });
     expect((await notify({ message: 'After the upgrade' })).status).toBe(202);
-    // The watchdog card shows its heartbeat; the orders card its month's credits.
-    expect(await page.locator('[data-testid="route-card"][data-route="watchdog"]').getByTestId('heartbeat').textContent()).toMatch(/last seen .*every 5m/);
-    expect(await page.locator('[data-testid="route-card"][data-route="orders"] [data-kind="month"]').textContent()).toContain('Credits this month');
+  });
+
+  it('shows on the cards the digest window, the quiet hours, the heartbeat\'s last webhook and the month\'s credits', async () => {
+    const card = (route: string) => page.locator(`[data-testid="route-card"][data-route="${route}"]`);
+    await page.getByTestId('nav-routes').click();
+    expect(await card('alert-digest').getByTestId('digest-window').textContent()).toBe('one SMS per 10m window');
+    expect(await card('alert-digest').getByTestId('quiet-hours').textContent()).toBe('none');
+    const quiet = card('nightly').getByTestId('quiet-hours');
+    expect(await quiet.textContent()).toBe('22:00–07:00 every day');
+    expect(await quiet.getAttribute('title')).toBe('Africa/Dar_es_Salaam');
+    expect(await card('notify').getByTestId('digest-window').textContent()).toBe('off: each message on its own');
+    // Heartbeat: nothing heard yet, then a (never texted, `when: "false"`) Watchdog webhook is seen.
+    const heartbeat = card('watchdog').getByTestId('heartbeat');
+    expect(await heartbeat.textContent()).toMatch(/last seen never, every 5m$/);
+    expect(await card('notify').getByTestId('heartbeat').count()).toBe(0);
+    expect((await post(relay.url, signedRequest('watchdog', 'alertmanager', 'alertmanager/firing-single.json', secrets['alerts-token']!))).status).toBe(200);
+    await expect.poll(async () => await heartbeat.textContent(), { timeout: 30_000 }).toMatch(/last seen \d+ (s|min) ago, every 5m$/);
+    // Month: the order posted in Activity reserved credits of the route's 3000 a month.
+    const month = card('orders').locator('[data-kind="month"]');
+    expect(await month.locator('.limit-line').textContent()).toMatch(/^Credits this month[1-9][\d,]* \/ 3,000/);
+    expect(await card('notify').locator('[data-kind="month"]').count()).toBe(0);
+  });
+
+  it('filters Activity by DEFERRED and opens a digest\'s waiting record to the reason it waits', async () => {
+    await page.getByTestId('nav-activity').click();
+    const states = page.getByTestId('filter-state').locator('option');
+    await expect.poll(async () => await states.count(), { timeout: 10_000 }).toBeGreaterThan(1);
+    expect(await states.allTextContents()).toEqual(expect.arrayContaining(['DEFERRED', 'DIGESTED']));
+    const answer = await post(relay.url, signedRequest('alert-digest', 'alertmanager', 'alertmanager/firing-single.json', secrets['alerts-token']!));
+    expect(answer.status).toBe(202);
+    const [id] = answer.body['ids'] as string[];
+    try {
+      await page.getByTestId('filter-state').selectOption('DEFERRED');
+      const row = page.locator(`[data-testid="activity-row"][data-id="${id}"][data-state="DEFERRED"]`);
+      await row.waitFor({ timeout: 20_000 });
+      await expect.poll(async () => [...new Set(await page.getByTestId('activity-row').evaluateAll((rows) => rows.map((element) => element.getAttribute('data-state'))))], { timeout: 10_000 }).toEqual(['DEFERRED']);
+      expect(await row.locator('.reason').textContent()).toMatch(/^digest window until \d\d:\d\d: goes out in the route's digest$/);
+      await row.click();
+      await page.locator(`[data-testid="record-detail"][data-id="${id}"]`).waitFor({ timeout: 10_000 });
+      expect(await page.getByTestId('record-state').textContent()).toContain('DEFERRED');
+      expect(await page.getByTestId('record-text').textContent()).toBe('DiskAlmostFull db-01.internal:9100');
+      // The story: recorded DEFERRED with the reason and the time its window ends; no digest yet.
+      const deferred = page.locator('[data-testid="history-entry"][data-state="DEFERRED"]');
+      expect(await deferred.count()).toBe(1);
+      expect(await deferred.locator('.reason').textContent()).toMatch(/^digest window until \d\d:\d\d: goes out in the route's digest$/);
+      expect(await page.getByTestId('digest-links').count()).toBe(0);
+      expect(await page.getByTestId('redrive').count()).toBe(0);
+    } finally {
+      await page.getByTestId('nav-activity').click();
+      await page.getByTestId('filter-state').selectOption('');
+    }
   });
 });
