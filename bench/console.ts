@@ -51,8 +51,8 @@ async function timed(work: () => Promise<unknown>): Promise<number> {
   return round(median(runs));
 }
 
-async function getBody(url: string): Promise<string> {
-  const response = await fetch(url);
+async function getBody(url: string, headers: Readonly<Record<string, string>> = {}): Promise<string> {
+  const response = await fetch(url, { headers });
   const body = await response.text();
   if (!response.ok) throw new Error(`GET ${url}: ${response.status} ${body.slice(0, 300)}`);
   return body;
@@ -111,9 +111,14 @@ export async function runConsoleLoad(repoRoot: string, { records = 10_000, log =
     // Not counted per state here: listing 10,000 records through /_relay/records takes minutes.
     log(`console: ${written} records in ${seedSeconds} s; timing…`);
 
-    const recordsMs = await timed(() => getBody(`${url}/console/api/records?limit=100`));
-    const routesMs = await timed(() => getBody(`${url}/console/api/routes`));
-    const creditMs = await timed(() => getBody(`${url}/console/api/credit`));
+    // The console answers a signed-in browser only: the banner's one-time link, redeemed once, sets the session cookie.
+    if (relay.consoleLink === undefined) throw new Error('the relay printed no console link');
+    const cookie = (await fetch(relay.consoleLink, { redirect: 'manual' })).headers.get('set-cookie')?.split(';')[0];
+    if (cookie === undefined) throw new Error('the console link set no session cookie');
+    const session = { cookie };
+    const recordsMs = await timed(() => getBody(`${url}/console/api/records?limit=100`, session));
+    const routesMs = await timed(() => getBody(`${url}/console/api/routes`, session));
+    const creditMs = await timed(() => getBody(`${url}/console/api/credit`, session));
     const logsRecordsMs = await timed(() => getBody(`${url}/_relay/records?limit=100`));
 
     let browserResult: ConsoleLoad['browser'];
@@ -124,7 +129,7 @@ export async function runConsoleLoad(repoRoot: string, { records = 10_000, log =
       browser = launched;
       /** A fresh context (empty cache) per load: `goto` until `selector` is there. */
       const load = (path: string, selector: string, state: 'visible' | 'attached') => async (): Promise<void> => {
-        const context = await launched.newContext({ viewport: { width: 1280, height: 800 } });
+        const context = await launched.newContext({ viewport: { width: 1280, height: 800 }, extraHTTPHeaders: session });
         try {
           const page = await context.newPage();
           await page.goto(`${url}${path}`);

@@ -74,6 +74,8 @@ export async function pool(count: number, concurrency: number, task: (index: num
 
 export interface Relay {
   readonly url: string;
+  /** The banner's one-time console link (`…/console/?token=…`), when the console is on. */
+  readonly consoleLink?: string;
   stop(): Promise<void>;
 }
 
@@ -110,7 +112,8 @@ export async function startRelay(repoRoot: string, settings: Readonly<Record<str
         reject(new Error(`sms-relay start exited before its banner:\n${output}`));
       });
     });
-    return { url, stop };
+    const consoleLink = /Console\s+(http:\/\/127\.0\.0\.1:\d+\/console\/\?token=[\w-]+)/.exec(output)?.[1];
+    return { url, ...(consoleLink === undefined ? {} : { consoleLink }), stop };
   } catch (error) {
     await stop();
     throw error;

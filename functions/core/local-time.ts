@@ -1,7 +1,8 @@
 /**
  * Wall-clock time in a route's time zone, without LiquidJS (the sender and the sweeper render no
- * templates): the calendar month a monthly budget counts in, and the `14:30` of a mute or a
- * heartbeat SMS. One formatter per zone, built on first use.
+ * templates): the calendar month a monthly budget counts in, the end of a quiet period, the `14:30`
+ * of a mute, a heartbeat or a digest SMS, and durations as the config writes them and as an SMS says
+ * them. One formatter per zone, built on first use.
  */
 
 const formatters = new Map<string, Intl.DateTimeFormat>();
@@ -53,11 +54,14 @@ function offsetMs(at: Date, zone: string): number {
   return Date.UTC(year, month - 1, day, hour, minute, second) - Math.floor(at.getTime() / 1000) * 1000;
 }
 
-/** When a local wall-clock time happens, as a UTC instant (the offset taken at that time). */
-function instantOf(year: number, monthIndex: number, zone: string): number {
-  const guess = Date.UTC(year, monthIndex, 1);
-  const first = guess - offsetMs(new Date(guess), zone);
-  return guess - offsetMs(new Date(first), zone);
+/**
+ * The instant (epoch ms) at which the wall clock in `zone` shows `wall`, its fields read as UTC
+ * (`Date.UTC(year, month - 1, day, hour, minute)`); the offset is taken at that time, so a time
+ * in a daylight-saving gap resolves forward.
+ */
+export function instantAt(wall: number, zone: string): number {
+  const first = wall - offsetMs(new Date(wall), zone);
+  return wall - offsetMs(new Date(first), zone);
 }
 
 /**
@@ -66,7 +70,7 @@ function instantOf(year: number, monthIndex: number, zone: string): number {
  */
 export function monthBounds(at: Date, zone: string): { readonly month: string; readonly startsAt: number; readonly endsAt: number } {
   const { year, month } = localTime(at, zone);
-  return { month: `${year}-${pad(month)}`, startsAt: instantOf(year, month - 1, zone), endsAt: instantOf(year, month, zone) };
+  return { month: `${year}-${pad(month)}`, startsAt: instantAt(Date.UTC(year, month - 1, 1), zone), endsAt: instantAt(Date.UTC(year, month, 1), zone) };
 }
 
 /**
@@ -97,4 +101,11 @@ export function formatSpan(ms: number): string {
   if (hours < 24) return minutes % 60 === 0 ? `${hours} h` : `${hours} h ${minutes % 60} min`;
   const days = Math.floor(hours / 24);
   return hours % 24 === 0 ? `${days} d` : `${days} d ${hours % 24} h`;
+}
+
+/** A configured length as an SMS says it, exactly: `10 min`, `2 h`, `90 s` (a digest's window). */
+export function spokenDuration(seconds: number): string {
+  if (seconds % 3600 === 0) return `${seconds / 3600} h`;
+  if (seconds % 60 === 0) return `${seconds / 60} min`;
+  return `${seconds} s`;
 }

@@ -1,8 +1,9 @@
 /**
- * Quiet hours and digest windows, as pure time arithmetic in a route's time zone (Intl only, no
- * LiquidJS: the sweeper uses this too). The store keeps the windows' state; this only says when a
- * window ends and how the digest SMS describes it.
+ * Quiet hours and digest windows, as pure time arithmetic in a route's time zone (through
+ * `local-time.ts`, no LiquidJS: the sweeper uses this too). The store keeps the windows' state;
+ * this only says when a window ends and how the digest SMS describes it.
  */
+import { instantAt, localTime } from './local-time';
 
 /** The days of `quietHours.days`, in the order `Date#getUTCDay` counts them. */
 export const WEEKDAYS = ['sun', 'mon', 'tue', 'wed', 'thu', 'fri', 'sat'] as const;
@@ -24,32 +25,6 @@ export interface Deferral {
 const MINUTE_MS = 60_000;
 const DAY_MINUTES = 24 * 60;
 
-const formatters = new Map<string, Intl.DateTimeFormat>();
-
-const formatter = (zone: string): Intl.DateTimeFormat => {
-  let format = formatters.get(zone);
-  if (format === undefined) {
-    format = new Intl.DateTimeFormat('en-US', { timeZone: zone, hourCycle: 'h23', year: 'numeric', month: 'numeric', day: 'numeric', hour: 'numeric', minute: 'numeric', second: 'numeric' });
-    formatters.set(zone, format);
-  }
-  return format;
-};
-
-/** The wall clock in `zone` at `at`, as if it were UTC (so `getUTC*` read the local fields). */
-const wallClock = (at: Date, zone: string): Date => {
-  const parts: Record<string, number> = {};
-  for (const { type, value } of formatter(zone).formatToParts(at)) parts[type] = Number(value);
-  return new Date(Date.UTC(parts['year']!, parts['month']! - 1, parts['day']!, parts['hour']!, parts['minute']!, parts['second']!, at.getUTCMilliseconds()));
-};
-
-/** The instant at which the wall clock in `zone` shows `wall` (read as UTC fields); DST gaps resolve forward. */
-const instantOf = (wall: Date, zone: string): Date => {
-  let guess = wall.getTime();
-  // Two rounds settle any zone's offset, including across a DST change.
-  for (let round = 0; round < 2; round += 1) guess = wall.getTime() - (wallClock(new Date(guess), zone).getTime() - guess);
-  return new Date(guess);
-};
-
 const minutesOf = (hhmm: string): number => Number(hhmm.slice(0, 2)) * 60 + Number(hhmm.slice(3, 5));
 
 /**
@@ -63,33 +38,21 @@ const minutesOf = (hhmm: string): number => Number(hhmm.slice(0, 2)) * 60 + Numb
  * ```
  */
 export function quietUntil(at: Date, quiet: QuietHours, zone: string): Date | undefined {
-  const wall = wallClock(at, zone);
-  const midnight = Date.UTC(wall.getUTCFullYear(), wall.getUTCMonth(), wall.getUTCDate());
-  const now = (wall.getTime() - midnight) / MINUTE_MS;
+  const local = localTime(at, zone);
+  const midnight = Date.UTC(local.year, local.month - 1, local.day);
+  const now = local.hour * 60 + local.minute + (local.second + (at.getTime() % 1000) / 1000) / 60;
+  const weekday = new Date(midnight).getUTCDay();
   const from = minutesOf(quiet.from);
   const to = minutesOf(quiet.to);
-  const startsOn = (daysBack: number): boolean => quiet.days.includes(WEEKDAYS[(wall.getUTCDay() + 7 - daysBack) % 7]!);
+  const startsOn = (daysBack: number): boolean => quiet.days.includes(WEEKDAYS[(weekday + 7 - daysBack) % 7]!);
   const endOf = (startDaysBack: number): Date => {
     const length = (to - from + DAY_MINUTES) % DAY_MINUTES;
-    return instantOf(new Date(midnight + (-startDaysBack * DAY_MINUTES + from + length) * MINUTE_MS), zone);
+    return new Date(instantAt(midnight + (-startDaysBack * DAY_MINUTES + from + length) * MINUTE_MS, zone));
   };
   // A period that started today, and one that started yesterday and runs past midnight.
   if (startsOn(0) && now >= from && (from < to ? now < to : true)) return endOf(0);
   if (from > to && startsOn(1) && now < to) return endOf(1);
   return undefined;
-}
-
-/** The wall-clock time `HH:MM` in `zone` at `at`. */
-export function clockTime(at: Date, zone: string): string {
-  const wall = wallClock(at, zone);
-  return `${String(wall.getUTCHours()).padStart(2, '0')}:${String(wall.getUTCMinutes()).padStart(2, '0')}`;
-}
-
-/** A window length the way an SMS says it: `10 min`, `2 h`, `90 s`. */
-export function spokenDuration(seconds: number): string {
-  if (seconds % 3600 === 0) return `${seconds / 3600} h`;
-  if (seconds % 60 === 0) return `${seconds / 60} min`;
-  return `${seconds} s`;
 }
 
 /** What a route's messages are called in its default digest, by source. */

@@ -1,7 +1,8 @@
 import type { CompiledRoute, LoadedConfig } from '../core/config/compile';
 import { literalRecipients, type RelayConfigView, type RouteView } from '../core/config/view';
 import { DIGEST } from '../core/defaults';
-import { clockTime, type Deferral, type DigestScope, quietUntil, spokenDuration } from '../core/windows';
+import { clockTime, spokenDuration } from '../core/local-time';
+import { type Deferral, type DigestScope, quietUntil } from '../core/windows';
 import { AcceptOutcome, type MessageRecord } from '../store';
 import { noticeMessage } from './notice';
 import { RelayMetric, type RelayContext } from './ports';

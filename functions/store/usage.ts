@@ -15,6 +15,12 @@ export interface LimitUsageInput {
   /** The route's calendar month (`monthBounds(now, route.timeZone)`); omitted, the month is not read (no `creditsPerMonth`). */
   readonly month?: MonthCreditsLimit['month'];
   readonly now?: Date;
+  /**
+   * Summaries of every record changed since the start of today (UTC) or earlier, when the caller
+   * already holds them (`summarizeRecords`, as the console's Routes view does): today's spend is
+   * added up from them instead of read again.
+   */
+  readonly changedToday?: readonly RecordSummary[];
 }
 
 /** Where a route stands against its limits now. Items not written yet read as zeros. */
@@ -86,8 +92,11 @@ const messagesUsage = async (table: StoreTable, route: string, window: Window): 
   };
 };
 
-const dayUsage = async (table: StoreTable, route: string, now: Date): Promise<LimitUsage['day']> => {
-  const [read, spent] = await Promise.all([readItem(table, route, dayWindow(now).sk), spentPerDay(table, { days: 1, now, route })]);
+const dayUsage = async (table: StoreTable, route: string, now: Date, changedToday?: readonly RecordSummary[]): Promise<LimitUsage['day']> => {
+  const [read, spent] = await Promise.all([
+    readItem(table, route, dayWindow(now).sk),
+    changedToday === undefined ? spentPerDay(table, { days: 1, now, route }) : addUpSpend(changedToday, { days: 1, now, route }),
+  ]);
   return {
     reserved: read.optNum('credits') ?? 0,
     spent: spent.get(utcDay(now)) ?? 0,
@@ -109,14 +118,14 @@ const dayUsage = async (table: StoreTable, route: string, now: Date): Promise<Li
  */
 export const limitUsage = async (
   table: StoreTable,
-  { route, messagesWindowSeconds, month, now = table.clock() }: LimitUsageInput,
+  { route, messagesWindowSeconds, month, now = table.clock(), changedToday }: LimitUsageInput,
 ): Promise<LimitUsage> => {
   if (messagesWindowSeconds !== undefined && (!Number.isInteger(messagesWindowSeconds) || messagesWindowSeconds < 1)) {
     throw new StoreError(`messagesWindowSeconds must be a whole number ≥ 1, got ${messagesWindowSeconds}`);
   }
   const [messages, day, monthRead] = await Promise.all([
     messagesWindowSeconds === undefined ? undefined : messagesUsage(table, route, messagesWindow(now, messagesWindowSeconds)),
-    dayUsage(table, route, now),
+    dayUsage(table, route, now, changedToday),
     month === undefined ? undefined : readItem(table, route, monthWindow(month).sk),
   ]);
   const monthUse = month === undefined || monthRead === undefined

@@ -133,7 +133,7 @@ export async function routeSummaries(source: ConsoleSource, store: MessageStore,
         captureSeconds: route.config.capture ?? null,
         lastWebhookAt: await lastWebhookAt(store, route.id, route.config.capture !== undefined, records, newest.get(route.id)),
         last24h,
-        limits: await limitUses(store, route.id, route.config.limits, now, route.config.timeZone),
+        limits: await limitUses(store, route.id, route.config.limits, now, route.config.timeZone, recent),
         mute: muteView(mutes.find((mute) => mute.route === route.id), route.config.timeZone, now),
         heartbeat: route.config.heartbeat === undefined ? null : await heartbeatView(store, route.id, route.config.heartbeat),
         quietHours: route.config.quietHours === undefined ? null : `${route.config.quietHours.from}–${route.config.quietHours.to} ${route.config.quietHours.days.length === 7 ? 'every day' : route.config.quietHours.days.join(' ')}`,
@@ -160,10 +160,11 @@ async function limitUses(
   limits: { readonly messages?: number; readonly window: number; readonly creditsPerDay?: number; readonly creditsPerMonth?: number } | undefined,
   now: Date,
   timeZone: string,
+  changedToday: readonly RecordSummary[],
 ): Promise<LimitUse[]> {
   if (limits?.messages === undefined && limits?.creditsPerDay === undefined && limits?.creditsPerMonth === undefined) return [];
   const month = limits.creditsPerMonth === undefined ? undefined : monthBounds(now, timeZone);
-  const usage = await store.limitUsage({ route, ...(limits.messages === undefined ? {} : { messagesWindowSeconds: limits.window }), ...(month === undefined ? {} : { month }), now });
+  const usage = await store.limitUsage({ route, ...(limits.messages === undefined ? {} : { messagesWindowSeconds: limits.window }), ...(month === undefined ? {} : { month }), now, changedToday });
   const uses: LimitUse[] = [];
   if (limits.messages !== undefined && usage.messages !== undefined) {
     uses.push({ kind: 'messages', used: usage.messages.used, max: limits.messages, windowEndsAt: usage.messages.windowEndsAt });

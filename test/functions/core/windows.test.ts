@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { clockTime, quietUntil, spokenDuration } from '../../../functions/core/windows';
+import { clockTime, spokenDuration } from '../../../functions/core/local-time';
+import { quietUntil } from '../../../functions/core/windows';
 
 const DAR = 'Africa/Dar_es_Salaam';
 const every = ['sun', 'mon', 'tue', 'wed', 'thu', 'fri', 'sat'] as const;

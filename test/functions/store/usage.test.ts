@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { StoreError } from '../../../functions/store';
 import { type Dynalite, startDynalite } from '../../helpers/dynalite';
+import { countRequests } from '../../helpers/requests';
 import { at, newTable, sentRecord } from './fixtures';
 
 let db: Dynalite;
@@ -48,6 +49,25 @@ describe('limitUsage', () => {
     const { store } = await newTable(db);
     await sentRecord(store, { route: 'orders', deducted: 2, now: at(0) });
     expect(await store.limitUsage({ route: 'orders', now: at(1000) })).toEqual({ day: { reserved: 0, spent: 2, held: 0, day: '2025-03-01' } });
+  });
+
+  it("adds up today's spend from the summaries a caller holds, the same figure without scanning the records again", async () => {
+    const { store, storeWith } = await newTable(db);
+    await sentRecord(store, { route: 'orders', deducted: 2, now: at(0) });
+    await sentRecord(store, { route: 'orders', deducted: 3, now: at(1000) });
+    await sentRecord(store, { route: 'alerts', deducted: 7, now: at(1000) });
+    const changedToday = await store.summarizeRecords({ since: at(-DAY) });
+
+    const client = db.newClient();
+    const requests = countRequests(client);
+    const counted = storeWith(client);
+    const read = await counted.limitUsage({ route: 'orders', now: at(2000) });
+    expect(read.day.spent).toBe(5);
+    requests.reset();
+    const withSummaries = await counted.limitUsage({ route: 'orders', now: at(2000), changedToday });
+    expect(withSummaries).toEqual(read);
+    // Only the day's limit item is read: the sent records are not queried or scanned again.
+    expect(requests.byCommand()).toEqual({ GetItem: 1 });
   });
 
   it('refuses a window it could not have keyed', async () => {
