@@ -35,7 +35,6 @@ import { createTerminal } from './terminal';
 import { createTerminalLogger } from './terminal-logger';
 import { takeTurns } from './turns';
 
-/** The deployed default when a config has no `balance.schedule` (infra `DEFAULT_BALANCE_SCHEDULE`). */
 /** Sends in flight at once: as many as the deployed sender's two batches per shard of 4 concurrent sends. */
 const LOCAL_SENDER_CONCURRENCY = STREAM.parallelizationFactor * SENDER_CONCURRENCY;
 /**
