@@ -35,19 +35,6 @@ export function localTime(at: Date, zone: string): LocalTime {
 
 const pad = (value: number): string => String(value).padStart(2, '0');
 
-/**
- * The calendar month of `at` in `zone`, `YYYY-MM`.
- *
- * @example
- * ```ts
- * localMonth(new Date('2026-10-31T22:00:00Z'), 'Africa/Dar_es_Salaam'); // '2026-11'
- * ```
- */
-export function localMonth(at: Date, zone: string): string {
-  const { year, month } = localTime(at, zone);
-  return `${year}-${pad(month)}`;
-}
-
 /** Milliseconds `zone` is ahead of UTC at `at`. */
 function offsetMs(at: Date, zone: string): number {
   const { year, month, day, hour, minute, second } = localTime(at, zone);

@@ -163,8 +163,7 @@ async function checkBeforeSend(context: RelayContext<RelayConfigView>, record: M
   const now = context.clock();
   if (record.notice === undefined && routeView !== undefined && now.getTime() - Date.parse(record.createdAt) > SWEEP_PENDING_GRACE_MS) {
     // A message that waited (a retry, a redrive, a backlog) may have been accepted before its route
-    // was muted: it is dropped like a new one. A fresh one was checked at accept, a second earlier:
-    // reading the mute again would add a request to every SMS.
+    // was muted: it is dropped like a new one. A fresh one was checked at accept, a second earlier.
     const mute = await context.store.getMute({ route: record.route, now });
     if (mute !== undefined) return { outcome: SendOutcome.Dropped, reason: mutedReason(routeView, mute, now) };
   }

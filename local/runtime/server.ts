@@ -179,16 +179,19 @@ async function handleRecords(request: IncomingMessage, response: ServerResponse,
 }
 
 async function handleRedrive(request: IncomingMessage, response: ServerResponse, dependencies: RelayServerDependencies): Promise<void> {
-  // A browser cannot send this content type cross-origin without a preflight this server never approves.
-  if (!(request.headers['content-type'] ?? '').toLowerCase().startsWith('application/json')) {
-    return sendJson(response, 415, { error: 'send application/json' });
-  }
-  const body = await readBody(request, { limitBytes: MAX_CONTROL_BODY_BYTES, tooLarge: `body over ${MAX_CONTROL_BODY_BYTES} bytes` });
-  const { from, ids } = parseRequest(RedriveRequest, parseJson(body, { invalid: 'the body is not valid JSON' }));
+  const { from, ids } = parseRequest(RedriveRequest, await controlBody(request));
   const outcome = await requeueRecords(dependencies.store, ids, from);
   sendJson(response, 200, outcome);
   // Sent now rather than at the sweeper's next pass.
   if (outcome.requeued.length > 0) dependencies.onAccepted(outcome.requeued);
+}
+
+/** The JSON body of a `/_relay` POST, read within its cap. */
+async function controlBody(request: IncomingMessage): Promise<unknown> {
+  // A browser cannot send this content type cross-origin without a preflight this server never approves.
+  if (!(request.headers['content-type'] ?? '').toLowerCase().startsWith('application/json')) throw new HttpError(415, 'send application/json');
+  const body = await readBody(request, { limitBytes: MAX_CONTROL_BODY_BYTES, tooLarge: `body over ${MAX_CONTROL_BODY_BYTES} bytes` });
+  return parseJson(body, { invalid: 'the body is not valid JSON' });
 }
 
 /**
@@ -200,9 +203,7 @@ async function handleMutes(request: IncomingMessage, response: ServerResponse, {
   const method = request.method ?? 'GET';
   if (path === `${RELAY_PREFIX}/mutes` && method === 'GET') return sendJson(response, 200, { mutes: await store.listMutes() });
   if (method !== 'POST') return methodNotAllowed(response, path === `${RELAY_PREFIX}/mutes` ? 'GET, POST' : 'POST');
-  // A browser cannot send this content type cross-origin without a preflight this server never approves.
-  if (!(request.headers['content-type'] ?? '').toLowerCase().startsWith('application/json')) return sendJson(response, 415, { error: 'send application/json' });
-  const body = parseJson(await readBody(request, { limitBytes: MAX_CONTROL_BODY_BYTES, tooLarge: `body over ${MAX_CONTROL_BODY_BYTES} bytes` }), { invalid: 'the body is not valid JSON' });
+  const body = await controlBody(request);
   const knownRoute = (route: string): void => {
     if (routes !== undefined && !routes.has(route)) throw new HttpError(400, `unknown route "${route}"`);
   };
