@@ -55,33 +55,17 @@ export function quietUntil(at: Date, quiet: QuietHours, zone: string): Date | un
   return undefined;
 }
 
-/** What a route's messages are called in its default digest, by source. */
-const NOUNS: Readonly<Record<string, string>> = {
-  alertmanager: 'alerts',
-  grafana: 'alerts',
-  pagerduty: 'incidents',
-  sentry: 'issues',
-  sns: 'alarms',
-  'uptime-kuma': 'monitor events',
-  shopify: 'orders',
-  woocommerce: 'orders',
-  stripe: 'payments',
-  github: 'events',
-  gitlab: 'events',
-};
-
 /**
  * A route's digest template when it sets no `digestTemplate`: the one message as it is when the
  * window held only one, else the count, the window and the texts, oldest first (fitted to one SMS
- * afterwards): `12 orders in 10 min: #1042 TZS 25,000; #1043 …`.
+ * afterwards): `12 orders in 10 min: #1042 TZS 25,000; #1043 …`, with the source pack's `digestNoun`.
  *
  * @example
  * ```ts
- * defaultDigestTemplate('shopify'); // '{% if count == 1 %}{{ messages[0] }}{% else %}{{ count }} orders {{ window }}: …'
+ * defaultDigestTemplate('orders'); // '{% if count == 1 %}{{ messages[0] }}{% else %}{{ count }} orders {{ window }}: …'
  * ```
  */
-export function defaultDigestTemplate(source: string): string {
-  const noun = NOUNS[source] ?? 'messages';
+export function defaultDigestTemplate(noun = 'messages'): string {
   return `{% if count == 1 %}{{ messages[0] }}{% else %}{{ count }} ${noun} {{ window }}: {{ messages | join: "; " }}{% endif %}`;
 }
 

@@ -110,7 +110,7 @@ export function compileRoute(
   const recipients = attempt('recipients', () => compileRecipients(route.recipients, engine, recipientNumbers));
   const bundles = route.digest !== undefined || route.quietHours !== undefined;
   // Compiled on every route: a route whose digest settings were removed still has DEFERRED records to send.
-  const digestTemplate = attempt('digestTemplate', () => engine.compileTemplate(route.digestTemplate ?? defaultDigestTemplate(route.source)));
+  const digestTemplate = attempt('digestTemplate', () => engine.compileTemplate(route.digestTemplate ?? defaultDigestTemplate(pack.digestNoun)));
   if (template === undefined || recipients === undefined || (route.when !== undefined && condition === undefined) || digestTemplate === undefined) return undefined;
   if (bundles && recipients.entries.some((entry) => entry.kind !== RecipientEntryKind.Literal)) {
     problems.push(`${at('recipients')}: ${route.digest === undefined ? 'quietHours' : 'digest'} sends one SMS to the route's literal recipients; a templated recipient differs per webhook and cannot be merged into it`);

@@ -102,6 +102,7 @@ export const alertmanager: SourcePack = {
   name: 'alertmanager',
   secretKind: 'credential',
   defaultDelivery: DeliveryPolicy.AtLeastOnce,
+  digestNoun: 'alerts',
   examples: { directory: 'alertmanager' },
   sign: signAlertmanager,
   capturedHeaders: [],

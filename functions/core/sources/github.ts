@@ -76,6 +76,7 @@ export const github: SourcePack = {
   name: 'github',
   secretKind: 'key',
   defaultDelivery: DeliveryPolicy.AtMostOnce,
+  digestNoun: 'events',
   examples: { directory: 'github', eventHeaders: (stem) => ({ [GITHUB.eventHeader]: firstWord(stem) }) },
   sign: signGitHub,
   capturedHeaders: [GITHUB.eventHeader, GITHUB.deliveryHeader],

@@ -107,6 +107,7 @@ export const gitlab: SourcePack = {
   name: 'gitlab',
   secretKind: 'credential',
   defaultDelivery: DeliveryPolicy.AtMostOnce,
+  digestNoun: 'events',
   examples: { directory: 'gitlab' },
   sign: signGitLab,
   capturedHeaders: [GITLAB.eventHeader, GITLAB.idempotencyHeader],

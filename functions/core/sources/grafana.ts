@@ -95,6 +95,7 @@ export const grafana: SourcePack = {
   name: 'grafana',
   secretKind: 'credential',
   defaultDelivery: DeliveryPolicy.AtLeastOnce,
+  digestNoun: 'alerts',
   examples: { directory: 'grafana' },
   sign: signGrafana,
   capturedHeaders: [],

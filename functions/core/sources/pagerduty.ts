@@ -75,6 +75,7 @@ export const pagerduty: SourcePack = {
   name: 'pagerduty',
   secretKind: 'key',
   defaultDelivery: DeliveryPolicy.AtLeastOnce,
+  digestNoun: 'incidents',
   examples: { directory: 'pagerduty' },
   sign: signPagerDuty,
   capturedHeaders: [PAGERDUTY.webhookIdHeader],

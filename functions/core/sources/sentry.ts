@@ -87,6 +87,7 @@ export const sentry: SourcePack = {
   name: 'sentry',
   secretKind: 'key',
   defaultDelivery: DeliveryPolicy.AtLeastOnce,
+  digestNoun: 'issues',
   examples: { directory: 'sentry', eventHeaders: (stem) => ({ [SENTRY.resourceHeader]: firstWord(stem) }) },
   sign: signSentry,
   capturedHeaders: [SENTRY.resourceHeader, SENTRY.requestIdHeader],

@@ -80,6 +80,7 @@ export const shopify: SourcePack = {
   name: 'shopify',
   secretKind: 'key',
   defaultDelivery: DeliveryPolicy.AtMostOnce,
+  digestNoun: 'orders',
   examples: { directory: 'shopify', eventHeaders: (stem) => ({ 'x-shopify-topic': stem.replace('-', '/') }) },
   sign: signShopify,
   capturedHeaders: [...TOPIC_HEADERS, ...WEBHOOK_ID_HEADERS, ...EVENT_ID_HEADERS],

@@ -299,6 +299,7 @@ export const sns: SourcePack = {
   name: 'sns',
   secretKind: 'credential',
   defaultDelivery: DeliveryPolicy.AtLeastOnce,
+  digestNoun: 'alarms',
   examples: { directory: 'sns' },
   sign: signSns,
   capturedHeaders: ['x-amz-sns-message-type', 'x-amz-sns-message-id', 'x-amz-sns-topic-arn'],

@@ -108,6 +108,7 @@ export const stripe: SourcePack = {
   name: 'stripe',
   secretKind: 'whsec',
   defaultDelivery: DeliveryPolicy.AtMostOnce,
+  digestNoun: 'payments',
   examples: { directory: 'stripe' },
   sign: signStripe,
   capturedHeaders: [],

@@ -123,6 +123,8 @@ export interface SourcePack {
    * generic senders (a customer must not get an order SMS twice).
    */
   readonly defaultDelivery: DeliveryPolicy;
+  /** What a digest SMS calls this source's messages (`12 orders in 10 min: …`); absent: `messages`. */
+  readonly digestNoun?: string;
   /** What kind of secret a route of this source takes (see {@link SecretKind}). */
   readonly secretKind: SecretKind;
   /** Where its example payloads are (see {@link PackExamples}). */

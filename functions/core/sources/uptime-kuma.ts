@@ -57,6 +57,7 @@ export const uptimeKuma: SourcePack = {
   name: 'uptime-kuma',
   secretKind: 'credential',
   defaultDelivery: DeliveryPolicy.AtLeastOnce,
+  digestNoun: 'monitor events',
   examples: { directory: 'uptime-kuma' },
   sign: bearer,
   capturedHeaders: [],

@@ -101,6 +101,7 @@ export const woocommerce: SourcePack = {
   name: 'woocommerce',
   secretKind: 'key',
   defaultDelivery: DeliveryPolicy.AtMostOnce,
+  digestNoun: 'orders',
   examples: {
     directory: 'woocommerce',
     // WooCommerce sends the topic and its two halves: `order.created`, `order`, `created`.
