@@ -31,7 +31,7 @@ export interface LocalStore {
    * (a handler run by hand, a DynamoDB tool). This process's `client` does not use it.
    */
   readonly endpoint: string;
-  /** This process's client: it calls dynalite in process (`createDynaliteHandler`), not over HTTP. */
+  /** This process's client: it calls dynalite in this thread (`createDynaliteHandler`) or posts to its worker (`offThread`), not over HTTP. */
   readonly client: DynamoDBClient;
   readonly store: MessageStore;
   readonly tableName: string;
