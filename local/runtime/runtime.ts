@@ -47,7 +47,7 @@ const SWEEPER_MAX_SHARE = 0.1;
 const SWEEPER_MAX_PAUSE_MS = 5_000;
 /**
  * The listings' share of the runtime's time at most (see `takeTurns`): `logs`, scripts and the
- * console polling while a backlog is sent must leave the sender most of the one thread.
+ * console polling while a backlog is sent must leave the sender most of the local store's time.
  */
 const LISTINGS_MAX_SHARE = 0.25;
 /** Due records per sweep page: the local store scans the whole table for each page, so the store's largest. */

@@ -4,9 +4,9 @@ import { createRequire } from 'node:module';
  * Two things dynalite works out again for every request, kept instead: the parse of an
  * expression, and the table's description.
  *
- * Under a burst the local runtime's one thread spends about a fifth of its time in dynalite's
- * expression parsers (PEG grammars, run for every condition and update expression of every
- * request) and more reading the table's description from LevelDB before every write. Both are the
+ * Under a burst the local runtime spent about a fifth of its time in dynalite's expression parsers
+ * (PEG grammars, run for every condition and update expression of every request) and more
+ * reading the table's description from LevelDB before every write. Both are the
  * same for the same request shape, so a burst drains faster; what dynalite answers does not change.
  */
 
