@@ -22,7 +22,7 @@ import { sendMessage } from '../../functions/relay/sender';
 import { sweep } from '../../functions/relay/sweeper';
 import { renderBanner } from './banner';
 import { examplePayloads } from '../shared/fixture-headers';
-import { invalidSetting } from '../shared/errors';
+import { invalidSetting, type RuntimeError } from '../shared/errors';
 import { announceRuntime, withdrawRuntime } from '../shared/discovery';
 import { openLocalStore, type LocalStore } from '../shared/local-store';
 import { createRedactor, formatWebhook } from './log-format';
@@ -47,7 +47,7 @@ const SWEEPER_MAX_SHARE = 0.1;
 const SWEEPER_MAX_PAUSE_MS = 5_000;
 /**
  * The listings' share of the runtime's time at most (see `takeTurns`): `logs`, scripts and the
- * console polling while a backlog is sent must leave the sender most of the one thread.
+ * console polling while a backlog is sent must leave the sender most of the local store's time.
  */
 const LISTINGS_MAX_SHARE = 0.25;
 /** Due records per sweep page: the local store scans the whole table for each page, so the store's largest. */
@@ -119,7 +119,15 @@ export async function startRuntime(settings: RuntimeSettings, { verbose = false 
     cleanup.push({ name: 'server', run: () => relay.close() });
     const url = `http://${settings.host}:${port}`;
 
-    const local = await openLocalStore({ dataDir: settings.dataDir, tableName: settings.tableName });
+    // The store's worker dying leaves nothing to record webhooks in: say so and stop, not hang.
+    let storeFailure: RuntimeError | undefined;
+    let stopForFailure: (() => void) | undefined;
+    const storeFailed = (error: RuntimeError): void => {
+      terminal.printError(`${clockNow()}  error    ${error.message}; stopping`);
+      storeFailure = error;
+      stopForFailure?.();
+    };
+    const local = await openLocalStore({ dataDir: settings.dataDir, tableName: settings.tableName, offThread: true, onFailure: (error) => storeFailed(error) });
     cleanup.push({ name: 'store', run: () => local.close() });
 
     const sandbox = settings.providerBaseUrl === undefined ? await startLocalSandbox(loaded, providerApiKey) : undefined;
@@ -244,6 +252,8 @@ export async function startRuntime(settings: RuntimeSettings, { verbose = false 
       })();
       return stopping;
     };
+    stopForFailure = () => void stop();
+    if (storeFailure !== undefined) stopForFailure();
     return { url, port, providerBaseUrl, sandbox, stopped, stop };
   } catch (error) {
     await unwind();

@@ -15,8 +15,8 @@ export interface TurnsOptions {
 }
 
 /**
- * Queues tasks that compete with the runtime's own work for its one thread: the listings of
- * `/_relay/records` and the console read the whole table through the in-process dynalite, and
+ * Queues tasks that compete with the runtime's own work for the local store: the listings of
+ * `/_relay/records` and the console read the whole table through the one dynalite, and
  * back-to-back they would leave the sender almost no time. One at a time, each followed by a pause
  * in proportion to its length, they take at most `maxShare` of the time; a poller then gets slower
  * answers instead of stalling the sends.

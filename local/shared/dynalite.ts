@@ -1,5 +1,6 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { createRequire } from 'node:module';
+import { keepExpressionParses, keepTableDescriptions, type TableDb } from './dynalite-memo';
 
 /**
  * dynalite (the local DynamoDB) with `TransactWriteItems`, which dynalite 4 lacks and the relay's
@@ -12,6 +13,8 @@ import { createRequire } from 'node:module';
  * item written for each. So within the process it is atomic: a write of any of its items waits
  * for it, and a condition that fails writes nothing. It is not atomic on disk: a kill between two
  * of its puts leaves the first. Only `Put` is implemented, which is all the relay asks of it.
+ *
+ * It also keeps what dynalite would work out again for every request (see `dynalite-memo.ts`).
  */
 
 /** dynalite's options that the relay sets; the package ships no TypeScript types. */
@@ -39,6 +42,7 @@ interface Table {
 }
 interface Store {
   readonly options: { readonly maxItemSize: number };
+  readonly tableDb: TableDb;
   getTable(name: string, cb: Callback<Table>): void;
   getItemDb(name: string): ItemDb;
 }
@@ -93,6 +97,8 @@ export function createDynalite(options: DynaliteOptions): Server {
   }
   if (store === undefined) throw new Error('dynalite did not create its store through dynalite/db');
   const captured = store;
+  keepExpressionParses();
+  keepTableDescriptions(captured.tableDb);
   const [answer] = server.listeners('request') as ((request: IncomingMessage, response: ServerResponse) => void)[];
   server.removeAllListeners('request');
   server.on('request', (request: IncomingMessage, response: ServerResponse) => {

@@ -4,8 +4,9 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { createStore, ensureTable, type MessageStore } from '../../functions/store';
-import { createDynalite } from './dynalite';
-import { createDynaliteHandler } from './dynalite-handler';
+import { createDynalite, type DynaliteOptions } from './dynalite';
+import { createDynaliteHandler, type DynaliteHandler } from './dynalite-handler';
+import { startDynaliteThread } from './dynalite-thread';
 import { RuntimeError } from './errors';
 
 /** The part of `level` (dynalite's own LevelDB binding) used to test the lock. */
@@ -30,7 +31,7 @@ export interface LocalStore {
    * (a handler run by hand, a DynamoDB tool). This process's `client` does not use it.
    */
   readonly endpoint: string;
-  /** This process's client: it calls dynalite in process (`createDynaliteHandler`), not over HTTP. */
+  /** This process's client: it calls dynalite in this thread (`createDynaliteHandler`) or posts to its worker (`offThread`), not over HTTP. */
   readonly client: DynamoDBClient;
   readonly store: MessageStore;
   readonly tableName: string;
@@ -42,6 +43,14 @@ export interface LocalStore {
 export interface OpenLocalStoreOptions {
   readonly dataDir: string;
   readonly tableName: string;
+  /**
+   * dynalite and LevelDB in a worker thread (the other core; `startDynaliteThread`), for the
+   * long-running runtime. Otherwise in this thread: a one-off command spares the worker's start.
+   * @default false
+   */
+  readonly offThread?: boolean;
+  /** With `offThread`: called once if the worker fails or ends before `close()`. */
+  readonly onFailure?: (error: RuntimeError) => void;
 }
 
 /**
@@ -58,38 +67,13 @@ export interface OpenLocalStoreOptions {
  * await local.close();
  * ```
  */
-export async function openLocalStore({ dataDir, tableName }: OpenLocalStoreOptions): Promise<LocalStore> {
+export async function openLocalStore({ dataDir, tableName, offThread = false, onFailure }: OpenLocalStoreOptions): Promise<LocalStore> {
   const path = join(dataDir, DATABASE_SUBDIR);
   mkdirSync(path, { recursive: true, mode: 0o700 });
   await assertUnlocked(path, dataDir);
 
-  const server = createDynalite({ path, createTableMs: 0, deleteTableMs: 0, updateTableMs: 0 });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
-  const endpoint = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  // The runtime's own requests go to dynalite in process, without the loopback HTTP round trip.
-  const client = new DynamoDBClient({ region: LOCAL_REGION, endpoint, credentials: LOCAL_CREDENTIALS, requestHandler: createDynaliteHandler(server) });
-  // The SDK's logger middleware filters every request's input and output for a log line even when,
-  // as here, no logger is set: a walk of every item read or written, ~2 % of the thread in a burst.
-  client.middlewareStack.remove('loggerMiddleware');
-
-  let closing: Promise<void> | undefined;
-  const close = (): Promise<void> => {
-    closing ??= (async () => {
-      client.destroy();
-      await new Promise<void>((resolve, reject) => {
-        server.close((error) => (error ? reject(error) : resolve()));
-        // Other clients (the handlers') keep idle keep-alive sockets; close() would wait on them.
-        server.closeAllConnections();
-      });
-    })();
-    return closing;
-  };
+  const options = { path, createTableMs: 0, deleteTableMs: 0, updateTableMs: 0 } as const;
+  const { endpoint, client, close } = offThread ? await openInWorker(options, onFailure) : await openInProcess(options);
 
   try {
     await ensureTable(client, tableName, { timeoutMs: 10_000 });
@@ -100,6 +84,64 @@ export async function openLocalStore({ dataDir, tableName }: OpenLocalStoreOptio
   // dynalite writes an item and its index entries apart: a kill between them leaves an index that
   // disagrees with the table, so the local store lists records from the table itself.
   return { endpoint, client, store: createStore({ client, tableName, readIndexes: false }), tableName, dataDir, close };
+}
+
+interface Opened {
+  readonly endpoint: string;
+  readonly client: DynamoDBClient;
+  close(): Promise<void>;
+}
+
+/** Idempotent: the first call's promise for every call. */
+function once(run: () => Promise<void>): () => Promise<void> {
+  let running: Promise<void> | undefined;
+  return () => (running ??= run());
+}
+
+/**
+ * This process's client of the local store, whose requests go to `requestHandler` (dynalite in
+ * this thread or in the store's worker), not over loopback HTTP.
+ */
+function localClient(endpoint: string, requestHandler: DynaliteHandler): DynamoDBClient {
+  // `cacheMiddleware`: each command's handler chain is built once, not for every request (~5 % of
+  // the thread in a burst); nothing adds middleware to this client after its first request.
+  const client = new DynamoDBClient({ region: LOCAL_REGION, endpoint, credentials: LOCAL_CREDENTIALS, requestHandler, cacheMiddleware: true });
+  // The SDK's logger middleware filters every request's input and output for a log line even when,
+  // as here, no logger is set: a walk of every item read or written, ~2 % of the thread in a burst.
+  client.middlewareStack.remove('loggerMiddleware');
+  return client;
+}
+
+async function openInWorker(options: DynaliteOptions, onFailure: ((error: RuntimeError) => void) | undefined): Promise<Opened> {
+  const thread = await startDynaliteThread(options, onFailure === undefined ? {} : { onFailure });
+  const client = localClient(thread.endpoint, thread.handler);
+  const close = once(async () => {
+    client.destroy();
+    await thread.close();
+  });
+  return { endpoint: thread.endpoint, client, close };
+}
+
+async function openInProcess(options: DynaliteOptions): Promise<Opened> {
+  const server = createDynalite(options);
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const endpoint = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const client = localClient(endpoint, createDynaliteHandler(server));
+  const close = once(async () => {
+    client.destroy();
+    await new Promise<void>((resolve, reject) => {
+      server.close((error) => (error ? reject(error) : resolve()));
+      // Other clients (the handlers') keep idle keep-alive sockets; close() would wait on them.
+      server.closeAllConnections();
+    });
+  });
+  return { endpoint, client, close };
 }
 
 async function assertUnlocked(path: string, dataDir: string): Promise<void> {

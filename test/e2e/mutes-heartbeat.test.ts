@@ -84,8 +84,10 @@ describe("the dead-man's switch (npm start)", () => {
       { what: 'the back SMS', timeoutMs: 120_000, intervalMs: 500 },
     );
     expect(back.message).toMatch(/^sms-relay: route 'watchdog' is back after \d+ min \(nothing from \d\d:\d\d to \d\d:\d\d\)$/);
-    const notices = (await records(relay.url, 'route=watchdog')).filter((record) => record.state === 'SENT');
-    expect(notices).toHaveLength(2);
+    // The SMS reaches the service before its record is settled SENT: wait for the state.
+    await eventually(async () => ((await records(relay.url, 'route=watchdog')).filter((record) => record.state === 'SENT').length === 2 ? true : undefined), {
+      what: 'both notices SENT',
+    });
     expect(sandbox.messages().filter((message) => message.message.includes("route 'watchdog'"))).toHaveLength(2);
   }, 600_000);
 });
