@@ -170,6 +170,7 @@ export async function ingestWebhook(
   }
 
   if (evaluation.verdict === Verdict.Send) {
+    const deferredUntil = deferral === undefined ? {} : { deferredUntil: deferral.until.toISOString() };
     metrics.add(RelayMetric.Accepted, evaluation.messages.length, route.id);
     if (deferral !== undefined) metrics.add(RelayMetric.Deferred, evaluation.messages.length, route.id);
     logger.info('webhook accepted', {
@@ -181,10 +182,10 @@ export async function ingestWebhook(
         encoding: message.encoding,
       })),
       warnings: evaluation.warnings,
-      ...(deferral === undefined ? {} : { deferredUntil: deferral.until.toISOString() }),
+      ...deferredUntil,
     });
     const ids = result.ids.slice(0, evaluation.messages.length);
-    return { outcome: 'accepted', status: 202, ids, body: { status: 'accepted', ids, ...(deferral === undefined ? {} : { deferredUntil: deferral.until.toISOString() }), ...skippedSummary(evaluation), ...notSentSummary(evaluation, result.ids) } };
+    return { outcome: 'accepted', status: 202, ids, body: { status: 'accepted', ids, ...deferredUntil, ...skippedSummary(evaluation), ...notSentSummary(evaluation, result.ids) } };
   }
 
   metrics.add(evaluation.verdict === Verdict.Filtered ? RelayMetric.Filtered : RelayMetric.Dropped, 1, route.id);

@@ -203,13 +203,15 @@ async function checkBeforeSend(context: RelayContext<RelayConfigView>, record: M
   const go: Gate = credit === undefined ? GO : { outcome: SendOutcome.Sent, credit };
   if (limits === undefined || (limits.messages === undefined && !capsCredits)) return go;
   let reservation;
+  // One reading of the clock: the month a reservation counts in is the one its time falls in.
+  const reservedAt = context.clock();
   try {
     reservation = await context.store.reserveLimit({
       route: record.route,
-      now: context.clock(),
+      now: reservedAt,
       ...(limits.messages === undefined ? {} : { messages: { max: limits.messages, windowSeconds: limits.window } }),
       ...(limits.creditsPerDay === undefined ? {} : { credits: { maxPerDay: limits.creditsPerDay, estimate } }),
-      ...(limits.creditsPerMonth === undefined ? {} : { monthCredits: { maxPerMonth: limits.creditsPerMonth, estimate, month: monthBounds(context.clock(), route!.timeZone) } }),
+      ...(limits.creditsPerMonth === undefined ? {} : { monthCredits: { maxPerMonth: limits.creditsPerMonth, estimate, month: monthBounds(reservedAt, route!.timeZone) } }),
     });
   } catch (error) {
     await giveBack(context, credit);

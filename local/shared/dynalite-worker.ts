@@ -1,5 +1,5 @@
-import type { AddressInfo } from 'node:net';
 import { parentPort, workerData } from 'node:worker_threads';
+import { listen } from '../http';
 import { createDynalite, type DynaliteOptions } from './dynalite';
 import { createDynaliteHandler } from './dynalite-handler';
 import type { ThreadMessage, ThreadRequest } from './dynalite-thread';
@@ -11,8 +11,10 @@ const server = createDynalite(workerData as DynaliteOptions);
 const handler = createDynaliteHandler(server);
 const post = (message: ThreadMessage): void => port.postMessage(message);
 
-server.once('error', (error) => post({ failed: error.message }));
-server.listen(0, '127.0.0.1', () => post({ port: (server.address() as AddressInfo).port }));
+listen(server, { port: 0, host: '127.0.0.1' }).then(
+  (listening) => post({ port: listening }),
+  (error: Error) => post({ failed: error.message }),
+);
 
 port.on('message', (message: ThreadRequest) => {
   if (message !== 'close') {

@@ -1,9 +1,9 @@
 import { mkdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { createStore, ensureTable, type MessageStore } from '../../functions/store';
+import { listen } from '../http';
 import { createDynalite, type DynaliteOptions } from './dynalite';
 import { createDynaliteHandler, type DynaliteHandler } from './dynalite-handler';
 import { startDynaliteThread } from './dynalite-thread';
@@ -124,14 +124,7 @@ async function openInWorker(options: DynaliteOptions, onFailure: ((error: Runtim
 
 async function openInProcess(options: DynaliteOptions): Promise<Opened> {
   const server = createDynalite(options);
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      server.off('error', reject);
-      resolve();
-    });
-  });
-  const endpoint = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const endpoint = `http://127.0.0.1:${await listen(server, { port: 0, host: '127.0.0.1' })}`;
   const client = localClient(endpoint, createDynaliteHandler(server));
   const close = once(async () => {
     client.destroy();

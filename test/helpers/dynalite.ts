@@ -1,5 +1,5 @@
-import type { AddressInfo } from 'node:net';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { listen } from '../../local/http';
 import { createDynalite } from '../../local/shared/dynalite';
 
 export interface Dynalite {
@@ -24,12 +24,7 @@ export interface Dynalite {
  */
 export const startDynalite = async ({ path }: { readonly path?: string } = {}): Promise<Dynalite> => {
   const server = createDynalite({ createTableMs: 0, deleteTableMs: 0, updateTableMs: 0, ...(path === undefined ? {} : { path }) });
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => resolve());
-  });
-  const { port } = server.address() as AddressInfo;
-  const endpoint = `http://127.0.0.1:${port}`;
+  const endpoint = `http://127.0.0.1:${await listen(server, { port: 0, host: '127.0.0.1' })}`;
   const clients: DynamoDBClient[] = [];
   const newClient = (): DynamoDBClient => {
     const client = new DynamoDBClient({
