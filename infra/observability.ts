@@ -12,7 +12,7 @@ import { Construct } from 'constructs';
 import { BALANCE_SCHEDULE } from '../functions/core/defaults';
 import { HANDLER_NAMES, type HandlerName } from './bundle';
 import { pascalCase } from './names';
-import { METRICS, type MetricName } from './metrics';
+import { METRICS, RelayMetric } from '../functions/core/metrics';
 
 export interface RelayObservabilityProps {
   readonly environmentName: string;
@@ -82,9 +82,9 @@ export class RelayObservability extends Construct {
   public constructor(scope: Construct, id: string, props: RelayObservabilityProps) {
     super(scope, id);
     const prefix = `SmsRelay-${props.environmentName}`;
-    const relay = (name: MetricName, statistic: string, period: Duration = FIVE_MINUTES, route?: string): cloudwatch.Metric =>
+    const relay = (name: RelayMetric, statistic: string, period: Duration = FIVE_MINUTES, route?: string): cloudwatch.Metric =>
       relayMetric(props.namespace, name, statistic, period, route);
-    const sum = (name: MetricName): cloudwatch.Metric => relay(name, 'Sum');
+    const sum = (name: RelayMetric): cloudwatch.Metric => relay(name, 'Sum');
 
     // No KMS key: the topic carries alarm state changes only, and CloudWatch cannot publish to a
     // topic encrypted with the AWS-managed SNS key.
@@ -113,7 +113,7 @@ export class RelayObservability extends Construct {
     if (props.balanceThreshold !== undefined) {
       alarm('BalanceLow', {
         alarmDescription: runbook(`The SMS provider balance is below ${props.balanceThreshold}.`, 'top up, then `sms-relay redrive --env <env> --state PARKED`'),
-        metric: relay(METRICS.names.remainingBalance, 'Minimum', Duration.hours(1)),
+        metric: relay(RelayMetric.RemainingBalance, 'Minimum', Duration.hours(1)),
         threshold: props.balanceThreshold,
         comparisonOperator: cloudwatch.ComparisonOperator.LESS_THAN_THRESHOLD,
         // The balance arrives once per watch run; between runs the last reading stands.
@@ -126,14 +126,14 @@ export class RelayObservability extends Construct {
         `The balance watch could not read the balance ${unreadable.threshold === 1 ? 'on its last run' : 'on two runs'} (provider unreachable, or the API key refused).`,
         'see the balance-watch log; check the provider and `providerApiKey` in the secret',
       ),
-      metric: relay(METRICS.names.balanceReadFailed, 'Sum', unreadable.period),
+      metric: relay(RelayMetric.BalanceReadFailed, 'Sum', unreadable.period),
       threshold: unreadable.threshold,
     });
 
     // Messages that ended unsent, or may have.
     alarm('SendFailures', {
       alarmDescription: runbook('The SMS provider refused at least one message (FAILED) in 5 minutes.', '`sms-relay logs --env <env> --state FAILED`, fix the cause, then `redrive`'),
-      metric: sum(METRICS.names.failed),
+      metric: sum(RelayMetric.Failed),
       threshold: 1,
     });
     alarm('MessagesUnknown', {
@@ -141,12 +141,12 @@ export class RelayObservability extends Construct {
         'At least one message is UNKNOWN: the provider failed or timed out mid-send on an at-most-once route, so it may or may not have gone out.',
         '`sms-relay logs --env <env> --state UNKNOWN`; ask the provider, or `redrive` what you accept may arrive twice',
       ),
-      metric: sum(METRICS.names.unknown),
+      metric: sum(RelayMetric.Unknown),
       threshold: 1,
     });
     alarm('MessagesParked', {
       alarmDescription: runbook('At least one message is PARKED: the balance could not pay for it.', 'top up, then `sms-relay redrive --env <env> --state PARKED`'),
-      metric: sum(METRICS.names.parked),
+      metric: sum(RelayMetric.Parked),
       threshold: 1,
     });
     alarm('FailureQueueNotEmpty', {
@@ -168,7 +168,7 @@ export class RelayObservability extends Construct {
     });
     alarm('RouteMisconfigured', {
       alarmDescription: runbook('A route\'s secret is missing from the environment secret (or can never authenticate): its webhooks are refused with 500.', 'put the route secret with `aws secretsmanager put-secret-value`'),
-      metric: sum(METRICS.names.routeMisconfigured),
+      metric: sum(RelayMetric.RouteMisconfigured),
       threshold: 1,
     });
     for (const route of props.routes) {
@@ -177,7 +177,7 @@ export class RelayObservability extends Construct {
           `Route ${route} refused webhooks (401/400/413) in each of ${ALARM_THRESHOLDS.rejectedPeriods} consecutive 5-minute periods: a sender with a wrong secret, or someone probing the route.`,
           'see the ingest log for the reason; fix the sender\'s secret',
         ),
-        metric: relay(METRICS.names.rejected, 'Sum', FIVE_MINUTES, route),
+        metric: relay(RelayMetric.Rejected, 'Sum', FIVE_MINUTES, route),
         threshold: 1,
         evaluationPeriods: ALARM_THRESHOLDS.rejectedPeriods,
       });
@@ -195,13 +195,13 @@ export class RelayObservability extends Construct {
         `The oldest due PENDING record has waited more than ${ALARM_THRESHOLDS.pendingAgeSeconds / 60} minutes: the sweeper is not draining the backlog (PendingDue on the dashboard counts it).`,
         '`sms-relay logs --env <env> --state PENDING`; see the sweeper log',
       ),
-      metric: relay(METRICS.names.oldestPendingAge, 'Maximum'),
+      metric: relay(RelayMetric.OldestPendingAgeSeconds, 'Maximum'),
       threshold: ALARM_THRESHOLDS.pendingAgeSeconds,
       comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
     });
     alarm('SweepErrors', {
       alarmDescription: runbook('The sweeper could not send due records (the store failing); they stay due.', 'see the sweeper log'),
-      metric: sum(METRICS.names.sweepErrors),
+      metric: sum(RelayMetric.SweepErrors),
       threshold: 1,
     });
     alarm('TableThrottles', {
@@ -246,7 +246,7 @@ export class RelayObservability extends Construct {
 /** The metric the access-log filter counts the API's 429 answers into. */
 export const API_THROTTLED = 'ApiThrottled';
 
-function relayMetric(namespace: string, name: MetricName, statistic: string, period: Duration, route?: string): cloudwatch.Metric {
+function relayMetric(namespace: string, name: RelayMetric, statistic: string, period: Duration, route?: string): cloudwatch.Metric {
   const dimensionsMap: Record<string, string> = { ...METRICS.dimensions, ...(route === undefined ? {} : { [METRICS.routeDimension]: route }) };
   return new cloudwatch.Metric({ namespace, metricName: name, dimensionsMap, statistic, period });
 }
@@ -278,12 +278,12 @@ export function balanceReadWindow(schedule: string): { readonly period: Duration
 
 function dashboardRows(
   props: RelayObservabilityProps,
-  relay: (name: MetricName, statistic: string, period?: Duration, route?: string) => cloudwatch.Metric,
+  relay: (name: RelayMetric, statistic: string, period?: Duration, route?: string) => cloudwatch.Metric,
   apiThrottled: cloudwatch.IMetric,
   alarms: readonly cloudwatch.Alarm[],
 ): cloudwatch.IWidget[][] {
-  const sum = (name: MetricName): cloudwatch.Metric => relay(name, 'Sum');
-  const balance = relay(METRICS.names.remainingBalance, 'Minimum', Duration.hours(1));
+  const sum = (name: RelayMetric): cloudwatch.Metric => relay(name, 'Sum');
+  const balance = relay(RelayMetric.RemainingBalance, 'Minimum', Duration.hours(1));
   const thresholds = props.balanceThreshold === undefined ? [] : [{ value: props.balanceThreshold, label: 'threshold', color: cloudwatch.Color.RED }];
   const perFunction = (metric: (fn: lambda.IFunction, label: string) => cloudwatch.IMetric): cloudwatch.IMetric[] =>
     HANDLER_NAMES.map((name) => metric(props.functions[name], name));
@@ -292,35 +292,35 @@ function dashboardRows(
     [
       new cloudwatch.SingleValueWidget({ title: 'Provider balance', metrics: [balance], width: 6, height: 6, setPeriodToTimeRange: false }),
       new cloudwatch.GraphWidget({ title: 'Provider balance', left: [balance], leftAnnotations: thresholds, width: 12, height: 6 }),
-      new cloudwatch.GraphWidget({ title: 'Balance watch: failed reads', left: [sum(METRICS.names.balanceReadFailed)], width: 6, height: 6 }),
+      new cloudwatch.GraphWidget({ title: 'Balance watch: failed reads', left: [sum(RelayMetric.BalanceReadFailed)], width: 6, height: 6 }),
     ],
     [
       new cloudwatch.GraphWidget({
         title: 'Lost or stuck messages',
-        left: [sum(METRICS.names.unknown), sum(METRICS.names.failed), sum(METRICS.names.parked)],
+        left: [sum(RelayMetric.Unknown), sum(RelayMetric.Failed), sum(RelayMetric.Parked)],
         width: 8,
       }),
       new cloudwatch.GraphWidget({
         title: 'Messages',
-        left: [sum(METRICS.names.sent), sum(METRICS.names.heldBack), sum(METRICS.names.deferred), sum(METRICS.names.digests)],
+        left: [sum(RelayMetric.Sent), sum(RelayMetric.HeldBack), sum(RelayMetric.Deferred), sum(RelayMetric.Digests)],
         width: 8,
       }),
       new cloudwatch.GraphWidget({
         title: 'Spend',
-        left: [sum(METRICS.names.creditsSpent)],
-        right: [sum(METRICS.names.segments)],
+        left: [sum(RelayMetric.CreditsSpent)],
+        right: [sum(RelayMetric.Segments)],
         width: 8,
       }),
     ],
     [
       new cloudwatch.GraphWidget({
         title: 'Webhooks',
-        left: [sum(METRICS.names.accepted), sum(METRICS.names.duplicates), sum(METRICS.names.filtered)],
+        left: [sum(RelayMetric.Accepted), sum(RelayMetric.Duplicates), sum(RelayMetric.Filtered)],
         width: 8,
       }),
       new cloudwatch.GraphWidget({
         title: 'Webhooks refused',
-        left: [sum(METRICS.names.routeMisconfigured), ...props.routes.map((route) => relay(METRICS.names.rejected, 'Sum', FIVE_MINUTES, route).with({ label: `Rejected ${route}` }))],
+        left: [sum(RelayMetric.RouteMisconfigured), ...props.routes.map((route) => relay(RelayMetric.Rejected, 'Sum', FIVE_MINUTES, route).with({ label: `Rejected ${route}` }))],
         width: 8,
       }),
       new cloudwatch.GraphWidget({
@@ -333,8 +333,8 @@ function dashboardRows(
     [
       new cloudwatch.GraphWidget({
         title: 'Backlog: due PENDING records',
-        left: [relay(METRICS.names.pendingDue, 'Maximum')],
-        right: [relay(METRICS.names.oldestPendingAge, 'Maximum')],
+        left: [relay(RelayMetric.PendingDue, 'Maximum')],
+        right: [relay(RelayMetric.OldestPendingAgeSeconds, 'Maximum')],
         rightAnnotations: [{ value: ALARM_THRESHOLDS.pendingAgeSeconds, label: 'oldest due (s) alarm', color: cloudwatch.Color.RED }],
         width: 8,
       }),
@@ -354,7 +354,7 @@ function dashboardRows(
       }),
     ],
     [
-      new cloudwatch.GraphWidget({ title: 'Function errors', left: [...perFunction((fn, label) => fn.metricErrors({ label, statistic: 'Sum', period: FIVE_MINUTES })), sum(METRICS.names.sweepErrors)], width: 6 }),
+      new cloudwatch.GraphWidget({ title: 'Function errors', left: [...perFunction((fn, label) => fn.metricErrors({ label, statistic: 'Sum', period: FIVE_MINUTES })), sum(RelayMetric.SweepErrors)], width: 6 }),
       new cloudwatch.GraphWidget({ title: 'Function duration p95 (ms)', left: perFunction((fn, label) => fn.metricDuration({ label, statistic: 'p95', period: FIVE_MINUTES })), width: 6 }),
       new cloudwatch.GraphWidget({ title: 'Function throttles', left: perFunction((fn, label) => fn.metricThrottles({ label, statistic: 'Sum', period: FIVE_MINUTES })), width: 6 }),
       new cloudwatch.GraphWidget({ title: 'Table throttles', left: [tableThrottles(props.table)], width: 6 }),

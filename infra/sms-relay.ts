@@ -18,7 +18,7 @@ import { ConfigError } from '../functions/core/config/errors';
 import type { RelayConfig } from '../functions/core/config/schema';
 import { MessageState, TABLE } from '../functions/store/table';
 import { bundleHandlers, HANDLER_NAMES, type HandlerName } from './bundle';
-import { METRICS, metricsNamespace } from './metrics';
+import { METRICS, metricsNamespace } from '../functions/core/metrics';
 import { deployProblems, secretName } from './deployable';
 import { pascalCase } from './names';
 import { RelayObservability } from './observability';

@@ -24,31 +24,8 @@ export interface RelayLogger {
   error(message: string, attributes?: Record<string, unknown>): void;
 }
 
-export const RelayMetric = {
-  Accepted: 'Accepted',
-  Duplicates: 'Duplicates',
-  Filtered: 'Filtered',
-  Dropped: 'Dropped',
-  Sent: 'Sent',
-  Failed: 'Failed',
-  Unknown: 'Unknown',
-  Parked: 'Parked',
-  HeldBack: 'HeldBack',
-  /** Messages recorded DEFERRED (quiet hours, a digest window): not lost, they go out in a digest. */
-  Deferred: 'Deferred',
-  /** Digest SMS recorded (each then sent, or failed, like any message). */
-  Digests: 'Digests',
-  CreditsSpent: 'CreditsSpent',
-  Segments: 'Segments',
-  RemainingBalance: 'RemainingBalance',
-  RouteMisconfigured: 'RouteMisconfigured',
-  Rejected: 'Rejected',
-  PendingDue: 'PendingDue',
-  OldestPendingAgeSeconds: 'OldestPendingAgeSeconds',
-  SweepErrors: 'SweepErrors',
-  BalanceReadFailed: 'BalanceReadFailed',
-} as const;
-export type RelayMetric = (typeof RelayMetric)[keyof typeof RelayMetric];
+export { RelayMetric } from '../core/metrics';
+import type { RelayMetric } from '../core/metrics';
 
 /** Counts and gauges; the Lambda adapter turns them into EMF lines through Powertools Metrics. */
 export interface RelayMetrics {

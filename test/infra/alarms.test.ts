@@ -3,7 +3,7 @@ import { App } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { parseConfig } from '../../functions/core/config/parse';
 import { HANDLER_NAMES, type HandlerName } from '../../infra/bundle';
-import { METRICS, metricsNamespace } from '../../infra/metrics';
+import { METRICS, metricsNamespace, RelayMetric } from '../../functions/core/metrics';
 import { pascalCase } from '../../infra/names';
 import { API_THROTTLED, balanceReadWindow } from '../../infra/observability';
 import { SmsRelayStack } from '../../infra/stack';
@@ -67,11 +67,11 @@ const AT_LEAST_ONE = { Threshold: 1, ComparisonOperator: 'GreaterThanOrEqualToTh
 
 describe('an alarm for every way a message is lost or stuck', () => {
   it.each([
-    ['UNKNOWN (may have been sent)', METRICS.names.unknown],
-    ['PARKED (the balance could not pay)', METRICS.names.parked],
-    ['FAILED (refused by the provider)', METRICS.names.failed],
-    ['a route misconfigured (its secret missing: ingest answers 500)', METRICS.names.routeMisconfigured],
-    ['the sweeper unable to send due records', METRICS.names.sweepErrors],
+    ['UNKNOWN (may have been sent)', RelayMetric.Unknown],
+    ['PARKED (the balance could not pay)', RelayMetric.Parked],
+    ['FAILED (refused by the provider)', RelayMetric.Failed],
+    ['a route misconfigured (its secret missing: ingest answers 500)', RelayMetric.RouteMisconfigured],
+    ['the sweeper unable to send due records', RelayMetric.SweepErrors],
   ])('%s: any in 5 minutes', (_what, metric) => {
     expect(alarmWatching(prod, RELAY, metric, SERVICE)).toMatchObject({ Statistic: 'Sum', Period: 300, ...AT_LEAST_ONE });
   });
@@ -82,7 +82,7 @@ describe('an alarm for every way a message is lost or stuck', () => {
   });
 
   it.each(['oncall', 'orders', 'ci'])('route %s refusing webhooks (4xx) in three 5-minute periods running', (route) => {
-    expect(alarmWatching(prod, RELAY, METRICS.names.rejected, { ...SERVICE, route })).toMatchObject({
+    expect(alarmWatching(prod, RELAY, RelayMetric.Rejected, { ...SERVICE, route })).toMatchObject({
       Statistic: 'Sum',
       Period: 300,
       ...AT_LEAST_ONE,
@@ -99,7 +99,7 @@ describe('an alarm for every way a message is lost or stuck', () => {
   });
 
   it('the oldest due PENDING record waiting more than 5 minutes (the sweeper\'s backlog metric)', () => {
-    expect(alarmWatching(prod, RELAY, METRICS.names.oldestPendingAge, SERVICE)).toMatchObject({
+    expect(alarmWatching(prod, RELAY, RelayMetric.OldestPendingAgeSeconds, SERVICE)).toMatchObject({
       Statistic: 'Maximum',
       Threshold: 300,
       ComparisonOperator: 'GreaterThanThreshold',
@@ -123,12 +123,12 @@ describe('an alarm for every way a message is lost or stuck', () => {
     expect(alarmWatching(prod, RELAY, API_THROTTLED, {})).toMatchObject({ Statistic: 'Sum', ...AT_LEAST_ONE });
     prod.template.hasResourceProperties('AWS::Logs::MetricFilter', {
       FilterPattern: '{ $.status = "429" }',
-      MetricTransformations: [{ MetricNamespace: RELAY, MetricName: API_THROTTLED, MetricValue: '1' }],
+      MetricTransformations: [{ RelayMetricspace: RELAY, RelayMetric: API_THROTTLED, MetricValue: '1' }],
     });
   });
 
   it('the balance watch unable to read the balance on two runs (prod: hourly, so two in 2 hours)', () => {
-    expect(alarmWatching(prod, RELAY, METRICS.names.balanceReadFailed, SERVICE)).toMatchObject({ Statistic: 'Sum', Period: 7_200, Threshold: 2, EvaluationPeriods: 1 });
+    expect(alarmWatching(prod, RELAY, RelayMetric.BalanceReadFailed, SERVICE)).toMatchObject({ Statistic: 'Sum', Period: 7_200, Threshold: 2, EvaluationPeriods: 1 });
     expect(balanceReadWindow('rate(5 minutes)')).toMatchObject({ threshold: 2 });
     expect(balanceReadWindow('rate(5 minutes)').period.toSeconds()).toBe(600);
     expect(balanceReadWindow('rate(1 day)')).toMatchObject({ threshold: 1 });
@@ -136,7 +136,7 @@ describe('an alarm for every way a message is lost or stuck', () => {
   });
 
   it('the balance below the threshold (kept)', () => {
-    expect(alarmWatching(prod, RELAY, METRICS.names.remainingBalance, SERVICE)).toMatchObject({
+    expect(alarmWatching(prod, RELAY, RelayMetric.RemainingBalance, SERVICE)).toMatchObject({
       Statistic: 'Minimum',
       Threshold: 5000,
       ComparisonOperator: 'LessThanThreshold',
@@ -163,8 +163,8 @@ describe('an alarm for every way a message is lost or stuck', () => {
   it('without a balance threshold there is no BalanceLow, but the unreadable-balance alarm stays', () => {
     const minimal = synthStack('minimal', 'provider: { baseUrl: "https://sms.example.co.tz" }\nroutes:\n  ci: { source: github, secret: gh, recipients: ["+255712345678"] }\n', bundle.dir);
     const relay = metricsNamespace('minimal');
-    expect(alarmsOf(minimal).filter((alarm) => alarm.MetricName === METRICS.names.remainingBalance)).toEqual([]);
-    expect(alarmWatching(minimal, relay, METRICS.names.balanceReadFailed, SERVICE)).toMatchObject({ Period: 7_200, Threshold: 2 });
+    expect(alarmsOf(minimal).filter((alarm) => alarm.MetricName === RelayMetric.RemainingBalance)).toEqual([]);
+    expect(alarmWatching(minimal, relay, RelayMetric.BalanceReadFailed, SERVICE)).toMatchObject({ Period: 7_200, Threshold: 2 });
   });
 });
 
@@ -173,7 +173,7 @@ describe('the dashboard', () => {
     const [, dashboard] = resourcesOfType(prod.resources, 'AWS::CloudWatch::Dashboard')[0] ?? [];
     const body = JSON.stringify((dashboard as CfnResourceJson).Properties?.['DashboardBody']);
     for (const metric of new Set(alarmsOf(prod).flatMap((alarm) => watched(alarm).map((each) => each.name)))) expect(body, metric).toContain(`\\"${metric}\\"`);
-    for (const metric of Object.values(METRICS.names)) expect(body, metric).toContain(`\\"${metric}\\"`);
+    for (const metric of Object.values(RelayMetric)) expect(body, metric).toContain(`\\"${metric}\\"`);
     for (const [id] of resourcesOfType(prod.resources, 'AWS::CloudWatch::Alarm')) expect(body).toContain(`"Fn::GetAtt":["${id}","Arn"]`);
     expect(body).toContain(`\\"${RELAY}\\"`);
   });

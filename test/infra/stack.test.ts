@@ -6,7 +6,7 @@ import { Match } from 'aws-cdk-lib/assertions';
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { ConfigError } from '../../functions/core/config/errors';
 import { HANDLER_NAMES, type HandlerName } from '../../infra/bundle';
-import { METRICS } from '../../infra/metrics';
+import { RelayMetric } from '../../functions/core/metrics';
 import { bundleForTests, configText, resourcesOfType, synthStack, type CfnResourceJson, type TestStack } from './support';
 
 let bundle: ReturnType<typeof bundleForTests>;
@@ -474,7 +474,7 @@ describe('observability', () => {
     const [, dashboard] = resourcesOfType(prod.resources, 'AWS::CloudWatch::Dashboard')[0] ?? [];
     expect(props(dashboard)['DashboardName']).toBe('SmsRelay-prod');
     const body = JSON.stringify(props(dashboard)['DashboardBody']);
-    for (const metric of Object.values(METRICS.names)) expect(body).toContain(`\\"${metric}\\"`);
+    for (const metric of Object.values(RelayMetric)) expect(body).toContain(`\\"${metric}\\"`);
     for (const metric of ['ApproximateNumberOfMessagesVisible', 'IteratorAge', 'Errors', 'Duration', 'Throttles', '5xx']) expect(body).toContain(metric);
   });
 });

@@ -11,7 +11,7 @@ import { stringify } from 'yaml';
 import { NOTICE_ROUTE, sleepUntil } from '../../functions/relay/ports';
 import { createStore, ensureTable, MessageState, type MessageRecord, type MessageStore } from '../../functions/store';
 import { bundleHandlers, type HandlerName } from '../../infra/bundle';
-import { metricsNamespace } from '../../infra/metrics';
+import { metricsNamespace } from '../../functions/core/metrics';
 import { RELAY_CONFIG_FILE, stageFunctionAsset } from '../../infra/staging';
 import { startSandbox } from '../../local/sandbox/server';
 import type { RunningSandbox } from '../../local/sandbox/types';

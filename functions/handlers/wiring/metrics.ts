@@ -1,7 +1,7 @@
 import { Metrics, MetricUnit } from '@aws-lambda-powertools/metrics';
 import type { MetricUnit as Unit } from '@aws-lambda-powertools/metrics/types';
 import { RelayMetric, type RelayMetrics } from '../../relay/ports';
-import { METRICS } from '../../../infra/metrics';
+import { METRICS } from '../../core/metrics';
 
 /** Gauges and amounts of money are not counts. */
 const UNITS: Readonly<Partial<Record<RelayMetric, Unit>>> = {
@@ -23,7 +23,7 @@ export interface MetricsOptions {
 }
 
 /**
- * A Powertools `Metrics` for the relay's namespace and service (see `infra/metrics.ts`, which the
+ * A Powertools `Metrics` for the relay's namespace and service (see `functions/core/metrics.ts`, which the
  * alarms are built from).
  *
  * @example
