@@ -41,14 +41,35 @@ function offsetMs(at: Date, zone: string): number {
   return Date.UTC(year, month - 1, day, hour, minute, second) - Math.floor(at.getTime() / 1000) * 1000;
 }
 
+const DAY_MS = 86_400_000;
+
+/** What the wall clock in `zone` shows at `at`, as `Date.UTC` fields read as one number. */
+const wallAt = (at: number, zone: string): number => at + offsetMs(new Date(at), zone);
+
 /**
- * The instant (epoch ms) at which the wall clock in `zone` shows `wall`, its fields read as UTC
- * (`Date.UTC(year, month - 1, day, hour, minute)`); the offset is taken at that time, so a time
- * in a daylight-saving gap resolves forward.
+ * The first instant (epoch ms) at which the wall clock in `zone` shows `wall`, its fields read as
+ * UTC (`Date.UTC(year, month - 1, day, hour, minute)`), or a later time: the one instant that time
+ * names; the earlier of two when the clocks go back over it; and when they skip it (01:30 on the
+ * night the clocks go from 01:00 to 02:00), the instant they skip it at (02:00), so a period that
+ * ends at a time that never shows ends once, for every message in it.
  */
 export function instantAt(wall: number, zone: string): number {
-  const first = wall - offsetMs(new Date(wall), zone);
-  return wall - offsetMs(new Date(first), zone);
+  // The offsets before and after any change of the clocks near that time (at most one a day).
+  const before = wall - offsetMs(new Date(wall - DAY_MS), zone);
+  const after = wall - offsetMs(new Date(wall + DAY_MS), zone);
+  if (before === after) return before;
+  const shown = [before, after].filter((at) => wallAt(at, zone) === wall);
+  if (shown.length > 0) return Math.min(...shown);
+  // Skipped: the clock shows less than `wall` at `after` and more at `before`; the jump between
+  // them falls on a whole second.
+  let low = after;
+  let high = before;
+  while (high - low > 1000) {
+    const middle = low + Math.floor((high - low) / 2000) * 1000;
+    if (wallAt(middle, zone) >= wall) high = middle;
+    else low = middle;
+  }
+  return high;
 }
 
 /**

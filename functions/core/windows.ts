@@ -29,7 +29,9 @@ const minutesOf = (hhmm: string): number => Number(hhmm.slice(0, 2)) * 60 + Numb
 
 /**
  * When the quiet period `at` falls in ends, or `undefined` outside quiet hours. A period belongs to
- * the day it starts on: `22:00`–`07:00` on `fri` covers Friday night into Saturday morning.
+ * the day it starts on: `22:00`–`07:00` on `fri` covers Friday night into Saturday morning. It runs
+ * from the first instant the clock shows `from` to the first it shows `to` (see `instantAt`): one
+ * start and one end even on the nights the clocks change.
  *
  * @example
  * ```ts
@@ -39,19 +41,17 @@ const minutesOf = (hhmm: string): number => Number(hhmm.slice(0, 2)) * 60 + Numb
  */
 export function quietUntil(at: Date, quiet: QuietHours, zone: string): Date | undefined {
   const local = localTime(at, zone);
-  const midnight = Date.UTC(local.year, local.month - 1, local.day);
-  const now = local.hour * 60 + local.minute + (local.second + (at.getTime() % 1000) / 1000) / 60;
-  const weekday = new Date(midnight).getUTCDay();
+  const today = Date.UTC(local.year, local.month - 1, local.day);
   const from = minutesOf(quiet.from);
-  const to = minutesOf(quiet.to);
-  const startsOn = (daysBack: number): boolean => quiet.days.includes(WEEKDAYS[(weekday + 7 - daysBack) % 7]!);
-  const endOf = (startDaysBack: number): Date => {
-    const length = (to - from + DAY_MINUTES) % DAY_MINUTES;
-    return new Date(instantAt(midnight + (-startDaysBack * DAY_MINUTES + from + length) * MINUTE_MS, zone));
-  };
+  const length = (minutesOf(quiet.to) - from + DAY_MINUTES) % DAY_MINUTES;
   // A period that started today, and one that started yesterday and runs past midnight.
-  if (startsOn(0) && now >= from && (from < to ? now < to : true)) return endOf(0);
-  if (from > to && startsOn(1) && now < to) return endOf(1);
+  for (const daysBack of [0, 1]) {
+    const day = today - daysBack * DAY_MINUTES * MINUTE_MS;
+    if (!quiet.days.includes(WEEKDAYS[new Date(day).getUTCDay()]!)) continue;
+    if (at.getTime() < instantAt(day + from * MINUTE_MS, zone)) continue;
+    const endsAt = instantAt(day + (from + length) * MINUTE_MS, zone);
+    if (at.getTime() < endsAt) return new Date(endsAt);
+  }
   return undefined;
 }
 

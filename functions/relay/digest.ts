@@ -4,13 +4,16 @@ import { DIGEST } from '../core/defaults';
 import { clockTime, spokenDuration } from '../core/local-time';
 import { type Deferral, type DigestScope, quietUntil } from '../core/windows';
 import { AcceptOutcome, type MessageRecord } from '../store';
+import { mutedReason } from './mutes';
 import { noticeMessage } from './notice';
 import { RelayMetric, type RelayContext } from './ports';
 
 /**
  * Whether a message the route accepts at `at` waits for a digest, and until when: to the end of
  * the quiet period it falls in, else to the end of the route's digest window (opened by this
- * message when none is open: a store write). `undefined`: send it now.
+ * message when none is open: a store write), or, when that window ends in quiet hours, to their
+ * end: its records join the quiet period's digest, so nothing goes out during them. `undefined`:
+ * send it now.
  *
  * @example
  * ```ts
@@ -24,8 +27,10 @@ export async function deferralOf(context: RelayContext<RelayConfigView>, route: 
     if (until !== undefined) return { until, reason: `quiet hours until ${clockTime(until, timeZone)}: goes out in the route's digest` };
   }
   if (digest === undefined) return undefined;
-  const until = await context.store.openDigestWindow({ route: route.id, windowSeconds: digest.window, now: at });
-  return { until, reason: `digest window until ${clockTime(until, timeZone)}: goes out in the route's digest` };
+  const closesAt = await context.store.openDigestWindow({ route: route.id, windowSeconds: digest.window, now: at });
+  const quietEnd = quietHours === undefined ? undefined : quietUntil(closesAt, quietHours, timeZone);
+  if (quietEnd !== undefined) return { until: quietEnd, reason: `digest window, then quiet hours until ${clockTime(quietEnd, timeZone)}: goes out in the route's digest` };
+  return { until: closesAt, reason: `digest window until ${clockTime(closesAt, timeZone)}: goes out in the route's digest` };
 }
 
 /** Options of {@link recordDigests}. */
@@ -48,6 +53,8 @@ export interface DigestReport {
   readonly ids: readonly string[];
   /** DEFERRED records now DIGESTED. */
   readonly digested: number;
+  /** DEFERRED records now DROPPED: their route was muted when their digest fell due. */
+  readonly dropped: number;
 }
 
 /**
@@ -55,7 +62,9 @@ export interface DigestReport {
  * (plus the grace), by route and window, are rendered into one text with the
  * route's digest template, fitted to one SMS and recorded as a normal PENDING message to the
  * route's literal recipients (the sender claims, reserves, sends and settles it like any other);
- * then each record it stands for moves to DIGESTED with the digest's id.
+ * then each record it stands for moves to DIGESTED with the digest's id. A route muted when its
+ * window ends gets no digest: the window's records are DROPPED with the mute's reason, as its new
+ * messages are (a mute drops, it does not postpone).
  *
  * Exactly one digest per route and window however many sweepers run: the digest is accepted under
  * the dedupe key `digest:<window end>`, so a second sweeper's accept is a duplicate that returns the
@@ -72,6 +81,7 @@ export interface DigestReport {
 export async function recordDigests(context: RelayContext<RelayConfigView>, now: Date, { graceMs = DIGEST.graceMs, compile }: DigestOptions = {}): Promise<DigestReport> {
   const ids: string[] = [];
   let digested = 0;
+  let dropped = 0;
   let compiled: ReadonlyMap<string, CompiledRoute> | undefined;
   // One query for every route: locally it is a scan, and a route whose digest settings were removed
   // still has its DEFERRED records sent (with the default template).
@@ -85,6 +95,12 @@ export async function recordDigests(context: RelayContext<RelayConfigView>, now:
       context.logger.warn('deferred records of a route that is not in the config', { route: window.route, count: window.records.length });
       continue;
     }
+    // Read from the table, not the process's copy: the sweeper has no fresher read of it.
+    const mute = await context.store.getMute({ route: route.id, now, consistent: true });
+    if (mute !== undefined) {
+      dropped += await dropWindow(context, window, mutedReason(route, mute, now), now);
+      continue;
+    }
     if (literalRecipients(route).length === 0) {
       context.logger.warn('deferred records of a route without literal recipients: nobody to send their digest to', { route: window.route, count: window.records.length });
       continue;
@@ -93,7 +109,7 @@ export async function recordDigests(context: RelayContext<RelayConfigView>, now:
     if (outcome.id !== undefined) ids.push(outcome.id);
     digested += outcome.digested;
   }
-  return { ids, digested };
+  return { ids, digested, dropped };
 }
 
 /** One route's window: its end (the records' `nextAttemptAt`) and its records, oldest first. */
@@ -113,6 +129,15 @@ function byWindow(records: readonly MessageRecord[]): Window[] {
     if (window.records.length < DIGEST.maxMessages) window.records.push(record);
   }
   return [...windows.values()].sort((a, b) => a.until.localeCompare(b.until) || a.route.localeCompare(b.route));
+}
+
+/** Drops a muted route's window: each record DROPPED with the mute's reason, none sent. */
+async function dropWindow({ store, logger, metrics }: RelayContext<RelayConfigView>, { route, until, records }: Window, reason: string, now: Date): Promise<number> {
+  let dropped = 0;
+  for (const record of records) if ((await store.dropDeferred(record.id, { until, reason, now })) !== undefined) dropped += 1;
+  metrics.add(RelayMetric.Dropped, dropped, route);
+  logger.info('digest not sent: the route is muted', { route, count: dropped, window: until, reason });
+  return dropped;
 }
 
 async function recordDigest(context: RelayContext<RelayConfigView>, route: CompiledRoute, { until, records }: Window, now: Date): Promise<{ id: string | undefined; digested: number }> {

@@ -33,7 +33,7 @@ export {
   type EnsureTableResult,
   TimeToLiveStatus,
 } from './setup';
-export type { DigestedInput, DigestWindowInput, DueDeferredOptions } from './windows';
+export type { DigestedInput, DigestWindowInput, DroppedDeferredInput, DueDeferredOptions } from './windows';
 export { createStore, type MessageStore, type StoreOptions } from './store';
 export { MessageState, TABLE } from './table';
 export { addUpSpend, type DaySpend, type LimitUsage, type LimitUsageInput, type SpendByDayInput, spendDays } from './usage';

@@ -1,5 +1,5 @@
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { type DigestedInput, type DigestWindowInput, type DueDeferredOptions, findDueDeferred, markDigested, moveToWindow, openDigestWindow } from './windows';
+import { type DigestedInput, type DigestWindowInput, dropDeferred, type DroppedDeferredInput, type DueDeferredOptions, findDueDeferred, markDigested, moveToWindow, openDigestWindow } from './windows';
 import { type AcceptInput, type AcceptResult, acceptWebhook, type NoticeInput, recordNotice } from './accept';
 import {
   type BalanceObservation,
@@ -116,6 +116,8 @@ export interface MessageStore {
   findDueDeferred(options: DueDeferredOptions): Promise<MessageRecord[]>;
   /** DEFERRED → DIGESTED, naming the digest; `undefined` when it moved on meanwhile. See {@link markDigested}. */
   markDigested(id: string, input: DigestedInput): Promise<MessageRecord | undefined>;
+  /** DEFERRED → DROPPED with the reason (its route is muted); `undefined` when it moved on meanwhile. See {@link dropDeferred}. */
+  dropDeferred(id: string, input: DroppedDeferredInput): Promise<MessageRecord | undefined>;
   /** Moves a DEFERRED record left out of its window's digest to the window `to`. See {@link moveToWindow}. */
   moveToWindow(id: string, input: { from: string; to: string; now?: Date }): Promise<boolean>;
   /** `true` for exactly one caller per window: that one sends the summary SMS. */
@@ -240,6 +242,7 @@ export const createStore = ({ client, tableName, clock = () => new Date(), readI
     openDigestWindow: async (input) => await openDigestWindow(table, input),
     findDueDeferred: async (options) => await findDueDeferred(table, options),
     markDigested: async (id, input) => await markDigested(table, id, input),
+    dropDeferred: async (id, input) => await dropDeferred(table, id, input),
     moveToWindow: async (id, input) => await moveToWindow(table, id, input),
     markSummarySent: async (input) => await markSummarySent(table, input),
     markBudgetWarned: async (input) => await markBudgetWarned(table, input),

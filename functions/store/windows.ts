@@ -121,6 +121,30 @@ export const markDigested = async (context: StoreTable, id: string, { digestId, 
   });
 };
 
+/** What `dropDeferred` records. */
+export interface DroppedDeferredInput {
+  /** The window end the record was deferred to: a record moved on meanwhile is left alone. */
+  readonly until: string;
+  /** Why it is never sent: the mute's `muted until 14:30: db upgrade`. */
+  readonly reason: string;
+  readonly now?: Date;
+}
+
+/**
+ * Moves a DEFERRED record to DROPPED with `reason` (its route was muted when its window's digest
+ * fell due); `undefined` when it is no longer DEFERRED to that window (another sweeper did it first).
+ */
+export const dropDeferred = async (context: StoreTable, id: string, { until, reason, now = context.clock() }: DroppedDeferredInput): Promise<MessageRecord | undefined> => {
+  const at = now.toISOString();
+  return await transition(context, id, {
+    set: { state: str(MessageState.Dropped), reason: str(reason), updatedAt: str(at) },
+    remove: ['nextAttemptAt'],
+    entry: stateChange({ at, state: MessageState.Dropped, reason }),
+    condition: '#kind = :message AND #state = :deferred AND #nextAttemptAt = :until',
+    values: { ':message': str(ItemKind.Message), ':deferred': str(MessageState.Deferred), ':until': str(until) },
+  });
+};
+
 /**
  * Moves a DEFERRED record whose window's digest is already recorded without it (it was written
  * after that digest was rendered) to the next window, `to`: the same for every sweeper, so racing

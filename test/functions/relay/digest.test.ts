@@ -24,6 +24,8 @@ const withWindows = (config: RelayConfigInput): RelayConfigInput => ({
     ...config.routes,
     orders: { source: 'generic', secret: 'generic-token', recipients: ['0754111222'], senderId: 'OPS', digest: { window: '10m' } },
     night: { source: 'generic', secret: 'generic-token', recipients: ['0754111222'], senderId: 'OPS', quietHours: { from: '10:30', to: '12:00', days: ['mon'] } },
+    // A 90 s window; quiet hours start a minute after the first message.
+    evening: { source: 'generic', secret: 'generic-token', recipients: ['0754111222'], senderId: 'OPS', digest: { window: '90s' }, quietHours: { from: '11:01', to: '12:00', days: ['mon'] } },
     templated: {
       source: 'generic',
       secret: 'generic-token',
@@ -194,5 +196,56 @@ describe('quiet hours', () => {
     // 12:00 and after: not quiet, so sent on its own (PENDING).
     const c = await post(relay, 'night', 'backup ok');
     expect((await relay.record(c.id)).state).toBe(MessageState.Pending);
+  });
+});
+
+describe('digest windows and quiet hours together', () => {
+  it('sends a window that ends inside quiet hours in the quiet period digest, at its end', async () => {
+    relay = await harness({ db: servers.db, baseUrl: servers.sandbox.baseUrl, config: withWindows });
+    // 11:00: not quiet yet, so it opens a 90 s window; the window would end at 11:01:30, a quiet time.
+    const first = await post(relay, 'evening', 'backup started');
+    const quietEnd = '2025-06-02T09:00:00.000Z'; // 12:00 in Dar es Salaam
+    expect(first.body['deferredUntil']).toBe(quietEnd);
+    expect(await relay.record(first.id)).toMatchObject({ state: MessageState.Deferred, nextAttemptAt: quietEnd, reason: "digest window, then quiet hours until 12:00: goes out in the route's digest" });
+    relay.clock.advance(MINUTE);
+    const second = await post(relay, 'evening', 'backup finished');
+    expect((await relay.record(second.id)).nextAttemptAt).toBe(quietEnd);
+
+    // Where the window would have ended, and well into quiet hours: nothing.
+    relay.clock.now = new Date(T0.getTime() + 90_000 + AFTER_GRACE);
+    expect(await sweep(relay.context)).toMatchObject({ digests: 0, sent: {} });
+    relay.clock.now = new Date(T0.getTime() + 30 * MINUTE);
+    const third = await post(relay, 'evening', 'backup verified');
+    expect(await sweep(relay.context)).toMatchObject({ digests: 0, sent: {} });
+    expect(servers.sandbox.messages()).toEqual([]);
+
+    relay.clock.now = new Date(Date.parse(quietEnd) + AFTER_GRACE);
+    expect(await sweep(relay.context)).toMatchObject({ digests: 1, sent: { sent: 1 } });
+    expect(servers.sandbox.messages().map((message) => message.message)).toEqual(['3 messages since 11:01: backup started; backup finished; backup verified']);
+    for (const { id } of [first, second, third]) expect((await relay.record(id)).state).toBe(MessageState.Digested);
+  });
+});
+
+describe('a muted route', () => {
+  it('drops the records of a digest due while it is muted, with the mute reason, and sends nothing then or after the mute', async () => {
+    relay = await harness({ db: servers.db, baseUrl: servers.sandbox.baseUrl, config: withWindows });
+    const window = [await post(relay, 'orders', 'Order #1042'), await post(relay, 'orders', 'Order #1043')];
+    const quiet = await post(relay, 'night', 'backup failed');
+    // Both routes muted after their messages were deferred, until 12:30 (after both windows end).
+    for (const route of ['orders', 'night']) await relay.store.muteRoute({ route, forSeconds: 90 * 60, reason: 'db upgrade', now: relay.clock.now });
+
+    relay.clock.now = new Date(T0.getTime() + 10 * MINUTE + AFTER_GRACE);
+    expect(await sweep(relay.context)).toMatchObject({ digests: 0, sent: {} });
+    relay.clock.now = new Date(Date.parse('2025-06-02T09:00:00.000Z') + AFTER_GRACE);
+    expect(await sweep(relay.context)).toMatchObject({ digests: 0, sent: {} });
+    for (const { id } of [...window, quiet]) expect(await relay.record(id)).toMatchObject({ state: MessageState.Dropped, reason: 'muted until 12:30: db upgrade' });
+    expect(relay.metrics.total('Dropped', 'orders')).toBe(2);
+    expect(relay.metrics.total('Dropped', 'night')).toBe(1);
+
+    // Dropped, not held: the end of the mute sends nothing.
+    relay.clock.now = new Date(T0.getTime() + 2 * 60 * MINUTE);
+    expect(await sweep(relay.context)).toMatchObject({ digests: 0, sent: {} });
+    expect(servers.sandbox.messages()).toEqual([]);
+    expect((await relay.records('orders')).filter((record) => record.digestOf !== undefined)).toEqual([]);
   });
 });

@@ -77,4 +77,19 @@ describe('DEFERRED records', () => {
     expect(await Promise.all([store.moveToWindow(ids[0]!, { from: until, to: next }), store.moveToWindow(ids[0]!, { from: until, to: next })])).toEqual(expect.arrayContaining([true, false]));
     expect((await store.getMessage(ids[0]!))?.nextAttemptAt).toBe(next);
   });
+
+  it('drops a record of a muted route once, with the reason, only from the window it is in', async () => {
+    const { store } = await newTable(db);
+    const until = at(MINUTE);
+    const { ids } = await store.acceptWebhook({ route: 'orders', dedupeKey: 'a', windowSeconds: 60, now: T0, messages: [deferred(until, 'one'), deferred(until, 'two')] });
+    const reason = 'muted until 14:30: db upgrade';
+    // Another window's drop leaves it alone; of two racing sweepers one drops it.
+    expect(await store.dropDeferred(ids[1]!, { until: at(2 * MINUTE).toISOString(), reason, now: until })).toBeUndefined();
+    const dropped = await Promise.all([store.dropDeferred(ids[0]!, { until: until.toISOString(), reason, now: until }), store.dropDeferred(ids[0]!, { until: until.toISOString(), reason, now: until })]);
+    expect(dropped.filter((record) => record !== undefined)).toHaveLength(1);
+    const record = await store.getMessage(ids[0]!);
+    expect(record).toMatchObject({ state: MessageState.Dropped, reason, history: [{ state: MessageState.Deferred }, { state: MessageState.Dropped, reason }] });
+    expect(record?.nextAttemptAt).toBeUndefined();
+    expect((await store.findDueDeferred({ route: 'orders', now: until, limit: 10 })).map((due) => due.id)).toEqual([ids[1]]);
+  });
 });
