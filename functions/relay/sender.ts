@@ -148,9 +148,12 @@ const GATE_STATE = { [SendOutcome.Held]: MessageState.Held, [SendOutcome.Parked]
  *
  * With a reserve, every send takes its estimate from the projected balance kept in the store by one
  * conditional write (see `reserveCredit`), so concurrent senders cannot together go below the
- * reserve: normal routes only while the reserve stays, critical routes and notices whatever is left
- * (so that normal routes see what they spend). A critical message is never held up by the balance:
- * without a projected balance yet it goes out untracked.
+ * reserve: a normal route's messages only while the reserve stays; critical routes' messages and
+ * every notice (the low-balance SMS, and a route's held summary, budget warning and dead-man's
+ * switch, whatever the route's priority) whatever is left, so that normal routes see what they
+ * spend. A store that knows no price or projected balance yet reads the balance first, for every
+ * send alike; a critical message is never held up by the balance: when that read fails it goes out
+ * untracked.
  */
 async function checkBeforeSend(context: RelayContext<RelayConfigView>, record: MessageRecord): Promise<Gate> {
   const reserve = context.config.config.balance?.reserve ?? 0;
@@ -167,15 +170,14 @@ async function checkBeforeSend(context: RelayContext<RelayConfigView>, record: M
     const mute = await context.store.getMute({ route: record.route, now });
     if (mute !== undefined) return { outcome: SendOutcome.Dropped, reason: mutedReason(routeView, mute, now) };
   }
-  const guardsReserve = reserve > 0 && route?.priority !== RoutePriority.Critical;
+  // A notice is the relay's own word to the people who run it, never a route's traffic.
+  const guardsReserve = reserve > 0 && record.notice === undefined && route?.priority !== RoutePriority.Critical;
   const limits = record.notice === undefined ? route?.limits : undefined;
   const capsCredits = limits?.creditsPerDay !== undefined || limits?.creditsPerMonth !== undefined;
   if (reserve === 0 && limits?.messages === undefined && !capsCredits) return GO;
 
   let state = reserve > 0 || capsCredits ? await context.store.getBalanceState() : undefined;
-  if (state !== undefined && (guardsReserve || capsCredits) && (state.creditsPerUnit === undefined || (guardsReserve && state.projected === undefined))) {
-    state = await readBalanceOnce(context, state);
-  }
+  if (state !== undefined && (guardsReserve || capsCredits) && !knowsCredit(state, reserve)) state = await readBalanceOnce(context, state);
   const estimate = state === undefined ? 0 : estimateCredits(record, state.creditsPerUnit ?? 0);
 
   let credit: Credit | undefined;
@@ -235,15 +237,32 @@ async function checkBeforeSend(context: RelayContext<RelayConfigView>, record: M
 
 /**
  * Takes a critical message's (or a notice's) estimate from the projected balance whatever is left,
- * so normal routes see what it spends. Without a projected balance or a price yet it goes out
- * untracked: the next balance read accounts for it.
+ * so normal routes see what it spends. Without a projected balance or a price yet the balance is
+ * read first, as for a normal route: a send that went out untracked would be missing from the
+ * projected balance a normal route rebases on while it is in flight, and that route would spend the
+ * reserve. Only when that read fails does the message go out untracked (the next read accounts for
+ * it): a critical message is never held up by the balance.
  */
 async function takeCredit(context: RelayContext<RelayConfigView>, record: MessageRecord, state: BalanceState): Promise<Gate> {
-  if (state.projected === undefined || state.creditsPerUnit === undefined) return GO;
-  const estimate = estimateCredits(record, state.creditsPerUnit);
+  let known = state;
+  if (!knowsCredit(known, 1)) {
+    try {
+      known = await readBalanceOnce(context, known);
+    } catch (error) {
+      context.logger.warn('balance unreadable: sending untracked by the projected balance', { id: record.id, route: record.route, error: errorName(error) });
+      return GO;
+    }
+  }
+  if (known.projected === undefined || known.creditsPerUnit === undefined) return GO;
+  const estimate = estimateCredits(record, known.creditsPerUnit);
   const token = record.claimToken!;
   const taken = await context.store.reserveCredit({ estimate, token });
   return taken.reserved ? { outcome: SendOutcome.Sent, credit: { token, estimate, basis: taken.basis } } : GO;
+}
+
+/** Whether the store knows what a send costs and, with a reserve, what is projected to be left. */
+function knowsCredit(state: BalanceState, reserve: number): boolean {
+  return state.creditsPerUnit !== undefined && (reserve === 0 || state.projected !== undefined);
 }
 
 /**
