@@ -10,7 +10,7 @@ import {
 import type { RelayConfigView } from '../core/config/view';
 import { DeliveryPolicy, RoutePriority } from '../core/config/policies';
 import { maskMsisdn } from '../core/recipients/mask';
-import { ClaimLostError, LimitKind, MessageState, NoticeKind, type BalanceState, type LastError, type MessageRecord, type SendResult } from '../store';
+import { ClaimLostError, LimitKind, type LimitsTaken, MessageState, NoticeKind, type BalanceState, type LastError, type MessageRecord, type SendResult } from '../store';
 import { SWEEP_PENDING_GRACE_MS } from '../core/defaults';
 import { monthBounds } from '../core/local-time';
 import { type BalanceReading, creditBasis, observeBalance } from './balance';
@@ -86,7 +86,7 @@ export async function sendMessage(context: RelayContext<RelayConfigView>, id: st
   try {
     result = await sendWithKeyRefresh(context, claimed);
   } catch (error) {
-    await settleCreditAfterFailure(context, gate.credit, error);
+    await settleGateAfterFailure(context, gate, error);
     return settleFailure(context, claimed, token, error, onRetry);
   }
 
@@ -124,6 +124,8 @@ type Gate =
       readonly outcome: typeof SendOutcome.Sent;
       /** The estimate taken from the projected balance (with `balance.reserve` set), settled after the send. */
       readonly credit?: Credit;
+      /** What the route's limits took, given back when the send certainly did not go out. */
+      readonly limits?: LimitsTaken;
     }
   | { readonly outcome: typeof SendOutcome.Held | typeof SendOutcome.Parked | typeof SendOutcome.Dropped; readonly reason: string };
 
@@ -224,7 +226,7 @@ async function checkBeforeSend(context: RelayContext<RelayConfigView>, record: M
       // Bookkeeping beside the send: a failure must not stop the message the budget allowed.
       await warnMonthBudget(context, routeView!, reservation.month).catch((error: unknown) => context.logger.error('monthly budget warning not recorded', { route: record.route, error: errorName(error) }));
     }
-    return go;
+    return { ...go, outcome: SendOutcome.Sent, limits: reservation.taken };
   }
   await giveBack(context, credit);
   const reason = reservation.reason === LimitKind.Messages
@@ -290,9 +292,23 @@ async function settleReservation(context: RelayContext<RelayConfigView>, credit:
 /** Gives a reservation back: the send certainly did not go out. */
 const giveBack = (context: RelayContext<RelayConfigView>, credit: Credit | undefined): Promise<void> => settleReservation(context, credit, () => 0);
 
-/** After a failed send: given back when it certainly did not go out, kept as spent when it may have. */
-const settleCreditAfterFailure = (context: RelayContext<RelayConfigView>, credit: Credit | undefined, error: unknown): Promise<void> =>
-  settleReservation(context, credit, (estimate) => (describeSmsError(error).delivery === SendCertainty.NOT_SENT ? 0 : estimate));
+/**
+ * After a failed send, what the gate took: the projected balance's estimate and the route's limits
+ * are given back when it certainly did not go out (a 402, a refusal, each not-sent attempt), so a
+ * message parked or retried does not count against `creditsPerMonth`/`creditsPerDay` (or
+ * `limits.messages`) for a send that never happened; both are kept when it may have gone out.
+ * Never throws: the record's own outcome must still be stored.
+ */
+async function settleGateAfterFailure(context: RelayContext<RelayConfigView>, gate: Gate, error: unknown): Promise<void> {
+  if (gate.outcome !== SendOutcome.Sent) return;
+  const notSent = describeSmsError(error).delivery === SendCertainty.NOT_SENT;
+  await Promise.all([
+    settleReservation(context, gate.credit, (estimate) => (notSent ? 0 : estimate)),
+    notSent && gate.limits !== undefined
+      ? context.store.releaseLimit(gate.limits).catch((failure: unknown) => context.logger.error('route limits not given back', { route: gate.limits!.route, error: errorName(failure) }))
+      : undefined,
+  ]);
+}
 
 /**
  * Whether a message must see a fresh balance before it is parked: the first attempt after a
