@@ -93,39 +93,54 @@ export async function creditBasis(context: RelayContext<RelayConfigView>): Promi
 /**
  * Applies `balance.threshold` to a balance seen by the watch or in a send result (and, for a read
  * with a `basis`, rebases the projected balance `balance.reserve` is kept against): below it, one SMS
- * goes to `balance.notify` per crossing (the store decides the one caller that sends it; it re-arms
- * when the balance rises again), saying the balance and how many days it lasts at the recent spend,
- * or that the account is empty when it cannot pay for one SMS. The SMS is recorded like any other
- * message, so it is durable and logged; it is checked again before it goes out (see the sender).
+ * goes to `balance.notify` per crossing (keyed by the crossing, so concurrent callers record one;
+ * it re-arms when the balance rises again), saying the balance and how many days it lasts at the
+ * recent spend, or that the account is empty when it cannot pay for one SMS. The SMS is recorded
+ * like any other message, so it is durable and logged, and before the alert is disarmed, so a crash
+ * between the two loses nothing; it is checked again before it goes out (see the sender).
  */
 export async function observeBalance(context: RelayContext<RelayConfigView>, { balance, currency, smsRate, basis }: BalanceReading): Promise<BalanceCheck> {
   const threshold = context.config.config.balance?.threshold;
   if (threshold === undefined) return { balance, threshold, alerted: false };
   const now = context.clock();
   if (basis !== undefined && (context.config.config.balance?.reserve ?? 0) > 0) await context.store.rebaseCredit({ balance, basis, now });
-  const update = await context.store.updateBalanceState({ balance, threshold, now });
-  if (!update.alert) return { balance, threshold, alerted: false };
+  if (balance >= threshold) {
+    await context.store.updateBalanceState({ balance, threshold, now });
+    return { balance, threshold, alerted: false };
+  }
 
+  // The notice is recorded before the alert is disarmed, under a key the crossing fixes (the count
+  // of alerts so far): a crash, or a failed write, between the two leaves the alert armed, and the
+  // next observation records the same notice again, which records nothing. Disarming first would
+  // lose the SMS for good.
   const state = await context.store.getBalanceState();
+  const crossing = state.alerts ?? 0;
+  const current = state.lastCheckedAt === undefined || state.lastCheckedAt <= now.toISOString();
+  if (!state.armed || !current) {
+    await context.store.updateBalanceState({ balance, threshold, now, disarm: false });
+    return { balance, threshold, alerted: false };
+  }
   const { daysLeft } = await forecastBalance(context.store, balance, state.firstObservedAt, now);
   const notify = context.config.balanceNotify;
+  if (notify.length > 0) {
+    const amount = currency === undefined ? formatNumber(balance) : `${currency} ${formatNumber(balance)}`;
+    const price = state.creditsPerUnit ?? smsRate;
+    const empty = price !== undefined && price > 0 && balance < price;
+    const text = empty
+      ? `sms-relay: SMS balance is ${amount}: not enough for one SMS. The account is empty; top up now.`
+      : `sms-relay: SMS balance is ${amount}, below the threshold of ${formatNumber(threshold)}. ${lastingText(daysLeft)} Top up soon.`;
+    const result = await context.store.recordNotice({
+      kind: NoticeKind.LowBalance,
+      route: NOTICE_ROUTE,
+      key: `alert-${crossing}`,
+      now,
+      message: noticeMessage(text, notify, context.config.config.provider.defaultSenderId),
+    });
+    if (result.outcome === AcceptOutcome.Accepted) context.logger.info('low-balance notice recorded', { ids: result.ids });
+  }
+  const update = await context.store.updateBalanceState({ balance, threshold, now, disarm: crossing });
+  if (!update.alert) return { balance, threshold, alerted: false };
   context.logger.warn('balance below threshold', { balance, threshold, daysLeft, notify: notify.length });
-  if (notify.length === 0) return { balance, threshold, alerted: true, ...(daysLeft === undefined ? {} : { daysLeft }) };
-
-  const amount = currency === undefined ? formatNumber(balance) : `${currency} ${formatNumber(balance)}`;
-  const price = state.creditsPerUnit ?? smsRate;
-  const empty = price !== undefined && price > 0 && balance < price;
-  const text = empty
-    ? `sms-relay: SMS balance is ${amount}: not enough for one SMS. The account is empty; top up now.`
-    : `sms-relay: SMS balance is ${amount}, below the threshold of ${formatNumber(threshold)}. ${lastingText(daysLeft)} Top up soon.`;
-  const result = await context.store.recordNotice({
-    kind: NoticeKind.LowBalance,
-    route: NOTICE_ROUTE,
-    key: now.toISOString(),
-    now,
-    message: noticeMessage(text, notify, context.config.config.provider.defaultSenderId),
-  });
-  if (result.outcome === AcceptOutcome.Accepted) context.logger.info('low-balance notice recorded', { ids: result.ids });
   return { balance, threshold, alerted: true, ...(daysLeft === undefined ? {} : { daysLeft }) };
 }
 

@@ -10,7 +10,7 @@ import {
 import type { RelayConfigView } from '../core/config/view';
 import { DeliveryPolicy, RoutePriority } from '../core/config/policies';
 import { maskMsisdn } from '../core/recipients/mask';
-import { ClaimLostError, LimitKind, MessageState, NoticeKind, type BalanceState, type LastError, type MessageRecord, type SendResult } from '../store';
+import { ClaimLostError, LimitKind, type LimitsTaken, MessageState, NoticeKind, type BalanceState, type LastError, type MessageRecord, type SendResult } from '../store';
 import { SWEEP_PENDING_GRACE_MS } from '../core/defaults';
 import { monthBounds } from '../core/local-time';
 import { type BalanceReading, creditBasis, observeBalance } from './balance';
@@ -86,7 +86,7 @@ export async function sendMessage(context: RelayContext<RelayConfigView>, id: st
   try {
     result = await sendWithKeyRefresh(context, claimed);
   } catch (error) {
-    await settleCreditAfterFailure(context, gate.credit, error);
+    await settleGateAfterFailure(context, gate, error);
     return settleFailure(context, claimed, token, error, onRetry);
   }
 
@@ -124,6 +124,8 @@ type Gate =
       readonly outcome: typeof SendOutcome.Sent;
       /** The estimate taken from the projected balance (with `balance.reserve` set), settled after the send. */
       readonly credit?: Credit;
+      /** What the route's limits took, given back when the send certainly did not go out. */
+      readonly limits?: LimitsTaken;
     }
   | { readonly outcome: typeof SendOutcome.Held | typeof SendOutcome.Parked | typeof SendOutcome.Dropped; readonly reason: string };
 
@@ -148,9 +150,12 @@ const GATE_STATE = { [SendOutcome.Held]: MessageState.Held, [SendOutcome.Parked]
  *
  * With a reserve, every send takes its estimate from the projected balance kept in the store by one
  * conditional write (see `reserveCredit`), so concurrent senders cannot together go below the
- * reserve: normal routes only while the reserve stays, critical routes and notices whatever is left
- * (so that normal routes see what they spend). A critical message is never held up by the balance:
- * without a projected balance yet it goes out untracked.
+ * reserve: a normal route's messages only while the reserve stays; critical routes' messages and
+ * every notice (the low-balance SMS, and a route's held summary, budget warning and dead-man's
+ * switch, whatever the route's priority) whatever is left, so that normal routes see what they
+ * spend. A store that knows no price or projected balance yet reads the balance first, for every
+ * send alike; a critical message is never held up by the balance: when that read fails it goes out
+ * untracked.
  */
 async function checkBeforeSend(context: RelayContext<RelayConfigView>, record: MessageRecord): Promise<Gate> {
   const reserve = context.config.config.balance?.reserve ?? 0;
@@ -167,15 +172,14 @@ async function checkBeforeSend(context: RelayContext<RelayConfigView>, record: M
     const mute = await context.store.getMute({ route: record.route, now });
     if (mute !== undefined) return { outcome: SendOutcome.Dropped, reason: mutedReason(routeView, mute, now) };
   }
-  const guardsReserve = reserve > 0 && route?.priority !== RoutePriority.Critical;
+  // A notice is the relay's own word to the people who run it, never a route's traffic.
+  const guardsReserve = reserve > 0 && record.notice === undefined && route?.priority !== RoutePriority.Critical;
   const limits = record.notice === undefined ? route?.limits : undefined;
   const capsCredits = limits?.creditsPerDay !== undefined || limits?.creditsPerMonth !== undefined;
   if (reserve === 0 && limits?.messages === undefined && !capsCredits) return GO;
 
   let state = reserve > 0 || capsCredits ? await context.store.getBalanceState() : undefined;
-  if (state !== undefined && (guardsReserve || capsCredits) && (state.creditsPerUnit === undefined || (guardsReserve && state.projected === undefined))) {
-    state = await readBalanceOnce(context, state);
-  }
+  if (state !== undefined && (guardsReserve || capsCredits) && !knowsCredit(state, reserve)) state = await readBalanceOnce(context, state);
   const estimate = state === undefined ? 0 : estimateCredits(record, state.creditsPerUnit ?? 0);
 
   let credit: Credit | undefined;
@@ -222,7 +226,7 @@ async function checkBeforeSend(context: RelayContext<RelayConfigView>, record: M
       // Bookkeeping beside the send: a failure must not stop the message the budget allowed.
       await warnMonthBudget(context, routeView!, reservation.month).catch((error: unknown) => context.logger.error('monthly budget warning not recorded', { route: record.route, error: errorName(error) }));
     }
-    return go;
+    return { ...go, outcome: SendOutcome.Sent, limits: reservation.taken };
   }
   await giveBack(context, credit);
   const reason = reservation.reason === LimitKind.Messages
@@ -235,15 +239,32 @@ async function checkBeforeSend(context: RelayContext<RelayConfigView>, record: M
 
 /**
  * Takes a critical message's (or a notice's) estimate from the projected balance whatever is left,
- * so normal routes see what it spends. Without a projected balance or a price yet it goes out
- * untracked: the next balance read accounts for it.
+ * so normal routes see what it spends. Without a projected balance or a price yet the balance is
+ * read first, as for a normal route: a send that went out untracked would be missing from the
+ * projected balance a normal route rebases on while it is in flight, and that route would spend the
+ * reserve. Only when that read fails does the message go out untracked (the next read accounts for
+ * it): a critical message is never held up by the balance.
  */
 async function takeCredit(context: RelayContext<RelayConfigView>, record: MessageRecord, state: BalanceState): Promise<Gate> {
-  if (state.projected === undefined || state.creditsPerUnit === undefined) return GO;
-  const estimate = estimateCredits(record, state.creditsPerUnit);
+  let known = state;
+  if (!knowsCredit(known, 1)) {
+    try {
+      known = await readBalanceOnce(context, known);
+    } catch (error) {
+      context.logger.warn('balance unreadable: sending untracked by the projected balance', { id: record.id, route: record.route, error: errorName(error) });
+      return GO;
+    }
+  }
+  if (known.projected === undefined || known.creditsPerUnit === undefined) return GO;
+  const estimate = estimateCredits(record, known.creditsPerUnit);
   const token = record.claimToken!;
   const taken = await context.store.reserveCredit({ estimate, token });
   return taken.reserved ? { outcome: SendOutcome.Sent, credit: { token, estimate, basis: taken.basis } } : GO;
+}
+
+/** Whether the store knows what a send costs and, with a reserve, what is projected to be left. */
+function knowsCredit(state: BalanceState, reserve: number): boolean {
+  return state.creditsPerUnit !== undefined && (reserve === 0 || state.projected !== undefined);
 }
 
 /**
@@ -271,9 +292,23 @@ async function settleReservation(context: RelayContext<RelayConfigView>, credit:
 /** Gives a reservation back: the send certainly did not go out. */
 const giveBack = (context: RelayContext<RelayConfigView>, credit: Credit | undefined): Promise<void> => settleReservation(context, credit, () => 0);
 
-/** After a failed send: given back when it certainly did not go out, kept as spent when it may have. */
-const settleCreditAfterFailure = (context: RelayContext<RelayConfigView>, credit: Credit | undefined, error: unknown): Promise<void> =>
-  settleReservation(context, credit, (estimate) => (describeSmsError(error).delivery === SendCertainty.NOT_SENT ? 0 : estimate));
+/**
+ * After a failed send, what the gate took: the projected balance's estimate and the route's limits
+ * are given back when it certainly did not go out (a 402, a refusal, each not-sent attempt), so a
+ * message parked or retried does not count against `creditsPerMonth`/`creditsPerDay` (or
+ * `limits.messages`) for a send that never happened; both are kept when it may have gone out.
+ * Never throws: the record's own outcome must still be stored.
+ */
+async function settleGateAfterFailure(context: RelayContext<RelayConfigView>, gate: Gate, error: unknown): Promise<void> {
+  if (gate.outcome !== SendOutcome.Sent) return;
+  const notSent = describeSmsError(error).delivery === SendCertainty.NOT_SENT;
+  await Promise.all([
+    settleReservation(context, gate.credit, (estimate) => (notSent ? 0 : estimate)),
+    notSent && gate.limits !== undefined
+      ? context.store.releaseLimit(gate.limits).catch((failure: unknown) => context.logger.error('route limits not given back', { route: gate.limits!.route, error: errorName(failure) }))
+      : undefined,
+  ]);
+}
 
 /**
  * Whether a message must see a fresh balance before it is parked: the first attempt after a

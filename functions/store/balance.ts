@@ -15,6 +15,15 @@ export interface BalanceObservation {
   /** Below this the alert SMS goes out, once, until the balance is back at or above it. */
   readonly threshold: number;
   readonly now?: Date;
+  /**
+   * Whether a balance below `threshold` may disarm the alert:
+   * - absent: whenever it is armed (a caller that records no notice);
+   * - a number: only while it is armed with this `alerts` count, the one read (`getBalanceState`)
+   *   before the caller recorded the crossing's notice under it, so the notice is stored before the
+   *   disarm and a caller that read an earlier crossing cannot disarm a later one;
+   * - `false`: never (the caller saw it disarmed and recorded no notice): the observation only.
+   */
+  readonly disarm?: number | false;
 }
 
 /** What `updateBalanceState` decided. */
@@ -35,9 +44,11 @@ const update = async (table: StoreTable, spec: UpdateSpec): Promise<boolean> => 
 
 /**
  * Records a balance observation and runs the low-balance alert's state machine: armed (the
- * initial state) → disarmed when a balance below `threshold` is seen, by one conditional update,
- * so of concurrent callers exactly one gets `alert: true` → re-armed when a balance at or above
- * `threshold` is seen.
+ * initial state) → disarmed when a balance below `threshold` is seen, by one conditional update
+ * that also counts the alert (`alerts`), so of concurrent callers exactly one gets `alert: true` →
+ * re-armed when a balance at or above `threshold` is seen. A caller that sends a notice records it
+ * first, keyed by `alerts`, and disarms after (see `disarm`): a crash between the two leaves the
+ * alert armed, and the next observation's notice under the same key is a repeat.
  *
  * @example
  * ```typescript
@@ -47,7 +58,7 @@ const update = async (table: StoreTable, spec: UpdateSpec): Promise<boolean> => 
  */
 export const updateBalanceState = async (
   table: StoreTable,
-  { balance, threshold, now = table.clock() }: BalanceObservation,
+  { balance, threshold, now = table.clock(), disarm }: BalanceObservation,
 ): Promise<BalanceUpdate> => {
   if (!Number.isFinite(balance) || !Number.isFinite(threshold)) {
     throw new StoreError(`balance and threshold must be finite numbers, got ${balance} and ${threshold}`);
@@ -61,12 +72,16 @@ export const updateBalanceState = async (
     const current = await update(table, { set: { ...observed, armed: bool(true) }, setIfAbsent: firstSeen, condition: CURRENT, values });
     return { alert: false, stale: !current };
   }
-  const won = await update(table, {
-    set: { ...observed, armed: bool(false), lastAlertAt: str(at) },
-    setIfAbsent: firstSeen,
-    condition: `(attribute_not_exists(#armed) OR #armed = :true) AND ${CURRENT}`,
-    values: { ...values, ':true': bool(true) },
-  });
+  const sameCrossing = disarm === undefined ? '' : disarm === 0 ? ' AND (attribute_not_exists(#alerts) OR #alerts = :alerts)' : ' AND #alerts = :alerts';
+  const won =
+    disarm !== false &&
+    (await update(table, {
+      set: { ...observed, armed: bool(false), lastAlertAt: str(at) },
+      setIfAbsent: firstSeen,
+      add: { alerts: num(1) },
+      condition: `(attribute_not_exists(#armed) OR #armed = :true) AND ${CURRENT}${sameCrossing}`,
+      values: { ...values, ':true': bool(true), ...(disarm === undefined ? {} : { ':alerts': num(disarm) }) },
+    }));
   if (won) return { alert: true, stale: false };
   // Already disarmed (or stale): still record the observation if it is current.
   const current = await update(table, { set: observed, setIfAbsent: firstSeen, condition: CURRENT, values });
@@ -136,8 +151,10 @@ export const getBalanceState = async (table: StoreTable): Promise<BalanceState> 
   const projected = read.optNum('projected');
   const charged = read.optNum('charged');
   const rebasedAt = read.optStr('rebasedAt');
+  const alerts = read.optNum('alerts');
   return {
     armed: read.optBool('armed') ?? true,
+    ...(alerts === undefined ? {} : { alerts }),
     ...(lastBalance === undefined ? {} : { lastBalance }),
     ...(lastCheckedAt === undefined ? {} : { lastCheckedAt }),
     ...(lastAlertAt === undefined ? {} : { lastAlertAt }),

@@ -18,6 +18,7 @@ export type {
   MonthUse,
   CreditsLimit,
   HeldSummaryOptions,
+  LimitsTaken,
   MessagesLimit,
   Reservation,
   ReserveInput,

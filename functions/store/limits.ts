@@ -71,9 +71,23 @@ export interface MonthUse {
   readonly warned: boolean;
 }
 
+/**
+ * What an allowed reservation took, window by window: pass it to `releaseLimit` when the send
+ * certainly did not go out.
+ */
+export interface LimitsTaken {
+  readonly route: string;
+  /** The messages window's sort key, when one message was counted in it. */
+  readonly messages?: string;
+  /** The UTC day's sort key and the credits reserved in it. */
+  readonly day?: { readonly window: string; readonly credits: number };
+  /** The month's sort key and the credits reserved in it. */
+  readonly month?: { readonly window: string; readonly credits: number };
+}
+
 /** Whether the message may be sent now, and if not which window held it. */
 export type Reservation =
-  | { readonly allowed: true; readonly month?: MonthUse }
+  | { readonly allowed: true; readonly month?: MonthUse; readonly taken: LimitsTaken }
   | {
       readonly allowed: false;
       readonly reason: LimitKind;
@@ -155,10 +169,11 @@ const hold = async (table: StoreTable, route: string, window: Window): Promise<R
  * concurrent senders never admit more than the limit. A refusal adds 1 to the refusing window's
  * `held` count for the summary SMS.
  *
- * Reservations are not released: a reserved message that then fails still counts. When the
- * credit limit refuses after the message count was taken, the count is given back by a second
- * write; a concurrent reservation may see the count before that and be held too. Both err on the
- * side of sending less.
+ * What an allowed reservation took (`taken`) is given back by `releaseLimit` when its send
+ * certainly did not go out (a 402, a refused or unreachable service, each retry of one); a send
+ * that may have gone out, or whose sender died, keeps it. When the credit limit refuses after the
+ * message count was taken, the count is given back by a second write. A concurrent reservation may
+ * see a count before it is given back and be held too: both err on the side of sending less.
  *
  * @example
  * ```typescript
@@ -192,6 +207,7 @@ export const reserveLimit = async (
     if (!taken) return await hold(table, route, window);
     counted = window;
   }
+  let took: LimitsTaken = { route, ...(counted === undefined ? {} : { messages: counted.sk }) };
   if (credits !== undefined) {
     const window = dayWindow(now);
     // Both what was reserved and what the service actually deducted must leave room: an estimate
@@ -201,6 +217,7 @@ export const reserveLimit = async (
       if (counted !== undefined) await updateLimit(table, route, counted.sk, { add: { count: num(-1) } });
       return await hold(table, route, window);
     }
+    took = { ...took, day: { window: window.sk, credits: credits.estimate } };
   }
   if (monthCredits !== undefined) {
     const window = monthWindow(monthCredits.month);
@@ -215,9 +232,31 @@ export const reserveLimit = async (
     return {
       allowed: true,
       month: { window: window.sk, month: monthCredits.month.month, reserved: read.optNum('credits') ?? 0, max: monthCredits.maxPerMonth, warned: read.optStr('warnedAt') !== undefined },
+      taken: { ...took, month: { window: window.sk, credits: monthCredits.estimate } },
     };
   }
-  return { allowed: true };
+  return { allowed: true, taken: took };
+};
+
+/**
+ * Gives back what an allowed reservation took (see {@link reserveLimit}), each window by one `ADD`,
+ * in the window it was taken in (a window that has ended since gets it back too, which changes
+ * nothing). Call it once per reservation, for a send that certainly did not go out. A window whose
+ * item is gone (TTL) is left alone.
+ *
+ * @example
+ * ```typescript
+ * const reservation = await store.reserveLimit({ route, monthCredits });
+ * // …the service answered 402: nothing went out
+ * if (reservation.allowed) await store.releaseLimit(reservation.taken);
+ * ```
+ */
+export const releaseLimit = async (table: StoreTable, { route, messages, day, month }: LimitsTaken): Promise<void> => {
+  const exists = `attribute_exists(#${TABLE.partitionKey})`;
+  await Promise.all([
+    messages === undefined ? undefined : updateLimit(table, route, messages, { add: { count: num(-1) }, condition: exists }),
+    ...[day, month].map((credits) => (credits === undefined || credits.credits === 0 ? undefined : updateLimit(table, route, credits.window, { add: { credits: num(-credits.credits) }, condition: exists }))),
+  ]);
 };
 
 const validateLimits = (messages: MessagesLimit | undefined, credits: CreditsLimit | undefined): void => {

@@ -18,6 +18,7 @@ import {
   type BudgetWarnedInput,
   markBudgetWarned,
   type HeldSummaryOptions,
+  type LimitsTaken,
   type Reservation,
   type ReserveInput,
   type SpendInput,
@@ -25,6 +26,7 @@ import {
   heldSummaryDue,
   markSummarySent,
   recordCreditsSpent,
+  releaseLimit,
   reserveLimit,
 } from './limits';
 import {
@@ -106,6 +108,8 @@ export interface MessageStore {
 
   /** Takes one message from the route's window and day limits, or says which limit held it. */
   reserveLimit(input: ReserveInput): Promise<Reservation>;
+  /** Gives back what an allowed reservation took, for a send that certainly did not go out. See {@link releaseLimit}. */
+  releaseLimit(taken: LimitsTaken): Promise<void>;
   /** Adds credits actually deducted to the route's day and to the global day total. */
   recordCreditsSpent(input: SpendInput): Promise<void>;
   /** Finished windows with held messages and no summary yet. */
@@ -237,6 +241,7 @@ export const createStore = ({ client, tableName, clock = () => new Date(), readI
     findStaleSending: async (options) => await findStaleSending(table, options),
     findDuePending: async (options) => await findDuePending(table, options),
     reserveLimit: async (input) => await reserveLimit(table, input),
+    releaseLimit: async (taken) => await releaseLimit(table, taken),
     recordCreditsSpent: async (input) => await recordCreditsSpent(table, input),
     heldSummaryDue: async (options) => await heldSummaryDue(table, options),
     openDigestWindow: async (input) => await openDigestWindow(table, input),

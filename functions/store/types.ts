@@ -179,6 +179,8 @@ export interface BalanceState {
   readonly lastBalance?: number;
   readonly lastCheckedAt?: string;
   readonly lastAlertAt?: string;
+  /** How many times the alert was disarmed (one per crossing below the threshold): the key of the next crossing's notice. Absent: none yet. */
+  readonly alerts?: number;
   /** The first balance ever observed: how much spend history the days-left forecast can rest on. */
   readonly firstObservedAt?: string;
   /** The last recorded price of one SMS to one recipient (see `recordPrice`). */

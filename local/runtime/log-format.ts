@@ -106,7 +106,8 @@ function describeSend(entry: LogEntry): string {
       parts.push(`attempt ${String(entry['attempt'] ?? '?')} failed (${errorText ?? 'error'}), next at ${clock(entry['nextAttemptAt'])}`);
       break;
     case 'PARKED':
-      parts.push('insufficient balance: top up, then run "npx sms-relay redrive"');
+      // A 402 carries the service's error; the reserve parks with a reason of its own and no refusal.
+      parts.push(error === undefined && text(entry['reason']) !== undefined ? text(entry['reason'])! : 'insufficient balance: top up, then run "npx sms-relay redrive"');
       break;
     default:
       if (text(entry['reason']) !== undefined) parts.push(text(entry['reason'])!);

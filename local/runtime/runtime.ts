@@ -24,6 +24,7 @@ import { renderBanner } from './banner';
 import { examplePayloads } from '../shared/fixture-headers';
 import { invalidSetting, type RuntimeError } from '../shared/errors';
 import { announceRuntime, withdrawRuntime } from '../shared/discovery';
+import { withCrashPoint } from '../shared/crash-points';
 import { openLocalStore, type LocalStore } from '../shared/local-store';
 import { createRedactor, formatWebhook } from './log-format';
 import { localSchedule, repeat, type Repeating } from './schedule';
@@ -136,7 +137,7 @@ export async function startRuntime(settings: RuntimeSettings, { verbose = false 
 
     const context = createLocalContext({
       loaded,
-      store: local.store,
+      store: withCrashPoint(local.store, settings.crashAt),
       secretsPath: settings.secretsPath,
       providerBaseUrl,
       providerApiKey,

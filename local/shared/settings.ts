@@ -2,6 +2,7 @@ import { isAbsolute, relative, resolve } from 'node:path';
 import { MAX_BODY_BYTES } from '../../functions/core/defaults';
 import { DEFAULT_RETRY_POLICY, type RetryPolicy } from '../../functions/relay/ports';
 import { ENV, httpUrlProblem, readNumericEnv } from '../../functions/core/environment';
+import { CrashPoint, isCrashPoint } from './crash-points';
 import { invalidSetting } from './errors';
 
 /** Defaults of the local runtime; each can be changed by the environment variable or option named. */
@@ -50,6 +51,8 @@ export interface RuntimeSettings {
   readonly jsonLogs: boolean;
   /** Tests only: `RELAY_LOCAL_DOCUMENTS`, a file of URLs the source packs' fetches get from it (see `local-documents.ts`). */
   readonly localDocumentsPath?: string;
+  /** Tests only: `RELAY_CRASH_AT`, the moment the runtime kills itself at (see `crash-points.ts`). */
+  readonly crashAt?: CrashPoint;
 }
 
 /** What the command line and the environment supply; anything missing takes its default. */
@@ -88,6 +91,8 @@ export function resolveRuntimeSettings(
   if (problem !== undefined) {
     throw invalidSetting(problem.name, `expected a whole number${problem.min === 0 ? '' : ` above ${problem.min - 1}`}, got "${problem.raw}"`);
   }
+  const crashAt = text(env['RELAY_CRASH_AT']);
+  if (crashAt !== undefined && !isCrashPoint(crashAt)) throw invalidSetting('RELAY_CRASH_AT', `expected one of ${Object.values(CrashPoint).join(', ')}, got "${crashAt}"`);
   return {
     port: parsePort(String(input.port ?? text(env['PORT']) ?? RUNTIME_DEFAULTS.port)),
     host: RUNTIME_DEFAULTS.host,
@@ -109,6 +114,7 @@ export function resolveRuntimeSettings(
     shutdownTimeoutMs: RUNTIME_DEFAULTS.shutdownTimeoutMs,
     jsonLogs: input.jsonLogs === true || text(env['RELAY_LOG_FORMAT'])?.toLowerCase() === 'json',
     ...(text(env['RELAY_LOCAL_DOCUMENTS']) === undefined ? {} : { localDocumentsPath: resolve(cwd, text(env['RELAY_LOCAL_DOCUMENTS'])!) }),
+    ...(crashAt === undefined ? {} : { crashAt }),
   };
 }
 

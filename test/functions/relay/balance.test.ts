@@ -79,6 +79,20 @@ describe('the low-balance notice', () => {
     );
   });
 
+  it('is not lost when recording it fails (a store error): the alert stays armed and the next observation records it, once', async () => {
+    await withBalanceWatch();
+    servers.sandbox.setBalance(99);
+    const failing: Harness = { ...relay, context: { ...relay.context, store: { ...relay.store, recordNotice: async () => Promise.reject(new Error('throttled')) } } };
+    await expect(checkBalance(failing.context)).rejects.toThrow('throttled');
+    expect(await relay.store.getBalanceState()).toMatchObject({ armed: true });
+    expect(await notices()).toHaveLength(0);
+
+    relay.clock.advance(1_000);
+    expect(await checkBalance(relay.context)).toMatchObject({ balance: 99, alerted: true });
+    expect(await checkBalance(relay.context)).toMatchObject({ balance: 99, alerted: false });
+    expect(await notices()).toEqual([expect.objectContaining({ text: expect.stringMatching(/^sms-relay: SMS balance is TZS 99, below the threshold of 100\./) })]);
+  });
+
   it('is recorded when a send is refused for want of balance, with the balance actually left', async () => {
     await withBalanceWatch();
     // Not enough for one SMS at a rate of 1, and not zero either.

@@ -4,7 +4,8 @@ import { sendMessage, SendOutcome } from '../../../functions/relay/sender';
 import { checkBalance } from '../../../functions/relay/balance';
 import { NOTICE_ROUTE } from '../../../functions/relay/ports';
 import { sweep } from '../../../functions/relay/sweeper';
-import { MessageState } from '../../../functions/store';
+import { MessageState, NoticeKind } from '../../../functions/store';
+import { noticeMessage } from '../../../functions/relay/notice';
 import type { SandboxFault } from '../../../local/sandbox/types';
 import { expectNoLeaks } from './leaks';
 import { alertBody, bearer, closedPort, type Harness, harness, type HarnessOptions, ONCALL, OPS, SECRETS, secretValues, SENDER_IDS, useRelayServers } from './support';
@@ -397,6 +398,30 @@ describe('money safety', () => {
       expect((await sweep(relay.context)).sent).toEqual({});
       expect(await relay.record(parked)).toMatchObject({ state: MessageState.Sent, redrives: 1 });
       expect(servers.sandbox.messages()).toHaveLength(4);
+    });
+
+    it("sends a normal route's own notices (dead-man's switch, held summary, budget warning) whatever is left, taking their estimate", async () => {
+      await start({ config: reserved });
+      servers.sandbox.setBalance(102);
+      expect(await sendMessage(relay.context, await acceptOn(relay, 'orders'))).toBe(SendOutcome.Sent); // leaves 101
+      const kinds = [NoticeKind.HeartbeatSilent, NoticeKind.HeldSummary, NoticeKind.BudgetWarning] as const;
+      for (const kind of kinds) {
+        const recorded = await relay.store.recordNotice({ kind, route: 'orders', key: kind, message: noticeMessage(`sms-relay: ${kind} of orders`, ['255712345678'], 'OPS') });
+        expect(await sendMessage(relay.context, recorded.ids[0]!)).toBe(SendOutcome.Sent);
+      }
+      expect(servers.sandbox.messages().slice(1).map((message) => message.message)).toEqual(kinds.map((kind) => `sms-relay: ${kind} of orders`));
+      // Taken from the projected balance: the route's next message sees what they spent.
+      expect((await relay.store.getBalanceState()).projected).toBe(98);
+      expect(await sendMessage(relay.context, await acceptOn(relay, 'orders'))).toBe(SendOutcome.Parked);
+    });
+
+    it('a critical send on a store that knows no price yet reads the balance and takes its estimate, so a normal route in flight with it keeps the reserve', async () => {
+      await start({ config: reserved });
+      servers.sandbox.setBalance(102);
+      expect(await sendMessage(relay.context, await acceptOn(relay, 'oncall'))).toBe(SendOutcome.Sent); // leaves 101
+      expect(await relay.store.getBalanceState()).toMatchObject({ creditsPerUnit: 1, projected: 101, charged: 1 });
+      expect(await sendMessage(relay.context, await acceptOn(relay, 'orders'))).toBe(SendOutcome.Sent); // leaves 100
+      expect(await sendMessage(relay.context, await acceptOn(relay, 'orders'))).toBe(SendOutcome.Parked);
     });
 
     /** Twenty numbers: an SMS to them costs 20 credits at the sandbox's rate of 1. */

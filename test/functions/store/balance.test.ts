@@ -43,6 +43,7 @@ describe('balance watch', () => {
     expect(await observe(40, 2)).toBe(false);
     expect(await store.getBalanceState()).toEqual({
       armed: false,
+      alerts: 1,
       lastBalance: 40,
       lastCheckedAt: at(2000).toISOString(),
       lastAlertAt: at(1000).toISOString(),
@@ -52,6 +53,22 @@ describe('balance watch', () => {
     expect(await observe(100, 3)).toBe(false);
     expect((await store.getBalanceState()).armed).toBe(true);
     expect(await observe(99.5, 4)).toBe(true);
+    expect((await store.getBalanceState()).alerts).toBe(2);
+  });
+
+  it('with disarm: disarms only the crossing whose notice was recorded, and never with disarm false', async () => {
+    const { store } = await newTable(db);
+    // A caller that saw the alert disarmed records no notice: it never disarms, even if re-armed since.
+    expect(await store.updateBalanceState({ balance: 50, threshold: 100, now: at(1000), disarm: false })).toEqual({ alert: false, stale: false });
+    expect(await store.getBalanceState()).toMatchObject({ armed: true, lastBalance: 50 });
+    // Two callers recorded the notice of crossing 0: one disarms.
+    const both = await Promise.all([0, 0].map((crossing) => store.updateBalanceState({ balance: 40, threshold: 100, now: at(2000), disarm: crossing })));
+    expect(both.map((update) => update.alert).sort()).toEqual([false, true]);
+    await store.updateBalanceState({ balance: 500, threshold: 100, now: at(3000) });
+    // A slow caller that read crossing 0 cannot disarm crossing 1, whose notice it did not record.
+    expect((await store.updateBalanceState({ balance: 30, threshold: 100, now: at(4000), disarm: 0 })).alert).toBe(false);
+    expect(await store.getBalanceState()).toMatchObject({ armed: true, alerts: 1, lastBalance: 30 });
+    expect((await store.updateBalanceState({ balance: 30, threshold: 100, now: at(5000), disarm: 1 })).alert).toBe(true);
   });
 
   it('ignores an observation older than the stored one, so a late report cannot re-arm', async () => {

@@ -37,7 +37,7 @@ describe('reserveLimit: messages per window', () => {
   it('starts afresh in the next window and keeps routes apart', async () => {
     const { store } = await newTable(db);
     const one = { max: 1, windowSeconds: 3600 };
-    expect(await store.reserveLimit({ route: 'a', messages: one, now: at(0) })).toEqual({ allowed: true });
+    expect(await store.reserveLimit({ route: 'a', messages: one, now: at(0) })).toEqual({ allowed: true, taken: { route: 'a', messages: WINDOW } });
     expect((await store.reserveLimit({ route: 'a', messages: one, now: at(HOUR - 1) })).allowed).toBe(false);
     expect((await store.reserveLimit({ route: 'b', messages: one, now: at(HOUR - 1) })).allowed).toBe(true);
     expect((await store.reserveLimit({ route: 'a', messages: one, now: at(HOUR) })).allowed).toBe(true);
@@ -85,6 +85,22 @@ describe('reserveLimit: credits per day', () => {
       Array.from({ length: 12 }, () => store.reserveLimit({ route: 'a', credits: { maxPerDay: 9, estimate: 2 } })),
     );
     expect(results.filter((result) => result.allowed)).toHaveLength(4);
+  });
+
+  it('releaseLimit gives back what a reservation took (count, day and month credits), so a send that never went out does not count', async () => {
+    const { store, rawItem } = await newTable(db);
+    const month = { month: '2025-03', startsAt: Date.parse('2025-03-01T00:00:00Z'), endsAt: Date.parse('2025-04-01T00:00:00Z') };
+    const limits = { messages: { max: 1, windowSeconds: 3600 }, credits: { maxPerDay: 20, estimate: 20 }, monthCredits: { maxPerMonth: 20, estimate: 20, month } };
+    const first = await store.reserveLimit({ route: 'a', ...limits, now: at(0) });
+    expect(first).toMatchObject({ allowed: true, taken: { route: 'a', messages: WINDOW, day: { window: 'D#2025-03-01', credits: 20 }, month: { window: 'M#2025-03', credits: 20 } } });
+    expect((await store.reserveLimit({ route: 'a', ...limits, now: at(1) })).allowed).toBe(false);
+
+    await store.releaseLimit(first.allowed ? first.taken : { route: 'a' });
+    expect([(await rawItem('LIMIT#a', WINDOW))?.count?.N, (await rawItem('LIMIT#a', 'D#2025-03-01'))?.credits?.N, (await rawItem('LIMIT#a', 'M#2025-03'))?.credits?.N]).toEqual(['0', '0', '0']);
+    expect((await store.reserveLimit({ route: 'a', ...limits, now: at(2) })).allowed).toBe(true);
+    // A window whose item is gone is left alone: no item without its TTL is made.
+    await store.releaseLimit({ route: 'b', messages: WINDOW, day: { window: 'D#2025-03-01', credits: 5 } });
+    expect(await rawItem('LIMIT#b', WINDOW)).toBeUndefined();
   });
 
   it('gives the message back when the credit limit refuses after the count was taken', async () => {

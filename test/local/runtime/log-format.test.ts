@@ -17,6 +17,9 @@ describe('human log lines', () => {
     expect(retry).toBe(`${time}  sms      alerts      RETRY   to 2557****678  2 segments  attempt 3 failed (SmsConnectionRefusedError), next at ${time}`);
     const parked = formatLogEntry(entry({ level: 'ERROR', message: 'sms', route: 'notify', to: ['2557****678'], state: 'PARKED', segments: 1 }));
     expect(parked).toContain('PARKED  to 2557****678  1 segment  insufficient balance: top up, then run "npx sms-relay redrive"');
+    // Parked by the reserve, not refused by the service: the line says so, not "insufficient balance".
+    const reserve = 'balance reserve: 20 credits would leave 490, below the reserve of 500 kept for critical routes; waiting for a top-up and redrive';
+    expect(formatLogEntry(entry({ level: 'ERROR', message: 'sms', route: 'orders', to: ['2557****222'], state: 'PARKED', segments: 1, reason: reserve }))).toContain(`PARKED  to 2557****222  1 segment  ${reserve}`);
     const failed = formatLogEntry(entry({ level: 'ERROR', message: 'sms', route: 'notify', to: ['2557****678'], state: 'FAILED', segments: 1, error: { name: 'SmsBadRequestError', status: 400, serviceError: 'bad senderId' } }));
     expect(failed).toContain('FAILED  to 2557****678  1 segment  (SmsBadRequestError 400 bad senderId)');
   });
