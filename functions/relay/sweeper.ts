@@ -4,6 +4,8 @@ import { ClaimLostError, MessageState, type MessageRecord, NoticeKind } from '..
 import { checkHeartbeats, type HeartbeatReport } from './heartbeat';
 import { noticeMessage } from './notice';
 import { RelayMetric, type RelayContext } from './ports';
+import { probeIfDue, readCircuit } from './circuit';
+import { mayRetry } from './retry';
 import { sendMessage, type SendOutcome } from './sender';
 import { type DigestOptions, recordDigests } from './digest';
 
@@ -73,6 +75,7 @@ export async function sweep(
 ): Promise<SweepReport> {
   const now = context.clock();
   const recovered = await recoverStale(context, now, limit, dispatch !== undefined);
+  await checkCircuit(context);
   // Before the due records are listed: a digest is a new PENDING record (the stream sends it on
   // AWS; locally it is handed to the send queue with the rest).
   const digests = await recordDigests(context, now, digestOptions).catch((error: unknown) => {
@@ -150,6 +153,21 @@ function newBacklog(now: Date) {
 }
 
 /**
+ * Probes the SMS service when its circuit is open and a probe is due, and publishes
+ * `SmsServiceUnreachable` (1 while open, 0 otherwise) on every sweep, so the alarm sees a state that
+ * lasts. A store failure here is logged and counted; the rest of the sweep goes on.
+ */
+async function checkCircuit(context: RelayContext<RelayConfigView>): Promise<void> {
+  try {
+    const circuit = await probeIfDue(context, await readCircuit(context, { fresh: true }));
+    context.metrics.add(RelayMetric.SmsServiceUnreachable, circuit.openedAt === undefined ? 0 : 1);
+  } catch (error) {
+    context.logger.error('SMS service circuit not read; the next sweep tries again', { error: error instanceof Error ? error.name : typeof error });
+    context.metrics.add(RelayMetric.SweepErrors, 1);
+  }
+}
+
+/**
  * A record left in SENDING means its sender stopped between the claim and storing the outcome: the
  * SMS may or may not have gone out. At-most-once routes settle it as UNKNOWN; at-least-once routes
  * send it again.
@@ -168,7 +186,7 @@ async function recoverStale(context: RelayContext<RelayConfigView>, now: Date, l
     if (token === undefined) continue;
     const lastError = { name: 'SenderStopped', delivery: 'maybe-sent', message: 'the sender stopped while the SMS was being sent' };
     try {
-      if (record.delivery === DeliveryPolicy.AtLeastOnce && record.attempts < policy.maxAttempts) {
+      if (record.delivery === DeliveryPolicy.AtLeastOnce && mayRetry(context, record, now)) {
         await store.settle(record.id, token, { state: MessageState.Pending, nextAttemptAt: now, lastError }, { now });
       } else {
         await store.settle(record.id, token, { state: MessageState.Unknown, reason: 'may have been sent: the sender stopped while sending', lastError }, { now });
