@@ -12,8 +12,10 @@ import type { RelayConfigView } from '../core/config/view';
  * - while it is open no send starts ({@link sendsMustWait}): messages stay PENDING without spending
  *   an attempt, and one process at a time probes the free balance endpoint when its backoff is due
  *   ({@link probeIfDue}, from every send that waits and every sweep);
- * - any answer from the service (a send, a probe, even a 400 or 402) ends the failures in a row and
- *   closes the circuit ({@link noteServiceAnswered}); the waiting messages go out, oldest first.
+ * - any answer from the service (a send, a probe, even a 400 or 402) closes the circuit
+ *   ({@link noteServiceAnswered}); the waiting messages go out, oldest first. A probe closes it on
+ *   probation: the first send that fails re-opens it, so a service whose balance endpoint answers
+ *   while its sends fail costs one maybe-sent message per probe, not `failuresToOpen`.
  *
  * Each process keeps the state it read for `CIRCUIT.knownMs`, so a send costs no read of the
  * table while nothing changes; the state it writes it knows at once.
@@ -86,7 +88,7 @@ export async function noteServiceFailure(context: RelayContext<RelayConfigView>,
   const now = context.clock();
   const { state, opened } = await context.store.circuit.failed({
     threshold: CIRCUIT.failuresToOpen,
-    firstProbeAt: new Date(now.getTime() + CIRCUIT.firstProbeMs),
+    firstProbeAt: (probes) => new Date(now.getTime() + probeDelayMs(probes)),
     error: failureText(error),
     now,
   });
@@ -102,7 +104,7 @@ export async function noteServiceFailure(context: RelayContext<RelayConfigView>,
  */
 export async function noteServiceAnswered(context: RelayContext<RelayConfigView>): Promise<void> {
   const state = await readCircuit(context);
-  if (state.failures === 0 && state.openedAt === undefined) return;
+  if (state.failures === 0 && state.openedAt === undefined && state.probes === 0) return;
   const { closed } = await context.store.circuit.succeeded();
   remember(context, CLOSED);
   if (closed !== undefined) announceClosed(context, closed);
@@ -133,9 +135,10 @@ export async function probeIfDue(context: RelayContext<RelayConfigView>, state?:
       return remember(context, { ...claimed, probes: claimed.probes + 1, nextProbeAt: nextProbeAt.toISOString(), lastError: failureText(error) });
     }
   }
-  const { closed } = await context.store.circuit.succeeded();
+  const probation = CIRCUIT.failuresToOpen - 1;
+  const { closed } = await context.store.circuit.succeeded({ probation });
   if (closed !== undefined) announceClosed(context, closed);
-  return remember(context, CLOSED);
+  return remember(context, { failures: probation, probes: claimed.probes + 1 });
 }
 
 /** The wait before probe number `probes + 1`: `CIRCUIT.firstProbeMs` doubling, at most `CIRCUIT.maxProbeMs`. */

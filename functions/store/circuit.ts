@@ -51,8 +51,8 @@ export const getCircuit = async (table: StoreTable): Promise<CircuitState> =>
 export interface CircuitFailureInput {
   /** Failures in a row that open the circuit. */
   readonly threshold: number;
-  /** When the first probe may start, should this failure open it. */
-  readonly firstProbeAt: Date;
+  /** When the first probe may start should this failure open it, given the probes that failed before (see `probes`). */
+  readonly firstProbeAt: (probes: number) => Date;
   /** What failed, as `code` or `code status`. */
   readonly error: string;
   readonly now?: Date;
@@ -68,7 +68,7 @@ export const recordCircuitFailure = async (table: StoreTable, { threshold, first
   const state = stateOf(counted.applied ? counted.item : undefined);
   if (state.openedAt !== undefined || state.failures < threshold) return { state, opened: false };
   const opening = await update(table, {
-    set: { openedAt: str(now.toISOString()), nextProbeAt: str(firstProbeAt.toISOString()), probes: num(0) },
+    set: { openedAt: str(now.toISOString()), nextProbeAt: str(firstProbeAt(state.probes).toISOString()) },
     condition: 'attribute_not_exists(#openedAt) AND #failures >= :threshold',
     values: { ':threshold': num(threshold) },
   });
@@ -76,14 +76,19 @@ export const recordCircuitFailure = async (table: StoreTable, { threshold, first
 };
 
 /**
- * A call to the service succeeded (a send, or a probe): the failures in a row end and an open
- * circuit closes. Conditional, so a closed circuit with no failures costs nothing but the refusal,
- * and exactly one caller learns it closed the circuit (`closed`, with the state it had).
+ * The service answered: an open circuit closes, and exactly one caller learns it closed it
+ * (`closed`, with the state it had). A send that went through ends the failures in a row and
+ * forgets the probes. A probe only proves the balance endpoint answers: with `probation` the
+ * circuit closes with that many failures counted and its probes kept (this one counted too), so the
+ * first send that fails again re-opens it (at the probe backoff it had reached, doubled) instead of costing `threshold` more
+ * maybe-sent messages each time.
  */
-export const recordCircuitSuccess = async (table: StoreTable): Promise<{ readonly closed?: CircuitState }> => {
+export const recordCircuitSuccess = async (table: StoreTable, { probation }: { readonly probation?: number } = {}): Promise<{ readonly closed?: CircuitState }> => {
   const outcome = await update(
     table,
-    { set: { failures: num(0) }, remove: ['openedAt', 'nextProbeAt', 'probes'], condition: '#failures > :zero OR attribute_exists(#openedAt)', values: { ':zero': num(0) } },
+    probation === undefined
+      ? { set: { failures: num(0) }, remove: ['openedAt', 'nextProbeAt', 'probes'], condition: '#failures > :zero OR attribute_exists(#openedAt) OR attribute_exists(#probes)', values: { ':zero': num(0) } }
+      : { set: { failures: num(probation) }, add: { probes: num(1) }, remove: ['openedAt', 'nextProbeAt'], condition: 'attribute_exists(#openedAt)' },
     'ALL_OLD',
   );
   if (!outcome.applied) return {};

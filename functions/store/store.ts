@@ -165,7 +165,7 @@ export interface MessageStore {
     /** One more failure in a row; opens the circuit at the threshold (`opened` for exactly one caller). See {@link recordCircuitFailure}. */
     failed(input: CircuitFailureInput): Promise<{ readonly state: CircuitState; readonly opened: boolean }>;
     /** A call succeeded: failures reset, an open circuit closes (`closed` for exactly one caller). See {@link recordCircuitSuccess}. */
-    succeeded(): Promise<{ readonly closed?: CircuitState }>;
+    succeeded(input?: { readonly probation?: number }): Promise<{ readonly closed?: CircuitState }>;
     /** The right to probe an open circuit whose probe is due, for one caller. See {@link claimCircuitProbe}. */
     claimProbe(input: { readonly leaseUntil: Date; readonly now?: Date }): Promise<CircuitState | undefined>;
     /** A probe failed; the next may start at `nextProbeAt`. See {@link recordCircuitProbeFailure}. */
@@ -276,7 +276,7 @@ export const createStore = ({ client, tableName, clock = () => new Date(), readI
     getCircuit: async () => await getCircuit(table),
     circuit: {
       failed: async (input) => await recordCircuitFailure(table, input),
-      succeeded: async () => await recordCircuitSuccess(table),
+      succeeded: async (input) => await recordCircuitSuccess(table, input),
       claimProbe: async (input) => await claimCircuitProbe(table, input),
       probeFailed: async (input) => await recordCircuitProbeFailure(table, input),
     },
