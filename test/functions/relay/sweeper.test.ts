@@ -3,6 +3,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { RelayContext } from '../../../functions/relay/ports';
 import { sendMessage, SendOutcome } from '../../../functions/relay/sender';
 import { sweep } from '../../../functions/relay/sweeper';
+import { DEFAULT_RETRY_FOR_SECONDS } from '../../../functions/core/defaults';
 import { MessageState, StoreError } from '../../../functions/store';
 import { expectNoLeaks } from './leaks';
 import { alertBody, bearer, harness, type Harness, OPS, SECRETS, SENDER_IDS, useRelayServers } from './support';
@@ -125,11 +126,20 @@ describe('sweep', () => {
       expect(servers.sandbox.messages()).toHaveLength(1);
     });
 
-    it('is settled as UNKNOWN on an at-least-once route that has used its attempts', async () => {
+    it('is sent again on an at-least-once route however many attempts it used, while its retry.for lasts', async () => {
       relay = await harness({ db: servers.db, baseUrl: servers.sandbox.baseUrl, policy: { ...POLICY, maxAttempts: 1 } });
       const id = await abandoned('alerts-alo');
 
       relay.clock.advance(120_001);
+      expect(await sweep(relay.context)).toMatchObject({ recovered: 1, sent: { sent: 1 } });
+      expect((await relay.record(id)).state).toBe(MessageState.Sent);
+    });
+
+    it('is settled as UNKNOWN on an at-least-once route whose retry.for has passed', async () => {
+      relay = await harness({ db: servers.db, baseUrl: servers.sandbox.baseUrl, policy: POLICY });
+      const id = await abandoned('alerts-alo');
+
+      relay.clock.advance(DEFAULT_RETRY_FOR_SECONDS * 1_000);
       expect(await sweep(relay.context)).toMatchObject({ recovered: 1, sent: {} });
       expect((await relay.record(id)).state).toBe(MessageState.Unknown);
     });
