@@ -39,6 +39,15 @@ export interface SweepOptions {
   readonly dispatch?: (ids: readonly string[]) => void;
   /** How digests are recorded (their grace, the compiler of their templates on Lambda). */
   readonly digests?: DigestOptions;
+  /**
+   * Whether the run may wait `ms` more and still have time to send. With it, a sweep that finds the
+   * SMS service unreachable stays to probe it at its backoff (at most 30 s apart) instead of once a
+   * run, and sends the due records as soon as a probe finds it back: on AWS, where the sweeper runs
+   * once a minute, the probes keep their backoff. Without it (locally, where sweeps run every few
+   * seconds), one probe at most per sweep.
+   * @default () => false
+   */
+  readonly canWait?: (ms: number) => boolean;
 }
 
 export interface SweepReport {
@@ -71,11 +80,11 @@ export interface SweepReport {
  */
 export async function sweep(
   context: RelayContext<RelayConfigView>,
-  { pendingGraceMs = 0, concurrency = 4, limit = 200, canContinue = () => true, dispatch, digests: digestOptions }: SweepOptions = {},
+  { pendingGraceMs = 0, concurrency = 4, limit = 200, canContinue = () => true, dispatch, digests: digestOptions, canWait = () => false }: SweepOptions = {},
 ): Promise<SweepReport> {
   const now = context.clock();
   const recovered = await recoverStale(context, now, limit, dispatch !== undefined);
-  await checkCircuit(context);
+  await checkCircuit(context, canWait);
   // Before the due records are listed: a digest is a new PENDING record (the stream sends it on
   // AWS; locally it is handed to the send queue with the rest).
   const digests = await recordDigests(context, now, digestOptions).catch((error: unknown) => {
@@ -157,10 +166,16 @@ function newBacklog(now: Date) {
  * `SmsServiceUnreachable` (1 while open, 0 otherwise) on every sweep, so the alarm sees a state that
  * lasts. A store failure here is logged and counted; the rest of the sweep goes on.
  */
-async function checkCircuit(context: RelayContext<RelayConfigView>): Promise<void> {
+async function checkCircuit(context: RelayContext<RelayConfigView>, canWait: (ms: number) => boolean): Promise<void> {
   try {
-    const circuit = await probeIfDue(context, await readCircuit(context, { fresh: true }));
+    let circuit = await probeIfDue(context, await readCircuit(context, { fresh: true }));
     context.metrics.add(RelayMetric.SmsServiceUnreachable, circuit.openedAt === undefined ? 0 : 1);
+    while (circuit.openedAt !== undefined) {
+      const waitMs = Math.max(0, Date.parse(circuit.nextProbeAt ?? '') - context.clock().getTime() || 0);
+      if (!canWait(waitMs)) break;
+      await new Promise((resolve) => setTimeout(resolve, waitMs + 1));
+      circuit = await probeIfDue(context, await readCircuit(context, { fresh: true }));
+    }
   } catch (error) {
     context.logger.error('SMS service circuit not read; the next sweep tries again', { error: error instanceof Error ? error.name : typeof error });
     context.metrics.add(RelayMetric.SweepErrors, 1);
