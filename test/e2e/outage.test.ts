@@ -3,7 +3,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cleanEnv, eventually, getJson, inbox, readJsonFile, records, startRelay, stopRelay, type RelayProcess } from './support';
+import { cleanEnv, eventually, STARTUP_TIMEOUT_MS, getJson, inbox, readJsonFile, records, startRelay, stopRelay, type RelayProcess } from './support';
 
 /**
  * Issue 27 through `npm start` and its own sandbox: the SMS service down (every `/v1` request,
@@ -27,7 +27,7 @@ beforeAll(async () => {
   writeFileSync(join(dir, 'relay.yaml'), JSON.stringify({ provider: { baseUrl: 'http://127.0.0.1:9/unused', timeoutMs: 2_000 }, secrets: 'sms-relay/outage', routes: { alo: route('at-least-once'), amo: route('at-most-once') } }));
   relay = await startRelay(cleanEnv({ PORT: '0', RELAY_CONFIG: join(dir, 'relay.yaml'), RELAY_DATA_DIR: join(dir, 'data'), RELAY_SECRETS_FILE: join(dir, 'secrets.json'), RETRY_BASE_DELAY_MS: '1000' }));
   token = readJsonFile<Record<string, string>>(join(dir, 'secrets.json'))['generic-token']!;
-});
+}, STARTUP_TIMEOUT_MS);
 
 afterAll(async () => {
   if (relay !== undefined) await stopRelay(relay);
@@ -67,7 +67,9 @@ describe('a provider outage during a trickle', () => {
     await outage('POST');
     await trickle(OUTAGE_MS);
     const duringOutage = posted;
-    await relay.waitFor(/service {2}SMS service unreachable since \d\d:\d\d:\d\d \(3 sends failed in a row, last server-error 503\): sends paused/);
+    // An error line: on stderr.
+    const opened = /service {2}SMS service unreachable since \d\d:\d\d:\d\d \(\d+ sends failed in a row, last server-error 503\): sends paused/;
+    await eventually(async () => (opened.test(relay.stderr()) ? true : undefined), { what: 'the line saying the service is unreachable' });
     await outage('DELETE');
     const backAt = new Date().toISOString();
     await trickle(2_000);
@@ -86,5 +88,5 @@ describe('a provider outage during a trickle', () => {
     const sends = requests.filter((request) => request.path === '/v1/sms/send').length;
     expect(requests.filter((request) => request.path === '/v1/account/balance').length).toBeGreaterThan(0);
     expect(sends).toBeLessThan(duringOutage / 4);
-  });
+  }, 240_000);
 });
