@@ -118,6 +118,33 @@ export const RETRY = {
   staleSendingMs: 120_000,
 } as const;
 
+/** `routes.<id>.retry.for` when a route sets none: an at-least-once message is retried this long (seconds) after it was accepted. */
+export const DEFAULT_RETRY_FOR_SECONDS = 3_600;
+
+/** The longest `retry.for` a route may set: a message still retried after a week helps nobody. */
+export const MAX_RETRY_FOR_SECONDS = 7 * 86_400;
+
+/**
+ * The SMS service's circuit, shared by every sender through one item in the table. After
+ * `failuresToOpen` sends in a row fail in a way that says the service is unreachable (refused,
+ * DNS, time-outs, resets, 5xx, an undocumented status such as 429), the relay starts no send:
+ * messages wait PENDING without spending attempts, and one process at a time probes the balance
+ * endpoint (free, sends nothing), `firstProbeMs` after the opening and then at a doubling backoff
+ * up to `maxProbeMs`. A probe that succeeds closes it.
+ */
+export const CIRCUIT = {
+  /** Failures in a row that open the circuit: a blip costs a retry, an outage at most this many maybe-sent messages plus the sends already under way. */
+  failuresToOpen: 3,
+  firstProbeMs: 2_000,
+  maxProbeMs: 30_000,
+  /** How long a process trusts the circuit it read before it reads it again. */
+  knownMs: 3_000,
+  /** A probe's time-out. */
+  probeTimeoutMs: 5_000,
+  /** A probe holds the right to probe this long: past it (the prober stopped), another process may probe. */
+  probeLeaseMs: 15_000,
+} as const;
+
 /**
  * How much of a message record's `history` is kept: its first `first` state changes (how it was
  * accepted and first tried) and its last `last`; the changes between are dropped and counted in the

@@ -1,7 +1,7 @@
 import type { Context, ScheduledEvent } from 'aws-lambda';
 import { sweep, type SweepReport } from '../relay/sweeper';
 import { prepareOnLambda } from './wiring/context';
-import { SEND_MARGIN_MS } from '../core/defaults';
+import { CIRCUIT, SEND_MARGIN_MS } from '../core/defaults';
 import { invoke, remainingMs } from './wiring/invoke';
 import { withInvocationSmsClients } from './wiring/sms';
 import { compileLater } from './wiring/config';
@@ -27,6 +27,8 @@ export async function handler(_event: ScheduledEvent, lambdaContext?: Context): 
       const report = await sweep(context, {
         pendingGraceMs: env.sweepPendingGraceMs,
         canContinue: () => remainingMs(lambdaContext) >= budgetMs,
+        // While the SMS service is unreachable: stay to probe it at its backoff, if a probe and a send still fit.
+        canWait: (ms) => remainingMs(lambdaContext) - ms >= budgetMs + CIRCUIT.probeTimeoutMs,
         digests: { compile: async () => await compileLater(context.config, env.configPath) },
       });
       logger.info('sweep finished', { ...report });

@@ -16,7 +16,9 @@ import { monthBounds } from '../core/local-time';
 import { type BalanceReading, creditBasis, observeBalance } from './balance';
 import { warnMonthBudget } from './budget';
 import { mutedReason } from './mutes';
+import { noteServiceAnswered, noteServiceFailure, sendsMustWait } from './circuit';
 import { backoffMs, RelayMetric, type RelayContext } from './ports';
+import { mayRetry } from './retry';
 
 /** What the sender did with one record. */
 export const SendOutcome = {
@@ -30,6 +32,8 @@ export const SendOutcome = {
   Held: 'held',
   /** A low-balance notice whose balance is back above the threshold: dropped, never sent. */
   Dropped: 'dropped',
+  /** The SMS service is unreachable (its circuit is open): left PENDING, untouched, for when it is back. */
+  Waiting: 'waiting',
 } as const;
 export type SendOutcome = (typeof SendOutcome)[keyof typeof SendOutcome];
 
@@ -53,7 +57,9 @@ export interface SendMessageOptions {
  * - maybe sent → UNKNOWN on at-most-once routes; retried on at-least-once routes;
  * - 402 → PARKED until a top-up and `redrive`; the balance watch is told at once;
  * - over a route limit → HELD, counted for the route's summary SMS;
- * - on a muted route → DROPPED with the mute's reason.
+ * - on a muted route → DROPPED with the mute's reason;
+ * - while the SMS service is unreachable (see `./circuit`) → not claimed at all: it stays PENDING,
+ *   no attempt spent, and goes out when a probe finds the service back.
  *
  * @example
  * ```ts
@@ -62,6 +68,7 @@ export interface SendMessageOptions {
  */
 export async function sendMessage(context: RelayContext<RelayConfigView>, id: string, { onRetry }: SendMessageOptions = {}): Promise<SendOutcome> {
   const { store, logger, clock } = context;
+  if ((await sendsMustWait(context)) !== undefined) return SendOutcome.Waiting;
   const claimed = await store.claimMessage(id, { now: clock() });
   if (claimed === undefined) return SendOutcome.Skipped;
   const token = claimed.claimToken!;
@@ -71,6 +78,7 @@ export async function sendMessage(context: RelayContext<RelayConfigView>, id: st
     gate = await checkBeforeSend(context, claimed);
     if (gate.outcome !== SendOutcome.Sent) await store.settle(id, token, { state: GATE_STATE[gate.outcome], reason: gate.reason }, { now: clock() });
   } catch (error) {
+    await noteCircuit(context, () => noteServiceFailure(context, error));
     if (await releaseUnsent(context, claimed, token, error, onRetry)) return SendOutcome.Failed;
     throw error;
   }
@@ -86,6 +94,7 @@ export async function sendMessage(context: RelayContext<RelayConfigView>, id: st
   try {
     result = await sendWithKeyRefresh(context, claimed);
   } catch (error) {
+    await noteCircuit(context, () => noteServiceFailure(context, error));
     await settleGateAfterFailure(context, gate, error);
     return settleFailure(context, claimed, token, error, onRetry);
   }
@@ -107,6 +116,7 @@ export async function sendMessage(context: RelayContext<RelayConfigView>, id: st
       : undefined,
     recordPrice(context, claimed, result.deducted).catch(note('price not recorded')),
     correctCredit(context, gate.credit, result).catch(note('projected balance not corrected')),
+    noteServiceAnswered(context).catch(note('SMS service circuit not updated')),
   ]);
   const { metrics } = context;
   metrics.add(RelayMetric.Sent, 1, claimed.route);
@@ -487,9 +497,8 @@ async function settleFailure(context: RelayContext<RelayConfigView>, record: Mes
   const permanent = description.code === SmsErrorCode.BAD_REQUEST || description.code === SmsErrorCode.VALIDATION;
   const maySend = description.delivery === SendCertainty.MAYBE_SENT;
   const canRetry = !permanent && (!maySend || record.delivery === DeliveryPolicy.AtLeastOnce);
-  const attemptsLeft = record.attempts < policy.maxAttempts;
 
-  if (canRetry && attemptsLeft) {
+  if (canRetry && mayRetry(context, record, now)) {
     const nextAttemptAt = new Date(now.getTime() + backoffMs(policy, record.attempts));
     await store.settle(record.id, token, { state: MessageState.Pending, nextAttemptAt, lastError }, { now });
     logSend(context, record, 'RETRY', { error: description, nextAttemptAt: nextAttemptAt.toISOString() });
@@ -499,7 +508,7 @@ async function settleFailure(context: RelayContext<RelayConfigView>, record: Mes
 
   if (maySend) {
     const reason = record.delivery === DeliveryPolicy.AtLeastOnce
-      ? `may have been sent; gave up after ${record.attempts} attempts`
+      ? `may have been sent; still failing when its retry.for ran out (${record.attempts} attempts)`
       : 'may have been sent (at-most-once route: not retried)';
     await store.settle(record.id, token, { state: MessageState.Unknown, reason, lastError }, { now });
     metrics.add(RelayMetric.Unknown, 1, record.route);
@@ -528,7 +537,7 @@ async function releaseUnsent(context: RelayContext<RelayConfigView>, record: Mes
   const { store, clock, policy, metrics } = context;
   const now = clock();
   const lastError: LastError = { name: errorName(error), delivery: SendCertainty.NOT_SENT, message: failedBeforeSending(error) };
-  const exhausted = record.attempts >= policy.maxAttempts;
+  const exhausted = !mayRetry(context, record, now);
   try {
     if (!exhausted) {
       const nextAttemptAt = new Date(now.getTime() + backoffMs(policy, record.attempts));
@@ -544,6 +553,14 @@ async function releaseUnsent(context: RelayContext<RelayConfigView>, record: Mes
   metrics.add(RelayMetric.Failed, 1, record.route);
   logSend(context, record, 'FAILED', { error: lastError });
   return true;
+}
+
+/**
+ * Tells the circuit what a failed call said about the service. Bookkeeping beside the record's own
+ * outcome: a store failure here is logged, and the record is still settled.
+ */
+async function noteCircuit(context: RelayContext<RelayConfigView>, note: () => Promise<void>): Promise<void> {
+  await note().catch((error: unknown) => context.logger.error('SMS service circuit not updated', { error: errorName(error) }));
 }
 
 /** What failed before the send, for the record: the balance read (with the service's answer), or the error's name. */

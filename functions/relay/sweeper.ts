@@ -4,6 +4,8 @@ import { ClaimLostError, MessageState, type MessageRecord, NoticeKind } from '..
 import { checkHeartbeats, type HeartbeatReport } from './heartbeat';
 import { noticeMessage } from './notice';
 import { RelayMetric, type RelayContext } from './ports';
+import { probeIfDue, readCircuit } from './circuit';
+import { mayRetry } from './retry';
 import { sendMessage, type SendOutcome } from './sender';
 import { type DigestOptions, recordDigests } from './digest';
 
@@ -37,6 +39,15 @@ export interface SweepOptions {
   readonly dispatch?: (ids: readonly string[]) => void;
   /** How digests are recorded (their grace, the compiler of their templates on Lambda). */
   readonly digests?: DigestOptions;
+  /**
+   * Whether the run may wait `ms` more and still have time to send. With it, a sweep that finds the
+   * SMS service unreachable stays to probe it at its backoff (at most 30 s apart) instead of once a
+   * run, and sends the due records as soon as a probe finds it back: on AWS, where the sweeper runs
+   * once a minute, the probes keep their backoff. Without it (locally, where sweeps run every few
+   * seconds), one probe at most per sweep.
+   * @default () => false
+   */
+  readonly canWait?: (ms: number) => boolean;
 }
 
 export interface SweepReport {
@@ -69,10 +80,11 @@ export interface SweepReport {
  */
 export async function sweep(
   context: RelayContext<RelayConfigView>,
-  { pendingGraceMs = 0, concurrency = 4, limit = 200, canContinue = () => true, dispatch, digests: digestOptions }: SweepOptions = {},
+  { pendingGraceMs = 0, concurrency = 4, limit = 200, canContinue = () => true, dispatch, digests: digestOptions, canWait = () => false }: SweepOptions = {},
 ): Promise<SweepReport> {
   const now = context.clock();
   const recovered = await recoverStale(context, now, limit, dispatch !== undefined);
+  await checkCircuit(context, canWait);
   // Before the due records are listed: a digest is a new PENDING record (the stream sends it on
   // AWS; locally it is handed to the send queue with the rest).
   const digests = await recordDigests(context, now, digestOptions).catch((error: unknown) => {
@@ -150,6 +162,27 @@ function newBacklog(now: Date) {
 }
 
 /**
+ * Probes the SMS service when its circuit is open and a probe is due, and publishes
+ * `SmsServiceUnreachable` (1 while open, 0 otherwise) on every sweep, so the alarm sees a state that
+ * lasts. A store failure here is logged and counted; the rest of the sweep goes on.
+ */
+async function checkCircuit(context: RelayContext<RelayConfigView>, canWait: (ms: number) => boolean): Promise<void> {
+  try {
+    let circuit = await probeIfDue(context, await readCircuit(context, { fresh: true }));
+    context.metrics.add(RelayMetric.SmsServiceUnreachable, circuit.openedAt === undefined ? 0 : 1);
+    while (circuit.openedAt !== undefined) {
+      const waitMs = Math.max(0, Date.parse(circuit.nextProbeAt ?? '') - context.clock().getTime() || 0);
+      if (!canWait(waitMs)) break;
+      await new Promise((resolve) => setTimeout(resolve, waitMs + 1));
+      circuit = await probeIfDue(context, await readCircuit(context, { fresh: true }));
+    }
+  } catch (error) {
+    context.logger.error('SMS service circuit not read; the next sweep tries again', { error: error instanceof Error ? error.name : typeof error });
+    context.metrics.add(RelayMetric.SweepErrors, 1);
+  }
+}
+
+/**
  * A record left in SENDING means its sender stopped between the claim and storing the outcome: the
  * SMS may or may not have gone out. At-most-once routes settle it as UNKNOWN; at-least-once routes
  * send it again.
@@ -168,7 +201,7 @@ async function recoverStale(context: RelayContext<RelayConfigView>, now: Date, l
     if (token === undefined) continue;
     const lastError = { name: 'SenderStopped', delivery: 'maybe-sent', message: 'the sender stopped while the SMS was being sent' };
     try {
-      if (record.delivery === DeliveryPolicy.AtLeastOnce && record.attempts < policy.maxAttempts) {
+      if (record.delivery === DeliveryPolicy.AtLeastOnce && mayRetry(context, record, now)) {
         await store.settle(record.id, token, { state: MessageState.Pending, nextAttemptAt: now, lastError }, { now });
       } else {
         await store.settle(record.id, token, { state: MessageState.Unknown, reason: 'may have been sent: the sender stopped while sending', lastError }, { now });

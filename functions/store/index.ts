@@ -10,6 +10,7 @@ export { ClaimLostError, StoreError } from './errors';
 export { newId } from './ids';
 export { MAX_RECORDS_PER_WEBHOOK } from '../core/defaults';
 export type { HeartbeatState } from './heartbeat';
+export type { CircuitFailureInput, CircuitState } from './circuit';
 export { MAX_MUTE_REASON_CHARS, MAX_MUTE_SECONDS } from '../core/defaults';
 export { type Mute, type MuteInput } from './mutes';
 export type {

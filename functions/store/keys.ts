@@ -24,6 +24,7 @@ export const ItemKind = {
   Mute: 'mute',
   Heartbeat: 'heartbeat',
   DigestWindow: 'digest-window',
+  Circuit: 'circuit',
 } as const;
 
 export const messageKey = (id: string): Key => key(`MSG#${id}`, 'MSG');
@@ -48,6 +49,10 @@ export const muteKey = (route: string): Key => key(MUTES_PK, muteSk(route));
 
 /** A route's digest window: the one item two accepts race for to open it (see `openDigestWindow`). */
 export const digestWindowKey = (route: string): Key => key(`WINDOW#${route}`, 'DIGEST');
+
+/** The SMS service's circuit: one item every sender shares (see `functions/store/circuit.ts`). */
+export const CIRCUIT_PK = 'CIRCUIT';
+export const circuitKey = (): Key => key(CIRCUIT_PK, 'SMS-SERVICE');
 
 export const balanceKey = (): Key => key('BALANCE', 'STATE');
 export const BALANCE_READINGS_PK = 'BALANCE#READINGS';

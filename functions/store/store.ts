@@ -12,6 +12,7 @@ import {
 import { type CapturedPayload, type CaptureInput, capturePayload, findCapture, getCapture, listCaptures } from './capture';
 import { type CreditBasis, type CreditRequest, type CreditReservation, type CreditSettlement, keepStaleCredit, observeSentCredit, rebaseCredit, reserveCredit, type SentCredit, settleCredit } from './credit';
 import type { StoreTable } from './store-table';
+import { type CircuitFailureInput, type CircuitState, claimCircuitProbe, getCircuit, recordCircuitFailure, recordCircuitProbeFailure, recordCircuitSuccess } from './circuit';
 import { armHeartbeat, getHeartbeat, HeartbeatTransition, type HeartbeatState, touchHeartbeat } from './heartbeat';
 import { getMute, listMutes, type Mute, type MuteInput, muteRoute, unmuteRoute } from './mutes';
 import {
@@ -163,6 +164,20 @@ export interface MessageStore {
    */
   spendByDay(input: SpendByDayInput): Promise<DaySpend[]>;
 
+  /** The SMS service's circuit, shared by every sender; strongly consistent. See {@link getCircuit}. */
+  getCircuit(): Promise<CircuitState>;
+  /** The circuit's conditional changes; see `functions/store/circuit.ts`. */
+  circuit: {
+    /** One more failure in a row; opens the circuit at the threshold (`opened` for exactly one caller). See {@link recordCircuitFailure}. */
+    failed(input: CircuitFailureInput): Promise<{ readonly state: CircuitState; readonly opened: boolean }>;
+    /** A call succeeded: failures reset, an open circuit closes (`closed` for exactly one caller). See {@link recordCircuitSuccess}. */
+    succeeded(input?: { readonly probation?: number }): Promise<{ readonly closed?: CircuitState }>;
+    /** The right to probe an open circuit whose probe is due, for one caller. See {@link claimCircuitProbe}. */
+    claimProbe(input: { readonly leaseUntil: Date; readonly now?: Date }): Promise<CircuitState | undefined>;
+    /** A probe failed; the next may start at `nextProbeAt`. See {@link recordCircuitProbeFailure}. */
+    probeFailed(input: { readonly openedAt: string; readonly nextProbeAt: Date; readonly error: string }): Promise<boolean>;
+  };
+
   /** Records a balance; `alert: true` for exactly one caller per drop below the threshold. */
   updateBalanceState(observation: BalanceObservation): Promise<BalanceUpdate>;
   /** The balance watch's state, with the last known balance and price. */
@@ -266,6 +281,13 @@ export const createStore = ({ client, tableName, clock = () => new Date(), readI
     },
     limitUsage: async (input) => await limitUsage(table, input),
     spendByDay: async (input) => await spendByDay(table, input),
+    getCircuit: async () => await getCircuit(table),
+    circuit: {
+      failed: async (input) => await recordCircuitFailure(table, input),
+      succeeded: async (input) => await recordCircuitSuccess(table, input),
+      claimProbe: async (input) => await claimCircuitProbe(table, input),
+      probeFailed: async (input) => await recordCircuitProbeFailure(table, input),
+    },
     updateBalanceState: async (observation) => await updateBalanceState(table, observation),
     getBalanceState: async () => await getBalanceState(table),
     recordPrice: async (observation) => await recordPrice(table, observation),

@@ -1,10 +1,11 @@
 import { parseDurationSeconds } from '../../functions/core/config/duration';
 import type { RouteView } from '../../functions/core/config/view';
-import { MAX_MUTE_SECONDS } from '../../functions/core/defaults';
+import { MAX_MUTE_SECONDS, PAGE_SIZE } from '../../functions/core/defaults';
+import { MessageState, type MessageStore } from '../../functions/store';
 import { maskNumbersInText } from '../../functions/core/recipients';
 import { HttpError, matchPath, parseRequest, queryObject } from '../http';
 import { MESSAGE_STATES, recordsPage, redriveRecord, REDRIVE_STATES } from '../records';
-import { CONSOLE_API, type AnswerOf, type ApiRoute, type Endpoint, type HandlerRequest, type Overview } from './contract';
+import { CONSOLE_API, type AnswerOf, type ApiRoute, type Endpoint, type HandlerRequest, type Overview, type ServiceStatus } from './contract';
 import { payloadChoices, previewRoute } from './preview';
 import { warmPreviewWorker } from './preview-thread';
 import type { ConsoleSource } from './source';
@@ -48,6 +49,7 @@ export function createStoreApi(source: ConsoleSource): ConsoleApi {
   };
   const handlers: Handlers = {
     'GET /overview': async () => overview(source),
+    'GET /service': async () => await source.withStore((store) => serviceStatus(store)),
     'GET /records': async ({ query }) => await source.withStore((store) => recordsPage(store, query)),
     'GET /records/:id': async ({ params: { id } }) =>
       await source.withStore(async (store) => {
@@ -119,6 +121,20 @@ function dispatcher(handlers: Handlers): ConsoleApi {
       throw error;
     }
   };
+}
+
+/** The SMS service's circuit, and the PENDING records waiting for it while it is open. */
+async function serviceStatus(store: MessageStore): Promise<ServiceStatus> {
+  const circuit = await store.getCircuit();
+  if (circuit.openedAt === undefined) return { unreachableSince: null, waiting: 0, lastError: null, nextProbeAt: null };
+  let waiting = 0;
+  let cursor: string | undefined;
+  do {
+    const page = await store.listByState(MessageState.Pending, { limit: PAGE_SIZE.max, ...(cursor === undefined ? {} : { cursor }) });
+    waiting += page.items.length;
+    cursor = page.cursor;
+  } while (cursor !== undefined);
+  return { unreachableSince: circuit.openedAt, waiting, lastError: circuit.lastError ?? null, nextProbeAt: circuit.nextProbeAt ?? null };
 }
 
 function overview(source: ConsoleSource): Overview {

@@ -49,6 +49,21 @@ export interface Overview {
   readonly currency: string;
 }
 
+/**
+ * The SMS service as the relay sees it (`GET /service`, polled by the console's header): while its
+ * circuit is open, since when and how many messages wait PENDING for it.
+ */
+export interface ServiceStatus {
+  /** When sends were paused because the service stopped answering; `null` while it answers. */
+  readonly unreachableSince: string | null;
+  /** PENDING records waiting to be sent (counted only while unreachable; 0 otherwise). */
+  readonly waiting: number;
+  /** The last failure (`server-error 503`, `refused`, `timeout`…), while unreachable. */
+  readonly lastError: string | null;
+  /** When the next probe of the balance endpoint may start, while unreachable. */
+  readonly nextProbeAt: string | null;
+}
+
 export interface StateChange {
   readonly at: string;
   readonly state: State;
@@ -290,6 +305,8 @@ export const ConsoleMuteRequest = z.strictObject({
 
 export const CONSOLE_API = {
   'GET /overview': { answer: answers<Overview>() },
+  /** The SMS service's circuit: since when it is unreachable and how many messages wait. */
+  'GET /service': { answer: answers<ServiceStatus>() },
   /** Activity: newest first (by last change; by creation when `route` is given, as `logs`). */
   'GET /records': { query: RecordsPageQuery, answer: answers<RecordsPage>() },
   'GET /records/:id': { params: RecordIdParameters, answer: answers<RecordDetail>() },

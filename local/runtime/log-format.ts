@@ -65,6 +65,7 @@ export function formatLogEntry(entry: LogEntry, { verbose = false }: FormatOptio
   const serious = level === 'WARN' || level === 'ERROR' || level === 'CRITICAL';
   if (entry.message === 'sms') return `${time}  sms      ${describeSend(entry)}`;
   if (entry.message === 'balance') return `${time}  balance  ${describeBalance(entry)}`;
+  if (entry.message === 'circuit') return `${time}  service  ${describeCircuit(entry)}`;
   // The runtime prints its own line per webhook with the HTTP status; ingest's lines would repeat it.
   if (entry.message.startsWith('webhook ') && level !== 'ERROR' && level !== 'CRITICAL') return verbose ? generic(time, level, entry) : undefined;
   if (!serious && !verbose) return undefined;
@@ -114,6 +115,32 @@ function describeSend(entry: LogEntry): string {
       if (errorText !== undefined) parts.push(`(${errorText})`);
   }
   return parts.join('  ');
+}
+
+/**
+ * The SMS service's circuit opening or closing (see `functions/relay/circuit.ts`):
+ * `SMS service unreachable since 12:00:01 (3 sends failed in a row, last server-error 503): sends paused, messages wait PENDING; probing the balance endpoint`
+ * and `SMS service reachable again after 2 min 5 s (unreachable since 12:00:01): sending the waiting messages, oldest first`.
+ */
+function describeCircuit(entry: LogEntry): string {
+  const since = clock(entry['since']);
+  if (entry['circuit'] === 'open') {
+    const failures = typeof entry['failures'] === 'number' ? `${entry['failures']} sends failed in a row` : 'sends failed';
+    const last = text(entry['lastError']);
+    return `SMS service unreachable since ${since} (${failures}${last === undefined ? '' : `, last ${last}`}): sends paused, messages wait PENDING; probing the balance endpoint`;
+  }
+  const from = Date.parse(String(entry['since']));
+  const to = Date.parse(String(entry['closedAt']));
+  const lasted = Number.isFinite(from) && Number.isFinite(to) ? ` after ${duration(to - from)}` : '';
+  return `SMS service reachable again${lasted} (unreachable since ${since}): sending the waiting messages, oldest first`;
+}
+
+/** `45 s`, `2 min 5 s`, `1 h 3 min`. */
+function duration(ms: number): string {
+  const seconds = Math.max(0, Math.round(ms / 1000));
+  if (seconds < 60) return `${seconds} s`;
+  if (seconds < 3600) return `${Math.floor(seconds / 60)} min ${seconds % 60} s`;
+  return `${Math.floor(seconds / 3600)} h ${Math.floor((seconds % 3600) / 60)} min`;
 }
 
 function describeBalance(entry: LogEntry): string {

@@ -11,6 +11,14 @@ export const CONTROL_PREFIX = '/_sandbox';
 
 type ControlAction = (request: IncomingMessage, state: SandboxState) => Promise<unknown> | unknown;
 
+const outageBodySchema = z.strictObject({
+  kind: z.enum(['status', 'reset']).default('status'),
+  // An outage is the service failing: a 4xx is an answer, not an outage.
+  status: z.number().int().min(500).max(599).default(503),
+});
+
+const outageView = (state: SandboxState) => (state.outage === undefined ? { down: false } : { down: true, ...state.outage });
+
 const balanceBodySchema = z.strictObject({
   balance: z.number().refine((balance) => toMoneyUnits(balance) !== undefined, {
     message: 'balance must be a finite number ≥ 0 with at most 4 decimals',
@@ -50,6 +58,19 @@ const CONTROL_ROUTES: Readonly<Record<string, Readonly<Record<string, ControlAct
       const cleared = state.faults.size;
       state.faults.clear();
       return { cleared };
+    },
+  },
+  [`${CONTROL_PREFIX}/outage`]: {
+    GET: (_request, state) => outageView(state),
+    POST: async (request, state) => {
+      const parsed = outageBodySchema.safeParse(await readJson(request));
+      if (!parsed.success) throw new HttpError(400, z.prettifyError(parsed.error));
+      state.outage = { ...parsed.data, since: new Date().toISOString() };
+      return outageView(state);
+    },
+    DELETE: (_request, state) => {
+      state.outage = undefined;
+      return outageView(state);
     },
   },
   [`${CONTROL_PREFIX}/requests`]: {

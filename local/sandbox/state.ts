@@ -3,7 +3,7 @@ import { SandboxAccount } from './account';
 import { FaultQueue } from './faults';
 import type { ResolvedSandboxOptions } from './options';
 import type { SendRequest } from './send-request';
-import type { DeliveredMessage, RecordedRequest, SendRecipient } from './types';
+import type { DeliveredMessage, RecordedRequest, SandboxOutage, SendRecipient } from './types';
 
 /** Caps on the inbox and request log, so a sandbox left running for days does not grow without bound; oldest go first. */
 export const MAX_KEPT_MESSAGES = 10_000;
@@ -20,6 +20,8 @@ export const MAX_KEPT_REQUESTS = 10_000;
 export class SandboxState {
   public readonly account: SandboxAccount;
   public readonly faults = new FaultQueue();
+  /** While set, every `/v1` request (balance reads included) fails this way: the service is down. */
+  public outage: (SandboxOutage & { readonly since: string }) | undefined;
   readonly #messages: DeliveredMessage[] = [];
   readonly #requests: RecordedRequest[] = [];
   readonly #onDelivered: ((message: DeliveredMessage) => void) | undefined;

@@ -11,6 +11,9 @@
  * - `POST   /_sandbox/faults`          → body `SandboxFault` queues a fault for the next `count` sends, `{ queued: n }`
  * - `GET    /_sandbox/faults`          → `{ queued: n }` sends still to be faulted
  * - `DELETE /_sandbox/faults`          → clears queued faults, `{ cleared: n }`
+ * - `POST   /_sandbox/outage`          → body `SandboxOutage`: from now on every `/v1` request (balance reads too) fails that way, `{ down: true, since, … }`
+ * - `GET    /_sandbox/outage`          → `{ down: false }` or `{ down: true, since, kind, status }`
+ * - `DELETE /_sandbox/outage`          → the service answers again, `{ down: false }`
  * - `GET    /_sandbox/requests`        → `{ requests: RecordedRequest[] }` every request to `/v1` (headers minus the key)
  * - `DELETE /_sandbox/requests`        → clears the request log, `{ cleared: n }`
  */
@@ -60,6 +63,16 @@ export type SandboxFault =
   | { readonly kind: 'delay'; readonly ms: number; readonly count?: number }
   /** Destroy the connection of the next `count` sends; with `deliver` true the SMS was delivered and charged first. */
   | { readonly kind: 'reset'; readonly count?: number; readonly deliver?: boolean };
+
+/**
+ * The whole service down, until ended: every `/v1` request, whatever its key, path or body, is
+ * answered with `status` (a 5xx, default 503) or, with `kind: 'reset'`, has its connection reset.
+ * Nothing is delivered or charged. Unlike a fault, it also fails the balance endpoint.
+ */
+export interface SandboxOutage {
+  readonly kind: 'status' | 'reset';
+  readonly status: number;
+}
 
 export interface RecordedRequest {
   readonly method: string;

@@ -39,6 +39,12 @@ export function createV1Handler({
   const isValidApiKey = createApiKeyCheck(apiKey);
 
   return async (request, response, path) => {
+    // A service that is down answers nothing it would answer when up, not even a 401.
+    if (state.outage !== undefined) {
+      request.resume();
+      failWith(request, response, state.outage);
+      return;
+    }
     // Seed §5: every request needs the key, so it is checked before the path, the method or the body.
     const presentedKey = request.headers['x-api-key'];
     if (presentedKey === undefined) throw new HttpError(401, 'Missing API key: send it in the X-API-Key header');

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { SOURCE_NAMES, SOURCES } from '../sources/registry';
 import type { SourceName } from '../sources/types';
-import { BALANCE_SCHEDULE, DEFAULT_MAX_RECIPIENTS, HEARTBEAT, DEFAULT_RETENTION_DAYS, HANDLER_TIMEOUT_SECONDS, MAX_RECIPIENTS_CEILING, PROVIDER_TIMEOUT_MS } from '../defaults';
+import { BALANCE_SCHEDULE, DEFAULT_MAX_RECIPIENTS, DEFAULT_RETRY_FOR_SECONDS, MAX_RETRY_FOR_SECONDS, HEARTBEAT, DEFAULT_RETENTION_DAYS, HANDLER_TIMEOUT_SECONDS, MAX_RECIPIENTS_CEILING, PROVIDER_TIMEOUT_MS } from '../defaults';
 import { parseDurationSeconds } from './duration';
 import { WEEKDAYS } from '../windows';
 import { checkHmacSettings, HmacDedupeSchema, HmacSignatureSchema, HmacTimestampSchema } from './hmac-schema';
@@ -83,6 +83,17 @@ export const RouteSchema = z.strictObject({
   capture: duration.optional(),
   /** Absent: by source, see {@link defaultDelivery}. */
   delivery: z.enum(Object.values(DeliveryPolicy)).optional(),
+  /**
+   * At-least-once routes: `for` is how long after acceptance a message is retried (backoff capped
+   * at `RETRY.maxDelayMs`) before it ends UNKNOWN (may have been sent) or FAILED. Absent: 1 h.
+   */
+  retry: z
+    .strictObject({
+      for: duration
+        .default(DEFAULT_RETRY_FOR_SECONDS)
+        .refine((seconds) => seconds <= MAX_RETRY_FOR_SECONDS, { message: `for is at most ${MAX_RETRY_FOR_SECONDS / 86_400}d` }),
+    })
+    .optional(),
   maxRecipients: z.number().int().min(1).max(MAX_RECIPIENTS_CEILING).default(DEFAULT_MAX_RECIPIENTS),
   priority: z.enum(Object.values(RoutePriority)).default(RoutePriority.Normal),
   limits: z
@@ -124,7 +135,13 @@ export const RouteSchema = z.strictObject({
   dedupe: HmacDedupeSchema.optional(),
   /** `sns` routes: the topic ARNs whose messages the route accepts (required there, refused elsewhere). */
   topics: z.array(z.string().regex(SNS_TOPIC_ARN, { message: 'a topic is an SNS topic ARN like arn:aws:sns:eu-west-1:123456789012:alarms' })).min(1).optional(),
-}).superRefine(checkHmacSettings).superRefine(checkWindows).transform((route) => ({ ...route, delivery: route.delivery ?? defaultDelivery(route.source) }));
+}).superRefine(checkHmacSettings).superRefine(checkWindows).transform((route, context) => {
+  const delivery = route.delivery ?? defaultDelivery(route.source);
+  if (route.retry !== undefined && delivery !== DeliveryPolicy.AtLeastOnce) {
+    context.addIssue({ code: 'custom', path: ['retry'], message: `retry applies to at-least-once routes; this route is ${delivery} (an ambiguous failure is never retried): remove retry, or set delivery: at-least-once` });
+  }
+  return { ...route, delivery };
+});
 
 /**
  * A route's `delivery` when it sets none: its source pack's `defaultDelivery` (`at-least-once` for

@@ -53,9 +53,27 @@ export function App() {
         </div>
       </header>
       <main>
+        <ServiceBanner />
         <ErrorBox error={error} onRetry={reload} />
         {overview ? <Current page={page} overview={overview} /> : error ? null : <p class="muted">Loading…</p>}
       </main>
+    </div>
+  );
+}
+
+/** How often the header asks whether the SMS service is reachable. */
+const SERVICE_POLL_MS = 5_000;
+
+/** While the SMS service is unreachable: since when, and how many messages wait for it. */
+function ServiceBanner() {
+  const { data } = useApi('GET /service', {}, { pollMs: SERVICE_POLL_MS, keep: true });
+  if (data?.unreachableSince == null) return null;
+  const since = new Date(data.unreachableSince);
+  return (
+    <div class="warning" role="status" data-testid="service-unreachable">
+      SMS service unreachable since {since.toLocaleString()}
+      {data.lastError === null ? '' : ` (${data.lastError})`}: sends are paused, {data.waiting} message{data.waiting === 1 ? '' : 's'} waiting (PENDING, no attempts spent). They
+      go out, oldest first, when a probe of the balance endpoint succeeds.
     </div>
   );
 }

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { ConditionalCheckFailedException, DynamoDBClient, InternalServerError, UpdateItemCommand, type UpdateItemCommandInput } from '@aws-sdk/client-dynamodb';
+import { ConditionalCheckFailedException, DynamoDBClient, GetItemCommand, InternalServerError, UpdateItemCommand, type UpdateItemCommandInput } from '@aws-sdk/client-dynamodb';
 import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { type AwsClientStub, mockClient } from 'aws-sdk-client-mock';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
@@ -48,6 +48,8 @@ describe('sender handler, store mocked', () => {
   });
   beforeEach(() => {
     dynamo.reset();
+    // The SMS service's circuit item, read before a claim: none (closed), as in a fresh table.
+    dynamo.on(GetItemCommand).resolves({});
     stubEnvironment({ RELAY_CONFIG: writeConfig(handlerConfig()), TABLE_NAME: 'sms-relay', SECRET_ID: `sms-relay-${randomUUID()}` });
   });
   afterAll(() => {

@@ -147,17 +147,49 @@ describe('sendMessage', () => {
       expect(servers.sandbox.messages()).toHaveLength(2);
     });
 
-    it('gives up on an at-least-once message after the last attempt, as UNKNOWN', async () => {
-      await start({ policy: { ...POLICY, maxAttempts: 2 } });
+    it('retries an at-least-once message past maxAttempts until its route\'s retry.for has passed, only then UNKNOWN', async () => {
+      const retryFor = 120;
+      await start({ config: (config) => ({ ...config, routes: { ...config.routes, 'alerts-alo': { ...config.routes['alerts-alo']!, retry: { for: `${retryFor}s` } } } }) });
       const id = await accepted('alerts-alo');
-      servers.sandbox.injectFault({ kind: 'status', status: 503, count: 2 });
+      const acceptedAt = relay.clock.now.getTime();
+      servers.sandbox.injectFault({ kind: 'status', status: 503, count: 1_000 });
 
-      expect(await sendMessage(relay.context, id)).toBe(SendOutcome.Retrying);
-      relay.clock.advance(1_000);
-      expect((await sweep(relay.context)).sent).toEqual({ unknown: 1 });
+      // Each round: whatever is due first, the record's next attempt or the circuit's next probe.
+      let record = await relay.record(id);
+      for (let round = 0; round < 100 && record.state === MessageState.Pending; round += 1) {
+        const { nextProbeAt } = await relay.store.getCircuit();
+        const due = Math.max(Date.parse(record.nextAttemptAt ?? record.createdAt), nextProbeAt === undefined ? 0 : Date.parse(nextProbeAt));
+        if (due > relay.clock.now.getTime()) relay.clock.now = new Date(due);
+        await sendMessage(relay.context, id);
+        record = await relay.record(id);
+        if (record.state === MessageState.Pending) expect(relay.clock.now.getTime() - acceptedAt).toBeLessThan(retryFor * 1_000);
+      }
 
-      expect(await relay.record(id)).toMatchObject({ state: MessageState.Unknown, attempts: 2, reason: 'may have been sent; gave up after 2 attempts' });
+      expect(record).toMatchObject({ state: MessageState.Unknown, reason: expect.stringContaining('retry.for ran out') });
+      expect(record.attempts).toBeGreaterThan(POLICY.maxAttempts);
+      expect(relay.clock.now.getTime() - acceptedAt).toBeGreaterThanOrEqual(retryFor * 1_000);
+      // Past the deadline by at most one backoff (capped at maxDelayMs).
+      expect(relay.clock.now.getTime() - acceptedAt).toBeLessThanOrEqual(retryFor * 1_000 + POLICY.maxDelayMs);
       expect(servers.sandbox.messages()).toHaveLength(0);
+      servers.sandbox.clearFaults();
+    });
+
+    it('spaces an at-least-once message\'s retries by the doubling backoff, capped at RETRY.maxDelayMs', async () => {
+      await start({ policy: { ...POLICY, maxDelayMs: 4_000 } });
+      const id = await accepted('alerts-alo');
+      servers.sandbox.injectFault({ kind: 'status', status: 503, count: 1_000 });
+      const gaps: number[] = [];
+      for (let round = 0; round < 6; round += 1) {
+        // A success in between keeps the circuit closed: this is about the record's backoff alone.
+        await relay.store.circuit.succeeded();
+        relay.clock.advance(3_000);
+        const before = relay.clock.now.getTime();
+        expect(await sendMessage(relay.context, id)).toBe(SendOutcome.Retrying);
+        gaps.push(Date.parse((await relay.record(id)).nextAttemptAt!) - before);
+        relay.clock.now = new Date((await relay.record(id)).nextAttemptAt!);
+      }
+      expect(gaps).toEqual([1_000, 2_000, 4_000, 4_000, 4_000, 4_000]);
+      servers.sandbox.clearFaults();
     });
   });
 
@@ -511,9 +543,10 @@ describe('money safety', () => {
       expect(record.history.map((change) => change.state)).toEqual(['PENDING', 'SENDING', 'PENDING', 'SENDING', 'PENDING', 'SENDING', 'FAILED']);
       expect(relay.metrics.total('Failed', 'orders')).toBe(1);
       expect(relay.logger.lines).toContainEqual(expect.objectContaining({ level: 'error', message: 'sms', attributes: expect.objectContaining({ id, state: 'FAILED' }) }));
-      // Final: no later round claims it again.
+      // Final: no later round claims it again (and the service being down, no send starts at all).
       relay.clock.advance(POLICY.maxDelayMs);
-      expect(await sendMessage(relay.context, id)).toBe(SendOutcome.Skipped);
+      expect([SendOutcome.Skipped, SendOutcome.Waiting]).toContain(await sendMessage(relay.context, id));
+      expect(await relay.record(id)).toMatchObject({ state: MessageState.Failed, attempts: 3 });
       expect(servers.sandbox.messages()).toHaveLength(0);
     });
   });

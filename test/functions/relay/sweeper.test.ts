@@ -3,9 +3,10 @@ import { afterEach, describe, expect, it } from 'vitest';
 import type { RelayContext } from '../../../functions/relay/ports';
 import { sendMessage, SendOutcome } from '../../../functions/relay/sender';
 import { sweep } from '../../../functions/relay/sweeper';
+import { DEFAULT_RETRY_FOR_SECONDS } from '../../../functions/core/defaults';
 import { MessageState, StoreError } from '../../../functions/store';
 import { expectNoLeaks } from './leaks';
-import { alertBody, bearer, harness, type Harness, OPS, SECRETS, SENDER_IDS, useRelayServers } from './support';
+import { alertBody, bearer, harness, type Harness, OPS, SECRETS, SENDER_IDS, TestClock, useRelayServers } from './support';
 
 const servers = useRelayServers({});
 let relay: Harness;
@@ -125,11 +126,20 @@ describe('sweep', () => {
       expect(servers.sandbox.messages()).toHaveLength(1);
     });
 
-    it('is settled as UNKNOWN on an at-least-once route that has used its attempts', async () => {
+    it('is sent again on an at-least-once route however many attempts it used, while its retry.for lasts', async () => {
       relay = await harness({ db: servers.db, baseUrl: servers.sandbox.baseUrl, policy: { ...POLICY, maxAttempts: 1 } });
       const id = await abandoned('alerts-alo');
 
       relay.clock.advance(120_001);
+      expect(await sweep(relay.context)).toMatchObject({ recovered: 1, sent: { sent: 1 } });
+      expect((await relay.record(id)).state).toBe(MessageState.Sent);
+    });
+
+    it('is settled as UNKNOWN on an at-least-once route whose retry.for has passed', async () => {
+      relay = await harness({ db: servers.db, baseUrl: servers.sandbox.baseUrl, policy: POLICY });
+      const id = await abandoned('alerts-alo');
+
+      relay.clock.advance(DEFAULT_RETRY_FOR_SECONDS * 1_000);
       expect(await sweep(relay.context)).toMatchObject({ recovered: 1, sent: {} });
       expect((await relay.record(id)).state).toBe(MessageState.Unknown);
     });
@@ -246,4 +256,22 @@ describe('sweep', () => {
     expect(relay.logger.messages('error')).toEqual(['sweep could not send a record']);
     expect((await sweep(relay.context)).sent).toEqual({ sent: 1 });
   });
+
+  it('stays to probe an unreachable SMS service at its backoff when the run can wait, and sends what is due once a probe finds it back', async () => {
+    // The real time: the sweep sleeps until the probe is due.
+    const clock = Object.assign(new TestClock(new Date()), { read: () => new Date() });
+    relay = await harness({ db: servers.db, baseUrl: servers.sandbox.baseUrl, policy: POLICY, clock });
+    const id = await generic('ops', 'waits for the service');
+    const openedAt = new Date();
+    for (let count = 0; count < 3; count += 1) await relay.store.circuit.failed({ threshold: 3, firstProbeAt: () => new Date(openedAt.getTime() + 1_500), error: 'refused', now: openedAt });
+    const probes = () => servers.sandbox.requests().filter((request) => request.path === '/v1/account/balance').length;
+
+    // Once a run: the probe is not due yet, the record waits.
+    expect((await sweep(relay.context)).sent).toEqual({ waiting: 1 });
+    expect(probes()).toBe(0);
+    expect(await sweep(relay.context, { canWait: () => true })).toMatchObject({ sent: { sent: 1 } });
+    expect(probes()).toBe(1);
+    expect(await relay.record(id)).toMatchObject({ state: MessageState.Sent, attempts: 1 });
+  });
 });
+

@@ -12,7 +12,7 @@ import type { RelayContext } from '../../../functions/relay/ports';
 import { MessageState } from '../../../functions/store';
 import { createStoreApi } from '../../../local/console/api';
 import { createConsoleAccess, type ConsoleAccess } from '../../../local/console/access';
-import { CONSOLE_REQUEST_HEADER, type CreditAnswer, type MuteAnswer, type PayloadsAnswer, type PreviewAnswer, type RecordDetail, type RecordsPage, type RoutesAnswer } from '../../../local/console/contract';
+import { CONSOLE_REQUEST_HEADER, type CreditAnswer, type MuteAnswer, type PayloadsAnswer, type PreviewAnswer, type RecordDetail, type RecordsPage, type RoutesAnswer, type ServiceStatus } from '../../../local/console/contract';
 import { createConsoleHandler } from '../../../local/console/http';
 import { FIXTURES_DIR, rawRoutesOf } from '../../../local/console/standalone';
 import { createGuardedServer } from '../../../local/http';
@@ -433,5 +433,29 @@ describe('Routes, Credit, payloads and preview', () => {
     const fixture = (await postJson<PreviewAnswer>('/console/api/preview', { route: 'notify', fixture: 'backup-failed.json' })).body;
     expect(fixture.verdict).toBe('send');
     expect((await postJson('/console/api/preview', { route: 'notify', fixture: '../../package.json' })).status).toBe(404);
+  });
+});
+
+describe('the SMS service in the header', () => {
+  it('says nothing while the service answers, and since when and how many messages wait while it is unreachable', async () => {
+    expect((await getJson<ServiceStatus>('/console/api/service')).body).toEqual({ unreachableSince: null, waiting: 0, lastError: null, nextProbeAt: null });
+    const openedAt = new Date();
+    for (let count = 0; count < 3; count += 1) {
+      await local.store.circuit.failed({ threshold: 3, firstProbeAt: () => new Date(openedAt.getTime() + 2_000), error: 'refused', now: openedAt });
+    }
+    const before = (await local.store.listByState(MessageState.Pending, { limit: 1000 })).items.length;
+    await deliver('notify', 'generic', { message: 'waits 1' }, 'generic-token', { send: false });
+    await deliver('notify', 'generic', { message: 'waits 2' }, 'generic-token', { send: false });
+    try {
+      expect((await getJson<ServiceStatus>('/console/api/service')).body).toEqual({
+        unreachableSince: openedAt.toISOString(),
+        waiting: before + 2,
+        lastError: 'refused',
+        nextProbeAt: new Date(openedAt.getTime() + 2_000).toISOString(),
+      });
+    } finally {
+      await local.store.circuit.succeeded();
+    }
+    expect((await getJson<ServiceStatus>('/console/api/service')).body.unreachableSince).toBeNull();
   });
 });

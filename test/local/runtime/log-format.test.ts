@@ -28,6 +28,17 @@ describe('human log lines', () => {
     expect(formatLogEntry(entry({ message: 'balance', balance: 80, currency: 'TZS', threshold: 100, alerted: true }))).toBe(`${time}  balance  80 TZS  (alert below 100)  LOW: alert SMS recorded`);
   });
 
+  it('show the SMS service becoming unreachable and reachable again', () => {
+    const since = '2025-01-01T10:18:00.000Z';
+    const sinceTime = new Date(since).toTimeString().slice(0, 8);
+    expect(formatLogEntry(entry({ level: 'ERROR', message: 'circuit', circuit: 'open', since, failures: 3, lastError: 'server-error 503', nextProbeAt: at }))).toBe(
+      `${time}  service  SMS service unreachable since ${sinceTime} (3 sends failed in a row, last server-error 503): sends paused, messages wait PENDING; probing the balance endpoint`,
+    );
+    expect(formatLogEntry(entry({ level: 'WARN', message: 'circuit', circuit: 'closed', since, closedAt: at, probes: 4 }))).toBe(
+      `${time}  service  SMS service reachable again after 2 min 30 s (unreachable since ${sinceTime}): sending the waiting messages, oldest first`,
+    );
+  });
+
   it("leave ingest's webhook lines to the runtime's own line, and quiet INFO unless verbose", () => {
     expect(formatLogEntry(entry({ level: 'WARN', message: 'webhook refused', route: 'github', reason: 'x' }))).toBeUndefined();
     expect(formatLogEntry(entry({ message: 'something routine', n: 1 }))).toBeUndefined();

@@ -196,6 +196,29 @@ describe('startSandbox', () => {
       });
     });
 
+    describe('outage', () => {
+      it('fails every /v1 request, the balance endpoint and a wrong key included, until DELETE; nothing delivered or charged', async () => {
+        expect((await control('/outage')).body).toEqual({ down: false });
+        const down = await control('/outage', postJson({ status: 502 }));
+        expect(down).toMatchObject({ status: 200, body: { down: true, kind: 'status', status: 502, since: expect.any(String) } });
+        expect((await sendOne()).status).toBe(502);
+        expect((await sendOne('Hi', 'wrong-key')).status).toBe(502);
+        expect((await callApi(target, '/v1/account/balance')).status).toBe(502);
+        expect(sandbox.messages()).toHaveLength(0);
+        expect((await control('/outage', postJson({ kind: 'reset' }))).body).toMatchObject({ down: true, kind: 'reset', status: 503 });
+        await expect(callApi(target, '/v1/account/balance')).rejects.toThrow();
+        expect((await control('/outage', { method: 'DELETE' })).body).toEqual({ down: false });
+        expect((await callApi(target, '/v1/account/balance')).body).toMatchObject({ success: true, balance: 10 });
+        expect((await sendOne()).status).toBe(200);
+      });
+
+      it('refuses an outage that is not a failure', async () => {
+        expect((await control('/outage', postJson({ status: 200 }))).status).toBe(400);
+        expect((await control('/outage', postJson({ kind: 'delay' }))).status).toBe(400);
+        expect((await control('/outage')).body).toEqual({ down: false });
+      });
+    });
+
     describe('delay faults', () => {
       it('holds the send for ms, then delivers and charges it normally', async () => {
         sandbox.injectFault({ kind: 'delay', ms: 400 });

@@ -168,4 +168,27 @@ describe('route topics (sns)', () => {
   gh: { source: github, secret: t, recipients: ["0712345678"], topics: ["arn:aws:sns:eu-west-1:123456789012:a"] }
 `)).toEqual(['routes.gh.topics: topics applies to sns routes only']);
   });
+
+  it('reads retry.for as a duration on an at-least-once route, absent as the default of 1 h', () => {
+    const loaded = loadConfig(`${base}routes:
+  alerts: { source: alertmanager, secret: t, recipients: ["0712345678"], retry: { for: 2h } }
+  other: { source: alertmanager, secret: t, recipients: ["0712345678"] }
+  empty: { source: generic, secret: t, recipients: ["0712345678"], delivery: at-least-once, retry: {} }
+`);
+    expect(loaded.routes.get('alerts')!.config.retry).toEqual({ for: 7_200 });
+    expect(loaded.routes.get('other')!.config.retry).toBeUndefined();
+    expect(loaded.routes.get('empty')!.config.retry).toEqual({ for: 3_600 });
+  });
+
+  it('refuses retry on an at-most-once route, and a retry.for that is not a duration or longer than 7 days', () => {
+    expect(problemsOf(`${base}routes:
+  orders: { source: shopify, secret: t, recipients: ["0712345678"], retry: { for: 1h } }
+`)).toEqual([expect.stringMatching(/^routes\.orders\.retry: retry applies to at-least-once routes; this route is at-most-once/)]);
+    expect(problemsOf(`${base}routes:
+  alerts: { source: alertmanager, secret: t, recipients: ["0712345678"], retry: { for: soon } }
+`)).toEqual([expect.stringMatching(/^routes\.alerts\.retry\.for: "soon" is not a duration/)]);
+    expect(problemsOf(`${base}routes:
+  alerts: { source: alertmanager, secret: t, recipients: ["0712345678"], retry: { for: 8d } }
+`)).toEqual(['routes.alerts.retry.for: for is at most 7d']);
+  });
 });
