@@ -35,6 +35,7 @@ export {
 } from './setup';
 export type { DigestedInput, DigestWindowInput, DueDeferredOptions } from './windows';
 export { createStore, type MessageStore, type StoreOptions } from './store';
+export type { UndecodableRecord } from './store-table';
 export { MessageState, TABLE } from './table';
 export { addUpSpend, type DaySpend, type LimitUsage, type LimitUsageInput, type SpendByDayInput, spendDays } from './usage';
 export type { ClaimOptions, CompleteOptions, RequeueFrom, RequeueOptions, Settlement } from './transitions';

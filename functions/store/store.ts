@@ -11,7 +11,7 @@ import {
 } from './balance';
 import { type CapturedPayload, type CaptureInput, capturePayload, findCapture, getCapture, listCaptures } from './capture';
 import { type CreditBasis, type CreditRequest, type CreditReservation, type CreditSettlement, keepStaleCredit, observeSentCredit, rebaseCredit, reserveCredit, type SentCredit, settleCredit } from './credit';
-import type { StoreTable } from './store-table';
+import type { StoreTable, UndecodableRecord } from './store-table';
 import { armHeartbeat, getHeartbeat, HeartbeatTransition, type HeartbeatState, touchHeartbeat } from './heartbeat';
 import { getMute, listMutes, type Mute, type MuteInput, muteRoute, unmuteRoute } from './mutes';
 import {
@@ -68,6 +68,14 @@ export interface StoreOptions {
    * @default true
    */
   readonly readIndexes?: boolean;
+  /**
+   * Told of each record a listing (and so the sweeper) left out because this version cannot read
+   * it: a value written by a newer version, seen after a rollback. The record is left as it is
+   * for the version that wrote it. The relay logs its id and counts `UndecodableRecords`
+   * (`reportUndecodable`).
+   * @default ignores them
+   */
+  readonly onUndecodable?: (record: UndecodableRecord) => void;
 }
 
 /**
@@ -218,8 +226,8 @@ export interface MessageStore {
  * };
  * ```
  */
-export const createStore = ({ client, tableName, clock = () => new Date(), readIndexes = true }: StoreOptions): MessageStore => {
-  const table: StoreTable = { client, tableName, clock, readIndexes };
+export const createStore = ({ client, tableName, clock = () => new Date(), readIndexes = true, onUndecodable = () => undefined }: StoreOptions): MessageStore => {
+  const table: StoreTable = { client, tableName, clock, readIndexes, onUndecodable };
   return {
     acceptWebhook: async (input) => await acceptWebhook(table, input),
     recordNotice: async (input) => await recordNotice(table, input),

@@ -4,7 +4,7 @@ import { DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
 import { createStore, type MessageStore, type Mute, type RequeueFrom } from '../../functions/store';
 import { findRunningRuntime } from './discovery';
 import { RuntimeError } from './errors';
-import { DATABASE_SUBDIR, openLocalStore } from './local-store';
+import { DATABASE_SUBDIR, openLocalStore, undecodableToStderr } from './local-store';
 import { MAX_REDRIVE_IDS, queryRecords, requeueRecords, toRecordView, type RecordQuery, type RecordView, type RequeueOutcome } from '../records';
 import { RUNTIME_DEFAULTS } from './settings';
 
@@ -119,7 +119,7 @@ export async function openDeployedRecordAccess({ environment, table, region }: D
   }
   try {
     const tableName = table ?? (await findStackTable(client, environment));
-    return { ...storeAccess(createStore({ client, tableName }), AccessKind.Aws, `table ${tableName} (${environment})`), close: async () => client.destroy() };
+    return { ...storeAccess(createStore({ client, tableName, onUndecodable: undecodableToStderr() }), AccessKind.Aws, `table ${tableName} (${environment})`), close: async () => client.destroy() };
   } catch (error) {
     client.destroy();
     throw error;

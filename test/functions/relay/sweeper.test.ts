@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { type AttributeValue, GetItemCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { RelayContext } from '../../../functions/relay/ports';
 import { sendMessage, SendOutcome } from '../../../functions/relay/sender';
@@ -245,5 +246,42 @@ describe('sweep', () => {
     expect(await sweep(context)).toMatchObject({ sent: { sent: 1 }, errors: 1 });
     expect(relay.logger.messages('error')).toEqual(['sweep could not send a record']);
     expect((await sweep(relay.context)).sent).toEqual({ sent: 1 });
+  });
+  it('leaves out records this version cannot read (a rollback), sends the others, and logs and counts each', async () => {
+    relay = await harness({ db: servers.db, baseUrl: servers.sandbox.baseUrl, policy: POLICY });
+    const ids: string[] = [];
+    for (const text of ['newer notice', 'newer history', 'newer state', 'stale newer notice', 'plain one', 'plain two']) ids.push(await generic('ops', text));
+    await relay.store.claimMessage(ids[3]!);
+    const newer = async (id: string, name: string, expression: string, value: AttributeValue) =>
+      await servers.db.client.send(
+        new UpdateItemCommand({
+          TableName: relay.tableName,
+          Key: { pk: { S: `MSG#${id}` }, sk: { S: 'MSG' } },
+          UpdateExpression: expression,
+          ExpressionAttributeNames: { '#name': name },
+          ExpressionAttributeValues: { ':value': value },
+        }),
+      );
+    await newer(ids[0]!, 'notice', 'SET #name = :value', { S: 'heartbeat-silent-v2' });
+    await newer(ids[1]!, 'history', 'SET #name = list_append(#name, :value)', { L: [{ M: { at: { S: relay.clock.now.toISOString() }, state: { S: 'ESCALATED' } } }] });
+    await newer(ids[2]!, 'state', 'SET #name = :value', { S: 'ESCALATED' });
+    await newer(ids[3]!, 'notice', 'SET #name = :value', { S: 'heartbeat-silent-v2' });
+    relay.clock.advance(POLICY.staleSendingMs + 1_000);
+
+    expect(await sweep(relay.context)).toMatchObject({ sent: { sent: 2 }, recovered: 0, errors: 0 });
+    expect(servers.sandbox.messages().map((message) => message.message).sort()).toEqual(['plain one', 'plain two']);
+    // PENDING with a newer notice or history, SENDING with a newer notice: met by this sweep. ESCALATED is in no state it lists.
+    const left = relay.logger.lines.filter((line) => line.message.startsWith('record left out'));
+    expect(left.map((line) => line.attributes?.['id']).sort()).toEqual([ids[0], ids[1], ids[3]].sort());
+    expect(left.find((line) => line.attributes?.['id'] === ids[0])?.attributes?.['reason']).toBe(`item MSG#${ids[0]}: unknown notice heartbeat-silent-v2`);
+    expect(relay.metrics.total('UndecodableRecords')).toBe(3);
+
+    // The next sweep counts them again (the alarm sees them while they wait) without logging them again.
+    await sweep(relay.context);
+    expect(relay.metrics.total('UndecodableRecords')).toBe(6);
+    expect(relay.logger.lines.filter((line) => line.message.startsWith('record left out'))).toHaveLength(3);
+    // Left as they were, for the version that wrote them.
+    const raw = await servers.db.client.send(new GetItemCommand({ TableName: relay.tableName, Key: { pk: { S: `MSG#${ids[0]}` }, sk: { S: 'MSG' } } }));
+    expect(raw.Item?.['state']?.S).toBe('PENDING');
   });
 });
