@@ -92,7 +92,7 @@ export interface MessageStore {
   claimMessage(id: string, options?: ClaimOptions): Promise<MessageRecord | undefined>;
   /** `SENDING` → the settlement's state (sent, failed, back to pending…). Throws `ClaimLostError` without the claim. */
   settle(id: string, token: string, settlement: Settlement, options?: CompleteOptions): Promise<MessageRecord>;
-  /** `PARKED`/`FAILED`/`HELD` → `PENDING`, due now, no attempt: the table's stream (locally the runtime) hands it to the sender; the sweeper is the safety net. */
+  /** `PARKED`/`FAILED`/`HELD` (and `UNKNOWN` with `acceptDuplicates`) → `PENDING`, due now, no attempt: the table's stream (locally the runtime) hands it to the sender; the sweeper is the safety net. */
   requeue(id: string, options: RequeueOptions): Promise<MessageRecord | undefined>;
 
   /** One record, strongly consistent. */
