@@ -6,6 +6,7 @@ import { noticeMessage } from './notice';
 import { RelayMetric, type RelayContext } from './ports';
 import { sendMessage, type SendOutcome } from './sender';
 import { type DigestOptions, recordDigests } from './digest';
+import { publishStuckCounts } from './gauges';
 
 export interface SweepOptions {
   /**
@@ -82,6 +83,7 @@ export async function sweep(
     return { ids: [], digested: 0 };
   });
   dispatch?.(digests.ids);
+  await publishStuckCounts(context, now);
   const dueOptions = { now, limit, ...(pendingGraceMs > 0 ? { updatedBefore: new Date(now.getTime() - pendingGraceMs) } : {}) };
   if (dispatch !== undefined) {
     const backlog = newBacklog(now);

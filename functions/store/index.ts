@@ -24,6 +24,7 @@ export type {
   SpendInput,
   SummarySentInput,
 } from './limits';
+export type { CountStuckOptions, StuckCounts } from './counts';
 export type { DueOptions, ListOptions, RecentOptions, RecordSummary, StaleOptions } from './queries';
 export type { BalanceReadingInput, BalanceReadingsOptions, RecordedBalanceReading } from './readings';
 export {

@@ -26,7 +26,7 @@ const REPLACED: Readonly<Record<string, string>> = { [TABLE.indexes.byState.name
  * directory: dynalite cannot add an index to a table), the same query of the one it replaced,
  * which has the same keys and projects at least as much.
  */
-const queryIndexed = async (table: StoreTable, input: QueryCommandInput & { IndexName: string }): Promise<QueryCommandOutput> => {
+export const queryIndexed = async (table: StoreTable, input: QueryCommandInput & { IndexName: string }): Promise<QueryCommandOutput> => {
   try {
     return await table.client.send(new QueryCommand(input));
   } catch (error) {

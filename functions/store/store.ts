@@ -12,6 +12,7 @@ import {
 import { type CapturedPayload, type CaptureInput, capturePayload, findCapture, getCapture, listCaptures } from './capture';
 import { type CreditBasis, type CreditRequest, type CreditReservation, type CreditSettlement, keepStaleCredit, observeSentCredit, rebaseCredit, reserveCredit, type SentCredit, settleCredit } from './credit';
 import type { StoreTable, UndecodableRecord } from './store-table';
+import { countStuck, type CountStuckOptions, type StuckCounts } from './counts';
 import { armHeartbeat, getHeartbeat, HeartbeatTransition, type HeartbeatState, touchHeartbeat } from './heartbeat';
 import { getMute, listMutes, type Mute, type MuteInput, muteRoute, unmuteRoute } from './mutes';
 import {
@@ -111,6 +112,8 @@ export interface MessageStore {
   findStaleSending(options: StaleOptions): Promise<Page<MessageRecord>>;
   /** `PENDING` records that are due. */
   findDuePending(options?: DueOptions): Promise<Page<MessageRecord>>;
+  /** How many records are UNKNOWN, PARKED, FAILED, HELD now, and DEFERRED past their window. See {@link countStuck}. */
+  countStuck(options: CountStuckOptions): Promise<StuckCounts>;
 
   /** Takes one message from the route's window and day limits, or says which limit held it. */
   reserveLimit(input: ReserveInput): Promise<Reservation>;
@@ -242,6 +245,7 @@ export const createStore = ({ client, tableName, clock = () => new Date(), readI
     newestByRoute: async (routes) => await newestByRoute(table, routes),
     findStaleSending: async (options) => await findStaleSending(table, options),
     findDuePending: async (options) => await findDuePending(table, options),
+    countStuck: async (options) => await countStuck(table, options),
     reserveLimit: async (input) => await reserveLimit(table, input),
     recordCreditsSpent: async (input) => await recordCreditsSpent(table, input),
     heldSummaryDue: async (options) => await heldSummaryDue(table, options),
