@@ -438,7 +438,6 @@ describe('the bundled handlers', { timeout: 60_000 }, () => {
     // Counted here by listing, not by the sweeper's count queries.
     const inState = async (state: MessageState): Promise<number> => (await store.listByState(state, { limit: 1000 })).items.length;
     const expected = { UnknownNow: await inState(MessageState.Unknown), ParkedNow: await inState(MessageState.Parked), FailedNow: await inState(MessageState.Failed), HeldNow: await inState(MessageState.Held), DeferredOverdue: 0 };
-    expect(expected.UnknownNow).toBeGreaterThan(0);
 
     try {
       const { result, emf } = await invoke<{ sent: Record<string, number> }>('sweeper', scheduledEvent());
