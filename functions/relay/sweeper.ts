@@ -8,6 +8,7 @@ import { probeIfDue, readCircuit } from './circuit';
 import { mayRetry } from './retry';
 import { sendMessage, type SendOutcome } from './sender';
 import { type DigestOptions, recordDigests } from './digest';
+import { publishStuckCounts } from './gauges';
 
 export interface SweepOptions {
   /**
@@ -94,6 +95,7 @@ export async function sweep(
     return { ids: [], digested: 0 };
   });
   dispatch?.(digests.ids);
+  await publishStuckCounts(context, now);
   const dueOptions = { now, limit, ...(pendingGraceMs > 0 ? { updatedBefore: new Date(now.getTime() - pendingGraceMs) } : {}) };
   if (dispatch !== undefined) {
     const backlog = newBacklog(now);

@@ -26,6 +26,7 @@ export type {
   SpendInput,
   SummarySentInput,
 } from './limits';
+export type { CountStuckOptions, StuckCounts } from './counts';
 export type { DueOptions, ListOptions, RecentOptions, RecordSummary, StaleOptions } from './queries';
 export type { BalanceReadingInput, BalanceReadingsOptions, RecordedBalanceReading } from './readings';
 export {
@@ -37,6 +38,7 @@ export {
 } from './setup';
 export type { DigestedInput, DigestWindowInput, DroppedDeferredInput, DueDeferredOptions } from './windows';
 export { createStore, type MessageStore, type StoreOptions } from './store';
+export type { UndecodableRecord } from './store-table';
 export { MessageState, TABLE } from './table';
 export { addUpSpend, type DaySpend, type LimitUsage, type LimitUsageInput, type SpendByDayInput, spendDays } from './usage';
 export type { ClaimOptions, CompleteOptions, RequeueFrom, RequeueOptions, Settlement } from './transitions';

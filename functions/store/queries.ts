@@ -3,7 +3,7 @@ import { type Item, ItemReader, str } from './attributes';
 import { messageFromItem } from './codec';
 import type { StoreTable } from './store-table';
 import { decodeCursor, encodeCursor } from './cursor';
-import { StoreError } from './errors';
+import { corruptRecord, StoreError } from './errors';
 import { ItemKind, messageKey } from './keys';
 import { PAGE_SIZE } from '../core/defaults';
 import { allPages } from './range';
@@ -26,7 +26,7 @@ const REPLACED: Readonly<Record<string, string>> = { [TABLE.indexes.byState.name
  * directory: dynalite cannot add an index to a table), the same query of the one it replaced,
  * which has the same keys and projects at least as much.
  */
-const queryIndexed = async (table: StoreTable, input: QueryCommandInput & { IndexName: string }): Promise<QueryCommandOutput> => {
+export const queryIndexed = async (table: StoreTable, input: QueryCommandInput & { IndexName: string }): Promise<QueryCommandOutput> => {
   try {
     return await table.client.send(new QueryCommand(input));
   } catch (error) {
@@ -268,8 +268,23 @@ const getRecords = async (table: StoreTable, entries: readonly Item[]): Promise<
   );
   return keys.flatMap((key) => {
     const item = found.get(pkOf(key));
-    return item === undefined ? [] : [messageFromItem(item)];
+    return item === undefined ? [] : decodedOrReported(table, item);
   });
+};
+
+/**
+ * The record of an item, or none when this version cannot read it (a value a newer version wrote,
+ * seen after a rollback): reported to the store's `onUndecodable` and left as it is, so one such
+ * record never stops a listing or the sweeper that reads it.
+ */
+const decodedOrReported = (table: StoreTable, item: Item): MessageRecord[] => {
+  try {
+    return [messageFromItem(item)];
+  } catch (error) {
+    if (!(error instanceof StoreError)) throw error;
+    table.onUndecodable({ id: item['id']?.S ?? pkOf(item), error });
+    return [];
+  }
 };
 
 const namesIn = (expression: string | undefined): Record<string, string> => {
@@ -524,23 +539,31 @@ const summarize = async (table: StoreTable, since: Date, states: readonly Messag
         values: { ':lower': lower, ...(oneState === undefined ? {} : { ':state': str(oneState) }) },
         attributes: SUMMARY_ATTRIBUTES,
       });
-  return items.map((item) => {
+  return items.flatMap((item) => {
     const read = new ItemReader(item, item[TABLE.partitionKey]?.S ?? '(summary)');
+    const state = read.str('state');
+    // A state a newer version wrote (the local scan reads every state): no column of the counts.
+    if (!(STATES as readonly string[]).includes(state)) {
+      table.onUndecodable({ id: item['id']?.S ?? pkOf(item), error: corruptRecord(pkOf(item), `unknown state ${state}`) });
+      return [];
+    }
     const sentAt = read.optStr('sentAt');
     const result = item['result']?.M;
     const amount = (name: string): number | undefined => (result?.[name]?.N === undefined ? undefined : Number(result[name]!.N));
     const deducted = amount('deducted');
     const remainingBalance = amount('remainingBalance');
-    return {
-      id: read.str('id'),
-      route: read.str('route'),
-      state: read.str('state') as MessageState,
-      createdAt: read.str('createdAt'),
-      updatedAt: read.str('updatedAt'),
-      ...(sentAt === undefined ? {} : { sentAt }),
-      ...(deducted === undefined ? {} : { deducted }),
-      ...(remainingBalance === undefined ? {} : { remainingBalance }),
-    };
+    return [
+      {
+        id: read.str('id'),
+        route: read.str('route'),
+        state: state as MessageState,
+        createdAt: read.str('createdAt'),
+        updatedAt: read.str('updatedAt'),
+        ...(sentAt === undefined ? {} : { sentAt }),
+        ...(deducted === undefined ? {} : { deducted }),
+        ...(remainingBalance === undefined ? {} : { remainingBalance }),
+      },
+    ];
   });
 };
 

@@ -11,8 +11,9 @@ import {
 } from './balance';
 import { type CapturedPayload, type CaptureInput, capturePayload, findCapture, getCapture, listCaptures } from './capture';
 import { type CreditBasis, type CreditRequest, type CreditReservation, type CreditSettlement, keepStaleCredit, observeSentCredit, rebaseCredit, reserveCredit, type SentCredit, settleCredit } from './credit';
-import type { StoreTable } from './store-table';
+import type { StoreTable, UndecodableRecord } from './store-table';
 import { type CircuitFailureInput, type CircuitState, claimCircuitProbe, getCircuit, recordCircuitFailure, recordCircuitProbeFailure, recordCircuitSuccess } from './circuit';
+import { countStuck, type CountStuckOptions, type StuckCounts } from './counts';
 import { armHeartbeat, getHeartbeat, HeartbeatTransition, type HeartbeatState, touchHeartbeat } from './heartbeat';
 import { getMute, listMutes, type Mute, type MuteInput, muteRoute, unmuteRoute } from './mutes';
 import {
@@ -71,6 +72,14 @@ export interface StoreOptions {
    * @default true
    */
   readonly readIndexes?: boolean;
+  /**
+   * Told of each record a listing (and so the sweeper) left out because this version cannot read
+   * it: a value written by a newer version, seen after a rollback. The record is left as it is
+   * for the version that wrote it. The relay logs its id and counts `UndecodableRecords`
+   * (`reportUndecodable`).
+   * @default ignores them
+   */
+  readonly onUndecodable?: (record: UndecodableRecord) => void;
 }
 
 /**
@@ -87,7 +96,7 @@ export interface MessageStore {
   claimMessage(id: string, options?: ClaimOptions): Promise<MessageRecord | undefined>;
   /** `SENDING` → the settlement's state (sent, failed, back to pending…). Throws `ClaimLostError` without the claim. */
   settle(id: string, token: string, settlement: Settlement, options?: CompleteOptions): Promise<MessageRecord>;
-  /** `PARKED`/`FAILED`/`HELD` → `PENDING`, due now, no attempt: the table's stream (locally the runtime) hands it to the sender; the sweeper is the safety net. */
+  /** `PARKED`/`FAILED`/`HELD` (and `UNKNOWN` with `acceptDuplicates`) → `PENDING`, due now, no attempt: the table's stream (locally the runtime) hands it to the sender; the sweeper is the safety net. */
   requeue(id: string, options: RequeueOptions): Promise<MessageRecord | undefined>;
 
   /** One record, strongly consistent. */
@@ -106,6 +115,8 @@ export interface MessageStore {
   findStaleSending(options: StaleOptions): Promise<Page<MessageRecord>>;
   /** `PENDING` records that are due. */
   findDuePending(options?: DueOptions): Promise<Page<MessageRecord>>;
+  /** How many records are UNKNOWN, PARKED, FAILED, HELD now, and DEFERRED past their window. See {@link countStuck}. */
+  countStuck(options: CountStuckOptions): Promise<StuckCounts>;
 
   /** Takes one message from the route's window and day limits, or says which limit held it. */
   reserveLimit(input: ReserveInput): Promise<Reservation>;
@@ -239,8 +250,8 @@ export interface MessageStore {
  * };
  * ```
  */
-export const createStore = ({ client, tableName, clock = () => new Date(), readIndexes = true }: StoreOptions): MessageStore => {
-  const table: StoreTable = { client, tableName, clock, readIndexes };
+export const createStore = ({ client, tableName, clock = () => new Date(), readIndexes = true, onUndecodable = () => undefined }: StoreOptions): MessageStore => {
+  const table: StoreTable = { client, tableName, clock, readIndexes, onUndecodable };
   return {
     acceptWebhook: async (input) => await acceptWebhook(table, input),
     recordNotice: async (input) => await recordNotice(table, input),
@@ -255,6 +266,7 @@ export const createStore = ({ client, tableName, clock = () => new Date(), readI
     newestByRoute: async (routes) => await newestByRoute(table, routes),
     findStaleSending: async (options) => await findStaleSending(table, options),
     findDuePending: async (options) => await findDuePending(table, options),
+    countStuck: async (options) => await countStuck(table, options),
     reserveLimit: async (input) => await reserveLimit(table, input),
     releaseLimit: async (taken) => await releaseLimit(table, taken),
     recordCreditsSpent: async (input) => await recordCreditsSpent(table, input),

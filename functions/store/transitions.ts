@@ -253,19 +253,25 @@ export const settle = async (
   }
 };
 
-/** States an operator can send back to `PENDING`. */
-export type RequeueFrom = typeof MessageState.Parked | typeof MessageState.Failed | typeof MessageState.Held;
+/** States an operator can send back to `PENDING`; `UNKNOWN` only with `acceptDuplicates`. */
+export type RequeueFrom = typeof MessageState.Parked | typeof MessageState.Failed | typeof MessageState.Held | typeof MessageState.Unknown;
 
-const REQUEUE_FROM: ReadonlySet<string> = new Set([MessageState.Parked, MessageState.Failed, MessageState.Held]);
+const REQUEUE_FROM: ReadonlySet<string> = new Set([MessageState.Parked, MessageState.Failed, MessageState.Held, MessageState.Unknown]);
 
 /** Options of {@link requeue}. */
 export interface RequeueOptions {
   readonly from: RequeueFrom;
   readonly now?: Date;
+  /**
+   * Required for `from: UNKNOWN`: such a record may already have been sent (the service failed
+   * after the request left), so sending it again may deliver it twice. Ignored for other states.
+   * @default false
+   */
+  readonly acceptDuplicates?: boolean;
 }
 
 /**
- * Sends a parked, failed or held message back to `PENDING`, due now, with `attempts` reset,
+ * Sends a parked, failed, held or (knowingly, see `acceptDuplicates`) unknown message back to `PENDING`, due now, with `attempts` reset,
  * `redrives + 1` and a `PENDING` entry appended to `history`. Conditional on the record still being in `from`, so two operators redriving at
  * once move it once.
  *
@@ -285,10 +291,11 @@ export interface RequeueOptions {
 export const requeue = async (
   table: StoreTable,
   id: string,
-  { from, now = table.clock() }: RequeueOptions,
+  { from, now = table.clock(), acceptDuplicates = false }: RequeueOptions,
 ): Promise<MessageRecord | undefined> => {
   // Checked at run time too: `from` often comes from a command line.
   if (!REQUEUE_FROM.has(from)) throw new StoreError(`cannot requeue from ${String(from)}`);
+  if (from === MessageState.Unknown && !acceptDuplicates) throw new StoreError('an UNKNOWN record may already have been sent: requeue it only with acceptDuplicates');
   return await transition(table, id, {
     set: {
       state: str(MessageState.Pending),

@@ -59,9 +59,9 @@ export function createStoreApi(source: ConsoleSource): ConsoleApi {
         const capture = route?.config.capture === undefined ? undefined : await store.findCapture(record.route, record.id, record.createdAt);
         return recordDetail(record, capture, route);
       }),
-    'POST /records/:id/redrive': async ({ params: { id } }) =>
+    'POST /records/:id/redrive': async ({ params: { id }, body: { acceptDuplicates } }) =>
       await source.withStore(async (store) => {
-        const answer = await redriveRecord(store, id);
+        const answer = await redriveRecord(store, id, { acceptDuplicates });
         if (answer.requeued) source.onRequeued?.(id);
         return answer;
       }),

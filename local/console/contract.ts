@@ -15,7 +15,7 @@
  */
 import { z } from 'zod';
 import { MAX_MUTE_REASON_CHARS } from '../../functions/core/defaults';
-import { RecordIdParameters, RecordsPageQuery, wholeNumber, type RecordsPage, type RecordView, type RedriveAnswer, type State } from '../records/contract';
+import { RecordIdParameters, RecordsPageQuery, RedriveRecordRequest, wholeNumber, type RecordsPage, type RecordView, type RedriveAnswer, type State } from '../records/contract';
 
 export type { RecordsPage, RedriveAnswer, State };
 
@@ -44,7 +44,7 @@ export interface Overview {
     readonly recipients: readonly string[];
   }[];
   readonly states: readonly State[];
-  /** States a record can be redriven from: PARKED, FAILED, HELD. */
+  /** States a record can be redriven from: PARKED, FAILED, HELD, and UNKNOWN once duplicates are accepted. */
   readonly redriveStates: readonly State[];
   readonly currency: string;
 }
@@ -126,6 +126,11 @@ export interface RecordDetail {
   /** The webhook as received, when the route captures payloads and it is still kept. */
   readonly capture: CapturedPayloadView | null;
   readonly redrivable: boolean;
+  /**
+   * Why a redrive of this record may send a duplicate (an UNKNOWN record may already have arrived):
+   * the page shows it and asks before sending `acceptDuplicates: true`. `null` when there is no such risk.
+   */
+  readonly redriveWarning: string | null;
   /**
    * A digest's links: on a DIGESTED record the digest that carried it (`id`); on a digest record the
    * DEFERRED records it stands for (`of`, oldest first). `null` on other records.
@@ -310,8 +315,8 @@ export const CONSOLE_API = {
   /** Activity: newest first (by last change; by creation when `route` is given, as `logs`). */
   'GET /records': { query: RecordsPageQuery, answer: answers<RecordsPage>() },
   'GET /records/:id': { params: RecordIdParameters, answer: answers<RecordDetail>() },
-  /** The same conditional requeue as `sms-relay redrive`. */
-  'POST /records/:id/redrive': { params: RecordIdParameters, answer: answers<RedriveAnswer>() },
+  /** The same conditional requeue as `sms-relay redrive`; an UNKNOWN record needs `acceptDuplicates: true` (the page asks first). */
+  'POST /records/:id/redrive': { params: RecordIdParameters, body: RedriveRecordRequest, answer: answers<RedriveAnswer>() },
   'GET /routes': { answer: answers<RoutesAnswer>() },
   'GET /credit': { query: z.object({ days: wholeNumber(1, CREDIT_DAYS.max).default(CREDIT_DAYS.default) }), answer: answers<CreditAnswer>() },
   'GET /payloads': { query: z.object({ route: z.string().max(200) }), answer: answers<PayloadsAnswer>() },

@@ -6,7 +6,7 @@ import { readYaml } from '../../functions/core/config/parse';
 import { createStore, type MessageStore } from '../../functions/store';
 import { findRunningRuntime } from '../shared/discovery';
 import { createGuardedServer, requestPath, sendJson } from '../http';
-import { openLocalStore, type LocalStore } from '../shared/local-store';
+import { openLocalStore, undecodableToStderr, type LocalStore } from '../shared/local-store';
 import { findStackTable } from '../shared/record-access';
 import { listen } from '../shared/listen';
 import { createStoreApi, type ConsoleApi } from './api';
@@ -88,7 +88,7 @@ export async function startConsole(options: ConsoleOptions): Promise<RunningCons
   } else {
     const client = new DynamoDBClient({});
     const tableName = options.table ?? (await findStackTable(client, environment));
-    const store = createStore({ client, tableName });
+    const store = createStore({ client, tableName, onUndecodable: undecodableToStderr() });
     api = createStoreApi({
       description: `table ${tableName} (${environment})`,
       environment,

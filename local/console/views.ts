@@ -7,7 +7,7 @@ import { forecastBalance, MIN_FORECAST_MS } from '../../functions/relay/balance'
 import { NOTICE_ROUTE } from '../../functions/relay/ports';
 import { clockTime, monthBounds } from '../../functions/core/local-time';
 import { addUpSpend, type CapturedPayload, keptHeaders, MessageState, type MessageRecord, type MessageStore, type Mute, type RecordSummary, spendDays } from '../../functions/store';
-import { REDRIVE_STATES, toRecordView } from '../records';
+import { MAY_HAVE_ARRIVED, needsAcceptDuplicates, REDRIVE_STATES, toRecordView } from '../records';
 import type { AttemptError, CapturedPayloadView, CreditAnswer, LimitUse, MuteView, RecordDetail, RouteSummary, State } from './contract';
 import type { ConsoleSource } from './source';
 
@@ -55,6 +55,7 @@ export function recordDetail(record: MessageRecord, capture: CapturedPayload | u
     errors,
     capture: capture === undefined ? null : captureView(capture, route),
     redrivable: (REDRIVE_STATES as readonly string[]).includes(record.state),
+    redriveWarning: needsAcceptDuplicates(record.state) ? `${MAY_HAVE_ARRIVED.charAt(0).toUpperCase()}${MAY_HAVE_ARRIVED.slice(1)}.` : null,
     digest: record.digestId === undefined && record.digestOf === undefined ? null : { id: record.digestId ?? null, of: record.digestOf ?? [] },
   };
 }

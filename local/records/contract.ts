@@ -13,9 +13,16 @@ import { HttpError } from '../http/error';
 export const STATES = ['PENDING', 'SENDING', 'SENT', 'FAILED', 'UNKNOWN', 'PARKED', 'HELD', 'DROPPED', 'DEFERRED', 'DIGESTED'] as const;
 export type State = (typeof STATES)[number];
 
-/** States a record can be redriven from (sent back to PENDING). */
-export const REDRIVE_STATES = ['PARKED', 'FAILED', 'HELD'] as const satisfies readonly State[];
+/** States a record can be redriven from (sent back to PENDING); UNKNOWN only when duplicates are accepted. */
+export const REDRIVE_STATES = ['PARKED', 'FAILED', 'HELD', 'UNKNOWN'] as const satisfies readonly State[];
 export type RedriveState = (typeof REDRIVE_STATES)[number];
+
+/** A state whose records may already have arrived: redriving one needs the caller to accept a duplicate. */
+export const needsAcceptDuplicates = (state: string): boolean => state === 'UNKNOWN';
+
+/** Why redriving UNKNOWN records needs `--accept-duplicates` (`acceptDuplicates`, the console's confirmation). */
+export const MAY_HAVE_ARRIVED =
+  'an UNKNOWN SMS may already have arrived: the SMS service failed after the request left (a time-out, a reset, a 5xx), so it may have sent it, and a redrive sends it again';
 
 /**
  * One message record as `logs` prints it, `/_relay/records` returns it and the console lists it:
@@ -158,11 +165,24 @@ export const RecordsPageQuery = RecordListQuery.extend({
 /** A record's id in a path. */
 export const RecordIdParameters = z.object({ id: z.string().regex(/^[0-9A-Z]{1,40}$/) });
 
-/** `POST /_relay/redrive`: requeue these ids, each only if it is still in `from`. */
-export const RedriveRequest = z.object({
-  from: stateParameter(REDRIVE_STATES),
-  ids: z.array(z.string().max(40)).max(MAX_REDRIVE_IDS),
-});
+/**
+ * `POST /_relay/redrive`: requeue these ids, each only if it is still in `from`; `from: UNKNOWN`
+ * needs `acceptDuplicates: true` (see {@link MAY_HAVE_ARRIVED}).
+ */
+export const RedriveRequest = z
+  .object({
+    from: stateParameter(REDRIVE_STATES),
+    ids: z.array(z.string().max(40)).max(MAX_REDRIVE_IDS),
+    acceptDuplicates: z.boolean().default(false),
+  })
+  .superRefine(({ from, acceptDuplicates }, context) => {
+    if (needsAcceptDuplicates(from) && !acceptDuplicates) {
+      context.addIssue({ code: 'custom', path: ['acceptDuplicates'], message: `must be true with "from": "UNKNOWN": ${MAY_HAVE_ARRIVED}` });
+    }
+  });
+
+/** The console's redrive of one record: an UNKNOWN one needs `acceptDuplicates: true`, the page's confirmation. */
+export const RedriveRecordRequest = z.object({ acceptDuplicates: z.boolean().default(false) });
 
 /** `POST /_relay/unmute` (and the console's unmute): end this route's mute. */
 export const UnmuteRequest = z.object({ route: z.string().min(1).max(128) });

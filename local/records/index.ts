@@ -9,7 +9,7 @@ import { PAGE_SIZE } from '../../functions/core/defaults';
 import { MessageState, type MessageRecord, type MessageStore, type RequeueFrom } from '../../functions/store';
 import { HttpError } from '../http';
 import type { z } from 'zod';
-import { cursorPosition, REDRIVE_STATES, RecordsPageQuery, STATES, type RecordsPage, type RecordView, type RedriveAnswer, type RequeueOutcome, type State } from './contract';
+import { cursorPosition, MAY_HAVE_ARRIVED, needsAcceptDuplicates, REDRIVE_STATES, RecordsPageQuery, STATES, type RecordsPage, type RecordView, type RedriveAnswer, type RequeueOutcome, type State } from './contract';
 
 export * from './contract';
 
@@ -129,18 +129,30 @@ export async function recordsPage(store: MessageStore, { route, state, since, cu
   };
 }
 
+/** What a redrive's caller agreed to. */
+export interface RedriveConsent {
+  /**
+   * Redrive UNKNOWN records, which may already have arrived (see {@link MAY_HAVE_ARRIVED}); without it they are refused.
+   * @default false
+   */
+  readonly acceptDuplicates?: boolean;
+}
+
 /**
  * Moves records back to PENDING, each conditional on still being in `from`.
+ *
+ * @throws {HttpError} 400 for `from: UNKNOWN` without `acceptDuplicates`
  *
  * @example
  * ```ts
  * const { requeued } = await requeueRecords(store, ids, 'PARKED');
  * ```
  */
-export async function requeueRecords(store: MessageStore, ids: readonly string[], from: RequeueFrom): Promise<RequeueOutcome> {
+export async function requeueRecords(store: MessageStore, ids: readonly string[], from: RequeueFrom, { acceptDuplicates = false }: RedriveConsent = {}): Promise<RequeueOutcome> {
+  if (needsAcceptDuplicates(from) && !acceptDuplicates) throw new HttpError(400, `acceptDuplicates: must be true with "from": "UNKNOWN": ${MAY_HAVE_ARRIVED}`);
   // Side by side: against DynamoDB from an operator's machine each write is a round trip to the
   // region, and one after the other they, not the sender, would set a redrive's pace.
-  const moved = await Promise.all(ids.map(async (id) => (await store.requeue(id, { from })) !== undefined));
+  const moved = await Promise.all(ids.map(async (id) => (await store.requeue(id, { from, acceptDuplicates })) !== undefined));
   return { requeued: ids.filter((_, index) => moved[index]), skipped: ids.filter((_, index) => !moved[index]) };
 }
 
@@ -148,14 +160,14 @@ export async function requeueRecords(store: MessageStore, ids: readonly string[]
  * Redrives one record from whatever redrivable state it is in (the console's Redrive button): the
  * same conditional requeue as {@link requeueRecords}, and the record as it is afterwards.
  *
- * @throws {HttpError} 404 for no such record, 409 when its state cannot be redriven
+ * @throws {HttpError} 404 for no such record, 409 when its state cannot be redriven, 400 for an UNKNOWN one without `acceptDuplicates`
  */
-export async function redriveRecord(store: MessageStore, id: string): Promise<RedriveAnswer> {
+export async function redriveRecord(store: MessageStore, id: string, consent: RedriveConsent = {}): Promise<RedriveAnswer> {
   const record = await store.getMessage(id);
   if (record === undefined) throw new HttpError(404, `no record ${id}`);
   const from = REDRIVE_STATES.find((state) => state === record.state);
   if (from === undefined) throw new HttpError(409, `${id} is ${record.state}; only ${REDRIVE_STATES.join(', ')} records can be redriven`);
-  const { requeued } = await requeueRecords(store, [id], from);
+  const { requeued } = await requeueRecords(store, [id], from, consent);
   const current = await store.getMessage(id);
   return { requeued: requeued.length > 0, record: current === undefined ? null : toRecordView(current) };
 }

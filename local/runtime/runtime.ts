@@ -16,7 +16,8 @@ import { ingestWebhook } from '../../functions/relay/ingest';
 import { defaultSourceFetch } from '../../functions/relay/https-get';
 import type { SourceFetch } from '../../functions/core/sources/types';
 import { localDocumentsFetch } from './local-documents';
-import { type RelayContext, type RelayLogger, type RetryPolicy, staleSendingProblem } from '../../functions/relay/ports';
+import { type RelayContext, type RelayLogger, type RelayMetrics, type RetryPolicy, staleSendingProblem } from '../../functions/relay/ports';
+import { reportUndecodable } from '../../functions/relay/undecodable';
 import type { MessageStore } from '../../functions/store';
 import { sendMessage } from '../../functions/relay/sender';
 import { sweep } from '../../functions/relay/sweeper';
@@ -35,6 +36,9 @@ import { createSendQueue } from './send-queue';
 import { createTerminal } from './terminal';
 import { createTerminalLogger } from './terminal-logger';
 import { takeTurns } from './turns';
+
+/** Metrics go nowhere locally: the terminal shows what they would count. */
+const NO_METRICS: RelayMetrics = { add: () => undefined };
 
 /** Sends in flight at once: as many as the deployed sender's two batches per shard of 4 concurrent sends. */
 const LOCAL_SENDER_CONCURRENCY = STREAM.parallelizationFactor * SENDER_CONCURRENCY;
@@ -128,7 +132,14 @@ export async function startRuntime(settings: RuntimeSettings, { verbose = false 
       storeFailure = error;
       stopForFailure?.();
     };
-    const local = await openLocalStore({ dataDir: settings.dataDir, tableName: settings.tableName, offThread: true, onFailure: (error) => storeFailed(error) });
+    const logger = createTerminalLogger(terminal, { verbose, json: settings.jsonLogs });
+    const local = await openLocalStore({
+      dataDir: settings.dataDir,
+      tableName: settings.tableName,
+      offThread: true,
+      onFailure: (error) => storeFailed(error),
+      onUndecodable: reportUndecodable(logger, NO_METRICS),
+    });
     cleanup.push({ name: 'store', run: () => local.close() });
 
     const sandbox = settings.providerBaseUrl === undefined ? await startLocalSandbox(loaded, providerApiKey) : undefined;
@@ -141,7 +152,7 @@ export async function startRuntime(settings: RuntimeSettings, { verbose = false 
       secretsPath: settings.secretsPath,
       providerBaseUrl,
       providerApiKey,
-      logger: createTerminalLogger(terminal, { verbose, json: settings.jsonLogs }),
+      logger,
       policy: settings.policy,
       ...(settings.localDocumentsPath === undefined ? {} : { fetch: localDocumentsFetch(settings.localDocumentsPath, defaultSourceFetch) }),
     });
@@ -297,7 +308,7 @@ export function createLocalContext({ loaded, store, secretsPath, providerBaseUrl
     secrets,
     sms: createSmsClientSource({ secrets, baseUrl: providerBaseUrl, timeoutMs, apiKey: providerApiKey }),
     logger,
-    metrics: { add: () => undefined },
+    metrics: NO_METRICS,
     clock: () => new Date(),
     policy,
     ...(fetch === undefined ? {} : { fetch }),

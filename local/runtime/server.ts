@@ -179,8 +179,8 @@ async function handleRecords(request: IncomingMessage, response: ServerResponse,
 }
 
 async function handleRedrive(request: IncomingMessage, response: ServerResponse, dependencies: RelayServerDependencies): Promise<void> {
-  const { from, ids } = parseRequest(RedriveRequest, await controlBody(request));
-  const outcome = await requeueRecords(dependencies.store, ids, from);
+  const { from, ids, acceptDuplicates } = parseRequest(RedriveRequest, await controlBody(request));
+  const outcome = await requeueRecords(dependencies.store, ids, from, { acceptDuplicates });
   sendJson(response, 200, outcome);
   // Sent now rather than at the sweeper's next pass.
   if (outcome.requeued.length > 0) dependencies.onAccepted(outcome.requeued);

@@ -2,7 +2,9 @@ import { mkdirSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { createStore, ensureTable, type MessageStore } from '../../functions/store';
+import { createStore, ensureTable, type MessageStore, type UndecodableRecord } from '../../functions/store';
+import type { RelayLogger } from '../../functions/relay/ports';
+import { reportUndecodable } from '../../functions/relay/undecodable';
 import { listen } from '../http';
 import { createDynalite, type DynaliteOptions } from './dynalite';
 import { createDynaliteHandler, type DynaliteHandler } from './dynalite-handler';
@@ -51,6 +53,25 @@ export interface OpenLocalStoreOptions {
   readonly offThread?: boolean;
   /** With `offThread`: called once if the worker fails or ends before `close()`. */
   readonly onFailure?: (error: RuntimeError) => void;
+  /**
+   * Told of each record a listing left out because this version cannot read it (see `StoreOptions.onUndecodable`).
+   * @default a line on stderr per record (a CLI command, the standalone console)
+   */
+  readonly onUndecodable?: (record: UndecodableRecord) => void;
+}
+
+/**
+ * The `onUndecodable` of a command run by hand: a line on stderr per record left out, so a listing
+ * that shows fewer records than there are says why.
+ */
+export function undecodableToStderr(): (record: UndecodableRecord) => void {
+  const stderr: RelayLogger = {
+    debug: () => undefined,
+    info: () => undefined,
+    warn: (message, attributes) => process.stderr.write(`warning: ${message}: ${String(attributes?.['id'])} (${String(attributes?.['reason'])})\n`),
+    error: () => undefined,
+  };
+  return reportUndecodable(stderr, { add: () => undefined });
 }
 
 /**
@@ -67,7 +88,7 @@ export interface OpenLocalStoreOptions {
  * await local.close();
  * ```
  */
-export async function openLocalStore({ dataDir, tableName, offThread = false, onFailure }: OpenLocalStoreOptions): Promise<LocalStore> {
+export async function openLocalStore({ dataDir, tableName, offThread = false, onFailure, onUndecodable = undecodableToStderr() }: OpenLocalStoreOptions): Promise<LocalStore> {
   const path = join(dataDir, DATABASE_SUBDIR);
   mkdirSync(path, { recursive: true, mode: 0o700 });
   await assertUnlocked(path, dataDir);
@@ -83,7 +104,7 @@ export async function openLocalStore({ dataDir, tableName, offThread = false, on
   }
   // dynalite writes an item and its index entries apart: a kill between them leaves an index that
   // disagrees with the table, so the local store lists records from the table itself.
-  return { endpoint, client, store: createStore({ client, tableName, readIndexes: false }), tableName, dataDir, close };
+  return { endpoint, client, store: createStore({ client, tableName, readIndexes: false, onUndecodable }), tableName, dataDir, close };
 }
 
 interface Opened {

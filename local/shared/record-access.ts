@@ -4,8 +4,8 @@ import { DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
 import { createStore, type MessageStore, type Mute, type RequeueFrom } from '../../functions/store';
 import { findRunningRuntime } from './discovery';
 import { RuntimeError } from './errors';
-import { DATABASE_SUBDIR, openLocalStore } from './local-store';
-import { MAX_REDRIVE_IDS, queryRecords, requeueRecords, toRecordView, type RecordQuery, type RecordView, type RequeueOutcome } from '../records';
+import { DATABASE_SUBDIR, openLocalStore, undecodableToStderr } from './local-store';
+import { MAX_REDRIVE_IDS, queryRecords, requeueRecords, toRecordView, type RecordQuery, type RecordView, type RedriveConsent, type RequeueOutcome } from '../records';
 import { RUNTIME_DEFAULTS } from './settings';
 
 /** Local-only endpoints under this prefix serve `logs` and `redrive` while the runtime holds the store. */
@@ -27,8 +27,8 @@ export interface RecordAccess {
   /** One line saying where the records come from. */
   readonly description: string;
   list(query: RecordQuery): Promise<RecordView[]>;
-  /** Requeues up to {@link MAX_REDRIVE_IDS} ids per call. */
-  requeue(ids: readonly string[], from: RequeueFrom): Promise<RequeueOutcome>;
+  /** Requeues up to {@link MAX_REDRIVE_IDS} ids per call; UNKNOWN ones only with `acceptDuplicates`. */
+  requeue(ids: readonly string[], from: RequeueFrom, consent?: RedriveConsent): Promise<RequeueOutcome>;
   /** The mutes in force (`sms-relay mutes`). */
   mutes(): Promise<Mute[]>;
   /** Mutes a route (`sms-relay mute`); the store checks the length. */
@@ -119,7 +119,7 @@ export async function openDeployedRecordAccess({ environment, table, region }: D
   }
   try {
     const tableName = table ?? (await findStackTable(client, environment));
-    return { ...storeAccess(createStore({ client, tableName }), AccessKind.Aws, `table ${tableName} (${environment})`), close: async () => client.destroy() };
+    return { ...storeAccess(createStore({ client, tableName, onUndecodable: undecodableToStderr() }), AccessKind.Aws, `table ${tableName} (${environment})`), close: async () => client.destroy() };
   } catch (error) {
     client.destroy();
     throw error;
@@ -148,7 +148,7 @@ function storeAccess(store: MessageStore, kind: AccessKind, description: string)
     kind,
     description,
     list: async (query) => (await queryRecords(store, query)).map(toRecordView),
-    requeue: async (ids, from) => await requeueRecords(store, ids, from),
+    requeue: async (ids, from, consent) => await requeueRecords(store, ids, from, consent),
     mutes: async () => await store.listMutes(),
     mute: async (request) => await store.muteRoute(request),
     unmute: async (route) => await store.unmuteRoute({ route }),
@@ -178,9 +178,9 @@ function runtimeAccess(url: string, pid: number): RecordAccess {
       if (limit !== undefined) query.set('limit', String(limit));
       return (await call<{ records: RecordView[] }>(`/records?${query.toString()}`)).records;
     },
-    requeue: async (ids, from) => {
+    requeue: async (ids, from, { acceptDuplicates = false } = {}) => {
       if (ids.length > MAX_REDRIVE_IDS) throw new RangeError(`at most ${MAX_REDRIVE_IDS} ids per call`);
-      return await call<RequeueOutcome>('/redrive', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ from, ids }) });
+      return await call<RequeueOutcome>('/redrive', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ from, ids, acceptDuplicates }) });
     },
     mutes: async () => (await call<{ mutes: Mute[] }>('/mutes')).mutes,
     mute: async (request) => (await call<{ mute: Mute }>('/mutes', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(request) })).mute,

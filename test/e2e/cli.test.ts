@@ -22,7 +22,7 @@ const HELP: Readonly<Record<string, readonly string[]>> = {
   'send-test': ['--route <id>', '--payload <file>', '--url <base>', '--config <file>', '--secrets <file>', '--header <header>'],
   balance: ['--config <file>', '--secrets <file>', '--url <base>'],
   logs: ['--route <id>', '--state <state>', '--since <when>', '--limit <n>', '--json', '--env <name>'],
-  redrive: ['--state <state>', '--since <when>', '--route <id>', '--dry-run'],
+  redrive: ['--state <state>', '--since <when>', '--route <id>', '--dry-run', '--accept-duplicates'],
   console: ['--port <port>', '--env <name>', '--table <name>', '--data-dir <dir>'],
 };
 

@@ -4,7 +4,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { GetItemCommand } from '@aws-sdk/client-dynamodb';
+import { DeleteItemCommand, GetItemCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
 import type { APIGatewayProxyStructuredResultV2, AttributeValue as StreamAttributeValue, DynamoDBBatchResponse, DynamoDBRecord } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
@@ -425,6 +425,33 @@ describe('the bundled handlers', { timeout: 60_000 }, () => {
     const quiet = await invoke('sweeper', scheduledEvent());
     expect(datapoints(quiet.emf, 'PendingDue')).toEqual([{ namespace: NAMESPACE, dimensions: { service: 'sms-relay' }, value: 0, unit: 'Count' }]);
     expect(datapoints(quiet.emf, 'OldestPendingAgeSeconds')).toMatchObject([{ value: 0 }]);
+  });
+
+  it('a sweep publishes what is stuck now, and counts and logs a record this version cannot read while sending the others', async () => {
+    // Whatever earlier tests left due goes first.
+    await invoke('sweeper', scheduledEvent());
+    const { body } = await ingest('alerts', alert('Disk on db-08 is 91% full'), { timeEpoch: Date.now() - 60_000 });
+    const [newer, plain] = [body.ids[0]!, (await ingest('alerts', alert('Disk on db-09 is 92% full'), { timeEpoch: Date.now() - 60_000 })).body.ids[0]!];
+    // As a newer version would write it, read after a rollback.
+    const key = { pk: { S: `MSG#${newer}` }, sk: { S: 'MSG' } };
+    await db.client.send(new UpdateItemCommand({ TableName: tableName, Key: key, UpdateExpression: 'SET #notice = :notice', ExpressionAttributeNames: { '#notice': 'notice' }, ExpressionAttributeValues: { ':notice': { S: 'heartbeat-silent-v2' } } }));
+    // Counted here by listing, not by the sweeper's count queries.
+    const inState = async (state: MessageState): Promise<number> => (await store.listByState(state, { limit: 1000 })).items.length;
+    const expected = { UnknownNow: await inState(MessageState.Unknown), ParkedNow: await inState(MessageState.Parked), FailedNow: await inState(MessageState.Failed), HeldNow: await inState(MessageState.Held), DeferredOverdue: 0 };
+
+    try {
+      const { result, emf } = await invoke<{ sent: Record<string, number> }>('sweeper', scheduledEvent());
+
+      expect(result.sent).toEqual({ sent: 1 });
+      expect(await record(plain)).toMatchObject({ state: MessageState.Sent });
+      for (const [name, value] of Object.entries(expected)) expect(datapoints(emf, name), name).toEqual([{ namespace: NAMESPACE, dimensions: { service: 'sms-relay' }, value, unit: 'Count' }]);
+      expect(datapoints(emf, 'UndecodableRecords')).toEqual([{ namespace: NAMESPACE, dimensions: { service: 'sms-relay' }, value: 1, unit: 'Count' }]);
+      const logged = output.slice(-2).join('\n');
+      expect(logged).toContain(`"id":"${newer}"`);
+      expect(logged).toContain('unknown notice heartbeat-silent-v2');
+    } finally {
+      await db.client.send(new DeleteItemCommand({ TableName: tableName, Key: key }));
+    }
   });
 
   it('a balance watch that cannot read the balance ends normally and publishes BalanceReadFailed', async () => {

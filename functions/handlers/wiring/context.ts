@@ -3,6 +3,7 @@ import type { Metrics } from '@aws-lambda-powertools/metrics';
 import type { RelayConfigView } from '../../core/config/view';
 import { createStore } from '../../store/store';
 import { staleSendingProblem, type RelayContext, type SecretSource } from '../../relay/ports';
+import { reportUndecodable } from '../../relay/undecodable';
 import { loadRelayConfig } from './config';
 import { createDynamoClient } from './dynamo';
 import { readEnvironment, type RelayEnvironment } from './env';
@@ -103,7 +104,9 @@ export async function createRelayContext(env: RelayEnvironment, { logger, metric
   const config = await loadRelayConfig(env);
   const stale = staleSendingProblem(env.policy.staleSendingMs, config.config.provider.timeoutMs);
   if (stale !== undefined) throw new EnvironmentError([stale]);
-  const store = createStore({ client: createDynamoClient(env), tableName: env.tableName });
+  const relayLog = relayLogger(logger);
+  const relayMetric = relayMetrics(metrics);
+  const store = createStore({ client: createDynamoClient(env), tableName: env.tableName, onUndecodable: reportUndecodable(relayLog, relayMetric) });
   const secrets: SecretSource =
     env.secrets.kind === 'file' ? createFileSecretSource(env.secrets.path) : createSecretsManagerSource(env.secrets.secretId);
   const sms = createSmsClientSource({
@@ -117,8 +120,8 @@ export async function createRelayContext(env: RelayEnvironment, { logger, metric
     store,
     secrets,
     sms,
-    logger: relayLogger(logger),
-    metrics: relayMetrics(metrics),
+    logger: relayLog,
+    metrics: relayMetric,
     clock: () => new Date(),
     policy: env.policy,
   };

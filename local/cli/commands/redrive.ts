@@ -1,7 +1,7 @@
 import cliProgress from 'cli-progress';
 import { Command, Option } from 'commander';
 import { AccessKind, type RecordAccess } from '../../shared/record-access';
-import { parseSince, parseState, REDRIVE_STATES, type RecordView } from '../../records';
+import { MAY_HAVE_ARRIVED, needsAcceptDuplicates, parseSince, parseState, REDRIVE_STATES, type RecordView } from '../../records';
 import { RUNTIME_DEFAULTS } from '../../shared/settings';
 import { fail } from '../output';
 import { invalidSetting } from '../../shared/errors';
@@ -17,6 +17,7 @@ interface RedriveOptions {
   readonly since?: string;
   readonly route?: string;
   readonly dryRun?: boolean;
+  readonly acceptDuplicates?: boolean;
   readonly env?: string;
   readonly table?: string;
   readonly region?: string;
@@ -50,11 +51,12 @@ const NEXT_STEP = {
  */
 export function redriveCommand(): Command {
   return new Command('redrive')
-    .description('Re-queue PARKED (default), FAILED or HELD messages, e.g. after topping up the balance; the relay then sends them at once')
+    .description('Re-queue PARKED (default), FAILED, HELD or (with --accept-duplicates) UNKNOWN messages, e.g. after topping up the balance; the relay then sends them at once')
     .addOption(new Option('--state <state>', `records in this state: ${REDRIVE_STATES.join(', ')}`).default('PARKED'))
     .addOption(new Option('--since <when>', 'only records that reached the state since a duration ago (30m, 2h, 3d) or an ISO time'))
     .addOption(new Option('--route <id>', 'only this route'))
     .addOption(new Option('--dry-run', 'list what would be re-queued and change nothing'))
+    .addOption(new Option('--accept-duplicates', 'with --state UNKNOWN: send them again although each may already have arrived'))
     .addOption(new Option('--env <name>', 'the deployed stack SmsRelay-<name> instead of the local store'))
     .addOption(new Option('--table <name>', 'with --env: the table name (stack output TableName)').env('TABLE_NAME'))
     .addOption(regionOption())
@@ -63,11 +65,14 @@ export function redriveCommand(): Command {
       'after',
       `
 Each record moves only if it is still in that state, so two redrives never send one message twice.
+UNKNOWN records may already have arrived (the service failed after the request left): they are
+re-queued only with --accept-duplicates, after checking the service's dashboard if you can.
 More than ${PROGRESS_BAR_THRESHOLD} records on a terminal show a progress bar.
 
 Examples:
   $ npx sms-relay redrive
-  $ npx sms-relay redrive --state FAILED --since 1d --dry-run`,
+  $ npx sms-relay redrive --state FAILED --since 1d --dry-run
+  $ npx sms-relay redrive --state UNKNOWN --route oncall --accept-duplicates`,
     )
     .action(async (options: RedriveOptions) => {
       try {
@@ -83,6 +88,11 @@ async function runRedrive(options: RedriveOptions): Promise<void> {
   const waiting = NOT_REDRIVEN[options.state.trim().toUpperCase()];
   if (waiting !== undefined) throw invalidSetting('--state', waiting);
   const from = parseState(options.state, REDRIVE_STATES);
+  const acceptDuplicates = options.acceptDuplicates === true;
+  // A dry run changes nothing, so it may show what a redrive of UNKNOWN records would resend.
+  if (needsAcceptDuplicates(from) && !acceptDuplicates && options.dryRun !== true) {
+    throw invalidSetting('--state UNKNOWN', `refused without --accept-duplicates: ${MAY_HAVE_ARRIVED}. Check the SMS service's dashboard for them (--dry-run lists them), then run again with --accept-duplicates to send them anyway`);
+  }
   const since = options.since === undefined ? undefined : parseSince(options.since);
   const access = await openAccess(options);
   try {
@@ -96,10 +106,11 @@ async function runRedrive(options: RedriveOptions): Promise<void> {
     const ordered = [...records].reverse();
     if (options.dryRun === true) {
       for (const record of ordered) process.stdout.write(`would re-queue ${describe(record)}\n`);
-      process.stdout.write(`${ordered.length} ${scope} record${ordered.length === 1 ? '' : 's'} would be re-queued (dry run).\n`);
+      const consent = needsAcceptDuplicates(from) && !acceptDuplicates ? '; each may already have arrived, so redriving them needs --accept-duplicates' : '';
+      process.stdout.write(`${ordered.length} ${scope} record${ordered.length === 1 ? '' : 's'} would be re-queued (dry run)${consent}.\n`);
       return;
     }
-    const requeued = await requeueAll(access, ordered, from);
+    const requeued = await requeueAll(access, ordered, from, acceptDuplicates);
     const skipped = ordered.length - requeued;
     process.stdout.write(
       `Re-queued ${requeued} of ${ordered.length} ${scope} record${ordered.length === 1 ? '' : 's'}` +
@@ -110,7 +121,7 @@ async function runRedrive(options: RedriveOptions): Promise<void> {
   }
 }
 
-async function requeueAll(access: RecordAccess, records: readonly RecordView[], from: (typeof REDRIVE_STATES)[number]): Promise<number> {
+async function requeueAll(access: RecordAccess, records: readonly RecordView[], from: (typeof REDRIVE_STATES)[number], acceptDuplicates: boolean): Promise<number> {
   const useBar = records.length > PROGRESS_BAR_THRESHOLD && process.stderr.isTTY === true;
   const bar = useBar
     ? new cliProgress.SingleBar({ format: 'Re-queuing [{bar}] {value}/{total} {percentage}%', stream: process.stderr, clearOnComplete: true }, cliProgress.Presets.shades_classic)
@@ -122,7 +133,7 @@ async function requeueAll(access: RecordAccess, records: readonly RecordView[], 
   try {
     for (let start = 0; start < records.length; start += CHUNK) {
       const chunk = records.slice(start, start + CHUNK);
-      const outcome = await access.requeue(chunk.map((record) => record.id), from);
+      const outcome = await access.requeue(chunk.map((record) => record.id), from, { acceptDuplicates });
       done += chunk.length;
       requeued += outcome.requeued.length;
       if (bar !== undefined) bar.update(done);

@@ -12,6 +12,7 @@ import { createSmsClientSource } from '../../../functions/handlers/wiring/sms';
 import { ingestWebhook, type IngestResponse } from '../../../functions/relay/ingest';
 import { DEFAULT_RETRY_POLICY, type RelayContext, type RelayLogger, type RelayMetric, type RelayMetrics, type RetryPolicy } from '../../../functions/relay/ports';
 import { createStore, ensureTable, type MessageRecord, type MessageStore } from '../../../functions/store';
+import { reportUndecodable } from '../../../functions/relay/undecodable';
 import { afterAll, beforeAll, beforeEach } from 'vitest';
 import { startSandbox } from '../../../local/sandbox/server';
 import type { DeliveredMessage, RunningSandbox, SandboxOptions } from '../../../local/sandbox/types';
@@ -174,14 +175,15 @@ export function secretValues(overrides: Record<string, string> = {}): Record<str
  */
 export async function harness({ db, baseUrl, config = (c) => c, policy = {}, secrets = secretValues(), tableName = `relay-${randomUUID()}`, clock = new TestClock(), client = db.client }: HarnessOptions): Promise<Harness> {
   await ensureTable(db.client, tableName);
-  const store = createStore({ client, tableName, clock: clock.read });
+  const logger = new RecordingLogger();
+  const metrics = new RecordingMetrics();
+  // As the Lambda wiring and the runtime do: a record this version cannot read is logged and counted.
+  const store = createStore({ client, tableName, clock: clock.read, onUndecodable: reportUndecodable(logger, metrics) });
   const loaded = loadConfig(stringify(config(baseConfig(baseUrl))), 'relay-test.yaml');
   const secretsPath = join(scratch, `${tableName}.json`);
   const writeSecrets = (values: Record<string, string>): void => writeFileSync(secretsPath, JSON.stringify(values));
   writeSecrets(secrets);
   const secretSource = createFileSecretSource(secretsPath);
-  const logger = new RecordingLogger();
-  const metrics = new RecordingMetrics();
   const context: RelayContext = {
     config: loaded,
     store,

@@ -1,10 +1,12 @@
 import { randomUUID } from 'node:crypto';
+import { type AttributeValue, GetItemCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { RelayContext } from '../../../functions/relay/ports';
 import { sendMessage, SendOutcome } from '../../../functions/relay/sender';
 import { sweep } from '../../../functions/relay/sweeper';
 import { DEFAULT_RETRY_FOR_SECONDS } from '../../../functions/core/defaults';
-import { MessageState, StoreError } from '../../../functions/store';
+import { DEFERRED_OVERDUE_AFTER_MS } from '../../../functions/relay/gauges';
+import { MessageState, type NewMessage, type Settlement, StoreError } from '../../../functions/store';
 import { expectNoLeaks } from './leaks';
 import { alertBody, bearer, harness, type Harness, OPS, SECRETS, SENDER_IDS, TestClock, useRelayServers } from './support';
 
@@ -272,6 +274,84 @@ describe('sweep', () => {
     expect(await sweep(relay.context, { canWait: () => true })).toMatchObject({ sent: { sent: 1 } });
     expect(probes()).toBe(1);
     expect(await relay.record(id)).toMatchObject({ state: MessageState.Sent, attempts: 1 });
+  });
+
+  it('leaves out records this version cannot read (a rollback), sends the others, and logs and counts each', async () => {
+    relay = await harness({ db: servers.db, baseUrl: servers.sandbox.baseUrl, policy: POLICY });
+    const ids: string[] = [];
+    for (const text of ['newer notice', 'newer history', 'newer state', 'stale newer notice', 'plain one', 'plain two']) ids.push(await generic('ops', text));
+    await relay.store.claimMessage(ids[3]!);
+    const newer = async (id: string, name: string, expression: string, value: AttributeValue) =>
+      await servers.db.client.send(
+        new UpdateItemCommand({
+          TableName: relay.tableName,
+          Key: { pk: { S: `MSG#${id}` }, sk: { S: 'MSG' } },
+          UpdateExpression: expression,
+          ExpressionAttributeNames: { '#name': name },
+          ExpressionAttributeValues: { ':value': value },
+        }),
+      );
+    await newer(ids[0]!, 'notice', 'SET #name = :value', { S: 'heartbeat-silent-v2' });
+    await newer(ids[1]!, 'history', 'SET #name = list_append(#name, :value)', { L: [{ M: { at: { S: relay.clock.now.toISOString() }, state: { S: 'ESCALATED' } } }] });
+    await newer(ids[2]!, 'state', 'SET #name = :value', { S: 'ESCALATED' });
+    await newer(ids[3]!, 'notice', 'SET #name = :value', { S: 'heartbeat-silent-v2' });
+    relay.clock.advance(POLICY.staleSendingMs + 1_000);
+
+    expect(await sweep(relay.context)).toMatchObject({ sent: { sent: 2 }, recovered: 0, errors: 0 });
+    expect(servers.sandbox.messages().map((message) => message.message).sort()).toEqual(['plain one', 'plain two']);
+    // PENDING with a newer notice or history, SENDING with a newer notice: met by this sweep. ESCALATED is in no state it lists.
+    const left = relay.logger.lines.filter((line) => line.message.startsWith('record left out'));
+    expect(left.map((line) => line.attributes?.['id']).sort()).toEqual([ids[0], ids[1], ids[3]].sort());
+    expect(left.find((line) => line.attributes?.['id'] === ids[0])?.attributes?.['reason']).toBe(`item MSG#${ids[0]}: unknown notice heartbeat-silent-v2`);
+    expect(relay.metrics.total('UndecodableRecords')).toBe(3);
+
+    // The next sweep counts them again (the alarm sees them while they wait) without logging them again.
+    await sweep(relay.context);
+    expect(relay.metrics.total('UndecodableRecords')).toBe(6);
+    expect(relay.logger.lines.filter((line) => line.message.startsWith('record left out'))).toHaveLength(3);
+    // Left as they were, for the version that wrote them.
+    const raw = await servers.db.client.send(new GetItemCommand({ TableName: relay.tableName, Key: { pk: { S: `MSG#${ids[0]}` }, sk: { S: 'MSG' } } }));
+    expect(raw.Item?.['state']?.S).toBe('PENDING');
+  });
+  it('publishes how many records are UNKNOWN, PARKED, FAILED, HELD now and DEFERRED past their window, counting at most once a minute', async () => {
+    relay = await harness({ db: servers.db, baseUrl: servers.sandbox.baseUrl, policy: POLICY });
+    const now = relay.clock.now;
+    let key = 0;
+    const accept = async (route: string, extra: Partial<NewMessage> = {}): Promise<string> =>
+      (await relay.store.acceptWebhook({ route, dedupeKey: `gauge-${(key += 1)}`, windowSeconds: 60, now, messages: [{ index: 0, part: 1, parts: 1, text: `m${key}`, to: [OPS], encoding: 'GSM-7', characters: 2, segments: 1, delivery: 'at-most-once', ...extra }] })).ids[0]!;
+    const settled = async (settlement: Settlement): Promise<string> => {
+      const id = await accept('ops');
+      const claimed = await relay.store.claimMessage(id, { now });
+      await relay.store.settle(id, claimed!.claimToken!, settlement, { now });
+      return id;
+    };
+    const maybeSent = { name: 'SmsServiceError', status: 503, delivery: 'maybe-sent', message: 'unavailable' } as const;
+    const unknown = [await settled({ state: 'UNKNOWN', reason: 'may have been sent', lastError: maybeSent }), await settled({ state: 'UNKNOWN', reason: 'may have been sent', lastError: maybeSent })];
+    await settled({ state: 'PARKED', reason: 'insufficient balance' });
+    await settled({ state: 'FAILED', reason: 'refused' });
+    await settled({ state: 'HELD', reason: 'route limit' });
+    await settled({ state: 'SENT', result: { deducted: 20, remainingBalance: 980, message: 'ok', senderId: 'OPS', recipients: [] } });
+    // A route gone from the config: its digest cannot be recorded, so its record stays DEFERRED past its window.
+    const ended = new Date(now.getTime() - DEFERRED_OVERDUE_AFTER_MS - 1_000);
+    await accept('gone', { state: 'DEFERRED', nextAttemptAt: ended, reason: 'digest window' });
+    await accept('gone', { state: 'DEFERRED', nextAttemptAt: new Date(now.getTime() + 3_600_000), reason: 'digest window' });
+
+    const gauges = () => Object.fromEntries(['UnknownNow', 'ParkedNow', 'FailedNow', 'HeldNow', 'DeferredOverdue'].map((name) => [name, relay.metrics.points.filter((point) => point.name === name).map((point) => [point.value, point.route ?? 'service'])]));
+    await sweep(relay.context);
+    expect(gauges()).toEqual({ UnknownNow: [[2, 'service']], ParkedNow: [[1, 'service']], FailedNow: [[1, 'service']], HeldNow: [[1, 'service']], DeferredOverdue: [[1, 'service']] });
+
+    // Within the minute a sweep publishes the last counts again, without counting.
+    await relay.store.requeue(unknown[0]!, { from: 'UNKNOWN', acceptDuplicates: true, now });
+    relay.metrics.points.length = 0;
+    relay.clock.advance(30_000);
+    await sweep(relay.context);
+    expect(gauges()['UnknownNow']).toEqual([[2, 'service']]);
+    // A minute on: counted again (the redriven record was sent by the sweep before).
+    relay.metrics.points.length = 0;
+    relay.clock.advance(30_000);
+    await sweep(relay.context);
+    expect(gauges()).toEqual({ UnknownNow: [[1, 'service']], ParkedNow: [[1, 'service']], FailedNow: [[1, 'service']], HeldNow: [[1, 'service']], DeferredOverdue: [[1, 'service']] });
+    expect(await relay.record(unknown[0]!)).toMatchObject({ state: 'SENT' });
   });
 });
 

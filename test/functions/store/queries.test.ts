@@ -1,4 +1,4 @@
-import { type AttributeValue, type BatchGetItemCommandOutput, CreateTableCommand, DeleteItemCommand, QueryCommand } from '@aws-sdk/client-dynamodb';
+import { type AttributeValue, type BatchGetItemCommandOutput, CreateTableCommand, DeleteItemCommand, QueryCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createStore, createTableInput, ensureTable, type MessageRecord, type MessageStore, type Page, StoreError } from '../../../functions/store';
 import { type Dynalite, startDynalite } from '../../helpers/dynalite';
@@ -397,5 +397,61 @@ describe('the state index', () => {
     expect((await store.listByState('PENDING')).items.map((record) => record.id)).toEqual(ids);
     expect((await store.findDuePending({ now: at(10_000) })).items.map((record) => record.id)).toEqual(ids);
     expect((await store.summarizeRecords({ since: T0 })).map((record) => record.id).sort()).toEqual([...ids].sort());
+  });
+});
+
+describe('records this version cannot read (written by a newer version, read after a rollback)', () => {
+  /**
+   * Seven records of route `a`: four carry a value this version does not know (a notice, a history
+   * state, a state, and a notice on a stale SENDING record), three are ordinary (two PENDING, one
+   * stale SENDING).
+   */
+  const withUnknownValues = async (readIndexes: boolean) => {
+    const table = await newTable(db);
+    const reported: { id: string; message: string }[] = [];
+    const store = createStore({ client: db.client, tableName: table.tableName, clock: () => at(0), readIndexes, onUndecodable: ({ id, error }) => reported.push({ id, message: error.message }) });
+    const ids = await acceptEach(table.store, ['a', 'a', 'a', 'a', 'a', 'a', 'a']);
+    await table.store.claimMessage(ids[3]!, { now: at(10_000) });
+    await table.store.claimMessage(ids[6]!, { now: at(10_000) });
+    const update = async (id: string, name: string, expression: string, value: AttributeValue) =>
+      await db.client.send(
+        new UpdateItemCommand({
+          TableName: table.tableName,
+          Key: { pk: { S: `MSG#${id}` }, sk: { S: 'MSG' } },
+          UpdateExpression: expression,
+          ExpressionAttributeNames: { '#name': name },
+          ExpressionAttributeValues: { ':value': value },
+        }),
+      );
+    await update(ids[0]!, 'notice', 'SET #name = :value', { S: 'heartbeat-silent-v2' });
+    await update(ids[1]!, 'history', 'SET #name = list_append(#name, :value)', { L: [{ M: { at: { S: at(500).toISOString() }, state: { S: 'ESCALATED' } } }] });
+    await update(ids[2]!, 'state', 'SET #name = :value', { S: 'ESCALATED' });
+    await update(ids[3]!, 'notice', 'SET #name = :value', { S: 'heartbeat-silent-v2' });
+    return { store, ids, reported };
+  };
+
+  for (const readIndexes of [true, false]) {
+    it(`leaves them out of every listing and reports each by id, the others listed as usual (readIndexes: ${readIndexes})`, async () => {
+      const { store, ids, reported } = await withUnknownValues(readIndexes);
+      const idsOf = (records: readonly MessageRecord[]) => records.map((record) => record.id).sort();
+
+      expect(idsOf((await store.listByRoute('a')).items)).toEqual([ids[4], ids[5], ids[6]].sort());
+      expect(idsOf((await store.listByState('PENDING')).items)).toEqual([ids[4], ids[5]].sort());
+      expect(idsOf((await store.findDuePending({ now: at(60_000) })).items)).toEqual([ids[4], ids[5]].sort());
+      expect(idsOf((await store.findStaleSending({ olderThan: at(200_000) })).items)).toEqual([ids[6]]);
+      expect(idsOf(await store.listRecent())).toEqual([ids[4], ids[5], ids[6]].sort());
+      // The counts need no notice or history: only a state this version does not know is left out.
+      expect((await store.summarizeRecords({ since: at(-1000) })).map((summary) => summary.id).sort()).toEqual([ids[0], ids[1], ids[3], ids[4], ids[5], ids[6]].sort());
+
+      expect(new Set(reported.map((report) => report.id))).toEqual(new Set([ids[0], ids[1], ids[2], ids[3]]));
+      expect(reported.find((report) => report.id === ids[0])?.message).toBe(`item MSG#${ids[0]}: unknown notice heartbeat-silent-v2`);
+      expect(reported.find((report) => report.id === ids[1])?.message).toBe(`item MSG#${ids[1]}: unknown state ESCALATED in history`);
+      expect(reported.find((report) => report.id === ids[2])?.message).toBe(`item MSG#${ids[2]}: unknown state ESCALATED`);
+    });
+  }
+
+  it('names the record and the value when one is read by id', async () => {
+    const { store, ids } = await withUnknownValues(true);
+    await expect(store.getMessage(ids[0]!)).rejects.toThrow(new StoreError(`item MSG#${ids[0]}: unknown notice heartbeat-silent-v2`));
   });
 });

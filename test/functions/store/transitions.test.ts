@@ -233,9 +233,19 @@ describe('requeue', () => {
     expect((await store.getMessage(id))?.state).toBe('SENT');
   });
 
-  it('refuses to requeue from a state that might have been sent', async () => {
+  it('requeues an UNKNOWN record, which may have been sent, only when duplicates are accepted', async () => {
     const { store, id } = await setUp();
-    await expect(store.requeue(id, { from: 'UNKNOWN' as 'PARKED' })).rejects.toBeInstanceOf(StoreError);
+    const { token } = await claim(store, id);
+    await store.settle(id, token, { state: 'UNKNOWN', reason: 'may have been sent', lastError });
+    await expect(store.requeue(id, { from: 'UNKNOWN' })).rejects.toThrow(new StoreError('an UNKNOWN record may already have been sent: requeue it only with acceptDuplicates'));
+    await expect(store.requeue(id, { from: 'UNKNOWN', acceptDuplicates: false })).rejects.toBeInstanceOf(StoreError);
+    expect((await store.getMessage(id))?.state).toBe('UNKNOWN');
+    expect(await store.requeue(id, { from: 'UNKNOWN', acceptDuplicates: true })).toMatchObject({ state: 'PENDING', redrives: 1, attempts: 0 });
+  });
+
+  it('refuses to requeue from a state nobody redrives', async () => {
+    const { store, id } = await setUp();
+    await expect(store.requeue(id, { from: 'SENDING' as 'PARKED' })).rejects.toBeInstanceOf(StoreError);
   });
 });
 

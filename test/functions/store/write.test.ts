@@ -21,7 +21,7 @@ const key = { pk: { S: 'TEST#1' }, sk: { S: 'TEST' } };
 async function table(): Promise<{ context: StoreTable; requests: ReturnType<typeof countRequests> }> {
   const { tableName } = await newTable(db);
   const client = db.newClient();
-  return { context: { client, tableName, clock: () => T0, readIndexes: true }, requests: countRequests(client) };
+  return { context: { client, tableName, clock: () => T0, readIndexes: true, onUndecodable: () => undefined }, requests: countRequests(client) };
 }
 
 describe('writeIf: one conditional write, one outcome', () => {

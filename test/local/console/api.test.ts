@@ -283,6 +283,26 @@ describe('Activity', () => {
     expect(after.history.map((change) => change.state)).toEqual(['PENDING', 'SENDING', 'PARKED', 'PENDING', 'SENDING', 'SENT']);
   });
 
+  it('redrives an UNKNOWN record only when the page says the duplicate is accepted, and says why in words', async () => {
+    const [id] = await deliver('notify', 'generic', { message: 'maybe sent' }, 'generic-token', { send: false });
+    const claimed = await local.store.claimMessage(id!);
+    await local.store.settle(id!, claimed!.claimToken!, { state: MessageState.Unknown, reason: 'may have been sent: 503', lastError: { name: 'SmsServiceError', status: 503, delivery: 'maybe-sent', message: 'service unavailable' } });
+    const detail = (await getJson<RecordDetail>(`/console/api/records/${id}`)).body;
+    expect(detail).toMatchObject({ redrivable: true, redriveWarning: expect.stringContaining('may already have arrived') });
+
+    const refused = await postJson<{ error: string }>(`/console/api/records/${id}/redrive`, {});
+    expect(refused.status).toBe(400);
+    expect(refused.body.error).toContain('may already have arrived');
+    expect((await local.store.getMessage(id!))?.state).toBe('UNKNOWN');
+
+    const accepted = await postJson<{ requeued: boolean; record: { state: string } }>(`/console/api/records/${id}/redrive`, { acceptDuplicates: true });
+    expect(accepted.body).toMatchObject({ requeued: true, record: { state: 'PENDING' } });
+    await sendMessage(context, id!);
+    expect((await local.store.getMessage(id!))?.state).toBe('SENT');
+    // No risk, no warning: a PARKED record's page asks nothing.
+    expect((await getJson<RecordDetail>(`/console/api/records/${await parkedRecord()}`)).body.redriveWarning).toBeNull();
+  });
+
   it('says how many state changes a long history left out, and where', async () => {
     const [id] = await deliver('notify', 'generic', { message: 'retried a lot', phone: '0754111222' }, 'generic-token', { send: false });
     expect((await getJson<RecordDetail>(`/console/api/records/${id}`)).body.historyOmitted).toBeNull();

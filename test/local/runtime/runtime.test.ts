@@ -152,7 +152,7 @@ describe('the HTTP layer in front of ingest', () => {
     expect(plain.status).toBe(415);
     const bad = await fetch(`${url}/_relay/redrive`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"from":"SENT","ids":[]}' });
     expect(bad.status).toBe(400);
-    expect(await bad.json()).toEqual({ error: 'from: expected one of PARKED, FAILED, HELD, got "SENT"' });
+    expect(await bad.json()).toEqual({ error: 'from: expected one of PARKED, FAILED, HELD, UNKNOWN, got "SENT"' });
     const state = await fetch(`${url}/_relay/records?state=NOPE`);
     expect(state.status).toBe(400);
     const listed = (await (await fetch(`${url}/_relay/records?route=notify&limit=2`)).json()) as { records: { route: string; to: string[] }[] };

@@ -101,6 +101,6 @@ describe('command-line values', () => {
 
   it('reads a state in any case, from the allowed ones only', () => {
     expect(parseState('parked', REDRIVE_STATES)).toBe('PARKED');
-    expect(() => parseState('SENT', REDRIVE_STATES)).toThrow('--state: expected one of PARKED, FAILED, HELD, got "SENT"');
+    expect(() => parseState('SENT', REDRIVE_STATES)).toThrow('--state: expected one of PARKED, FAILED, HELD, UNKNOWN, got "SENT"');
   });
 });

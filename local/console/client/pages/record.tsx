@@ -17,16 +17,18 @@ export function RecordPage({ id, overview }: { id: string; overview: Overview })
   const [redriving, setRedriving] = useState(false);
   const [redriveNote, setRedriveNote] = useState<string | null>(null);
   const [redriveError, setRedriveError] = useState<string | null>(null);
+  // An UNKNOWN record may already have arrived: its Redrive asks first, in words.
+  const [confirming, setConfirming] = useState(false);
   const notFound = failed?.status === 404;
   const error = redriveError ?? failed?.message ?? null;
 
-
-  const redrive = async () => {
+  const redrive = async (acceptDuplicates: boolean) => {
+    setConfirming(false);
     setRedriving(true);
     setRedriveNote(null);
     setRedriveError(null);
     try {
-      const answer = await api('POST /records/:id/redrive', { params: { id } });
+      const answer = await api('POST /records/:id/redrive', { params: { id }, body: { acceptDuplicates } });
       setRedriveNote(answer.requeued ? `Re-queued${answer.record ? `: now ${answer.record.state}` : ''}.` : `Not re-queued${answer.record ? `: the record is ${answer.record.state}` : ''}.`);
       reload();
     } catch (e) {
@@ -62,11 +64,30 @@ export function RecordPage({ id, overview }: { id: string; overview: Overview })
         {detail && inFlight(detail.record.state) ? <span class="muted live"><span class="dot" /> updating</span> : null}
         <span class="spacer" />
         {detail.redrivable ? (
-          <button type="button" class="primary" data-testid="redrive" disabled={redriving} onClick={redrive} title={`Re-queue this ${record.state} record; the relay sends it at once`}>
+          <button
+            type="button"
+            class="primary"
+            data-testid="redrive"
+            disabled={redriving || confirming}
+            onClick={() => (detail.redriveWarning === null ? void redrive(false) : setConfirming(true))}
+            title={`Re-queue this ${record.state} record; the relay sends it at once`}
+          >
             {redriving ? 'Redriving…' : 'Redrive'}
           </button>
         ) : null}
       </div>
+      {confirming && detail.redriveWarning !== null ? (
+        <div class="warning" role="alertdialog" aria-label="Send again?" data-testid="redrive-confirm">
+          <p>{detail.redriveWarning}</p>
+          <p>Check the SMS service's dashboard first if you can. Send it again, accepting that the recipient may get it twice?</p>
+          <button type="button" class="primary" data-testid="redrive-accept-duplicates" onClick={() => void redrive(true)}>
+            Send again, accepting a duplicate
+          </button>{' '}
+          <button type="button" data-testid="redrive-cancel" onClick={() => setConfirming(false)}>
+            Cancel
+          </button>
+        </div>
+      ) : null}
       {redriveNote ? <div class="note" role="status">{redriveNote}</div> : null}
       <ErrorBox error={error} />
       <div class="columns">

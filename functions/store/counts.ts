@@ -1,0 +1,104 @@
+import { type AttributeValue, ScanCommand } from '@aws-sdk/client-dynamodb';
+import { str } from './attributes';
+import { ItemKind } from './keys';
+import { queryIndexed } from './queries';
+import type { StoreTable } from './store-table';
+import { MessageState, TABLE } from './table';
+
+/** How many records wait in each state that needs someone (or a late digest) now. */
+export interface StuckCounts {
+  readonly unknown: number;
+  readonly parked: number;
+  readonly failed: number;
+  readonly held: number;
+  /** DEFERRED records whose window (`nextAttemptAt`) ended before `overdueBefore`: their digest is late. */
+  readonly deferredOverdue: number;
+}
+
+/** Options of {@link countStuck}. */
+export interface CountStuckOptions {
+  /** A DEFERRED record whose window ended before this is overdue. */
+  readonly overdueBefore: Date;
+}
+
+const COUNTED = { unknown: MessageState.Unknown, parked: MessageState.Parked, failed: MessageState.Failed, held: MessageState.Held } as const;
+
+/**
+ * Counts the records that are UNKNOWN, PARKED, FAILED and HELD now, and the DEFERRED ones whose
+ * window has ended before `overdueBefore`: the sweeper's gauges. With indexes (AWS), one paged
+ * `Select: COUNT` query of the state index per state, which reads the index entries (a few
+ * hundred bytes each) and returns no items; locally (`readIndexes: false`) one paged scan of the
+ * table returning only each record's state and window end.
+ *
+ * @example
+ * ```typescript
+ * const { unknown } = await countStuck(table, { overdueBefore: new Date(Date.now() - 120_000) });
+ * ```
+ */
+export const countStuck = async (table: StoreTable, { overdueBefore }: CountStuckOptions): Promise<StuckCounts> => {
+  const cutoff = str(overdueBefore.toISOString());
+  if (!table.readIndexes) return await scanCounts(table, cutoff);
+  const count = async (state: MessageState, overdue = false): Promise<number> => {
+    let total = 0;
+    let start: Record<string, AttributeValue> | undefined;
+    do {
+      const page = await queryIndexed(table, {
+        TableName: table.tableName,
+        IndexName: TABLE.indexes.byState.name,
+        Select: 'COUNT',
+        KeyConditionExpression: '#state = :state',
+        ...(overdue ? { FilterExpression: '#nextAttemptAt < :cutoff' } : {}),
+        ExpressionAttributeNames: { '#state': 'state', ...(overdue ? { '#nextAttemptAt': 'nextAttemptAt' } : {}) },
+        ExpressionAttributeValues: { ':state': str(state), ...(overdue ? { ':cutoff': cutoff } : {}) },
+        ExclusiveStartKey: start,
+      });
+      total += page.Count ?? 0;
+      start = page.LastEvaluatedKey;
+    } while (start !== undefined);
+    return total;
+  };
+  const [unknown, parked, failed, held, deferredOverdue] = await Promise.all([
+    count(COUNTED.unknown),
+    count(COUNTED.parked),
+    count(COUNTED.failed),
+    count(COUNTED.held),
+    count(MessageState.Deferred, true),
+  ]);
+  return { unknown, parked, failed, held, deferredOverdue };
+};
+
+const scanCounts = async (table: StoreTable, cutoff: AttributeValue): Promise<StuckCounts> => {
+  const counts = { unknown: 0, parked: 0, failed: 0, held: 0, deferredOverdue: 0 };
+  const byState = new Map<string, keyof typeof COUNTED>(Object.entries(COUNTED).map(([name, state]) => [state, name as keyof typeof COUNTED]));
+  let start: Record<string, AttributeValue> | undefined;
+  do {
+    const page = await table.client.send(
+      new ScanCommand({
+        TableName: table.tableName,
+        FilterExpression: '#kind = :kind AND (#state IN (:unknown, :parked, :failed, :held) OR (#state = :deferred AND #nextAttemptAt < :cutoff))',
+        ProjectionExpression: '#state',
+        ExpressionAttributeNames: { '#kind': 'kind', '#state': 'state', '#nextAttemptAt': 'nextAttemptAt' },
+        ExpressionAttributeValues: {
+          ':kind': str(ItemKind.Message),
+          ':unknown': str(MessageState.Unknown),
+          ':parked': str(MessageState.Parked),
+          ':failed': str(MessageState.Failed),
+          ':held': str(MessageState.Held),
+          ':deferred': str(MessageState.Deferred),
+          ':cutoff': cutoff,
+        },
+        ExclusiveStartKey: start,
+        ConsistentRead: true,
+      }),
+    );
+    for (const item of page.Items ?? []) {
+      const state = item['state']?.S ?? '';
+      const name = byState.get(state);
+      if (name !== undefined) counts[name] += 1;
+      else if (state === MessageState.Deferred) counts.deferredOverdue += 1;
+    }
+    start = page.LastEvaluatedKey;
+  } while (start !== undefined);
+  return counts;
+};
+

@@ -1,0 +1,43 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createStore, type MessageStore, type NewMessage, type Settlement } from '../../../functions/store';
+import { type Dynalite, startDynalite } from '../../helpers/dynalite';
+import { at, message, newTable } from './fixtures';
+
+let db: Dynalite;
+beforeAll(async () => {
+  db = await startDynalite();
+});
+afterAll(async () => {
+  await db.close();
+});
+
+describe('countStuck', () => {
+  it('counts UNKNOWN, PARKED, FAILED, HELD and overdue DEFERRED records alike by index (AWS) and by scan (local)', async () => {
+    const table = await newTable(db);
+    const scanner = createStore({ client: db.client, tableName: table.tableName, clock: () => at(0), readIndexes: false });
+    let n = 0;
+    const accept = async (store: MessageStore, overrides: Partial<NewMessage> = {}): Promise<string> =>
+      (await store.acceptWebhook({ route: 'a', dedupeKey: `k${(n += 1)}`, windowSeconds: 60, messages: [message(overrides)], now: at(0) })).ids[0]!;
+    const settled = async (settlement: Settlement): Promise<void> => {
+      const id = await accept(table.store);
+      const claimed = await table.store.claimMessage(id, { now: at(0) });
+      await table.store.settle(id, claimed!.claimToken!, settlement, { now: at(0) });
+    };
+    for (let i = 0; i < 3; i += 1) await settled({ state: 'UNKNOWN', reason: 'may have been sent' });
+    for (let i = 0; i < 2; i += 1) await settled({ state: 'PARKED', reason: 'insufficient balance' });
+    await settled({ state: 'FAILED', reason: 'refused' });
+    await settled({ state: 'HELD', reason: 'route limit' });
+    await settled({ state: 'SENT', result: { deducted: 1, remainingBalance: 9, message: 'ok', senderId: 'S', recipients: [] } });
+    await accept(table.store);
+    await accept(table.store, { state: 'DEFERRED', nextAttemptAt: at(-120_000), reason: 'digest window' });
+    await accept(table.store, { state: 'DEFERRED', nextAttemptAt: at(-1_000), reason: 'digest window' });
+    await accept(table.store, { state: 'DEFERRED', nextAttemptAt: at(60_000), reason: 'digest window' });
+    // Limit and balance items share the table and are no records.
+    await table.store.reserveLimit({ route: 'a', messages: { max: 5, windowSeconds: 60 }, now: at(0) });
+
+    const expected = { unknown: 3, parked: 2, failed: 1, held: 1, deferredOverdue: 1 };
+    expect(await table.store.countStuck({ overdueBefore: at(-60_000) })).toEqual(expected);
+    expect(await scanner.countStuck({ overdueBefore: at(-60_000) })).toEqual(expected);
+    expect(await scanner.countStuck({ overdueBefore: at(0) })).toEqual({ ...expected, deferredOverdue: 2 });
+  });
+});

@@ -1,0 +1,161 @@
+import { execFile } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { loadConfigFile } from '../../../../functions/core/config/load';
+import { ingestWebhook } from '../../../../functions/relay/ingest';
+import { sendMessage } from '../../../../functions/relay/sender';
+import { MessageState } from '../../../../functions/store';
+import { announceRuntime, withdrawRuntime } from '../../../../local/shared/discovery';
+import { openLocalStore, type LocalStore } from '../../../../local/shared/local-store';
+import { createLocalContext } from '../../../../local/runtime/runtime';
+import { ensureSecretsFile } from '../../../../local/runtime/secrets';
+import { createSendQueue, type SendQueue } from '../../../../local/runtime/send-queue';
+import { createRelayServer, type RelayServer } from '../../../../local/runtime/server';
+import { resolveRuntimeSettings } from '../../../../local/shared/settings';
+import { startSandbox } from '../../../../local/sandbox/server';
+import type { RunningSandbox } from '../../../../local/sandbox/types';
+import { message } from '../../../functions/store/fixtures';
+
+/**
+ * `sms-relay redrive --state UNKNOWN`: refused without `--accept-duplicates` (an UNKNOWN SMS may
+ * already have arrived), re-queued with it, through a running runtime's `POST /_relay/redrive` and
+ * through `--env` (a stack's table: here dynalite over HTTP, as the AWS SDK reaches any endpoint).
+ */
+
+const CONFIG = new URL('../../../../config/local.yaml', import.meta.url).pathname;
+const MAY_HAVE_ARRIVED = 'may already have arrived';
+
+let dir: string;
+let dataDir: string;
+let local: LocalStore;
+let sandbox: RunningSandbox;
+let relay: RelayServer;
+let url: string;
+let feeder: SendQueue;
+
+interface Run {
+  readonly code: number;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+function cli(args: readonly string[], env: Readonly<Record<string, string>> = {}): Promise<Run> {
+  return new Promise((resolve) => {
+    execFile(process.execPath, ['bin/sms-relay.mjs', ...args], { encoding: 'utf8', env: { ...process.env, ...env } }, (error, stdout, stderr) => {
+      resolve({ code: error === null ? 0 : typeof error.code === 'number' ? error.code : 1, stdout, stderr });
+    });
+  });
+}
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'sms-relay-redrive-'));
+  const settings = resolveRuntimeSettings({ config: CONFIG, secrets: join(dir, 'secrets.json'), dataDir: join(dir, 'data') }, {});
+  dataDir = settings.dataDir;
+  const loaded = loadConfigFile(CONFIG);
+  const secrets = ensureSecretsFile(settings.secretsPath, loaded).values;
+  local = await openLocalStore({ dataDir, tableName: settings.tableName });
+  sandbox = await startSandbox({ apiKey: secrets['providerApiKey']!, senderIds: ['SMSRELAY', 'ALERTS', 'DUKA'], defaultSenderId: 'SMSRELAY' });
+  const silent = { debug: () => undefined, info: () => undefined, warn: () => undefined, error: () => undefined };
+  const context = createLocalContext({ loaded, store: local.store, secretsPath: settings.secretsPath, providerBaseUrl: sandbox.baseUrl, providerApiKey: secrets['providerApiKey']!, logger: silent, policy: settings.policy });
+  feeder = createSendQueue({ send: (id) => sendMessage(context, id), concurrency: 2, onError: () => undefined });
+  relay = createRelayServer();
+  const port = await relay.listen(0, '127.0.0.1');
+  url = `http://127.0.0.1:${port}`;
+  relay.attach({
+    maxBodyBytes: settings.maxBodyBytes,
+    ingest: async (request) => await ingestWebhook(context, request),
+    onAccepted: (ids) => feeder.feed(ids),
+    onWebhook: () => undefined,
+    onError: () => undefined,
+    // What `findRunningRuntime` checks before the CLI goes through /_relay.
+    health: async () => ({ ok: true, pid: process.pid, store: { dataDir } }),
+    store: local.store,
+  });
+  announceRuntime({ pid: process.pid, url, dataDir, providerBaseUrl: sandbox.baseUrl, startedAt: new Date().toISOString() });
+}, 60_000);
+
+afterAll(async () => {
+  withdrawRuntime(dataDir);
+  await relay?.close();
+  await feeder?.idle();
+  await sandbox?.close();
+  await local?.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+let made = 0;
+/** A record of route `notify` left UNKNOWN, as a 503 after the request left leaves an at-most-once one. */
+async function unknownRecord(): Promise<string> {
+  made += 1;
+  const { ids: [id] } = await local.store.acceptWebhook({ route: 'notify', dedupeKey: `unknown-${made}-${Date.now()}`, windowSeconds: 60, messages: [message({ to: ['255754111222'], text: `maybe sent ${made}` })] });
+  const claimed = await local.store.claimMessage(id!);
+  await local.store.settle(id!, claimed!.claimToken!, { state: MessageState.Unknown, reason: 'may have been sent: 503', lastError: { name: 'SmsServiceError', status: 503, delivery: 'maybe-sent', message: 'service unavailable' } });
+  return id!;
+}
+
+async function stateOf(id: string): Promise<string | undefined> {
+  return (await local.store.getMessage(id))?.state;
+}
+
+describe('redrive --state UNKNOWN', () => {
+  it('through the running relay: refused without --accept-duplicates, saying why, and changes nothing; sent with it', async () => {
+    const id = await unknownRecord();
+
+    const refused = await cli(['redrive', '--state', 'UNKNOWN', '--route', 'notify', '--data-dir', dataDir]);
+    expect(refused.code).not.toBe(0);
+    expect(refused.stderr).toContain(MAY_HAVE_ARRIVED);
+    expect(refused.stderr).toContain('--accept-duplicates');
+    expect(await stateOf(id)).toBe('UNKNOWN');
+
+    const dryRun = await cli(['redrive', '--state', 'UNKNOWN', '--route', 'notify', '--data-dir', dataDir, '--dry-run']);
+    expect(dryRun.code).toBe(0);
+    expect(dryRun.stdout).toContain(`would re-queue ${id}`);
+    expect(dryRun.stdout).toContain('needs --accept-duplicates');
+
+    const accepted = await cli(['redrive', '--state', 'UNKNOWN', '--route', 'notify', '--data-dir', dataDir, '--accept-duplicates']);
+    expect(accepted.stderr).toBe('');
+    expect(accepted.code).toBe(0);
+    expect(accepted.stdout).toContain('Re-queued 1 of 1 UNKNOWN on route notify record; the running relay sends them within a few seconds.');
+    // The runtime sends it at once (its send queue), as it does a redriven PARKED record.
+    await expect.poll(async () => await stateOf(id), { timeout: 20_000 }).toBe('SENT');
+    expect(sandbox.messages().filter((sent) => sent.message === 'maybe sent 1')).toHaveLength(1);
+  }, 60_000);
+
+  it('POST /_relay/redrive: "from": "UNKNOWN" needs "acceptDuplicates": true (400 without, nothing changed)', async () => {
+    const id = await unknownRecord();
+    const post = async (body: unknown) => await fetch(`${url}/_relay/redrive`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+
+    for (const body of [{ from: 'UNKNOWN', ids: [id] }, { from: 'UNKNOWN', ids: [id], acceptDuplicates: false }]) {
+      const refused = await post(body);
+      expect(refused.status).toBe(400);
+      expect(((await refused.json()) as { error: string }).error).toContain(`acceptDuplicates: must be true with "from": "UNKNOWN": an UNKNOWN SMS ${MAY_HAVE_ARRIVED}`);
+    }
+    expect(await stateOf(id)).toBe('UNKNOWN');
+
+    const accepted = await post({ from: 'UNKNOWN', ids: [id], acceptDuplicates: true });
+    expect(accepted.status).toBe(200);
+    expect(await accepted.json()).toEqual({ requeued: [id], skipped: [] });
+    await expect.poll(async () => await stateOf(id), { timeout: 20_000 }).toBe('SENT');
+  }, 60_000);
+
+  it('with --env (a stack\'s table): the same refusal, and the same re-queue with the flag', async () => {
+    const id = await unknownRecord();
+    const aws = { AWS_ENDPOINT_URL_DYNAMODB: local.endpoint, AWS_ACCESS_KEY_ID: 'local', AWS_SECRET_ACCESS_KEY: 'local', AWS_REGION: 'local' };
+    const args = ['redrive', '--env', 'test', '--table', local.tableName, '--state', 'UNKNOWN', '--route', 'notify'];
+
+    const refused = await cli(args, aws);
+    expect(refused.code).not.toBe(0);
+    expect(refused.stderr).toContain(MAY_HAVE_ARRIVED);
+    expect(await stateOf(id)).toBe('UNKNOWN');
+
+    const accepted = await cli([...args, '--accept-duplicates'], aws);
+    expect(accepted.stderr).toBe('');
+    expect(accepted.stdout).toContain('Re-queued 1 of 1 UNKNOWN on route notify record');
+    expect(accepted.code).toBe(0);
+    // On AWS the stack's sender takes it from here; this table has none, so it waits PENDING.
+    expect(await local.store.getMessage(id)).toMatchObject({ state: 'PENDING', redrives: 1, attempts: 0 });
+  }, 60_000);
+});
+
