@@ -31,7 +31,7 @@ export interface RelayObservabilityProps {
   readonly stage: apigwv2.IHttpStage;
   /** The stage's access logs: the API's 429 answers are counted from them. */
   readonly accessLogs: logs.ILogGroup;
-  /** The route ids: each gets an alarm on a sustained run of refused webhooks. */
+  /** The route ids: each gets an alarm on refused webhooks and one on dropped messages. */
   readonly routes: readonly string[];
   /**
    * Alarm when the provider balance falls below this.
@@ -124,7 +124,7 @@ export type MetricAlarmDecision =
  *
  * @example
  * ```ts
- * new RelayObservability(this, 'Observability', { environmentName: 'prod', namespace: 'SmsRelay/prod', functions, table, failureQueue, deadLetterQueue, stage, accessLogs, routes: ['oncall'] });
+ * new RelayObservability(this, 'Observability', { environmentName: 'prod', namespace: 'SmsRelay/prod', functions, table, indexNames: ['byStateSummary', 'byRoute'], secretNames: { routes: 'sms-relay/prod', provider: 'sms-relay/prod/provider' }, failureQueue, deadLetterQueue, stage, accessLogs, routes: ['oncall'] });
  * ```
  */
 export class RelayObservability extends Construct {
