@@ -5,11 +5,11 @@
 //   configDir    where <env>.yaml is read from                      (config)
 //   bundleDir    where the handlers are bundled to                  (dist/handlers)
 //   handlersDir  where the handler sources are                      (functions/handlers)
-//   keepRetiredIndexes  false deletes the indexes this version replaced (true; see SmsRelayProps)
+//   keepRetiredIndexes  true keeps the indexes this version replaced, for one upgrade deploy (false; see SmsRelayProps)
 import { App } from 'aws-cdk-lib';
 import { ConfigError } from '../functions/core/config/errors';
 import { bundleHandlers } from './bundle';
-import { readEnvironmentConfig } from './config';
+import { readContextFlag, readEnvironmentConfig } from './config';
 import { addNagChecks } from './nag';
 import { SmsRelayStack } from './stack';
 
@@ -22,6 +22,7 @@ const context = (key: string): string | undefined => {
 try {
   const environmentName = context('env') ?? 'dev';
   const { config, text } = readEnvironmentConfig(environmentName, { configDir: context('configDir') });
+  const keepRetiredIndexes = readContextFlag(app.node.tryGetContext('keepRetiredIndexes'), 'keepRetiredIndexes');
   const { outDir: bundleDir } = bundleHandlers({ outDir: context('bundleDir'), entryDir: context('handlersDir') });
 
   new SmsRelayStack(app, {
@@ -29,7 +30,7 @@ try {
     config,
     configText: text,
     bundleDir,
-    ...(context('keepRetiredIndexes') === 'false' ? { keepRetiredIndexes: false } : {}),
+    ...(keepRetiredIndexes === undefined ? {} : { keepRetiredIndexes }),
     env: { account: process.env['CDK_DEFAULT_ACCOUNT'], region: process.env['CDK_DEFAULT_REGION'] },
   });
   addNagChecks(app);

@@ -1,7 +1,7 @@
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { ConfigError } from '../functions/core/config/errors';
-import { parseConfig, readYaml } from '../functions/core/config/parse';
+import { parseConfig } from '../functions/core/config/parse';
 import { SECRET_NAME_PREFIX } from '../functions/core/defaults';
 import { deployProblems, LOCAL_ENVIRONMENT, secretName } from './deployable';
 import type { RelayConfig } from '../functions/core/config/schema';
@@ -31,8 +31,8 @@ const ENVIRONMENT_NAME = /^[a-z][a-z0-9-]{0,30}$/;
  * Reads and validates `<configDir>/<env>.yaml` for deployment. Every problem surfaces as a
  * `ConfigError` whose message lists them all, so a broken config fails `cdk synth` before anything
  * is built. Beyond the schema, refused: `local` (the local runtime's config), a provider URL a
- * Lambda cannot call, `capture` without `deploy.allowCapture`, and a secret name another
- * `<configDir>/*.yaml` uses (see `deployProblems`).
+ * Lambda cannot call, a provider time-out the functions have no room for, `capture` without
+ * `deploy.allowCapture` (see `deployProblems`), and a secret name that is another environment's.
  *
  * @example
  * ```ts
@@ -66,30 +66,23 @@ export function readEnvironmentConfig(env: string, options: ReadEnvironmentConfi
 }
 
 /**
- * A secret name this environment shares with another `<configDir>/*.yaml` (`config/local.yaml`
- * included: a copy of it keeps `sms-relay/local`). Two stacks cannot both create one secret, and
- * two environments must not share keys. Another file that does not parse is that file's problem,
- * reported when it is synthesized, and is skipped here.
+ * This environment's secret name when it is another environment's own: `sms-relay/<other>` (the
+ * default of `<configDir>/<other>.yaml`, `config/local.yaml` included: a copy of it keeps
+ * `secrets: sms-relay/local`). Two stacks cannot both create one secret, and two environments must
+ * not share keys. Only the environment being synthesized is judged, and only for taking a name
+ * that is plainly another's: a stray `config/prod2.yaml` copied from `prod.yaml` (so naming
+ * `sms-relay/prod`) is refused when prod2 is synthesized, never when prod is, and the advice (drop
+ * `secrets` from this file) changes the name.
  */
 function sharedSecretProblems(env: string, config: RelayConfig, configDir: string): string[] {
   const name = secretName(env, config);
-  const sharing: string[] = [];
-  for (const file of readdirSync(configDir).filter((each) => each.endsWith('.yaml')).sort()) {
-    const other = file.slice(0, -'.yaml'.length);
-    if (other === env) continue;
-    let raw: unknown;
-    try {
-      raw = readYaml(readFileSync(join(configDir, file), 'utf8'), file);
-    } catch {
-      continue;
-    }
-    const secrets = (raw as { secrets?: unknown } | null)?.secrets;
-    if ((typeof secrets === 'string' && secrets !== '' ? secrets : `${SECRET_NAME_PREFIX}${other}`) === name) sharing.push(join(configDir, file));
-  }
-  if (sharing.length === 0) return [];
+  if (!name.startsWith(SECRET_NAME_PREFIX)) return [];
+  const owner = name.slice(SECRET_NAME_PREFIX.length);
+  if (owner === env || !existsSync(join(configDir, `${owner}.yaml`))) return [];
+  const own = `${SECRET_NAME_PREFIX}${env}`;
   return [
-    `secrets: "${name}" is also the secret of ${sharing.join(', ')}; each environment needs its own (a second stack cannot create the same secret, and two environments must not share keys). ` +
-      `Remove secrets to use "${SECRET_NAME_PREFIX}${env}", or name one no other environment uses`,
+    `secrets: "${name}" is the secret of environment ${owner} (${join(configDir, `${owner}.yaml`)}); each environment needs its own (a second stack cannot create the same secret, and two environments must not share keys). ` +
+      `Remove the secrets line from ${join(configDir, `${env}.yaml`)} to use "${own}", or name one no other environment uses`,
   ];
 }
 
@@ -109,4 +102,20 @@ export function listEnvironments(configDir = 'config'): string[] {
     .map((file) => file.slice(0, -'.yaml'.length))
     .filter((name) => ENVIRONMENT_NAME.test(name) && name !== LOCAL_ENVIRONMENT)
     .sort();
+}
+
+/**
+ * A true/false `cdk -c <key>=…` context value: `undefined` when not given; anything else is refused
+ * with a message naming the key (a typo must not silently keep the default).
+ *
+ * @example
+ * ```ts
+ * readContextFlag('true', 'keepRetiredIndexes'); // true
+ * ```
+ */
+export function readContextFlag(value: unknown, key: string): boolean | undefined {
+  if (value === undefined || value === '') return undefined;
+  if (value === true || value === 'true') return true;
+  if (value === false || value === 'false') return false;
+  throw new ConfigError(`-c ${key}`, [`${key}: must be true or false, got "${String(value)}"`]);
 }

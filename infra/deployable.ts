@@ -2,7 +2,7 @@ import { BlockList, isIP } from 'node:net';
 import { RemovalPolicy } from 'aws-cdk-lib';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import type { DeployConfig, RelayConfig } from '../functions/core/config/schema';
-import { SECRET_NAME_PREFIX } from '../functions/core/defaults';
+import { HANDLER_TIMEOUT_SECONDS, SECRET_NAME_PREFIX, SEND_MARGIN_MS, SENDER_CONCURRENCY, STREAM } from '../functions/core/defaults';
 import type { SmsRelayProps } from './sms-relay';
 
 /** The environment whose config belongs to the local runtime (`npm start`) and is never deployed. */
@@ -19,6 +19,49 @@ export const LOCAL_ENVIRONMENT = 'local';
  */
 export function secretName(environmentName: string, config: Pick<RelayConfig, 'secrets'>): string {
   return config.secrets ?? `${SECRET_NAME_PREFIX}${environmentName}`;
+}
+
+/**
+ * The secret holding the provider key beside an environment's route secrets: `<secretName>/provider`.
+ *
+ * @example
+ * ```ts
+ * providerSecretName('sms-relay/prod'); // 'sms-relay/prod/provider'
+ * ```
+ */
+export function providerSecretName(routeSecretName: string): string {
+  return `${routeSecretName}/provider`;
+}
+
+/**
+ * The longest `provider.timeoutMs` the deployed functions have room for: the sender's stream batch
+ * (`STREAM.batchSize` records, `SENDER_CONCURRENCY` at a time) must fit its time-out with
+ * `SEND_MARGIN_MS` to spare, and so must one send of the sweeper and one balance read of the
+ * balance watch. The sender is the tightest: 3 rounds in 60 s.
+ */
+export function maxProviderTimeoutMs(): { readonly ms: number; readonly why: string } {
+  const rounds = Math.ceil(STREAM.batchSize / SENDER_CONCURRENCY);
+  const room = (seconds: number, calls: number): number => Math.floor((seconds * 1_000 - SEND_MARGIN_MS) / calls);
+  const limits = [
+    { ms: room(HANDLER_TIMEOUT_SECONDS.sender, rounds), why: `the sender (${HANDLER_TIMEOUT_SECONDS.sender} s) sends a stream batch of ${STREAM.batchSize} records ${SENDER_CONCURRENCY} at a time: ${rounds} calls in a row, with ${SEND_MARGIN_MS / 1_000} s to spare` },
+    { ms: room(HANDLER_TIMEOUT_SECONDS.sweeper, 1), why: `the sweeper (${HANDLER_TIMEOUT_SECONDS.sweeper} s) starts a send only with the time-out and ${SEND_MARGIN_MS / 1_000} s left` },
+    { ms: room(HANDLER_TIMEOUT_SECONDS['balance-watch'], 1), why: `the balance watch (${HANDLER_TIMEOUT_SECONDS['balance-watch']} s) reads the balance once, with ${SEND_MARGIN_MS / 1_000} s to spare` },
+  ];
+  return limits.reduce((tightest, limit) => (limit.ms < tightest.ms ? limit : tightest));
+}
+
+/**
+ * Why `provider.timeoutMs` cannot work deployed, or `undefined` (see {@link maxProviderTimeoutMs}).
+ *
+ * @example
+ * ```ts
+ * providerTimeoutProblem(50_000); // 'provider.timeoutMs: 50000 does not fit the functions\' time-outs: …'
+ * ```
+ */
+export function providerTimeoutProblem(timeoutMs: number): string | undefined {
+  const max = maxProviderTimeoutMs();
+  if (timeoutMs <= max.ms) return undefined;
+  return `provider.timeoutMs: ${timeoutMs} does not fit the functions' time-outs: ${max.why}, so at most ${max.ms}; set provider.timeoutMs to ${max.ms} or less`;
 }
 
 // Where a deployed Lambda must never be pointed: the function's own host, private networks it has
@@ -73,7 +116,8 @@ export function providerUrlProblem(baseUrl: string): string | undefined {
 
 /**
  * What in one environment's config cannot be deployed as it stands, each naming its key:
- * a provider URL a Lambda cannot (or must not) call, and `capture` on a route without
+ * a provider URL a Lambda cannot (or must not) call, a provider time-out the functions have no
+ * room for, and `capture` on a route without
  * `deploy.allowCapture: true` (captured payloads are customer data kept in the deployed table).
  *
  * @example
@@ -85,6 +129,8 @@ export function deployProblems(config: RelayConfig): string[] {
   const problems: string[] = [];
   const url = providerUrlProblem(config.provider.baseUrl);
   if (url !== undefined) problems.push(url);
+  const timeout = providerTimeoutProblem(config.provider.timeoutMs);
+  if (timeout !== undefined) problems.push(timeout);
   if (config.deploy?.allowCapture !== true) {
     for (const [id, route] of Object.entries(config.routes)) {
       if (route.capture === undefined) continue;
@@ -105,10 +151,11 @@ export function deployProblems(config: RelayConfig): string[] {
  * deployProps({ throttle: { rate: 10 }, onDelete: 'destroy' }); // { throttle: { rateLimit: 10 }, removalPolicy: RemovalPolicy.DESTROY }
  * ```
  */
-export function deployProps(deploy: DeployConfig | undefined): Partial<Pick<SmsRelayProps, 'throttle' | 'memorySize' | 'logRetention' | 'removalPolicy'>> {
+export function deployProps(deploy: DeployConfig | undefined): Partial<Pick<SmsRelayProps, 'throttle' | 'memorySize' | 'logRetention' | 'removalPolicy' | 'senderConcurrency'>> {
   if (deploy === undefined) return {};
-  const { throttle, memory, logRetentionDays, onDelete } = deploy;
+  const { throttle, memory, logRetentionDays, onDelete, senderConcurrency } = deploy;
   return {
+    ...(senderConcurrency === undefined ? {} : { senderConcurrency }),
     ...(throttle === undefined
       ? {}
       : { throttle: { ...(throttle.rate === undefined ? {} : { rateLimit: throttle.rate }), ...(throttle.burst === undefined ? {} : { burstLimit: throttle.burst }) } }),

@@ -20,6 +20,10 @@ export interface RelayObservabilityProps {
   readonly namespace: string;
   readonly functions: Readonly<Record<HandlerName, lambda.IFunction>>;
   readonly table: dynamodb.ITable;
+  /** The table's global secondary indexes: their throttles count with the table's. */
+  readonly indexNames: readonly string[];
+  /** The environment's two secrets, named in the alarm texts. */
+  readonly secretNames: { readonly routes: string; readonly provider: string };
   /** The sender's stream failures. */
   readonly failureQueue: sqs.IQueue;
   /** Failed asynchronous deliveries: schedules, scheduled functions, the e-mail subscription. */
@@ -27,7 +31,7 @@ export interface RelayObservabilityProps {
   readonly stage: apigwv2.IHttpStage;
   /** The stage's access logs: the API's 429 answers are counted from them. */
   readonly accessLogs: logs.ILogGroup;
-  /** The route ids: each gets an alarm on a sustained run of refused webhooks. */
+  /** The route ids: each gets an alarm on refused webhooks and one on dropped messages. */
   readonly routes: readonly string[];
   /**
    * Alarm when the provider balance falls below this.
@@ -47,6 +51,7 @@ export interface RelayObservabilityProps {
 }
 
 const FIVE_MINUTES = Duration.minutes(5);
+const ONE_HOUR = Duration.hours(1);
 const ONE_DAY_SECONDS = 86_400;
 
 /** The alarm thresholds the README's runbook documents. */
@@ -55,23 +60,71 @@ export const ALARM_THRESHOLDS = {
   iteratorAgeMs: 60_000,
   /** The oldest due PENDING record waiting longer than this (seconds): the sweeper is not draining. */
   pendingAgeSeconds: 300,
-  /** Refused webhooks on one route in each of this many consecutive 5-minute periods. */
-  rejectedPeriods: 3,
+  /** Refused webhooks on one route within one hour: a rarely-called sender with a wrong secret still trips it. */
+  rejectedPerHour: 2,
+  /** 5-minute periods running without one sweep before `SweeperNotRunning` fires (the sweep runs each minute). */
+  sweeperSilentPeriods: 2,
 } as const;
 
 /**
+ * What the stack does with each metric the relay publishes: every {@link RelayMetric} has a tile on
+ * the dashboard, and either the alarms that read it (their ids; `<route>` stands for each route) or
+ * the reason it has none. Typed over every name, so a new metric does not compile until it is
+ * decided here; test/infra/alarms.test.ts checks the template keeps these promises.
+ */
+export const METRIC_ALARMS = {
+  Accepted: { none: 'traffic, not a fault; a route that goes quiet is what its heartbeat (dead-man\'s switch) is for' },
+  Duplicates: { none: 'a sender retrying is normal; the duplicate is answered and never sent again' },
+  Filtered: { none: 'the route\'s own filter chose not to send (resolved alerts, ignored events)' },
+  Dropped: { alarms: ['Dropped-<route>'] },
+  Sent: { none: 'success' },
+  Unknown: { none: 'an event; UnknownNow (MessagesUnknown) alarms while any record is UNKNOWN' },
+  Failed: { none: 'an event; FailedNow (MessagesFailed) alarms while any record is FAILED' },
+  Parked: { none: 'an event; ParkedNow (MessagesParked) alarms while any record is PARKED' },
+  HeldBack: { alarms: ['HeldBack'] },
+  Deferred: { none: 'quiet hours or a digest window: the message goes out in the digest; DeferredOverdue alarms when a digest is late' },
+  Digests: { none: 'digest SMS recorded; each is then sent or alarmed like any message' },
+  CreditsSpent: { none: 'spend; the balance alarms (BalanceLow) watch what is left' },
+  Segments: { none: 'spend; the balance alarms (BalanceLow) watch what is left' },
+  RemainingBalance: { alarms: ['BalanceLow'], when: 'balance.threshold is set' },
+  RouteMisconfigured: { alarms: ['RouteMisconfigured'] },
+  Rejected: { alarms: ['Rejected-<route>'] },
+  PendingDue: { alarms: ['SweeperNotRunning'] },
+  OldestPendingAgeSeconds: { alarms: ['PendingBacklog'] },
+  SweepErrors: { alarms: ['SweepErrors'] },
+  BalanceReadFailed: { alarms: ['BalanceUnreadable', 'BalanceWatchNotRunning'] },
+  UndecodableRecords: { alarms: ['UndecodableRecords'] },
+  SmsServiceUnreachable: { alarms: ['SmsServiceUnreachable'] },
+  UnknownNow: { alarms: ['MessagesUnknown'] },
+  ParkedNow: { alarms: ['MessagesParked'] },
+  FailedNow: { alarms: ['MessagesFailed'] },
+  HeldNow: { alarms: ['MessagesHeld'] },
+  DeferredOverdue: { alarms: ['DigestsOverdue'] },
+} as const satisfies Record<RelayMetric, MetricAlarmDecision>;
+
+/** One metric's alarms (ids after `SmsRelay-<env>-`), or why it has none. */
+export type MetricAlarmDecision =
+  | { readonly alarms: readonly string[]; readonly when?: string }
+  | { readonly none: string };
+
+/**
  * Alarms into one SNS topic (optionally e-mailed) and a dashboard of the relay's metrics: an alarm
- * for every way a message can end unsent or wait (UNKNOWN, PARKED, FAILED, the queues), a webhook
- * can be refused (API 5xx, a misconfigured route, a route refusing its sender), or the relay can
- * stall (stream lag, the PENDING backlog, throttles, an unreadable balance, function errors).
+ * for every way a message can end unsent or wait (records UNKNOWN, PARKED, FAILED, HELD now, late
+ * digests, dropped messages, the queues), a webhook can be refused (API 5xx, a misconfigured
+ * route, a route refusing its sender), or the relay can stall (the SMS service unreachable, stream
+ * lag, the PENDING backlog, throttles, an unreadable balance, records this version cannot decode,
+ * function errors), and on the watchers themselves (the sweeper or the balance watch not running).
  *
- * Every alarm also notifies on return to OK, so a mailbox shows when a problem ended, and treats
- * missing data as fine: the relay is quiet most of the time. The relay's own metrics are read from
- * the environment's namespace only, so another environment's figures never reach these alarms.
+ * Every alarm also notifies on return to OK, so a mailbox shows when a problem ended. Counts of
+ * events treat missing data as fine (the relay is quiet most of the time); the gauges each sweep
+ * publishes keep their state while data is missing (the `SweeperNotRunning` alarm speaks for
+ * that); the watchers' alarms treat missing data as breaching. The texts name the environment and
+ * the command that helps. The relay's own metrics are read from the environment's namespace only,
+ * so another environment's figures never reach these alarms.
  *
  * @example
  * ```ts
- * new RelayObservability(this, 'Observability', { environmentName: 'prod', namespace: 'SmsRelay/prod', functions, table, failureQueue, deadLetterQueue, stage, accessLogs, routes: ['oncall'] });
+ * new RelayObservability(this, 'Observability', { environmentName: 'prod', namespace: 'SmsRelay/prod', functions, table, indexNames: ['byStateSummary', 'byRoute'], secretNames: { routes: 'sms-relay/prod', provider: 'sms-relay/prod/provider' }, failureQueue, deadLetterQueue, stage, accessLogs, routes: ['oncall'] });
  * ```
  */
 export class RelayObservability extends Construct {
@@ -81,14 +134,17 @@ export class RelayObservability extends Construct {
 
   public constructor(scope: Construct, id: string, props: RelayObservabilityProps) {
     super(scope, id);
-    const prefix = `SmsRelay-${props.environmentName}`;
+    const env = props.environmentName;
+    const prefix = `SmsRelay-${env}`;
     const relay = (name: RelayMetric, statistic: string, period: Duration = FIVE_MINUTES, route?: string): cloudwatch.Metric =>
       relayMetric(props.namespace, name, statistic, period, route);
     const sum = (name: RelayMetric): cloudwatch.Metric => relay(name, 'Sum');
+    const gauge = (name: RelayMetric): cloudwatch.Metric => relay(name, 'Maximum');
+    const cli = (command: string): string => `\`sms-relay ${command.replace('{env}', `--env ${env}`)}\``;
 
     // No KMS key: the topic carries alarm state changes only, and CloudWatch cannot publish to a
     // topic encrypted with the AWS-managed SNS key.
-    this.topic = new sns.Topic(this, 'AlarmTopic', { displayName: `sms-relay ${props.environmentName} alarms`, enforceSSL: true });
+    this.topic = new sns.Topic(this, 'AlarmTopic', { displayName: `sms-relay ${env} alarms`, enforceSSL: true });
     if (props.alarmEmail !== undefined) {
       this.topic.addSubscription(new subscriptions.EmailSubscription(props.alarmEmail, { deadLetterQueue: props.deadLetterQueue }));
     }
@@ -107,55 +163,132 @@ export class RelayObservability extends Construct {
       alarms.push(created);
       return created;
     };
-    const runbook = (what: string, todo: string): string => `${what} First response: ${todo} (README, "Operating it").`;
+    const runbook = (what: string, todo: string): string => `sms-relay ${env}: ${what} First response: ${todo} (README, "Operating it", Alarms).`;
+    // A gauge each sweep publishes: while the sweeper is silent the alarm keeps its state (an
+    // e-mailed OK would claim the records were handled); SweeperNotRunning fires instead.
+    const stuckNow = (alarmId: string, name: RelayMetric, what: string, todo: string): void => {
+      alarm(alarmId, { alarmDescription: runbook(what, todo), metric: gauge(name), threshold: 1, treatMissingData: cloudwatch.TreatMissingData.IGNORE });
+    };
+
+    // Records stuck now: the sweeper counts them each minute, so these stay in alarm until handled.
+    stuckNow(
+      'MessagesUnknown',
+      RelayMetric.UnknownNow,
+      'At least one message is UNKNOWN now: the SMS service failed or timed out mid-send, so it may or may not have arrived.',
+      `${cli('logs {env} --state UNKNOWN')}; check with the recipients or the SMS service whether they arrived; resend the rest knowingly with ${cli('redrive {env} --state UNKNOWN --accept-duplicates')} (they may arrive twice)`,
+    );
+    stuckNow(
+      'MessagesParked',
+      RelayMetric.ParkedNow,
+      'At least one message is PARKED now: the balance could not pay for it.',
+      `top up, then ${cli('redrive {env} --state PARKED')}`,
+    );
+    stuckNow(
+      'MessagesFailed',
+      RelayMetric.FailedNow,
+      'At least one message is FAILED now: the SMS service refused it for good, or its attempts ran out; it was not sent.',
+      `${cli('logs {env} --state FAILED')} shows why; fix the cause (sender id, recipients), then ${cli('redrive {env} --state FAILED')}`,
+    );
+    stuckNow(
+      'MessagesHeld',
+      RelayMetric.HeldNow,
+      'At least one message is HELD now: its route was over a limit (rate or daily budget).',
+      `${cli('logs {env} --state HELD')}; raise the route's limits in config/${env}.yaml and deploy, or send what must go with ${cli('redrive {env} --state HELD')}`,
+    );
+    stuckNow(
+      'DigestsOverdue',
+      RelayMetric.DeferredOverdue,
+      'At least one DEFERRED message is past its window: its digest SMS is late (the sweeper sends digests).',
+      `${cli('logs {env} --state DEFERRED')}; see the sweeper log and the SweeperNotRunning alarm`,
+    );
+    alarm('SmsServiceUnreachable', {
+      alarmDescription: runbook(
+        'SMS service unreachable: sends are paused; messages wait as PENDING without spending attempts, and the relay probes the service until it answers, then sends them oldest first. The alarm\'s state-change time says since when.',
+        `check the SMS service's status and ${cli('balance {env}')}; nothing to resend: the waiting messages go out by themselves when it answers (${cli('logs {env} --state PENDING')} shows them)`,
+      ),
+      metric: gauge(RelayMetric.SmsServiceUnreachable),
+      threshold: 1,
+      treatMissingData: cloudwatch.TreatMissingData.IGNORE,
+    });
+
+    // The watchers: silence is the alarm.
+    alarm('SweeperNotRunning', {
+      alarmDescription: runbook(
+        `The sweeper has not completed a run for ${ALARM_THRESHOLDS.sweeperSilentPeriods * 5} minutes: retries, stale-send recovery, digests, held summaries and the routes' heartbeats are all stopped.`,
+        'check the sweep schedule (EventBridge rule enabled), the sweeper\'s log group and errors, and the dead-letter queue',
+      ),
+      metric: relay(RelayMetric.PendingDue, 'SampleCount'),
+      threshold: 1,
+      comparisonOperator: cloudwatch.ComparisonOperator.LESS_THAN_THRESHOLD,
+      evaluationPeriods: ALARM_THRESHOLDS.sweeperSilentPeriods,
+      treatMissingData: cloudwatch.TreatMissingData.BREACHING,
+    });
+    const balanceWindow = balanceReadWindow(props.balanceSchedule ?? BALANCE_SCHEDULE);
+    alarm('BalanceWatchNotRunning', {
+      alarmDescription: runbook(
+        `The balance watch has not completed a run in ${balanceWindow.period.toHumanString()} (balance.schedule ${props.balanceSchedule ?? BALANCE_SCHEDULE}): nobody is warned before the balance runs dry.`,
+        'check the balance schedule (EventBridge rule enabled), the balance-watch log group and errors, and the dead-letter queue',
+      ),
+      metric: relay(RelayMetric.BalanceReadFailed, 'SampleCount', balanceWindow.period),
+      threshold: 1,
+      comparisonOperator: cloudwatch.ComparisonOperator.LESS_THAN_THRESHOLD,
+      treatMissingData: cloudwatch.TreatMissingData.BREACHING,
+    });
 
     // Balance.
     if (props.balanceThreshold !== undefined) {
       alarm('BalanceLow', {
-        alarmDescription: runbook(`The SMS provider balance is below ${props.balanceThreshold}.`, 'top up, then `sms-relay redrive --env <env> --state PARKED`'),
-        metric: relay(RelayMetric.RemainingBalance, 'Minimum', Duration.hours(1)),
+        alarmDescription: runbook(`The SMS provider balance is below ${props.balanceThreshold}.`, `top up, then ${cli('redrive {env} --state PARKED')}`),
+        metric: relay(RelayMetric.RemainingBalance, 'Minimum', ONE_HOUR),
         threshold: props.balanceThreshold,
         comparisonOperator: cloudwatch.ComparisonOperator.LESS_THAN_THRESHOLD,
         // The balance arrives once per watch run; between runs the last reading stands.
         treatMissingData: cloudwatch.TreatMissingData.IGNORE,
       });
     }
-    const unreadable = balanceReadWindow(props.balanceSchedule ?? BALANCE_SCHEDULE);
     alarm('BalanceUnreadable', {
       alarmDescription: runbook(
-        `The balance watch could not read the balance ${unreadable.threshold === 1 ? 'on its last run' : 'on two runs'} (provider unreachable, or the API key refused).`,
-        'see the balance-watch log; check the provider and `providerApiKey` in the secret',
+        `The balance watch could not read the balance ${balanceWindow.threshold === 1 ? 'on its last run' : 'on two runs'} (provider unreachable, or the API key refused).`,
+        `see the balance-watch log; ${cli('balance {env}')}; check providerApiKey in the secret ${props.secretNames.provider}`,
       ),
-      metric: relay(RelayMetric.BalanceReadFailed, 'Sum', unreadable.period),
-      threshold: unreadable.threshold,
+      metric: relay(RelayMetric.BalanceReadFailed, 'Sum', balanceWindow.period),
+      threshold: balanceWindow.threshold,
     });
 
-    // Messages that ended unsent, or may have.
-    alarm('SendFailures', {
-      alarmDescription: runbook('The SMS provider refused at least one message (FAILED) in 5 minutes.', '`sms-relay logs --env <env> --state FAILED`, fix the cause, then `redrive`'),
-      metric: sum(RelayMetric.Failed),
+    // Messages that will not be sent, or wait.
+    for (const route of props.routes) {
+      alarm(`Dropped-${route}`, {
+        alarmDescription: runbook(
+          `Route ${route} dropped a webhook or message: its template no longer fits the payload, its recipients resolved to nothing, or the route is muted. Nothing was sent for it.`,
+          `${cli(`logs {env} --route ${route}`)} shows the reason; fix the route's template or recipients in config/${env}.yaml and deploy (a muted route: expected until unmuted)`,
+        ),
+        metric: relay(RelayMetric.Dropped, 'Sum', FIVE_MINUTES, route),
+        threshold: 1,
+      });
+    }
+    alarm('HeldBack', {
+      alarmDescription: runbook('A route held messages back over its limits (rate or daily budget) in the last 5 minutes.', `${cli('logs {env} --state HELD')}; raise the route's limits, or ${cli('redrive {env} --state HELD')}`),
+      metric: sum(RelayMetric.HeldBack),
       threshold: 1,
     });
-    alarm('MessagesUnknown', {
+    alarm('UndecodableRecords', {
       alarmDescription: runbook(
-        'At least one message is UNKNOWN: the provider failed or timed out mid-send on an at-most-once route, so it may or may not have gone out.',
-        '`sms-relay logs --env <env> --state UNKNOWN`; ask the provider, or `redrive` what you accept may arrive twice',
+        'The relay met records this version cannot read (written by a newer version before a rollback); they are skipped and logged by id, everything else carries on.',
+        'deploy the newer version again, or leave them: the log names each id',
       ),
-      metric: sum(RelayMetric.Unknown),
-      threshold: 1,
-    });
-    alarm('MessagesParked', {
-      alarmDescription: runbook('At least one message is PARKED: the balance could not pay for it.', 'top up, then `sms-relay redrive --env <env> --state PARKED`'),
-      metric: sum(RelayMetric.Parked),
+      metric: sum(RelayMetric.UndecodableRecords),
       threshold: 1,
     });
     alarm('FailureQueueNotEmpty', {
-      alarmDescription: runbook('Stream records exhausted the sender\'s retries; their messages may be unsent.', 'inspect the failure queue, then `redrive` the records it names'),
+      alarmDescription: runbook(
+        'Stream records exhausted the sender\'s retries; their records stay PENDING or SENDING in the table and the sweeper settles them.',
+        `see the sender log around the queued batch's arrival time, check ${cli('logs {env} --state PENDING')} drains, then purge the queue`,
+      ),
       metric: props.failureQueue.metricApproximateNumberOfMessagesVisible({ statistic: 'Maximum', period: FIVE_MINUTES }),
       threshold: 1,
     });
     alarm('DeadLetterQueueNotEmpty', {
-      alarmDescription: runbook('A scheduled run or an alarm e-mail could not be delivered.', 'inspect the dead-letter queue'),
+      alarmDescription: runbook('A scheduled run or an alarm e-mail could not be delivered.', 'read the dead-letter queue, fix the cause, purge it'),
       metric: props.deadLetterQueue.metricApproximateNumberOfMessagesVisible({ statistic: 'Maximum', period: FIVE_MINUTES }),
       threshold: 1,
     });
@@ -167,25 +300,27 @@ export class RelayObservability extends Construct {
       threshold: 1,
     });
     alarm('RouteMisconfigured', {
-      alarmDescription: runbook('A route\'s secret is missing from the environment secret (or can never authenticate): its webhooks are refused with 500.', 'put the route secret with `aws secretsmanager put-secret-value`'),
+      alarmDescription: runbook(
+        'A route\'s secret is missing from the route secrets (or can never authenticate): its webhooks are refused with 500.',
+        `put every route secret from a file: \`aws secretsmanager put-secret-value --secret-id ${props.secretNames.routes} --secret-string file://routes.json\``,
+      ),
       metric: sum(RelayMetric.RouteMisconfigured),
       threshold: 1,
     });
     for (const route of props.routes) {
       alarm(`Rejected-${route}`, {
         alarmDescription: runbook(
-          `Route ${route} refused webhooks (401/400/413) in each of ${ALARM_THRESHOLDS.rejectedPeriods} consecutive 5-minute periods: a sender with a wrong secret, or someone probing the route.`,
-          'see the ingest log for the reason; fix the sender\'s secret',
+          `Route ${route} refused at least ${ALARM_THRESHOLDS.rejectedPerHour} webhooks (401/400/413) in an hour: a sender with a wrong secret, or someone probing the route.`,
+          `see the ingest log for the reason; fix the secret at the sender or in the route secrets`,
         ),
-        metric: relay(RelayMetric.Rejected, 'Sum', FIVE_MINUTES, route),
-        threshold: 1,
-        evaluationPeriods: ALARM_THRESHOLDS.rejectedPeriods,
+        metric: relay(RelayMetric.Rejected, 'Sum', ONE_HOUR, route),
+        threshold: ALARM_THRESHOLDS.rejectedPerHour,
       });
     }
 
     // Stalls.
     alarm('SenderIteratorAge', {
-      alarmDescription: runbook('New records waited more than a minute on the table stream before the sender took them.', 'see the sender\'s errors, throttles and duration'),
+      alarmDescription: runbook('New records waited more than a minute on the table stream before the sender took them.', 'see the sender\'s errors, throttles and duration; the sweeper sends what waits'),
       metric: props.functions.sender.metric('IteratorAge', { statistic: 'Maximum', period: FIVE_MINUTES }),
       threshold: ALARM_THRESHOLDS.iteratorAgeMs,
       comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
@@ -193,20 +328,20 @@ export class RelayObservability extends Construct {
     alarm('PendingBacklog', {
       alarmDescription: runbook(
         `The oldest due PENDING record has waited more than ${ALARM_THRESHOLDS.pendingAgeSeconds / 60} minutes: the sweeper is not draining the backlog (PendingDue on the dashboard counts it).`,
-        '`sms-relay logs --env <env> --state PENDING`; see the sweeper log',
+        `${cli('logs {env} --state PENDING')}; see the sweeper log and the SmsServiceUnreachable alarm`,
       ),
       metric: relay(RelayMetric.OldestPendingAgeSeconds, 'Maximum'),
       threshold: ALARM_THRESHOLDS.pendingAgeSeconds,
       comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
     });
     alarm('SweepErrors', {
-      alarmDescription: runbook('The sweeper could not send due records (the store failing); they stay due.', 'see the sweeper log'),
+      alarmDescription: runbook('The sweeper could not send due records (the store failing); they stay due.', 'see the sweeper log and the table throttles'),
       metric: sum(RelayMetric.SweepErrors),
       threshold: 1,
     });
     alarm('TableThrottles', {
-      alarmDescription: runbook('DynamoDB throttled reads or writes of the message table.', 'see the table\'s metrics; on-demand tables throttle on sudden bursts past twice the previous peak'),
-      metric: tableThrottles(props.table),
+      alarmDescription: runbook('DynamoDB throttled reads or writes of the message table or its indexes.', 'see the table\'s metrics; on-demand tables throttle on sudden bursts past twice the previous peak'),
+      metric: tableThrottles(props.table, props.indexNames),
       threshold: 1,
     });
     const apiThrottled = new logs.MetricFilter(this, 'ApiThrottledFilter', {
@@ -217,7 +352,7 @@ export class RelayObservability extends Construct {
       metricValue: '1',
     });
     alarm('ApiThrottled', {
-      alarmDescription: runbook('The webhook endpoint answered 429: requests beyond deploy.throttle were refused.', 'raise deploy.throttle, or find the sender that floods'),
+      alarmDescription: runbook('The webhook endpoint answered 429: requests beyond deploy.throttle were refused.', `raise deploy.throttle in config/${env}.yaml, or find the sender that floods (the access log's ip)`),
       metric: apiThrottled.metric({ statistic: 'Sum', period: FIVE_MINUTES }),
       threshold: 1,
     });
@@ -228,7 +363,7 @@ export class RelayObservability extends Construct {
         threshold: 1,
       });
       alarm(`${pascalCase(name)}Throttles`, {
-        alarmDescription: runbook(`Lambda throttled the ${name} function at least once in 5 minutes.`, 'check the account\'s concurrency limit and other functions using it'),
+        alarmDescription: runbook(`Lambda throttled the ${name} function at least once in 5 minutes.`, 'check its reserved concurrency (deploy.senderConcurrency for the sender) and the account\'s concurrency limit'),
         metric: props.functions[name].metricThrottles({ statistic: 'Sum', period: FIVE_MINUTES }),
         threshold: 1,
       });
@@ -251,12 +386,26 @@ function relayMetric(namespace: string, name: RelayMetric, statistic: string, pe
   return new cloudwatch.Metric({ namespace, metricName: name, dimensionsMap, statistic, period });
 }
 
-function tableThrottles(table: dynamodb.ITable): cloudwatch.MathExpression {
-  const events = (metricName: string): cloudwatch.IMetric => table.metric(metricName, { statistic: 'Sum', period: FIVE_MINUTES });
+function tableThrottles(table: dynamodb.ITable, indexNames: readonly string[]): cloudwatch.MathExpression {
+  const events = (metricName: string, index?: string): cloudwatch.IMetric =>
+    new cloudwatch.Metric({
+      namespace: 'AWS/DynamoDB',
+      metricName,
+      dimensionsMap: { TableName: table.tableName, ...(index === undefined ? {} : { GlobalSecondaryIndexName: index }) },
+      statistic: 'Sum',
+      period: FIVE_MINUTES,
+    });
+  // An index's throttles are its own series (TableName and GlobalSecondaryIndexName); a throttled
+  // index write throttles the table write that caused it.
+  const usingMetrics: Record<string, cloudwatch.IMetric> = { reads: events('ReadThrottleEvents'), writes: events('WriteThrottleEvents') };
+  indexNames.forEach((index, i) => {
+    usingMetrics[`index${i}reads`] = events('ReadThrottleEvents', index);
+    usingMetrics[`index${i}writes`] = events('WriteThrottleEvents', index);
+  });
   return new cloudwatch.MathExpression({
-    expression: 'FILL(reads, 0) + FILL(writes, 0)',
-    usingMetrics: { reads: events('ReadThrottleEvents'), writes: events('WriteThrottleEvents') },
-    label: 'DynamoDB throttle events',
+    expression: Object.keys(usingMetrics).map((id) => `FILL(${id}, 0)`).join(' + '),
+    usingMetrics,
+    label: 'DynamoDB throttle events (table and indexes)',
     period: FIVE_MINUTES,
   });
 }
@@ -283,6 +432,7 @@ function dashboardRows(
   alarms: readonly cloudwatch.Alarm[],
 ): cloudwatch.IWidget[][] {
   const sum = (name: RelayMetric): cloudwatch.Metric => relay(name, 'Sum');
+  const gauge = (name: RelayMetric): cloudwatch.Metric => relay(name, 'Maximum');
   const balance = relay(RelayMetric.RemainingBalance, 'Minimum', Duration.hours(1));
   const thresholds = props.balanceThreshold === undefined ? [] : [{ value: props.balanceThreshold, label: 'threshold', color: cloudwatch.Color.RED }];
   const perFunction = (metric: (fn: lambda.IFunction, label: string) => cloudwatch.IMetric): cloudwatch.IMetric[] =>
@@ -295,14 +445,24 @@ function dashboardRows(
       new cloudwatch.GraphWidget({ title: 'Balance watch: failed reads', left: [sum(RelayMetric.BalanceReadFailed)], width: 6, height: 6 }),
     ],
     [
+      new cloudwatch.GraphWidget({ title: 'SMS service unreachable (sends paused)', left: [gauge(RelayMetric.SmsServiceUnreachable)], leftYAxis: { min: 0, max: 1 }, width: 8 }),
       new cloudwatch.GraphWidget({
-        title: 'Lost or stuck messages',
-        left: [sum(RelayMetric.Unknown), sum(RelayMetric.Failed), sum(RelayMetric.Parked)],
+        title: 'Watchers: runs per 5 minutes',
+        left: [relay(RelayMetric.PendingDue, 'SampleCount').with({ label: 'sweeps' }), relay(RelayMetric.BalanceReadFailed, 'SampleCount').with({ label: 'balance-watch runs' })],
+        width: 8,
+      }),
+      new cloudwatch.GraphWidget({ title: 'Records this version cannot decode', left: [sum(RelayMetric.UndecodableRecords)], width: 8 }),
+    ],
+    [
+      new cloudwatch.GraphWidget({
+        title: 'Records stuck now (each sweep)',
+        left: [gauge(RelayMetric.UnknownNow), gauge(RelayMetric.FailedNow), gauge(RelayMetric.ParkedNow), gauge(RelayMetric.HeldNow), gauge(RelayMetric.DeferredOverdue)],
         width: 8,
       }),
       new cloudwatch.GraphWidget({
         title: 'Messages',
         left: [sum(RelayMetric.Sent), sum(RelayMetric.HeldBack), sum(RelayMetric.Deferred), sum(RelayMetric.Digests)],
+        right: [sum(RelayMetric.Unknown), sum(RelayMetric.Failed), sum(RelayMetric.Parked)],
         width: 8,
       }),
       new cloudwatch.GraphWidget({
@@ -316,6 +476,7 @@ function dashboardRows(
       new cloudwatch.GraphWidget({
         title: 'Webhooks',
         left: [sum(RelayMetric.Accepted), sum(RelayMetric.Duplicates), sum(RelayMetric.Filtered)],
+        right: props.routes.map((route) => relay(RelayMetric.Dropped, 'Sum', FIVE_MINUTES, route).with({ label: `Dropped ${route}` })),
         width: 8,
       }),
       new cloudwatch.GraphWidget({
@@ -357,7 +518,7 @@ function dashboardRows(
       new cloudwatch.GraphWidget({ title: 'Function errors', left: [...perFunction((fn, label) => fn.metricErrors({ label, statistic: 'Sum', period: FIVE_MINUTES })), sum(RelayMetric.SweepErrors)], width: 6 }),
       new cloudwatch.GraphWidget({ title: 'Function duration p95 (ms)', left: perFunction((fn, label) => fn.metricDuration({ label, statistic: 'p95', period: FIVE_MINUTES })), width: 6 }),
       new cloudwatch.GraphWidget({ title: 'Function throttles', left: perFunction((fn, label) => fn.metricThrottles({ label, statistic: 'Sum', period: FIVE_MINUTES })), width: 6 }),
-      new cloudwatch.GraphWidget({ title: 'Table throttles', left: [tableThrottles(props.table)], width: 6 }),
+      new cloudwatch.GraphWidget({ title: 'Table throttles', left: [tableThrottles(props.table, props.indexNames)], width: 6 }),
     ],
     [new cloudwatch.AlarmStatusWidget({ title: 'Alarms', alarms: [...alarms], width: 24, height: Math.max(6, 2 + Math.ceil(alarms.length / 4)) })],
   ];

@@ -34,8 +34,8 @@ export interface TableGrant {
  * item of a transaction is authorised as its own action, so its puts need `PutItem` (an `Update`
  * would need `UpdateItem`, a `ConditionCheck` `ConditionCheckItem`, which no function has).
  * The stream (sender), the failure queue (sender's on-failure destination) and the dead-letter
- * queue (the scheduled functions) are granted by the constructs that wire them; every function
- * reads the environment's secret with `secretsmanager:GetSecretValue` only.
+ * queue (the scheduled functions) are granted by the constructs that wire them; each function
+ * reads its one secret ({@link SECRET_ACCESS}) with `secretsmanager:GetSecretValue` only.
  *
  * @example
  * ```ts
@@ -66,3 +66,15 @@ export const TABLE_ACCESS = {
 
 /** The one Secrets Manager action the functions need. */
 export const SECRET_READ_ACTIONS = ['secretsmanager:GetSecretValue'] as const;
+
+/**
+ * The one secret each function may read: ingest, which faces the internet, the route secrets that
+ * authenticate webhooks; the functions that call the SMS service, the provider key. Neither side
+ * can read the other's.
+ */
+export const SECRET_ACCESS = {
+  ingest: 'routes',
+  sender: 'provider',
+  sweeper: 'provider',
+  'balance-watch': 'provider',
+} as const satisfies Record<HandlerName, 'routes' | 'provider'>;

@@ -22,6 +22,11 @@ export interface RelayFunctionProps {
   readonly environment: Readonly<Record<string, string>>;
   readonly logRetention: logs.RetentionDays;
   /**
+   * Concurrency reserved for (and capping) the function.
+   * @default - none: the account's unreserved pool
+   */
+  readonly reservedConcurrentExecutions?: number;
+  /**
    * Where asynchronous invocations that fail every retry go.
    * @default - none: the function is only ever invoked synchronously
    */
@@ -67,6 +72,7 @@ export class RelayFunction extends Construct {
       role: this.role,
       logGroup: this.logGroup,
       deadLetterQueue: props.deadLetterQueue,
+      reservedConcurrentExecutions: props.reservedConcurrentExecutions,
     });
     this.logGroup.grantWrite(this.role);
 

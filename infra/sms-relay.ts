@@ -15,14 +15,15 @@ import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { ConfigError } from '../functions/core/config/errors';
+import { ENV } from '../functions/core/environment';
 import type { RelayConfig } from '../functions/core/config/schema';
 import { MessageState, TABLE } from '../functions/store/table';
 import { bundleHandlers, HANDLER_NAMES, type HandlerName } from './bundle';
 import { METRICS, metricsNamespace } from '../functions/core/metrics';
-import { deployProblems, secretName } from './deployable';
+import { deployProblems, providerSecretName, secretName } from './deployable';
 import { pascalCase } from './names';
 import { RelayObservability } from './observability';
-import { SECRET_READ_ACTIONS, TABLE_ACCESS } from './permissions';
+import { SECRET_ACCESS, SECRET_READ_ACTIONS, TABLE_ACCESS } from './permissions';
 import { RelayFunction } from './relay-function';
 import { scheduleProblem } from './schedule';
 import { RELAY_CONFIG_FILE } from './staging';
@@ -92,11 +93,25 @@ export interface SmsRelayProps {
    * beside their replacements. CloudFormation adds or deletes one index per update, so a stack
    * deployed before the replacement is upgraded in two deploys: the first with `true` adds the new
    * index, the second with `false` (`cdk deploy -c keepRetiredIndexes=false`) deletes the old one.
-   * A new stack can start with `false`.
-   * @default true
+   * A new stack starts without them; only the first deploy of that upgrade sets `true`
+   * (`-c keepRetiredIndexes=true`), so no later plain deploy adds them back.
+   * @default false
    */
   readonly keepRetiredIndexes?: boolean;
+  /**
+   * The sender's reserved concurrency (`deploy.senderConcurrency`): what other functions in the
+   * account (another environment's included) can never take from it, and the most it runs at once.
+   * @default - none: the sender shares the account's unreserved concurrency
+   */
+  readonly senderConcurrency?: number;
 }
+
+/**
+ * Reserved concurrency of the functions that take one: the sweeper runs one sweep at a time (an
+ * overlapping schedule event waits and is retried by Lambda instead of sweeping the same records
+ * twice at once).
+ */
+export const RESERVED_CONCURRENCY = { sweeper: 1 } as const;
 
 /** Memory defaults, MB: the scheduled balance check makes one provider call; the others parse, template and send. */
 export const DEFAULT_MEMORY_MB = { ingest: 256, sender: 256, sweeper: 256, 'balance-watch': 128 } as const satisfies Record<HandlerName, number>;
@@ -124,9 +139,16 @@ const TIMEOUTS = Object.fromEntries(Object.entries(HANDLER_TIMEOUT_SECONDS).map(
  */
 export class SmsRelay extends Construct {
   public readonly table: dynamodb.Table;
+  /** The route secrets (ingest's): each route's secret name to its value. */
   public readonly secret: secretsmanager.Secret;
-  /** The secret's name, for `put-secret-value`: `secrets`, else `sms-relay/<env>`. */
+  /** The route secrets' name, for `put-secret-value`: `secrets`, else `sms-relay/<env>`. */
   public readonly secretName: string;
+  /** The provider key (the sender's, the sweeper's and the balance watch's): `{ "providerApiKey": "…" }`. */
+  public readonly providerSecret: secretsmanager.Secret;
+  /** The provider key's secret name: `<secretName>/provider`. */
+  public readonly providerSecretName: string;
+  /** The table's global secondary indexes, as deployed. */
+  public readonly indexNames: readonly string[];
   public readonly api: apigwv2.HttpApi;
   public readonly stage: apigwv2.HttpStage;
   /** The webhook endpoint's access logs (JSON, one line per request). */
@@ -148,7 +170,7 @@ export class SmsRelay extends Construct {
     const memory = { ...DEFAULT_MEMORY_MB, ...props.memorySize };
     const logRetention = props.logRetention ?? logs.RetentionDays.ONE_MONTH;
     const removalPolicy = props.removalPolicy ?? RemovalPolicy.RETAIN;
-    validateProps(throttle, maxBodyBytes, memory);
+    validateProps(throttle, maxBodyBytes, memory, props.senderConcurrency);
     const balanceSchedule = config.balance?.schedule ?? BALANCE_SCHEDULE;
     const scheduleIssue = scheduleProblem(balanceSchedule);
     // The config is valid by its schema but would fail the deploy, or could not work deployed:
@@ -156,9 +178,13 @@ export class SmsRelay extends Construct {
     const problems = [...(scheduleIssue === undefined ? [] : [`balance.schedule: ${scheduleIssue}`]), ...deployProblems(config)];
     if (problems.length > 0) throw new ConfigError(`config (${environmentName})`, problems);
     this.secretName = secretName(environmentName, config);
+    this.providerSecretName = providerSecretName(this.secretName);
 
-    this.table = this.createTable(removalPolicy, props.keepRetiredIndexes ?? true);
-    this.secret = this.createSecret(this.secretName, environmentName, removalPolicy);
+    const keepRetiredIndexes = props.keepRetiredIndexes ?? false;
+    this.table = this.createTable(removalPolicy, keepRetiredIndexes);
+    this.indexNames = tableIndexes(keepRetiredIndexes).map((index) => index.name);
+    this.secret = this.createSecret('Secret', this.secretName, `sms-relay ${environmentName}: route secrets, JSON of each route's secret name to its value (read by ingest only); set it with put-secret-value from a file`, removalPolicy);
+    this.providerSecret = this.createSecret('ProviderSecret', this.providerSecretName, `sms-relay ${environmentName}: the SMS provider key, JSON {"providerApiKey": "..."} (read by the sender, sweeper and balance watch only); set it with put-secret-value from a file`, removalPolicy);
     this.failureQueue = this.createQueue('FailureQueue', 'the sender gave up on these stream records; their messages may be unsent');
     // AwsSolutions-SQS3 recognises queues named in a DeadLetterConfig, but not an event source's
     // on-failure destination.
@@ -172,15 +198,16 @@ export class SmsRelay extends Construct {
     if (props.bundleDir === undefined) bundleHandlers({ outDir: DEFAULT_BUNDLE_DIR });
     const common = {
       TABLE_NAME: this.table.tableName,
-      SECRET_ID: this.secret.secretArn,
       RELAY_CONFIG: RELAY_CONFIG_FILE,
       POWERTOOLS_SERVICE_NAME: METRICS.service,
       // One namespace per environment: no other stack's alarms read these figures.
       POWERTOOLS_METRICS_NAMESPACE: metricsNamespace(environmentName),
     };
-    const provider = { PROVIDER_BASE_URL: config.provider.baseUrl };
+    // Each function is told of (and granted) only its own secret: ingest the route secrets, the
+    // functions that call the SMS service the provider key.
+    const provider = { PROVIDER_BASE_URL: config.provider.baseUrl, [ENV.providerSecretId]: this.providerSecret.secretArn };
     const environments: Record<HandlerName, Record<string, string>> = {
-      ingest: { ...common, MAX_BODY_BYTES: String(maxBodyBytes) },
+      ingest: { ...common, [ENV.secretId]: this.secret.secretArn, MAX_BODY_BYTES: String(maxBodyBytes) },
       sender: { ...common, ...provider },
       sweeper: { ...common, ...provider },
       'balance-watch': {
@@ -208,6 +235,7 @@ export class SmsRelay extends Construct {
           timeout: TIMEOUTS[name],
           environment: environments[name],
           logRetention,
+          reservedConcurrentExecutions: name === 'sender' ? props.senderConcurrency : name === 'sweeper' ? RESERVED_CONCURRENCY.sweeper : undefined,
           // Only the scheduled functions are invoked asynchronously.
           deadLetterQueue: name === 'sweeper' || name === 'balance-watch' ? this.deadLetterQueue : undefined,
         }),
@@ -242,6 +270,8 @@ export class SmsRelay extends Construct {
       namespace: metricsNamespace(environmentName),
       functions: this.functions,
       table: this.table,
+      indexNames: this.indexNames,
+      secretNames: { routes: this.secretName, provider: this.providerSecretName },
       accessLogs: this.accessLogs,
       failureQueue: this.failureQueue,
       deadLetterQueue: this.deadLetterQueue,
@@ -266,7 +296,7 @@ export class SmsRelay extends Construct {
       stream: dynamodb.StreamViewType.NEW_IMAGE,
       removalPolicy,
     });
-    const indexes = [...Object.values(TABLE.indexes), ...(keepRetiredIndexes ? Object.values(TABLE.retiredIndexes) : [])];
+    const indexes = tableIndexes(keepRetiredIndexes);
     for (const index of indexes) {
       table.addGlobalSecondaryIndex({
         indexName: index.name,
@@ -279,12 +309,12 @@ export class SmsRelay extends Construct {
     return table;
   }
 
-  private createSecret(name: string, environmentName: string, removalPolicy: RemovalPolicy): secretsmanager.Secret {
+  private createSecret(id: string, name: string, description: string, removalPolicy: RemovalPolicy): secretsmanager.Secret {
     // Created here so one deploy builds everything; the value is never in the template. Secrets
     // Manager generates a throwaway JSON placeholder until `put-secret-value` replaces it.
-    const secret = new secretsmanager.Secret(this, 'Secret', {
+    const secret = new secretsmanager.Secret(this, id, {
       secretName: name,
-      description: `sms-relay ${environmentName}: JSON with providerApiKey and each route's secret; set it with put-secret-value`,
+      description,
       generateSecretString: { secretStringTemplate: '{}', generateStringKey: 'placeholder', excludePunctuation: true },
       removalPolicy,
     });
@@ -318,7 +348,8 @@ export class SmsRelay extends Construct {
         }),
       );
     }
-    fn.addToRolePolicy(new iam.PolicyStatement({ actions: [...SECRET_READ_ACTIONS], resources: [this.secret.secretArn] }));
+    const secret = SECRET_ACCESS[name] === 'routes' ? this.secret : this.providerSecret;
+    fn.addToRolePolicy(new iam.PolicyStatement({ actions: [...SECRET_READ_ACTIONS], resources: [secret.secretArn] }));
   }
 
   private createApi(
@@ -419,8 +450,17 @@ const ACCESS_LOG_FORMAT = AccessLogFormat.custom(
   }),
 );
 
-function validateProps(throttle: Required<RelayThrottle>, maxBodyBytes: number, memory: Record<HandlerName, number>): void {
+/** The table's indexes: the current ones, and the retired ones while an upgrade keeps them. */
+type TableIndex = (typeof TABLE.indexes)[keyof typeof TABLE.indexes] | (typeof TABLE.retiredIndexes)[keyof typeof TABLE.retiredIndexes];
+function tableIndexes(keepRetiredIndexes: boolean): TableIndex[] {
+  return [...Object.values(TABLE.indexes), ...(keepRetiredIndexes ? Object.values(TABLE.retiredIndexes) : [])];
+}
+
+function validateProps(throttle: Required<RelayThrottle>, maxBodyBytes: number, memory: Record<HandlerName, number>, senderConcurrency: number | undefined): void {
   const problems: string[] = [];
+  if (senderConcurrency !== undefined && !(Number.isInteger(senderConcurrency) && senderConcurrency >= 1)) {
+    problems.push(`senderConcurrency must be a whole number ≥ 1 (got ${senderConcurrency})`);
+  }
   if (!(throttle.rateLimit > 0)) problems.push(`throttle.rateLimit must be above 0 (got ${throttle.rateLimit})`);
   if (!Number.isInteger(throttle.burstLimit) || throttle.burstLimit < 0) problems.push(`throttle.burstLimit must be a whole number ≥ 0 (got ${throttle.burstLimit})`);
   if (!Number.isInteger(maxBodyBytes) || maxBodyBytes < 1 || maxBodyBytes > MAX_BODY_BYTES_LIMIT) {

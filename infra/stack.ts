@@ -1,21 +1,12 @@
 import { CfnOutput, Stack, type StackProps } from 'aws-cdk-lib';
 import type { Construct } from 'constructs';
 import { deployProps } from './deployable';
+import { relayStackName, STACK_OUTPUTS } from './names';
+
+export { relayStackName, STACK_OUTPUTS } from './names';
 import { SmsRelay, type SmsRelayProps } from './sms-relay';
 
 export interface SmsRelayStackProps extends StackProps, SmsRelayProps {}
-
-/**
- * The stack name for an environment: `SmsRelay-<env>`.
- *
- * @example
- * ```ts
- * relayStackName('prod'); // 'SmsRelay-prod'
- * ```
- */
-export function relayStackName(environmentName: string): string {
-  return `SmsRelay-${environmentName}`;
-}
 
 /**
  * One environment's relay as a deployable stack, named `SmsRelay-<env>`, with the outputs the
@@ -46,9 +37,14 @@ export class SmsRelayStack extends Stack {
     });
     new CfnOutput(this, 'SecretId', {
       value: this.relay.secretName,
-      description: 'aws secretsmanager put-secret-value --secret-id <SecretId> --secret-string file://secret.json',
+      description: 'The route secrets (ingest): aws secretsmanager put-secret-value --secret-id <SecretId> --secret-string file://routes.json',
     });
-    new CfnOutput(this, 'TableName', { value: this.relay.table.tableName });
+    new CfnOutput(this, 'ProviderSecretId', {
+      value: this.relay.providerSecretName,
+      description: 'The provider key (sender, sweeper, balance watch): aws secretsmanager put-secret-value --secret-id <ProviderSecretId> --secret-string file://provider.json',
+    });
+    // The CLI's --env reads the table from here (never by a name prefix).
+    new CfnOutput(this, STACK_OUTPUTS.tableName, { value: this.relay.table.tableName });
     new CfnOutput(this, 'FailureQueueUrl', { value: this.relay.failureQueue.queueUrl });
     new CfnOutput(this, 'DeadLetterQueueUrl', { value: this.relay.deadLetterQueue.queueUrl });
     new CfnOutput(this, 'DashboardName', { value: this.relay.observability.dashboard.dashboardName });

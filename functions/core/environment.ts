@@ -11,6 +11,7 @@ export const ENV = {
   tableName: 'TABLE_NAME',
   dynamodbEndpoint: 'DYNAMODB_ENDPOINT',
   secretId: 'SECRET_ID',
+  providerSecretId: 'PROVIDER_SECRET_ID',
   secretsFile: 'RELAY_SECRETS_FILE',
   providerBaseUrl: 'PROVIDER_BASE_URL',
   providerApiKey: 'PROVIDER_API_KEY',

@@ -32,6 +32,8 @@ export async function checkBalance(context: RelayContext<RelayConfigView>): Prom
     context.metrics.add(RelayMetric.BalanceReadFailed, 1);
     throw new BalanceUnreadableError(error);
   }
+  // 0 on every readable run too: the BalanceWatchNotRunning alarm counts the runs by this metric.
+  context.metrics.add(RelayMetric.BalanceReadFailed, 0);
   context.metrics.add(RelayMetric.RemainingBalance, balance.balance);
   await recordReading(context, balance);
   const check = await observeBalance(context, { ...balance, ...(basis === undefined ? {} : { basis }) });

@@ -7,7 +7,7 @@ import { createStore, type MessageStore } from '../../functions/store';
 import { findRunningRuntime } from '../shared/discovery';
 import { createGuardedServer, requestPath, sendJson } from '../http';
 import { openLocalStore, undecodableToStderr, type LocalStore } from '../shared/local-store';
-import { findStackTable } from '../shared/record-access';
+import { checkAwsAccess, findStackTable } from '../shared/aws';
 import { listen } from '../shared/listen';
 import { createStoreApi, type ConsoleApi } from './api';
 import { createConsoleAccess } from './access';
@@ -87,7 +87,14 @@ export async function startConsole(options: ConsoleOptions): Promise<RunningCons
     api = localApi(options, loaded, rawRoutes);
   } else {
     const client = new DynamoDBClient({});
-    const tableName = options.table ?? (await findStackTable(client, environment));
+    let tableName: string;
+    try {
+      const region = await checkAwsAccess(client, environment);
+      tableName = options.table ?? (await findStackTable(environment, { region }));
+    } catch (error) {
+      client.destroy();
+      throw error;
+    }
     const store = createStore({ client, tableName, onUndecodable: undecodableToStderr() });
     api = createStoreApi({
       description: `table ${tableName} (${environment})`,

@@ -131,7 +131,9 @@ describe('sms-relay console', () => {
     expect((await fetch(consoleUrl.replace('/console', '/'), { redirect: 'manual' })).headers.get('location')).toBe('/console');
   });
 
-  it('reads a deployed table with --env, found by the stack name, with the AWS credentials of the environment', async () => {
+  // The table is named here: without --table, --env asks CloudFormation for the stack's TableName
+  // output, which test/local/shared/aws.test.ts covers with a mocked client (no traffic leaves the host).
+  it('reads a deployed table with --env and --table, with the AWS credentials of the environment', async () => {
     const db = await startDynalite();
     const tableName = 'SmsRelay-staging-RelayTable1A2B3C';
     try {
@@ -140,7 +142,7 @@ describe('sms-relay console', () => {
       const { ids } = await store.recordNotice({ kind: NoticeKind.LowBalance, route: '_relay', key: 'k1', message: noticeMessage('Balance low: top up', ['255712345678'], undefined) });
       // The SDK's own endpoint variable points the "deployed" table at dynalite.
       const awsEnv = cleanEnv({ AWS_ENDPOINT_URL_DYNAMODB: db.endpoint, AWS_REGION: 'eu-west-1', AWS_ACCESS_KEY_ID: 'test', AWS_SECRET_ACCESS_KEY: 'test' });
-      const deployed = spawnCli(['console', '--env', 'staging', '--config', 'config/local.yaml', '--port', String(await freePort())], awsEnv);
+      const deployed = spawnCli(['console', '--env', 'staging', '--table', tableName, '--config', 'config/local.yaml', '--port', String(await freePort())], awsEnv);
       try {
         const [, link, url] = await deployed.waitFor(CONSOLE_LINK);
         expect(deployed.stdout()).toContain('environment staging');

@@ -1,3 +1,5 @@
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { App } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
@@ -5,7 +7,7 @@ import { parseConfig } from '../../functions/core/config/parse';
 import { HANDLER_NAMES, type HandlerName } from '../../infra/bundle';
 import { METRICS, metricsNamespace, RelayMetric } from '../../functions/core/metrics';
 import { pascalCase } from '../../infra/names';
-import { API_THROTTLED, balanceReadWindow } from '../../infra/observability';
+import { API_THROTTLED, balanceReadWindow, METRIC_ALARMS, type MetricAlarmDecision } from '../../infra/observability';
 import { SmsRelayStack } from '../../infra/stack';
 import { bundleForTests, configText, resourcesOfType, synthStack, type CfnResourceJson, type TestStack } from './support';
 
@@ -25,6 +27,7 @@ afterAll(() => bundle.cleanup());
 
 interface AlarmJson {
   readonly AlarmName?: string;
+  readonly AlarmDescription?: string;
   readonly Namespace?: string;
   readonly MetricName?: string;
   readonly Dimensions?: { Name: string; Value: unknown }[];
@@ -51,6 +54,18 @@ function watched(alarm: AlarmJson): { namespace: string; name: string; dimension
 const sameDimensions = (a: Record<string, unknown>, b: Record<string, unknown>): boolean =>
   JSON.stringify(Object.entries(a).sort(([x], [y]) => x.localeCompare(y))) === JSON.stringify(Object.entries(b).sort(([x], [y]) => x.localeCompare(y)));
 
+/** Every alarm reading the relay metric `name` (any dimensions) of an environment's namespace. */
+function alarmsWatching(stack: TestStack, name: string, namespace = RELAY): AlarmJson[] {
+  return alarmsOf(stack).filter((alarm) => watched(alarm).some((metric) => metric.namespace === namespace && metric.name === name));
+}
+
+/** Every .ts file under `dir`. */
+function sourceFiles(dir: string): string[] {
+  return readdirSync(dir, { recursive: true, encoding: 'utf8' })
+    .filter((file) => file.endsWith('.ts'))
+    .map((file) => join(dir, file));
+}
+
 /** The one alarm watching `name` in `namespace` with exactly these dimensions. */
 function alarmWatching(stack: TestStack, namespace: string, name: string, dimensions?: Record<string, unknown>): AlarmJson {
   const found = alarmsOf(stack).filter((alarm) =>
@@ -67,13 +82,32 @@ const AT_LEAST_ONE = { Threshold: 1, ComparisonOperator: 'GreaterThanOrEqualToTh
 
 describe('an alarm for every way a message is lost or stuck', () => {
   it.each([
-    ['UNKNOWN (may have been sent)', RelayMetric.Unknown],
-    ['PARKED (the balance could not pay)', RelayMetric.Parked],
-    ['FAILED (refused by the provider)', RelayMetric.Failed],
+    ['UNKNOWN', RelayMetric.UnknownNow, 'MessagesUnknown'],
+    ['PARKED', RelayMetric.ParkedNow, 'MessagesParked'],
+    ['FAILED', RelayMetric.FailedNow, 'MessagesFailed'],
+    ['HELD', RelayMetric.HeldNow, 'MessagesHeld'],
+    ['DEFERRED past its window', RelayMetric.DeferredOverdue, 'DigestsOverdue'],
+  ])('records %s now (the gauge each sweep publishes): in alarm while any is, its state kept while the sweeper is silent', (_what, metric, name) => {
+    expect(alarmWatching(prod, RELAY, metric, SERVICE)).toMatchObject({ Statistic: 'Maximum', Period: 300, ...AT_LEAST_ONE, TreatMissingData: 'ignore', AlarmName: `SmsRelay-prod-${name}` });
+  });
+
+  it('the SMS service unreachable (sends paused by the outage circuit), in words that say so', () => {
+    const unreachable = alarmWatching(prod, RELAY, RelayMetric.SmsServiceUnreachable, SERVICE);
+    expect(unreachable).toMatchObject({ Statistic: 'Maximum', Period: 300, ...AT_LEAST_ONE, TreatMissingData: 'ignore' });
+    expect(unreachable.AlarmDescription).toContain('SMS service unreachable');
+  });
+
+  it.each([
     ['a route misconfigured (its secret missing: ingest answers 500)', RelayMetric.RouteMisconfigured],
     ['the sweeper unable to send due records', RelayMetric.SweepErrors],
+    ['messages held back over a route limit', RelayMetric.HeldBack],
+    ['records this version cannot decode (after a rollback)', RelayMetric.UndecodableRecords],
   ])('%s: any in 5 minutes', (_what, metric) => {
     expect(alarmWatching(prod, RELAY, metric, SERVICE)).toMatchObject({ Statistic: 'Sum', Period: 300, ...AT_LEAST_ONE });
+  });
+
+  it.each(['oncall', 'orders', 'ci'])('route %s dropping a webhook or message (a template that no longer fits, no recipient): any in 5 minutes', (route) => {
+    expect(alarmWatching(prod, RELAY, RelayMetric.Dropped, { ...SERVICE, route })).toMatchObject({ Statistic: 'Sum', Period: 300, ...AT_LEAST_ONE, AlarmName: `SmsRelay-prod-Dropped-${route}` });
   });
 
   it('webhooks refused with 5xx by the HTTP API: any in 5 minutes', () => {
@@ -81,12 +115,12 @@ describe('an alarm for every way a message is lost or stuck', () => {
     expect(alarmWatching(prod, 'AWS/ApiGateway', '5xx', { ApiId: { Ref: apiId }, Stage: '$default' })).toMatchObject({ Statistic: 'Sum', Period: 300, ...AT_LEAST_ONE });
   });
 
-  it.each(['oncall', 'orders', 'ci'])('route %s refusing webhooks (4xx) in three 5-minute periods running', (route) => {
+  it.each(['oncall', 'orders', 'ci'])('route %s refusing webhooks (4xx) twice in an hour: a rarely-called sender with a wrong secret trips it', (route) => {
     expect(alarmWatching(prod, RELAY, RelayMetric.Rejected, { ...SERVICE, route })).toMatchObject({
       Statistic: 'Sum',
-      Period: 300,
+      Period: 3_600,
       ...AT_LEAST_ONE,
-      EvaluationPeriods: 3,
+      Threshold: 2,
     });
   });
 
@@ -111,24 +145,41 @@ describe('an alarm for every way a message is lost or stuck', () => {
     expect(alarmWatching(prod, 'AWS/Lambda', 'Errors', { FunctionName: fnRef(name) })).toMatchObject({ Statistic: 'Sum', ...AT_LEAST_ONE, AlarmName: `SmsRelay-prod-${pascalCase(name)}Errors` });
   });
 
-  it('DynamoDB throttling the table, reads or writes', () => {
-    const tableRef = { Ref: resourcesOfType(prod.resources, 'AWS::DynamoDB::Table')[0]![0] };
+  it('DynamoDB throttling the table or any of its indexes, reads or writes', () => {
+    const [tableId, table] = resourcesOfType(prod.resources, 'AWS::DynamoDB::Table')[0]!;
+    const tableRef = { Ref: tableId };
     const reads = alarmWatching(prod, 'AWS/DynamoDB', 'ReadThrottleEvents', { TableName: tableRef });
     expect(alarmWatching(prod, 'AWS/DynamoDB', 'WriteThrottleEvents', { TableName: tableRef })).toBe(reads);
+    const indexes = (table.Properties?.['GlobalSecondaryIndexes'] as { IndexName: string }[]).map((index) => index.IndexName);
+    expect(indexes.length).toBeGreaterThan(0);
+    for (const index of indexes) {
+      for (const metric of ['ReadThrottleEvents', 'WriteThrottleEvents']) {
+        expect(alarmWatching(prod, 'AWS/DynamoDB', metric, { TableName: tableRef, GlobalSecondaryIndexName: index }), `${index} ${metric}`).toBe(reads);
+      }
+    }
     expect(reads).toMatchObject(AT_LEAST_ONE);
-    expect(reads.Metrics?.find((metric) => metric.Expression !== undefined)?.Expression).toBe('FILL(reads, 0) + FILL(writes, 0)');
+    const expression = reads.Metrics?.find((metric) => metric.Expression !== undefined)?.Expression ?? '';
+    // Every series the alarm reads is added up, each gap as 0.
+    const ids = (reads.Metrics ?? []).filter((metric) => metric.MetricStat !== undefined).map((metric) => metric.Id);
+    expect(ids).toHaveLength(2 + 2 * indexes.length);
+    expect(expression.split(' + ').sort()).toEqual(ids.map((id) => `FILL(${id}, 0)`).sort());
   });
 
   it('the API answering 429, counted from its access logs into the environment namespace', () => {
     expect(alarmWatching(prod, RELAY, API_THROTTLED, {})).toMatchObject({ Statistic: 'Sum', ...AT_LEAST_ONE });
     prod.template.hasResourceProperties('AWS::Logs::MetricFilter', {
       FilterPattern: '{ $.status = "429" }',
-      MetricTransformations: [{ RelayMetricspace: RELAY, RelayMetric: API_THROTTLED, MetricValue: '1' }],
+      MetricTransformations: [{ MetricNamespace: RELAY, MetricName: API_THROTTLED, MetricValue: '1' }],
     });
   });
 
   it('the balance watch unable to read the balance on two runs (prod: hourly, so two in 2 hours)', () => {
-    expect(alarmWatching(prod, RELAY, RelayMetric.BalanceReadFailed, SERVICE)).toMatchObject({ Statistic: 'Sum', Period: 7_200, Threshold: 2, EvaluationPeriods: 1 });
+    expect(alarmsWatching(prod, RelayMetric.BalanceReadFailed).find((alarm) => alarm.Statistic === 'Sum')).toMatchObject({
+      Period: 7_200,
+      Threshold: 2,
+      EvaluationPeriods: 1,
+      TreatMissingData: 'notBreaching',
+    });
     expect(balanceReadWindow('rate(5 minutes)')).toMatchObject({ threshold: 2 });
     expect(balanceReadWindow('rate(5 minutes)').period.toSeconds()).toBe(600);
     expect(balanceReadWindow('rate(1 day)')).toMatchObject({ threshold: 1 });
@@ -156,15 +207,98 @@ describe('an alarm for every way a message is lost or stuck', () => {
   });
 
   it('nothing else: every alarm is one of the above', () => {
-    // 5 relay counts + 5xx + 3 routes + iterator age + backlog + 4×2 functions + table + 429 + balance read + balance low + 2 queues
-    expect(alarmsOf(prod)).toHaveLength(5 + 1 + 3 + 1 + 1 + 8 + 1 + 1 + 1 + 1 + 2);
+    // 5 stuck-now gauges + unreachable + 4 relay counts + 3 dropped + 5xx + 3 rejected + iterator age + backlog + 4×2 functions
+    // + table + 429 + balance read + balance low + 2 queues + 2 watchers
+    expect(alarmsOf(prod)).toHaveLength(5 + 1 + 4 + 3 + 1 + 3 + 1 + 1 + 8 + 1 + 1 + 1 + 1 + 2 + 2);
   });
 
   it('without a balance threshold there is no BalanceLow, but the unreadable-balance alarm stays', () => {
     const minimal = synthStack('minimal', 'provider: { baseUrl: "https://sms.example.co.tz" }\nroutes:\n  ci: { source: github, secret: gh, recipients: ["+255712345678"] }\n', bundle.dir);
     const relay = metricsNamespace('minimal');
     expect(alarmsOf(minimal).filter((alarm) => alarm.MetricName === RelayMetric.RemainingBalance)).toEqual([]);
-    expect(alarmWatching(minimal, relay, RelayMetric.BalanceReadFailed, SERVICE)).toMatchObject({ Period: 7_200, Threshold: 2 });
+    expect(alarmsWatching(minimal, RelayMetric.BalanceReadFailed, relay).find((alarm) => alarm.Statistic === 'Sum')).toMatchObject({ Period: 7_200, Threshold: 2 });
+  });
+});
+
+describe('the watchers: an alarm when the sweeper or the balance watch did not run (missing data breaching)', () => {
+  it('the sweeper: no sweep (PendingDue is published by every one) in two 5-minute periods running', () => {
+    expect(alarmWatching(prod, RELAY, RelayMetric.PendingDue, SERVICE)).toMatchObject({
+      AlarmName: 'SmsRelay-prod-SweeperNotRunning',
+      Statistic: 'SampleCount',
+      Period: 300,
+      EvaluationPeriods: 2,
+      Threshold: 1,
+      ComparisonOperator: 'LessThanThreshold',
+      TreatMissingData: 'breaching',
+    });
+  });
+
+  it.each([
+    ['rate(1 hour)', 7_200],
+    ['rate(15 minutes)', 1_800],
+    ['rate(1 day)', 86_400],
+    ['cron(0 6 * * ? *)', 86_400],
+  ])('the balance watch on %s: no run (BalanceReadFailed is published by every one) in %i s', (schedule, period) => {
+    const text = `provider: { baseUrl: "https://sms.example.co.tz" }\nbalance: { threshold: 100, notify: ["+255712345678"], schedule: "${schedule}" }\nroutes:\n  ci: { source: github, secret: gh, recipients: ["+255712345678"] }\n`;
+    const stack = synthStack('watch', text, bundle.dir);
+    const silent = alarmsWatching(stack, RelayMetric.BalanceReadFailed, metricsNamespace('watch')).filter((alarm) => alarm.Statistic === 'SampleCount');
+    expect(silent).toHaveLength(1);
+    expect(silent[0]).toMatchObject({
+      AlarmName: 'SmsRelay-watch-BalanceWatchNotRunning',
+      Period: period,
+      EvaluationPeriods: 1,
+      Threshold: 1,
+      ComparisonOperator: 'LessThanThreshold',
+      TreatMissingData: 'breaching',
+    });
+  });
+});
+
+describe('alarm texts', () => {
+  it('name their environment, never an --env placeholder, and give the commands that help', () => {
+    const alarms = alarmsOf(prod);
+    for (const alarm of alarms) {
+      expect(alarm.AlarmDescription, alarm.AlarmName).toMatch(/^sms-relay prod: /);
+      expect(alarm.AlarmDescription, alarm.AlarmName).not.toContain('<env>');
+    }
+    expect(alarmWatching(prod, RELAY, RelayMetric.UnknownNow, SERVICE).AlarmDescription).toContain('`sms-relay redrive --env prod --state UNKNOWN --accept-duplicates`');
+    expect(alarmWatching(prod, RELAY, RelayMetric.ParkedNow, SERVICE).AlarmDescription).toContain('`sms-relay redrive --env prod --state PARKED`');
+    expect(alarmWatching(prod, RELAY, RelayMetric.RouteMisconfigured, SERVICE).AlarmDescription).toContain('--secret-id sms-relay/prod --secret-string file://');
+  });
+});
+
+describe('every metric the relay publishes has a tile and an alarm decision (METRIC_ALARMS)', () => {
+  /** The metric names the relay's code publishes: each `RelayMetric.<name>` under functions/. */
+  const published = (): Set<string> => {
+    const names = new Set<string>();
+    for (const file of sourceFiles('functions')) {
+      for (const [, name] of readFileSync(file, 'utf8').matchAll(/\bRelayMetric\.(\w+)/g)) names.add(name!);
+    }
+    return names;
+  };
+
+  it('finds the metrics the handlers publish', () => {
+    // The scan itself: these are published today, so an empty or broken scan fails here.
+    for (const name of [RelayMetric.Sent, RelayMetric.Dropped, RelayMetric.Rejected, RelayMetric.PendingDue]) expect(published()).toContain(name);
+  });
+
+  it('each is a RelayMetric with a dashboard tile, and its alarms exist as decided (or none reads it)', () => {
+    const [, dashboard] = resourcesOfType(prod.resources, 'AWS::CloudWatch::Dashboard')[0] ?? [];
+    const body = JSON.stringify((dashboard as CfnResourceJson).Properties?.['DashboardBody']);
+    const names = new Set<string>([...published(), ...Object.values(RelayMetric)]);
+    for (const name of names) {
+      expect(Object.values(RelayMetric), `${name} is defined in functions/core/metrics.ts`).toContain(name);
+      expect(body, `${name} has a dashboard tile`).toContain(`\\"${name}\\"`);
+      const decision: MetricAlarmDecision | undefined = (METRIC_ALARMS as Record<string, MetricAlarmDecision>)[name];
+      expect(decision, `${name} has an alarm decision in METRIC_ALARMS`).toBeDefined();
+      const reading = alarmsWatching(prod, name).map((alarm) => alarm.AlarmName);
+      if (decision !== undefined && 'alarms' in decision) {
+        const expected = decision.alarms.flatMap((id) => (id.includes('<route>') ? ['oncall', 'orders', 'ci'].map((route) => id.replace('<route>', route)) : [id]));
+        expect(reading.sort(), name).toEqual(expected.map((id) => `SmsRelay-prod-${id}`).sort());
+      } else {
+        expect(reading, `${name}: decided no alarm`).toEqual([]);
+      }
+    }
   });
 });
 
@@ -227,6 +361,6 @@ describe('two environments in one account and region', () => {
       expect(prodNames.length).toBeGreaterThan(0);
       expect(named('staging', type, key).filter((name) => prodNames.includes(name))).toEqual([]);
     }
-    expect(named('staging', 'AWS::SecretsManager::Secret', 'Name')).toEqual(['sms-relay/staging']);
+    expect(named('staging', 'AWS::SecretsManager::Secret', 'Name').sort()).toEqual(['sms-relay/staging', 'sms-relay/staging/provider']);
   });
 });

@@ -101,20 +101,27 @@ describe('refused for deployment, each problem naming its key', () => {
       "routes.alerts.capture: stores each webhook's payload (customer data) in the deployed table; remove it, or set deploy.allowCapture: true to deploy it on purpose",
     );
     expect(problems.at(-1)).toBe(
-      `secrets: "sms-relay/local" is also the secret of ${join(dir, 'local.yaml')}; each environment needs its own (a second stack cannot create the same secret, and two environments must not share keys). ` +
-        'Remove secrets to use "sms-relay/copied", or name one no other environment uses',
+      `secrets: "sms-relay/local" is the secret of environment local (${join(dir, 'local.yaml')}); each environment needs its own (a second stack cannot create the same secret, and two environments must not share keys). ` +
+        `Remove the secrets line from ${join(dir, 'copied.yaml')} to use "sms-relay/copied", or name one no other environment uses`,
     );
   });
 
-  it('a copy of config/prod.yaml keeps secrets: sms-relay/prod, which prod uses', () => {
-    write('prod2', readFileSync('config/prod.yaml', 'utf8'));
-    expect(refusal('prod2', dir)).toEqual([expect.stringMatching(new RegExp(`^secrets: "sms-relay/prod" is also the secret of ${join(dir, 'prod.yaml').replace(/[.\\/]/g, '\\$&')}; `))]);
+  it('a copy of config/prod.yaml keeps secrets: sms-relay/prod, which prod uses: the copy is refused, prod is not, and the advice works', () => {
+    const prodText = readFileSync('config/prod.yaml', 'utf8');
+    write('prod2', prodText);
+    expect(refusal('prod2', dir)).toEqual([expect.stringMatching(new RegExp(`^secrets: "sms-relay/prod" is the secret of environment prod \\(${join(dir, 'prod.yaml').replace(/[.\\/]/g, '\\$&')}\\); `))]);
+    // Only the environment being synthesized is judged: the stray copy never stops prod.
+    expect(readEnvironmentConfig('prod', { configDir: dir }).config.secrets).toBe('sms-relay/prod');
+    // "Remove the secrets line": then prod2 gets its own name.
+    write('prod2', prodText.replace(/^secrets: .*$/m, ''));
+    expect(readEnvironmentConfig('prod2', { configDir: dir }).config.secrets).toBeUndefined();
+    rmSync(join(dir, 'prod2.yaml'));
   });
 
   it('an explicit secret equal to another environment\'s default name', () => {
     write('other', `provider: { baseUrl: "https://sms.example.co.tz" }\nsecrets: sms-relay/dev\n${routes}`);
     // dev.yaml names sms-relay/dev itself; a config without secrets would default to it too.
-    expect(refusal('other', dir)[0]).toMatch(/^secrets: "sms-relay\/dev" is also the secret of .*dev\.yaml;/);
+    expect(refusal('other', dir)[0]).toMatch(/^secrets: "sms-relay\/dev" is the secret of environment dev \(.*dev\.yaml\);/);
   });
 
   it('no secrets: the environment\'s own default name, shared with nobody', () => {

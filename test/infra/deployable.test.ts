@@ -49,10 +49,12 @@ describe('deploy: settings per environment', () => {
 });
 
 describe('the secret', () => {
-  it('is named sms-relay/<env> when the config names none, and output for put-secret-value', () => {
+  it('are named sms-relay/<env> (route secrets) and sms-relay/<env>/provider when the config names none, and output for put-secret-value', () => {
     staging.template.hasResourceProperties('AWS::SecretsManager::Secret', { Name: 'sms-relay/staging' });
+    staging.template.hasResourceProperties('AWS::SecretsManager::Secret', { Name: 'sms-relay/staging/provider' });
     staging.template.hasOutput('SecretId', { Value: 'sms-relay/staging' });
-    expect(resourcesOfType(prod.resources, 'AWS::SecretsManager::Secret').map(([, secret]) => secret.Properties?.['Name'])).toEqual(['sms-relay/prod']);
+    staging.template.hasOutput('ProviderSecretId', { Value: 'sms-relay/staging/provider' });
+    expect(resourcesOfType(prod.resources, 'AWS::SecretsManager::Secret').map(([, secret]) => secret.Properties?.['Name']).sort()).toEqual(['sms-relay/prod', 'sms-relay/prod/provider']);
   });
 });
 
@@ -67,6 +69,15 @@ describe('the construct refuses a config that cannot work deployed', () => {
     }
     throw new Error('expected the config to be refused');
   };
+
+  it('a provider time-out the functions have no room for, named with the most that fits', () => {
+    const withTimeout = (ms: number): string => `provider: { baseUrl: "https://sms.example.co.tz", timeoutMs: ${ms} }\nroutes:\n  ci: { source: github, secret: gh, recipients: ["+255712345678"] }\n`;
+    expect(refused(withTimeout(50_000))).toEqual([
+      "provider.timeoutMs: 50000 does not fit the functions' time-outs: the sender (60 s) sends a stream batch of 10 records 4 at a time: 3 calls in a row, with 5 s to spare, so at most 18333; set provider.timeoutMs to 18333 or less",
+    ]);
+    expect(refused(withTimeout(18_334))).toHaveLength(1);
+    expect(() => synthStack('fits', withTimeout(18_333), bundle.dir)).not.toThrow();
+  });
 
   it('a provider URL on loopback, and capture without the opt-in, each named', () => {
     expect(refused(`provider: { baseUrl: "http://127.0.0.1:4010" }\nroutes:\n  ci: { source: github, secret: gh, recipients: ["+255712345678"], capture: 1d }\n`)).toEqual([

@@ -38,6 +38,7 @@ const fnEnvironment = (stack: TestStack, name: HandlerName): Record<string, unkn
 const REF_TYPES = {
   RelayTable: 'AWS::DynamoDB::Table',
   RelaySecret: 'AWS::SecretsManager::Secret',
+  RelayProviderSecret: 'AWS::SecretsManager::Secret',
   RelayFailureQueue: 'AWS::SQS::Queue',
 } as const;
 const ref = (stack: TestStack, logicalIdPrefix: keyof typeof REF_TYPES): { Ref: string } => {
@@ -126,19 +127,26 @@ describe('functions', () => {
     custom.template.allResourcesProperties('AWS::Logs::LogGroup', { RetentionInDays: 7 });
   });
 
-  it('gives every function the table, the secret and the packaged config, and each only what it uses besides', () => {
+  it('gives every function the table and the packaged config, ingest the route secrets, the others the provider key, and each only what it uses besides', () => {
     const common = {
       TABLE_NAME: ref(prod, 'RelayTable'),
-      SECRET_ID: ref(prod, 'RelaySecret'),
       RELAY_CONFIG: 'relay-config.json',
       POWERTOOLS_SERVICE_NAME: 'sms-relay',
       POWERTOOLS_METRICS_NAMESPACE: 'SmsRelay/prod',
     };
-    const provider = { PROVIDER_BASE_URL: 'https://sms.example.co.tz' };
-    expect(fnEnvironment(prod, 'ingest')).toEqual({ ...common, MAX_BODY_BYTES: '262144' });
+    const provider = { PROVIDER_BASE_URL: 'https://sms.example.co.tz', PROVIDER_SECRET_ID: ref(prod, 'RelayProviderSecret') };
+    expect(fnEnvironment(prod, 'ingest')).toEqual({ ...common, SECRET_ID: ref(prod, 'RelaySecret'), MAX_BODY_BYTES: '262144' });
     expect(fnEnvironment(prod, 'sender')).toEqual({ ...common, ...provider });
     expect(fnEnvironment(prod, 'sweeper')).toEqual({ ...common, ...provider });
     expect(fnEnvironment(prod, 'balance-watch')).toEqual({ ...common, ...provider, BALANCE_THRESHOLD: '5000' });
+  });
+
+  it('reserves one concurrent sweep, and the sender\'s concurrency only when deploy.senderConcurrency sets it', () => {
+    expect(fn(prod, 'sweeper')['ReservedConcurrentExecutions']).toBe(1);
+    for (const name of ['ingest', 'balance-watch'] as const) expect(fn(prod, name)['ReservedConcurrentExecutions']).toBeUndefined();
+    expect(fn(synthStack('dev', configText('dev'), bundle.dir), 'sender')['ReservedConcurrentExecutions']).toBeUndefined();
+    expect(fn(prod, 'sender')['ReservedConcurrentExecutions']).toBe(10);
+    expect(() => synthStack('prod', configText('prod').replace('senderConcurrency: 10', 'senderConcurrency: 0'), bundle.dir)).toThrow(/deploy\.senderConcurrency/);
   });
 
   it('sets MAX_BODY_BYTES from the props and refuses sizes Lambda cannot carry', () => {
@@ -270,15 +278,6 @@ describe('table', () => {
           // Keys only: a record's changes then cost no write in it (listByRoute reads the records).
           Projection: { ProjectionType: 'KEYS_ONLY' },
         },
-        // The index byStateSummary replaces, kept for the first deploy of this version (one index added per update).
-        {
-          IndexName: 'byState',
-          KeySchema: [
-            { AttributeName: 'state', KeyType: 'HASH' },
-            { AttributeName: 'updatedAt', KeyType: 'RANGE' },
-          ],
-          Projection: { ProjectionType: 'ALL' },
-        },
       ],
       TimeToLiveSpecification: { AttributeName: 'expiresAt', Enabled: true },
       PointInTimeRecoverySpecification: { PointInTimeRecoveryEnabled: true },
@@ -296,22 +295,23 @@ describe('table', () => {
     disposable.template.hasResource('AWS::DynamoDB::Table', { DeletionPolicy: 'Delete' });
   });
 
-  it('drops the replaced byState index on the second deploy (one index added or deleted per update)', () => {
-    const second = synthStack('dev', configText('dev'), bundle.dir, { keepRetiredIndexes: false });
-    const [, table] = resourcesOfType(second.resources, 'AWS::DynamoDB::Table')[0] ?? [];
-    const names = (props(table)['GlobalSecondaryIndexes'] as { IndexName: string }[]).map((index) => index.IndexName);
-    expect(names).toEqual(['byStateSummary', 'byRoute']);
+  it('carries the replaced byState index (all attributes) only when an upgrade\'s first deploy asks for it', () => {
+    const indexNames = (stack: TestStack): string[] =>
+      (props(resourcesOfType(stack.resources, 'AWS::DynamoDB::Table')[0]?.[1])['GlobalSecondaryIndexes'] as { IndexName: string }[]).map((index) => index.IndexName);
+    expect(indexNames(prod)).toEqual(['byStateSummary', 'byRoute']);
+    expect(indexNames(synthStack('dev', configText('dev'), bundle.dir, { keepRetiredIndexes: true }))).toEqual(['byStateSummary', 'byRoute', 'byState']);
   });
 });
 
 describe('secret', () => {
-  it('is created under the configured name with a generated placeholder, never a value', () => {
-    prod.template.resourceCountIs('AWS::SecretsManager::Secret', 1);
-    const [, secret] = resourcesOfType(prod.resources, 'AWS::SecretsManager::Secret')[0] ?? [];
-    const secretProps = props(secret);
-    expect(secretProps['Name']).toBe('sms-relay/prod');
-    expect(secretProps['SecretString']).toBeUndefined();
-    expect(secretProps['GenerateSecretString']).toEqual({ SecretStringTemplate: '{}', GenerateStringKey: 'placeholder', ExcludePunctuation: true });
+  it('are two, the route secrets under the configured name and the provider key beside it, each a generated placeholder, never a value', () => {
+    prod.template.resourceCountIs('AWS::SecretsManager::Secret', 2);
+    const secrets = resourcesOfType(prod.resources, 'AWS::SecretsManager::Secret').map(([, secret]) => props(secret));
+    expect(secrets.map((secret) => secret['Name']).sort()).toEqual(['sms-relay/prod', 'sms-relay/prod/provider']);
+    for (const secretProps of secrets) {
+      expect(secretProps['SecretString']).toBeUndefined();
+      expect(secretProps['GenerateSecretString']).toEqual({ SecretStringTemplate: '{}', GenerateStringKey: 'placeholder', ExcludePunctuation: true });
+    }
     expect(JSON.stringify(prod.template.toJSON())).not.toMatch(/"SecretString"\s*:/);
   });
 
@@ -377,17 +377,27 @@ describe('least privilege', () => {
   };
   const TABLE = { 'Fn::GetAtt': [expect.stringMatching(/^RelayTable/), 'Arn'] };
   const BY_STATE = { 'Fn::Join': ['', [TABLE, '/index/byStateSummary']] };
-  const SECRET = { Ref: expect.stringMatching(/^RelaySecret/) };
+  const ROUTE_SECRETS = { Ref: expect.stringMatching(/^RelaySecret/) };
+  const PROVIDER_KEY = { Ref: expect.stringMatching(/^RelayProviderSecret/) };
   const LOGS = (name: string) => ({ 'Fn::GetAtt': [expect.stringMatching(new RegExp(`^Relay${name}Logs`)), 'Arn'] });
   const DEAD_LETTERS = { 'Fn::GetAtt': [expect.stringMatching(/^RelayDeadLetterQueue/), 'Arn'] };
   const grant = (actions: string[], resource: unknown) => ({ Effect: 'Allow', Action: actions.length === 1 ? actions[0] : actions, Resource: resource });
 
-  it('ingest may record messages, read a mute, note a heartbeat and read the secret, nothing else', () => {
+  it('ingest may record messages, read a mute, note a heartbeat and read the route secrets (never the provider key), nothing else', () => {
     expect(statements(prod, 'ingest')).toEqual([
       grant(['logs:CreateLogStream', 'logs:PutLogEvents'], LOGS('Ingest')),
       grant(['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'], TABLE),
-      grant(['secretsmanager:GetSecretValue'], SECRET),
+      grant(['secretsmanager:GetSecretValue'], ROUTE_SECRETS),
     ]);
+  });
+
+  it('the secrets: ingest alone reads the route secrets; the sender, the sweeper and the balance watch alone the provider key', () => {
+    const readers = (secretPrefix: string): HandlerName[] =>
+      HANDLER_NAMES.filter((name) =>
+        statements(prod, name).some((statement) => statement.Action === 'secretsmanager:GetSecretValue' && JSON.stringify(statement.Resource).includes(`"${secretPrefix}`)),
+      );
+    expect(readers('RelaySecret')).toEqual(['ingest']);
+    expect(readers('RelayProviderSecret')).toEqual(['sender', 'sweeper', 'balance-watch']);
   });
 
   it('sender may update records, record a low-balance notice, read its stream and fill its failure queue', () => {
@@ -396,7 +406,7 @@ describe('least privilege', () => {
       grant(['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:Query', 'dynamodb:UpdateItem'], TABLE),
       // The forecast of a low-balance SMS adds up the week's sent records.
       grant(['dynamodb:Query'], BY_STATE),
-      grant(['secretsmanager:GetSecretValue'], SECRET),
+      grant(['secretsmanager:GetSecretValue'], PROVIDER_KEY),
       grant(['sqs:SendMessage', 'sqs:GetQueueAttributes', 'sqs:GetQueueUrl'], { 'Fn::GetAtt': [expect.stringMatching(/^RelayFailureQueue/), 'Arn'] }),
       grant(['dynamodb:ListStreams'], '*'),
       grant(['dynamodb:DescribeStream', 'dynamodb:GetRecords', 'dynamodb:GetShardIterator'], { 'Fn::GetAtt': [expect.stringMatching(/^RelayTable/), 'StreamArn'] }),
@@ -409,7 +419,7 @@ describe('least privilege', () => {
       grant(['logs:CreateLogStream', 'logs:PutLogEvents'], LOGS('Sweeper')),
       grant(['dynamodb:BatchGetItem', 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:Query', 'dynamodb:UpdateItem'], TABLE),
       grant(['dynamodb:Query'], BY_STATE),
-      grant(['secretsmanager:GetSecretValue'], SECRET),
+      grant(['secretsmanager:GetSecretValue'], PROVIDER_KEY),
     ]);
   });
 
@@ -419,7 +429,7 @@ describe('least privilege', () => {
       grant(['logs:CreateLogStream', 'logs:PutLogEvents'], LOGS('BalanceWatch')),
       grant(['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:Query', 'dynamodb:UpdateItem'], TABLE),
       grant(['dynamodb:Query'], BY_STATE),
-      grant(['secretsmanager:GetSecretValue'], SECRET),
+      grant(['secretsmanager:GetSecretValue'], PROVIDER_KEY),
     ]);
   });
 

@@ -106,7 +106,7 @@ describe('cdk synth', () => {
       expect(copied.stderr).toContain(`${join(configDir, 'staging.yaml')}: invalid config`);
       expect(copied.stderr).toContain('- provider.baseUrl must be https (the API key travels in its requests), and must not point at a loopback or private address (127.0.0.1)');
       expect(copied.stderr).toContain("- routes.alerts.capture: stores each webhook's payload (customer data) in the deployed table; remove it, or set deploy.allowCapture: true");
-      expect(copied.stderr).toContain(`- secrets: "sms-relay/local" is also the secret of ${join(configDir, 'local.yaml')};`);
+      expect(copied.stderr).toContain(`- secrets: "sms-relay/local" is the secret of environment local (${join(configDir, 'local.yaml')});`);
       expect(existsSync(join(work, 'out-copied', 'SmsRelay-staging.template.json'))).toBe(false);
     },
     CLI_TIMEOUT_MS,

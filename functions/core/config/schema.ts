@@ -189,7 +189,15 @@ export const DeploySchema = z.strictObject({
     (value): value is number => (LOG_RETENTION_DAYS as readonly unknown[]).includes(value),
     `CloudWatch keeps logs for one of ${LOG_RETENTION_DAYS.join(', ')} days`,
   ),
-  /** What deleting the stack does to the table and the secret. */
+  /**
+   * The sender's reserved concurrency: kept for it whatever else runs in the account (another
+   * environment's stack included), and the most sends it runs at once. Unset: none reserved.
+   */
+  senderConcurrency: deployValue(
+    (value): value is number => isNumber(value) && Number.isInteger(value) && value >= 1 && value <= 1_000,
+    'senderConcurrency is a whole number of concurrent sender invocations from 1 to 1000',
+  ),
+  /** What deleting the stack does to the table and the secrets. */
   onDelete: deployValue((value): value is 'retain' | 'destroy' => value === 'retain' || value === 'destroy', 'onDelete is retain (the default) or destroy'),
   /**
    * Deploy routes that set `capture`: they store customer payloads in the deployed table, so it is

@@ -6,8 +6,8 @@ import { staleSendingProblem, type RelayContext, type SecretSource } from '../..
 import { reportUndecodable } from '../../relay/undecodable';
 import { loadRelayConfig } from './config';
 import { createDynamoClient } from './dynamo';
-import { readEnvironment, type RelayEnvironment } from './env';
-import { EnvironmentError } from './errors';
+import { ENV, readEnvironment, type RelayEnvironment, type SecretLocation } from './env';
+import { EnvironmentError, SecretUnavailableError } from './errors';
 import { createLogger, relayLogger } from './logger';
 import { createMetrics, relayMetrics } from './metrics';
 import { createFileSecretSource, createSecretsManagerSource } from './secrets';
@@ -25,6 +25,8 @@ export interface Observability {
  */
 export interface LambdaRelay extends Observability {
   readonly env: RelayEnvironment;
+  /** Where the provider key is read (the context's `secrets` are the route secrets). */
+  readonly providerSecrets: SecretSource;
   readonly context: RelayContext<RelayConfigView>;
 }
 
@@ -75,7 +77,8 @@ export function lambdaRelay(): Promise<LambdaRelay> {
 async function buildLambdaRelay(): Promise<LambdaRelay> {
   const env = readEnvironment();
   const { logger, metrics } = observability();
-  return { env, logger, metrics, context: await createRelayContext(env, { logger, metrics }) };
+  const sources = secretSources(env.secrets);
+  return { env, logger, metrics, providerSecrets: sources.provider, context: await createRelayContext(env, { logger, metrics }, sources) };
 }
 
 /**
@@ -100,17 +103,20 @@ export function resetLambdaRelay(): void {
  * const context = await createRelayContext(readEnvironment(), { logger: createLogger(), metrics: createMetrics() });
  * ```
  */
-export async function createRelayContext(env: RelayEnvironment, { logger, metrics }: Observability): Promise<RelayContext<RelayConfigView>> {
+export async function createRelayContext(
+  env: RelayEnvironment,
+  { logger, metrics }: Observability,
+  sources: SecretSources = secretSources(env.secrets),
+): Promise<RelayContext<RelayConfigView>> {
   const config = await loadRelayConfig(env);
   const stale = staleSendingProblem(env.policy.staleSendingMs, config.config.provider.timeoutMs);
   if (stale !== undefined) throw new EnvironmentError([stale]);
   const relayLog = relayLogger(logger);
   const relayMetric = relayMetrics(metrics);
   const store = createStore({ client: createDynamoClient(env), tableName: env.tableName, onUndecodable: reportUndecodable(relayLog, relayMetric) });
-  const secrets: SecretSource =
-    env.secrets.kind === 'file' ? createFileSecretSource(env.secrets.path) : createSecretsManagerSource(env.secrets.secretId);
+  const { routes: secrets, provider } = sources;
   const sms = createSmsClientSource({
-    secrets,
+    secrets: provider,
     baseUrl: config.config.provider.baseUrl,
     timeoutMs: config.config.provider.timeoutMs,
     ...(env.providerApiKey === undefined ? {} : { apiKey: env.providerApiKey }),
@@ -125,6 +131,34 @@ export async function createRelayContext(env: RelayEnvironment, { logger, metric
     clock: () => new Date(),
     policy: env.policy,
   };
+}
+
+/**
+ * The route secrets (ingest's) and the provider key (the senders'): one file locally, two Secrets
+ * Manager secrets on AWS, where each function is given only its own and the other reads as absent
+ * with a message saying so (the function was not granted it).
+ */
+export interface SecretSources {
+  readonly routes: SecretSource;
+  readonly provider: SecretSource;
+}
+
+function secretSources(location: SecretLocation): SecretSources {
+  if (location.kind === 'file') {
+    const file = createFileSecretSource(location.path);
+    return { routes: file, provider: file };
+  }
+  const source = (id: string | undefined, what: string, variable: string): SecretSource =>
+    id === undefined ? unavailableSecretSource(`this function has no ${what} (${variable} is unset): the stack grants each function only the secret it needs`) : createSecretsManagerSource(id);
+  const routes = source(location.routes, 'route secrets', ENV.secretId);
+  // One secret for both (SECRET_ID alone) is read through one source.
+  const provider = location.provider === location.routes ? routes : source(location.provider, 'provider key', ENV.providerSecretId);
+  return { routes, provider };
+}
+
+function unavailableSecretSource(message: string): SecretSource {
+  const fail = (): Promise<never> => Promise.reject(new SecretUnavailableError(message));
+  return { get: fail, refresh: fail };
 }
 
 /**

@@ -14,8 +14,9 @@ import { EnvironmentError } from './errors';
  * | `RELAY_CONFIG` | yes | Path of the config: a YAML file (`config/<env>.yaml`, validated and compiled at start), or the JSON the stack stages (already validated). A relative path resolves against `LAMBDA_TASK_ROOT` when set (on AWS: `relay-config.json` next to `index.mjs`), else the working directory. |
  * | `TABLE_NAME` | yes | The DynamoDB table. |
  * | `DYNAMODB_ENDPOINT` | no | A local DynamoDB (dynalite) URL; then region `local` and dummy credentials are used. Absent on AWS. |
- * | `SECRET_ID` | one of the two | Secrets Manager id or ARN of the JSON secret `{ "providerApiKey": "…", "<route secret name>": "…" }`. |
- * | `RELAY_SECRETS_FILE` | one of the two | A local JSON file of the same shape; wins over `SECRET_ID`. Relative to the working directory. |
+ * | `SECRET_ID` | one of the three | Secrets Manager id or ARN of the route secrets, JSON `{ "<route secret name>": "…" }` (the stack gives it to ingest only); without `PROVIDER_SECRET_ID` its `providerApiKey` is the provider key too. |
+ * | `PROVIDER_SECRET_ID` | one of the three | Secrets Manager id or ARN of the provider key, JSON `{ "providerApiKey": "…" }` (the stack gives it to the sender, the sweeper and the balance watch only). |
+ * | `RELAY_SECRETS_FILE` | one of the three | A local JSON file holding both, `{ "providerApiKey": "…", "<route secret name>": "…" }`; wins over the two above. Relative to the working directory. |
  * | `PROVIDER_BASE_URL` | no | Replaces `provider.baseUrl` of the config. |
  * | `PROVIDER_API_KEY` | no | Replaces the secret's `providerApiKey` (then a 401 cannot be cured by re-reading the secret). |
  * | `MAX_BODY_BYTES` | no | Largest webhook body ingest accepts; default {@link MAX_BODY_BYTES}. |
@@ -43,7 +44,8 @@ export const ENV_DEFAULTS = {
 /** Where the secret values come from. */
 export type SecretLocation =
   | { readonly kind: 'file'; readonly path: string }
-  | { readonly kind: 'secrets-manager'; readonly secretId: string };
+  /** Secrets Manager: the route secrets and the provider key, each absent when the function is not given it. */
+  | { readonly kind: 'secrets-manager'; readonly routes?: string; readonly provider?: string };
 
 /** The environment, read and checked. */
 export interface RelayEnvironment {
@@ -97,10 +99,12 @@ export function readEnvironment(source: Readonly<Record<string, string | undefin
 
   const secretsFile = text(ENV.secretsFile);
   const secretId = text(ENV.secretId);
+  const providerSecretId = text(ENV.providerSecretId) ?? secretId;
   let secrets: SecretLocation = { kind: 'file', path: '' };
   if (secretsFile !== undefined) secrets = { kind: 'file', path: resolve(secretsFile) };
-  else if (secretId !== undefined) secrets = { kind: 'secrets-manager', secretId };
-  else problems.push(`${ENV.secretId} or ${ENV.secretsFile} is required (where the provider API key and route secrets are)`);
+  else if (secretId !== undefined || providerSecretId !== undefined) {
+    secrets = { kind: 'secrets-manager', ...(secretId === undefined ? {} : { routes: secretId }), ...(providerSecretId === undefined ? {} : { provider: providerSecretId }) };
+  } else problems.push(`${ENV.secretId}, ${ENV.providerSecretId} or ${ENV.secretsFile} is required (where the route secrets and the provider API key are)`);
 
   const providerBaseUrl = text(ENV.providerBaseUrl);
   const urlProblem = providerBaseUrl === undefined ? undefined : httpUrlProblem(providerBaseUrl);

@@ -86,11 +86,11 @@ export function createSmsClientSource({ secrets, baseUrl, timeoutMs, apiKey, cre
  * ```
  */
 export async function withInvocationSmsClients<T>(
-  { context, env }: Pick<LambdaRelay, 'context' | 'env'>,
+  { context, env, providerSecrets }: Pick<LambdaRelay, 'context' | 'env' | 'providerSecrets'>,
   work: (context: RelayContext<RelayConfigView>) => Promise<T>,
 ): Promise<T> {
   const sms = createSmsClientSource({
-    secrets: context.secrets,
+    secrets: providerSecrets,
     baseUrl: context.config.config.provider.baseUrl,
     timeoutMs: context.config.config.provider.timeoutMs,
     ...(env.providerApiKey === undefined ? {} : { apiKey: env.providerApiKey }),

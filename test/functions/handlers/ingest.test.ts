@@ -191,7 +191,7 @@ describe('ingest handler', () => {
 
       expect(response.statusCode).toBe(503);
       expect(out.logs().find((line) => line['message'] === 'the relay cannot start')).toMatchObject({
-        error: { name: 'EnvironmentError', problems: ['TABLE_NAME is required (the DynamoDB table)', expect.stringMatching(/^SECRET_ID or RELAY_SECRETS_FILE/)] },
+        error: { name: 'EnvironmentError', problems: ['TABLE_NAME is required (the DynamoDB table)', expect.stringMatching(/^SECRET_ID, PROVIDER_SECRET_ID or RELAY_SECRETS_FILE/)] },
       });
     });
   });

@@ -32,11 +32,18 @@ describe('readEnvironment', () => {
     expect(readEnvironment(minimal)).toEqual({
       configPath: '/opt/relay.yaml',
       tableName: 'sms-relay',
-      secrets: { kind: 'secrets-manager', secretId: minimal.SECRET_ID },
+      secrets: { kind: 'secrets-manager', routes: minimal.SECRET_ID, provider: minimal.SECRET_ID },
       maxBodyBytes: ENV_DEFAULTS.maxBodyBytes,
       policy: DEFAULT_RETRY_POLICY,
       sweepPendingGraceMs: 10_000,
     });
+  });
+
+  it('reads the route secrets (SECRET_ID) and the provider key (PROVIDER_SECRET_ID) apart, each only when given', () => {
+    const { SECRET_ID: routes, ...withoutRoutes } = minimal;
+    const provider = `${routes}/provider`;
+    expect(readEnvironment({ ...minimal, PROVIDER_SECRET_ID: provider }).secrets).toEqual({ kind: 'secrets-manager', routes, provider });
+    expect(readEnvironment({ ...withoutRoutes, PROVIDER_SECRET_ID: provider }).secrets).toEqual({ kind: 'secrets-manager', provider });
   });
 
   it('resolves a relative RELAY_CONFIG against LAMBDA_TASK_ROOT, as deployed', () => {
@@ -84,7 +91,7 @@ describe('readEnvironment', () => {
       'RELAY_CONFIG is required (path of the config YAML)',
       'TABLE_NAME is required (the DynamoDB table)',
       'DYNAMODB_ENDPOINT must be an http(s) URL, got "localhost:8000"',
-      'SECRET_ID or RELAY_SECRETS_FILE is required (where the provider API key and route secrets are)',
+      'SECRET_ID, PROVIDER_SECRET_ID or RELAY_SECRETS_FILE is required (where the route secrets and the provider API key are)',
       'PROVIDER_BASE_URL must be an http(s) URL',
       'MAX_BODY_BYTES must be a whole number ≥ 1, got "10kb"',
       'RETRY_MAX_ATTEMPTS must be a whole number ≥ 1, got "0"',

@@ -4,7 +4,7 @@ import { mockClient } from 'aws-sdk-client-mock';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { handler as balanceWatch } from '../../../functions/handlers/balance-watch';
 import { handler as ingest } from '../../../functions/handlers/ingest';
-import { resetLambdaRelay } from '../../../functions/handlers/wiring/context';
+import { lambdaRelay, resetLambdaRelay } from '../../../functions/handlers/wiring/context';
 import { handler as sweeper } from '../../../functions/handlers/sweeper';
 import { NOTICE_ROUTE } from '../../../functions/relay/ports';
 import { createStore, ensureTable, MessageState, type MessageStore } from '../../../functions/store';
@@ -81,6 +81,48 @@ describe('sweeper handler', () => {
     await accepted();
 
     expect(await sweeper(scheduledEvent())).toMatchObject({ sent: {} });
+  });
+});
+
+describe('two secrets, as the stack deploys them: ingest given the route secrets, the sweeper and the balance watch the provider key', () => {
+  let routesId: string;
+  let providerId: string;
+  beforeEach(() => {
+    routesId = `sms-relay/${randomUUID()}`;
+    providerId = `${routesId}/provider`;
+    // Neither holds the other's value: a send proves the key came from the provider secret.
+    secretsManager.on(GetSecretValueCommand, { SecretId: routesId }).resolves({ SecretString: JSON.stringify({ 'alerts-token': ROUTE_TOKEN }) });
+    secretsManager.on(GetSecretValueCommand, { SecretId: providerId }).resolves({ SecretString: JSON.stringify({ providerApiKey: API_KEY }) });
+  });
+  const asFunction = (variables: Record<string, string | undefined>): void => {
+    for (const [name, value] of Object.entries(variables)) vi.stubEnv(name, value);
+    resetLambdaRelay();
+  };
+  const secretsRead = (): unknown[] => secretsManager.commandCalls(GetSecretValueCommand).map((call) => call.args[0].input.SecretId);
+
+  it('ingest authenticates with the route secrets alone, the sweeper sends with the provider key alone', async () => {
+    asFunction({ SECRET_ID: routesId, PROVIDER_SECRET_ID: undefined });
+    const id = await accepted();
+    expect(secretsRead()).toEqual([routesId]);
+
+    asFunction({ SECRET_ID: undefined, PROVIDER_SECRET_ID: providerId });
+    expect(await sweeper(scheduledEvent(), lambdaContext(55_000))).toMatchObject({ sent: { sent: 1 } });
+    expect((await store.getMessage(id))?.state).toBe(MessageState.Sent);
+    expect(secretsRead()).toEqual([routesId, providerId]);
+  });
+
+  it('a function not given the route secrets says so, and never reads another secret for them', async () => {
+    asFunction({ SECRET_ID: undefined, PROVIDER_SECRET_ID: providerId });
+    const { context } = await lambdaRelay();
+    await expect(context.secrets.get('alerts-token')).rejects.toThrow(/this function has no route secrets \(SECRET_ID is unset\)/);
+    expect(secretsRead()).toEqual([]);
+  });
+
+  it('the balance watch reads the balance with the provider key alone', async () => {
+    asFunction({ SECRET_ID: undefined, PROVIDER_SECRET_ID: providerId });
+    await balanceWatch(scheduledEvent(), lambdaContext(30_000));
+    expect(secretsRead()).toEqual([providerId]);
+    expect(out.logs().find((line) => line['message'] === 'balance')).toMatchObject({ balance: 1000 });
   });
 });
 
