@@ -22,7 +22,7 @@ export interface TableGrant {
  * | Store call | Operations |
  * |---|---|
  * | `acceptWebhook` (ingest; sweeper's limit summaries; balance-watch's low-balance SMS) | PutItem (its transaction's puts), GetItem |
- * | `claimMessage`, `mark*`, `releaseForRetry`, `reserveLimit`, `recordCreditsSpent`, `markSummarySent`, `updateBalanceState` | UpdateItem |
+ * | `claimMessage`, `mark*`, `releaseForRetry`, `reserveLimit`, `releaseLimit` (sender), `recordCreditsSpent`, `markSummarySent`, `updateBalanceState` | UpdateItem |
  * | `observeBalance` after a send or a 402 (sender): `spendLastDays` (the sent records, by `byStateSummary`), the low-balance notice | Query (on `byStateSummary`), GetItem, PutItem, UpdateItem |
  * | `reserveCredit`, `settleCredit`, `observeSentCredit` (sender), `rebaseCredit` (sender, balance-watch), `keepStaleCredit` (sweeper) | GetItem, UpdateItem |
  * | `findDuePending`, `findStaleSending` | Query on `byStateSummary`, then BatchGetItem of the records |

@@ -189,7 +189,7 @@ async function checkBeforeSend(context: RelayContext<RelayConfigView>, record: M
   if (reserve === 0 && limits?.messages === undefined && !capsCredits) return GO;
 
   let state = reserve > 0 || capsCredits ? await context.store.getBalanceState() : undefined;
-  if (state !== undefined && (guardsReserve || capsCredits) && !knowsCredit(state, reserve)) state = await readBalanceOnce(context, state);
+  if (state !== undefined && (guardsReserve || capsCredits) && !knowsCredit(state, reserve > 0)) state = await readBalanceOnce(context, state);
   const estimate = state === undefined ? 0 : estimateCredits(record, state.creditsPerUnit ?? 0);
 
   let credit: Credit | undefined;
@@ -236,7 +236,7 @@ async function checkBeforeSend(context: RelayContext<RelayConfigView>, record: M
       // Bookkeeping beside the send: a failure must not stop the message the budget allowed.
       await warnMonthBudget(context, routeView!, reservation.month).catch((error: unknown) => context.logger.error('monthly budget warning not recorded', { route: record.route, error: errorName(error) }));
     }
-    return { ...go, outcome: SendOutcome.Sent, limits: reservation.taken };
+    return { outcome: SendOutcome.Sent, ...(credit === undefined ? {} : { credit }), limits: reservation.taken };
   }
   await giveBack(context, credit);
   const reason = reservation.reason === LimitKind.Messages
@@ -257,7 +257,7 @@ async function checkBeforeSend(context: RelayContext<RelayConfigView>, record: M
  */
 async function takeCredit(context: RelayContext<RelayConfigView>, record: MessageRecord, state: BalanceState): Promise<Gate> {
   let known = state;
-  if (!knowsCredit(known, 1)) {
+  if (!knowsCredit(known, true)) {
     try {
       known = await readBalanceOnce(context, known);
     } catch (error) {
@@ -272,9 +272,9 @@ async function takeCredit(context: RelayContext<RelayConfigView>, record: Messag
   return taken.reserved ? { outcome: SendOutcome.Sent, credit: { token, estimate, basis: taken.basis } } : GO;
 }
 
-/** Whether the store knows what a send costs and, with a reserve, what is projected to be left. */
-function knowsCredit(state: BalanceState, reserve: number): boolean {
-  return state.creditsPerUnit !== undefined && (reserve === 0 || state.projected !== undefined);
+/** Whether the store knows what a send costs and, when `projected` is needed (a reserve), what is projected to be left. */
+function knowsCredit(state: BalanceState, projected: boolean): boolean {
+  return state.creditsPerUnit !== undefined && (!projected || state.projected !== undefined);
 }
 
 /**

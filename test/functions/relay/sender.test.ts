@@ -324,6 +324,22 @@ describe('money safety', () => {
       expect(servers.sandbox.requests().filter((request) => request.path === '/v1/account/balance')).toHaveLength(1);
     });
 
+    it('gives the day back for a send that certainly did not go out (a 402, a refused connection): only sends that went out count', async () => {
+      await start({ config: capped(10) });
+      await relay.store.recordPrice({ creditsPerUnit: 1 });
+      servers.sandbox.setBalance(5); // 10 credits a send: refused 402
+      const parked = await acceptOn(relay, 'capped');
+      expect(await sendMessage(relay.context, parked)).toBe(SendOutcome.Parked);
+      const refusedPort = await closedPort();
+      const down: Harness = await harness({ db: servers.db, baseUrl: `http://127.0.0.1:${refusedPort}`, policy: POLICY, config: capped(10), tableName: relay.tableName, clock: relay.clock });
+      const retried = await acceptOn(relay, 'capped');
+      expect(await sendMessage(down.context, retried)).toBe(SendOutcome.Retrying);
+
+      servers.sandbox.setBalance(1_000);
+      expect(await sendMessage(relay.context, await acceptOn(relay, 'capped'))).toBe(SendOutcome.Sent);
+      expect(await sendMessage(relay.context, await acceptOn(relay, 'capped'))).toBe(SendOutcome.Held);
+    });
+
     it('holds across concurrent senders in separate processes', async () => {
       const first = await start({ config: capped(25) });
       await first.store.recordPrice({ creditsPerUnit: 1 });

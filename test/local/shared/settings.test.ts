@@ -25,6 +25,10 @@ describe('settings', () => {
     expect(() => resolveRuntimeSettings({}, { PROVIDER_BASE_URL: 'ftp://sms.example' })).toThrow('PROVIDER_BASE_URL: expected an http(s) URL');
     // A key inside the URL would be printed in the banner.
     expect(() => resolveRuntimeSettings({}, { PROVIDER_BASE_URL: 'https://user:pass@sms.example' })).toThrow('must not contain credentials');
+    // Tests only: a crash point the runtime does not know would silently never crash.
+    expect(() => resolveRuntimeSettings({}, { RELAY_CRASH_AT: 'somewhere' })).toThrow('RELAY_CRASH_AT: expected one of balance-disarmed, low-balance-recorded, got "somewhere"');
+    expect(resolveRuntimeSettings({}, { RELAY_CRASH_AT: 'balance-disarmed' }).crashAt).toBe('balance-disarmed');
+    expect(resolveRuntimeSettings({}, {}).crashAt).toBeUndefined();
   });
 
   it('resolve the commands paths the way start does', () => {
