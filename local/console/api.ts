@@ -3,7 +3,7 @@ import type { RouteView } from '../../functions/core/config/view';
 import { MAX_MUTE_SECONDS } from '../../functions/core/defaults';
 import { maskNumbersInText } from '../../functions/core/recipients';
 import { HttpError, matchPath, parseRequest, queryObject } from '../http';
-import { MESSAGE_STATES, recordsPage, redriveRecord, REDRIVE_STATES } from '../records';
+import { MESSAGE_STATES, readRecord, recordsPage, redriveRecord, REDRIVE_STATES } from '../records';
 import { CONSOLE_API, type AnswerOf, type ApiRoute, type Endpoint, type HandlerRequest, type Overview } from './contract';
 import { payloadChoices, previewRoute } from './preview';
 import { warmPreviewWorker } from './preview-thread';
@@ -51,7 +51,7 @@ export function createStoreApi(source: ConsoleSource): ConsoleApi {
     'GET /records': async ({ query }) => await source.withStore((store) => recordsPage(store, query)),
     'GET /records/:id': async ({ params: { id } }) =>
       await source.withStore(async (store) => {
-        const record = await store.getMessage(id);
+        const record = await readRecord(store, id);
         if (record === undefined) throw new HttpError(404, `no record ${id}`);
         const route = source.loaded.routes.get(record.route);
         const capture = route?.config.capture === undefined ? undefined : await store.findCapture(record.route, record.id, record.createdAt);
