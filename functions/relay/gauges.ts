@@ -5,10 +5,11 @@ import { RelayMetric, type RelayContext } from './ports';
 
 /**
  * The stuck records are counted at most this often per process (and store); the sweeps in between
- * publish the last counts again. On AWS the sweeper runs once a minute, so each run counts; the
- * local runtime sweeps every second or so and counts once a minute.
+ * publish the last counts again. Under the minute of `SWEEP_SCHEDULE`, so each scheduled run on AWS
+ * counts afresh even in a warm container whose runs come a little early; the local runtime sweeps
+ * every second or so and counts about once a minute.
  */
-export const STUCK_COUNT_INTERVAL_MS = 60_000;
+export const STUCK_COUNT_INTERVAL_MS = 50_000;
 
 /**
  * A DEFERRED record is overdue once its window ended longer ago than this: the digest's grace plus

@@ -72,7 +72,9 @@ export interface SweepReport {
  * due (retries after backoff, redriven records, anything the stream missed or a restart left),
  * settles SENDING records whose sender died, records one digest SMS per route and ended quiet period
  * or digest window, one summary SMS per route window in which a limit held messages back, and runs
- * the routes' dead-man's switches (`heartbeat`).
+ * the routes' dead-man's switches (`heartbeat`); publishes how many records are stuck now
+ * (`publishStuckCounts`). A record this version cannot read is left out by the store's listings
+ * (counted and logged through its `onUndecodable`), so it never stops a sweep.
  *
  * @example
  * ```ts

@@ -4,7 +4,7 @@ import { MAX_MUTE_SECONDS, PAGE_SIZE } from '../../functions/core/defaults';
 import { MessageState, type MessageStore } from '../../functions/store';
 import { maskNumbersInText } from '../../functions/core/recipients';
 import { HttpError, matchPath, parseRequest, queryObject } from '../http';
-import { MESSAGE_STATES, recordsPage, redriveRecord, REDRIVE_STATES } from '../records';
+import { MESSAGE_STATES, readRecord, recordsPage, redriveRecord, REDRIVE_STATES } from '../records';
 import { CONSOLE_API, type AnswerOf, type ApiRoute, type Endpoint, type HandlerRequest, type Overview, type ServiceStatus } from './contract';
 import { payloadChoices, previewRoute } from './preview';
 import { warmPreviewWorker } from './preview-thread';
@@ -53,7 +53,7 @@ export function createStoreApi(source: ConsoleSource): ConsoleApi {
     'GET /records': async ({ query }) => await source.withStore((store) => recordsPage(store, query)),
     'GET /records/:id': async ({ params: { id } }) =>
       await source.withStore(async (store) => {
-        const record = await store.getMessage(id);
+        const record = await readRecord(store, id);
         if (record === undefined) throw new HttpError(404, `no record ${id}`);
         const route = source.loaded.routes.get(record.route);
         const capture = route?.config.capture === undefined ? undefined : await store.findCapture(record.route, record.id, record.createdAt);

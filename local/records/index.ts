@@ -6,7 +6,7 @@
  */
 import { maskMsisdn, maskNumbersInText } from '../../functions/core/recipients';
 import { PAGE_SIZE } from '../../functions/core/defaults';
-import { MessageState, type MessageRecord, type MessageStore, type RequeueFrom } from '../../functions/store';
+import { MessageState, type MessageRecord, type MessageStore, type RequeueFrom, StoreError } from '../../functions/store';
 import { HttpError } from '../http';
 import type { z } from 'zod';
 import { cursorPosition, MAY_HAVE_ARRIVED, needsAcceptDuplicates, REDRIVE_STATES, RecordsPageQuery, STATES, type RecordsPage, type RecordView, type RedriveAnswer, type RequeueOutcome, type State } from './contract';
@@ -157,13 +157,27 @@ export async function requeueRecords(store: MessageStore, ids: readonly string[]
 }
 
 /**
+ * One record by id, for a page that shows or redrives it.
+ *
+ * @throws {HttpError} 409 when this version cannot read it (a value a newer version wrote, seen after a rollback)
+ */
+export async function readRecord(store: MessageStore, id: string): Promise<MessageRecord | undefined> {
+  try {
+    return await store.getMessage(id);
+  } catch (error) {
+    if (error instanceof StoreError) throw new HttpError(409, `${id} cannot be read by this version of sms-relay (written by a newer one?): ${error.message}; it is left as it is`);
+    throw error;
+  }
+}
+
+/**
  * Redrives one record from whatever redrivable state it is in (the console's Redrive button): the
  * same conditional requeue as {@link requeueRecords}, and the record as it is afterwards.
  *
  * @throws {HttpError} 404 for no such record, 409 when its state cannot be redriven, 400 for an UNKNOWN one without `acceptDuplicates`
  */
 export async function redriveRecord(store: MessageStore, id: string, consent: RedriveConsent = {}): Promise<RedriveAnswer> {
-  const record = await store.getMessage(id);
+  const record = await readRecord(store, id);
   if (record === undefined) throw new HttpError(404, `no record ${id}`);
   const from = REDRIVE_STATES.find((state) => state === record.state);
   if (from === undefined) throw new HttpError(409, `${id} is ${record.state}; only ${REDRIVE_STATES.join(', ')} records can be redriven`);

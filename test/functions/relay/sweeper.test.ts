@@ -313,7 +313,7 @@ describe('sweep', () => {
     const raw = await servers.db.client.send(new GetItemCommand({ TableName: relay.tableName, Key: { pk: { S: `MSG#${ids[0]}` }, sk: { S: 'MSG' } } }));
     expect(raw.Item?.['state']?.S).toBe('PENDING');
   });
-  it('publishes how many records are UNKNOWN, PARKED, FAILED, HELD now and DEFERRED past their window, counting at most once a minute', async () => {
+  it('publishes how many records are UNKNOWN, PARKED, FAILED, HELD now and DEFERRED past their window, counting at most every 50 s', async () => {
     relay = await harness({ db: servers.db, baseUrl: servers.sandbox.baseUrl, policy: POLICY });
     const now = relay.clock.now;
     let key = 0;
@@ -340,13 +340,13 @@ describe('sweep', () => {
     await sweep(relay.context);
     expect(gauges()).toEqual({ UnknownNow: [[2, 'service']], ParkedNow: [[1, 'service']], FailedNow: [[1, 'service']], HeldNow: [[1, 'service']], DeferredOverdue: [[1, 'service']] });
 
-    // Within the minute a sweep publishes the last counts again, without counting.
+    // 30 s on, a sweep publishes the last counts again, without counting.
     await relay.store.requeue(unknown[0]!, { from: 'UNKNOWN', acceptDuplicates: true, now });
     relay.metrics.points.length = 0;
     relay.clock.advance(30_000);
     await sweep(relay.context);
     expect(gauges()['UnknownNow']).toEqual([[2, 'service']]);
-    // A minute on: counted again (the redriven record was sent by the sweep before).
+    // 60 s on: counted again (the redriven record was sent by the sweep before).
     relay.metrics.points.length = 0;
     relay.clock.advance(30_000);
     await sweep(relay.context);

@@ -1,4 +1,5 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { DeleteItemCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
 import type { Server } from 'node:http';
 import { request as httpRequest } from 'node:http';
 import { tmpdir } from 'node:os';
@@ -301,6 +302,21 @@ describe('Activity', () => {
     expect((await local.store.getMessage(id!))?.state).toBe('SENT');
     // No risk, no warning: a PARKED record's page asks nothing.
     expect((await getJson<RecordDetail>(`/console/api/records/${await parkedRecord()}`)).body.redriveWarning).toBeNull();
+  });
+
+  it('leaves a record this version cannot read out of Activity, and says so on its own page', async () => {
+    const [newer, plain] = await deliver('notify', 'generic', { message: 'from a newer version', phone: '0754111222' }, 'generic-token', { send: false }).then(async (first) => [first[0]!, (await deliver('notify', 'generic', { message: 'plain' }, 'generic-token', { send: false }))[0]!]);
+    await local.client.send(
+      new UpdateItemCommand({ TableName: local.tableName, Key: { pk: { S: `MSG#${newer}` }, sk: { S: 'MSG' } }, UpdateExpression: 'SET #notice = :notice', ExpressionAttributeNames: { '#notice': 'notice' }, ExpressionAttributeValues: { ':notice': { S: 'heartbeat-silent-v2' } } }),
+    );
+    const activity = await getJson<RecordsPage>('/console/api/records?route=notify&limit=500');
+    expect(activity.status).toBe(200);
+    expect(activity.body.records.map((record) => record.id)).toContain(plain);
+    expect(activity.body.records.map((record) => record.id)).not.toContain(newer);
+    const page = await getJson<{ error: string }>(`/console/api/records/${newer}`);
+    expect(page).toMatchObject({ status: 409, body: { error: expect.stringContaining('unknown notice heartbeat-silent-v2') } });
+    expect((await postJson(`/console/api/records/${newer}/redrive`, {})).status).toBe(409);
+    await local.client.send(new DeleteItemCommand({ TableName: local.tableName, Key: { pk: { S: `MSG#${newer}` }, sk: { S: 'MSG' } } }));
   });
 
   it('says how many state changes a long history left out, and where', async () => {
