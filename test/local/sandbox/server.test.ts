@@ -321,7 +321,7 @@ describe('startSandbox', () => {
         const zero = JSON.stringify({ balance: 0 });
         const fault = JSON.stringify({ kind: 'status', status: 503, count: 5 });
         // What a page of another site can make the browser send without a preflight: a text/plain POST.
-        const forged = [
+        const forged: { path: string; headers: Record<string, string>; body: string }[] = [
           { path: '/balance', headers: { 'content-type': 'text/plain', origin: 'http://evil.example', 'sec-fetch-site': 'cross-site' }, body: zero },
           { path: '/faults', headers: { 'content-type': 'text/plain', origin: 'http://evil.example', 'sec-fetch-site': 'cross-site' }, body: fault },
           { path: '/balance', headers: { 'content-type': 'text/plain', 'sec-fetch-site': 'cross-site' }, body: zero },
