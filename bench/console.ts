@@ -15,6 +15,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium, type Browser } from 'playwright-core';
 import { startSandbox } from '../local/sandbox/server';
+import { operatorHeaders } from '../test/helpers/relay-operator';
 import { median, ratio, round } from './stats';
 import { startRelay, type Relay } from './time-to-sms';
 
@@ -102,7 +103,9 @@ export async function runConsoleLoad(repoRoot: string, { records = 10_000, log =
     await Promise.all(Array.from({ length: 32 }, async () => {
       while (written < records) await post();
     }));
-    const count = async (state: string): Promise<number> => ((JSON.parse(await getBody(`${url}/_relay/records?state=${state}&limit=1`)) as { records: unknown[] }).records.length);
+    // /_relay answers the secret of runtime.json, as `sms-relay logs` sends it.
+    const operator = await operatorHeaders(url);
+    const count = async (state: string): Promise<number> => ((JSON.parse(await getBody(`${url}/_relay/records?state=${state}&limit=1`, operator)) as { records: unknown[] }).records.length);
     for (;;) {
       if ((await count('PENDING')) === 0 && (await count('SENDING')) === 0) break;
       await new Promise((resolve) => setTimeout(resolve, 500));
@@ -119,7 +122,7 @@ export async function runConsoleLoad(repoRoot: string, { records = 10_000, log =
     const recordsMs = await timed(() => getBody(`${url}/console/api/records?limit=100`, session));
     const routesMs = await timed(() => getBody(`${url}/console/api/routes`, session));
     const creditMs = await timed(() => getBody(`${url}/console/api/credit`, session));
-    const logsRecordsMs = await timed(() => getBody(`${url}/_relay/records?limit=100`));
+    const logsRecordsMs = await timed(() => getBody(`${url}/_relay/records?limit=100`, operator));
 
     let browserResult: ConsoleLoad['browser'];
     if (!existsSync(CHROMIUM)) {

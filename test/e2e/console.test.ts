@@ -183,11 +183,14 @@ describe('sms-relay console', () => {
 
       const { port } = new URL(relay.url);
       const host = `127.0.0.1:${port}`;
-      expect(await rawGet(`${relay.url}/_relay/records`, { host })).toBe(200);
-      expect(await rawGet(`${relay.url}/_relay/records`, { host, origin: 'http://evil.example' })).toBe(403);
-      expect(await rawGet(`${relay.url}/_relay/records`, { host, 'sec-fetch-site': 'cross-site' })).toBe(403);
-      expect(await rawGet(`${relay.url}/_relay/records`, { host, origin: `http://${host}` })).toBe(200);
-      const forged = await fetch(`${relay.url}/_relay/redrive`, { method: 'POST', headers: { origin: 'http://evil.example', 'content-type': 'application/json' }, body: '{"from":"PARKED","ids":[]}' });
+      // /_relay takes the secret of runtime.json (what `logs` sends), never a browser's cookie.
+      const operator = { authorization: `Bearer ${String(announced['consoleSecret'])}` };
+      expect(await rawGet(`${relay.url}/_relay/records`, { host, ...operator })).toBe(200);
+      expect(await rawGet(`${relay.url}/_relay/records`, { host, cookie: signedIn.cookie! })).toBe(401);
+      expect(await rawGet(`${relay.url}/_relay/records`, { host, ...operator, origin: 'http://evil.example' })).toBe(403);
+      expect(await rawGet(`${relay.url}/_relay/records`, { host, ...operator, 'sec-fetch-site': 'cross-site' })).toBe(403);
+      expect(await rawGet(`${relay.url}/_relay/records`, { host, ...operator, origin: `http://${host}` })).toBe(200);
+      const forged = await fetch(`${relay.url}/_relay/redrive`, { method: 'POST', headers: { ...operator, origin: 'http://evil.example', 'content-type': 'application/json' }, body: '{"from":"PARKED","ids":[]}' });
       expect(forged.status).toBe(403);
     } finally {
       await stopRelay(relay);

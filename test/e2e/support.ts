@@ -6,6 +6,7 @@ import { fileURLToPath } from 'node:url';
 import { loadConfigFile, type LoadedConfig } from '../../functions/core/config/load';
 import type { RecordView } from '../../local/records';
 import { signWebhook } from '../../local/runtime/signers';
+import { operatorHeaders } from '../helpers/relay-operator';
 import { signSnsMessage, snsDocuments, type SnsMessage } from '../helpers/sns';
 import { CONSOLE_REQUEST_HEADER } from '../../local/console/contract';
 
@@ -272,7 +273,9 @@ export async function inbox(sandboxUrl: string): Promise<InboxMessage[]> {
 export type RecordJson = RecordView;
 
 export async function records(relayUrl: string, query = ''): Promise<RecordJson[]> {
-  return (await getJson<{ records: RecordJson[] }>(`${relayUrl}/_relay/records${query === '' ? '' : `?${query}`}`)).records;
+  const response = await fetch(`${relayUrl}/_relay/records${query === '' ? '' : `?${query}`}`, { headers: await operatorHeaders(relayUrl) });
+  if (!response.ok) throw new Error(`GET /_relay/records answered ${response.status}: ${await response.text()}`);
+  return ((await response.json()) as { records: RecordJson[] }).records;
 }
 
 /**
