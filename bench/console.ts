@@ -15,6 +15,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium, type Browser } from 'playwright-core';
 import { startSandbox } from '../local/sandbox/server';
+import { PAGE_TOKEN_KEY } from '../local/console/contract';
+import { openConsoleLink } from '../test/helpers/console-session';
+import { operatorHeaders } from '../test/helpers/relay-operator';
 import { median, ratio, round } from './stats';
 import { startRelay, type Relay } from './time-to-sms';
 
@@ -102,7 +105,9 @@ export async function runConsoleLoad(repoRoot: string, { records = 10_000, log =
     await Promise.all(Array.from({ length: 32 }, async () => {
       while (written < records) await post();
     }));
-    const count = async (state: string): Promise<number> => ((JSON.parse(await getBody(`${url}/_relay/records?state=${state}&limit=1`)) as { records: unknown[] }).records.length);
+    // /_relay answers the secret of runtime.json, as `sms-relay logs` sends it.
+    const operator = await operatorHeaders(url);
+    const count = async (state: string): Promise<number> => ((JSON.parse(await getBody(`${url}/_relay/records?state=${state}&limit=1`, operator)) as { records: unknown[] }).records.length);
     for (;;) {
       if ((await count('PENDING')) === 0 && (await count('SENDING')) === 0) break;
       await new Promise((resolve) => setTimeout(resolve, 500));
@@ -113,13 +118,13 @@ export async function runConsoleLoad(repoRoot: string, { records = 10_000, log =
 
     // The console answers a signed-in browser only: the banner's one-time link, redeemed once, sets the session cookie.
     if (relay.consoleLink === undefined) throw new Error('the relay printed no console link');
-    const cookie = (await fetch(relay.consoleLink, { redirect: 'manual' })).headers.get('set-cookie')?.split(';')[0];
-    if (cookie === undefined) throw new Error('the console link set no session cookie');
-    const session = { cookie };
+    // The page's API requests carry the cookie and the page token the signed-in page moves on with.
+    const tab = await openConsoleLink(relay.consoleLink);
+    const session = tab.headers;
     const recordsMs = await timed(() => getBody(`${url}/console/api/records?limit=100`, session));
     const routesMs = await timed(() => getBody(`${url}/console/api/routes`, session));
     const creditMs = await timed(() => getBody(`${url}/console/api/credit`, session));
-    const logsRecordsMs = await timed(() => getBody(`${url}/_relay/records?limit=100`));
+    const logsRecordsMs = await timed(() => getBody(`${url}/_relay/records?limit=100`, operator));
 
     let browserResult: ConsoleLoad['browser'];
     if (!existsSync(CHROMIUM)) {
@@ -129,8 +134,10 @@ export async function runConsoleLoad(repoRoot: string, { records = 10_000, log =
       browser = launched;
       /** A fresh context (empty cache) per load: `goto` until `selector` is there. */
       const load = (path: string, selector: string, state: 'visible' | 'attached') => async (): Promise<void> => {
-        const context = await launched.newContext({ viewport: { width: 1280, height: 800 }, extraHTTPHeaders: session });
+        const context = await launched.newContext({ viewport: { width: 1280, height: 800 }, extraHTTPHeaders: { cookie: tab.cookie } });
         try {
+          // The tab's page token, as the sign-in page would have left it (client/api.ts).
+          await context.addInitScript(`sessionStorage.setItem(${JSON.stringify(PAGE_TOKEN_KEY)}, ${JSON.stringify(tab.pageToken)})`);
           const page = await context.newPage();
           await page.goto(`${url}${path}`);
           await page.locator(selector).first().waitFor({ state, timeout: 30_000 });

@@ -13,6 +13,7 @@ import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { startSandbox } from '../local/sandbox/server';
 import { SENDER_ID } from './relay-config';
+import { operatorHeaders } from '../test/helpers/relay-operator';
 import { round } from './stats';
 import { pool, startBenchRelay, type Relay } from './time-to-sms';
 
@@ -88,7 +89,7 @@ export async function runRedrive(repoRoot: string, { records = 2_000, concurrenc
 }
 
 async function countParked(url: string): Promise<number> {
-  const response = await fetch(`${url}/_relay/records?route=bench&state=PARKED`);
+  const response = await fetch(`${url}/_relay/records?route=bench&state=PARKED`, { headers: await operatorHeaders(url) });
   return ((await response.json()) as { records: unknown[] }).records.length;
 }
 

@@ -1,4 +1,5 @@
 import { randomBytes, timingSafeEqual } from 'node:crypto';
+import type { CONSOLE_REQUEST_HEADER } from './contract';
 
 /** The query parameter of the one-time link: `/console/?token=<one-time>`. */
 export const LOGIN_PARAMETER = 'token';
@@ -18,12 +19,31 @@ export interface ConsoleAccess {
    * until this process ends.
    */
   newLink(base: string): string;
-  /** Redeems a one-time token: the new session's cookie value, or `undefined` (unknown or used). */
-  redeem(token: string): string | undefined;
-  /** Whether a request's `Cookie` header holds a session of this server (cookie named for `port`). */
+  /** Redeems a one-time token: the new session, or `undefined` (unknown or used). */
+  redeem(token: string): ConsoleSession | undefined;
+  /** Whether a request's `Cookie` header holds a session of this server (cookie named for `port`): enough for the page, which holds no data. */
   hasSession(cookieHeader: string | undefined, port: string): boolean;
+  /**
+   * Whether a request may use the API: its cookie holds a session of this server and its
+   * {@link CONSOLE_REQUEST_HEADER} is that session's page token.
+   */
+  hasPageSession(cookieHeader: string | undefined, port: string, pageToken: string | undefined): boolean;
   /** Whether an `Authorization` header is `Bearer <forwarding secret>`. */
   isForwarder(authorization: string | undefined): boolean;
+}
+
+/**
+ * A browser's session. The cookie alone does not let in: a browser sends 127.0.0.1's cookies to
+ * every port of it (cookies are scoped by host, not port), so any local server the browser visits
+ * gets it. The API also needs the page token, which the sign-in page hands to the console's page
+ * once (in the fragment of the URL it moves on to, never sent to a server) and the page keeps in
+ * its tab's `sessionStorage`, which is the console's origin's (port included) alone.
+ */
+export interface ConsoleSession {
+  /** The session cookie's value. */
+  readonly cookie: string;
+  /** What the page sends as {@link CONSOLE_REQUEST_HEADER} with every API request. */
+  readonly pageToken: string;
 }
 
 export interface ConsoleAccessOptions {
@@ -45,7 +65,8 @@ export interface ConsoleAccessOptions {
  */
 export function createConsoleAccess({ forwardSecret }: ConsoleAccessOptions = {}): ConsoleAccess {
   const unused = new Set<string>();
-  const sessions = new Set<string>();
+  /** Each session's cookie value → its page token. */
+  const sessions = new Map<string, string>();
   return {
     newLink: (base) => {
       const token = newConsoleSecret();
@@ -54,13 +75,18 @@ export function createConsoleAccess({ forwardSecret }: ConsoleAccessOptions = {}
     },
     redeem: (token) => {
       if (!unused.delete(token)) return undefined;
-      const session = newConsoleSecret();
-      sessions.add(session);
+      const session = { cookie: newConsoleSecret(), pageToken: newConsoleSecret() };
+      sessions.set(session.cookie, session.pageToken);
       return session;
     },
     hasSession: (cookieHeader, port) => {
       const value = cookieValue(cookieHeader, sessionCookieName(port));
       return value !== undefined && sessions.has(value);
+    },
+    hasPageSession: (cookieHeader, port, pageToken) => {
+      const value = cookieValue(cookieHeader, sessionCookieName(port));
+      const expected = value === undefined ? undefined : sessions.get(value);
+      return expected !== undefined && pageToken !== undefined && same(pageToken, expected);
     },
     isForwarder: (authorization) => forwardSecret !== undefined && authorization !== undefined && same(authorization, `Bearer ${forwardSecret}`),
   };
@@ -75,8 +101,8 @@ export function sessionCookieName(port: string): string {
 }
 
 /** The `Set-Cookie` value of a new session: HttpOnly, SameSite=Strict, for `/console` only, gone when the browser closes. */
-export function sessionCookie(port: string, session: string): string {
-  return `${sessionCookieName(port)}=${session}; Path=/console; HttpOnly; SameSite=Strict`;
+export function sessionCookie(port: string, session: ConsoleSession): string {
+  return `${sessionCookieName(port)}=${session.cookie}; Path=/console; HttpOnly; SameSite=Strict`;
 }
 
 function cookieValue(header: string | undefined, name: string): string | undefined {

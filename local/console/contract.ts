@@ -8,8 +8,9 @@
  * are masked (`2557****678`) in every value; no secret value ever appears. Errors are
  * `{ "error": "…" }` with a 4xx/5xx status.
  *
- * Every request carries the session cookie set by the one-time link (see `access.ts`); every POST
- * also carries the header {@link CONSOLE_REQUEST_HEADER} and `content-type: application/json`.
+ * Every request carries the session cookie set by the one-time link (see `access.ts`) and the
+ * header {@link CONSOLE_REQUEST_HEADER} with the tab's page token; every POST also carries
+ * `content-type: application/json`.
  *
  * Only zod and pure modules are imported here: the page imports this file's types.
  */
@@ -20,11 +21,18 @@ import { RecordIdParameters, RecordsPageQuery, RedriveRecordRequest, wholeNumber
 export type { RecordsPage, RedriveAnswer, State };
 
 /**
- * The header of every state-changing request from the page. Its value does not matter: a page of
- * another site cannot add a custom header to a request here without a CORS preflight, which this
- * server never approves, and a form cannot add one at all.
+ * The header of every API request from the page, with the tab's page token (see `ConsoleSession`
+ * in `access.ts`): the session cookie reaches every port of 127.0.0.1, the token only this page.
+ * A page of another site cannot add a custom header to a request here without a CORS preflight,
+ * which this server never approves, and a form cannot add one at all.
  */
 export const CONSOLE_REQUEST_HEADER = 'x-sms-relay-console';
+
+/** The fragment the sign-in page moves on with (`/console#session=<page token>`): the page takes its token from it. */
+export const PAGE_TOKEN_FRAGMENT = 'session=';
+
+/** Where the page keeps its token: `sessionStorage` is this origin's (port included) and this tab's alone. */
+export const PAGE_TOKEN_KEY = 'sms-relay-console-page-token';
 
 /** A record as a row of Activity, the same view `sms-relay logs --json` prints. */
 export type RecordRow = RecordView;

@@ -3,7 +3,7 @@ import type { ConsoleApi } from './api';
 import { LOGIN_PARAMETER, sessionCookie, type ConsoleAccess } from './access';
 import { buildConsoleAssets, escapeHtml, renderConsolePage } from './assets';
 import { consoleRefusal, HttpError, isUnder, parseJson, readBody, requestQuery, sendJson, sendText } from '../http';
-import { CONSOLE_REQUEST_HEADER } from './contract';
+import { CONSOLE_REQUEST_HEADER, PAGE_TOKEN_FRAGMENT } from './contract';
 
 /** Everything of the console lives under this path, on the runtime and on `sms-relay console`. */
 export const CONSOLE_PATH = '/console';
@@ -38,8 +38,9 @@ export interface ConsoleHandlerOptions {
  * Serves the console: the one-time link, the page, its bundled script and stylesheet, and
  * `/console/api/*`. Every request must pass `consoleRefusal` (loopback Host, same Origin), else 403;
  * then it needs a session cookie (or, from `sms-relay console`, the forwarding secret), else 401
- * with a page saying how to get in. A POST from a browser also needs {@link CONSOLE_REQUEST_HEADER};
- * every POST needs `content-type: application/json`.
+ * with a page saying how to get in. A browser's API request also needs its page token as
+ * {@link CONSOLE_REQUEST_HEADER} (see `ConsoleSession`: the cookie reaches every port of 127.0.0.1),
+ * else 401; every POST needs `content-type: application/json`.
  *
  * @example
  * ```ts
@@ -64,7 +65,7 @@ export function createConsoleHandler({ access, api, onSignIn, onError }: Console
       onSignIn?.();
       // A page that moves on by itself rather than a 30x: after a 30x that a link on another site
       // started, a browser would not send the SameSite=Strict cookie it was just given.
-      return send(response, 200, 'text/html; charset=utf-8', signedInPage(), { 'set-cookie': sessionCookie(port, session) });
+      return send(response, 200, 'text/html; charset=utf-8', signedInPage(session.pageToken), { 'set-cookie': sessionCookie(port, session) });
     }
     const forwarder = access.isForwarder(request.headers.authorization);
     if (!forwarder && !access.hasSession(request.headers.cookie, port)) {
@@ -72,18 +73,19 @@ export function createConsoleHandler({ access, api, onSignIn, onError }: Console
       if (page) return send(response, 401, 'text/html; charset=utf-8', signInPage('This browser is not signed in to the console.'));
       return json(response, 401, { error: 'not signed in: open the one-time console link printed in the terminal' });
     }
+    const apiRequest = isUnder(path, API_PREFIX);
+    if (apiRequest && !forwarder && !access.hasPageSession(request.headers.cookie, port, headerValue(request.headers[CONSOLE_REQUEST_HEADER]))) {
+      request.resume();
+      return json(response, 401, { error: 'this page is not signed in: open a one-time console link printed in the terminal (each browser tab signs in with its own)' });
+    }
     if ((request.method ?? 'GET') === 'POST') {
-      if (!forwarder && request.headers[CONSOLE_REQUEST_HEADER] === undefined) {
-        request.resume();
-        return json(response, 403, { error: `missing ${CONSOLE_REQUEST_HEADER} header` });
-      }
       if (!(request.headers['content-type'] ?? '').toLowerCase().startsWith('application/json')) {
         request.resume();
         return json(response, 403, { error: 'send application/json' });
       }
     }
     const method = request.method ?? 'GET';
-    if (isUnder(path, API_PREFIX)) {
+    if (apiRequest) {
       try {
         let body: unknown;
         if (method === 'POST') {
@@ -137,8 +139,14 @@ function signInPage(problem: string): string {
   ]);
 }
 
-function signedInPage(): string {
-  return htmlPage('sms-relay console: signed in', ['<p>Signed in. <a href="/console">Open the console</a>.</p>'], ['<meta http-equiv="refresh" content="0; url=/console">']);
+/** Moves on to the console with the page token in the fragment, which no server receives: the page keeps it (client/api.ts). */
+function signedInPage(pageToken: string): string {
+  const next = `/console#${PAGE_TOKEN_FRAGMENT}${pageToken}`;
+  return htmlPage('sms-relay console: signed in', [`<p>Signed in. <a href="${next}">Open the console</a>.</p>`], [`<meta http-equiv="refresh" content="0; url=${next}">`]);
+}
+
+function headerValue(value: string | string[] | undefined): string | undefined {
+  return Array.isArray(value) ? undefined : value;
 }
 
 function htmlPage(title: string, body: readonly string[], head: readonly string[] = []): string {

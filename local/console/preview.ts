@@ -12,7 +12,7 @@ import { HttpError } from '../http';
 import type { PayloadChoice, PreviewAnswer, PreviewRequest } from './contract';
 import { evaluateOffThread } from './preview-thread';
 import type { ConsoleSource } from './source';
-import { captureView } from './views';
+import { captureView, type CapturingRoute } from './views';
 
 /** Fixtures and captures offered per route; more is noise in a picker. */
 const MAX_CHOICES = 25;
@@ -76,23 +76,23 @@ export async function previewRoute(source: ConsoleSource, store: MessageStore, r
   const compiled = compileRoute(request.route, parsed.data, route.engine, defaultSenderId, problems);
   if (compiled === undefined) return invalid(problems.map((problem) => problem.replace(/^routes\.[^.]+\./, '')));
 
-  const { body, headers } = await payloadOf(source, store, request, route.pack.name);
+  const { body, headers } = await payloadOf(source, store, request, route);
   // Off the main thread: a template that runs long must not hold the webhooks up (preview-thread.ts).
   const result = await evaluateOffThread({ routeId: request.route, route: parsed.data, engineOptions: route.engine.options, defaultSenderId, body, headers });
   const { creditsPerUnit } = await store.getBalanceState();
   return {
     verdict: result.verdict,
-    reason: result.reason === undefined ? null : maskNumbersInText(result.reason),
+    reason: result.reason === undefined ? null : maskShown(result.reason),
     messages: result.messages.map((message) => ({
       to: message.to.map(maskMsisdn),
-      text: maskNumbersInText(message.text),
+      text: maskShown(message.text),
       encoding: message.encoding,
       characters: message.characters,
       segments: message.segments,
       estimatedCost: creditsPerUnit === undefined ? null : message.segments * message.to.length * creditsPerUnit,
     })),
-    dropped: result.dropped.map(({ entry, reason }) => ({ entry: maskNumbersInText(entry), reason: maskNumbersInText(reason) })),
-    warnings: result.warnings.map(maskNumbersInText),
+    dropped: result.dropped.map(({ entry, reason }) => ({ entry: maskShown(entry), reason: maskShown(reason) })),
+    warnings: result.warnings.map(maskShown),
     yaml,
   };
 }
@@ -114,14 +114,18 @@ async function payloadOf(
   source: ConsoleSource,
   store: MessageStore,
   request: PreviewRequest,
-  sourceName: string,
+  route: CapturingRoute,
 ): Promise<{ body: Uint8Array; headers: Record<string, string> }> {
+  const sourceName = route.pack.name;
   if (request.capture !== undefined) {
-    // The page shows a capture masked; the evaluation gets the body as it was received.
     const capture = await store.getCapture(request.route, request.capture);
     if (capture === undefined) throw new HttpError(404, `no captured payload ${request.capture} on route "${request.route}" (expired?)`);
-    const body = capture.bodyEncoding === 'utf8' ? Buffer.from(capture.body, 'utf8') : Buffer.from(capture.body, 'base64');
-    return { body, headers: { ...capture.headers } };
+    // Evaluated as the page shows it, numbers masked: masking only the output let a template print
+    // a number the page hides (`{{ phone }}x`, reversed, one digit at a time in a recipient).
+    const shown = captureView(capture, route);
+    const text = shown.bodyEncoding === 'utf8' ? shown.body : Buffer.from(shown.body, 'base64').toString('latin1');
+    const body = Buffer.from(withStandIns(text), shown.bodyEncoding === 'utf8' ? 'utf8' : 'latin1');
+    return { body, headers: Object.fromEntries(Object.entries(shown.headers).map(([name, value]) => [name, withStandIns(value)])) };
   }
   if (request.fixture !== undefined) {
     if (!fixtureNames(source, sourceName).includes(request.fixture)) throw new HttpError(404, `no example payload "${request.fixture}" for ${sourceName}`);
@@ -131,6 +135,30 @@ async function payloadOf(
   const headers = Object.fromEntries(Object.entries(request.headers ?? {}).map(([name, value]) => [name.toLowerCase(), value]));
   headers['content-type'] ??= looksFormEncoded(body) ? 'application/x-www-form-urlencoded' : 'application/json';
   return { body, headers };
+}
+
+/** A number as `maskMsisdn` shows it: the first four and the last three digits of its `255` form. */
+const MASKED_NUMBER = /(?<!\d)(\d{4})\*{4}(\d{3})(?!\d)/g;
+/** What stands for the hidden digits: with `2556`/`2557` in front it makes a valid mobile number. */
+const HIDDEN_STAND_IN = '11111';
+
+/**
+ * Each masked number of a text given a stand-in, a valid number made of the digits the mask shows
+ * (`2557****198` → `255711111198`): a recipient the payload names still resolves in the preview,
+ * and masked again it reads as the page shows it, while the hidden digits never reach a template.
+ */
+function withStandIns(text: string): string {
+  return text.replace(MASKED_NUMBER, (_, first: string, last: string) => `${first}${HIDDEN_STAND_IN}${last}`);
+}
+
+const STAND_IN = new RegExp(`(?<!\\d)(255[67])${HIDDEN_STAND_IN}(\\d{3})(?!\\d)`, 'g');
+
+/**
+ * A preview's text as the page gets it: numbers masked, a stand-in too where masking alone would
+ * leave it (joined to a letter: `255711111198x`), so the page never shows a made-up number.
+ */
+function maskShown(text: string): string {
+  return maskNumbersInText(text.replace(STAND_IN, '$1****$2'));
 }
 
 function fixtureNames(source: ConsoleSource, sourceName: string): string[] {

@@ -187,6 +187,8 @@ export async function startRuntime(settings: RuntimeSettings, { verbose = false 
       store: local.store,
       routes: new Set(loaded.routes.keys()),
       listings,
+      // One secret for every local caller that acts for the user: the CLI on /_relay, `sms-relay console` on the console's API.
+      isOperator: consoleAccess.isForwarder,
       console: createConsoleHandler({
         access: consoleAccess,
         api: consoleApi,

@@ -5,6 +5,7 @@ import { type MessageRecord, type MessageStore, StoreError } from '../../functio
 import { isConsolePath } from '../console/http';
 import { consoleRefusal, createGuardedServer, HTTP_LIMITS, HttpError, isLocalRequest, isUnder, parseJson, parseRequest, queryObject, readBody, readLimited, requestPath, requestQuery, sendError, sendJson, type HttpLimits } from '../http';
 import { listen } from '../shared/listen';
+import { RUNTIME_FILE } from '../shared/discovery';
 import { RELAY_PREFIX } from '../shared/record-access';
 import type { Turns } from './turns';
 import { MuteRequest, queryRecords, RecordListQuery, RedriveRequest, requeueRecords, toRecordView, UnmuteRequest } from '../records';
@@ -40,6 +41,13 @@ export interface RelayServerDependencies {
   readonly listings?: Turns;
   /** The config's route ids: a mute of another route is refused. Without it any id is taken. */
   readonly routes?: ReadonlySet<string>;
+  /**
+   * Whether a request's `Authorization` header is `Bearer <secret>`, the secret of
+   * `RELAY_DATA_DIR/runtime.json` (mode 0600) that `logs`, `redrive`, `mute` and `sms-relay console`
+   * present: every `/_relay` request needs it, else 401. Reaching loopback proves nothing: any
+   * local process (another user's too) can.
+   */
+  readonly isOperator: (authorization: string | undefined) => boolean;
   /** Serves `/console` (see `createConsoleHandler`); without it those paths are 404. */
   readonly console?: (request: IncomingMessage, response: ServerResponse, path: string) => Promise<void>;
 }
@@ -60,14 +68,15 @@ export interface RelayServer {
  * and 405s. The body limit is enforced here too, while reading, so an oversized body is never
  * buffered whole. Slow or idle clients and connection floods are cut off by `HTTP_LIMITS`;
  * `/health` and `/_relay` answer only requests whose Host is this loopback address and port, and
- * `/_relay` none whose `Origin` or `Sec-Fetch-Site` names another site.
+ * `/_relay` none whose `Origin` or `Sec-Fetch-Site` names another site, nor any without the
+ * runtime's secret (`isOperator`).
  * `limits` is for tests that need shorter time-outs or a lower cap.
  *
  * @example
  * ```ts
  * const relay = createRelayServer();
  * const port = await relay.listen(0, '127.0.0.1');
- * relay.attach({ maxBodyBytes, ingest, onAccepted, onWebhook, onError, health, store });
+ * relay.attach({ maxBodyBytes, ingest, onAccepted, onWebhook, onError, health, store, isOperator: access.isForwarder });
  * ```
  */
 export function createRelayServer(limits: HttpLimits = HTTP_LIMITS): RelayServer {
@@ -121,8 +130,13 @@ async function handle(request: IncomingMessage, response: ServerResponse, depend
   // Only webhooks are for the world (a tunnel reaches them with its own Host); the rest is for this machine.
   if (path === '/health' && !isLocalRequest(request)) return sendJson(response, 403, { error: 'local requests only' });
   // A page of any site can make a browser call 127.0.0.1: /_relay answers only this machine's programs.
-  const refusal = isUnder(path, RELAY_PREFIX) ? consoleRefusal(request) : undefined;
+  const relay = isUnder(path, RELAY_PREFIX);
+  const refusal = relay ? consoleRefusal(request) : undefined;
   if (refusal !== undefined) return sendJson(response, 403, { error: refusal });
+  if (relay && !dependencies.isOperator(request.headers.authorization)) {
+    request.resume();
+    return sendJson(response, 401, { error: `unauthorized: send Authorization: Bearer <consoleSecret of ${RUNTIME_FILE}> (sms-relay logs, redrive and mute do)` }, { headers: { 'www-authenticate': 'Bearer' } });
+  }
   if (path === '/health') {
     if (method !== 'GET' && method !== 'HEAD') return methodNotAllowed(response, 'GET');
     const report = await dependencies.health();

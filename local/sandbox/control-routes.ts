@@ -1,9 +1,9 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { z } from 'zod';
-import { HttpError, isLocalRequest, isLoopbackAddress, parseJson, readBody, sendJson } from '../http';
+import { crossSiteRefusal, HttpError, isLocalRequest, isLoopbackAddress, readBody, sendJson } from '../http';
 import { InvalidSandboxFaultError, methodNotAllowed, notFound } from './errors';
 import { parseSandboxFault } from './faults';
-import { MAX_BODY_BYTES } from './http';
+import { MAX_BODY_BYTES, parseJsonBody } from './http';
 import { toMoneyUnits } from './money';
 import type { SandboxState } from './state';
 
@@ -81,8 +81,9 @@ const CONTROL_ROUTES: Readonly<Record<string, Readonly<Record<string, ControlAct
 
 /**
  * Builds the handler of the control endpoints under `/_sandbox` (see `types.ts`). No API key:
- * they refuse any caller that is not on loopback, or whose Host is not the loopback address and
- * port, instead.
+ * they refuse any caller that is not on loopback, whose Host is not the loopback address and
+ * port, or whose `Origin`/`Sec-Fetch-Site` names another site (a page the browser shows), instead;
+ * a POST must be `application/json`.
  *
  * @example
  * const handleControl = createControlHandler({ state });
@@ -99,6 +100,9 @@ export function createControlHandler({
     }
     // A page on another site can reach loopback through DNS rebinding, but not with a loopback Host.
     if (!isLocalRequest(request)) throw new HttpError(403, 'local requests only');
+    // A page of any site can make the browser send a "simple" request (a text/plain POST) to 127.0.0.1.
+    const refusal = crossSiteRefusal(request);
+    if (refusal !== undefined) throw new HttpError(403, refusal);
     const method = request.method ?? 'GET';
     const methods = CONTROL_ROUTES[path];
     if (methods === undefined) throw notFound(method, path);
@@ -108,7 +112,10 @@ export function createControlHandler({
   };
 }
 
-/** Control bodies are parsed as JSON whatever the Content-Type: people type these with curl and forget the header. */
+/**
+ * A control body, which must say `application/json`: a browser cannot send that type to another
+ * origin without a CORS preflight, which the sandbox never approves.
+ */
 async function readJson(request: IncomingMessage): Promise<unknown> {
-  return parseJson(await readBody(request, { limitBytes: MAX_BODY_BYTES }));
+  return parseJsonBody(request.headers['content-type'], await readBody(request, { limitBytes: MAX_BODY_BYTES }));
 }

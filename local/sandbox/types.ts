@@ -3,7 +3,7 @@
  * described in the seed document (`GET /v1/account/balance`, `POST /v1/sms/send`).
  *
  * Outside `/v1` the sandbox exposes control endpoints for tests and people (all JSON, no API key,
- * loopback only):
+ * loopback only, same-site only; a POST body must be sent as `application/json`):
  * - `GET    /_sandbox/messages`        → `{ messages: DeliveredMessage[] }` (every accepted send, oldest first)
  * - `DELETE /_sandbox/messages`        → clears the inbox, `{ cleared: n }`
  * - `GET    /_sandbox/account`         → `{ balance, currency, smsRate, senderIds, defaultSenderId }`

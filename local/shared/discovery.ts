@@ -19,9 +19,10 @@ export interface RuntimeAnnouncement {
    */
   readonly secretsPath?: string;
   /**
-   * The secret `sms-relay console` presents (`Authorization: Bearer …`) to ask the runtime's console
-   * API on the user's behalf. Not a browser's session: browsers sign in with the one-time link.
-   * The file is the user's alone (mode 0600), like the secrets file.
+   * The secret the user's own commands present (`Authorization: Bearer …`): `logs`, `redrive`,
+   * `mute` and `unmute` on every `/_relay` endpoint, `sms-relay console` on the console's API. Not a
+   * browser's session: browsers sign in with the one-time link. The file is the user's alone (mode
+   * 0600), like the secrets file: a process that can reach the port but not read it gets 401.
    */
   readonly consoleSecret?: string;
 }
@@ -43,7 +44,8 @@ export function withdrawRuntime(dataDir: string, pid: number = process.pid): voi
   if (readAnnouncement(dataDir)?.pid === pid) rmSync(join(dataDir, RUNTIME_FILE), { force: true });
 }
 
-function readAnnouncement(dataDir: string): RuntimeAnnouncement | undefined {
+/** What `runtime.json` in `dataDir` says, if it is there and readable; nothing checks that its runtime still runs. */
+export function readAnnouncement(dataDir: string): RuntimeAnnouncement | undefined {
   try {
     const value = JSON.parse(readFileSync(join(dataDir, RUNTIME_FILE), 'utf8')) as Partial<RuntimeAnnouncement>;
     if (typeof value.pid !== 'number' || typeof value.url !== 'string' || typeof value.providerBaseUrl !== 'string') return undefined;
@@ -61,7 +63,7 @@ function readAnnouncement(dataDir: string): RuntimeAnnouncement | undefined {
  * @example
  * ```ts
  * const running = await findRunningRuntime('/home/me/sms-relay/.relay/data');
- * if (running) await fetch(`${running.url}/_relay/records`);
+ * if (running) await fetch(`${running.url}/_relay/records`, { headers: { authorization: `Bearer ${running.consoleSecret}` } });
  * ```
  */
 export async function findRunningRuntime(dataDir: string, { timeoutMs = 3_000 }: { readonly timeoutMs?: number } = {}): Promise<RuntimeAnnouncement | undefined> {

@@ -3,9 +3,9 @@ import type { DynaliteOptions } from './dynalite';
 import type { DynaliteHandler, SdkHttpRequest, SdkHttpResponse } from './dynalite-handler';
 import { RuntimeError } from './errors';
 
-/** What the store's worker posts: its port once listening, a request's answer, that it closed, or why it failed. */
+/** What the store's worker posts: that dynalite is ready, a request's answer, that it closed, or why it failed. */
 export type ThreadMessage =
-  | { readonly port: number }
+  | { readonly ready: true }
   | { readonly id: number; readonly response: SdkHttpResponse }
   | { readonly id: number; readonly error: string }
   | { readonly closed: true }
@@ -15,8 +15,6 @@ export type ThreadRequest = { readonly id: number; readonly request: SdkHttpRequ
 
 /** dynalite (and its LevelDB) running in a worker thread of this process. */
 export interface DynaliteThread {
-  /** `http://127.0.0.1:<port>`: the worker's dynalite over HTTP, for other processes. */
-  readonly endpoint: string;
   /** An SDK request handler for this process's client: each request is posted to the worker, not sent over HTTP. */
   readonly handler: DynaliteHandler;
   /** The worker itself (its resource use; tests end it to stand in for a crash). */
@@ -31,7 +29,8 @@ export interface DynaliteThreadOptions {
 }
 
 /**
- * Starts dynalite in a worker thread, listening on 127.0.0.1 and a free port. In a burst the
+ * Starts dynalite in a worker thread, which answers this process only: it listens on no port (any
+ * local process could reach one, and dynalite takes any signature). In a burst the
  * local runtime's one thread was saturated, dynalite (LevelDB, validation, its expression parser
  * before `dynalite-memo.ts`) a large part of it; in a worker that part runs on the other core. This process's client posts its requests to
  * the worker (`handler`; cheaper for this thread than loopback HTTP), where they are emitted on
@@ -43,12 +42,12 @@ export interface DynaliteThreadOptions {
  * @example
  * ```ts
  * const thread = await startDynaliteThread({ path, createTableMs: 0 }, { onFailure: (error) => stop(error) });
- * const client = new DynamoDBClient({ region, endpoint: thread.endpoint, credentials, requestHandler: thread.handler });
+ * const client = new DynamoDBClient({ region, endpoint: IN_PROCESS_ENDPOINT, credentials, requestHandler: thread.handler }); // local-store.ts
  * ```
  */
 export async function startDynaliteThread(options: DynaliteOptions, { onFailure }: DynaliteThreadOptions = {}): Promise<DynaliteThread> {
   const worker = new Worker(new URL('./dynalite-worker.mjs', import.meta.url), { workerData: options });
-  const port = await new Promise<number>((resolve, reject) => {
+  await new Promise<void>((resolve, reject) => {
     const settle = (): void => void worker.off('message', onMessage).off('error', onError).off('exit', onExit);
     const fail = (reason: string, cause?: unknown): void => {
       settle();
@@ -56,9 +55,9 @@ export async function startDynaliteThread(options: DynaliteOptions, { onFailure 
       reject(new RuntimeError(`the local store could not start: ${reason}`, { cause }));
     };
     const onMessage = (message: ThreadMessage): void => {
-      if ('port' in message) {
+      if ('ready' in message) {
         settle();
-        resolve(message.port);
+        resolve();
       } else if ('failed' in message) fail(message.failed);
     };
     const onError = (error: Error): void => fail(error.message, error);
@@ -130,5 +129,5 @@ export async function startDynaliteThread(options: DynaliteOptions, { onFailure 
     })();
     return closing;
   };
-  return { endpoint: `http://127.0.0.1:${port}`, handler, worker, close };
+  return { handler, worker, close };
 }

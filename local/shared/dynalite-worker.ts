@@ -1,20 +1,22 @@
 import { parentPort, workerData } from 'node:worker_threads';
-import { listen } from '../http';
 import { createDynalite, type DynaliteOptions } from './dynalite';
 import { createDynaliteHandler } from './dynalite-handler';
 import type { ThreadMessage, ThreadRequest } from './dynalite-thread';
 
 // Inside the store's worker (see dynalite-thread.ts): dynalite with its LevelDB, answering the
-// runtime's requests posted on the port and other processes' on 127.0.0.1.
+// runtime's requests posted on the message port, and nothing else: it listens on no TCP port, which
+// any local process could reach (dynalite checks that a request is signed, not by whom).
 const port = parentPort!;
-const server = createDynalite(workerData as DynaliteOptions);
-const handler = createDynaliteHandler(server);
 const post = (message: ThreadMessage): void => port.postMessage(message);
-
-listen(server, { port: 0, host: '127.0.0.1' }).then(
-  (listening) => post({ port: listening }),
-  (error: Error) => post({ failed: error.message }),
-);
+let server: ReturnType<typeof createDynalite>;
+try {
+  server = createDynalite(workerData as DynaliteOptions);
+} catch (error) {
+  post({ failed: (error as Error).message });
+  throw error;
+}
+const handler = createDynaliteHandler(server);
+post({ ready: true });
 
 port.on('message', (message: ThreadRequest) => {
   if (message !== 'close') {
@@ -26,10 +28,9 @@ port.on('message', (message: ThreadRequest) => {
     return;
   }
   handler.destroy();
-  // dynalite's close also closes LevelDB; idle keep-alive sockets of other clients would hold it.
+  // dynalite's close also closes LevelDB, after the requests in flight.
   server.close((error) => {
     post(error ? { failed: `closing: ${error.message}` } : { closed: true });
     port.close();
   });
-  server.closeAllConnections();
 });

@@ -42,6 +42,8 @@ interface Table {
 }
 interface Store {
   readonly options: { readonly maxItemSize: number };
+  /** LevelDB; its `close` waits for the operations in flight (dynalite's lifecycle manager). */
+  readonly db: { close(cb: (error?: Error | null) => void): void };
   readonly tableDb: TableDb;
   getTable(name: string, cb: Callback<Table>): void;
   getItemDb(name: string): ItemDb;
@@ -76,7 +78,8 @@ const CANCELLED = 'com.amazonaws.dynamodb.v20120810#TransactionCanceledException
 /**
  * A dynalite server (not yet listening) that also answers `TransactWriteItems`; every other
  * request goes to dynalite unchanged. Its one `request` listener dispatches both, so a request
- * emitted on the server in process is answered the same way.
+ * emitted on the server in process is answered the same way. It need not listen: `close()` then
+ * closes its LevelDB all the same.
  *
  * @example
  * ```ts
@@ -105,6 +108,14 @@ export function createDynalite(options: DynaliteOptions): Server {
     if (request.method === 'POST' && request.headers['x-amz-target'] === TARGET) transactRequest(captured, request, response);
     else answer!(request, response);
   });
+  // The local store listens nowhere (its own process asks it in memory, `dynalite-handler.ts`):
+  // dynalite closes LevelDB only after the HTTP server, whose close fails when it never listened.
+  const closeServer = server.close.bind(server);
+  server.close = ((callback?: (error?: Error) => void) => {
+    if (server.listening) return closeServer(callback);
+    captured.db.close((error) => callback?.(error ?? undefined));
+    return server;
+  }) as Server['close'];
   return server;
 }
 

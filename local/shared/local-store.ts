@@ -23,16 +23,19 @@ const requireHere = createRequire(import.meta.url);
 /** Where LevelDB keeps its files inside `RELAY_DATA_DIR`; the directory also holds `runtime.json`. */
 export const DATABASE_SUBDIR = 'db';
 
+/**
+ * The SDK client's endpoint: a name that resolves nowhere, since its requests never go on the
+ * network (they are handed to dynalite in this process or its worker). The local store listens on
+ * no port: dynalite takes any signature, so any local process that reached one could read every
+ * record and write a PENDING one for the relay to send.
+ */
+export const IN_PROCESS_ENDPOINT = 'http://local-store.invalid';
+
 /** Fixed credentials: dynalite checks that requests are signed, not by whom. */
 export const LOCAL_CREDENTIALS = { accessKeyId: 'local', secretAccessKey: 'local' } as const;
 export const LOCAL_REGION = 'local';
 
 export interface LocalStore {
-  /**
-   * `http://127.0.0.1:<port>`: dynalite over HTTP, for another process given it as `DYNAMODB_ENDPOINT`
-   * (a handler run by hand, a DynamoDB tool). This process's `client` does not use it.
-   */
-  readonly endpoint: string;
   /** This process's client: it calls dynalite in this thread (`createDynaliteHandler`) or posts to its worker (`offThread`), not over HTTP. */
   readonly client: DynamoDBClient;
   readonly store: MessageStore;
@@ -75,8 +78,9 @@ export function undecodableToStderr(): (record: UndecodableRecord) => void {
 }
 
 /**
- * Starts dynalite on 127.0.0.1 and a free port with its data on disk under `dataDir`, and makes
- * sure the relay's table exists. Records survive a restart. LevelDB allows one process per
+ * Starts dynalite for this process only (no port; see {@link IN_PROCESS_ENDPOINT}) with its data on
+ * disk under `dataDir`, and makes sure the relay's table exists. Other processes reach the records
+ * through the running runtime's `/_relay` endpoints, with the secret of its `runtime.json`. Records survive a restart. LevelDB allows one process per
  * directory, so the lock is tested first: dynalite itself would crash the process on it later.
  *
  * @throws {RuntimeError} another process holds the store
@@ -94,7 +98,7 @@ export async function openLocalStore({ dataDir, tableName, offThread = false, on
   await assertUnlocked(path, dataDir);
 
   const options = { path, createTableMs: 0, deleteTableMs: 0, updateTableMs: 0 } as const;
-  const { endpoint, client, close } = offThread ? await openInWorker(options, onFailure) : await openInProcess(options);
+  const { client, close } = offThread ? await openInWorker(options, onFailure) : await openInProcess(options);
 
   try {
     await ensureTable(client, tableName, { timeoutMs: 10_000 });
@@ -104,11 +108,10 @@ export async function openLocalStore({ dataDir, tableName, offThread = false, on
   }
   // dynalite writes an item and its index entries apart: a kill between them leaves an index that
   // disagrees with the table, so the local store lists records from the table itself.
-  return { endpoint, client, store: createStore({ client, tableName, readIndexes: false, onUndecodable }), tableName, dataDir, close };
+  return { client, store: createStore({ client, tableName, readIndexes: false, onUndecodable }), tableName, dataDir, close };
 }
 
 interface Opened {
-  readonly endpoint: string;
   readonly client: DynamoDBClient;
   close(): Promise<void>;
 }
@@ -123,10 +126,10 @@ function once(run: () => Promise<void>): () => Promise<void> {
  * This process's client of the local store, whose requests go to `requestHandler` (dynalite in
  * this thread or in the store's worker), not over loopback HTTP.
  */
-function localClient(endpoint: string, requestHandler: DynaliteHandler): DynamoDBClient {
+function localClient(requestHandler: DynaliteHandler): DynamoDBClient {
   // `cacheMiddleware`: each command's handler chain is built once, not for every request (~5 % of
   // the thread in a burst); nothing adds middleware to this client after its first request.
-  const client = new DynamoDBClient({ region: LOCAL_REGION, endpoint, credentials: LOCAL_CREDENTIALS, requestHandler, cacheMiddleware: true });
+  const client = new DynamoDBClient({ region: LOCAL_REGION, endpoint: IN_PROCESS_ENDPOINT, credentials: LOCAL_CREDENTIALS, requestHandler, cacheMiddleware: true });
   // The SDK's logger middleware filters every request's input and output for a log line even when,
   // as here, no logger is set: a walk of every item read or written, ~2 % of the thread in a burst.
   client.middlewareStack.remove('loggerMiddleware');
@@ -135,27 +138,22 @@ function localClient(endpoint: string, requestHandler: DynaliteHandler): DynamoD
 
 async function openInWorker(options: DynaliteOptions, onFailure: ((error: RuntimeError) => void) | undefined): Promise<Opened> {
   const thread = await startDynaliteThread(options, onFailure === undefined ? {} : { onFailure });
-  const client = localClient(thread.endpoint, thread.handler);
+  const client = localClient(thread.handler);
   const close = once(async () => {
     client.destroy();
     await thread.close();
   });
-  return { endpoint: thread.endpoint, client, close };
+  return { client, close };
 }
 
 async function openInProcess(options: DynaliteOptions): Promise<Opened> {
   const server = createDynalite(options);
-  const endpoint = `http://127.0.0.1:${await listen(server, { port: 0, host: '127.0.0.1' })}`;
-  const client = localClient(endpoint, createDynaliteHandler(server));
+  const client = localClient(createDynaliteHandler(server));
   const close = once(async () => {
     client.destroy();
-    await new Promise<void>((resolve, reject) => {
-      server.close((error) => (error ? reject(error) : resolve()));
-      // Other clients (the handlers') keep idle keep-alive sockets; close() would wait on them.
-      server.closeAllConnections();
-    });
+    await new Promise<void>((resolve, reject) => server.close((error) => (error ? reject(error) : resolve())));
   });
-  return { endpoint, client, close };
+  return { client, close };
 }
 
 async function assertUnlocked(path: string, dataDir: string): Promise<void> {

@@ -3,7 +3,7 @@ import { join } from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { createStore, type MessageStore, type Mute, type RequeueFrom } from '../../functions/store';
 import { checkAwsAccess, findStackTable, isCredentialsError, noCredentialsError } from './aws';
-import { findRunningRuntime } from './discovery';
+import { findRunningRuntime, type RuntimeAnnouncement } from './discovery';
 import { RuntimeError } from './errors';
 import { DATABASE_SUBDIR, openLocalStore, undecodableToStderr } from './local-store';
 import { MAX_REDRIVE_IDS, queryRecords, requeueRecords, toRecordView, type RecordQuery, type RecordView, type RedriveConsent, type RequeueOutcome } from '../records';
@@ -67,7 +67,7 @@ export interface LocalAccessOptions {
  */
 export async function openLocalRecordAccess({ dataDir, tableName = RUNTIME_DEFAULTS.tableName }: LocalAccessOptions): Promise<RecordAccess> {
   const running = await findRunningRuntime(dataDir);
-  if (running !== undefined) return runtimeAccess(running.url, running.pid);
+  if (running !== undefined) return runtimeAccess(running);
   if (!existsSync(join(dataDir, DATABASE_SUBDIR))) {
     return {
       kind: AccessKind.Store,
@@ -150,11 +150,13 @@ function storeAccess(store: MessageStore, kind: AccessKind, description: string)
   };
 }
 
-function runtimeAccess(url: string, pid: number): RecordAccess {
+function runtimeAccess({ url, pid, consoleSecret }: RuntimeAnnouncement): RecordAccess {
+  // The runtime's secret from its runtime.json: /_relay answers no one else.
+  const authorization: Record<string, string> = consoleSecret === undefined ? {} : { authorization: `Bearer ${consoleSecret}` };
   const call = async <T>(path: string, init?: RequestInit): Promise<T> => {
     let response: Response;
     try {
-      response = await fetch(`${url}${RELAY_PREFIX}${path}`, { ...init, signal: AbortSignal.timeout(60_000) });
+      response = await fetch(`${url}${RELAY_PREFIX}${path}`, { ...init, headers: { ...authorization, ...(init?.headers as Record<string, string> | undefined) }, signal: AbortSignal.timeout(60_000) });
     } catch (error) {
       throw new RuntimeError(`the running relay at ${url} did not answer (${(error as Error).message})`, { cause: error });
     }

@@ -1,9 +1,12 @@
 import { existsSync, mkdirSync, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfigFile } from '../../functions/core/config/load';
+import { CONSOLE_REQUEST_HEADER, PAGE_TOKEN_KEY } from '../../local/console/contract';
+import { listen } from '../../local/shared/listen';
 import { cleanEnv, post, readJsonFile, REPO_ROOT, signedRequest, startRelay, stopRelay, type RelayProcess } from '../e2e/support';
 
 /**
@@ -80,6 +83,35 @@ describe('the console in Chromium', () => {
       expect(await other.context().cookies(consoleUrl)).toEqual([]);
     } finally {
       await other.close();
+    }
+  });
+
+  // Issue 28, defect 9: the browser sends the console's cookie to every server on 127.0.0.1.
+  it('gives another local server the browser visits a cookie that opens nothing; the tab itself keeps working', async () => {
+    const seen: (string | undefined)[] = [];
+    const foreign = createServer((request, response) => {
+      seen.push(request.headers.cookie);
+      response.end('<!doctype html><title>elsewhere</title>');
+    });
+    const foreignPort = await listen(foreign, 0, '127.0.0.1');
+    try {
+      // The signed-in tab visits another local server, as after following a link.
+      await page.goto(`http://127.0.0.1:${foreignPort}/console/anything`);
+      const replayed = seen.find((cookie) => cookie?.includes('sms-relay-console-'));
+      expect(replayed).toBeDefined();
+      // What that server can do with it: the console API answers 401, the page itself holds no data.
+      for (const path of ['/api/records', '/api/overview', '/api/routes']) {
+        expect({ path, status: (await fetch(`${consoleUrl}${path}`, { headers: { cookie: replayed! } })).status }).toEqual({ path, status: 401 });
+      }
+      // Back in the console, the tab still reads the API with the page token of its sessionStorage; the cookie alone does not.
+      await page.goto(consoleUrl);
+      await page.getByTestId('nav-activity').waitFor();
+      const status = async (withToken: boolean): Promise<unknown> =>
+        await page.evaluate(`fetch("/console/api/overview", { headers: ${withToken ? `{ "${CONSOLE_REQUEST_HEADER}": sessionStorage.getItem("${PAGE_TOKEN_KEY}") }` : '{}'} }).then((answer) => answer.status)`);
+      expect(await status(true)).toBe(200);
+      expect(await status(false)).toBe(401);
+    } finally {
+      await new Promise<void>((resolve) => foreign.close(() => resolve()));
     }
   });
 

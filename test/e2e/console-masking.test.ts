@@ -53,8 +53,8 @@ async function deliver(route: string, body: string, headers: Record<string, stri
 /** The console as the page uses it: signed in through the banner's link; GETs, and POSTs with the anti-forgery header. */
 async function consoleCall(method: 'GET' | 'POST', path: string, body?: unknown): Promise<string> {
   session ??= await consoleSession(relay);
-  const headers: Record<string, string> = { accept: 'application/json', cookie: session['cookie']! };
-  if (method === 'POST') Object.assign(headers, session);
+  const headers: Record<string, string> = { accept: 'application/json', ...session };
+  if (method !== 'POST') delete headers['content-type'];
   const response = await fetch(`${relay.url}/console/api${path}`, { method, headers, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
   expect(response.status, `${method} ${path}`).toBe(200);
   return await response.text();

@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { noticeMessage } from '../../functions/relay/notice';
 import { createStore, ensureTable, NoticeKind } from '../../functions/store';
-import type { Overview, RecordDetail, RecordsPage } from '../../local/console/contract';
+import { CONSOLE_REQUEST_HEADER, type Overview, type RecordDetail, type RecordsPage } from '../../local/console/contract';
 import { startDynalite } from '../helpers/dynalite';
 import { cleanEnv, freePort, post, readJsonFile, spawnCli, startRelay, stopRelay, type CliProcess } from './support';
 
@@ -21,19 +21,23 @@ let console_: CliProcess;
 let consoleUrl: string;
 /** The session cookie the one-time link of `sms-relay console` set. */
 let cookie: string;
+/** What the signed-in page sends with each API request: the cookie and its page token. */
+let signedIn: Record<string, string>;
 
 /** `sms-relay console`'s first line: the one-time link. */
 const CONSOLE_LINK = /sms-relay console: ((http:\/\/127\.0\.0\.1:\d+\/console)\/\?token=[\w-]+)/;
 
-const api = async <T>(path: string, headers: Record<string, string> = { cookie }): Promise<{ status: number; body: T }> => {
+const api = async <T>(path: string, headers: Record<string, string> = signedIn): Promise<{ status: number; body: T }> => {
   const response = await fetch(`${consoleUrl}/api${path}`, { headers });
   return { status: response.status, body: (await response.json()) as T };
 };
 
-/** Opens a one-time link as a browser would; returns the response and the cookie it set (name=value). */
-async function openLink(link: string): Promise<{ response: Response; cookie: string | undefined }> {
+/** Opens a one-time link as a browser would; returns the response, the cookie it set (name=value) and the headers of the signed-in page's API requests. */
+async function openLink(link: string): Promise<{ response: Response; cookie: string | undefined; headers: Record<string, string> }> {
   const response = await fetch(link, { redirect: 'manual' });
-  return { response, cookie: response.headers.get('set-cookie')?.split(';')[0] };
+  const cookie = response.headers.get('set-cookie')?.split(';')[0];
+  const pageToken = /url=\/console#session=([\w-]+)/.exec(await response.text())?.[1];
+  return { response, cookie, headers: cookie === undefined || pageToken === undefined ? {} : { cookie, [CONSOLE_REQUEST_HEADER]: pageToken } };
 }
 
 /** A raw GET, so the test sets Host and Origin as a hostile page or a rebinding DNS would. */
@@ -54,7 +58,9 @@ beforeAll(async () => {
   console_ = spawnCli(['console', '--port', String(await freePort())], env);
   const [, link, url] = await console_.waitFor(CONSOLE_LINK);
   consoleUrl = url!;
-  cookie = (await openLink(link!)).cookie!;
+  const opened = await openLink(link!);
+  cookie = opened.cookie!;
+  signedIn = opened.headers;
 }, 120_000);
 
 afterAll(async () => {
@@ -101,7 +107,10 @@ describe('sms-relay console', () => {
     const other = await openLink(next);
     expect(other.response.status).toBe(200);
     expect(other.cookie).not.toBe(cookie);
-    expect((await api('/records', { cookie: other.cookie! })).status).toBe(200);
+    expect((await api('/records', other.headers)).status).toBe(200);
+    // The cookie alone, as any other server on 127.0.0.1 the browser visits receives it, gets nothing.
+    expect((await api('/records', { cookie: other.cookie! })).status).toBe(401);
+    expect((await api('/records', { ...other.headers, [CONSOLE_REQUEST_HEADER]: signedIn[CONSOLE_REQUEST_HEADER]! })).status).toBe(401);
   });
 
   it('lets npm start take the store, then reads through the running relay', async () => {
@@ -146,7 +155,7 @@ describe('sms-relay console', () => {
       try {
         const [, link, url] = await deployed.waitFor(CONSOLE_LINK);
         expect(deployed.stdout()).toContain('environment staging');
-        const headers = { cookie: (await openLink(link!)).cookie! };
+        const { headers } = await openLink(link!);
         const overview = (await (await fetch(`${url}/api/overview`, { headers })).json()) as Overview;
         expect(overview).toMatchObject({ environment: 'staging', source: `table ${tableName} (staging)` });
         const records = ((await (await fetch(`${url}/api/records`, { headers })).json()) as RecordsPage).records;
@@ -176,7 +185,8 @@ describe('sms-relay console', () => {
       expect(signedIn.response.status).toBe(200);
       const setCookie = signedIn.response.headers.get('set-cookie')!;
       expect(setCookie).toMatch(/; Path=\/console; HttpOnly; SameSite=Strict$/);
-      expect((await fetch(`${relay.url}/console/api/overview`, { headers: { cookie: signedIn.cookie! } })).status).toBe(200);
+      expect((await fetch(`${relay.url}/console/api/overview`, { headers: signedIn.headers })).status).toBe(200);
+      expect((await fetch(`${relay.url}/console/api/overview`, { headers: { cookie: signedIn.cookie! } })).status).toBe(401);
       expect((await openLink(link!)).response.status).toBe(403);
       await relay.waitFor(/console\s+a browser signed in; next one-time link: http:\/\/127\.0\.0\.1:\d+\/console\/\?token=[\w-]+/);
       // The session is this runtime's: the forwarding secret of runtime.json is something else.
@@ -185,11 +195,14 @@ describe('sms-relay console', () => {
 
       const { port } = new URL(relay.url);
       const host = `127.0.0.1:${port}`;
-      expect(await rawGet(`${relay.url}/_relay/records`, { host })).toBe(200);
-      expect(await rawGet(`${relay.url}/_relay/records`, { host, origin: 'http://evil.example' })).toBe(403);
-      expect(await rawGet(`${relay.url}/_relay/records`, { host, 'sec-fetch-site': 'cross-site' })).toBe(403);
-      expect(await rawGet(`${relay.url}/_relay/records`, { host, origin: `http://${host}` })).toBe(200);
-      const forged = await fetch(`${relay.url}/_relay/redrive`, { method: 'POST', headers: { origin: 'http://evil.example', 'content-type': 'application/json' }, body: '{"from":"PARKED","ids":[]}' });
+      // /_relay takes the secret of runtime.json (what `logs` sends), never a browser's cookie.
+      const operator = { authorization: `Bearer ${String(announced['consoleSecret'])}` };
+      expect(await rawGet(`${relay.url}/_relay/records`, { host, ...operator })).toBe(200);
+      expect(await rawGet(`${relay.url}/_relay/records`, { host, cookie: signedIn.cookie! })).toBe(401);
+      expect(await rawGet(`${relay.url}/_relay/records`, { host, ...operator, origin: 'http://evil.example' })).toBe(403);
+      expect(await rawGet(`${relay.url}/_relay/records`, { host, ...operator, 'sec-fetch-site': 'cross-site' })).toBe(403);
+      expect(await rawGet(`${relay.url}/_relay/records`, { host, ...operator, origin: `http://${host}` })).toBe(200);
+      const forged = await fetch(`${relay.url}/_relay/redrive`, { method: 'POST', headers: { ...operator, origin: 'http://evil.example', 'content-type': 'application/json' }, body: '{"from":"PARKED","ids":[]}' });
       expect(forged.status).toBe(403);
     } finally {
       await stopRelay(relay);

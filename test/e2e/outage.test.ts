@@ -58,7 +58,7 @@ describe('a provider outage during a trickle', () => {
       }
     };
     const outage = async (method: 'POST' | 'DELETE'): Promise<void> => {
-      const response = await fetch(`${sandbox}/_sandbox/outage`, { method, ...(method === 'POST' ? { body: '{"status":503}' } : {}) });
+      const response = await fetch(`${sandbox}/_sandbox/outage`, { method, ...(method === 'POST' ? { headers: { 'content-type': 'application/json' }, body: '{"status":503}' } : {}) });
       expect(response.status).toBe(200);
     };
 

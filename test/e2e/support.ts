@@ -6,8 +6,9 @@ import { fileURLToPath } from 'node:url';
 import { loadConfigFile, type LoadedConfig } from '../../functions/core/config/load';
 import type { RecordView } from '../../local/records';
 import { signWebhook } from '../../local/runtime/signers';
+import { operatorHeaders } from '../helpers/relay-operator';
 import { signSnsMessage, snsDocuments, type SnsMessage } from '../helpers/sns';
-import { CONSOLE_REQUEST_HEADER } from '../../local/console/contract';
+import { openConsoleLink } from '../helpers/console-session';
 
 export const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 export const FIXTURES = fileURLToPath(new URL('../fixtures/', import.meta.url));
@@ -273,7 +274,9 @@ export async function inbox(sandboxUrl: string): Promise<InboxMessage[]> {
 export type RecordJson = RecordView;
 
 export async function records(relayUrl: string, query = ''): Promise<RecordJson[]> {
-  return (await getJson<{ records: RecordJson[] }>(`${relayUrl}/_relay/records${query === '' ? '' : `?${query}`}`)).records;
+  const response = await fetch(`${relayUrl}/_relay/records${query === '' ? '' : `?${query}`}`, { headers: await operatorHeaders(relayUrl) });
+  if (!response.ok) throw new Error(`GET /_relay/records answered ${response.status}: ${await response.text()}`);
+  return ((await response.json()) as { records: RecordJson[] }).records;
 }
 
 /**
@@ -287,12 +290,10 @@ export function writeSnsDocuments(path: string, extra: Record<string, string> = 
 
 /**
  * Signs in to a running relay's console as a browser would: opens the banner's one-time link and
- * returns the headers of a console POST (the session cookie, the anti-forgery header, JSON).
+ * returns the headers of a console POST (the session cookie, the page token, JSON).
  */
 export async function consoleSession(relay: Pick<RelayProcess, 'banner'>): Promise<Record<string, string>> {
   const link = /Console\s+(http:\/\/127\.0\.0\.1:\d+\/console\/\?token=[\w-]+)/.exec(relay.banner)?.[1];
   if (link === undefined) throw new Error('the banner carries no console link');
-  const cookie = (await fetch(link, { redirect: 'manual' })).headers.get('set-cookie')?.split(';')[0];
-  if (cookie === undefined) throw new Error('the console link set no cookie');
-  return { cookie, [CONSOLE_REQUEST_HEADER]: '1', 'content-type': 'application/json' };
+  return { ...(await openConsoleLink(link)).headers, 'content-type': 'application/json' };
 }

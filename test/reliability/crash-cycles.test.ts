@@ -1,5 +1,6 @@
 import { randomInt } from 'node:crypto';
 import { afterAll, describe, expect, it } from 'vitest';
+import { operatorHeaders } from '../helpers/relay-operator';
 import { standardRoutes } from './support/config';
 import { call, mapConcurrent } from './support/http';
 import { countBy, liveRecords, type RecordView, waitForFinal } from './support/records';
@@ -128,7 +129,7 @@ describe(`crash: ${CYCLES} kills at random moments of bursts, a restart after ea
     }
     const byState = new Map<string, RecordView>();
     for (const state of ['PENDING', 'SENDING', 'SENT', 'UNKNOWN', 'FAILED', 'PARKED', 'HELD', 'DROPPED']) {
-      const answer = await call(scenario.runtime.baseUrl, { path: `/_relay/records?state=${state}&limit=100000`, headers: { host: `127.0.0.1:${scenario.runtime.port}` }, timeoutMs: 120_000 });
+      const answer = await call(scenario.runtime.baseUrl, { path: `/_relay/records?state=${state}&limit=100000`, headers: { host: `127.0.0.1:${scenario.runtime.port}`, ...(await operatorHeaders(scenario.runtime.baseUrl)) }, timeoutMs: 120_000 });
       const listed = answer.json?.['records'] as RecordView[];
       expect(new Set(listed.map((record) => record.id)).size, `${state} listed once each`).toBe(listed.length);
       for (const record of listed) {

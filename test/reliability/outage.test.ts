@@ -47,7 +47,7 @@ describe('outage: the SMS service down for minutes during a trickle', () => {
       for (const id of answer.json?.['ids'] as string[]) ids.set(id, { route, tag });
     };
     const outage = async (method: 'POST' | 'DELETE'): Promise<void> => {
-      const answer = await call(scenario.sandbox.baseUrl, { method, path: '/_sandbox/outage', ...(method === 'POST' ? { body: JSON.stringify({ status: 503 }) } : {}) });
+      const answer = await call(scenario.sandbox.baseUrl, { method, path: '/_sandbox/outage', ...(method === 'POST' ? { headers: { 'content-type': 'application/json' }, body: JSON.stringify({ status: 503 }) } : {}) });
       expect(answer.status, answer.text).toBe(200);
     };
 

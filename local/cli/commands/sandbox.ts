@@ -65,6 +65,7 @@ export function sandboxCommand(): Command {
       `
 Control endpoints (loopback only, no key): GET/DELETE /_sandbox/messages, GET /_sandbox/account,
 POST /_sandbox/balance {"balance":n}, POST/DELETE /_sandbox/faults, GET/DELETE /_sandbox/requests.
+A POST needs Content-Type: application/json; a foreign Origin or cross-site Sec-Fetch-Site is refused.
 
 Examples:
   $ sms-relay sandbox --api-key dev-key --balance 500 --rate 25

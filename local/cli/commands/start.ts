@@ -46,7 +46,8 @@ Environment:
   MAX_BODY_BYTES     largest webhook body accepted (default ${RUNTIME_DEFAULTS.maxBodyBytes}); larger gets 413
   RETRY_MAX_ATTEMPTS, RETRY_BASE_DELAY_MS, STALE_SENDING_MS   passed on to the handlers
 
-Local-only endpoints (used by "logs" and "redrive" while the runtime holds the store):
+Local-only endpoints (used by "logs", "redrive" and "mute" while the runtime holds the store; each
+needs Authorization: Bearer <consoleSecret of RELAY_DATA_DIR/runtime.json>, a file only you can read):
   GET /health, GET /_relay/records?route=&state=&since=&limit=, POST /_relay/redrive {"from","ids"}
 
 Examples:

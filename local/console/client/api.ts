@@ -1,12 +1,26 @@
 /**
  * The console's calls to `/console/api/*`, typed by the route map: `api('GET /records/:id', { params: { id } })`
- * answers a `RecordDetail`. GETs with fetch, POSTs with JSON and the anti-forgery header.
+ * answers a `RecordDetail`. Every call carries the tab's page token; POSTs send JSON.
  */
-import type { AnswerOf, ClientRequest, CONSOLE_REQUEST_HEADER, Endpoint } from '../contract';
+import type { AnswerOf, ClientRequest, CONSOLE_REQUEST_HEADER, Endpoint, PAGE_TOKEN_FRAGMENT, PAGE_TOKEN_KEY } from '../contract';
 
-// Type-only imports keep the server's module out of the bundle; the annotation makes the type
-// check fail if the contract's name changes.
+// Type-only imports keep the server's modules out of the bundle; the annotations make the type
+// check fail if the server's names change.
 const REQUEST_HEADER: typeof CONSOLE_REQUEST_HEADER = 'x-sms-relay-console';
+const TOKEN_FRAGMENT: typeof PAGE_TOKEN_FRAGMENT = 'session=';
+const TOKEN_KEY: typeof PAGE_TOKEN_KEY = 'sms-relay-console-page-token';
+
+/**
+ * Takes the page token the sign-in page moved on with (`/console#session=<token>`) into this tab's
+ * `sessionStorage`, and takes it out of the address bar. Called once, before the first request.
+ * The session cookie alone does not reach the API: every port of 127.0.0.1 receives it.
+ */
+export function adoptPageToken(): void {
+  const { hash, pathname, search } = window.location;
+  if (!hash.startsWith(`#${TOKEN_FRAGMENT}`)) return;
+  window.sessionStorage.setItem(TOKEN_KEY, hash.slice(TOKEN_FRAGMENT.length + 1));
+  window.history.replaceState(null, '', `${pathname}${search}`);
+}
 
 /** A failed call, with a message fit to show. `aborted` when the caller cancelled it. */
 export class ApiError extends Error {
@@ -69,7 +83,9 @@ export function api<E extends Endpoint>(endpoint: E, ...[request]: Arguments<E>)
   const qs = search.toString();
   const url = `/console/api${path}${qs ? `?${qs}` : ''}`;
   const headers: Record<string, string> = { accept: 'application/json' };
-  if (method === 'POST') Object.assign(headers, { 'content-type': 'application/json', [REQUEST_HEADER]: 'fetch' });
+  const pageToken = window.sessionStorage.getItem(TOKEN_KEY);
+  if (pageToken !== null) headers[REQUEST_HEADER] = pageToken;
+  if (method === 'POST') headers['content-type'] = 'application/json';
   return call<AnswerOf<E>>(url, { method, headers, signal: signal ?? null, ...(method === 'POST' ? { body: JSON.stringify(body ?? {}) } : {}) });
 }
 

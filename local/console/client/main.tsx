@@ -2,8 +2,10 @@
 import 'uplot/dist/uPlot.min.css';
 import './style.css';
 import { render } from 'preact';
+import { adoptPageToken } from './api';
 import { App } from './app';
 
+adoptPageToken();
 const root = document.getElementById('app');
 if (root) {
   root.textContent = '';

@@ -29,7 +29,7 @@ async function accepted(route = 'alerts-alo'): Promise<string> {
 }
 
 const outage = async (method: 'POST' | 'DELETE', body?: unknown): Promise<void> => {
-  const answer = await fetch(`${servers.sandbox.baseUrl}/_sandbox/outage`, { method, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
+  const answer = await fetch(`${servers.sandbox.baseUrl}/_sandbox/outage`, { method, ...(body === undefined ? {} : { headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }) });
   expect(answer.status).toBe(200);
 };
 const requests = (path: string) => servers.sandbox.requests().filter((request) => request.path === path).length;

@@ -18,6 +18,7 @@ import { createConsoleHandler } from '../../../local/console/http';
 import { FIXTURES_DIR, rawRoutesOf } from '../../../local/console/standalone';
 import { createGuardedServer } from '../../../local/http';
 import { openLocalStore, type LocalStore } from '../../../local/shared/local-store';
+import { openConsoleLink } from '../../helpers/console-session';
 import { createLocalContext } from '../../../local/runtime/runtime';
 import { ensureSecretsFile } from '../../../local/runtime/secrets';
 import { listen } from '../../../local/shared/listen';
@@ -39,7 +40,10 @@ let base: string;
 let secrets: Record<string, string>;
 let access: ConsoleAccess;
 /** The `Cookie` header of a browser signed in through a one-time link (beforeAll). */
+/** The session cookie of the test's signed-in tab (`name=value`). */
 let session: string;
+/** The page token that tab sends as CONSOLE_REQUEST_HEADER with every API request. */
+let pageToken: string;
 let signIns = 0;
 
 beforeAll(async () => {
@@ -68,15 +72,8 @@ beforeAll(async () => {
   server = createGuardedServer((request, response) => void handle(request, response, new URL(request.url ?? '/', 'http://x').pathname));
   port = await listen(server, 0, '127.0.0.1');
   base = `http://127.0.0.1:${port}`;
-  session = await signIn();
+  ({ cookie: session, pageToken } = await openConsoleLink(access.newLink(base)));
 }, 60_000);
-
-/** Opens a fresh one-time link as a browser would; returns the session cookie it set. */
-async function signIn(): Promise<string> {
-  const response = await fetch(access.newLink(base));
-  expect(response.status).toBe(200);
-  return response.headers.get('set-cookie')!.split(';')[0]!;
-}
 
 afterAll(async () => {
   await new Promise<void>((resolve) => {
@@ -98,12 +95,12 @@ async function deliver(route: string, source: string, payload: unknown, secretNa
   return ids;
 }
 
-async function getJson<T>(path: string, headers: Record<string, string> = { cookie: session }): Promise<{ status: number; body: T }> {
+async function getJson<T>(path: string, headers: Record<string, string> = { cookie: session, [CONSOLE_REQUEST_HEADER]: pageToken }): Promise<{ status: number; body: T }> {
   const response = await fetch(`${base}${path}`, { headers });
   return { status: response.status, body: (await response.json()) as T };
 }
 
-async function postJson<T>(path: string, body: unknown, headers: Record<string, string> = { cookie: session, [CONSOLE_REQUEST_HEADER]: 'fetch' }): Promise<{ status: number; body: T }> {
+async function postJson<T>(path: string, body: unknown, headers: Record<string, string> = { cookie: session, [CONSOLE_REQUEST_HEADER]: pageToken }): Promise<{ status: number; body: T }> {
   const response = await fetch(`${base}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
   return { status: response.status, body: (await response.json()) as T };
 }
@@ -111,7 +108,7 @@ async function postJson<T>(path: string, body: unknown, headers: Record<string, 
 /** A raw request (signed in unless `cookie` is given), so the test sets Host and Origin as a hostile page or a rebinding DNS would. */
 async function raw(method: string, path: string, headers: Record<string, string>, body?: string): Promise<number> {
   return await new Promise((resolve, reject) => {
-    const request = httpRequest({ host: '127.0.0.1', port, method, path, headers: { cookie: session, ...headers } }, (response) => {
+    const request = httpRequest({ host: '127.0.0.1', port, method, path, headers: { cookie: session, [CONSOLE_REQUEST_HEADER]: pageToken, ...headers } }, (response) => {
       response.resume();
       resolve(response.statusCode ?? 0);
     });
@@ -178,7 +175,9 @@ describe('signing in', () => {
     expect(attributes).toEqual(expect.arrayContaining(['Path=/console', 'HttpOnly', 'SameSite=Strict']));
     expect(attributes.some((attribute) => /^(max-age|expires|domain)=/i.test(attribute))).toBe(false);
     const html = await first.text();
-    expect(html).toContain('<meta http-equiv="refresh" content="0; url=/console">');
+    // The page token travels in the fragment, which the browser keeps to itself.
+    const token = /<meta http-equiv="refresh" content="0; url=\/console#session=([\w-]{20,})">/.exec(html)?.[1];
+    expect(token).toBeDefined();
     expect(html).not.toContain(link.split('token=')[1]!);
     expect(signIns).toBe(before + 1);
     const used = await fetch(link);
@@ -186,7 +185,29 @@ describe('signing in', () => {
     expect(used.headers.get('set-cookie')).toBeNull();
     expect(await used.text()).toContain('already used');
     expect((await fetch(`${base}/console/?token=made-up-token-0000000000000`)).status).toBe(403);
-    expect((await getJson('/console/api/routes', { cookie: cookie.split(';')[0]! })).status).toBe(200);
+    expect((await getJson('/console/api/routes', { cookie: cookie.split(';')[0]!, [CONSOLE_REQUEST_HEADER]: token! })).status).toBe(200);
+  });
+
+  // Issue 28, defect 9: a browser sends 127.0.0.1's cookies to every port of it, so any local server
+  // the browser visits gets the session cookie. Replayed alone, it must get nothing.
+  it('answers the API only with the page token of the cookie\'s own session: a replayed cookie gets 401', async () => {
+    const replayed = { cookie: session };
+    const apiPaths = ['/console/api/overview', '/console/api/records', '/console/api/routes', '/console/api/credit', '/console/api/payloads?route=notify'];
+    for (const path of apiPaths) expect({ path, status: (await getJson(path, replayed)).status }).toEqual({ path, status: 401 });
+    const other = await openConsoleLink(access.newLink(base));
+    for (const token of ['', 'fetch', '1', other.pageToken, `${pageToken}x`]) {
+      expect({ token, status: (await getJson('/console/api/records', { cookie: session, [CONSOLE_REQUEST_HEADER]: token })).status }).toEqual({ token, status: 401 });
+    }
+    const id = await parkedRecord();
+    for (const headers of [replayed, { cookie: session, [CONSOLE_REQUEST_HEADER]: 'fetch' }]) {
+      expect((await postJson(`/console/api/records/${id}/redrive`, {}, headers)).status).toBe(401);
+      expect((await postJson('/console/api/routes/orders/mute', { for: '30d', reason: 'replayed' }, headers)).status).toBe(401);
+    }
+    expect((await local.store.getMessage(id))?.state).toBe(MessageState.Parked);
+    expect(await local.store.getMute({ route: 'orders' })).toBeUndefined();
+    // The page holds no data: with the cookie alone it is still served (its script then signs in nowhere).
+    expect((await fetch(`${base}/console`, { headers: replayed })).status).toBe(200);
+    expect((await getJson('/console/api/records', other.headers)).status).toBe(200);
   });
 
   it('lets sms-relay console forward with its own secret, and nothing else in its place', async () => {
@@ -213,9 +234,9 @@ describe('refusals', () => {
     const id = await parkedRecord();
     const path = `/console/api/records/${id}/redrive`;
     expect((await postJson(path, {}, { [CONSOLE_REQUEST_HEADER]: 'fetch' })).status).toBe(401);
-    expect((await postJson(path, {}, { cookie: session })).status).toBe(403);
-    expect(await raw('POST', path, { host: `127.0.0.1:${port}`, 'content-type': 'application/x-www-form-urlencoded', [CONSOLE_REQUEST_HEADER]: 'fetch' }, 'a=1')).toBe(403);
-    expect(await raw('POST', path, { host: `127.0.0.1:${port}`, origin: 'http://evil.example', 'content-type': 'application/json', [CONSOLE_REQUEST_HEADER]: 'fetch' }, '{}')).toBe(403);
+    expect((await postJson(path, {}, { cookie: session })).status).toBe(401);
+    expect(await raw('POST', path, { host: `127.0.0.1:${port}`, 'content-type': 'application/x-www-form-urlencoded' }, 'a=1')).toBe(403);
+    expect(await raw('POST', path, { host: `127.0.0.1:${port}`, origin: 'http://evil.example', 'content-type': 'application/json' }, '{}')).toBe(403);
     expect((await local.store.getMessage(id))?.state).toBe(MessageState.Parked);
   });
 
@@ -360,7 +381,7 @@ describe('Routes, Credit, payloads and preview', () => {
       await postJson('/console/api/routes/nosuch/mute', { for: '2h' }),
       await postJson('/console/api/routes/orders/mute', { for: '2h' }, { cookie: session }),
     ];
-    expect(refused.map((answer) => answer.status)).toEqual([400, 400, 404, 403]);
+    expect(refused.map((answer) => answer.status)).toEqual([400, 400, 404, 401]);
     expect(await local.store.getMute({ route: 'orders' })).toBeUndefined();
 
     const muted = await postJson<MuteAnswer>('/console/api/routes/orders/mute', { for: '2h', reason: 'stock take' });

@@ -141,13 +141,15 @@ describe('the console never shows a number the relay accepts, nor a credential',
       }
     }
     // The playground starts from the overview's (masked) template and condition: sent back
-    // unchanged, they are the route's own, so the preview is the real one.
+    // unchanged, they are the route's own, so the preview is the real one, on the capture as the
+    // page shows it: each masked number a stand-in made of the shown digits (`2557****614` →
+    // `255711111614`), the route's own number the config's.
     const trelloSettings = (answers['overview'] as { routes: { id: string; template: string; when: string }[] }).routes.find((route) => route.id === 'trello')!;
     expect.soft(trelloSettings.template).toBe('{{ action.data.text }} (office 2557****620)');
     const trelloCapture = (answers['payloads trello'] as PayloadsAnswer).payloads.find((choice) => choice.kind === 'capture')!;
     const asStarted = (await call('POST', '/preview', { body: { route: 'trello', capture: trelloCapture.id, template: trelloSettings.template, when: trelloSettings.when } })) as PreviewAnswer;
     answers['preview trello as the page starts'] = asStarted;
-    expect.soft(asStarted).toMatchObject({ verdict: 'send', messages: [{ to: ['2557****611', '2557****612', '2557****613'], text: 'ring 2557****614 or 2557****615 (office 2557****620)', characters: 'ring 0712 34 56 14 or %2B255%20712%20345%20615 (office 0712 345 620)'.length }] });
+    expect.soft(asStarted).toMatchObject({ verdict: 'send', messages: [{ to: ['2557****611', '2557****612', '2557****613'], text: 'ring 2557****614 or 2557****615 (office 2557****620)', characters: 'ring 255711111614 or 255711111615 (office 0712 345 620)'.length }] });
     answers['preview pasted'] = await call('POST', '/preview', { body: { route: 'notify', payload: '{"message":"to 712 345 619","phone":"0712 34 56 19"}' } });
 
     // The answers did show these things, masked: the test looks where the numbers are.
@@ -174,5 +176,38 @@ describe('the console never shows a number the relay accepts, nor a credential',
     });
     expect(shownHeaders.length).toBeGreaterThanOrEqual(5);
     expect.soft(shownHeaders.flatMap(Object.keys).filter((name) => !['content-type', 'user-agent', 'x-trello-delivery'].includes(name))).toEqual([]);
+  });
+});
+
+describe("the template playground's preview of a captured payload", () => {
+  // Issue 28, defect 7: a capture was evaluated on its body as received and only the output masked,
+  // so a template that printed a number next to a letter, or reversed, showed it in full.
+  it('renders on the masked body: no template prints a captured number, whole, joined to a letter or reversed', async () => {
+    const captured = '0765432198';
+    const reversed = [...captured].reverse().join('');
+    await deliver('notify', JSON.stringify({ message: 'order 51 shipped', customer: { phone: captured } }), { authorization: `Bearer ${secrets['generic-token']}` });
+    const payloads = (await call('GET', '/payloads', { query: 'route=notify' })) as PayloadsAnswer;
+    const capture = payloads.payloads.find((choice) => choice.kind === 'capture' && choice.body.includes('order 51'))!;
+    expect(capture.body).toContain('2557****198');
+
+    const templates = [
+      '{{ customer.phone }}',
+      '{{ customer.phone }}x',
+      'x{{ customer.phone }}',
+      "{{ customer.phone | split: '' | reverse | join: '' }}",
+      "{{ customer.phone | split: '' | join: '-' }}",
+      "{{ customer.phone | remove: '0' }}",
+    ];
+    const answers: Record<string, PreviewAnswer> = {};
+    for (const template of templates) {
+      answers[template] = (await call('POST', '/preview', { body: { route: 'notify', capture: capture.id, template, recipients: ['{{ customer.phone }}', '0712345678'] } })) as PreviewAnswer;
+    }
+    // The previews did render the field: masked, as the page shows it.
+    expect(answers['{{ customer.phone }}x']!.messages[0]).toMatchObject({ text: '2557****198x', to: ['2557****198', '2557****678'] });
+    const shown = Object.entries(answers).filter(([, answer]) => {
+      const digits = JSON.stringify(answer).replace(/\D/g, '');
+      return ['765432198', '76543219', reversed.slice(0, 8), '7654321'].some((run) => digits.includes(run));
+    });
+    expect(shown.map(([template]) => template)).toEqual([]);
   });
 });

@@ -6,6 +6,7 @@ import { loadConfigFile } from '../../../functions/core/config/load';
 import { MessageState, type MessageRecord } from '../../../functions/store';
 import { startRuntime, type RunningRuntime } from '../../../local/runtime/runtime';
 import { ensureSecretsFile } from '../../../local/runtime/secrets';
+import { readAnnouncement } from '../../../local/shared/discovery';
 import { openLocalStore } from '../../../local/shared/local-store';
 import { resolveRuntimeSettings, type RuntimeSettings } from '../../../local/shared/settings';
 import { signWebhook } from '../../../local/runtime/signers';
@@ -46,7 +47,8 @@ async function notify(body: string): Promise<string> {
 
 async function untilSent(id: string): Promise<void> {
   for (;;) {
-    const response = await fetch(`${runtime.url}/_relay/records?route=notify&state=SENT`);
+    // With the secret of runtime.json, as `sms-relay logs` sends it.
+    const response = await fetch(`${runtime.url}/_relay/records?route=notify&state=SENT`, { headers: { authorization: `Bearer ${readAnnouncement(settings.dataDir)!.consoleSecret}` } });
     if (((await response.json()) as { records: { id: string }[] }).records.some((record) => record.id === id)) return;
     await new Promise((resolve) => setTimeout(resolve, 50));
   }

@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfigFile } from '../../../functions/core/config/load';
 import { ingestWebhook } from '../../../functions/relay/ingest';
 import { sendMessage } from '../../../functions/relay/sender';
+import { createConsoleAccess } from '../../../local/console/access';
 import { openLocalStore, type LocalStore } from '../../../local/shared/local-store';
 import { createLocalContext } from '../../../local/runtime/runtime';
 import { ensureSecretsFile } from '../../../local/runtime/secrets';
@@ -18,6 +19,9 @@ import type { RunningSandbox } from '../../../local/sandbox/types';
 
 const CONFIG = new URL('../../../config/local.yaml', import.meta.url).pathname;
 const MAX_BODY_BYTES = 1024;
+const OPERATOR_SECRET = 'runtime-test-operator-secret';
+/** What `logs` and `redrive` send: the secret of runtime.json. */
+const OPERATOR = { authorization: `Bearer ${OPERATOR_SECRET}` } as const;
 
 let dir: string;
 let local: LocalStore;
@@ -60,6 +64,7 @@ beforeAll(async () => {
     onError: (message) => problems.push(message),
     health: async () => ({ ok: true }),
     store: local.store,
+    isOperator: createConsoleAccess({ forwardSecret: OPERATOR_SECRET }).isForwarder,
   });
 }, 60_000);
 
@@ -148,14 +153,18 @@ describe('the HTTP layer in front of ingest', () => {
         .end();
     });
     expect(foreign).toBe(403);
-    const plain = await fetch(`${url}/_relay/redrive`, { method: 'POST', headers: { 'content-type': 'text/plain' }, body: '{"from":"PARKED","ids":[]}' });
+    for (const authorization of [undefined, 'Bearer wrong-secret', OPERATOR_SECRET, `Basic ${OPERATOR_SECRET}`]) {
+      const unauthorized = await fetch(`${url}/_relay/records`, authorization === undefined ? {} : { headers: { authorization } });
+      expect({ authorization, status: unauthorized.status }).toEqual({ authorization, status: 401 });
+    }
+    const plain = await fetch(`${url}/_relay/redrive`, { method: 'POST', headers: { ...OPERATOR, 'content-type': 'text/plain' }, body: '{"from":"PARKED","ids":[]}' });
     expect(plain.status).toBe(415);
-    const bad = await fetch(`${url}/_relay/redrive`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"from":"SENT","ids":[]}' });
+    const bad = await fetch(`${url}/_relay/redrive`, { method: 'POST', headers: { ...OPERATOR, 'content-type': 'application/json' }, body: '{"from":"SENT","ids":[]}' });
     expect(bad.status).toBe(400);
     expect(await bad.json()).toEqual({ error: 'from: expected one of PARKED, FAILED, HELD, UNKNOWN, got "SENT"' });
-    const state = await fetch(`${url}/_relay/records?state=NOPE`);
+    const state = await fetch(`${url}/_relay/records?state=NOPE`, { headers: OPERATOR });
     expect(state.status).toBe(400);
-    const listed = (await (await fetch(`${url}/_relay/records?route=notify&limit=2`)).json()) as { records: { route: string; to: string[] }[] };
+    const listed = (await (await fetch(`${url}/_relay/records?route=notify&limit=2`, { headers: OPERATOR })).json()) as { records: { route: string; to: string[] }[] };
     expect(listed.records).toHaveLength(2);
     expect(listed.records.every((record) => record.route === 'notify' && record.to.every((to) => /^\d{4}\*{4}\d{3}$/.test(to)))).toBe(true);
   });

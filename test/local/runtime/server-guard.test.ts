@@ -40,6 +40,7 @@ async function start({ limits = TEST_LIMITS, onWebhook }: { limits?: HttpLimits;
     onError: () => undefined,
     health: async () => ({ ok: true, pid: process.pid }),
     store: {} as never,
+    isOperator: () => false,
   });
   running.push({ relay, stalled: [], trickles: [] });
   return { relay, port, ingested, reports };

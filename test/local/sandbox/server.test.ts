@@ -340,6 +340,34 @@ describe('startSandbox', () => {
         expect(await response.json()).toEqual({ success: false, error: expect.any(String) });
       });
 
+      it('refuses a cross-site control request and a control POST that is not JSON, changing nothing', async () => {
+        const zero = JSON.stringify({ balance: 0 });
+        const fault = JSON.stringify({ kind: 'status', status: 503, count: 5 });
+        // What a page of another site can make the browser send without a preflight: a text/plain POST.
+        const forged: { path: string; headers: Record<string, string>; body: string }[] = [
+          { path: '/balance', headers: { 'content-type': 'text/plain', origin: 'http://evil.example', 'sec-fetch-site': 'cross-site' }, body: zero },
+          { path: '/faults', headers: { 'content-type': 'text/plain', origin: 'http://evil.example', 'sec-fetch-site': 'cross-site' }, body: fault },
+          { path: '/balance', headers: { 'content-type': 'text/plain', 'sec-fetch-site': 'cross-site' }, body: zero },
+          { path: '/balance', headers: { 'content-type': 'application/json', origin: 'null' }, body: zero },
+        ];
+        for (const { path, headers, body } of forged) {
+          const answer = await control(path, { method: 'POST', headers, body });
+          expect({ path, headers, ...answer }).toEqual({ path, headers, status: 403, body: { success: false, error: expect.stringMatching(/^(foreign origin|cross-site request)/) } });
+        }
+        // From this machine but not JSON (curl's default form type, or none): refused too.
+        for (const type of ['text/plain', 'application/x-www-form-urlencoded', undefined]) {
+          const answer = await control('/balance', { method: 'POST', ...(type === undefined ? {} : { headers: { 'content-type': type } }), body: zero });
+          expect({ type, ...answer }).toEqual({ type, status: 400, body: { success: false, error: 'Content-Type must be application/json' } });
+        }
+        expect(sandbox.balance()).toBe(10);
+        expect((await control('/faults')).body).toEqual({ queued: 0 });
+        expect((await sendOne()).status).toBe(200);
+        // The same origin (the sandbox's own page, a tool) still tops up.
+        const sameOrigin = await control('/balance', { method: 'POST', headers: { 'content-type': 'application/json; charset=utf-8', origin: sandbox.baseUrl, 'sec-fetch-site': 'same-origin' }, body: JSON.stringify({ balance: 50 }) });
+        expect(sameOrigin.status).toBe(200);
+        expect(sandbox.balance()).toBe(50);
+      });
+
       it('answers an oversized body with 413 and the error body', async () => {
         const response = await callApi(target, '/v1/sms/send', { method: 'POST', rawBody: `"${'x'.repeat(1024 * 1024 + 10)}"` });
         expect(response.status).toBe(413);

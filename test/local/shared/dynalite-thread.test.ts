@@ -5,7 +5,8 @@ import { DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startDynaliteThread } from '../../../local/shared/dynalite-thread';
 import { RuntimeError } from '../../../local/shared/errors';
-import { LOCAL_CREDENTIALS, LOCAL_REGION, openLocalStore, type LocalStore } from '../../../local/shared/local-store';
+import { IN_PROCESS_ENDPOINT, LOCAL_CREDENTIALS, LOCAL_REGION, openLocalStore, type LocalStore } from '../../../local/shared/local-store';
+import { listeningPorts } from '../../helpers/listening';
 
 let dir: string;
 let opened: LocalStore[];
@@ -32,24 +33,21 @@ const accept = async (local: LocalStore, key: string): Promise<string> => {
   });
   return ids[0]!;
 };
-const httpClient = (endpoint: string): DynamoDBClient => new DynamoDBClient({ region: LOCAL_REGION, endpoint, credentials: LOCAL_CREDENTIALS, maxAttempts: 1 });
 
 describe('the local store in a worker thread', () => {
-  it('serves this process, other clients over HTTP, holds the lock, and leaves the records on disk when closed', async () => {
+  it('serves this process only, listening on no port, holds the lock, and leaves the records on disk when closed', async () => {
+    const before = listeningPorts(process.pid);
     const local = await open(true);
     const id = await accept(local, 'one');
-    // Another process's view: the same table over the worker's HTTP port.
-    const other = httpClient(local.endpoint);
-    expect((await other.send(new ListTablesCommand({}))).TableNames).toEqual(['sms-relay']);
-    other.destroy();
+    expect((await local.client.send(new ListTablesCommand({}))).TableNames).toEqual(['sms-relay']);
+    // No port another process could reach: dynalite takes any signature (issue 28, defect 6).
+    expect(listeningPorts(process.pid)).toEqual(before);
     await expect(openLocalStore({ dataDir: dir, tableName: 'sms-relay' })).rejects.toThrow(`the store in ${dir} is in use by another process`);
 
     await local.close();
-    const again = httpClient(local.endpoint);
-    await expect(again.send(new ListTablesCommand({}))).rejects.toThrow(/ECONNREFUSED/);
-    again.destroy();
     // The worker closed LevelDB and let go of its lock: this thread can open it and read the record.
     const reopened = await open(false);
+    expect(listeningPorts(process.pid)).toEqual(before);
     expect(await reopened.store.getMessage(id)).toMatchObject({ id, state: 'PENDING', text: 'notify one' });
   });
 
@@ -71,7 +69,7 @@ describe('the local store in a worker thread', () => {
 
   it('answers requests in flight and later ones with the failure when the worker ends, instead of holding them', async () => {
     const thread = await startDynaliteThread({ path: join(dir, 'db'), createTableMs: 0 }, { onFailure: () => undefined });
-    const client = new DynamoDBClient({ region: LOCAL_REGION, endpoint: thread.endpoint, credentials: LOCAL_CREDENTIALS, requestHandler: thread.handler, maxAttempts: 1 });
+    const client = new DynamoDBClient({ region: LOCAL_REGION, endpoint: IN_PROCESS_ENDPOINT, credentials: LOCAL_CREDENTIALS, requestHandler: thread.handler, maxAttempts: 1 });
     expect((await client.send(new ListTablesCommand({}))).TableNames).toEqual([]);
     const inFlight = Promise.allSettled(Array.from({ length: 20 }, async () => await client.send(new ListTablesCommand({}))));
     await thread.worker.terminate();

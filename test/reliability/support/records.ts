@@ -5,6 +5,7 @@ import type { RecordView } from '../../../local/records';
 import { RUNTIME_DEFAULTS } from '../../../local/shared/settings';
 import { createStore, MessageState, type MessageRecord } from '../../../functions/store';
 import { startDynalite } from '../../helpers/dynalite';
+import { operatorHeaders } from '../../helpers/relay-operator';
 import { call } from './http';
 import type { Runtime } from './runtime';
 
@@ -23,7 +24,7 @@ export type { RecordView } from '../../../local/records';
 /** Records of a running runtime, by id (all routes, or one). */
 export async function liveRecords(runtime: Runtime, route?: string): Promise<Map<string, RecordView>> {
   const query = route === undefined ? '' : `?route=${encodeURIComponent(route)}`;
-  const answer = await call(runtime.baseUrl, { path: `/_relay/records${query}`, headers: { host: `127.0.0.1:${runtime.port}` }, timeoutMs: 120_000 });
+  const answer = await call(runtime.baseUrl, { path: `/_relay/records${query}`, headers: { host: `127.0.0.1:${runtime.port}`, ...(await operatorHeaders(runtime.baseUrl)) }, timeoutMs: 120_000 });
   if (answer.status !== 200 || !Array.isArray(answer.json?.['records'])) {
     throw new Error(`GET /_relay/records answered ${answer.status}: ${answer.text.slice(0, 300)}`);
   }

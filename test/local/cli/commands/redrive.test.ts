@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfigFile } from '../../../../functions/core/config/load';
 import { ingestWebhook } from '../../../../functions/relay/ingest';
 import { sendMessage } from '../../../../functions/relay/sender';
-import { MessageState } from '../../../../functions/store';
+import { createStore, ensureTable, MessageState, type MessageStore } from '../../../../functions/store';
 import { announceRuntime, withdrawRuntime } from '../../../../local/shared/discovery';
 import { openLocalStore, type LocalStore } from '../../../../local/shared/local-store';
 import { createLocalContext } from '../../../../local/runtime/runtime';
@@ -17,6 +17,7 @@ import { resolveRuntimeSettings } from '../../../../local/shared/settings';
 import { startSandbox } from '../../../../local/sandbox/server';
 import type { RunningSandbox } from '../../../../local/sandbox/types';
 import { message } from '../../../functions/store/fixtures';
+import { startDynalite, type Dynalite } from '../../../helpers/dynalite';
 
 /**
  * `sms-relay redrive --state UNKNOWN`: refused without `--accept-duplicates` (an UNKNOWN SMS may
@@ -34,6 +35,9 @@ let sandbox: RunningSandbox;
 let relay: RelayServer;
 let url: string;
 let feeder: SendQueue;
+/** What `runtime.json` announces and `/_relay` requires, as the runtime's console secret. */
+const OPERATOR_SECRET = 'redrive-test-operator-secret';
+const OPERATOR = { authorization: `Bearer ${OPERATOR_SECRET}` };
 
 interface Run {
   readonly code: number;
@@ -72,8 +76,9 @@ beforeAll(async () => {
     // What `findRunningRuntime` checks before the CLI goes through /_relay.
     health: async () => ({ ok: true, pid: process.pid, store: { dataDir } }),
     store: local.store,
+    isOperator: (authorization) => authorization === OPERATOR.authorization,
   });
-  announceRuntime({ pid: process.pid, url, dataDir, providerBaseUrl: sandbox.baseUrl, startedAt: new Date().toISOString() });
+  announceRuntime({ pid: process.pid, url, dataDir, providerBaseUrl: sandbox.baseUrl, startedAt: new Date().toISOString(), consoleSecret: OPERATOR_SECRET });
 }, 60_000);
 
 afterAll(async () => {
@@ -87,11 +92,11 @@ afterAll(async () => {
 
 let made = 0;
 /** A record of route `notify` left UNKNOWN, as a 503 after the request left leaves an at-most-once one. */
-async function unknownRecord(): Promise<string> {
+async function unknownRecord(store: MessageStore = local.store): Promise<string> {
   made += 1;
-  const { ids: [id] } = await local.store.acceptWebhook({ route: 'notify', dedupeKey: `unknown-${made}-${Date.now()}`, windowSeconds: 60, messages: [message({ to: ['255754111222'], text: `maybe sent ${made}` })] });
-  const claimed = await local.store.claimMessage(id!);
-  await local.store.settle(id!, claimed!.claimToken!, { state: MessageState.Unknown, reason: 'may have been sent: 503', lastError: { name: 'SmsServiceError', status: 503, delivery: 'maybe-sent', message: 'service unavailable' } });
+  const { ids: [id] } = await store.acceptWebhook({ route: 'notify', dedupeKey: `unknown-${made}-${Date.now()}`, windowSeconds: 60, messages: [message({ to: ['255754111222'], text: `maybe sent ${made}` })] });
+  const claimed = await store.claimMessage(id!);
+  await store.settle(id!, claimed!.claimToken!, { state: MessageState.Unknown, reason: 'may have been sent: 503', lastError: { name: 'SmsServiceError', status: 503, delivery: 'maybe-sent', message: 'service unavailable' } });
   return id!;
 }
 
@@ -125,7 +130,7 @@ describe('redrive --state UNKNOWN', () => {
 
   it('POST /_relay/redrive: "from": "UNKNOWN" needs "acceptDuplicates": true (400 without, nothing changed)', async () => {
     const id = await unknownRecord();
-    const post = async (body: unknown) => await fetch(`${url}/_relay/redrive`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const post = async (body: unknown) => await fetch(`${url}/_relay/redrive`, { method: 'POST', headers: { ...OPERATOR, 'content-type': 'application/json' }, body: JSON.stringify(body) });
 
     for (const body of [{ from: 'UNKNOWN', ids: [id] }, { from: 'UNKNOWN', ids: [id], acceptDuplicates: false }]) {
       const refused = await post(body);
@@ -141,21 +146,27 @@ describe('redrive --state UNKNOWN', () => {
   }, 60_000);
 
   it('with --env (a stack\'s table): the same refusal, and the same re-queue with the flag', async () => {
-    const id = await unknownRecord();
-    const aws = { AWS_ENDPOINT_URL_DYNAMODB: local.endpoint, AWS_ACCESS_KEY_ID: 'local', AWS_SECRET_ACCESS_KEY: 'local', AWS_REGION: 'local' };
-    const args = ['redrive', '--env', 'test', '--table', local.tableName, '--state', 'UNKNOWN', '--route', 'notify'];
+    // The local store listens on no port; a stack's table is any DynamoDB endpoint: here a dynalite server.
+    const db: Dynalite = await startDynalite();
+    const tableName = 'SmsRelay-test-table';
+    await ensureTable(db.client, tableName);
+    const table = createStore({ client: db.client, tableName });
+    const id = await unknownRecord(table);
+    const aws = { AWS_ENDPOINT_URL_DYNAMODB: db.endpoint, AWS_ACCESS_KEY_ID: 'local', AWS_SECRET_ACCESS_KEY: 'local', AWS_REGION: 'local' };
+    const args = ['redrive', '--env', 'test', '--table', tableName, '--state', 'UNKNOWN', '--route', 'notify'];
 
     const refused = await cli(args, aws);
     expect(refused.code).not.toBe(0);
     expect(refused.stderr).toContain(MAY_HAVE_ARRIVED);
-    expect(await stateOf(id)).toBe('UNKNOWN');
+    expect((await table.getMessage(id))?.state).toBe('UNKNOWN');
 
     const accepted = await cli([...args, '--accept-duplicates'], aws);
     expect(accepted.stderr).toBe('');
     expect(accepted.stdout).toContain('Re-queued 1 of 1 UNKNOWN on route notify record');
     expect(accepted.code).toBe(0);
     // On AWS the stack's sender takes it from here; this table has none, so it waits PENDING.
-    expect(await local.store.getMessage(id)).toMatchObject({ state: 'PENDING', redrives: 1, attempts: 0 });
+    expect(await table.getMessage(id)).toMatchObject({ state: 'PENDING', redrives: 1, attempts: 0 });
+    await db.close();
   }, 60_000);
 });
 

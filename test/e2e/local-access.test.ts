@@ -1,0 +1,102 @@
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { request as httpRequest } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startSandbox } from '../../local/sandbox/server';
+import type { RunningSandbox } from '../../local/sandbox/types';
+import { listeningPorts } from '../helpers/listening';
+import { eventually, records, REPO_ROOT, runCli, startRelayOn, stopRelay, type RelayOnSandbox } from './support';
+
+// Issue 28, defect 6: any local process controlled the running relay. /_relay/* needed only a
+// loopback Host (a plain POST muted a route for 30 days), and the store's worker listened on a
+// 127.0.0.1 port where dynalite took any signature (read every record, put a PENDING one that the
+// relay then sent). Now /_relay needs the secret of runtime.json and the store listens nowhere.
+
+const API_KEY = 'local-access-provider-key-3f9a';
+
+let dir: string;
+let sandbox: RunningSandbox;
+let running: RelayOnSandbox | undefined;
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'sms-relay-local-access-'));
+  sandbox = await startSandbox({ apiKey: API_KEY, balance: 100_000, rate: 1, senderIds: ['SMSRELAY', 'ALERTS', 'DUKA'], defaultSenderId: 'SMSRELAY' });
+  writeFileSync(join(dir, 'relay.yaml'), readFileSync(join(REPO_ROOT, 'config/local.yaml'), 'utf8'));
+  running = await startRelayOn(dir, { providerUrl: sandbox.baseUrl, apiKey: API_KEY });
+}, 180_000);
+
+afterAll(async () => {
+  if (running !== undefined) await stopRelay(running.relay);
+  await sandbox?.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+/** A request as any local process can make it: loopback Host, JSON, no credential unless given. */
+async function local(url: string, path: string, { method = 'GET', body, authorization }: { method?: string; body?: unknown; authorization?: string } = {}): Promise<{ status: number; text: string }> {
+  const { port } = new URL(url);
+  const headers: Record<string, string> = { host: `127.0.0.1:${port}`, 'content-type': 'application/json', ...(authorization === undefined ? {} : { authorization }) };
+  return await new Promise((resolve, reject) => {
+    const request = httpRequest({ host: '127.0.0.1', port, path, method, headers }, (response) => {
+      let text = '';
+      response.setEncoding('utf8').on('data', (chunk: string) => (text += chunk));
+      response.on('end', () => resolve({ status: response.statusCode ?? 0, text }));
+    });
+    request.once('error', reject).end(body === undefined ? undefined : JSON.stringify(body));
+  });
+}
+
+describe('the running relay against other local processes (npm start)', () => {
+  it('answers /_relay only with the secret of runtime.json: a plain POST mutes nothing', async () => {
+    const { relay, env } = running!;
+    const forged = [
+      { path: '/_relay/mutes', method: 'POST', body: { route: 'alerts', forSeconds: 30 * 86_400, reason: 'forged' } },
+      { path: '/_relay/unmute', method: 'POST', body: { route: 'alerts' } },
+      { path: '/_relay/redrive', method: 'POST', body: { from: 'PARKED', ids: ['x'] } },
+      { path: '/_relay/records' },
+      { path: '/_relay/mutes' },
+    ];
+    for (const authorization of [undefined, 'Bearer not-the-secret', 'Bearer ']) {
+      for (const request of forged) {
+        const answer = await local(relay.url, request.path, { ...request, ...(authorization === undefined ? {} : { authorization }) });
+        expect({ ...request, authorization, status: answer.status }).toEqual({ ...request, authorization, status: 401 });
+        expect(answer.text).toContain('unauthorized');
+      }
+    }
+    // Nothing was muted: the CLI (which sends the secret) sees no mute.
+    const mutes = await runCli(['mutes', '--json'], env);
+    expect(mutes.code, mutes.stderr).toBe(0);
+    expect(JSON.parse(mutes.stdout)).toEqual([]);
+  }, 120_000);
+
+  it("listens on its own port only: the store's worker has none", async () => {
+    const { relay } = running!;
+    const health = (await (await fetch(`${relay.url}/health`)).json()) as { pid: number; store: { dataDir: string } };
+    expect(health.store.dataDir).toBe(join(dir, 'data'));
+    // The kernel's account of the runtime's listening sockets (it uses the test's sandbox, none of its own).
+    expect(listeningPorts(health.pid)).toEqual([Number(new URL(relay.url).port)]);
+  });
+
+  it('still serves mute, mutes, unmute, logs and redrive through the runtime', async () => {
+    const { relay, env, secrets } = running!;
+    const muted = await runCli(['mute', 'alerts', '--for', '10m', '--reason', 'maintenance'], env);
+    expect(muted.code, muted.stderr).toBe(0);
+    expect(muted.stdout).toMatch(/^Muted route alerts until .*: maintenance \(the running relay \(pid \d+, http:\/\/127\.0\.0\.1:\d+\)\)\.\n$/);
+    expect(JSON.parse((await runCli(['mutes', '--json'], env)).stdout)).toEqual([expect.objectContaining({ route: 'alerts', reason: 'maintenance' })]);
+    expect((await runCli(['unmute', 'alerts'], env)).stdout).toBe('Unmuted route alerts: its messages are sent again.\n');
+
+    // A send the service refuses for credit parks; logs lists it and redrive sends it, both through the runtime.
+    sandbox.injectFault({ kind: 'status', status: 402 });
+    const response = await fetch(`${relay.url}/hooks/notify`, { method: 'POST', headers: { authorization: `Bearer ${secrets['generic-token']!}`, 'content-type': 'application/json' }, body: JSON.stringify({ message: 'local access check' }) });
+    expect(response.status).toBe(202);
+    const [id] = ((await response.json()) as { ids: string[] }).ids;
+    await eventually(async () => ((await records(relay.url, 'route=notify&state=PARKED')).some((record) => record.id === id) ? true : undefined), { what: 'the record PARKED' });
+    const logs = await runCli(['logs', '--route', 'notify', '--state', 'PARKED', '--json'], env);
+    expect(logs.code, logs.stderr).toBe(0);
+    expect(logs.stdout).toContain(id);
+    const redrive = await runCli(['redrive', '--state', 'PARKED', '--route', 'notify'], env);
+    expect(redrive.code, redrive.stderr).toBe(0);
+    await eventually(async () => ((await records(relay.url, 'route=notify&state=SENT')).some((record) => record.id === id) ? true : undefined), { what: 'the record SENT after the redrive' });
+    expect(sandbox.messages().map((message) => message.message)).toContain('local access check');
+  }, 180_000);
+});
