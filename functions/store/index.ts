@@ -12,6 +12,8 @@ export { MAX_RECORDS_PER_WEBHOOK } from '../core/defaults';
 export type { HeartbeatState } from './heartbeat';
 export { MAX_MUTE_REASON_CHARS, MAX_MUTE_SECONDS } from '../core/defaults';
 export { type Mute, type MuteInput } from './mutes';
+export type { OverrideInput } from './oncall';
+export type { OnCallOverride } from '../core/oncall/resolve';
 export type {
   BudgetWarnedInput,
   MonthCreditsLimit,

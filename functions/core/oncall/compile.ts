@@ -1,0 +1,39 @@
+import type { PeopleConfig, SchedulesConfig } from '../config/oncall-schema';
+import { normalizeMsisdn } from '../recipients/msisdn';
+import { NO_ONE, parseLocalDateTime, type CompiledSchedule, type OnCallDirectory, type Person } from './schedule';
+
+/**
+ * Compiles the config's `people` (numbers normalised) and `schedules` (start read, every name of a
+ * rotation found in `people`), adding a problem per fault, each naming its key
+ * (`schedules.ops.rotation.people[1]: unknown person "carol"`). What fails is left out.
+ *
+ * @example
+ * ```ts
+ * const problems: string[] = [];
+ * const directory = compileOnCall(config.people, config.schedules, problems);
+ * directory.schedules.get('ops')?.rotation.people[0]?.number; // '255712345678'
+ * ```
+ */
+export function compileOnCall(people: PeopleConfig | undefined, schedules: SchedulesConfig | undefined, problems: string[]): OnCallDirectory {
+  if (people === undefined && schedules === undefined) return NO_ONE;
+  const persons = new Map<string, Person>();
+  for (const [name, { phone }] of Object.entries(people ?? {})) {
+    const normalised = normalizeMsisdn(phone);
+    if (normalised.ok) persons.set(name, Object.freeze({ name, number: normalised.number }));
+    else problems.push(`people.${name}.phone: ${normalised.reason}`);
+  }
+  const defined = Object.keys(people ?? {});
+  const compiled = new Map<string, CompiledSchedule>();
+  for (const [name, schedule] of Object.entries(schedules ?? {})) {
+    const members: Person[] = [];
+    schedule.rotation.people.forEach((member, index) => {
+      const person = persons.get(member);
+      if (person !== undefined) members.push(person);
+      else if (!defined.includes(member)) problems.push(`schedules.${name}.rotation.people[${index}]: unknown person "${member}" (people: ${defined.length === 0 ? 'none defined' : defined.join(', ')})`);
+    });
+    const startWall = parseLocalDateTime(schedule.rotation.start);
+    if (members.length !== schedule.rotation.people.length || startWall === undefined) continue;
+    compiled.set(name, Object.freeze({ name, timeZone: schedule.timezone, notifyHandoff: schedule.notifyHandoff, rotation: Object.freeze({ people: Object.freeze(members), everyMs: schedule.rotation.every * 1000, startWall }) }));
+  }
+  return Object.freeze({ people: persons, schedules: compiled });
+}
