@@ -5,7 +5,8 @@ import { NO_ONE, parseLocalDateTime, type CompiledSchedule, type OnCallDirectory
 /**
  * Compiles the config's `people` (numbers normalised) and `schedules` (start read, every name of a
  * rotation found in `people`), adding a problem per fault, each naming its key
- * (`schedules.ops.rotation.people[1]: unknown person "carol"`). What fails is left out.
+ * (`schedules.ops.rotation.people[1]: unknown person "carol"`). A directory compiled with problems
+ * names every person and schedule but is not for use: the config is refused.
  *
  * @example
  * ```ts
@@ -19,8 +20,10 @@ export function compileOnCall(people: PeopleConfig | undefined, schedules: Sched
   const persons = new Map<string, Person>();
   for (const [name, { phone }] of Object.entries(people ?? {})) {
     const normalised = normalizeMsisdn(phone);
-    if (normalised.ok) persons.set(name, Object.freeze({ name, number: normalised.number }));
-    else problems.push(`people.${name}.phone: ${normalised.reason}`);
+    // Kept with no number when it has none: the config is refused for it, and `person:` entries
+    // naming it need no second problem.
+    persons.set(name, Object.freeze({ name, number: normalised.ok ? normalised.number : '' }));
+    if (!normalised.ok) problems.push(`people.${name}.phone: ${normalised.reason}`);
   }
   const defined = Object.keys(people ?? {});
   const compiled = new Map<string, CompiledSchedule>();
@@ -29,10 +32,11 @@ export function compileOnCall(people: PeopleConfig | undefined, schedules: Sched
     schedule.rotation.people.forEach((member, index) => {
       const person = persons.get(member);
       if (person !== undefined) members.push(person);
-      else if (!defined.includes(member)) problems.push(`schedules.${name}.rotation.people[${index}]: unknown person "${member}" (people: ${defined.length === 0 ? 'none defined' : defined.join(', ')})`);
+      else problems.push(`schedules.${name}.rotation.people[${index}]: unknown person "${member}" (people: ${defined.length === 0 ? 'none defined' : defined.join(', ')})`);
     });
-    const startWall = parseLocalDateTime(schedule.rotation.start);
-    if (members.length !== schedule.rotation.people.length || startWall === undefined) continue;
+    // The schema checked the start; a schedule with an unknown member is kept as well (the config
+    // is refused for it), so `oncall:` entries naming it need no second problem.
+    const startWall = parseLocalDateTime(schedule.rotation.start) ?? Number.NaN;
     compiled.set(name, Object.freeze({ name, timeZone: schedule.timezone, notifyHandoff: schedule.notifyHandoff, rotation: Object.freeze({ people: Object.freeze(members), everyMs: schedule.rotation.every * 1000, startWall }) }));
   }
   return Object.freeze({ people: persons, schedules: compiled });
