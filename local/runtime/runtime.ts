@@ -174,6 +174,7 @@ export async function startRuntime(settings: RuntimeSettings, { verbose = false 
       health: async () => await health({ local, settings, providerBaseUrl, sandbox, loaded, startedAt }),
       store: local.store,
       routes: new Set(loaded.routes.keys()),
+      onCall: loaded.onCall,
       listings,
       console: createConsoleHandler({
         access: consoleAccess,
