@@ -47,7 +47,12 @@ export const ScheduleSchema = z.strictObject({
       message: 'start is a local date and time in the zone, e.g. "2026-11-30T09:00"',
     }),
   }),
-  notifyHandoff: z.boolean().default(false),
+  // The key is the contract's; the handoff SMS come with escalation (next part of paging), so
+  // `true` is refused rather than silently doing nothing.
+  notifyHandoff: z
+    .boolean({ error: 'notifyHandoff is true or false' })
+    .refine((value) => !value, { message: 'notifyHandoff: true is not supported yet (the handoff SMS come with escalation); set false or leave it out' })
+    .default(false),
 });
 
 export const PeopleSchema = z.record(name('person'), PersonSchema);

@@ -66,6 +66,12 @@ describe('people and schedules in the config', () => {
     expect(problemsOf(config({ people: 'people:\n  asha: { phone: "0222123456" }\n  baraka: { phone: "0754000111" }' }))).toEqual([expect.stringMatching(/^people\.asha\.phone: not a mobile number/)]);
   });
 
+  it('refuses notifyHandoff: true until handoff SMS exist, rather than ignore it', () => {
+    expect(problemsOf(config({ schedules: `${schedules('{ people: [asha], every: 1d, start: "2026-11-30T09:00" }')}\n    notifyHandoff: true` }))).toEqual([
+      'schedules.ops.notifyHandoff: notifyHandoff: true is not supported yet (the handoff SMS come with escalation); set false or leave it out',
+    ]);
+  });
+
   it('refuses an unknown schedule or person as a recipient, naming the route', () => {
     expect(problemsOf(config({ recipients: '["oncall:db", "person:zawadi"]' }))).toEqual([
       'routes.alerts.recipients: [0] unknown schedule "db"',
