@@ -29,6 +29,7 @@ export interface TableGrant {
  * | `heldSummaryDue` | Query on the table |
  * | `getMute` (ingest, sender), `touchHeartbeat` (ingest), `getHeartbeat`, the heartbeat transitions, `markBudgetWarned` (sweeper, sender) | GetItem, UpdateItem |
  * | `muteRoute`, `unmuteRoute`, `listMutes` (the CLI and the console, with the operator's credentials) | PutItem, UpdateItem, Query |
+ * | `activeOverrides` (ingest, for `oncall:` recipients; the CLI), `overrideOnCall` (the CLI, with the operator's credentials) | Query, PutItem |
  *
  * The accept is a `TransactWriteItems` of puts. There is no `TransactWriteItems` IAM action: each
  * item of a transaction is authorised as its own action, so its puts need `PutItem` (an `Update`
@@ -45,8 +46,9 @@ export interface TableGrant {
 export const TABLE_ACCESS = {
   // acceptWebhook: the transaction's guard and record puts, a duplicate's reads of the records and its
   // puts of the missing ones; getMute (a read, cached for a few seconds); touchHeartbeat (a conditional
-  // update, at most once a minute per route).
-  ingest: [{ actions: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'] }],
+  // update, at most once a minute per route); activeOverrides (a Query of a schedule's overrides, for
+  // a route with oncall: recipients).
+  ingest: [{ actions: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:Query', 'dynamodb:UpdateItem'] }],
   // Every step of a send is a conditional update; a balance crossing seen in a send result also
   // reads the week's spend (Query) and records the low-balance SMS (acceptWebhook).
   sender: [

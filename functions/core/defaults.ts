@@ -235,3 +235,12 @@ export const DIGEST = {
   scanLimit: 1_000,
   dedupeSeconds: 35 * 86_400,
 } as const;
+
+/**
+ * On call (`schedules`, `sms-relay oncall override`): a rotation's shift lasts `minEverySeconds` at
+ * least (the sweeper's and an SMS's resolution is a minute); an override lasts at most
+ * `maxOverrideSeconds` (a forgotten one must not keep a person on call for ever) and keeps a reason
+ * of `maxReasonChars`; an override item stays in the table `keptSeconds` after it ends, so who
+ * covered last week can still be read.
+ */
+export const ONCALL = { minEverySeconds: 60, maxOverrideSeconds: 30 * 86_400, maxReasonChars: 200, keptSeconds: 35 * 86_400 } as const;

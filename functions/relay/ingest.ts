@@ -12,6 +12,7 @@ import { AcceptOutcome, MAX_RECORDS_PER_WEBHOOK, MessageState, type NewMessage }
 import { RelayMetric, type RelayContext } from './ports';
 import type { Deferral } from '../core/windows';
 import { deferralOf } from './digest';
+import { overridesFor } from './oncall';
 
 export interface IngestRequest extends InboundWebhook {
   readonly routeId: string;
@@ -98,7 +99,14 @@ export async function ingestWebhook(
     return refused(503, `${prefetched.unavailable}; nothing was recorded, retry later`);
   }
 
-  const evaluation = evaluateWebhook(route, request, { secret, ...(prefetched === undefined ? {} : { documents: prefetched.documents }) });
+  const evaluateOptions = { secret, ...(prefetched === undefined ? {} : { documents: prefetched.documents }) };
+  let evaluation = evaluateWebhook(route, request, evaluateOptions);
+  if (evaluation.verdict === Verdict.Send) {
+    // `oncall:` recipients: who is on call when the message is rendered, overrides included. Read
+    // only for an authenticated webhook that sends, and evaluated again only when one is in force.
+    const overrides = await overridesFor(context.store, route, request.receivedAt);
+    if (overrides.length > 0) evaluation = evaluateWebhook(route, request, { ...evaluateOptions, overrides });
+  }
   const log = { route: route.id, source: route.pack.name, verdict: evaluation.verdict };
   switch (evaluation.verdict) {
     case Verdict.Unauthorized:

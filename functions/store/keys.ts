@@ -25,6 +25,7 @@ export const ItemKind = {
   Heartbeat: 'heartbeat',
   DigestWindow: 'digest-window',
   Circuit: 'circuit',
+  OnCallOverride: 'oncall-override',
 } as const;
 
 export const messageKey = (id: string): Key => key(`MSG#${id}`, 'MSG');
@@ -46,6 +47,11 @@ export const MUTES_PK = 'MUTES';
 export const muteSk = (route: string): string => `ROUTE#${route}`;
 export const muteKey = (route: string): Key => key(MUTES_PK, muteSk(route));
 
+
+/** A schedule's on-call overrides, one partition per schedule, sorted by when each was set. */
+export const onCallPk = (schedule: string): string => `ONCALL#${schedule}`;
+export const overrideSk = (createdAt: string, id: string): string => `OVERRIDE#${createdAt}#${id}`;
+export const overrideKey = (schedule: string, createdAt: string, id: string): Key => key(onCallPk(schedule), overrideSk(createdAt, id));
 
 /** A route's digest window: the one item two accepts race for to open it (see `openDigestWindow`). */
 export const digestWindowKey = (route: string): Key => key(`WINDOW#${route}`, 'DIGEST');

@@ -16,6 +16,8 @@ import { type CircuitFailureInput, type CircuitState, claimCircuitProbe, getCirc
 import { countStuck, type CountStuckOptions, type StuckCounts } from './counts';
 import { armHeartbeat, getHeartbeat, HeartbeatTransition, type HeartbeatState, touchHeartbeat } from './heartbeat';
 import { getMute, listMutes, type Mute, type MuteInput, muteRoute, unmuteRoute } from './mutes';
+import { activeOverrides, overrideOnCall, type OverrideInput } from './oncall';
+import type { OnCallOverride } from '../core/oncall/resolve';
 import {
   type BudgetWarnedInput,
   markBudgetWarned,
@@ -150,6 +152,11 @@ export interface MessageStore {
   /** The mutes in force, by route id (all routes, or those given). See {@link listMutes}. */
   listMutes(input?: { readonly routes?: readonly string[]; readonly now?: Date }): Promise<Mute[]>;
 
+  /** Puts a person on call for a schedule for a while, over the rotation. See {@link overrideOnCall}. */
+  overrideOnCall(input: OverrideInput): Promise<OnCallOverride>;
+  /** The overrides of these schedules in force now or later. See {@link activeOverrides}. */
+  activeOverrides(input: { readonly schedules: readonly string[]; readonly now?: Date }): Promise<OnCallOverride[]>;
+
   /** Records an authenticated webhook for the route's dead-man's switch, at most once per interval. See {@link touchHeartbeat}. */
   touchHeartbeat(input: { readonly route: string; readonly intervalMs: number; readonly now?: Date }): Promise<boolean>;
   /** The route's heartbeat state. */
@@ -282,6 +289,8 @@ export const createStore = ({ client, tableName, clock = () => new Date(), readI
     unmuteRoute: async (input) => await unmuteRoute(table, input),
     getMute: async (input) => await getMute(table, input),
     listMutes: async (input) => await listMutes(table, input),
+    overrideOnCall: async (input) => await overrideOnCall(table, input),
+    activeOverrides: async (input) => await activeOverrides(table, input),
     touchHeartbeat: async (input) => await touchHeartbeat(table, input),
     getHeartbeat: async (route) => await getHeartbeat(table, route),
     armHeartbeat: async (input) => await armHeartbeat(table, input),

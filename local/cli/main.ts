@@ -18,6 +18,7 @@ const COMMANDS = {
   mute: async () => (await import('./commands/mute')).muteCommand(),
   unmute: async () => (await import('./commands/mute')).unmuteCommand(),
   mutes: async () => (await import('./commands/mute')).mutesCommand(),
+  oncall: async () => (await import('./commands/oncall')).oncallCommand(),
   console: async () => (await import('./commands/console')).consoleCommand(),
 } as const satisfies Readonly<Record<string, () => Promise<Command>>>;
 

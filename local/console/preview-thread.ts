@@ -4,6 +4,7 @@ import { PREVIEW_TIMEOUT_MS } from '../../functions/core/defaults';
 import type { TemplateEngineOptions } from '../../functions/core/templates';
 import type { PreviewResult } from '../shared/preview';
 import { HttpError } from '../http';
+import type { OnCallDirectory } from '../../functions/core/oncall/schedule';
 
 /** One preview for the worker: the edited route's validated settings and the payload. */
 export interface PreviewJob {
@@ -11,6 +12,8 @@ export interface PreviewJob {
   readonly route: RouteConfig;
   readonly engineOptions: Required<TemplateEngineOptions>;
   readonly defaultSenderId: string | undefined;
+  /** The config's people and schedules, for `person:` and `oncall:` recipients (a structured clone). */
+  readonly onCall?: OnCallDirectory;
   readonly body: Uint8Array;
   readonly headers: Readonly<Record<string, string>>;
 }

@@ -73,12 +73,12 @@ export async function previewRoute(source: ConsoleSource, store: MessageStore, r
   // Only template, condition and recipients change: the route's engine (time zone, currency) serves.
   const { defaultSenderId } = source.loaded.config.provider;
   // Compiled here too, for the problems of an invalid edit; the worker compiles its own copy.
-  const compiled = compileRoute(request.route, parsed.data, route.engine, defaultSenderId, problems);
+  const compiled = compileRoute(request.route, parsed.data, route.engine, defaultSenderId, problems, undefined, source.loaded.onCall);
   if (compiled === undefined) return invalid(problems.map((problem) => problem.replace(/^routes\.[^.]+\./, '')));
 
   const { body, headers } = await payloadOf(source, store, request, route);
   // Off the main thread: a template that runs long must not hold the webhooks up (preview-thread.ts).
-  const result = await evaluateOffThread({ routeId: request.route, route: parsed.data, engineOptions: route.engine.options, defaultSenderId, body, headers });
+  const result = await evaluateOffThread({ routeId: request.route, route: parsed.data, engineOptions: route.engine.options, defaultSenderId, onCall: source.loaded.onCall, body, headers });
   const { creditsPerUnit } = await store.getBalanceState();
   return {
     verdict: result.verdict,

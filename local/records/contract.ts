@@ -6,7 +6,7 @@
  */
 import { z } from 'zod';
 import { parseDurationSeconds } from '../../functions/core/config/duration';
-import { MAX_MUTE_REASON_CHARS, MAX_MUTE_SECONDS, PAGE_SIZE } from '../../functions/core/defaults';
+import { MAX_MUTE_REASON_CHARS, MAX_MUTE_SECONDS, ONCALL, PAGE_SIZE } from '../../functions/core/defaults';
 import { HttpError } from '../http/error';
 
 /** Every state of a message record (the store's `MessageState`, checked in `index.ts`). */
@@ -191,6 +191,25 @@ export const UnmuteRequest = z.object({ route: z.string().min(1).max(128) });
 export const MuteRequest = UnmuteRequest.extend({
   forSeconds: z.number().int().min(1).max(MAX_MUTE_SECONDS),
   reason: z.string().max(MAX_MUTE_REASON_CHARS).default(''),
+});
+
+const NAME = z.string().min(1).max(64);
+
+/** `GET /_relay/overrides?schedules=ops,db`: the on-call overrides in force of these schedules. */
+export const OverridesQuery = z.object({
+  schedules: z
+    .string()
+    .max(4096)
+    .transform((text) => text.split(',').filter((name) => name !== ''))
+    .pipe(z.array(NAME).max(100)),
+});
+
+/** `POST /_relay/overrides` (`sms-relay oncall override`): put `person` on call for `schedule` for `forSeconds`. */
+export const OverrideRequest = z.object({
+  schedule: NAME,
+  person: NAME,
+  forSeconds: z.number().int().min(1).max(ONCALL.maxOverrideSeconds),
+  reason: z.string().max(ONCALL.maxReasonChars).default(''),
 });
 
 /** The time and id of a page's last row, from `cursor`. */

@@ -186,6 +186,7 @@ export async function startRuntime(settings: RuntimeSettings, { verbose = false 
       health: async () => await health({ local, settings, providerBaseUrl, sandbox, loaded, startedAt }),
       store: local.store,
       routes: new Set(loaded.routes.keys()),
+      onCall: loaded.onCall,
       listings,
       // One secret for every local caller that acts for the user: the CLI on /_relay, `sms-relay console` on the console's API.
       isOperator: consoleAccess.isForwarder,

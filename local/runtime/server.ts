@@ -8,7 +8,8 @@ import { listen } from '../shared/listen';
 import { RUNTIME_FILE } from '../shared/discovery';
 import { RELAY_PREFIX } from '../shared/record-access';
 import type { Turns } from './turns';
-import { MuteRequest, queryRecords, RecordListQuery, RedriveRequest, requeueRecords, toRecordView, UnmuteRequest } from '../records';
+import { MuteRequest, OverrideRequest, OverridesQuery, queryRecords, RecordListQuery, RedriveRequest, requeueRecords, toRecordView, UnmuteRequest } from '../records';
+import type { OnCallDirectory } from '../../functions/core/oncall/schedule';
 
 const MAX_CONTROL_BODY_BYTES = 64 * 1024;
 
@@ -48,6 +49,8 @@ export interface RelayServerDependencies {
    * local process (another user's too) can.
    */
   readonly isOperator: (authorization: string | undefined) => boolean;
+  /** The config's people and schedules: an override of another schedule or person is refused. Without it any name is taken. */
+  readonly onCall?: OnCallDirectory;
   /** Serves `/console` (see `createConsoleHandler`); without it those paths are 404. */
   readonly console?: (request: IncomingMessage, response: ServerResponse, path: string) => Promise<void>;
 }
@@ -151,6 +154,7 @@ async function handle(request: IncomingMessage, response: ServerResponse, depend
     return await handleRedrive(request, response, dependencies);
   }
   if (path === `${RELAY_PREFIX}/mutes` || path === `${RELAY_PREFIX}/unmute`) return await handleMutes(request, response, dependencies, path);
+  if (path === `${RELAY_PREFIX}/overrides`) return await handleOverrides(request, response, dependencies);
   if (dependencies.console !== undefined && isConsolePath(path)) return await dependencies.console(request, response, path);
   sendJson(response, 404, { error: `not found: ${method} ${path}` });
 }
@@ -230,6 +234,29 @@ async function handleMutes(request: IncomingMessage, response: ServerResponse, {
   knownRoute(route);
   try {
     return sendJson(response, 200, { mute: await store.muteRoute({ route, forSeconds, reason }) });
+  } catch (error) {
+    if (error instanceof StoreError) throw new HttpError(400, error.message, { cause: error });
+    throw error;
+  }
+}
+
+/**
+ * `GET /_relay/overrides?schedules=ops,db` lists the on-call overrides in force; `POST
+ * /_relay/overrides` `{schedule, person, forSeconds, reason}` sets one: `sms-relay oncall` while
+ * the runtime holds the store.
+ */
+async function handleOverrides(request: IncomingMessage, response: ServerResponse, { store, onCall }: RelayServerDependencies): Promise<void> {
+  const method = request.method ?? 'GET';
+  if (method === 'GET') {
+    const { schedules } = parseRequest(OverridesQuery, queryObject(new URLSearchParams(requestQuery(request.url))));
+    return sendJson(response, 200, { overrides: await store.activeOverrides({ schedules }) });
+  }
+  if (method !== 'POST') return methodNotAllowed(response, 'GET, POST');
+  const { schedule, person, forSeconds, reason } = parseRequest(OverrideRequest, await controlBody(request));
+  if (onCall !== undefined && !onCall.schedules.has(schedule)) throw new HttpError(400, `unknown schedule "${schedule}"`);
+  if (onCall !== undefined && !onCall.people.has(person)) throw new HttpError(400, `unknown person "${person}"`);
+  try {
+    return sendJson(response, 200, { override: await store.overrideOnCall({ schedule, person, forSeconds, reason }) });
   } catch (error) {
     if (error instanceof StoreError) throw new HttpError(400, error.message, { cause: error });
     throw error;

@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { createStore, type MessageStore, type Mute, type RequeueFrom } from '../../functions/store';
+import { createStore, type MessageStore, type Mute, type OnCallOverride, type RequeueFrom } from '../../functions/store';
 import { checkAwsAccess, findStackTable, isCredentialsError, noCredentialsError } from './aws';
 import { findRunningRuntime, type RuntimeAnnouncement } from './discovery';
 import { RuntimeError } from './errors';
@@ -36,7 +36,19 @@ export interface RecordAccess {
   mute(request: MuteRequest): Promise<Mute>;
   /** Ends a route's mute; `false` when none was in force (`sms-relay unmute`). */
   unmute(route: string): Promise<boolean>;
+  /** The on-call overrides of these schedules in force now (`sms-relay oncall`). */
+  overrides(schedules: readonly string[]): Promise<OnCallOverride[]>;
+  /** Puts a person on call over the rotation (`sms-relay oncall override`); the store checks the length. */
+  override(request: OverrideRequest): Promise<OnCallOverride>;
   close(): Promise<void>;
+}
+
+/** What `sms-relay oncall override` asks for. */
+export interface OverrideRequest {
+  readonly schedule: string;
+  readonly person: string;
+  readonly forSeconds: number;
+  readonly reason: string;
 }
 
 /** What `sms-relay mute` asks for. */
@@ -76,11 +88,21 @@ export async function openLocalRecordAccess({ dataDir, tableName = RUNTIME_DEFAU
       requeue: async (ids) => ({ requeued: [], skipped: [...ids] }),
       mutes: async () => [],
       unmute: async () => false,
+      overrides: async () => [],
       // A mute set before the relay first runs is kept for it: the store is created for it.
       mute: async (request) => {
         const local = await openLocalStore({ dataDir, tableName });
         try {
           return await local.store.muteRoute(request);
+        } finally {
+          await local.close();
+        }
+      },
+      // Kept for the relay too, as a mute is.
+      override: async (request) => {
+        const local = await openLocalStore({ dataDir, tableName });
+        try {
+          return await local.store.overrideOnCall(request);
         } finally {
           await local.close();
         }
@@ -130,6 +152,8 @@ export async function openDeployedRecordAccess({ environment, table, region }: D
       mutes: advised(access.mutes),
       mute: advised(access.mute),
       unmute: advised(access.unmute),
+      overrides: advised(access.overrides),
+      override: advised(access.override),
       close: async () => client.destroy(),
     };
   } catch (error) {
@@ -147,6 +171,8 @@ function storeAccess(store: MessageStore, kind: AccessKind, description: string)
     mutes: async () => await store.listMutes(),
     mute: async (request) => await store.muteRoute(request),
     unmute: async (route) => await store.unmuteRoute({ route }),
+    overrides: async (schedules) => await store.activeOverrides({ schedules }),
+    override: async (request) => await store.overrideOnCall(request),
   };
 }
 
@@ -182,6 +208,8 @@ function runtimeAccess({ url, pid, consoleSecret }: RuntimeAnnouncement): Record
     mutes: async () => (await call<{ mutes: Mute[] }>('/mutes')).mutes,
     mute: async (request) => (await call<{ mute: Mute }>('/mutes', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(request) })).mute,
     unmute: async (route) => (await call<{ unmuted: boolean }>('/unmute', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ route }) })).unmuted,
+    overrides: async (schedules) => (await call<{ overrides: OnCallOverride[] }>(`/overrides?${new URLSearchParams({ schedules: schedules.join(',') }).toString()}`)).overrides,
+    override: async (request) => (await call<{ override: OnCallOverride }>('/overrides', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(request) })).override,
     close: async () => undefined,
   };
 }

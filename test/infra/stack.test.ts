@@ -383,10 +383,11 @@ describe('least privilege', () => {
   const DEAD_LETTERS = { 'Fn::GetAtt': [expect.stringMatching(/^RelayDeadLetterQueue/), 'Arn'] };
   const grant = (actions: string[], resource: unknown) => ({ Effect: 'Allow', Action: actions.length === 1 ? actions[0] : actions, Resource: resource });
 
-  it('ingest may record messages, read a mute, note a heartbeat and read the route secrets (never the provider key), nothing else', () => {
+  it('ingest may record messages, read a mute and the on-call overrides, note a heartbeat and read the route secrets (never the provider key), nothing else', () => {
     expect(statements(prod, 'ingest')).toEqual([
       grant(['logs:CreateLogStream', 'logs:PutLogEvents'], LOGS('Ingest')),
-      grant(['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:UpdateItem'], TABLE),
+      // Query: the overrides of the schedules a route's oncall: recipients name.
+      grant(['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:Query', 'dynamodb:UpdateItem'], TABLE),
       grant(['secretsmanager:GetSecretValue'], ROUTE_SECRETS),
     ]);
   });

@@ -1,3 +1,6 @@
+import { compileOnCall } from '../oncall/compile';
+import { NO_ONE, type OnCallDirectory } from '../oncall/schedule';
+import { parseRecipientReference, RecipientReferenceKind } from '../recipients/reference';
 import { RecipientEntryKind } from '../recipients/types';
 import { compileRecipients } from '../recipients/compile';
 import { normalizeMsisdn } from '../recipients/msisdn';
@@ -24,6 +27,8 @@ export interface CompiledRoute extends RouteView {
 
 export interface LoadedConfig extends RelayConfigView {
   readonly routes: ReadonlyMap<string, CompiledRoute>;
+  /** `people` and `schedules`, compiled: what `person:` and `oncall:` recipients name. */
+  readonly onCall: OnCallDirectory;
 }
 
 /**
@@ -52,15 +57,24 @@ export function compileConfig(config: RelayConfig, source = 'config', before?: C
   const problems: string[] = [];
   const engineFor = engineCache();
   const routes = new Map<string, CompiledRoute>();
+  const onCall = compileOnCall(config.people, config.schedules, problems);
 
   for (const [id, route] of Object.entries(config.routes)) {
-    const compiled = compileRoute(id, route, engineFor(route), config.provider.defaultSenderId, problems, before?.recipientNumbers(id));
+    const compiled = compileRoute(id, route, engineFor(route), config.provider.defaultSenderId, problems, before?.recipientNumbers(id), onCall);
     if (compiled !== undefined) routes.set(id, compiled);
   }
 
   const balanceNotify =
     before?.balanceNotify ??
     (config.balance?.notify ?? []).flatMap((entry, index) => {
+      const reference = parseRecipientReference(entry);
+      if (reference !== undefined) {
+        const person = reference.kind === RecipientReferenceKind.Person ? onCall.people.get(reference.name) : undefined;
+        if (person !== undefined) return [person.number];
+        // The balance watch reads no overrides: who is on call is for the routes' messages.
+        problems.push(`balance.notify[${index}]: ${reference.kind === RecipientReferenceKind.Person ? `unknown person "${reference.name}"` : 'oncall: is not taken here; name a person (person:<name>) or a number'}`);
+        return [];
+      }
       const normalised = normalizeMsisdn(entry);
       if (normalised.ok) return [normalised.number];
       problems.push(`balance.notify[${index}]: ${normalised.reason}`);
@@ -68,7 +82,7 @@ export function compileConfig(config: RelayConfig, source = 'config', before?: C
     });
 
   if (problems.length > 0) throw new ConfigError(source, problems);
-  return { config, routes, balanceNotify: [...new Set(balanceNotify)] };
+  return { config, routes, balanceNotify: [...new Set(balanceNotify)], onCall };
 }
 
 /** One template engine per time zone and currency, shared by the routes that use them. */
@@ -93,6 +107,7 @@ export function compileRoute(
   defaultSenderId: string | undefined,
   problems: string[],
   recipientNumbers?: ReadonlyArray<readonly string[] | null>,
+  onCall: OnCallDirectory = NO_ONE,
 ): CompiledRoute | undefined {
   const pack = sourcePack(route.source);
   const at = (field: string): string => `routes.${id}.${field}`;
@@ -107,13 +122,18 @@ export function compileRoute(
 
   const template = attempt('template', () => engine.compileTemplate(route.template ?? pack.defaultTemplate));
   const condition = route.when === undefined ? undefined : attempt('when', () => engine.compileCondition(route.when!));
-  const recipients = attempt('recipients', () => compileRecipients(route.recipients, engine, recipientNumbers));
+  const recipients = attempt('recipients', () => compileRecipients(route.recipients, engine, recipientNumbers, onCall));
   const bundles = route.digest !== undefined || route.quietHours !== undefined;
   // Compiled on every route: a route whose digest settings were removed still has DEFERRED records to send.
   const digestTemplate = attempt('digestTemplate', () => engine.compileTemplate(route.digestTemplate ?? defaultDigestTemplate(pack.digestNoun)));
   if (template === undefined || recipients === undefined || (route.when !== undefined && condition === undefined) || digestTemplate === undefined) return undefined;
-  if (bundles && recipients.entries.some((entry) => entry.kind !== RecipientEntryKind.Literal)) {
+  if (bundles && recipients.entries.some((entry) => entry.kind === RecipientEntryKind.Template)) {
     problems.push(`${at('recipients')}: ${route.digest === undefined ? 'quietHours' : 'digest'} sends one SMS to the route's literal recipients; a templated recipient differs per webhook and cannot be merged into it`);
+    return undefined;
+  }
+  if (bundles && recipients.entries.some((entry) => entry.kind === RecipientEntryKind.OnCall)) {
+    // The digest is sent by the sweeper, which does not read who is on call yet.
+    problems.push(`${at('recipients')}: ${route.digest === undefined ? 'quietHours' : 'digest'} sends one SMS to the route's numbers and person: recipients; oncall: is not taken on such a route yet`);
     return undefined;
   }
   const literals = new Set(recipients.entries.flatMap((entry) => (entry.kind === RecipientEntryKind.Literal ? entry.numbers : [])));

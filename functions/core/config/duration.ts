@@ -1,8 +1,8 @@
-const DURATION = /^(\d+)\s*(s|m|h|d)$/;
-const SECONDS_PER_UNIT = { s: 1, m: 60, h: 3600, d: 86_400 } as const;
+const DURATION = /^(\d+)\s*(s|m|h|d|w)$/;
+const SECONDS_PER_UNIT = { s: 1, m: 60, h: 3600, d: 86_400, w: 604_800 } as const;
 
 /**
- * Reads a duration written as seconds (`300`) or with a unit (`30s`, `5m`, `1h`, `3d`).
+ * Reads a duration written as seconds (`300`) or with a unit (`30s`, `5m`, `1h`, `3d`, `1w`).
  *
  * @example
  * ```ts

@@ -3,6 +3,9 @@ import { compileConfig, compileRoute, engineCache, type LoadedConfig } from './c
 import { ConfigError } from './errors';
 import { describeIssues, readYaml } from './parse';
 import { ConfigSchema, RouteSchema } from './schema';
+import { PeopleSchema, SchedulesSchema } from './oncall-schema';
+import { compileOnCall } from '../oncall/compile';
+import { parseRecipientReference } from '../recipients/reference';
 
 export { compileConfig, type CompiledRoute, type LoadedConfig } from './compile';
 
@@ -48,11 +51,18 @@ export function readConfigText(path: string): string {
 }
 
 function compileWellFormedRoutes(raw: unknown, problems: string[]): void {
-  const routes = (raw as { routes?: unknown } | null)?.routes;
+  const { routes, people, schedules } = (raw ?? {}) as { routes?: unknown; people?: unknown; schedules?: unknown };
+  // Well-formed people and schedules are checked too (names, numbers); otherwise their schema
+  // problems are listed, and the routes' person: and oncall: entries are left unchecked.
+  const parsedPeople = PeopleSchema.optional().safeParse(people);
+  const parsedSchedules = SchedulesSchema.optional().safeParse(schedules);
+  const onCall = parsedPeople.success && parsedSchedules.success ? compileOnCall(parsedPeople.data, parsedSchedules.data, problems) : undefined;
   if (routes === null || typeof routes !== 'object') return;
   const engineFor = engineCache();
   for (const [id, candidate] of Object.entries(routes)) {
     const route = RouteSchema.safeParse(candidate);
-    if (route.success) compileRoute(id, route.data, engineFor(route.data), undefined, problems);
+    if (!route.success) continue;
+    const checked = onCall !== undefined ? route.data : { ...route.data, recipients: route.data.recipients.filter((entry) => parseRecipientReference(entry) === undefined) };
+    compileRoute(id, checked, engineFor(checked), undefined, problems, undefined, onCall);
   }
 }

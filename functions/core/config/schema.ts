@@ -5,6 +5,7 @@ import { BALANCE_SCHEDULE, DEFAULT_MAX_RECIPIENTS, DEFAULT_RETRY_FOR_SECONDS, MA
 import { parseDurationSeconds } from './duration';
 import { WEEKDAYS } from '../windows';
 import { checkHmacSettings, HmacDedupeSchema, HmacSignatureSchema, HmacTimestampSchema } from './hmac-schema';
+import { PeopleSchema, SchedulesSchema } from './oncall-schema';
 import { DeliveryPolicy, LengthPolicy, RoutePriority } from './policies';
 
 // Defined in a module without zod, so the Lambda handlers can use them without the schema.
@@ -247,6 +248,10 @@ export const ConfigSchema = z.strictObject({
     .record(z.string().regex(/^[a-z0-9][a-z0-9_-]{0,63}$/, { message: 'route ids are lower-case letters, digits, - and _' }), RouteSchema)
     .refine((routes) => Object.keys(routes).length > 0, { message: 'at least one route is required' })
     .superRefine(checkTopics),
+  /** Who can be paged by name (`person:<name>`): `name: { phone }`. */
+  people: PeopleSchema.optional(),
+  /** Rotations (`oncall:<schedule>`): `name: { timezone, rotation: { people, every, start }, notifyHandoff }`. */
+  schedules: SchedulesSchema.optional(),
 });
 
 export type RelayConfigInput = z.input<typeof ConfigSchema>;

@@ -2,6 +2,7 @@ import type { CompiledRoute } from '../config/load';
 import { MAX_MESSAGES_PER_WEBHOOK, TEMPLATE_LIMITS } from '../defaults';
 import { fitMessage } from '../fitting';
 import { resolveRecipients } from '../recipients';
+import type { OnCallOverride } from '../oncall/resolve';
 import { maskNumbersInText } from '../recipients/mask-text';
 import { sha256Hex } from '../sources/auth';
 import { field } from '../sources/body';
@@ -91,6 +92,13 @@ export interface EvaluateOptions {
    * @default false
    */
   readonly trackMissing?: boolean;
+  /**
+   * The overrides in force for the schedules the route's `oncall:` recipients name (the store's
+   * `activeOverrides`); who is on call is worked out at the webhook's `receivedAt`. Without them
+   * (`preview`) the rotation alone decides.
+   * @default []
+   */
+  readonly overrides?: readonly OnCallOverride[];
 }
 
 /**
@@ -104,7 +112,7 @@ export interface EvaluateOptions {
  * if (evaluation.verdict === 'send') await store.accept(evaluation.messages);
  * ```
  */
-export function evaluateWebhook(route: CompiledRoute, webhook: InboundWebhook, { secret, documents, trackMissing = false }: EvaluateOptions): Evaluation {
+export function evaluateWebhook(route: CompiledRoute, webhook: InboundWebhook, { secret, documents, trackMissing = false, overrides = [] }: EvaluateOptions): Evaluation {
   const { pack, config } = route;
   if (secret !== undefined) {
     const auth = pack.authenticate(webhook, { secret, toleranceSeconds: config.toleranceSeconds, route: config, ...(documents === undefined ? {} : { documents }) });
@@ -156,7 +164,7 @@ export function evaluateWebhook(route: CompiledRoute, webhook: InboundWebhook, {
 
   for (let index = 0; index < items.length; index += 1) {
     // Items are evaluated in order until one would pass the cap; none after it is even rendered.
-    const planned = planItem(route, webhook, body, items[index], index, { trackMissing, warnings, dropped, renderDeadline });
+    const planned = planItem(route, webhook, body, items[index], index, { trackMissing, warnings, dropped, renderDeadline, overrides });
     if ('verdict' in planned) {
       skipped.push(planned);
       continue;
@@ -192,6 +200,7 @@ interface ItemOptions {
   readonly dropped: DroppedRecipient[];
   /** `performance.now()` time by which every render of this webhook must be done. */
   readonly renderDeadline: number;
+  readonly overrides: readonly OnCallOverride[];
 }
 
 /** One fan-out item (or the whole webhook): its SMS parts, or why it produced none. */
@@ -201,7 +210,7 @@ function planItem(
   body: WebhookBody,
   item: unknown,
   index: number,
-  { trackMissing, warnings, dropped, renderDeadline }: ItemOptions,
+  { trackMissing, warnings, dropped, renderDeadline, overrides }: ItemOptions,
 ): PlannedMessage[] | SkippedItem {
   const { config } = route;
   try {
@@ -213,7 +222,7 @@ function planItem(
     const rendered = route.engine.render(route.template, scope, { trackMissing, renderLimitMs: renderDeadline - performance.now() });
     for (const name of rendered.missing) warnings.add(`template variable "${name}" is missing from the payload`);
 
-    const recipients = resolveRecipients(route.recipients, scope);
+    const recipients = resolveRecipients(route.recipients, scope, { at: webhook.receivedAt, overrides });
     for (const drop of recipients.dropped) dropped.push({ item: index, ...drop });
 
     const fitted = fitMessage(rendered.text, { policy: config.length, maxParts: config.maxParts });

@@ -1,7 +1,9 @@
+import { NO_ONE, type OnCallDirectory } from '../oncall/schedule';
 import { TemplateError } from '../templates/errors';
 import type { TemplateEngine } from '../templates/types';
 import { maskNumbersInText } from './mask-text';
 import { maskMsisdn, normalizeMsisdn } from './msisdn';
+import { parseRecipientReference, RecipientReferenceKind } from './reference';
 import { splitNumbers } from './split';
 import { RecipientEntryKind } from './types';
 import type { CompiledRecipientEntry, CompiledRecipients } from './types';
@@ -49,10 +51,25 @@ const compileTemplated = (entry: string, index: number, engine: TemplateEngine):
   }
 };
 
+/** `person:<name>` is the person's number, a literal; `oncall:<schedule>` is resolved per message. */
+const compileReference = (entry: string, index: number, directory: OnCallDirectory): CompiledRecipientEntry | undefined => {
+  const reference = parseRecipientReference(entry);
+  if (reference === undefined) return undefined;
+  if (reference.kind === RecipientReferenceKind.Person) {
+    const person = directory.people.get(reference.name);
+    if (person === undefined) throw entryError(index, `unknown person "${reference.name}"`);
+    return Object.freeze({ kind: RecipientEntryKind.Literal, display: `person:${person.name}`, numbers: Object.freeze([person.number]) });
+  }
+  if (!directory.schedules.has(reference.name)) throw entryError(index, `unknown schedule "${reference.name}"`);
+  return Object.freeze({ kind: RecipientEntryKind.OnCall, display: `oncall:${reference.name}`, schedule: reference.name });
+};
+
 /**
  * Compiles a route's recipients once, at config load.
  *
  * - An entry containing `{{` or `{%` is a Liquid template, rendered per webhook.
+ * - `person:<name>` is that person's number (`people`), a literal; `oncall:<schedule>` is whoever
+ *   the schedule puts on call when a message is rendered (see `resolveRecipients`).
  * - Any other entry is a literal: one number, or several separated by commas, semicolons or
  *   line breaks, each normalised now to `255` + nine digits.
  *
@@ -71,13 +88,17 @@ const compileTemplated = (entry: string, index: number, engine: TemplateEngine):
 export const compileRecipients = (
   entries: readonly string[],
   engine: TemplateEngine,
-  known?: ReadonlyArray<readonly string[] | null>
+  known?: ReadonlyArray<readonly string[] | null>,
+  directory: OnCallDirectory = NO_ONE
 ): CompiledRecipients =>
   Object.freeze({
     entries: Object.freeze(
       entries.map((entry, index) =>
-        LIQUID_MARKUP.test(entry) ? compileTemplated(entry, index, engine) : compileLiteral(entry, index, known?.[index])
+        LIQUID_MARKUP.test(entry)
+          ? compileTemplated(entry, index, engine)
+          : (compileReference(entry, index, directory) ?? compileLiteral(entry, index, known?.[index]))
       )
     ),
     engine,
+    directory,
   });

@@ -2,7 +2,8 @@ export { compileRecipients } from './compile';
 export { maskNumbersInText } from './mask-text';
 export { MSISDN_REJECTIONS, maskMsisdn, normalizeMsisdn } from './msisdn';
 export type { MsisdnResult } from './msisdn';
-export { RECIPIENT_DROP_REASONS, resolveRecipients } from './resolve';
+export { RECIPIENT_DROP_REASONS, resolveRecipients, type OnCallMoment } from './resolve';
+export { parseRecipientReference, RecipientReferenceKind, type RecipientReference } from './reference';
 export { RECIPIENT_SEPARATORS } from './split';
 export { RecipientEntryKind } from './types';
 export type {

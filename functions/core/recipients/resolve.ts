@@ -1,3 +1,4 @@
+import { onCallAt, type OnCallOverride } from '../oncall/resolve';
 import { TemplateError } from '../templates/errors';
 import type { TemplateScope } from '../templates/types';
 import { maskNumbersInText } from './mask-text';
@@ -11,6 +12,14 @@ export const RECIPIENT_DROP_REASONS = {
   renderedEmpty: 'rendered empty',
 } as const;
 
+/** When the message is rendered and the overrides in force then: what `oncall:` entries resolve with. */
+export interface OnCallMoment {
+  /** @default new Date() */
+  readonly at?: Date;
+  /** The overrides of the schedules the recipients name (the store's `activeOverrides`). @default [] */
+  readonly overrides?: readonly OnCallOverride[];
+}
+
 /**
  * The numbers one webhook goes to.
  *
@@ -18,7 +27,8 @@ export const RECIPIENT_DROP_REASONS = {
  * by commas, semicolons or line breaks (`{{ on_call | join: ',' }}`). Each is normalised; invalid
  * ones, and entries rendering empty, are listed in `dropped` with the template source as `entry`
  * (never the rendered number). Duplicates are removed, keeping the first occurrence's position.
- * An empty `numbers` is for the caller to record ("no recipients").
+ * An empty `numbers` is for the caller to record ("no recipients"). An `oncall:<schedule>` entry is
+ * the number of whoever is on call at `onCall.at` (an override in force, else the rotation).
  *
  * @example
  * ```ts
@@ -27,13 +37,19 @@ export const RECIPIENT_DROP_REASONS = {
  * // { numbers: ['255712345678', '255754321000'], dropped: [] }
  * ```
  */
-export const resolveRecipients = (compiled: CompiledRecipients, scope: TemplateScope): ResolvedRecipients => {
+export const resolveRecipients = (compiled: CompiledRecipients, scope: TemplateScope, { at = new Date(), overrides = [] }: OnCallMoment = {}): ResolvedRecipients => {
   const numbers = new Set<string>();
   const dropped: DroppedRecipient[] = [];
 
   for (const entry of compiled.entries) {
     if (entry.kind === RecipientEntryKind.Literal) {
       for (const number of entry.numbers) numbers.add(number);
+      continue;
+    }
+    if (entry.kind === RecipientEntryKind.OnCall) {
+      const schedule = compiled.directory.schedules.get(entry.schedule);
+      // Compiled against the same directory: a schedule it names is there.
+      if (schedule !== undefined) numbers.add(onCallAt(schedule, overrides, compiled.directory.people, at).person.number);
       continue;
     }
     let text: string;

@@ -1,3 +1,4 @@
+import type { OnCallDirectory } from '../oncall/schedule';
 import type { CompiledTemplate, TemplateEngine } from '../templates/types';
 
 export const RecipientEntryKind = {
@@ -5,6 +6,8 @@ export const RecipientEntryKind = {
   Literal: 'literal',
   /** A Liquid template rendered per webhook, e.g. `{{ customer.phone }}`. */
   Template: 'template',
+  /** `oncall:<schedule>`: whoever the schedule puts on call when the message is rendered. (`person:<name>` compiles to a literal.) */
+  OnCall: 'oncall',
 } as const;
 
 export type RecipientEntryKind = (typeof RecipientEntryKind)[keyof typeof RecipientEntryKind];
@@ -22,6 +25,12 @@ export type CompiledRecipientEntry =
       /** The template source, any phone number in it masked. */
       readonly display: string;
       readonly template: CompiledTemplate;
+    }
+  | {
+      readonly kind: typeof RecipientEntryKind.OnCall;
+      /** `oncall:<schedule>`. */
+      readonly display: string;
+      readonly schedule: string;
     };
 
 /** A route's recipients, compiled once at config load by `compileRecipients`. */
@@ -29,6 +38,8 @@ export interface CompiledRecipients {
   readonly entries: readonly CompiledRecipientEntry[];
   /** Renders the templated entries: the engine that compiled them. */
   readonly engine: TemplateEngine;
+  /** The people and schedules `person:` and `oncall:` entries name. */
+  readonly directory: OnCallDirectory;
 }
 
 /** A recipient that was left out, and why. Neither field contains a full phone number. */

@@ -70,6 +70,30 @@ describe('mute refuses what it cannot do, and changes nothing', () => {
   });
 });
 
+describe('oncall override refuses what it cannot do, and changes nothing', () => {
+  const local = ['--config', 'config/local.yaml', '--data-dir', 'DATA'];
+  it.each([
+    [['oncall', 'override', 'nosuch', '--person', 'asha', '--for', '8h', ...local], 'error: unknown schedule "nosuch"; the config\'s schedules: ops\n'],
+    [['oncall', 'override', 'ops', '--person', 'carol', '--for', '8h', ...local], 'error: unknown person "carol"; the config\'s people: asha, baraka\n'],
+    [['oncall', 'override', 'ops', '--person', 'baraka', '--for', 'soon', ...local], 'error: --for "soon" is not a duration of up to 30d; use e.g. 30m, 8h, 2d\n'],
+    [['oncall', 'override', 'ops', '--person', 'baraka', '--for', '31d', ...local], 'error: --for "31d" is not a duration of up to 30d; use e.g. 30m, 8h, 2d\n'],
+    [['oncall', 'override', 'ops', '--for', '8h', ...local], "error: required option '--person <name>' not specified\n"],
+    [['oncall', '--config', 'nowhere.yaml', '--data-dir', 'DATA'], 'error: no config at nowhere.yaml: pass --config <file>, the config the relay runs with\n'],
+  ])('%j', async (args, message) => {
+    const dataDir = join(home, 'untouched');
+    const { code, stderr } = await cli(args.map((arg) => (arg === 'DATA' ? dataDir : arg)));
+    expect(stderr).toBe(message);
+    expect(code).not.toBe(0);
+    expect(existsSync(dataDir)).toBe(false);
+  });
+
+  it('says so when the config has no schedules', async () => {
+    const { code, stdout } = await cli(['oncall', '--config', 'config/prod.yaml', '--data-dir', join(home, 'untouched')]);
+    expect({ code, stdout }).toEqual({ code: 0, stdout: 'No schedules in the config: add schedules (and people) to page whoever is on call.\n' });
+    expect((await cli(['oncall', '--json', '--config', 'config/prod.yaml', '--data-dir', join(home, 'untouched')])).stdout).toBe('[]\n');
+  });
+});
+
 describe('commands that reach AWS without a region', () => {
   // No AWS_REGION and no profile: HOME is an empty directory, so there is no ~/.aws/config either.
   const noRegion = (): NodeJS.ProcessEnv => ({ PATH: process.env['PATH'], HOME: home });
@@ -80,6 +104,7 @@ describe('commands that reach AWS without a region', () => {
     ['mute', ['mute', 'oncall', '--for', '2h', '--env', 'prod']],
     ['unmute', ['unmute', 'oncall', '--env', 'prod']],
     ['mutes', ['mutes', '--env', 'prod']],
+    ['oncall', ['oncall', '--env', 'prod']],
   ])('%s says to set AWS_REGION or pass --region, not the SDK\'s "Region is missing"', async (_name, args) => {
     const { code, stdout, stderr } = await cli(args, noRegion());
 
@@ -89,6 +114,6 @@ describe('commands that reach AWS without a region', () => {
   });
 
   it('lists --region in the help of logs, redrive and the mute commands', async () => {
-    for (const command of ['logs', 'redrive', 'mute', 'unmute', 'mutes']) expect((await cli([command, '--help'])).stdout).toContain('--region <region>');
+    for (const command of ['logs', 'redrive', 'mute', 'unmute', 'mutes', 'oncall']) expect((await cli([command, '--help'])).stdout).toContain('--region <region>');
   });
 });
