@@ -64,27 +64,24 @@ export function keepExpressionParses(): void {
         for (const value of found.values) delete context.unusedAttrVals[value];
         return withValues(found.tree, context.attrVals ?? {});
       }
-      const namesBefore = Object.keys(context.unusedAttrNames);
-      const valuesBefore = Object.keys(context.unusedAttrVals);
-      const tree = parse(expression, options);
-      if (kept.size < KEPT_AT_MOST) {
-        kept.set(key, {
-          tree: withMarkers(tree, context.attrVals ?? {}),
-          names: namesBefore.filter((name) => !(name in context.unusedAttrNames)),
-          values: valuesBefore.filter((value) => !(value in context.unusedAttrVals)),
-        });
-      }
+      // What this expression uses, whatever an earlier expression of the request used already:
+      // parsed with every name and value unused, the parser deletes each one it meets.
+      const unusedNames: Record<string, true> = Object.fromEntries(Object.keys(context.attrNames ?? {}).map((name) => [name, true]));
+      const unusedValues: Record<string, true> = Object.fromEntries(Object.keys(context.attrVals ?? {}).map((value) => [value, true]));
+      const tree = parse(expression, { ...options, context: { ...context, unusedAttrNames: unusedNames, unusedAttrVals: unusedValues } });
+      const names = Object.keys(context.attrNames ?? {}).filter((name) => !(name in unusedNames));
+      const values = Object.keys(context.attrVals ?? {}).filter((value) => !(value in unusedValues));
+      for (const name of names) delete context.unusedAttrNames[name];
+      for (const value of values) delete context.unusedAttrVals[value];
+      if (kept.size < KEPT_AT_MOST) kept.set(key, { tree: withMarkers(tree, context.attrVals ?? {}), names, values });
       return tree;
     };
   }
 }
 
+/** The request's shape as JSON, which no name or expression can make read as another's. */
 function shapeOf(expression: string, { attrNames = {}, attrVals = {}, isKeyCondition = false }: Context): string {
-  let key = `${isKeyCondition ? 'K' : 'E'}\u0000${expression}\u0000`;
-  for (const name in attrNames) key += `${name}=${attrNames[name]}\u0000`;
-  key += '\u0000';
-  for (const value in attrVals) key += `${value}:${Object.keys(attrVals[value]!).join()}\u0000`;
-  return key;
+  return JSON.stringify([isKeyCondition, expression, Object.entries(attrNames), Object.entries(attrVals).map(([value, typed]) => [value, Object.keys(typed)])]);
 }
 
 /**
