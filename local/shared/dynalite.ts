@@ -1,6 +1,6 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
-import { createRequire } from 'node:module';
-import { keepExpressionParses, keepTableDescriptions, type TableDb } from './dynalite-memo';
+import { keepExpressionParses, keepTableDescriptions } from './dynalite-memo';
+import { type AttributeMap, type Callback, type DynaliteError, type DynaliteOptions, dynaliteInternals, type Release, type Store, type Table } from './dynalite-internals';
 
 /**
  * dynalite (the local DynamoDB) with `TransactWriteItems`, which dynalite 4 lacks and the relay's
@@ -15,57 +15,10 @@ import { keepExpressionParses, keepTableDescriptions, type TableDb } from './dyn
  * of its puts leaves the first. Only `Put` is implemented, which is all the relay asks of it.
  *
  * It also keeps what dynalite would work out again for every request (see `dynalite-memo.ts`).
+ * Both use dynalite's internal modules, through `dynalite-internals.ts` (which checks its version).
  */
 
-/** dynalite's options that the relay sets; the package ships no TypeScript types. */
-export interface DynaliteOptions {
-  readonly path?: string;
-  readonly createTableMs?: number;
-  readonly deleteTableMs?: number;
-  readonly updateTableMs?: number;
-}
-
-type AttributeMap = Record<string, unknown>;
-type Callback<T = unknown> = (error: DynaliteError | null | undefined, value?: T) => void;
-interface DynaliteError extends Error {
-  readonly statusCode?: number;
-  readonly body?: unknown;
-}
-type Release = (done?: () => void) => () => void;
-interface ItemDb {
-  lock(key: string, exec: (release: Release) => void): void;
-  get(key: string, cb: Callback<AttributeMap>): void;
-  put(key: string, value: AttributeMap, cb: Callback): void;
-}
-interface Table {
-  readonly TableName: string;
-}
-interface Store {
-  readonly options: { readonly maxItemSize: number };
-  readonly tableDb: TableDb;
-  getTable(name: string, cb: Callback<Table>): void;
-  getItemDb(name: string): ItemDb;
-}
-/** The parts of `dynalite/db` used here (the module dynalite's `index.js` calls `create` through). */
-interface DbModule {
-  create(options: DynaliteOptions): Store;
-  validateItem(item: AttributeMap, table: Table): DynaliteError | null | undefined;
-  createKey(item: AttributeMap, table: Table): string;
-  checkConditional(data: object, existing: AttributeMap | undefined): DynaliteError | null | undefined;
-  updateIndexes(store: Store, table: Table, existing: AttributeMap | undefined, item: AttributeMap, cb: Callback): void;
-  capacityUnits(item: AttributeMap | undefined, isRead: boolean): number;
-  validationError(message: string): DynaliteError;
-}
-interface Validations {
-  checkTypes(data: object, types: object): Record<string, unknown>;
-  checkValidations(data: object, types: object, custom: unknown, store: Store): void;
-}
-
-const requireDynalite = createRequire(createRequire(import.meta.url).resolve('dynalite'));
-const dynalite = requireDynalite('./index.js') as (options: DynaliteOptions) => Server;
-const db = requireDynalite('./db') as DbModule;
-const validations = requireDynalite('./validations') as Validations;
-const putItemRules = requireDynalite('./validations/putItem') as { types: object; custom: unknown };
+export type { DynaliteOptions } from './dynalite-internals';
 
 const TARGET = 'DynamoDB_20120810.TransactWriteItems';
 /** DynamoDB's limit on the actions of one transaction. */
@@ -85,6 +38,7 @@ const CANCELLED = 'com.amazonaws.dynamodb.v20120810#TransactionCanceledException
  * ```
  */
 export function createDynalite(options: DynaliteOptions): Server {
+  const { dynalite, db } = dynaliteInternals();
   // dynalite keeps its store to itself: `create` is wrapped for the one call that makes it.
   const create = db.create;
   let store: Store | undefined;
@@ -149,6 +103,7 @@ function transactRequest(store: Store, request: IncomingMessage, response: Serve
 
 /** Validates and applies one transaction: `{}` (with `ConsumedCapacity` when asked) or an error with DynamoDB's body. */
 export function transact(store: Store, input: { TransactItems?: unknown; ReturnConsumedCapacity?: string }, cb: Callback<object>): void {
+  const { db } = dynaliteInternals();
   let actions: PutAction[];
   try {
     actions = parse(store, input.TransactItems);
@@ -209,6 +164,7 @@ export function transact(store: Store, input: { TransactItems?: unknown; ReturnC
 }
 
 function parse(store: Store, items: unknown): PutAction[] {
+  const { db, validations, putItemRules } = dynaliteInternals();
   if (!Array.isArray(items) || items.length === 0) {
     throw db.validationError("1 validation error detected: Value null at 'transactItems' failed to satisfy constraint: Member must have length greater than or equal to 1");
   }
@@ -259,6 +215,7 @@ function cancelled(actions: readonly PutAction[], refused: readonly boolean[]): 
 
 /** A transactional write costs DynamoDB two units per started KB of each item (the larger of old and new). */
 function consumed(returnConsumedCapacity: string | undefined, actions: readonly PutAction[]): object {
+  const { db } = dynaliteInternals();
   if (returnConsumedCapacity !== 'TOTAL' && returnConsumedCapacity !== 'INDEXES') return {};
   const byTable = new Map<string, number>();
   for (const { data, existing } of actions) {
