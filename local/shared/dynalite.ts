@@ -26,6 +26,16 @@ export const MAX_TRANSACT_ITEMS = 100;
 const MAX_REQUEST_BYTES = 16 * 1024 * 1024;
 const CANCELLED = 'com.amazonaws.dynamodb.v20120810#TransactionCanceledException';
 
+export interface CreateDynaliteOptions {
+  /**
+   * Keep expression parses and table descriptions (`dynalite-memo.ts`). The parsers are shared by
+   * the thread's every dynalite: `false` only leaves them alone if no dynalite of this thread
+   * kept them before (the differential test's plain dynalite runs in a thread of its own).
+   * @default true
+   */
+  readonly memo?: boolean;
+}
+
 /**
  * A dynalite server (not yet listening) that also answers `TransactWriteItems`; every other
  * request goes to dynalite unchanged. Its one `request` listener dispatches both, so a request
@@ -37,7 +47,7 @@ const CANCELLED = 'com.amazonaws.dynamodb.v20120810#TransactionCanceledException
  * server.listen(0, '127.0.0.1');
  * ```
  */
-export function createDynalite(options: DynaliteOptions): Server {
+export function createDynalite(options: DynaliteOptions, { memo = true }: CreateDynaliteOptions = {}): Server {
   const { dynalite, db } = dynaliteInternals();
   // dynalite keeps its store to itself: `create` is wrapped for the one call that makes it.
   const create = db.create;
@@ -51,8 +61,10 @@ export function createDynalite(options: DynaliteOptions): Server {
   }
   if (store === undefined) throw new Error('dynalite did not create its store through dynalite/db');
   const captured = store;
-  keepExpressionParses();
-  keepTableDescriptions(captured.tableDb);
+  if (memo) {
+    keepExpressionParses();
+    keepTableDescriptions(captured.tableDb);
+  }
   const [answer] = server.listeners('request') as ((request: IncomingMessage, response: ServerResponse) => void)[];
   server.removeAllListeners('request');
   server.on('request', (request: IncomingMessage, response: ServerResponse) => {

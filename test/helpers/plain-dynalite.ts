@@ -1,12 +1,12 @@
 import { Worker } from 'node:worker_threads';
 
-/** dynalite without the relay's changes (no parse memo, no `TransactWriteItems`), for differential tests. */
+/** dynalite without the parse memo (with the local store's `TransactWriteItems`), for differential tests. */
 export interface PlainDynalite {
   readonly endpoint: string;
   close(): Promise<void>;
 }
 
-/** Starts plain dynalite in a worker thread (see plain-dynalite-worker.mjs), in memory, on 127.0.0.1. */
+/** Starts memo-less dynalite in a worker thread (see plain-dynalite-worker.mjs), in memory, on 127.0.0.1. */
 export const startPlainDynalite = async (): Promise<PlainDynalite> => {
   const worker = new Worker(new URL('./plain-dynalite-worker.mjs', import.meta.url));
   const port = await new Promise<number>((resolve, reject) => {
