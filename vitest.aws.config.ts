@@ -8,6 +8,8 @@ import { defineConfig } from 'vitest/config';
  */
 export default defineConfig({
   test: {
+    // Printed beside every file and in the summary: these ran against DynamoDB Local.
+    name: 'DynamoDB Local',
     include: ['test/functions/store/**/*.test.ts', 'test/local/shared/dynalite-differential.test.ts'],
     globalSetup: ['test/helpers/dynamodb-local-setup.ts'],
     env: { TEST_STORE_ENGINE: 'dynamodb-local' },
