@@ -18,9 +18,24 @@ export interface BenchResults {
   readonly consoleLoad: ConsoleLoad;
   readonly coldInit: Readonly<Record<HandlerName, ColdInitEntry>>;
   /** `writeUnits`: the table's as reported plus the indexes' estimated (dynalite reports no index units). */
-  readonly dynamoPerSms: { readonly requests: number; readonly writeUnits: number; readonly tableWriteUnits?: number; readonly indexWriteUnitsEstimated?: number };
+  readonly dynamoPerSms: {
+    readonly requests: number;
+    readonly writeUnits: number;
+    readonly tableWriteUnits?: number;
+    readonly indexWriteUnitsEstimated?: number;
+    /** The same loop on AWS's DynamoDB Local, which reports index units (measured, not estimated); or why it was not run. */
+    readonly onDynamoDbLocal?: DynamoDbLocalCount | { readonly unavailable: string };
+  };
   readonly awsCostPer1000Sms: { readonly usd: number; readonly shareOfSmsSpend: number };
   readonly cli: CliStartup;
+}
+
+/** `dynamoPerSms` as DynamoDB Local counts it. */
+export interface DynamoDbLocalCount {
+  readonly requests: number;
+  readonly writeUnits: number;
+  readonly tableWriteUnits: number;
+  readonly indexWriteUnits: number;
 }
 
 /** What the report says beyond the results. */
@@ -174,8 +189,17 @@ export function dynamoSection(perSms: BenchResults['dynamoPerSms'], dynamo: Benc
     '',
     "**dynalite reports table capacity only.** It answers `ConsumedCapacity` for GetItem, PutItem, UpdateItem, DeleteItem and the batch commands, sized from the item by dynalite's own reckoning of DynamoDB's rules, but it has no global secondary index units (with `INDEXES` it returns only `Table`) and returns none for Query. DynamoDB on AWS includes the index writes in `TOTAL`. So the index writes are estimated, labelled, by [DynamoDB's documented rule](https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/GSI.html): a put of an item with an index's keys writes one index entry; an update that sets an index key deletes the old entry (counted as one unit) and writes a new one; an entry costs the size of the attributes the index projects, per started KB (the state index `byStateSummary` projects the keys, route, times, `nextAttemptAt` and the send's answer, never the text, the recipients or the history; `byRoute` the keys only). Before, the state index projected every attribute, so each of the three state changes rewrote the whole record, its growing history included, into it. `writeUnits` in results.json is the table's units plus this estimate. Conditional writes that fail consume units on AWS but dynalite answers them with an error and no capacity; this path has none.",
     '',
+    dynamoDbLocalLine(perSms.onDynamoDbLocal),
+    '',
     `The same loop times each call: median ${dynamo.ingestMs} ms for \`ingestWebhook\`, ${dynamo.senderMs} ms for \`sendMessage\`, the durations the cost uses.`,
   ];
+}
+
+function dynamoDbLocalLine(local: BenchResults['dynamoPerSms']['onDynamoDbLocal']): string {
+  const what = "**As AWS's DynamoDB Local counts it** (the engine of `npm run test:aws`, asked for `INDEXES`, which reports each index's units)";
+  if (local === undefined) return `${what}: not measured in this run.`;
+  if ('unavailable' in local) return `${what}: not measured: ${local.unavailable}.`;
+  return `${what}: ${local.requests} requests, ${local.writeUnits} write units per SMS: ${local.tableWriteUnits} of the table and ${local.indexWriteUnits} of the indexes, measured. It counts the index entries a transaction writes at the transactional rate (two units each), where the estimate above counts them at the standard rate.`;
 }
 
 /** `## Redrive`, on its own so that a run of that section alone (`--only redrive`) can replace it. */

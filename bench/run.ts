@@ -21,6 +21,7 @@ import { runCli } from './cli';
 import { runColdInit } from './cold-init';
 import { runConsoleLoad } from './console';
 import { costPer1000Sms } from './cost';
+import { DynamoDbLocalUnavailable } from '../test/helpers/dynamodb-local';
 import { type DynamoRun, runDynamo } from './dynamo';
 import { cliSection, dynamoSection, redriveSection, renderReport, summaryLines, timeToSmsSection, updateReport, type BenchResults, type BenchRun } from './report';
 import { runRedrive } from './redrive';
@@ -65,6 +66,7 @@ async function main(): Promise<void> {
   const coldInit = await timed('coldInit', () => runColdInit(REPO_ROOT, { log }));
   const cli = await timed('cli', () => runCli(REPO_ROOT, { log }));
   const dynamo = await timed('dynamoPerSms', () => runDynamo());
+  const onDynamoDbLocal = await timed('dynamoPerSms on DynamoDB Local', () => dynamoOnDynamoDbLocal());
   const timeToSms = await timed('timeToSms', () => runTimeToSms(REPO_ROOT, { log }));
   const redrive = await timed('redrive', () => runRedrive(REPO_ROOT, { log }));
   const consoleLoad = await timed('consoleLoad', () => runConsoleLoad(REPO_ROOT, { log }));
@@ -83,7 +85,7 @@ async function main(): Promise<void> {
       redrive,
       consoleLoad,
       coldInit,
-      dynamoPerSms: dynamoResults(dynamo),
+      dynamoPerSms: dynamoResults(dynamo, onDynamoDbLocal),
       awsCostPer1000Sms: { usd: round(cost.usd, 6), shareOfSmsSpend: round(cost.shareOfSmsSpend, 6) },
       cli,
     },
@@ -119,10 +121,11 @@ async function runSome(only: ReadonlySet<Section>): Promise<void> {
     else if (section === 'consoleLoad') Object.assign(measured, { consoleLoad: await runConsoleLoad(REPO_ROOT, { log }) });
     else {
       const dynamo = await runDynamo();
+      const onDynamoDbLocal = await dynamoOnDynamoDbLocal();
       dynamoRun = dynamoDetails(dynamo);
       const cost = costPer1000Sms({ ingestMs: dynamo.ingestMs, senderMs: dynamo.senderMs, memoryMb: { ingest: DEFAULT_MEMORY_MB.ingest, sender: DEFAULT_MEMORY_MB.sender }, writeUnits: dynamo.perSms.writeUnits, readUnits: dynamo.perSms.readUnits });
       Object.assign(measured, {
-        dynamoPerSms: dynamoResults(dynamo),
+        dynamoPerSms: dynamoResults(dynamo, onDynamoDbLocal),
         awsCostPer1000Sms: { usd: round(cost.usd, 6), shareOfSmsSpend: round(cost.shareOfSmsSpend, 6) },
       });
     }
@@ -149,9 +152,20 @@ async function runSome(only: ReadonlySet<Section>): Promise<void> {
   }
 }
 
-/** `dynamoPerSms` of results.json. */
-function dynamoResults({ perSms }: DynamoRun): BenchResults['dynamoPerSms'] {
-  return { requests: perSms.requests, writeUnits: perSms.writeUnits, tableWriteUnits: perSms.tableWriteUnits, indexWriteUnitsEstimated: perSms.indexWriteUnitsEstimated };
+/** `dynamoPerSms` of results.json, with the same loop's count on DynamoDB Local. */
+function dynamoResults({ perSms }: DynamoRun, onDynamoDbLocal: BenchResults['dynamoPerSms']['onDynamoDbLocal']): BenchResults['dynamoPerSms'] {
+  return { requests: perSms.requests, writeUnits: perSms.writeUnits, tableWriteUnits: perSms.tableWriteUnits, indexWriteUnitsEstimated: perSms.indexWriteUnitsEstimated, ...(onDynamoDbLocal === undefined ? {} : { onDynamoDbLocal }) };
+}
+
+/** The `dynamoPerSms` loop on AWS's DynamoDB Local (Java); where it cannot start, why. */
+async function dynamoOnDynamoDbLocal(): Promise<NonNullable<BenchResults['dynamoPerSms']['onDynamoDbLocal']>> {
+  try {
+    const { perSms } = await runDynamo({ engine: 'dynamodb-local', webhooks: 100 });
+    return { requests: perSms.requests, writeUnits: perSms.writeUnits, tableWriteUnits: perSms.tableWriteUnits, indexWriteUnits: perSms.indexWriteUnitsEstimated };
+  } catch (error) {
+    if (error instanceof DynamoDbLocalUnavailable) return { unavailable: error.message };
+    throw error;
+  }
 }
 
 function dynamoDetails(dynamo: DynamoRun): BenchRun['dynamo'] {

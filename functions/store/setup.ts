@@ -145,6 +145,11 @@ const ensureTimeToLive = async (client: DynamoDBClient, tableName: string): Prom
   } catch (error) {
     // dynalite answers UnknownOperationException: it has no TTL at all.
     if (errorName(error) === 'UnknownOperationException') return TimeToLiveStatus.Unsupported;
+    // Another caller switched it on between our describe and update (DynamoDB refuses a second switch).
+    if (errorName(error) === 'ValidationException' && /already enabled/i.test((error as Error).message)) {
+      const { TimeToLiveDescription: now } = await client.send(new DescribeTimeToLiveCommand({ TableName: tableName }));
+      return now?.TimeToLiveStatus === 'ENABLED' ? TimeToLiveStatus.Enabled : TimeToLiveStatus.Enabling;
+    }
     throw error;
   }
 };

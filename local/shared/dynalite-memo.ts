@@ -1,4 +1,4 @@
-import { createRequire } from 'node:module';
+import { dynaliteInternals, type ParseContext, type TableDb } from './dynalite-internals';
 
 /**
  * Two things dynalite works out again for every request, kept instead: the parse of an
@@ -10,16 +10,7 @@ import { createRequire } from 'node:module';
  * same for the same request shape, so a burst drains faster; what dynalite answers does not change.
  */
 
-type Context = {
-  readonly attrNames?: Readonly<Record<string, string>>;
-  readonly attrVals?: Readonly<Record<string, object>>;
-  readonly unusedAttrNames: Record<string, true>;
-  readonly unusedAttrVals: Record<string, true>;
-  readonly isKeyCondition?: boolean;
-};
-interface Parser {
-  parse(expression: string, options: { readonly context: Context }): unknown;
-}
+type Context = ParseContext;
 
 /** A parse kept for reuse: the tree with a marker where each value was, and what it used. */
 interface Kept {
@@ -37,21 +28,23 @@ const READS_VALUES = /between|attribute_type/i;
 const KEPT_AT_MOST = 1000;
 const VALUE = Symbol('value');
 
-const requireDynalite = createRequire(createRequire(import.meta.url).resolve('dynalite'));
-const PARSERS = ['./db/conditionParser', './db/updateParser', './db/projectionParser'].map((path) => requireDynalite(path) as Parser);
 let installed = false;
 
 /**
  * Makes dynalite's three expression parsers (one module each, shared by every dynalite in the
  * process) keep what they parsed, by expression, names, the type of each value and the kind of
- * expression. A kept parse is used again with this request's values put where the first
- * request's were, and with the same names and values marked used. An expression that failed to
- * parse, or whose parse reads a value's content, is parsed every time.
+ * expression (as JSON: no name map can read as another). A kept parse is used again with this
+ * request's values put where the first request's were, and marks used the names and values its
+ * expression uses: learnt by parsing it with all of them unused, since dynalite parses a request's
+ * update before its condition and the update may have used them already. An expression that
+ * failed to parse, or whose parse reads a value's content, is parsed every time. The parser's only
+ * effect on the request is marking names and values used, so a kept parse answers as dynalite
+ * (test/local/shared/dynalite-differential.test.ts checks it against plain dynalite).
  */
 export function keepExpressionParses(): void {
   if (installed) return;
   installed = true;
-  for (const parser of PARSERS) {
+  for (const parser of dynaliteInternals().parsers) {
     const parse = parser.parse.bind(parser);
     const kept = new Map<string, Kept>();
     parser.parse = (expression, options) => {
@@ -64,27 +57,24 @@ export function keepExpressionParses(): void {
         for (const value of found.values) delete context.unusedAttrVals[value];
         return withValues(found.tree, context.attrVals ?? {});
       }
-      const namesBefore = Object.keys(context.unusedAttrNames);
-      const valuesBefore = Object.keys(context.unusedAttrVals);
-      const tree = parse(expression, options);
-      if (kept.size < KEPT_AT_MOST) {
-        kept.set(key, {
-          tree: withMarkers(tree, context.attrVals ?? {}),
-          names: namesBefore.filter((name) => !(name in context.unusedAttrNames)),
-          values: valuesBefore.filter((value) => !(value in context.unusedAttrVals)),
-        });
-      }
+      // What this expression uses, whatever an earlier expression of the request used already:
+      // parsed with every name and value unused, the parser deletes each one it meets.
+      const unusedNames: Record<string, true> = Object.fromEntries(Object.keys(context.attrNames ?? {}).map((name) => [name, true]));
+      const unusedValues: Record<string, true> = Object.fromEntries(Object.keys(context.attrVals ?? {}).map((value) => [value, true]));
+      const tree = parse(expression, { ...options, context: { ...context, unusedAttrNames: unusedNames, unusedAttrVals: unusedValues } });
+      const names = Object.keys(context.attrNames ?? {}).filter((name) => !(name in unusedNames));
+      const values = Object.keys(context.attrVals ?? {}).filter((value) => !(value in unusedValues));
+      for (const name of names) delete context.unusedAttrNames[name];
+      for (const value of values) delete context.unusedAttrVals[value];
+      if (kept.size < KEPT_AT_MOST) kept.set(key, { tree: withMarkers(tree, context.attrVals ?? {}), names, values });
       return tree;
     };
   }
 }
 
+/** The request's shape as JSON, which no name or expression can make read as another's. */
 function shapeOf(expression: string, { attrNames = {}, attrVals = {}, isKeyCondition = false }: Context): string {
-  let key = `${isKeyCondition ? 'K' : 'E'}\u0000${expression}\u0000`;
-  for (const name in attrNames) key += `${name}=${attrNames[name]}\u0000`;
-  key += '\u0000';
-  for (const value in attrVals) key += `${value}:${Object.keys(attrVals[value]!).join()}\u0000`;
-  return key;
+  return JSON.stringify([isKeyCondition, expression, Object.entries(attrNames), Object.entries(attrVals).map(([value, typed]) => [value, Object.keys(typed)])]);
 }
 
 /**
@@ -119,13 +109,6 @@ function withValues(tree: unknown, values: Readonly<Record<string, object>>): un
     const placeholder = (node as { [VALUE]?: string })[VALUE];
     return placeholder === undefined ? undefined : values[placeholder];
   });
-}
-
-/** dynalite's sublevel of table descriptions, by table name. */
-export interface TableDb {
-  get(name: string, cb: (error: Error | null | undefined, table?: object) => void): void;
-  put(name: string, table: object, cb: (error?: Error | null) => void): void;
-  del(name: string, cb: (error?: Error | null) => void): void;
 }
 
 /**

@@ -1,6 +1,6 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
-import { createRequire } from 'node:module';
-import { keepExpressionParses, keepTableDescriptions, type TableDb } from './dynalite-memo';
+import { keepExpressionParses, keepTableDescriptions } from './dynalite-memo';
+import { type AttributeMap, type Callback, type DynaliteError, type DynaliteOptions, dynaliteInternals, type Release, type Store, type Table } from './dynalite-internals';
 
 /**
  * dynalite (the local DynamoDB) with `TransactWriteItems`, which dynalite 4 lacks and the relay's
@@ -15,65 +15,26 @@ import { keepExpressionParses, keepTableDescriptions, type TableDb } from './dyn
  * of its puts leaves the first. Only `Put` is implemented, which is all the relay asks of it.
  *
  * It also keeps what dynalite would work out again for every request (see `dynalite-memo.ts`).
+ * Both use dynalite's internal modules, through `dynalite-internals.ts` (which checks its version).
  */
 
-/** dynalite's options that the relay sets; the package ships no TypeScript types. */
-export interface DynaliteOptions {
-  readonly path?: string;
-  readonly createTableMs?: number;
-  readonly deleteTableMs?: number;
-  readonly updateTableMs?: number;
-}
-
-type AttributeMap = Record<string, unknown>;
-type Callback<T = unknown> = (error: DynaliteError | null | undefined, value?: T) => void;
-interface DynaliteError extends Error {
-  readonly statusCode?: number;
-  readonly body?: unknown;
-}
-type Release = (done?: () => void) => () => void;
-interface ItemDb {
-  lock(key: string, exec: (release: Release) => void): void;
-  get(key: string, cb: Callback<AttributeMap>): void;
-  put(key: string, value: AttributeMap, cb: Callback): void;
-}
-interface Table {
-  readonly TableName: string;
-}
-interface Store {
-  readonly options: { readonly maxItemSize: number };
-  /** LevelDB; its `close` waits for the operations in flight (dynalite's lifecycle manager). */
-  readonly db: { close(cb: (error?: Error | null) => void): void };
-  readonly tableDb: TableDb;
-  getTable(name: string, cb: Callback<Table>): void;
-  getItemDb(name: string): ItemDb;
-}
-/** The parts of `dynalite/db` used here (the module dynalite's `index.js` calls `create` through). */
-interface DbModule {
-  create(options: DynaliteOptions): Store;
-  validateItem(item: AttributeMap, table: Table): DynaliteError | null | undefined;
-  createKey(item: AttributeMap, table: Table): string;
-  checkConditional(data: object, existing: AttributeMap | undefined): DynaliteError | null | undefined;
-  updateIndexes(store: Store, table: Table, existing: AttributeMap | undefined, item: AttributeMap, cb: Callback): void;
-  capacityUnits(item: AttributeMap | undefined, isRead: boolean): number;
-  validationError(message: string): DynaliteError;
-}
-interface Validations {
-  checkTypes(data: object, types: object): Record<string, unknown>;
-  checkValidations(data: object, types: object, custom: unknown, store: Store): void;
-}
-
-const requireDynalite = createRequire(createRequire(import.meta.url).resolve('dynalite'));
-const dynalite = requireDynalite('./index.js') as (options: DynaliteOptions) => Server;
-const db = requireDynalite('./db') as DbModule;
-const validations = requireDynalite('./validations') as Validations;
-const putItemRules = requireDynalite('./validations/putItem') as { types: object; custom: unknown };
+export type { DynaliteOptions } from './dynalite-internals';
 
 const TARGET = 'DynamoDB_20120810.TransactWriteItems';
 /** DynamoDB's limit on the actions of one transaction. */
 export const MAX_TRANSACT_ITEMS = 100;
 const MAX_REQUEST_BYTES = 16 * 1024 * 1024;
 const CANCELLED = 'com.amazonaws.dynamodb.v20120810#TransactionCanceledException';
+
+export interface CreateDynaliteOptions {
+  /**
+   * Keep expression parses and table descriptions (`dynalite-memo.ts`). The parsers are shared by
+   * the thread's every dynalite: `false` only leaves them alone if no dynalite of this thread
+   * kept them before (the differential test's plain dynalite runs in a thread of its own).
+   * @default true
+   */
+  readonly memo?: boolean;
+}
 
 /**
  * A dynalite server (not yet listening) that also answers `TransactWriteItems`; every other
@@ -87,7 +48,8 @@ const CANCELLED = 'com.amazonaws.dynamodb.v20120810#TransactionCanceledException
  * server.listen(0, '127.0.0.1');
  * ```
  */
-export function createDynalite(options: DynaliteOptions): Server {
+export function createDynalite(options: DynaliteOptions, { memo = true }: CreateDynaliteOptions = {}): Server {
+  const { dynalite, db } = dynaliteInternals();
   // dynalite keeps its store to itself: `create` is wrapped for the one call that makes it.
   const create = db.create;
   let store: Store | undefined;
@@ -100,8 +62,10 @@ export function createDynalite(options: DynaliteOptions): Server {
   }
   if (store === undefined) throw new Error('dynalite did not create its store through dynalite/db');
   const captured = store;
-  keepExpressionParses();
-  keepTableDescriptions(captured.tableDb);
+  if (memo) {
+    keepExpressionParses();
+    keepTableDescriptions(captured.tableDb);
+  }
   const [answer] = server.listeners('request') as ((request: IncomingMessage, response: ServerResponse) => void)[];
   server.removeAllListeners('request');
   server.on('request', (request: IncomingMessage, response: ServerResponse) => {
@@ -160,6 +124,7 @@ function transactRequest(store: Store, request: IncomingMessage, response: Serve
 
 /** Validates and applies one transaction: `{}` (with `ConsumedCapacity` when asked) or an error with DynamoDB's body. */
 export function transact(store: Store, input: { TransactItems?: unknown; ReturnConsumedCapacity?: string }, cb: Callback<object>): void {
+  const { db } = dynaliteInternals();
   let actions: PutAction[];
   try {
     actions = parse(store, input.TransactItems);
@@ -220,6 +185,7 @@ export function transact(store: Store, input: { TransactItems?: unknown; ReturnC
 }
 
 function parse(store: Store, items: unknown): PutAction[] {
+  const { db, validations, putItemRules } = dynaliteInternals();
   if (!Array.isArray(items) || items.length === 0) {
     throw db.validationError("1 validation error detected: Value null at 'transactItems' failed to satisfy constraint: Member must have length greater than or equal to 1");
   }
@@ -270,6 +236,7 @@ function cancelled(actions: readonly PutAction[], refused: readonly boolean[]): 
 
 /** A transactional write costs DynamoDB two units per started KB of each item (the larger of old and new). */
 function consumed(returnConsumedCapacity: string | undefined, actions: readonly PutAction[]): object {
+  const { db } = dynaliteInternals();
   if (returnConsumedCapacity !== 'TOTAL' && returnConsumedCapacity !== 'INDEXES') return {};
   const byTable = new Map<string, number>();
   for (const { data, existing } of actions) {

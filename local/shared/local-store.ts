@@ -1,5 +1,4 @@
 import { mkdirSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { createStore, ensureTable, type MessageStore, type UndecodableRecord } from '../../functions/store';
@@ -7,18 +6,10 @@ import type { RelayLogger } from '../../functions/relay/ports';
 import { reportUndecodable } from '../../functions/relay/undecodable';
 import { listen } from '../http';
 import { createDynalite, type DynaliteOptions } from './dynalite';
+import { dynaliteInternals } from './dynalite-internals';
 import { createDynaliteHandler, type DynaliteHandler } from './dynalite-handler';
 import { startDynaliteThread } from './dynalite-thread';
 import { RuntimeError } from './errors';
-
-/** The part of `level` (dynalite's own LevelDB binding) used to test the lock. */
-interface LevelDatabase {
-  open(): Promise<void>;
-  close(): Promise<void>;
-}
-type LevelConstructor = new (path: string, options: { readonly valueEncoding: string }) => LevelDatabase;
-
-const requireHere = createRequire(import.meta.url);
 
 /** Where LevelDB keeps its files inside `RELAY_DATA_DIR`; the directory also holds `runtime.json`. */
 export const DATABASE_SUBDIR = 'db';
@@ -157,8 +148,8 @@ async function openInProcess(options: DynaliteOptions): Promise<Opened> {
 }
 
 async function assertUnlocked(path: string, dataDir: string): Promise<void> {
-  // Resolved from dynalite's own location, so it is the binding (and version) dynalite will open.
-  const { Level } = createRequire(requireHere.resolve('dynalite'))('level') as { Level: LevelConstructor };
+  // dynalite's own binding (and version), the one it will open.
+  const { Level } = dynaliteInternals();
   const database = new Level(path, { valueEncoding: 'json' });
   try {
     await database.open();

@@ -89,6 +89,13 @@ describe('bench report', () => {
     expect(after).toMatch(/DynamoDB per SMS +3 requests, 5 WRU/);
   });
 
+  it('gives the count of DynamoDB Local beside dynalite’s, or why it was not measured', () => {
+    const measured = dynamoSection({ ...run.results.dynamoPerSms, onDynamoDbLocal: { requests: 3, writeUnits: 14, tableWriteUnits: 6, indexWriteUnits: 8 } }, run.dynamo).join('\n');
+    expect(measured).toContain("**As AWS's DynamoDB Local counts it** (the engine of `npm run test:aws`, asked for `INDEXES`, which reports each index's units): 3 requests, 14 write units per SMS: 6 of the table and 8 of the indexes, measured.");
+    const unavailable = dynamoSection({ ...run.results.dynamoPerSms, onDynamoDbLocal: { unavailable: 'no Java' } }, run.dynamo).join('\n');
+    expect(unavailable).toContain('counts it** (the engine of `npm run test:aws`, asked for `INDEXES`, which reports each index\'s units): not measured: no Java.');
+  });
+
   it('after a run of the time-to-SMS section alone, replaces its section and keeps the AWS estimate after it', () => {
     const before = renderReport(run);
     const timeToSms = { trickle: { p50Ms: 4, p99Ms: 12 }, burst: { acceptP99Ms: 480, drainSeconds: 4, smsPerSecond: 250, floorSmsPerSecond: 900 } };

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { type AttributeValue, type DynamoDBClient, GetItemCommand, ScanCommand } from '@aws-sdk/client-dynamodb';
-import { createStore, ensureTable, type MessageStore, type NewMessage } from '../../../functions/store';
+import { type AttributeValue, type DynamoDBClient, GetItemCommand, ScanCommand, UpdateTimeToLiveCommand } from '@aws-sdk/client-dynamodb';
+import { createStore, ensureTable, type MessageStore, type NewMessage, TABLE } from '../../../functions/store';
 import type { Dynalite } from '../../helpers/dynalite';
 
 export const T0 = new Date('2025-03-01T10:00:00.000Z');
@@ -36,6 +36,8 @@ export interface TestTable {
 export const newTable = async (db: Dynalite): Promise<TestTable> => {
   const tableName = `store-${randomUUID()}`;
   await ensureTable(db.client, tableName);
+  // DynamoDB Local deletes expired items within seconds (AWS within days, dynalite never): the tests' records are dated 2025.
+  if (db.engine === 'dynamodb-local') await db.client.send(new UpdateTimeToLiveCommand({ TableName: tableName, TimeToLiveSpecification: { AttributeName: TABLE.timeToLive, Enabled: false } }));
   // A clock that never moves: a test that forgets to pass `now` still gets a fixed time.
   const storeWith = (client: DynamoDBClient) => createStore({ client, tableName, clock: () => T0 });
   return {

@@ -175,7 +175,8 @@ describe('completions', () => {
       store.settle(id, wrong, { state: 'HELD', reason: 'x' }),
       store.settle(id, wrong, { state: 'PENDING', nextAttemptAt: at(5000), lastError }),
     ];
-    for (const attempt of attempts) await expect(attempt).rejects.toBeInstanceOf(ClaimLostError);
+    // All awaited at once: one refused while another is awaited would be an unhandled rejection.
+    await Promise.all(attempts.map(async (attempt) => await expect(attempt).rejects.toBeInstanceOf(ClaimLostError)));
     expect(await store.getMessage(id)).toEqual(record);
   });
 

@@ -30,8 +30,8 @@ describe('writeIf: one conditional write, one outcome', () => {
     const put = { Item: { ...key, n: { N: '1' } }, ConditionExpression: 'attribute_not_exists(pk)' };
     expect(await writeIf(context, put)).toEqual({ applied: true, item: {} });
     expect(await writeIf(context, { ...put, Item: { ...key, n: { N: '2' } } }, { current: true })).toEqual({ applied: false, current: { ...key, n: { N: '1' } } });
-    // dynalite sends no item with the refusal: one read after it, and only because it was asked for.
-    expect(requests.byCommand()).toEqual({ PutItem: 2, GetItem: 1 });
+    // dynalite sends no item with the refusal: one read after it, and only because it was asked for. DynamoDB Local sends it, as AWS does.
+    expect(requests.byCommand()).toEqual(db.engine === 'dynalite' ? { PutItem: 2, GetItem: 1 } : { PutItem: 2 });
     requests.reset();
     expect(await writeIf(context, put)).toEqual({ applied: false, current: undefined });
     expect(requests.byCommand()).toEqual({ PutItem: 1 });
@@ -133,6 +133,9 @@ describe('writeAllIf: conditional puts written all or none, in one request, with
 
   it('throws what is not a refusal', async () => {
     const { context } = await table();
-    await expect(writeAllIf(context, [fresh(key), fresh(key)])).rejects.toMatchObject({ name: 'ValidationException' });
+    const twoWritesToOneItem = writeAllIf(context, [fresh(key), fresh(key)]);
+    // DynamoDB Local cancels a transaction with two writes to one item where AWS (and dynalite here) refuse it as invalid.
+    if (db.engine === 'dynamodb-local') return void (await expect(twoWritesToOneItem).resolves.toMatchObject({ applied: false }));
+    await expect(twoWritesToOneItem).rejects.toMatchObject({ name: 'ValidationException' });
   });
 });
