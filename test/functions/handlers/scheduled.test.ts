@@ -139,8 +139,9 @@ describe('balance-watch handler', () => {
     const gauges = out.emf().filter((line) => line['RemainingBalance'] !== undefined);
     expect(gauges).toHaveLength(2);
     expect(gauges[0]).toMatchObject({
-      _aws: { CloudWatchMetrics: [{ Namespace: 'SmsRelay', Dimensions: [['service']], Metrics: [{ Name: 'RemainingBalance', Unit: 'None' }] }] },
+      _aws: { CloudWatchMetrics: [{ Namespace: 'SmsRelay', Dimensions: [['service']], Metrics: [{ Name: 'BalanceReadFailed', Unit: 'Count' }, { Name: 'RemainingBalance', Unit: 'None' }] }] },
       service: 'sms-relay',
+      BalanceReadFailed: 0,
       RemainingBalance: 50,
     });
   });
