@@ -224,6 +224,7 @@ export function lambdaRecord(record: StreamsRecord, streamArn: string): DynamoDB
     return value;
   });
   const parsed = JSON.parse(json) as DynamoDBRecord & { dynamodb: { ApproximateCreationDateTime?: unknown } };
+  // DynamoDB Local rounds it down to the minute (AWS: to the second); the relay does not read it.
   const created = record.dynamodb?.ApproximateCreationDateTime;
   if (created instanceof Date) parsed.dynamodb.ApproximateCreationDateTime = Math.floor(created.getTime() / 1000);
   return { ...parsed, eventSourceARN: streamArn };
