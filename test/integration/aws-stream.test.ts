@@ -96,28 +96,14 @@ beforeAll(async () => {
   [db, sandbox] = await Promise.all([startDynalite(), startSandbox({ apiKey: API_KEY, senderIds: ['ALERTS', 'SMSRELAY'], balance: 1000, rate: 1 })]);
   streams = new DynamoDBStreamsClient({ region: 'local', endpoint: db.endpoint, credentials: DYNAMODB_LOCAL_CREDENTIALS });
 
-  // The table as the template declares it (SSE and point-in-time recovery have no local effect).
-  const table = propertiesOf('AWS::DynamoDB::Table');
-  const input: CreateTableCommandInput = {
-    TableName: tableName,
-    KeySchema: table['KeySchema'] as CreateTableCommandInput['KeySchema'],
-    AttributeDefinitions: table['AttributeDefinitions'] as CreateTableCommandInput['AttributeDefinitions'],
-    GlobalSecondaryIndexes: table['GlobalSecondaryIndexes'] as CreateTableCommandInput['GlobalSecondaryIndexes'],
-    BillingMode: table['BillingMode'] as CreateTableCommandInput['BillingMode'],
-    StreamSpecification: { StreamEnabled: true, ...(table['StreamSpecification'] as { StreamViewType: 'NEW_IMAGE' }) },
-  };
-  await db.client.send(new CreateTableCommand(input));
-  const ttl = table['TimeToLiveSpecification'] as { AttributeName: string; Enabled: boolean };
-  await db.client.send(new UpdateTimeToLiveCommand({ TableName: tableName, TimeToLiveSpecification: ttl }));
-  const { Table: created } = await db.client.send(new DescribeTableCommand({ TableName: tableName }));
-
+  const streamArn = await createStackTable(tableName);
   store = createStore({ client: db.client, tableName });
   secretsFile = join(scratch, 'secrets.json');
   writeFileSync(secretsFile, JSON.stringify({ providerApiKey: API_KEY, 'alerts-token': ALERTS_TOKEN }));
 
   mapping = new StreamMapping({
     client: streams,
-    streamArn: created!.LatestStreamArn!,
+    streamArn,
     settings: mappingSettingsOf(propertiesOf('AWS::Lambda::EventSourceMapping')),
     invoke: async (event: DynamoDBStreamEvent) => await invoke('sender', event),
   });
@@ -130,6 +116,24 @@ afterAll(async () => {
   await Promise.all([db?.close(), sandbox?.close()]);
   if (scratch !== undefined) rmSync(scratch, { recursive: true, force: true });
 });
+
+/** Creates a table as the template declares it (SSE and point-in-time recovery have no local effect); its stream's ARN. */
+async function createStackTable(name: string): Promise<string> {
+  const table = propertiesOf('AWS::DynamoDB::Table');
+  const input: CreateTableCommandInput = {
+    TableName: name,
+    KeySchema: table['KeySchema'] as CreateTableCommandInput['KeySchema'],
+    AttributeDefinitions: table['AttributeDefinitions'] as CreateTableCommandInput['AttributeDefinitions'],
+    GlobalSecondaryIndexes: table['GlobalSecondaryIndexes'] as CreateTableCommandInput['GlobalSecondaryIndexes'],
+    BillingMode: table['BillingMode'] as CreateTableCommandInput['BillingMode'],
+    StreamSpecification: { StreamEnabled: true, ...(table['StreamSpecification'] as { StreamViewType: 'NEW_IMAGE' }) },
+  };
+  await db.client.send(new CreateTableCommand(input));
+  const ttl = table['TimeToLiveSpecification'] as { AttributeName: string; Enabled: boolean };
+  await db.client.send(new UpdateTimeToLiveCommand({ TableName: name, TimeToLiveSpecification: ttl }));
+  const { Table: created } = await db.client.send(new DescribeTableCommand({ TableName: name }));
+  return created!.LatestStreamArn!;
+}
 
 /**
  * The environment the template gives a function, its AWS references replaced by the local
@@ -215,10 +219,14 @@ async function record(id: string): Promise<MessageRecord> {
 }
 
 /** Polls `check` until it gives a value, or fails after `timeoutMs` saying what it waited for. */
-async function waitFor<T>(what: string, check: () => Promise<T | undefined>, { timeoutMs = 30_000, between = async () => undefined as unknown } = {}): Promise<T> {
+async function waitFor<T>(
+  what: string,
+  check: () => Promise<T | undefined>,
+  { timeoutMs = 30_000, between = async (): Promise<unknown> => undefined, mapping: watched = mapping }: { timeoutMs?: number; between?: () => Promise<unknown>; mapping?: StreamMapping } = {},
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    mapping.check();
+    watched.check();
     const value = await check();
     if (value !== undefined) return value;
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
@@ -369,5 +377,46 @@ describe('the relay on the stack\'s table in DynamoDB Local, fed by its stream',
   it('sent nothing to the failure queue but the record it could not claim, and never invoked the sender with a function error', () => {
     expect(mapping.failureQueue).toHaveLength(1);
     expect(mapping.invocations.filter((each) => 'functionError' in each.outcome)).toEqual([]);
+  });
+});
+
+describe('the poller, as the template\'s mapping on a function that fails', { timeout: 60_000 }, () => {
+  it('bisects a batch on a function error, retries the failing half, and gives the record it cannot pass to the failure queue', async () => {
+    // The relay's sender reports failures per record and never fails a whole invocation, so a
+    // function that throws on a marked record stands in for it here; everything else is real.
+    const name = `awse2e-bisect-${randomUUID()}`;
+    const streamArn = await createStackTable(name);
+    const settings = mappingSettingsOf(propertiesOf('AWS::Lambda::EventSourceMapping'));
+    const seen: string[][] = [];
+    const failing = new StreamMapping({
+      client: streams,
+      streamArn,
+      settings,
+      invoke: async (event) => {
+        seen.push(event.Records.map((each) => each.dynamodb!.NewImage!['id']!.S!));
+        return event.Records.some((each) => each.dynamodb!.NewImage!['poison'] !== undefined) ? { functionError: 'Error: poisoned' } : { result: { batchItemFailures: [] } };
+      },
+    });
+    await failing.start();
+    await failing.pause();
+    try {
+      for (const n of [0, 1, 2, 3, 4]) {
+        const item = { pk: { S: `MSG#m${n}` }, sk: { S: 'MSG' }, id: { S: `m${n}` }, state: { S: MessageState.Pending }, ...(n === 3 ? { poison: { BOOL: true } } : {}) };
+        await db.client.send(new PutItemCommand({ TableName: name, Item: item }));
+      }
+      // Not a message of the filters: never handed over.
+      await db.client.send(new PutItemCommand({ TableName: name, Item: { pk: { S: 'GUARD#x' }, sk: { S: 'GUARD' }, id: { S: 'guard' } } }));
+      failing.resume();
+
+      await waitFor('the last record delivered', async () => (seen.some((batch) => batch.includes('m4') && batch.length === 1) ? true : undefined), { mapping: failing });
+
+      expect(seen).toEqual([['m0', 'm1', 'm2', 'm3', 'm4'], ['m0', 'm1', 'm2'], ['m3', 'm4'], ['m3'], ['m3'], ['m3'], ['m3'], ['m4']]);
+      expect(settings.maximumRetryAttempts).toBe(3);
+      expect(failing.failureQueue).toEqual([
+        expect.objectContaining({ requestContext: { condition: 'RetryAttemptsExhausted', approximateInvokeCount: 4 }, responseContext: { functionError: 'Error: poisoned' }, DDBStreamBatchInfo: expect.objectContaining({ batchSize: 1, streamArn }) }),
+      ]);
+    } finally {
+      await failing.stop();
+    }
   });
 });
