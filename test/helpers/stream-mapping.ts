@@ -18,6 +18,7 @@ export interface MappingSettings {
 
 /** The mapping's settings from its template properties; a property the poller does not model throws. */
 export function mappingSettingsOf(properties: Record<string, unknown>): MappingSettings {
+  // ParallelizationFactor is known and not applied (one batch at a time per shard); DestinationConfig is the failure queue.
   const modelled = new Set(['FunctionName', 'EventSourceArn', 'FilterCriteria', 'BatchSize', 'BisectBatchOnFunctionError', 'FunctionResponseTypes', 'MaximumRetryAttempts', 'StartingPosition', 'DestinationConfig', 'ParallelizationFactor']);
   const unknown = Object.keys(properties).filter((key) => !modelled.has(key));
   if (unknown.length > 0) throw new Error(`the stream mapping sets ${unknown.join(', ')}, which this poller does not apply`);
