@@ -7,6 +7,7 @@ import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { ConfigError } from '../../functions/core/config/errors';
 import { HANDLER_NAMES, type HandlerName } from '../../infra/bundle';
 import { RelayMetric } from '../../functions/core/metrics';
+import { type FilterPattern as Pattern, matchesPattern as matches } from '../helpers/event-filter';
 import { bundleForTests, configText, resourcesOfType, synthStack, type CfnResourceJson, type TestStack } from './support';
 
 let bundle: ReturnType<typeof bundleForTests>;
@@ -489,14 +490,3 @@ describe('observability', () => {
     for (const metric of ['ApproximateNumberOfMessagesVisible', 'IteratorAge', 'Errors', 'Duration', 'Throttles', '5xx']) expect(body).toContain(metric);
   });
 });
-
-/** An event filter pattern as Lambda reads it, for the equality rules the stack uses. */
-type Pattern = { readonly [key: string]: Pattern | readonly string[] };
-
-/** Whether `event` matches `pattern`: every key of the pattern present, each leaf one of its values. */
-function matches(pattern: Pattern, event: unknown): boolean {
-  return Object.entries(pattern).every(([key, rule]) => {
-    const value = (event as Record<string, unknown> | undefined)?.[key];
-    return Array.isArray(rule) ? rule.includes(value as string) : matches(rule as Pattern, value);
-  });
-}
