@@ -16,6 +16,7 @@ import { ingestWebhook } from '../../functions/relay/ingest';
 import { defaultSourceFetch } from '../../functions/relay/https-get';
 import type { SourceFetch } from '../../functions/core/sources/types';
 import { localDocumentsFetch } from './local-documents';
+import { localClock } from './local-clock';
 import { type RelayContext, type RelayLogger, type RetryPolicy, staleSendingProblem } from '../../functions/relay/ports';
 import type { MessageStore } from '../../functions/store';
 import { sendMessage } from '../../functions/relay/sender';
@@ -105,6 +106,7 @@ export async function startRuntime(settings: RuntimeSettings, { verbose = false 
   assertUsableSecrets(settings.secretsPath, loaded, secrets.values);
   const providerApiKey = settings.providerApiKey ?? secrets.values[PROVIDER_API_KEY_NAME]!;
   const terminal = createTerminal({ redact: createRedactor([...Object.values(secrets.values), providerApiKey]) });
+  const clock = settings.localClockPath === undefined ? () => new Date() : localClock(settings.localClockPath);
 
   const cleanup: { readonly name: string; readonly run: () => Promise<void> }[] = [];
   const unwind = async ({ keepStore = false } = {}): Promise<void> => {
@@ -127,7 +129,7 @@ export async function startRuntime(settings: RuntimeSettings, { verbose = false 
       storeFailure = error;
       stopForFailure?.();
     };
-    const local = await openLocalStore({ dataDir: settings.dataDir, tableName: settings.tableName, offThread: true, onFailure: (error) => storeFailed(error) });
+    const local = await openLocalStore({ dataDir: settings.dataDir, tableName: settings.tableName, offThread: true, onFailure: (error) => storeFailed(error), clock });
     cleanup.push({ name: 'store', run: () => local.close() });
 
     const sandbox = settings.providerBaseUrl === undefined ? await startLocalSandbox(loaded, providerApiKey) : undefined;
@@ -142,6 +144,7 @@ export async function startRuntime(settings: RuntimeSettings, { verbose = false 
       providerApiKey,
       logger: createTerminalLogger(terminal, { verbose, json: settings.jsonLogs }),
       policy: settings.policy,
+      clock,
       ...(settings.localDocumentsPath === undefined ? {} : { fetch: localDocumentsFetch(settings.localDocumentsPath, defaultSourceFetch) }),
     });
 
@@ -150,6 +153,7 @@ export async function startRuntime(settings: RuntimeSettings, { verbose = false 
       send: (id) => sendMessage(context, id, { onRetry: (at) => sender.feedAt(id, at) }),
       concurrency: LOCAL_SENDER_CONCURRENCY,
       onError: (id, error) => problem(`send of ${id} failed; the sweeper retries it`, error),
+      now: () => clock().getTime(),
     });
     const listings = takeTurns({ maxShare: LISTINGS_MAX_SHARE });
     const startedAt = new Date().toISOString();
@@ -164,6 +168,7 @@ export async function startRuntime(settings: RuntimeSettings, { verbose = false 
       fixturesDir: FIXTURES_DIR,
       withStore: async (use) => await listings.run(async () => await use(local.store)),
       onRequeued: (id) => sender.feed([id]),
+      clock,
     });
     relay.attach({
       maxBodyBytes: settings.maxBodyBytes,
@@ -175,6 +180,7 @@ export async function startRuntime(settings: RuntimeSettings, { verbose = false 
       store: local.store,
       routes: new Set(loaded.routes.keys()),
       listings,
+      clock,
       console: createConsoleHandler({
         access: consoleAccess,
         api: consoleApi,
@@ -274,6 +280,11 @@ export interface LocalContextInput {
   readonly policy: RetryPolicy;
   /** The source packs' network access; the network itself (`defaultSourceFetch`) unless set. */
   readonly fetch?: SourceFetch;
+  /**
+   * The relay's time.
+   * @default the system clock
+   */
+  readonly clock?: () => Date;
 }
 
 /**
@@ -287,7 +298,7 @@ export interface LocalContextInput {
  * await ingestWebhook(context, request);
  * ```
  */
-export function createLocalContext({ loaded, store, secretsPath, providerBaseUrl, providerApiKey, logger, policy, fetch }: LocalContextInput): RelayContext {
+export function createLocalContext({ loaded, store, secretsPath, providerBaseUrl, providerApiKey, logger, policy, fetch, clock = () => new Date() }: LocalContextInput): RelayContext {
   const secrets = createFileSecretSource(secretsPath);
   const { timeoutMs } = loaded.config.provider;
   return {
@@ -297,7 +308,7 @@ export function createLocalContext({ loaded, store, secretsPath, providerBaseUrl
     sms: createSmsClientSource({ secrets, baseUrl: providerBaseUrl, timeoutMs, apiKey: providerApiKey }),
     logger,
     metrics: { add: () => undefined },
-    clock: () => new Date(),
+    clock,
     policy,
     ...(fetch === undefined ? {} : { fetch }),
   };

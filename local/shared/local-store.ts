@@ -51,6 +51,11 @@ export interface OpenLocalStoreOptions {
   readonly offThread?: boolean;
   /** With `offThread`: called once if the worker fails or ends before `close()`. */
   readonly onFailure?: (error: RuntimeError) => void;
+  /**
+   * The store's time for operations not given one (`createStore`'s `clock`).
+   * @default the system clock
+   */
+  readonly clock?: () => Date;
 }
 
 /**
@@ -67,7 +72,7 @@ export interface OpenLocalStoreOptions {
  * await local.close();
  * ```
  */
-export async function openLocalStore({ dataDir, tableName, offThread = false, onFailure }: OpenLocalStoreOptions): Promise<LocalStore> {
+export async function openLocalStore({ dataDir, tableName, offThread = false, onFailure, clock }: OpenLocalStoreOptions): Promise<LocalStore> {
   const path = join(dataDir, DATABASE_SUBDIR);
   mkdirSync(path, { recursive: true, mode: 0o700 });
   await assertUnlocked(path, dataDir);
@@ -83,7 +88,7 @@ export async function openLocalStore({ dataDir, tableName, offThread = false, on
   }
   // dynalite writes an item and its index entries apart: a kill between them leaves an index that
   // disagrees with the table, so the local store lists records from the table itself.
-  return { endpoint, client, store: createStore({ client, tableName, readIndexes: false }), tableName, dataDir, close };
+  return { endpoint, client, store: createStore({ client, tableName, readIndexes: false, ...(clock === undefined ? {} : { clock }) }), tableName, dataDir, close };
 }
 
 interface Opened {

@@ -50,6 +50,8 @@ export interface RuntimeSettings {
   readonly jsonLogs: boolean;
   /** Tests only: `RELAY_LOCAL_DOCUMENTS`, a file of URLs the source packs' fetches get from it (see `local-documents.ts`). */
   readonly localDocumentsPath?: string;
+  /** Tests only: `RELAY_LOCAL_CLOCK`, a file saying how far the runtime's clock runs ahead (see `local-clock.ts`). */
+  readonly localClockPath?: string;
 }
 
 /** What the command line and the environment supply; anything missing takes its default. */
@@ -109,6 +111,7 @@ export function resolveRuntimeSettings(
     shutdownTimeoutMs: RUNTIME_DEFAULTS.shutdownTimeoutMs,
     jsonLogs: input.jsonLogs === true || text(env['RELAY_LOG_FORMAT'])?.toLowerCase() === 'json',
     ...(text(env['RELAY_LOCAL_DOCUMENTS']) === undefined ? {} : { localDocumentsPath: resolve(cwd, text(env['RELAY_LOCAL_DOCUMENTS'])!) }),
+    ...(text(env['RELAY_LOCAL_CLOCK']) === undefined ? {} : { localClockPath: resolve(cwd, text(env['RELAY_LOCAL_CLOCK'])!) }),
   };
 }
 
