@@ -16,6 +16,7 @@ import { ingestWebhook } from '../../functions/relay/ingest';
 import { defaultSourceFetch } from '../../functions/relay/https-get';
 import type { SourceFetch } from '../../functions/core/sources/types';
 import { localDocumentsFetch } from './local-documents';
+import { localClock } from './local-clock';
 import { type RelayContext, type RelayLogger, type RelayMetrics, type RetryPolicy, staleSendingProblem } from '../../functions/relay/ports';
 import { reportUndecodable } from '../../functions/relay/undecodable';
 import type { MessageStore } from '../../functions/store';
@@ -110,6 +111,7 @@ export async function startRuntime(settings: RuntimeSettings, { verbose = false 
   assertUsableSecrets(settings.secretsPath, loaded, secrets.values);
   const providerApiKey = settings.providerApiKey ?? secrets.values[PROVIDER_API_KEY_NAME]!;
   const terminal = createTerminal({ redact: createRedactor([...Object.values(secrets.values), providerApiKey]) });
+  const clock = settings.localClockPath === undefined ? () => new Date() : localClock(settings.localClockPath);
 
   const cleanup: { readonly name: string; readonly run: () => Promise<void> }[] = [];
   const unwind = async ({ keepStore = false } = {}): Promise<void> => {
@@ -139,6 +141,7 @@ export async function startRuntime(settings: RuntimeSettings, { verbose = false 
       offThread: true,
       onFailure: (error) => storeFailed(error),
       onUndecodable: reportUndecodable(logger, NO_METRICS),
+      clock,
     });
     cleanup.push({ name: 'store', run: () => local.close() });
 
@@ -154,6 +157,7 @@ export async function startRuntime(settings: RuntimeSettings, { verbose = false 
       providerApiKey,
       logger,
       policy: settings.policy,
+      clock,
       ...(settings.localDocumentsPath === undefined ? {} : { fetch: localDocumentsFetch(settings.localDocumentsPath, defaultSourceFetch) }),
     });
 
@@ -162,6 +166,7 @@ export async function startRuntime(settings: RuntimeSettings, { verbose = false 
       send: (id) => sendMessage(context, id, { onRetry: (at) => sender.feedAt(id, at) }),
       concurrency: LOCAL_SENDER_CONCURRENCY,
       onError: (id, error) => problem(`send of ${id} failed; the sweeper retries it`, error),
+      now: () => clock().getTime(),
     });
     const listings = takeTurns({ maxShare: LISTINGS_MAX_SHARE });
     const startedAt = new Date().toISOString();
@@ -176,6 +181,7 @@ export async function startRuntime(settings: RuntimeSettings, { verbose = false 
       fixturesDir: FIXTURES_DIR,
       withStore: async (use) => await listings.run(async () => await use(local.store)),
       onRequeued: (id) => sender.feed([id]),
+      clock,
     });
     relay.attach({
       maxBodyBytes: settings.maxBodyBytes,
@@ -190,6 +196,7 @@ export async function startRuntime(settings: RuntimeSettings, { verbose = false 
       listings,
       // One secret for every local caller that acts for the user: the CLI on /_relay, `sms-relay console` on the console's API.
       isOperator: consoleAccess.isForwarder,
+      clock,
       console: createConsoleHandler({
         access: consoleAccess,
         api: consoleApi,
@@ -289,6 +296,11 @@ export interface LocalContextInput {
   readonly policy: RetryPolicy;
   /** The source packs' network access; the network itself (`defaultSourceFetch`) unless set. */
   readonly fetch?: SourceFetch;
+  /**
+   * The relay's time.
+   * @default the system clock
+   */
+  readonly clock?: () => Date;
 }
 
 /**
@@ -302,7 +314,7 @@ export interface LocalContextInput {
  * await ingestWebhook(context, request);
  * ```
  */
-export function createLocalContext({ loaded, store, secretsPath, providerBaseUrl, providerApiKey, logger, policy, fetch }: LocalContextInput): RelayContext {
+export function createLocalContext({ loaded, store, secretsPath, providerBaseUrl, providerApiKey, logger, policy, fetch, clock = () => new Date() }: LocalContextInput): RelayContext {
   const secrets = createFileSecretSource(secretsPath);
   const { timeoutMs } = loaded.config.provider;
   return {
@@ -312,7 +324,7 @@ export function createLocalContext({ loaded, store, secretsPath, providerBaseUrl
     sms: createSmsClientSource({ secrets, baseUrl: providerBaseUrl, timeoutMs, apiKey: providerApiKey }),
     logger,
     metrics: NO_METRICS,
-    clock: () => new Date(),
+    clock,
     policy,
     ...(fetch === undefined ? {} : { fetch }),
   };

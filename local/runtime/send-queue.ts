@@ -23,6 +23,11 @@ export interface SendQueueOptions {
   readonly concurrency: number;
   /** Told about a send that threw (the store failing); the record stays for the sweeper. */
   readonly onError: (id: string, error: unknown) => void;
+  /**
+   * The clock a retry's time is read on (the relay's clock, in milliseconds).
+   * @default Date.now
+   */
+  readonly now?: () => number;
 }
 
 /**
@@ -36,7 +41,7 @@ export interface SendQueueOptions {
  * queue.feed(['01J…']);
  * ```
  */
-export function createSendQueue({ send, concurrency, onError }: SendQueueOptions): SendQueue {
+export function createSendQueue({ send, concurrency, onError, now = Date.now }: SendQueueOptions): SendQueue {
   const queue: string[] = [];
   const inFlight = new Set<Promise<void>>();
   // The sweeper feeds every due record each pass: a backlog longer than one pass must not pile up twice.
@@ -73,9 +78,9 @@ export function createSendQueue({ send, concurrency, onError }: SendQueueOptions
     // A timer may fire a millisecond early, and a claim before `nextAttemptAt` skips the record.
     const timer = setTimeout(() => {
       timers.delete(timer);
-      if (Date.now() < at.getTime()) feedAt(id, at);
+      if (now() < at.getTime()) feedAt(id, at);
       else feed([id]);
-    }, Math.max(0, at.getTime() - Date.now()) + 1);
+    }, Math.max(0, at.getTime() - now()) + 1);
     // A pending retry must not keep the process alive: the record waits in the table.
     timer.unref();
     timers.add(timer);

@@ -53,6 +53,11 @@ export interface RelayServerDependencies {
   readonly onCall?: OnCallDirectory;
   /** Serves `/console` (see `createConsoleHandler`); without it those paths are 404. */
   readonly console?: (request: IncomingMessage, response: ServerResponse, path: string) => Promise<void>;
+  /**
+   * A webhook's time of arrival.
+   * @default the system clock
+   */
+  readonly clock?: () => Date;
 }
 
 export interface RelayServer {
@@ -161,8 +166,8 @@ async function handle(request: IncomingMessage, response: ServerResponse, depend
 
 /** A translation to and from `answerWebhook` (functions/relay/edge.ts), as the Lambda handler is. */
 async function handleWebhook(request: IncomingMessage, response: ServerResponse, dependencies: RelayServerDependencies, path: string): Promise<void> {
-  const { maxBodyBytes, ingest, onError, onWebhook, onAccepted } = dependencies;
-  const receivedAt = new Date();
+  const { maxBodyBytes, ingest, onError, onWebhook, onAccepted, clock = () => new Date() } = dependencies;
+  const receivedAt = clock();
   const method = request.method ?? 'GET';
   // Read only once the edge accepts the path and method, and never beyond the cap.
   const body = async (): Promise<Uint8Array | undefined> => {

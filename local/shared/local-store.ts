@@ -52,6 +52,11 @@ export interface OpenLocalStoreOptions {
    * @default a line on stderr per record (a CLI command, the standalone console)
    */
   readonly onUndecodable?: (record: UndecodableRecord) => void;
+  /**
+   * The store's time for operations not given one (`createStore`'s `clock`).
+   * @default the system clock
+   */
+  readonly clock?: () => Date;
 }
 
 /**
@@ -83,7 +88,7 @@ export function undecodableToStderr(): (record: UndecodableRecord) => void {
  * await local.close();
  * ```
  */
-export async function openLocalStore({ dataDir, tableName, offThread = false, onFailure, onUndecodable = undecodableToStderr() }: OpenLocalStoreOptions): Promise<LocalStore> {
+export async function openLocalStore({ dataDir, tableName, offThread = false, onFailure, onUndecodable = undecodableToStderr(), clock }: OpenLocalStoreOptions): Promise<LocalStore> {
   const path = join(dataDir, DATABASE_SUBDIR);
   mkdirSync(path, { recursive: true, mode: 0o700 });
   await assertUnlocked(path, dataDir);
@@ -99,7 +104,7 @@ export async function openLocalStore({ dataDir, tableName, offThread = false, on
   }
   // dynalite writes an item and its index entries apart: a kill between them leaves an index that
   // disagrees with the table, so the local store lists records from the table itself.
-  return { client, store: createStore({ client, tableName, readIndexes: false, onUndecodable }), tableName, dataDir, close };
+  return { client, store: createStore({ client, tableName, readIndexes: false, onUndecodable, ...(clock === undefined ? {} : { clock }) }), tableName, dataDir, close };
 }
 
 interface Opened {

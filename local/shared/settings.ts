@@ -53,6 +53,8 @@ export interface RuntimeSettings {
   readonly localDocumentsPath?: string;
   /** Tests only: `RELAY_CRASH_AT`, the moment the runtime kills itself at (see `crash-points.ts`). */
   readonly crashAt?: CrashPoint;
+  /** Tests only: `RELAY_LOCAL_CLOCK`, a file saying how far the runtime's clock runs ahead (see `local-clock.ts`). */
+  readonly localClockPath?: string;
 }
 
 /** What the command line and the environment supply; anything missing takes its default. */
@@ -115,6 +117,7 @@ export function resolveRuntimeSettings(
     jsonLogs: input.jsonLogs === true || text(env['RELAY_LOG_FORMAT'])?.toLowerCase() === 'json',
     ...(text(env['RELAY_LOCAL_DOCUMENTS']) === undefined ? {} : { localDocumentsPath: resolve(cwd, text(env['RELAY_LOCAL_DOCUMENTS'])!) }),
     ...(crashAt === undefined ? {} : { crashAt }),
+    ...(text(env['RELAY_LOCAL_CLOCK']) === undefined ? {} : { localClockPath: resolve(cwd, text(env['RELAY_LOCAL_CLOCK'])!) }),
   };
 }
 

@@ -4,6 +4,7 @@ import { describe, expect, it } from 'vitest';
 import browser from '../../vitest.browser.config';
 import unit from '../../vitest.config';
 import reliability from '../../vitest.reliability.config';
+import slow, { SLOW_TESTS } from '../../vitest.slow.config';
 import { REPO_ROOT } from './support';
 
 const README = readFileSync(join(REPO_ROOT, 'README.md'), 'utf8');
@@ -23,5 +24,11 @@ describe('README: what npm test runs', () => {
       expect(SCRIPTS[script]).toBe(`vitest run -c vitest.${script.split(':')[1]}.config.ts`);
       expect(config.test?.include).toEqual([`${dir}/**/*.test.ts`]);
     }
+    // The slow suite is named files: npm test leaves out exactly those, and the README names each.
+    expect(SCRIPTS['test:slow']).toBe('vitest run -c vitest.slow.config.ts');
+    expect(slow.test?.include).toEqual(SLOW_TESTS);
+    expect(unit.test?.exclude).toEqual(expect.arrayContaining(SLOW_TESTS));
+    expect(quickStart).toContain('`npm run test:slow`');
+    for (const file of SLOW_TESTS) expect(quickStart).toContain(`\`${file}\``);
   });
 });

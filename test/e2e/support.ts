@@ -1,5 +1,5 @@
 import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync, renameSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
@@ -24,6 +24,7 @@ const INHERITED_SETTINGS = [
   'RELAY_DATA_DIR',
   'RELAY_LOG_FORMAT',
   'RELAY_CRASH_AT',
+  'RELAY_LOCAL_CLOCK',
   'PROVIDER_BASE_URL',
   'PROVIDER_API_KEY',
   'MAX_BODY_BYTES',
@@ -164,6 +165,8 @@ export interface RelayOnSandbox {
   readonly relay: RelayProcess;
   readonly env: NodeJS.ProcessEnv;
   readonly secrets: Record<string, string>;
+  /** With `movableClock`: the `RELAY_LOCAL_CLOCK` file that {@link moveClockAhead} writes. */
+  readonly clockFile?: string;
 }
 
 /**
@@ -175,7 +178,12 @@ export interface RelayOnSandbox {
  * const { relay, env, secrets } = await startRelayOn(dir, { providerUrl: sandbox.baseUrl, apiKey: API_KEY });
  * ```
  */
-export async function startRelayOn(dir: string, { providerUrl, apiKey }: { readonly providerUrl: string; readonly apiKey: string }): Promise<RelayOnSandbox> {
+export async function startRelayOn(
+  dir: string,
+  { providerUrl, apiKey, movableClock = false }: { readonly providerUrl: string; readonly apiKey: string; readonly movableClock?: boolean },
+): Promise<RelayOnSandbox> {
+  const clockFile = join(dir, 'clock');
+  if (movableClock) writeFileSync(clockFile, '0');
   const env = cleanEnv({
     PORT: '0',
     RELAY_CONFIG: join(dir, 'relay.yaml'),
@@ -184,8 +192,20 @@ export async function startRelayOn(dir: string, { providerUrl, apiKey }: { reado
     PROVIDER_BASE_URL: providerUrl,
     PROVIDER_API_KEY: apiKey,
   });
-  const relay = await startRelay(env);
-  return { relay, env, secrets: readJsonFile<Record<string, string>>(join(dir, 'secrets.json')) };
+  const relay = await startRelay(movableClock ? { ...env, RELAY_LOCAL_CLOCK: clockFile } : env);
+  return { relay, env, secrets: readJsonFile<Record<string, string>>(join(dir, 'secrets.json')), ...(movableClock ? { clockFile } : {}) };
+}
+
+/**
+ * Moves the clock of a runtime started with `movableClock` to `ms` ahead of the system clock: the
+ * minutes a test would otherwise wait for (quiet hours ending, a heartbeat's silence) pass at once,
+ * and the runtime's sweeper acts on them as it would in real time. Written whole, then renamed over
+ * the file the runtime reads, so it never reads half a number.
+ */
+export function moveClockAhead({ clockFile }: RelayOnSandbox, ms: number): void {
+  if (clockFile === undefined) throw new Error('the runtime was not started with movableClock');
+  writeFileSync(`${clockFile}.next`, String(ms));
+  renameSync(`${clockFile}.next`, clockFile);
 }
 
 /** Stops a runtime with a signal and returns how it exited. */
