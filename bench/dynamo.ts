@@ -27,8 +27,8 @@ import { SendOutcome, sendMessage } from '../functions/relay/sender';
 import { createStore, ensureTable } from '../functions/store';
 import { TABLE } from '../functions/store/table';
 import { startSandbox } from '../local/sandbox/server';
-import { startDynalite } from '../test/helpers/dynalite';
-import { DYNAMODB_LOCAL_CREDENTIALS, startDynamoDbLocal } from '../test/helpers/dynamodb-local';
+import { clientPool, startDynalite } from '../test/helpers/dynalite';
+import { startDynamoDbLocal } from '../test/helpers/dynamodb-local';
 import { benchConfigYaml, benchSecrets, SENDER_ID } from './relay-config';
 import { median, round } from './stats';
 
@@ -117,17 +117,12 @@ export function indexWriteUnits(command: string, input: WriteInput, item: Record
 async function startEngine(engine: 'dynalite' | 'dynamodb-local'): Promise<{ readonly client: DynamoDBClient; newClient(): DynamoDBClient; close(): Promise<void> }> {
   if (engine === 'dynalite') return await startDynalite();
   const local = await startDynamoDbLocal();
-  const clients: DynamoDBClient[] = [];
-  const newClient = (): DynamoDBClient => {
-    const client = new DynamoDBClient({ region: 'local', endpoint: local.endpoint, credentials: DYNAMODB_LOCAL_CREDENTIALS });
-    clients.push(client);
-    return client;
-  };
+  const pool = clientPool(local.endpoint);
   return {
-    client: newClient(),
-    newClient,
+    client: pool.client,
+    newClient: pool.newClient,
     close: async () => {
-      for (const client of clients) client.destroy();
+      pool.destroy();
       await local.stop();
     },
   };

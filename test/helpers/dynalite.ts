@@ -21,26 +21,46 @@ export interface Dynalite {
   close(): Promise<void>;
 }
 
+/** Clients of one local endpoint (fixed local credentials), all destroyed by `destroy`. */
+export interface ClientPool {
+  readonly client: DynamoDBClient;
+  newClient(): DynamoDBClient;
+  destroy(): void;
+}
+
+/**
+ * Clients of a local DynamoDB endpoint (dynalite or DynamoDB Local): the first one, and more on
+ * request (one with fault-injecting middleware, say), destroyed together.
+ */
+export const clientPool = (endpoint: string): ClientPool => {
+  const clients: DynamoDBClient[] = [];
+  const newClient = (): DynamoDBClient => {
+    const client = new DynamoDBClient({ region: 'local', endpoint, credentials: DYNAMODB_LOCAL_CREDENTIALS });
+    clients.push(client);
+    return client;
+  };
+  return {
+    client: newClient(),
+    newClient,
+    destroy: () => {
+      for (const each of clients) each.destroy();
+    },
+  };
+};
+
 /** Clients of the run's DynamoDB Local (test/helpers/dynamodb-local-setup.ts), which outlives the test file. */
 const connectDynamoDbLocal = (): Dynalite => {
   const local = inject('dynamoDbLocal');
   if (local === undefined || 'unavailable' in local) {
     throw new Error(`this test runs against AWS's DynamoDB Local, which is not available: ${local?.unavailable ?? 'no global setup started it (run npm run test:aws)'}`);
   }
-  const clients: DynamoDBClient[] = [];
-  const newClient = (): DynamoDBClient => {
-    const client = new DynamoDBClient({ region: 'local', endpoint: local.endpoint, credentials: DYNAMODB_LOCAL_CREDENTIALS });
-    clients.push(client);
-    return client;
-  };
+  const pool = clientPool(local.endpoint);
   return {
     engine: 'dynamodb-local',
     endpoint: local.endpoint,
-    client: newClient(),
-    newClient,
-    close: async () => {
-      for (const each of clients) each.destroy();
-    },
+    client: pool.client,
+    newClient: pool.newClient,
+    close: async () => pool.destroy(),
   };
 };
 
@@ -61,24 +81,14 @@ export const startDynalite = async ({ path }: { readonly path?: string } = {}): 
   if (TEST_ENGINE === 'dynamodb-local') return connectDynamoDbLocal();
   const server = createDynalite({ createTableMs: 0, deleteTableMs: 0, updateTableMs: 0, ...(path === undefined ? {} : { path }) });
   const endpoint = `http://127.0.0.1:${await listen(server, { port: 0, host: '127.0.0.1' })}`;
-  const clients: DynamoDBClient[] = [];
-  const newClient = (): DynamoDBClient => {
-    const client = new DynamoDBClient({
-      region: 'local',
-      endpoint,
-      credentials: { accessKeyId: 'local', secretAccessKey: 'local' },
-    });
-    clients.push(client);
-    return client;
-  };
-  const client = newClient();
+  const pool = clientPool(endpoint);
   return {
     engine: 'dynalite',
     endpoint,
-    client,
-    newClient,
+    client: pool.client,
+    newClient: pool.newClient,
     close: async () => {
-      for (const each of clients) each.destroy();
+      pool.destroy();
       await new Promise<void>((resolve, reject) => server.close((error) => (error ? reject(error) : resolve())));
     },
   };
