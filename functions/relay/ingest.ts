@@ -13,6 +13,7 @@ import { RelayMetric, type RelayContext } from './ports';
 import type { Deferral } from '../core/windows';
 import { deferralOf } from './digest';
 import { overridesFor } from './oncall';
+import { pageIncident } from './paging';
 
 export interface IngestRequest extends InboundWebhook {
   readonly routeId: string;
@@ -148,6 +149,11 @@ export async function ingestWebhook(
   // route's are dropped instead, and open no window).
   const deferral =
     muted === undefined && evaluation.verdict === Verdict.Send && evaluation.messages.length > 0 ? await deferralOf(context, route, request.receivedAt) : undefined;
+  // Paging: a resolved webhook closes its incident even when the route's filter drops it; a muted
+  // route, quiet hours or a digest window open no incident.
+  if (route.paging !== undefined && (evaluation.verdict === Verdict.Send || evaluation.verdict === Verdict.Filtered)) {
+    evaluation = await pageIncident(context, route, request, evaluation, { mayOpen: muted === undefined && deferral === undefined });
+  }
   const messages = newMessages(evaluation, route.config.delivery, { muted, deferral });
   const result = await context.store.acceptWebhook({
     route: route.id,
