@@ -155,6 +155,7 @@ export async function startRuntime(settings: RuntimeSettings, { verbose = false 
       logger,
       policy: settings.policy,
       ...(settings.localDocumentsPath === undefined ? {} : { fetch: localDocumentsFetch(settings.localDocumentsPath, defaultSourceFetch) }),
+      publicUrl: url,
     });
 
     const problem = (message: string, error?: unknown): void => terminal.printError(`${clockNow()}  error    ${message}${describeError(error)}`);
@@ -289,6 +290,8 @@ export interface LocalContextInput {
   readonly policy: RetryPolicy;
   /** The source packs' network access; the network itself (`defaultSourceFetch`) unless set. */
   readonly fetch?: SourceFetch;
+  /** The runtime's own URL: the acknowledge link's origin on a route whose `ack` names no `baseUrl`. */
+  readonly publicUrl?: string;
 }
 
 /**
@@ -302,7 +305,7 @@ export interface LocalContextInput {
  * await ingestWebhook(context, request);
  * ```
  */
-export function createLocalContext({ loaded, store, secretsPath, providerBaseUrl, providerApiKey, logger, policy, fetch }: LocalContextInput): RelayContext {
+export function createLocalContext({ loaded, store, secretsPath, providerBaseUrl, providerApiKey, logger, policy, fetch, publicUrl }: LocalContextInput): RelayContext {
   const secrets = createFileSecretSource(secretsPath);
   const { timeoutMs } = loaded.config.provider;
   return {
@@ -315,6 +318,7 @@ export function createLocalContext({ loaded, store, secretsPath, providerBaseUrl
     clock: () => new Date(),
     policy,
     ...(fetch === undefined ? {} : { fetch }),
+    ...(publicUrl === undefined ? {} : { publicUrl }),
   };
 }
 

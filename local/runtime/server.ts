@@ -1,9 +1,9 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
-import { answerWebhook, isHookPath } from '../../functions/relay/edge';
+import { answerAckLink, answerWebhook, isAckPath, isHookPath } from '../../functions/relay/edge';
 import type { IngestAnswer, IngestRequest } from '../../functions/relay/ingest';
 import { type MessageRecord, type MessageStore, StoreError } from '../../functions/store';
 import { isConsolePath } from '../console/http';
-import { consoleRefusal, createGuardedServer, HTTP_LIMITS, HttpError, isLocalRequest, isUnder, parseJson, parseRequest, queryObject, readBody, readLimited, requestPath, requestQuery, sendError, sendJson, type HttpLimits } from '../http';
+import { consoleRefusal, createGuardedServer, HTTP_LIMITS, HttpError, isLocalRequest, isUnder, parseJson, parseRequest, queryObject, readBody, readLimited, requestPath, requestQuery, sendError, sendJson, sendText, type HttpLimits } from '../http';
 import { listen } from '../shared/listen';
 import { RUNTIME_FILE } from '../shared/discovery';
 import { RELAY_PREFIX } from '../shared/record-access';
@@ -130,6 +130,8 @@ async function handle(request: IncomingMessage, response: ServerResponse, depend
   const path = requestPath(request.url);
   const method = request.method ?? 'GET';
   if (isHookPath(path)) return await handleWebhook(request, response, dependencies, path);
+  // The acknowledge link is public like the webhooks (a phone opens it through the tunnel's Host).
+  if (isAckPath(path)) return await handleAck(request, response, dependencies, path);
   // Only webhooks are for the world (a tunnel reaches them with its own Host); the rest is for this machine.
   if (path === '/health' && !isLocalRequest(request)) return sendJson(response, 403, { error: 'local requests only' });
   // A page of any site can make a browser call 127.0.0.1: /_relay answers only this machine's programs.
@@ -187,6 +189,14 @@ async function handleWebhook(request: IncomingMessage, response: ServerResponse,
   // A duplicate's record may still be PENDING (the runtime that first took it was killed before
   // sending): offered to the sender again, whose conditional claim skips it unless it is due.
   if ((answer.outcome === 'accepted' || answer.outcome === 'duplicate') && answer.ids.length > 0) onAccepted(answer.ids);
+}
+
+/** The acknowledge link, as the Lambda handler answers it (functions/relay/edge.ts). */
+async function handleAck(request: IncomingMessage, response: ServerResponse, { store }: RelayServerDependencies, path: string): Promise<void> {
+  request.resume();
+  const { status, headers, html } = await answerAckLink({ method: request.method ?? 'GET', path, receivedAt: new Date() }, store);
+  const { 'content-type': type, ...rest } = headers;
+  sendText(response, status, request.method === 'HEAD' ? '' : html, { ...(type === undefined ? {} : { type }), headers: rest });
 }
 
 async function handleRecords(request: IncomingMessage, response: ServerResponse, { store, listings }: RelayServerDependencies): Promise<void> {
