@@ -6,9 +6,10 @@ import { isConsolePath } from '../console/http';
 import { consoleRefusal, createGuardedServer, HTTP_LIMITS, HttpError, isLocalRequest, isUnder, parseJson, parseRequest, queryObject, readBody, readLimited, requestPath, requestQuery, sendError, sendJson, sendText, type HttpLimits } from '../http';
 import { listen } from '../shared/listen';
 import { RUNTIME_FILE } from '../shared/discovery';
-import { RELAY_PREFIX } from '../shared/record-access';
+import { ACKNOWLEDGED_BY_CLI, RELAY_PREFIX } from '../shared/record-access';
+import { IncidentState } from '../../functions/core/paging/incident';
 import type { Turns } from './turns';
-import { MuteRequest, OverrideRequest, OverridesQuery, queryRecords, RecordListQuery, RedriveRequest, requeueRecords, toRecordView, UnmuteRequest } from '../records';
+import { AckRequest, MuteRequest, OverrideRequest, OverridesQuery, queryRecords, RecordListQuery, RedriveRequest, requeueRecords, toRecordView, UnmuteRequest } from '../records';
 import type { OnCallDirectory } from '../../functions/core/oncall/schedule';
 
 const MAX_CONTROL_BODY_BYTES = 64 * 1024;
@@ -157,6 +158,7 @@ async function handle(request: IncomingMessage, response: ServerResponse, depend
   }
   if (path === `${RELAY_PREFIX}/mutes` || path === `${RELAY_PREFIX}/unmute`) return await handleMutes(request, response, dependencies, path);
   if (path === `${RELAY_PREFIX}/overrides`) return await handleOverrides(request, response, dependencies);
+  if (path === `${RELAY_PREFIX}/incidents` || path === `${RELAY_PREFIX}/ack`) return await handleIncidents(request, response, dependencies, path);
   if (dependencies.console !== undefined && isConsolePath(path)) return await dependencies.console(request, response, path);
   sendJson(response, 404, { error: `not found: ${method} ${path}` });
 }
@@ -255,6 +257,18 @@ async function handleMutes(request: IncomingMessage, response: ServerResponse, {
  * /_relay/overrides` `{schedule, person, forSeconds, reason}` sets one: `sms-relay oncall` while
  * the runtime holds the store.
  */
+/** `GET /_relay/incidents` (`sms-relay incidents`) and `POST /_relay/ack` (`sms-relay ack`). */
+async function handleIncidents(request: IncomingMessage, response: ServerResponse, { store }: RelayServerDependencies, path: string): Promise<void> {
+  const method = request.method ?? 'GET';
+  if (path === `${RELAY_PREFIX}/incidents`) {
+    if (method !== 'GET') return methodNotAllowed(response, 'GET');
+    return sendJson(response, 200, { incidents: await store.listOpenIncidents() });
+  }
+  if (method !== 'POST') return methodNotAllowed(response, 'POST');
+  const { incident } = parseRequest(AckRequest, await controlBody(request));
+  sendJson(response, 200, await store.closeIncident(incident, { state: IncidentState.Acknowledged, by: ACKNOWLEDGED_BY_CLI }));
+}
+
 async function handleOverrides(request: IncomingMessage, response: ServerResponse, { store, onCall }: RelayServerDependencies): Promise<void> {
   const method = request.method ?? 'GET';
   if (method === 'GET') {
