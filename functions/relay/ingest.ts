@@ -13,7 +13,7 @@ import { RelayMetric, type RelayContext } from './ports';
 import type { Deferral } from '../core/windows';
 import { deferralOf } from './digest';
 import { overridesFor } from './oncall';
-import { pageIncident } from './paging';
+import { discardOpenedIncident, pageIncident, type PagedEvaluation } from './paging';
 
 export interface IngestRequest extends InboundWebhook {
   readonly routeId: string;
@@ -101,7 +101,7 @@ export async function ingestWebhook(
   }
 
   const evaluateOptions = { secret, ...(prefetched === undefined ? {} : { documents: prefetched.documents }) };
-  let evaluation = evaluateWebhook(route, request, evaluateOptions);
+  let evaluation: PagedEvaluation = evaluateWebhook(route, request, evaluateOptions);
   if (evaluation.verdict === Verdict.Send) {
     // `oncall:` recipients: who is on call when the message is rendered, overrides included. Read
     // only for an authenticated webhook that sends, and evaluated again only when one is in force.
@@ -172,6 +172,7 @@ export async function ingestWebhook(
   }
 
   if (result.outcome === AcceptOutcome.Duplicate) {
+    await discardOpenedIncident(context, evaluation, request.receivedAt);
     metrics.add(RelayMetric.Duplicates, 1, route.id);
     logger.info('webhook duplicate', { ...log, verdict: 'duplicate', dedupeKey: evaluation.dedupeKey, ids: result.ids });
     return { outcome: 'duplicate', status: 200, ids: result.ids, body: { status: 'duplicate', ids: result.ids } };

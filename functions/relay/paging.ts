@@ -30,7 +30,7 @@ const masked = (numbers: readonly string[]): string => numbers.map(maskMsisdn).j
  * if (route.paging !== undefined) evaluation = await pageIncident(context, route, request, evaluation, { mayOpen: muted === undefined });
  * ```
  */
-export async function pageIncident(context: RelayContext, route: CompiledRoute, request: IngestRequest, evaluation: Evaluation, { mayOpen }: { readonly mayOpen: boolean }): Promise<Evaluation> {
+export async function pageIncident(context: RelayContext, route: CompiledRoute, request: IngestRequest, evaluation: Evaluation, { mayOpen }: { readonly mayOpen: boolean }): Promise<PagedEvaluation> {
   const paging = route.paging;
   if (paging === undefined) return evaluation;
   const scope = buildScope({ body: route.pack.parse(request), headers: request.headers });
@@ -55,9 +55,25 @@ export async function pageIncident(context: RelayContext, route: CompiledRoute, 
   const { opened, incident } = await context.store.openIncident({ route: route.id, key, text, sentTo: masked(recipients), ...(first === undefined ? {} : { nextDueAt: first.dueAt }), now });
   if (opened) context.logger.info('incident opened', { route: route.id, incident: incident.id, ...(first === undefined ? {} : { nextDueAt: first.dueAt.toISOString() }) });
   else await context.store.noteIncident(incident.id, { event: 'repeated', detail: 'fired again; escalation unchanged' }, now);
-  if (paging.ack === undefined) return evaluation;
+  const mark = opened ? { openedIncident: incident.id } : {};
+  if (paging.ack === undefined) return { ...evaluation, ...mark };
   const messages = await linkedMessages(context, route, incident.id, text, recipients, now);
-  return messages === undefined ? evaluation : { ...evaluation, messages };
+  return { ...evaluation, ...mark, ...(messages === undefined ? {} : { messages }) };
+}
+
+/** An evaluation after {@link pageIncident}: the incident it opened, if it opened one. */
+export interface PagedEvaluation extends Evaluation {
+  readonly openedIncident?: string;
+}
+
+/**
+ * Undoes an incident that a webhook opened when the accept then found the webhook a duplicate (a
+ * sender's retry after the first delivery's incident closed): its SMS are the first delivery's, so
+ * the incident closes at once rather than escalate something nobody was sent.
+ */
+export async function discardOpenedIncident(context: RelayContext, evaluation: PagedEvaluation, now: Date): Promise<void> {
+  if (evaluation.openedIncident === undefined) return;
+  await context.store.closeIncident(evaluation.openedIncident, { state: IncidentState.Resolved, by: 'a duplicate delivery (nothing sent)', now });
 }
 
 /** One text back from its split parts (their `(i/n) ` prefixes removed). */

@@ -85,6 +85,18 @@ describe('paging: incidents, escalation and the acknowledge link', () => {
     expect(relay.logger.text()).not.toContain(token);
   });
 
+  it('opens no incident for a sender\'s retry of a delivery whose incident was acknowledged', async () => {
+    relay = await harness({ db: servers.db, baseUrl: servers.sandbox.baseUrl, config: withPaging });
+    const body = alertBody();
+    const post = async () => await relay.ingest('paged', body, { headers: bearer(SECRETS.alertsToken) });
+    expect((await post()).status).toBe(202);
+    const [incident] = await relay.store.listOpenIncidents();
+    await relay.store.closeIncident(incident!.id, { state: 'ACKNOWLEDGED', by: 'cli' });
+    relay.clock.advance(MINUTE);
+    expect((await post()).body).toMatchObject({ status: 'duplicate' });
+    expect(await relay.store.listOpenIncidents()).toEqual([]);
+  });
+
   it('opens no incident on a muted route', async () => {
     relay = await harness({ db: servers.db, baseUrl: servers.sandbox.baseUrl, config: withPaging });
     await relay.store.muteRoute({ route: 'paged', forSeconds: 3600, reason: 'maintenance', now: relay.clock.now });
