@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { BatchGetItemCommand, DeleteItemCommand, GetItemCommand } from '@aws-sdk/client-dynamodb';
+import { BatchGetItemCommand, GetItemCommand } from '@aws-sdk/client-dynamodb';
 import { PAGING } from '../core/defaults';
 import { type Incident, IncidentState, type TimelineEntry } from '../core/paging/incident';
 import { sha256Hex } from '../core/sources/auth';
@@ -15,7 +15,7 @@ import { writeAllIf, writeIf } from './write';
 /*
  * Three item kinds: the incident (`INCIDENT#<id>`, kept after it closes, for its page and story),
  * the open marker (`INCIDENTS` / `OPEN#<route>#<hash of key>`: the one item two first webhooks of a
- * key race for, and the list `incidents` and the sweeper read; deleted when the incident closes),
+ * key race for, and the list `incidents` and the sweeper read; emptied when the incident closes),
  * and the acknowledge token (`ACK#<token>`).
  */
 const OPEN_PK = 'INCIDENTS';
@@ -129,8 +129,7 @@ export const openIncident = async (table: StoreTable, input: OpenIncidentInput):
       {
         put: {
           Item: { [TABLE.partitionKey]: str(OPEN_PK), [TABLE.sortKey]: str(openSk(input.route, input.key)), kind: str(ItemKind.IncidentOpen), incidentId: str(incident.id), route: str(input.route), [TABLE.timeToLive]: num(ttl(now)) },
-          ConditionExpression: staleId === undefined ? 'attribute_not_exists(#pk)' : 'incidentId = :stale',
-          ExpressionAttributeNames: staleId === undefined ? { '#pk': TABLE.partitionKey } : undefined,
+          ConditionExpression: staleId === undefined ? 'attribute_not_exists(incidentId)' : 'incidentId = :stale',
           ExpressionAttributeValues: staleId === undefined ? undefined : { ':stale': str(staleId) },
         },
       },
@@ -222,7 +221,7 @@ export const noteIncident = async (table: StoreTable, id: string, entry: Omit<Ti
 /**
  * Closes an open incident (acknowledged or resolved) with a conditional update: of concurrent
  * acknowledgements one wins (`closed: true`) and the others get `closed: false` with the incident
- * as it stands, which says who did. The open marker goes after, so the key can open a new incident.
+ * as it stands, which says who did. The open marker is emptied after, so the key can open a new incident.
  *
  * @example
  * ```typescript
@@ -252,18 +251,14 @@ export const closeIncident = async (table: StoreTable, id: string, { state, by, 
   );
   if (!outcome.applied) return { closed: false, incident: outcome.current === undefined ? undefined : readIncident(outcome.current) };
   const incident = readIncident(outcome.item);
-  try {
-    await table.client.send(
-      new DeleteItemCommand({
-        TableName: table.tableName,
-        Key: { [TABLE.partitionKey]: str(OPEN_PK), [TABLE.sortKey]: str(openSk(incident.route, incident.key)) },
-        ConditionExpression: 'incidentId = :id',
-        ExpressionAttributeValues: { ':id': str(id) },
-      }),
-    );
-  } catch {
-    // A marker left behind names a closed incident: the next firing replaces it, the lists skip it.
-  }
+  // The marker is emptied, not deleted (no function may delete items): the lists skip it, the next
+  // firing of the key fills it. Left naming the closed incident (a crash here), it is replaced the same way.
+  await writeIf(table, {
+    Key: { [TABLE.partitionKey]: str(OPEN_PK), [TABLE.sortKey]: str(openSk(incident.route, incident.key)) },
+    UpdateExpression: 'REMOVE incidentId',
+    ConditionExpression: 'incidentId = :id',
+    ExpressionAttributeValues: { ':id': str(id) },
+  });
   return { closed: true, incident };
 };
 
