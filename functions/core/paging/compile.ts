@@ -1,5 +1,6 @@
 import type { RouteConfig } from '../config/schema';
 import { PAGING } from '../defaults';
+import { DEFAULT_LIMIT } from '../fitting';
 import { compileRecipients } from '../recipients/compile';
 import { RecipientEntryKind, type CompiledRecipients } from '../recipients/types';
 import type { OnCallDirectory } from '../oncall/schedule';
@@ -41,7 +42,7 @@ export function linkLength(baseUrl: string): number {
  * const paging = compilePaging('alerts', route, engine, problems, onCall);
  * ```
  */
-export function compilePaging(id: string, route: RouteConfig, engine: TemplateEngine, problems: string[], onCall: OnCallDirectory, warnings?: string[]): CompiledPaging | undefined {
+export function compilePaging(id: string, route: RouteConfig, engine: TemplateEngine, problems: string[], onCall: OnCallDirectory): CompiledPaging | undefined {
   if (route.escalate === undefined && route.renotify === undefined && route.ack === undefined && route.incident === undefined) return undefined;
   const at = (field: string): string => `routes.${id}.${field}`;
   const rule = route.incident ?? INCIDENT_DEFAULTS[route.source];
@@ -74,10 +75,6 @@ export function compilePaging(id: string, route: RouteConfig, engine: TemplateEn
     return [{ afterSeconds: step.after, to }];
   });
   if (problems.length > before || key === undefined || resolved === undefined) return undefined;
-  if (route.ack?.baseUrl !== undefined && warnings !== undefined) {
-    const room = 160 - linkLength(route.ack.baseUrl);
-    if (room < PAGING.minTextChars) warnings.push(`${at('ack.baseUrl')}: the acknowledge link leaves ${room} characters of a 160-character SMS for the text (fewer than ${PAGING.minTextChars})`);
-  }
   return {
     key,
     resolved,
@@ -86,4 +83,23 @@ export function compilePaging(id: string, route: RouteConfig, engine: TemplateEn
     ...(route.renotify === undefined ? {} : { renotify: { everySeconds: route.renotify.every, max: route.renotify.max } }),
     ...(route.ack === undefined ? {} : { ack: route.ack.baseUrl === undefined ? {} : { baseUrl: route.ack.baseUrl } }),
   };
+}
+
+/**
+ * What `validate` warns about paging: a route whose `ack.baseUrl` leaves fewer than
+ * {@link PAGING.minTextChars} characters of an SMS for the alert's text. (Without `baseUrl` the
+ * origin is known only when the relay runs.)
+ *
+ * @example
+ * ```ts
+ * pagingWarnings(loaded.routes); // ['routes.alerts.ack.baseUrl: the acknowledge link leaves 41 characters …']
+ * ```
+ */
+export function pagingWarnings(routes: ReadonlyMap<string, { readonly paging?: CompiledPaging }>): string[] {
+  return [...routes].flatMap(([id, route]) => {
+    const baseUrl = route.paging?.ack?.baseUrl;
+    if (baseUrl === undefined) return [];
+    const room = DEFAULT_LIMIT - linkLength(baseUrl);
+    return room < PAGING.minTextChars ? [`routes.${id}.ack.baseUrl: the acknowledge link leaves ${room} characters of a ${DEFAULT_LIMIT}-character SMS for the text (fewer than ${PAGING.minTextChars}); use a shorter origin`] : [];
+  });
 }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../../../functions/core/config/load';
-import { linkLength } from '../../../../functions/core/paging/compile';
+import { linkLength, pagingWarnings } from '../../../../functions/core/paging/compile';
 import { problemsOf } from './support';
 
 /** The issue's contract; `route` replaces the route's paging keys, `source` its source. */
@@ -106,6 +106,14 @@ describe('paging keys of a route', () => {
       'routes.alerts.ack.baseUrl: baseUrl is an origin only, without a path, query or fragment',
     ].sort());
     expect(problemsOf(config({ paging: `    incident: { key: "{{ groupKey", resolved: "status == 'resolved'" }` }))[0]).toMatch(/^routes\.alerts\.incident\.key: /);
+  });
+
+  it('warns when the link leaves fewer than 60 characters for the text, not otherwise', () => {
+    expect(pagingWarnings(loadConfig(config()).routes)).toEqual([]);
+    const long = `https://${'a'.repeat(70)}.example.co.tz`;
+    expect(pagingWarnings(loadConfig(config({ paging: `    ack: { baseUrl: "${long}" }` })).routes)).toEqual([
+      `routes.alerts.ack.baseUrl: the acknowledge link leaves ${160 - linkLength(long)} characters of a 160-character SMS for the text (fewer than 60); use a shorter origin`,
+    ]);
   });
 
   it("counts the link's characters: space, origin, /a/ and a 22-character token", () => {
