@@ -53,7 +53,7 @@ const alert = (status: 'firing' | 'resolved', fingerprint: string): string => {
 };
 
 describe('paging through npm start (escalation after 1m: this test takes a little over a minute)', () => {
-  it('sends the alert with a link, escalates after a minute, a GET does not acknowledge, a POST does, and a resolve closes the next', async () => {
+  it('sends the alert with a link, escalates after a minute, a GET does not acknowledge, a POST does, a resolve closes the next, sms-relay ack the third', async () => {
     const { relay, env, secrets } = running!;
     const post = async (body: string): Promise<number> =>
       (await fetch(`${relay.url}/hooks/alerts`, { method: 'POST', headers: { authorization: `Bearer ${secrets['alerts-token']!}`, 'content-type': 'application/json' }, body })).status;
@@ -97,6 +97,18 @@ describe('paging through npm start (escalation after 1m: this test takes a littl
     await eventually(async () => ((await incidents()).length === 1 ? true : undefined), { what: 'a new incident' });
     expect(await post(alert('resolved', 'f2'))).toBe(202);
     expect(await incidents()).toEqual([]);
+
+    // And once more, acknowledged from the terminal.
+    expect(await post(alert('firing', 'f3'))).toBe(202);
+    const [third] = await eventually(async () => {
+      const listed = await incidents();
+      return listed.length === 1 ? listed : undefined;
+    }, { what: 'a third incident' });
+    const ack = await runCli(['ack', third!.id], env);
+    expect(ack.stderr).toBe('');
+    expect(ack.stdout).toMatch(new RegExp(`^Incident ${third!.id} of route alerts acknowledged; its escalation has stopped \\(the running relay`));
+    expect(await incidents()).toEqual([]);
+    expect((await runCli(['ack', third!.id], env)).stdout).toMatch(/was already acknowledged by sms-relay ack at /);
     const sentToBaraka = sandbox.messages().filter((sent) => sent.phoneNumbers.includes(BARAKA));
     expect(sentToBaraka).toHaveLength(1);
   }, 300_000);
