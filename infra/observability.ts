@@ -100,6 +100,8 @@ export const METRIC_ALARMS = {
   FailedNow: { alarms: ['MessagesFailed'] },
   HeldNow: { alarms: ['MessagesHeld'] },
   DeferredOverdue: { alarms: ['DigestsOverdue'] },
+  EscalationsSent: { none: 'paging working as configured: nobody acknowledged yet; IncidentsUnacknowledged alarms when the last step passed' },
+  IncidentsUnacknowledged: { alarms: ['IncidentsUnacknowledged'] },
 } as const satisfies Record<RelayMetric, MetricAlarmDecision>;
 
 /** One metric's alarms (ids after `SmsRelay-<env>-`), or why it has none. */
@@ -200,6 +202,12 @@ export class RelayObservability extends Construct {
       RelayMetric.DeferredOverdue,
       'At least one DEFERRED message is past its window: its digest SMS is late (the sweeper sends digests).',
       `${cli('logs {env} --state DEFERRED')}; see the sweeper log and the SweeperNotRunning alarm`,
+    );
+    stuckNow(
+      'IncidentsUnacknowledged',
+      RelayMetric.IncidentsUnacknowledged,
+      'At least one incident went through every escalation and renotify step and is neither acknowledged nor resolved: everyone it paged stayed silent.',
+      `${cli('incidents {env}')} lists them; reach the people by other means, then ${cli('ack {env} <incident>')}; review the route's escalate steps`,
     );
     alarm('SmsServiceUnreachable', {
       alarmDescription: runbook(
@@ -456,12 +464,12 @@ function dashboardRows(
     [
       new cloudwatch.GraphWidget({
         title: 'Records stuck now (each sweep)',
-        left: [gauge(RelayMetric.UnknownNow), gauge(RelayMetric.FailedNow), gauge(RelayMetric.ParkedNow), gauge(RelayMetric.HeldNow), gauge(RelayMetric.DeferredOverdue)],
+        left: [gauge(RelayMetric.UnknownNow), gauge(RelayMetric.FailedNow), gauge(RelayMetric.ParkedNow), gauge(RelayMetric.HeldNow), gauge(RelayMetric.DeferredOverdue), gauge(RelayMetric.IncidentsUnacknowledged)],
         width: 8,
       }),
       new cloudwatch.GraphWidget({
         title: 'Messages',
-        left: [sum(RelayMetric.Sent), sum(RelayMetric.HeldBack), sum(RelayMetric.Deferred), sum(RelayMetric.Digests)],
+        left: [sum(RelayMetric.Sent), sum(RelayMetric.HeldBack), sum(RelayMetric.Deferred), sum(RelayMetric.Digests), sum(RelayMetric.EscalationsSent)],
         right: [sum(RelayMetric.Unknown), sum(RelayMetric.Failed), sum(RelayMetric.Parked)],
         width: 8,
       }),

@@ -371,13 +371,14 @@ export class SmsRelay extends Construct {
       throttle,
       accessLogSettings: { destination: new apigwv2.LogGroupLogDestination(accessLogs), format: ACCESS_LOG_FORMAT },
     });
-    const routes = api.addRoutes({
-      path: '/hooks/{route}',
-      methods: [apigwv2.HttpMethod.POST],
-      integration: new HttpLambdaIntegration('Ingest', ingest, { payloadFormatVersion: apigwv2.PayloadFormatVersion.VERSION_2_0 }),
-    });
+    const integration = new HttpLambdaIntegration('Ingest', ingest, { payloadFormatVersion: apigwv2.PayloadFormatVersion.VERSION_2_0 });
+    const routes = [
+      ...api.addRoutes({ path: '/hooks/{route}', methods: [apigwv2.HttpMethod.POST], integration }),
+      // Paging's acknowledge link: GET shows the incident, POST acknowledges; the token in the path is its credential.
+      ...api.addRoutes({ path: '/a/{token}', methods: [apigwv2.HttpMethod.GET, apigwv2.HttpMethod.POST], integration }),
+    ];
     const reason =
-      'Webhook senders (Alertmanager, GitHub, Shopify, …) cannot use IAM or Cognito; each route authenticates its sender in ingest with the HMAC signature or token configured for the route.';
+      'Webhook senders (Alertmanager, GitHub, Shopify, …) cannot use IAM or Cognito; each route authenticates its sender in ingest with the HMAC signature or token configured for the route. The acknowledge link (/a/{token}) is opened from an SMS on a phone: its unguessable 128-bit token is the credential.';
     for (const route of routes) {
       Validations.of(route).acknowledge({ id: 'AwsSolutions-APIG4', reason });
     }

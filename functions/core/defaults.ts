@@ -244,3 +244,19 @@ export const DIGEST = {
  * covered last week can still be read.
  */
 export const ONCALL = { minEverySeconds: 60, maxOverrideSeconds: 30 * 86_400, maxReasonChars: 200, keptSeconds: 35 * 86_400 } as const;
+
+/**
+ * Paging (escalation, renotify, the acknowledge link): the shortest step (the sweeper acts once a
+ * minute), the most repeats, the token's random bytes (128 bits, 22 base64url characters), how long
+ * a link answers after its incident closed, how long a closed incident is kept, and the least room
+ * the link may leave for the text before `validate` warns.
+ */
+export const PAGING = {
+  minStepSeconds: 60,
+  maxRenotify: 10,
+  tokenBytes: 16,
+  linkAfterCloseSeconds: 24 * 3600,
+  keptSeconds: 35 * 86_400,
+  minTextChars: 60,
+  linkPath: '/a/',
+} as const;

@@ -53,6 +53,10 @@ export const RelayMetric = {
   HeldNow: 'HeldNow',
   /** Each sweep: DEFERRED records whose window ended more than one sweep ago (their digest is late). */
   DeferredOverdue: 'DeferredOverdue',
+  /** Escalation and renotify SMS of an incident recorded (each then sent, or not, like any message); with the route. */
+  EscalationsSent: 'EscalationsSent',
+  /** Each sweep: open incidents past their last escalation and renotify step, neither acknowledged nor resolved. */
+  IncidentsUnacknowledged: 'IncidentsUnacknowledged',
 } as const;
 export type RelayMetric = (typeof RelayMetric)[keyof typeof RelayMetric];
 

@@ -1,5 +1,5 @@
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
-import { answerWebhook } from '../relay/edge';
+import { answerAckLink, answerWebhook, isAckPath } from '../relay/edge';
 import { ingestWebhook, type IngestAnswer, type IngestRequest } from '../relay/ingest';
 import { ingestContext } from './wiring/compiled';
 import { observability, prepareOnLambda } from './wiring/context';
@@ -32,8 +32,17 @@ export async function handler(event: APIGatewayProxyEventV2, lambdaContext?: Con
     body: async () => new Uint8Array(body.buffer, body.byteOffset, body.byteLength),
     receivedAt: typeof timeEpoch === 'number' && Number.isFinite(timeEpoch) ? new Date(timeEpoch) : new Date(),
   };
+  if (isAckPath(request.path)) {
+    // The acknowledge link (paging): an HTML page, GET shows, POST acknowledges.
+    const page = await invoke(lambdaContext, async (relay) => await answerAckLink(request, ingestContext(relay).store));
+    return { statusCode: page.status, headers: page.headers, body: page.html };
+  }
   // The path and method are checked before the wiring is built; a throw while building it is a 503 too.
-  const ingest = async (webhook: IngestRequest): Promise<IngestAnswer> => await invoke(lambdaContext, async (relay) => await ingestWebhook(ingestContext(relay), webhook, { maxBodyBytes: relay.env.maxBodyBytes }));
+  // The API's own URL: the acknowledge link's origin for a route whose ack names no baseUrl.
+  const domain = event.requestContext?.domainName;
+  const publicUrl = domain === undefined || domain === '' ? {} : { publicUrl: `https://${domain}` };
+  const ingest = async (webhook: IngestRequest): Promise<IngestAnswer> =>
+    await invoke(lambdaContext, async (relay) => await ingestWebhook({ ...ingestContext(relay), ...publicUrl }, webhook, { maxBodyBytes: relay.env.maxBodyBytes }));
   const response = await answerWebhook(request, ingest, { onError: (route, error) => observability().logger.error('webhook not recorded', { route, error }) });
   return { statusCode: response.status, headers: { 'content-type': 'application/json', ...response.headers }, body: JSON.stringify(response.body) };
 }

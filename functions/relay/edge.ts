@@ -1,5 +1,9 @@
 import { MAX_BODY_BYTES } from '../core/defaults';
 import type { IngestAnswer, IngestRequest } from './ingest';
+import type { MessageStore } from '../store';
+import { answerAck, type PageResponse } from './ack-page';
+
+export { isAckPath, type PageResponse } from './ack-page';
 
 /** The one URL path webhooks are posted to: `/hooks/{route}`. */
 const HOOK_PATH = /^\/hooks\/([^/]+)$/;
@@ -110,4 +114,18 @@ function decodeRoute(segment: string): string {
 
 function json(status: number, body: unknown, headers: Record<string, string> = {}): EdgeResponse {
   return { status, headers, body };
+}
+
+/**
+ * The acknowledge link, `GET` and `POST /a/{token}` (paging): the same page for the Lambda handler
+ * and the local runtime, which send its HTML as it is. Public like `/hooks`: the token is the only
+ * credential, and a GET never acts. The body of a POST is not read (the form sends none).
+ *
+ * @example
+ * ```ts
+ * if (isAckPath(request.path)) return await answerAckLink(request, store);
+ * ```
+ */
+export async function answerAckLink(request: Pick<EdgeRequest, 'method' | 'path' | 'receivedAt'>, store: Pick<MessageStore, 'findAckToken' | 'closeIncident'>): Promise<PageResponse> {
+  return await answerAck(store, { method: request.method, path: request.path, now: request.receivedAt });
 }

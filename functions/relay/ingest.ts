@@ -13,6 +13,7 @@ import { RelayMetric, type RelayContext } from './ports';
 import type { Deferral } from '../core/windows';
 import { deferralOf } from './digest';
 import { overridesFor } from './oncall';
+import { discardOpenedIncident, pageIncident, type PagedEvaluation } from './paging';
 
 export interface IngestRequest extends InboundWebhook {
   readonly routeId: string;
@@ -100,7 +101,7 @@ export async function ingestWebhook(
   }
 
   const evaluateOptions = { secret, ...(prefetched === undefined ? {} : { documents: prefetched.documents }) };
-  let evaluation = evaluateWebhook(route, request, evaluateOptions);
+  let evaluation: PagedEvaluation = evaluateWebhook(route, request, evaluateOptions);
   if (evaluation.verdict === Verdict.Send) {
     // `oncall:` recipients: who is on call when the message is rendered, overrides included. Read
     // only for an authenticated webhook that sends, and evaluated again only when one is in force.
@@ -148,6 +149,11 @@ export async function ingestWebhook(
   // route's are dropped instead, and open no window).
   const deferral =
     muted === undefined && evaluation.verdict === Verdict.Send && evaluation.messages.length > 0 ? await deferralOf(context, route, request.receivedAt) : undefined;
+  // Paging: a resolved webhook closes its incident even when the route's filter drops it; a muted
+  // route, quiet hours or a digest window open no incident.
+  if (route.paging !== undefined && (evaluation.verdict === Verdict.Send || evaluation.verdict === Verdict.Filtered)) {
+    evaluation = await pageIncident(context, route, request, evaluation, { mayOpen: muted === undefined && deferral === undefined });
+  }
   const messages = newMessages(evaluation, route.config.delivery, { muted, deferral });
   const result = await context.store.acceptWebhook({
     route: route.id,
@@ -166,6 +172,7 @@ export async function ingestWebhook(
   }
 
   if (result.outcome === AcceptOutcome.Duplicate) {
+    await discardOpenedIncident(context, evaluation, request.receivedAt);
     metrics.add(RelayMetric.Duplicates, 1, route.id);
     logger.info('webhook duplicate', { ...log, verdict: 'duplicate', dedupeKey: evaluation.dedupeKey, ids: result.ids });
     return { outcome: 'duplicate', status: 200, ids: result.ids, body: { status: 'duplicate', ids: result.ids } };

@@ -55,6 +55,12 @@ export interface RelayContext<Config extends RelayConfigView = LoadedConfig> {
    * redirects); tests inject their own, which is the only way a test certificate is ever trusted.
    */
   readonly fetch?: SourceFetch;
+  /**
+   * The relay's own public origin (the HTTP API's URL on AWS, the runtime's URL locally): the
+   * acknowledge link's origin on a route whose `ack` names no `baseUrl`. Absent: such a route's
+   * SMS go out without a link (and a warning is logged).
+   */
+  readonly publicUrl?: string;
 }
 
 export interface SmsClientSource {

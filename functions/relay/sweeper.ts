@@ -8,6 +8,7 @@ import { probeIfDue, readCircuit } from './circuit';
 import { mayRetry } from './retry';
 import { sendMessage, type SendOutcome } from './sender';
 import { type DigestOptions, recordDigests } from './digest';
+import { recordEscalations } from './paging';
 import { publishStuckCounts } from './gauges';
 
 export interface SweepOptions {
@@ -97,6 +98,13 @@ export async function sweep(
     return { ids: [], digested: 0 };
   });
   dispatch?.(digests.ids);
+  // Paging: due escalations and renotifies become PENDING records like a digest (see paging.ts).
+  const escalations = await recordEscalations(context, now, digestOptions?.compile === undefined ? {} : { compile: digestOptions.compile }).catch((error: unknown) => {
+    context.logger.error('escalations not recorded; the next sweep tries again', { error });
+    context.metrics.add(RelayMetric.SweepErrors, 1);
+    return { ids: [] };
+  });
+  dispatch?.(escalations.ids);
   await publishStuckCounts(context, now);
   const dueOptions = { now, limit, ...(pendingGraceMs > 0 ? { updatedBefore: new Date(now.getTime() - pendingGraceMs) } : {}) };
   if (dispatch !== undefined) {

@@ -26,6 +26,9 @@ export const ItemKind = {
   DigestWindow: 'digest-window',
   Circuit: 'circuit',
   OnCallOverride: 'oncall-override',
+  Incident: 'incident',
+  IncidentOpen: 'incident-open',
+  AckToken: 'ack-token',
 } as const;
 
 export const messageKey = (id: string): Key => key(`MSG#${id}`, 'MSG');

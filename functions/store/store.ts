@@ -17,6 +17,8 @@ import { countStuck, type CountStuckOptions, type StuckCounts } from './counts';
 import { armHeartbeat, getHeartbeat, HeartbeatTransition, type HeartbeatState, touchHeartbeat } from './heartbeat';
 import { getMute, listMutes, type Mute, type MuteInput, muteRoute, unmuteRoute } from './mutes';
 import { activeOverrides, overrideOnCall, type OverrideInput } from './oncall';
+import { ackToken, type AckTarget, advanceIncident, type AdvanceInput, closeIncident, type CloseInput, type CloseOutcome, findAckToken, getIncident, listOpenIncidents, noteIncident, openIncident, openIncidentOf, type OpenIncidentInput, type OpenOutcome } from './incidents';
+import type { Incident, TimelineEntry } from '../core/paging/incident';
 import type { OnCallOverride } from '../core/oncall/resolve';
 import {
   type BudgetWarnedInput,
@@ -156,6 +158,23 @@ export interface MessageStore {
   overrideOnCall(input: OverrideInput): Promise<OnCallOverride>;
   /** The overrides of these schedules in force now or later. See {@link activeOverrides}. */
   activeOverrides(input: { readonly schedules: readonly string[]; readonly now?: Date }): Promise<OnCallOverride[]>;
+  /** Opens the incident of a route and key unless one is open. See {@link openIncident}. */
+  openIncident(input: OpenIncidentInput): Promise<OpenOutcome>;
+  /** The open incident of a route and key. See {@link openIncidentOf}. */
+  openIncidentOf(route: string, key: string): Promise<Incident | undefined>;
+  getIncident(id: string): Promise<Incident | undefined>;
+  /** The open incidents, oldest first. See {@link listOpenIncidents}. */
+  listOpenIncidents(): Promise<Incident[]>;
+  /** Claims an incident's next escalation or renotify. See {@link advanceIncident}. */
+  advanceIncident(id: string, input: AdvanceInput): Promise<boolean>;
+  /** Adds a line to an incident's story. See {@link noteIncident}. */
+  noteIncident(id: string, entry: Omit<TimelineEntry, 'at'>, now?: Date): Promise<void>;
+  /** Acknowledges or resolves an open incident; one of concurrent closes wins. See {@link closeIncident}. */
+  closeIncident(id: string, input: CloseInput): Promise<CloseOutcome>;
+  /** A recipient's acknowledge token for an incident. See {@link ackToken}. */
+  ackToken(incidentId: string, number: string, now?: Date): Promise<string>;
+  /** The incident a token opens while valid. See {@link findAckToken}. */
+  findAckToken(token: string, now?: Date): Promise<AckTarget | undefined>;
 
   /** Records an authenticated webhook for the route's dead-man's switch, at most once per interval. See {@link touchHeartbeat}. */
   touchHeartbeat(input: { readonly route: string; readonly intervalMs: number; readonly now?: Date }): Promise<boolean>;
@@ -291,6 +310,15 @@ export const createStore = ({ client, tableName, clock = () => new Date(), readI
     listMutes: async (input) => await listMutes(table, input),
     overrideOnCall: async (input) => await overrideOnCall(table, input),
     activeOverrides: async (input) => await activeOverrides(table, input),
+    openIncident: async (input) => await openIncident(table, input),
+    openIncidentOf: async (route, key) => await openIncidentOf(table, route, key),
+    getIncident: async (id) => await getIncident(table, id),
+    listOpenIncidents: async () => await listOpenIncidents(table),
+    advanceIncident: async (id, input) => await advanceIncident(table, id, input),
+    noteIncident: async (id, entry, now) => await noteIncident(table, id, entry, now),
+    closeIncident: async (id, input) => await closeIncident(table, id, input),
+    ackToken: async (incidentId, number, now) => await ackToken(table, incidentId, number, now),
+    findAckToken: async (token, now) => await findAckToken(table, token, now),
     touchHeartbeat: async (input) => await touchHeartbeat(table, input),
     getHeartbeat: async (route) => await getHeartbeat(table, route),
     armHeartbeat: async (input) => await armHeartbeat(table, input),

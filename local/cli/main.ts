@@ -19,6 +19,8 @@ const COMMANDS = {
   unmute: async () => (await import('./commands/mute')).unmuteCommand(),
   mutes: async () => (await import('./commands/mute')).mutesCommand(),
   oncall: async () => (await import('./commands/oncall')).oncallCommand(),
+  incidents: async () => (await import('./commands/incidents')).incidentsCommand(),
+  ack: async () => (await import('./commands/incidents')).ackCommand(),
   console: async () => (await import('./commands/console')).consoleCommand(),
 } as const satisfies Readonly<Record<string, () => Promise<Command>>>;
 

@@ -212,6 +212,11 @@ export const OverrideRequest = z.object({
   reason: z.string().max(ONCALL.maxReasonChars).default(''),
 });
 
+/** `POST /_relay/ack` (`sms-relay ack <incident>`): acknowledge an open incident. */
+export const AckRequest = z.object({
+  incident: z.string().regex(/^[0-9A-HJKMNP-TV-Z]{26}$/, { message: 'incident is an id as "sms-relay incidents" lists it' }),
+});
+
 /** The time and id of a page's last row, from `cursor`. */
 export function cursorPosition(cursor: string): { readonly at: string; readonly id: string } {
   const match = CURSOR.exec(cursor);

@@ -159,6 +159,7 @@ export async function startRuntime(settings: RuntimeSettings, { verbose = false 
       policy: settings.policy,
       clock,
       ...(settings.localDocumentsPath === undefined ? {} : { fetch: localDocumentsFetch(settings.localDocumentsPath, defaultSourceFetch) }),
+      publicUrl: url,
     });
 
     const problem = (message: string, error?: unknown): void => terminal.printError(`${clockNow()}  error    ${message}${describeError(error)}`);
@@ -301,6 +302,8 @@ export interface LocalContextInput {
    * @default the system clock
    */
   readonly clock?: () => Date;
+  /** The runtime's own URL: the acknowledge link's origin on a route whose `ack` names no `baseUrl`. */
+  readonly publicUrl?: string;
 }
 
 /**
@@ -314,7 +317,7 @@ export interface LocalContextInput {
  * await ingestWebhook(context, request);
  * ```
  */
-export function createLocalContext({ loaded, store, secretsPath, providerBaseUrl, providerApiKey, logger, policy, fetch, clock = () => new Date() }: LocalContextInput): RelayContext {
+export function createLocalContext({ loaded, store, secretsPath, providerBaseUrl, providerApiKey, logger, policy, fetch, clock = () => new Date(), publicUrl }: LocalContextInput): RelayContext {
   const secrets = createFileSecretSource(secretsPath);
   const { timeoutMs } = loaded.config.provider;
   return {
@@ -327,6 +330,7 @@ export function createLocalContext({ loaded, store, secretsPath, providerBaseUrl
     clock,
     policy,
     ...(fetch === undefined ? {} : { fetch }),
+    ...(publicUrl === undefined ? {} : { publicUrl }),
   };
 }
 

@@ -1,14 +1,15 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
-import { answerWebhook, isHookPath } from '../../functions/relay/edge';
+import { answerAckLink, answerWebhook, isAckPath, isHookPath } from '../../functions/relay/edge';
 import type { IngestAnswer, IngestRequest } from '../../functions/relay/ingest';
 import { type MessageRecord, type MessageStore, StoreError } from '../../functions/store';
 import { isConsolePath } from '../console/http';
-import { consoleRefusal, createGuardedServer, HTTP_LIMITS, HttpError, isLocalRequest, isUnder, parseJson, parseRequest, queryObject, readBody, readLimited, requestPath, requestQuery, sendError, sendJson, type HttpLimits } from '../http';
+import { consoleRefusal, createGuardedServer, HTTP_LIMITS, HttpError, isLocalRequest, isUnder, parseJson, parseRequest, queryObject, readBody, readLimited, requestPath, requestQuery, sendError, sendJson, sendText, type HttpLimits } from '../http';
 import { listen } from '../shared/listen';
 import { RUNTIME_FILE } from '../shared/discovery';
-import { RELAY_PREFIX } from '../shared/record-access';
+import { ACKNOWLEDGED_BY_CLI, RELAY_PREFIX } from '../shared/record-access';
+import { IncidentState } from '../../functions/core/paging/incident';
 import type { Turns } from './turns';
-import { MuteRequest, OverrideRequest, OverridesQuery, queryRecords, RecordListQuery, RedriveRequest, requeueRecords, toRecordView, UnmuteRequest } from '../records';
+import { AckRequest, MuteRequest, OverrideRequest, OverridesQuery, queryRecords, RecordListQuery, RedriveRequest, requeueRecords, toRecordView, UnmuteRequest } from '../records';
 import type { OnCallDirectory } from '../../functions/core/oncall/schedule';
 
 const MAX_CONTROL_BODY_BYTES = 64 * 1024;
@@ -135,6 +136,8 @@ async function handle(request: IncomingMessage, response: ServerResponse, depend
   const path = requestPath(request.url);
   const method = request.method ?? 'GET';
   if (isHookPath(path)) return await handleWebhook(request, response, dependencies, path);
+  // The acknowledge link is public like the webhooks (a phone opens it through the tunnel's Host).
+  if (isAckPath(path)) return await handleAck(request, response, dependencies, path);
   // Only webhooks are for the world (a tunnel reaches them with its own Host); the rest is for this machine.
   if (path === '/health' && !isLocalRequest(request)) return sendJson(response, 403, { error: 'local requests only' });
   // A page of any site can make a browser call 127.0.0.1: /_relay answers only this machine's programs.
@@ -160,6 +163,7 @@ async function handle(request: IncomingMessage, response: ServerResponse, depend
   }
   if (path === `${RELAY_PREFIX}/mutes` || path === `${RELAY_PREFIX}/unmute`) return await handleMutes(request, response, dependencies, path);
   if (path === `${RELAY_PREFIX}/overrides`) return await handleOverrides(request, response, dependencies);
+  if (path === `${RELAY_PREFIX}/incidents` || path === `${RELAY_PREFIX}/ack`) return await handleIncidents(request, response, dependencies, path);
   if (dependencies.console !== undefined && isConsolePath(path)) return await dependencies.console(request, response, path);
   sendJson(response, 404, { error: `not found: ${method} ${path}` });
 }
@@ -192,6 +196,14 @@ async function handleWebhook(request: IncomingMessage, response: ServerResponse,
   // A duplicate's record may still be PENDING (the runtime that first took it was killed before
   // sending): offered to the sender again, whose conditional claim skips it unless it is due.
   if ((answer.outcome === 'accepted' || answer.outcome === 'duplicate') && answer.ids.length > 0) onAccepted(answer.ids);
+}
+
+/** The acknowledge link, as the Lambda handler answers it (functions/relay/edge.ts). */
+async function handleAck(request: IncomingMessage, response: ServerResponse, { store }: RelayServerDependencies, path: string): Promise<void> {
+  request.resume();
+  const { status, headers, html } = await answerAckLink({ method: request.method ?? 'GET', path, receivedAt: new Date() }, store);
+  const { 'content-type': type, ...rest } = headers;
+  sendText(response, status, request.method === 'HEAD' ? '' : html, { ...(type === undefined ? {} : { type }), headers: rest });
 }
 
 async function handleRecords(request: IncomingMessage, response: ServerResponse, { store, listings }: RelayServerDependencies): Promise<void> {
@@ -250,6 +262,18 @@ async function handleMutes(request: IncomingMessage, response: ServerResponse, {
  * /_relay/overrides` `{schedule, person, forSeconds, reason}` sets one: `sms-relay oncall` while
  * the runtime holds the store.
  */
+/** `GET /_relay/incidents` (`sms-relay incidents`) and `POST /_relay/ack` (`sms-relay ack`). */
+async function handleIncidents(request: IncomingMessage, response: ServerResponse, { store }: RelayServerDependencies, path: string): Promise<void> {
+  const method = request.method ?? 'GET';
+  if (path === `${RELAY_PREFIX}/incidents`) {
+    if (method !== 'GET') return methodNotAllowed(response, 'GET');
+    return sendJson(response, 200, { incidents: await store.listOpenIncidents() });
+  }
+  if (method !== 'POST') return methodNotAllowed(response, 'POST');
+  const { incident } = parseRequest(AckRequest, await controlBody(request));
+  sendJson(response, 200, await store.closeIncident(incident, { state: IncidentState.Acknowledged, by: ACKNOWLEDGED_BY_CLI }));
+}
+
 async function handleOverrides(request: IncomingMessage, response: ServerResponse, { store, onCall }: RelayServerDependencies): Promise<void> {
   const method = request.method ?? 'GET';
   if (method === 'GET') {

@@ -1,7 +1,8 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { createStore, type MessageStore, type Mute, type OnCallOverride, type RequeueFrom } from '../../functions/store';
+import { type CloseOutcome, createStore, type MessageStore, type Mute, type OnCallOverride, type RequeueFrom } from '../../functions/store';
+import { IncidentState, type Incident } from '../../functions/core/paging/incident';
 import { checkAwsAccess, findStackTable, isCredentialsError, noCredentialsError } from './aws';
 import { findRunningRuntime, type RuntimeAnnouncement } from './discovery';
 import { RuntimeError } from './errors';
@@ -40,6 +41,10 @@ export interface RecordAccess {
   overrides(schedules: readonly string[]): Promise<OnCallOverride[]>;
   /** Puts a person on call over the rotation (`sms-relay oncall override`); the store checks the length. */
   override(request: OverrideRequest): Promise<OnCallOverride>;
+  /** The open incidents, oldest first (`sms-relay incidents`). */
+  incidents(): Promise<Incident[]>;
+  /** Acknowledges an open incident (`sms-relay ack`): one of concurrent acknowledgements wins. */
+  acknowledge(id: string): Promise<CloseOutcome>;
   close(): Promise<void>;
 }
 
@@ -89,6 +94,8 @@ export async function openLocalRecordAccess({ dataDir, tableName = RUNTIME_DEFAU
       mutes: async () => [],
       unmute: async () => false,
       overrides: async () => [],
+      incidents: async () => [],
+      acknowledge: async () => ({ closed: false, incident: undefined }),
       // A mute set before the relay first runs is kept for it: the store is created for it.
       mute: async (request) => {
         const local = await openLocalStore({ dataDir, tableName });
@@ -154,6 +161,8 @@ export async function openDeployedRecordAccess({ environment, table, region }: D
       unmute: advised(access.unmute),
       overrides: advised(access.overrides),
       override: advised(access.override),
+      incidents: advised(access.incidents),
+      acknowledge: advised(access.acknowledge),
       close: async () => client.destroy(),
     };
   } catch (error) {
@@ -173,8 +182,13 @@ function storeAccess(store: MessageStore, kind: AccessKind, description: string)
     unmute: async (route) => await store.unmuteRoute({ route }),
     overrides: async (schedules) => await store.activeOverrides({ schedules }),
     override: async (request) => await store.overrideOnCall(request),
+    incidents: async () => await store.listOpenIncidents(),
+    acknowledge: async (id) => await store.closeIncident(id, { state: IncidentState.Acknowledged, by: ACKNOWLEDGED_BY_CLI }),
   };
 }
+
+/** Who an acknowledgement from `sms-relay ack` names on the incident's page and timeline. */
+export const ACKNOWLEDGED_BY_CLI = 'sms-relay ack';
 
 function runtimeAccess({ url, pid, consoleSecret }: RuntimeAnnouncement): RecordAccess {
   // The runtime's secret from its runtime.json: /_relay answers no one else.
@@ -210,6 +224,8 @@ function runtimeAccess({ url, pid, consoleSecret }: RuntimeAnnouncement): Record
     unmute: async (route) => (await call<{ unmuted: boolean }>('/unmute', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ route }) })).unmuted,
     overrides: async (schedules) => (await call<{ overrides: OnCallOverride[] }>(`/overrides?${new URLSearchParams({ schedules: schedules.join(',') }).toString()}`)).overrides,
     override: async (request) => (await call<{ override: OnCallOverride }>('/overrides', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(request) })).override,
+    incidents: async () => (await call<{ incidents: Incident[] }>('/incidents')).incidents,
+    acknowledge: async (id) => await call<CloseOutcome>('/ack', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ incident: id }) }),
     close: async () => undefined,
   };
 }

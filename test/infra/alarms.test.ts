@@ -87,6 +87,7 @@ describe('an alarm for every way a message is lost or stuck', () => {
     ['FAILED', RelayMetric.FailedNow, 'MessagesFailed'],
     ['HELD', RelayMetric.HeldNow, 'MessagesHeld'],
     ['DEFERRED past its window', RelayMetric.DeferredOverdue, 'DigestsOverdue'],
+    ['incidents past their last step, unacknowledged', RelayMetric.IncidentsUnacknowledged, 'IncidentsUnacknowledged'],
   ])('records %s now (the gauge each sweep publishes): in alarm while any is, its state kept while the sweeper is silent', (_what, metric, name) => {
     expect(alarmWatching(prod, RELAY, metric, SERVICE)).toMatchObject({ Statistic: 'Maximum', Period: 300, ...AT_LEAST_ONE, TreatMissingData: 'ignore', AlarmName: `SmsRelay-prod-${name}` });
   });
@@ -207,9 +208,9 @@ describe('an alarm for every way a message is lost or stuck', () => {
   });
 
   it('nothing else: every alarm is one of the above', () => {
-    // 5 stuck-now gauges + unreachable + 4 relay counts + 3 dropped + 5xx + 3 rejected + iterator age + backlog + 4×2 functions
+    // 6 stuck-now gauges (incidents unacknowledged included) + unreachable + 4 relay counts + 3 dropped + 5xx + 3 rejected + iterator age + backlog + 4×2 functions
     // + table + 429 + balance read + balance low + 2 queues + 2 watchers
-    expect(alarmsOf(prod)).toHaveLength(5 + 1 + 4 + 3 + 1 + 3 + 1 + 1 + 8 + 1 + 1 + 1 + 1 + 2 + 2);
+    expect(alarmsOf(prod)).toHaveLength(6 + 1 + 4 + 3 + 1 + 3 + 1 + 1 + 8 + 1 + 1 + 1 + 1 + 2 + 2);
   });
 
   it('without a balance threshold there is no BalanceLow, but the unreadable-balance alarm stays', () => {

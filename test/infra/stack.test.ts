@@ -72,13 +72,21 @@ describe('stack', () => {
 
 describe('webhook endpoint', () => {
   it('routes POST /hooks/{route} to ingest, with no IAM or Cognito authorizer', () => {
-    prod.template.resourceCountIs('AWS::ApiGatewayV2::Route', 1);
+    prod.template.resourceCountIs('AWS::ApiGatewayV2::Route', 3);
     prod.template.hasResourceProperties('AWS::ApiGatewayV2::Route', { RouteKey: 'POST /hooks/{route}', AuthorizationType: 'NONE' });
+    prod.template.resourceCountIs('AWS::ApiGatewayV2::Integration', 1);
     prod.template.hasResourceProperties('AWS::ApiGatewayV2::Integration', {
       IntegrationType: 'AWS_PROXY',
       PayloadFormatVersion: '2.0',
       IntegrationUri: { 'Fn::GetAtt': [prod.functionId('ingest'), 'Arn'] },
     });
+  });
+
+  it('routes GET and POST /a/{token} (the acknowledge link) to the same ingest integration, public', () => {
+    const integration = resourcesOfType(prod.resources, 'AWS::ApiGatewayV2::Integration')[0]![0];
+    for (const method of ['GET', 'POST']) {
+      prod.template.hasResourceProperties('AWS::ApiGatewayV2::Route', { RouteKey: `${method} /a/{token}`, AuthorizationType: 'NONE', Target: { 'Fn::Join': ['', ['integrations/', { Ref: integration }]] } });
+    }
   });
 
   it('throttles the default stage and writes JSON access logs', () => {

@@ -1,5 +1,6 @@
 import { compileOnCall } from '../oncall/compile';
 import { NO_ONE, type OnCallDirectory } from '../oncall/schedule';
+import { compilePaging, type CompiledPaging } from '../paging/compile';
 import { parseRecipientReference, RecipientReferenceKind } from '../recipients/reference';
 import { RecipientEntryKind } from '../recipients/types';
 import { compileRecipients } from '../recipients/compile';
@@ -23,6 +24,8 @@ export interface CompiledRoute extends RouteView {
   readonly recipients: CompiledRecipients;
   /** The digest SMS's template (`digestTemplate`, else the source's default). */
   readonly digestTemplate: CompiledTemplate;
+  /** `escalate`, `renotify`, `ack` and `incident`, compiled; absent: the route opens no incident. */
+  readonly paging?: CompiledPaging;
 }
 
 export interface LoadedConfig extends RelayConfigView {
@@ -126,7 +129,9 @@ export function compileRoute(
   const bundles = route.digest !== undefined || route.quietHours !== undefined;
   // Compiled on every route: a route whose digest settings were removed still has DEFERRED records to send.
   const digestTemplate = attempt('digestTemplate', () => engine.compileTemplate(route.digestTemplate ?? defaultDigestTemplate(pack.digestNoun)));
-  if (template === undefined || recipients === undefined || (route.when !== undefined && condition === undefined) || digestTemplate === undefined) return undefined;
+  const pagingProblems = problems.length;
+  const paging = compilePaging(id, route, engine, problems, onCall);
+  if (template === undefined || recipients === undefined || (route.when !== undefined && condition === undefined) || digestTemplate === undefined || problems.length > pagingProblems) return undefined;
   if (bundles && recipients.entries.some((entry) => entry.kind === RecipientEntryKind.Template)) {
     problems.push(`${at('recipients')}: ${route.digest === undefined ? 'quietHours' : 'digest'} sends one SMS to the route's literal recipients; a templated recipient differs per webhook and cannot be merged into it`);
     return undefined;
@@ -158,5 +163,6 @@ export function compileRoute(
     digestTemplate,
     senderId: route.senderId ?? defaultSenderId,
     recipientNumbers: Object.freeze(recipients.entries.map((entry) => (entry.kind === RecipientEntryKind.Literal ? entry.numbers : null))),
+    ...(paging === undefined ? {} : { paging }),
   };
 }

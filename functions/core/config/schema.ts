@@ -6,6 +6,7 @@ import { parseDurationSeconds } from './duration';
 import { WEEKDAYS } from '../windows';
 import { checkHmacSettings, HmacDedupeSchema, HmacSignatureSchema, HmacTimestampSchema } from './hmac-schema';
 import { PeopleSchema, SchedulesSchema } from './oncall-schema';
+import { AckSchema, EscalateSchema, IncidentSchema, RenotifySchema } from './paging-schema';
 import { DeliveryPolicy, LengthPolicy, RoutePriority } from './policies';
 
 // Defined in a module without zod, so the Lambda handlers can use them without the schema.
@@ -136,6 +137,14 @@ export const RouteSchema = z.strictObject({
   dedupe: HmacDedupeSchema.optional(),
   /** `sns` routes: the topic ARNs whose messages the route accepts (required there, refused elsewhere). */
   topics: z.array(z.string().regex(SNS_TOPIC_ARN, { message: 'a topic is an SNS topic ARN like arn:aws:sns:eu-west-1:123456789012:alarms' })).min(1).optional(),
+  /** Paging: who is told next while the incident is neither acknowledged nor resolved (`[{ after, to }]`). */
+  escalate: EscalateSchema.optional(),
+  /** Paging: repeat to the last level reached, `every` apart, at most `max` times. */
+  renotify: RenotifySchema.optional(),
+  /** Paging: every SMS of an incident ends with an acknowledge link on this origin. */
+  ack: AckSchema.optional(),
+  /** Paging: how a webhook names its incident and says it resolved; absent: the source's default, if it has one. */
+  incident: IncidentSchema.optional(),
 }).superRefine(checkHmacSettings).superRefine(checkWindows).transform((route, context) => {
   const delivery = route.delivery ?? defaultDelivery(route.source);
   if (route.retry !== undefined && delivery !== DeliveryPolicy.AtLeastOnce) {

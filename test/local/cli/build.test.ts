@@ -54,7 +54,7 @@ describe('the CLI build (npm run build)', () => {
     expect(manifest.inputs).toContain('local/cli/commands/validate.ts');
 
     const commands = manifest.commands.map(({ name }) => name);
-    expect(commands).toEqual(['preview', 'validate', 'sandbox', 'start', 'send-test', 'balance', 'logs', 'redrive', 'mute', 'unmute', 'mutes', 'oncall', 'console']);
+    expect(commands).toEqual(['preview', 'validate', 'sandbox', 'start', 'send-test', 'balance', 'logs', 'redrive', 'mute', 'unmute', 'mutes', 'oncall', 'incidents', 'ack', 'console']);
     const invocations = [['--help'], [], ['help', 'validate'], ['nosuch'], ['valdate'], ['validate'], ...commands.map((name) => [name, '--help'])];
     for (const args of invocations) {
       const [built, fromSources] = await Promise.all([cli(root, args), sources(root, args)]);

@@ -1,0 +1,216 @@
+import type { CompiledRoute, LoadedConfig } from '../core/config/compile';
+import type { RelayConfigView } from '../core/config/view';
+import { PAGING } from '../core/defaults';
+import { partPrefix } from '../core/fitting';
+import { IncidentState, levelAfter, pagingAction } from '../core/paging/incident';
+import { ackLink, fitWithLink } from '../core/paging/link';
+import type { Evaluation, PlannedMessage } from '../core/pipeline/evaluate';
+import { maskMsisdn, resolveRecipients } from '../core/recipients';
+import type { CompiledRecipients } from '../core/recipients/types';
+import { buildScope } from '../core/templates';
+import { fitMessage } from '../core/fitting';
+import { AcceptOutcome, MessageState, type NewMessage } from '../store';
+import { overridesFor } from './oncall';
+import { RelayMetric, type RelayContext } from './ports';
+import type { IngestRequest } from './ingest';
+
+/** Who a webhook's SMS of a route with paging are for, masked, for an incident's story. */
+const masked = (numbers: readonly string[]): string => numbers.map(maskMsisdn).join(', ');
+
+/**
+ * The incident side of one webhook of a route with paging, called by ingest for a webhook that
+ * sends or that the route's filter dropped: a resolved webhook closes the open incident of its key;
+ * a firing one that sends opens it (unless `mayOpen` is false: a muted route, quiet hours, a digest
+ * window) (a repeat finds the open one and
+ * changes nothing of its escalation). With `ack`, the SMS become one per recipient, each ending
+ * with that recipient's acknowledge link. Returns the evaluation to record.
+ *
+ * @example
+ * ```ts
+ * if (route.paging !== undefined) evaluation = await pageIncident(context, route, request, evaluation, { mayOpen: muted === undefined });
+ * ```
+ */
+export async function pageIncident(context: RelayContext, route: CompiledRoute, request: IngestRequest, evaluation: Evaluation, { mayOpen }: { readonly mayOpen: boolean }): Promise<PagedEvaluation> {
+  const paging = route.paging;
+  if (paging === undefined) return evaluation;
+  const scope = buildScope({ body: route.pack.parse(request), headers: request.headers });
+  const key = route.engine.render(paging.key, scope, { trackMissing: false }).text.trim();
+  if (key === '') {
+    context.logger.warn('incident key rendered empty: no incident for this webhook', { route: route.id });
+    return evaluation;
+  }
+  const now = request.receivedAt;
+  if (route.engine.evaluate(paging.resolved, scope)) {
+    const open = await context.store.openIncidentOf(route.id, key);
+    if (open !== undefined) {
+      const closed = await context.store.closeIncident(open.id, { state: IncidentState.Resolved, by: `a ${route.pack.name} webhook`, now });
+      if (closed.closed) context.logger.info('incident resolved', { route: route.id, incident: open.id });
+    }
+    return evaluation;
+  }
+  if (!mayOpen || evaluation.messages.length === 0) return evaluation;
+  const text = unsplit(evaluation.messages.filter((message) => message.item === evaluation.messages[0]!.item));
+  const recipients = [...new Set(evaluation.messages.flatMap((message) => message.to))];
+  const first = pagingAction(paging, now, 0);
+  const { opened, incident } = await context.store.openIncident({ route: route.id, key, text, sentTo: masked(recipients), ...(first === undefined ? {} : { nextDueAt: first.dueAt }), now });
+  if (opened) context.logger.info('incident opened', { route: route.id, incident: incident.id, ...(first === undefined ? {} : { nextDueAt: first.dueAt.toISOString() }) });
+  else await context.store.noteIncident(incident.id, { event: 'repeated', detail: 'fired again; escalation unchanged' }, now);
+  const mark = opened ? { openedIncident: incident.id } : {};
+  if (paging.ack === undefined) return { ...evaluation, ...mark };
+  const messages = await linkedMessages(context, route, incident.id, text, recipients, now);
+  return { ...evaluation, ...mark, ...(messages === undefined ? {} : { messages }) };
+}
+
+/** An evaluation after {@link pageIncident}: the incident it opened, if it opened one. */
+export interface PagedEvaluation extends Evaluation {
+  readonly openedIncident?: string;
+}
+
+/**
+ * Undoes an incident that a webhook opened when the accept then found the webhook a duplicate (a
+ * sender's retry after the first delivery's incident closed): its SMS are the first delivery's, so
+ * the incident closes at once rather than escalate something nobody was sent.
+ */
+export async function discardOpenedIncident(context: RelayContext, evaluation: PagedEvaluation, now: Date): Promise<void> {
+  if (evaluation.openedIncident === undefined) return;
+  await context.store.closeIncident(evaluation.openedIncident, { state: IncidentState.Resolved, by: 'a duplicate delivery (nothing sent)', now });
+}
+
+/** One text back from its split parts (their `(i/n) ` prefixes removed). */
+function unsplit(parts: readonly PlannedMessage[]): string {
+  return parts.map((part) => (part.parts > 1 ? part.text.slice(partPrefix(part.part, part.parts).length) : part.text)).join(' ');
+}
+
+/** One SMS per recipient, each ending with its own acknowledge link; `undefined` when the route has no link origin. */
+async function linkedMessages(context: RelayContext<RelayConfigView>, route: CompiledRoute, incidentId: string, text: string, recipients: readonly string[], now: Date): Promise<PlannedMessage[] | undefined> {
+  const origin = route.paging?.ack?.baseUrl ?? context.publicUrl;
+  if (origin === undefined) {
+    context.logger.warn('acknowledge link left out: the route names no ack.baseUrl and the relay does not know its own URL', { route: route.id });
+    return undefined;
+  }
+  return await Promise.all(
+    recipients.map(async (number) => {
+      const token = await context.store.ackToken(incidentId, number, now);
+      const part = fitWithLink(text, ackLink(origin, token));
+      if (part === undefined) throw new Error(`the acknowledge link of route ${route.id} leaves no room for the text`);
+      return { item: 0, part: 1, parts: 1, to: [number], text: part.text, senderId: route.senderId, encoding: part.encoding, characters: part.characters, segments: part.segments };
+    }),
+  );
+}
+
+/** Options of {@link recordEscalations}. */
+export interface EscalationOptions {
+  /** The compiled config, where the context's is a view without recipients (the Lambda sweeper's). */
+  readonly compile?: () => Promise<LoadedConfig>;
+}
+
+function isCompiled(config: RelayConfigView): config is LoadedConfig {
+  for (const route of config.routes.values()) if (!('engine' in route)) return false;
+  return true;
+}
+
+/** What one escalation run did. */
+export interface EscalationReport {
+  /** The records of the escalation and renotify SMS recorded (PENDING): the sweeper hands them to the sender. */
+  readonly ids: readonly string[];
+  /** Open incidents past their last step, neither acknowledged nor resolved. */
+  readonly unacknowledged: number;
+}
+
+/**
+ * The sweeper's paging step: for each open incident whose next escalation or renotify is due,
+ * records its SMS (one record per recipient with `ack`, under the dedupe key of the incident and
+ * the step, so a second sweeper or a retry after a crash records nothing new) and then claims the
+ * step with a conditional write, which also sets the next due time. The SMS goes through the
+ * sender like any message of the route: its limits and, for a critical route, the credit reserve.
+ * Publishes `EscalationsSent` and the `IncidentsUnacknowledged` gauge.
+ *
+ * @example
+ * ```ts
+ * const { ids } = await recordEscalations(context, now);
+ * dispatch?.(ids);
+ * ```
+ */
+export async function recordEscalations(context: RelayContext<RelayConfigView>, now: Date, { compile }: EscalationOptions = {}): Promise<EscalationReport> {
+  const { store, logger, metrics } = context;
+  const ids: string[] = [];
+  let unacknowledged = 0;
+  const incidents = await store.listOpenIncidents();
+  if (incidents.length === 0) {
+    metrics.add(RelayMetric.IncidentsUnacknowledged, 0);
+    return { ids, unacknowledged };
+  }
+  const routes = isCompiled(context.config) ? context.config.routes : (await compile?.())?.routes;
+  if (routes === undefined) throw new Error('escalations need the compiled config (its recipients): pass the compiler to the sweep');
+  for (const incident of incidents) {
+    const route = routes.get(incident.route);
+    const paging = route?.paging;
+    if (route === undefined || paging === undefined) continue;
+    const openedAt = new Date(incident.openedAt);
+    const action = pagingAction(paging, openedAt, incident.actions);
+    if (action === undefined) {
+      if (paging.steps.length > 0 || paging.renotify !== undefined) unacknowledged += 1;
+      continue;
+    }
+    if (action.dueAt.getTime() > now.getTime()) continue;
+    try {
+      const to: CompiledRecipients = action.step >= 0 ? paging.steps[action.step]!.to : route.recipients;
+      const overrides = await overridesFor(store, { recipients: to }, now);
+      const numbers = resolveRecipients(to, buildScope({ body: {} }), { at: now, overrides }).numbers;
+      const messages = await escalationMessages(context, route, incident.id, incident.text, numbers, now);
+      const result = await store.acceptWebhook({
+        route: route.id,
+        dedupeKey: `incident:${incident.id}:${incident.actions}`,
+        windowSeconds: PAGING.keptSeconds,
+        messages,
+        now,
+        retentionDays: context.config.config.retentionDays,
+      });
+      const next = pagingAction(paging, openedAt, incident.actions + 1);
+      const verb = action.kind === 'escalate' ? 'escalated' : 'renotified';
+      const claimed = await store.advanceIncident(incident.id, {
+        fromActions: incident.actions,
+        level: levelAfter(paging, incident.actions + 1),
+        ...(next === undefined ? {} : { nextDueAt: next.dueAt }),
+        entry: { event: verb, detail: `${verb} to ${masked(numbers)}` },
+        now,
+      });
+      if (result.outcome !== AcceptOutcome.Duplicate) metrics.add(RelayMetric.EscalationsSent, numbers.length > 0 ? 1 : 0, route.id);
+      if (claimed) logger.info(`incident ${verb}`, { route: route.id, incident: incident.id, step: incident.actions + 1, to: numbers.map(maskMsisdn), ids: result.ids });
+      ids.push(...result.ids);
+    } catch (error) {
+      logger.error('escalation not recorded; the next sweep tries again', { route: route.id, incident: incident.id, error: error instanceof Error ? error.name : typeof error });
+    }
+  }
+  metrics.add(RelayMetric.IncidentsUnacknowledged, unacknowledged);
+  return { ids, unacknowledged };
+}
+
+/** The SMS of one escalation or renotify: with `ack`, one per recipient with its link; else one to all. */
+async function escalationMessages(context: RelayContext<RelayConfigView>, route: CompiledRoute, incidentId: string, text: string, numbers: readonly string[], now: Date): Promise<NewMessage[]> {
+  const delivery = route.config.delivery;
+  if (numbers.length === 0) {
+    return [{ index: 0, part: 1, parts: 1, text, to: [], encoding: 'GSM-7', characters: text.length, segments: 0, delivery, state: MessageState.Dropped, reason: 'no valid recipient for this escalation step' }];
+  }
+  const linked = route.paging?.ack === undefined ? undefined : await linkedMessages(context, route, incidentId, text, numbers, now);
+  if (linked !== undefined) return linked.map((message, index) => ({ ...toNew(message, delivery), index }));
+  const fitted = fitMessage(text, { policy: 'truncate' });
+  if (!fitted.ok) return [{ index: 0, part: 1, parts: 1, text, to: [], encoding: 'GSM-7', characters: text.length, segments: 0, delivery, state: MessageState.Dropped, reason: fitted.reason }];
+  const part = fitted.parts[0]!;
+  return [toNew({ item: 0, part: 1, parts: 1, to: numbers, text: part.text, senderId: route.senderId, encoding: part.encoding, characters: part.characters, segments: part.segments }, delivery)];
+}
+
+function toNew(message: PlannedMessage, delivery: NewMessage['delivery']): NewMessage {
+  return {
+    index: message.item,
+    part: message.part,
+    parts: message.parts,
+    text: message.text,
+    to: message.to,
+    ...(message.senderId === undefined ? {} : { senderId: message.senderId }),
+    encoding: message.encoding,
+    characters: message.characters,
+    segments: message.segments,
+    delivery,
+  };
+}

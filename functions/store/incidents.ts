@@ -1,0 +1,316 @@
+import { randomBytes } from 'node:crypto';
+import { BatchGetItemCommand, GetItemCommand } from '@aws-sdk/client-dynamodb';
+import { PAGING } from '../core/defaults';
+import { type Incident, IncidentState, type TimelineEntry } from '../core/paging/incident';
+import { sha256Hex } from '../core/sources/auth';
+import { type Item, ItemReader, map, num, str } from './attributes';
+import { StoreError } from './errors';
+import { newId } from './ids';
+import { epochSeconds, ItemKind } from './keys';
+import { queryAll } from './range';
+import type { StoreTable } from './store-table';
+import { TABLE } from './table';
+import { writeAllIf, writeIf } from './write';
+
+/*
+ * Three item kinds: the incident (`INCIDENT#<id>`, kept after it closes, for its page and story),
+ * the open marker (`INCIDENTS` / `OPEN#<route>#<hash of key>`: the one item two first webhooks of a
+ * key race for, and the list `incidents` and the sweeper read; emptied when the incident closes),
+ * and the acknowledge token (`ACK#<token>`).
+ */
+const OPEN_PK = 'INCIDENTS';
+const openSk = (route: string, key: string): string => `OPEN#${route}#${sha256Hex(new TextEncoder().encode(key))}`;
+const incidentKey = (id: string): Item => ({ [TABLE.partitionKey]: str(`INCIDENT#${id}`), [TABLE.sortKey]: str('INCIDENT') });
+const tokenKey = (token: string): Item => ({ [TABLE.partitionKey]: str(`ACK#${token}`), [TABLE.sortKey]: str('ACK') });
+/** base64url of {@link PAGING.tokenBytes} random bytes. */
+const TOKEN = new RegExp(`^[A-Za-z0-9_-]{${Math.ceil((PAGING.tokenBytes * 8) / 6)}}$`);
+
+/** What `openIncident` records. */
+export interface OpenIncidentInput {
+  readonly route: string;
+  /** The rendered incident key. */
+  readonly key: string;
+  /** The first SMS's text, as sent. */
+  readonly text: string;
+  /** Whom the first SMS went to, masked: the first line of the timeline. */
+  readonly sentTo: string;
+  /** When the sweeper first acts (the first escalation or renotify); absent: never. */
+  readonly nextDueAt?: Date;
+  readonly now?: Date;
+}
+
+export type OpenOutcome = { readonly opened: true; readonly incident: Incident } | { readonly opened: false; readonly incident: Incident };
+
+/** What closing an incident says about who closed it. */
+export interface CloseInput {
+  readonly state: typeof IncidentState.Acknowledged | typeof IncidentState.Resolved;
+  /** A masked number, `cli`, or the webhook that resolved it. */
+  readonly by: string;
+  readonly now?: Date;
+}
+
+export type CloseOutcome = { readonly closed: true; readonly incident: Incident } | { readonly closed: false; readonly incident: Incident | undefined };
+
+/** What `advanceIncident` moves an incident to, claiming one escalation or renotify. */
+export interface AdvanceInput {
+  /** The `actions` the caller read: the claim holds only if no one advanced it since. */
+  readonly fromActions: number;
+  readonly level: number;
+  readonly nextDueAt?: Date;
+  readonly entry: Omit<TimelineEntry, 'at'>;
+  readonly now?: Date;
+}
+
+const entryAttr = (entry: TimelineEntry) => map({ at: str(entry.at), event: str(entry.event), detail: str(entry.detail) });
+
+const readIncident = (item: Item): Incident => {
+  const read = new ItemReader(item, 'incident');
+  const nextDueAt = read.optStr('nextDueAt');
+  const closedAt = read.optStr('closedAt');
+  const closedBy = read.optStr('closedBy');
+  return {
+    id: read.str('id'),
+    route: read.str('route'),
+    key: read.str('key'),
+    state: read.str('state') as IncidentState,
+    openedAt: read.str('openedAt'),
+    text: read.str('text'),
+    actions: read.num('actions'),
+    level: read.num('level'),
+    ...(nextDueAt === undefined ? {} : { nextDueAt }),
+    ...(closedAt === undefined ? {} : { closedAt }),
+    ...(closedBy === undefined ? {} : { closedBy }),
+    timeline: (read.optMapList('timeline') ?? []).map((entry) => ({ at: entry.str('at'), event: entry.str('event') as TimelineEntry['event'], detail: entry.str('detail') })),
+  };
+};
+
+const ttl = (from: Date): number => epochSeconds(from) + PAGING.keptSeconds;
+
+/** The incident with this id, or `undefined`. */
+export const getIncident = async (table: StoreTable, id: string): Promise<Incident | undefined> => {
+  const { Item: item } = await table.client.send(new GetItemCommand({ TableName: table.tableName, Key: incidentKey(id), ConsistentRead: true }));
+  return item === undefined ? undefined : readIncident(item);
+};
+
+/**
+ * Opens the incident of `route` and `key`, unless one is open: the open marker is written with a
+ * condition (absent, or naming an incident that closed without removing it), in one transaction
+ * with the incident, so two first webhooks of a key open one incident between them. A repeated
+ * firing of an open incident gets `opened: false` and that incident: it neither restarts nor
+ * duplicates the escalation.
+ *
+ * @example
+ * ```typescript
+ * const { opened, incident } = await store.openIncident({ route: 'alerts', key: groupKey, text, sentTo: '2557****678', nextDueAt });
+ * ```
+ */
+export const openIncident = async (table: StoreTable, input: OpenIncidentInput): Promise<OpenOutcome> => {
+  const now = input.now ?? table.clock();
+  for (let attempt = 0; attempt < 3; attempt += 1) {
+    const marker = await table.client.send(new GetItemCommand({ TableName: table.tableName, Key: { [TABLE.partitionKey]: str(OPEN_PK), [TABLE.sortKey]: str(openSk(input.route, input.key)) }, ConsistentRead: true }));
+    const staleId = marker.Item?.['incidentId']?.S;
+    if (staleId !== undefined) {
+      const current = await getIncident(table, staleId);
+      if (current?.state === IncidentState.Open) return { opened: false, incident: current };
+    }
+    const incident: Incident = {
+      id: newId(now),
+      route: input.route,
+      key: input.key,
+      state: IncidentState.Open,
+      openedAt: now.toISOString(),
+      text: input.text,
+      actions: 0,
+      level: 0,
+      ...(input.nextDueAt === undefined ? {} : { nextDueAt: input.nextDueAt.toISOString() }),
+      timeline: [{ at: now.toISOString(), event: 'opened', detail: `sent to ${input.sentTo}` }],
+    };
+    const outcome = await writeAllIf(table, [
+      {
+        put: {
+          Item: { [TABLE.partitionKey]: str(OPEN_PK), [TABLE.sortKey]: str(openSk(input.route, input.key)), kind: str(ItemKind.IncidentOpen), incidentId: str(incident.id), route: str(input.route), [TABLE.timeToLive]: num(ttl(now)) },
+          ConditionExpression: staleId === undefined ? 'attribute_not_exists(incidentId)' : 'incidentId = :stale',
+          ExpressionAttributeValues: staleId === undefined ? undefined : { ':stale': str(staleId) },
+        },
+      },
+      { put: { Item: incidentItem(incident, now), ConditionExpression: 'attribute_not_exists(#pk)', ExpressionAttributeNames: { '#pk': TABLE.partitionKey } } },
+    ]);
+    if (outcome.applied) return { opened: true, incident };
+    // Another webhook of the key opened it (or closed one) in between: read again.
+  }
+  throw new StoreError(`the incident of route ${input.route} kept changing while it was opened; retry`);
+};
+
+const incidentItem = (incident: Incident, now: Date): Item => ({
+  ...incidentKey(incident.id),
+  kind: str(ItemKind.Incident),
+  id: str(incident.id),
+  route: str(incident.route),
+  key: str(incident.key),
+  state: str(incident.state),
+  openedAt: str(incident.openedAt),
+  text: str(incident.text),
+  actions: num(incident.actions),
+  level: num(incident.level),
+  ...(incident.nextDueAt === undefined ? {} : { nextDueAt: str(incident.nextDueAt) }),
+  timeline: { L: incident.timeline.map(entryAttr) },
+  tokens: { M: {} },
+  [TABLE.timeToLive]: num(ttl(now)),
+});
+
+/** The open incident of `route` and `key`, if one is open. */
+export const openIncidentOf = async (table: StoreTable, route: string, key: string): Promise<Incident | undefined> => {
+  const { Item: marker } = await table.client.send(new GetItemCommand({ TableName: table.tableName, Key: { [TABLE.partitionKey]: str(OPEN_PK), [TABLE.sortKey]: str(openSk(route, key)) }, ConsistentRead: true }));
+  const id = marker?.['incidentId']?.S;
+  if (id === undefined) return undefined;
+  const incident = await getIncident(table, id);
+  return incident?.state === IncidentState.Open ? incident : undefined;
+};
+
+/** The open incidents, oldest first: what `sms-relay incidents` lists and the sweeper walks. */
+export const listOpenIncidents = async (table: StoreTable): Promise<Incident[]> => {
+  const markers = await queryAll(table, OPEN_PK, 'OPEN#', 'OPEN#\uffff');
+  const ids = markers.flatMap((marker) => (marker['incidentId']?.S === undefined ? [] : [marker['incidentId'].S]));
+  const incidents: Incident[] = [];
+  for (let start = 0; start < ids.length; start += 100) {
+    let keys = ids.slice(start, start + 100).map(incidentKey);
+    while (keys.length > 0) {
+      const answer = await table.client.send(new BatchGetItemCommand({ RequestItems: { [table.tableName]: { Keys: keys, ConsistentRead: true } } }));
+      incidents.push(...(answer.Responses?.[table.tableName] ?? []).map(readIncident));
+      keys = answer.UnprocessedKeys?.[table.tableName]?.Keys ?? [];
+    }
+  }
+  return incidents.filter((incident) => incident.state === IncidentState.Open).sort((a, b) => a.openedAt.localeCompare(b.openedAt) || a.id.localeCompare(b.id));
+};
+
+/**
+ * Claims the incident's next escalation or renotify: `actions` goes up by one only if it still is
+ * `fromActions` and the incident is open, so of two sweepers one advances it and the other gets
+ * `false`. The caller records the SMS first, under a dedupe key of the incident and the action,
+ * so a crash between the two sends it at the next sweep (once: the key is the same).
+ */
+export const advanceIncident = async (table: StoreTable, id: string, { fromActions, level, nextDueAt, entry, now = table.clock() }: AdvanceInput): Promise<boolean> => {
+  const outcome = await writeIf(table, {
+    Key: incidentKey(id),
+    UpdateExpression: `SET actions = :next, #level = :level, timeline = list_append(timeline, :entry) ${nextDueAt === undefined ? 'REMOVE nextDueAt' : ', nextDueAt = :due'}`,
+    ConditionExpression: '#state = :open AND actions = :from',
+    ExpressionAttributeNames: { '#state': 'state', '#level': 'level' },
+    ExpressionAttributeValues: {
+      ':next': num(fromActions + 1),
+      ':from': num(fromActions),
+      ':level': num(level),
+      ':open': str(IncidentState.Open),
+      ':entry': { L: [entryAttr({ at: now.toISOString(), ...entry })] },
+      ...(nextDueAt === undefined ? {} : { ':due': str(nextDueAt.toISOString()) }),
+    },
+  });
+  return outcome.applied;
+};
+
+/** Adds a line to an incident's story (a repeated firing), whatever its state. */
+export const noteIncident = async (table: StoreTable, id: string, entry: Omit<TimelineEntry, 'at'>, now: Date = table.clock()): Promise<void> => {
+  await writeIf(table, {
+    Key: incidentKey(id),
+    UpdateExpression: 'SET timeline = list_append(timeline, :entry)',
+    ConditionExpression: 'attribute_exists(#pk)',
+    ExpressionAttributeNames: { '#pk': TABLE.partitionKey },
+    ExpressionAttributeValues: { ':entry': { L: [entryAttr({ at: now.toISOString(), ...entry })] } },
+  });
+};
+
+/**
+ * Closes an open incident (acknowledged or resolved) with a conditional update: of concurrent
+ * acknowledgements one wins (`closed: true`) and the others get `closed: false` with the incident
+ * as it stands, which says who did. The open marker is emptied after, so the key can open a new incident.
+ *
+ * @example
+ * ```typescript
+ * const outcome = await store.closeIncident(id, { state: 'ACKNOWLEDGED', by: '2557****111' });
+ * ```
+ */
+export const closeIncident = async (table: StoreTable, id: string, { state, by, now = table.clock() }: CloseInput): Promise<CloseOutcome> => {
+  const event = state === IncidentState.Acknowledged ? 'acknowledged' : 'resolved';
+  const outcome = await writeIf(
+    table,
+    {
+      Key: incidentKey(id),
+      UpdateExpression: 'SET #state = :state, closedAt = :now, closedBy = :by, timeline = list_append(timeline, :entry), #ttl = :ttl REMOVE nextDueAt',
+      ConditionExpression: '#state = :open',
+      ExpressionAttributeNames: { '#state': 'state', '#ttl': TABLE.timeToLive },
+      ExpressionAttributeValues: {
+        ':state': str(state),
+        ':now': str(now.toISOString()),
+        ':by': str(by),
+        ':open': str(IncidentState.Open),
+        ':entry': { L: [entryAttr({ at: now.toISOString(), event, detail: `${event} by ${by}` })] },
+        ':ttl': num(ttl(now)),
+      },
+      ReturnValues: 'ALL_NEW',
+    },
+    { current: true },
+  );
+  if (!outcome.applied) return { closed: false, incident: outcome.current === undefined ? undefined : readIncident(outcome.current) };
+  const incident = readIncident(outcome.item);
+  // The marker is emptied, not deleted (no function may delete items): the lists skip it, the next
+  // firing of the key fills it. Left naming the closed incident (a crash here), it is replaced the same way.
+  await writeIf(table, {
+    Key: { [TABLE.partitionKey]: str(OPEN_PK), [TABLE.sortKey]: str(openSk(incident.route, incident.key)) },
+    UpdateExpression: 'REMOVE incidentId',
+    ConditionExpression: 'incidentId = :id',
+    ExpressionAttributeValues: { ':id': str(id) },
+  });
+  return { closed: true, incident };
+};
+
+/**
+ * The acknowledge token of `number` for an incident: the one it has (an incident gives each
+ * recipient one token), else a new one of {@link PAGING.tokenBytes} random bytes, base64url. The
+ * token's item is written before the incident names it, so a token the incident names always
+ * answers; a token that lost the race to name it is never sent.
+ */
+export const ackToken = async (table: StoreTable, incidentId: string, number: string, now: Date = table.clock()): Promise<string> => {
+  const fresh = randomBytes(PAGING.tokenBytes).toString('base64url');
+  const written = await writeIf(table, {
+    Item: { ...tokenKey(fresh), kind: str(ItemKind.AckToken), incidentId: str(incidentId), number: str(number), createdAt: str(now.toISOString()), [TABLE.timeToLive]: num(ttl(now)) },
+    ConditionExpression: 'attribute_not_exists(#pk)',
+    ExpressionAttributeNames: { '#pk': TABLE.partitionKey },
+  });
+  if (!written.applied) throw new StoreError('an acknowledge token clashed with another; try again');
+  const named = await writeIf(table, {
+    Key: incidentKey(incidentId),
+    UpdateExpression: 'SET tokens.#number = if_not_exists(tokens.#number, :token)',
+    ConditionExpression: 'attribute_exists(#pk)',
+    ExpressionAttributeNames: { '#pk': TABLE.partitionKey, '#number': number },
+    ExpressionAttributeValues: { ':token': str(fresh) },
+    ReturnValues: 'ALL_NEW',
+  });
+  if (!named.applied) throw new StoreError(`incident ${incidentId} does not exist`);
+  const token = named.item['tokens']?.M?.[number]?.S;
+  if (token === undefined) throw new StoreError(`incident ${incidentId} kept no token for its recipient`);
+  return token;
+};
+
+/** What a valid acknowledge token opens: its incident and the number it was sent to. */
+export interface AckTarget {
+  readonly incident: Incident;
+  readonly number: string;
+}
+
+/**
+ * The incident an acknowledge token opens, while the incident is open and for
+ * {@link PAGING.linkAfterCloseSeconds} after it closed; `undefined` for anything else (a malformed,
+ * unknown or expired token): the caller answers 404 without saying which.
+ */
+export const findAckToken = async (table: StoreTable, token: string, now: Date = table.clock()): Promise<AckTarget | undefined> => {
+  if (!TOKEN.test(token)) return undefined;
+  const { Item: item } = await table.client.send(new GetItemCommand({ TableName: table.tableName, Key: tokenKey(token), ConsistentRead: true }));
+  const incidentId = item?.['incidentId']?.S;
+  const number = item?.['number']?.S;
+  if (incidentId === undefined || number === undefined) return undefined;
+  const { Item: incidentItem } = await table.client.send(new GetItemCommand({ TableName: table.tableName, Key: incidentKey(incidentId), ConsistentRead: true }));
+  // Only the token the incident names: one that lost the race to be named was never sent.
+  if (incidentItem === undefined || incidentItem['tokens']?.M?.[number]?.S !== token) return undefined;
+  const incident = readIncident(incidentItem);
+  if (incident.closedAt !== undefined && now.getTime() - Date.parse(incident.closedAt) > PAGING.linkAfterCloseSeconds * 1000) return undefined;
+  return { incident, number };
+};

@@ -1,0 +1,115 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startSandbox } from '../../local/sandbox/server';
+import type { RunningSandbox } from '../../local/sandbox/types';
+import { eventually, fixture, runCli, startRelayOn, stopRelay, type RelayOnSandbox } from './support';
+
+const API_KEY = 'paging-test-provider-key-7c1e';
+const ASHA = '255712345678';
+const BARAKA = '255754000111';
+
+let dir: string;
+let sandbox: RunningSandbox;
+let running: RelayOnSandbox | undefined;
+
+beforeAll(async () => {
+  dir = mkdtempSync(join(tmpdir(), 'sms-relay-paging-'));
+  sandbox = await startSandbox({ apiKey: API_KEY, balance: 100_000, rate: 20, senderIds: ['SMSRELAY'], defaultSenderId: 'SMSRELAY' });
+  writeFileSync(
+    join(dir, 'relay.yaml'),
+    `
+provider: { baseUrl: http://127.0.0.1:4010, defaultSenderId: SMSRELAY }
+people:
+  asha:   { phone: "0712345678" }
+  baraka: { phone: "0754000111" }
+routes:
+  alerts:
+    source: alertmanager
+    secret: alerts-token
+    recipients: ["person:asha"]
+    escalate:
+      - after: 1m
+        to: ["person:baraka"]
+    ack: {}
+`,
+  );
+  running = await startRelayOn(dir, { providerUrl: sandbox.baseUrl, apiKey: API_KEY });
+}, 180_000);
+
+afterAll(async () => {
+  if (running !== undefined) await stopRelay(running.relay);
+  await sandbox?.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+/** The Alertmanager fixture as sent, with its status and fingerprint set (each a new delivery of one group). */
+const alert = (status: 'firing' | 'resolved', fingerprint: string): string => {
+  const body = JSON.parse(fixture('alertmanager/firing-single.json').toString('utf8')) as { status: string; alerts: { status: string; fingerprint: string }[] };
+  body.status = status;
+  for (const each of body.alerts) Object.assign(each, { status, fingerprint });
+  return JSON.stringify(body);
+};
+
+describe('paging through npm start (escalation after 1m: this test takes a little over a minute)', () => {
+  it('sends the alert with a link, escalates after a minute, a GET does not acknowledge, a POST does, a resolve closes the next, sms-relay ack the third', async () => {
+    const { relay, env, secrets } = running!;
+    const post = async (body: string): Promise<number> =>
+      (await fetch(`${relay.url}/hooks/alerts`, { method: 'POST', headers: { authorization: `Bearer ${secrets['alerts-token']!}`, 'content-type': 'application/json' }, body })).status;
+    const link = new RegExp(`^(.+) ${relay.url.replace(/[.]/g, '\\.')}/a/([A-Za-z0-9_-]{22})$`);
+    const incidents = async (): Promise<{ id: string; level: number }[]> => {
+      const listed = await runCli(['incidents', '--json'], env);
+      expect(listed.stderr).toBe('');
+      return JSON.parse(listed.stdout) as { id: string; level: number }[];
+    };
+
+    expect(await post(alert('firing', 'f1'))).toBe(202);
+    const first = await eventually(async () => sandbox.messages().find((sent) => sent.phoneNumbers.includes(ASHA)), { what: 'the alert SMS to asha' });
+    const [, text, ashaToken] = link.exec(first.message) ?? [];
+    expect(text).toContain('DiskAlmostFull');
+    const [open] = await incidents();
+    expect(open).toMatchObject({ level: 0 });
+
+    const escalation = await eventually(async () => sandbox.messages().find((sent) => sent.phoneNumbers.includes(BARAKA)), { what: 'the escalation SMS to baraka', timeoutMs: 150_000, intervalMs: 1_000 });
+    const barakaToken = link.exec(escalation.message)?.[2];
+    expect(barakaToken).toBeDefined();
+    expect(barakaToken).not.toBe(ashaToken);
+    expect(await incidents()).toEqual([expect.objectContaining({ id: open!.id, level: 1 })]);
+
+    // A link previewer opens asha's link: the page shows the incident and acknowledges nothing.
+    const page = await fetch(`${relay.url}/a/${ashaToken!}`);
+    expect(page.status).toBe(200);
+    const html = await page.text();
+    expect(html).toContain('DiskAlmostFull');
+    expect(html).toContain('2557****678');
+    expect(html).toContain('<button type="submit">Acknowledge</button>');
+    expect(await incidents()).toHaveLength(1);
+    expect((await fetch(`${relay.url}/a/${'x'.repeat(22)}`)).status).toBe(404);
+
+    const acknowledged = await fetch(`${relay.url}/a/${barakaToken!}`, { method: 'POST' });
+    expect(acknowledged.status).toBe(200);
+    expect(await acknowledged.text()).toContain('Acknowledged by 2557****111 via link');
+    expect(await incidents()).toEqual([]);
+
+    // The group fires again (a new incident), then resolves: the resolve closes it.
+    expect(await post(alert('firing', 'f2'))).toBe(202);
+    await eventually(async () => ((await incidents()).length === 1 ? true : undefined), { what: 'a new incident' });
+    expect(await post(alert('resolved', 'f2'))).toBe(202);
+    expect(await incidents()).toEqual([]);
+
+    // And once more, acknowledged from the terminal.
+    expect(await post(alert('firing', 'f3'))).toBe(202);
+    const [third] = await eventually(async () => {
+      const listed = await incidents();
+      return listed.length === 1 ? listed : undefined;
+    }, { what: 'a third incident' });
+    const ack = await runCli(['ack', third!.id], env);
+    expect(ack.stderr).toBe('');
+    expect(ack.stdout).toMatch(new RegExp(`^Incident ${third!.id} of route alerts acknowledged; its escalation has stopped \\(the running relay`));
+    expect(await incidents()).toEqual([]);
+    expect((await runCli(['ack', third!.id], env)).stdout).toMatch(/was already acknowledged by sms-relay ack at /);
+    const sentToBaraka = sandbox.messages().filter((sent) => sent.phoneNumbers.includes(BARAKA));
+    expect(sentToBaraka).toHaveLength(1);
+  }, 300_000);
+});

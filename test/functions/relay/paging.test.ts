@@ -1,0 +1,106 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import type { RelayConfigInput } from '../../../functions/core/config/schema';
+import { recordEscalations } from '../../../functions/relay/paging';
+import { RelayMetric } from '../../../functions/relay/ports';
+import { sweep } from '../../../functions/relay/sweeper';
+import { MessageState } from '../../../functions/store';
+import { expectNoLeaks } from './leaks';
+import { alertBody, bearer, harness, type Harness, ONCALL, OPS, SECRETS, useRelayServers } from './support';
+
+const servers = useRelayServers({});
+let relay: Harness;
+
+afterEach(() => {
+  expectNoLeaks(relay.logger);
+});
+
+const MINUTE = 60_000;
+const LINK = /^(.+) https:\/\/sms\.example\.co\.tz\/a\/([A-Za-z0-9_-]{22})$/;
+
+const withPaging = (config: RelayConfigInput): RelayConfigInput => ({
+  ...config,
+  routes: {
+    ...config.routes,
+    paged: {
+      source: 'alertmanager',
+      secret: 'alerts-token',
+      recipients: ['0712345678'],
+      when: "status == 'firing'",
+      template: '[{{ status | upcase }}] {{ commonLabels.alertname }}: {{ commonAnnotations.summary }}',
+      senderId: 'ALERTS',
+      escalate: [{ after: '10m', to: ['0754111222'] }],
+      renotify: { every: '5m', max: 1 },
+      ack: { baseUrl: 'https://sms.example.co.tz' },
+    },
+  },
+});
+
+const fire = async (status = 'firing') => await relay.ingest('paged', alertBody({ status }), { headers: bearer(SECRETS.alertsToken) });
+const pending = async () => (await relay.records('paged')).filter((record) => record.state !== MessageState.Dropped);
+
+describe('paging: incidents, escalation and the acknowledge link', () => {
+  it('opens one incident, links each SMS, escalates once when due, renotifies, and stops at a resolve', async () => {
+    relay = await harness({ db: servers.db, baseUrl: servers.sandbox.baseUrl, config: withPaging });
+    expect((await fire()).status).toBe(202);
+    const [first] = await pending();
+    expect(first!.to).toEqual([ONCALL]);
+    const [, text, token] = LINK.exec(first!.text) ?? [];
+    expect(text).toContain('[FIRING] DiskAlmostFull');
+    const [incident] = await relay.store.listOpenIncidents();
+    expect(incident).toMatchObject({ route: 'paged', actions: 0, level: 0 });
+    expect(await relay.store.findAckToken(token!)).toMatchObject({ number: ONCALL, incident: { id: incident!.id } });
+
+    // Alertmanager's repeat_interval: the same group fires again; the incident and its plan stay.
+    relay.clock.advance(4 * MINUTE);
+    expect((await fire()).status).toBe(202);
+    const repeat = (await pending())[1]!;
+    expect(LINK.exec(repeat.text)?.[2]).toBe(token);
+    expect(await relay.store.listOpenIncidents()).toEqual([expect.objectContaining({ id: incident!.id, actions: 0, nextDueAt: incident!.nextDueAt })]);
+
+    relay.clock.advance(5 * MINUTE);
+    expect((await recordEscalations(relay.context, relay.clock.now)).ids).toEqual([]);
+    relay.clock.advance(MINUTE);
+    // Two sweepers at once: one escalation SMS between them.
+    const runs = await Promise.all([recordEscalations(relay.context, relay.clock.now), recordEscalations(relay.context, relay.clock.now)]);
+    const escalation = (await pending()).filter((record) => record.to.includes(OPS));
+    expect(escalation).toHaveLength(1);
+    expect(runs.flatMap((run) => run.ids)).toContain(escalation[0]!.id);
+    const opsToken = LINK.exec(escalation[0]!.text)?.[2];
+    expect(opsToken).toBeDefined();
+    expect(opsToken).not.toBe(token);
+    expect(await relay.store.getIncident(incident!.id)).toMatchObject({ actions: 1, level: 1 });
+    expect(relay.metrics.total(RelayMetric.EscalationsSent, 'paged')).toBe(1);
+
+    // The renotify, 5 minutes after the last step, through the sweep itself.
+    relay.clock.advance(5 * MINUTE);
+    await sweep(relay.context);
+    expect((await pending()).filter((record) => record.to.includes(OPS))).toHaveLength(2);
+    relay.clock.advance(10 * MINUTE);
+    expect(await recordEscalations(relay.context, relay.clock.now)).toMatchObject({ ids: [], unacknowledged: 1 });
+
+    // A resolve, though the route's filter sends no SMS for it, closes the incident.
+    expect((await fire('resolved')).status).toBe(200);
+    expect(await relay.store.listOpenIncidents()).toEqual([]);
+    expect(await relay.store.getIncident(incident!.id)).toMatchObject({ state: 'RESOLVED' });
+    expect(relay.logger.text()).not.toContain(token);
+  });
+
+  it('opens no incident for a sender\'s retry of a delivery whose incident was acknowledged', async () => {
+    relay = await harness({ db: servers.db, baseUrl: servers.sandbox.baseUrl, config: withPaging });
+    const body = alertBody();
+    const post = async () => await relay.ingest('paged', body, { headers: bearer(SECRETS.alertsToken) });
+    expect((await post()).status).toBe(202);
+    const [incident] = await relay.store.listOpenIncidents();
+    await relay.store.closeIncident(incident!.id, { state: 'ACKNOWLEDGED', by: 'cli' });
+    relay.clock.advance(MINUTE);
+    expect((await post()).body).toMatchObject({ status: 'duplicate' });
+    expect(await relay.store.listOpenIncidents()).toEqual([]);
+  });
+
+  it('opens no incident on a muted route', async () => {
+    relay = await harness({ db: servers.db, baseUrl: servers.sandbox.baseUrl, config: withPaging });
+    await relay.store.muteRoute({ route: 'paged', forSeconds: 3600, reason: 'maintenance', now: relay.clock.now });
+    expect((await fire()).status).toBe(200);
+    expect(await relay.store.listOpenIncidents()).toEqual([]);
+  });
+});

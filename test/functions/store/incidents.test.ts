@@ -1,0 +1,117 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { IncidentState } from '../../../functions/core/paging/incident';
+import { type Dynalite, startDynalite } from '../../helpers/dynalite';
+import { T0, at, newTable } from './fixtures';
+
+let db: Dynalite;
+beforeAll(async () => {
+  db = await startDynalite();
+});
+afterAll(async () => {
+  await db.close();
+});
+
+const MINUTE = 60_000;
+const HOUR = 60 * MINUTE;
+const open = { route: 'alerts', key: '{}:{alertname="DiskFull"}', text: '[FIRING] DiskFull', sentTo: '2557****678', nextDueAt: at(10 * MINUTE), now: T0 };
+
+describe('incidents in the store', () => {
+  it('opens one incident per key: a repeated firing gets the open one, unchanged', async () => {
+    const { store } = await newTable(db);
+    const first = await store.openIncident(open);
+    expect(first.opened).toBe(true);
+    expect(first.incident).toMatchObject({ route: 'alerts', state: 'OPEN', actions: 0, level: 0, nextDueAt: at(10 * MINUTE).toISOString(), timeline: [{ event: 'opened', detail: 'sent to 2557****678' }] });
+    const repeat = await store.openIncident({ ...open, nextDueAt: at(20 * MINUTE), now: at(4 * HOUR) });
+    expect(repeat).toEqual({ opened: false, incident: first.incident });
+    expect(await store.listOpenIncidents()).toEqual([first.incident]);
+    // Another key of the same route is another incident.
+    expect((await store.openIncident({ ...open, key: 'other' })).opened).toBe(true);
+    expect(await store.listOpenIncidents()).toHaveLength(2);
+  });
+
+  it('opens one incident for two first webhooks of a key at once', async () => {
+    const { store, storeWith } = await newTable(db);
+    const other = storeWith(db.client);
+    const outcomes = await Promise.all([store.openIncident(open), other.openIncident(open), store.openIncident(open)]);
+    expect(outcomes.filter((outcome) => outcome.opened)).toHaveLength(1);
+    expect(new Set(outcomes.map((outcome) => outcome.incident.id)).size).toBe(1);
+  });
+
+  it('closes on a resolve; the next firing of the key opens a new incident', async () => {
+    const { store } = await newTable(db);
+    const { incident } = await store.openIncident(open);
+    const resolved = await store.closeIncident(incident.id, { state: IncidentState.Resolved, by: 'alertmanager', now: at(5 * MINUTE) });
+    expect(resolved).toMatchObject({ closed: true, incident: { state: 'RESOLVED', closedAt: at(5 * MINUTE).toISOString(), closedBy: 'alertmanager' } });
+    expect(resolved.incident).not.toHaveProperty('nextDueAt');
+    expect(await store.listOpenIncidents()).toEqual([]);
+    expect(await store.openIncidentOf('alerts', open.key)).toBeUndefined();
+    const again = await store.openIncident({ ...open, now: at(HOUR) });
+    expect(again.opened).toBe(true);
+    expect(again.incident.id).not.toBe(incident.id);
+  });
+
+  it('lets one of concurrent acknowledgements win; the others see it acknowledged', async () => {
+    const { store, storeWith } = await newTable(db);
+    const { incident } = await store.openIncident(open);
+    const other = storeWith(db.client);
+    const outcomes = await Promise.all(['2557****678', '2557****111', 'cli'].map(async (by, index) => await (index % 2 === 0 ? store : other).closeIncident(incident.id, { state: IncidentState.Acknowledged, by, now: at(MINUTE) })));
+    const winners = outcomes.filter((outcome) => outcome.closed);
+    expect(winners).toHaveLength(1);
+    const winner = winners[0]!.incident!;
+    for (const outcome of outcomes.filter((each) => !each.closed)) expect(outcome.incident).toMatchObject({ state: 'ACKNOWLEDGED', closedBy: winner.closedBy });
+    expect(winner.timeline.filter((entry) => entry.event === 'acknowledged')).toHaveLength(1);
+    // Closed: a resolve afterwards changes nothing.
+    expect((await store.closeIncident(incident.id, { state: IncidentState.Resolved, by: 'alertmanager' })).closed).toBe(false);
+  });
+
+  it('claims each escalation once: advancing from a stale count is refused', async () => {
+    const { store } = await newTable(db);
+    const { incident } = await store.openIncident(open);
+    const entry = { event: 'escalated', detail: 'escalated to baraka (2557****111)' } as const;
+    const claims = await Promise.all([0, 0].map(async (fromActions) => await store.advanceIncident(incident.id, { fromActions, level: 1, nextDueAt: at(30 * MINUTE), entry, now: at(10 * MINUTE) })));
+    expect(claims.sort()).toEqual([false, true]);
+    expect(await store.getIncident(incident.id)).toMatchObject({ actions: 1, level: 1, nextDueAt: at(30 * MINUTE).toISOString() });
+    expect(await store.advanceIncident(incident.id, { fromActions: 1, level: 2, entry, now: at(30 * MINUTE) })).toBe(true);
+    expect(await store.getIncident(incident.id)).not.toHaveProperty('nextDueAt');
+    await store.closeIncident(incident.id, { state: IncidentState.Acknowledged, by: 'cli' });
+    expect(await store.advanceIncident(incident.id, { fromActions: 2, level: 2, entry })).toBe(false);
+  });
+});
+
+describe('acknowledge tokens', () => {
+  it('gives each recipient one unguessable token of 128 bits that opens only its incident', async () => {
+    const { store } = await newTable(db);
+    const { incident } = await store.openIncident(open);
+    const { incident: other } = await store.openIncident({ ...open, key: 'other' });
+    const asha = await store.ackToken(incident.id, '255712345678');
+    expect(asha).toMatch(/^[A-Za-z0-9_-]{22}$/);
+    expect(Buffer.from(asha, 'base64url')).toHaveLength(16);
+    expect(await store.ackToken(incident.id, '255712345678')).toBe(asha);
+    const baraka = await store.ackToken(incident.id, '255754000111');
+    const elsewhere = await store.ackToken(other.id, '255712345678');
+    expect(new Set([asha, baraka, elsewhere]).size).toBe(3);
+    expect(await store.findAckToken(asha)).toMatchObject({ number: '255712345678', incident: { id: incident.id } });
+    expect(await store.findAckToken(elsewhere)).toMatchObject({ incident: { id: other.id } });
+  });
+
+  it('names the same token to concurrent callers for one recipient', async () => {
+    const { store } = await newTable(db);
+    const { incident } = await store.openIncident(open);
+    const tokens = await Promise.all(Array.from({ length: 4 }, async () => await store.ackToken(incident.id, '255712345678')));
+    expect(new Set(tokens).size).toBe(1);
+  });
+
+  it('answers while open and 24 h after the close, then nothing; unknown and malformed tokens answer nothing', async () => {
+    const { store } = await newTable(db);
+    const { incident } = await store.openIncident(open);
+    const token = await store.ackToken(incident.id, '255712345678');
+    expect(await store.findAckToken(token, at(30 * 86_400_000))).toBeDefined();
+    await store.closeIncident(incident.id, { state: IncidentState.Resolved, by: 'alertmanager', now: at(HOUR) });
+    expect(await store.findAckToken(token, at(25 * HOUR))).toMatchObject({ incident: { state: 'RESOLVED' } });
+    expect(await store.findAckToken(token, at(25 * HOUR + 1))).toBeUndefined();
+    const flipped = `${token.slice(0, -1)}${token.endsWith('A') ? 'B' : 'A'}`;
+    expect(await store.findAckToken(flipped)).toBeUndefined();
+    expect(await store.findAckToken('short')).toBeUndefined();
+    expect(await store.findAckToken(`${token}/../x`)).toBeUndefined();
+  });
+});
