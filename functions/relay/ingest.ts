@@ -13,7 +13,7 @@ import { RelayMetric, type RelayContext } from './ports';
 import type { Deferral } from '../core/windows';
 import { deferralOf } from './digest';
 import { overridesFor } from './oncall';
-import { discardOpenedIncident, pageIncident, type PagedEvaluation } from './paging';
+import { discardOpenedIncident, pageIncident, toNewMessage, type PagedEvaluation } from './paging';
 
 export interface IngestRequest extends InboundWebhook {
   readonly routeId: string;
@@ -227,16 +227,7 @@ function newMessages(
   const pending: NewMessage[] = evaluation.messages.map((message) => ({
     // A muted route's message keeps its text and recipients, so the log shows what was not sent.
     ...(muted === undefined ? {} : { state: MessageState.Dropped, reason: muted }),
-    index: message.item,
-    part: message.part,
-    parts: message.parts,
-    text: message.text,
-    to: message.to,
-    ...(message.senderId === undefined ? {} : { senderId: message.senderId }),
-    encoding: message.encoding,
-    characters: message.characters,
-    segments: message.segments,
-    delivery,
+    ...toNewMessage(message, delivery),
     ...waits,
   }));
   const dropped = (index: number, reason: string, text = ''): NewMessage => ({

@@ -193,14 +193,15 @@ async function escalationMessages(context: RelayContext<RelayConfigView>, route:
     return [{ index: 0, part: 1, parts: 1, text, to: [], encoding: 'GSM-7', characters: text.length, segments: 0, delivery, state: MessageState.Dropped, reason: 'no valid recipient for this escalation step' }];
   }
   const linked = route.paging?.ack === undefined ? undefined : await linkedMessages(context, route, incidentId, text, numbers, now);
-  if (linked !== undefined) return linked.map((message, index) => ({ ...toNew(message, delivery), index }));
+  if (linked !== undefined) return linked.map((message, index) => ({ ...toNewMessage(message, delivery), index }));
   const fitted = fitMessage(text, { policy: 'truncate' });
   if (!fitted.ok) return [{ index: 0, part: 1, parts: 1, text, to: [], encoding: 'GSM-7', characters: text.length, segments: 0, delivery, state: MessageState.Dropped, reason: fitted.reason }];
   const part = fitted.parts[0]!;
-  return [toNew({ item: 0, part: 1, parts: 1, to: numbers, text: part.text, senderId: route.senderId, encoding: part.encoding, characters: part.characters, segments: part.segments }, delivery)];
+  return [toNewMessage({ item: 0, part: 1, parts: 1, to: numbers, text: part.text, senderId: route.senderId, encoding: part.encoding, characters: part.characters, segments: part.segments }, delivery)];
 }
 
-function toNew(message: PlannedMessage, delivery: NewMessage['delivery']): NewMessage {
+/** The record of one planned SMS, as ingest and the incident's own SMS write it. */
+export function toNewMessage(message: PlannedMessage, delivery: NewMessage['delivery']): NewMessage {
   return {
     index: message.item,
     part: message.part,
