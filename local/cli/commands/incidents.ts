@@ -1,9 +1,8 @@
 import { Command, Option } from 'commander';
 import type { Incident } from '../../../functions/core/paging/incident';
 import { CliError } from '../../shared/errors';
-import { RUNTIME_DEFAULTS } from '../../shared/settings';
 import { fail } from '../output';
-import { openAccess, regionOption } from './logs';
+import { openAccess, withStoreOptions } from './logs';
 
 interface WhereOptions {
   readonly env?: string;
@@ -25,13 +24,6 @@ export interface IncidentLine {
   readonly text: string;
 }
 
-function withWhere(command: Command): Command {
-  return command
-    .addOption(new Option('--env <name>', 'the deployed stack SmsRelay-<name> instead of the local relay (AWS credentials from the usual chain)'))
-    .addOption(new Option('--table <name>', 'with --env: the table name (stack output TableName)').env('TABLE_NAME'))
-    .addOption(regionOption())
-    .addOption(new Option('--data-dir <dir>', `local store (env RELAY_DATA_DIR, default ${RUNTIME_DEFAULTS.dataDir})`));
-}
 
 /**
  * `sms-relay incidents [--json]`: the open incidents (paging), oldest first, with the level each
@@ -42,7 +34,7 @@ function withWhere(command: Command): Command {
  * program.addCommand(incidentsCommand());
  */
 export function incidentsCommand(): Command {
-  return withWhere(
+  return withStoreOptions(
     new Command('incidents')
       .description('List the open incidents of paging routes, with the escalation level each reached')
       .addOption(new Option('--json', 'print a JSON array of {id, route, key, openedAt, level, nextDueAt, text}')),
@@ -76,7 +68,7 @@ export function incidentsCommand(): Command {
  * program.addCommand(ackCommand());
  */
 export function ackCommand(): Command {
-  return withWhere(new Command('ack').description('Acknowledge an open incident: its escalation and renotify stop').argument('<incident>', 'the incident id, as "sms-relay incidents" lists it'))
+  return withStoreOptions(new Command('ack').description('Acknowledge an open incident: its escalation and renotify stop').argument('<incident>', 'the incident id, as "sms-relay incidents" lists it'))
     .addHelpText('after', '\nExamples:\n  $ npx sms-relay ack 01JD4ZP6Q3K8V0M2N7R5T9W1XY\n  $ npx sms-relay ack 01JD4ZP6Q3K8V0M2N7R5T9W1XY --env prod')
     .action(async (id: string, options: WhereOptions) => {
       await run(options, async (access) => {

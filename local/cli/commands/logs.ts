@@ -104,6 +104,22 @@ export function regionOption(): Option {
   return new Option('--region <region>', 'with --env: the AWS region of the stack (default: AWS_REGION, or your profile\'s region)');
 }
 
+/**
+ * The options of the commands that reach the records' store, locally or deployed: `--env`,
+ * `--table`, `--region`, `--data-dir`, and `--config` for those that read names from a config
+ * (`configNames`: what the config names for them, e.g. 'routes').
+ */
+export function withStoreOptions(command: Command, { configNames }: { readonly configNames?: string } = {}): Command {
+  command.addOption(new Option('--env <name>', 'the deployed stack SmsRelay-<name> instead of the local relay (AWS credentials from the usual chain)'));
+  if (configNames !== undefined) {
+    command.addOption(new Option('--config <file>', `the config naming the ${configNames} (default: config/<env>.yaml with --env, else env RELAY_CONFIG or ${RUNTIME_DEFAULTS.configPath})`));
+  }
+  return command
+    .addOption(new Option('--table <name>', 'with --env: the table name (stack output TableName)').env('TABLE_NAME'))
+    .addOption(regionOption())
+    .addOption(new Option('--data-dir <dir>', `local store (env RELAY_DATA_DIR, default ${RUNTIME_DEFAULTS.dataDir})`));
+}
+
 const COLUMNS = ['TIME', 'ID', 'ROUTE', 'STATE', 'TO', 'SEG', 'CREDITS', 'REASON'] as const;
 
 /**

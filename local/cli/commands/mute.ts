@@ -7,10 +7,10 @@ import { parseDurationSeconds } from '../../../functions/core/config/duration';
 import { clockTime } from '../../../functions/core/local-time';
 import { MAX_MUTE_REASON_CHARS, MAX_MUTE_SECONDS, type Mute } from '../../../functions/store';
 import { type RecordAccess } from '../../shared/record-access';
-import { displayPath, localPath, RUNTIME_DEFAULTS } from '../../shared/settings';
+import { displayPath, localPath } from '../../shared/settings';
 import { CliError } from '../../shared/errors';
 import { fail } from '../output';
-import { openAccess, regionOption } from './logs';
+import { openAccess, withStoreOptions } from './logs';
 
 interface WhereOptions {
   readonly config?: string;
@@ -25,15 +25,6 @@ interface MuteOptions extends WhereOptions {
   readonly reason?: string;
 }
 
-/** The options every mute command takes: which stack, which config. */
-function withWhere(command: Command): Command {
-  return command
-    .addOption(new Option('--env <name>', 'the deployed stack SmsRelay-<name> instead of the local relay (AWS credentials from the usual chain)'))
-    .addOption(new Option('--config <file>', `the config naming the routes (default: config/<env>.yaml with --env, else env RELAY_CONFIG or ${RUNTIME_DEFAULTS.configPath})`))
-    .addOption(new Option('--table <name>', 'with --env: the table name (stack output TableName)').env('TABLE_NAME'))
-    .addOption(regionOption())
-    .addOption(new Option('--data-dir <dir>', `local store (env RELAY_DATA_DIR, default ${RUNTIME_DEFAULTS.dataDir})`));
-}
 
 /**
  * `sms-relay mute <route> --for 2h --reason "db upgrade"`: the route's messages are recorded
@@ -44,12 +35,13 @@ function withWhere(command: Command): Command {
  * program.addCommand(muteCommand());
  */
 export function muteCommand(): Command {
-  return withWhere(
+  return withStoreOptions(
     new Command('mute')
       .description("Mute a route for a while (a maintenance window): its messages are recorded DROPPED with the reason and never sent")
       .argument('<route>', 'the route id')
       .addOption(new Option('--for <duration>', `how long: 30m, 2h, 1d (at most ${MAX_MUTE_SECONDS / 86_400}d)`).makeOptionMandatory())
       .addOption(new Option('--reason <text>', 'why, shown in every dropped record')),
+    { configNames: 'routes' },
   )
     .addHelpText(
       'after',
@@ -75,7 +67,7 @@ Examples:
 
 /** `sms-relay unmute <route>`: ends a route's mute now. */
 export function unmuteCommand(): Command {
-  return withWhere(new Command('unmute').description("End a route's mute now").argument('<route>', 'the route id'))
+  return withStoreOptions(new Command('unmute').description("End a route's mute now").argument('<route>', 'the route id'), { configNames: 'routes' })
     .addHelpText('after', '\nExample:\n  $ npx sms-relay unmute alerts')
     .action(async (route: string, options: WhereOptions) => {
       await run(options, async (access, routes) => {
@@ -88,7 +80,7 @@ export function unmuteCommand(): Command {
 
 /** `sms-relay mutes`: the mutes in force. */
 export function mutesCommand(): Command {
-  return withWhere(new Command('mutes').description('List the routes muted now, until when and why').addOption(new Option('--json', 'print a JSON array of {route, until, reason, mutedAt}')))
+  return withStoreOptions(new Command('mutes').description('List the routes muted now, until when and why').addOption(new Option('--json', 'print a JSON array of {route, until, reason, mutedAt}')), { configNames: 'routes' })
     .addHelpText('after', '\nExamples:\n  $ npx sms-relay mutes\n  $ npx sms-relay mutes --env prod --json')
     .action(async (options: WhereOptions & { readonly json?: boolean }) => {
       await run(options, async (access, _routes, zoneOf) => {

@@ -8,9 +8,9 @@ import { clockTime } from '../../../functions/core/local-time';
 import { onCallAt, type OnCallDirectory, type OnCallNow } from '../../../functions/core/oncall';
 import { type RecordAccess } from '../../shared/record-access';
 import { CliError } from '../../shared/errors';
-import { displayPath, localPath, RUNTIME_DEFAULTS } from '../../shared/settings';
+import { displayPath, localPath } from '../../shared/settings';
 import { fail } from '../output';
-import { openAccess, regionOption } from './logs';
+import { openAccess, withStoreOptions } from './logs';
 
 interface WhereOptions {
   readonly config?: string;
@@ -34,15 +34,6 @@ export interface OnCallLine {
   readonly until: string | null;
 }
 
-/** The options both `oncall` commands take: which stack, which config. */
-function withWhere(command: Command): Command {
-  return command
-    .addOption(new Option('--env <name>', 'the deployed stack SmsRelay-<name> instead of the local relay (AWS credentials from the usual chain)'))
-    .addOption(new Option('--config <file>', `the config naming the schedules (default: config/<env>.yaml with --env, else env RELAY_CONFIG or ${RUNTIME_DEFAULTS.configPath})`))
-    .addOption(new Option('--table <name>', 'with --env: the table name (stack output TableName)').env('TABLE_NAME'))
-    .addOption(regionOption())
-    .addOption(new Option('--data-dir <dir>', `local store (env RELAY_DATA_DIR, default ${RUNTIME_DEFAULTS.dataDir})`));
-}
 
 /**
  * `sms-relay oncall [--json]`: who each schedule puts on call now, and until when (overrides
@@ -54,10 +45,11 @@ function withWhere(command: Command): Command {
  * program.addCommand(oncallCommand());
  */
 export function oncallCommand(): Command {
-  const command = withWhere(
+  const command = withStoreOptions(
     new Command('oncall')
       .description('Show who is on call now for each schedule, and until when; "oncall override" puts someone on call for a while')
       .addOption(new Option('--json', 'print a JSON array of {schedule, person, until}')),
+    { configNames: 'schedules' },
   )
     .addHelpText(
       'after',
@@ -98,13 +90,14 @@ Examples:
 }
 
 function overrideCommand(): Command {
-  return withWhere(
+  return withStoreOptions(
     new Command('override')
       .description('Put a person on call for a schedule for a while, over the rotation (the newest override wins)')
       .argument('<schedule>', 'the schedule, as the config names it')
       .addOption(new Option('--person <name>', 'who is on call: a name of the config\'s people').makeOptionMandatory())
       .addOption(new Option('--for <duration>', `how long from now: 30m, 8h, 2d (at most ${ONCALL.maxOverrideSeconds / 86_400}d)`).makeOptionMandatory())
       .addOption(new Option('--reason <text>', 'why, shown by "sms-relay oncall"')),
+    { configNames: 'schedules' },
   )
     .addHelpText('after', '\nExamples:\n  $ npx sms-relay oncall override ops --person baraka --for 8h --reason "asha travels"\n  $ npx sms-relay oncall override ops --person asha --for 1d --env prod')
     .action(async (schedule: string, _options: OverrideOptions, command: Command) => {
