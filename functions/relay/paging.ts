@@ -7,7 +7,8 @@ import { ackLink, fitWithLink } from '../core/paging/link';
 import type { Evaluation, PlannedMessage } from '../core/pipeline/evaluate';
 import { maskMsisdn, resolveRecipients } from '../core/recipients';
 import type { CompiledRecipients } from '../core/recipients/types';
-import { buildScope } from '../core/templates';
+// The module itself, not the templates' index: the sweeper bundles this file and must not carry LiquidJS.
+import { buildScope } from '../core/templates/scope';
 import { fitMessage } from '../core/fitting';
 import { AcceptOutcome, MessageState, type NewMessage } from '../store';
 import { overridesFor } from './oncall';
