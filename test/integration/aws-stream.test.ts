@@ -27,6 +27,7 @@ import { DYNAMODB_LOCAL_CREDENTIALS } from '../helpers/dynamodb-local';
 import { type InvokeOutcome, mappingSettingsOf, StreamMapping } from '../helpers/stream-mapping';
 import { apiEvent, scheduledEvent } from '../functions/handlers/support';
 import { resourcesOfType, synthStack, type TestStack } from '../infra/support';
+import { alert } from './alert';
 
 /**
  * The relay as deployed, on AWS's own DynamoDB Local (`npm run test:aws`): the stack is
@@ -188,18 +189,6 @@ async function call<T>(name: HandlerName, event: unknown): Promise<T> {
   const outcome = await invoke(name, event);
   if ('functionError' in outcome) throw new Error(outcome.functionError);
   return outcome.result as T;
-}
-
-function alert(summary: string): string {
-  return JSON.stringify({
-    receiver: 'sms-oncall',
-    status: 'firing',
-    alerts: [{ status: 'firing', labels: { alertname: 'DiskAlmostFull' }, annotations: { summary }, fingerprint: randomUUID() }],
-    groupKey: '{}:{alertname="DiskAlmostFull"}',
-    commonLabels: { alertname: 'DiskAlmostFull' },
-    commonAnnotations: { summary, oncall_phone: '+255 712 345 678' },
-    truncatedAlerts: 0,
-  });
 }
 
 /** A webhook through the ingest bundle; its message's id. */

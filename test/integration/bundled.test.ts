@@ -17,6 +17,7 @@ import { startSandbox } from '../../local/sandbox/server';
 import type { RunningSandbox } from '../../local/sandbox/types';
 import { type Dynalite, startDynalite } from '../helpers/dynalite';
 import { apiEvent, insertRecordOf, scheduledEvent, streamRecord } from '../functions/handlers/support';
+import { alert } from './alert';
 
 /**
  * The deployed code, end to end: the esbuild bundles the stack ships, each packaged with the config
@@ -174,18 +175,6 @@ function datapoints(emf: readonly Emf[], name: string): { namespace: string; dim
       unit: directive.Metrics.find((metric) => metric.Name === name)?.Unit,
     })),
   );
-}
-
-function alert(summary: string): string {
-  return JSON.stringify({
-    receiver: 'sms-oncall',
-    status: 'firing',
-    alerts: [{ status: 'firing', labels: { alertname: 'DiskAlmostFull' }, annotations: { summary }, fingerprint: randomUUID() }],
-    groupKey: '{}:{alertname="DiskAlmostFull"}',
-    commonLabels: { alertname: 'DiskAlmostFull' },
-    commonAnnotations: { summary, oncall_phone: '+255 712 345 678' },
-    truncatedAlerts: 0,
-  });
 }
 
 async function ingest(route: string, body: string, { timeEpoch = Date.now() }: { timeEpoch?: number } = {}): Promise<{ status: number; body: { status: string; ids: string[] }; emf: readonly Emf[] }> {

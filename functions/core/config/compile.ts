@@ -14,6 +14,7 @@ import { defaultDigestTemplate } from '../windows';
 import { ConfigError } from './errors';
 import type { RelayConfig, RouteConfig } from './schema';
 import type { RelayConfigView, RouteView } from './view';
+import { attemptFor } from './attempt';
 
 /** A route ready for webhooks: its templates, condition and recipients compiled once, at load. */
 export interface CompiledRoute extends RouteView {
@@ -114,14 +115,7 @@ export function compileRoute(
 ): CompiledRoute | undefined {
   const pack = sourcePack(route.source);
   const at = (field: string): string => `routes.${id}.${field}`;
-  const attempt = <T>(field: string, compile: () => T): T | undefined => {
-    try {
-      return compile();
-    } catch (error) {
-      problems.push(`${at(field)}: ${(error as Error).message}`);
-      return undefined;
-    }
-  };
+  const attempt = attemptFor(problems, at);
 
   const template = attempt('template', () => engine.compileTemplate(route.template ?? pack.defaultTemplate));
   const condition = route.when === undefined ? undefined : attempt('when', () => engine.compileCondition(route.when!));

@@ -6,6 +6,7 @@ import { RecipientEntryKind, type CompiledRecipients } from '../recipients/types
 import type { OnCallDirectory } from '../oncall/schedule';
 import type { CompiledCondition, CompiledTemplate, TemplateEngine } from '../templates/types';
 import { INCIDENT_DEFAULTS } from './incident-defaults';
+import { attemptFor } from '../config/attempt';
 
 /** One escalation step, compiled: who is told `afterSeconds` after the incident's first SMS. */
 export interface CompiledStep {
@@ -54,14 +55,7 @@ export function compilePaging(id: string, route: RouteConfig, engine: TemplateEn
     return undefined;
   }
   const before = problems.length;
-  const attempt = <T>(field: string, compile: () => T): T | undefined => {
-    try {
-      return compile();
-    } catch (error) {
-      problems.push(`${at(field)}: ${(error as Error).message}`);
-      return undefined;
-    }
-  };
+  const attempt = attemptFor(problems, at);
   const ruleField = route.incident === undefined ? undefined : 'incident';
   const key = attempt(ruleField === undefined ? 'incident' : 'incident.key', () => engine.compileTemplate(rule.key));
   const resolved = attempt(ruleField === undefined ? 'incident' : 'incident.resolved', () => engine.compileCondition(rule.resolved));
