@@ -40,7 +40,7 @@ const CHROMIUM = process.env['CHROMIUM_PATH'] ?? '/usr/bin/chromium';
 const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
 const SENDER_IDS = ['SMSRELAY', 'ALERTS', 'DUKA'];
 const PRICE = 20;
-const FIXTURES = (repoRoot: string, path: string): Record<string, unknown> => JSON.parse(readFileSync(join(repoRoot, 'test/fixtures', path), 'utf8')) as Record<string, unknown>;
+const FIXTURES = (repoRoot: string, path: string): Record<string, unknown> => JSON.parse(readFileSync(join(repoRoot, 'examples', path), 'utf8')) as Record<string, unknown>;
 
 /** Median of 5 runs of `work` after 1 warm-up, in ms. */
 async function timed(work: () => Promise<unknown>): Promise<number> {

@@ -17,7 +17,7 @@ import type { ConsoleSource } from './source';
 /** `sms-relay console --port`, default. */
 export const CONSOLE_PORT = 3400;
 /** Example payloads offered by the template playground: the senders' payloads the tests use. */
-export const FIXTURES_DIR = fileURLToPath(new URL('../../test/fixtures', import.meta.url));
+export const FIXTURES_DIR = fileURLToPath(new URL('../../examples', import.meta.url));
 
 /**
  * The routes as written in the config file, for "copy as YAML": no defaults filled in.

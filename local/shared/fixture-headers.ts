@@ -13,13 +13,13 @@ const packOf = (packs: Packs, sourceName: string): SourcePack | undefined => (Ob
  * The headers an example payload file needs beyond its signature, inferred from its name as the
  * sender would have set them (the pack's `examples.eventHeaders`): the one place both the
  * console's template playground and `send-test` take them from. Only a file in the pack's examples
- * directory (`test/fixtures/<directory>/<event>-….json`) is read this way; any other file gets none
+ * directory (`examples/<directory>/<event>-….json`) is read this way; any other file gets none
  * (give `--header` instead). Sources that name the event in the body (Stripe, PagerDuty, GitLab's
  * `object_kind`) need none.
  *
  * @example
  * ```ts
- * fixtureHeaders('github', 'test/fixtures/github/ping.json'); // { 'x-github-event': 'ping' }
+ * fixtureHeaders('github', 'examples/github/ping.json'); // { 'x-github-event': 'ping' }
  * fixtureHeaders('github', 'my-payload.json');                // {}
  * ```
  */
@@ -41,7 +41,7 @@ const EXAMPLE_NAME = /^[\w.-]+\.json$/;
  *
  * @example
  * ```ts
- * examplePayloads('test/fixtures', 'alertmanager'); // ['firing-grouped.json', 'firing-single.json', 'resolved.json']
+ * examplePayloads('examples', 'alertmanager'); // ['firing-grouped.json', 'firing-single.json', 'resolved.json']
  * ```
  */
 export function examplePayloads(fixturesDir: string, sourceName: string, packs: Packs = SOURCES): string[] {

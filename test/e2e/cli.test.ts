@@ -119,7 +119,7 @@ describe('sms-relay CLI', () => {
     const secrets = join(dir, 'send-test-secrets.json');
     writeFileSync(secrets, JSON.stringify({ providerApiKey: 'k', 'generic-token': 'send-test-token-5521' }));
     const closed = `http://127.0.0.1:${await freePort()}`;
-    const result = await runCli(['send-test', '--route', 'notify', '--payload', 'test/fixtures/generic/backup-failed.json', '--url', closed, '--secrets', secrets], cleanEnv());
+    const result = await runCli(['send-test', '--route', 'notify', '--payload', 'examples/generic/backup-failed.json', '--url', closed, '--secrets', secrets], cleanEnv());
     expect(result.code).toBe(1);
     expect(result.stderr).toContain(`cannot reach the relay at ${closed}/hooks/notify`);
     expect(`${result.stdout}${result.stderr}`).not.toContain('send-test-token-5521');

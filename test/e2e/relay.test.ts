@@ -115,7 +115,7 @@ describe('npm start: the local runtime', () => {
   it("prints a send-test command, with an example payload, that works as pasted", async () => {
     const line = relay.banner.split('\n').find((text) => text.startsWith('Sign a payload as its source would: '))!;
     const command = line.slice(line.indexOf('npx sms-relay ') + 'npx sms-relay '.length).split(' ');
-    expect(command).toEqual(['send-test', '--route', 'alerts', '--payload', 'test/fixtures/alertmanager/firing-grouped.json']);
+    expect(command).toEqual(['send-test', '--route', 'alerts', '--payload', 'examples/alertmanager/firing-grouped.json']);
     const result = await cli(command);
     expect(result.code, result.stderr).toBe(0);
     expect(result.stdout).toMatch(/^202 Accepted$/m);
@@ -217,8 +217,8 @@ describe('npm start: the local runtime', () => {
 
   it('send-test signs a payload as its source would and exits non-zero on a refusal', async () => {
     const [ok, refused] = await Promise.all([
-      cli(['send-test', '--route', 'github', '--payload', 'test/fixtures/github/issues-opened.json', '--header', 'X-GitHub-Event: issues']),
-      cli(['send-test', '--route', 'payments', '--payload', 'test/fixtures/stripe/charge.refunded.json', '--header', 'Stripe-Signature: t=1,v1=00']),
+      cli(['send-test', '--route', 'github', '--payload', 'examples/github/issues-opened.json', '--header', 'X-GitHub-Event: issues']),
+      cli(['send-test', '--route', 'payments', '--payload', 'examples/stripe/charge.refunded.json', '--header', 'Stripe-Signature: t=1,v1=00']),
     ]);
     expect(ok.code, ok.stderr).toBe(0);
     expect(ok.stdout).toContain(`POST ${relay.url}/hooks/github`);
@@ -231,7 +231,7 @@ describe('npm start: the local runtime', () => {
   }, 120_000);
 
   it("send-test signs an hmac route with the route's own scheme (a repeat of the delivered body: a duplicate, not a refusal)", async () => {
-    const result = await cli(['send-test', '--route', 'paystack', '--payload', 'test/fixtures/hmac/paystack-charge-success.json']);
+    const result = await cli(['send-test', '--route', 'paystack', '--payload', 'examples/hmac/paystack-charge-success.json']);
     expect(result.code, result.stderr).toBe(0);
     expect(result.stdout).toContain(`POST ${relay.url}/hooks/paystack  (hmac, signed with "paystack-secret"`);
     expect(result.stdout).toMatch(/^200 OK$/m);

@@ -71,7 +71,7 @@ const EXPECTED: Readonly<Record<string, { readonly http: number; readonly status
   'woocommerce/ping.txt': { http: 200, status: 'ping' },
 };
 
-/** Every example payload under test/fixtures/ (`<source>/<file>`), the SNS test keys and notes aside. */
+/** Every example payload under examples/ (`<source>/<file>`), the SNS test keys and notes aside. */
 const ALL_FIXTURES = readdirSync(FIXTURES, { withFileTypes: true })
   .filter((entry) => entry.isDirectory())
   .flatMap((entry) => readdirSync(join(FIXTURES, entry.name)).filter((name) => /\.(json|txt)$/.test(name)).map((name) => `${entry.name}/${name}`))
@@ -128,7 +128,7 @@ afterAll(async () => {
  * the same name.
  */
 function payloadFile(path: string): string {
-  if (!path.startsWith('sns/')) return join('test/fixtures', path);
+  if (!path.startsWith('sns/')) return join('examples', path);
   const signed = join(dir, path);
   mkdirSync(join(dir, 'sns'), { recursive: true });
   writeFileSync(signed, JSON.stringify(signSnsMessage(JSON.parse(readFileSync(join(FIXTURES, path), 'utf8')) as SnsMessage, { at: new Date() })));
@@ -150,7 +150,7 @@ describe('balance with a relay on the README sandbox', () => {
 });
 
 describe('send-test of every example payload, against the README sandbox', () => {
-  it('has an expected answer for every fixture under test/fixtures/', () => {
+  it('has an expected answer for every fixture under examples/', () => {
     expect(ALL_FIXTURES).toEqual(Object.keys(EXPECTED).sort());
   });
 

@@ -11,7 +11,7 @@ import { signSnsMessage, snsDocuments, type SnsMessage } from '../helpers/sns';
 import { openConsoleLink } from '../helpers/console-session';
 
 export const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
-export const FIXTURES = fileURLToPath(new URL('../fixtures/', import.meta.url));
+export const FIXTURES = fileURLToPath(new URL('../../examples/', import.meta.url));
 
 /** Start-up compiles TypeScript on the fly and loads the whole relay: generous, on a loaded machine. */
 export const STARTUP_TIMEOUT_MS = 90_000;

@@ -8,14 +8,15 @@ import { readFileSync } from 'node:fs';
  * Token (confirmations), Timestamp, TopicArn and Type, in that order; SignatureVersion 1 signs it
  * with SHA1withRSA, 2 with SHA256withRSA; the signature is base64.
  *
- * The key and certificate are the test-only pair under test/fixtures/sns/; a test trusts the
+ * The key and certificate are the test-only pair under test/fixtures/sns/ (the example payloads are under examples/sns/); a test trusts the
  * certificate only by serving it itself (see {@link snsDocuments}).
  */
 
-const FIXTURES = new URL('../fixtures/sns/', import.meta.url);
+const KEYS = new URL('../fixtures/sns/', import.meta.url);
+const EXAMPLES = new URL('../../examples/sns/', import.meta.url);
 
-export const SNS_TEST_CERT = readFileSync(new URL('test-signing-cert.pem', FIXTURES), 'utf8');
-export const SNS_TEST_KEY: KeyObject = createPrivateKey(readFileSync(new URL('test-signing-key.pem', FIXTURES), 'utf8'));
+export const SNS_TEST_CERT = readFileSync(new URL('test-signing-cert.pem', KEYS), 'utf8');
+export const SNS_TEST_KEY: KeyObject = createPrivateKey(readFileSync(new URL('test-signing-key.pem', KEYS), 'utf8'));
 
 /** Where the test messages say their certificate is: a well-formed SNS certificate URL. */
 export const SNS_TEST_CERT_URL = 'https://sns.eu-west-1.amazonaws.com/SimpleNotificationService-00000000000000000000000000000test.pem';
@@ -24,7 +25,7 @@ export type SnsMessage = Record<string, string>;
 
 /** The fixture, as published (placeholder signature). */
 export function snsFixture(name: string): SnsMessage {
-  return JSON.parse(readFileSync(new URL(name, FIXTURES), 'utf8')) as SnsMessage;
+  return JSON.parse(readFileSync(new URL(name, EXAMPLES), 'utf8')) as SnsMessage;
 }
 
 export interface SnsSignOptions {

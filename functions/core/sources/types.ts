@@ -38,7 +38,7 @@ export interface SignInput {
 /** Where a pack's example payloads are and what their file names tell. */
 export interface PackExamples {
   /**
-   * The directory of the example payloads under the fixtures root (`test/fixtures/<directory>`):
+   * The directory of the example payloads under the fixtures root (`examples/<directory>`):
    * the console's payload picker lists its `*.json`, `send-test` reads headers from their names.
    */
   readonly directory: string;

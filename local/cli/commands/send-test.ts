@@ -24,14 +24,14 @@ interface SendTestOptions {
  * the route's secret from the local secrets file, and posts it to the relay.
  *
  * @example
- * // npx sms-relay send-test --route github --payload test/fixtures/github/ping.json   (X-GitHub-Event: ping, from the name)
+ * // npx sms-relay send-test --route github --payload examples/github/ping.json   (X-GitHub-Event: ping, from the name)
  * program.addCommand(sendTestCommand());
  */
 export function sendTestCommand(): Command {
   return new Command('send-test')
     .description("Post a payload file to a route, signed as the route's source would sign it, and print the relay's answer")
     .requiredOption('--route <id>', 'route id from the config, e.g. github')
-    .requiredOption('--payload <file>', 'body to send, byte for byte (e.g. test/fixtures/github/push.json)')
+    .requiredOption('--payload <file>', 'body to send, byte for byte (e.g. examples/github/push.json)')
     .addOption(new Option('--url <base>', `relay base URL (default: the running local relay, else http://127.0.0.1:$PORT, PORT default ${RUNTIME_DEFAULTS.port})`))
     .addOption(new Option('--config <file>', `relay config (env RELAY_CONFIG, default ${RUNTIME_DEFAULTS.configPath})`))
     .addOption(new Option('--secrets <file>', `local secrets JSON (env RELAY_SECRETS_FILE, default ${RUNTIME_DEFAULTS.secretsPath})`))
@@ -50,14 +50,14 @@ hmac: the route's own signature settings (header, algorithm, encoding, prefix, s
 Svix names: give --header 'svix-id: msg_1' for svix-id/-timestamp/-signature instead of webhook-*.
 SNS: only AWS can sign; the file's own SNS signature is sent with SNS's headers and a Bearer token
 (a genuine message captured within the last hour is accepted, a hand-written one is refused 401).
-An example payload in a directory named after its source (test/fixtures/github/ping.json) also gets
+An example payload in a directory named after its source (examples/github/ping.json) also gets
 the event its file name says, as the console's Templates page does: X-GitHub-Event (ping),
 Sentry-Hook-Resource, X-Shopify-Topic (orders-create: orders/create), X-WC-Webhook-Topic.
 Exits 1 when the relay answers anything but 2xx.
 
 Examples:
-  $ npx sms-relay send-test --route notify --payload test/fixtures/generic/backup-failed.json
-  $ npx sms-relay send-test --route payments --payload test/fixtures/stripe/payment_intent.succeeded.json`,
+  $ npx sms-relay send-test --route notify --payload examples/generic/backup-failed.json
+  $ npx sms-relay send-test --route payments --payload examples/stripe/payment_intent.succeeded.json`,
     )
     .action(async (options: SendTestOptions) => {
       try {

@@ -34,7 +34,7 @@ export const SENDER_IDS = ['ALERTS', 'SMSRELAY', 'OPS'] as const;
 export const ONCALL = '255712345678';
 export const OPS = '255754111222';
 
-const FIXTURES = new URL('../../fixtures/', import.meta.url);
+const FIXTURES = new URL('../../../examples/', import.meta.url);
 
 export function fixtureText(path: string): string {
   return readFileSync(new URL(path, FIXTURES), 'utf8');

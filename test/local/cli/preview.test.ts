@@ -9,7 +9,7 @@ import { preview } from '../../../local/cli/commands/preview';
 
 const run = promisify(execFile);
 const config = 'config/local.yaml';
-const fixture = (path: string) => `test/fixtures/${path}`;
+const fixture = (path: string) => `examples/${path}`;
 
 function previewOf(route: string, payload: string, header: Record<string, string> = {}) {
   return preview({ config, route, payload: fixture(payload), header });

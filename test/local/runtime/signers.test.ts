@@ -11,7 +11,7 @@ import { signWebhook } from '../../../local/runtime/signers';
 import { RouteSchema } from '../../../functions/core/config/schema';
 import { SNS_TEST_CERT, SNS_TEST_CERT_URL, signSnsMessage, snsFixture } from '../../helpers/sns';
 
-const FIXTURES = new URL('../../fixtures/', import.meta.url);
+const FIXTURES = new URL('../../../examples/', import.meta.url);
 
 const FIXTURE_OF: Readonly<Record<SourceName, string>> = {
   alertmanager: 'alertmanager/firing-single.json',

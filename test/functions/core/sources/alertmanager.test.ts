@@ -10,7 +10,7 @@ const CONTEXT = { secret: SECRET, toleranceSeconds: 300 } as const;
 const FIXTURES = ['firing-single', 'firing-grouped', 'resolved'] as const;
 
 function fixture(name: (typeof FIXTURES)[number]): string {
-  return readFileSync(new URL(`../../../fixtures/alertmanager/${name}.json`, import.meta.url), 'utf8');
+  return readFileSync(new URL(`../../../../examples/alertmanager/${name}.json`, import.meta.url), 'utf8');
 }
 
 function basic(user: string, password: string): string {

@@ -7,7 +7,7 @@ import { GSM_PRINTABLE, renderDefault } from './pack-helpers';
 
 const SECRET = 'generic-test-token-93b1c07e';
 const CONTEXT = { secret: SECRET, toleranceSeconds: 300 } as const;
-const BODY = readFileSync(new URL('../../../fixtures/generic/backup-failed.json', import.meta.url), 'utf8');
+const BODY = readFileSync(new URL('../../../../examples/generic/backup-failed.json', import.meta.url), 'utf8');
 
 describe('generic.authenticate', () => {
   it('accepts Authorization: Bearer <token>', () => {

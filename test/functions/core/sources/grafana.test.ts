@@ -14,7 +14,7 @@ const NOW = Math.floor(RECEIVED_AT.getTime() / 1000);
 const FIXTURES = ['firing', 'resolved', 'test-notification'] as const;
 
 function fixture(name: (typeof FIXTURES)[number]): string {
-  return readFileSync(new URL(`../../../fixtures/grafana/${name}.json`, import.meta.url), 'utf8');
+  return readFileSync(new URL(`../../../../examples/grafana/${name}.json`, import.meta.url), 'utf8');
 }
 
 /** Grafana's signer: hex HMAC-SHA256 over the body, or over `<timestamp>:<body>`. */

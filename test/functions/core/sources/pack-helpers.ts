@@ -3,7 +3,7 @@ import { parseJson } from '../../../../functions/core/sources/body';
 import type { SourcePack, WebhookBody } from '../../../../functions/core/sources/types';
 import { buildScope, createTemplateEngine } from '../../../../functions/core/templates';
 
-const FIXTURES = new URL('../../../fixtures/', import.meta.url);
+const FIXTURES = new URL('../../../../examples/', import.meta.url);
 
 /** A fixture's bytes exactly as stored: the raw body a sender would have signed. */
 export function fixtureBytes(path: string): Uint8Array {

@@ -15,7 +15,7 @@ const RECEIVED_AT = new Date('2025-11-21T09:14:05Z');
 const NOW = Math.floor(RECEIVED_AT.getTime() / 1000);
 const MSG_ID = 'msg_2pKx7MvB3cD9eF0gH1iJ2kL3mN4';
 
-const BODY = readFileSync(new URL('../../../fixtures/standard-webhooks/invoice-paid.json', import.meta.url), 'utf8');
+const BODY = readFileSync(new URL('../../../../examples/standard-webhooks/invoice-paid.json', import.meta.url), 'utf8');
 
 /** The spec's scheme: `v1,` + base64 HMAC-SHA256 of `<id>.<timestamp>.<body>`. */
 function sign(body: string, { key = KEY, id = MSG_ID, timestamp = NOW }: { key?: Buffer; id?: string; timestamp?: number } = {}): string {

@@ -147,7 +147,7 @@ describe('render: missing', () => {
   const GITHUB_HEADERS = (event: string) => ({ 'X-GitHub-Event': event });
 
   it('ignores branches not taken (the GitHub pack template on a push)', () => {
-    const fixture = new URL('../../../fixtures/github/push.json', import.meta.url);
+    const fixture = new URL('../../../../examples/github/push.json', import.meta.url);
     const body = JSON.parse(readFileSync(fixture, 'utf8')) as unknown;
     const template = engine.compileTemplate(github.defaultTemplate);
     expect(engine.render(template, buildScope({ body, headers: GITHUB_HEADERS('push') }))).toEqual({
