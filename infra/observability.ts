@@ -54,7 +54,7 @@ const FIVE_MINUTES = Duration.minutes(5);
 const ONE_HOUR = Duration.hours(1);
 const ONE_DAY_SECONDS = 86_400;
 
-/** The alarm thresholds the README's runbook documents. */
+/** The alarm thresholds the runbook in docs/deploying.md documents. */
 export const ALARM_THRESHOLDS = {
   /** Stream records waiting longer than this (ms) at the sender: the stream is stalling. */
   iteratorAgeMs: 60_000,
@@ -165,7 +165,7 @@ export class RelayObservability extends Construct {
       alarms.push(created);
       return created;
     };
-    const runbook = (what: string, todo: string): string => `sms-relay ${env}: ${what} First response: ${todo} (README, "Operating it", Alarms).`;
+    const runbook = (what: string, todo: string): string => `sms-relay ${env}: ${what} First response: ${todo} (docs/deploying.md, Alarms).`;
     // A gauge each sweep publishes: while the sweeper is silent the alarm keeps its state (an
     // e-mailed OK would claim the records were handled); SweeperNotRunning fires instead.
     const stuckNow = (alarmId: string, name: RelayMetric, what: string, todo: string): void => {

@@ -10,7 +10,7 @@ export interface SmsRelayStackProps extends StackProps, SmsRelayProps {}
 
 /**
  * One environment's relay as a deployable stack, named `SmsRelay-<env>`, with the outputs the
- * README's set-up steps use.
+ * set-up steps of docs/deploying.md use.
  *
  * @example
  * ```ts

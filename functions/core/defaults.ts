@@ -1,6 +1,6 @@
 /**
  * The relay's fixed caps and defaults, in one place: the core, the store, the handlers, `infra/`
- * and `local/` import them from here, and the README quotes them.
+ * and `local/` import them from here, and the docs quote them.
  */
 
 /**

@@ -37,7 +37,7 @@ export const TABLE = {
   /**
    * Indexes of earlier versions that the deployed table keeps for one more deploy: CloudFormation
    * adds or deletes one global secondary index per update, so replacing `byState` (all attributes)
-   * by `byStateSummary` is two deploys, the first adding the new index (see the README, "Upgrading").
+   * by `byStateSummary` is two deploys, the first adding the new index (see docs/deploying.md, "Upgrading past the state index's replacement").
    * Nothing reads them; the local table never has them.
    */
   retiredIndexes: {

@@ -13,7 +13,7 @@ import { cleanEnv, post, readJsonFile, REPO_ROOT, signedRequest, startRelay, sto
  * The console in a real browser: Debian's Chromium driven by playwright-core, against `npm start`
  * (its in-process sandbox SMS service) on loopback. `npm run test:browser`; `.ci/run` installs
  * Chromium when it is missing. Screenshots go to a temporary folder, or to docs/console (the
- * README's) with UPDATE_SCREENSHOTS=1.
+ * ones docs/local.md shows) with UPDATE_SCREENSHOTS=1.
  */
 
 const CHROMIUM = process.env['CHROMIUM_PATH'] ?? '/usr/bin/chromium';

@@ -7,8 +7,8 @@ const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const LOCAL = join(ROOT, 'local');
 
 /**
- * The folders of `local/`, top first: each may import only the folders after it (the README's
- * Layout section gives the same reading order).
+ * The folders of `local/`, top first: each may import only the folders after it (the Layout section
+ * of docs/architecture.md gives the same reading order).
  */
 const LAYERS = ['cli', 'runtime', 'console', 'shared', 'records', 'sandbox', 'http'] as const;
 
@@ -98,7 +98,7 @@ describe('the folders of local/', () => {
     expect(folderCycles(edges)).toEqual([]);
   });
 
-  it('import only the folders below them, in the order of the README', () => {
+  it('import only the folders below them, in the order of docs/architecture.md', () => {
     const known = new Set<string>(LAYERS);
     const folders = new Set(edges.flatMap(({ from, to }) => [from, to]));
     expect([...folders].filter((folder) => !known.has(folder)), 'a folder missing from LAYERS').toEqual([]);
@@ -106,9 +106,9 @@ describe('the folders of local/', () => {
     expect(upward.map(({ file, specifier }) => `${file} imports ${specifier}`)).toEqual([]);
   });
 
-  it('are listed in the README in that order', () => {
-    const readme = readFileSync(join(ROOT, 'README.md'), 'utf8');
-    const order = readme.match(/^Reading order of `local\/`[^\n]*\n((?:.+\n)+)/m)?.[1] ?? '';
+  it('are listed in docs/architecture.md in that order', () => {
+    const architecture = readFileSync(join(ROOT, 'docs/architecture.md'), 'utf8');
+    const order = architecture.match(/^Reading order of `local\/`[^\n]*\n((?:.+\n)+)/m)?.[1] ?? '';
     const named = [...order.matchAll(/`local\/(\w+)\/`/g)].map((match) => match[1]);
     expect(named).toEqual([...LAYERS]);
   });

@@ -6,7 +6,7 @@ export type FilterContext = ThisParameterType<Extract<FilterImplOptions, (...arg
 /** A filter as registered on the engine. */
 export type SmsFilter = (this: FilterContext, value: unknown, ...args: unknown[]) => unknown;
 
-/** What the README shows for one filter; every example is checked by the test suite. */
+/** What docs/configuration.md (Templates) shows for one filter; every example is checked by the test suite. */
 export interface FilterDoc {
   readonly name: string;
   /** How it's called, e.g. `{{ amount | money: 'USD' }}`. */

@@ -17,7 +17,7 @@ describe('SMS_FILTERS', () => {
     expect(SMS_FILTERS.map(({ name }) => name)).toEqual(['phone', 'mask_phone', 'money', 'money_minor', 'date_tz', 'sms_safe']);
   });
 
-  it.each(SMS_FILTERS.map((doc) => [doc.name, doc] as const))('%s: the README example renders as documented', (_, doc) => {
+  it.each(SMS_FILTERS.map((doc) => [doc.name, doc] as const))('%s: the example docs/configuration.md shows renders as documented', (_, doc) => {
     expect(render(doc.example.template)).toBe(doc.example.output);
     expect(doc.usage).toContain(doc.name);
   });
