@@ -1,14 +1,22 @@
 import { describeSmsError, SendCertainty, type SendResult as ServiceSendResult } from '../core/provider';
 import type { RelayConfigView } from '../core/config/view';
 import { RoutePriority } from '../core/config/policies';
-import { LimitKind, type LimitsTaken, MessageState, NoticeKind, type BalanceState, type MessageRecord } from '../store';
+import { LimitKind, type LimitsTaken, MessageState, type MessageStore, NoticeKind, type BalanceState, type MessageRecord } from '../store';
 import { SWEEP_PENDING_GRACE_MS } from '../core/defaults';
 import { monthBounds } from '../core/local-time';
-import { observeBalance } from './balance';
-import { warnMonthBudget } from './budget';
+import { type BalanceWatchStore, observeBalance } from './balance';
+import { type BudgetStore, warnMonthBudget } from './budget';
 import { errorName } from './error-name';
 import { mutedReason } from './mutes';
 import type { RelayContext } from './ports';
+
+/** What the credit gate uses of the store: the projected balance, the price, the route limits and mutes. */
+export type CreditGateStore = Pick<
+  MessageStore,
+  'getBalanceState' | 'getMute' | 'reserveCredit' | 'settleCredit' | 'observeSentCredit' | 'recordPrice' | 'reserveLimit' | 'releaseLimit' | 'recordCreditsSpent'
+> &
+  BalanceWatchStore &
+  BudgetStore;
 
 /**
  * The credit gate: what a send may spend, checked between the claim and the SMS service call
@@ -66,7 +74,7 @@ const GO: Gate = { outcome: GateOutcome.Send };
  * send alike; a critical message is never held up by the balance: when that read fails it goes out
  * untracked.
  */
-export async function checkBeforeSend(context: RelayContext<RelayConfigView>, record: MessageRecord): Promise<Gate> {
+export async function checkBeforeSend(context: RelayContext<RelayConfigView, CreditGateStore>, record: MessageRecord): Promise<Gate> {
   const reserve = context.config.config.balance?.reserve ?? 0;
   if (record.notice === NoticeKind.LowBalance) {
     const gate = await checkNotice(context);
@@ -154,7 +162,7 @@ export async function checkBeforeSend(context: RelayContext<RelayConfigView>, re
  * reserve. Only when that read fails does the message go out untracked (the next read accounts for
  * it): a critical message is never held up by the balance.
  */
-async function takeCredit(context: RelayContext<RelayConfigView>, record: MessageRecord, state: BalanceState): Promise<Gate> {
+async function takeCredit(context: RelayContext<RelayConfigView, CreditGateStore>, record: MessageRecord, state: BalanceState): Promise<Gate> {
   let known = state;
   if (!knowsCredit(known, true)) {
     try {
@@ -181,7 +189,7 @@ function knowsCredit(state: BalanceState, projected: boolean): boolean {
  * `remainingBalance` moves the projected balance where it proves it wrong (a top-up, credit spent
  * elsewhere).
  */
-async function correctCredit(context: RelayContext<RelayConfigView>, credit: Credit | undefined, result: ServiceSendResult): Promise<void> {
+async function correctCredit(context: RelayContext<RelayConfigView, CreditGateStore>, credit: Credit | undefined, result: ServiceSendResult): Promise<void> {
   if (!((context.config.config.balance?.reserve ?? 0) > 0)) return;
   await context.store.observeSentCredit({ balance: result.remainingBalance, deducted: result.deducted, ...(credit === undefined ? {} : { reservation: credit }) });
 }
@@ -191,7 +199,7 @@ async function correctCredit(context: RelayContext<RelayConfigView>, credit: Cre
  * out (see {@link correctCredit}), 0 when it certainly did not, the estimate when it may have (the
  * next balance read corrects it). Never throws: the record's own outcome must still be stored.
  */
-async function settleReservation(context: RelayContext<RelayConfigView>, credit: Credit | undefined, charged: (estimate: number) => number): Promise<void> {
+async function settleReservation(context: RelayContext<RelayConfigView, CreditGateStore>, credit: Credit | undefined, charged: (estimate: number) => number): Promise<void> {
   if (credit === undefined) return;
   await context.store.settleCredit({ token: credit.token, estimate: credit.estimate, charged: charged(credit.estimate) }).catch((error: unknown) => {
     context.logger.error('projected balance not settled', { error: errorName(error) });
@@ -199,7 +207,7 @@ async function settleReservation(context: RelayContext<RelayConfigView>, credit:
 }
 
 /** Gives a reservation back: the send certainly did not go out. */
-const giveBack = (context: RelayContext<RelayConfigView>, credit: Credit | undefined): Promise<void> => settleReservation(context, credit, () => 0);
+const giveBack = (context: RelayContext<RelayConfigView, CreditGateStore>, credit: Credit | undefined): Promise<void> => settleReservation(context, credit, () => 0);
 
 /**
  * After a failed send, what the gate took: the projected balance's estimate and the route's limits
@@ -208,7 +216,7 @@ const giveBack = (context: RelayContext<RelayConfigView>, credit: Credit | undef
  * `limits.messages`) for a send that never happened; both are kept when it may have gone out.
  * Never throws: the record's own outcome must still be stored.
  */
-export async function settleGateAfterFailure(context: RelayContext<RelayConfigView>, gate: Gate, error: unknown): Promise<void> {
+export async function settleGateAfterFailure(context: RelayContext<RelayConfigView, CreditGateStore>, gate: Gate, error: unknown): Promise<void> {
   if (gate.outcome !== GateOutcome.Send) return;
   const notSent = describeSmsError(error).delivery === SendCertainty.NOT_SENT;
   await Promise.all([
@@ -236,7 +244,7 @@ const freshReads = new WeakMap<object, { readonly startedAt: string; readonly do
  * Reads the balance once for the redriven messages deciding at the same time in this process: one
  * that began after `redrivenAt` is shared, so a redrive of many parked messages costs one read.
  */
-async function freshBalance(context: RelayContext<RelayConfigView>, redrivenAt: string): Promise<void> {
+async function freshBalance(context: RelayContext<RelayConfigView, CreditGateStore>, redrivenAt: string): Promise<void> {
   const running = freshReads.get(context.store);
   if (running !== undefined && running.startedAt >= redrivenAt) {
     await running.done;
@@ -271,7 +279,7 @@ export const BALANCE_LOOKUP_TIMEOUT_MS = 2_000;
  * top-up): when the balance is back at or above the threshold it is stale and dropped. When the
  * balance cannot be read the notice goes out: a warning too many beats a warning lost.
  */
-async function checkNotice(context: RelayContext<RelayConfigView>): Promise<Gate> {
+async function checkNotice(context: RelayContext<RelayConfigView, CreditGateStore>): Promise<Gate> {
   const threshold = context.config.config.balance?.threshold;
   if (threshold === undefined) return GO;
   let balance: number;
@@ -291,7 +299,7 @@ async function checkNotice(context: RelayContext<RelayConfigView>): Promise<Gate
  * balance on it, with `state.charged` read before it as the basis). A read that fails throws, so the
  * message is retried later instead of sent past a cap nobody could check.
  */
-async function readBalanceOnce(context: RelayContext<RelayConfigView>, state: BalanceState): Promise<BalanceState> {
+async function readBalanceOnce(context: RelayContext<RelayConfigView, CreditGateStore>, state: BalanceState): Promise<BalanceState> {
   const read = await (await context.sms.client()).getBalance({ timeoutMs: BALANCE_LOOKUP_TIMEOUT_MS });
   if (state.creditsPerUnit === undefined && read.smsRate > 0) await context.store.recordPrice({ creditsPerUnit: read.smsRate, now: context.clock() });
   await observeBalance(context, { ...read, basis: state.charged ?? 0 });
@@ -305,7 +313,7 @@ function estimateCredits(record: Pick<MessageRecord, 'to' | 'segments'>, credits
 }
 
 /** Keeps what this send cost per recipient and segment: the price every process estimates with. */
-async function recordPrice(context: RelayContext<RelayConfigView>, record: MessageRecord, deducted: number): Promise<void> {
+async function recordPrice(context: RelayContext<RelayConfigView, CreditGateStore>, record: MessageRecord, deducted: number): Promise<void> {
   const units = record.to.length * Math.max(1, record.segments);
   if (units > 0 && deducted > 0) await context.store.recordPrice({ creditsPerUnit: deducted / units, now: context.clock() });
 }
@@ -321,7 +329,7 @@ function formatCredits(value: number): string {
  * projected balance corrected with what the send cost. Never throws: a failure is logged, because
  * the SMS went out and nothing may make it go out again.
  */
-export async function settleGateAfterSend(context: RelayContext<RelayConfigView>, record: MessageRecord, gate: Gate, result: ServiceSendResult): Promise<void> {
+export async function settleGateAfterSend(context: RelayContext<RelayConfigView, CreditGateStore>, record: MessageRecord, gate: Gate, result: ServiceSendResult): Promise<void> {
   const { store, clock, logger } = context;
   const note = (what: string) => (error: unknown) => logger.error(what, { id: record.id, route: record.route, error: errorName(error) });
   const routeConfig = record.notice === undefined ? context.config.routes.get(record.route)?.config : undefined;

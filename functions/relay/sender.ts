@@ -10,13 +10,16 @@ import {
 import type { RelayConfigView } from '../core/config/view';
 import { DeliveryPolicy } from '../core/config/policies';
 import { maskMsisdn } from '../core/recipients/mask';
-import { ClaimLostError, MessageState, type LastError, type MessageRecord, type SendResult } from '../store';
-import { type BalanceReading, creditBasis, observeBalance } from './balance';
-import { BALANCE_LOOKUP_TIMEOUT_MS, checkBeforeSend, type Gate, GateOutcome, settleGateAfterFailure, settleGateAfterSend } from './credit-gate';
+import { ClaimLostError, MessageState, type MessageStore, type LastError, type MessageRecord, type SendResult } from '../store';
+import { type BalanceReading, type BalanceWatchStore, creditBasis, observeBalance } from './balance';
+import { BALANCE_LOOKUP_TIMEOUT_MS, checkBeforeSend, type CreditGateStore, type Gate, GateOutcome, settleGateAfterFailure, settleGateAfterSend } from './credit-gate';
 import { errorName } from './error-name';
-import { noteServiceAnswered, noteServiceFailure, sendsMustWait } from './circuit';
+import { type CircuitStore, noteServiceAnswered, noteServiceFailure, sendsMustWait } from './circuit';
 import { backoffMs, RelayMetric, type RelayContext } from './ports';
 import { mayRetry } from './retry';
+
+/** What `sendMessage` uses of the store: the claim and the outcome, and what its gate, circuit and balance watch use. */
+export type SenderStore = Pick<MessageStore, 'claimMessage' | 'settle'> & CreditGateStore & CircuitStore & BalanceWatchStore;
 
 /** What the sender did with one record. */
 export const SendOutcome = {
@@ -64,7 +67,7 @@ export interface SendMessageOptions {
  * for (const id of idsFromStream) await sendMessage(context, id);
  * ```
  */
-export async function sendMessage(context: RelayContext<RelayConfigView>, id: string, { onRetry }: SendMessageOptions = {}): Promise<SendOutcome> {
+export async function sendMessage(context: RelayContext<RelayConfigView, SenderStore>, id: string, { onRetry }: SendMessageOptions = {}): Promise<SendOutcome> {
   const { store, logger, clock } = context;
   if ((await sendsMustWait(context)) !== undefined) return SendOutcome.Waiting;
   const claimed = await store.claimMessage(id, { now: clock() });
@@ -124,7 +127,7 @@ const RECORD_SENT_DELAYS_MS = [0, 250, 1_000, 3_000] as const;
  * retried a few times. Returns `undefined` when the claim was lost or every attempt failed (logged):
  * the SMS went out and nothing here may make it go out again.
  */
-async function recordSent(context: RelayContext<RelayConfigView>, record: MessageRecord, token: string, result: ServiceSendResult): Promise<MessageRecord | undefined> {
+async function recordSent(context: RelayContext<RelayConfigView, SenderStore>, record: MessageRecord, token: string, result: ServiceSendResult): Promise<MessageRecord | undefined> {
   const full: SendResult = { deducted: result.deducted, remainingBalance: result.remainingBalance, message: result.message, senderId: result.senderId, recipients: result.recipients };
   const amountsOnly: SendResult = { ...full, message: '', recipients: { omitted: 'the full answer could not be stored' } };
   for (const [attempt, delayMs] of RECORD_SENT_DELAYS_MS.entries()) {
@@ -142,7 +145,7 @@ async function recordSent(context: RelayContext<RelayConfigView>, record: Messag
   return undefined;
 }
 
-async function sendWithKeyRefresh(context: RelayContext<RelayConfigView>, record: MessageRecord): Promise<ServiceSendResult> {
+async function sendWithKeyRefresh(context: RelayContext<RelayConfigView, SenderStore>, record: MessageRecord): Promise<ServiceSendResult> {
   const request = { phoneNumbers: record.to, message: record.text, ...(record.senderId === undefined ? {} : { senderId: record.senderId }) };
   const client = await smsClient(() => context.sms.client());
   try {
@@ -172,7 +175,7 @@ async function smsClient(get: () => Promise<SmsClient>): Promise<SmsClient> {
   }
 }
 
-async function settleFailure(context: RelayContext<RelayConfigView>, record: MessageRecord, token: string, error: unknown, onRetry: SendMessageOptions['onRetry']): Promise<SendOutcome> {
+async function settleFailure(context: RelayContext<RelayConfigView, SenderStore>, record: MessageRecord, token: string, error: unknown, onRetry: SendMessageOptions['onRetry']): Promise<SendOutcome> {
   const { store, clock, metrics, policy } = context;
   // Any error that is not the client's counts as maybe-sent: nothing proves otherwise.
   const description = describeSmsError(error);
@@ -233,7 +236,7 @@ async function settleFailure(context: RelayContext<RelayConfigView>, record: Mes
  * @returns `true` when the record was settled FAILED. Best effort: if the store is still failing,
  * the stale recovery is all there is.
  */
-async function releaseUnsent(context: RelayContext<RelayConfigView>, record: MessageRecord, token: string, error: unknown, onRetry: SendMessageOptions['onRetry']): Promise<boolean> {
+async function releaseUnsent(context: RelayContext<RelayConfigView, SenderStore>, record: MessageRecord, token: string, error: unknown, onRetry: SendMessageOptions['onRetry']): Promise<boolean> {
   const { store, clock, policy, metrics } = context;
   const now = clock();
   const lastError: LastError = { name: errorName(error), delivery: SendCertainty.NOT_SENT, message: failedBeforeSending(error) };
@@ -259,7 +262,7 @@ async function releaseUnsent(context: RelayContext<RelayConfigView>, record: Mes
  * Tells the circuit what a failed call said about the service. Bookkeeping beside the record's own
  * outcome: a store failure here is logged, and the record is still settled.
  */
-async function noteCircuit(context: RelayContext<RelayConfigView>, note: () => Promise<void>): Promise<void> {
+async function noteCircuit(context: RelayContext<RelayConfigView, SenderStore>, note: () => Promise<void>): Promise<void> {
   await note().catch((error: unknown) => context.logger.error('SMS service circuit not updated', { error: errorName(error) }));
 }
 
@@ -274,7 +277,7 @@ function failedBeforeSending(error: unknown): string {
  * The balance after a 402, for the low-balance notice: a 402 says only that the balance does not
  * cover this send, which may be well above zero. Taken as 0 when it cannot be read.
  */
-async function balanceAfterRefusal(context: RelayContext<RelayConfigView>): Promise<BalanceReading> {
+async function balanceAfterRefusal(context: RelayContext<RelayConfigView, SenderStore>): Promise<BalanceReading> {
   try {
     const basis = await creditBasis(context);
     const { balance, currency, smsRate } = await (await context.sms.client()).getBalance({ timeoutMs: BALANCE_LOOKUP_TIMEOUT_MS });
@@ -284,7 +287,7 @@ async function balanceAfterRefusal(context: RelayContext<RelayConfigView>): Prom
   }
 }
 
-function logSend(context: RelayContext<RelayConfigView>, record: MessageRecord, state: string, extra: Record<string, unknown>): void {
+function logSend(context: RelayContext<RelayConfigView, SenderStore>, record: MessageRecord, state: string, extra: Record<string, unknown>): void {
   const level = state === 'SENT' ? 'info' : state === 'RETRY' || state === 'HELD' ? 'warn' : 'error';
   context.logger[level]('sms', {
     id: record.id,

@@ -1,15 +1,24 @@
 import { literalRecipients, type RelayConfigView } from '../core/config/view';
 import { DeliveryPolicy } from '../core/config/policies';
-import { ClaimLostError, MessageState, type MessageRecord, NoticeKind } from '../store';
-import { checkHeartbeats, type HeartbeatReport } from './heartbeat';
+import { ClaimLostError, MessageState, type MessageRecord, type MessageStore, NoticeKind } from '../store';
+import { checkHeartbeats, type HeartbeatReport, type HeartbeatStore } from './heartbeat';
 import { noticeMessage } from './notice';
 import { RelayMetric, type RelayContext } from './ports';
-import { probeIfDue, readCircuit } from './circuit';
+import { type CircuitStore, probeIfDue, readCircuit } from './circuit';
 import { mayRetry } from './retry';
-import { sendMessage, type SendOutcome } from './sender';
-import { type DigestOptions, recordDigests } from './digest';
-import { recordEscalations } from './paging';
-import { publishStuckCounts } from './gauges';
+import { sendMessage, type SendOutcome, type SenderStore } from './sender';
+import { type DigestOptions, type DigestStore, recordDigests } from './digest';
+import { type PagingStore, recordEscalations } from './paging';
+import { publishStuckCounts, type StuckGaugesStore } from './gauges';
+
+/** What `sweep` uses of the store: its own listings and settlements, and what its steps use. */
+export type SweepStore = Pick<MessageStore, 'findStaleSending' | 'findDuePending' | 'settle' | 'keepStaleCredit' | 'heldSummaryDue' | 'recordNotice' | 'markSummarySent'> &
+  SenderStore &
+  CircuitStore &
+  DigestStore &
+  PagingStore &
+  StuckGaugesStore &
+  HeartbeatStore;
 
 export interface SweepOptions {
   /**
@@ -83,7 +92,7 @@ export interface SweepReport {
  * const report = await sweep(context, { pendingGraceMs: 10_000 });
  * ```
  */
-export async function sweep(context: RelayContext<RelayConfigView>, options: SweepOptions = {}): Promise<SweepReport> {
+export async function sweep(context: RelayContext<RelayConfigView, SweepStore>, options: SweepOptions = {}): Promise<SweepReport> {
   const run: SweepRun = {
     context,
     now: context.clock(),
@@ -103,7 +112,7 @@ export async function sweep(context: RelayContext<RelayConfigView>, options: Swe
 
 /** One sweep as its steps see it: the relay, the sweep's one reading of the clock, its options and the report they fill in. */
 export interface SweepRun {
-  readonly context: RelayContext<RelayConfigView>;
+  readonly context: RelayContext<RelayConfigView, SweepStore>;
   readonly now: Date;
   readonly options: SweepOptions & Required<Pick<SweepOptions, 'pendingGraceMs' | 'concurrency' | 'limit' | 'canContinue' | 'canWait'>>;
   readonly report: { -readonly [K in keyof SweepReport]: SweepReport[K] };
@@ -235,7 +244,7 @@ function newBacklog(now: Date) {
         if (Number.isFinite(dueSince)) oldestMs = Math.max(oldestMs, now.getTime() - dueSince);
       }
     },
-    publish(context: RelayContext<RelayConfigView>): void {
+    publish(context: RelayContext<RelayConfigView, SweepStore>): void {
       context.metrics.add(RelayMetric.PendingDue, due);
       context.metrics.add(RelayMetric.OldestPendingAgeSeconds, Math.round(oldestMs / 1000));
     },
@@ -247,7 +256,7 @@ function newBacklog(now: Date) {
  * `SmsServiceUnreachable` (1 while open, 0 otherwise) on every sweep, so the alarm sees a state that
  * lasts. A store failure here is logged and counted; the rest of the sweep goes on.
  */
-async function checkCircuit(context: RelayContext<RelayConfigView>, canWait: (ms: number) => boolean): Promise<void> {
+async function checkCircuit(context: RelayContext<RelayConfigView, SweepStore>, canWait: (ms: number) => boolean): Promise<void> {
   try {
     let circuit = await probeIfDue(context, await readCircuit(context, { fresh: true }));
     context.metrics.add(RelayMetric.SmsServiceUnreachable, circuit.openedAt === undefined ? 0 : 1);
@@ -268,7 +277,7 @@ async function checkCircuit(context: RelayContext<RelayConfigView>, canWait: (ms
  * SMS may or may not have gone out. At-most-once routes settle it as UNKNOWN; at-least-once routes
  * send it again.
  */
-async function recoverStale(context: RelayContext<RelayConfigView>, now: Date, limit: number, all: boolean): Promise<number> {
+async function recoverStale(context: RelayContext<RelayConfigView, SweepStore>, now: Date, limit: number, all: boolean): Promise<number> {
   const { store, policy, logger } = context;
   const olderThan = new Date(now.getTime() - policy.staleSendingMs);
   const stale: MessageRecord[] = [];
@@ -302,7 +311,7 @@ async function recoverStale(context: RelayContext<RelayConfigView>, now: Date, l
   return recovered;
 }
 
-async function recordHeldSummaries(context: RelayContext<RelayConfigView>, now: Date): Promise<number> {
+async function recordHeldSummaries(context: RelayContext<RelayConfigView, SweepStore>, now: Date): Promise<number> {
   const { store, config } = context;
   let recorded = 0;
   for (const route of config.routes.values()) {
