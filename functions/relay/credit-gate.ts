@@ -1,5 +1,5 @@
 import { describeSmsError, SendCertainty, type SendResult as ServiceSendResult } from '../core/provider';
-import type { RelayConfigView } from '../core/config/view';
+import type { RelayConfigView, RouteView } from '../core/config/view';
 import { RoutePriority } from '../core/config/policies';
 import { LimitKind, type LimitsTaken, MessageState, type MessageStore, NoticeKind, type BalanceState, type MessageRecord } from '../store';
 import { SWEEP_PENDING_GRACE_MS } from '../core/defaults';
@@ -81,17 +81,11 @@ export async function checkBeforeSend(context: RelayContext<RelayConfigView, Cre
     return gate.outcome === GateOutcome.Send && reserve > 0 ? await takeCredit(context, record, await context.store.getBalanceState()) : gate;
   }
   const routeView = context.config.routes.get(record.route);
-  const route = routeView?.config;
-  const now = context.clock();
-  if (record.notice === undefined && routeView !== undefined && now.getTime() - Date.parse(record.createdAt) > SWEEP_PENDING_GRACE_MS) {
-    // A message that waited (a retry, a redrive, a backlog) may have been accepted before its route
-    // was muted: it is dropped like a new one. A fresh one was checked at accept, a second earlier.
-    const mute = await context.store.getMute({ route: record.route, now });
-    if (mute !== undefined) return { outcome: GateOutcome.Dropped, reason: mutedReason(routeView, mute, now) };
-  }
+  const muted = await droppedIfMuted(context, record, routeView);
+  if (muted !== undefined) return muted;
   // A notice is the relay's own word to the people who run it, never a route's traffic.
-  const guardsReserve = reserve > 0 && record.notice === undefined && route?.priority !== RoutePriority.Critical;
-  const limits = record.notice === undefined ? route?.limits : undefined;
+  const guardsReserve = reserve > 0 && record.notice === undefined && routeView?.config.priority !== RoutePriority.Critical;
+  const limits = record.notice === undefined ? routeView?.config.limits : undefined;
   const capsCredits = limits?.creditsPerDay !== undefined || limits?.creditsPerMonth !== undefined;
   if (reserve === 0 && limits?.messages === undefined && !capsCredits) return GO;
 
@@ -99,30 +93,59 @@ export async function checkBeforeSend(context: RelayContext<RelayConfigView, Cre
   if (state !== undefined && (guardsReserve || capsCredits) && !knowsCredit(state, reserve > 0)) state = await readBalanceOnce(context, state);
   const estimate = state === undefined ? 0 : estimateCredits(record, state.creditsPerUnit ?? 0);
 
-  let credit: Credit | undefined;
-  if (guardsReserve) {
-    const token = record.claimToken!;
-    let taken = await context.store.reserveCredit({ estimate, floor: reserve, token });
-    if (!taken.reserved && state !== undefined && needsFreshBalance(record, state)) {
-      // Redriven since the last balance read: a top-up made in the service's dashboard is seen
-      // before this message is parked again.
-      await freshBalance(context, lastRequeueAt(record)!);
-      taken = await context.store.reserveCredit({ estimate, floor: reserve, token });
-    }
-    if (!taken.reserved) {
-      const left = (taken.projected ?? 0) - estimate;
-      return {
-        outcome: GateOutcome.Parked,
-        reason: `balance reserve: ${formatCredits(estimate)} credits would leave ${formatCredits(left)}, below the reserve of ${formatCredits(reserve)} kept for critical routes; waiting for a top-up and redrive`,
-      };
-    }
-    credit = { token, estimate, basis: taken.basis };
-  } else if (reserve > 0 && state !== undefined) {
-    const gate = await takeCredit(context, record, state);
-    credit = gate.outcome === GateOutcome.Send ? gate.credit : undefined;
+  const go = guardsReserve ? await keepReserve(context, record, { estimate, reserve, state }) : reserve > 0 && state !== undefined ? await takeCredit(context, record, state) : GO;
+  if (go.outcome !== GateOutcome.Send || limits === undefined || (limits.messages === undefined && !capsCredits)) return go;
+  return await takeLimits(context, record, { route: routeView!, limits, estimate, credit: go.credit });
+}
+
+/**
+ * A message that waited (a retry, a redrive, a backlog) may have been accepted before its route was
+ * muted: it is dropped like a new one. A fresh one was checked at accept, a second earlier.
+ */
+async function droppedIfMuted(context: RelayContext<RelayConfigView, CreditGateStore>, record: MessageRecord, route: RouteView | undefined): Promise<Gate | undefined> {
+  const now = context.clock();
+  if (record.notice !== undefined || route === undefined || !(now.getTime() - Date.parse(record.createdAt) > SWEEP_PENDING_GRACE_MS)) return undefined;
+  const mute = await context.store.getMute({ route: record.route, now });
+  return mute === undefined ? undefined : { outcome: GateOutcome.Dropped, reason: mutedReason(route, mute, now) };
+}
+
+/**
+ * A normal route's message takes its estimate from the projected balance only while `reserve`
+ * stays; else it is parked. One redriven since the last balance read sees a fresh balance first.
+ */
+async function keepReserve(
+  context: RelayContext<RelayConfigView, CreditGateStore>,
+  record: MessageRecord,
+  { estimate, reserve, state }: { readonly estimate: number; readonly reserve: number; readonly state: BalanceState | undefined },
+): Promise<Gate> {
+  const token = record.claimToken!;
+  let taken = await context.store.reserveCredit({ estimate, floor: reserve, token });
+  if (!taken.reserved && state !== undefined && needsFreshBalance(record, state)) {
+    // Redriven since the last balance read: a top-up made in the service's dashboard is seen
+    // before this message is parked again.
+    await freshBalance(context, lastRequeueAt(record)!);
+    taken = await context.store.reserveCredit({ estimate, floor: reserve, token });
   }
-  const go: Gate = credit === undefined ? GO : { outcome: GateOutcome.Send, credit };
-  if (limits === undefined || (limits.messages === undefined && !capsCredits)) return go;
+  if (!taken.reserved) {
+    const left = (taken.projected ?? 0) - estimate;
+    return {
+      outcome: GateOutcome.Parked,
+      reason: `balance reserve: ${formatCredits(estimate)} credits would leave ${formatCredits(left)}, below the reserve of ${formatCredits(reserve)} kept for critical routes; waiting for a top-up and redrive`,
+    };
+  }
+  return { outcome: GateOutcome.Send, credit: { token, estimate, basis: taken.basis } };
+}
+
+interface LimitsInput {
+  readonly route: RouteView;
+  readonly limits: NonNullable<RouteView['config']['limits']>;
+  readonly estimate: number;
+  /** What the message took from the projected balance, given back when a limit holds it. */
+  readonly credit: Credit | undefined;
+}
+
+/** Takes the message's share of its route's limits, or holds it when one is used up. */
+async function takeLimits(context: RelayContext<RelayConfigView, CreditGateStore>, record: MessageRecord, { route, limits, estimate, credit }: LimitsInput): Promise<Gate> {
   let reservation;
   // One reading of the clock: the month a reservation counts in is the one its time falls in.
   const reservedAt = context.clock();
@@ -132,7 +155,7 @@ export async function checkBeforeSend(context: RelayContext<RelayConfigView, Cre
       now: reservedAt,
       ...(limits.messages === undefined ? {} : { messages: { max: limits.messages, windowSeconds: limits.window } }),
       ...(limits.creditsPerDay === undefined ? {} : { credits: { maxPerDay: limits.creditsPerDay, estimate } }),
-      ...(limits.creditsPerMonth === undefined ? {} : { monthCredits: { maxPerMonth: limits.creditsPerMonth, estimate, month: monthBounds(reservedAt, route!.timeZone) } }),
+      ...(limits.creditsPerMonth === undefined ? {} : { monthCredits: { maxPerMonth: limits.creditsPerMonth, estimate, month: monthBounds(reservedAt, route.config.timeZone) } }),
     });
   } catch (error) {
     await giveBack(context, credit);
@@ -141,7 +164,7 @@ export async function checkBeforeSend(context: RelayContext<RelayConfigView, Cre
   if (reservation.allowed) {
     if (reservation.month !== undefined) {
       // Bookkeeping beside the send: a failure must not stop the message the budget allowed.
-      await warnMonthBudget(context, routeView!, reservation.month).catch((error: unknown) => context.logger.error('monthly budget warning not recorded', { route: record.route, error: errorName(error) }));
+      await warnMonthBudget(context, route, reservation.month).catch((error: unknown) => context.logger.error('monthly budget warning not recorded', { route: record.route, error: errorName(error) }));
     }
     return { outcome: GateOutcome.Send, ...(credit === undefined ? {} : { credit }), limits: reservation.taken };
   }
