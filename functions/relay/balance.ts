@@ -4,6 +4,9 @@ import { AcceptOutcome, type MessageStore, NoticeKind } from '../store';
 import { noticeMessage } from './notice';
 import { NOTICE_ROUTE, RelayMetric, type RelayContext } from './ports';
 
+/** What the balance watch (`checkBalance`, `observeBalance`) uses of the store. */
+export type BalanceWatchStore = Pick<MessageStore, 'getBalanceState' | 'updateBalanceState' | 'rebaseCredit' | 'recordBalanceReading' | 'recordNotice' | 'spendLastDays'>;
+
 export interface BalanceCheck {
   readonly balance: number;
   readonly currency?: string;
@@ -22,7 +25,7 @@ export interface BalanceCheck {
  * const { balance, alerted } = await checkBalance(context);
  * ```
  */
-export async function checkBalance(context: RelayContext<RelayConfigView>): Promise<BalanceCheck> {
+export async function checkBalance(context: RelayContext<RelayConfigView, BalanceWatchStore>): Promise<BalanceCheck> {
   const basis = await creditBasis(context);
   let balance: Awaited<ReturnType<SmsClient['getBalance']>>;
   try {
@@ -55,7 +58,7 @@ export class BalanceUnreadableError extends Error {
 }
 
 /** Keeps a reading for the console; only a chart is missing a point if it fails, so the watch goes on. */
-async function recordReading(context: RelayContext<RelayConfigView>, { balance, currency }: { balance: number; currency: string }): Promise<void> {
+async function recordReading(context: RelayContext<RelayConfigView, BalanceWatchStore>, { balance, currency }: { balance: number; currency: string }): Promise<void> {
   try {
     await context.store.recordBalanceReading({ balance, currency, now: context.clock() });
   } catch (error) {
@@ -87,7 +90,7 @@ export interface BalanceReading {
  * await observeBalance(context, { ...(await client.getBalance()), basis });
  * ```
  */
-export async function creditBasis(context: RelayContext<RelayConfigView>): Promise<number | undefined> {
+export async function creditBasis(context: RelayContext<RelayConfigView, BalanceWatchStore>): Promise<number | undefined> {
   if (!((context.config.config.balance?.reserve ?? 0) > 0)) return undefined;
   return (await context.store.getBalanceState()).charged ?? 0;
 }
@@ -101,7 +104,7 @@ export async function creditBasis(context: RelayContext<RelayConfigView>): Promi
  * like any other message, so it is durable and logged, and before the alert is disarmed, so a crash
  * between the two loses nothing; it is checked again before it goes out (see the sender).
  */
-export async function observeBalance(context: RelayContext<RelayConfigView>, { balance, currency, smsRate, basis }: BalanceReading): Promise<BalanceCheck> {
+export async function observeBalance(context: RelayContext<RelayConfigView, BalanceWatchStore>, { balance, currency, smsRate, basis }: BalanceReading): Promise<BalanceCheck> {
   const threshold = context.config.config.balance?.threshold;
   if (threshold === undefined) return { balance, threshold, alerted: false };
   const now = context.clock();

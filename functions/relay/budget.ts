@@ -1,8 +1,11 @@
 import type { RelayConfigView, RouteView } from '../core/config/view';
 import { MONTH_BUDGET_WARNING_SHARE } from '../core/defaults';
-import { type MonthUse, NoticeKind } from '../store';
+import { type MessageStore, type MonthUse, NoticeKind } from '../store';
 import { noticeMessage } from './notice';
 import type { RelayContext } from './ports';
+
+/** What the monthly budget warning uses of the store. */
+export type BudgetStore = Pick<MessageStore, 'recordNotice' | 'markBudgetWarned'>;
 
 /**
  * The 80 % warning of a route's `creditsPerMonth`, once per route and month: recorded as a notice to
@@ -16,7 +19,7 @@ import type { RelayContext } from './ports';
  * if (reservation.allowed && reservation.month !== undefined) await warnMonthBudget(context, route, reservation.month);
  * ```
  */
-export async function warnMonthBudget(context: RelayContext<RelayConfigView>, route: RouteView, use: MonthUse): Promise<boolean> {
+export async function warnMonthBudget(context: RelayContext<RelayConfigView, BudgetStore>, route: RouteView, use: MonthUse): Promise<boolean> {
   if (use.warned || use.reserved < use.max * MONTH_BUDGET_WARNING_SHARE) return false;
   const to = context.config.balanceNotify;
   if (to.length > 0) {

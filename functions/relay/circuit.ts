@@ -1,8 +1,11 @@
 import { CIRCUIT } from '../core/defaults';
 import { SmsErrorCode, SmsServiceError } from '../core/provider';
-import type { CircuitState } from '../store';
+import type { CircuitState, MessageStore } from '../store';
 import { RelayMetric, type RelayContext } from './ports';
 import type { RelayConfigView } from '../core/config/view';
+
+/** What the SMS service's circuit uses of the store. */
+export type CircuitStore = Pick<MessageStore, 'getCircuit' | 'circuit'>;
 
 /**
  * The SMS service's circuit, as the relay operations use it (the state is one item in the table,
@@ -54,7 +57,7 @@ const CLOSED: CircuitState = { failures: 0, probes: 0 };
 
 const known = new WeakMap<object, { readonly state: CircuitState; readonly until: number }>();
 
-function remember(context: RelayContext<RelayConfigView>, state: CircuitState): CircuitState {
+function remember(context: RelayContext<RelayConfigView, CircuitStore>, state: CircuitState): CircuitState {
   known.set(context.store, { state, until: context.clock().getTime() + CIRCUIT.knownMs });
   return state;
 }
@@ -63,7 +66,7 @@ function remember(context: RelayContext<RelayConfigView>, state: CircuitState): 
  * The circuit as this process knows it: the state read or written within `CIRCUIT.knownMs`, else
  * read again (strongly consistent).
  */
-export async function readCircuit(context: RelayContext<RelayConfigView>, { fresh = false }: { readonly fresh?: boolean } = {}): Promise<CircuitState> {
+export async function readCircuit(context: RelayContext<RelayConfigView, CircuitStore>, { fresh = false }: { readonly fresh?: boolean } = {}): Promise<CircuitState> {
   const cached = known.get(context.store);
   if (!fresh && cached !== undefined && context.clock().getTime() < cached.until) return cached.state;
   return remember(context, await context.store.getCircuit());
@@ -73,7 +76,7 @@ export async function readCircuit(context: RelayContext<RelayConfigView>, { fres
  * Whether sends must wait: the circuit is open and a probe (made here when one is due) did not
  * close it. Returns the open state, or `undefined` when a send may start.
  */
-export async function sendsMustWait(context: RelayContext<RelayConfigView>): Promise<CircuitState | undefined> {
+export async function sendsMustWait(context: RelayContext<RelayConfigView, CircuitStore>): Promise<CircuitState | undefined> {
   const state = await readCircuit(context);
   if (state.openedAt === undefined) return undefined;
   const after = await probeIfDue(context, state);
@@ -81,7 +84,7 @@ export async function sendsMustWait(context: RelayContext<RelayConfigView>): Pro
 }
 
 /** Counts a failed call to the service: one more failure in a row (opening the circuit at the threshold), or an answer. */
-export async function noteServiceFailure(context: RelayContext<RelayConfigView>, error: unknown): Promise<void> {
+export async function noteServiceFailure(context: RelayContext<RelayConfigView, CircuitStore>, error: unknown): Promise<void> {
   const signal = serviceSignal(error);
   if (signal === ServiceSignal.Answered) return await noteServiceAnswered(context);
   if (signal === ServiceSignal.None) return;
@@ -102,7 +105,7 @@ export async function noteServiceFailure(context: RelayContext<RelayConfigView>,
  * The service answered: the failures in a row end and an open circuit closes. Costs a write only
  * when this process knows of failures or an open circuit.
  */
-export async function noteServiceAnswered(context: RelayContext<RelayConfigView>): Promise<void> {
+export async function noteServiceAnswered(context: RelayContext<RelayConfigView, CircuitStore>): Promise<void> {
   const state = await readCircuit(context);
   if (state.failures === 0 && state.openedAt === undefined && state.probes === 0) return;
   const { closed } = await context.store.circuit.succeeded();
@@ -117,7 +120,7 @@ export async function noteServiceAnswered(context: RelayContext<RelayConfigView>
  *
  * @returns the circuit as it stands after the probe (or without one).
  */
-export async function probeIfDue(context: RelayContext<RelayConfigView>, state?: CircuitState): Promise<CircuitState> {
+export async function probeIfDue(context: RelayContext<RelayConfigView, CircuitStore>, state?: CircuitState): Promise<CircuitState> {
   const current = state ?? (await readCircuit(context));
   if (current.openedAt === undefined) return current;
   const now = context.clock();
@@ -146,7 +149,7 @@ export function probeDelayMs(probes: number): number {
   return Math.min(CIRCUIT.maxProbeMs, CIRCUIT.firstProbeMs * 2 ** Math.max(0, probes));
 }
 
-function announceClosed(context: RelayContext<RelayConfigView>, was: CircuitState): void {
+function announceClosed(context: RelayContext<RelayConfigView, CircuitStore>, was: CircuitState): void {
   context.metrics.add(RelayMetric.SmsServiceUnreachable, 0);
   context.logger.warn('circuit', { circuit: 'closed', since: was.openedAt, closedAt: context.clock().toISOString(), probes: was.probes });
 }

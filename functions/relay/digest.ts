@@ -3,10 +3,13 @@ import { literalRecipients, type RelayConfigView, type RouteView } from '../core
 import { DIGEST } from '../core/defaults';
 import { clockTime, spokenDuration } from '../core/local-time';
 import { type Deferral, type DigestScope, quietUntil } from '../core/windows';
-import { AcceptOutcome, type MessageRecord } from '../store';
+import { AcceptOutcome, type MessageRecord, type MessageStore } from '../store';
 import { mutedReason } from './mutes';
 import { noticeMessage } from './notice';
 import { RelayMetric, type RelayContext } from './ports';
+
+/** What digests (`deferralOf`, `recordDigests`) use of the store. */
+export type DigestStore = Pick<MessageStore, 'getMute' | 'openDigestWindow' | 'findDueDeferred' | 'getMessage' | 'markDigested' | 'dropDeferred' | 'moveToWindow' | 'acceptWebhook'>;
 
 /**
  * Whether a message the route accepts at `at` waits for a digest, and until when: to the end of
@@ -20,7 +23,7 @@ import { RelayMetric, type RelayContext } from './ports';
  * const deferral = await deferralOf(context, route, request.receivedAt); // { until: 07:00, reason: 'quiet hours until 07:00 …' }
  * ```
  */
-export async function deferralOf(context: RelayContext<RelayConfigView>, route: RouteView, at: Date): Promise<Deferral | undefined> {
+export async function deferralOf(context: RelayContext<RelayConfigView, DigestStore>, route: RouteView, at: Date): Promise<Deferral | undefined> {
   const { quietHours, digest, timeZone } = route.config;
   if (quietHours !== undefined) {
     const until = quietUntil(at, quietHours, timeZone);
@@ -78,7 +81,7 @@ export interface DigestReport {
  * const { ids } = await recordDigests(context, now);
  * ```
  */
-export async function recordDigests(context: RelayContext<RelayConfigView>, now: Date, { graceMs = DIGEST.graceMs, compile }: DigestOptions = {}): Promise<DigestReport> {
+export async function recordDigests(context: RelayContext<RelayConfigView, DigestStore>, now: Date, { graceMs = DIGEST.graceMs, compile }: DigestOptions = {}): Promise<DigestReport> {
   const ids: string[] = [];
   let digested = 0;
   let dropped = 0;
@@ -132,7 +135,7 @@ function byWindow(records: readonly MessageRecord[]): Window[] {
 }
 
 /** Drops a muted route's window: each record DROPPED with the mute's reason, none sent. */
-async function dropWindow({ store, logger, metrics }: RelayContext<RelayConfigView>, { route, until, records }: Window, reason: string, now: Date): Promise<number> {
+async function dropWindow({ store, logger, metrics }: RelayContext<RelayConfigView, DigestStore>, { route, until, records }: Window, reason: string, now: Date): Promise<number> {
   let dropped = 0;
   for (const record of records) if ((await store.dropDeferred(record.id, { until, reason, now })) !== undefined) dropped += 1;
   metrics.add(RelayMetric.Dropped, dropped, route);
@@ -140,7 +143,7 @@ async function dropWindow({ store, logger, metrics }: RelayContext<RelayConfigVi
   return dropped;
 }
 
-async function recordDigest(context: RelayContext<RelayConfigView>, route: CompiledRoute, { until, records }: Window, now: Date): Promise<{ id: string | undefined; digested: number }> {
+async function recordDigest(context: RelayContext<RelayConfigView, DigestStore>, route: CompiledRoute, { until, records }: Window, now: Date): Promise<{ id: string | undefined; digested: number }> {
   const { store, logger, metrics } = context;
   const scope = digestScope(route, until, records);
   const { text } = route.engine.render(route.digestTemplate!, { ...scope }, { trackMissing: false });

@@ -3,6 +3,9 @@ import { DIGEST } from '../core/defaults';
 import type { MessageStore, StuckCounts } from '../store';
 import { RelayMetric, type RelayContext } from './ports';
 
+/** What `publishStuckCounts` uses of the store. */
+export type StuckGaugesStore = Pick<MessageStore, 'countStuck'>;
+
 /**
  * The stuck records are counted at most this often per process (and store); the sweeps in between
  * publish the last counts again. Under the minute of `SWEEP_SCHEDULE`, so each scheduled run on AWS
@@ -17,7 +20,7 @@ export const STUCK_COUNT_INTERVAL_MS = 50_000;
  */
 export const DEFERRED_OVERDUE_AFTER_MS = DIGEST.graceMs + 60_000;
 
-const counted = new WeakMap<MessageStore, { readonly at: number; readonly counts: StuckCounts }>();
+const counted = new WeakMap<StuckGaugesStore, { readonly at: number; readonly counts: StuckCounts }>();
 
 /**
  * Publishes how many records are stuck now, for the alarms that watch states rather than events:
@@ -30,7 +33,7 @@ const counted = new WeakMap<MessageStore, { readonly at: number; readonly counts
  * await publishStuckCounts(context, context.clock());
  * ```
  */
-export async function publishStuckCounts(context: RelayContext<RelayConfigView>, now: Date): Promise<void> {
+export async function publishStuckCounts(context: RelayContext<RelayConfigView, StuckGaugesStore>, now: Date): Promise<void> {
   const { store, metrics, logger } = context;
   let last = counted.get(store);
   if (last === undefined || now.getTime() - last.at >= STUCK_COUNT_INTERVAL_MS || now.getTime() < last.at) {

@@ -4,16 +4,20 @@ import { evaluateWebhook, type Evaluation } from '../core/pipeline/evaluate';
 import { Verdict } from '../core/pipeline/verdict';
 import { capturedHeaderNames } from '../core/sources/captured-headers';
 import { secretProblem } from '../core/sources/secret-check';
+import type { LoadedConfig } from '../core/config/compile';
 import type { InboundWebhook, SourceFetch } from '../core/sources/types';
 import { defaultSourceFetch } from './https-get';
-import { touchHeartbeat } from './heartbeat';
+import { type HeartbeatStore, touchHeartbeat } from './heartbeat';
 import { mutedReason } from './mutes';
-import { AcceptOutcome, MAX_RECORDS_PER_WEBHOOK, MessageState, type NewMessage } from '../store';
+import { AcceptOutcome, MAX_RECORDS_PER_WEBHOOK, MessageState, type MessageStore, type NewMessage } from '../store';
 import { RelayMetric, type RelayContext } from './ports';
 import type { Deferral } from '../core/windows';
-import { deferralOf } from './digest';
+import { deferralOf, type DigestStore } from './digest';
 import { overridesFor } from './oncall';
-import { discardOpenedIncident, pageIncident, toNewMessage, type PagedEvaluation } from './paging';
+import { discardOpenedIncident, pageIncident, type PagingStore, toNewMessage, type PagedEvaluation } from './paging';
+
+/** What `ingestWebhook` uses of the store: the accept and the capture, and what its digests, heartbeats and paging use. */
+export type IngestStore = Pick<MessageStore, 'acceptWebhook' | 'capturePayload' | 'getMute' | 'activeOverrides'> & DigestStore & HeartbeatStore & PagingStore;
 
 export interface IngestRequest extends InboundWebhook {
   readonly routeId: string;
@@ -65,7 +69,7 @@ export interface IngestOptions {
  * ```
  */
 export async function ingestWebhook(
-  context: RelayContext,
+  context: RelayContext<LoadedConfig, IngestStore>,
   request: IngestRequest,
   { maxBodyBytes = MAX_BODY_BYTES }: IngestOptions = {},
 ): Promise<IngestAnswer> {
@@ -282,7 +286,7 @@ async function confirm(fetch: SourceFetch, url: string): Promise<string | undefi
  * only: a stranger's bytes are never stored), with the route's allow-list of headers. Best effort: the webhook is already recorded, so a
  * failure here is logged and the answer stands.
  */
-async function capture(context: RelayContext, request: IngestRequest, recordIds: readonly string[]): Promise<void> {
+async function capture(context: RelayContext<LoadedConfig, IngestStore>, request: IngestRequest, recordIds: readonly string[]): Promise<void> {
   const route = context.config.routes.get(request.routeId);
   const keepSeconds = route?.config.capture;
   if (route === undefined || keepSeconds === undefined) return;

@@ -10,10 +10,16 @@ import type { CompiledRecipients } from '../core/recipients/types';
 // The module itself, not the templates' index: the sweeper bundles this file and must not carry LiquidJS.
 import { buildScope } from '../core/templates/scope';
 import { fitMessage } from '../core/fitting';
-import { AcceptOutcome, MessageState, type NewMessage } from '../store';
+import { AcceptOutcome, MessageState, type MessageStore, type NewMessage } from '../store';
 import { overridesFor } from './oncall';
 import { RelayMetric, type RelayContext } from './ports';
 import type { IngestRequest } from './ingest';
+
+/** What paging (incidents, escalations, renotifies) uses of the store. */
+export type PagingStore = Pick<
+  MessageStore,
+  'openIncident' | 'openIncidentOf' | 'listOpenIncidents' | 'advanceIncident' | 'noteIncident' | 'closeIncident' | 'ackToken' | 'activeOverrides' | 'acceptWebhook'
+>;
 
 /** Who a webhook's SMS of a route with paging are for, masked, for an incident's story. */
 const masked = (numbers: readonly string[]): string => numbers.map(maskMsisdn).join(', ');
@@ -31,7 +37,7 @@ const masked = (numbers: readonly string[]): string => numbers.map(maskMsisdn).j
  * if (route.paging !== undefined) evaluation = await pageIncident(context, route, request, evaluation, { mayOpen: muted === undefined });
  * ```
  */
-export async function pageIncident(context: RelayContext, route: CompiledRoute, request: IngestRequest, evaluation: Evaluation, { mayOpen }: { readonly mayOpen: boolean }): Promise<PagedEvaluation> {
+export async function pageIncident(context: RelayContext<LoadedConfig, PagingStore>, route: CompiledRoute, request: IngestRequest, evaluation: Evaluation, { mayOpen }: { readonly mayOpen: boolean }): Promise<PagedEvaluation> {
   const paging = route.paging;
   if (paging === undefined) return evaluation;
   const scope = buildScope({ body: route.pack.parse(request), headers: request.headers });
@@ -72,7 +78,7 @@ export interface PagedEvaluation extends Evaluation {
  * sender's retry after the first delivery's incident closed): its SMS are the first delivery's, so
  * the incident closes at once rather than escalate something nobody was sent.
  */
-export async function discardOpenedIncident(context: RelayContext, evaluation: PagedEvaluation, now: Date): Promise<void> {
+export async function discardOpenedIncident(context: RelayContext<LoadedConfig, PagingStore>, evaluation: PagedEvaluation, now: Date): Promise<void> {
   if (evaluation.openedIncident === undefined) return;
   await context.store.closeIncident(evaluation.openedIncident, { state: IncidentState.Resolved, by: 'a duplicate delivery (nothing sent)', now });
 }
@@ -83,7 +89,7 @@ function unsplit(parts: readonly PlannedMessage[]): string {
 }
 
 /** One SMS per recipient, each ending with its own acknowledge link; `undefined` when the route has no link origin. */
-async function linkedMessages(context: RelayContext<RelayConfigView>, route: CompiledRoute, incidentId: string, text: string, recipients: readonly string[], now: Date): Promise<PlannedMessage[] | undefined> {
+async function linkedMessages(context: RelayContext<RelayConfigView, PagingStore>, route: CompiledRoute, incidentId: string, text: string, recipients: readonly string[], now: Date): Promise<PlannedMessage[] | undefined> {
   const origin = route.paging?.ack?.baseUrl ?? context.publicUrl;
   if (origin === undefined) {
     context.logger.warn('acknowledge link left out: the route names no ack.baseUrl and the relay does not know its own URL', { route: route.id });
@@ -132,7 +138,7 @@ export interface EscalationReport {
  * dispatch?.(ids);
  * ```
  */
-export async function recordEscalations(context: RelayContext<RelayConfigView>, now: Date, { compile }: EscalationOptions = {}): Promise<EscalationReport> {
+export async function recordEscalations(context: RelayContext<RelayConfigView, PagingStore>, now: Date, { compile }: EscalationOptions = {}): Promise<EscalationReport> {
   const { store, logger, metrics } = context;
   const ids: string[] = [];
   let unacknowledged = 0;
@@ -188,7 +194,7 @@ export async function recordEscalations(context: RelayContext<RelayConfigView>, 
 }
 
 /** The SMS of one escalation or renotify: with `ack`, one per recipient with its link; else one to all. */
-async function escalationMessages(context: RelayContext<RelayConfigView>, route: CompiledRoute, incidentId: string, text: string, numbers: readonly string[], now: Date): Promise<NewMessage[]> {
+async function escalationMessages(context: RelayContext<RelayConfigView, PagingStore>, route: CompiledRoute, incidentId: string, text: string, numbers: readonly string[], now: Date): Promise<NewMessage[]> {
   const delivery = route.config.delivery;
   if (numbers.length === 0) {
     return [{ index: 0, part: 1, parts: 1, text, to: [], encoding: 'GSM-7', characters: text.length, segments: 0, delivery, state: MessageState.Dropped, reason: 'no valid recipient for this escalation step' }];

@@ -38,10 +38,13 @@ export interface RelayMetrics {
  * needs the compiled config (`LoadedConfig`, the default); the sender, the sweeper and the balance
  * watch take any {@link RelayConfigView} (`RelayContext<RelayConfigView>`), which a compiled
  * config is too.
+ *
+ * Each operation names the part of the store it uses (its port, e.g. `SenderStore` beside
+ * `sendMessage`): `RelayContext<RelayConfigView, SenderStore>`. The whole store satisfies every port.
  */
-export interface RelayContext<Config extends RelayConfigView = LoadedConfig> {
+export interface RelayContext<Config extends RelayConfigView = LoadedConfig, Store = MessageStore> {
   readonly config: Config;
-  readonly store: MessageStore;
+  readonly store: Store;
   readonly secrets: SecretSource;
   /** Creates (or reuses) the SMS client with the current API key; `refresh` forces a new key. */
   readonly sms: SmsClientSource;

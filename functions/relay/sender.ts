@@ -8,17 +8,18 @@ import {
   type SmsClient,
 } from '../core/provider';
 import type { RelayConfigView } from '../core/config/view';
-import { DeliveryPolicy, RoutePriority } from '../core/config/policies';
+import { DeliveryPolicy } from '../core/config/policies';
 import { maskMsisdn } from '../core/recipients/mask';
-import { ClaimLostError, LimitKind, type LimitsTaken, MessageState, NoticeKind, type BalanceState, type LastError, type MessageRecord, type SendResult } from '../store';
-import { SWEEP_PENDING_GRACE_MS } from '../core/defaults';
-import { monthBounds } from '../core/local-time';
-import { type BalanceReading, creditBasis, observeBalance } from './balance';
-import { warnMonthBudget } from './budget';
-import { mutedReason } from './mutes';
-import { noteServiceAnswered, noteServiceFailure, sendsMustWait } from './circuit';
+import { ClaimLostError, MessageState, type MessageStore, type LastError, type MessageRecord, type SendResult } from '../store';
+import { type BalanceReading, type BalanceWatchStore, creditBasis, observeBalance } from './balance';
+import { BALANCE_LOOKUP_TIMEOUT_MS, checkBeforeSend, type CreditGateStore, type Gate, GateOutcome, settleGateAfterFailure, settleGateAfterSend } from './credit-gate';
+import { errorName } from './error-name';
+import { type CircuitStore, noteServiceAnswered, noteServiceFailure, sendsMustWait } from './circuit';
 import { backoffMs, RelayMetric, type RelayContext } from './ports';
 import { mayRetry } from './retry';
+
+/** What `sendMessage` uses of the store: the claim and the outcome, and what its gate, circuit and balance watch use. */
+export type SenderStore = Pick<MessageStore, 'claimMessage' | 'settle'> & CreditGateStore & CircuitStore & BalanceWatchStore;
 
 /** What the sender did with one record. */
 export const SendOutcome = {
@@ -28,10 +29,10 @@ export const SendOutcome = {
   Retrying: 'retrying',
   Failed: 'failed',
   Unknown: 'unknown',
-  Parked: 'parked',
-  Held: 'held',
+  Parked: GateOutcome.Parked,
+  Held: GateOutcome.Held,
   /** A low-balance notice whose balance is back above the threshold: dropped, never sent. */
-  Dropped: 'dropped',
+  Dropped: GateOutcome.Dropped,
   /** The SMS service is unreachable (its circuit is open): left PENDING, untouched, for when it is back. */
   Waiting: 'waiting',
 } as const;
@@ -66,7 +67,7 @@ export interface SendMessageOptions {
  * for (const id of idsFromStream) await sendMessage(context, id);
  * ```
  */
-export async function sendMessage(context: RelayContext<RelayConfigView>, id: string, { onRetry }: SendMessageOptions = {}): Promise<SendOutcome> {
+export async function sendMessage(context: RelayContext<RelayConfigView, SenderStore>, id: string, { onRetry }: SendMessageOptions = {}): Promise<SendOutcome> {
   const { store, logger, clock } = context;
   if ((await sendsMustWait(context)) !== undefined) return SendOutcome.Waiting;
   const claimed = await store.claimMessage(id, { now: clock() });
@@ -76,13 +77,13 @@ export async function sendMessage(context: RelayContext<RelayConfigView>, id: st
   let gate: Gate;
   try {
     gate = await checkBeforeSend(context, claimed);
-    if (gate.outcome !== SendOutcome.Sent) await store.settle(id, token, { state: GATE_STATE[gate.outcome], reason: gate.reason }, { now: clock() });
+    if (gate.outcome !== GateOutcome.Send) await store.settle(id, token, { state: GATE_STATE[gate.outcome], reason: gate.reason }, { now: clock() });
   } catch (error) {
     await noteCircuit(context, () => noteServiceFailure(context, error));
     if (await releaseUnsent(context, claimed, token, error, onRetry)) return SendOutcome.Failed;
     throw error;
   }
-  if (gate.outcome !== SendOutcome.Sent) {
+  if (gate.outcome !== GateOutcome.Send) {
     if (gate.outcome === SendOutcome.Held) context.metrics.add(RelayMetric.HeldBack, 1, claimed.route);
     if (gate.outcome === SendOutcome.Parked) context.metrics.add(RelayMetric.Parked, 1, claimed.route);
     if (gate.outcome === SendOutcome.Dropped) context.metrics.add(RelayMetric.Dropped, 1, claimed.route);
@@ -104,20 +105,7 @@ export async function sendMessage(context: RelayContext<RelayConfigView>, id: st
   // stream retry, a send that succeeded).
   const sent = await recordSent(context, claimed, token, result);
   const note = (what: string) => (error: unknown) => logger.error(what, { id, route: claimed.route, error: errorName(error) });
-  // The spend views add up the sent records; only a credits limit needs the route's day or month counter.
-  const routeConfig = claimed.notice === undefined ? context.config.routes.get(claimed.route)?.config : undefined;
-  const capsDay = routeConfig?.limits?.creditsPerDay !== undefined;
-  const capsMonth = routeConfig?.limits?.creditsPerMonth !== undefined;
-  await Promise.all([
-    capsDay || capsMonth
-      ? store
-          .recordCreditsSpent({ route: claimed.route, deducted: result.deducted, now: clock(), day: capsDay, ...(capsMonth ? { month: monthBounds(clock(), routeConfig!.timeZone) } : {}) })
-          .catch(note('credits spent not recorded'))
-      : undefined,
-    recordPrice(context, claimed, result.deducted).catch(note('price not recorded')),
-    correctCredit(context, gate.credit, result).catch(note('projected balance not corrected')),
-    noteServiceAnswered(context).catch(note('SMS service circuit not updated')),
-  ]);
+  await Promise.all([settleGateAfterSend(context, claimed, gate, result), noteServiceAnswered(context).catch(note('SMS service circuit not updated'))]);
   const { metrics } = context;
   metrics.add(RelayMetric.Sent, 1, claimed.route);
   metrics.add(RelayMetric.Segments, claimed.segments * claimed.to.length, claimed.route);
@@ -128,288 +116,7 @@ export async function sendMessage(context: RelayContext<RelayConfigView>, id: st
   return SendOutcome.Sent;
 }
 
-/** What to do with a claimed record before any send: go ahead, or hold, park or drop it, and why. */
-type Gate =
-  | {
-      readonly outcome: typeof SendOutcome.Sent;
-      /** The estimate taken from the projected balance (with `balance.reserve` set), settled after the send. */
-      readonly credit?: Credit;
-      /** What the route's limits took, given back when the send certainly did not go out. */
-      readonly limits?: LimitsTaken;
-    }
-  | { readonly outcome: typeof SendOutcome.Held | typeof SendOutcome.Parked | typeof SendOutcome.Dropped; readonly reason: string };
-
-/** An estimate taken from the projected balance by `reserveCredit`. */
-interface Credit {
-  /** The send's claim token, the reservation's name. */
-  readonly token: string;
-  readonly estimate: number;
-  /** The store's `charged` when it was taken (see `observeSentCredit`). */
-  readonly basis: number;
-}
-
-const GO: Gate = { outcome: SendOutcome.Sent };
-
 const GATE_STATE = { [SendOutcome.Held]: MessageState.Held, [SendOutcome.Parked]: MessageState.Parked, [SendOutcome.Dropped]: MessageState.Dropped } as const;
-
-/**
- * The checks that keep credit safe, in order: a low-balance notice whose balance recovered is
- * stale; a `normal` route's message whose estimate the projected balance cannot pay while keeping
- * `balance.reserve` is parked; one over a route limit is held. Costs are estimated from the price
- * kept in the store, so every check holds from the first send of a fresh process.
- *
- * With a reserve, every send takes its estimate from the projected balance kept in the store by one
- * conditional write (see `reserveCredit`), so concurrent senders cannot together go below the
- * reserve: a normal route's messages only while the reserve stays; critical routes' messages and
- * every notice (the low-balance SMS, and a route's held summary, budget warning and dead-man's
- * switch, whatever the route's priority) whatever is left, so that normal routes see what they
- * spend. A store that knows no price or projected balance yet reads the balance first, for every
- * send alike; a critical message is never held up by the balance: when that read fails it goes out
- * untracked.
- */
-async function checkBeforeSend(context: RelayContext<RelayConfigView>, record: MessageRecord): Promise<Gate> {
-  const reserve = context.config.config.balance?.reserve ?? 0;
-  if (record.notice === NoticeKind.LowBalance) {
-    const gate = await checkNotice(context);
-    return gate.outcome === SendOutcome.Sent && reserve > 0 ? await takeCredit(context, record, await context.store.getBalanceState()) : gate;
-  }
-  const routeView = context.config.routes.get(record.route);
-  const route = routeView?.config;
-  const now = context.clock();
-  if (record.notice === undefined && routeView !== undefined && now.getTime() - Date.parse(record.createdAt) > SWEEP_PENDING_GRACE_MS) {
-    // A message that waited (a retry, a redrive, a backlog) may have been accepted before its route
-    // was muted: it is dropped like a new one. A fresh one was checked at accept, a second earlier.
-    const mute = await context.store.getMute({ route: record.route, now });
-    if (mute !== undefined) return { outcome: SendOutcome.Dropped, reason: mutedReason(routeView, mute, now) };
-  }
-  // A notice is the relay's own word to the people who run it, never a route's traffic.
-  const guardsReserve = reserve > 0 && record.notice === undefined && route?.priority !== RoutePriority.Critical;
-  const limits = record.notice === undefined ? route?.limits : undefined;
-  const capsCredits = limits?.creditsPerDay !== undefined || limits?.creditsPerMonth !== undefined;
-  if (reserve === 0 && limits?.messages === undefined && !capsCredits) return GO;
-
-  let state = reserve > 0 || capsCredits ? await context.store.getBalanceState() : undefined;
-  if (state !== undefined && (guardsReserve || capsCredits) && !knowsCredit(state, reserve > 0)) state = await readBalanceOnce(context, state);
-  const estimate = state === undefined ? 0 : estimateCredits(record, state.creditsPerUnit ?? 0);
-
-  let credit: Credit | undefined;
-  if (guardsReserve) {
-    const token = record.claimToken!;
-    let taken = await context.store.reserveCredit({ estimate, floor: reserve, token });
-    if (!taken.reserved && state !== undefined && needsFreshBalance(record, state)) {
-      // Redriven since the last balance read: a top-up made in the service's dashboard is seen
-      // before this message is parked again.
-      await freshBalance(context, lastRequeueAt(record)!);
-      taken = await context.store.reserveCredit({ estimate, floor: reserve, token });
-    }
-    if (!taken.reserved) {
-      const left = (taken.projected ?? 0) - estimate;
-      return {
-        outcome: SendOutcome.Parked,
-        reason: `balance reserve: ${formatCredits(estimate)} credits would leave ${formatCredits(left)}, below the reserve of ${formatCredits(reserve)} kept for critical routes; waiting for a top-up and redrive`,
-      };
-    }
-    credit = { token, estimate, basis: taken.basis };
-  } else if (reserve > 0 && state !== undefined) {
-    const gate = await takeCredit(context, record, state);
-    credit = gate.outcome === SendOutcome.Sent ? gate.credit : undefined;
-  }
-  const go: Gate = credit === undefined ? GO : { outcome: SendOutcome.Sent, credit };
-  if (limits === undefined || (limits.messages === undefined && !capsCredits)) return go;
-  let reservation;
-  // One reading of the clock: the month a reservation counts in is the one its time falls in.
-  const reservedAt = context.clock();
-  try {
-    reservation = await context.store.reserveLimit({
-      route: record.route,
-      now: reservedAt,
-      ...(limits.messages === undefined ? {} : { messages: { max: limits.messages, windowSeconds: limits.window } }),
-      ...(limits.creditsPerDay === undefined ? {} : { credits: { maxPerDay: limits.creditsPerDay, estimate } }),
-      ...(limits.creditsPerMonth === undefined ? {} : { monthCredits: { maxPerMonth: limits.creditsPerMonth, estimate, month: monthBounds(reservedAt, route!.timeZone) } }),
-    });
-  } catch (error) {
-    await giveBack(context, credit);
-    throw error;
-  }
-  if (reservation.allowed) {
-    if (reservation.month !== undefined) {
-      // Bookkeeping beside the send: a failure must not stop the message the budget allowed.
-      await warnMonthBudget(context, routeView!, reservation.month).catch((error: unknown) => context.logger.error('monthly budget warning not recorded', { route: record.route, error: errorName(error) }));
-    }
-    return { outcome: SendOutcome.Sent, ...(credit === undefined ? {} : { credit }), limits: reservation.taken };
-  }
-  await giveBack(context, credit);
-  const reason = reservation.reason === LimitKind.Messages
-    ? `route limit: more than ${limits.messages} messages per ${limits.window} s`
-    : reservation.reason === LimitKind.MonthCredits
-      ? `route limit: more than ${limits.creditsPerMonth} credits per month`
-      : `route limit: more than ${limits.creditsPerDay} credits per day`;
-  return { outcome: SendOutcome.Held, reason };
-}
-
-/**
- * Takes a critical message's (or a notice's) estimate from the projected balance whatever is left,
- * so normal routes see what it spends. Without a projected balance or a price yet the balance is
- * read first, as for a normal route: a send that went out untracked would be missing from the
- * projected balance a normal route rebases on while it is in flight, and that route would spend the
- * reserve. Only when that read fails does the message go out untracked (the next read accounts for
- * it): a critical message is never held up by the balance.
- */
-async function takeCredit(context: RelayContext<RelayConfigView>, record: MessageRecord, state: BalanceState): Promise<Gate> {
-  let known = state;
-  if (!knowsCredit(known, true)) {
-    try {
-      known = await readBalanceOnce(context, known);
-    } catch (error) {
-      context.logger.warn('balance unreadable: sending untracked by the projected balance', { id: record.id, route: record.route, error: errorName(error) });
-      return GO;
-    }
-  }
-  if (known.projected === undefined || known.creditsPerUnit === undefined) return GO;
-  const estimate = estimateCredits(record, known.creditsPerUnit);
-  const token = record.claimToken!;
-  const taken = await context.store.reserveCredit({ estimate, token });
-  return taken.reserved ? { outcome: SendOutcome.Sent, credit: { token, estimate, basis: taken.basis } } : GO;
-}
-
-/** Whether the store knows what a send costs and, when `projected` is needed (a reserve), what is projected to be left. */
-function knowsCredit(state: BalanceState, projected: boolean): boolean {
-  return state.creditsPerUnit !== undefined && (!projected || state.projected !== undefined);
-}
-
-/**
- * After a send: its estimate is replaced by the actual `deducted`, and the service's
- * `remainingBalance` moves the projected balance where it proves it wrong (a top-up, credit spent
- * elsewhere).
- */
-async function correctCredit(context: RelayContext<RelayConfigView>, credit: Credit | undefined, result: ServiceSendResult): Promise<void> {
-  if (!((context.config.config.balance?.reserve ?? 0) > 0)) return;
-  await context.store.observeSentCredit({ balance: result.remainingBalance, deducted: result.deducted, ...(credit === undefined ? {} : { reservation: credit }) });
-}
-
-/**
- * Settles a reservation of the projected balance with what the send cost: `deducted` when it went
- * out (see {@link correctCredit}), 0 when it certainly did not, the estimate when it may have (the
- * next balance read corrects it). Never throws: the record's own outcome must still be stored.
- */
-async function settleReservation(context: RelayContext<RelayConfigView>, credit: Credit | undefined, charged: (estimate: number) => number): Promise<void> {
-  if (credit === undefined) return;
-  await context.store.settleCredit({ token: credit.token, estimate: credit.estimate, charged: charged(credit.estimate) }).catch((error: unknown) => {
-    context.logger.error('projected balance not settled', { error: errorName(error) });
-  });
-}
-
-/** Gives a reservation back: the send certainly did not go out. */
-const giveBack = (context: RelayContext<RelayConfigView>, credit: Credit | undefined): Promise<void> => settleReservation(context, credit, () => 0);
-
-/**
- * After a failed send, what the gate took: the projected balance's estimate and the route's limits
- * are given back when it certainly did not go out (a 402, a refusal, each not-sent attempt), so a
- * message parked or retried does not count against `creditsPerMonth`/`creditsPerDay` (or
- * `limits.messages`) for a send that never happened; both are kept when it may have gone out.
- * Never throws: the record's own outcome must still be stored.
- */
-async function settleGateAfterFailure(context: RelayContext<RelayConfigView>, gate: Gate, error: unknown): Promise<void> {
-  if (gate.outcome !== SendOutcome.Sent) return;
-  const notSent = describeSmsError(error).delivery === SendCertainty.NOT_SENT;
-  await Promise.all([
-    settleReservation(context, gate.credit, (estimate) => (notSent ? 0 : estimate)),
-    notSent && gate.limits !== undefined
-      ? context.store.releaseLimit(gate.limits).catch((failure: unknown) => context.logger.error('route limits not given back', { route: gate.limits!.route, error: errorName(failure) }))
-      : undefined,
-  ]);
-}
-
-/**
- * Whether a message must see a fresh balance before it is parked: the first attempt after a
- * redrive, when the projected balance was last read from the service before that redrive.
- */
-function needsFreshBalance(record: MessageRecord, state: BalanceState): boolean {
-  if (record.redrives === 0) return false;
-  const redrivenAt = lastRequeueAt(record);
-  return redrivenAt !== undefined && (state.rebasedAt === undefined || state.rebasedAt < redrivenAt);
-}
-
-/** A balance read under way in this process for redriven messages, and when it began. */
-const freshReads = new WeakMap<object, { readonly startedAt: string; readonly done: Promise<unknown> }>();
-
-/**
- * Reads the balance once for the redriven messages deciding at the same time in this process: one
- * that began after `redrivenAt` is shared, so a redrive of many parked messages costs one read.
- */
-async function freshBalance(context: RelayContext<RelayConfigView>, redrivenAt: string): Promise<void> {
-  const running = freshReads.get(context.store);
-  if (running !== undefined && running.startedAt >= redrivenAt) {
-    await running.done;
-    return;
-  }
-  const startedAt = context.clock().toISOString();
-  const done = context.store.getBalanceState().then((state) => readBalanceOnce(context, state));
-  freshReads.set(context.store, { startedAt, done });
-  try {
-    await done;
-  } finally {
-    if (freshReads.get(context.store)?.done === done) freshReads.delete(context.store);
-  }
-}
-
-const REDRIVEN_FROM: ReadonlySet<string> = new Set([MessageState.Parked, MessageState.Failed, MessageState.Held]);
-
-/** When the record was last sent back to PENDING by a redrive, from its history. */
-function lastRequeueAt(record: MessageRecord): string | undefined {
-  const { history } = record;
-  for (let index = history.length - 1; index > 0; index -= 1) {
-    if (history[index]!.state === MessageState.Pending && REDRIVEN_FROM.has(history[index - 1]!.state)) return history[index]!.at;
-  }
-  return undefined;
-}
-
-/** How long the balance look-ups inside a send may take: they run inside the sender's time budget. */
-const BALANCE_LOOKUP_TIMEOUT_MS = 2_000;
-
-/**
- * A low-balance notice is checked again as it is about to go out (it may have waited parked for a
- * top-up): when the balance is back at or above the threshold it is stale and dropped. When the
- * balance cannot be read the notice goes out: a warning too many beats a warning lost.
- */
-async function checkNotice(context: RelayContext<RelayConfigView>): Promise<Gate> {
-  const threshold = context.config.config.balance?.threshold;
-  if (threshold === undefined) return GO;
-  let balance: number;
-  try {
-    ({ balance } = await (await context.sms.client()).getBalance({ timeoutMs: BALANCE_LOOKUP_TIMEOUT_MS }));
-  } catch {
-    return GO;
-  }
-  if (balance < threshold) return GO;
-  await observeBalance(context, { balance });
-  return { outcome: SendOutcome.Dropped, reason: `stale: the balance is back at ${formatCredits(balance)}, not below the threshold of ${formatCredits(threshold)}` };
-}
-
-/**
- * Fills in what the store does not know yet (no price recorded, no projected balance) with one
- * balance read: `smsRate` becomes the price, and the read is observed (rebasing the projected
- * balance on it, with `state.charged` read before it as the basis). A read that fails throws, so the
- * message is retried later instead of sent past a cap nobody could check.
- */
-async function readBalanceOnce(context: RelayContext<RelayConfigView>, state: BalanceState): Promise<BalanceState> {
-  const read = await (await context.sms.client()).getBalance({ timeoutMs: BALANCE_LOOKUP_TIMEOUT_MS });
-  if (state.creditsPerUnit === undefined && read.smsRate > 0) await context.store.recordPrice({ creditsPerUnit: read.smsRate, now: context.clock() });
-  await observeBalance(context, { ...read, basis: state.charged ?? 0 });
-  const after = await context.store.getBalanceState();
-  return { ...after, creditsPerUnit: after.creditsPerUnit ?? read.smsRate, lastBalance: after.lastBalance ?? read.balance };
-}
-
-/** What a send will cost: recipients × segments × the price of one SMS to one recipient. */
-function estimateCredits(record: Pick<MessageRecord, 'to' | 'segments'>, creditsPerUnit: number): number {
-  return creditsPerUnit * record.to.length * Math.max(1, record.segments);
-}
-
-/** Keeps what this send cost per recipient and segment: the price every process estimates with. */
-async function recordPrice(context: RelayContext<RelayConfigView>, record: MessageRecord, deducted: number): Promise<void> {
-  const units = record.to.length * Math.max(1, record.segments);
-  if (units > 0 && deducted > 0) await context.store.recordPrice({ creditsPerUnit: deducted / units, now: context.clock() });
-}
 
 /** Pauses between attempts to store a send's result. */
 const RECORD_SENT_DELAYS_MS = [0, 250, 1_000, 3_000] as const;
@@ -420,7 +127,7 @@ const RECORD_SENT_DELAYS_MS = [0, 250, 1_000, 3_000] as const;
  * retried a few times. Returns `undefined` when the claim was lost or every attempt failed (logged):
  * the SMS went out and nothing here may make it go out again.
  */
-async function recordSent(context: RelayContext<RelayConfigView>, record: MessageRecord, token: string, result: ServiceSendResult): Promise<MessageRecord | undefined> {
+async function recordSent(context: RelayContext<RelayConfigView, SenderStore>, record: MessageRecord, token: string, result: ServiceSendResult): Promise<MessageRecord | undefined> {
   const full: SendResult = { deducted: result.deducted, remainingBalance: result.remainingBalance, message: result.message, senderId: result.senderId, recipients: result.recipients };
   const amountsOnly: SendResult = { ...full, message: '', recipients: { omitted: 'the full answer could not be stored' } };
   for (const [attempt, delayMs] of RECORD_SENT_DELAYS_MS.entries()) {
@@ -438,11 +145,7 @@ async function recordSent(context: RelayContext<RelayConfigView>, record: Messag
   return undefined;
 }
 
-function formatCredits(value: number): string {
-  return String(Math.round(value * 100) / 100);
-}
-
-async function sendWithKeyRefresh(context: RelayContext<RelayConfigView>, record: MessageRecord): Promise<ServiceSendResult> {
+async function sendWithKeyRefresh(context: RelayContext<RelayConfigView, SenderStore>, record: MessageRecord): Promise<ServiceSendResult> {
   const request = { phoneNumbers: record.to, message: record.text, ...(record.senderId === undefined ? {} : { senderId: record.senderId }) };
   const client = await smsClient(() => context.sms.client());
   try {
@@ -472,7 +175,7 @@ async function smsClient(get: () => Promise<SmsClient>): Promise<SmsClient> {
   }
 }
 
-async function settleFailure(context: RelayContext<RelayConfigView>, record: MessageRecord, token: string, error: unknown, onRetry: SendMessageOptions['onRetry']): Promise<SendOutcome> {
+async function settleFailure(context: RelayContext<RelayConfigView, SenderStore>, record: MessageRecord, token: string, error: unknown, onRetry: SendMessageOptions['onRetry']): Promise<SendOutcome> {
   const { store, clock, metrics, policy } = context;
   // Any error that is not the client's counts as maybe-sent: nothing proves otherwise.
   const description = describeSmsError(error);
@@ -533,7 +236,7 @@ async function settleFailure(context: RelayContext<RelayConfigView>, record: Mes
  * @returns `true` when the record was settled FAILED. Best effort: if the store is still failing,
  * the stale recovery is all there is.
  */
-async function releaseUnsent(context: RelayContext<RelayConfigView>, record: MessageRecord, token: string, error: unknown, onRetry: SendMessageOptions['onRetry']): Promise<boolean> {
+async function releaseUnsent(context: RelayContext<RelayConfigView, SenderStore>, record: MessageRecord, token: string, error: unknown, onRetry: SendMessageOptions['onRetry']): Promise<boolean> {
   const { store, clock, policy, metrics } = context;
   const now = clock();
   const lastError: LastError = { name: errorName(error), delivery: SendCertainty.NOT_SENT, message: failedBeforeSending(error) };
@@ -559,7 +262,7 @@ async function releaseUnsent(context: RelayContext<RelayConfigView>, record: Mes
  * Tells the circuit what a failed call said about the service. Bookkeeping beside the record's own
  * outcome: a store failure here is logged, and the record is still settled.
  */
-async function noteCircuit(context: RelayContext<RelayConfigView>, note: () => Promise<void>): Promise<void> {
+async function noteCircuit(context: RelayContext<RelayConfigView, SenderStore>, note: () => Promise<void>): Promise<void> {
   await note().catch((error: unknown) => context.logger.error('SMS service circuit not updated', { error: errorName(error) }));
 }
 
@@ -574,7 +277,7 @@ function failedBeforeSending(error: unknown): string {
  * The balance after a 402, for the low-balance notice: a 402 says only that the balance does not
  * cover this send, which may be well above zero. Taken as 0 when it cannot be read.
  */
-async function balanceAfterRefusal(context: RelayContext<RelayConfigView>): Promise<BalanceReading> {
+async function balanceAfterRefusal(context: RelayContext<RelayConfigView, SenderStore>): Promise<BalanceReading> {
   try {
     const basis = await creditBasis(context);
     const { balance, currency, smsRate } = await (await context.sms.client()).getBalance({ timeoutMs: BALANCE_LOOKUP_TIMEOUT_MS });
@@ -584,7 +287,7 @@ async function balanceAfterRefusal(context: RelayContext<RelayConfigView>): Prom
   }
 }
 
-function logSend(context: RelayContext<RelayConfigView>, record: MessageRecord, state: string, extra: Record<string, unknown>): void {
+function logSend(context: RelayContext<RelayConfigView, SenderStore>, record: MessageRecord, state: string, extra: Record<string, unknown>): void {
   const level = state === 'SENT' ? 'info' : state === 'RETRY' || state === 'HELD' ? 'warn' : 'error';
   context.logger[level]('sms', {
     id: record.id,
@@ -597,6 +300,3 @@ function logSend(context: RelayContext<RelayConfigView>, record: MessageRecord, 
   });
 }
 
-function errorName(error: unknown): string {
-  return error instanceof Error ? error.name : typeof error;
-}

@@ -1,15 +1,24 @@
 import { literalRecipients, type RelayConfigView } from '../core/config/view';
 import { DeliveryPolicy } from '../core/config/policies';
-import { ClaimLostError, MessageState, type MessageRecord, NoticeKind } from '../store';
-import { checkHeartbeats, type HeartbeatReport } from './heartbeat';
+import { ClaimLostError, MessageState, type MessageRecord, type MessageStore, NoticeKind } from '../store';
+import { checkHeartbeats, type HeartbeatReport, type HeartbeatStore } from './heartbeat';
 import { noticeMessage } from './notice';
 import { RelayMetric, type RelayContext } from './ports';
-import { probeIfDue, readCircuit } from './circuit';
+import { type CircuitStore, probeIfDue, readCircuit } from './circuit';
 import { mayRetry } from './retry';
-import { sendMessage, type SendOutcome } from './sender';
-import { type DigestOptions, recordDigests } from './digest';
-import { recordEscalations } from './paging';
-import { publishStuckCounts } from './gauges';
+import { sendMessage, type SendOutcome, type SenderStore } from './sender';
+import { type DigestOptions, type DigestStore, recordDigests } from './digest';
+import { type PagingStore, recordEscalations } from './paging';
+import { publishStuckCounts, type StuckGaugesStore } from './gauges';
+
+/** What `sweep` uses of the store: its own listings and settlements, and what its steps use. */
+export type SweepStore = Pick<MessageStore, 'findStaleSending' | 'findDuePending' | 'settle' | 'keepStaleCredit' | 'heldSummaryDue' | 'recordNotice' | 'markSummarySent'> &
+  SenderStore &
+  CircuitStore &
+  DigestStore &
+  PagingStore &
+  StuckGaugesStore &
+  HeartbeatStore;
 
 export interface SweepOptions {
   /**
@@ -75,76 +84,145 @@ export interface SweepReport {
  * or digest window, one summary SMS per route window in which a limit held messages back, and runs
  * the routes' dead-man's switches (`heartbeat`); publishes how many records are stuck now
  * (`publishStuckCounts`). A record this version cannot read is left out by the store's listings
- * (counted and logged through its `onUndecodable`), so it never stops a sweep.
+ * (counted and logged through its `onUndecodable`), so it never stops a sweep. The work is the list
+ * of {@link SWEEP_STEPS}, run in turn.
  *
  * @example
  * ```ts
  * const report = await sweep(context, { pendingGraceMs: 10_000 });
  * ```
  */
-export async function sweep(
-  context: RelayContext<RelayConfigView>,
-  { pendingGraceMs = 0, concurrency = 4, limit = 200, canContinue = () => true, dispatch, digests: digestOptions, canWait = () => false }: SweepOptions = {},
-): Promise<SweepReport> {
-  const now = context.clock();
-  const recovered = await recoverStale(context, now, limit, dispatch !== undefined);
-  await checkCircuit(context, canWait);
-  // Before the due records are listed: a digest is a new PENDING record (the stream sends it on
-  // AWS; locally it is handed to the send queue with the rest).
-  const digests = await recordDigests(context, now, digestOptions).catch((error: unknown) => {
-    // The retries and recoveries below must not wait on a digest; its records stay DEFERRED for the next run.
-    context.logger.error('digests not recorded; the next sweep tries again', { error });
-    context.metrics.add(RelayMetric.SweepErrors, 1);
-    return { ids: [], digested: 0 };
-  });
-  dispatch?.(digests.ids);
-  // Paging: due escalations and renotifies become PENDING records like a digest (see paging.ts).
-  const escalations = await recordEscalations(context, now, digestOptions?.compile === undefined ? {} : { compile: digestOptions.compile }).catch((error: unknown) => {
-    context.logger.error('escalations not recorded; the next sweep tries again', { error });
-    context.metrics.add(RelayMetric.SweepErrors, 1);
-    return { ids: [] };
-  });
-  dispatch?.(escalations.ids);
-  await publishStuckCounts(context, now);
-  const dueOptions = { now, limit, ...(pendingGraceMs > 0 ? { updatedBefore: new Date(now.getTime() - pendingGraceMs) } : {}) };
-  if (dispatch !== undefined) {
-    const backlog = newBacklog(now);
-    for await (const page of pages((cursor) => context.store.findDuePending({ ...dueOptions, ...cursor }))) {
-      dispatch(page.map((record) => record.id));
-      backlog.count(page);
-    }
-    backlog.publish(context);
-    const summaries = await recordHeldSummaries(context, now);
-    const heartbeats = await checkHeartbeats(context, now);
-    return { sent: {}, recovered, summaries, heartbeats, digests: digests.ids.length, errors: 0, deferred: 0, dispatched: backlog.due };
+export async function sweep(context: RelayContext<RelayConfigView, SweepStore>, options: SweepOptions = {}): Promise<SweepReport> {
+  const run: SweepRun = {
+    context,
+    now: context.clock(),
+    options: {
+      ...options,
+      pendingGraceMs: options.pendingGraceMs ?? 0,
+      concurrency: options.concurrency ?? 4,
+      limit: options.limit ?? 200,
+      canContinue: options.canContinue ?? (() => true),
+      canWait: options.canWait ?? (() => false),
+    },
+    report: { sent: {}, recovered: 0, summaries: 0, heartbeats: { silent: 0, back: 0 }, digests: 0, errors: 0, deferred: 0 },
+  };
+  for (const step of SWEEP_STEPS) await step(run);
+  return run.report;
+}
+
+/** One sweep as its steps see it: the relay, the sweep's one reading of the clock, its options and the report they fill in. */
+export interface SweepRun {
+  readonly context: RelayContext<RelayConfigView, SweepStore>;
+  readonly now: Date;
+  readonly options: SweepOptions & Required<Pick<SweepOptions, 'pendingGraceMs' | 'concurrency' | 'limit' | 'canContinue' | 'canWait'>>;
+  readonly report: { -readonly [K in keyof SweepReport]: SweepReport[K] };
+}
+
+/** One step of a sweep. A step handles its own failures where the rest of the sweep must go on. */
+export type SweepStep = (run: SweepRun) => Promise<void>;
+
+/**
+ * A step that records new PENDING records (a digest, an escalation): their ids go to `dispatch`
+ * (locally the send queue; on AWS the stream sends them). A failure is logged and counted in
+ * `SweepErrors`; what was not recorded stays due for the next run, and the rest of the sweep goes on.
+ *
+ * @example
+ * ```ts
+ * const recordDueHandoffs = recordingStep('handoffs', ({ context, now }) => recordHandoffs(context, now));
+ * ```
+ */
+export function recordingStep(what: string, record: (run: SweepRun) => Promise<{ readonly ids: readonly string[] }>): SweepStep {
+  return async (run) => {
+    const { ids } = await record(run).catch((error: unknown) => {
+      run.context.logger.error(`${what} not recorded; the next sweep tries again`, { error });
+      run.context.metrics.add(RelayMetric.SweepErrors, 1);
+      return { ids: [] };
+    });
+    run.options.dispatch?.(ids);
+  };
+}
+
+const recoverStaleSends: SweepStep = async (run) => {
+  run.report.recovered = await recoverStale(run.context, run.now, run.options.limit, run.options.dispatch !== undefined);
+};
+
+const probeCircuit: SweepStep = async ({ context, options }) => await checkCircuit(context, options.canWait);
+
+// Before the due records are listed: a digest is a new PENDING record (the stream sends it on AWS;
+// locally it is handed to the send queue with the rest).
+const recordDueDigests = recordingStep('digests', async ({ context, now, options, report }) => {
+  const digests = await recordDigests(context, now, options.digests);
+  report.digests = digests.ids.length;
+  return digests;
+});
+
+// Paging: due escalations and renotifies become PENDING records like a digest (see paging.ts).
+const recordDueEscalations = recordingStep('escalations', async ({ context, now, options }) =>
+  await recordEscalations(context, now, options.digests?.compile === undefined ? {} : { compile: options.digests.compile }),
+);
+
+const publishStuck: SweepStep = async ({ context, now }) => await publishStuckCounts(context, now);
+
+/** The due PENDING records: handed to `dispatch` page by page when there is one, else sent here. */
+const sendDue: SweepStep = async (run) => await (run.options.dispatch === undefined ? sendDueHere(run) : dispatchDue(run, run.options.dispatch));
+
+const recordSummaries: SweepStep = async (run) => {
+  run.report.summaries = await recordHeldSummaries(run.context, run.now);
+};
+
+// Recorded as PENDING notices: the stream (locally the runtime) sends them, or the next sweep.
+const runHeartbeats: SweepStep = async (run) => {
+  run.report.heartbeats = await checkHeartbeats(run.context, run.now);
+};
+
+/** What a sweep does, in order; adding a step is one line here. */
+export const SWEEP_STEPS: readonly SweepStep[] = [
+  recoverStaleSends,
+  probeCircuit,
+  recordDueDigests,
+  recordDueEscalations,
+  publishStuck,
+  sendDue,
+  recordSummaries,
+  runHeartbeats,
+];
+
+function dueOptions({ now, options: { limit, pendingGraceMs } }: SweepRun) {
+  return { now, limit, ...(pendingGraceMs > 0 ? { updatedBefore: new Date(now.getTime() - pendingGraceMs) } : {}) };
+}
+
+async function dispatchDue(run: SweepRun, dispatch: (ids: readonly string[]) => void): Promise<void> {
+  const backlog = newBacklog(run.now);
+  for await (const page of pages((cursor) => run.context.store.findDuePending({ ...dueOptions(run), ...cursor }))) {
+    dispatch(page.map((record) => record.id));
+    backlog.count(page);
   }
-  const due = await context.store.findDuePending(dueOptions);
+  backlog.publish(run.context);
+  run.report.dispatched = backlog.due;
+}
+
+async function sendDueHere(run: SweepRun): Promise<void> {
+  const { context, now, options: { concurrency, canContinue }, report } = run;
+  const due = await context.store.findDuePending(dueOptions(run));
   const backlog = newBacklog(now);
   backlog.count(due.items);
   backlog.publish(context);
-  const sent: Partial<Record<SendOutcome, number>> = {};
-  let errors = 0;
-  let deferred = 0;
   await forEachConcurrently(due.items, concurrency, async (record) => {
     if (!canContinue()) {
-      deferred += 1;
+      report.deferred += 1;
       return;
     }
     try {
       const outcome = await sendMessage(context, record.id);
-      sent[outcome] = (sent[outcome] ?? 0) + 1;
+      report.sent[outcome] = (report.sent[outcome] ?? 0) + 1;
     } catch (error) {
       // One record's failure must not stop the others; its claim (if any) is recovered when stale.
-      errors += 1;
+      report.errors += 1;
       context.logger.error('sweep could not send a record', { id: record.id, route: record.route, error });
     }
   });
   // Counted even when 0, beside the backlog: the alarm reads a sweeper that could not send.
-  context.metrics.add(RelayMetric.SweepErrors, errors);
-  const summaries = await recordHeldSummaries(context, now);
-  // Recorded as PENDING notices: the stream (locally the runtime) sends them, or the next sweep.
-  const heartbeats = await checkHeartbeats(context, now);
-  return { sent, recovered, summaries, heartbeats, digests: digests.ids.length, errors, deferred };
+  context.metrics.add(RelayMetric.SweepErrors, report.errors);
 }
 
 /**
@@ -166,7 +244,7 @@ function newBacklog(now: Date) {
         if (Number.isFinite(dueSince)) oldestMs = Math.max(oldestMs, now.getTime() - dueSince);
       }
     },
-    publish(context: RelayContext<RelayConfigView>): void {
+    publish(context: RelayContext<RelayConfigView, SweepStore>): void {
       context.metrics.add(RelayMetric.PendingDue, due);
       context.metrics.add(RelayMetric.OldestPendingAgeSeconds, Math.round(oldestMs / 1000));
     },
@@ -178,7 +256,7 @@ function newBacklog(now: Date) {
  * `SmsServiceUnreachable` (1 while open, 0 otherwise) on every sweep, so the alarm sees a state that
  * lasts. A store failure here is logged and counted; the rest of the sweep goes on.
  */
-async function checkCircuit(context: RelayContext<RelayConfigView>, canWait: (ms: number) => boolean): Promise<void> {
+async function checkCircuit(context: RelayContext<RelayConfigView, SweepStore>, canWait: (ms: number) => boolean): Promise<void> {
   try {
     let circuit = await probeIfDue(context, await readCircuit(context, { fresh: true }));
     context.metrics.add(RelayMetric.SmsServiceUnreachable, circuit.openedAt === undefined ? 0 : 1);
@@ -199,7 +277,7 @@ async function checkCircuit(context: RelayContext<RelayConfigView>, canWait: (ms
  * SMS may or may not have gone out. At-most-once routes settle it as UNKNOWN; at-least-once routes
  * send it again.
  */
-async function recoverStale(context: RelayContext<RelayConfigView>, now: Date, limit: number, all: boolean): Promise<number> {
+async function recoverStale(context: RelayContext<RelayConfigView, SweepStore>, now: Date, limit: number, all: boolean): Promise<number> {
   const { store, policy, logger } = context;
   const olderThan = new Date(now.getTime() - policy.staleSendingMs);
   const stale: MessageRecord[] = [];
@@ -233,7 +311,7 @@ async function recoverStale(context: RelayContext<RelayConfigView>, now: Date, l
   return recovered;
 }
 
-async function recordHeldSummaries(context: RelayContext<RelayConfigView>, now: Date): Promise<number> {
+async function recordHeldSummaries(context: RelayContext<RelayConfigView, SweepStore>, now: Date): Promise<number> {
   const { store, config } = context;
   let recorded = 0;
   for (const route of config.routes.values()) {

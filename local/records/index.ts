@@ -11,6 +11,11 @@ import { HttpError } from '../http';
 import type { z } from 'zod';
 import { cursorPosition, MAY_HAVE_ARRIVED, needsAcceptDuplicates, REDRIVE_STATES, RecordsPageQuery, STATES, type RecordsPage, type RecordView, type RedriveAnswer, type RequeueOutcome, type State } from './contract';
 
+/** What the listings (`logs`, the console's records) use of the store. */
+export type ListingStore = Pick<MessageStore, 'listByRoute' | 'listByState' | 'listRecent'>;
+/** What a redrive uses of the store: the conditional requeue, and the record before and after. */
+export type RedriveStore = Pick<MessageStore, 'requeue' | 'getMessage'>;
+
 export * from './contract';
 
 /**
@@ -71,7 +76,7 @@ const PAGE = PAGE_SIZE.max;
  * const parked = await queryRecords(store, { state: 'PARKED', since: new Date(Date.now() - 86_400_000) });
  * ```
  */
-export async function queryRecords(store: MessageStore, { route, state, since, before, limit }: RecordQuery): Promise<MessageRecord[]> {
+export async function queryRecords(store: ListingStore, { route, state, since, before, limit }: RecordQuery): Promise<MessageRecord[]> {
   const wanted = limit ?? Number.POSITIVE_INFINITY;
   if (route !== undefined) {
     return await collect(wanted, (cursor) => store.listByRoute(route, page(since, before, cursor)), (record) => state === undefined || record.state === state);
@@ -106,7 +111,7 @@ async function collect(
  *
  * @throws {HttpError} 400 for a cursor this API did not give
  */
-export async function recordsPage(store: MessageStore, { route, state, since, cursor, limit }: z.output<typeof RecordsPageQuery>): Promise<RecordsPage> {
+export async function recordsPage(store: ListingStore, { route, state, since, cursor, limit }: z.output<typeof RecordsPageQuery>): Promise<RecordsPage> {
   const after = cursor === undefined ? undefined : cursorPosition(cursor);
   const timeOf = (record: MessageRecord): string => (route === undefined ? record.updatedAt : record.createdAt);
   const before = after === undefined ? undefined : new Date(Date.parse(after.at) + 1);
@@ -148,7 +153,7 @@ export interface RedriveConsent {
  * const { requeued } = await requeueRecords(store, ids, 'PARKED');
  * ```
  */
-export async function requeueRecords(store: MessageStore, ids: readonly string[], from: RequeueFrom, { acceptDuplicates = false }: RedriveConsent = {}): Promise<RequeueOutcome> {
+export async function requeueRecords(store: RedriveStore, ids: readonly string[], from: RequeueFrom, { acceptDuplicates = false }: RedriveConsent = {}): Promise<RequeueOutcome> {
   if (needsAcceptDuplicates(from) && !acceptDuplicates) throw new HttpError(400, `acceptDuplicates: must be true with "from": "UNKNOWN": ${MAY_HAVE_ARRIVED}`);
   // Side by side: against DynamoDB from an operator's machine each write is a round trip to the
   // region, and one after the other they, not the sender, would set a redrive's pace.
@@ -161,7 +166,7 @@ export async function requeueRecords(store: MessageStore, ids: readonly string[]
  *
  * @throws {HttpError} 409 when this version cannot read it (a value a newer version wrote, seen after a rollback)
  */
-export async function readRecord(store: MessageStore, id: string): Promise<MessageRecord | undefined> {
+export async function readRecord(store: Pick<MessageStore, 'getMessage'>, id: string): Promise<MessageRecord | undefined> {
   try {
     return await store.getMessage(id);
   } catch (error) {
@@ -176,7 +181,7 @@ export async function readRecord(store: MessageStore, id: string): Promise<Messa
  *
  * @throws {HttpError} 404 for no such record, 409 when its state cannot be redriven, 400 for an UNKNOWN one without `acceptDuplicates`
  */
-export async function redriveRecord(store: MessageStore, id: string, consent: RedriveConsent = {}): Promise<RedriveAnswer> {
+export async function redriveRecord(store: RedriveStore, id: string, consent: RedriveConsent = {}): Promise<RedriveAnswer> {
   const record = await readRecord(store, id);
   if (record === undefined) throw new HttpError(404, `no record ${id}`);
   const from = REDRIVE_STATES.find((state) => state === record.state);

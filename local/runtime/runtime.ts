@@ -3,7 +3,7 @@ import { join, resolve } from 'node:path';
 import { createStoreApi } from '../console/api';
 import { createConsoleHandler } from '../console/http';
 import { FIXTURES_DIR, rawRoutesOf } from '../console/standalone';
-import { createConsoleAccess, newConsoleSecret } from '../console/access';
+import { type ConsoleAccess, createConsoleAccess, newConsoleSecret } from '../console/access';
 import { DescribeTableCommand } from '@aws-sdk/client-dynamodb';
 import { loadConfig, readConfigText, type LoadedConfig } from '../../functions/core/config/load';
 import { SANDBOX_DEFAULTS } from '../sandbox/options';
@@ -31,9 +31,9 @@ import { openLocalStore, type LocalStore } from '../shared/local-store';
 import { createRedactor, formatWebhook } from './log-format';
 import { localSchedule, repeat, type Repeating } from './schedule';
 import { assertUsableSecrets, ensureSecretsFile, PROVIDER_API_KEY_NAME } from './secrets';
-import { createRelayServer, type HealthReport } from './server';
+import { createRelayServer, type HealthReport, type RelayServer } from './server';
 import { displayPath, RUNTIME_DEFAULTS, type RuntimeSettings } from '../shared/settings';
-import { createSendQueue } from './send-queue';
+import { createSendQueue, type SendQueue } from './send-queue';
 import { createTerminal } from './terminal';
 import { createTerminalLogger } from './terminal-logger';
 import { takeTurns } from './turns';
@@ -102,6 +102,62 @@ export interface RunningRuntime {
  * ```
  */
 export async function startRuntime(settings: RuntimeSettings, { verbose = false }: RuntimeOptions = {}): Promise<RunningRuntime> {
+  const setup = checkSetup(settings);
+  const cleanup = newCleanup();
+  try {
+    const relay = createRelayServer();
+    const port = await relay.listen(settings.port, settings.host);
+    cleanup.add('server', () => relay.close());
+    const url = `http://${settings.host}:${port}`;
+    const storeWatch = watchStore(setup.terminal);
+    const logger = createTerminalLogger(setup.terminal, { verbose, json: settings.jsonLogs });
+    const local = await openRuntimeStore(settings, setup, logger, storeWatch);
+    cleanup.add('store', () => local.close());
+    const sandbox = settings.providerBaseUrl === undefined ? await startLocalSandbox(setup.loaded, setup.providerApiKey) : undefined;
+    if (sandbox !== undefined) cleanup.add('sandbox', () => sandbox.close());
+    const providerBaseUrl = settings.providerBaseUrl ?? sandbox!.baseUrl;
+    const started: StartedRuntime = { settings, setup, url, local, sandbox, providerBaseUrl, startedAt: new Date().toISOString(), consoleSecret: newConsoleSecret() };
+    const context = runtimeContext(started, logger);
+    const problem = reportProblem(setup.terminal);
+    const sender = startSender(context, problem);
+    const consoleAccess = attachRelay(relay, context, sender, problem, started);
+    const timers = startTimers(context, sender, problem, started);
+    announce(started);
+    printBanner(consoleAccess, started);
+    const stopping = stopper({ relay, sender, timers, cleanup, terminal: setup.terminal, settings });
+    storeWatch.stopWith(() => void stopping.stop());
+    return { url, port, providerBaseUrl, sandbox, ...stopping };
+  } catch (error) {
+    await cleanup.unwind();
+    throw error;
+  }
+}
+
+/** What the runtime checked and read before it binds a port or opens the store. */
+interface RuntimeSetup {
+  readonly configText: string;
+  readonly loaded: LoadedConfig;
+  readonly balanceSchedule: ReturnType<typeof localSchedule>;
+  readonly secrets: ReturnType<typeof ensureSecretsFile>;
+  readonly providerApiKey: string;
+  readonly terminal: ReturnType<typeof createTerminal>;
+  readonly clock: () => Date;
+}
+
+/** What the steps after the store share: the setup, the runtime's URL, store and SMS service. */
+interface StartedRuntime {
+  readonly settings: RuntimeSettings;
+  readonly setup: RuntimeSetup;
+  readonly url: string;
+  readonly local: LocalStore;
+  readonly sandbox: RunningSandbox | undefined;
+  readonly providerBaseUrl: string;
+  readonly startedAt: string;
+  readonly consoleSecret: string;
+}
+
+/** The cheap, likely mistakes first, leaving nothing behind: the config, the stale-sending age, the secrets. */
+function checkSetup(settings: RuntimeSettings): RuntimeSetup {
   const configText = readConfigText(settings.configPath);
   const loaded = loadConfig(configText, settings.configPath);
   const stale = staleSendingProblem(settings.policy.staleSendingMs, loaded.config.provider.timeoutMs);
@@ -112,176 +168,219 @@ export async function startRuntime(settings: RuntimeSettings, { verbose = false 
   const providerApiKey = settings.providerApiKey ?? secrets.values[PROVIDER_API_KEY_NAME]!;
   const terminal = createTerminal({ redact: createRedactor([...Object.values(secrets.values), providerApiKey]) });
   const clock = settings.localClockPath === undefined ? () => new Date() : localClock(settings.localClockPath);
+  return { configText, loaded, balanceSchedule, secrets, providerApiKey, terminal, clock };
+}
 
-  const cleanup: { readonly name: string; readonly run: () => Promise<void> }[] = [];
-  const unwind = async ({ keepStore = false } = {}): Promise<void> => {
-    for (const step of cleanup.reverse()) {
-      if (keepStore && step.name === 'store') continue;
-      await step.run().catch(() => undefined);
-    }
+/** What a failed start closes, last opened first; a stop that timed out keeps the store for the sends still in flight. */
+function newCleanup() {
+  const steps: { readonly name: string; readonly run: () => Promise<void> }[] = [];
+  return {
+    add(name: string, run: () => Promise<void>): void {
+      steps.push({ name, run });
+    },
+    async unwind({ keepStore = false } = {}): Promise<void> {
+      for (const step of steps.reverse()) {
+        if (keepStore && step.name === 'store') continue;
+        await step.run().catch(() => undefined);
+      }
+    },
   };
-  try {
-    const relay = createRelayServer();
-    const port = await relay.listen(settings.port, settings.host);
-    cleanup.push({ name: 'server', run: () => relay.close() });
-    const url = `http://${settings.host}:${port}`;
+}
 
-    // The store's worker dying leaves nothing to record webhooks in: say so and stop, not hang.
-    let storeFailure: RuntimeError | undefined;
-    let stopForFailure: (() => void) | undefined;
-    const storeFailed = (error: RuntimeError): void => {
+/**
+ * The store's worker dying leaves nothing to record webhooks in: say so and stop, not hang. It may
+ * die before the runtime can stop (while it starts): the stop then runs as soon as it is known.
+ */
+function watchStore(terminal: RuntimeSetup['terminal']) {
+  let failure: RuntimeError | undefined;
+  let stop: (() => void) | undefined;
+  return {
+    failed(error: RuntimeError): void {
       terminal.printError(`${clockNow()}  error    ${error.message}; stopping`);
-      storeFailure = error;
-      stopForFailure?.();
-    };
-    const logger = createTerminalLogger(terminal, { verbose, json: settings.jsonLogs });
-    const local = await openLocalStore({
-      dataDir: settings.dataDir,
-      tableName: settings.tableName,
-      offThread: true,
-      onFailure: (error) => storeFailed(error),
-      onUndecodable: reportUndecodable(logger, NO_METRICS),
-      clock,
-    });
-    cleanup.push({ name: 'store', run: () => local.close() });
+      failure = error;
+      stop?.();
+    },
+    stopWith(run: () => void): void {
+      stop = run;
+      if (failure !== undefined) run();
+    },
+  };
+}
 
-    const sandbox = settings.providerBaseUrl === undefined ? await startLocalSandbox(loaded, providerApiKey) : undefined;
-    if (sandbox !== undefined) cleanup.push({ name: 'sandbox', run: () => sandbox.close() });
-    const providerBaseUrl = settings.providerBaseUrl ?? sandbox!.baseUrl;
+async function openRuntimeStore(settings: RuntimeSettings, { clock }: RuntimeSetup, logger: RelayLogger, storeWatch: ReturnType<typeof watchStore>): Promise<LocalStore> {
+  return await openLocalStore({
+    dataDir: settings.dataDir,
+    tableName: settings.tableName,
+    offThread: true,
+    onFailure: (error) => storeWatch.failed(error),
+    onUndecodable: reportUndecodable(logger, NO_METRICS),
+    clock,
+  });
+}
 
-    const context = createLocalContext({
-      loaded,
-      store: withCrashPoint(local.store, settings.crashAt),
-      secretsPath: settings.secretsPath,
-      providerBaseUrl,
-      providerApiKey,
-      logger,
-      policy: settings.policy,
-      clock,
-      ...(settings.localDocumentsPath === undefined ? {} : { fetch: localDocumentsFetch(settings.localDocumentsPath, defaultSourceFetch) }),
-      publicUrl: url,
-    });
+/** The relay context of the runtime's operations, on the runtime's store and SMS service. */
+function runtimeContext({ settings, setup, url, local, providerBaseUrl }: StartedRuntime, logger: RelayLogger): RelayContext {
+  return createLocalContext({
+    loaded: setup.loaded,
+    store: withCrashPoint(local.store, settings.crashAt),
+    secretsPath: settings.secretsPath,
+    providerBaseUrl,
+    providerApiKey: setup.providerApiKey,
+    logger,
+    policy: settings.policy,
+    clock: setup.clock,
+    ...(settings.localDocumentsPath === undefined ? {} : { fetch: localDocumentsFetch(settings.localDocumentsPath, defaultSourceFetch) }),
+    publicUrl: url,
+  });
+}
 
-    const problem = (message: string, error?: unknown): void => terminal.printError(`${clockNow()}  error    ${message}${describeError(error)}`);
-    const sender = createSendQueue({
-      send: (id) => sendMessage(context, id, { onRetry: (at) => sender.feedAt(id, at) }),
-      concurrency: LOCAL_SENDER_CONCURRENCY,
-      onError: (id, error) => problem(`send of ${id} failed; the sweeper retries it`, error),
-      now: () => clock().getTime(),
-    });
-    const listings = takeTurns({ maxShare: LISTINGS_MAX_SHARE });
-    const startedAt = new Date().toISOString();
-    const consoleSecret = newConsoleSecret();
-    const consoleAccess = createConsoleAccess({ forwardSecret: consoleSecret });
-    const consoleApi = createStoreApi({
-      description: `the running relay (pid ${process.pid}, ${url})`,
-      environment: 'local',
-      loaded,
-      rawRoutes: rawRoutesOf(configText),
-      webhookBase: url,
-      fixturesDir: FIXTURES_DIR,
-      withStore: async (use) => await listings.run(async () => await use(local.store)),
-      onRequeued: (id) => sender.feed([id]),
-      clock,
-    });
-    relay.attach({
-      maxBodyBytes: settings.maxBodyBytes,
-      ingest: async (request) => await ingestWebhook(context, request, { maxBodyBytes: settings.maxBodyBytes }),
-      onAccepted: (ids) => sender.feed(ids),
-      onWebhook: (report) => terminal.print(formatWebhook(report)),
-      onError: problem,
-      health: async () => await health({ local, settings, providerBaseUrl, sandbox, loaded, startedAt }),
-      store: local.store,
-      routes: new Set(loaded.routes.keys()),
-      onCall: loaded.onCall,
-      listings,
-      // One secret for every local caller that acts for the user: the CLI on /_relay, `sms-relay console` on the console's API.
-      isOperator: consoleAccess.isForwarder,
-      clock,
-      console: createConsoleHandler({
-        access: consoleAccess,
-        api: consoleApi,
-        onSignIn: () => terminal.print(`${clockNow()}  console  a browser signed in; next one-time link: ${consoleAccess.newLink(url)}`),
-        onError: (error) => problem('console request failed', error),
-      }),
-    });
+/** Tells the CLI and `sms-relay console` where the running relay is (see `announceRuntime`). */
+function announce({ settings, url, providerBaseUrl, startedAt, consoleSecret }: StartedRuntime): void {
+  announceRuntime({
+    pid: process.pid,
+    url,
+    dataDir: settings.dataDir,
+    providerBaseUrl,
+    startedAt,
+    consoleSecret,
+    ...(settings.providerApiKey === undefined ? { secretsPath: settings.secretsPath } : {}),
+  });
+}
 
-    const timers: Repeating[] = [
-      // Due records go to the send queue, so a backlog (a restart after a crash) leaves at the sender's
-      // rate; sending inside the sweep made the next sweep wait nine times the whole backlog's send time.
-      repeat(async () => void (await sweep(context, { pendingGraceMs: 0, limit: LOCAL_SWEEP_PAGE, dispatch: (ids) => sender.feed(ids), digests: { graceMs: DIGEST.localGraceMs } })), {
-        intervalMs: settings.sweepIntervalMs,
-        maxShare: SWEEPER_MAX_SHARE,
-        maxIntervalMs: SWEEPER_MAX_PAUSE_MS,
-        immediately: true,
-        onError: (error) => problem('the sweeper failed', error),
-      }),
-      repeat(async () => void (await checkBalance(context)), {
-        intervalMs: balanceSchedule.intervalMs,
-        immediately: true,
-        onError: (error) => problem('the balance watch failed', error),
-      }),
-    ];
+type Problem = (message: string, error?: unknown) => void;
 
-    announceRuntime({
-      pid: process.pid,
+function reportProblem(terminal: RuntimeSetup['terminal']): Problem {
+  return (message, error) => terminal.printError(`${clockNow()}  error    ${message}${describeError(error)}`);
+}
+
+/** The stream emulation: accepted records go to a send queue that sends them at the deployed sender's concurrency. */
+function startSender(context: RelayContext, problem: Problem): SendQueue {
+  const sender: SendQueue = createSendQueue({
+    send: (id) => sendMessage(context, id, { onRetry: (at) => sender.feedAt(id, at) }),
+    concurrency: LOCAL_SENDER_CONCURRENCY,
+    onError: (id, error) => problem(`send of ${id} failed; the sweeper retries it`, error),
+    now: () => context.clock().getTime(),
+  });
+  return sender;
+}
+
+/** Routes the HTTP server: webhooks to ingest (then the send queue), the CLI's and the console's requests to the store. */
+function attachRelay(relay: RelayServer, context: RelayContext, sender: SendQueue, problem: Problem, { settings, setup, url, local, sandbox, providerBaseUrl, startedAt, consoleSecret }: StartedRuntime): ConsoleAccess {
+  const { loaded, terminal, clock } = setup;
+  const listings = takeTurns({ maxShare: LISTINGS_MAX_SHARE });
+  const consoleAccess = createConsoleAccess({ forwardSecret: consoleSecret });
+  const consoleApi = createStoreApi({
+    description: `the running relay (pid ${process.pid}, ${url})`,
+    environment: 'local',
+    loaded,
+    rawRoutes: rawRoutesOf(setup.configText),
+    webhookBase: url,
+    fixturesDir: FIXTURES_DIR,
+    withStore: async (use) => await listings.run(async () => await use(local.store)),
+    onRequeued: (id) => sender.feed([id]),
+    clock,
+  });
+  relay.attach({
+    maxBodyBytes: settings.maxBodyBytes,
+    ingest: async (request) => await ingestWebhook(context, request, { maxBodyBytes: settings.maxBodyBytes }),
+    onAccepted: (ids) => sender.feed(ids),
+    onWebhook: (report) => terminal.print(formatWebhook(report)),
+    onError: problem,
+    health: async () => await health({ local, settings, providerBaseUrl, sandbox, loaded, startedAt }),
+    store: local.store,
+    routes: new Set(loaded.routes.keys()),
+    onCall: loaded.onCall,
+    listings,
+    // One secret for every local caller that acts for the user: the CLI on /_relay, `sms-relay console` on the console's API.
+    isOperator: consoleAccess.isForwarder,
+    clock,
+    console: createConsoleHandler({
+      access: consoleAccess,
+      api: consoleApi,
+      onSignIn: () => terminal.print(`${clockNow()}  console  a browser signed in; next one-time link: ${consoleAccess.newLink(url)}`),
+      onError: (error) => problem('console request failed', error),
+    }),
+  });
+  return consoleAccess;
+}
+
+/** Timers in place of the EventBridge schedules: the sweeper and the balance watch. */
+function startTimers(context: RelayContext, sender: SendQueue, problem: Problem, { settings, setup }: StartedRuntime): Repeating[] {
+  return [
+    // Due records go to the send queue, so a backlog (a restart after a crash) leaves at the sender's
+    // rate; sending inside the sweep made the next sweep wait nine times the whole backlog's send time.
+    repeat(async () => void (await sweep(context, { pendingGraceMs: 0, limit: LOCAL_SWEEP_PAGE, dispatch: (ids) => sender.feed(ids), digests: { graceMs: DIGEST.localGraceMs } })), {
+      intervalMs: settings.sweepIntervalMs,
+      maxShare: SWEEPER_MAX_SHARE,
+      maxIntervalMs: SWEEPER_MAX_PAUSE_MS,
+      immediately: true,
+      onError: (error) => problem('the sweeper failed', error),
+    }),
+    repeat(async () => void (await checkBalance(context)), {
+      intervalMs: setup.balanceSchedule.intervalMs,
+      immediately: true,
+      onError: (error) => problem('the balance watch failed', error),
+    }),
+  ];
+}
+
+function printBanner(consoleAccess: ConsoleAccess, { settings, setup: { loaded, secrets, balanceSchedule, terminal }, url, sandbox, providerBaseUrl }: StartedRuntime): void {
+  const exampleRoute = [...loaded.routes.values()].find((route) => route.pack.name === 'generic');
+  // A new user's next step: a signed route and an example payload of its source, ready to paste.
+  const signedRoute = [...loaded.routes.values()].find((route) => route.pack.name !== 'generic' && examplePayloads(FIXTURES_DIR, route.pack.name).length > 0);
+  const signedPayload = signedRoute === undefined ? undefined : join(FIXTURES_DIR, signedRoute.pack.name, examplePayloads(FIXTURES_DIR, signedRoute.pack.name)[0]!);
+  terminal.printVerbatim(
+    renderBanner({
       url,
-      dataDir: settings.dataDir,
+      consoleLink: consoleAccess.newLink(url),
+      routes: [...loaded.routes.values()].map((route) => ({ id: route.id, source: route.pack.name })),
+      sandboxUrl: sandbox?.baseUrl,
+      sandboxAccount: `balance ${RUNTIME_DEFAULTS.sandbox.balance} ${RUNTIME_DEFAULTS.sandbox.currency}, ${RUNTIME_DEFAULTS.sandbox.rate} ${RUNTIME_DEFAULTS.sandbox.currency} per SMS`,
       providerBaseUrl,
-      startedAt,
-      consoleSecret,
-      ...(settings.providerApiKey === undefined ? { secretsPath: settings.secretsPath } : {}),
-    });
-    const exampleRoute = [...loaded.routes.values()].find((route) => route.pack.name === 'generic');
-    // A new user's next step: a signed route and an example payload of its source, ready to paste.
-    const signedRoute = [...loaded.routes.values()].find((route) => route.pack.name !== 'generic' && examplePayloads(FIXTURES_DIR, route.pack.name).length > 0);
-    const signedPayload = signedRoute === undefined ? undefined : join(FIXTURES_DIR, signedRoute.pack.name, examplePayloads(FIXTURES_DIR, signedRoute.pack.name)[0]!);
-    terminal.printVerbatim(
-      renderBanner({
-        url,
-        consoleLink: consoleAccess.newLink(url),
-        routes: [...loaded.routes.values()].map((route) => ({ id: route.id, source: route.pack.name })),
-        sandboxUrl: sandbox?.baseUrl,
-        sandboxAccount: `balance ${RUNTIME_DEFAULTS.sandbox.balance} ${RUNTIME_DEFAULTS.sandbox.currency}, ${RUNTIME_DEFAULTS.sandbox.rate} ${RUNTIME_DEFAULTS.sandbox.currency} per SMS`,
-        providerBaseUrl,
-        configPath: displayPath(settings.configPath),
-        secretsPath: displayPath(settings.secretsPath),
-        secretsCreated: secrets.created,
-        secretsAdded: secrets.added,
-        dataDir: displayPath(settings.dataDir),
-        balanceSchedule: balanceSchedule.description,
-        example: exampleRoute === undefined ? undefined : { route: exampleRoute.id, secretName: exampleRoute.config.secret, secretsFile: resolve(settings.secretsPath) },
-        ...(signedPayload === undefined ? {} : { signedExample: { route: signedRoute!.id, payload: displayPath(signedPayload) } }),
-      }),
-    );
+      configPath: displayPath(settings.configPath),
+      secretsPath: displayPath(settings.secretsPath),
+      secretsCreated: secrets.created,
+      secretsAdded: secrets.added,
+      dataDir: displayPath(settings.dataDir),
+      balanceSchedule: balanceSchedule.description,
+      example: exampleRoute === undefined ? undefined : { route: exampleRoute.id, secretName: exampleRoute.config.secret, secretsFile: resolve(settings.secretsPath) },
+      ...(signedPayload === undefined ? {} : { signedExample: { route: signedRoute!.id, payload: displayPath(signedPayload) } }),
+    }),
+  );
+}
 
-    let resolveStopped!: () => void;
-    const stopped = new Promise<void>((resolve) => (resolveStopped = resolve));
-    let stopping: Promise<void> | undefined;
-    const stop = (): Promise<void> => {
-      stopping ??= (async () => {
-        terminal.print(`${clockNow()}  stopping: no new webhooks; waiting for sends in flight`);
-        const drained = (async () => {
-          const closing = relay.close();
-          sender.stop();
-          await Promise.all([...timers.map(async (timer) => await timer.stop()), sender.idle(), closing]);
-        })();
-        const finished = await Promise.race([drained.then(() => true), delay(settings.shutdownTimeoutMs).then(() => false)]);
-        if (!finished) terminal.printError(`${clockNow()}  warning  sends still in flight after ${settings.shutdownTimeoutMs / 1000} s; stopping anyway`);
-        withdrawRuntime(settings.dataDir);
-        terminal.print(`${clockNow()}  stopped`);
-        await unwind({ keepStore: !finished });
-        resolveStopped();
+interface StopperInput {
+  readonly relay: RelayServer;
+  readonly sender: SendQueue;
+  readonly timers: readonly Repeating[];
+  readonly cleanup: ReturnType<typeof newCleanup>;
+  readonly terminal: RuntimeSetup['terminal'];
+  readonly settings: RuntimeSettings;
+}
+
+/** The runtime's `stop` (idempotent) and `stopped`: no new webhooks, sends in flight finish within the shutdown time-out, then everything closes. */
+function stopper({ relay, sender, timers, cleanup, terminal, settings }: StopperInput): Pick<RunningRuntime, 'stop' | 'stopped'> {
+  let resolveStopped!: () => void;
+  const stopped = new Promise<void>((resolve) => (resolveStopped = resolve));
+  let stopping: Promise<void> | undefined;
+  const stop = (): Promise<void> => {
+    stopping ??= (async () => {
+      terminal.print(`${clockNow()}  stopping: no new webhooks; waiting for sends in flight`);
+      const drained = (async () => {
+        const closing = relay.close();
+        sender.stop();
+        await Promise.all([...timers.map(async (timer) => await timer.stop()), sender.idle(), closing]);
       })();
-      return stopping;
-    };
-    stopForFailure = () => void stop();
-    if (storeFailure !== undefined) stopForFailure();
-    return { url, port, providerBaseUrl, sandbox, stopped, stop };
-  } catch (error) {
-    await unwind();
-    throw error;
-  }
+      const finished = await Promise.race([drained.then(() => true), delay(settings.shutdownTimeoutMs).then(() => false)]);
+      if (!finished) terminal.printError(`${clockNow()}  warning  sends still in flight after ${settings.shutdownTimeoutMs / 1000} s; stopping anyway`);
+      withdrawRuntime(settings.dataDir);
+      terminal.print(`${clockNow()}  stopped`);
+      await cleanup.unwind({ keepStore: !finished });
+      resolveStopped();
+    })();
+    return stopping;
+  };
+  return { stop, stopped };
 }
 
 export interface LocalContextInput {
