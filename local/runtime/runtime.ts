@@ -9,8 +9,8 @@ import { loadConfig, readConfigText, type LoadedConfig } from '../../functions/c
 import { SANDBOX_DEFAULTS } from '../sandbox/options';
 import { startSandbox } from '../sandbox/server';
 import type { RunningSandbox } from '../sandbox/types';
-import { createFileSecretSource } from '../../functions/handlers/wiring/secrets';
-import { createSmsClientSource } from '../../functions/handlers/wiring/sms';
+import { createFileSecretSource } from '../../functions/adapters/secrets';
+import { createSmsClientSource } from '../../functions/adapters/sms';
 import { checkBalance } from '../../functions/relay/balance';
 import { ingestWebhook } from '../../functions/relay/ingest';
 import { defaultSourceFetch } from '../../functions/relay/https-get';

@@ -1,8 +1,8 @@
 import { readFile } from 'node:fs/promises';
 import { TransformParameterError } from '@aws-lambda-powertools/parameters/errors';
 import { getSecret } from '@aws-lambda-powertools/parameters/secrets';
-import type { SecretSource } from '../../relay/ports';
-import { SecretUnavailableError } from './errors';
+import type { SecretSource } from '../relay/ports';
+import { SecretUnavailableError } from '../handlers/wiring/errors';
 
 /** The name of the provider's API key inside the secret. */
 export const PROVIDER_API_KEY = 'providerApiKey';

@@ -1,8 +1,8 @@
-import { createSmsClient, type SmsClient } from '../../core/provider';
-import type { RelayConfigView } from '../../core/config/view';
-import type { RelayContext, SecretSource, SmsClientSource } from '../../relay/ports';
-import type { LambdaRelay } from './context';
-import { MissingSecretValueError } from './errors';
+import { createSmsClient, type SmsClient } from '../core/provider';
+import type { RelayConfigView } from '../core/config/view';
+import type { RelayContext, SecretSource, SmsClientSource } from '../relay/ports';
+import type { LambdaRelay } from '../handlers/wiring/context';
+import { MissingSecretValueError } from '../handlers/wiring/errors';
 import { PROVIDER_API_KEY } from './secrets';
 
 export interface SmsClientSourceOptions {
