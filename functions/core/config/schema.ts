@@ -1,6 +1,5 @@
 import { z } from 'zod';
-import { SOURCE_NAMES, SOURCES } from '../sources/registry';
-import type { SourceName } from '../sources/types';
+import { SOURCE_NAMES, SOURCES, type SourceName } from '../sources/registry';
 import { BALANCE_SCHEDULE, DEFAULT_MAX_RECIPIENTS, DEFAULT_RETRY_FOR_SECONDS, MAX_RETRY_FOR_SECONDS, HEARTBEAT, DEFAULT_RETENTION_DAYS, HANDLER_TIMEOUT_SECONDS, MAX_RECIPIENTS_CEILING, PROVIDER_TIMEOUT_MS } from '../defaults';
 import { parseDurationSeconds } from './duration';
 import { WEEKDAYS } from '../windows';
