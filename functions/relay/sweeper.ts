@@ -5,6 +5,7 @@ import { checkHeartbeats, type HeartbeatReport } from './heartbeat';
 import { noticeMessage } from './notice';
 import { RelayMetric, type RelayContext } from './ports';
 import { probeIfDue, readCircuit } from './circuit';
+import { forEachConcurrently } from './concurrency';
 import { mayRetry } from './retry';
 import { sendMessage, type SendOutcome } from './sender';
 import { type DigestOptions, recordDigests } from './digest';
@@ -260,17 +261,6 @@ async function* pages(read: (cursor: { cursor?: string }) => Promise<{ readonly 
     yield page.items;
     cursor = page.cursor;
   } while (cursor !== undefined);
-}
-
-async function forEachConcurrently<T>(items: readonly T[], concurrency: number, work: (item: T) => Promise<void>): Promise<void> {
-  let next = 0;
-  const workers = Array.from({ length: Math.min(concurrency, items.length) }, async () => {
-    while (next < items.length) {
-      const item = items[next++]!;
-      await work(item);
-    }
-  });
-  await Promise.all(workers);
 }
 
 export type { MessageRecord };

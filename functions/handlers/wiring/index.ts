@@ -18,7 +18,7 @@ export { createDynamoClient } from './dynamo';
 export { ENV, ENV_DEFAULTS, readEnvironment, type RelayEnvironment, type SecretLocation } from './env';
 export { EnvironmentError } from './errors';
 export { MissingSecretValueError, SecretUnavailableError } from '../../adapters/errors';
-export { forEachConcurrently, invoke, remainingMs, SEND_MARGIN_MS, withInvocationSmsClients } from './invoke';
+export { invoke, remainingMs, SEND_MARGIN_MS, withInvocationSmsClients } from './invoke';
 export { createLogger, type LoggerOptions, maskingReplacer, REDACTED, relayLogger } from '../../adapters/logger';
 export { createMetrics, flushMetrics, type MetricsOptions, relayMetrics } from './metrics';
 export { createFileSecretSource, createSecretsManagerSource, PROVIDER_API_KEY, SECRET_MAX_AGE_SECONDS, type SecretsManagerSourceOptions } from '../../adapters/secrets';

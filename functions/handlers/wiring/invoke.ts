@@ -43,25 +43,6 @@ export function remainingMs(lambdaContext: Context | undefined): number {
 }
 
 /**
- * Runs `work` over `items`, at most `concurrency` at a time, in order of start.
- *
- * @example
- * ```ts
- * await forEachConcurrently(records, 4, async (record) => process(record));
- * ```
- */
-export async function forEachConcurrently<T>(items: readonly T[], concurrency: number, work: (item: T, index: number) => Promise<void>): Promise<void> {
-  let next = 0;
-  const worker = async (): Promise<void> => {
-    while (next < items.length) {
-      const index = next++;
-      await work(items[index] as T, index);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.max(1, Math.min(concurrency, items.length)) }, worker));
-}
-
-/**
  * Runs one invocation's `work` with SMS clients of its own, closed when it returns: for the
  * scheduled handlers (the sweeper each minute, the balance watch each hour), whose connection would
  * be idle past the client's keep-alive limit (`PROVIDER_KEEP_ALIVE_MS`) by their next run anyway.
