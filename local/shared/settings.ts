@@ -1,6 +1,6 @@
 import { isAbsolute, relative, resolve } from 'node:path';
 import { MAX_BODY_BYTES } from '../../functions/core/defaults';
-import { DEFAULT_RETRY_POLICY, type RetryPolicy } from '../../functions/relay/ports';
+import { retryPolicyOf, type RetryPolicy } from '../../functions/relay/ports';
 import { ENV, httpUrlProblem, readNumericEnv } from '../../functions/core/environment';
 import { CrashPoint, isCrashPoint } from './crash-points';
 import { invalidSetting } from './errors';
@@ -106,12 +106,7 @@ export function resolveRuntimeSettings(
     // Not trimmed: a key is whatever the service issued.
     providerApiKey: env[ENV.providerApiKey] === '' ? undefined : env[ENV.providerApiKey],
     maxBodyBytes: values.maxBodyBytes,
-    policy: {
-      ...DEFAULT_RETRY_POLICY,
-      maxAttempts: values.retryMaxAttempts,
-      baseDelayMs: values.retryBaseDelayMs,
-      staleSendingMs: values.staleSendingMs,
-    },
+    policy: retryPolicyOf(values),
     sweepIntervalMs: RUNTIME_DEFAULTS.sweepIntervalMs,
     shutdownTimeoutMs: RUNTIME_DEFAULTS.shutdownTimeoutMs,
     jsonLogs: input.jsonLogs === true || text(env['RELAY_LOG_FORMAT'])?.toLowerCase() === 'json',
