@@ -1,3 +1,4 @@
+import { DEFAULT_CURRENCY } from '../../functions/core/defaults';
 import { InvalidSandboxOptionsError } from './errors';
 import { toMoneyUnits, type MoneyUnits } from './money';
 import type { DeliveredMessage, SandboxOptions } from './types';
@@ -19,7 +20,7 @@ export const SANDBOX_DEFAULTS = {
   port: 0,
   host: '127.0.0.1',
   balance: 1000,
-  currency: 'TZS',
+  currency: DEFAULT_CURRENCY,
   rate: 1,
   senderIds: ['SANDBOX'],
 } as const;
