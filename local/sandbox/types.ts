@@ -1,6 +1,6 @@
 /**
  * Contract of the sandbox SMS service: a faithful local stand-in for the bulk SMS service
- * described in the seed document (`GET /v1/account/balance`, `POST /v1/sms/send`).
+ * described in docs/sms-service.md (Balance: `GET /v1/account/balance`; Send: `POST /v1/sms/send`).
  *
  * Outside `/v1` the sandbox exposes control endpoints for tests and people (all JSON, no API key,
  * loopback only, same-site only; a POST body must be sent as `application/json`):
