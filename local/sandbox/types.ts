@@ -23,11 +23,11 @@ export interface SandboxOptions {
   /** @default '127.0.0.1' */
   readonly host?: string;
   readonly apiKey: string;
-  /** @default 1000 */
+  /** @default 10000 */
   readonly balance?: number;
   /** @default 'TZS' */
   readonly currency?: string;
-  /** Cost of one SMS to one recipient. @default 1 */
+  /** Cost of one SMS to one recipient. @default 20 */
   readonly rate?: number;
   /** Approved sender IDs; a send with another senderId gets 400. @default ['SANDBOX'] */
   readonly senderIds?: readonly string[];

@@ -25,8 +25,6 @@ export const RUNTIME_DEFAULTS = {
   shutdownTimeoutMs: 15_000,
   /** {@link MAX_BODY_BYTES}, `MAX_BODY_BYTES` */
   maxBodyBytes: MAX_BODY_BYTES,
-  /** The in-process sandbox SMS service's account: 500 SMS at a plausible Tanzanian price. */
-  sandbox: { balance: 10_000, rate: 20, currency: 'TZS' },
 } as const;
 
 

@@ -310,7 +310,7 @@ export function useRelayServers(sandbox: Partial<SandboxOptions> = {}, { balance
   beforeAll(async () => {
     const [db, running] = await Promise.all([
       startDynalite(),
-      startSandbox({ apiKey: SECRETS.providerApiKey, senderIds: SENDER_IDS, onDelivered: watch.onDelivered, ...sandbox }),
+      startSandbox({ apiKey: SECRETS.providerApiKey, senderIds: SENDER_IDS, balance: 1000, rate: 1, onDelivered: watch.onDelivered, ...sandbox }),
     ]);
     started = { db, sandbox: running };
   });
