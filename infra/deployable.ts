@@ -1,9 +1,6 @@
 import { BlockList, isIP } from 'node:net';
-import { RemovalPolicy } from 'aws-cdk-lib';
-import * as logs from 'aws-cdk-lib/aws-logs';
 import type { DeployConfig, RelayConfig } from '../functions/core/config/schema';
 import { HANDLER_TIMEOUT_SECONDS, SECRET_NAME_PREFIX, SEND_MARGIN_MS, SENDER_CONCURRENCY, STREAM } from '../functions/core/defaults';
-import type { SmsRelayProps } from './sms-relay';
 
 /** The environment whose config belongs to the local runtime (`npm start`) and is never deployed. */
 export const LOCAL_ENVIRONMENT = 'local';
@@ -140,28 +137,4 @@ export function deployProblems(config: RelayConfig): string[] {
     }
   }
   return problems;
-}
-
-/**
- * The construct properties an environment's `deploy:` block sets; keys it leaves out keep the
- * construct's defaults.
- *
- * @example
- * ```ts
- * deployProps({ throttle: { rate: 10 }, onDelete: 'destroy' }); // { throttle: { rateLimit: 10 }, removalPolicy: RemovalPolicy.DESTROY }
- * ```
- */
-export function deployProps(deploy: DeployConfig | undefined): Partial<Pick<SmsRelayProps, 'throttle' | 'memorySize' | 'logRetention' | 'removalPolicy' | 'senderConcurrency'>> {
-  if (deploy === undefined) return {};
-  const { throttle, memory, logRetentionDays, onDelete, senderConcurrency } = deploy;
-  return {
-    ...(senderConcurrency === undefined ? {} : { senderConcurrency }),
-    ...(throttle === undefined
-      ? {}
-      : { throttle: { ...(throttle.rate === undefined ? {} : { rateLimit: throttle.rate }), ...(throttle.burst === undefined ? {} : { burstLimit: throttle.burst }) } }),
-    ...(memory === undefined ? {} : { memorySize: Object.fromEntries(Object.entries(memory).filter(([, mb]) => mb !== undefined)) }),
-    // RetentionDays' values are the day counts the schema allows.
-    ...(logRetentionDays === undefined ? {} : { logRetention: logRetentionDays as logs.RetentionDays }),
-    ...(onDelete === undefined ? {} : { removalPolicy: onDelete === 'destroy' ? RemovalPolicy.DESTROY : RemovalPolicy.RETAIN }),
-  };
 }

@@ -11,7 +11,7 @@ import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { BALANCE_SCHEDULE } from '../functions/core/defaults';
 import { HANDLER_NAMES, type HandlerName } from './bundle';
-import { pascalCase } from './names';
+import { pascalCase, relayStackName } from './names';
 import { METRICS, RelayMetric } from '../functions/core/metrics';
 
 export interface RelayObservabilityProps {
@@ -137,7 +137,7 @@ export class RelayObservability extends Construct {
   public constructor(scope: Construct, id: string, props: RelayObservabilityProps) {
     super(scope, id);
     const env = props.environmentName;
-    const prefix = `SmsRelay-${env}`;
+    const prefix = relayStackName(env);
     const relay = (name: RelayMetric, statistic: string, period: Duration = FIVE_MINUTES, route?: string): cloudwatch.Metric =>
       relayMetric(props.namespace, name, statistic, period, route);
     const sum = (name: RelayMetric): cloudwatch.Metric => relay(name, 'Sum');

@@ -1,5 +1,4 @@
-const RATE = /^rate\((\d+) (minute|minutes|hour|hours|day|days)\)$/;
-const CRON = /^cron\((.+)\)$/;
+import { readSchedule } from '../functions/core/schedule';
 
 /**
  * Why EventBridge would reject a schedule expression at deploy time, or `undefined` when it is
@@ -12,19 +11,16 @@ const CRON = /^cron\((.+)\)$/;
  * ```
  */
 export function scheduleProblem(expression: string): string | undefined {
-  const rate = RATE.exec(expression);
-  if (rate !== null) {
-    const value = Number(rate[1]);
-    const unit = rate[2] ?? '';
-    const singular = unit.replace(/s$/, '');
+  const schedule = readSchedule(expression);
+  if (schedule?.kind === 'rate' && schedule.spacedExactly) {
+    const { count: value, unit: singular, writtenUnit: unit } = schedule;
     if (value === 0) return 'a rate must be at least 1';
     if (value === 1 && unit !== singular) return `use "rate(1 ${singular})": EventBridge wants the singular unit for 1`;
     if (value !== 1 && unit === singular) return `use "rate(${value} ${singular}s)": EventBridge wants the plural unit for values other than 1`;
     return undefined;
   }
-  const cron = CRON.exec(expression);
-  if (cron !== null) {
-    const fields = (cron[1] ?? '').trim().split(/\s+/);
+  if (schedule?.kind === 'cron') {
+    const { fields } = schedule;
     return fields.length === 6 ? undefined : `a cron expression has six fields (minutes hours day-of-month month day-of-week year), not ${fields.length}`;
   }
   return 'use "rate(n unit)" (single space, lower case) or "cron(…)" with six fields';

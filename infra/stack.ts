@@ -1,6 +1,7 @@
-import { CfnOutput, Stack, type StackProps } from 'aws-cdk-lib';
+import { CfnOutput, RemovalPolicy, Stack, type StackProps } from 'aws-cdk-lib';
+import type * as logs from 'aws-cdk-lib/aws-logs';
 import type { Construct } from 'constructs';
-import { deployProps } from './deployable';
+import type { DeployConfig } from '../functions/core/config/schema';
 import { relayStackName, STACK_OUTPUTS } from './names';
 
 export { relayStackName, STACK_OUTPUTS } from './names';
@@ -55,4 +56,28 @@ export class SmsRelayStack extends Stack {
 /** An explicit `undefined` must not hide a value of the config. */
 function definedProps(props: SmsRelayProps): SmsRelayProps {
   return Object.fromEntries(Object.entries(props).filter(([, value]) => value !== undefined)) as unknown as SmsRelayProps;
+}
+
+/**
+ * The construct properties an environment's `deploy:` block sets; keys it leaves out keep the
+ * construct's defaults.
+ *
+ * @example
+ * ```ts
+ * deployProps({ throttle: { rate: 10 }, onDelete: 'destroy' }); // { throttle: { rateLimit: 10 }, removalPolicy: RemovalPolicy.DESTROY }
+ * ```
+ */
+export function deployProps(deploy: DeployConfig | undefined): Partial<Pick<SmsRelayProps, 'throttle' | 'memorySize' | 'logRetention' | 'removalPolicy' | 'senderConcurrency'>> {
+  if (deploy === undefined) return {};
+  const { throttle, memory, logRetentionDays, onDelete, senderConcurrency } = deploy;
+  return {
+    ...(senderConcurrency === undefined ? {} : { senderConcurrency }),
+    ...(throttle === undefined
+      ? {}
+      : { throttle: { ...(throttle.rate === undefined ? {} : { rateLimit: throttle.rate }), ...(throttle.burst === undefined ? {} : { burstLimit: throttle.burst }) } }),
+    ...(memory === undefined ? {} : { memorySize: Object.fromEntries(Object.entries(memory).filter(([, mb]) => mb !== undefined)) }),
+    // RetentionDays' values are the day counts the schema allows.
+    ...(logRetentionDays === undefined ? {} : { logRetention: logRetentionDays as logs.RetentionDays }),
+    ...(onDelete === undefined ? {} : { removalPolicy: onDelete === 'destroy' ? RemovalPolicy.DESTROY : RemovalPolicy.RETAIN }),
+  };
 }

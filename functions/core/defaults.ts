@@ -59,6 +59,16 @@ export const TEMPLATE_LIMITS = {
  */
 export const PREVIEW_TIMEOUT_MS = 5_000;
 
+/**
+ * The currency of amounts when nothing names one: a route's `currency`, the templates' `money`
+ * filters, the sandbox SMS service's account and the console's figures (Tanzanian shillings, the
+ * home market of the SMS service this relay was built for).
+ */
+export const DEFAULT_CURRENCY = 'TZS';
+
+/** A route's `timeZone` (quiet hours, digests, `date_tz`) when it names none. */
+export const DEFAULT_TIME_ZONE = 'Africa/Dar_es_Salaam';
+
 /** The largest webhook body accepted (`MAX_BODY_BYTES`); a bigger one is refused with 413 before parsing. */
 export const MAX_BODY_BYTES = 262_144;
 

@@ -2,7 +2,7 @@ import type { Context, ScheduledEvent } from 'aws-lambda';
 import { BalanceUnreadableError, checkBalance, type BalanceCheck } from '../relay/balance';
 import { prepareOnLambda } from './wiring/context';
 import { invoke } from './wiring/invoke';
-import { withInvocationSmsClients } from './wiring/sms';
+import { withInvocationSmsClients } from './wiring/invoke';
 
 await prepareOnLambda();
 

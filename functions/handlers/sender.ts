@@ -3,7 +3,8 @@ import { sendMessage } from '../relay/sender';
 import { MessageState } from '../store';
 import { prepareOnLambda } from './wiring/context';
 import { SEND_MARGIN_MS, SENDER_CONCURRENCY } from '../core/defaults';
-import { forEachConcurrently, invoke, remainingMs } from './wiring/invoke';
+import { forEachConcurrently } from '../relay/concurrency';
+import { invoke, remainingMs } from './wiring/invoke';
 import { sleepUntil } from '../relay/ports';
 
 await prepareOnLambda();

@@ -3,7 +3,7 @@ import { sweep, type SweepReport } from '../relay/sweeper';
 import { prepareOnLambda } from './wiring/context';
 import { CIRCUIT, SEND_MARGIN_MS } from '../core/defaults';
 import { invoke, remainingMs } from './wiring/invoke';
-import { withInvocationSmsClients } from './wiring/sms';
+import { withInvocationSmsClients } from './wiring/invoke';
 import { compileLater } from './wiring/config';
 
 await prepareOnLambda();

@@ -7,13 +7,13 @@ import { ackLink, fitWithLink } from '../core/paging/link';
 import type { Evaluation, PlannedMessage } from '../core/pipeline/evaluate';
 import { maskMsisdn, resolveRecipients } from '../core/recipients';
 import type { CompiledRecipients } from '../core/recipients/types';
+import type { InboundWebhook } from '../core/sources/types';
 // The module itself, not the templates' index: the sweeper bundles this file and must not carry LiquidJS.
 import { buildScope } from '../core/templates/scope';
 import { fitMessage } from '../core/fitting';
 import { AcceptOutcome, MessageState, type MessageStore, type NewMessage } from '../store';
 import { overridesFor } from './oncall';
 import { RelayMetric, type RelayContext } from './ports';
-import type { IngestRequest } from './ingest';
 
 /** What paging (incidents, escalations, renotifies) uses of the store. */
 export type PagingStore = Pick<
@@ -37,7 +37,7 @@ const masked = (numbers: readonly string[]): string => numbers.map(maskMsisdn).j
  * if (route.paging !== undefined) evaluation = await pageIncident(context, route, request, evaluation, { mayOpen: muted === undefined });
  * ```
  */
-export async function pageIncident(context: RelayContext<LoadedConfig, PagingStore>, route: CompiledRoute, request: IngestRequest, evaluation: Evaluation, { mayOpen }: { readonly mayOpen: boolean }): Promise<PagedEvaluation> {
+export async function pageIncident(context: RelayContext<LoadedConfig, PagingStore>, route: CompiledRoute, request: InboundWebhook, evaluation: Evaluation, { mayOpen }: { readonly mayOpen: boolean }): Promise<PagedEvaluation> {
   const paging = route.paging;
   if (paging === undefined) return evaluation;
   const scope = buildScope({ body: route.pack.parse(request), headers: request.headers });

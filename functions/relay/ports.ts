@@ -99,6 +99,21 @@ export interface RetryPolicy {
 export const DEFAULT_RETRY_POLICY: RetryPolicy = Object.freeze({ ...RETRY });
 
 /**
+ * The sender's retry policy from the environment's numbers (`RETRY_MAX_ATTEMPTS`,
+ * `RETRY_BASE_DELAY_MS`, `STALE_SENDING_MS`, read by `readNumericEnv`): one reading for Lambda and
+ * the local runtime.
+ *
+ * @example
+ * ```ts
+ * const { values } = readNumericEnv(process.env, ['retryMaxAttempts', 'retryBaseDelayMs', 'staleSendingMs']);
+ * retryPolicyOf(values).maxDelayMs; // 300000, the default
+ * ```
+ */
+export function retryPolicyOf(values: { readonly retryMaxAttempts: number; readonly retryBaseDelayMs: number; readonly staleSendingMs: number }): RetryPolicy {
+  return { ...DEFAULT_RETRY_POLICY, maxAttempts: values.retryMaxAttempts, baseDelayMs: values.retryBaseDelayMs, staleSendingMs: values.staleSendingMs };
+}
+
+/**
  * Why a stale-SENDING age cannot be used with this SMS service time-out, or `undefined`: a send
  * still waiting for its answer must never be taken for the send of a dead sender (an at-least-once
  * route would send it again).

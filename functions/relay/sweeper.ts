@@ -5,6 +5,7 @@ import { checkHeartbeats, type HeartbeatReport, type HeartbeatStore } from './he
 import { noticeMessage } from './notice';
 import { RelayMetric, type RelayContext } from './ports';
 import { type CircuitStore, probeIfDue, readCircuit } from './circuit';
+import { forEachConcurrently } from './concurrency';
 import { mayRetry } from './retry';
 import { sendMessage, type SendOutcome, type SenderStore } from './sender';
 import { type DigestOptions, type DigestStore, recordDigests } from './digest';
@@ -338,17 +339,6 @@ async function* pages(read: (cursor: { cursor?: string }) => Promise<{ readonly 
     yield page.items;
     cursor = page.cursor;
   } while (cursor !== undefined);
-}
-
-async function forEachConcurrently<T>(items: readonly T[], concurrency: number, work: (item: T) => Promise<void>): Promise<void> {
-  let next = 0;
-  const workers = Array.from({ length: Math.min(concurrency, items.length) }, async () => {
-    while (next < items.length) {
-      const item = items[next++]!;
-      await work(item);
-    }
-  });
-  await Promise.all(workers);
 }
 
 export type { MessageRecord };

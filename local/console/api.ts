@@ -1,6 +1,6 @@
 import { parseDurationSeconds } from '../../functions/core/config/duration';
 import type { RouteView } from '../../functions/core/config/view';
-import { MAX_MUTE_SECONDS, PAGE_SIZE } from '../../functions/core/defaults';
+import { DEFAULT_CURRENCY, MAX_MUTE_SECONDS, PAGE_SIZE } from '../../functions/core/defaults';
 import { MessageState, type MessageStore } from '../../functions/store';
 import { maskNumbersInText } from '../../functions/core/recipients';
 import { HttpError, matchPath, parseRequest, queryObject } from '../http';
@@ -151,6 +151,6 @@ function overview(source: ConsoleSource): Overview {
     })),
     states: [...MESSAGE_STATES],
     redriveStates: [...REDRIVE_STATES],
-    currency: [...source.loaded.routes.values()][0]?.config.currency ?? 'TZS',
+    currency: [...source.loaded.routes.values()][0]?.config.currency ?? DEFAULT_CURRENCY,
   };
 }

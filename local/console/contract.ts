@@ -15,7 +15,7 @@
  * Only zod and pure modules are imported here: the page imports this file's types.
  */
 import { z } from 'zod';
-import { MAX_MUTE_REASON_CHARS } from '../../functions/core/defaults';
+import { MAX_BODY_BYTES, MAX_MUTE_REASON_CHARS } from '../../functions/core/defaults';
 import { RecordIdParameters, RecordsPageQuery, RedriveRecordRequest, wholeNumber, type RecordsPage, type RecordView, type RedriveAnswer, type State } from '../records/contract';
 
 export type { RecordsPage, RedriveAnswer, State };
@@ -263,8 +263,8 @@ export const PreviewRequest = z.strictObject({
   capture: z.string().max(40).optional(),
   /** … or a fixture of the route's source … */
   fixture: z.string().max(200).optional(),
-  /** … or a pasted body. */
-  payload: z.string().max(256 * 1024).optional(),
+  /** … or a pasted body, no longer than a webhook ingest would accept. */
+  payload: z.string().max(MAX_BODY_BYTES).optional(),
   headers: z.record(z.string().max(200), z.string().max(4_000)).optional(),
 });
 export type PreviewRequest = z.output<typeof PreviewRequest>;

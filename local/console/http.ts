@@ -1,4 +1,5 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import { MAX_BODY_BYTES } from '../../functions/core/defaults';
 import type { ConsoleApi } from './api';
 import { LOGIN_PARAMETER, sessionCookie, type ConsoleAccess } from './access';
 import { buildConsoleAssets, escapeHtml, renderConsolePage } from './assets';
@@ -8,7 +9,8 @@ import { CONSOLE_REQUEST_HEADER, PAGE_TOKEN_FRAGMENT } from './contract';
 /** Everything of the console lives under this path, on the runtime and on `sms-relay console`. */
 export const CONSOLE_PATH = '/console';
 const API_PREFIX = `${CONSOLE_PATH}/api`;
-const MAX_API_BODY_BYTES = 300 * 1024;
+/** A preview request: a pasted payload as large as a webhook may be, plus room for its template, headers and the rest. */
+const MAX_API_BODY_BYTES = MAX_BODY_BYTES + 44 * 1024;
 
 /** Headers of every console answer: nothing framed, sniffed, cached or loaded from elsewhere. */
 const SECURITY_HEADERS = {

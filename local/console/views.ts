@@ -1,5 +1,5 @@
 import type { RouteConfig } from '../../functions/core/config/schema';
-import { HISTORY_KEPT } from '../../functions/core/defaults';
+import { DEFAULT_CURRENCY, HISTORY_KEPT } from '../../functions/core/defaults';
 import { maskNumbersInText } from '../../functions/core/recipients';
 import { capturedHeaderNames } from '../../functions/core/sources/captured-headers';
 import type { SourcePack } from '../../functions/core/sources/types';
@@ -224,7 +224,7 @@ export async function creditView(source: ConsoleSource, store: MessageStore, day
     back <= days ? [...addUpSpend(changed, { days: back, now: at }).values()].reduce((sum, credits) => sum + credits, 0) : await store.spendLastDays(back, at);
   const forecast = balance === null ? { spent: 0, days: 0 } : await forecastBalance({ spendLastDays }, balance, state.firstObservedAt, now);
   const balanceConfig = source.loaded.config.balance;
-  const currency = readings.findLast((reading) => reading.currency !== undefined)?.currency ?? [...source.loaded.routes.values()][0]?.config.currency ?? 'TZS';
+  const currency = readings.findLast((reading) => reading.currency !== undefined)?.currency ?? [...source.loaded.routes.values()][0]?.config.currency ?? DEFAULT_CURRENCY;
   return {
     currency,
     balance,

@@ -9,8 +9,8 @@ import { loadConfig, readConfigText, type LoadedConfig } from '../../functions/c
 import { SANDBOX_DEFAULTS } from '../sandbox/options';
 import { startSandbox } from '../sandbox/server';
 import type { RunningSandbox } from '../sandbox/types';
-import { createFileSecretSource } from '../../functions/handlers/wiring/secrets';
-import { createSmsClientSource } from '../../functions/handlers/wiring/sms';
+import { createFileSecretSource } from '../../functions/adapters/secrets';
+import { createSmsClientSource } from '../../functions/adapters/sms';
 import { checkBalance } from '../../functions/relay/balance';
 import { ingestWebhook } from '../../functions/relay/ingest';
 import { defaultSourceFetch } from '../../functions/relay/https-get';
@@ -32,7 +32,7 @@ import { createRedactor, formatWebhook } from './log-format';
 import { localSchedule, repeat, type Repeating } from './schedule';
 import { assertUsableSecrets, ensureSecretsFile, PROVIDER_API_KEY_NAME } from './secrets';
 import { createRelayServer, type HealthReport, type RelayServer } from './server';
-import { displayPath, RUNTIME_DEFAULTS, type RuntimeSettings } from '../shared/settings';
+import { displayPath, type RuntimeSettings } from '../shared/settings';
 import { createSendQueue, type SendQueue } from './send-queue';
 import { createTerminal } from './terminal';
 import { createTerminalLogger } from './terminal-logger';
@@ -335,7 +335,7 @@ function printBanner(consoleAccess: ConsoleAccess, { settings, setup: { loaded, 
       consoleLink: consoleAccess.newLink(url),
       routes: [...loaded.routes.values()].map((route) => ({ id: route.id, source: route.pack.name })),
       sandboxUrl: sandbox?.baseUrl,
-      sandboxAccount: `balance ${RUNTIME_DEFAULTS.sandbox.balance} ${RUNTIME_DEFAULTS.sandbox.currency}, ${RUNTIME_DEFAULTS.sandbox.rate} ${RUNTIME_DEFAULTS.sandbox.currency} per SMS`,
+      sandboxAccount: `balance ${SANDBOX_DEFAULTS.balance} ${SANDBOX_DEFAULTS.currency}, ${SANDBOX_DEFAULTS.rate} ${SANDBOX_DEFAULTS.currency} per SMS`,
       providerBaseUrl,
       configPath: displayPath(settings.configPath),
       secretsPath: displayPath(settings.secretsPath),
@@ -439,7 +439,6 @@ async function startLocalSandbox(loaded: LoadedConfig, apiKey: string): Promise<
   const senderIds = [...new Set([...(defaultSenderId === undefined ? [] : [defaultSenderId]), ...routeSenderIds])];
   return await startSandbox({
     apiKey,
-    ...RUNTIME_DEFAULTS.sandbox,
     senderIds: senderIds.length > 0 ? senderIds : SANDBOX_DEFAULTS.senderIds,
     ...(defaultSenderId === undefined ? {} : { defaultSenderId }),
   });

@@ -1,6 +1,6 @@
+import { readSchedule } from '../../functions/core/schedule';
 import { invalidSetting } from '../shared/errors';
 
-const RATE = /^rate\(\s*(\d+)\s+(minute|minutes|hour|hours|day|days)\s*\)$/;
 const UNIT_MS = { minute: 60_000, hour: 3_600_000, day: 86_400_000 } as const;
 
 /** When a cron expression cannot be followed locally, the balance watch runs this often. */
@@ -26,14 +26,13 @@ export interface LocalSchedule {
  * ```
  */
 export function localSchedule(expression: string): LocalSchedule {
-  const rate = RATE.exec(expression.trim());
-  if (rate !== null) {
-    const count = Number(rate[1]);
-    const unit = rate[2]!.replace(/s$/, '') as keyof typeof UNIT_MS;
+  const schedule = readSchedule(expression.trim());
+  if (schedule?.kind === 'rate') {
+    const { count, unit } = schedule;
     if (count < 1) throw invalidSetting('balance.schedule', `"${expression}" has a zero rate`);
     return { intervalMs: count * UNIT_MS[unit], description: `every ${count === 1 ? unit : `${count} ${unit}s`}` };
   }
-  if (/^cron\(.+\)$/.test(expression.trim())) {
+  if (schedule?.kind === 'cron') {
     return { intervalMs: CRON_FALLBACK_MS, description: `every hour (${expression} is not followed locally)` };
   }
   throw invalidSetting('balance.schedule', `"${expression}" is not rate(…) or cron(…)`);

@@ -1,4 +1,4 @@
-import { createLogger, maskingReplacer, relayLogger } from '../../functions/handlers/wiring/logger';
+import { createLogger, maskingReplacer, relayLogger } from '../../functions/adapters/logger';
 import type { RelayLogger } from '../../functions/relay/ports';
 import { formatLogEntry, type LogEntry } from './log-format';
 import type { Terminal } from './terminal';

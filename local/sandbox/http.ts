@@ -5,7 +5,7 @@ import { HttpError, parseJson, sendError as sendHttpError } from '../http';
 export const MAX_BODY_BYTES = 1024 * 1024;
 
 /**
- * Parses a JSON request body; the seed says sends carry `Content-Type: application/json`, so any
+ * Parses a JSON request body; sends carry `Content-Type: application/json` (docs/sms-service.md, Send), so any
  * other type is a 400 rather than a guess.
  *
  * @example
@@ -20,7 +20,7 @@ export function parseJsonBody(contentType: string | undefined, body: Buffer): un
 }
 
 /**
- * Writes the seed's error body `{ success: false, error }` for any thrown value; anything that is
+ * Writes the service's error body `{ success: false, error }` (docs/sms-service.md, Errors) for any thrown value; anything that is
  * not an `HttpError` is a bug and becomes a 500 without its details.
  *
  * @example

@@ -1,3 +1,4 @@
+import { DEFAULT_CURRENCY } from '../../functions/core/defaults';
 import { InvalidSandboxOptionsError } from './errors';
 import { toMoneyUnits, type MoneyUnits } from './money';
 import type { DeliveredMessage, SandboxOptions } from './types';
@@ -15,12 +16,17 @@ export interface ResolvedSandboxOptions {
   readonly onDelivered: ((message: DeliveredMessage) => void) | undefined;
 }
 
+/**
+ * The sandbox's account unless told otherwise: `startSandbox`, `sms-relay sandbox` and the
+ * runtime's in-process sandbox (`npm start`, which approves the config's sender IDs instead) all
+ * start with it: 500 SMS at a plausible Tanzanian price.
+ */
 export const SANDBOX_DEFAULTS = {
   port: 0,
   host: '127.0.0.1',
-  balance: 1000,
-  currency: 'TZS',
-  rate: 1,
+  balance: 10_000,
+  currency: DEFAULT_CURRENCY,
+  rate: 20,
   senderIds: ['SANDBOX'],
 } as const;
 

@@ -1,7 +1,7 @@
 import { HttpError } from '../http';
 
-// Seed §4.2 (255 followed by nine digits, no plus sign) and §8 (160 UTF-16 code units: an emoji
-// counts as two, never as one): the same contract the relay's client checks.
+// docs/sms-service.md, Numbers and messages: 255 followed by nine digits, no plus sign, and 160 UTF-16 code
+// units (an emoji counts as two, never as one); the same contract the relay's client checks.
 export { MAX_MESSAGE_LENGTH, PHONE_NUMBER_PATTERN } from '../../functions/core/defaults';
 import { MAX_MESSAGE_LENGTH, PHONE_NUMBER_PATTERN } from '../../functions/core/defaults';
 
@@ -14,7 +14,7 @@ export interface SendRequest {
 }
 
 /**
- * Checks the body of `POST /v1/sms/send` against the seed's parameter rules; throws
+ * Checks the body of `POST /v1/sms/send` against its parameter rules (docs/sms-service.md, Send); throws
  * a 400 `HttpError` naming the first broken rule. Error texts never quote what the client
  * sent, so a key pasted into the wrong field cannot come back in an answer or a log.
  *
@@ -39,7 +39,7 @@ function parsePhoneNumbers(value: unknown): readonly string[] {
   if (typeof value !== 'string' && !Array.isArray(value)) {
     throw new HttpError(400, 'phoneNumbers must be a string or an array of strings');
   }
-  // Seed rule 1: a single string stands for a one-element array.
+  // A single string stands for a one-element array (docs/sms-service.md, Send).
   const phoneNumbers: readonly unknown[] = typeof value === 'string' ? [value] : value;
   if (phoneNumbers.length === 0) throw new HttpError(400, 'phoneNumbers must not be empty');
   phoneNumbers.forEach((phoneNumber, index) => {

@@ -14,7 +14,7 @@ import { createV1Handler } from './v1-routes';
 const UNRECORDED_HEADERS = new Set(['x-api-key', 'authorization']);
 
 /**
- * Starts the sandbox SMS service: the seed's `/v1` API plus the `/_sandbox` control endpoints,
+ * Starts the sandbox SMS service: the `/v1` API of docs/sms-service.md plus the `/_sandbox` control endpoints,
  * on loopback by default. Throws `InvalidSandboxOptionsError` for bad options and
  * `SandboxStartError` when it cannot listen.
  *

@@ -1,6 +1,6 @@
 /**
  * Contract of the sandbox SMS service: a faithful local stand-in for the bulk SMS service
- * described in the seed document (`GET /v1/account/balance`, `POST /v1/sms/send`).
+ * described in docs/sms-service.md (Balance: `GET /v1/account/balance`; Send: `POST /v1/sms/send`).
  *
  * Outside `/v1` the sandbox exposes control endpoints for tests and people (all JSON, no API key,
  * loopback only, same-site only; a POST body must be sent as `application/json`):
@@ -23,11 +23,11 @@ export interface SandboxOptions {
   /** @default '127.0.0.1' */
   readonly host?: string;
   readonly apiKey: string;
-  /** @default 1000 */
+  /** @default 10000 */
   readonly balance?: number;
   /** @default 'TZS' */
   readonly currency?: string;
-  /** Cost of one SMS to one recipient. @default 1 */
+  /** Cost of one SMS to one recipient. @default 20 */
   readonly rate?: number;
   /** Approved sender IDs; a send with another senderId gets 400. @default ['SANDBOX'] */
   readonly senderIds?: readonly string[];

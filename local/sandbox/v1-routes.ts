@@ -45,7 +45,7 @@ export function createV1Handler({
       failWith(request, response, state.outage);
       return;
     }
-    // Seed §5: every request needs the key, so it is checked before the path, the method or the body.
+    // docs/sms-service.md, Authentication: every request needs the key, so it is checked before the path, the method or the body.
     const presentedKey = request.headers['x-api-key'];
     if (presentedKey === undefined) throw new HttpError(401, 'Missing API key: send it in the X-API-Key header');
     if (!isValidApiKey(presentedKey)) throw new HttpError(401, 'Invalid API key');

@@ -1,6 +1,6 @@
 import { isAbsolute, relative, resolve } from 'node:path';
 import { MAX_BODY_BYTES } from '../../functions/core/defaults';
-import { DEFAULT_RETRY_POLICY, type RetryPolicy } from '../../functions/relay/ports';
+import { retryPolicyOf, type RetryPolicy } from '../../functions/relay/ports';
 import { ENV, httpUrlProblem, readNumericEnv } from '../../functions/core/environment';
 import { CrashPoint, isCrashPoint } from './crash-points';
 import { invalidSetting } from './errors';
@@ -25,8 +25,6 @@ export const RUNTIME_DEFAULTS = {
   shutdownTimeoutMs: 15_000,
   /** {@link MAX_BODY_BYTES}, `MAX_BODY_BYTES` */
   maxBodyBytes: MAX_BODY_BYTES,
-  /** The in-process sandbox SMS service's account: 500 SMS at a plausible Tanzanian price. */
-  sandbox: { balance: 10_000, rate: 20, currency: 'TZS' },
 } as const;
 
 
@@ -106,12 +104,7 @@ export function resolveRuntimeSettings(
     // Not trimmed: a key is whatever the service issued.
     providerApiKey: env[ENV.providerApiKey] === '' ? undefined : env[ENV.providerApiKey],
     maxBodyBytes: values.maxBodyBytes,
-    policy: {
-      ...DEFAULT_RETRY_POLICY,
-      maxAttempts: values.retryMaxAttempts,
-      baseDelayMs: values.retryBaseDelayMs,
-      staleSendingMs: values.staleSendingMs,
-    },
+    policy: retryPolicyOf(values),
     sweepIntervalMs: RUNTIME_DEFAULTS.sweepIntervalMs,
     shutdownTimeoutMs: RUNTIME_DEFAULTS.shutdownTimeoutMs,
     jsonLogs: input.jsonLogs === true || text(env['RELAY_LOG_FORMAT'])?.toLowerCase() === 'json',

@@ -31,7 +31,7 @@ const printed: string[] = [];
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'sms-relay-restart-'));
-  // Another implementation of the seed's interface than the runtime's own: the test's.
+  // Another implementation of the SMS service's interface (docs/sms-service.md) than the runtime's own: the test's.
   sandbox = await startSandbox({ apiKey: API_KEY, balance: 100_000, rate: 20, senderIds: ['SMSRELAY', 'ALERTS', 'DUKA'], defaultSenderId: 'SMSRELAY' });
   baseEnv = {
     PORT: '0',

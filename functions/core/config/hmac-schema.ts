@@ -50,11 +50,15 @@ export const HmacTimestampSchema = z.strictObject({
 
 export const HmacDedupeSchema = z.strictObject({ header: headerName });
 
-interface HmacSettings {
-  readonly source: string;
+/** An `hmac` route's validated settings, as the `hmac` pack and the captured headers read them. */
+export interface HmacRouteSettings {
   readonly signature?: z.output<typeof HmacSignatureSchema> | undefined;
   readonly timestamp?: z.output<typeof HmacTimestampSchema> | undefined;
   readonly dedupe?: z.output<typeof HmacDedupeSchema> | undefined;
+}
+
+interface HmacSettings extends HmacRouteSettings {
+  readonly source: string;
 }
 
 /**

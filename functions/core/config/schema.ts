@@ -1,8 +1,8 @@
 import { z } from 'zod';
-import { SOURCE_NAMES, SOURCES } from '../sources/registry';
-import type { SourceName } from '../sources/types';
-import { BALANCE_SCHEDULE, DEFAULT_MAX_RECIPIENTS, DEFAULT_RETRY_FOR_SECONDS, MAX_RETRY_FOR_SECONDS, HEARTBEAT, DEFAULT_RETENTION_DAYS, HANDLER_TIMEOUT_SECONDS, MAX_RECIPIENTS_CEILING, PROVIDER_TIMEOUT_MS } from '../defaults';
+import { SOURCE_NAMES, SOURCES, type SourceName } from '../sources/registry';
+import { BALANCE_SCHEDULE, DEFAULT_CURRENCY, DEFAULT_TIME_ZONE, DEFAULT_MAX_RECIPIENTS, DEFAULT_RETRY_FOR_SECONDS, MAX_RETRY_FOR_SECONDS, HEARTBEAT, DEFAULT_RETENTION_DAYS, HANDLER_TIMEOUT_SECONDS, MAX_RECIPIENTS_CEILING, PROVIDER_TIMEOUT_MS } from '../defaults';
 import { parseDurationSeconds } from './duration';
+import { readSchedule } from '../schedule';
 import { WEEKDAYS } from '../windows';
 import { checkHmacSettings, HmacDedupeSchema, HmacSignatureSchema, HmacTimestampSchema } from './hmac-schema';
 import { PeopleSchema, SchedulesSchema } from './oncall-schema';
@@ -42,7 +42,7 @@ const SNS_TOPIC_ARN = /^arn:aws(?:-[a-z]+){0,2}:sns:[a-z]{2,4}(?:-[a-z]+)+-\d{1,
 
 const schedule = z
   .string()
-  .regex(/^(rate\(\s*\d+\s+(minute|minutes|hour|hours|day|days)\s*\)|cron\(.+\))$/, {
+  .refine((value) => readSchedule(value) !== undefined, {
     message: 'schedule must be an EventBridge expression like "rate(1 hour)" or "cron(0 6 * * ? *)"',
   });
 
@@ -128,8 +128,8 @@ export const RouteSchema = z.strictObject({
   digest: z.strictObject({ window: duration }).optional(),
   /** The digest SMS (Liquid: `count`, `messages`, `first`, `last`, `route`, `window`); absent: the source's default (see `defaultDigestTemplate`). */
   digestTemplate: z.string().min(1).optional(),
-  timeZone: timeZone.default('Africa/Dar_es_Salaam'),
-  currency: z.string().regex(/^[A-Z]{3}$/, { message: 'currency is an ISO 4217 code like TZS' }).default('TZS'),
+  timeZone: timeZone.default(DEFAULT_TIME_ZONE),
+  currency: z.string().regex(/^[A-Z]{3}$/, { message: 'currency is an ISO 4217 code like TZS' }).default(DEFAULT_CURRENCY),
   toleranceSeconds: z.number().int().positive().max(86_400).default(300),
   // source: hmac only (see hmac-schema.ts)
   signature: HmacSignatureSchema.optional(),

@@ -1,4 +1,4 @@
-import type { SourceName } from '../sources/types';
+import type { SourceName } from '../sources/registry';
 
 /** How a webhook names its incident (a template) and says it resolved (a condition). */
 export interface IncidentRule {

@@ -59,7 +59,7 @@ export interface Balance {
 export interface SendRequest {
   /**
    * `255` followed by nine digits, no `+`. A single string is one recipient; it goes on the wire as
-   * a one-element array, which the service treats the same (seed §4.2 rule 1).
+   * a one-element array, which the service treats the same (docs/sms-service.md, Send).
    */
   readonly phoneNumbers: string | readonly string[];
   /** 1–160 UTF-16 code units (JavaScript `length`), see `MAX_MESSAGE_LENGTH`. */

@@ -1,5 +1,4 @@
-import type { RouteConfig } from '../config/schema';
-import type { SourcePack } from './types';
+import type { PackRouteSettings, SourcePack } from './types';
 
 /** Kept in every capture: what the body is and who sent it. */
 export const ALWAYS_CAPTURED_HEADERS = ['content-type', 'user-agent'] as const;
@@ -16,7 +15,7 @@ export const ALWAYS_CAPTURED_HEADERS = ['content-type', 'user-agent'] as const;
  * capturedHeaderNames(hmac, routeConfig); // […, 'x-trello-delivery'], never 'x-trello-webhook'
  * ```
  */
-export function capturedHeaderNames(pack: SourcePack, route?: RouteConfig): string[] {
+export function capturedHeaderNames(pack: SourcePack, route?: PackRouteSettings): string[] {
   const never = new Set([route?.signature?.header, route?.timestamp?.header]);
   const names = [...ALWAYS_CAPTURED_HEADERS, ...pack.capturedHeaders, ...(route?.dedupe === undefined ? [] : [route.dedupe.header])];
   return [...new Set(names)].filter((name) => !never.has(name));

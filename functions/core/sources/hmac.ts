@@ -1,11 +1,10 @@
 import { createHmac } from 'node:crypto';
 import { DeliveryPolicy } from '../config/policies';
-import type { RouteConfig } from '../config/schema';
 import { authFailure, type HmacAlgorithm } from './auth';
 import { parseBody } from './body';
 import { headerValue, verifyBodySignature, type BodySignatureScheme, type SignedPayload } from './body-signature';
 import { bodySignedDedupe, checkTimestamp, idKeyPart } from './shared';
-import type { AuthOutcome, InboundWebhook, SignInput, SourcePack } from './types';
+import type { AuthOutcome, InboundWebhook, PackRouteSettings, SignInput, SourcePack } from './types';
 import { callerHeader, freshId, unixSeconds } from './sign';
 import { HOUR_SECONDS } from '../defaults';
 
@@ -19,7 +18,7 @@ const DEDUPE_WINDOW_SECONDS = 72 * HOUR_SECONDS;
 /** Digest sizes in bytes: a signature of any other length is malformed, not merely wrong. */
 const DIGEST_BYTES: Readonly<Record<HmacAlgorithm, number>> = { sha1: 20, sha256: 32, sha512: 64 };
 
-type Signature = NonNullable<RouteConfig['signature']>;
+type Signature = NonNullable<PackRouteSettings['signature']>;
 
 /** What one encoded digest of `algorithm` looks like: hex of either case, or padded base64. */
 function digestPattern(algorithm: HmacAlgorithm, encoding: Signature['encoding']): RegExp {

@@ -7,7 +7,7 @@ import { shopify } from './shopify';
 import { sns } from './sns';
 import { standardWebhooks } from './standard-webhooks';
 import { stripe } from './stripe';
-import type { SourceName, SourcePack } from './types';
+import type { SourcePack } from './types';
 import { woocommerce } from './woocommerce';
 import { gitlab } from './gitlab';
 import { sentry } from './sentry';
@@ -34,6 +34,13 @@ export const SOURCES = Object.freeze({
   hmac,
   sns,
 } satisfies Record<string, SourcePack>);
+
+/**
+ * A source's name, as routes use it in the config: the keys of the registry, so a pack added here
+ * is a source everywhere (config schema, `send-test`, secrets, console). Declared here, not in
+ * `types.ts`, which every pack imports: the packs would otherwise import the registry back.
+ */
+export type SourceName = keyof typeof SOURCES;
 
 /** The names of every source, in the registry's order (the order `--help` and errors list them). */
 export const SOURCE_NAMES = Object.keys(SOURCES) as [SourceName, ...SourceName[]];

@@ -1,12 +1,16 @@
 import type { DeliveryPolicy } from '../config/policies';
-import type { RouteConfig } from '../config/schema';
-import type { SOURCES } from './registry';
+import type { HmacRouteSettings } from '../config/hmac-schema';
 
 /**
- * A source's name, as routes use it in the config: the keys of the registry (`registry.ts`), so a
- * pack added there is a source everywhere (config schema, `send-test`, secrets, console).
+ * The settings of a route that source packs read: a route's validated config (`RouteConfig`) has
+ * them all. Declared here instead of taken from the config schema, because the schema imports the
+ * packs' registry (for the source names and their default delivery): the packs importing it back
+ * would make a cycle.
  */
-export type SourceName = keyof typeof SOURCES;
+export interface PackRouteSettings extends HmacRouteSettings {
+  /** An `sns` route's accepted topic ARNs. */
+  readonly topics?: readonly string[] | undefined;
+}
 
 /**
  * The kind of secret a source takes, which decides how a value is checked and generated:
@@ -32,7 +36,7 @@ export interface SignInput {
   readonly headers?: Readonly<Record<string, string>>;
   readonly now?: Date;
   /** The route's validated settings: an `hmac` route's signature scheme is described there. */
-  readonly route?: RouteConfig;
+  readonly route?: PackRouteSettings;
 }
 
 /** Where a pack's example payloads are and what their file names tell. */
@@ -71,7 +75,7 @@ export interface AuthContext {
    * route, the signature scheme of an `hmac` route). Absent in calls that have no route (tests of
    * a pack on its own).
    */
-  readonly route?: RouteConfig;
+  readonly route?: PackRouteSettings;
   /**
    * What the pack's {@link SourcePack.prefetch} fetched for this webhook, by URL (the SNS signing
    * certificate). Absent for packs without `prefetch`.
@@ -141,7 +145,7 @@ export interface SourcePack {
   /** A reason when this is a ping/test event to acknowledge without a send, else `undefined`. */
   ping(body: WebhookBody, webhook: InboundWebhook): string | undefined;
   /** The key that catches the sender's own retries. `route`: as in {@link AuthContext}. */
-  dedupe(body: WebhookBody, webhook: InboundWebhook, route?: RouteConfig): DedupeKey;
+  dedupe(body: WebhookBody, webhook: InboundWebhook, route?: PackRouteSettings): DedupeKey;
   /**
    * For packs whose authentication needs a document from the network (SNS: the certificate that
    * signed the message). Runs before the pure evaluation, through the injected `fetch`; what it

@@ -1,6 +1,6 @@
 import { Context, Liquid, Value, isTruthy, toValueSync } from 'liquidjs';
 import type { Template } from 'liquidjs';
-import { TEMPLATE_LIMITS } from '../defaults';
+import { DEFAULT_CURRENCY, DEFAULT_TIME_ZONE, TEMPLATE_LIMITS } from '../defaults';
 import { assertCompleteExpression } from './condition';
 import { TemplateError } from './errors';
 import { createSmsFilters } from './filters';
@@ -18,8 +18,8 @@ import { instrumentMissing, TrackingContext } from './tracking';
 
 /** Defaults of `createTemplateEngine`: Tanzania. */
 export const DEFAULT_TEMPLATE_OPTIONS = {
-  timeZone: 'Africa/Dar_es_Salaam',
-  currency: 'TZS',
+  timeZone: DEFAULT_TIME_ZONE,
+  currency: DEFAULT_CURRENCY,
   locale: 'en',
 } as const;
 

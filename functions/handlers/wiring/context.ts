@@ -7,11 +7,12 @@ import { reportUndecodable } from '../../relay/undecodable';
 import { loadRelayConfig } from './config';
 import { createDynamoClient } from './dynamo';
 import { ENV, readEnvironment, type RelayEnvironment, type SecretLocation } from './env';
-import { EnvironmentError, SecretUnavailableError } from './errors';
-import { createLogger, relayLogger } from './logger';
+import { SecretUnavailableError } from '../../adapters/errors';
+import { EnvironmentError } from './errors';
+import { createLogger, relayLogger } from '../../adapters/logger';
 import { createMetrics, relayMetrics } from './metrics';
-import { createFileSecretSource, createSecretsManagerSource } from './secrets';
-import { createSmsClientSource } from './sms';
+import { createFileSecretSource, createSecretsManagerSource } from '../../adapters/secrets';
+import { createSmsClientSource } from '../../adapters/sms';
 
 /** The process's Powertools logger and metrics; they exist even when the context cannot be built. */
 export interface Observability {

@@ -1,7 +1,7 @@
 import type { MAX_BODY_BYTES, SWEEP_PENDING_GRACE_MS } from '../../core/defaults';
 import { ENV, envText, httpUrlProblem, NUMERIC_ENV, readNumericEnv } from '../../core/environment';
 import { isAbsolute, resolve } from 'node:path';
-import { DEFAULT_RETRY_POLICY, type RetryPolicy } from '../../relay/ports';
+import { retryPolicyOf, type RetryPolicy } from '../../relay/ports';
 import { EnvironmentError } from './errors';
 
 /**
@@ -117,12 +117,7 @@ export function readEnvironment(source: Readonly<Record<string, string | undefin
   const { values, problems: numeric } = readNumericEnv(source, ['maxBodyBytes', 'retryMaxAttempts', 'retryBaseDelayMs', 'staleSendingMs', 'sweepPendingGraceMs', 'balanceThreshold']);
   for (const { name, raw, min, integer } of numeric) problems.push(`${name} must be ${integer ? 'a whole number' : 'a number'} ≥ ${min}, got "${raw}"`);
   const { maxBodyBytes, sweepPendingGraceMs, balanceThreshold } = values;
-  const policy: RetryPolicy = {
-    ...DEFAULT_RETRY_POLICY,
-    maxAttempts: values.retryMaxAttempts,
-    baseDelayMs: values.retryBaseDelayMs,
-    staleSendingMs: values.staleSendingMs,
-  };
+  const policy = retryPolicyOf(values);
 
   if (problems.length > 0) throw new EnvironmentError(problems);
   return {

@@ -1,6 +1,9 @@
 import type { Context } from 'aws-lambda';
 import { observability, lambdaRelay, type LambdaRelay } from './context';
 import { flushMetrics } from './metrics';
+import type { RelayConfigView } from '../../core/config/view';
+import type { RelayContext } from '../../relay/ports';
+import { createSmsClientSource } from '../../adapters/sms';
 
 /**
  * Runs one invocation: tags the logger with the Lambda context, builds (or reuses) the wiring,
@@ -40,20 +43,32 @@ export function remainingMs(lambdaContext: Context | undefined): number {
 }
 
 /**
- * Runs `work` over `items`, at most `concurrency` at a time, in order of start.
+ * Runs one invocation's `work` with SMS clients of its own, closed when it returns: for the
+ * scheduled handlers (the sweeper each minute, the balance watch each hour), whose connection would
+ * be idle past the client's keep-alive limit (`PROVIDER_KEEP_ALIVE_MS`) by their next run anyway.
+ * The sender keeps the container's clients instead, so warm invocations reuse one connection.
+ * Invocations that overlap in one process each get their own clients, so one ending never cuts
+ * another's send.
  *
  * @example
  * ```ts
- * await forEachConcurrently(records, 4, async (record) => process(record));
+ * export const handler = (event: ScheduledEvent, lambdaContext?: Context) =>
+ *   invoke(lambdaContext, (relay) => withInvocationSmsClients(relay, (context) => checkBalance(context)));
  * ```
  */
-export async function forEachConcurrently<T>(items: readonly T[], concurrency: number, work: (item: T, index: number) => Promise<void>): Promise<void> {
-  let next = 0;
-  const worker = async (): Promise<void> => {
-    while (next < items.length) {
-      const index = next++;
-      await work(items[index] as T, index);
-    }
-  };
-  await Promise.all(Array.from({ length: Math.max(1, Math.min(concurrency, items.length)) }, worker));
+export async function withInvocationSmsClients<T>(
+  { context, env, providerSecrets }: Pick<LambdaRelay, 'context' | 'env' | 'providerSecrets'>,
+  work: (context: RelayContext<RelayConfigView>) => Promise<T>,
+): Promise<T> {
+  const sms = createSmsClientSource({
+    secrets: providerSecrets,
+    baseUrl: context.config.config.provider.baseUrl,
+    timeoutMs: context.config.config.provider.timeoutMs,
+    ...(env.providerApiKey === undefined ? {} : { apiKey: env.providerApiKey }),
+  });
+  try {
+    return await work({ ...context, sms });
+  } finally {
+    sms.close();
+  }
 }

@@ -7,11 +7,12 @@ import { mockClient } from 'aws-sdk-client-mock';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { createSmsClient } from '../../../functions/core/provider';
 import { ENV_DEFAULTS, readEnvironment } from '../../../functions/handlers/wiring/env';
-import { EnvironmentError, MissingSecretValueError, SecretUnavailableError } from '../../../functions/handlers/wiring/errors';
-import { createLogger, maskingReplacer, relayLogger } from '../../../functions/handlers/wiring/logger';
+import { MissingSecretValueError, SecretUnavailableError } from '../../../functions/adapters/errors';
+import { EnvironmentError } from '../../../functions/handlers/wiring/errors';
+import { createLogger, maskingReplacer, relayLogger } from '../../../functions/adapters/logger';
 import { createMetrics, flushMetrics, relayMetrics } from '../../../functions/handlers/wiring/metrics';
-import { createFileSecretSource, createSecretsManagerSource } from '../../../functions/handlers/wiring/secrets';
-import { createSmsClientSource } from '../../../functions/handlers/wiring/sms';
+import { createFileSecretSource, createSecretsManagerSource } from '../../../functions/adapters/secrets';
+import { createSmsClientSource } from '../../../functions/adapters/sms';
 import { DEFAULT_RETRY_POLICY } from '../../../functions/relay/ports';
 import { type Captured, captureStdout, stubEnvironment } from './support';
 

@@ -120,7 +120,7 @@ describe('sender handler, against dynalite and the sandbox', () => {
   let secretId: string;
 
   beforeAll(async () => {
-    [db, sandbox] = await Promise.all([startDynalite(), startSandbox({ apiKey: API_KEY, senderIds: ['ALERTS', 'OPS', 'SMSRELAY'] })]);
+    [db, sandbox] = await Promise.all([startDynalite(), startSandbox({ apiKey: API_KEY, senderIds: ['ALERTS', 'OPS', 'SMSRELAY'], balance: 1000, rate: 1 })]);
   });
   afterAll(async () => {
     await Promise.all([db?.close(), sandbox?.close()]);

@@ -7,8 +7,8 @@ import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { loadConfig } from '../../../functions/core/config/load';
 import type { RelayConfigInput } from '../../../functions/core/config/schema';
-import { createFileSecretSource } from '../../../functions/handlers/wiring/secrets';
-import { createSmsClientSource } from '../../../functions/handlers/wiring/sms';
+import { createFileSecretSource } from '../../../functions/adapters/secrets';
+import { createSmsClientSource } from '../../../functions/adapters/sms';
 import { ingestWebhook, type IngestResponse } from '../../../functions/relay/ingest';
 import { DEFAULT_RETRY_POLICY, type RelayContext, type RelayLogger, type RelayMetric, type RelayMetrics, type RetryPolicy } from '../../../functions/relay/ports';
 import { createStore, ensureTable, type MessageRecord, type MessageStore } from '../../../functions/store';
@@ -310,7 +310,7 @@ export function useRelayServers(sandbox: Partial<SandboxOptions> = {}, { balance
   beforeAll(async () => {
     const [db, running] = await Promise.all([
       startDynalite(),
-      startSandbox({ apiKey: SECRETS.providerApiKey, senderIds: SENDER_IDS, onDelivered: watch.onDelivered, ...sandbox }),
+      startSandbox({ apiKey: SECRETS.providerApiKey, senderIds: SENDER_IDS, balance: 1000, rate: 1, onDelivered: watch.onDelivered, ...sandbox }),
     ]);
     started = { db, sandbox: running };
   });

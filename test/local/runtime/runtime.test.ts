@@ -40,7 +40,7 @@ beforeAll(async () => {
   const secrets = ensureSecretsFile(settings.secretsPath, loadConfigFile(CONFIG)).values;
   token = secrets['generic-token']!;
   local = await openLocalStore({ dataDir: settings.dataDir, tableName: settings.tableName });
-  sandbox = await startSandbox({ apiKey: secrets['providerApiKey']!, senderIds: ['SMSRELAY', 'ALERTS', 'DUKA'], defaultSenderId: 'SMSRELAY' });
+  sandbox = await startSandbox({ apiKey: secrets['providerApiKey']!, senderIds: ['SMSRELAY', 'ALERTS', 'DUKA'], defaultSenderId: 'SMSRELAY', balance: 1000, rate: 1 });
   const loaded = loadConfigFile(CONFIG);
   const silent = { debug: () => undefined, info: () => undefined, warn: () => undefined, error: () => undefined };
   const context = createLocalContext({

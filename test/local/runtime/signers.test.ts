@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest';
 import { loadConfig, loadConfigFile } from '../../../functions/core/config/load';
 import type { RouteConfig } from '../../../functions/core/config/schema';
 import { SOURCE_NAMES, SOURCES, sourcePack } from '../../../functions/core/sources/registry';
-import type { SourceName } from '../../../functions/core/sources/types';
+import type { SourceName } from '../../../functions/core/sources/registry';
 import { RuntimeError } from '../../../local/shared/errors';
 import { generateSecret } from '../../../local/runtime/secrets';
 import { signWebhook } from '../../../local/runtime/signers';

@@ -1,12 +1,12 @@
 /**
- * A conformance suite for the bulk SMS service described by the seed document, runnable against
+ * A conformance suite for the bulk SMS service described in docs/sms-service.md, runnable against
  * anything that speaks it over HTTP and offers a way to set the balance and read delivered sends:
  * the in-process sandbox, the CLI-started sandbox, or any later stand-in.
  */
 import { beforeEach, describe, expect, it } from 'vitest';
 import type { DeliveredMessage, RunningSandbox } from '../../../local/sandbox/types';
 
-/** The side door a conformance run needs: the seed's API has no way to top up or see what went out. */
+/** The side door a conformance run needs: the service's API has no way to top up or see what went out. */
 export interface SandboxControl {
   setBalance(balance: number): Promise<void>;
   messages(): Promise<readonly DeliveredMessage[]>;
@@ -138,7 +138,7 @@ export function describeSmsServiceConformance(name: string, getTarget: () => Con
     const balanceEndpoint = (call: ApiCall = {}): Promise<ApiResponse> => callApi(target, '/v1/account/balance', call);
     const currentBalance = async (): Promise<number> => ((await balanceEndpoint()).body as { balance: number }).balance;
 
-    /** Seed §2/§7: every failure carries exactly `{ success: false, error: string }`, and never the key. */
+    /** docs/sms-service.md, Errors: every failure carries exactly `{ success: false, error: string }`, and never the key. */
     function expectErrorBody(response: ApiResponse, status: number): void {
       expect(response.status, response.text).toBe(status);
       expect(response.contentType).toMatch(/^application\/json/);
@@ -152,7 +152,7 @@ export function describeSmsServiceConformance(name: string, getTarget: () => Con
       expect(await target.control.messages()).toEqual([]);
     }
 
-    describe('authentication (seed §5)', () => {
+    describe('authentication (docs/sms-service.md, Authentication)', () => {
       it.each([
         ['missing', null],
         ['wrong', 'not-the-key'],
@@ -186,7 +186,7 @@ export function describeSmsServiceConformance(name: string, getTarget: () => Con
       });
     });
 
-    describe('GET /v1/account/balance (seed §4.1)', () => {
+    describe('GET /v1/account/balance (docs/sms-service.md, Balance)', () => {
       it('answers 200 with success, balance, currency and smsRate', async () => {
         const response = await balanceEndpoint();
         expect(response.status).toBe(200);
@@ -205,7 +205,7 @@ export function describeSmsServiceConformance(name: string, getTarget: () => Con
       });
     });
 
-    describe('POST /v1/sms/send: success (seed §4.2 rules 1 and 2)', () => {
+    describe('POST /v1/sms/send: success (docs/sms-service.md, Send)', () => {
       it('accepts a single string as a one-element phoneNumbers array', async () => {
         const response = await send({ phoneNumbers: FIRST_NUMBER, message: 'Hello' });
         expect(response.status, response.text).toBe(200);
@@ -292,7 +292,7 @@ export function describeSmsServiceConformance(name: string, getTarget: () => Con
       });
     });
 
-    describe('POST /v1/sms/send: invalid parameters → 400 (seed §4.2 rule 4)', () => {
+    describe('POST /v1/sms/send: invalid parameters → 400 (docs/sms-service.md, Send and Errors)', () => {
       const invalidBodies: readonly (readonly [string, unknown])[] = [
         ['phoneNumbers missing', { message: 'Hi' }],
         ['phoneNumbers an empty array', { phoneNumbers: [], message: 'Hi' }],
@@ -353,7 +353,7 @@ export function describeSmsServiceConformance(name: string, getTarget: () => Con
       });
     });
 
-    describe('POST /v1/sms/send: insufficient balance → 402 (seed §4.2 rule 3)', () => {
+    describe('POST /v1/sms/send: insufficient balance → 402 (docs/sms-service.md, Send and Errors)', () => {
       it('answers 402 with the error body and leaves balance and inbox untouched', async () => {
         const { deducted: costOfThree } = expectedAfter(START_BALANCE, 3, target.account.rate);
         const { remaining: justShort } = expectedAfter(costOfThree, 1, 0.0001);

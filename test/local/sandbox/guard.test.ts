@@ -9,7 +9,7 @@ const API_KEY = 'sandbox-guard-key-81c2';
 describe('the sandbox against foreign Hosts, floods and slow clients', () => {
   let sandbox: RunningSandbox;
   beforeAll(async () => {
-    sandbox = await startSandbox({ apiKey: API_KEY });
+    sandbox = await startSandbox({ apiKey: API_KEY, balance: 1000 });
   });
   afterAll(async () => {
     await sandbox.close();

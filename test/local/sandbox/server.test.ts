@@ -38,9 +38,9 @@ describe('startSandbox', () => {
         expect(sandbox.baseUrl).toBe(`http://127.0.0.1:${sandbox.port}`);
         expect(sandbox.port).toBeGreaterThan(0);
         const { body } = await callApi({ baseUrl: sandbox.baseUrl, apiKey: API_KEY }, '/v1/account/balance');
-        expect(body).toEqual({ success: true, balance: 1000, currency: 'TZS', smsRate: 1 });
+        expect(body).toEqual({ success: true, balance: 10_000, currency: 'TZS', smsRate: 20 });
         const account = await (await fetch(`${sandbox.baseUrl}/_sandbox/account`)).json();
-        expect(account).toEqual({ balance: 1000, currency: 'TZS', smsRate: 1, senderIds: ['SANDBOX'], defaultSenderId: 'SANDBOX' });
+        expect(account).toEqual({ balance: 10_000, currency: 'TZS', smsRate: 20, senderIds: ['SANDBOX'], defaultSenderId: 'SANDBOX' });
       } finally {
         await sandbox.close();
       }

@@ -60,7 +60,7 @@ beforeAll(async () => {
   const loaded = loadConfigFile(CONFIG);
   const secrets = ensureSecretsFile(settings.secretsPath, loaded).values;
   local = await openLocalStore({ dataDir, tableName: settings.tableName });
-  sandbox = await startSandbox({ apiKey: secrets['providerApiKey']!, senderIds: ['SMSRELAY', 'ALERTS', 'DUKA'], defaultSenderId: 'SMSRELAY' });
+  sandbox = await startSandbox({ apiKey: secrets['providerApiKey']!, senderIds: ['SMSRELAY', 'ALERTS', 'DUKA'], defaultSenderId: 'SMSRELAY', balance: 1000, rate: 1 });
   const silent = { debug: () => undefined, info: () => undefined, warn: () => undefined, error: () => undefined };
   const context = createLocalContext({ loaded, store: local.store, secretsPath: settings.secretsPath, providerBaseUrl: sandbox.baseUrl, providerApiKey: secrets['providerApiKey']!, logger: silent, policy: settings.policy });
   feeder = createSendQueue({ send: (id) => sendMessage(context, id), concurrency: 2, onError: () => undefined });

@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { TransformParameterError } from '@aws-lambda-powertools/parameters/errors';
 import { getSecret } from '@aws-lambda-powertools/parameters/secrets';
-import type { SecretSource } from '../../relay/ports';
+import type { SecretSource } from '../relay/ports';
 import { SecretUnavailableError } from './errors';
 
 /** The name of the provider's API key inside the secret. */

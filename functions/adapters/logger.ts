@@ -1,7 +1,7 @@
 import { Logger } from '@aws-lambda-powertools/logger';
-import { maskNumbersInText } from '../../core/recipients/mask-text';
-import type { RelayLogger } from '../../relay/ports';
-import { METRICS } from '../../core/metrics';
+import { maskNumbersInText } from '../core/recipients/mask-text';
+import type { RelayLogger } from '../relay/ports';
+import { METRICS } from '../core/metrics';
 
 /** What replaces a value whose key names a credential. */
 export const REDACTED = '[REDACTED]';

@@ -1,7 +1,5 @@
-import { createSmsClient, type SmsClient } from '../../core/provider';
-import type { RelayConfigView } from '../../core/config/view';
-import type { RelayContext, SecretSource, SmsClientSource } from '../../relay/ports';
-import type { LambdaRelay } from './context';
+import { createSmsClient, type SmsClient } from '../core/provider';
+import type { SecretSource, SmsClientSource } from '../relay/ports';
 import { MissingSecretValueError } from './errors';
 import { PROVIDER_API_KEY } from './secrets';
 
@@ -69,35 +67,4 @@ export function createSmsClientSource({ secrets, baseUrl, timeoutMs, apiKey, cre
       current = undefined;
     },
   };
-}
-
-/**
- * Runs one invocation's `work` with SMS clients of its own, closed when it returns: for the
- * scheduled handlers (the sweeper each minute, the balance watch each hour), whose connection would
- * be idle past the client's keep-alive limit (`PROVIDER_KEEP_ALIVE_MS`) by their next run anyway.
- * The sender keeps the container's clients instead, so warm invocations reuse one connection.
- * Invocations that overlap in one process each get their own clients, so one ending never cuts
- * another's send.
- *
- * @example
- * ```ts
- * export const handler = (event: ScheduledEvent, lambdaContext?: Context) =>
- *   invoke(lambdaContext, (relay) => withInvocationSmsClients(relay, (context) => checkBalance(context)));
- * ```
- */
-export async function withInvocationSmsClients<T>(
-  { context, env, providerSecrets }: Pick<LambdaRelay, 'context' | 'env' | 'providerSecrets'>,
-  work: (context: RelayContext<RelayConfigView>) => Promise<T>,
-): Promise<T> {
-  const sms = createSmsClientSource({
-    secrets: providerSecrets,
-    baseUrl: context.config.config.provider.baseUrl,
-    timeoutMs: context.config.config.provider.timeoutMs,
-    ...(env.providerApiKey === undefined ? {} : { apiKey: env.providerApiKey }),
-  });
-  try {
-    return await work({ ...context, sms });
-  } finally {
-    sms.close();
-  }
 }
