@@ -176,6 +176,7 @@ async function handle(request: IncomingMessage, response: ServerResponse, depend
   if (dependencies.console !== undefined && isConsolePath(path)) return await dependencies.console(request, response, path);
   const found = relayRoute(method, path);
   if (found === undefined) return sendJson(response, 404, { error: `not found: ${method} ${path}` });
+  // `/health`'s HEAD line is GET's twin, so Allow names only GET (what clients were always told).
   if (found.handler === undefined) return methodNotAllowed(response, found.allowed.filter((allowed) => allowed !== 'HEAD').join(', '));
   await found.handler({ request, response, dependencies }, found.params);
 }
