@@ -16,7 +16,7 @@ interface V1Call {
   readonly signal: AbortSignal;
 }
 
-/** The service's own API (seed §5). */
+/** The service's own API. */
 const V1_ROUTES = routeTable<V1Call>()({
   'GET /v1/account/balance': answerBalance,
   'POST /v1/sms/send': handleSend,
