@@ -3,7 +3,7 @@ import type { RouteView } from '../../functions/core/config/view';
 import { DEFAULT_CURRENCY, MAX_MUTE_SECONDS, PAGE_SIZE } from '../../functions/core/defaults';
 import { MessageState, type MessageStore } from '../../functions/store';
 import { maskNumbersInText } from '../../functions/core/recipients';
-import { HttpError, matchPath, parseRequest, queryObject } from '../http';
+import { createRouter, HttpError, parseRequest, queryObject } from '../http';
 import { MESSAGE_STATES, readRecord, recordsPage, redriveRecord, REDRIVE_STATES } from '../records';
 import { CONSOLE_API, type AnswerOf, type ApiRoute, type Endpoint, type HandlerRequest, type Overview, type ServiceStatus } from './contract';
 import { payloadChoices, previewRoute } from './preview';
@@ -92,30 +92,19 @@ export function createStoreApi(source: ConsoleSource): ConsoleApi {
 
 /** Answers a request from the route map: the endpoint of its path and method, its request read by the endpoint's schemas. */
 function dispatcher(handlers: Handlers): ConsoleApi {
-  const endpoints = (Object.keys(CONSOLE_API) as Endpoint[]).map((endpoint) => {
-    const [method, pattern] = endpoint.split(' ') as [string, string];
-    return { endpoint, method, pattern };
-  });
+  const route = createRouter(handlers, { headAsGet: true });
   return async ({ method, path, query, body }) => {
-    const matching = endpoints.flatMap((each) => {
-      const params = matchPath(each.pattern, path);
-      return params === undefined ? [] : [{ ...each, params }];
-    });
-    const found = matching.find((each) => each.method === method || (each.method === 'GET' && method === 'HEAD'));
-    if (found === undefined) {
-      return matching.length === 0
-        ? { status: 404, body: { error: `not found: ${method} /console/api${path}` } }
-        : { status: 405, body: { error: `method ${method} not allowed on /console/api${path}` } };
-    }
+    const found = route(method, path);
+    if (found === undefined) return { status: 404, body: { error: `not found: ${method} /console/api${path}` } };
+    if (found.handler === undefined) return { status: 405, body: { error: `method ${method} not allowed on /console/api${path}` } };
     try {
-      const route: ApiRoute = CONSOLE_API[found.endpoint];
+      const endpoint = CONSOLE_API[found.key as Endpoint] as ApiRoute;
       const request = {
-        params: route.params === undefined ? undefined : parseRequest(route.params, found.params, { status: 404 }),
-        query: route.query === undefined ? undefined : parseRequest(route.query, queryObject(query)),
-        body: route.body === undefined ? undefined : parseRequest(route.body, body),
+        params: endpoint.params === undefined ? undefined : parseRequest(endpoint.params, found.params, { status: 404 }),
+        query: endpoint.query === undefined ? undefined : parseRequest(endpoint.query, queryObject(query)),
+        body: endpoint.body === undefined ? undefined : parseRequest(endpoint.body, body),
       };
-      const handle = handlers[found.endpoint] as (request: unknown) => Promise<unknown>;
-      return { status: 200, body: await handle(request) };
+      return { status: 200, body: await (found.handler as (request: unknown) => Promise<unknown>)(request) };
     } catch (error) {
       if (error instanceof HttpError) return { status: error.status, body: { error: error.message } };
       throw error;

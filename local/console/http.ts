@@ -3,7 +3,7 @@ import { MAX_BODY_BYTES } from '../../functions/core/defaults';
 import type { ConsoleApi } from './api';
 import { LOGIN_PARAMETER, sessionCookie, type ConsoleAccess } from './access';
 import { buildConsoleAssets, escapeHtml, renderConsolePage } from './assets';
-import { consoleRefusal, HttpError, isUnder, parseJson, readBody, requestQuery, sendJson, sendText } from '../http';
+import { consoleRefusal, createRouter, HttpError, isUnder, parseJson, readBody, requestQuery, routeTable, sendJson, sendText } from '../http';
 import { CONSOLE_REQUEST_HEADER, PAGE_TOKEN_FRAGMENT } from './contract';
 
 /** Everything of the console lives under this path, on the runtime and on `sms-relay console`. */
@@ -107,19 +107,41 @@ export function createConsoleHandler({ access, api, onSignIn, onError }: Console
       }
     }
     request.resume();
+    const found = pageRoute(method, path);
+    if (found?.handler !== undefined) return await found.handler({ response, onError }, found.params);
     if (method !== 'GET' && method !== 'HEAD') return json(response, 405, { error: 'method not allowed; use GET' });
-    if (page) return send(response, 200, 'text/html; charset=utf-8', renderConsolePage());
-    if (path === `${CONSOLE_PATH}/app.js` || path === `${CONSOLE_PATH}/app.css`) {
-      try {
-        const assets = await buildConsoleAssets();
-        return path.endsWith('.js') ? send(response, 200, 'text/javascript; charset=utf-8', assets.js) : send(response, 200, 'text/css; charset=utf-8', assets.css);
-      } catch (error) {
-        onError?.(error);
-        return json(response, 500, { error: 'the console could not be built; see the terminal' });
-      }
-    }
     return json(response, 404, { error: `not found: ${path}` });
   };
+}
+
+/** What each page route gets. */
+interface PageCall {
+  readonly response: ServerResponse;
+  readonly onError: ((error: unknown) => void) | undefined;
+}
+
+/** The page and its bundled script and stylesheet; the API is `CONSOLE_API` (`api.ts`). */
+const PAGE_ROUTES = routeTable<PageCall>()({
+  'GET /console': consolePage,
+  'GET /console/': consolePage,
+  'GET /console/app.js': async (call) => await asset(call, 'js'),
+  'GET /console/app.css': async (call) => await asset(call, 'css'),
+});
+const pageRoute = createRouter(PAGE_ROUTES, { headAsGet: true });
+
+function consolePage({ response }: PageCall): void {
+  send(response, 200, 'text/html; charset=utf-8', renderConsolePage());
+}
+
+async function asset({ response, onError }: PageCall, kind: 'js' | 'css'): Promise<void> {
+  try {
+    const assets = await buildConsoleAssets();
+    if (kind === 'js') send(response, 200, 'text/javascript; charset=utf-8', assets.js);
+    else send(response, 200, 'text/css; charset=utf-8', assets.css);
+  } catch (error) {
+    onError?.(error);
+    json(response, 500, { error: 'the console could not be built; see the terminal' });
+  }
 }
 
 function json(response: ServerResponse, status: number, body: unknown): void {

@@ -4,8 +4,9 @@
  * with a cap (`body.ts`), whole answers (`answer.ts`), request targets and a tiny path matcher
  * (`path.ts`), the loopback and same-site checks of local-only endpoints (`local.ts`) and
  * `listen` (`listen.ts`), and a request's query, path parameters or body read by a zod schema
- * (`request.ts`). Routing stays with each server: the runtime and the sandbox have a handful of
- * fixed paths; the console dispatches its route map with `matchPath`.
+ * (`request.ts`), and the one routing idiom of the three servers (`routes.ts`): each has a table of
+ * `'METHOD /path'` → handler lines, looked up by `createRouter` (404 for an unknown path, the
+ * path's methods for a 405).
  *
  * @example
  * ```ts
@@ -29,3 +30,4 @@ export { listen } from './listen';
 export { consoleRefusal, crossSiteRefusal, isLocalRequest, isLoopbackAddress } from './local';
 export { isUnder, matchPath, requestPath, requestQuery, type PathParams } from './path';
 export { parseRequest, queryObject } from './request';
+export { createRouter, routeTable, type PatternOf, type RouteMatch, type RouterOptions, type RouteTable } from './routes';

@@ -3,7 +3,7 @@ import { answerAckLink, answerWebhook, isAckPath, isHookPath } from '../../funct
 import type { IngestAnswer, IngestRequest } from '../../functions/relay/ingest';
 import { type MessageRecord, type MessageStore, StoreError } from '../../functions/store';
 import { isConsolePath } from '../console/http';
-import { consoleRefusal, createGuardedServer, HTTP_LIMITS, HttpError, isLocalRequest, isUnder, parseJson, parseRequest, queryObject, readBody, readLimited, requestPath, requestQuery, sendError, sendJson, sendText, type HttpLimits } from '../http';
+import { consoleRefusal, createGuardedServer, createRouter, routeTable, HTTP_LIMITS, HttpError, isLocalRequest, isUnder, parseJson, parseRequest, queryObject, readBody, readLimited, requestPath, requestQuery, sendError, sendJson, sendText, type HttpLimits } from '../http';
 import { listen } from '../shared/listen';
 import { RUNTIME_FILE } from '../shared/discovery';
 import { ACKNOWLEDGED_BY_CLI, RELAY_PREFIX } from '../shared/record-access';
@@ -132,9 +132,33 @@ export function createRelayServer(limits: HttpLimits = HTTP_LIMITS): RelayServer
   };
 }
 
+/** What each route of the runtime's table gets. */
+interface RelayCall {
+  readonly request: IncomingMessage;
+  readonly response: ServerResponse;
+  readonly dependencies: RelayServerDependencies;
+}
+
+/** The runtime's own endpoints (`sms-relay logs`, `redrive`, `mute`, `oncall`, `incidents`, `ack` call `/_relay`); webhooks, acknowledge links and the console are routed before. */
+const RELAY_ROUTES = routeTable<RelayCall>()({
+  'GET /health': health,
+  'HEAD /health': health,
+  'GET /_relay/records': handleRecords,
+  'POST /_relay/redrive': handleRedrive,
+  'GET /_relay/mutes': listMutes,
+  'POST /_relay/mutes': muteRoute,
+  'POST /_relay/unmute': unmuteRoute,
+  'GET /_relay/overrides': listOverrides,
+  'POST /_relay/overrides': overrideOnCall,
+  'GET /_relay/incidents': listIncidents,
+  'POST /_relay/ack': acknowledge,
+});
+const relayRoute = createRouter(RELAY_ROUTES);
+
 async function handle(request: IncomingMessage, response: ServerResponse, dependencies: RelayServerDependencies): Promise<void> {
   const path = requestPath(request.url);
   const method = request.method ?? 'GET';
+  // Routed by the edge, as on Lambda.
   if (isHookPath(path)) return await handleWebhook(request, response, dependencies, path);
   // The acknowledge link is public like the webhooks (a phone opens it through the tunnel's Host).
   if (isAckPath(path)) return await handleAck(request, response, dependencies, path);
@@ -148,24 +172,18 @@ async function handle(request: IncomingMessage, response: ServerResponse, depend
     request.resume();
     return sendJson(response, 401, { error: `unauthorized: send Authorization: Bearer <consoleSecret of ${RUNTIME_FILE}> (sms-relay logs, redrive and mute do)` }, { headers: { 'www-authenticate': 'Bearer' } });
   }
-  if (path === '/health') {
-    if (method !== 'GET' && method !== 'HEAD') return methodNotAllowed(response, 'GET');
-    const report = await dependencies.health();
-    return sendJson(response, report.ok ? 200 : 503, report);
-  }
-  if (path === `${RELAY_PREFIX}/records` || path === `${RELAY_PREFIX}/redrive`) {
-    if (path === `${RELAY_PREFIX}/records`) {
-      if (method !== 'GET') return methodNotAllowed(response, 'GET');
-      return await handleRecords(request, response, dependencies);
-    }
-    if (method !== 'POST') return methodNotAllowed(response, 'POST');
-    return await handleRedrive(request, response, dependencies);
-  }
-  if (path === `${RELAY_PREFIX}/mutes` || path === `${RELAY_PREFIX}/unmute`) return await handleMutes(request, response, dependencies, path);
-  if (path === `${RELAY_PREFIX}/overrides`) return await handleOverrides(request, response, dependencies);
-  if (path === `${RELAY_PREFIX}/incidents` || path === `${RELAY_PREFIX}/ack`) return await handleIncidents(request, response, dependencies, path);
+  // The console routes its own paths (`createConsoleHandler`).
   if (dependencies.console !== undefined && isConsolePath(path)) return await dependencies.console(request, response, path);
-  sendJson(response, 404, { error: `not found: ${method} ${path}` });
+  const found = relayRoute(method, path);
+  if (found === undefined) return sendJson(response, 404, { error: `not found: ${method} ${path}` });
+  // `/health`'s HEAD line is GET's twin, so Allow names only GET (what clients were always told).
+  if (found.handler === undefined) return methodNotAllowed(response, found.allowed.filter((allowed) => allowed !== 'HEAD').join(', '));
+  await found.handler({ request, response, dependencies }, found.params);
+}
+
+async function health({ response, dependencies }: RelayCall): Promise<void> {
+  const report = await dependencies.health();
+  sendJson(response, report.ok ? 200 : 503, report);
 }
 
 /** A translation to and from `answerWebhook` (functions/relay/edge.ts), as the Lambda handler is. */
@@ -206,14 +224,14 @@ async function handleAck(request: IncomingMessage, response: ServerResponse, { s
   sendText(response, status, request.method === 'HEAD' ? '' : html, { ...(type === undefined ? {} : { type }), headers: rest });
 }
 
-async function handleRecords(request: IncomingMessage, response: ServerResponse, { store, listings }: RelayServerDependencies): Promise<void> {
+async function handleRecords({ request, response, dependencies: { store, listings } }: RelayCall): Promise<void> {
   const query = parseRequest(RecordListQuery, queryObject(new URLSearchParams(requestQuery(request.url))));
   const list = async (): Promise<MessageRecord[]> => await queryRecords(store, query);
   const records = await (listings === undefined ? list() : listings.run(list));
   sendJson(response, 200, { records: records.map(toRecordView) });
 }
 
-async function handleRedrive(request: IncomingMessage, response: ServerResponse, dependencies: RelayServerDependencies): Promise<void> {
+async function handleRedrive({ request, response, dependencies }: RelayCall): Promise<void> {
   const { from, ids, acceptDuplicates } = parseRequest(RedriveRequest, await controlBody(request));
   const outcome = await requeueRecords(dependencies.store, ids, from, { acceptDuplicates });
   sendJson(response, 200, outcome);
@@ -229,67 +247,62 @@ async function controlBody(request: IncomingMessage): Promise<unknown> {
   return parseJson(body, { invalid: 'the body is not valid JSON' });
 }
 
-/**
- * `GET /_relay/mutes` lists the mutes in force; `POST /_relay/mutes` `{route, forSeconds, reason}`
- * mutes a route; `POST /_relay/unmute` `{route}` ends its mute: `sms-relay mute` while the runtime
- * holds the store.
- */
-async function handleMutes(request: IncomingMessage, response: ServerResponse, { store, routes }: RelayServerDependencies, path: string): Promise<void> {
-  const method = request.method ?? 'GET';
-  if (path === `${RELAY_PREFIX}/mutes` && method === 'GET') return sendJson(response, 200, { mutes: await store.listMutes() });
-  if (method !== 'POST') return methodNotAllowed(response, path === `${RELAY_PREFIX}/mutes` ? 'GET, POST' : 'POST');
-  const body = await controlBody(request);
-  const knownRoute = (route: string): void => {
-    if (routes !== undefined && !routes.has(route)) throw new HttpError(400, `unknown route "${route}"`);
-  };
-  if (path === `${RELAY_PREFIX}/unmute`) {
-    const { route } = parseRequest(UnmuteRequest, body);
-    knownRoute(route);
-    return sendJson(response, 200, { unmuted: await store.unmuteRoute({ route }) });
-  }
-  const { route, forSeconds, reason } = parseRequest(MuteRequest, body);
-  knownRoute(route);
+/** `GET /_relay/mutes`: the mutes in force (`sms-relay mute --list` while the runtime holds the store). */
+async function listMutes({ response, dependencies: { store } }: RelayCall): Promise<void> {
+  sendJson(response, 200, { mutes: await store.listMutes() });
+}
+
+/** `POST /_relay/mutes` `{route, forSeconds, reason}`: `sms-relay mute` while the runtime holds the store. */
+async function muteRoute({ request, response, dependencies: { store, routes } }: RelayCall): Promise<void> {
+  const { route, forSeconds, reason } = parseRequest(MuteRequest, await controlBody(request));
+  knownRoute(routes, route);
+  sendJson(response, 200, { mute: await refusedByStore(store.muteRoute({ route, forSeconds, reason })) });
+}
+
+/** `POST /_relay/unmute` `{route}`: ends its mute. */
+async function unmuteRoute({ request, response, dependencies: { store, routes } }: RelayCall): Promise<void> {
+  const { route } = parseRequest(UnmuteRequest, await controlBody(request));
+  knownRoute(routes, route);
+  sendJson(response, 200, { unmuted: await store.unmuteRoute({ route }) });
+}
+
+function knownRoute(routes: ReadonlySet<string> | undefined, route: string): void {
+  if (routes !== undefined && !routes.has(route)) throw new HttpError(400, `unknown route "${route}"`);
+}
+
+/** A store refusal of a request's values (a mute too long, an override of the past) as a 400. */
+async function refusedByStore<Value>(pending: Promise<Value>): Promise<Value> {
   try {
-    return sendJson(response, 200, { mute: await store.muteRoute({ route, forSeconds, reason }) });
+    return await pending;
   } catch (error) {
     if (error instanceof StoreError) throw new HttpError(400, error.message, { cause: error });
     throw error;
   }
 }
 
-/**
- * `GET /_relay/overrides?schedules=ops,db` lists the on-call overrides in force; `POST
- * /_relay/overrides` `{schedule, person, forSeconds, reason}` sets one: `sms-relay oncall` while
- * the runtime holds the store.
- */
-/** `GET /_relay/incidents` (`sms-relay incidents`) and `POST /_relay/ack` (`sms-relay ack`). */
-async function handleIncidents(request: IncomingMessage, response: ServerResponse, { store }: RelayServerDependencies, path: string): Promise<void> {
-  const method = request.method ?? 'GET';
-  if (path === `${RELAY_PREFIX}/incidents`) {
-    if (method !== 'GET') return methodNotAllowed(response, 'GET');
-    return sendJson(response, 200, { incidents: await store.listOpenIncidents() });
-  }
-  if (method !== 'POST') return methodNotAllowed(response, 'POST');
+/** `GET /_relay/incidents` (`sms-relay incidents`). */
+async function listIncidents({ response, dependencies: { store } }: RelayCall): Promise<void> {
+  sendJson(response, 200, { incidents: await store.listOpenIncidents() });
+}
+
+/** `POST /_relay/ack` (`sms-relay ack`). */
+async function acknowledge({ request, response, dependencies: { store } }: RelayCall): Promise<void> {
   const { incident } = parseRequest(AckRequest, await controlBody(request));
   sendJson(response, 200, await store.closeIncident(incident, { state: IncidentState.Acknowledged, by: ACKNOWLEDGED_BY_CLI }));
 }
 
-async function handleOverrides(request: IncomingMessage, response: ServerResponse, { store, onCall }: RelayServerDependencies): Promise<void> {
-  const method = request.method ?? 'GET';
-  if (method === 'GET') {
-    const { schedules } = parseRequest(OverridesQuery, queryObject(new URLSearchParams(requestQuery(request.url))));
-    return sendJson(response, 200, { overrides: await store.activeOverrides({ schedules }) });
-  }
-  if (method !== 'POST') return methodNotAllowed(response, 'GET, POST');
+/** `GET /_relay/overrides?schedules=ops,db`: the on-call overrides in force (`sms-relay oncall` while the runtime holds the store). */
+async function listOverrides({ request, response, dependencies: { store } }: RelayCall): Promise<void> {
+  const { schedules } = parseRequest(OverridesQuery, queryObject(new URLSearchParams(requestQuery(request.url))));
+  sendJson(response, 200, { overrides: await store.activeOverrides({ schedules }) });
+}
+
+/** `POST /_relay/overrides` `{schedule, person, forSeconds, reason}`: sets one. */
+async function overrideOnCall({ request, response, dependencies: { store, onCall } }: RelayCall): Promise<void> {
   const { schedule, person, forSeconds, reason } = parseRequest(OverrideRequest, await controlBody(request));
   if (onCall !== undefined && !onCall.schedules.has(schedule)) throw new HttpError(400, `unknown schedule "${schedule}"`);
   if (onCall !== undefined && !onCall.people.has(person)) throw new HttpError(400, `unknown person "${person}"`);
-  try {
-    return sendJson(response, 200, { override: await store.overrideOnCall({ schedule, person, forSeconds, reason }) });
-  } catch (error) {
-    if (error instanceof StoreError) throw new HttpError(400, error.message, { cause: error });
-    throw error;
-  }
+  sendJson(response, 200, { override: await refusedByStore(store.overrideOnCall({ schedule, person, forSeconds, reason })) });
 }
 
 function methodNotAllowed(response: ServerResponse, allow: string): void {

@@ -1,6 +1,6 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { z } from 'zod';
-import { crossSiteRefusal, HttpError, isLocalRequest, isLoopbackAddress, readBody, sendJson } from '../http';
+import { createRouter, crossSiteRefusal, HttpError, isLocalRequest, isLoopbackAddress, readBody, routeTable, sendJson } from '../http';
 import { InvalidSandboxFaultError, methodNotAllowed, notFound } from './errors';
 import { parseSandboxFault } from './faults';
 import { MAX_BODY_BYTES, parseJsonBody } from './http';
@@ -9,7 +9,11 @@ import type { SandboxState } from './state';
 
 export const CONTROL_PREFIX = '/_sandbox';
 
-type ControlAction = (request: IncomingMessage, state: SandboxState) => Promise<unknown> | unknown;
+/** What each control route gets; it answers with the body of a 200. */
+interface ControlCall {
+  readonly request: IncomingMessage;
+  readonly state: SandboxState;
+}
 
 const outageBodySchema = z.strictObject({
   kind: z.enum(['status', 'reset']).default('status'),
@@ -25,59 +29,58 @@ const balanceBodySchema = z.strictObject({
   }),
 });
 
-/** Path → method → what it answers with status 200. */
-const CONTROL_ROUTES: Readonly<Record<string, Readonly<Record<string, ControlAction>>>> = {
-  [`${CONTROL_PREFIX}/messages`]: {
-    GET: (_request, state) => ({ messages: state.messages() }),
-    DELETE: (_request, state) => ({ cleared: state.clearMessages() }),
-  },
-  [`${CONTROL_PREFIX}/account`]: {
-    GET: (_request, state) => state.account.snapshot(),
-  },
-  [`${CONTROL_PREFIX}/balance`]: {
-    POST: async (request, state) => {
-      const parsed = balanceBodySchema.safeParse(await readJson(request));
-      if (!parsed.success) throw new HttpError(400, z.prettifyError(parsed.error));
-      state.account.setBalance(parsed.data.balance);
-      return state.account.snapshot();
-    },
-  },
-  [`${CONTROL_PREFIX}/faults`]: {
-    GET: (_request, state) => ({ queued: state.faults.size }),
-    POST: async (request, state) => {
-      const body = await readJson(request);
-      try {
-        state.faults.push(parseSandboxFault(body));
-      } catch (error) {
-        if (error instanceof InvalidSandboxFaultError) throw new HttpError(400, error.message, { cause: error });
-        throw error;
-      }
-      return { queued: state.faults.size };
-    },
-    DELETE: (_request, state) => {
-      const cleared = state.faults.size;
-      state.faults.clear();
-      return { cleared };
-    },
-  },
-  [`${CONTROL_PREFIX}/outage`]: {
-    GET: (_request, state) => outageView(state),
-    POST: async (request, state) => {
-      const parsed = outageBodySchema.safeParse(await readJson(request));
-      if (!parsed.success) throw new HttpError(400, z.prettifyError(parsed.error));
-      state.outage = { ...parsed.data, since: new Date().toISOString() };
-      return outageView(state);
-    },
-    DELETE: (_request, state) => {
-      state.outage = undefined;
-      return outageView(state);
-    },
-  },
-  [`${CONTROL_PREFIX}/requests`]: {
-    GET: (_request, state) => ({ requests: state.requests() }),
-    DELETE: (_request, state) => ({ cleared: state.clearRequests() }),
-  },
-};
+/** Each control endpoint: what it answers with status 200. */
+const CONTROL_ROUTES = routeTable<ControlCall, unknown>()({
+  'GET /_sandbox/messages': ({ state }) => ({ messages: state.messages() }),
+  'DELETE /_sandbox/messages': ({ state }) => ({ cleared: state.clearMessages() }),
+  'GET /_sandbox/account': ({ state }) => state.account.snapshot(),
+  'POST /_sandbox/balance': setBalance,
+  'GET /_sandbox/faults': ({ state }) => ({ queued: state.faults.size }),
+  'POST /_sandbox/faults': pushFault,
+  'DELETE /_sandbox/faults': ({ state }) => ({ cleared: clearFaults(state) }),
+  'GET /_sandbox/outage': ({ state }) => outageView(state),
+  'POST /_sandbox/outage': startOutage,
+  'DELETE /_sandbox/outage': ({ state }) => endOutage(state),
+  'GET /_sandbox/requests': ({ state }) => ({ requests: state.requests() }),
+  'DELETE /_sandbox/requests': ({ state }) => ({ cleared: state.clearRequests() }),
+});
+const controlRoute = createRouter(CONTROL_ROUTES);
+
+async function setBalance({ request, state }: ControlCall): Promise<unknown> {
+  const parsed = balanceBodySchema.safeParse(await readJson(request));
+  if (!parsed.success) throw new HttpError(400, z.prettifyError(parsed.error));
+  state.account.setBalance(parsed.data.balance);
+  return state.account.snapshot();
+}
+
+async function pushFault({ request, state }: ControlCall): Promise<unknown> {
+  const body = await readJson(request);
+  try {
+    state.faults.push(parseSandboxFault(body));
+  } catch (error) {
+    if (error instanceof InvalidSandboxFaultError) throw new HttpError(400, error.message, { cause: error });
+    throw error;
+  }
+  return { queued: state.faults.size };
+}
+
+function clearFaults(state: SandboxState): number {
+  const cleared = state.faults.size;
+  state.faults.clear();
+  return cleared;
+}
+
+async function startOutage({ request, state }: ControlCall): Promise<unknown> {
+  const parsed = outageBodySchema.safeParse(await readJson(request));
+  if (!parsed.success) throw new HttpError(400, z.prettifyError(parsed.error));
+  state.outage = { ...parsed.data, since: new Date().toISOString() };
+  return outageView(state);
+}
+
+function endOutage(state: SandboxState): unknown {
+  state.outage = undefined;
+  return outageView(state);
+}
 
 /**
  * Builds the handler of the control endpoints under `/_sandbox` (see `types.ts`). No API key:
@@ -104,11 +107,10 @@ export function createControlHandler({
     const refusal = crossSiteRefusal(request);
     if (refusal !== undefined) throw new HttpError(403, refusal);
     const method = request.method ?? 'GET';
-    const methods = CONTROL_ROUTES[path];
-    if (methods === undefined) throw notFound(method, path);
-    const action = methods[method];
-    if (action === undefined) throw methodNotAllowed(method, path, Object.keys(methods));
-    sendJson(response, 200, await action(request, state));
+    const found = controlRoute(method, path);
+    if (found === undefined) throw notFound(method, path);
+    if (found.handler === undefined) throw methodNotAllowed(method, path, found.allowed);
+    sendJson(response, 200, await found.handler({ request, state }, found.params));
   };
 }
 

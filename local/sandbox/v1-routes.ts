@@ -1,22 +1,27 @@
 import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { createApiKeyCheck } from './auth';
-import { HttpError, readBody, sendJson } from '../http';
+import { createRouter, HttpError, readBody, routeTable, sendJson } from '../http';
 import { methodNotAllowed, notFound } from './errors';
 import { MAX_BODY_BYTES, parseJsonBody, sendError } from './http';
 import { parseSendRequest } from './send-request';
 import type { SandboxState } from './state';
 import type { DeliveredMessage, SandboxFault } from './types';
 
-export const V1_PATHS = {
-  balance: '/v1/account/balance',
-  send: '/v1/sms/send',
-} as const;
+/** What each `/v1` route gets, once the key is checked. */
+interface V1Call {
+  readonly request: IncomingMessage;
+  readonly response: ServerResponse;
+  readonly state: SandboxState;
+  readonly signal: AbortSignal;
+}
 
-const ALLOWED_METHODS: Readonly<Record<string, readonly string[]>> = {
-  [V1_PATHS.balance]: ['GET'],
-  [V1_PATHS.send]: ['POST'],
-};
+/** The service's own API. */
+const V1_ROUTES = routeTable<V1Call>()({
+  'GET /v1/account/balance': answerBalance,
+  'POST /v1/sms/send': handleSend,
+});
+const v1Route = createRouter(V1_ROUTES);
 
 /**
  * Builds the handler of the service's own API (everything under `/v1`).
@@ -51,24 +56,19 @@ export function createV1Handler({
     if (!isValidApiKey(presentedKey)) throw new HttpError(401, 'Invalid API key');
 
     const method = request.method ?? 'GET';
-    const allowed = ALLOWED_METHODS[path];
-    if (allowed === undefined) throw notFound(method, path);
-    if (!allowed.includes(method)) throw methodNotAllowed(method, path, allowed);
-
-    if (path === V1_PATHS.balance) {
-      const { balance, currency, smsRate } = state.account.snapshot();
-      sendJson(response, 200, { success: true, balance, currency, smsRate });
-      return;
-    }
-    await handleSend(request, response, { state, signal });
+    const found = v1Route(method, path);
+    if (found === undefined) throw notFound(method, path);
+    if (found.handler === undefined) throw methodNotAllowed(method, path, found.allowed);
+    await found.handler({ request, response, state, signal }, found.params);
   };
 }
 
-async function handleSend(
-  request: IncomingMessage,
-  response: ServerResponse,
-  { state, signal }: { state: SandboxState; signal: AbortSignal },
-): Promise<void> {
+function answerBalance({ response, state }: V1Call): void {
+  const { balance, currency, smsRate } = state.account.snapshot();
+  sendJson(response, 200, { success: true, balance, currency, smsRate });
+}
+
+async function handleSend({ request, response, state, signal }: V1Call): Promise<void> {
   const body = await readBody(request, { limitBytes: MAX_BODY_BYTES });
   // Taken only here, after authentication: an unauthenticated request never uses up a fault.
   const fault = state.faults.take();
