@@ -348,7 +348,7 @@ describe(`bad input: ${COUNT} generated malformed requests`, () => {
     const counts = shares.map((share) => Math.floor(remaining * share));
     counts[0]! += remaining - counts.reduce((sum, count) => sum + count, 0);
     const all: Probe[] = [...huge];
-    generators.forEach((generator, index) => all.push(...fc.sample(generator, { numRuns: counts[index]!, seed: SEED + index })));
+    for (const [index, generator] of generators.entries()) all.push(...fc.sample(generator, { numRuns: counts[index]!, seed: SEED + index }));
     expect(all.length).toBe(COUNT);
 
     const started = Date.now();
