@@ -18,7 +18,9 @@ export * from './contract';
  * not the other fails the type check here.
  */
 export const MESSAGE_STATES: readonly MessageState[] = Object.values(MessageState) satisfies readonly State[];
+// biome-ignore lint/correctness/noUnusedVariables: a type check, never read
 const JSON_STATES_ARE_STORE_STATES: readonly MessageState[] = STATES;
+// biome-ignore lint/correctness/noUnusedVariables: a type check, never read
 const REDRIVE_STATES_ARE_REQUEUEABLE: readonly RequeueFrom[] = REDRIVE_STATES;
 
 /**
