@@ -9,7 +9,7 @@ import { PAGE_SIZE } from '../../functions/core/defaults';
 import { MessageState, type MessageRecord, type MessageStore, type RequeueFrom, StoreError } from '../../functions/store';
 import { HttpError } from '../http';
 import type { z } from 'zod';
-import { cursorPosition, MAY_HAVE_ARRIVED, needsAcceptDuplicates, REDRIVE_STATES, RecordsPageQuery, STATES, type RecordsPage, type RecordView, type RedriveAnswer, type RequeueOutcome, type State } from './contract';
+import { cursorPosition, MAY_HAVE_ARRIVED, needsAcceptDuplicates, REDRIVE_STATES, type RecordsPageQuery, STATES, type RecordsPage, type RecordView, type RedriveAnswer, type RequeueOutcome, type State } from './contract';
 
 export * from './contract';
 

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { startTrickle } from '../helpers/trickle';
-import { type RouteInput } from './support/config';
+import type { RouteInput } from './support/config';
 import { call, type HttpAnswer } from './support/http';
 import { liveRecords, waitForFinal, waitUntil } from './support/records';
 import { runId, type Scenario, startScenario } from './support/scenario';
