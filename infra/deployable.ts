@@ -1,6 +1,6 @@
 import { BlockList, isIP } from 'node:net';
 import { RemovalPolicy } from 'aws-cdk-lib';
-import type * as logs from 'aws-cdk-lib/aws-logs';
+import * as logs from 'aws-cdk-lib/aws-logs';
 import type { DeployConfig, RelayConfig } from '../functions/core/config/schema';
 import { HANDLER_TIMEOUT_SECONDS, SECRET_NAME_PREFIX, SEND_MARGIN_MS, SENDER_CONCURRENCY, STREAM } from '../functions/core/defaults';
 import type { SmsRelayProps } from './sms-relay';
