@@ -17,7 +17,7 @@ import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type AttributeValue, type ConsumedCapacity, DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import type { AttributeValue, ConsumedCapacity, DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { loadConfig } from '../functions/core/config/load';
 import { createFileSecretSource } from '../functions/adapters/secrets';
 import { createSmsClientSource } from '../functions/adapters/sms';

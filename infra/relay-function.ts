@@ -1,4 +1,4 @@
-import { Duration, Validations } from 'aws-cdk-lib';
+import { type Duration, Validations } from 'aws-cdk-lib';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as logs from 'aws-cdk-lib/aws-logs';

@@ -58,27 +58,27 @@ export async function answerAck(store: Pick<MessageStore, 'findAckToken' | 'clos
 function incidentPage(incident: Incident, number: string, token: string, note: string): string {
   const state =
     incident.state === IncidentState.Open
-      ? `<form method="post" action="/a/${escape(token)}"><button type="submit">Acknowledge</button></form>`
-      : `<p class="state">${incident.state === IncidentState.Acknowledged ? 'Acknowledged' : 'Resolved'} by ${escape(incident.closedBy ?? 'unknown')} at ${escape(incident.closedAt ?? '')}</p>`;
-  const timeline = incident.timeline.map((entry) => `<li><time>${escape(entry.at)}</time> ${escape(entry.detail)}</li>`).join('');
+      ? `<form method="post" action="/a/${escapeHtml(token)}"><button type="submit">Acknowledge</button></form>`
+      : `<p class="state">${incident.state === IncidentState.Acknowledged ? 'Acknowledged' : 'Resolved'} by ${escapeHtml(incident.closedBy ?? 'unknown')} at ${escapeHtml(incident.closedAt ?? '')}</p>`;
+  const timeline = incident.timeline.map((entry) => `<li><time>${escapeHtml(entry.at)}</time> ${escapeHtml(entry.detail)}</li>`).join('');
   return page(
     'Incident',
-    `${note}<blockquote>${escape(incident.text)}</blockquote>
-<p>Sent to ${escape(maskMsisdn(number))}; opened ${escape(incident.openedAt)} (route ${escape(incident.route)}).</p>
+    `${note}<blockquote>${escapeHtml(incident.text)}</blockquote>
+<p>Sent to ${escapeHtml(maskMsisdn(number))}; opened ${escapeHtml(incident.openedAt)} (route ${escapeHtml(incident.route)}).</p>
 ${state}
 <h2>Timeline</h2><ol>${timeline}</ol>`,
   );
 }
 
 function page(title: string, body: string): string {
-  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><meta name="robots" content="noindex"><title>${escape(title)} · sms-relay</title>
+  return `<!doctype html><html lang="en"><head><meta charset="utf-8"><meta name="viewport" content="width=device-width, initial-scale=1"><meta name="robots" content="noindex"><title>${escapeHtml(title)} · sms-relay</title>
 <style>body{font:16px/1.4 system-ui,sans-serif;max-width:36rem;margin:1rem auto;padding:0 1rem}blockquote{background:#f4f4f4;padding:.75rem;margin:0 0 1rem;white-space:pre-wrap}button{font-size:1.2rem;padding:.6rem 1.4rem}.done,.state{font-weight:600}</style></head>
-<body><h1>${escape(title)}</h1>${body}</body></html>`;
+<body><h1>${escapeHtml(title)}</h1>${body}</body></html>`;
 }
 
 const ESCAPES: Readonly<Record<string, string>> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
 
 /** Every value on the page came from a webhook or the store: escaped. */
-function escape(text: string): string {
+function escapeHtml(text: string): string {
   return text.replace(/[&<>"']/g, (character) => ESCAPES[character]!);
 }

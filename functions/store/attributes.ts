@@ -1,5 +1,5 @@
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
-import { corruptRecord, StoreError } from './errors';
+import { corruptRecord, type StoreError } from './errors';
 
 /**
  * Small typed converters between plain values and DynamoDB attribute values. The store writes a

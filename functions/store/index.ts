@@ -12,7 +12,7 @@ export { MAX_RECORDS_PER_WEBHOOK } from '../core/defaults';
 export type { HeartbeatState } from './heartbeat';
 export type { CircuitFailureInput, CircuitState } from './circuit';
 export { MAX_MUTE_REASON_CHARS, MAX_MUTE_SECONDS } from '../core/defaults';
-export { type Mute, type MuteInput } from './mutes';
+export type { Mute, MuteInput } from './mutes';
 export type { OverrideInput } from './oncall';
 export type { AckTarget, AdvanceInput, CloseInput, CloseOutcome, OpenIncidentInput, OpenOutcome } from './incidents';
 export type { OnCallOverride } from '../core/oncall/resolve';

@@ -9,7 +9,7 @@ import { PAGE_SIZE } from '../../functions/core/defaults';
 import { MessageState, type MessageRecord, type MessageStore, type RequeueFrom, StoreError } from '../../functions/store';
 import { HttpError } from '../http';
 import type { z } from 'zod';
-import { cursorPosition, MAY_HAVE_ARRIVED, needsAcceptDuplicates, REDRIVE_STATES, RecordsPageQuery, STATES, type RecordsPage, type RecordView, type RedriveAnswer, type RequeueOutcome, type State } from './contract';
+import { cursorPosition, MAY_HAVE_ARRIVED, needsAcceptDuplicates, REDRIVE_STATES, type RecordsPageQuery, STATES, type RecordsPage, type RecordView, type RedriveAnswer, type RequeueOutcome, type State } from './contract';
 
 /** What the listings (`logs`, the console's records) use of the store. */
 export type ListingStore = Pick<MessageStore, 'listByRoute' | 'listByState' | 'listRecent'>;
@@ -23,7 +23,9 @@ export * from './contract';
  * not the other fails the type check here.
  */
 export const MESSAGE_STATES: readonly MessageState[] = Object.values(MessageState) satisfies readonly State[];
+// biome-ignore lint/correctness/noUnusedVariables: a type check, never read
 const JSON_STATES_ARE_STORE_STATES: readonly MessageState[] = STATES;
+// biome-ignore lint/correctness/noUnusedVariables: a type check, never read
 const REDRIVE_STATES_ARE_REQUEUEABLE: readonly RequeueFrom[] = REDRIVE_STATES;
 
 /**

@@ -4,6 +4,7 @@
  * (0x9b is a one-byte CSI), the line and paragraph separators, and the bidirectional overrides
  * that reorder what is shown.
  */
+// biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what it escapes
 const CONTROL_CHARACTERS = /[\u0000-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/g;
 const NAMED_ESCAPES: Readonly<Record<string, string>> = { '\n': '\\n', '\r': '\\r', '\t': '\\t' };
 

@@ -137,10 +137,16 @@ export function keepTableDescriptions(tableDb: TableDb): void {
   };
   tableDb.put = (name, table, cb) => {
     forget();
-    put.call(tableDb, name, table, (error) => (forget(), cb(error)));
+    put.call(tableDb, name, table, (error) => {
+      forget();
+      cb(error);
+    });
   };
   tableDb.del = (name, cb) => {
     forget();
-    del.call(tableDb, name, (error) => (forget(), cb(error)));
+    del.call(tableDb, name, (error) => {
+      forget();
+      cb(error);
+    });
   };
 }

@@ -213,7 +213,9 @@ function parse(store: Store, items: unknown): PutAction[] {
 function lockAll(store: Store, actions: readonly PutAction[], cb: (releaseAll: () => void) => void): void {
   const releases: Release[] = [];
   const take = (position: number): void => {
-    if (position === actions.length) return cb(() => releases.forEach((release) => release()()));
+    if (position === actions.length) return cb(() => {
+      for (const release of releases) release()();
+    });
     const action = actions[position]!;
     store.getItemDb(action.data.TableName).lock(action.key!, (release) => {
       releases.push(release);

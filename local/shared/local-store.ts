@@ -4,7 +4,6 @@ import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { createStore, ensureTable, type MessageStore, type UndecodableRecord } from '../../functions/store';
 import type { RelayLogger } from '../../functions/relay/ports';
 import { reportUndecodable } from '../../functions/relay/undecodable';
-import { listen } from '../http';
 import { createDynalite, type DynaliteOptions } from './dynalite';
 import { dynaliteInternals } from './dynalite-internals';
 import { createDynaliteHandler, type DynaliteHandler } from './dynalite-handler';

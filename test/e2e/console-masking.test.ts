@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfigFile, type LoadedConfig } from '../../functions/core/config/load';
-import { type PayloadsAnswer, type RecordsPage } from '../../local/console/contract';
+import type { PayloadsAnswer, RecordsPage } from '../../local/console/contract';
 import { signWebhook } from '../../local/runtime/signers';
 import { shownNumbers, trelloRouteYaml } from '../helpers/shown-numbers';
 import { cleanEnv, consoleSession, eventually, post, readJsonFile, startRelay, stopRelay, type RelayProcess } from './support';

@@ -203,7 +203,7 @@ describe("4: a normal route's own notices are not parked by the reserve", () => 
     );
     expect(order?.state).toBe('SENT');
     expect(warning).toMatchObject({ state: 'SENT', reason: null });
-    expect(sandbox.messages().map((message) => message.message)).toContain("sms-relay: route 'orders' has used 20 of its 25 credits for " + new Date().toISOString().slice(0, 7) + ' (80 %); past 25 its messages are held until the month ends.');
+    expect(sandbox.messages().map((message) => message.message)).toContain(`sms-relay: route 'orders' has used 20 of its 25 credits for ${new Date().toISOString().slice(0, 7)} (80 %); past 25 its messages are held until the month ends.`);
     expect(relay.stdout()).not.toMatch(/PARKED/);
   }, 180_000);
 });

@@ -151,7 +151,7 @@ describe('an alarm for every way a message is lost or stuck', () => {
     const tableRef = { Ref: tableId };
     const reads = alarmWatching(prod, 'AWS/DynamoDB', 'ReadThrottleEvents', { TableName: tableRef });
     expect(alarmWatching(prod, 'AWS/DynamoDB', 'WriteThrottleEvents', { TableName: tableRef })).toBe(reads);
-    const indexes = (table.Properties?.['GlobalSecondaryIndexes'] as { IndexName: string }[]).map((index) => index.IndexName);
+    const indexes = (table.Properties!['GlobalSecondaryIndexes'] as { IndexName: string }[]).map((index) => index.IndexName);
     expect(indexes.length).toBeGreaterThan(0);
     for (const index of indexes) {
       for (const metric of ['ReadThrottleEvents', 'WriteThrottleEvents']) {
@@ -336,7 +336,7 @@ describe('two environments in one account and region', () => {
   it('publish to their own namespaces, which only their own alarms and dashboards read', () => {
     for (const [env, other] of [['prod', 'staging'], ['staging', 'prod']] as const) {
       const functions = Object.values(templates[env]).filter((resource) => resource.Type === 'AWS::Lambda::Function');
-      const namespaces = new Set(functions.map((fn) => (fn.Properties?.['Environment'] as { Variables: Record<string, string> }).Variables['POWERTOOLS_METRICS_NAMESPACE']));
+      const namespaces = new Set(functions.map((fn) => (fn.Properties!['Environment'] as { Variables: Record<string, string> }).Variables['POWERTOOLS_METRICS_NAMESPACE']));
       expect(namespaces).toEqual(new Set([metricsNamespace(env)]));
       const read = [...series(env)].map((each) => JSON.parse(each) as [string]).map(([namespace]) => namespace);
       expect(read).toContain(metricsNamespace(env));

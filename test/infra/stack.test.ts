@@ -58,7 +58,7 @@ describe('stack', () => {
 
   it('outputs the webhook base URL, ending in /hooks/ for the route id to be appended', () => {
     const output = prod.template.findOutputs('WebhookUrl');
-    const parts = (output['WebhookUrl']?.['Value'] as { 'Fn::Join': [string, unknown[]] })['Fn::Join'][1];
+    const parts = (output['WebhookUrl']!['Value'] as { 'Fn::Join': [string, unknown[]] })['Fn::Join'][1];
     expect(parts[0]).toBe('https://');
     expect(parts.at(-1)).toBe('/hooks/');
     const [apiId] = resourcesOfType(prod.resources, 'AWS::ApiGatewayV2::Api')[0] ?? [];

@@ -1,10 +1,10 @@
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { App, type CfnElement } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { parseConfig } from '../../functions/core/config/parse';
-import { bundleHandlers, HANDLER_NAMES, type HandlerName } from '../../infra/bundle';
+import { bundleHandlers, type HandlerName } from '../../infra/bundle';
 import type { SmsRelayProps } from '../../infra/sms-relay';
 import { SmsRelayStack } from '../../infra/stack';
 

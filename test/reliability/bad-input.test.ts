@@ -250,7 +250,7 @@ function rawRequest(shape: string, { body, wrong, separator, junk, line }: { bod
     case 'injected header':
       return head([...base, `X-Note: a${separator}Authorization: ${wrong}`, `Content-Length: ${length}`]) + body;
     case 'CL+TE':
-      return head([...base, `Authorization: ${wrong}`, `Content-Length: ${length}`, 'Transfer-Encoding: chunked']) + `${length.toString(16)}\r\n${body}\r\n0\r\n\r\n`;
+      return `${head([...base, `Authorization: ${wrong}`, `Content-Length: ${length}`, 'Transfer-Encoding: chunked'])}${length.toString(16)}\r\n${body}\r\n0\r\n\r\n`;
     case 'two CL':
       return head([...base, `Authorization: ${wrong}`, `Content-Length: ${length}`, `Content-Length: ${length + 5}`]) + body;
     case 'negative CL':
@@ -258,7 +258,7 @@ function rawRequest(shape: string, { body, wrong, separator, junk, line }: { bod
     case 'truncated body':
       return head([...base, `Authorization: ${wrong}`, `Content-Length: ${length + 1000}`]) + body;
     case 'bad chunk':
-      return head([...base, `Authorization: ${wrong}`, 'Transfer-Encoding: chunked']) + `zz;${junk}\r\n${body}\r\n0\r\n\r\n`;
+      return `${head([...base, `Authorization: ${wrong}`, 'Transfer-Encoding: chunked'])}zz;${junk}\r\n${body}\r\n0\r\n\r\n`;
     case 'junk request line':
       return `${line.replace(/\r?\n/g, ' ')}\r\n\r\n`;
     case 'bad version':
@@ -348,7 +348,7 @@ describe(`bad input: ${COUNT} generated malformed requests`, () => {
     const counts = shares.map((share) => Math.floor(remaining * share));
     counts[0]! += remaining - counts.reduce((sum, count) => sum + count, 0);
     const all: Probe[] = [...huge];
-    generators.forEach((generator, index) => all.push(...fc.sample(generator, { numRuns: counts[index]!, seed: SEED + index })));
+    for (const [index, generator] of generators.entries()) all.push(...fc.sample(generator, { numRuns: counts[index]!, seed: SEED + index }));
     expect(all.length).toBe(COUNT);
 
     const started = Date.now();

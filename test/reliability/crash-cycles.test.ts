@@ -62,7 +62,7 @@ describe(`crash: ${CYCLES} kills at random moments of bursts, a restart after ea
       try {
         const answer = await call(scenario.runtime.baseUrl, { method: 'POST', path: webhook.path, headers: webhook.headers, body: webhook.body, timeoutMs: 10_000 });
         if (answer.status === 202 || answer.json?.['status'] === 'duplicate') {
-          for (const id of answer.json?.['ids'] as string[]) accepted.set(id, { route: webhook.route, tag: webhook.tag });
+          for (const id of answer.json!['ids'] as string[]) accepted.set(id, { route: webhook.route, tag: webhook.tag });
           return;
         }
         if (answer.status < 500) throw new Error(`unexpected ${answer.status}: ${answer.text}`);

@@ -53,7 +53,7 @@ describe('crash: SIGKILL in the middle of a batch, restart on the same store', (
       const webhook = signedWebhook(route, scenario.secrets, tag);
       const answer = await call(scenario.runtime.baseUrl, { method: 'POST', path: webhook.path, headers: webhook.headers, body: webhook.body });
       expect(answer.status, answer.text).toBe(202);
-      for (const id of answer.json?.['ids'] as string[]) {
+      for (const id of answer.json!['ids'] as string[]) {
         tagById.set(id, tag);
       }
     });

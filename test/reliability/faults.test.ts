@@ -58,7 +58,7 @@ describe('faults: what the SMS service does wrong, the delivery policy absorbs',
       const webhook = signedWebhook(route, scenario.secrets, tag);
       const answer = await call(scenario.runtime.baseUrl, { method: 'POST', path: webhook.path, headers: webhook.headers, body: webhook.body });
       expect(answer.status, answer.text).toBe(202);
-      for (const id of answer.json?.['ids'] as string[]) byId.set(id, tag);
+      for (const id of answer.json!['ids'] as string[]) byId.set(id, tag);
     });
     allIds.push(...byId.keys());
     return { route, tags, byId };

@@ -267,7 +267,7 @@ describe('forgery: signed sources refuse forged webhooks (local runtime + sandbo
     for (const each of controls) {
       const answer = await call(scenario.runtime.baseUrl, { method: 'POST', path: each.path, headers: each.headers, body: each.body });
       expect({ control: `${each.route} / ${each.name}`, status: answer.status, text: answer.status === 202 ? '' : answer.text }).toEqual({ control: `${each.route} / ${each.name}`, status: 202, text: '' });
-      acceptedIds.push(...(answer.json?.['ids'] as string[]));
+      acceptedIds.push(...(answer.json!['ids'] as string[]));
     }
   });
 

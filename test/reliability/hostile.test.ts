@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { startTrickle } from '../helpers/trickle';
-import { type RouteInput } from './support/config';
+import type { RouteInput } from './support/config';
 import { call, type HttpAnswer } from './support/http';
 import { liveRecords, waitForFinal, waitUntil } from './support/records';
 import { runId, type Scenario, startScenario } from './support/scenario';
@@ -70,7 +70,7 @@ describe('hostile input: recipients stuffed into every templated field of the ex
         expect(answer.status, `${route} ${variant}: ${answer.text}`).toBe(200);
         expect(answer.json?.['status'], `${route} ${variant}`).toBe('dropped');
         expect(String(answer.json?.['reason']), tag).toMatch(/^\d+ recipients, more than maxRecipients \(\d+\)$/);
-        ids.push(...(answer.json?.['ids'] as string[]));
+        ids.push(...(answer.json!['ids'] as string[]));
       }
     }
 
@@ -101,7 +101,7 @@ describe('the daily credit cap over restarts', () => {
           body: JSON.stringify({ tag: `cap ${run} ${start} ${n}` }),
         });
         expect(answer.status, answer.text).toBe(202);
-        ids.push(...(answer.json?.['ids'] as string[]));
+        ids.push(...(answer.json!['ids'] as string[]));
       }
       await waitForFinal(scenario.runtime, ids, 60_000);
       await scenario.runtime.kill();

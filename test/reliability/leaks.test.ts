@@ -49,7 +49,7 @@ describe('leaks: secrets and phone numbers stay out of every log line', () => {
 
   async function post(path: string, headers: Record<string, string>, body: unknown): Promise<number> {
     const answer = await call(scenario.runtime.baseUrl, { method: 'POST', path, headers, body: JSON.stringify(body) });
-    if (answer.status === 202) ids.push(...(answer.json?.['ids'] as string[]));
+    if (answer.status === 202) ids.push(...(answer.json!['ids'] as string[]));
     return answer.status;
   }
 
@@ -108,7 +108,7 @@ describe('leaks: secrets and phone numbers stay out of every log line', () => {
         body: JSON.stringify({ tag: `leak ${run} 6`, phone: BODY_PHONE, caller: CALLER }),
       });
       expect(answer.status).toBe(202);
-      const id = (answer.json?.['ids'] as string[])[0]!;
+      const id = (answer.json!['ids'] as string[])[0]!;
       const records = await waitForFinal(runtime, [id], 60_000);
       expect(records.get(id)!.state).toBe('FAILED');
       expect(scenario.sandbox.requests().some((request) => request.status === 401)).toBe(true);

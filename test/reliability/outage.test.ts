@@ -44,7 +44,7 @@ describe('outage: the SMS service down for minutes during a trickle', () => {
       const webhook = signedWebhook(route, scenario.secrets, tag);
       const answer = await call(scenario.runtime.baseUrl, { method: 'POST', path: webhook.path, headers: webhook.headers, body: webhook.body });
       expect(answer.status, answer.text).toBe(202);
-      for (const id of answer.json?.['ids'] as string[]) ids.set(id, { route, tag });
+      for (const id of answer.json!['ids'] as string[]) ids.set(id, { route, tag });
     };
     const outage = async (method: 'POST' | 'DELETE'): Promise<void> => {
       const answer = await call(scenario.sandbox.baseUrl, { method, path: '/_sandbox/outage', ...(method === 'POST' ? { headers: { 'content-type': 'application/json' }, body: JSON.stringify({ status: 503 }) } : {}) });

@@ -6,7 +6,7 @@ import type { RouteConfig } from '../../../functions/core/config/schema';
 import { parseDurationSeconds } from '../../../functions/core/config/duration';
 import { clockTime } from '../../../functions/core/local-time';
 import { MAX_MUTE_REASON_CHARS, MAX_MUTE_SECONDS, type Mute } from '../../../functions/store';
-import { type RecordAccess } from '../../shared/record-access';
+import type { RecordAccess } from '../../shared/record-access';
 import { displayPath, localPath } from '../../shared/settings';
 import { CliError } from '../../shared/errors';
 import { fail } from '../output';

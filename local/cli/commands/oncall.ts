@@ -6,7 +6,7 @@ import { loadConfigFile } from '../../../functions/core/config/load';
 import { ONCALL } from '../../../functions/core/defaults';
 import { clockTime } from '../../../functions/core/local-time';
 import { onCallAt, type OnCallDirectory, type OnCallNow } from '../../../functions/core/oncall';
-import { type RecordAccess } from '../../shared/record-access';
+import type { RecordAccess } from '../../shared/record-access';
 import { CliError } from '../../shared/errors';
 import { displayPath, localPath } from '../../shared/settings';
 import { fail } from '../output';

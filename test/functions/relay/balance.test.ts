@@ -5,7 +5,7 @@ import { NOTICE_ROUTE } from '../../../functions/relay/ports';
 import { sendMessage, SendOutcome } from '../../../functions/relay/sender';
 import { MessageState } from '../../../functions/store';
 import { expectNoLeaks } from './leaks';
-import { bearer, harness, type Harness, ONCALL, SECRETS, SENDER_IDS, useRelayServers } from './support';
+import { bearer, harness, type Harness, ONCALL, SECRETS, useRelayServers } from './support';
 
 const servers = useRelayServers({ rate: 1 });
 let relay: Harness;

@@ -12,7 +12,14 @@ function request(overrides: Partial<EdgeRequest> = {}): EdgeRequest {
 async function run(edgeRequest: EdgeRequest, answer: () => Promise<IngestAnswer> = async () => accepted) {
   const seen: IngestRequest[] = [];
   const errors: [string, unknown][] = [];
-  const response = await answerWebhook(edgeRequest, async (webhook) => (seen.push(webhook), await answer()), { maxBodyBytes: 64, onError: (route, error) => errors.push([route, error]) });
+  const response = await answerWebhook(
+    edgeRequest,
+    async (webhook) => {
+      seen.push(webhook);
+      return answer();
+    },
+    { maxBodyBytes: 64, onError: (route, error) => errors.push([route, error]) },
+  );
   return { response, seen, errors };
 }
 
@@ -33,7 +40,16 @@ describe('answerWebhook', () => {
     ['/hooks/alerts', 'GET', 405, { error: 'method not allowed; use POST' }, { allow: 'POST' }],
   ])('answers %s %s with %i before reading the body', async (path, method, status, body, headers) => {
     let read = false;
-    const { response, seen } = await run(request({ path, method, body: async () => ((read = true), new Uint8Array()) }));
+    const { response, seen } = await run(
+      request({
+        path,
+        method,
+        body: async () => {
+          read = true;
+          return new Uint8Array();
+        },
+      }),
+    );
 
     expect(response).toMatchObject({ status, body, headers });
     expect(read).toBe(false);

@@ -2,7 +2,7 @@ import { createHmac, randomUUID } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
 import { MessageState } from '../../../functions/store';
 import { expectNoLeaks } from './leaks';
-import { alertBody, bearer, fixtureText, harness, type Harness, ONCALL, OPS, SECRETS, secretValues, SENDER_IDS, useRelayServers } from './support';
+import { alertBody, bearer, fixtureText, harness, type Harness, ONCALL, OPS, SECRETS, secretValues, useRelayServers } from './support';
 
 const servers = useRelayServers({});
 let relay: Harness;

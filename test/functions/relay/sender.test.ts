@@ -8,7 +8,7 @@ import { MessageState, NoticeKind } from '../../../functions/store';
 import { noticeMessage } from '../../../functions/relay/notice';
 import type { SandboxFault } from '../../../local/sandbox/types';
 import { expectNoLeaks } from './leaks';
-import { alertBody, bearer, closedPort, type Harness, harness, type HarnessOptions, ONCALL, OPS, SECRETS, secretValues, SENDER_IDS, useRelayServers } from './support';
+import { alertBody, bearer, closedPort, type Harness, harness, type HarnessOptions, ONCALL, OPS, SECRETS, secretValues, useRelayServers } from './support';
 
 const servers = useRelayServers({ balance: 1000, rate: 1 });
 let relay: Harness;

@@ -8,7 +8,7 @@ import { DEFAULT_RETRY_FOR_SECONDS } from '../../../functions/core/defaults';
 import { DEFERRED_OVERDUE_AFTER_MS } from '../../../functions/relay/gauges';
 import { MessageState, type NewMessage, type Settlement, StoreError } from '../../../functions/store';
 import { expectNoLeaks } from './leaks';
-import { alertBody, bearer, harness, type Harness, OPS, SECRETS, SENDER_IDS, TestClock, useRelayServers } from './support';
+import { alertBody, bearer, harness, type Harness, OPS, SECRETS, TestClock, useRelayServers } from './support';
 
 const servers = useRelayServers({});
 let relay: Harness;

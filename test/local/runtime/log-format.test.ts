@@ -77,6 +77,7 @@ describe('the terminal logger the local runtime hands to the relay operations', 
     logger.info('something routine', { n: 1 });
     logger.warn('sms', { route: 'alerts', to: ['2557****678'], state: 'RETRY', segments: 1, attempt: 2, error: Object.assign(new Error('refused'), { code: 'refused' }), nextAttemptAt: at });
 
+    // biome-ignore lint/complexity/noAdjacentSpacesInRegex: the spaces are the line's columns, as the terminal shows them
     expect(out[0]).toMatch(/^\d\d:\d\d:\d\d  sms      notify      SENT    to 2557\*\*\*\*678  1 segment  20 credits, balance 9980$/);
     expect(out[1]).toContain(`attempt 2 failed (refused), next at ${time}`);
     expect(out).toHaveLength(2);

@@ -1,5 +1,4 @@
 import type { Server } from 'node:http';
-import { createRequire } from 'node:module';
 import {
   ConditionalCheckFailedException,
   CreateTableCommand,

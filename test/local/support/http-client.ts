@@ -30,7 +30,9 @@ export function openStalled(port: number, count: number, first: string): Stalled
     sockets,
     closed: () => closed,
     received: (index) => received[index]!,
-    destroy: () => sockets.forEach((socket) => socket.destroy()),
+    destroy: () => {
+      for (const socket of sockets) socket.destroy();
+    },
   };
 }
 

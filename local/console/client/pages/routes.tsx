@@ -42,6 +42,7 @@ function RouteCard({ route, onChanged }: { route: RouteSummary; onChanged: () =>
         <span class="tag">{route.source}</span>
         {route.priority === 'critical' ? <span class="tag critical">critical</span> : null}
         <span class="spacer" />
+        {/* biome-ignore lint/a11y/useValidAnchor: it navigates to #/activity, so a link; the click first sets the route filter */}
         <a
           class="small"
           href="#/activity"
@@ -149,7 +150,7 @@ function MuteControl({ route, onChanged }: { route: RouteSummary; onChanged: () 
             muted until {route.mute.untilLocal}
             {route.mute.reason === '' ? '' : `: ${route.mute.reason}`}
           </span>{' '}
-          <button class="small" disabled={busy} data-testid="unmute" onClick={() => void send(() => api('POST /routes/:id/unmute', { params: { id: route.id } }))}>
+          <button type="button" class="small" disabled={busy} data-testid="unmute" onClick={() => void send(() => api('POST /routes/:id/unmute', { params: { id: route.id } }))}>
             Unmute
           </button>
         </div>
@@ -175,7 +176,7 @@ function MuteControl({ route, onChanged }: { route: RouteSummary; onChanged: () 
           </button>
         </form>
       ) : (
-        <button class="small" data-testid="mute-open" title="Record this route's messages DROPPED for a while (a maintenance window)" onClick={() => setOpen(true)}>
+        <button type="button" class="small" data-testid="mute-open" title="Record this route's messages DROPPED for a while (a maintenance window)" onClick={() => setOpen(true)}>
           Mute…
         </button>
       )}

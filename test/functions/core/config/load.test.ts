@@ -2,7 +2,6 @@ import { mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ConfigError } from '../../../../functions/core/config/errors';
 import { loadConfig, loadConfigFile } from '../../../../functions/core/config/load';
 import { problemsOf } from './support';
 

@@ -78,7 +78,7 @@ describe('validateSendRequest', () => {
       'message is 161 UTF-16 code units long, at most 160 are allowed',
     ]);
     expect(validateSendRequest({ phoneNumbers: '255712345678', message: '😀'.repeat(80) }).message).toHaveLength(160);
-    expect(validationIssues({ phoneNumbers: '255712345678', message: '😀'.repeat(80) + 'x' })).toHaveLength(1);
+    expect(validationIssues({ phoneNumbers: '255712345678', message: `${'😀'.repeat(80)}x` })).toHaveLength(1);
   });
 
   it('rejects an empty, blank, non-string or malformed message', () => {

@@ -22,4 +22,4 @@ export function renderDefault(pack: SourcePack, body: WebhookBody, headers: Read
 }
 
 /** Printable GSM 03.38 characters (basic set, plus `[` `]` from its extension): one line, no switch to UCS-2. */
-export const GSM_PRINTABLE = /^[A-Za-z0-9 @$_!"#%&'()*+,\-./:;<=>?\[\]]*$/;
+export const GSM_PRINTABLE = /^[A-Za-z0-9 @$_!"#%&'()*+,\-./:;<=>?[\]]*$/;

@@ -115,11 +115,12 @@ describe('woocommerce creation ping', () => {
 
 describe('woocommerce.parse', () => {
   it('reads the JSON WooCommerce sends, escaped slashes included', () => {
-    const body = woocommerce.parse(signed(wire(order))) as Record<string, any>;
-    expect(body.payment_url).toBe('https://duka.example.co.tz/checkout/order-pay/4821/?pay_for_order=true&key=wc_order_q7Lx2mN9vB4tR');
-    expect(body.billing.phone).toBe('0712345678');
-    expect(body.total).toBe('27000.00');
-    expect(body.currency).toBe('TZS');
+    expect(woocommerce.parse(signed(wire(order)))).toMatchObject({
+      payment_url: 'https://duka.example.co.tz/checkout/order-pay/4821/?pay_for_order=true&key=wc_order_q7Lx2mN9vB4tR',
+      billing: { phone: '0712345678' },
+      total: '27000.00',
+      currency: 'TZS',
+    });
   });
 });
 
