@@ -1,5 +1,5 @@
 import { BlockList, isIP } from 'node:net';
-import type { DeployConfig, RelayConfig } from '../functions/core/config/schema';
+import type { RelayConfig } from '../functions/core/config/schema';
 import { HANDLER_TIMEOUT_SECONDS, SECRET_NAME_PREFIX, SEND_MARGIN_MS, SENDER_CONCURRENCY, STREAM } from '../functions/core/defaults';
 
 /** The environment whose config belongs to the local runtime (`npm start`) and is never deployed. */
