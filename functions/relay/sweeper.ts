@@ -9,6 +9,7 @@ import { mayRetry } from './retry';
 import { sendMessage, type SendOutcome } from './sender';
 import { type DigestOptions, recordDigests } from './digest';
 import { recordEscalations } from './paging';
+import { recordHandoffs } from './handoff';
 import { publishStuckCounts } from './gauges';
 
 export interface SweepOptions {
@@ -105,6 +106,12 @@ export async function sweep(
     return { ids: [] };
   });
   dispatch?.(escalations.ids);
+  const handoffs = await recordHandoffs(context, now, digestOptions?.compile === undefined ? {} : { compile: digestOptions.compile }).catch((error: unknown) => {
+    context.logger.error('handoff SMS not recorded; the next sweep tries again', { error });
+    context.metrics.add(RelayMetric.SweepErrors, 1);
+    return { ids: [] };
+  });
+  dispatch?.(handoffs.ids);
   await publishStuckCounts(context, now);
   const dueOptions = { now, limit, ...(pendingGraceMs > 0 ? { updatedBefore: new Date(now.getTime() - pendingGraceMs) } : {}) };
   if (dispatch !== undefined) {
