@@ -11,6 +11,8 @@ import type { CompiledRecipients } from '../core/recipients/types';
 import { buildScope } from '../core/templates/scope';
 import { fitMessage } from '../core/fitting';
 import { AcceptOutcome, MessageState, type NewMessage } from '../store';
+import { deferralOf } from './digest';
+import { mutedReason } from './mutes';
 import { overridesFor } from './oncall';
 import { RelayMetric, type RelayContext } from './ports';
 import type { IngestRequest } from './ingest';
@@ -158,7 +160,11 @@ export async function recordEscalations(context: RelayContext<RelayConfigView>, 
       const to: CompiledRecipients = action.step >= 0 ? paging.steps[action.step]!.to : route.recipients;
       const overrides = await overridesFor(store, { recipients: to }, now);
       const numbers = resolveRecipients(to, buildScope({ body: {} }), { at: now, overrides }).numbers;
-      const messages = await escalationMessages(context, route, incident.id, incident.text, numbers, now);
+      // A route muted or in quiet hours since the incident opened sends nothing now: the step's SMS
+      // are recorded DROPPED with the mute's reason (DEFERRED to the digest in quiet hours), the
+      // step is taken and the incident stays open for the steps after.
+      const held = await heldNow(context, route, now);
+      const messages = (await escalationMessages(context, route, incident.id, incident.text, numbers, now)).map((message) => (held === undefined || message.state === MessageState.Dropped ? message : { ...message, ...held }));
       const result = await store.acceptWebhook({
         route: route.id,
         dedupeKey: `incident:${incident.id}:${incident.actions}`,
@@ -173,10 +179,10 @@ export async function recordEscalations(context: RelayContext<RelayConfigView>, 
         fromActions: incident.actions,
         level: levelAfter(paging, incident.actions + 1),
         ...(next === undefined ? {} : { nextDueAt: next.dueAt }),
-        entry: { event: verb, detail: `${verb} to ${masked(numbers)}` },
+        entry: { event: verb, detail: `${verb} to ${masked(numbers)}${held === undefined ? '' : ` (not sent: ${held.reason})`}` },
         now,
       });
-      if (result.outcome !== AcceptOutcome.Duplicate) metrics.add(RelayMetric.EscalationsSent, numbers.length > 0 ? 1 : 0, route.id);
+      if (result.outcome !== AcceptOutcome.Duplicate) metrics.add(RelayMetric.EscalationsSent, numbers.length > 0 && held === undefined ? 1 : 0, route.id);
       if (claimed) logger.info(`incident ${verb}`, { route: route.id, incident: incident.id, step: incident.actions + 1, to: numbers.map(maskMsisdn), ids: result.ids });
       ids.push(...result.ids);
     } catch (error) {
@@ -185,6 +191,14 @@ export async function recordEscalations(context: RelayContext<RelayConfigView>, 
   }
   metrics.add(RelayMetric.IncidentsUnacknowledged, unacknowledged);
   return { ids, unacknowledged };
+}
+
+/** Why an escalation of `route` is not sent now: the route's mute (DROPPED), else its quiet hours or digest window (DEFERRED to the digest). */
+async function heldNow(context: RelayContext<RelayConfigView>, route: CompiledRoute, now: Date): Promise<Pick<NewMessage, 'state' | 'reason' | 'nextAttemptAt'> & { readonly reason: string } | undefined> {
+  const mute = await context.store.getMute({ route: route.id, now });
+  if (mute !== undefined) return { state: MessageState.Dropped, reason: mutedReason(route, mute, now) };
+  const deferral = await deferralOf(context, route, now);
+  return deferral === undefined ? undefined : { state: MessageState.Deferred, reason: deferral.reason, nextAttemptAt: deferral.until };
 }
 
 /** The SMS of one escalation or renotify: with `ack`, one per recipient with its link; else one to all. */
