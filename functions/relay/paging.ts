@@ -10,6 +10,7 @@ import type { CompiledRecipients } from '../core/recipients/types';
 // The module itself, not the templates' index: the sweeper bundles this file and must not carry LiquidJS.
 import { buildScope } from '../core/templates/scope';
 import { fitMessage } from '../core/fitting';
+import { field } from '../core/sources/body';
 import { AcceptOutcome, MessageState, type NewMessage } from '../store';
 import { deferralOf } from './digest';
 import { mutedReason } from './mutes';
@@ -36,37 +37,63 @@ const masked = (numbers: readonly string[]): string => numbers.map(maskMsisdn).j
 export async function pageIncident(context: RelayContext, route: CompiledRoute, request: IngestRequest, evaluation: Evaluation, { mayOpen }: { readonly mayOpen: boolean }): Promise<PagedEvaluation> {
   const paging = route.paging;
   if (paging === undefined) return evaluation;
-  const scope = buildScope({ body: route.pack.parse(request), headers: request.headers });
+  const body = route.pack.parse(request);
+  // A fan-out route opens an incident per item: its `incident:` key and condition read `item`.
+  const fanOut = route.config.fanOut;
+  const items = fanOut === undefined ? [undefined] : field(body, ...fanOut.split('.'));
+  if (!Array.isArray(items)) return evaluation;
+  const opened: string[] = [];
+  let messages: readonly PlannedMessage[] = evaluation.messages;
+  for (let index = 0; index < items.length; index += 1) {
+    const scope = buildScope({ body, headers: request.headers, ...(fanOut === undefined ? {} : { extra: { item: items[index] } }) });
+    const own = evaluation.messages.filter((message) => message.item === index);
+    const outcome = await pageItem(context, route, paging, scope, own, request.receivedAt, mayOpen);
+    if (outcome.opened !== undefined) opened.push(outcome.opened);
+    if (outcome.linked !== undefined) messages = [...messages.filter((message) => message.item !== index), ...outcome.linked.map((message) => ({ ...message, item: index }))];
+  }
+  return { ...evaluation, messages: [...messages].sort((a, b) => a.item - b.item), ...(opened.length === 0 ? {} : { openedIncidents: opened }) };
+}
+
+/** One item's incident (the whole webhook's without fan-out): closed by a resolve, else opened (or found open) by its SMS. */
+async function pageItem(
+  context: RelayContext,
+  route: CompiledRoute,
+  paging: NonNullable<CompiledRoute['paging']>,
+  scope: ReturnType<typeof buildScope>,
+  own: readonly PlannedMessage[],
+  now: Date,
+  mayOpen: boolean,
+): Promise<{ readonly opened?: string; readonly linked?: PlannedMessage[] }> {
   const key = route.engine.render(paging.key, scope, { trackMissing: false }).text.trim();
   if (key === '') {
     context.logger.warn('incident key rendered empty: no incident for this webhook', { route: route.id });
-    return evaluation;
+    return {};
   }
-  const now = request.receivedAt;
   if (route.engine.evaluate(paging.resolved, scope)) {
     const open = await context.store.openIncidentOf(route.id, key);
     if (open !== undefined) {
       const closed = await context.store.closeIncident(open.id, { state: IncidentState.Resolved, by: `a ${route.pack.name} webhook`, now });
       if (closed.closed) context.logger.info('incident resolved', { route: route.id, incident: open.id });
     }
-    return evaluation;
+    return {};
   }
-  if (!mayOpen || evaluation.messages.length === 0) return evaluation;
-  const text = unsplit(evaluation.messages.filter((message) => message.item === evaluation.messages[0]!.item));
-  const recipients = [...new Set(evaluation.messages.flatMap((message) => message.to))];
+  if (!mayOpen || own.length === 0) return {};
+  const text = unsplit(own);
+  const recipients = [...new Set(own.flatMap((message) => message.to))];
   const first = pagingAction(paging, now, 0);
   const { opened, incident } = await context.store.openIncident({ route: route.id, key, text, sentTo: masked(recipients), ...(first === undefined ? {} : { nextDueAt: first.dueAt }), now });
   if (opened) context.logger.info('incident opened', { route: route.id, incident: incident.id, ...(first === undefined ? {} : { nextDueAt: first.dueAt.toISOString() }) });
   else await context.store.noteIncident(incident.id, { event: 'repeated', detail: 'fired again; escalation unchanged' }, now);
-  const mark = opened ? { openedIncident: incident.id } : {};
-  if (paging.ack === undefined) return { ...evaluation, ...mark };
-  const messages = await linkedMessages(context, route, incident.id, text, recipients, now);
-  return { ...evaluation, ...mark, ...(messages === undefined ? {} : { messages }) };
+  const mark = opened ? { opened: incident.id } : {};
+  if (paging.ack === undefined) return mark;
+  const linked = await linkedMessages(context, route, incident.id, text, recipients, now);
+  return { ...mark, ...(linked === undefined ? {} : { linked }) };
 }
 
 /** An evaluation after {@link pageIncident}: the incident it opened, if it opened one. */
 export interface PagedEvaluation extends Evaluation {
-  readonly openedIncident?: string;
+  /** The incidents it opened (one per fan-out item at most). */
+  readonly openedIncidents?: readonly string[];
 }
 
 /**
@@ -75,8 +102,7 @@ export interface PagedEvaluation extends Evaluation {
  * the incident closes at once rather than escalate something nobody was sent.
  */
 export async function discardOpenedIncident(context: RelayContext, evaluation: PagedEvaluation, now: Date): Promise<void> {
-  if (evaluation.openedIncident === undefined) return;
-  await context.store.closeIncident(evaluation.openedIncident, { state: IncidentState.Resolved, by: 'a duplicate delivery (nothing sent)', now });
+  for (const id of evaluation.openedIncidents ?? []) await context.store.closeIncident(id, { state: IncidentState.Resolved, by: 'a duplicate delivery (nothing sent)', now });
 }
 
 /** One text back from its split parts (their `(i/n) ` prefixes removed). */

@@ -146,3 +146,51 @@ describe('paging: a route muted or in quiet hours after its incident opened', ()
     expect(await relay.store.getIncident(incident!.id)).toMatchObject({ state: 'OPEN', level: 1 });
   });
 });
+
+describe('paging on a fanOut route: an incident per item', () => {
+  const withFanOut = (config: RelayConfigInput): RelayConfigInput => {
+    const paged = withPaging(config);
+    return {
+      ...paged,
+      routes: {
+        ...paged.routes,
+        paged: {
+          ...paged.routes['paged']!,
+          fanOut: 'alerts',
+          when: "item.status == 'firing'",
+          template: '[{{ item.status | upcase }}] {{ item.labels.alertname }} on {{ item.labels.instance }}',
+          incident: { key: '{{ item.fingerprint }}', resolved: "item.status == 'resolved'" },
+        },
+      },
+    };
+  };
+  /** One Alertmanager group of two alerts, each with its status. */
+  const group = (statuses: readonly [string, string]): string => {
+    const body = JSON.parse(alertBody()) as { status: string; alerts: { status: string; fingerprint: string; labels: Record<string, string> }[] };
+    const [alert] = body.alerts;
+    body.alerts = statuses.map((status, index) => ({ ...alert!, status, fingerprint: `fp-${index}`, labels: { ...alert!.labels, instance: `db-${index}` } }));
+    body.status = statuses.includes('firing') ? 'firing' : 'resolved';
+    return JSON.stringify(body);
+  };
+
+  it('opens one incident per alert of the group, each SMS with its own link, and a resolved alert closes only its own', async () => {
+    relay = await harness({ db: servers.db, baseUrl: servers.sandbox.baseUrl, config: withFanOut });
+    expect((await relay.ingest('paged', group(['firing', 'firing']), { headers: bearer(SECRETS.alertsToken) })).status).toBe(202);
+    const open = await relay.store.listOpenIncidents();
+    expect(open.map((incident) => [incident.key, incident.text]).sort()).toEqual([
+      ['fp-0', '[FIRING] DiskAlmostFull on db-0'],
+      ['fp-1', '[FIRING] DiskAlmostFull on db-1'],
+    ]);
+    const sent = await pending();
+    expect(sent).toHaveLength(2);
+    const tokens = sent.map((record) => LINK.exec(record.text)?.[2]);
+    expect(new Set(tokens).size).toBe(2);
+    for (const [index, record] of sent.entries()) {
+      expect((await relay.store.findAckToken(tokens[index]!))?.incident.text).toBe(LINK.exec(record.text)?.[1]);
+    }
+
+    relay.clock.advance(MINUTE);
+    expect((await relay.ingest('paged', group(['resolved', 'firing']), { headers: bearer(SECRETS.alertsToken) })).status).toBe(202);
+    expect((await relay.store.listOpenIncidents()).map((incident) => incident.key)).toEqual(['fp-1']);
+  });
+});
