@@ -251,9 +251,11 @@ export const DIGEST = {
  * least (the sweeper's and an SMS's resolution is a minute); an override lasts at most
  * `maxOverrideSeconds` (a forgotten one must not keep a person on call for ever) and keeps a reason
  * of `maxReasonChars`; an override item stays in the table `keptSeconds` after it ends, so who
- * covered last week can still be read.
+ * covered last week can still be read. A handoff SMS (`notifyHandoff`) is still sent up to
+ * `handoffGraceSeconds` after its shift began (a sweeper that was down catches up), never later
+ * (turning `notifyHandoff` on mid-shift texts nobody about a shift long begun).
  */
-export const ONCALL = { minEverySeconds: 60, maxOverrideSeconds: 30 * 86_400, maxReasonChars: 200, keptSeconds: 35 * 86_400 } as const;
+export const ONCALL = { minEverySeconds: 60, maxOverrideSeconds: 30 * 86_400, maxReasonChars: 200, keptSeconds: 35 * 86_400, handoffGraceSeconds: 3600 } as const;
 
 /**
  * Paging (escalation, renotify, the acknowledge link): the shortest step (the sweeper acts once a

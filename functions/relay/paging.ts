@@ -11,7 +11,10 @@ import type { InboundWebhook } from '../core/sources/types';
 // The module itself, not the templates' index: the sweeper bundles this file and must not carry LiquidJS.
 import { buildScope } from '../core/templates/scope';
 import { fitMessage } from '../core/fitting';
+import { field } from '../core/sources/body';
 import { AcceptOutcome, MessageState, type MessageStore, type NewMessage } from '../store';
+import { deferralOf, type DigestStore } from './digest';
+import { mutedReason } from './mutes';
 import { overridesFor } from './oncall';
 import { RelayMetric, type RelayContext } from './ports';
 
@@ -19,7 +22,9 @@ import { RelayMetric, type RelayContext } from './ports';
 export type PagingStore = Pick<
   MessageStore,
   'openIncident' | 'openIncidentOf' | 'listOpenIncidents' | 'advanceIncident' | 'noteIncident' | 'closeIncident' | 'ackToken' | 'activeOverrides' | 'acceptWebhook'
->;
+> &
+  // An escalation due while the route is muted or in quiet hours is held as a new message would be.
+  DigestStore;
 
 /** Who a webhook's SMS of a route with paging are for, masked, for an incident's story. */
 const masked = (numbers: readonly string[]): string => numbers.map(maskMsisdn).join(', ');
@@ -40,37 +45,63 @@ const masked = (numbers: readonly string[]): string => numbers.map(maskMsisdn).j
 export async function pageIncident(context: RelayContext<LoadedConfig, PagingStore>, route: CompiledRoute, request: InboundWebhook, evaluation: Evaluation, { mayOpen }: { readonly mayOpen: boolean }): Promise<PagedEvaluation> {
   const paging = route.paging;
   if (paging === undefined) return evaluation;
-  const scope = buildScope({ body: route.pack.parse(request), headers: request.headers });
+  const body = route.pack.parse(request);
+  // A fan-out route opens an incident per item: its `incident:` key and condition read `item`.
+  const fanOut = route.config.fanOut;
+  const items = fanOut === undefined ? [undefined] : field(body, ...fanOut.split('.'));
+  if (!Array.isArray(items)) return evaluation;
+  const opened: string[] = [];
+  let messages: readonly PlannedMessage[] = evaluation.messages;
+  for (let index = 0; index < items.length; index += 1) {
+    const scope = buildScope({ body, headers: request.headers, ...(fanOut === undefined ? {} : { extra: { item: items[index] } }) });
+    const own = evaluation.messages.filter((message) => message.item === index);
+    const outcome = await pageItem(context, route, paging, scope, own, request.receivedAt, mayOpen);
+    if (outcome.opened !== undefined) opened.push(outcome.opened);
+    if (outcome.linked !== undefined) messages = [...messages.filter((message) => message.item !== index), ...outcome.linked.map((message) => ({ ...message, item: index }))];
+  }
+  return { ...evaluation, messages: [...messages].sort((a, b) => a.item - b.item), ...(opened.length === 0 ? {} : { openedIncidents: opened }) };
+}
+
+/** One item's incident (the whole webhook's without fan-out): closed by a resolve, else opened (or found open) by its SMS. */
+async function pageItem(
+  context: RelayContext<LoadedConfig, PagingStore>,
+  route: CompiledRoute,
+  paging: NonNullable<CompiledRoute['paging']>,
+  scope: ReturnType<typeof buildScope>,
+  own: readonly PlannedMessage[],
+  now: Date,
+  mayOpen: boolean,
+): Promise<{ readonly opened?: string; readonly linked?: PlannedMessage[] }> {
   const key = route.engine.render(paging.key, scope, { trackMissing: false }).text.trim();
   if (key === '') {
     context.logger.warn('incident key rendered empty: no incident for this webhook', { route: route.id });
-    return evaluation;
+    return {};
   }
-  const now = request.receivedAt;
   if (route.engine.evaluate(paging.resolved, scope)) {
     const open = await context.store.openIncidentOf(route.id, key);
     if (open !== undefined) {
       const closed = await context.store.closeIncident(open.id, { state: IncidentState.Resolved, by: `a ${route.pack.name} webhook`, now });
       if (closed.closed) context.logger.info('incident resolved', { route: route.id, incident: open.id });
     }
-    return evaluation;
+    return {};
   }
-  if (!mayOpen || evaluation.messages.length === 0) return evaluation;
-  const text = unsplit(evaluation.messages.filter((message) => message.item === evaluation.messages[0]!.item));
-  const recipients = [...new Set(evaluation.messages.flatMap((message) => message.to))];
+  if (!mayOpen || own.length === 0) return {};
+  const text = unsplit(own);
+  const recipients = [...new Set(own.flatMap((message) => message.to))];
   const first = pagingAction(paging, now, 0);
   const { opened, incident } = await context.store.openIncident({ route: route.id, key, text, sentTo: masked(recipients), ...(first === undefined ? {} : { nextDueAt: first.dueAt }), now });
   if (opened) context.logger.info('incident opened', { route: route.id, incident: incident.id, ...(first === undefined ? {} : { nextDueAt: first.dueAt.toISOString() }) });
   else await context.store.noteIncident(incident.id, { event: 'repeated', detail: 'fired again; escalation unchanged' }, now);
-  const mark = opened ? { openedIncident: incident.id } : {};
-  if (paging.ack === undefined) return { ...evaluation, ...mark };
-  const messages = await linkedMessages(context, route, incident.id, text, recipients, now);
-  return { ...evaluation, ...mark, ...(messages === undefined ? {} : { messages }) };
+  const mark = opened ? { opened: incident.id } : {};
+  if (paging.ack === undefined) return mark;
+  const linked = await linkedMessages(context, route, incident.id, text, recipients, now);
+  return { ...mark, ...(linked === undefined ? {} : { linked }) };
 }
 
 /** An evaluation after {@link pageIncident}: the incident it opened, if it opened one. */
 export interface PagedEvaluation extends Evaluation {
-  readonly openedIncident?: string;
+  /** The incidents it opened (one per fan-out item at most). */
+  readonly openedIncidents?: readonly string[];
 }
 
 /**
@@ -79,8 +110,7 @@ export interface PagedEvaluation extends Evaluation {
  * the incident closes at once rather than escalate something nobody was sent.
  */
 export async function discardOpenedIncident(context: RelayContext<LoadedConfig, PagingStore>, evaluation: PagedEvaluation, now: Date): Promise<void> {
-  if (evaluation.openedIncident === undefined) return;
-  await context.store.closeIncident(evaluation.openedIncident, { state: IncidentState.Resolved, by: 'a duplicate delivery (nothing sent)', now });
+  for (const id of evaluation.openedIncidents ?? []) await context.store.closeIncident(id, { state: IncidentState.Resolved, by: 'a duplicate delivery (nothing sent)', now });
 }
 
 /** One text back from its split parts (their `(i/n) ` prefixes removed). */
@@ -164,7 +194,11 @@ export async function recordEscalations(context: RelayContext<RelayConfigView, P
       const to: CompiledRecipients = action.step >= 0 ? paging.steps[action.step]!.to : route.recipients;
       const overrides = await overridesFor(store, { recipients: to }, now);
       const numbers = resolveRecipients(to, buildScope({ body: {} }), { at: now, overrides }).numbers;
-      const messages = await escalationMessages(context, route, incident.id, incident.text, numbers, now);
+      // A route muted or in quiet hours since the incident opened sends nothing now: the step's SMS
+      // are recorded DROPPED with the mute's reason (DEFERRED to the digest in quiet hours), the
+      // step is taken and the incident stays open for the steps after.
+      const held = await heldNow(context, route, now);
+      const messages = (await escalationMessages(context, route, incident.id, incident.text, numbers, now)).map((message) => (held === undefined || message.state === MessageState.Dropped ? message : { ...message, ...held }));
       const result = await store.acceptWebhook({
         route: route.id,
         dedupeKey: `incident:${incident.id}:${incident.actions}`,
@@ -179,10 +213,10 @@ export async function recordEscalations(context: RelayContext<RelayConfigView, P
         fromActions: incident.actions,
         level: levelAfter(paging, incident.actions + 1),
         ...(next === undefined ? {} : { nextDueAt: next.dueAt }),
-        entry: { event: verb, detail: `${verb} to ${masked(numbers)}` },
+        entry: { event: verb, detail: `${verb} to ${masked(numbers)}${held === undefined ? '' : ` (not sent: ${held.reason})`}` },
         now,
       });
-      if (result.outcome !== AcceptOutcome.Duplicate) metrics.add(RelayMetric.EscalationsSent, numbers.length > 0 ? 1 : 0, route.id);
+      if (result.outcome !== AcceptOutcome.Duplicate) metrics.add(RelayMetric.EscalationsSent, numbers.length > 0 && held === undefined ? 1 : 0, route.id);
       if (claimed) logger.info(`incident ${verb}`, { route: route.id, incident: incident.id, step: incident.actions + 1, to: numbers.map(maskMsisdn), ids: result.ids });
       ids.push(...result.ids);
     } catch (error) {
@@ -191,6 +225,14 @@ export async function recordEscalations(context: RelayContext<RelayConfigView, P
   }
   metrics.add(RelayMetric.IncidentsUnacknowledged, unacknowledged);
   return { ids, unacknowledged };
+}
+
+/** Why an escalation of `route` is not sent now: the route's mute (DROPPED), else its quiet hours or digest window (DEFERRED to the digest). */
+async function heldNow(context: RelayContext<RelayConfigView, PagingStore>, route: CompiledRoute, now: Date): Promise<Pick<NewMessage, 'state' | 'reason' | 'nextAttemptAt'> & { readonly reason: string } | undefined> {
+  const mute = await context.store.getMute({ route: route.id, now });
+  if (mute !== undefined) return { state: MessageState.Dropped, reason: mutedReason(route, mute, now) };
+  const deferral = await deferralOf(context, route, now);
+  return deferral === undefined ? undefined : { state: MessageState.Deferred, reason: deferral.reason, nextAttemptAt: deferral.until };
 }
 
 /** The SMS of one escalation or renotify: with `ack`, one per recipient with its link; else one to all. */

@@ -10,6 +10,7 @@ import { mayRetry } from './retry';
 import { sendMessage, type SendOutcome, type SenderStore } from './sender';
 import { type DigestOptions, type DigestStore, recordDigests } from './digest';
 import { type PagingStore, recordEscalations } from './paging';
+import { type HandoffStore, recordHandoffs } from './handoff';
 import { publishStuckCounts, type StuckGaugesStore } from './gauges';
 
 /** What `sweep` uses of the store: its own listings and settlements, and what its steps use. */
@@ -18,6 +19,7 @@ export type SweepStore = Pick<MessageStore, 'findStaleSending' | 'findDuePending
   CircuitStore &
   DigestStore &
   PagingStore &
+  HandoffStore &
   StuckGaugesStore &
   HeartbeatStore;
 
@@ -162,6 +164,11 @@ const recordDueEscalations = recordingStep('escalations', async ({ context, now,
   await recordEscalations(context, now, options.digests?.compile === undefined ? {} : { compile: options.digests.compile }),
 );
 
+// On-call handoffs (`notifyHandoff: true`): the incoming person's SMS, once per shift (see handoff.ts).
+const recordDueHandoffs = recordingStep('handoff SMS', async ({ context, now, options }) =>
+  await recordHandoffs(context, now, options.digests?.compile === undefined ? {} : { compile: options.digests.compile }),
+);
+
 const publishStuck: SweepStep = async ({ context, now }) => await publishStuckCounts(context, now);
 
 /** The due PENDING records: handed to `dispatch` page by page when there is one, else sent here. */
@@ -182,6 +189,7 @@ export const SWEEP_STEPS: readonly SweepStep[] = [
   probeCircuit,
   recordDueDigests,
   recordDueEscalations,
+  recordDueHandoffs,
   publishStuck,
   sendDue,
   recordSummaries,

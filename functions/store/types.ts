@@ -43,6 +43,8 @@ export const NoticeKind = {
   HeartbeatSilent: 'heartbeat-silent',
   /** Webhooks arrived again on a route whose silence was reported. */
   HeartbeatBack: 'heartbeat-back',
+  /** A schedule with `notifyHandoff`: its shift's person is told they are on call, once per shift. */
+  Handoff: 'handoff',
 } as const;
 export type NoticeKind = (typeof NoticeKind)[keyof typeof NoticeKind];
 

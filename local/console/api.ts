@@ -10,6 +10,7 @@ import { payloadChoices, previewRoute } from './preview';
 import { warmPreviewWorker } from './preview-thread';
 import type { ConsoleSource } from './source';
 import { creditView, muteView, recordDetail, routeSummaries } from './views';
+import { incidentOfRecord, incidentView, onCallView } from './paging-views';
 
 /** One request to `/console/api`: `path` is what follows that prefix, `body` the parsed JSON of a POST. */
 export interface ApiRequest {
@@ -57,7 +58,9 @@ export function createStoreApi(source: ConsoleSource): ConsoleApi {
         if (record === undefined) throw new HttpError(404, `no record ${id}`);
         const route = source.loaded.routes.get(record.route);
         const capture = route?.config.capture === undefined ? undefined : await store.findCapture(record.route, record.id, record.createdAt);
-        return recordDetail(record, capture, route);
+        // Only a paging route's SMS belong to incidents: no store read for the others.
+        const incident = route?.paging === undefined ? undefined : await incidentOfRecord(store, record);
+        return { ...recordDetail(record, capture, route), incident: incident === undefined ? null : incidentView(incident, source.loaded, now()) };
       }),
     'POST /records/:id/redrive': async ({ params: { id }, body: { acceptDuplicates } }) =>
       await source.withStore(async (store) => {
@@ -66,6 +69,7 @@ export function createStoreApi(source: ConsoleSource): ConsoleApi {
         return answer;
       }),
     'GET /routes': async () => ({ routes: await source.withStore((store) => routeSummaries(source, store, now())) }),
+    'GET /oncall': async () => await source.withStore((store) => onCallView(source.loaded, store, now())),
     'GET /credit': async ({ query: { days } }) => await source.withStore((store) => creditView(source, store, days, now())),
     'GET /payloads': async ({ query: { route } }) => {
       warmPreviewWorker();

@@ -144,6 +144,70 @@ export interface RecordDetail {
    * DEFERRED records it stands for (`of`, oldest first). `null` on other records.
    */
   readonly digest: { readonly id: string | null; readonly of: readonly string[] } | null;
+  /** The incident the SMS belongs to, with its story; `null` for an SMS of no incident. */
+  readonly incident: IncidentView | null;
+}
+
+/**
+ * The incident a record's SMS belongs to (an escalation's, or any SMS carrying an acknowledge link),
+ * told as a story: `sent to asha (2557****678)`, `escalated to baraka (2557****111)`,
+ * `acknowledged by baraka (2557****111) via link`. Numbers masked; people named from the config.
+ */
+export interface IncidentView {
+  readonly id: string;
+  readonly route: string;
+  /** `OPEN`, `ACKNOWLEDGED` or `RESOLVED`. */
+  readonly state: string;
+  readonly openedAt: string;
+  /** The level reached: 0 the route's recipients, n the n-th escalation step. */
+  readonly level: number;
+  readonly nextDueAt: string | null;
+  readonly closedAt: string | null;
+  /** The alert's first SMS as sent (numbers masked). */
+  readonly text: string;
+  readonly story: readonly {
+    readonly at: string;
+    /** `at` on the route's clock: `14:02`, with the date when not today. */
+    readonly atLocal: string;
+    readonly event: string;
+    /** `sent to asha (2557****678)`. */
+    readonly line: string;
+  }[];
+  readonly timeZone: string;
+}
+
+/** `GET /oncall`: each schedule, who is on call now and until when, the overrides and the next handoffs. */
+export interface OnCallAnswer {
+  readonly schedules: readonly ScheduleView[];
+}
+
+/** A person on call: the config's name and the number, masked. */
+export interface OnCallPerson {
+  readonly name: string;
+  readonly number: string;
+}
+
+export interface ScheduleView {
+  readonly name: string;
+  readonly timeZone: string;
+  /** The rotation's people, in turn order (names). */
+  readonly rotation: readonly string[];
+  /** Seconds a shift lasts. */
+  readonly every: number;
+  readonly notifyHandoff: boolean;
+  /** Who is on call now; `null` when the rotation names nobody. */
+  readonly now: {
+    readonly person: OnCallPerson;
+    /** `null`: until further notice (nobody else is ever on call). */
+    readonly until: string | null;
+    readonly untilLocal: string | null;
+    /** The override that put them on call, if one did. */
+    readonly override: { readonly reason: string; readonly until: string } | null;
+  } | null;
+  /** The overrides in force now or later, oldest first. */
+  readonly overrides: readonly { readonly person: OnCallPerson; readonly from: string; readonly until: string; readonly fromLocal: string; readonly untilLocal: string; readonly reason: string }[];
+  /** The next handoffs (rotation and overrides), soonest first. */
+  readonly handoffs: readonly { readonly at: string; readonly atLocal: string; readonly person: OnCallPerson }[];
 }
 
 export interface LimitUse {
@@ -326,6 +390,8 @@ export const CONSOLE_API = {
   /** The same conditional requeue as `sms-relay redrive`; an UNKNOWN record needs `acceptDuplicates: true` (the page asks first). */
   'POST /records/:id/redrive': { params: RecordIdParameters, body: RedriveRecordRequest, answer: answers<RedriveAnswer>() },
   'GET /routes': { answer: answers<RoutesAnswer>() },
+  /** On call: each schedule's person now and until when, its overrides and next handoffs. */
+  'GET /oncall': { answer: answers<OnCallAnswer>() },
   'GET /credit': { query: z.object({ days: wholeNumber(1, CREDIT_DAYS.max).default(CREDIT_DAYS.default) }), answer: answers<CreditAnswer>() },
   'GET /payloads': { query: z.object({ route: z.string().max(200) }), answer: answers<PayloadsAnswer>() },
   'POST /preview': { body: PreviewRequest, answer: answers<PreviewAnswer>() },

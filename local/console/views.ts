@@ -18,7 +18,7 @@ export const MAX_CREDIT_DAYS = 35;
 const MAX_BALANCE_POINTS = 10_000;
 
 /** A record's whole story: its SMS, every state change, the service's answer, each error, its webhook. */
-export function recordDetail(record: MessageRecord, capture: CapturedPayload | undefined, route: CapturingRoute | undefined): RecordDetail {
+export function recordDetail(record: MessageRecord, capture: CapturedPayload | undefined, route: CapturingRoute | undefined): Omit<RecordDetail, 'incident'> {
   const history = record.history.map((change) => ({
     at: change.at,
     state: change.state as State,

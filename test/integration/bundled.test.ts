@@ -36,6 +36,7 @@ const CONFIG = {
   // What a real environment says; PROVIDER_BASE_URL points the functions at the sandbox instead.
   provider: { baseUrl: 'https://sms.example.com/api', defaultSenderId: 'SMSRELAY', timeoutMs: 5_000 },
   secrets: 'sms-relay/integration',
+  people: { asha: { phone: '0712345678' }, baraka: { phone: '0754111222' } },
   balance: { threshold: 100, notify: ['0712345678'] },
   routes: {
     alerts: {
@@ -57,6 +58,16 @@ const CONFIG = {
     },
     // Its secret is never put into the secret: a fresh deploy before put-secret-value.
     unset: { source: 'alertmanager', secret: 'unset-token', recipients: ['0712345678'] },
+    // Paging: the sweeper bundle compiles the config (person: recipients) when an escalation is due.
+    paged: {
+      source: 'alertmanager',
+      secret: 'alerts-token',
+      recipients: ['person:asha'],
+      template: '[{{ status | upcase }}] {{ commonLabels.alertname }}: {{ commonAnnotations.summary }}',
+      senderId: 'ALERTS',
+      escalate: [{ after: '1m', to: ['person:baraka'] }],
+      ack: { baseUrl: 'https://sms.example.co.tz' },
+    },
   },
 };
 
@@ -453,6 +464,30 @@ describe('the bundled handlers', { timeout: 60_000 }, () => {
     expect(result).toMatchObject({ unread: true });
     expect(datapoints(emf, 'BalanceReadFailed')).toEqual([{ namespace: NAMESPACE, dimensions: { service: 'sms-relay' }, value: 1, unit: 'Count' }]);
     expect(datapoints(emf, 'RemainingBalance')).toEqual([]);
+  });
+
+  it('the sweeper bundle escalates an incident whose step is due: the config compiled on demand, one SMS with its own link, once', async () => {
+    sandbox.setBalance(1000);
+    await invoke('sweeper', scheduledEvent());
+    // Opened two minutes ago (its first SMS then): the one-minute step is due.
+    const { status } = await ingest('paged', alert('Disk on db-09 is 95% full'), { timeEpoch: Date.now() - 120_000 });
+    expect(status).toBe(202);
+    const [incident] = await store.listOpenIncidents();
+    expect(incident).toMatchObject({ route: 'paged', actions: 0 });
+    const before = sandbox.messages().length;
+
+    const { emf } = await invoke('sweeper', scheduledEvent());
+    await invoke('sweeper', scheduledEvent());
+
+    const escalations = sandbox.messages().slice(before).filter((sent) => sent.phoneNumbers.includes('255754111222'));
+    expect(escalations.map((sent) => sent.message)).toEqual([expect.stringMatching(/^\[FIRING\] DiskAlmostFull: Disk on db-09 is 95% full https:\/\/sms\.example\.co\.tz\/a\/[A-Za-z0-9_-]{22}$/)]);
+    expect(await store.getIncident(incident!.id)).toMatchObject({ actions: 1, level: 1 });
+    expect(datapoints(emf, 'EscalationsSent')).toEqual([
+      { namespace: NAMESPACE, dimensions: { service: 'sms-relay', route: 'paged' }, value: 1, unit: 'Count' },
+      { namespace: NAMESPACE, dimensions: { service: 'sms-relay' }, value: 1, unit: 'Count' },
+    ]);
+    // Closed, so the sweeps of the tests after it compile nothing.
+    await store.closeIncident(incident!.id, { state: 'ACKNOWLEDGED', by: 'cli' });
   });
 
   it('wrote EMF to the environment\'s namespace only, and no secret or full phone number anywhere', () => {

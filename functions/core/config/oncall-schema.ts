@@ -47,12 +47,8 @@ export const ScheduleSchema = z.strictObject({
       message: 'start is a local date and time in the zone, e.g. "2026-11-30T09:00"',
     }),
   }),
-  // The key is the contract's; the handoff SMS come with escalation (next part of paging), so
-  // `true` is refused rather than silently doing nothing.
-  notifyHandoff: z
-    .boolean({ error: 'notifyHandoff is true or false' })
-    .refine((value) => !value, { message: 'notifyHandoff: true is not supported yet (the handoff SMS come with escalation); set false or leave it out' })
-    .default(false),
+  // true: the sweeper texts each shift's person when the shift begins (functions/relay/handoff.ts).
+  notifyHandoff: z.boolean({ error: 'notifyHandoff is true or false' }).default(false),
 });
 
 export const PeopleSchema = z.record(name('person'), PersonSchema);

@@ -54,6 +54,14 @@ export function compilePaging(id: string, route: RouteConfig, engine: TemplateEn
     );
     return undefined;
   }
+  if (route.fanOut !== undefined && route.incident === undefined) {
+    // The source's rule names the webhook's incident, so every item would share one: the route says its item's.
+    const keys = ['escalate', 'renotify', 'ack'].filter((key) => route[key as 'escalate' | 'renotify' | 'ack'] !== undefined);
+    problems.push(
+      `${at(keys[0] ?? 'incident')}: a fanOut route opens an incident per item; say how with incident: { key: "<template of item>", resolved: "<condition on item>" }, e.g. { key: "{{ item.fingerprint }}", resolved: "item.status == 'resolved'" }`,
+    );
+    return undefined;
+  }
   const before = problems.length;
   const attempt = attemptFor(problems, at);
   const ruleField = route.incident === undefined ? undefined : 'incident';

@@ -5,6 +5,7 @@ import { useApi } from './data';
 import { ActivityPage } from './pages/activity';
 import { CreditPage } from './pages/credit';
 import { RecordPage } from './pages/record';
+import { OnCallPage } from './pages/oncall';
 import { RoutesPage } from './pages/routes';
 import { TemplatesPage } from './pages/templates';
 import { useHashPage, type Page } from './route';
@@ -15,9 +16,10 @@ const NAV = [
   ['templates', 'Templates'],
   ['credit', 'Credit'],
   ['routes', 'Routes'],
+  ['oncall', 'On call'],
 ] as const;
 
-const TITLES: Record<Page['name'], string> = { activity: 'Activity', record: 'Record', templates: 'Templates', credit: 'Credit', routes: 'Routes' };
+const TITLES: Record<Page['name'], string> = { activity: 'Activity', record: 'Record', templates: 'Templates', credit: 'Credit', routes: 'Routes', oncall: 'On call' };
 
 export function App() {
   const page = useHashPage();
@@ -90,5 +92,7 @@ function Current({ page, overview }: { page: Page; overview: Overview }) {
       return <CreditPage overview={overview} />;
     case 'routes':
       return <RoutesPage />;
+    case 'oncall':
+      return <OnCallPage />;
   }
 }

@@ -1,4 +1,4 @@
-/** Hash routing: `#/activity` (default), `#/records/<id>`, `#/templates`, `#/credit`, `#/routes`. */
+/** Hash routing: `#/activity` (default), `#/records/<id>`, `#/templates`, `#/credit`, `#/routes`, `#/oncall`. */
 import { useEffect, useState } from 'preact/hooks';
 
 export type Page =
@@ -6,7 +6,8 @@ export type Page =
   | { readonly name: 'record'; readonly id: string }
   | { readonly name: 'templates' }
   | { readonly name: 'credit' }
-  | { readonly name: 'routes' };
+  | { readonly name: 'routes' }
+  | { readonly name: 'oncall' };
 
 export function parseHash(hash: string): Page {
   const path = hash.replace(/^#\/?/, '');
@@ -28,6 +29,8 @@ export function parseHash(hash: string): Page {
       return { name: 'credit' };
     case 'routes':
       return { name: 'routes' };
+    case 'oncall':
+      return { name: 'oncall' };
     default:
       return { name: 'activity' };
   }

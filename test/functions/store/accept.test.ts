@@ -456,4 +456,18 @@ describe('recordNotice', () => {
     expect(await store.getMessage(first.ids[0]!)).toMatchObject({ state: 'PENDING', notice: 'held-summary', route: 'alerts', text: 'held' });
     expect(await store.getMessage(other.ids[0]!)).toMatchObject({ notice: 'low-balance', route: '_relay' });
   });
+
+  it('records a handoff SMS once per schedule and shift start, at-least-once, and reads it back as a handoff', async () => {
+    const { store } = await newTable(db);
+    const handoff = message({ text: 'You are on call for ops until 2026-12-07 09:00 (Africa/Dar_es_Salaam)', delivery: 'at-least-once' });
+    const key = 'ops:2026-11-30T06:00:00.000Z';
+    const runs = await Promise.all([0, 1].map(async () => await store.recordNotice({ kind: 'handoff', route: '_relay', key, message: handoff, now: T0 })));
+    const next = await store.recordNotice({ kind: 'handoff', route: '_relay', key: 'ops:2026-12-07T06:00:00.000Z', message: handoff, now: T0 });
+
+    expect(runs.map((run) => run.outcome).sort()).toEqual(['accepted', 'duplicate']);
+    expect(runs[0]!.ids).toEqual(runs[1]!.ids);
+    expect(await store.getMessage(runs[0]!.ids[0]!)).toMatchObject({ state: 'PENDING', notice: 'handoff', route: '_relay', delivery: 'at-least-once' });
+    expect(next.outcome).toBe('accepted');
+    expect(next.ids).not.toEqual(runs[0]!.ids);
+  });
 });

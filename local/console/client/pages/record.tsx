@@ -180,11 +180,33 @@ export function RecordPage({ id, overview }: { id: string; overview: Overview })
               </table>
             </Section>
           ) : null}
+          <IncidentStory incident={detail.incident} />
           <Digest digest={detail.digest} />
           <Captured capture={capture} />
         </div>
       </div>
     </div>
+  );
+}
+
+/** The incident the SMS belongs to: its state and its story (sent to, escalated to, acknowledged by), on the route's clock. */
+function IncidentStory({ incident }: { incident: RecordDetail['incident'] }) {
+  if (incident === null) return null;
+  const closed = incident.closedAt === null ? '' : ` · closed ${fullTime(incident.closedAt)}`;
+  return (
+    <Section title="Incident" aside={<span class="muted">{incident.state.toLowerCase()} · level {incident.level}{closed}</span>}>
+      <div class="muted small-gap">
+        <span class="mono chip" data-testid="incident-id">{incident.id}</span> route {incident.route}, opened {fullTime(incident.openedAt)}
+        {incident.nextDueAt === null ? '' : `, next step ${fullTime(incident.nextDueAt)}`}
+      </div>
+      <ol class="history" data-testid="incident-story">
+        {incident.story.map((entry, i) => (
+          <li key={i} data-testid="story-entry" data-event={entry.event}>
+            <span class="time" title={`${fullTime(entry.at)} (${incident.timeZone}: ${entry.atLocal})`}>{entry.atLocal}</span> <span class="reason">{entry.line}</span>
+          </li>
+        ))}
+      </ol>
+    </Section>
   );
 }
 

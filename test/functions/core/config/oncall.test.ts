@@ -66,10 +66,10 @@ describe('people and schedules in the config', () => {
     expect(problemsOf(config({ people: 'people:\n  asha: { phone: "0222123456" }\n  baraka: { phone: "0754000111" }' }))).toEqual([expect.stringMatching(/^people\.asha\.phone: not a mobile number/)]);
   });
 
-  it('refuses notifyHandoff: true until handoff SMS exist, rather than ignore it', () => {
-    expect(problemsOf(config({ schedules: `${schedules('{ people: [asha], every: 1d, start: "2026-11-30T09:00" }')}\n    notifyHandoff: true` }))).toEqual([
-      'schedules.ops.notifyHandoff: notifyHandoff: true is not supported yet (the handoff SMS come with escalation); set false or leave it out',
-    ]);
+  it('takes notifyHandoff: true (the sweeper sends the handoff SMS) and refuses what is not a boolean', () => {
+    const loaded = loadConfig(config({ schedules: `${schedules('{ people: [asha], every: 1d, start: "2026-11-30T09:00" }')}\n    notifyHandoff: true` }), 'relay.yaml');
+    expect(loaded.onCall.schedules.get('ops')?.notifyHandoff).toBe(true);
+    expect(problemsOf(config({ schedules: `${schedules('{ people: [asha], every: 1d, start: "2026-11-30T09:00" }')}\n    notifyHandoff: sometimes` }))).toEqual([expect.stringMatching(/^schedules\.ops\.notifyHandoff: /)]);
   });
 
   it('refuses an unknown schedule or person as a recipient, naming the route', () => {

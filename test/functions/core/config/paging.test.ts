@@ -89,6 +89,14 @@ describe('paging keys of a route', () => {
     expect(paging.resolved.source).toBe("state == 'ok'");
   });
 
+  it('refuses paging on a fanOut route without its own incident rule (the source\'s would give every item one incident)', () => {
+    expect(problemsOf(config({ extra: '    fanOut: alerts' }))).toEqual([
+      `routes.alerts.escalate: a fanOut route opens an incident per item; say how with incident: { key: "<template of item>", resolved: "<condition on item>" }, e.g. { key: "{{ item.fingerprint }}", resolved: "item.status == 'resolved'" }`,
+    ]);
+    const paging = loadConfig(config({ extra: '    fanOut: alerts', paging: `${CONTRACT}\n    incident: { key: "{{ item.fingerprint }}", resolved: "item.status == 'resolved'" }` })).routes.get('alerts')!.paging!;
+    expect(paging.key.source).toBe('{{ item.fingerprint }}');
+  });
+
   it.each([
     ['grafana', '{{ groupKey }}'],
     ['pagerduty', '{{ event.data.id }}'],
