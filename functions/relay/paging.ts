@@ -34,7 +34,7 @@ const masked = (numbers: readonly string[]): string => numbers.map(maskMsisdn).j
 export async function pageIncident(context: RelayContext, route: CompiledRoute, request: IngestRequest, evaluation: Evaluation, { mayOpen }: { readonly mayOpen: boolean }): Promise<PagedEvaluation> {
   const paging = route.paging;
   if (paging === undefined) return evaluation;
-  const scope = buildScope({ body: route.pack.parse(request), headers: request.headers });
+  const scope = buildScope({ body: route.pack.parse(request), headers: request.headers, query: request.query });
   const key = route.engine.render(paging.key, scope, { trackMissing: false }).text.trim();
   if (key === '') {
     context.logger.warn('incident key rendered empty: no incident for this webhook', { route: route.id });

@@ -125,6 +125,11 @@ export interface SourcePack {
   readonly defaultDelivery: DeliveryPolicy;
   /** What a digest SMS calls this source's messages (`12 orders in 10 min: …`); absent: `messages`. */
   readonly digestNoun?: string;
+  /**
+   * The sender calls one URL per person (an on-call tool's per-user webhook), so a route's templated
+   * recipients are numbers chosen by the request: the route must list `allowRecipients`.
+   */
+  readonly recipientsFromRequest?: boolean;
   /** What kind of secret a route of this source takes (see {@link SecretKind}). */
   readonly secretKind: SecretKind;
   /** Where its example payloads are (see {@link PackExamples}). */

@@ -28,6 +28,8 @@ const FIXTURE_OF: Readonly<Record<SourceName, string>> = {
   'uptime-kuma': 'uptime-kuma/down.json',
   hmac: 'hmac/paystack-charge-success.json',
   sns: 'sns/cloudwatch-alarm.json',
+  goalert: 'goalert/alert.json',
+  'grafana-oncall': 'grafana-oncall/personal-notification.json',
 };
 
 /** Sources whose scheme is in the route: the route of config/local.yaml that uses each. */
