@@ -74,7 +74,7 @@ describe('signers', () => {
       const changed = new Uint8Array([...body, 0x20]);
       const outcome = pack.authenticate(inbound(changed, headers), { secret, toleranceSeconds: 300, route });
       // Bearer credentials do not cover the body; every signature does.
-      expect(outcome.ok).toBe(['alertmanager', 'grafana', 'generic', 'gitlab', 'uptime-kuma'].includes(source));
+      expect(outcome.ok).toBe(['alertmanager', 'grafana', 'generic', 'gitlab', 'uptime-kuma', 'goalert', 'grafana-oncall'].includes(source));
     });
   });
 
