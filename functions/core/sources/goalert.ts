@@ -2,7 +2,7 @@ import { createPublicKey, verify, type KeyObject } from 'node:crypto';
 import { DeliveryPolicy } from '../config/policies';
 import { AUTH_OK, authFailure, checkCredentialOrToken, sha256Hex } from './auth';
 import { parseBody, textField } from './body';
-import { idKeyPart } from './shared';
+import { idKeyPart, queryKeyPart } from './shared';
 import { bearer } from './sign';
 import type { AuthOutcome, DedupeKey, InboundWebhook, SignInput, SourcePack, WebhookBody } from './types';
 
@@ -88,20 +88,9 @@ function verifySignature(webhook: InboundWebhook, publicKey: string): AuthOutcom
   }
 }
 
-/**
- * Every query parameter but the credential, sorted: the person a per-user webhook URL names
- * (`?to=…`). GoAlert posts the same body to each user's URL, so the recipient is part of the key.
- */
-function recipientPart(webhook: InboundWebhook): string {
-  const parameters = Object.entries(webhook.query)
-    .filter(([name]) => name !== 'token')
-    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-  return parameters.length === 0 ? 'none' : `sha256-${sha256Hex(JSON.stringify(parameters))}`;
-}
-
 function goalertDedupe(body: WebhookBody, webhook: InboundWebhook): DedupeKey {
   const type = textField(body, 'Type') ?? '';
-  const to = recipientPart(webhook);
+  const to = queryKeyPart(webhook);
   const alertId = textField(body, 'AlertID');
   const id = (() => {
     switch (type) {

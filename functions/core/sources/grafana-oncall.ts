@@ -2,7 +2,7 @@ import { DeliveryPolicy } from '../config/policies';
 import { HOUR_SECONDS } from '../defaults';
 import { checkCredentialOrToken, sha256Hex } from './auth';
 import { parseBody, textField } from './body';
-import { idKeyPart } from './shared';
+import { idKeyPart, queryKeyPart } from './shared';
 import { bearer } from './sign';
 import type { DedupeKey, InboundWebhook, SourcePack, WebhookBody } from './types';
 
@@ -51,18 +51,10 @@ const DEFAULT_TEMPLATE = [
   '{{ head }}"{{ title | truncate: room }}"{{ tail }}{% if link and link.size < 100 %} {{ link }}{% endif %}',
 ].join('\n');
 
-/** Every query parameter but the credential, sorted: the person a per-user URL names (`?to=…`). */
-function recipientPart(webhook: InboundWebhook): string {
-  const parameters = Object.entries(webhook.query)
-    .filter(([name]) => name !== 'token')
-    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-  return parameters.length === 0 ? 'none' : `sha256-${sha256Hex(JSON.stringify(parameters))}`;
-}
-
 function onCallDedupe(body: WebhookBody, webhook: InboundWebhook): DedupeKey {
   const group = textField(body, 'alert_group', 'id') ?? textField(body, 'alert_group_id');
   const type = textField(body, 'event', 'type');
-  const to = recipientPart(webhook);
+  const to = queryKeyPart(webhook);
   if (group === undefined || type === undefined) {
     return { key: `grafana-oncall:body:${sha256Hex(webhook.body)}:${to}`, windowSeconds: GRAFANA_ONCALL.retriedEventWindowSeconds };
   }
