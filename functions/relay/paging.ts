@@ -53,7 +53,7 @@ export async function pageIncident(context: RelayContext<LoadedConfig, PagingSto
   const opened: string[] = [];
   let messages: readonly PlannedMessage[] = evaluation.messages;
   for (let index = 0; index < items.length; index += 1) {
-    const scope = buildScope({ body, headers: request.headers, ...(fanOut === undefined ? {} : { extra: { item: items[index] } }) });
+    const scope = buildScope({ body, headers: request.headers, query: request.query, ...(fanOut === undefined ? {} : { extra: { item: items[index] } }) });
     const own = evaluation.messages.filter((message) => message.item === index);
     const outcome = await pageItem(context, route, paging, scope, own, request.receivedAt, mayOpen);
     if (outcome.opened !== undefined) opened.push(outcome.opened);

@@ -81,7 +81,7 @@ afterAll(async () => {
 describe('npm start: the local runtime', () => {
   it('creates the secrets file on first run: every name the config needs, random, mode 0600', () => {
     expect(Object.keys(secrets).sort()).toEqual(
-      ['providerApiKey', 'alerts-token', 'grafana-token', 'github-secret', 'shopify-secret', 'woocommerce-secret', 'stripe-secret', 'standard-secret', 'generic-token', 'gitlab-token', 'sentry-secret', 'pagerduty-secret', 'uptime-kuma-token', 'paystack-secret', 'sns-token'].sort(),
+      ['providerApiKey', 'alerts-token', 'grafana-token', 'github-secret', 'shopify-secret', 'woocommerce-secret', 'stripe-secret', 'standard-secret', 'generic-token', 'gitlab-token', 'sentry-secret', 'pagerduty-secret', 'uptime-kuma-token', 'paystack-secret', 'sns-token', 'goalert-token', 'grafana-oncall-token'].sort(),
     );
     expect(secrets['stripe-secret']).toMatch(/^whsec_[A-Za-z0-9+/]+=*$/);
     expect(secrets['standard-secret']).toMatch(/^whsec_[A-Za-z0-9+/]+=*$/);

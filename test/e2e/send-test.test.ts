@@ -21,6 +21,14 @@ const ROUTE_OF_SOURCE: Readonly<Record<string, string>> = {
   stripe: 'payments',
   'uptime-kuma': 'uptime',
   woocommerce: 'shop',
+  goalert: 'goalert',
+  'grafana-oncall': 'grafana-oncall',
+};
+
+/** The URL's query for sources that call one URL per person: the person's number (asha's: allowed by person:*). */
+const QUERY_OF_SOURCE: Readonly<Record<string, readonly string[]>> = {
+  goalert: ['--query', 'to=0712345678'],
+  'grafana-oncall': ['--query', 'to=0712345678'],
 };
 
 /**
@@ -69,6 +77,14 @@ const EXPECTED: Readonly<Record<string, { readonly http: number; readonly status
   'uptime-kuma/up.json': { http: 202, status: 'accepted' },
   'woocommerce/order-created.json': { http: 202, status: 'accepted', text: /^Order #4821 processing: / },
   'woocommerce/ping.txt': { http: 200, status: 'ping' },
+  'goalert/alert.json': { http: 202, status: 'accepted', text: /^GoAlert: Alert #1942: api-01 down: HTTP check failing for 5 minutes\n\nhttps:\/\/goalert\.example\.com\/alerts\/1942$/ },
+  'goalert/alert-bundle.json': { http: 202, status: 'accepted', text: /^GoAlert: Svc 'Shop API': 3 unacked alerts\n\n/ },
+  'goalert/alert-status.json': { http: 202, status: 'accepted', text: /^GoAlert: Alert #1942: .*\n\nAcknowledged by Asha Mwita$/s },
+  'goalert/test.json': { http: 202, status: 'accepted', text: /^GoAlert: Test message\.$/ },
+  'goalert/verification.json': { http: 202, status: 'accepted', text: /^GoAlert: Verification code: 428913$/ },
+  'grafana-oncall/acknowledge.json': { http: 202, status: 'accepted', text: /^Grafana OnCall: "InstanceDown api-01" acknowledged by asha / },
+  'grafana-oncall/personal-notification.json': { http: 202, status: 'accepted', text: /^Grafana OnCall: "InstanceDown api-01" \(1 alert\) https:/ },
+  'grafana-oncall/resolve.json': { http: 202, status: 'accepted', text: /^Grafana OnCall: "InstanceDown api-01" resolved by asha / },
 };
 
 /** Every example payload under examples/ (`<source>/<file>`), the SNS test keys and notes aside. */
@@ -161,7 +177,7 @@ describe('send-test of every example payload, against the README sandbox', () =>
     await Promise.all(
       Array.from({ length: 4 }, async () => {
         for (let path = queue.shift(); path !== undefined; path = queue.shift()) {
-          answers.set(path, await runCli(['send-test', '--route', ROUTE_OF_SOURCE[path.split('/')[0]!]!, '--payload', payloadFile(path)], env));
+          answers.set(path, await runCli(['send-test', '--route', ROUTE_OF_SOURCE[path.split('/')[0]!]!, '--payload', payloadFile(path), ...(QUERY_OF_SOURCE[path.split('/')[0]!] ?? [])], env));
         }
       }),
     );

@@ -3,7 +3,9 @@ import { NO_ONE, type OnCallDirectory } from '../oncall/schedule';
 import { compilePaging, type CompiledPaging } from '../paging/compile';
 import { parseRecipientReference, RecipientReferenceKind } from '../recipients/reference';
 import { RecipientEntryKind } from '../recipients/types';
+import { compileAllowList } from '../recipients/allow';
 import { compileRecipients } from '../recipients/compile';
+import { maskNumbersInText } from '../recipients/mask-text';
 import { normalizeMsisdn } from '../recipients/msisdn';
 import { sourcePack } from '../sources/registry';
 import type { SourcePack } from '../sources/types';
@@ -89,6 +91,9 @@ export function compileConfig(config: RelayConfig, source = 'config', before?: C
   return { config, routes, balanceNotify: [...new Set(balanceNotify)], onCall };
 }
 
+/** A recipient template that reads the request's query string (`{{ query.to }}`). */
+const READS_QUERY = /\bquery\b/;
+
 /** One template engine per time zone and currency, shared by the routes that use them. */
 export function engineCache(): (route: RouteConfig) => TemplateEngine {
   const engines = new Map<string, TemplateEngine>();
@@ -119,13 +124,14 @@ export function compileRoute(
 
   const template = attempt('template', () => engine.compileTemplate(route.template ?? pack.defaultTemplate));
   const condition = route.when === undefined ? undefined : attempt('when', () => engine.compileCondition(route.when!));
-  const recipients = attempt('recipients', () => compileRecipients(route.recipients, engine, recipientNumbers, onCall));
+  const allow = route.allowRecipients === undefined ? undefined : attempt('allowRecipients', () => compileAllowList(route.allowRecipients!, onCall));
+  const recipients = attempt('recipients', () => compileRecipients(route.recipients, engine, recipientNumbers, onCall, allow));
   const bundles = route.digest !== undefined || route.quietHours !== undefined;
   // Compiled on every route: a route whose digest settings were removed still has DEFERRED records to send.
   const digestTemplate = attempt('digestTemplate', () => engine.compileTemplate(route.digestTemplate ?? defaultDigestTemplate(pack.digestNoun)));
   const pagingProblems = problems.length;
   const paging = compilePaging(id, route, engine, problems, onCall);
-  if (template === undefined || recipients === undefined || (route.when !== undefined && condition === undefined) || digestTemplate === undefined || problems.length > pagingProblems) return undefined;
+  if (template === undefined || recipients === undefined || (route.allowRecipients !== undefined && allow === undefined) || (route.when !== undefined && condition === undefined) || digestTemplate === undefined || problems.length > pagingProblems) return undefined;
   if (bundles && recipients.entries.some((entry) => entry.kind === RecipientEntryKind.Template)) {
     problems.push(`${at('recipients')}: ${route.digest === undefined ? 'quietHours' : 'digest'} sends one SMS to the route's literal recipients; a templated recipient differs per webhook and cannot be merged into it`);
     return undefined;
@@ -133,6 +139,12 @@ export function compileRoute(
   if (bundles && recipients.entries.some((entry) => entry.kind === RecipientEntryKind.OnCall)) {
     // The digest is sent by the sweeper, which does not read who is on call yet.
     problems.push(`${at('recipients')}: ${route.digest === undefined ? 'quietHours' : 'digest'} sends one SMS to the route's numbers and person: recipients; oncall: is not taken on such a route yet`);
+    return undefined;
+  }
+  const fromRequest = route.recipients.filter((entry, index) => recipients.entries[index]?.kind === RecipientEntryKind.Template && (pack.recipientsFromRequest === true || READS_QUERY.test(entry)));
+  if (fromRequest.length > 0 && route.allowRecipients === undefined) {
+    // A number taken from a request is chosen by whoever can call the URL: only listed ones are texted.
+    problems.push(`${at('allowRecipients')}: required, since recipients take numbers from the request (${fromRequest.map(maskNumbersInText).join(', ')}); list who may be texted: person:*, numbers or a prefix like 2557*`);
     return undefined;
   }
   const literals = new Set(recipients.entries.flatMap((entry) => (entry.kind === RecipientEntryKind.Literal ? entry.numbers : [])));

@@ -1,3 +1,4 @@
+import { createPublicKey } from 'node:crypto';
 import { z } from 'zod';
 import { SOURCE_NAMES, SOURCES, type SourceName } from '../sources/registry';
 import { BALANCE_SCHEDULE, DEFAULT_CURRENCY, DEFAULT_TIME_ZONE, DEFAULT_MAX_RECIPIENTS, DEFAULT_RETRY_FOR_SECONDS, MAX_RETRY_FOR_SECONDS, HEARTBEAT, DEFAULT_RETENTION_DAYS, HANDLER_TIMEOUT_SECONDS, MAX_RECIPIENTS_CEILING, PROVIDER_TIMEOUT_MS } from '../defaults';
@@ -24,6 +25,14 @@ const duration = z
   });
 
 const timeZone = z.string().refine(isTimeZone, { message: 'unknown time zone; use an IANA name like Africa/Dar_es_Salaam' });
+
+function isEcPublicKey(pem: string): boolean {
+  try {
+    return createPublicKey(pem).asymmetricKeyType === 'ec';
+  } catch {
+    return false;
+  }
+}
 
 function isTimeZone(name: string): boolean {
   try {
@@ -137,6 +146,15 @@ export const RouteSchema = z.strictObject({
   dedupe: HmacDedupeSchema.optional(),
   /** `sns` routes: the topic ARNs whose messages the route accepts (required there, refused elsewhere). */
   topics: z.array(z.string().regex(SNS_TOPIC_ARN, { message: 'a topic is an SNS topic ARN like arn:aws:sns:eu-west-1:123456789012:alarms' })).min(1).optional(),
+  /**
+   * The numbers a templated recipient (a number from the request: `{{ query.to }}`,
+   * `{{ event.user.phone }}`) may be: `person:*`, `person:<name>`, numbers, prefixes like `2557*`.
+   * Required on a route whose templated recipients read `query`, or whose source calls one URL per
+   * person (`goalert`, `grafana-oncall`). See docs/oncall-tools.md.
+   */
+  allowRecipients: z.array(z.string().min(1)).min(1, { message: 'list at least one entry: person:*, a number or a prefix like 2557*' }).optional(),
+  /** `goalert` routes: GoAlert's webhook public key (PEM); set, every webhook must carry a valid `X-Webhook-Signature`. */
+  publicKey: z.string().refine(isEcPublicKey, { message: 'publicKey is a PEM public key (-----BEGIN PUBLIC KEY-----), the EC key GoAlert signs its webhooks with' }).optional(),
   /** Paging: who is told next while the incident is neither acknowledged nor resolved (`[{ after, to }]`). */
   escalate: EscalateSchema.optional(),
   /** Paging: repeat to the last level reached, `every` apart, at most `max` times. */
@@ -218,14 +236,17 @@ export const DeploySchema = z.strictObject({
 
 /**
  * An `sns` route must name its topics: a valid SNS signature only proves that some topic, in any
- * AWS account, sent the message. Other sources have no topics.
+ * AWS account, sent the message. Other sources have no topics; only `goalert` routes take a `publicKey`.
  */
-function checkTopics(routes: Record<string, z.output<typeof RouteSchema>>, context: z.RefinementCtx): void {
+function checkSourceSettings(routes: Record<string, z.output<typeof RouteSchema>>, context: z.RefinementCtx): void {
   for (const [id, route] of Object.entries(routes)) {
     if (route.source === 'sns' && route.topics === undefined) {
       context.addIssue({ code: 'custom', path: [id, 'topics'], message: 'an sns route lists the topic ARNs it accepts: topics: [arn:aws:sns:<region>:<account>:<topic>]' });
     } else if (route.source !== 'sns' && route.topics !== undefined) {
       context.addIssue({ code: 'custom', path: [id, 'topics'], message: 'topics applies to sns routes only' });
+    }
+    if (route.source !== 'goalert' && route.publicKey !== undefined) {
+      context.addIssue({ code: 'custom', path: [id, 'publicKey'], message: 'publicKey applies to goalert routes only' });
     }
   }
 }
@@ -256,7 +277,7 @@ export const ConfigSchema = z.strictObject({
   routes: z
     .record(z.string().regex(/^[a-z0-9][a-z0-9_-]{0,63}$/, { message: 'route ids are lower-case letters, digits, - and _' }), RouteSchema)
     .refine((routes) => Object.keys(routes).length > 0, { message: 'at least one route is required' })
-    .superRefine(checkTopics),
+    .superRefine(checkSourceSettings),
   /** Who can be paged by name (`person:<name>`): `name: { phone }`. */
   people: PeopleSchema.optional(),
   /** Rotations (`oncall:<schedule>`): `name: { timezone, rotation: { people, every, start }, notifyHandoff }`. */

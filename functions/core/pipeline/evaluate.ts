@@ -2,6 +2,7 @@ import type { CompiledRoute } from '../config/load';
 import { MAX_MESSAGES_PER_WEBHOOK, TEMPLATE_LIMITS } from '../defaults';
 import { fitMessage } from '../fitting';
 import { resolveRecipients } from '../recipients';
+import { NOT_ALLOWED_SUFFIX } from '../recipients/allow';
 import type { OnCallOverride } from '../oncall/resolve';
 import { maskNumbersInText } from '../recipients/mask-text';
 import { sha256Hex } from '../sources/auth';
@@ -214,7 +215,7 @@ function planItem(
 ): PlannedMessage[] | SkippedItem {
   const { config } = route;
   try {
-    const scope = buildScope({ body, headers: webhook.headers, ...(config.fanOut === undefined ? {} : { extra: { item } }) });
+    const scope = buildScope({ body, headers: webhook.headers, query: webhook.query, ...(config.fanOut === undefined ? {} : { extra: { item } }) });
     if (route.condition !== undefined && !route.engine.evaluate(route.condition, scope)) {
       return { item: index, verdict: Verdict.Filtered, reason: `when "${config.when}" is false` };
     }
@@ -229,7 +230,11 @@ function planItem(
     if (!fitted.ok) return { item: index, verdict: Verdict.Dropped, reason: `${fitted.reason}: ${fitted.detail}`, text: rendered.text };
     if (fitted.truncated) warnings.add('a text longer than 160 characters was truncated');
     const text = fitted.parts.map((part) => part.text).join('');
-    if (recipients.numbers.length === 0) return { item: index, verdict: Verdict.Dropped, reason: 'no valid recipient', text };
+    if (recipients.numbers.length === 0) {
+      // A number refused by allowRecipients is the reason an operator looks for: say which.
+      const refused = recipients.dropped.filter((drop) => drop.reason.endsWith(NOT_ALLOWED_SUFFIX)).map((drop) => drop.reason);
+      return { item: index, verdict: Verdict.Dropped, reason: refused.length === 0 ? 'no valid recipient' : `no valid recipient: ${refused.join('; ')}`, text };
+    }
     if (recipients.numbers.length > config.maxRecipients) {
       return {
         item: index,

@@ -1,4 +1,5 @@
 import { NO_ONE, type OnCallDirectory } from '../oncall/schedule';
+import type { AllowList } from './allow';
 import { TemplateError } from '../templates/errors';
 import type { TemplateEngine } from '../templates/types';
 import { maskNumbersInText } from './mask-text';
@@ -76,6 +77,8 @@ const compileReference = (entry: string, index: number, directory: OnCallDirecto
  * Throws an `Error` whose message is `[index] reason` for an invalid literal or a template that
  * doesn't compile: config problems surface at load, not when a webhook arrives.
  *
+ * `allow` (`allowRecipients`, see `compileAllowList`) limits the numbers templated entries render.
+ *
  * `known` gives, per entry, the numbers of a literal entry normalised already (the staged config
  * carries them from synth); such an entry is taken as it is, without libphonenumber.
  *
@@ -89,7 +92,8 @@ export const compileRecipients = (
   entries: readonly string[],
   engine: TemplateEngine,
   known?: ReadonlyArray<readonly string[] | null>,
-  directory: OnCallDirectory = NO_ONE
+  directory: OnCallDirectory = NO_ONE,
+  allow?: AllowList
 ): CompiledRecipients =>
   Object.freeze({
     entries: Object.freeze(
@@ -101,4 +105,5 @@ export const compileRecipients = (
     ),
     engine,
     directory,
+    ...(allow === undefined ? {} : { allow }),
   });

@@ -1,6 +1,7 @@
 import { onCallAt, type OnCallOverride } from '../oncall/resolve';
 import { TemplateError } from '../templates/errors';
 import type { TemplateScope } from '../templates/types';
+import { isAllowed, notAllowedReason } from './allow';
 import { maskNumbersInText } from './mask-text';
 import { normalizeMsisdn } from './msisdn';
 import { splitNumbers } from './split';
@@ -28,7 +29,9 @@ export interface OnCallMoment {
  * ones, and entries rendering empty, are listed in `dropped` with the template source as `entry`
  * (never the rendered number). Duplicates are removed, keeping the first occurrence's position.
  * An empty `numbers` is for the caller to record ("no recipients"). An `oncall:<schedule>` entry is
- * the number of whoever is on call at `onCall.at` (an override in force, else the rotation).
+ * the number of whoever is on call at `onCall.at` (an override in force, else the rotation). With
+ * `allowRecipients` (`compiled.allow`), a rendered number off the list is dropped, masked, with
+ * {@link notAllowedReason}.
  *
  * @example
  * ```ts
@@ -68,8 +71,9 @@ export const resolveRecipients = (compiled: CompiledRecipients, scope: TemplateS
     }
     for (const piece of pieces) {
       const result = normalizeMsisdn(piece);
-      if (result.ok) numbers.add(result.number);
-      else dropped.push({ entry: entry.display, reason: result.reason });
+      if (!result.ok) dropped.push({ entry: entry.display, reason: result.reason });
+      else if (compiled.allow !== undefined && !isAllowed(compiled.allow, result.number)) dropped.push({ entry: entry.display, reason: notAllowedReason(result.number) });
+      else numbers.add(result.number);
     }
   }
 

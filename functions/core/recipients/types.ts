@@ -1,4 +1,5 @@
 import type { OnCallDirectory } from '../oncall/schedule';
+import type { AllowList } from './allow';
 import type { CompiledTemplate, TemplateEngine } from '../templates/types';
 
 export const RecipientEntryKind = {
@@ -40,6 +41,11 @@ export interface CompiledRecipients {
   readonly engine: TemplateEngine;
   /** The people and schedules `person:` and `oncall:` entries name. */
   readonly directory: OnCallDirectory;
+  /**
+   * `allowRecipients`, compiled: when set, a number a templated entry renders (it came from the
+   * request) is sent to only if it is on the list. Literal and `oncall:` entries are the config's own.
+   */
+  readonly allow?: AllowList;
 }
 
 /** A recipient that was left out, and why. Neither field contains a full phone number. */

@@ -13,6 +13,8 @@ import { gitlab } from './gitlab';
 import { sentry } from './sentry';
 import { pagerduty } from './pagerduty';
 import { uptimeKuma } from './uptime-kuma';
+import { goalert } from './goalert';
+import { grafanaOncall } from './grafana-oncall';
 
 /**
  * Every source pack, by the name routes use. Adding a source is one module and one line here: its
@@ -33,6 +35,8 @@ export const SOURCES = Object.freeze({
   'uptime-kuma': uptimeKuma,
   hmac,
   sns,
+  goalert,
+  'grafana-oncall': grafanaOncall,
 } satisfies Record<string, SourcePack>);
 
 /**

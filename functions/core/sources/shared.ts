@@ -53,3 +53,20 @@ export function bodySignedDedupe(source: string, key: string | undefined, webhoo
   const bodyKey = `${source}:body:${sha256Hex(webhook.body)}`;
   return key === undefined || key === bodyKey ? { key: bodyKey, windowSeconds } : { key, windowSeconds, replayKey: bodyKey };
 }
+
+/**
+ * The request's query parameters but `token` (a credential, which may be rotated), sorted, as a
+ * dedupe key part: the person a per-user webhook URL names (`?to=…`). A tool that posts the same
+ * body to each person's URL sends a different delivery to each. `none` without parameters.
+ *
+ * @example
+ * ```ts
+ * `goalert:alert:1942:${queryKeyPart(webhook)}`; // 'goalert:alert:1942:sha256-…'
+ * ```
+ */
+export function queryKeyPart(webhook: InboundWebhook): string {
+  const parameters = Object.entries(webhook.query)
+    .filter(([name]) => name !== 'token')
+    .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  return parameters.length === 0 ? 'none' : `sha256-${sha256Hex(JSON.stringify(parameters))}`;
+}

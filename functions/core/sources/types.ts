@@ -10,6 +10,8 @@ import type { HmacRouteSettings } from '../config/hmac-schema';
 export interface PackRouteSettings extends HmacRouteSettings {
   /** An `sns` route's accepted topic ARNs. */
   readonly topics?: readonly string[] | undefined;
+  /** A `goalert` route's GoAlert webhook-signing public key (PEM), when signatures are checked. */
+  readonly publicKey?: string | undefined;
 }
 
 /**
@@ -129,6 +131,11 @@ export interface SourcePack {
   readonly defaultDelivery: DeliveryPolicy;
   /** What a digest SMS calls this source's messages (`12 orders in 10 min: …`); absent: `messages`. */
   readonly digestNoun?: string;
+  /**
+   * The sender calls one URL per person (an on-call tool's per-user webhook), so a route's templated
+   * recipients are numbers chosen by the request: the route must list `allowRecipients`.
+   */
+  readonly recipientsFromRequest?: boolean;
   /** What kind of secret a route of this source takes (see {@link SecretKind}). */
   readonly secretKind: SecretKind;
   /** Where its example payloads are (see {@link PackExamples}). */

@@ -7,6 +7,8 @@ export interface ScopeInput {
   /** The parsed body: integers beyond 2^53 already exact decimal strings. */
   readonly body: unknown;
   readonly headers?: ScopeHeaders;
+  /** The request's query-string parameters (first value of each): `{{ query.to }}`. */
+  readonly query?: Readonly<Record<string, string>>;
   /** Variables the relay adds (route name, received time…): they hide body fields of the same name. */
   readonly extra?: Readonly<Record<string, unknown>>;
 }
@@ -35,9 +37,12 @@ const lowerCaseHeaders = (headers: ScopeHeaders): Record<string, string> => {
  * - The body's own fields are top-level variables: `{{ status }}`, `{{ order_number }}`.
  * - `payload` is the whole body, also when it's an array or a scalar: `{{ payload[0].id }}`.
  * - `headers` holds the request headers, names lower-cased: `{{ headers['x-github-event'] }}`.
- * - Precedence, lowest first: body fields, then `extra`, then `payload` and `headers`. A body
- *   field called `payload` or `headers` is hidden at the top level but still reachable as
- *   `payload.payload` / `payload.headers`; so templates can always rely on those two names.
+ * - `query` holds the request's query-string parameters: `{{ query.to }}` for `/hooks/goalert?to=…`
+ *   (an on-call tool calls one URL per person); `token`, a route's credential, is left out.
+ * - Precedence, lowest first: body fields, then `extra`, then `payload`, `headers` and `query`. A
+ *   body field called `payload`, `headers` or `query` is hidden at the top level but still
+ *   reachable as `payload.payload` / `payload.headers` / `payload.query`; so templates can always
+ *   rely on those three names.
  *
  * Values are not copied or converted: big-integer strings stay strings and print exactly.
  *
@@ -47,10 +52,19 @@ const lowerCaseHeaders = (headers: ScopeHeaders): Record<string, string> => {
  * // { status: 'firing', payload: { status: 'firing' }, headers: { 'x-grafana-org': '1' } }
  * ```
  */
-export const buildScope = ({ body, headers = {}, extra = {} }: ScopeInput): TemplateScope => ({
+export const buildScope = ({ body, headers = {}, query = {}, extra = {} }: ScopeInput): TemplateScope => ({
   // Spread defines own data properties, so a `__proto__` key in the body stays plain data.
   ...(isRecord(body) ? body : {}),
   ...extra,
   payload: body,
   headers: lowerCaseHeaders(headers),
+  query: queryParameters(query),
 });
+
+/** The query without `token`: that is a route's credential (`?token=`), never template data. */
+const queryParameters = (query: Readonly<Record<string, string>>): Record<string, string> => {
+  // No prototype, as for headers: `?__proto__=` is just a parameter.
+  const parameters = Object.create(null) as Record<string, string>;
+  for (const [name, value] of Object.entries(query)) if (name !== 'token') parameters[name] = value;
+  return parameters;
+};

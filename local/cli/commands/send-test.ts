@@ -17,6 +17,7 @@ interface SendTestOptions {
   readonly config?: string;
   readonly secrets?: string;
   readonly header: readonly [string, string][];
+  readonly query: readonly [string, string][];
 }
 
 /**
@@ -40,12 +41,18 @@ export function sendTestCommand(): Command {
         .argParser(collectHeader)
         .default([]),
     )
+    .addOption(
+      new Option('--query <parameter>', "query parameter 'name=value' for the route's URL, repeatable (e.g. 'to=255712345678' for a goalert route's {{ query.to }})")
+        .argParser(collectQuery)
+        .default([]),
+    )
     .addHelpText(
       'after',
       `
 Signatures: GitHub X-Hub-Signature-256 (+ X-GitHub-Event, default push, and a new X-GitHub-Delivery);
 Shopify X-Shopify-Hmac-Sha256; WooCommerce X-WC-Webhook-Signature; Stripe Stripe-Signature t=…,v1=…;
-Standard Webhooks webhook-id/-timestamp/-signature; Alertmanager, Grafana, generic: Authorization: Bearer;
+Standard Webhooks webhook-id/-timestamp/-signature; Alertmanager, Grafana, generic, GoAlert, Grafana
+OnCall: Authorization: Bearer (a GoAlert route with publicKey cannot be signed here);
 hmac: the route's own signature settings (header, algorithm, encoding, prefix, signed, timestamp, dedupe).
 Svix names: give --header 'svix-id: msg_1' for svix-id/-timestamp/-signature instead of webhook-*.
 SNS: only AWS can sign; the file's own SNS signature is sent with SNS's headers and a Bearer token
@@ -57,7 +64,8 @@ Exits 1 when the relay answers anything but 2xx.
 
 Examples:
   $ npx sms-relay send-test --route notify --payload examples/generic/backup-failed.json
-  $ npx sms-relay send-test --route payments --payload examples/stripe/payment_intent.succeeded.json`,
+  $ npx sms-relay send-test --route payments --payload examples/stripe/payment_intent.succeeded.json
+  $ npx sms-relay send-test --route goalert --payload examples/goalert/alert.json --query to=0712345678`,
     )
     .action(async (options: SendTestOptions) => {
       try {
@@ -87,10 +95,12 @@ async function runSendTest(options: SendTestOptions): Promise<number> {
   const given = Object.fromEntries(options.header);
   const inferred = Object.entries(fixtureHeaders(route.pack.name, options.payload)).filter(([name]) => !Object.keys(given).some((key) => key.toLowerCase() === name));
   const headers = signWebhook(route.pack.name, { body, secret, headers: { ...Object.fromEntries(inferred), ...given }, route: route.config });
-  const target = `${(options.url ?? (await defaultUrl())).replace(/\/+$/, '')}/hooks/${encodeURIComponent(route.id)}`;
+  const query = options.query.length === 0 ? '' : `?${new URLSearchParams([...options.query]).toString()}`;
+  const target = `${(options.url ?? (await defaultUrl())).replace(/\/+$/, '')}/hooks/${encodeURIComponent(route.id)}${query}`;
 
   const named = inferred.map(([name, value]) => `, ${name}: ${value} from the file name`).join('');
-  process.stdout.write(`POST ${target}  (${route.pack.name}, signed with "${route.config.secret}" from ${displayPath(secretsPath)}${named})\n`);
+  // The URL can name a person's number (?to=): masked like every number the CLI prints.
+  process.stdout.write(`POST ${maskNumbersInText(target)}  (${route.pack.name}, signed with "${route.config.secret}" from ${displayPath(secretsPath)}${named})\n`);
   let response: Response;
   try {
     response = await fetch(target, { method: 'POST', headers, body, signal: AbortSignal.timeout(30_000) });
@@ -115,6 +125,12 @@ function collectHeader(value: string, previous: readonly [string, string][]): [s
   const name = colon < 0 ? '' : value.slice(0, colon).trim();
   if (!/^[!#$%&'*+.^_`|~\w-]+$/.test(name)) throw new InvalidArgumentError("Expected 'Name: value'.");
   return [...previous, [name, value.slice(colon + 1).trim()]];
+}
+
+function collectQuery(value: string, previous: readonly [string, string][]): [string, string][] {
+  const equals = value.indexOf('=');
+  if (equals < 1) throw new InvalidArgumentError("Expected 'name=value'.");
+  return [...previous, [value.slice(0, equals).trim(), value.slice(equals + 1).trim()]];
 }
 
 function pretty(text: string): string {

@@ -129,7 +129,7 @@ routes:
 
   it('validate --secrets names each route secret that is missing or could never match, never its value', async () => {
     const secrets = join(dir, 'validate-secrets.json');
-    const values = Object.fromEntries(['providerApiKey', 'alerts-token', 'grafana-token', 'github-secret', 'shopify-secret', 'woocommerce-secret', 'stripe-secret', 'standard-secret', 'generic-token', 'paystack-secret', 'gitlab-token', 'sentry-secret', 'pagerduty-secret', 'uptime-kuma-token', 'sns-token'].map((name) => [name, `${name}-value`]));
+    const values = Object.fromEntries(['providerApiKey', 'alerts-token', 'grafana-token', 'github-secret', 'shopify-secret', 'woocommerce-secret', 'stripe-secret', 'standard-secret', 'generic-token', 'paystack-secret', 'gitlab-token', 'sentry-secret', 'pagerduty-secret', 'uptime-kuma-token', 'sns-token', 'goalert-token', 'grafana-oncall-token'].map((name) => [name, `${name}-value`]));
     writeFileSync(secrets, JSON.stringify(values));
     await expect(cli('validate', '--config', config, '--secrets', secrets)).resolves.toMatchObject({ stdout: expect.stringContaining('usable') });
     writeFileSync(secrets, JSON.stringify({ ...values, 'alerts-token': 'Schlüssel mit Leerzeichen', 'generic-token': undefined, 'paystack-secret': ' any key works ' }));
@@ -143,7 +143,7 @@ routes:
 
   it('validate --secrets names a missing or empty providerApiKey: without it nothing can be sent', async () => {
     const secrets = join(dir, 'validate-no-key.json');
-    const routeSecrets = Object.fromEntries(['alerts-token', 'grafana-token', 'github-secret', 'shopify-secret', 'woocommerce-secret', 'stripe-secret', 'standard-secret', 'generic-token', 'paystack-secret', 'gitlab-token', 'sentry-secret', 'pagerduty-secret', 'uptime-kuma-token', 'sns-token'].map((name) => [name, `${name}-value`]));
+    const routeSecrets = Object.fromEntries(['alerts-token', 'grafana-token', 'github-secret', 'shopify-secret', 'woocommerce-secret', 'stripe-secret', 'standard-secret', 'generic-token', 'paystack-secret', 'gitlab-token', 'sentry-secret', 'pagerduty-secret', 'uptime-kuma-token', 'sns-token', 'goalert-token', 'grafana-oncall-token'].map((name) => [name, `${name}-value`]));
     for (const [values, problem] of [[routeSecrets, 'is missing'], [{ ...routeSecrets, providerApiKey: '' }, 'is empty']] as const) {
       writeFileSync(secrets, JSON.stringify(values));
       const failure = await cli('validate', '--config', config, '--secrets', secrets).then(() => undefined, (error: { code: number; stderr: string }) => error);

@@ -32,6 +32,8 @@ describe('the local secrets file', () => {
       'sentry-secret': 'key',
       'pagerduty-secret': 'key',
       'uptime-kuma-token': 'credential',
+      'goalert-token': 'credential',
+      'grafana-oncall-token': 'credential',
       'paystack-secret': 'key',
       'sns-token': 'credential',
     });
@@ -57,7 +59,7 @@ describe('the local secrets file', () => {
     writeFileSync(path, JSON.stringify({ providerApiKey: 'mine', 'github-secret': 'also mine', extra: 'kept' }));
     const result = ensureSecretsFile(path, loaded);
     expect(result.created).toBe(false);
-    expect([...result.added].sort()).toEqual(['alerts-token', 'generic-token', 'grafana-token', 'shopify-secret', 'standard-secret', 'stripe-secret', 'woocommerce-secret', 'gitlab-token', 'sentry-secret', 'pagerduty-secret', 'uptime-kuma-token', 'paystack-secret', 'sns-token'].sort());
+    expect([...result.added].sort()).toEqual(['alerts-token', 'generic-token', 'grafana-token', 'shopify-secret', 'standard-secret', 'stripe-secret', 'woocommerce-secret', 'gitlab-token', 'sentry-secret', 'pagerduty-secret', 'uptime-kuma-token', 'paystack-secret', 'sns-token', 'goalert-token', 'grafana-oncall-token'].sort());
     const written = JSON.parse(readFileSync(path, 'utf8')) as Record<string, string>;
     expect(written).toMatchObject({ providerApiKey: 'mine', 'github-secret': 'also mine', extra: 'kept' });
 

@@ -28,6 +28,8 @@ const FIXTURE_OF: Readonly<Record<SourceName, string>> = {
   'uptime-kuma': 'uptime-kuma/down.json',
   hmac: 'hmac/paystack-charge-success.json',
   sns: 'sns/cloudwatch-alarm.json',
+  goalert: 'goalert/alert.json',
+  'grafana-oncall': 'grafana-oncall/personal-notification.json',
 };
 
 /** Sources whose scheme is in the route: the route of config/local.yaml that uses each. */
@@ -72,7 +74,7 @@ describe('signers', () => {
       const changed = new Uint8Array([...body, 0x20]);
       const outcome = pack.authenticate(inbound(changed, headers), { secret, toleranceSeconds: 300, route });
       // Bearer credentials do not cover the body; every signature does.
-      expect(outcome.ok).toBe(['alertmanager', 'grafana', 'generic', 'gitlab', 'uptime-kuma'].includes(source));
+      expect(outcome.ok).toBe(['alertmanager', 'grafana', 'generic', 'gitlab', 'uptime-kuma', 'goalert', 'grafana-oncall'].includes(source));
     });
   });
 

@@ -26,9 +26,11 @@ describe('delivery by source', () => {
       sentry: 'at-least-once',
       sns: 'at-least-once',
       'uptime-kuma': 'at-least-once',
+      goalert: 'at-least-once',
+      'grafana-oncall': 'at-least-once',
       ...Object.fromEntries(SOURCE_NAMES.filter((source) => sourcePack(source).defaultDelivery !== 'at-least-once').map((source) => [source, 'at-most-once'])),
     });
-    expect(Object.values(policies).filter((policy) => policy === 'at-least-once')).toHaveLength(6);
+    expect(Object.values(policies).filter((policy) => policy === 'at-least-once')).toHaveLength(8);
   });
 
   it('an explicit delivery wins, either way', () => {

@@ -80,7 +80,7 @@ describe('secretProblem: secrets a credential header cannot carry are refused, b
 
   it('checks only the secrets of sources that send them as a credential', () => {
     const credentials = SOURCE_NAMES.filter((source) => sourcePack(source).secretKind === 'credential');
-    expect(credentials.sort()).toEqual(['alertmanager', 'generic', 'gitlab', 'grafana', 'sns', 'uptime-kuma']);
+    expect(credentials.sort()).toEqual(['alertmanager', 'generic', 'gitlab', 'goalert', 'grafana', 'grafana-oncall', 'sns', 'uptime-kuma']);
   });
 
   it('refuses an empty secret for every source', () => {

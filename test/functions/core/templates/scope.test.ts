@@ -9,7 +9,7 @@ describe('buildScope', () => {
   it('puts the body fields at the top level, the whole body under payload', () => {
     const body = { status: 'firing', alerts: [{ labels: { alertname: 'DiskFull' } }] };
     const scope = buildScope({ body, headers: {} });
-    expect(scope).toEqual({ ...body, payload: body, headers: {} });
+    expect(scope).toEqual({ ...body, payload: body, headers: {}, query: {} });
     expect(render('{{ status }} {{ payload.alerts[0].labels.alertname }} {{ alerts.size }}', scope)).toBe(
       'firing DiskFull 1'
     );
@@ -31,7 +31,7 @@ describe('buildScope', () => {
     ['null', null, '[{{ payload }}]', '[]'],
   ])('keeps a body that is %s under payload only', (_, body, source, expected) => {
     const scope = buildScope({ body, headers: {} });
-    expect(Object.keys(scope).sort()).toEqual(['headers', 'payload']);
+    expect(Object.keys(scope).sort()).toEqual(['headers', 'payload', 'query']);
     expect(render(source, scope)).toBe(expected);
   });
 
@@ -41,6 +41,12 @@ describe('buildScope', () => {
     expect(render("{{ payload.payload }}|{{ payload.headers }}|{{ headers['x-a'] }}|{{ other }}", scope)).toBe(
       'from body|from body|1|1'
     );
+  });
+
+  it("gives the request's query parameters as query (over a body field of that name), never the token", () => {
+    const scope = buildScope({ body: { query: 'from body' }, query: { to: '255712345678', token: 'route-secret', __proto__: 'x' } as Record<string, string> });
+    expect(render('{{ query.to }}|{{ query.token }}|{{ payload.query }}', scope)).toBe('255712345678||from body');
+    expect(Object.getPrototypeOf(scope['query'])).toBeNull();
   });
 
   it('puts extra over body fields but under payload and headers', () => {
@@ -60,7 +66,7 @@ describe('buildScope', () => {
     expect(render('{{ a }}', scope)).toBe('1');
   });
 
-  it('builds exactly what `{ ...body, ...extra, payload, headers }` would: keys, order, descriptors, prototype', () => {
+  it('builds exactly what `{ ...body, ...extra, payload, headers, query }` would: keys, order, descriptors, prototype', () => {
     const symbol = Symbol('s');
     const body = JSON.parse(
       '{"b": 1, "2": "two", "__proto__": {"p": 1}, "constructor": "c", "toString": "t", "payload": "p", "a": [1], "1": "one"}'
@@ -72,7 +78,7 @@ describe('buildScope', () => {
     const headers = { 'X-A': '1' };
 
     const scope = buildScope({ body, headers, extra });
-    const reference: Record<PropertyKey, unknown> = { ...body, ...extra, payload: body, headers: scope['headers'] };
+    const reference: Record<PropertyKey, unknown> = { ...body, ...extra, payload: body, headers: scope['headers'], query: scope['query'] };
     expect(Reflect.ownKeys(scope)).toEqual(Reflect.ownKeys(reference));
     expect(Object.getOwnPropertyDescriptors(scope)).toEqual(Object.getOwnPropertyDescriptors(reference));
     expect(Object.getPrototypeOf(scope)).toBe(Object.prototype);
