@@ -1,6 +1,7 @@
 import { maskMsisdn } from '../core/recipients';
 import { IncidentState, type Incident } from '../core/paging/incident';
 import type { MessageStore } from '../store';
+import { escapeHtml } from '../core/html';
 
 /** The acknowledge link's path: `/a/{token}`. */
 export const ACK_PATH = /^\/a\/([^/]+)$/;
@@ -76,9 +77,3 @@ function page(title: string, body: string): string {
 <body><h1>${escapeHtml(title)}</h1>${body}</body></html>`;
 }
 
-const ESCAPES: Readonly<Record<string, string>> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
-
-/** Every value on the page came from a webhook or the store: escaped. */
-function escapeHtml(text: string): string {
-  return text.replace(/[&<>"']/g, (character) => ESCAPES[character]!);
-}

@@ -60,12 +60,6 @@ async function bundle(): Promise<ConsoleAssets> {
   return { js, css };
 }
 
-const escapes: Readonly<Record<string, string>> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
-
-/** Escapes text for an HTML text node or a quoted attribute value. */
-export function escapeHtml(text: string): string {
-  return text.replace(/[&<>"']/g, (c) => escapes[c] ?? c);
-}
 
 /** The page at `/console`: the stylesheet and the deferred script; no inline script or style, no token. */
 export function renderConsolePage(): string {

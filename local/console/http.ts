@@ -2,7 +2,8 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { MAX_BODY_BYTES } from '../../functions/core/defaults';
 import type { ConsoleApi } from './api';
 import { LOGIN_PARAMETER, sessionCookie, type ConsoleAccess } from './access';
-import { buildConsoleAssets, escapeHtml, renderConsolePage } from './assets';
+import { buildConsoleAssets, renderConsolePage } from './assets';
+import { escapeHtml } from '../../functions/core/html';
 import { consoleRefusal, createRouter, HttpError, isUnder, parseJson, readBody, requestQuery, routeTable, sendJson, sendText } from '../http';
 import { CONSOLE_REQUEST_HEADER, PAGE_TOKEN_FRAGMENT } from './contract';
 

@@ -16,6 +16,8 @@ export interface PreviewJob {
   readonly onCall?: OnCallDirectory;
   readonly body: Uint8Array;
   readonly headers: Readonly<Record<string, string>>;
+  /** The query of the URL the payload was posted to (an example's `examples.query`). */
+  readonly query?: Readonly<Record<string, string>>;
 }
 
 /** What the worker posts: that it is ready, or a job's result or error. */

@@ -76,9 +76,9 @@ export async function previewRoute(source: ConsoleSource, store: MessageStore, r
   const compiled = compileRoute(request.route, parsed.data, route.engine, defaultSenderId, problems, undefined, source.loaded.onCall);
   if (compiled === undefined) return invalid(problems.map((problem) => problem.replace(/^routes\.[^.]+\./, '')));
 
-  const { body, headers } = await payloadOf(source, store, request, route);
+  const { body, headers, query } = await payloadOf(source, store, request, route);
   // Off the main thread: a template that runs long must not hold the webhooks up (preview-thread.ts).
-  const result = await evaluateOffThread({ routeId: request.route, route: parsed.data, engineOptions: route.engine.options, defaultSenderId, onCall: source.loaded.onCall, body, headers });
+  const result = await evaluateOffThread({ routeId: request.route, route: parsed.data, engineOptions: route.engine.options, defaultSenderId, onCall: source.loaded.onCall, body, headers, query });
   const { creditsPerUnit } = await store.getBalanceState();
   return {
     verdict: result.verdict,
@@ -115,7 +115,7 @@ async function payloadOf(
   store: MessageStore,
   request: PreviewRequest,
   route: CapturingRoute,
-): Promise<{ body: Uint8Array; headers: Record<string, string> }> {
+): Promise<{ body: Uint8Array; headers: Record<string, string>; query?: Readonly<Record<string, string>> }> {
   const sourceName = route.pack.name;
   if (request.capture !== undefined) {
     const capture = await store.getCapture(request.route, request.capture);
@@ -129,7 +129,8 @@ async function payloadOf(
   }
   if (request.fixture !== undefined) {
     if (!fixtureNames(source, sourceName).includes(request.fixture)) throw new HttpError(404, `no example payload "${request.fixture}" for ${sourceName}`);
-    return { body: Buffer.from(readFixture(source, sourceName, request.fixture)), headers: exampleHeaders(source, sourceName, request.fixture) };
+    const query = route.pack.examples.query;
+    return { body: Buffer.from(readFixture(source, sourceName, request.fixture)), headers: exampleHeaders(source, sourceName, request.fixture), ...(query === undefined ? {} : { query }) };
   }
   const body = Buffer.from(request.payload ?? '', 'utf8');
   const headers = Object.fromEntries(Object.entries(request.headers ?? {}).map(([name, value]) => [name.toLowerCase(), value]));

@@ -13,15 +13,22 @@ export interface PreviewResult {
 
 /**
  * Evaluates a payload on a compiled route exactly as ingest would (same sources, templates,
- * recipients and fitting), recording nothing. Without `secret` the payload is not authenticated.
+ * recipients and fitting), recording nothing. Without `secret` the payload is not authenticated;
+ * `query` is the query string of the URL it was posted to (`{{ query.to }}`).
  *
  * @example
  * ```ts
  * previewEvaluation(route, body, { 'content-type': 'application/json' }).messages[0]?.segments; // 1
  * ```
  */
-export function previewEvaluation(route: CompiledRoute, body: Uint8Array, headers: Record<string, string>, secret?: string): PreviewResult {
-  const evaluation = evaluateWebhook(route, { body, headers, query: {}, receivedAt: new Date() }, { secret, trackMissing: true });
+export function previewEvaluation(
+  route: CompiledRoute,
+  body: Uint8Array,
+  headers: Record<string, string>,
+  secret?: string,
+  query: Readonly<Record<string, string>> = {},
+): PreviewResult {
+  const evaluation = evaluateWebhook(route, { body, headers, query, receivedAt: new Date() }, { secret, trackMissing: true });
   return {
     verdict: evaluation.verdict,
     ...(evaluation.reason === undefined ? {} : { reason: evaluation.reason }),

@@ -152,7 +152,8 @@ export const goalert: SourcePack = {
   defaultDelivery: DeliveryPolicy.AtLeastOnce,
   digestNoun: 'alerts',
   recipientsFromRequest: true,
-  examples: { directory: 'goalert' },
+  // The number of config/local.yaml's `asha`, a person `allowRecipients: ["person:*"]` admits.
+  examples: { directory: 'goalert', query: { to: '0712345678' } },
   sign: signGoAlert,
   capturedHeaders: [],
   description: "GoAlert's webhook contact method (one URL per user, ?to=): alerts, bundles, status updates, test and verification messages.",

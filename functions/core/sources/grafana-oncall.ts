@@ -85,7 +85,8 @@ export const grafanaOncall: SourcePack = {
   defaultDelivery: DeliveryPolicy.AtLeastOnce,
   digestNoun: 'alert groups',
   recipientsFromRequest: true,
-  examples: { directory: 'grafana-oncall' },
+  // Per-user URLs (?to=) are one way OnCall names the person; config/local.yaml's `asha`.
+  examples: { directory: 'grafana-oncall', query: { to: '0712345678' } },
   sign: bearer,
   capturedHeaders: [],
   description: 'Grafana OnCall outgoing webhooks (Personal Notification, Forward All): alert groups and their status changes, by Bearer or Basic credential.',

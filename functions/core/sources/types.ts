@@ -53,6 +53,11 @@ export interface PackExamples {
    * from its stem (`issues-opened` for `issues-opened.json`).
    */
   eventHeaders?(stem: string): Record<string, string>;
+  /**
+   * For senders that name the recipient in the URL (one URL per person): the query an example is
+   * previewed with (`{ to: '0712345678' }` for `?to=0712345678`).
+   */
+  readonly query?: Readonly<Record<string, string>>;
 }
 
 /** A webhook as it reached the relay, before anything was parsed. */

@@ -17,6 +17,7 @@ export function previewCommand(): Command {
     .requiredOption('--route <id>', 'route id in the config')
     .requiredOption('--payload <file>', 'webhook body as the sender would post it')
     .option('--header <header>', "request header 'Name: value' (repeatable)", collectHeader, {} as Record<string, string>)
+    .option('--query <parameter>', "query parameter 'name=value' of the route's URL, repeatable (e.g. 'to=0712345678' for a goalert route's {{ query.to }})", collectQuery, {} as Record<string, string>)
     .option('--secrets <file>', 'JSON secrets file; when given, the payload must be authenticated like a real delivery')
     .action((options: PreviewOptions) => {
       try {
@@ -32,10 +33,11 @@ interface PreviewOptions {
   readonly route: string;
   readonly payload: string;
   readonly header: Record<string, string>;
+  readonly query?: Record<string, string>;
   readonly secrets?: string;
 }
 
-export function preview({ config: configPath, route: routeId, payload, header, secrets }: PreviewOptions): PreviewResult {
+export function preview({ config: configPath, route: routeId, payload, header, query = {}, secrets }: PreviewOptions): PreviewResult {
   const loaded = loadConfigFile(configPath);
   const route = loaded.routes.get(routeId);
   if (route === undefined) throw new CliError(`route "${routeId}" is not in ${configPath} (routes: ${[...loaded.routes.keys()].join(', ')})`);
@@ -50,7 +52,7 @@ export function preview({ config: configPath, route: routeId, payload, header, s
     if (secret === undefined) throw new CliError(`${secrets} has no value named "${route.config.secret}" (the secret of route "${routeId}")`);
   }
 
-  return previewEvaluation(route, body, headers, secret);
+  return previewEvaluation(route, body, headers, secret, query);
 }
 
 function readPayload(path: string): Uint8Array {
@@ -65,4 +67,10 @@ function collectHeader(value: string, headers: Record<string, string>): Record<s
   const colon = value.indexOf(':');
   if (colon <= 0) throw new CliError(`--header must look like 'Name: value', got "${value}"`);
   return { ...headers, [value.slice(0, colon).trim().toLowerCase()]: value.slice(colon + 1).trim() };
+}
+
+function collectQuery(value: string, query: Record<string, string>): Record<string, string> {
+  const equals = value.indexOf('=');
+  if (equals < 1) throw new CliError(`--query must look like 'name=value', got "${value}"`);
+  return { ...query, [value.slice(0, equals).trim()]: value.slice(equals + 1).trim() };
 }

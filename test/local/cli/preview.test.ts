@@ -86,6 +86,14 @@ describe('preview of every source on config/local.yaml', () => {
     writeFileSync(withoutPhone, JSON.stringify({ ...order, customer: { ...order.customer, phone: null } }));
     expect(preview({ config, route: 'orders', payload: withoutPhone, header: { 'x-shopify-topic': 'orders/create' } }).dropped).toEqual([{ entry: '{{ customer.phone }}', reason: 'rendered empty' }]);
   });
+
+  it("takes the URL's query (--query) for a route that reads its recipient from it, and the allow-list still applies", () => {
+    const goalert = (query: Record<string, string>) => preview({ config, route: 'goalert', payload: fixture('goalert/alert.json'), header: {}, query });
+    expect(goalert({ to: '0712345678' })).toMatchObject({ verdict: 'send', messages: [{ to: ['255712345678'] }], dropped: [] });
+    expect(goalert({})).toMatchObject({ verdict: 'dropped' });
+    expect(goalert({}).dropped).toContainEqual({ entry: '{{ query.to }}', reason: 'rendered empty' });
+    expect(goalert({ to: '0799000111' }).dropped[0]?.reason).toContain('is not in allowRecipients');
+  });
 });
 
 describe('sms-relay preview and validate (CLI)', () => {
