@@ -1,19 +1,9 @@
-
-import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
-import { mockClient } from 'aws-sdk-client-mock';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { createLogger, maskingReplacer, relayLogger } from '../../../functions/adapters/logger';
 import { type Captured, captureStdout, stubEnvironment } from '../handlers/support';
 
-const secretsManager = mockClient(SecretsManagerClient);
-
-beforeEach(() => {
-  stubEnvironment({});
-  secretsManager.reset();
-});
-afterEach(() => {
-  vi.unstubAllEnvs();
-});
+beforeEach(() => stubEnvironment({}));
+afterEach(() => vi.unstubAllEnvs());
 
 describe('the logger', () => {
   let out: Captured;

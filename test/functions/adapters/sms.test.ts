@@ -2,8 +2,6 @@ import { randomUUID } from 'node:crypto';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
-import { mockClient } from 'aws-sdk-client-mock';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { createSmsClient } from '../../../functions/core/provider';
 import { MissingSecretValueError } from '../../../functions/adapters/errors';
@@ -11,15 +9,8 @@ import { createFileSecretSource } from '../../../functions/adapters/secrets';
 import { createSmsClientSource } from '../../../functions/adapters/sms';
 import { stubEnvironment } from '../handlers/support';
 
-const secretsManager = mockClient(SecretsManagerClient);
-
-beforeEach(() => {
-  stubEnvironment({});
-  secretsManager.reset();
-});
-afterEach(() => {
-  vi.unstubAllEnvs();
-});
+beforeEach(() => stubEnvironment({}));
+afterEach(() => vi.unstubAllEnvs());
 
 describe('createSmsClientSource', () => {
   const dir = mkdtempSync(join(tmpdir(), 'sms-source-'));

@@ -1,22 +1,12 @@
-
 import { join } from 'node:path';
-import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
-import { mockClient } from 'aws-sdk-client-mock';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { ENV_DEFAULTS, readEnvironment } from '../../../../functions/handlers/wiring/env';
 import { EnvironmentError } from '../../../../functions/handlers/wiring/errors';
 import { DEFAULT_RETRY_POLICY } from '../../../../functions/relay/ports';
 import { stubEnvironment } from '../support';
 
-const secretsManager = mockClient(SecretsManagerClient);
-
-beforeEach(() => {
-  stubEnvironment({});
-  secretsManager.reset();
-});
-afterEach(() => {
-  vi.unstubAllEnvs();
-});
+beforeEach(() => stubEnvironment({}));
+afterEach(() => vi.unstubAllEnvs());
 
 describe('readEnvironment', () => {
   const minimal = { RELAY_CONFIG: '/opt/relay.yaml', TABLE_NAME: 'sms-relay', SECRET_ID: 'arn:aws:secretsmanager:eu-west-1:1:secret:sms-relay' };

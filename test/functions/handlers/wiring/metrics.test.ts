@@ -1,19 +1,9 @@
-
-import { SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
-import { mockClient } from 'aws-sdk-client-mock';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { createMetrics, flushMetrics, relayMetrics } from '../../../../functions/handlers/wiring/metrics';
 import { type Captured, captureStdout, stubEnvironment } from '../support';
 
-const secretsManager = mockClient(SecretsManagerClient);
-
-beforeEach(() => {
-  stubEnvironment({});
-  secretsManager.reset();
-});
-afterEach(() => {
-  vi.unstubAllEnvs();
-});
+beforeEach(() => stubEnvironment({}));
+afterEach(() => vi.unstubAllEnvs());
 
 describe('the metrics', () => {
   let out: Captured;
