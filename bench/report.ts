@@ -36,6 +36,8 @@ export interface DynamoDbLocalCount {
   readonly writeUnits: number;
   readonly tableWriteUnits: number;
   readonly indexWriteUnits: number;
+  /** Read units as reported (absent from runs before they were kept). */
+  readonly readUnits?: number;
 }
 
 /** What the report says beyond the results. */
@@ -87,6 +89,7 @@ export function summaryLines({ results: r }: Pick<BenchRun, 'results'>): string[
     ['console: Activity / Credit page', 'activityMs' in r.consoleLoad.browser ? `${r.consoleLoad.browser.activityMs} / ${r.consoleLoad.browser.creditMs} ms` : 'not measured', 'activityMs' in r.consoleLoad.browser ? `${r.consoleLoad.records.toLocaleString('en-US')} records, Chromium` : r.consoleLoad.browser.skipped],
     ...Object.entries(r.coldInit).map(([name, entry]): [string, string, string] => [`cold init ${name}`, `${entry.ms} ms`, `baseline ${entry.baselineMs} ms, ratio ${entry.ratio}×`]),
     ['DynamoDB per SMS', `${r.dynamoPerSms.requests} requests, ${r.dynamoPerSms.writeUnits} WRU`, `plain route; WRU: table as reported + indexes estimated; before issue 19: ${BEFORE_ISSUE_19.requests} requests, ${BEFORE_ISSUE_19.writeUnits} WRU`],
+    dynamoDbLocalRow(r.dynamoPerSms.onDynamoDbLocal),
     ['AWS cost per 1,000 SMS', usd(r.awsCostPer1000Sms.usd), `${percent(r.awsCostPer1000Sms.shareOfSmsSpend)} of the SMS spend`],
     ['CLI: sms-relay --help', `${r.cli.helpMs} ms`, `baseline node -e 0 ${r.cli.baselineMs} ms, ratio ${r.cli.helpRatio}×`],
     ['CLI: sms-relay validate', `${r.cli.validateMs} ms`, `baseline node -e 0 ${r.cli.baselineMs} ms, ratio ${r.cli.validateRatio}×`],
@@ -185,7 +188,7 @@ export function dynamoSection(perSms: BenchResults['dynamoPerSms'], dynamo: Benc
       ],
     ),
     '',
-    "What a plain route's SMS asks of DynamoDB now: the accept (one `TransactWriteItems`: the dedupe guard keyed by the delivery and the record keyed by its id, written all or none; before, two conditional puts in sequence), the claim and the settle (one conditional update each): 3 requests, was 4. A transactional write costs DynamoDB two write units per started KB of each item (its prepare and its commit), so the accept's two items cost 4 table units instead of 2: the request saved costs 2 write units more (12 in all, was 10; about 1.2 µ$ per SMS at on-demand prices). The index entries the transaction's puts add are counted at the standard rate, as the writes of any put. The credits spent are no longer counted per send: the spend views (the low-balance forecast, the console's spend per day and a route's spend today) add up the sent records' `deducted` from the state index, which holds each record's route, `sentAt` and the service's answer; only a route with `limits.creditsPerDay` still counts its day's spend, which its limit is checked against. The price item is written when the price changes, not on every send (a store knows the price it last wrote or read for five minutes). Routes with limits or a reserve add what they check (counted in test/functions/relay/requests.test.ts, which counts the requests the client sends; before → after the transactional accept): a messages limit its window counter, one update (5 → 4 requests); a credits limit a read of the price, its day reservation and its spend (7 → 6); a balance reserve a read of the projected balance, its reservation, its settlement, the projection set to the balance the service reported and the balance state, four updates (9 → 8 on an otherwise plain route).",
+    "What a plain route's SMS asks of DynamoDB now: the accept (one `TransactWriteItems`: the dedupe guard keyed by the delivery and the record keyed by its id, written all or none; before, two conditional puts in sequence), the claim and the settle (one conditional update each): 3 requests, was 4. A fraction of a GetItem beside them is the SMS service's circuit, which a process reads again once what it knows is 3 s old (`CIRCUIT.knownMs`): per SMS it depends on the pace of the loop (none when 200 SMS take under 3 s, about 0.05 when the machine is loaded). A transactional write costs DynamoDB two write units per started KB of each item (its prepare and its commit), so the accept's two items cost 4 table units instead of 2: the request saved costs 2 write units more (12 in all, was 10; about 1.2 µ$ per SMS at on-demand prices). The index entries the transaction's puts add are counted at the standard rate, as the writes of any put. The credits spent are no longer counted per send: the spend views (the low-balance forecast, the console's spend per day and a route's spend today) add up the sent records' `deducted` from the state index, which holds each record's route, `sentAt` and the service's answer; only a route with `limits.creditsPerDay` still counts its day's spend, which its limit is checked against. The price item is written when the price changes, not on every send (a store knows the price it last wrote or read for five minutes). Routes with limits or a reserve add what they check (counted in test/functions/relay/requests.test.ts, which counts the requests the client sends; before → after the transactional accept): a messages limit its window counter, one update (5 → 4 requests); a credits limit a read of the price, its day reservation and its spend (7 → 6); a balance reserve a read of the projected balance, its reservation, its settlement, the projection set to the balance the service reported and the balance state, four updates (9 → 8 on an otherwise plain route).",
     '',
     "**dynalite reports table capacity only.** It answers `ConsumedCapacity` for GetItem, PutItem, UpdateItem, DeleteItem and the batch commands, sized from the item by dynalite's own reckoning of DynamoDB's rules, but it has no global secondary index units (with `INDEXES` it returns only `Table`) and returns none for Query. DynamoDB on AWS includes the index writes in `TOTAL`. So the index writes are estimated, labelled, by [DynamoDB's documented rule](https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/GSI.html): a put of an item with an index's keys writes one index entry; an update that sets an index key deletes the old entry (counted as one unit) and writes a new one; an entry costs the size of the attributes the index projects, per started KB (the state index `byStateSummary` projects the keys, route, times, `nextAttemptAt` and the send's answer, never the text, the recipients or the history; `byRoute` the keys only). Before, the state index projected every attribute, so each of the three state changes rewrote the whole record, its growing history included, into it. `writeUnits` in results.json is the table's units plus this estimate. Conditional writes that fail consume units on AWS but dynalite answers them with an error and no capacity; this path has none.",
     '',
@@ -195,11 +198,20 @@ export function dynamoSection(perSms: BenchResults['dynamoPerSms'], dynamo: Benc
   ];
 }
 
+/** The summary's line of `dynamoPerSms` as DynamoDB Local counts it, or why it is missing. */
+function dynamoDbLocalRow(local: BenchResults['dynamoPerSms']['onDynamoDbLocal']): [string, string, string] {
+  const figure = 'DynamoDB per SMS, DynamoDB Local';
+  if (local === undefined) return [figure, 'not measured', 'not in this run'];
+  if ('unavailable' in local) return [figure, 'not measured', local.unavailable];
+  return [figure, `${local.requests} requests, ${local.writeUnits} WRU`, `measured: table ${local.tableWriteUnits} + indexes ${local.indexWriteUnits} WRU${local.readUnits === undefined ? '' : `, ${local.readUnits} RRU`}`];
+}
+
 function dynamoDbLocalLine(local: BenchResults['dynamoPerSms']['onDynamoDbLocal']): string {
   const what = "**As AWS's DynamoDB Local counts it** (the engine of `npm run test:aws`, asked for `INDEXES`, which reports each index's units)";
   if (local === undefined) return `${what}: not measured in this run.`;
   if ('unavailable' in local) return `${what}: not measured: ${local.unavailable}.`;
-  return `${what}: ${local.requests} requests, ${local.writeUnits} write units per SMS: ${local.tableWriteUnits} of the table and ${local.indexWriteUnits} of the indexes, measured. It counts the index entries a transaction writes at the transactional rate (two units each), where the estimate above counts them at the standard rate.`;
+  const reads = local.readUnits === undefined ? '' : ` and ${local.readUnits} read units`;
+  return `${what}: ${local.requests} requests, ${local.writeUnits} write units per SMS: ${local.tableWriteUnits} of the table and ${local.indexWriteUnits} of the indexes, measured${reads}. It counts the index entries a transaction writes at the transactional rate (two units each), where the estimate above counts them at the standard rate.`;
 }
 
 /** `## Redrive`, on its own so that a run of that section alone (`--only redrive`) can replace it. */

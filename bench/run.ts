@@ -161,7 +161,7 @@ function dynamoResults({ perSms }: DynamoRun, onDynamoDbLocal: BenchResults['dyn
 async function dynamoOnDynamoDbLocal(): Promise<NonNullable<BenchResults['dynamoPerSms']['onDynamoDbLocal']>> {
   try {
     const { perSms } = await runDynamo({ engine: 'dynamodb-local', webhooks: 100 });
-    return { requests: perSms.requests, writeUnits: perSms.writeUnits, tableWriteUnits: perSms.tableWriteUnits, indexWriteUnits: perSms.indexWriteUnitsEstimated };
+    return { requests: perSms.requests, writeUnits: perSms.writeUnits, tableWriteUnits: perSms.tableWriteUnits, indexWriteUnits: perSms.indexWriteUnitsEstimated, readUnits: perSms.readUnits };
   } catch (error) {
     if (error instanceof DynamoDbLocalUnavailable) return { unavailable: error.message };
     throw error;

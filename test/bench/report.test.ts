@@ -90,10 +90,13 @@ describe('bench report', () => {
   });
 
   it('gives the count of DynamoDB Local beside dynalite’s, or why it was not measured', () => {
-    const measured = dynamoSection({ ...run.results.dynamoPerSms, onDynamoDbLocal: { requests: 3, writeUnits: 14, tableWriteUnits: 6, indexWriteUnits: 8 } }, run.dynamo).join('\n');
-    expect(measured).toContain("**As AWS's DynamoDB Local counts it** (the engine of `npm run test:aws`, asked for `INDEXES`, which reports each index's units): 3 requests, 14 write units per SMS: 6 of the table and 8 of the indexes, measured.");
+    const onDynamoDbLocal = { requests: 3, writeUnits: 14, tableWriteUnits: 6, indexWriteUnits: 8, readUnits: 0 };
+    const measured = dynamoSection({ ...run.results.dynamoPerSms, onDynamoDbLocal }, run.dynamo).join('\n');
+    expect(measured).toContain("**As AWS's DynamoDB Local counts it** (the engine of `npm run test:aws`, asked for `INDEXES`, which reports each index's units): 3 requests, 14 write units per SMS: 6 of the table and 8 of the indexes, measured and 0 read units.");
+    expect(summaryLines({ results: { ...run.results, dynamoPerSms: { ...run.results.dynamoPerSms, onDynamoDbLocal } } }).join('\n')).toMatch(/DynamoDB per SMS, DynamoDB Local +3 requests, 14 WRU +measured: table 6 \+ indexes 8 WRU, 0 RRU/);
     const unavailable = dynamoSection({ ...run.results.dynamoPerSms, onDynamoDbLocal: { unavailable: 'no Java' } }, run.dynamo).join('\n');
     expect(unavailable).toContain('counts it** (the engine of `npm run test:aws`, asked for `INDEXES`, which reports each index\'s units): not measured: no Java.');
+    expect(summaryLines({ results: { ...run.results, dynamoPerSms: { ...run.results.dynamoPerSms, onDynamoDbLocal: { unavailable: 'no Java' } } } }).join('\n')).toMatch(/DynamoDB per SMS, DynamoDB Local +not measured +no Java/);
   });
 
   it('after a run of the time-to-SMS section alone, replaces its section and keeps the AWS estimate after it', () => {

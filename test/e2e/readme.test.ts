@@ -19,8 +19,9 @@ describe('README: what npm test runs', () => {
     expect(end).toBeGreaterThan(start);
     const quickStart = README.slice(start, end);
     expect(quickStart).not.toMatch(/every test suite/);
-    // npm test is the type-check and vitest.config.ts, which leaves out the reliability and browser suites…
-    expect(SCRIPTS['test']).toBe('npm run typecheck && vitest run');
+    // npm test is the type-check (beside the tests, failing the run when it fails) and vitest.config.ts,
+    // which leaves out the reliability and browser suites…
+    expect(SCRIPTS['test']).toBe('npm run typecheck & typecheck=$!; vitest run; tests=$?; wait $typecheck && exit $tests');
     expect(unit.test?.exclude).toEqual(expect.arrayContaining(['test/reliability/**', 'test/browser/**']));
     // …and the README says so and names the scripts that run them.
     for (const [script, config, dir] of [['test:reliability', reliability, 'test/reliability'], ['test:browser', browser, 'test/browser']] as const) {

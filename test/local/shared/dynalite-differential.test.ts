@@ -1,137 +1,25 @@
-import type { Server } from 'node:http';
-import {
-  type AttributeValue,
-  CreateTableCommand,
-  DeleteItemCommand,
-  DynamoDBClient,
-  GetItemCommand,
-  PutItemCommand,
-  QueryCommand,
-  ScanCommand,
-  TransactWriteItemsCommand,
-  type TransactWriteItemsCommandInput,
-  UpdateItemCommand,
-} from '@aws-sdk/client-dynamodb';
+import { type AttributeValue, DeleteItemCommand, DynamoDBClient, GetItemCommand, PutItemCommand, QueryCommand, TransactWriteItemsCommand, type TransactWriteItemsCommandInput, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import * as DYNAMODB_COMMANDS from '@aws-sdk/client-dynamodb';
-import { createStore, createTableInput, ensureTable } from '../../../functions/store';
-import { listen } from '../../../local/http';
-import { createDynalite } from '../../../local/shared/dynalite';
-import { type Dynalite, startDynalite, TEST_ENGINE } from '../../helpers/dynalite';
-import { type PlainDynalite, startPlainDynalite } from '../../helpers/plain-dynalite';
+import { createStore, ensureTable } from '../../../functions/store';
+import { clientOf, type Engines, type RecordedRequest, type Request, replayOf, startEngines } from '../../helpers/differential';
 
 /**
  * The same requests to dynalite as its package ships it, to the relay's dynalite (its parse memo
  * and `TransactWriteItems`, local/shared/dynalite*.ts) and, under `npm run test:aws`, to AWS's
- * DynamoDB Local: the relay's dynalite must answer exactly as plain dynalite, and both as DynamoDB
- * Local (the same outcome, the same error name, the same items; DynamoDB Local words its messages
- * otherwise).
+ * DynamoDB Local (test/helpers/differential.ts): hand-written cases, generated ones and the store's
+ * own traffic. A burst through the local runtime, replayed the same way, is in
+ * dynalite-differential-burst.test.ts (`npm run test:aws`).
  */
 
-type Outcome = { readonly ok: Record<string, unknown> } | { readonly error: string; readonly message: string; readonly reasons?: unknown };
-type Request = (client: DynamoDBClient, table: string) => Promise<unknown>;
-type EngineName = 'plain' | 'memo' | 'local';
-
-const credentials = { accessKeyId: 'local', secretAccessKey: 'local' };
-const clientOf = (endpoint: string): DynamoDBClient => new DynamoDBClient({ region: 'local', endpoint, credentials, maxAttempts: 1 });
-
-let plain: PlainDynalite;
-let memoServer: Server;
-let memoEndpoint: string;
-let local: Dynalite | undefined;
-const clients: Partial<Record<EngineName, DynamoDBClient>> = {};
-let tables = 0;
-
+let engines: Engines;
 beforeAll(async () => {
-  plain = await startPlainDynalite();
-  memoServer = createDynalite({ createTableMs: 0, deleteTableMs: 0, updateTableMs: 0 });
-  clients.plain = clientOf(plain.endpoint);
-  memoEndpoint = `http://127.0.0.1:${await listen(memoServer, { port: 0, host: '127.0.0.1' })}`;
-  clients.memo = clientOf(memoEndpoint);
-  if (TEST_ENGINE === 'dynamodb-local') {
-    local = await startDynalite();
-    clients.local = local.client;
-  }
+  engines = await startEngines();
 });
 afterAll(async () => {
-  for (const client of Object.values(clients)) client.destroy();
-  await local?.close();
-  await plain?.close();
-  await new Promise<void>((resolve) => (memoServer ? memoServer.close(() => resolve()) : resolve()));
+  await engines?.close();
 });
-
-const itemKey = (item: Record<string, AttributeValue>): string => `${item['pk']?.S}\u0000${item['sk']?.S}`;
-const byKey = (items: Record<string, AttributeValue>[]): Record<string, AttributeValue>[] => [...items].sort((a, b) => (itemKey(a) < itemKey(b) ? -1 : 1));
-
-const outcomeOf = async (request: Promise<unknown>): Promise<Outcome> => {
-  try {
-    const { $metadata: _, ...ok } = (await request) as Record<string, unknown>;
-    // BatchGetItem answers its items in no set order, on any engine.
-    const responses = ok['Responses'] as Record<string, Record<string, AttributeValue>[]> | undefined;
-    if (responses !== undefined) ok['Responses'] = Object.fromEntries(Object.entries(responses).map(([table, items]) => [table, byKey(items)]));
-    return { ok };
-  } catch (error) {
-    const { name, message, CancellationReasons } = error as Error & { CancellationReasons?: unknown };
-    return { error: name, message, ...(CancellationReasons === undefined ? {} : { reasons: CancellationReasons }) };
-  }
-};
-
-/** A fresh table of the relay's shape on `client`, the same name on every engine. */
-const newTable = async (client: DynamoDBClient, name: string): Promise<void> => {
-  await client.send(new CreateTableCommand(createTableInput(name)));
-  // dynalite makes a table ACTIVE on a timer even with createTableMs 0; DynamoDB Local at once.
-  for (;;) {
-    const described = await outcomeOf(client.send(new ScanCommand({ TableName: name, Limit: 1 })));
-    if ('ok' in described) return;
-    await new Promise((resolve) => setTimeout(resolve, 5));
-  }
-};
-
-const itemsOf = async (client: DynamoDBClient, table: string): Promise<Record<string, AttributeValue>[]> => {
-  const { Items = [] } = await client.send(new ScanCommand({ TableName: table, ConsistentRead: true }));
-  return byKey(Items);
-};
-
-/**
- * Only what every engine words the same: the outcome, the error's name, the cancellation codes. A
- * query's items as a set: DynamoDB leaves the order of items with equal index sort keys unset
- * (dynalite orders them by the table's key, DynamoDB Local otherwise).
- */
-const comparable = (outcome: Outcome): unknown => {
-  if ('error' in outcome) return { error: outcome.error, reasons: (outcome.reasons as { Code?: string; Item?: unknown }[] | undefined)?.map(({ Code, Item }) => ({ Code, Item })) };
-  const { ConsumedCapacity: _, Items, ...rest } = outcome.ok as { ConsumedCapacity?: unknown; Items?: Record<string, AttributeValue>[] };
-  return { ok: { ...rest, ...(Items === undefined ? {} : { Items: byKey(Items) }) } };
-};
-
-/**
- * Runs `requests` in order on each engine, each on a fresh table of its own: `engines` answer
- * alike step by step and leave the same items. `exact` engines must give the very same answers.
- */
-const sameEverywhere = async (
-  requests: readonly Request[],
-  { engines = ['plain', 'memo', 'local'], exact = ['plain', 'memo'] }: { readonly engines?: readonly EngineName[]; readonly exact?: readonly EngineName[] } = {},
-) => {
-  tables += 1;
-  const table = `diff-${tables}`;
-  const present = engines.filter((engine) => clients[engine] !== undefined);
-  const answers: Record<string, Outcome[]> = {};
-  const items: Record<string, unknown> = {};
-  for (const engine of present) {
-    const client = clients[engine]!;
-    await newTable(client, table);
-    answers[engine] = [];
-    for (const request of requests) answers[engine].push(await outcomeOf(request(client, table)));
-    items[engine] = await itemsOf(client, table);
-  }
-  const [first, ...others] = present;
-  for (const other of others) {
-    const both = exact.includes(first!) && exact.includes(other);
-    expect(both ? answers[other] : answers[other]!.map(comparable), `${other} answers as ${first}`).toEqual(both ? answers[first!] : answers[first!]!.map(comparable));
-    expect(items[other], `${other} holds the items ${first} holds`).toEqual(items[first!]);
-  }
-  return answers[first!]!;
-};
+const sameEverywhere: Engines['sameEverywhere'] = (requests, options) => engines.sameEverywhere(requests, options);
 
 const s = (value: string): AttributeValue => ({ S: value });
 const n = (value: number): AttributeValue => ({ N: String(value) });
@@ -312,8 +200,8 @@ describe('TransactWriteItems answers as on DynamoDB Local', () => {
 
 describe('the relay’s own traffic', () => {
   /** Every request a store makes, as sent: the command's name and its input. */
-  const recording = (client: DynamoDBClient): { readonly command: string; readonly input: Record<string, unknown> }[] => {
-    const requests: { command: string; input: Record<string, unknown> }[] = [];
+  const recording = (client: DynamoDBClient): RecordedRequest[] => {
+    const requests: RecordedRequest[] = [];
     client.middlewareStack.add(
       (next, context) => async (args) => {
         requests.push({ command: context.commandName!, input: structuredClone(args.input as Record<string, unknown>) });
@@ -323,15 +211,9 @@ describe('the relay’s own traffic', () => {
     );
     return requests;
   };
-  /** `input` with the recorded table's name (a `TableName`, a key of `RequestItems`) replaced by `table`. */
-  const renamed = (value: unknown, from: string, table: string): unknown => {
-    if (Array.isArray(value)) return value.map((each) => renamed(each, from, table));
-    if (value === null || typeof value !== 'object' || value instanceof Uint8Array) return value;
-    return Object.fromEntries(Object.entries(value).map(([name, each]) => [name === from ? table : name, name === 'TableName' ? table : renamed(each, from, table)]));
-  };
 
   it('gives the same answers and items when the store’s requests are replayed to each engine', async () => {
-    const client = clientOf(memoEndpoint);
+    const client = clientOf(engines.memoEndpoint);
     await ensureTable(client, 'traffic-recorded');
     const requests = recording(client);
     const store = createStore({ client, tableName: 'traffic-recorded', clock: () => at(0) });
@@ -391,17 +273,12 @@ describe('the relay’s own traffic', () => {
     expect(requests.length).toBeGreaterThan(40);
     const commands = new Set(requests.map((request) => request.command));
     expect([...commands].sort()).toEqual(expect.arrayContaining(['GetItemCommand', 'PutItemCommand', 'QueryCommand', 'TransactWriteItemsCommand', 'UpdateItemCommand']));
-    const replay = requests.map(
-      ({ command, input }): Request =>
-        (engine, table) => {
-          const Command = DYNAMODB_COMMANDS[command as keyof typeof DYNAMODB_COMMANDS] as unknown as new (input: unknown) => Parameters<DynamoDBClient['send']>[0];
-          return engine.send(new Command(renamed(input, 'traffic-recorded', table)));
-        },
-    );
+    const replay = replayOf(requests, 'traffic-recorded');
     try {
       await sameEverywhere(replay);
     } finally {
       client.destroy();
     }
   });
+
 });

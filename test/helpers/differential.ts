@@ -1,0 +1,149 @@
+import type { Server } from 'node:http';
+import { type AttributeValue, CreateTableCommand, DynamoDBClient, ScanCommand } from '@aws-sdk/client-dynamodb';
+import * as DYNAMODB_COMMANDS from '@aws-sdk/client-dynamodb';
+import { expect } from 'vitest';
+import { createTableInput } from '../../functions/store';
+import { listen } from '../../local/http';
+import { createDynalite } from '../../local/shared/dynalite';
+import { type Dynalite, startDynalite, TEST_ENGINE } from './dynalite';
+import { type PlainDynalite, startPlainDynalite } from './plain-dynalite';
+
+/**
+ * The differential tests' engines: dynalite as its package ships it (`plain`), the relay's dynalite
+ * (`memo`: its parse memo and `TransactWriteItems`, local/shared/dynalite*.ts) and, under `npm run
+ * test:aws`, AWS's DynamoDB Local (`local`). The same requests go to each; the relay's dynalite
+ * must answer exactly as plain dynalite, and both as DynamoDB Local (the same outcome, the same
+ * error name, the same items; DynamoDB Local words its messages otherwise).
+ */
+
+export type Outcome = { readonly ok: Record<string, unknown> } | { readonly error: string; readonly message: string; readonly reasons?: unknown };
+export type Request = (client: DynamoDBClient, table: string) => Promise<unknown>;
+export type EngineName = 'plain' | 'memo' | 'local';
+/** One request as a store sent it: the command's name and its input. */
+export interface RecordedRequest {
+  readonly command: string;
+  readonly input: Record<string, unknown>;
+}
+
+const credentials = { accessKeyId: 'local', secretAccessKey: 'local' };
+export const clientOf = (endpoint: string): DynamoDBClient => new DynamoDBClient({ region: 'local', endpoint, credentials, maxAttempts: 1 });
+
+const itemKey = (item: Record<string, AttributeValue>): string => `${item['pk']?.S}\u0000${item['sk']?.S}`;
+const byKey = (items: Record<string, AttributeValue>[]): Record<string, AttributeValue>[] => [...items].sort((a, b) => (itemKey(a) < itemKey(b) ? -1 : 1));
+
+const outcomeOf = async (request: Promise<unknown>): Promise<Outcome> => {
+  try {
+    const { $metadata: _, ...ok } = (await request) as Record<string, unknown>;
+    // BatchGetItem answers its items in no set order, on any engine.
+    const responses = ok['Responses'] as Record<string, Record<string, AttributeValue>[]> | undefined;
+    if (responses !== undefined) ok['Responses'] = Object.fromEntries(Object.entries(responses).map(([table, items]) => [table, byKey(items)]));
+    return { ok };
+  } catch (error) {
+    const { name, message, CancellationReasons } = error as Error & { CancellationReasons?: unknown };
+    return { error: name, message, ...(CancellationReasons === undefined ? {} : { reasons: CancellationReasons }) };
+  }
+};
+
+/** A fresh table of the relay's shape on `client`, the same name on every engine. */
+const newTable = async (client: DynamoDBClient, name: string): Promise<void> => {
+  await client.send(new CreateTableCommand(createTableInput(name)));
+  // dynalite makes a table ACTIVE on a timer even with createTableMs 0; DynamoDB Local at once.
+  for (;;) {
+    const described = await outcomeOf(client.send(new ScanCommand({ TableName: name, Limit: 1 })));
+    if ('ok' in described) return;
+    await new Promise((resolve) => setTimeout(resolve, 5));
+  }
+};
+
+const itemsOf = async (client: DynamoDBClient, table: string): Promise<Record<string, AttributeValue>[]> => {
+  const { Items = [] } = await client.send(new ScanCommand({ TableName: table, ConsistentRead: true }));
+  return byKey(Items);
+};
+
+/**
+ * Only what every engine words the same: the outcome, the error's name, the cancellation codes. A
+ * query's or a scan's items as a set: DynamoDB leaves the order of items with equal index sort keys
+ * unset (dynalite orders them by the table's key, DynamoDB Local otherwise), and a scan's order is
+ * each engine's own.
+ */
+const comparable = (outcome: Outcome): unknown => {
+  if ('error' in outcome) return { error: outcome.error, reasons: (outcome.reasons as { Code?: string; Item?: unknown }[] | undefined)?.map(({ Code, Item }) => ({ Code, Item })) };
+  const { ConsumedCapacity: _, Items, ...rest } = outcome.ok as { ConsumedCapacity?: unknown; Items?: Record<string, AttributeValue>[] };
+  return { ok: { ...rest, ...(Items === undefined ? {} : { Items: byKey(Items) }) } };
+};
+
+export interface Engines {
+  readonly clients: Readonly<Partial<Record<EngineName, DynamoDBClient>>>;
+  /** The relay's dynalite's endpoint (a store made on it here is the one recorded). */
+  readonly memoEndpoint: string;
+  /**
+   * Runs `requests` in order on each engine, each on a fresh table of its own (the engines side by
+   * side): `engines` answer alike step by step and leave the same items. `exact` engines must give
+   * the very same answers. Returns the first engine's answers.
+   */
+  sameEverywhere(requests: readonly Request[], options?: { readonly engines?: readonly EngineName[]; readonly exact?: readonly EngineName[] }): Promise<Outcome[]>;
+  close(): Promise<void>;
+}
+
+/** Plain dynalite and the relay's in this process's threads, and DynamoDB Local under `npm run test:aws`. */
+export async function startEngines(): Promise<Engines> {
+  const plain: PlainDynalite = await startPlainDynalite();
+  const memoServer: Server = createDynalite({ createTableMs: 0, deleteTableMs: 0, updateTableMs: 0 });
+  const memoEndpoint = `http://127.0.0.1:${await listen(memoServer, { port: 0, host: '127.0.0.1' })}`;
+  const local: Dynalite | undefined = TEST_ENGINE === 'dynamodb-local' ? await startDynalite() : undefined;
+  const clients: Partial<Record<EngineName, DynamoDBClient>> = { plain: clientOf(plain.endpoint), memo: clientOf(memoEndpoint), ...(local === undefined ? {} : { local: local.client }) };
+  let tables = 0;
+
+  const sameEverywhere: Engines['sameEverywhere'] = async (requests, { engines = ['plain', 'memo', 'local'] as readonly EngineName[], exact = ['plain', 'memo'] as readonly EngineName[] } = {}) => {
+    tables += 1;
+    const table = `diff-${tables}`;
+    const present = engines.filter((engine) => clients[engine] !== undefined);
+    const answers: Record<string, Outcome[]> = {};
+    const items: Record<string, unknown> = {};
+    await Promise.all(
+      present.map(async (engine) => {
+        const client = clients[engine]!;
+        await newTable(client, table);
+        answers[engine] = [];
+        for (const request of requests) answers[engine].push(await outcomeOf(request(client, table)));
+        items[engine] = await itemsOf(client, table);
+      }),
+    );
+    const [first, ...others] = present;
+    for (const other of others) {
+      const both = exact.includes(first!) && exact.includes(other);
+      expect(both ? answers[other] : answers[other]!.map(comparable), `${other} answers as ${first}`).toEqual(both ? answers[first!] : answers[first!]!.map(comparable));
+      expect(items[other], `${other} holds the items ${first} holds`).toEqual(items[first!]);
+    }
+    return answers[first!]!;
+  };
+
+  return {
+    clients,
+    memoEndpoint,
+    sameEverywhere,
+    close: async () => {
+      for (const client of Object.values(clients)) client.destroy();
+      await local?.close();
+      await plain.close();
+      await new Promise<void>((resolve) => memoServer.close(() => resolve()));
+    },
+  };
+}
+
+/** `input` with the recorded table's name (a `TableName`, a key of `RequestItems`) replaced by `table`. */
+const renamed = (value: unknown, from: string, table: string): unknown => {
+  if (Array.isArray(value)) return value.map((each) => renamed(each, from, table));
+  if (value === null || typeof value !== 'object' || value instanceof Uint8Array) return value;
+  return Object.fromEntries(Object.entries(value).map(([name, each]) => [name === from ? table : name, name === 'TableName' ? table : renamed(each, from, table)]));
+};
+
+/** Recorded requests, to send again in order to another engine's table of another name. */
+export const replayOf = (requests: readonly RecordedRequest[], recordedTable: string): Request[] =>
+  requests.map(
+    ({ command, input }): Request =>
+      (engine, table) => {
+        const Command = DYNAMODB_COMMANDS[command as keyof typeof DYNAMODB_COMMANDS] as unknown as new (input: unknown) => Parameters<DynamoDBClient['send']>[0];
+        return engine.send(new Command(renamed(input, recordedTable, table)));
+      },
+  );
