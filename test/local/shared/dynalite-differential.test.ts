@@ -1,4 +1,4 @@
-import { type AttributeValue, DeleteItemCommand, DynamoDBClient, GetItemCommand, PutItemCommand, QueryCommand, TransactWriteItemsCommand, type TransactWriteItemsCommandInput, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
+import { type AttributeValue, DeleteItemCommand, type DynamoDBClient, GetItemCommand, PutItemCommand, QueryCommand, TransactWriteItemsCommand, type TransactWriteItemsCommandInput, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createStore, ensureTable } from '../../../functions/store';
