@@ -10,7 +10,12 @@ export default defineConfig({
   test: {
     // Printed beside every file and in the summary: these ran against DynamoDB Local.
     name: 'DynamoDB Local',
-    include: ['test/functions/store/**/*.test.ts', 'test/local/shared/dynalite-differential.test.ts', 'test/local/shared/dynalite-differential-burst.test.ts', 'test/integration/aws-stream.test.ts'],
+    include: [
+      'test/functions/store/**/*.test.ts',
+      'test/local/shared/dynalite-differential.test.ts',
+      'test/local/shared/dynalite-differential-burst.test.ts',
+      'test/integration/aws-stream.test.ts',
+    ],
     globalSetup: ['test/helpers/dynamodb-local-setup.ts'],
     env: { TEST_STORE_ENGINE: 'dynamodb-local' },
     testTimeout: 60_000,

@@ -7,7 +7,14 @@ export default defineConfig({
     include: ['test/**/*.test.ts'],
     // aws-stream reads a table's stream, which only DynamoDB Local has; the runtime's burst replayed
     // to each engine is a check against DynamoDB Local: npm run test:aws runs them.
-    exclude: ['test/reliability/**', 'test/browser/**', 'test/integration/aws-stream.test.ts', 'test/local/shared/dynalite-differential-burst.test.ts', ...SLOW_TESTS, 'node_modules/**'],
+    exclude: [
+      'test/reliability/**',
+      'test/browser/**',
+      'test/integration/aws-stream.test.ts',
+      'test/local/shared/dynalite-differential-burst.test.ts',
+      ...SLOW_TESTS,
+      'node_modules/**',
+    ],
     // Vitest's default is one worker fewer than the cores: a single file at a time on a 2-core
     // machine, while the end-to-end files spend most of their time waiting on a relay process.
     maxWorkers: availableParallelism(),

@@ -8,10 +8,26 @@ import { defineConfig } from 'vitest/config';
  */
 
 /** Cheap groups first; `leaks` last, as it reads the output of every runtime the other files started. */
-const ORDER = ['forgery', 'bad-input', 'hostile', 'duplicates', 'money', 'faults', 'outage', 'crash', 'crash-cycles', 'load', 'leaks'];
+const ORDER = [
+  'forgery',
+  'bad-input',
+  'hostile',
+  'duplicates',
+  'money',
+  'faults',
+  'outage',
+  'crash',
+  'crash-cycles',
+  'load',
+  'leaks',
+];
 
 const rank = (spec: TestSpecification): number => {
-  const name = spec.moduleId.split('/').at(-1)?.replace(/\.test\.ts$/, '') ?? '';
+  const name =
+    spec.moduleId
+      .split('/')
+      .at(-1)
+      ?.replace(/\.test\.ts$/, '') ?? '';
   const index = ORDER.indexOf(name);
   return index < 0 ? ORDER.length - 1.5 : index;
 };

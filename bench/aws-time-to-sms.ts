@@ -25,21 +25,44 @@ export interface PathStep {
 export function awsPathSteps(): PathStep[] {
   const windowMs = STREAM.maxBatchingWindowSeconds * 1_000;
   return [
-    { step: 'API Gateway (HTTP API) to the ingest handler', p50Ms: 10, p99Ms: 40, basis: 'HTTP API proxy integration of a warm function, no authorizer' },
-    { step: 'ingest Lambda, warm', p50Ms: 15, p99Ms: 40, basis: 'verify, match, render with the config compiled at init; the bench\'s `ingestWebhook` median, scaled for 256 MB (about 1/7 of a vCPU)' },
-    { step: 'DynamoDB write of the accept', p50Ms: 10, p99Ms: 50, basis: 'one TransactWriteItems (the guard and the message, written all or none): about the two conditional puts in sequence it replaced, a transaction taking about twice the time of one put' },
+    {
+      step: 'API Gateway (HTTP API) to the ingest handler',
+      p50Ms: 10,
+      p99Ms: 40,
+      basis: 'HTTP API proxy integration of a warm function, no authorizer',
+    },
+    {
+      step: 'ingest Lambda, warm',
+      p50Ms: 15,
+      p99Ms: 40,
+      basis:
+        "verify, match, render with the config compiled at init; the bench's `ingestWebhook` median, scaled for 256 MB (about 1/7 of a vCPU)",
+    },
+    {
+      step: 'DynamoDB write of the accept',
+      p50Ms: 10,
+      p99Ms: 50,
+      basis:
+        'one TransactWriteItems (the guard and the message, written all or none): about the two conditional puts in sequence it replaced, a transaction taking about twice the time of one put',
+    },
     {
       step: 'stream to the sender',
       p50Ms: 200 + windowMs,
       p99Ms: 600 + windowMs,
       basis: `the record reaches the stream, the event source polls the shard 4 times a second and invokes at once: batching window ${STREAM.maxBatchingWindowSeconds} s (\`STREAM.maxBatchingWindowSeconds\`)`,
     },
-    { step: 'sender Lambda, warm, up to the request', p50Ms: 25, p99Ms: 100, basis: 'the claim and the checks before a send, a few DynamoDB requests in sequence' },
+    {
+      step: 'sender Lambda, warm, up to the request',
+      p50Ms: 25,
+      p99Ms: 100,
+      basis: 'the claim and the checks before a send, a few DynamoDB requests in sequence',
+    },
     {
       step: 'API key',
       p50Ms: 0,
       p99Ms: 0,
-      basis: 'read once per container and kept 300 s (Powertools `maxAge`); a miss, one `GetSecretValue` every 5 minutes, is a cold cache',
+      basis:
+        'read once per container and kept 300 s (Powertools `maxAge`); a miss, one `GetSecretValue` every 5 minutes, is a cold cache',
     },
     {
       step: 'the request to the SMS service, on the reused connection',
@@ -52,7 +75,10 @@ export function awsPathSteps(): PathStep[] {
 
 /** p50 and p99 of a path: the sums of its steps (the p99 an upper bound). */
 export function pathTotals(steps: readonly PathStep[]): { p50Ms: number; p99Ms: number } {
-  return { p50Ms: steps.reduce((sum, step) => sum + step.p50Ms, 0), p99Ms: steps.reduce((sum, step) => sum + step.p99Ms, 0) };
+  return {
+    p50Ms: steps.reduce((sum, step) => sum + step.p50Ms, 0),
+    p99Ms: steps.reduce((sum, step) => sum + step.p99Ms, 0),
+  };
 }
 
 const seconds = (ms: number): string => `${(ms / 1_000).toFixed(2)} s`;
@@ -64,7 +90,10 @@ export function awsTimeToSmsSection(): string[] {
   // A connection idle past the keep-alive limit: TCP and TLS (1.3, or 1.2 resumed from the
   // agent's session cache) cost two round trips before the request.
   const handshakeMs = 2 * SERVICE_RTT_MS;
-  const before = { p50Ms: reused.p50Ms + 1_000 + 2.5 * SERVICE_RTT_MS, p99Ms: reused.p99Ms + 1_000 + 3 * SERVICE_RTT_MS };
+  const before = {
+    p50Ms: reused.p50Ms + 1_000 + 2.5 * SERVICE_RTT_MS,
+    p99Ms: reused.p99Ms + 1_000 + 3 * SERVICE_RTT_MS,
+  };
   return [
     '## Time to SMS on AWS (on paper)',
     '',

@@ -45,7 +45,10 @@ function timeNode(args: readonly string[], cwd: string): Promise<number> {
   });
 }
 
-export async function runCli(repoRoot: string, { runs = 15, sourceRuns = 5, log = (_line: string): void => {} } = {}): Promise<CliStartup> {
+export async function runCli(
+  repoRoot: string,
+  { runs = 15, sourceRuns = 5, log = (_line: string): void => {} } = {},
+): Promise<CliStartup> {
   const built = await buildCli({ root: repoRoot });
   if (!('entry' in findBuild(repoRoot))) throw new Error('the CLI build is not current right after building it');
   log(`cli: built ${built.manifest.inputs.length} files`);

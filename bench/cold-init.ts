@@ -39,7 +39,12 @@ const MARK = 'BENCH_IMPORT_MS=';
 function importOnce(file: string, env: NodeJS.ProcessEnv): Promise<number> {
   const script = `const t0 = performance.now(); await import(${JSON.stringify(pathToFileURL(file).href)}); process.stdout.write('\\n${MARK}' + (performance.now() - t0) + '\\n'); process.exit(0);`;
   return new Promise<number>((resolve, reject) => {
-    const child = spawn(process.execPath, ['--no-warnings', '--input-type=module', '-e', script], { cwd: tmpdir(), env, stdio: ['ignore', 'pipe', 'pipe'], timeout: 60_000 });
+    const child = spawn(process.execPath, ['--no-warnings', '--input-type=module', '-e', script], {
+      cwd: tmpdir(),
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      timeout: 60_000,
+    });
     let out = '';
     let err = '';
     child.stdout.on('data', (chunk: Buffer) => (out += chunk.toString()));
@@ -47,7 +52,8 @@ function importOnce(file: string, env: NodeJS.ProcessEnv): Promise<number> {
     child.once('error', reject);
     child.once('close', (code) => {
       const line = out.split('\n').find((candidate) => candidate.startsWith(MARK));
-      if (code !== 0 || line === undefined) reject(new Error(`import of ${file} failed (exit ${code}): ${err.slice(0, 2000)}`));
+      if (code !== 0 || line === undefined)
+        reject(new Error(`import of ${file} failed (exit ${code}): ${err.slice(0, 2000)}`));
       else resolve(Number(line.slice(MARK.length)));
     });
   });
@@ -73,7 +79,9 @@ function lambdaEnv(name: HandlerName, taskRoot: string): NodeJS.ProcessEnv {
     RELAY_CONFIG: RELAY_CONFIG_FILE,
     POWERTOOLS_SERVICE_NAME: 'sms-relay',
     POWERTOOLS_METRICS_NAMESPACE: 'SmsRelay',
-    ...(name === 'ingest' ? { MAX_BODY_BYTES: String(MAX_BODY_BYTES) } : { PROVIDER_BASE_URL: 'https://sms.example.co.tz' }),
+    ...(name === 'ingest'
+      ? { MAX_BODY_BYTES: String(MAX_BODY_BYTES) }
+      : { PROVIDER_BASE_URL: 'https://sms.example.co.tz' }),
     ...(name === 'balance-watch' ? { BALANCE_THRESHOLD: '5000' } : {}),
   };
 }
@@ -89,7 +97,10 @@ function bundleIn(repoRoot: string, options: Parameters<typeof bundleHandlers>[0
   }
 }
 
-export async function runColdInit(repoRoot: string, { runs = 15, log = (_line: string): void => {} } = {}): Promise<Record<HandlerName, ColdInitEntry>> {
+export async function runColdInit(
+  repoRoot: string,
+  { runs = 15, log = (_line: string): void => {} } = {},
+): Promise<Record<HandlerName, ColdInitEntry>> {
   const outDir = join(tmpdir(), `sms-relay-bench-cold-${process.pid}`);
   // Inside the repository, so that esbuild resolves the SDK packages from its node_modules.
   const baselineEntries = join(repoRoot, 'bench', `.baseline-${process.pid}`);
@@ -97,14 +108,27 @@ export async function runColdInit(repoRoot: string, { runs = 15, log = (_line: s
     const { bundles } = bundleIn(repoRoot, { outDir: join(outDir, 'handlers') });
     mkdirSync(baselineEntries, { recursive: true });
     writeFileSync(join(baselineEntries, 'ingest.ts'), BASELINE_SOURCE);
-    const baseline = bundleIn(repoRoot, { outDir: join(outDir, 'baseline'), entryDir: baselineEntries, handlers: ['ingest'] }).bundles[0]!.file;
+    const baseline = bundleIn(repoRoot, {
+      outDir: join(outDir, 'baseline'),
+      entryDir: baselineEntries,
+      handlers: ['ingest'],
+    }).bundles[0]!.file;
     const configText = readFileSync(join(repoRoot, 'config', 'prod.yaml'), 'utf8');
     const staged = new Map(
-      bundles.map((bundle) => [bundle.name, stageFunctionAsset({ bundleDir: bundle.dir, configText, configSource: 'config/prod.yaml', stagingRoot: join(outDir, 'staged') })]),
+      bundles.map((bundle) => [
+        bundle.name,
+        stageFunctionAsset({
+          bundleDir: bundle.dir,
+          configText,
+          configSource: 'config/prod.yaml',
+          stagingRoot: join(outDir, 'staged'),
+        }),
+      ]),
     );
 
     // One unmeasured load of each file warms the OS file cache.
-    for (const name of HANDLER_NAMES) await importOnce(join(staged.get(name)!, BUNDLE_FILE), lambdaEnv(name, staged.get(name)!));
+    for (const name of HANDLER_NAMES)
+      await importOnce(join(staged.get(name)!, BUNDLE_FILE), lambdaEnv(name, staged.get(name)!));
     await importOnce(baseline, lambdaEnv('ingest', staged.get('ingest')!));
 
     const samples = new Map(HANDLER_NAMES.map((name) => [name, { handler: [] as number[], baseline: [] as number[] }]));
@@ -122,7 +146,10 @@ export async function runColdInit(repoRoot: string, { runs = 15, log = (_line: s
     return Object.fromEntries(
       HANDLER_NAMES.map((name) => {
         const { handler, baseline: base } = samples.get(name)!;
-        return [name, { ms: round(median(handler)), baselineMs: round(median(base)), ratio: ratio(median(handler), median(base)) }];
+        return [
+          name,
+          { ms: round(median(handler)), baselineMs: round(median(base)), ratio: ratio(median(handler), median(base)) },
+        ];
       }),
     ) as Record<HandlerName, ColdInitEntry>;
   } finally {

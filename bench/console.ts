@@ -37,10 +37,20 @@ export interface ConsoleLoadOptions {
 }
 
 const CHROMIUM = process.env['CHROMIUM_PATH'] ?? '/usr/bin/chromium';
-const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+const CHROMIUM_ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
 const SENDER_IDS = ['SMSRELAY', 'ALERTS', 'DUKA'];
 const PRICE = 20;
-const FIXTURES = (repoRoot: string, path: string): Record<string, unknown> => JSON.parse(readFileSync(join(repoRoot, 'examples', path), 'utf8')) as Record<string, unknown>;
+const FIXTURES = (repoRoot: string, path: string): Record<string, unknown> =>
+  JSON.parse(readFileSync(join(repoRoot, 'examples', path), 'utf8')) as Record<string, unknown>;
 
 /** Median of 5 runs of `work` after 1 warm-up, in ms. */
 async function timed(work: () => Promise<unknown>): Promise<number> {
@@ -61,10 +71,18 @@ async function getBody(url: string, headers: Readonly<Record<string, string>> = 
   return body;
 }
 
-export async function runConsoleLoad(repoRoot: string, { records = 10_000, log = () => {} }: ConsoleLoadOptions = {}): Promise<ConsoleLoad> {
+export async function runConsoleLoad(
+  repoRoot: string,
+  { records = 10_000, log = () => {} }: ConsoleLoadOptions = {},
+): Promise<ConsoleLoad> {
   const apiKey = `bench-${randomBytes(8).toString('hex')}`;
   // Enough credit for about 94 % of the SMS: the rest park, as they would on an empty account.
-  const sandbox = await startSandbox({ apiKey, balance: Math.round(records * 0.94) * PRICE, rate: PRICE, senderIds: SENDER_IDS });
+  const sandbox = await startSandbox({
+    apiKey,
+    balance: Math.round(records * 0.94) * PRICE,
+    rate: PRICE,
+    senderIds: SENDER_IDS,
+  });
   const dir = mkdtempSync(join(tmpdir(), 'sms-relay-bench-console-'));
   let relay: Relay | undefined;
   let browser: Browser | undefined;
@@ -85,8 +103,18 @@ export async function runConsoleLoad(repoRoot: string, { records = 10_000, log =
     // Per 100 webhooks: 90 generic notifications, 6 resolved alerts (DROPPED by `when`), 4 Grafana alerts.
     const webhook = (index: number): { route: string; token: string; body: unknown } => {
       const slot = index % 100;
-      if (slot < 6) return { route: 'alerts', token: secrets['alerts-token']!, body: { ...alerts, groupKey: `bench-${index}`, bench: index } };
-      if (slot < 10) return { route: 'grafana', token: secrets['grafana-token']!, body: { ...grafana, groupKey: `bench-${index}`, bench: index } };
+      if (slot < 6)
+        return {
+          route: 'alerts',
+          token: secrets['alerts-token']!,
+          body: { ...alerts, groupKey: `bench-${index}`, bench: index },
+        };
+      if (slot < 10)
+        return {
+          route: 'grafana',
+          token: secrets['grafana-token']!,
+          body: { ...grafana, groupKey: `bench-${index}`, bench: index },
+        };
       return { route: 'notify', token: secrets['generic-token']!, body: { message: `Bench notification ${index}` } };
     };
 
@@ -96,18 +124,27 @@ export async function runConsoleLoad(repoRoot: string, { records = 10_000, log =
     let next = 0;
     const post = async (): Promise<void> => {
       const { route, token, body } = webhook(next++);
-      const response = await fetch(`${url}/hooks/${route}`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+      const response = await fetch(`${url}/hooks/${route}`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
       const answer = (await response.json()) as { ids?: string[] };
-      if (response.status !== 202 && response.status !== 200) throw new Error(`POST /hooks/${route}: ${response.status} ${JSON.stringify(answer)}`);
+      if (response.status !== 202 && response.status !== 200)
+        throw new Error(`POST /hooks/${route}: ${response.status} ${JSON.stringify(answer)}`);
       written += answer.ids?.length ?? 0;
     };
     // 32 posts at a time until the records are there (the last round may add a few more).
-    await Promise.all(Array.from({ length: 32 }, async () => {
-      while (written < records) await post();
-    }));
+    await Promise.all(
+      Array.from({ length: 32 }, async () => {
+        while (written < records) await post();
+      }),
+    );
     // /_relay answers the secret of runtime.json, as `sms-relay logs` sends it.
     const operator = await operatorHeaders(url);
-    const count = async (state: string): Promise<number> => ((JSON.parse(await getBody(`${url}/_relay/records?state=${state}&limit=1`, operator)) as { records: unknown[] }).records.length);
+    const count = async (state: string): Promise<number> =>
+      (JSON.parse(await getBody(`${url}/_relay/records?state=${state}&limit=1`, operator)) as { records: unknown[] })
+        .records.length;
     for (;;) {
       if ((await count('PENDING')) === 0 && (await count('SENDING')) === 0) break;
       await new Promise((resolve) => setTimeout(resolve, 500));
@@ -134,10 +171,15 @@ export async function runConsoleLoad(repoRoot: string, { records = 10_000, log =
       browser = launched;
       /** A fresh context (empty cache) per load: `goto` until `selector` is there. */
       const load = (path: string, selector: string, state: 'visible' | 'attached') => async (): Promise<void> => {
-        const context = await launched.newContext({ viewport: { width: 1280, height: 800 }, extraHTTPHeaders: { cookie: tab.cookie } });
+        const context = await launched.newContext({
+          viewport: { width: 1280, height: 800 },
+          extraHTTPHeaders: { cookie: tab.cookie },
+        });
         try {
           // The tab's page token, as the sign-in page would have left it (client/api.ts).
-          await context.addInitScript(`sessionStorage.setItem(${JSON.stringify(PAGE_TOKEN_KEY)}, ${JSON.stringify(tab.pageToken)})`);
+          await context.addInitScript(
+            `sessionStorage.setItem(${JSON.stringify(PAGE_TOKEN_KEY)}, ${JSON.stringify(tab.pageToken)})`,
+          );
           const page = await context.newPage();
           await page.goto(`${url}${path}`);
           await page.locator(selector).first().waitFor({ state, timeout: 30_000 });

@@ -42,17 +42,41 @@ export interface CostLine {
 const SMS = 1_000;
 
 /** The cost of 1,000 SMS, line by line. */
-export function costPer1000Sms({ ingestMs, senderMs, memoryMb, writeUnits, readUnits }: CostInputs): { readonly lines: readonly CostLine[]; readonly usd: number; readonly shareOfSmsSpend: number } {
+export function costPer1000Sms({ ingestMs, senderMs, memoryMb, writeUnits, readUnits }: CostInputs): {
+  readonly lines: readonly CostLine[];
+  readonly usd: number;
+  readonly shareOfSmsSpend: number;
+} {
   const gbSeconds = (ms: number, mb: number): number => SMS * (Math.max(1, Math.ceil(ms)) / 1000) * (mb / 1024);
   const ingestGbs = gbSeconds(ingestMs, memoryMb.ingest);
   const senderGbs = gbSeconds(senderMs, memoryMb.sender);
   const lines: CostLine[] = [
     { item: 'API Gateway HTTP API requests', quantity: `${SMS}`, usd: (SMS / 1e6) * PRICES.httpApiPerMillionRequests },
-    { item: 'Lambda requests (ingest + sender)', quantity: `${2 * SMS}`, usd: ((2 * SMS) / 1e6) * PRICES.lambdaPerMillionRequests },
-    { item: `Lambda duration, ingest (${Math.ceil(ingestMs)} ms × ${memoryMb.ingest} MB)`, quantity: `${round(ingestGbs, 2)} GB-s`, usd: ingestGbs * PRICES.lambdaArmPerGbSecond },
-    { item: `Lambda duration, sender (${Math.ceil(senderMs)} ms × ${memoryMb.sender} MB)`, quantity: `${round(senderGbs, 2)} GB-s`, usd: senderGbs * PRICES.lambdaArmPerGbSecond },
-    { item: 'DynamoDB write request units', quantity: `${round(SMS * writeUnits)}`, usd: ((SMS * writeUnits) / 1e6) * PRICES.dynamoPerMillionWriteUnits },
-    { item: 'DynamoDB read request units', quantity: `${round(SMS * readUnits)}`, usd: ((SMS * readUnits) / 1e6) * PRICES.dynamoPerMillionReadUnits },
+    {
+      item: 'Lambda requests (ingest + sender)',
+      quantity: `${2 * SMS}`,
+      usd: ((2 * SMS) / 1e6) * PRICES.lambdaPerMillionRequests,
+    },
+    {
+      item: `Lambda duration, ingest (${Math.ceil(ingestMs)} ms × ${memoryMb.ingest} MB)`,
+      quantity: `${round(ingestGbs, 2)} GB-s`,
+      usd: ingestGbs * PRICES.lambdaArmPerGbSecond,
+    },
+    {
+      item: `Lambda duration, sender (${Math.ceil(senderMs)} ms × ${memoryMb.sender} MB)`,
+      quantity: `${round(senderGbs, 2)} GB-s`,
+      usd: senderGbs * PRICES.lambdaArmPerGbSecond,
+    },
+    {
+      item: 'DynamoDB write request units',
+      quantity: `${round(SMS * writeUnits)}`,
+      usd: ((SMS * writeUnits) / 1e6) * PRICES.dynamoPerMillionWriteUnits,
+    },
+    {
+      item: 'DynamoDB read request units',
+      quantity: `${round(SMS * readUnits)}`,
+      usd: ((SMS * readUnits) / 1e6) * PRICES.dynamoPerMillionReadUnits,
+    },
   ];
   const usd = lines.reduce((sum, line) => sum + line.usd, 0);
   return { lines, usd, shareOfSmsSpend: usd / ((SMS * SMS_PRICE_TZS) / TZS_PER_USD) };

@@ -53,7 +53,16 @@ export interface DynamoRun {
   readonly unreported: number;
 }
 
-const DATA_COMMANDS = new Set(['GetItemCommand', 'PutItemCommand', 'UpdateItemCommand', 'DeleteItemCommand', 'QueryCommand', 'BatchGetItemCommand', 'BatchWriteItemCommand', 'TransactWriteItemsCommand']);
+const DATA_COMMANDS = new Set([
+  'GetItemCommand',
+  'PutItemCommand',
+  'UpdateItemCommand',
+  'DeleteItemCommand',
+  'QueryCommand',
+  'BatchGetItemCommand',
+  'BatchWriteItemCommand',
+  'TransactWriteItemsCommand',
+]);
 const READ_COMMANDS = new Set(['GetItemCommand', 'QueryCommand', 'BatchGetItemCommand']);
 
 interface Tally {
@@ -65,9 +74,21 @@ interface Tally {
   byCommand: Record<string, number>;
 }
 
-const emptyTally = (): Tally => ({ requests: 0, writeUnits: 0, readUnits: 0, indexWriteUnits: 0, unreported: 0, byCommand: {} });
+const emptyTally = (): Tally => ({
+  requests: 0,
+  writeUnits: 0,
+  readUnits: 0,
+  indexWriteUnits: 0,
+  unreported: 0,
+  byCommand: {},
+});
 
-type WriteInput = { Item?: Record<string, AttributeValue>; UpdateExpression?: string; ExpressionAttributeNames?: Record<string, string>; TransactItems?: { Put?: { Item?: Record<string, AttributeValue> } }[] };
+type WriteInput = {
+  Item?: Record<string, AttributeValue>;
+  UpdateExpression?: string;
+  ExpressionAttributeNames?: Record<string, string>;
+  TransactItems?: { Put?: { Item?: Record<string, AttributeValue> } }[];
+};
 
 /** DynamoDB's item size: names and values in UTF-8 bytes, numbers about 1 byte per 2 digits, 3 bytes per list or map. */
 function attributeSize(value: AttributeValue): number {
@@ -75,17 +96,31 @@ function attributeSize(value: AttributeValue): number {
   if (value.N !== undefined) return Math.ceil(value.N.replace(/^-|\.|^0+/g, '').length / 2) + 1;
   if (value.BOOL !== undefined || value.NULL !== undefined) return 1;
   if (value.L !== undefined) return 3 + value.L.reduce((sum, each) => sum + 1 + attributeSize(each), 0);
-  if (value.M !== undefined) return 3 + Object.entries(value.M).reduce((sum, [name, each]) => sum + 1 + Buffer.byteLength(name) + attributeSize(each), 0);
+  if (value.M !== undefined)
+    return (
+      3 +
+      Object.entries(value.M).reduce((sum, [name, each]) => sum + 1 + Buffer.byteLength(name) + attributeSize(each), 0)
+    );
   if (value.SS !== undefined) return value.SS.reduce((sum, each) => sum + Buffer.byteLength(each), 0);
   return 0;
 }
 
 /** The write units of one index entry of `item`: its projected attributes' size, per started KB, at least 1. */
-export function indexEntryUnits(index: (typeof TABLE.indexes)[keyof typeof TABLE.indexes], item: Record<string, AttributeValue> | undefined): number {
+export function indexEntryUnits(
+  index: (typeof TABLE.indexes)[keyof typeof TABLE.indexes],
+  item: Record<string, AttributeValue> | undefined,
+): number {
   if (item === undefined) return 1;
-  const projected = new Set<string>([TABLE.partitionKey, TABLE.sortKey, index.partitionKey, index.sortKey, ...index.attributes]);
+  const projected = new Set<string>([
+    TABLE.partitionKey,
+    TABLE.sortKey,
+    index.partitionKey,
+    index.sortKey,
+    ...index.attributes,
+  ]);
   let bytes = 0;
-  for (const [name, value] of Object.entries(item)) if (projected.has(name)) bytes += Buffer.byteLength(name) + attributeSize(value);
+  for (const [name, value] of Object.entries(item))
+    if (projected.has(name)) bytes += Buffer.byteLength(name) + attributeSize(value);
   return Math.max(1, Math.ceil(bytes / 1024));
 }
 
@@ -94,15 +129,27 @@ export function indexEntryUnits(index: (typeof TABLE.indexes)[keyof typeof TABLE
  * index entry; an update that sets an index key deletes the old entry and puts a new one. An entry
  * costs its projected attributes' size (`item`: the item as written, when the write returned it).
  */
-export function indexWriteUnits(command: string, input: WriteInput, item: Record<string, AttributeValue> | undefined): number {
+export function indexWriteUnits(
+  command: string,
+  input: WriteInput,
+  item: Record<string, AttributeValue> | undefined,
+): number {
   // A transaction's puts add their entries as puts do (counted at the standard rate; the doubled
   // transactional rate applies to the table's items, which the table units report).
   if (command === 'TransactWriteItemsCommand') {
-    return (input.TransactItems ?? []).reduce((sum, each) => sum + (each.Put === undefined ? 0 : indexWriteUnits('PutItemCommand', { ...each.Put }, undefined)), 0);
+    return (input.TransactItems ?? []).reduce(
+      (sum, each) => sum + (each.Put === undefined ? 0 : indexWriteUnits('PutItemCommand', { ...each.Put }, undefined)),
+      0,
+    );
   }
   let units = 0;
   for (const index of Object.values(TABLE.indexes)) {
-    if (command === 'PutItemCommand' && input.Item?.[index.partitionKey] !== undefined && input.Item[index.sortKey] !== undefined) units += indexEntryUnits(index, input.Item);
+    if (
+      command === 'PutItemCommand' &&
+      input.Item?.[index.partitionKey] !== undefined &&
+      input.Item[index.sortKey] !== undefined
+    )
+      units += indexEntryUnits(index, input.Item);
     if (command === 'UpdateItemCommand') {
       const named = new Set(Object.values(input.ExpressionAttributeNames ?? {}));
       const expression = input.UpdateExpression ?? '';
@@ -114,7 +161,9 @@ export function indexWriteUnits(command: string, input: WriteInput, item: Record
 }
 
 /** A store engine for the bench: dynalite, or AWS's DynamoDB Local (Java), which reports index units. */
-async function startEngine(engine: 'dynalite' | 'dynamodb-local'): Promise<{ readonly client: DynamoDBClient; newClient(): DynamoDBClient; close(): Promise<void> }> {
+async function startEngine(
+  engine: 'dynalite' | 'dynamodb-local',
+): Promise<{ readonly client: DynamoDBClient; newClient(): DynamoDBClient; close(): Promise<void> }> {
   if (engine === 'dynalite') return await startDynalite();
   const local = await startDynamoDbLocal();
   const pool = clientPool(local.endpoint);
@@ -132,7 +181,11 @@ async function startEngine(engine: 'dynalite' | 'dynamodb-local'): Promise<{ rea
  * @param engine `dynamodb-local`: AWS's DynamoDB Local, asked for `INDEXES`: it reports each
  *   index's units, so `indexWriteUnitsEstimated` is then measured (named so for one shape of result).
  */
-export async function runDynamo({ webhooks = 200, warmup = 10, engine = 'dynalite' as 'dynalite' | 'dynamodb-local' } = {}): Promise<DynamoRun> {
+export async function runDynamo({
+  webhooks = 200,
+  warmup = 10,
+  engine = 'dynalite' as 'dynalite' | 'dynamodb-local',
+} = {}): Promise<DynamoRun> {
   const apiKey = `bench-${randomBytes(8).toString('hex')}`;
   const token = `bench-${randomBytes(12).toString('hex')}`;
   const db = await startEngine(engine);
@@ -152,15 +205,31 @@ export async function runDynamo({ webhooks = 200, warmup = 10, engine = 'dynalit
         tally.requests += 1;
         tally.byCommand[command] = (tally.byCommand[command] ?? 0) + 1;
         const result = await next(args);
-        const reported = (result.output as { ConsumedCapacity?: ConsumedCapacity | ConsumedCapacity[] }).ConsumedCapacity;
+        const reported = (result.output as { ConsumedCapacity?: ConsumedCapacity | ConsumedCapacity[] })
+          .ConsumedCapacity;
         if (reported === undefined) tally.unreported += 1;
         const each = [reported ?? []].flat();
-        const indexUnits = each.reduce((sum, one) => sum + Object.values(one.GlobalSecondaryIndexes ?? {}).reduce((total, index) => total + (index.CapacityUnits ?? 0), 0), 0);
+        const indexUnits = each.reduce(
+          (sum, one) =>
+            sum +
+            Object.values(one.GlobalSecondaryIndexes ?? {}).reduce(
+              (total, index) => total + (index.CapacityUnits ?? 0),
+              0,
+            ),
+          0,
+        );
         const units = each.reduce((sum, one) => sum + (one.CapacityUnits ?? 0), 0) - indexUnits;
         if (READ_COMMANDS.has(command)) tally.readUnits += units;
         else {
           tally.writeUnits += units;
-          tally.indexWriteUnits += engine === 'dynalite' ? indexWriteUnits(command, input, (result.output as { Attributes?: Record<string, AttributeValue> }).Attributes) : indexUnits;
+          tally.indexWriteUnits +=
+            engine === 'dynalite'
+              ? indexWriteUnits(
+                  command,
+                  input,
+                  (result.output as { Attributes?: Record<string, AttributeValue> }).Attributes,
+                )
+              : indexUnits;
         }
         return result;
       },
@@ -176,7 +245,11 @@ export async function runDynamo({ webhooks = 200, warmup = 10, engine = 'dynalit
       config: loaded,
       store: createStore({ client, tableName }),
       secrets,
-      sms: createSmsClientSource({ secrets, baseUrl: loaded.config.provider.baseUrl, timeoutMs: loaded.config.provider.timeoutMs }),
+      sms: createSmsClientSource({
+        secrets,
+        baseUrl: loaded.config.provider.baseUrl,
+        timeoutMs: loaded.config.provider.timeoutMs,
+      }),
       logger: { debug: discard, info: discard, warn: discard, error: discard },
       metrics: { add: discard },
       clock: () => new Date(),
@@ -190,10 +263,17 @@ export async function runDynamo({ webhooks = 200, warmup = 10, engine = 'dynalit
       if (index === warmup) tally = emptyTally();
       const body = new TextEncoder().encode(JSON.stringify({ message: `dynamo ${index} ${randomUUID()}` }));
       let started = performance.now();
-      const answer = await ingestWebhook(context, { routeId: 'bench', body, headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, query: {}, receivedAt: new Date() });
+      const answer = await ingestWebhook(context, {
+        routeId: 'bench',
+        body,
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        query: {},
+        receivedAt: new Date(),
+      });
       ingestMs.push(performance.now() - started);
       const ids = answer.body['ids'] as string[] | undefined;
-      if (answer.status !== 202 || ids?.length !== 1) throw new Error(`ingest answered ${answer.status}: ${JSON.stringify(answer.body)}`);
+      if (answer.status !== 202 || ids?.length !== 1)
+        throw new Error(`ingest answered ${answer.status}: ${JSON.stringify(answer.body)}`);
       started = performance.now();
       const outcome = await sendMessage(context, ids[0]!);
       senderMs.push(performance.now() - started);
@@ -211,7 +291,9 @@ export async function runDynamo({ webhooks = 200, warmup = 10, engine = 'dynalit
       },
       ingestMs: round(median(ingestMs.slice(warmup)), 2),
       senderMs: round(median(senderMs.slice(warmup)), 2),
-      byCommand: Object.fromEntries(Object.entries(tally.byCommand).map(([command, count]) => [command.replace(/Command$/, ''), per(count)])),
+      byCommand: Object.fromEntries(
+        Object.entries(tally.byCommand).map(([command, count]) => [command.replace(/Command$/, ''), per(count)]),
+      ),
       unreported: per(tally.unreported),
     };
   } finally {

@@ -33,7 +33,10 @@ export interface RedriveOptions {
 /** Bounds a lost SMS or a record that never parks: the bench fails instead of waiting for ever. */
 const DEADLINE_MS = 600_000;
 
-export async function runRedrive(repoRoot: string, { records = 2_000, concurrency = 64, log = () => {} }: RedriveOptions = {}): Promise<Redrive> {
+export async function runRedrive(
+  repoRoot: string,
+  { records = 2_000, concurrency = 64, log = () => {} }: RedriveOptions = {},
+): Promise<Redrive> {
   const apiKey = `bench-${randomBytes(8).toString('hex')}`;
   const token = `bench-${randomBytes(12).toString('hex')}`;
   let delivered = 0;
@@ -89,13 +92,18 @@ export async function runRedrive(repoRoot: string, { records = 2_000, concurrenc
 }
 
 async function countParked(url: string): Promise<number> {
-  const response = await fetch(`${url}/_relay/records?route=bench&state=PARKED`, { headers: await operatorHeaders(url) });
+  const response = await fetch(`${url}/_relay/records?route=bench&state=PARKED`, {
+    headers: await operatorHeaders(url),
+  });
   return ((await response.json()) as { records: unknown[] }).records.length;
 }
 
 /** `node bin/sms-relay.mjs <args>`, as a user runs it; throws unless it exits 0. */
 async function runCommand(repoRoot: string, args: readonly string[]): Promise<void> {
-  const child = spawn(process.execPath, ['bin/sms-relay.mjs', ...args], { cwd: repoRoot, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, ['bin/sms-relay.mjs', ...args], {
+    cwd: repoRoot,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let output = '';
   child.stdout.on('data', (chunk: Buffer) => void (output = (output + chunk.toString()).slice(-10_000)));
   child.stderr.on('data', (chunk: Buffer) => void (output = (output + chunk.toString()).slice(-10_000)));

@@ -17,4 +17,5 @@ routes:
 }
 
 /** The secrets file's JSON for `benchConfigYaml`. */
-export const benchSecrets = (providerApiKey: string, token: string): string => JSON.stringify({ providerApiKey, [TOKEN_NAME]: token });
+export const benchSecrets = (providerApiKey: string, token: string): string =>
+  JSON.stringify({ providerApiKey, [TOKEN_NAME]: token });

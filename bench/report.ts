@@ -70,11 +70,13 @@ const table = (header: readonly string[], rows: readonly (readonly string[])[]):
   ...rows.map((row) => `| ${row.join(' | ')} |`),
 ];
 
-const usd = (value: number): string => (value === 0 ? '$0' : `$${value < 0.01 ? value.toPrecision(2) : value.toFixed(4)}`);
+const usd = (value: number): string =>
+  value === 0 ? '$0' : `$${value < 0.01 ? value.toPrecision(2) : value.toFixed(4)}`;
 const percent = (share: number): string => `${(share * 100).toPrecision(2)} %`;
 
 /** BENCHMARKS.md's first paragraph: what the page holds and how to make it. */
-const INTRO = 'What a user of the relay feels: how long a webhook takes to become an SMS, how many SMS a burst gets through, how fast the local web console answers with 10,000 records, how long a cold Lambda takes to start, what AWS charges per SMS, and how long the CLI takes to answer. `npm run bench` (`tsx bench/run.ts`, a few minutes) measures them, prints the summary below and writes `bench/results.json` (keys `timeToSms`, `redrive`, `consoleLoad`, `coldInit`, `dynamoPerSms`, `awsCostPer1000Sms`, `cli`) and this file. `npm run bench -- --only cli` (section names separated by commas: `coldInit`, `cli`, `dynamoPerSms`, `timeToSms`, `redrive`, `consoleLoad`) measures only those: their figures go into results.json and the summary below, and the sections of the CLI, time to SMS, DynamoDB per SMS and redrive are rewritten; the text of the other sections changes only with a whole run. Nothing leaves loopback.';
+const INTRO =
+  'What a user of the relay feels: how long a webhook takes to become an SMS, how many SMS a burst gets through, how fast the local web console answers with 10,000 records, how long a cold Lambda takes to start, what AWS charges per SMS, and how long the CLI takes to answer. `npm run bench` (`tsx bench/run.ts`, a few minutes) measures them, prints the summary below and writes `bench/results.json` (keys `timeToSms`, `redrive`, `consoleLoad`, `coldInit`, `dynamoPerSms`, `awsCostPer1000Sms`, `cli`) and this file. `npm run bench -- --only cli` (section names separated by commas: `coldInit`, `cli`, `dynamoPerSms`, `timeToSms`, `redrive`, `consoleLoad`) measures only those: their figures go into results.json and the summary below, and the sections of the CLI, time to SMS, DynamoDB per SMS and redrive are rewritten; the text of the other sections changes only with a whole run. Nothing leaves loopback.';
 
 /** The lines printed at the end of a run: figure, value, baseline and ratio where there is one. */
 export function summaryLines({ results: r }: Pick<BenchRun, 'results'>): string[] {
@@ -83,16 +85,56 @@ export function summaryLines({ results: r }: Pick<BenchRun, 'results'>): string[
     ['time to SMS, trickle p50 / p99', `${trickle.p50Ms} / ${trickle.p99Ms} ms`, ''],
     ['burst: 202 p99', `${burst.acceptP99Ms} ms`, ''],
     ['burst: drain', `${burst.drainSeconds} s`, ''],
-    ['burst: SMS per second', `${burst.smsPerSecond}`, `floor ${burst.floorSmsPerSecond} (${Math.round((burst.smsPerSecond / burst.floorSmsPerSecond) * 100)} % of it)`],
-    ['redrive: parked SMS per second', `${r.redrive.smsPerSecond}`, `${r.redrive.records.toLocaleString('en-US')} records in ${r.redrive.seconds} s`],
-    ['console: records API, first 100', `${r.consoleLoad.api.recordsMs} ms`, `logs' listing ${r.consoleLoad.baseline.logsRecordsMs} ms, ratio ${r.consoleLoad.recordsRatio}×`],
-    ['console: Activity / Credit page', 'activityMs' in r.consoleLoad.browser ? `${r.consoleLoad.browser.activityMs} / ${r.consoleLoad.browser.creditMs} ms` : 'not measured', 'activityMs' in r.consoleLoad.browser ? `${r.consoleLoad.records.toLocaleString('en-US')} records, Chromium` : r.consoleLoad.browser.skipped],
-    ...Object.entries(r.coldInit).map(([name, entry]): [string, string, string] => [`cold init ${name}`, `${entry.ms} ms`, `baseline ${entry.baselineMs} ms, ratio ${entry.ratio}×`]),
-    ['DynamoDB per SMS', `${r.dynamoPerSms.requests} requests, ${r.dynamoPerSms.writeUnits} WRU`, `plain route; WRU: table as reported + indexes estimated; before issue 19: ${BEFORE_ISSUE_19.requests} requests, ${BEFORE_ISSUE_19.writeUnits} WRU`],
+    [
+      'burst: SMS per second',
+      `${burst.smsPerSecond}`,
+      `floor ${burst.floorSmsPerSecond} (${Math.round((burst.smsPerSecond / burst.floorSmsPerSecond) * 100)} % of it)`,
+    ],
+    [
+      'redrive: parked SMS per second',
+      `${r.redrive.smsPerSecond}`,
+      `${r.redrive.records.toLocaleString('en-US')} records in ${r.redrive.seconds} s`,
+    ],
+    [
+      'console: records API, first 100',
+      `${r.consoleLoad.api.recordsMs} ms`,
+      `logs' listing ${r.consoleLoad.baseline.logsRecordsMs} ms, ratio ${r.consoleLoad.recordsRatio}×`,
+    ],
+    [
+      'console: Activity / Credit page',
+      'activityMs' in r.consoleLoad.browser
+        ? `${r.consoleLoad.browser.activityMs} / ${r.consoleLoad.browser.creditMs} ms`
+        : 'not measured',
+      'activityMs' in r.consoleLoad.browser
+        ? `${r.consoleLoad.records.toLocaleString('en-US')} records, Chromium`
+        : r.consoleLoad.browser.skipped,
+    ],
+    ...Object.entries(r.coldInit).map(([name, entry]): [string, string, string] => [
+      `cold init ${name}`,
+      `${entry.ms} ms`,
+      `baseline ${entry.baselineMs} ms, ratio ${entry.ratio}×`,
+    ]),
+    [
+      'DynamoDB per SMS',
+      `${r.dynamoPerSms.requests} requests, ${r.dynamoPerSms.writeUnits} WRU`,
+      `plain route; WRU: table as reported + indexes estimated; before issue 19: ${BEFORE_ISSUE_19.requests} requests, ${BEFORE_ISSUE_19.writeUnits} WRU`,
+    ],
     dynamoDbLocalRow(r.dynamoPerSms.onDynamoDbLocal),
-    ['AWS cost per 1,000 SMS', usd(r.awsCostPer1000Sms.usd), `${percent(r.awsCostPer1000Sms.shareOfSmsSpend)} of the SMS spend`],
-    ['CLI: sms-relay --help', `${r.cli.helpMs} ms`, `baseline node -e 0 ${r.cli.baselineMs} ms, ratio ${r.cli.helpRatio}×`],
-    ['CLI: sms-relay validate', `${r.cli.validateMs} ms`, `baseline node -e 0 ${r.cli.baselineMs} ms, ratio ${r.cli.validateRatio}×`],
+    [
+      'AWS cost per 1,000 SMS',
+      usd(r.awsCostPer1000Sms.usd),
+      `${percent(r.awsCostPer1000Sms.shareOfSmsSpend)} of the SMS spend`,
+    ],
+    [
+      'CLI: sms-relay --help',
+      `${r.cli.helpMs} ms`,
+      `baseline node -e 0 ${r.cli.baselineMs} ms, ratio ${r.cli.helpRatio}×`,
+    ],
+    [
+      'CLI: sms-relay validate',
+      `${r.cli.validateMs} ms`,
+      `baseline node -e 0 ${r.cli.baselineMs} ms, ratio ${r.cli.validateRatio}×`,
+    ],
   ];
   const width = [0, 1].map((column) => Math.max(...rows.map((row) => row[column]!.length)));
   return rows.map((row) => `${row[0].padEnd(width[0]!)}  ${row[1].padEnd(width[1]!)}  ${row[2]}`.trimEnd());
@@ -106,7 +148,6 @@ const BURST_BOUND =
   "**What bounds the burst locally: the machine's two cores.** The runtime's process now keeps two threads busy through a burst: the main thread (the webhook server, the relay's evaluation and sender, the SMS client, the AWS SDK client) and a worker thread with dynalite and its LevelDB (`local/shared/dynalite-thread.ts`), which the main thread posts each store request to. Dynalite's own cost per request is also smaller: it keeps each expression's parse and the table's description instead of working them out again for every request (`local/shared/dynalite-memo.ts`; its PEG parser alone took 16–20 % of the runtime's one thread before). The process takes about 5 ms of CPU per SMS across its threads (V8's compiler and garbage-collector threads included), the bench process (poster and sandbox) under 1 ms: on 2 cores that is about 300 SMS per second. Each 202 waits behind the sends only for the main thread, about 2 ms per SMS. " +
   "**Before → after (issue 19):** 3 runs of each version alternating in one session on a quiet machine (load average 1.2–2.0), `timeToSms` with 100 trickle and 1,000 burst webhooks at 64: before these changes 161.5, 161.3, 168.4 SMS per second with a 202 p99 of 689, 726, 650 ms; after them 308.6, 321.7, 342.4 SMS per second and 242, 234, 342 ms. The runtime's main thread went from 5.0–5.2 to 1.9–2.0 ms of CPU per SMS, the whole process from 7.3–7.7 to 4.8–5.0 ms; the trickle p99 stayed under 13 ms (9.5, 10, 12.9 → 9.5, 6.8, 4.7 ms). The poster changed too: webhooks were posted with `fetch`, whose pool opened 102–108 connections for 64 posters mid-burst; it now keeps one connection per poster. With the old poster the new relay measured 282.7, 308.4, 310.3 SMS per second and a 202 p99 of 419, 434, 328 ms in the same session.";
 
-
 /** `## Time to SMS`, on its own so that a run of that section alone (`--only timeToSms`) can replace it. */
 export function timeToSmsSection({ trickle, burst }: TimeToSms, measured?: string): string[] {
   return [
@@ -117,11 +158,23 @@ export function timeToSmsSection({ trickle, burst }: TimeToSms, measured?: strin
     ...table(
       ['figure', 'value', 'how'],
       [
-        ['trickle p50 / p99', `${trickle.p50Ms} / ${trickle.p99Ms} ms`, '100 webhooks posted one at a time, each from its 202 answer to the arrival of its SMS at the service'],
-        ['burst 202 p99', `${burst.acceptP99Ms} ms`, '1,000 webhooks at 64 concurrent posts: p99 from sending a post to its 202'],
+        [
+          'trickle p50 / p99',
+          `${trickle.p50Ms} / ${trickle.p99Ms} ms`,
+          '100 webhooks posted one at a time, each from its 202 answer to the arrival of its SMS at the service',
+        ],
+        [
+          'burst 202 p99',
+          `${burst.acceptP99Ms} ms`,
+          '1,000 webhooks at 64 concurrent posts: p99 from sending a post to its 202',
+        ],
         ['burst drain', `${burst.drainSeconds} s`, 'from the first post to the last SMS received'],
         ['burst SMS per second', `${burst.smsPerSecond}`, '1,000 / drain'],
-        ['floor SMS per second', `${burst.floorSmsPerSecond}`, "the same 1,000 sends made straight to the same sandbox with the relay's SMS client (`createSmsClient`) at 64 concurrent, to the last received"],
+        [
+          'floor SMS per second',
+          `${burst.floorSmsPerSecond}`,
+          "the same 1,000 sends made straight to the same sandbox with the relay's SMS client (`createSmsClient`) at 64 concurrent, to the last received",
+        ],
       ],
     ),
     '',
@@ -142,7 +195,13 @@ export function cliSection(cli: CliStartup, measured?: string): string[] {
       ['command', 'built (ms)', 'baseline (ms)', 'ratio', 'sources through tsx (ms)'],
       [
         ['`sms-relay --help`', `${cli.helpMs}`, `${cli.baselineMs}`, `${cli.helpRatio}×`, `${cli.sources.helpMs}`],
-        ['`sms-relay validate --config config/prod.yaml`', `${cli.validateMs}`, `${cli.baselineMs}`, `${cli.validateRatio}×`, `${cli.sources.validateMs}`],
+        [
+          '`sms-relay validate --config config/prod.yaml`',
+          `${cli.validateMs}`,
+          `${cli.baselineMs}`,
+          `${cli.validateRatio}×`,
+          `${cli.sources.validateMs}`,
+        ],
       ],
     ),
     '',
@@ -156,16 +215,32 @@ export function cliSection(cli: CliStartup, measured?: string): string[] {
  * price item (7 requests; 7 table WRU and 6 index WRU estimated, the state index then projecting
  * every attribute).
  */
-const BEFORE_ISSUE_19 = { requests: 7, byCommand: 'PutItem 2, UpdateItem 5', tableWriteUnits: 7, indexWriteUnits: 6, writeUnits: 13 } as const;
+const BEFORE_ISSUE_19 = {
+  requests: 7,
+  byCommand: 'PutItem 2, UpdateItem 5',
+  tableWriteUnits: 7,
+  indexWriteUnits: 6,
+  writeUnits: 13,
+} as const;
 
 /**
  * The figures before the accept became one transaction (the guard put, then the record put), measured
  * with the same bench on the same machine on 2026-11-26 (`npm run bench -- --only dynamoPerSms`).
  */
-const BEFORE_TRANSACTIONAL_ACCEPT = { requests: 4, byCommand: 'PutItem 2, UpdateItem 2', tableWriteUnits: 4, indexWriteUnits: 6, writeUnits: 10 } as const;
+const BEFORE_TRANSACTIONAL_ACCEPT = {
+  requests: 4,
+  byCommand: 'PutItem 2, UpdateItem 2',
+  tableWriteUnits: 4,
+  indexWriteUnits: 6,
+  writeUnits: 10,
+} as const;
 
 /** `## DynamoDB per SMS`, on its own so that a run of that section alone (`--only dynamoPerSms`) can replace it. */
-export function dynamoSection(perSms: BenchResults['dynamoPerSms'], dynamo: BenchRun['dynamo'], measured?: string): string[] {
+export function dynamoSection(
+  perSms: BenchResults['dynamoPerSms'],
+  dynamo: BenchRun['dynamo'],
+  measured?: string,
+): string[] {
   return [
     '## DynamoDB per SMS',
     '',
@@ -176,13 +251,30 @@ export function dynamoSection(perSms: BenchResults['dynamoPerSms'], dynamo: Benc
       [
         [
           'requests',
-          `${perSms.requests} (${Object.entries(dynamo.byCommand).map(([command, count]) => `${command} ${count}`).join(', ')})`,
+          `${perSms.requests} (${Object.entries(dynamo.byCommand)
+            .map(([command, count]) => `${command} ${count}`)
+            .join(', ')})`,
           `${BEFORE_TRANSACTIONAL_ACCEPT.requests} (${BEFORE_TRANSACTIONAL_ACCEPT.byCommand})`,
           `${BEFORE_ISSUE_19.requests} (${BEFORE_ISSUE_19.byCommand})`,
         ],
-        ['**write units** (table + indexes)', `${perSms.writeUnits}`, `${BEFORE_TRANSACTIONAL_ACCEPT.writeUnits}`, `${BEFORE_ISSUE_19.writeUnits}`],
-        ['write units of the table, as reported', `${dynamo.tableWriteUnits}`, `${BEFORE_TRANSACTIONAL_ACCEPT.tableWriteUnits}`, `${BEFORE_ISSUE_19.tableWriteUnits}`],
-        ['index write units, **estimated** (not reported by dynalite)', `${dynamo.indexWriteUnitsEstimated}`, `${BEFORE_TRANSACTIONAL_ACCEPT.indexWriteUnits}`, `${BEFORE_ISSUE_19.indexWriteUnits}`],
+        [
+          '**write units** (table + indexes)',
+          `${perSms.writeUnits}`,
+          `${BEFORE_TRANSACTIONAL_ACCEPT.writeUnits}`,
+          `${BEFORE_ISSUE_19.writeUnits}`,
+        ],
+        [
+          'write units of the table, as reported',
+          `${dynamo.tableWriteUnits}`,
+          `${BEFORE_TRANSACTIONAL_ACCEPT.tableWriteUnits}`,
+          `${BEFORE_ISSUE_19.tableWriteUnits}`,
+        ],
+        [
+          'index write units, **estimated** (not reported by dynalite)',
+          `${dynamo.indexWriteUnitsEstimated}`,
+          `${BEFORE_TRANSACTIONAL_ACCEPT.indexWriteUnits}`,
+          `${BEFORE_ISSUE_19.indexWriteUnits}`,
+        ],
         ['read units, as reported', `${dynamo.readUnits}`, '0', '0'],
         ['requests answered without `ConsumedCapacity`', `${dynamo.unreported}`, '0', '0'],
       ],
@@ -203,11 +295,16 @@ function dynamoDbLocalRow(local: BenchResults['dynamoPerSms']['onDynamoDbLocal']
   const figure = 'DynamoDB per SMS, DynamoDB Local';
   if (local === undefined) return [figure, 'not measured', 'not in this run'];
   if ('unavailable' in local) return [figure, 'not measured', local.unavailable];
-  return [figure, `${local.requests} requests, ${local.writeUnits} WRU`, `measured: table ${local.tableWriteUnits} + indexes ${local.indexWriteUnits} WRU${local.readUnits === undefined ? '' : `, ${local.readUnits} RRU`}`];
+  return [
+    figure,
+    `${local.requests} requests, ${local.writeUnits} WRU`,
+    `measured: table ${local.tableWriteUnits} + indexes ${local.indexWriteUnits} WRU${local.readUnits === undefined ? '' : `, ${local.readUnits} RRU`}`,
+  ];
 }
 
 function dynamoDbLocalLine(local: BenchResults['dynamoPerSms']['onDynamoDbLocal']): string {
-  const what = "**As AWS's DynamoDB Local counts it** (the engine of `npm run test:aws`, asked for `INDEXES`, which reports each index's units)";
+  const what =
+    "**As AWS's DynamoDB Local counts it** (the engine of `npm run test:aws`, asked for `INDEXES`, which reports each index's units)";
   if (local === undefined) return `${what}: not measured in this run.`;
   if ('unavailable' in local) return `${what}: not measured: ${local.unavailable}.`;
   const reads = local.readUnits === undefined ? '' : ` and ${local.readUnits} read units`;
@@ -242,7 +339,9 @@ function consoleSection(c: ConsoleLoad): string {
 
 export function renderReport(run: BenchRun): string {
   const { results: r, dynamo, cost, meta } = run;
-  const sections = Object.entries(meta.sectionSeconds).map(([name, seconds]) => `${name} ${seconds} s`).join(', ');
+  const sections = Object.entries(meta.sectionSeconds)
+    .map(([name, seconds]) => `${name} ${seconds} s`)
+    .join(', ');
   const smsUsd = (1000 * SMS_PRICE_TZS) / TZS_PER_USD;
   return [
     '# Benchmarks',
@@ -271,14 +370,30 @@ export function renderReport(run: BenchRun): string {
     ...table(
       ['figure', 'median of 5 (after 1 warm-up)', 'how'],
       [
-        ['`GET /console/api/records?limit=100`', `${r.consoleLoad.api.recordsMs} ms`, 'the first page of records (the Activity page asks for 50), full body read from Node'],
+        [
+          '`GET /console/api/records?limit=100`',
+          `${r.consoleLoad.api.recordsMs} ms`,
+          'the first page of records (the Activity page asks for 50), full body read from Node',
+        ],
         ['`GET /console/api/routes`', `${r.consoleLoad.api.routesMs} ms`, 'same'],
         ['`GET /console/api/credit`', `${r.consoleLoad.api.creditMs} ms`, 'same'],
-        ['baseline: `GET /_relay/records?limit=100`', `${r.consoleLoad.baseline.logsRecordsMs} ms`, `what \`sms-relay logs\` reads; the console's first page is ${r.consoleLoad.recordsRatio}× it`],
+        [
+          'baseline: `GET /_relay/records?limit=100`',
+          `${r.consoleLoad.baseline.logsRecordsMs} ms`,
+          `what \`sms-relay logs\` reads; the console's first page is ${r.consoleLoad.recordsRatio}× it`,
+        ],
         ...('activityMs' in r.consoleLoad.browser
           ? [
-              ['Activity page in Chromium', `${r.consoleLoad.browser.activityMs} ms`, 'a fresh browser context (empty cache) each time, from `goto /console` to the first `activity-row` visible'],
-              ['Credit page in Chromium', `${r.consoleLoad.browser.creditMs} ms`, 'the same, `goto /console#/credit` until the balance chart has its canvas'],
+              [
+                'Activity page in Chromium',
+                `${r.consoleLoad.browser.activityMs} ms`,
+                'a fresh browser context (empty cache) each time, from `goto /console` to the first `activity-row` visible',
+              ],
+              [
+                'Credit page in Chromium',
+                `${r.consoleLoad.browser.creditMs} ms`,
+                'the same, `goto /console#/credit` until the balance chart has its canvas',
+              ],
             ]
           : [['pages in Chromium', 'not measured', r.consoleLoad.browser.skipped]]),
       ],
@@ -290,7 +405,13 @@ export function renderReport(run: BenchRun): string {
     '',
     ...table(
       ['bundle', 'import + init (ms)', 'baseline (ms)', 'ratio', 'memory'],
-      Object.entries(r.coldInit).map(([name, entry]) => [name, `${entry.ms}`, `${entry.baselineMs}`, `${entry.ratio}×`, `${cost.memoryMb[name]} MB`]),
+      Object.entries(r.coldInit).map(([name, entry]) => [
+        name,
+        `${entry.ms}`,
+        `${entry.baselineMs}`,
+        `${entry.ratio}×`,
+        `${cost.memoryMb[name]} MB`,
+      ]),
     ),
     '',
     ...cliSection(r.cli),
@@ -301,7 +422,13 @@ export function renderReport(run: BenchRun): string {
     '',
     `One webhook per SMS: one HTTP API request and one ingest invocation per webhook, one sender invocation per SMS (a stream batch of one, the low-traffic case). Lambda duration is the median measured above rounded up to the millisecond as Lambda bills, at the stack's memory sizes (\`DEFAULT_MEMORY_MB\`, Arm); DynamoDB on-demand for the reported table units plus the estimated index writes. CloudWatch Logs, Secrets Manager (cached per container), storage and the scheduled sweeper and balance watch are left out: they do not grow with each SMS as these do.`,
     '',
-    ...table(['item', 'quantity', 'USD'], [...cost.lines.map((line) => [line.item, line.quantity, usd(line.usd)]), ['**total**', '', `**${usd(r.awsCostPer1000Sms.usd)}**`]]),
+    ...table(
+      ['item', 'quantity', 'USD'],
+      [
+        ...cost.lines.map((line) => [line.item, line.quantity, usd(line.usd)]),
+        ['**total**', '', `**${usd(r.awsCostPer1000Sms.usd)}**`],
+      ],
+    ),
     '',
     `The SMS themselves cost ${SMS_PRICE_TZS} TZS each at the sandbox's price: 1,000 SMS = ${(1000 * SMS_PRICE_TZS).toLocaleString('en-US')} TZS = $${smsUsd.toFixed(2)} at an assumed ${TZS_PER_USD.toLocaleString('en-US')} TZS per US dollar (a round figure near the Bank of Tanzania mid-rate of the second half of 2025, about 2,450–2,550; assumed on 2026-11-24, not fetched). AWS adds ${percent(r.awsCostPer1000Sms.shareOfSmsSpend)} to the SMS spend (\`shareOfSmsSpend\`).`,
     '',
@@ -312,10 +439,22 @@ export function renderReport(run: BenchRun): string {
     ...table(
       ['what', 'price', 'source'],
       [
-        ['Lambda duration, Arm', `$${PRICES.lambdaArmPerGbSecond} per GB-s, billed per 1 ms`, '[AWS Lambda pricing](https://aws.amazon.com/lambda/pricing/)'],
+        [
+          'Lambda duration, Arm',
+          `$${PRICES.lambdaArmPerGbSecond} per GB-s, billed per 1 ms`,
+          '[AWS Lambda pricing](https://aws.amazon.com/lambda/pricing/)',
+        ],
         ['Lambda requests', `$${PRICES.lambdaPerMillionRequests} per million`, 'same'],
-        ['API Gateway HTTP API', `$${PRICES.httpApiPerMillionRequests.toFixed(2)} per million (first 300 million a month)`, '[Amazon API Gateway pricing](https://aws.amazon.com/api-gateway/pricing/); also [awsforengineers.com, 19 May 2025](https://awsforengineers.com/blog/aws-api-gateway-pricing-explained)'],
-        ['DynamoDB on-demand writes', `$${PRICES.dynamoPerMillionWriteUnits} per million WRU`, '[DynamoDB on-demand pricing](https://aws.amazon.com/dynamodb/pricing/on-demand/): the rate after the 50 % cut of 1 Nov 2024, per [Airbyte, 21 Jul 2025](https://airbyte.com/data-engineering-resources/dynamodb-pricing)'],
+        [
+          'API Gateway HTTP API',
+          `$${PRICES.httpApiPerMillionRequests.toFixed(2)} per million (first 300 million a month)`,
+          '[Amazon API Gateway pricing](https://aws.amazon.com/api-gateway/pricing/); also [awsforengineers.com, 19 May 2025](https://awsforengineers.com/blog/aws-api-gateway-pricing-explained)',
+        ],
+        [
+          'DynamoDB on-demand writes',
+          `$${PRICES.dynamoPerMillionWriteUnits} per million WRU`,
+          '[DynamoDB on-demand pricing](https://aws.amazon.com/dynamodb/pricing/on-demand/): the rate after the 50 % cut of 1 Nov 2024, per [Airbyte, 21 Jul 2025](https://airbyte.com/data-engineering-resources/dynamodb-pricing)',
+        ],
         ['DynamoDB on-demand reads', `$${PRICES.dynamoPerMillionReadUnits} per million RRU`, 'same'],
       ],
     ),
@@ -330,15 +469,25 @@ export function renderReport(run: BenchRun): string {
  * `results` (the new figures merged into the last ones), and each given section in place of its old text (up to the next
  * `## ` heading), or before `## DynamoDB per SMS` when it had none.
  */
-export function updateReport(markdown: string, results: BenchResults, sections: readonly (readonly string[])[]): string {
-  let text = markdown.replace(/^What a user of the relay feels:.*$/m, () => INTRO).replace(/(## Summary\n\n```text\n)[\s\S]*?\n```/, (_match, head: string) => `${head}${summaryLines({ results }).join('\n')}\n\`\`\``);
+export function updateReport(
+  markdown: string,
+  results: BenchResults,
+  sections: readonly (readonly string[])[],
+): string {
+  let text = markdown
+    .replace(/^What a user of the relay feels:.*$/m, () => INTRO)
+    .replace(
+      /(## Summary\n\n```text\n)[\s\S]*?\n```/,
+      (_match, head: string) => `${head}${summaryLines({ results }).join('\n')}\n\`\`\``,
+    );
   for (const section of sections) {
     const heading = section[0]!;
     const body = `${section.join('\n')}\n\n`;
     const start = text.indexOf(`\n${heading}\n`);
     if (start === -1) {
       const before = text.indexOf('\n## DynamoDB per SMS\n');
-      text = before === -1 ? `${text.trimEnd()}\n\n${body}` : `${text.slice(0, before + 1)}${body}${text.slice(before + 1)}`;
+      text =
+        before === -1 ? `${text.trimEnd()}\n\n${body}` : `${text.slice(0, before + 1)}${body}${text.slice(before + 1)}`;
     } else {
       const next = text.indexOf('\n## ', start + 1);
       text = `${text.slice(0, start + 1)}${body}${next === -1 ? '' : text.slice(next + 1)}`;

@@ -23,7 +23,17 @@ import { runConsoleLoad } from './console';
 import { costPer1000Sms } from './cost';
 import { DynamoDbLocalUnavailable } from '../test/helpers/dynamodb-local';
 import { type DynamoRun, runDynamo } from './dynamo';
-import { cliSection, dynamoSection, redriveSection, renderReport, summaryLines, timeToSmsSection, updateReport, type BenchResults, type BenchRun } from './report';
+import {
+  cliSection,
+  dynamoSection,
+  redriveSection,
+  renderReport,
+  summaryLines,
+  timeToSmsSection,
+  updateReport,
+  type BenchResults,
+  type BenchRun,
+} from './report';
 import { runRedrive } from './redrive';
 import { round } from './stats';
 import { runTimeToSms } from './time-to-sms';
@@ -42,7 +52,10 @@ function selectedSections(args: readonly string[]): ReadonlySet<Section> {
   if (at === -1) return new Set(SECTIONS);
   const names = (args[at + 1] ?? '').split(',').filter((name) => name !== '');
   const unknown = names.filter((name) => !(SECTIONS as readonly string[]).includes(name));
-  if (names.length === 0 || unknown.length > 0) throw new Error(`--only takes section names separated by commas, of ${SECTIONS.join(', ')}${unknown.length > 0 ? `; not ${unknown.join(', ')}` : ''}`);
+  if (names.length === 0 || unknown.length > 0)
+    throw new Error(
+      `--only takes section names separated by commas, of ${SECTIONS.join(', ')}${unknown.length > 0 ? `; not ${unknown.join(', ')}` : ''}`,
+    );
   return new Set(names as Section[]);
 }
 
@@ -53,7 +66,8 @@ async function main(): Promise<void> {
   process.env['AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED'] ??= 'true';
   const started = Date.now();
   const loadBefore = loadavg().map((value) => round(value, 2));
-  const log = (line: string): void => void process.stderr.write(`[bench ${round((Date.now() - started) / 1000)} s] ${line}\n`);
+  const log = (line: string): void =>
+    void process.stderr.write(`[bench ${round((Date.now() - started) / 1000)} s] ${line}\n`);
   const sectionSeconds: Record<string, number> = {};
   const timed = async <T>(name: string, work: () => Promise<T>): Promise<T> => {
     log(`${name}…`);
@@ -103,13 +117,16 @@ async function main(): Promise<void> {
   };
   writeFileSync(RESULTS_FILE, `${JSON.stringify(run.results, null, 2)}\n`);
   writeFileSync(REPORT_FILE, renderReport(run));
-  process.stdout.write(`${summaryLines(run).join('\n')}\n\nwrote bench/results.json and BENCHMARKS.md (${run.meta.seconds} s)\n`);
+  process.stdout.write(
+    `${summaryLines(run).join('\n')}\n\nwrote bench/results.json and BENCHMARKS.md (${run.meta.seconds} s)\n`,
+  );
 }
 
 /** `--only`: the sections named, merged into the last results. */
 async function runSome(only: ReadonlySet<Section>): Promise<void> {
   const started = Date.now();
-  const log = (line: string): void => void process.stderr.write(`[bench ${round((Date.now() - started) / 1000)} s] ${line}\n`);
+  const log = (line: string): void =>
+    void process.stderr.write(`[bench ${round((Date.now() - started) / 1000)} s] ${line}\n`);
   const measured: Partial<BenchResults> = {};
   let dynamoRun: BenchRun['dynamo'] | undefined;
   for (const section of SECTIONS.filter((name) => only.has(name))) {
@@ -118,19 +135,28 @@ async function runSome(only: ReadonlySet<Section>): Promise<void> {
     else if (section === 'cli') Object.assign(measured, { cli: await runCli(REPO_ROOT, { log }) });
     else if (section === 'timeToSms') Object.assign(measured, { timeToSms: await runTimeToSms(REPO_ROOT, { log }) });
     else if (section === 'redrive') Object.assign(measured, { redrive: await runRedrive(REPO_ROOT, { log }) });
-    else if (section === 'consoleLoad') Object.assign(measured, { consoleLoad: await runConsoleLoad(REPO_ROOT, { log }) });
+    else if (section === 'consoleLoad')
+      Object.assign(measured, { consoleLoad: await runConsoleLoad(REPO_ROOT, { log }) });
     else {
       const dynamo = await runDynamo();
       const onDynamoDbLocal = await dynamoOnDynamoDbLocal();
       dynamoRun = dynamoDetails(dynamo);
-      const cost = costPer1000Sms({ ingestMs: dynamo.ingestMs, senderMs: dynamo.senderMs, memoryMb: { ingest: DEFAULT_MEMORY_MB.ingest, sender: DEFAULT_MEMORY_MB.sender }, writeUnits: dynamo.perSms.writeUnits, readUnits: dynamo.perSms.readUnits });
+      const cost = costPer1000Sms({
+        ingestMs: dynamo.ingestMs,
+        senderMs: dynamo.senderMs,
+        memoryMb: { ingest: DEFAULT_MEMORY_MB.ingest, sender: DEFAULT_MEMORY_MB.sender },
+        writeUnits: dynamo.perSms.writeUnits,
+        readUnits: dynamo.perSms.readUnits,
+      });
       Object.assign(measured, {
         dynamoPerSms: dynamoResults(dynamo, onDynamoDbLocal),
         awsCostPer1000Sms: { usd: round(cost.usd, 6), shareOfSmsSpend: round(cost.shareOfSmsSpend, 6) },
       });
     }
   }
-  const previous = existsSync(RESULTS_FILE) ? (JSON.parse(readFileSync(RESULTS_FILE, 'utf8')) as Partial<BenchResults>) : {};
+  const previous = existsSync(RESULTS_FILE)
+    ? (JSON.parse(readFileSync(RESULTS_FILE, 'utf8')) as Partial<BenchResults>)
+    : {};
   const results = { ...previous, ...measured };
   writeFileSync(RESULTS_FILE, `${JSON.stringify(results, null, 2)}\n`);
   process.stdout.write(`${JSON.stringify(measured, null, 2)}\n\nmerged into bench/results.json`);
@@ -140,28 +166,49 @@ async function runSome(only: ReadonlySet<Section>): Promise<void> {
     const sections = [
       ...(measured.cli === undefined ? [] : [cliSection(measured.cli, measuredBy)]),
       ...(measured.timeToSms === undefined ? [] : [timeToSmsSection(measured.timeToSms, measuredBy)]),
-      ...(dynamoRun === undefined ? [] : [dynamoSection((results as BenchResults).dynamoPerSms, dynamoRun, measuredBy)]),
+      ...(dynamoRun === undefined
+        ? []
+        : [dynamoSection((results as BenchResults).dynamoPerSms, dynamoRun, measuredBy)]),
       ...(measured.redrive === undefined ? [] : [redriveSection(measured.redrive, measuredBy)]),
     ];
     writeFileSync(REPORT_FILE, updateReport(readFileSync(REPORT_FILE, 'utf8'), results as BenchResults, sections));
     const rendered: readonly string[] = ['cli', 'timeToSms', 'dynamoPerSms', 'redrive'];
     const left = [...only].filter((name) => !rendered.includes(name));
-    process.stdout.write(`; updated BENCHMARKS.md's summary${sections.length > 0 ? ' and the sections measured' : ''}${left.length > 0 ? ` (the text of ${left.join(', ')} there is the last whole run's: run the whole bench to render it)` : ''}\n`);
+    process.stdout.write(
+      `; updated BENCHMARKS.md's summary${sections.length > 0 ? ' and the sections measured' : ''}${left.length > 0 ? ` (the text of ${left.join(', ')} there is the last whole run's: run the whole bench to render it)` : ''}\n`,
+    );
   } else {
-    process.stdout.write(`; BENCHMARKS.md left as it was (results.json lacks ${missing.join(', ')}: run the whole bench)\n`);
+    process.stdout.write(
+      `; BENCHMARKS.md left as it was (results.json lacks ${missing.join(', ')}: run the whole bench)\n`,
+    );
   }
 }
 
 /** `dynamoPerSms` of results.json, with the same loop's count on DynamoDB Local. */
-function dynamoResults({ perSms }: DynamoRun, onDynamoDbLocal: BenchResults['dynamoPerSms']['onDynamoDbLocal']): BenchResults['dynamoPerSms'] {
-  return { requests: perSms.requests, writeUnits: perSms.writeUnits, tableWriteUnits: perSms.tableWriteUnits, indexWriteUnitsEstimated: perSms.indexWriteUnitsEstimated, ...(onDynamoDbLocal === undefined ? {} : { onDynamoDbLocal }) };
+function dynamoResults(
+  { perSms }: DynamoRun,
+  onDynamoDbLocal: BenchResults['dynamoPerSms']['onDynamoDbLocal'],
+): BenchResults['dynamoPerSms'] {
+  return {
+    requests: perSms.requests,
+    writeUnits: perSms.writeUnits,
+    tableWriteUnits: perSms.tableWriteUnits,
+    indexWriteUnitsEstimated: perSms.indexWriteUnitsEstimated,
+    ...(onDynamoDbLocal === undefined ? {} : { onDynamoDbLocal }),
+  };
 }
 
 /** The `dynamoPerSms` loop on AWS's DynamoDB Local (Java); where it cannot start, why. */
 async function dynamoOnDynamoDbLocal(): Promise<NonNullable<BenchResults['dynamoPerSms']['onDynamoDbLocal']>> {
   try {
     const { perSms } = await runDynamo({ engine: 'dynamodb-local', webhooks: 100 });
-    return { requests: perSms.requests, writeUnits: perSms.writeUnits, tableWriteUnits: perSms.tableWriteUnits, indexWriteUnits: perSms.indexWriteUnitsEstimated, readUnits: perSms.readUnits };
+    return {
+      requests: perSms.requests,
+      writeUnits: perSms.writeUnits,
+      tableWriteUnits: perSms.tableWriteUnits,
+      indexWriteUnits: perSms.indexWriteUnitsEstimated,
+      readUnits: perSms.readUnits,
+    };
   } catch (error) {
     if (error instanceof DynamoDbLocalUnavailable) return { unavailable: error.message };
     throw error;
@@ -169,7 +216,13 @@ async function dynamoOnDynamoDbLocal(): Promise<NonNullable<BenchResults['dynamo
 }
 
 function dynamoDetails(dynamo: DynamoRun): BenchRun['dynamo'] {
-  return { ...dynamo.perSms, byCommand: dynamo.byCommand, unreported: dynamo.unreported, ingestMs: dynamo.ingestMs, senderMs: dynamo.senderMs };
+  return {
+    ...dynamo.perSms,
+    byCommand: dynamo.byCommand,
+    unreported: dynamo.unreported,
+    ingestMs: dynamo.ingestMs,
+    senderMs: dynamo.senderMs,
+  };
 }
 
 main().catch((error: unknown) => {

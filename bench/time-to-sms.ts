@@ -25,7 +25,12 @@ import { percentile, round } from './stats';
 
 export interface TimeToSms {
   readonly trickle: { readonly p50Ms: number; readonly p99Ms: number };
-  readonly burst: { readonly acceptP99Ms: number; readonly drainSeconds: number; readonly smsPerSecond: number; readonly floorSmsPerSecond: number };
+  readonly burst: {
+    readonly acceptP99Ms: number;
+    readonly drainSeconds: number;
+    readonly smsPerSecond: number;
+    readonly floorSmsPerSecond: number;
+  };
 }
 
 export interface TimeToSmsOptions {
@@ -40,7 +45,8 @@ const STARTUP_TIMEOUT_MS = 90_000;
 const DELIVERY_TIMEOUT_MS = 120_000;
 
 /** Relay settings a developer's shell may hold, which would change what the child does. */
-const RELAY_VARIABLES = /^(PORT|RELAY_\w+|PROVIDER_\w+|MAX_BODY_BYTES|RETRY_\w+|STALE_SENDING_MS|SWEEP_\w+|TABLE_NAME|DYNAMODB_ENDPOINT|SECRET_ID|SANDBOX_API_KEY|POWERTOOLS_\w+)$/;
+const RELAY_VARIABLES =
+  /^(PORT|RELAY_\w+|PROVIDER_\w+|MAX_BODY_BYTES|RETRY_\w+|STALE_SENDING_MS|SWEEP_\w+|TABLE_NAME|DYNAMODB_ENDPOINT|SECRET_ID|SANDBOX_API_KEY|POWERTOOLS_\w+)$/;
 
 /** Waits for sends by message text; `at` is the `performance.now()` of their arrival. */
 class Inbox {
@@ -69,7 +75,11 @@ class Inbox {
 
 /** Posts JSON bodies; `close` ends its connections. */
 interface Poster {
-  post(url: string, headers: Readonly<Record<string, string>>, body: string): Promise<{ readonly status: number; readonly body: string }>;
+  post(
+    url: string,
+    headers: Readonly<Record<string, string>>,
+    body: string,
+  ): Promise<{ readonly status: number; readonly body: string }>;
   close(): void;
 }
 
@@ -84,12 +94,18 @@ function createPoster(connections: number): Poster {
   return {
     post: (url, headers, body) =>
       new Promise((resolve, reject) => {
-        const posting = request(url, { method: 'POST', agent, headers: { ...headers, 'content-length': Buffer.byteLength(body) } }, (response) => {
-          const chunks: Buffer[] = [];
-          response.on('data', (chunk: Buffer) => chunks.push(chunk));
-          response.on('end', () => resolve({ status: response.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }));
-          response.on('error', reject);
-        });
+        const posting = request(
+          url,
+          { method: 'POST', agent, headers: { ...headers, 'content-length': Buffer.byteLength(body) } },
+          (response) => {
+            const chunks: Buffer[] = [];
+            response.on('data', (chunk: Buffer) => chunks.push(chunk));
+            response.on('end', () =>
+              resolve({ status: response.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }),
+            );
+            response.on('error', reject);
+          },
+        );
         posting.on('error', reject);
         posting.end(body);
       }),
@@ -116,8 +132,15 @@ export interface Relay {
 /** `npm start` as a child process; resolves with its URL once the banner shows it. */
 export async function startRelay(repoRoot: string, settings: Readonly<Record<string, string>>): Promise<Relay> {
   // The developer's own relay settings must not leak into a measured run.
-  const env = { ...Object.fromEntries(Object.entries(process.env).filter(([name]) => !RELAY_VARIABLES.test(name))), ...settings };
-  const child: ChildProcess = spawn(process.execPath, ['bin/sms-relay.mjs', 'start'], { cwd: repoRoot, env, stdio: ['ignore', 'pipe', 'pipe'] });
+  const env = {
+    ...Object.fromEntries(Object.entries(process.env).filter(([name]) => !RELAY_VARIABLES.test(name))),
+    ...settings,
+  };
+  const child: ChildProcess = spawn(process.execPath, ['bin/sms-relay.mjs', 'start'], {
+    cwd: repoRoot,
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let output = '';
   // Kept short: the runtime prints a line per SMS, which only matters when start-up fails.
   const keep = (chunk: Buffer): void => void (output = (output + chunk.toString()).slice(-20_000));
@@ -133,7 +156,10 @@ export async function startRelay(repoRoot: string, settings: Readonly<Record<str
   };
   try {
     const url = await new Promise<string>((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`no banner within ${STARTUP_TIMEOUT_MS} ms:\n${output}`)), STARTUP_TIMEOUT_MS);
+      const timer = setTimeout(
+        () => reject(new Error(`no banner within ${STARTUP_TIMEOUT_MS} ms:\n${output}`)),
+        STARTUP_TIMEOUT_MS,
+      );
       const check = (): void => {
         const match = /Health\s+(http:\/\/127\.0\.0\.1:\d+)\/health/.exec(output);
         if (match === null) return;
@@ -158,7 +184,11 @@ export async function startRelay(repoRoot: string, settings: Readonly<Record<str
  * The bench's relay config and secrets written into `dir`, and `npm start` on them with its data
  * in `dir/data`, sending to `providerBaseUrl`.
  */
-export async function startBenchRelay(repoRoot: string, dir: string, { providerBaseUrl, apiKey, token }: { providerBaseUrl: string; apiKey: string; token: string }): Promise<Relay> {
+export async function startBenchRelay(
+  repoRoot: string,
+  dir: string,
+  { providerBaseUrl, apiKey, token }: { providerBaseUrl: string; apiKey: string; token: string },
+): Promise<Relay> {
   writeFileSync(join(dir, 'secrets.json'), benchSecrets(apiKey, token));
   // The runtime replaces this base URL with PROVIDER_BASE_URL.
   writeFileSync(join(dir, 'relay.yaml'), benchConfigYaml('http://127.0.0.1:9'));
@@ -172,13 +202,22 @@ export async function startBenchRelay(repoRoot: string, dir: string, { providerB
   });
 }
 
-export async function runTimeToSms(repoRoot: string, { trickle = 100, burst = 1000, concurrency = 64, log = () => {} }: TimeToSmsOptions = {}): Promise<TimeToSms> {
+export async function runTimeToSms(
+  repoRoot: string,
+  { trickle = 100, burst = 1000, concurrency = 64, log = () => {} }: TimeToSmsOptions = {},
+): Promise<TimeToSms> {
   const apiKey = `bench-${randomBytes(8).toString('hex')}`;
   const token = `bench-${randomBytes(12).toString('hex')}`;
   const run = randomBytes(4).toString('hex');
   const inbox = new Inbox();
   // A balance no run can exhaust: a 402 would park messages.
-  const sandbox = await startSandbox({ apiKey, balance: 1_000_000_000, rate: 20, senderIds: [SENDER_ID], onDelivered: inbox.onDelivered });
+  const sandbox = await startSandbox({
+    apiKey,
+    balance: 1_000_000_000,
+    rate: 20,
+    senderIds: [SENDER_ID],
+    onDelivered: inbox.onDelivered,
+  });
   const dir = mkdtempSync(join(tmpdir(), 'sms-relay-bench-'));
   const poster = createPoster(concurrency);
   let relay: Relay | undefined;
@@ -191,7 +230,11 @@ export async function runTimeToSms(repoRoot: string, { trickle = 100, burst = 10
       const delivered = inbox.expect(text);
       delivered.catch(() => {}); // awaited by the caller; a rejection before that is not unhandled
       const posted = performance.now();
-      const { status, body } = await poster.post(hook, { authorization: `Bearer ${token}`, 'content-type': 'application/json' }, JSON.stringify({ message: text }));
+      const { status, body } = await poster.post(
+        hook,
+        { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        JSON.stringify({ message: text }),
+      );
       const accepted = performance.now();
       if (status !== 202) throw new Error(`webhook answered ${status}: ${body}`);
       return { posted, accepted, delivered };

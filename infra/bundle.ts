@@ -82,7 +82,8 @@ const CONFIG_LOADER_SOURCE = fileURLToPath(new URL('../functions/core/config/loa
 
 // esbuild turns a CommonJS dependency's `require('x')` into a call that needs a real `require` at
 // run time, which an ES module does not have; some of the dependencies are CommonJS.
-const REQUIRE_SHIM = "import { createRequire as __smsRelayCreateRequire } from 'node:module'; const require = __smsRelayCreateRequire(import.meta.url);";
+const REQUIRE_SHIM =
+  "import { createRequire as __smsRelayCreateRequire } from 'node:module'; const require = __smsRelayCreateRequire(import.meta.url);";
 
 /** What the project's bundles for Node share: the handlers here, and the CLI (`local/cli/build.ts`). */
 export const NODE_ESM_BUNDLE: BuildOptions = {
@@ -148,7 +149,14 @@ export function bundleHandlers(options: BundleOptions = {}): BundleResult {
   const bundles = entries.map(({ name, entry }) => {
     const dir = join(outDir, name);
     const file = join(dir, BUNDLE_FILE);
-    return { name, entry, dir, file, bytes: outputBytes(result.metafile, file), configLoaderBytes: outputBytes(result.metafile, join(dir, CONFIG_LOADER_FILE)) };
+    return {
+      name,
+      entry,
+      dir,
+      file,
+      bytes: outputBytes(result.metafile, file),
+      configLoaderBytes: outputBytes(result.metafile, join(dir, CONFIG_LOADER_FILE)),
+    };
   });
   return { outDir, bundles, metafile };
 }
@@ -164,7 +172,9 @@ function outputBytes(metafile: Metafile, file: string): number {
 if (process.argv[1] !== undefined && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
   const { bundles, metafile } = bundleHandlers({ outDir: process.argv[2] });
   for (const bundle of bundles) {
-    console.log(`${bundle.name.padEnd(14)} ${(bundle.bytes / 1024).toFixed(1).padStart(8)} KiB  ${bundle.file}  (+ ${CONFIG_LOADER_FILE} ${(bundle.configLoaderBytes / 1024).toFixed(1)} KiB, YAML configs only)`);
+    console.log(
+      `${bundle.name.padEnd(14)} ${(bundle.bytes / 1024).toFixed(1).padStart(8)} KiB  ${bundle.file}  (+ ${CONFIG_LOADER_FILE} ${(bundle.configLoaderBytes / 1024).toFixed(1)} KiB, YAML configs only)`,
+    );
   }
   console.log(`metafile: ${metafile}`);
 }

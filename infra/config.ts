@@ -43,7 +43,9 @@ const ENVIRONMENT_NAME = /^[a-z][a-z0-9-]{0,30}$/;
 export function readEnvironmentConfig(env: string, options: ReadEnvironmentConfigOptions = {}): EnvironmentConfig {
   const configDir = options.configDir ?? 'config';
   if (!ENVIRONMENT_NAME.test(env)) {
-    throw new ConfigError(env, ['environment names are lower-case letters, digits and dashes, starting with a letter (at most 31)']);
+    throw new ConfigError(env, [
+      'environment names are lower-case letters, digits and dashes, starting with a letter (at most 31)',
+    ]);
   }
   const path = join(configDir, `${env}.yaml`);
   if (env === LOCAL_ENVIRONMENT) {

@@ -1,6 +1,12 @@
 import { BlockList, isIP } from 'node:net';
 import type { RelayConfig } from '../functions/core/config/schema';
-import { HANDLER_TIMEOUT_SECONDS, SECRET_NAME_PREFIX, SEND_MARGIN_MS, SENDER_CONCURRENCY, STREAM } from '../functions/core/defaults';
+import {
+  HANDLER_TIMEOUT_SECONDS,
+  SECRET_NAME_PREFIX,
+  SEND_MARGIN_MS,
+  SENDER_CONCURRENCY,
+  STREAM,
+} from '../functions/core/defaults';
 
 /** The environment whose config belongs to the local runtime (`npm start`) and is never deployed. */
 export const LOCAL_ENVIRONMENT = 'local';
@@ -40,9 +46,18 @@ export function maxProviderTimeoutMs(): { readonly ms: number; readonly why: str
   const rounds = Math.ceil(STREAM.batchSize / SENDER_CONCURRENCY);
   const room = (seconds: number, calls: number): number => Math.floor((seconds * 1_000 - SEND_MARGIN_MS) / calls);
   const limits = [
-    { ms: room(HANDLER_TIMEOUT_SECONDS.sender, rounds), why: `the sender (${HANDLER_TIMEOUT_SECONDS.sender} s) sends a stream batch of ${STREAM.batchSize} records ${SENDER_CONCURRENCY} at a time: ${rounds} calls in a row, with ${SEND_MARGIN_MS / 1_000} s to spare` },
-    { ms: room(HANDLER_TIMEOUT_SECONDS.sweeper, 1), why: `the sweeper (${HANDLER_TIMEOUT_SECONDS.sweeper} s) starts a send only with the time-out and ${SEND_MARGIN_MS / 1_000} s left` },
-    { ms: room(HANDLER_TIMEOUT_SECONDS['balance-watch'], 1), why: `the balance watch (${HANDLER_TIMEOUT_SECONDS['balance-watch']} s) reads the balance once, with ${SEND_MARGIN_MS / 1_000} s to spare` },
+    {
+      ms: room(HANDLER_TIMEOUT_SECONDS.sender, rounds),
+      why: `the sender (${HANDLER_TIMEOUT_SECONDS.sender} s) sends a stream batch of ${STREAM.batchSize} records ${SENDER_CONCURRENCY} at a time: ${rounds} calls in a row, with ${SEND_MARGIN_MS / 1_000} s to spare`,
+    },
+    {
+      ms: room(HANDLER_TIMEOUT_SECONDS.sweeper, 1),
+      why: `the sweeper (${HANDLER_TIMEOUT_SECONDS.sweeper} s) starts a send only with the time-out and ${SEND_MARGIN_MS / 1_000} s left`,
+    },
+    {
+      ms: room(HANDLER_TIMEOUT_SECONDS['balance-watch'], 1),
+      why: `the balance watch (${HANDLER_TIMEOUT_SECONDS['balance-watch']} s) reads the balance once, with ${SEND_MARGIN_MS / 1_000} s to spare`,
+    },
   ];
   return limits.reduce((tightest, limit) => (limit.ms < tightest.ms ? limit : tightest));
 }
@@ -106,9 +121,14 @@ export function providerUrlProblem(baseUrl: string): string | undefined {
     host.endsWith('.localhost') ||
     (family === 4 && PRIVATE.check(host, 'ipv4')) ||
     (family === 6 && PRIVATE.check(host, 'ipv6'));
-  if (isPrivate) problems.push(`must not point at a loopback or private address (${url.hostname}): a deployed function cannot reach it`);
+  if (isPrivate)
+    problems.push(
+      `must not point at a loopback or private address (${url.hostname}): a deployed function cannot reach it`,
+    );
   // The URL is not echoed in full: it could carry credentials.
-  return problems.length === 0 ? undefined : `provider.baseUrl ${problems.join(', and ')}; use the SMS service's public https URL`;
+  return problems.length === 0
+    ? undefined
+    : `provider.baseUrl ${problems.join(', and ')}; use the SMS service's public https URL`;
 }
 
 /**

@@ -73,16 +73,18 @@ export const ALARM_THRESHOLDS = {
  * decided here; test/infra/alarms.test.ts checks the template keeps these promises.
  */
 export const METRIC_ALARMS = {
-  Accepted: { none: 'traffic, not a fault; a route that goes quiet is what its heartbeat (dead-man\'s switch) is for' },
+  Accepted: { none: "traffic, not a fault; a route that goes quiet is what its heartbeat (dead-man's switch) is for" },
   Duplicates: { none: 'a sender retrying is normal; the duplicate is answered and never sent again' },
-  Filtered: { none: 'the route\'s own filter chose not to send (resolved alerts, ignored events)' },
+  Filtered: { none: "the route's own filter chose not to send (resolved alerts, ignored events)" },
   Dropped: { alarms: ['Dropped-<route>'] },
   Sent: { none: 'success' },
   Unknown: { none: 'an event; UnknownNow (MessagesUnknown) alarms while any record is UNKNOWN' },
   Failed: { none: 'an event; FailedNow (MessagesFailed) alarms while any record is FAILED' },
   Parked: { none: 'an event; ParkedNow (MessagesParked) alarms while any record is PARKED' },
   HeldBack: { alarms: ['HeldBack'] },
-  Deferred: { none: 'quiet hours or a digest window: the message goes out in the digest; DeferredOverdue alarms when a digest is late' },
+  Deferred: {
+    none: 'quiet hours or a digest window: the message goes out in the digest; DeferredOverdue alarms when a digest is late',
+  },
   Digests: { none: 'digest SMS recorded; each is then sent or alarmed like any message' },
   CreditsSpent: { none: 'spend; the balance alarms (BalanceLow) watch what is left' },
   Segments: { none: 'spend; the balance alarms (BalanceLow) watch what is left' },
@@ -100,7 +102,9 @@ export const METRIC_ALARMS = {
   FailedNow: { alarms: ['MessagesFailed'] },
   HeldNow: { alarms: ['MessagesHeld'] },
   DeferredOverdue: { alarms: ['DigestsOverdue'] },
-  EscalationsSent: { none: 'paging working as configured: nobody acknowledged yet; IncidentsUnacknowledged alarms when the last step passed' },
+  EscalationsSent: {
+    none: 'paging working as configured: nobody acknowledged yet; IncidentsUnacknowledged alarms when the last step passed',
+  },
   IncidentsUnacknowledged: { alarms: ['IncidentsUnacknowledged'] },
 } as const satisfies Record<RelayMetric, MetricAlarmDecision>;
 
@@ -138,8 +142,12 @@ export class RelayObservability extends Construct {
     super(scope, id);
     const env = props.environmentName;
     const prefix = relayStackName(env);
-    const relay = (name: RelayMetric, statistic: string, period: Duration = FIVE_MINUTES, route?: string): cloudwatch.Metric =>
-      relayMetric(props.namespace, name, statistic, period, route);
+    const relay = (
+      name: RelayMetric,
+      statistic: string,
+      period: Duration = FIVE_MINUTES,
+      route?: string,
+    ): cloudwatch.Metric => relayMetric(props.namespace, name, statistic, period, route);
     const sum = (name: RelayMetric): cloudwatch.Metric => relay(name, 'Sum');
     const gauge = (name: RelayMetric): cloudwatch.Metric => relay(name, 'Maximum');
     const cli = (command: string): string => `\`sms-relay ${command.replace('{env}', `--env ${env}`)}\``;
@@ -148,11 +156,17 @@ export class RelayObservability extends Construct {
     // topic encrypted with the AWS-managed SNS key.
     this.topic = new sns.Topic(this, 'AlarmTopic', { displayName: `sms-relay ${env} alarms`, enforceSSL: true });
     if (props.alarmEmail !== undefined) {
-      this.topic.addSubscription(new subscriptions.EmailSubscription(props.alarmEmail, { deadLetterQueue: props.deadLetterQueue }));
+      this.topic.addSubscription(
+        new subscriptions.EmailSubscription(props.alarmEmail, { deadLetterQueue: props.deadLetterQueue }),
+      );
     }
 
     const alarms: cloudwatch.Alarm[] = [];
-    const alarm = (alarmId: string, alarmProps: Omit<cloudwatch.AlarmProps, 'alarmName' | 'comparisonOperator' | 'evaluationPeriods'> & Partial<cloudwatch.AlarmProps>): cloudwatch.Alarm => {
+    const alarm = (
+      alarmId: string,
+      alarmProps: Omit<cloudwatch.AlarmProps, 'alarmName' | 'comparisonOperator' | 'evaluationPeriods'> &
+        Partial<cloudwatch.AlarmProps>,
+    ): cloudwatch.Alarm => {
       const created = new cloudwatch.Alarm(this, alarmId, {
         alarmName: `${prefix}-${alarmId}`,
         treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
@@ -165,11 +179,17 @@ export class RelayObservability extends Construct {
       alarms.push(created);
       return created;
     };
-    const runbook = (what: string, todo: string): string => `sms-relay ${env}: ${what} First response: ${todo} (docs/deploying.md, Alarms).`;
+    const runbook = (what: string, todo: string): string =>
+      `sms-relay ${env}: ${what} First response: ${todo} (docs/deploying.md, Alarms).`;
     // A gauge each sweep publishes: while the sweeper is silent the alarm keeps its state (an
     // e-mailed OK would claim the records were handled); SweeperNotRunning fires instead.
     const stuckNow = (alarmId: string, name: RelayMetric, what: string, todo: string): void => {
-      alarm(alarmId, { alarmDescription: runbook(what, todo), metric: gauge(name), threshold: 1, treatMissingData: cloudwatch.TreatMissingData.IGNORE });
+      alarm(alarmId, {
+        alarmDescription: runbook(what, todo),
+        metric: gauge(name),
+        threshold: 1,
+        treatMissingData: cloudwatch.TreatMissingData.IGNORE,
+      });
     };
 
     // Records stuck now: the sweeper counts them each minute, so these stay in alarm until handled.
@@ -211,7 +231,7 @@ export class RelayObservability extends Construct {
     );
     alarm('SmsServiceUnreachable', {
       alarmDescription: runbook(
-        'SMS service unreachable: sends are paused; messages wait as PENDING without spending attempts, and the relay probes the service until it answers, then sends them oldest first. The alarm\'s state-change time says since when.',
+        "SMS service unreachable: sends are paused; messages wait as PENDING without spending attempts, and the relay probes the service until it answers, then sends them oldest first. The alarm's state-change time says since when.",
         `check the SMS service's status and ${cli('balance {env}')}; nothing to resend: the waiting messages go out by themselves when it answers (${cli('logs {env} --state PENDING')} shows them)`,
       ),
       metric: gauge(RelayMetric.SmsServiceUnreachable),
@@ -223,7 +243,7 @@ export class RelayObservability extends Construct {
     alarm('SweeperNotRunning', {
       alarmDescription: runbook(
         `The sweeper has not completed a run for ${ALARM_THRESHOLDS.sweeperSilentPeriods * 5} minutes: retries, stale-send recovery, digests, held summaries and the routes' heartbeats are all stopped.`,
-        'check the sweep schedule (EventBridge rule enabled), the sweeper\'s log group and errors, and the dead-letter queue',
+        "check the sweep schedule (EventBridge rule enabled), the sweeper's log group and errors, and the dead-letter queue",
       ),
       metric: relay(RelayMetric.PendingDue, 'SampleCount'),
       threshold: 1,
@@ -246,7 +266,10 @@ export class RelayObservability extends Construct {
     // Balance.
     if (props.balanceThreshold !== undefined) {
       alarm('BalanceLow', {
-        alarmDescription: runbook(`The SMS provider balance is below ${props.balanceThreshold}.`, `top up, then ${cli('redrive {env} --state PARKED')}`),
+        alarmDescription: runbook(
+          `The SMS provider balance is below ${props.balanceThreshold}.`,
+          `top up, then ${cli('redrive {env} --state PARKED')}`,
+        ),
         metric: relay(RelayMetric.RemainingBalance, 'Minimum', ONE_HOUR),
         threshold: props.balanceThreshold,
         comparisonOperator: cloudwatch.ComparisonOperator.LESS_THAN_THRESHOLD,
@@ -275,7 +298,10 @@ export class RelayObservability extends Construct {
       });
     }
     alarm('HeldBack', {
-      alarmDescription: runbook('A route held messages back over its limits (rate or daily budget) in the last 5 minutes.', `${cli('logs {env} --state HELD')}; raise the route's limits, or ${cli('redrive {env} --state HELD')}`),
+      alarmDescription: runbook(
+        'A route held messages back over its limits (rate or daily budget) in the last 5 minutes.',
+        `${cli('logs {env} --state HELD')}; raise the route's limits, or ${cli('redrive {env} --state HELD')}`,
+      ),
       metric: sum(RelayMetric.HeldBack),
       threshold: 1,
     });
@@ -289,27 +315,39 @@ export class RelayObservability extends Construct {
     });
     alarm('FailureQueueNotEmpty', {
       alarmDescription: runbook(
-        'Stream records exhausted the sender\'s retries; their records stay PENDING or SENDING in the table and the sweeper settles them.',
+        "Stream records exhausted the sender's retries; their records stay PENDING or SENDING in the table and the sweeper settles them.",
         `see the sender log around the queued batch's arrival time, check ${cli('logs {env} --state PENDING')} drains, then purge the queue`,
       ),
-      metric: props.failureQueue.metricApproximateNumberOfMessagesVisible({ statistic: 'Maximum', period: FIVE_MINUTES }),
+      metric: props.failureQueue.metricApproximateNumberOfMessagesVisible({
+        statistic: 'Maximum',
+        period: FIVE_MINUTES,
+      }),
       threshold: 1,
     });
     alarm('DeadLetterQueueNotEmpty', {
-      alarmDescription: runbook('A scheduled run or an alarm e-mail could not be delivered.', 'read the dead-letter queue, fix the cause, purge it'),
-      metric: props.deadLetterQueue.metricApproximateNumberOfMessagesVisible({ statistic: 'Maximum', period: FIVE_MINUTES }),
+      alarmDescription: runbook(
+        'A scheduled run or an alarm e-mail could not be delivered.',
+        'read the dead-letter queue, fix the cause, purge it',
+      ),
+      metric: props.deadLetterQueue.metricApproximateNumberOfMessagesVisible({
+        statistic: 'Maximum',
+        period: FIVE_MINUTES,
+      }),
       threshold: 1,
     });
 
     // Webhooks refused.
     alarm('WebhooksRefused5xx', {
-      alarmDescription: runbook('The webhook endpoint answered 5xx: nothing was recorded and the sender must retry (a store failure, a misconfigured route, ingest failing).', 'see the ingest log and the RouteMisconfigured alarm'),
+      alarmDescription: runbook(
+        'The webhook endpoint answered 5xx: nothing was recorded and the sender must retry (a store failure, a misconfigured route, ingest failing).',
+        'see the ingest log and the RouteMisconfigured alarm',
+      ),
       metric: props.stage.metricServerError({ statistic: 'Sum', period: FIVE_MINUTES }),
       threshold: 1,
     });
     alarm('RouteMisconfigured', {
       alarmDescription: runbook(
-        'A route\'s secret is missing from the route secrets (or can never authenticate): its webhooks are refused with 500.',
+        "A route's secret is missing from the route secrets (or can never authenticate): its webhooks are refused with 500.",
         `put every route secret from a file: \`aws secretsmanager put-secret-value --secret-id ${props.secretNames.routes} --secret-string file://routes.json\``,
       ),
       metric: sum(RelayMetric.RouteMisconfigured),
@@ -328,7 +366,10 @@ export class RelayObservability extends Construct {
 
     // Stalls.
     alarm('SenderIteratorAge', {
-      alarmDescription: runbook('New records waited more than a minute on the table stream before the sender took them.', 'see the sender\'s errors, throttles and duration; the sweeper sends what waits'),
+      alarmDescription: runbook(
+        'New records waited more than a minute on the table stream before the sender took them.',
+        "see the sender's errors, throttles and duration; the sweeper sends what waits",
+      ),
       metric: props.functions.sender.metric('IteratorAge', { statistic: 'Maximum', period: FIVE_MINUTES }),
       threshold: ALARM_THRESHOLDS.iteratorAgeMs,
       comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
@@ -343,12 +384,18 @@ export class RelayObservability extends Construct {
       comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
     });
     alarm('SweepErrors', {
-      alarmDescription: runbook('The sweeper could not send due records (the store failing); they stay due.', 'see the sweeper log and the table throttles'),
+      alarmDescription: runbook(
+        'The sweeper could not send due records (the store failing); they stay due.',
+        'see the sweeper log and the table throttles',
+      ),
       metric: sum(RelayMetric.SweepErrors),
       threshold: 1,
     });
     alarm('TableThrottles', {
-      alarmDescription: runbook('DynamoDB throttled reads or writes of the message table or its indexes.', 'see the table\'s metrics; on-demand tables throttle on sudden bursts past twice the previous peak'),
+      alarmDescription: runbook(
+        'DynamoDB throttled reads or writes of the message table or its indexes.',
+        "see the table's metrics; on-demand tables throttle on sudden bursts past twice the previous peak",
+      ),
       metric: tableThrottles(props.table, props.indexNames),
       threshold: 1,
     });
@@ -360,7 +407,10 @@ export class RelayObservability extends Construct {
       metricValue: '1',
     });
     alarm('ApiThrottled', {
-      alarmDescription: runbook('The webhook endpoint answered 429: requests beyond deploy.throttle were refused.', `raise deploy.throttle in config/${env}.yaml, or find the sender that floods (the access log's ip)`),
+      alarmDescription: runbook(
+        'The webhook endpoint answered 429: requests beyond deploy.throttle were refused.',
+        `raise deploy.throttle in config/${env}.yaml, or find the sender that floods (the access log's ip)`,
+      ),
       metric: apiThrottled.metric({ statistic: 'Sum', period: FIVE_MINUTES }),
       threshold: 1,
     });
@@ -371,7 +421,10 @@ export class RelayObservability extends Construct {
         threshold: 1,
       });
       alarm(`${pascalCase(name)}Throttles`, {
-        alarmDescription: runbook(`Lambda throttled the ${name} function at least once in 5 minutes.`, 'check its reserved concurrency (deploy.senderConcurrency for the sender) and the account\'s concurrency limit'),
+        alarmDescription: runbook(
+          `Lambda throttled the ${name} function at least once in 5 minutes.`,
+          "check its reserved concurrency (deploy.senderConcurrency for the sender) and the account's concurrency limit",
+        ),
         metric: props.functions[name].metricThrottles({ statistic: 'Sum', period: FIVE_MINUTES }),
         threshold: 1,
       });
@@ -381,7 +434,12 @@ export class RelayObservability extends Construct {
     this.dashboard = new cloudwatch.Dashboard(this, 'Dashboard', {
       dashboardName: prefix,
       defaultInterval: Duration.days(1),
-      widgets: dashboardRows(props, relay, apiThrottled.metric({ label: 'API 429', statistic: 'Sum', period: FIVE_MINUTES }), alarms),
+      widgets: dashboardRows(
+        props,
+        relay,
+        apiThrottled.metric({ label: 'API 429', statistic: 'Sum', period: FIVE_MINUTES }),
+        alarms,
+      ),
     });
   }
 }
@@ -389,8 +447,17 @@ export class RelayObservability extends Construct {
 /** The metric the access-log filter counts the API's 429 answers into. */
 export const API_THROTTLED = 'ApiThrottled';
 
-function relayMetric(namespace: string, name: RelayMetric, statistic: string, period: Duration, route?: string): cloudwatch.Metric {
-  const dimensionsMap: Record<string, string> = { ...METRICS.dimensions, ...(route === undefined ? {} : { [METRICS.routeDimension]: route }) };
+function relayMetric(
+  namespace: string,
+  name: RelayMetric,
+  statistic: string,
+  period: Duration,
+  route?: string,
+): cloudwatch.Metric {
+  const dimensionsMap: Record<string, string> = {
+    ...METRICS.dimensions,
+    ...(route === undefined ? {} : { [METRICS.routeDimension]: route }),
+  };
   return new cloudwatch.Metric({ namespace, metricName: name, dimensionsMap, statistic, period });
 }
 
@@ -399,19 +466,27 @@ function tableThrottles(table: dynamodb.ITable, indexNames: readonly string[]): 
     new cloudwatch.Metric({
       namespace: 'AWS/DynamoDB',
       metricName,
-      dimensionsMap: { TableName: table.tableName, ...(index === undefined ? {} : { GlobalSecondaryIndexName: index }) },
+      dimensionsMap: {
+        TableName: table.tableName,
+        ...(index === undefined ? {} : { GlobalSecondaryIndexName: index }),
+      },
       statistic: 'Sum',
       period: FIVE_MINUTES,
     });
   // An index's throttles are its own series (TableName and GlobalSecondaryIndexName); a throttled
   // index write throttles the table write that caused it.
-  const usingMetrics: Record<string, cloudwatch.IMetric> = { reads: events('ReadThrottleEvents'), writes: events('WriteThrottleEvents') };
+  const usingMetrics: Record<string, cloudwatch.IMetric> = {
+    reads: events('ReadThrottleEvents'),
+    writes: events('WriteThrottleEvents'),
+  };
   indexNames.forEach((index, i) => {
     usingMetrics[`index${i}reads`] = events('ReadThrottleEvents', index);
     usingMetrics[`index${i}writes`] = events('WriteThrottleEvents', index);
   });
   return new cloudwatch.MathExpression({
-    expression: Object.keys(usingMetrics).map((id) => `FILL(${id}, 0)`).join(' + '),
+    expression: Object.keys(usingMetrics)
+      .map((id) => `FILL(${id}, 0)`)
+      .join(' + '),
     usingMetrics,
     label: 'DynamoDB throttle events (table and indexes)',
     period: FIVE_MINUTES,
@@ -442,34 +517,79 @@ function dashboardRows(
   const sum = (name: RelayMetric): cloudwatch.Metric => relay(name, 'Sum');
   const gauge = (name: RelayMetric): cloudwatch.Metric => relay(name, 'Maximum');
   const balance = relay(RelayMetric.RemainingBalance, 'Minimum', Duration.hours(1));
-  const thresholds = props.balanceThreshold === undefined ? [] : [{ value: props.balanceThreshold, label: 'threshold', color: cloudwatch.Color.RED }];
+  const thresholds =
+    props.balanceThreshold === undefined
+      ? []
+      : [{ value: props.balanceThreshold, label: 'threshold', color: cloudwatch.Color.RED }];
   const perFunction = (metric: (fn: lambda.IFunction, label: string) => cloudwatch.IMetric): cloudwatch.IMetric[] =>
     HANDLER_NAMES.map((name) => metric(props.functions[name], name));
 
   return [
     [
-      new cloudwatch.SingleValueWidget({ title: 'Provider balance', metrics: [balance], width: 6, height: 6, setPeriodToTimeRange: false }),
-      new cloudwatch.GraphWidget({ title: 'Provider balance', left: [balance], leftAnnotations: thresholds, width: 12, height: 6 }),
-      new cloudwatch.GraphWidget({ title: 'Balance watch: failed reads', left: [sum(RelayMetric.BalanceReadFailed)], width: 6, height: 6 }),
+      new cloudwatch.SingleValueWidget({
+        title: 'Provider balance',
+        metrics: [balance],
+        width: 6,
+        height: 6,
+        setPeriodToTimeRange: false,
+      }),
+      new cloudwatch.GraphWidget({
+        title: 'Provider balance',
+        left: [balance],
+        leftAnnotations: thresholds,
+        width: 12,
+        height: 6,
+      }),
+      new cloudwatch.GraphWidget({
+        title: 'Balance watch: failed reads',
+        left: [sum(RelayMetric.BalanceReadFailed)],
+        width: 6,
+        height: 6,
+      }),
     ],
     [
-      new cloudwatch.GraphWidget({ title: 'SMS service unreachable (sends paused)', left: [gauge(RelayMetric.SmsServiceUnreachable)], leftYAxis: { min: 0, max: 1 }, width: 8 }),
       new cloudwatch.GraphWidget({
-        title: 'Watchers: runs per 5 minutes',
-        left: [relay(RelayMetric.PendingDue, 'SampleCount').with({ label: 'sweeps' }), relay(RelayMetric.BalanceReadFailed, 'SampleCount').with({ label: 'balance-watch runs' })],
+        title: 'SMS service unreachable (sends paused)',
+        left: [gauge(RelayMetric.SmsServiceUnreachable)],
+        leftYAxis: { min: 0, max: 1 },
         width: 8,
       }),
-      new cloudwatch.GraphWidget({ title: 'Records this version cannot decode', left: [sum(RelayMetric.UndecodableRecords)], width: 8 }),
+      new cloudwatch.GraphWidget({
+        title: 'Watchers: runs per 5 minutes',
+        left: [
+          relay(RelayMetric.PendingDue, 'SampleCount').with({ label: 'sweeps' }),
+          relay(RelayMetric.BalanceReadFailed, 'SampleCount').with({ label: 'balance-watch runs' }),
+        ],
+        width: 8,
+      }),
+      new cloudwatch.GraphWidget({
+        title: 'Records this version cannot decode',
+        left: [sum(RelayMetric.UndecodableRecords)],
+        width: 8,
+      }),
     ],
     [
       new cloudwatch.GraphWidget({
         title: 'Records stuck now (each sweep)',
-        left: [gauge(RelayMetric.UnknownNow), gauge(RelayMetric.FailedNow), gauge(RelayMetric.ParkedNow), gauge(RelayMetric.HeldNow), gauge(RelayMetric.DeferredOverdue), gauge(RelayMetric.IncidentsUnacknowledged)],
+        left: [
+          gauge(RelayMetric.UnknownNow),
+          gauge(RelayMetric.FailedNow),
+          gauge(RelayMetric.ParkedNow),
+          gauge(RelayMetric.HeldNow),
+          gauge(RelayMetric.DeferredOverdue),
+          gauge(RelayMetric.IncidentsUnacknowledged),
+        ],
         width: 8,
       }),
       new cloudwatch.GraphWidget({
         title: 'Messages',
-        left: [sum(RelayMetric.Sent), sum(RelayMetric.HeldBack), sum(RelayMetric.Deferred), sum(RelayMetric.Digests), sum(RelayMetric.EscalationsSent)],
+        left: [
+          sum(RelayMetric.Sent),
+          sum(RelayMetric.HeldBack),
+          sum(RelayMetric.Deferred),
+          sum(RelayMetric.Digests),
+          sum(RelayMetric.EscalationsSent),
+        ],
         right: [sum(RelayMetric.Unknown), sum(RelayMetric.Failed), sum(RelayMetric.Parked)],
         width: 8,
       }),
@@ -484,17 +604,29 @@ function dashboardRows(
       new cloudwatch.GraphWidget({
         title: 'Webhooks',
         left: [sum(RelayMetric.Accepted), sum(RelayMetric.Duplicates), sum(RelayMetric.Filtered)],
-        right: props.routes.map((route) => relay(RelayMetric.Dropped, 'Sum', FIVE_MINUTES, route).with({ label: `Dropped ${route}` })),
+        right: props.routes.map((route) =>
+          relay(RelayMetric.Dropped, 'Sum', FIVE_MINUTES, route).with({ label: `Dropped ${route}` }),
+        ),
         width: 8,
       }),
       new cloudwatch.GraphWidget({
         title: 'Webhooks refused',
-        left: [sum(RelayMetric.RouteMisconfigured), ...props.routes.map((route) => relay(RelayMetric.Rejected, 'Sum', FIVE_MINUTES, route).with({ label: `Rejected ${route}` }))],
+        left: [
+          sum(RelayMetric.RouteMisconfigured),
+          ...props.routes.map((route) =>
+            relay(RelayMetric.Rejected, 'Sum', FIVE_MINUTES, route).with({ label: `Rejected ${route}` }),
+          ),
+        ],
         width: 8,
       }),
       new cloudwatch.GraphWidget({
         title: 'Webhook endpoint',
-        left: [props.stage.metricCount({ period: FIVE_MINUTES }), props.stage.metricClientError({ period: FIVE_MINUTES }), props.stage.metricServerError({ period: FIVE_MINUTES }), apiThrottled],
+        left: [
+          props.stage.metricCount({ period: FIVE_MINUTES }),
+          props.stage.metricClientError({ period: FIVE_MINUTES }),
+          props.stage.metricServerError({ period: FIVE_MINUTES }),
+          apiThrottled,
+        ],
         right: [props.stage.metricLatency({ statistic: 'p95', period: FIVE_MINUTES })],
         width: 8,
       }),
@@ -504,7 +636,9 @@ function dashboardRows(
         title: 'Backlog: due PENDING records',
         left: [relay(RelayMetric.PendingDue, 'Maximum')],
         right: [relay(RelayMetric.OldestPendingAgeSeconds, 'Maximum')],
-        rightAnnotations: [{ value: ALARM_THRESHOLDS.pendingAgeSeconds, label: 'oldest due (s) alarm', color: cloudwatch.Color.RED }],
+        rightAnnotations: [
+          { value: ALARM_THRESHOLDS.pendingAgeSeconds, label: 'oldest due (s) alarm', color: cloudwatch.Color.RED },
+        ],
         width: 8,
       }),
       new cloudwatch.GraphWidget({
@@ -516,18 +650,52 @@ function dashboardRows(
       new cloudwatch.GraphWidget({
         title: 'Queues (messages visible)',
         left: [
-          props.failureQueue.metricApproximateNumberOfMessagesVisible({ label: 'failure queue', statistic: 'Maximum', period: FIVE_MINUTES }),
-          props.deadLetterQueue.metricApproximateNumberOfMessagesVisible({ label: 'dead-letter queue', statistic: 'Maximum', period: FIVE_MINUTES }),
+          props.failureQueue.metricApproximateNumberOfMessagesVisible({
+            label: 'failure queue',
+            statistic: 'Maximum',
+            period: FIVE_MINUTES,
+          }),
+          props.deadLetterQueue.metricApproximateNumberOfMessagesVisible({
+            label: 'dead-letter queue',
+            statistic: 'Maximum',
+            period: FIVE_MINUTES,
+          }),
         ],
         width: 8,
       }),
     ],
     [
-      new cloudwatch.GraphWidget({ title: 'Function errors', left: [...perFunction((fn, label) => fn.metricErrors({ label, statistic: 'Sum', period: FIVE_MINUTES })), sum(RelayMetric.SweepErrors)], width: 6 }),
-      new cloudwatch.GraphWidget({ title: 'Function duration p95 (ms)', left: perFunction((fn, label) => fn.metricDuration({ label, statistic: 'p95', period: FIVE_MINUTES })), width: 6 }),
-      new cloudwatch.GraphWidget({ title: 'Function throttles', left: perFunction((fn, label) => fn.metricThrottles({ label, statistic: 'Sum', period: FIVE_MINUTES })), width: 6 }),
-      new cloudwatch.GraphWidget({ title: 'Table throttles', left: [tableThrottles(props.table, props.indexNames)], width: 6 }),
+      new cloudwatch.GraphWidget({
+        title: 'Function errors',
+        left: [
+          ...perFunction((fn, label) => fn.metricErrors({ label, statistic: 'Sum', period: FIVE_MINUTES })),
+          sum(RelayMetric.SweepErrors),
+        ],
+        width: 6,
+      }),
+      new cloudwatch.GraphWidget({
+        title: 'Function duration p95 (ms)',
+        left: perFunction((fn, label) => fn.metricDuration({ label, statistic: 'p95', period: FIVE_MINUTES })),
+        width: 6,
+      }),
+      new cloudwatch.GraphWidget({
+        title: 'Function throttles',
+        left: perFunction((fn, label) => fn.metricThrottles({ label, statistic: 'Sum', period: FIVE_MINUTES })),
+        width: 6,
+      }),
+      new cloudwatch.GraphWidget({
+        title: 'Table throttles',
+        left: [tableThrottles(props.table, props.indexNames)],
+        width: 6,
+      }),
     ],
-    [new cloudwatch.AlarmStatusWidget({ title: 'Alarms', alarms: [...alarms], width: 24, height: Math.max(6, 2 + Math.ceil(alarms.length / 4)) })],
+    [
+      new cloudwatch.AlarmStatusWidget({
+        title: 'Alarms',
+        alarms: [...alarms],
+        width: 24,
+        height: Math.max(6, 2 + Math.ceil(alarms.length / 4)),
+      }),
+    ],
   ];
 }

@@ -56,7 +56,15 @@ export const TABLE_ACCESS = {
     { actions: ['dynamodb:Query'], indexes: [BY_STATE] },
   ],
   sweeper: [
-    { actions: ['dynamodb:BatchGetItem', 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:Query', 'dynamodb:UpdateItem'] },
+    {
+      actions: [
+        'dynamodb:BatchGetItem',
+        'dynamodb:GetItem',
+        'dynamodb:PutItem',
+        'dynamodb:Query',
+        'dynamodb:UpdateItem',
+      ],
+    },
     { actions: ['dynamodb:Query'], indexes: [BY_STATE] },
   ],
   'balance-watch': [

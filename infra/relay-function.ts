@@ -79,11 +79,13 @@ export class RelayFunction extends Construct {
     Validations.of(this.fn).acknowledge(
       {
         id: 'AwsSolutions-L1',
-        reason: 'nodejs22.x is the deliberate target: the bundles are built for node22 and tested on it; moving runtimes is a reviewed change, not a lint fix.',
+        reason:
+          'nodejs22.x is the deliberate target: the bundles are built for node22 and tested on it; moving runtimes is a reviewed change, not a lint fix.',
       },
       {
         id: 'Serverless-LambdaLatestVersion',
-        reason: 'nodejs22.x is the deliberate target: the bundles are built for node22 and tested on it; moving runtimes is a reviewed change, not a lint fix.',
+        reason:
+          'nodejs22.x is the deliberate target: the bundles are built for node22 and tested on it; moving runtimes is a reviewed change, not a lint fix.',
       },
       {
         id: 'Serverless-LambdaTracing',

@@ -1,4 +1,10 @@
-import { BALANCE_SCHEDULE, HANDLER_TIMEOUT_SECONDS, MAX_BODY_BYTES, STREAM, SWEEP_SCHEDULE } from '../functions/core/defaults';
+import {
+  BALANCE_SCHEDULE,
+  HANDLER_TIMEOUT_SECONDS,
+  MAX_BODY_BYTES,
+  STREAM,
+  SWEEP_SCHEDULE,
+} from '../functions/core/defaults';
 import { join } from 'node:path';
 import { Duration, RemovalPolicy, Validations } from 'aws-cdk-lib';
 import * as apigwv2 from 'aws-cdk-lib/aws-apigatewayv2';
@@ -114,17 +120,28 @@ export interface SmsRelayProps {
 export const RESERVED_CONCURRENCY = { sweeper: 1 } as const;
 
 /** Memory defaults, MB: the scheduled balance check makes one provider call; the others parse, template and send. */
-export const DEFAULT_MEMORY_MB = { ingest: 256, sender: 256, sweeper: 256, 'balance-watch': 128 } as const satisfies Record<HandlerName, number>;
+export const DEFAULT_MEMORY_MB = {
+  ingest: 256,
+  sender: 256,
+  sweeper: 256,
+  'balance-watch': 128,
+} as const satisfies Record<HandlerName, number>;
 
 /** Where the handlers are bundled when no `bundleDir` is given. */
 export const DEFAULT_BUNDLE_DIR = 'dist/handlers';
 export const DEFAULT_THROTTLE = { rateLimit: 50, burstLimit: 100 } as const;
-export { BALANCE_SCHEDULE as DEFAULT_BALANCE_SCHEDULE, MAX_BODY_BYTES, SWEEP_SCHEDULE } from '../functions/core/defaults';
+export {
+  BALANCE_SCHEDULE as DEFAULT_BALANCE_SCHEDULE,
+  MAX_BODY_BYTES,
+  SWEEP_SCHEDULE,
+} from '../functions/core/defaults';
 
 // API Gateway base64-encodes binary bodies into the 6 MB synchronous Lambda payload.
 const MAX_BODY_BYTES_LIMIT = 4 * 1024 * 1024;
 
-const TIMEOUTS = Object.fromEntries(Object.entries(HANDLER_TIMEOUT_SECONDS).map(([name, seconds]) => [name, Duration.seconds(seconds)])) as Record<HandlerName, Duration>;
+const TIMEOUTS = Object.fromEntries(
+  Object.entries(HANDLER_TIMEOUT_SECONDS).map(([name, seconds]) => [name, Duration.seconds(seconds)]),
+) as Record<HandlerName, Duration>;
 
 /**
  * The whole relay for one environment: webhook endpoint, message table, sender on the table's
@@ -175,7 +192,10 @@ export class SmsRelay extends Construct {
     const scheduleIssue = scheduleProblem(balanceSchedule);
     // The config is valid by its schema but would fail the deploy, or could not work deployed:
     // report it like any config problem.
-    const problems = [...(scheduleIssue === undefined ? [] : [`balance.schedule: ${scheduleIssue}`]), ...deployProblems(config)];
+    const problems = [
+      ...(scheduleIssue === undefined ? [] : [`balance.schedule: ${scheduleIssue}`]),
+      ...deployProblems(config),
+    ];
     if (problems.length > 0) throw new ConfigError(`config (${environmentName})`, problems);
     this.secretName = secretName(environmentName, config);
     this.providerSecretName = providerSecretName(this.secretName);
@@ -183,16 +203,33 @@ export class SmsRelay extends Construct {
     const keepRetiredIndexes = props.keepRetiredIndexes ?? false;
     this.table = this.createTable(removalPolicy, keepRetiredIndexes);
     this.indexNames = tableIndexes(keepRetiredIndexes).map((index) => index.name);
-    this.secret = this.createSecret('Secret', this.secretName, `sms-relay ${environmentName}: route secrets, JSON of each route's secret name to its value (read by ingest only); set it with put-secret-value from a file`, removalPolicy);
-    this.providerSecret = this.createSecret('ProviderSecret', this.providerSecretName, `sms-relay ${environmentName}: the SMS provider key, JSON {"providerApiKey": "..."} (read by the sender, sweeper and balance watch only); set it with put-secret-value from a file`, removalPolicy);
-    this.failureQueue = this.createQueue('FailureQueue', 'the sender gave up on these stream records; their messages may be unsent');
+    this.secret = this.createSecret(
+      'Secret',
+      this.secretName,
+      `sms-relay ${environmentName}: route secrets, JSON of each route's secret name to its value (read by ingest only); set it with put-secret-value from a file`,
+      removalPolicy,
+    );
+    this.providerSecret = this.createSecret(
+      'ProviderSecret',
+      this.providerSecretName,
+      `sms-relay ${environmentName}: the SMS provider key, JSON {"providerApiKey": "..."} (read by the sender, sweeper and balance watch only); set it with put-secret-value from a file`,
+      removalPolicy,
+    );
+    this.failureQueue = this.createQueue(
+      'FailureQueue',
+      'the sender gave up on these stream records; their messages may be unsent',
+    );
     // AwsSolutions-SQS3 recognises queues named in a DeadLetterConfig, but not an event source's
     // on-failure destination.
     Validations.of(this.failureQueue).acknowledge({
       id: 'AwsSolutions-SQS3',
-      reason: 'The failure queue is the dead-letter destination of the sender\'s stream event source; a queue behind it would never receive anything.',
+      reason:
+        "The failure queue is the dead-letter destination of the sender's stream event source; a queue behind it would never receive anything.",
     });
-    this.deadLetterQueue = this.createQueue('DeadLetterQueue', 'failed asynchronous deliveries: schedule events, scheduled runs and alarm e-mails');
+    this.deadLetterQueue = this.createQueue(
+      'DeadLetterQueue',
+      'failed asynchronous deliveries: schedule events, scheduled runs and alarm e-mails',
+    );
 
     const bundleDir = props.bundleDir ?? DEFAULT_BUNDLE_DIR;
     if (props.bundleDir === undefined) bundleHandlers({ outDir: DEFAULT_BUNDLE_DIR });
@@ -205,7 +242,10 @@ export class SmsRelay extends Construct {
     };
     // Each function is told of (and granted) only its own secret: ingest the route secrets, the
     // functions that call the SMS service the provider key.
-    const provider = { PROVIDER_BASE_URL: config.provider.baseUrl, [ENV.providerSecretId]: this.providerSecret.secretArn };
+    const provider = {
+      PROVIDER_BASE_URL: config.provider.baseUrl,
+      [ENV.providerSecretId]: this.providerSecret.secretArn,
+    };
     const environments: Record<HandlerName, Record<string, string>> = {
       ingest: { ...common, [ENV.secretId]: this.secret.secretArn, MAX_BODY_BYTES: String(maxBodyBytes) },
       sender: { ...common, ...provider },
@@ -235,7 +275,8 @@ export class SmsRelay extends Construct {
           timeout: TIMEOUTS[name],
           environment: environments[name],
           logRetention,
-          reservedConcurrentExecutions: name === 'sender' ? props.senderConcurrency : name === 'sweeper' ? RESERVED_CONCURRENCY.sweeper : undefined,
+          reservedConcurrentExecutions:
+            name === 'sender' ? props.senderConcurrency : name === 'sweeper' ? RESERVED_CONCURRENCY.sweeper : undefined,
           // Only the scheduled functions are invoked asynchronously.
           deadLetterQueue: name === 'sweeper' || name === 'balance-watch' ? this.deadLetterQueue : undefined,
         }),
@@ -251,14 +292,20 @@ export class SmsRelay extends Construct {
 
     Validations.of(this.functions.ingest).acknowledge({
       id: 'Serverless-LambdaDLQ',
-      reason: 'API Gateway invokes ingest synchronously, so a dead-letter queue would never receive anything; a failed webhook is answered with a 5xx and its sender retries.',
+      reason:
+        'API Gateway invokes ingest synchronously, so a dead-letter queue would never receive anything; a failed webhook is answered with a 5xx and its sender retries.',
     });
     Validations.of(this.functions.sender).acknowledge({
       id: 'Serverless-LambdaDLQ',
-      reason: 'The stream event source invokes the sender synchronously; records that exhaust their retries go to the event source on-failure destination (the failure queue) instead.',
+      reason:
+        'The stream event source invokes the sender synchronously; records that exhaust their retries go to the event source on-failure destination (the failure queue) instead.',
     });
 
-    ({ api: this.api, stage: this.stage, accessLogs: this.accessLogs } = this.createApi(environmentName, this.functions.ingest, throttle, logRetention));
+    ({
+      api: this.api,
+      stage: this.stage,
+      accessLogs: this.accessLogs,
+    } = this.createApi(environmentName, this.functions.ingest, throttle, logRetention));
     this.webhookUrl = `${this.stage.url}hooks/`;
 
     this.connectSender(this.functions.sender, relayFunctions.sender.role);
@@ -309,7 +356,12 @@ export class SmsRelay extends Construct {
     return table;
   }
 
-  private createSecret(id: string, name: string, description: string, removalPolicy: RemovalPolicy): secretsmanager.Secret {
+  private createSecret(
+    id: string,
+    name: string,
+    description: string,
+    removalPolicy: RemovalPolicy,
+  ): secretsmanager.Secret {
     // Created here so one deploy builds everything; the value is never in the template. Secrets
     // Manager generates a throwaway JSON placeholder until `put-secret-value` replaces it.
     const secret = new secretsmanager.Secret(this, id, {
@@ -320,7 +372,8 @@ export class SmsRelay extends Construct {
     });
     Validations.of(secret).acknowledge({
       id: 'AwsSolutions-SMG4',
-      reason: 'The provider API key is issued in the SMS provider dashboard and the route secrets are shared with the webhook senders; neither can be rotated by a Lambda, so rotation is a manual put-secret-value.',
+      reason:
+        'The provider API key is issued in the SMS provider dashboard and the route secrets are shared with the webhook senders; neither can be rotated by a Lambda, so rotation is a manual put-secret-value.',
     });
     return secret;
   }
@@ -344,7 +397,10 @@ export class SmsRelay extends Construct {
       fn.addToRolePolicy(
         new iam.PolicyStatement({
           actions: [...grant.actions],
-          resources: indexes.length === 0 ? [this.table.tableArn] : indexes.map((index) => `${this.table.tableArn}/index/${index}`),
+          resources:
+            indexes.length === 0
+              ? [this.table.tableArn]
+              : indexes.map((index) => `${this.table.tableArn}/index/${index}`),
         }),
       );
     }
@@ -371,7 +427,9 @@ export class SmsRelay extends Construct {
       throttle,
       accessLogSettings: { destination: new apigwv2.LogGroupLogDestination(accessLogs), format: ACCESS_LOG_FORMAT },
     });
-    const integration = new HttpLambdaIntegration('Ingest', ingest, { payloadFormatVersion: apigwv2.PayloadFormatVersion.VERSION_2_0 });
+    const integration = new HttpLambdaIntegration('Ingest', ingest, {
+      payloadFormatVersion: apigwv2.PayloadFormatVersion.VERSION_2_0,
+    });
     const routes = [
       ...api.addRoutes({ path: '/hooks/{route}', methods: [apigwv2.HttpMethod.POST], integration }),
       // Paging's acknowledge link: GET shows the incident, POST acknowledges; the token in the path is its credential.
@@ -391,7 +449,9 @@ export class SmsRelay extends Construct {
         startingPosition: lambda.StartingPosition.LATEST,
         batchSize: STREAM.batchSize,
         // Left out at 0: the mapping's default is no window.
-        ...(STREAM.maxBatchingWindowSeconds > 0 ? { maxBatchingWindow: Duration.seconds(STREAM.maxBatchingWindowSeconds) } : {}),
+        ...(STREAM.maxBatchingWindowSeconds > 0
+          ? { maxBatchingWindow: Duration.seconds(STREAM.maxBatchingWindowSeconds) }
+          : {}),
         parallelizationFactor: STREAM.parallelizationFactor,
         bisectBatchOnError: true,
         retryAttempts: STREAM.retryAttempts,
@@ -404,7 +464,11 @@ export class SmsRelay extends Construct {
         filters: [
           lambda.FilterCriteria.filter({
             eventName: lambda.FilterRule.isEqual('INSERT'),
-            dynamodb: { NewImage: { [TABLE.indexes.byState.partitionKey]: { S: lambda.FilterRule.isEqual(MessageState.Pending) } } },
+            dynamodb: {
+              NewImage: {
+                [TABLE.indexes.byState.partitionKey]: { S: lambda.FilterRule.isEqual(MessageState.Pending) },
+              },
+            },
           }),
           lambda.FilterCriteria.filter({
             eventName: lambda.FilterRule.isEqual('MODIFY'),
@@ -419,14 +483,21 @@ export class SmsRelay extends Construct {
         ],
       }),
     );
-    const reason = 'dynamodb:ListStreams has no resource-level permissions, so the stream event source must grant it on "*"; every other stream action is scoped to this table\'s stream.';
+    const reason =
+      'dynamodb:ListStreams has no resource-level permissions, so the stream event source must grant it on "*"; every other stream action is scoped to this table\'s stream.';
     Validations.of(role).acknowledge({ id: 'AwsSolutions-IAM5[Resource::*]', reason });
   }
 
   private schedule(id: string, expression: string, fn: lambda.IFunction): void {
     new events.Rule(this, id, {
       schedule: events.Schedule.expression(expression),
-      targets: [new targets.LambdaFunction(fn, { deadLetterQueue: this.deadLetterQueue, retryAttempts: 2, maxEventAge: Duration.hours(1) })],
+      targets: [
+        new targets.LambdaFunction(fn, {
+          deadLetterQueue: this.deadLetterQueue,
+          retryAttempts: 2,
+          maxEventAge: Duration.hours(1),
+        }),
+      ],
     });
   }
 }
@@ -452,24 +523,33 @@ const ACCESS_LOG_FORMAT = AccessLogFormat.custom(
 );
 
 /** The table's indexes: the current ones, and the retired ones while an upgrade keeps them. */
-type TableIndex = (typeof TABLE.indexes)[keyof typeof TABLE.indexes] | (typeof TABLE.retiredIndexes)[keyof typeof TABLE.retiredIndexes];
+type TableIndex =
+  | (typeof TABLE.indexes)[keyof typeof TABLE.indexes]
+  | (typeof TABLE.retiredIndexes)[keyof typeof TABLE.retiredIndexes];
 function tableIndexes(keepRetiredIndexes: boolean): TableIndex[] {
   return [...Object.values(TABLE.indexes), ...(keepRetiredIndexes ? Object.values(TABLE.retiredIndexes) : [])];
 }
 
-function validateProps(throttle: Required<RelayThrottle>, maxBodyBytes: number, memory: Record<HandlerName, number>, senderConcurrency: number | undefined): void {
+function validateProps(
+  throttle: Required<RelayThrottle>,
+  maxBodyBytes: number,
+  memory: Record<HandlerName, number>,
+  senderConcurrency: number | undefined,
+): void {
   const problems: string[] = [];
   if (senderConcurrency !== undefined && !(Number.isInteger(senderConcurrency) && senderConcurrency >= 1)) {
     problems.push(`senderConcurrency must be a whole number ≥ 1 (got ${senderConcurrency})`);
   }
   if (!(throttle.rateLimit > 0)) problems.push(`throttle.rateLimit must be above 0 (got ${throttle.rateLimit})`);
-  if (!Number.isInteger(throttle.burstLimit) || throttle.burstLimit < 0) problems.push(`throttle.burstLimit must be a whole number ≥ 0 (got ${throttle.burstLimit})`);
+  if (!Number.isInteger(throttle.burstLimit) || throttle.burstLimit < 0)
+    problems.push(`throttle.burstLimit must be a whole number ≥ 0 (got ${throttle.burstLimit})`);
   if (!Number.isInteger(maxBodyBytes) || maxBodyBytes < 1 || maxBodyBytes > MAX_BODY_BYTES_LIMIT) {
     problems.push(`maxBodyBytes must be a whole number from 1 to ${MAX_BODY_BYTES_LIMIT} (got ${maxBodyBytes})`);
   }
   for (const name of HANDLER_NAMES) {
     const mb = memory[name];
-    if (!Number.isInteger(mb) || mb < 128 || mb > 10_240) problems.push(`memorySize.${name} must be a whole number of MB from 128 to 10240 (got ${mb})`);
+    if (!Number.isInteger(mb) || mb < 128 || mb > 10_240)
+      problems.push(`memorySize.${name} must be a whole number of MB from 128 to 10240 (got ${mb})`);
   }
   if (problems.length > 0) throw new Error(`SmsRelay: ${problems.join('; ')}`);
 }

@@ -38,11 +38,13 @@ export class SmsRelayStack extends Stack {
     });
     new CfnOutput(this, 'SecretId', {
       value: this.relay.secretName,
-      description: 'The route secrets (ingest): aws secretsmanager put-secret-value --secret-id <SecretId> --secret-string file://routes.json',
+      description:
+        'The route secrets (ingest): aws secretsmanager put-secret-value --secret-id <SecretId> --secret-string file://routes.json',
     });
     new CfnOutput(this, 'ProviderSecretId', {
       value: this.relay.providerSecretName,
-      description: 'The provider key (sender, sweeper, balance watch): aws secretsmanager put-secret-value --secret-id <ProviderSecretId> --secret-string file://provider.json',
+      description:
+        'The provider key (sender, sweeper, balance watch): aws secretsmanager put-secret-value --secret-id <ProviderSecretId> --secret-string file://provider.json',
     });
     // The CLI's --env reads the table from here (never by a name prefix).
     new CfnOutput(this, STACK_OUTPUTS.tableName, { value: this.relay.table.tableName });
@@ -55,7 +57,9 @@ export class SmsRelayStack extends Stack {
 
 /** An explicit `undefined` must not hide a value of the config. */
 function definedProps(props: SmsRelayProps): SmsRelayProps {
-  return Object.fromEntries(Object.entries(props).filter(([, value]) => value !== undefined)) as unknown as SmsRelayProps;
+  return Object.fromEntries(
+    Object.entries(props).filter(([, value]) => value !== undefined),
+  ) as unknown as SmsRelayProps;
 }
 
 /**
@@ -67,17 +71,28 @@ function definedProps(props: SmsRelayProps): SmsRelayProps {
  * deployProps({ throttle: { rate: 10 }, onDelete: 'destroy' }); // { throttle: { rateLimit: 10 }, removalPolicy: RemovalPolicy.DESTROY }
  * ```
  */
-export function deployProps(deploy: DeployConfig | undefined): Partial<Pick<SmsRelayProps, 'throttle' | 'memorySize' | 'logRetention' | 'removalPolicy' | 'senderConcurrency'>> {
+export function deployProps(
+  deploy: DeployConfig | undefined,
+): Partial<Pick<SmsRelayProps, 'throttle' | 'memorySize' | 'logRetention' | 'removalPolicy' | 'senderConcurrency'>> {
   if (deploy === undefined) return {};
   const { throttle, memory, logRetentionDays, onDelete, senderConcurrency } = deploy;
   return {
     ...(senderConcurrency === undefined ? {} : { senderConcurrency }),
     ...(throttle === undefined
       ? {}
-      : { throttle: { ...(throttle.rate === undefined ? {} : { rateLimit: throttle.rate }), ...(throttle.burst === undefined ? {} : { burstLimit: throttle.burst }) } }),
-    ...(memory === undefined ? {} : { memorySize: Object.fromEntries(Object.entries(memory).filter(([, mb]) => mb !== undefined)) }),
+      : {
+          throttle: {
+            ...(throttle.rate === undefined ? {} : { rateLimit: throttle.rate }),
+            ...(throttle.burst === undefined ? {} : { burstLimit: throttle.burst }),
+          },
+        }),
+    ...(memory === undefined
+      ? {}
+      : { memorySize: Object.fromEntries(Object.entries(memory).filter(([, mb]) => mb !== undefined)) }),
     // RetentionDays' values are the day counts the schema allows.
     ...(logRetentionDays === undefined ? {} : { logRetention: logRetentionDays as logs.RetentionDays }),
-    ...(onDelete === undefined ? {} : { removalPolicy: onDelete === 'destroy' ? RemovalPolicy.DESTROY : RemovalPolicy.RETAIN }),
+    ...(onDelete === undefined
+      ? {}
+      : { removalPolicy: onDelete === 'destroy' ? RemovalPolicy.DESTROY : RemovalPolicy.RETAIN }),
   };
 }

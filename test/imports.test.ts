@@ -24,7 +24,17 @@ describe('the imports of functions/, infra/ and local/', () => {
 describe('importCycles', () => {
   it('finds a cycle of two and a cycle through a third file, and nothing in a chain', () => {
     const edge = (from: string, to: string) => ({ from, to, specifier: to });
-    expect(importCycles([edge('a', 'b'), edge('b', 'a'), edge('c', 'd'), edge('d', 'e'), edge('e', 'c'), edge('e', 'f'), edge('g', 'g')])).toEqual([['a', 'b'], ['c', 'd', 'e'], ['g']]);
+    expect(
+      importCycles([
+        edge('a', 'b'),
+        edge('b', 'a'),
+        edge('c', 'd'),
+        edge('d', 'e'),
+        edge('e', 'c'),
+        edge('e', 'f'),
+        edge('g', 'g'),
+      ]),
+    ).toEqual([['a', 'b'], ['c', 'd', 'e'], ['g']]);
     expect(importCycles([edge('a', 'b'), edge('b', 'c')])).toEqual([]);
   });
 });

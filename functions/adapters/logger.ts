@@ -54,7 +54,9 @@ export interface LoggerOptions {
  * logger.info('sent', { to: '255712345678' }); // … "to":"2557****678" …
  * ```
  */
-export function createLogger({ serviceName = process.env['POWERTOOLS_SERVICE_NAME'] || METRICS.service }: LoggerOptions = {}): Logger {
+export function createLogger({
+  serviceName = process.env['POWERTOOLS_SERVICE_NAME'] || METRICS.service,
+}: LoggerOptions = {}): Logger {
   return new Logger({ serviceName, jsonReplacerFn: maskingReplacer });
 }
 
@@ -81,5 +83,7 @@ export function relayLogger(logger: Logger): RelayLogger {
 
 function safeKeys(attributes: Record<string, unknown>): Record<string, unknown> {
   if (!Object.keys(attributes).some((key) => RESERVED.has(key))) return attributes;
-  return Object.fromEntries(Object.entries(attributes).map(([key, value]) => [RESERVED.has(key) ? `detail_${key}` : key, value]));
+  return Object.fromEntries(
+    Object.entries(attributes).map(([key, value]) => [RESERVED.has(key) ? `detail_${key}` : key, value]),
+  );
 }

@@ -30,7 +30,10 @@ export interface SecretsManagerSourceOptions {
  * const apiKey = await secrets.get('providerApiKey');
  * ```
  */
-export function createSecretsManagerSource(secretId: string, { maxAgeSeconds = SECRET_MAX_AGE_SECONDS }: SecretsManagerSourceOptions = {}): SecretSource {
+export function createSecretsManagerSource(
+  secretId: string,
+  { maxAgeSeconds = SECRET_MAX_AGE_SECONDS }: SecretsManagerSourceOptions = {},
+): SecretSource {
   const read = async (forceFetch: boolean): Promise<ReadonlyMap<string, string>> => {
     let value: unknown;
     try {
@@ -74,7 +77,9 @@ export function createFileSecretSource(path: string): SecretSource {
     try {
       text = await readFile(path, 'utf8');
     } catch (error) {
-      throw new SecretUnavailableError(`cannot read the secrets file ${path} (${(error as NodeJS.ErrnoException).code ?? 'error'})`);
+      throw new SecretUnavailableError(
+        `cannot read the secrets file ${path} (${(error as NodeJS.ErrnoException).code ?? 'error'})`,
+      );
     }
     let value: unknown;
     try {
@@ -109,7 +114,8 @@ function secretValues(value: unknown, what: string): ReadonlyMap<string, string>
     throw new SecretUnavailableError(`${what} is not a JSON object of named values`);
   }
   const values = new Map<string, string>();
-  for (const [name, entry] of Object.entries(value)) if (typeof entry === 'string' && entry !== '') values.set(name, entry);
+  for (const [name, entry] of Object.entries(value))
+    if (typeof entry === 'string' && entry !== '') values.set(name, entry);
   return values;
 }
 
@@ -119,11 +125,18 @@ function secretValues(value: unknown, what: string): ReadonlyMap<string, string>
  * own text (access denied, not found) is kept: it is what an operator needs.
  */
 function secretsManagerError(secretId: string, error: unknown): SecretUnavailableError {
-  if (error instanceof TransformParameterError) return new SecretUnavailableError(`secret ${secretId} is not valid JSON`);
+  if (error instanceof TransformParameterError)
+    return new SecretUnavailableError(`secret ${secretId} is not valid JSON`);
   const source = error instanceof Error && error.cause instanceof Error ? error.cause : error;
-  const service = source as { name?: unknown; message?: unknown; $fault?: unknown; $metadata?: { httpStatusCode?: unknown } };
+  const service = source as {
+    name?: unknown;
+    message?: unknown;
+    $fault?: unknown;
+    $metadata?: { httpStatusCode?: unknown };
+  };
   const name = typeof service.name === 'string' ? service.name : 'Error';
-  const status = typeof service.$metadata?.httpStatusCode === 'number' ? ` (HTTP ${service.$metadata.httpStatusCode})` : '';
+  const status =
+    typeof service.$metadata?.httpStatusCode === 'number' ? ` (HTTP ${service.$metadata.httpStatusCode})` : '';
   const text = service.$fault !== undefined && typeof service.message === 'string' ? `: ${service.message}` : '';
   return new SecretUnavailableError(`cannot read secret ${secretId}: ${name}${status}${text}`);
 }

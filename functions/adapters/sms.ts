@@ -41,7 +41,13 @@ export interface ClosableSmsClientSource extends SmsClientSource {
  * sms.close();
  * ```
  */
-export function createSmsClientSource({ secrets, baseUrl, timeoutMs, apiKey, create = createSmsClient }: SmsClientSourceOptions): ClosableSmsClientSource {
+export function createSmsClientSource({
+  secrets,
+  baseUrl,
+  timeoutMs,
+  apiKey,
+  create = createSmsClient,
+}: SmsClientSourceOptions): ClosableSmsClientSource {
   let current: { readonly key: string; readonly client: SmsClient } | undefined;
   const made: SmsClient[] = [];
   const client = async (): Promise<SmsClient> => {

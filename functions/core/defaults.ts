@@ -105,7 +105,12 @@ export const HANDLER_TIMEOUT_SECONDS = { ingest: 10, sender: 60, sweeper: 55, 'b
  * per shard in flight (a slow provider call holds up half a shard, not all of it), 3 retries of a
  * failed batch.
  */
-export const STREAM = { batchSize: 10, maxBatchingWindowSeconds: 0, parallelizationFactor: 2, retryAttempts: 3 } as const;
+export const STREAM = {
+  batchSize: 10,
+  maxBatchingWindowSeconds: 0,
+  parallelizationFactor: 2,
+  retryAttempts: 3,
+} as const;
 
 /**
  * Sends one sender invocation makes at once: 10 records, each allowed the provider's 10 s, finish in
@@ -255,7 +260,13 @@ export const DIGEST = {
  * `handoffGraceSeconds` after its shift began (a sweeper that was down catches up), never later
  * (turning `notifyHandoff` on mid-shift texts nobody about a shift long begun).
  */
-export const ONCALL = { minEverySeconds: 60, maxOverrideSeconds: 30 * 86_400, maxReasonChars: 200, keptSeconds: 35 * 86_400, handoffGraceSeconds: 3600 } as const;
+export const ONCALL = {
+  minEverySeconds: 60,
+  maxOverrideSeconds: 30 * 86_400,
+  maxReasonChars: 200,
+  keptSeconds: 35 * 86_400,
+  handoffGraceSeconds: 3600,
+} as const;
 
 /**
  * Paging (escalation, renotify, the acknowledge link): the shortest step (the sweeper acts once a

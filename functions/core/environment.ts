@@ -105,7 +105,10 @@ export function envText(source: Source, name: string): string | undefined {
 export function readNumericEnv<K extends keyof typeof NUMERIC_ENV>(
   source: Source,
   keys: readonly K[],
-): { readonly values: { [P in K]: (typeof NUMERIC_ENV)[P]['fallback'] extends number ? number : number | undefined }; readonly problems: readonly NumericProblem[] } {
+): {
+  readonly values: { [P in K]: (typeof NUMERIC_ENV)[P]['fallback'] extends number ? number : number | undefined };
+  readonly problems: readonly NumericProblem[];
+} {
   const values: Record<string, number | undefined> = {};
   const problems: NumericProblem[] = [];
   for (const key of keys) {

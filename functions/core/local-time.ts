@@ -10,7 +10,16 @@ const formatters = new Map<string, Intl.DateTimeFormat>();
 function formatter(zone: string): Intl.DateTimeFormat {
   let built = formatters.get(zone);
   if (built === undefined) {
-    built = new Intl.DateTimeFormat('en-US', { timeZone: zone, hourCycle: 'h23', year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit', second: '2-digit' });
+    built = new Intl.DateTimeFormat('en-US', {
+      timeZone: zone,
+      hourCycle: 'h23',
+      year: 'numeric',
+      month: '2-digit',
+      day: '2-digit',
+      hour: '2-digit',
+      minute: '2-digit',
+      second: '2-digit',
+    });
     formatters.set(zone, built);
   }
   return built;
@@ -30,7 +39,14 @@ export interface LocalTime {
 export function localTime(at: Date, zone: string): LocalTime {
   const parts: Record<string, string> = {};
   for (const { type, value } of formatter(zone).formatToParts(at)) parts[type] = value;
-  return { year: Number(parts['year']), month: Number(parts['month']), day: Number(parts['day']), hour: Number(parts['hour']) % 24, minute: Number(parts['minute']), second: Number(parts['second']) };
+  return {
+    year: Number(parts['year']),
+    month: Number(parts['month']),
+    day: Number(parts['day']),
+    hour: Number(parts['hour']) % 24,
+    minute: Number(parts['minute']),
+    second: Number(parts['second']),
+  };
 }
 
 const pad = (value: number): string => String(value).padStart(2, '0');
@@ -76,9 +92,16 @@ export function instantAt(wall: number, zone: string): number {
  * The bounds of the calendar month of `at` in `zone`, in epoch milliseconds: from local midnight on
  * the first to local midnight on the first of the next month.
  */
-export function monthBounds(at: Date, zone: string): { readonly month: string; readonly startsAt: number; readonly endsAt: number } {
+export function monthBounds(
+  at: Date,
+  zone: string,
+): { readonly month: string; readonly startsAt: number; readonly endsAt: number } {
   const { year, month } = localTime(at, zone);
-  return { month: `${year}-${pad(month)}`, startsAt: instantAt(Date.UTC(year, month - 1, 1), zone), endsAt: instantAt(Date.UTC(year, month, 1), zone) };
+  return {
+    month: `${year}-${pad(month)}`,
+    startsAt: instantAt(Date.UTC(year, month - 1, 1), zone),
+    endsAt: instantAt(Date.UTC(year, month, 1), zone),
+  };
 }
 
 /**
@@ -95,7 +118,11 @@ export function clockTime(at: Date, zone: string, now: Date = at): string {
 
 /** A number of seconds as the config writes it: `5m`, `2h`, `90s`, `1d`. */
 export function formatSeconds(seconds: number): string {
-  for (const [unit, size] of [['d', 86_400], ['h', 3600], ['m', 60]] as const) {
+  for (const [unit, size] of [
+    ['d', 86_400],
+    ['h', 3600],
+    ['m', 60],
+  ] as const) {
     if (seconds >= size && seconds % size === 0) return `${seconds / size}${unit}`;
   }
   return `${seconds}s`;

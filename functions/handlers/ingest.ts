@@ -18,16 +18,29 @@ await prepareOnLambda(ingestContext);
  * const response = await handler(event); // { statusCode: 202, headers: { 'content-type': 'application/json' }, body: '{"status":"accepted","ids":["01J…"]}' }
  * ```
  */
-export async function handler(event: APIGatewayProxyEventV2, lambdaContext?: Context): Promise<APIGatewayProxyStructuredResultV2> {
+export async function handler(
+  event: APIGatewayProxyEventV2,
+  lambdaContext?: Context,
+): Promise<APIGatewayProxyStructuredResultV2> {
   const body = Buffer.from(event.body ?? '', event.isBase64Encoded ? 'base64' : 'utf8');
   const timeEpoch = event.requestContext?.timeEpoch;
   // Payload format 2.0 moves cookies out of the headers.
-  const cookies = event.cookies !== undefined && event.cookies.length > 0 ? [['cookie', event.cookies.join('; ')] as const] : [];
-  const query = event.rawQueryString ?? new URLSearchParams(Object.entries(event.queryStringParameters ?? {}).filter((pair): pair is [string, string] => pair[1] !== undefined)).toString();
+  const cookies =
+    event.cookies !== undefined && event.cookies.length > 0 ? [['cookie', event.cookies.join('; ')] as const] : [];
+  const query =
+    event.rawQueryString ??
+    new URLSearchParams(
+      Object.entries(event.queryStringParameters ?? {}).filter(
+        (pair): pair is [string, string] => pair[1] !== undefined,
+      ),
+    ).toString();
   const request = {
     method: event.requestContext?.http?.method ?? 'POST',
     path: event.rawPath ?? '/hooks',
-    headers: [...Object.entries(event.headers ?? {}).filter((pair): pair is [string, string] => pair[1] !== undefined), ...cookies],
+    headers: [
+      ...Object.entries(event.headers ?? {}).filter((pair): pair is [string, string] => pair[1] !== undefined),
+      ...cookies,
+    ],
     query,
     body: async () => new Uint8Array(body.buffer, body.byteOffset, body.byteLength),
     receivedAt: typeof timeEpoch === 'number' && Number.isFinite(timeEpoch) ? new Date(timeEpoch) : new Date(),
@@ -42,7 +55,19 @@ export async function handler(event: APIGatewayProxyEventV2, lambdaContext?: Con
   const domain = event.requestContext?.domainName;
   const publicUrl = domain === undefined || domain === '' ? {} : { publicUrl: `https://${domain}` };
   const ingest = async (webhook: IngestRequest): Promise<IngestAnswer> =>
-    await invoke(lambdaContext, async (relay) => await ingestWebhook({ ...ingestContext(relay), ...publicUrl }, webhook, { maxBodyBytes: relay.env.maxBodyBytes }));
-  const response = await answerWebhook(request, ingest, { onError: (route, error) => observability().logger.error('webhook not recorded', { route, error }) });
-  return { statusCode: response.status, headers: { 'content-type': 'application/json', ...response.headers }, body: JSON.stringify(response.body) };
+    await invoke(
+      lambdaContext,
+      async (relay) =>
+        await ingestWebhook({ ...ingestContext(relay), ...publicUrl }, webhook, {
+          maxBodyBytes: relay.env.maxBodyBytes,
+        }),
+    );
+  const response = await answerWebhook(request, ingest, {
+    onError: (route, error) => observability().logger.error('webhook not recorded', { route, error }),
+  });
+  return {
+    statusCode: response.status,
+    headers: { 'content-type': 'application/json', ...response.headers },
+    body: JSON.stringify(response.body),
+  };
 }

@@ -41,7 +41,10 @@ export async function handler(event: DynamoDBStreamEvent, lambdaContext?: Contex
     await forEachConcurrently(event.Records ?? [], SENDER_CONCURRENCY, async (change) => {
       const id = messageIdToSend(change);
       if (id === undefined) {
-        logger.debug('stream record skipped: not a new or redriven message', { eventName: change.eventName, eventID: change.eventID });
+        logger.debug('stream record skipped: not a new or redriven message', {
+          eventName: change.eventName,
+          eventID: change.eventID,
+        });
         return;
       }
       if (remainingMs(lambdaContext) < budgetMs) {
@@ -64,7 +67,10 @@ export async function handler(event: DynamoDBStreamEvent, lambdaContext?: Contex
       retries = [];
       await forEachConcurrently(round, SENDER_CONCURRENCY, async ({ id, at }) => {
         if (remainingMs(lambdaContext) - Math.max(0, at.getTime() - Date.now()) < budgetMs) {
-          logger.info('retry left to the sweeper: due after this invocation could send it', { id, nextAttemptAt: at.toISOString() });
+          logger.info('retry left to the sweeper: due after this invocation could send it', {
+            id,
+            nextAttemptAt: at.toISOString(),
+          });
           return;
         }
         await sleepUntil(at);
@@ -78,7 +84,8 @@ export async function handler(event: DynamoDBStreamEvent, lambdaContext?: Contex
     const batchItemFailures = failed.map((change) => ({ itemIdentifier: change.dynamodb?.SequenceNumber ?? '' }));
     // Without a sequence number nothing can be reported per item: failing the whole batch is safe,
     // since every record is claimed before it is sent.
-    if (batchItemFailures.some(({ itemIdentifier }) => itemIdentifier === '')) throw new Error('a failed stream record has no sequence number');
+    if (batchItemFailures.some(({ itemIdentifier }) => itemIdentifier === ''))
+      throw new Error('a failed stream record has no sequence number');
     return { batchItemFailures };
   });
 }
@@ -104,7 +111,8 @@ interface Retry {
  */
 export function messageIdToSend(change: DynamoDBRecord): string | undefined {
   const image = change.dynamodb?.NewImage;
-  const redriven = change.eventName === 'MODIFY' && image?.['state']?.S === MessageState.Pending && image['attempts']?.N === '0';
+  const redriven =
+    change.eventName === 'MODIFY' && image?.['state']?.S === MessageState.Pending && image['attempts']?.N === '0';
   if (change.eventName !== 'INSERT' && !redriven) return undefined;
   const id = image?.['id']?.S;
   return id === undefined || id === '' ? undefined : id;

@@ -25,7 +25,8 @@ const PAGE_HEADERS = {
   'referrer-policy': 'no-referrer',
   'x-robots-tag': 'noindex, nofollow',
   'x-content-type-options': 'nosniff',
-  'content-security-policy': "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'",
+  'content-security-policy':
+    "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'; frame-ancestors 'none'",
 } as const;
 
 /**
@@ -40,16 +41,29 @@ const PAGE_HEADERS = {
  * const page = await answerAck(store, { method: 'GET', path: '/a/Zk3…', now: new Date() });
  * ```
  */
-export async function answerAck(store: Pick<MessageStore, 'findAckToken' | 'closeIncident'>, { method, path, now }: { readonly method: string; readonly path: string; readonly now: Date }): Promise<PageResponse> {
+export async function answerAck(
+  store: Pick<MessageStore, 'findAckToken' | 'closeIncident'>,
+  { method, path, now }: { readonly method: string; readonly path: string; readonly now: Date },
+): Promise<PageResponse> {
   const match = ACK_PATH.exec(path);
   const verb = method.toUpperCase();
-  if (verb !== 'GET' && verb !== 'HEAD' && verb !== 'POST') return { status: 405, headers: { ...PAGE_HEADERS, allow: 'GET, POST' }, html: page('Method not allowed', '<p>Open the link, or press Acknowledge on its page.</p>') };
+  if (verb !== 'GET' && verb !== 'HEAD' && verb !== 'POST')
+    return {
+      status: 405,
+      headers: { ...PAGE_HEADERS, allow: 'GET, POST' },
+      html: page('Method not allowed', '<p>Open the link, or press Acknowledge on its page.</p>'),
+    };
   const target = match === null ? undefined : await store.findAckToken(match[1]!, now);
-  if (target === undefined) return { status: 404, headers: PAGE_HEADERS, html: page('Not found', '<p>This link is not valid.</p>') };
+  if (target === undefined)
+    return { status: 404, headers: PAGE_HEADERS, html: page('Not found', '<p>This link is not valid.</p>') };
   let incident = target.incident;
   let note = '';
   if (verb === 'POST') {
-    const outcome = await store.closeIncident(incident.id, { state: IncidentState.Acknowledged, by: `${maskMsisdn(target.number)} via link`, now });
+    const outcome = await store.closeIncident(incident.id, {
+      state: IncidentState.Acknowledged,
+      by: `${maskMsisdn(target.number)} via link`,
+      now,
+    });
     if (outcome.incident !== undefined) incident = outcome.incident;
     note = outcome.closed ? '<p class="done">Acknowledged. Escalation has stopped.</p>' : '';
   }
@@ -61,7 +75,9 @@ function incidentPage(incident: Incident, number: string, token: string, note: s
     incident.state === IncidentState.Open
       ? `<form method="post" action="/a/${escapeHtml(token)}"><button type="submit">Acknowledge</button></form>`
       : `<p class="state">${incident.state === IncidentState.Acknowledged ? 'Acknowledged' : 'Resolved'} by ${escapeHtml(incident.closedBy ?? 'unknown')} at ${escapeHtml(incident.closedAt ?? '')}</p>`;
-  const timeline = incident.timeline.map((entry) => `<li><time>${escapeHtml(entry.at)}</time> ${escapeHtml(entry.detail)}</li>`).join('');
+  const timeline = incident.timeline
+    .map((entry) => `<li><time>${escapeHtml(entry.at)}</time> ${escapeHtml(entry.detail)}</li>`)
+    .join('');
   return page(
     'Incident',
     `${note}<blockquote>${escapeHtml(incident.text)}</blockquote>
@@ -76,4 +92,3 @@ function page(title: string, body: string): string {
 <style>body{font:16px/1.4 system-ui,sans-serif;max-width:36rem;margin:1rem auto;padding:0 1rem}blockquote{background:#f4f4f4;padding:.75rem;margin:0 0 1rem;white-space:pre-wrap}button{font-size:1.2rem;padding:.6rem 1.4rem}.done,.state{font-weight:600}</style></head>
 <body><h1>${escapeHtml(title)}</h1>${body}</body></html>`;
 }
-

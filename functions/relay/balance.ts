@@ -5,7 +5,10 @@ import { noticeMessage } from './notice';
 import { NOTICE_ROUTE, RelayMetric, type RelayContext } from './ports';
 
 /** What the balance watch (`checkBalance`, `observeBalance`) uses of the store. */
-export type BalanceWatchStore = Pick<MessageStore, 'getBalanceState' | 'updateBalanceState' | 'rebaseCredit' | 'recordBalanceReading' | 'recordNotice' | 'spendLastDays'>;
+export type BalanceWatchStore = Pick<
+  MessageStore,
+  'getBalanceState' | 'updateBalanceState' | 'rebaseCredit' | 'recordBalanceReading' | 'recordNotice' | 'spendLastDays'
+>;
 
 export interface BalanceCheck {
   readonly balance: number;
@@ -40,7 +43,12 @@ export async function checkBalance(context: RelayContext<RelayConfigView, Balanc
   context.metrics.add(RelayMetric.RemainingBalance, balance.balance);
   await recordReading(context, balance);
   const check = await observeBalance(context, { ...balance, ...(basis === undefined ? {} : { basis }) });
-  context.logger.info('balance', { balance: balance.balance, currency: balance.currency, threshold: check.threshold, alerted: check.alerted });
+  context.logger.info('balance', {
+    balance: balance.balance,
+    currency: balance.currency,
+    threshold: check.threshold,
+    alerted: check.alerted,
+  });
   return { ...check, currency: balance.currency };
 }
 
@@ -58,7 +66,10 @@ export class BalanceUnreadableError extends Error {
 }
 
 /** Keeps a reading for the console; only a chart is missing a point if it fails, so the watch goes on. */
-async function recordReading(context: RelayContext<RelayConfigView, BalanceWatchStore>, { balance, currency }: { balance: number; currency: string }): Promise<void> {
+async function recordReading(
+  context: RelayContext<RelayConfigView, BalanceWatchStore>,
+  { balance, currency }: { balance: number; currency: string },
+): Promise<void> {
   try {
     await context.store.recordBalanceReading({ balance, currency, now: context.clock() });
   } catch (error) {
@@ -90,7 +101,9 @@ export interface BalanceReading {
  * await observeBalance(context, { ...(await client.getBalance()), basis });
  * ```
  */
-export async function creditBasis(context: RelayContext<RelayConfigView, BalanceWatchStore>): Promise<number | undefined> {
+export async function creditBasis(
+  context: RelayContext<RelayConfigView, BalanceWatchStore>,
+): Promise<number | undefined> {
   if (!((context.config.config.balance?.reserve ?? 0) > 0)) return undefined;
   return (await context.store.getBalanceState()).charged ?? 0;
 }
@@ -104,11 +117,15 @@ export async function creditBasis(context: RelayContext<RelayConfigView, Balance
  * like any other message, so it is durable and logged, and before the alert is disarmed, so a crash
  * between the two loses nothing; it is checked again before it goes out (see the sender).
  */
-export async function observeBalance(context: RelayContext<RelayConfigView, BalanceWatchStore>, { balance, currency, smsRate, basis }: BalanceReading): Promise<BalanceCheck> {
+export async function observeBalance(
+  context: RelayContext<RelayConfigView, BalanceWatchStore>,
+  { balance, currency, smsRate, basis }: BalanceReading,
+): Promise<BalanceCheck> {
   const threshold = context.config.config.balance?.threshold;
   if (threshold === undefined) return { balance, threshold, alerted: false };
   const now = context.clock();
-  if (basis !== undefined && (context.config.config.balance?.reserve ?? 0) > 0) await context.store.rebaseCredit({ balance, basis, now });
+  if (basis !== undefined && (context.config.config.balance?.reserve ?? 0) > 0)
+    await context.store.rebaseCredit({ balance, basis, now });
   if (balance >= threshold) {
     await context.store.updateBalanceState({ balance, threshold, now });
     return { balance, threshold, alerted: false };
@@ -141,7 +158,8 @@ export async function observeBalance(context: RelayContext<RelayConfigView, Bala
       now,
       message: noticeMessage(text, notify, context.config.config.provider.defaultSenderId),
     });
-    if (result.outcome === AcceptOutcome.Accepted) context.logger.info('low-balance notice recorded', { ids: result.ids });
+    if (result.outcome === AcceptOutcome.Accepted)
+      context.logger.info('low-balance notice recorded', { ids: result.ids });
   }
   const update = await context.store.updateBalanceState({ balance, threshold, now, disarm: crossing });
   if (!update.alert) return { balance, threshold, alerted: false };
@@ -179,7 +197,12 @@ export interface BalanceForecast {
  * const { daysLeft } = await forecastBalance(store, 5_000, state.firstObservedAt, new Date());
  * ```
  */
-export async function forecastBalance(store: Pick<MessageStore, 'spendLastDays'>, balance: number, firstObservedAt: string | undefined, now: Date): Promise<BalanceForecast> {
+export async function forecastBalance(
+  store: Pick<MessageStore, 'spendLastDays'>,
+  balance: number,
+  firstObservedAt: string | undefined,
+  now: Date,
+): Promise<BalanceForecast> {
   const observedMs = firstObservedAt === undefined ? 0 : Math.max(0, now.getTime() - Date.parse(firstObservedAt) || 0);
   const spent = await store.spendLastDays(FORECAST_DAYS, now);
   const days = Math.min(FORECAST_DAYS, observedMs / DAY_MS);

@@ -19,15 +19,30 @@ export type BudgetStore = Pick<MessageStore, 'recordNotice' | 'markBudgetWarned'
  * if (reservation.allowed && reservation.month !== undefined) await warnMonthBudget(context, route, reservation.month);
  * ```
  */
-export async function warnMonthBudget(context: RelayContext<RelayConfigView, BudgetStore>, route: RouteView, use: MonthUse): Promise<boolean> {
+export async function warnMonthBudget(
+  context: RelayContext<RelayConfigView, BudgetStore>,
+  route: RouteView,
+  use: MonthUse,
+): Promise<boolean> {
   if (use.warned || use.reserved < use.max * MONTH_BUDGET_WARNING_SHARE) return false;
   const to = context.config.balanceNotify;
   if (to.length > 0) {
     const percent = Math.floor((use.reserved / use.max) * 100);
     const text = `sms-relay: route '${route.id}' has used ${formatCredits(use.reserved)} of its ${formatCredits(use.max)} credits for ${use.month} (${percent} %); past ${formatCredits(use.max)} its messages are held until the month ends.`;
-    await context.store.recordNotice({ kind: NoticeKind.BudgetWarning, route: route.id, key: `${route.id}:${use.month}`, now: context.clock(), message: noticeMessage(text, to, context.config.config.provider.defaultSenderId) });
+    await context.store.recordNotice({
+      kind: NoticeKind.BudgetWarning,
+      route: route.id,
+      key: `${route.id}:${use.month}`,
+      now: context.clock(),
+      message: noticeMessage(text, to, context.config.config.provider.defaultSenderId),
+    });
   } else {
-    context.logger.warn('route passed 80 % of its monthly credits; no balance.notify to tell', { route: route.id, month: use.month, reserved: use.reserved, max: use.max });
+    context.logger.warn('route passed 80 % of its monthly credits; no balance.notify to tell', {
+      route: route.id,
+      month: use.month,
+      reserved: use.reserved,
+      max: use.max,
+    });
   }
   return await context.store.markBudgetWarned({ route: route.id, window: use.window, now: context.clock() });
 }

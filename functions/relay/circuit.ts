@@ -35,8 +35,16 @@ export const ServiceSignal = {
 } as const;
 export type ServiceSignal = (typeof ServiceSignal)[keyof typeof ServiceSignal];
 
-const ANSWERED: ReadonlySet<string> = new Set([SmsErrorCode.BAD_REQUEST, SmsErrorCode.UNAUTHORIZED, SmsErrorCode.INSUFFICIENT_BALANCE]);
-const BEFORE_ANY_REQUEST: ReadonlySet<string> = new Set([SmsErrorCode.VALIDATION, SmsErrorCode.CLIENT_CLOSED, SmsErrorCode.CLIENT_UNAVAILABLE]);
+const ANSWERED: ReadonlySet<string> = new Set([
+  SmsErrorCode.BAD_REQUEST,
+  SmsErrorCode.UNAUTHORIZED,
+  SmsErrorCode.INSUFFICIENT_BALANCE,
+]);
+const BEFORE_ANY_REQUEST: ReadonlySet<string> = new Set([
+  SmsErrorCode.VALIDATION,
+  SmsErrorCode.CLIENT_CLOSED,
+  SmsErrorCode.CLIENT_UNAVAILABLE,
+]);
 
 /**
  * What a failure of a call to the service says about the service. Anything that is not the SMS
@@ -66,7 +74,10 @@ function remember(context: RelayContext<RelayConfigView, CircuitStore>, state: C
  * The circuit as this process knows it: the state read or written within `CIRCUIT.knownMs`, else
  * read again (strongly consistent).
  */
-export async function readCircuit(context: RelayContext<RelayConfigView, CircuitStore>, { fresh = false }: { readonly fresh?: boolean } = {}): Promise<CircuitState> {
+export async function readCircuit(
+  context: RelayContext<RelayConfigView, CircuitStore>,
+  { fresh = false }: { readonly fresh?: boolean } = {},
+): Promise<CircuitState> {
   const cached = known.get(context.store);
   if (!fresh && cached !== undefined && context.clock().getTime() < cached.until) return cached.state;
   return remember(context, await context.store.getCircuit());
@@ -76,7 +87,9 @@ export async function readCircuit(context: RelayContext<RelayConfigView, Circuit
  * Whether sends must wait: the circuit is open and a probe (made here when one is due) did not
  * close it. Returns the open state, or `undefined` when a send may start.
  */
-export async function sendsMustWait(context: RelayContext<RelayConfigView, CircuitStore>): Promise<CircuitState | undefined> {
+export async function sendsMustWait(
+  context: RelayContext<RelayConfigView, CircuitStore>,
+): Promise<CircuitState | undefined> {
   const state = await readCircuit(context);
   if (state.openedAt === undefined) return undefined;
   const after = await probeIfDue(context, state);
@@ -84,7 +97,10 @@ export async function sendsMustWait(context: RelayContext<RelayConfigView, Circu
 }
 
 /** Counts a failed call to the service: one more failure in a row (opening the circuit at the threshold), or an answer. */
-export async function noteServiceFailure(context: RelayContext<RelayConfigView, CircuitStore>, error: unknown): Promise<void> {
+export async function noteServiceFailure(
+  context: RelayContext<RelayConfigView, CircuitStore>,
+  error: unknown,
+): Promise<void> {
   const signal = serviceSignal(error);
   if (signal === ServiceSignal.Answered) return await noteServiceAnswered(context);
   if (signal === ServiceSignal.None) return;
@@ -98,7 +114,13 @@ export async function noteServiceFailure(context: RelayContext<RelayConfigView, 
   remember(context, state);
   if (!opened) return;
   context.metrics.add(RelayMetric.SmsServiceUnreachable, 1);
-  context.logger.error('circuit', { circuit: 'open', since: state.openedAt, failures: state.failures, lastError: state.lastError, nextProbeAt: state.nextProbeAt });
+  context.logger.error('circuit', {
+    circuit: 'open',
+    since: state.openedAt,
+    failures: state.failures,
+    lastError: state.lastError,
+    nextProbeAt: state.nextProbeAt,
+  });
 }
 
 /**
@@ -120,12 +142,18 @@ export async function noteServiceAnswered(context: RelayContext<RelayConfigView,
  *
  * @returns the circuit as it stands after the probe (or without one).
  */
-export async function probeIfDue(context: RelayContext<RelayConfigView, CircuitStore>, state?: CircuitState): Promise<CircuitState> {
+export async function probeIfDue(
+  context: RelayContext<RelayConfigView, CircuitStore>,
+  state?: CircuitState,
+): Promise<CircuitState> {
   const current = state ?? (await readCircuit(context));
   if (current.openedAt === undefined) return current;
   const now = context.clock();
   if (current.nextProbeAt !== undefined && Date.parse(current.nextProbeAt) > now.getTime()) return current;
-  const claimed = await context.store.circuit.claimProbe({ leaseUntil: new Date(now.getTime() + CIRCUIT.probeLeaseMs), now });
+  const claimed = await context.store.circuit.claimProbe({
+    leaseUntil: new Date(now.getTime() + CIRCUIT.probeLeaseMs),
+    now,
+  });
   if (claimed === undefined) return remember(context, await context.store.getCircuit());
   try {
     await (await context.sms.client()).getBalance({ timeoutMs: CIRCUIT.probeTimeoutMs });
@@ -134,8 +162,18 @@ export async function probeIfDue(context: RelayContext<RelayConfigView, CircuitS
       const failedAt = context.clock();
       const nextProbeAt = new Date(failedAt.getTime() + probeDelayMs(claimed.probes + 1));
       await context.store.circuit.probeFailed({ openedAt: claimed.openedAt!, nextProbeAt, error: failureText(error) });
-      context.logger.info('circuit probe failed', { since: claimed.openedAt, probes: claimed.probes + 1, error: failureText(error), nextProbeAt: nextProbeAt.toISOString() });
-      return remember(context, { ...claimed, probes: claimed.probes + 1, nextProbeAt: nextProbeAt.toISOString(), lastError: failureText(error) });
+      context.logger.info('circuit probe failed', {
+        since: claimed.openedAt,
+        probes: claimed.probes + 1,
+        error: failureText(error),
+        nextProbeAt: nextProbeAt.toISOString(),
+      });
+      return remember(context, {
+        ...claimed,
+        probes: claimed.probes + 1,
+        nextProbeAt: nextProbeAt.toISOString(),
+        lastError: failureText(error),
+      });
     }
   }
   const probation = CIRCUIT.failuresToOpen - 1;
@@ -151,7 +189,12 @@ export function probeDelayMs(probes: number): number {
 
 function announceClosed(context: RelayContext<RelayConfigView, CircuitStore>, was: CircuitState): void {
   context.metrics.add(RelayMetric.SmsServiceUnreachable, 0);
-  context.logger.warn('circuit', { circuit: 'closed', since: was.openedAt, closedAt: context.clock().toISOString(), probes: was.probes });
+  context.logger.warn('circuit', {
+    circuit: 'closed',
+    since: was.openedAt,
+    closedAt: context.clock().toISOString(),
+    probes: was.probes,
+  });
 }
 
 /** A failure as the circuit keeps it: the client's code and the HTTP status, never a text. */

@@ -1,7 +1,15 @@
 import { describeSmsError, SendCertainty, type SendResult as ServiceSendResult } from '../core/provider';
 import type { RelayConfigView, RouteView } from '../core/config/view';
 import { RoutePriority } from '../core/config/policies';
-import { LimitKind, type LimitsTaken, MessageState, type MessageStore, NoticeKind, type BalanceState, type MessageRecord } from '../store';
+import {
+  LimitKind,
+  type LimitsTaken,
+  MessageState,
+  type MessageStore,
+  NoticeKind,
+  type BalanceState,
+  type MessageRecord,
+} from '../store';
 import { SWEEP_PENDING_GRACE_MS } from '../core/defaults';
 import { monthBounds } from '../core/local-time';
 import { type BalanceWatchStore, observeBalance } from './balance';
@@ -13,7 +21,15 @@ import type { RelayContext } from './ports';
 /** What the credit gate uses of the store: the projected balance, the price, the route limits and mutes. */
 export type CreditGateStore = Pick<
   MessageStore,
-  'getBalanceState' | 'getMute' | 'reserveCredit' | 'settleCredit' | 'observeSentCredit' | 'recordPrice' | 'reserveLimit' | 'releaseLimit' | 'recordCreditsSpent'
+  | 'getBalanceState'
+  | 'getMute'
+  | 'reserveCredit'
+  | 'settleCredit'
+  | 'observeSentCredit'
+  | 'recordPrice'
+  | 'reserveLimit'
+  | 'releaseLimit'
+  | 'recordCreditsSpent'
 > &
   BalanceWatchStore &
   BudgetStore;
@@ -46,7 +62,10 @@ export type Gate =
       /** What the route's limits took, given back when the send certainly did not go out. */
       readonly limits?: LimitsTaken;
     }
-  | { readonly outcome: typeof GateOutcome.Held | typeof GateOutcome.Parked | typeof GateOutcome.Dropped; readonly reason: string };
+  | {
+      readonly outcome: typeof GateOutcome.Held | typeof GateOutcome.Parked | typeof GateOutcome.Dropped;
+      readonly reason: string;
+    };
 
 /** An estimate taken from the projected balance by `reserveCredit`. */
 interface Credit {
@@ -74,27 +93,39 @@ const GO: Gate = { outcome: GateOutcome.Send };
  * send alike; a critical message is never held up by the balance: when that read fails it goes out
  * untracked.
  */
-export async function checkBeforeSend(context: RelayContext<RelayConfigView, CreditGateStore>, record: MessageRecord): Promise<Gate> {
+export async function checkBeforeSend(
+  context: RelayContext<RelayConfigView, CreditGateStore>,
+  record: MessageRecord,
+): Promise<Gate> {
   const reserve = context.config.config.balance?.reserve ?? 0;
   if (record.notice === NoticeKind.LowBalance) {
     const gate = await checkNotice(context);
-    return gate.outcome === GateOutcome.Send && reserve > 0 ? await takeCredit(context, record, await context.store.getBalanceState()) : gate;
+    return gate.outcome === GateOutcome.Send && reserve > 0
+      ? await takeCredit(context, record, await context.store.getBalanceState())
+      : gate;
   }
   const routeView = context.config.routes.get(record.route);
   const muted = await droppedIfMuted(context, record, routeView);
   if (muted !== undefined) return muted;
   // A notice is the relay's own word to the people who run it, never a route's traffic.
-  const guardsReserve = reserve > 0 && record.notice === undefined && routeView?.config.priority !== RoutePriority.Critical;
+  const guardsReserve =
+    reserve > 0 && record.notice === undefined && routeView?.config.priority !== RoutePriority.Critical;
   const limits = record.notice === undefined ? routeView?.config.limits : undefined;
   const capsCredits = limits?.creditsPerDay !== undefined || limits?.creditsPerMonth !== undefined;
   if (reserve === 0 && limits?.messages === undefined && !capsCredits) return GO;
 
   let state = reserve > 0 || capsCredits ? await context.store.getBalanceState() : undefined;
-  if (state !== undefined && (guardsReserve || capsCredits) && !knowsCredit(state, reserve > 0)) state = await readBalanceOnce(context, state);
+  if (state !== undefined && (guardsReserve || capsCredits) && !knowsCredit(state, reserve > 0))
+    state = await readBalanceOnce(context, state);
   const estimate = state === undefined ? 0 : estimateCredits(record, state.creditsPerUnit ?? 0);
 
-  const go = guardsReserve ? await keepReserve(context, record, { estimate, reserve, state }) : reserve > 0 && state !== undefined ? await takeCredit(context, record, state) : GO;
-  if (go.outcome !== GateOutcome.Send || limits === undefined || (limits.messages === undefined && !capsCredits)) return go;
+  const go = guardsReserve
+    ? await keepReserve(context, record, { estimate, reserve, state })
+    : reserve > 0 && state !== undefined
+      ? await takeCredit(context, record, state)
+      : GO;
+  if (go.outcome !== GateOutcome.Send || limits === undefined || (limits.messages === undefined && !capsCredits))
+    return go;
   return await takeLimits(context, record, { route: routeView!, limits, estimate, credit: go.credit });
 }
 
@@ -102,9 +133,18 @@ export async function checkBeforeSend(context: RelayContext<RelayConfigView, Cre
  * A message that waited (a retry, a redrive, a backlog) may have been accepted before its route was
  * muted: it is dropped like a new one. A fresh one was checked at accept, a second earlier.
  */
-async function droppedIfMuted(context: RelayContext<RelayConfigView, CreditGateStore>, record: MessageRecord, route: RouteView | undefined): Promise<Gate | undefined> {
+async function droppedIfMuted(
+  context: RelayContext<RelayConfigView, CreditGateStore>,
+  record: MessageRecord,
+  route: RouteView | undefined,
+): Promise<Gate | undefined> {
   const now = context.clock();
-  if (record.notice !== undefined || route === undefined || !(now.getTime() - Date.parse(record.createdAt) > SWEEP_PENDING_GRACE_MS)) return undefined;
+  if (
+    record.notice !== undefined ||
+    route === undefined ||
+    !(now.getTime() - Date.parse(record.createdAt) > SWEEP_PENDING_GRACE_MS)
+  )
+    return undefined;
   const mute = await context.store.getMute({ route: record.route, now });
   return mute === undefined ? undefined : { outcome: GateOutcome.Dropped, reason: mutedReason(route, mute, now) };
 }
@@ -116,7 +156,11 @@ async function droppedIfMuted(context: RelayContext<RelayConfigView, CreditGateS
 async function keepReserve(
   context: RelayContext<RelayConfigView, CreditGateStore>,
   record: MessageRecord,
-  { estimate, reserve, state }: { readonly estimate: number; readonly reserve: number; readonly state: BalanceState | undefined },
+  {
+    estimate,
+    reserve,
+    state,
+  }: { readonly estimate: number; readonly reserve: number; readonly state: BalanceState | undefined },
 ): Promise<Gate> {
   const token = record.claimToken!;
   let taken = await context.store.reserveCredit({ estimate, floor: reserve, token });
@@ -145,7 +189,11 @@ interface LimitsInput {
 }
 
 /** Takes the message's share of its route's limits, or holds it when one is used up. */
-async function takeLimits(context: RelayContext<RelayConfigView, CreditGateStore>, record: MessageRecord, { route, limits, estimate, credit }: LimitsInput): Promise<Gate> {
+async function takeLimits(
+  context: RelayContext<RelayConfigView, CreditGateStore>,
+  record: MessageRecord,
+  { route, limits, estimate, credit }: LimitsInput,
+): Promise<Gate> {
   let reservation;
   // One reading of the clock: the month a reservation counts in is the one its time falls in.
   const reservedAt = context.clock();
@@ -155,7 +203,15 @@ async function takeLimits(context: RelayContext<RelayConfigView, CreditGateStore
       now: reservedAt,
       ...(limits.messages === undefined ? {} : { messages: { max: limits.messages, windowSeconds: limits.window } }),
       ...(limits.creditsPerDay === undefined ? {} : { credits: { maxPerDay: limits.creditsPerDay, estimate } }),
-      ...(limits.creditsPerMonth === undefined ? {} : { monthCredits: { maxPerMonth: limits.creditsPerMonth, estimate, month: monthBounds(reservedAt, route.config.timeZone) } }),
+      ...(limits.creditsPerMonth === undefined
+        ? {}
+        : {
+            monthCredits: {
+              maxPerMonth: limits.creditsPerMonth,
+              estimate,
+              month: monthBounds(reservedAt, route.config.timeZone),
+            },
+          }),
     });
   } catch (error) {
     await giveBack(context, credit);
@@ -164,16 +220,19 @@ async function takeLimits(context: RelayContext<RelayConfigView, CreditGateStore
   if (reservation.allowed) {
     if (reservation.month !== undefined) {
       // Bookkeeping beside the send: a failure must not stop the message the budget allowed.
-      await warnMonthBudget(context, route, reservation.month).catch((error: unknown) => context.logger.error('monthly budget warning not recorded', { route: record.route, error: errorName(error) }));
+      await warnMonthBudget(context, route, reservation.month).catch((error: unknown) =>
+        context.logger.error('monthly budget warning not recorded', { route: record.route, error: errorName(error) }),
+      );
     }
     return { outcome: GateOutcome.Send, ...(credit === undefined ? {} : { credit }), limits: reservation.taken };
   }
   await giveBack(context, credit);
-  const reason = reservation.reason === LimitKind.Messages
-    ? `route limit: more than ${limits.messages} messages per ${limits.window} s`
-    : reservation.reason === LimitKind.MonthCredits
-      ? `route limit: more than ${limits.creditsPerMonth} credits per month`
-      : `route limit: more than ${limits.creditsPerDay} credits per day`;
+  const reason =
+    reservation.reason === LimitKind.Messages
+      ? `route limit: more than ${limits.messages} messages per ${limits.window} s`
+      : reservation.reason === LimitKind.MonthCredits
+        ? `route limit: more than ${limits.creditsPerMonth} credits per month`
+        : `route limit: more than ${limits.creditsPerDay} credits per day`;
   return { outcome: GateOutcome.Held, reason };
 }
 
@@ -185,13 +244,21 @@ async function takeLimits(context: RelayContext<RelayConfigView, CreditGateStore
  * reserve. Only when that read fails does the message go out untracked (the next read accounts for
  * it): a critical message is never held up by the balance.
  */
-async function takeCredit(context: RelayContext<RelayConfigView, CreditGateStore>, record: MessageRecord, state: BalanceState): Promise<Gate> {
+async function takeCredit(
+  context: RelayContext<RelayConfigView, CreditGateStore>,
+  record: MessageRecord,
+  state: BalanceState,
+): Promise<Gate> {
   let known = state;
   if (!knowsCredit(known, true)) {
     try {
       known = await readBalanceOnce(context, known);
     } catch (error) {
-      context.logger.warn('balance unreadable: sending untracked by the projected balance', { id: record.id, route: record.route, error: errorName(error) });
+      context.logger.warn('balance unreadable: sending untracked by the projected balance', {
+        id: record.id,
+        route: record.route,
+        error: errorName(error),
+      });
       return GO;
     }
   }
@@ -212,9 +279,17 @@ function knowsCredit(state: BalanceState, projected: boolean): boolean {
  * `remainingBalance` moves the projected balance where it proves it wrong (a top-up, credit spent
  * elsewhere).
  */
-async function correctCredit(context: RelayContext<RelayConfigView, CreditGateStore>, credit: Credit | undefined, result: ServiceSendResult): Promise<void> {
+async function correctCredit(
+  context: RelayContext<RelayConfigView, CreditGateStore>,
+  credit: Credit | undefined,
+  result: ServiceSendResult,
+): Promise<void> {
   if (!((context.config.config.balance?.reserve ?? 0) > 0)) return;
-  await context.store.observeSentCredit({ balance: result.remainingBalance, deducted: result.deducted, ...(credit === undefined ? {} : { reservation: credit }) });
+  await context.store.observeSentCredit({
+    balance: result.remainingBalance,
+    deducted: result.deducted,
+    ...(credit === undefined ? {} : { reservation: credit }),
+  });
 }
 
 /**
@@ -222,15 +297,22 @@ async function correctCredit(context: RelayContext<RelayConfigView, CreditGateSt
  * out (see {@link correctCredit}), 0 when it certainly did not, the estimate when it may have (the
  * next balance read corrects it). Never throws: the record's own outcome must still be stored.
  */
-async function settleReservation(context: RelayContext<RelayConfigView, CreditGateStore>, credit: Credit | undefined, charged: (estimate: number) => number): Promise<void> {
+async function settleReservation(
+  context: RelayContext<RelayConfigView, CreditGateStore>,
+  credit: Credit | undefined,
+  charged: (estimate: number) => number,
+): Promise<void> {
   if (credit === undefined) return;
-  await context.store.settleCredit({ token: credit.token, estimate: credit.estimate, charged: charged(credit.estimate) }).catch((error: unknown) => {
-    context.logger.error('projected balance not settled', { error: errorName(error) });
-  });
+  await context.store
+    .settleCredit({ token: credit.token, estimate: credit.estimate, charged: charged(credit.estimate) })
+    .catch((error: unknown) => {
+      context.logger.error('projected balance not settled', { error: errorName(error) });
+    });
 }
 
 /** Gives a reservation back: the send certainly did not go out. */
-const giveBack = (context: RelayContext<RelayConfigView, CreditGateStore>, credit: Credit | undefined): Promise<void> => settleReservation(context, credit, () => 0);
+const giveBack = (context: RelayContext<RelayConfigView, CreditGateStore>, credit: Credit | undefined): Promise<void> =>
+  settleReservation(context, credit, () => 0);
 
 /**
  * After a failed send, what the gate took: the projected balance's estimate and the route's limits
@@ -239,13 +321,22 @@ const giveBack = (context: RelayContext<RelayConfigView, CreditGateStore>, credi
  * `limits.messages`) for a send that never happened; both are kept when it may have gone out.
  * Never throws: the record's own outcome must still be stored.
  */
-export async function settleGateAfterFailure(context: RelayContext<RelayConfigView, CreditGateStore>, gate: Gate, error: unknown): Promise<void> {
+export async function settleGateAfterFailure(
+  context: RelayContext<RelayConfigView, CreditGateStore>,
+  gate: Gate,
+  error: unknown,
+): Promise<void> {
   if (gate.outcome !== GateOutcome.Send) return;
   const notSent = describeSmsError(error).delivery === SendCertainty.NOT_SENT;
   await Promise.all([
     settleReservation(context, gate.credit, (estimate) => (notSent ? 0 : estimate)),
     notSent && gate.limits !== undefined
-      ? context.store.releaseLimit(gate.limits).catch((failure: unknown) => context.logger.error('route limits not given back', { route: gate.limits!.route, error: errorName(failure) }))
+      ? context.store.releaseLimit(gate.limits).catch((failure: unknown) =>
+          context.logger.error('route limits not given back', {
+            route: gate.limits!.route,
+            error: errorName(failure),
+          }),
+        )
       : undefined,
   ]);
 }
@@ -267,7 +358,10 @@ const freshReads = new WeakMap<object, { readonly startedAt: string; readonly do
  * Reads the balance once for the redriven messages deciding at the same time in this process: one
  * that began after `redrivenAt` is shared, so a redrive of many parked messages costs one read.
  */
-async function freshBalance(context: RelayContext<RelayConfigView, CreditGateStore>, redrivenAt: string): Promise<void> {
+async function freshBalance(
+  context: RelayContext<RelayConfigView, CreditGateStore>,
+  redrivenAt: string,
+): Promise<void> {
   const running = freshReads.get(context.store);
   if (running !== undefined && running.startedAt >= redrivenAt) {
     await running.done;
@@ -289,7 +383,8 @@ const REDRIVEN_FROM: ReadonlySet<string> = new Set([MessageState.Parked, Message
 function lastRequeueAt(record: MessageRecord): string | undefined {
   const { history } = record;
   for (let index = history.length - 1; index > 0; index -= 1) {
-    if (history[index]!.state === MessageState.Pending && REDRIVEN_FROM.has(history[index - 1]!.state)) return history[index]!.at;
+    if (history[index]!.state === MessageState.Pending && REDRIVEN_FROM.has(history[index - 1]!.state))
+      return history[index]!.at;
   }
   return undefined;
 }
@@ -313,7 +408,10 @@ async function checkNotice(context: RelayContext<RelayConfigView, CreditGateStor
   }
   if (balance < threshold) return GO;
   await observeBalance(context, { balance });
-  return { outcome: GateOutcome.Dropped, reason: `stale: the balance is back at ${formatCredits(balance)}, not below the threshold of ${formatCredits(threshold)}` };
+  return {
+    outcome: GateOutcome.Dropped,
+    reason: `stale: the balance is back at ${formatCredits(balance)}, not below the threshold of ${formatCredits(threshold)}`,
+  };
 }
 
 /**
@@ -322,12 +420,20 @@ async function checkNotice(context: RelayContext<RelayConfigView, CreditGateStor
  * balance on it, with `state.charged` read before it as the basis). A read that fails throws, so the
  * message is retried later instead of sent past a cap nobody could check.
  */
-async function readBalanceOnce(context: RelayContext<RelayConfigView, CreditGateStore>, state: BalanceState): Promise<BalanceState> {
+async function readBalanceOnce(
+  context: RelayContext<RelayConfigView, CreditGateStore>,
+  state: BalanceState,
+): Promise<BalanceState> {
   const read = await (await context.sms.client()).getBalance({ timeoutMs: BALANCE_LOOKUP_TIMEOUT_MS });
-  if (state.creditsPerUnit === undefined && read.smsRate > 0) await context.store.recordPrice({ creditsPerUnit: read.smsRate, now: context.clock() });
+  if (state.creditsPerUnit === undefined && read.smsRate > 0)
+    await context.store.recordPrice({ creditsPerUnit: read.smsRate, now: context.clock() });
   await observeBalance(context, { ...read, basis: state.charged ?? 0 });
   const after = await context.store.getBalanceState();
-  return { ...after, creditsPerUnit: after.creditsPerUnit ?? read.smsRate, lastBalance: after.lastBalance ?? read.balance };
+  return {
+    ...after,
+    creditsPerUnit: after.creditsPerUnit ?? read.smsRate,
+    lastBalance: after.lastBalance ?? read.balance,
+  };
 }
 
 /** What a send will cost: recipients × segments × the price of one SMS to one recipient. */
@@ -336,11 +442,15 @@ function estimateCredits(record: Pick<MessageRecord, 'to' | 'segments'>, credits
 }
 
 /** Keeps what this send cost per recipient and segment: the price every process estimates with. */
-async function recordPrice(context: RelayContext<RelayConfigView, CreditGateStore>, record: MessageRecord, deducted: number): Promise<void> {
+async function recordPrice(
+  context: RelayContext<RelayConfigView, CreditGateStore>,
+  record: MessageRecord,
+  deducted: number,
+): Promise<void> {
   const units = record.to.length * Math.max(1, record.segments);
-  if (units > 0 && deducted > 0) await context.store.recordPrice({ creditsPerUnit: deducted / units, now: context.clock() });
+  if (units > 0 && deducted > 0)
+    await context.store.recordPrice({ creditsPerUnit: deducted / units, now: context.clock() });
 }
-
 
 function formatCredits(value: number): string {
   return String(Math.round(value * 100) / 100);
@@ -352,19 +462,33 @@ function formatCredits(value: number): string {
  * projected balance corrected with what the send cost. Never throws: a failure is logged, because
  * the SMS went out and nothing may make it go out again.
  */
-export async function settleGateAfterSend(context: RelayContext<RelayConfigView, CreditGateStore>, record: MessageRecord, gate: Gate, result: ServiceSendResult): Promise<void> {
+export async function settleGateAfterSend(
+  context: RelayContext<RelayConfigView, CreditGateStore>,
+  record: MessageRecord,
+  gate: Gate,
+  result: ServiceSendResult,
+): Promise<void> {
   const { store, clock, logger } = context;
-  const note = (what: string) => (error: unknown) => logger.error(what, { id: record.id, route: record.route, error: errorName(error) });
+  const note = (what: string) => (error: unknown) =>
+    logger.error(what, { id: record.id, route: record.route, error: errorName(error) });
   const routeConfig = record.notice === undefined ? context.config.routes.get(record.route)?.config : undefined;
   const capsDay = routeConfig?.limits?.creditsPerDay !== undefined;
   const capsMonth = routeConfig?.limits?.creditsPerMonth !== undefined;
   await Promise.all([
     capsDay || capsMonth
       ? store
-          .recordCreditsSpent({ route: record.route, deducted: result.deducted, now: clock(), day: capsDay, ...(capsMonth ? { month: monthBounds(clock(), routeConfig!.timeZone) } : {}) })
+          .recordCreditsSpent({
+            route: record.route,
+            deducted: result.deducted,
+            now: clock(),
+            day: capsDay,
+            ...(capsMonth ? { month: monthBounds(clock(), routeConfig!.timeZone) } : {}),
+          })
           .catch(note('credits spent not recorded'))
       : undefined,
     recordPrice(context, record, result.deducted).catch(note('price not recorded')),
-    correctCredit(context, gate.outcome === GateOutcome.Send ? gate.credit : undefined, result).catch(note('projected balance not corrected')),
+    correctCredit(context, gate.outcome === GateOutcome.Send ? gate.credit : undefined, result).catch(
+      note('projected balance not corrected'),
+    ),
   ]);
 }

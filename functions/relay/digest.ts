@@ -9,7 +9,17 @@ import { noticeMessage } from './notice';
 import { RelayMetric, type RelayContext } from './ports';
 
 /** What digests (`deferralOf`, `recordDigests`) use of the store. */
-export type DigestStore = Pick<MessageStore, 'getMute' | 'openDigestWindow' | 'findDueDeferred' | 'getMessage' | 'markDigested' | 'dropDeferred' | 'moveToWindow' | 'acceptWebhook'>;
+export type DigestStore = Pick<
+  MessageStore,
+  | 'getMute'
+  | 'openDigestWindow'
+  | 'findDueDeferred'
+  | 'getMessage'
+  | 'markDigested'
+  | 'dropDeferred'
+  | 'moveToWindow'
+  | 'acceptWebhook'
+>;
 
 /**
  * Whether a message the route accepts at `at` waits for a digest, and until when: to the end of
@@ -23,17 +33,29 @@ export type DigestStore = Pick<MessageStore, 'getMute' | 'openDigestWindow' | 'f
  * const deferral = await deferralOf(context, route, request.receivedAt); // { until: 07:00, reason: 'quiet hours until 07:00 …' }
  * ```
  */
-export async function deferralOf(context: RelayContext<RelayConfigView, DigestStore>, route: RouteView, at: Date): Promise<Deferral | undefined> {
+export async function deferralOf(
+  context: RelayContext<RelayConfigView, DigestStore>,
+  route: RouteView,
+  at: Date,
+): Promise<Deferral | undefined> {
   const { quietHours, digest, timeZone } = route.config;
   if (quietHours !== undefined) {
     const until = quietUntil(at, quietHours, timeZone);
-    if (until !== undefined) return { until, reason: `quiet hours until ${clockTime(until, timeZone)}: goes out in the route's digest` };
+    if (until !== undefined)
+      return { until, reason: `quiet hours until ${clockTime(until, timeZone)}: goes out in the route's digest` };
   }
   if (digest === undefined) return undefined;
   const closesAt = await context.store.openDigestWindow({ route: route.id, windowSeconds: digest.window, now: at });
   const quietEnd = quietHours === undefined ? undefined : quietUntil(closesAt, quietHours, timeZone);
-  if (quietEnd !== undefined) return { until: quietEnd, reason: `digest window, then quiet hours until ${clockTime(quietEnd, timeZone)}: goes out in the route's digest` };
-  return { until: closesAt, reason: `digest window until ${clockTime(closesAt, timeZone)}: goes out in the route's digest` };
+  if (quietEnd !== undefined)
+    return {
+      until: quietEnd,
+      reason: `digest window, then quiet hours until ${clockTime(quietEnd, timeZone)}: goes out in the route's digest`,
+    };
+  return {
+    until: closesAt,
+    reason: `digest window until ${clockTime(closesAt, timeZone)}: goes out in the route's digest`,
+  };
 }
 
 /** Options of {@link recordDigests}. */
@@ -81,21 +103,32 @@ export interface DigestReport {
  * const { ids } = await recordDigests(context, now);
  * ```
  */
-export async function recordDigests(context: RelayContext<RelayConfigView, DigestStore>, now: Date, { graceMs = DIGEST.graceMs, compile }: DigestOptions = {}): Promise<DigestReport> {
+export async function recordDigests(
+  context: RelayContext<RelayConfigView, DigestStore>,
+  now: Date,
+  { graceMs = DIGEST.graceMs, compile }: DigestOptions = {},
+): Promise<DigestReport> {
   const ids: string[] = [];
   let digested = 0;
   let dropped = 0;
   let compiled: ReadonlyMap<string, CompiledRoute> | undefined;
   // One query for every route: locally it is a scan, and a route whose digest settings were removed
   // still has its DEFERRED records sent (with the default template).
-  const records = await context.store.findDueDeferred({ now: new Date(now.getTime() - graceMs), limit: DIGEST.scanLimit });
+  const records = await context.store.findDueDeferred({
+    now: new Date(now.getTime() - graceMs),
+    limit: DIGEST.scanLimit,
+  });
   for (const window of byWindow(records)) {
     compiled ??= isCompiled(context.config) ? context.config.routes : (await compile?.())?.routes;
-    if (compiled === undefined) throw new Error('digests need the compiled config (its templates): pass digests.compile to the sweep');
+    if (compiled === undefined)
+      throw new Error('digests need the compiled config (its templates): pass digests.compile to the sweep');
     const route = compiled.get(window.route);
     if (route?.digestTemplate === undefined) {
       // A route removed from the config: its records wait (DEFERRED) for the route to come back.
-      context.logger.warn('deferred records of a route that is not in the config', { route: window.route, count: window.records.length });
+      context.logger.warn('deferred records of a route that is not in the config', {
+        route: window.route,
+        count: window.records.length,
+      });
       continue;
     }
     // Read from the table, not the process's copy: the sweeper has no fresher read of it.
@@ -105,7 +138,10 @@ export async function recordDigests(context: RelayContext<RelayConfigView, Diges
       continue;
     }
     if (literalRecipients(route).length === 0) {
-      context.logger.warn('deferred records of a route without literal recipients: nobody to send their digest to', { route: window.route, count: window.records.length });
+      context.logger.warn('deferred records of a route without literal recipients: nobody to send their digest to', {
+        route: window.route,
+        count: window.records.length,
+      });
       continue;
     }
     const outcome = await recordDigest(context, route, window, now);
@@ -128,26 +164,42 @@ function byWindow(records: readonly MessageRecord[]): Window[] {
   for (const record of records) {
     const key = `${record.route}\n${record.nextAttemptAt!}`;
     let window = windows.get(key);
-    if (window === undefined) windows.set(key, (window = { route: record.route, until: record.nextAttemptAt!, records: [] }));
+    if (window === undefined)
+      windows.set(key, (window = { route: record.route, until: record.nextAttemptAt!, records: [] }));
     if (window.records.length < DIGEST.maxMessages) window.records.push(record);
   }
   return [...windows.values()].sort((a, b) => a.until.localeCompare(b.until) || a.route.localeCompare(b.route));
 }
 
 /** Drops a muted route's window: each record DROPPED with the mute's reason, none sent. */
-async function dropWindow({ store, logger, metrics }: RelayContext<RelayConfigView, DigestStore>, { route, until, records }: Window, reason: string, now: Date): Promise<number> {
+async function dropWindow(
+  { store, logger, metrics }: RelayContext<RelayConfigView, DigestStore>,
+  { route, until, records }: Window,
+  reason: string,
+  now: Date,
+): Promise<number> {
   let dropped = 0;
-  for (const record of records) if ((await store.dropDeferred(record.id, { until, reason, now })) !== undefined) dropped += 1;
+  for (const record of records)
+    if ((await store.dropDeferred(record.id, { until, reason, now })) !== undefined) dropped += 1;
   metrics.add(RelayMetric.Dropped, dropped, route);
   logger.info('digest not sent: the route is muted', { route, count: dropped, window: until, reason });
   return dropped;
 }
 
-async function recordDigest(context: RelayContext<RelayConfigView, DigestStore>, route: CompiledRoute, { until, records }: Window, now: Date): Promise<{ id: string | undefined; digested: number }> {
+async function recordDigest(
+  context: RelayContext<RelayConfigView, DigestStore>,
+  route: CompiledRoute,
+  { until, records }: Window,
+  now: Date,
+): Promise<{ id: string | undefined; digested: number }> {
   const { store, logger, metrics } = context;
   const scope = digestScope(route, until, records);
   const { text } = route.engine.render(route.digestTemplate!, { ...scope }, { trackMissing: false });
-  const fitted = noticeMessage(text.trim() === '' ? `${scope.count} messages ${scope.window}` : text, literalRecipients(route), route.senderId);
+  const fitted = noticeMessage(
+    text.trim() === '' ? `${scope.count} messages ${scope.window}` : text,
+    literalRecipients(route),
+    route.senderId,
+  );
   const accepted = await store.acceptWebhook({
     route: route.id,
     dedupeKey: `digest:${until}`,
@@ -158,7 +210,11 @@ async function recordDigest(context: RelayContext<RelayConfigView, DigestStore>,
   });
   const digestId = accepted.ids[0]!;
   // A second sweeper (or a retry after a crash) marks what the recorded digest lists, not what it read.
-  const included = new Set(accepted.outcome === AcceptOutcome.Accepted ? records.map((record) => record.id) : ((await store.getMessage(digestId))?.digestOf ?? []));
+  const included = new Set(
+    accepted.outcome === AcceptOutcome.Accepted
+      ? records.map((record) => record.id)
+      : ((await store.getMessage(digestId))?.digestOf ?? []),
+  );
   let digested = 0;
   for (const record of records) {
     if (included.has(record.id)) {
@@ -169,7 +225,13 @@ async function recordDigest(context: RelayContext<RelayConfigView, DigestStore>,
   }
   if (accepted.outcome === AcceptOutcome.Accepted) {
     metrics.add(RelayMetric.Digests, 1, route.id);
-    logger.info('digest recorded', { route: route.id, id: digestId, count: records.length, window: until, segments: fitted.segments });
+    logger.info('digest recorded', {
+      route: route.id,
+      id: digestId,
+      count: records.length,
+      window: until,
+      segments: fitted.segments,
+    });
     return { id: digestId, digested };
   }
   return { id: undefined, digested };
@@ -190,7 +252,11 @@ export function digestScope(route: RouteView, until: string, records: readonly M
 /** `since 22:00` for a quiet period (the window ends where quiet hours end), else `in 10 min`. */
 function windowPhrase(route: RouteView, until: Date): string {
   const { quietHours, digest, timeZone } = route.config;
-  if (quietHours !== undefined && quietUntil(new Date(until.getTime() - 1), quietHours, timeZone)?.getTime() === until.getTime()) return `since ${quietHours.from}`;
+  if (
+    quietHours !== undefined &&
+    quietUntil(new Date(until.getTime() - 1), quietHours, timeZone)?.getTime() === until.getTime()
+  )
+    return `since ${quietHours.from}`;
   return digest === undefined ? `until ${clockTime(until, timeZone)}` : `in ${spokenDuration(digest.window)}`;
 }
 

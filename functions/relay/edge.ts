@@ -66,12 +66,19 @@ export async function answerWebhook(
   const hook = HOOK_PATH.exec(request.path);
   if (hook === null) return json(404, { error: `no route at ${request.path}; post to /hooks/<route>` });
   const route = decodeRoute(hook[1]!);
-  if (request.method.toUpperCase() !== 'POST') return { ...json(405, { error: 'method not allowed; use POST' }, { allow: 'POST' }), route };
+  if (request.method.toUpperCase() !== 'POST')
+    return { ...json(405, { error: 'method not allowed; use POST' }, { allow: 'POST' }), route };
   const body = await request.body();
   // A body read whole goes on to ingest, which refuses an oversized one per route (and counts it).
   if (body === undefined) return { ...json(413, { error: `body exceeds the limit of ${maxBodyBytes} bytes` }), route };
   try {
-    const answer = await ingest({ routeId: route, body, headers: headersOf(request.headers), query: queryOf(request.query), receivedAt: request.receivedAt });
+    const answer = await ingest({
+      routeId: route,
+      body,
+      headers: headersOf(request.headers),
+      query: queryOf(request.query),
+      receivedAt: request.receivedAt,
+    });
     return { status: answer.status, headers: {}, body: answer.body, route, answer };
   } catch (error) {
     onError?.(route, error);
@@ -126,6 +133,9 @@ function json(status: number, body: unknown, headers: Record<string, string> = {
  * if (isAckPath(request.path)) return await answerAckLink(request, store);
  * ```
  */
-export async function answerAckLink(request: Pick<EdgeRequest, 'method' | 'path' | 'receivedAt'>, store: Pick<MessageStore, 'findAckToken' | 'closeIncident'>): Promise<PageResponse> {
+export async function answerAckLink(
+  request: Pick<EdgeRequest, 'method' | 'path' | 'receivedAt'>,
+  store: Pick<MessageStore, 'findAckToken' | 'closeIncident'>,
+): Promise<PageResponse> {
   return await answerAck(store, { method: request.method, path: request.path, now: request.receivedAt });
 }

@@ -33,12 +33,18 @@ const counted = new WeakMap<StuckGaugesStore, { readonly at: number; readonly co
  * await publishStuckCounts(context, context.clock());
  * ```
  */
-export async function publishStuckCounts(context: RelayContext<RelayConfigView, StuckGaugesStore>, now: Date): Promise<void> {
+export async function publishStuckCounts(
+  context: RelayContext<RelayConfigView, StuckGaugesStore>,
+  now: Date,
+): Promise<void> {
   const { store, metrics, logger } = context;
   let last = counted.get(store);
   if (last === undefined || now.getTime() - last.at >= STUCK_COUNT_INTERVAL_MS || now.getTime() < last.at) {
     try {
-      last = { at: now.getTime(), counts: await store.countStuck({ overdueBefore: new Date(now.getTime() - DEFERRED_OVERDUE_AFTER_MS) }) };
+      last = {
+        at: now.getTime(),
+        counts: await store.countStuck({ overdueBefore: new Date(now.getTime() - DEFERRED_OVERDUE_AFTER_MS) }),
+      };
       counted.set(store, last);
     } catch (error) {
       logger.error('stuck records not counted; the next sweep tries again', { error });

@@ -30,7 +30,11 @@ export interface HandoffReport {
  * The text of a handoff SMS: `You are on call for ops until 2026-12-07 09:00 (Africa/Dar_es_Salaam)`,
  * the time on the schedule's clock; `until further notice` when nobody else is ever on call.
  */
-export function handoffText(schedule: Pick<CompiledSchedule, 'name' | 'timeZone'>, until: Date | undefined, now: Date): string {
+export function handoffText(
+  schedule: Pick<CompiledSchedule, 'name' | 'timeZone'>,
+  until: Date | undefined,
+  now: Date,
+): string {
   if (until === undefined) return `You are on call for ${schedule.name} until further notice`;
   return `You are on call for ${schedule.name} until ${clockTime(until, schedule.timeZone, now)} (${schedule.timeZone})`;
 }
@@ -40,7 +44,10 @@ export function handoffText(schedule: Pick<CompiledSchedule, 'name' | 'timeZone'
  * before `now`, read from the config's text alone (no numbers, so no phone library): the Lambda
  * sweeper compiles the config only when one is due.
  */
-function dueShifts(schedules: SchedulesConfig | undefined, now: Date): { readonly schedule: string; readonly from: Date }[] {
+function dueShifts(
+  schedules: SchedulesConfig | undefined,
+  now: Date,
+): { readonly schedule: string; readonly from: Date }[] {
   return Object.entries(schedules ?? {}).flatMap(([name, schedule]) => {
     if (!schedule.notifyHandoff || schedule.rotation.people.length === 0) return [];
     const startWall = parseLocalDateTime(schedule.rotation.start);
@@ -49,7 +56,11 @@ function dueShifts(schedules: SchedulesConfig | undefined, now: Date): { readonl
       name,
       timeZone: schedule.timezone,
       notifyHandoff: true,
-      rotation: { people: schedule.rotation.people.map((person) => ({ name: person, number: '' })), everyMs: schedule.rotation.every * 1000, startWall },
+      rotation: {
+        people: schedule.rotation.people.map((person) => ({ name: person, number: '' })),
+        everyMs: schedule.rotation.every * 1000,
+        startWall,
+      },
     };
     const { from } = shiftAt(bare, now);
     if (from === undefined || now.getTime() - from.getTime() > ONCALL.handoffGraceSeconds * 1000) return [];
@@ -71,11 +82,17 @@ function dueShifts(schedules: SchedulesConfig | undefined, now: Date): { readonl
  * dispatch?.(ids);
  * ```
  */
-export async function recordHandoffs(context: RelayContext<RelayConfigView, HandoffStore>, now: Date, { compile }: HandoffOptions = {}): Promise<HandoffReport> {
+export async function recordHandoffs(
+  context: RelayContext<RelayConfigView, HandoffStore>,
+  now: Date,
+  { compile }: HandoffOptions = {},
+): Promise<HandoffReport> {
   const due = dueShifts(context.config.config.schedules, now);
   if (due.length === 0) return { ids: [] };
-  const onCall: OnCallDirectory | undefined = 'onCall' in context.config ? (context.config as LoadedConfig).onCall : (await compile?.())?.onCall;
-  if (onCall === undefined) throw new Error('handoff SMS need the compiled config (the people\'s numbers): pass the compiler to the sweep');
+  const onCall: OnCallDirectory | undefined =
+    'onCall' in context.config ? (context.config as LoadedConfig).onCall : (await compile?.())?.onCall;
+  if (onCall === undefined)
+    throw new Error("handoff SMS need the compiled config (the people's numbers): pass the compiler to the sweep");
   const overrides = await context.store.activeOverrides({ schedules: due.map((shift) => shift.schedule), now });
   const ids: string[] = [];
   for (const { schedule: name, from } of due) {
@@ -83,11 +100,30 @@ export async function recordHandoffs(context: RelayContext<RelayConfigView, Hand
     if (schedule === undefined) continue;
     const current = onCallAt(schedule, overrides, onCall.people, now);
     if (current.person.number === '') continue;
-    const message = { ...noticeMessage(handoffText(schedule, current.until, now), [current.person.number], context.config.config.provider.defaultSenderId), delivery: DeliveryPolicy.AtLeastOnce };
-    const result = await context.store.recordNotice({ kind: NoticeKind.Handoff, route: NOTICE_ROUTE, key: `${name}:${from.toISOString()}`, message, now, retentionDays: context.config.config.retentionDays });
+    const message = {
+      ...noticeMessage(
+        handoffText(schedule, current.until, now),
+        [current.person.number],
+        context.config.config.provider.defaultSenderId,
+      ),
+      delivery: DeliveryPolicy.AtLeastOnce,
+    };
+    const result = await context.store.recordNotice({
+      kind: NoticeKind.Handoff,
+      route: NOTICE_ROUTE,
+      key: `${name}:${from.toISOString()}`,
+      message,
+      now,
+      retentionDays: context.config.config.retentionDays,
+    });
     // A repeat records nothing; its ids go to the sender again only when a record was missing and recovered.
     if (result.outcome === AcceptOutcome.Duplicate && result.recovered === 0) continue;
-    context.logger.info('handoff SMS recorded', { schedule: name, shift: from.toISOString(), to: maskMsisdn(current.person.number), ids: result.ids });
+    context.logger.info('handoff SMS recorded', {
+      schedule: name,
+      shift: from.toISOString(),
+      to: maskMsisdn(current.person.number),
+      ids: result.ids,
+    });
     ids.push(...result.ids);
   }
   return { ids };

@@ -7,7 +7,10 @@ import type { RelayContext } from './ports';
 import type { LoadedConfig } from '../core/config/compile';
 
 /** What the routes' dead-man's switches use of the store. */
-export type HeartbeatStore = Pick<MessageStore, 'touchHeartbeat' | 'getHeartbeat' | 'armHeartbeat' | 'heartbeat' | 'getMute' | 'recordNotice'>;
+export type HeartbeatStore = Pick<
+  MessageStore,
+  'touchHeartbeat' | 'getHeartbeat' | 'armHeartbeat' | 'heartbeat' | 'getMute' | 'recordNotice'
+>;
 
 /**
  * How often, at most, a route's "last seen" is written: every half `grace`, at most once a minute
@@ -29,7 +32,11 @@ const lastTouched = new WeakMap<HeartbeatStore, Map<string, number>>();
  * one per webhook. Best effort: a failure is logged and the webhook is answered as usual (the next
  * webhook writes it).
  */
-export async function touchHeartbeat(context: RelayContext<LoadedConfig, HeartbeatStore>, route: RouteView, now: Date): Promise<void> {
+export async function touchHeartbeat(
+  context: RelayContext<LoadedConfig, HeartbeatStore>,
+  route: RouteView,
+  now: Date,
+): Promise<void> {
   if (route.config.heartbeat === undefined) return;
   const intervalMs = touchIntervalMs(route);
   let touched = lastTouched.get(context.store);
@@ -41,7 +48,10 @@ export async function touchHeartbeat(context: RelayContext<LoadedConfig, Heartbe
     await context.store.touchHeartbeat({ route: route.id, intervalMs, now });
   } catch (error) {
     touched.delete(route.id);
-    context.logger.error('heartbeat not recorded', { route: route.id, error: error instanceof Error ? error.name : typeof error });
+    context.logger.error('heartbeat not recorded', {
+      route: route.id,
+      error: error instanceof Error ? error.name : typeof error,
+    });
   }
 }
 
@@ -63,7 +73,10 @@ export interface HeartbeatReport {
  * A route never heard from counts its silence from the first sweep that saw its heartbeat. A muted
  * route is not reported silent while the mute lasts (the maintenance it was muted for is why).
  */
-export async function checkHeartbeats(context: RelayContext<RelayConfigView, HeartbeatStore>, now: Date): Promise<HeartbeatReport> {
+export async function checkHeartbeats(
+  context: RelayContext<RelayConfigView, HeartbeatStore>,
+  now: Date,
+): Promise<HeartbeatReport> {
   let silent = 0;
   let back = 0;
   for (const route of context.config.routes.values()) {
@@ -75,13 +88,21 @@ export async function checkHeartbeats(context: RelayContext<RelayConfigView, Hea
       back += outcome.back;
     } catch (error) {
       // One route's failure must not stop the others; the next sweep looks again.
-      context.logger.error('heartbeat check failed', { route: route.id, error: error instanceof Error ? error.name : typeof error });
+      context.logger.error('heartbeat check failed', {
+        route: route.id,
+        error: error instanceof Error ? error.name : typeof error,
+      });
     }
   }
   return { silent, back };
 }
 
-async function checkRoute(context: RelayContext<RelayConfigView, HeartbeatStore>, route: RouteView, heartbeat: { readonly every: number; readonly grace: number }, now: Date): Promise<HeartbeatReport> {
+async function checkRoute(
+  context: RelayContext<RelayConfigView, HeartbeatStore>,
+  route: RouteView,
+  heartbeat: { readonly every: number; readonly grace: number },
+  now: Date,
+): Promise<HeartbeatReport> {
   const { store } = context;
   const state = await store.getHeartbeat(route.id);
   let silent = 0;
@@ -116,14 +137,26 @@ async function checkRoute(context: RelayContext<RelayConfigView, HeartbeatStore>
   return { silent, back };
 }
 
-async function notifySilent(context: RelayContext<RelayConfigView, HeartbeatStore>, route: RouteView, heartbeat: { readonly every: number }, since: string, now: Date): Promise<void> {
+async function notifySilent(
+  context: RelayContext<RelayConfigView, HeartbeatStore>,
+  route: RouteView,
+  heartbeat: { readonly every: number },
+  since: string,
+  now: Date,
+): Promise<void> {
   const text = `sms-relay: nothing from route '${route.id}' since ${clockTime(new Date(since), route.config.timeZone, now)}, expected every ${formatSeconds(heartbeat.every)}`;
   await record(context, route, NoticeKind.HeartbeatSilent, since, text, now);
   await context.store.heartbeat.silentNotified({ route: route.id, since });
   context.logger.warn('heartbeat silent', { route: route.id, since });
 }
 
-async function notifyBack(context: RelayContext<RelayConfigView, HeartbeatStore>, route: RouteView, since: string, seenAt: string, now: Date): Promise<void> {
+async function notifyBack(
+  context: RelayContext<RelayConfigView, HeartbeatStore>,
+  route: RouteView,
+  since: string,
+  seenAt: string,
+  now: Date,
+): Promise<void> {
   const text = `sms-relay: route '${route.id}' is back after ${formatSpan(Date.parse(seenAt) - Date.parse(since))} (nothing from ${clockTime(new Date(since), route.config.timeZone, now)} to ${clockTime(new Date(seenAt), route.config.timeZone, now)})`;
   await record(context, route, NoticeKind.HeartbeatBack, since, text, now);
   await context.store.heartbeat.backNotified({ route: route.id, since });
@@ -131,12 +164,26 @@ async function notifyBack(context: RelayContext<RelayConfigView, HeartbeatStore>
 }
 
 /** Records the SMS once per route, kind and silence (the silence's start names it). */
-async function record(context: RelayContext<RelayConfigView, HeartbeatStore>, route: RouteView, kind: NoticeKind, since: string, text: string, now: Date): Promise<void> {
+async function record(
+  context: RelayContext<RelayConfigView, HeartbeatStore>,
+  route: RouteView,
+  kind: NoticeKind,
+  since: string,
+  text: string,
+  now: Date,
+): Promise<void> {
   const to = literalRecipients(route);
   // `validate` refuses a heartbeat without a literal recipient; a config that slipped past says so here.
   if (to.length === 0) {
     context.logger.error('heartbeat SMS has no recipient', { route: route.id, kind });
     return;
   }
-  await context.store.recordNotice({ kind, route: route.id, key: `${route.id}:${since}`, now, retentionDays: context.config.config.retentionDays, message: noticeMessage(text, to, route.senderId) });
+  await context.store.recordNotice({
+    kind,
+    route: route.id,
+    key: `${route.id}:${since}`,
+    now,
+    retentionDays: context.config.config.retentionDays,
+    message: noticeMessage(text, to, route.senderId),
+  });
 }

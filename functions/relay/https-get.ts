@@ -31,20 +31,26 @@ export function createHttpsGet({ timeoutMs = 3_000, maxBytes = 65_536 }: HttpsGe
     const target = new URL(url);
     if (target.protocol !== 'https:') throw new Error(`refusing to fetch ${target.protocol} URL; only https`);
     return await new Promise<FetchedDocument>((resolve, reject) => {
-      const outgoing = request(target, { method: 'GET', timeout: timeoutMs, headers: { 'user-agent': 'sms-relay' } }, (response) => {
-        const chunks: Buffer[] = [];
-        let size = 0;
-        response.on('data', (chunk: Buffer) => {
-          size += chunk.length;
-          if (size > maxBytes) {
-            outgoing.destroy(new Error(`answer larger than ${maxBytes} bytes`));
-            return;
-          }
-          chunks.push(chunk);
-        });
-        response.on('end', () => resolve({ status: response.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }));
-        response.on('error', reject);
-      });
+      const outgoing = request(
+        target,
+        { method: 'GET', timeout: timeoutMs, headers: { 'user-agent': 'sms-relay' } },
+        (response) => {
+          const chunks: Buffer[] = [];
+          let size = 0;
+          response.on('data', (chunk: Buffer) => {
+            size += chunk.length;
+            if (size > maxBytes) {
+              outgoing.destroy(new Error(`answer larger than ${maxBytes} bytes`));
+              return;
+            }
+            chunks.push(chunk);
+          });
+          response.on('end', () =>
+            resolve({ status: response.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }),
+          );
+          response.on('error', reject);
+        },
+      );
       const deadline = setTimeout(() => outgoing.destroy(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs);
       deadline.unref();
       outgoing.on('timeout', () => outgoing.destroy(new Error(`no answer within ${timeoutMs} ms`)));

@@ -17,7 +17,10 @@ import { overridesFor } from './oncall';
 import { discardOpenedIncident, pageIncident, type PagingStore, toNewMessage, type PagedEvaluation } from './paging';
 
 /** What `ingestWebhook` uses of the store: the accept and the capture, and what its digests, heartbeats and paging use. */
-export type IngestStore = Pick<MessageStore, 'acceptWebhook' | 'capturePayload' | 'getMute' | 'activeOverrides'> & DigestStore & HeartbeatStore & PagingStore;
+export type IngestStore = Pick<MessageStore, 'acceptWebhook' | 'capturePayload' | 'getMute' | 'activeOverrides'> &
+  DigestStore &
+  HeartbeatStore &
+  PagingStore;
 
 export interface IngestRequest extends InboundWebhook {
   readonly routeId: string;
@@ -83,14 +86,21 @@ export async function ingestWebhook(
 
   const secret = await context.secrets.get(route.config.secret);
   if (secret === undefined) {
-    logger.error('route secret missing from the environment secret', { route: route.id, secretName: route.config.secret });
+    logger.error('route secret missing from the environment secret', {
+      route: route.id,
+      secretName: route.config.secret,
+    });
     metrics.add(RelayMetric.RouteMisconfigured, 1, route.id);
     return refused(500, 'the relay is misconfigured for this route; nothing was recorded');
   }
   const unusable = secretProblem(route.pack, secret);
   if (unusable !== undefined) {
     // Refused loudly rather than left to answer 401 to every genuine sender (see secretProblem).
-    logger.error('route secret can never authenticate this route', { route: route.id, secretName: route.config.secret, problem: unusable });
+    logger.error('route secret can never authenticate this route', {
+      route: route.id,
+      secretName: route.config.secret,
+      problem: unusable,
+    });
     metrics.add(RelayMetric.RouteMisconfigured, 1, route.id);
     return refused(500, 'the relay is misconfigured for this route; nothing was recorded');
   }
@@ -98,9 +108,20 @@ export async function ingestWebhook(
   // The one asynchronous step a pack may need before the pure evaluation (SNS: its signing
   // certificate), through the context's `fetch` port.
   const fetch = context.fetch ?? defaultSourceFetch;
-  const prefetched = route.pack.prefetch === undefined ? undefined : await route.pack.prefetch(request, fetch, { secret, toleranceSeconds: route.config.toleranceSeconds, route: route.config });
+  const prefetched =
+    route.pack.prefetch === undefined
+      ? undefined
+      : await route.pack.prefetch(request, fetch, {
+          secret,
+          toleranceSeconds: route.config.toleranceSeconds,
+          route: route.config,
+        });
   if (prefetched?.unavailable !== undefined) {
-    logger.warn('webhook not verifiable yet', { route: route.id, source: route.pack.name, reason: prefetched.unavailable });
+    logger.warn('webhook not verifiable yet', {
+      route: route.id,
+      source: route.pack.name,
+      reason: prefetched.unavailable,
+    });
     return refused(503, `${prefetched.unavailable}; nothing was recorded, retry later`);
   }
 
@@ -127,7 +148,13 @@ export async function ingestWebhook(
       await touchHeartbeat(context, route, request.receivedAt);
       await capture(context, request, []);
       logger.info('webhook ping', { ...log, reason: evaluation.reason });
-      return { outcome: 'ping', status: 200, ids: [], reason: evaluation.reason, body: { status: 'ping', reason: evaluation.reason } };
+      return {
+        outcome: 'ping',
+        status: 200,
+        ids: [],
+        reason: evaluation.reason,
+        body: { status: 'ping', reason: evaluation.reason },
+      };
     default:
       break;
   }
@@ -145,18 +172,24 @@ export async function ingestWebhook(
   // Authenticated: the route's dead-man's switch hears from it, whatever becomes of the webhook.
   // A mute read beside it: messages of a muted route are recorded DROPPED with the mute's reason.
   const [mute] = await Promise.all([
-    evaluation.verdict === Verdict.Send ? context.store.getMute({ route: route.id, now: request.receivedAt }) : undefined,
+    evaluation.verdict === Verdict.Send
+      ? context.store.getMute({ route: route.id, now: request.receivedAt })
+      : undefined,
     touchHeartbeat(context, route, request.receivedAt),
   ]);
   const muted = mute === undefined ? undefined : mutedReason(route, mute, request.receivedAt);
   // Quiet hours or a digest window: the SMS are recorded DEFERRED, for the route's digest (a muted
   // route's are dropped instead, and open no window).
   const deferral =
-    muted === undefined && evaluation.verdict === Verdict.Send && evaluation.messages.length > 0 ? await deferralOf(context, route, request.receivedAt) : undefined;
+    muted === undefined && evaluation.verdict === Verdict.Send && evaluation.messages.length > 0
+      ? await deferralOf(context, route, request.receivedAt)
+      : undefined;
   // Paging: a resolved webhook closes its incident even when the route's filter drops it; a muted
   // route, quiet hours or a digest window open no incident.
   if (route.paging !== undefined && (evaluation.verdict === Verdict.Send || evaluation.verdict === Verdict.Filtered)) {
-    evaluation = await pageIncident(context, route, request, evaluation, { mayOpen: muted === undefined && deferral === undefined });
+    evaluation = await pageIncident(context, route, request, evaluation, {
+      mayOpen: muted === undefined && deferral === undefined,
+    });
   }
   const messages = newMessages(evaluation, route.config.delivery, { muted, deferral });
   const result = await context.store.acceptWebhook({
@@ -178,14 +211,25 @@ export async function ingestWebhook(
   if (result.outcome === AcceptOutcome.Duplicate) {
     await discardOpenedIncident(context, evaluation, request.receivedAt);
     metrics.add(RelayMetric.Duplicates, 1, route.id);
-    logger.info('webhook duplicate', { ...log, verdict: 'duplicate', dedupeKey: evaluation.dedupeKey, ids: result.ids });
+    logger.info('webhook duplicate', {
+      ...log,
+      verdict: 'duplicate',
+      dedupeKey: evaluation.dedupeKey,
+      ids: result.ids,
+    });
     return { outcome: 'duplicate', status: 200, ids: result.ids, body: { status: 'duplicate', ids: result.ids } };
   }
 
   if (muted !== undefined) {
     metrics.add(RelayMetric.Dropped, 1, route.id);
     logger.info('webhook dropped', { ...log, verdict: 'dropped', reason: muted, ids: result.ids });
-    return { outcome: 'dropped', status: 200, ids: result.ids, reason: muted, body: { status: 'dropped', reason: muted, ids: result.ids } };
+    return {
+      outcome: 'dropped',
+      status: 200,
+      ids: result.ids,
+      reason: muted,
+      body: { status: 'dropped', reason: muted, ids: result.ids },
+    };
   }
 
   if (evaluation.verdict === Verdict.Send) {
@@ -204,13 +248,30 @@ export async function ingestWebhook(
       ...deferredUntil,
     });
     const ids = result.ids.slice(0, evaluation.messages.length);
-    return { outcome: 'accepted', status: 202, ids, body: { status: 'accepted', ids, ...deferredUntil, ...skippedSummary(evaluation), ...notSentSummary(evaluation, result.ids) } };
+    return {
+      outcome: 'accepted',
+      status: 202,
+      ids,
+      body: {
+        status: 'accepted',
+        ids,
+        ...deferredUntil,
+        ...skippedSummary(evaluation),
+        ...notSentSummary(evaluation, result.ids),
+      },
+    };
   }
 
   metrics.add(evaluation.verdict === Verdict.Filtered ? RelayMetric.Filtered : RelayMetric.Dropped, 1, route.id);
   logger.info(`webhook ${evaluation.verdict}`, { ...log, reason: evaluation.reason, ids: result.ids });
   const outcome = evaluation.verdict === Verdict.Filtered ? 'filtered' : 'dropped';
-  return { outcome, status: 200, ids: result.ids, reason: evaluation.reason, body: { status: evaluation.verdict, reason: evaluation.reason, ids: result.ids } };
+  return {
+    outcome,
+    status: 200,
+    ids: result.ids,
+    reason: evaluation.reason,
+    body: { status: evaluation.verdict, reason: evaluation.reason, ids: result.ids },
+  };
 }
 
 /**
@@ -227,7 +288,10 @@ function newMessages(
   delivery: NewMessage['delivery'],
   { muted, deferral }: { readonly muted: string | undefined; readonly deferral: Deferral | undefined },
 ): NewMessage[] {
-  const waits = deferral === undefined ? {} : { state: MessageState.Deferred, reason: deferral.reason, nextAttemptAt: deferral.until };
+  const waits =
+    deferral === undefined
+      ? {}
+      : { state: MessageState.Deferred, reason: deferral.reason, nextAttemptAt: deferral.until };
   const pending: NewMessage[] = evaluation.messages.map((message) => ({
     // A muted route's message keeps its text and recipients, so the log shows what was not sent.
     ...(muted === undefined ? {} : { state: MessageState.Dropped, reason: muted }),
@@ -257,11 +321,17 @@ function newMessages(
   const kept = unsent.slice(0, room - 1);
   const first = unsent[room - 1]!;
   const more = unsent.length - kept.length;
-  return [...pending, ...kept, dropped(first.index, `${more} more items produced no SMS (the first, item ${first.index}: ${first.reason})`)];
+  return [
+    ...pending,
+    ...kept,
+    dropped(first.index, `${more} more items produced no SMS (the first, item ${first.index}: ${first.reason})`),
+  ];
 }
 
 function skippedSummary(evaluation: Evaluation): Record<string, unknown> {
-  return evaluation.skipped.length === 0 ? {} : { skipped: evaluation.skipped.map(({ item, verdict, reason }) => ({ item, verdict, reason })) };
+  return evaluation.skipped.length === 0
+    ? {}
+    : { skipped: evaluation.skipped.map(({ item, verdict, reason }) => ({ item, verdict, reason })) };
 }
 
 /** The items beyond the fan-out cap, and the id of the DROPPED record that says so. */
@@ -286,19 +356,41 @@ async function confirm(fetch: SourceFetch, url: string): Promise<string | undefi
  * only: a stranger's bytes are never stored), with the route's allow-list of headers. Best effort: the webhook is already recorded, so a
  * failure here is logged and the answer stands.
  */
-async function capture(context: RelayContext<LoadedConfig, IngestStore>, request: IngestRequest, recordIds: readonly string[]): Promise<void> {
+async function capture(
+  context: RelayContext<LoadedConfig, IngestStore>,
+  request: IngestRequest,
+  recordIds: readonly string[],
+): Promise<void> {
   const route = context.config.routes.get(request.routeId);
   const keepSeconds = route?.config.capture;
   if (route === undefined || keepSeconds === undefined) return;
   try {
     const keepHeaders = capturedHeaderNames(route.pack, route.config);
-    await context.store.capturePayload({ route: request.routeId, receivedAt: request.receivedAt, headers: request.headers, keepHeaders, body: request.body, recordIds, keepSeconds });
+    await context.store.capturePayload({
+      route: request.routeId,
+      receivedAt: request.receivedAt,
+      headers: request.headers,
+      keepHeaders,
+      body: request.body,
+      recordIds,
+      keepSeconds,
+    });
   } catch (error) {
-    context.logger.error('payload not captured', { route: request.routeId, error: error instanceof Error ? error.name : typeof error });
+    context.logger.error('payload not captured', {
+      route: request.routeId,
+      error: error instanceof Error ? error.name : typeof error,
+    });
   }
 }
 
 /** A refusal: nothing recorded; the sender gets `{error, reason?}`. */
 export function refused(status: number, error: string | undefined, reason?: string): IngestAnswer {
-  return { outcome: 'refused', status, ids: [], error, reason, body: reason === undefined ? { error } : { error, reason } };
+  return {
+    outcome: 'refused',
+    status,
+    ids: [],
+    error,
+    reason,
+    body: reason === undefined ? { error } : { error, reason },
+  };
 }

@@ -5,7 +5,11 @@ import type { MessageStore } from '../store';
 
 /** The schedules a route's `oncall:` recipients name, in config order. */
 export function onCallSchedules(route: Pick<CompiledRoute, 'recipients'>): string[] {
-  return [...new Set(route.recipients.entries.flatMap((entry) => (entry.kind === RecipientEntryKind.OnCall ? [entry.schedule] : [])))];
+  return [
+    ...new Set(
+      route.recipients.entries.flatMap((entry) => (entry.kind === RecipientEntryKind.OnCall ? [entry.schedule] : [])),
+    ),
+  ];
 }
 
 /**
@@ -17,7 +21,11 @@ export function onCallSchedules(route: Pick<CompiledRoute, 'recipients'>): strin
  * const overrides = await overridesFor(context.store, route, request.receivedAt);
  * ```
  */
-export async function overridesFor(store: Pick<MessageStore, 'activeOverrides'>, route: Pick<CompiledRoute, 'recipients'>, at: Date): Promise<OnCallOverride[]> {
+export async function overridesFor(
+  store: Pick<MessageStore, 'activeOverrides'>,
+  route: Pick<CompiledRoute, 'recipients'>,
+  at: Date,
+): Promise<OnCallOverride[]> {
   const schedules = onCallSchedules(route);
   return schedules.length === 0 ? [] : await store.activeOverrides({ schedules, now: at });
 }

@@ -21,7 +21,15 @@ import { RelayMetric, type RelayContext } from './ports';
 /** What paging (incidents, escalations, renotifies) uses of the store. */
 export type PagingStore = Pick<
   MessageStore,
-  'openIncident' | 'openIncidentOf' | 'listOpenIncidents' | 'advanceIncident' | 'noteIncident' | 'closeIncident' | 'ackToken' | 'activeOverrides' | 'acceptWebhook'
+  | 'openIncident'
+  | 'openIncidentOf'
+  | 'listOpenIncidents'
+  | 'advanceIncident'
+  | 'noteIncident'
+  | 'closeIncident'
+  | 'ackToken'
+  | 'activeOverrides'
+  | 'acceptWebhook'
 > &
   // An escalation due while the route is muted or in quiet hours is held as a new message would be.
   DigestStore;
@@ -42,7 +50,13 @@ const masked = (numbers: readonly string[]): string => numbers.map(maskMsisdn).j
  * if (route.paging !== undefined) evaluation = await pageIncident(context, route, request, evaluation, { mayOpen: muted === undefined });
  * ```
  */
-export async function pageIncident(context: RelayContext<LoadedConfig, PagingStore>, route: CompiledRoute, request: InboundWebhook, evaluation: Evaluation, { mayOpen }: { readonly mayOpen: boolean }): Promise<PagedEvaluation> {
+export async function pageIncident(
+  context: RelayContext<LoadedConfig, PagingStore>,
+  route: CompiledRoute,
+  request: InboundWebhook,
+  evaluation: Evaluation,
+  { mayOpen }: { readonly mayOpen: boolean },
+): Promise<PagedEvaluation> {
   const paging = route.paging;
   if (paging === undefined) return evaluation;
   const body = route.pack.parse(request);
@@ -53,13 +67,26 @@ export async function pageIncident(context: RelayContext<LoadedConfig, PagingSto
   const opened: string[] = [];
   let messages: readonly PlannedMessage[] = evaluation.messages;
   for (let index = 0; index < items.length; index += 1) {
-    const scope = buildScope({ body, headers: request.headers, query: request.query, ...(fanOut === undefined ? {} : { extra: { item: items[index] } }) });
+    const scope = buildScope({
+      body,
+      headers: request.headers,
+      query: request.query,
+      ...(fanOut === undefined ? {} : { extra: { item: items[index] } }),
+    });
     const own = evaluation.messages.filter((message) => message.item === index);
     const outcome = await pageItem(context, route, paging, scope, own, request.receivedAt, mayOpen);
     if (outcome.opened !== undefined) opened.push(outcome.opened);
-    if (outcome.linked !== undefined) messages = [...messages.filter((message) => message.item !== index), ...outcome.linked.map((message) => ({ ...message, item: index }))];
+    if (outcome.linked !== undefined)
+      messages = [
+        ...messages.filter((message) => message.item !== index),
+        ...outcome.linked.map((message) => ({ ...message, item: index })),
+      ];
   }
-  return { ...evaluation, messages: [...messages].sort((a, b) => a.item - b.item), ...(opened.length === 0 ? {} : { openedIncidents: opened }) };
+  return {
+    ...evaluation,
+    messages: [...messages].sort((a, b) => a.item - b.item),
+    ...(opened.length === 0 ? {} : { openedIncidents: opened }),
+  };
 }
 
 /** One item's incident (the whole webhook's without fan-out): closed by a resolve, else opened (or found open) by its SMS. */
@@ -80,7 +107,11 @@ async function pageItem(
   if (route.engine.evaluate(paging.resolved, scope)) {
     const open = await context.store.openIncidentOf(route.id, key);
     if (open !== undefined) {
-      const closed = await context.store.closeIncident(open.id, { state: IncidentState.Resolved, by: `a ${route.pack.name} webhook`, now });
+      const closed = await context.store.closeIncident(open.id, {
+        state: IncidentState.Resolved,
+        by: `a ${route.pack.name} webhook`,
+        now,
+      });
       if (closed.closed) context.logger.info('incident resolved', { route: route.id, incident: open.id });
     }
     return {};
@@ -89,9 +120,26 @@ async function pageItem(
   const text = unsplit(own);
   const recipients = [...new Set(own.flatMap((message) => message.to))];
   const first = pagingAction(paging, now, 0);
-  const { opened, incident } = await context.store.openIncident({ route: route.id, key, text, sentTo: masked(recipients), ...(first === undefined ? {} : { nextDueAt: first.dueAt }), now });
-  if (opened) context.logger.info('incident opened', { route: route.id, incident: incident.id, ...(first === undefined ? {} : { nextDueAt: first.dueAt.toISOString() }) });
-  else await context.store.noteIncident(incident.id, { event: 'repeated', detail: 'fired again; escalation unchanged' }, now);
+  const { opened, incident } = await context.store.openIncident({
+    route: route.id,
+    key,
+    text,
+    sentTo: masked(recipients),
+    ...(first === undefined ? {} : { nextDueAt: first.dueAt }),
+    now,
+  });
+  if (opened)
+    context.logger.info('incident opened', {
+      route: route.id,
+      incident: incident.id,
+      ...(first === undefined ? {} : { nextDueAt: first.dueAt.toISOString() }),
+    });
+  else
+    await context.store.noteIncident(
+      incident.id,
+      { event: 'repeated', detail: 'fired again; escalation unchanged' },
+      now,
+    );
   const mark = opened ? { opened: incident.id } : {};
   if (paging.ack === undefined) return mark;
   const linked = await linkedMessages(context, route, incident.id, text, recipients, now);
@@ -109,20 +157,41 @@ export interface PagedEvaluation extends Evaluation {
  * sender's retry after the first delivery's incident closed): its SMS are the first delivery's, so
  * the incident closes at once rather than escalate something nobody was sent.
  */
-export async function discardOpenedIncident(context: RelayContext<LoadedConfig, PagingStore>, evaluation: PagedEvaluation, now: Date): Promise<void> {
-  for (const id of evaluation.openedIncidents ?? []) await context.store.closeIncident(id, { state: IncidentState.Resolved, by: 'a duplicate delivery (nothing sent)', now });
+export async function discardOpenedIncident(
+  context: RelayContext<LoadedConfig, PagingStore>,
+  evaluation: PagedEvaluation,
+  now: Date,
+): Promise<void> {
+  for (const id of evaluation.openedIncidents ?? [])
+    await context.store.closeIncident(id, {
+      state: IncidentState.Resolved,
+      by: 'a duplicate delivery (nothing sent)',
+      now,
+    });
 }
 
 /** One text back from its split parts (their `(i/n) ` prefixes removed). */
 function unsplit(parts: readonly PlannedMessage[]): string {
-  return parts.map((part) => (part.parts > 1 ? part.text.slice(partPrefix(part.part, part.parts).length) : part.text)).join(' ');
+  return parts
+    .map((part) => (part.parts > 1 ? part.text.slice(partPrefix(part.part, part.parts).length) : part.text))
+    .join(' ');
 }
 
 /** One SMS per recipient, each ending with its own acknowledge link; `undefined` when the route has no link origin. */
-async function linkedMessages(context: RelayContext<RelayConfigView, PagingStore>, route: CompiledRoute, incidentId: string, text: string, recipients: readonly string[], now: Date): Promise<PlannedMessage[] | undefined> {
+async function linkedMessages(
+  context: RelayContext<RelayConfigView, PagingStore>,
+  route: CompiledRoute,
+  incidentId: string,
+  text: string,
+  recipients: readonly string[],
+  now: Date,
+): Promise<PlannedMessage[] | undefined> {
   const origin = route.paging?.ack?.baseUrl ?? context.publicUrl;
   if (origin === undefined) {
-    context.logger.warn('acknowledge link left out: the route names no ack.baseUrl and the relay does not know its own URL', { route: route.id });
+    context.logger.warn(
+      'acknowledge link left out: the route names no ack.baseUrl and the relay does not know its own URL',
+      { route: route.id },
+    );
     return undefined;
   }
   return await Promise.all(
@@ -130,7 +199,17 @@ async function linkedMessages(context: RelayContext<RelayConfigView, PagingStore
       const token = await context.store.ackToken(incidentId, number, now);
       const part = fitWithLink(text, ackLink(origin, token));
       if (part === undefined) throw new Error(`the acknowledge link of route ${route.id} leaves no room for the text`);
-      return { item: 0, part: 1, parts: 1, to: [number], text: part.text, senderId: route.senderId, encoding: part.encoding, characters: part.characters, segments: part.segments };
+      return {
+        item: 0,
+        part: 1,
+        parts: 1,
+        to: [number],
+        text: part.text,
+        senderId: route.senderId,
+        encoding: part.encoding,
+        characters: part.characters,
+        segments: part.segments,
+      };
     }),
   );
 }
@@ -168,7 +247,11 @@ export interface EscalationReport {
  * dispatch?.(ids);
  * ```
  */
-export async function recordEscalations(context: RelayContext<RelayConfigView, PagingStore>, now: Date, { compile }: EscalationOptions = {}): Promise<EscalationReport> {
+export async function recordEscalations(
+  context: RelayContext<RelayConfigView, PagingStore>,
+  now: Date,
+  { compile }: EscalationOptions = {},
+): Promise<EscalationReport> {
   const { store, logger, metrics } = context;
   const ids: string[] = [];
   let unacknowledged = 0;
@@ -178,7 +261,8 @@ export async function recordEscalations(context: RelayContext<RelayConfigView, P
     return { ids, unacknowledged };
   }
   const routes = isCompiled(context.config) ? context.config.routes : (await compile?.())?.routes;
-  if (routes === undefined) throw new Error('escalations need the compiled config (its recipients): pass the compiler to the sweep');
+  if (routes === undefined)
+    throw new Error('escalations need the compiled config (its recipients): pass the compiler to the sweep');
   for (const incident of incidents) {
     const route = routes.get(incident.route);
     const paging = route?.paging;
@@ -198,7 +282,9 @@ export async function recordEscalations(context: RelayContext<RelayConfigView, P
       // are recorded DROPPED with the mute's reason (DEFERRED to the digest in quiet hours), the
       // step is taken and the incident stays open for the steps after.
       const held = await heldNow(context, route, now);
-      const messages = (await escalationMessages(context, route, incident.id, incident.text, numbers, now)).map((message) => (held === undefined || message.state === MessageState.Dropped ? message : { ...message, ...held }));
+      const messages = (await escalationMessages(context, route, incident.id, incident.text, numbers, now)).map(
+        (message) => (held === undefined || message.state === MessageState.Dropped ? message : { ...message, ...held }),
+      );
       const result = await store.acceptWebhook({
         route: route.id,
         dedupeKey: `incident:${incident.id}:${incident.actions}`,
@@ -213,14 +299,29 @@ export async function recordEscalations(context: RelayContext<RelayConfigView, P
         fromActions: incident.actions,
         level: levelAfter(paging, incident.actions + 1),
         ...(next === undefined ? {} : { nextDueAt: next.dueAt }),
-        entry: { event: verb, detail: `${verb} to ${masked(numbers)}${held === undefined ? '' : ` (not sent: ${held.reason})`}` },
+        entry: {
+          event: verb,
+          detail: `${verb} to ${masked(numbers)}${held === undefined ? '' : ` (not sent: ${held.reason})`}`,
+        },
         now,
       });
-      if (result.outcome !== AcceptOutcome.Duplicate) metrics.add(RelayMetric.EscalationsSent, numbers.length > 0 && held === undefined ? 1 : 0, route.id);
-      if (claimed) logger.info(`incident ${verb}`, { route: route.id, incident: incident.id, step: incident.actions + 1, to: numbers.map(maskMsisdn), ids: result.ids });
+      if (result.outcome !== AcceptOutcome.Duplicate)
+        metrics.add(RelayMetric.EscalationsSent, numbers.length > 0 && held === undefined ? 1 : 0, route.id);
+      if (claimed)
+        logger.info(`incident ${verb}`, {
+          route: route.id,
+          incident: incident.id,
+          step: incident.actions + 1,
+          to: numbers.map(maskMsisdn),
+          ids: result.ids,
+        });
       ids.push(...result.ids);
     } catch (error) {
-      logger.error('escalation not recorded; the next sweep tries again', { route: route.id, incident: incident.id, error: error instanceof Error ? error.name : typeof error });
+      logger.error('escalation not recorded; the next sweep tries again', {
+        route: route.id,
+        incident: incident.id,
+        error: error instanceof Error ? error.name : typeof error,
+      });
     }
   }
   metrics.add(RelayMetric.IncidentsUnacknowledged, unacknowledged);
@@ -228,25 +329,83 @@ export async function recordEscalations(context: RelayContext<RelayConfigView, P
 }
 
 /** Why an escalation of `route` is not sent now: the route's mute (DROPPED), else its quiet hours or digest window (DEFERRED to the digest). */
-async function heldNow(context: RelayContext<RelayConfigView, PagingStore>, route: CompiledRoute, now: Date): Promise<Pick<NewMessage, 'state' | 'reason' | 'nextAttemptAt'> & { readonly reason: string } | undefined> {
+async function heldNow(
+  context: RelayContext<RelayConfigView, PagingStore>,
+  route: CompiledRoute,
+  now: Date,
+): Promise<(Pick<NewMessage, 'state' | 'reason' | 'nextAttemptAt'> & { readonly reason: string }) | undefined> {
   const mute = await context.store.getMute({ route: route.id, now });
   if (mute !== undefined) return { state: MessageState.Dropped, reason: mutedReason(route, mute, now) };
   const deferral = await deferralOf(context, route, now);
-  return deferral === undefined ? undefined : { state: MessageState.Deferred, reason: deferral.reason, nextAttemptAt: deferral.until };
+  return deferral === undefined
+    ? undefined
+    : { state: MessageState.Deferred, reason: deferral.reason, nextAttemptAt: deferral.until };
 }
 
 /** The SMS of one escalation or renotify: with `ack`, one per recipient with its link; else one to all. */
-async function escalationMessages(context: RelayContext<RelayConfigView, PagingStore>, route: CompiledRoute, incidentId: string, text: string, numbers: readonly string[], now: Date): Promise<NewMessage[]> {
+async function escalationMessages(
+  context: RelayContext<RelayConfigView, PagingStore>,
+  route: CompiledRoute,
+  incidentId: string,
+  text: string,
+  numbers: readonly string[],
+  now: Date,
+): Promise<NewMessage[]> {
   const delivery = route.config.delivery;
   if (numbers.length === 0) {
-    return [{ index: 0, part: 1, parts: 1, text, to: [], encoding: 'GSM-7', characters: text.length, segments: 0, delivery, state: MessageState.Dropped, reason: 'no valid recipient for this escalation step' }];
+    return [
+      {
+        index: 0,
+        part: 1,
+        parts: 1,
+        text,
+        to: [],
+        encoding: 'GSM-7',
+        characters: text.length,
+        segments: 0,
+        delivery,
+        state: MessageState.Dropped,
+        reason: 'no valid recipient for this escalation step',
+      },
+    ];
   }
-  const linked = route.paging?.ack === undefined ? undefined : await linkedMessages(context, route, incidentId, text, numbers, now);
+  const linked =
+    route.paging?.ack === undefined ? undefined : await linkedMessages(context, route, incidentId, text, numbers, now);
   if (linked !== undefined) return linked.map((message, index) => ({ ...toNewMessage(message, delivery), index }));
   const fitted = fitMessage(text, { policy: 'truncate' });
-  if (!fitted.ok) return [{ index: 0, part: 1, parts: 1, text, to: [], encoding: 'GSM-7', characters: text.length, segments: 0, delivery, state: MessageState.Dropped, reason: fitted.reason }];
+  if (!fitted.ok)
+    return [
+      {
+        index: 0,
+        part: 1,
+        parts: 1,
+        text,
+        to: [],
+        encoding: 'GSM-7',
+        characters: text.length,
+        segments: 0,
+        delivery,
+        state: MessageState.Dropped,
+        reason: fitted.reason,
+      },
+    ];
   const part = fitted.parts[0]!;
-  return [toNewMessage({ item: 0, part: 1, parts: 1, to: numbers, text: part.text, senderId: route.senderId, encoding: part.encoding, characters: part.characters, segments: part.segments }, delivery)];
+  return [
+    toNewMessage(
+      {
+        item: 0,
+        part: 1,
+        parts: 1,
+        to: numbers,
+        text: part.text,
+        senderId: route.senderId,
+        encoding: part.encoding,
+        characters: part.characters,
+        segments: part.segments,
+      },
+      delivery,
+    ),
+  ];
 }
 
 /** The record of one planned SMS, as ingest and the incident's own SMS write it. */

@@ -109,8 +109,17 @@ export const DEFAULT_RETRY_POLICY: RetryPolicy = Object.freeze({ ...RETRY });
  * retryPolicyOf(values).maxDelayMs; // 300000, the default
  * ```
  */
-export function retryPolicyOf(values: { readonly retryMaxAttempts: number; readonly retryBaseDelayMs: number; readonly staleSendingMs: number }): RetryPolicy {
-  return { ...DEFAULT_RETRY_POLICY, maxAttempts: values.retryMaxAttempts, baseDelayMs: values.retryBaseDelayMs, staleSendingMs: values.staleSendingMs };
+export function retryPolicyOf(values: {
+  readonly retryMaxAttempts: number;
+  readonly retryBaseDelayMs: number;
+  readonly staleSendingMs: number;
+}): RetryPolicy {
+  return {
+    ...DEFAULT_RETRY_POLICY,
+    maxAttempts: values.retryMaxAttempts,
+    baseDelayMs: values.retryBaseDelayMs,
+    staleSendingMs: values.staleSendingMs,
+  };
 }
 
 /**

@@ -9,7 +9,10 @@ import type { RelayContext } from './ports';
  * `DEFAULT_RETRY_FOR_SECONDS`) after it was accepted. A route no longer in the config, and the
  * relay's own notices, take the default.
  */
-export function retryDeadline(context: RelayContext<RelayConfigView, unknown>, record: Pick<MessageRecord, 'route' | 'createdAt'>): Date {
+export function retryDeadline(
+  context: RelayContext<RelayConfigView, unknown>,
+  record: Pick<MessageRecord, 'route' | 'createdAt'>,
+): Date {
   const seconds = context.config.routes.get(record.route)?.config.retry?.for ?? DEFAULT_RETRY_FOR_SECONDS;
   return new Date(Date.parse(record.createdAt) + seconds * 1_000);
 }
@@ -23,7 +26,11 @@ export function retryDeadline(context: RelayContext<RelayConfigView, unknown>, r
  * if (mayRetry(context, record, now)) await store.settle(id, token, { state: 'PENDING', nextAttemptAt, lastError });
  * ```
  */
-export function mayRetry(context: RelayContext<RelayConfigView, unknown>, record: Pick<MessageRecord, 'route' | 'createdAt' | 'delivery' | 'attempts'>, now: Date): boolean {
+export function mayRetry(
+  context: RelayContext<RelayConfigView, unknown>,
+  record: Pick<MessageRecord, 'route' | 'createdAt' | 'delivery' | 'attempts'>,
+  now: Date,
+): boolean {
   if (record.delivery === DeliveryPolicy.AtLeastOnce) return now.getTime() < retryDeadline(context, record).getTime();
   return record.attempts < context.policy.maxAttempts;
 }

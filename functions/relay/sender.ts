@@ -10,16 +10,34 @@ import {
 import type { RelayConfigView } from '../core/config/view';
 import { DeliveryPolicy } from '../core/config/policies';
 import { maskMsisdn } from '../core/recipients/mask';
-import { ClaimLostError, MessageState, type MessageStore, type LastError, type MessageRecord, type SendResult } from '../store';
+import {
+  ClaimLostError,
+  MessageState,
+  type MessageStore,
+  type LastError,
+  type MessageRecord,
+  type SendResult,
+} from '../store';
 import { type BalanceReading, type BalanceWatchStore, creditBasis, observeBalance } from './balance';
-import { BALANCE_LOOKUP_TIMEOUT_MS, checkBeforeSend, type CreditGateStore, type Gate, GateOutcome, settleGateAfterFailure, settleGateAfterSend } from './credit-gate';
+import {
+  BALANCE_LOOKUP_TIMEOUT_MS,
+  checkBeforeSend,
+  type CreditGateStore,
+  type Gate,
+  GateOutcome,
+  settleGateAfterFailure,
+  settleGateAfterSend,
+} from './credit-gate';
 import { errorName } from './error-name';
 import { type CircuitStore, noteServiceAnswered, noteServiceFailure, sendsMustWait } from './circuit';
 import { backoffMs, RelayMetric, type RelayContext } from './ports';
 import { mayRetry } from './retry';
 
 /** What `sendMessage` uses of the store: the claim and the outcome, and what its gate, circuit and balance watch use. */
-export type SenderStore = Pick<MessageStore, 'claimMessage' | 'settle'> & CreditGateStore & CircuitStore & BalanceWatchStore;
+export type SenderStore = Pick<MessageStore, 'claimMessage' | 'settle'> &
+  CreditGateStore &
+  CircuitStore &
+  BalanceWatchStore;
 
 /** What the sender did with one record. */
 export const SendOutcome = {
@@ -67,7 +85,11 @@ export interface SendMessageOptions {
  * for (const id of idsFromStream) await sendMessage(context, id);
  * ```
  */
-export async function sendMessage(context: RelayContext<RelayConfigView, SenderStore>, id: string, { onRetry }: SendMessageOptions = {}): Promise<SendOutcome> {
+export async function sendMessage(
+  context: RelayContext<RelayConfigView, SenderStore>,
+  id: string,
+  { onRetry }: SendMessageOptions = {},
+): Promise<SendOutcome> {
   const { store, logger, clock } = context;
   if ((await sendsMustWait(context)) !== undefined) return SendOutcome.Waiting;
   const claimed = await store.claimMessage(id, { now: clock() });
@@ -77,7 +99,8 @@ export async function sendMessage(context: RelayContext<RelayConfigView, SenderS
   let gate: Gate;
   try {
     gate = await checkBeforeSend(context, claimed);
-    if (gate.outcome !== GateOutcome.Send) await store.settle(id, token, { state: GATE_STATE[gate.outcome], reason: gate.reason }, { now: clock() });
+    if (gate.outcome !== GateOutcome.Send)
+      await store.settle(id, token, { state: GATE_STATE[gate.outcome], reason: gate.reason }, { now: clock() });
   } catch (error) {
     await noteCircuit(context, () => noteServiceFailure(context, error));
     if (await releaseUnsent(context, claimed, token, error, onRetry)) return SendOutcome.Failed;
@@ -104,8 +127,12 @@ export async function sendMessage(context: RelayContext<RelayConfigView, SenderS
   // bookkeeping; a failure is logged, never thrown (a throw would make the caller report, and the
   // stream retry, a send that succeeded).
   const sent = await recordSent(context, claimed, token, result);
-  const note = (what: string) => (error: unknown) => logger.error(what, { id, route: claimed.route, error: errorName(error) });
-  await Promise.all([settleGateAfterSend(context, claimed, gate, result), noteServiceAnswered(context).catch(note('SMS service circuit not updated'))]);
+  const note = (what: string) => (error: unknown) =>
+    logger.error(what, { id, route: claimed.route, error: errorName(error) });
+  await Promise.all([
+    settleGateAfterSend(context, claimed, gate, result),
+    noteServiceAnswered(context).catch(note('SMS service circuit not updated')),
+  ]);
   const { metrics } = context;
   metrics.add(RelayMetric.Sent, 1, claimed.route);
   metrics.add(RelayMetric.Segments, claimed.segments * claimed.to.length, claimed.route);
@@ -116,7 +143,11 @@ export async function sendMessage(context: RelayContext<RelayConfigView, SenderS
   return SendOutcome.Sent;
 }
 
-const GATE_STATE = { [SendOutcome.Held]: MessageState.Held, [SendOutcome.Parked]: MessageState.Parked, [SendOutcome.Dropped]: MessageState.Dropped } as const;
+const GATE_STATE = {
+  [SendOutcome.Held]: MessageState.Held,
+  [SendOutcome.Parked]: MessageState.Parked,
+  [SendOutcome.Dropped]: MessageState.Dropped,
+} as const;
 
 /** Pauses between attempts to store a send's result. */
 const RECORD_SENT_DELAYS_MS = [0, 250, 1_000, 3_000] as const;
@@ -127,26 +158,61 @@ const RECORD_SENT_DELAYS_MS = [0, 250, 1_000, 3_000] as const;
  * retried a few times. Returns `undefined` when the claim was lost or every attempt failed (logged):
  * the SMS went out and nothing here may make it go out again.
  */
-async function recordSent(context: RelayContext<RelayConfigView, SenderStore>, record: MessageRecord, token: string, result: ServiceSendResult): Promise<MessageRecord | undefined> {
-  const full: SendResult = { deducted: result.deducted, remainingBalance: result.remainingBalance, message: result.message, senderId: result.senderId, recipients: result.recipients };
-  const amountsOnly: SendResult = { ...full, message: '', recipients: { omitted: 'the full answer could not be stored' } };
+async function recordSent(
+  context: RelayContext<RelayConfigView, SenderStore>,
+  record: MessageRecord,
+  token: string,
+  result: ServiceSendResult,
+): Promise<MessageRecord | undefined> {
+  const full: SendResult = {
+    deducted: result.deducted,
+    remainingBalance: result.remainingBalance,
+    message: result.message,
+    senderId: result.senderId,
+    recipients: result.recipients,
+  };
+  const amountsOnly: SendResult = {
+    ...full,
+    message: '',
+    recipients: { omitted: 'the full answer could not be stored' },
+  };
   for (const [attempt, delayMs] of RECORD_SENT_DELAYS_MS.entries()) {
     if (delayMs > 0) await new Promise((resolve) => setTimeout(resolve, delayMs));
     try {
-      return await context.store.settle(record.id, token, { state: MessageState.Sent, result: attempt === 0 ? full : amountsOnly }, { now: context.clock() });
+      return await context.store.settle(
+        record.id,
+        token,
+        { state: MessageState.Sent, result: attempt === 0 ? full : amountsOnly },
+        { now: context.clock() },
+      );
     } catch (error) {
       if (error instanceof ClaimLostError) {
-        context.logger.error('SMS sent, but its claim was taken over; the record keeps the other outcome', { id: record.id, route: record.route });
+        context.logger.error('SMS sent, but its claim was taken over; the record keeps the other outcome', {
+          id: record.id,
+          route: record.route,
+        });
         return undefined;
       }
-      context.logger.error('SMS sent, but the result was not stored', { id: record.id, route: record.route, attempt: attempt + 1, error: errorName(error) });
+      context.logger.error('SMS sent, but the result was not stored', {
+        id: record.id,
+        route: record.route,
+        attempt: attempt + 1,
+        error: errorName(error),
+      });
     }
   }
   return undefined;
 }
 
-async function sendWithKeyRefresh(context: RelayContext<RelayConfigView, SenderStore>, record: MessageRecord): Promise<ServiceSendResult> {
-  const request = { phoneNumbers: record.to, message: record.text, ...(record.senderId === undefined ? {} : { senderId: record.senderId }) };
+async function sendWithKeyRefresh(
+  context: RelayContext<RelayConfigView, SenderStore>,
+  record: MessageRecord,
+): Promise<ServiceSendResult> {
+  const request = {
+    phoneNumbers: record.to,
+    message: record.text,
+    ...(record.senderId === undefined ? {} : { senderId: record.senderId }),
+  };
   const client = await smsClient(() => context.sms.client());
   try {
     return await client.send(request);
@@ -175,7 +241,13 @@ async function smsClient(get: () => Promise<SmsClient>): Promise<SmsClient> {
   }
 }
 
-async function settleFailure(context: RelayContext<RelayConfigView, SenderStore>, record: MessageRecord, token: string, error: unknown, onRetry: SendMessageOptions['onRetry']): Promise<SendOutcome> {
+async function settleFailure(
+  context: RelayContext<RelayConfigView, SenderStore>,
+  record: MessageRecord,
+  token: string,
+  error: unknown,
+  onRetry: SendMessageOptions['onRetry'],
+): Promise<SendOutcome> {
   const { store, clock, metrics, policy } = context;
   // Any error that is not the client's counts as maybe-sent: nothing proves otherwise.
   const description = describeSmsError(error);
@@ -183,12 +255,20 @@ async function settleFailure(context: RelayContext<RelayConfigView, SenderStore>
     name: description.name,
     ...(description.status === undefined ? {} : { status: description.status }),
     delivery: description.delivery,
-    message: description.serviceError ?? description.systemCode ?? (error instanceof SmsServiceError ? error.message : description.name),
+    message:
+      description.serviceError ??
+      description.systemCode ??
+      (error instanceof SmsServiceError ? error.message : description.name),
   };
   const now = clock();
 
   if (description.code === SmsErrorCode.INSUFFICIENT_BALANCE) {
-    await store.settle(record.id, token, { state: MessageState.Parked, reason: 'insufficient balance (402): waiting for a top-up and redrive', lastError }, { now });
+    await store.settle(
+      record.id,
+      token,
+      { state: MessageState.Parked, reason: 'insufficient balance (402): waiting for a top-up and redrive', lastError },
+      { now },
+    );
     metrics.add(RelayMetric.Parked, 1, record.route);
     logSend(context, record, 'PARKED', { error: description });
     await observeBalance(context, await balanceAfterRefusal(context)).catch((failure: unknown) => {
@@ -210,16 +290,19 @@ async function settleFailure(context: RelayContext<RelayConfigView, SenderStore>
   }
 
   if (maySend) {
-    const reason = record.delivery === DeliveryPolicy.AtLeastOnce
-      ? `may have been sent; still failing when its retry.for ran out (${record.attempts} attempts)`
-      : 'may have been sent (at-most-once route: not retried)';
+    const reason =
+      record.delivery === DeliveryPolicy.AtLeastOnce
+        ? `may have been sent; still failing when its retry.for ran out (${record.attempts} attempts)`
+        : 'may have been sent (at-most-once route: not retried)';
     await store.settle(record.id, token, { state: MessageState.Unknown, reason, lastError }, { now });
     metrics.add(RelayMetric.Unknown, 1, record.route);
     logSend(context, record, 'UNKNOWN', { error: description });
     return SendOutcome.Unknown;
   }
 
-  const reason = permanent ? `refused by the SMS service: ${lastError.message}` : `not sent after ${record.attempts} attempts: ${lastError.message}`;
+  const reason = permanent
+    ? `refused by the SMS service: ${lastError.message}`
+    : `not sent after ${record.attempts} attempts: ${lastError.message}`;
   await store.settle(record.id, token, { state: MessageState.Failed, reason, lastError }, { now });
   metrics.add(RelayMetric.Failed, 1, record.route);
   logSend(context, record, 'FAILED', { error: description });
@@ -236,10 +319,20 @@ async function settleFailure(context: RelayContext<RelayConfigView, SenderStore>
  * @returns `true` when the record was settled FAILED. Best effort: if the store is still failing,
  * the stale recovery is all there is.
  */
-async function releaseUnsent(context: RelayContext<RelayConfigView, SenderStore>, record: MessageRecord, token: string, error: unknown, onRetry: SendMessageOptions['onRetry']): Promise<boolean> {
+async function releaseUnsent(
+  context: RelayContext<RelayConfigView, SenderStore>,
+  record: MessageRecord,
+  token: string,
+  error: unknown,
+  onRetry: SendMessageOptions['onRetry'],
+): Promise<boolean> {
   const { store, clock, policy, metrics } = context;
   const now = clock();
-  const lastError: LastError = { name: errorName(error), delivery: SendCertainty.NOT_SENT, message: failedBeforeSending(error) };
+  const lastError: LastError = {
+    name: errorName(error),
+    delivery: SendCertainty.NOT_SENT,
+    message: failedBeforeSending(error),
+  };
   const exhausted = !mayRetry(context, record, now);
   try {
     if (!exhausted) {
@@ -248,9 +341,21 @@ async function releaseUnsent(context: RelayContext<RelayConfigView, SenderStore>
       onRetry?.(nextAttemptAt);
       return false;
     }
-    await store.settle(record.id, token, { state: MessageState.Failed, reason: `not sent after ${record.attempts} attempts: ${lastError.message}`, lastError }, { now });
+    await store.settle(
+      record.id,
+      token,
+      {
+        state: MessageState.Failed,
+        reason: `not sent after ${record.attempts} attempts: ${lastError.message}`,
+        lastError,
+      },
+      { now },
+    );
   } catch (releaseError) {
-    context.logger.error('claimed message not released; it is recovered once stale', { id: record.id, error: errorName(releaseError) });
+    context.logger.error('claimed message not released; it is recovered once stale', {
+      id: record.id,
+      error: errorName(releaseError),
+    });
     return false;
   }
   metrics.add(RelayMetric.Failed, 1, record.route);
@@ -262,13 +367,19 @@ async function releaseUnsent(context: RelayContext<RelayConfigView, SenderStore>
  * Tells the circuit what a failed call said about the service. Bookkeeping beside the record's own
  * outcome: a store failure here is logged, and the record is still settled.
  */
-async function noteCircuit(context: RelayContext<RelayConfigView, SenderStore>, note: () => Promise<void>): Promise<void> {
-  await note().catch((error: unknown) => context.logger.error('SMS service circuit not updated', { error: errorName(error) }));
+async function noteCircuit(
+  context: RelayContext<RelayConfigView, SenderStore>,
+  note: () => Promise<void>,
+): Promise<void> {
+  await note().catch((error: unknown) =>
+    context.logger.error('SMS service circuit not updated', { error: errorName(error) }),
+  );
 }
 
 /** What failed before the send, for the record: the balance read (with the service's answer), or the error's name. */
 function failedBeforeSending(error: unknown): string {
-  if (!(error instanceof SmsServiceError && error.operation === SmsOperation.BALANCE)) return `failed before sending: ${errorName(error)}`;
+  if (!(error instanceof SmsServiceError && error.operation === SmsOperation.BALANCE))
+    return `failed before sending: ${errorName(error)}`;
   const { serviceError, systemCode, status } = describeSmsError(error);
   return `failed before sending: the balance could not be read (${serviceError ?? systemCode ?? (status === undefined ? error.code : `HTTP ${status}`)})`;
 }
@@ -280,14 +391,21 @@ function failedBeforeSending(error: unknown): string {
 async function balanceAfterRefusal(context: RelayContext<RelayConfigView, SenderStore>): Promise<BalanceReading> {
   try {
     const basis = await creditBasis(context);
-    const { balance, currency, smsRate } = await (await context.sms.client()).getBalance({ timeoutMs: BALANCE_LOOKUP_TIMEOUT_MS });
+    const { balance, currency, smsRate } = await (await context.sms.client()).getBalance({
+      timeoutMs: BALANCE_LOOKUP_TIMEOUT_MS,
+    });
     return { balance, currency, smsRate, ...(basis === undefined ? {} : { basis }) };
   } catch {
     return { balance: 0 };
   }
 }
 
-function logSend(context: RelayContext<RelayConfigView, SenderStore>, record: MessageRecord, state: string, extra: Record<string, unknown>): void {
+function logSend(
+  context: RelayContext<RelayConfigView, SenderStore>,
+  record: MessageRecord,
+  state: string,
+  extra: Record<string, unknown>,
+): void {
   const level = state === 'SENT' ? 'info' : state === 'RETRY' || state === 'HELD' ? 'warn' : 'error';
   context.logger[level]('sms', {
     id: record.id,
@@ -299,4 +417,3 @@ function logSend(context: RelayContext<RelayConfigView, SenderStore>, record: Me
     ...extra,
   });
 }
-

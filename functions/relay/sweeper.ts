@@ -14,7 +14,16 @@ import { type HandoffStore, recordHandoffs } from './handoff';
 import { publishStuckCounts, type StuckGaugesStore } from './gauges';
 
 /** What `sweep` uses of the store: its own listings and settlements, and what its steps use. */
-export type SweepStore = Pick<MessageStore, 'findStaleSending' | 'findDuePending' | 'settle' | 'keepStaleCredit' | 'heldSummaryDue' | 'recordNotice' | 'markSummarySent'> &
+export type SweepStore = Pick<
+  MessageStore,
+  | 'findStaleSending'
+  | 'findDuePending'
+  | 'settle'
+  | 'keepStaleCredit'
+  | 'heldSummaryDue'
+  | 'recordNotice'
+  | 'markSummarySent'
+> &
   SenderStore &
   CircuitStore &
   DigestStore &
@@ -95,7 +104,10 @@ export interface SweepReport {
  * const report = await sweep(context, { pendingGraceMs: 10_000 });
  * ```
  */
-export async function sweep(context: RelayContext<RelayConfigView, SweepStore>, options: SweepOptions = {}): Promise<SweepReport> {
+export async function sweep(
+  context: RelayContext<RelayConfigView, SweepStore>,
+  options: SweepOptions = {},
+): Promise<SweepReport> {
   const run: SweepRun = {
     context,
     now: context.clock(),
@@ -107,7 +119,15 @@ export async function sweep(context: RelayContext<RelayConfigView, SweepStore>, 
       canContinue: options.canContinue ?? (() => true),
       canWait: options.canWait ?? (() => false),
     },
-    report: { sent: {}, recovered: 0, summaries: 0, heartbeats: { silent: 0, back: 0 }, digests: 0, errors: 0, deferred: 0 },
+    report: {
+      sent: {},
+      recovered: 0,
+      summaries: 0,
+      heartbeats: { silent: 0, back: 0 },
+      digests: 0,
+      errors: 0,
+      deferred: 0,
+    },
   };
   for (const step of SWEEP_STEPS) await step(run);
   return run.report;
@@ -117,7 +137,8 @@ export async function sweep(context: RelayContext<RelayConfigView, SweepStore>, 
 export interface SweepRun {
   readonly context: RelayContext<RelayConfigView, SweepStore>;
   readonly now: Date;
-  readonly options: SweepOptions & Required<Pick<SweepOptions, 'pendingGraceMs' | 'concurrency' | 'limit' | 'canContinue' | 'canWait'>>;
+  readonly options: SweepOptions &
+    Required<Pick<SweepOptions, 'pendingGraceMs' | 'concurrency' | 'limit' | 'canContinue' | 'canWait'>>;
   readonly report: { -readonly [K in keyof SweepReport]: SweepReport[K] };
 }
 
@@ -134,7 +155,10 @@ export type SweepStep = (run: SweepRun) => Promise<void>;
  * const recordDueHandoffs = recordingStep('handoffs', ({ context, now }) => recordHandoffs(context, now));
  * ```
  */
-export function recordingStep(what: string, record: (run: SweepRun) => Promise<{ readonly ids: readonly string[] }>): SweepStep {
+export function recordingStep(
+  what: string,
+  record: (run: SweepRun) => Promise<{ readonly ids: readonly string[] }>,
+): SweepStep {
   return async (run) => {
     const { ids } = await record(run).catch((error: unknown) => {
       run.context.logger.error(`${what} not recorded; the next sweep tries again`, { error });
@@ -146,7 +170,12 @@ export function recordingStep(what: string, record: (run: SweepRun) => Promise<{
 }
 
 const recoverStaleSends: SweepStep = async (run) => {
-  run.report.recovered = await recoverStale(run.context, run.now, run.options.limit, run.options.dispatch !== undefined);
+  run.report.recovered = await recoverStale(
+    run.context,
+    run.now,
+    run.options.limit,
+    run.options.dispatch !== undefined,
+  );
 };
 
 const probeCircuit: SweepStep = async ({ context, options }) => await checkCircuit(context, options.canWait);
@@ -160,19 +189,32 @@ const recordDueDigests = recordingStep('digests', async ({ context, now, options
 });
 
 // Paging: due escalations and renotifies become PENDING records like a digest (see paging.ts).
-const recordDueEscalations = recordingStep('escalations', async ({ context, now, options }) =>
-  await recordEscalations(context, now, options.digests?.compile === undefined ? {} : { compile: options.digests.compile }),
+const recordDueEscalations = recordingStep(
+  'escalations',
+  async ({ context, now, options }) =>
+    await recordEscalations(
+      context,
+      now,
+      options.digests?.compile === undefined ? {} : { compile: options.digests.compile },
+    ),
 );
 
 // On-call handoffs (`notifyHandoff: true`): the incoming person's SMS, once per shift (see handoff.ts).
-const recordDueHandoffs = recordingStep('handoff SMS', async ({ context, now, options }) =>
-  await recordHandoffs(context, now, options.digests?.compile === undefined ? {} : { compile: options.digests.compile }),
+const recordDueHandoffs = recordingStep(
+  'handoff SMS',
+  async ({ context, now, options }) =>
+    await recordHandoffs(
+      context,
+      now,
+      options.digests?.compile === undefined ? {} : { compile: options.digests.compile },
+    ),
 );
 
 const publishStuck: SweepStep = async ({ context, now }) => await publishStuckCounts(context, now);
 
 /** The due PENDING records: handed to `dispatch` page by page when there is one, else sent here. */
-const sendDue: SweepStep = async (run) => await (run.options.dispatch === undefined ? sendDueHere(run) : dispatchDue(run, run.options.dispatch));
+const sendDue: SweepStep = async (run) =>
+  await (run.options.dispatch === undefined ? sendDueHere(run) : dispatchDue(run, run.options.dispatch));
 
 const recordSummaries: SweepStep = async (run) => {
   run.report.summaries = await recordHeldSummaries(run.context, run.now);
@@ -211,7 +253,12 @@ async function dispatchDue(run: SweepRun, dispatch: (ids: readonly string[]) => 
 }
 
 async function sendDueHere(run: SweepRun): Promise<void> {
-  const { context, now, options: { concurrency, canContinue }, report } = run;
+  const {
+    context,
+    now,
+    options: { concurrency, canContinue },
+    report,
+  } = run;
   const due = await context.store.findDuePending(dueOptions(run));
   const backlog = newBacklog(now);
   backlog.count(due.items);
@@ -265,7 +312,10 @@ function newBacklog(now: Date) {
  * `SmsServiceUnreachable` (1 while open, 0 otherwise) on every sweep, so the alarm sees a state that
  * lasts. A store failure here is logged and counted; the rest of the sweep goes on.
  */
-async function checkCircuit(context: RelayContext<RelayConfigView, SweepStore>, canWait: (ms: number) => boolean): Promise<void> {
+async function checkCircuit(
+  context: RelayContext<RelayConfigView, SweepStore>,
+  canWait: (ms: number) => boolean,
+): Promise<void> {
   try {
     let circuit = await probeIfDue(context, await readCircuit(context, { fresh: true }));
     context.metrics.add(RelayMetric.SmsServiceUnreachable, circuit.openedAt === undefined ? 0 : 1);
@@ -276,7 +326,9 @@ async function checkCircuit(context: RelayContext<RelayConfigView, SweepStore>, 
       circuit = await probeIfDue(context, await readCircuit(context, { fresh: true }));
     }
   } catch (error) {
-    context.logger.error('SMS service circuit not read; the next sweep tries again', { error: error instanceof Error ? error.name : typeof error });
+    context.logger.error('SMS service circuit not read; the next sweep tries again', {
+      error: error instanceof Error ? error.name : typeof error,
+    });
     context.metrics.add(RelayMetric.SweepErrors, 1);
   }
 }
@@ -286,7 +338,12 @@ async function checkCircuit(context: RelayContext<RelayConfigView, SweepStore>, 
  * SMS may or may not have gone out. At-most-once routes settle it as UNKNOWN; at-least-once routes
  * send it again.
  */
-async function recoverStale(context: RelayContext<RelayConfigView, SweepStore>, now: Date, limit: number, all: boolean): Promise<number> {
+async function recoverStale(
+  context: RelayContext<RelayConfigView, SweepStore>,
+  now: Date,
+  limit: number,
+  all: boolean,
+): Promise<number> {
   const { store, policy, logger } = context;
   const olderThan = new Date(now.getTime() - policy.staleSendingMs);
   const stale: MessageRecord[] = [];
@@ -298,23 +355,47 @@ async function recoverStale(context: RelayContext<RelayConfigView, SweepStore>, 
   for (const record of stale) {
     const token = record.claimToken;
     if (token === undefined) continue;
-    const lastError = { name: 'SenderStopped', delivery: 'maybe-sent', message: 'the sender stopped while the SMS was being sent' };
+    const lastError = {
+      name: 'SenderStopped',
+      delivery: 'maybe-sent',
+      message: 'the sender stopped while the SMS was being sent',
+    };
     try {
       if (record.delivery === DeliveryPolicy.AtLeastOnce && mayRetry(context, record, now)) {
         await store.settle(record.id, token, { state: MessageState.Pending, nextAttemptAt: now, lastError }, { now });
       } else {
-        await store.settle(record.id, token, { state: MessageState.Unknown, reason: 'may have been sent: the sender stopped while sending', lastError }, { now });
+        await store.settle(
+          record.id,
+          token,
+          { state: MessageState.Unknown, reason: 'may have been sent: the sender stopped while sending', lastError },
+          { now },
+        );
         context.metrics.add(RelayMetric.Unknown, 1, record.route);
       }
       recovered += 1;
-      logger.warn('recovered a message left in SENDING', { id: record.id, route: record.route, delivery: record.delivery });
+      logger.warn('recovered a message left in SENDING', {
+        id: record.id,
+        route: record.route,
+        delivery: record.delivery,
+      });
       // Its reservation of the projected balance stays taken, as for any send that may have gone out.
-      await store.keepStaleCredit({ token }).catch((error: unknown) => logger.error('projected balance not settled for a stale send', { id: record.id, error: (error as Error).name }));
+      await store.keepStaleCredit({ token }).catch((error: unknown) =>
+        logger.error('projected balance not settled for a stale send', {
+          id: record.id,
+          error: (error as Error).name,
+        }),
+      );
     } catch (error) {
       // A lost claim: the sender finished after all (or another sweep got there first).
-      if (error instanceof ClaimLostError) logger.info('stale record settled by its sender meanwhile', { id: record.id, route: record.route });
+      if (error instanceof ClaimLostError)
+        logger.info('stale record settled by its sender meanwhile', { id: record.id, route: record.route });
       // Anything else left it in SENDING: still stale, so the next sweep tries again.
-      else logger.error('stale record not settled; the next sweep tries again', { id: record.id, route: record.route, error: error instanceof Error ? error.name : typeof error });
+      else
+        logger.error('stale record not settled; the next sweep tries again', {
+          id: record.id,
+          route: record.route,
+          error: error instanceof Error ? error.name : typeof error,
+        });
     }
   }
   return recovered;
@@ -331,7 +412,13 @@ async function recordHeldSummaries(context: RelayContext<RelayConfigView, SweepS
     for (const window of windows) {
       if (to.length > 0) {
         const text = `sms-relay: ${window.held} message${window.held === 1 ? '' : 's'} on route ${route.id} held back by its ${window.limit} limit between ${window.startsAt.slice(0, 16).replace('T', ' ')} and ${window.endsAt.slice(0, 16).replace('T', ' ')} UTC.`;
-        await store.recordNotice({ kind: NoticeKind.HeldSummary, route: route.id, key: `${window.limit}:${window.window}`, now, message: noticeMessage(text, to, route.senderId) });
+        await store.recordNotice({
+          kind: NoticeKind.HeldSummary,
+          route: route.id,
+          key: `${window.limit}:${window.window}`,
+          now,
+          message: noticeMessage(text, to, route.senderId),
+        });
       }
       if (await store.markSummarySent({ route: route.id, window: window.window, now })) recorded += 1;
     }
@@ -340,7 +427,11 @@ async function recordHeldSummaries(context: RelayContext<RelayConfigView, SweepS
 }
 
 /** Every page of a cursor-paged listing, in turn. */
-async function* pages(read: (cursor: { cursor?: string }) => Promise<{ readonly items: readonly MessageRecord[]; readonly cursor?: string }>): AsyncGenerator<readonly MessageRecord[]> {
+async function* pages(
+  read: (cursor: {
+    cursor?: string;
+  }) => Promise<{ readonly items: readonly MessageRecord[]; readonly cursor?: string }>,
+): AsyncGenerator<readonly MessageRecord[]> {
   let cursor: string | undefined;
   do {
     const page = await read(cursor === undefined ? {} : { cursor });

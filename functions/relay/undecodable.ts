@@ -18,7 +18,11 @@ const REMEMBERED_IDS = 1000;
  * const store = createStore({ client, tableName, onUndecodable: reportUndecodable(logger, metrics) });
  * ```
  */
-export function reportUndecodable(logger: RelayLogger, metrics: RelayMetrics, now: () => number = Date.now): (record: UndecodableRecord) => void {
+export function reportUndecodable(
+  logger: RelayLogger,
+  metrics: RelayMetrics,
+  now: () => number = Date.now,
+): (record: UndecodableRecord) => void {
   const loggedAt = new Map<string, number>();
   return ({ id, error }) => {
     metrics.add(RelayMetric.UndecodableRecords, 1);
@@ -27,6 +31,9 @@ export function reportUndecodable(logger: RelayLogger, metrics: RelayMetrics, no
     loggedAt.delete(id);
     loggedAt.set(id, now());
     if (loggedAt.size > REMEMBERED_IDS) loggedAt.delete(loggedAt.keys().next().value!);
-    logger.warn('record left out: this version cannot read it (written by a newer version?); left as it is', { id, reason: error.message });
+    logger.warn('record left out: this version cannot read it (written by a newer version?); left as it is', {
+      id,
+      reason: error.message,
+    });
   };
 }

@@ -132,11 +132,16 @@ export const acceptWebhook = async (table: StoreTable, input: AcceptInput): Prom
   const own: GuardClaim = { owner: ids[0]!, ids, recordsExpireAt, deliveryKey: dedupeKey };
   const build = (guardIds: readonly string[]): MessageRecord[] =>
     buildRecords({ route, dedupeKey, messages, ids: guardIds, now, retentionDays });
-  const guardOf = (key: string, claim: GuardClaim): ConditionalPut => guardPut({ route, dedupeKey: key, claim, now, windowSeconds });
-  const place = (key: string, claim: GuardClaim) => placeGuard(table, { route, dedupeKey: key, claim, now, windowSeconds });
+  const guardOf = (key: string, claim: GuardClaim): ConditionalPut =>
+    guardPut({ route, dedupeKey: key, claim, now, windowSeconds });
+  const place = (key: string, claim: GuardClaim) =>
+    placeGuard(table, { route, dedupeKey: key, claim, now, windowSeconds });
 
   const keys = replayKey !== undefined && replayKey !== dedupeKey ? [replayKey, dedupeKey] : [dedupeKey];
-  const puts = [...keys.map((key) => ({ put: guardOf(key, own), current: true })), ...build(ids).map((record) => ({ put: recordPut(record) }))];
+  const puts = [
+    ...keys.map((key) => ({ put: guardOf(key, own), current: true })),
+    ...build(ids).map((record) => ({ put: recordPut(record) })),
+  ];
   for (let attempt = 1; ; attempt += 1) {
     const outcome = await writeAllIf(table, puts);
     if (outcome.applied) return { outcome: AcceptOutcome.Accepted, ids };
@@ -157,7 +162,8 @@ export const acceptWebhook = async (table: StoreTable, input: AcceptInput): Prom
     const guardRefused = outcome.puts.slice(0, keys.length).some((put) => put.refused);
     if (!guardRefused) throw new StoreError(`accept for ${route} refused: a new message id already has a record`);
     // The guard that refused it expired or was deleted before it could be read: try again.
-    if (attempt >= GUARD_ATTEMPTS) throw new StoreError(`dedupe guard for ${route} kept changing; gave up after ${attempt} attempts`);
+    if (attempt >= GUARD_ATTEMPTS)
+      throw new StoreError(`dedupe guard for ${route} kept changing; gave up after ${attempt} attempts`);
   }
 };
 
@@ -291,7 +297,19 @@ const buildRecords = ({
 };
 
 /** The put of one key's guard for `claim`: placed unless a live guard of another accept holds the key. */
-const guardPut = ({ route, dedupeKey, claim, now, windowSeconds }: { route: string; dedupeKey: string; claim: GuardClaim; now: Date; windowSeconds: number }): ConditionalPut => {
+const guardPut = ({
+  route,
+  dedupeKey,
+  claim,
+  now,
+  windowSeconds,
+}: {
+  route: string;
+  dedupeKey: string;
+  claim: GuardClaim;
+  now: Date;
+  windowSeconds: number;
+}): ConditionalPut => {
   const nowSeconds = epochSeconds(now);
   const windowEndsAt = nowSeconds + windowSeconds;
   return {
@@ -351,9 +369,7 @@ const guardFromItem = (item: Item, route: string): Guard => {
 const putMessages = async (table: StoreTable, records: readonly MessageRecord[]): Promise<number> => {
   // Refused: a concurrent duplicate (or the accept it duplicates) wrote this id first, which is the point.
   // Every put is answered before anything is thrown, so the answer means no put is still under way.
-  const outcomes = await Promise.allSettled(
-    records.map(async (record) => await writeIf(table, recordPut(record))),
-  );
+  const outcomes = await Promise.allSettled(records.map(async (record) => await writeIf(table, recordPut(record))));
   let written = 0;
   for (const outcome of outcomes) {
     if (outcome.status === 'rejected') throw outcome.reason;
@@ -387,18 +403,17 @@ const missingIds = async (table: StoreTable, ids: readonly string[]): Promise<Se
  */
 const completeDuplicate = async (
   table: StoreTable,
-  {
-    guard,
-    now,
-    build,
-  }: { guard: Guard; now: Date; build: (guardIds: readonly string[]) => readonly MessageRecord[] },
+  { guard, now, build }: { guard: Guard; now: Date; build: (guardIds: readonly string[]) => readonly MessageRecord[] },
 ): Promise<AcceptResult> => {
   const plain = { outcome: AcceptOutcome.Duplicate, ids: guard.messageIds, recovered: 0 } as const;
   // TTL may have deleted the records: a rewritten one would be a new, second SMS.
   if (epochSeconds(now) >= guard.recordsExpireAt) return plain;
   const missing = await missingIds(table, guard.messageIds);
   if (missing.size === 0) return plain;
-  const recovered = await putMessages(table, build(guard.messageIds).filter((record) => missing.has(record.id)));
+  const recovered = await putMessages(
+    table,
+    build(guard.messageIds).filter((record) => missing.has(record.id)),
+  );
   return { ...plain, recovered };
 };
 
@@ -427,7 +442,10 @@ const NOTICE_WINDOW_SECONDS = 35 * DAY_SECONDS;
  * await recordNotice(table, { kind: 'held-summary', route: 'alerts', key: window.window, message });
  * ```
  */
-export const recordNotice = async (table: StoreTable, { kind, route, key, message, now, retentionDays }: NoticeInput): Promise<AcceptResult> =>
+export const recordNotice = async (
+  table: StoreTable,
+  { kind, route, key, message, now, retentionDays }: NoticeInput,
+): Promise<AcceptResult> =>
   await acceptWebhook(table, {
     route,
     dedupeKey: `notice:${kind}:${key}`,

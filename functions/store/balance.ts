@@ -40,7 +40,8 @@ export interface BalanceUpdate {
 /** Newer-or-equal observations only; equal times are concurrent senders, all of them current. */
 const CURRENT = '(attribute_not_exists(#lastCheckedAt) OR #lastCheckedAt <= :now)';
 
-const update = async (table: StoreTable, spec: UpdateSpec): Promise<boolean> => (await writeIf(table, { Key: balanceKey(), ...buildUpdate(spec) })).applied;
+const update = async (table: StoreTable, spec: UpdateSpec): Promise<boolean> =>
+  (await writeIf(table, { Key: balanceKey(), ...buildUpdate(spec) })).applied;
 
 /**
  * Records a balance observation and runs the low-balance alert's state machine: armed (the
@@ -69,10 +70,20 @@ export const updateBalanceState = async (
   const values = { ':now': str(at) };
 
   if (balance >= threshold) {
-    const current = await update(table, { set: { ...observed, armed: bool(true) }, setIfAbsent: firstSeen, condition: CURRENT, values });
+    const current = await update(table, {
+      set: { ...observed, armed: bool(true) },
+      setIfAbsent: firstSeen,
+      condition: CURRENT,
+      values,
+    });
     return { alert: false, stale: !current };
   }
-  const sameCrossing = disarm === undefined ? '' : disarm === 0 ? ' AND (attribute_not_exists(#alerts) OR #alerts = :alerts)' : ' AND #alerts = :alerts';
+  const sameCrossing =
+    disarm === undefined
+      ? ''
+      : disarm === 0
+        ? ' AND (attribute_not_exists(#alerts) OR #alerts = :alerts)'
+        : ' AND #alerts = :alerts';
   const won =
     disarm !== false &&
     (await update(table, {

@@ -48,7 +48,10 @@ export interface CaptureInput {
  * keptHeaders({ 'content-type': 'application/json', 'x-webhook-auth': 'hunter2' }, ['content-type']); // { 'content-type': 'application/json' }
  * ```
  */
-export const keptHeaders = (headers: Readonly<Record<string, string>>, keep: readonly string[]): Record<string, string> => {
+export const keptHeaders = (
+  headers: Readonly<Record<string, string>>,
+  keep: readonly string[],
+): Record<string, string> => {
   const allowed = new Set(keep.map((name) => name.toLowerCase()));
   return Object.fromEntries(Object.entries(headers).filter(([name]) => allowed.has(name.toLowerCase())));
 };
@@ -146,7 +149,12 @@ export const listCaptures = async (
  * const capture = await store.getCapture('orders', captureId);
  * ```
  */
-export const getCapture = async (table: StoreTable, route: string, id: string, now: Date = table.clock()): Promise<CapturedPayload | undefined> => {
+export const getCapture = async (
+  table: StoreTable,
+  route: string,
+  id: string,
+  now: Date = table.clock(),
+): Promise<CapturedPayload | undefined> => {
   if (!ID_PATTERN.test(id)) return undefined;
   const { Item: item } = await table.client.send(
     new GetItemCommand({
@@ -201,7 +209,12 @@ export const findCapture = async (
         TableName: table.tableName,
         KeyConditionExpression: '#pk = :pk AND #sk BETWEEN :from AND :to',
         FilterExpression: '#expiresAt > :now AND contains(#recordIds, :id)',
-        ExpressionAttributeNames: { '#pk': TABLE.partitionKey, '#sk': TABLE.sortKey, '#expiresAt': TABLE.timeToLive, '#recordIds': 'recordIds' },
+        ExpressionAttributeNames: {
+          '#pk': TABLE.partitionKey,
+          '#sk': TABLE.sortKey,
+          '#expiresAt': TABLE.timeToLive,
+          '#recordIds': 'recordIds',
+        },
         ExpressionAttributeValues: {
           ':pk': str(capturePk(route)),
           ':from': str(new Date(created - CAPTURE_LEAD_MS).toISOString()),

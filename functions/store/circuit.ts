@@ -41,11 +41,21 @@ const stateOf = (item: Item | undefined): CircuitState => {
 };
 
 const update = async (table: StoreTable, spec: UpdateSpec, returnValues: 'ALL_NEW' | 'ALL_OLD' = 'ALL_NEW') =>
-  await writeIf(table, { Key: circuitKey(), ReturnValues: returnValues, ...buildUpdate({ ...spec, set: { kind: str(ItemKind.Circuit), ...spec.set } }) });
+  await writeIf(table, {
+    Key: circuitKey(),
+    ReturnValues: returnValues,
+    ...buildUpdate({ ...spec, set: { kind: str(ItemKind.Circuit), ...spec.set } }),
+  });
 
 /** The circuit, strongly consistent. */
 export const getCircuit = async (table: StoreTable): Promise<CircuitState> =>
-  stateOf((await table.client.send(new GetItemCommand({ TableName: table.tableName, Key: circuitKey(), ConsistentRead: true }))).Item);
+  stateOf(
+    (
+      await table.client.send(
+        new GetItemCommand({ TableName: table.tableName, Key: circuitKey(), ConsistentRead: true }),
+      )
+    ).Item,
+  );
 
 /** Input of {@link recordCircuitFailure}. */
 export interface CircuitFailureInput {
@@ -63,8 +73,14 @@ export interface CircuitFailureInput {
  * opening is a conditional write that exactly one of several failing senders wins (`opened: true`),
  * so the opening is announced once.
  */
-export const recordCircuitFailure = async (table: StoreTable, { threshold, firstProbeAt, error, now = table.clock() }: CircuitFailureInput): Promise<{ readonly state: CircuitState; readonly opened: boolean }> => {
-  const counted = await update(table, { set: { lastError: str(error), lastFailureAt: str(now.toISOString()) }, add: { failures: num(1) } });
+export const recordCircuitFailure = async (
+  table: StoreTable,
+  { threshold, firstProbeAt, error, now = table.clock() }: CircuitFailureInput,
+): Promise<{ readonly state: CircuitState; readonly opened: boolean }> => {
+  const counted = await update(table, {
+    set: { lastError: str(error), lastFailureAt: str(now.toISOString()) },
+    add: { failures: num(1) },
+  });
   const state = stateOf(counted.applied ? counted.item : undefined);
   if (state.openedAt !== undefined || state.failures < threshold) return { state, opened: false };
   const opening = await update(table, {
@@ -72,7 +88,9 @@ export const recordCircuitFailure = async (table: StoreTable, { threshold, first
     condition: 'attribute_not_exists(#openedAt) AND #failures >= :threshold',
     values: { ':threshold': num(threshold) },
   });
-  return opening.applied ? { state: stateOf(opening.item), opened: true } : { state: await getCircuit(table), opened: false };
+  return opening.applied
+    ? { state: stateOf(opening.item), opened: true }
+    : { state: await getCircuit(table), opened: false };
 };
 
 /**
@@ -83,12 +101,25 @@ export const recordCircuitFailure = async (table: StoreTable, { threshold, first
  * first send that fails again re-opens it (at the probe backoff it had reached, doubled) instead of costing `threshold` more
  * maybe-sent messages each time.
  */
-export const recordCircuitSuccess = async (table: StoreTable, { probation }: { readonly probation?: number } = {}): Promise<{ readonly closed?: CircuitState }> => {
+export const recordCircuitSuccess = async (
+  table: StoreTable,
+  { probation }: { readonly probation?: number } = {},
+): Promise<{ readonly closed?: CircuitState }> => {
   const outcome = await update(
     table,
     probation === undefined
-      ? { set: { failures: num(0) }, remove: ['openedAt', 'nextProbeAt', 'probes'], condition: '#failures > :zero OR attribute_exists(#openedAt) OR attribute_exists(#probes)', values: { ':zero': num(0) } }
-      : { set: { failures: num(probation) }, add: { probes: num(1) }, remove: ['openedAt', 'nextProbeAt'], condition: 'attribute_exists(#openedAt)' },
+      ? {
+          set: { failures: num(0) },
+          remove: ['openedAt', 'nextProbeAt', 'probes'],
+          condition: '#failures > :zero OR attribute_exists(#openedAt) OR attribute_exists(#probes)',
+          values: { ':zero': num(0) },
+        }
+      : {
+          set: { failures: num(probation) },
+          add: { probes: num(1) },
+          remove: ['openedAt', 'nextProbeAt'],
+          condition: 'attribute_exists(#openedAt)',
+        },
     'ALL_OLD',
   );
   if (!outcome.applied) return {};
@@ -101,7 +132,10 @@ export const recordCircuitSuccess = async (table: StoreTable, { probation }: { r
  * to `leaseUntil`, so no other process probes meanwhile, and a prober that stops lets another probe
  * once the lease has passed. `undefined`: closed, not due, or another caller took it.
  */
-export const claimCircuitProbe = async (table: StoreTable, { leaseUntil, now = table.clock() }: { readonly leaseUntil: Date; readonly now?: Date }): Promise<CircuitState | undefined> => {
+export const claimCircuitProbe = async (
+  table: StoreTable,
+  { leaseUntil, now = table.clock() }: { readonly leaseUntil: Date; readonly now?: Date },
+): Promise<CircuitState | undefined> => {
   const outcome = await update(table, {
     set: { nextProbeAt: str(leaseUntil.toISOString()) },
     condition: 'attribute_exists(#openedAt) AND #nextProbeAt <= :now',
@@ -111,10 +145,15 @@ export const claimCircuitProbe = async (table: StoreTable, { leaseUntil, now = t
 };
 
 /** A probe failed: the next one may start at `nextProbeAt`. Only for the opening `openedAt` (a closed or re-opened circuit is left alone). */
-export const recordCircuitProbeFailure = async (table: StoreTable, { openedAt, nextProbeAt, error }: { readonly openedAt: string; readonly nextProbeAt: Date; readonly error: string }): Promise<boolean> =>
-  (await update(table, {
-    set: { nextProbeAt: str(nextProbeAt.toISOString()), lastError: str(error) },
-    add: { probes: num(1) },
-    condition: '#openedAt = :openedAt',
-    values: { ':openedAt': str(openedAt) },
-  })).applied;
+export const recordCircuitProbeFailure = async (
+  table: StoreTable,
+  { openedAt, nextProbeAt, error }: { readonly openedAt: string; readonly nextProbeAt: Date; readonly error: string },
+): Promise<boolean> =>
+  (
+    await update(table, {
+      set: { nextProbeAt: str(nextProbeAt.toISOString()), lastError: str(error) },
+      add: { probes: num(1) },
+      condition: '#openedAt = :openedAt',
+      values: { ':openedAt': str(openedAt) },
+    })
+  ).applied;

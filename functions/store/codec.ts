@@ -68,7 +68,10 @@ export const boundedHistory = (
 ): { readonly history: readonly StateChange[]; readonly omitted: number } => {
   const { first } = HISTORY_KEPT;
   if (changes.length <= first + last) return { history: changes, omitted };
-  return { history: [...changes.slice(0, first), ...changes.slice(changes.length - last)], omitted: omitted + changes.length - first - last };
+  return {
+    history: [...changes.slice(0, first), ...changes.slice(changes.length - last)],
+    omitted: omitted + changes.length - first - last,
+  };
 };
 
 /**

@@ -21,7 +21,12 @@ export interface CountStuckOptions {
   readonly overdueBefore: Date;
 }
 
-const COUNTED = { unknown: MessageState.Unknown, parked: MessageState.Parked, failed: MessageState.Failed, held: MessageState.Held } as const;
+const COUNTED = {
+  unknown: MessageState.Unknown,
+  parked: MessageState.Parked,
+  failed: MessageState.Failed,
+  held: MessageState.Held,
+} as const;
 
 /**
  * Counts the records that are UNKNOWN, PARKED, FAILED and HELD now, and the DEFERRED ones whose
@@ -69,13 +74,16 @@ export const countStuck = async (table: StoreTable, { overdueBefore }: CountStuc
 
 const scanCounts = async (table: StoreTable, cutoff: AttributeValue): Promise<StuckCounts> => {
   const counts = { unknown: 0, parked: 0, failed: 0, held: 0, deferredOverdue: 0 };
-  const byState = new Map<string, keyof typeof COUNTED>(Object.entries(COUNTED).map(([name, state]) => [state, name as keyof typeof COUNTED]));
+  const byState = new Map<string, keyof typeof COUNTED>(
+    Object.entries(COUNTED).map(([name, state]) => [state, name as keyof typeof COUNTED]),
+  );
   let start: Record<string, AttributeValue> | undefined;
   do {
     const page = await table.client.send(
       new ScanCommand({
         TableName: table.tableName,
-        FilterExpression: '#kind = :kind AND (#state IN (:unknown, :parked, :failed, :held) OR (#state = :deferred AND #nextAttemptAt < :cutoff))',
+        FilterExpression:
+          '#kind = :kind AND (#state IN (:unknown, :parked, :failed, :held) OR (#state = :deferred AND #nextAttemptAt < :cutoff))',
         ProjectionExpression: '#state',
         ExpressionAttributeNames: { '#kind': 'kind', '#state': 'state', '#nextAttemptAt': 'nextAttemptAt' },
         ExpressionAttributeValues: {
@@ -101,4 +109,3 @@ const scanCounts = async (table: StoreTable, cutoff: AttributeValue): Promise<St
   } while (start !== undefined);
   return counts;
 };
-

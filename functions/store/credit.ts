@@ -99,17 +99,33 @@ const updateBalance = async (table: StoreTable, input: BalanceUpdate): Promise<I
  * if (!taken.reserved) return park(`would leave ${taken.projected - 20}`);
  * ```
  */
-export const reserveCredit = async (table: StoreTable, { estimate, floor, token }: CreditRequest): Promise<CreditReservation> => {
+export const reserveCredit = async (
+  table: StoreTable,
+  { estimate, floor, token }: CreditRequest,
+): Promise<CreditReservation> => {
   finite('estimate', estimate);
   if (estimate < 0) throw new StoreError(`estimate must be ≥ 0, got ${estimate}`);
   if (floor !== undefined) finite('floor', floor);
-  const outcome = await writeBalance(table, {
-    UpdateExpression: 'SET #projected = #projected - :estimate, #inFlight.#token = :estimate ADD #committed :estimate',
-    ConditionExpression: floor === undefined ? 'attribute_exists(#projected)' : '#projected >= :need',
-    ExpressionAttributeNames: { '#projected': 'projected', '#committed': 'committed', '#inFlight': 'inFlight', '#token': token },
-    ExpressionAttributeValues: { ':estimate': num(estimate), ...(floor === undefined ? {} : { ':need': num(credits(floor + estimate)) }) },
-    ReturnValues: 'ALL_NEW',
-  }, { current: true });
+  const outcome = await writeBalance(
+    table,
+    {
+      UpdateExpression:
+        'SET #projected = #projected - :estimate, #inFlight.#token = :estimate ADD #committed :estimate',
+      ConditionExpression: floor === undefined ? 'attribute_exists(#projected)' : '#projected >= :need',
+      ExpressionAttributeNames: {
+        '#projected': 'projected',
+        '#committed': 'committed',
+        '#inFlight': 'inFlight',
+        '#token': token,
+      },
+      ExpressionAttributeValues: {
+        ':estimate': num(estimate),
+        ...(floor === undefined ? {} : { ':need': num(credits(floor + estimate)) }),
+      },
+      ReturnValues: 'ALL_NEW',
+    },
+    { current: true },
+  );
   if (!outcome.applied) {
     // The balance item that refused it, with the refusal on AWS (read after it locally).
     return { reserved: false, projected: new ItemReader(outcome.current ?? {}, 'BALANCE').optNum('projected') };
@@ -129,7 +145,10 @@ export const reserveCredit = async (table: StoreTable, { estimate, floor, token 
  * await store.settleCredit({ estimate: 20, charged: result.deducted });
  * ```
  */
-export const settleCredit = async (table: StoreTable, { token, estimate, charged }: CreditSettlement): Promise<void> => {
+export const settleCredit = async (
+  table: StoreTable,
+  { token, estimate, charged }: CreditSettlement,
+): Promise<void> => {
   finite('estimate', estimate);
   finite('charged', charged);
   await settleReservation(table, { token, estimate, charged });
@@ -140,12 +159,21 @@ export const settleCredit = async (table: StoreTable, { token, estimate, charged
  * (a sender and the sweeper settling the same send); `undefined` when it was not (or is gone),
  * else the balance item after it.
  */
-const settleReservation = async (table: StoreTable, { token, estimate, charged }: CreditSettlement): Promise<Item | undefined> => {
+const settleReservation = async (
+  table: StoreTable,
+  { token, estimate, charged }: CreditSettlement,
+): Promise<Item | undefined> => {
   const back = credits(estimate - charged);
   return await updateBalance(table, {
     UpdateExpression: 'ADD #projected :back, #committed :forward, #charged :charged REMOVE #inFlight.#token',
     ConditionExpression: 'attribute_exists(#inFlight.#token)',
-    ExpressionAttributeNames: { '#projected': 'projected', '#committed': 'committed', '#charged': 'charged', '#inFlight': 'inFlight', '#token': token },
+    ExpressionAttributeNames: {
+      '#projected': 'projected',
+      '#committed': 'committed',
+      '#charged': 'charged',
+      '#inFlight': 'inFlight',
+      '#token': token,
+    },
     ExpressionAttributeValues: { ':back': num(back), ':forward': num(-back), ':charged': num(charged) },
     ReturnValues: 'ALL_NEW',
   });
@@ -163,7 +191,13 @@ const settleReservation = async (table: StoreTable, { token, estimate, charged }
  */
 export const keepStaleCredit = async (table: StoreTable, { token }: { readonly token: string }): Promise<void> => {
   const state = await table.client.send(
-    new GetItemCommand({ TableName: table.tableName, Key: balanceKey(), ConsistentRead: true, ProjectionExpression: '#inFlight.#token', ExpressionAttributeNames: { '#inFlight': 'inFlight', '#token': token } }),
+    new GetItemCommand({
+      TableName: table.tableName,
+      Key: balanceKey(),
+      ConsistentRead: true,
+      ProjectionExpression: '#inFlight.#token',
+      ExpressionAttributeNames: { '#inFlight': 'inFlight', '#token': token },
+    }),
   );
   const estimate = state.Item?.['inFlight']?.M?.[token]?.N;
   if (estimate === undefined) return;
@@ -185,14 +219,32 @@ export const keepStaleCredit = async (table: StoreTable, { token }: { readonly t
  * await store.rebaseCredit({ balance, basis: charged ?? 0 });
  * ```
  */
-export const rebaseCredit = async (table: StoreTable, { balance, basis, now = table.clock() }: CreditBasis): Promise<boolean> => {
+export const rebaseCredit = async (
+  table: StoreTable,
+  { balance, basis, now = table.clock() }: CreditBasis,
+): Promise<boolean> => {
   finite('balance', balance);
   finite('basis', basis);
   const item = await updateBalance(table, {
-    UpdateExpression: 'SET #projected = :anchor - if_not_exists(#committed, :zero), #basis = :basis, #rebasedAt = :now, #kind = :kind, #inFlight = if_not_exists(#inFlight, :none)',
+    UpdateExpression:
+      'SET #projected = :anchor - if_not_exists(#committed, :zero), #basis = :basis, #rebasedAt = :now, #kind = :kind, #inFlight = if_not_exists(#inFlight, :none)',
     ConditionExpression: 'attribute_not_exists(#basis) OR #basis <= :basis',
-    ExpressionAttributeNames: { '#projected': 'projected', '#committed': 'committed', '#basis': 'creditBasis', '#rebasedAt': 'rebasedAt', '#kind': 'kind', '#inFlight': 'inFlight' },
-    ExpressionAttributeValues: { ':none': { M: {} }, ':kind': str(ItemKind.Balance), ':now': str(now.toISOString()), ':anchor': num(credits(balance + basis)), ':zero': num(0), ':basis': num(basis) },
+    ExpressionAttributeNames: {
+      '#projected': 'projected',
+      '#committed': 'committed',
+      '#basis': 'creditBasis',
+      '#rebasedAt': 'rebasedAt',
+      '#kind': 'kind',
+      '#inFlight': 'inFlight',
+    },
+    ExpressionAttributeValues: {
+      ':none': { M: {} },
+      ':kind': str(ItemKind.Balance),
+      ':now': str(now.toISOString()),
+      ':anchor': num(credits(balance + basis)),
+      ':zero': num(0),
+      ':basis': num(basis),
+    },
   });
   return item !== undefined;
 };
@@ -223,11 +275,18 @@ export interface SentCredit {
  * await store.observeSentCredit({ balance: result.remainingBalance, deducted: result.deducted, reservation });
  * ```
  */
-export const observeSentCredit = async (table: StoreTable, { balance, deducted, reservation }: SentCredit): Promise<void> => {
+export const observeSentCredit = async (
+  table: StoreTable,
+  { balance, deducted, reservation }: SentCredit,
+): Promise<void> => {
   finite('balance', balance);
   finite('deducted', deducted);
   if (reservation !== undefined) {
-    const after = await settleReservation(table, { token: reservation.token, estimate: reservation.estimate, charged: deducted });
+    const after = await settleReservation(table, {
+      token: reservation.token,
+      estimate: reservation.estimate,
+      charged: deducted,
+    });
     if (after === undefined) return;
     const read = new ItemReader(after, 'BALANCE');
     const projected = read.optNum('projected');

@@ -25,7 +25,12 @@ export interface HeartbeatState {
 }
 
 const update = async (table: StoreTable, route: string, spec: UpdateSpec): Promise<boolean> =>
-  (await writeIf(table, { Key: heartbeatKey(route), ...buildUpdate({ ...spec, set: { kind: str(ItemKind.Heartbeat), route: str(route), ...spec.set } }) })).applied;
+  (
+    await writeIf(table, {
+      Key: heartbeatKey(route),
+      ...buildUpdate({ ...spec, set: { kind: str(ItemKind.Heartbeat), route: str(route), ...spec.set } }),
+    })
+  ).applied;
 
 /**
  * Records that an authenticated webhook arrived on a route, at most once per `intervalMs`: the
@@ -35,7 +40,14 @@ const update = async (table: StoreTable, route: string, spec: UpdateSpec): Promi
  *
  * @returns whether it wrote.
  */
-export const touchHeartbeat = async (table: StoreTable, { route, intervalMs, now = table.clock() }: { readonly route: string; readonly intervalMs: number; readonly now?: Date }): Promise<boolean> =>
+export const touchHeartbeat = async (
+  table: StoreTable,
+  {
+    route,
+    intervalMs,
+    now = table.clock(),
+  }: { readonly route: string; readonly intervalMs: number; readonly now?: Date },
+): Promise<boolean> =>
   await update(table, route, {
     set: { lastSeenAt: str(now.toISOString()) },
     condition: 'attribute_not_exists(#lastSeenAt) OR #lastSeenAt <= :stale',
@@ -44,7 +56,9 @@ export const touchHeartbeat = async (table: StoreTable, { route, intervalMs, now
 
 /** The route's heartbeat item, strongly consistent (the sweeper decides on it). */
 export const getHeartbeat = async (table: StoreTable, route: string): Promise<HeartbeatState> => {
-  const { Item: item } = await table.client.send(new GetItemCommand({ TableName: table.tableName, Key: heartbeatKey(route), ConsistentRead: true }));
+  const { Item: item } = await table.client.send(
+    new GetItemCommand({ TableName: table.tableName, Key: heartbeatKey(route), ConsistentRead: true }),
+  );
   if (item === undefined) return {};
   const read = new ItemReader(item, routeStatePk(route));
   const field = (name: string) => read.optStr(name);
@@ -61,7 +75,10 @@ export const getHeartbeat = async (table: StoreTable, route: string): Promise<He
 };
 
 /** Starts the silence clock of a route never heard from (keeps an earlier `armedAt`). */
-export const armHeartbeat = async (table: StoreTable, { route, now = table.clock() }: { readonly route: string; readonly now?: Date }): Promise<void> => {
+export const armHeartbeat = async (
+  table: StoreTable,
+  { route, now = table.clock() }: { readonly route: string; readonly now?: Date },
+): Promise<void> => {
   await update(table, route, { setIfAbsent: { armedAt: str(now.toISOString()) } });
 };
 
@@ -72,17 +89,30 @@ export const armHeartbeat = async (table: StoreTable, { route, now = table.clock
  */
 export const HeartbeatTransition = {
   /** Reports the silence since `since`, unless a webhook arrived after it or a silence is already reported. */
-  silent: async (table: StoreTable, { route, since, now = table.clock() }: { readonly route: string; readonly since: string; readonly now?: Date }): Promise<boolean> =>
+  silent: async (
+    table: StoreTable,
+    { route, since, now = table.clock() }: { readonly route: string; readonly since: string; readonly now?: Date },
+  ): Promise<boolean> =>
     await update(table, route, {
       set: { silentSince: str(since), silentReportedAt: str(now.toISOString()) },
       condition: 'attribute_not_exists(#silentSince) AND (attribute_not_exists(#lastSeenAt) OR #lastSeenAt <= :since)',
       values: { ':since': str(since) },
     }),
   /** The silence's SMS is recorded. */
-  silentNotified: async (table: StoreTable, { route, since }: { readonly route: string; readonly since: string }): Promise<boolean> =>
-    await update(table, route, { set: { silentNotified: { BOOL: true } }, condition: '#silentSince = :since', values: { ':since': str(since) } }),
+  silentNotified: async (
+    table: StoreTable,
+    { route, since }: { readonly route: string; readonly since: string },
+  ): Promise<boolean> =>
+    await update(table, route, {
+      set: { silentNotified: { BOOL: true } },
+      condition: '#silentSince = :since',
+      values: { ':since': str(since) },
+    }),
   /** Ends the silence since `since`: a webhook arrived after it (at `seenAt`). */
-  back: async (table: StoreTable, { route, since, seenAt }: { readonly route: string; readonly since: string; readonly seenAt: string }): Promise<boolean> =>
+  back: async (
+    table: StoreTable,
+    { route, since, seenAt }: { readonly route: string; readonly since: string; readonly seenAt: string },
+  ): Promise<boolean> =>
     await update(table, route, {
       set: { backSince: str(since), backSeenAt: str(seenAt) },
       remove: ['silentSince', 'silentNotified', 'silentReportedAt'],
@@ -90,6 +120,13 @@ export const HeartbeatTransition = {
       values: { ':since': str(since) },
     }),
   /** The "back" SMS is recorded. */
-  backNotified: async (table: StoreTable, { route, since }: { readonly route: string; readonly since: string }): Promise<boolean> =>
-    await update(table, route, { remove: ['backSince', 'backSeenAt'], condition: '#backSince = :since', values: { ':since': str(since) } }),
+  backNotified: async (
+    table: StoreTable,
+    { route, since }: { readonly route: string; readonly since: string },
+  ): Promise<boolean> =>
+    await update(table, route, {
+      remove: ['backSince', 'backSeenAt'],
+      condition: '#backSince = :since',
+      values: { ':since': str(since) },
+    }),
 } as const;

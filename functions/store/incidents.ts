@@ -20,7 +20,10 @@ import { writeAllIf, writeIf } from './write';
  */
 const OPEN_PK = 'INCIDENTS';
 const openSk = (route: string, key: string): string => `OPEN#${route}#${sha256Hex(new TextEncoder().encode(key))}`;
-const incidentKey = (id: string): Item => ({ [TABLE.partitionKey]: str(`INCIDENT#${id}`), [TABLE.sortKey]: str('INCIDENT') });
+const incidentKey = (id: string): Item => ({
+  [TABLE.partitionKey]: str(`INCIDENT#${id}`),
+  [TABLE.sortKey]: str('INCIDENT'),
+});
 const tokenKey = (token: string): Item => ({ [TABLE.partitionKey]: str(`ACK#${token}`), [TABLE.sortKey]: str('ACK') });
 /** base64url of {@link PAGING.tokenBytes} random bytes. */
 const TOKEN = new RegExp(`^[A-Za-z0-9_-]{${Math.ceil((PAGING.tokenBytes * 8) / 6)}}$`);
@@ -39,7 +42,9 @@ export interface OpenIncidentInput {
   readonly now?: Date;
 }
 
-export type OpenOutcome = { readonly opened: true; readonly incident: Incident } | { readonly opened: false; readonly incident: Incident };
+export type OpenOutcome =
+  | { readonly opened: true; readonly incident: Incident }
+  | { readonly opened: false; readonly incident: Incident };
 
 /** What closing an incident says about who closed it. */
 export interface CloseInput {
@@ -49,7 +54,9 @@ export interface CloseInput {
   readonly now?: Date;
 }
 
-export type CloseOutcome = { readonly closed: true; readonly incident: Incident } | { readonly closed: false; readonly incident: Incident | undefined };
+export type CloseOutcome =
+  | { readonly closed: true; readonly incident: Incident }
+  | { readonly closed: false; readonly incident: Incident | undefined };
 
 /** What `advanceIncident` moves an incident to, claiming one escalation or renotify. */
 export interface AdvanceInput {
@@ -61,7 +68,8 @@ export interface AdvanceInput {
   readonly now?: Date;
 }
 
-const entryAttr = (entry: TimelineEntry) => map({ at: str(entry.at), event: str(entry.event), detail: str(entry.detail) });
+const entryAttr = (entry: TimelineEntry) =>
+  map({ at: str(entry.at), event: str(entry.event), detail: str(entry.detail) });
 
 const readIncident = (item: Item): Incident => {
   const read = new ItemReader(item, 'incident');
@@ -80,7 +88,11 @@ const readIncident = (item: Item): Incident => {
     ...(nextDueAt === undefined ? {} : { nextDueAt }),
     ...(closedAt === undefined ? {} : { closedAt }),
     ...(closedBy === undefined ? {} : { closedBy }),
-    timeline: (read.optMapList('timeline') ?? []).map((entry) => ({ at: entry.str('at'), event: entry.str('event') as TimelineEntry['event'], detail: entry.str('detail') })),
+    timeline: (read.optMapList('timeline') ?? []).map((entry) => ({
+      at: entry.str('at'),
+      event: entry.str('event') as TimelineEntry['event'],
+      detail: entry.str('detail'),
+    })),
   };
 };
 
@@ -88,7 +100,9 @@ const ttl = (from: Date): number => epochSeconds(from) + PAGING.keptSeconds;
 
 /** The incident with this id, or `undefined`. */
 export const getIncident = async (table: StoreTable, id: string): Promise<Incident | undefined> => {
-  const { Item: item } = await table.client.send(new GetItemCommand({ TableName: table.tableName, Key: incidentKey(id), ConsistentRead: true }));
+  const { Item: item } = await table.client.send(
+    new GetItemCommand({ TableName: table.tableName, Key: incidentKey(id), ConsistentRead: true }),
+  );
   return item === undefined ? undefined : readIncident(item);
 };
 
@@ -107,7 +121,13 @@ export const getIncident = async (table: StoreTable, id: string): Promise<Incide
 export const openIncident = async (table: StoreTable, input: OpenIncidentInput): Promise<OpenOutcome> => {
   const now = input.now ?? table.clock();
   for (let attempt = 0; attempt < 3; attempt += 1) {
-    const marker = await table.client.send(new GetItemCommand({ TableName: table.tableName, Key: { [TABLE.partitionKey]: str(OPEN_PK), [TABLE.sortKey]: str(openSk(input.route, input.key)) }, ConsistentRead: true }));
+    const marker = await table.client.send(
+      new GetItemCommand({
+        TableName: table.tableName,
+        Key: { [TABLE.partitionKey]: str(OPEN_PK), [TABLE.sortKey]: str(openSk(input.route, input.key)) },
+        ConsistentRead: true,
+      }),
+    );
     const staleId = marker.Item?.['incidentId']?.S;
     if (staleId !== undefined) {
       const current = await getIncident(table, staleId);
@@ -128,12 +148,25 @@ export const openIncident = async (table: StoreTable, input: OpenIncidentInput):
     const outcome = await writeAllIf(table, [
       {
         put: {
-          Item: { [TABLE.partitionKey]: str(OPEN_PK), [TABLE.sortKey]: str(openSk(input.route, input.key)), kind: str(ItemKind.IncidentOpen), incidentId: str(incident.id), route: str(input.route), [TABLE.timeToLive]: num(ttl(now)) },
+          Item: {
+            [TABLE.partitionKey]: str(OPEN_PK),
+            [TABLE.sortKey]: str(openSk(input.route, input.key)),
+            kind: str(ItemKind.IncidentOpen),
+            incidentId: str(incident.id),
+            route: str(input.route),
+            [TABLE.timeToLive]: num(ttl(now)),
+          },
           ConditionExpression: staleId === undefined ? 'attribute_not_exists(incidentId)' : 'incidentId = :stale',
           ExpressionAttributeValues: staleId === undefined ? undefined : { ':stale': str(staleId) },
         },
       },
-      { put: { Item: incidentItem(incident, now), ConditionExpression: 'attribute_not_exists(#pk)', ExpressionAttributeNames: { '#pk': TABLE.partitionKey } } },
+      {
+        put: {
+          Item: incidentItem(incident, now),
+          ConditionExpression: 'attribute_not_exists(#pk)',
+          ExpressionAttributeNames: { '#pk': TABLE.partitionKey },
+        },
+      },
     ]);
     if (outcome.applied) return { opened: true, incident };
     // Another webhook of the key opened it (or closed one) in between: read again.
@@ -160,7 +193,13 @@ const incidentItem = (incident: Incident, now: Date): Item => ({
 
 /** The open incident of `route` and `key`, if one is open. */
 export const openIncidentOf = async (table: StoreTable, route: string, key: string): Promise<Incident | undefined> => {
-  const { Item: marker } = await table.client.send(new GetItemCommand({ TableName: table.tableName, Key: { [TABLE.partitionKey]: str(OPEN_PK), [TABLE.sortKey]: str(openSk(route, key)) }, ConsistentRead: true }));
+  const { Item: marker } = await table.client.send(
+    new GetItemCommand({
+      TableName: table.tableName,
+      Key: { [TABLE.partitionKey]: str(OPEN_PK), [TABLE.sortKey]: str(openSk(route, key)) },
+      ConsistentRead: true,
+    }),
+  );
   const id = marker?.['incidentId']?.S;
   if (id === undefined) return undefined;
   const incident = await getIncident(table, id);
@@ -175,12 +214,16 @@ export const listOpenIncidents = async (table: StoreTable): Promise<Incident[]> 
   for (let start = 0; start < ids.length; start += 100) {
     let keys = ids.slice(start, start + 100).map(incidentKey);
     while (keys.length > 0) {
-      const answer = await table.client.send(new BatchGetItemCommand({ RequestItems: { [table.tableName]: { Keys: keys, ConsistentRead: true } } }));
+      const answer = await table.client.send(
+        new BatchGetItemCommand({ RequestItems: { [table.tableName]: { Keys: keys, ConsistentRead: true } } }),
+      );
       incidents.push(...(answer.Responses?.[table.tableName] ?? []).map(readIncident));
       keys = answer.UnprocessedKeys?.[table.tableName]?.Keys ?? [];
     }
   }
-  return incidents.filter((incident) => incident.state === IncidentState.Open).sort((a, b) => a.openedAt.localeCompare(b.openedAt) || a.id.localeCompare(b.id));
+  return incidents
+    .filter((incident) => incident.state === IncidentState.Open)
+    .sort((a, b) => a.openedAt.localeCompare(b.openedAt) || a.id.localeCompare(b.id));
 };
 
 /**
@@ -189,7 +232,11 @@ export const listOpenIncidents = async (table: StoreTable): Promise<Incident[]> 
  * `false`. The caller records the SMS first, under a dedupe key of the incident and the action,
  * so a crash between the two sends it at the next sweep (once: the key is the same).
  */
-export const advanceIncident = async (table: StoreTable, id: string, { fromActions, level, nextDueAt, entry, now = table.clock() }: AdvanceInput): Promise<boolean> => {
+export const advanceIncident = async (
+  table: StoreTable,
+  id: string,
+  { fromActions, level, nextDueAt, entry, now = table.clock() }: AdvanceInput,
+): Promise<boolean> => {
   const outcome = await writeIf(table, {
     Key: incidentKey(id),
     UpdateExpression: `SET actions = :next, #level = :level, timeline = list_append(timeline, :entry) ${nextDueAt === undefined ? 'REMOVE nextDueAt' : ', nextDueAt = :due'}`,
@@ -208,7 +255,12 @@ export const advanceIncident = async (table: StoreTable, id: string, { fromActio
 };
 
 /** Adds a line to an incident's story (a repeated firing), whatever its state. */
-export const noteIncident = async (table: StoreTable, id: string, entry: Omit<TimelineEntry, 'at'>, now: Date = table.clock()): Promise<void> => {
+export const noteIncident = async (
+  table: StoreTable,
+  id: string,
+  entry: Omit<TimelineEntry, 'at'>,
+  now: Date = table.clock(),
+): Promise<void> => {
   await writeIf(table, {
     Key: incidentKey(id),
     UpdateExpression: 'SET timeline = list_append(timeline, :entry)',
@@ -228,13 +280,18 @@ export const noteIncident = async (table: StoreTable, id: string, entry: Omit<Ti
  * const outcome = await store.closeIncident(id, { state: 'ACKNOWLEDGED', by: '2557****111' });
  * ```
  */
-export const closeIncident = async (table: StoreTable, id: string, { state, by, now = table.clock() }: CloseInput): Promise<CloseOutcome> => {
+export const closeIncident = async (
+  table: StoreTable,
+  id: string,
+  { state, by, now = table.clock() }: CloseInput,
+): Promise<CloseOutcome> => {
   const event = state === IncidentState.Acknowledged ? 'acknowledged' : 'resolved';
   const outcome = await writeIf(
     table,
     {
       Key: incidentKey(id),
-      UpdateExpression: 'SET #state = :state, closedAt = :now, closedBy = :by, timeline = list_append(timeline, :entry), #ttl = :ttl REMOVE nextDueAt',
+      UpdateExpression:
+        'SET #state = :state, closedAt = :now, closedBy = :by, timeline = list_append(timeline, :entry), #ttl = :ttl REMOVE nextDueAt',
       ConditionExpression: '#state = :open',
       ExpressionAttributeNames: { '#state': 'state', '#ttl': TABLE.timeToLive },
       ExpressionAttributeValues: {
@@ -249,7 +306,8 @@ export const closeIncident = async (table: StoreTable, id: string, { state, by, 
     },
     { current: true },
   );
-  if (!outcome.applied) return { closed: false, incident: outcome.current === undefined ? undefined : readIncident(outcome.current) };
+  if (!outcome.applied)
+    return { closed: false, incident: outcome.current === undefined ? undefined : readIncident(outcome.current) };
   const incident = readIncident(outcome.item);
   // The marker is emptied, not deleted (no function may delete items): the lists skip it, the next
   // firing of the key fills it. Left naming the closed incident (a crash here), it is replaced the same way.
@@ -268,10 +326,22 @@ export const closeIncident = async (table: StoreTable, id: string, { state, by, 
  * token's item is written before the incident names it, so a token the incident names always
  * answers; a token that lost the race to name it is never sent.
  */
-export const ackToken = async (table: StoreTable, incidentId: string, number: string, now: Date = table.clock()): Promise<string> => {
+export const ackToken = async (
+  table: StoreTable,
+  incidentId: string,
+  number: string,
+  now: Date = table.clock(),
+): Promise<string> => {
   const fresh = randomBytes(PAGING.tokenBytes).toString('base64url');
   const written = await writeIf(table, {
-    Item: { ...tokenKey(fresh), kind: str(ItemKind.AckToken), incidentId: str(incidentId), number: str(number), createdAt: str(now.toISOString()), [TABLE.timeToLive]: num(ttl(now)) },
+    Item: {
+      ...tokenKey(fresh),
+      kind: str(ItemKind.AckToken),
+      incidentId: str(incidentId),
+      number: str(number),
+      createdAt: str(now.toISOString()),
+      [TABLE.timeToLive]: num(ttl(now)),
+    },
     ConditionExpression: 'attribute_not_exists(#pk)',
     ExpressionAttributeNames: { '#pk': TABLE.partitionKey },
   });
@@ -301,16 +371,28 @@ export interface AckTarget {
  * {@link PAGING.linkAfterCloseSeconds} after it closed; `undefined` for anything else (a malformed,
  * unknown or expired token): the caller answers 404 without saying which.
  */
-export const findAckToken = async (table: StoreTable, token: string, now: Date = table.clock()): Promise<AckTarget | undefined> => {
+export const findAckToken = async (
+  table: StoreTable,
+  token: string,
+  now: Date = table.clock(),
+): Promise<AckTarget | undefined> => {
   if (!TOKEN.test(token)) return undefined;
-  const { Item: item } = await table.client.send(new GetItemCommand({ TableName: table.tableName, Key: tokenKey(token), ConsistentRead: true }));
+  const { Item: item } = await table.client.send(
+    new GetItemCommand({ TableName: table.tableName, Key: tokenKey(token), ConsistentRead: true }),
+  );
   const incidentId = item?.['incidentId']?.S;
   const number = item?.['number']?.S;
   if (incidentId === undefined || number === undefined) return undefined;
-  const { Item: incidentItem } = await table.client.send(new GetItemCommand({ TableName: table.tableName, Key: incidentKey(incidentId), ConsistentRead: true }));
+  const { Item: incidentItem } = await table.client.send(
+    new GetItemCommand({ TableName: table.tableName, Key: incidentKey(incidentId), ConsistentRead: true }),
+  );
   // Only the token the incident names: one that lost the race to be named was never sent.
   if (incidentItem === undefined || incidentItem['tokens']?.M?.[number]?.S !== token) return undefined;
   const incident = readIncident(incidentItem);
-  if (incident.closedAt !== undefined && now.getTime() - Date.parse(incident.closedAt) > PAGING.linkAfterCloseSeconds * 1000) return undefined;
+  if (
+    incident.closedAt !== undefined &&
+    now.getTime() - Date.parse(incident.closedAt) > PAGING.linkAfterCloseSeconds * 1000
+  )
+    return undefined;
   return { incident, number };
 };

@@ -43,7 +43,14 @@ export type { DigestedInput, DigestWindowInput, DroppedDeferredInput, DueDeferre
 export { createStore, type MessageStore, type StoreOptions } from './store';
 export type { UndecodableRecord } from './store-table';
 export { MessageState, TABLE } from './table';
-export { addUpSpend, type DaySpend, type LimitUsage, type LimitUsageInput, type SpendByDayInput, spendDays } from './usage';
+export {
+  addUpSpend,
+  type DaySpend,
+  type LimitUsage,
+  type LimitUsageInput,
+  type SpendByDayInput,
+  spendDays,
+} from './usage';
 export type { ClaimOptions, CompleteOptions, RequeueFrom, RequeueOptions, Settlement } from './transitions';
 export {
   type BalanceState,

@@ -50,11 +50,11 @@ export const MUTES_PK = 'MUTES';
 export const muteSk = (route: string): string => `ROUTE#${route}`;
 export const muteKey = (route: string): Key => key(MUTES_PK, muteSk(route));
 
-
 /** A schedule's on-call overrides, one partition per schedule, sorted by when each was set. */
 export const onCallPk = (schedule: string): string => `ONCALL#${schedule}`;
 export const overrideSk = (createdAt: string, id: string): string => `OVERRIDE#${createdAt}#${id}`;
-export const overrideKey = (schedule: string, createdAt: string, id: string): Key => key(onCallPk(schedule), overrideSk(createdAt, id));
+export const overrideKey = (schedule: string, createdAt: string, id: string): Key =>
+  key(onCallPk(schedule), overrideSk(createdAt, id));
 
 /** A route's digest window: the one item two accepts race for to open it (see `openDigestWindow`). */
 export const digestWindowKey = (route: string): Key => key(`WINDOW#${route}`, 'DIGEST');
@@ -68,7 +68,8 @@ export const BALANCE_READINGS_PK = 'BALANCE#READINGS';
 
 export const capturePk = (route: string): string => `CAPTURE#${route}`;
 /** A captured payload's key: by route, then by the time it was received and its id. */
-export const captureKey = (route: string, receivedAt: string, id: string): Key => key(capturePk(route), `${receivedAt}#${id}`);
+export const captureKey = (route: string, receivedAt: string, id: string): Key =>
+  key(capturePk(route), `${receivedAt}#${id}`);
 
 /** A balance reading's key: by time, with a suffix that keeps two readings of the same millisecond apart. */
 export const readingKey = (at: string, suffix: string): Key => key(BALANCE_READINGS_PK, `${at}#${suffix}`);

@@ -135,7 +135,12 @@ const updateLimit = async (table: StoreTable, route: string, sk: string, spec: U
   (await writeIf(table, { Key: limitKey(route, sk), ...buildUpdate(spec) })).applied;
 
 /** Applies a conditional update to a limit item and returns the item after it, or `undefined` when its condition refused it. */
-const updateLimitReturning = async (table: StoreTable, route: string, sk: string, spec: UpdateSpec): Promise<Record<string, AttributeValue> | undefined> => {
+const updateLimitReturning = async (
+  table: StoreTable,
+  route: string,
+  sk: string,
+  spec: UpdateSpec,
+): Promise<Record<string, AttributeValue> | undefined> => {
   const outcome = await writeIf(table, { Key: limitKey(route, sk), ...buildUpdate(spec), ReturnValues: 'ALL_NEW' });
   return outcome.applied ? outcome.item : undefined;
 };
@@ -145,13 +150,20 @@ const updateLimitReturning = async (table: StoreTable, route: string, sk: string
  * was spent in it both leave room for it. A condition cannot add, so "credits + estimate <= max"
  * becomes "credits <= max - estimate".
  */
-const takeCredits = async (table: StoreTable, route: string, window: Window, max: number, estimate: number): Promise<Record<string, AttributeValue> | undefined> => {
+const takeCredits = async (
+  table: StoreTable,
+  route: string,
+  window: Window,
+  max: number,
+  estimate: number,
+): Promise<Record<string, AttributeValue> | undefined> => {
   const room = max - estimate;
   if (room < 0) return undefined;
   return await updateLimitReturning(table, route, window.sk, {
     set: windowFields(window),
     add: { credits: num(estimate) },
-    condition: '(attribute_not_exists(#credits) OR #credits <= :room) AND (attribute_not_exists(#spent) OR #spent <= :room)',
+    condition:
+      '(attribute_not_exists(#credits) OR #credits <= :room) AND (attribute_not_exists(#spent) OR #spent <= :room)',
     values: { ':room': num(room) },
   });
 };
@@ -190,8 +202,16 @@ export const reserveLimit = async (
   { route, now = table.clock(), messages, credits, monthCredits }: ReserveInput,
 ): Promise<Reservation> => {
   validateLimits(messages, credits);
-  if (monthCredits !== undefined && (!Number.isFinite(monthCredits.maxPerMonth) || monthCredits.maxPerMonth < 0 || !Number.isFinite(monthCredits.estimate) || monthCredits.estimate < 0)) {
-    throw new StoreError(`monthCredits needs maxPerMonth and estimate ≥ 0, got ${monthCredits.maxPerMonth} and ${monthCredits.estimate}`);
+  if (
+    monthCredits !== undefined &&
+    (!Number.isFinite(monthCredits.maxPerMonth) ||
+      monthCredits.maxPerMonth < 0 ||
+      !Number.isFinite(monthCredits.estimate) ||
+      monthCredits.estimate < 0)
+  ) {
+    throw new StoreError(
+      `monthCredits needs maxPerMonth and estimate ≥ 0, got ${monthCredits.maxPerMonth} and ${monthCredits.estimate}`,
+    );
   }
   let counted: Window | undefined;
   if (messages !== undefined) {
@@ -225,13 +245,20 @@ export const reserveLimit = async (
     if (taken === undefined) {
       // Given back like the message count: what the day took was not spent.
       if (counted !== undefined) await updateLimit(table, route, counted.sk, { add: { count: num(-1) } });
-      if (credits !== undefined) await updateLimit(table, route, dayWindow(now).sk, { add: { credits: num(-credits.estimate) } });
+      if (credits !== undefined)
+        await updateLimit(table, route, dayWindow(now).sk, { add: { credits: num(-credits.estimate) } });
       return await hold(table, route, window);
     }
     const read = new ItemReader(taken, limitPk(route));
     return {
       allowed: true,
-      month: { window: window.sk, month: monthCredits.month.month, reserved: read.optNum('credits') ?? 0, max: monthCredits.maxPerMonth, warned: read.optStr('warnedAt') !== undefined },
+      month: {
+        window: window.sk,
+        month: monthCredits.month.month,
+        reserved: read.optNum('credits') ?? 0,
+        max: monthCredits.maxPerMonth,
+        warned: read.optStr('warnedAt') !== undefined,
+      },
       taken: { ...took, month: { window: window.sk, credits: monthCredits.estimate } },
     };
   }
@@ -254,8 +281,14 @@ export const reserveLimit = async (
 export const releaseLimit = async (table: StoreTable, { route, messages, day, month }: LimitsTaken): Promise<void> => {
   const exists = `attribute_exists(#${TABLE.partitionKey})`;
   await Promise.all([
-    messages === undefined ? undefined : updateLimit(table, route, messages, { add: { count: num(-1) }, condition: exists }),
-    ...[day, month].map((credits) => (credits === undefined || credits.credits === 0 ? undefined : updateLimit(table, route, credits.window, { add: { credits: num(-credits.credits) }, condition: exists }))),
+    messages === undefined
+      ? undefined
+      : updateLimit(table, route, messages, { add: { count: num(-1) }, condition: exists }),
+    ...[day, month].map((credits) =>
+      credits === undefined || credits.credits === 0
+        ? undefined
+        : updateLimit(table, route, credits.window, { add: { credits: num(-credits.credits) }, condition: exists }),
+    ),
   ]);
 };
 
@@ -265,9 +298,7 @@ const validateLimits = (messages: MessagesLimit | undefined, credits: CreditsLim
       throw new StoreError(`messages.max must be a whole number ≥ 0, got ${messages.max}`);
     }
     if (!Number.isInteger(messages.windowSeconds) || messages.windowSeconds < 1) {
-      throw new StoreError(
-        `messages.windowSeconds must be a whole number ≥ 1, got ${messages.windowSeconds}`,
-      );
+      throw new StoreError(`messages.windowSeconds must be a whole number ≥ 1, got ${messages.windowSeconds}`);
     }
   }
   if (credits !== undefined) {
@@ -311,7 +342,11 @@ export const recordCreditsSpent = async (
     throw new StoreError(`deducted must be ≥ 0, got ${deducted}`);
   }
   const windows = [...(day ? [dayWindow(now)] : []), ...(month === undefined ? [] : [monthWindow(month)])];
-  await Promise.all(windows.map((window) => updateLimit(table, route, window.sk, { set: windowFields(window), add: { spent: num(deducted) } })));
+  await Promise.all(
+    windows.map((window) =>
+      updateLimit(table, route, window.sk, { set: windowFields(window), add: { spent: num(deducted) } }),
+    ),
+  );
 };
 
 /** Which month `markBudgetWarned` marks. */

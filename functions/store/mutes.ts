@@ -27,7 +27,6 @@ export interface MuteInput {
   readonly now?: Date;
 }
 
-
 /** A lapsed mute item is kept this long after `until` (TTL): long enough to read why a route was silent yesterday. */
 const LAPSED_MUTE_KEPT_SECONDS = 86_400;
 
@@ -41,11 +40,15 @@ const LAPSED_MUTE_KEPT_SECONDS = 86_400;
  * await store.muteRoute({ route: 'alerts', forSeconds: 7200, reason: 'db upgrade' });
  * ```
  */
-export const muteRoute = async (table: StoreTable, { route, forSeconds, reason, now = table.clock() }: MuteInput): Promise<Mute> => {
+export const muteRoute = async (
+  table: StoreTable,
+  { route, forSeconds, reason, now = table.clock() }: MuteInput,
+): Promise<Mute> => {
   if (!Number.isInteger(forSeconds) || forSeconds < 1 || forSeconds > MAX_MUTE_SECONDS) {
     throw new StoreError(`a mute lasts from 1 s to ${MAX_MUTE_SECONDS / 86_400} days, got ${forSeconds} s`);
   }
-  if (reason.length > MAX_MUTE_REASON_CHARS) throw new StoreError(`a mute's reason is at most ${MAX_MUTE_REASON_CHARS} characters, got ${reason.length}`);
+  if (reason.length > MAX_MUTE_REASON_CHARS)
+    throw new StoreError(`a mute's reason is at most ${MAX_MUTE_REASON_CHARS} characters, got ${reason.length}`);
   const until = new Date(now.getTime() + forSeconds * 1000);
   const mute: Mute = { route, until: until.toISOString(), reason: reason.trim(), mutedAt: now.toISOString() };
   await writeIf(table, {
@@ -67,11 +70,18 @@ export const muteRoute = async (table: StoreTable, { route, forSeconds, reason, 
  * Ends a route's mute now. `true` when there was one in force; a lapsed or absent mute is left as
  * it is and gives `false`.
  */
-export const unmuteRoute = async (table: StoreTable, { route, now = table.clock() }: { readonly route: string; readonly now?: Date }): Promise<boolean> => {
+export const unmuteRoute = async (
+  table: StoreTable,
+  { route, now = table.clock() }: { readonly route: string; readonly now?: Date },
+): Promise<boolean> => {
   // The mute lapses now rather than being deleted: the item keeps when and why until its TTL.
   const outcome = await writeIf(table, {
     Key: muteKey(route),
-    ...buildUpdate({ set: { until: str(now.toISOString()), unmutedAt: str(now.toISOString()) }, condition: '#until > :now', values: { ':now': str(now.toISOString()) } }),
+    ...buildUpdate({
+      set: { until: str(now.toISOString()), unmutedAt: str(now.toISOString()) },
+      condition: '#until > :now',
+      values: { ':now': str(now.toISOString()) },
+    }),
   });
   knownMutes.get(table)?.delete(route);
   return outcome.applied;
@@ -83,17 +93,31 @@ const readMute = (item: Item | undefined, now: Date): Mute | undefined => {
   const until = read.str('until');
   // TTL deletes items some time after they expire: a lapsed mute still in the table is no mute.
   if (until <= now.toISOString()) return undefined;
-  return { route: read.str('route'), until, reason: read.optStr('reason') ?? '', mutedAt: read.optStr('mutedAt') ?? until };
+  return {
+    route: read.str('route'),
+    until,
+    reason: read.optStr('reason') ?? '',
+    mutedAt: read.optStr('mutedAt') ?? until,
+  };
 };
 
 /**
  * The mute in force on a route now, if any. One eventually consistent read (half a read unit): it is
  * made once per webhook and once per send, and a mute set a second ago may be missed by one message.
  */
-export const getMute = async (table: StoreTable, { route, now = table.clock(), consistent = false }: { readonly route: string; readonly now?: Date; readonly consistent?: boolean }): Promise<Mute | undefined> => {
+export const getMute = async (
+  table: StoreTable,
+  {
+    route,
+    now = table.clock(),
+    consistent = false,
+  }: { readonly route: string; readonly now?: Date; readonly consistent?: boolean },
+): Promise<Mute | undefined> => {
   const known = consistent ? undefined : knownMutes.get(table)?.get(route);
   if (known !== undefined && Date.now() - known.readAt < MUTE_KNOWN_MS) return readMute(known.item, now);
-  const { Item: item } = await table.client.send(new GetItemCommand({ TableName: table.tableName, Key: muteKey(route), ConsistentRead: consistent }));
+  const { Item: item } = await table.client.send(
+    new GetItemCommand({ TableName: table.tableName, Key: muteKey(route), ConsistentRead: consistent }),
+  );
   mutesOf(table).set(route, { item, readAt: Date.now() });
   return readMute(item, now);
 };
@@ -113,7 +137,10 @@ const mutesOf = (table: StoreTable): Map<string, { readonly item: Item | undefin
 };
 
 /** Every mute in force now (all routes, or the routes given), by route id. One Query of one partition. */
-export const listMutes = async (table: StoreTable, { routes, now = table.clock() }: { readonly routes?: readonly string[]; readonly now?: Date } = {}): Promise<Mute[]> => {
+export const listMutes = async (
+  table: StoreTable,
+  { routes, now = table.clock() }: { readonly routes?: readonly string[]; readonly now?: Date } = {},
+): Promise<Mute[]> => {
   const wanted = routes === undefined ? undefined : new Set(routes);
   const items = await queryAll(table, MUTES_PK, muteSk(''), muteSk('\uffff'), {
     expression: '#until > :now',

@@ -33,14 +33,28 @@ export interface OverrideInput {
  * await store.overrideOnCall({ schedule: 'ops', person: 'baraka', forSeconds: 8 * 3600, reason: 'asha travels' });
  * ```
  */
-export const overrideOnCall = async (table: StoreTable, { schedule, person, forSeconds, reason, now = table.clock() }: OverrideInput): Promise<OnCallOverride> => {
+export const overrideOnCall = async (
+  table: StoreTable,
+  { schedule, person, forSeconds, reason, now = table.clock() }: OverrideInput,
+): Promise<OnCallOverride> => {
   if (!Number.isInteger(forSeconds) || forSeconds < 1 || forSeconds > ONCALL.maxOverrideSeconds) {
-    throw new StoreError(`an override lasts from 1 s to ${ONCALL.maxOverrideSeconds / 86_400} days, got ${forSeconds} s`);
+    throw new StoreError(
+      `an override lasts from 1 s to ${ONCALL.maxOverrideSeconds / 86_400} days, got ${forSeconds} s`,
+    );
   }
   const trimmed = reason.trim();
-  if (trimmed.length > ONCALL.maxReasonChars) throw new StoreError(`an override's reason is at most ${ONCALL.maxReasonChars} characters, got ${trimmed.length}`);
+  if (trimmed.length > ONCALL.maxReasonChars)
+    throw new StoreError(`an override's reason is at most ${ONCALL.maxReasonChars} characters, got ${trimmed.length}`);
   const until = new Date(now.getTime() + forSeconds * 1000);
-  const override: OnCallOverride = { id: newId(now), schedule, person, from: now.toISOString(), until: until.toISOString(), reason: trimmed, createdAt: now.toISOString() };
+  const override: OnCallOverride = {
+    id: newId(now),
+    schedule,
+    person,
+    from: now.toISOString(),
+    until: until.toISOString(),
+    reason: trimmed,
+    createdAt: now.toISOString(),
+  };
   const outcome = await writeIf(table, {
     Item: {
       ...overrideKey(schedule, override.createdAt, override.id),
@@ -64,7 +78,15 @@ export const overrideOnCall = async (table: StoreTable, { schedule, person, forS
 
 const readOverride = (item: Item): OnCallOverride => {
   const read = new ItemReader(item, 'on-call override');
-  return { id: read.str('id'), schedule: read.str('schedule'), person: read.str('person'), from: read.str('from'), until: read.str('until'), reason: read.optStr('reason') ?? '', createdAt: read.str('createdAt') };
+  return {
+    id: read.str('id'),
+    schedule: read.str('schedule'),
+    person: read.str('person'),
+    from: read.str('from'),
+    until: read.str('until'),
+    reason: read.optStr('reason') ?? '',
+    createdAt: read.str('createdAt'),
+  };
 };
 
 /**
@@ -77,14 +99,18 @@ const readOverride = (item: Item): OnCallOverride => {
  * onCallAt(ops, overrides, people, new Date());
  * ```
  */
-export const activeOverrides = async (table: StoreTable, { schedules, now = table.clock() }: { readonly schedules: readonly string[]; readonly now?: Date }): Promise<OnCallOverride[]> => {
+export const activeOverrides = async (
+  table: StoreTable,
+  { schedules, now = table.clock() }: { readonly schedules: readonly string[]; readonly now?: Date },
+): Promise<OnCallOverride[]> => {
   const each = await Promise.all(
-    [...new Set(schedules)].map(async (schedule) =>
-      await queryAll(table, onCallPk(schedule), overrideSk('', ''), overrideSk('\uffff', ''), {
-        expression: '#until > :now',
-        names: { '#until': 'until' },
-        values: { ':now': str(now.toISOString()) },
-      }),
+    [...new Set(schedules)].map(
+      async (schedule) =>
+        await queryAll(table, onCallPk(schedule), overrideSk('', ''), overrideSk('\uffff', ''), {
+          expression: '#until > :now',
+          names: { '#until': 'until' },
+          values: { ':now': str(now.toISOString()) },
+        }),
     ),
   );
   return each.flat().map(readOverride);

@@ -1,4 +1,12 @@
-import { type AttributeValue, BatchGetItemCommand, GetItemCommand, QueryCommand, type QueryCommandInput, type QueryCommandOutput, ScanCommand } from '@aws-sdk/client-dynamodb';
+import {
+  type AttributeValue,
+  BatchGetItemCommand,
+  GetItemCommand,
+  QueryCommand,
+  type QueryCommandInput,
+  type QueryCommandOutput,
+  ScanCommand,
+} from '@aws-sdk/client-dynamodb';
 import { type Item, ItemReader, str } from './attributes';
 import { messageFromItem } from './codec';
 import type { StoreTable } from './store-table';
@@ -26,12 +34,18 @@ const REPLACED: Readonly<Record<string, string>> = { [TABLE.indexes.byState.name
  * directory: dynalite cannot add an index to a table), the same query of the one it replaced,
  * which has the same keys and projects at least as much.
  */
-export const queryIndexed = async (table: StoreTable, input: QueryCommandInput & { IndexName: string }): Promise<QueryCommandOutput> => {
+export const queryIndexed = async (
+  table: StoreTable,
+  input: QueryCommandInput & { IndexName: string },
+): Promise<QueryCommandOutput> => {
   try {
     return await table.client.send(new QueryCommand(input));
   } catch (error) {
     const replaced = REPLACED[input.IndexName];
-    const missing = error instanceof Error && error.name === 'ValidationException' && error.message.includes(`does not have the specified index: ${input.IndexName}`);
+    const missing =
+      error instanceof Error &&
+      error.name === 'ValidationException' &&
+      error.message.includes(`does not have the specified index: ${input.IndexName}`);
     if (replaced === undefined || !missing) throw error;
     return await table.client.send(new QueryCommand({ ...input, IndexName: replaced }));
   }
@@ -102,7 +116,17 @@ export const queryIndex = async (
   const lower = since?.toISOString();
   if (lower !== undefined && upper !== undefined && lower > upper) return { items: [] };
   if (!table.readIndexes && !candidatesFromIndex) {
-    return await scanAsIndex(table, { index, partition, lower, upper, limit, cursor, newestFirst, filter, filterValues });
+    return await scanAsIndex(table, {
+      index,
+      partition,
+      lower,
+      upper,
+      limit,
+      cursor,
+      newestFirst,
+      filter,
+      filterValues,
+    });
   }
   const values: Record<string, AttributeValue> = { ':partition': str(partition), ...filterValues };
   if (lower !== undefined) values[':lower'] = str(lower);
@@ -113,19 +137,19 @@ export const queryIndex = async (
   else if (upper !== undefined) range = ' AND #sort <= :upper';
 
   const result = await queryIndexed(table, {
-      TableName: table.tableName,
-      IndexName: index.name,
-      KeyConditionExpression: `#partition = :partition${range}`,
-      ...(filter === undefined ? {} : { FilterExpression: filter }),
-      ExpressionAttributeNames: {
-        '#partition': index.partitionKey,
-        ...(range === '' ? {} : { '#sort': index.sortKey }),
-        ...namesIn(filter),
-      },
-      ExpressionAttributeValues: values,
-      Limit: limit,
-      ScanIndexForward: !newestFirst,
-      ExclusiveStartKey: decodeCursor(cursor),
+    TableName: table.tableName,
+    IndexName: index.name,
+    KeyConditionExpression: `#partition = :partition${range}`,
+    ...(filter === undefined ? {} : { FilterExpression: filter }),
+    ExpressionAttributeNames: {
+      '#partition': index.partitionKey,
+      ...(range === '' ? {} : { '#sort': index.sortKey }),
+      ...namesIn(filter),
+    },
+    ExpressionAttributeValues: values,
+    Limit: limit,
+    ScanIndexForward: !newestFirst,
+    ExclusiveStartKey: decodeCursor(cursor),
   });
   const cursorOut = encodeCursor(result.LastEvaluatedKey);
   const entries = result.Items ?? [];
@@ -183,11 +207,17 @@ const scanAsIndex = async (
   const direction = newestFirst ? -1 : 1;
   entries.sort((a, b) => direction * (position(a) < position(b) ? -1 : position(a) > position(b) ? 1 : 0));
   const after = decodeCursor(cursor)?.['position']?.S;
-  const remaining = after === undefined ? entries : entries.filter((item) => direction * (position(item) > after ? 1 : position(item) < after ? -1 : 0) > 0);
+  const remaining =
+    after === undefined
+      ? entries
+      : entries.filter((item) => direction * (position(item) > after ? 1 : position(item) < after ? -1 : 0) > 0);
   const page = remaining.slice(0, limit);
   const last = page.at(-1);
   const more = remaining.length > limit && last !== undefined;
-  return { items: await getRecords(table, page), ...(more ? { cursor: encodeCursor({ position: str(position(last)) })! } : {}) };
+  return {
+    items: await getRecords(table, page),
+    ...(more ? { cursor: encodeCursor({ position: str(position(last)) })! } : {}),
+  };
 };
 
 /**
@@ -196,7 +226,15 @@ const scanAsIndex = async (
  */
 const scanMessages = async (
   table: StoreTable,
-  { filters, values, attributes }: { readonly filters: readonly string[]; readonly values: Readonly<Record<string, AttributeValue>>; readonly attributes: readonly string[] },
+  {
+    filters,
+    values,
+    attributes,
+  }: {
+    readonly filters: readonly string[];
+    readonly values: Readonly<Record<string, AttributeValue>>;
+    readonly attributes: readonly string[];
+  },
 ): Promise<Item[]> => {
   const expression = ['#kind = :kind', ...filters].join(' AND ');
   const projection = projectionOf(attributes);
@@ -248,14 +286,17 @@ const getRecords = async (table: StoreTable, entries: readonly Item[]): Promise<
     [TABLE.sortKey]: entry[TABLE.sortKey] as AttributeValue,
   }));
   const batches: Item[][] = [];
-  for (let start = 0; start < keys.length; start += BATCH_GET_SIZE) batches.push(keys.slice(start, start + BATCH_GET_SIZE));
+  for (let start = 0; start < keys.length; start += BATCH_GET_SIZE)
+    batches.push(keys.slice(start, start + BATCH_GET_SIZE));
   const found = new Map<string, Item>();
   await Promise.all(
     batches.map(async (batch) => {
       let pending = batch;
       for (let attempt = 1; pending.length > 0; attempt += 1) {
         if (attempt > BATCH_GET_ATTEMPTS) {
-          throw new StoreError(`${pending.length} records still unprocessed after ${BATCH_GET_ATTEMPTS} BatchGetItem requests`);
+          throw new StoreError(
+            `${pending.length} records still unprocessed after ${BATCH_GET_ATTEMPTS} BatchGetItem requests`,
+          );
         }
         if (attempt > 1) await sleep(BATCH_GET_BACKOFF_MS * 2 ** (attempt - 2));
         const result = await table.client.send(
@@ -429,7 +470,10 @@ const STATES: readonly MessageState[] = Object.values(MessageState);
  * const older = await store.listRecent({ before: new Date(newest.at(-1)!.updatedAt), limit: 100 });
  * ```
  */
-export const listRecent = async (table: StoreTable, { since, before, limit }: RecentOptions = {}): Promise<MessageRecord[]> => {
+export const listRecent = async (
+  table: StoreTable,
+  { since, before, limit }: RecentOptions = {},
+): Promise<MessageRecord[]> => {
   const wanted = limit ?? Number.POSITIVE_INFINITY;
   const window = { ...(since === undefined ? {} : { since }), ...(before === undefined ? {} : { before }) };
   const newestOf = async (state: MessageState): Promise<MessageRecord[]> => {
@@ -452,7 +496,9 @@ export const listRecent = async (table: StoreTable, { since, before, limit }: Re
   };
   const listed = (await Promise.all(STATES.map(newestOf))).flat();
   const records = table.readIndexes ? listed : await readCandidates(table, listed, window);
-  return records.sort((a, b) => (a.updatedAt === b.updatedAt ? (a.id < b.id ? 1 : -1) : a.updatedAt < b.updatedAt ? 1 : -1)).slice(0, wanted);
+  return records
+    .sort((a, b) => (a.updatedAt === b.updatedAt ? (a.id < b.id ? 1 : -1) : a.updatedAt < b.updatedAt ? 1 : -1))
+    .slice(0, wanted);
 };
 
 /** The records themselves of index candidates, once each, kept when their own time is in the window. */
@@ -462,10 +508,15 @@ const readCandidates = async (
   { since, before }: { readonly since?: Date; readonly before?: Date },
 ): Promise<MessageRecord[]> => {
   const ids = [...new Set(candidates.map((record) => record.id))];
-  const records = await getRecords(table, ids.map((id) => messageKey(id)));
+  const records = await getRecords(
+    table,
+    ids.map((id) => messageKey(id)),
+  );
   const lower = since?.toISOString();
   const upper = before?.toISOString();
-  return records.filter((record) => (lower === undefined || record.updatedAt >= lower) && (upper === undefined || record.updatedAt < upper));
+  return records.filter(
+    (record) => (lower === undefined || record.updatedAt >= lower) && (upper === undefined || record.updatedAt < upper),
+  );
 };
 
 /** A message record reduced to what counting and charting need. */
@@ -481,7 +532,16 @@ export interface RecordSummary {
   readonly remainingBalance?: number;
 }
 
-const SUMMARY_ATTRIBUTES = ['id', 'route', 'state', 'createdAt', 'updatedAt', 'sentAt', 'result.deducted', 'result.remainingBalance'] as const;
+const SUMMARY_ATTRIBUTES = [
+  'id',
+  'route',
+  'state',
+  'createdAt',
+  'updatedAt',
+  'sentAt',
+  'result.deducted',
+  'result.remainingBalance',
+] as const;
 
 /**
  * Every message record changed since `since`, reduced to route, state, times and the amounts of
@@ -494,8 +554,10 @@ const SUMMARY_ATTRIBUTES = ['id', 'route', 'state', 'createdAt', 'updatedAt', 's
  * const sent = day.filter((record) => record.state === 'SENT').length;
  * ```
  */
-export const summarizeRecords = async (table: StoreTable, { since }: { readonly since: Date }): Promise<RecordSummary[]> =>
-  await summarize(table, since, STATES);
+export const summarizeRecords = async (
+  table: StoreTable,
+  { since }: { readonly since: Date },
+): Promise<RecordSummary[]> => await summarize(table, since, STATES);
 
 /**
  * The `SENT` records sent since `since`, summarised (see {@link summarizeRecords}): what the spend
@@ -508,7 +570,8 @@ export const summarizeRecords = async (table: StoreTable, { since }: { readonly 
  * const credits = today.reduce((sum, record) => sum + (record.deducted ?? 0), 0);
  * ```
  */
-export const sentSince = async (table: StoreTable, since: Date): Promise<RecordSummary[]> => await summarize(table, since, [MessageState.Sent]);
+export const sentSince = async (table: StoreTable, since: Date): Promise<RecordSummary[]> =>
+  await summarize(table, since, [MessageState.Sent]);
 
 const summarize = async (table: StoreTable, since: Date, states: readonly MessageState[]): Promise<RecordSummary[]> => {
   const lower = str(since.toISOString());
@@ -544,12 +607,16 @@ const summarize = async (table: StoreTable, since: Date, states: readonly Messag
     const state = read.str('state');
     // A state a newer version wrote (the local scan reads every state): no column of the counts.
     if (!(STATES as readonly string[]).includes(state)) {
-      table.onUndecodable({ id: item['id']?.S ?? pkOf(item), error: corruptRecord(pkOf(item), `unknown state ${state}`) });
+      table.onUndecodable({
+        id: item['id']?.S ?? pkOf(item),
+        error: corruptRecord(pkOf(item), `unknown state ${state}`),
+      });
       return [];
     }
     const sentAt = read.optStr('sentAt');
     const result = item['result']?.M;
-    const amount = (name: string): number | undefined => (result?.[name]?.N === undefined ? undefined : Number(result[name]!.N));
+    const amount = (name: string): number | undefined =>
+      result?.[name]?.N === undefined ? undefined : Number(result[name]!.N);
     const deducted = amount('deducted');
     const remainingBalance = amount('remainingBalance');
     return [
@@ -581,7 +648,13 @@ export const newestByRoute = async (table: StoreTable, routes: readonly string[]
   const newest = new Map<string, string>();
   await Promise.all(
     routes.map(async (route) => {
-      const page = await queryIndex(table, { index: TABLE.indexes.byRoute, partition: route, limit: 1, newestFirst: true, candidatesFromIndex: true });
+      const page = await queryIndex(table, {
+        index: TABLE.indexes.byRoute,
+        partition: route,
+        limit: 1,
+        newestFirst: true,
+        candidatesFromIndex: true,
+      });
       const [record] = page.items;
       if (record !== undefined) newest.set(route, record.createdAt);
     }),

@@ -17,7 +17,9 @@ interface ItemPage {
 }
 
 /** Every item of a Query or Scan: `fetchPage` is called with each page's start key until the last. */
-export const allPages = async (fetchPage: (start: Record<string, AttributeValue> | undefined) => Promise<ItemPage>): Promise<Item[]> => {
+export const allPages = async (
+  fetchPage: (start: Record<string, AttributeValue> | undefined) => Promise<ItemPage>,
+): Promise<Item[]> => {
   const items: Item[] = [];
   let start: Record<string, AttributeValue> | undefined;
   do {

@@ -45,7 +45,10 @@ export const createTableInput = (tableName: string): CreateTableCommandInput => 
         { AttributeName: index.partitionKey, KeyType: 'HASH' },
         { AttributeName: index.sortKey, KeyType: 'RANGE' },
       ],
-      Projection: { ProjectionType: index.projection, ...(index.projection === 'INCLUDE' ? { NonKeyAttributes: [...index.attributes] } : {}) },
+      Projection: {
+        ProjectionType: index.projection,
+        ...(index.projection === 'INCLUDE' ? { NonKeyAttributes: [...index.attributes] } : {}),
+      },
     })),
     StreamSpecification: { StreamEnabled: true, StreamViewType: 'NEW_IMAGE' },
   };

@@ -1,5 +1,15 @@
 import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { type DigestedInput, type DigestWindowInput, dropDeferred, type DroppedDeferredInput, type DueDeferredOptions, findDueDeferred, markDigested, moveToWindow, openDigestWindow } from './windows';
+import {
+  type DigestedInput,
+  type DigestWindowInput,
+  dropDeferred,
+  type DroppedDeferredInput,
+  type DueDeferredOptions,
+  findDueDeferred,
+  markDigested,
+  moveToWindow,
+  openDigestWindow,
+} from './windows';
 import { type AcceptInput, type AcceptResult, acceptWebhook, type NoticeInput, recordNotice } from './accept';
 import {
   type BalanceObservation,
@@ -9,15 +19,57 @@ import {
   recordPrice,
   updateBalanceState,
 } from './balance';
-import { type CapturedPayload, type CaptureInput, capturePayload, findCapture, getCapture, listCaptures } from './capture';
-import { type CreditBasis, type CreditRequest, type CreditReservation, type CreditSettlement, keepStaleCredit, observeSentCredit, rebaseCredit, reserveCredit, type SentCredit, settleCredit } from './credit';
+import {
+  type CapturedPayload,
+  type CaptureInput,
+  capturePayload,
+  findCapture,
+  getCapture,
+  listCaptures,
+} from './capture';
+import {
+  type CreditBasis,
+  type CreditRequest,
+  type CreditReservation,
+  type CreditSettlement,
+  keepStaleCredit,
+  observeSentCredit,
+  rebaseCredit,
+  reserveCredit,
+  type SentCredit,
+  settleCredit,
+} from './credit';
 import type { StoreTable, UndecodableRecord } from './store-table';
-import { type CircuitFailureInput, type CircuitState, claimCircuitProbe, getCircuit, recordCircuitFailure, recordCircuitProbeFailure, recordCircuitSuccess } from './circuit';
+import {
+  type CircuitFailureInput,
+  type CircuitState,
+  claimCircuitProbe,
+  getCircuit,
+  recordCircuitFailure,
+  recordCircuitProbeFailure,
+  recordCircuitSuccess,
+} from './circuit';
 import { countStuck, type CountStuckOptions, type StuckCounts } from './counts';
 import { armHeartbeat, getHeartbeat, HeartbeatTransition, type HeartbeatState, touchHeartbeat } from './heartbeat';
 import { getMute, listMutes, type Mute, type MuteInput, muteRoute, unmuteRoute } from './mutes';
 import { activeOverrides, overrideOnCall, type OverrideInput } from './oncall';
-import { ackToken, type AckTarget, advanceIncident, type AdvanceInput, closeIncident, type CloseInput, type CloseOutcome, findAckToken, getIncident, listOpenIncidents, noteIncident, openIncident, openIncidentOf, type OpenIncidentInput, type OpenOutcome } from './incidents';
+import {
+  ackToken,
+  type AckTarget,
+  advanceIncident,
+  type AdvanceInput,
+  closeIncident,
+  type CloseInput,
+  type CloseOutcome,
+  findAckToken,
+  getIncident,
+  listOpenIncidents,
+  noteIncident,
+  openIncident,
+  openIncidentOf,
+  type OpenIncidentInput,
+  type OpenOutcome,
+} from './incidents';
 import type { Incident, TimelineEntry } from '../core/paging/incident';
 import type { OnCallOverride } from '../core/oncall/resolve';
 import {
@@ -58,8 +110,24 @@ import {
   recordBalanceReading,
 } from './readings';
 import type { MessageState } from './table';
-import { type DaySpend, type LimitUsage, type LimitUsageInput, type SpendByDayInput, limitUsage, spendByDay, spendLastDays } from './usage';
-import { type ClaimOptions, type CompleteOptions, type RequeueOptions, type Settlement, claimMessage, requeue, settle } from './transitions';
+import {
+  type DaySpend,
+  type LimitUsage,
+  type LimitUsageInput,
+  type SpendByDayInput,
+  limitUsage,
+  spendByDay,
+  spendLastDays,
+} from './usage';
+import {
+  type ClaimOptions,
+  type CompleteOptions,
+  type RequeueOptions,
+  type Settlement,
+  claimMessage,
+  requeue,
+  settle,
+} from './transitions';
 import type { BalanceState, HeldWindow, MessageRecord, Page } from './types';
 
 /** Options of {@link createStore}. */
@@ -150,7 +218,11 @@ export interface MessageStore {
   /** Ends a route's mute now; `false` when none was in force. */
   unmuteRoute(input: { readonly route: string; readonly now?: Date }): Promise<boolean>;
   /** The mute in force on a route, if any. See {@link getMute}. */
-  getMute(input: { readonly route: string; readonly now?: Date; readonly consistent?: boolean }): Promise<Mute | undefined>;
+  getMute(input: {
+    readonly route: string;
+    readonly now?: Date;
+    readonly consistent?: boolean;
+  }): Promise<Mute | undefined>;
   /** The mutes in force, by route id (all routes, or those given). See {@link listMutes}. */
   listMutes(input?: { readonly routes?: readonly string[]; readonly now?: Date }): Promise<Mute[]>;
 
@@ -183,7 +255,11 @@ export interface MessageStore {
   /** Starts the silence clock of a route never heard from. */
   armHeartbeat(input: { readonly route: string; readonly now?: Date }): Promise<void>;
   /** The heartbeat's conditional changes of state; see {@link HeartbeatTransition}. */
-  heartbeat: { readonly [K in keyof typeof HeartbeatTransition]: (input: Parameters<(typeof HeartbeatTransition)[K]>[1]) => Promise<boolean> };
+  heartbeat: {
+    readonly [K in keyof typeof HeartbeatTransition]: (
+      input: Parameters<(typeof HeartbeatTransition)[K]>[1],
+    ) => Promise<boolean>;
+  };
   /**
    * A route's use of its limits now, for the console: messages in the current window (when its
    * length is given) and credits reserved, spent and held today. Unwritten counters read as 0.
@@ -212,7 +288,11 @@ export interface MessageStore {
     /** The right to probe an open circuit whose probe is due, for one caller. See {@link claimCircuitProbe}. */
     claimProbe(input: { readonly leaseUntil: Date; readonly now?: Date }): Promise<CircuitState | undefined>;
     /** A probe failed; the next may start at `nextProbeAt`. See {@link recordCircuitProbeFailure}. */
-    probeFailed(input: { readonly openedAt: string; readonly nextProbeAt: Date; readonly error: string }): Promise<boolean>;
+    probeFailed(input: {
+      readonly openedAt: string;
+      readonly nextProbeAt: Date;
+      readonly error: string;
+    }): Promise<boolean>;
   };
 
   /** Records a balance; `alert: true` for exactly one caller per drop below the threshold. */
@@ -276,7 +356,13 @@ export interface MessageStore {
  * };
  * ```
  */
-export const createStore = ({ client, tableName, clock = () => new Date(), readIndexes = true, onUndecodable = () => undefined }: StoreOptions): MessageStore => {
+export const createStore = ({
+  client,
+  tableName,
+  clock = () => new Date(),
+  readIndexes = true,
+  onUndecodable = () => undefined,
+}: StoreOptions): MessageStore => {
   const table: StoreTable = { client, tableName, clock, readIndexes, onUndecodable };
   return {
     acceptWebhook: async (input) => await acceptWebhook(table, input),

@@ -34,7 +34,11 @@ const HISTORY_BOUND = HISTORY_KEPT.first + HISTORY_KEPT.last;
  *   conditional on the record being as read: a record changed meanwhile refuses it, as a lost race
  *   does.
  */
-export const transition = async (table: StoreTable, id: string, { entry, condition, values, ...spec }: Change): Promise<MessageRecord | undefined> => {
+export const transition = async (
+  table: StoreTable,
+  id: string,
+  { entry, condition, values, ...spec }: Change,
+): Promise<MessageRecord | undefined> => {
   let record: MessageRecord | undefined;
   try {
     record = await update(table, id, { ...spec, condition, values, append: { history: historyValue([entry]) } });
@@ -69,7 +73,12 @@ const trimmed = async (table: StoreTable, id: string, record: MessageRecord): Pr
  * Writes a change DynamoDB refused as too large with the history cut to its bound, or, should the
  * item still be too large (its other attributes), to its first entries alone.
  */
-const withHistoryCut = async (table: StoreTable, id: string, { entry, condition, values = {}, ...spec }: Change, refusal: unknown): Promise<MessageRecord | undefined> => {
+const withHistoryCut = async (
+  table: StoreTable,
+  id: string,
+  { entry, condition, values = {}, ...spec }: Change,
+  refusal: unknown,
+): Promise<MessageRecord | undefined> => {
   const current = await getMessage(table, id);
   if (current === undefined) return undefined;
   // Next to no history: cutting it would not make room.
@@ -81,7 +90,11 @@ const withHistoryCut = async (table: StoreTable, id: string, { entry, condition,
   for (const last of [HISTORY_KEPT.last, 0]) {
     const { history, omitted } = boundedHistory([...current.history, entry], current.historyOmitted, last);
     try {
-      return await update(table, id, { ...spec, ...unchanged, set: { ...spec.set, history: historyValue(history), historyOmitted: num(omitted) } });
+      return await update(table, id, {
+        ...spec,
+        ...unchanged,
+        set: { ...spec.set, history: historyValue(history), historyOmitted: num(omitted) },
+      });
     } catch (error) {
       if (!isItemTooLarge(error)) throw error;
     }
@@ -98,7 +111,9 @@ const update = async (table: StoreTable, id: string, spec: UpdateSpec): Promise<
 
 /** True for a write DynamoDB refused because the item would pass its 400 KB limit (the message is the same on dynalite). */
 const isItemTooLarge = (error: unknown): boolean =>
-  error instanceof Error && error.name === 'ValidationException' && /item size .*exceeded the maximum allowed size/i.test(error.message);
+  error instanceof Error &&
+  error.name === 'ValidationException' &&
+  /item size .*exceeded the maximum allowed size/i.test(error.message);
 
 /** Options of {@link claimMessage}. */
 export interface ClaimOptions {
@@ -198,7 +213,12 @@ export type Settlement =
   | { readonly state: typeof MessageState.Pending; readonly nextAttemptAt: Date; readonly lastError: LastError }
   /** Not sent now, and why: failed, unknown, parked (402, a reserve), held (a limit) or dropped (a stale notice). */
   | {
-      readonly state: typeof MessageState.Failed | typeof MessageState.Unknown | typeof MessageState.Parked | typeof MessageState.Held | typeof MessageState.Dropped;
+      readonly state:
+        | typeof MessageState.Failed
+        | typeof MessageState.Unknown
+        | typeof MessageState.Parked
+        | typeof MessageState.Held
+        | typeof MessageState.Dropped;
       readonly reason: string;
       readonly lastError?: LastError;
     };
@@ -237,7 +257,12 @@ export const settle = async (
       });
     case MessageState.Pending:
       return await complete(table, id, token, {
-        set: { state, nextAttemptAt: str(settlement.nextAttemptAt.toISOString()), lastError: lastErrorValue(settlement.lastError), updatedAt: at },
+        set: {
+          state,
+          nextAttemptAt: str(settlement.nextAttemptAt.toISOString()),
+          lastError: lastErrorValue(settlement.lastError),
+          updatedAt: at,
+        },
         entry: stateChange({ at: now.toISOString(), state: settlement.state, error: settlement.lastError }),
       });
     default:
@@ -248,15 +273,29 @@ export const settle = async (
           lastError: settlement.lastError === undefined ? undefined : lastErrorValue(settlement.lastError),
           updatedAt: at,
         },
-        entry: stateChange({ at: now.toISOString(), state: settlement.state, reason: settlement.reason, error: settlement.lastError }),
+        entry: stateChange({
+          at: now.toISOString(),
+          state: settlement.state,
+          reason: settlement.reason,
+          error: settlement.lastError,
+        }),
       });
   }
 };
 
 /** States an operator can send back to `PENDING`; `UNKNOWN` only with `acceptDuplicates`. */
-export type RequeueFrom = typeof MessageState.Parked | typeof MessageState.Failed | typeof MessageState.Held | typeof MessageState.Unknown;
+export type RequeueFrom =
+  | typeof MessageState.Parked
+  | typeof MessageState.Failed
+  | typeof MessageState.Held
+  | typeof MessageState.Unknown;
 
-const REQUEUE_FROM: ReadonlySet<string> = new Set([MessageState.Parked, MessageState.Failed, MessageState.Held, MessageState.Unknown]);
+const REQUEUE_FROM: ReadonlySet<string> = new Set([
+  MessageState.Parked,
+  MessageState.Failed,
+  MessageState.Held,
+  MessageState.Unknown,
+]);
 
 /** Options of {@link requeue}. */
 export interface RequeueOptions {
@@ -295,7 +334,8 @@ export const requeue = async (
 ): Promise<MessageRecord | undefined> => {
   // Checked at run time too: `from` often comes from a command line.
   if (!REQUEUE_FROM.has(from)) throw new StoreError(`cannot requeue from ${String(from)}`);
-  if (from === MessageState.Unknown && !acceptDuplicates) throw new StoreError('an UNKNOWN record may already have been sent: requeue it only with acceptDuplicates');
+  if (from === MessageState.Unknown && !acceptDuplicates)
+    throw new StoreError('an UNKNOWN record may already have been sent: requeue it only with acceptDuplicates');
   return await transition(table, id, {
     set: {
       state: str(MessageState.Pending),

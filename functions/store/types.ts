@@ -1,7 +1,6 @@
 import type { DeliveryPolicy } from '../core/config/policies';
 import type { MessageState } from './table';
 
-
 export { DEFAULT_RETENTION_DAYS } from '../core/defaults';
 
 /**

@@ -3,7 +3,14 @@ import { ItemReader } from './attributes';
 import type { StoreTable } from './store-table';
 import { StoreError } from './errors';
 import { DAY_SECONDS, limitKey, limitPk, utcDay } from './keys';
-import { dayWindow, LIMIT_RETENTION_SECONDS, messagesWindow, type MonthCreditsLimit, monthWindow, type Window } from './limits';
+import {
+  dayWindow,
+  LIMIT_RETENTION_SECONDS,
+  messagesWindow,
+  type MonthCreditsLimit,
+  monthWindow,
+  type Window,
+} from './limits';
 import { type RecordSummary, sentSince } from './queries';
 import { MessageState } from './table';
 
@@ -92,10 +99,17 @@ const messagesUsage = async (table: StoreTable, route: string, window: Window): 
   };
 };
 
-const dayUsage = async (table: StoreTable, route: string, now: Date, changedToday?: readonly RecordSummary[]): Promise<LimitUsage['day']> => {
+const dayUsage = async (
+  table: StoreTable,
+  route: string,
+  now: Date,
+  changedToday?: readonly RecordSummary[],
+): Promise<LimitUsage['day']> => {
   const [read, spent] = await Promise.all([
     readItem(table, route, dayWindow(now).sk),
-    changedToday === undefined ? spentPerDay(table, { days: 1, now, route }) : addUpSpend(changedToday, { days: 1, now, route }),
+    changedToday === undefined
+      ? spentPerDay(table, { days: 1, now, route })
+      : addUpSpend(changedToday, { days: 1, now, route }),
   ]);
   return {
     reserved: read.optNum('credits') ?? 0,
@@ -124,21 +138,36 @@ export const limitUsage = async (
     throw new StoreError(`messagesWindowSeconds must be a whole number ≥ 1, got ${messagesWindowSeconds}`);
   }
   const [messages, day, monthRead] = await Promise.all([
-    messagesWindowSeconds === undefined ? undefined : messagesUsage(table, route, messagesWindow(now, messagesWindowSeconds)),
+    messagesWindowSeconds === undefined
+      ? undefined
+      : messagesUsage(table, route, messagesWindow(now, messagesWindowSeconds)),
     dayUsage(table, route, now, changedToday),
     month === undefined ? undefined : readItem(table, route, monthWindow(month).sk),
   ]);
-  const monthUse = month === undefined || monthRead === undefined
-    ? undefined
-    : { reserved: monthRead.optNum('credits') ?? 0, spent: monthRead.optNum('spent') ?? 0, held: monthRead.optNum('held') ?? 0, month: month.month, endsAt: new Date(month.endsAt).toISOString() };
-  return { ...(messages === undefined ? {} : { messages }), day, ...(monthUse === undefined ? {} : { month: monthUse }) };
+  const monthUse =
+    month === undefined || monthRead === undefined
+      ? undefined
+      : {
+          reserved: monthRead.optNum('credits') ?? 0,
+          spent: monthRead.optNum('spent') ?? 0,
+          held: monthRead.optNum('held') ?? 0,
+          month: month.month,
+          endsAt: new Date(month.endsAt).toISOString(),
+        };
+  return {
+    ...(messages === undefined ? {} : { messages }),
+    day,
+    ...(monthUse === undefined ? {} : { month: monthUse }),
+  };
 };
 
 const MAX_DAYS = LIMIT_RETENTION_SECONDS / DAY_SECONDS;
 
 /** One entry per day of the `days` UTC days up to the day of `now`, oldest first, from `addUpSpend`'s totals. */
-export const spendDays = (spent: ReadonlyMap<string, number>, { days, now }: { readonly days: number; readonly now: Date }): DaySpend[] =>
-  daysUpTo(now, days).map((day) => ({ day, credits: spent.get(day) ?? 0 }));
+export const spendDays = (
+  spent: ReadonlyMap<string, number>,
+  { days, now }: { readonly days: number; readonly now: Date },
+): DaySpend[] => daysUpTo(now, days).map((day) => ({ day, credits: spent.get(day) ?? 0 }));
 
 /** The `days` UTC days up to the day of `now`, oldest first. */
 const daysUpTo = (now: Date, days: number): string[] =>
@@ -149,8 +178,15 @@ const daysUpTo = (now: Date, days: number): string[] =>
  * the sent records (all routes, or `route`'s): one query of the state index's `SENT` entries, which
  * hold the route, `sentAt` and the service's answer. A send counts on the day of its `sentAt`.
  */
-const spentPerDay = async (table: StoreTable, { days, now, route }: { readonly days: number; readonly now: Date; readonly route?: string }): Promise<Map<string, number>> =>
-  addUpSpend(await sentSince(table, new Date(`${daysUpTo(now, days)[0]}T00:00:00.000Z`)), { days, now, ...(route === undefined ? {} : { route }) });
+const spentPerDay = async (
+  table: StoreTable,
+  { days, now, route }: { readonly days: number; readonly now: Date; readonly route?: string },
+): Promise<Map<string, number>> =>
+  addUpSpend(await sentSince(table, new Date(`${daysUpTo(now, days)[0]}T00:00:00.000Z`)), {
+    days,
+    now,
+    ...(route === undefined ? {} : { route }),
+  });
 
 /**
  * Adds up what sent records cost per UTC day (of their `sentAt`) over the `days` days up to the
@@ -162,12 +198,20 @@ const spentPerDay = async (table: StoreTable, { days, now, route }: { readonly d
  * const perDay = addUpSpend(await store.summarizeRecords({ since }), { days: 7, now, route: 'alerts' });
  * ```
  */
-export const addUpSpend = (records: readonly RecordSummary[], { days, now, route }: { readonly days: number; readonly now: Date; readonly route?: string }): Map<string, number> => {
+export const addUpSpend = (
+  records: readonly RecordSummary[],
+  { days, now, route }: { readonly days: number; readonly now: Date; readonly route?: string },
+): Map<string, number> => {
   const first = daysUpTo(now, days)[0]!;
   const last = utcDay(now);
   const spent = new Map<string, number>();
   for (const record of records) {
-    if (record.state !== MessageState.Sent || record.deducted === undefined || (route !== undefined && record.route !== route)) continue;
+    if (
+      record.state !== MessageState.Sent ||
+      record.deducted === undefined ||
+      (route !== undefined && record.route !== route)
+    )
+      continue;
     const day = utcDay(new Date(record.sentAt ?? record.updatedAt));
     if (day < first || day > last) continue;
     spent.set(day, (spent.get(day) ?? 0) + record.deducted);

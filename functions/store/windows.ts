@@ -30,8 +30,12 @@ const WINDOW_ATTEMPTS = 3;
  * const closesAt = await store.openDigestWindow({ route: 'orders', windowSeconds: 600 });
  * ```
  */
-export const openDigestWindow = async (context: StoreTable, { route, windowSeconds, now = context.clock() }: DigestWindowInput): Promise<Date> => {
-  if (!Number.isInteger(windowSeconds) || windowSeconds <= 0) throw new StoreError(`a digest window is a whole number of seconds above 0, got ${windowSeconds}`);
+export const openDigestWindow = async (
+  context: StoreTable,
+  { route, windowSeconds, now = context.clock() }: DigestWindowInput,
+): Promise<Date> => {
+  if (!Number.isInteger(windowSeconds) || windowSeconds <= 0)
+    throw new StoreError(`a digest window is a whole number of seconds above 0, got ${windowSeconds}`);
   for (let attempt = 1; attempt <= WINDOW_ATTEMPTS; attempt += 1) {
     const closesAt = new Date(now.getTime() + windowSeconds * 1000);
     const outcome = await writeIf(
@@ -74,7 +78,10 @@ export interface DueDeferredOptions {
  * The DEFERRED records (of `route`, or of every route) whose window has ended (`nextAttemptAt` at or before `now`), oldest
  * first, read from the table (current state) after the `byState` index found them.
  */
-export const findDueDeferred = async (context: StoreTable, { route, now = context.clock(), limit }: DueDeferredOptions): Promise<MessageRecord[]> => {
+export const findDueDeferred = async (
+  context: StoreTable,
+  { route, now = context.clock(), limit }: DueDeferredOptions,
+): Promise<MessageRecord[]> => {
   const due: MessageRecord[] = [];
   let cursor: string | undefined;
   do {
@@ -87,13 +94,30 @@ export const findDueDeferred = async (context: StoreTable, { route, now = contex
       filterValues: { ':now': str(now.toISOString()), ...(route === undefined ? {} : { ':route': str(route) }) },
     });
     // The index may still list a record that has just moved on.
-    due.push(...page.items.filter((record) => record.state === MessageState.Deferred && (route === undefined || record.route === route) && record.nextAttemptAt !== undefined && record.nextAttemptAt <= now.toISOString()));
+    due.push(
+      ...page.items.filter(
+        (record) =>
+          record.state === MessageState.Deferred &&
+          (route === undefined || record.route === route) &&
+          record.nextAttemptAt !== undefined &&
+          record.nextAttemptAt <= now.toISOString(),
+      ),
+    );
     cursor = page.cursor;
   } while (cursor !== undefined && due.length < limit);
-  return due
-    // One webhook's records share a time: then its fan-out order, then its parts.
-    .sort((a, b) => a.createdAt.localeCompare(b.createdAt) || a.dedupeKey.localeCompare(b.dedupeKey) || a.index - b.index || a.part - b.part || a.id.localeCompare(b.id))
-    .slice(0, limit);
+  return (
+    due
+      // One webhook's records share a time: then its fan-out order, then its parts.
+      .sort(
+        (a, b) =>
+          a.createdAt.localeCompare(b.createdAt) ||
+          a.dedupeKey.localeCompare(b.dedupeKey) ||
+          a.index - b.index ||
+          a.part - b.part ||
+          a.id.localeCompare(b.id),
+      )
+      .slice(0, limit)
+  );
 };
 
 /** What `markDigested` records. */
@@ -109,7 +133,11 @@ export interface DigestedInput {
  * Moves a DEFERRED record to DIGESTED, naming the digest that carries it; `undefined` when it is no
  * longer DEFERRED to that window (another sweeper did it first).
  */
-export const markDigested = async (context: StoreTable, id: string, { digestId, until, now = context.clock() }: DigestedInput): Promise<MessageRecord | undefined> => {
+export const markDigested = async (
+  context: StoreTable,
+  id: string,
+  { digestId, until, now = context.clock() }: DigestedInput,
+): Promise<MessageRecord | undefined> => {
   const at = now.toISOString();
   const reason = `sent in digest ${digestId}`;
   return await transition(context, id, {
@@ -134,7 +162,11 @@ export interface DroppedDeferredInput {
  * Moves a DEFERRED record to DROPPED with `reason` (its route was muted when its window's digest
  * fell due); `undefined` when it is no longer DEFERRED to that window (another sweeper did it first).
  */
-export const dropDeferred = async (context: StoreTable, id: string, { until, reason, now = context.clock() }: DroppedDeferredInput): Promise<MessageRecord | undefined> => {
+export const dropDeferred = async (
+  context: StoreTable,
+  id: string,
+  { until, reason, now = context.clock() }: DroppedDeferredInput,
+): Promise<MessageRecord | undefined> => {
   const at = now.toISOString();
   return await transition(context, id, {
     set: { state: str(MessageState.Dropped), reason: str(reason), updatedAt: str(at) },
@@ -150,14 +182,29 @@ export const dropDeferred = async (context: StoreTable, id: string, { until, rea
  * after that digest was rendered) to the next window, `to`: the same for every sweeper, so racing
  * sweepers agree on it, and that window's digest carries it.
  */
-export const moveToWindow = async (context: StoreTable, id: string, { from, to, now = context.clock() }: { from: string; to: string; now?: Date }): Promise<boolean> =>
+export const moveToWindow = async (
+  context: StoreTable,
+  id: string,
+  { from, to, now = context.clock() }: { from: string; to: string; now?: Date },
+): Promise<boolean> =>
   (
     await writeIf(context, {
       Key: messageKey(id),
       UpdateExpression: 'SET #nextAttemptAt = :to, #updatedAt = :at',
       ConditionExpression: '#kind = :message AND #state = :deferred AND #nextAttemptAt = :from',
-      ExpressionAttributeNames: { '#nextAttemptAt': 'nextAttemptAt', '#updatedAt': 'updatedAt', '#kind': 'kind', '#state': 'state' },
-      ExpressionAttributeValues: { ':to': str(to), ':from': str(from), ':at': str(now.toISOString()), ':message': str(ItemKind.Message), ':deferred': str(MessageState.Deferred) },
+      ExpressionAttributeNames: {
+        '#nextAttemptAt': 'nextAttemptAt',
+        '#updatedAt': 'updatedAt',
+        '#kind': 'kind',
+        '#state': 'state',
+      },
+      ExpressionAttributeValues: {
+        ':to': str(to),
+        ':from': str(from),
+        ':at': str(now.toISOString()),
+        ':message': str(ItemKind.Message),
+        ':deferred': str(MessageState.Deferred),
+      },
     })
   ).applied;
 

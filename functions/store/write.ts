@@ -49,14 +49,22 @@ export interface WriteIfOptions {
  * if (!outcome.applied) return undefined; // lost the race
  * ```
  */
-export const writeIf = async (table: StoreTable, write: ConditionalPut | ConditionalUpdate, { current = false }: WriteIfOptions = {}): Promise<WriteOutcome> => {
+export const writeIf = async (
+  table: StoreTable,
+  write: ConditionalPut | ConditionalUpdate,
+  { current = false }: WriteIfOptions = {},
+): Promise<WriteOutcome> => {
   const onRefusal = current ? { ReturnValuesOnConditionCheckFailure: 'ALL_OLD' as const } : {};
   try {
     if ('Item' in write && write.Item !== undefined) {
-      const { Attributes: item } = await table.client.send(new PutItemCommand({ ...(write as ConditionalPut), TableName: table.tableName, ...onRefusal }));
+      const { Attributes: item } = await table.client.send(
+        new PutItemCommand({ ...(write as ConditionalPut), TableName: table.tableName, ...onRefusal }),
+      );
       return { applied: true, item: item ?? {} };
     }
-    const { Attributes: item } = await table.client.send(new UpdateItemCommand({ ...(write as ConditionalUpdate), TableName: table.tableName, ...onRefusal }));
+    const { Attributes: item } = await table.client.send(
+      new UpdateItemCommand({ ...(write as ConditionalUpdate), TableName: table.tableName, ...onRefusal }),
+    );
     return { applied: true, item: item ?? {} };
   } catch (error) {
     if (!isConditionalCheckFailed(error)) throw error;
@@ -82,7 +90,13 @@ export interface TransactPut {
  */
 export type TransactOutcome =
   | { readonly applied: true }
-  | { readonly applied: false; readonly puts: readonly ({ readonly refused: true; readonly current: Item | undefined } | { readonly refused: false })[] };
+  | {
+      readonly applied: false;
+      readonly puts: readonly (
+        | { readonly refused: true; readonly current: Item | undefined }
+        | { readonly refused: false }
+      )[];
+    };
 
 /** Transactions cancelled by a concurrent one (AWS's `TransactionConflict`) are tried again this often. */
 const TRANSACT_ATTEMPTS = 3;
@@ -105,7 +119,11 @@ export const writeAllIf = async (table: StoreTable, puts: readonly TransactPut[]
   const command = (): TransactWriteItemsCommand =>
     new TransactWriteItemsCommand({
       TransactItems: puts.map(({ put, current = false }) => ({
-        Put: { ...put, TableName: table.tableName, ...(current ? { ReturnValuesOnConditionCheckFailure: 'ALL_OLD' as const } : {}) },
+        Put: {
+          ...put,
+          TableName: table.tableName,
+          ...(current ? { ReturnValuesOnConditionCheckFailure: 'ALL_OLD' as const } : {}),
+        },
       })),
     });
   for (let attempt = 1; ; attempt += 1) {
@@ -117,7 +135,8 @@ export const writeAllIf = async (table: StoreTable, puts: readonly TransactPut[]
       const reasons = error.CancellationReasons ?? [];
       const codes = reasons.map((reason) => reason.Code ?? 'None');
       if (codes.includes('TransactionConflict') && attempt < TRANSACT_ATTEMPTS) continue;
-      if (codes.length !== puts.length || !codes.every((code) => code === 'None' || code === 'ConditionalCheckFailed')) throw error;
+      if (codes.length !== puts.length || !codes.every((code) => code === 'None' || code === 'ConditionalCheckFailed'))
+        throw error;
       const outcomes = await Promise.all(
         puts.map(async ({ put, current = false }, position) => {
           if (codes[position] !== 'ConditionalCheckFailed') return { refused: false } as const;
@@ -134,7 +153,9 @@ export const writeAllIf = async (table: StoreTable, puts: readonly TransactPut[]
 const keyOf = (write: ConditionalPut | ConditionalUpdate): Item => {
   if ('Key' in write && write.Key !== undefined) return write.Key;
   const item = (write as ConditionalPut).Item ?? {};
-  return Object.fromEntries(Object.entries(item).filter(([name]) => name === TABLE.partitionKey || name === TABLE.sortKey));
+  return Object.fromEntries(
+    Object.entries(item).filter(([name]) => name === TABLE.partitionKey || name === TABLE.sortKey),
+  );
 };
 
 const readKey = async (table: StoreTable, key: Item): Promise<Item | undefined> =>

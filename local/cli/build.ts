@@ -12,7 +12,16 @@
  * `require` at run time, and native underneath) and esbuild (native; the console bundles its
  * client with it) stay outside.
  */
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { extname, join, relative, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { build, type Loader, type Plugin } from 'esbuild';
@@ -26,9 +35,24 @@ const REPO_ROOT = resolve(fileURLToPath(new URL('../..', import.meta.url)));
  * Files that shape the build besides the modules it bundles: the locked versions of the bundled
  * dependencies, the compiler settings, and the build and its check themselves.
  */
-const BUILD_INPUTS = ['package.json', 'package-lock.json', 'tsconfig.json', 'local/cli/build.ts', 'local/cli/launch.mjs'] as const;
+const BUILD_INPUTS = [
+  'package.json',
+  'package-lock.json',
+  'tsconfig.json',
+  'local/cli/build.ts',
+  'local/cli/launch.mjs',
+] as const;
 
-const LOADERS: Readonly<Record<string, Loader>> = { '.ts': 'ts', '.mts': 'ts', '.cts': 'ts', '.tsx': 'tsx', '.js': 'js', '.mjs': 'js', '.cjs': 'js', '.json': 'json' };
+const LOADERS: Readonly<Record<string, Loader>> = {
+  '.ts': 'ts',
+  '.mts': 'ts',
+  '.cts': 'ts',
+  '.tsx': 'tsx',
+  '.js': 'js',
+  '.mjs': 'js',
+  '.cjs': 'js',
+  '.json': 'json',
+};
 
 /** `dist/cli/manifest.json`. */
 export interface CliManifest {
@@ -107,7 +131,9 @@ export async function buildCli({ root = REPO_ROOT }: CliBuildOptions = {}): Prom
     const stagedManifest = `${manifestFile}.${process.pid}.tmp`;
     writeFileSync(stagedManifest, `${JSON.stringify(manifest, null, 2)}\n`);
     renameSync(stagedManifest, manifestFile);
-    for (const old of readdirSync(outDir)) if (old !== dir && old !== MANIFEST_FILE && !old.startsWith('.')) rmSync(join(outDir, old), { recursive: true, force: true });
+    for (const old of readdirSync(outDir))
+      if (old !== dir && old !== MANIFEST_FILE && !old.startsWith('.'))
+        rmSync(join(outDir, old), { recursive: true, force: true });
     return { entry: join(outDir, manifest.entry), bytes, manifest };
   } finally {
     rmSync(staging, { recursive: true, force: true });
@@ -139,7 +165,10 @@ function recordSources(root: string, sources: Map<string, Buffer>): Plugin {
         if (path.split(/[\\/]/).includes('node_modules') || loader === undefined) return undefined;
         const contents = readFileSync(path);
         sources.set(relative(root, path).split('\\').join('/'), contents);
-        return { contents: contents.toString('utf8').replaceAll('import.meta.url', JSON.stringify(pathToFileURL(path).href)), loader };
+        return {
+          contents: contents.toString('utf8').replaceAll('import.meta.url', JSON.stringify(pathToFileURL(path).href)),
+          loader,
+        };
       });
     },
   };
@@ -149,7 +178,9 @@ function recordSources(root: string, sources: Map<string, Buffer>): Plugin {
 if (process.argv[1] !== undefined && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
   const started = performance.now();
   const { entry, bytes, manifest } = await buildCli();
-  console.log(`built ${relative(process.cwd(), entry)} (${(bytes / 1024).toFixed(0)} KiB with its chunks) from ${manifest.inputs.length} files, ${manifest.commands.length} commands, in ${Math.round(performance.now() - started)} ms`);
+  console.log(
+    `built ${relative(process.cwd(), entry)} (${(bytes / 1024).toFixed(0)} KiB with its chunks) from ${manifest.inputs.length} files, ${manifest.commands.length} commands, in ${Math.round(performance.now() - started)} ms`,
+  );
   // Loading every command for its listing may have left handles open (clients, timers); the build is done.
   process.exit(0);
 }

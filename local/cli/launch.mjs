@@ -51,7 +51,8 @@ export function findBuild(root) {
     return { reason: 'missing' };
   }
   const { stamp, entry, inputs, commands } = manifest ?? {};
-  if (typeof stamp !== 'string' || typeof entry !== 'string' || !Array.isArray(inputs) || !Array.isArray(commands)) return { reason: 'missing' };
+  if (typeof stamp !== 'string' || typeof entry !== 'string' || !Array.isArray(inputs) || !Array.isArray(commands))
+    return { reason: 'missing' };
   const file = join(root, BUILD_DIR, entry);
   if (!existsSync(file)) return { reason: 'missing' };
   try {
@@ -82,7 +83,10 @@ export async function launch(argv, root) {
     await main(argv, { listings: build.listings });
     return;
   }
-  if (process.stderr.isTTY) process.stderr.write(`sms-relay: ${WHY[build.reason]}; running the sources through tsx (slow). "npm run build" makes it quick again.\n`);
+  if (process.stderr.isTTY)
+    process.stderr.write(
+      `sms-relay: ${WHY[build.reason]}; running the sources through tsx (slow). "npm run build" makes it quick again.\n`,
+    );
   await runSources(argv, root);
 }
 

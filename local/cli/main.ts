@@ -87,12 +87,20 @@ export async function commandListings(): Promise<CommandListing[]> {
   return Promise.all(
     Object.values(COMMANDS).map(async (define) => {
       const command = await define();
-      return { name: command.name(), aliases: command.aliases(), term: help.subcommandTerm(command), description: help.subcommandDescription(command) };
+      return {
+        name: command.name(),
+        aliases: command.aliases(),
+        term: help.subcommandTerm(command),
+        description: help.subcommandDescription(command),
+      };
     }),
   );
 }
 
-export async function main(argv: readonly string[], { listings }: Pick<ProgramOptions, 'listings'> = {}): Promise<void> {
+export async function main(
+  argv: readonly string[],
+  { listings }: Pick<ProgramOptions, 'listings'> = {},
+): Promise<void> {
   const program = await buildProgram({ args: argv.slice(2), ...(listings === undefined ? {} : { listings }) });
   await program.parseAsync([...argv]);
 }

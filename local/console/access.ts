@@ -88,7 +88,8 @@ export function createConsoleAccess({ forwardSecret }: ConsoleAccessOptions = {}
       const expected = value === undefined ? undefined : sessions.get(value);
       return expected !== undefined && pageToken !== undefined && same(pageToken, expected);
     },
-    isForwarder: (authorization) => forwardSecret !== undefined && authorization !== undefined && same(authorization, `Bearer ${forwardSecret}`),
+    isForwarder: (authorization) =>
+      forwardSecret !== undefined && authorization !== undefined && same(authorization, `Bearer ${forwardSecret}`),
   };
 }
 

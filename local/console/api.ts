@@ -5,7 +5,15 @@ import { MessageState, type MessageStore } from '../../functions/store';
 import { maskNumbersInText } from '../../functions/core/recipients';
 import { createRouter, HttpError, parseRequest, queryObject } from '../http';
 import { MESSAGE_STATES, readRecord, recordsPage, redriveRecord, REDRIVE_STATES } from '../records';
-import { CONSOLE_API, type AnswerOf, type ApiRoute, type Endpoint, type HandlerRequest, type Overview, type ServiceStatus } from './contract';
+import {
+  CONSOLE_API,
+  type AnswerOf,
+  type ApiRoute,
+  type Endpoint,
+  type HandlerRequest,
+  type Overview,
+  type ServiceStatus,
+} from './contract';
 import { payloadChoices, previewRoute } from './preview';
 import { warmPreviewWorker } from './preview-thread';
 import type { ConsoleSource } from './source';
@@ -57,10 +65,16 @@ export function createStoreApi(source: ConsoleSource): ConsoleApi {
         const record = await readRecord(store, id);
         if (record === undefined) throw new HttpError(404, `no record ${id}`);
         const route = source.loaded.routes.get(record.route);
-        const capture = route?.config.capture === undefined ? undefined : await store.findCapture(record.route, record.id, record.createdAt);
+        const capture =
+          route?.config.capture === undefined
+            ? undefined
+            : await store.findCapture(record.route, record.id, record.createdAt);
         // Only a paging route's SMS belong to incidents: no store read for the others.
         const incident = route?.paging === undefined ? undefined : await incidentOfRecord(store, record);
-        return { ...recordDetail(record, capture, route), incident: incident === undefined ? null : incidentView(incident, source.loaded, now()) };
+        return {
+          ...recordDetail(record, capture, route),
+          incident: incident === undefined ? null : incidentView(incident, source.loaded, now()),
+        };
       }),
     'POST /records/:id/redrive': async ({ params: { id }, body: { acceptDuplicates } }) =>
       await source.withStore(async (store) => {
@@ -70,7 +84,8 @@ export function createStoreApi(source: ConsoleSource): ConsoleApi {
       }),
     'GET /routes': async () => ({ routes: await source.withStore((store) => routeSummaries(source, store, now())) }),
     'GET /oncall': async () => await source.withStore((store) => onCallView(source.loaded, store, now())),
-    'GET /credit': async ({ query: { days } }) => await source.withStore((store) => creditView(source, store, days, now())),
+    'GET /credit': async ({ query: { days } }) =>
+      await source.withStore((store) => creditView(source, store, days, now())),
     'GET /payloads': async ({ query: { route } }) => {
       warmPreviewWorker();
       return { payloads: await source.withStore((store) => payloadChoices(source, store, route)) };
@@ -80,9 +95,14 @@ export function createStoreApi(source: ConsoleSource): ConsoleApi {
       const route = knownRoute(id);
       const forSeconds = parseDurationSeconds(body.for);
       if (forSeconds === undefined || forSeconds > MAX_MUTE_SECONDS) {
-        throw new HttpError(400, `for: "${body.for}" is not a duration of up to ${MAX_MUTE_SECONDS / 86_400}d; use e.g. 30m, 2h, 1d`);
+        throw new HttpError(
+          400,
+          `for: "${body.for}" is not a duration of up to ${MAX_MUTE_SECONDS / 86_400}d; use e.g. 30m, 2h, 1d`,
+        );
       }
-      const muted = await source.withStore((store) => store.muteRoute({ route: id, forSeconds, reason: body.reason, now: now() }));
+      const muted = await source.withStore((store) =>
+        store.muteRoute({ route: id, forSeconds, reason: body.reason, now: now() }),
+      );
       return { route: id, mute: muteView(muted, route.config.timeZone, now()) };
     },
     'POST /routes/:id/unmute': async ({ params: { id } }) => {
@@ -100,11 +120,13 @@ function dispatcher(handlers: Handlers): ConsoleApi {
   return async ({ method, path, query, body }) => {
     const found = route(method, path);
     if (found === undefined) return { status: 404, body: { error: `not found: ${method} /console/api${path}` } };
-    if (found.handler === undefined) return { status: 405, body: { error: `method ${method} not allowed on /console/api${path}` } };
+    if (found.handler === undefined)
+      return { status: 405, body: { error: `method ${method} not allowed on /console/api${path}` } };
     try {
       const endpoint = CONSOLE_API[found.key as Endpoint] as ApiRoute;
       const request = {
-        params: endpoint.params === undefined ? undefined : parseRequest(endpoint.params, found.params, { status: 404 }),
+        params:
+          endpoint.params === undefined ? undefined : parseRequest(endpoint.params, found.params, { status: 404 }),
         query: endpoint.query === undefined ? undefined : parseRequest(endpoint.query, queryObject(query)),
         body: endpoint.body === undefined ? undefined : parseRequest(endpoint.body, body),
       };
@@ -123,11 +145,19 @@ async function serviceStatus(store: MessageStore): Promise<ServiceStatus> {
   let waiting = 0;
   let cursor: string | undefined;
   do {
-    const page = await store.listByState(MessageState.Pending, { limit: PAGE_SIZE.max, ...(cursor === undefined ? {} : { cursor }) });
+    const page = await store.listByState(MessageState.Pending, {
+      limit: PAGE_SIZE.max,
+      ...(cursor === undefined ? {} : { cursor }),
+    });
     waiting += page.items.length;
     cursor = page.cursor;
   } while (cursor !== undefined);
-  return { unreachableSince: circuit.openedAt, waiting, lastError: circuit.lastError ?? null, nextProbeAt: circuit.nextProbeAt ?? null };
+  return {
+    unreachableSince: circuit.openedAt,
+    waiting,
+    lastError: circuit.lastError ?? null,
+    nextProbeAt: circuit.nextProbeAt ?? null,
+  };
 }
 
 function overview(source: ConsoleSource): Overview {

@@ -60,7 +60,6 @@ async function bundle(): Promise<ConsoleAssets> {
   return { js, css };
 }
 
-
 /** The page at `/console`: the stylesheet and the deferred script; no inline script or style, no token. */
 export function renderConsolePage(): string {
   return [

@@ -16,7 +16,16 @@
  */
 import { z } from 'zod';
 import { MAX_BODY_BYTES, MAX_MUTE_REASON_CHARS } from '../../functions/core/defaults';
-import { RecordIdParameters, RecordsPageQuery, RedriveRecordRequest, wholeNumber, type RecordsPage, type RecordView, type RedriveAnswer, type State } from '../records/contract';
+import {
+  RecordIdParameters,
+  RecordsPageQuery,
+  RedriveRecordRequest,
+  wholeNumber,
+  type RecordsPage,
+  type RecordView,
+  type RedriveAnswer,
+  type State,
+} from '../records/contract';
 
 export type { RecordsPage, RedriveAnswer, State };
 
@@ -205,7 +214,14 @@ export interface ScheduleView {
     readonly override: { readonly reason: string; readonly until: string } | null;
   } | null;
   /** The overrides in force now or later, oldest first. */
-  readonly overrides: readonly { readonly person: OnCallPerson; readonly from: string; readonly until: string; readonly fromLocal: string; readonly untilLocal: string; readonly reason: string }[];
+  readonly overrides: readonly {
+    readonly person: OnCallPerson;
+    readonly from: string;
+    readonly until: string;
+    readonly fromLocal: string;
+    readonly untilLocal: string;
+    readonly reason: string;
+  }[];
   /** The next handoffs (rotation and overrides), soonest first. */
   readonly handoffs: readonly { readonly at: string; readonly atLocal: string; readonly person: OnCallPerson }[];
 }
@@ -388,11 +404,18 @@ export const CONSOLE_API = {
   'GET /records': { query: RecordsPageQuery, answer: answers<RecordsPage>() },
   'GET /records/:id': { params: RecordIdParameters, answer: answers<RecordDetail>() },
   /** The same conditional requeue as `sms-relay redrive`; an UNKNOWN record needs `acceptDuplicates: true` (the page asks first). */
-  'POST /records/:id/redrive': { params: RecordIdParameters, body: RedriveRecordRequest, answer: answers<RedriveAnswer>() },
+  'POST /records/:id/redrive': {
+    params: RecordIdParameters,
+    body: RedriveRecordRequest,
+    answer: answers<RedriveAnswer>(),
+  },
   'GET /routes': { answer: answers<RoutesAnswer>() },
   /** On call: each schedule's person now and until when, its overrides and next handoffs. */
   'GET /oncall': { answer: answers<OnCallAnswer>() },
-  'GET /credit': { query: z.object({ days: wholeNumber(1, CREDIT_DAYS.max).default(CREDIT_DAYS.default) }), answer: answers<CreditAnswer>() },
+  'GET /credit': {
+    query: z.object({ days: wholeNumber(1, CREDIT_DAYS.max).default(CREDIT_DAYS.default) }),
+    answer: answers<CreditAnswer>(),
+  },
   'GET /payloads': { query: z.object({ route: z.string().max(200) }), answer: answers<PayloadsAnswer>() },
   'POST /preview': { body: PreviewRequest, answer: answers<PreviewAnswer>() },
   /** The Routes card's Mute button: the same store call as `sms-relay mute`. */
@@ -403,7 +426,8 @@ export const CONSOLE_API = {
 
 export type Endpoint = keyof typeof CONSOLE_API;
 type RouteOf<E extends Endpoint> = (typeof CONSOLE_API)[E];
-type Schema<E extends Endpoint, Part extends 'params' | 'query' | 'body'> = RouteOf<E> extends { readonly [K in Part]: infer S extends z.ZodType } ? S : undefined;
+type Schema<E extends Endpoint, Part extends 'params' | 'query' | 'body'> =
+  RouteOf<E> extends { readonly [K in Part]: infer S extends z.ZodType } ? S : undefined;
 type Output<S> = S extends z.ZodType ? z.output<S> : undefined;
 
 /** The answer of `endpoint`. */
@@ -417,6 +441,10 @@ export interface HandlerRequest<E extends Endpoint> {
 }
 
 /** What the page sends to `endpoint`: path parameters, query parameters and body, where it has them. */
-export type ClientRequest<E extends Endpoint> = (Schema<E, 'params'> extends z.ZodType ? { readonly params: z.input<Schema<E, 'params'>> } : { readonly params?: never }) &
-  (Schema<E, 'query'> extends z.ZodType ? { readonly query?: { readonly [K in keyof z.input<Schema<E, 'query'>>]?: string | number | undefined } } : { readonly query?: never }) &
+export type ClientRequest<E extends Endpoint> = (Schema<E, 'params'> extends z.ZodType
+  ? { readonly params: z.input<Schema<E, 'params'>> }
+  : { readonly params?: never }) &
+  (Schema<E, 'query'> extends z.ZodType
+    ? { readonly query?: { readonly [K in keyof z.input<Schema<E, 'query'>>]?: string | number | undefined } }
+    : { readonly query?: never }) &
   (Schema<E, 'body'> extends z.ZodType ? { readonly body: z.input<Schema<E, 'body'>> } : { readonly body?: never });

@@ -4,7 +4,18 @@ import type { ConsoleApi } from './api';
 import { LOGIN_PARAMETER, sessionCookie, type ConsoleAccess } from './access';
 import { buildConsoleAssets, renderConsolePage } from './assets';
 import { escapeHtml } from '../../functions/core/html';
-import { consoleRefusal, createRouter, HttpError, isUnder, parseJson, readBody, requestQuery, routeTable, sendJson, sendText } from '../http';
+import {
+  consoleRefusal,
+  createRouter,
+  HttpError,
+  isUnder,
+  parseJson,
+  readBody,
+  requestQuery,
+  routeTable,
+  sendJson,
+  sendText,
+} from '../http';
 import { CONSOLE_REQUEST_HEADER, PAGE_TOKEN_FRAGMENT } from './contract';
 
 /** Everything of the console lives under this path, on the runtime and on `sms-relay console`. */
@@ -15,7 +26,8 @@ const MAX_API_BODY_BYTES = MAX_BODY_BYTES + 44 * 1024;
 
 /** Headers of every console answer: nothing framed, sniffed, cached or loaded from elsewhere. */
 const SECURITY_HEADERS = {
-  'content-security-policy': "default-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'",
+  'content-security-policy':
+    "default-src 'self'; style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'; base-uri 'none'; form-action 'none'",
   'x-content-type-options': 'nosniff',
   'x-frame-options': 'DENY',
   'referrer-policy': 'no-referrer',
@@ -51,7 +63,12 @@ export interface ConsoleHandlerOptions {
  * if (isConsolePath(path)) return await handleConsole(request, response, path);
  * ```
  */
-export function createConsoleHandler({ access, api, onSignIn, onError }: ConsoleHandlerOptions): (request: IncomingMessage, response: ServerResponse, path: string) => Promise<void> {
+export function createConsoleHandler({
+  access,
+  api,
+  onSignIn,
+  onError,
+}: ConsoleHandlerOptions): (request: IncomingMessage, response: ServerResponse, path: string) => Promise<void> {
   return async (request, response, path) => {
     const refusal = consoleRefusal(request);
     if (refusal !== undefined) {
@@ -64,22 +81,43 @@ export function createConsoleHandler({ access, api, onSignIn, onError }: Console
     if (page && oneTime !== null) {
       request.resume();
       const session = access.redeem(oneTime);
-      if (session === undefined) return send(response, 403, 'text/html; charset=utf-8', signInPage('This sign-in link was already used, or belongs to an earlier run.'));
+      if (session === undefined)
+        return send(
+          response,
+          403,
+          'text/html; charset=utf-8',
+          signInPage('This sign-in link was already used, or belongs to an earlier run.'),
+        );
       onSignIn?.();
       // A page that moves on by itself rather than a 30x: after a 30x that a link on another site
       // started, a browser would not send the SameSite=Strict cookie it was just given.
-      return send(response, 200, 'text/html; charset=utf-8', signedInPage(session.pageToken), { 'set-cookie': sessionCookie(port, session) });
+      return send(response, 200, 'text/html; charset=utf-8', signedInPage(session.pageToken), {
+        'set-cookie': sessionCookie(port, session),
+      });
     }
     const forwarder = access.isForwarder(request.headers.authorization);
     if (!forwarder && !access.hasSession(request.headers.cookie, port)) {
       request.resume();
-      if (page) return send(response, 401, 'text/html; charset=utf-8', signInPage('This browser is not signed in to the console.'));
+      if (page)
+        return send(
+          response,
+          401,
+          'text/html; charset=utf-8',
+          signInPage('This browser is not signed in to the console.'),
+        );
       return json(response, 401, { error: 'not signed in: open the one-time console link printed in the terminal' });
     }
     const apiRequest = isUnder(path, API_PREFIX);
-    if (apiRequest && !forwarder && !access.hasPageSession(request.headers.cookie, port, headerValue(request.headers[CONSOLE_REQUEST_HEADER]))) {
+    if (
+      apiRequest &&
+      !forwarder &&
+      !access.hasPageSession(request.headers.cookie, port, headerValue(request.headers[CONSOLE_REQUEST_HEADER]))
+    ) {
       request.resume();
-      return json(response, 401, { error: 'this page is not signed in: open a one-time console link printed in the terminal (each browser tab signs in with its own)' });
+      return json(response, 401, {
+        error:
+          'this page is not signed in: open a one-time console link printed in the terminal (each browser tab signs in with its own)',
+      });
     }
     if ((request.method ?? 'GET') === 'POST') {
       if (!(request.headers['content-type'] ?? '').toLowerCase().startsWith('application/json')) {
@@ -92,12 +130,20 @@ export function createConsoleHandler({ access, api, onSignIn, onError }: Console
       try {
         let body: unknown;
         if (method === 'POST') {
-          const bytes = await readBody(request, { limitBytes: MAX_API_BODY_BYTES, tooLarge: `body over ${MAX_API_BODY_BYTES} bytes` });
+          const bytes = await readBody(request, {
+            limitBytes: MAX_API_BODY_BYTES,
+            tooLarge: `body over ${MAX_API_BODY_BYTES} bytes`,
+          });
           body = bytes.length === 0 ? {} : parseJson(bytes, { invalid: 'the body is not valid JSON' });
         } else {
           request.resume();
         }
-        const answer = await api({ method, path: path.slice(API_PREFIX.length) || '/', query: new URLSearchParams(requestQuery(request.url)), body });
+        const answer = await api({
+          method,
+          path: path.slice(API_PREFIX.length) || '/',
+          query: new URLSearchParams(requestQuery(request.url)),
+          body,
+        });
         return json(response, answer.status, answer.body);
       } catch (error) {
         if (error instanceof HttpError) return json(response, error.status, { error: error.message });
@@ -149,7 +195,13 @@ function json(response: ServerResponse, status: number, body: unknown): void {
   sendJson(response, status, body, { headers: SECURITY_HEADERS });
 }
 
-function send(response: ServerResponse, status: number, type: string, text: string, headers: Record<string, string> = {}): void {
+function send(
+  response: ServerResponse,
+  status: number,
+  type: string,
+  text: string,
+  headers: Record<string, string> = {},
+): void {
   sendText(response, status, text, { type, headers: { ...SECURITY_HEADERS, ...headers } });
 }
 
@@ -167,7 +219,11 @@ function signInPage(problem: string): string {
 /** Moves on to the console with the page token in the fragment, which no server receives: the page keeps it (client/api.ts). */
 function signedInPage(pageToken: string): string {
   const next = `/console#${PAGE_TOKEN_FRAGMENT}${pageToken}`;
-  return htmlPage('sms-relay console: signed in', [`<p>Signed in. <a href="${next}">Open the console</a>.</p>`], [`<meta http-equiv="refresh" content="0; url=${next}">`]);
+  return htmlPage(
+    'sms-relay console: signed in',
+    [`<p>Signed in. <a href="${next}">Open the console</a>.</p>`],
+    [`<meta http-equiv="refresh" content="0; url=${next}">`],
+  );
 }
 
 function headerValue(value: string | string[] | undefined): string | undefined {
@@ -175,5 +231,19 @@ function headerValue(value: string | string[] | undefined): string | undefined {
 }
 
 function htmlPage(title: string, body: readonly string[], head: readonly string[] = []): string {
-  return ['<!doctype html>', '<html lang="en">', '<head>', '<meta charset="utf-8">', '<meta name="referrer" content="no-referrer">', ...head, `<title>${escapeHtml(title)}</title>`, '</head>', '<body>', ...body, '</body>', '</html>', ''].join('\n');
+  return [
+    '<!doctype html>',
+    '<html lang="en">',
+    '<head>',
+    '<meta charset="utf-8">',
+    '<meta name="referrer" content="no-referrer">',
+    ...head,
+    `<title>${escapeHtml(title)}</title>`,
+    '</head>',
+    '<body>',
+    ...body,
+    '</body>',
+    '</html>',
+    '',
+  ].join('\n');
 }

@@ -25,16 +25,31 @@ const personView = (person: Person): OnCallPerson => ({ name: person.name, numbe
  * const { schedules } = await onCallView(source.loaded, store, new Date());
  * ```
  */
-export async function onCallView(loaded: Pick<LoadedConfig, 'onCall'>, store: Pick<MessageStore, 'activeOverrides'>, now: Date): Promise<OnCallAnswer> {
+export async function onCallView(
+  loaded: Pick<LoadedConfig, 'onCall'>,
+  store: Pick<MessageStore, 'activeOverrides'>,
+  now: Date,
+): Promise<OnCallAnswer> {
   const { schedules, people } = loaded.onCall;
   if (schedules.size === 0) return { schedules: [] };
   const overrides = await store.activeOverrides({ schedules: [...schedules.keys()], now });
   return { schedules: [...schedules.values()].map((schedule) => scheduleView(schedule, overrides, people, now)) };
 }
 
-function scheduleView(schedule: CompiledSchedule, overrides: readonly OnCallOverride[], people: ReadonlyMap<string, Person>, now: Date): ScheduleView {
+function scheduleView(
+  schedule: CompiledSchedule,
+  overrides: readonly OnCallOverride[],
+  people: ReadonlyMap<string, Person>,
+  now: Date,
+): ScheduleView {
   const local = (at: Date): string => clockTime(at, schedule.timeZone, now);
-  const base = { name: schedule.name, timeZone: schedule.timeZone, rotation: schedule.rotation.people.map((person) => person.name), every: schedule.rotation.everyMs / 1000, notifyHandoff: schedule.notifyHandoff };
+  const base = {
+    name: schedule.name,
+    timeZone: schedule.timeZone,
+    rotation: schedule.rotation.people.map((person) => person.name),
+    every: schedule.rotation.everyMs / 1000,
+    notifyHandoff: schedule.notifyHandoff,
+  };
   const own = overrides.filter((override) => override.schedule === schedule.name && people.has(override.person));
   const overrideViews = own.map((override) => ({
     person: personView(people.get(override.person)!),
@@ -59,7 +74,8 @@ function scheduleView(schedule: CompiledSchedule, overrides: readonly OnCallOver
       person: personView(current.person),
       until: current.until?.toISOString() ?? null,
       untilLocal: current.until === undefined ? null : local(current.until),
-      override: current.override === undefined ? null : { reason: current.override.reason, until: current.override.until },
+      override:
+        current.override === undefined ? null : { reason: current.override.reason, until: current.override.until },
     },
     overrides: overrideViews,
     handoffs,
@@ -71,7 +87,10 @@ function scheduleView(schedule: CompiledSchedule, overrides: readonly OnCallOver
  * with an acknowledge link by the link's token (read as of the record's creation, so the story
  * stays readable after the link itself expired). `undefined` for any other SMS.
  */
-export async function incidentOfRecord(store: Pick<MessageStore, 'getIncident' | 'findAckToken'>, record: Pick<MessageRecord, 'dedupeKey' | 'text' | 'createdAt'>): Promise<Incident | undefined> {
+export async function incidentOfRecord(
+  store: Pick<MessageStore, 'getIncident' | 'findAckToken'>,
+  record: Pick<MessageRecord, 'dedupeKey' | 'text' | 'createdAt'>,
+): Promise<Incident | undefined> {
   const escalation = ESCALATION_KEY.exec(record.dedupeKey);
   if (escalation !== null) return await store.getIncident(escalation[1]!);
   const token = LINK_TOKEN.exec(record.text)?.[1];
@@ -83,10 +102,21 @@ export async function incidentOfRecord(store: Pick<MessageStore, 'getIncident' |
  * An incident as its story: each timeline line with the people's names beside their masked
  * numbers (`sent to asha (2557****678)`), times on the route's clock.
  */
-export function incidentView(incident: Incident, loaded: Pick<LoadedConfig, 'onCall' | 'routes'>, now: Date): IncidentView {
+export function incidentView(
+  incident: Incident,
+  loaded: Pick<LoadedConfig, 'onCall' | 'routes'>,
+  now: Date,
+): IncidentView {
   const timeZone = loaded.routes.get(incident.route)?.config.timeZone ?? 'UTC';
-  const names = new Map([...loaded.onCall.people.values()].filter((person) => person.number !== '').map((person) => [maskMsisdn(person.number), person.name]));
-  const named = (detail: string): string => maskNumbersInText(detail).replace(/\d{4}\*{4}\d{3}/g, (masked) => (names.has(masked) ? `${names.get(masked)} (${masked})` : masked));
+  const names = new Map(
+    [...loaded.onCall.people.values()]
+      .filter((person) => person.number !== '')
+      .map((person) => [maskMsisdn(person.number), person.name]),
+  );
+  const named = (detail: string): string =>
+    maskNumbersInText(detail).replace(/\d{4}\*{4}\d{3}/g, (masked) =>
+      names.has(masked) ? `${names.get(masked)} (${masked})` : masked,
+    );
   return {
     id: incident.id,
     route: incident.route,
@@ -96,7 +126,12 @@ export function incidentView(incident: Incident, loaded: Pick<LoadedConfig, 'onC
     nextDueAt: incident.nextDueAt ?? null,
     closedAt: incident.closedAt ?? null,
     text: maskNumbersInText(incident.text),
-    story: incident.timeline.map((entry) => ({ at: entry.at, atLocal: clockTime(new Date(entry.at), timeZone, now), event: entry.event, line: named(entry.detail) })),
+    story: incident.timeline.map((entry) => ({
+      at: entry.at,
+      atLocal: clockTime(new Date(entry.at), timeZone, now),
+      event: entry.event,
+      line: named(entry.detail),
+    })),
     timeZone,
   };
 }

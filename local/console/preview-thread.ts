@@ -21,7 +21,10 @@ export interface PreviewJob {
 }
 
 /** What the worker posts: that it is ready, or a job's result or error. */
-export type WorkerAnswer = { readonly ready: true } | { readonly id: number; readonly result: PreviewResult } | { readonly id: number; readonly error: string };
+export type WorkerAnswer =
+  | { readonly ready: true }
+  | { readonly id: number; readonly result: PreviewResult }
+  | { readonly id: number; readonly error: string };
 
 export interface OffThreadOptions {
   /** A job still running after this is stopped by ending the worker. @default PREVIEW_TIMEOUT_MS */
@@ -51,8 +54,12 @@ let lastId = 0;
  * const result = await evaluateOffThread({ routeId, route: parsed.data, engineOptions: route.engine.options, defaultSenderId, body, headers });
  * ```
  */
-export async function evaluateOffThread(job: PreviewJob, { timeoutMs = PREVIEW_TIMEOUT_MS }: OffThreadOptions = {}): Promise<PreviewResult> {
-  if (waiting >= MAX_WAITING) throw new HttpError(503, `${MAX_WAITING} previews are already waiting; try again in a moment`);
+export async function evaluateOffThread(
+  job: PreviewJob,
+  { timeoutMs = PREVIEW_TIMEOUT_MS }: OffThreadOptions = {},
+): Promise<PreviewResult> {
+  if (waiting >= MAX_WAITING)
+    throw new HttpError(503, `${MAX_WAITING} previews are already waiting; try again in a moment`);
   waiting += 1;
   const run = queue.then(async () => await runJob(job, timeoutMs));
   queue = run.catch(() => undefined);
@@ -83,7 +90,14 @@ async function runJob(job: PreviewJob, timeoutMs: number): Promise<PreviewResult
     const timer = setTimeout(() => {
       settle();
       retire(worker);
-      resolve({ verdict: 'dropped', reason: `the preview ran longer than ${timeoutMs} ms and was stopped`, dedupeKey: null, messages: [], dropped: [], warnings: [] });
+      resolve({
+        verdict: 'dropped',
+        reason: `the preview ran longer than ${timeoutMs} ms and was stopped`,
+        dedupeKey: null,
+        messages: [],
+        dropped: [],
+        warnings: [],
+      });
     }, timeoutMs);
     const onMessage = (answer: WorkerAnswer): void => {
       if (!('id' in answer) || answer.id !== id) return;
@@ -105,7 +119,10 @@ function startWorker(): { worker: Worker; ready: Promise<void> } {
   // An idle worker never keeps the process alive; a preview in progress is held by its request.
   worker.unref();
   const ready = new Promise<void>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`the preview worker did not start within ${START_DEADLINE_MS} ms`)), START_DEADLINE_MS);
+    const timer = setTimeout(
+      () => reject(new Error(`the preview worker did not start within ${START_DEADLINE_MS} ms`)),
+      START_DEADLINE_MS,
+    );
     worker.on('message', (answer: WorkerAnswer) => {
       if (!('ready' in answer)) return;
       clearTimeout(timer);

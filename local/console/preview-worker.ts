@@ -9,16 +9,40 @@ import type { PreviewJob, WorkerAnswer } from './preview-thread';
 // its validated settings and is compiled again here.
 const port = parentPort!;
 
-port.on('message', ({ id, routeId, route, engineOptions, defaultSenderId, onCall, body, headers, query }: PreviewJob & { readonly id: number }) => {
-  let answer: WorkerAnswer;
-  try {
-    const problems: string[] = [];
-    const compiled = compileRoute(routeId, route, createTemplateEngine(engineOptions), defaultSenderId, problems, undefined, onCall);
-    answer = compiled === undefined ? { id, error: problems.join('; ') } : { id, result: previewEvaluation(compiled, body, headers, undefined, query) };
-  } catch (error) {
-    answer = { id, error: error instanceof Error ? error.message : String(error) };
-  }
-  port.postMessage(answer);
-});
+port.on(
+  'message',
+  ({
+    id,
+    routeId,
+    route,
+    engineOptions,
+    defaultSenderId,
+    onCall,
+    body,
+    headers,
+    query,
+  }: PreviewJob & { readonly id: number }) => {
+    let answer: WorkerAnswer;
+    try {
+      const problems: string[] = [];
+      const compiled = compileRoute(
+        routeId,
+        route,
+        createTemplateEngine(engineOptions),
+        defaultSenderId,
+        problems,
+        undefined,
+        onCall,
+      );
+      answer =
+        compiled === undefined
+          ? { id, error: problems.join('; ') }
+          : { id, result: previewEvaluation(compiled, body, headers, undefined, query) };
+    } catch (error) {
+      answer = { id, error: error instanceof Error ? error.message : String(error) };
+    }
+    port.postMessage(answer);
+  },
+);
 
 port.postMessage({ ready: true } satisfies WorkerAnswer);

@@ -21,21 +21,33 @@ const MAX_CHOICES = 25;
  * The payloads the template playground offers for a route: its captured webhooks (newest first,
  * numbers masked) and the example payloads of its source.
  */
-export async function payloadChoices(source: ConsoleSource, store: MessageStore, routeId: string): Promise<PayloadChoice[]> {
+export async function payloadChoices(
+  source: ConsoleSource,
+  store: MessageStore,
+  routeId: string,
+): Promise<PayloadChoice[]> {
   const route = source.loaded.routes.get(routeId);
   if (route === undefined) throw new HttpError(404, `no route "${routeId}"`);
   const captures = await store.listCaptures(routeId, { limit: MAX_CHOICES });
-  const fixtures = fixtureNames(source, route.pack.name).map((name): PayloadChoice => ({
-    kind: 'fixture',
-    id: name,
-    label: `example: ${route.pack.name}/${name}`,
-    body: readFixture(source, route.pack.name, name),
-    headers: exampleHeaders(source, route.pack.name, name),
-  }));
+  const fixtures = fixtureNames(source, route.pack.name).map(
+    (name): PayloadChoice => ({
+      kind: 'fixture',
+      id: name,
+      label: `example: ${route.pack.name}/${name}`,
+      body: readFixture(source, route.pack.name, name),
+      headers: exampleHeaders(source, route.pack.name, name),
+    }),
+  );
   return [
     ...captures.map((capture): PayloadChoice => {
       const shown = captureView(capture, route);
-      return { kind: 'capture', id: capture.id, label: `captured ${capture.receivedAt}`, body: shown.bodyEncoding === 'utf8' ? shown.body : '(binary body)', headers: shown.headers };
+      return {
+        kind: 'capture',
+        id: capture.id,
+        label: `captured ${capture.receivedAt}`,
+        body: shown.bodyEncoding === 'utf8' ? shown.body : '(binary body)',
+        headers: shown.headers,
+      };
     }),
     ...fixtures,
   ];
@@ -46,18 +58,29 @@ export async function payloadChoices(source: ConsoleSource, store: MessageStore,
  * the edited route is validated and compiled as the config would be, then evaluated by the same
  * code as `sms-relay preview` and ingest, in a worker thread. Nothing is recorded or sent.
  */
-export async function previewRoute(source: ConsoleSource, store: MessageStore, request: PreviewRequest): Promise<PreviewAnswer> {
+export async function previewRoute(
+  source: ConsoleSource,
+  store: MessageStore,
+  request: PreviewRequest,
+): Promise<PreviewAnswer> {
   const raw = source.rawRoutes[request.route];
   const route = source.loaded.routes.get(request.route);
   if (raw === undefined || route === undefined) throw new HttpError(404, `no route "${request.route}"`);
   const edited: Record<string, unknown> = { ...raw };
-  if (request.template !== undefined) setOrDrop(edited, 'template', ownUnlessEdited(request.template, route.config.template ?? route.pack.defaultTemplate));
+  if (request.template !== undefined)
+    setOrDrop(
+      edited,
+      'template',
+      ownUnlessEdited(request.template, route.config.template ?? route.pack.defaultTemplate),
+    );
   if (request.when !== undefined) setOrDrop(edited, 'when', ownUnlessEdited(request.when, route.config.when));
-  if (request.recipients !== undefined) edited['recipients'] = request.recipients.map((entry) => entry.trim()).filter((entry) => entry !== '');
+  if (request.recipients !== undefined)
+    edited['recipients'] = request.recipients.map((entry) => entry.trim()).filter((entry) => entry !== '');
   // Numbers are masked on the page as everywhere else, the config's own recipients too.
   const written = stringify({ [request.route]: edited });
   const masked = maskNumbersInText(written);
-  const yaml = masked === written ? written : `# phone numbers are masked: keep the recipients your config has\n${masked}`;
+  const yaml =
+    masked === written ? written : `# phone numbers are masked: keep the recipients your config has\n${masked}`;
 
   const invalid = (problems: readonly string[]): PreviewAnswer => ({
     verdict: 'invalid',
@@ -73,12 +96,29 @@ export async function previewRoute(source: ConsoleSource, store: MessageStore, r
   // Only template, condition and recipients change: the route's engine (time zone, currency) serves.
   const { defaultSenderId } = source.loaded.config.provider;
   // Compiled here too, for the problems of an invalid edit; the worker compiles its own copy.
-  const compiled = compileRoute(request.route, parsed.data, route.engine, defaultSenderId, problems, undefined, source.loaded.onCall);
+  const compiled = compileRoute(
+    request.route,
+    parsed.data,
+    route.engine,
+    defaultSenderId,
+    problems,
+    undefined,
+    source.loaded.onCall,
+  );
   if (compiled === undefined) return invalid(problems.map((problem) => problem.replace(/^routes\.[^.]+\./, '')));
 
   const { body, headers, query } = await payloadOf(source, store, request, route);
   // Off the main thread: a template that runs long must not hold the webhooks up (preview-thread.ts).
-  const result = await evaluateOffThread({ routeId: request.route, route: parsed.data, engineOptions: route.engine.options, defaultSenderId, onCall: source.loaded.onCall, body, headers, query });
+  const result = await evaluateOffThread({
+    routeId: request.route,
+    route: parsed.data,
+    engineOptions: route.engine.options,
+    defaultSenderId,
+    onCall: source.loaded.onCall,
+    body,
+    headers,
+    query,
+  });
   const { creditsPerUnit } = await store.getBalanceState();
   return {
     verdict: result.verdict,
@@ -119,21 +159,32 @@ async function payloadOf(
   const sourceName = route.pack.name;
   if (request.capture !== undefined) {
     const capture = await store.getCapture(request.route, request.capture);
-    if (capture === undefined) throw new HttpError(404, `no captured payload ${request.capture} on route "${request.route}" (expired?)`);
+    if (capture === undefined)
+      throw new HttpError(404, `no captured payload ${request.capture} on route "${request.route}" (expired?)`);
     // Evaluated as the page shows it, numbers masked: masking only the output let a template print
     // a number the page hides (`{{ phone }}x`, reversed, one digit at a time in a recipient).
     const shown = captureView(capture, route);
     const text = shown.bodyEncoding === 'utf8' ? shown.body : Buffer.from(shown.body, 'base64').toString('latin1');
     const body = Buffer.from(withStandIns(text), shown.bodyEncoding === 'utf8' ? 'utf8' : 'latin1');
-    return { body, headers: Object.fromEntries(Object.entries(shown.headers).map(([name, value]) => [name, withStandIns(value)])) };
+    return {
+      body,
+      headers: Object.fromEntries(Object.entries(shown.headers).map(([name, value]) => [name, withStandIns(value)])),
+    };
   }
   if (request.fixture !== undefined) {
-    if (!fixtureNames(source, sourceName).includes(request.fixture)) throw new HttpError(404, `no example payload "${request.fixture}" for ${sourceName}`);
+    if (!fixtureNames(source, sourceName).includes(request.fixture))
+      throw new HttpError(404, `no example payload "${request.fixture}" for ${sourceName}`);
     const query = route.pack.examples.query;
-    return { body: Buffer.from(readFixture(source, sourceName, request.fixture)), headers: exampleHeaders(source, sourceName, request.fixture), ...(query === undefined ? {} : { query }) };
+    return {
+      body: Buffer.from(readFixture(source, sourceName, request.fixture)),
+      headers: exampleHeaders(source, sourceName, request.fixture),
+      ...(query === undefined ? {} : { query }),
+    };
   }
   const body = Buffer.from(request.payload ?? '', 'utf8');
-  const headers = Object.fromEntries(Object.entries(request.headers ?? {}).map(([name, value]) => [name.toLowerCase(), value]));
+  const headers = Object.fromEntries(
+    Object.entries(request.headers ?? {}).map(([name, value]) => [name.toLowerCase(), value]),
+  );
   headers['content-type'] ??= looksFormEncoded(body) ? 'application/x-www-form-urlencoded' : 'application/json';
   return { body, headers };
 }
@@ -167,7 +218,10 @@ function fixtureNames(source: ConsoleSource, sourceName: string): string[] {
 }
 
 function exampleHeaders(source: ConsoleSource, sourceName: string, name: string): Record<string, string> {
-  return { 'content-type': 'application/json', ...fixtureHeaders(sourceName, join(examplesDirectory(source.fixturesDir!, sourceName)!, name)) };
+  return {
+    'content-type': 'application/json',
+    ...fixtureHeaders(sourceName, join(examplesDirectory(source.fixturesDir!, sourceName)!, name)),
+  };
 }
 
 function readFixture(source: ConsoleSource, sourceName: string, name: string): string {

@@ -164,7 +164,11 @@ function localApi(options: ConsoleOptions, loaded: LoadedConfig, rawRoutes: Cons
  * Asks the running runtime's console API, which holds the store, with the forwarding secret of its
  * runtime.json (the user's alone): a secret of its own, never a browser's session cookie.
  */
-async function forward(url: string, secret: string, { method, path, query, body }: Parameters<ConsoleApi>[0]): ReturnType<ConsoleApi> {
+async function forward(
+  url: string,
+  secret: string,
+  { method, path, query, body }: Parameters<ConsoleApi>[0],
+): ReturnType<ConsoleApi> {
   const search = query.toString();
   const response = await fetch(`${url}${CONSOLE_PATH}/api${path}${search === '' ? '' : `?${search}`}`, {
     method,
@@ -172,7 +176,10 @@ async function forward(url: string, secret: string, { method, path, query, body 
     ...(method === 'POST' ? { body: JSON.stringify(body) } : {}),
     signal: AbortSignal.timeout(60_000),
   });
-  return { status: response.status, body: await response.json().catch(() => ({ error: `the running relay answered ${response.status}` })) };
+  return {
+    status: response.status,
+    body: await response.json().catch(() => ({ error: `the running relay answered ${response.status}` })),
+  };
 }
 
 /**
@@ -202,7 +209,6 @@ function storeLease(open: () => Promise<LocalStore>): <T>(use: (store: MessageSt
     }
   };
 }
-
 
 function redirect(response: ServerResponse): void {
   response.writeHead(302, { location: CONSOLE_PATH, 'content-length': 0 }).end();

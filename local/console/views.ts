@@ -6,9 +6,28 @@ import type { SourcePack } from '../../functions/core/sources/types';
 import { forecastBalance, MIN_FORECAST_MS } from '../../functions/relay/balance';
 import { NOTICE_ROUTE } from '../../functions/relay/ports';
 import { clockTime, monthBounds } from '../../functions/core/local-time';
-import { addUpSpend, type CapturedPayload, keptHeaders, MessageState, type MessageRecord, type MessageStore, type Mute, type RecordSummary, spendDays } from '../../functions/store';
+import {
+  addUpSpend,
+  type CapturedPayload,
+  keptHeaders,
+  MessageState,
+  type MessageRecord,
+  type MessageStore,
+  type Mute,
+  type RecordSummary,
+  spendDays,
+} from '../../functions/store';
 import { MAY_HAVE_ARRIVED, needsAcceptDuplicates, REDRIVE_STATES, toRecordView } from '../records';
-import type { AttemptError, CapturedPayloadView, CreditAnswer, LimitUse, MuteView, RecordDetail, RouteSummary, State } from './contract';
+import type {
+  AttemptError,
+  CapturedPayloadView,
+  CreditAnswer,
+  LimitUse,
+  MuteView,
+  RecordDetail,
+  RouteSummary,
+  State,
+} from './contract';
 import type { ConsoleSource } from './source';
 
 const DAY_MS = 86_400_000;
@@ -18,13 +37,19 @@ export const MAX_CREDIT_DAYS = 35;
 const MAX_BALANCE_POINTS = 10_000;
 
 /** A record's whole story: its SMS, every state change, the service's answer, each error, its webhook. */
-export function recordDetail(record: MessageRecord, capture: CapturedPayload | undefined, route: CapturingRoute | undefined): Omit<RecordDetail, 'incident'> {
+export function recordDetail(
+  record: MessageRecord,
+  capture: CapturedPayload | undefined,
+  route: CapturingRoute | undefined,
+): Omit<RecordDetail, 'incident'> {
   const history = record.history.map((change) => ({
     at: change.at,
     state: change.state as State,
     ...(change.reason === undefined ? {} : { reason: maskNumbersInText(change.reason) }),
   }));
-  const errors: AttemptError[] = record.history.flatMap((change) => (change.error === undefined ? [] : [attemptError(change.at, change.error)]));
+  const errors: AttemptError[] = record.history.flatMap((change) =>
+    change.error === undefined ? [] : [attemptError(change.at, change.error)],
+  );
   return {
     record: toRecordView(record),
     sms: {
@@ -41,7 +66,9 @@ export function recordDetail(record: MessageRecord, capture: CapturedPayload | u
     },
     history,
     // The store drops the changes between the first ones and the last ones (see `boundedHistory`).
-    historyOmitted: record.historyOmitted ? { count: record.historyOmitted, after: Math.min(HISTORY_KEPT.first, history.length) } : null,
+    historyOmitted: record.historyOmitted
+      ? { count: record.historyOmitted, after: Math.min(HISTORY_KEPT.first, history.length) }
+      : null,
     result:
       record.result === undefined
         ? null
@@ -55,8 +82,13 @@ export function recordDetail(record: MessageRecord, capture: CapturedPayload | u
     errors,
     capture: capture === undefined ? null : captureView(capture, route),
     redrivable: (REDRIVE_STATES as readonly string[]).includes(record.state),
-    redriveWarning: needsAcceptDuplicates(record.state) ? `${MAY_HAVE_ARRIVED.charAt(0).toUpperCase()}${MAY_HAVE_ARRIVED.slice(1)}.` : null,
-    digest: record.digestId === undefined && record.digestOf === undefined ? null : { id: record.digestId ?? null, of: record.digestOf ?? [] },
+    redriveWarning: needsAcceptDuplicates(record.state)
+      ? `${MAY_HAVE_ARRIVED.charAt(0).toUpperCase()}${MAY_HAVE_ARRIVED.slice(1)}.`
+      : null,
+    digest:
+      record.digestId === undefined && record.digestOf === undefined
+        ? null
+        : { id: record.digestId ?? null, of: record.digestOf ?? [] },
   };
 }
 
@@ -87,7 +119,9 @@ export function captureView(capture: CapturedPayload, route: CapturingRoute | un
     id: capture.id,
     route: capture.route,
     receivedAt: capture.receivedAt,
-    headers: Object.fromEntries(Object.entries(keptHeaders(capture.headers, allowed)).map(([name, value]) => [name, maskNumbersInText(value)])),
+    headers: Object.fromEntries(
+      Object.entries(keptHeaders(capture.headers, allowed)).map(([name, value]) => [name, maskNumbersInText(value)]),
+    ),
     body: capture.bodyEncoding === 'utf8' ? maskNumbersInText(capture.body) : maskBase64Text(capture.body),
     bodyEncoding: capture.bodyEncoding,
     recordIds: capture.recordIds,
@@ -118,7 +152,10 @@ export async function routeSummaries(source: ConsoleSource, store: MessageStore,
   }
   const routes = [...source.loaded.routes.values()];
   const quiet = routes.filter((route) => !byRoute.has(route.id)).map((route) => route.id);
-  const [newest, mutes] = await Promise.all([quiet.length === 0 ? new Map<string, string>() : store.newestByRoute(quiet), store.listMutes({ now })]);
+  const [newest, mutes] = await Promise.all([
+    quiet.length === 0 ? new Map<string, string>() : store.newestByRoute(quiet),
+    store.listMutes({ now }),
+  ]);
   return await Promise.all(
     routes.map(async (route): Promise<RouteSummary> => {
       const records = byRoute.get(route.id) ?? [];
@@ -132,12 +169,26 @@ export async function routeSummaries(source: ConsoleSource, store: MessageStore,
         delivery: route.config.delivery,
         maxRecipients: route.config.maxRecipients,
         captureSeconds: route.config.capture ?? null,
-        lastWebhookAt: await lastWebhookAt(store, route.id, route.config.capture !== undefined, records, newest.get(route.id)),
+        lastWebhookAt: await lastWebhookAt(
+          store,
+          route.id,
+          route.config.capture !== undefined,
+          records,
+          newest.get(route.id),
+        ),
         last24h,
         limits: await limitUses(store, route.id, route.config.limits, now, route.config.timeZone, recent),
-        mute: muteView(mutes.find((mute) => mute.route === route.id), route.config.timeZone, now),
-        heartbeat: route.config.heartbeat === undefined ? null : await heartbeatView(store, route.id, route.config.heartbeat),
-        quietHours: route.config.quietHours === undefined ? null : `${route.config.quietHours.from}–${route.config.quietHours.to} ${route.config.quietHours.days.length === 7 ? 'every day' : route.config.quietHours.days.join(' ')}`,
+        mute: muteView(
+          mutes.find((mute) => mute.route === route.id),
+          route.config.timeZone,
+          now,
+        ),
+        heartbeat:
+          route.config.heartbeat === undefined ? null : await heartbeatView(store, route.id, route.config.heartbeat),
+        quietHours:
+          route.config.quietHours === undefined
+            ? null
+            : `${route.config.quietHours.from}–${route.config.quietHours.to} ${route.config.quietHours.days.length === 7 ? 'every day' : route.config.quietHours.days.join(' ')}`,
         digestSeconds: route.config.digest?.window ?? null,
         timeZone: route.config.timeZone,
       };
@@ -149,33 +200,75 @@ export async function routeSummaries(source: ConsoleSource, store: MessageStore,
  * When the route last received a webhook: its newest capture (pings and duplicates count; a key
  * lookup), or its newest record (of the day, else of all time).
  */
-async function lastWebhookAt(store: MessageStore, route: string, captures: boolean, today: readonly RecordSummary[], before: string | undefined): Promise<string | null> {
+async function lastWebhookAt(
+  store: MessageStore,
+  route: string,
+  captures: boolean,
+  today: readonly RecordSummary[],
+  before: string | undefined,
+): Promise<string | null> {
   const captured = captures ? (await store.listCaptures(route, { limit: 1 }))[0]?.receivedAt : undefined;
   const recorded = today.map((record) => record.createdAt);
-  return [captured, before, ...recorded].filter((at): at is string => at !== undefined).sort().at(-1) ?? null;
+  return (
+    [captured, before, ...recorded]
+      .filter((at): at is string => at !== undefined)
+      .sort()
+      .at(-1) ?? null
+  );
 }
 
 async function limitUses(
   store: MessageStore,
   route: string,
-  limits: { readonly messages?: number; readonly window: number; readonly creditsPerDay?: number; readonly creditsPerMonth?: number } | undefined,
+  limits:
+    | {
+        readonly messages?: number;
+        readonly window: number;
+        readonly creditsPerDay?: number;
+        readonly creditsPerMonth?: number;
+      }
+    | undefined,
   now: Date,
   timeZone: string,
   changedToday: readonly RecordSummary[],
 ): Promise<LimitUse[]> {
-  if (limits?.messages === undefined && limits?.creditsPerDay === undefined && limits?.creditsPerMonth === undefined) return [];
+  if (limits?.messages === undefined && limits?.creditsPerDay === undefined && limits?.creditsPerMonth === undefined)
+    return [];
   const month = limits.creditsPerMonth === undefined ? undefined : monthBounds(now, timeZone);
-  const usage = await store.limitUsage({ route, ...(limits.messages === undefined ? {} : { messagesWindowSeconds: limits.window }), ...(month === undefined ? {} : { month }), now, changedToday });
+  const usage = await store.limitUsage({
+    route,
+    ...(limits.messages === undefined ? {} : { messagesWindowSeconds: limits.window }),
+    ...(month === undefined ? {} : { month }),
+    now,
+    changedToday,
+  });
   const uses: LimitUse[] = [];
   if (limits.messages !== undefined && usage.messages !== undefined) {
-    uses.push({ kind: 'messages', used: usage.messages.used, max: limits.messages, windowEndsAt: usage.messages.windowEndsAt });
+    uses.push({
+      kind: 'messages',
+      used: usage.messages.used,
+      max: limits.messages,
+      windowEndsAt: usage.messages.windowEndsAt,
+    });
   }
   if (limits.creditsPerDay !== undefined) {
     const endOfDay = new Date(`${usage.day.day}T00:00:00.000Z`).getTime() + DAY_MS;
-    uses.push({ kind: 'credits', used: usage.day.reserved, spent: usage.day.spent, max: limits.creditsPerDay, windowEndsAt: new Date(endOfDay).toISOString() });
+    uses.push({
+      kind: 'credits',
+      used: usage.day.reserved,
+      spent: usage.day.spent,
+      max: limits.creditsPerDay,
+      windowEndsAt: new Date(endOfDay).toISOString(),
+    });
   }
   if (limits.creditsPerMonth !== undefined && usage.month !== undefined) {
-    uses.push({ kind: 'month', used: usage.month.reserved, spent: usage.month.spent, max: limits.creditsPerMonth, windowEndsAt: usage.month.endsAt });
+    uses.push({
+      kind: 'month',
+      used: usage.month.reserved,
+      spent: usage.month.spent,
+      max: limits.creditsPerMonth,
+      windowEndsAt: usage.month.endsAt,
+    });
   }
   return uses;
 }
@@ -183,12 +276,26 @@ async function limitUses(
 /** A mute as the card and the mute buttons show it. */
 export function muteView(mute: Mute | undefined, timeZone: string, now: Date): MuteView | null {
   if (mute === undefined) return null;
-  return { until: mute.until, reason: mute.reason, untilLocal: clockTime(new Date(mute.until), timeZone, now), timeZone };
+  return {
+    until: mute.until,
+    reason: mute.reason,
+    untilLocal: clockTime(new Date(mute.until), timeZone, now),
+    timeZone,
+  };
 }
 
-async function heartbeatView(store: MessageStore, route: string, heartbeat: { readonly every: number; readonly grace: number }): Promise<RouteSummary['heartbeat']> {
+async function heartbeatView(
+  store: MessageStore,
+  route: string,
+  heartbeat: { readonly every: number; readonly grace: number },
+): Promise<RouteSummary['heartbeat']> {
   const state = await store.getHeartbeat(route);
-  return { every: heartbeat.every, grace: heartbeat.grace, lastSeenAt: state.lastSeenAt ?? null, silentSince: state.silentSince ?? null };
+  return {
+    every: heartbeat.every,
+    grace: heartbeat.grace,
+    lastSeenAt: state.lastSeenAt ?? null,
+    silentSince: state.silentSince ?? null,
+  };
 }
 
 /**
@@ -196,15 +303,28 @@ async function heartbeatView(store: MessageStore, route: string, heartbeat: { re
  * and reserve, spend per route per day, and the days-left forecast with its figures (the same
  * computation as the low-balance SMS).
  */
-export async function creditView(source: ConsoleSource, store: MessageStore, days: number, now: Date): Promise<CreditAnswer> {
+export async function creditView(
+  source: ConsoleSource,
+  store: MessageStore,
+  days: number,
+  now: Date,
+): Promise<CreditAnswer> {
   const since = new Date(now.getTime() - days * DAY_MS);
-  const [state, changed, readings] = await Promise.all([store.getBalanceState(), store.summarizeRecords({ since }), store.listBalanceReadings({ since, now })]);
+  const [state, changed, readings] = await Promise.all([
+    store.getBalanceState(),
+    store.summarizeRecords({ since }),
+    store.listBalanceReadings({ since, now }),
+  ]);
   const sent = changed
     .filter((record) => record.state === MessageState.Sent && record.remainingBalance !== undefined)
     .sort((a, b) => (a.updatedAt < b.updatedAt ? 1 : -1))
     .slice(0, MAX_BALANCE_POINTS);
   const points = [
-    ...sent.map((record) => ({ at: record.sentAt ?? record.updatedAt, balance: record.remainingBalance!, kind: 'send' as const })),
+    ...sent.map((record) => ({
+      at: record.sentAt ?? record.updatedAt,
+      balance: record.remainingBalance!,
+      kind: 'send' as const,
+    })),
     ...readings.map((reading) => ({ at: reading.at, balance: reading.balance, kind: 'read' as const })),
   ].sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : 0));
   const latest = points.at(-1);
@@ -215,16 +335,30 @@ export async function creditView(source: ConsoleSource, store: MessageStore, day
   const shownDays = Math.min(days, MAX_CREDIT_DAYS);
   // The summaries already read cover the days shown: the spend is added up from them, not read again per route.
   const spend = routeIds
-    .flatMap((route) => spendDays(addUpSpend(changed, { days: shownDays, now, route }), { days: shownDays, now }).map((day) => ({ day: day.day, route, credits: day.credits })))
+    .flatMap((route) =>
+      spendDays(addUpSpend(changed, { days: shownDays, now, route }), { days: shownDays, now }).map((day) => ({
+        day: day.day,
+        route,
+        credits: day.credits,
+      })),
+    )
     .filter((entry) => entry.credits > 0)
     .sort((a, b) => (a.day === b.day ? a.route.localeCompare(b.route) : a.day < b.day ? -1 : 1));
 
   // Likewise the forecast's week, when the view covers it.
   const spendLastDays = async (back: number, at: Date): Promise<number> =>
-    back <= days ? [...addUpSpend(changed, { days: back, now: at }).values()].reduce((sum, credits) => sum + credits, 0) : await store.spendLastDays(back, at);
-  const forecast = balance === null ? { spent: 0, days: 0 } : await forecastBalance({ spendLastDays }, balance, state.firstObservedAt, now);
+    back <= days
+      ? [...addUpSpend(changed, { days: back, now: at }).values()].reduce((sum, credits) => sum + credits, 0)
+      : await store.spendLastDays(back, at);
+  const forecast =
+    balance === null
+      ? { spent: 0, days: 0 }
+      : await forecastBalance({ spendLastDays }, balance, state.firstObservedAt, now);
   const balanceConfig = source.loaded.config.balance;
-  const currency = readings.findLast((reading) => reading.currency !== undefined)?.currency ?? [...source.loaded.routes.values()][0]?.config.currency ?? DEFAULT_CURRENCY;
+  const currency =
+    readings.findLast((reading) => reading.currency !== undefined)?.currency ??
+    [...source.loaded.routes.values()][0]?.config.currency ??
+    DEFAULT_CURRENCY;
   return {
     currency,
     balance,
@@ -251,9 +385,11 @@ function forecastBasis(
   firstObservedAt: string | undefined,
 ): string {
   if (balance === null) return 'No balance seen yet: the balance watch has not run and nothing was sent.';
-  if (forecast.days * DAY_MS < MIN_FORECAST_MS) return `Less than an hour of history (first balance seen ${firstObservedAt ?? 'never'}): too little to forecast.`;
+  if (forecast.days * DAY_MS < MIN_FORECAST_MS)
+    return `Less than an hour of history (first balance seen ${firstObservedAt ?? 'never'}): too little to forecast.`;
   const span = forecast.days >= 1 ? `${round(forecast.days)} days` : `${round(forecast.days * 24)} hours`;
-  if (forecast.perDay === undefined) return `Nothing spent in the last ${span}: the balance lasts as long as nothing is sent.`;
+  if (forecast.perDay === undefined)
+    return `Nothing spent in the last ${span}: the balance lasts as long as nothing is sent.`;
   return `${round(forecast.spent)} credits spent in the last ${span} (${round(forecast.perDay)} a day); ${round(balance)} left lasts about ${forecast.daysLeft} days at that rate.`;
 }
 

@@ -22,7 +22,12 @@ export function sendText(
   text: string,
   { type = 'text/plain; charset=utf-8', headers = {} }: AnswerOptions & { readonly type?: string } = {},
 ): void {
-  response.writeHead(status, { 'cache-control': 'no-store', ...headers, 'content-type': type, 'content-length': Buffer.byteLength(text) });
+  response.writeHead(status, {
+    'cache-control': 'no-store',
+    ...headers,
+    'content-type': type,
+    'content-length': Buffer.byteLength(text),
+  });
   response.end(text);
 }
 
@@ -34,7 +39,12 @@ export function sendText(
  * sendJson(response, 405, { error: 'method not allowed; use GET' }, { headers: { allow: 'GET' } });
  * ```
  */
-export function sendJson(response: ServerResponse, status: number, body: unknown, { headers = {} }: AnswerOptions = {}): void {
+export function sendJson(
+  response: ServerResponse,
+  status: number,
+  body: unknown,
+  { headers = {} }: AnswerOptions = {},
+): void {
   sendText(response, status, JSON.stringify(body), { type: 'application/json; charset=utf-8', headers });
 }
 
@@ -55,7 +65,11 @@ export interface ErrorAnswerOptions {
  * sendError(response, new HttpError(404, 'Not found: GET /x'), { bodyOf: (error) => ({ success: false, error }) });
  * ```
  */
-export function sendError(response: ServerResponse, error: unknown, { bodyOf = (message) => ({ error: message }), internal = 'internal error' }: ErrorAnswerOptions = {}): void {
+export function sendError(
+  response: ServerResponse,
+  error: unknown,
+  { bodyOf = (message) => ({ error: message }), internal = 'internal error' }: ErrorAnswerOptions = {},
+): void {
   const refusal = error instanceof HttpError ? error : new HttpError(500, internal);
   sendJson(response, refusal.status, bodyOf(refusal.message), { headers: refusal.headers });
 }

@@ -53,7 +53,10 @@ export async function readLimited(request: IncomingMessage, limitBytes: number):
  */
 export async function readBody(
   request: IncomingMessage,
-  { limitBytes, tooLarge = `Request body exceeds ${limitBytes} bytes` }: { readonly limitBytes: number; readonly tooLarge?: string },
+  {
+    limitBytes,
+    tooLarge = `Request body exceeds ${limitBytes} bytes`,
+  }: { readonly limitBytes: number; readonly tooLarge?: string },
 ): Promise<Buffer> {
   const body = await readLimited(request, limitBytes);
   if (body === undefined) throw new HttpError(413, tooLarge, { headers: { connection: 'close' } });
@@ -68,7 +71,10 @@ export async function readBody(
  * const value = parseJson(await readBody(request, { limitBytes }));
  * ```
  */
-export function parseJson(body: Buffer, { invalid = 'Request body is not valid JSON' }: { readonly invalid?: string } = {}): unknown {
+export function parseJson(
+  body: Buffer,
+  { invalid = 'Request body is not valid JSON' }: { readonly invalid?: string } = {},
+): unknown {
   try {
     return JSON.parse(body.toString('utf8')) as unknown;
   } catch (error) {

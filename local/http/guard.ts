@@ -98,7 +98,18 @@ export function createGuardedServer(listener: RequestListener, limits: HttpLimit
 
   server.on('connection', (socket: Socket) => {
     const now = performance.now();
-    connections.set(socket, { socket, openedAt: now, request: undefined, response: undefined, requestAt: now, bytesAtRequest: 0, bytesAtRest: 0, seenBytes: 0, seenAt: now, progressAt: now });
+    connections.set(socket, {
+      socket,
+      openedAt: now,
+      request: undefined,
+      response: undefined,
+      requestAt: now,
+      bytesAtRequest: 0,
+      bytesAtRest: 0,
+      seenBytes: 0,
+      seenAt: now,
+      progressAt: now,
+    });
     socket.once('close', () => connections.delete(socket));
     if (connections.size <= limits.maxConnections) return;
     const stalest = stalestConnection(connections, socket);
@@ -171,7 +182,11 @@ function stalestConnection(connections: ReadonlyMap<Socket, Connection>, newcome
     if (connection.socket === newcomer) continue;
     look(connection, now);
     if (connection.request?.complete === true) continue;
-    if (stalest === undefined || connection.progressAt < stalest.progressAt || (connection.progressAt === stalest.progressAt && connection.openedAt < stalest.openedAt)) {
+    if (
+      stalest === undefined ||
+      connection.progressAt < stalest.progressAt ||
+      (connection.progressAt === stalest.progressAt && connection.openedAt < stalest.openedAt)
+    ) {
       stalest = connection;
     }
   }

@@ -30,4 +30,11 @@ export { listen } from './listen';
 export { consoleRefusal, crossSiteRefusal, isLocalRequest, isLoopbackAddress } from './local';
 export { isUnder, matchPath, requestPath, requestQuery, type PathParams } from './path';
 export { parseRequest, queryObject } from './request';
-export { createRouter, routeTable, type PatternOf, type RouteMatch, type RouterOptions, type RouteTable } from './routes';
+export {
+  createRouter,
+  routeTable,
+  type PatternOf,
+  type RouteMatch,
+  type RouterOptions,
+  type RouteTable,
+} from './routes';

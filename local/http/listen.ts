@@ -10,7 +10,10 @@ import type { AddressInfo } from 'node:net';
  * const port = await listen(createGuardedServer(handler), { port: 0, host: '127.0.0.1' });
  * ```
  */
-export async function listen(server: Server, { port, host }: { readonly port: number; readonly host: string }): Promise<number> {
+export async function listen(
+  server: Server,
+  { port, host }: { readonly port: number; readonly host: string },
+): Promise<number> {
   return await new Promise((resolve, reject) => {
     const onError = (error: NodeJS.ErrnoException): void => reject(error);
     server.once('error', onError);

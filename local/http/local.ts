@@ -1,7 +1,13 @@
 import type { IncomingMessage } from 'node:http';
 
 /** Headers a proxy or tunnel adds: a request carrying one came from further away than loopback. */
-const FORWARDING_HEADERS = ['forwarded', 'x-forwarded-for', 'x-forwarded-host', 'x-real-ip', 'cf-connecting-ip'] as const;
+const FORWARDING_HEADERS = [
+  'forwarded',
+  'x-forwarded-for',
+  'x-forwarded-host',
+  'x-real-ip',
+  'cf-connecting-ip',
+] as const;
 
 /**
  * Whether a request may use a local-only endpoint: its `Host` names the loopback address and the
@@ -34,7 +40,8 @@ export function isLocalRequest(request: IncomingMessage): boolean {
  */
 export function crossSiteRefusal(request: IncomingMessage): string | undefined {
   const origin = request.headers.origin;
-  if (origin !== undefined && origin !== `http://${request.headers.host}`) return `foreign origin ${JSON.stringify(origin)}`;
+  if (origin !== undefined && origin !== `http://${request.headers.host}`)
+    return `foreign origin ${JSON.stringify(origin)}`;
   const site = request.headers['sec-fetch-site'];
   if (site !== undefined && site !== 'same-origin' && site !== 'none') return `cross-site request (${site})`;
   return undefined;

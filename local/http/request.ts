@@ -11,7 +11,11 @@ import { HttpError } from './error';
  * const query = parseRequest(RecordListQuery, queryObject(new URL(request.url, 'http://local').searchParams));
  * ```
  */
-export function parseRequest<Schema extends z.ZodType>(schema: Schema, value: unknown, { status = 400 }: { readonly status?: number } = {}): z.output<Schema> {
+export function parseRequest<Schema extends z.ZodType>(
+  schema: Schema,
+  value: unknown,
+  { status = 400 }: { readonly status?: number } = {},
+): z.output<Schema> {
   const parsed = schema.safeParse(value);
   if (!parsed.success) throw new HttpError(status, describeIssues(parsed.error.issues).join('; '));
   return parsed.data;

@@ -51,7 +51,10 @@ export function routeTable<Call, Answer = void>() {
  * route('PUT', '/records/01J0ABC'); // { allowed: ['GET'] }
  * ```
  */
-export function createRouter<Handler>(routes: Readonly<Record<string, Handler>>, { headAsGet = false }: RouterOptions = {}): (method: string, path: string) => RouteMatch<Handler> {
+export function createRouter<Handler>(
+  routes: Readonly<Record<string, Handler>>,
+  { headAsGet = false }: RouterOptions = {},
+): (method: string, path: string) => RouteMatch<Handler> {
   const parsed = Object.entries(routes).map(([key, handler]) => {
     const space = key.indexOf(' ');
     return { key, handler, method: key.slice(0, space), pattern: key.slice(space + 1) };
@@ -61,7 +64,8 @@ export function createRouter<Handler>(routes: Readonly<Record<string, Handler>>,
     for (const route of parsed) {
       const params = matchPath(route.pattern, path);
       if (params === undefined) continue;
-      if (route.method === method || (headAsGet && method === 'HEAD' && route.method === 'GET')) return { handler: route.handler, params, key: route.key };
+      if (route.method === method || (headAsGet && method === 'HEAD' && route.method === 'GET'))
+        return { handler: route.handler, params, key: route.key };
       if (!allowed.includes(route.method)) allowed.push(route.method);
     }
     return allowed.length === 0 ? undefined : { allowed };

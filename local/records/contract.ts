@@ -10,7 +10,18 @@ import { MAX_MUTE_REASON_CHARS, MAX_MUTE_SECONDS, ONCALL, PAGE_SIZE } from '../.
 import { HttpError } from '../http/error';
 
 /** Every state of a message record (the store's `MessageState`, checked in `index.ts`). */
-export const STATES = ['PENDING', 'SENDING', 'SENT', 'FAILED', 'UNKNOWN', 'PARKED', 'HELD', 'DROPPED', 'DEFERRED', 'DIGESTED'] as const;
+export const STATES = [
+  'PENDING',
+  'SENDING',
+  'SENT',
+  'FAILED',
+  'UNKNOWN',
+  'PARKED',
+  'HELD',
+  'DROPPED',
+  'DEFERRED',
+  'DIGESTED',
+] as const;
 export type State = (typeof STATES)[number];
 
 /** States a record can be redriven from (sent back to PENDING); UNKNOWN only when duplicates are accepted. */
@@ -78,14 +89,19 @@ function stateIn<const T extends readonly State[]>(value: string, allowed: T): T
   return allowed.find((each) => each === state);
 }
 
-const expectedState = (allowed: readonly string[], value: string): string => `expected one of ${allowed.join(', ')}, got "${value}"`;
+const expectedState = (allowed: readonly string[], value: string): string =>
+  `expected one of ${allowed.join(', ')}, got "${value}"`;
 
 /**
  * Reads a state name, any case.
  *
  * @throws {HttpError} 400, naming `setting`, when it is not one of `allowed`
  */
-export function parseState<const T extends readonly State[]>(value: string, allowed: T, setting = '--state'): T[number] {
+export function parseState<const T extends readonly State[]>(
+  value: string,
+  allowed: T,
+  setting = '--state',
+): T[number] {
   const found = stateIn(value, allowed);
   if (found === undefined) throw new HttpError(400, `${setting}: ${expectedState(allowed, value)}`);
   return found;
@@ -103,7 +119,8 @@ function sinceOf(value: string, now: Date): Date | undefined {
   return undefined;
 }
 
-const expectedSince = (value: string): string => `expected a duration like 30m, 2h, 3d or an ISO time like 2025-01-31T08:00:00Z, got "${value}"`;
+const expectedSince = (value: string): string =>
+  `expected a duration like 30m, 2h, 3d or an ISO time like 2025-01-31T08:00:00Z, got "${value}"`;
 
 /**
  * Reads `--since`: a duration back from now (`30m`, `2h`, `3d`, seconds) or an ISO-8601 time.
@@ -143,7 +160,12 @@ export function wholeNumber(min: number, max: number) {
     .string()
     .regex(/^\d{1,6}$/, `must be a whole number from ${min} to ${max}`)
     .transform(Number)
-    .pipe(z.number().min(min, `must be a whole number from ${min} to ${max}`).max(max, `must be a whole number from ${min} to ${max}`));
+    .pipe(
+      z
+        .number()
+        .min(min, `must be a whole number from ${min} to ${max}`)
+        .max(max, `must be a whole number from ${min} to ${max}`),
+    );
 }
 
 /** `/_relay/records?route&state&since&limit`: which records to list (`logs`, `redrive`); no limit: all. */
@@ -177,7 +199,11 @@ export const RedriveRequest = z
   })
   .superRefine(({ from, acceptDuplicates }, context) => {
     if (needsAcceptDuplicates(from) && !acceptDuplicates) {
-      context.addIssue({ code: 'custom', path: ['acceptDuplicates'], message: `must be true with "from": "UNKNOWN": ${MAY_HAVE_ARRIVED}` });
+      context.addIssue({
+        code: 'custom',
+        path: ['acceptDuplicates'],
+        message: `must be true with "from": "UNKNOWN": ${MAY_HAVE_ARRIVED}`,
+      });
     }
   });
 
@@ -214,7 +240,9 @@ export const OverrideRequest = z.object({
 
 /** `POST /_relay/ack` (`sms-relay ack <incident>`): acknowledge an open incident. */
 export const AckRequest = z.object({
-  incident: z.string().regex(/^[0-9A-HJKMNP-TV-Z]{26}$/, { message: 'incident is an id as "sms-relay incidents" lists it' }),
+  incident: z
+    .string()
+    .regex(/^[0-9A-HJKMNP-TV-Z]{26}$/, { message: 'incident is an id as "sms-relay incidents" lists it' }),
 });
 
 /** The time and id of a page's last row, from `cursor`. */

@@ -6,10 +6,28 @@
  */
 import { maskMsisdn, maskNumbersInText } from '../../functions/core/recipients';
 import { PAGE_SIZE } from '../../functions/core/defaults';
-import { MessageState, type MessageRecord, type MessageStore, type RequeueFrom, StoreError } from '../../functions/store';
+import {
+  MessageState,
+  type MessageRecord,
+  type MessageStore,
+  type RequeueFrom,
+  StoreError,
+} from '../../functions/store';
 import { HttpError } from '../http';
 import type { z } from 'zod';
-import { cursorPosition, MAY_HAVE_ARRIVED, needsAcceptDuplicates, REDRIVE_STATES, type RecordsPageQuery, STATES, type RecordsPage, type RecordView, type RedriveAnswer, type RequeueOutcome, type State } from './contract';
+import {
+  cursorPosition,
+  MAY_HAVE_ARRIVED,
+  needsAcceptDuplicates,
+  REDRIVE_STATES,
+  type RecordsPageQuery,
+  STATES,
+  type RecordsPage,
+  type RecordView,
+  type RedriveAnswer,
+  type RequeueOutcome,
+  type State,
+} from './contract';
 
 /** What the listings (`logs`, the console's records) use of the store. */
 export type ListingStore = Pick<MessageStore, 'listByRoute' | 'listByState' | 'listRecent'>;
@@ -78,22 +96,50 @@ const PAGE = PAGE_SIZE.max;
  * const parked = await queryRecords(store, { state: 'PARKED', since: new Date(Date.now() - 86_400_000) });
  * ```
  */
-export async function queryRecords(store: ListingStore, { route, state, since, before, limit }: RecordQuery): Promise<MessageRecord[]> {
+export async function queryRecords(
+  store: ListingStore,
+  { route, state, since, before, limit }: RecordQuery,
+): Promise<MessageRecord[]> {
   const wanted = limit ?? Number.POSITIVE_INFINITY;
   if (route !== undefined) {
-    return await collect(wanted, (cursor) => store.listByRoute(route, page(since, before, cursor)), (record) => state === undefined || record.state === state);
+    return await collect(
+      wanted,
+      (cursor) => store.listByRoute(route, page(since, before, cursor)),
+      (record) => state === undefined || record.state === state,
+    );
   }
-  if (state === undefined) return await store.listRecent({ ...(since === undefined ? {} : { since }), ...(before === undefined ? {} : { before }), ...(limit === undefined ? {} : { limit }) });
-  return await collect(wanted, (cursor) => store.listByState(state, page(since, before, cursor)), () => true);
+  if (state === undefined)
+    return await store.listRecent({
+      ...(since === undefined ? {} : { since }),
+      ...(before === undefined ? {} : { before }),
+      ...(limit === undefined ? {} : { limit }),
+    });
+  return await collect(
+    wanted,
+    (cursor) => store.listByState(state, page(since, before, cursor)),
+    () => true,
+  );
 }
 
-function page(since: Date | undefined, before: Date | undefined, cursor: string | undefined): { since?: Date; before?: Date; cursor?: string; limit: number; newestFirst: true } {
-  return { ...(since === undefined ? {} : { since }), ...(before === undefined ? {} : { before }), ...(cursor === undefined ? {} : { cursor }), limit: PAGE, newestFirst: true };
+function page(
+  since: Date | undefined,
+  before: Date | undefined,
+  cursor: string | undefined,
+): { since?: Date; before?: Date; cursor?: string; limit: number; newestFirst: true } {
+  return {
+    ...(since === undefined ? {} : { since }),
+    ...(before === undefined ? {} : { before }),
+    ...(cursor === undefined ? {} : { cursor }),
+    limit: PAGE,
+    newestFirst: true,
+  };
 }
 
 async function collect(
   wanted: number,
-  fetchPage: (cursor: string | undefined) => Promise<{ readonly items: readonly MessageRecord[]; readonly cursor?: string }>,
+  fetchPage: (
+    cursor: string | undefined,
+  ) => Promise<{ readonly items: readonly MessageRecord[]; readonly cursor?: string }>,
   keep: (record: MessageRecord) => boolean,
 ): Promise<MessageRecord[]> {
   const found: MessageRecord[] = [];
@@ -113,7 +159,10 @@ async function collect(
  *
  * @throws {HttpError} 400 for a cursor this API did not give
  */
-export async function recordsPage(store: ListingStore, { route, state, since, cursor, limit }: z.output<typeof RecordsPageQuery>): Promise<RecordsPage> {
+export async function recordsPage(
+  store: ListingStore,
+  { route, state, since, cursor, limit }: z.output<typeof RecordsPageQuery>,
+): Promise<RecordsPage> {
   const after = cursor === undefined ? undefined : cursorPosition(cursor);
   const timeOf = (record: MessageRecord): string => (route === undefined ? record.updatedAt : record.createdAt);
   const before = after === undefined ? undefined : new Date(Date.parse(after.at) + 1);
@@ -126,7 +175,10 @@ export async function recordsPage(store: ListingStore, { route, state, since, cu
     limit: limit + 50,
   });
   const ordered = found
-    .filter((record) => after === undefined || timeOf(record) < after.at || (timeOf(record) === after.at && record.id < after.id))
+    .filter(
+      (record) =>
+        after === undefined || timeOf(record) < after.at || (timeOf(record) === after.at && record.id < after.id),
+    )
     .sort((a, b) => (timeOf(a) === timeOf(b) ? (a.id < b.id ? 1 : -1) : timeOf(a) < timeOf(b) ? 1 : -1));
   const rows = ordered.slice(0, limit);
   const last = rows.at(-1);
@@ -155,11 +207,19 @@ export interface RedriveConsent {
  * const { requeued } = await requeueRecords(store, ids, 'PARKED');
  * ```
  */
-export async function requeueRecords(store: RedriveStore, ids: readonly string[], from: RequeueFrom, { acceptDuplicates = false }: RedriveConsent = {}): Promise<RequeueOutcome> {
-  if (needsAcceptDuplicates(from) && !acceptDuplicates) throw new HttpError(400, `acceptDuplicates: must be true with "from": "UNKNOWN": ${MAY_HAVE_ARRIVED}`);
+export async function requeueRecords(
+  store: RedriveStore,
+  ids: readonly string[],
+  from: RequeueFrom,
+  { acceptDuplicates = false }: RedriveConsent = {},
+): Promise<RequeueOutcome> {
+  if (needsAcceptDuplicates(from) && !acceptDuplicates)
+    throw new HttpError(400, `acceptDuplicates: must be true with "from": "UNKNOWN": ${MAY_HAVE_ARRIVED}`);
   // Side by side: against DynamoDB from an operator's machine each write is a round trip to the
   // region, and one after the other they, not the sender, would set a redrive's pace.
-  const moved = await Promise.all(ids.map(async (id) => (await store.requeue(id, { from, acceptDuplicates })) !== undefined));
+  const moved = await Promise.all(
+    ids.map(async (id) => (await store.requeue(id, { from, acceptDuplicates })) !== undefined),
+  );
   return { requeued: ids.filter((_, index) => moved[index]), skipped: ids.filter((_, index) => !moved[index]) };
 }
 
@@ -168,11 +228,18 @@ export async function requeueRecords(store: RedriveStore, ids: readonly string[]
  *
  * @throws {HttpError} 409 when this version cannot read it (a value a newer version wrote, seen after a rollback)
  */
-export async function readRecord(store: Pick<MessageStore, 'getMessage'>, id: string): Promise<MessageRecord | undefined> {
+export async function readRecord(
+  store: Pick<MessageStore, 'getMessage'>,
+  id: string,
+): Promise<MessageRecord | undefined> {
   try {
     return await store.getMessage(id);
   } catch (error) {
-    if (error instanceof StoreError) throw new HttpError(409, `${id} cannot be read by this version of sms-relay (written by a newer one?): ${error.message}; it is left as it is`);
+    if (error instanceof StoreError)
+      throw new HttpError(
+        409,
+        `${id} cannot be read by this version of sms-relay (written by a newer one?): ${error.message}; it is left as it is`,
+      );
     throw error;
   }
 }
@@ -183,11 +250,16 @@ export async function readRecord(store: Pick<MessageStore, 'getMessage'>, id: st
  *
  * @throws {HttpError} 404 for no such record, 409 when its state cannot be redriven, 400 for an UNKNOWN one without `acceptDuplicates`
  */
-export async function redriveRecord(store: RedriveStore, id: string, consent: RedriveConsent = {}): Promise<RedriveAnswer> {
+export async function redriveRecord(
+  store: RedriveStore,
+  id: string,
+  consent: RedriveConsent = {},
+): Promise<RedriveAnswer> {
   const record = await readRecord(store, id);
   if (record === undefined) throw new HttpError(404, `no record ${id}`);
   const from = REDRIVE_STATES.find((state) => state === record.state);
-  if (from === undefined) throw new HttpError(409, `${id} is ${record.state}; only ${REDRIVE_STATES.join(', ')} records can be redriven`);
+  if (from === undefined)
+    throw new HttpError(409, `${id} is ${record.state}; only ${REDRIVE_STATES.join(', ')} records can be redriven`);
   const { requeued } = await requeueRecords(store, [id], from, consent);
   const current = await store.getMessage(id);
   return { requeued: requeued.length > 0, record: current === undefined ? null : toRecordView(current) };

@@ -76,11 +76,16 @@ export function renderBanner(info: BannerInfo): string {
   }
   const signed = info.routes.find((route) => route.source !== 'generic') ?? info.routes[0];
   if (info.signedExample !== undefined) {
-    lines.push(`Sign a payload as its source would: npx sms-relay send-test --route ${info.signedExample.route} --payload ${info.signedExample.payload}`);
+    lines.push(
+      `Sign a payload as its source would: npx sms-relay send-test --route ${info.signedExample.route} --payload ${info.signedExample.payload}`,
+    );
   } else if (signed !== undefined) {
     lines.push(`Sign a payload as its source would: npx sms-relay send-test --route ${signed.id} --payload <file>`);
   }
-  lines.push('Records: npx sms-relay logs (or the console)    Re-send parked: npx sms-relay redrive    Stop: Ctrl-C', '');
+  lines.push(
+    'Records: npx sms-relay logs (or the console)    Re-send parked: npx sms-relay redrive    Stop: Ctrl-C',
+    '',
+  );
   return lines.join('\n');
 }
 

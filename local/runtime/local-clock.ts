@@ -34,7 +34,11 @@ export function localClock(path: string): () => Date {
     }
   };
   const initial = read();
-  if (initial === undefined) throw invalidSetting(LOCAL_CLOCK_ENV, `${path} must hold a whole number of milliseconds (how far the runtime's clock runs ahead)`);
+  if (initial === undefined)
+    throw invalidSetting(
+      LOCAL_CLOCK_ENV,
+      `${path} must hold a whole number of milliseconds (how far the runtime's clock runs ahead)`,
+    );
   let aheadMs = initial;
   return () => {
     aheadMs = read() ?? aheadMs;

@@ -27,7 +27,11 @@ export function localDocumentsFetch(path: string, fallback: SourceFetch): Source
   } catch (error) {
     throw invalidSetting(LOCAL_DOCUMENTS_ENV, `cannot read ${path} as JSON`, { cause: error });
   }
-  if (documents === null || typeof documents !== 'object' || Object.values(documents).some((text) => typeof text !== 'string')) {
+  if (
+    documents === null ||
+    typeof documents !== 'object' ||
+    Object.values(documents).some((text) => typeof text !== 'string')
+  ) {
     throw invalidSetting(LOCAL_DOCUMENTS_ENV, `${path} must be a JSON object of URL to text`);
   }
   const served = new Map(Object.entries(documents as Record<string, string>));

@@ -33,7 +33,9 @@ const MAX_ATTRIBUTES_LENGTH = 300;
  */
 export function createRedactor(secrets: Iterable<string>): (text: string) => string {
   // Longest first, so a secret containing another is replaced whole.
-  const values = [...new Set(secrets)].filter((value) => value.length >= MIN_REDACTED_LENGTH).sort((a, b) => b.length - a.length);
+  const values = [...new Set(secrets)]
+    .filter((value) => value.length >= MIN_REDACTED_LENGTH)
+    .sort((a, b) => b.length - a.length);
   return (text) => maskNumbersInText(values.reduce((line, value) => line.split(value).join('[redacted]'), text));
 }
 
@@ -67,7 +69,8 @@ export function formatLogEntry(entry: LogEntry, { verbose = false }: FormatOptio
   if (entry.message === 'balance') return `${time}  balance  ${describeBalance(entry)}`;
   if (entry.message === 'circuit') return `${time}  service  ${describeCircuit(entry)}`;
   // The runtime prints its own line per webhook with the HTTP status; ingest's lines would repeat it.
-  if (entry.message.startsWith('webhook ') && level !== 'ERROR' && level !== 'CRITICAL') return verbose ? generic(time, level, entry) : undefined;
+  if (entry.message.startsWith('webhook ') && level !== 'ERROR' && level !== 'CRITICAL')
+    return verbose ? generic(time, level, entry) : undefined;
   if (!serious && !verbose) return undefined;
   return generic(time, level, entry);
 }
@@ -98,17 +101,28 @@ function describeSend(entry: LogEntry): string {
   if (segments !== undefined) parts.push(`${segments} segment${segments === 1 ? '' : 's'}`);
   const error = entry['error'] as Record<string, unknown> | undefined;
   // The code names the failure (`refused`, `timeout`…); older lines carried it in the error's name.
-  const errorText = error === undefined ? undefined : [text(error['code']) ?? text(error['name']), error['status'], text(error['serviceError'])].filter((part) => part !== undefined).join(' ');
+  const errorText =
+    error === undefined
+      ? undefined
+      : [text(error['code']) ?? text(error['name']), error['status'], text(error['serviceError'])]
+          .filter((part) => part !== undefined)
+          .join(' ');
   switch (state) {
     case 'SENT':
       parts.push(`${String(entry['credits'] ?? '?')} credits, balance ${String(entry['remainingBalance'] ?? '?')}`);
       break;
     case 'RETRY':
-      parts.push(`attempt ${String(entry['attempt'] ?? '?')} failed (${errorText ?? 'error'}), next at ${clock(entry['nextAttemptAt'])}`);
+      parts.push(
+        `attempt ${String(entry['attempt'] ?? '?')} failed (${errorText ?? 'error'}), next at ${clock(entry['nextAttemptAt'])}`,
+      );
       break;
     case 'PARKED':
       // A 402 carries the service's error; the reserve parks with a reason of its own and no refusal.
-      parts.push(error === undefined && text(entry['reason']) !== undefined ? text(entry['reason'])! : 'insufficient balance: top up, then run "npx sms-relay redrive"');
+      parts.push(
+        error === undefined && text(entry['reason']) !== undefined
+          ? text(entry['reason'])!
+          : 'insufficient balance: top up, then run "npx sms-relay redrive"',
+      );
       break;
     default:
       if (text(entry['reason']) !== undefined) parts.push(text(entry['reason'])!);
@@ -125,7 +139,8 @@ function describeSend(entry: LogEntry): string {
 function describeCircuit(entry: LogEntry): string {
   const since = clock(entry['since']);
   if (entry['circuit'] === 'open') {
-    const failures = typeof entry['failures'] === 'number' ? `${entry['failures']} sends failed in a row` : 'sends failed';
+    const failures =
+      typeof entry['failures'] === 'number' ? `${entry['failures']} sends failed in a row` : 'sends failed';
     const last = text(entry['lastError']);
     return `SMS service unreachable since ${since} (${failures}${last === undefined ? '' : `, last ${last}`}): sends paused, messages wait PENDING; probing the balance endpoint`;
   }
@@ -160,7 +175,8 @@ function generic(time: string, level: string, entry: LogEntry): string {
     .filter(([key]) => !STANDARD_KEYS.has(key))
     .map(([key, value]) => `${key}=${attributeText(key, value)}`)
     .join(' ');
-  const shown = attributes.length > MAX_ATTRIBUTES_LENGTH ? `${attributes.slice(0, MAX_ATTRIBUTES_LENGTH)}…` : attributes;
+  const shown =
+    attributes.length > MAX_ATTRIBUTES_LENGTH ? `${attributes.slice(0, MAX_ATTRIBUTES_LENGTH)}…` : attributes;
   return `${time}  ${level.toLowerCase().padEnd(7)}  ${entry.message}${shown === '' ? '' : `  ${shown}`}`;
 }
 

@@ -17,7 +17,13 @@ import { defaultSourceFetch } from '../../functions/relay/https-get';
 import type { SourceFetch } from '../../functions/core/sources/types';
 import { localDocumentsFetch } from './local-documents';
 import { localClock } from './local-clock';
-import { type RelayContext, type RelayLogger, type RelayMetrics, type RetryPolicy, staleSendingProblem } from '../../functions/relay/ports';
+import {
+  type RelayContext,
+  type RelayLogger,
+  type RelayMetrics,
+  type RetryPolicy,
+  staleSendingProblem,
+} from '../../functions/relay/ports';
 import { reportUndecodable } from '../../functions/relay/undecodable';
 import type { MessageStore } from '../../functions/store';
 import { sendMessage } from '../../functions/relay/sender';
@@ -101,7 +107,10 @@ export interface RunningRuntime {
  * await runtime.stopped;
  * ```
  */
-export async function startRuntime(settings: RuntimeSettings, { verbose = false }: RuntimeOptions = {}): Promise<RunningRuntime> {
+export async function startRuntime(
+  settings: RuntimeSettings,
+  { verbose = false }: RuntimeOptions = {},
+): Promise<RunningRuntime> {
   const setup = checkSetup(settings);
   const cleanup = newCleanup();
   try {
@@ -113,10 +122,20 @@ export async function startRuntime(settings: RuntimeSettings, { verbose = false 
     const logger = createTerminalLogger(setup.terminal, { verbose, json: settings.jsonLogs });
     const local = await openRuntimeStore(settings, setup, logger, storeWatch);
     cleanup.add('store', () => local.close());
-    const sandbox = settings.providerBaseUrl === undefined ? await startLocalSandbox(setup.loaded, setup.providerApiKey) : undefined;
+    const sandbox =
+      settings.providerBaseUrl === undefined ? await startLocalSandbox(setup.loaded, setup.providerApiKey) : undefined;
     if (sandbox !== undefined) cleanup.add('sandbox', () => sandbox.close());
     const providerBaseUrl = settings.providerBaseUrl ?? sandbox!.baseUrl;
-    const started: StartedRuntime = { settings, setup, url, local, sandbox, providerBaseUrl, startedAt: new Date().toISOString(), consoleSecret: newConsoleSecret() };
+    const started: StartedRuntime = {
+      settings,
+      setup,
+      url,
+      local,
+      sandbox,
+      providerBaseUrl,
+      startedAt: new Date().toISOString(),
+      consoleSecret: newConsoleSecret(),
+    };
     const context = runtimeContext(started, logger);
     const problem = reportProblem(setup.terminal);
     const sender = startSender(context, problem);
@@ -161,7 +180,8 @@ function checkSetup(settings: RuntimeSettings): RuntimeSetup {
   const configText = readConfigText(settings.configPath);
   const loaded = loadConfig(configText, settings.configPath);
   const stale = staleSendingProblem(settings.policy.staleSendingMs, loaded.config.provider.timeoutMs);
-  if (stale !== undefined) throw invalidSetting('STALE_SENDING_MS', stale.replace(/^STALE_SENDING_MS \((\d+)\) /, '$1 '));
+  if (stale !== undefined)
+    throw invalidSetting('STALE_SENDING_MS', stale.replace(/^STALE_SENDING_MS \((\d+)\) /, '$1 '));
   const balanceSchedule = localSchedule(loaded.config.balance?.schedule ?? BALANCE_SCHEDULE);
   const secrets = ensureSecretsFile(settings.secretsPath, loaded);
   assertUsableSecrets(settings.secretsPath, loaded, secrets.values);
@@ -207,7 +227,12 @@ function watchStore(terminal: RuntimeSetup['terminal']) {
   };
 }
 
-async function openRuntimeStore(settings: RuntimeSettings, { clock }: RuntimeSetup, logger: RelayLogger, storeWatch: ReturnType<typeof watchStore>): Promise<LocalStore> {
+async function openRuntimeStore(
+  settings: RuntimeSettings,
+  { clock }: RuntimeSetup,
+  logger: RelayLogger,
+  storeWatch: ReturnType<typeof watchStore>,
+): Promise<LocalStore> {
   return await openLocalStore({
     dataDir: settings.dataDir,
     tableName: settings.tableName,
@@ -219,7 +244,10 @@ async function openRuntimeStore(settings: RuntimeSettings, { clock }: RuntimeSet
 }
 
 /** The relay context of the runtime's operations, on the runtime's store and SMS service. */
-function runtimeContext({ settings, setup, url, local, providerBaseUrl }: StartedRuntime, logger: RelayLogger): RelayContext {
+function runtimeContext(
+  { settings, setup, url, local, providerBaseUrl }: StartedRuntime,
+  logger: RelayLogger,
+): RelayContext {
   return createLocalContext({
     loaded: setup.loaded,
     store: withCrashPoint(local.store, settings.crashAt),
@@ -229,7 +257,9 @@ function runtimeContext({ settings, setup, url, local, providerBaseUrl }: Starte
     logger,
     policy: settings.policy,
     clock: setup.clock,
-    ...(settings.localDocumentsPath === undefined ? {} : { fetch: localDocumentsFetch(settings.localDocumentsPath, defaultSourceFetch) }),
+    ...(settings.localDocumentsPath === undefined
+      ? {}
+      : { fetch: localDocumentsFetch(settings.localDocumentsPath, defaultSourceFetch) }),
     publicUrl: url,
   });
 }
@@ -265,7 +295,13 @@ function startSender(context: RelayContext, problem: Problem): SendQueue {
 }
 
 /** Routes the HTTP server: webhooks to ingest (then the send queue), the CLI's and the console's requests to the store. */
-function attachRelay(relay: RelayServer, context: RelayContext, sender: SendQueue, problem: Problem, { settings, setup, url, local, sandbox, providerBaseUrl, startedAt, consoleSecret }: StartedRuntime): ConsoleAccess {
+function attachRelay(
+  relay: RelayServer,
+  context: RelayContext,
+  sender: SendQueue,
+  problem: Problem,
+  { settings, setup, url, local, sandbox, providerBaseUrl, startedAt, consoleSecret }: StartedRuntime,
+): ConsoleAccess {
   const { loaded, terminal, clock } = setup;
   const listings = takeTurns({ maxShare: LISTINGS_MAX_SHARE });
   const consoleAccess = createConsoleAccess({ forwardSecret: consoleSecret });
@@ -297,7 +333,10 @@ function attachRelay(relay: RelayServer, context: RelayContext, sender: SendQueu
     console: createConsoleHandler({
       access: consoleAccess,
       api: consoleApi,
-      onSignIn: () => terminal.print(`${clockNow()}  console  a browser signed in; next one-time link: ${consoleAccess.newLink(url)}`),
+      onSignIn: () =>
+        terminal.print(
+          `${clockNow()}  console  a browser signed in; next one-time link: ${consoleAccess.newLink(url)}`,
+        ),
       onError: (error) => problem('console request failed', error),
     }),
   });
@@ -305,17 +344,31 @@ function attachRelay(relay: RelayServer, context: RelayContext, sender: SendQueu
 }
 
 /** Timers in place of the EventBridge schedules: the sweeper and the balance watch. */
-function startTimers(context: RelayContext, sender: SendQueue, problem: Problem, { settings, setup }: StartedRuntime): Repeating[] {
+function startTimers(
+  context: RelayContext,
+  sender: SendQueue,
+  problem: Problem,
+  { settings, setup }: StartedRuntime,
+): Repeating[] {
   return [
     // Due records go to the send queue, so a backlog (a restart after a crash) leaves at the sender's
     // rate; sending inside the sweep made the next sweep wait nine times the whole backlog's send time.
-    repeat(async () => void (await sweep(context, { pendingGraceMs: 0, limit: LOCAL_SWEEP_PAGE, dispatch: (ids) => sender.feed(ids), digests: { graceMs: DIGEST.localGraceMs } })), {
-      intervalMs: settings.sweepIntervalMs,
-      maxShare: SWEEPER_MAX_SHARE,
-      maxIntervalMs: SWEEPER_MAX_PAUSE_MS,
-      immediately: true,
-      onError: (error) => problem('the sweeper failed', error),
-    }),
+    repeat(
+      async () =>
+        void (await sweep(context, {
+          pendingGraceMs: 0,
+          limit: LOCAL_SWEEP_PAGE,
+          dispatch: (ids) => sender.feed(ids),
+          digests: { graceMs: DIGEST.localGraceMs },
+        })),
+      {
+        intervalMs: settings.sweepIntervalMs,
+        maxShare: SWEEPER_MAX_SHARE,
+        maxIntervalMs: SWEEPER_MAX_PAUSE_MS,
+        immediately: true,
+        onError: (error) => problem('the sweeper failed', error),
+      },
+    ),
     repeat(async () => void (await checkBalance(context)), {
       intervalMs: setup.balanceSchedule.intervalMs,
       immediately: true,
@@ -324,11 +377,19 @@ function startTimers(context: RelayContext, sender: SendQueue, problem: Problem,
   ];
 }
 
-function printBanner(consoleAccess: ConsoleAccess, { settings, setup: { loaded, secrets, balanceSchedule, terminal }, url, sandbox, providerBaseUrl }: StartedRuntime): void {
+function printBanner(
+  consoleAccess: ConsoleAccess,
+  { settings, setup: { loaded, secrets, balanceSchedule, terminal }, url, sandbox, providerBaseUrl }: StartedRuntime,
+): void {
   const exampleRoute = [...loaded.routes.values()].find((route) => route.pack.name === 'generic');
   // A new user's next step: a signed route and an example payload of its source, ready to paste.
-  const signedRoute = [...loaded.routes.values()].find((route) => route.pack.name !== 'generic' && examplePayloads(FIXTURES_DIR, route.pack.name).length > 0);
-  const signedPayload = signedRoute === undefined ? undefined : join(FIXTURES_DIR, signedRoute.pack.name, examplePayloads(FIXTURES_DIR, signedRoute.pack.name)[0]!);
+  const signedRoute = [...loaded.routes.values()].find(
+    (route) => route.pack.name !== 'generic' && examplePayloads(FIXTURES_DIR, route.pack.name).length > 0,
+  );
+  const signedPayload =
+    signedRoute === undefined
+      ? undefined
+      : join(FIXTURES_DIR, signedRoute.pack.name, examplePayloads(FIXTURES_DIR, signedRoute.pack.name)[0]!);
   terminal.printVerbatim(
     renderBanner({
       url,
@@ -343,8 +404,17 @@ function printBanner(consoleAccess: ConsoleAccess, { settings, setup: { loaded, 
       secretsAdded: secrets.added,
       dataDir: displayPath(settings.dataDir),
       balanceSchedule: balanceSchedule.description,
-      example: exampleRoute === undefined ? undefined : { route: exampleRoute.id, secretName: exampleRoute.config.secret, secretsFile: resolve(settings.secretsPath) },
-      ...(signedPayload === undefined ? {} : { signedExample: { route: signedRoute!.id, payload: displayPath(signedPayload) } }),
+      example:
+        exampleRoute === undefined
+          ? undefined
+          : {
+              route: exampleRoute.id,
+              secretName: exampleRoute.config.secret,
+              secretsFile: resolve(settings.secretsPath),
+            },
+      ...(signedPayload === undefined
+        ? {}
+        : { signedExample: { route: signedRoute!.id, payload: displayPath(signedPayload) } }),
     }),
   );
 }
@@ -359,7 +429,14 @@ interface StopperInput {
 }
 
 /** The runtime's `stop` (idempotent) and `stopped`: no new webhooks, sends in flight finish within the shutdown time-out, then everything closes. */
-function stopper({ relay, sender, timers, cleanup, terminal, settings }: StopperInput): Pick<RunningRuntime, 'stop' | 'stopped'> {
+function stopper({
+  relay,
+  sender,
+  timers,
+  cleanup,
+  terminal,
+  settings,
+}: StopperInput): Pick<RunningRuntime, 'stop' | 'stopped'> {
   let resolveStopped!: () => void;
   const stopped = new Promise<void>((resolve) => (resolveStopped = resolve));
   let stopping: Promise<void> | undefined;
@@ -371,8 +448,14 @@ function stopper({ relay, sender, timers, cleanup, terminal, settings }: Stopper
         sender.stop();
         await Promise.all([...timers.map(async (timer) => await timer.stop()), sender.idle(), closing]);
       })();
-      const finished = await Promise.race([drained.then(() => true), delay(settings.shutdownTimeoutMs).then(() => false)]);
-      if (!finished) terminal.printError(`${clockNow()}  warning  sends still in flight after ${settings.shutdownTimeoutMs / 1000} s; stopping anyway`);
+      const finished = await Promise.race([
+        drained.then(() => true),
+        delay(settings.shutdownTimeoutMs).then(() => false),
+      ]);
+      if (!finished)
+        terminal.printError(
+          `${clockNow()}  warning  sends still in flight after ${settings.shutdownTimeoutMs / 1000} s; stopping anyway`,
+        );
       withdrawRuntime(settings.dataDir);
       terminal.print(`${clockNow()}  stopped`);
       await cleanup.unwind({ keepStore: !finished });
@@ -416,11 +499,25 @@ export interface LocalContextInput {
  * await ingestWebhook(context, request);
  * ```
  */
-export function createLocalContext({ loaded, store, secretsPath, providerBaseUrl, providerApiKey, logger, policy, fetch, clock = () => new Date(), publicUrl }: LocalContextInput): RelayContext {
+export function createLocalContext({
+  loaded,
+  store,
+  secretsPath,
+  providerBaseUrl,
+  providerApiKey,
+  logger,
+  policy,
+  fetch,
+  clock = () => new Date(),
+  publicUrl,
+}: LocalContextInput): RelayContext {
   const secrets = createFileSecretSource(secretsPath);
   const { timeoutMs } = loaded.config.provider;
   return {
-    config: { ...loaded, config: { ...loaded.config, provider: { ...loaded.config.provider, baseUrl: providerBaseUrl } } },
+    config: {
+      ...loaded,
+      config: { ...loaded.config, provider: { ...loaded.config.provider, baseUrl: providerBaseUrl } },
+    },
     store,
     secrets,
     sms: createSmsClientSource({ secrets, baseUrl: providerBaseUrl, timeoutMs, apiKey: providerApiKey }),
@@ -435,7 +532,9 @@ export function createLocalContext({ loaded, store, secretsPath, providerBaseUrl
 
 async function startLocalSandbox(loaded: LoadedConfig, apiKey: string): Promise<RunningSandbox> {
   const { defaultSenderId } = loaded.config.provider;
-  const routeSenderIds = [...loaded.routes.values()].flatMap((route) => (route.config.senderId === undefined ? [] : [route.config.senderId]));
+  const routeSenderIds = [...loaded.routes.values()].flatMap((route) =>
+    route.config.senderId === undefined ? [] : [route.config.senderId],
+  );
   const senderIds = [...new Set([...(defaultSenderId === undefined ? [] : [defaultSenderId]), ...routeSenderIds])];
   return await startSandbox({
     apiKey,
@@ -453,10 +552,19 @@ interface HealthInput {
   readonly startedAt: string;
 }
 
-async function health({ local, settings, providerBaseUrl, sandbox, loaded, startedAt }: HealthInput): Promise<HealthReport> {
+async function health({
+  local,
+  settings,
+  providerBaseUrl,
+  sandbox,
+  loaded,
+  startedAt,
+}: HealthInput): Promise<HealthReport> {
   let reachable: boolean;
   try {
-    reachable = (await local.client.send(new DescribeTableCommand({ TableName: settings.tableName }))).Table?.TableStatus === 'ACTIVE';
+    reachable =
+      (await local.client.send(new DescribeTableCommand({ TableName: settings.tableName }))).Table?.TableStatus ===
+      'ACTIVE';
   } catch {
     reachable = false;
   }

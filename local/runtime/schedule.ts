@@ -78,7 +78,10 @@ export interface RepeatOptions {
  * await sweeping.stop();
  * ```
  */
-export function repeat(task: () => Promise<void>, { intervalMs, immediately = false, onError, maxShare = 1, maxIntervalMs = Number.POSITIVE_INFINITY }: RepeatOptions): Repeating {
+export function repeat(
+  task: () => Promise<void>,
+  { intervalMs, immediately = false, onError, maxShare = 1, maxIntervalMs = Number.POSITIVE_INFINITY }: RepeatOptions,
+): Repeating {
   let stopped = false;
   let timer: NodeJS.Timeout | undefined;
   let running: Promise<void> | undefined;
@@ -91,7 +94,11 @@ export function repeat(task: () => Promise<void>, { intervalMs, immediately = fa
       .finally(() => {
         running = undefined;
         const took = performance.now() - started;
-        if (!stopped) timer = setTimeout(run, Math.min(Math.max(intervalMs, maxIntervalMs), Math.max(intervalMs, (took * (1 - maxShare)) / maxShare)));
+        if (!stopped)
+          timer = setTimeout(
+            run,
+            Math.min(Math.max(intervalMs, maxIntervalMs), Math.max(intervalMs, (took * (1 - maxShare)) / maxShare)),
+          );
       });
   };
   timer = setTimeout(run, immediately ? 0 : intervalMs);

@@ -95,9 +95,16 @@ export function ensureSecretsFile(path: string, loaded: LoadedConfig): SecretsFi
  */
 export function secretsFileProblems(loaded: LoadedConfig, values: Readonly<Record<string, string>>): string[] {
   const key = Object.hasOwn(values, PROVIDER_API_KEY_NAME) ? values[PROVIDER_API_KEY_NAME] : undefined;
-  const keyProblem = key === undefined ? 'is missing: add a value with this name' : key === '' ? 'is empty: the SMS service would refuse every send' : undefined;
+  const keyProblem =
+    key === undefined
+      ? 'is missing: add a value with this name'
+      : key === ''
+        ? 'is empty: the SMS service would refuse every send'
+        : undefined;
   return [
-    ...(keyProblem === undefined ? [] : [`secret "${PROVIDER_API_KEY_NAME}" (the SMS service's API key): ${keyProblem}`]),
+    ...(keyProblem === undefined
+      ? []
+      : [`secret "${PROVIDER_API_KEY_NAME}" (the SMS service's API key): ${keyProblem}`]),
     ...routeSecretProblems(loaded.routes.values(), values),
   ];
 }
@@ -113,7 +120,11 @@ export function secretsFileProblems(loaded: LoadedConfig, values: Readonly<Recor
  * assertUsableSecrets(secrets.path, loaded, secrets.values);
  * ```
  */
-export function assertUsableSecrets(path: string, loaded: LoadedConfig, values: Readonly<Record<string, string>>): void {
+export function assertUsableSecrets(
+  path: string,
+  loaded: LoadedConfig,
+  values: Readonly<Record<string, string>>,
+): void {
   const problems = routeSecretProblems(loaded.routes.values(), values);
   if (problems.length > 0) throw new RuntimeError(secretsFileProblem(path, problems.join('; ')));
 }
@@ -125,7 +136,12 @@ export function assertUsableSecrets(path: string, loaded: LoadedConfig, values: 
  */
 export function readExistingSecrets(path: string): Readonly<Record<string, string>> {
   if (!existsSync(path)) {
-    throw new RuntimeError(secretsFileProblem(path, 'does not exist; "npm start" creates it on first run, or point --secrets / RELAY_SECRETS_FILE at yours'));
+    throw new RuntimeError(
+      secretsFileProblem(
+        path,
+        'does not exist; "npm start" creates it on first run, or point --secrets / RELAY_SECRETS_FILE at yours',
+      ),
+    );
   }
   return readExisting(path);
 }

@@ -53,7 +53,10 @@ export function createSendQueue({ send, concurrency, onError, now = Date.now }: 
     while (!stopped && inFlight.size < concurrency && queue.length > 0) {
       const id = queue.shift()!;
       const sending: Promise<void> = send(id)
-        .then(() => undefined, (error: unknown) => onError(id, error))
+        .then(
+          () => undefined,
+          (error: unknown) => onError(id, error),
+        )
         .finally(() => {
           inFlight.delete(sending);
           known.delete(id);
@@ -76,11 +79,14 @@ export function createSendQueue({ send, concurrency, onError, now = Date.now }: 
   const feedAt = (id: string, at: Date): void => {
     if (stopped) return;
     // A timer may fire a millisecond early, and a claim before `nextAttemptAt` skips the record.
-    const timer = setTimeout(() => {
-      timers.delete(timer);
-      if (now() < at.getTime()) feedAt(id, at);
-      else feed([id]);
-    }, Math.max(0, at.getTime() - now()) + 1);
+    const timer = setTimeout(
+      () => {
+        timers.delete(timer);
+        if (now() < at.getTime()) feedAt(id, at);
+        else feed([id]);
+      },
+      Math.max(0, at.getTime() - now()) + 1,
+    );
     // A pending retry must not keep the process alive: the record waits in the table.
     timer.unref();
     timers.add(timer);

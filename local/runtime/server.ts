@@ -3,13 +3,44 @@ import { answerAckLink, answerWebhook, isAckPath, isHookPath } from '../../funct
 import type { IngestAnswer, IngestRequest } from '../../functions/relay/ingest';
 import { type MessageRecord, type MessageStore, StoreError } from '../../functions/store';
 import { isConsolePath } from '../console/http';
-import { consoleRefusal, createGuardedServer, createRouter, routeTable, HTTP_LIMITS, HttpError, isLocalRequest, isUnder, parseJson, parseRequest, queryObject, readBody, readLimited, requestPath, requestQuery, sendError, sendJson, sendText, type HttpLimits } from '../http';
+import {
+  consoleRefusal,
+  createGuardedServer,
+  createRouter,
+  routeTable,
+  HTTP_LIMITS,
+  HttpError,
+  isLocalRequest,
+  isUnder,
+  parseJson,
+  parseRequest,
+  queryObject,
+  readBody,
+  readLimited,
+  requestPath,
+  requestQuery,
+  sendError,
+  sendJson,
+  sendText,
+  type HttpLimits,
+} from '../http';
 import { listen } from '../shared/listen';
 import { RUNTIME_FILE } from '../shared/discovery';
 import { ACKNOWLEDGED_BY_CLI, RELAY_PREFIX } from '../shared/record-access';
 import { IncidentState } from '../../functions/core/paging/incident';
 import type { Turns } from './turns';
-import { AckRequest, MuteRequest, OverrideRequest, OverridesQuery, queryRecords, RecordListQuery, RedriveRequest, requeueRecords, toRecordView, UnmuteRequest } from '../records';
+import {
+  AckRequest,
+  MuteRequest,
+  OverrideRequest,
+  OverridesQuery,
+  queryRecords,
+  RecordListQuery,
+  RedriveRequest,
+  requeueRecords,
+  toRecordView,
+  UnmuteRequest,
+} from '../records';
 import type { OnCallDirectory } from '../../functions/core/oncall/schedule';
 
 const MAX_CONTROL_BODY_BYTES = 64 * 1024;
@@ -155,7 +186,11 @@ const RELAY_ROUTES = routeTable<RelayCall>()({
 });
 const relayRoute = createRouter(RELAY_ROUTES);
 
-async function handle(request: IncomingMessage, response: ServerResponse, dependencies: RelayServerDependencies): Promise<void> {
+async function handle(
+  request: IncomingMessage,
+  response: ServerResponse,
+  dependencies: RelayServerDependencies,
+): Promise<void> {
   const path = requestPath(request.url);
   const method = request.method ?? 'GET';
   // Routed by the edge, as on Lambda.
@@ -170,14 +205,23 @@ async function handle(request: IncomingMessage, response: ServerResponse, depend
   if (refusal !== undefined) return sendJson(response, 403, { error: refusal });
   if (relay && !dependencies.isOperator(request.headers.authorization)) {
     request.resume();
-    return sendJson(response, 401, { error: `unauthorized: send Authorization: Bearer <consoleSecret of ${RUNTIME_FILE}> (sms-relay logs, redrive and mute do)` }, { headers: { 'www-authenticate': 'Bearer' } });
+    return sendJson(
+      response,
+      401,
+      {
+        error: `unauthorized: send Authorization: Bearer <consoleSecret of ${RUNTIME_FILE}> (sms-relay logs, redrive and mute do)`,
+      },
+      { headers: { 'www-authenticate': 'Bearer' } },
+    );
   }
   // The console routes its own paths (`createConsoleHandler`).
-  if (dependencies.console !== undefined && isConsolePath(path)) return await dependencies.console(request, response, path);
+  if (dependencies.console !== undefined && isConsolePath(path))
+    return await dependencies.console(request, response, path);
   const found = relayRoute(method, path);
   if (found === undefined) return sendJson(response, 404, { error: `not found: ${method} ${path}` });
   // `/health`'s HEAD line is GET's twin, so Allow names only GET (what clients were always told).
-  if (found.handler === undefined) return methodNotAllowed(response, found.allowed.filter((allowed) => allowed !== 'HEAD').join(', '));
+  if (found.handler === undefined)
+    return methodNotAllowed(response, found.allowed.filter((allowed) => allowed !== 'HEAD').join(', '));
   await found.handler({ request, response, dependencies }, found.params);
 }
 
@@ -187,7 +231,12 @@ async function health({ response, dependencies }: RelayCall): Promise<void> {
 }
 
 /** A translation to and from `answerWebhook` (functions/relay/edge.ts), as the Lambda handler is. */
-async function handleWebhook(request: IncomingMessage, response: ServerResponse, dependencies: RelayServerDependencies, path: string): Promise<void> {
+async function handleWebhook(
+  request: IncomingMessage,
+  response: ServerResponse,
+  dependencies: RelayServerDependencies,
+  path: string,
+): Promise<void> {
   const { maxBodyBytes, ingest, onError, onWebhook, onAccepted, clock = () => new Date() } = dependencies;
   const receivedAt = clock();
   const method = request.method ?? 'GET';
@@ -196,11 +245,18 @@ async function handleWebhook(request: IncomingMessage, response: ServerResponse,
     const bytes = await readLimited(request, maxBodyBytes);
     return bytes === undefined ? undefined : new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   };
-  const headers = Array.from({ length: request.rawHeaders.length >> 1 }, (_, index) => [request.rawHeaders[2 * index]!, request.rawHeaders[2 * index + 1]!] as const);
-  const edge = await answerWebhook({ method, path, headers, query: requestQuery(request.url), body, receivedAt }, ingest, {
-    maxBodyBytes,
-    onError: (route, error) => onError(`webhook on route ${route} not recorded`, error),
-  });
+  const headers = Array.from(
+    { length: request.rawHeaders.length >> 1 },
+    (_, index) => [request.rawHeaders[2 * index]!, request.rawHeaders[2 * index + 1]!] as const,
+  );
+  const edge = await answerWebhook(
+    { method, path, headers, query: requestQuery(request.url), body, receivedAt },
+    ingest,
+    {
+      maxBodyBytes,
+      onError: (route, error) => onError(`webhook on route ${route} not recorded`, error),
+    },
+  );
   sendJson(response, edge.status, edge.body, { headers: edge.headers });
   if (edge.route === undefined || edge.status === 405) return;
   const { answer } = edge;
@@ -210,18 +266,36 @@ async function handleWebhook(request: IncomingMessage, response: ServerResponse,
   }
   const refusal = answer.outcome === 'refused';
   // A refusal with a reason prints its error as the outcome (`401 unauthorized: …`); one without, the error as the reason.
-  onWebhook({ route: edge.route, status: answer.status, outcome: refusal ? (answer.reason === undefined ? undefined : answer.error) : answer.outcome, reason: answer.reason ?? (refusal ? answer.error : undefined), ids: answer.ids });
+  onWebhook({
+    route: edge.route,
+    status: answer.status,
+    outcome: refusal ? (answer.reason === undefined ? undefined : answer.error) : answer.outcome,
+    reason: answer.reason ?? (refusal ? answer.error : undefined),
+    ids: answer.ids,
+  });
   // A duplicate's record may still be PENDING (the runtime that first took it was killed before
   // sending): offered to the sender again, whose conditional claim skips it unless it is due.
-  if ((answer.outcome === 'accepted' || answer.outcome === 'duplicate') && answer.ids.length > 0) onAccepted(answer.ids);
+  if ((answer.outcome === 'accepted' || answer.outcome === 'duplicate') && answer.ids.length > 0)
+    onAccepted(answer.ids);
 }
 
 /** The acknowledge link, as the Lambda handler answers it (functions/relay/edge.ts). */
-async function handleAck(request: IncomingMessage, response: ServerResponse, { store }: RelayServerDependencies, path: string): Promise<void> {
+async function handleAck(
+  request: IncomingMessage,
+  response: ServerResponse,
+  { store }: RelayServerDependencies,
+  path: string,
+): Promise<void> {
   request.resume();
-  const { status, headers, html } = await answerAckLink({ method: request.method ?? 'GET', path, receivedAt: new Date() }, store);
+  const { status, headers, html } = await answerAckLink(
+    { method: request.method ?? 'GET', path, receivedAt: new Date() },
+    store,
+  );
   const { 'content-type': type, ...rest } = headers;
-  sendText(response, status, request.method === 'HEAD' ? '' : html, { ...(type === undefined ? {} : { type }), headers: rest });
+  sendText(response, status, request.method === 'HEAD' ? '' : html, {
+    ...(type === undefined ? {} : { type }),
+    headers: rest,
+  });
 }
 
 async function handleRecords({ request, response, dependencies: { store, listings } }: RelayCall): Promise<void> {
@@ -242,8 +316,12 @@ async function handleRedrive({ request, response, dependencies }: RelayCall): Pr
 /** The JSON body of a `/_relay` POST, read within its cap. */
 async function controlBody(request: IncomingMessage): Promise<unknown> {
   // A browser cannot send this content type cross-origin without a preflight this server never approves.
-  if (!(request.headers['content-type'] ?? '').toLowerCase().startsWith('application/json')) throw new HttpError(415, 'send application/json');
-  const body = await readBody(request, { limitBytes: MAX_CONTROL_BODY_BYTES, tooLarge: `body over ${MAX_CONTROL_BODY_BYTES} bytes` });
+  if (!(request.headers['content-type'] ?? '').toLowerCase().startsWith('application/json'))
+    throw new HttpError(415, 'send application/json');
+  const body = await readBody(request, {
+    limitBytes: MAX_CONTROL_BODY_BYTES,
+    tooLarge: `body over ${MAX_CONTROL_BODY_BYTES} bytes`,
+  });
   return parseJson(body, { invalid: 'the body is not valid JSON' });
 }
 
@@ -288,7 +366,11 @@ async function listIncidents({ response, dependencies: { store } }: RelayCall): 
 /** `POST /_relay/ack` (`sms-relay ack`). */
 async function acknowledge({ request, response, dependencies: { store } }: RelayCall): Promise<void> {
   const { incident } = parseRequest(AckRequest, await controlBody(request));
-  sendJson(response, 200, await store.closeIncident(incident, { state: IncidentState.Acknowledged, by: ACKNOWLEDGED_BY_CLI }));
+  sendJson(
+    response,
+    200,
+    await store.closeIncident(incident, { state: IncidentState.Acknowledged, by: ACKNOWLEDGED_BY_CLI }),
+  );
 }
 
 /** `GET /_relay/overrides?schedules=ops,db`: the on-call overrides in force (`sms-relay oncall` while the runtime holds the store). */
@@ -300,9 +382,12 @@ async function listOverrides({ request, response, dependencies: { store } }: Rel
 /** `POST /_relay/overrides` `{schedule, person, forSeconds, reason}`: sets one. */
 async function overrideOnCall({ request, response, dependencies: { store, onCall } }: RelayCall): Promise<void> {
   const { schedule, person, forSeconds, reason } = parseRequest(OverrideRequest, await controlBody(request));
-  if (onCall !== undefined && !onCall.schedules.has(schedule)) throw new HttpError(400, `unknown schedule "${schedule}"`);
+  if (onCall !== undefined && !onCall.schedules.has(schedule))
+    throw new HttpError(400, `unknown schedule "${schedule}"`);
   if (onCall !== undefined && !onCall.people.has(person)) throw new HttpError(400, `unknown person "${person}"`);
-  sendJson(response, 200, { override: await refusedByStore(store.overrideOnCall({ schedule, person, forSeconds, reason })) });
+  sendJson(response, 200, {
+    override: await refusedByStore(store.overrideOnCall({ schedule, person, forSeconds, reason })),
+  });
 }
 
 function methodNotAllowed(response: ServerResponse, allow: string): void {

@@ -18,12 +18,23 @@ export type { SignInput } from '../../functions/core/sources/types';
  * await fetch(`${url}/hooks/github`, { method: 'POST', headers, body });
  * ```
  */
-export function signWebhook(source: string, input: SignInput, packs: Readonly<Record<string, SourcePack>> = SOURCES): Record<string, string> {
-  if (!Object.hasOwn(packs, source)) throw new RuntimeError(`no signer for source "${source}"; known sources: ${Object.keys(packs).join(', ')}`);
-  const generated: Record<string, string> = { 'Content-Type': contentTypeOf(input.body), ...packs[source]!.sign(input) };
+export function signWebhook(
+  source: string,
+  input: SignInput,
+  packs: Readonly<Record<string, SourcePack>> = SOURCES,
+): Record<string, string> {
+  if (!Object.hasOwn(packs, source))
+    throw new RuntimeError(`no signer for source "${source}"; known sources: ${Object.keys(packs).join(', ')}`);
+  const generated: Record<string, string> = {
+    'Content-Type': contentTypeOf(input.body),
+    ...packs[source]!.sign(input),
+  };
   const own = input.headers ?? {};
   const ownNames = new Set(Object.keys(own).map((name) => name.toLowerCase()));
-  return { ...Object.fromEntries(Object.entries(generated).filter(([name]) => !ownNames.has(name.toLowerCase()))), ...own };
+  return {
+    ...Object.fromEntries(Object.entries(generated).filter(([name]) => !ownNames.has(name.toLowerCase()))),
+    ...own,
+  };
 }
 
 function contentTypeOf(body: Uint8Array): string {

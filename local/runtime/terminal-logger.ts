@@ -27,13 +27,19 @@ export interface TerminalLoggerOptions {
  * logger.info('sms', { route: 'notify', state: 'SENT', to: ['2557****678'], segments: 1 });
  * ```
  */
-export function createTerminalLogger(terminal: Terminal, { verbose = false, json = false }: TerminalLoggerOptions = {}): RelayLogger {
+export function createTerminalLogger(
+  terminal: Terminal,
+  { verbose = false, json = false }: TerminalLoggerOptions = {},
+): RelayLogger {
   if (json) return relayLogger(createLogger());
   const write =
     (level: 'debug' | 'info' | 'warn' | 'error') =>
     (message: string, attributes: Record<string, unknown> = {}): void => {
       const entry = JSON.parse(
-        JSON.stringify({ ...attributes, level: level.toUpperCase(), message, timestamp: new Date().toISOString() }, errorsAsText),
+        JSON.stringify(
+          { ...attributes, level: level.toUpperCase(), message, timestamp: new Date().toISOString() },
+          errorsAsText,
+        ),
       ) as LogEntry;
       const line = formatLogEntry(entry, { verbose });
       if (line === undefined) return;
@@ -46,7 +52,11 @@ export function createTerminalLogger(terminal: Terminal, { verbose = false, json
 function errorsAsText(key: string, value: unknown): unknown {
   if (value instanceof Error) {
     const { code } = value as { code?: unknown };
-    return { name: value.name, message: maskingReplacer('message', value.message), ...(typeof code === 'string' ? { code } : {}) };
+    return {
+      name: value.name,
+      message: maskingReplacer('message', value.message),
+      ...(typeof code === 'string' ? { code } : {}),
+    };
   }
   return maskingReplacer(key, value);
 }

@@ -1,4 +1,3 @@
-
 /**
  * What a terminal would act on instead of showing: C0 controls (ESC, CR, BS, …), DEL, C1 controls
  * (0x9b is a one-byte CSI), the line and paragraph separators, and the bidirectional overrides
@@ -19,7 +18,10 @@ const NAMED_ESCAPES: Readonly<Record<string, string>> = { '\n': '\\n', '\r': '\\
  * escapeControlCharacters('\x1b[2J\nforged'); // '\\u001b[2J\\nforged'
  * ```
  */
-export function escapeControlCharacters(text: string, { keepNewlines = false }: { readonly keepNewlines?: boolean } = {}): string {
+export function escapeControlCharacters(
+  text: string,
+  { keepNewlines = false }: { readonly keepNewlines?: boolean } = {},
+): string {
   return text.replace(CONTROL_CHARACTERS, (character) => {
     if (keepNewlines && character === '\n') return character;
     return NAMED_ESCAPES[character] ?? `\\u${character.charCodeAt(0).toString(16).padStart(4, '0')}`;
@@ -50,7 +52,10 @@ export interface Terminal {
  * ```
  */
 export function createTerminal({ redact }: { readonly redact: (text: string) => string }): Terminal {
-  const originals = { stdout: process.stdout.write.bind(process.stdout), stderr: process.stderr.write.bind(process.stderr) };
+  const originals = {
+    stdout: process.stdout.write.bind(process.stdout),
+    stderr: process.stderr.write.bind(process.stderr),
+  };
 
   return {
     printVerbatim: (text) => {

@@ -75,7 +75,9 @@ export class SandboxAccount {
   public setBalance(balance: number): void {
     const units = toMoneyUnits(balance);
     if (units === undefined) {
-      throw new InvalidSandboxOptionsError(`balance must be a finite number ≥ 0 with at most 4 decimals, got ${String(balance)}`);
+      throw new InvalidSandboxOptionsError(
+        `balance must be a finite number ≥ 0 with at most 4 decimals, got ${String(balance)}`,
+      );
     }
     this.#balanceUnits = units;
   }
@@ -87,7 +89,8 @@ export class SandboxAccount {
   public charge(recipientCount: number): Charge {
     const costUnits = recipientCount * this.#priceUnits;
     if (costUnits > this.#balanceUnits) {
-      throw new HttpError(402, 
+      throw new HttpError(
+        402,
         `Insufficient balance: ${recipientCount} recipient(s) × ${this.smsRate} ${this.#currency} = ` +
           `${fromMoneyUnits(costUnits)} ${this.#currency}, balance is ${this.balance} ${this.#currency}`,
       );

@@ -1,6 +1,15 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import { z } from 'zod';
-import { createRouter, crossSiteRefusal, HttpError, isLocalRequest, isLoopbackAddress, readBody, routeTable, sendJson } from '../http';
+import {
+  createRouter,
+  crossSiteRefusal,
+  HttpError,
+  isLocalRequest,
+  isLoopbackAddress,
+  readBody,
+  routeTable,
+  sendJson,
+} from '../http';
 import { InvalidSandboxFaultError, methodNotAllowed, notFound } from './errors';
 import { parseSandboxFault } from './faults';
 import { MAX_BODY_BYTES, parseJsonBody } from './http';
@@ -21,7 +30,8 @@ const outageBodySchema = z.strictObject({
   status: z.number().int().min(500).max(599).default(503),
 });
 
-const outageView = (state: SandboxState) => (state.outage === undefined ? { down: false } : { down: true, ...state.outage });
+const outageView = (state: SandboxState) =>
+  state.outage === undefined ? { down: false } : { down: true, ...state.outage };
 
 const balanceBodySchema = z.strictObject({
   balance: z.number().refine((balance) => toMoneyUnits(balance) !== undefined, {

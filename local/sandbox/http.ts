@@ -27,5 +27,8 @@ export function parseJsonBody(contentType: string | undefined, body: Buffer): un
  * sendError(response, new HttpError(400, 'message is required'));
  */
 export function sendError(response: ServerResponse, error: unknown): void {
-  sendHttpError(response, error, { bodyOf: (message) => ({ success: false, error: message }), internal: 'Internal server error' });
+  sendHttpError(response, error, {
+    bodyOf: (message) => ({ success: false, error: message }),
+    internal: 'Internal server error',
+  });
 }

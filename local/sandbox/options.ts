@@ -58,10 +58,17 @@ export function resolveSandboxOptions({
   }
   if (host.length === 0) throw new InvalidSandboxOptionsError('host must not be empty');
   if (!CURRENCY_CODE.test(currency)) {
-    throw new InvalidSandboxOptionsError(`currency must be a three-letter upper-case code such as TZS, got "${currency}"`);
+    throw new InvalidSandboxOptionsError(
+      `currency must be a three-letter upper-case code such as TZS, got "${currency}"`,
+    );
   }
-  if (senderIds.length === 0 || senderIds.some((senderId) => senderId.trim().length === 0 || senderId !== senderId.trim())) {
-    throw new InvalidSandboxOptionsError('senderIds must be a non-empty list of non-blank names without surrounding spaces');
+  if (
+    senderIds.length === 0 ||
+    senderIds.some((senderId) => senderId.trim().length === 0 || senderId !== senderId.trim())
+  ) {
+    throw new InvalidSandboxOptionsError(
+      'senderIds must be a non-empty list of non-blank names without surrounding spaces',
+    );
   }
   const resolvedDefaultSenderId = defaultSenderId ?? senderIds[0];
   if (resolvedDefaultSenderId === undefined || resolvedDefaultSenderId.trim().length === 0) {
@@ -83,7 +90,9 @@ export function resolveSandboxOptions({
 function amountInUnits(name: string, amount: number): MoneyUnits {
   const units = toMoneyUnits(amount);
   if (units === undefined) {
-    throw new InvalidSandboxOptionsError(`${name} must be a finite number ≥ 0 with at most 4 decimals, got ${String(amount)}`);
+    throw new InvalidSandboxOptionsError(
+      `${name} must be a finite number ≥ 0 with at most 4 decimals, got ${String(amount)}`,
+    );
   }
   return units;
 }

@@ -47,7 +47,10 @@ function parsePhoneNumbers(value: unknown): readonly string[] {
       throw new HttpError(400, `phoneNumbers[${index}] must be a string`);
     }
     if (!PHONE_NUMBER_PATTERN.test(phoneNumber)) {
-      throw new HttpError(400, `phoneNumbers[${index}] must be 255 followed by nine digits (255XXXXXXXXX, no plus sign)`);
+      throw new HttpError(
+        400,
+        `phoneNumbers[${index}] must be 255 followed by nine digits (255XXXXXXXXX, no plus sign)`,
+      );
     }
   });
   return phoneNumbers as readonly string[];

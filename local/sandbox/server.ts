@@ -55,7 +55,9 @@ export async function startSandbox(options: SandboxOptions): Promise<RunningSand
   // Time-outs, keep-alive and the connection cap of the runtime's server (see HTTP_LIMITS).
   const server = createGuardedServer((request, response) => void handle(request, response));
   const port = await listen(server, resolved).catch((error: Error) => {
-    throw new SandboxStartError(`Sandbox could not listen on ${resolved.host}:${resolved.port}: ${error.message}`, { cause: error });
+    throw new SandboxStartError(`Sandbox could not listen on ${resolved.host}:${resolved.port}: ${error.message}`, {
+      cause: error,
+    });
   });
   const baseUrl = `http://${resolved.host.includes(':') ? `[${resolved.host}]` : resolved.host}:${port}`;
 
@@ -101,7 +103,13 @@ function connectionNumbers(): (socket: Socket) => number {
   };
 }
 
-function recordWhenSettled(request: IncomingMessage, response: ServerResponse, path: string, state: SandboxState, connection: number): void {
+function recordWhenSettled(
+  request: IncomingMessage,
+  response: ServerResponse,
+  path: string,
+  state: SandboxState,
+  connection: number,
+): void {
   const at = new Date().toISOString();
   const headers = recordableHeaders(request);
   let recorded = false;

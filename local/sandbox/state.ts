@@ -26,7 +26,14 @@ export class SandboxState {
   readonly #requests: RecordedRequest[] = [];
   readonly #onDelivered: ((message: DeliveredMessage) => void) | undefined;
 
-  public constructor({ balanceUnits, priceUnits, currency, senderIds, defaultSenderId, onDelivered }: ResolvedSandboxOptions) {
+  public constructor({
+    balanceUnits,
+    priceUnits,
+    currency,
+    senderIds,
+    defaultSenderId,
+    onDelivered,
+  }: ResolvedSandboxOptions) {
     this.account = new SandboxAccount({ balanceUnits, priceUnits, currency, senderIds, defaultSenderId });
     this.#onDelivered = onDelivered;
   }

@@ -58,7 +58,13 @@ export interface DeliveredMessage {
 
 export type SandboxFault =
   /** Answer the next `count` sends with this status and error body; nothing is delivered or charged unless `deliver` is true (a 5xx after the SMS went out). */
-  | { readonly kind: 'status'; readonly status: number; readonly count?: number; readonly deliver?: boolean; readonly error?: string }
+  | {
+      readonly kind: 'status';
+      readonly status: number;
+      readonly count?: number;
+      readonly deliver?: boolean;
+      readonly error?: string;
+    }
   /** Hold the next `count` sends for `ms` before handling them normally (they are delivered and charged). */
   | { readonly kind: 'delay'; readonly ms: number; readonly count?: number }
   /** Destroy the connection of the next `count` sends; with `deliver` true the SMS was delivered and charged first. */

@@ -25,7 +25,10 @@ export async function checkAwsAccess(client: AwsClientConfig, environment: strin
     region = await client.config.region();
   } catch (error) {
     // The SDK's own words ("Region is missing") do not say what to do.
-    throw new RuntimeError(`no AWS region for ${relayStackName(environment)}: set AWS_REGION or pass --region (the region the stack is deployed in)`, { cause: error });
+    throw new RuntimeError(
+      `no AWS region for ${relayStackName(environment)}: set AWS_REGION or pass --region (the region the stack is deployed in)`,
+      { cause: error },
+    );
   }
   try {
     await client.config.credentials();
@@ -38,8 +41,16 @@ export async function checkAwsAccess(client: AwsClientConfig, environment: strin
 /** An SDK error that means the caller has no usable credentials (none found, an expired SSO session). */
 export function isCredentialsError(error: unknown): boolean {
   const { name, message } = (error ?? {}) as { name?: unknown; message?: unknown };
-  if (name === 'CredentialsProviderError' || name === 'TokenProviderError' || name === 'ExpiredTokenException' || name === 'ExpiredToken') return true;
-  return typeof message === 'string' && /could not load credentials|sso session .*expired|token .*expired/i.test(message);
+  if (
+    name === 'CredentialsProviderError' ||
+    name === 'TokenProviderError' ||
+    name === 'ExpiredTokenException' ||
+    name === 'ExpiredToken'
+  )
+    return true;
+  return (
+    typeof message === 'string' && /could not load credentials|sso session .*expired|token .*expired/i.test(message)
+  );
 }
 
 /**
@@ -92,13 +103,20 @@ export async function findStackTable(environment: string, { region, client }: St
     } catch (error) {
       if (isCredentialsError(error)) throw noCredentialsError(environment, error);
       if (/does not exist/.test((error as Error).message)) {
-        throw new RuntimeError(`no stack ${stackName} in ${where}: pass --region with the region it is deployed in (or AWS_REGION), or deploy it with npx cdk deploy -c env=${environment}`, { cause: error });
+        throw new RuntimeError(
+          `no stack ${stackName} in ${where}: pass --region with the region it is deployed in (or AWS_REGION), or deploy it with npx cdk deploy -c env=${environment}`,
+          { cause: error },
+        );
       }
-      throw new RuntimeError(`cannot read stack ${stackName} in ${where}: ${(error as Error).message}`, { cause: error });
+      throw new RuntimeError(`cannot read stack ${stackName} in ${where}: ${(error as Error).message}`, {
+        cause: error,
+      });
     }
     const table = stack?.Outputs?.find((output) => output.OutputKey === STACK_OUTPUTS.tableName)?.OutputValue;
     if (table === undefined || table === '') {
-      throw new RuntimeError(`stack ${stackName} in ${where} has no ${STACK_OUTPUTS.tableName} output: deploy this version (npx cdk deploy -c env=${environment}), or pass --table with the table's name`);
+      throw new RuntimeError(
+        `stack ${stackName} in ${where} has no ${STACK_OUTPUTS.tableName} output: deploy this version (npx cdk deploy -c env=${environment}), or pass --table with the table's name`,
+      );
     }
     return table;
   } finally {

@@ -36,7 +36,9 @@ export interface RuntimeAnnouncement {
  * ```
  */
 export function announceRuntime(announcement: RuntimeAnnouncement): void {
-  writeFileSync(join(announcement.dataDir, RUNTIME_FILE), `${JSON.stringify(announcement, null, 2)}\n`, { mode: 0o600 });
+  writeFileSync(join(announcement.dataDir, RUNTIME_FILE), `${JSON.stringify(announcement, null, 2)}\n`, {
+    mode: 0o600,
+  });
 }
 
 /** Removes the announcement, unless another process has written its own since. */
@@ -48,7 +50,8 @@ export function withdrawRuntime(dataDir: string, pid: number = process.pid): voi
 export function readAnnouncement(dataDir: string): RuntimeAnnouncement | undefined {
   try {
     const value = JSON.parse(readFileSync(join(dataDir, RUNTIME_FILE), 'utf8')) as Partial<RuntimeAnnouncement>;
-    if (typeof value.pid !== 'number' || typeof value.url !== 'string' || typeof value.providerBaseUrl !== 'string') return undefined;
+    if (typeof value.pid !== 'number' || typeof value.url !== 'string' || typeof value.providerBaseUrl !== 'string')
+      return undefined;
     return value as RuntimeAnnouncement;
   } catch {
     return undefined;
@@ -66,7 +69,10 @@ export function readAnnouncement(dataDir: string): RuntimeAnnouncement | undefin
  * if (running) await fetch(`${running.url}/_relay/records`, { headers: { authorization: `Bearer ${running.consoleSecret}` } });
  * ```
  */
-export async function findRunningRuntime(dataDir: string, { timeoutMs = 3_000 }: { readonly timeoutMs?: number } = {}): Promise<RuntimeAnnouncement | undefined> {
+export async function findRunningRuntime(
+  dataDir: string,
+  { timeoutMs = 3_000 }: { readonly timeoutMs?: number } = {},
+): Promise<RuntimeAnnouncement | undefined> {
   const announcement = readAnnouncement(dataDir);
   if (announcement === undefined || !isAlive(announcement.pid)) return undefined;
   try {

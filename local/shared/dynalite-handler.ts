@@ -27,7 +27,10 @@ export interface SdkHttpResponse {
  * wrapper of it) answers it exactly as it answers HTTP, signature and CRC checks included.
  */
 export interface DynaliteHandler {
-  handle(request: SdkHttpRequest, options?: { readonly abortSignal?: { readonly aborted: boolean } }): Promise<{ response: SdkHttpResponse }>;
+  handle(
+    request: SdkHttpRequest,
+    options?: { readonly abortSignal?: { readonly aborted: boolean } },
+  ): Promise<{ response: SdkHttpResponse }>;
   updateHttpClientConfig(): void;
   httpHandlerConfigs(): Record<string, never>;
   /** Later requests are refused: the client is being closed with the store. */
@@ -55,7 +58,8 @@ export function createDynaliteHandler(server: Server): DynaliteHandler {
     handle: (request, { abortSignal } = {}) =>
       new Promise((resolve, reject) => {
         if (destroyed) return reject(new RuntimeError('the local store is closed'));
-        if (abortSignal?.aborted === true) return reject(Object.assign(new Error('Request aborted'), { name: 'AbortError' }));
+        if (abortSignal?.aborted === true)
+          return reject(Object.assign(new Error('Request aborted'), { name: 'AbortError' }));
         const incoming = toIncoming(request);
         const outgoing = new InMemoryResponse((response) => resolve({ response }));
         try {
@@ -74,7 +78,8 @@ export function createDynaliteHandler(server: Server): DynaliteHandler {
 function toIncoming({ method, path, query, headers, body }: SdkHttpRequest): Readable {
   const incoming = new Readable({ read: () => undefined });
   const search = new URLSearchParams();
-  for (const [name, value] of Object.entries(query ?? {})) for (const each of value === null ? [''] : [value].flat()) search.append(name, each);
+  for (const [name, value] of Object.entries(query ?? {}))
+    for (const each of value === null ? [''] : [value].flat()) search.append(name, each);
   Object.assign(incoming, {
     method,
     url: search.size === 0 ? path : `${path}?${search.toString()}`,
@@ -126,7 +131,10 @@ class InMemoryResponse extends EventEmitter {
     this.headers.delete(name.toLowerCase());
   }
 
-  public writeHead(statusCode: number, ...rest: (string | Readonly<Record<string, OutgoingHttpHeader>> | undefined)[]): this {
+  public writeHead(
+    statusCode: number,
+    ...rest: (string | Readonly<Record<string, OutgoingHttpHeader>> | undefined)[]
+  ): this {
     this.statusCode = statusCode;
     for (const each of rest) {
       if (typeof each === 'string') this.statusMessage = each;

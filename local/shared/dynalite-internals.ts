@@ -124,7 +124,9 @@ export function dynaliteInternals(): DynaliteInternals {
     db: requireDynalite('./db') as DbModule,
     validations: requireDynalite('./validations') as Validations,
     putItemRules,
-    parsers: ['./db/conditionParser', './db/updateParser', './db/projectionParser'].map((path) => requireDynalite(path) as Parser),
+    parsers: ['./db/conditionParser', './db/updateParser', './db/projectionParser'].map(
+      (path) => requireDynalite(path) as Parser,
+    ),
     Level: (requireDynalite('level') as { Level: LevelConstructor }).Level,
   };
   return loaded;

@@ -59,9 +59,16 @@ export function keepExpressionParses(): void {
       }
       // What this expression uses, whatever an earlier expression of the request used already:
       // parsed with every name and value unused, the parser deletes each one it meets.
-      const unusedNames: Record<string, true> = Object.fromEntries(Object.keys(context.attrNames ?? {}).map((name) => [name, true]));
-      const unusedValues: Record<string, true> = Object.fromEntries(Object.keys(context.attrVals ?? {}).map((value) => [value, true]));
-      const tree = parse(expression, { ...options, context: { ...context, unusedAttrNames: unusedNames, unusedAttrVals: unusedValues } });
+      const unusedNames: Record<string, true> = Object.fromEntries(
+        Object.keys(context.attrNames ?? {}).map((name) => [name, true]),
+      );
+      const unusedValues: Record<string, true> = Object.fromEntries(
+        Object.keys(context.attrVals ?? {}).map((value) => [value, true]),
+      );
+      const tree = parse(expression, {
+        ...options,
+        context: { ...context, unusedAttrNames: unusedNames, unusedAttrVals: unusedValues },
+      });
       const names = Object.keys(context.attrNames ?? {}).filter((name) => !(name in unusedNames));
       const values = Object.keys(context.attrVals ?? {}).filter((value) => !(value in unusedValues));
       for (const name of names) delete context.unusedAttrNames[name];
@@ -74,7 +81,12 @@ export function keepExpressionParses(): void {
 
 /** The request's shape as JSON, which no name or expression can make read as another's. */
 function shapeOf(expression: string, { attrNames = {}, attrVals = {}, isKeyCondition = false }: Context): string {
-  return JSON.stringify([isKeyCondition, expression, Object.entries(attrNames), Object.entries(attrVals).map(([value, typed]) => [value, Object.keys(typed)])]);
+  return JSON.stringify([
+    isKeyCondition,
+    expression,
+    Object.entries(attrNames),
+    Object.entries(attrVals).map(([value, typed]) => [value, Object.keys(typed)]),
+  ]);
 }
 
 /**
@@ -96,7 +108,9 @@ function copyTree(tree: unknown, replace: (node: object) => unknown): unknown {
 
 /** The tree with a marker naming its placeholder where each of this request's value objects was. */
 function withMarkers(tree: unknown, values: Readonly<Record<string, object>>): unknown {
-  const placeholders = new Map<object, string>(Object.entries(values).map(([placeholder, value]) => [value, placeholder]));
+  const placeholders = new Map<object, string>(
+    Object.entries(values).map(([placeholder, value]) => [value, placeholder]),
+  );
   return copyTree(tree, (node) => {
     const placeholder = placeholders.get(node);
     return placeholder === undefined ? undefined : { [VALUE]: placeholder };

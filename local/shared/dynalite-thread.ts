@@ -45,7 +45,10 @@ export interface DynaliteThreadOptions {
  * const client = new DynamoDBClient({ region, endpoint: IN_PROCESS_ENDPOINT, credentials, requestHandler: thread.handler }); // local-store.ts
  * ```
  */
-export async function startDynaliteThread(options: DynaliteOptions, { onFailure }: DynaliteThreadOptions = {}): Promise<DynaliteThread> {
+export async function startDynaliteThread(
+  options: DynaliteOptions,
+  { onFailure }: DynaliteThreadOptions = {},
+): Promise<DynaliteThread> {
   const worker = new Worker(new URL('./dynalite-worker.mjs', import.meta.url), { workerData: options });
   await new Promise<void>((resolve, reject) => {
     const settle = (): void => void worker.off('message', onMessage).off('error', onError).off('exit', onExit);
@@ -68,7 +71,10 @@ export async function startDynaliteThread(options: DynaliteOptions, { onFailure 
   let state: 'running' | 'closing' | 'ended' = 'running';
   let ended: RuntimeError | undefined;
   let lastId = 0;
-  const pending = new Map<number, { readonly resolve: (answer: { response: SdkHttpResponse }) => void; readonly reject: (error: Error) => void }>();
+  const pending = new Map<
+    number,
+    { readonly resolve: (answer: { response: SdkHttpResponse }) => void; readonly reject: (error: Error) => void }
+  >();
   const end = (error: RuntimeError): void => {
     state = 'ended';
     ended ??= error;
@@ -97,11 +103,15 @@ export async function startDynaliteThread(options: DynaliteOptions, { onFailure 
     handle: ({ method, path, query, headers, body }, { abortSignal } = {}) =>
       new Promise((resolve, reject) => {
         if (state !== 'running') return reject(ended ?? new RuntimeError('the local store is closed'));
-        if (abortSignal?.aborted === true) return reject(Object.assign(new Error('Request aborted'), { name: 'AbortError' }));
+        if (abortSignal?.aborted === true)
+          return reject(Object.assign(new Error('Request aborted'), { name: 'AbortError' }));
         const id = ++lastId;
         pending.set(id, { resolve, reject });
         // Only the fields dynalite reads: the SDK's request object is a class instance with more.
-        worker.postMessage({ id, request: { method, path, ...(query === undefined ? {} : { query }), headers, body } } satisfies ThreadRequest);
+        worker.postMessage({
+          id,
+          request: { method, path, ...(query === undefined ? {} : { query }), headers, body },
+        } satisfies ThreadRequest);
       }),
     updateHttpClientConfig: () => undefined,
     httpHandlerConfigs: () => ({}),
@@ -117,7 +127,8 @@ export async function startDynaliteThread(options: DynaliteOptions, { onFailure 
         await new Promise<void>((resolve, reject) => {
           worker.on('message', (message: ThreadMessage) => {
             if ('closed' in message) resolve();
-            else if ('failed' in message) reject(new RuntimeError(`the local store did not close cleanly: ${message.failed}`));
+            else if ('failed' in message)
+              reject(new RuntimeError(`the local store did not close cleanly: ${message.failed}`));
           });
           worker.once('exit', () => resolve());
           worker.postMessage('close' satisfies ThreadRequest);

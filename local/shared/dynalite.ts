@@ -1,6 +1,15 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { keepExpressionParses, keepTableDescriptions } from './dynalite-memo';
-import { type AttributeMap, type Callback, type DynaliteError, type DynaliteOptions, dynaliteInternals, type Release, type Store, type Table } from './dynalite-internals';
+import {
+  type AttributeMap,
+  type Callback,
+  type DynaliteError,
+  type DynaliteOptions,
+  dynaliteInternals,
+  type Release,
+  type Store,
+  type Table,
+} from './dynalite-internals';
 
 /**
  * dynalite (the local DynamoDB) with `TransactWriteItems`, which dynalite 4 lacks and the relay's
@@ -69,7 +78,8 @@ export function createDynalite(options: DynaliteOptions, { memo = true }: Create
   const [answer] = server.listeners('request') as ((request: IncomingMessage, response: ServerResponse) => void)[];
   server.removeAllListeners('request');
   server.on('request', (request: IncomingMessage, response: ServerResponse) => {
-    if (request.method === 'POST' && request.headers['x-amz-target'] === TARGET) transactRequest(captured, request, response);
+    if (request.method === 'POST' && request.headers['x-amz-target'] === TARGET)
+      transactRequest(captured, request, response);
     else answer!(request, response);
   });
   // The local store listens nowhere (its own process asks it in memory, `dynalite-handler.ts`):
@@ -116,14 +126,19 @@ function transactRequest(store: Store, request: IncomingMessage, response: Serve
     }
     transact(store, input, (error, result) => {
       if (error?.statusCode !== undefined) return send(error.statusCode, error.body);
-      if (error) return send(500, { __type: 'com.amazonaws.dynamodb.v20120810#InternalServerError', message: error.message });
+      if (error)
+        return send(500, { __type: 'com.amazonaws.dynamodb.v20120810#InternalServerError', message: error.message });
       send(200, result);
     });
   });
 }
 
 /** Validates and applies one transaction: `{}` (with `ConsumedCapacity` when asked) or an error with DynamoDB's body. */
-export function transact(store: Store, input: { TransactItems?: unknown; ReturnConsumedCapacity?: string }, cb: Callback<object>): void {
+export function transact(
+  store: Store,
+  input: { TransactItems?: unknown; ReturnConsumedCapacity?: string },
+  cb: Callback<object>,
+): void {
   const { db } = dynaliteInternals();
   let actions: PutAction[];
   try {
@@ -147,7 +162,8 @@ export function transact(store: Store, input: { TransactItems?: unknown; ReturnC
       const lockKey = (action: PutAction): string => `${action.data.TableName}\u0000${action.key!}`;
       const locked = new Set<string>();
       for (const action of actions) {
-        if (locked.has(lockKey(action))) return cb(db.validationError('Transaction request cannot include multiple operations on one item'));
+        if (locked.has(lockKey(action)))
+          return cb(db.validationError('Transaction request cannot include multiple operations on one item'));
         locked.add(lockKey(action));
       }
       const order = [...actions].sort((a, b) => (lockKey(a) < lockKey(b) ? -1 : 1));
@@ -173,9 +189,12 @@ export function transact(store: Store, input: { TransactItems?: unknown; ReturnC
               (action, next) =>
                 db.updateIndexes(store, action.table!, action.existing, action.data.Item, (indexFailure) => {
                   if (indexFailure) return next(indexFailure);
-                  store.getItemDb(action.data.TableName).put(action.key!, action.data.Item, (putFailure) => next(putFailure));
+                  store
+                    .getItemDb(action.data.TableName)
+                    .put(action.key!, action.data.Item, (putFailure) => next(putFailure));
                 }),
-              (writeFailure) => (writeFailure ? done(writeFailure) : done(null, consumed(input.ReturnConsumedCapacity, actions))),
+              (writeFailure) =>
+                writeFailure ? done(writeFailure) : done(null, consumed(input.ReturnConsumedCapacity, actions)),
             );
           },
         );
@@ -187,7 +206,9 @@ export function transact(store: Store, input: { TransactItems?: unknown; ReturnC
 function parse(store: Store, items: unknown): PutAction[] {
   const { db, validations, putItemRules } = dynaliteInternals();
   if (!Array.isArray(items) || items.length === 0) {
-    throw db.validationError("1 validation error detected: Value null at 'transactItems' failed to satisfy constraint: Member must have length greater than or equal to 1");
+    throw db.validationError(
+      "1 validation error detected: Value null at 'transactItems' failed to satisfy constraint: Member must have length greater than or equal to 1",
+    );
   }
   if (items.length > MAX_TRANSACT_ITEMS) {
     throw db.validationError(
@@ -196,8 +217,10 @@ function parse(store: Store, items: unknown): PutAction[] {
   }
   return items.map((item: Record<string, unknown>) => {
     const kinds = Object.keys(item ?? {}).filter((kind) => item[kind] != null);
-    if (kinds.length !== 1) throw db.validationError('TransactItems can only contain one of Check, Put, Update or Delete');
-    if (kinds[0] !== 'Put') throw db.validationError(`the local store implements only Put in TransactWriteItems, not ${kinds[0]}`);
+    if (kinds.length !== 1)
+      throw db.validationError('TransactItems can only contain one of Check, Put, Update or Delete');
+    if (kinds[0] !== 'Put')
+      throw db.validationError(`the local store implements only Put in TransactWriteItems, not ${kinds[0]}`);
     const { ReturnValuesOnConditionCheckFailure: returnOld, ...put } = item['Put'] as Record<string, unknown>;
     if (returnOld !== undefined && returnOld !== 'ALL_OLD' && returnOld !== 'NONE') {
       throw db.validationError('ReturnValuesOnConditionCheckFailure can only be ALL_OLD or NONE');
@@ -213,9 +236,10 @@ function parse(store: Store, items: unknown): PutAction[] {
 function lockAll(store: Store, actions: readonly PutAction[], cb: (releaseAll: () => void) => void): void {
   const releases: Release[] = [];
   const take = (position: number): void => {
-    if (position === actions.length) return cb(() => {
-      for (const release of releases) release()();
-    });
+    if (position === actions.length)
+      return cb(() => {
+        for (const release of releases) release()();
+      });
     const action = actions[position]!;
     store.getItemDb(action.data.TableName).lock(action.key!, (release) => {
       releases.push(release);
@@ -229,11 +253,18 @@ function lockAll(store: Store, actions: readonly PutAction[], cb: (releaseAll: (
 function cancelled(actions: readonly PutAction[], refused: readonly boolean[]): DynaliteError {
   const reasons = actions.map((action, position) =>
     refused[position]
-      ? { Code: 'ConditionalCheckFailed', Message: 'The conditional request failed', ...(action.returnOld && action.existing ? { Item: action.existing } : {}) }
+      ? {
+          Code: 'ConditionalCheckFailed',
+          Message: 'The conditional request failed',
+          ...(action.returnOld && action.existing ? { Item: action.existing } : {}),
+        }
       : { Code: 'None' },
   );
   const message = `Transaction cancelled, please refer cancellation reasons for specific reasons [${reasons.map((reason) => reason.Code).join(', ')}]`;
-  return Object.assign(new Error(message), { statusCode: 400, body: { __type: CANCELLED, CancellationReasons: reasons, Message: message } });
+  return Object.assign(new Error(message), {
+    statusCode: 400,
+    body: { __type: CANCELLED, CancellationReasons: reasons, Message: message },
+  });
 }
 
 /** A transactional write costs DynamoDB two units per started KB of each item (the larger of old and new). */
@@ -254,7 +285,11 @@ function consumed(returnConsumedCapacity: string | undefined, actions: readonly 
   };
 }
 
-function eachSeries<T>(values: readonly T[], step: (value: T, next: (error?: DynaliteError | null) => void) => void, cb: (error?: DynaliteError | null) => void): void {
+function eachSeries<T>(
+  values: readonly T[],
+  step: (value: T, next: (error?: DynaliteError | null) => void) => void,
+  cb: (error?: DynaliteError | null) => void,
+): void {
   const run = (position: number): void => {
     if (position === values.length) return cb();
     step(values[position]!, (error) => (error ? cb(error) : run(position + 1)));

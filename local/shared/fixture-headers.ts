@@ -7,7 +7,8 @@ import type { SourcePack } from '../../functions/core/sources/types';
 type Packs = Readonly<Record<string, SourcePack>>;
 
 /** A source's pack, or `undefined` for a name no route can have. */
-const packOf = (packs: Packs, sourceName: string): SourcePack | undefined => (Object.hasOwn(packs, sourceName) ? packs[sourceName] : undefined);
+const packOf = (packs: Packs, sourceName: string): SourcePack | undefined =>
+  Object.hasOwn(packs, sourceName) ? packs[sourceName] : undefined;
 
 /**
  * The headers an example payload file needs beyond its signature, inferred from its name as the

@@ -14,6 +14,8 @@ import { PortInUseError, RuntimeError } from './errors';
  */
 export async function listen(server: Server, port: number, host: string): Promise<number> {
   return await listenOn(server, { port, host }).catch((error: NodeJS.ErrnoException) => {
-    throw error.code === 'EADDRINUSE' ? new PortInUseError(port, { cause: error }) : new RuntimeError(`cannot listen on ${host}:${port}: ${error.message}`, { cause: error });
+    throw error.code === 'EADDRINUSE'
+      ? new PortInUseError(port, { cause: error })
+      : new RuntimeError(`cannot listen on ${host}:${port}: ${error.message}`, { cause: error });
   });
 }

@@ -66,7 +66,8 @@ export function undecodableToStderr(): (record: UndecodableRecord) => void {
   const stderr: RelayLogger = {
     debug: () => undefined,
     info: () => undefined,
-    warn: (message, attributes) => process.stderr.write(`warning: ${message}: ${String(attributes?.['id'])} (${String(attributes?.['reason'])})\n`),
+    warn: (message, attributes) =>
+      process.stderr.write(`warning: ${message}: ${String(attributes?.['id'])} (${String(attributes?.['reason'])})\n`),
     error: () => undefined,
   };
   return reportUndecodable(stderr, { add: () => undefined });
@@ -87,7 +88,14 @@ export function undecodableToStderr(): (record: UndecodableRecord) => void {
  * await local.close();
  * ```
  */
-export async function openLocalStore({ dataDir, tableName, offThread = false, onFailure, onUndecodable = undecodableToStderr(), clock }: OpenLocalStoreOptions): Promise<LocalStore> {
+export async function openLocalStore({
+  dataDir,
+  tableName,
+  offThread = false,
+  onFailure,
+  onUndecodable = undecodableToStderr(),
+  clock,
+}: OpenLocalStoreOptions): Promise<LocalStore> {
   const path = join(dataDir, DATABASE_SUBDIR);
   mkdirSync(path, { recursive: true, mode: 0o700 });
   await assertUnlocked(path, dataDir);
@@ -99,11 +107,25 @@ export async function openLocalStore({ dataDir, tableName, offThread = false, on
     await ensureTable(client, tableName, { timeoutMs: 10_000 });
   } catch (error) {
     await close().catch(() => undefined);
-    throw new RuntimeError(`the local store in ${dataDir} could not be prepared: ${(error as Error).message}`, { cause: error });
+    throw new RuntimeError(`the local store in ${dataDir} could not be prepared: ${(error as Error).message}`, {
+      cause: error,
+    });
   }
   // dynalite writes an item and its index entries apart: a kill between them leaves an index that
   // disagrees with the table, so the local store lists records from the table itself.
-  return { client, store: createStore({ client, tableName, readIndexes: false, onUndecodable, ...(clock === undefined ? {} : { clock }) }), tableName, dataDir, close };
+  return {
+    client,
+    store: createStore({
+      client,
+      tableName,
+      readIndexes: false,
+      onUndecodable,
+      ...(clock === undefined ? {} : { clock }),
+    }),
+    tableName,
+    dataDir,
+    close,
+  };
 }
 
 interface Opened {
@@ -124,14 +146,23 @@ function once(run: () => Promise<void>): () => Promise<void> {
 function localClient(requestHandler: DynaliteHandler): DynamoDBClient {
   // `cacheMiddleware`: each command's handler chain is built once, not for every request (~5 % of
   // the thread in a burst); nothing adds middleware to this client after its first request.
-  const client = new DynamoDBClient({ region: LOCAL_REGION, endpoint: IN_PROCESS_ENDPOINT, credentials: LOCAL_CREDENTIALS, requestHandler, cacheMiddleware: true });
+  const client = new DynamoDBClient({
+    region: LOCAL_REGION,
+    endpoint: IN_PROCESS_ENDPOINT,
+    credentials: LOCAL_CREDENTIALS,
+    requestHandler,
+    cacheMiddleware: true,
+  });
   // The SDK's logger middleware filters every request's input and output for a log line even when,
   // as here, no logger is set: a walk of every item read or written, ~2 % of the thread in a burst.
   client.middlewareStack.remove('loggerMiddleware');
   return client;
 }
 
-async function openInWorker(options: DynaliteOptions, onFailure: ((error: RuntimeError) => void) | undefined): Promise<Opened> {
+async function openInWorker(
+  options: DynaliteOptions,
+  onFailure: ((error: RuntimeError) => void) | undefined,
+): Promise<Opened> {
   const thread = await startDynaliteThread(options, onFailure === undefined ? {} : { onFailure });
   const client = localClient(thread.handler);
   const close = once(async () => {
@@ -166,7 +197,9 @@ async function assertUnlocked(path: string, dataDir: string): Promise<void> {
         { cause: error },
       );
     }
-    throw new RuntimeError(`the local store in ${dataDir} cannot be opened: ${(error as Error).message}`, { cause: error });
+    throw new RuntimeError(`the local store in ${dataDir} cannot be opened: ${(error as Error).message}`, {
+      cause: error,
+    });
   }
   await database.close();
 }

@@ -6,7 +6,14 @@ export interface PreviewResult {
   readonly verdict: string;
   readonly reason?: string;
   readonly dedupeKey: string | null;
-  readonly messages: readonly { readonly to: readonly string[]; readonly text: string; readonly senderId: string | null; readonly encoding: string; readonly characters: number; readonly segments: number }[];
+  readonly messages: readonly {
+    readonly to: readonly string[];
+    readonly text: string;
+    readonly senderId: string | null;
+    readonly encoding: string;
+    readonly characters: number;
+    readonly segments: number;
+  }[];
   readonly dropped: readonly { readonly entry: string; readonly reason: string }[];
   readonly warnings: readonly string[];
 }
@@ -28,7 +35,11 @@ export function previewEvaluation(
   secret?: string,
   query: Readonly<Record<string, string>> = {},
 ): PreviewResult {
-  const evaluation = evaluateWebhook(route, { body, headers, query, receivedAt: new Date() }, { secret, trackMissing: true });
+  const evaluation = evaluateWebhook(
+    route,
+    { body, headers, query, receivedAt: new Date() },
+    { secret, trackMissing: true },
+  );
   return {
     verdict: evaluation.verdict,
     ...(evaluation.reason === undefined ? {} : { reason: evaluation.reason }),
@@ -43,7 +54,9 @@ export function previewEvaluation(
     })),
     dropped: [
       ...evaluation.dropped.map(({ entry, reason }) => ({ entry, reason })),
-      ...evaluation.skipped.filter((skip) => skip.verdict === 'dropped').map(({ item, reason }) => ({ entry: `item ${item}`, reason })),
+      ...evaluation.skipped
+        .filter((skip) => skip.verdict === 'dropped')
+        .map(({ item, reason }) => ({ entry: `item ${item}`, reason })),
     ],
     warnings: evaluation.warnings,
   };

@@ -1,13 +1,29 @@
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import { type CloseOutcome, createStore, type MessageStore, type Mute, type OnCallOverride, type RequeueFrom } from '../../functions/store';
+import {
+  type CloseOutcome,
+  createStore,
+  type MessageStore,
+  type Mute,
+  type OnCallOverride,
+  type RequeueFrom,
+} from '../../functions/store';
 import { IncidentState, type Incident } from '../../functions/core/paging/incident';
 import { checkAwsAccess, findStackTable, isCredentialsError, noCredentialsError } from './aws';
 import { findRunningRuntime, type RuntimeAnnouncement } from './discovery';
 import { RuntimeError } from './errors';
 import { DATABASE_SUBDIR, openLocalStore, undecodableToStderr } from './local-store';
-import { MAX_REDRIVE_IDS, queryRecords, requeueRecords, toRecordView, type RecordQuery, type RecordView, type RedriveConsent, type RequeueOutcome } from '../records';
+import {
+  MAX_REDRIVE_IDS,
+  queryRecords,
+  requeueRecords,
+  toRecordView,
+  type RecordQuery,
+  type RecordView,
+  type RedriveConsent,
+  type RequeueOutcome,
+} from '../records';
 import { RUNTIME_DEFAULTS } from './settings';
 
 /** Local-only endpoints under this prefix serve `logs` and `redrive` while the runtime holds the store. */
@@ -82,7 +98,10 @@ export interface LocalAccessOptions {
  * try { console.log(await access.list({ state: 'PARKED' })); } finally { await access.close(); }
  * ```
  */
-export async function openLocalRecordAccess({ dataDir, tableName = RUNTIME_DEFAULTS.tableName }: LocalAccessOptions): Promise<RecordAccess> {
+export async function openLocalRecordAccess({
+  dataDir,
+  tableName = RUNTIME_DEFAULTS.tableName,
+}: LocalAccessOptions): Promise<RecordAccess> {
   const running = await findRunningRuntime(dataDir);
   if (running !== undefined) return runtimeAccess(running);
   if (!existsSync(join(dataDir, DATABASE_SUBDIR))) {
@@ -138,20 +157,30 @@ export interface DeployedAccessOptions {
  * const access = await openDeployedRecordAccess({ environment: 'prod' });
  * ```
  */
-export async function openDeployedRecordAccess({ environment, table, region }: DeployedAccessOptions): Promise<RecordAccess> {
+export async function openDeployedRecordAccess({
+  environment,
+  table,
+  region,
+}: DeployedAccessOptions): Promise<RecordAccess> {
   const client = new DynamoDBClient(region === undefined ? {} : { region });
   try {
     const resolvedRegion = await checkAwsAccess(client, environment);
     const tableName = table ?? (await findStackTable(environment, { region: resolvedRegion }));
-    const access = storeAccess(createStore({ client, tableName, onUndecodable: undecodableToStderr() }), AccessKind.Aws, `table ${tableName} (${environment})`);
+    const access = storeAccess(
+      createStore({ client, tableName, onUndecodable: undecodableToStderr() }),
+      AccessKind.Aws,
+      `table ${tableName} (${environment})`,
+    );
     // Credentials that fail mid-way (an SSO session expiring during an incident) get the same advice.
-    const advised = <A extends unknown[], R>(call: (...args: A) => Promise<R>) => async (...args: A): Promise<R> => {
-      try {
-        return await call(...args);
-      } catch (error) {
-        throw isCredentialsError(error) ? noCredentialsError(environment, error) : error;
-      }
-    };
+    const advised =
+      <A extends unknown[], R>(call: (...args: A) => Promise<R>) =>
+      async (...args: A): Promise<R> => {
+        try {
+          return await call(...args);
+        } catch (error) {
+          throw isCredentialsError(error) ? noCredentialsError(environment, error) : error;
+        }
+      };
     return {
       ...access,
       list: advised(access.list),
@@ -183,7 +212,8 @@ function storeAccess(store: MessageStore, kind: AccessKind, description: string)
     overrides: async (schedules) => await store.activeOverrides({ schedules }),
     override: async (request) => await store.overrideOnCall(request),
     incidents: async () => await store.listOpenIncidents(),
-    acknowledge: async (id) => await store.closeIncident(id, { state: IncidentState.Acknowledged, by: ACKNOWLEDGED_BY_CLI }),
+    acknowledge: async (id) =>
+      await store.closeIncident(id, { state: IncidentState.Acknowledged, by: ACKNOWLEDGED_BY_CLI }),
   };
 }
 
@@ -192,16 +222,24 @@ export const ACKNOWLEDGED_BY_CLI = 'sms-relay ack';
 
 function runtimeAccess({ url, pid, consoleSecret }: RuntimeAnnouncement): RecordAccess {
   // The runtime's secret from its runtime.json: /_relay answers no one else.
-  const authorization: Record<string, string> = consoleSecret === undefined ? {} : { authorization: `Bearer ${consoleSecret}` };
+  const authorization: Record<string, string> =
+    consoleSecret === undefined ? {} : { authorization: `Bearer ${consoleSecret}` };
   const call = async <T>(path: string, init?: RequestInit): Promise<T> => {
     let response: Response;
     try {
-      response = await fetch(`${url}${RELAY_PREFIX}${path}`, { ...init, headers: { ...authorization, ...(init?.headers as Record<string, string> | undefined) }, signal: AbortSignal.timeout(60_000) });
+      response = await fetch(`${url}${RELAY_PREFIX}${path}`, {
+        ...init,
+        headers: { ...authorization, ...(init?.headers as Record<string, string> | undefined) },
+        signal: AbortSignal.timeout(60_000),
+      });
     } catch (error) {
-      throw new RuntimeError(`the running relay at ${url} did not answer (${(error as Error).message})`, { cause: error });
+      throw new RuntimeError(`the running relay at ${url} did not answer (${(error as Error).message})`, {
+        cause: error,
+      });
     }
     const body = (await response.json().catch(() => ({}))) as T & { error?: string };
-    if (!response.ok) throw new RuntimeError(`the running relay answered ${response.status}: ${body.error ?? 'no details'}`);
+    if (!response.ok)
+      throw new RuntimeError(`the running relay answered ${response.status}: ${body.error ?? 'no details'}`);
     return body;
   };
   return {
@@ -217,15 +255,50 @@ function runtimeAccess({ url, pid, consoleSecret }: RuntimeAnnouncement): Record
     },
     requeue: async (ids, from, { acceptDuplicates = false } = {}) => {
       if (ids.length > MAX_REDRIVE_IDS) throw new RangeError(`at most ${MAX_REDRIVE_IDS} ids per call`);
-      return await call<RequeueOutcome>('/redrive', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ from, ids, acceptDuplicates }) });
+      return await call<RequeueOutcome>('/redrive', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ from, ids, acceptDuplicates }),
+      });
     },
     mutes: async () => (await call<{ mutes: Mute[] }>('/mutes')).mutes,
-    mute: async (request) => (await call<{ mute: Mute }>('/mutes', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(request) })).mute,
-    unmute: async (route) => (await call<{ unmuted: boolean }>('/unmute', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ route }) })).unmuted,
-    overrides: async (schedules) => (await call<{ overrides: OnCallOverride[] }>(`/overrides?${new URLSearchParams({ schedules: schedules.join(',') }).toString()}`)).overrides,
-    override: async (request) => (await call<{ override: OnCallOverride }>('/overrides', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(request) })).override,
+    mute: async (request) =>
+      (
+        await call<{ mute: Mute }>('/mutes', {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify(request),
+        })
+      ).mute,
+    unmute: async (route) =>
+      (
+        await call<{ unmuted: boolean }>('/unmute', {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ route }),
+        })
+      ).unmuted,
+    overrides: async (schedules) =>
+      (
+        await call<{ overrides: OnCallOverride[] }>(
+          `/overrides?${new URLSearchParams({ schedules: schedules.join(',') }).toString()}`,
+        )
+      ).overrides,
+    override: async (request) =>
+      (
+        await call<{ override: OnCallOverride }>('/overrides', {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify(request),
+        })
+      ).override,
     incidents: async () => (await call<{ incidents: Incident[] }>('/incidents')).incidents,
-    acknowledge: async (id) => await call<CloseOutcome>('/ack', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ incident: id }) }),
+    acknowledge: async (id) =>
+      await call<CloseOutcome>('/ack', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ incident: id }),
+      }),
     close: async () => undefined,
   };
 }

@@ -10,7 +10,9 @@ export function readSecretsFile(path: string): Record<string, string> {
   try {
     text = readFileSync(path, 'utf8');
   } catch (error) {
-    throw new CliError(`cannot read secrets file ${path} (${(error as NodeJS.ErrnoException).code ?? 'error'})`, { cause: error });
+    throw new CliError(`cannot read secrets file ${path} (${(error as NodeJS.ErrnoException).code ?? 'error'})`, {
+      cause: error,
+    });
   }
   let parsed: unknown;
   try {

@@ -27,7 +27,6 @@ export const RUNTIME_DEFAULTS = {
   maxBodyBytes: MAX_BODY_BYTES,
 } as const;
 
-
 export interface RuntimeSettings {
   readonly port: number;
   readonly host: string;
@@ -83,16 +82,26 @@ export function resolveRuntimeSettings(
   env: NodeJS.ProcessEnv = process.env,
   cwd: string = process.cwd(),
 ): RuntimeSettings {
-  const text = (value: string | undefined): string | undefined => (value === undefined || value.trim() === '' ? undefined : value.trim());
+  const text = (value: string | undefined): string | undefined =>
+    value === undefined || value.trim() === '' ? undefined : value.trim();
   const providerBaseUrl = text(input.providerUrl) ?? text(env[ENV.providerBaseUrl]);
   if (providerBaseUrl !== undefined) checkUrl(ENV.providerBaseUrl, providerBaseUrl);
-  const { values, problems } = readNumericEnv(env, ['maxBodyBytes', 'retryMaxAttempts', 'retryBaseDelayMs', 'staleSendingMs']);
+  const { values, problems } = readNumericEnv(env, [
+    'maxBodyBytes',
+    'retryMaxAttempts',
+    'retryBaseDelayMs',
+    'staleSendingMs',
+  ]);
   const [problem] = problems;
   if (problem !== undefined) {
-    throw invalidSetting(problem.name, `expected a whole number${problem.min === 0 ? '' : ` above ${problem.min - 1}`}, got "${problem.raw}"`);
+    throw invalidSetting(
+      problem.name,
+      `expected a whole number${problem.min === 0 ? '' : ` above ${problem.min - 1}`}, got "${problem.raw}"`,
+    );
   }
   const crashAt = text(env['RELAY_CRASH_AT']);
-  if (crashAt !== undefined && !isCrashPoint(crashAt)) throw invalidSetting('RELAY_CRASH_AT', `expected one of ${Object.values(CrashPoint).join(', ')}, got "${crashAt}"`);
+  if (crashAt !== undefined && !isCrashPoint(crashAt))
+    throw invalidSetting('RELAY_CRASH_AT', `expected one of ${Object.values(CrashPoint).join(', ')}, got "${crashAt}"`);
   return {
     port: parsePort(String(input.port ?? text(env['PORT']) ?? RUNTIME_DEFAULTS.port)),
     host: RUNTIME_DEFAULTS.host,
@@ -108,9 +117,13 @@ export function resolveRuntimeSettings(
     sweepIntervalMs: RUNTIME_DEFAULTS.sweepIntervalMs,
     shutdownTimeoutMs: RUNTIME_DEFAULTS.shutdownTimeoutMs,
     jsonLogs: input.jsonLogs === true || text(env['RELAY_LOG_FORMAT'])?.toLowerCase() === 'json',
-    ...(text(env['RELAY_LOCAL_DOCUMENTS']) === undefined ? {} : { localDocumentsPath: resolve(cwd, text(env['RELAY_LOCAL_DOCUMENTS'])!) }),
+    ...(text(env['RELAY_LOCAL_DOCUMENTS']) === undefined
+      ? {}
+      : { localDocumentsPath: resolve(cwd, text(env['RELAY_LOCAL_DOCUMENTS'])!) }),
     ...(crashAt === undefined ? {} : { crashAt }),
-    ...(text(env['RELAY_LOCAL_CLOCK']) === undefined ? {} : { localClockPath: resolve(cwd, text(env['RELAY_LOCAL_CLOCK'])!) }),
+    ...(text(env['RELAY_LOCAL_CLOCK']) === undefined
+      ? {}
+      : { localClockPath: resolve(cwd, text(env['RELAY_LOCAL_CLOCK'])!) }),
   };
 }
 
@@ -134,7 +147,8 @@ function checkUrl(setting: string, value: string): void {
   const problem = httpUrlProblem(value);
   if (problem === 'not-a-url') throw invalidSetting(setting, `"${value}" is not a URL`);
   if (problem === 'not-http') throw invalidSetting(setting, 'expected an http(s) URL');
-  if (problem === 'credentials') throw invalidSetting(setting, `must not contain credentials; use ${ENV.providerApiKey}`);
+  if (problem === 'credentials')
+    throw invalidSetting(setting, `must not contain credentials; use ${ENV.providerApiKey}`);
 }
 
 /**
@@ -165,7 +179,12 @@ export const LOCAL_PATHS = {
  * localPath('dataDir', options.dataDir); // $RELAY_DATA_DIR or ./.relay/data, absolute
  * ```
  */
-export function localPath(kind: keyof typeof LOCAL_PATHS, option: string | undefined, env: NodeJS.ProcessEnv = process.env, cwd = process.cwd()): string {
+export function localPath(
+  kind: keyof typeof LOCAL_PATHS,
+  option: string | undefined,
+  env: NodeJS.ProcessEnv = process.env,
+  cwd = process.cwd(),
+): string {
   const { env: name, fallback } = LOCAL_PATHS[kind];
   const chosen = [option, env[name]].find((value) => value !== undefined && value.trim() !== '');
   return resolve(cwd, chosen?.trim() ?? fallback);

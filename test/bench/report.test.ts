@@ -1,12 +1,30 @@
 import { describe, expect, it } from 'vitest';
 import { costPer1000Sms, PRICES, SMS_PRICE_TZS, TZS_PER_USD } from '../../bench/cost';
-import { cliSection, dynamoSection, redriveSection, renderReport, summaryLines, timeToSmsSection, updateReport, type BenchRun } from '../../bench/report';
+import {
+  cliSection,
+  dynamoSection,
+  redriveSection,
+  renderReport,
+  summaryLines,
+  timeToSmsSection,
+  updateReport,
+  type BenchRun,
+} from '../../bench/report';
 
-const cost = costPer1000Sms({ ingestMs: 4.2, senderMs: 17.5, memoryMb: { ingest: 256, sender: 256 }, writeUnits: 13, readUnits: 0 });
+const cost = costPer1000Sms({
+  ingestMs: 4.2,
+  senderMs: 17.5,
+  memoryMb: { ingest: 256, sender: 256 },
+  writeUnits: 13,
+  readUnits: 0,
+});
 const entry = { ms: 300, baselineMs: 200, ratio: 1.5 };
 const run: BenchRun = {
   results: {
-    timeToSms: { trickle: { p50Ms: 12.3, p99Ms: 45.6 }, burst: { acceptP99Ms: 250, drainSeconds: 10, smsPerSecond: 100, floorSmsPerSecond: 400 } },
+    timeToSms: {
+      trickle: { p50Ms: 12.3, p99Ms: 45.6 },
+      burst: { acceptP99Ms: 250, drainSeconds: 10, smsPerSecond: 100, floorSmsPerSecond: 400 },
+    },
     redrive: { records: 2_000, seconds: 8, smsPerSecond: 250 },
     consoleLoad: {
       records: 10_000,
@@ -19,11 +37,34 @@ const run: BenchRun = {
     coldInit: { ingest: entry, sender: entry, sweeper: entry, 'balance-watch': entry },
     dynamoPerSms: { requests: 4, writeUnits: 6, tableWriteUnits: 4, indexWriteUnitsEstimated: 2 },
     awsCostPer1000Sms: { usd: cost.usd, shareOfSmsSpend: cost.shareOfSmsSpend },
-    cli: { helpMs: 90, validateMs: 300, baselineMs: 60, helpRatio: 1.5, validateRatio: 5, sources: { helpMs: 1800, validateMs: 2500 } },
+    cli: {
+      helpMs: 90,
+      validateMs: 300,
+      baselineMs: 60,
+      helpRatio: 1.5,
+      validateRatio: 5,
+      sources: { helpMs: 1800, validateMs: 2500 },
+    },
   },
-  dynamo: { readUnits: 0, tableWriteUnits: 4, indexWriteUnitsEstimated: 2, byCommand: { PutItem: 2, UpdateItem: 2 }, unreported: 0, ingestMs: 4.2, senderMs: 17.5 },
+  dynamo: {
+    readUnits: 0,
+    tableWriteUnits: 4,
+    indexWriteUnitsEstimated: 2,
+    byCommand: { PutItem: 2, UpdateItem: 2 },
+    unreported: 0,
+    ingestMs: 4.2,
+    senderMs: 17.5,
+  },
   cost: { lines: cost.lines, memoryMb: { ingest: 256, sender: 256, sweeper: 256, 'balance-watch': 128 } },
-  meta: { date: '2026-11-24T00:00:00.000Z', node: 'v20', machine: '2 × CPU', loadBefore: [1, 1, 1], loadAfter: [2, 2, 2], seconds: 200, sectionSeconds: { coldInit: 40 } },
+  meta: {
+    date: '2026-11-24T00:00:00.000Z',
+    node: 'v20',
+    machine: '2 × CPU',
+    loadBefore: [1, 1, 1],
+    loadAfter: [2, 2, 2],
+    seconds: 200,
+    sectionSeconds: { coldInit: 40 },
+  },
 };
 
 describe('bench cost', () => {
@@ -52,7 +93,15 @@ describe('bench report', () => {
 
   it('renders BENCHMARKS.md with the dynalite caveat, the prices and the exchange rate', () => {
     const markdown = renderReport(run);
-    for (const heading of ['## Time to SMS', '## Console with 10,000 records', '## Cold init', '## DynamoDB per SMS', '## AWS cost per 1,000 SMS', '### Prices (us-east-1)']) expect(markdown).toContain(heading);
+    for (const heading of [
+      '## Time to SMS',
+      '## Console with 10,000 records',
+      '## Cold init',
+      '## DynamoDB per SMS',
+      '## AWS cost per 1,000 SMS',
+      '### Prices (us-east-1)',
+    ])
+      expect(markdown).toContain(heading);
     expect(markdown).toContain('dynalite reports table capacity only');
     expect(markdown).toContain('**estimated**');
     expect(markdown).toContain(`${TZS_PER_USD.toLocaleString('en-US')} TZS per US dollar`);
@@ -70,7 +119,9 @@ describe('bench report', () => {
     expect(after).not.toContain('| `sms-relay --help` | 90 |');
     expect(after).toMatch(/CLI: sms-relay --help +70 ms/);
     expect(after.match(/## CLI start-up/g)).toHaveLength(1);
-    expect(after.replace(/## CLI start-up[\s\S]*?\n## /, '').replace(/```text[\s\S]*?```/, '')).toBe(before.replace(/## CLI start-up[\s\S]*?\n## /, '').replace(/```text[\s\S]*?```/, ''));
+    expect(after.replace(/## CLI start-up[\s\S]*?\n## /, '').replace(/```text[\s\S]*?```/, '')).toBe(
+      before.replace(/## CLI start-up[\s\S]*?\n## /, '').replace(/```text[\s\S]*?```/, ''),
+    );
 
     // A report from before the section existed gets it before the DynamoDB section.
     const older = before.replace(/## CLI start-up[\s\S]*?\n(## )/, '$1');
@@ -82,8 +133,16 @@ describe('bench report', () => {
   it('after a run of the DynamoDB section alone, replaces its section with the figures and their baseline', () => {
     const before = renderReport(run);
     const dynamoPerSms = { requests: 3, writeUnits: 5, tableWriteUnits: 3, indexWriteUnitsEstimated: 2 };
-    const after = updateReport(before, { ...run.results, dynamoPerSms }, [dynamoSection(dynamoPerSms, { ...run.dynamo, tableWriteUnits: 3, byCommand: { TransactWriteItems: 1, UpdateItem: 2 } }, 'on 2026-11-26')]);
-    expect(after).toContain('| requests | 3 (TransactWriteItems 1, UpdateItem 2) | 4 (PutItem 2, UpdateItem 2) | 7 (PutItem 2, UpdateItem 5) |');
+    const after = updateReport(before, { ...run.results, dynamoPerSms }, [
+      dynamoSection(
+        dynamoPerSms,
+        { ...run.dynamo, tableWriteUnits: 3, byCommand: { TransactWriteItems: 1, UpdateItem: 2 } },
+        'on 2026-11-26',
+      ),
+    ]);
+    expect(after).toContain(
+      '| requests | 3 (TransactWriteItems 1, UpdateItem 2) | 4 (PutItem 2, UpdateItem 2) | 7 (PutItem 2, UpdateItem 5) |',
+    );
     expect(after).toContain('| **write units** (table + indexes) | 5 | 10 | 13 |');
     expect(after.match(/## DynamoDB per SMS/g)).toHaveLength(1);
     expect(after).toMatch(/DynamoDB per SMS +3 requests, 5 WRU/);
@@ -92,16 +151,37 @@ describe('bench report', () => {
   it('gives the count of DynamoDB Local beside dynalite’s, or why it was not measured', () => {
     const onDynamoDbLocal = { requests: 3, writeUnits: 14, tableWriteUnits: 6, indexWriteUnits: 8, readUnits: 0 };
     const measured = dynamoSection({ ...run.results.dynamoPerSms, onDynamoDbLocal }, run.dynamo).join('\n');
-    expect(measured).toContain("**As AWS's DynamoDB Local counts it** (the engine of `npm run test:aws`, asked for `INDEXES`, which reports each index's units): 3 requests, 14 write units per SMS: 6 of the table and 8 of the indexes, measured and 0 read units.");
-    expect(summaryLines({ results: { ...run.results, dynamoPerSms: { ...run.results.dynamoPerSms, onDynamoDbLocal } } }).join('\n')).toMatch(/DynamoDB per SMS, DynamoDB Local +3 requests, 14 WRU +measured: table 6 \+ indexes 8 WRU, 0 RRU/);
-    const unavailable = dynamoSection({ ...run.results.dynamoPerSms, onDynamoDbLocal: { unavailable: 'no Java' } }, run.dynamo).join('\n');
-    expect(unavailable).toContain('counts it** (the engine of `npm run test:aws`, asked for `INDEXES`, which reports each index\'s units): not measured: no Java.');
-    expect(summaryLines({ results: { ...run.results, dynamoPerSms: { ...run.results.dynamoPerSms, onDynamoDbLocal: { unavailable: 'no Java' } } } }).join('\n')).toMatch(/DynamoDB per SMS, DynamoDB Local +not measured +no Java/);
+    expect(measured).toContain(
+      "**As AWS's DynamoDB Local counts it** (the engine of `npm run test:aws`, asked for `INDEXES`, which reports each index's units): 3 requests, 14 write units per SMS: 6 of the table and 8 of the indexes, measured and 0 read units.",
+    );
+    expect(
+      summaryLines({
+        results: { ...run.results, dynamoPerSms: { ...run.results.dynamoPerSms, onDynamoDbLocal } },
+      }).join('\n'),
+    ).toMatch(/DynamoDB per SMS, DynamoDB Local +3 requests, 14 WRU +measured: table 6 \+ indexes 8 WRU, 0 RRU/);
+    const unavailable = dynamoSection(
+      { ...run.results.dynamoPerSms, onDynamoDbLocal: { unavailable: 'no Java' } },
+      run.dynamo,
+    ).join('\n');
+    expect(unavailable).toContain(
+      "counts it** (the engine of `npm run test:aws`, asked for `INDEXES`, which reports each index's units): not measured: no Java.",
+    );
+    expect(
+      summaryLines({
+        results: {
+          ...run.results,
+          dynamoPerSms: { ...run.results.dynamoPerSms, onDynamoDbLocal: { unavailable: 'no Java' } },
+        },
+      }).join('\n'),
+    ).toMatch(/DynamoDB per SMS, DynamoDB Local +not measured +no Java/);
   });
 
   it('after a run of the time-to-SMS section alone, replaces its section and keeps the AWS estimate after it', () => {
     const before = renderReport(run);
-    const timeToSms = { trickle: { p50Ms: 4, p99Ms: 12 }, burst: { acceptP99Ms: 480, drainSeconds: 4, smsPerSecond: 250, floorSmsPerSecond: 900 } };
+    const timeToSms = {
+      trickle: { p50Ms: 4, p99Ms: 12 },
+      burst: { acceptP99Ms: 480, drainSeconds: 4, smsPerSecond: 250, floorSmsPerSecond: 900 },
+    };
     const after = updateReport(before, { ...run.results, timeToSms }, [timeToSmsSection(timeToSms, 'on 2026-11-26')]);
     expect(after).toContain('| burst SMS per second | 250 | 1,000 / drain |');
     expect(after).not.toContain('| burst SMS per second | 100 |');

@@ -7,7 +7,16 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfigFile } from '../../functions/core/config/load';
 import { CONSOLE_REQUEST_HEADER, PAGE_TOKEN_KEY } from '../../local/console/contract';
 import { listen } from '../../local/shared/listen';
-import { cleanEnv, post, readJsonFile, REPO_ROOT, signedRequest, startRelay, stopRelay, type RelayProcess } from '../e2e/support';
+import {
+  cleanEnv,
+  post,
+  readJsonFile,
+  REPO_ROOT,
+  signedRequest,
+  startRelay,
+  stopRelay,
+  type RelayProcess,
+} from '../e2e/support';
 
 /**
  * The console in a real browser: Debian's Chromium driven by playwright-core, against `npm start`
@@ -17,9 +26,21 @@ import { cleanEnv, post, readJsonFile, REPO_ROOT, signedRequest, startRelay, sto
  */
 
 const CHROMIUM = process.env['CHROMIUM_PATH'] ?? '/usr/bin/chromium';
-const SHOTS = process.env['UPDATE_SCREENSHOTS'] === '1' ? join(REPO_ROOT, 'docs/console') : mkdtempSync(join(tmpdir(), 'sms-relay-shots-'));
+const SHOTS =
+  process.env['UPDATE_SCREENSHOTS'] === '1'
+    ? join(REPO_ROOT, 'docs/console')
+    : mkdtempSync(join(tmpdir(), 'sms-relay-shots-'));
 /** Flags of a closed network: no background calls home, which this machine refuses. */
-const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+const CHROMIUM_ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
 
 let dir: string;
 let relay: RelayProcess;
@@ -31,9 +52,12 @@ let consoleUrl: string;
 let link: string;
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM)) throw new Error(`no Chromium at ${CHROMIUM}: apt-get install chromium (or set CHROMIUM_PATH)`);
+  if (!existsSync(CHROMIUM))
+    throw new Error(`no Chromium at ${CHROMIUM}: apt-get install chromium (or set CHROMIUM_PATH)`);
   dir = mkdtempSync(join(tmpdir(), 'sms-relay-browser-'));
-  relay = await startRelay(cleanEnv({ PORT: '0', RELAY_DATA_DIR: join(dir, 'data'), RELAY_SECRETS_FILE: join(dir, 'secrets.json') }));
+  relay = await startRelay(
+    cleanEnv({ PORT: '0', RELAY_DATA_DIR: join(dir, 'data'), RELAY_SECRETS_FILE: join(dir, 'secrets.json') }),
+  );
   secrets = readJsonFile<Record<string, string>>(join(dir, 'secrets.json'));
   link = /Console\s+(http:\/\/127\.0\.0\.1:\d+\/console\/\?token=[\w-]+)/.exec(relay.banner)?.[1] ?? '';
   consoleUrl = `${relay.url}/console`;
@@ -48,7 +72,12 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-const notify = (payload: unknown) => post(relay.url, { route: 'notify', body: Buffer.from(JSON.stringify(payload)), headers: { authorization: `Bearer ${secrets['generic-token']}`, 'content-type': 'application/json' } });
+const notify = (payload: unknown) =>
+  post(relay.url, {
+    route: 'notify',
+    body: Buffer.from(JSON.stringify(payload)),
+    headers: { authorization: `Bearer ${secrets['generic-token']}`, 'content-type': 'application/json' },
+  });
 
 async function shot(name: string): Promise<void> {
   const path = join(SHOTS, `${name}.png`);
@@ -57,13 +86,13 @@ async function shot(name: string): Promise<void> {
 }
 
 describe('the console in Chromium', () => {
-  it('explains how to get in until the banner\'s one-time link is opened', async () => {
+  it("explains how to get in until the banner's one-time link is opened", async () => {
     const answer = await page.goto(consoleUrl);
     expect(answer?.status()).toBe(401);
     expect(await page.textContent('body')).toContain('one-time link printed in the terminal');
   });
 
-  it('is signed in by the banner\'s one-time link, lands on /console without the token, serves everything from the relay itself', async () => {
+  it("is signed in by the banner's one-time link, lands on /console without the token, serves everything from the relay itself", async () => {
     expect(link.startsWith(`${relay.url}/console/?token=`)).toBe(true);
     const foreign: string[] = [];
     page.on('request', (request) => {
@@ -101,13 +130,18 @@ describe('the console in Chromium', () => {
       expect(replayed).toBeDefined();
       // What that server can do with it: the console API answers 401, the page itself holds no data.
       for (const path of ['/api/records', '/api/overview', '/api/routes']) {
-        expect({ path, status: (await fetch(`${consoleUrl}${path}`, { headers: { cookie: replayed! } })).status }).toEqual({ path, status: 401 });
+        expect({
+          path,
+          status: (await fetch(`${consoleUrl}${path}`, { headers: { cookie: replayed! } })).status,
+        }).toEqual({ path, status: 401 });
       }
       // Back in the console, the tab still reads the API with the page token of its sessionStorage; the cookie alone does not.
       await page.goto(consoleUrl);
       await page.getByTestId('nav-activity').waitFor();
       const status = async (withToken: boolean): Promise<unknown> =>
-        await page.evaluate(`fetch("/console/api/overview", { headers: ${withToken ? `{ "${CONSOLE_REQUEST_HEADER}": sessionStorage.getItem("${PAGE_TOKEN_KEY}") }` : '{}'} }).then((answer) => answer.status)`);
+        await page.evaluate(
+          `fetch("/console/api/overview", { headers: ${withToken ? `{ "${CONSOLE_REQUEST_HEADER}": sessionStorage.getItem("${PAGE_TOKEN_KEY}") }` : '{}'} }).then((answer) => answer.status)`,
+        );
       expect(await status(true)).toBe(200);
       expect(await status(false)).toBe(401);
     } finally {
@@ -118,14 +152,40 @@ describe('the console in Chromium', () => {
   it('shows webhooks in Activity as they arrive, without a reload', async () => {
     const before = await page.getByTestId('activity-row').count();
     expect((await notify({ message: 'Backup of db-1 failed', phone: '0754111222' })).status).toBe(202);
-    expect((await post(relay.url, signedRequest('alerts', 'alertmanager', 'alertmanager/firing-single.json', secrets['alerts-token']!))).status).toBe(202);
-    expect((await post(relay.url, signedRequest('orders', 'shopify', 'shopify/orders-create.json', secrets['shopify-secret']!))).status).toBe(202);
-    await expect.poll(async () => await page.getByTestId('activity-row').count(), { timeout: 20_000 }).toBeGreaterThanOrEqual(before + 3);
-    await expect.poll(async () => await page.locator('[data-testid="activity-row"][data-state="SENT"]').count(), { timeout: 20_000 }).toBeGreaterThanOrEqual(3);
+    expect(
+      (
+        await post(
+          relay.url,
+          signedRequest('alerts', 'alertmanager', 'alertmanager/firing-single.json', secrets['alerts-token']!),
+        )
+      ).status,
+    ).toBe(202);
+    expect(
+      (
+        await post(
+          relay.url,
+          signedRequest('orders', 'shopify', 'shopify/orders-create.json', secrets['shopify-secret']!),
+        )
+      ).status,
+    ).toBe(202);
+    await expect
+      .poll(async () => await page.getByTestId('activity-row').count(), { timeout: 20_000 })
+      .toBeGreaterThanOrEqual(before + 3);
+    await expect
+      .poll(async () => await page.locator('[data-testid="activity-row"][data-state="SENT"]').count(), {
+        timeout: 20_000,
+      })
+      .toBeGreaterThanOrEqual(3);
   });
 
   it('never shows a slow answer for filters no longer chosen', async () => {
-    const routesShown = async (): Promise<string[]> => [...new Set(await page.$$eval('[data-testid="activity-row"] td:nth-child(2)', (cells) => cells.map((cell) => cell.textContent ?? '')))];
+    const routesShown = async (): Promise<string[]> => [
+      ...new Set(
+        await page.$$eval('[data-testid="activity-row"] td:nth-child(2)', (cells) =>
+          cells.map((cell) => cell.textContent ?? ''),
+        ),
+      ),
+    ];
     // The answer for route=alerts is held until the one for route=notify has been shown.
     let release: () => void = () => undefined;
     const held = new Promise<void>((resolve) => (release = resolve));
@@ -154,7 +214,9 @@ describe('the console in Chromium', () => {
     const row = page.locator('[data-testid="activity-row"][data-state="SENT"]').filter({ hasText: 'notify' }).first();
     await row.click();
     await page.getByTestId('record-detail').waitFor();
-    await expect.poll(async () => await page.getByTestId('record-text').textContent()).toContain('Backup of db-1 failed');
+    await expect
+      .poll(async () => await page.getByTestId('record-text').textContent())
+      .toContain('Backup of db-1 failed');
     expect(await page.getByTestId('record-state').textContent()).toContain('SENT');
     expect(await page.getByTestId('history-entry').count()).toBe(3);
     // Numbers are masked in the page too.
@@ -163,16 +225,24 @@ describe('the console in Chromium', () => {
   });
 
   it('redrives a parked record from its page', async () => {
-    await fetch(`${relay.sandboxUrl}/_sandbox/faults`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ kind: 'status', status: 402, count: 1 }) });
+    await fetch(`${relay.sandboxUrl}/_sandbox/faults`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ kind: 'status', status: 402, count: 1 }),
+    });
     const answer = await notify({ message: 'Parked until a top-up' });
     const [id] = answer.body['ids'] as string[];
     await page.goto(`${consoleUrl}#/activity`);
     const parked = page.locator(`[data-testid="activity-row"][data-id="${id}"][data-state="PARKED"]`);
     await parked.waitFor({ timeout: 20_000 });
     await parked.click();
-    await expect.poll(async () => await page.getByTestId('record-state').textContent(), { timeout: 10_000 }).toContain('PARKED');
+    await expect
+      .poll(async () => await page.getByTestId('record-state').textContent(), { timeout: 10_000 })
+      .toContain('PARKED');
     await page.getByTestId('redrive').click();
-    await expect.poll(async () => await page.getByTestId('record-state').textContent(), { timeout: 20_000 }).toContain('SENT');
+    await expect
+      .poll(async () => await page.getByTestId('record-state').textContent(), { timeout: 20_000 })
+      .toContain('SENT');
     expect(await page.getByTestId('history-entry').count()).toBe(6);
     // A few more senders, so the Activity screenshot shows what a day looks like.
     for (const [route, source, fixture, secret] of [
@@ -183,24 +253,34 @@ describe('the console in Chromium', () => {
       expect((await post(relay.url, signedRequest(route, source, fixture, secrets[secret]!))).status).toBe(202);
     }
     await page.getByTestId('nav-activity').click();
-    await expect.poll(async () => await page.locator('[data-testid="activity-row"][data-state="SENT"]').count(), { timeout: 20_000 }).toBeGreaterThanOrEqual(7);
+    await expect
+      .poll(async () => await page.locator('[data-testid="activity-row"][data-state="SENT"]').count(), {
+        timeout: 20_000,
+      })
+      .toBeGreaterThanOrEqual(7);
     await shot('activity');
   });
 
   it('renders the template at every keystroke, with the SMS and its segments', async () => {
     await page.getByTestId('nav-templates').click();
     await page.getByTestId('tpl-route').selectOption('notify');
-    await expect.poll(async () => await page.getByTestId('tpl-payload').locator('option').count(), { timeout: 10_000 }).toBeGreaterThan(1);
+    await expect
+      .poll(async () => await page.getByTestId('tpl-payload').locator('option').count(), { timeout: 10_000 })
+      .toBeGreaterThan(1);
     await page.getByTestId('tpl-payload').selectOption({ index: 1 });
     const template = page.getByTestId('tpl-template');
     await template.fill('');
     await template.pressSequentially('Hi {{ message }}');
-    await expect.poll(async () => await page.getByTestId('tpl-sms').first().textContent(), { timeout: 10_000 }).toContain('Hi ');
+    await expect
+      .poll(async () => await page.getByTestId('tpl-sms').first().textContent(), { timeout: 10_000 })
+      .toContain('Hi ');
     expect(await page.getByTestId('tpl-segments').first().textContent()).toBe('1');
     const shortLength = Number(await page.getByTestId('tpl-characters').first().textContent());
     // One character outside GSM-7 (✓) makes it UCS-2, and past 70 characters a UCS-2 SMS takes two segments.
     await template.pressSequentially(` ✓ ${'and more words '.repeat(5)}`);
-    await expect.poll(async () => await page.getByTestId('tpl-segments').first().textContent(), { timeout: 10_000 }).toBe('2');
+    await expect
+      .poll(async () => await page.getByTestId('tpl-segments').first().textContent(), { timeout: 10_000 })
+      .toBe('2');
     expect(Number(await page.getByTestId('tpl-characters').first().textContent())).toBeGreaterThan(shortLength + 70);
     expect(await page.getByTestId('tpl-yaml').textContent()).toContain('notify:');
     await shot('templates');
@@ -210,16 +290,25 @@ describe('the console in Chromium', () => {
     await page.getByTestId('nav-credit').click();
     const chart = page.getByTestId('balance-chart');
     await chart.locator('canvas').first().waitFor({ timeout: 10_000 });
-    const painted = await chart.locator('canvas').first().evaluate((element) => {
-      // Runs in the page: a canvas, typed by hand as the test project has no DOM library.
-      const canvas = element as unknown as { width: number; height: number; getContext(kind: '2d'): { getImageData(x: number, y: number, w: number, h: number): { data: Uint8ClampedArray } } | null };
-      const context = canvas.getContext('2d');
-      if (context === null || canvas.width === 0) return 0;
-      const { data } = context.getImageData(0, 0, canvas.width, canvas.height);
-      let count = 0;
-      for (let index = 3; index < data.length; index += 4) if (data[index]! > 0) count += 1;
-      return count;
-    });
+    const painted = await chart
+      .locator('canvas')
+      .first()
+      .evaluate((element) => {
+        // Runs in the page: a canvas, typed by hand as the test project has no DOM library.
+        const canvas = element as unknown as {
+          width: number;
+          height: number;
+          getContext(
+            kind: '2d',
+          ): { getImageData(x: number, y: number, w: number, h: number): { data: Uint8ClampedArray } } | null;
+        };
+        const context = canvas.getContext('2d');
+        if (context === null || canvas.width === 0) return 0;
+        const { data } = context.getImageData(0, 0, canvas.width, canvas.height);
+        let count = 0;
+        for (let index = 3; index < data.length; index += 4) if (data[index]! > 0) count += 1;
+        return count;
+      });
     expect(painted).toBeGreaterThan(500);
     expect(await page.getByTestId('forecast').textContent()).toMatch(/\S/);
     await shot('credit');
@@ -230,7 +319,9 @@ describe('the console in Chromium', () => {
     const routes = loadConfigFile(join(REPO_ROOT, 'config/local.yaml')).routes.size;
     await page.getByTestId('nav-routes').click();
     await expect.poll(async () => await page.getByTestId('route-card').count(), { timeout: 10_000 }).toBe(routes);
-    expect(await page.locator('[data-testid="route-card"][data-route="notify"]').textContent()).toContain(`${relay.url}/hooks/notify`);
+    expect(await page.locator('[data-testid="route-card"][data-route="notify"]').textContent()).toContain(
+      `${relay.url}/hooks/notify`,
+    );
     await shot('routes');
   });
 
@@ -240,7 +331,9 @@ describe('the console in Chromium', () => {
     await card.getByTestId('mute-for').fill('2h');
     await card.getByTestId('mute-reason').fill('db upgrade');
     await card.getByTestId('mute-confirm').click();
-    await expect.poll(async () => await card.getByTestId('muted').textContent(), { timeout: 10_000 }).toMatch(/^muted until .*\d\d:\d\d: db upgrade$/);
+    await expect
+      .poll(async () => await card.getByTestId('muted').textContent(), { timeout: 10_000 })
+      .toMatch(/^muted until .*\d\d:\d\d: db upgrade$/);
     const muted = await notify({ message: 'During the upgrade' });
     expect(muted.body).toMatchObject({ status: 'dropped', reason: (await card.getByTestId('muted').textContent())! });
     await card.getByTestId('unmute').click();
@@ -248,7 +341,7 @@ describe('the console in Chromium', () => {
     expect((await notify({ message: 'After the upgrade' })).status).toBe(202);
   });
 
-  it('shows on the cards the digest window, the quiet hours, the heartbeat\'s last webhook and the month\'s credits', async () => {
+  it("shows on the cards the digest window, the quiet hours, the heartbeat's last webhook and the month's credits", async () => {
     const card = (route: string) => page.locator(`[data-testid="route-card"][data-route="${route}"]`);
     await page.getByTestId('nav-routes').click();
     expect(await card('alert-digest').getByTestId('digest-window').textContent()).toBe('one SMS per 10m window');
@@ -261,28 +354,53 @@ describe('the console in Chromium', () => {
     const heartbeat = card('watchdog').getByTestId('heartbeat');
     expect(await heartbeat.textContent()).toMatch(/last seen never, every 5m$/);
     expect(await card('notify').getByTestId('heartbeat').count()).toBe(0);
-    expect((await post(relay.url, signedRequest('watchdog', 'alertmanager', 'alertmanager/firing-single.json', secrets['alerts-token']!))).status).toBe(200);
-    await expect.poll(async () => await heartbeat.textContent(), { timeout: 30_000 }).toMatch(/last seen \d+ (s|min) ago, every 5m$/);
+    expect(
+      (
+        await post(
+          relay.url,
+          signedRequest('watchdog', 'alertmanager', 'alertmanager/firing-single.json', secrets['alerts-token']!),
+        )
+      ).status,
+    ).toBe(200);
+    await expect
+      .poll(async () => await heartbeat.textContent(), { timeout: 30_000 })
+      .toMatch(/last seen \d+ (s|min) ago, every 5m$/);
     // Month: the order posted in Activity reserved credits of the route's 3000 a month.
     const month = card('orders').locator('[data-kind="month"]');
     expect(await month.locator('.limit-line').textContent()).toMatch(/^Credits this month[1-9][\d,]* \/ 3,000/);
     expect(await card('notify').locator('[data-kind="month"]').count()).toBe(0);
   });
 
-  it('filters Activity by DEFERRED and opens a digest\'s waiting record to the reason it waits', async () => {
+  it("filters Activity by DEFERRED and opens a digest's waiting record to the reason it waits", async () => {
     await page.getByTestId('nav-activity').click();
     const states = page.getByTestId('filter-state').locator('option');
     await expect.poll(async () => await states.count(), { timeout: 10_000 }).toBeGreaterThan(1);
     expect(await states.allTextContents()).toEqual(expect.arrayContaining(['DEFERRED', 'DIGESTED']));
-    const answer = await post(relay.url, signedRequest('alert-digest', 'alertmanager', 'alertmanager/firing-single.json', secrets['alerts-token']!));
+    const answer = await post(
+      relay.url,
+      signedRequest('alert-digest', 'alertmanager', 'alertmanager/firing-single.json', secrets['alerts-token']!),
+    );
     expect(answer.status).toBe(202);
     const [id] = answer.body['ids'] as string[];
     try {
       await page.getByTestId('filter-state').selectOption('DEFERRED');
       const row = page.locator(`[data-testid="activity-row"][data-id="${id}"][data-state="DEFERRED"]`);
       await row.waitFor({ timeout: 20_000 });
-      await expect.poll(async () => [...new Set(await page.getByTestId('activity-row').evaluateAll((rows) => rows.map((element) => element.getAttribute('data-state'))))], { timeout: 10_000 }).toEqual(['DEFERRED']);
-      expect(await row.locator('.reason').textContent()).toMatch(/^digest window until \d\d:\d\d: goes out in the route's digest$/);
+      await expect
+        .poll(
+          async () => [
+            ...new Set(
+              await page
+                .getByTestId('activity-row')
+                .evaluateAll((rows) => rows.map((element) => element.getAttribute('data-state'))),
+            ),
+          ],
+          { timeout: 10_000 },
+        )
+        .toEqual(['DEFERRED']);
+      expect(await row.locator('.reason').textContent()).toMatch(
+        /^digest window until \d\d:\d\d: goes out in the route's digest$/,
+      );
       await row.click();
       await page.locator(`[data-testid="record-detail"][data-id="${id}"]`).waitFor({ timeout: 10_000 });
       expect(await page.getByTestId('record-state').textContent()).toContain('DEFERRED');
@@ -290,7 +408,9 @@ describe('the console in Chromium', () => {
       // The story: recorded DEFERRED with the reason and the time its window ends; no digest yet.
       const deferred = page.locator('[data-testid="history-entry"][data-state="DEFERRED"]');
       expect(await deferred.count()).toBe(1);
-      expect(await deferred.locator('.reason').textContent()).toMatch(/^digest window until \d\d:\d\d: goes out in the route's digest$/);
+      expect(await deferred.locator('.reason').textContent()).toMatch(
+        /^digest window until \d\d:\d\d: goes out in the route's digest$/,
+      );
       expect(await page.getByTestId('digest-links').count()).toBe(0);
       expect(await page.getByTestId('redrive').count()).toBe(0);
     } finally {

@@ -5,7 +5,15 @@ import { chromium, type Browser, type Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox } from '../../local/sandbox/server';
 import type { RunningSandbox } from '../../local/sandbox/types';
-import { eventually, fixture, moveClockAhead, runCli, startRelayOn, stopRelay, type RelayOnSandbox } from '../e2e/support';
+import {
+  eventually,
+  fixture,
+  moveClockAhead,
+  runCli,
+  startRelayOn,
+  stopRelay,
+  type RelayOnSandbox,
+} from '../e2e/support';
 
 /**
  * Paging in a real browser (Debian's Chromium, playwright-core) against `npm start` on loopback:
@@ -14,7 +22,16 @@ import { eventually, fixture, moveClockAhead, runCli, startRelayOn, stopRelay, t
  */
 
 const CHROMIUM = process.env['CHROMIUM_PATH'] ?? '/usr/bin/chromium';
-const CHROMIUM_ARGS = ['--headless', '--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'];
+const CHROMIUM_ARGS = [
+  '--headless',
+  '--no-sandbox',
+  '--disable-gpu',
+  '--disable-quic',
+  '--no-first-run',
+  '--disable-background-networking',
+  '--disable-component-update',
+  '--disable-sync',
+];
 const API_KEY = 'paging-browser-provider-key-41d9';
 const ASHA = '255712345678';
 const BARAKA = '255754000111';
@@ -26,9 +43,16 @@ let browser: Browser;
 let page: Page;
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM)) throw new Error(`no Chromium at ${CHROMIUM}: apt-get install chromium (or set CHROMIUM_PATH)`);
+  if (!existsSync(CHROMIUM))
+    throw new Error(`no Chromium at ${CHROMIUM}: apt-get install chromium (or set CHROMIUM_PATH)`);
   dir = mkdtempSync(join(tmpdir(), 'sms-relay-paging-browser-'));
-  sandbox = await startSandbox({ apiKey: API_KEY, balance: 100_000, rate: 20, senderIds: ['SMSRELAY'], defaultSenderId: 'SMSRELAY' });
+  sandbox = await startSandbox({
+    apiKey: API_KEY,
+    balance: 100_000,
+    rate: 20,
+    senderIds: ['SMSRELAY'],
+    defaultSenderId: 'SMSRELAY',
+  });
   // A rotation of a day from 2026-01-01 09:00: whoever it names today, the other is on call tomorrow.
   writeFileSync(
     join(dir, 'relay.yaml'),
@@ -70,18 +94,28 @@ const alert = (): string => {
   return JSON.stringify(body);
 };
 
-const incidents = async (): Promise<{ id: string; level: number }[]> => JSON.parse((await runCli(['incidents', '--json'], running!.env)).stdout) as { id: string; level: number }[];
+const incidents = async (): Promise<{ id: string; level: number }[]> =>
+  JSON.parse((await runCli(['incidents', '--json'], running!.env)).stdout) as { id: string; level: number }[];
 
 describe('paging in Chromium', () => {
   let barakaLink = '';
 
   it('opens the acknowledge page: the text, whom, the timeline and a button, and a GET acknowledges nothing', async () => {
     const { relay, secrets } = running!;
-    const posted = await fetch(`${relay.url}/hooks/alerts`, { method: 'POST', headers: { authorization: `Bearer ${secrets['alerts-token']!}`, 'content-type': 'application/json' }, body: alert() });
+    const posted = await fetch(`${relay.url}/hooks/alerts`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${secrets['alerts-token']!}`, 'content-type': 'application/json' },
+      body: alert(),
+    });
     expect(posted.status).toBe(202);
-    await eventually(async () => sandbox.messages().find((sent) => sent.phoneNumbers.includes(ASHA)), { what: 'the alert SMS to asha' });
+    await eventually(async () => sandbox.messages().find((sent) => sent.phoneNumbers.includes(ASHA)), {
+      what: 'the alert SMS to asha',
+    });
     moveClockAhead(running!, 61_000);
-    const escalation = await eventually(async () => sandbox.messages().find((sent) => sent.phoneNumbers.includes(BARAKA)), { what: 'the escalation SMS to baraka', timeoutMs: 60_000, intervalMs: 500 });
+    const escalation = await eventually(
+      async () => sandbox.messages().find((sent) => sent.phoneNumbers.includes(BARAKA)),
+      { what: 'the escalation SMS to baraka', timeoutMs: 60_000, intervalMs: 500 },
+    );
     barakaLink = / (http:\/\/127\.0\.0\.1:\d+\/a\/[A-Za-z0-9_-]{22})$/.exec(escalation.message)?.[1] ?? '';
     expect(barakaLink).not.toBe('');
 
@@ -103,12 +137,14 @@ describe('paging in Chromium', () => {
   it('acknowledges on the button: the page says who and when, the incident is closed', async () => {
     await page.getByRole('button', { name: 'Acknowledge' }).click();
     await page.getByText('Acknowledged. Escalation has stopped.').waitFor();
-    expect(await page.textContent('.state')).toMatch(/^Acknowledged by 2557\*\*\*\*111 via link at \d{4}-\d\d-\d\dT\d\d:\d\d/);
+    expect(await page.textContent('.state')).toMatch(
+      /^Acknowledged by 2557\*\*\*\*111 via link at \d{4}-\d\d-\d\dT\d\d:\d\d/,
+    );
     expect(await page.getByRole('button', { name: 'Acknowledge' }).count()).toBe(0);
     expect(await incidents()).toEqual([]);
   });
 
-  it('shows the On call view and the incident\'s story on its records in the console', async () => {
+  it("shows the On call view and the incident's story on its records in the console", async () => {
     const link = /Console\s+(http:\/\/127\.0\.0\.1:\d+\/console\/\?token=[\w-]+)/.exec(running!.relay.banner)?.[1];
     expect(link).toBeDefined();
     await page.goto(link!);
@@ -121,15 +157,28 @@ describe('paging in Chromium', () => {
     expect(handoffs).toHaveLength(3);
     // Each handoff hands to the other of the two, at 09:00 on the schedule's clock.
     const first = now.startsWith('asha') ? 'baraka' : 'asha';
-    expect(handoffs.map((line) => line.replace(/^\d{4}-\d\d-\d\d 09:00 → /, '').split(' ')[0])).toEqual([first, first === 'asha' ? 'baraka' : 'asha', first]);
+    expect(handoffs.map((line) => line.replace(/^\d{4}-\d\d-\d\d 09:00 → /, '').split(' ')[0])).toEqual([
+      first,
+      first === 'asha' ? 'baraka' : 'asha',
+      first,
+    ]);
     expect(await card.textContent()).not.toMatch(/255754000111|255712345678/);
 
     // An override shows, and wins.
-    expect((await runCli(['oncall', 'override', 'ops', '--person', 'baraka', '--for', '8h', '--reason', 'asha travels'], running!.env)).stderr).toBe('');
+    expect(
+      (
+        await runCli(
+          ['oncall', 'override', 'ops', '--person', 'baraka', '--for', '8h', '--reason', 'asha travels'],
+          running!.env,
+        )
+      ).stderr,
+    ).toBe('');
     await page.reload();
     await page.getByTestId('override').waitFor();
     expect(await page.getByTestId('override').textContent()).toContain('baraka (2557****111) from');
-    expect(await page.getByTestId('oncall-now').textContent()).toMatch(/^baraka \(2557\*\*\*\*111\) until .* \(override: asha travels\)$/);
+    expect(await page.getByTestId('oncall-now').textContent()).toMatch(
+      /^baraka \(2557\*\*\*\*111\) until .* \(override: asha travels\)$/,
+    );
 
     // The escalation's record tells the incident's story, people named beside their masked numbers.
     await page.getByTestId('nav-activity').click();

@@ -18,8 +18,22 @@ afterAll(() => {
 });
 
 const HELP: Readonly<Record<string, readonly string[]>> = {
-  start: ['--port <port>', '--config <file>', '--secrets <file>', '--data-dir <dir>', '--provider-url <url>', 'PROVIDER_API_KEY'],
-  'send-test': ['--route <id>', '--payload <file>', '--url <base>', '--config <file>', '--secrets <file>', '--header <header>'],
+  start: [
+    '--port <port>',
+    '--config <file>',
+    '--secrets <file>',
+    '--data-dir <dir>',
+    '--provider-url <url>',
+    'PROVIDER_API_KEY',
+  ],
+  'send-test': [
+    '--route <id>',
+    '--payload <file>',
+    '--url <base>',
+    '--config <file>',
+    '--secrets <file>',
+    '--header <header>',
+  ],
   balance: ['--config <file>', '--secrets <file>', '--url <base>'],
   logs: ['--route <id>', '--state <state>', '--since <when>', '--limit <n>', '--json', '--env <name>'],
   redrive: ['--state <state>', '--since <when>', '--route <id>', '--dry-run', '--accept-duplicates'],
@@ -27,18 +41,32 @@ const HELP: Readonly<Record<string, readonly string[]>> = {
 };
 
 describe('sms-relay CLI', () => {
-  it.each(Object.entries(HELP))('%s --help describes its options', async (command, options) => {
-    const result = await runCli([command, '--help'], cleanEnv());
-    expect(result.code).toBe(0);
-    expect(result.stdout).toContain(`Usage: sms-relay ${command} [options]`);
-    for (const option of options) expect(result.stdout).toContain(option);
-  }, 60_000);
+  it.each(Object.entries(HELP))(
+    '%s --help describes its options',
+    async (command, options) => {
+      const result = await runCli([command, '--help'], cleanEnv());
+      expect(result.code).toBe(0);
+      expect(result.stdout).toContain(`Usage: sms-relay ${command} [options]`);
+      for (const option of options) expect(result.stdout).toContain(option);
+    },
+    60_000,
+  );
 
   it('start exits non-zero and lists the problems of a bad config', async () => {
     const config = join(dir, 'bad.yaml');
-    const text = readFileSync(join(REPO_ROOT, 'config/local.yaml'), 'utf8').replace('source: github', 'source: bitbucket').replace('{{ customer.phone }}', '{{ customer.phone | nosuchfilter }}');
+    const text = readFileSync(join(REPO_ROOT, 'config/local.yaml'), 'utf8')
+      .replace('source: github', 'source: bitbucket')
+      .replace('{{ customer.phone }}', '{{ customer.phone | nosuchfilter }}');
     writeFileSync(config, text);
-    const result = await runCli(['start'], cleanEnv({ PORT: '0', RELAY_CONFIG: config, RELAY_DATA_DIR: join(dir, 'bad-config-data'), RELAY_SECRETS_FILE: join(dir, 'bad-config-secrets.json') }));
+    const result = await runCli(
+      ['start'],
+      cleanEnv({
+        PORT: '0',
+        RELAY_CONFIG: config,
+        RELAY_DATA_DIR: join(dir, 'bad-config-data'),
+        RELAY_SECRETS_FILE: join(dir, 'bad-config-secrets.json'),
+      }),
+    );
     expect(result.code).toBe(1);
     expect(result.stderr).toContain(`${config}: invalid config`);
     expect(result.stderr).toMatch(/- routes\.github\.source: unknown source/);
@@ -50,7 +78,14 @@ describe('sms-relay CLI', () => {
     await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve));
     const { port } = blocker.address() as { port: number };
     try {
-      const result = await runCli(['start'], cleanEnv({ PORT: String(port), RELAY_DATA_DIR: join(dir, 'busy-data'), RELAY_SECRETS_FILE: join(dir, 'busy-secrets.json') }));
+      const result = await runCli(
+        ['start'],
+        cleanEnv({
+          PORT: String(port),
+          RELAY_DATA_DIR: join(dir, 'busy-data'),
+          RELAY_SECRETS_FILE: join(dir, 'busy-secrets.json'),
+        }),
+      );
       expect(result.code).toBe(1);
       expect(result.stderr).toContain(`port ${port} is in use; set PORT`);
     } finally {
@@ -61,20 +96,38 @@ describe('sms-relay CLI', () => {
   it('start exits non-zero on a secrets file it cannot use, without quoting it', async () => {
     const secrets = join(dir, 'broken-secrets.json');
     writeFileSync(secrets, '{"providerApiKey": "sbx_do-not-print-me", ');
-    const result = await runCli(['start'], cleanEnv({ PORT: '0', RELAY_DATA_DIR: join(dir, 'broken-data'), RELAY_SECRETS_FILE: secrets }));
+    const result = await runCli(
+      ['start'],
+      cleanEnv({ PORT: '0', RELAY_DATA_DIR: join(dir, 'broken-data'), RELAY_SECRETS_FILE: secrets }),
+    );
     expect(result.code).toBe(1);
     expect(result.stderr).toContain(`secrets file ${secrets} is not valid JSON`);
     expect(`${result.stdout}${result.stderr}`).not.toContain('do-not-print-me');
   }, 120_000);
 
   it('start rejects an unusable PORT', async () => {
-    const result = await runCli(['start'], cleanEnv({ PORT: 'eighty', RELAY_DATA_DIR: join(dir, 'port-data'), RELAY_SECRETS_FILE: join(dir, 'port-secrets.json') }));
+    const result = await runCli(
+      ['start'],
+      cleanEnv({
+        PORT: 'eighty',
+        RELAY_DATA_DIR: join(dir, 'port-data'),
+        RELAY_SECRETS_FILE: join(dir, 'port-secrets.json'),
+      }),
+    );
     expect(result.code).toBe(1);
     expect(result.stderr).toContain('PORT: expected a port from 0 to 65535');
   }, 120_000);
 
   it('start refuses a STALE_SENDING_MS not above the SMS service time-out', async () => {
-    const result = await runCli(['start'], cleanEnv({ PORT: '0', STALE_SENDING_MS: '1000', RELAY_DATA_DIR: join(dir, 'stale-data'), RELAY_SECRETS_FILE: join(dir, 'stale-secrets.json') }));
+    const result = await runCli(
+      ['start'],
+      cleanEnv({
+        PORT: '0',
+        STALE_SENDING_MS: '1000',
+        RELAY_DATA_DIR: join(dir, 'stale-data'),
+        RELAY_SECRETS_FILE: join(dir, 'stale-secrets.json'),
+      }),
+    );
     expect(result.code).toBe(1);
     expect(result.stderr).toContain('STALE_SENDING_MS: 1000 must be above provider.timeoutMs (10000)');
   }, 120_000);
@@ -119,7 +172,20 @@ describe('sms-relay CLI', () => {
     const secrets = join(dir, 'send-test-secrets.json');
     writeFileSync(secrets, JSON.stringify({ providerApiKey: 'k', 'generic-token': 'send-test-token-5521' }));
     const closed = `http://127.0.0.1:${await freePort()}`;
-    const result = await runCli(['send-test', '--route', 'notify', '--payload', 'examples/generic/backup-failed.json', '--url', closed, '--secrets', secrets], cleanEnv());
+    const result = await runCli(
+      [
+        'send-test',
+        '--route',
+        'notify',
+        '--payload',
+        'examples/generic/backup-failed.json',
+        '--url',
+        closed,
+        '--secrets',
+        secrets,
+      ],
+      cleanEnv(),
+    );
     expect(result.code).toBe(1);
     expect(result.stderr).toContain(`cannot reach the relay at ${closed}/hooks/notify`);
     expect(`${result.stdout}${result.stderr}`).not.toContain('send-test-token-5521');

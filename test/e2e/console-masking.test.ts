@@ -7,7 +7,16 @@ import { loadConfigFile, type LoadedConfig } from '../../functions/core/config/l
 import type { PayloadsAnswer, RecordsPage } from '../../local/console/contract';
 import { signWebhook } from '../../local/runtime/signers';
 import { shownNumbers, trelloRouteYaml } from '../helpers/shown-numbers';
-import { cleanEnv, consoleSession, eventually, post, readJsonFile, startRelay, stopRelay, type RelayProcess } from './support';
+import {
+  cleanEnv,
+  consoleSession,
+  eventually,
+  post,
+  readJsonFile,
+  startRelay,
+  stopRelay,
+  type RelayProcess,
+} from './support';
 
 /**
  * Issue 17, item 5, through `npm start`: real signed webhooks carrying numbers in the spellings the
@@ -16,7 +25,10 @@ import { cleanEnv, consoleSession, eventually, post, readJsonFile, startRelay, s
  */
 
 const LOCAL_CONFIG = new URL('../../config/local.yaml', import.meta.url).pathname;
-const TRELLO_ROUTE = trelloRouteYaml({ recipients: ['712 345 621', '+255 (0) 712 345 622'], template: '{{ action.data.text }}' });
+const TRELLO_ROUTE = trelloRouteYaml({
+  recipients: ['712 345 621', '+255 (0) 712 345 622'],
+  template: '{{ action.data.text }}',
+});
 const NUMBERS = ['712345621', '712345622', '712345623', '712345624', '712345625', '712345626', '712345627'];
 const HUNTER = `hunter2-${randomBytes(8).toString('hex')}`;
 
@@ -32,7 +44,14 @@ beforeAll(async () => {
   const config = join(dir, 'relay.yaml');
   writeFileSync(config, `${readFileSync(LOCAL_CONFIG, 'utf8').trimEnd()}\n${TRELLO_ROUTE}`);
   loaded = loadConfigFile(config);
-  relay = await startRelay(cleanEnv({ PORT: '0', RELAY_CONFIG: config, RELAY_DATA_DIR: join(dir, 'data'), RELAY_SECRETS_FILE: join(dir, 'secrets.json') }));
+  relay = await startRelay(
+    cleanEnv({
+      PORT: '0',
+      RELAY_CONFIG: config,
+      RELAY_DATA_DIR: join(dir, 'data'),
+      RELAY_SECRETS_FILE: join(dir, 'secrets.json'),
+    }),
+  );
   secrets = readJsonFile<Record<string, string>>(join(dir, 'secrets.json'));
 }, 120_000);
 
@@ -41,10 +60,19 @@ afterAll(async () => {
   if (dir !== undefined) rmSync(dir, { recursive: true, force: true });
 });
 
-async function deliver(route: string, body: string, headers: Record<string, string>): Promise<{ ids: string[]; sent: Record<string, string> }> {
+async function deliver(
+  route: string,
+  body: string,
+  headers: Record<string, string>,
+): Promise<{ ids: string[]; sent: Record<string, string> }> {
   const { config } = loaded.routes.get(route)!;
   const bytes = Buffer.from(body);
-  const sent = signWebhook(loaded.routes.get(route)!.pack.name, { body: bytes, secret: secrets[config.secret]!, headers: { 'content-type': 'application/json', ...headers }, route: config });
+  const sent = signWebhook(loaded.routes.get(route)!.pack.name, {
+    body: bytes,
+    secret: secrets[config.secret]!,
+    headers: { 'content-type': 'application/json', ...headers },
+    route: config,
+  });
   const answer = await post(relay.url, { route, body: bytes, headers: sent });
   expect(answer.status).toBe(202);
   return { ids: answer.body['ids'] as string[], sent };
@@ -55,7 +83,11 @@ async function consoleCall(method: 'GET' | 'POST', path: string, body?: unknown)
   session ??= await consoleSession(relay);
   const headers: Record<string, string> = { accept: 'application/json', ...session };
   if (method !== 'POST') delete headers['content-type'];
-  const response = await fetch(`${relay.url}/console/api${path}`, { method, headers, ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
+  const response = await fetch(`${relay.url}/console/api${path}`, {
+    method,
+    headers,
+    ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  });
   expect(response.status, `${method} ${path}`).toBe(200);
   return await response.text();
 }
@@ -67,25 +99,46 @@ describe('the console of a running relay', () => {
       '{"message":"call 712 345 623 or 0712 34 56 24","phone":"\\u0030712345625","link":"?to=%2B255%20712%20345%20626"}',
       { authorization: `Bearer ${secrets['generic-token']}`, 'x-webhook-auth': HUNTER },
     );
-    const trello = await deliver('trello', '{"action":{"data":{"text":"ring +255 (0) 712 345 627"}}}', { 'x-trello-delivery': '7', 'x-webhook-auth': HUNTER });
+    const trello = await deliver('trello', '{"action":{"data":{"text":"ring +255 (0) 712 345 627"}}}', {
+      'x-trello-delivery': '7',
+      'x-webhook-auth': HUNTER,
+    });
     const ids = [...notify.ids, ...trello.ids];
-    await eventually(async () => {
-      const records = (JSON.parse(await consoleCall('GET', '/records')) as RecordsPage).records;
-      return ids.every((id) => records.find((record) => record.id === id)?.state === 'SENT') ? true : undefined;
-    }, { what: 'both webhooks sent' });
+    await eventually(
+      async () => {
+        const records = (JSON.parse(await consoleCall('GET', '/records')) as RecordsPage).records;
+        return ids.every((id) => records.find((record) => record.id === id)?.state === 'SENT') ? true : undefined;
+      },
+      { what: 'both webhooks sent' },
+    );
 
     const answers = [await consoleCall('GET', '/overview'), await consoleCall('GET', '/records')];
     for (const id of ids) answers.push(await consoleCall('GET', `/records/${id}`));
     for (const route of ['notify', 'trello']) {
       const payloads = await consoleCall('GET', `/payloads?route=${route}`);
       answers.push(payloads);
-      for (const choice of (JSON.parse(payloads) as PayloadsAnswer).payloads.filter((payload) => payload.kind === 'capture')) {
-        answers.push(await consoleCall('POST', '/preview', { route, capture: choice.id, template: '{{ message }} {{ link }} {{ action.data.text }}', recipients: ['0712 34 56 21', '{{ phone }}'] }));
+      for (const choice of (JSON.parse(payloads) as PayloadsAnswer).payloads.filter(
+        (payload) => payload.kind === 'capture',
+      )) {
+        answers.push(
+          await consoleCall('POST', '/preview', {
+            route,
+            capture: choice.id,
+            template: '{{ message }} {{ link }} {{ action.data.text }}',
+            recipients: ['0712 34 56 21', '{{ phone }}'],
+          }),
+        );
       }
     }
     const all = answers.join('\n');
     expect.soft(answers.flatMap((answer) => shownNumbers(JSON.parse(answer), NUMBERS))).toEqual([]);
-    for (const credential of [HUNTER, secrets['generic-token']!, secrets['trello-secret']!, trello.sent['x-trello-webhook']!]) expect.soft(all).not.toContain(credential.slice(0, 12));
+    for (const credential of [
+      HUNTER,
+      secrets['generic-token']!,
+      secrets['trello-secret']!,
+      trello.sent['x-trello-webhook']!,
+    ])
+      expect.soft(all).not.toContain(credential.slice(0, 12));
     expect(all).toContain('2557****623');
   });
 });

@@ -5,7 +5,12 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { noticeMessage } from '../../functions/relay/notice';
 import { createStore, ensureTable, NoticeKind } from '../../functions/store';
-import { CONSOLE_REQUEST_HEADER, type Overview, type RecordDetail, type RecordsPage } from '../../local/console/contract';
+import {
+  CONSOLE_REQUEST_HEADER,
+  type Overview,
+  type RecordDetail,
+  type RecordsPage,
+} from '../../local/console/contract';
 import { startDynalite } from '../helpers/dynalite';
 import { cleanEnv, freePort, post, readJsonFile, spawnCli, startRelay, stopRelay, type CliProcess } from './support';
 
@@ -27,17 +32,26 @@ let signedIn: Record<string, string>;
 /** `sms-relay console`'s first line: the one-time link. */
 const CONSOLE_LINK = /sms-relay console: ((http:\/\/127\.0\.0\.1:\d+\/console)\/\?token=[\w-]+)/;
 
-const api = async <T>(path: string, headers: Record<string, string> = signedIn): Promise<{ status: number; body: T }> => {
+const api = async <T>(
+  path: string,
+  headers: Record<string, string> = signedIn,
+): Promise<{ status: number; body: T }> => {
   const response = await fetch(`${consoleUrl}/api${path}`, { headers });
   return { status: response.status, body: (await response.json()) as T };
 };
 
 /** Opens a one-time link as a browser would; returns the response, the cookie it set (name=value) and the headers of the signed-in page's API requests. */
-async function openLink(link: string): Promise<{ response: Response; cookie: string | undefined; headers: Record<string, string> }> {
+async function openLink(
+  link: string,
+): Promise<{ response: Response; cookie: string | undefined; headers: Record<string, string> }> {
   const response = await fetch(link, { redirect: 'manual' });
   const cookie = response.headers.get('set-cookie')?.split(';')[0];
   const pageToken = /url=\/console#session=([\w-]+)/.exec(await response.text())?.[1];
-  return { response, cookie, headers: cookie === undefined || pageToken === undefined ? {} : { cookie, [CONSOLE_REQUEST_HEADER]: pageToken } };
+  return {
+    response,
+    cookie,
+    headers: cookie === undefined || pageToken === undefined ? {} : { cookie, [CONSOLE_REQUEST_HEADER]: pageToken },
+  };
 }
 
 /** A raw GET, so the test sets Host and Origin as a hostile page or a rebinding DNS would. */
@@ -102,7 +116,9 @@ describe('sms-relay console', () => {
     expect(again.response.status).toBe(403);
     expect(again.cookie).toBeUndefined();
     // Each use prints the next link, which signs in another browser once.
-    const next = (await console_.waitFor(/next one-time link: (http:\/\/127\.0\.0\.1:\d+\/console\/\?token=[\w-]+)/))[1]!;
+    const next = (
+      await console_.waitFor(/next one-time link: (http:\/\/127\.0\.0\.1:\d+\/console\/\?token=[\w-]+)/)
+    )[1]!;
     expect(next).not.toBe(first);
     const other = await openLink(next);
     expect(other.response.status).toBe(200);
@@ -110,14 +126,20 @@ describe('sms-relay console', () => {
     expect((await api('/records', other.headers)).status).toBe(200);
     // The cookie alone, as any other server on 127.0.0.1 the browser visits receives it, gets nothing.
     expect((await api('/records', { cookie: other.cookie! })).status).toBe(401);
-    expect((await api('/records', { ...other.headers, [CONSOLE_REQUEST_HEADER]: signedIn[CONSOLE_REQUEST_HEADER]! })).status).toBe(401);
+    expect(
+      (await api('/records', { ...other.headers, [CONSOLE_REQUEST_HEADER]: signedIn[CONSOLE_REQUEST_HEADER]! })).status,
+    ).toBe(401);
   });
 
   it('lets npm start take the store, then reads through the running relay', async () => {
     const relay = await startRelay(env);
     try {
       const secrets = readJsonFile<Record<string, string>>(join(dir, 'secrets.json'));
-      const answer = await post(relay.url, { route: 'notify', body: Buffer.from('{"message":"through the relay"}'), headers: { authorization: `Bearer ${secrets['generic-token']}`, 'content-type': 'application/json' } });
+      const answer = await post(relay.url, {
+        route: 'notify',
+        body: Buffer.from('{"message":"through the relay"}'),
+        headers: { authorization: `Bearer ${secrets['generic-token']}`, 'content-type': 'application/json' },
+      });
       expect(answer.status).toBe(202);
       // Forwarded with runtime.json's secret: that file (mode 0600) holds no browser credential.
       const announced = readJsonFile<Record<string, unknown>>(join(dir, 'data', 'runtime.json'));
@@ -130,14 +152,18 @@ describe('sms-relay console', () => {
       await stopRelay(relay);
     }
     // The relay gone, the console opens the store again and still sees the record.
-    await expect.poll(async () => (await api<Overview>('/overview')).body.source, { timeout: 10_000 }).toMatch(/no relay running/);
+    await expect
+      .poll(async () => (await api<Overview>('/overview')).body.source, { timeout: 10_000 })
+      .toMatch(/no relay running/);
     expect((await api<RecordsPage>('/records?route=notify')).body.records).toHaveLength(1);
   });
 
   it('refuses a foreign Host (DNS rebinding) and says where the console is', async () => {
     const { port } = new URL(consoleUrl);
     expect(await rawGet(`${consoleUrl}/api/records`, { host: `rebind.example:${port}`, cookie })).toBe(403);
-    expect((await fetch(consoleUrl.replace('/console', '/'), { redirect: 'manual' })).headers.get('location')).toBe('/console');
+    expect((await fetch(consoleUrl.replace('/console', '/'), { redirect: 'manual' })).headers.get('location')).toBe(
+      '/console',
+    );
   });
 
   // The table is named here: without --table, --env asks CloudFormation for the stack's TableName
@@ -148,10 +174,33 @@ describe('sms-relay console', () => {
     try {
       await ensureTable(db.client, tableName);
       const store = createStore({ client: db.client, tableName });
-      const { ids } = await store.recordNotice({ kind: NoticeKind.LowBalance, route: '_relay', key: 'k1', message: noticeMessage('Balance low: top up', ['255712345678'], undefined) });
+      const { ids } = await store.recordNotice({
+        kind: NoticeKind.LowBalance,
+        route: '_relay',
+        key: 'k1',
+        message: noticeMessage('Balance low: top up', ['255712345678'], undefined),
+      });
       // The SDK's own endpoint variable points the "deployed" table at dynalite.
-      const awsEnv = cleanEnv({ AWS_ENDPOINT_URL_DYNAMODB: db.endpoint, AWS_REGION: 'eu-west-1', AWS_ACCESS_KEY_ID: 'test', AWS_SECRET_ACCESS_KEY: 'test' });
-      const deployed = spawnCli(['console', '--env', 'staging', '--table', tableName, '--config', 'config/local.yaml', '--port', String(await freePort())], awsEnv);
+      const awsEnv = cleanEnv({
+        AWS_ENDPOINT_URL_DYNAMODB: db.endpoint,
+        AWS_REGION: 'eu-west-1',
+        AWS_ACCESS_KEY_ID: 'test',
+        AWS_SECRET_ACCESS_KEY: 'test',
+      });
+      const deployed = spawnCli(
+        [
+          'console',
+          '--env',
+          'staging',
+          '--table',
+          tableName,
+          '--config',
+          'config/local.yaml',
+          '--port',
+          String(await freePort()),
+        ],
+        awsEnv,
+      );
       try {
         const [, link, url] = await deployed.waitFor(CONSOLE_LINK);
         expect(deployed.stdout()).toContain('environment staging');
@@ -171,7 +220,7 @@ describe('sms-relay console', () => {
     }
   });
 
-  it('npm start: the banner\'s one-time link signs in once, /console needs it, /_relay refuses a foreign Origin', async () => {
+  it("npm start: the banner's one-time link signs in once, /console needs it, /_relay refuses a foreign Origin", async () => {
     const relay = await startRelay(env);
     try {
       const link = /Console\s+(http:\/\/127\.0\.0\.1:\d+\/console\/\?token=[\w-]+)/.exec(relay.banner)?.[1];
@@ -186,9 +235,13 @@ describe('sms-relay console', () => {
       const setCookie = signedIn.response.headers.get('set-cookie')!;
       expect(setCookie).toMatch(/; Path=\/console; HttpOnly; SameSite=Strict$/);
       expect((await fetch(`${relay.url}/console/api/overview`, { headers: signedIn.headers })).status).toBe(200);
-      expect((await fetch(`${relay.url}/console/api/overview`, { headers: { cookie: signedIn.cookie! } })).status).toBe(401);
+      expect((await fetch(`${relay.url}/console/api/overview`, { headers: { cookie: signedIn.cookie! } })).status).toBe(
+        401,
+      );
       expect((await openLink(link!)).response.status).toBe(403);
-      await relay.waitFor(/console\s+a browser signed in; next one-time link: http:\/\/127\.0\.0\.1:\d+\/console\/\?token=[\w-]+/);
+      await relay.waitFor(
+        /console\s+a browser signed in; next one-time link: http:\/\/127\.0\.0\.1:\d+\/console\/\?token=[\w-]+/,
+      );
       // The session is this runtime's: the forwarding secret of runtime.json is something else.
       const announced = readJsonFile<Record<string, unknown>>(join(dir, 'data', 'runtime.json'));
       expect(signedIn.cookie).not.toContain(String(announced['consoleSecret']));
@@ -199,10 +252,18 @@ describe('sms-relay console', () => {
       const operator = { authorization: `Bearer ${String(announced['consoleSecret'])}` };
       expect(await rawGet(`${relay.url}/_relay/records`, { host, ...operator })).toBe(200);
       expect(await rawGet(`${relay.url}/_relay/records`, { host, cookie: signedIn.cookie! })).toBe(401);
-      expect(await rawGet(`${relay.url}/_relay/records`, { host, ...operator, origin: 'http://evil.example' })).toBe(403);
-      expect(await rawGet(`${relay.url}/_relay/records`, { host, ...operator, 'sec-fetch-site': 'cross-site' })).toBe(403);
+      expect(await rawGet(`${relay.url}/_relay/records`, { host, ...operator, origin: 'http://evil.example' })).toBe(
+        403,
+      );
+      expect(await rawGet(`${relay.url}/_relay/records`, { host, ...operator, 'sec-fetch-site': 'cross-site' })).toBe(
+        403,
+      );
       expect(await rawGet(`${relay.url}/_relay/records`, { host, ...operator, origin: `http://${host}` })).toBe(200);
-      const forged = await fetch(`${relay.url}/_relay/redrive`, { method: 'POST', headers: { ...operator, origin: 'http://evil.example', 'content-type': 'application/json' }, body: '{"from":"PARKED","ids":[]}' });
+      const forged = await fetch(`${relay.url}/_relay/redrive`, {
+        method: 'POST',
+        headers: { ...operator, origin: 'http://evil.example', 'content-type': 'application/json' },
+        body: '{"from":"PARKED","ids":[]}',
+      });
       expect(forged.status).toBe(403);
     } finally {
       await stopRelay(relay);

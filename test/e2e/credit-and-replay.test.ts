@@ -6,7 +6,17 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse, stringify } from 'yaml';
 import { startSandbox } from '../../local/sandbox/server';
 import type { RunningSandbox } from '../../local/sandbox/types';
-import { eventually, fixture, records, REPO_ROOT, runCli, startRelayOn, stopRelay, type RecordJson, type RelayProcess } from './support';
+import {
+  eventually,
+  fixture,
+  records,
+  REPO_ROOT,
+  runCli,
+  startRelayOn,
+  stopRelay,
+  type RecordJson,
+  type RelayProcess,
+} from './support';
 
 /**
  * Issue 17, items 1, 3 and 4 through `npm start`: the reserve under a burst of concurrent webhooks,
@@ -25,7 +35,9 @@ let relay: RelayProcess | undefined;
 let secrets: Record<string, string>;
 
 function writeConfig(path: string): void {
-  const local = parse(readFileSync(join(REPO_ROOT, 'config/local.yaml'), 'utf8')) as { routes: Record<string, Record<string, unknown>> };
+  const local = parse(readFileSync(join(REPO_ROOT, 'config/local.yaml'), 'utf8')) as {
+    routes: Record<string, Record<string, unknown>>;
+  };
   const config = {
     provider: { baseUrl: 'http://127.0.0.1:9', defaultSenderId: 'SMSRELAY' },
     secrets: 'sms-relay/credit-replay',
@@ -47,13 +59,21 @@ function writeConfig(path: string): void {
   writeFileSync(path, stringify(config));
 }
 
-async function postRaw(route: string, body: string | Buffer, headers: Record<string, string>): Promise<{ status: number; body: Record<string, unknown> }> {
+async function postRaw(
+  route: string,
+  body: string | Buffer,
+  headers: Record<string, string>,
+): Promise<{ status: number; body: Record<string, unknown> }> {
   const response = await fetch(`${relay!.url}/hooks/${route}`, { method: 'POST', headers, body });
   return { status: response.status, body: (await response.json()) as Record<string, unknown> };
 }
 
 const generic = (route: string, message: string) =>
-  postRaw(route, JSON.stringify({ message }), { authorization: `Bearer ${secrets['generic-token']}`, 'content-type': 'application/json', 'idempotency-key': randomUUID() });
+  postRaw(route, JSON.stringify({ message }), {
+    authorization: `Bearer ${secrets['generic-token']}`,
+    'content-type': 'application/json',
+    'idempotency-key': randomUUID(),
+  });
 
 const routeRecords = (route: string) => records(relay!.url, `route=${route}&limit=1000`);
 const inboxTexts = () => sandbox.messages().map((message) => message.message);
@@ -73,7 +93,13 @@ async function settled(route: string, count: number, states: readonly string[], 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'sms-relay-credit-'));
   // The issue's numbers: 400 credits, a reserve of 200, 20 per SMS.
-  sandbox = await startSandbox({ apiKey: API_KEY, balance: 400, rate: RATE, senderIds: ['SMSRELAY'], defaultSenderId: 'SMSRELAY' });
+  sandbox = await startSandbox({
+    apiKey: API_KEY,
+    balance: 400,
+    rate: RATE,
+    senderIds: ['SMSRELAY'],
+    defaultSenderId: 'SMSRELAY',
+  });
   writeConfig(join(dir, 'relay.yaml'));
   ({ relay, env, secrets } = await startRelayOn(dir, { providerUrl: sandbox.baseUrl, apiKey: API_KEY }));
 }, 120_000);
@@ -92,15 +118,22 @@ describe('issue 17 through npm start', () => {
     const shop = await settled('shop', 30, ['SENT', 'PARKED'], 'every order SENT or PARKED');
     const sent = shop.filter((record) => record.state === 'SENT');
     const parked = shop.filter((record) => record.state === 'PARKED');
-    process.stdout.write(`reserve burst: ${sent.length} SENT, ${parked.length} PARKED, sandbox balance ${sandbox.balance()}\n`);
+    process.stdout.write(
+      `reserve burst: ${sent.length} SENT, ${parked.length} PARKED, sandbox balance ${sandbox.balance()}\n`,
+    );
     expect(sent.length).toBeLessThanOrEqual(10);
     expect(sent.length).toBeGreaterThan(0);
     expect(parked).toHaveLength(30 - sent.length);
-    for (const record of parked) expect(record.reason).toMatch(/^balance reserve: 20 credits would leave \d+, below the reserve of 200 kept for critical routes/);
+    for (const record of parked)
+      expect(record.reason).toMatch(
+        /^balance reserve: 20 credits would leave \d+, below the reserve of 200 kept for critical routes/,
+      );
     expect(sandbox.balance()).toBeGreaterThanOrEqual(200);
 
     expect((await generic('pager', 'Payment gateway down')).status).toBe(202);
-    await eventually(async () => (inboxTexts().includes('Payment gateway down') ? true : undefined), { what: 'the critical SMS sent' });
+    await eventually(async () => (inboxTexts().includes('Payment gateway down') ? true : undefined), {
+      what: 'the critical SMS sent',
+    });
   }, 180_000);
 
   it('4: after a top-up in the dashboard, redrive --state PARKED reads the balance once and sends every parked order once', async () => {
@@ -124,13 +157,23 @@ describe('issue 17 through npm start', () => {
     const sign = (body: string) => createHmac('sha512', secrets['payments-secret']!).update(body).digest('hex');
     const payment = (reference: string, seq: number) => {
       const body = JSON.stringify({ event: 'charge.success', data: { reference } });
-      return { body, headers: { 'content-type': 'application/json', 'x-paystack-signature': sign(body), 'x-paystack-seq': String(seq) } };
+      return {
+        body,
+        headers: {
+          'content-type': 'application/json',
+          'x-paystack-signature': sign(body),
+          'x-paystack-seq': String(seq),
+        },
+      };
     };
     const genuine = payment('PAY-100', 100);
     const first = await postRaw('payments', genuine.body, genuine.headers);
     expect(first.status).toBe(202);
     for (const seq of [101, 102, 103]) {
-      expect(await postRaw('payments', genuine.body, { ...genuine.headers, 'x-paystack-seq': String(seq) })).toEqual({ status: 200, body: { status: 'duplicate', ids: first.body['ids'] } });
+      expect(await postRaw('payments', genuine.body, { ...genuine.headers, 'x-paystack-seq': String(seq) })).toEqual({
+        status: 200,
+        body: { status: 'duplicate', ids: first.body['ids'] },
+      });
     }
     for (const seq of [101, 102, 103]) {
       const next = payment(`PAY-${seq}`, seq);
@@ -138,12 +181,15 @@ describe('issue 17 through npm start', () => {
       expect(answer.status, JSON.stringify(answer.body)).toBe(202);
     }
     await settled('payments', 4, ['SENT'], 'four payments SENT');
-    for (const reference of ['PAY-100', 'PAY-101', 'PAY-102', 'PAY-103']) expect(inboxTexts().filter((text) => text === `Payment ${reference}`)).toHaveLength(1);
+    for (const reference of ['PAY-100', 'PAY-101', 'PAY-102', 'PAY-103'])
+      expect(inboxTexts().filter((text) => text === `Payment ${reference}`)).toHaveLength(1);
   }, 120_000);
 
   it('1: GitHub: delivery A replayed as id B is a duplicate, and a new push with id B is accepted and sent', async () => {
     const push = fixture('github/push.json');
-    const other = Buffer.from(JSON.stringify({ ...(JSON.parse(push.toString('utf8')) as Record<string, unknown>), after: 'f'.repeat(40) }));
+    const other = Buffer.from(
+      JSON.stringify({ ...(JSON.parse(push.toString('utf8')) as Record<string, unknown>), after: 'f'.repeat(40) }),
+    );
     const headers = (body: Buffer, delivery: string) => ({
       'content-type': 'application/json',
       'x-github-event': 'push',
@@ -154,7 +200,10 @@ describe('issue 17 through npm start', () => {
     const b = randomUUID();
     const first = await postRaw('github', push, headers(push, a));
     expect(first.status).toBe(202);
-    expect(await postRaw('github', push, headers(push, b))).toEqual({ status: 200, body: { status: 'duplicate', ids: first.body['ids'] } });
+    expect(await postRaw('github', push, headers(push, b))).toEqual({
+      status: 200,
+      body: { status: 'duplicate', ids: first.body['ids'] },
+    });
     const genuine = await postRaw('github', other, headers(other, b));
     expect(genuine.status, JSON.stringify(genuine.body)).toBe(202);
     await settled('github', 2, ['SENT'], 'both pushes SENT');

@@ -8,7 +8,18 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { startSandbox } from '../../local/sandbox/server';
 import type { RunningSandbox } from '../../local/sandbox/types';
-import { cleanEnv, eventually, readJsonFile, records, runCli, spawnCli, startRelay, stopRelay, type RecordJson, type RelayProcess } from './support';
+import {
+  cleanEnv,
+  eventually,
+  readJsonFile,
+  records,
+  runCli,
+  spawnCli,
+  startRelay,
+  stopRelay,
+  type RecordJson,
+  type RelayProcess,
+} from './support';
 
 /**
  * Issue 28, defects 1, 2, 4 and 5, through `npm start` with the test's own sandbox as the SMS
@@ -26,7 +37,13 @@ afterEach(async () => {
 });
 
 async function sandboxWith(balance: number): Promise<RunningSandbox> {
-  const sandbox = await startSandbox({ apiKey: API_KEY, balance, rate: RATE, senderIds: ['SMSRELAY'], defaultSenderId: 'SMSRELAY' });
+  const sandbox = await startSandbox({
+    apiKey: API_KEY,
+    balance,
+    rate: RATE,
+    senderIds: ['SMSRELAY'],
+    defaultSenderId: 'SMSRELAY',
+  });
   cleanups.push(() => sandbox.close());
   return sandbox;
 }
@@ -35,7 +52,14 @@ async function sandboxWith(balance: number): Promise<RunningSandbox> {
 function relayDir(label: string, providerUrl: string, config: Record<string, unknown>): NodeJS.ProcessEnv {
   const dir = mkdtempSync(join(tmpdir(), `sms-relay-credit-${label}-`));
   cleanups.push(async () => rmSync(dir, { recursive: true, force: true }));
-  writeFileSync(join(dir, 'relay.yaml'), stringify({ provider: { baseUrl: 'http://127.0.0.1:9', defaultSenderId: 'SMSRELAY' }, secrets: `sms-relay/credit-${label}`, ...config }));
+  writeFileSync(
+    join(dir, 'relay.yaml'),
+    stringify({
+      provider: { baseUrl: 'http://127.0.0.1:9', defaultSenderId: 'SMSRELAY' },
+      secrets: `sms-relay/credit-${label}`,
+      ...config,
+    }),
+  );
   return cleanEnv({
     PORT: '0',
     RELAY_CONFIG: join(dir, 'relay.yaml'),
@@ -57,7 +81,11 @@ function poster(relay: RelayProcess, env: NodeJS.ProcessEnv): (route: string, me
   return async (route, message) => {
     const response = await fetch(`${relay.url}/hooks/${route}`, {
       method: 'POST',
-      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', 'idempotency-key': randomUUID() },
+      headers: {
+        authorization: `Bearer ${token}`,
+        'content-type': 'application/json',
+        'idempotency-key': randomUUID(),
+      },
       body: JSON.stringify({ message }),
     });
     await response.arrayBuffer();
@@ -69,7 +97,14 @@ function poster(relay: RelayProcess, env: NodeJS.ProcessEnv): (route: string, me
 const ORDERS_TO = '2557****222';
 
 /** Waits until `route` has `count` records (of those `which` keeps), all in one of `states`. */
-async function settled(relay: RelayProcess, route: string, count: number, states: readonly string[], what: string, which: (record: RecordJson) => boolean = () => true): Promise<RecordJson[]> {
+async function settled(
+  relay: RelayProcess,
+  route: string,
+  count: number,
+  states: readonly string[],
+  what: string,
+  which: (record: RecordJson) => boolean = () => true,
+): Promise<RecordJson[]> {
   return await eventually(
     async () => {
       const found = (await records(relay.url, `route=${route}&limit=1000`)).filter(which);
@@ -80,13 +115,23 @@ async function settled(relay: RelayProcess, route: string, count: number, states
 }
 
 const LOW_BALANCE = 'sms-relay: SMS balance is';
-const lowBalanceTexts = (sandbox: RunningSandbox) => sandbox.messages().map((message) => message.message).filter((text) => text.startsWith(LOW_BALANCE));
+const lowBalanceTexts = (sandbox: RunningSandbox) =>
+  sandbox
+    .messages()
+    .map((message) => message.message)
+    .filter((text) => text.startsWith(LOW_BALANCE));
 
 describe('1: the low-balance SMS survives a kill -9 of the relay', () => {
-  const config = { balance: { threshold: 5_000, notify: [NOTIFY], schedule: 'rate(1 day)' }, routes: { notify: { source: 'generic', secret: 'generic-token', recipients: ['0754111222'] } } };
+  const config = {
+    balance: { threshold: 5_000, notify: [NOTIFY], schedule: 'rate(1 day)' },
+    routes: { notify: { source: 'generic', secret: 'generic-token', recipients: ['0754111222'] } },
+  };
 
   /** Runs the relay until it kills itself at `crashAt`, then restarts it on the same data dir and waits for its first balance read. */
-  async function crashThenRestart(label: string, crashAt: string): Promise<{ sandbox: RunningSandbox; relay: RelayProcess }> {
+  async function crashThenRestart(
+    label: string,
+    crashAt: string,
+  ): Promise<{ sandbox: RunningSandbox; relay: RelayProcess }> {
     const sandbox = await sandboxWith(1_000);
     const env = relayDir(label, sandbox.baseUrl, config);
     // The balance watch reads 1,000 at start, below the threshold of 5,000: the crash point comes in the first second.
@@ -100,8 +145,13 @@ describe('1: the low-balance SMS survives a kill -9 of the relay', () => {
 
   it('killed the moment armed=false is stored: after the restart the SMS arrives', async () => {
     const { sandbox, relay } = await crashThenRestart('disarmed', 'balance-disarmed');
-    const [text] = await eventually(async () => (lowBalanceTexts(sandbox).length > 0 ? lowBalanceTexts(sandbox) : undefined), { what: 'the low-balance SMS after the restart', timeoutMs: 30_000 });
-    expect(text).toBe('sms-relay: SMS balance is TZS 1,000, below the threshold of 5,000. Too little spend seen to forecast how long it lasts. Top up soon.');
+    const [text] = await eventually(
+      async () => (lowBalanceTexts(sandbox).length > 0 ? lowBalanceTexts(sandbox) : undefined),
+      { what: 'the low-balance SMS after the restart', timeoutMs: 30_000 },
+    );
+    expect(text).toBe(
+      'sms-relay: SMS balance is TZS 1,000, below the threshold of 5,000. Too little spend seen to forecast how long it lasts. Top up soon.',
+    );
     const notices = await settled(relay, '_relay', 1, ['SENT'], 'one notice SENT');
     expect(notices).toHaveLength(1);
     expect(lowBalanceTexts(sandbox)).toHaveLength(1);
@@ -119,7 +169,10 @@ describe('1: the low-balance SMS survives a kill -9 of the relay', () => {
  * A front for the sandbox that holds the sends whose text starts with `held` until `release()`:
  * those SMS are in flight, as long as the test needs, while others go on.
  */
-async function holdingFront(target: string, held: string): Promise<{ baseUrl: string; holding(): number; release(): void }> {
+async function holdingFront(
+  target: string,
+  held: string,
+): Promise<{ baseUrl: string; holding(): number; release(): void }> {
   const upstream = new URL(target);
   const waiting: (() => void)[] = [];
   let released = false;
@@ -129,14 +182,24 @@ async function holdingFront(target: string, held: string): Promise<{ baseUrl: st
     incoming.on('end', () => {
       const body = Buffer.concat(chunks);
       const forward = (): void => {
-        const forwarded = httpRequest({ host: upstream.hostname, port: upstream.port, method: incoming.method, path: incoming.url, headers: incoming.headers }, (answer) => {
-          outgoing.writeHead(answer.statusCode ?? 502, answer.headers);
-          answer.pipe(outgoing);
-        });
+        const forwarded = httpRequest(
+          {
+            host: upstream.hostname,
+            port: upstream.port,
+            method: incoming.method,
+            path: incoming.url,
+            headers: incoming.headers,
+          },
+          (answer) => {
+            outgoing.writeHead(answer.statusCode ?? 502, answer.headers);
+            answer.pipe(outgoing);
+          },
+        );
         forwarded.on('error', () => outgoing.destroy());
         forwarded.end(body);
       };
-      const text = body.length === 0 ? '' : String((JSON.parse(body.toString('utf8')) as { message?: unknown }).message ?? '');
+      const text =
+        body.length === 0 ? '' : String((JSON.parse(body.toString('utf8')) as { message?: unknown }).message ?? '');
       if (!released && incoming.url === '/v1/sms/send' && text.startsWith(held)) waiting.push(forward);
       else forward();
     });
@@ -172,15 +235,23 @@ describe('2: balance.reserve on a fresh store that knows no price yet', () => {
     const post = poster(relay, env);
 
     // The critical SMS reach the service and wait there: in flight while the orders decide.
-    expect(await Promise.all(Array.from({ length: 5 }, (_, n) => post('pager', `pager ${n}`)))).toEqual([202, 202, 202, 202, 202]);
-    await eventually(async () => (front.holding() === 5 ? true : undefined), { what: 'the 5 critical sends in flight' });
-    expect(await Promise.all(Array.from({ length: 30 }, (_, n) => post('shop', `order ${n}`)))).toEqual(Array.from({ length: 30 }, () => 202));
+    expect(await Promise.all(Array.from({ length: 5 }, (_, n) => post('pager', `pager ${n}`)))).toEqual([
+      202, 202, 202, 202, 202,
+    ]);
+    await eventually(async () => (front.holding() === 5 ? true : undefined), {
+      what: 'the 5 critical sends in flight',
+    });
+    expect(await Promise.all(Array.from({ length: 30 }, (_, n) => post('shop', `order ${n}`)))).toEqual(
+      Array.from({ length: 30 }, () => 202),
+    );
     const shop = await settled(relay, 'shop', 30, ['SENT', 'PARKED'], 'every order SENT or PARKED');
     front.release();
     await settled(relay, 'pager', 5, ['SENT'], 'the 5 critical SMS SENT');
 
     const sent = shop.filter((record) => record.state === 'SENT').length;
-    process.stdout.write(`fresh-store race: ${sent} orders SENT, ${30 - sent} PARKED, 5 critical SENT, sandbox balance ${sandbox.balance()}\n`);
+    process.stdout.write(
+      `fresh-store race: ${sent} orders SENT, ${30 - sent} PARKED, 5 critical SENT, sandbox balance ${sandbox.balance()}\n`,
+    );
     expect(sandbox.balance()).toBe(200);
     expect(sent).toBe(5);
   }, 180_000);
@@ -191,19 +262,39 @@ describe("4: a normal route's own notices are not parked by the reserve", () => 
     const sandbox = await sandboxWith(530);
     const env = relayDir('notice', sandbox.baseUrl, {
       balance: { threshold: 501, reserve: 500, notify: [NOTIFY], schedule: 'rate(1 day)' },
-      routes: { orders: { source: 'generic', secret: 'generic-token', recipients: ['0754111222'], limits: { creditsPerMonth: 25 }, timeZone: 'UTC' } },
+      routes: {
+        orders: {
+          source: 'generic',
+          secret: 'generic-token',
+          recipients: ['0754111222'],
+          limits: { creditsPerMonth: 25 },
+          timeZone: 'UTC',
+        },
+      },
     });
     const relay = await start(env);
     const post = poster(relay, env);
 
     // 20 of 25 credits: the order's reservation records the 80 % warning, a notice of route orders.
     expect(await post('orders', 'order 1')).toBe(202);
-    const [order, warning] = await settled(relay, 'orders', 2, ['SENT', 'PARKED'], 'the order and its warning settled').then((found) =>
-      [found.find((record) => record.to[0] === ORDERS_TO), found.find((record) => record.to[0] !== ORDERS_TO)] as const,
+    const [order, warning] = await settled(
+      relay,
+      'orders',
+      2,
+      ['SENT', 'PARKED'],
+      'the order and its warning settled',
+    ).then(
+      (found) =>
+        [
+          found.find((record) => record.to[0] === ORDERS_TO),
+          found.find((record) => record.to[0] !== ORDERS_TO),
+        ] as const,
     );
     expect(order?.state).toBe('SENT');
     expect(warning).toMatchObject({ state: 'SENT', reason: null });
-    expect(sandbox.messages().map((message) => message.message)).toContain(`sms-relay: route 'orders' has used 20 of its 25 credits for ${new Date().toISOString().slice(0, 7)} (80 %); past 25 its messages are held until the month ends.`);
+    expect(sandbox.messages().map((message) => message.message)).toContain(
+      `sms-relay: route 'orders' has used 20 of its 25 credits for ${new Date().toISOString().slice(0, 7)} (80 %); past 25 its messages are held until the month ends.`,
+    );
     expect(relay.stdout()).not.toMatch(/PARKED/);
   }, 180_000);
 });
@@ -214,7 +305,15 @@ describe('5: limits.creditsPerMonth counts only sends that went out', () => {
     const sandbox = await sandboxWith(RATE);
     const env = relayDir('budget', sandbox.baseUrl, {
       balance: { threshold: 0, notify: [NOTIFY], schedule: 'rate(1 day)' },
-      routes: { orders: { source: 'generic', secret: 'generic-token', recipients: ['0754111222'], limits: { creditsPerMonth: 100 }, timeZone: 'UTC' } },
+      routes: {
+        orders: {
+          source: 'generic',
+          secret: 'generic-token',
+          recipients: ['0754111222'],
+          limits: { creditsPerMonth: 100 },
+          timeZone: 'UTC',
+        },
+      },
     });
     const relay = await start(env);
     const post = poster(relay, env);
@@ -227,19 +326,42 @@ describe('5: limits.creditsPerMonth counts only sends that went out', () => {
     expect(before.map((record) => record.state).sort()).toEqual(['PARKED', 'PARKED', 'PARKED', 'PARKED', 'SENT']);
     // 20 of 100 credits went out: no 80 % warning yet.
     const noticesBefore = (await records(relay.url, 'route=orders&limit=1000')).filter((record) => !isOrder(record));
-    const warnings = () => sandbox.messages().filter((message) => message.message.startsWith("sms-relay: route 'orders'")).map((message) => message.message);
+    const warnings = () =>
+      sandbox
+        .messages()
+        .filter((message) => message.message.startsWith("sms-relay: route 'orders'"))
+        .map((message) => message.message);
 
     sandbox.setBalance(10_000);
     const redrive = await runCli(['redrive', '--state', 'PARKED'], env);
     expect(redrive.code, redrive.stderr).toBe(0);
-    const after = await settled(relay, 'orders', 5, ['SENT', 'HELD'], 'every order SENT or HELD after the redrive', isOrder);
-    process.stdout.write(`monthly budget after the redrive: ${after.map((record) => `${record.state}${record.reason === null ? '' : ` (${record.reason})`}`).join(', ')}\n`);
+    const after = await settled(
+      relay,
+      'orders',
+      5,
+      ['SENT', 'HELD'],
+      'every order SENT or HELD after the redrive',
+      isOrder,
+    );
+    process.stdout.write(
+      `monthly budget after the redrive: ${after.map((record) => `${record.state}${record.reason === null ? '' : ` (${record.reason})`}`).join(', ')}\n`,
+    );
     expect(after.map((record) => record.state)).toEqual(['SENT', 'SENT', 'SENT', 'SENT', 'SENT']);
     // The warning (recorded under the route, sent to balance.notify) comes at 80 credits actually taken, once.
     await eventually(async () => (warnings().length === 1 ? true : undefined), { what: 'the 80 % warning sent' });
     expect(noticesBefore).toEqual([]);
     // Two sends passing 80 % together may both record it; the one recorded first (80 or 100) is the one kept.
-    expect(warnings()).toEqual([expect.stringMatching(/^sms-relay: route 'orders' has used (80|100) of its 100 credits for \d{4}-\d\d \((80|100) %\)/)]);
-    expect(sandbox.messages().filter((message) => message.message.startsWith('order ')).map((message) => message.message).sort()).toEqual(['order 1', 'order 2', 'order 3', 'order 4', 'order 5']);
+    expect(warnings()).toEqual([
+      expect.stringMatching(
+        /^sms-relay: route 'orders' has used (80|100) of its 100 credits for \d{4}-\d\d \((80|100) %\)/,
+      ),
+    ]);
+    expect(
+      sandbox
+        .messages()
+        .filter((message) => message.message.startsWith('order '))
+        .map((message) => message.message)
+        .sort(),
+    ).toEqual(['order 1', 'order 2', 'order 3', 'order 4', 'order 5']);
   }, 180_000);
 });

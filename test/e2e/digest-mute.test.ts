@@ -29,7 +29,13 @@ let started: RelayOnSandbox | undefined;
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'sms-relay-digest-mute-'));
   writeFileSync(join(dir, 'relay.yaml'), CONFIG);
-  sandbox = await startSandbox({ apiKey: API_KEY, balance: 10_000, rate: 1, senderIds: ['SMSRELAY'], defaultSenderId: 'SMSRELAY' });
+  sandbox = await startSandbox({
+    apiKey: API_KEY,
+    balance: 10_000,
+    rate: 1,
+    senderIds: ['SMSRELAY'],
+    defaultSenderId: 'SMSRELAY',
+  });
   started = await startRelayOn(dir, { providerUrl: sandbox.baseUrl, apiKey: API_KEY });
 });
 
@@ -59,19 +65,27 @@ describe('a digest due while its route is muted (npm start)', () => {
     expect(muted.stdout).toMatch(/^Muted route dig until /);
     // What this test is about: a mute set while the window is open (a machine too busy to mute in time proves nothing).
     const [mute] = JSON.parse((await runCli(['mutes', '--json'], env)).stdout) as { mutedAt: string }[];
-    expect(Date.parse(mute!.mutedAt), `muted at ${mute!.mutedAt}, after the window ended at ${windowEnd}`).toBeLessThan(Date.parse(windowEnd));
+    expect(Date.parse(mute!.mutedAt), `muted at ${mute!.mutedAt}, after the window ended at ${windowEnd}`).toBeLessThan(
+      Date.parse(windowEnd),
+    );
 
     // The window ends during the mute; wait until the sweeper has dealt with every record of the route.
     const settled = await eventually(
       async () => {
         const all = await records(relay.url, 'route=dig');
-        return all.length > 0 && all.every((record) => !['DEFERRED', 'PENDING', 'SENDING'].includes(record.state)) ? all : undefined;
+        return all.length > 0 && all.every((record) => !['DEFERRED', 'PENDING', 'SENDING'].includes(record.state))
+          ? all
+          : undefined;
       },
       { what: 'the window records settled' },
     );
     expect(sandbox.messages().map((message) => message.message)).toEqual([]);
     const ids = deferred.flatMap((answer) => answer.ids);
     expect(settled.map((record) => record.id).sort()).toEqual([...ids].sort());
-    for (const record of settled) expect(record).toMatchObject({ state: 'DROPPED', reason: expect.stringMatching(/^muted until \d\d:\d\d: db upgrade$/) });
+    for (const record of settled)
+      expect(record).toMatchObject({
+        state: 'DROPPED',
+        reason: expect.stringMatching(/^muted until \d\d:\d\d: db upgrade$/),
+      });
   });
 });

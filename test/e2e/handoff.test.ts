@@ -21,7 +21,13 @@ const pad = (n: number): string => String(n).padStart(2, '0');
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'sms-relay-handoff-'));
-  sandbox = await startSandbox({ apiKey: API_KEY, balance: 100_000, rate: 20, senderIds: ['SMSRELAY'], defaultSenderId: 'SMSRELAY' });
+  sandbox = await startSandbox({
+    apiKey: API_KEY,
+    balance: 100_000,
+    rate: 20,
+    senderIds: ['SMSRELAY'],
+    defaultSenderId: 'SMSRELAY',
+  });
   const at = localTime(new Date(Date.now() + 5 * 60_000), ZONE);
   start = `${at.year}-${pad(at.month)}-${pad(at.day)}T${pad(at.hour)}:${pad(at.minute)}`;
   writeFileSync(
@@ -52,12 +58,18 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-describe('notifyHandoff through npm start (the runtime\'s clock moved past the first shift\'s start)', () => {
+describe("notifyHandoff through npm start (the runtime's clock moved past the first shift's start)", () => {
   it('texts the incoming person when the shift begins', async () => {
     expect((await fetch(`${running!.relay.url}/health`)).ok).toBe(true);
     moveClockAhead(running!, 6 * 60_000);
-    const handoff = await eventually(async () => sandbox.messages().find((sent) => sent.phoneNumbers.includes(ASHA)), { what: 'the handoff SMS to asha', timeoutMs: 60_000, intervalMs: 500 });
+    const handoff = await eventually(async () => sandbox.messages().find((sent) => sent.phoneNumbers.includes(ASHA)), {
+      what: 'the handoff SMS to asha',
+      timeoutMs: 60_000,
+      intervalMs: 500,
+    });
     const [, time] = start.split('T');
-    expect(handoff.message).toMatch(new RegExp(`^You are on call for ops until \\d{4}-\\d\\d-\\d\\d ${time} \\(${ZONE}\\)$`));
+    expect(handoff.message).toMatch(
+      new RegExp(`^You are on call for ops until \\d{4}-\\d\\d-\\d\\d ${time} \\(${ZONE}\\)$`),
+    );
   });
 });

@@ -21,7 +21,13 @@ let running: RelayOnSandbox | undefined;
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'sms-relay-local-access-'));
-  sandbox = await startSandbox({ apiKey: API_KEY, balance: 100_000, rate: 1, senderIds: ['SMSRELAY', 'ALERTS', 'DUKA'], defaultSenderId: 'SMSRELAY' });
+  sandbox = await startSandbox({
+    apiKey: API_KEY,
+    balance: 100_000,
+    rate: 1,
+    senderIds: ['SMSRELAY', 'ALERTS', 'DUKA'],
+    defaultSenderId: 'SMSRELAY',
+  });
   writeFileSync(join(dir, 'relay.yaml'), readFileSync(join(REPO_ROOT, 'config/local.yaml'), 'utf8'));
   running = await startRelayOn(dir, { providerUrl: sandbox.baseUrl, apiKey: API_KEY });
 }, 180_000);
@@ -33,9 +39,17 @@ afterAll(async () => {
 });
 
 /** A request as any local process can make it: loopback Host, JSON, no credential unless given. */
-async function local(url: string, path: string, { method = 'GET', body, authorization }: { method?: string; body?: unknown; authorization?: string } = {}): Promise<{ status: number; text: string }> {
+async function local(
+  url: string,
+  path: string,
+  { method = 'GET', body, authorization }: { method?: string; body?: unknown; authorization?: string } = {},
+): Promise<{ status: number; text: string }> {
   const { port } = new URL(url);
-  const headers: Record<string, string> = { host: `127.0.0.1:${port}`, 'content-type': 'application/json', ...(authorization === undefined ? {} : { authorization }) };
+  const headers: Record<string, string> = {
+    host: `127.0.0.1:${port}`,
+    'content-type': 'application/json',
+    ...(authorization === undefined ? {} : { authorization }),
+  };
   return await new Promise((resolve, reject) => {
     const request = httpRequest({ host: '127.0.0.1', port, path, method, headers }, (response) => {
       let text = '';
@@ -58,8 +72,15 @@ describe('the running relay against other local processes (npm start)', () => {
     ];
     for (const authorization of [undefined, 'Bearer not-the-secret', 'Bearer ']) {
       for (const request of forged) {
-        const answer = await local(relay.url, request.path, { ...request, ...(authorization === undefined ? {} : { authorization }) });
-        expect({ ...request, authorization, status: answer.status }).toEqual({ ...request, authorization, status: 401 });
+        const answer = await local(relay.url, request.path, {
+          ...request,
+          ...(authorization === undefined ? {} : { authorization }),
+        });
+        expect({ ...request, authorization, status: answer.status }).toEqual({
+          ...request,
+          authorization,
+          status: 401,
+        });
         expect(answer.text).toContain('unauthorized');
       }
     }
@@ -81,22 +102,40 @@ describe('the running relay against other local processes (npm start)', () => {
     const { relay, env, secrets } = running!;
     const muted = await runCli(['mute', 'alerts', '--for', '10m', '--reason', 'maintenance'], env);
     expect(muted.code, muted.stderr).toBe(0);
-    expect(muted.stdout).toMatch(/^Muted route alerts until .*: maintenance \(the running relay \(pid \d+, http:\/\/127\.0\.0\.1:\d+\)\)\.\n$/);
-    expect(JSON.parse((await runCli(['mutes', '--json'], env)).stdout)).toEqual([expect.objectContaining({ route: 'alerts', reason: 'maintenance' })]);
-    expect((await runCli(['unmute', 'alerts'], env)).stdout).toBe('Unmuted route alerts: its messages are sent again.\n');
+    expect(muted.stdout).toMatch(
+      /^Muted route alerts until .*: maintenance \(the running relay \(pid \d+, http:\/\/127\.0\.0\.1:\d+\)\)\.\n$/,
+    );
+    expect(JSON.parse((await runCli(['mutes', '--json'], env)).stdout)).toEqual([
+      expect.objectContaining({ route: 'alerts', reason: 'maintenance' }),
+    ]);
+    expect((await runCli(['unmute', 'alerts'], env)).stdout).toBe(
+      'Unmuted route alerts: its messages are sent again.\n',
+    );
 
     // A send the service refuses for credit parks; logs lists it and redrive sends it, both through the runtime.
     sandbox.injectFault({ kind: 'status', status: 402 });
-    const response = await fetch(`${relay.url}/hooks/notify`, { method: 'POST', headers: { authorization: `Bearer ${secrets['generic-token']!}`, 'content-type': 'application/json' }, body: JSON.stringify({ message: 'local access check' }) });
+    const response = await fetch(`${relay.url}/hooks/notify`, {
+      method: 'POST',
+      headers: { authorization: `Bearer ${secrets['generic-token']!}`, 'content-type': 'application/json' },
+      body: JSON.stringify({ message: 'local access check' }),
+    });
     expect(response.status).toBe(202);
     const [id] = ((await response.json()) as { ids: string[] }).ids;
-    await eventually(async () => ((await records(relay.url, 'route=notify&state=PARKED')).some((record) => record.id === id) ? true : undefined), { what: 'the record PARKED' });
+    await eventually(
+      async () =>
+        (await records(relay.url, 'route=notify&state=PARKED')).some((record) => record.id === id) ? true : undefined,
+      { what: 'the record PARKED' },
+    );
     const logs = await runCli(['logs', '--route', 'notify', '--state', 'PARKED', '--json'], env);
     expect(logs.code, logs.stderr).toBe(0);
     expect(logs.stdout).toContain(id);
     const redrive = await runCli(['redrive', '--state', 'PARKED', '--route', 'notify'], env);
     expect(redrive.code, redrive.stderr).toBe(0);
-    await eventually(async () => ((await records(relay.url, 'route=notify&state=SENT')).some((record) => record.id === id) ? true : undefined), { what: 'the record SENT after the redrive' });
+    await eventually(
+      async () =>
+        (await records(relay.url, 'route=notify&state=SENT')).some((record) => record.id === id) ? true : undefined,
+      { what: 'the record SENT after the redrive' },
+    );
     expect(sandbox.messages().map((message) => message.message)).toContain('local access check');
   }, 180_000);
 });

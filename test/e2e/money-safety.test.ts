@@ -6,7 +6,17 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse, stringify } from 'yaml';
 import { startSandbox } from '../../local/sandbox/server';
 import type { RunningSandbox } from '../../local/sandbox/types';
-import { eventually, fixture, records, REPO_ROOT, runCli, startRelay, startRelayOn, stopRelay, type RelayProcess } from './support';
+import {
+  eventually,
+  fixture,
+  records,
+  REPO_ROOT,
+  runCli,
+  startRelay,
+  startRelayOn,
+  stopRelay,
+  type RelayProcess,
+} from './support';
 
 /**
  * Money safety through `npm start`, as an attacker or a large customer would try it: the runtime
@@ -29,7 +39,9 @@ function numbers(count: number): string {
 }
 
 function writeConfig(path: string): void {
-  const local = parse(readFileSync(join(REPO_ROOT, 'config/local.yaml'), 'utf8')) as { routes: Record<string, Record<string, unknown>> };
+  const local = parse(readFileSync(join(REPO_ROOT, 'config/local.yaml'), 'utf8')) as {
+    routes: Record<string, Record<string, unknown>>;
+  };
   const config = {
     provider: { baseUrl: 'http://127.0.0.1:9', defaultSenderId: 'SMSRELAY' },
     secrets: 'sms-relay/money-safety',
@@ -39,9 +51,29 @@ function writeConfig(path: string): void {
       shop: { ...local.routes['shop'], maxRecipients: 10 },
       github: local.routes['github'],
       orders: { ...local.routes['orders'] },
-      group: { source: 'alertmanager', secret: 'alerts-token', recipients: ['0712345678'], fanOut: 'alerts', template: '{{ item.labels.alertname }}', priority: 'critical' },
-      bulk: { source: 'generic', secret: 'generic-token', recipients: ['{{ phones }}'], maxRecipients: 9_000, delivery: 'at-least-once', priority: 'critical' },
-      capped: { source: 'generic', secret: 'generic-token', recipients: TEN, limits: { creditsPerDay: 250 }, priority: 'critical' },
+      group: {
+        source: 'alertmanager',
+        secret: 'alerts-token',
+        recipients: ['0712345678'],
+        fanOut: 'alerts',
+        template: '{{ item.labels.alertname }}',
+        priority: 'critical',
+      },
+      bulk: {
+        source: 'generic',
+        secret: 'generic-token',
+        recipients: ['{{ phones }}'],
+        maxRecipients: 9_000,
+        delivery: 'at-least-once',
+        priority: 'critical',
+      },
+      capped: {
+        source: 'generic',
+        secret: 'generic-token',
+        recipients: TEN,
+        limits: { creditsPerDay: 250 },
+        priority: 'critical',
+      },
       oncall: { source: 'generic', secret: 'generic-token', recipients: ['0712345678'], priority: 'critical' },
       notify: { source: 'generic', secret: 'generic-token', recipients: ['0754111222'] },
     },
@@ -49,22 +81,37 @@ function writeConfig(path: string): void {
   writeFileSync(path, stringify(config));
 }
 
-async function postRaw(route: string, body: string | Buffer, headers: Record<string, string>): Promise<{ status: number; body: Record<string, unknown> }> {
+async function postRaw(
+  route: string,
+  body: string | Buffer,
+  headers: Record<string, string>,
+): Promise<{ status: number; body: Record<string, unknown> }> {
   const response = await fetch(`${relay!.url}/hooks/${route}`, { method: 'POST', headers, body });
   return { status: response.status, body: (await response.json()) as Record<string, unknown> };
 }
 
 const generic = (route: string, payload: unknown) =>
-  postRaw(route, JSON.stringify(payload), { authorization: `Bearer ${secrets['generic-token']}`, 'content-type': 'application/json', 'idempotency-key': randomUUID() });
+  postRaw(route, JSON.stringify(payload), {
+    authorization: `Bearer ${secrets['generic-token']}`,
+    'content-type': 'application/json',
+    'idempotency-key': randomUUID(),
+  });
 
-const hmac = (secret: string, body: string | Buffer, encoding: 'hex' | 'base64') => createHmac('sha256', secret).update(body).digest(encoding);
+const hmac = (secret: string, body: string | Buffer, encoding: 'hex' | 'base64') =>
+  createHmac('sha256', secret).update(body).digest(encoding);
 
 const messagesOf = (route: string) => records(relay!.url, `route=${route}&limit=1000`);
 const inboxTexts = () => sandbox.messages().map((message) => message.message);
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'sms-relay-money-'));
-  sandbox = await startSandbox({ apiKey: API_KEY, balance: 1_000_000, rate: RATE, senderIds: ['SMSRELAY', 'DUKA'], defaultSenderId: 'SMSRELAY' });
+  sandbox = await startSandbox({
+    apiKey: API_KEY,
+    balance: 1_000_000,
+    rate: RATE,
+    senderIds: ['SMSRELAY', 'DUKA'],
+    defaultSenderId: 'SMSRELAY',
+  });
   writeConfig(join(dir, 'relay.yaml'));
   ({ relay, env, secrets } = await startRelayOn(dir, { providerUrl: sandbox.baseUrl, apiKey: API_KEY }));
 }, 120_000);
@@ -77,7 +124,9 @@ afterAll(async () => {
 
 describe('money safety through npm start', () => {
   it('1: a WooCommerce order with 200 numbers in billing.phone is recorded DROPPED, never sent', async () => {
-    const order = JSON.parse(fixture('woocommerce/order-created.json').toString('utf8')) as { billing: { phone: string } };
+    const order = JSON.parse(fixture('woocommerce/order-created.json').toString('utf8')) as {
+      billing: { phone: string };
+    };
     order.billing.phone = numbers(200);
     const body = JSON.stringify(order);
     const answer = await postRaw('shop', body, {
@@ -89,23 +138,48 @@ describe('money safety through npm start', () => {
       'x-wc-webhook-signature': hmac(secrets['woocommerce-secret']!, body, 'base64'),
     });
 
-    expect(answer).toMatchObject({ status: 200, body: { status: 'dropped', reason: '201 recipients, more than maxRecipients (10)' } });
-    expect(await messagesOf('shop')).toEqual([expect.objectContaining({ state: 'DROPPED', reason: '201 recipients, more than maxRecipients (10)' })]);
+    expect(answer).toMatchObject({
+      status: 200,
+      body: { status: 'dropped', reason: '201 recipients, more than maxRecipients (10)' },
+    });
+    expect(await messagesOf('shop')).toEqual([
+      expect.objectContaining({ state: 'DROPPED', reason: '201 recipients, more than maxRecipients (10)' }),
+    ]);
     expect(sandbox.messages()).toHaveLength(0);
   }, 60_000);
 
   it('4: an Alertmanager group of 60 alerts sends 50 SMS and records the 10 left out', async () => {
-    const group = JSON.parse(fixture('alertmanager/firing-single.json').toString('utf8')) as { alerts: { labels: Record<string, string>; fingerprint: string }[] };
+    const group = JSON.parse(fixture('alertmanager/firing-single.json').toString('utf8')) as {
+      alerts: { labels: Record<string, string>; fingerprint: string }[];
+    };
     const [alert] = group.alerts;
-    group.alerts = Array.from({ length: 60 }, (_, index) => ({ ...alert!, fingerprint: `fp-${index}`, labels: { ...alert!.labels, alertname: `Alert${index}` } }));
-    const answer = await postRaw('group', JSON.stringify(group), { authorization: `Bearer ${secrets['alerts-token']}`, 'content-type': 'application/json' });
+    group.alerts = Array.from({ length: 60 }, (_, index) => ({
+      ...alert!,
+      fingerprint: `fp-${index}`,
+      labels: { ...alert!.labels, alertname: `Alert${index}` },
+    }));
+    const answer = await postRaw('group', JSON.stringify(group), {
+      authorization: `Bearer ${secrets['alerts-token']}`,
+      'content-type': 'application/json',
+    });
 
     expect(answer.status).toBe(202);
     expect(answer.body['ids']).toHaveLength(50);
-    expect(answer.body['notSent']).toEqual({ items: 10, reason: '10 items not sent: beyond the cap of 50 SMS per webhook', id: expect.any(String) });
-    await eventually(async () => ((await messagesOf('group')).filter((record) => record.state === 'SENT').length === 50 ? true : undefined), { what: '50 SENT' });
+    expect(answer.body['notSent']).toEqual({
+      items: 10,
+      reason: '10 items not sent: beyond the cap of 50 SMS per webhook',
+      id: expect.any(String),
+    });
+    await eventually(
+      async () =>
+        (await messagesOf('group')).filter((record) => record.state === 'SENT').length === 50 ? true : undefined,
+      { what: '50 SENT' },
+    );
     expect((await messagesOf('group')).filter((record) => record.state === 'DROPPED')).toEqual([
-      expect.objectContaining({ id: (answer.body['notSent'] as { id: string }).id, reason: '10 items not sent: beyond the cap of 50 SMS per webhook' }),
+      expect.objectContaining({
+        id: (answer.body['notSent'] as { id: string }).id,
+        reason: '10 items not sent: beyond the cap of 50 SMS per webhook',
+      }),
     ]);
     expect(inboxTexts().filter((text) => text.startsWith('Alert'))).toHaveLength(50);
   }, 120_000);
@@ -141,8 +215,14 @@ describe('money safety through npm start', () => {
 
   it('6: a payload that can never render is answered 200 dropped and recorded, not 503', async () => {
     const deep = `{"message":${'['.repeat(60_000)}${']'.repeat(60_000)}}`;
-    const answer = await postRaw('notify', deep, { authorization: `Bearer ${secrets['generic-token']}`, 'content-type': 'application/json' });
-    expect(answer).toMatchObject({ status: 200, body: { status: 'dropped', reason: 'the payload cannot be read: JSON nested deeper than 64 levels' } });
+    const answer = await postRaw('notify', deep, {
+      authorization: `Bearer ${secrets['generic-token']}`,
+      'content-type': 'application/json',
+    });
+    expect(answer).toMatchObject({
+      status: 200,
+      body: { status: 'dropped', reason: 'the payload cannot be read: JSON nested deeper than 64 levels' },
+    });
     expect(await messagesOf('notify')).toEqual([expect.objectContaining({ state: 'DROPPED' })]);
   }, 60_000);
 
@@ -150,7 +230,10 @@ describe('money safety through npm start', () => {
     const answer = await generic('bulk', { message: 'Shop closed today', phones: numbers(9_000) });
     expect(answer.status).toBe(202);
     const [id] = answer.body['ids'] as string[];
-    const sent = await eventually(async () => (await messagesOf('bulk')).find((record) => record.id === id && record.state === 'SENT'), { what: 'bulk SENT' });
+    const sent = await eventually(
+      async () => (await messagesOf('bulk')).find((record) => record.id === id && record.state === 'SENT'),
+      { what: 'bulk SENT' },
+    );
     expect(sent.deducted).toBe(9_000 * RATE);
     // Several sweeps later (the runtime sweeps every second): still one send.
     await new Promise((resolve) => setTimeout(resolve, 3_000));
@@ -160,14 +243,19 @@ describe('money safety through npm start', () => {
 
   it('2: limits.creditsPerDay holds from the first send after a restart', async () => {
     expect((await generic('capped', { message: 'capped one' })).status).toBe(202);
-    await eventually(async () => ((await messagesOf('capped')).some((record) => record.state === 'SENT') ? true : undefined), { what: 'first capped SENT' });
+    await eventually(
+      async () => ((await messagesOf('capped')).some((record) => record.state === 'SENT') ? true : undefined),
+      { what: 'first capped SENT' },
+    );
 
     await stopRelay(relay!, 'SIGKILL');
     relay = await startRelay(env);
 
     // 200 credits spent of 250: the next 200 do not fit, in this fresh process too.
     expect((await generic('capped', { message: 'capped two' })).status).toBe(202);
-    const held = await eventually(async () => (await messagesOf('capped')).find((record) => record.state === 'HELD'), { what: 'second capped HELD' });
+    const held = await eventually(async () => (await messagesOf('capped')).find((record) => record.state === 'HELD'), {
+      what: 'second capped HELD',
+    });
     expect(held.reason).toBe('route limit: more than 250 credits per day');
     expect(inboxTexts().filter((text) => text.startsWith('capped'))).toEqual(['capped one']);
   }, 180_000);
@@ -176,17 +264,32 @@ describe('money safety through npm start', () => {
     sandbox.setBalance(0);
     expect((await generic('oncall', { message: 'Disk full on db-01' })).status).toBe(202);
     const notice = await eventually(
-      async () => (await records(relay!.url, 'route=_relay&state=PARKED')).find((record) => record.reason?.startsWith('insufficient balance')),
+      async () =>
+        (await records(relay!.url, 'route=_relay&state=PARKED')).find((record) =>
+          record.reason?.startsWith('insufficient balance'),
+        ),
       { what: 'the low-balance notice PARKED' },
     );
-    await eventually(async () => ((await messagesOf('oncall')).some((record) => record.state === 'PARKED') ? true : undefined), { what: 'oncall PARKED' });
+    await eventually(
+      async () => ((await messagesOf('oncall')).some((record) => record.state === 'PARKED') ? true : undefined),
+      { what: 'oncall PARKED' },
+    );
 
     sandbox.setBalance(100_000);
     const redrive = await runCli(['redrive', '--state', 'PARKED'], env);
     expect(redrive.code, redrive.stderr).toBe(0);
 
-    await eventually(async () => ((await messagesOf('oncall')).some((record) => record.state === 'SENT') ? true : undefined), { what: 'oncall SENT after the redrive' });
-    const stale = await eventually(async () => (await records(relay!.url, 'route=_relay')).find((record) => record.id === notice.id && record.state === 'DROPPED'), { what: 'notice DROPPED' });
+    await eventually(
+      async () => ((await messagesOf('oncall')).some((record) => record.state === 'SENT') ? true : undefined),
+      { what: 'oncall SENT after the redrive' },
+    );
+    const stale = await eventually(
+      async () =>
+        (await records(relay!.url, 'route=_relay')).find(
+          (record) => record.id === notice.id && record.state === 'DROPPED',
+        ),
+      { what: 'notice DROPPED' },
+    );
     expect(stale.reason).toMatch(/^stale: the balance is back at \d+, not below the threshold of 5000$/);
     expect(inboxTexts().filter((text) => text.startsWith('sms-relay: SMS balance'))).toEqual([]);
   }, 180_000);
@@ -195,23 +298,47 @@ describe('money safety through npm start', () => {
     // 1,030 left: one 20-credit SMS leaves 1,010, the next would leave 990, below the reserve of 1,000.
     sandbox.setBalance(1_030);
     expect((await generic('notify', { message: 'order one' })).status).toBe(202);
-    await eventually(async () => ((await messagesOf('notify')).some((record) => record.state === 'SENT') ? true : undefined), { what: 'order one SENT' });
+    await eventually(
+      async () => ((await messagesOf('notify')).some((record) => record.state === 'SENT') ? true : undefined),
+      { what: 'order one SENT' },
+    );
     expect((await generic('notify', { message: 'order two' })).status).toBe(202);
-    const parked = await eventually(async () => (await messagesOf('notify')).find((record) => record.state === 'PARKED'), { what: 'order two PARKED' });
-    expect(parked.reason).toMatch(/^balance reserve: 20 credits would leave \d+, below the reserve of 1000 kept for critical routes/);
+    const parked = await eventually(
+      async () => (await messagesOf('notify')).find((record) => record.state === 'PARKED'),
+      { what: 'order two PARKED' },
+    );
+    expect(parked.reason).toMatch(
+      /^balance reserve: 20 credits would leave \d+, below the reserve of 1000 kept for critical routes/,
+    );
     expect((await generic('oncall', { message: 'Payment gateway down' })).status).toBe(202);
-    await eventually(async () => (inboxTexts().includes('Payment gateway down') ? true : undefined), { what: 'the critical SMS sent' });
+    await eventually(async () => (inboxTexts().includes('Payment gateway down') ? true : undefined), {
+      what: 'the critical SMS sent',
+    });
     expect(inboxTexts()).not.toContain('order two');
 
     sandbox.setBalance(50_000);
     const balance = await runCli(['balance'], env);
     expect(balance.code, balance.stderr).toBe(0);
     // The balance watch reads it on its schedule; a send's answer or this top-up's read updates it.
-    await fetch(`${relay!.url}/hooks/oncall`, { method: 'POST', headers: { authorization: `Bearer ${secrets['generic-token']}`, 'content-type': 'application/json', 'idempotency-key': randomUUID() }, body: '{"message":"after top-up"}' });
-    await eventually(async () => (inboxTexts().includes('after top-up') ? true : undefined), { what: 'a send after the top-up' });
+    await fetch(`${relay!.url}/hooks/oncall`, {
+      method: 'POST',
+      headers: {
+        authorization: `Bearer ${secrets['generic-token']}`,
+        'content-type': 'application/json',
+        'idempotency-key': randomUUID(),
+      },
+      body: '{"message":"after top-up"}',
+    });
+    await eventually(async () => (inboxTexts().includes('after top-up') ? true : undefined), {
+      what: 'a send after the top-up',
+    });
     const redrive = await runCli(['redrive', '--state', 'PARKED', '--route', 'notify'], env);
     expect(redrive.code, redrive.stderr).toBe(0);
-    await eventually(async () => ((await messagesOf('notify')).find((record) => record.id === parked.id)?.state === 'SENT' ? true : undefined), { what: 'order two SENT' });
+    await eventually(
+      async () =>
+        (await messagesOf('notify')).find((record) => record.id === parked.id)?.state === 'SENT' ? true : undefined,
+      { what: 'order two SENT' },
+    );
     await new Promise((resolve) => setTimeout(resolve, 2_000));
     expect(inboxTexts().filter((text) => text === 'order two')).toHaveLength(1);
   }, 180_000);

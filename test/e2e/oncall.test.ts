@@ -22,7 +22,13 @@ const pad = (value: number): string => String(value).padStart(2, '0');
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'sms-relay-oncall-'));
-  sandbox = await startSandbox({ apiKey: API_KEY, balance: 100_000, rate: 20, senderIds: ['SMSRELAY'], defaultSenderId: 'SMSRELAY' });
+  sandbox = await startSandbox({
+    apiKey: API_KEY,
+    balance: 100_000,
+    rate: 20,
+    senderIds: ['SMSRELAY'],
+    defaultSenderId: 'SMSRELAY',
+  });
   const hourAgo = localTime(new Date(Date.now() - 3_600_000), ZONE);
   start = `${hourAgo.year}-${pad(hourAgo.month)}-${pad(hourAgo.day)}T${pad(hourAgo.hour)}:00`;
   writeFileSync(
@@ -54,12 +60,18 @@ afterAll(async () => {
 });
 
 describe('who is on call (npm start, sms-relay oncall)', () => {
-  it('pages the rotation\'s person, then the person an override from the CLI puts on call', async () => {
+  it("pages the rotation's person, then the person an override from the CLI puts on call", async () => {
     const { relay, env, secrets } = running!;
     const page = async (message: string): Promise<void> => {
-      const response = await fetch(`${relay.url}/hooks/paging`, { method: 'POST', headers: { authorization: `Bearer ${secrets['generic-token']!}`, 'content-type': 'application/json' }, body: JSON.stringify({ message }) });
+      const response = await fetch(`${relay.url}/hooks/paging`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${secrets['generic-token']!}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ message }),
+      });
       expect(response.status).toBe(202);
-      await eventually(async () => sandbox.messages().find((sent) => sent.message === message), { what: `"${message}" at the SMS service` });
+      await eventually(async () => sandbox.messages().find((sent) => sent.message === message), {
+        what: `"${message}" at the SMS service`,
+      });
     };
     const onCall = async (): Promise<unknown> => {
       const listed = await runCli(['oncall', '--json'], env);
@@ -75,16 +87,23 @@ describe('who is on call (npm start, sms-relay oncall)', () => {
     expect(sandbox.messages().find((sent) => sent.message === 'disk full on db-01')?.phoneNumbers).toEqual([ASHA]);
 
     const before = Date.now();
-    const override = await runCli(['oncall', 'override', 'ops', '--person', 'baraka', '--for', '8h', '--reason', 'asha travels'], env);
+    const override = await runCli(
+      ['oncall', 'override', 'ops', '--person', 'baraka', '--for', '8h', '--reason', 'asha travels'],
+      env,
+    );
     expect(override.stderr).toBe('');
-    expect(override.stdout).toMatch(/^baraka is on call for ops until (\d{4}-\d\d-\d\d )?\d\d:\d\d Africa\/Dar_es_Salaam: asha travels \(the running relay \(pid \d+, http:\/\/127\.0\.0\.1:\d+\)\)\.\n$/);
+    expect(override.stdout).toMatch(
+      /^baraka is on call for ops until (\d{4}-\d\d-\d\d )?\d\d:\d\d Africa\/Dar_es_Salaam: asha travels \(the running relay \(pid \d+, http:\/\/127\.0\.0\.1:\d+\)\)\.\n$/,
+    );
     const after = Date.now();
     const [line] = (await onCall()) as [{ schedule: string; person: string; until: string }];
     expect(Object.keys(line)).toEqual(['schedule', 'person', 'until']);
     expect(line).toMatchObject({ schedule: 'ops', person: 'baraka' });
     expect(Date.parse(line.until)).toBeGreaterThanOrEqual(before + 8 * 3_600_000);
     expect(Date.parse(line.until)).toBeLessThanOrEqual(after + 8 * 3_600_000);
-    expect((await runCli(['oncall'], env)).stdout).toMatch(/^ops {2}baraka {2}until (\d{4}-\d\d-\d\d )?\d\d:\d\d Africa\/Dar_es_Salaam {2}override: asha travels\n$/);
+    expect((await runCli(['oncall'], env)).stdout).toMatch(
+      /^ops {2}baraka {2}until (\d{4}-\d\d-\d\d )?\d\d:\d\d Africa\/Dar_es_Salaam {2}override: asha travels\n$/,
+    );
 
     await page('disk full on db-02');
     expect(sandbox.messages().find((sent) => sent.message === 'disk full on db-02')?.phoneNumbers).toEqual([BARAKA]);

@@ -3,7 +3,18 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { cleanEnv, eventually, STARTUP_TIMEOUT_MS, getJson, inbox, readJsonFile, records, startRelay, stopRelay, type RelayProcess } from './support';
+import {
+  cleanEnv,
+  eventually,
+  STARTUP_TIMEOUT_MS,
+  getJson,
+  inbox,
+  readJsonFile,
+  records,
+  startRelay,
+  stopRelay,
+  type RelayProcess,
+} from './support';
 
 /**
  * Issue 27 through `npm start` and its own sandbox: the SMS service down (every `/v1` request,
@@ -23,9 +34,30 @@ let token: string;
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'sms-relay-outage-'));
-  const route = (delivery: string) => ({ source: 'generic', secret: 'generic-token', recipients: ['0712345678'], template: '{{ tag }}', delivery });
-  writeFileSync(join(dir, 'relay.yaml'), JSON.stringify({ provider: { baseUrl: 'http://127.0.0.1:9/unused', timeoutMs: 2_000 }, secrets: 'sms-relay/outage', routes: { alo: route('at-least-once'), amo: route('at-most-once') } }));
-  relay = await startRelay(cleanEnv({ PORT: '0', RELAY_CONFIG: join(dir, 'relay.yaml'), RELAY_DATA_DIR: join(dir, 'data'), RELAY_SECRETS_FILE: join(dir, 'secrets.json'), RETRY_BASE_DELAY_MS: '1000' }));
+  const route = (delivery: string) => ({
+    source: 'generic',
+    secret: 'generic-token',
+    recipients: ['0712345678'],
+    template: '{{ tag }}',
+    delivery,
+  });
+  writeFileSync(
+    join(dir, 'relay.yaml'),
+    JSON.stringify({
+      provider: { baseUrl: 'http://127.0.0.1:9/unused', timeoutMs: 2_000 },
+      secrets: 'sms-relay/outage',
+      routes: { alo: route('at-least-once'), amo: route('at-most-once') },
+    }),
+  );
+  relay = await startRelay(
+    cleanEnv({
+      PORT: '0',
+      RELAY_CONFIG: join(dir, 'relay.yaml'),
+      RELAY_DATA_DIR: join(dir, 'data'),
+      RELAY_SECRETS_FILE: join(dir, 'secrets.json'),
+      RETRY_BASE_DELAY_MS: '1000',
+    }),
+  );
   token = readJsonFile<Record<string, string>>(join(dir, 'secrets.json'))['generic-token']!;
 }, STARTUP_TIMEOUT_MS);
 
@@ -44,7 +76,11 @@ describe('a provider outage during a trickle', () => {
       posted += 1;
       const response = await fetch(`${relay.url}/hooks/${route}`, {
         method: 'POST',
-        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', 'idempotency-key': randomUUID() },
+        headers: {
+          authorization: `Bearer ${token}`,
+          'content-type': 'application/json',
+          'idempotency-key': randomUUID(),
+        },
         body: JSON.stringify({ tag: `outage ${posted} ${route}` }),
       });
       expect(response.status).toBe(202);
@@ -58,7 +94,10 @@ describe('a provider outage during a trickle', () => {
       }
     };
     const outage = async (method: 'POST' | 'DELETE'): Promise<void> => {
-      const response = await fetch(`${sandbox}/_sandbox/outage`, { method, ...(method === 'POST' ? { headers: { 'content-type': 'application/json' }, body: '{"status":503}' } : {}) });
+      const response = await fetch(`${sandbox}/_sandbox/outage`, {
+        method,
+        ...(method === 'POST' ? { headers: { 'content-type': 'application/json' }, body: '{"status":503}' } : {}),
+      });
       expect(response.status).toBe(200);
     };
 
@@ -68,23 +107,37 @@ describe('a provider outage during a trickle', () => {
     await trickle(OUTAGE_MS);
     const duringOutage = posted;
     // An error line: on stderr.
-    const opened = /service {2}SMS service unreachable since \d\d:\d\d:\d\d \(\d+ sends failed in a row, last server-error 503\): sends paused/;
-    await eventually(async () => (opened.test(relay.stderr()) ? true : undefined), { what: 'the line saying the service is unreachable' });
+    const opened =
+      /service {2}SMS service unreachable since \d\d:\d\d:\d\d \(\d+ sends failed in a row, last server-error 503\): sends paused/;
+    await eventually(async () => (opened.test(relay.stderr()) ? true : undefined), {
+      what: 'the line saying the service is unreachable',
+    });
     await outage('DELETE');
     const backAt = new Date().toISOString();
     await trickle(2_000);
 
-    const final = await eventually(async () => {
-      const listed = (await records(relay.url)).filter((record) => ids.has(record.id));
-      return listed.length === ids.size && listed.every((record) => !['PENDING', 'SENDING'].includes(record.state)) ? listed : undefined;
-    }, { timeoutMs: 120_000, intervalMs: 500, what: 'every message final' });
-    await relay.waitFor(/service {2}SMS service reachable again after \d+ (s|min \d+ s) \(unreachable since \d\d:\d\d:\d\d\): sending the waiting messages, oldest first/);
+    const final = await eventually(
+      async () => {
+        const listed = (await records(relay.url)).filter((record) => ids.has(record.id));
+        return listed.length === ids.size && listed.every((record) => !['PENDING', 'SENDING'].includes(record.state))
+          ? listed
+          : undefined;
+      },
+      { timeoutMs: 120_000, intervalMs: 500, what: 'every message final' },
+    );
+    await relay.waitFor(
+      /service {2}SMS service reachable again after \d+ (s|min \d+ s) \(unreachable since \d\d:\d\d:\d\d\): sending the waiting messages, oldest first/,
+    );
 
     const unknown = final.filter((record) => record.state === 'UNKNOWN').length;
     expect(unknown).toBeLessThanOrEqual(5);
     expect(final.filter((record) => record.state === 'SENT')).toHaveLength(ids.size - unknown);
-    expect((await inbox(sandbox)).filter((message) => message.message.startsWith('outage '))).toHaveLength(ids.size - unknown);
-    const requests = (await getJson<{ requests: { path: string; at: string }[] }>(`${sandbox}/_sandbox/requests`)).requests.filter((request) => request.at >= downAt && request.at < backAt);
+    expect((await inbox(sandbox)).filter((message) => message.message.startsWith('outage '))).toHaveLength(
+      ids.size - unknown,
+    );
+    const requests = (
+      await getJson<{ requests: { path: string; at: string }[] }>(`${sandbox}/_sandbox/requests`)
+    ).requests.filter((request) => request.at >= downAt && request.at < backAt);
     const sends = requests.filter((request) => request.path === '/v1/sms/send').length;
     expect(requests.filter((request) => request.path === '/v1/account/balance').length).toBeGreaterThan(0);
     expect(sends).toBeLessThan(duringOutage / 4);

@@ -16,7 +16,13 @@ let running: RelayOnSandbox | undefined;
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'sms-relay-paging-'));
-  sandbox = await startSandbox({ apiKey: API_KEY, balance: 100_000, rate: 20, senderIds: ['SMSRELAY'], defaultSenderId: 'SMSRELAY' });
+  sandbox = await startSandbox({
+    apiKey: API_KEY,
+    balance: 100_000,
+    rate: 20,
+    senderIds: ['SMSRELAY'],
+    defaultSenderId: 'SMSRELAY',
+  });
   writeFileSync(
     join(dir, 'relay.yaml'),
     `
@@ -46,17 +52,26 @@ afterAll(async () => {
 
 /** The Alertmanager fixture as sent, with its status and fingerprint set (each a new delivery of one group). */
 const alert = (status: 'firing' | 'resolved', fingerprint: string): string => {
-  const body = JSON.parse(fixture('alertmanager/firing-single.json').toString('utf8')) as { status: string; alerts: { status: string; fingerprint: string }[] };
+  const body = JSON.parse(fixture('alertmanager/firing-single.json').toString('utf8')) as {
+    status: string;
+    alerts: { status: string; fingerprint: string }[];
+  };
   body.status = status;
   for (const each of body.alerts) Object.assign(each, { status, fingerprint });
   return JSON.stringify(body);
 };
 
-describe('paging through npm start (escalation after 1m: the runtime\'s clock is moved past it)', () => {
+describe("paging through npm start (escalation after 1m: the runtime's clock is moved past it)", () => {
   it('sends the alert with a link, escalates after a minute, a GET does not acknowledge, a POST does, a resolve closes the next, sms-relay ack the third', async () => {
     const { relay, env, secrets } = running!;
     const post = async (body: string): Promise<number> =>
-      (await fetch(`${relay.url}/hooks/alerts`, { method: 'POST', headers: { authorization: `Bearer ${secrets['alerts-token']!}`, 'content-type': 'application/json' }, body })).status;
+      (
+        await fetch(`${relay.url}/hooks/alerts`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${secrets['alerts-token']!}`, 'content-type': 'application/json' },
+          body,
+        })
+      ).status;
     const link = new RegExp(`^(.+) ${relay.url.replace(/[.]/g, '\\.')}/a/([A-Za-z0-9_-]{22})$`);
     const incidents = async (): Promise<{ id: string; level: number }[]> => {
       const listed = await runCli(['incidents', '--json'], env);
@@ -65,7 +80,9 @@ describe('paging through npm start (escalation after 1m: the runtime\'s clock is
     };
 
     expect(await post(alert('firing', 'f1'))).toBe(202);
-    const first = await eventually(async () => sandbox.messages().find((sent) => sent.phoneNumbers.includes(ASHA)), { what: 'the alert SMS to asha' });
+    const first = await eventually(async () => sandbox.messages().find((sent) => sent.phoneNumbers.includes(ASHA)), {
+      what: 'the alert SMS to asha',
+    });
     const [, text, ashaToken] = link.exec(first.message) ?? [];
     expect(text).toContain('DiskAlmostFull');
     const [open] = await incidents();
@@ -74,7 +91,10 @@ describe('paging through npm start (escalation after 1m: the runtime\'s clock is
     // Nothing escalates before its minute; then the runtime's clock is moved past it instead of waiting.
     expect(sandbox.messages().filter((sent) => sent.phoneNumbers.includes(BARAKA))).toEqual([]);
     moveClockAhead(running!, 61_000);
-    const escalation = await eventually(async () => sandbox.messages().find((sent) => sent.phoneNumbers.includes(BARAKA)), { what: 'the escalation SMS to baraka', timeoutMs: 60_000, intervalMs: 500 });
+    const escalation = await eventually(
+      async () => sandbox.messages().find((sent) => sent.phoneNumbers.includes(BARAKA)),
+      { what: 'the escalation SMS to baraka', timeoutMs: 60_000, intervalMs: 500 },
+    );
     const barakaToken = link.exec(escalation.message)?.[2];
     expect(barakaToken).toBeDefined();
     expect(barakaToken).not.toBe(ashaToken);
@@ -103,13 +123,20 @@ describe('paging through npm start (escalation after 1m: the runtime\'s clock is
 
     // And once more, acknowledged from the terminal.
     expect(await post(alert('firing', 'f3'))).toBe(202);
-    const [third] = await eventually(async () => {
-      const listed = await incidents();
-      return listed.length === 1 ? listed : undefined;
-    }, { what: 'a third incident' });
+    const [third] = await eventually(
+      async () => {
+        const listed = await incidents();
+        return listed.length === 1 ? listed : undefined;
+      },
+      { what: 'a third incident' },
+    );
     const ack = await runCli(['ack', third!.id], env);
     expect(ack.stderr).toBe('');
-    expect(ack.stdout).toMatch(new RegExp(`^Incident ${third!.id} of route alerts acknowledged; its escalation has stopped \\(the running relay`));
+    expect(ack.stdout).toMatch(
+      new RegExp(
+        `^Incident ${third!.id} of route alerts acknowledged; its escalation has stopped \\(the running relay`,
+      ),
+    );
     expect(await incidents()).toEqual([]);
     expect((await runCli(['ack', third!.id], env)).stdout).toMatch(/was already acknowledged by sms-relay ack at /);
     const sentToBaraka = sandbox.messages().filter((sent) => sent.phoneNumbers.includes(BARAKA));

@@ -3,7 +3,17 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { PreviewAnswer } from '../../local/console/contract';
-import { cleanEnv, consoleSession, eventually, post, readJsonFile, records, startRelay, stopRelay, type RelayProcess } from './support';
+import {
+  cleanEnv,
+  consoleSession,
+  eventually,
+  post,
+  readJsonFile,
+  records,
+  startRelay,
+  stopRelay,
+  type RelayProcess,
+} from './support';
 
 /**
  * A hostile template in the console's playground, through `npm start`: the preview answers with
@@ -16,7 +26,9 @@ let secrets: Record<string, string>;
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'sms-relay-preview-limits-'));
-  relay = await startRelay(cleanEnv({ PORT: '0', RELAY_DATA_DIR: join(dir, 'data'), RELAY_SECRETS_FILE: join(dir, 'secrets.json') }));
+  relay = await startRelay(
+    cleanEnv({ PORT: '0', RELAY_DATA_DIR: join(dir, 'data'), RELAY_SECRETS_FILE: join(dir, 'secrets.json') }),
+  );
   secrets = readJsonFile<Record<string, string>>(join(dir, 'secrets.json'));
 }, 120_000);
 
@@ -34,14 +46,22 @@ const webhook = async (n: number): Promise<{ status: number; body: Record<string
   await post(relay.url, {
     route: 'notify',
     body: Buffer.from(JSON.stringify({ message: `meanwhile ${n}` })),
-    headers: { authorization: `Bearer ${secrets['generic-token']}`, 'content-type': 'application/json', 'idempotency-key': `meanwhile-${n}` },
+    headers: {
+      authorization: `Bearer ${secrets['generic-token']}`,
+      'content-type': 'application/json',
+      'idempotency-key': `meanwhile-${n}`,
+    },
   });
 
 describe('a template preview that would run for minutes', () => {
   it('answers with the limit it hit, while webhooks posted meanwhile are accepted and sent', async () => {
     const headers = await consoleSession(relay);
     const preview = async (template: string, payload: unknown): Promise<PreviewAnswer> => {
-      const response = await fetch(`${relay.url}/console/api/preview`, { method: 'POST', headers, body: JSON.stringify({ route: 'notify', template, payload: JSON.stringify(payload) }) });
+      const response = await fetch(`${relay.url}/console/api/preview`, {
+        method: 'POST',
+        headers,
+        body: JSON.stringify({ route: 'notify', template, payload: JSON.stringify(payload) }),
+      });
       expect(response.status).toBe(200);
       return (await response.json()) as PreviewAnswer;
     };
@@ -50,7 +70,14 @@ describe('a template preview that would run for minutes', () => {
     // a page sends them while the template is typed.
     const hostile = [
       preview('{% for i in (1..30000000) %}x{% endfor %}', { phone: '0712345678' }),
-      ...Array.from({ length: 4 }, async () => await preview('{% for a in items %}{% for b in items %}{% for c in items %}{% endfor %}{% endfor %}{% endfor %}', { items, phone: '0712345678' })),
+      ...Array.from(
+        { length: 4 },
+        async () =>
+          await preview(
+            '{% for a in items %}{% for b in items %}{% for c in items %}{% endfor %}{% endfor %}{% endfor %}',
+            { items, phone: '0712345678' },
+          ),
+      ),
     ];
     let previewsDone = false;
     const answered = Promise.all(hostile).finally(() => (previewsDone = true));
@@ -70,16 +97,26 @@ describe('a template preview that would run for minutes', () => {
     const [memory, ...render] = await answered;
 
     expect(memory).toMatchObject({ verdict: 'dropped', messages: [] });
-    expect(memory!.reason).toMatch(/^the template cannot be rendered on this payload: memory limit exceeded: the template built more than 10000000 characters or items/);
+    expect(memory!.reason).toMatch(
+      /^the template cannot be rendered on this payload: memory limit exceeded: the template built more than 10000000 characters or items/,
+    );
     for (const answer of render) {
       expect(answer).toMatchObject({ verdict: 'dropped', messages: [] });
-      expect(answer.reason).toMatch(/^the template cannot be rendered on this payload: render limit exceeded: the template ran longer than 1000 ms/);
+      expect(answer.reason).toMatch(
+        /^the template cannot be rendered on this payload: render limit exceeded: the template ran longer than 1000 ms/,
+      );
     }
-    expect(statuses.every((status) => status === 202), `statuses: ${statuses.join(' ')}`).toBe(true);
+    expect(
+      statuses.every((status) => status === 202),
+      `statuses: ${statuses.join(' ')}`,
+    ).toBe(true);
     expect(answeredWhilePreviewing).toBeGreaterThan(0);
-    await eventually(async () => {
-      const sent = new Set((await records(relay.url, 'route=notify&state=SENT')).map((record) => record.id));
-      return ids.every((id) => sent.has(id)) ? true : undefined;
-    }, { what: `the ${ids.length} webhooks' SMS sent` });
+    await eventually(
+      async () => {
+        const sent = new Set((await records(relay.url, 'route=notify&state=SENT')).map((record) => record.id));
+        return ids.every((id) => sent.has(id)) ? true : undefined;
+      },
+      { what: `the ${ids.length} webhooks' SMS sent` },
+    );
   }, 180_000);
 });

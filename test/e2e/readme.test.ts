@@ -8,7 +8,9 @@ import slow, { SLOW_TESTS } from '../../vitest.slow.config';
 import { REPO_ROOT } from './support';
 
 const README = readFileSync(join(REPO_ROOT, 'README.md'), 'utf8');
-const SCRIPTS = (JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts;
+const SCRIPTS = (
+  JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> }
+).scripts;
 
 describe('README: what npm test runs', () => {
   it('names the suites npm test leaves to their own scripts, and those scripts run them', () => {
@@ -21,10 +23,15 @@ describe('README: what npm test runs', () => {
     expect(quickStart).not.toMatch(/every test suite/);
     // npm test is the type-check (beside the tests, failing the run when it fails) and vitest.config.ts,
     // which leaves out the reliability and browser suites…
-    expect(SCRIPTS['test']).toBe('npm run typecheck & typecheck=$!; vitest run; tests=$?; wait $typecheck && exit $tests');
+    expect(SCRIPTS['test']).toBe(
+      'npm run typecheck & typecheck=$!; vitest run; tests=$?; wait $typecheck && exit $tests',
+    );
     expect(unit.test?.exclude).toEqual(expect.arrayContaining(['test/reliability/**', 'test/browser/**']));
     // …and the README says so and names the scripts that run them.
-    for (const [script, config, dir] of [['test:reliability', reliability, 'test/reliability'], ['test:browser', browser, 'test/browser']] as const) {
+    for (const [script, config, dir] of [
+      ['test:reliability', reliability, 'test/reliability'],
+      ['test:browser', browser, 'test/browser'],
+    ] as const) {
       expect(quickStart).toContain(`\`npm run ${script}\``);
       expect(quickStart).toContain(`\`${dir}\``);
       expect(SCRIPTS[script]).toBe(`vitest run -c vitest.${script.split(':')[1]}.config.ts`);

@@ -6,7 +6,16 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox } from '../../local/sandbox/server';
 import type { RunningSandbox } from '../../local/sandbox/types';
-import { cleanEnv, readJsonFile, records, runCli, startRelay, stopRelay, type RecordJson, type RelayProcess } from './support';
+import {
+  cleanEnv,
+  readJsonFile,
+  records,
+  runCli,
+  startRelay,
+  stopRelay,
+  type RecordJson,
+  type RelayProcess,
+} from './support';
 
 /**
  * Issue 17 item 8 through `npm start`: a backlog left by a kill -9 (records PENDING, some SENDING)
@@ -39,10 +48,20 @@ beforeAll(async () => {
     socket.on('close', () => held.delete(socket));
   });
   await new Promise<void>((resolve) => blackHole.listen(0, '127.0.0.1', resolve));
-  const route = (delivery: string): Record<string, unknown> => ({ source: 'generic', secret: 'generic-token', recipients: ['0712345678'], template: '{{ tag }}', delivery });
+  const route = (delivery: string): Record<string, unknown> => ({
+    source: 'generic',
+    secret: 'generic-token',
+    recipients: ['0712345678'],
+    template: '{{ tag }}',
+    delivery,
+  });
   writeFileSync(
     join(dir, 'relay.yaml'),
-    JSON.stringify({ provider: { baseUrl: 'http://127.0.0.1:9/unused', timeoutMs: 1_500 }, secrets: 'sms-relay/recovery', routes: { alo: route('at-least-once'), amo: route('at-most-once') } }),
+    JSON.stringify({
+      provider: { baseUrl: 'http://127.0.0.1:9/unused', timeoutMs: 1_500 },
+      secrets: 'sms-relay/recovery',
+      routes: { alo: route('at-least-once'), amo: route('at-most-once') },
+    }),
   );
   env = {
     PORT: '0',
@@ -74,7 +93,11 @@ describe('recovery after a kill -9, while logs is polling', () => {
           const index = start + offset;
           const response = await fetch(`${relay!.url}/hooks/${index % 2 === 0 ? 'alo' : 'amo'}`, {
             method: 'POST',
-            headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json', 'idempotency-key': randomUUID() },
+            headers: {
+              authorization: `Bearer ${token}`,
+              'content-type': 'application/json',
+              'idempotency-key': randomUUID(),
+            },
             body: JSON.stringify({ tag: `recovery ${index}` }),
           });
           const body = (await response.json()) as { ids?: string[] };
@@ -107,7 +130,12 @@ describe('recovery after a kill -9, while logs is polling', () => {
     const open = (): string[] => accepted.filter((id) => !FINAL.has(latest.get(id)?.state ?? 'MISSING'));
     try {
       while (Date.now() - started < RECOVERY_BOUND_MS) {
-        latest = new Map([...(await records(relay.url, 'route=alo&limit=100000')), ...(await records(relay.url, 'route=amo&limit=100000'))].map((record) => [record.id, record]));
+        latest = new Map(
+          [
+            ...(await records(relay.url, 'route=alo&limit=100000')),
+            ...(await records(relay.url, 'route=amo&limit=100000')),
+          ].map((record) => [record.id, record]),
+        );
         if (open().length === 0) break;
         await new Promise((resolve) => setTimeout(resolve, 1_000));
       }
@@ -116,8 +144,12 @@ describe('recovery after a kill -9, while logs is polling', () => {
       await poller;
     }
     const counts: Record<string, number> = {};
-    for (const id of open()) counts[latest.get(id)?.state ?? 'MISSING'] = (counts[latest.get(id)?.state ?? 'MISSING'] ?? 0) + 1;
-    expect(open(), `${open().length} of ${accepted.length} not final ${RECOVERY_BOUND_MS / 1000} s after the start (${polls} logs polls): ${JSON.stringify(counts)}`).toHaveLength(0);
+    for (const id of open())
+      counts[latest.get(id)?.state ?? 'MISSING'] = (counts[latest.get(id)?.state ?? 'MISSING'] ?? 0) + 1;
+    expect(
+      open(),
+      `${open().length} of ${accepted.length} not final ${RECOVERY_BOUND_MS / 1000} s after the start (${polls} logs polls): ${JSON.stringify(counts)}`,
+    ).toHaveLength(0);
     // At-least-once records all went out; nothing went out twice.
     const texts = sandbox.messages().map((message) => message.message);
     expect(new Set(texts).size).toBe(texts.length);

@@ -32,7 +32,13 @@ const printed: string[] = [];
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'sms-relay-restart-'));
   // Another implementation of the SMS service's interface (docs/sms-service.md) than the runtime's own: the test's.
-  sandbox = await startSandbox({ apiKey: API_KEY, balance: 100_000, rate: 20, senderIds: ['SMSRELAY', 'ALERTS', 'DUKA'], defaultSenderId: 'SMSRELAY' });
+  sandbox = await startSandbox({
+    apiKey: API_KEY,
+    balance: 100_000,
+    rate: 20,
+    senderIds: ['SMSRELAY', 'ALERTS', 'DUKA'],
+    defaultSenderId: 'SMSRELAY',
+  });
   baseEnv = {
     PORT: '0',
     RELAY_DATA_DIR: join(dir, 'data'),
@@ -72,7 +78,10 @@ describe('restarts and redrive', () => {
     await eventually(
       async () => {
         const pending = await records(relay!.url, 'route=alerts');
-        return pending.length === alertIds.length && pending.every((record) => record.state === 'PENDING' && record.attempts >= 1) ? true : undefined;
+        return pending.length === alertIds.length &&
+          pending.every((record) => record.state === 'PENDING' && record.attempts >= 1)
+          ? true
+          : undefined;
       },
       { what: 'both alerts tried and still PENDING' },
     );
@@ -95,7 +104,10 @@ describe('restarts and redrive', () => {
     );
     expect(sent.map((record) => record.id).sort()).toEqual([...alertIds].sort());
     // SENT is final: no further send of these records can happen, so the inbox is complete for them.
-    const texts = sandbox.messages().map((message) => message.message).filter((text) => text.startsWith('[FIRING'));
+    const texts = sandbox
+      .messages()
+      .map((message) => message.message)
+      .filter((text) => text.startsWith('[FIRING'));
     expect(texts.sort()).toEqual([
       '[FIRING x3] InstanceDown: api-01.internal:8080 of job checkout-api has been down for more than 2 minutes',
       '[FIRING] DiskAlmostFull: Disk /var/lib/postgresql on db-01 is 94% full',
@@ -108,7 +120,9 @@ describe('restarts and redrive', () => {
     sandbox.setBalance(0);
     const ids: string[] = [];
     for (let index = 0; index < PARKED_WEBHOOKS; index += 1) {
-      const request = signedRequest('notify', 'generic', 'generic/backup-failed.json', secret, { 'Idempotency-Key': `parked-${index}` });
+      const request = signedRequest('notify', 'generic', 'generic/backup-failed.json', secret, {
+        'Idempotency-Key': `parked-${index}`,
+      });
       const answer = await post(relay!.url, request);
       expect(answer.status).toBe(202);
       ids.push(...(answer.body['ids'] as string[]));
@@ -123,7 +137,11 @@ describe('restarts and redrive', () => {
     expect(sandbox.messages().filter((message) => message.message.startsWith('Nightly backup'))).toHaveLength(0);
 
     // The top-up, through the sandbox's control endpoint as a person would.
-    const topUp = await fetch(`${sandbox.baseUrl}/_sandbox/balance`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"balance":5000}' });
+    const topUp = await fetch(`${sandbox.baseUrl}/_sandbox/balance`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: '{"balance":5000}',
+    });
     expect(topUp.status).toBe(200);
 
     const env = cleanEnv(baseEnv);
@@ -142,7 +160,9 @@ describe('restarts and redrive', () => {
     expect(redrive.code, redrive.stderr).toBe(0);
     // Not a terminal: progress as plain lines, then the total.
     expect(redrive.stdout).toContain(`re-queued ${PARKED_WEBHOOKS}, ${PARKED_WEBHOOKS}/${PARKED_WEBHOOKS} done`);
-    expect(redrive.stdout).toContain(`Re-queued ${PARKED_WEBHOOKS} of ${PARKED_WEBHOOKS} PARKED on route notify records; the running relay sends them within a few seconds.`);
+    expect(redrive.stdout).toContain(
+      `Re-queued ${PARKED_WEBHOOKS} of ${PARKED_WEBHOOKS} PARKED on route notify records; the running relay sends them within a few seconds.`,
+    );
 
     await eventually(
       async () => {
@@ -151,7 +171,9 @@ describe('restarts and redrive', () => {
       },
       { what: 'every redriven message SENT' },
     );
-    expect(sandbox.messages().filter((message) => message.message.startsWith('Nightly backup'))).toHaveLength(PARKED_WEBHOOKS);
+    expect(sandbox.messages().filter((message) => message.message.startsWith('Nightly backup'))).toHaveLength(
+      PARKED_WEBHOOKS,
+    );
   }, 240_000);
 
   it('stops cleanly on SIGTERM without printing secrets or full numbers', async () => {

@@ -3,7 +3,20 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signSnsMessage, type SnsMessage } from '../helpers/sns';
-import { cleanEnv, eventually, FIXTURES, records, REPO_ROOT, runCli, spawnCli, startRelay, stopRelay, writeSnsDocuments, type CliProcess, type RelayProcess } from './support';
+import {
+  cleanEnv,
+  eventually,
+  FIXTURES,
+  records,
+  REPO_ROOT,
+  runCli,
+  spawnCli,
+  startRelay,
+  stopRelay,
+  writeSnsDocuments,
+  type CliProcess,
+  type RelayProcess,
+} from './support';
 
 /** The route of config/local.yaml that takes each source's example payloads. */
 const ROUTE_OF_SOURCE: Readonly<Record<string, string>> = {
@@ -43,7 +56,11 @@ const EXPECTED: Readonly<Record<string, { readonly http: number; readonly status
   'alertmanager/firing-single.json': { http: 202, status: 'accepted' },
   'alertmanager/resolved.json': { http: 200, status: 'filtered' },
   'generic/backup-failed.json': { http: 202, status: 'accepted' },
-  'github/issues-opened.json': { http: 202, status: 'accepted', text: /^\[kilimo-labs\/sms-relay\] Issue #17 opened by / },
+  'github/issues-opened.json': {
+    http: 202,
+    status: 'accepted',
+    text: /^\[kilimo-labs\/sms-relay\] Issue #17 opened by /,
+  },
   'github/ping.json': { http: 200, status: 'ping' },
   'github/push.form.txt': { http: 202, status: 'accepted', text: / pushed \d+ commit\(s\) to / },
   'github/push.json': { http: 202, status: 'accepted', text: / pushed \d+ commit\(s\) to / },
@@ -77,20 +94,48 @@ const EXPECTED: Readonly<Record<string, { readonly http: number; readonly status
   'uptime-kuma/up.json': { http: 202, status: 'accepted' },
   'woocommerce/order-created.json': { http: 202, status: 'accepted', text: /^Order #4821 processing: / },
   'woocommerce/ping.txt': { http: 200, status: 'ping' },
-  'goalert/alert.json': { http: 202, status: 'accepted', text: /^GoAlert: Alert #1942: api-01 down: HTTP check failing for 5 minutes\n\nhttps:\/\/goalert\.example\.com\/alerts\/1942$/ },
-  'goalert/alert-bundle.json': { http: 202, status: 'accepted', text: /^GoAlert: Svc 'Shop API': 3 unacked alerts\n\n/ },
-  'goalert/alert-status.json': { http: 202, status: 'accepted', text: /^GoAlert: Alert #1942: .*\n\nAcknowledged by Asha Mwita$/s },
+  'goalert/alert.json': {
+    http: 202,
+    status: 'accepted',
+    text: /^GoAlert: Alert #1942: api-01 down: HTTP check failing for 5 minutes\n\nhttps:\/\/goalert\.example\.com\/alerts\/1942$/,
+  },
+  'goalert/alert-bundle.json': {
+    http: 202,
+    status: 'accepted',
+    text: /^GoAlert: Svc 'Shop API': 3 unacked alerts\n\n/,
+  },
+  'goalert/alert-status.json': {
+    http: 202,
+    status: 'accepted',
+    text: /^GoAlert: Alert #1942: .*\n\nAcknowledged by Asha Mwita$/s,
+  },
   'goalert/test.json': { http: 202, status: 'accepted', text: /^GoAlert: Test message\.$/ },
   'goalert/verification.json': { http: 202, status: 'accepted', text: /^GoAlert: Verification code: 428913$/ },
-  'grafana-oncall/acknowledge.json': { http: 202, status: 'accepted', text: /^Grafana OnCall: "InstanceDown api-01" acknowledged by asha / },
-  'grafana-oncall/personal-notification.json': { http: 202, status: 'accepted', text: /^Grafana OnCall: "InstanceDown api-01" \(1 alert\) https:/ },
-  'grafana-oncall/resolve.json': { http: 202, status: 'accepted', text: /^Grafana OnCall: "InstanceDown api-01" resolved by asha / },
+  'grafana-oncall/acknowledge.json': {
+    http: 202,
+    status: 'accepted',
+    text: /^Grafana OnCall: "InstanceDown api-01" acknowledged by asha /,
+  },
+  'grafana-oncall/personal-notification.json': {
+    http: 202,
+    status: 'accepted',
+    text: /^Grafana OnCall: "InstanceDown api-01" \(1 alert\) https:/,
+  },
+  'grafana-oncall/resolve.json': {
+    http: 202,
+    status: 'accepted',
+    text: /^Grafana OnCall: "InstanceDown api-01" resolved by asha /,
+  },
 };
 
 /** Every example payload under examples/ (`<source>/<file>`), the SNS test keys and notes aside. */
 const ALL_FIXTURES = readdirSync(FIXTURES, { withFileTypes: true })
   .filter((entry) => entry.isDirectory())
-  .flatMap((entry) => readdirSync(join(FIXTURES, entry.name)).filter((name) => /\.(json|txt)$/.test(name)).map((name) => `${entry.name}/${name}`))
+  .flatMap((entry) =>
+    readdirSync(join(FIXTURES, entry.name))
+      .filter((name) => /\.(json|txt)$/.test(name))
+      .map((name) => `${entry.name}/${name}`),
+  )
   .sort();
 
 /** The README's `sms-relay sandbox` command, as its arguments (a trailing `# comment` cut off). */
@@ -99,7 +144,11 @@ function readmeSandboxArgs(): string[] {
     .split('\n')
     .find((text) => text.startsWith('npx sms-relay sandbox '));
   if (line === undefined) throw new Error('README.md has no "npx sms-relay sandbox" line');
-  return line.replace(/\s+#.*$/, '').trim().split(/\s+/).slice(2);
+  return line
+    .replace(/\s+#.*$/, '')
+    .trim()
+    .split(/\s+/)
+    .slice(2);
 }
 
 const optionOf = (args: readonly string[], name: string): string | undefined => args[args.indexOf(name) + 1];
@@ -147,7 +196,12 @@ function payloadFile(path: string): string {
   if (!path.startsWith('sns/')) return join('examples', path);
   const signed = join(dir, path);
   mkdirSync(join(dir, 'sns'), { recursive: true });
-  writeFileSync(signed, JSON.stringify(signSnsMessage(JSON.parse(readFileSync(join(FIXTURES, path), 'utf8')) as SnsMessage, { at: new Date() })));
+  writeFileSync(
+    signed,
+    JSON.stringify(
+      signSnsMessage(JSON.parse(readFileSync(join(FIXTURES, path), 'utf8')) as SnsMessage, { at: new Date() }),
+    ),
+  );
   return signed;
 }
 
@@ -177,7 +231,20 @@ describe('send-test of every example payload, against the README sandbox', () =>
     await Promise.all(
       Array.from({ length: 4 }, async () => {
         for (let path = queue.shift(); path !== undefined; path = queue.shift()) {
-          answers.set(path, await runCli(['send-test', '--route', ROUTE_OF_SOURCE[path.split('/')[0]!]!, '--payload', payloadFile(path), ...(QUERY_OF_SOURCE[path.split('/')[0]!] ?? [])], env));
+          answers.set(
+            path,
+            await runCli(
+              [
+                'send-test',
+                '--route',
+                ROUTE_OF_SOURCE[path.split('/')[0]!]!,
+                '--payload',
+                payloadFile(path),
+                ...(QUERY_OF_SOURCE[path.split('/')[0]!] ?? []),
+              ],
+              env,
+            ),
+          );
         }
       }),
     );
@@ -198,15 +265,28 @@ describe('send-test of every example payload, against the README sandbox', () =>
       async () => {
         const all = await records(relay.url, 'limit=1000');
         const ours = all.filter((record) => accepted.has(record.id));
-        return ours.length === accepted.size && ours.every((record) => record.state !== 'PENDING' && record.state !== 'SENDING') ? ours : undefined;
+        return ours.length === accepted.size &&
+          ours.every((record) => record.state !== 'PENDING' && record.state !== 'SENDING')
+          ? ours
+          : undefined;
       },
       { what: 'every accepted SMS settled', timeoutMs: 120_000 },
     );
-    expect(settled.filter((record) => record.state !== 'SENT').map((record) => `${accepted.get(record.id)}: ${record.state} ${record.reason ?? ''}`)).toEqual([]);
+    expect(
+      settled
+        .filter((record) => record.state !== 'SENT')
+        .map((record) => `${accepted.get(record.id)}: ${record.state} ${record.reason ?? ''}`),
+    ).toEqual([]);
 
-    const delivered = (await (await fetch(`${sandboxUrl}/_sandbox/messages`)).json()) as { messages: { message: string }[] };
+    const delivered = (await (await fetch(`${sandboxUrl}/_sandbox/messages`)).json()) as {
+      messages: { message: string }[];
+    };
     for (const [path, { text }] of Object.entries(EXPECTED)) {
-      if (text !== undefined) expect(delivered.messages.some((message) => text.test(message.message)), `${path}: ${String(text)}`).toBe(true);
+      if (text !== undefined)
+        expect(
+          delivered.messages.some((message) => text.test(message.message)),
+          `${path}: ${String(text)}`,
+        ).toBe(true);
     }
   }, 600_000);
 });

@@ -130,7 +130,9 @@ export async function runCli(args: readonly string[], env: NodeJS.ProcessEnv): P
   run.child.stdin.end();
   const { code } = await run.exited;
   // 'exit' can come before the pipes are drained.
-  await new Promise<void>((resolve) => (run.child.stdout.readableEnded ? resolve() : run.child.stdout.once('end', () => resolve())));
+  await new Promise<void>((resolve) =>
+    run.child.stdout.readableEnded ? resolve() : run.child.stdout.once('end', () => resolve()),
+  );
   return { code, stdout: run.stdout(), stderr: run.stderr() };
 }
 
@@ -180,7 +182,11 @@ export interface RelayOnSandbox {
  */
 export async function startRelayOn(
   dir: string,
-  { providerUrl, apiKey, movableClock = false }: { readonly providerUrl: string; readonly apiKey: string; readonly movableClock?: boolean },
+  {
+    providerUrl,
+    apiKey,
+    movableClock = false,
+  }: { readonly providerUrl: string; readonly apiKey: string; readonly movableClock?: boolean },
 ): Promise<RelayOnSandbox> {
   const clockFile = join(dir, 'clock');
   if (movableClock) writeFileSync(clockFile, '0');
@@ -193,7 +199,12 @@ export async function startRelayOn(
     PROVIDER_API_KEY: apiKey,
   });
   const relay = await startRelay(movableClock ? { ...env, RELAY_LOCAL_CLOCK: clockFile } : env);
-  return { relay, env, secrets: readJsonFile<Record<string, string>>(join(dir, 'secrets.json')), ...(movableClock ? { clockFile } : {}) };
+  return {
+    relay,
+    env,
+    secrets: readJsonFile<Record<string, string>>(join(dir, 'secrets.json')),
+    ...(movableClock ? { clockFile } : {}),
+  };
 }
 
 /**
@@ -209,7 +220,10 @@ export function moveClockAhead({ clockFile }: RelayOnSandbox, ms: number): void 
 }
 
 /** Stops a runtime with a signal and returns how it exited. */
-export async function stopRelay(relay: CliProcess, signal: NodeJS.Signals = 'SIGINT'): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
+export async function stopRelay(
+  relay: CliProcess,
+  signal: NodeJS.Signals = 'SIGINT',
+): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
   if (relay.child.exitCode === null && relay.child.signalCode === null) relay.child.kill(signal);
   return await relay.exited;
 }
@@ -233,14 +247,36 @@ let localConfig: LoadedConfig | undefined;
  * first signed now with the test key, as SNS would have signed it: the runtime trusts the test
  * certificate through {@link writeSnsDocuments} only.
  */
-export function signedRequest(route: string, source: string, path: string, secret: string, headers: Record<string, string> = {}): SignedRequest {
-  const body = source === 'sns' ? Buffer.from(JSON.stringify(signSnsMessage(JSON.parse(fixture(path).toString('utf8')) as SnsMessage, { at: new Date() }))) : fixture(path);
+export function signedRequest(
+  route: string,
+  source: string,
+  path: string,
+  secret: string,
+  headers: Record<string, string> = {},
+): SignedRequest {
+  const body =
+    source === 'sns'
+      ? Buffer.from(
+          JSON.stringify(signSnsMessage(JSON.parse(fixture(path).toString('utf8')) as SnsMessage, { at: new Date() })),
+        )
+      : fixture(path);
   localConfig ??= loadConfigFile(`${REPO_ROOT}config/local.yaml`);
-  return { route, body, headers: signWebhook(source, { body, secret, headers, route: localConfig.routes.get(route)?.config }) };
+  return {
+    route,
+    body,
+    headers: signWebhook(source, { body, secret, headers, route: localConfig.routes.get(route)?.config }),
+  };
 }
 
-export async function post(url: string, request: SignedRequest): Promise<{ status: number; body: Record<string, unknown> }> {
-  const response = await fetch(`${url}/hooks/${request.route}`, { method: 'POST', headers: request.headers, body: request.body });
+export async function post(
+  url: string,
+  request: SignedRequest,
+): Promise<{ status: number; body: Record<string, unknown> }> {
+  const response = await fetch(`${url}/hooks/${request.route}`, {
+    method: 'POST',
+    headers: request.headers,
+    body: request.body,
+  });
   return { status: response.status, body: (await response.json()) as Record<string, unknown> };
 }
 
@@ -254,7 +290,10 @@ export async function getJson<T>(url: string): Promise<T> {
  * Polls until `probe` returns a value other than `undefined`. The time-out only bounds a failing
  * run; nothing asserts on how long it took.
  */
-export async function eventually<T>(probe: () => Promise<T | undefined>, { timeoutMs = 60_000, intervalMs = 200, what = 'condition' } = {}): Promise<T> {
+export async function eventually<T>(
+  probe: () => Promise<T | undefined>,
+  { timeoutMs = 60_000, intervalMs = 200, what = 'condition' } = {},
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   let last: unknown;
   for (;;) {
@@ -264,7 +303,8 @@ export async function eventually<T>(probe: () => Promise<T | undefined>, { timeo
     } catch (error) {
       last = error;
     }
-    if (Date.now() > deadline) throw new Error(`${what} not reached within ${timeoutMs} ms${last === undefined ? '' : `: ${String(last)}`}`);
+    if (Date.now() > deadline)
+      throw new Error(`${what} not reached within ${timeoutMs} ms${last === undefined ? '' : `: ${String(last)}`}`);
     await new Promise((resolve) => setTimeout(resolve, intervalMs));
   }
 }
@@ -294,7 +334,9 @@ export async function inbox(sandboxUrl: string): Promise<InboxMessage[]> {
 export type RecordJson = RecordView;
 
 export async function records(relayUrl: string, query = ''): Promise<RecordJson[]> {
-  const response = await fetch(`${relayUrl}/_relay/records${query === '' ? '' : `?${query}`}`, { headers: await operatorHeaders(relayUrl) });
+  const response = await fetch(`${relayUrl}/_relay/records${query === '' ? '' : `?${query}`}`, {
+    headers: await operatorHeaders(relayUrl),
+  });
   if (!response.ok) throw new Error(`GET /_relay/records answered ${response.status}: ${await response.text()}`);
   return ((await response.json()) as { records: RecordJson[] }).records;
 }

@@ -5,7 +5,17 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { signWebhook } from '../../local/runtime/signers';
 import { startSandbox } from '../../local/sandbox/server';
 import type { RunningSandbox } from '../../local/sandbox/types';
-import { eventually, fixture, moveClockAhead, post, records, runCli, startRelayOn, stopRelay, type RelayOnSandbox } from './support';
+import {
+  eventually,
+  fixture,
+  moveClockAhead,
+  post,
+  records,
+  runCli,
+  startRelayOn,
+  stopRelay,
+  type RelayOnSandbox,
+} from './support';
 
 const API_KEY = 'windows-test-provider-key-7c1e';
 /** One webhook of the storm fixture carries 3 alerts; the storm is this many of them. */
@@ -20,7 +30,9 @@ let started: RelayOnSandbox;
 
 /** `HH:MM` in Dar es Salaam, `minutes` from now. */
 const clock = (minutes: number): string =>
-  new Intl.DateTimeFormat('en-GB', { timeZone: ZONE, hour: '2-digit', minute: '2-digit', hourCycle: 'h23' }).format(new Date(Date.now() + minutes * 60_000));
+  new Intl.DateTimeFormat('en-GB', { timeZone: ZONE, hour: '2-digit', minute: '2-digit', hourCycle: 'h23' }).format(
+    new Date(Date.now() + minutes * 60_000),
+  );
 
 const ROUTES = `
 provider:
@@ -54,7 +66,13 @@ routes:
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'sms-relay-windows-'));
   writeFileSync(join(dir, 'relay.yaml'), ROUTES);
-  sandbox = await startSandbox({ apiKey: API_KEY, balance: 10_000, rate: 1, senderIds: ['SMSRELAY', 'ALERTS'], defaultSenderId: 'SMSRELAY' });
+  sandbox = await startSandbox({
+    apiKey: API_KEY,
+    balance: 10_000,
+    rate: 1,
+    senderIds: ['SMSRELAY', 'ALERTS'],
+    defaultSenderId: 'SMSRELAY',
+  });
   started = await startRelayOn(dir, { providerUrl: sandbox.baseUrl, apiKey: API_KEY, movableClock: true });
 });
 
@@ -66,7 +84,10 @@ afterAll(async () => {
 
 /** The storm fixture again, as a new group: its own fingerprints and instances, so no delivery is a duplicate. */
 function stormBody(n: number): Buffer {
-  const body = JSON.parse(fixture('alertmanager/firing-grouped.json').toString('utf8')) as { groupKey: string; alerts: { fingerprint: string; labels: Record<string, string> }[] };
+  const body = JSON.parse(fixture('alertmanager/firing-grouped.json').toString('utf8')) as {
+    groupKey: string;
+    alerts: { fingerprint: string; labels: Record<string, string> }[];
+  };
   body.groupKey = `${body.groupKey}#${n}`;
   body.alerts.forEach((alert, i) => {
     alert.fingerprint = `storm-${n}-${i}`;
@@ -79,7 +100,11 @@ async function storm(route: string): Promise<string[]> {
   const ids: string[] = [];
   for (let n = 0; n < STORM_WEBHOOKS; n += 1) {
     const body = stormBody(n);
-    const answer = await post(started.relay.url, { route, body, headers: signWebhook('alertmanager', { body, secret: started.secrets['alerts-token']!, headers: {} }) });
+    const answer = await post(started.relay.url, {
+      route,
+      body,
+      headers: signWebhook('alertmanager', { body, secret: started.secrets['alerts-token']!, headers: {} }),
+    });
     expect(answer.status).toBe(202);
     ids.push(...(answer.body['ids'] as string[]));
   }
@@ -110,13 +135,29 @@ describe('digests and quiet hours through npm start', () => {
 
     const plainBefore = sandbox.balance();
     await storm('storm-plain');
-    await eventually(async () => ((await records(started.relay.url, 'route=storm-plain')).filter((record) => record.state === 'SENT').length === STORM_WEBHOOKS * 3 ? true : undefined), {
-      what: 'the plain storm sent',
-    });
+    await eventually(
+      async () =>
+        (await records(started.relay.url, 'route=storm-plain')).filter((record) => record.state === 'SENT').length ===
+        STORM_WEBHOOKS * 3
+          ? true
+          : undefined,
+      {
+        what: 'the plain storm sent',
+      },
+    );
     const plainCost = plainBefore - sandbox.balance();
     expect(plainCost).toBe(STORM_WEBHOOKS * 3 * digestCost);
     // For the closing note.
-    console.log(JSON.stringify({ digestSms: sms!.message, digestCredits: digestCost, plainSms: STORM_WEBHOOKS * 3, plainCredits: plainCost, balanceBefore: before, balanceAfterDigest: before - digestCost }));
+    console.log(
+      JSON.stringify({
+        digestSms: sms!.message,
+        digestCredits: digestCost,
+        plainSms: STORM_WEBHOOKS * 3,
+        plainCredits: plainCost,
+        balanceBefore: before,
+        balanceAfterDigest: before - digestCost,
+      }),
+    );
   });
 
   it('defers what arrives in quiet hours, refuses to redrive it, and sends one digest when they end', async () => {
@@ -144,9 +185,20 @@ describe('digests and quiet hours through npm start', () => {
     // Nothing goes out while quiet hours last; the runtime's clock moved past their end, the sweeper sends the digest.
     expect(sandbox.messages()).toEqual([]);
     moveClockAhead(started, (QUIET_MINUTES + 1) * 60_000);
-    await eventually(async () => (sandbox.messages().length === 1 ? true : undefined), { what: 'the quiet-hours digest', timeoutMs: 120_000 });
-    expect(sandbox.messages().map((message) => message.message)).toEqual([`3 messages since ${ROUTES.match(/from: "(\d\d:\d\d)"/)![1]}: backup db-1 ok; backup db-2 FAILED; backup db-3 ok`]);
+    await eventually(async () => (sandbox.messages().length === 1 ? true : undefined), {
+      what: 'the quiet-hours digest',
+      timeoutMs: 120_000,
+    });
+    expect(sandbox.messages().map((message) => message.message)).toEqual([
+      `3 messages since ${ROUTES.match(/from: "(\d\d:\d\d)"/)![1]}: backup db-1 ok; backup db-2 FAILED; backup db-3 ok`,
+    ]);
     console.log(JSON.stringify({ quietDigestSms: sandbox.messages()[0]!.message }));
-    await eventually(async () => ((await records(started.relay.url, 'route=nightly')).filter((record) => record.state === 'DIGESTED').length === 3 ? true : undefined), { what: 'the deferred records DIGESTED' });
+    await eventually(
+      async () =>
+        (await records(started.relay.url, 'route=nightly')).filter((record) => record.state === 'DIGESTED').length === 3
+          ? true
+          : undefined,
+      { what: 'the deferred records DIGESTED' },
+    );
   }, 180_000);
 });

@@ -24,14 +24,23 @@ describe('the folders of functions/', () => {
   });
 
   it('import nothing from infra/ or local/ (or anywhere else outside functions/)', () => {
-    expect(edges.filter(({ to }) => !to.startsWith('functions/')).map(({ from, specifier }) => `${from} imports ${specifier}`)).toEqual([]);
+    expect(
+      edges
+        .filter(({ to }) => !to.startsWith('functions/'))
+        .map(({ from, specifier }) => `${from} imports ${specifier}`),
+    ).toEqual([]);
   });
 
   it('import only the folders below them: handlers → adapters → relay → store → core', () => {
     const known = new Set<string>(LAYERS);
     const folders = new Set(crossing.flatMap(({ from, to }) => [folderOf(from), folderOf(to)]));
-    expect([...folders].filter((folder) => !known.has(folder)), 'a folder missing from LAYERS').toEqual([]);
-    const upward = crossing.filter(({ from, to }) => LAYERS.indexOf(folderOf(from) as never) >= LAYERS.indexOf(folderOf(to) as never));
+    expect(
+      [...folders].filter((folder) => !known.has(folder)),
+      'a folder missing from LAYERS',
+    ).toEqual([]);
+    const upward = crossing.filter(
+      ({ from, to }) => LAYERS.indexOf(folderOf(from) as never) >= LAYERS.indexOf(folderOf(to) as never),
+    );
     expect(upward.map(({ from, specifier }) => `${from} imports ${specifier}`)).toEqual([]);
   });
 });

@@ -25,8 +25,16 @@ export const acme: SourcePack = {
     'Acme-Signature': sha256Hmac(secret, body, 'base64'),
   }),
   authenticate: (webhook, { secret }) =>
-    verifyBodySignature(webhook, secret, { headers: ['acme-signature'], label: 'Acme-Signature', encoding: 'base64', extract: (value) => (BASE64_SHA256.test(value) ? value : undefined) }),
+    verifyBodySignature(webhook, secret, {
+      headers: ['acme-signature'],
+      label: 'Acme-Signature',
+      encoding: 'base64',
+      extract: (value) => (BASE64_SHA256.test(value) ? value : undefined),
+    }),
   parse: (webhook) => parseBody(webhook),
   ping: (body) => (textField(body, 'order', 'id') === 'ping' ? 'acme ping' : undefined),
-  dedupe: (body, webhook) => ({ key: `acme:${idKeyPart(headerValue(webhook, ['acme-delivery']) ?? textField(body, 'order', 'id') ?? '')}`, windowSeconds: 3600 }),
+  dedupe: (body, webhook) => ({
+    key: `acme:${idKeyPart(headerValue(webhook, ['acme-delivery']) ?? textField(body, 'order', 'id') ?? '')}`,
+    windowSeconds: 3600,
+  }),
 };

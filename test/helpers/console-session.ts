@@ -24,6 +24,7 @@ export async function openConsoleLink(link: string): Promise<ConsoleTab> {
   const html = await response.text();
   const cookie = response.headers.get('set-cookie')?.split(';')[0];
   const pageToken = new RegExp(`url=/console#${PAGE_TOKEN_FRAGMENT}([\\w-]+)`).exec(html)?.[1];
-  if (cookie === undefined || pageToken === undefined) throw new Error(`the console link signed nothing in (${response.status})`);
+  if (cookie === undefined || pageToken === undefined)
+    throw new Error(`the console link signed nothing in (${response.status})`);
   return { cookie, pageToken, headers: { cookie, [CONSOLE_REQUEST_HEADER]: pageToken } };
 }

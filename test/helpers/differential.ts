@@ -16,7 +16,9 @@ import { type PlainDynalite, startPlainDynalite } from './plain-dynalite';
  * error name, the same items; DynamoDB Local words its messages otherwise).
  */
 
-export type Outcome = { readonly ok: Record<string, unknown> } | { readonly error: string; readonly message: string; readonly reasons?: unknown };
+export type Outcome =
+  | { readonly ok: Record<string, unknown> }
+  | { readonly error: string; readonly message: string; readonly reasons?: unknown };
 export type Request = (client: DynamoDBClient, table: string) => Promise<unknown>;
 export type EngineName = 'plain' | 'memo' | 'local';
 /** One request as a store sent it: the command's name and its input. */
@@ -26,17 +28,20 @@ export interface RecordedRequest {
 }
 
 const credentials = { accessKeyId: 'local', secretAccessKey: 'local' };
-export const clientOf = (endpoint: string): DynamoDBClient => new DynamoDBClient({ region: 'local', endpoint, credentials, maxAttempts: 1 });
+export const clientOf = (endpoint: string): DynamoDBClient =>
+  new DynamoDBClient({ region: 'local', endpoint, credentials, maxAttempts: 1 });
 
 const itemKey = (item: Record<string, AttributeValue>): string => `${item['pk']?.S}\u0000${item['sk']?.S}`;
-const byKey = (items: Record<string, AttributeValue>[]): Record<string, AttributeValue>[] => [...items].sort((a, b) => (itemKey(a) < itemKey(b) ? -1 : 1));
+const byKey = (items: Record<string, AttributeValue>[]): Record<string, AttributeValue>[] =>
+  [...items].sort((a, b) => (itemKey(a) < itemKey(b) ? -1 : 1));
 
 const outcomeOf = async (request: Promise<unknown>): Promise<Outcome> => {
   try {
     const { $metadata: _, ...ok } = (await request) as Record<string, unknown>;
     // BatchGetItem answers its items in no set order, on any engine.
     const responses = ok['Responses'] as Record<string, Record<string, AttributeValue>[]> | undefined;
-    if (responses !== undefined) ok['Responses'] = Object.fromEntries(Object.entries(responses).map(([table, items]) => [table, byKey(items)]));
+    if (responses !== undefined)
+      ok['Responses'] = Object.fromEntries(Object.entries(responses).map(([table, items]) => [table, byKey(items)]));
     return { ok };
   } catch (error) {
     const { name, message, CancellationReasons } = error as Error & { CancellationReasons?: unknown };
@@ -67,8 +72,19 @@ const itemsOf = async (client: DynamoDBClient, table: string): Promise<Record<st
  * each engine's own.
  */
 const comparable = (outcome: Outcome): unknown => {
-  if ('error' in outcome) return { error: outcome.error, reasons: (outcome.reasons as { Code?: string; Item?: unknown }[] | undefined)?.map(({ Code, Item }) => ({ Code, Item })) };
-  const { ConsumedCapacity: _, Items, ...rest } = outcome.ok as { ConsumedCapacity?: unknown; Items?: Record<string, AttributeValue>[] };
+  if ('error' in outcome)
+    return {
+      error: outcome.error,
+      reasons: (outcome.reasons as { Code?: string; Item?: unknown }[] | undefined)?.map(({ Code, Item }) => ({
+        Code,
+        Item,
+      })),
+    };
+  const {
+    ConsumedCapacity: _,
+    Items,
+    ...rest
+  } = outcome.ok as { ConsumedCapacity?: unknown; Items?: Record<string, AttributeValue>[] };
   return { ok: { ...rest, ...(Items === undefined ? {} : { Items: byKey(Items) }) } };
 };
 
@@ -81,7 +97,10 @@ export interface Engines {
    * side): `engines` answer alike step by step and leave the same items. `exact` engines must give
    * the very same answers. Returns the first engine's answers.
    */
-  sameEverywhere(requests: readonly Request[], options?: { readonly engines?: readonly EngineName[]; readonly exact?: readonly EngineName[] }): Promise<Outcome[]>;
+  sameEverywhere(
+    requests: readonly Request[],
+    options?: { readonly engines?: readonly EngineName[]; readonly exact?: readonly EngineName[] },
+  ): Promise<Outcome[]>;
   close(): Promise<void>;
 }
 
@@ -91,10 +110,20 @@ export async function startEngines(): Promise<Engines> {
   const memoServer: Server = createDynalite({ createTableMs: 0, deleteTableMs: 0, updateTableMs: 0 });
   const memoEndpoint = `http://127.0.0.1:${await listen(memoServer, { port: 0, host: '127.0.0.1' })}`;
   const local: Dynalite | undefined = TEST_ENGINE === 'dynamodb-local' ? await startDynalite() : undefined;
-  const clients: Partial<Record<EngineName, DynamoDBClient>> = { plain: clientOf(plain.endpoint), memo: clientOf(memoEndpoint), ...(local === undefined ? {} : { local: local.client }) };
+  const clients: Partial<Record<EngineName, DynamoDBClient>> = {
+    plain: clientOf(plain.endpoint),
+    memo: clientOf(memoEndpoint),
+    ...(local === undefined ? {} : { local: local.client }),
+  };
   let tables = 0;
 
-  const sameEverywhere: Engines['sameEverywhere'] = async (requests, { engines = ['plain', 'memo', 'local'] as readonly EngineName[], exact = ['plain', 'memo'] as readonly EngineName[] } = {}) => {
+  const sameEverywhere: Engines['sameEverywhere'] = async (
+    requests,
+    {
+      engines = ['plain', 'memo', 'local'] as readonly EngineName[],
+      exact = ['plain', 'memo'] as readonly EngineName[],
+    } = {},
+  ) => {
     tables += 1;
     const table = `diff-${tables}`;
     const present = engines.filter((engine) => clients[engine] !== undefined);
@@ -112,7 +141,9 @@ export async function startEngines(): Promise<Engines> {
     const [first, ...others] = present;
     for (const other of others) {
       const both = exact.includes(first!) && exact.includes(other);
-      expect(both ? answers[other] : answers[other]!.map(comparable), `${other} answers as ${first}`).toEqual(both ? answers[first!] : answers[first!]!.map(comparable));
+      expect(both ? answers[other] : answers[other]!.map(comparable), `${other} answers as ${first}`).toEqual(
+        both ? answers[first!] : answers[first!]!.map(comparable),
+      );
       expect(items[other], `${other} holds the items ${first} holds`).toEqual(items[first!]);
     }
     return answers[first!]!;
@@ -135,7 +166,12 @@ export async function startEngines(): Promise<Engines> {
 const renamed = (value: unknown, from: string, table: string): unknown => {
   if (Array.isArray(value)) return value.map((each) => renamed(each, from, table));
   if (value === null || typeof value !== 'object' || value instanceof Uint8Array) return value;
-  return Object.fromEntries(Object.entries(value).map(([name, each]) => [name === from ? table : name, name === 'TableName' ? table : renamed(each, from, table)]));
+  return Object.fromEntries(
+    Object.entries(value).map(([name, each]) => [
+      name === from ? table : name,
+      name === 'TableName' ? table : renamed(each, from, table),
+    ]),
+  );
 };
 
 /** Recorded requests, to send again in order to another engine's table of another name. */
@@ -143,7 +179,9 @@ export const replayOf = (requests: readonly RecordedRequest[], recordedTable: st
   requests.map(
     ({ command, input }): Request =>
       (engine, table) => {
-        const Command = DYNAMODB_COMMANDS[command as keyof typeof DYNAMODB_COMMANDS] as unknown as new (input: unknown) => Parameters<DynamoDBClient['send']>[0];
+        const Command = DYNAMODB_COMMANDS[command as keyof typeof DYNAMODB_COMMANDS] as unknown as new (
+          input: unknown,
+        ) => Parameters<DynamoDBClient['send']>[0];
         return engine.send(new Command(renamed(input, recordedTable, table)));
       },
   );

@@ -8,7 +8,8 @@ import { DYNAMODB_LOCAL_CREDENTIALS } from './dynamodb-local';
 export type Engine = 'dynalite' | 'dynamodb-local';
 
 /** The one switch between engines: vitest.aws.config.ts sets it; anything else means dynalite. */
-export const TEST_ENGINE: Engine = process.env['TEST_STORE_ENGINE'] === 'dynamodb-local' ? 'dynamodb-local' : 'dynalite';
+export const TEST_ENGINE: Engine =
+  process.env['TEST_STORE_ENGINE'] === 'dynamodb-local' ? 'dynamodb-local' : 'dynalite';
 
 export interface Dynalite {
   /** Which engine answers: a test that meets a difference between them names it in one line. */
@@ -52,7 +53,9 @@ export const clientPool = (endpoint: string): ClientPool => {
 const connectDynamoDbLocal = (): Dynalite => {
   const local = inject('dynamoDbLocal');
   if (local === undefined || 'unavailable' in local) {
-    throw new Error(`this test runs against AWS's DynamoDB Local, which is not available: ${local?.unavailable ?? 'no global setup started it (run npm run test:aws)'}`);
+    throw new Error(
+      `this test runs against AWS's DynamoDB Local, which is not available: ${local?.unavailable ?? 'no global setup started it (run npm run test:aws)'}`,
+    );
   }
   const pool = clientPool(local.endpoint);
   return {
@@ -79,7 +82,12 @@ const connectDynamoDbLocal = (): Dynalite => {
  */
 export const startDynalite = async ({ path }: { readonly path?: string } = {}): Promise<Dynalite> => {
   if (TEST_ENGINE === 'dynamodb-local') return connectDynamoDbLocal();
-  const server = createDynalite({ createTableMs: 0, deleteTableMs: 0, updateTableMs: 0, ...(path === undefined ? {} : { path }) });
+  const server = createDynalite({
+    createTableMs: 0,
+    deleteTableMs: 0,
+    updateTableMs: 0,
+    ...(path === undefined ? {} : { path }),
+  });
   const endpoint = `http://127.0.0.1:${await listen(server, { port: 0, host: '127.0.0.1' })}`;
   const pool = clientPool(endpoint);
   return {

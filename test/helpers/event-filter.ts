@@ -40,7 +40,8 @@ export const passesFilters = (patterns: readonly FilterPattern[], event: unknown
 function matchesRule(rule: FilterRule, present: boolean, value: unknown): boolean {
   if (rule !== null && typeof rule === 'object') {
     const [operator, ...others] = Object.keys(rule);
-    if (operator === undefined || others.length > 0) throw new UnsupportedFilterError(`a filter rule has one operator, got ${JSON.stringify(rule)}`);
+    if (operator === undefined || others.length > 0)
+      throw new UnsupportedFilterError(`a filter rule has one operator, got ${JSON.stringify(rule)}`);
     const argument = rule[operator];
     if (operator === 'exists') return present === argument;
     if (!present) return false;
@@ -58,7 +59,8 @@ function matchesOperator(operator: string, argument: unknown, leaf: unknown): bo
     case 'anything-but': {
       if (typeof argument === 'object' && argument !== null && !Array.isArray(argument)) {
         const { prefix } = argument as { prefix?: unknown };
-        if (typeof prefix !== 'string') throw new UnsupportedFilterError(`anything-but ${JSON.stringify(argument)} is not supported here`);
+        if (typeof prefix !== 'string')
+          throw new UnsupportedFilterError(`anything-but ${JSON.stringify(argument)} is not supported here`);
         return typeof leaf === 'string' && !leaf.startsWith(prefix);
       }
       const excluded: unknown[] = Array.isArray(argument) ? argument : [argument];
@@ -80,10 +82,12 @@ const COMPARE: Readonly<Record<string, (a: number, b: number) => boolean>> = {
 };
 
 function numericHolds(argument: unknown, leaf: number): boolean {
-  if (!Array.isArray(argument) || argument.length % 2 !== 0) throw new UnsupportedFilterError(`numeric ${JSON.stringify(argument)}: expected operator, value pairs`);
+  if (!Array.isArray(argument) || argument.length % 2 !== 0)
+    throw new UnsupportedFilterError(`numeric ${JSON.stringify(argument)}: expected operator, value pairs`);
   for (let at = 0; at < argument.length; at += 2) {
     const compare = COMPARE[argument[at] as string];
-    if (compare === undefined || typeof argument[at + 1] !== 'number') throw new UnsupportedFilterError(`numeric ${JSON.stringify(argument)}`);
+    if (compare === undefined || typeof argument[at + 1] !== 'number')
+      throw new UnsupportedFilterError(`numeric ${JSON.stringify(argument)}`);
     if (!compare(leaf, argument[at + 1] as number)) return false;
   }
   return true;

@@ -21,7 +21,10 @@ export function sourceFiles(...folders: readonly string[]): string[] {
       if (entry.isDirectory()) return entry.name === 'node_modules' ? [] : walk(path);
       return /\.(ts|tsx|mts|mjs)$/.test(entry.name) && !/\.d\.m?ts$/.test(entry.name) ? [path] : [];
     });
-  return folders.flatMap((folder) => walk(join(ROOT, folder))).map(toRepoPath).sort();
+  return folders
+    .flatMap((folder) => walk(join(ROOT, folder)))
+    .map(toRepoPath)
+    .sort();
 }
 
 function toRepoPath(path: string): string {
@@ -35,7 +38,16 @@ function toRepoPath(path: string): string {
 function resolveSpecifier(fromFile: string, specifier: string): string | undefined {
   if (!specifier.startsWith('.')) return undefined;
   const base = resolve(ROOT, dirname(fromFile), specifier);
-  const candidates = [base, `${base}.ts`, `${base}.tsx`, `${base}.mts`, `${base}.mjs`, join(base, 'index.ts'), base.replace(/\.js$/, '.ts'), base.replace(/\.mjs$/, '.mts')];
+  const candidates = [
+    base,
+    `${base}.ts`,
+    `${base}.tsx`,
+    `${base}.mts`,
+    `${base}.mjs`,
+    join(base, 'index.ts'),
+    base.replace(/\.js$/, '.ts'),
+    base.replace(/\.mjs$/, '.mts'),
+  ];
   const found = candidates.find((candidate) => existsSync(candidate) && statSync(candidate).isFile());
   return found === undefined ? undefined : toRepoPath(found);
 }

@@ -10,11 +10,15 @@ import { readAnnouncement } from '../../local/shared/discovery';
  * await fetch(`${relay.url}/_relay/records`, { headers: await operatorHeaders(relay.url) });
  * ```
  */
-export async function operatorHeaders(relayUrl: string, { host }: { readonly host?: string } = {}): Promise<Record<string, string>> {
+export async function operatorHeaders(
+  relayUrl: string,
+  { host }: { readonly host?: string } = {},
+): Promise<Record<string, string>> {
   const response = await fetch(`${relayUrl}/health`, host === undefined ? {} : { headers: { host } });
   const health = (await response.json()) as { store?: { dataDir?: string } };
   const dataDir = health.store?.dataDir;
   const secret = dataDir === undefined ? undefined : readAnnouncement(dataDir)?.consoleSecret;
-  if (secret === undefined) throw new Error(`the relay at ${relayUrl} announces no secret (its /health answered ${response.status})`);
+  if (secret === undefined)
+    throw new Error(`the relay at ${relayUrl} announces no secret (its /health answered ${response.status})`);
   return { authorization: `Bearer ${secret}` };
 }

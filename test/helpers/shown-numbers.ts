@@ -4,7 +4,15 @@
  */
 
 /** An `hmac` route whose signature header's name lacks "signature", with a signed timestamp and a delivery-id header, as config YAML under `routes:`. */
-export function trelloRouteYaml({ recipients, template, when }: { readonly recipients: readonly string[]; readonly template: string; readonly when?: string }): string {
+export function trelloRouteYaml({
+  recipients,
+  template,
+  when,
+}: {
+  readonly recipients: readonly string[];
+  readonly template: string;
+  readonly when?: string;
+}): string {
   return `
   trello:
     source: hmac
@@ -22,9 +30,11 @@ const BASE64 = /^(?:[A-Za-z0-9+/]{4}){4,}(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=
 
 /** Every string in a parsed answer (keys too), and the text of each that is base64. */
 function texts(value: unknown): string[] {
-  if (typeof value === 'string') return BASE64.test(value) ? [value, Buffer.from(value, 'base64').toString('latin1')] : [value];
+  if (typeof value === 'string')
+    return BASE64.test(value) ? [value, Buffer.from(value, 'base64').toString('latin1')] : [value];
   if (Array.isArray(value)) return value.flatMap(texts);
-  if (value !== null && typeof value === 'object') return Object.entries(value).flatMap(([key, item]) => [key, ...texts(item)]);
+  if (value !== null && typeof value === 'object')
+    return Object.entries(value).flatMap(([key, item]) => [key, ...texts(item)]);
   return [];
 }
 

@@ -19,7 +19,8 @@ export const SNS_TEST_CERT = readFileSync(new URL('test-signing-cert.pem', KEYS)
 export const SNS_TEST_KEY: KeyObject = createPrivateKey(readFileSync(new URL('test-signing-key.pem', KEYS), 'utf8'));
 
 /** Where the test messages say their certificate is: a well-formed SNS certificate URL. */
-export const SNS_TEST_CERT_URL = 'https://sns.eu-west-1.amazonaws.com/SimpleNotificationService-00000000000000000000000000000test.pem';
+export const SNS_TEST_CERT_URL =
+  'https://sns.eu-west-1.amazonaws.com/SimpleNotificationService-00000000000000000000000000000test.pem';
 
 export type SnsMessage = Record<string, string>;
 
@@ -37,8 +38,16 @@ export interface SnsSignOptions {
 }
 
 /** The message with `Timestamp`, `SignatureVersion`, `SigningCertURL` and a fresh `Signature`. */
-export function signSnsMessage(message: SnsMessage, { version = '1', key = SNS_TEST_KEY, certUrl = SNS_TEST_CERT_URL, at }: SnsSignOptions = {}): SnsMessage {
-  const signed: SnsMessage = { ...message, SignatureVersion: version, SigningCertURL: certUrl, ...(at === undefined ? {} : { Timestamp: at.toISOString() }) };
+export function signSnsMessage(
+  message: SnsMessage,
+  { version = '1', key = SNS_TEST_KEY, certUrl = SNS_TEST_CERT_URL, at }: SnsSignOptions = {},
+): SnsMessage {
+  const signed: SnsMessage = {
+    ...message,
+    SignatureVersion: version,
+    SigningCertURL: certUrl,
+    ...(at === undefined ? {} : { Timestamp: at.toISOString() }),
+  };
   const names =
     signed['Type'] === 'Notification'
       ? ['Message', 'MessageId', ...('Subject' in signed ? ['Subject'] : []), 'Timestamp', 'TopicArn', 'Type']

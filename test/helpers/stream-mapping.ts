@@ -1,4 +1,10 @@
-import { DescribeStreamCommand, type DynamoDBStreamsClient, GetRecordsCommand, GetShardIteratorCommand, type _Record as StreamsRecord } from '@aws-sdk/client-dynamodb-streams';
+import {
+  DescribeStreamCommand,
+  type DynamoDBStreamsClient,
+  GetRecordsCommand,
+  GetShardIteratorCommand,
+  type _Record as StreamsRecord,
+} from '@aws-sdk/client-dynamodb-streams';
 import type { DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
 import { type FilterPattern, passesFilters } from './event-filter';
 
@@ -19,23 +25,41 @@ export interface MappingSettings {
 /** The mapping's settings from its template properties; a property the poller does not model throws. */
 export function mappingSettingsOf(properties: Record<string, unknown>): MappingSettings {
   // ParallelizationFactor is known and not applied (one batch at a time per shard); DestinationConfig is the failure queue.
-  const modelled = new Set(['FunctionName', 'EventSourceArn', 'FilterCriteria', 'BatchSize', 'BisectBatchOnFunctionError', 'FunctionResponseTypes', 'MaximumRetryAttempts', 'StartingPosition', 'DestinationConfig', 'ParallelizationFactor']);
+  const modelled = new Set([
+    'FunctionName',
+    'EventSourceArn',
+    'FilterCriteria',
+    'BatchSize',
+    'BisectBatchOnFunctionError',
+    'FunctionResponseTypes',
+    'MaximumRetryAttempts',
+    'StartingPosition',
+    'DestinationConfig',
+    'ParallelizationFactor',
+  ]);
   const unknown = Object.keys(properties).filter((key) => !modelled.has(key));
-  if (unknown.length > 0) throw new Error(`the stream mapping sets ${unknown.join(', ')}, which this poller does not apply`);
-  const filters = ((properties['FilterCriteria'] as { Filters?: { Pattern: string }[] } | undefined)?.Filters ?? []).map((filter) => JSON.parse(filter.Pattern) as FilterPattern);
+  if (unknown.length > 0)
+    throw new Error(`the stream mapping sets ${unknown.join(', ')}, which this poller does not apply`);
+  const filters = (
+    (properties['FilterCriteria'] as { Filters?: { Pattern: string }[] } | undefined)?.Filters ?? []
+  ).map((filter) => JSON.parse(filter.Pattern) as FilterPattern);
   return {
     filters,
     // Lambda's defaults for a DynamoDB stream.
     batchSize: (properties['BatchSize'] as number | undefined) ?? 100,
     bisectBatchOnFunctionError: properties['BisectBatchOnFunctionError'] === true,
-    reportBatchItemFailures: ((properties['FunctionResponseTypes'] as string[] | undefined) ?? []).includes('ReportBatchItemFailures'),
+    reportBatchItemFailures: ((properties['FunctionResponseTypes'] as string[] | undefined) ?? []).includes(
+      'ReportBatchItemFailures',
+    ),
     maximumRetryAttempts: (properties['MaximumRetryAttempts'] as number | undefined) ?? -1,
     startingPosition: properties['StartingPosition'] as MappingSettings['startingPosition'],
   };
 }
 
 /** What an invocation of the function gave back: its answer, or a function error (a throw, a crash). */
-export type InvokeOutcome = { readonly result: DynamoDBBatchResponse | null | undefined } | { readonly functionError: string };
+export type InvokeOutcome =
+  | { readonly result: DynamoDBBatchResponse | null | undefined }
+  | { readonly functionError: string };
 
 /** What Lambda sends the on-failure destination for a stream batch it gave up on (metadata, not the records). */
 export interface StreamFailure {
@@ -133,13 +157,17 @@ export class StreamMapping {
   }
 
   async #discoverShards(position: MappingSettings['startingPosition']): Promise<void> {
-    const { StreamDescription: stream } = await this.options.client.send(new DescribeStreamCommand({ StreamArn: this.options.streamArn }));
+    const { StreamDescription: stream } = await this.options.client.send(
+      new DescribeStreamCommand({ StreamArn: this.options.streamArn }),
+    );
     for (const shard of stream?.Shards ?? []) {
       const id = shard.ShardId!;
       if (this.#iterators.has(id) || this.#done.has(id)) continue;
       // A child shard waits until its parent is read to its end, as Lambda keeps a key's order.
       if (shard.ParentShardId !== undefined && this.#iterators.has(shard.ParentShardId)) continue;
-      const { ShardIterator } = await this.options.client.send(new GetShardIteratorCommand({ StreamArn: this.options.streamArn, ShardId: id, ShardIteratorType: position }));
+      const { ShardIterator } = await this.options.client.send(
+        new GetShardIteratorCommand({ StreamArn: this.options.streamArn, ShardId: id, ShardIteratorType: position }),
+      );
       this.#iterators.set(id, ShardIterator);
     }
   }
@@ -158,10 +186,14 @@ export class StreamMapping {
           this.#done.add(shardId);
           continue;
         }
-        const { Records: records = [], NextShardIterator } = await this.options.client.send(new GetRecordsCommand({ ShardIterator: iterator }));
+        const { Records: records = [], NextShardIterator } = await this.options.client.send(
+          new GetRecordsCommand({ ShardIterator: iterator }),
+        );
         this.#iterators.set(shardId, NextShardIterator);
         read += records.length;
-        const events = records.map((record) => lambdaRecord(record, this.options.streamArn)).filter((event) => passesFilters(this.options.settings.filters, event));
+        const events = records
+          .map((record) => lambdaRecord(record, this.options.streamArn))
+          .filter((event) => passesFilters(this.options.settings.filters, event));
         for (let at = 0; at < events.length; at += this.options.settings.batchSize) {
           await this.#deliver(shardId, events.slice(at, at + this.options.settings.batchSize));
         }
@@ -192,7 +224,9 @@ export class StreamMapping {
       } else {
         const failures = settings.reportBatchItemFailures ? (outcome.result?.batchItemFailures ?? []) : [];
         if (failures.length === 0) return;
-        const positions = failures.map(({ itemIdentifier }) => (itemIdentifier === '' ? -1 : batch.findIndex((record) => record.dynamodb!.SequenceNumber === itemIdentifier)));
+        const positions = failures.map(({ itemIdentifier }) =>
+          itemIdentifier === '' ? -1 : batch.findIndex((record) => record.dynamodb!.SequenceNumber === itemIdentifier),
+        );
         retryFrom = positions.some((position) => position < 0) ? 0 : Math.min(...positions);
       }
       // Checkpointed up to the first failure: only the records from it on are tried again.

@@ -9,7 +9,14 @@ import { METRICS, metricsNamespace, RelayMetric } from '../../functions/core/met
 import { pascalCase } from '../../infra/names';
 import { API_THROTTLED, balanceReadWindow, METRIC_ALARMS, type MetricAlarmDecision } from '../../infra/observability';
 import { SmsRelayStack } from '../../infra/stack';
-import { bundleForTests, configText, resourcesOfType, synthStack, type CfnResourceJson, type TestStack } from './support';
+import {
+  bundleForTests,
+  configText,
+  resourcesOfType,
+  synthStack,
+  type CfnResourceJson,
+  type TestStack,
+} from './support';
 
 /**
  * Every alarm the runbook lists, each found by the metric it watches (never by its name), with its
@@ -37,26 +44,48 @@ interface AlarmJson {
   readonly EvaluationPeriods?: number;
   readonly ComparisonOperator?: string;
   readonly TreatMissingData?: string;
-  readonly Metrics?: { Id: string; Expression?: string; MetricStat?: { Metric: { Namespace: string; MetricName: string; Dimensions?: { Name: string; Value: unknown }[] }; Period: number; Stat: string } }[];
+  readonly Metrics?: {
+    Id: string;
+    Expression?: string;
+    MetricStat?: {
+      Metric: { Namespace: string; MetricName: string; Dimensions?: { Name: string; Value: unknown }[] };
+      Period: number;
+      Stat: string;
+    };
+  }[];
 }
 
-const alarmsOf = (stack: TestStack): AlarmJson[] => resourcesOfType(stack.resources, 'AWS::CloudWatch::Alarm').map(([, alarm]) => alarm.Properties as AlarmJson);
+const alarmsOf = (stack: TestStack): AlarmJson[] =>
+  resourcesOfType(stack.resources, 'AWS::CloudWatch::Alarm').map(([, alarm]) => alarm.Properties as AlarmJson);
 
 /** The metrics an alarm reads: its one metric, or each metric of its math expression. */
 function watched(alarm: AlarmJson): { namespace: string; name: string; dimensions: Record<string, unknown> }[] {
-  const dims = (list: { Name: string; Value: unknown }[] | undefined): Record<string, unknown> => Object.fromEntries((list ?? []).map(({ Name, Value }) => [Name, Value]));
-  if (alarm.MetricName !== undefined) return [{ namespace: alarm.Namespace ?? '', name: alarm.MetricName, dimensions: dims(alarm.Dimensions) }];
+  const dims = (list: { Name: string; Value: unknown }[] | undefined): Record<string, unknown> =>
+    Object.fromEntries((list ?? []).map(({ Name, Value }) => [Name, Value]));
+  if (alarm.MetricName !== undefined)
+    return [{ namespace: alarm.Namespace ?? '', name: alarm.MetricName, dimensions: dims(alarm.Dimensions) }];
   return (alarm.Metrics ?? []).flatMap((metric) =>
-    metric.MetricStat === undefined ? [] : [{ namespace: metric.MetricStat.Metric.Namespace, name: metric.MetricStat.Metric.MetricName, dimensions: dims(metric.MetricStat.Metric.Dimensions) }],
+    metric.MetricStat === undefined
+      ? []
+      : [
+          {
+            namespace: metric.MetricStat.Metric.Namespace,
+            name: metric.MetricStat.Metric.MetricName,
+            dimensions: dims(metric.MetricStat.Metric.Dimensions),
+          },
+        ],
   );
 }
 
 const sameDimensions = (a: Record<string, unknown>, b: Record<string, unknown>): boolean =>
-  JSON.stringify(Object.entries(a).sort(([x], [y]) => x.localeCompare(y))) === JSON.stringify(Object.entries(b).sort(([x], [y]) => x.localeCompare(y)));
+  JSON.stringify(Object.entries(a).sort(([x], [y]) => x.localeCompare(y))) ===
+  JSON.stringify(Object.entries(b).sort(([x], [y]) => x.localeCompare(y)));
 
 /** Every alarm reading the relay metric `name` (any dimensions) of an environment's namespace. */
 function alarmsWatching(stack: TestStack, name: string, namespace = RELAY): AlarmJson[] {
-  return alarmsOf(stack).filter((alarm) => watched(alarm).some((metric) => metric.namespace === namespace && metric.name === name));
+  return alarmsOf(stack).filter((alarm) =>
+    watched(alarm).some((metric) => metric.namespace === namespace && metric.name === name),
+  );
 }
 
 /** Every .ts file under `dir`. */
@@ -67,9 +96,19 @@ function sourceFiles(dir: string): string[] {
 }
 
 /** The one alarm watching `name` in `namespace` with exactly these dimensions. */
-function alarmWatching(stack: TestStack, namespace: string, name: string, dimensions?: Record<string, unknown>): AlarmJson {
+function alarmWatching(
+  stack: TestStack,
+  namespace: string,
+  name: string,
+  dimensions?: Record<string, unknown>,
+): AlarmJson {
   const found = alarmsOf(stack).filter((alarm) =>
-    watched(alarm).some((metric) => metric.namespace === namespace && metric.name === name && (dimensions === undefined || sameDimensions(metric.dimensions, dimensions))),
+    watched(alarm).some(
+      (metric) =>
+        metric.namespace === namespace &&
+        metric.name === name &&
+        (dimensions === undefined || sameDimensions(metric.dimensions, dimensions)),
+    ),
   );
   expect(found, `alarms watching ${namespace} ${name} ${JSON.stringify(dimensions)}`).toHaveLength(1);
   return found[0]!;
@@ -78,7 +117,12 @@ function alarmWatching(stack: TestStack, namespace: string, name: string, dimens
 const RELAY = metricsNamespace('prod');
 const SERVICE = { service: METRICS.service };
 const fnRef = (name: HandlerName): { Ref: string } => ({ Ref: prod.functionId(name) });
-const AT_LEAST_ONE = { Threshold: 1, ComparisonOperator: 'GreaterThanOrEqualToThreshold', EvaluationPeriods: 1, TreatMissingData: 'notBreaching' };
+const AT_LEAST_ONE = {
+  Threshold: 1,
+  ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+  EvaluationPeriods: 1,
+  TreatMissingData: 'notBreaching',
+};
 
 describe('an alarm for every way a message is lost or stuck', () => {
   it.each([
@@ -88,13 +132,27 @@ describe('an alarm for every way a message is lost or stuck', () => {
     ['HELD', RelayMetric.HeldNow, 'MessagesHeld'],
     ['DEFERRED past its window', RelayMetric.DeferredOverdue, 'DigestsOverdue'],
     ['incidents past their last step, unacknowledged', RelayMetric.IncidentsUnacknowledged, 'IncidentsUnacknowledged'],
-  ])('records %s now (the gauge each sweep publishes): in alarm while any is, its state kept while the sweeper is silent', (_what, metric, name) => {
-    expect(alarmWatching(prod, RELAY, metric, SERVICE)).toMatchObject({ Statistic: 'Maximum', Period: 300, ...AT_LEAST_ONE, TreatMissingData: 'ignore', AlarmName: `SmsRelay-prod-${name}` });
-  });
+  ])(
+    'records %s now (the gauge each sweep publishes): in alarm while any is, its state kept while the sweeper is silent',
+    (_what, metric, name) => {
+      expect(alarmWatching(prod, RELAY, metric, SERVICE)).toMatchObject({
+        Statistic: 'Maximum',
+        Period: 300,
+        ...AT_LEAST_ONE,
+        TreatMissingData: 'ignore',
+        AlarmName: `SmsRelay-prod-${name}`,
+      });
+    },
+  );
 
   it('the SMS service unreachable (sends paused by the outage circuit), in words that say so', () => {
     const unreachable = alarmWatching(prod, RELAY, RelayMetric.SmsServiceUnreachable, SERVICE);
-    expect(unreachable).toMatchObject({ Statistic: 'Maximum', Period: 300, ...AT_LEAST_ONE, TreatMissingData: 'ignore' });
+    expect(unreachable).toMatchObject({
+      Statistic: 'Maximum',
+      Period: 300,
+      ...AT_LEAST_ONE,
+      TreatMissingData: 'ignore',
+    });
     expect(unreachable.AlarmDescription).toContain('SMS service unreachable');
   });
 
@@ -104,26 +162,45 @@ describe('an alarm for every way a message is lost or stuck', () => {
     ['messages held back over a route limit', RelayMetric.HeldBack],
     ['records this version cannot decode (after a rollback)', RelayMetric.UndecodableRecords],
   ])('%s: any in 5 minutes', (_what, metric) => {
-    expect(alarmWatching(prod, RELAY, metric, SERVICE)).toMatchObject({ Statistic: 'Sum', Period: 300, ...AT_LEAST_ONE });
+    expect(alarmWatching(prod, RELAY, metric, SERVICE)).toMatchObject({
+      Statistic: 'Sum',
+      Period: 300,
+      ...AT_LEAST_ONE,
+    });
   });
 
-  it.each(['oncall', 'orders', 'ci'])('route %s dropping a webhook or message (a template that no longer fits, no recipient): any in 5 minutes', (route) => {
-    expect(alarmWatching(prod, RELAY, RelayMetric.Dropped, { ...SERVICE, route })).toMatchObject({ Statistic: 'Sum', Period: 300, ...AT_LEAST_ONE, AlarmName: `SmsRelay-prod-Dropped-${route}` });
-  });
+  it.each(['oncall', 'orders', 'ci'])(
+    'route %s dropping a webhook or message (a template that no longer fits, no recipient): any in 5 minutes',
+    (route) => {
+      expect(alarmWatching(prod, RELAY, RelayMetric.Dropped, { ...SERVICE, route })).toMatchObject({
+        Statistic: 'Sum',
+        Period: 300,
+        ...AT_LEAST_ONE,
+        AlarmName: `SmsRelay-prod-Dropped-${route}`,
+      });
+    },
+  );
 
   it('webhooks refused with 5xx by the HTTP API: any in 5 minutes', () => {
     const [apiId] = resourcesOfType(prod.resources, 'AWS::ApiGatewayV2::Api')[0] ?? [];
-    expect(alarmWatching(prod, 'AWS/ApiGateway', '5xx', { ApiId: { Ref: apiId }, Stage: '$default' })).toMatchObject({ Statistic: 'Sum', Period: 300, ...AT_LEAST_ONE });
-  });
-
-  it.each(['oncall', 'orders', 'ci'])('route %s refusing webhooks (4xx) twice in an hour: a rarely-called sender with a wrong secret trips it', (route) => {
-    expect(alarmWatching(prod, RELAY, RelayMetric.Rejected, { ...SERVICE, route })).toMatchObject({
+    expect(alarmWatching(prod, 'AWS/ApiGateway', '5xx', { ApiId: { Ref: apiId }, Stage: '$default' })).toMatchObject({
       Statistic: 'Sum',
-      Period: 3_600,
+      Period: 300,
       ...AT_LEAST_ONE,
-      Threshold: 2,
     });
   });
+
+  it.each(['oncall', 'orders', 'ci'])(
+    'route %s refusing webhooks (4xx) twice in an hour: a rarely-called sender with a wrong secret trips it',
+    (route) => {
+      expect(alarmWatching(prod, RELAY, RelayMetric.Rejected, { ...SERVICE, route })).toMatchObject({
+        Statistic: 'Sum',
+        Period: 3_600,
+        ...AT_LEAST_ONE,
+        Threshold: 2,
+      });
+    },
+  );
 
   it('the sender more than a minute behind its stream', () => {
     expect(alarmWatching(prod, 'AWS/Lambda', 'IteratorAge', { FunctionName: fnRef('sender') })).toMatchObject({
@@ -133,7 +210,7 @@ describe('an alarm for every way a message is lost or stuck', () => {
     });
   });
 
-  it('the oldest due PENDING record waiting more than 5 minutes (the sweeper\'s backlog metric)', () => {
+  it("the oldest due PENDING record waiting more than 5 minutes (the sweeper's backlog metric)", () => {
     expect(alarmWatching(prod, RELAY, RelayMetric.OldestPendingAgeSeconds, SERVICE)).toMatchObject({
       Statistic: 'Maximum',
       Threshold: 300,
@@ -142,8 +219,15 @@ describe('an alarm for every way a message is lost or stuck', () => {
   });
 
   it.each(HANDLER_NAMES)('%s throttled by Lambda, and failing', (name) => {
-    expect(alarmWatching(prod, 'AWS/Lambda', 'Throttles', { FunctionName: fnRef(name) })).toMatchObject({ Statistic: 'Sum', ...AT_LEAST_ONE });
-    expect(alarmWatching(prod, 'AWS/Lambda', 'Errors', { FunctionName: fnRef(name) })).toMatchObject({ Statistic: 'Sum', ...AT_LEAST_ONE, AlarmName: `SmsRelay-prod-${pascalCase(name)}Errors` });
+    expect(alarmWatching(prod, 'AWS/Lambda', 'Throttles', { FunctionName: fnRef(name) })).toMatchObject({
+      Statistic: 'Sum',
+      ...AT_LEAST_ONE,
+    });
+    expect(alarmWatching(prod, 'AWS/Lambda', 'Errors', { FunctionName: fnRef(name) })).toMatchObject({
+      Statistic: 'Sum',
+      ...AT_LEAST_ONE,
+      AlarmName: `SmsRelay-prod-${pascalCase(name)}Errors`,
+    });
   });
 
   it('DynamoDB throttling the table or any of its indexes, reads or writes', () => {
@@ -151,11 +235,16 @@ describe('an alarm for every way a message is lost or stuck', () => {
     const tableRef = { Ref: tableId };
     const reads = alarmWatching(prod, 'AWS/DynamoDB', 'ReadThrottleEvents', { TableName: tableRef });
     expect(alarmWatching(prod, 'AWS/DynamoDB', 'WriteThrottleEvents', { TableName: tableRef })).toBe(reads);
-    const indexes = (table.Properties!['GlobalSecondaryIndexes'] as { IndexName: string }[]).map((index) => index.IndexName);
+    const indexes = (table.Properties!['GlobalSecondaryIndexes'] as { IndexName: string }[]).map(
+      (index) => index.IndexName,
+    );
     expect(indexes.length).toBeGreaterThan(0);
     for (const index of indexes) {
       for (const metric of ['ReadThrottleEvents', 'WriteThrottleEvents']) {
-        expect(alarmWatching(prod, 'AWS/DynamoDB', metric, { TableName: tableRef, GlobalSecondaryIndexName: index }), `${index} ${metric}`).toBe(reads);
+        expect(
+          alarmWatching(prod, 'AWS/DynamoDB', metric, { TableName: tableRef, GlobalSecondaryIndexName: index }),
+          `${index} ${metric}`,
+        ).toBe(reads);
       }
     }
     expect(reads).toMatchObject(AT_LEAST_ONE);
@@ -175,7 +264,9 @@ describe('an alarm for every way a message is lost or stuck', () => {
   });
 
   it('the balance watch unable to read the balance on two runs (prod: hourly, so two in 2 hours)', () => {
-    expect(alarmsWatching(prod, RelayMetric.BalanceReadFailed).find((alarm) => alarm.Statistic === 'Sum')).toMatchObject({
+    expect(
+      alarmsWatching(prod, RelayMetric.BalanceReadFailed).find((alarm) => alarm.Statistic === 'Sum'),
+    ).toMatchObject({
       Period: 7_200,
       Threshold: 2,
       EvaluationPeriods: 1,
@@ -201,7 +292,11 @@ describe('an alarm for every way a message is lost or stuck', () => {
     ['dead-letter queue', 'RelayDeadLetterQueue'],
   ])('the %s holding a message (kept)', (_what, queue) => {
     const alarms = alarmsOf(prod).filter((alarm) =>
-      watched(alarm).some((metric) => metric.name === 'ApproximateNumberOfMessagesVisible' && JSON.stringify(metric.dimensions).includes(`"${queue}`)),
+      watched(alarm).some(
+        (metric) =>
+          metric.name === 'ApproximateNumberOfMessagesVisible' &&
+          JSON.stringify(metric.dimensions).includes(`"${queue}`),
+      ),
     );
     expect(alarms).toHaveLength(1);
     expect(alarms[0]).toMatchObject({ Namespace: 'AWS/SQS', Statistic: 'Maximum', ...AT_LEAST_ONE });
@@ -214,10 +309,16 @@ describe('an alarm for every way a message is lost or stuck', () => {
   });
 
   it('without a balance threshold there is no BalanceLow, but the unreadable-balance alarm stays', () => {
-    const minimal = synthStack('minimal', 'provider: { baseUrl: "https://sms.example.co.tz" }\nroutes:\n  ci: { source: github, secret: gh, recipients: ["+255712345678"] }\n', bundle.dir);
+    const minimal = synthStack(
+      'minimal',
+      'provider: { baseUrl: "https://sms.example.co.tz" }\nroutes:\n  ci: { source: github, secret: gh, recipients: ["+255712345678"] }\n',
+      bundle.dir,
+    );
     const relay = metricsNamespace('minimal');
     expect(alarmsOf(minimal).filter((alarm) => alarm.MetricName === RelayMetric.RemainingBalance)).toEqual([]);
-    expect(alarmsWatching(minimal, RelayMetric.BalanceReadFailed, relay).find((alarm) => alarm.Statistic === 'Sum')).toMatchObject({ Period: 7_200, Threshold: 2 });
+    expect(
+      alarmsWatching(minimal, RelayMetric.BalanceReadFailed, relay).find((alarm) => alarm.Statistic === 'Sum'),
+    ).toMatchObject({ Period: 7_200, Threshold: 2 });
   });
 });
 
@@ -242,7 +343,9 @@ describe('the watchers: an alarm when the sweeper or the balance watch did not r
   ])('the balance watch on %s: no run (BalanceReadFailed is published by every one) in %i s', (schedule, period) => {
     const text = `provider: { baseUrl: "https://sms.example.co.tz" }\nbalance: { threshold: 100, notify: ["+255712345678"], schedule: "${schedule}" }\nroutes:\n  ci: { source: github, secret: gh, recipients: ["+255712345678"] }\n`;
     const stack = synthStack('watch', text, bundle.dir);
-    const silent = alarmsWatching(stack, RelayMetric.BalanceReadFailed, metricsNamespace('watch')).filter((alarm) => alarm.Statistic === 'SampleCount');
+    const silent = alarmsWatching(stack, RelayMetric.BalanceReadFailed, metricsNamespace('watch')).filter(
+      (alarm) => alarm.Statistic === 'SampleCount',
+    );
     expect(silent).toHaveLength(1);
     expect(silent[0]).toMatchObject({
       AlarmName: 'SmsRelay-watch-BalanceWatchNotRunning',
@@ -262,9 +365,15 @@ describe('alarm texts', () => {
       expect(alarm.AlarmDescription, alarm.AlarmName).toMatch(/^sms-relay prod: /);
       expect(alarm.AlarmDescription, alarm.AlarmName).not.toContain('<env>');
     }
-    expect(alarmWatching(prod, RELAY, RelayMetric.UnknownNow, SERVICE).AlarmDescription).toContain('`sms-relay redrive --env prod --state UNKNOWN --accept-duplicates`');
-    expect(alarmWatching(prod, RELAY, RelayMetric.ParkedNow, SERVICE).AlarmDescription).toContain('`sms-relay redrive --env prod --state PARKED`');
-    expect(alarmWatching(prod, RELAY, RelayMetric.RouteMisconfigured, SERVICE).AlarmDescription).toContain('--secret-id sms-relay/prod --secret-string file://');
+    expect(alarmWatching(prod, RELAY, RelayMetric.UnknownNow, SERVICE).AlarmDescription).toContain(
+      '`sms-relay redrive --env prod --state UNKNOWN --accept-duplicates`',
+    );
+    expect(alarmWatching(prod, RELAY, RelayMetric.ParkedNow, SERVICE).AlarmDescription).toContain(
+      '`sms-relay redrive --env prod --state PARKED`',
+    );
+    expect(alarmWatching(prod, RELAY, RelayMetric.RouteMisconfigured, SERVICE).AlarmDescription).toContain(
+      '--secret-id sms-relay/prod --secret-string file://',
+    );
   });
 });
 
@@ -280,7 +389,8 @@ describe('every metric the relay publishes has a tile and an alarm decision (MET
 
   it('finds the metrics the handlers publish', () => {
     // The scan itself: these are published today, so an empty or broken scan fails here.
-    for (const name of [RelayMetric.Sent, RelayMetric.Dropped, RelayMetric.Rejected, RelayMetric.PendingDue]) expect(published()).toContain(name);
+    for (const name of [RelayMetric.Sent, RelayMetric.Dropped, RelayMetric.Rejected, RelayMetric.PendingDue])
+      expect(published()).toContain(name);
   });
 
   it('each is a RelayMetric with a dashboard tile, and its alarms exist as decided (or none reads it)', () => {
@@ -294,7 +404,9 @@ describe('every metric the relay publishes has a tile and an alarm decision (MET
       expect(decision, `${name} has an alarm decision in METRIC_ALARMS`).toBeDefined();
       const reading = alarmsWatching(prod, name).map((alarm) => alarm.AlarmName);
       if (decision !== undefined && 'alarms' in decision) {
-        const expected = decision.alarms.flatMap((id) => (id.includes('<route>') ? ['oncall', 'orders', 'ci'].map((route) => id.replace('<route>', route)) : [id]));
+        const expected = decision.alarms.flatMap((id) =>
+          id.includes('<route>') ? ['oncall', 'orders', 'ci'].map((route) => id.replace('<route>', route)) : [id],
+        );
         expect(reading.sort(), name).toEqual(expected.map((id) => `SmsRelay-prod-${id}`).sort());
       } else {
         expect(reading, `${name}: decided no alarm`).toEqual([]);
@@ -307,9 +419,11 @@ describe('the dashboard', () => {
   it('charts every metric an alarm watches, and shows every alarm', () => {
     const [, dashboard] = resourcesOfType(prod.resources, 'AWS::CloudWatch::Dashboard')[0] ?? [];
     const body = JSON.stringify((dashboard as CfnResourceJson).Properties?.['DashboardBody']);
-    for (const metric of new Set(alarmsOf(prod).flatMap((alarm) => watched(alarm).map((each) => each.name)))) expect(body, metric).toContain(`\\"${metric}\\"`);
+    for (const metric of new Set(alarmsOf(prod).flatMap((alarm) => watched(alarm).map((each) => each.name))))
+      expect(body, metric).toContain(`\\"${metric}\\"`);
     for (const metric of Object.values(RelayMetric)) expect(body, metric).toContain(`\\"${metric}\\"`);
-    for (const [id] of resourcesOfType(prod.resources, 'AWS::CloudWatch::Alarm')) expect(body).toContain(`"Fn::GetAtt":["${id}","Arn"]`);
+    for (const [id] of resourcesOfType(prod.resources, 'AWS::CloudWatch::Alarm'))
+      expect(body).toContain(`"Fn::GetAtt":["${id}","Arn"]`);
     expect(body).toContain(`\\"${RELAY}\\"`);
   });
 });
@@ -321,27 +435,65 @@ describe('two environments in one account and region', () => {
     const app = new App({ builtinCloudFormationValidation: false });
     const stacks = (['prod', 'staging'] as const).map((env) => {
       const text = configText(env);
-      return [env, new SmsRelayStack(app, { environmentName: env, config: parseConfig(text, `${env}.yaml`), configText: text, bundleDir: bundle.dir })] as const;
+      return [
+        env,
+        new SmsRelayStack(app, {
+          environmentName: env,
+          config: parseConfig(text, `${env}.yaml`),
+          configText: text,
+          bundleDir: bundle.dir,
+        }),
+      ] as const;
     });
-    templates = Object.fromEntries(stacks.map(([env, stack]) => [env, (Template.fromStack(stack).toJSON() as { Resources: Record<string, CfnResourceJson> }).Resources])) as typeof templates;
+    templates = Object.fromEntries(
+      stacks.map(([env, stack]) => [
+        env,
+        (Template.fromStack(stack).toJSON() as { Resources: Record<string, CfnResourceJson> }).Resources,
+      ]),
+    ) as typeof templates;
   });
 
   /** Every metric series a stack's alarms read; a Ref names a resource of that stack only. */
   function series(env: 'prod' | 'staging'): Set<string> {
-    const local = (value: unknown): unknown => JSON.parse(JSON.stringify(value).replace(/\{"Ref":"([^"]+)"\}/g, `"${env}:$1"`).replace(/\{"Fn::GetAtt":\["([^"]+)","([^"]+)"\]\}/g, `"${env}:$1.$2"`));
-    const alarms = Object.values(templates[env]).filter((resource) => resource.Type === 'AWS::CloudWatch::Alarm').map((alarm) => alarm.Properties as AlarmJson);
-    return new Set(alarms.flatMap((alarm) => watched(alarm).map((metric) => JSON.stringify([metric.namespace, metric.name, local(metric.dimensions)]))));
+    const local = (value: unknown): unknown =>
+      JSON.parse(
+        JSON.stringify(value)
+          .replace(/\{"Ref":"([^"]+)"\}/g, `"${env}:$1"`)
+          .replace(/\{"Fn::GetAtt":\["([^"]+)","([^"]+)"\]\}/g, `"${env}:$1.$2"`),
+      );
+    const alarms = Object.values(templates[env])
+      .filter((resource) => resource.Type === 'AWS::CloudWatch::Alarm')
+      .map((alarm) => alarm.Properties as AlarmJson);
+    return new Set(
+      alarms.flatMap((alarm) =>
+        watched(alarm).map((metric) => JSON.stringify([metric.namespace, metric.name, local(metric.dimensions)])),
+      ),
+    );
   }
 
   it('publish to their own namespaces, which only their own alarms and dashboards read', () => {
-    for (const [env, other] of [['prod', 'staging'], ['staging', 'prod']] as const) {
+    for (const [env, other] of [
+      ['prod', 'staging'],
+      ['staging', 'prod'],
+    ] as const) {
       const functions = Object.values(templates[env]).filter((resource) => resource.Type === 'AWS::Lambda::Function');
-      const namespaces = new Set(functions.map((fn) => (fn.Properties!['Environment'] as { Variables: Record<string, string> }).Variables['POWERTOOLS_METRICS_NAMESPACE']));
+      const namespaces = new Set(
+        functions.map(
+          (fn) =>
+            (fn.Properties!['Environment'] as { Variables: Record<string, string> }).Variables[
+              'POWERTOOLS_METRICS_NAMESPACE'
+            ],
+        ),
+      );
       expect(namespaces).toEqual(new Set([metricsNamespace(env)]));
       const read = [...series(env)].map((each) => JSON.parse(each) as [string]).map(([namespace]) => namespace);
       expect(read).toContain(metricsNamespace(env));
-      expect(read.filter((namespace) => namespace.startsWith(METRICS.namespace))).not.toContain(metricsNamespace(other));
-      const dashboard = JSON.stringify(Object.values(templates[env]).find((resource) => resource.Type === 'AWS::CloudWatch::Dashboard')?.Properties);
+      expect(read.filter((namespace) => namespace.startsWith(METRICS.namespace))).not.toContain(
+        metricsNamespace(other),
+      );
+      const dashboard = JSON.stringify(
+        Object.values(templates[env]).find((resource) => resource.Type === 'AWS::CloudWatch::Dashboard')?.Properties,
+      );
       expect(dashboard).toContain(metricsNamespace(env));
       expect(dashboard).not.toContain(metricsNamespace(other));
     }
@@ -352,7 +504,9 @@ describe('two environments in one account and region', () => {
     expect(prodSeries.size).toBeGreaterThan(10);
     expect([...prodSeries].filter((each) => stagingSeries.has(each))).toEqual([]);
     const named = (env: 'prod' | 'staging', type: string, key: string): unknown[] =>
-      Object.values(templates[env]).filter((resource) => resource.Type === type).map((resource) => resource.Properties?.[key]);
+      Object.values(templates[env])
+        .filter((resource) => resource.Type === type)
+        .map((resource) => resource.Properties?.[key]);
     for (const [type, key] of [
       ['AWS::CloudWatch::Alarm', 'AlarmName'],
       ['AWS::CloudWatch::Dashboard', 'DashboardName'],
@@ -362,6 +516,9 @@ describe('two environments in one account and region', () => {
       expect(prodNames.length).toBeGreaterThan(0);
       expect(named('staging', type, key).filter((name) => prodNames.includes(name))).toEqual([]);
     }
-    expect(named('staging', 'AWS::SecretsManager::Secret', 'Name').sort()).toEqual(['sms-relay/staging', 'sms-relay/staging/provider']);
+    expect(named('staging', 'AWS::SecretsManager::Secret', 'Name').sort()).toEqual([
+      'sms-relay/staging',
+      'sms-relay/staging/provider',
+    ]);
   });
 });

@@ -6,7 +6,15 @@ import type { Metafile } from 'esbuild';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parseConfig } from '../../functions/core/config/parse';
 import { STAGED_CONFIG_FORMAT, type StagedConfig } from '../../functions/core/config/staged';
-import { BUNDLE_FILE, BUNDLE_FILES, bundleHandlers, CONFIG_LOADER_FILE, HANDLER_NAMES, METAFILE, type BundleResult } from '../../infra/bundle';
+import {
+  BUNDLE_FILE,
+  BUNDLE_FILES,
+  bundleHandlers,
+  CONFIG_LOADER_FILE,
+  HANDLER_NAMES,
+  METAFILE,
+  type BundleResult,
+} from '../../infra/bundle';
 import { RELAY_CONFIG_FILE, stageFunctionAsset, stagedConfigText } from '../../infra/staging';
 import { configText, HANDLERS_DIR, tempDir } from './support';
 
@@ -37,7 +45,9 @@ describe('bundleHandlers', () => {
     const packagesOf = (file: string): string[] => {
       const output = metafile.outputs[relative(process.cwd(), file).split('\\').join('/')];
       expect(output).toBeDefined();
-      return Object.keys(output!.inputs).flatMap((input) => /node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(input)?.[1] ?? []);
+      return Object.keys(output!.inputs).flatMap(
+        (input) => /node_modules\/((?:@[^/]+\/)?[^/]+)\//.exec(input)?.[1] ?? [],
+      );
     };
     for (const bundle of result.bundles) {
       const packages = new Set(packagesOf(bundle.file));
@@ -54,7 +64,9 @@ describe('bundleHandlers', () => {
   it('emits ES modules that give CommonJS dependencies a require', () => {
     for (const bundle of result.bundles) {
       const code = readFileSync(bundle.file, 'utf8');
-      expect(code.split('\n')[0]).toMatch(/^import \{ createRequire as \w+ \} from 'node:module'; const require = \w+\(import\.meta\.url\);$/);
+      expect(code.split('\n')[0]).toMatch(
+        /^import \{ createRequire as \w+ \} from 'node:module'; const require = \w+\(import\.meta\.url\);$/,
+      );
       expect(code).toMatch(/export\s*\{[^}]*\bhandler\b[^}]*\}/);
     }
   });
@@ -72,9 +84,9 @@ describe('bundleHandlers', () => {
   it('names every missing handler source instead of bundling a partial set', () => {
     const empty = tempDir('no-handlers');
     try {
-      expect(() => bundleHandlers({ outDir: join(empty, 'out'), entryDir: empty, handlers: ['ingest', 'sweeper'] })).toThrow(
-        `cannot bundle the handlers: ${join(empty, 'ingest.ts')}, ${join(empty, 'sweeper.ts')} missing`,
-      );
+      expect(() =>
+        bundleHandlers({ outDir: join(empty, 'out'), entryDir: empty, handlers: ['ingest', 'sweeper'] }),
+      ).toThrow(`cannot bundle the handlers: ${join(empty, 'ingest.ts')}, ${join(empty, 'sweeper.ts')} missing`);
     } finally {
       rmSync(empty, { recursive: true, force: true });
     }
@@ -94,7 +106,8 @@ describe('stageFunctionAsset', () => {
     const text = configText('prod');
     const dir = stageFunctionAsset({ bundleDir: bundleDir('ingest'), configText: text, stagingRoot });
     expect(readdirSync(dir).sort()).toEqual([...BUNDLE_FILES, RELAY_CONFIG_FILE].sort());
-    for (const file of BUNDLE_FILES) expect(readFileSync(join(dir, file))).toEqual(readFileSync(join(bundleDir('ingest'), file)));
+    for (const file of BUNDLE_FILES)
+      expect(readFileSync(join(dir, file))).toEqual(readFileSync(join(bundleDir('ingest'), file)));
     const staged = readFileSync(join(dir, RELAY_CONFIG_FILE), 'utf8');
     expect(staged).toBe(stagedConfigText(text));
     expect(JSON.parse(staged)).toEqual({
@@ -107,7 +120,9 @@ describe('stageFunctionAsset', () => {
 
   it('refuses to stage an invalid config, templates included', () => {
     const text = configText('prod').replace('{{ name }}', '{{ name | nosuchfilter }}');
-    expect(() => stageFunctionAsset({ bundleDir: bundleDir('ingest'), configText: text, stagingRoot })).toThrow(/routes\.orders\.template/);
+    expect(() => stageFunctionAsset({ bundleDir: bundleDir('ingest'), configText: text, stagingRoot })).toThrow(
+      /routes\.orders\.template/,
+    );
   });
 
   it('reuses the package for the same inputs and makes a new one when either changes', () => {
@@ -115,8 +130,16 @@ describe('stageFunctionAsset', () => {
     const first = stageFunctionAsset({ bundleDir: bundleDir('sender'), configText: text, stagingRoot });
     expect(stageFunctionAsset({ bundleDir: bundleDir('sender'), configText: text, stagingRoot })).toBe(first);
     // The staged config is the validated one: formatting and comments do not change it.
-    expect(stageFunctionAsset({ bundleDir: bundleDir('sender'), configText: `${text}\n# a comment\n`, stagingRoot })).toBe(first);
-    expect(stageFunctionAsset({ bundleDir: bundleDir('sender'), configText: text.replace('retentionDays: 180', 'retentionDays: 181'), stagingRoot })).not.toBe(first);
+    expect(
+      stageFunctionAsset({ bundleDir: bundleDir('sender'), configText: `${text}\n# a comment\n`, stagingRoot }),
+    ).toBe(first);
+    expect(
+      stageFunctionAsset({
+        bundleDir: bundleDir('sender'),
+        configText: text.replace('retentionDays: 180', 'retentionDays: 181'),
+        stagingRoot,
+      }),
+    ).not.toBe(first);
     // The fixture handlers differ only in their name string; real ones differ more.
     expect(stageFunctionAsset({ bundleDir: bundleDir('sweeper'), configText: text, stagingRoot })).not.toBe(first);
   });
@@ -124,14 +147,19 @@ describe('stageFunctionAsset', () => {
   it('refuses a directory without a bundle', () => {
     const empty = join(stagingRoot, 'empty-bundle');
     mkdirSync(empty);
-    expect(() => stageFunctionAsset({ bundleDir: empty, configText: 'x', stagingRoot })).toThrow(/no bundle at .*index\.mjs/);
+    expect(() => stageFunctionAsset({ bundleDir: empty, configText: 'x', stagingRoot })).toThrow(
+      /no bundle at .*index\.mjs/,
+    );
   });
 
   it.each(HANDLER_NAMES)('the staged %s package loads in Node the way Lambda loads it', async (name) => {
     const dir = stageFunctionAsset({ bundleDir: bundleDir(name), configText: configText('prod'), stagingRoot });
     // Lambda's working directory is the package root; the handler must not need anything else.
     const probe = join(stagingRoot, `probe-${name}.mjs`);
-    writeFileSync(probe, `const m = await import(${JSON.stringify(join(dir, BUNDLE_FILE))}); console.log(typeof m.handler);`);
+    writeFileSync(
+      probe,
+      `const m = await import(${JSON.stringify(join(dir, BUNDLE_FILE))}); console.log(typeof m.handler);`,
+    );
     const { stdout } = await run(process.execPath, [probe], {
       cwd: dir,
       env: {

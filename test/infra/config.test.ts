@@ -33,7 +33,11 @@ describe('readEnvironmentConfig', () => {
   it('ships realistic dev and prod environments', () => {
     expect(listEnvironments()).toEqual(expect.arrayContaining(['dev', 'prod']));
     const { config } = readEnvironmentConfig('prod');
-    expect(Object.values(config.routes).map((route) => route.source).sort()).toEqual(['alertmanager', 'github', 'shopify']);
+    expect(
+      Object.values(config.routes)
+        .map((route) => route.source)
+        .sort(),
+    ).toEqual(['alertmanager', 'github', 'shopify']);
     expect(config.balance).toMatchObject({ threshold: 5000, email: 'ops@example.co.tz', schedule: 'rate(1 hour)' });
   });
 
@@ -46,12 +50,16 @@ describe('readEnvironmentConfig', () => {
       expect(problems).toHaveLength(2);
       expect(problems[0]).toMatch(/^routes\.alerts\.source: unknown source/);
       expect(problems[1]).toBe('routes.alerts.recipients: at least one recipient is required');
-      expect((error as Error).message).toMatch(new RegExp(`^${join(dir, 'broken.yaml').replace(/[.\\]/g, '\\$&')}: invalid config`));
+      expect((error as Error).message).toMatch(
+        new RegExp(`^${join(dir, 'broken.yaml').replace(/[.\\]/g, '\\$&')}: invalid config`),
+      );
     }
   });
 
   it('names the environments that do exist when one does not', () => {
-    expect(() => readEnvironmentConfig('qa')).toThrow(/config\/qa\.yaml: invalid config\n {2}- no such file; environments in config: dev, prod, staging$/);
+    expect(() => readEnvironmentConfig('qa')).toThrow(
+      /config\/qa\.yaml: invalid config\n {2}- no such file; environments in config: dev, prod, staging$/,
+    );
   });
 
   it('refuses environment names that are not stack- and file-safe', () => {
@@ -94,11 +102,13 @@ describe('refused for deployment, each problem naming its key', () => {
     write('copied', readFileSync('config/local.yaml', 'utf8'));
     const problems = refusal('copied', dir);
     expect(problems[0]).toBe(
-      'provider.baseUrl must be https (the API key travels in its requests), and must not point at a loopback or private address (127.0.0.1): a deployed function cannot reach it; use the SMS service\'s public https URL',
+      "provider.baseUrl must be https (the API key travels in its requests), and must not point at a loopback or private address (127.0.0.1): a deployed function cannot reach it; use the SMS service's public https URL",
     );
     const captured = problems.filter((problem) => problem.includes('.capture: '));
     // Every route of config/local.yaml captures payloads (for the console): each one is refused.
-    const capturing = Object.values(parse(readFileSync('config/local.yaml', 'utf8')).routes as Record<string, { capture?: string }>).filter((route) => route.capture !== undefined);
+    const capturing = Object.values(
+      parse(readFileSync('config/local.yaml', 'utf8')).routes as Record<string, { capture?: string }>,
+    ).filter((route) => route.capture !== undefined);
     expect(capturing.length).toBeGreaterThan(10);
     expect(captured).toHaveLength(capturing.length);
     expect(captured[0]).toBe(
@@ -113,7 +123,13 @@ describe('refused for deployment, each problem naming its key', () => {
   it('a copy of config/prod.yaml keeps secrets: sms-relay/prod, which prod uses: the copy is refused, prod is not, and the advice works', () => {
     const prodText = readFileSync('config/prod.yaml', 'utf8');
     write('prod2', prodText);
-    expect(refusal('prod2', dir)).toEqual([expect.stringMatching(new RegExp(`^secrets: "sms-relay/prod" is the secret of environment prod \\(${join(dir, 'prod.yaml').replace(/[.\\/]/g, '\\$&')}\\); `))]);
+    expect(refusal('prod2', dir)).toEqual([
+      expect.stringMatching(
+        new RegExp(
+          `^secrets: "sms-relay/prod" is the secret of environment prod \\(${join(dir, 'prod.yaml').replace(/[.\\/]/g, '\\$&')}\\); `,
+        ),
+      ),
+    ]);
     // Only the environment being synthesized is judged: the stray copy never stops prod.
     expect(readEnvironmentConfig('prod', { configDir: dir }).config.secrets).toBe('sms-relay/prod');
     // "Remove the secrets line": then prod2 gets its own name.
@@ -122,13 +138,15 @@ describe('refused for deployment, each problem naming its key', () => {
     rmSync(join(dir, 'prod2.yaml'));
   });
 
-  it('an explicit secret equal to another environment\'s default name', () => {
+  it("an explicit secret equal to another environment's default name", () => {
     write('other', `provider: { baseUrl: "https://sms.example.co.tz" }\nsecrets: sms-relay/dev\n${routes}`);
     // dev.yaml names sms-relay/dev itself; a config without secrets would default to it too.
-    expect(refusal('other', dir)[0]).toMatch(/^secrets: "sms-relay\/dev" is the secret of environment dev \(.*dev\.yaml\);/);
+    expect(refusal('other', dir)[0]).toMatch(
+      /^secrets: "sms-relay\/dev" is the secret of environment dev \(.*dev\.yaml\);/,
+    );
   });
 
-  it('no secrets: the environment\'s own default name, shared with nobody', () => {
+  it("no secrets: the environment's own default name, shared with nobody", () => {
     write('fresh', `provider: { baseUrl: "https://sms.example.co.tz" }\n${routes}`);
     expect(readEnvironmentConfig('fresh', { configDir: dir }).config.secrets).toBeUndefined();
   });
@@ -136,14 +154,24 @@ describe('refused for deployment, each problem naming its key', () => {
   it('capture is deployed only with deploy.allowCapture: true', () => {
     const captured = 'routes:\n  ci: { source: github, secret: gh, recipients: ["+255712345678"], capture: 1h }\n';
     write('capturing', `provider: { baseUrl: "https://sms.example.co.tz" }\n${captured}`);
-    expect(refusal('capturing', dir)).toEqual([expect.stringMatching(/^routes\.ci\.capture: stores each webhook's payload/)]);
-    write('capturing', `provider: { baseUrl: "https://sms.example.co.tz" }\ndeploy: { allowCapture: true }\n${captured}`);
+    expect(refusal('capturing', dir)).toEqual([
+      expect.stringMatching(/^routes\.ci\.capture: stores each webhook's payload/),
+    ]);
+    write(
+      'capturing',
+      `provider: { baseUrl: "https://sms.example.co.tz" }\ndeploy: { allowCapture: true }\n${captured}`,
+    );
     expect(readEnvironmentConfig('capturing', { configDir: dir }).config.routes['ci']?.capture).toBe(3600);
   });
 });
 
 describe('providerUrlProblem', () => {
-  it.each(['https://sms.example.co.tz', 'https://sms.example.co.tz:8443/api', 'https://41.59.1.10', 'https://[2001:db8::1]'])('accepts %s', (url) => {
+  it.each([
+    'https://sms.example.co.tz',
+    'https://sms.example.co.tz:8443/api',
+    'https://41.59.1.10',
+    'https://[2001:db8::1]',
+  ])('accepts %s', (url) => {
     expect(providerUrlProblem(url)).toBeUndefined();
   });
 
@@ -168,10 +196,15 @@ describe('providerUrlProblem', () => {
 });
 
 describe('scheduleProblem', () => {
-  it.each(['rate(1 minute)', 'rate(5 minutes)', 'rate(1 hour)', 'rate(6 hours)', 'rate(1 day)', 'rate(2 days)', 'cron(0 6 * * ? *)'])(
-    'accepts %s',
-    (expression) => expect(scheduleProblem(expression)).toBeUndefined(),
-  );
+  it.each([
+    'rate(1 minute)',
+    'rate(5 minutes)',
+    'rate(1 hour)',
+    'rate(6 hours)',
+    'rate(1 day)',
+    'rate(2 days)',
+    'cron(0 6 * * ? *)',
+  ])('accepts %s', (expression) => expect(scheduleProblem(expression)).toBeUndefined());
 
   it.each([
     ['rate(1 hours)', 'use "rate(1 hour)"'],

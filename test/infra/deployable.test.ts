@@ -20,14 +20,24 @@ const ROUTES = 'routes:\n  ci: { source: github, secret: gh, recipients: ["+2557
 
 describe('deploy: settings per environment', () => {
   it('throttle rate and burst', () => {
-    staging.template.hasResourceProperties('AWS::ApiGatewayV2::Stage', { DefaultRouteSettings: { ThrottlingRateLimit: 10, ThrottlingBurstLimit: 20 } });
-    prod.template.hasResourceProperties('AWS::ApiGatewayV2::Stage', { DefaultRouteSettings: { ThrottlingRateLimit: 50, ThrottlingBurstLimit: 100 } });
+    staging.template.hasResourceProperties('AWS::ApiGatewayV2::Stage', {
+      DefaultRouteSettings: { ThrottlingRateLimit: 10, ThrottlingBurstLimit: 20 },
+    });
+    prod.template.hasResourceProperties('AWS::ApiGatewayV2::Stage', {
+      DefaultRouteSettings: { ThrottlingRateLimit: 50, ThrottlingBurstLimit: 100 },
+    });
   });
 
   it('function memory, the rest at their defaults', () => {
-    const memory = Object.fromEntries(HANDLER_NAMES.map((name) => [name, staging.resources[staging.functionId(name)]?.Properties?.['MemorySize']]));
+    const memory = Object.fromEntries(
+      HANDLER_NAMES.map((name) => [name, staging.resources[staging.functionId(name)]?.Properties?.['MemorySize']]),
+    );
     expect(memory).toEqual({ ingest: 256, sender: 256, sweeper: 256, 'balance-watch': 128 });
-    const bigger = synthStack('big', `provider: { baseUrl: "https://sms.example.co.tz" }\ndeploy: { memory: { sender: 1024 } }\n${ROUTES}`, bundle.dir);
+    const bigger = synthStack(
+      'big',
+      `provider: { baseUrl: "https://sms.example.co.tz" }\ndeploy: { memory: { sender: 1024 } }\n${ROUTES}`,
+      bundle.dir,
+    );
     expect(bigger.resources[bigger.functionId('sender')]?.Properties?.['MemorySize']).toBe(1024);
     expect(bigger.resources[bigger.functionId('ingest')]?.Properties?.['MemorySize']).toBe(256);
   });
@@ -44,7 +54,9 @@ describe('deploy: settings per environment', () => {
 
   it('a construct property still wins over the config', () => {
     const custom = synthStack('staging', configText('staging'), bundle.dir, { throttle: { rateLimit: 3 } });
-    custom.template.hasResourceProperties('AWS::ApiGatewayV2::Stage', { DefaultRouteSettings: { ThrottlingRateLimit: 3, ThrottlingBurstLimit: 100 } });
+    custom.template.hasResourceProperties('AWS::ApiGatewayV2::Stage', {
+      DefaultRouteSettings: { ThrottlingRateLimit: 3, ThrottlingBurstLimit: 100 },
+    });
   });
 });
 
@@ -54,7 +66,11 @@ describe('the secret', () => {
     staging.template.hasResourceProperties('AWS::SecretsManager::Secret', { Name: 'sms-relay/staging/provider' });
     staging.template.hasOutput('SecretId', { Value: 'sms-relay/staging' });
     staging.template.hasOutput('ProviderSecretId', { Value: 'sms-relay/staging/provider' });
-    expect(resourcesOfType(prod.resources, 'AWS::SecretsManager::Secret').map(([, secret]) => secret.Properties?.['Name']).sort()).toEqual(['sms-relay/prod', 'sms-relay/prod/provider']);
+    expect(
+      resourcesOfType(prod.resources, 'AWS::SecretsManager::Secret')
+        .map(([, secret]) => secret.Properties?.['Name'])
+        .sort(),
+    ).toEqual(['sms-relay/prod', 'sms-relay/prod/provider']);
   });
 });
 
@@ -71,7 +87,8 @@ describe('the construct refuses a config that cannot work deployed', () => {
   };
 
   it('a provider time-out the functions have no room for, named with the most that fits', () => {
-    const withTimeout = (ms: number): string => `provider: { baseUrl: "https://sms.example.co.tz", timeoutMs: ${ms} }\nroutes:\n  ci: { source: github, secret: gh, recipients: ["+255712345678"] }\n`;
+    const withTimeout = (ms: number): string =>
+      `provider: { baseUrl: "https://sms.example.co.tz", timeoutMs: ${ms} }\nroutes:\n  ci: { source: github, secret: gh, recipients: ["+255712345678"] }\n`;
     expect(refused(withTimeout(50_000))).toEqual([
       "provider.timeoutMs: 50000 does not fit the functions' time-outs: the sender (60 s) sends a stream batch of 10 records 4 at a time: 3 calls in a row, with 5 s to spare, so at most 18333; set provider.timeoutMs to 18333 or less",
     ]);
@@ -80,8 +97,14 @@ describe('the construct refuses a config that cannot work deployed', () => {
   });
 
   it('a provider URL on loopback, and capture without the opt-in, each named', () => {
-    expect(refused(`provider: { baseUrl: "http://127.0.0.1:4010" }\nroutes:\n  ci: { source: github, secret: gh, recipients: ["+255712345678"], capture: 1d }\n`)).toEqual([
-      expect.stringMatching(/^provider\.baseUrl must be https .*, and must not point at a loopback or private address \(127\.0\.0\.1\)/),
+    expect(
+      refused(
+        `provider: { baseUrl: "http://127.0.0.1:4010" }\nroutes:\n  ci: { source: github, secret: gh, recipients: ["+255712345678"], capture: 1d }\n`,
+      ),
+    ).toEqual([
+      expect.stringMatching(
+        /^provider\.baseUrl must be https .*, and must not point at a loopback or private address \(127\.0\.0\.1\)/,
+      ),
       expect.stringMatching(/^routes\.ci\.capture: .*set deploy\.allowCapture: true/),
     ]);
   });

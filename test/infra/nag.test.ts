@@ -27,7 +27,10 @@ interface Finding {
 function findings(packs: readonly NagPack[], scope: IConstruct): Finding[] {
   return packs.flatMap((pack) =>
     pack.validateScope(scope).violations.flatMap((violation) =>
-      violation.violatingResources.map((resource) => ({ rule: violation.ruleName, path: resource.constructPath ?? '' })),
+      violation.violatingResources.map((resource) => ({
+        rule: violation.ruleName,
+        path: resource.constructPath ?? '',
+      })),
     ),
   );
 }
@@ -46,7 +49,8 @@ function acknowledgements(scope: IConstruct): Finding[] {
   );
 }
 
-const covers = (ack: Finding, finding: Finding): boolean => ack.rule === finding.rule && (finding.path === ack.path || finding.path.startsWith(`${ack.path}/`));
+const covers = (ack: Finding, finding: Finding): boolean =>
+  ack.rule === finding.rule && (finding.path === ack.path || finding.path.startsWith(`${ack.path}/`));
 
 describe.each(['prod', 'dev'])('cdk-nag on SmsRelay-%s', (env) => {
   const stack = (): TestStack => stacks[env] as TestStack;
@@ -66,8 +70,11 @@ describe.each(['prod', 'dev'])('cdk-nag on SmsRelay-%s', (env) => {
 
   it('gives every acknowledgement a reason', () => {
     for (const construct of stack().stack.node.findAll()) {
-      for (const entry of construct.node.metadata.filter((e) => e.type === Validations.ACKNOWLEDGED_RULES_METADATA_KEY)) {
-        for (const reason of Object.values(entry.data as Record<string, string>)) expect(reason.length).toBeGreaterThan(40);
+      for (const entry of construct.node.metadata.filter(
+        (e) => e.type === Validations.ACKNOWLEDGED_RULES_METADATA_KEY,
+      )) {
+        for (const reason of Object.values(entry.data as Record<string, string>))
+          expect(reason.length).toBeGreaterThan(40);
       }
     }
   });

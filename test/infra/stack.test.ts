@@ -8,7 +8,14 @@ import { ConfigError } from '../../functions/core/config/errors';
 import { HANDLER_NAMES, type HandlerName } from '../../infra/bundle';
 import { RelayMetric } from '../../functions/core/metrics';
 import { type FilterPattern as Pattern, matchesPattern as matches } from '../helpers/event-filter';
-import { bundleForTests, configText, resourcesOfType, synthStack, type CfnResourceJson, type TestStack } from './support';
+import {
+  bundleForTests,
+  configText,
+  resourcesOfType,
+  synthStack,
+  type CfnResourceJson,
+  type TestStack,
+} from './support';
 
 let bundle: ReturnType<typeof bundleForTests>;
 let prod: TestStack;
@@ -33,7 +40,8 @@ const props = (resource: CfnResourceJson | undefined): Record<string, unknown> =
   expect(resource).toBeDefined();
   return resource?.Properties ?? {};
 };
-const fn = (stack: TestStack, name: HandlerName): Record<string, unknown> => props(stack.resources[stack.functionId(name)]);
+const fn = (stack: TestStack, name: HandlerName): Record<string, unknown> =>
+  props(stack.resources[stack.functionId(name)]);
 const fnEnvironment = (stack: TestStack, name: HandlerName): Record<string, unknown> =>
   (fn(stack, name)['Environment'] as { Variables: Record<string, unknown> }).Variables;
 const REF_TYPES = {
@@ -73,7 +81,10 @@ describe('stack', () => {
 describe('webhook endpoint', () => {
   it('routes POST /hooks/{route} to ingest, with no IAM or Cognito authorizer', () => {
     prod.template.resourceCountIs('AWS::ApiGatewayV2::Route', 3);
-    prod.template.hasResourceProperties('AWS::ApiGatewayV2::Route', { RouteKey: 'POST /hooks/{route}', AuthorizationType: 'NONE' });
+    prod.template.hasResourceProperties('AWS::ApiGatewayV2::Route', {
+      RouteKey: 'POST /hooks/{route}',
+      AuthorizationType: 'NONE',
+    });
     prod.template.resourceCountIs('AWS::ApiGatewayV2::Integration', 1);
     prod.template.hasResourceProperties('AWS::ApiGatewayV2::Integration', {
       IntegrationType: 'AWS_PROXY',
@@ -85,7 +96,11 @@ describe('webhook endpoint', () => {
   it('routes GET and POST /a/{token} (the acknowledge link) to the same ingest integration, public', () => {
     const integration = resourcesOfType(prod.resources, 'AWS::ApiGatewayV2::Integration')[0]![0];
     for (const method of ['GET', 'POST']) {
-      prod.template.hasResourceProperties('AWS::ApiGatewayV2::Route', { RouteKey: `${method} /a/{token}`, AuthorizationType: 'NONE', Target: { 'Fn::Join': ['', ['integrations/', { Ref: integration }]] } });
+      prod.template.hasResourceProperties('AWS::ApiGatewayV2::Route', {
+        RouteKey: `${method} /a/{token}`,
+        AuthorizationType: 'NONE',
+        Target: { 'Fn::Join': ['', ['integrations/', { Ref: integration }]] },
+      });
     }
   });
 
@@ -104,7 +119,9 @@ describe('webhook endpoint', () => {
 
   it('takes throttle limits from the props', () => {
     const custom = synthStack('prod', configText('prod'), bundle.dir, { throttle: { rateLimit: 5 } });
-    custom.template.hasResourceProperties('AWS::ApiGatewayV2::Stage', { DefaultRouteSettings: { ThrottlingRateLimit: 5, ThrottlingBurstLimit: 100 } });
+    custom.template.hasResourceProperties('AWS::ApiGatewayV2::Stage', {
+      DefaultRouteSettings: { ThrottlingRateLimit: 5, ThrottlingBurstLimit: 100 },
+    });
   });
 });
 
@@ -117,7 +134,12 @@ describe('functions', () => {
   } as const satisfies Record<HandlerName, object>;
 
   it.each(HANDLER_NAMES)('%s runs nodejs22.x on arm64 with its memory and time-out', (name) => {
-    expect(fn(prod, name)).toMatchObject({ Runtime: 'nodejs22.x', Architectures: ['arm64'], Handler: 'index.handler', ...expected[name] });
+    expect(fn(prod, name)).toMatchObject({
+      Runtime: 'nodejs22.x',
+      Architectures: ['arm64'],
+      Handler: 'index.handler',
+      ...expected[name],
+    });
   });
 
   it('has exactly four functions, each logging to its own log group kept one month by default', () => {
@@ -130,7 +152,10 @@ describe('functions', () => {
   });
 
   it('takes memory sizes and log retention from the props', () => {
-    const custom = synthStack('prod', configText('prod'), bundle.dir, { memorySize: { sender: 512 }, logRetention: RetentionDays.ONE_WEEK });
+    const custom = synthStack('prod', configText('prod'), bundle.dir, {
+      memorySize: { sender: 512 },
+      logRetention: RetentionDays.ONE_WEEK,
+    });
     expect(fn(custom, 'sender')['MemorySize']).toBe(512);
     expect(fn(custom, 'ingest')['MemorySize']).toBe(256);
     custom.template.allResourcesProperties('AWS::Logs::LogGroup', { RetentionInDays: 7 });
@@ -143,31 +168,51 @@ describe('functions', () => {
       POWERTOOLS_SERVICE_NAME: 'sms-relay',
       POWERTOOLS_METRICS_NAMESPACE: 'SmsRelay/prod',
     };
-    const provider = { PROVIDER_BASE_URL: 'https://sms.example.co.tz', PROVIDER_SECRET_ID: ref(prod, 'RelayProviderSecret') };
-    expect(fnEnvironment(prod, 'ingest')).toEqual({ ...common, SECRET_ID: ref(prod, 'RelaySecret'), MAX_BODY_BYTES: '262144' });
+    const provider = {
+      PROVIDER_BASE_URL: 'https://sms.example.co.tz',
+      PROVIDER_SECRET_ID: ref(prod, 'RelayProviderSecret'),
+    };
+    expect(fnEnvironment(prod, 'ingest')).toEqual({
+      ...common,
+      SECRET_ID: ref(prod, 'RelaySecret'),
+      MAX_BODY_BYTES: '262144',
+    });
     expect(fnEnvironment(prod, 'sender')).toEqual({ ...common, ...provider });
     expect(fnEnvironment(prod, 'sweeper')).toEqual({ ...common, ...provider });
     expect(fnEnvironment(prod, 'balance-watch')).toEqual({ ...common, ...provider, BALANCE_THRESHOLD: '5000' });
   });
 
-  it('reserves one concurrent sweep, and the sender\'s concurrency only when deploy.senderConcurrency sets it', () => {
+  it("reserves one concurrent sweep, and the sender's concurrency only when deploy.senderConcurrency sets it", () => {
     expect(fn(prod, 'sweeper')['ReservedConcurrentExecutions']).toBe(1);
-    for (const name of ['ingest', 'balance-watch'] as const) expect(fn(prod, name)['ReservedConcurrentExecutions']).toBeUndefined();
-    expect(fn(synthStack('dev', configText('dev'), bundle.dir), 'sender')['ReservedConcurrentExecutions']).toBeUndefined();
+    for (const name of ['ingest', 'balance-watch'] as const)
+      expect(fn(prod, name)['ReservedConcurrentExecutions']).toBeUndefined();
+    expect(
+      fn(synthStack('dev', configText('dev'), bundle.dir), 'sender')['ReservedConcurrentExecutions'],
+    ).toBeUndefined();
     expect(fn(prod, 'sender')['ReservedConcurrentExecutions']).toBe(10);
-    expect(() => synthStack('prod', configText('prod').replace('senderConcurrency: 10', 'senderConcurrency: 0'), bundle.dir)).toThrow(/deploy\.senderConcurrency/);
+    expect(() =>
+      synthStack('prod', configText('prod').replace('senderConcurrency: 10', 'senderConcurrency: 0'), bundle.dir),
+    ).toThrow(/deploy\.senderConcurrency/);
   });
 
   it('sets MAX_BODY_BYTES from the props and refuses sizes Lambda cannot carry', () => {
     const custom = synthStack('prod', configText('prod'), bundle.dir, { maxBodyBytes: 65_536 });
     expect(fnEnvironment(custom, 'ingest')['MAX_BODY_BYTES']).toBe('65536');
-    expect(() => synthStack('prod', configText('prod'), bundle.dir, { maxBodyBytes: 8 * 1024 * 1024 })).toThrow(/maxBodyBytes must be a whole number from 1 to 4194304/);
-    expect(() => synthStack('prod', configText('prod'), bundle.dir, { memorySize: { ingest: 64 } })).toThrow(/memorySize.ingest/);
+    expect(() => synthStack('prod', configText('prod'), bundle.dir, { maxBodyBytes: 8 * 1024 * 1024 })).toThrow(
+      /maxBodyBytes must be a whole number from 1 to 4194304/,
+    );
+    expect(() => synthStack('prod', configText('prod'), bundle.dir, { memorySize: { ingest: 64 } })).toThrow(
+      /memorySize.ingest/,
+    );
   });
 
   it('packages the config with the code: a config change changes every function package', () => {
     const key = (stack: TestStack, name: HandlerName): string => (fn(stack, name)['Code'] as { S3Key: string }).S3Key;
-    const edited = synthStack('prod', configText('prod').replace('retentionDays: 180', 'retentionDays: 181'), bundle.dir);
+    const edited = synthStack(
+      'prod',
+      configText('prod').replace('retentionDays: 180', 'retentionDays: 181'),
+      bundle.dir,
+    );
     // The package holds the validated config, so a comment changes nothing deployed.
     const commented = synthStack('prod', `${configText('prod')}\n# edited\n`, bundle.dir);
     for (const name of HANDLER_NAMES) {
@@ -207,7 +252,9 @@ describe('sender stream', () => {
       BisectBatchOnFunctionError: true,
       MaximumRetryAttempts: 3,
       FunctionResponseTypes: ['ReportBatchItemFailures'],
-      DestinationConfig: { OnFailure: { Destination: { 'Fn::GetAtt': [Match.stringLikeRegexp('^RelayFailureQueue'), 'Arn'] } } },
+      DestinationConfig: {
+        OnFailure: { Destination: { 'Fn::GetAtt': [Match.stringLikeRegexp('^RelayFailureQueue'), 'Arn'] } },
+      },
     });
     const [, mapping] = resourcesOfType(prod.resources, 'AWS::Lambda::EventSourceMapping')[0] ?? [];
     const filters = (props(mapping)['FilterCriteria'] as { Filters: { Pattern: string }[] }).Filters;
@@ -220,9 +267,16 @@ describe('sender stream', () => {
 
   it('lets a redrive through to the sender, and never a retry, a claim or a settled send', () => {
     const [, mapping] = resourcesOfType(prod.resources, 'AWS::Lambda::EventSourceMapping')[0] ?? [];
-    const patterns = (props(mapping)['FilterCriteria'] as { Filters: { Pattern: string }[] }).Filters.map((filter) => JSON.parse(filter.Pattern) as Pattern);
+    const patterns = (props(mapping)['FilterCriteria'] as { Filters: { Pattern: string }[] }).Filters.map(
+      (filter) => JSON.parse(filter.Pattern) as Pattern,
+    );
     const passes = (eventName: string, state: string, attempts: number): boolean =>
-      patterns.some((pattern) => matches(pattern, { eventName, dynamodb: { NewImage: { state: { S: state }, attempts: { N: String(attempts) } } } }));
+      patterns.some((pattern) =>
+        matches(pattern, {
+          eventName,
+          dynamodb: { NewImage: { state: { S: state }, attempts: { N: String(attempts) } } },
+        }),
+      );
 
     expect(passes('INSERT', 'PENDING', 0)).toBe(true);
     expect(passes('MODIFY', 'PENDING', 0)).toBe(true);
@@ -235,17 +289,26 @@ describe('sender stream', () => {
 
   it('hands a new record to the sender as soon as the stream has it: no batching window', () => {
     // At alert rates a batch rarely fills, so any window is added in full to every SMS's delay.
-    prod.template.hasResourceProperties('AWS::Lambda::EventSourceMapping', { MaximumBatchingWindowInSeconds: Match.absent() });
+    prod.template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
+      MaximumBatchingWindowInSeconds: Match.absent(),
+    });
   });
 
   it('keeps failed stream records 14 days in an encrypted, TLS-only failure queue', () => {
     const failureQueue = ref(prod, 'RelayFailureQueue').Ref;
-    expect(props(prod.resources[failureQueue])).toMatchObject({ SqsManagedSseEnabled: true, MessageRetentionPeriod: 1_209_600 });
+    expect(props(prod.resources[failureQueue])).toMatchObject({
+      SqsManagedSseEnabled: true,
+      MessageRetentionPeriod: 1_209_600,
+    });
     prod.template.hasResourceProperties('AWS::SQS::QueuePolicy', {
       Queues: [{ Ref: failureQueue }],
       PolicyDocument: {
         Statement: Match.arrayWith([
-          Match.objectLike({ Effect: 'Deny', Action: 'sqs:*', Condition: { Bool: { 'aws:SecureTransport': 'false' } } }),
+          Match.objectLike({
+            Effect: 'Deny',
+            Action: 'sqs:*',
+            Condition: { Bool: { 'aws:SecureTransport': 'false' } },
+          }),
         ]),
       },
     });
@@ -276,7 +339,10 @@ describe('table', () => {
             { AttributeName: 'updatedAt', KeyType: 'RANGE' },
           ],
           // What its queries read, never the history: a change rewrites a small entry.
-          Projection: { ProjectionType: 'INCLUDE', NonKeyAttributes: ['id', 'route', 'createdAt', 'sentAt', 'result', 'nextAttemptAt'] },
+          Projection: {
+            ProjectionType: 'INCLUDE',
+            NonKeyAttributes: ['id', 'route', 'createdAt', 'sentAt', 'result', 'nextAttemptAt'],
+          },
         },
         {
           IndexName: 'byRoute',
@@ -299,16 +365,27 @@ describe('table', () => {
 
   it('outlives the stack by default, and can be made disposable', () => {
     prod.template.hasResource('AWS::DynamoDB::Table', { DeletionPolicy: 'Retain', UpdateReplacePolicy: 'Retain' });
-    prod.template.hasResource('AWS::SecretsManager::Secret', { DeletionPolicy: 'Retain', UpdateReplacePolicy: 'Retain' });
+    prod.template.hasResource('AWS::SecretsManager::Secret', {
+      DeletionPolicy: 'Retain',
+      UpdateReplacePolicy: 'Retain',
+    });
     const disposable = synthStack('dev', configText('dev'), bundle.dir, { removalPolicy: RemovalPolicy.DESTROY });
     disposable.template.hasResource('AWS::DynamoDB::Table', { DeletionPolicy: 'Delete' });
   });
 
-  it('carries the replaced byState index (all attributes) only when an upgrade\'s first deploy asks for it', () => {
+  it("carries the replaced byState index (all attributes) only when an upgrade's first deploy asks for it", () => {
     const indexNames = (stack: TestStack): string[] =>
-      (props(resourcesOfType(stack.resources, 'AWS::DynamoDB::Table')[0]?.[1])['GlobalSecondaryIndexes'] as { IndexName: string }[]).map((index) => index.IndexName);
+      (
+        props(resourcesOfType(stack.resources, 'AWS::DynamoDB::Table')[0]?.[1])['GlobalSecondaryIndexes'] as {
+          IndexName: string;
+        }[]
+      ).map((index) => index.IndexName);
     expect(indexNames(prod)).toEqual(['byStateSummary', 'byRoute']);
-    expect(indexNames(synthStack('dev', configText('dev'), bundle.dir, { keepRetiredIndexes: true }))).toEqual(['byStateSummary', 'byRoute', 'byState']);
+    expect(indexNames(synthStack('dev', configText('dev'), bundle.dir, { keepRetiredIndexes: true }))).toEqual([
+      'byStateSummary',
+      'byRoute',
+      'byState',
+    ]);
   });
 });
 
@@ -319,7 +396,11 @@ describe('secret', () => {
     expect(secrets.map((secret) => secret['Name']).sort()).toEqual(['sms-relay/prod', 'sms-relay/prod/provider']);
     for (const secretProps of secrets) {
       expect(secretProps['SecretString']).toBeUndefined();
-      expect(secretProps['GenerateSecretString']).toEqual({ SecretStringTemplate: '{}', GenerateStringKey: 'placeholder', ExcludePunctuation: true });
+      expect(secretProps['GenerateSecretString']).toEqual({
+        SecretStringTemplate: '{}',
+        GenerateStringKey: 'placeholder',
+        ExcludePunctuation: true,
+      });
     }
     expect(JSON.stringify(prod.template.toJSON())).not.toMatch(/"SecretString"\s*:/);
   });
@@ -336,7 +417,9 @@ describe('secret', () => {
 describe('schedules', () => {
   const ruleFor = (stack: TestStack, name: HandlerName): Record<string, unknown> => {
     const rules = resourcesOfType(stack.resources, 'AWS::Events::Rule').filter(([, rule]) =>
-      (props(rule)['Targets'] as { Arn: unknown }[]).some((target) => JSON.stringify(target.Arn) === JSON.stringify({ 'Fn::GetAtt': [stack.functionId(name), 'Arn'] })),
+      (props(rule)['Targets'] as { Arn: unknown }[]).some(
+        (target) => JSON.stringify(target.Arn) === JSON.stringify({ 'Fn::GetAtt': [stack.functionId(name), 'Arn'] }),
+      ),
     );
     expect(rules).toHaveLength(1);
     return props(rules[0]?.[1]);
@@ -390,7 +473,11 @@ describe('least privilege', () => {
   const PROVIDER_KEY = { Ref: expect.stringMatching(/^RelayProviderSecret/) };
   const LOGS = (name: string) => ({ 'Fn::GetAtt': [expect.stringMatching(new RegExp(`^Relay${name}Logs`)), 'Arn'] });
   const DEAD_LETTERS = { 'Fn::GetAtt': [expect.stringMatching(/^RelayDeadLetterQueue/), 'Arn'] };
-  const grant = (actions: string[], resource: unknown) => ({ Effect: 'Allow', Action: actions.length === 1 ? actions[0] : actions, Resource: resource });
+  const grant = (actions: string[], resource: unknown) => ({
+    Effect: 'Allow',
+    Action: actions.length === 1 ? actions[0] : actions,
+    Resource: resource,
+  });
 
   it('ingest may record messages, read a mute and the on-call overrides, note a heartbeat and read the route secrets (never the provider key), nothing else', () => {
     expect(statements(prod, 'ingest')).toEqual([
@@ -404,7 +491,11 @@ describe('least privilege', () => {
   it('the secrets: ingest alone reads the route secrets; the sender, the sweeper and the balance watch alone the provider key', () => {
     const readers = (secretPrefix: string): HandlerName[] =>
       HANDLER_NAMES.filter((name) =>
-        statements(prod, name).some((statement) => statement.Action === 'secretsmanager:GetSecretValue' && JSON.stringify(statement.Resource).includes(`"${secretPrefix}`)),
+        statements(prod, name).some(
+          (statement) =>
+            statement.Action === 'secretsmanager:GetSecretValue' &&
+            JSON.stringify(statement.Resource).includes(`"${secretPrefix}`),
+        ),
       );
     expect(readers('RelaySecret')).toEqual(['ingest']);
     expect(readers('RelayProviderSecret')).toEqual(['sender', 'sweeper', 'balance-watch']);
@@ -417,9 +508,13 @@ describe('least privilege', () => {
       // The forecast of a low-balance SMS adds up the week's sent records.
       grant(['dynamodb:Query'], BY_STATE),
       grant(['secretsmanager:GetSecretValue'], PROVIDER_KEY),
-      grant(['sqs:SendMessage', 'sqs:GetQueueAttributes', 'sqs:GetQueueUrl'], { 'Fn::GetAtt': [expect.stringMatching(/^RelayFailureQueue/), 'Arn'] }),
+      grant(['sqs:SendMessage', 'sqs:GetQueueAttributes', 'sqs:GetQueueUrl'], {
+        'Fn::GetAtt': [expect.stringMatching(/^RelayFailureQueue/), 'Arn'],
+      }),
       grant(['dynamodb:ListStreams'], '*'),
-      grant(['dynamodb:DescribeStream', 'dynamodb:GetRecords', 'dynamodb:GetShardIterator'], { 'Fn::GetAtt': [expect.stringMatching(/^RelayTable/), 'StreamArn'] }),
+      grant(['dynamodb:DescribeStream', 'dynamodb:GetRecords', 'dynamodb:GetShardIterator'], {
+        'Fn::GetAtt': [expect.stringMatching(/^RelayTable/), 'StreamArn'],
+      }),
     ]);
   });
 
@@ -427,7 +522,10 @@ describe('least privilege', () => {
     expect(statements(prod, 'sweeper')).toEqual([
       grant(['sqs:SendMessage'], DEAD_LETTERS),
       grant(['logs:CreateLogStream', 'logs:PutLogEvents'], LOGS('Sweeper')),
-      grant(['dynamodb:BatchGetItem', 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:Query', 'dynamodb:UpdateItem'], TABLE),
+      grant(
+        ['dynamodb:BatchGetItem', 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:Query', 'dynamodb:UpdateItem'],
+        TABLE,
+      ),
       grant(['dynamodb:Query'], BY_STATE),
       grant(['secretsmanager:GetSecretValue'], PROVIDER_KEY),
     ]);
@@ -451,7 +549,8 @@ describe('least privilege', () => {
     expect(actions.filter((action) => /Scan|Delete|BatchWrite|PartiQL/.test(action))).toEqual([]);
     // The one batch read: the sweeper reads the records its index query lists (the index holds no whole record).
     expect(actions.filter((action) => action.startsWith('dynamodb:Batch'))).toEqual(['dynamodb:BatchGetItem']);
-    for (const [, role] of resourcesOfType(prod.resources, 'AWS::IAM::Role')) expect(props(role)['ManagedPolicyArns']).toBeUndefined();
+    for (const [, role] of resourcesOfType(prod.resources, 'AWS::IAM::Role'))
+      expect(props(role)['ManagedPolicyArns']).toBeUndefined();
   });
 });
 
@@ -474,19 +573,28 @@ describe('observability', () => {
       Protocol: 'email',
       Endpoint: 'ops@example.co.tz',
       TopicArn: { Ref: Match.stringLikeRegexp('^RelayObservabilityAlarmTopic') },
-      RedrivePolicy: { deadLetterTargetArn: { 'Fn::GetAtt': [Match.stringLikeRegexp('^RelayDeadLetterQueue'), 'Arn'] } },
+      RedrivePolicy: {
+        deadLetterTargetArn: { 'Fn::GetAtt': [Match.stringLikeRegexp('^RelayDeadLetterQueue'), 'Arn'] },
+      },
     });
   });
 
   it('subscribes nobody when no address is configured, and the alarmEmail prop wins', () => {
     dev.template.resourceCountIs('AWS::SNS::Subscription', 0);
     const custom = synthStack('dev', configText('dev'), bundle.dir, { alarmEmail: 'oncall@example.com' });
-    custom.template.hasResourceProperties('AWS::SNS::Subscription', { Protocol: 'email', Endpoint: 'oncall@example.com' });
+    custom.template.hasResourceProperties('AWS::SNS::Subscription', {
+      Protocol: 'email',
+      Endpoint: 'oncall@example.com',
+    });
   });
 
   it('enforces TLS on the alarm topic', () => {
     prod.template.hasResourceProperties('AWS::SNS::TopicPolicy', {
-      PolicyDocument: { Statement: Match.arrayWith([Match.objectLike({ Effect: 'Deny', Condition: { Bool: { 'aws:SecureTransport': 'false' } } })]) },
+      PolicyDocument: {
+        Statement: Match.arrayWith([
+          Match.objectLike({ Effect: 'Deny', Condition: { Bool: { 'aws:SecureTransport': 'false' } } }),
+        ]),
+      },
     });
   });
 
@@ -495,6 +603,14 @@ describe('observability', () => {
     expect(props(dashboard)['DashboardName']).toBe('SmsRelay-prod');
     const body = JSON.stringify(props(dashboard)['DashboardBody']);
     for (const metric of Object.values(RelayMetric)) expect(body).toContain(`\\"${metric}\\"`);
-    for (const metric of ['ApproximateNumberOfMessagesVisible', 'IteratorAge', 'Errors', 'Duration', 'Throttles', '5xx']) expect(body).toContain(metric);
+    for (const metric of [
+      'ApproximateNumberOfMessagesVisible',
+      'IteratorAge',
+      'Errors',
+      'Duration',
+      'Throttles',
+      '5xx',
+    ])
+      expect(body).toContain(metric);
   });
 });

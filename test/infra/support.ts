@@ -74,7 +74,8 @@ export function synthStack(
   });
   const template = Template.fromStack(stack);
   const resources = (template.toJSON() as { Resources: Record<string, CfnResourceJson> }).Resources;
-  const functionId = (name: HandlerName): string => stack.getLogicalId(stack.relay.functions[name].node.defaultChild as CfnElement);
+  const functionId = (name: HandlerName): string =>
+    stack.getLogicalId(stack.relay.functions[name].node.defaultChild as CfnElement);
   return { stack, template, resources, functionId };
 }
 

@@ -51,17 +51,32 @@ describe('cdk synth', () => {
       const results = await Promise.all(
         environments.map(async (env) => {
           const out = join(work, `out-${env}`);
-          const result = await cdkSynth(['-c', `env=${env}`, '-c', `bundleDir=${join(work, `bundle-${env}`)}`, '-o', out]);
+          const result = await cdkSynth([
+            '-c',
+            `env=${env}`,
+            '-c',
+            `bundleDir=${join(work, `bundle-${env}`)}`,
+            '-o',
+            out,
+          ]);
           return { env, out, result };
         }),
       );
       for (const { env, out, result } of results) {
-        expect({ env, code: result.code, stderr: result.code === 0 ? '' : result.stderr }).toEqual({ env, code: 0, stderr: '' });
+        expect({ env, code: result.code, stderr: result.code === 0 ? '' : result.stderr }).toEqual({
+          env,
+          code: 0,
+          stderr: '',
+        });
         // cdk.json sets every feature flag: no "85 feature flags are not configured" on each synth.
         expect(result.stderr, env).not.toMatch(/feature flags? (are|is) not configured/);
-        const template = JSON.parse(readFileSync(join(out, `SmsRelay-${env}.template.json`), 'utf8')) as { Resources: Record<string, { Type: string }> };
+        const template = JSON.parse(readFileSync(join(out, `SmsRelay-${env}.template.json`), 'utf8')) as {
+          Resources: Record<string, { Type: string }>;
+        };
         expect(Object.values(template.Resources).filter((r) => r.Type === 'AWS::Lambda::Function')).toHaveLength(4);
-        const report = JSON.parse(readFileSync(join(out, 'validation-report.json'), 'utf8')) as { pluginReports: { violations?: unknown[] }[] };
+        const report = JSON.parse(readFileSync(join(out, 'validation-report.json'), 'utf8')) as {
+          pluginReports: { violations?: unknown[] }[];
+        };
         expect(report.pluginReports.flatMap((plugin) => plugin.violations ?? [])).toEqual([]);
       }
     },
@@ -101,12 +116,25 @@ describe('cdk synth', () => {
       mkdirSync(configDir, { recursive: true });
       writeFileSync(join(configDir, 'local.yaml'), readFileSync('config/local.yaml', 'utf8'));
       writeFileSync(join(configDir, 'staging.yaml'), readFileSync('config/local.yaml', 'utf8'));
-      const copied = await cdkSynth(['-c', 'env=staging', '-c', `configDir=${configDir}`, '-o', join(work, 'out-copied')]);
+      const copied = await cdkSynth([
+        '-c',
+        'env=staging',
+        '-c',
+        `configDir=${configDir}`,
+        '-o',
+        join(work, 'out-copied'),
+      ]);
       expect(copied.code).not.toBe(0);
       expect(copied.stderr).toContain(`${join(configDir, 'staging.yaml')}: invalid config`);
-      expect(copied.stderr).toContain('- provider.baseUrl must be https (the API key travels in its requests), and must not point at a loopback or private address (127.0.0.1)');
-      expect(copied.stderr).toContain("- routes.alerts.capture: stores each webhook's payload (customer data) in the deployed table; remove it, or set deploy.allowCapture: true");
-      expect(copied.stderr).toContain(`- secrets: "sms-relay/local" is the secret of environment local (${join(configDir, 'local.yaml')});`);
+      expect(copied.stderr).toContain(
+        '- provider.baseUrl must be https (the API key travels in its requests), and must not point at a loopback or private address (127.0.0.1)',
+      );
+      expect(copied.stderr).toContain(
+        "- routes.alerts.capture: stores each webhook's payload (customer data) in the deployed table; remove it, or set deploy.allowCapture: true",
+      );
+      expect(copied.stderr).toContain(
+        `- secrets: "sms-relay/local" is the secret of environment local (${join(configDir, 'local.yaml')});`,
+      );
       expect(existsSync(join(work, 'out-copied', 'SmsRelay-staging.template.json'))).toBe(false);
     },
     CLI_TIMEOUT_MS,

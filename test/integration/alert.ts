@@ -5,7 +5,14 @@ export function alert(summary: string): string {
   return JSON.stringify({
     receiver: 'sms-oncall',
     status: 'firing',
-    alerts: [{ status: 'firing', labels: { alertname: 'DiskAlmostFull' }, annotations: { summary }, fingerprint: randomUUID() }],
+    alerts: [
+      {
+        status: 'firing',
+        labels: { alertname: 'DiskAlmostFull' },
+        annotations: { summary },
+        fingerprint: randomUUID(),
+      },
+    ],
     groupKey: '{}:{alertname="DiskAlmostFull"}',
     commonLabels: { alertname: 'DiskAlmostFull' },
     commonAnnotations: { summary, oncall_phone: '+255 712 345 678' },

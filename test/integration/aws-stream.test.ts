@@ -17,7 +17,13 @@ import type { APIGatewayProxyStructuredResultV2, DynamoDBStreamEvent } from 'aws
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { NOTICE_ROUTE } from '../../functions/relay/ports';
-import { createStore, createTableInput, MessageState, type MessageRecord, type MessageStore } from '../../functions/store';
+import {
+  createStore,
+  createTableInput,
+  MessageState,
+  type MessageRecord,
+  type MessageStore,
+} from '../../functions/store';
 import { bundleHandlers, HANDLER_NAMES, type HandlerName } from '../../infra/bundle';
 import { RELAY_CONFIG_FILE, stageFunctionAsset } from '../../infra/staging';
 import { startSandbox } from '../../local/sandbox/server';
@@ -91,11 +97,21 @@ beforeAll(async () => {
   synthesized = synthStack(ENVIRONMENT, CONFIG_TEXT, join(scratch, 'dist'));
   // Packaged as the stack packages each function (RelayFunction: stageFunctionAsset).
   packages = Object.fromEntries(
-    bundles.map((bundle) => [bundle.name, stageFunctionAsset({ bundleDir: bundle.dir, configText: CONFIG_TEXT, stagingRoot: join(scratch, 'assets') })]),
+    bundles.map((bundle) => [
+      bundle.name,
+      stageFunctionAsset({ bundleDir: bundle.dir, configText: CONFIG_TEXT, stagingRoot: join(scratch, 'assets') }),
+    ]),
   ) as Record<HandlerName, string>;
 
-  [db, sandbox] = await Promise.all([startDynalite(), startSandbox({ apiKey: API_KEY, senderIds: ['ALERTS', 'SMSRELAY'], balance: 1000, rate: 1 })]);
-  streams = new DynamoDBStreamsClient({ region: 'local', endpoint: db.endpoint, credentials: DYNAMODB_LOCAL_CREDENTIALS });
+  [db, sandbox] = await Promise.all([
+    startDynalite(),
+    startSandbox({ apiKey: API_KEY, senderIds: ['ALERTS', 'SMSRELAY'], balance: 1000, rate: 1 }),
+  ]);
+  streams = new DynamoDBStreamsClient({
+    region: 'local',
+    endpoint: db.endpoint,
+    credentials: DYNAMODB_LOCAL_CREDENTIALS,
+  });
 
   const streamArn = await createStackTable(tableName);
   store = createStore({ client: db.client, tableName });
@@ -144,7 +160,12 @@ async function createStackTable(name: string): Promise<string> {
 function environment(name: HandlerName): Record<string, string> {
   const fn = synthesized.resources[synthesized.functionId(name)]!.Properties!;
   const variables = (fn['Environment'] as { Variables: Record<string, unknown> }).Variables;
-  const replaced: Record<string, string | undefined> = { TABLE_NAME: tableName, SECRET_ID: undefined, PROVIDER_SECRET_ID: undefined, PROVIDER_BASE_URL: sandbox.baseUrl };
+  const replaced: Record<string, string | undefined> = {
+    TABLE_NAME: tableName,
+    SECRET_ID: undefined,
+    PROVIDER_SECRET_ID: undefined,
+    PROVIDER_BASE_URL: sandbox.baseUrl,
+  };
   const env: Record<string, string> = {};
   for (const [key, value] of Object.entries(variables)) {
     if (key in replaced) {
@@ -152,7 +173,9 @@ function environment(name: HandlerName): Record<string, string> {
     } else if (typeof value === 'string') {
       env[key] = value;
     } else {
-      throw new Error(`${name}: the template sets ${key} to ${JSON.stringify(value)}, which this test has no local stand-in for`);
+      throw new Error(
+        `${name}: the template sets ${key} to ${JSON.stringify(value)}, which this test has no local stand-in for`,
+      );
     }
   }
   expect(env['RELAY_CONFIG']).toBe(RELAY_CONFIG_FILE);
@@ -171,16 +194,25 @@ function environment(name: HandlerName): Record<string, string> {
 
 /** One invocation of a bundled handler in a fresh process (a cold start), as Lambda runs it. */
 async function invoke(name: HandlerName, event: unknown): Promise<InvokeOutcome> {
-  const child = spawn(process.execPath, [DRIVER, join(packages[name], 'index.mjs')], { cwd: scratch, env: environment(name), stdio: ['pipe', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [DRIVER, join(packages[name], 'index.mjs')], {
+    cwd: scratch,
+    env: environment(name),
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
   let stdout = '';
   let stderr = '';
   child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
   child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
   child.stdin.end(JSON.stringify(event));
-  const code = await new Promise<number | null>((resolve, reject) => child.once('error', reject).once('close', resolve));
+  const code = await new Promise<number | null>((resolve, reject) =>
+    child.once('error', reject).once('close', resolve),
+  );
   const line = stdout.split('\n').find((each) => each.startsWith(RESULT_MARKER));
   if (code !== 0 || line === undefined) return { functionError: `${name} exited with ${code}: ${stderr.slice(-2000)}` };
-  const outcome = JSON.parse(line.slice(RESULT_MARKER.length)) as { result?: never; error?: { name: string; message: string } };
+  const outcome = JSON.parse(line.slice(RESULT_MARKER.length)) as {
+    result?: never;
+    error?: { name: string; message: string };
+  };
   if (outcome.error !== undefined) return { functionError: `${outcome.error.name}: ${outcome.error.message}` };
   return { result: outcome.result };
 }
@@ -195,7 +227,11 @@ async function call<T>(name: HandlerName, event: unknown): Promise<T> {
 async function ingest(route: string, summary: string): Promise<string> {
   const result = await call<APIGatewayProxyStructuredResultV2>(
     'ingest',
-    apiEvent({ route, body: alert(summary), headers: { authorization: `Bearer ${ALERTS_TOKEN}`, 'content-type': 'application/json' } }),
+    apiEvent({
+      route,
+      body: alert(summary),
+      headers: { authorization: `Bearer ${ALERTS_TOKEN}`, 'content-type': 'application/json' },
+    }),
   );
   expect(result.statusCode).toBe(202);
   return (JSON.parse(result.body!) as { ids: string[] }).ids[0]!;
@@ -211,7 +247,11 @@ async function record(id: string): Promise<MessageRecord> {
 async function waitFor<T>(
   what: string,
   check: () => Promise<T | undefined>,
-  { timeoutMs = 30_000, between = async (): Promise<unknown> => undefined, mapping: watched = mapping }: { timeoutMs?: number; between?: () => Promise<unknown>; mapping?: StreamMapping } = {},
+  {
+    timeoutMs = 30_000,
+    between = async (): Promise<unknown> => undefined,
+    mapping: watched = mapping,
+  }: { timeoutMs?: number; between?: () => Promise<unknown>; mapping?: StreamMapping } = {},
 ): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
@@ -229,7 +269,8 @@ const inState = (id: string, state: MessageState) => async (): Promise<MessageRe
   return now.state === state ? now : undefined;
 };
 
-const delivered = (text: string): number => sandbox.messages().filter((message) => message.message.includes(text)).length;
+const delivered = (text: string): number =>
+  sandbox.messages().filter((message) => message.message.includes(text)).length;
 
 /** A control request to the sandbox over HTTP, as a person or script drives it. */
 async function control(method: 'POST' | 'DELETE', path: string, body?: unknown): Promise<void> {
@@ -240,12 +281,14 @@ async function control(method: 'POST' | 'DELETE', path: string, body?: unknown):
   expect(response.status, `${method} ${path}`).toBe(200);
 }
 
-describe('the relay on the stack\'s table in DynamoDB Local, fed by its stream', { timeout: 60_000 }, () => {
-  it('creates the table the template declares, which is the store\'s own createTableInput', () => {
+describe("the relay on the stack's table in DynamoDB Local, fed by its stream", { timeout: 60_000 }, () => {
+  it("creates the table the template declares, which is the store's own createTableInput", () => {
     const table = propertiesOf('AWS::DynamoDB::Table');
     const local = createTableInput(tableName);
     expect(local.KeySchema).toEqual(table['KeySchema']);
-    expect(new Set(local.AttributeDefinitions!.map((each) => JSON.stringify(each)))).toEqual(new Set((table['AttributeDefinitions'] as unknown[]).map((each) => JSON.stringify(each))));
+    expect(new Set(local.AttributeDefinitions!.map((each) => JSON.stringify(each)))).toEqual(
+      new Set((table['AttributeDefinitions'] as unknown[]).map((each) => JSON.stringify(each))),
+    );
     expect(local.GlobalSecondaryIndexes).toEqual(table['GlobalSecondaryIndexes']);
     expect(local.BillingMode).toBe(table['BillingMode']);
     expect(local.StreamSpecification).toEqual({ StreamEnabled: true, ...(table['StreamSpecification'] as object) });
@@ -256,10 +299,16 @@ describe('the relay on the stack\'s table in DynamoDB Local, fed by its stream',
     const id = await ingest('alerts', 'Disk on db-01 is 94% full');
 
     const sent = await waitFor('the alert SENT', inState(id, MessageState.Sent));
-    await waitFor('the sender\'s invocation to end', async () => (mapping.invocations.length > 0 ? true : undefined));
+    await waitFor("the sender's invocation to end", async () => (mapping.invocations.length > 0 ? true : undefined));
 
     expect(sent).toMatchObject({ attempts: 1, to: [ONCALL] });
-    expect(sandbox.messages()).toEqual([expect.objectContaining({ phoneNumbers: [ONCALL], senderId: 'ALERTS', message: '[FIRING] DiskAlmostFull: Disk on db-01 is 94% full' })]);
+    expect(sandbox.messages()).toEqual([
+      expect.objectContaining({
+        phoneNumbers: [ONCALL],
+        senderId: 'ALERTS',
+        message: '[FIRING] DiskAlmostFull: Disk on db-01 is 94% full',
+      }),
+    ]);
     // Only the message's INSERT passed the filters: not the dedupe guard's, not the sender's own updates.
     expect(mapping.invocations.flatMap((invocation) => invocation.sequenceNumbers)).toHaveLength(1);
   });
@@ -283,11 +332,15 @@ describe('the relay on the stack\'s table in DynamoDB Local, fed by its stream',
 
     // The redrive's 402 recorded a notice of its own, dropped as stale after the top-up: this one says 50.
     const [notice] = await waitFor('the notice recorded', async () => {
-      const items = (await store.listByRoute(NOTICE_ROUTE)).items.filter((each) => each.text.startsWith('sms-relay: SMS balance is TZS 50'));
+      const items = (await store.listByRoute(NOTICE_ROUTE)).items.filter((each) =>
+        each.text.startsWith('sms-relay: SMS balance is TZS 50'),
+      );
       return items.length > 0 ? items : undefined;
     });
     await waitFor('the notice SENT', inState(notice!.id, MessageState.Sent));
-    expect(sandbox.messages().filter((message) => message.message.startsWith('sms-relay: SMS balance is TZS 50'))).toHaveLength(1);
+    expect(
+      sandbox.messages().filter((message) => message.message.startsWith('sms-relay: SMS balance is TZS 50')),
+    ).toHaveLength(1);
     await control('POST', '/_sandbox/balance', { balance: 1000 });
   });
 
@@ -296,27 +349,55 @@ describe('the relay on the stack\'s table in DynamoDB Local, fed by its stream',
     const before = mapping.invocations.length;
     const first = await ingest('alerts', 'Disk on db-11 is 91% full');
     // As a newer version might write it: attempts as a string, which the claim's ADD refuses, every time.
-    const { Item: template } = await db.client.send(new GetItemCommand({ TableName: tableName, Key: { pk: { S: `MSG#${first}` }, sk: { S: 'MSG' } }, ConsistentRead: true }));
+    const { Item: template } = await db.client.send(
+      new GetItemCommand({
+        TableName: tableName,
+        Key: { pk: { S: `MSG#${first}` }, sk: { S: 'MSG' } },
+        ConsistentRead: true,
+      }),
+    );
     const bad = `bad-${randomUUID()}`;
-    await db.client.send(new PutItemCommand({ TableName: tableName, Item: { ...template!, pk: { S: `MSG#${bad}` }, id: { S: bad }, attempts: { S: '0' } } }));
+    await db.client.send(
+      new PutItemCommand({
+        TableName: tableName,
+        Item: { ...template!, pk: { S: `MSG#${bad}` }, id: { S: bad }, attempts: { S: '0' } },
+      }),
+    );
     const last = await ingest('alerts', 'Disk on db-12 is 92% full');
     // The three INSERTs (and the guards', filtered out) reach the sender in one batch. DynamoDB Local
     // has each write's stream record as soon as the write answers (AWS: within about a second).
     mapping.resume();
 
-    const [failure] = await waitFor('the failure queue', async () => (mapping.failureQueue.length > 0 ? mapping.failureQueue : undefined));
+    const [failure] = await waitFor('the failure queue', async () =>
+      mapping.failureQueue.length > 0 ? mapping.failureQueue : undefined,
+    );
 
     const invocations = mapping.invocations.slice(before);
     const [firstSeq, badSeq, lastSeq] = invocations[0]!.sequenceNumbers;
     expect(invocations[0]!.sequenceNumbers).toHaveLength(3);
     // Each invocation reported the bad record alone; Lambda retried from it (1 + MaximumRetryAttempts).
-    expect(invocations.map((each) => each.outcome)).toEqual(invocations.map(() => ({ result: { batchItemFailures: [{ itemIdentifier: badSeq }] } })));
-    expect(invocations.slice(1).map((each) => each.sequenceNumbers)).toEqual([[badSeq, lastSeq], [badSeq, lastSeq], [badSeq, lastSeq]]);
-    expect(failure).toMatchObject({ requestContext: { condition: 'RetryAttemptsExhausted', approximateInvokeCount: 4 }, DDBStreamBatchInfo: { startSequenceNumber: badSeq, endSequenceNumber: lastSeq, batchSize: 2 } });
+    expect(invocations.map((each) => each.outcome)).toEqual(
+      invocations.map(() => ({ result: { batchItemFailures: [{ itemIdentifier: badSeq }] } })),
+    );
+    expect(invocations.slice(1).map((each) => each.sequenceNumbers)).toEqual([
+      [badSeq, lastSeq],
+      [badSeq, lastSeq],
+      [badSeq, lastSeq],
+    ]);
+    expect(failure).toMatchObject({
+      requestContext: { condition: 'RetryAttemptsExhausted', approximateInvokeCount: 4 },
+      DDBStreamBatchInfo: { startSequenceNumber: badSeq, endSequenceNumber: lastSeq, batchSize: 2 },
+    });
     expect(firstSeq).toBeDefined();
     for (const id of [first, last]) expect(await record(id)).toMatchObject({ state: MessageState.Sent, attempts: 1 });
     // Refused before any change: still PENDING as written, for the failure queue's runbook.
-    const { Item: left } = await db.client.send(new GetItemCommand({ TableName: tableName, Key: { pk: { S: `MSG#${bad}` }, sk: { S: 'MSG' } }, ConsistentRead: true }));
+    const { Item: left } = await db.client.send(
+      new GetItemCommand({
+        TableName: tableName,
+        Key: { pk: { S: `MSG#${bad}` }, sk: { S: 'MSG' } },
+        ConsistentRead: true,
+      }),
+    );
     expect(left).toMatchObject({ state: { S: MessageState.Pending }, attempts: { S: '0' } });
     expect([delivered('db-11'), delivered('db-12')]).toEqual([1, 1]);
   });
@@ -325,7 +406,9 @@ describe('the relay on the stack\'s table in DynamoDB Local, fed by its stream',
     await control('POST', '/_sandbox/faults', { kind: 'reset', deliver: true });
     const id = await ingest('alerts-alo', 'Disk on db-21 is 93% full');
 
-    expect(await waitFor('the at-least-once alert SENT', inState(id, MessageState.Sent))).toMatchObject({ attempts: 2 });
+    expect(await waitFor('the at-least-once alert SENT', inState(id, MessageState.Sent))).toMatchObject({
+      attempts: 2,
+    });
     expect(delivered('db-21')).toBe(2);
   });
 
@@ -333,7 +416,9 @@ describe('the relay on the stack\'s table in DynamoDB Local, fed by its stream',
     await control('POST', '/_sandbox/faults', { kind: 'reset', deliver: true });
     const id = await ingest('alerts', 'Disk on db-22 is 93% full');
 
-    expect(await waitFor('the at-most-once alert UNKNOWN', inState(id, MessageState.Unknown))).toMatchObject({ attempts: 1 });
+    expect(await waitFor('the at-most-once alert UNKNOWN', inState(id, MessageState.Unknown))).toMatchObject({
+      attempts: 1,
+    });
     await call('sweeper', scheduledEvent());
     expect(await record(id)).toMatchObject({ state: MessageState.Unknown });
     expect(delivered('db-22')).toBe(1);
@@ -342,9 +427,12 @@ describe('the relay on the stack\'s table in DynamoDB Local, fed by its stream',
   it('the provider outage: messages wait PENDING while the circuit is open, and go out once it closes', async () => {
     await control('POST', '/_sandbox/outage', { status: 503 });
     const ids: string[] = [];
-    for (const host of ['db-31', 'db-32', 'db-33', 'db-34']) ids.push(await ingest('alerts-alo', `Disk on ${host} is 95% full`));
+    for (const host of ['db-31', 'db-32', 'db-33', 'db-34'])
+      ids.push(await ingest('alerts-alo', `Disk on ${host} is 95% full`));
 
-    await waitFor('the circuit open', async () => ((await store.getCircuit()).openedAt === undefined ? undefined : true));
+    await waitFor('the circuit open', async () =>
+      (await store.getCircuit()).openedAt === undefined ? undefined : true,
+    );
     // Every sender invocation has ended: what it left is in the table.
     await waitFor('the sender idle', async () => {
       const seen = new Set(mapping.invocations.flatMap((each) => each.sequenceNumbers)).size;
@@ -354,11 +442,16 @@ describe('the relay on the stack\'s table in DynamoDB Local, fed by its stream',
     expect(sandbox.messages().filter((message) => /db-3\d/.test(message.message))).toEqual([]);
 
     await control('DELETE', '/_sandbox/outage');
-    await waitFor('every message SENT', async () => ((await Promise.all(ids.map(record))).every((each) => each.state === MessageState.Sent) ? true : undefined), {
-      timeoutMs: 60_000,
-      // The sweeper on its schedule: it probes the circuit and sends what waited.
-      between: async () => await call('sweeper', scheduledEvent()),
-    });
+    await waitFor(
+      'every message SENT',
+      async () =>
+        (await Promise.all(ids.map(record))).every((each) => each.state === MessageState.Sent) ? true : undefined,
+      {
+        timeoutMs: 60_000,
+        // The sweeper on its schedule: it probes the circuit and sends what waited.
+        between: async () => await call('sweeper', scheduledEvent()),
+      },
+    );
     expect(['db-31', 'db-32', 'db-33', 'db-34'].map(delivered)).toEqual([1, 1, 1, 1]);
     expect((await store.getCircuit()).openedAt).toBeUndefined();
   });
@@ -369,7 +462,7 @@ describe('the relay on the stack\'s table in DynamoDB Local, fed by its stream',
   });
 });
 
-describe('the poller, as the template\'s mapping on a function that fails', { timeout: 60_000 }, () => {
+describe("the poller, as the template's mapping on a function that fails", { timeout: 60_000 }, () => {
   it('bisects a batch on a function error, retries the failing half, and gives the record it cannot pass to the failure queue', async () => {
     // The relay's sender reports failures per record and never fails a whole invocation, so a
     // function that throws on a marked record stands in for it here; everything else is real.
@@ -383,26 +476,53 @@ describe('the poller, as the template\'s mapping on a function that fails', { ti
       settings,
       invoke: async (event) => {
         seen.push(event.Records.map((each) => each.dynamodb!.NewImage!['id']!.S!));
-        return event.Records.some((each) => each.dynamodb!.NewImage!['poison'] !== undefined) ? { functionError: 'Error: poisoned' } : { result: { batchItemFailures: [] } };
+        return event.Records.some((each) => each.dynamodb!.NewImage!['poison'] !== undefined)
+          ? { functionError: 'Error: poisoned' }
+          : { result: { batchItemFailures: [] } };
       },
     });
     await failing.start();
     await failing.pause();
     try {
       for (const n of [0, 1, 2, 3, 4]) {
-        const item = { pk: { S: `MSG#m${n}` }, sk: { S: 'MSG' }, id: { S: `m${n}` }, state: { S: MessageState.Pending }, ...(n === 3 ? { poison: { BOOL: true } } : {}) };
+        const item = {
+          pk: { S: `MSG#m${n}` },
+          sk: { S: 'MSG' },
+          id: { S: `m${n}` },
+          state: { S: MessageState.Pending },
+          ...(n === 3 ? { poison: { BOOL: true } } : {}),
+        };
         await db.client.send(new PutItemCommand({ TableName: name, Item: item }));
       }
       // Not a message of the filters: never handed over.
-      await db.client.send(new PutItemCommand({ TableName: name, Item: { pk: { S: 'GUARD#x' }, sk: { S: 'GUARD' }, id: { S: 'guard' } } }));
+      await db.client.send(
+        new PutItemCommand({ TableName: name, Item: { pk: { S: 'GUARD#x' }, sk: { S: 'GUARD' }, id: { S: 'guard' } } }),
+      );
       failing.resume();
 
-      await waitFor('the last record delivered', async () => (seen.some((batch) => batch.includes('m4') && batch.length === 1) ? true : undefined), { mapping: failing });
+      await waitFor(
+        'the last record delivered',
+        async () => (seen.some((batch) => batch.includes('m4') && batch.length === 1) ? true : undefined),
+        { mapping: failing },
+      );
 
-      expect(seen).toEqual([['m0', 'm1', 'm2', 'm3', 'm4'], ['m0', 'm1', 'm2'], ['m3', 'm4'], ['m3'], ['m3'], ['m3'], ['m3'], ['m4']]);
+      expect(seen).toEqual([
+        ['m0', 'm1', 'm2', 'm3', 'm4'],
+        ['m0', 'm1', 'm2'],
+        ['m3', 'm4'],
+        ['m3'],
+        ['m3'],
+        ['m3'],
+        ['m3'],
+        ['m4'],
+      ]);
       expect(settings.maximumRetryAttempts).toBe(3);
       expect(failing.failureQueue).toEqual([
-        expect.objectContaining({ requestContext: { condition: 'RetryAttemptsExhausted', approximateInvokeCount: 4 }, responseContext: { functionError: 'Error: poisoned' }, DDBStreamBatchInfo: expect.objectContaining({ batchSize: 1, streamArn }) }),
+        expect.objectContaining({
+          requestContext: { condition: 'RetryAttemptsExhausted', approximateInvokeCount: 4 },
+          responseContext: { functionError: 'Error: poisoned' },
+          DDBStreamBatchInfo: expect.objectContaining({ batchSize: 1, streamArn }),
+        }),
       ]);
     } finally {
       await failing.stop();

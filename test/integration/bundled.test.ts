@@ -5,7 +5,12 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { DeleteItemCommand, GetItemCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
-import type { APIGatewayProxyStructuredResultV2, AttributeValue as StreamAttributeValue, DynamoDBBatchResponse, DynamoDBRecord } from 'aws-lambda';
+import type {
+  APIGatewayProxyStructuredResultV2,
+  AttributeValue as StreamAttributeValue,
+  DynamoDBBatchResponse,
+  DynamoDBRecord,
+} from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { NOTICE_ROUTE, sleepUntil } from '../../functions/relay/ports';
@@ -97,10 +102,16 @@ beforeAll(async () => {
   const { bundles } = bundleHandlers({ outDir: join(scratch, 'dist') });
   const configText = stringify(CONFIG);
   packages = Object.fromEntries(
-    bundles.map((bundle) => [bundle.name, stageFunctionAsset({ bundleDir: bundle.dir, configText, stagingRoot: join(scratch, 'assets') })]),
+    bundles.map((bundle) => [
+      bundle.name,
+      stageFunctionAsset({ bundleDir: bundle.dir, configText, stagingRoot: join(scratch, 'assets') }),
+    ]),
   ) as Record<HandlerName, string>;
 
-  [db, sandbox] = await Promise.all([startDynalite(), startSandbox({ apiKey: API_KEY, senderIds: ['ALERTS', 'SMSRELAY'], balance: 1000, rate: 1 })]);
+  [db, sandbox] = await Promise.all([
+    startDynalite(),
+    startSandbox({ apiKey: API_KEY, senderIds: ['ALERTS', 'SMSRELAY'], balance: 1000, rate: 1 }),
+  ]);
   tableName = `bundled-${randomUUID()}`;
   await ensureTable(db.client, tableName);
   store = createStore({ client: db.client, tableName });
@@ -143,26 +154,44 @@ function environment(name: HandlerName): Record<string, string> {
  * One invocation of a bundled handler in its own process; with `each`, `event` is an array of
  * events invoked one after the other in that one process (a warm container).
  */
-async function invoke<T>(name: HandlerName, event: unknown, replaced: Record<string, string> = {}, { each = false }: { each?: boolean } = {}): Promise<Invocation<T>> {
+async function invoke<T>(
+  name: HandlerName,
+  event: unknown,
+  replaced: Record<string, string> = {},
+  { each = false }: { each?: boolean } = {},
+): Promise<Invocation<T>> {
   const args = [DRIVER, join(packages[name], 'index.mjs'), ...(each ? ['--each'] : [])];
-  const child = spawn(process.execPath, args, { cwd: scratch, env: { ...environment(name), ...replaced }, stdio: ['pipe', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, args, {
+    cwd: scratch,
+    env: { ...environment(name), ...replaced },
+    stdio: ['pipe', 'pipe', 'pipe'],
+  });
   let stdout = '';
   let stderr = '';
   child.stdout.setEncoding('utf8').on('data', (chunk: string) => (stdout += chunk));
   child.stderr.setEncoding('utf8').on('data', (chunk: string) => (stderr += chunk));
   child.stdin.end(JSON.stringify(event));
-  const code = await new Promise<number | null>((resolve, reject) => child.once('error', reject).once('close', resolve));
+  const code = await new Promise<number | null>((resolve, reject) =>
+    child.once('error', reject).once('close', resolve),
+  );
   output.push(stdout, stderr);
   const line = stdout.split('\n').find((each) => each.startsWith(RESULT_MARKER));
   if (code !== 0 || line === undefined) throw new Error(`${name} exited with ${code}:\n${stdout}\n${stderr}`);
-  const outcome = JSON.parse(line.slice(RESULT_MARKER.length)) as { result?: T; error?: { name: string; message: string }; initMs: number; invokeMs: number };
+  const outcome = JSON.parse(line.slice(RESULT_MARKER.length)) as {
+    result?: T;
+    error?: { name: string; message: string };
+    initMs: number;
+    invokeMs: number;
+  };
   if (outcome.error !== undefined) throw new Error(`${name} threw ${outcome.error.name}: ${outcome.error.message}`);
   return { result: outcome.result as T, emf: emfOf(stdout), initMs: outcome.initMs, invokeMs: outcome.invokeMs };
 }
 
 /** An EMF line as CloudWatch reads it: the directive, the dimension values and the metric values. */
 interface Emf {
-  readonly _aws: { CloudWatchMetrics: { Namespace: string; Dimensions: string[][]; Metrics: { Name: string; Unit: string }[] }[] };
+  readonly _aws: {
+    CloudWatchMetrics: { Namespace: string; Dimensions: string[][]; Metrics: { Name: string; Unit: string }[] }[];
+  };
   readonly [key: string]: unknown;
 }
 
@@ -177,21 +206,35 @@ function emfOf(text: string): Emf[] {
  * The datapoints of `name` an invocation published, as the series the alarms read: namespace,
  * dimension names, dimension values and value.
  */
-function datapoints(emf: readonly Emf[], name: string): { namespace: string; dimensions: Record<string, unknown>; value: unknown; unit: string | undefined }[] {
+function datapoints(
+  emf: readonly Emf[],
+  name: string,
+): { namespace: string; dimensions: Record<string, unknown>; value: unknown; unit: string | undefined }[] {
   return emf.flatMap((line) =>
-    line._aws.CloudWatchMetrics.filter((directive) => directive.Metrics.some((metric) => metric.Name === name)).map((directive) => ({
-      namespace: directive.Namespace,
-      dimensions: Object.fromEntries(directive.Dimensions[0]!.map((dimension) => [dimension, line[dimension]])),
-      value: line[name],
-      unit: directive.Metrics.find((metric) => metric.Name === name)?.Unit,
-    })),
+    line._aws.CloudWatchMetrics.filter((directive) => directive.Metrics.some((metric) => metric.Name === name)).map(
+      (directive) => ({
+        namespace: directive.Namespace,
+        dimensions: Object.fromEntries(directive.Dimensions[0]!.map((dimension) => [dimension, line[dimension]])),
+        value: line[name],
+        unit: directive.Metrics.find((metric) => metric.Name === name)?.Unit,
+      }),
+    ),
   );
 }
 
-async function ingest(route: string, body: string, { timeEpoch = Date.now() }: { timeEpoch?: number } = {}): Promise<{ status: number; body: { status: string; ids: string[] }; emf: readonly Emf[] }> {
+async function ingest(
+  route: string,
+  body: string,
+  { timeEpoch = Date.now() }: { timeEpoch?: number } = {},
+): Promise<{ status: number; body: { status: string; ids: string[] }; emf: readonly Emf[] }> {
   const { result, emf } = await invoke<APIGatewayProxyStructuredResultV2>(
     'ingest',
-    apiEvent({ route, body, timeEpoch, headers: { authorization: `Bearer ${ALERTS_TOKEN}`, 'content-type': 'application/json' } }),
+    apiEvent({
+      route,
+      body,
+      timeEpoch,
+      headers: { authorization: `Bearer ${ALERTS_TOKEN}`, 'content-type': 'application/json' },
+    }),
   );
   expect(result.headers).toEqual({ 'content-type': 'application/json' });
   return { status: result.statusCode!, body: JSON.parse(result.body!) as { status: string; ids: string[] }, emf };
@@ -231,7 +274,11 @@ describe('the bundled handlers', { timeout: 60_000 }, () => {
 
     expect(await record(firstId)).toMatchObject({ state: MessageState.Sent, attempts: 1 });
     expect(sandbox.messages()).toEqual([
-      expect.objectContaining({ phoneNumbers: [ONCALL], senderId: 'ALERTS', message: '[FIRING] DiskAlmostFull: Disk /var/lib/postgresql on db-01 is 94% full' }),
+      expect.objectContaining({
+        phoneNumbers: [ONCALL],
+        senderId: 'ALERTS',
+        message: '[FIRING] DiskAlmostFull: Disk /var/lib/postgresql on db-01 is 94% full',
+      }),
     ]);
   });
 
@@ -247,7 +294,8 @@ describe('the bundled handlers', { timeout: 60_000 }, () => {
   it('a warm sender carries the sends of several invocations over one connection to the service', async () => {
     const invocations = 4;
     const ids: string[] = [];
-    for (let n = 0; n < invocations; n++) ids.push((await ingest('alerts', alert(`Disk on web-0${n} is 91% full`))).body.ids[0]!);
+    for (let n = 0; n < invocations; n++)
+      ids.push((await ingest('alerts', alert(`Disk on web-0${n} is 91% full`))).body.ids[0]!);
     const events = [];
     // One record per batch: the sends of one batch run side by side, each on a socket of its own.
     for (const id of ids) events.push({ Records: [await insertRecordOf(db.client, tableName, id)] });
@@ -270,16 +318,31 @@ describe('the bundled handlers', { timeout: 60_000 }, () => {
     sandbox.injectFault({ kind: 'status', status: 401, count: 2 });
 
     const records = [await insertRecordOf(db.client, tableName, id)];
-    const { result } = await invoke<DynamoDBBatchResponse>('sender', { Records: records }, { RETRY_BASE_DELAY_MS: String(baseDelayMs) });
+    const { result } = await invoke<DynamoDBBatchResponse>(
+      'sender',
+      { Records: records },
+      { RETRY_BASE_DELAY_MS: String(baseDelayMs) },
+    );
 
     expect(result).toEqual({ batchItemFailures: [] });
     const sent = await record(id);
     expect(sent).toMatchObject({ state: MessageState.Sent, attempts: 3 });
-    expect(sent.history.map((entry) => entry.state)).toEqual(['PENDING', 'SENDING', 'PENDING', 'SENDING', 'PENDING', 'SENDING', 'SENT']);
+    expect(sent.history.map((entry) => entry.state)).toEqual([
+      'PENDING',
+      'SENDING',
+      'PENDING',
+      'SENDING',
+      'PENDING',
+      'SENDING',
+      'SENT',
+    ]);
     // Each retry's claim against the time its failure was settled plus its backoff, from the
     // record's own timestamps: never early (the claim refuses a record not yet due), at most 2 s late.
     const at = sent.history.map((entry) => Date.parse(entry.at));
-    for (const [claim, settled, backoff] of [[3, 2, baseDelayMs], [5, 4, 2 * baseDelayMs]] as const) {
+    for (const [claim, settled, backoff] of [
+      [3, 2, baseDelayMs],
+      [5, 4, 2 * baseDelayMs],
+    ] as const) {
       expect(at[claim]! - (at[settled]! + backoff)).toBeGreaterThanOrEqual(0);
       expect(at[claim]! - (at[settled]! + backoff)).toBeLessThanOrEqual(2_000);
     }
@@ -293,7 +356,11 @@ describe('the bundled handlers', { timeout: 60_000 }, () => {
 
     // 12 s left, a 5 s backoff, and a send needs the provider's 5 s time-out plus a 5 s margin.
     const records = [await insertRecordOf(db.client, tableName, id)];
-    const { result } = await invoke<DynamoDBBatchResponse>('sender', { Records: records }, { RETRY_BASE_DELAY_MS: '5000', DRIVER_TIMEOUT_MS: '12000' });
+    const { result } = await invoke<DynamoDBBatchResponse>(
+      'sender',
+      { Records: records },
+      { RETRY_BASE_DELAY_MS: '5000', DRIVER_TIMEOUT_MS: '12000' },
+    );
 
     expect(result).toEqual({ batchItemFailures: [] });
     const pending = await record(id);
@@ -313,7 +380,10 @@ describe('the bundled handlers', { timeout: 60_000 }, () => {
     sandbox.injectFault({ kind: 'status', status: 500, deliver: true });
 
     expect(await send(id)).toEqual({ batchItemFailures: [] });
-    expect(await record(id)).toMatchObject({ state: MessageState.Unknown, lastError: { status: 500, delivery: 'maybe-sent' } });
+    expect(await record(id)).toMatchObject({
+      state: MessageState.Unknown,
+      lastError: { status: 500, delivery: 'maybe-sent' },
+    });
 
     expect((await invoke('sweeper', scheduledEvent())).result).toMatchObject({ sent: {}, recovered: 0 });
     expect(sandbox.messages().filter((message) => message.message.includes('db-02'))).toHaveLength(1);
@@ -325,7 +395,11 @@ describe('the bundled handlers', { timeout: 60_000 }, () => {
     sandbox.injectFault({ kind: 'status', status: 500, deliver: true });
 
     expect(await send(id)).toEqual({ batchItemFailures: [] });
-    expect(await record(id)).toMatchObject({ state: MessageState.Sent, attempts: 2, lastError: { status: 500, delivery: 'maybe-sent' } });
+    expect(await record(id)).toMatchObject({
+      state: MessageState.Sent,
+      attempts: 2,
+      lastError: { status: 500, delivery: 'maybe-sent' },
+    });
 
     expect((await invoke('sweeper', scheduledEvent())).result).toMatchObject({ sent: {} });
     // At-least-once means exactly this: the on-call engineer cannot miss it, and may get it twice.
@@ -335,11 +409,18 @@ describe('the bundled handlers', { timeout: 60_000 }, () => {
   it('the balance watch below the threshold records one notice, once', async () => {
     sandbox.setBalance(50);
 
-    expect((await invoke('balance-watch', scheduledEvent())).result).toMatchObject({ balance: 50, threshold: 100, alerted: true, currency: 'TZS' });
+    expect((await invoke('balance-watch', scheduledEvent())).result).toMatchObject({
+      balance: 50,
+      threshold: 100,
+      alerted: true,
+      currency: 'TZS',
+    });
     const second = await invoke('balance-watch', scheduledEvent());
     expect(second.result).toMatchObject({ balance: 50, alerted: false });
     // Every run publishes it, 0 when the balance was read: the BalanceWatchNotRunning alarm counts runs by it.
-    expect(datapoints(second.emf, 'BalanceReadFailed')).toEqual([{ namespace: NAMESPACE, dimensions: { service: 'sms-relay' }, value: 0, unit: 'Count' }]);
+    expect(datapoints(second.emf, 'BalanceReadFailed')).toEqual([
+      { namespace: NAMESPACE, dimensions: { service: 'sms-relay' }, value: 0, unit: 'Count' },
+    ]);
 
     const notices = (await store.listByRoute(NOTICE_ROUTE)).items;
     expect(notices).toHaveLength(1);
@@ -363,9 +444,17 @@ describe('the bundled handlers', { timeout: 60_000 }, () => {
     sandbox.setBalance(1000);
     await store.requeue(parked!.id, { from: MessageState.Parked });
 
-    const { Item: item } = await db.client.send(new GetItemCommand({ TableName: tableName, Key: { pk: { S: `MSG#${parked!.id}` }, sk: { S: 'MSG' } }, ConsistentRead: true }));
+    const { Item: item } = await db.client.send(
+      new GetItemCommand({
+        TableName: tableName,
+        Key: { pk: { S: `MSG#${parked!.id}` }, sk: { S: 'MSG' } },
+        ConsistentRead: true,
+      }),
+    );
     const modify = streamRecord('MODIFY', item as Record<string, StreamAttributeValue>);
-    expect(await invoke<DynamoDBBatchResponse>('sender', { Records: [modify, modify] }).then(({ result }) => result)).toEqual({ batchItemFailures: [] });
+    expect(
+      await invoke<DynamoDBBatchResponse>('sender', { Records: [modify, modify] }).then(({ result }) => result),
+    ).toEqual({ batchItemFailures: [] });
 
     expect(await record(parked!.id)).toMatchObject({ state: MessageState.Sent, redrives: 1 });
     // The same event twice (a redelivered batch) sends once: the claim is conditional.
@@ -381,7 +470,10 @@ describe('the bundled handlers', { timeout: 60_000 }, () => {
     const { result, emf } = await sendWithMetrics(id);
 
     expect(result).toEqual({ batchItemFailures: [] });
-    expect(await record(id)).toMatchObject({ state: MessageState.Unknown, lastError: { status: 503, delivery: 'maybe-sent' } });
+    expect(await record(id)).toMatchObject({
+      state: MessageState.Unknown,
+      lastError: { status: 503, delivery: 'maybe-sent' },
+    });
     expect(datapoints(emf, 'Unknown')).toEqual([
       { namespace: NAMESPACE, dimensions: { service: 'sms-relay', route: 'alerts' }, value: 1, unit: 'Count' },
       { namespace: NAMESPACE, dimensions: { service: 'sms-relay' }, value: 1, unit: 'Count' },
@@ -391,7 +483,10 @@ describe('the bundled handlers', { timeout: 60_000 }, () => {
   it('a route whose secret is missing: 500, nothing recorded, and the RouteMisconfigured metric', async () => {
     const { status, body, emf } = await ingest('unset', alert('Disk on db-06 is 99% full'));
 
-    expect({ status, body }).toEqual({ status: 500, body: { error: 'the relay is misconfigured for this route; nothing was recorded' } });
+    expect({ status, body }).toEqual({
+      status: 500,
+      body: { error: 'the relay is misconfigured for this route; nothing was recorded' },
+    });
     expect((await store.listByRoute('unset')).items).toEqual([]);
     expect(datapoints(emf, 'RouteMisconfigured')).toEqual([
       { namespace: NAMESPACE, dimensions: { service: 'sms-relay', route: 'unset' }, value: 1, unit: 'Count' },
@@ -399,11 +494,23 @@ describe('the bundled handlers', { timeout: 60_000 }, () => {
     ]);
   });
 
-  it('a wrong secret: 401 and the route\'s Rejected metric', async () => {
-    const { emf, result } = await invoke<APIGatewayProxyStructuredResultV2>('ingest', apiEvent({ route: 'alerts', body: alert('x'), headers: { authorization: 'Bearer wrong', 'content-type': 'application/json' } }));
+  it("a wrong secret: 401 and the route's Rejected metric", async () => {
+    const { emf, result } = await invoke<APIGatewayProxyStructuredResultV2>(
+      'ingest',
+      apiEvent({
+        route: 'alerts',
+        body: alert('x'),
+        headers: { authorization: 'Bearer wrong', 'content-type': 'application/json' },
+      }),
+    );
 
     expect(result.statusCode).toBe(401);
-    expect(datapoints(emf, 'Rejected')).toContainEqual({ namespace: NAMESPACE, dimensions: { service: 'sms-relay', route: 'alerts' }, value: 1, unit: 'Count' });
+    expect(datapoints(emf, 'Rejected')).toContainEqual({
+      namespace: NAMESPACE,
+      dimensions: { service: 'sms-relay', route: 'alerts' },
+      value: 1,
+      unit: 'Count',
+    });
   });
 
   it('a sweep publishes the backlog: due PENDING records and the age of the oldest', async () => {
@@ -419,14 +526,18 @@ describe('the bundled handlers', { timeout: 60_000 }, () => {
 
     expect(result.sent).toEqual({ sent: 1 });
     expect(await record(id)).toMatchObject({ state: MessageState.Sent });
-    expect(datapoints(emf, 'PendingDue')).toEqual([{ namespace: NAMESPACE, dimensions: { service: 'sms-relay' }, value: 1, unit: 'Count' }]);
+    expect(datapoints(emf, 'PendingDue')).toEqual([
+      { namespace: NAMESPACE, dimensions: { service: 'sms-relay' }, value: 1, unit: 'Count' },
+    ]);
     const [age] = datapoints(emf, 'OldestPendingAgeSeconds');
     expect(age).toMatchObject({ namespace: NAMESPACE, dimensions: { service: 'sms-relay' }, unit: 'Seconds' });
     // Above the PendingBacklog alarm's 300 s: this sweep's own run would have alarmed.
     expect(age!.value).toBeGreaterThanOrEqual(600);
 
     const quiet = await invoke('sweeper', scheduledEvent());
-    expect(datapoints(quiet.emf, 'PendingDue')).toEqual([{ namespace: NAMESPACE, dimensions: { service: 'sms-relay' }, value: 0, unit: 'Count' }]);
+    expect(datapoints(quiet.emf, 'PendingDue')).toEqual([
+      { namespace: NAMESPACE, dimensions: { service: 'sms-relay' }, value: 0, unit: 'Count' },
+    ]);
     expect(datapoints(quiet.emf, 'OldestPendingAgeSeconds')).toMatchObject([{ value: 0 }]);
   });
 
@@ -434,21 +545,44 @@ describe('the bundled handlers', { timeout: 60_000 }, () => {
     // Whatever earlier tests left due goes first.
     await invoke('sweeper', scheduledEvent());
     const { body } = await ingest('alerts', alert('Disk on db-08 is 91% full'), { timeEpoch: Date.now() - 60_000 });
-    const [newer, plain] = [body.ids[0]!, (await ingest('alerts', alert('Disk on db-09 is 92% full'), { timeEpoch: Date.now() - 60_000 })).body.ids[0]!];
+    const [newer, plain] = [
+      body.ids[0]!,
+      (await ingest('alerts', alert('Disk on db-09 is 92% full'), { timeEpoch: Date.now() - 60_000 })).body.ids[0]!,
+    ];
     // As a newer version would write it, read after a rollback.
     const key = { pk: { S: `MSG#${newer}` }, sk: { S: 'MSG' } };
-    await db.client.send(new UpdateItemCommand({ TableName: tableName, Key: key, UpdateExpression: 'SET #notice = :notice', ExpressionAttributeNames: { '#notice': 'notice' }, ExpressionAttributeValues: { ':notice': { S: 'heartbeat-silent-v2' } } }));
+    await db.client.send(
+      new UpdateItemCommand({
+        TableName: tableName,
+        Key: key,
+        UpdateExpression: 'SET #notice = :notice',
+        ExpressionAttributeNames: { '#notice': 'notice' },
+        ExpressionAttributeValues: { ':notice': { S: 'heartbeat-silent-v2' } },
+      }),
+    );
     // Counted here by listing, not by the sweeper's count queries.
-    const inState = async (state: MessageState): Promise<number> => (await store.listByState(state, { limit: 1000 })).items.length;
-    const expected = { UnknownNow: await inState(MessageState.Unknown), ParkedNow: await inState(MessageState.Parked), FailedNow: await inState(MessageState.Failed), HeldNow: await inState(MessageState.Held), DeferredOverdue: 0 };
+    const inState = async (state: MessageState): Promise<number> =>
+      (await store.listByState(state, { limit: 1000 })).items.length;
+    const expected = {
+      UnknownNow: await inState(MessageState.Unknown),
+      ParkedNow: await inState(MessageState.Parked),
+      FailedNow: await inState(MessageState.Failed),
+      HeldNow: await inState(MessageState.Held),
+      DeferredOverdue: 0,
+    };
 
     try {
       const { result, emf } = await invoke<{ sent: Record<string, number> }>('sweeper', scheduledEvent());
 
       expect(result.sent).toEqual({ sent: 1 });
       expect(await record(plain)).toMatchObject({ state: MessageState.Sent });
-      for (const [name, value] of Object.entries(expected)) expect(datapoints(emf, name), name).toEqual([{ namespace: NAMESPACE, dimensions: { service: 'sms-relay' }, value, unit: 'Count' }]);
-      expect(datapoints(emf, 'UndecodableRecords')).toEqual([{ namespace: NAMESPACE, dimensions: { service: 'sms-relay' }, value: 1, unit: 'Count' }]);
+      for (const [name, value] of Object.entries(expected))
+        expect(datapoints(emf, name), name).toEqual([
+          { namespace: NAMESPACE, dimensions: { service: 'sms-relay' }, value, unit: 'Count' },
+        ]);
+      expect(datapoints(emf, 'UndecodableRecords')).toEqual([
+        { namespace: NAMESPACE, dimensions: { service: 'sms-relay' }, value: 1, unit: 'Count' },
+      ]);
       const logged = output.slice(-2).join('\n');
       expect(logged).toContain(`"id":"${newer}"`);
       expect(logged).toContain('unknown notice heartbeat-silent-v2');
@@ -459,10 +593,14 @@ describe('the bundled handlers', { timeout: 60_000 }, () => {
 
   it('a balance watch that cannot read the balance ends normally and publishes BalanceReadFailed', async () => {
     // The provider unreachable: nothing listens on the discard port.
-    const { result, emf } = await invoke('balance-watch', scheduledEvent(), { PROVIDER_BASE_URL: 'http://127.0.0.1:9' });
+    const { result, emf } = await invoke('balance-watch', scheduledEvent(), {
+      PROVIDER_BASE_URL: 'http://127.0.0.1:9',
+    });
 
     expect(result).toMatchObject({ unread: true });
-    expect(datapoints(emf, 'BalanceReadFailed')).toEqual([{ namespace: NAMESPACE, dimensions: { service: 'sms-relay' }, value: 1, unit: 'Count' }]);
+    expect(datapoints(emf, 'BalanceReadFailed')).toEqual([
+      { namespace: NAMESPACE, dimensions: { service: 'sms-relay' }, value: 1, unit: 'Count' },
+    ]);
     expect(datapoints(emf, 'RemainingBalance')).toEqual([]);
   });
 
@@ -479,8 +617,15 @@ describe('the bundled handlers', { timeout: 60_000 }, () => {
     const { emf } = await invoke('sweeper', scheduledEvent());
     await invoke('sweeper', scheduledEvent());
 
-    const escalations = sandbox.messages().slice(before).filter((sent) => sent.phoneNumbers.includes('255754111222'));
-    expect(escalations.map((sent) => sent.message)).toEqual([expect.stringMatching(/^\[FIRING\] DiskAlmostFull: Disk on db-09 is 95% full https:\/\/sms\.example\.co\.tz\/a\/[A-Za-z0-9_-]{22}$/)]);
+    const escalations = sandbox
+      .messages()
+      .slice(before)
+      .filter((sent) => sent.phoneNumbers.includes('255754111222'));
+    expect(escalations.map((sent) => sent.message)).toEqual([
+      expect.stringMatching(
+        /^\[FIRING\] DiskAlmostFull: Disk on db-09 is 95% full https:\/\/sms\.example\.co\.tz\/a\/[A-Za-z0-9_-]{22}$/,
+      ),
+    ]);
     expect(await store.getIncident(incident!.id)).toMatchObject({ actions: 1, level: 1 });
     expect(datapoints(emf, 'EscalationsSent')).toEqual([
       { namespace: NAMESPACE, dimensions: { service: 'sms-relay', route: 'paged' }, value: 1, unit: 'Count' },
@@ -490,13 +635,20 @@ describe('the bundled handlers', { timeout: 60_000 }, () => {
     await store.closeIncident(incident!.id, { state: 'ACKNOWLEDGED', by: 'cli' });
   });
 
-  it('wrote EMF to the environment\'s namespace only, and no secret or full phone number anywhere', () => {
+  it("wrote EMF to the environment's namespace only, and no secret or full phone number anywhere", () => {
     const text = output.join('\n');
     for (const leak of [API_KEY, ALERTS_TOKEN, '712345678']) expect(text).not.toContain(leak);
     const emf = text
       .split('\n')
       .filter((line) => line.startsWith('{"_aws"'))
-      .map((line) => JSON.parse(line) as { _aws: { CloudWatchMetrics: { Namespace: string; Dimensions: string[][] }[] }; route?: string; Sent?: unknown });
+      .map(
+        (line) =>
+          JSON.parse(line) as {
+            _aws: { CloudWatchMetrics: { Namespace: string; Dimensions: string[][] }[] };
+            route?: string;
+            Sent?: unknown;
+          },
+      );
     expect(emf.length).toBeGreaterThan(0);
     expect(new Set(emf.map((line) => line._aws.CloudWatchMetrics[0]!.Namespace))).toEqual(new Set([NAMESPACE]));
     const sent = emf.filter((line) => line.Sent !== undefined);

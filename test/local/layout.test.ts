@@ -48,7 +48,10 @@ describe('the folders of local/', () => {
   it('import only the folders below them, in the order of docs/architecture.md', () => {
     const known = new Set<string>(LAYERS);
     const folders = new Set(edges.flatMap(({ from, to }) => [from, to]));
-    expect([...folders].filter((folder) => !known.has(folder)), 'a folder missing from LAYERS').toEqual([]);
+    expect(
+      [...folders].filter((folder) => !known.has(folder)),
+      'a folder missing from LAYERS',
+    ).toEqual([]);
     const upward = edges.filter(({ from, to }) => LAYERS.indexOf(from as never) >= LAYERS.indexOf(to as never));
     expect(upward.map(({ file, specifier }) => `${file} imports ${specifier}`)).toEqual([]);
   });

@@ -49,20 +49,68 @@ interface Probe {
 }
 
 const bytes = (text: string): Uint8Array => Buffer.from(text, 'utf8');
-const is = (...statuses: number[]) => (status: number): boolean => statuses.includes(status);
+const is =
+  (...statuses: number[]) =>
+  (status: number): boolean =>
+    statuses.includes(status);
 
-const SOURCE_ROUTES: readonly SourceRoute[] = ['amo', 'alo', 'alerts', 'grafana', 'github', 'shopify', 'woo', 'stripe', 'standard'];
+const SOURCE_ROUTES: readonly SourceRoute[] = [
+  'amo',
+  'alo',
+  'alerts',
+  'grafana',
+  'github',
+  'shopify',
+  'woo',
+  'stripe',
+  'standard',
+];
 
 /** Signature-looking headers of every source, with junk values. */
 const junkSignatureHeaders = fc.dictionary(
-  fc.constantFrom('x-hub-signature-256', 'x-shopify-hmac-sha256', 'x-wc-webhook-signature', 'stripe-signature', 'webhook-id', 'webhook-timestamp', 'webhook-signature', 'x-grafana-alerting-signature', 'x-grafana-alerting-timestamp', 'idempotency-key', 'x-github-event', 'content-encoding', 'transfer-encoding-x', 'x-forwarded-for'),
-  fc.oneof(printableLatin1(100), fc.constantFrom('sha256=', `sha256=${'0'.repeat(64)}`, 't=0,v1=00', 'v1,AAAA', '0', '-1', '99999999999999', `t=${Math.floor(Date.now() / 1000)},v1=${'a'.repeat(64)}`)),
+  fc.constantFrom(
+    'x-hub-signature-256',
+    'x-shopify-hmac-sha256',
+    'x-wc-webhook-signature',
+    'stripe-signature',
+    'webhook-id',
+    'webhook-timestamp',
+    'webhook-signature',
+    'x-grafana-alerting-signature',
+    'x-grafana-alerting-timestamp',
+    'idempotency-key',
+    'x-github-event',
+    'content-encoding',
+    'transfer-encoding-x',
+    'x-forwarded-for',
+  ),
+  fc.oneof(
+    printableLatin1(100),
+    fc.constantFrom(
+      'sha256=',
+      `sha256=${'0'.repeat(64)}`,
+      't=0,v1=00',
+      'v1,AAAA',
+      '0',
+      '-1',
+      '99999999999999',
+      `t=${Math.floor(Date.now() / 1000)},v1=${'a'.repeat(64)}`,
+    ),
+  ),
   { maxKeys: 4 },
 );
 
 const junkQuery = fc.oneof(
   fc.constant(''),
-  fc.constantFrom('?token=', '?token', '?token=a&token=b', '?%zz', '?token=%00', `?token=${'x'.repeat(3000)}`, '?__proto__=1&constructor=2'),
+  fc.constantFrom(
+    '?token=',
+    '?token',
+    '?token=a&token=b',
+    '?%zz',
+    '?token=%00',
+    `?token=${'x'.repeat(3000)}`,
+    '?__proto__=1&constructor=2',
+  ),
   printableLatin1(30).map((value) => `?token=${encodeURIComponent(value)}`),
 );
 
@@ -99,7 +147,11 @@ function probes(scenario: Scenario, run: string): fc.Arbitrary<Probe>[] {
         kind: 'unauthenticated',
         method: 'POST',
         path: `/hooks/${route}${query}`,
-        headers: { ...signatures, ...(contentType === undefined ? {} : { 'content-type': contentType }), ...(authorization === undefined ? {} : { authorization }) },
+        headers: {
+          ...signatures,
+          ...(contentType === undefined ? {} : { 'content-type': contentType }),
+          ...(authorization === undefined ? {} : { authorization }),
+        },
         body: /^webhook_id=\d{1,20}$/.test(Buffer.from(payload).toString('latin1')) ? bytes('{}') : payload,
         expected: '401',
         accepts: is(401),
@@ -108,24 +160,37 @@ function probes(scenario: Scenario, run: string): fc.Arbitrary<Probe>[] {
 
   /** B: valid Bearer on an Alertmanager route, bodies that are no notification: 400. */
   const alertmanagerBroken = fc
-    .record({ body: fc.oneof(brokenJsonText.map(bytes), invalidUtf8, nonObjectJson.map(bytes), notAnAlertGroup.map(bytes), fc.constant(new Uint8Array(0))), contentType: contentTypes })
-    .map(({ body, contentType }): Probe => ({
-      kind: 'authenticated alertmanager, broken body',
-      method: 'POST',
-      path: '/hooks/alerts',
-      headers: { ...bearerHeaders(alertsToken), ...(contentType === undefined ? {} : { 'content-type': contentType }) },
-      body,
-      expected: '400',
-      accepts: is(400),
-    }));
+    .record({
+      body: fc.oneof(
+        brokenJsonText.map(bytes),
+        invalidUtf8,
+        nonObjectJson.map(bytes),
+        notAnAlertGroup.map(bytes),
+        fc.constant(new Uint8Array(0)),
+      ),
+      contentType: contentTypes,
+    })
+    .map(
+      ({ body, contentType }): Probe => ({
+        kind: 'authenticated alertmanager, broken body',
+        method: 'POST',
+        path: '/hooks/alerts',
+        headers: {
+          ...bearerHeaders(alertsToken),
+          ...(contentType === undefined ? {} : { 'content-type': contentType }),
+        },
+        body,
+        expected: '400',
+        accepts: is(400),
+      }),
+    );
 
   /**
    * B2: valid Bearer, valid JSON nested far too deep: no retry can make it an SMS, so it is
    * recorded and answered 200 dropped (a 4xx or 5xx would have Alertmanager retry it for hours).
    */
-  const alertmanagerTooDeep = fc
-    .record({ body: deeplyNested.map(bytes), contentType: contentTypes })
-    .map(({ body, contentType }): Probe => ({
+  const alertmanagerTooDeep = fc.record({ body: deeplyNested.map(bytes), contentType: contentTypes }).map(
+    ({ body, contentType }): Probe => ({
       kind: 'authenticated alertmanager, too deep',
       method: 'POST',
       path: '/hooks/alerts',
@@ -133,13 +198,19 @@ function probes(scenario: Scenario, run: string): fc.Arbitrary<Probe>[] {
       body,
       expected: '200 dropped (too deep), or duplicate; 400 when labelled as a form',
       accepts: (status, json) =>
-        (status === 200 && (json?.['status'] === 'duplicate' || String(json?.['reason']).startsWith('the payload cannot be read: JSON nested deeper than'))) ||
+        (status === 200 &&
+          (json?.['status'] === 'duplicate' ||
+            String(json?.['reason']).startsWith('the payload cannot be read: JSON nested deeper than'))) ||
         (status === 400 && String(json?.['error']).startsWith('form-encoded bodies are not accepted')),
-    }));
+    }),
+  );
 
   /** C: a valid Stripe signature over bytes that are not JSON: 400. */
   const stripeBroken = fc
-    .record({ body: fc.oneof(brokenJsonText.map(bytes), invalidUtf8, fc.constant(new Uint8Array(0))), contentType: contentTypes })
+    .record({
+      body: fc.oneof(brokenJsonText.map(bytes), invalidUtf8, fc.constant(new Uint8Array(0))),
+      contentType: contentTypes,
+    })
     .map(({ body, contentType }): Probe => {
       // Signed over the exact bytes sent, as Stripe signs: HMAC of "<t>.<raw body>".
       const t = nowSeconds();
@@ -148,7 +219,10 @@ function probes(scenario: Scenario, run: string): fc.Arbitrary<Probe>[] {
         kind: 'signed stripe, broken body',
         method: 'POST',
         path: '/hooks/stripe',
-        headers: { 'stripe-signature': `t=${t},v1=${v1}`, ...(contentType === undefined ? {} : { 'content-type': contentType }) },
+        headers: {
+          'stripe-signature': `t=${t},v1=${v1}`,
+          ...(contentType === undefined ? {} : { 'content-type': contentType }),
+        },
         body,
         expected: '400',
         accepts: is(400),
@@ -169,57 +243,100 @@ function probes(scenario: Scenario, run: string): fc.Arbitrary<Probe>[] {
       contentType: contentTypes,
       idempotencyKey: fc.option(fc.oneof(printableLatin1(60), fc.constant('k'.repeat(5000))), { nil: undefined }),
     })
-    .map(({ body, contentType, idempotencyKey }): Probe => ({
-      kind: 'authenticated generic, odd body',
-      method: 'POST',
-      path: '/hooks/phone',
-      headers: {
-        ...bearerHeaders(token),
-        ...(contentType === undefined ? {} : { 'content-type': contentType }),
-        ...(idempotencyKey === undefined || idempotencyKey === '' ? {} : { 'idempotency-key': idempotencyKey }),
-      },
-      body,
-      expected: '400, or 200 dropped/filtered/duplicate',
-      accepts: (status, json) => status === 400 || (status === 200 && ['dropped', 'filtered', 'duplicate'].includes(String(json?.['status']))),
-    }));
+    .map(
+      ({ body, contentType, idempotencyKey }): Probe => ({
+        kind: 'authenticated generic, odd body',
+        method: 'POST',
+        path: '/hooks/phone',
+        headers: {
+          ...bearerHeaders(token),
+          ...(contentType === undefined ? {} : { 'content-type': contentType }),
+          ...(idempotencyKey === undefined || idempotencyKey === '' ? {} : { 'idempotency-key': idempotencyKey }),
+        },
+        body,
+        expected: '400, or 200 dropped/filtered/duplicate',
+        accepts: (status, json) =>
+          status === 400 || (status === 200 && ['dropped', 'filtered', 'duplicate'].includes(String(json?.['status']))),
+      }),
+    );
 
   /** E: routes that do not exist (and paths beside /hooks/<route>): 404. */
   const unknownRoutes = fc
     .record({
       path: fc.oneof(
         unknownRouteSegment(known).map((segment) => `/hooks/${segment}`),
-        fc.constantFrom('/hooks/amo/extra', '/hooks/', '/hooks', '//hooks/amo', '/hooks//amo', '/HOOKS/amo', '/hooks/amo%2Fx', '/', '/favicon.ico', '/hooks/amo/..', '/.env', '/hooks/%00'),
+        fc.constantFrom(
+          '/hooks/amo/extra',
+          '/hooks/',
+          '/hooks',
+          '//hooks/amo',
+          '/hooks//amo',
+          '/HOOKS/amo',
+          '/hooks/amo%2Fx',
+          '/',
+          '/favicon.ico',
+          '/hooks/amo/..',
+          '/.env',
+          '/hooks/%00',
+        ),
       ),
       body: anyBody,
       authorization: junkAuthorization,
     })
-    .map(({ path, body, authorization }): Probe => ({
-      kind: 'unknown route',
-      method: 'POST',
-      path,
-      headers: authorization === undefined ? {} : { authorization },
-      body,
-      expected: '404',
-      accepts: is(404),
-    }));
+    .map(
+      ({ path, body, authorization }): Probe => ({
+        kind: 'unknown route',
+        method: 'POST',
+        path,
+        headers: authorization === undefined ? {} : { authorization },
+        body,
+        expected: '404',
+        accepts: is(404),
+      }),
+    );
 
   /** F: methods other than POST on webhook routes, and other than GET on /health: 405. */
   const wrongMethods = fc
-    .record({ method: fc.constantFrom('GET', 'PUT', 'DELETE', 'PATCH', 'OPTIONS', 'HEAD'), route: fc.constantFrom(...SOURCE_ROUTES, 'phone'), health: fc.boolean() })
-    .map(({ method, route, health }): Probe => ({
-      kind: 'wrong method',
-      method: health ? (method === 'GET' || method === 'HEAD' ? 'POST' : method) : method,
-      path: health ? '/health' : `/hooks/${route}`,
-      headers: bearerHeaders(token),
-      ...(method === 'GET' || method === 'HEAD' ? {} : { body: bytes('{"tag":"x"}') }),
-      expected: '405',
-      accepts: is(405),
-    }));
+    .record({
+      method: fc.constantFrom('GET', 'PUT', 'DELETE', 'PATCH', 'OPTIONS', 'HEAD'),
+      route: fc.constantFrom(...SOURCE_ROUTES, 'phone'),
+      health: fc.boolean(),
+    })
+    .map(
+      ({ method, route, health }): Probe => ({
+        kind: 'wrong method',
+        method: health ? (method === 'GET' || method === 'HEAD' ? 'POST' : method) : method,
+        path: health ? '/health' : `/hooks/${route}`,
+        headers: bearerHeaders(token),
+        ...(method === 'GET' || method === 'HEAD' ? {} : { body: bytes('{"tag":"x"}') }),
+        expected: '405',
+        accepts: is(405),
+      }),
+    );
 
   /** G: what Node's client will not send: bare CR/LF/NUL in headers, conflicting framing, junk request lines. */
   const raw = fc
     .record({
-      shape: fc.constantFrom('injected header', 'CL+TE', 'two CL', 'negative CL', 'truncated body', 'bad chunk', 'junk request line', 'bad version', 'absolute URL', 'no Host', 'no colon', 'space in name', 'obs-fold', 'huge header', 'many headers', 'pipelined', 'NUL in path', 'latin1 header'),
+      shape: fc.constantFrom(
+        'injected header',
+        'CL+TE',
+        'two CL',
+        'negative CL',
+        'truncated body',
+        'bad chunk',
+        'junk request line',
+        'bad version',
+        'absolute URL',
+        'no Host',
+        'no colon',
+        'space in name',
+        'obs-fold',
+        'huge header',
+        'many headers',
+        'pipelined',
+        'NUL in path',
+        'latin1 header',
+      ),
       separator: fc.constantFrom('\n', '\r', '\0', '\r\n ', '\n\t', '\u0085'),
       junk: printableLatin1(40),
       line: fc.string({ unit: 'binary', maxLength: 80 }),
@@ -239,10 +356,28 @@ function probes(scenario: Scenario, run: string): fc.Arbitrary<Probe>[] {
       };
     });
 
-  return [unauthenticated, alertmanagerBroken, alertmanagerTooDeep, stripeBroken, genericOdd, unknownRoutes, wrongMethods, raw];
+  return [
+    unauthenticated,
+    alertmanagerBroken,
+    alertmanagerTooDeep,
+    stripeBroken,
+    genericOdd,
+    unknownRoutes,
+    wrongMethods,
+    raw,
+  ];
 }
 
-function rawRequest(shape: string, { body, wrong, separator, junk, line }: { body: string; wrong: string; separator: string; junk: string; line: string }): string {
+function rawRequest(
+  shape: string,
+  {
+    body,
+    wrong,
+    separator,
+    junk,
+    line,
+  }: { body: string; wrong: string; separator: string; junk: string; line: string },
+): string {
   const head = (lines: string[]): string => `${lines.join('\r\n')}\r\n\r\n`;
   const length = Buffer.byteLength(body);
   const base = ['POST /hooks/amo HTTP/1.1', 'Host: 127.0.0.1', 'Content-Type: application/json', 'Connection: close'];
@@ -252,7 +387,9 @@ function rawRequest(shape: string, { body, wrong, separator, junk, line }: { bod
     case 'CL+TE':
       return `${head([...base, `Authorization: ${wrong}`, `Content-Length: ${length}`, 'Transfer-Encoding: chunked'])}${length.toString(16)}\r\n${body}\r\n0\r\n\r\n`;
     case 'two CL':
-      return head([...base, `Authorization: ${wrong}`, `Content-Length: ${length}`, `Content-Length: ${length + 5}`]) + body;
+      return (
+        head([...base, `Authorization: ${wrong}`, `Content-Length: ${length}`, `Content-Length: ${length + 5}`]) + body
+      );
     case 'negative CL':
       return head([...base, `Authorization: ${wrong}`, 'Content-Length: -1']) + body;
     case 'truncated body':
@@ -262,25 +399,64 @@ function rawRequest(shape: string, { body, wrong, separator, junk, line }: { bod
     case 'junk request line':
       return `${line.replace(/\r?\n/g, ' ')}\r\n\r\n`;
     case 'bad version':
-      return head(['POST /hooks/amo HTTP/9.9', 'Host: 127.0.0.1', `Authorization: ${wrong}`, `Content-Length: ${length}`]) + body;
+      return (
+        head(['POST /hooks/amo HTTP/9.9', 'Host: 127.0.0.1', `Authorization: ${wrong}`, `Content-Length: ${length}`]) +
+        body
+      );
     case 'absolute URL':
-      return head(['POST http://evil.example/hooks/amo HTTP/1.1', 'Host: evil.example', `Authorization: ${wrong}`, 'Connection: close', `Content-Length: ${length}`]) + body;
+      return (
+        head([
+          'POST http://evil.example/hooks/amo HTTP/1.1',
+          'Host: evil.example',
+          `Authorization: ${wrong}`,
+          'Connection: close',
+          `Content-Length: ${length}`,
+        ]) + body
+      );
     case 'no Host':
-      return head(['POST /hooks/amo HTTP/1.1', `Authorization: ${wrong}`, 'Connection: close', `Content-Length: ${length}`]) + body;
+      return (
+        head([
+          'POST /hooks/amo HTTP/1.1',
+          `Authorization: ${wrong}`,
+          'Connection: close',
+          `Content-Length: ${length}`,
+        ]) + body
+      );
     case 'no colon':
       return head([...base, `Authorization ${wrong}`, `Content-Length: ${length}`]) + body;
     case 'space in name':
       return head([...base, `Author ization: ${wrong}`, `Content-Length: ${length}`]) + body;
     case 'obs-fold':
-      return head([...base, 'Authorization: Bearer', ` ${wrong.slice('Bearer '.length)}`, `Content-Length: ${length}`]) + body;
+      return (
+        head([...base, 'Authorization: Bearer', ` ${wrong.slice('Bearer '.length)}`, `Content-Length: ${length}`]) +
+        body
+      );
     case 'huge header':
       return head([...base, `X-Big: ${'a'.repeat(20_000)}`, `Content-Length: ${length}`]) + body;
     case 'many headers':
-      return head([...base, ...Array.from({ length: 3_000 }, (_, index) => `X-H${index}: ${index}`), `Content-Length: ${length}`]) + body;
+      return (
+        head([
+          ...base,
+          ...Array.from({ length: 3_000 }, (_, index) => `X-H${index}: ${index}`),
+          `Content-Length: ${length}`,
+        ]) + body
+      );
     case 'pipelined':
-      return head([...base.filter((each) => each !== 'Connection: close'), `Authorization: ${wrong}`, `Content-Length: ${length}`]) + body + head([...base, `Authorization: ${wrong}x`, `Content-Length: ${length}`]) + body;
+      return (
+        head([
+          ...base.filter((each) => each !== 'Connection: close'),
+          `Authorization: ${wrong}`,
+          `Content-Length: ${length}`,
+        ]) +
+        body +
+        head([...base, `Authorization: ${wrong}x`, `Content-Length: ${length}`]) +
+        body
+      );
     case 'NUL in path':
-      return head(['POST /hooks/amo\0x HTTP/1.1', 'Host: 127.0.0.1', 'Connection: close', `Content-Length: ${length}`]) + body;
+      return (
+        head(['POST /hooks/amo\0x HTTP/1.1', 'Host: 127.0.0.1', 'Connection: close', `Content-Length: ${length}`]) +
+        body
+      );
     case 'latin1 header':
       return head([...base, `Authorization: Bearer \u00e9\u00ff${junk}`, `Content-Length: ${length}`]) + body;
     default:
@@ -310,9 +486,25 @@ function hugeProbes(scenario: Scenario): Probe[] {
     }
   }
   // Exactly at the limit: read and parsed (and refused as broken JSON), not 413.
-  list.push({ kind: 'body at the limit', method: 'POST', path: '/hooks/alerts', headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` }, body: Buffer.alloc(LIMIT, '[', 'utf8'), expected: '400', accepts: is(400) });
+  list.push({
+    kind: 'body at the limit',
+    method: 'POST',
+    path: '/hooks/alerts',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+    body: Buffer.alloc(LIMIT, '[', 'utf8'),
+    expected: '400',
+    accepts: is(400),
+  });
   // Empty with a valid credential.
-  list.push({ kind: 'empty body', method: 'POST', path: '/hooks/alerts', headers: { authorization: `Bearer ${token}` }, body: new Uint8Array(0), expected: '400', accepts: is(400) });
+  list.push({
+    kind: 'empty body',
+    method: 'POST',
+    path: '/hooks/alerts',
+    headers: { authorization: `Bearer ${token}` },
+    body: new Uint8Array(0),
+    expected: '400',
+    accepts: is(400),
+  });
   return list;
 }
 
@@ -323,7 +515,10 @@ describe(`bad input: ${COUNT} generated malformed requests`, () => {
   const statuses: string[] = [];
 
   beforeAll(async () => {
-    if (!Number.isInteger(COUNT) || COUNT < 100) throw new Error(`RELIABILITY_BAD_INPUT_COUNT must be a whole number ≥ 100, got "${process.env['RELIABILITY_BAD_INPUT_COUNT']}"`);
+    if (!Number.isInteger(COUNT) || COUNT < 100)
+      throw new Error(
+        `RELIABILITY_BAD_INPUT_COUNT must be a whole number ≥ 100, got "${process.env['RELIABILITY_BAD_INPUT_COUNT']}"`,
+      );
     scenario = await startScenario({
       label: 'bad-input',
       routes: {
@@ -348,7 +543,8 @@ describe(`bad input: ${COUNT} generated malformed requests`, () => {
     const counts = shares.map((share) => Math.floor(remaining * share));
     counts[0]! += remaining - counts.reduce((sum, count) => sum + count, 0);
     const all: Probe[] = [...huge];
-    for (const [index, generator] of generators.entries()) all.push(...fc.sample(generator, { numRuns: counts[index]!, seed: SEED + index }));
+    for (const [index, generator] of generators.entries())
+      all.push(...fc.sample(generator, { numRuns: counts[index]!, seed: SEED + index }));
     expect(all.length).toBe(COUNT);
 
     const started = Date.now();
@@ -360,19 +556,30 @@ describe(`bad input: ${COUNT} generated malformed requests`, () => {
           ({ status } = await rawExchange(scenario.runtime.baseUrl, probe.raw));
           json = undefined;
         } else {
-          const answer = await call(scenario.runtime.baseUrl, { method: probe.method, path: probe.path, headers: probe.headers, ...(probe.body === undefined ? {} : { body: probe.body }) });
+          const answer = await call(scenario.runtime.baseUrl, {
+            method: probe.method,
+            path: probe.path,
+            headers: probe.headers,
+            ...(probe.body === undefined ? {} : { body: probe.body }),
+          });
           ({ status, json } = answer);
         }
       } catch (error) {
-        failures.push(`${probe.kind} ${probe.method} ${probe.path.slice(0, 80)}: no answer (${(error as Error).message.slice(0, 120)})`);
+        failures.push(
+          `${probe.kind} ${probe.method} ${probe.path.slice(0, 80)}: no answer (${(error as Error).message.slice(0, 120)})`,
+        );
         return;
       }
       statuses.push(`${probe.kind} ${status}`);
       if (status >= 500 || !probe.accepts(status, json)) {
-        failures.push(`${probe.kind} ${probe.method} ${probe.path.slice(0, 80)} (${probe.body?.byteLength ?? probe.raw?.byteLength ?? 0} bytes, ${JSON.stringify(probe.headers['content-type'] ?? null)}): ${status}, expected ${probe.expected}; ${JSON.stringify(json ?? null).slice(0, 160)}`);
+        failures.push(
+          `${probe.kind} ${probe.method} ${probe.path.slice(0, 80)} (${probe.body?.byteLength ?? probe.raw?.byteLength ?? 0} bytes, ${JSON.stringify(probe.headers['content-type'] ?? null)}): ${status}, expected ${probe.expected}; ${JSON.stringify(json ?? null).slice(0, 160)}`,
+        );
       }
     });
-    console.log(`bad input: ${all.length} requests in ${((Date.now() - started) / 1000).toFixed(1)} s: ${JSON.stringify(countBy(statuses))}`);
+    console.log(
+      `bad input: ${all.length} requests in ${((Date.now() - started) / 1000).toFixed(1)} s: ${JSON.stringify(countBy(statuses))}`,
+    );
     expect(failures.slice(0, 15)).toEqual([]);
     expect(failures.length).toBe(0);
   });
@@ -394,9 +601,17 @@ describe(`bad input: ${COUNT} generated malformed requests`, () => {
   it('stops cleanly, leaving no message to send in the store', async () => {
     expect(await scenario.runtime.stop()).toEqual({ code: 0, signal: null });
     const records = await storedRecords(scenario.files.dataDir);
-    expect(records.filter((record) => record.state !== 'DROPPED').map((record) => `${record.route} ${record.state} ${record.reason ?? ''}`)).toEqual([]);
+    expect(
+      records
+        .filter((record) => record.state !== 'DROPPED')
+        .map((record) => `${record.route} ${record.state} ${record.reason ?? ''}`),
+    ).toEqual([]);
     // Only the generic route's odd bodies and the too-deep alert groups were ever recorded.
-    expect(records.every((record) => record.route === 'phone' || (record.route === 'alerts' && record.reason?.includes('nested deeper')))).toBe(true);
+    expect(
+      records.every(
+        (record) => record.route === 'phone' || (record.route === 'alerts' && record.reason?.includes('nested deeper')),
+      ),
+    ).toBe(true);
     expect(scenario.sandbox.messages()).toEqual([]);
   });
 });

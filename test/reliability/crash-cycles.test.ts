@@ -49,7 +49,12 @@ describe(`crash: ${CYCLES} kills at random moments of bursts, a restart after ea
   async function pollLogs(): Promise<void> {
     for (let turn = 0; polling; turn += 1) {
       const began = Date.now();
-      const listed = await runCli('crash-cycles-logs', ['logs', '--json', '--route', turn % 2 === 0 ? 'alo' : 'amo'], scenario.runtime.cliEnv, 120_000);
+      const listed = await runCli(
+        'crash-cycles-logs',
+        ['logs', '--json', '--route', turn % 2 === 0 ? 'alo' : 'amo'],
+        scenario.runtime.cliEnv,
+        120_000,
+      );
       if (listed.code !== 0) throw new Error(`logs exited ${listed.code}: ${listed.output.slice(0, 500)}`);
       polls += 1;
       await new Promise((resolve) => setTimeout(resolve, Math.max(0, POLL_EVERY_MS - (Date.now() - began))));
@@ -60,9 +65,16 @@ describe(`crash: ${CYCLES} kills at random moments of bursts, a restart after ea
   async function deliver(webhooks: readonly Webhook[]): Promise<void> {
     await mapConcurrent(webhooks, 32, async (webhook) => {
       try {
-        const answer = await call(scenario.runtime.baseUrl, { method: 'POST', path: webhook.path, headers: webhook.headers, body: webhook.body, timeoutMs: 10_000 });
+        const answer = await call(scenario.runtime.baseUrl, {
+          method: 'POST',
+          path: webhook.path,
+          headers: webhook.headers,
+          body: webhook.body,
+          timeoutMs: 10_000,
+        });
         if (answer.status === 202 || answer.json?.['status'] === 'duplicate') {
-          for (const id of answer.json!['ids'] as string[]) accepted.set(id, { route: webhook.route, tag: webhook.tag });
+          for (const id of answer.json!['ids'] as string[])
+            accepted.set(id, { route: webhook.route, tag: webhook.tag });
           return;
         }
         if (answer.status < 500) throw new Error(`unexpected ${answer.status}: ${answer.text}`);
@@ -82,7 +94,9 @@ describe(`crash: ${CYCLES} kills at random moments of bursts, a restart after ea
     });
     for (let cycle = 0; cycle < CYCLES; cycle += 1) {
       const retries = unanswered.splice(0);
-      const burst = Array.from({ length: BURST }, (_, index) => signedWebhook(index % 2 === 0 ? 'amo' : 'alo', scenario.secrets, `crash-cycle ${run} ${cycle} ${index}`));
+      const burst = Array.from({ length: BURST }, (_, index) =>
+        signedWebhook(index % 2 === 0 ? 'amo' : 'alo', scenario.secrets, `crash-cycle ${run} ${cycle} ${index}`),
+      );
       const posting = deliver([...retries, ...burst]);
       await new Promise((resolve) => setTimeout(resolve, randomInt(50, 1_500)));
       await scenario.runtime.kill();
@@ -105,19 +119,28 @@ describe(`crash: ${CYCLES} kills at random moments of bursts, a restart after ea
   });
 
   it('ends every accepted message final: at-least-once delivered, at-most-once delivered once or UNKNOWN', async () => {
-    const records = await waitForFinal(scenario.runtime, [...accepted.keys()], Math.max(1_000, RECOVERY_BOUND_MS - (Date.now() - lastAccepted)));
+    const records = await waitForFinal(
+      scenario.runtime,
+      [...accepted.keys()],
+      Math.max(1_000, RECOVERY_BOUND_MS - (Date.now() - lastAccepted)),
+    );
     polling = false;
     await poller;
-    console.log(`crash cycles: final ${Math.round((Date.now() - cleanStart) / 1000)} s after the clean start, ${Math.round((Date.now() - lastAccepted) / 1000)} s after the last acceptance; ${polls} logs polls meanwhile`);
+    console.log(
+      `crash cycles: final ${Math.round((Date.now() - cleanStart) / 1000)} s after the clean start, ${Math.round((Date.now() - lastAccepted) / 1000)} s after the last acceptance; ${polls} logs polls meanwhile`,
+    );
     const inbox = inboxCounts(scenario.sandbox);
     const problems: string[] = [];
     for (const [id, { route, tag }] of accepted) {
       const state = records.get(id)?.state ?? 'MISSING';
       const delivered = inbox.get(tag) ?? 0;
       if (route === 'alo' && (state !== 'SENT' || delivered < 1)) problems.push(`alo ${state} delivered ${delivered}`);
-      if (route === 'amo' && !((state === 'SENT' && delivered === 1) || (state === 'UNKNOWN' && delivered <= 1))) problems.push(`amo ${state} delivered ${delivered}`);
+      if (route === 'amo' && !((state === 'SENT' && delivered === 1) || (state === 'UNKNOWN' && delivered <= 1)))
+        problems.push(`amo ${state} delivered ${delivered}`);
     }
-    console.log(`crash cycles: ${JSON.stringify(countBy([...accepted.keys()].map((id) => `${accepted.get(id)!.route} ${records.get(id)?.state ?? 'MISSING'}`)))}`);
+    console.log(
+      `crash cycles: ${JSON.stringify(countBy([...accepted.keys()].map((id) => `${accepted.get(id)!.route} ${records.get(id)?.state ?? 'MISSING'}`)))}`,
+    );
     expect(problems).toEqual([]);
   });
 
@@ -129,7 +152,11 @@ describe(`crash: ${CYCLES} kills at random moments of bursts, a restart after ea
     }
     const byState = new Map<string, RecordView>();
     for (const state of ['PENDING', 'SENDING', 'SENT', 'UNKNOWN', 'FAILED', 'PARKED', 'HELD', 'DROPPED']) {
-      const answer = await call(scenario.runtime.baseUrl, { path: `/_relay/records?state=${state}&limit=100000`, headers: { host: `127.0.0.1:${scenario.runtime.port}`, ...(await operatorHeaders(scenario.runtime.baseUrl)) }, timeoutMs: 120_000 });
+      const answer = await call(scenario.runtime.baseUrl, {
+        path: `/_relay/records?state=${state}&limit=100000`,
+        headers: { host: `127.0.0.1:${scenario.runtime.port}`, ...(await operatorHeaders(scenario.runtime.baseUrl)) },
+        timeoutMs: 120_000,
+      });
       const listed = answer.json?.['records'] as RecordView[];
       expect(new Set(listed.map((record) => record.id)).size, `${state} listed once each`).toBe(listed.length);
       for (const record of listed) {

@@ -39,7 +39,12 @@ describe('crash: SIGKILL in the middle of a batch, restart on the same store', (
       label: 'crash',
       // The sends are still in flight, not timed out, when the kill comes right after they arrive.
       timeoutMs: TIMEOUT_MS,
-      env: { RETRY_MAX_ATTEMPTS: '6', RETRY_BASE_DELAY_MS: '200', STALE_SENDING_MS: String(STALE_SENDING_MS), SWEEP_PENDING_GRACE_MS: '0' },
+      env: {
+        RETRY_MAX_ATTEMPTS: '6',
+        RETRY_BASE_DELAY_MS: '200',
+        STALE_SENDING_MS: String(STALE_SENDING_MS),
+        SWEEP_PENDING_GRACE_MS: '0',
+      },
     });
   });
 
@@ -51,7 +56,12 @@ describe('crash: SIGKILL in the middle of a batch, restart on the same store', (
     const tags = Array.from({ length: count }, (_, index) => `crash ${run} ${route} ${from + index}`);
     await mapConcurrent(tags, count, async (tag) => {
       const webhook = signedWebhook(route, scenario.secrets, tag);
-      const answer = await call(scenario.runtime.baseUrl, { method: 'POST', path: webhook.path, headers: webhook.headers, body: webhook.body });
+      const answer = await call(scenario.runtime.baseUrl, {
+        method: 'POST',
+        path: webhook.path,
+        headers: webhook.headers,
+        body: webhook.body,
+      });
       expect(answer.status, answer.text).toBe(202);
       for (const id of answer.json!['ids'] as string[]) {
         tagById.set(id, tag);
@@ -65,9 +75,15 @@ describe('crash: SIGKILL in the middle of a batch, restart on the same store', (
     scenario.sandbox.injectFault({ kind: 'delay', ms: HOLD_MS, count: HELD_SENDS });
     // A few at-least-once sends in flight first, then at-most-once ones, then a backlog of waiting ones.
     await post('alo', 0, ALO_FIRST);
-    await waitUntil('the first at-least-once send to reach the SMS service', async () => (await arrived()) >= ALO_FIRST, { deadlineMs: HOLD_MS / 2 });
+    await waitUntil(
+      'the first at-least-once send to reach the SMS service',
+      async () => (await arrived()) >= ALO_FIRST,
+      { deadlineMs: HOLD_MS / 2 },
+    );
     await post('amo', 0, PER_ROUTE);
-    await waitUntil('at-most-once sends to reach the SMS service', async () => (await arrived()) >= ALO_FIRST + 2, { deadlineMs: HOLD_MS / 2 });
+    await waitUntil('at-most-once sends to reach the SMS service', async () => (await arrived()) >= ALO_FIRST + 2, {
+      deadlineMs: HOLD_MS / 2,
+    });
     await post('alo', ALO_FIRST, PER_ROUTE - ALO_FIRST);
 
     await scenario.runtime.kill();
@@ -75,22 +91,40 @@ describe('crash: SIGKILL in the middle of a batch, restart on the same store', (
     scenario.sandbox.clearFaults();
     expect(heldAtKill).toBeGreaterThanOrEqual(2);
     // Nothing the held sends do can finish before the hold ends: none is delivered yet.
-    expect(scenario.sandbox.messages().filter((message) => message.message.startsWith(`crash ${run}`)).length, 'the kill came after the hold ended (raise HOLD_MS)').toBe(0);
+    expect(
+      scenario.sandbox.messages().filter((message) => message.message.startsWith(`crash ${run}`)).length,
+      'the kill came after the hold ended (raise HOLD_MS)',
+    ).toBe(0);
 
     // The store as the crash left it (a killed process holds no lock).
     atCrash = await storedRecords(scenario.files.dataDir);
     expect(atCrash.map((record) => record.id).sort()).toEqual([...tagById.keys()].sort());
     const sending = atCrash.filter((record) => record.state === 'SENDING');
-    expect(sending.filter((record) => record.route === 'amo').length, 'the kill caught at-most-once sends in flight').toBeGreaterThanOrEqual(1);
-    expect(sending.filter((record) => record.route === 'alo').length, 'the kill caught at-least-once sends in flight').toBeGreaterThanOrEqual(1);
-    expect(atCrash.filter((record) => record.state === 'PENDING').length, 'the kill left messages waiting').toBeGreaterThanOrEqual(1);
-    console.log(`crash: at the kill ${JSON.stringify(countBy(atCrash.map((record) => `${record.route} ${record.state}`)))}, ${heldAtKill} sends held by the service`);
+    expect(
+      sending.filter((record) => record.route === 'amo').length,
+      'the kill caught at-most-once sends in flight',
+    ).toBeGreaterThanOrEqual(1);
+    expect(
+      sending.filter((record) => record.route === 'alo').length,
+      'the kill caught at-least-once sends in flight',
+    ).toBeGreaterThanOrEqual(1);
+    expect(
+      atCrash.filter((record) => record.state === 'PENDING').length,
+      'the kill left messages waiting',
+    ).toBeGreaterThanOrEqual(1);
+    console.log(
+      `crash: at the kill ${JSON.stringify(countBy(atCrash.map((record) => `${record.route} ${record.state}`)))}, ${heldAtKill} sends held by the service`,
+    );
   });
 
   it('after a restart, ends every accepted message final: nothing lost', async () => {
     await scenario.restart();
     const records = await waitForFinal(scenario.runtime, [...tagById.keys()], 120_000);
-    const states = countBy([...records.values()].filter((record) => tagById.has(record.id)).map((record) => `${record.route} ${record.state}`));
+    const states = countBy(
+      [...records.values()]
+        .filter((record) => tagById.has(record.id))
+        .map((record) => `${record.route} ${record.state}`),
+    );
     expect(states['alo SENT']).toBe(PER_ROUTE);
     expect((states['amo SENT'] ?? 0) + (states['amo UNKNOWN'] ?? 0)).toBe(PER_ROUTE);
   });
@@ -102,7 +136,8 @@ describe('crash: SIGKILL in the middle of a batch, restart on the same store', (
     // Held sends deliver when the hold ends; after the restart: each waiting message once, and each
     // at-least-once message that was in flight once more. Anything beyond is a duplicate.
     const expected = heldAtKill + pendingAtCrash + aloSendingAtCrash;
-    const ours = (): number => scenario.sandbox.messages().filter((message) => message.message.startsWith(`crash ${run}`)).length;
+    const ours = (): number =>
+      scenario.sandbox.messages().filter((message) => message.message.startsWith(`crash ${run}`)).length;
     await waitUntil(`${expected} deliveries (held + after the restart)`, () => ours() >= expected, {
       deadlineMs: HOLD_MS + 60_000,
       describe: () => `${ours()} delivered`,

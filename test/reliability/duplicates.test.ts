@@ -22,7 +22,21 @@ import { bodyFor, headersFor, ROUTE_SECRET, type SourceRoute, type Webhook } fro
 const COPIES = 5;
 /** Deliveries in all (RELIABILITY_DUPLICATE_DELIVERIES, default 200), shared out over the sources by these weights. */
 const DELIVERIES = Number(process.env['RELIABILITY_DUPLICATE_DELIVERIES'] ?? '200');
-const WEIGHTS: Readonly<Record<string, number>> = { amo: 2, github: 2, stripe: 2, alerts: 2, standard: 1, shopify: 1, gitlab: 0.5, sentry: 0.5, pagerduty: 0.5, kuma: 0.5, hmac: 1, svix: 0.5, sns: 0.5 };
+const WEIGHTS: Readonly<Record<string, number>> = {
+  amo: 2,
+  github: 2,
+  stripe: 2,
+  alerts: 2,
+  standard: 1,
+  shopify: 1,
+  gitlab: 0.5,
+  sentry: 0.5,
+  pagerduty: 0.5,
+  kuma: 0.5,
+  hmac: 1,
+  svix: 0.5,
+  sns: 0.5,
+};
 const PLAN: Readonly<Record<string, number>> = Object.fromEntries(
   Object.entries(WEIGHTS).map(([route, weight]) => [route, Math.max(1, Math.round((DELIVERIES * weight) / 10))]),
 );
@@ -46,11 +60,11 @@ function delivery(scenario: Scenario, route: SourceRoute, tag: string, index: nu
         ? standardWebhooksHeaders(secret, body, { id, timestamp })
         : route === 'hmac'
           ? hmacRouteHeaders(secret, body, { delivery: id, timestamp })
-        : route === 'svix'
-          ? svixHeaders(secret, body, { id, timestamp })
-          : RESIGNED.has(route) && copy > 0
-          ? headersFor(route, secret, body, { timestamp })
-          : first;
+          : route === 'svix'
+            ? svixHeaders(secret, body, { id, timestamp })
+            : RESIGNED.has(route) && copy > 0
+              ? headersFor(route, secret, body, { timestamp })
+              : first;
     return { route, path: `/hooks/${route}`, headers, body, tag };
   });
   return { tag, copies };
@@ -65,7 +79,8 @@ describe('duplicates: a delivery posted 5 times at once is sent once', () => {
   beforeAll(async () => {
     scenario = await startScenario({ label: 'duplicates' });
     for (const [route, count] of Object.entries(PLAN)) {
-      for (let index = 0; index < count; index += 1) deliveries.push(delivery(scenario, route as SourceRoute, `dup ${run} ${route} ${index}`, index));
+      for (let index = 0; index < count; index += 1)
+        deliveries.push(delivery(scenario, route as SourceRoute, `dup ${run} ${route} ${index}`, index));
     }
   });
 
@@ -77,10 +92,21 @@ describe('duplicates: a delivery posted 5 times at once is sent once', () => {
     const started = Date.now();
     await mapConcurrent(deliveries, 16, async (each) => {
       const got = await Promise.all(
-        each.copies.map(async (copy) =>
-          await call(scenario.runtime.baseUrl, { method: 'POST', path: copy.path, headers: copy.headers, body: copy.body }).catch(
-            (error: unknown): HttpAnswer => ({ status: 0, text: `no answer: ${(error as Error).message}`, json: undefined, headers: {} }),
-          ),
+        each.copies.map(
+          async (copy) =>
+            await call(scenario.runtime.baseUrl, {
+              method: 'POST',
+              path: copy.path,
+              headers: copy.headers,
+              body: copy.body,
+            }).catch(
+              (error: unknown): HttpAnswer => ({
+                status: 0,
+                text: `no answer: ${(error as Error).message}`,
+                json: undefined,
+                headers: {},
+              }),
+            ),
         ),
       );
       answers.set(each.tag, got);
@@ -93,11 +119,14 @@ describe('duplicates: a delivery posted 5 times at once is sent once', () => {
       const accepted = got.filter((answer) => answer.status === 202);
       const duplicates = got.filter((answer) => answer.status === 200 && answer.json?.['status'] === 'duplicate');
       if (accepted.length !== 1 || duplicates.length !== COPIES - 1) {
-        problems.push(`${each.tag}: ${got.map((answer) => `${answer.status} ${answer.text.slice(0, 120)}`).join(' / ')}`);
+        problems.push(
+          `${each.tag}: ${got.map((answer) => `${answer.status} ${answer.text.slice(0, 120)}`).join(' / ')}`,
+        );
         continue;
       }
       const ids = JSON.stringify(accepted[0]!.json?.['ids']);
-      if (duplicates.some((answer) => JSON.stringify(answer.json?.['ids']) !== ids)) problems.push(`${each.tag}: a duplicate names other ids than the accepted copy`);
+      if (duplicates.some((answer) => JSON.stringify(answer.json?.['ids']) !== ids))
+        problems.push(`${each.tag}: a duplicate names other ids than the accepted copy`);
     }
     expect(problems.slice(0, 10)).toEqual([]);
     expect(problems.length).toBe(0);
@@ -105,17 +134,23 @@ describe('duplicates: a delivery posted 5 times at once is sent once', () => {
 
   it('sends each delivery exactly once and records one SENT message for it', async () => {
     const tags = deliveries.map((each) => each.tag);
-    await waitUntil(`all ${tags.length} deliveries to reach the SMS service`, () => inboxCounts(scenario.sandbox).size >= tags.length, {
-      deadlineMs: 180_000,
-      describe: () => `inbox has ${inboxCounts(scenario.sandbox).size} distinct texts`,
-    });
+    await waitUntil(
+      `all ${tags.length} deliveries to reach the SMS service`,
+      () => inboxCounts(scenario.sandbox).size >= tags.length,
+      {
+        deadlineMs: 180_000,
+        describe: () => `inbox has ${inboxCounts(scenario.sandbox).size} distinct texts`,
+      },
+    );
     expect(await scenario.runtime.stop()).toEqual({ code: 0, signal: null });
 
     const inbox = inboxCounts(scenario.sandbox);
     expect([...inbox.entries()].filter(([, count]) => count !== 1)).toEqual([]);
     expect([...inbox.keys()].sort()).toEqual([...tags].sort());
 
-    const accepted = deliveries.flatMap((each) => (answers.get(each.tag)!.find((answer) => answer.status === 202)?.json?.['ids'] as string[]) ?? []);
+    const accepted = deliveries.flatMap(
+      (each) => (answers.get(each.tag)!.find((answer) => answer.status === 202)?.json?.['ids'] as string[]) ?? [],
+    );
     const records = await storedRecords(scenario.files.dataDir);
     expect(records.length).toBe(deliveries.length);
     expect(records.map((record) => record.id).sort()).toEqual([...accepted].sort());

@@ -42,7 +42,12 @@ describe('faults: what the SMS service does wrong, the delivery policy absorbs',
     scenario = await startScenario({
       label: 'faults',
       timeoutMs: TIMEOUT_MS,
-      env: { RETRY_MAX_ATTEMPTS: '6', RETRY_BASE_DELAY_MS: '200', STALE_SENDING_MS: '60000', SWEEP_PENDING_GRACE_MS: '0' },
+      env: {
+        RETRY_MAX_ATTEMPTS: '6',
+        RETRY_BASE_DELAY_MS: '200',
+        STALE_SENDING_MS: '60000',
+        SWEEP_PENDING_GRACE_MS: '0',
+      },
     });
   });
 
@@ -56,7 +61,12 @@ describe('faults: what the SMS service does wrong, the delivery policy absorbs',
     const byId = new Map<string, string>();
     await mapConcurrent(tags, count, async (tag) => {
       const webhook = signedWebhook(route, scenario.secrets, tag);
-      const answer = await call(scenario.runtime.baseUrl, { method: 'POST', path: webhook.path, headers: webhook.headers, body: webhook.body });
+      const answer = await call(scenario.runtime.baseUrl, {
+        method: 'POST',
+        path: webhook.path,
+        headers: webhook.headers,
+        body: webhook.body,
+      });
       expect(answer.status, answer.text).toBe(202);
       for (const id of answer.json!['ids'] as string[]) byId.set(id, tag);
     });
@@ -65,7 +75,11 @@ describe('faults: what the SMS service does wrong, the delivery policy absorbs',
   }
 
   /** Injects the fault, posts a batch, waits until every record is final and every fault was used. */
-  async function faulted(route: Route, fault: SandboxFault, count = BATCH): Promise<{ batch: Batch; records: Map<string, RecordView> }> {
+  async function faulted(
+    route: Route,
+    fault: SandboxFault,
+    count = BATCH,
+  ): Promise<{ batch: Batch; records: Map<string, RecordView> }> {
     scenario.sandbox.clearFaults();
     scenario.sandbox.injectFault(fault);
     const batch = await post(route, count);
@@ -81,17 +95,25 @@ describe('faults: what the SMS service does wrong, the delivery policy absorbs',
 
   /** Per record: its state and how often its text reached the service. */
   const outcomes = (batch: Batch, records: Map<string, RecordView>): Array<{ state: string; delivered: number }> =>
-    [...batch.byId].map(([id, tag]) => ({ state: records.get(id)!.state, delivered: inboxCounts(scenario.sandbox).get(tag) ?? 0 }));
+    [...batch.byId].map(([id, tag]) => ({
+      state: records.get(id)!.state,
+      delivered: inboxCounts(scenario.sandbox).get(tag) ?? 0,
+    }));
 
   it('5xx without delivery: at-most-once → UNKNOWN, never retried; at-least-once → retried, SENT once', async () => {
     const amo = await faulted('amo', { kind: 'status', status: 503, count: FAULTS });
     expect(statesOf(amo.batch, amo.records)).toEqual({ SENT: BATCH - FAULTS, UNKNOWN: FAULTS });
-    for (const outcome of outcomes(amo.batch, amo.records)) expect(outcome).toEqual({ state: outcome.state, delivered: outcome.state === 'SENT' ? 1 : 0 });
+    for (const outcome of outcomes(amo.batch, amo.records))
+      expect(outcome).toEqual({ state: outcome.state, delivered: outcome.state === 'SENT' ? 1 : 0 });
 
     const alo = await faulted('alo', { kind: 'status', status: 503, count: FAULTS });
     expect(statesOf(alo.batch, alo.records)).toEqual({ SENT: BATCH });
     expect(deliveries(alo.batch)).toEqual(Array(BATCH).fill(1));
-    expect([...alo.records.values()].filter((record) => alo.batch.byId.has(record.id)).reduce((sum, record) => sum + record.attempts, 0)).toBe(BATCH + FAULTS);
+    expect(
+      [...alo.records.values()]
+        .filter((record) => alo.batch.byId.has(record.id))
+        .reduce((sum, record) => sum + record.attempts, 0),
+    ).toBe(BATCH + FAULTS);
   });
 
   it('5xx after the SMS went out: at-most-once → UNKNOWN, inbox 1 each; at-least-once → SENT, the delivered ones twice', async () => {
@@ -109,12 +131,16 @@ describe('faults: what the SMS service does wrong, the delivery policy absorbs',
     const amo = await faulted('amo', { kind: 'delay', ms: DELAY_MS, count: FAULTS });
     expect(statesOf(amo.batch, amo.records)).toEqual({ SENT: BATCH - FAULTS, UNKNOWN: FAULTS });
     // The held sends are delivered when the delay ends, after the relay gave up on them.
-    await waitUntil('the delayed sends to be delivered', () => total(amo.batch) >= BATCH, { deadlineMs: DELAY_MS + 30_000 });
+    await waitUntil('the delayed sends to be delivered', () => total(amo.batch) >= BATCH, {
+      deadlineMs: DELAY_MS + 30_000,
+    });
     expect(deliveries(amo.batch)).toEqual(Array(BATCH).fill(1));
 
     const alo = await faulted('alo', { kind: 'delay', ms: DELAY_MS, count: FAULTS });
     expect(statesOf(alo.batch, alo.records)).toEqual({ SENT: BATCH });
-    await waitUntil('the delayed sends to be delivered', () => total(alo.batch) >= BATCH + FAULTS, { deadlineMs: DELAY_MS + 30_000 });
+    await waitUntil('the delayed sends to be delivered', () => total(alo.batch) >= BATCH + FAULTS, {
+      deadlineMs: DELAY_MS + 30_000,
+    });
     expect(deliveries(alo.batch).every((count) => count >= 1)).toBe(true);
     expect(total(alo.batch)).toBe(BATCH + FAULTS);
   });
@@ -122,7 +148,8 @@ describe('faults: what the SMS service does wrong, the delivery policy absorbs',
   it('connection reset before delivery: at-most-once → UNKNOWN, not sent; at-least-once → SENT once', async () => {
     const amo = await faulted('amo', { kind: 'reset', count: FAULTS });
     expect(statesOf(amo.batch, amo.records)).toEqual({ SENT: BATCH - FAULTS, UNKNOWN: FAULTS });
-    for (const outcome of outcomes(amo.batch, amo.records)) expect(outcome).toEqual({ state: outcome.state, delivered: outcome.state === 'SENT' ? 1 : 0 });
+    for (const outcome of outcomes(amo.batch, amo.records))
+      expect(outcome).toEqual({ state: outcome.state, delivered: outcome.state === 'SENT' ? 1 : 0 });
 
     const alo = await faulted('alo', { kind: 'reset', count: FAULTS });
     expect(statesOf(alo.batch, alo.records)).toEqual({ SENT: BATCH });
@@ -154,7 +181,8 @@ describe('faults: what the SMS service does wrong, the delivery policy absorbs',
     const dry = await post('amo', BATCH);
     const records2 = await waitForFinal(scenario.runtime, [...dry.byId.keys()], SETTLE_MS, 'amo');
     expect(statesOf(dry, records2)).toEqual({ SENT: 5, PARKED: BATCH - 5 });
-    for (const outcome of outcomes(dry, records2)) expect(outcome).toEqual({ state: outcome.state, delivered: outcome.state === 'SENT' ? 1 : 0 });
+    for (const outcome of outcomes(dry, records2))
+      expect(outcome).toEqual({ state: outcome.state, delivered: outcome.state === 'SENT' ? 1 : 0 });
 
     scenario.sandbox.setBalance(1_000_000);
     const redrive = await runCli('redrive', ['redrive'], scenario.runtime.cliEnv);
@@ -178,7 +206,11 @@ describe('faults: what the SMS service does wrong, the delivery policy absorbs',
     expect(scenario.sandbox.messages().length).toBe(before);
     const records = await storedRecords(scenario.files.dataDir);
     expect(records.map((record) => record.id).sort()).toEqual([...allIds].sort());
-    expect(records.filter((record) => record.state !== 'SENT' && record.state !== 'UNKNOWN').map((record) => `${record.id} ${record.state}`)).toEqual([]);
+    expect(
+      records
+        .filter((record) => record.state !== 'SENT' && record.state !== 'UNKNOWN')
+        .map((record) => `${record.id} ${record.state}`),
+    ).toEqual([]);
     const inbox = inboxCounts(scenario.sandbox);
     const amoTwice = records.filter((record) => record.route === 'amo' && (inbox.get(record.text) ?? 0) > 1);
     expect(amoTwice.map((record) => record.text)).toEqual([]);

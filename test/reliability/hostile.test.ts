@@ -16,32 +16,62 @@ import { bearerHeaders, shopifyHeaders, woocommerceHeaders } from './support/sig
 // The example routes that name their recipients by number or template: a route paging `oncall:` or
 // `person:` needs the config's people and schedules, which this scenario's config does not carry.
 const LOCAL_ROUTES = Object.fromEntries(
-  Object.entries((parse(readFileSync(new URL('../../config/local.yaml', import.meta.url), 'utf8')) as { routes: Record<string, RouteInput> }).routes).filter(
-    ([, route]) => !route.recipients.some((entry) => /^\s*(person|oncall):/.test(entry)),
-  ),
+  Object.entries(
+    (
+      parse(readFileSync(new URL('../../config/local.yaml', import.meta.url), 'utf8')) as {
+        routes: Record<string, RouteInput>;
+      }
+    ).routes,
+  ).filter(([, route]) => !route.recipients.some((entry) => /^\s*(person|oncall):/.test(entry))),
 );
 
 /** `count` distinct Tanzanian mobile numbers in `separator`-joined text, as a stuffed field holds them. */
 function numbers(count: number, separator = ','): string {
-  return Array.from({ length: count }, (_, index) => `07${String(20_000_000 + index).padStart(8, '0')}`).join(separator);
+  return Array.from({ length: count }, (_, index) => `07${String(20_000_000 + index).padStart(8, '0')}`).join(
+    separator,
+  );
 }
 
 /** Which payload field feeds each example route's templated recipient, and a signed body with it stuffed. */
-const STUFFED: Record<string, (secrets: Readonly<Record<string, string>>, phones: string, tag: string) => { headers: Record<string, string>; body: string }> = {
+const STUFFED: Record<
+  string,
+  (
+    secrets: Readonly<Record<string, string>>,
+    phones: string,
+    tag: string,
+  ) => { headers: Record<string, string>; body: string }
+> = {
   alerts: (secrets, phones, tag) => {
     const body = JSON.stringify({
-      receiver: 'sms', status: 'firing', groupKey: `{}:{alertname="${tag}"}`, version: '4',
-      commonLabels: { alertname: tag }, commonAnnotations: { summary: tag, oncall_phone: phones },
+      receiver: 'sms',
+      status: 'firing',
+      groupKey: `{}:{alertname="${tag}"}`,
+      version: '4',
+      commonLabels: { alertname: tag },
+      commonAnnotations: { summary: tag, oncall_phone: phones },
       alerts: [{ status: 'firing', labels: { alertname: tag }, annotations: {}, fingerprint: tag }],
     });
     return { headers: bearerHeaders(secrets['alerts-token']!), body };
   },
   orders: (secrets, phones, tag) => {
-    const body = JSON.stringify({ id: 4_000_000 + Number.parseInt(tag.slice(-6), 16), name: `#${tag}`, total_price: '10.00', currency: 'TZS', customer: { first_name: 'Eve', phone: phones } });
+    const body = JSON.stringify({
+      id: 4_000_000 + Number.parseInt(tag.slice(-6), 16),
+      name: `#${tag}`,
+      total_price: '10.00',
+      currency: 'TZS',
+      customer: { first_name: 'Eve', phone: phones },
+    });
     return { headers: shopifyHeaders(secrets['shopify-secret']!, body), body };
   },
   shop: (secrets, phones, tag) => {
-    const body = JSON.stringify({ id: Number.parseInt(tag.slice(-6), 16), number: tag, status: 'processing', total: '10.00', currency: 'TZS', billing: { first_name: 'Eve', phone: phones } });
+    const body = JSON.stringify({
+      id: Number.parseInt(tag.slice(-6), 16),
+      number: tag,
+      status: 'processing',
+      total: '10.00',
+      currency: 'TZS',
+      billing: { first_name: 'Eve', phone: phones },
+    });
     return { headers: woocommerceHeaders(secrets['woocommerce-secret']!, body), body };
   },
   // notify (generic) texts one fixed number in config/local.yaml: a generic `{{ phone }}` route is
@@ -55,7 +85,9 @@ afterAll(async () => {
 
 describe('hostile input: recipients stuffed into every templated field of the example routes', () => {
   it('sends nothing to stuffed numbers, on every route and with every separator, and records why', async () => {
-    const templated = Object.entries(LOCAL_ROUTES).filter(([, route]) => route.recipients.some((entry) => entry.includes('{{')));
+    const templated = Object.entries(LOCAL_ROUTES).filter(([, route]) =>
+      route.recipients.some((entry) => entry.includes('{{')),
+    );
     expect(templated.map(([id]) => id).sort()).toEqual(Object.keys(STUFFED).sort());
     const scenario = await startScenario({ label: 'hostile-recipients', routes: LOCAL_ROUTES });
     scenarios.push(scenario);
@@ -63,10 +95,26 @@ describe('hostile input: recipients stuffed into every templated field of the ex
 
     const ids: string[] = [];
     for (const [route] of templated) {
-      for (const [variant, phones] of [['commas', numbers(200)], ['semicolons', numbers(50, ';')], ['lines', numbers(3_000, '\n')], ['spaced', numbers(20, ', ')]] as const) {
+      for (const [variant, phones] of [
+        ['commas', numbers(200)],
+        ['semicolons', numbers(50, ';')],
+        ['lines', numbers(3_000, '\n')],
+        ['spaced', numbers(20, ', ')],
+      ] as const) {
         const tag = `${run}${variant}${route}`.slice(0, 40);
-        const { headers, body } = STUFFED[route]!(scenario.secrets, phones, `${run}${Buffer.from(variant + route).toString('hex').slice(0, 6)}`);
-        const answer = await call(scenario.runtime.baseUrl, { method: 'POST', path: `/hooks/${route}`, headers: { 'content-type': 'application/json', ...headers }, body });
+        const { headers, body } = STUFFED[route]!(
+          scenario.secrets,
+          phones,
+          `${run}${Buffer.from(variant + route)
+            .toString('hex')
+            .slice(0, 6)}`,
+        );
+        const answer = await call(scenario.runtime.baseUrl, {
+          method: 'POST',
+          path: `/hooks/${route}`,
+          headers: { 'content-type': 'application/json', ...headers },
+          body,
+        });
         expect(answer.status, `${route} ${variant}: ${answer.text}`).toBe(200);
         expect(answer.json?.['status'], `${route} ${variant}`).toBe('dropped');
         expect(String(answer.json?.['reason']), tag).toMatch(/^\d+ recipients, more than maxRecipients \(\d+\)$/);
@@ -84,7 +132,13 @@ describe('the daily credit cap over restarts', () => {
   it('never lets more than creditsPerDay through, however often the runtime restarts', async () => {
     const ten = Array.from({ length: 10 }, (_, index) => `0713${String(200_000 + index)}`);
     const routes: Record<string, RouteInput> = {
-      capped: { source: 'generic', secret: 'generic-token', recipients: ten, template: '{{ tag }}', limits: { creditsPerDay: 35 } },
+      capped: {
+        source: 'generic',
+        secret: 'generic-token',
+        recipients: ten,
+        template: '{{ tag }}',
+        limits: { creditsPerDay: 35 },
+      },
     };
     const scenario = await startScenario({ label: 'hostile-cap', routes });
     scenarios.push(scenario);
@@ -96,8 +150,13 @@ describe('the daily credit cap over restarts', () => {
       if (start > 0) await scenario.restart();
       for (let n = 0; n < 2; n += 1) {
         const answer = await call(scenario.runtime.baseUrl, {
-          method: 'POST', path: '/hooks/capped',
-          headers: { ...bearerHeaders(scenario.secrets['generic-token']!), 'idempotency-key': `${run}-${start}-${n}`, 'content-type': 'application/json' },
+          method: 'POST',
+          path: '/hooks/capped',
+          headers: {
+            ...bearerHeaders(scenario.secrets['generic-token']!),
+            'idempotency-key': `${run}-${start}-${n}`,
+            'content-type': 'application/json',
+          },
           body: JSON.stringify({ tag: `cap ${run} ${start} ${n}` }),
         });
         expect(answer.status, answer.text).toBe(202);
@@ -118,13 +177,26 @@ describe('the daily credit cap over restarts', () => {
 describe('an oversized answer from the SMS service', () => {
   it('is recorded SENT once, and stays so across a kill and a restart past the stale-sending age', async () => {
     const routes: Record<string, RouteInput> = {
-      bulk: { source: 'generic', secret: 'generic-token', recipients: ['{{ phones }}'], template: '{{ tag }}', maxRecipients: 9_000, delivery: 'at-least-once' },
+      bulk: {
+        source: 'generic',
+        secret: 'generic-token',
+        recipients: ['{{ phones }}'],
+        template: '{{ tag }}',
+        maxRecipients: 9_000,
+        delivery: 'at-least-once',
+      },
     };
-    const scenario = await startScenario({ label: 'hostile-answer', routes, timeoutMs: 5_000, env: { STALE_SENDING_MS: '6000' } });
+    const scenario = await startScenario({
+      label: 'hostile-answer',
+      routes,
+      timeoutMs: 5_000,
+      env: { STALE_SENDING_MS: '6000' },
+    });
     scenarios.push(scenario);
     const tag = `bulk ${runId()}`;
     const answer = await call(scenario.runtime.baseUrl, {
-      method: 'POST', path: '/hooks/bulk',
+      method: 'POST',
+      path: '/hooks/bulk',
       headers: { ...bearerHeaders(scenario.secrets['generic-token']!), 'content-type': 'application/json' },
       body: JSON.stringify({ tag, phones: numbers(9_000) }),
     });
@@ -141,7 +213,6 @@ describe('an oversized answer from the SMS service', () => {
     expect((await liveRecords(scenario.runtime, 'bulk')).get(ids[0]!)?.state).toBe('SENT');
   });
 });
-
 
 describe('slow clients holding every connection (slow-loris through a tunnel)', () => {
   it('keeps webhooks, /health and the console coming in: 256 trickling connections, 40 genuine webhooks', async () => {
@@ -160,16 +231,28 @@ describe('slow clients holding every connection (slow-loris through a tunnel)', 
       head: `POST /hooks/notify HTTP/1.1\r\nHost: tunnel.example\r\nContent-Type: application/json\r\nContent-Length: 100000\r\n\r\n{"tag":"`,
     });
     try {
-      await waitUntil('the trickling connections to open', () => trickle.connected() >= 256, { deadlineMs: 60_000, intervalMs: 50 });
-      const outcome = async (request: Promise<HttpAnswer>): Promise<string> => await request.then(({ status }) => String(status), (error: NodeJS.ErrnoException) => error.code ?? error.message);
+      await waitUntil('the trickling connections to open', () => trickle.connected() >= 256, {
+        deadlineMs: 60_000,
+        intervalMs: 50,
+      });
+      const outcome = async (request: Promise<HttpAnswer>): Promise<string> =>
+        await request.then(
+          ({ status }) => String(status),
+          (error: NodeJS.ErrnoException) => error.code ?? error.message,
+        );
 
       const outcomes: string[] = [];
       const ids: string[] = [];
       for (let n = 0; n < 40; n += 1) {
         // One at a time on a fresh connection each, as senders post; spread over a few seconds.
         const answer = call(scenario.runtime.baseUrl, {
-          method: 'POST', path: '/hooks/notify',
-          headers: { ...bearerHeaders(scenario.secrets['generic-token']!), 'idempotency-key': `${run}-${n}`, connection: 'close' },
+          method: 'POST',
+          path: '/hooks/notify',
+          headers: {
+            ...bearerHeaders(scenario.secrets['generic-token']!),
+            'idempotency-key': `${run}-${n}`,
+            connection: 'close',
+          },
           body: JSON.stringify({ tag: `genuine ${run} ${n}` }),
         });
         outcomes.push(await outcome(answer));
@@ -177,8 +260,12 @@ describe('slow clients holding every connection (slow-loris through a tunnel)', 
         ids.push(...((body?.json?.['ids'] as string[] | undefined) ?? []));
         await new Promise((resolve) => setTimeout(resolve, 200));
       }
-      const health = await outcome(call(scenario.runtime.baseUrl, { path: '/health', headers: { connection: 'close' } }));
-      const console_ = await outcome(call(scenario.runtime.baseUrl, { path: '/console', headers: { connection: 'close' } }));
+      const health = await outcome(
+        call(scenario.runtime.baseUrl, { path: '/health', headers: { connection: 'close' } }),
+      );
+      const console_ = await outcome(
+        call(scenario.runtime.baseUrl, { path: '/console', headers: { connection: 'close' } }),
+      );
 
       const accepted = outcomes.filter((status) => status === '202').length;
       expect(accepted, `answers: ${outcomes.join(' ')}`).toBeGreaterThanOrEqual(36);
@@ -188,10 +275,11 @@ describe('slow clients holding every connection (slow-loris through a tunnel)', 
       // The slow ones were cut or pushed out, not left to hold their slots.
       expect(trickle.closed()).toBeGreaterThan(0);
       expect((await waitForFinal(scenario.runtime, ids, 60_000)).size).toBe(accepted);
-      expect(scenario.sandbox.messages().filter((message) => message.message.startsWith(`genuine ${run} `))).toHaveLength(accepted);
+      expect(
+        scenario.sandbox.messages().filter((message) => message.message.startsWith(`genuine ${run} `)),
+      ).toHaveLength(accepted);
     } finally {
       trickle.stop();
     }
   });
 });
-

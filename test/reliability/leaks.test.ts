@@ -56,23 +56,60 @@ describe('leaks: secrets and phone numbers stay out of every log line', () => {
   it('drives a runtime through the paths that carry numbers and secrets', async () => {
     const token = scenario.secrets['generic-token']!;
     const apiKey = scenario.secrets['providerApiKey']!;
-    expect(await post('/hooks/leaky', bearerHeaders(token), { tag: `leak ${run} 1`, phone: BODY_PHONE, caller: CALLER })).toBe(202);
+    expect(
+      await post('/hooks/leaky', bearerHeaders(token), { tag: `leak ${run} 1`, phone: BODY_PHONE, caller: CALLER }),
+    ).toBe(202);
     // A landline among the recipients: dropped with a warning that must not quote it.
-    expect(await post('/hooks/leaky', bearerHeaders(token), { tag: `leak ${run} 2`, phone: '0222 123 456', caller: CALLER })).toBe(202);
+    expect(
+      await post('/hooks/leaky', bearerHeaders(token), { tag: `leak ${run} 2`, phone: '0222 123 456', caller: CALLER }),
+    ).toBe(202);
     // The token in the query string (accepted), and another route's secret where it is not accepted.
-    expect(await post(`/hooks/leaky?token=${encodeURIComponent(token)}`, { 'content-type': 'application/json' }, { tag: `leak ${run} 3`, phone: BODY_PHONE, caller: CALLER })).toBe(202);
-    expect(await post(`/hooks/alerts?token=${encodeURIComponent(scenario.secrets['alerts-token']!)}`, { 'content-type': 'application/json' }, { alerts: [], phone: BODY_PHONE })).toBe(401);
+    expect(
+      await post(
+        `/hooks/leaky?token=${encodeURIComponent(token)}`,
+        { 'content-type': 'application/json' },
+        { tag: `leak ${run} 3`, phone: BODY_PHONE, caller: CALLER },
+      ),
+    ).toBe(202);
+    expect(
+      await post(
+        `/hooks/alerts?token=${encodeURIComponent(scenario.secrets['alerts-token']!)}`,
+        { 'content-type': 'application/json' },
+        { alerts: [], phone: BODY_PHONE },
+      ),
+    ).toBe(401);
     // Refused credentials that are near misses of real ones, with numbers in the body.
-    expect(await post('/hooks/leaky', bearerHeaders(`${token}x`), { tag: 'x', phone: BODY_PHONE, caller: CALLER })).toBe(401);
-    expect(await post('/hooks/alerts', bearerHeaders(scenario.secrets['alerts-token']!), { phone: BODY_PHONE, status: `firing ${CALLER}` })).toBe(400);
+    expect(
+      await post('/hooks/leaky', bearerHeaders(`${token}x`), { tag: 'x', phone: BODY_PHONE, caller: CALLER }),
+    ).toBe(401);
+    expect(
+      await post('/hooks/alerts', bearerHeaders(scenario.secrets['alerts-token']!), {
+        phone: BODY_PHONE,
+        status: `firing ${CALLER}`,
+      }),
+    ).toBe(400);
     await waitForFinal(scenario.runtime, ids, 60_000);
 
     // The SMS service echoes the number and the key in its errors: ambiguous (503) and refused (400).
-    scenario.sandbox.injectFault({ kind: 'status', status: 503, count: 1, error: `upstream failed for ${RECIPIENT_MSISDN} +255 754 111 222 using key ${apiKey}` });
-    expect(await post('/hooks/leaky', bearerHeaders(token), { tag: `leak ${run} 4`, phone: BODY_PHONE, caller: CALLER })).toBe(202);
+    scenario.sandbox.injectFault({
+      kind: 'status',
+      status: 503,
+      count: 1,
+      error: `upstream failed for ${RECIPIENT_MSISDN} +255 754 111 222 using key ${apiKey}`,
+    });
+    expect(
+      await post('/hooks/leaky', bearerHeaders(token), { tag: `leak ${run} 4`, phone: BODY_PHONE, caller: CALLER }),
+    ).toBe(202);
     await waitForFinal(scenario.runtime, ids, 60_000);
-    scenario.sandbox.injectFault({ kind: 'status', status: 400, count: 1, error: `invalid phoneNumbers: 255754111222, 0765333444; key ${apiKey}` });
-    expect(await post('/hooks/leaky', bearerHeaders(token), { tag: `leak ${run} 5`, phone: BODY_PHONE, caller: CALLER })).toBe(202);
+    scenario.sandbox.injectFault({
+      kind: 'status',
+      status: 400,
+      count: 1,
+      error: `invalid phoneNumbers: 255754111222, 0765333444; key ${apiKey}`,
+    });
+    expect(
+      await post('/hooks/leaky', bearerHeaders(token), { tag: `leak ${run} 5`, phone: BODY_PHONE, caller: CALLER }),
+    ).toBe(202);
     const records = await waitForFinal(scenario.runtime, ids, 60_000);
     const states = ids.map((id) => records.get(id)!.state);
     expect(states).toContain('UNKNOWN');

@@ -25,7 +25,10 @@ describe(`load: ${COUNT} distinct webhooks at concurrency ${CONCURRENCY}`, () =>
   let postedAt = 0;
 
   beforeAll(async () => {
-    if (!Number.isInteger(COUNT) || COUNT < 1) throw new Error(`RELIABILITY_LOAD_COUNT must be a whole number ≥ 1, got "${process.env['RELIABILITY_LOAD_COUNT']}"`);
+    if (!Number.isInteger(COUNT) || COUNT < 1)
+      throw new Error(
+        `RELIABILITY_LOAD_COUNT must be a whole number ≥ 1, got "${process.env['RELIABILITY_LOAD_COUNT']}"`,
+      );
     scenario = await startScenario({ label: 'load' });
     for (let index = 0; index < COUNT; index += 1) texts.push(`load ${run} ${index}`);
   });
@@ -37,20 +40,30 @@ describe(`load: ${COUNT} distinct webhooks at concurrency ${CONCURRENCY}`, () =>
   it('accepts every webhook with 202', async () => {
     const token = scenario.secrets['generic-token']!;
     const started = Date.now();
-    const answers = await mapConcurrent(texts, CONCURRENCY, async (text, index) =>
-      await call(scenario.runtime.baseUrl, {
-        method: 'POST',
-        path: '/hooks/amo',
-        headers: { ...bearerHeaders(token), 'idempotency-key': `load-${run}-${index}` },
-        body: JSON.stringify({ tag: text }),
-        timeoutMs: 60_000,
-      }).catch((error: unknown) => ({ status: 0, text: `no answer: ${(error as Error).message}`, json: undefined, headers: {} })),
+    const answers = await mapConcurrent(
+      texts,
+      CONCURRENCY,
+      async (text, index) =>
+        await call(scenario.runtime.baseUrl, {
+          method: 'POST',
+          path: '/hooks/amo',
+          headers: { ...bearerHeaders(token), 'idempotency-key': `load-${run}-${index}` },
+          body: JSON.stringify({ tag: text }),
+          timeoutMs: 60_000,
+        }).catch((error: unknown) => ({
+          status: 0,
+          text: `no answer: ${(error as Error).message}`,
+          json: undefined,
+          headers: {},
+        })),
     );
     postedAt = Date.now();
     const seconds = (postedAt - started) / 1000;
     console.log(`load: ${COUNT} webhooks posted in ${seconds.toFixed(1)} s (${(COUNT / seconds).toFixed(0)}/s)`);
 
-    const refused = answers.flatMap((answer, index) => (answer.status === 202 ? [] : [`#${index}: ${answer.status} ${answer.text.slice(0, 160)}`]));
+    const refused = answers.flatMap((answer, index) =>
+      answer.status === 202 ? [] : [`#${index}: ${answer.status} ${answer.text.slice(0, 160)}`],
+    );
     expect(refused.slice(0, 10)).toEqual([]);
     answers.forEach((answer, index) => {
       const ids = answer.json?.['ids'] as string[];

@@ -5,7 +5,13 @@ import { configYaml, newSecrets, RECIPIENT, type RouteInput, TAG_TEMPLATE } from
 import { call, closeIdleSockets, type HttpAnswer, mapConcurrent } from './support/http';
 import { countBy, liveRecords, storedRecords, waitForFinal } from './support/records';
 import { runCli, type Runtime, scratchDir, startRuntime, writeRuntimeFiles } from './support/runtime';
-import { type BalanceOutage, inboxCounts, startBalanceOutage, startTestSandbox, type TestSandbox } from './support/sandbox';
+import {
+  type BalanceOutage,
+  inboxCounts,
+  startBalanceOutage,
+  startTestSandbox,
+  type TestSandbox,
+} from './support/sandbox';
 import { runId, type Scenario, startScenario } from './support/scenario';
 import { bearerHeaders, githubHeaders, type Headers, hmacRouteHeaders } from './support/signers';
 import { bodyFor } from './support/webhooks';
@@ -29,11 +35,19 @@ const RACE_ROUNDS = 20;
 /** Posts one request; a transport error becomes status 0 with what happened, so the assertion says it. */
 async function post(runtime: Runtime, route: string, headers: Headers, body: string): Promise<HttpAnswer> {
   return await call(runtime.baseUrl, { method: 'POST', path: `/hooks/${route}`, headers, body }).catch(
-    (error: unknown): HttpAnswer => ({ status: 0, text: `no answer: ${(error as Error).message}`, json: undefined, headers: {} }),
+    (error: unknown): HttpAnswer => ({
+      status: 0,
+      text: `no answer: ${(error as Error).message}`,
+      json: undefined,
+      headers: {},
+    }),
   );
 }
 
-const summary = (answer: HttpAnswer): { status: number; body: unknown } => ({ status: answer.status, body: answer.json ?? answer.text });
+const summary = (answer: HttpAnswer): { status: number; body: unknown } => ({
+  status: answer.status,
+  body: answer.json ?? answer.text,
+});
 const idsOf = (answer: HttpAnswer): string[] => (answer.json?.['ids'] as string[] | undefined) ?? [];
 
 describe('replays under fresh delivery ids do not poison those ids (item 1)', () => {
@@ -76,7 +90,10 @@ describe('replays under fresh delivery ids do not poison those ids (item 1)', ()
     for (const seq of ['101', '102', '103']) {
       // The attacker's copy: the same signed body and timestamp, only the unsigned id changed.
       const replay = await post(scenario.runtime, 'hmac', { ...first.headers, 'x-delivery-id': seq }, first.body);
-      expect(summary(replay), `replay as ${seq}`).toEqual({ status: 200, body: { status: 'duplicate', ids: idsOf(accepted) } });
+      expect(summary(replay), `replay as ${seq}`).toEqual({
+        status: 200,
+        body: { status: 'duplicate', ids: idsOf(accepted) },
+      });
     }
     for (const seq of ['101', '102', '103']) {
       const genuine = payment(`pay ${run} ${seq}`, seq);
@@ -91,7 +108,12 @@ describe('replays under fresh delivery ids do not poison those ids (item 1)', ()
     const accepted = await post(scenario.runtime, 'github', original.headers, original.body);
     accept(`push ${run} A`, accepted);
 
-    const replay = await post(scenario.runtime, 'github', { ...original.headers, 'x-github-delivery': b }, original.body);
+    const replay = await post(
+      scenario.runtime,
+      'github',
+      { ...original.headers, 'x-github-delivery': b },
+      original.body,
+    );
     expect(summary(replay)).toEqual({ status: 200, body: { status: 'duplicate', ids: idsOf(accepted) } });
 
     const genuine = push(`push ${run} B`, b);
@@ -118,7 +140,8 @@ describe('replays under fresh delivery ids do not poison those ids (item 1)', ()
         ]);
         if (answered.status !== 202) problems.push(`${tag}: genuine answered ${JSON.stringify(summary(answered))}`);
         const expected = { status: 200, body: { status: 'duplicate', ids: idsOf(previousAnswer) } };
-        if (JSON.stringify(summary(replayed)) !== JSON.stringify(expected)) problems.push(`${tag}: replay answered ${JSON.stringify(summary(replayed))}`);
+        if (JSON.stringify(summary(replayed)) !== JSON.stringify(expected))
+          problems.push(`${tag}: replay answered ${JSON.stringify(summary(replayed))}`);
         if (answered.status === 202) {
           genuineTags.push(tag);
           genuineIds.push(...idsOf(answered));
@@ -136,10 +159,15 @@ describe('replays under fresh delivery ids do not poison those ids (item 1)', ()
     const records = await waitForFinal(scenario.runtime, genuineIds, SETTLE_MS);
     expect(countBy(genuineIds.map((id) => records.get(id)!.state))).toEqual({ SENT: genuineIds.length });
     // No record beyond the genuine ones: the replays wrote nothing.
-    const all = [...(await liveRecords(scenario.runtime, 'hmac')).keys(), ...(await liveRecords(scenario.runtime, 'github')).keys()];
+    const all = [
+      ...(await liveRecords(scenario.runtime, 'hmac')).keys(),
+      ...(await liveRecords(scenario.runtime, 'github')).keys(),
+    ];
     expect(all.sort()).toEqual([...genuineIds].sort());
     const inbox = inboxCounts(scenario.sandbox);
-    expect(genuineTags.filter((tag) => inbox.get(tag) !== 1).map((tag) => `${tag}: ${inbox.get(tag) ?? 0}`)).toEqual([]);
+    expect(genuineTags.filter((tag) => inbox.get(tag) !== 1).map((tag) => `${tag}: ${inbox.get(tag) ?? 0}`)).toEqual(
+      [],
+    );
     expect(scenario.sandbox.messages()).toHaveLength(genuineTags.length);
   });
 });
@@ -157,7 +185,13 @@ describe('balance.reserve under concurrency, and a redrive after a top-up (items
 
   const routes: Record<string, RouteInput> = {
     shop: { source: 'generic', secret: 'generic-token', recipients: [RECIPIENT], template: TAG_TEMPLATE },
-    pager: { source: 'generic', secret: 'generic-token', recipients: [RECIPIENT], template: TAG_TEMPLATE, priority: 'critical' },
+    pager: {
+      source: 'generic',
+      secret: 'generic-token',
+      recipients: [RECIPIENT],
+      template: TAG_TEMPLATE,
+      priority: 'critical',
+    },
   };
 
   beforeAll(async () => {
@@ -176,7 +210,12 @@ describe('balance.reserve under concurrency, and a redrive after a top-up (items
   });
 
   const postTag = async (route: 'shop' | 'pager', tag: string): Promise<HttpAnswer> =>
-    await post(scenario.runtime, route, { ...bearerHeaders(scenario.secrets['generic-token']!), 'idempotency-key': `${route}-${tag}` }, JSON.stringify({ tag }));
+    await post(
+      scenario.runtime,
+      route,
+      { ...bearerHeaders(scenario.secrets['generic-token']!), 'idempotency-key': `${route}-${tag}` },
+      JSON.stringify({ tag }),
+    );
 
   it(`${BURST} concurrent webhooks on a normal route with ${START_BALANCE} credits, a reserve of ${RESERVE} and ${RATE} per SMS: at most 10 sent, the rest PARKED`, async () => {
     const tags = Array.from({ length: BURST }, (_, n) => `order ${run} ${n}`);
@@ -194,7 +233,10 @@ describe('balance.reserve under concurrency, and a redrive after a top-up (items
     expect(sent).toBeLessThanOrEqual((START_BALANCE - RESERVE) / RATE);
     expect(states).toEqual({ SENT: sent, PARKED: BURST - sent });
     for (const id of shop.keys()) {
-      if (records.get(id)!.state === 'PARKED') expect(records.get(id)!.reason).toMatch(/^balance reserve: 20 credits would leave \d+, below the reserve of 200 kept for critical routes/);
+      if (records.get(id)!.state === 'PARKED')
+        expect(records.get(id)!.reason).toMatch(
+          /^balance reserve: 20 credits would leave \d+, below the reserve of 200 kept for critical routes/,
+        );
     }
     // Never below the reserve, after any send: each send's answer says what it left.
     const left = scenario.sandbox.messages().map((message) => message.remainingBalance);
@@ -214,7 +256,9 @@ describe('balance.reserve under concurrency, and a redrive after a top-up (items
   });
 
   it('after a top-up in the dashboard, `sms-relay redrive --state PARKED` sends each parked message exactly once; none is parked again', async () => {
-    const parked = [...(await liveRecords(scenario.runtime, 'shop')).values()].filter((record) => record.state === 'PARKED').map((record) => record.id);
+    const parked = [...(await liveRecords(scenario.runtime, 'shop')).values()]
+      .filter((record) => record.state === 'PARKED')
+      .map((record) => record.id);
     expect(parked.length).toBeGreaterThan(0);
     scenario.sandbox.setBalance(10_000); // the relay is not told
 
@@ -223,9 +267,15 @@ describe('balance.reserve under concurrency, and a redrive after a top-up (items
     expect(redrive.output).toContain(`Re-queued ${parked.length} of ${parked.length} PARKED`);
 
     const records = await waitForFinal(scenario.runtime, parked, SETTLE_MS, 'shop');
-    expect(parked.filter((id) => records.get(id)!.state !== 'SENT').map((id) => `${id} ${records.get(id)!.state}: ${records.get(id)!.reason}`)).toEqual([]);
+    expect(
+      parked
+        .filter((id) => records.get(id)!.state !== 'SENT')
+        .map((id) => `${id} ${records.get(id)!.state}: ${records.get(id)!.reason}`),
+    ).toEqual([]);
     const inbox = inboxCounts(scenario.sandbox);
-    expect([...shop.values()].filter((tag) => inbox.get(tag) !== 1).map((tag) => `${tag}: ${inbox.get(tag) ?? 0}`)).toEqual([]);
+    expect(
+      [...shop.values()].filter((tag) => inbox.get(tag) !== 1).map((tag) => `${tag}: ${inbox.get(tag) ?? 0}`),
+    ).toEqual([]);
 
     // From the store itself: each redriven record was parked once, then sent once.
     expect(await scenario.runtime.stop()).toEqual({ code: 0, signal: null });
@@ -254,8 +304,14 @@ describe('a check before the send that keeps failing ends FAILED after the attem
     // Sends would work; the balance, needed first on a store that has never seen one, cannot be read.
     outage = await startBalanceOutage(sandbox.baseUrl);
     dir = scratchDir('money-unreadable');
-    const routes: Record<string, RouteInput> = { shop: { source: 'generic', secret: 'generic-token', recipients: [RECIPIENT], template: TAG_TEMPLATE } };
-    const files = writeRuntimeFiles(dir, configYaml({ routes, balanceWatch: { threshold: 210, reserve: 200, schedule: 'rate(1 day)' } }), secrets);
+    const routes: Record<string, RouteInput> = {
+      shop: { source: 'generic', secret: 'generic-token', recipients: [RECIPIENT], template: TAG_TEMPLATE },
+    };
+    const files = writeRuntimeFiles(
+      dir,
+      configYaml({ routes, balanceWatch: { threshold: 210, reserve: 200, schedule: 'rate(1 day)' } }),
+      secrets,
+    );
     runtime = await startRuntime({
       files,
       providerBaseUrl: outage.baseUrl,
@@ -278,13 +334,22 @@ describe('a check before the send that keeps failing ends FAILED after the attem
 
   it(`the balance endpoint down on a fresh store with a reserve: FAILED after ${MAX_ATTEMPTS} attempts with the reason, nothing sent`, async () => {
     const tag = `unreadable ${runId()}`;
-    const answer = await post(runtime, 'shop', { ...bearerHeaders(secrets['generic-token']!), 'idempotency-key': tag }, JSON.stringify({ tag }));
+    const answer = await post(
+      runtime,
+      'shop',
+      { ...bearerHeaders(secrets['generic-token']!), 'idempotency-key': tag },
+      JSON.stringify({ tag }),
+    );
     expect(summary(answer)).toMatchObject({ status: 202 });
     const [id] = idsOf(answer);
 
     const record = (await waitForFinal(runtime, [id!], 60_000, 'shop')).get(id!)!;
     expect({ state: record.state, attempts: record.attempts }).toEqual({ state: 'FAILED', attempts: MAX_ATTEMPTS });
-    expect(record.reason).toMatch(new RegExp(`^not sent after ${MAX_ATTEMPTS} attempts: failed before sending: the balance could not be read \\(.+\\)$`));
+    expect(record.reason).toMatch(
+      new RegExp(
+        `^not sent after ${MAX_ATTEMPTS} attempts: failed before sending: the balance could not be read \\(.+\\)$`,
+      ),
+    );
     expect(outage.refused()).toBeGreaterThanOrEqual(MAX_ATTEMPTS);
     expect(sandbox.messages()).toHaveLength(0);
 

@@ -26,7 +26,11 @@ describe('outage: the SMS service down for minutes during a trickle', () => {
   let scenario: Scenario;
 
   beforeAll(async () => {
-    scenario = await startScenario({ label: 'outage', timeoutMs: 2_000, env: { RETRY_BASE_DELAY_MS: '1000', SWEEP_PENDING_GRACE_MS: '0' } });
+    scenario = await startScenario({
+      label: 'outage',
+      timeoutMs: 2_000,
+      env: { RETRY_BASE_DELAY_MS: '1000', SWEEP_PENDING_GRACE_MS: '0' },
+    });
   });
 
   afterAll(async () => {
@@ -42,12 +46,23 @@ describe('outage: the SMS service down for minutes during a trickle', () => {
       const tag = `outage ${run} ${route} ${posted}`;
       posted += 1;
       const webhook = signedWebhook(route, scenario.secrets, tag);
-      const answer = await call(scenario.runtime.baseUrl, { method: 'POST', path: webhook.path, headers: webhook.headers, body: webhook.body });
+      const answer = await call(scenario.runtime.baseUrl, {
+        method: 'POST',
+        path: webhook.path,
+        headers: webhook.headers,
+        body: webhook.body,
+      });
       expect(answer.status, answer.text).toBe(202);
       for (const id of answer.json!['ids'] as string[]) ids.set(id, { route, tag });
     };
     const outage = async (method: 'POST' | 'DELETE'): Promise<void> => {
-      const answer = await call(scenario.sandbox.baseUrl, { method, path: '/_sandbox/outage', ...(method === 'POST' ? { headers: { 'content-type': 'application/json' }, body: JSON.stringify({ status: 503 }) } : {}) });
+      const answer = await call(scenario.sandbox.baseUrl, {
+        method,
+        path: '/_sandbox/outage',
+        ...(method === 'POST'
+          ? { headers: { 'content-type': 'application/json' }, body: JSON.stringify({ status: 503 }) }
+          : {}),
+      });
       expect(answer.status, answer.text).toBe(200);
     };
 
@@ -55,7 +70,13 @@ describe('outage: the SMS service down for minutes during a trickle', () => {
       await post();
       await sleep(TRICKLE_MS);
     }
-    await waitUntil('the messages before the outage to be SENT', async () => [...(await liveRecords(scenario.runtime)).values()].filter((record) => record.state === 'SENT').length === BEFORE_AND_AFTER, { deadlineMs: 60_000 });
+    await waitUntil(
+      'the messages before the outage to be SENT',
+      async () =>
+        [...(await liveRecords(scenario.runtime)).values()].filter((record) => record.state === 'SENT').length ===
+        BEFORE_AND_AFTER,
+      { deadlineMs: 60_000 },
+    );
 
     const downAt = new Date().toISOString();
     await outage('POST');
@@ -75,21 +96,32 @@ describe('outage: the SMS service down for minutes during a trickle', () => {
 
     let records = new Map<string, RecordView>();
     let drainedMs: number | undefined;
-    await waitUntil('every message to be final', async () => {
-      records = await liveRecords(scenario.runtime);
-      const open = [...ids.keys()].filter((id) => ['PENDING', 'SENDING', undefined].includes(records.get(id)?.state));
-      if (open.length === 0) drainedMs ??= Date.now() - backMs;
-      return open.length === 0;
-    }, { deadlineMs: DRAIN_DEADLINE_MS, intervalMs: 1_000, describe: () => JSON.stringify(countBy([...ids.keys()].map((id) => records.get(id)?.state ?? 'MISSING'))) });
+    await waitUntil(
+      'every message to be final',
+      async () => {
+        records = await liveRecords(scenario.runtime);
+        const open = [...ids.keys()].filter((id) => ['PENDING', 'SENDING', undefined].includes(records.get(id)?.state));
+        if (open.length === 0) drainedMs ??= Date.now() - backMs;
+        return open.length === 0;
+      },
+      {
+        deadlineMs: DRAIN_DEADLINE_MS,
+        intervalMs: 1_000,
+        describe: () => JSON.stringify(countBy([...ids.keys()].map((id) => records.get(id)?.state ?? 'MISSING'))),
+      },
+    );
 
     const requests = scenario.sandbox.requests();
     const inOutage = requests.filter((request) => request.at >= downAt && request.at < backAt);
     const sendsInOutage = inOutage.filter((request) => request.path === '/v1/sms/send').length;
     const probesInOutage = inOutage.filter((request) => request.path === '/v1/account/balance').length;
     const states = countBy([...ids.keys()].map((id) => records.get(id)!.state));
-    const byRoute = (route: string) => countBy([...ids].filter(([, what]) => what.route === route).map(([id]) => records.get(id)!.state));
+    const byRoute = (route: string) =>
+      countBy([...ids].filter(([, what]) => what.route === route).map(([id]) => records.get(id)!.state));
     const attempts = [...ids.keys()].reduce((sum, id) => sum + records.get(id)!.attempts, 0);
-    const delivered = scenario.sandbox.messages().filter((message) => message.message.startsWith(`outage ${run} `)).length;
+    const delivered = scenario.sandbox
+      .messages()
+      .filter((message) => message.message.startsWith(`outage ${run} `)).length;
     console.log(
       `outage of ${OUTAGE_MS / 1000} s: ${posted} webhooks (${duringOutage} during it); states ${JSON.stringify(states)} (amo ${JSON.stringify(byRoute('amo'))}, alo ${JSON.stringify(byRoute('alo'))}); ` +
         `attempts recorded ${attempts}; the service saw ${sendsInOutage} sends and ${probesInOutage} balance reads during the outage, ${requests.filter((request) => request.path === '/v1/sms/send').length} sends in all, delivered ${delivered}; ` +

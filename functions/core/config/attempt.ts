@@ -8,7 +8,10 @@
  * const template = attempt('template', () => engine.compileTemplate(route.template));
  * ```
  */
-export function attemptFor(problems: string[], at: (field: string) => string): <T>(field: string, compile: () => T) => T | undefined {
+export function attemptFor(
+  problems: string[],
+  at: (field: string) => string,
+): <T>(field: string, compile: () => T) => T | undefined {
   return <T>(field: string, compile: () => T): T | undefined => {
     try {
       return compile();

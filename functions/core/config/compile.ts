@@ -66,7 +66,15 @@ export function compileConfig(config: RelayConfig, source = 'config', before?: C
   const onCall = compileOnCall(config.people, config.schedules, problems);
 
   for (const [id, route] of Object.entries(config.routes)) {
-    const compiled = compileRoute(id, route, engineFor(route), config.provider.defaultSenderId, problems, before?.recipientNumbers(id), onCall);
+    const compiled = compileRoute(
+      id,
+      route,
+      engineFor(route),
+      config.provider.defaultSenderId,
+      problems,
+      before?.recipientNumbers(id),
+      onCall,
+    );
     if (compiled !== undefined) routes.set(id, compiled);
   }
 
@@ -78,7 +86,9 @@ export function compileConfig(config: RelayConfig, source = 'config', before?: C
         const person = reference.kind === RecipientReferenceKind.Person ? onCall.people.get(reference.name) : undefined;
         if (person !== undefined) return [person.number];
         // The balance watch reads no overrides: who is on call is for the routes' messages.
-        problems.push(`balance.notify[${index}]: ${reference.kind === RecipientReferenceKind.Person ? `unknown person "${reference.name}"` : 'oncall: is not taken here; name a person (person:<name>) or a number'}`);
+        problems.push(
+          `balance.notify[${index}]: ${reference.kind === RecipientReferenceKind.Person ? `unknown person "${reference.name}"` : 'oncall: is not taken here; name a person (person:<name>) or a number'}`,
+        );
         return [];
       }
       const normalised = normalizeMsisdn(entry);
@@ -124,37 +134,66 @@ export function compileRoute(
 
   const template = attempt('template', () => engine.compileTemplate(route.template ?? pack.defaultTemplate));
   const condition = route.when === undefined ? undefined : attempt('when', () => engine.compileCondition(route.when!));
-  const allow = route.allowRecipients === undefined ? undefined : attempt('allowRecipients', () => compileAllowList(route.allowRecipients!, onCall));
-  const recipients = attempt('recipients', () => compileRecipients(route.recipients, engine, recipientNumbers, onCall, allow));
+  const allow =
+    route.allowRecipients === undefined
+      ? undefined
+      : attempt('allowRecipients', () => compileAllowList(route.allowRecipients!, onCall));
+  const recipients = attempt('recipients', () =>
+    compileRecipients(route.recipients, engine, recipientNumbers, onCall, allow),
+  );
   const bundles = route.digest !== undefined || route.quietHours !== undefined;
   // Compiled on every route: a route whose digest settings were removed still has DEFERRED records to send.
-  const digestTemplate = attempt('digestTemplate', () => engine.compileTemplate(route.digestTemplate ?? defaultDigestTemplate(pack.digestNoun)));
+  const digestTemplate = attempt('digestTemplate', () =>
+    engine.compileTemplate(route.digestTemplate ?? defaultDigestTemplate(pack.digestNoun)),
+  );
   const pagingProblems = problems.length;
   const paging = compilePaging(id, route, engine, problems, onCall);
-  if (template === undefined || recipients === undefined || (route.allowRecipients !== undefined && allow === undefined) || (route.when !== undefined && condition === undefined) || digestTemplate === undefined || problems.length > pagingProblems) return undefined;
+  if (
+    template === undefined ||
+    recipients === undefined ||
+    (route.allowRecipients !== undefined && allow === undefined) ||
+    (route.when !== undefined && condition === undefined) ||
+    digestTemplate === undefined ||
+    problems.length > pagingProblems
+  )
+    return undefined;
   if (bundles && recipients.entries.some((entry) => entry.kind === RecipientEntryKind.Template)) {
-    problems.push(`${at('recipients')}: ${route.digest === undefined ? 'quietHours' : 'digest'} sends one SMS to the route's literal recipients; a templated recipient differs per webhook and cannot be merged into it`);
+    problems.push(
+      `${at('recipients')}: ${route.digest === undefined ? 'quietHours' : 'digest'} sends one SMS to the route's literal recipients; a templated recipient differs per webhook and cannot be merged into it`,
+    );
     return undefined;
   }
   if (bundles && recipients.entries.some((entry) => entry.kind === RecipientEntryKind.OnCall)) {
     // The digest is sent by the sweeper, which does not read who is on call yet.
-    problems.push(`${at('recipients')}: ${route.digest === undefined ? 'quietHours' : 'digest'} sends one SMS to the route's numbers and person: recipients; oncall: is not taken on such a route yet`);
+    problems.push(
+      `${at('recipients')}: ${route.digest === undefined ? 'quietHours' : 'digest'} sends one SMS to the route's numbers and person: recipients; oncall: is not taken on such a route yet`,
+    );
     return undefined;
   }
-  const fromRequest = route.recipients.filter((entry, index) => recipients.entries[index]?.kind === RecipientEntryKind.Template && (pack.recipientsFromRequest === true || READS_QUERY.test(entry)));
+  const fromRequest = route.recipients.filter(
+    (entry, index) =>
+      recipients.entries[index]?.kind === RecipientEntryKind.Template &&
+      (pack.recipientsFromRequest === true || READS_QUERY.test(entry)),
+  );
   if (fromRequest.length > 0 && route.allowRecipients === undefined) {
     // A number taken from a request is chosen by whoever can call the URL: only listed ones are texted.
-    problems.push(`${at('allowRecipients')}: required, since recipients take numbers from the request (${fromRequest.map(maskNumbersInText).join(', ')}); list who may be texted: person:*, numbers or a prefix like 2557*`);
+    problems.push(
+      `${at('allowRecipients')}: required, since recipients take numbers from the request (${fromRequest.map(maskNumbersInText).join(', ')}); list who may be texted: person:*, numbers or a prefix like 2557*`,
+    );
     return undefined;
   }
-  const literals = new Set(recipients.entries.flatMap((entry) => (entry.kind === RecipientEntryKind.Literal ? entry.numbers : [])));
+  const literals = new Set(
+    recipients.entries.flatMap((entry) => (entry.kind === RecipientEntryKind.Literal ? entry.numbers : [])),
+  );
   if (literals.size > route.maxRecipients) {
     problems.push(`${at('recipients')}: ${literals.size} numbers, more than maxRecipients (${route.maxRecipients})`);
     return undefined;
   }
   if (route.heartbeat !== undefined && literals.size === 0) {
     // Its SMS go out when no webhook came: there is no payload to render a templated recipient from.
-    problems.push(`${at('heartbeat')}: needs at least one literal number in recipients (templated recipients come from a webhook, and the heartbeat's SMS is about webhooks not coming)`);
+    problems.push(
+      `${at('heartbeat')}: needs at least one literal number in recipients (templated recipients come from a webhook, and the heartbeat's SMS is about webhooks not coming)`,
+    );
     return undefined;
   }
 
@@ -168,7 +207,9 @@ export function compileRoute(
     recipients,
     digestTemplate,
     senderId: route.senderId ?? defaultSenderId,
-    recipientNumbers: Object.freeze(recipients.entries.map((entry) => (entry.kind === RecipientEntryKind.Literal ? entry.numbers : null))),
+    recipientNumbers: Object.freeze(
+      recipients.entries.map((entry) => (entry.kind === RecipientEntryKind.Literal ? entry.numbers : null)),
+    ),
     ...(paging === undefined ? {} : { paging }),
   };
 }

@@ -21,14 +21,24 @@ const signedPattern = z
   .string()
   .max(256)
   .superRefine((pattern, context) => {
-    const unknown = [...pattern.matchAll(/\{[^{}]*\}/g)].map(([match]) => match).filter((match) => !(SIGNED_PLACEHOLDERS as readonly string[]).includes(match));
+    const unknown = [...pattern.matchAll(/\{[^{}]*\}/g)]
+      .map(([match]) => match)
+      .filter((match) => !(SIGNED_PLACEHOLDERS as readonly string[]).includes(match));
     if (unknown.length > 0) {
-      context.addIssue({ code: 'custom', message: `unknown placeholder ${unknown.join(', ')}; only {body} and {timestamp} can be signed` });
+      context.addIssue({
+        code: 'custom',
+        message: `unknown placeholder ${unknown.join(', ')}; only {body} and {timestamp} can be signed`,
+      });
     } else if (/[{}]/.test(pattern.replaceAll('{body}', '').replaceAll('{timestamp}', ''))) {
       context.addIssue({ code: 'custom', message: 'a lone "{" or "}"; only {body} and {timestamp} can be signed' });
     }
-    if (pattern.split('{body}').length !== 2) context.addIssue({ code: 'custom', message: 'must name {body} exactly once: a signature that does not cover the body protects nothing' });
-    if (pattern.split('{timestamp}').length > 2) context.addIssue({ code: 'custom', message: 'names {timestamp} more than once' });
+    if (pattern.split('{body}').length !== 2)
+      context.addIssue({
+        code: 'custom',
+        message: 'must name {body} exactly once: a signature that does not cover the body protects nothing',
+      });
+    if (pattern.split('{timestamp}').length > 2)
+      context.addIssue({ code: 'custom', message: 'names {timestamp} more than once' });
   });
 
 export const HmacSignatureSchema = z.strictObject({
@@ -37,7 +47,9 @@ export const HmacSignatureSchema = z.strictObject({
   encoding: z.enum(['hex', 'base64'], { message: 'encoding is hex or base64' }).default('hex'),
   prefix: z
     .string()
-    .regex(/^[\x21-\x7e]{0,32}$/, { message: 'prefix is up to 32 printable ASCII characters without spaces, like "sha256="' })
+    .regex(/^[\x21-\x7e]{0,32}$/, {
+      message: 'prefix is up to 32 printable ASCII characters without spaces, like "sha256="',
+    })
     .default(''),
   signed: signedPattern.default('{body}'),
 });
@@ -70,23 +82,37 @@ interface HmacSettings extends HmacRouteSettings {
 export function checkHmacSettings(route: HmacSettings, context: z.RefinementCtx): void {
   if (route.source !== 'hmac') {
     for (const key of ['signature', 'timestamp', 'dedupe'] as const) {
-      if (route[key] !== undefined) context.addIssue({ code: 'custom', path: [key], message: `only for source hmac (this route's source is ${route.source})` });
+      if (route[key] !== undefined)
+        context.addIssue({
+          code: 'custom',
+          path: [key],
+          message: `only for source hmac (this route's source is ${route.source})`,
+        });
     }
     return;
   }
   if (route.signature === undefined) {
-    context.addIssue({ code: 'custom', path: ['signature'], message: 'is required for source hmac: at least signature.header, the header that carries the signature' });
+    context.addIssue({
+      code: 'custom',
+      path: ['signature'],
+      message: 'is required for source hmac: at least signature.header, the header that carries the signature',
+    });
     return;
   }
   const signsTimestamp = route.signature.signed.includes('{timestamp}');
   if (signsTimestamp && route.timestamp === undefined) {
-    context.addIssue({ code: 'custom', path: ['signature', 'signed'], message: 'names {timestamp}: set timestamp.header to the header that carries it' });
+    context.addIssue({
+      code: 'custom',
+      path: ['signature', 'signed'],
+      message: 'names {timestamp}: set timestamp.header to the header that carries it',
+    });
   }
   if (!signsTimestamp && route.timestamp !== undefined) {
     context.addIssue({
       code: 'custom',
       path: ['timestamp'],
-      message: 'is not covered by the signature: name {timestamp} in signature.signed (e.g. "{timestamp}.{body}"); an unsigned timestamp can be changed by anyone',
+      message:
+        'is not covered by the signature: name {timestamp} in signature.signed (e.g. "{timestamp}.{body}"); an unsigned timestamp can be changed by anyone',
     });
   }
 }

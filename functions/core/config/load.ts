@@ -46,7 +46,9 @@ export function readConfigText(path: string): string {
   try {
     return readFileSync(path, 'utf8');
   } catch (error) {
-    throw new ConfigError(path, [`cannot read the file (${(error as NodeJS.ErrnoException).code ?? 'error'})`], { cause: error });
+    throw new ConfigError(path, [`cannot read the file (${(error as NodeJS.ErrnoException).code ?? 'error'})`], {
+      cause: error,
+    });
   }
 }
 
@@ -56,13 +58,22 @@ function compileWellFormedRoutes(raw: unknown, problems: string[]): void {
   // problems are listed, and the routes' person: and oncall: entries are left unchecked.
   const parsedPeople = PeopleSchema.optional().safeParse(people);
   const parsedSchedules = SchedulesSchema.optional().safeParse(schedules);
-  const onCall = parsedPeople.success && parsedSchedules.success ? compileOnCall(parsedPeople.data, parsedSchedules.data, problems) : undefined;
+  const onCall =
+    parsedPeople.success && parsedSchedules.success
+      ? compileOnCall(parsedPeople.data, parsedSchedules.data, problems)
+      : undefined;
   if (routes === null || typeof routes !== 'object') return;
   const engineFor = engineCache();
   for (const [id, candidate] of Object.entries(routes)) {
     const route = RouteSchema.safeParse(candidate);
     if (!route.success) continue;
-    const checked = onCall !== undefined ? route.data : { ...route.data, recipients: route.data.recipients.filter((entry) => parseRecipientReference(entry) === undefined) };
+    const checked =
+      onCall !== undefined
+        ? route.data
+        : {
+            ...route.data,
+            recipients: route.data.recipients.filter((entry) => parseRecipientReference(entry) === undefined),
+          };
     compileRoute(id, checked, engineFor(checked), undefined, problems, undefined, onCall);
   }
 }

@@ -11,7 +11,8 @@ import { parseDurationSeconds } from './duration';
  */
 
 const NAME = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/;
-const name = (what: string) => z.string().regex(NAME, { message: `${what} names are letters, digits, - and _ (at most 64)` });
+const name = (what: string) =>
+  z.string().regex(NAME, { message: `${what} names are letters, digits, - and _ (at most 64)` });
 
 function isTimeZone(zone: string): boolean {
   try {
@@ -24,28 +25,38 @@ function isTimeZone(zone: string): boolean {
 
 export const PersonSchema = z.strictObject({
   // YAML reads an unquoted 255712345678 as a number; the number is checked when the config is compiled.
-  phone: z.union([z.string().min(1, { message: 'phone is required' }), z.number()], { error: 'phone is a mobile number, e.g. "0712345678"' }).transform(String),
+  phone: z
+    .union([z.string().min(1, { message: 'phone is required' }), z.number()], {
+      error: 'phone is a mobile number, e.g. "0712345678"',
+    })
+    .transform(String),
 });
 
 export const ScheduleSchema = z.strictObject({
-  timezone: z.string({ error: 'timezone is an IANA zone like Africa/Dar_es_Salaam' }).refine(isTimeZone, { message: 'unknown time zone; use an IANA name like Africa/Dar_es_Salaam' }),
+  timezone: z
+    .string({ error: 'timezone is an IANA zone like Africa/Dar_es_Salaam' })
+    .refine(isTimeZone, { message: 'unknown time zone; use an IANA name like Africa/Dar_es_Salaam' }),
   rotation: z.strictObject({
     people: z.array(z.string()).min(1, { message: 'a rotation needs at least one person of people' }),
-    every: z.union([z.number(), z.string()], { error: 'every is a shift length, e.g. 1w, 1d, 12h' }).transform((value, context) => {
-      const seconds = parseDurationSeconds(value);
-      if (seconds === undefined) {
-        context.addIssue({ code: 'custom', message: `"${value}" is not a duration; use e.g. 1w, 1d, 12h, 30m` });
-        return z.NEVER;
-      }
-      if (seconds < ONCALL.minEverySeconds) {
-        context.addIssue({ code: 'custom', message: `every is at least 1m, got "${value}"` });
-        return z.NEVER;
-      }
-      return seconds;
-    }),
-    start: z.string({ error: 'start is a local time in the zone, e.g. "2026-11-30T09:00" (quoted)' }).refine((text) => parseLocalDateTime(text) !== undefined, {
-      message: 'start is a local date and time in the zone, e.g. "2026-11-30T09:00"',
-    }),
+    every: z
+      .union([z.number(), z.string()], { error: 'every is a shift length, e.g. 1w, 1d, 12h' })
+      .transform((value, context) => {
+        const seconds = parseDurationSeconds(value);
+        if (seconds === undefined) {
+          context.addIssue({ code: 'custom', message: `"${value}" is not a duration; use e.g. 1w, 1d, 12h, 30m` });
+          return z.NEVER;
+        }
+        if (seconds < ONCALL.minEverySeconds) {
+          context.addIssue({ code: 'custom', message: `every is at least 1m, got "${value}"` });
+          return z.NEVER;
+        }
+        return seconds;
+      }),
+    start: z
+      .string({ error: 'start is a local time in the zone, e.g. "2026-11-30T09:00" (quoted)' })
+      .refine((text) => parseLocalDateTime(text) !== undefined, {
+        message: 'start is a local date and time in the zone, e.g. "2026-11-30T09:00"',
+      }),
   }),
   // true: the sweeper texts each shift's person when the shift begins (functions/relay/handoff.ts).
   notifyHandoff: z.boolean({ error: 'notifyHandoff is true or false' }).default(false),

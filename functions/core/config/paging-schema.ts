@@ -18,7 +18,10 @@ const step = (what: string) =>
       return z.NEVER;
     }
     if (seconds < PAGING.minStepSeconds) {
-      context.addIssue({ code: 'custom', message: `${what} is at least 1m (the sweeper acts once a minute), got "${value}"` });
+      context.addIssue({
+        code: 'custom',
+        message: `${what} is at least 1m (the sweeper acts once a minute), got "${value}"`,
+      });
       return z.NEVER;
     }
     return seconds;
@@ -37,7 +40,11 @@ export const EscalateSchema = z
   .superRefine((steps, context) => {
     for (let index = 1; index < steps.length; index += 1) {
       if (steps[index]!.after <= steps[index - 1]!.after) {
-        context.addIssue({ code: 'custom', path: [index, 'after'], message: `after must increase: step ${index + 1} comes at or before step ${index}` });
+        context.addIssue({
+          code: 'custom',
+          path: [index, 'after'],
+          message: `after must increase: step ${index + 1} comes at or before step ${index}`,
+        });
       }
     }
   });
@@ -51,7 +58,9 @@ export const AckSchema = z.strictObject({
   /** The acknowledge link's origin; absent: the API's own URL on AWS, the runtime's URL locally. */
   baseUrl: z
     .url({ protocol: /^https?$/, message: 'baseUrl is an http(s) origin like https://sms.example.co.tz' })
-    .refine((url) => new URL(url).pathname === '/' && !url.includes('?') && !url.includes('#'), { message: 'baseUrl is an origin only, without a path, query or fragment' })
+    .refine((url) => new URL(url).pathname === '/' && !url.includes('?') && !url.includes('#'), {
+      message: 'baseUrl is an origin only, without a path, query or fragment',
+    })
     .transform((url) => url.replace(/\/+$/, ''))
     .optional(),
 });
@@ -60,7 +69,7 @@ export const IncidentSchema = z.strictObject({
   /** A template whose text names one incident (`{{ groupKey }}`). */
   key: z.string().min(1, { message: 'key is a template naming the incident, e.g. "{{ groupKey }}"' }),
   /** A condition true for a webhook that resolves it (`status == 'resolved'`). */
-  resolved: z.string().min(1, { message: "resolved is a condition, e.g. \"status == 'resolved'\"" }),
+  resolved: z.string().min(1, { message: 'resolved is a condition, e.g. "status == \'resolved\'"' }),
 });
 
 export type EscalateConfig = z.output<typeof EscalateSchema>;

@@ -36,7 +36,8 @@ export function describeIssues(issues: readonly z.core.$ZodIssue[]): string[] {
 }
 
 function describeIssue(issue: z.core.$ZodIssue): string {
-  if (issue.code === 'unrecognized_keys') return `unknown option${issue.keys.length > 1 ? 's' : ''} ${issue.keys.map((key) => `"${key}"`).join(', ')}`;
+  if (issue.code === 'unrecognized_keys')
+    return `unknown option${issue.keys.length > 1 ? 's' : ''} ${issue.keys.map((key) => `"${key}"`).join(', ')}`;
   if (issue.code === 'invalid_type' && issue.input === undefined) return 'is required';
   if (issue.code === 'invalid_key') return issue.issues.map((inner) => inner.message).join('; ');
   return issue.message;

@@ -1,7 +1,19 @@
 import { createPublicKey } from 'node:crypto';
 import { z } from 'zod';
 import { SOURCE_NAMES, SOURCES, type SourceName } from '../sources/registry';
-import { BALANCE_SCHEDULE, DEFAULT_CURRENCY, DEFAULT_TIME_ZONE, DEFAULT_MAX_RECIPIENTS, DEFAULT_RETRY_FOR_SECONDS, MAX_RETRY_FOR_SECONDS, HEARTBEAT, DEFAULT_RETENTION_DAYS, HANDLER_TIMEOUT_SECONDS, MAX_RECIPIENTS_CEILING, PROVIDER_TIMEOUT_MS } from '../defaults';
+import {
+  BALANCE_SCHEDULE,
+  DEFAULT_CURRENCY,
+  DEFAULT_TIME_ZONE,
+  DEFAULT_MAX_RECIPIENTS,
+  DEFAULT_RETRY_FOR_SECONDS,
+  MAX_RETRY_FOR_SECONDS,
+  HEARTBEAT,
+  DEFAULT_RETENTION_DAYS,
+  HANDLER_TIMEOUT_SECONDS,
+  MAX_RECIPIENTS_CEILING,
+  PROVIDER_TIMEOUT_MS,
+} from '../defaults';
 import { parseDurationSeconds } from './duration';
 import { readSchedule } from '../schedule';
 import { WEEKDAYS } from '../windows';
@@ -13,18 +25,18 @@ import { DeliveryPolicy, LengthPolicy, RoutePriority } from './policies';
 // Defined in a module without zod, so the Lambda handlers can use them without the schema.
 export { DeliveryPolicy, LengthPolicy, RoutePriority } from './policies';
 
-const duration = z
-  .union([z.number(), z.string()])
-  .transform((value, context) => {
-    const seconds = parseDurationSeconds(value);
-    if (seconds === undefined) {
-      context.addIssue({ code: 'custom', message: `"${value}" is not a duration; use seconds or e.g. 30s, 5m, 1h, 3d` });
-      return z.NEVER;
-    }
-    return seconds;
-  });
+const duration = z.union([z.number(), z.string()]).transform((value, context) => {
+  const seconds = parseDurationSeconds(value);
+  if (seconds === undefined) {
+    context.addIssue({ code: 'custom', message: `"${value}" is not a duration; use seconds or e.g. 30s, 5m, 1h, 3d` });
+    return z.NEVER;
+  }
+  return seconds;
+});
 
-const timeZone = z.string().refine(isTimeZone, { message: 'unknown time zone; use an IANA name like Africa/Dar_es_Salaam' });
+const timeZone = z
+  .string()
+  .refine(isTimeZone, { message: 'unknown time zone; use an IANA name like Africa/Dar_es_Salaam' });
 
 function isEcPublicKey(pem: string): boolean {
   try {
@@ -44,16 +56,17 @@ function isTimeZone(name: string): boolean {
 }
 
 // The SMS networks' rule for alphanumeric sender names: 1 to 11 letters, digits or spaces.
-const senderId = z.string().regex(/^[A-Za-z0-9 ._-]{1,11}$/, { message: 'sender ID must be 1 to 11 letters, digits, spaces, dots, dashes or underscores' });
+const senderId = z.string().regex(/^[A-Za-z0-9 ._-]{1,11}$/, {
+  message: 'sender ID must be 1 to 11 letters, digits, spaces, dots, dashes or underscores',
+});
 
 /** An SNS topic ARN in any partition (aws, aws-cn, aws-us-gov, the ISO ones, aws-eusc). */
-const SNS_TOPIC_ARN = /^arn:aws(?:-[a-z]+){0,2}:sns:[a-z]{2,4}(?:-[a-z]+)+-\d{1,2}:\d{12}:[A-Za-z0-9_-]{1,256}(?:\.fifo)?$/;
+const SNS_TOPIC_ARN =
+  /^arn:aws(?:-[a-z]+){0,2}:sns:[a-z]{2,4}(?:-[a-z]+)+-\d{1,2}:\d{12}:[A-Za-z0-9_-]{1,256}(?:\.fifo)?$/;
 
-const schedule = z
-  .string()
-  .refine((value) => readSchedule(value) !== undefined, {
-    message: 'schedule must be an EventBridge expression like "rate(1 hour)" or "cron(0 6 * * ? *)"',
-  });
+const schedule = z.string().refine((value) => readSchedule(value) !== undefined, {
+  message: 'schedule must be an EventBridge expression like "rate(1 hour)" or "cron(0 6 * * ? *)"',
+});
 
 const clock = z.string().regex(/^([01]\d|2[0-3]):[0-5]\d$/, { message: 'a time of day is HH:MM, 00:00 to 23:59' });
 
@@ -62,114 +75,167 @@ const QuietHoursSchema = z
     from: clock,
     to: clock,
     /** The days a quiet period starts on (22:00 Friday to 07:00 Saturday is Friday's); absent: every day. */
-    days: z.array(z.enum(WEEKDAYS, { message: `a day is one of ${WEEKDAYS.join(', ')}` })).min(1).default([...WEEKDAYS]),
+    days: z
+      .array(z.enum(WEEKDAYS, { message: `a day is one of ${WEEKDAYS.join(', ')}` }))
+      .min(1)
+      .default([...WEEKDAYS]),
   })
-  .refine((quiet) => quiet.from !== quiet.to, { message: 'from and to are the same time: quiet hours need a length', path: ['to'] });
+  .refine((quiet) => quiet.from !== quiet.to, {
+    message: 'from and to are the same time: quiet hours need a length',
+    path: ['to'],
+  });
 
 /**
  * What must wake people goes to a critical route, so a critical route has no quiet hours; a digest
  * needs something to bundle after its template.
  */
-function checkWindows(route: { priority?: string; quietHours?: unknown; digestTemplate?: string | undefined; digest?: unknown }, context: z.RefinementCtx): void {
+function checkWindows(
+  route: { priority?: string; quietHours?: unknown; digestTemplate?: string | undefined; digest?: unknown },
+  context: z.RefinementCtx,
+): void {
   if (route.priority === RoutePriority.Critical && route.quietHours !== undefined) {
-    context.addIssue({ code: 'custom', path: ['quietHours'], message: 'a critical route is never quiet: remove quietHours, or send what can wait to another route' });
+    context.addIssue({
+      code: 'custom',
+      path: ['quietHours'],
+      message: 'a critical route is never quiet: remove quietHours, or send what can wait to another route',
+    });
   }
   if (route.digestTemplate !== undefined && route.digest === undefined && route.quietHours === undefined) {
-    context.addIssue({ code: 'custom', path: ['digestTemplate'], message: 'digestTemplate applies to routes with digest or quietHours' });
+    context.addIssue({
+      code: 'custom',
+      path: ['digestTemplate'],
+      message: 'digestTemplate applies to routes with digest or quietHours',
+    });
   }
 }
 
-export const RouteSchema = z.strictObject({
-  source: z.enum(SOURCE_NAMES, { message: `unknown source; use one of ${SOURCE_NAMES.join(', ')}` }),
-  secret: z.string().min(1, { message: 'name the value inside the environment secret that authenticates this route' }),
-  recipients: z.array(z.string().min(1)).min(1, { message: 'at least one recipient is required' }),
-  when: z.string().min(1).optional(),
-  template: z.string().min(1).optional(),
-  senderId: senderId.optional(),
-  fanOut: z.string().regex(/^[A-Za-z_][\w-]*(\.[A-Za-z_][\w-]*)*$/, { message: 'fanOut is a dotted path to an array, like "alerts"' }).optional(),
-  length: z.enum(Object.values(LengthPolicy)).default(LengthPolicy.Truncate),
-  maxParts: z.number().int().min(1).max(10).default(3),
-  dedupeWindow: duration.optional(),
-  /** How long each authenticated payload of the route is kept (body and an allow-list of headers, see `capturedHeaderNames`) for the console. */
-  capture: duration.optional(),
-  /** Absent: by source, see {@link defaultDelivery}. */
-  delivery: z.enum(Object.values(DeliveryPolicy)).optional(),
-  /**
-   * At-least-once routes: `for` is how long after acceptance a message is retried (backoff capped
-   * at `RETRY.maxDelayMs`) before it ends UNKNOWN (may have been sent) or FAILED. Absent: 1 h.
-   */
-  retry: z
-    .strictObject({
-      for: duration
-        .default(DEFAULT_RETRY_FOR_SECONDS)
-        .refine((seconds) => seconds <= MAX_RETRY_FOR_SECONDS, { message: `for is at most ${MAX_RETRY_FOR_SECONDS / 86_400}d` }),
-    })
-    .optional(),
-  maxRecipients: z.number().int().min(1).max(MAX_RECIPIENTS_CEILING).default(DEFAULT_MAX_RECIPIENTS),
-  priority: z.enum(Object.values(RoutePriority)).default(RoutePriority.Normal),
-  limits: z
-    .strictObject({
-      messages: z.number().int().positive().optional(),
-      window: duration.default(3600),
-      creditsPerDay: z.number().positive().optional(),
-      /** Credits per calendar month in the route's `timeZone`, held like `creditsPerDay`. */
-      creditsPerMonth: z.number().positive().optional(),
-    })
-    .optional(),
-  /**
-   * The dead-man's switch: one SMS to the route's literal recipients when no authenticated webhook
-   * arrived for `every + grace`, one more when they resume.
-   */
-  heartbeat: z
-    .strictObject({
-      every: z
-        .union([z.number(), z.string()], { error: 'every is how often webhooks are expected, e.g. 5m' })
-        .pipe(duration)
-        .refine((seconds) => seconds >= HEARTBEAT.minSeconds, { message: `every is at least ${HEARTBEAT.minSeconds / 60}m: the sweeper checks once a minute` }),
-      grace: duration
-        .refine((seconds) => seconds >= HEARTBEAT.minSeconds, { message: `grace is at least ${HEARTBEAT.minSeconds / 60}m: the sweeper checks once a minute` })
-        .default(HEARTBEAT.graceSeconds),
-    })
-    .optional(),
-  /** Messages accepted in these hours (the route's `timeZone`) wait for one digest SMS at their end. */
-  quietHours: QuietHoursSchema.optional(),
-  /** Bundles the route's messages: the first opens a window, one digest SMS goes out at its end. */
-  digest: z.strictObject({ window: duration }).optional(),
-  /** The digest SMS (Liquid: `count`, `messages`, `first`, `last`, `route`, `window`); absent: the source's default (see `defaultDigestTemplate`). */
-  digestTemplate: z.string().min(1).optional(),
-  timeZone: timeZone.default(DEFAULT_TIME_ZONE),
-  currency: z.string().regex(/^[A-Z]{3}$/, { message: 'currency is an ISO 4217 code like TZS' }).default(DEFAULT_CURRENCY),
-  toleranceSeconds: z.number().int().positive().max(86_400).default(300),
-  // source: hmac only (see hmac-schema.ts)
-  signature: HmacSignatureSchema.optional(),
-  timestamp: HmacTimestampSchema.optional(),
-  dedupe: HmacDedupeSchema.optional(),
-  /** `sns` routes: the topic ARNs whose messages the route accepts (required there, refused elsewhere). */
-  topics: z.array(z.string().regex(SNS_TOPIC_ARN, { message: 'a topic is an SNS topic ARN like arn:aws:sns:eu-west-1:123456789012:alarms' })).min(1).optional(),
-  /**
-   * The numbers a templated recipient (a number from the request: `{{ query.to }}`,
-   * `{{ event.user.phone }}`) may be: `person:*`, `person:<name>`, numbers, prefixes like `2557*`.
-   * Required on a route whose templated recipients read `query`, or whose source calls one URL per
-   * person (`goalert`, `grafana-oncall`). See docs/oncall-tools.md.
-   */
-  allowRecipients: z.array(z.string().min(1)).min(1, { message: 'list at least one entry: person:*, a number or a prefix like 2557*' }).optional(),
-  /** `goalert` routes: GoAlert's webhook public key (PEM); set, every webhook must carry a valid `X-Webhook-Signature`. */
-  publicKey: z.string().refine(isEcPublicKey, { message: 'publicKey is a PEM public key (-----BEGIN PUBLIC KEY-----), the EC key GoAlert signs its webhooks with' }).optional(),
-  /** Paging: who is told next while the incident is neither acknowledged nor resolved (`[{ after, to }]`). */
-  escalate: EscalateSchema.optional(),
-  /** Paging: repeat to the last level reached, `every` apart, at most `max` times. */
-  renotify: RenotifySchema.optional(),
-  /** Paging: every SMS of an incident ends with an acknowledge link on this origin. */
-  ack: AckSchema.optional(),
-  /** Paging: how a webhook names its incident and says it resolved; absent: the source's default, if it has one. */
-  incident: IncidentSchema.optional(),
-}).superRefine(checkHmacSettings).superRefine(checkWindows).transform((route, context) => {
-  const delivery = route.delivery ?? defaultDelivery(route.source);
-  if (route.retry !== undefined && delivery !== DeliveryPolicy.AtLeastOnce) {
-    context.addIssue({ code: 'custom', path: ['retry'], message: `retry applies to at-least-once routes; this route is ${delivery} (an ambiguous failure is never retried): remove retry, or set delivery: at-least-once` });
-  }
-  return { ...route, delivery };
-});
+export const RouteSchema = z
+  .strictObject({
+    source: z.enum(SOURCE_NAMES, { message: `unknown source; use one of ${SOURCE_NAMES.join(', ')}` }),
+    secret: z
+      .string()
+      .min(1, { message: 'name the value inside the environment secret that authenticates this route' }),
+    recipients: z.array(z.string().min(1)).min(1, { message: 'at least one recipient is required' }),
+    when: z.string().min(1).optional(),
+    template: z.string().min(1).optional(),
+    senderId: senderId.optional(),
+    fanOut: z
+      .string()
+      .regex(/^[A-Za-z_][\w-]*(\.[A-Za-z_][\w-]*)*$/, { message: 'fanOut is a dotted path to an array, like "alerts"' })
+      .optional(),
+    length: z.enum(Object.values(LengthPolicy)).default(LengthPolicy.Truncate),
+    maxParts: z.number().int().min(1).max(10).default(3),
+    dedupeWindow: duration.optional(),
+    /** How long each authenticated payload of the route is kept (body and an allow-list of headers, see `capturedHeaderNames`) for the console. */
+    capture: duration.optional(),
+    /** Absent: by source, see {@link defaultDelivery}. */
+    delivery: z.enum(Object.values(DeliveryPolicy)).optional(),
+    /**
+     * At-least-once routes: `for` is how long after acceptance a message is retried (backoff capped
+     * at `RETRY.maxDelayMs`) before it ends UNKNOWN (may have been sent) or FAILED. Absent: 1 h.
+     */
+    retry: z
+      .strictObject({
+        for: duration.default(DEFAULT_RETRY_FOR_SECONDS).refine((seconds) => seconds <= MAX_RETRY_FOR_SECONDS, {
+          message: `for is at most ${MAX_RETRY_FOR_SECONDS / 86_400}d`,
+        }),
+      })
+      .optional(),
+    maxRecipients: z.number().int().min(1).max(MAX_RECIPIENTS_CEILING).default(DEFAULT_MAX_RECIPIENTS),
+    priority: z.enum(Object.values(RoutePriority)).default(RoutePriority.Normal),
+    limits: z
+      .strictObject({
+        messages: z.number().int().positive().optional(),
+        window: duration.default(3600),
+        creditsPerDay: z.number().positive().optional(),
+        /** Credits per calendar month in the route's `timeZone`, held like `creditsPerDay`. */
+        creditsPerMonth: z.number().positive().optional(),
+      })
+      .optional(),
+    /**
+     * The dead-man's switch: one SMS to the route's literal recipients when no authenticated webhook
+     * arrived for `every + grace`, one more when they resume.
+     */
+    heartbeat: z
+      .strictObject({
+        every: z
+          .union([z.number(), z.string()], { error: 'every is how often webhooks are expected, e.g. 5m' })
+          .pipe(duration)
+          .refine((seconds) => seconds >= HEARTBEAT.minSeconds, {
+            message: `every is at least ${HEARTBEAT.minSeconds / 60}m: the sweeper checks once a minute`,
+          }),
+        grace: duration
+          .refine((seconds) => seconds >= HEARTBEAT.minSeconds, {
+            message: `grace is at least ${HEARTBEAT.minSeconds / 60}m: the sweeper checks once a minute`,
+          })
+          .default(HEARTBEAT.graceSeconds),
+      })
+      .optional(),
+    /** Messages accepted in these hours (the route's `timeZone`) wait for one digest SMS at their end. */
+    quietHours: QuietHoursSchema.optional(),
+    /** Bundles the route's messages: the first opens a window, one digest SMS goes out at its end. */
+    digest: z.strictObject({ window: duration }).optional(),
+    /** The digest SMS (Liquid: `count`, `messages`, `first`, `last`, `route`, `window`); absent: the source's default (see `defaultDigestTemplate`). */
+    digestTemplate: z.string().min(1).optional(),
+    timeZone: timeZone.default(DEFAULT_TIME_ZONE),
+    currency: z
+      .string()
+      .regex(/^[A-Z]{3}$/, { message: 'currency is an ISO 4217 code like TZS' })
+      .default(DEFAULT_CURRENCY),
+    toleranceSeconds: z.number().int().positive().max(86_400).default(300),
+    // source: hmac only (see hmac-schema.ts)
+    signature: HmacSignatureSchema.optional(),
+    timestamp: HmacTimestampSchema.optional(),
+    dedupe: HmacDedupeSchema.optional(),
+    /** `sns` routes: the topic ARNs whose messages the route accepts (required there, refused elsewhere). */
+    topics: z
+      .array(
+        z.string().regex(SNS_TOPIC_ARN, {
+          message: 'a topic is an SNS topic ARN like arn:aws:sns:eu-west-1:123456789012:alarms',
+        }),
+      )
+      .min(1)
+      .optional(),
+    /**
+     * The numbers a templated recipient (a number from the request: `{{ query.to }}`,
+     * `{{ event.user.phone }}`) may be: `person:*`, `person:<name>`, numbers, prefixes like `2557*`.
+     * Required on a route whose templated recipients read `query`, or whose source calls one URL per
+     * person (`goalert`, `grafana-oncall`). See docs/oncall-tools.md.
+     */
+    allowRecipients: z
+      .array(z.string().min(1))
+      .min(1, { message: 'list at least one entry: person:*, a number or a prefix like 2557*' })
+      .optional(),
+    /** `goalert` routes: GoAlert's webhook public key (PEM); set, every webhook must carry a valid `X-Webhook-Signature`. */
+    publicKey: z
+      .string()
+      .refine(isEcPublicKey, {
+        message:
+          'publicKey is a PEM public key (-----BEGIN PUBLIC KEY-----), the EC key GoAlert signs its webhooks with',
+      })
+      .optional(),
+    /** Paging: who is told next while the incident is neither acknowledged nor resolved (`[{ after, to }]`). */
+    escalate: EscalateSchema.optional(),
+    /** Paging: repeat to the last level reached, `every` apart, at most `max` times. */
+    renotify: RenotifySchema.optional(),
+    /** Paging: every SMS of an incident ends with an acknowledge link on this origin. */
+    ack: AckSchema.optional(),
+    /** Paging: how a webhook names its incident and says it resolved; absent: the source's default, if it has one. */
+    incident: IncidentSchema.optional(),
+  })
+  .superRefine(checkHmacSettings)
+  .superRefine(checkWindows)
+  .transform((route, context) => {
+    const delivery = route.delivery ?? defaultDelivery(route.source);
+    if (route.retry !== undefined && delivery !== DeliveryPolicy.AtLeastOnce) {
+      context.addIssue({
+        code: 'custom',
+        path: ['retry'],
+        message: `retry applies to at-least-once routes; this route is ${delivery} (an ambiguous failure is never retried): remove retry, or set delivery: at-least-once`,
+      });
+    }
+    return { ...route, delivery };
+  });
 
 /**
  * A route's `delivery` when it sets none: its source pack's `defaultDelivery` (`at-least-once` for
@@ -189,10 +255,13 @@ type FunctionName = keyof typeof HANDLER_TIMEOUT_SECONDS;
 const FUNCTION_NAMES = Object.keys(HANDLER_TIMEOUT_SECONDS) as FunctionName[];
 
 /** The retention periods CloudWatch Logs accepts, in days. */
-export const LOG_RETENTION_DAYS = [1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365, 400, 545, 731, 1096, 1827, 2192, 2557, 2922, 3288, 3653] as const;
+export const LOG_RETENTION_DAYS = [
+  1, 3, 5, 7, 14, 30, 60, 90, 120, 150, 180, 365, 400, 545, 731, 1096, 1827, 2192, 2557, 2922, 3288, 3653,
+] as const;
 
 /** A value of the deploy block, checked by `accepts`; one message however it is wrong. */
-const deployValue = <T>(accepts: (value: unknown) => value is T, message: string) => z.custom<T>(accepts, { message }).optional();
+const deployValue = <T>(accepts: (value: unknown) => value is T, message: string) =>
+  z.custom<T>(accepts, { message }).optional();
 const isNumber = (value: unknown): value is number => typeof value === 'number' && Number.isFinite(value);
 
 /**
@@ -202,14 +271,26 @@ const isNumber = (value: unknown): value is number => typeof value === 'number' 
 export const DeploySchema = z.strictObject({
   throttle: z
     .strictObject({
-      rate: deployValue((value): value is number => isNumber(value) && value > 0, 'rate is requests per second, above 0'),
-      burst: deployValue((value): value is number => isNumber(value) && Number.isInteger(value) && value >= 0, 'burst is a whole number of requests, 0 or more'),
+      rate: deployValue(
+        (value): value is number => isNumber(value) && value > 0,
+        'rate is requests per second, above 0',
+      ),
+      burst: deployValue(
+        (value): value is number => isNumber(value) && Number.isInteger(value) && value >= 0,
+        'burst is a whole number of requests, 0 or more',
+      ),
     })
     .optional(),
   memory: z
     .strictObject(
       Object.fromEntries(
-        FUNCTION_NAMES.map((name) => [name, deployValue((value): value is number => isNumber(value) && Number.isInteger(value) && value >= 128 && value <= 10_240, 'memory is whole MB from 128 to 10240')]),
+        FUNCTION_NAMES.map((name) => [
+          name,
+          deployValue(
+            (value): value is number => isNumber(value) && Number.isInteger(value) && value >= 128 && value <= 10_240,
+            'memory is whole MB from 128 to 10240',
+          ),
+        ]),
       ) as Record<FunctionName, ReturnType<typeof deployValue<number>>>,
     )
     .optional(),
@@ -226,7 +307,10 @@ export const DeploySchema = z.strictObject({
     'senderConcurrency is a whole number of concurrent sender invocations from 1 to 1000',
   ),
   /** What deleting the stack does to the table and the secrets. */
-  onDelete: deployValue((value): value is 'retain' | 'destroy' => value === 'retain' || value === 'destroy', 'onDelete is retain (the default) or destroy'),
+  onDelete: deployValue(
+    (value): value is 'retain' | 'destroy' => value === 'retain' || value === 'destroy',
+    'onDelete is retain (the default) or destroy',
+  ),
   /**
    * Deploy routes that set `capture`: they store customer payloads in the deployed table, so it is
    * a choice made here, never a setting copied from the local example.
@@ -241,12 +325,20 @@ export const DeploySchema = z.strictObject({
 function checkSourceSettings(routes: Record<string, z.output<typeof RouteSchema>>, context: z.RefinementCtx): void {
   for (const [id, route] of Object.entries(routes)) {
     if (route.source === 'sns' && route.topics === undefined) {
-      context.addIssue({ code: 'custom', path: [id, 'topics'], message: 'an sns route lists the topic ARNs it accepts: topics: [arn:aws:sns:<region>:<account>:<topic>]' });
+      context.addIssue({
+        code: 'custom',
+        path: [id, 'topics'],
+        message: 'an sns route lists the topic ARNs it accepts: topics: [arn:aws:sns:<region>:<account>:<topic>]',
+      });
     } else if (route.source !== 'sns' && route.topics !== undefined) {
       context.addIssue({ code: 'custom', path: [id, 'topics'], message: 'topics applies to sns routes only' });
     }
     if (route.source !== 'goalert' && route.publicKey !== undefined) {
-      context.addIssue({ code: 'custom', path: [id, 'publicKey'], message: 'publicKey applies to goalert routes only' });
+      context.addIssue({
+        code: 'custom',
+        path: [id, 'publicKey'],
+        message: 'publicKey applies to goalert routes only',
+      });
     }
   }
 }
@@ -275,7 +367,10 @@ export const ConfigSchema = z.strictObject({
     .optional(),
   retentionDays: z.number().int().min(1).max(3650).default(DEFAULT_RETENTION_DAYS),
   routes: z
-    .record(z.string().regex(/^[a-z0-9][a-z0-9_-]{0,63}$/, { message: 'route ids are lower-case letters, digits, - and _' }), RouteSchema)
+    .record(
+      z.string().regex(/^[a-z0-9][a-z0-9_-]{0,63}$/, { message: 'route ids are lower-case letters, digits, - and _' }),
+      RouteSchema,
+    )
     .refine((routes) => Object.keys(routes).length > 0, { message: 'at least one route is required' })
     .superRefine(checkSourceSettings),
   /** Who can be paged by name (`person:<name>`): `name: { phone }`. */

@@ -54,11 +54,19 @@ export function readStagedConfig(text: string, source = 'config'): StagedConfig 
   if (value === null || typeof value !== 'object' || !('format' in value)) return undefined;
   const staged = value as Partial<StagedConfig>;
   if (staged.format !== STAGED_CONFIG_FORMAT) {
-    throw new ConfigError(source, [`format: "${String(staged.format)}" is not ${STAGED_CONFIG_FORMAT}; stage the config again with this version`]);
+    throw new ConfigError(source, [
+      `format: "${String(staged.format)}" is not ${STAGED_CONFIG_FORMAT}; stage the config again with this version`,
+    ]);
   }
   const problems: string[] = [];
   const config = staged.config;
-  if (config === null || typeof config !== 'object' || typeof config.provider !== 'object' || config.routes === null || typeof config.routes !== 'object') {
+  if (
+    config === null ||
+    typeof config !== 'object' ||
+    typeof config.provider !== 'object' ||
+    config.routes === null ||
+    typeof config.routes !== 'object'
+  ) {
     problems.push('config: missing or not a validated relay config');
   }
   if (!Array.isArray(staged.balanceNotify)) problems.push('balanceNotify: missing');
@@ -66,7 +74,8 @@ export function readStagedConfig(text: string, source = 'config'): StagedConfig 
   else if (problems.length === 0) {
     for (const [id, route] of Object.entries(config!.routes)) {
       const numbers = staged.recipients[id];
-      if (!Array.isArray(numbers) || numbers.length !== route.recipients.length) problems.push(`recipients.${id}: missing or not one per recipient`);
+      if (!Array.isArray(numbers) || numbers.length !== route.recipients.length)
+        problems.push(`recipients.${id}: missing or not one per recipient`);
     }
   }
   if (problems.length > 0) throw new ConfigError(source, problems);
@@ -88,7 +97,12 @@ export function configView(staged: StagedConfig): RelayConfigView {
   const routes = new Map<string, RouteView>(
     Object.entries(config.routes).map(([id, route]) => [
       id,
-      { id, config: route, senderId: route.senderId ?? config.provider.defaultSenderId, recipientNumbers: staged.recipients[id] ?? [] },
+      {
+        id,
+        config: route,
+        senderId: route.senderId ?? config.provider.defaultSenderId,
+        recipientNumbers: staged.recipients[id] ?? [],
+      },
     ]),
   );
   return { config, routes, balanceNotify: staged.balanceNotify };

@@ -41,8 +41,7 @@ export class TextCutter {
     const window = end < text.length ? text.slice(0, end) : text;
     // GSM 03.38 has no combining marks, joiners or surrogates, and normalisation removed CR:
     // in GSM-7 text every code unit boundary is a grapheme boundary, no segmenter needed.
-    this.#segments =
-      encodingOf(window) === Encoding.GSM_7 ? undefined : graphemeSegmenter()?.segment(window);
+    this.#segments = encodingOf(window) === Encoding.GSM_7 ? undefined : graphemeSegmenter()?.segment(window);
   }
 
   /**
@@ -56,11 +55,7 @@ export class TextCutter {
     if (max >= text.length) return text.length;
     const earliestWordCut = start + Math.ceil(room * (1 - WORD_BOUNDARY_WINDOW));
     for (let i = max; i >= earliestWordCut; i--) {
-      if (
-        isBreakingSpace(text.charCodeAt(i)) &&
-        this.#isGraphemeBoundary(i) &&
-        this.#isGraphemeBoundary(i + 1)
-      ) {
+      if (isBreakingSpace(text.charCodeAt(i)) && this.#isGraphemeBoundary(i) && this.#isGraphemeBoundary(i + 1)) {
         return i;
       }
     }

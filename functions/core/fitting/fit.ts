@@ -17,27 +17,22 @@ const POLICIES: ReadonlySet<string> = new Set(Object.values(LengthPolicy));
 
 const assertValidOptions = (policy: string, maxParts: number, limit: number): void => {
   if (!POLICIES.has(policy)) {
-    throw new InvalidFitOptionsError(
-      `Unknown length policy "${policy}"; expected one of ${[...POLICIES].join(', ')}.`,
-    );
+    throw new InvalidFitOptionsError(`Unknown length policy "${policy}"; expected one of ${[...POLICIES].join(', ')}.`);
   }
   if (!Number.isInteger(limit) || limit < MIN_LIMIT) {
-    throw new InvalidFitOptionsError(
-      `limit must be an integer of at least ${MIN_LIMIT}, got ${limit}.`,
-    );
+    throw new InvalidFitOptionsError(`limit must be an integer of at least ${MIN_LIMIT}, got ${limit}.`);
   }
   if (!Number.isInteger(maxParts) || maxParts < 1 || maxParts > MAX_PARTS_CEILING) {
-    throw new InvalidFitOptionsError(
-      `maxParts must be an integer from 1 to ${MAX_PARTS_CEILING}, got ${maxParts}.`,
-    );
+    throw new InvalidFitOptionsError(`maxParts must be an integer from 1 to ${MAX_PARTS_CEILING}, got ${maxParts}.`);
   }
 };
 
-const fitted = (
-  parts: readonly string[],
-  truncated: boolean,
-  replacedCharacters: number,
-): FitResult => ({ ok: true, parts: parts.map(measureMessage), truncated, replacedCharacters });
+const fitted = (parts: readonly string[], truncated: boolean, replacedCharacters: number): FitResult => ({
+  ok: true,
+  parts: parts.map(measureMessage),
+  truncated,
+  replacedCharacters,
+});
 
 /**
  * Fits a message to the SMS service's length limit (160 characters, counted as UTF-16 code
@@ -73,11 +68,7 @@ const fitted = (
  */
 export const fitMessage = (
   text: string,
-  {
-    policy = LengthPolicy.TRUNCATE,
-    maxParts = DEFAULT_MAX_PARTS,
-    limit = DEFAULT_LIMIT,
-  }: FitOptions = {},
+  { policy = LengthPolicy.TRUNCATE, maxParts = DEFAULT_MAX_PARTS, limit = DEFAULT_LIMIT }: FitOptions = {},
 ): FitResult => {
   assertValidOptions(policy, maxParts, limit);
   const { text: message, replacedCharacters } = normaliseMessage(text);

@@ -39,8 +39,7 @@ export const septetsOf = (code: number): number => SEPTETS[code] ?? 0;
  * isGsmCharacter('á'); // false
  * ```
  */
-export const isGsmCharacter = (char: string): boolean =>
-  char.length === 1 && septetsOf(char.charCodeAt(0)) > 0;
+export const isGsmCharacter = (char: string): boolean => char.length === 1 && septetsOf(char.charCodeAt(0)) > 0;
 
 /**
  * The encoding the SMS service will use for `text`: GSM-7 when every character is in the

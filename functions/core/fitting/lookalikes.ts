@@ -160,12 +160,7 @@ const repairAt = (text: string, index: number, code: number): string | undefined
 };
 
 /** Look-alike for the code unit at `index`, or `undefined` when it is kept. */
-const lookalikeAt = (
-  text: string,
-  index: number,
-  code: number,
-  sanitise: boolean,
-): string | undefined => {
+const lookalikeAt = (text: string, index: number, code: number, sanitise: boolean): string | undefined => {
   const lookalike = LOOKALIKES.get(code);
   if (
     (code === ZWJ || code === ZWNJ) &&

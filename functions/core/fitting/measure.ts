@@ -33,8 +33,7 @@ const ucs2Segments = (text: string): number => {
   let segments = 1;
   let used = 0;
   for (let i = 0; i < text.length; i++) {
-    const cost =
-      isHighSurrogate(text.charCodeAt(i)) && isLowSurrogate(text.charCodeAt(i + 1)) ? 2 : 1;
+    const cost = isHighSurrogate(text.charCodeAt(i)) && isLowSurrogate(text.charCodeAt(i + 1)) ? 2 : 1;
     if (used + cost > concatenated) {
       segments++;
       used = 0;

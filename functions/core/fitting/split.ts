@@ -11,8 +11,7 @@ const digitCount = (value: number): number => String(value).length;
 export const partPrefix = (index: number, total: number): string => `(${index}/${total}) `;
 
 /** `(`, `/`, `)` and the space, plus the digits. */
-const prefixWidth = (index: number, totalDigits: number): number =>
-  4 + digitCount(index) + totalDigits;
+const prefixWidth = (index: number, totalDigits: number): number => 4 + digitCount(index) + totalDigits;
 
 /**
  * Greedy split assuming the total part count has `totalDigits` digits: each piece as long as

@@ -15,7 +15,11 @@ import { NO_ONE, parseLocalDateTime, type CompiledSchedule, type OnCallDirectory
  * directory.schedules.get('ops')?.rotation.people[0]?.number; // '255712345678'
  * ```
  */
-export function compileOnCall(people: PeopleConfig | undefined, schedules: SchedulesConfig | undefined, problems: string[]): OnCallDirectory {
+export function compileOnCall(
+  people: PeopleConfig | undefined,
+  schedules: SchedulesConfig | undefined,
+  problems: string[],
+): OnCallDirectory {
   if (people === undefined && schedules === undefined) return NO_ONE;
   const persons = new Map<string, Person>();
   for (const [name, { phone }] of Object.entries(people ?? {})) {
@@ -32,12 +36,23 @@ export function compileOnCall(people: PeopleConfig | undefined, schedules: Sched
     schedule.rotation.people.forEach((member, index) => {
       const person = persons.get(member);
       if (person !== undefined) members.push(person);
-      else problems.push(`schedules.${name}.rotation.people[${index}]: unknown person "${member}" (people: ${defined.length === 0 ? 'none defined' : defined.join(', ')})`);
+      else
+        problems.push(
+          `schedules.${name}.rotation.people[${index}]: unknown person "${member}" (people: ${defined.length === 0 ? 'none defined' : defined.join(', ')})`,
+        );
     });
     // The schema checked the start; a schedule with an unknown member is kept as well (the config
     // is refused for it), so `oncall:` entries naming it need no second problem.
     const startWall = parseLocalDateTime(schedule.rotation.start) ?? Number.NaN;
-    compiled.set(name, Object.freeze({ name, timeZone: schedule.timezone, notifyHandoff: schedule.notifyHandoff, rotation: Object.freeze({ people: Object.freeze(members), everyMs: schedule.rotation.every * 1000, startWall }) }));
+    compiled.set(
+      name,
+      Object.freeze({
+        name,
+        timeZone: schedule.timezone,
+        notifyHandoff: schedule.notifyHandoff,
+        rotation: Object.freeze({ people: Object.freeze(members), everyMs: schedule.rotation.every * 1000, startWall }),
+      }),
+    );
   }
   return Object.freeze({ people: persons, schedules: compiled });
 }

@@ -5,4 +5,11 @@
 export { compileOnCall } from './compile';
 export { onCallAt, type OnCallNow, type OnCallOverride, type People } from './resolve';
 export { shiftAt, type Shift } from './rotation';
-export { NO_ONE, parseLocalDateTime, type CompiledSchedule, type OnCallDirectory, type Person, type Rotation } from './schedule';
+export {
+  NO_ONE,
+  parseLocalDateTime,
+  type CompiledSchedule,
+  type OnCallDirectory,
+  type Person,
+  type Rotation,
+} from './schedule';

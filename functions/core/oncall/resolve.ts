@@ -29,10 +29,16 @@ export interface OnCallNow {
 /** People to look up an override's name in: the compiled config's `people`. */
 export type People = ReadonlyMap<string, Person>;
 
-const isNewer = (a: OnCallOverride, b: OnCallOverride): boolean => (a.createdAt === b.createdAt ? a.id > b.id : a.createdAt > b.createdAt);
+const isNewer = (a: OnCallOverride, b: OnCallOverride): boolean =>
+  a.createdAt === b.createdAt ? a.id > b.id : a.createdAt > b.createdAt;
 
 /** The newest override of the schedule in force at `time` whose person is still in `people`. */
-function winningOverride(schedule: string, overrides: readonly OnCallOverride[], people: People, time: number): OnCallOverride | undefined {
+function winningOverride(
+  schedule: string,
+  overrides: readonly OnCallOverride[],
+  people: People,
+  time: number,
+): OnCallOverride | undefined {
   let winner: OnCallOverride | undefined;
   for (const override of overrides) {
     if (override.schedule !== schedule || !people.has(override.person)) continue;
@@ -42,7 +48,12 @@ function winningOverride(schedule: string, overrides: readonly OnCallOverride[],
   return winner;
 }
 
-function whoAt(schedule: CompiledSchedule, overrides: readonly OnCallOverride[], people: People, time: number): { readonly person: Person; readonly override: OnCallOverride | undefined } {
+function whoAt(
+  schedule: CompiledSchedule,
+  overrides: readonly OnCallOverride[],
+  people: People,
+  time: number,
+): { readonly person: Person; readonly override: OnCallOverride | undefined } {
   const override = winningOverride(schedule.name, overrides, people, time);
   if (override !== undefined) return { person: people.get(override.person)!, override };
   return { person: shiftAt(schedule, new Date(time)).person, override: undefined };
@@ -60,7 +71,12 @@ function whoAt(schedule: CompiledSchedule, overrides: readonly OnCallOverride[],
  * `${now.person.name} until ${now.until?.toISOString() ?? 'further notice'}`;
  * ```
  */
-export function onCallAt(schedule: CompiledSchedule, overrides: readonly OnCallOverride[], people: People, at: Date): OnCallNow {
+export function onCallAt(
+  schedule: CompiledSchedule,
+  overrides: readonly OnCallOverride[],
+  people: People,
+  at: Date,
+): OnCallNow {
   const time = at.getTime();
   const current = whoAt(schedule, overrides, people, time);
   const own = overrides.filter((override) => override.schedule === schedule.name);
@@ -75,7 +91,8 @@ export function onCallAt(schedule: CompiledSchedule, overrides: readonly OnCallO
     if (!inForce) candidates.push(shiftAt(schedule, new Date(cursor)).until.getTime());
     if (candidates.length === 0) break;
     cursor = Math.min(...candidates);
-    if (whoAt(schedule, own, people, cursor).person.name !== current.person.name) return { schedule: schedule.name, ...current, until: new Date(cursor) };
+    if (whoAt(schedule, own, people, cursor).person.name !== current.person.name)
+      return { schedule: schedule.name, ...current, until: new Date(cursor) };
   }
   return { schedule: schedule.name, ...current, until: undefined };
 }

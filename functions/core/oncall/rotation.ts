@@ -41,10 +41,16 @@ export function shiftAt(schedule: CompiledSchedule, at: Date): Shift {
   const { rotation, timeZone } = schedule;
   const time = at.getTime();
   const personOf = (index: number): Person => rotation.people[index % rotation.people.length]!;
-  if (time < shiftStart(schedule, 0)) return { index: 0, person: personOf(0), from: undefined, until: new Date(shiftStart(schedule, 1)) };
+  if (time < shiftStart(schedule, 0))
+    return { index: 0, person: personOf(0), from: undefined, until: new Date(shiftStart(schedule, 1)) };
   // The wall clock names the shift; near a change of the clocks the instants decide.
   let index = Math.max(0, Math.floor((wallClock(time, timeZone) - rotation.startWall) / rotation.everyMs));
   while (shiftStart(schedule, index + 1) <= time) index += 1;
   while (index > 0 && shiftStart(schedule, index) > time) index -= 1;
-  return { index, person: personOf(index), from: new Date(shiftStart(schedule, index)), until: new Date(shiftStart(schedule, index + 1)) };
+  return {
+    index,
+    person: personOf(index),
+    from: new Date(shiftStart(schedule, index)),
+    until: new Date(shiftStart(schedule, index + 1)),
+  };
 }

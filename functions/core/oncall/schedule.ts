@@ -36,7 +36,10 @@ export interface OnCallDirectory {
 }
 
 /** A directory naming nobody: a config without `people` and `schedules`. */
-export const NO_ONE: OnCallDirectory = Object.freeze({ people: new Map<string, Person>(), schedules: new Map<string, CompiledSchedule>() });
+export const NO_ONE: OnCallDirectory = Object.freeze({
+  people: new Map<string, Person>(),
+  schedules: new Map<string, CompiledSchedule>(),
+});
 
 /** `2026-11-30T09:00`: a wall-clock time without a zone, as `rotation.start` is written. */
 const LOCAL_DATE_TIME = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2})$/;
@@ -56,6 +59,11 @@ export function parseLocalDateTime(text: string): number | undefined {
   const [year, month, day, hour, minute] = match.slice(1).map(Number) as [number, number, number, number, number];
   const wall = Date.UTC(year, month - 1, day, hour, minute);
   const back = new Date(wall);
-  const same = back.getUTCFullYear() === year && back.getUTCMonth() === month - 1 && back.getUTCDate() === day && back.getUTCHours() === hour && back.getUTCMinutes() === minute;
+  const same =
+    back.getUTCFullYear() === year &&
+    back.getUTCMonth() === month - 1 &&
+    back.getUTCDate() === day &&
+    back.getUTCHours() === hour &&
+    back.getUTCMinutes() === minute;
   return same ? wall : undefined;
 }

@@ -43,12 +43,26 @@ export function linkLength(baseUrl: string): number {
  * const paging = compilePaging('alerts', route, engine, problems, onCall);
  * ```
  */
-export function compilePaging(id: string, route: RouteConfig, engine: TemplateEngine, problems: string[], onCall: OnCallDirectory): CompiledPaging | undefined {
-  if (route.escalate === undefined && route.renotify === undefined && route.ack === undefined && route.incident === undefined) return undefined;
+export function compilePaging(
+  id: string,
+  route: RouteConfig,
+  engine: TemplateEngine,
+  problems: string[],
+  onCall: OnCallDirectory,
+): CompiledPaging | undefined {
+  if (
+    route.escalate === undefined &&
+    route.renotify === undefined &&
+    route.ack === undefined &&
+    route.incident === undefined
+  )
+    return undefined;
   const at = (field: string): string => `routes.${id}.${field}`;
   const rule = route.incident ?? INCIDENT_DEFAULTS[route.source];
   if (rule === undefined) {
-    const keys = ['escalate', 'renotify', 'ack'].filter((key) => route[key as 'escalate' | 'renotify' | 'ack'] !== undefined);
+    const keys = ['escalate', 'renotify', 'ack'].filter(
+      (key) => route[key as 'escalate' | 'renotify' | 'ack'] !== undefined,
+    );
     problems.push(
       `${at(keys[0] ?? 'incident')}: source ${route.source} has no notion of an alert that resolves; say how with incident: { key: "<template>", resolved: "<condition>" }`,
     );
@@ -56,7 +70,9 @@ export function compilePaging(id: string, route: RouteConfig, engine: TemplateEn
   }
   if (route.fanOut !== undefined && route.incident === undefined) {
     // The source's rule names the webhook's incident, so every item would share one: the route says its item's.
-    const keys = ['escalate', 'renotify', 'ack'].filter((key) => route[key as 'escalate' | 'renotify' | 'ack'] !== undefined);
+    const keys = ['escalate', 'renotify', 'ack'].filter(
+      (key) => route[key as 'escalate' | 'renotify' | 'ack'] !== undefined,
+    );
     problems.push(
       `${at(keys[0] ?? 'incident')}: a fanOut route opens an incident per item; say how with incident: { key: "<template of item>", resolved: "<condition on item>" }, e.g. { key: "{{ item.fingerprint }}", resolved: "item.status == 'resolved'" }`,
     );
@@ -66,12 +82,16 @@ export function compilePaging(id: string, route: RouteConfig, engine: TemplateEn
   const attempt = attemptFor(problems, at);
   const ruleField = route.incident === undefined ? undefined : 'incident';
   const key = attempt(ruleField === undefined ? 'incident' : 'incident.key', () => engine.compileTemplate(rule.key));
-  const resolved = attempt(ruleField === undefined ? 'incident' : 'incident.resolved', () => engine.compileCondition(rule.resolved));
+  const resolved = attempt(ruleField === undefined ? 'incident' : 'incident.resolved', () =>
+    engine.compileCondition(rule.resolved),
+  );
   const steps = (route.escalate ?? []).flatMap((step, index) => {
     const to = attempt(`escalate[${index}].to`, () => compileRecipients(step.to, engine, undefined, onCall));
     if (to === undefined) return [];
     if (to.entries.some((entry) => entry.kind === RecipientEntryKind.Template)) {
-      problems.push(`${at(`escalate[${index}].to`)}: an escalation is sent without a webhook, so its recipients are numbers, person:<name> or oncall:<schedule>, not templates`);
+      problems.push(
+        `${at(`escalate[${index}].to`)}: an escalation is sent without a webhook, so its recipients are numbers, person:<name> or oncall:<schedule>, not templates`,
+      );
       return [];
     }
     return [{ afterSeconds: step.after, to }];
@@ -82,7 +102,9 @@ export function compilePaging(id: string, route: RouteConfig, engine: TemplateEn
     resolved,
     ruleFrom: route.incident === undefined ? 'source' : 'route',
     steps,
-    ...(route.renotify === undefined ? {} : { renotify: { everySeconds: route.renotify.every, max: route.renotify.max } }),
+    ...(route.renotify === undefined
+      ? {}
+      : { renotify: { everySeconds: route.renotify.every, max: route.renotify.max } }),
     ...(route.ack === undefined ? {} : { ack: route.ack.baseUrl === undefined ? {} : { baseUrl: route.ack.baseUrl } }),
   };
 }
@@ -102,6 +124,10 @@ export function pagingWarnings(routes: ReadonlyMap<string, { readonly paging?: C
     const baseUrl = route.paging?.ack?.baseUrl;
     if (baseUrl === undefined) return [];
     const room = DEFAULT_LIMIT - linkLength(baseUrl);
-    return room < PAGING.minTextChars ? [`routes.${id}.ack.baseUrl: the acknowledge link leaves ${room} characters of a ${DEFAULT_LIMIT}-character SMS for the text (fewer than ${PAGING.minTextChars}); use a shorter origin`] : [];
+    return room < PAGING.minTextChars
+      ? [
+          `routes.${id}.ack.baseUrl: the acknowledge link leaves ${room} characters of a ${DEFAULT_LIMIT}-character SMS for the text (fewer than ${PAGING.minTextChars}); use a shorter origin`,
+        ]
+      : [];
   });
 }

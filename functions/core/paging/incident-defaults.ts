@@ -17,5 +17,8 @@ export const INCIDENT_DEFAULTS: Readonly<Partial<Record<SourceName, IncidentRule
   pagerduty: { key: '{{ event.data.id }}', resolved: "event.event_type == 'incident.resolved'" },
   sentry: { key: '{{ data.metric_alert.id | default: data.issue.id }}', resolved: "action == 'resolved'" },
   'uptime-kuma': { key: '{{ monitor.id }}', resolved: 'heartbeat.status == 1' },
-  sns: { key: '{{ MessageJson.AlarmArn | default: MessageJson.AlarmName }}', resolved: "MessageJson.NewStateValue == 'OK'" },
+  sns: {
+    key: '{{ MessageJson.AlarmArn | default: MessageJson.AlarmName }}',
+    resolved: "MessageJson.NewStateValue == 'OK'",
+  },
 };

@@ -61,10 +61,15 @@ export interface PagingAction {
  * pagingAction(route.paging, openedAt, incident.actions); // { kind: 'escalate', step: 0, dueAt: … }
  * ```
  */
-export function pagingAction(paging: Pick<CompiledPaging, 'steps' | 'renotify'>, openedAt: Date, index: number): PagingAction | undefined {
+export function pagingAction(
+  paging: Pick<CompiledPaging, 'steps' | 'renotify'>,
+  openedAt: Date,
+  index: number,
+): PagingAction | undefined {
   const { steps, renotify } = paging;
   const opened = openedAt.getTime();
-  if (index < steps.length) return { kind: 'escalate', step: index, dueAt: new Date(opened + steps[index]!.afterSeconds * 1000) };
+  if (index < steps.length)
+    return { kind: 'escalate', step: index, dueAt: new Date(opened + steps[index]!.afterSeconds * 1000) };
   const repeat = index - steps.length + 1;
   if (renotify === undefined || repeat > renotify.max) return undefined;
   const base = opened + (steps.at(-1)?.afterSeconds ?? 0) * 1000;

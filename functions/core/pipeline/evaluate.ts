@@ -113,10 +113,19 @@ export interface EvaluateOptions {
  * if (evaluation.verdict === 'send') await store.accept(evaluation.messages);
  * ```
  */
-export function evaluateWebhook(route: CompiledRoute, webhook: InboundWebhook, { secret, documents, trackMissing = false, overrides = [] }: EvaluateOptions): Evaluation {
+export function evaluateWebhook(
+  route: CompiledRoute,
+  webhook: InboundWebhook,
+  { secret, documents, trackMissing = false, overrides = [] }: EvaluateOptions,
+): Evaluation {
   const { pack, config } = route;
   if (secret !== undefined) {
-    const auth = pack.authenticate(webhook, { secret, toleranceSeconds: config.toleranceSeconds, route: config, ...(documents === undefined ? {} : { documents }) });
+    const auth = pack.authenticate(webhook, {
+      secret,
+      toleranceSeconds: config.toleranceSeconds,
+      route: config,
+      ...(documents === undefined ? {} : { documents }),
+    });
     if (!auth.ok) return nothing(Verdict.Unauthorized, auth.reason);
   }
 
@@ -165,7 +174,13 @@ export function evaluateWebhook(route: CompiledRoute, webhook: InboundWebhook, {
 
   for (let index = 0; index < items.length; index += 1) {
     // Items are evaluated in order until one would pass the cap; none after it is even rendered.
-    const planned = planItem(route, webhook, body, items[index], index, { trackMissing, warnings, dropped, renderDeadline, overrides });
+    const planned = planItem(route, webhook, body, items[index], index, {
+      trackMissing,
+      warnings,
+      dropped,
+      renderDeadline,
+      overrides,
+    });
     if ('verdict' in planned) {
       skipped.push(planned);
       continue;
@@ -183,10 +198,21 @@ export function evaluateWebhook(route: CompiledRoute, webhook: InboundWebhook, {
     messages.push(...planned);
   }
 
-  const result = { ...identity, messages, skipped, dropped, warnings: [...warnings], ...(overCap === undefined ? {} : { overCap }) };
+  const result = {
+    ...identity,
+    messages,
+    skipped,
+    dropped,
+    warnings: [...warnings],
+    ...(overCap === undefined ? {} : { overCap }),
+  };
   if (messages.length > 0) return { verdict: Verdict.Send, ...result };
   const allFiltered = skipped.length > 0 && skipped.every((skip) => skip.verdict === Verdict.Filtered);
-  return { verdict: allFiltered ? Verdict.Filtered : Verdict.Dropped, reason: skipped[0]?.reason ?? 'nothing to send', ...result };
+  return {
+    verdict: allFiltered ? Verdict.Filtered : Verdict.Dropped,
+    reason: skipped[0]?.reason ?? 'nothing to send',
+    ...result,
+  };
 }
 
 interface Identity {
@@ -215,25 +241,46 @@ function planItem(
 ): PlannedMessage[] | SkippedItem {
   const { config } = route;
   try {
-    const scope = buildScope({ body, headers: webhook.headers, query: webhook.query, ...(config.fanOut === undefined ? {} : { extra: { item } }) });
+    const scope = buildScope({
+      body,
+      headers: webhook.headers,
+      query: webhook.query,
+      ...(config.fanOut === undefined ? {} : { extra: { item } }),
+    });
     if (route.condition !== undefined && !route.engine.evaluate(route.condition, scope)) {
       return { item: index, verdict: Verdict.Filtered, reason: `when "${config.when}" is false` };
     }
 
-    const rendered = route.engine.render(route.template, scope, { trackMissing, renderLimitMs: renderDeadline - performance.now() });
+    const rendered = route.engine.render(route.template, scope, {
+      trackMissing,
+      renderLimitMs: renderDeadline - performance.now(),
+    });
     for (const name of rendered.missing) warnings.add(`template variable "${name}" is missing from the payload`);
 
     const recipients = resolveRecipients(route.recipients, scope, { at: webhook.receivedAt, overrides });
     for (const drop of recipients.dropped) dropped.push({ item: index, ...drop });
 
     const fitted = fitMessage(rendered.text, { policy: config.length, maxParts: config.maxParts });
-    if (!fitted.ok) return { item: index, verdict: Verdict.Dropped, reason: `${fitted.reason}: ${fitted.detail}`, text: rendered.text };
+    if (!fitted.ok)
+      return {
+        item: index,
+        verdict: Verdict.Dropped,
+        reason: `${fitted.reason}: ${fitted.detail}`,
+        text: rendered.text,
+      };
     if (fitted.truncated) warnings.add('a text longer than 160 characters was truncated');
     const text = fitted.parts.map((part) => part.text).join('');
     if (recipients.numbers.length === 0) {
       // A number refused by allowRecipients is the reason an operator looks for: say which.
-      const refused = recipients.dropped.filter((drop) => drop.reason.endsWith(NOT_ALLOWED_SUFFIX)).map((drop) => drop.reason);
-      return { item: index, verdict: Verdict.Dropped, reason: refused.length === 0 ? 'no valid recipient' : `no valid recipient: ${refused.join('; ')}`, text };
+      const refused = recipients.dropped
+        .filter((drop) => drop.reason.endsWith(NOT_ALLOWED_SUFFIX))
+        .map((drop) => drop.reason);
+      return {
+        item: index,
+        verdict: Verdict.Dropped,
+        reason: refused.length === 0 ? 'no valid recipient' : `no valid recipient: ${refused.join('; ')}`,
+        text,
+      };
     }
     if (recipients.numbers.length > config.maxRecipients) {
       return {
@@ -257,7 +304,11 @@ function planItem(
     }));
   } catch (error) {
     // A template, condition or scope that fails on this data fails the same way on every retry.
-    return { item: index, verdict: Verdict.Dropped, reason: `the template cannot be rendered on this payload: ${describe(error)}` };
+    return {
+      item: index,
+      verdict: Verdict.Dropped,
+      reason: `the template cannot be rendered on this payload: ${describe(error)}`,
+    };
   }
 }
 
@@ -270,7 +321,10 @@ function nothing(verdict: Verdict, reason: string): Evaluation {
   return { verdict, reason, messages: [], skipped: [], dropped: [], warnings: [] };
 }
 
-function fanOutItems(route: CompiledRoute, body: WebhookBody): { readonly items: readonly unknown[] } | { readonly reason: string } {
+function fanOutItems(
+  route: CompiledRoute,
+  body: WebhookBody,
+): { readonly items: readonly unknown[] } | { readonly reason: string } {
   const path = route.config.fanOut;
   if (path === undefined) return { items: [body] };
   const items = field(body, ...path.split('.'));

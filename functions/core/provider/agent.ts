@@ -41,7 +41,9 @@ export interface KeepAliveAgent {
  */
 export function createKeepAliveAgent({ tls, ca, idleMs }: KeepAliveAgentOptions): KeepAliveAgent {
   const options = { keepAlive: true, timeout: idleMs };
-  const agent = tls ? new https.Agent({ ...options, ...(ca === undefined ? {} : { ca: ca as string | Buffer | (string | Buffer)[] }) }) : new http.Agent(options);
+  const agent = tls
+    ? new https.Agent({ ...options, ...(ca === undefined ? {} : { ca: ca as string | Buffer | (string | Buffer)[] }) })
+    : new http.Agent(options);
   const idleSince = new WeakMap<object, number>();
   const keepSocketAlive = agent.keepSocketAlive.bind(agent) as (socket: Socket) => boolean;
   // The documented hook for a socket going back to the pool: note when it became idle.

@@ -52,20 +52,38 @@ function interpret<T>(
   const serviceError = text === undefined ? undefined : redact(text).slice(0, MAX_SERVICE_ERROR_LENGTH);
   const delivery = sendCertaintyOf(operation, true, status);
   const details = { operation, status, serviceError, delivery };
-  const unexpected = (text: string): SmsServiceError => new SmsServiceError(text, { ...details, code: SmsErrorCode.UNEXPECTED_ANSWER });
+  const unexpected = (text: string): SmsServiceError =>
+    new SmsServiceError(text, { ...details, code: SmsErrorCode.UNEXPECTED_ANSWER });
 
   if (status === 200) {
-    if (raw.body === undefined) throw unexpected(`SMS service answered HTTP 200 with an unexpected body (body larger than ${MAX_RESPONSE_BYTES} bytes)`);
+    if (raw.body === undefined)
+      throw unexpected(
+        `SMS service answered HTTP 200 with an unexpected body (body larger than ${MAX_RESPONSE_BYTES} bytes)`,
+      );
     if (!isJson) throw unexpected('SMS service answered HTTP 200 with a body that is not JSON');
     const parsed = parse(json);
-    if (typeof parsed === 'string') throw unexpected(`SMS service answered HTTP 200 with an unexpected body (${parsed})`);
+    if (typeof parsed === 'string')
+      throw unexpected(`SMS service answered HTTP 200 with an unexpected body (${parsed})`);
     return parsed;
   }
   // The documented refusals: `sendCertaintyOf` has made them `not-sent`.
-  if (status === 400) throw new SmsServiceError(`SMS service rejected the ${operation} request (HTTP 400)`, { ...details, code: SmsErrorCode.BAD_REQUEST });
-  if (status === 401) throw new SmsServiceError('SMS service refused the API key (HTTP 401)', { ...details, code: SmsErrorCode.UNAUTHORIZED });
-  if (status === 402) throw new SmsServiceError('SMS balance is insufficient (HTTP 402)', { ...details, code: SmsErrorCode.INSUFFICIENT_BALANCE });
-  if (status >= 500 && status <= 599) throw new SmsServiceError(`SMS service failed (HTTP ${status})`, { ...details, code: SmsErrorCode.SERVER_ERROR });
+  if (status === 400)
+    throw new SmsServiceError(`SMS service rejected the ${operation} request (HTTP 400)`, {
+      ...details,
+      code: SmsErrorCode.BAD_REQUEST,
+    });
+  if (status === 401)
+    throw new SmsServiceError('SMS service refused the API key (HTTP 401)', {
+      ...details,
+      code: SmsErrorCode.UNAUTHORIZED,
+    });
+  if (status === 402)
+    throw new SmsServiceError('SMS balance is insufficient (HTTP 402)', {
+      ...details,
+      code: SmsErrorCode.INSUFFICIENT_BALANCE,
+    });
+  if (status >= 500 && status <= 599)
+    throw new SmsServiceError(`SMS service failed (HTTP ${status})`, { ...details, code: SmsErrorCode.SERVER_ERROR });
   throw unexpected(`SMS service answered with unexpected HTTP ${status}`);
 }
 
@@ -99,7 +117,11 @@ export function createSmsClient(options: SmsClientOptions): SmsClient {
 
   const prepare = (operation: SmsOperation, callOptions: SmsCallOptions | undefined): number => {
     if (closed) {
-      throw new SmsServiceError('SMS client is closed', { operation, code: SmsErrorCode.CLIENT_CLOSED, delivery: SendCertainty.NOT_SENT });
+      throw new SmsServiceError('SMS client is closed', {
+        operation,
+        code: SmsErrorCode.CLIENT_CLOSED,
+        delivery: SendCertainty.NOT_SENT,
+      });
     }
     const timeoutMs = callOptions?.timeoutMs;
     return timeoutMs === undefined ? config.timeoutMs : validateCallTimeout(timeoutMs, operation);
@@ -122,7 +144,9 @@ export function createSmsClient(options: SmsClientOptions): SmsClient {
       const timeoutMs = prepare(operation, callOptions);
       const { phoneNumbers, message, senderId } = validateSendRequest(request);
       // Omitting senderId (rather than sending null or '') is what lets the service apply its default.
-      const body = JSON.stringify(senderId === undefined ? { phoneNumbers, message } : { phoneNumbers, message, senderId });
+      const body = JSON.stringify(
+        senderId === undefined ? { phoneNumbers, message } : { phoneNumbers, message, senderId },
+      );
       const raw = await run({ operation, method: 'POST', path: SEND_PATH, body, timeoutMs });
       return interpret(raw, operation, redact, parseSendResult);
     },

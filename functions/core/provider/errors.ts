@@ -89,7 +89,10 @@ export class SmsServiceError extends Error {
   public readonly systemCode: string | undefined;
   public readonly issues: readonly string[] | undefined;
 
-  public constructor(message: string, { operation, code, delivery, status, serviceError, systemCode, issues, cause }: SmsServiceErrorOptions) {
+  public constructor(
+    message: string,
+    { operation, code, delivery, status, serviceError, systemCode, issues, cause }: SmsServiceErrorOptions,
+  ) {
     const text = serviceError === undefined ? message : `${message}: ${serviceError}`;
     super(`${text}${outcome(operation, delivery)}`, cause === undefined ? undefined : { cause });
     this.name = 'SmsServiceError';
@@ -111,7 +114,10 @@ export class SmsServiceError extends Error {
  * throw validationError(['message must not be empty or blank']);
  * ```
  */
-export function validationError(issues: readonly string[], operation: SmsOperation = SmsOperation.SEND): SmsServiceError {
+export function validationError(
+  issues: readonly string[],
+  operation: SmsOperation = SmsOperation.SEND,
+): SmsServiceError {
   return new SmsServiceError(`Invalid SMS ${operation} request: ${issues.join('; ')}`, {
     operation,
     code: SmsErrorCode.VALIDATION,

@@ -42,7 +42,11 @@ export const REFUSAL_STATUSES: ReadonlySet<number> = new Set([400, 401, 402]);
  * reached the OS cannot have been acted on: the body is JSON framed by Content-Length, so the
  * service cannot have held a complete, parseable request.
  */
-export function sendCertaintyOf(operation: SmsOperation, requestSent: boolean, status: number | undefined): SendCertainty {
+export function sendCertaintyOf(
+  operation: SmsOperation,
+  requestSent: boolean,
+  status: number | undefined,
+): SendCertainty {
   if (operation !== SmsOperation.SEND) return SendCertainty.NOT_SENT;
   if (status !== undefined) return REFUSAL_STATUSES.has(status) ? SendCertainty.NOT_SENT : SendCertainty.MAYBE_SENT;
   return requestSent ? SendCertainty.MAYBE_SENT : SendCertainty.NOT_SENT;
@@ -65,7 +69,10 @@ export function safeCause(error: unknown, redact: (text: string) => string): Err
   for (const field of ['code', 'errno', 'syscall', 'hostname'] as const) {
     const value: unknown = (source as unknown as Record<string, unknown>)[field];
     if (typeof value === 'string' || typeof value === 'number') {
-      Object.defineProperty(copy, field, { value: typeof value === 'string' ? redact(value) : value, enumerable: true });
+      Object.defineProperty(copy, field, {
+        value: typeof value === 'string' ? redact(value) : value,
+        enumerable: true,
+      });
     }
   }
   return copy;
@@ -85,16 +92,27 @@ function transportError(
     cause: safeCause(error, redact),
   };
   if (!progress.connected && systemCode === 'ECONNREFUSED') {
-    return new SmsServiceError(`SMS ${operation} connection was refused`, { ...details, code: SmsErrorCode.REFUSED, delivery: SendCertainty.NOT_SENT });
+    return new SmsServiceError(`SMS ${operation} connection was refused`, {
+      ...details,
+      code: SmsErrorCode.REFUSED,
+      delivery: SendCertainty.NOT_SENT,
+    });
   }
   if (!progress.connected && systemCode !== undefined && DNS_CODES.has(systemCode)) {
-    return new SmsServiceError(`SMS ${operation} could not resolve ${hostname}`, { ...details, code: SmsErrorCode.DNS, delivery: SendCertainty.NOT_SENT });
+    return new SmsServiceError(`SMS ${operation} could not resolve ${hostname}`, {
+      ...details,
+      code: SmsErrorCode.DNS,
+      delivery: SendCertainty.NOT_SENT,
+    });
   }
   if (systemCode !== undefined && RESET_CODES.has(systemCode)) {
     // Even on a reused socket a reset after the request went out is `maybe-sent`: a server that
     // closed an idle socket and one that crashed after sending look the same from here.
     const reused = progress.reusedSocket ? ' on a reused keep-alive socket' : '';
-    return new SmsServiceError(`SMS ${operation} connection was reset${reused}`, { ...details, code: SmsErrorCode.RESET });
+    return new SmsServiceError(`SMS ${operation} connection was reset${reused}`, {
+      ...details,
+      code: SmsErrorCode.RESET,
+    });
   }
   const suffix = systemCode === undefined ? '' : ` (${systemCode})`;
   return new SmsServiceError(`SMS ${operation} connection failed${suffix}`, { ...details, code: SmsErrorCode.NETWORK });

@@ -122,7 +122,10 @@ export function validateCallTimeout(timeoutMs: unknown, operation: SmsOperation)
   return timeoutMs as number;
 }
 
-function parseBaseUrl(baseUrl: unknown, problems: string[]): Pick<ResolvedClientOptions, 'tls' | 'hostname' | 'port' | 'pathPrefix'> | undefined {
+function parseBaseUrl(
+  baseUrl: unknown,
+  problems: string[],
+): Pick<ResolvedClientOptions, 'tls' | 'hostname' | 'port' | 'pathPrefix'> | undefined {
   if (typeof baseUrl !== 'string' || baseUrl.trim() === '') {
     problems.push('baseUrl must be a non-empty string');
     return undefined;

@@ -50,7 +50,10 @@ export function compileAllowList(entries: readonly string[], directory: OnCallDi
     }
     const reference = parseRecipientReference(entry);
     if (reference !== undefined) {
-      if (reference.kind === RecipientReferenceKind.OnCall) throw new Error(`[${index}] oncall: is not taken here; name people (person:<name> or person:*), numbers or a prefix like 2557*`);
+      if (reference.kind === RecipientReferenceKind.OnCall)
+        throw new Error(
+          `[${index}] oncall: is not taken here; name people (person:<name> or person:*), numbers or a prefix like 2557*`,
+        );
       const person = directory.people.get(reference.name);
       if (person === undefined) throw new Error(`[${index}] unknown person "${reference.name}"`);
       numbers.add(person.number);

@@ -16,9 +16,14 @@ const LIQUID_MARKUP = /\{\{|\{%/;
  * config loader can prefix the path (`routes.orders.recipients: [2] not a Tanzanian number (+254…)`);
  * the reason never contains the number. A plain `Error`: the loader reads every compile failure alike.
  */
-const entryError = (index: number, reason: string, options?: ErrorOptions): Error => new Error(`[${index}] ${reason}`, options);
+const entryError = (index: number, reason: string, options?: ErrorOptions): Error =>
+  new Error(`[${index}] ${reason}`, options);
 
-const compileLiteral = (entry: string, index: number, known: readonly string[] | null | undefined): CompiledRecipientEntry => {
+const compileLiteral = (
+  entry: string,
+  index: number,
+  known: readonly string[] | null | undefined,
+): CompiledRecipientEntry => {
   const pieces = splitNumbers(entry);
   if (pieces.length === 0) throw entryError(index, 'empty');
   // Normalised before (at synth, into the staged config): one number per piece, as below.
@@ -53,16 +58,28 @@ const compileTemplated = (entry: string, index: number, engine: TemplateEngine):
 };
 
 /** `person:<name>` is the person's number, a literal; `oncall:<schedule>` is resolved per message. */
-const compileReference = (entry: string, index: number, directory: OnCallDirectory): CompiledRecipientEntry | undefined => {
+const compileReference = (
+  entry: string,
+  index: number,
+  directory: OnCallDirectory,
+): CompiledRecipientEntry | undefined => {
   const reference = parseRecipientReference(entry);
   if (reference === undefined) return undefined;
   if (reference.kind === RecipientReferenceKind.Person) {
     const person = directory.people.get(reference.name);
     if (person === undefined) throw entryError(index, `unknown person "${reference.name}"`);
-    return Object.freeze({ kind: RecipientEntryKind.Literal, display: `person:${person.name}`, numbers: Object.freeze([person.number]) });
+    return Object.freeze({
+      kind: RecipientEntryKind.Literal,
+      display: `person:${person.name}`,
+      numbers: Object.freeze([person.number]),
+    });
   }
   if (!directory.schedules.has(reference.name)) throw entryError(index, `unknown schedule "${reference.name}"`);
-  return Object.freeze({ kind: RecipientEntryKind.OnCall, display: `oncall:${reference.name}`, schedule: reference.name });
+  return Object.freeze({
+    kind: RecipientEntryKind.OnCall,
+    display: `oncall:${reference.name}`,
+    schedule: reference.name,
+  });
 };
 
 /**
@@ -93,15 +110,15 @@ export const compileRecipients = (
   engine: TemplateEngine,
   known?: ReadonlyArray<readonly string[] | null>,
   directory: OnCallDirectory = NO_ONE,
-  allow?: AllowList
+  allow?: AllowList,
 ): CompiledRecipients =>
   Object.freeze({
     entries: Object.freeze(
       entries.map((entry, index) =>
         LIQUID_MARKUP.test(entry)
           ? compileTemplated(entry, index, engine)
-          : (compileReference(entry, index, directory) ?? compileLiteral(entry, index, known?.[index]))
-      )
+          : (compileReference(entry, index, directory) ?? compileLiteral(entry, index, known?.[index])),
+      ),
     ),
     engine,
     directory,

@@ -30,7 +30,16 @@ const MAX_DIGITS = 15;
 const HEX2 = /^[0-9a-fA-F]{2}$/;
 const HEX4 = /^[0-9a-fA-F]{4}$/;
 /** JSON's one-letter escapes: whitespace reads as a space (a boundary), the rest as themselves. */
-const JSON_ESCAPES: Readonly<Record<string, string>> = { n: ' ', r: ' ', t: ' ', b: ' ', f: ' ', '/': '/', '\\': '\\', '"': '"' };
+const JSON_ESCAPES: Readonly<Record<string, string>> = {
+  n: ' ',
+  r: ' ',
+  t: ' ',
+  b: ' ',
+  f: ' ',
+  '/': '/',
+  '\\': '\\',
+  '"': '"',
+};
 
 function decode(text: string): DecodedText {
   const chars: string[] = [];
@@ -122,13 +131,21 @@ interface FoundNumber {
  * times`) and slows down more than linearly on a long stretch.
  */
 function numbersIn(text: string, start: number, end: number): FoundNumber[] {
-  const groups = [...text.slice(start, end).matchAll(/\d+/g)].map((group) => ({ start: start + group.index, end: start + group.index + group[0].length, digits: group[0] }));
+  const groups = [...text.slice(start, end).matchAll(/\d+/g)].map((group) => ({
+    start: start + group.index,
+    end: start + group.index + group[0].length,
+    digits: group[0],
+  }));
   const found: FoundNumber[] = [];
   for (let first = 0; first < groups.length; ) {
     let best: FoundNumber | undefined;
     let last = first;
     let digits = '';
-    for (let next = first; next < groups.length && digits.length + groups[next]!.digits.length <= MAX_DIGITS; next += 1) {
+    for (
+      let next = first;
+      next < groups.length && digits.length + groups[next]!.digits.length <= MAX_DIGITS;
+      next += 1
+    ) {
       digits += groups[next]!.digits;
       if (!MOBILE_DIGITS.test(digits)) continue;
       const span = spelling(text, start, groups[first]!.start, groups[next]!.end);

@@ -40,7 +40,11 @@ export interface OnCallMoment {
  * // { numbers: ['255712345678', '255754321000'], dropped: [] }
  * ```
  */
-export const resolveRecipients = (compiled: CompiledRecipients, scope: TemplateScope, { at = new Date(), overrides = [] }: OnCallMoment = {}): ResolvedRecipients => {
+export const resolveRecipients = (
+  compiled: CompiledRecipients,
+  scope: TemplateScope,
+  { at = new Date(), overrides = [] }: OnCallMoment = {},
+): ResolvedRecipients => {
   const numbers = new Set<string>();
   const dropped: DroppedRecipient[] = [];
 
@@ -52,7 +56,8 @@ export const resolveRecipients = (compiled: CompiledRecipients, scope: TemplateS
     if (entry.kind === RecipientEntryKind.OnCall) {
       const schedule = compiled.directory.schedules.get(entry.schedule);
       // Compiled against the same directory: a schedule it names is there.
-      if (schedule !== undefined) numbers.add(onCallAt(schedule, overrides, compiled.directory.people, at).person.number);
+      if (schedule !== undefined)
+        numbers.add(onCallAt(schedule, overrides, compiled.directory.people, at).person.number);
       continue;
     }
     let text: string;
@@ -72,7 +77,8 @@ export const resolveRecipients = (compiled: CompiledRecipients, scope: TemplateS
     for (const piece of pieces) {
       const result = normalizeMsisdn(piece);
       if (!result.ok) dropped.push({ entry: entry.display, reason: result.reason });
-      else if (compiled.allow !== undefined && !isAllowed(compiled.allow, result.number)) dropped.push({ entry: entry.display, reason: notAllowedReason(result.number) });
+      else if (compiled.allow !== undefined && !isAllowed(compiled.allow, result.number))
+        dropped.push({ entry: entry.display, reason: notAllowedReason(result.number) });
       else numbers.add(result.number);
     }
   }

@@ -79,7 +79,10 @@ const DEFAULT_TEMPLATE =
   '{% if summary %}: {{ summary }}{% endif %}';
 
 /** Alertmanager's `http_config.authorization` sends the secret as a Bearer credential. */
-const signAlertmanager = (input: SignInput): Record<string, string> => ({ 'User-Agent': 'Alertmanager/0.28.1', ...bearer(input) });
+const signAlertmanager = (input: SignInput): Record<string, string> => ({
+  'User-Agent': 'Alertmanager/0.28.1',
+  ...bearer(input),
+});
 
 /**
  * Prometheus Alertmanager's `webhook_configs`. Alertmanager signs nothing; its `http_config` sends a

@@ -17,6 +17,10 @@ export const ALWAYS_CAPTURED_HEADERS = ['content-type', 'user-agent'] as const;
  */
 export function capturedHeaderNames(pack: SourcePack, route?: PackRouteSettings): string[] {
   const never = new Set([route?.signature?.header, route?.timestamp?.header]);
-  const names = [...ALWAYS_CAPTURED_HEADERS, ...pack.capturedHeaders, ...(route?.dedupe === undefined ? [] : [route.dedupe.header])];
+  const names = [
+    ...ALWAYS_CAPTURED_HEADERS,
+    ...pack.capturedHeaders,
+    ...(route?.dedupe === undefined ? [] : [route.dedupe.header]),
+  ];
   return [...new Set(names)].filter((name) => !never.has(name));
 }

@@ -36,8 +36,7 @@ export const generic: SourcePack = {
   sign: bearer,
   capturedHeaders: ['idempotency-key'],
   description: 'Any JSON or form-encoded webhook, authenticated by a Bearer token or ?token= query parameter.',
-  defaultTemplate:
-    '{{ message | default: text | default: summary | default: title | default: "Webhook received" }}',
+  defaultTemplate: '{{ message | default: text | default: summary | default: title | default: "Webhook received" }}',
 
   authenticate: (webhook, { secret }) => checkCredentialOrToken(webhook, secret),
 

@@ -80,7 +80,8 @@ export const github: SourcePack = {
   examples: { directory: 'github', eventHeaders: (stem) => ({ [GITHUB.eventHeader]: firstWord(stem) }) },
   sign: signGitHub,
   capturedHeaders: [GITHUB.eventHeader, GITHUB.deliveryHeader],
-  description: 'GitHub webhooks (X-Hub-Signature-256, JSON or form-encoded): pushes, issues, pull requests, workflow runs, releases.',
+  description:
+    'GitHub webhooks (X-Hub-Signature-256, JSON or form-encoded): pushes, issues, pull requests, workflow runs, releases.',
   defaultTemplate: DEFAULT_TEMPLATE,
 
   // The signature covers the body as sent, so a form-encoded delivery is verified over the form
@@ -94,6 +95,11 @@ export const github: SourcePack = {
 
   dedupe: (_body, webhook) => {
     const delivery = webhook.headers[GITHUB.deliveryHeader]?.trim();
-    return bodySignedDedupe('github', delivery ? `github:delivery:${idKeyPart(delivery)}` : undefined, webhook, GITHUB.dedupeWindowSeconds);
+    return bodySignedDedupe(
+      'github',
+      delivery ? `github:delivery:${idKeyPart(delivery)}` : undefined,
+      webhook,
+      GITHUB.dedupeWindowSeconds,
+    );
   },
 };

@@ -21,7 +21,7 @@ export const GITLAB = {
 
 /** GitLab's `object_attributes.action` values as the verbs an SMS reads best with. */
 const VERB =
-  "{%- case object_attributes.action -%}" +
+  '{%- case object_attributes.action -%}' +
   "{%- when 'open' -%}{%- assign verb = 'opened' -%}" +
   "{%- when 'close' -%}{%- assign verb = 'closed' -%}" +
   "{%- when 'reopen' -%}{%- assign verb = 'reopened' -%}" +
@@ -76,7 +76,10 @@ const signGitLab = ({ body, secret, headers }: SignInput): Record<string, string
   const kind = bodyField(body, 'object_kind');
   return {
     'User-Agent': 'GitLab/18.0.0',
-    'X-Gitlab-Event': callerHeader(headers, 'x-gitlab-event') ?? (typeof kind === 'string' ? EVENT_OF_KIND[kind] : undefined) ?? 'Push Hook',
+    'X-Gitlab-Event':
+      callerHeader(headers, 'x-gitlab-event') ??
+      (typeof kind === 'string' ? EVENT_OF_KIND[kind] : undefined) ??
+      'Push Hook',
     'X-Gitlab-Instance': 'https://gitlab.example.com',
     'X-Gitlab-Webhook-UUID': freshId(),
     'X-Gitlab-Event-UUID': freshId(),

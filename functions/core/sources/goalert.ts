@@ -76,7 +76,8 @@ function publicKeyOf(pem: string): KeyObject {
 /** `X-Webhook-Signature`: base64 of an ASN.1 ECDSA signature over SHA-512/224 of the body bytes. */
 function verifySignature(webhook: InboundWebhook, publicKey: string): AuthOutcome {
   const header = webhook.headers[GOALERT.signatureHeader]?.trim();
-  if (header === undefined || header === '') return authFailure('missing X-Webhook-Signature (the route has a publicKey: GoAlert signs every webhook)');
+  if (header === undefined || header === '')
+    return authFailure('missing X-Webhook-Signature (the route has a publicKey: GoAlert signs every webhook)');
   if (!/^[A-Za-z0-9+/]+={0,2}$/.test(header)) return authFailure('X-Webhook-Signature is not base64');
   try {
     return verify(GOALERT.digest, webhook.body, publicKeyOf(publicKey), Buffer.from(header, 'base64'))
@@ -98,7 +99,9 @@ function goalertDedupe(body: WebhookBody, webhook: InboundWebhook): DedupeKey {
         return alertId === undefined ? undefined : `alert:${idKeyPart(alertId)}`;
       case GoAlertType.AlertStatus:
         // One alert has many status updates: the log entry tells them apart.
-        return alertId === undefined ? undefined : `status:${idKeyPart(alertId)}:${sha256Hex(textField(body, 'LogEntry') ?? '')}`;
+        return alertId === undefined
+          ? undefined
+          : `status:${idKeyPart(alertId)}:${sha256Hex(textField(body, 'LogEntry') ?? '')}`;
       case GoAlertType.AlertBundle: {
         const service = textField(body, 'ServiceID');
         return service === undefined ? undefined : `bundle:${idKeyPart(service)}:${textField(body, 'Count') ?? ''}`;
@@ -111,7 +114,10 @@ function goalertDedupe(body: WebhookBody, webhook: InboundWebhook): DedupeKey {
         return undefined;
     }
   })();
-  return { key: `goalert:${id ?? `body:${sha256Hex(webhook.body)}`}:${to}`, windowSeconds: GOALERT.dedupeWindowSeconds };
+  return {
+    key: `goalert:${id ?? `body:${sha256Hex(webhook.body)}`}:${to}`,
+    windowSeconds: GOALERT.dedupeWindowSeconds,
+  };
 }
 
 /**
@@ -156,7 +162,8 @@ export const goalert: SourcePack = {
   examples: { directory: 'goalert', query: { to: '0712345678' } },
   sign: signGoAlert,
   capturedHeaders: [],
-  description: "GoAlert's webhook contact method (one URL per user, ?to=): alerts, bundles, status updates, test and verification messages.",
+  description:
+    "GoAlert's webhook contact method (one URL per user, ?to=): alerts, bundles, status updates, test and verification messages.",
   defaultTemplate: DEFAULT_TEMPLATE,
 
   authenticate: (webhook, { secret, route }) => {

@@ -56,16 +56,25 @@ function onCallDedupe(body: WebhookBody, webhook: InboundWebhook): DedupeKey {
   const type = textField(body, 'event', 'type');
   const to = queryKeyPart(webhook);
   if (group === undefined || type === undefined) {
-    return { key: `grafana-oncall:body:${sha256Hex(webhook.body)}:${to}`, windowSeconds: GRAFANA_ONCALL.retriedEventWindowSeconds };
+    return {
+      key: `grafana-oncall:body:${sha256Hex(webhook.body)}:${to}`,
+      windowSeconds: GRAFANA_ONCALL.retriedEventWindowSeconds,
+    };
   }
   const base = `grafana-oncall:${idKeyPart(group)}:${idKeyPart(type)}`;
   if (SENT_NOW.has(type)) {
     // `event.time` changes on every attempt: the user, the webhook and the URL name the delivery.
     const user = textField(body, 'user', 'id') ?? '';
     const webhookId = textField(body, 'webhook', 'id') ?? '';
-    return { key: `${base}:${idKeyPart(user)}:${idKeyPart(webhookId)}:${to}`, windowSeconds: GRAFANA_ONCALL.retriedEventWindowSeconds };
+    return {
+      key: `${base}:${idKeyPart(user)}:${idKeyPart(webhookId)}:${to}`,
+      windowSeconds: GRAFANA_ONCALL.retriedEventWindowSeconds,
+    };
   }
-  return { key: `${base}:${idKeyPart(textField(body, 'event', 'time') ?? '')}:${to}`, windowSeconds: GRAFANA_ONCALL.statusEventWindowSeconds };
+  return {
+    key: `${base}:${idKeyPart(textField(body, 'event', 'time') ?? '')}:${to}`,
+    windowSeconds: GRAFANA_ONCALL.statusEventWindowSeconds,
+  };
 }
 
 /**
@@ -89,7 +98,8 @@ export const grafanaOncall: SourcePack = {
   examples: { directory: 'grafana-oncall', query: { to: '0712345678' } },
   sign: bearer,
   capturedHeaders: [],
-  description: 'Grafana OnCall outgoing webhooks (Personal Notification, Forward All): alert groups and their status changes, by Bearer or Basic credential.',
+  description:
+    'Grafana OnCall outgoing webhooks (Personal Notification, Forward All): alert groups and their status changes, by Bearer or Basic credential.',
   defaultTemplate: DEFAULT_TEMPLATE,
 
   authenticate: (webhook, { secret }) => checkCredentialOrToken(webhook, secret),

@@ -99,7 +99,8 @@ export const grafana: SourcePack = {
   examples: { directory: 'grafana' },
   sign: signGrafana,
   capturedHeaders: [],
-  description: 'Grafana Alerting webhook contact point (HMAC signature, or Bearer/Basic credential); one SMS per alert group.',
+  description:
+    'Grafana Alerting webhook contact point (HMAC signature, or Bearer/Basic credential); one SMS per alert group.',
   defaultTemplate: DEFAULT_TEMPLATE,
 
   authenticate(webhook, { secret, toleranceSeconds }): AuthOutcome {

@@ -56,12 +56,19 @@ function schemeOf(signature: Signature): BodySignatureScheme {
 export function signedBytes(pattern: string, body: Uint8Array, timestamp: string | undefined): Uint8Array {
   if (pattern === '{body}') return body;
   return Buffer.concat(
-    pattern.split(/(\{body\}|\{timestamp\})/).map((part) => (part === '{body}' ? body : Buffer.from(part === '{timestamp}' ? (timestamp ?? '') : part, 'utf8'))),
+    pattern
+      .split(/(\{body\}|\{timestamp\})/)
+      .map((part) =>
+        part === '{body}' ? body : Buffer.from(part === '{timestamp}' ? (timestamp ?? '') : part, 'utf8'),
+      ),
   );
 }
 
 function signedPayload(pattern: string, webhook: InboundWebhook, timestamp: string | undefined): SignedPayload {
-  return { bytes: signedBytes(pattern, webhook.body, timestamp), description: pattern === '{body}' ? 'the body' : `the signed "${pattern}"` };
+  return {
+    bytes: signedBytes(pattern, webhook.body, timestamp),
+    description: pattern === '{body}' ? 'the body' : `the signed "${pattern}"`,
+  };
 }
 
 /**
@@ -74,12 +81,18 @@ function signedPayload(pattern: string, webhook: InboundWebhook, timestamp: stri
  */
 const signHmacRoute = ({ body, secret, headers, now = new Date(), route }: SignInput): Record<string, string> => {
   const signature = route?.signature;
-  if (signature === undefined) throw new Error('an hmac route is signed from its own signature settings; none were given');
-  const timestamp = route?.timestamp === undefined ? undefined : (callerHeader(headers, route.timestamp.header) ?? unixSeconds(now));
-  const digest = createHmac(signature.algorithm, secret).update(signedBytes(signature.signed, body, timestamp)).digest(signature.encoding);
+  if (signature === undefined)
+    throw new Error('an hmac route is signed from its own signature settings; none were given');
+  const timestamp =
+    route?.timestamp === undefined ? undefined : (callerHeader(headers, route.timestamp.header) ?? unixSeconds(now));
+  const digest = createHmac(signature.algorithm, secret)
+    .update(signedBytes(signature.signed, body, timestamp))
+    .digest(signature.encoding);
   return {
     ...(route?.timestamp === undefined ? {} : { [route.timestamp.header]: timestamp! }),
-    ...(route?.dedupe === undefined ? {} : { [route.dedupe.header]: callerHeader(headers, route.dedupe.header) ?? freshId() }),
+    ...(route?.dedupe === undefined
+      ? {}
+      : { [route.dedupe.header]: callerHeader(headers, route.dedupe.header) ?? freshId() }),
     [signature.header]: `${signature.prefix}${digest}`,
   };
 };
@@ -108,7 +121,8 @@ export const hmac: SourcePack = {
   sign: signHmacRoute,
   // The route's own delivery-id header is added by `capturedHeaderNames`.
   capturedHeaders: [],
-  description: 'Any sender that signs with a shared secret (HMAC over the body, optionally with a timestamp), described in the route.',
+  description:
+    'Any sender that signs with a shared secret (HMAC over the body, optionally with a timestamp), described in the route.',
   defaultTemplate:
     '{{ message | default: text | default: summary | default: title | default: event_type | default: type | default: event | default: "Webhook received" }}',
 
@@ -123,7 +137,12 @@ export const hmac: SourcePack = {
       const fresh = checkTimestamp(timestamp, webhook.receivedAt, route.timestamp.tolerance ?? toleranceSeconds);
       if (!fresh.ok) return fresh;
     }
-    return verifyBodySignature(webhook, secret, schemeOf(signature), signedPayload(signature.signed, webhook, timestamp));
+    return verifyBodySignature(
+      webhook,
+      secret,
+      schemeOf(signature),
+      signedPayload(signature.signed, webhook, timestamp),
+    );
   },
 
   parse: (webhook) => parseBody(webhook, { form: 'fields' }),
@@ -136,6 +155,11 @@ export const hmac: SourcePack = {
   dedupe: (_body, webhook, route) => {
     const header = route?.dedupe?.header;
     const id = header === undefined ? undefined : headerValue(webhook, [header]);
-    return bodySignedDedupe('hmac', id === undefined ? undefined : `hmac:header:${idKeyPart(id)}`, webhook, DEDUPE_WINDOW_SECONDS);
+    return bodySignedDedupe(
+      'hmac',
+      id === undefined ? undefined : `hmac:header:${idKeyPart(id)}`,
+      webhook,
+      DEDUPE_WINDOW_SECONDS,
+    );
   },
 };

@@ -37,7 +37,7 @@ const SIGNATURE_SCHEME: BodySignatureScheme = {
  */
 const DEFAULT_TEMPLATE = [
   '{%- assign d = event.data -%}',
-  "{%- case d.type -%}",
+  '{%- case d.type -%}',
   "{%- when 'incident' -%}",
   "[{{ event.event_type | remove_first: 'incident.' | replace: '_', ' ' | upcase }}] #{{ d.number }} {{ d.title }} ({{ d.service.summary }}{% if d.urgency %}, {{ d.urgency }} urgency{% endif %})",
   "{%- when 'incident_note' -%}",
@@ -79,7 +79,8 @@ export const pagerduty: SourcePack = {
   examples: { directory: 'pagerduty' },
   sign: signPagerDuty,
   capturedHeaders: [PAGERDUTY.webhookIdHeader],
-  description: 'PagerDuty v3 webhooks (X-PagerDuty-Signature v1=, secret rotation): incidents triggered, acknowledged, resolved...',
+  description:
+    'PagerDuty v3 webhooks (X-PagerDuty-Signature v1=, secret rotation): incidents triggered, acknowledged, resolved...',
   defaultTemplate: DEFAULT_TEMPLATE,
 
   authenticate: (webhook, { secret }) => verifyBodySignature(webhook, secret, SIGNATURE_SCHEME),

@@ -24,9 +24,12 @@ export function secretProblem(pack: Pick<SourcePack, 'name' | 'secretKind'>, val
   if (pack.secretKind !== 'credential') return undefined;
   const sent = `a ${pack.name} secret is sent as an Authorization credential`;
   // biome-ignore lint/suspicious/noControlCharactersInRegex: control characters are what it looks for
-  if (/[\x00-\x1f\x7f]/.test(value)) return `has control characters (tab, new line, ...): ${sent}, and a header cannot carry them; use printable ASCII`;
-  if (/[^\x20-\x7e]/.test(value)) return `has non-ASCII characters: ${sent}, and headers do not carry them reliably (no request could match); use printable ASCII`;
-  if (value.trim() !== value) return `starts or ends with a space: ${sent}, and HTTP strips spaces around header values (no request could match); remove them`;
+  if (/[\x00-\x1f\x7f]/.test(value))
+    return `has control characters (tab, new line, ...): ${sent}, and a header cannot carry them; use printable ASCII`;
+  if (/[^\x20-\x7e]/.test(value))
+    return `has non-ASCII characters: ${sent}, and headers do not carry them reliably (no request could match); use printable ASCII`;
+  if (value.trim() !== value)
+    return `starts or ends with a space: ${sent}, and HTTP strips spaces around header values (no request could match); remove them`;
   return undefined;
 }
 
@@ -47,7 +50,10 @@ export interface SecretOfRoute {
  * // ['secret "alerts-token" (route alerts): has non-ASCII characters: ...']
  * ```
  */
-export function routeSecretProblems(routes: Iterable<SecretOfRoute>, values: Readonly<Record<string, string>>): string[] {
+export function routeSecretProblems(
+  routes: Iterable<SecretOfRoute>,
+  values: Readonly<Record<string, string>>,
+): string[] {
   const problems: string[] = [];
   for (const route of routes) {
     const name = route.config.secret;

@@ -107,6 +107,11 @@ export const sentry: SourcePack = {
   // again carries a new one: the signed body's key (the same bytes) is what catches those.
   dedupe: (_body, webhook) => {
     const requestId = headerValue(webhook, [SENTRY.requestIdHeader]);
-    return bodySignedDedupe('sentry', requestId ? `sentry:request:${idKeyPart(requestId)}` : undefined, webhook, SENTRY.dedupeWindowSeconds);
+    return bodySignedDedupe(
+      'sentry',
+      requestId ? `sentry:request:${idKeyPart(requestId)}` : undefined,
+      webhook,
+      SENTRY.dedupeWindowSeconds,
+    );
   },
 };

@@ -49,9 +49,16 @@ export function idKeyPart(id: string): string {
  * bodySignedDedupe('github', `github:delivery:${id}`, webhook, 72 * 3600);
  * ```
  */
-export function bodySignedDedupe(source: string, key: string | undefined, webhook: InboundWebhook, windowSeconds: number): DedupeKey {
+export function bodySignedDedupe(
+  source: string,
+  key: string | undefined,
+  webhook: InboundWebhook,
+  windowSeconds: number,
+): DedupeKey {
   const bodyKey = `${source}:body:${sha256Hex(webhook.body)}`;
-  return key === undefined || key === bodyKey ? { key: bodyKey, windowSeconds } : { key, windowSeconds, replayKey: bodyKey };
+  return key === undefined || key === bodyKey
+    ? { key: bodyKey, windowSeconds }
+    : { key, windowSeconds, replayKey: bodyKey };
 }
 
 /**

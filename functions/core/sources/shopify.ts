@@ -34,8 +34,8 @@ const SIGNATURE_SCHEME: BodySignatureScheme = {
  * billing address.
  */
 const DEFAULT_TEMPLATE = [
-  "{%- assign buyer = customer.first_name | default: billing_address.first_name -%}",
-  "{%- assign buyer_last = customer.last_name | default: billing_address.last_name -%}",
+  '{%- assign buyer = customer.first_name | default: billing_address.first_name -%}',
+  '{%- assign buyer_last = customer.last_name | default: billing_address.last_name -%}',
   "{%- case headers['x-shopify-topic'] -%}",
   "{%- when 'orders/create' -%}",
   'New order {{ name }}: {{ total_price | money: currency }} from {{ buyer }} {{ buyer_last }}',
@@ -84,7 +84,8 @@ export const shopify: SourcePack = {
   examples: { directory: 'shopify', eventHeaders: (stem) => ({ 'x-shopify-topic': stem.replace('-', '/') }) },
   sign: signShopify,
   capturedHeaders: [...TOPIC_HEADERS, ...WEBHOOK_ID_HEADERS, ...EVENT_ID_HEADERS],
-  description: 'Shopify webhooks (X-Shopify-Hmac-Sha256): orders created, paid, cancelled, fulfilled, and any other topic.',
+  description:
+    'Shopify webhooks (X-Shopify-Hmac-Sha256): orders created, paid, cancelled, fulfilled, and any other topic.',
   defaultTemplate: DEFAULT_TEMPLATE,
 
   authenticate: (webhook, { secret }) => verifyBodySignature(webhook, secret, SIGNATURE_SCHEME),

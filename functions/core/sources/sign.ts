@@ -19,7 +19,8 @@ export const callerHeader = (headers: SignInput['headers'], name: string): strin
 export const unixSeconds = (now: Date): string => String(Math.floor(now.getTime() / 1000));
 
 /** Base64 or hex HMAC-SHA256 of `data`. */
-export const sha256Hmac = (key: string | Uint8Array, data: string | Uint8Array, encoding: 'hex' | 'base64'): string => hmac('sha256', key, data, encoding);
+export const sha256Hmac = (key: string | Uint8Array, data: string | Uint8Array, encoding: 'hex' | 'base64'): string =>
+  hmac('sha256', key, data, encoding);
 
 /** `Authorization: Bearer <secret>`: how senders with a credential present it. */
 export const bearer = ({ secret }: SignInput): Record<string, string> => ({ Authorization: `Bearer ${secret}` });
@@ -32,7 +33,8 @@ export const bodyField = (body: Uint8Array, ...path: readonly string[]): unknown
   } catch {
     return undefined;
   }
-  for (const key of path) value = value !== null && typeof value === 'object' ? (value as Record<string, unknown>)[key] : undefined;
+  for (const key of path)
+    value = value !== null && typeof value === 'object' ? (value as Record<string, unknown>)[key] : undefined;
   return value;
 };
 

@@ -5,7 +5,16 @@ import { bodyText, field, jsonDepthExceeds, parseBody, parseJson, textField } fr
 import { BadPayloadError } from './errors';
 import { idKeyPart } from './shared';
 import { MAX_JSON_DEPTH } from '../defaults';
-import type { AuthContext, AuthOutcome, InboundWebhook, Prefetched, SignInput, SourceFetch, SourcePack, WebhookBody } from './types';
+import type {
+  AuthContext,
+  AuthOutcome,
+  InboundWebhook,
+  Prefetched,
+  SignInput,
+  SourceFetch,
+  SourcePack,
+  WebhookBody,
+} from './types';
 import { bearer } from './sign';
 
 export const SNS = {
@@ -27,7 +36,8 @@ export const SNS = {
  * (aws-iso-b), cloud.adc-e.uk (aws-iso-e), csp.hci.ic.gov (aws-iso-f). Anchored, on the parsed
  * host name only: no user info, no port, no look-alike suffix gets through.
  */
-const SNS_HOST = /^sns\.[a-z]{2,4}(?:-[a-z]+)+-\d{1,2}\.(?:amazonaws\.com|amazonaws\.com\.cn|amazonaws\.eu|c2s\.ic\.gov|sc2s\.sgov\.gov|cloud\.adc-e\.uk|csp\.hci\.ic\.gov)$/;
+const SNS_HOST =
+  /^sns\.[a-z]{2,4}(?:-[a-z]+)+-\d{1,2}\.(?:amazonaws\.com|amazonaws\.com\.cn|amazonaws\.eu|c2s\.ic\.gov|sc2s\.sgov\.gov|cloud\.adc-e\.uk|csp\.hci\.ic\.gov)$/;
 /** SNS names each certificate `SimpleNotificationService-<hash>.pem` at the root of its host. */
 const CERTIFICATE_PATH = /^\/SimpleNotificationService-[A-Za-z0-9]{1,64}\.pem$/;
 
@@ -63,7 +73,8 @@ export function isSnsUrl(url: unknown, path?: RegExp): url is string {
   } catch {
     return false;
   }
-  if (parsed.protocol !== 'https:' || parsed.username !== '' || parsed.password !== '' || parsed.port !== '') return false;
+  if (parsed.protocol !== 'https:' || parsed.username !== '' || parsed.password !== '' || parsed.port !== '')
+    return false;
   if (!SNS_HOST.test(parsed.hostname)) return false;
   return path === undefined || path.test(parsed.pathname);
 }
@@ -129,7 +140,11 @@ function remember(cache: Map<string, string>, url: string, pem: string): void {
   while (cache.size > SNS.certificateCacheSize) cache.delete(cache.keys().next().value!);
 }
 
-async function fetchCertificate(webhook: InboundWebhook, fetch: SourceFetch, context: AuthContext): Promise<Prefetched> {
+async function fetchCertificate(
+  webhook: InboundWebhook,
+  fetch: SourceFetch,
+  context: AuthContext,
+): Promise<Prefetched> {
   const none: Prefetched = { documents: new Map() };
   // Nothing leaves the relay for a request without the route's token, of a topic the route does
   // not accept, or with a certificate URL that is not SNS's: `authenticate` refuses those anyway.
@@ -147,12 +162,16 @@ async function fetchCertificate(webhook: InboundWebhook, fetch: SourceFetch, con
   }
   try {
     const { status, body } = await fetch(url);
-    if (status >= 500 || status === 429) return { ...none, unavailable: `the SNS signing certificate answered ${status}` };
+    if (status >= 500 || status === 429)
+      return { ...none, unavailable: `the SNS signing certificate answered ${status}` };
     if (status < 200 || status > 299 || !body.includes('-----BEGIN CERTIFICATE-----')) return none;
     remember(cache, url, body);
     return { documents: new Map([[url, body]]) };
   } catch (error) {
-    return { ...none, unavailable: `the SNS signing certificate could not be fetched: ${error instanceof Error ? error.message : String(error)}` };
+    return {
+      ...none,
+      unavailable: `the SNS signing certificate could not be fetched: ${error instanceof Error ? error.message : String(error)}`,
+    };
   }
 }
 
@@ -160,17 +179,24 @@ function verifyMessage(webhook: InboundWebhook, context: AuthContext): AuthOutco
   const token = checkCredentialOrToken(webhook, context.secret);
   if (!token.ok) return token;
   const message = readMessage(webhook);
-  if (message === undefined) return authFailure('body is not an SNS message (JSON with a Type of Notification, SubscriptionConfirmation or UnsubscribeConfirmation)');
+  if (message === undefined)
+    return authFailure(
+      'body is not an SNS message (JSON with a Type of Notification, SubscriptionConfirmation or UnsubscribeConfirmation)',
+    );
   const type = message['Type'] as MessageType;
   const headerType = webhook.headers['x-amz-sns-message-type']?.trim();
-  if (headerType !== undefined && headerType !== type) return authFailure('x-amz-sns-message-type does not match the message Type');
+  if (headerType !== undefined && headerType !== type)
+    return authFailure('x-amz-sns-message-type does not match the message Type');
 
   const topic = textField(message, 'TopicArn');
   const topics = context.route?.topics ?? [];
-  if (topic === undefined || !topics.includes(topic)) return authFailure(`topic ${topic ?? '(none)'} is not one of this route's topics`);
+  if (topic === undefined || !topics.includes(topic))
+    return authFailure(`topic ${topic ?? '(none)'} is not one of this route's topics`);
   const headerTopic = webhook.headers['x-amz-sns-topic-arn']?.trim();
-  if (headerTopic !== undefined && headerTopic !== topic) return authFailure('x-amz-sns-topic-arn does not match the message TopicArn');
-  if (type === 'SubscriptionConfirmation' && !isConfirmUrl(message['SubscribeURL'])) return authFailure('SubscribeURL is not an SNS ConfirmSubscription URL');
+  if (headerTopic !== undefined && headerTopic !== topic)
+    return authFailure('x-amz-sns-topic-arn does not match the message TopicArn');
+  if (type === 'SubscriptionConfirmation' && !isConfirmUrl(message['SubscribeURL']))
+    return authFailure('SubscribeURL is not an SNS ConfirmSubscription URL');
 
   const algorithm = SIGNATURE_ALGORITHMS[String(message['SignatureVersion'])];
   if (algorithm === undefined) return authFailure('SignatureVersion is neither 1 nor 2');
@@ -180,7 +206,8 @@ function verifyMessage(webhook: InboundWebhook, context: AuthContext): AuthOutco
   if (pem === undefined) return authFailure('the signing certificate could not be obtained from SigningCertURL');
   const signed = stringToSign(message);
   const signature = textField(message, 'Signature');
-  if (signed === undefined || signature === undefined) return authFailure('the message lacks a signed field or its Signature');
+  if (signed === undefined || signature === undefined)
+    return authFailure('the message lacks a signed field or its Signature');
 
   let certificate: X509Certificate;
   try {
@@ -189,10 +216,16 @@ function verifyMessage(webhook: InboundWebhook, context: AuthContext): AuthOutco
     return authFailure('SigningCertURL did not serve a readable certificate');
   }
   const now = webhook.receivedAt.getTime();
-  if (now < Date.parse(certificate.validFrom) || now > Date.parse(certificate.validTo)) return authFailure('the signing certificate is not valid at this time');
+  if (now < Date.parse(certificate.validFrom) || now > Date.parse(certificate.validTo))
+    return authFailure('the signing certificate is not valid at this time');
   let matches: boolean;
   try {
-    matches = verifySignature(algorithm, Buffer.from(signed, 'utf8'), certificate.publicKey, Buffer.from(signature, 'base64'));
+    matches = verifySignature(
+      algorithm,
+      Buffer.from(signed, 'utf8'),
+      certificate.publicKey,
+      Buffer.from(signature, 'base64'),
+    );
   } catch {
     matches = false;
   }
@@ -205,7 +238,10 @@ function checkFreshness(timestamp: string | undefined, receivedAt: Date, toleran
   const sent = timestamp === undefined ? Number.NaN : Date.parse(timestamp);
   if (Number.isNaN(sent)) return authFailure('Timestamp is missing or not a date');
   const ageSeconds = (receivedAt.getTime() - sent) / 1000;
-  if (ageSeconds > SNS.maxAgeSeconds + toleranceSeconds) return authFailure(`Timestamp is older than SNS retries (${SNS.maxAgeSeconds} s) and the ${toleranceSeconds} s tolerance`);
+  if (ageSeconds > SNS.maxAgeSeconds + toleranceSeconds)
+    return authFailure(
+      `Timestamp is older than SNS retries (${SNS.maxAgeSeconds} s) and the ${toleranceSeconds} s tolerance`,
+    );
   if (-ageSeconds > toleranceSeconds) return authFailure(`Timestamp is ahead of the ${toleranceSeconds} s tolerance`);
   return AUTH_OK;
 }
@@ -216,14 +252,24 @@ function checkFreshness(timestamp: string | undefined, receivedAt: Date, toleran
  */
 function parseMessage(webhook: InboundWebhook): WebhookBody {
   const body = parseBody(webhook);
-  if (body === null || typeof body !== 'object' || Array.isArray(body) || !TYPES.includes((body as Message)['Type'] as MessageType)) {
-    throw new BadPayloadError('expected an SNS message: a JSON object whose Type is Notification, SubscriptionConfirmation or UnsubscribeConfirmation');
+  if (
+    body === null ||
+    typeof body !== 'object' ||
+    Array.isArray(body) ||
+    !TYPES.includes((body as Message)['Type'] as MessageType)
+  ) {
+    throw new BadPayloadError(
+      'expected an SNS message: a JSON object whose Type is Notification, SubscriptionConfirmation or UnsubscribeConfirmation',
+    );
   }
   const inner = (body as Message)['Message'];
-  if (typeof inner !== 'string' || !inner.trimStart().startsWith('{') || jsonDepthExceeds(inner, MAX_JSON_DEPTH - 1)) return body;
+  if (typeof inner !== 'string' || !inner.trimStart().startsWith('{') || jsonDepthExceeds(inner, MAX_JSON_DEPTH - 1))
+    return body;
   try {
     const parsed = parseJson(inner);
-    return parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed) ? { ...body, MessageJson: parsed } : body;
+    return parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed)
+      ? { ...body, MessageJson: parsed }
+      : body;
   } catch {
     return body;
   }
@@ -251,7 +297,11 @@ const DEFAULT_TEMPLATE = [
   '{%- endif -%}',
 ].join('\n');
 
-const SIGNED_HEADERS = { Type: 'x-amz-sns-message-type', MessageId: 'x-amz-sns-message-id', TopicArn: 'x-amz-sns-topic-arn' } as const;
+const SIGNED_HEADERS = {
+  Type: 'x-amz-sns-message-type',
+  MessageId: 'x-amz-sns-message-id',
+  TopicArn: 'x-amz-sns-topic-arn',
+} as const;
 
 /**
  * Amazon SNS: the headers SNS sends, read from the message itself (`x-amz-sns-message-type`,
@@ -269,7 +319,9 @@ const signSns = (input: SignInput): Record<string, string> => {
   } catch {
     // Not JSON: the relay will say so.
   }
-  const fromMessage = Object.entries(SIGNED_HEADERS).flatMap(([field, name]) => (typeof message[field] === 'string' ? [[name, message[field] as string]] : []));
+  const fromMessage = Object.entries(SIGNED_HEADERS).flatMap(([field, name]) =>
+    typeof message[field] === 'string' ? [[name, message[field] as string]] : [],
+  );
   return {
     'Content-Type': 'text/plain; charset=UTF-8',
     'User-Agent': 'Amazon Simple Notification Service Agent',
@@ -303,7 +355,8 @@ export const sns: SourcePack = {
   examples: { directory: 'sns' },
   sign: signSns,
   capturedHeaders: ['x-amz-sns-message-type', 'x-amz-sns-message-id', 'x-amz-sns-topic-arn'],
-  description: 'Amazon SNS HTTP(S) subscriptions (signed with the SNS certificate, topics listed per route): CloudWatch alarms, any topic.',
+  description:
+    'Amazon SNS HTTP(S) subscriptions (signed with the SNS certificate, topics listed per route): CloudWatch alarms, any topic.',
   defaultTemplate: DEFAULT_TEMPLATE,
 
   authenticate(webhook, context): AuthOutcome {
@@ -329,7 +382,8 @@ export const sns: SourcePack = {
         ? { reason: `SNS subscription to ${topic} confirmed by the relay`, confirmUrl: url }
         : { reason: `SNS subscription confirmation for ${topic} without a usable SubscribeURL; not confirmed` };
     }
-    if (type === 'UnsubscribeConfirmation') return { reason: `SNS subscription to ${topic} ended (UnsubscribeConfirmation)` };
+    if (type === 'UnsubscribeConfirmation')
+      return { reason: `SNS subscription to ${topic} ended (UnsubscribeConfirmation)` };
     return undefined;
   },
 

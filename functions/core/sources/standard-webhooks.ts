@@ -44,7 +44,12 @@ function headerFamily(webhook: InboundWebhook): 'webhook' | 'svix' {
   return spec === undefined && svix !== undefined ? 'svix' : 'webhook';
 }
 
-function webhookHeaders(webhook: InboundWebhook): { readonly family: string; readonly id?: string; readonly timestamp?: string; readonly signatures?: string } {
+function webhookHeaders(webhook: InboundWebhook): {
+  readonly family: string;
+  readonly id?: string;
+  readonly timestamp?: string;
+  readonly signatures?: string;
+} {
   const family = headerFamily(webhook);
   const value = (name: string): string | undefined => webhook.headers[`${family}-${name}`]?.trim() || undefined;
   return { family, id: value('id'), timestamp: value('timestamp'), signatures: value('signature') };
@@ -83,12 +88,19 @@ function verify(webhook: InboundWebhook, secret: string, toleranceSeconds: numbe
  * (`send-test --header 'svix-id: msg_1'`).
  */
 const signStandardWebhooks = ({ body, secret, headers, now = new Date() }: SignInput): Record<string, string> => {
-  const family = callerHeader(headers, 'svix-id') !== undefined || callerHeader(headers, 'svix-timestamp') !== undefined ? 'svix' : 'webhook';
+  const family =
+    callerHeader(headers, 'svix-id') !== undefined || callerHeader(headers, 'svix-timestamp') !== undefined
+      ? 'svix'
+      : 'webhook';
   const id = callerHeader(headers, `${family}-id`) ?? `msg_${randomBytes(16).toString('base64url')}`;
   const timestamp = callerHeader(headers, `${family}-timestamp`) ?? unixSeconds(now);
   const key = Buffer.from(secret.startsWith('whsec_') ? secret.slice('whsec_'.length) : secret, 'base64');
   const signed = Buffer.concat([Buffer.from(`${id}.${timestamp}.`, 'utf8'), body]);
-  return { [`${family}-id`]: id, [`${family}-timestamp`]: timestamp, [`${family}-signature`]: `v1,${sha256Hmac(key, signed, 'base64')}` };
+  return {
+    [`${family}-id`]: id,
+    [`${family}-timestamp`]: timestamp,
+    [`${family}-signature`]: `v1,${sha256Hmac(key, signed, 'base64')}`,
+  };
 };
 
 /**
@@ -109,7 +121,8 @@ export const standardWebhooks: SourcePack = {
   examples: { directory: 'standard-webhooks' },
   sign: signStandardWebhooks,
   capturedHeaders: ['webhook-id', 'svix-id'],
-  description: 'Any Standard Webhooks sender (webhook-* or svix-* id/timestamp/signature, whsec_ secret): Svix, Clerk, Resend…',
+  description:
+    'Any Standard Webhooks sender (webhook-* or svix-* id/timestamp/signature, whsec_ secret): Svix, Clerk, Resend…',
   defaultTemplate:
     '{{ type | default: "webhook" }}{% if data.id %} {{ data.id }}{% endif %}' +
     '{% if data.status %} ({{ data.status }}){% endif %}',

@@ -91,7 +91,10 @@ const DEFAULT_TEMPLATE = [
 const signStripe = ({ body, secret, now = new Date() }: SignInput): Record<string, string> => {
   const timestamp = unixSeconds(now);
   const signed = Buffer.concat([Buffer.from(`${timestamp}.`, 'utf8'), body]);
-  return { 'User-Agent': 'Stripe/1.0 (+https://stripe.com/docs/webhooks)', 'Stripe-Signature': `t=${timestamp},v1=${sha256Hmac(secret, signed, 'hex')}` };
+  return {
+    'User-Agent': 'Stripe/1.0 (+https://stripe.com/docs/webhooks)',
+    'Stripe-Signature': `t=${timestamp},v1=${sha256Hmac(secret, signed, 'hex')}`,
+  };
 };
 
 /**
@@ -112,7 +115,8 @@ export const stripe: SourcePack = {
   examples: { directory: 'stripe' },
   sign: signStripe,
   capturedHeaders: [],
-  description: 'Stripe webhook endpoints (Stripe-Signature with timestamp tolerance): payments, charges, refunds, invoices.',
+  description:
+    'Stripe webhook endpoints (Stripe-Signature with timestamp tolerance): payments, charges, refunds, invoices.',
   defaultTemplate: DEFAULT_TEMPLATE,
 
   authenticate: (webhook, { secret, toleranceSeconds }) => verifyStripeSignature(webhook, secret, toleranceSeconds),

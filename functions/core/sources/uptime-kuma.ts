@@ -40,7 +40,11 @@ const DEFAULT_TEMPLATE = [
 ].join('\n');
 
 function isTestNotification(body: WebhookBody): boolean {
-  return field(body, 'heartbeat') == null && field(body, 'monitor') == null && TEST_MESSAGE.test(textField(body, 'msg') ?? '');
+  return (
+    field(body, 'heartbeat') == null &&
+    field(body, 'monitor') == null &&
+    TEST_MESSAGE.test(textField(body, 'msg') ?? '')
+  );
 }
 
 /**

@@ -107,12 +107,24 @@ export const woocommerce: SourcePack = {
     // WooCommerce sends the topic and its two halves: `order.created`, `order`, `created`.
     eventHeaders: (stem) => {
       const [resource, event = resource] = stem.split('-', 2) as [string, string?];
-      return { 'x-wc-webhook-topic': `${resource}.${event}`, 'x-wc-webhook-resource': resource, 'x-wc-webhook-event': event };
+      return {
+        'x-wc-webhook-topic': `${resource}.${event}`,
+        'x-wc-webhook-resource': resource,
+        'x-wc-webhook-event': event,
+      };
     },
   },
   sign: signWooCommerce,
-  capturedHeaders: ['x-wc-webhook-topic', 'x-wc-webhook-event', 'x-wc-webhook-resource', 'x-wc-webhook-source', 'x-wc-webhook-id', 'x-wc-webhook-delivery-id'],
-  description: 'WooCommerce webhooks (X-WC-Webhook-Signature): orders, products, customers, coupons; creation ping acknowledged.',
+  capturedHeaders: [
+    'x-wc-webhook-topic',
+    'x-wc-webhook-event',
+    'x-wc-webhook-resource',
+    'x-wc-webhook-source',
+    'x-wc-webhook-id',
+    'x-wc-webhook-delivery-id',
+  ],
+  description:
+    'WooCommerce webhooks (X-WC-Webhook-Signature): orders, products, customers, coupons; creation ping acknowledged.',
   defaultTemplate: DEFAULT_TEMPLATE,
 
   // The creation ping carries no signature, yet WooCommerce refuses to activate the webhook unless

@@ -17,7 +17,7 @@ export const assertCompleteExpression = (expression: string, liquid: Liquid): vo
     liquid.options.operators,
     undefined,
     undefined,
-    liquid.options.groupedExpressions
+    liquid.options.groupedExpressions,
   );
   let expectOperand = true;
   let previousOperator: string | undefined;
@@ -29,7 +29,7 @@ export const assertCompleteExpression = (expression: string, liquid: Liquid): vo
         throw new TemplateError(
           previousOperator === undefined
             ? `expected a value before "${operator}"`
-            : `expected a value between "${previousOperator}" and "${operator}"`
+            : `expected a value between "${previousOperator}" and "${operator}"`,
         );
       }
       if (!expectOperand && unary) throw new TemplateError(`expected an operator before "${operator}"`);
@@ -42,7 +42,7 @@ export const assertCompleteExpression = (expression: string, liquid: Liquid): vo
   }
   if (expectOperand) {
     throw new TemplateError(
-      previousOperator === undefined ? 'expected a value' : `expected a value after "${previousOperator}"`
+      previousOperator === undefined ? 'expected a value' : `expected a value after "${previousOperator}"`,
     );
   }
   tokenizer.skipBlank();

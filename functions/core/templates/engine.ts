@@ -101,8 +101,7 @@ const build = (options: Required<TemplateEngineOptions>): TemplateEngine => {
   const parsedTemplates = new WeakMap<CompiledTemplate, ParsedTemplate>();
   const parsedConditions = new WeakMap<CompiledCondition, Value>();
 
-  const newContext = (scope: TemplateScope): Context =>
-    new Context(scope, liquid.options, { sync: true }, { liquid });
+  const newContext = (scope: TemplateScope): Context => new Context(scope, liquid.options, { sync: true }, { liquid });
 
   return Object.freeze({
     options: Object.freeze({ ...options }),
@@ -124,7 +123,9 @@ const build = (options: Required<TemplateEngineOptions>): TemplateEngine => {
       if (trimmed === '') throw new TemplateError('empty condition');
       if (trimmed.length > TEMPLATE_LIMITS.parseChars) {
         // Conditions are read by LiquidJS's tokenizer, which `parseLimit` does not cover.
-        throw new TemplateError(`parse limit exceeded: the condition is longer than ${TEMPLATE_LIMITS.parseChars} characters`);
+        throw new TemplateError(
+          `parse limit exceeded: the condition is longer than ${TEMPLATE_LIMITS.parseChars} characters`,
+        );
       }
       if (/^\{[{%]/.test(trimmed)) {
         throw new TemplateError("write the condition without {{ }} or {% %}, e.g. status == 'firing'");
@@ -144,7 +145,7 @@ const build = (options: Required<TemplateEngineOptions>): TemplateEngine => {
     render(
       template: CompiledTemplate,
       scope: TemplateScope,
-      { trackMissing = true, renderLimitMs = TEMPLATE_LIMITS.renderMs }: RenderOptions = {}
+      { trackMissing = true, renderLimitMs = TEMPLATE_LIMITS.renderMs }: RenderOptions = {},
     ): RenderResult {
       const parsed = parsedTemplates.get(template);
       if (!parsed) throw new TemplateError('template was compiled by another engine');

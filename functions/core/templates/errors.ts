@@ -22,7 +22,7 @@ export class TemplateError extends Error {
 
   public constructor(
     message: string,
-    options: ErrorOptions & { readonly line?: number; readonly column?: number } = {}
+    options: ErrorOptions & { readonly line?: number; readonly column?: number } = {},
   ) {
     super(message, options.cause === undefined ? undefined : { cause: options.cause });
     this.name = 'TemplateError';

@@ -26,7 +26,9 @@ import type { RelayEnvironment } from './env';
  * config.routes.get('alerts')?.config.limits;
  * ```
  */
-export async function loadRelayConfig(env: Pick<RelayEnvironment, 'configPath' | 'providerBaseUrl' | 'balanceThreshold'>): Promise<RelayConfigView> {
+export async function loadRelayConfig(
+  env: Pick<RelayEnvironment, 'configPath' | 'providerBaseUrl' | 'balanceThreshold'>,
+): Promise<RelayConfigView> {
   return withOverrides(await readConfigFile(env.configPath), env);
 }
 
@@ -36,7 +38,9 @@ async function readConfigFile(path: string): Promise<RelayConfigView> {
     try {
       text = readFileSync(path, 'utf8');
     } catch (error) {
-      throw new ConfigError(path, [`cannot read the file (${(error as NodeJS.ErrnoException).code ?? 'error'})`], { cause: error });
+      throw new ConfigError(path, [`cannot read the file (${(error as NodeJS.ErrnoException).code ?? 'error'})`], {
+        cause: error,
+      });
     }
     const staged = readStagedConfig(text, path);
     if (staged !== undefined) return configView(staged);
@@ -71,7 +75,10 @@ export function compileLater(config: RelayConfigView, source: string): Promise<L
   if (compiled === undefined) {
     compiled = importConfigLoader().then(({ compileConfig }) =>
       // Staged at synth from the same config: its numbers are normalised and its options checked.
-      compileConfig(config.config, source, { recipientNumbers: (routeId) => config.routes.get(routeId)?.recipientNumbers, balanceNotify: config.balanceNotify }),
+      compileConfig(config.config, source, {
+        recipientNumbers: (routeId) => config.routes.get(routeId)?.recipientNumbers,
+        balanceNotify: config.balanceNotify,
+      }),
     );
     compiledLater.set(config, compiled);
   }
@@ -84,7 +91,10 @@ async function importConfigLoader(): Promise<ConfigLoader> {
     : await import('../../core/config/load');
 }
 
-function withOverrides<Config extends RelayConfigView>(loaded: Config, env: Pick<RelayEnvironment, 'providerBaseUrl' | 'balanceThreshold'>): Config {
+function withOverrides<Config extends RelayConfigView>(
+  loaded: Config,
+  env: Pick<RelayEnvironment, 'providerBaseUrl' | 'balanceThreshold'>,
+): Config {
   const { config } = loaded;
   if (env.providerBaseUrl === undefined && env.balanceThreshold === undefined) return loaded;
   return {

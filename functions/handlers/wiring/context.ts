@@ -79,7 +79,13 @@ async function buildLambdaRelay(): Promise<LambdaRelay> {
   const env = readEnvironment();
   const { logger, metrics } = observability();
   const sources = secretSources(env.secrets);
-  return { env, logger, metrics, providerSecrets: sources.provider, context: await createRelayContext(env, { logger, metrics }, sources) };
+  return {
+    env,
+    logger,
+    metrics,
+    providerSecrets: sources.provider,
+    context: await createRelayContext(env, { logger, metrics }, sources),
+  };
 }
 
 /**
@@ -114,7 +120,11 @@ export async function createRelayContext(
   if (stale !== undefined) throw new EnvironmentError([stale]);
   const relayLog = relayLogger(logger);
   const relayMetric = relayMetrics(metrics);
-  const store = createStore({ client: createDynamoClient(env), tableName: env.tableName, onUndecodable: reportUndecodable(relayLog, relayMetric) });
+  const store = createStore({
+    client: createDynamoClient(env),
+    tableName: env.tableName,
+    onUndecodable: reportUndecodable(relayLog, relayMetric),
+  });
   const { routes: secrets, provider } = sources;
   const sms = createSmsClientSource({
     secrets: provider,
@@ -150,10 +160,15 @@ function secretSources(location: SecretLocation): SecretSources {
     return { routes: file, provider: file };
   }
   const source = (id: string | undefined, what: string, variable: string): SecretSource =>
-    id === undefined ? unavailableSecretSource(`this function has no ${what} (${variable} is unset): the stack grants each function only the secret it needs`) : createSecretsManagerSource(id);
+    id === undefined
+      ? unavailableSecretSource(
+          `this function has no ${what} (${variable} is unset): the stack grants each function only the secret it needs`,
+        )
+      : createSecretsManagerSource(id);
   const routes = source(location.routes, 'route secrets', ENV.secretId);
   // One secret for both (SECRET_ID alone) is read through one source.
-  const provider = location.provider === location.routes ? routes : source(location.provider, 'provider key', ENV.providerSecretId);
+  const provider =
+    location.provider === location.routes ? routes : source(location.provider, 'provider key', ENV.providerSecretId);
   return { routes, provider };
 }
 

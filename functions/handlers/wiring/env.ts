@@ -103,19 +103,35 @@ export function readEnvironment(source: Readonly<Record<string, string | undefin
   let secrets: SecretLocation = { kind: 'file', path: '' };
   if (secretsFile !== undefined) secrets = { kind: 'file', path: resolve(secretsFile) };
   else if (secretId !== undefined || providerSecretId !== undefined) {
-    secrets = { kind: 'secrets-manager', ...(secretId === undefined ? {} : { routes: secretId }), ...(providerSecretId === undefined ? {} : { provider: providerSecretId }) };
-  } else problems.push(`${ENV.secretId}, ${ENV.providerSecretId} or ${ENV.secretsFile} is required (where the route secrets and the provider API key are)`);
+    secrets = {
+      kind: 'secrets-manager',
+      ...(secretId === undefined ? {} : { routes: secretId }),
+      ...(providerSecretId === undefined ? {} : { provider: providerSecretId }),
+    };
+  } else
+    problems.push(
+      `${ENV.secretId}, ${ENV.providerSecretId} or ${ENV.secretsFile} is required (where the route secrets and the provider API key are)`,
+    );
 
   const providerBaseUrl = text(ENV.providerBaseUrl);
   const urlProblem = providerBaseUrl === undefined ? undefined : httpUrlProblem(providerBaseUrl);
   // Not echoed: a URL can carry credentials.
-  if (urlProblem === 'credentials') problems.push(`${ENV.providerBaseUrl} must not contain credentials; use ${ENV.providerApiKey}`);
+  if (urlProblem === 'credentials')
+    problems.push(`${ENV.providerBaseUrl} must not contain credentials; use ${ENV.providerApiKey}`);
   else if (urlProblem !== undefined) problems.push(`${ENV.providerBaseUrl} must be an http(s) URL`);
   // Never echoed back: it is a credential.
   const providerApiKey = text(ENV.providerApiKey);
 
-  const { values, problems: numeric } = readNumericEnv(source, ['maxBodyBytes', 'retryMaxAttempts', 'retryBaseDelayMs', 'staleSendingMs', 'sweepPendingGraceMs', 'balanceThreshold']);
-  for (const { name, raw, min, integer } of numeric) problems.push(`${name} must be ${integer ? 'a whole number' : 'a number'} ≥ ${min}, got "${raw}"`);
+  const { values, problems: numeric } = readNumericEnv(source, [
+    'maxBodyBytes',
+    'retryMaxAttempts',
+    'retryBaseDelayMs',
+    'staleSendingMs',
+    'sweepPendingGraceMs',
+    'balanceThreshold',
+  ]);
+  for (const { name, raw, min, integer } of numeric)
+    problems.push(`${name} must be ${integer ? 'a whole number' : 'a number'} ≥ ${min}, got "${raw}"`);
   const { maxBodyBytes, sweepPendingGraceMs, balanceThreshold } = values;
   const policy = retryPolicyOf(values);
 

@@ -13,7 +13,15 @@
  */
 export { compiledConfig, ingestContext } from './compiled';
 export { loadRelayConfig } from './config';
-export { createRelayContext, type Observability, observability, prepareOnLambda, lambdaRelay, type LambdaRelay, resetLambdaRelay } from './context';
+export {
+  createRelayContext,
+  type Observability,
+  observability,
+  prepareOnLambda,
+  lambdaRelay,
+  type LambdaRelay,
+  resetLambdaRelay,
+} from './context';
 export { createDynamoClient } from './dynamo';
 export { ENV, ENV_DEFAULTS, readEnvironment, type RelayEnvironment, type SecretLocation } from './env';
 export { EnvironmentError } from './errors';
@@ -21,5 +29,11 @@ export { MissingSecretValueError, SecretUnavailableError } from '../../adapters/
 export { invoke, remainingMs, SEND_MARGIN_MS, withInvocationSmsClients } from './invoke';
 export { createLogger, type LoggerOptions, maskingReplacer, REDACTED, relayLogger } from '../../adapters/logger';
 export { createMetrics, flushMetrics, type MetricsOptions, relayMetrics } from './metrics';
-export { createFileSecretSource, createSecretsManagerSource, PROVIDER_API_KEY, SECRET_MAX_AGE_SECONDS, type SecretsManagerSourceOptions } from '../../adapters/secrets';
+export {
+  createFileSecretSource,
+  createSecretsManagerSource,
+  PROVIDER_API_KEY,
+  SECRET_MAX_AGE_SECONDS,
+  type SecretsManagerSourceOptions,
+} from '../../adapters/secrets';
 export { type ClosableSmsClientSource, createSmsClientSource, type SmsClientSourceOptions } from '../../adapters/sms';

@@ -15,7 +15,10 @@ import { createSmsClientSource } from '../../adapters/sms';
  * export const handler = (event: ScheduledEvent, lambdaContext?: Context) => invoke(lambdaContext, ({ context }) => checkBalance(context));
  * ```
  */
-export async function invoke<T>(lambdaContext: Context | undefined, work: (relay: LambdaRelay) => Promise<T>): Promise<T> {
+export async function invoke<T>(
+  lambdaContext: Context | undefined,
+  work: (relay: LambdaRelay) => Promise<T>,
+): Promise<T> {
   const { logger, metrics } = observability();
   if (lambdaContext !== undefined) logger.addContext(lambdaContext);
   try {

@@ -25,8 +25,18 @@ interface BalanceOptions {
 export function balanceCommand(): Command {
   return new Command('balance')
     .description('Show the SMS account balance, currency and rate per SMS from the SMS service')
-    .addOption(new Option('--config <file>', `relay config, for provider.baseUrl (env RELAY_CONFIG, default ${RUNTIME_DEFAULTS.configPath})`))
-    .addOption(new Option('--secrets <file>', `secrets JSON holding providerApiKey (env RELAY_SECRETS_FILE, default ${RUNTIME_DEFAULTS.secretsPath})`))
+    .addOption(
+      new Option(
+        '--config <file>',
+        `relay config, for provider.baseUrl (env RELAY_CONFIG, default ${RUNTIME_DEFAULTS.configPath})`,
+      ),
+    )
+    .addOption(
+      new Option(
+        '--secrets <file>',
+        `secrets JSON holding providerApiKey (env RELAY_SECRETS_FILE, default ${RUNTIME_DEFAULTS.secretsPath})`,
+      ),
+    )
     .addOption(new Option('--url <base>', 'SMS service base URL, overriding everything else'))
     .addOption(new Option('--json', 'print {baseUrl, balance, currency, smsRate} as JSON'))
     .addHelpText(
@@ -48,15 +58,26 @@ with PROVIDER_API_KEY has none: give balance the same), else from RELAY_SECRETS_
 }
 
 /** Failures with no complete answer from the service. */
-const UNREACHABLE: ReadonlySet<SmsErrorCode> = new Set([SmsErrorCode.TIMEOUT, SmsErrorCode.RESET, SmsErrorCode.REFUSED, SmsErrorCode.DNS, SmsErrorCode.NETWORK]);
+const UNREACHABLE: ReadonlySet<SmsErrorCode> = new Set([
+  SmsErrorCode.TIMEOUT,
+  SmsErrorCode.RESET,
+  SmsErrorCode.REFUSED,
+  SmsErrorCode.DNS,
+  SmsErrorCode.NETWORK,
+]);
 
 async function runBalance(options: BalanceOptions): Promise<void> {
   const { baseUrl, origin, secretsPath } = await serviceUrl(options);
-  const apiKey = process.env['PROVIDER_API_KEY'] || (secretsPath === undefined ? undefined : readExistingSecrets(secretsPath)[PROVIDER_API_KEY_NAME]);
+  const apiKey =
+    process.env['PROVIDER_API_KEY'] ||
+    (secretsPath === undefined ? undefined : readExistingSecrets(secretsPath)[PROVIDER_API_KEY_NAME]);
   if (secretsPath === undefined && !apiKey) {
-    throw new CliError(`the running relay was given its SMS service key in PROVIDER_API_KEY, not in a secrets file: run balance with the same PROVIDER_API_KEY`);
+    throw new CliError(
+      `the running relay was given its SMS service key in PROVIDER_API_KEY, not in a secrets file: run balance with the same PROVIDER_API_KEY`,
+    );
   }
-  if (apiKey === undefined || apiKey === '') throw new CliError(`no API key: set PROVIDER_API_KEY or "${PROVIDER_API_KEY_NAME}" in the secrets file`);
+  if (apiKey === undefined || apiKey === '')
+    throw new CliError(`no API key: set PROVIDER_API_KEY or "${PROVIDER_API_KEY_NAME}" in the secrets file`);
 
   let client: SmsClient | undefined;
   try {
@@ -72,9 +93,15 @@ async function runBalance(options: BalanceOptions): Promise<void> {
     );
   } catch (error) {
     const described = describeSmsError(error);
-    if (described.code === SmsErrorCode.UNAUTHORIZED) throw new RuntimeError(`the SMS service at ${baseUrl} refused the API key (401)`, { cause: error });
-    const detail = [described.name, described.status, described.code, described.systemCode, described.serviceError].filter((part) => part !== undefined).join(' ');
-    const what = described.code !== undefined && UNREACHABLE.has(described.code) ? 'cannot reach the SMS service' : 'the SMS service failed';
+    if (described.code === SmsErrorCode.UNAUTHORIZED)
+      throw new RuntimeError(`the SMS service at ${baseUrl} refused the API key (401)`, { cause: error });
+    const detail = [described.name, described.status, described.code, described.systemCode, described.serviceError]
+      .filter((part) => part !== undefined)
+      .join(' ');
+    const what =
+      described.code !== undefined && UNREACHABLE.has(described.code)
+        ? 'cannot reach the SMS service'
+        : 'the SMS service failed';
     throw new RuntimeError(`${what} at ${baseUrl} (${detail})`, { cause: error });
   } finally {
     client?.close();
@@ -85,18 +112,29 @@ async function runBalance(options: BalanceOptions): Promise<void> {
  * The service to ask, and the secrets file whose `providerApiKey` it takes: none when the running
  * relay took its key from PROVIDER_API_KEY (only that variable has it then).
  */
-async function serviceUrl(options: BalanceOptions): Promise<{ baseUrl: string; origin: string; secretsPath: string | undefined }> {
+async function serviceUrl(
+  options: BalanceOptions,
+): Promise<{ baseUrl: string; origin: string; secretsPath: string | undefined }> {
   const secretsPath = localPath('secrets', options.secrets);
   if (options.url !== undefined) return { baseUrl: options.url, origin: '--url', secretsPath };
   const fromEnv = process.env['PROVIDER_BASE_URL'];
-  if (fromEnv !== undefined && fromEnv.trim() !== '') return { baseUrl: fromEnv.trim(), origin: 'PROVIDER_BASE_URL', secretsPath };
+  if (fromEnv !== undefined && fromEnv.trim() !== '')
+    return { baseUrl: fromEnv.trim(), origin: 'PROVIDER_BASE_URL', secretsPath };
   const running = await findRunningRuntime(localPath('dataDir', undefined));
   if (running !== undefined) {
     // Its sandbox knows only the key the relay was started with: the one in the relay's own secrets file.
-    return { baseUrl: running.providerBaseUrl, origin: `SMS service of the running relay, pid ${running.pid}`, secretsPath: options.secrets === undefined ? running.secretsPath : secretsPath };
+    return {
+      baseUrl: running.providerBaseUrl,
+      origin: `SMS service of the running relay, pid ${running.pid}`,
+      secretsPath: options.secrets === undefined ? running.secretsPath : secretsPath,
+    };
   }
   const configPath = localPath('config', options.config);
-  return { baseUrl: loadConfigFile(configPath).config.provider.baseUrl, origin: `provider.baseUrl of ${displayPath(configPath)}`, secretsPath };
+  return {
+    baseUrl: loadConfigFile(configPath).config.provider.baseUrl,
+    origin: `provider.baseUrl of ${displayPath(configPath)}`,
+    secretsPath,
+  };
 }
 
 function formatAmount(value: number): string {

@@ -26,8 +26,18 @@ export function consoleCommand(): Command {
   return new Command('console')
     .description('Open the web console on 127.0.0.1: activity, templates, credit and routes')
     .addOption(new Option('--port <port>', `port to listen on (0 picks a free one)`).default(String(CONSOLE_PORT)))
-    .addOption(new Option('--env <name>', 'read the deployed stack SmsRelay-<name> (AWS credentials from the usual chain) and config/<name>.yaml'))
-    .addOption(new Option('--config <file>', `relay config (default: config/<env>.yaml with --env, else env RELAY_CONFIG or ${RUNTIME_DEFAULTS.configPath})`))
+    .addOption(
+      new Option(
+        '--env <name>',
+        'read the deployed stack SmsRelay-<name> (AWS credentials from the usual chain) and config/<name>.yaml',
+      ),
+    )
+    .addOption(
+      new Option(
+        '--config <file>',
+        `relay config (default: config/<env>.yaml with --env, else env RELAY_CONFIG or ${RUNTIME_DEFAULTS.configPath})`,
+      ),
+    )
     .addOption(new Option('--table <name>', 'with --env: the table name (stack output TableName)').env('TABLE_NAME'))
     .addOption(new Option('--data-dir <dir>', `local store (env RELAY_DATA_DIR, default ${RUNTIME_DEFAULTS.dataDir})`))
     .addHelpText(
@@ -50,8 +60,16 @@ async function runConsole(options: ConsoleCommandOptions): Promise<void> {
   let running;
   try {
     const port = parsePort(options.port, '--port');
-    const settings = resolveRuntimeSettings({ ...(options.dataDir === undefined ? {} : { dataDir: options.dataDir }) }, process.env);
-    const configPath = options.config !== undefined ? resolve(options.config) : options.env !== undefined ? resolve(`config/${options.env}.yaml`) : settings.configPath;
+    const settings = resolveRuntimeSettings(
+      { ...(options.dataDir === undefined ? {} : { dataDir: options.dataDir }) },
+      process.env,
+    );
+    const configPath =
+      options.config !== undefined
+        ? resolve(options.config)
+        : options.env !== undefined
+          ? resolve(`config/${options.env}.yaml`)
+          : settings.configPath;
     running = await startConsole({
       port,
       configPath,
@@ -61,12 +79,21 @@ async function runConsole(options: ConsoleCommandOptions): Promise<void> {
       runtimePort: settings.port,
       ...(options.table === undefined ? {} : { table: options.table }),
       onSignIn: (nextLink) => process.stdout.write(`console: a browser signed in; next one-time link: ${nextLink}\n`),
-      onError: (error) => process.stderr.write(`console: ${error instanceof Error ? `${error.name}: ${error.message}` : String(error)}\n`),
+      onError: (error) =>
+        process.stderr.write(
+          `console: ${error instanceof Error ? `${error.name}: ${error.message}` : String(error)}\n`,
+        ),
     });
   } catch (error) {
-    fail(error instanceof PortInUseError ? new CliError(`port ${error.port} is in use; pass --port <another> (0 picks a free one)`, { cause: error }) : error);
+    fail(
+      error instanceof PortInUseError
+        ? new CliError(`port ${error.port} is in use; pass --port <another> (0 picks a free one)`, { cause: error })
+        : error,
+    );
   }
-  process.stdout.write(`sms-relay console: ${running.newLink()}  (one-time link; ${options.env === undefined ? 'local' : `environment ${options.env}`}; Ctrl-C stops it)\n`);
+  process.stdout.write(
+    `sms-relay console: ${running.newLink()}  (one-time link; ${options.env === undefined ? 'local' : `environment ${options.env}`}; Ctrl-C stops it)\n`,
+  );
   const stop = (): void => void running.close().then(() => process.exit(0));
   process.once('SIGINT', stop);
   process.once('SIGTERM', stop);

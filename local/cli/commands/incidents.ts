@@ -24,7 +24,6 @@ export interface IncidentLine {
   readonly text: string;
 }
 
-
 /**
  * `sms-relay incidents [--json]`: the open incidents (paging), oldest first, with the level each
  * reached and when it escalates next.
@@ -53,7 +52,9 @@ export function incidentsCommand(): Command {
         }
         for (const incident of incidents) {
           const next = incident.nextDueAt === undefined ? 'no step left' : `next step ${incident.nextDueAt}`;
-          process.stdout.write(`${incident.id}  ${incident.route}  level ${incident.level}  opened ${incident.openedAt}  ${next}  ${incident.text}\n`);
+          process.stdout.write(
+            `${incident.id}  ${incident.route}  level ${incident.level}  opened ${incident.openedAt}  ${next}  ${incident.text}\n`,
+          );
         }
       });
     });
@@ -68,18 +69,30 @@ export function incidentsCommand(): Command {
  * program.addCommand(ackCommand());
  */
 export function ackCommand(): Command {
-  return withStoreOptions(new Command('ack').description('Acknowledge an open incident: its escalation and renotify stop').argument('<incident>', 'the incident id, as "sms-relay incidents" lists it'))
-    .addHelpText('after', '\nExamples:\n  $ npx sms-relay ack 01JD4ZP6Q3K8V0M2N7R5T9W1XY\n  $ npx sms-relay ack 01JD4ZP6Q3K8V0M2N7R5T9W1XY --env prod')
+  return withStoreOptions(
+    new Command('ack')
+      .description('Acknowledge an open incident: its escalation and renotify stop')
+      .argument('<incident>', 'the incident id, as "sms-relay incidents" lists it'),
+  )
+    .addHelpText(
+      'after',
+      '\nExamples:\n  $ npx sms-relay ack 01JD4ZP6Q3K8V0M2N7R5T9W1XY\n  $ npx sms-relay ack 01JD4ZP6Q3K8V0M2N7R5T9W1XY --env prod',
+    )
     .action(async (id: string, options: WhereOptions) => {
       await run(options, async (access) => {
-        if (!/^[0-9A-HJKMNP-TV-Z]{26}$/.test(id)) throw new CliError(`"${id}" is not an incident id; "sms-relay incidents" lists them`);
+        if (!/^[0-9A-HJKMNP-TV-Z]{26}$/.test(id))
+          throw new CliError(`"${id}" is not an incident id; "sms-relay incidents" lists them`);
         const outcome = await access.acknowledge(id);
         if (outcome.closed) {
-          process.stdout.write(`Incident ${id} of route ${outcome.incident.route} acknowledged; its escalation has stopped (${access.description}).\n`);
+          process.stdout.write(
+            `Incident ${id} of route ${outcome.incident.route} acknowledged; its escalation has stopped (${access.description}).\n`,
+          );
           return;
         }
         if (outcome.incident === undefined) throw new CliError(`no incident ${id} (${access.description})`);
-        process.stdout.write(`Incident ${id} was already ${outcome.incident.state.toLowerCase()} by ${outcome.incident.closedBy ?? 'someone'} at ${outcome.incident.closedAt ?? '?'}; nothing changed.\n`);
+        process.stdout.write(
+          `Incident ${id} was already ${outcome.incident.state.toLowerCase()} by ${outcome.incident.closedBy ?? 'someone'} at ${outcome.incident.closedAt ?? '?'}; nothing changed.\n`,
+        );
       });
     });
 }
@@ -94,7 +107,10 @@ const line = (incident: Incident): IncidentLine => ({
   text: incident.text,
 });
 
-async function run(options: WhereOptions, act: (access: Awaited<ReturnType<typeof openAccess>>) => Promise<void>): Promise<void> {
+async function run(
+  options: WhereOptions,
+  act: (access: Awaited<ReturnType<typeof openAccess>>) => Promise<void>,
+): Promise<void> {
   try {
     process.env['AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED'] ??= 'true';
     const access = await openAccess(options);

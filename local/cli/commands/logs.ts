@@ -34,9 +34,21 @@ export function logsCommand(): Command {
     .addOption(new Option('--route <id>', 'only this route'))
     .addOption(new Option('--state <state>', `only this state: ${MESSAGE_STATES.join(', ')}`))
     .addOption(new Option('--since <when>', 'only records since a duration ago (30m, 2h, 3d) or an ISO time'))
-    .addOption(new Option('--limit <n>', 'at most this many, the newest').default(DEFAULT_LOGS_LIMIT).argParser(parseLimit))
-    .addOption(new Option('--json', 'print a JSON array of {id, route, state, createdAt, updatedAt, to, segments, attempts, reason, deducted, remainingBalance}'))
-    .addOption(new Option('--env <name>', 'read the deployed stack SmsRelay-<name> instead (AWS credentials from the usual chain)'))
+    .addOption(
+      new Option('--limit <n>', 'at most this many, the newest').default(DEFAULT_LOGS_LIMIT).argParser(parseLimit),
+    )
+    .addOption(
+      new Option(
+        '--json',
+        'print a JSON array of {id, route, state, createdAt, updatedAt, to, segments, attempts, reason, deducted, remainingBalance}',
+      ),
+    )
+    .addOption(
+      new Option(
+        '--env <name>',
+        'read the deployed stack SmsRelay-<name> instead (AWS credentials from the usual chain)',
+      ),
+    )
     .addOption(new Option('--table <name>', 'with --env: the table name (stack output TableName)').env('TABLE_NAME'))
     .addOption(regionOption())
     .addOption(new Option('--data-dir <dir>', `local store (env RELAY_DATA_DIR, default ${RUNTIME_DEFAULTS.dataDir})`))
@@ -86,10 +98,17 @@ async function runLogs(options: LogsOptions): Promise<void> {
     process.stdout.write(`No records (${access.description}).\n`);
     return;
   }
-  process.stdout.write(`${renderTable(shown)}\n${shown.length} record${shown.length === 1 ? '' : 's'} from ${access.description}\n`);
+  process.stdout.write(
+    `${renderTable(shown)}\n${shown.length} record${shown.length === 1 ? '' : 's'} from ${access.description}\n`,
+  );
 }
 
-export async function openAccess(options: { readonly env?: string; readonly table?: string; readonly region?: string; readonly dataDir?: string }): Promise<RecordAccess> {
+export async function openAccess(options: {
+  readonly env?: string;
+  readonly table?: string;
+  readonly region?: string;
+  readonly dataDir?: string;
+}): Promise<RecordAccess> {
   return options.env === undefined
     ? await openLocalRecordAccess({ dataDir: localPath('dataDir', options.dataDir) })
     : await openDeployedRecordAccess({
@@ -101,7 +120,10 @@ export async function openAccess(options: { readonly env?: string; readonly tabl
 
 /** `--region`, for the commands that reach a deployed stack; otherwise the SDK's (AWS_REGION, the profile's). */
 export function regionOption(): Option {
-  return new Option('--region <region>', 'with --env: the AWS region of the stack (default: AWS_REGION, or your profile\'s region)');
+  return new Option(
+    '--region <region>',
+    "with --env: the AWS region of the stack (default: AWS_REGION, or your profile's region)",
+  );
 }
 
 /**
@@ -110,9 +132,19 @@ export function regionOption(): Option {
  * (`configNames`: what the config names for them, e.g. 'routes').
  */
 export function withStoreOptions(command: Command, { configNames }: { readonly configNames?: string } = {}): Command {
-  command.addOption(new Option('--env <name>', 'the deployed stack SmsRelay-<name> instead of the local relay (AWS credentials from the usual chain)'));
+  command.addOption(
+    new Option(
+      '--env <name>',
+      'the deployed stack SmsRelay-<name> instead of the local relay (AWS credentials from the usual chain)',
+    ),
+  );
   if (configNames !== undefined) {
-    command.addOption(new Option('--config <file>', `the config naming the ${configNames} (default: config/<env>.yaml with --env, else env RELAY_CONFIG or ${RUNTIME_DEFAULTS.configPath})`));
+    command.addOption(
+      new Option(
+        '--config <file>',
+        `the config naming the ${configNames} (default: config/<env>.yaml with --env, else env RELAY_CONFIG or ${RUNTIME_DEFAULTS.configPath})`,
+      ),
+    );
   }
   return command
     .addOption(new Option('--table <name>', 'with --env: the table name (stack output TableName)').env('TABLE_NAME'))
@@ -143,7 +175,10 @@ export function renderTable(records: readonly RecordView[]): string {
   ]);
   const widths = COLUMNS.map((title, column) => Math.max(title.length, ...rows.map((row) => row[column]!.length)));
   const line = (cells: readonly string[]): string =>
-    cells.map((cell, column) => (column === cells.length - 1 ? cell : cell.padEnd(widths[column]!))).join('  ').trimEnd();
+    cells
+      .map((cell, column) => (column === cells.length - 1 ? cell : cell.padEnd(widths[column]!)))
+      .join('  ')
+      .trimEnd();
   return [line(COLUMNS), ...rows.map(line)].join('\n');
 }
 
@@ -155,6 +190,7 @@ function localTime(iso: string): string {
 
 function parseLimit(value: string): number {
   const limit = Number(value);
-  if (!/^\d+$/.test(value) || limit < 1 || limit > 10_000) throw new InvalidArgumentError('Expected a whole number from 1 to 10000.');
+  if (!/^\d+$/.test(value) || limit < 1 || limit > 10_000)
+    throw new InvalidArgumentError('Expected a whole number from 1 to 10000.');
   return limit;
 }

@@ -25,7 +25,6 @@ interface MuteOptions extends WhereOptions {
   readonly reason?: string;
 }
 
-
 /**
  * `sms-relay mute <route> --for 2h --reason "db upgrade"`: the route's messages are recorded
  * DROPPED, with the reason, until the mute lapses by itself (or `unmute`).
@@ -37,9 +36,16 @@ interface MuteOptions extends WhereOptions {
 export function muteCommand(): Command {
   return withStoreOptions(
     new Command('mute')
-      .description("Mute a route for a while (a maintenance window): its messages are recorded DROPPED with the reason and never sent")
+      .description(
+        'Mute a route for a while (a maintenance window): its messages are recorded DROPPED with the reason and never sent',
+      )
       .argument('<route>', 'the route id')
-      .addOption(new Option('--for <duration>', `how long: 30m, 2h, 1d (at most ${MAX_MUTE_SECONDS / 86_400}d)`).makeOptionMandatory())
+      .addOption(
+        new Option(
+          '--for <duration>',
+          `how long: 30m, 2h, 1d (at most ${MAX_MUTE_SECONDS / 86_400}d)`,
+        ).makeOptionMandatory(),
+      )
       .addOption(new Option('--reason <text>', 'why, shown in every dropped record')),
     { configNames: 'routes' },
   )
@@ -56,31 +62,47 @@ Examples:
       await run(options, async (access, routes, zoneOf) => {
         known(route, routes);
         const forSeconds = parseDurationSeconds(options.for);
-        if (forSeconds === undefined || forSeconds > MAX_MUTE_SECONDS) throw new CliError(`--for "${options.for}" is not a duration of up to ${MAX_MUTE_SECONDS / 86_400}d; use e.g. 30m, 2h, 1d`);
+        if (forSeconds === undefined || forSeconds > MAX_MUTE_SECONDS)
+          throw new CliError(
+            `--for "${options.for}" is not a duration of up to ${MAX_MUTE_SECONDS / 86_400}d; use e.g. 30m, 2h, 1d`,
+          );
         const reason = (options.reason ?? '').trim();
-        if (reason.length > MAX_MUTE_REASON_CHARS) throw new CliError(`--reason is at most ${MAX_MUTE_REASON_CHARS} characters`);
+        if (reason.length > MAX_MUTE_REASON_CHARS)
+          throw new CliError(`--reason is at most ${MAX_MUTE_REASON_CHARS} characters`);
         const mute = await access.mute({ route, forSeconds, reason });
-        process.stdout.write(`Muted route ${route} until ${until(mute, zoneOf(route))}${reason === '' ? '' : `: ${reason}`} (${access.description}).\n`);
+        process.stdout.write(
+          `Muted route ${route} until ${until(mute, zoneOf(route))}${reason === '' ? '' : `: ${reason}`} (${access.description}).\n`,
+        );
       });
     });
 }
 
 /** `sms-relay unmute <route>`: ends a route's mute now. */
 export function unmuteCommand(): Command {
-  return withStoreOptions(new Command('unmute').description("End a route's mute now").argument('<route>', 'the route id'), { configNames: 'routes' })
+  return withStoreOptions(
+    new Command('unmute').description("End a route's mute now").argument('<route>', 'the route id'),
+    { configNames: 'routes' },
+  )
     .addHelpText('after', '\nExample:\n  $ npx sms-relay unmute alerts')
     .action(async (route: string, options: WhereOptions) => {
       await run(options, async (access, routes) => {
         known(route, routes);
         const ended = await access.unmute(route);
-        process.stdout.write(ended ? `Unmuted route ${route}: its messages are sent again.\n` : `Route ${route} was not muted.\n`);
+        process.stdout.write(
+          ended ? `Unmuted route ${route}: its messages are sent again.\n` : `Route ${route} was not muted.\n`,
+        );
       });
     });
 }
 
 /** `sms-relay mutes`: the mutes in force. */
 export function mutesCommand(): Command {
-  return withStoreOptions(new Command('mutes').description('List the routes muted now, until when and why').addOption(new Option('--json', 'print a JSON array of {route, until, reason, mutedAt}')), { configNames: 'routes' })
+  return withStoreOptions(
+    new Command('mutes')
+      .description('List the routes muted now, until when and why')
+      .addOption(new Option('--json', 'print a JSON array of {route, until, reason, mutedAt}')),
+    { configNames: 'routes' },
+  )
     .addHelpText('after', '\nExamples:\n  $ npx sms-relay mutes\n  $ npx sms-relay mutes --env prod --json')
     .action(async (options: WhereOptions & { readonly json?: boolean }) => {
       await run(options, async (access, _routes, zoneOf) => {
@@ -93,14 +115,20 @@ export function mutesCommand(): Command {
           process.stdout.write(`No route is muted (${access.description}).\n`);
           return;
         }
-        for (const mute of mutes) process.stdout.write(`${mute.route}  muted until ${until(mute, zoneOf(mute.route))}${mute.reason === '' ? '' : `  ${mute.reason}`}\n`);
+        for (const mute of mutes)
+          process.stdout.write(
+            `${mute.route}  muted until ${until(mute, zoneOf(mute.route))}${mute.reason === '' ? '' : `  ${mute.reason}`}\n`,
+          );
       });
     });
 }
 
 type Zones = (route: string) => string;
 
-async function run(options: WhereOptions, act: (access: RecordAccess, routes: ReadonlyMap<string, RouteConfig>, zoneOf: Zones) => Promise<void>): Promise<void> {
+async function run(
+  options: WhereOptions,
+  act: (access: RecordAccess, routes: ReadonlyMap<string, RouteConfig>, zoneOf: Zones) => Promise<void>,
+): Promise<void> {
   try {
     process.env['AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED'] ??= 'true';
     const routes = readRoutes(options);
@@ -117,14 +145,21 @@ async function run(options: WhereOptions, act: (access: RecordAccess, routes: Re
 
 /** The routes of the config the relay runs with: the mute's route must be one, and its time zone says the time. */
 function readRoutes({ config, env }: WhereOptions): ReadonlyMap<string, RouteConfig> {
-  const path = config !== undefined ? resolve(config) : env !== undefined ? resolve(`config/${env}.yaml`) : localPath('config', undefined);
-  if (!existsSync(path)) throw new CliError(`no config at ${displayPath(path)}: pass --config <file>, the config the relay runs with`);
+  const path =
+    config !== undefined
+      ? resolve(config)
+      : env !== undefined
+        ? resolve(`config/${env}.yaml`)
+        : localPath('config', undefined);
+  if (!existsSync(path))
+    throw new CliError(`no config at ${displayPath(path)}: pass --config <file>, the config the relay runs with`);
   const loaded = loadConfigFile(path);
   return new Map([...loaded.routes].map(([id, route]) => [id, route.config]));
 }
 
 function known(route: string, routes: ReadonlyMap<string, RouteConfig>): void {
-  if (!routes.has(route)) throw new CliError(`unknown route "${route}"; the config's routes: ${[...routes.keys()].join(', ')}`);
+  if (!routes.has(route))
+    throw new CliError(`unknown route "${route}"; the config's routes: ${[...routes.keys()].join(', ')}`);
 }
 
 /** `14:30 Africa/Dar_es_Salaam`, with the date when it is not today there. */

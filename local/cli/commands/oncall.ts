@@ -34,7 +34,6 @@ export interface OnCallLine {
   readonly until: string | null;
 }
 
-
 /**
  * `sms-relay oncall [--json]`: who each schedule puts on call now, and until when (overrides
  * included); `sms-relay oncall override <schedule> --person <name> --for 8h [--reason …]` puts a
@@ -47,7 +46,9 @@ export interface OnCallLine {
 export function oncallCommand(): Command {
   const command = withStoreOptions(
     new Command('oncall')
-      .description('Show who is on call now for each schedule, and until when; "oncall override" puts someone on call for a while')
+      .description(
+        'Show who is on call now for each schedule, and until when; "oncall override" puts someone on call for a while',
+      )
       .addOption(new Option('--json', 'print a JSON array of {schedule, person, until}')),
     { configNames: 'schedules' },
   )
@@ -67,7 +68,11 @@ Examples:
         const now = new Date();
         const found = await whoIsOnCall(access, directory, now);
         if (options.json === true) {
-          const lines: OnCallLine[] = found.map(({ schedule, person, until }) => ({ schedule, person: person.name, until: until?.toISOString() ?? null }));
+          const lines: OnCallLine[] = found.map(({ schedule, person, until }) => ({
+            schedule,
+            person: person.name,
+            until: until?.toISOString() ?? null,
+          }));
           process.stdout.write(`${JSON.stringify(lines, null, 2)}\n`);
           return;
         }
@@ -75,13 +80,22 @@ Examples:
           process.stdout.write('No schedules in the config: add schedules (and people) to page whoever is on call.\n');
           return;
         }
-        const width = (pick: (line: OnCallNow) => string): number => Math.max(...found.map((line) => pick(line).length));
+        const width = (pick: (line: OnCallNow) => string): number =>
+          Math.max(...found.map((line) => pick(line).length));
         const [scheduleWidth, personWidth] = [width((line) => line.schedule), width((line) => line.person.name)];
         for (const line of found) {
           const zone = directory.schedules.get(line.schedule)!.timeZone;
-          const until = line.until === undefined ? 'with no end (the only person in the rotation)' : `until ${clockTime(line.until, zone, now)} ${zone}`;
-          const why = line.override === undefined ? '' : `  override${line.override.reason === '' ? '' : `: ${line.override.reason}`}`;
-          process.stdout.write(`${line.schedule.padEnd(scheduleWidth)}  ${line.person.name.padEnd(personWidth)}  ${until}${why}\n`);
+          const until =
+            line.until === undefined
+              ? 'with no end (the only person in the rotation)'
+              : `until ${clockTime(line.until, zone, now)} ${zone}`;
+          const why =
+            line.override === undefined
+              ? ''
+              : `  override${line.override.reason === '' ? '' : `: ${line.override.reason}`}`;
+          process.stdout.write(
+            `${line.schedule.padEnd(scheduleWidth)}  ${line.person.name.padEnd(personWidth)}  ${until}${why}\n`,
+          );
         }
       });
     });
@@ -94,31 +108,51 @@ function overrideCommand(): Command {
     new Command('override')
       .description('Put a person on call for a schedule for a while, over the rotation (the newest override wins)')
       .argument('<schedule>', 'the schedule, as the config names it')
-      .addOption(new Option('--person <name>', 'who is on call: a name of the config\'s people').makeOptionMandatory())
-      .addOption(new Option('--for <duration>', `how long from now: 30m, 8h, 2d (at most ${ONCALL.maxOverrideSeconds / 86_400}d)`).makeOptionMandatory())
+      .addOption(new Option('--person <name>', "who is on call: a name of the config's people").makeOptionMandatory())
+      .addOption(
+        new Option(
+          '--for <duration>',
+          `how long from now: 30m, 8h, 2d (at most ${ONCALL.maxOverrideSeconds / 86_400}d)`,
+        ).makeOptionMandatory(),
+      )
       .addOption(new Option('--reason <text>', 'why, shown by "sms-relay oncall"')),
     { configNames: 'schedules' },
   )
-    .addHelpText('after', '\nExamples:\n  $ npx sms-relay oncall override ops --person baraka --for 8h --reason "asha travels"\n  $ npx sms-relay oncall override ops --person asha --for 1d --env prod')
+    .addHelpText(
+      'after',
+      '\nExamples:\n  $ npx sms-relay oncall override ops --person baraka --for 8h --reason "asha travels"\n  $ npx sms-relay oncall override ops --person asha --for 1d --env prod',
+    )
     .action(async (schedule: string, _options: OverrideOptions, command: Command) => {
       // `oncall` takes the same options: given after `override`, commander hands them to either.
       const options = command.optsWithGlobals<OverrideOptions>();
       await run(options, async (access, directory) => {
-        if (!directory.schedules.has(schedule)) throw new CliError(`unknown schedule "${schedule}"; the config's schedules: ${names(directory.schedules)}`);
-        if (!directory.people.has(options.person)) throw new CliError(`unknown person "${options.person}"; the config's people: ${names(directory.people)}`);
+        if (!directory.schedules.has(schedule))
+          throw new CliError(`unknown schedule "${schedule}"; the config's schedules: ${names(directory.schedules)}`);
+        if (!directory.people.has(options.person))
+          throw new CliError(`unknown person "${options.person}"; the config's people: ${names(directory.people)}`);
         const forSeconds = parseDurationSeconds(options.for);
-        if (forSeconds === undefined || forSeconds > ONCALL.maxOverrideSeconds) throw new CliError(`--for "${options.for}" is not a duration of up to ${ONCALL.maxOverrideSeconds / 86_400}d; use e.g. 30m, 8h, 2d`);
+        if (forSeconds === undefined || forSeconds > ONCALL.maxOverrideSeconds)
+          throw new CliError(
+            `--for "${options.for}" is not a duration of up to ${ONCALL.maxOverrideSeconds / 86_400}d; use e.g. 30m, 8h, 2d`,
+          );
         const reason = (options.reason ?? '').trim();
-        if (reason.length > ONCALL.maxReasonChars) throw new CliError(`--reason is at most ${ONCALL.maxReasonChars} characters`);
+        if (reason.length > ONCALL.maxReasonChars)
+          throw new CliError(`--reason is at most ${ONCALL.maxReasonChars} characters`);
         const override = await access.override({ schedule, person: options.person, forSeconds, reason });
         const zone = directory.schedules.get(schedule)!.timeZone;
-        process.stdout.write(`${override.person} is on call for ${schedule} until ${clockTime(new Date(override.until), zone, new Date())} ${zone}${reason === '' ? '' : `: ${reason}`} (${access.description}).\n`);
+        process.stdout.write(
+          `${override.person} is on call for ${schedule} until ${clockTime(new Date(override.until), zone, new Date())} ${zone}${reason === '' ? '' : `: ${reason}`} (${access.description}).\n`,
+        );
       });
     });
 }
 
 /** Each schedule's person now, by the overrides in force read through `access`, in config order. */
-export async function whoIsOnCall(access: Pick<RecordAccess, 'overrides'>, directory: OnCallDirectory, now: Date): Promise<OnCallNow[]> {
+export async function whoIsOnCall(
+  access: Pick<RecordAccess, 'overrides'>,
+  directory: OnCallDirectory,
+  now: Date,
+): Promise<OnCallNow[]> {
   const schedules = [...directory.schedules.values()];
   if (schedules.length === 0) return [];
   const overrides = await access.overrides(schedules.map((schedule) => schedule.name));
@@ -127,7 +161,10 @@ export async function whoIsOnCall(access: Pick<RecordAccess, 'overrides'>, direc
 
 const names = (map: ReadonlyMap<string, unknown>): string => (map.size === 0 ? 'none' : [...map.keys()].join(', '));
 
-async function run(options: WhereOptions, act: (access: RecordAccess, directory: OnCallDirectory) => Promise<void>): Promise<void> {
+async function run(
+  options: WhereOptions,
+  act: (access: RecordAccess, directory: OnCallDirectory) => Promise<void>,
+): Promise<void> {
   try {
     process.env['AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED'] ??= 'true';
     const directory = readDirectory(options);
@@ -144,7 +181,13 @@ async function run(options: WhereOptions, act: (access: RecordAccess, directory:
 
 /** The people and schedules of the config the relay runs with. */
 function readDirectory({ config, env }: WhereOptions): OnCallDirectory {
-  const path = config !== undefined ? resolve(config) : env !== undefined ? resolve(`config/${env}.yaml`) : localPath('config', undefined);
-  if (!existsSync(path)) throw new CliError(`no config at ${displayPath(path)}: pass --config <file>, the config the relay runs with`);
+  const path =
+    config !== undefined
+      ? resolve(config)
+      : env !== undefined
+        ? resolve(`config/${env}.yaml`)
+        : localPath('config', undefined);
+  if (!existsSync(path))
+    throw new CliError(`no config at ${displayPath(path)}: pass --config <file>, the config the relay runs with`);
   return loadConfigFile(path).onCall;
 }

@@ -16,8 +16,18 @@ export function previewCommand(): Command {
     .requiredOption('--config <file>', 'config file, e.g. config/local.yaml')
     .requiredOption('--route <id>', 'route id in the config')
     .requiredOption('--payload <file>', 'webhook body as the sender would post it')
-    .option('--header <header>', "request header 'Name: value' (repeatable)", collectHeader, {} as Record<string, string>)
-    .option('--query <parameter>', "query parameter 'name=value' of the route's URL, repeatable (e.g. 'to=0712345678' for a goalert route's {{ query.to }})", collectQuery, {} as Record<string, string>)
+    .option(
+      '--header <header>',
+      "request header 'Name: value' (repeatable)",
+      collectHeader,
+      {} as Record<string, string>,
+    )
+    .option(
+      '--query <parameter>',
+      "query parameter 'name=value' of the route's URL, repeatable (e.g. 'to=0712345678' for a goalert route's {{ query.to }})",
+      collectQuery,
+      {} as Record<string, string>,
+    )
     .option('--secrets <file>', 'JSON secrets file; when given, the payload must be authenticated like a real delivery')
     .action((options: PreviewOptions) => {
       try {
@@ -37,10 +47,18 @@ interface PreviewOptions {
   readonly secrets?: string;
 }
 
-export function preview({ config: configPath, route: routeId, payload, header, query = {}, secrets }: PreviewOptions): PreviewResult {
+export function preview({
+  config: configPath,
+  route: routeId,
+  payload,
+  header,
+  query = {},
+  secrets,
+}: PreviewOptions): PreviewResult {
   const loaded = loadConfigFile(configPath);
   const route = loaded.routes.get(routeId);
-  if (route === undefined) throw new CliError(`route "${routeId}" is not in ${configPath} (routes: ${[...loaded.routes.keys()].join(', ')})`);
+  if (route === undefined)
+    throw new CliError(`route "${routeId}" is not in ${configPath} (routes: ${[...loaded.routes.keys()].join(', ')})`);
 
   const body = readPayload(payload);
   const headers = { ...header };
@@ -49,7 +67,8 @@ export function preview({ config: configPath, route: routeId, payload, header, q
   let secret: string | undefined;
   if (secrets !== undefined) {
     secret = readSecretsFile(secrets)[route.config.secret];
-    if (secret === undefined) throw new CliError(`${secrets} has no value named "${route.config.secret}" (the secret of route "${routeId}")`);
+    if (secret === undefined)
+      throw new CliError(`${secrets} has no value named "${route.config.secret}" (the secret of route "${routeId}")`);
   }
 
   return previewEvaluation(route, body, headers, secret, query);
@@ -59,7 +78,9 @@ function readPayload(path: string): Uint8Array {
   try {
     return readFileSync(path);
   } catch (error) {
-    throw new CliError(`cannot read payload ${path} (${(error as NodeJS.ErrnoException).code ?? 'error'})`, { cause: error });
+    throw new CliError(`cannot read payload ${path} (${(error as NodeJS.ErrnoException).code ?? 'error'})`, {
+      cause: error,
+    });
   }
 }
 

@@ -1,7 +1,14 @@
 import cliProgress from 'cli-progress';
 import { Command, Option } from 'commander';
 import { AccessKind, type RecordAccess } from '../../shared/record-access';
-import { MAY_HAVE_ARRIVED, needsAcceptDuplicates, parseSince, parseState, REDRIVE_STATES, type RecordView } from '../../records';
+import {
+  MAY_HAVE_ARRIVED,
+  needsAcceptDuplicates,
+  parseSince,
+  parseState,
+  REDRIVE_STATES,
+  type RecordView,
+} from '../../records';
 import { RUNTIME_DEFAULTS } from '../../shared/settings';
 import { fail } from '../output';
 import { invalidSetting } from '../../shared/errors';
@@ -29,8 +36,10 @@ interface RedriveOptions {
  * own would break the promise of one SMS per window), a DIGESTED one went out in its digest.
  */
 const NOT_REDRIVEN: Readonly<Record<string, string>> = {
-  DEFERRED: "DEFERRED records are not stuck: each goes out in its route's digest SMS when its window ends (logs --state DEFERRED shows the reason with the time); redrive the digest's own record if that one failed",
-  DIGESTED: 'DIGESTED records went out inside a digest SMS (its id is in the reason); redrive the digest record itself if it was not sent',
+  DEFERRED:
+    "DEFERRED records are not stuck: each goes out in its route's digest SMS when its window ends (logs --state DEFERRED shows the reason with the time); redrive the digest's own record if that one failed",
+  DIGESTED:
+    'DIGESTED records went out inside a digest SMS (its id is in the reason); redrive the digest record itself if it was not sent',
 };
 
 /** What happens next to re-queued records, by where they were re-queued. */
@@ -51,12 +60,21 @@ const NEXT_STEP = {
  */
 export function redriveCommand(): Command {
   return new Command('redrive')
-    .description('Re-queue PARKED (default), FAILED, HELD or (with --accept-duplicates) UNKNOWN messages, e.g. after topping up the balance; the relay then sends them at once')
+    .description(
+      'Re-queue PARKED (default), FAILED, HELD or (with --accept-duplicates) UNKNOWN messages, e.g. after topping up the balance; the relay then sends them at once',
+    )
     .addOption(new Option('--state <state>', `records in this state: ${REDRIVE_STATES.join(', ')}`).default('PARKED'))
-    .addOption(new Option('--since <when>', 'only records that reached the state since a duration ago (30m, 2h, 3d) or an ISO time'))
+    .addOption(
+      new Option(
+        '--since <when>',
+        'only records that reached the state since a duration ago (30m, 2h, 3d) or an ISO time',
+      ),
+    )
     .addOption(new Option('--route <id>', 'only this route'))
     .addOption(new Option('--dry-run', 'list what would be re-queued and change nothing'))
-    .addOption(new Option('--accept-duplicates', 'with --state UNKNOWN: send them again although each may already have arrived'))
+    .addOption(
+      new Option('--accept-duplicates', 'with --state UNKNOWN: send them again although each may already have arrived'),
+    )
     .addOption(new Option('--env <name>', 'the deployed stack SmsRelay-<name> instead of the local store'))
     .addOption(new Option('--table <name>', 'with --env: the table name (stack output TableName)').env('TABLE_NAME'))
     .addOption(regionOption())
@@ -91,12 +109,19 @@ async function runRedrive(options: RedriveOptions): Promise<void> {
   const acceptDuplicates = options.acceptDuplicates === true;
   // A dry run changes nothing, so it may show what a redrive of UNKNOWN records would resend.
   if (needsAcceptDuplicates(from) && !acceptDuplicates && options.dryRun !== true) {
-    throw invalidSetting('--state UNKNOWN', `refused without --accept-duplicates: ${MAY_HAVE_ARRIVED}. Check the SMS service's dashboard for them (--dry-run lists them), then run again with --accept-duplicates to send them anyway`);
+    throw invalidSetting(
+      '--state UNKNOWN',
+      `refused without --accept-duplicates: ${MAY_HAVE_ARRIVED}. Check the SMS service's dashboard for them (--dry-run lists them), then run again with --accept-duplicates to send them anyway`,
+    );
   }
   const since = options.since === undefined ? undefined : parseSince(options.since);
   const access = await openAccess(options);
   try {
-    const records = await access.list({ state: from, ...(options.route === undefined ? {} : { route: options.route }), ...(since === undefined ? {} : { since }) });
+    const records = await access.list({
+      state: from,
+      ...(options.route === undefined ? {} : { route: options.route }),
+      ...(since === undefined ? {} : { since }),
+    });
     const scope = `${from}${options.route === undefined ? '' : ` on route ${options.route}`}${options.since === undefined ? '' : ` since ${options.since}`}`;
     if (records.length === 0) {
       process.stdout.write(`Nothing to re-queue: no ${scope} records (${access.description}).\n`);
@@ -106,8 +131,13 @@ async function runRedrive(options: RedriveOptions): Promise<void> {
     const ordered = [...records].reverse();
     if (options.dryRun === true) {
       for (const record of ordered) process.stdout.write(`would re-queue ${describe(record)}\n`);
-      const consent = needsAcceptDuplicates(from) && !acceptDuplicates ? '; each may already have arrived, so redriving them needs --accept-duplicates' : '';
-      process.stdout.write(`${ordered.length} ${scope} record${ordered.length === 1 ? '' : 's'} would be re-queued (dry run)${consent}.\n`);
+      const consent =
+        needsAcceptDuplicates(from) && !acceptDuplicates
+          ? '; each may already have arrived, so redriving them needs --accept-duplicates'
+          : '';
+      process.stdout.write(
+        `${ordered.length} ${scope} record${ordered.length === 1 ? '' : 's'} would be re-queued (dry run)${consent}.\n`,
+      );
       return;
     }
     const requeued = await requeueAll(access, ordered, from, acceptDuplicates);
@@ -121,10 +151,18 @@ async function runRedrive(options: RedriveOptions): Promise<void> {
   }
 }
 
-async function requeueAll(access: RecordAccess, records: readonly RecordView[], from: (typeof REDRIVE_STATES)[number], acceptDuplicates: boolean): Promise<number> {
+async function requeueAll(
+  access: RecordAccess,
+  records: readonly RecordView[],
+  from: (typeof REDRIVE_STATES)[number],
+  acceptDuplicates: boolean,
+): Promise<number> {
   const useBar = records.length > PROGRESS_BAR_THRESHOLD && process.stderr.isTTY === true;
   const bar = useBar
-    ? new cliProgress.SingleBar({ format: 'Re-queuing [{bar}] {value}/{total} {percentage}%', stream: process.stderr, clearOnComplete: true }, cliProgress.Presets.shades_classic)
+    ? new cliProgress.SingleBar(
+        { format: 'Re-queuing [{bar}] {value}/{total} {percentage}%', stream: process.stderr, clearOnComplete: true },
+        cliProgress.Presets.shades_classic,
+      )
     : undefined;
   bar?.start(records.length, 0);
   const byId = new Map(records.map((record) => [record.id, record]));
@@ -133,11 +171,16 @@ async function requeueAll(access: RecordAccess, records: readonly RecordView[], 
   try {
     for (let start = 0; start < records.length; start += CHUNK) {
       const chunk = records.slice(start, start + CHUNK);
-      const outcome = await access.requeue(chunk.map((record) => record.id), from, { acceptDuplicates });
+      const outcome = await access.requeue(
+        chunk.map((record) => record.id),
+        from,
+        { acceptDuplicates },
+      );
       done += chunk.length;
       requeued += outcome.requeued.length;
       if (bar !== undefined) bar.update(done);
-      else if (records.length > PROGRESS_BAR_THRESHOLD) process.stdout.write(`re-queued ${requeued}, ${done}/${records.length} done\n`);
+      else if (records.length > PROGRESS_BAR_THRESHOLD)
+        process.stdout.write(`re-queued ${requeued}, ${done}/${records.length} done\n`);
       else for (const id of outcome.requeued) process.stdout.write(`re-queued ${describe(byId.get(id)!)}\n`);
     }
   } finally {

@@ -40,25 +40,45 @@ export function sandboxCommand(): Command {
       'Run a local stand-in for the bulk SMS service (GET /v1/account/balance, POST /v1/sms/send) ' +
         'with control endpoints under /_sandbox for tests. Prints its base URL on the first line.',
     )
-    .addOption(new Option('--port <port>', 'port to listen on; 0 picks a free one').default(DEFAULT_CLI_PORT).argParser(parsePort))
-    .addOption(new Option('--host <host>', 'interface to listen on').default(SANDBOX_DEFAULTS.host).argParser(parseNonEmpty))
     .addOption(
-      new Option('--api-key <key>', 'API key clients must send as X-API-Key (default: a random key, printed once at start-up)')
+      new Option('--port <port>', 'port to listen on; 0 picks a free one')
+        .default(DEFAULT_CLI_PORT)
+        .argParser(parsePort),
+    )
+    .addOption(
+      new Option('--host <host>', 'interface to listen on').default(SANDBOX_DEFAULTS.host).argParser(parseNonEmpty),
+    )
+    .addOption(
+      new Option(
+        '--api-key <key>',
+        'API key clients must send as X-API-Key (default: a random key, printed once at start-up)',
+      )
         .env('SANDBOX_API_KEY')
         .argParser(parseNonEmpty),
     )
-    .addOption(new Option('--balance <amount>', 'starting SMS balance').default(SANDBOX_DEFAULTS.balance).argParser(parseAmount))
-    .addOption(new Option('--rate <amount>', 'cost of one SMS to one recipient').default(SANDBOX_DEFAULTS.rate).argParser(parseAmount))
-    .addOption(new Option('--currency <code>', 'three-letter currency code').default(SANDBOX_DEFAULTS.currency).argParser(parseCurrency))
+    .addOption(
+      new Option('--balance <amount>', 'starting SMS balance').default(SANDBOX_DEFAULTS.balance).argParser(parseAmount),
+    )
+    .addOption(
+      new Option('--rate <amount>', 'cost of one SMS to one recipient')
+        .default(SANDBOX_DEFAULTS.rate)
+        .argParser(parseAmount),
+    )
+    .addOption(
+      new Option('--currency <code>', 'three-letter currency code')
+        .default(SANDBOX_DEFAULTS.currency)
+        .argParser(parseCurrency),
+    )
     .addOption(
       new Option('--sender-ids <ids>', 'comma-separated approved sender IDs')
         .default([...SANDBOX_DEFAULTS.senderIds], SANDBOX_DEFAULTS.senderIds.join(','))
         .argParser(parseSenderIds),
     )
     .addOption(
-      new Option('--default-sender-id <id>', 'sender ID used when a send omits senderId (default: first of --sender-ids)').argParser(
-        parseNonEmpty,
-      ),
+      new Option(
+        '--default-sender-id <id>',
+        'sender ID used when a send omits senderId (default: first of --sender-ids)',
+      ).argParser(parseNonEmpty),
     )
     .addHelpText(
       'after',
@@ -100,7 +120,10 @@ async function runSandbox(options: SandboxCliOptions, command: Command): Promise
     });
   } catch (error) {
     const exitCode = error instanceof InvalidSandboxOptionsError ? USAGE_ERROR_EXIT_CODE : 1;
-    command.error(`error: ${error instanceof Error ? error.message : String(error)}`, { exitCode, code: 'sandbox.start' });
+    command.error(`error: ${error instanceof Error ? error.message : String(error)}`, {
+      exitCode,
+      code: 'sandbox.start',
+    });
   }
 
   writeLine(`Sandbox SMS service listening on ${sandbox.baseUrl}`);
@@ -165,12 +188,14 @@ function parsePort(value: string): number {
 
 function parseAmount(value: string): number {
   // Stricter than Number(): '1e3', '0x10', ' ' and '' are typos here, not amounts.
-  if (!AMOUNT.test(value)) throw new InvalidArgumentError('Expected a number ≥ 0 with at most 4 decimals, e.g. 1000 or 0.35.');
+  if (!AMOUNT.test(value))
+    throw new InvalidArgumentError('Expected a number ≥ 0 with at most 4 decimals, e.g. 1000 or 0.35.');
   return Number(value);
 }
 
 function parseCurrency(value: string): string {
-  if (!CURRENCY_CODE.test(value)) throw new InvalidArgumentError('Expected a three-letter upper-case code such as TZS.');
+  if (!CURRENCY_CODE.test(value))
+    throw new InvalidArgumentError('Expected a three-letter upper-case code such as TZS.');
   return value;
 }
 

@@ -30,19 +30,37 @@ interface SendTestOptions {
  */
 export function sendTestCommand(): Command {
   return new Command('send-test')
-    .description("Post a payload file to a route, signed as the route's source would sign it, and print the relay's answer")
+    .description(
+      "Post a payload file to a route, signed as the route's source would sign it, and print the relay's answer",
+    )
     .requiredOption('--route <id>', 'route id from the config, e.g. github')
     .requiredOption('--payload <file>', 'body to send, byte for byte (e.g. examples/github/push.json)')
-    .addOption(new Option('--url <base>', `relay base URL (default: the running local relay, else http://127.0.0.1:$PORT, PORT default ${RUNTIME_DEFAULTS.port})`))
-    .addOption(new Option('--config <file>', `relay config (env RELAY_CONFIG, default ${RUNTIME_DEFAULTS.configPath})`))
-    .addOption(new Option('--secrets <file>', `local secrets JSON (env RELAY_SECRETS_FILE, default ${RUNTIME_DEFAULTS.secretsPath})`))
     .addOption(
-      new Option('--header <header>', "extra header 'Name: value', repeatable; overrides a generated one (e.g. 'X-GitHub-Event: issues')")
+      new Option(
+        '--url <base>',
+        `relay base URL (default: the running local relay, else http://127.0.0.1:$PORT, PORT default ${RUNTIME_DEFAULTS.port})`,
+      ),
+    )
+    .addOption(new Option('--config <file>', `relay config (env RELAY_CONFIG, default ${RUNTIME_DEFAULTS.configPath})`))
+    .addOption(
+      new Option(
+        '--secrets <file>',
+        `local secrets JSON (env RELAY_SECRETS_FILE, default ${RUNTIME_DEFAULTS.secretsPath})`,
+      ),
+    )
+    .addOption(
+      new Option(
+        '--header <header>',
+        "extra header 'Name: value', repeatable; overrides a generated one (e.g. 'X-GitHub-Event: issues')",
+      )
         .argParser(collectHeader)
         .default([]),
     )
     .addOption(
-      new Option('--query <parameter>', "query parameter 'name=value' for the route's URL, repeatable (e.g. 'to=255712345678' for a goalert route's {{ query.to }})")
+      new Option(
+        '--query <parameter>',
+        "query parameter 'name=value' for the route's URL, repeatable (e.g. 'to=255712345678' for a goalert route's {{ query.to }})",
+      )
         .argParser(collectQuery)
         .default([]),
     )
@@ -81,31 +99,50 @@ async function runSendTest(options: SendTestOptions): Promise<number> {
   const secretsPath = localPath('secrets', options.secrets);
   const loaded = loadConfigFile(configPath);
   const route = loaded.routes.get(options.route);
-  if (route === undefined) throw new CliError(`no route "${options.route}" in ${displayPath(configPath)}; routes: ${[...loaded.routes.keys()].join(', ')}`);
+  if (route === undefined)
+    throw new CliError(
+      `no route "${options.route}" in ${displayPath(configPath)}; routes: ${[...loaded.routes.keys()].join(', ')}`,
+    );
   const secret = readExistingSecrets(secretsPath)[route.config.secret];
-  if (secret === undefined) throw new CliError(`${displayPath(secretsPath)} has no value named "${route.config.secret}" (route ${route.id}); "npm start" adds missing ones`);
+  if (secret === undefined)
+    throw new CliError(
+      `${displayPath(secretsPath)} has no value named "${route.config.secret}" (route ${route.id}); "npm start" adds missing ones`,
+    );
 
   let body: Buffer;
   try {
     body = readFileSync(options.payload);
   } catch (error) {
-    throw new CliError(`cannot read payload ${options.payload} (${(error as NodeJS.ErrnoException).code ?? 'error'})`, { cause: error });
+    throw new CliError(`cannot read payload ${options.payload} (${(error as NodeJS.ErrnoException).code ?? 'error'})`, {
+      cause: error,
+    });
   }
   // An example payload's name says its event, as in the console (github/ping.json is a ping); --header wins.
   const given = Object.fromEntries(options.header);
-  const inferred = Object.entries(fixtureHeaders(route.pack.name, options.payload)).filter(([name]) => !Object.keys(given).some((key) => key.toLowerCase() === name));
-  const headers = signWebhook(route.pack.name, { body, secret, headers: { ...Object.fromEntries(inferred), ...given }, route: route.config });
+  const inferred = Object.entries(fixtureHeaders(route.pack.name, options.payload)).filter(
+    ([name]) => !Object.keys(given).some((key) => key.toLowerCase() === name),
+  );
+  const headers = signWebhook(route.pack.name, {
+    body,
+    secret,
+    headers: { ...Object.fromEntries(inferred), ...given },
+    route: route.config,
+  });
   const query = options.query.length === 0 ? '' : `?${new URLSearchParams([...options.query]).toString()}`;
   const target = `${(options.url ?? (await defaultUrl())).replace(/\/+$/, '')}/hooks/${encodeURIComponent(route.id)}${query}`;
 
   const named = inferred.map(([name, value]) => `, ${name}: ${value} from the file name`).join('');
   // The URL can name a person's number (?to=): masked like every number the CLI prints.
-  process.stdout.write(`POST ${maskNumbersInText(target)}  (${route.pack.name}, signed with "${route.config.secret}" from ${displayPath(secretsPath)}${named})\n`);
+  process.stdout.write(
+    `POST ${maskNumbersInText(target)}  (${route.pack.name}, signed with "${route.config.secret}" from ${displayPath(secretsPath)}${named})\n`,
+  );
   let response: Response;
   try {
     response = await fetch(target, { method: 'POST', headers, body, signal: AbortSignal.timeout(30_000) });
   } catch (error) {
-    throw new RuntimeError(`cannot reach the relay at ${target} (${causeOf(error)}); is "npm start" running?`, { cause: error });
+    throw new RuntimeError(`cannot reach the relay at ${target} (${causeOf(error)}); is "npm start" running?`, {
+      cause: error,
+    });
   }
   const text = await response.text();
   process.stdout.write(`${response.status} ${response.statusText}\n${maskNumbersInText(pretty(text))}\n`);
@@ -114,7 +151,8 @@ async function runSendTest(options: SendTestOptions): Promise<number> {
 
 async function defaultUrl(): Promise<string> {
   const port = process.env['PORT'];
-  if (port !== undefined && port.trim() !== '' && port.trim() !== '0') return `http://${RUNTIME_DEFAULTS.host}:${parsePort(port)}`;
+  if (port !== undefined && port.trim() !== '' && port.trim() !== '0')
+    return `http://${RUNTIME_DEFAULTS.host}:${parsePort(port)}`;
   // PORT=0 or unset: a running relay says where it listens.
   const running = await findRunningRuntime(localPath('dataDir', undefined));
   return running?.url ?? `http://${RUNTIME_DEFAULTS.host}:${RUNTIME_DEFAULTS.port}`;

@@ -26,7 +26,9 @@ export function startCommand(): Command {
       'Run the relay locally: webhooks on 127.0.0.1, the same handlers as on AWS, dynalite on disk, ' +
         'and the sandbox SMS service unless PROVIDER_BASE_URL is set. Ctrl-C stops it cleanly.',
     )
-    .addOption(new Option('--port <port>', `port to listen on; 0 picks a free one (env PORT, default ${RUNTIME_DEFAULTS.port})`))
+    .addOption(
+      new Option('--port <port>', `port to listen on; 0 picks a free one (env PORT, default ${RUNTIME_DEFAULTS.port})`),
+    )
     .addOption(new Option('--config <file>', `relay config (env RELAY_CONFIG, default ${RUNTIME_DEFAULTS.configPath})`))
     .addOption(
       new Option(
@@ -34,10 +36,22 @@ export function startCommand(): Command {
         `local secrets JSON, created with random values on first run (env RELAY_SECRETS_FILE, default ${RUNTIME_DEFAULTS.secretsPath})`,
       ),
     )
-    .addOption(new Option('--data-dir <dir>', `where the store keeps its records (env RELAY_DATA_DIR, default ${RUNTIME_DEFAULTS.dataDir})`))
-    .addOption(new Option('--provider-url <url>', 'SMS service to send through instead of the sandbox (env PROVIDER_BASE_URL)'))
-    .addOption(new Option('--json-logs', 'print the handlers\' JSON log lines instead of one line per event (env RELAY_LOG_FORMAT=json)'))
-    .addOption(new Option('--verbose', 'also print the handlers\' informational log lines'))
+    .addOption(
+      new Option(
+        '--data-dir <dir>',
+        `where the store keeps its records (env RELAY_DATA_DIR, default ${RUNTIME_DEFAULTS.dataDir})`,
+      ),
+    )
+    .addOption(
+      new Option('--provider-url <url>', 'SMS service to send through instead of the sandbox (env PROVIDER_BASE_URL)'),
+    )
+    .addOption(
+      new Option(
+        '--json-logs',
+        "print the handlers' JSON log lines instead of one line per event (env RELAY_LOG_FORMAT=json)",
+      ),
+    )
+    .addOption(new Option('--verbose', "also print the handlers' informational log lines"))
     .addHelpText(
       'after',
       `

@@ -19,17 +19,29 @@ interface ValidateOptions {
  */
 export function validateCommand(): Command {
   return new Command('validate')
-    .description('Check a config file: schema, sources, templates, conditions and literal recipients (and, with --secrets, the route secrets)')
+    .description(
+      'Check a config file: schema, sources, templates, conditions and literal recipients (and, with --secrets, the route secrets)',
+    )
     .requiredOption('--config <file>', 'config file, e.g. config/prod.yaml')
-    .addOption(new Option('--secrets <file>', 'secrets JSON (as .relay/secrets.json, or the deployed secret saved to a file): check providerApiKey and each route secret are present and usable'))
+    .addOption(
+      new Option(
+        '--secrets <file>',
+        'secrets JSON (as .relay/secrets.json, or the deployed secret saved to a file): check providerApiKey and each route secret are present and usable',
+      ),
+    )
     .action(({ config, secrets }: ValidateOptions) => {
       try {
         const loaded = loadConfigFile(config);
         if (secrets !== undefined) {
           const problems = secretsFileProblems(loaded, readSecretsFile(secrets));
-          if (problems.length > 0) throw new CliError(`${secrets}: ${problems.length} unusable secret${problems.length === 1 ? '' : 's'}\n${problems.map((problem) => `  - ${problem}`).join('\n')}`);
+          if (problems.length > 0)
+            throw new CliError(
+              `${secrets}: ${problems.length} unusable secret${problems.length === 1 ? '' : 's'}\n${problems.map((problem) => `  - ${problem}`).join('\n')}`,
+            );
         }
-        process.stdout.write(`${config}: valid (${loaded.routes.size} route${loaded.routes.size === 1 ? '' : 's'}: ${[...loaded.routes.keys()].join(', ')})${secrets === undefined ? '' : `; secrets in ${secrets} usable`}\n`);
+        process.stdout.write(
+          `${config}: valid (${loaded.routes.size} route${loaded.routes.size === 1 ? '' : 's'}: ${[...loaded.routes.keys()].join(', ')})${secrets === undefined ? '' : `; secrets in ${secrets} usable`}\n`,
+        );
         process.stdout.write(`${deliveryTable(loaded, readConfigText(config))}\n`);
         for (const warning of pagingWarnings(loaded.routes)) process.stderr.write(`warning: ${warning}\n`);
       } catch (error) {
@@ -56,5 +68,7 @@ export function deliveryTable(loaded: LoadedConfig, text: string): string {
     raw[route.id]?.delivery === undefined ? `default for ${route.pack.name}` : 'set by the route',
   ]);
   const widths = [0, 1, 2].map((column) => Math.max(...rows.map((row) => row[column]!.length)));
-  return rows.map((row) => `  ${row.map((cell, column) => (column < 3 ? cell.padEnd(widths[column]!) : cell)).join('  ')}`).join('\n');
+  return rows
+    .map((row) => `  ${row.map((cell, column) => (column < 3 ? cell.padEnd(widths[column]!) : cell)).join('  ')}`)
+    .join('\n');
 }

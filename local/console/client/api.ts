@@ -2,7 +2,14 @@
  * The console's calls to `/console/api/*`, typed by the route map: `api('GET /records/:id', { params: { id } })`
  * answers a `RecordDetail`. Every call carries the tab's page token; POSTs send JSON.
  */
-import type { AnswerOf, ClientRequest, CONSOLE_REQUEST_HEADER, Endpoint, PAGE_TOKEN_FRAGMENT, PAGE_TOKEN_KEY } from '../contract';
+import type {
+  AnswerOf,
+  ClientRequest,
+  CONSOLE_REQUEST_HEADER,
+  Endpoint,
+  PAGE_TOKEN_FRAGMENT,
+  PAGE_TOKEN_KEY,
+} from '../contract';
 
 // Type-only imports keep the server's modules out of the bundle; the annotations make the type
 // check fail if the server's names change.
@@ -42,14 +49,20 @@ async function call<T>(url: string, init: RequestInit): Promise<T> {
   try {
     response = await fetch(url, { ...init, credentials: 'same-origin', cache: 'no-store' });
   } catch (error) {
-    if (error instanceof DOMException && error.name === 'AbortError') throw new ApiError('cancelled', null, { aborted: true, cause: error });
-    throw new ApiError(`The relay did not answer (${error instanceof Error ? error.message : String(error)}). Is it still running?`, null, { cause: error });
+    if (error instanceof DOMException && error.name === 'AbortError')
+      throw new ApiError('cancelled', null, { aborted: true, cause: error });
+    throw new ApiError(
+      `The relay did not answer (${error instanceof Error ? error.message : String(error)}). Is it still running?`,
+      null,
+      { cause: error },
+    );
   }
   let text: string;
   try {
     text = await response.text();
   } catch (error) {
-    if (error instanceof DOMException && error.name === 'AbortError') throw new ApiError('cancelled', null, { aborted: true, cause: error });
+    if (error instanceof DOMException && error.name === 'AbortError')
+      throw new ApiError('cancelled', null, { aborted: true, cause: error });
     throw new ApiError(`The answer of ${url} was cut off.`, response.status, { cause: error });
   }
   let body: unknown;
@@ -71,22 +84,34 @@ async function call<T>(url: string, init: RequestInit): Promise<T> {
 
 /** A request to `endpoint` and how to cancel it. */
 export type Request<E extends Endpoint> = ClientRequest<E> & { readonly signal?: AbortSignal };
-type Arguments<E extends Endpoint> = Record<never, never> extends ClientRequest<E> ? [request?: Request<E>] : [request: Request<E>];
+type Arguments<E extends Endpoint> =
+  Record<never, never> extends ClientRequest<E> ? [request?: Request<E>] : [request: Request<E>];
 
 /** Calls `endpoint` (`METHOD /path` of the route map) with its path parameters, query and body. */
 export function api<E extends Endpoint>(endpoint: E, ...[request]: Arguments<E>): Promise<AnswerOf<E>> {
-  const { params, query, body, signal } = (request ?? {}) as { params?: Record<string, string>; query?: Record<string, string | number | undefined>; body?: unknown; signal?: AbortSignal };
+  const { params, query, body, signal } = (request ?? {}) as {
+    params?: Record<string, string>;
+    query?: Record<string, string | number | undefined>;
+    body?: unknown;
+    signal?: AbortSignal;
+  };
   const [method, pattern] = endpoint.split(' ') as [string, string];
   const path = pattern.replace(/:(\w+)/g, (_, name: string) => encodeURIComponent(params?.[name] ?? ''));
   const search = new URLSearchParams();
-  for (const [key, value] of Object.entries(query ?? {})) if (value !== undefined && value !== '') search.set(key, String(value));
+  for (const [key, value] of Object.entries(query ?? {}))
+    if (value !== undefined && value !== '') search.set(key, String(value));
   const qs = search.toString();
   const url = `/console/api${path}${qs ? `?${qs}` : ''}`;
   const headers: Record<string, string> = { accept: 'application/json' };
   const pageToken = window.sessionStorage.getItem(TOKEN_KEY);
   if (pageToken !== null) headers[REQUEST_HEADER] = pageToken;
   if (method === 'POST') headers['content-type'] = 'application/json';
-  return call<AnswerOf<E>>(url, { method, headers, signal: signal ?? null, ...(method === 'POST' ? { body: JSON.stringify(body ?? {}) } : {}) });
+  return call<AnswerOf<E>>(url, {
+    method,
+    headers,
+    signal: signal ?? null,
+    ...(method === 'POST' ? { body: JSON.stringify(body ?? {}) } : {}),
+  });
 }
 
 export function errorText(error: unknown): string {

@@ -19,7 +19,14 @@ const NAV = [
   ['oncall', 'On call'],
 ] as const;
 
-const TITLES: Record<Page['name'], string> = { activity: 'Activity', record: 'Record', templates: 'Templates', credit: 'Credit', routes: 'Routes', oncall: 'On call' };
+const TITLES: Record<Page['name'], string> = {
+  activity: 'Activity',
+  record: 'Record',
+  templates: 'Templates',
+  credit: 'Credit',
+  routes: 'Routes',
+  oncall: 'On call',
+};
 
 export function App() {
   const page = useHashPage();
@@ -39,7 +46,13 @@ export function App() {
         </div>
         <nav>
           {NAV.map(([name, label]) => (
-            <a key={name} href={`#/${name}`} class={current === name ? 'active' : undefined} data-testid={`nav-${name}`} aria-current={current === name ? 'page' : undefined}>
+            <a
+              key={name}
+              href={`#/${name}`}
+              class={current === name ? 'active' : undefined}
+              data-testid={`nav-${name}`}
+              aria-current={current === name ? 'page' : undefined}
+            >
               {label}
             </a>
           ))}
@@ -74,8 +87,9 @@ function ServiceBanner() {
   return (
     <div class="warning" role="status" data-testid="service-unreachable">
       SMS service unreachable since {since.toLocaleString()}
-      {data.lastError === null ? '' : ` (${data.lastError})`}: sends are paused, {data.waiting} message{data.waiting === 1 ? '' : 's'} waiting (PENDING, no attempts spent). They
-      go out, oldest first, when a probe of the balance endpoint succeeds.
+      {data.lastError === null ? '' : ` (${data.lastError})`}: sends are paused, {data.waiting} message
+      {data.waiting === 1 ? '' : 's'} waiting (PENDING, no attempts spent). They go out, oldest first, when a probe of
+      the balance endpoint succeeds.
     </div>
   );
 }

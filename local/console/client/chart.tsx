@@ -35,4 +35,15 @@ export function Chart({ options, data, height, testid, label }: ChartProps) {
   return <div class="chart" ref={container} data-testid={testid} role="img" aria-label={label} />;
 }
 
-export const PALETTE = ['#2563eb', '#16a34a', '#d97706', '#9333ea', '#dc2626', '#0891b2', '#db2777', '#65a30d', '#4b5563', '#7c3aed'];
+export const PALETTE = [
+  '#2563eb',
+  '#16a34a',
+  '#d97706',
+  '#9333ea',
+  '#dc2626',
+  '#0891b2',
+  '#db2777',
+  '#65a30d',
+  '#4b5563',
+  '#7c3aed',
+];

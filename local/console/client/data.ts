@@ -42,9 +42,18 @@ interface Loaded<Answer> {
  * const { data, error } = useApi('GET /records/:id', { params: { id } }, { pollMs: 2000, pollWhile: (detail) => detail.record.state === 'PENDING' });
  * ```
  */
-export function useApi<E extends Endpoint>(endpoint: E, request: ClientRequest<E> | null, { pollMs, pollWhile = () => true, debounceMs = 0, keep = false }: DataOptions<AnswerOf<E>> = {}): Data<AnswerOf<E>> {
+export function useApi<E extends Endpoint>(
+  endpoint: E,
+  request: ClientRequest<E> | null,
+  { pollMs, pollWhile = () => true, debounceMs = 0, keep = false }: DataOptions<AnswerOf<E>> = {},
+): Data<AnswerOf<E>> {
   const key = request === null ? null : `${endpoint} ${JSON.stringify(request)}`;
-  const [loaded, setLoaded] = useState<Loaded<AnswerOf<E>>>({ key: null, data: null, error: null, loading: key !== null });
+  const [loaded, setLoaded] = useState<Loaded<AnswerOf<E>>>({
+    key: null,
+    data: null,
+    error: null,
+    loading: key !== null,
+  });
   const [reloads, setReloads] = useState(0);
   // The request of this render, for the calls the effect below makes; its key says when it changed.
   const current = useRef({ request, pollWhile });
@@ -55,22 +64,34 @@ export function useApi<E extends Endpoint>(endpoint: E, request: ClientRequest<E
       setLoaded({ key, data: null, error: null, loading: false });
       return undefined;
     }
-    setLoaded((last) => (last.key === key ? { ...last, loading: true } : { key, data: keep ? last.data : null, error: null, loading: true }));
+    setLoaded((last) =>
+      last.key === key
+        ? { ...last, loading: true }
+        : { key, data: keep ? last.data : null, error: null, loading: true },
+    );
     const controller = new AbortController();
     let timer: number | undefined;
     // The last answer to this request, for `pollWhile` after an error.
     let last: AnswerOf<E> | undefined;
     const ask = async (): Promise<void> => {
       try {
-        const data = await (api as (endpoint: E, request: Request<E>) => Promise<AnswerOf<E>>)(endpoint, { ...current.current.request!, signal: controller.signal });
+        const data = await (api as (endpoint: E, request: Request<E>) => Promise<AnswerOf<E>>)(endpoint, {
+          ...current.current.request!,
+          signal: controller.signal,
+        });
         if (controller.signal.aborted) return;
         last = data;
         setLoaded({ key, data, error: null, loading: false });
       } catch (error) {
         if (controller.signal.aborted) return;
-        setLoaded((shown) => ({ ...shown, error: error instanceof ApiError ? error : new ApiError(String(error), null), loading: false }));
+        setLoaded((shown) => ({
+          ...shown,
+          error: error instanceof ApiError ? error : new ApiError(String(error), null),
+          loading: false,
+        }));
       }
-      if (pollMs !== undefined && (last === undefined || current.current.pollWhile(last))) timer = window.setTimeout(() => void ask(), pollMs);
+      if (pollMs !== undefined && (last === undefined || current.current.pollWhile(last)))
+        timer = window.setTimeout(() => void ask(), pollMs);
     };
     timer = window.setTimeout(() => void ask(), debounceMs);
     return () => {

@@ -25,7 +25,15 @@ export function ErrorBox({ error, onRetry }: { error: string | null; onRetry?: (
   );
 }
 
-export function Section({ title, children, aside }: { title: string; children: ComponentChildren; aside?: ComponentChildren }) {
+export function Section({
+  title,
+  children,
+  aside,
+}: {
+  title: string;
+  children: ComponentChildren;
+  aside?: ComponentChildren;
+}) {
   return (
     <section class="panel">
       <header class="panel-head">
@@ -77,7 +85,17 @@ export async function copyText(text: string, fallback?: HTMLElement | null): Pro
   return 'failed';
 }
 
-export function CopyButton({ text, target, testid, label = 'Copy' }: { text: string; target?: () => HTMLElement | null; testid?: string; label?: string }) {
+export function CopyButton({
+  text,
+  target,
+  testid,
+  label = 'Copy',
+}: {
+  text: string;
+  target?: () => HTMLElement | null;
+  testid?: string;
+  label?: string;
+}) {
   const [status, setStatus] = useState<string | null>(null);
   const timer = useRef<number | undefined>(undefined);
   useEffect(() => () => window.clearTimeout(timer.current), []);

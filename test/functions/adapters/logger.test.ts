@@ -35,7 +35,8 @@ describe('the logger', () => {
     const [line, ...more] = out.logs();
     expect(more).toEqual([]);
     const text = JSON.stringify(line);
-    for (const leak of ['712345678', '754111222', '754 111 222', 'k-1', 'k-2', 'k-3', 't-1', 't-2', 's-1', 'p-1']) expect(text).not.toContain(leak);
+    for (const leak of ['712345678', '754111222', '754 111 222', 'k-1', 'k-2', 'k-3', 't-1', 't-2', 's-1', 'p-1'])
+      expect(text).not.toContain(leak);
     expect(line).toMatchObject({
       level: 'WARN',
       message: 'sms to 2557****678',
@@ -61,7 +62,19 @@ describe('the logger', () => {
   });
 
   it('is a plain JSON replacer', () => {
-    expect(JSON.stringify({ to: '255712345678', token: 'x', nested: [{ 'X-Api-Key': 'y' }], phone: 255712345678, count: 3, orderId: 820982911946154 }, maskingReplacer)).toBe(
+    expect(
+      JSON.stringify(
+        {
+          to: '255712345678',
+          token: 'x',
+          nested: [{ 'X-Api-Key': 'y' }],
+          phone: 255712345678,
+          count: 3,
+          orderId: 820982911946154,
+        },
+        maskingReplacer,
+      ),
+    ).toBe(
       '{"to":"2557****678","token":"[REDACTED]","nested":[{"X-Api-Key":"[REDACTED]"}],"phone":"2557****678","count":3,"orderId":820982911946154}',
     );
   });

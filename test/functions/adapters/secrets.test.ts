@@ -2,7 +2,11 @@ import { randomUUID } from 'node:crypto';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { GetSecretValueCommand, ResourceNotFoundException, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
+import {
+  GetSecretValueCommand,
+  ResourceNotFoundException,
+  SecretsManagerClient,
+} from '@aws-sdk/client-secrets-manager';
 import { mockClient } from 'aws-sdk-client-mock';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { SecretUnavailableError } from '../../../functions/adapters/errors';
@@ -52,9 +56,13 @@ describe('createSecretsManagerSource', () => {
 
   it('refuses a secret that is not JSON without repeating any of it', async () => {
     const secretId = `sms-relay/${randomUUID()}`;
-    secretsManager.on(GetSecretValueCommand, { SecretId: secretId }).resolves({ SecretString: 'plain-text-secret-value' });
+    secretsManager
+      .on(GetSecretValueCommand, { SecretId: secretId })
+      .resolves({ SecretString: 'plain-text-secret-value' });
 
-    const error: unknown = await createSecretsManagerSource(secretId).get('providerApiKey').catch((caught: unknown) => caught);
+    const error: unknown = await createSecretsManagerSource(secretId)
+      .get('providerApiKey')
+      .catch((caught: unknown) => caught);
 
     expect(error).toBeInstanceOf(SecretUnavailableError);
     expect((error as Error).message).toBe(`secret ${secretId} is not valid JSON`);
@@ -64,9 +72,12 @@ describe('createSecretsManagerSource', () => {
 
   it("names an AWS error by its name, status and the service's own text", async () => {
     const secretId = `sms-relay/${randomUUID()}`;
-    secretsManager
-      .on(GetSecretValueCommand, { SecretId: secretId })
-      .rejects(new ResourceNotFoundException({ message: "Secrets Manager can't find the specified secret.", $metadata: { httpStatusCode: 400 } }));
+    secretsManager.on(GetSecretValueCommand, { SecretId: secretId }).rejects(
+      new ResourceNotFoundException({
+        message: "Secrets Manager can't find the specified secret.",
+        $metadata: { httpStatusCode: 400 },
+      }),
+    );
 
     await expect(createSecretsManagerSource(secretId).get('providerApiKey')).rejects.toThrow(
       `cannot read secret ${secretId}: ResourceNotFoundException (HTTP 400): Secrets Manager can't find the specified secret.`,
@@ -100,7 +111,9 @@ describe('createFileSecretSource', () => {
     expect(JSON.stringify(error, Object.getOwnPropertyNames(error))).not.toContain('half-written-secret');
 
     writeFileSync(path, '["not", "an", "object"]');
-    await expect(source.get('providerApiKey')).rejects.toThrow(`the secrets file ${path} is not a JSON object of named values`);
+    await expect(source.get('providerApiKey')).rejects.toThrow(
+      `the secrets file ${path} is not a JSON object of named values`,
+    );
 
     writeFileSync(path, '{"providerApiKey": "whole"}');
     expect(await source.get('providerApiKey')).toBe('whole');

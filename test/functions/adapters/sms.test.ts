@@ -31,7 +31,12 @@ describe('createSmsClientSource', () => {
     const path = join(dir, `${randomUUID()}.json`);
     writeFileSync(path, JSON.stringify({ providerApiKey: 'key-a' }));
     const { create, keys } = counting();
-    const source = createSmsClientSource({ secrets: createFileSecretSource(path), baseUrl: 'http://127.0.0.1:9', timeoutMs: 1_000, create });
+    const source = createSmsClientSource({
+      secrets: createFileSecretSource(path),
+      baseUrl: 'http://127.0.0.1:9',
+      timeoutMs: 1_000,
+      create,
+    });
 
     const first = await source.client();
     expect(await source.client()).toBe(first);
@@ -46,7 +51,13 @@ describe('createSmsClientSource', () => {
 
   it('uses a fixed PROVIDER_API_KEY without reading the secret', async () => {
     const { create, keys } = counting();
-    const source = createSmsClientSource({ secrets: createFileSecretSource(join(dir, 'absent.json')), baseUrl: 'http://127.0.0.1:9', timeoutMs: 1_000, apiKey: 'fixed', create });
+    const source = createSmsClientSource({
+      secrets: createFileSecretSource(join(dir, 'absent.json')),
+      baseUrl: 'http://127.0.0.1:9',
+      timeoutMs: 1_000,
+      apiKey: 'fixed',
+      create,
+    });
 
     expect(await source.refresh()).toBe(await source.client());
     expect(keys).toEqual(['fixed']);
@@ -56,7 +67,12 @@ describe('createSmsClientSource', () => {
     const path = join(dir, `${randomUUID()}.json`);
     writeFileSync(path, JSON.stringify({ providerApiKey: 'key-a' }));
     const { create, keys } = counting();
-    const source = createSmsClientSource({ secrets: createFileSecretSource(path), baseUrl: 'http://127.0.0.1:9', timeoutMs: 1_000, create });
+    const source = createSmsClientSource({
+      secrets: createFileSecretSource(path),
+      baseUrl: 'http://127.0.0.1:9',
+      timeoutMs: 1_000,
+      create,
+    });
 
     const first = await source.client();
     writeFileSync(path, JSON.stringify({ providerApiKey: 'key-b' }));
@@ -71,7 +87,11 @@ describe('createSmsClientSource', () => {
   it('fails with the value name when the secret has no providerApiKey', async () => {
     const path = join(dir, `${randomUUID()}.json`);
     writeFileSync(path, JSON.stringify({ 'alerts-token': 'x' }));
-    const source = createSmsClientSource({ secrets: createFileSecretSource(path), baseUrl: 'http://127.0.0.1:9', timeoutMs: 1_000 });
+    const source = createSmsClientSource({
+      secrets: createFileSecretSource(path),
+      baseUrl: 'http://127.0.0.1:9',
+      timeoutMs: 1_000,
+    });
 
     await expect(source.client()).rejects.toBeInstanceOf(MissingSecretValueError);
     await expect(source.client()).rejects.toThrow('the secret has no value named "providerApiKey"');

@@ -9,7 +9,14 @@ const lambda = { RELAY_CONFIG: 'config/local.yaml', TABLE_NAME: 't', RELAY_SECRE
 
 describe('readNumericEnv', () => {
   it('gives each unset or empty variable its default from defaults.ts', () => {
-    const { values, problems } = readNumericEnv({ MAX_BODY_BYTES: ' ' }, ['maxBodyBytes', 'retryMaxAttempts', 'retryBaseDelayMs', 'staleSendingMs', 'sweepPendingGraceMs', 'balanceThreshold']);
+    const { values, problems } = readNumericEnv({ MAX_BODY_BYTES: ' ' }, [
+      'maxBodyBytes',
+      'retryMaxAttempts',
+      'retryBaseDelayMs',
+      'staleSendingMs',
+      'sweepPendingGraceMs',
+      'balanceThreshold',
+    ]);
     expect(problems).toEqual([]);
     expect(values).toEqual({
       maxBodyBytes: MAX_BODY_BYTES,
@@ -22,14 +29,22 @@ describe('readNumericEnv', () => {
   });
 
   it('reads whole numbers as digits only, and decimals where the table allows them', () => {
-    const { values, problems } = readNumericEnv({ MAX_BODY_BYTES: ' 1024 ', RETRY_BASE_DELAY_MS: '0', BALANCE_THRESHOLD: '12.5', RETRY_MAX_ATTEMPTS: '1e3', STALE_SENDING_MS: '-5' }, [
-      'maxBodyBytes',
-      'retryBaseDelayMs',
-      'balanceThreshold',
-      'retryMaxAttempts',
-      'staleSendingMs',
-    ]);
-    expect(values).toMatchObject({ maxBodyBytes: 1024, retryBaseDelayMs: 0, balanceThreshold: 12.5, retryMaxAttempts: RETRY.maxAttempts });
+    const { values, problems } = readNumericEnv(
+      {
+        MAX_BODY_BYTES: ' 1024 ',
+        RETRY_BASE_DELAY_MS: '0',
+        BALANCE_THRESHOLD: '12.5',
+        RETRY_MAX_ATTEMPTS: '1e3',
+        STALE_SENDING_MS: '-5',
+      },
+      ['maxBodyBytes', 'retryBaseDelayMs', 'balanceThreshold', 'retryMaxAttempts', 'staleSendingMs'],
+    );
+    expect(values).toMatchObject({
+      maxBodyBytes: 1024,
+      retryBaseDelayMs: 0,
+      balanceThreshold: 12.5,
+      retryMaxAttempts: RETRY.maxAttempts,
+    });
     expect(problems).toEqual([
       { name: 'RETRY_MAX_ATTEMPTS', raw: '1e3', min: 1, integer: true },
       { name: 'STALE_SENDING_MS', raw: '-5', min: 1, integer: true },
@@ -44,7 +59,9 @@ describe('readNumericEnv', () => {
 
 describe('the Lambda wiring and the local runtime read the same variables the same way', () => {
   it.each(['1e3', '0x10', '5.0', '10kb'])('both refuse MAX_BODY_BYTES=%s', (raw) => {
-    expect(() => resolveRuntimeSettings({}, { MAX_BODY_BYTES: raw })).toThrow(`MAX_BODY_BYTES: expected a whole number above 0, got "${raw}"`);
+    expect(() => resolveRuntimeSettings({}, { MAX_BODY_BYTES: raw })).toThrow(
+      `MAX_BODY_BYTES: expected a whole number above 0, got "${raw}"`,
+    );
     expect(() => readEnvironment({ ...lambda, MAX_BODY_BYTES: raw })).toThrow(EnvironmentError);
   });
 

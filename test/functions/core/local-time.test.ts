@@ -11,8 +11,14 @@ describe('local time', () => {
       endsAt: Date.parse('2026-11-30T21:00:00Z'),
     });
     // Across a change of offset: Berlin's March starts at UTC+1 and April at UTC+2; December ends the year.
-    expect(monthBounds(new Date('2026-03-15T12:00:00Z'), 'Europe/Berlin')).toMatchObject({ startsAt: Date.parse('2026-02-28T23:00:00Z'), endsAt: Date.parse('2026-03-31T22:00:00Z') });
-    expect(monthBounds(new Date('2026-12-15T12:00:00Z'), 'Africa/Dar_es_Salaam')).toMatchObject({ month: '2026-12', endsAt: Date.parse('2026-12-31T21:00:00Z') });
+    expect(monthBounds(new Date('2026-03-15T12:00:00Z'), 'Europe/Berlin')).toMatchObject({
+      startsAt: Date.parse('2026-02-28T23:00:00Z'),
+      endsAt: Date.parse('2026-03-31T22:00:00Z'),
+    });
+    expect(monthBounds(new Date('2026-12-15T12:00:00Z'), 'Africa/Dar_es_Salaam')).toMatchObject({
+      month: '2026-12',
+      endsAt: Date.parse('2026-12-31T21:00:00Z'),
+    });
   });
 
   it('finds the first instant a wall-clock time shows, on the nights the clocks change too', () => {
@@ -41,6 +47,11 @@ describe('local time', () => {
 
   it('writes durations as the config does and spans as people say them', () => {
     expect([300, 120, 3600, 90, 86_400].map(formatSeconds)).toEqual(['5m', '2m', '1h', '90s', '1d']);
-    expect([47 * 60_000, 20_000, 3 * 3_600_000 + 5 * 60_000, 2 * 86_400_000].map(formatSpan)).toEqual(['47 min', '1 min', '3 h 5 min', '2 d']);
+    expect([47 * 60_000, 20_000, 3 * 3_600_000 + 5 * 60_000, 2 * 86_400_000].map(formatSpan)).toEqual([
+      '47 min',
+      '1 min',
+      '3 h 5 min',
+      '2 d',
+    ]);
   });
 });

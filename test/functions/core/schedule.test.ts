@@ -3,8 +3,19 @@ import { readSchedule } from '../../../functions/core/schedule';
 
 describe('readSchedule', () => {
   it('reads a rate, singular unit and spacing included', () => {
-    expect(readSchedule('rate(5 minutes)')).toEqual({ kind: 'rate', count: 5, unit: 'minute', writtenUnit: 'minutes', spacedExactly: true });
-    expect(readSchedule('rate( 1  hour )')).toMatchObject({ kind: 'rate', count: 1, unit: 'hour', spacedExactly: false });
+    expect(readSchedule('rate(5 minutes)')).toEqual({
+      kind: 'rate',
+      count: 5,
+      unit: 'minute',
+      writtenUnit: 'minutes',
+      spacedExactly: true,
+    });
+    expect(readSchedule('rate( 1  hour )')).toMatchObject({
+      kind: 'rate',
+      count: 1,
+      unit: 'hour',
+      spacedExactly: false,
+    });
   });
 
   it('reads a cron expression into its fields', () => {
@@ -12,6 +23,14 @@ describe('readSchedule', () => {
   });
 
   it('reads nothing else', () => {
-    for (const expression of ['every hour', 'rate(5 weeks)', 'Rate(5 minutes)', 'rate(5minutes)', 'cron()', ' rate(1 hour)']) expect(readSchedule(expression), expression).toBeUndefined();
+    for (const expression of [
+      'every hour',
+      'rate(5 weeks)',
+      'Rate(5 minutes)',
+      'rate(5minutes)',
+      'cron()',
+      ' rate(1 hour)',
+    ])
+      expect(readSchedule(expression), expression).toBeUndefined();
   });
 });

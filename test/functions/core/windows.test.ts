@@ -18,8 +18,12 @@ describe('quietUntil', () => {
 
   it('counts a period on the day it starts', () => {
     const thursdayNight = { from: '22:00', to: '07:00', days: ['thu'] as const };
-    expect(quietUntil(new Date('2026-11-26T20:00:00Z'), thursdayNight, DAR)?.toISOString()).toBe('2026-11-27T04:00:00.000Z'); // Thu 23:00
-    expect(quietUntil(new Date('2026-11-27T01:00:00Z'), thursdayNight, DAR)?.toISOString()).toBe('2026-11-27T04:00:00.000Z'); // Fri 04:00
+    expect(quietUntil(new Date('2026-11-26T20:00:00Z'), thursdayNight, DAR)?.toISOString()).toBe(
+      '2026-11-27T04:00:00.000Z',
+    ); // Thu 23:00
+    expect(quietUntil(new Date('2026-11-27T01:00:00Z'), thursdayNight, DAR)?.toISOString()).toBe(
+      '2026-11-27T04:00:00.000Z',
+    ); // Fri 04:00
     expect(quietUntil(new Date('2026-11-27T20:00:00Z'), thursdayNight, DAR)).toBeUndefined(); // Fri 23:00
     expect(quietUntil(new Date('2026-11-26T01:00:00Z'), thursdayNight, DAR)).toBeUndefined(); // Thu 04:00: Wednesday's night
   });
@@ -29,7 +33,13 @@ describe('quietUntil', () => {
     expect(quietUntil(new Date('2026-11-26T10:00:00Z'), lunch, DAR)?.toISOString()).toBe('2026-11-26T11:00:00.000Z');
     expect(quietUntil(new Date('2026-11-26T11:00:00Z'), lunch, DAR)).toBeUndefined();
     // Europe/Berlin: the night of 28–29 March 2026 loses an hour; 07:00 is 05:00 UTC after the change.
-    expect(quietUntil(new Date('2026-03-28T22:30:00Z'), { from: '22:00', to: '07:00', days: every }, 'Europe/Berlin')?.toISOString()).toBe('2026-03-29T05:00:00.000Z');
+    expect(
+      quietUntil(
+        new Date('2026-03-28T22:30:00Z'),
+        { from: '22:00', to: '07:00', days: every },
+        'Europe/Berlin',
+      )?.toISOString(),
+    ).toBe('2026-03-29T05:00:00.000Z');
   });
 
   it('gives a period one end when its end falls in the hour the clocks skip: the first instant after it', () => {
@@ -42,8 +52,12 @@ describe('quietUntil', () => {
     expect(quietUntil(new Date('2026-03-29T01:00:00Z'), early, LONDON)).toBeUndefined(); // 02:00 BST
     expect(quietUntil(new Date('2026-03-29T01:10:00Z'), early, LONDON)).toBeUndefined(); // 02:10 BST
     // A start in the skipped hour starts the period at the first instant after it, as its end would.
-    expect(quietUntil(new Date('2026-03-29T01:00:00Z'), { from: '01:30', to: '03:00', days: every }, LONDON)?.toISOString()).toBe('2026-03-29T02:00:00.000Z');
-    expect(quietUntil(new Date('2026-03-29T00:59:59Z'), { from: '01:30', to: '03:00', days: every }, LONDON)).toBeUndefined();
+    expect(
+      quietUntil(new Date('2026-03-29T01:00:00Z'), { from: '01:30', to: '03:00', days: every }, LONDON)?.toISOString(),
+    ).toBe('2026-03-29T02:00:00.000Z');
+    expect(
+      quietUntil(new Date('2026-03-29T00:59:59Z'), { from: '01:30', to: '03:00', days: every }, LONDON),
+    ).toBeUndefined();
   });
 
   it('gives a period one end when the clocks go back inside it: the first time the clock shows its end', () => {

@@ -7,7 +7,16 @@ import { handler } from '../../../functions/handlers/ingest';
 import { resetLambdaRelay } from '../../../functions/handlers/wiring/context';
 import { createStore, ensureTable, type MessageStore } from '../../../functions/store';
 import { type Dynalite, startDynalite } from '../../helpers/dynalite';
-import { apiEvent, type Captured, captureStdout, handlerConfig, lambdaContext, ROUTE_TOKEN, stubEnvironment, writeConfig } from './support';
+import {
+  apiEvent,
+  type Captured,
+  captureStdout,
+  handlerConfig,
+  lambdaContext,
+  ROUTE_TOKEN,
+  stubEnvironment,
+  writeConfig,
+} from './support';
 
 const API_KEY = `provider-key-${randomUUID()}`;
 const secretsManager = mockClient(SecretsManagerClient);
@@ -31,8 +40,15 @@ beforeEach(async () => {
   // Powertools caches secrets process-wide by name: a fresh name per test keeps tests apart.
   secretId = `arn:aws:secretsmanager:eu-west-1:123456789012:secret:sms-relay-${randomUUID()}`;
   secretsManager.reset();
-  secretsManager.on(GetSecretValueCommand, { SecretId: secretId }).resolves({ SecretString: JSON.stringify({ providerApiKey: API_KEY, 'alerts-token': ROUTE_TOKEN }) });
-  stubEnvironment({ RELAY_CONFIG: writeConfig(handlerConfig()), TABLE_NAME: tableName, DYNAMODB_ENDPOINT: db.endpoint, SECRET_ID: secretId });
+  secretsManager
+    .on(GetSecretValueCommand, { SecretId: secretId })
+    .resolves({ SecretString: JSON.stringify({ providerApiKey: API_KEY, 'alerts-token': ROUTE_TOKEN }) });
+  stubEnvironment({
+    RELAY_CONFIG: writeConfig(handlerConfig()),
+    TABLE_NAME: tableName,
+    DYNAMODB_ENDPOINT: db.endpoint,
+    SECRET_ID: secretId,
+  });
   resetLambdaRelay();
   out = captureStdout();
 });
@@ -44,7 +60,14 @@ afterEach(() => {
 const alertmanagerBody = JSON.stringify({
   receiver: 'sms',
   status: 'firing',
-  alerts: [{ status: 'firing', labels: { alertname: 'DiskFull' }, annotations: { summary: 'Call 0712345678 now' }, fingerprint: 'f1' }],
+  alerts: [
+    {
+      status: 'firing',
+      labels: { alertname: 'DiskFull' },
+      annotations: { summary: 'Call 0712345678 now' },
+      fingerprint: 'f1',
+    },
+  ],
   commonLabels: { alertname: 'DiskFull' },
   commonAnnotations: { summary: 'Call 0712345678 now' },
   groupKey: 'g',
@@ -85,14 +108,19 @@ describe('ingest handler', () => {
     });
 
     // The same Idempotency-Key, whatever its case, is the same delivery.
-    const again = await handler({ ...event, headers: { 'idempotency-key': 'backup-2025-06-02', 'content-type': 'application/json' } }, lambdaContext());
+    const again = await handler(
+      { ...event, headers: { 'idempotency-key': 'backup-2025-06-02', 'content-type': 'application/json' } },
+      lambdaContext(),
+    );
     expect(again.statusCode).toBe(200);
     expect(JSON.parse(again.body!)).toEqual({ status: 'duplicate', ids: body.ids });
     expectNoLeaksIn(out);
   });
 
   it('takes a plain body as UTF-8 bytes and works without a Lambda context (the local runtime)', async () => {
-    const response = await handler(apiEvent({ route: 'alerts', body: alertmanagerBody, headers: { authorization: `Bearer ${ROUTE_TOKEN}` } }));
+    const response = await handler(
+      apiEvent({ route: 'alerts', body: alertmanagerBody, headers: { authorization: `Bearer ${ROUTE_TOKEN}` } }),
+    );
 
     expect(response.statusCode).toBe(202);
     const [id] = (JSON.parse(response.body!) as { ids: string[] }).ids;
@@ -101,7 +129,9 @@ describe('ingest handler', () => {
   });
 
   it('answers a refused webhook with its status and a JSON reason', async () => {
-    const response = await handler(apiEvent({ route: 'alerts', body: alertmanagerBody, headers: { authorization: 'Bearer nope' } }));
+    const response = await handler(
+      apiEvent({ route: 'alerts', body: alertmanagerBody, headers: { authorization: 'Bearer nope' } }),
+    );
 
     expect(response.statusCode).toBe(401);
     expect(JSON.parse(response.body!)).toMatchObject({ error: 'unauthorized' });
@@ -110,7 +140,9 @@ describe('ingest handler', () => {
 
   it('applies MAX_BODY_BYTES', async () => {
     vi.stubEnv('MAX_BODY_BYTES', '64');
-    const response = await handler(apiEvent({ route: 'alerts', body: alertmanagerBody, headers: { authorization: `Bearer ${ROUTE_TOKEN}` } }));
+    const response = await handler(
+      apiEvent({ route: 'alerts', body: alertmanagerBody, headers: { authorization: `Bearer ${ROUTE_TOKEN}` } }),
+    );
 
     expect(response.statusCode).toBe(413);
   });
@@ -129,35 +161,65 @@ describe('ingest handler', () => {
   it('reads the secret once per container, not once per webhook', async () => {
     for (let i = 0; i < 3; i += 1) {
       const body = alertmanagerBody.replace('"f1"', `"f${i + 10}"`);
-      expect((await handler(apiEvent({ route: 'alerts', body, headers: { authorization: `Bearer ${ROUTE_TOKEN}` } }))).statusCode).toBe(202);
+      expect(
+        (await handler(apiEvent({ route: 'alerts', body, headers: { authorization: `Bearer ${ROUTE_TOKEN}` } })))
+          .statusCode,
+      ).toBe(202);
     }
     expect(secretsManager.commandCalls(GetSecretValueCommand)).toHaveLength(1);
   });
 
   it('publishes Accepted in the service-only series and per route, once per invocation', async () => {
-    await handler(apiEvent({ route: 'alerts', body: alertmanagerBody, headers: { authorization: `Bearer ${ROUTE_TOKEN}` } }), lambdaContext());
+    await handler(
+      apiEvent({ route: 'alerts', body: alertmanagerBody, headers: { authorization: `Bearer ${ROUTE_TOKEN}` } }),
+      lambdaContext(),
+    );
 
     const emf = out.emf().map((line) => ({
-      dimensions: (line['_aws'] as { CloudWatchMetrics: { Namespace: string; Dimensions: string[][] }[] }).CloudWatchMetrics[0],
+      dimensions: (line['_aws'] as { CloudWatchMetrics: { Namespace: string; Dimensions: string[][] }[] })
+        .CloudWatchMetrics[0],
       route: line['route'],
       accepted: line['Accepted'],
     }));
     expect(emf).toEqual([
-      { dimensions: { Namespace: 'SmsRelay', Dimensions: [['service', 'route']], Metrics: [{ Name: 'Accepted', Unit: 'Count' }] }, route: 'alerts', accepted: 1 },
-      { dimensions: { Namespace: 'SmsRelay', Dimensions: [['service']], Metrics: [{ Name: 'Accepted', Unit: 'Count' }] }, route: undefined, accepted: 1 },
+      {
+        dimensions: {
+          Namespace: 'SmsRelay',
+          Dimensions: [['service', 'route']],
+          Metrics: [{ Name: 'Accepted', Unit: 'Count' }],
+        },
+        route: 'alerts',
+        accepted: 1,
+      },
+      {
+        dimensions: {
+          Namespace: 'SmsRelay',
+          Dimensions: [['service']],
+          Metrics: [{ Name: 'Accepted', Unit: 'Count' }],
+        },
+        route: undefined,
+        accepted: 1,
+      },
     ]);
     // Logs carry the Lambda context.
-    expect(out.logs().find((line) => line['message'] === 'webhook accepted')).toMatchObject({ function_name: 'sms-relay-test', route: 'alerts' });
+    expect(out.logs().find((line) => line['message'] === 'webhook accepted')).toMatchObject({
+      function_name: 'sms-relay-test',
+      route: 'alerts',
+    });
   });
 
   describe('when nothing can be recorded', () => {
     it('answers 503 without details when the store fails', async () => {
       const dynamo = mockClient(DynamoDBClient);
       // The accept is one transaction; the route's mute is read beside it (none): the accept is what fails.
-      dynamo.on(TransactWriteItemsCommand).rejects(new Error('socket hang up talking to dynamodb.eu-west-1.amazonaws.com'));
+      dynamo
+        .on(TransactWriteItemsCommand)
+        .rejects(new Error('socket hang up talking to dynamodb.eu-west-1.amazonaws.com'));
       dynamo.on(GetItemCommand).resolves({});
       try {
-        const response = await handler(apiEvent({ route: 'alerts', body: alertmanagerBody, headers: { authorization: `Bearer ${ROUTE_TOKEN}` } }));
+        const response = await handler(
+          apiEvent({ route: 'alerts', body: alertmanagerBody, headers: { authorization: `Bearer ${ROUTE_TOKEN}` } }),
+        );
 
         expect(response).toEqual({
           statusCode: 503,
@@ -177,7 +239,9 @@ describe('ingest handler', () => {
     it('answers 503 when the secret cannot be read', async () => {
       secretsManager.on(GetSecretValueCommand, { SecretId: secretId }).rejects(new Error('connect ETIMEDOUT'));
 
-      const response = await handler(apiEvent({ route: 'alerts', body: alertmanagerBody, headers: { authorization: `Bearer ${ROUTE_TOKEN}` } }));
+      const response = await handler(
+        apiEvent({ route: 'alerts', body: alertmanagerBody, headers: { authorization: `Bearer ${ROUTE_TOKEN}` } }),
+      );
 
       expect(response.statusCode).toBe(503);
       expect(await store.listByRoute('alerts')).toEqual({ items: [] });
@@ -187,11 +251,19 @@ describe('ingest handler', () => {
       vi.stubEnv('TABLE_NAME', undefined);
       vi.stubEnv('SECRET_ID', undefined);
 
-      const response = await handler(apiEvent({ route: 'alerts', body: alertmanagerBody, headers: { authorization: `Bearer ${ROUTE_TOKEN}` } }));
+      const response = await handler(
+        apiEvent({ route: 'alerts', body: alertmanagerBody, headers: { authorization: `Bearer ${ROUTE_TOKEN}` } }),
+      );
 
       expect(response.statusCode).toBe(503);
       expect(out.logs().find((line) => line['message'] === 'the relay cannot start')).toMatchObject({
-        error: { name: 'EnvironmentError', problems: ['TABLE_NAME is required (the DynamoDB table)', expect.stringMatching(/^SECRET_ID, PROVIDER_SECRET_ID or RELAY_SECRETS_FILE/)] },
+        error: {
+          name: 'EnvironmentError',
+          problems: [
+            'TABLE_NAME is required (the DynamoDB table)',
+            expect.stringMatching(/^SECRET_ID, PROVIDER_SECRET_ID or RELAY_SECRETS_FILE/),
+          ],
+        },
       });
     });
   });

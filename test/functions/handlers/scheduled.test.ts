@@ -11,7 +11,17 @@ import { createStore, ensureTable, MessageState, type MessageStore } from '../..
 import { startSandbox } from '../../../local/sandbox/server';
 import type { RunningSandbox } from '../../../local/sandbox/types';
 import { type Dynalite, startDynalite } from '../../helpers/dynalite';
-import { apiEvent, type Captured, captureStdout, handlerConfig, lambdaContext, ROUTE_TOKEN, scheduledEvent, stubEnvironment, writeConfig } from './support';
+import {
+  apiEvent,
+  type Captured,
+  captureStdout,
+  handlerConfig,
+  lambdaContext,
+  ROUTE_TOKEN,
+  scheduledEvent,
+  stubEnvironment,
+  writeConfig,
+} from './support';
 
 const API_KEY = `provider-key-${randomUUID()}`;
 const secretsManager = mockClient(SecretsManagerClient);
@@ -22,7 +32,10 @@ let store: MessageStore;
 let out: Captured;
 
 beforeAll(async () => {
-  [db, sandbox] = await Promise.all([startDynalite(), startSandbox({ apiKey: API_KEY, senderIds: ['ALERTS', 'OPS', 'SMSRELAY'], balance: 1000, rate: 1 })]);
+  [db, sandbox] = await Promise.all([
+    startDynalite(),
+    startSandbox({ apiKey: API_KEY, senderIds: ['ALERTS', 'OPS', 'SMSRELAY'], balance: 1000, rate: 1 }),
+  ]);
 });
 afterAll(async () => {
   await Promise.all([db?.close(), sandbox?.close()]);
@@ -33,7 +46,9 @@ beforeEach(async () => {
   store = createStore({ client: db.client, tableName });
   const secretId = `sms-relay-${randomUUID()}`;
   secretsManager.reset();
-  secretsManager.on(GetSecretValueCommand, { SecretId: secretId }).resolves({ SecretString: JSON.stringify({ providerApiKey: API_KEY, 'alerts-token': ROUTE_TOKEN }) });
+  secretsManager
+    .on(GetSecretValueCommand, { SecretId: secretId })
+    .resolves({ SecretString: JSON.stringify({ providerApiKey: API_KEY, 'alerts-token': ROUTE_TOKEN }) });
   sandbox.clearMessages();
   sandbox.setBalance(1000);
   stubEnvironment({
@@ -53,7 +68,13 @@ afterEach(() => {
 });
 
 async function accepted(): Promise<string> {
-  const response = await ingest(apiEvent({ route: 'ops', body: JSON.stringify({ message: `Backup ${randomUUID()} failed` }), headers: { authorization: `Bearer ${ROUTE_TOKEN}` } }));
+  const response = await ingest(
+    apiEvent({
+      route: 'ops',
+      body: JSON.stringify({ message: `Backup ${randomUUID()} failed` }),
+      headers: { authorization: `Bearer ${ROUTE_TOKEN}` },
+    }),
+  );
   expect(response.statusCode).toBe(202);
   return (JSON.parse(response.body!) as { ids: string[] }).ids[0]!;
 }
@@ -64,9 +85,20 @@ describe('sweeper handler', () => {
 
     const report = await sweeper(scheduledEvent(), lambdaContext(55_000));
 
-    expect(report).toEqual({ sent: { sent: 1 }, recovered: 0, summaries: 0, heartbeats: { silent: 0, back: 0 }, digests: 0, errors: 0, deferred: 0 });
+    expect(report).toEqual({
+      sent: { sent: 1 },
+      recovered: 0,
+      summaries: 0,
+      heartbeats: { silent: 0, back: 0 },
+      digests: 0,
+      errors: 0,
+      deferred: 0,
+    });
     expect((await store.getMessage(id))?.state).toBe(MessageState.Sent);
-    expect(out.logs().find((line) => line['message'] === 'sweep finished')).toMatchObject({ sent: { sent: 1 }, recovered: 0 });
+    expect(out.logs().find((line) => line['message'] === 'sweep finished')).toMatchObject({
+      sent: { sent: 1 },
+      recovered: 0,
+    });
   });
 
   it('starts no send when too little of its time-out is left', async () => {
@@ -91,14 +123,19 @@ describe('two secrets, as the stack deploys them: ingest given the route secrets
     routesId = `sms-relay/${randomUUID()}`;
     providerId = `${routesId}/provider`;
     // Neither holds the other's value: a send proves the key came from the provider secret.
-    secretsManager.on(GetSecretValueCommand, { SecretId: routesId }).resolves({ SecretString: JSON.stringify({ 'alerts-token': ROUTE_TOKEN }) });
-    secretsManager.on(GetSecretValueCommand, { SecretId: providerId }).resolves({ SecretString: JSON.stringify({ providerApiKey: API_KEY }) });
+    secretsManager
+      .on(GetSecretValueCommand, { SecretId: routesId })
+      .resolves({ SecretString: JSON.stringify({ 'alerts-token': ROUTE_TOKEN }) });
+    secretsManager
+      .on(GetSecretValueCommand, { SecretId: providerId })
+      .resolves({ SecretString: JSON.stringify({ providerApiKey: API_KEY }) });
   });
   const asFunction = (variables: Record<string, string | undefined>): void => {
     for (const [name, value] of Object.entries(variables)) vi.stubEnv(name, value);
     resetLambdaRelay();
   };
-  const secretsRead = (): unknown[] => secretsManager.commandCalls(GetSecretValueCommand).map((call) => call.args[0].input.SecretId);
+  const secretsRead = (): unknown[] =>
+    secretsManager.commandCalls(GetSecretValueCommand).map((call) => call.args[0].input.SecretId);
 
   it('ingest authenticates with the route secrets alone, the sweeper sends with the provider key alone', async () => {
     asFunction({ SECRET_ID: routesId, PROVIDER_SECRET_ID: undefined });
@@ -114,7 +151,9 @@ describe('two secrets, as the stack deploys them: ingest given the route secrets
   it('a function not given the route secrets says so, and never reads another secret for them', async () => {
     asFunction({ SECRET_ID: undefined, PROVIDER_SECRET_ID: providerId });
     const { context } = await lambdaRelay();
-    await expect(context.secrets.get('alerts-token')).rejects.toThrow(/this function has no route secrets \(SECRET_ID is unset\)/);
+    await expect(context.secrets.get('alerts-token')).rejects.toThrow(
+      /this function has no route secrets \(SECRET_ID is unset\)/,
+    );
     expect(secretsRead()).toEqual([]);
   });
 
@@ -130,7 +169,12 @@ describe('balance-watch handler', () => {
   it('publishes the balance and records one notice below the threshold', async () => {
     sandbox.setBalance(50);
 
-    expect(await balanceWatch(scheduledEvent(), lambdaContext())).toMatchObject({ balance: 50, threshold: 100, alerted: true, currency: 'TZS' });
+    expect(await balanceWatch(scheduledEvent(), lambdaContext())).toMatchObject({
+      balance: 50,
+      threshold: 100,
+      alerted: true,
+      currency: 'TZS',
+    });
     expect(await balanceWatch(scheduledEvent(), lambdaContext())).toMatchObject({ balance: 50, alerted: false });
 
     const notices = (await store.listByRoute(NOTICE_ROUTE)).items;
@@ -139,7 +183,18 @@ describe('balance-watch handler', () => {
     const gauges = out.emf().filter((line) => line['RemainingBalance'] !== undefined);
     expect(gauges).toHaveLength(2);
     expect(gauges[0]).toMatchObject({
-      _aws: { CloudWatchMetrics: [{ Namespace: 'SmsRelay', Dimensions: [['service']], Metrics: [{ Name: 'BalanceReadFailed', Unit: 'Count' }, { Name: 'RemainingBalance', Unit: 'None' }] }] },
+      _aws: {
+        CloudWatchMetrics: [
+          {
+            Namespace: 'SmsRelay',
+            Dimensions: [['service']],
+            Metrics: [
+              { Name: 'BalanceReadFailed', Unit: 'Count' },
+              { Name: 'RemainingBalance', Unit: 'None' },
+            ],
+          },
+        ],
+      },
       service: 'sms-relay',
       BalanceReadFailed: 0,
       RemainingBalance: 50,

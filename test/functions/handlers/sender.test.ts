@@ -1,5 +1,12 @@
 import { randomUUID } from 'node:crypto';
-import { ConditionalCheckFailedException, DynamoDBClient, GetItemCommand, InternalServerError, UpdateItemCommand, type UpdateItemCommandInput } from '@aws-sdk/client-dynamodb';
+import {
+  ConditionalCheckFailedException,
+  DynamoDBClient,
+  GetItemCommand,
+  InternalServerError,
+  UpdateItemCommand,
+  type UpdateItemCommandInput,
+} from '@aws-sdk/client-dynamodb';
 import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { type AwsClientStub, mockClient } from 'aws-sdk-client-mock';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
@@ -39,7 +46,13 @@ afterEach(() => {
   vi.unstubAllEnvs();
 });
 
-const image = (id: string) => ({ pk: { S: `MSG#${id}` }, sk: { S: 'MSG' }, kind: { S: 'message' }, id: { S: id }, state: { S: 'PENDING' } });
+const image = (id: string) => ({
+  pk: { S: `MSG#${id}` },
+  sk: { S: 'MSG' },
+  kind: { S: 'message' },
+  id: { S: id },
+  state: { S: 'PENDING' },
+});
 
 describe('sender handler, store mocked', () => {
   let dynamo: AwsClientStub<DynamoDBClient>;
@@ -50,7 +63,11 @@ describe('sender handler, store mocked', () => {
     dynamo.reset();
     // The SMS service's circuit item, read before a claim: none (closed), as in a fresh table.
     dynamo.on(GetItemCommand).resolves({});
-    stubEnvironment({ RELAY_CONFIG: writeConfig(handlerConfig()), TABLE_NAME: 'sms-relay', SECRET_ID: `sms-relay-${randomUUID()}` });
+    stubEnvironment({
+      RELAY_CONFIG: writeConfig(handlerConfig()),
+      TABLE_NAME: 'sms-relay',
+      SECRET_ID: `sms-relay-${randomUUID()}`,
+    });
   });
   afterAll(() => {
     dynamo.restore();
@@ -59,25 +76,42 @@ describe('sender handler, store mocked', () => {
   it('reports only the records whose processing threw, by sequence number', async () => {
     // Claims: B's write fails; the others are already taken (a redelivered batch).
     dynamo.on(UpdateItemCommand).callsFake((input: UpdateItemCommandInput) => {
-      if (input.Key?.['pk']?.S === 'MSG#B') throw new InternalServerError({ message: 'Internal server error', $metadata: {} });
+      if (input.Key?.['pk']?.S === 'MSG#B')
+        throw new InternalServerError({ message: 'Internal server error', $metadata: {} });
       throw new ConditionalCheckFailedException({ message: 'The conditional request failed', $metadata: {} });
     });
     const a = streamRecord('INSERT', image('A'));
     const b = streamRecord('INSERT', image('B'));
     const d = streamRecord('INSERT', image('D'));
-    const records = [a, streamRecord('MODIFY', image('C')), b, streamRecord('INSERT', { pk: { S: 'DEDUPE#alerts#k' }, sk: { S: 'DEDUPE' } }), d];
+    const records = [
+      a,
+      streamRecord('MODIFY', image('C')),
+      b,
+      streamRecord('INSERT', { pk: { S: 'DEDUPE#alerts#k' }, sk: { S: 'DEDUPE' } }),
+      d,
+    ];
 
     const response = await handler(streamEvent(records), lambdaContext());
 
     expect(response).toEqual({ batchItemFailures: [{ itemIdentifier: b.dynamodb!.SequenceNumber }] });
     // Only the three new messages were claimed; the MODIFY and the dedupe guard were skipped.
-    expect(dynamo.commandCalls(UpdateItemCommand).map((call) => call.args[0].input.Key?.['pk']?.S).sort()).toEqual(['MSG#A', 'MSG#B', 'MSG#D']);
-    expect(out.logs().find((line) => line['message'] === 'send failed; the stream will retry it')).toMatchObject({ level: 'ERROR', id: 'B' });
+    expect(
+      dynamo
+        .commandCalls(UpdateItemCommand)
+        .map((call) => call.args[0].input.Key?.['pk']?.S)
+        .sort(),
+    ).toEqual(['MSG#A', 'MSG#B', 'MSG#D']);
+    expect(out.logs().find((line) => line['message'] === 'send failed; the stream will retry it')).toMatchObject({
+      level: 'ERROR',
+      id: 'B',
+    });
     expect(secretsManager.commandCalls(GetSecretValueCommand)).toHaveLength(0);
   });
 
   it('takes a redrive (a MODIFY leaving a message PENDING with no attempt), and no other MODIFY', async () => {
-    dynamo.on(UpdateItemCommand).rejects(new ConditionalCheckFailedException({ message: 'The conditional request failed', $metadata: {} }));
+    dynamo
+      .on(UpdateItemCommand)
+      .rejects(new ConditionalCheckFailedException({ message: 'The conditional request failed', $metadata: {} }));
     const records = [
       streamRecord('MODIFY', { ...image('R'), attempts: { N: '0' } }),
       streamRecord('MODIFY', { ...image('T'), attempts: { N: '1' } }),
@@ -95,7 +129,9 @@ describe('sender handler, store mocked', () => {
     // The provider time-out is 5 s; with 9 s left the 5 s margin is not there.
     const response = await handler(streamEvent(records), lambdaContext(9_000));
 
-    expect(response.batchItemFailures.map(({ itemIdentifier }) => itemIdentifier)).toEqual(records.map((record) => record.dynamodb!.SequenceNumber));
+    expect(response.batchItemFailures.map(({ itemIdentifier }) => itemIdentifier)).toEqual(
+      records.map((record) => record.dynamodb!.SequenceNumber),
+    );
     expect(dynamo.commandCalls(UpdateItemCommand)).toHaveLength(0);
   });
 
@@ -107,8 +143,12 @@ describe('sender handler, store mocked', () => {
   it('fails the whole batch when the relay cannot start, so the stream retries it', async () => {
     vi.stubEnv('RELAY_CONFIG', '/nonexistent/relay-config.yaml');
 
-    await expect(handler(streamEvent([streamRecord('INSERT', image('A'))]))).rejects.toThrow('/nonexistent/relay-config.yaml');
-    expect(out.logs().find((line) => line['message'] === 'the relay cannot start')).toMatchObject({ error: { name: 'ConfigError' } });
+    await expect(handler(streamEvent([streamRecord('INSERT', image('A'))]))).rejects.toThrow(
+      '/nonexistent/relay-config.yaml',
+    );
+    expect(out.logs().find((line) => line['message'] === 'the relay cannot start')).toMatchObject({
+      error: { name: 'ConfigError' },
+    });
   });
 });
 
@@ -120,7 +160,10 @@ describe('sender handler, against dynalite and the sandbox', () => {
   let secretId: string;
 
   beforeAll(async () => {
-    [db, sandbox] = await Promise.all([startDynalite(), startSandbox({ apiKey: API_KEY, senderIds: ['ALERTS', 'OPS', 'SMSRELAY'], balance: 1000, rate: 1 })]);
+    [db, sandbox] = await Promise.all([
+      startDynalite(),
+      startSandbox({ apiKey: API_KEY, senderIds: ['ALERTS', 'OPS', 'SMSRELAY'], balance: 1000, rate: 1 }),
+    ]);
   });
   afterAll(async () => {
     await Promise.all([db?.close(), sandbox?.close()]);
@@ -132,11 +175,26 @@ describe('sender handler, against dynalite and the sandbox', () => {
     secretId = `sms-relay-${randomUUID()}`;
     sandbox.clearMessages();
     sandbox.clearRequests();
-    stubEnvironment({ RELAY_CONFIG: writeConfig(handlerConfig()), TABLE_NAME: tableName, DYNAMODB_ENDPOINT: db.endpoint, SECRET_ID: secretId, PROVIDER_BASE_URL: sandbox.baseUrl });
+    stubEnvironment({
+      RELAY_CONFIG: writeConfig(handlerConfig()),
+      TABLE_NAME: tableName,
+      DYNAMODB_ENDPOINT: db.endpoint,
+      SECRET_ID: secretId,
+      PROVIDER_BASE_URL: sandbox.baseUrl,
+    });
   });
 
   async function accepted(): Promise<string> {
-    const response = await ingest(apiEvent({ route: 'alerts', body: JSON.stringify({ status: 'firing', alerts: [{ status: 'firing', fingerprint: randomUUID(), labels: { alertname: 'DiskFull' } }] }), headers: { authorization: `Bearer ${ROUTE_TOKEN}` } }));
+    const response = await ingest(
+      apiEvent({
+        route: 'alerts',
+        body: JSON.stringify({
+          status: 'firing',
+          alerts: [{ status: 'firing', fingerprint: randomUUID(), labels: { alertname: 'DiskFull' } }],
+        }),
+        headers: { authorization: `Bearer ${ROUTE_TOKEN}` },
+      }),
+    );
     expect(response.statusCode).toBe(202);
     return (JSON.parse(response.body!) as { ids: string[] }).ids[0]!;
   }
@@ -154,19 +212,31 @@ describe('sender handler, against dynalite and the sandbox', () => {
     expect(response).toEqual({ batchItemFailures: [] });
     expect((await store.getMessage(id))?.state).toBe(MessageState.Sent);
     expect(sandbox.requests().map((request) => request.status)).toEqual([401, 200]);
-    expect(sandbox.messages()).toEqual([expect.objectContaining({ phoneNumbers: ['255712345678'], senderId: 'ALERTS' })]);
+    expect(sandbox.messages()).toEqual([
+      expect.objectContaining({ phoneNumbers: ['255712345678'], senderId: 'ALERTS' }),
+    ]);
     // One read for the ingest (cached for the sender), one forced by the 401.
-    expect(secretsManager.commandCalls(GetSecretValueCommand).map((call) => call.args[0].input)).toEqual([{ SecretId: secretId }, { SecretId: secretId }]);
+    expect(secretsManager.commandCalls(GetSecretValueCommand).map((call) => call.args[0].input)).toEqual([
+      { SecretId: secretId },
+      { SecretId: secretId },
+    ]);
 
     const text = out.lines().join('\n');
     for (const leak of ['712345678', API_KEY, 'the-old-key', ROUTE_TOKEN]) expect(text).not.toContain(leak);
-    expect(out.logs().find((line) => line['message'] === 'sms')).toMatchObject({ level: 'INFO', id, state: 'SENT', to: ['2557****678'] });
+    expect(out.logs().find((line) => line['message'] === 'sms')).toMatchObject({
+      level: 'INFO',
+      id,
+      state: 'SENT',
+      to: ['2557****678'],
+    });
     const sent = out.emf().filter((line) => line['Sent'] !== undefined);
     expect(sent.map((line) => line['route'])).toEqual(['alerts', undefined]);
   });
 
   it('skips a record delivered again by the stream: one SMS, no failure', async () => {
-    secretsManager.on(GetSecretValueCommand, { SecretId: secretId }).resolves({ SecretString: JSON.stringify({ providerApiKey: API_KEY, 'alerts-token': ROUTE_TOKEN }) });
+    secretsManager
+      .on(GetSecretValueCommand, { SecretId: secretId })
+      .resolves({ SecretString: JSON.stringify({ providerApiKey: API_KEY, 'alerts-token': ROUTE_TOKEN }) });
     const id = await accepted();
     const record = await insertRecordOf(db.client, tableName, id);
 
@@ -176,11 +246,16 @@ describe('sender handler, against dynalite and the sandbox', () => {
     expect(sandbox.messages()).toHaveLength(1);
   });
 
-  it('a warm container reads the secret once and sends every invocation\'s SMS over one connection', async () => {
-    secretsManager.on(GetSecretValueCommand, { SecretId: secretId }).resolves({ SecretString: JSON.stringify({ providerApiKey: API_KEY, 'alerts-token': ROUTE_TOKEN }) });
+  it("a warm container reads the secret once and sends every invocation's SMS over one connection", async () => {
+    secretsManager
+      .on(GetSecretValueCommand, { SecretId: secretId })
+      .resolves({ SecretString: JSON.stringify({ providerApiKey: API_KEY, 'alerts-token': ROUTE_TOKEN }) });
     const ids = [await accepted(), await accepted(), await accepted()];
 
-    for (const id of ids) expect(await handler(streamEvent([await insertRecordOf(db.client, tableName, id)]), lambdaContext())).toEqual({ batchItemFailures: [] });
+    for (const id of ids)
+      expect(await handler(streamEvent([await insertRecordOf(db.client, tableName, id)]), lambdaContext())).toEqual({
+        batchItemFailures: [],
+      });
 
     expect(sandbox.messages()).toHaveLength(3);
     expect(new Set(sandbox.requests().map((request) => request.connection)).size).toBe(1);

@@ -15,7 +15,15 @@ import { lambdaRelay, resetLambdaRelay } from '../../../functions/handlers/wirin
 import { createStore, ensureTable, type MessageStore } from '../../../functions/store';
 import { stagedConfigText } from '../../../infra/staging';
 import { type Dynalite, startDynalite } from '../../helpers/dynalite';
-import { apiEvent, type Captured, captureStdout, handlerConfig, lambdaContext, ROUTE_TOKEN, stubEnvironment } from './support';
+import {
+  apiEvent,
+  type Captured,
+  captureStdout,
+  handlerConfig,
+  lambdaContext,
+  ROUTE_TOKEN,
+  stubEnvironment,
+} from './support';
 
 const scratch = mkdtempSync(join(tmpdir(), 'staged-config-'));
 afterAll(() => rmSync(scratch, { recursive: true, force: true }));
@@ -34,30 +42,48 @@ describe('loadRelayConfig', () => {
     const loaded = loadConfig(yamlText, 'handler.yaml');
     expect(view.config).toEqual(JSON.parse(JSON.stringify(loaded.config)));
     expect(view.balanceNotify).toEqual(['255712345678']);
-    expect(view.routes.get('alerts')).toEqual({ id: 'alerts', config: loaded.routes.get('alerts')!.config, senderId: 'ALERTS', recipientNumbers: [['255712345678']] });
+    expect(view.routes.get('alerts')).toEqual({
+      id: 'alerts',
+      config: loaded.routes.get('alerts')!.config,
+      senderId: 'ALERTS',
+      recipientNumbers: [['255712345678']],
+    });
     expect(view.routes.get('alerts')).not.toHaveProperty('template');
   });
 
   it('parses, validates and compiles a YAML config, and a JSON one that is not staged', async () => {
-    for (const path of [write('relay-config.yaml', yamlText), write('config.json', JSON.stringify(handlerConfig('https://sms.example.co.tz')))]) {
+    for (const path of [
+      write('relay-config.yaml', yamlText),
+      write('config.json', JSON.stringify(handlerConfig('https://sms.example.co.tz'))),
+    ]) {
       const loaded = await loadRelayConfig({ configPath: path });
       expect(loaded.routes.get('alerts')).toHaveProperty('template');
       expect(loaded.balanceNotify).toEqual(['255712345678']);
     }
-    await expect(loadRelayConfig({ configPath: write('config.json', JSON.stringify({ provider: {} })) })).rejects.toThrow(ConfigError);
+    await expect(
+      loadRelayConfig({ configPath: write('config.json', JSON.stringify({ provider: {} })) }),
+    ).rejects.toThrow(ConfigError);
   });
 
   it('applies PROVIDER_BASE_URL and BALANCE_THRESHOLD to either', async () => {
     for (const configPath of [stagedPath(), write('relay-config.yaml', yamlText)]) {
-      const { config } = await loadRelayConfig({ configPath, providerBaseUrl: 'http://127.0.0.1:9', balanceThreshold: 7 });
+      const { config } = await loadRelayConfig({
+        configPath,
+        providerBaseUrl: 'http://127.0.0.1:9',
+        balanceThreshold: 7,
+      });
       expect(config.provider.baseUrl).toBe('http://127.0.0.1:9');
       expect(config.balance?.threshold).toBe(7);
     }
   });
 
   it('names a missing file and a staged config of another format', async () => {
-    await expect(loadRelayConfig({ configPath: join(scratch, 'missing.json') })).rejects.toThrow(/missing\.json: invalid config[\s\S]*cannot read the file \(ENOENT\)/);
-    await expect(loadRelayConfig({ configPath: join(scratch, 'missing.yaml') })).rejects.toThrow(/cannot read the file \(ENOENT\)/);
+    await expect(loadRelayConfig({ configPath: join(scratch, 'missing.json') })).rejects.toThrow(
+      /missing\.json: invalid config[\s\S]*cannot read the file \(ENOENT\)/,
+    );
+    await expect(loadRelayConfig({ configPath: join(scratch, 'missing.yaml') })).rejects.toThrow(
+      /cannot read the file \(ENOENT\)/,
+    );
     const other = write('relay-config.json', JSON.stringify({ format: 'sms-relay/staged-config@9' }));
     await expect(loadRelayConfig({ configPath: other })).rejects.toThrow(ConfigError);
   });
@@ -70,7 +96,11 @@ describe('compiledConfig', () => {
     expect(compiledConfig(view, 'relay-config.json')).toBe(compiled);
     expect(compiled.config).toBe(view.config);
     expect(compiled.routes.get('alerts')!.recipientNumbers).toEqual([['255712345678']]);
-    expect(compiled.routes.get('ops')!.engine.render(compiled.routes.get('ops')!.template, { message: 'hi' }, { trackMissing: false }).text).toBe('hi');
+    expect(
+      compiled.routes
+        .get('ops')!
+        .engine.render(compiled.routes.get('ops')!.template, { message: 'hi' }, { trackMissing: false }).text,
+    ).toBe('hi');
     const loaded = await loadRelayConfig({ configPath: write('relay-config.yaml', yamlText) });
     expect(compiledConfig(loaded, 'relay-config.yaml')).toBe(loaded);
   });
@@ -94,8 +124,15 @@ describe('ingest handler with the staged config', () => {
     store = createStore({ client: db.client, tableName });
     const secretId = `arn:aws:secretsmanager:eu-west-1:123456789012:secret:sms-relay-${randomUUID()}`;
     secretsManager.reset();
-    secretsManager.on(GetSecretValueCommand, { SecretId: secretId }).resolves({ SecretString: JSON.stringify({ providerApiKey: 'k', 'alerts-token': ROUTE_TOKEN }) });
-    stubEnvironment({ RELAY_CONFIG: stagedPath(), TABLE_NAME: tableName, DYNAMODB_ENDPOINT: db.endpoint, SECRET_ID: secretId });
+    secretsManager
+      .on(GetSecretValueCommand, { SecretId: secretId })
+      .resolves({ SecretString: JSON.stringify({ providerApiKey: 'k', 'alerts-token': ROUTE_TOKEN }) });
+    stubEnvironment({
+      RELAY_CONFIG: stagedPath(),
+      TABLE_NAME: tableName,
+      DYNAMODB_ENDPOINT: db.endpoint,
+      SECRET_ID: secretId,
+    });
     resetLambdaRelay();
     out = captureStdout();
   });
@@ -106,10 +143,22 @@ describe('ingest handler with the staged config', () => {
   });
 
   it('records a webhook, with the route compiled from the staged config', async () => {
-    const response = await handler(apiEvent({ route: 'ops', body: JSON.stringify({ message: 'Backup failed' }), headers: { authorization: `Bearer ${ROUTE_TOKEN}` } }), lambdaContext());
+    const response = await handler(
+      apiEvent({
+        route: 'ops',
+        body: JSON.stringify({ message: 'Backup failed' }),
+        headers: { authorization: `Bearer ${ROUTE_TOKEN}` },
+      }),
+      lambdaContext(),
+    );
     expect(response.statusCode).toBe(202);
     const { ids } = JSON.parse(response.body!) as { ids: string[] };
-    expect(await store.getMessage(ids[0]!)).toMatchObject({ route: 'ops', text: 'Backup failed', to: ['255754111222'], senderId: 'OPS' });
+    expect(await store.getMessage(ids[0]!)).toMatchObject({
+      route: 'ops',
+      text: 'Backup failed',
+      to: ['255754111222'],
+      senderId: 'OPS',
+    });
     // The shared runtime holds the view; ingest's context the compiled config, built once.
     const runtime = await lambdaRelay();
     expect(runtime.context.config.routes.get('ops')).not.toHaveProperty('template');
@@ -124,7 +173,9 @@ describe('ingest handler with the staged config', () => {
     expect(timeoutMs).toBeGreaterThanOrEqual(5_000);
     await expect(lambdaRelay()).rejects.toMatchObject({
       name: 'EnvironmentError',
-      problems: [`STALE_SENDING_MS (5000) must be above provider.timeoutMs (${timeoutMs}): a send still waiting for its answer would be taken for a stale one`],
+      problems: [
+        `STALE_SENDING_MS (5000) must be above provider.timeoutMs (${timeoutMs}): a send still waiting for its answer would be taken for a stale one`,
+      ],
     });
   });
 });

@@ -3,7 +3,14 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type DynamoDBClient, GetItemCommand } from '@aws-sdk/client-dynamodb';
-import type { APIGatewayProxyEventV2, AttributeValue as StreamAttributeValue, Context, DynamoDBRecord, DynamoDBStreamEvent, ScheduledEvent } from 'aws-lambda';
+import type {
+  APIGatewayProxyEventV2,
+  AttributeValue as StreamAttributeValue,
+  Context,
+  DynamoDBRecord,
+  DynamoDBStreamEvent,
+  ScheduledEvent,
+} from 'aws-lambda';
 import { vi } from 'vitest';
 import { stringify } from 'yaml';
 import type { RelayConfigInput } from '../../../functions/core/config/schema';
@@ -28,7 +35,13 @@ export function handlerConfig(baseUrl = 'http://127.0.0.1:9'): RelayConfigInput 
     secrets: 'sms-relay/test',
     balance: { threshold: 100, notify: ['0712345678'] },
     routes: {
-      alerts: { source: 'alertmanager', secret: 'alerts-token', recipients: ['0712345678'], senderId: 'ALERTS', delivery: 'at-most-once' },
+      alerts: {
+        source: 'alertmanager',
+        secret: 'alerts-token',
+        recipients: ['0712345678'],
+        senderId: 'ALERTS',
+        delivery: 'at-most-once',
+      },
       ops: { source: 'generic', secret: 'alerts-token', recipients: ['0754111222'], senderId: 'OPS' },
     },
   };
@@ -56,8 +69,15 @@ export function captureStdout(): Captured {
     chunks.push(typeof chunk === 'string' ? chunk : Buffer.from(chunk).toString('utf8'));
     return true;
   };
-  const spies = [vi.spyOn(process.stdout, 'write').mockImplementation(capture), vi.spyOn(process.stderr, 'write').mockImplementation(capture)];
-  const lines = () => chunks.join('').split('\n').filter((line) => line.trim() !== '');
+  const spies = [
+    vi.spyOn(process.stdout, 'write').mockImplementation(capture),
+    vi.spyOn(process.stderr, 'write').mockImplementation(capture),
+  ];
+  const lines = () =>
+    chunks
+      .join('')
+      .split('\n')
+      .filter((line) => line.trim() !== '');
   const json = () =>
     lines().flatMap((line) => {
       try {
@@ -126,7 +146,10 @@ export function apiEvent({
 let sequence = 1000;
 
 /** A stream record as the DynamoDB stream delivers it (NEW_IMAGE). */
-export function streamRecord(eventName: 'INSERT' | 'MODIFY' | 'REMOVE', newImage: Record<string, StreamAttributeValue> | undefined): DynamoDBRecord {
+export function streamRecord(
+  eventName: 'INSERT' | 'MODIFY' | 'REMOVE',
+  newImage: Record<string, StreamAttributeValue> | undefined,
+): DynamoDBRecord {
   sequence += 1;
   return {
     eventID: randomUUID(),
@@ -209,7 +232,13 @@ export function stubEnvironment(values: Record<string, string | undefined>): voi
  * exactly as stored, read raw from the table.
  */
 export async function insertRecordOf(client: DynamoDBClient, tableName: string, id: string): Promise<DynamoDBRecord> {
-  const { Item: item } = await client.send(new GetItemCommand({ TableName: tableName, Key: { pk: { S: `MSG#${id}` }, sk: { S: 'MSG' } }, ConsistentRead: true }));
+  const { Item: item } = await client.send(
+    new GetItemCommand({
+      TableName: tableName,
+      Key: { pk: { S: `MSG#${id}` }, sk: { S: 'MSG' } },
+      ConsistentRead: true,
+    }),
+  );
   if (item === undefined) throw new Error(`no item for ${id}`);
   return streamRecord('INSERT', item as Record<string, StreamAttributeValue>);
 }

@@ -23,7 +23,11 @@ describe('the acknowledge link', () => {
     for (const method of ['GET', 'HEAD', 'GET']) {
       const page = await answerAckLink({ method, path, receivedAt: at(60_000) }, store);
       expect(page.status).toBe(200);
-      expect(page.headers).toMatchObject({ 'content-type': 'text/html; charset=utf-8', 'cache-control': 'no-store', 'referrer-policy': 'no-referrer' });
+      expect(page.headers).toMatchObject({
+        'content-type': 'text/html; charset=utf-8',
+        'cache-control': 'no-store',
+        'referrer-policy': 'no-referrer',
+      });
       expect(page.html).toContain('[FIRING] Disk &lt;b&gt;full&lt;/b&gt; &amp; &quot;bad&quot;');
       expect(page.html).toContain(`<form method="post" action="${path}">`);
       expect(page.html).toContain('2557****678');
@@ -36,7 +40,10 @@ describe('the acknowledge link', () => {
     expect(acknowledged.html).toContain('Acknowledged. Escalation has stopped.');
     expect(acknowledged.html).toContain(`Acknowledged by 2557****678 via link at ${at(120_000).toISOString()}`);
     expect(acknowledged.html).not.toContain('<form');
-    expect(await store.getIncident(incident.id)).toMatchObject({ state: 'ACKNOWLEDGED', closedBy: '2557****678 via link' });
+    expect(await store.getIncident(incident.id)).toMatchObject({
+      state: 'ACKNOWLEDGED',
+      closedBy: '2557****678 via link',
+    });
     // A second press changes nothing and still shows who acknowledged.
     const again = await answerAckLink({ method: 'POST', path, receivedAt: at(180_000) }, store);
     expect(again.html).not.toContain('Escalation has stopped');
@@ -49,7 +56,9 @@ describe('the acknowledge link', () => {
     const token = await store.ackToken(incident.id, '255712345678');
     await store.closeIncident(incident.id, { state: 'RESOLVED', by: 'a webhook', now: T0 });
     const answers = await Promise.all(
-      [`/a/${'A'.repeat(22)}`, '/a/short', `/a/${token}/x`, `/a/${token}`].map(async (path) => await answerAckLink({ method: 'GET', path, receivedAt: at(25 * 3_600_000) }, store)),
+      [`/a/${'A'.repeat(22)}`, '/a/short', `/a/${token}/x`, `/a/${token}`].map(
+        async (path) => await answerAckLink({ method: 'GET', path, receivedAt: at(25 * 3_600_000) }, store),
+      ),
     );
     for (const answer of answers) {
       expect(answer.status).toBe(404);

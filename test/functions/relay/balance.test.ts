@@ -60,7 +60,12 @@ describe('the low-balance notice', () => {
     expect(servers.sandbox.messages().at(-1)).toMatchObject({ phoneNumbers: [ONCALL], message: notice!.text });
 
     relay.clock.advance(1_000);
-    expect(await checkBalance(relay.context)).toMatchObject({ balance: 97, alerted: false, threshold: 100, currency: 'TZS' });
+    expect(await checkBalance(relay.context)).toMatchObject({
+      balance: 97,
+      alerted: false,
+      threshold: 100,
+      currency: 'TZS',
+    });
     expect(await notices()).toHaveLength(1);
 
     servers.sandbox.setBalance(500);
@@ -75,14 +80,23 @@ describe('the low-balance notice', () => {
     expect(await checkBalance(relay.context)).toMatchObject({ balance: 50, alerted: false });
     expect(await notices()).toHaveLength(2);
     expect(relay.metrics.points.filter((point) => point.name === 'RemainingBalance')).toEqual(
-      expect.arrayContaining([{ name: 'RemainingBalance', value: 500 }, { name: 'RemainingBalance', value: 50 }]),
+      expect.arrayContaining([
+        { name: 'RemainingBalance', value: 500 },
+        { name: 'RemainingBalance', value: 50 },
+      ]),
     );
   });
 
   it('is not lost when recording it fails (a store error): the alert stays armed and the next observation records it, once', async () => {
     await withBalanceWatch();
     servers.sandbox.setBalance(99);
-    const failing: Harness = { ...relay, context: { ...relay.context, store: { ...relay.store, recordNotice: async () => Promise.reject(new Error('throttled')) } } };
+    const failing: Harness = {
+      ...relay,
+      context: {
+        ...relay.context,
+        store: { ...relay.store, recordNotice: async () => Promise.reject(new Error('throttled')) },
+      },
+    };
     await expect(checkBalance(failing.context)).rejects.toThrow('throttled');
     expect(await relay.store.getBalanceState()).toMatchObject({ armed: true });
     expect(await notices()).toHaveLength(0);
@@ -90,7 +104,11 @@ describe('the low-balance notice', () => {
     relay.clock.advance(1_000);
     expect(await checkBalance(relay.context)).toMatchObject({ balance: 99, alerted: true });
     expect(await checkBalance(relay.context)).toMatchObject({ balance: 99, alerted: false });
-    expect(await notices()).toEqual([expect.objectContaining({ text: expect.stringMatching(/^sms-relay: SMS balance is TZS 99, below the threshold of 100\./) })]);
+    expect(await notices()).toEqual([
+      expect.objectContaining({
+        text: expect.stringMatching(/^sms-relay: SMS balance is TZS 99, below the threshold of 100\./),
+      }),
+    ]);
   });
 
   it('is recorded when a send is refused for want of balance, with the balance actually left', async () => {
@@ -103,7 +121,9 @@ describe('the low-balance notice', () => {
     const [notice, ...more] = await notices();
     expect(more).toHaveLength(0);
     // At 1 credit per SMS, 0.5 cannot pay for one: no forecast, the account is empty.
-    expect(notice?.text).toBe('sms-relay: SMS balance is TZS 0.5: not enough for one SMS. The account is empty; top up now.');
+    expect(notice?.text).toBe(
+      'sms-relay: SMS balance is TZS 0.5: not enough for one SMS. The account is empty; top up now.',
+    );
   });
 
   it('forecasts the days left from the spend over the time actually observed', async () => {
@@ -117,7 +137,9 @@ describe('the low-balance notice', () => {
     relay.clock.advance(1_000);
     expect(await checkBalance(relay.context)).toMatchObject({ balance: 95, alerted: true, daysLeft: 19 });
     const [notice] = await notices();
-    expect(notice?.text).toBe('sms-relay: SMS balance is TZS 95, below the threshold of 100. At the recent spend it lasts about 19 days. Top up soon.');
+    expect(notice?.text).toBe(
+      'sms-relay: SMS balance is TZS 95, below the threshold of 100. At the recent spend it lasts about 19 days. Top up soon.',
+    );
   });
 
   it('is dropped as stale, never sent, when it goes out after the balance is back above the threshold', async () => {
@@ -134,7 +156,10 @@ describe('the low-balance notice', () => {
     relay.clock.advance(1_000);
     expect(await sendMessage(relay.context, notice!.id)).toBe(SendOutcome.Dropped);
 
-    expect(await relay.record(notice!.id)).toMatchObject({ state: MessageState.Dropped, reason: 'stale: the balance is back at 5000, not below the threshold of 100' });
+    expect(await relay.record(notice!.id)).toMatchObject({
+      state: MessageState.Dropped,
+      reason: 'stale: the balance is back at 5000, not below the threshold of 100',
+    });
     expect(servers.sandbox.messages()).toHaveLength(0);
     expect(await relay.store.getBalanceState()).toMatchObject({ armed: true, lastBalance: 5_000 });
   });
@@ -153,10 +178,18 @@ describe('the low-balance notice', () => {
     relay = await harness({ db: servers.db, baseUrl: servers.sandbox.baseUrl });
     servers.sandbox.setBalance(3);
 
-    expect(await checkBalance(relay.context)).toEqual({ balance: 3, threshold: undefined, alerted: false, currency: 'TZS' });
+    expect(await checkBalance(relay.context)).toEqual({
+      balance: 3,
+      threshold: undefined,
+      alerted: false,
+      currency: 'TZS',
+    });
     expect(await notices()).toHaveLength(0);
     // BalanceReadFailed 0: a run that read the balance, which the watch's missing-data alarm counts.
-    expect(relay.metrics.points).toEqual([{ name: 'BalanceReadFailed', value: 0 }, { name: 'RemainingBalance', value: 3 }]);
+    expect(relay.metrics.points).toEqual([
+      { name: 'BalanceReadFailed', value: 0 },
+      { name: 'RemainingBalance', value: 3 },
+    ]);
   });
 });
 
@@ -183,10 +216,20 @@ describe('balance readings', () => {
       config: (config) => ({ ...config, balance: { threshold: 100, notify: ['0712345678'] } }),
     });
     servers.sandbox.setBalance(50);
-    const failing = { ...relay.store, recordBalanceReading: async () => await Promise.reject(Object.assign(new Error('throughput exceeded'), { name: 'ProvisionedThroughputExceededException' })) };
+    const failing = {
+      ...relay.store,
+      recordBalanceReading: async () =>
+        await Promise.reject(
+          Object.assign(new Error('throughput exceeded'), { name: 'ProvisionedThroughputExceededException' }),
+        ),
+    };
 
     expect(await checkBalance({ ...relay.context, store: failing })).toMatchObject({ balance: 50, alerted: true });
-    expect(relay.logger.lines).toContainEqual({ level: 'warn', message: 'balance reading not recorded', attributes: { error: 'ProvisionedThroughputExceededException' } });
+    expect(relay.logger.lines).toContainEqual({
+      level: 'warn',
+      message: 'balance reading not recorded',
+      attributes: { error: 'ProvisionedThroughputExceededException' },
+    });
     expect(await notices()).toHaveLength(1);
     expect(await relay.store.listBalanceReadings({ since: new Date(0) })).toEqual([]);
   });

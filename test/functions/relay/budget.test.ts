@@ -18,11 +18,22 @@ const NOTIFY = '255712000111';
 const withBudget = (config: Parameters<NonNullable<Parameters<typeof harness>[0]['config']>>[0]) => ({
   ...config,
   balance: { threshold: 1, notify: ['0712000111'] },
-  routes: { ...config.routes, shop: { source: 'generic' as const, secret: 'generic-token', recipients: ['0754111222'], senderId: 'OPS', limits: { creditsPerMonth: 10 } } },
+  routes: {
+    ...config.routes,
+    shop: {
+      source: 'generic' as const,
+      secret: 'generic-token',
+      recipients: ['0754111222'],
+      senderId: 'OPS',
+      limits: { creditsPerMonth: 10 },
+    },
+  },
 });
 
 async function accept(target: Harness, text: string): Promise<string> {
-  const response = await target.ingest('shop', JSON.stringify({ message: text }), { headers: { ...bearer(SECRETS.genericToken), 'idempotency-key': randomUUID() } });
+  const response = await target.ingest('shop', JSON.stringify({ message: text }), {
+    headers: { ...bearer(SECRETS.genericToken), 'idempotency-key': randomUUID() },
+  });
   expect(response.status).toBe(202);
   return (response.body['ids'] as string[])[0]!;
 }
@@ -37,7 +48,10 @@ describe('limits.creditsPerMonth', () => {
 
     expect(outcomes).toEqual([...Array(10).fill(SendOutcome.Sent), SendOutcome.Held, SendOutcome.Held]);
     const records = await relay.records('shop');
-    expect(records.find((record) => record.text === 'order 11')).toMatchObject({ state: MessageState.Held, reason: 'route limit: more than 10 credits per month' });
+    expect(records.find((record) => record.text === 'order 11')).toMatchObject({
+      state: MessageState.Held,
+      reason: 'route limit: more than 10 credits per month',
+    });
     const warnings = records.filter((record) => record.notice === 'budget-warning');
     expect(warnings).toHaveLength(1);
     expect(warnings[0]).toMatchObject({
@@ -66,8 +80,20 @@ describe('limits.creditsPerMonth', () => {
     for (const id of ids) expect(await sendMessage(relay.context, id)).toBe(SendOutcome.Sent);
 
     // Two fresh processes on the same table (a restart, two Lambda containers), racing.
-    const one = await harness({ db: servers.db, baseUrl: servers.sandbox.baseUrl, config: withBudget, clock, tableName: relay.tableName });
-    const two = await harness({ db: servers.db, baseUrl: servers.sandbox.baseUrl, config: withBudget, clock, tableName: relay.tableName });
+    const one = await harness({
+      db: servers.db,
+      baseUrl: servers.sandbox.baseUrl,
+      config: withBudget,
+      clock,
+      tableName: relay.tableName,
+    });
+    const two = await harness({
+      db: servers.db,
+      baseUrl: servers.sandbox.baseUrl,
+      config: withBudget,
+      clock,
+      tableName: relay.tableName,
+    });
     const more = [];
     for (let n = 1; n <= 8; n += 1) more.push(await accept(relay, `second ${n}`));
     const outcomes = await Promise.all(more.map((id, n) => sendMessage((n % 2 === 0 ? one : two).context, id)));

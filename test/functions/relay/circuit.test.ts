@@ -19,7 +19,14 @@ let second: Harness;
 async function twoSenders(): Promise<void> {
   clock = new TestClock();
   first = await harness({ db: servers.db, baseUrl: servers.sandbox.baseUrl, policy: POLICY, clock });
-  second = await harness({ db: servers.db, baseUrl: servers.sandbox.baseUrl, policy: POLICY, clock, tableName: first.tableName, client: servers.db.newClient() });
+  second = await harness({
+    db: servers.db,
+    baseUrl: servers.sandbox.baseUrl,
+    policy: POLICY,
+    clock,
+    tableName: first.tableName,
+    client: servers.db.newClient(),
+  });
 }
 
 async function accepted(route = 'alerts-alo'): Promise<string> {
@@ -29,7 +36,10 @@ async function accepted(route = 'alerts-alo'): Promise<string> {
 }
 
 const outage = async (method: 'POST' | 'DELETE', body?: unknown): Promise<void> => {
-  const answer = await fetch(`${servers.sandbox.baseUrl}/_sandbox/outage`, { method, ...(body === undefined ? {} : { headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }) });
+  const answer = await fetch(`${servers.sandbox.baseUrl}/_sandbox/outage`, {
+    method,
+    ...(body === undefined ? {} : { headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) }),
+  });
   expect(answer.status).toBe(200);
 };
 const requests = (path: string) => servers.sandbox.requests().filter((request) => request.path === path).length;
@@ -47,7 +57,13 @@ describe('the SMS service circuit, shared by two senders on one store', () => {
     await outage('POST', { status: 503 });
     const failed = [await accepted(), await accepted(), await accepted()];
     for (const id of failed) expect(await sendMessage(first.context, id)).toBe(SendOutcome.Retrying);
-    expect(first.logger.lines).toContainEqual(expect.objectContaining({ level: 'error', message: 'circuit', attributes: expect.objectContaining({ circuit: 'open', failures: 3, lastError: 'server-error 503' }) }));
+    expect(first.logger.lines).toContainEqual(
+      expect.objectContaining({
+        level: 'error',
+        message: 'circuit',
+        attributes: expect.objectContaining({ circuit: 'open', failures: 3, lastError: 'server-error 503' }),
+      }),
+    );
     expect(first.metrics.points).toContainEqual({ name: 'SmsServiceUnreachable', value: 1 });
 
     // The other sender has never read the circuit: it reads it from the table.
@@ -74,7 +90,11 @@ describe('the SMS service circuit, shared by two senders on one store', () => {
     // Due: both senders (and a sweep) race for it; the service sees one probe.
     clock.now = new Date(opened.nextProbeAt!);
     const before = probes();
-    await Promise.all([sendMessage(first.context, ids[0]!), sendMessage(second.context, ids[1]!), sweep(second.context)]);
+    await Promise.all([
+      sendMessage(first.context, ids[0]!),
+      sendMessage(second.context, ids[1]!),
+      sweep(second.context),
+    ]);
     expect(probes()).toBe(before + 1);
     const delays: number[] = [];
     for (let probe = 0; probe < 8; probe += 1) {
@@ -86,13 +106,21 @@ describe('the SMS service circuit, shared by two senders on one store', () => {
     expect(delays.every((delay) => delay <= CIRCUIT.maxProbeMs)).toBe(true);
     expect(delays.at(-1)).toBe(CIRCUIT.maxProbeMs);
     expect(probes()).toBe(before + 9);
-    expect(second.metrics.points.filter((point) => point.name === 'SmsServiceUnreachable').map((point) => point.value)).toEqual(Array(9).fill(1));
+    expect(
+      second.metrics.points.filter((point) => point.name === 'SmsServiceUnreachable').map((point) => point.value),
+    ).toEqual(Array(9).fill(1));
 
     await outage('DELETE');
     clock.now = new Date((await first.store.getCircuit()).nextProbeAt!);
     // The first sender finds the probe due, probes, closes the circuit and sends.
     expect(await sendMessage(first.context, ids[0]!)).toBe(SendOutcome.Sent);
-    expect(first.logger.lines).toContainEqual(expect.objectContaining({ level: 'warn', message: 'circuit', attributes: expect.objectContaining({ circuit: 'closed', since: opened.openedAt }) }));
+    expect(first.logger.lines).toContainEqual(
+      expect.objectContaining({
+        level: 'warn',
+        message: 'circuit',
+        attributes: expect.objectContaining({ circuit: 'closed', since: opened.openedAt }),
+      }),
+    );
     expect(first.metrics.points).toContainEqual({ name: 'SmsServiceUnreachable', value: 0 });
     expect((await first.store.getCircuit()).openedAt).toBeUndefined();
     // The second sender reads it closed once its copy is older than CIRCUIT.knownMs.
@@ -120,7 +148,8 @@ describe('the SMS service circuit, shared by two senders on one store', () => {
   it('re-opens at the first failed send after a probe closed it (the balance endpoint answers, sends fail)', async () => {
     await twoSenders();
     servers.sandbox.injectFault({ kind: 'status', status: 503, count: 100 });
-    for (let count = 0; count < CIRCUIT.failuresToOpen; count += 1) await sendMessage(first.context, await accepted('alerts'));
+    for (let count = 0; count < CIRCUIT.failuresToOpen; count += 1)
+      await sendMessage(first.context, await accepted('alerts'));
     const { openedAt, nextProbeAt } = await first.store.getCircuit();
     clock.now = new Date(nextProbeAt!);
     const id = await accepted('alerts');

@@ -2,10 +2,23 @@ import { describe, expect, it } from 'vitest';
 import { answerWebhook, type EdgeRequest } from '../../../functions/relay/edge';
 import { refused, type IngestAnswer, type IngestRequest } from '../../../functions/relay/ingest';
 
-const accepted: IngestAnswer = { outcome: 'accepted', status: 202, ids: ['01J'], body: { status: 'accepted', ids: ['01J'] } };
+const accepted: IngestAnswer = {
+  outcome: 'accepted',
+  status: 202,
+  ids: ['01J'],
+  body: { status: 'accepted', ids: ['01J'] },
+};
 
 function request(overrides: Partial<EdgeRequest> = {}): EdgeRequest {
-  return { method: 'POST', path: '/hooks/alerts', headers: [], query: '', body: async () => new Uint8Array([123, 125]), receivedAt: new Date(0), ...overrides };
+  return {
+    method: 'POST',
+    path: '/hooks/alerts',
+    headers: [],
+    query: '',
+    body: async () => new Uint8Array([123, 125]),
+    receivedAt: new Date(0),
+    ...overrides,
+  };
 }
 
 /** Runs the edge with an ingest that records what it was handed. */
@@ -26,11 +39,33 @@ async function run(edgeRequest: EdgeRequest, answer: () => Promise<IngestAnswer>
 describe('answerWebhook', () => {
   it('hands ingest the route, body, lower-cased headers joined by ", " and the first query value, and answers with its typed answer', async () => {
     const { response, seen } = await run(
-      request({ path: '/hooks/al%20erts', headers: [['X-Tag', 'a'], ['x-tag', 'b'], ['Content-Type', 'application/json']], query: 'token=1&token=2&x=a%2Cb' }),
+      request({
+        path: '/hooks/al%20erts',
+        headers: [
+          ['X-Tag', 'a'],
+          ['x-tag', 'b'],
+          ['Content-Type', 'application/json'],
+        ],
+        query: 'token=1&token=2&x=a%2Cb',
+      }),
     );
 
-    expect(seen).toEqual([{ routeId: 'al erts', body: new Uint8Array([123, 125]), headers: { 'x-tag': 'a, b', 'content-type': 'application/json' }, query: { token: '1', x: 'a,b' }, receivedAt: new Date(0) }]);
-    expect(response).toEqual({ status: 202, headers: {}, body: { status: 'accepted', ids: ['01J'] }, route: 'al erts', answer: accepted });
+    expect(seen).toEqual([
+      {
+        routeId: 'al erts',
+        body: new Uint8Array([123, 125]),
+        headers: { 'x-tag': 'a, b', 'content-type': 'application/json' },
+        query: { token: '1', x: 'a,b' },
+        receivedAt: new Date(0),
+      },
+    ]);
+    expect(response).toEqual({
+      status: 202,
+      headers: {},
+      body: { status: 'accepted', ids: ['01J'] },
+      route: 'al erts',
+      answer: accepted,
+    });
   });
 
   it.each([
@@ -59,21 +94,35 @@ describe('answerWebhook', () => {
   it('answers 413 naming the cap when reading stopped at it', async () => {
     const { response, seen } = await run(request({ body: async () => undefined }));
 
-    expect(response).toEqual({ status: 413, headers: {}, body: { error: 'body exceeds the limit of 64 bytes' }, route: 'alerts' });
+    expect(response).toEqual({
+      status: 413,
+      headers: {},
+      body: { error: 'body exceeds the limit of 64 bytes' },
+      route: 'alerts',
+    });
     expect(seen).toEqual([]);
   });
 
   it('answers a refusal with its status and JSON body', async () => {
     const { response } = await run(request(), async () => refused(401, 'unauthorized', 'missing Authorization header'));
 
-    expect(response).toMatchObject({ status: 401, body: { error: 'unauthorized', reason: 'missing Authorization header' }, answer: { outcome: 'refused' } });
+    expect(response).toMatchObject({
+      status: 401,
+      body: { error: 'unauthorized', reason: 'missing Authorization header' },
+      answer: { outcome: 'refused' },
+    });
   });
 
   it('answers 503 without details when ingest throws, and reports the error', async () => {
     const failure = new Error('socket hang up talking to dynamodb');
     const { response, errors } = await run(request(), async () => await Promise.reject(failure));
 
-    expect(response).toEqual({ status: 503, headers: {}, body: { error: 'the relay could not record this webhook; please retry' }, route: 'alerts' });
+    expect(response).toEqual({
+      status: 503,
+      headers: {},
+      body: { error: 'the relay could not record this webhook; please retry' },
+      route: 'alerts',
+    });
     expect(errors).toEqual([['alerts', failure]]);
   });
 });

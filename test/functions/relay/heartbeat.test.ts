@@ -19,18 +19,32 @@ const withWatchdog = (config: Config): Config => ({
   ...config,
   routes: {
     ...config.routes,
-    watchdog: { source: 'alertmanager', secret: 'alerts-token', recipients: ['0754111222'], senderId: 'OPS', when: 'false', heartbeat: { every: '5m', grace: '2m' } },
+    watchdog: {
+      source: 'alertmanager',
+      secret: 'alerts-token',
+      recipients: ['0754111222'],
+      senderId: 'OPS',
+      when: 'false',
+      heartbeat: { every: '5m', grace: '2m' },
+    },
   },
 });
 
-const heartbeat = async (target: Harness) => await target.ingest('watchdog', alertBody(), { headers: bearer(SECRETS.alertsToken) });
+const heartbeat = async (target: Harness) =>
+  await target.ingest('watchdog', alertBody(), { headers: bearer(SECRETS.alertsToken) });
 
 describe("the dead-man's switch", () => {
   it('sends one SMS when the route goes silent for every + grace, even with two sweepers racing and a restart, and one when it is back', async () => {
     // 00:12 UTC is 03:12 in Dar es Salaam.
     const clock = new TestClock(new Date('2026-11-26T00:12:00.000Z'));
     relay = await harness({ db: servers.db, baseUrl: servers.sandbox.baseUrl, config: withWatchdog, clock });
-    const other = await harness({ db: servers.db, baseUrl: servers.sandbox.baseUrl, config: withWatchdog, clock, tableName: relay.tableName });
+    const other = await harness({
+      db: servers.db,
+      baseUrl: servers.sandbox.baseUrl,
+      config: withWatchdog,
+      clock,
+      tableName: relay.tableName,
+    });
 
     expect(await heartbeat(relay)).toMatchObject({ status: 200, outcome: 'filtered' });
     clock.advance(7 * MINUTE);
@@ -38,11 +52,22 @@ describe("the dead-man's switch", () => {
     expect((await sweep(relay.context)).heartbeats).toEqual({ silent: 0, back: 0 });
 
     clock.advance(1_000);
-    const racing = await Promise.all([sweep(relay.context), sweep(other.context), sweep(relay.context), sweep(other.context)]);
+    const racing = await Promise.all([
+      sweep(relay.context),
+      sweep(other.context),
+      sweep(relay.context),
+      sweep(other.context),
+    ]);
     expect(racing.reduce((sum, report) => sum + report.heartbeats.silent, 0)).toBe(1);
 
     // A restart in the silence: nothing new, and the recorded SMS goes out.
-    const restarted = await harness({ db: servers.db, baseUrl: servers.sandbox.baseUrl, config: withWatchdog, clock, tableName: relay.tableName });
+    const restarted = await harness({
+      db: servers.db,
+      baseUrl: servers.sandbox.baseUrl,
+      config: withWatchdog,
+      clock,
+      tableName: relay.tableName,
+    });
     clock.advance(MINUTE);
     expect(await sweep(restarted.context)).toMatchObject({ heartbeats: { silent: 0, back: 0 }, sent: { sent: 1 } });
     clock.advance(20 * MINUTE);
@@ -76,7 +101,9 @@ describe("the dead-man's switch", () => {
     expect((await sweep(relay.context)).heartbeats).toEqual({ silent: 0, back: 0 });
     clock.advance(31 * MINUTE);
     expect((await sweep(relay.context)).heartbeats).toEqual({ silent: 1, back: 0 });
-    expect((await relay.records('watchdog')).map((record) => record.text)).toEqual(["sms-relay: nothing from route 'watchdog' since 03:00, expected every 5m"]);
+    expect((await relay.records('watchdog')).map((record) => record.text)).toEqual([
+      "sms-relay: nothing from route 'watchdog' since 03:00, expected every 5m",
+    ]);
   });
 
   it('writes the last seen time at most once a minute however many webhooks come', async () => {

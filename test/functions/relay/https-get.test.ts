@@ -14,7 +14,9 @@ afterEach(async () => {
 describe('createHttpsGet (the source packs’ network port)', () => {
   it('refuses anything but https before connecting', async () => {
     const get = createHttpsGet();
-    await expect(get('http://sns.eu-west-1.amazonaws.com/SimpleNotificationService-a.pem')).rejects.toThrow(/only https/);
+    await expect(get('http://sns.eu-west-1.amazonaws.com/SimpleNotificationService-a.pem')).rejects.toThrow(
+      /only https/,
+    );
     await expect(get('not a url')).rejects.toThrow();
   });
 
@@ -23,7 +25,9 @@ describe('createHttpsGet (the source packs’ network port)', () => {
     await new Promise<void>((resolve) => server!.listen(0, '127.0.0.1', resolve));
     const { port } = server.address() as { port: number };
     const started = Date.now();
-    await expect(createHttpsGet({ timeoutMs: 200 })(`https://127.0.0.1:${port}/cert.pem`)).rejects.toThrow(/within 200 ms/);
+    await expect(createHttpsGet({ timeoutMs: 200 })(`https://127.0.0.1:${port}/cert.pem`)).rejects.toThrow(
+      /within 200 ms/,
+    );
     expect(Date.now() - started).toBeLessThan(2_000);
   });
 });

@@ -2,7 +2,14 @@ import { describe, expect, it } from 'vitest';
 import type { FetchedDocument, SourceFetch } from '../../../functions/core/sources/types';
 import { ingestWebhook } from '../../../functions/relay/ingest';
 import { MessageState } from '../../../functions/store';
-import { SNS_TEST_CERT, SNS_TEST_CERT_URL, signSnsMessage, snsFixture, snsHeaders, type SnsMessage } from '../../helpers/sns';
+import {
+  SNS_TEST_CERT,
+  SNS_TEST_CERT_URL,
+  signSnsMessage,
+  snsFixture,
+  snsHeaders,
+  type SnsMessage,
+} from '../../helpers/sns';
 import { harness, type Harness, OPS, secretValues, useRelayServers } from './support';
 
 /**
@@ -14,7 +21,8 @@ const servers = useRelayServers({});
 const TOKEN = 'sns-ingest-test-token-0123456789';
 const ALARM_TOPIC = 'arn:aws:sns:eu-west-1:123456789012:ops-alarms';
 const DOC_TOPIC = 'arn:aws:sns:us-west-2:123456789012:MyTopic';
-const ALARM_TEXT = '[ALARM] HighCPU: Threshold Crossed: 1 out of the last 1 datapoints [92.5 (21/11/25 09:10:00)] was greater than or equal to the threshold (80.0) (... (eu-west-1)';
+const ALARM_TEXT =
+  '[ALARM] HighCPU: Threshold Crossed: 1 out of the last 1 datapoints [92.5 (21/11/25 09:10:00)] was greater than or equal to the threshold (80.0) (... (eu-west-1)';
 
 interface Fetcher extends SourceFetch {
   readonly calls: string[];
@@ -38,15 +46,29 @@ async function snsRelay(): Promise<Harness> {
     secrets: secretValues({ 'sns-token': TOKEN }),
     config: (config) => ({
       ...config,
-      routes: { ...config.routes, aws: { source: 'sns', secret: 'sns-token', topics: [ALARM_TOPIC, DOC_TOPIC], recipients: [`+${OPS}`] } },
+      routes: {
+        ...config.routes,
+        aws: { source: 'sns', secret: 'sns-token', topics: [ALARM_TOPIC, DOC_TOPIC], recipients: [`+${OPS}`] },
+      },
     }),
   });
 }
 
-async function post(relay: Harness, fetch: SourceFetch, message: SnsMessage, { token = TOKEN, headers = snsHeaders(message) } = {}) {
+async function post(
+  relay: Harness,
+  fetch: SourceFetch,
+  message: SnsMessage,
+  { token = TOKEN, headers = snsHeaders(message) } = {},
+) {
   return await ingestWebhook(
     { ...relay.context, fetch },
-    { routeId: 'aws', body: new TextEncoder().encode(JSON.stringify(message)), headers, query: { token }, receivedAt: relay.clock.now },
+    {
+      routeId: 'aws',
+      body: new TextEncoder().encode(JSON.stringify(message)),
+      headers,
+      query: { token },
+      receivedAt: relay.clock.now,
+    },
   );
 }
 
@@ -63,7 +85,12 @@ describe('ingestWebhook with an sns route', () => {
     expect(record).toMatchObject({ state: MessageState.Pending, text: ALARM_TEXT, to: [OPS] });
 
     relay.clock.advance(20_000);
-    expect(await post(relay, fetch, message)).toEqual({ outcome: 'duplicate', status: 200, ids: first.ids, body: { status: 'duplicate', ids: first.body['ids'] } });
+    expect(await post(relay, fetch, message)).toEqual({
+      outcome: 'duplicate',
+      status: 200,
+      ids: first.ids,
+      body: { status: 'duplicate', ids: first.body['ids'] },
+    });
     expect(await relay.records('aws')).toHaveLength(1);
     // The certificate was fetched once and then served from the cache.
     expect(fetch.calls).toEqual([SNS_TEST_CERT_URL]);
@@ -72,29 +99,49 @@ describe('ingestWebhook with an sns route', () => {
   it('confirms a SubscriptionConfirmation itself and records it without an SMS', async () => {
     const relay = await snsRelay();
     const message = signSnsMessage(snsFixture('subscription-confirmation.json'), { at: relay.clock.now });
-    const fetch = fetcher({ ...certificate, [message['SubscribeURL']!]: { status: 200, body: '<ConfirmSubscriptionResponse/>' } });
+    const fetch = fetcher({
+      ...certificate,
+      [message['SubscribeURL']!]: { status: 200, body: '<ConfirmSubscriptionResponse/>' },
+    });
     const answer = await post(relay, fetch, message);
-    expect(answer).toMatchObject({ status: 200, body: { status: 'dropped', reason: `SNS subscription to ${DOC_TOPIC} confirmed by the relay` } });
+    expect(answer).toMatchObject({
+      status: 200,
+      body: { status: 'dropped', reason: `SNS subscription to ${DOC_TOPIC} confirmed by the relay` },
+    });
     expect(fetch.calls).toEqual([SNS_TEST_CERT_URL, message['SubscribeURL']]);
     const records = await relay.records('aws');
     expect(records).toHaveLength(1);
-    expect(records[0]).toMatchObject({ state: MessageState.Dropped, to: [], reason: `SNS subscription to ${DOC_TOPIC} confirmed by the relay` });
+    expect(records[0]).toMatchObject({
+      state: MessageState.Dropped,
+      to: [],
+      reason: `SNS subscription to ${DOC_TOPIC} confirmed by the relay`,
+    });
     expect(servers.sandbox.messages()).toHaveLength(0);
   });
 
   it('answers 503 and records nothing when the confirmation fails, so SNS retries it', async () => {
     const relay = await snsRelay();
     const message = signSnsMessage(snsFixture('subscription-confirmation.json'), { at: relay.clock.now });
-    const answer = await post(relay, fetcher({ ...certificate, [message['SubscribeURL']!]: new Error('ECONNRESET') }), message);
+    const answer = await post(
+      relay,
+      fetcher({ ...certificate, [message['SubscribeURL']!]: new Error('ECONNRESET') }),
+      message,
+    );
     expect(answer.status).toBe(503);
     expect(await relay.records('aws')).toHaveLength(0);
   });
 
   it('records an UnsubscribeConfirmation without confirming anything', async () => {
     const relay = await snsRelay();
-    const message = signSnsMessage({ ...snsFixture('subscription-confirmation.json'), Type: 'UnsubscribeConfirmation' }, { at: relay.clock.now });
+    const message = signSnsMessage(
+      { ...snsFixture('subscription-confirmation.json'), Type: 'UnsubscribeConfirmation' },
+      { at: relay.clock.now },
+    );
     const fetch = fetcher(certificate);
-    expect(await post(relay, fetch, message)).toMatchObject({ status: 200, body: { status: 'dropped', reason: expect.stringContaining('ended') } });
+    expect(await post(relay, fetch, message)).toMatchObject({
+      status: 200,
+      body: { status: 'dropped', reason: expect.stringContaining('ended') },
+    });
     expect(fetch.calls).toEqual([SNS_TEST_CERT_URL]);
     expect(await relay.records('aws')).toHaveLength(1);
   });
@@ -113,15 +160,34 @@ describe('ingestWebhook with an sns route', () => {
     const fetch = fetcher(certificate);
     const genuine = signSnsMessage(snsFixture('notification.json'), { at });
     const attempts: { name: string; message: SnsMessage; token?: string }[] = [
-      { name: 'other topic', message: signSnsMessage({ ...snsFixture('notification.json'), TopicArn: 'arn:aws:sns:us-west-2:999999999999:MyTopic' }, { at }) },
+      {
+        name: 'other topic',
+        message: signSnsMessage(
+          { ...snsFixture('notification.json'), TopicArn: 'arn:aws:sns:us-west-2:999999999999:MyTopic' },
+          { at },
+        ),
+      },
       { name: 'tampered', message: { ...genuine, Message: 'Hello world?' } },
-      { name: 'stale', message: signSnsMessage(snsFixture('notification.json'), { at: new Date(at.getTime() - 2 * 3600_000) }) },
-      { name: 'certificate off SNS', message: signSnsMessage(snsFixture('notification.json'), { at, certUrl: 'https://sns.eu-west-1.amazonaws.com.evil.example/SimpleNotificationService-a.pem' }) },
+      {
+        name: 'stale',
+        message: signSnsMessage(snsFixture('notification.json'), { at: new Date(at.getTime() - 2 * 3600_000) }),
+      },
+      {
+        name: 'certificate off SNS',
+        message: signSnsMessage(snsFixture('notification.json'), {
+          at,
+          certUrl: 'https://sns.eu-west-1.amazonaws.com.evil.example/SimpleNotificationService-a.pem',
+        }),
+      },
       { name: 'no token', message: genuine, token: '' },
     ];
     for (const { name, message, token } of attempts) {
       const answer = await post(relay, fetch, message, token === undefined ? {} : { token });
-      expect({ name, status: answer.status, error: answer.body['error'] }).toEqual({ name, status: 401, error: 'unauthorized' });
+      expect({ name, status: answer.status, error: answer.body['error'] }).toEqual({
+        name,
+        status: 401,
+        error: 'unauthorized',
+      });
     }
     expect(await relay.records('aws')).toHaveLength(0);
     expect(fetch.calls.every((url) => url === SNS_TEST_CERT_URL)).toBe(true);

@@ -2,7 +2,18 @@ import { createHmac, randomUUID } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
 import { MessageState } from '../../../functions/store';
 import { expectNoLeaks } from './leaks';
-import { alertBody, bearer, fixtureText, harness, type Harness, ONCALL, OPS, SECRETS, secretValues, useRelayServers } from './support';
+import {
+  alertBody,
+  bearer,
+  fixtureText,
+  harness,
+  type Harness,
+  ONCALL,
+  OPS,
+  SECRETS,
+  secretValues,
+  useRelayServers,
+} from './support';
 
 const servers = useRelayServers({});
 let relay: Harness;
@@ -52,7 +63,9 @@ describe('ingestWebhook', () => {
     expect(response.status).toBe(202);
     const [record] = await relay.records('github');
     expect(record).toMatchObject({ state: MessageState.Pending, to: [OPS], senderId: 'OPS' });
-    expect(record!.text).toBe('[kilimo-labs/sms-relay] Issue #17 opened by juma-kassim: Balance alert SMS not sent when top-up fails');
+    expect(record!.text).toBe(
+      '[kilimo-labs/sms-relay] Issue #17 opened by juma-kassim: Balance alert SMS not sent when top-up fails',
+    );
   });
 
   it('answers a repeated delivery with 200 duplicate and the first ids, recording nothing new', async () => {
@@ -62,26 +75,43 @@ describe('ingestWebhook', () => {
     relay.clock.advance(30_000);
     const again = await relay.ingest('alerts', body, { headers: bearer(SECRETS.alertsToken) });
 
-    expect(again).toEqual({ outcome: 'duplicate', status: 200, ids: first.ids, body: { status: 'duplicate', ids: first.body['ids'] } });
+    expect(again).toEqual({
+      outcome: 'duplicate',
+      status: 200,
+      ids: first.ids,
+      body: { status: 'duplicate', ids: first.body['ids'] },
+    });
     expect(await relay.records('alerts')).toHaveLength(1);
     expect(relay.metrics.total('Duplicates', 'alerts')).toBe(1);
   });
 
   it('records a filtered webhook as DROPPED with the reason, and answers 200', async () => {
     relay = await harness({ db: servers.db, baseUrl: servers.sandbox.baseUrl });
-    const response = await relay.ingest('alerts', alertBody({ status: 'resolved' }), { headers: bearer(SECRETS.alertsToken) });
+    const response = await relay.ingest('alerts', alertBody({ status: 'resolved' }), {
+      headers: bearer(SECRETS.alertsToken),
+    });
 
     expect(response.status).toBe(200);
     expect(response.body).toMatchObject({ status: 'filtered', reason: `when "status == 'firing'" is false` });
     const records = await relay.records('alerts');
     expect(records).toHaveLength(1);
-    expect(records[0]).toMatchObject({ state: MessageState.Dropped, reason: `when "status == 'firing'" is false`, to: [] });
+    expect(records[0]).toMatchObject({
+      state: MessageState.Dropped,
+      reason: `when "status == 'firing'" is false`,
+      to: [],
+    });
     expect(relay.metrics.total('Filtered', 'alerts')).toBe(1);
   });
 
   it('records every fan-out item: PENDING for those that send, DROPPED for those filtered', async () => {
     relay = await harness({ db: servers.db, baseUrl: servers.sandbox.baseUrl });
-    const body = JSON.stringify({ items: [{ send: true, text: 'one' }, { send: false, text: 'two' }, { send: true, text: 'three' }] });
+    const body = JSON.stringify({
+      items: [
+        { send: true, text: 'one' },
+        { send: false, text: 'two' },
+        { send: true, text: 'three' },
+      ],
+    });
     const response = await relay.ingest('fan', body, { headers: bearer(SECRETS.genericToken) });
 
     expect(response.status).toBe(202);
@@ -110,13 +140,22 @@ describe('ingestWebhook', () => {
     // 1 + 50 = the 51 records one accept may hold; the last DROPPED one stands for the 100 items
     // that did not fit, so the log still says what happened to them.
     expect(dropped).toHaveLength(50);
-    expect(dropped.filter((record) => record.reason?.startsWith('100 more items produced no SMS (the first, item 50: when "item.send" is false)'))).toHaveLength(1);
+    expect(
+      dropped.filter((record) =>
+        record.reason?.startsWith('100 more items produced no SMS (the first, item 50: when "item.send" is false)'),
+      ),
+    ).toHaveLength(1);
   });
 
   it.each([
     ['a wrong bearer token', 'alerts', alertBody(), bearer('not-the-token')],
     ['no credential', 'alerts', alertBody(), {}],
-    ['a GitHub signature made with another secret', 'github', fixtureText('github/push.json'), github('push', fixtureText('github/push.json'), 'another-secret')],
+    [
+      'a GitHub signature made with another secret',
+      'github',
+      fixtureText('github/push.json'),
+      github('push', fixtureText('github/push.json'), 'another-secret'),
+    ],
   ])('refuses %s with 401 and records nothing', async (_case, route, body, headers) => {
     relay = await harness({ db: servers.db, baseUrl: servers.sandbox.baseUrl });
     const response = await relay.ingest(route, body, { headers });
@@ -137,9 +176,18 @@ describe('ingestWebhook', () => {
 
   it('answers a body that is not JSON with 400', async () => {
     relay = await harness({ db: servers.db, baseUrl: servers.sandbox.baseUrl });
-    const response = await relay.ingest('alerts', '{"receiver": "sms-oncall", ', { headers: bearer(SECRETS.alertsToken) });
+    const response = await relay.ingest('alerts', '{"receiver": "sms-oncall", ', {
+      headers: bearer(SECRETS.alertsToken),
+    });
 
-    expect(response).toEqual({ outcome: 'refused', status: 400, ids: [], error: 'body is not valid JSON', reason: undefined, body: { error: 'body is not valid JSON' } });
+    expect(response).toEqual({
+      outcome: 'refused',
+      status: 400,
+      ids: [],
+      error: 'body is not valid JSON',
+      reason: undefined,
+      body: { error: 'body is not valid JSON' },
+    });
     expect(await relay.records('alerts')).toHaveLength(0);
   });
 
@@ -147,17 +195,29 @@ describe('ingestWebhook', () => {
     relay = await harness({ db: servers.db, baseUrl: servers.sandbox.baseUrl });
     const response = await relay.ingest('nope', alertBody(), { headers: bearer(SECRETS.alertsToken) });
 
-    expect(response).toEqual({ outcome: 'refused', status: 404, ids: [], error: 'unknown route "nope"', reason: undefined, body: { error: 'unknown route "nope"' } });
+    expect(response).toEqual({
+      outcome: 'refused',
+      status: 404,
+      ids: [],
+      error: 'unknown route "nope"',
+      reason: undefined,
+      body: { error: 'unknown route "nope"' },
+    });
   });
 
   it('answers a body over the limit with 413 before reading it', async () => {
     relay = await harness({ db: servers.db, baseUrl: servers.sandbox.baseUrl });
     const body = alertBody();
-    const response = await relay.ingest('alerts', body, { headers: bearer(SECRETS.alertsToken), maxBodyBytes: body.length - 1 });
+    const response = await relay.ingest('alerts', body, {
+      headers: bearer(SECRETS.alertsToken),
+      maxBodyBytes: body.length - 1,
+    });
 
     expect(response.status).toBe(413);
     expect(await relay.records('alerts')).toHaveLength(0);
-    expect((await relay.ingest('alerts', body, { headers: bearer(SECRETS.alertsToken), maxBodyBytes: body.length })).status).toBe(202);
+    expect(
+      (await relay.ingest('alerts', body, { headers: bearer(SECRETS.alertsToken), maxBodyBytes: body.length })).status,
+    ).toBe(202);
   });
 
   it('acknowledges a GitHub ping with 200 and records nothing', async () => {
@@ -165,7 +225,13 @@ describe('ingestWebhook', () => {
     const body = fixtureText('github/ping.json');
     const response = await relay.ingest('github', body, { headers: github('ping', body) });
 
-    expect(response).toEqual({ outcome: 'ping', status: 200, ids: [], reason: 'github ping', body: { status: 'ping', reason: 'github ping' } });
+    expect(response).toEqual({
+      outcome: 'ping',
+      status: 200,
+      ids: [],
+      reason: 'github ping',
+      body: { status: 'ping', reason: 'github ping' },
+    });
     expect(await relay.records('github')).toHaveLength(0);
   });
 
@@ -181,10 +247,19 @@ describe('ingestWebhook', () => {
   });
 
   it('answers 500 and records nothing when the route secret could never authenticate (a non-ASCII Bearer token)', async () => {
-    relay = await harness({ db: servers.db, baseUrl: servers.sandbox.baseUrl, secrets: { ...secretValues(), 'alerts-token': 'Schlüssel-42' } });
+    relay = await harness({
+      db: servers.db,
+      baseUrl: servers.sandbox.baseUrl,
+      secrets: { ...secretValues(), 'alerts-token': 'Schlüssel-42' },
+    });
     const response = await relay.ingest('alerts', alertBody(), { headers: bearer('Schlüssel-42') });
 
-    expect(response).toMatchObject({ outcome: 'refused', status: 500, ids: [], body: { error: 'the relay is misconfigured for this route; nothing was recorded' } });
+    expect(response).toMatchObject({
+      outcome: 'refused',
+      status: 500,
+      ids: [],
+      body: { error: 'the relay is misconfigured for this route; nothing was recorded' },
+    });
     expect(Object.keys(response.body)).toEqual(['error']);
     expect(await relay.records('alerts')).toHaveLength(0);
     expect(relay.logger.messages('error')).toEqual(['route secret can never authenticate this route']);
@@ -198,27 +273,58 @@ describe('ingestWebhook against hostile and oversized input', () => {
     relay = await harness({
       db: servers.db,
       baseUrl: servers.sandbox.baseUrl,
-      config: (config) => ({ ...config, routes: { ...config.routes, shop: { source: 'generic', secret: 'generic-token', recipients: ['0754111222', '{{ billing.phone }}'] } } }),
+      config: (config) => ({
+        ...config,
+        routes: {
+          ...config.routes,
+          shop: { source: 'generic', secret: 'generic-token', recipients: ['0754111222', '{{ billing.phone }}'] },
+        },
+      }),
     });
-    const phones = Array.from({ length: 200 }, (_, index) => `07${String(10_000_000 + index).padStart(8, '0')}`).join(',');
-    const response = await relay.ingest('shop', JSON.stringify({ message: 'Order #42 paid', billing: { phone: phones } }), { headers: bearer(SECRETS.genericToken) });
+    const phones = Array.from({ length: 200 }, (_, index) => `07${String(10_000_000 + index).padStart(8, '0')}`).join(
+      ',',
+    );
+    const response = await relay.ingest(
+      'shop',
+      JSON.stringify({ message: 'Order #42 paid', billing: { phone: phones } }),
+      { headers: bearer(SECRETS.genericToken) },
+    );
 
     expect(response.status).toBe(200);
     expect(response.body).toMatchObject({ status: 'dropped', reason: '201 recipients, more than maxRecipients (10)' });
     const [record, ...more] = await relay.records('shop');
     expect(more).toHaveLength(0);
-    expect(record).toMatchObject({ state: MessageState.Dropped, reason: '201 recipients, more than maxRecipients (10)', to: [] });
+    expect(record).toMatchObject({
+      state: MessageState.Dropped,
+      reason: '201 recipients, more than maxRecipients (10)',
+      to: [],
+    });
   });
 
   it('records the fan-out items beyond the cap as one DROPPED record, and the 202 says so', async () => {
     relay = await harness({
       db: servers.db,
       baseUrl: servers.sandbox.baseUrl,
-      config: (config) => ({ ...config, routes: { ...config.routes, group: { ...config.routes['alerts']!, when: "item.status == 'firing'", fanOut: 'alerts', template: '{{ item.labels.alertname }}' } } }),
+      config: (config) => ({
+        ...config,
+        routes: {
+          ...config.routes,
+          group: {
+            ...config.routes['alerts']!,
+            when: "item.status == 'firing'",
+            fanOut: 'alerts',
+            template: '{{ item.labels.alertname }}',
+          },
+        },
+      }),
     });
     const body = JSON.parse(alertBody()) as { alerts: { labels: Record<string, string>; fingerprint: string }[] };
     const [alert] = body.alerts;
-    body.alerts = Array.from({ length: 60 }, (_, index) => ({ ...alert!, fingerprint: `fp${index}`, labels: { ...alert!.labels, alertname: `Alert${index}` } }));
+    body.alerts = Array.from({ length: 60 }, (_, index) => ({
+      ...alert!,
+      fingerprint: `fp${index}`,
+      labels: { ...alert!.labels, alertname: `Alert${index}` },
+    }));
     const response = await relay.ingest('group', JSON.stringify(body), { headers: bearer(SECRETS.alertsToken) });
 
     expect(response.status).toBe(202);
@@ -238,18 +344,42 @@ describe('ingestWebhook against hostile and oversized input', () => {
     const first = await relay.ingest('github', body, { headers: github('issues', body) });
     expect(first.status).toBe(202);
 
-    const replays = await Promise.all(Array.from({ length: 5 }, () => relay.ingest('github', body, { headers: github('issues', body) })));
+    const replays = await Promise.all(
+      Array.from({ length: 5 }, () => relay.ingest('github', body, { headers: github('issues', body) })),
+    );
 
-    expect(replays.map((reply) => reply.body)).toEqual(Array.from({ length: 5 }, () => ({ status: 'duplicate', ids: first.body['ids'] })));
+    expect(replays.map((reply) => reply.body)).toEqual(
+      Array.from({ length: 5 }, () => ({ status: 'duplicate', ids: first.body['ids'] })),
+    );
     expect(await relay.records('github')).toHaveLength(1);
   });
 
   it('answers a payload whose template fails on its data 200 dropped, and records why', async () => {
-    relay = await harness({ db: servers.db, baseUrl: servers.sandbox.baseUrl, config: (config) => ({ ...config, routes: { ...config.routes, upper: { source: 'generic', secret: 'generic-token', recipients: ['0754111222'], template: '{{ message | upcase }}' } } }) });
-    const response = await relay.ingest('upper', '{"message":{"toString":"x"}}', { headers: bearer(SECRETS.genericToken) });
+    relay = await harness({
+      db: servers.db,
+      baseUrl: servers.sandbox.baseUrl,
+      config: (config) => ({
+        ...config,
+        routes: {
+          ...config.routes,
+          upper: {
+            source: 'generic',
+            secret: 'generic-token',
+            recipients: ['0754111222'],
+            template: '{{ message | upcase }}',
+          },
+        },
+      }),
+    });
+    const response = await relay.ingest('upper', '{"message":{"toString":"x"}}', {
+      headers: bearer(SECRETS.genericToken),
+    });
 
     expect(response.status).toBe(200);
-    expect(response.body).toMatchObject({ status: 'dropped', reason: expect.stringMatching(/^the template cannot be rendered on this payload: /) });
+    expect(response.body).toMatchObject({
+      status: 'dropped',
+      reason: expect.stringMatching(/^the template cannot be rendered on this payload: /),
+    });
     expect(await relay.records('upper')).toEqual([expect.objectContaining({ state: MessageState.Dropped })]);
   });
 
@@ -259,18 +389,35 @@ describe('ingestWebhook against hostile and oversized input', () => {
     const first = await relay.ingest('ops', body, { headers: bearer(SECRETS.genericToken) });
     const again = await relay.ingest('ops', body, { headers: bearer(SECRETS.genericToken) });
 
-    expect(first).toMatchObject({ status: 200, body: { status: 'dropped', reason: 'the payload cannot be read: JSON nested deeper than 64 levels' } });
+    expect(first).toMatchObject({
+      status: 200,
+      body: { status: 'dropped', reason: 'the payload cannot be read: JSON nested deeper than 64 levels' },
+    });
     expect(again).toMatchObject({ status: 200, body: { status: 'duplicate' } });
-    expect(await relay.records('ops')).toEqual([expect.objectContaining({ state: MessageState.Dropped, reason: 'the payload cannot be read: JSON nested deeper than 64 levels' })]);
+    expect(await relay.records('ops')).toEqual([
+      expect.objectContaining({
+        state: MessageState.Dropped,
+        reason: 'the payload cannot be read: JSON nested deeper than 64 levels',
+      }),
+    ]);
   });
 });
 
 describe('routes.<id>.capture', () => {
   it('keeps each authenticated payload of the route with only its allowed headers, and nothing of a refused one', async () => {
-    relay = await harness({ db: servers.db, baseUrl: servers.sandbox.baseUrl, config: (config) => ({ ...config, routes: { ...config.routes, github: { ...config.routes['github']!, capture: '1d' } } }) });
+    relay = await harness({
+      db: servers.db,
+      baseUrl: servers.sandbox.baseUrl,
+      config: (config) => ({
+        ...config,
+        routes: { ...config.routes, github: { ...config.routes['github']!, capture: '1d' } },
+      }),
+    });
     const body = fixtureText('github/issues-opened.json');
     const accepted = await relay.ingest('github', body, { headers: github('issues', body) });
-    const ping = await relay.ingest('github', '{"zen":"Keep it logically awesome."}', { headers: github('ping', '{"zen":"Keep it logically awesome."}') });
+    const ping = await relay.ingest('github', '{"zen":"Keep it logically awesome."}', {
+      headers: github('ping', '{"zen":"Keep it logically awesome."}'),
+    });
     const refused = await relay.ingest('github', body, { headers: github('issues', body, 'another-secret') });
     expect([accepted.status, ping.status, refused.status]).toEqual([202, 200, 401]);
 
@@ -279,7 +426,13 @@ describe('routes.<id>.capture', () => {
     // Both arrive at the test clock's one instant: told apart by content, not by order.
     const issue = captured.find((capture) => capture.recordIds.length > 0);
     const pinged = captured.find((capture) => capture.recordIds.length === 0);
-    expect(issue).toMatchObject({ route: 'github', body, bodyEncoding: 'utf8', recordIds: accepted.body['ids'], receivedAt: relay.clock.now.toISOString() });
+    expect(issue).toMatchObject({
+      route: 'github',
+      body,
+      bodyEncoding: 'utf8',
+      recordIds: accepted.body['ids'],
+      receivedAt: relay.clock.now.toISOString(),
+    });
     expect(issue!.headers).toMatchObject({ 'x-github-event': 'issues', 'content-type': 'application/json' });
     expect(issue!.headers).not.toHaveProperty('x-hub-signature-256');
     expect(pinged!.recordIds).toEqual([]);
@@ -304,7 +457,12 @@ describe('routes.<id>.capture', () => {
             secret: 'trello-secret',
             recipients: ['0754111222'],
             capture: '1d',
-            signature: { header: 'x-trello-webhook', algorithm: 'sha1', encoding: 'base64', signed: '{timestamp}.{body}' },
+            signature: {
+              header: 'x-trello-webhook',
+              algorithm: 'sha1',
+              encoding: 'base64',
+              signed: '{timestamp}.{body}',
+            },
             timestamp: { header: 'x-trello-time' },
             dedupe: { header: 'x-trello-delivery' },
           },
@@ -316,16 +474,37 @@ describe('routes.<id>.capture', () => {
     const time = String(Math.floor(relay.clock.now.getTime() / 1000));
     const signature = createHmac('sha1', trelloSecret).update(`${time}.${body}`).digest('base64');
     const trello = await relay.ingest('trello', body, {
-      headers: { 'content-type': 'application/json', 'user-agent': 'Trello', 'x-trello-webhook': signature, 'x-trello-time': time, 'x-trello-delivery': '101', 'x-webhook-auth': hunter },
+      headers: {
+        'content-type': 'application/json',
+        'user-agent': 'Trello',
+        'x-trello-webhook': signature,
+        'x-trello-time': time,
+        'x-trello-delivery': '101',
+        'x-webhook-auth': hunter,
+      },
     });
-    const ops = await relay.ingest('ops', body, { headers: { ...bearer(SECRETS.genericToken), 'content-type': 'application/json', 'idempotency-key': 'backup-1', 'x-webhook-auth': hunter, 'x-api-token': hunter } });
+    const ops = await relay.ingest('ops', body, {
+      headers: {
+        ...bearer(SECRETS.genericToken),
+        'content-type': 'application/json',
+        'idempotency-key': 'backup-1',
+        'x-webhook-auth': hunter,
+        'x-api-token': hunter,
+      },
+    });
     expect([trello.status, ops.status]).toEqual([202, 202]);
 
     const [trelloCapture] = await relay.store.listCaptures('trello', { now: relay.clock.now });
-    expect(trelloCapture!.headers).toEqual({ 'content-type': 'application/json', 'user-agent': 'Trello', 'x-trello-delivery': '101' });
+    expect(trelloCapture!.headers).toEqual({
+      'content-type': 'application/json',
+      'user-agent': 'Trello',
+      'x-trello-delivery': '101',
+    });
     const [opsCapture] = await relay.store.listCaptures('ops', { now: relay.clock.now });
     expect(opsCapture!.headers).toEqual({ 'content-type': 'application/json', 'idempotency-key': 'backup-1' });
-    expect(JSON.stringify([trelloCapture, opsCapture])).not.toMatch(new RegExp(`${hunter}|${signature.replace(/[+/=]/g, '\\$&')}|${SECRETS.genericToken}`));
+    expect(JSON.stringify([trelloCapture, opsCapture])).not.toMatch(
+      new RegExp(`${hunter}|${signature.replace(/[+/=]/g, '\\$&')}|${SECRETS.genericToken}`),
+    );
   });
 
   it('keeps nothing for a route without capture', async () => {
@@ -335,4 +514,3 @@ describe('routes.<id>.capture', () => {
     expect(await relay.store.listCaptures('github', { now: relay.clock.now })).toEqual([]);
   });
 });
-

@@ -14,7 +14,9 @@ afterEach(() => {
 });
 
 async function post(text: string) {
-  return await relay.ingest('ops', JSON.stringify({ message: text }), { headers: { ...bearer(SECRETS.genericToken), 'idempotency-key': randomUUID() } });
+  return await relay.ingest('ops', JSON.stringify({ message: text }), {
+    headers: { ...bearer(SECRETS.genericToken), 'idempotency-key': randomUUID() },
+  });
 }
 
 describe('a muted route', () => {
@@ -28,13 +30,27 @@ describe('a muted route', () => {
     const muted = await post('disk full');
     expect(muted).toMatchObject({ status: 200, outcome: 'dropped', reason: 'muted until 14:00: db upgrade' });
     const [id] = muted.ids;
-    expect(await relay.record(id!)).toMatchObject({ state: MessageState.Dropped, reason: 'muted until 14:00: db upgrade', text: 'disk full', to: ['255754111222'] });
+    expect(await relay.record(id!)).toMatchObject({
+      state: MessageState.Dropped,
+      reason: 'muted until 14:00: db upgrade',
+      text: 'disk full',
+      to: ['255754111222'],
+    });
     expect(relay.metrics.total('Dropped', 'ops')).toBe(1);
     expect(await sweep(relay.context)).toMatchObject({ sent: {} });
 
     // A restart keeps the mute: it is in the table.
-    const restarted = await harness({ db: servers.db, baseUrl: servers.sandbox.baseUrl, clock, tableName: relay.tableName });
-    expect(await restarted.ingest('ops', JSON.stringify({ message: 'still muted' }), { headers: { ...bearer(SECRETS.genericToken), 'idempotency-key': randomUUID() } })).toMatchObject({ outcome: 'dropped' });
+    const restarted = await harness({
+      db: servers.db,
+      baseUrl: servers.sandbox.baseUrl,
+      clock,
+      tableName: relay.tableName,
+    });
+    expect(
+      await restarted.ingest('ops', JSON.stringify({ message: 'still muted' }), {
+        headers: { ...bearer(SECRETS.genericToken), 'idempotency-key': randomUUID() },
+      }),
+    ).toMatchObject({ outcome: 'dropped' });
 
     clock.advance(90 * 60_000);
     const after = await post('disk fine');
@@ -53,7 +69,10 @@ describe('a muted route', () => {
     await relay.store.muteRoute({ route: 'ops', forSeconds: 600, reason: 'maintenance' });
 
     expect(await sweep(relay.context)).toMatchObject({ sent: { dropped: 1 } });
-    expect(await relay.record(waiting.ids[0]!)).toMatchObject({ state: MessageState.Dropped, reason: 'muted until 12:11: maintenance' });
+    expect(await relay.record(waiting.ids[0]!)).toMatchObject({
+      state: MessageState.Dropped,
+      reason: 'muted until 12:11: maintenance',
+    });
     expect(relay.metrics.total('Dropped', 'ops')).toBe(1);
     expect(servers.sandbox.messages()).toEqual([]);
   });
@@ -63,7 +82,9 @@ describe('a muted route', () => {
     relay = await harness({ db: servers.db, baseUrl: servers.sandbox.baseUrl, clock });
     await relay.store.muteRoute({ route: 'ops', forSeconds: 3600, reason: '' });
     expect(await post('muted')).toMatchObject({ outcome: 'dropped', reason: 'muted until 13:00' });
-    const other = await relay.ingest('ops-alo', JSON.stringify({ message: 'other route' }), { headers: { ...bearer(SECRETS.genericToken), 'idempotency-key': randomUUID() } });
+    const other = await relay.ingest('ops-alo', JSON.stringify({ message: 'other route' }), {
+      headers: { ...bearer(SECRETS.genericToken), 'idempotency-key': randomUUID() },
+    });
     expect(other.status).toBe(202);
     expect(await relay.store.unmuteRoute({ route: 'ops' })).toBe(true);
     expect((await post('unmuted')).status).toBe(202);

@@ -35,7 +35,8 @@ const withPaging = (config: RelayConfigInput): RelayConfigInput => ({
   },
 });
 
-const fire = async (status = 'firing') => await relay.ingest('paged', alertBody({ status }), { headers: bearer(SECRETS.alertsToken) });
+const fire = async (status = 'firing') =>
+  await relay.ingest('paged', alertBody({ status }), { headers: bearer(SECRETS.alertsToken) });
 const pending = async () => (await relay.records('paged')).filter((record) => record.state !== MessageState.Dropped);
 
 describe('paging: incidents, escalation and the acknowledge link', () => {
@@ -55,13 +56,18 @@ describe('paging: incidents, escalation and the acknowledge link', () => {
     expect((await fire()).status).toBe(202);
     const repeat = (await pending())[1]!;
     expect(LINK.exec(repeat.text)?.[2]).toBe(token);
-    expect(await relay.store.listOpenIncidents()).toEqual([expect.objectContaining({ id: incident!.id, actions: 0, nextDueAt: incident!.nextDueAt })]);
+    expect(await relay.store.listOpenIncidents()).toEqual([
+      expect.objectContaining({ id: incident!.id, actions: 0, nextDueAt: incident!.nextDueAt }),
+    ]);
 
     relay.clock.advance(5 * MINUTE);
     expect((await recordEscalations(relay.context, relay.clock.now)).ids).toEqual([]);
     relay.clock.advance(MINUTE);
     // Two sweepers at once: one escalation SMS between them.
-    const runs = await Promise.all([recordEscalations(relay.context, relay.clock.now), recordEscalations(relay.context, relay.clock.now)]);
+    const runs = await Promise.all([
+      recordEscalations(relay.context, relay.clock.now),
+      recordEscalations(relay.context, relay.clock.now),
+    ]);
     const escalation = (await pending()).filter((record) => record.to.includes(OPS));
     expect(escalation).toHaveLength(1);
     expect(runs.flatMap((run) => run.ids)).toContain(escalation[0]!.id);
@@ -85,7 +91,7 @@ describe('paging: incidents, escalation and the acknowledge link', () => {
     expect(relay.logger.text()).not.toContain(token);
   });
 
-  it('opens no incident for a sender\'s retry of a delivery whose incident was acknowledged', async () => {
+  it("opens no incident for a sender's retry of a delivery whose incident was acknowledged", async () => {
     relay = await harness({ db: servers.db, baseUrl: servers.sandbox.baseUrl, config: withPaging });
     const body = alertBody();
     const post = async () => await relay.ingest('paged', body, { headers: bearer(SECRETS.alertsToken) });
@@ -106,7 +112,7 @@ describe('paging: incidents, escalation and the acknowledge link', () => {
 });
 
 describe('paging: a route muted or in quiet hours after its incident opened', () => {
-  it('drops the escalation with the mute\'s reason, keeps the incident open, and sends the next step once unmuted', async () => {
+  it("drops the escalation with the mute's reason, keeps the incident open, and sends the next step once unmuted", async () => {
     relay = await harness({ db: servers.db, baseUrl: servers.sandbox.baseUrl, config: withPaging });
     expect((await fire()).status).toBe(202);
     const [incident] = await relay.store.listOpenIncidents();
@@ -116,32 +122,54 @@ describe('paging: a route muted or in quiet hours after its incident opened', ()
     const delivered = servers.sandbox.messages().length;
     await sweep(relay.context);
     const escalation = (await relay.records('paged')).filter((record) => record.to.includes(OPS));
-    expect(escalation).toEqual([expect.objectContaining({ state: MessageState.Dropped, reason: expect.stringMatching(/^muted until \d\d:\d\d: db upgrade$/) })]);
+    expect(escalation).toEqual([
+      expect.objectContaining({
+        state: MessageState.Dropped,
+        reason: expect.stringMatching(/^muted until \d\d:\d\d: db upgrade$/),
+      }),
+    ]);
     expect(servers.sandbox.messages().slice(delivered)).toEqual([]);
     const after = await relay.store.getIncident(incident!.id);
     expect(after).toMatchObject({ state: 'OPEN', actions: 1, level: 1 });
-    expect(after!.timeline.at(-1)!.detail).toMatch(/^escalated to 2557\*\*\*\*222 \(not sent: muted until \d\d:\d\d: db upgrade\)$/);
+    expect(after!.timeline.at(-1)!.detail).toMatch(
+      /^escalated to 2557\*\*\*\*222 \(not sent: muted until \d\d:\d\d: db upgrade\)$/,
+    );
     expect(relay.metrics.total(RelayMetric.EscalationsSent, 'paged')).toBe(0);
 
     // Unmuted: the renotify, 5 minutes after the last step, goes out.
     await relay.store.unmuteRoute({ route: 'paged', now: relay.clock.now });
     relay.clock.advance(5 * MINUTE);
     await sweep(relay.context);
-    expect((await relay.records('paged')).filter((record) => record.to.includes(OPS)).map((record) => record.state)).toEqual([MessageState.Dropped, MessageState.Sent]);
+    expect(
+      (await relay.records('paged')).filter((record) => record.to.includes(OPS)).map((record) => record.state),
+    ).toEqual([MessageState.Dropped, MessageState.Sent]);
   });
 
-  it('defers the escalation to the route\'s digest in quiet hours that began after the incident opened', async () => {
+  it("defers the escalation to the route's digest in quiet hours that began after the incident opened", async () => {
     // T0 is Monday 11:00 in Dar es Salaam: the incident opens, quiet hours begin at 11:05.
-    relay = await harness({ db: servers.db, baseUrl: servers.sandbox.baseUrl, config: (config) => {
-      const paged = withPaging(config);
-      return { ...paged, routes: { ...paged.routes, paged: { ...paged.routes['paged']!, quietHours: { from: '11:05', to: '12:00', days: ['mon'] } } } };
-    } });
+    relay = await harness({
+      db: servers.db,
+      baseUrl: servers.sandbox.baseUrl,
+      config: (config) => {
+        const paged = withPaging(config);
+        return {
+          ...paged,
+          routes: {
+            ...paged.routes,
+            paged: { ...paged.routes['paged']!, quietHours: { from: '11:05', to: '12:00', days: ['mon'] } },
+          },
+        };
+      },
+    });
     expect((await fire()).status).toBe(202);
     const [incident] = await relay.store.listOpenIncidents();
     relay.clock.advance(10 * MINUTE);
     await sweep(relay.context);
     expect((await relay.records('paged')).filter((record) => record.to.includes(OPS))).toEqual([
-      expect.objectContaining({ state: MessageState.Deferred, reason: "quiet hours until 12:00: goes out in the route's digest" }),
+      expect.objectContaining({
+        state: MessageState.Deferred,
+        reason: "quiet hours until 12:00: goes out in the route's digest",
+      }),
     ]);
     expect(await relay.store.getIncident(incident!.id)).toMatchObject({ state: 'OPEN', level: 1 });
   });
@@ -166,16 +194,26 @@ describe('paging on a fanOut route: an incident per item', () => {
   };
   /** One Alertmanager group of two alerts, each with its status. */
   const group = (statuses: readonly [string, string]): string => {
-    const body = JSON.parse(alertBody()) as { status: string; alerts: { status: string; fingerprint: string; labels: Record<string, string> }[] };
+    const body = JSON.parse(alertBody()) as {
+      status: string;
+      alerts: { status: string; fingerprint: string; labels: Record<string, string> }[];
+    };
     const [alert] = body.alerts;
-    body.alerts = statuses.map((status, index) => ({ ...alert!, status, fingerprint: `fp-${index}`, labels: { ...alert!.labels, instance: `db-${index}` } }));
+    body.alerts = statuses.map((status, index) => ({
+      ...alert!,
+      status,
+      fingerprint: `fp-${index}`,
+      labels: { ...alert!.labels, instance: `db-${index}` },
+    }));
     body.status = statuses.includes('firing') ? 'firing' : 'resolved';
     return JSON.stringify(body);
   };
 
   it('opens one incident per alert of the group, each SMS with its own link, and a resolved alert closes only its own', async () => {
     relay = await harness({ db: servers.db, baseUrl: servers.sandbox.baseUrl, config: withFanOut });
-    expect((await relay.ingest('paged', group(['firing', 'firing']), { headers: bearer(SECRETS.alertsToken) })).status).toBe(202);
+    expect(
+      (await relay.ingest('paged', group(['firing', 'firing']), { headers: bearer(SECRETS.alertsToken) })).status,
+    ).toBe(202);
     const open = await relay.store.listOpenIncidents();
     expect(open.map((incident) => [incident.key, incident.text]).sort()).toEqual([
       ['fp-0', '[FIRING] DiskAlmostFull on db-0'],
@@ -190,7 +228,9 @@ describe('paging on a fanOut route: an incident per item', () => {
     }
 
     relay.clock.advance(MINUTE);
-    expect((await relay.ingest('paged', group(['resolved', 'firing']), { headers: bearer(SECRETS.alertsToken) })).status).toBe(202);
+    expect(
+      (await relay.ingest('paged', group(['resolved', 'firing']), { headers: bearer(SECRETS.alertsToken) })).status,
+    ).toBe(202);
     expect((await relay.store.listOpenIncidents()).map((incident) => incident.key)).toEqual(['fp-1']);
   });
 });

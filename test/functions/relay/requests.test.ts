@@ -18,19 +18,48 @@ const withRoutes = (config: Config): Config => ({
   routes: {
     ...config.routes,
     plain: { source: 'generic', secret: 'generic-token', recipients: ['0754111222'], senderId: 'OPS' },
-    counted: { source: 'generic', secret: 'generic-token', recipients: ['0754111222'], senderId: 'OPS', limits: { messages: 1000, window: 3600 } },
-    capped: { source: 'generic', secret: 'generic-token', recipients: ['0754111222'], senderId: 'OPS', limits: { creditsPerDay: 1000 } },
-    monthly: { source: 'generic', secret: 'generic-token', recipients: ['0754111222'], senderId: 'OPS', limits: { creditsPerMonth: 100_000 } },
-    watched: { source: 'generic', secret: 'generic-token', recipients: ['0754111222'], senderId: 'OPS', heartbeat: { every: '5m', grace: '2m' } },
+    counted: {
+      source: 'generic',
+      secret: 'generic-token',
+      recipients: ['0754111222'],
+      senderId: 'OPS',
+      limits: { messages: 1000, window: 3600 },
+    },
+    capped: {
+      source: 'generic',
+      secret: 'generic-token',
+      recipients: ['0754111222'],
+      senderId: 'OPS',
+      limits: { creditsPerDay: 1000 },
+    },
+    monthly: {
+      source: 'generic',
+      secret: 'generic-token',
+      recipients: ['0754111222'],
+      senderId: 'OPS',
+      limits: { creditsPerMonth: 100_000 },
+    },
+    watched: {
+      source: 'generic',
+      secret: 'generic-token',
+      recipients: ['0754111222'],
+      senderId: 'OPS',
+      heartbeat: { every: '5m', grace: '2m' },
+    },
   },
 });
 
-async function requestsPerSms(route: string, config: (config: Config) => Config = withRoutes): Promise<Readonly<Record<string, number>>> {
+async function requestsPerSms(
+  route: string,
+  config: (config: Config) => Config = withRoutes,
+): Promise<Readonly<Record<string, number>>> {
   const client = servers.db.newClient();
   const requests = countRequests(client);
   const relay = await harness({ db: servers.db, baseUrl: servers.sandbox.baseUrl, config, client });
   const once = async (): Promise<void> => {
-    const response = await relay.ingest(route, JSON.stringify({ message: `requests ${randomUUID()}` }), { headers: bearer(SECRETS.genericToken) });
+    const response = await relay.ingest(route, JSON.stringify({ message: `requests ${randomUUID()}` }), {
+      headers: bearer(SECRETS.genericToken),
+    });
     expect(response.status).toBe(202);
     expect(await sendMessage(relay.context, (response.body['ids'] as string[])[0]!)).toBe(SendOutcome.Sent);
   };

@@ -8,7 +8,19 @@ import { MessageState, NoticeKind } from '../../../functions/store';
 import { noticeMessage } from '../../../functions/relay/notice';
 import type { SandboxFault } from '../../../local/sandbox/types';
 import { expectNoLeaks } from './leaks';
-import { alertBody, bearer, closedPort, type Harness, harness, type HarnessOptions, ONCALL, OPS, SECRETS, secretValues, useRelayServers } from './support';
+import {
+  alertBody,
+  bearer,
+  closedPort,
+  type Harness,
+  harness,
+  type HarnessOptions,
+  ONCALL,
+  OPS,
+  SECRETS,
+  secretValues,
+  useRelayServers,
+} from './support';
 
 const servers = useRelayServers({ balance: 1000, rate: 1 });
 let relay: Harness;
@@ -50,7 +62,11 @@ describe('sendMessage', () => {
       }),
     ]);
     const record = await relay.record(id);
-    expect(record).toMatchObject({ state: MessageState.Sent, attempts: 1, result: { deducted: 1, remainingBalance: 999, senderId: 'ALERTS' } });
+    expect(record).toMatchObject({
+      state: MessageState.Sent,
+      attempts: 1,
+      result: { deducted: 1, remainingBalance: 999, senderId: 'ALERTS' },
+    });
     expect(record.claimToken).toBeUndefined();
     expect(relay.metrics.points).toEqual(
       expect.arrayContaining([
@@ -85,7 +101,10 @@ describe('sendMessage', () => {
     const id = await accepted();
 
     expect(await sendMessage(relay.context, id)).toBe(SendOutcome.Parked);
-    expect(await relay.record(id)).toMatchObject({ state: MessageState.Parked, lastError: { status: 402, delivery: 'not-sent' } });
+    expect(await relay.record(id)).toMatchObject({
+      state: MessageState.Parked,
+      lastError: { status: 402, delivery: 'not-sent' },
+    });
     expect(servers.sandbox.messages()).toHaveLength(0);
     expect(relay.metrics.total('Parked', 'alerts')).toBe(1);
 
@@ -107,49 +126,74 @@ describe('sendMessage', () => {
       ['a reset after delivering', { kind: 'reset', deliver: true }],
       ['a time-out (delivered late)', { kind: 'delay', ms: 1_000 }],
     ];
-    const shortTimeout: HarnessOptions['config'] = (config) => ({ ...config, provider: { ...config.provider, timeoutMs: 200 } });
-
-    it.each(faults)('settles an at-most-once message as UNKNOWN on %s and never sends it again', async (_case, fault) => {
-      await start({ config: shortTimeout });
-      const id = await accepted('alerts');
-      servers.sandbox.injectFault(fault);
-
-      expect(await sendMessage(relay.context, id)).toBe(SendOutcome.Unknown);
-      await servers.watch.reached(1);
-
-      const record = await relay.record(id);
-      expect(record).toMatchObject({ state: MessageState.Unknown, attempts: 1, reason: 'may have been sent (at-most-once route: not retried)' });
-      expect(record.lastError?.delivery).toBe('maybe-sent');
-      expect(relay.metrics.total('Unknown', 'alerts')).toBe(1);
-      relay.clock.advance(3_600_000);
-      expect(await sweep(relay.context)).toMatchObject({ sent: {}, recovered: 0 });
-      // The one the service delivered, and no other.
-      expect(servers.sandbox.messages()).toHaveLength(1);
+    const shortTimeout: HarnessOptions['config'] = (config) => ({
+      ...config,
+      provider: { ...config.provider, timeoutMs: 200 },
     });
 
-    it.each(faults)('retries an at-least-once message after %s and sends it (a second SMS, by design)', async (_case, fault) => {
-      await start({ config: shortTimeout });
-      const id = await accepted('alerts-alo');
-      servers.sandbox.injectFault(fault);
+    it.each(faults)(
+      'settles an at-most-once message as UNKNOWN on %s and never sends it again',
+      async (_case, fault) => {
+        await start({ config: shortTimeout });
+        const id = await accepted('alerts');
+        servers.sandbox.injectFault(fault);
 
-      expect(await sendMessage(relay.context, id)).toBe(SendOutcome.Retrying);
-      await servers.watch.reached(1);
-      const waiting = await relay.record(id);
-      expect(waiting).toMatchObject({ state: MessageState.Pending, attempts: 1, nextAttemptAt: new Date(relay.clock.now.getTime() + 1_000).toISOString() });
+        expect(await sendMessage(relay.context, id)).toBe(SendOutcome.Unknown);
+        await servers.watch.reached(1);
 
-      // Not due yet: nothing happens.
-      expect((await sweep(relay.context)).sent).toEqual({});
-      relay.clock.advance(1_000);
-      expect((await sweep(relay.context)).sent).toEqual({ sent: 1 });
+        const record = await relay.record(id);
+        expect(record).toMatchObject({
+          state: MessageState.Unknown,
+          attempts: 1,
+          reason: 'may have been sent (at-most-once route: not retried)',
+        });
+        expect(record.lastError?.delivery).toBe('maybe-sent');
+        expect(relay.metrics.total('Unknown', 'alerts')).toBe(1);
+        relay.clock.advance(3_600_000);
+        expect(await sweep(relay.context)).toMatchObject({ sent: {}, recovered: 0 });
+        // The one the service delivered, and no other.
+        expect(servers.sandbox.messages()).toHaveLength(1);
+      },
+    );
 
-      expect(await relay.record(id)).toMatchObject({ state: MessageState.Sent, attempts: 2 });
-      // At-least-once means exactly this: nobody misses the SMS, and someone may get it twice.
-      expect(servers.sandbox.messages()).toHaveLength(2);
-    });
+    it.each(faults)(
+      'retries an at-least-once message after %s and sends it (a second SMS, by design)',
+      async (_case, fault) => {
+        await start({ config: shortTimeout });
+        const id = await accepted('alerts-alo');
+        servers.sandbox.injectFault(fault);
 
-    it('retries an at-least-once message past maxAttempts until its route\'s retry.for has passed, only then UNKNOWN', async () => {
+        expect(await sendMessage(relay.context, id)).toBe(SendOutcome.Retrying);
+        await servers.watch.reached(1);
+        const waiting = await relay.record(id);
+        expect(waiting).toMatchObject({
+          state: MessageState.Pending,
+          attempts: 1,
+          nextAttemptAt: new Date(relay.clock.now.getTime() + 1_000).toISOString(),
+        });
+
+        // Not due yet: nothing happens.
+        expect((await sweep(relay.context)).sent).toEqual({});
+        relay.clock.advance(1_000);
+        expect((await sweep(relay.context)).sent).toEqual({ sent: 1 });
+
+        expect(await relay.record(id)).toMatchObject({ state: MessageState.Sent, attempts: 2 });
+        // At-least-once means exactly this: nobody misses the SMS, and someone may get it twice.
+        expect(servers.sandbox.messages()).toHaveLength(2);
+      },
+    );
+
+    it("retries an at-least-once message past maxAttempts until its route's retry.for has passed, only then UNKNOWN", async () => {
       const retryFor = 120;
-      await start({ config: (config) => ({ ...config, routes: { ...config.routes, 'alerts-alo': { ...config.routes['alerts-alo']!, retry: { for: `${retryFor}s` } } } }) });
+      await start({
+        config: (config) => ({
+          ...config,
+          routes: {
+            ...config.routes,
+            'alerts-alo': { ...config.routes['alerts-alo']!, retry: { for: `${retryFor}s` } },
+          },
+        }),
+      });
       const id = await accepted('alerts-alo');
       const acceptedAt = relay.clock.now.getTime();
       servers.sandbox.injectFault({ kind: 'status', status: 503, count: 1_000 });
@@ -158,14 +202,21 @@ describe('sendMessage', () => {
       let record = await relay.record(id);
       for (let round = 0; round < 100 && record.state === MessageState.Pending; round += 1) {
         const { nextProbeAt } = await relay.store.getCircuit();
-        const due = Math.max(Date.parse(record.nextAttemptAt ?? record.createdAt), nextProbeAt === undefined ? 0 : Date.parse(nextProbeAt));
+        const due = Math.max(
+          Date.parse(record.nextAttemptAt ?? record.createdAt),
+          nextProbeAt === undefined ? 0 : Date.parse(nextProbeAt),
+        );
         if (due > relay.clock.now.getTime()) relay.clock.now = new Date(due);
         await sendMessage(relay.context, id);
         record = await relay.record(id);
-        if (record.state === MessageState.Pending) expect(relay.clock.now.getTime() - acceptedAt).toBeLessThan(retryFor * 1_000);
+        if (record.state === MessageState.Pending)
+          expect(relay.clock.now.getTime() - acceptedAt).toBeLessThan(retryFor * 1_000);
       }
 
-      expect(record).toMatchObject({ state: MessageState.Unknown, reason: expect.stringContaining('retry.for ran out') });
+      expect(record).toMatchObject({
+        state: MessageState.Unknown,
+        reason: expect.stringContaining('retry.for ran out'),
+      });
       expect(record.attempts).toBeGreaterThan(POLICY.maxAttempts);
       expect(relay.clock.now.getTime() - acceptedAt).toBeGreaterThanOrEqual(retryFor * 1_000);
       // Past the deadline by at most one backoff (capped at maxDelayMs).
@@ -174,7 +225,7 @@ describe('sendMessage', () => {
       servers.sandbox.clearFaults();
     });
 
-    it('spaces an at-least-once message\'s retries by the doubling backoff, capped at RETRY.maxDelayMs', async () => {
+    it("spaces an at-least-once message's retries by the doubling backoff, capped at RETRY.maxDelayMs", async () => {
       await start({ policy: { ...POLICY, maxDelayMs: 4_000 } });
       const id = await accepted('alerts-alo');
       servers.sandbox.injectFault({ kind: 'status', status: 503, count: 1_000 });
@@ -195,11 +246,17 @@ describe('sendMessage', () => {
 
   it('retries a message that certainly was not sent (connection refused) with backoff, then fails it', async () => {
     const port = await closedPort();
-    await start({ config: (config) => ({ ...config, provider: { ...config.provider, baseUrl: `http://127.0.0.1:${port}` } }) });
+    await start({
+      config: (config) => ({ ...config, provider: { ...config.provider, baseUrl: `http://127.0.0.1:${port}` } }),
+    });
     const id = await accepted('alerts');
 
     expect(await sendMessage(relay.context, id)).toBe(SendOutcome.Retrying);
-    expect(await relay.record(id)).toMatchObject({ state: MessageState.Pending, attempts: 1, lastError: { name: 'SmsServiceError', delivery: 'not-sent', message: 'ECONNREFUSED' } });
+    expect(await relay.record(id)).toMatchObject({
+      state: MessageState.Pending,
+      attempts: 1,
+      lastError: { name: 'SmsServiceError', delivery: 'not-sent', message: 'ECONNREFUSED' },
+    });
 
     relay.clock.advance(999);
     expect((await sweep(relay.context)).sent).toEqual({});
@@ -210,19 +267,29 @@ describe('sendMessage', () => {
     relay.clock.advance(2_000);
     expect((await sweep(relay.context)).sent).toEqual({ failed: 1 });
 
-    expect(await relay.record(id)).toMatchObject({ state: MessageState.Failed, attempts: 3, reason: 'not sent after 3 attempts: ECONNREFUSED' });
+    expect(await relay.record(id)).toMatchObject({
+      state: MessageState.Failed,
+      attempts: 3,
+      reason: 'not sent after 3 attempts: ECONNREFUSED',
+    });
     expect(relay.metrics.total('Failed', 'alerts')).toBe(1);
   });
 
   it('fails a message the service refuses as invalid (an unapproved sender ID) at once', async () => {
     await start();
-    const response = await relay.ingest('unapproved', JSON.stringify({ message: 'Backup failed' }), { headers: bearer(SECRETS.genericToken) });
+    const response = await relay.ingest('unapproved', JSON.stringify({ message: 'Backup failed' }), {
+      headers: bearer(SECRETS.genericToken),
+    });
     const id = (response.body['ids'] as string[])[0]!;
 
     expect(await sendMessage(relay.context, id)).toBe(SendOutcome.Failed);
 
     const record = await relay.record(id);
-    expect(record).toMatchObject({ state: MessageState.Failed, attempts: 1, lastError: { name: 'SmsServiceError', status: 400, delivery: 'not-sent' } });
+    expect(record).toMatchObject({
+      state: MessageState.Failed,
+      attempts: 1,
+      lastError: { name: 'SmsServiceError', status: 400, delivery: 'not-sent' },
+    });
     expect(record.reason).toMatch(/^refused by the SMS service: /);
     expect(sends()).toHaveLength(1);
     expect(servers.sandbox.messages()).toHaveLength(0);
@@ -250,7 +317,10 @@ describe('sendMessage', () => {
     expect(await sendMessage(relay.context, id)).toBe(SendOutcome.Retrying);
 
     expect(sends().map((request) => request.status)).toEqual([401]);
-    expect(await relay.record(id)).toMatchObject({ state: MessageState.Pending, lastError: { name: 'SmsServiceError', status: 401, delivery: 'not-sent' } });
+    expect(await relay.record(id)).toMatchObject({
+      state: MessageState.Pending,
+      lastError: { name: 'SmsServiceError', status: 401, delivery: 'not-sent' },
+    });
   });
 
   it('retries, not gives up on, an at-most-once message when the API key cannot be read (nothing was sent)', async () => {
@@ -262,7 +332,11 @@ describe('sendMessage', () => {
 
     expect(await relay.record(id)).toMatchObject({
       state: MessageState.Pending,
-      lastError: { name: 'SmsServiceError', delivery: 'not-sent', message: expect.stringMatching(/^no SMS client: the API key could not be read/) },
+      lastError: {
+        name: 'SmsServiceError',
+        delivery: 'not-sent',
+        message: expect.stringMatching(/^no SMS client: the API key could not be read/),
+      },
     });
     expect(sends()).toHaveLength(0);
 
@@ -274,13 +348,17 @@ describe('sendMessage', () => {
     expect(servers.sandbox.messages()).toEqual([expect.objectContaining({ phoneNumbers: [ONCALL] })]);
   });
 
-  it('sends a generic webhook with the route\'s sender ID', async () => {
+  it("sends a generic webhook with the route's sender ID", async () => {
     await start();
-    const response = await relay.ingest('ops', JSON.stringify({ message: 'Nightly backup failed' }), { headers: bearer(SECRETS.genericToken) });
+    const response = await relay.ingest('ops', JSON.stringify({ message: 'Nightly backup failed' }), {
+      headers: bearer(SECRETS.genericToken),
+    });
     const id = (response.body['ids'] as string[])[0]!;
 
     expect(await sendMessage(relay.context, id)).toBe(SendOutcome.Sent);
-    expect(servers.sandbox.messages()).toEqual([expect.objectContaining({ phoneNumbers: [OPS], message: 'Nightly backup failed', senderId: 'OPS' })]);
+    expect(servers.sandbox.messages()).toEqual([
+      expect.objectContaining({ phoneNumbers: [OPS], message: 'Nightly backup failed', senderId: 'OPS' }),
+    ]);
   });
 });
 
@@ -293,13 +371,26 @@ describe('money safety', () => {
   const TEN = Array.from({ length: 10 }, (_, index) => `0713${String(100_000 + index)}`);
 
   /** A route that texts ten fixed numbers (10 credits a send at the sandbox's rate of 1) under a daily cap. */
-  const capped = (creditsPerDay: number) => (config: HarnessOptions['config'] extends ((c: infer C) => unknown) | undefined ? C : never) => ({
-    ...config,
-    routes: { ...config.routes, capped: { source: 'generic' as const, secret: 'generic-token', recipients: TEN, senderId: 'OPS', limits: { creditsPerDay } } },
-  });
+  const capped =
+    (creditsPerDay: number) =>
+    (config: HarnessOptions['config'] extends ((c: infer C) => unknown) | undefined ? C : never) => ({
+      ...config,
+      routes: {
+        ...config.routes,
+        capped: {
+          source: 'generic' as const,
+          secret: 'generic-token',
+          recipients: TEN,
+          senderId: 'OPS',
+          limits: { creditsPerDay },
+        },
+      },
+    });
 
   async function acceptOn(context: Harness, route: string, message = `capped ${randomUUID()}`): Promise<string> {
-    const response = await context.ingest(route, JSON.stringify({ message }), { headers: bearer(SECRETS.genericToken) });
+    const response = await context.ingest(route, JSON.stringify({ message }), {
+      headers: bearer(SECRETS.genericToken),
+    });
     expect(response.status).toBe(202);
     return (response.body['ids'] as string[])[0]!;
   }
@@ -312,13 +403,23 @@ describe('money safety', () => {
       // Each send runs in a process of its own (a cold Lambda container, a restarted runtime).
       const outcomes: SendOutcome[] = [];
       for (const id of ids) {
-        const cold = await harness({ db: servers.db, baseUrl: servers.sandbox.baseUrl, policy: POLICY, config: capped(25), tableName: first.tableName, clock: first.clock });
+        const cold = await harness({
+          db: servers.db,
+          baseUrl: servers.sandbox.baseUrl,
+          policy: POLICY,
+          config: capped(25),
+          tableName: first.tableName,
+          clock: first.clock,
+        });
         outcomes.push(await sendMessage(cold.context, id));
       }
 
       expect(outcomes).toEqual([SendOutcome.Sent, SendOutcome.Sent, SendOutcome.Held]);
       expect(servers.sandbox.messages().reduce((sum, message) => sum + message.deducted, 0)).toBe(20);
-      expect(await relay.record(ids[2]!)).toMatchObject({ state: MessageState.Held, reason: 'route limit: more than 25 credits per day' });
+      expect(await relay.record(ids[2]!)).toMatchObject({
+        state: MessageState.Held,
+        reason: 'route limit: more than 25 credits per day',
+      });
       expect((await relay.store.getBalanceState()).creditsPerUnit).toBe(1);
       // The balance endpoint was asked for the price once, before the very first send.
       expect(servers.sandbox.requests().filter((request) => request.path === '/v1/account/balance')).toHaveLength(1);
@@ -331,7 +432,14 @@ describe('money safety', () => {
       const parked = await acceptOn(relay, 'capped');
       expect(await sendMessage(relay.context, parked)).toBe(SendOutcome.Parked);
       const refusedPort = await closedPort();
-      const down: Harness = await harness({ db: servers.db, baseUrl: `http://127.0.0.1:${refusedPort}`, policy: POLICY, config: capped(10), tableName: relay.tableName, clock: relay.clock });
+      const down: Harness = await harness({
+        db: servers.db,
+        baseUrl: `http://127.0.0.1:${refusedPort}`,
+        policy: POLICY,
+        config: capped(10),
+        tableName: relay.tableName,
+        clock: relay.clock,
+      });
       const retried = await acceptOn(relay, 'capped');
       expect(await sendMessage(down.context, retried)).toBe(SendOutcome.Retrying);
 
@@ -345,7 +453,16 @@ describe('money safety', () => {
       await first.store.recordPrice({ creditsPerUnit: 1 });
       const ids = await Promise.all(Array.from({ length: 6 }, () => acceptOn(first, 'capped')));
       const processes = await Promise.all(
-        ids.map(() => harness({ db: servers.db, baseUrl: servers.sandbox.baseUrl, policy: POLICY, config: capped(25), tableName: first.tableName, clock: first.clock })),
+        ids.map(() =>
+          harness({
+            db: servers.db,
+            baseUrl: servers.sandbox.baseUrl,
+            policy: POLICY,
+            config: capped(25),
+            tableName: first.tableName,
+            clock: first.clock,
+          }),
+        ),
       );
 
       const outcomes = await Promise.all(ids.map((id, index) => sendMessage(processes[index]!.context, id)));
@@ -363,7 +480,13 @@ describe('money safety', () => {
 
       // Reserved after two sends: 0.1 + 10 = 10.1, which leaves room for a third 10; the 20 credits
       // actually spent do not.
-      expect(outcomes).toEqual([SendOutcome.Sent, SendOutcome.Sent, SendOutcome.Held, SendOutcome.Held, SendOutcome.Held]);
+      expect(outcomes).toEqual([
+        SendOutcome.Sent,
+        SendOutcome.Sent,
+        SendOutcome.Held,
+        SendOutcome.Held,
+        SendOutcome.Held,
+      ]);
       expect(servers.sandbox.messages().reduce((sum, message) => sum + message.deducted, 0)).toBe(20);
       // After the first send the price is the one actually charged.
       expect((await relay.store.getBalanceState()).creditsPerUnit).toBe(1);
@@ -371,43 +494,73 @@ describe('money safety', () => {
 
     it('retries, never sends past the cap, when no price is known and the balance cannot be read', async () => {
       const port = await closedPort();
-      relay = await harness({ db: servers.db, baseUrl: `http://127.0.0.1:${port}`, policy: POLICY, config: capped(25) });
+      relay = await harness({
+        db: servers.db,
+        baseUrl: `http://127.0.0.1:${port}`,
+        policy: POLICY,
+        config: capped(25),
+      });
       const id = await acceptOn(relay, 'capped');
 
       await expect(sendMessage(relay.context, id)).rejects.toThrow();
 
-      expect(await relay.record(id)).toMatchObject({ state: MessageState.Pending, lastError: { delivery: 'not-sent' } });
+      expect(await relay.record(id)).toMatchObject({
+        state: MessageState.Pending,
+        lastError: { delivery: 'not-sent' },
+      });
       expect(servers.sandbox.messages()).toHaveLength(0);
     });
   });
 
   describe('a send the service accepted', () => {
-    const bulk = (delivery: 'at-most-once' | 'at-least-once') => (config: Parameters<NonNullable<HarnessOptions['config']>>[0]) => ({
-      ...config,
-      routes: { ...config.routes, bulk: { source: 'generic' as const, secret: 'generic-token', recipients: ['{{ phones }}'], senderId: 'OPS', maxRecipients: 9_000, delivery } },
-    });
+    const bulk =
+      (delivery: 'at-most-once' | 'at-least-once') =>
+      (config: Parameters<NonNullable<HarnessOptions['config']>>[0]) => ({
+        ...config,
+        routes: {
+          ...config.routes,
+          bulk: {
+            source: 'generic' as const,
+            secret: 'generic-token',
+            recipients: ['{{ phones }}'],
+            senderId: 'OPS',
+            maxRecipients: 9_000,
+            delivery,
+          },
+        },
+      });
 
-    it.each(['at-most-once', 'at-least-once'] as const)('ends SENT exactly once, %s, however large its answer', async (delivery) => {
-      await start({ config: bulk(delivery) });
-      servers.sandbox.setBalance(100_000);
-      const response = await relay.ingest('bulk', JSON.stringify({ message: 'Shop closed today', phones: numberList(9_000) }), { headers: bearer(SECRETS.genericToken) });
-      expect(response.status).toBe(202);
-      const id = (response.body['ids'] as string[])[0]!;
+    it.each(['at-most-once', 'at-least-once'] as const)(
+      'ends SENT exactly once, %s, however large its answer',
+      async (delivery) => {
+        await start({ config: bulk(delivery) });
+        servers.sandbox.setBalance(100_000);
+        const response = await relay.ingest(
+          'bulk',
+          JSON.stringify({ message: 'Shop closed today', phones: numberList(9_000) }),
+          { headers: bearer(SECRETS.genericToken) },
+        );
+        expect(response.status).toBe(202);
+        const id = (response.body['ids'] as string[])[0]!;
 
-      expect(await sendMessage(relay.context, id)).toBe(SendOutcome.Sent);
-      // Long after any stale-SENDING recovery would have run: nothing is sent again.
-      relay.clock.advance(POLICY.staleSendingMs * 3);
-      await sweep(relay.context);
+        expect(await sendMessage(relay.context, id)).toBe(SendOutcome.Sent);
+        // Long after any stale-SENDING recovery would have run: nothing is sent again.
+        relay.clock.advance(POLICY.staleSendingMs * 3);
+        await sweep(relay.context);
 
-      expect(sends()).toHaveLength(1);
-      const record = await relay.record(id);
-      expect(record).toMatchObject({ state: MessageState.Sent, result: { deducted: 9_000, recipients: { truncated: true, count: 9_000 } } });
-      const kept = (record.result!.recipients as { first: unknown[] }).first;
-      expect(kept.length).toBeGreaterThan(100);
-      expect(JSON.stringify(kept).length).toBeLessThanOrEqual(32_768);
-      // Its credits count: the spend the balance watch and the daily cap read.
-      expect(await relay.store.spendLastDays(1)).toBe(9_000);
-    });
+        expect(sends()).toHaveLength(1);
+        const record = await relay.record(id);
+        expect(record).toMatchObject({
+          state: MessageState.Sent,
+          result: { deducted: 9_000, recipients: { truncated: true, count: 9_000 } },
+        });
+        const kept = (record.result!.recipients as { first: unknown[] }).first;
+        expect(kept.length).toBeGreaterThan(100);
+        expect(JSON.stringify(kept).length).toBeLessThanOrEqual(32_768);
+        // Its credits count: the spend the balance watch and the daily cap read.
+        expect(await relay.store.spendLastDays(1)).toBe(9_000);
+      },
+    );
   });
 
   describe('balance.reserve', () => {
@@ -417,7 +570,13 @@ describe('money safety', () => {
       routes: {
         ...config.routes,
         orders: { source: 'generic' as const, secret: 'generic-token', recipients: ['0754111222'], senderId: 'OPS' },
-        oncall: { source: 'generic' as const, secret: 'generic-token', recipients: ['0754111222'], senderId: 'OPS', priority: 'critical' as const },
+        oncall: {
+          source: 'generic' as const,
+          secret: 'generic-token',
+          recipients: ['0754111222'],
+          senderId: 'OPS',
+          priority: 'critical' as const,
+        },
       },
     });
 
@@ -430,12 +589,17 @@ describe('money safety', () => {
       expect(await sendMessage(relay.context, parked)).toBe(SendOutcome.Parked);
       expect(await relay.record(parked)).toMatchObject({
         state: MessageState.Parked,
-        reason: 'balance reserve: 1 credits would leave 99, below the reserve of 100 kept for critical routes; waiting for a top-up and redrive',
+        reason:
+          'balance reserve: 1 credits would leave 99, below the reserve of 100 kept for critical routes; waiting for a top-up and redrive',
       });
       expect(await sendMessage(relay.context, await acceptOn(relay, 'oncall'))).toBe(SendOutcome.Sent);
       const [notice] = await relay.records(NOTICE_ROUTE);
       expect(await sendMessage(relay.context, notice!.id)).toBe(SendOutcome.Sent);
-      expect(servers.sandbox.messages().map((message) => message.message)).toEqual([expect.stringMatching(/^capped/), expect.stringMatching(/^capped/), notice!.text]);
+      expect(servers.sandbox.messages().map((message) => message.message)).toEqual([
+        expect.stringMatching(/^capped/),
+        expect.stringMatching(/^capped/),
+        notice!.text,
+      ]);
       expect(relay.metrics.total('Parked', 'orders')).toBe(1);
 
       servers.sandbox.setBalance(1_000);
@@ -454,10 +618,20 @@ describe('money safety', () => {
       expect(await sendMessage(relay.context, await acceptOn(relay, 'orders'))).toBe(SendOutcome.Sent); // leaves 101
       const kinds = [NoticeKind.HeartbeatSilent, NoticeKind.HeldSummary, NoticeKind.BudgetWarning] as const;
       for (const kind of kinds) {
-        const recorded = await relay.store.recordNotice({ kind, route: 'orders', key: kind, message: noticeMessage(`sms-relay: ${kind} of orders`, ['255712345678'], 'OPS') });
+        const recorded = await relay.store.recordNotice({
+          kind,
+          route: 'orders',
+          key: kind,
+          message: noticeMessage(`sms-relay: ${kind} of orders`, ['255712345678'], 'OPS'),
+        });
         expect(await sendMessage(relay.context, recorded.ids[0]!)).toBe(SendOutcome.Sent);
       }
-      expect(servers.sandbox.messages().slice(1).map((message) => message.message)).toEqual(kinds.map((kind) => `sms-relay: ${kind} of orders`));
+      expect(
+        servers.sandbox
+          .messages()
+          .slice(1)
+          .map((message) => message.message),
+      ).toEqual(kinds.map((kind) => `sms-relay: ${kind} of orders`));
       // Taken from the projected balance: the route's next message sees what they spent.
       expect((await relay.store.getBalanceState()).projected).toBe(98);
       expect(await sendMessage(relay.context, await acceptOn(relay, 'orders'))).toBe(SendOutcome.Parked);
@@ -481,8 +655,21 @@ describe('money safety', () => {
         balance: { threshold: 210, reserve: 200 },
         routes: {
           ...base.routes,
-          shop: { source: 'generic' as const, secret: 'generic-token', recipients: twenty, senderId: 'OPS', maxRecipients: 20 },
-          pager: { source: 'generic' as const, secret: 'generic-token', recipients: twenty, senderId: 'OPS', maxRecipients: 20, priority: 'critical' as const },
+          shop: {
+            source: 'generic' as const,
+            secret: 'generic-token',
+            recipients: twenty,
+            senderId: 'OPS',
+            maxRecipients: 20,
+          },
+          pager: {
+            source: 'generic' as const,
+            secret: 'generic-token',
+            recipients: twenty,
+            senderId: 'OPS',
+            maxRecipients: 20,
+            priority: 'critical' as const,
+          },
         },
       };
     };
@@ -523,7 +710,8 @@ describe('money safety', () => {
 
       for (const id of parked) expect(await relay.record(id)).toMatchObject({ state: MessageState.Sent, redrives: 1 });
       expect(servers.sandbox.messages()).toHaveLength(4);
-      const reads = servers.sandbox.requests().filter((request) => request.path === '/v1/account/balance').length - readsBefore;
+      const reads =
+        servers.sandbox.requests().filter((request) => request.path === '/v1/account/balance').length - readsBefore;
       expect(reads).toBe(1);
     });
 
@@ -537,7 +725,12 @@ describe('money safety', () => {
 
     it('fails a message after maxAttempts rounds when the balance cannot be read before the send (a fresh store, the service down), with the reason', async () => {
       const port = await closedPort();
-      await start({ config: (config) => ({ ...reserved(config), provider: { ...config.provider, baseUrl: `http://127.0.0.1:${port}` } }) });
+      await start({
+        config: (config) => ({
+          ...reserved(config),
+          provider: { ...config.provider, baseUrl: `http://127.0.0.1:${port}` },
+        }),
+      });
       const id = await acceptOn(relay, 'orders');
 
       // One round per attempt, each as soon as the record is due again: the sweeper would do the same.
@@ -554,11 +747,29 @@ describe('money safety', () => {
         state: MessageState.Failed,
         attempts: 3,
         reason: 'not sent after 3 attempts: failed before sending: the balance could not be read (ECONNREFUSED)',
-        lastError: { name: 'SmsServiceError', delivery: 'not-sent', message: 'failed before sending: the balance could not be read (ECONNREFUSED)' },
+        lastError: {
+          name: 'SmsServiceError',
+          delivery: 'not-sent',
+          message: 'failed before sending: the balance could not be read (ECONNREFUSED)',
+        },
       });
-      expect(record.history.map((change) => change.state)).toEqual(['PENDING', 'SENDING', 'PENDING', 'SENDING', 'PENDING', 'SENDING', 'FAILED']);
+      expect(record.history.map((change) => change.state)).toEqual([
+        'PENDING',
+        'SENDING',
+        'PENDING',
+        'SENDING',
+        'PENDING',
+        'SENDING',
+        'FAILED',
+      ]);
       expect(relay.metrics.total('Failed', 'orders')).toBe(1);
-      expect(relay.logger.lines).toContainEqual(expect.objectContaining({ level: 'error', message: 'sms', attributes: expect.objectContaining({ id, state: 'FAILED' }) }));
+      expect(relay.logger.lines).toContainEqual(
+        expect.objectContaining({
+          level: 'error',
+          message: 'sms',
+          attributes: expect.objectContaining({ id, state: 'FAILED' }),
+        }),
+      );
       // Final: no later round claims it again (and the service being down, no send starts at all).
       relay.clock.advance(POLICY.maxDelayMs);
       expect([SendOutcome.Skipped, SendOutcome.Waiting]).toContain(await sendMessage(relay.context, id));

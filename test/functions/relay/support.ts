@@ -10,7 +10,14 @@ import type { RelayConfigInput } from '../../../functions/core/config/schema';
 import { createFileSecretSource } from '../../../functions/adapters/secrets';
 import { createSmsClientSource } from '../../../functions/adapters/sms';
 import { ingestWebhook, type IngestResponse } from '../../../functions/relay/ingest';
-import { DEFAULT_RETRY_POLICY, type RelayContext, type RelayLogger, type RelayMetric, type RelayMetrics, type RetryPolicy } from '../../../functions/relay/ports';
+import {
+  DEFAULT_RETRY_POLICY,
+  type RelayContext,
+  type RelayLogger,
+  type RelayMetric,
+  type RelayMetrics,
+  type RetryPolicy,
+} from '../../../functions/relay/ports';
 import { createStore, ensureTable, type MessageRecord, type MessageStore } from '../../../functions/store';
 import { reportUndecodable } from '../../../functions/relay/undecodable';
 import { afterAll, beforeAll, beforeEach } from 'vitest';
@@ -60,10 +67,29 @@ export function baseConfig(baseUrl: string): RelayConfigInput {
       'alerts-alo': { ...alerts, delivery: 'at-least-once' },
       github: { source: 'github', secret: 'github-secret', recipients: ['0754111222'], senderId: 'OPS' },
       ops: { source: 'generic', secret: 'generic-token', recipients: ['0754111222'], senderId: 'OPS' },
-      'ops-alo': { source: 'generic', secret: 'generic-token', recipients: ['0754111222'], senderId: 'OPS', delivery: 'at-least-once' },
+      'ops-alo': {
+        source: 'generic',
+        secret: 'generic-token',
+        recipients: ['0754111222'],
+        senderId: 'OPS',
+        delivery: 'at-least-once',
+      },
       unapproved: { source: 'generic', secret: 'generic-token', recipients: ['0754111222'], senderId: 'NOTAPPROVED' },
-      limited: { source: 'generic', secret: 'generic-token', recipients: ['0754111222'], senderId: 'OPS', limits: { messages: 1, window: 60 } },
-      fan: { source: 'generic', secret: 'generic-token', recipients: ['0754111222'], fanOut: 'items', when: 'item.send', template: '{{ item.text }}' },
+      limited: {
+        source: 'generic',
+        secret: 'generic-token',
+        recipients: ['0754111222'],
+        senderId: 'OPS',
+        limits: { messages: 1, window: 60 },
+      },
+      fan: {
+        source: 'generic',
+        secret: 'generic-token',
+        recipients: ['0754111222'],
+        fanOut: 'items',
+        when: 'item.send',
+        template: '{{ item.text }}',
+      },
     },
   };
 }
@@ -94,7 +120,8 @@ export class RecordingLogger implements RelayLogger {
 
 /** Errors stringify to `{}`; a leak in a message, stack or cause must show. */
 function errorsAsObjects(_key: string, value: unknown): unknown {
-  if (value instanceof Error) return { name: value.name, message: value.message, stack: value.stack, cause: value.cause };
+  if (value instanceof Error)
+    return { name: value.name, message: value.message, stack: value.stack, cause: value.cause };
   return value;
 }
 
@@ -107,7 +134,9 @@ export class RecordingMetrics implements RelayMetrics {
   }
 
   public total(name: RelayMetric, route?: string): number {
-    return this.points.filter((point) => point.name === name && (route === undefined || point.route === route)).reduce((sum, point) => sum + point.value, 0);
+    return this.points
+      .filter((point) => point.name === name && (route === undefined || point.route === route))
+      .reduce((sum, point) => sum + point.value, 0);
   }
 }
 
@@ -136,7 +165,15 @@ export interface Harness {
   readonly clock: TestClock;
   /** Rewrites the secrets file (a rotation); the source sees it on its next refresh. */
   writeSecrets(values: Record<string, string>): void;
-  ingest(routeId: string, body: string, options?: { readonly headers?: Record<string, string>; readonly query?: Record<string, string>; readonly maxBodyBytes?: number }): Promise<IngestResponse>;
+  ingest(
+    routeId: string,
+    body: string,
+    options?: {
+      readonly headers?: Record<string, string>;
+      readonly query?: Record<string, string>;
+      readonly maxBodyBytes?: number;
+    },
+  ): Promise<IngestResponse>;
   /** Every message record of a route, oldest first. */
   records(route: string): Promise<readonly MessageRecord[]>;
   record(id: string): Promise<MessageRecord>;
@@ -173,12 +210,26 @@ export function secretValues(overrides: Record<string, string> = {}): Record<str
  * A relay context on a fresh table of the shared dynalite server and the shared sandbox, with the
  * real secret source (a JSON file) and SMS client source, and recording logger and metrics.
  */
-export async function harness({ db, baseUrl, config = (c) => c, policy = {}, secrets = secretValues(), tableName = `relay-${randomUUID()}`, clock = new TestClock(), client = db.client }: HarnessOptions): Promise<Harness> {
+export async function harness({
+  db,
+  baseUrl,
+  config = (c) => c,
+  policy = {},
+  secrets = secretValues(),
+  tableName = `relay-${randomUUID()}`,
+  clock = new TestClock(),
+  client = db.client,
+}: HarnessOptions): Promise<Harness> {
   await ensureTable(db.client, tableName);
   const logger = new RecordingLogger();
   const metrics = new RecordingMetrics();
   // As the Lambda wiring and the runtime do: a record this version cannot read is logged and counted.
-  const store = createStore({ client, tableName, clock: clock.read, onUndecodable: reportUndecodable(logger, metrics) });
+  const store = createStore({
+    client,
+    tableName,
+    clock: clock.read,
+    onUndecodable: reportUndecodable(logger, metrics),
+  });
   const loaded = loadConfig(stringify(config(baseConfig(baseUrl))), 'relay-test.yaml');
   const secretsPath = join(scratch, `${tableName}.json`);
   const writeSecrets = (values: Record<string, string>): void => writeFileSync(secretsPath, JSON.stringify(values));
@@ -188,13 +239,18 @@ export async function harness({ db, baseUrl, config = (c) => c, policy = {}, sec
     config: loaded,
     store,
     secrets: secretSource,
-    sms: createSmsClientSource({ secrets: secretSource, baseUrl: loaded.config.provider.baseUrl, timeoutMs: loaded.config.provider.timeoutMs }),
+    sms: createSmsClientSource({
+      secrets: secretSource,
+      baseUrl: loaded.config.provider.baseUrl,
+      timeoutMs: loaded.config.provider.timeoutMs,
+    }),
     logger,
     metrics,
     clock: clock.read,
     policy: { ...DEFAULT_RETRY_POLICY, ...policy },
   };
-  const records = async (route: string): Promise<readonly MessageRecord[]> => (await store.listByRoute(route, { limit: 1000 })).items;
+  const records = async (route: string): Promise<readonly MessageRecord[]> =>
+    (await store.listByRoute(route, { limit: 1000 })).items;
   return {
     tableName,
     context,
@@ -225,7 +281,15 @@ export async function harness({ db, baseUrl, config = (c) => c, policy = {}, sec
 }
 
 /** An Alertmanager notification: the fixture with its own fingerprint, so each is a new delivery. */
-export function alertBody({ fingerprint = randomUUID(), status = 'firing', summary }: { fingerprint?: string; status?: string; summary?: string } = {}): string {
+export function alertBody({
+  fingerprint = randomUUID(),
+  status = 'firing',
+  summary,
+}: {
+  fingerprint?: string;
+  status?: string;
+  summary?: string;
+} = {}): string {
   const body = JSON.parse(fixtureText('alertmanager/firing-single.json')) as {
     status: string;
     alerts: { status: string; fingerprint: string }[];
@@ -304,13 +368,23 @@ export interface RelayServers {
  * it('sends', async () => { const relay = await harness({ db: servers.db, baseUrl: servers.sandbox.baseUrl }); });
  * ```
  */
-export function useRelayServers(sandbox: Partial<SandboxOptions> = {}, { balance = 1000 }: { readonly balance?: number } = {}): RelayServers {
+export function useRelayServers(
+  sandbox: Partial<SandboxOptions> = {},
+  { balance = 1000 }: { readonly balance?: number } = {},
+): RelayServers {
   const watch = new DeliveryWatch();
   let started: { db: Dynalite; sandbox: RunningSandbox } | undefined;
   beforeAll(async () => {
     const [db, running] = await Promise.all([
       startDynalite(),
-      startSandbox({ apiKey: SECRETS.providerApiKey, senderIds: SENDER_IDS, balance: 1000, rate: 1, onDelivered: watch.onDelivered, ...sandbox }),
+      startSandbox({
+        apiKey: SECRETS.providerApiKey,
+        senderIds: SENDER_IDS,
+        balance: 1000,
+        rate: 1,
+        onDelivered: watch.onDelivered,
+        ...sandbox,
+      }),
     ]);
     started = { db, sandbox: running };
   });

@@ -30,12 +30,19 @@ async function generic(route: string, text: string): Promise<string> {
 describe('sweep', () => {
   it('holds messages over a route limit and records exactly one summary SMS once the window is over', async () => {
     relay = await harness({ db: servers.db, baseUrl: servers.sandbox.baseUrl, policy: POLICY });
-    const ids = [await generic('limited', 'disk full'), await generic('limited', 'disk fuller'), await generic('limited', 'disk fullest')];
+    const ids = [
+      await generic('limited', 'disk full'),
+      await generic('limited', 'disk fuller'),
+      await generic('limited', 'disk fullest'),
+    ];
 
     const outcomes = [];
     for (const id of ids) outcomes.push(await sendMessage(relay.context, id));
     expect(outcomes).toEqual([SendOutcome.Sent, SendOutcome.Held, SendOutcome.Held]);
-    expect(await relay.record(ids[1]!)).toMatchObject({ state: MessageState.Held, reason: 'route limit: more than 1 messages per 60 s' });
+    expect(await relay.record(ids[1]!)).toMatchObject({
+      state: MessageState.Held,
+      reason: 'route limit: more than 1 messages per 60 s',
+    });
     expect(relay.metrics.total('HeldBack', 'limited')).toBe(2);
 
     // The window (08:00:00–08:01:00) is still open: no summary yet.
@@ -66,7 +73,11 @@ describe('sweep', () => {
     expect(await sendMessage(relay.context, await generic('limited', 'three'))).toBe(SendOutcome.Sent);
 
     expect((await sweep(relay.context)).sent).toEqual({ sent: 1 });
-    expect(servers.sandbox.messages().map((message) => message.message)).toEqual(['one', 'three', expect.stringMatching(/^sms-relay: 1 message on route limited held back/)]);
+    expect(servers.sandbox.messages().map((message) => message.message)).toEqual([
+      'one',
+      'three',
+      expect.stringMatching(/^sms-relay: 1 message on route limited held back/),
+    ]);
   });
 
   it('leaves fresh PENDING records to the stream-fed sender for the grace period', async () => {
@@ -112,7 +123,10 @@ describe('sweep', () => {
       relay.clock.advance(1);
       expect(await sweep(relay.context)).toMatchObject({ recovered: 1, sent: {} });
 
-      expect(await relay.record(id)).toMatchObject({ state: MessageState.Unknown, reason: 'may have been sent: the sender stopped while sending' });
+      expect(await relay.record(id)).toMatchObject({
+        state: MessageState.Unknown,
+        reason: 'may have been sent: the sender stopped while sending',
+      });
       expect(relay.metrics.total('Unknown', 'alerts')).toBe(1);
       expect(servers.sandbox.messages()).toHaveLength(0);
     });
@@ -129,7 +143,11 @@ describe('sweep', () => {
     });
 
     it('is sent again on an at-least-once route however many attempts it used, while its retry.for lasts', async () => {
-      relay = await harness({ db: servers.db, baseUrl: servers.sandbox.baseUrl, policy: { ...POLICY, maxAttempts: 1 } });
+      relay = await harness({
+        db: servers.db,
+        baseUrl: servers.sandbox.baseUrl,
+        policy: { ...POLICY, maxAttempts: 1 },
+      });
       const id = await abandoned('alerts-alo');
 
       relay.clock.advance(120_001);
@@ -151,9 +169,15 @@ describe('sweep', () => {
       const id = await abandoned('alerts');
       relay.clock.advance(120_001);
       // The table refusing the write for a reason of its own: throttled, say.
-      const throttled = Object.assign(new Error('The level of configured provisioned throughput for the table was exceeded'), { name: 'ProvisionedThroughputExceededException' });
+      const throttled = Object.assign(
+        new Error('The level of configured provisioned throughput for the table was exceeded'),
+        { name: 'ProvisionedThroughputExceededException' },
+      );
       const store = relay.context.store;
-      const failing: RelayContext = { ...relay.context, store: { ...store, settle: async () => Promise.reject(throttled) } };
+      const failing: RelayContext = {
+        ...relay.context,
+        store: { ...store, settle: async () => Promise.reject(throttled) },
+      };
 
       expect(await sweep(failing)).toMatchObject({ recovered: 0 });
 
@@ -181,7 +205,8 @@ describe('sweep', () => {
           ...store,
           findStaleSending: async (options) => {
             const page = await store.findStaleSending(options);
-            for (const record of page.items) await store.settle(record.id, record.claimToken!, { state: MessageState.Failed, reason: 'refused' });
+            for (const record of page.items)
+              await store.settle(record.id, record.claimToken!, { state: MessageState.Failed, reason: 'refused' });
             return page;
           },
         },
@@ -189,20 +214,33 @@ describe('sweep', () => {
 
       expect(await sweep(late)).toMatchObject({ recovered: 0 });
 
-      expect(relay.logger.lines).toContainEqual({ level: 'info', message: 'stale record settled by its sender meanwhile', attributes: expect.objectContaining({ id }) });
+      expect(relay.logger.lines).toContainEqual({
+        level: 'info',
+        message: 'stale record settled by its sender meanwhile',
+        attributes: expect.objectContaining({ id }),
+      });
       expect(relay.logger.messages('error')).toEqual([]);
       expect((await relay.record(id)).state).toBe(MessageState.Failed);
     });
   });
 
   it('keeps the reservation of a sender that died as maybe sent, so the projected balance does not stay short of it for good', async () => {
-    relay = await harness({ db: servers.db, baseUrl: servers.sandbox.baseUrl, policy: POLICY, config: (config) => ({ ...config, balance: { threshold: 500, reserve: 100 } }) });
+    relay = await harness({
+      db: servers.db,
+      baseUrl: servers.sandbox.baseUrl,
+      policy: POLICY,
+      config: (config) => ({ ...config, balance: { threshold: 500, reserve: 100 } }),
+    });
     await relay.store.rebaseCredit({ balance: 1_000, basis: 0 });
-    const response = await relay.ingest('ops', JSON.stringify({ message: 'order shipped' }), { headers: { ...bearer(SECRETS.genericToken), 'idempotency-key': randomUUID() } });
+    const response = await relay.ingest('ops', JSON.stringify({ message: 'order shipped' }), {
+      headers: { ...bearer(SECRETS.genericToken), 'idempotency-key': randomUUID() },
+    });
     const id = (response.body['ids'] as string[])[0]!;
     // Claimed and its estimate taken, then the sender was killed before the service answered.
     const claimed = await relay.store.claimMessage(id, { now: relay.clock.now });
-    expect(await relay.store.reserveCredit({ estimate: 20, floor: 100, token: claimed!.claimToken! })).toMatchObject({ reserved: true });
+    expect(await relay.store.reserveCredit({ estimate: 20, floor: 100, token: claimed!.claimToken! })).toMatchObject({
+      reserved: true,
+    });
 
     relay.clock.advance(120_001);
     expect(await sweep(relay.context)).toMatchObject({ recovered: 1 });
@@ -228,7 +266,10 @@ describe('sweep', () => {
     relay = await harness({ db: servers.db, baseUrl: servers.sandbox.baseUrl, policy: POLICY });
     const id = await generic('limited', 'disk full');
     const store = relay.context.store;
-    const context: RelayContext = { ...relay.context, store: { ...store, reserveLimit: async () => Promise.reject(new StoreError('throttled')) } };
+    const context: RelayContext = {
+      ...relay.context,
+      store: { ...store, reserveLimit: async () => Promise.reject(new StoreError('throttled')) },
+    };
 
     await expect(sendMessage(context, id)).rejects.toThrow('throttled');
 
@@ -251,7 +292,11 @@ describe('sweep', () => {
     const store = relay.context.store;
     const context: RelayContext = {
       ...relay.context,
-      store: { ...store, claimMessage: async (id, options) => (id === broken ? Promise.reject(new StoreError('throttled')) : store.claimMessage(id, options)) },
+      store: {
+        ...store,
+        claimMessage: async (id, options) =>
+          id === broken ? Promise.reject(new StoreError('throttled')) : store.claimMessage(id, options),
+      },
     };
 
     expect(await sweep(context)).toMatchObject({ sent: { sent: 1 }, errors: 1 });
@@ -265,7 +310,13 @@ describe('sweep', () => {
     relay = await harness({ db: servers.db, baseUrl: servers.sandbox.baseUrl, policy: POLICY, clock });
     const id = await generic('ops', 'waits for the service');
     const openedAt = new Date();
-    for (let count = 0; count < 3; count += 1) await relay.store.circuit.failed({ threshold: 3, firstProbeAt: () => new Date(openedAt.getTime() + 1_500), error: 'refused', now: openedAt });
+    for (let count = 0; count < 3; count += 1)
+      await relay.store.circuit.failed({
+        threshold: 3,
+        firstProbeAt: () => new Date(openedAt.getTime() + 1_500),
+        error: 'refused',
+        now: openedAt,
+      });
     const probes = () => servers.sandbox.requests().filter((request) => request.path === '/v1/account/balance').length;
 
     // Once a run: the probe is not due yet, the record waits.
@@ -279,7 +330,8 @@ describe('sweep', () => {
   it('leaves out records this version cannot read (a rollback), sends the others, and logs and counts each', async () => {
     relay = await harness({ db: servers.db, baseUrl: servers.sandbox.baseUrl, policy: POLICY });
     const ids: string[] = [];
-    for (const text of ['newer notice', 'newer history', 'newer state', 'stale newer notice', 'plain one', 'plain two']) ids.push(await generic('ops', text));
+    for (const text of ['newer notice', 'newer history', 'newer state', 'stale newer notice', 'plain one', 'plain two'])
+      ids.push(await generic('ops', text));
     await relay.store.claimMessage(ids[3]!);
     const newer = async (id: string, name: string, expression: string, value: AttributeValue) =>
       await servers.db.client.send(
@@ -292,17 +344,26 @@ describe('sweep', () => {
         }),
       );
     await newer(ids[0]!, 'notice', 'SET #name = :value', { S: 'heartbeat-silent-v2' });
-    await newer(ids[1]!, 'history', 'SET #name = list_append(#name, :value)', { L: [{ M: { at: { S: relay.clock.now.toISOString() }, state: { S: 'ESCALATED' } } }] });
+    await newer(ids[1]!, 'history', 'SET #name = list_append(#name, :value)', {
+      L: [{ M: { at: { S: relay.clock.now.toISOString() }, state: { S: 'ESCALATED' } } }],
+    });
     await newer(ids[2]!, 'state', 'SET #name = :value', { S: 'ESCALATED' });
     await newer(ids[3]!, 'notice', 'SET #name = :value', { S: 'heartbeat-silent-v2' });
     relay.clock.advance(POLICY.staleSendingMs + 1_000);
 
     expect(await sweep(relay.context)).toMatchObject({ sent: { sent: 2 }, recovered: 0, errors: 0 });
-    expect(servers.sandbox.messages().map((message) => message.message).sort()).toEqual(['plain one', 'plain two']);
+    expect(
+      servers.sandbox
+        .messages()
+        .map((message) => message.message)
+        .sort(),
+    ).toEqual(['plain one', 'plain two']);
     // PENDING with a newer notice or history, SENDING with a newer notice: met by this sweep. ESCALATED is in no state it lists.
     const left = relay.logger.lines.filter((line) => line.message.startsWith('record left out'));
     expect(left.map((line) => line.attributes?.['id']).sort()).toEqual([ids[0], ids[1], ids[3]].sort());
-    expect(left.find((line) => line.attributes?.['id'] === ids[0])?.attributes?.['reason']).toBe(`item MSG#${ids[0]}: unknown notice heartbeat-silent-v2`);
+    expect(left.find((line) => line.attributes?.['id'] === ids[0])?.attributes?.['reason']).toBe(
+      `item MSG#${ids[0]}: unknown notice heartbeat-silent-v2`,
+    );
     expect(relay.metrics.total('UndecodableRecords')).toBe(3);
 
     // The next sweep counts them again (the alarm sees them while they wait) without logging them again.
@@ -310,7 +371,9 @@ describe('sweep', () => {
     expect(relay.metrics.total('UndecodableRecords')).toBe(6);
     expect(relay.logger.lines.filter((line) => line.message.startsWith('record left out'))).toHaveLength(3);
     // Left as they were, for the version that wrote them.
-    const raw = await servers.db.client.send(new GetItemCommand({ TableName: relay.tableName, Key: { pk: { S: `MSG#${ids[0]}` }, sk: { S: 'MSG' } } }));
+    const raw = await servers.db.client.send(
+      new GetItemCommand({ TableName: relay.tableName, Key: { pk: { S: `MSG#${ids[0]}` }, sk: { S: 'MSG' } } }),
+    );
     expect(raw.Item?.['state']?.S).toBe('PENDING');
   });
   it('publishes how many records are UNKNOWN, PARKED, FAILED, HELD now and DEFERRED past their window, counting at most every 50 s', async () => {
@@ -318,7 +381,28 @@ describe('sweep', () => {
     const now = relay.clock.now;
     let key = 0;
     const accept = async (route: string, extra: Partial<NewMessage> = {}): Promise<string> =>
-      (await relay.store.acceptWebhook({ route, dedupeKey: `gauge-${(key += 1)}`, windowSeconds: 60, now, messages: [{ index: 0, part: 1, parts: 1, text: `m${key}`, to: [OPS], encoding: 'GSM-7', characters: 2, segments: 1, delivery: 'at-most-once', ...extra }] })).ids[0]!;
+      (
+        await relay.store.acceptWebhook({
+          route,
+          dedupeKey: `gauge-${(key += 1)}`,
+          windowSeconds: 60,
+          now,
+          messages: [
+            {
+              index: 0,
+              part: 1,
+              parts: 1,
+              text: `m${key}`,
+              to: [OPS],
+              encoding: 'GSM-7',
+              characters: 2,
+              segments: 1,
+              delivery: 'at-most-once',
+              ...extra,
+            },
+          ],
+        })
+      ).ids[0]!;
     const settled = async (settlement: Settlement): Promise<string> => {
       const id = await accept('ops');
       const claimed = await relay.store.claimMessage(id, { now });
@@ -326,19 +410,43 @@ describe('sweep', () => {
       return id;
     };
     const maybeSent = { name: 'SmsServiceError', status: 503, delivery: 'maybe-sent', message: 'unavailable' } as const;
-    const unknown = [await settled({ state: 'UNKNOWN', reason: 'may have been sent', lastError: maybeSent }), await settled({ state: 'UNKNOWN', reason: 'may have been sent', lastError: maybeSent })];
+    const unknown = [
+      await settled({ state: 'UNKNOWN', reason: 'may have been sent', lastError: maybeSent }),
+      await settled({ state: 'UNKNOWN', reason: 'may have been sent', lastError: maybeSent }),
+    ];
     await settled({ state: 'PARKED', reason: 'insufficient balance' });
     await settled({ state: 'FAILED', reason: 'refused' });
     await settled({ state: 'HELD', reason: 'route limit' });
-    await settled({ state: 'SENT', result: { deducted: 20, remainingBalance: 980, message: 'ok', senderId: 'OPS', recipients: [] } });
+    await settled({
+      state: 'SENT',
+      result: { deducted: 20, remainingBalance: 980, message: 'ok', senderId: 'OPS', recipients: [] },
+    });
     // A route gone from the config: its digest cannot be recorded, so its record stays DEFERRED past its window.
     const ended = new Date(now.getTime() - DEFERRED_OVERDUE_AFTER_MS - 1_000);
     await accept('gone', { state: 'DEFERRED', nextAttemptAt: ended, reason: 'digest window' });
-    await accept('gone', { state: 'DEFERRED', nextAttemptAt: new Date(now.getTime() + 3_600_000), reason: 'digest window' });
+    await accept('gone', {
+      state: 'DEFERRED',
+      nextAttemptAt: new Date(now.getTime() + 3_600_000),
+      reason: 'digest window',
+    });
 
-    const gauges = () => Object.fromEntries(['UnknownNow', 'ParkedNow', 'FailedNow', 'HeldNow', 'DeferredOverdue'].map((name) => [name, relay.metrics.points.filter((point) => point.name === name).map((point) => [point.value, point.route ?? 'service'])]));
+    const gauges = () =>
+      Object.fromEntries(
+        ['UnknownNow', 'ParkedNow', 'FailedNow', 'HeldNow', 'DeferredOverdue'].map((name) => [
+          name,
+          relay.metrics.points
+            .filter((point) => point.name === name)
+            .map((point) => [point.value, point.route ?? 'service']),
+        ]),
+      );
     await sweep(relay.context);
-    expect(gauges()).toEqual({ UnknownNow: [[2, 'service']], ParkedNow: [[1, 'service']], FailedNow: [[1, 'service']], HeldNow: [[1, 'service']], DeferredOverdue: [[1, 'service']] });
+    expect(gauges()).toEqual({
+      UnknownNow: [[2, 'service']],
+      ParkedNow: [[1, 'service']],
+      FailedNow: [[1, 'service']],
+      HeldNow: [[1, 'service']],
+      DeferredOverdue: [[1, 'service']],
+    });
 
     // 30 s on, a sweep publishes the last counts again, without counting.
     await relay.store.requeue(unknown[0]!, { from: 'UNKNOWN', acceptDuplicates: true, now });
@@ -350,8 +458,13 @@ describe('sweep', () => {
     relay.metrics.points.length = 0;
     relay.clock.advance(30_000);
     await sweep(relay.context);
-    expect(gauges()).toEqual({ UnknownNow: [[1, 'service']], ParkedNow: [[1, 'service']], FailedNow: [[1, 'service']], HeldNow: [[1, 'service']], DeferredOverdue: [[1, 'service']] });
+    expect(gauges()).toEqual({
+      UnknownNow: [[1, 'service']],
+      ParkedNow: [[1, 'service']],
+      FailedNow: [[1, 'service']],
+      HeldNow: [[1, 'service']],
+      DeferredOverdue: [[1, 'service']],
+    });
     expect(await relay.record(unknown[0]!)).toMatchObject({ state: 'SENT' });
   });
 });
-

@@ -1,10 +1,6 @@
 import { PutItemCommand, type PutItemCommandInput } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  MAX_RECORDS_PER_WEBHOOK,
-  StoreError,
-  type AcceptResult,
-} from '../../../functions/store';
+import { MAX_RECORDS_PER_WEBHOOK, StoreError, type AcceptResult } from '../../../functions/store';
 import { type Dynalite, startDynalite } from '../../helpers/dynalite';
 import { T0, at, kinds, message, messages, newTable } from './fixtures';
 
@@ -27,10 +23,17 @@ type RawItem = Record<string, { S?: string }>;
  * before transactions) leaves it: the other puts are written, each with its condition, then the
  * call fails.
  */
-const tracingClient = ({ fails = () => false, lost = () => false }: { fails?: (text: string) => boolean; lost?: (pk: string) => boolean } = {}) => {
+const tracingClient = ({
+  fails = () => false,
+  lost = () => false,
+}: {
+  fails?: (text: string) => boolean;
+  lost?: (pk: string) => boolean;
+} = {}) => {
   const sent: string[] = [];
   const client = db.newClient();
-  const isLost = (item: RawItem): boolean => lost(item['pk']?.S ?? '') || (item['kind']?.S === 'message' && fails(item['text']?.S ?? ''));
+  const isLost = (item: RawItem): boolean =>
+    lost(item['pk']?.S ?? '') || (item['kind']?.S === 'message' && fails(item['text']?.S ?? ''));
   client.middlewareStack.add(
     (next, context) => async (args) => {
       const input = args.input as { Item?: RawItem; Key?: RawItem; TransactItems?: { Put?: PutItemCommandInput }[] };
@@ -98,7 +101,9 @@ describe('acceptWebhook', () => {
   it('writes the guard and the messages in one transaction: one request, nothing else', async () => {
     const table = await newTable(db);
     const { client, sent } = tracingClient();
-    await table.storeWith(client).acceptWebhook({ route: 'orders', dedupeKey: 'd', windowSeconds: 60, messages: messages(3) });
+    await table
+      .storeWith(client)
+      .acceptWebhook({ route: 'orders', dedupeKey: 'd', windowSeconds: 60, messages: messages(3) });
     expect(sent).toEqual(['TransactWriteItems DEDUPE MSG MSG MSG']);
   });
 
@@ -199,7 +204,9 @@ describe('acceptWebhook', () => {
       messages: messages(MAX_RECORDS_PER_WEBHOOK + 1),
     });
     await expect(tooMany).rejects.toThrow(
-      new StoreError(`one webhook may record at most ${MAX_RECORDS_PER_WEBHOOK} messages, got ${MAX_RECORDS_PER_WEBHOOK + 1}`),
+      new StoreError(
+        `one webhook may record at most ${MAX_RECORDS_PER_WEBHOOK} messages, got ${MAX_RECORDS_PER_WEBHOOK + 1}`,
+      ),
     );
     expect(kinds(await scan(), 'dedupe')).toHaveLength(1);
   });
@@ -228,8 +235,9 @@ describe('acceptWebhook', () => {
   });
 
   describe('an accept that died after placing its guard (a kill of the local store mid-transaction, or written before transactions)', () => {
-    const guardIds = async (table: { rawItem: (pk: string, sk: string) => Promise<Record<string, { L?: { S?: string }[] }> | undefined> }) =>
-      (await table.rawItem('DEDUPE#orders#d', 'DEDUPE'))?.messageIds?.L?.map((id) => id.S ?? '') ?? [];
+    const guardIds = async (table: {
+      rawItem: (pk: string, sk: string) => Promise<Record<string, { L?: { S?: string }[] }> | undefined>;
+    }) => (await table.rawItem('DEDUPE#orders#d', 'DEDUPE'))?.messageIds?.L?.map((id) => id.S ?? '') ?? [];
 
     it('is completed by the redelivery, under the ids the guard holds, once', async () => {
       const table = await newTable(db);
@@ -282,7 +290,9 @@ describe('acceptWebhook', () => {
     it('writes each missing record once when many redeliveries race', async () => {
       const table = await newTable(db);
       const input = { route: 'orders', dedupeKey: 'd', windowSeconds: 300, messages: messages(3), now: T0 };
-      await expect(table.storeWith(tracingClient({ fails: () => true }).client).acceptWebhook(input)).rejects.toThrow('simulated crash');
+      await expect(table.storeWith(tracingClient({ fails: () => true }).client).acceptWebhook(input)).rejects.toThrow(
+        'simulated crash',
+      );
 
       const results = await Promise.all(Array.from({ length: 10 }, () => table.store.acceptWebhook(input)));
 
@@ -311,8 +321,17 @@ describe('acceptWebhook', () => {
     it('is not completed once its records could have expired: a rewritten record would be sent again', async () => {
       const table = await newTable(db);
       // A window longer than the retention: the guard outlives its records.
-      const input = { route: 'orders', dedupeKey: 'd', windowSeconds: 3 * 86_400, retentionDays: 1, messages: messages(1), now: T0 };
-      await expect(table.storeWith(tracingClient({ fails: () => true }).client).acceptWebhook(input)).rejects.toThrow('simulated crash');
+      const input = {
+        route: 'orders',
+        dedupeKey: 'd',
+        windowSeconds: 3 * 86_400,
+        retentionDays: 1,
+        messages: messages(1),
+        now: T0,
+      };
+      await expect(table.storeWith(tracingClient({ fails: () => true }).client).acceptWebhook(input)).rejects.toThrow(
+        'simulated crash',
+      );
       const ids = await guardIds(table);
 
       const late = await table.store.acceptWebhook({ ...input, now: at(86_400_000) });
@@ -323,12 +342,23 @@ describe('acceptWebhook', () => {
       expect(inTime).toEqual({ outcome: 'duplicate', ids, recovered: 1 });
     });
   });
-
 });
 
 describe('acceptWebhook with a replay key (the signed body of a sender whose delivery id is not signed)', () => {
-  const accept = (store: Awaited<ReturnType<typeof newTable>>['store'], dedupeKey: string, replayKey: string, count = 1) =>
-    store.acceptWebhook({ route: 'github', dedupeKey, replayKey, windowSeconds: 3600, messages: messages(count), now: T0 });
+  const accept = (
+    store: Awaited<ReturnType<typeof newTable>>['store'],
+    dedupeKey: string,
+    replayKey: string,
+    count = 1,
+  ) =>
+    store.acceptWebhook({
+      route: 'github',
+      dedupeKey,
+      replayKey,
+      windowSeconds: 3600,
+      messages: messages(count),
+      now: T0,
+    });
 
   it('answers the same body under a fresh delivery id as a duplicate of the first accept', async () => {
     const { store, scan } = await newTable(db);
@@ -339,7 +369,7 @@ describe('acceptWebhook with a replay key (the signed body of a sender whose del
     expect((await scan()).filter((item) => item['kind']?.S === 'message')).toHaveLength(1);
   });
 
-  it('leaves no guard under the replay\'s own delivery id: a later genuine delivery with that id is accepted', async () => {
+  it("leaves no guard under the replay's own delivery id: a later genuine delivery with that id is accepted", async () => {
     const { store, scan } = await newTable(db);
     const first = await accept(store, 'delivery-100', 'body-a');
     for (const id of ['delivery-101', 'delivery-102', 'delivery-103']) {
@@ -360,7 +390,10 @@ describe('acceptWebhook with a replay key (the signed body of a sender whose del
     for (let round = 0; round < 10; round += 1) {
       const { store } = await newTable(db);
       const first = await accept(store, 'delivery-100', 'body-a');
-      const [replay, genuine] = await Promise.all([accept(store, 'delivery-101', 'body-a'), accept(store, 'delivery-101', 'body-b')]);
+      const [replay, genuine] = await Promise.all([
+        accept(store, 'delivery-101', 'body-a'),
+        accept(store, 'delivery-101', 'body-b'),
+      ]);
       expect(replay).toEqual({ outcome: 'duplicate', ids: first.ids, recovered: 0 });
       expect(genuine.outcome).toBe('accepted');
       expect(await accept(store, 'delivery-101', 'body-b')).toMatchObject({ outcome: 'duplicate', ids: genuine.ids });
@@ -390,7 +423,11 @@ describe('acceptWebhook with a replay key (the signed body of a sender whose del
     expect(sent).toEqual(['TransactWriteItems DEDUPE DEDUPE MSG']);
     sent.length = 0;
 
-    expect(await accept(traced, 'delivery-2', 'body-a')).toEqual({ outcome: 'duplicate', ids: first.ids, recovered: 0 });
+    expect(await accept(traced, 'delivery-2', 'body-a')).toEqual({
+      outcome: 'duplicate',
+      ids: first.ids,
+      recovered: 0,
+    });
     expect(sent).toEqual(['TransactWriteItems DEDUPE DEDUPE MSG', 'GetItem MSG']);
     expect(await table.rawItem('DEDUPE#github#delivery-2', 'DEDUPE')).toBeUndefined();
   });
@@ -400,7 +437,11 @@ describe('acceptWebhook with a replay key (the signed body of a sender whose del
     const { client, sent } = tracingClient();
     const first = await accept(table.store, 'delivery-1', 'body-a');
 
-    expect(await accept(table.storeWith(client), 'delivery-1', 'body-a2')).toEqual({ outcome: 'duplicate', ids: first.ids, recovered: 0 });
+    expect(await accept(table.storeWith(client), 'delivery-1', 'body-a2')).toEqual({
+      outcome: 'duplicate',
+      ids: first.ids,
+      recovered: 0,
+    });
     expect(sent).toEqual(['TransactWriteItems DEDUPE DEDUPE MSG', 'PutItem DEDUPE', 'GetItem MSG']);
     const guard = await table.rawItem('DEDUPE#github#body-a2', 'DEDUPE');
     expect([guard?.owner?.S, guard?.deliveryKey?.S]).toEqual([first.ids[0], 'delivery-1']);
@@ -420,7 +461,16 @@ describe('acceptWebhook with a replay key (the signed body of a sender whose del
     const table = await newTable(db);
     // Only the body's guard was written (the transaction's first put), as a kill right after it leaves it.
     const { client } = tracingClient({ lost: (pk) => pk !== 'DEDUPE#github#body-a' });
-    await expect(table.storeWith(client).acceptWebhook({ route: 'github', dedupeKey: 'delivery-1', replayKey: 'body-a', windowSeconds: 3600, messages: messages(1), now: T0 })).rejects.toThrow('simulated crash');
+    await expect(
+      table.storeWith(client).acceptWebhook({
+        route: 'github',
+        dedupeKey: 'delivery-1',
+        replayKey: 'body-a',
+        windowSeconds: 3600,
+        messages: messages(1),
+        now: T0,
+      }),
+    ).rejects.toThrow('simulated crash');
 
     const replay = await accept(table.store, 'delivery-2', 'body-a');
     expect(replay).toMatchObject({ outcome: 'duplicate', recovered: 1 });
@@ -435,7 +485,16 @@ describe('acceptWebhook with a replay key (the signed body of a sender whose del
     const { client } = tracingClient({ fails: (text) => text === 'message 0' });
     const table = await newTable(db);
     const crashing = table.storeWith(client);
-    await expect(crashing.acceptWebhook({ route: 'github', dedupeKey: 'delivery-1', replayKey: 'body-a', windowSeconds: 3600, messages: messages(1), now: T0 })).rejects.toThrow('simulated crash');
+    await expect(
+      crashing.acceptWebhook({
+        route: 'github',
+        dedupeKey: 'delivery-1',
+        replayKey: 'body-a',
+        windowSeconds: 3600,
+        messages: messages(1),
+        now: T0,
+      }),
+    ).rejects.toThrow('simulated crash');
 
     const retry = await accept(table.store, 'delivery-1', 'body-a');
     expect(retry).toMatchObject({ outcome: 'duplicate', recovered: 1 });
@@ -443,30 +502,70 @@ describe('acceptWebhook with a replay key (the signed body of a sender whose del
   });
 });
 
-
 describe('recordNotice', () => {
-  it('records the relay\'s own SMS as a PENDING message that says which notice it is, once per key', async () => {
+  it("records the relay's own SMS as a PENDING message that says which notice it is, once per key", async () => {
     const { store } = await newTable(db);
-    const first = await store.recordNotice({ kind: 'held-summary', route: 'alerts', key: 'messages:W#1', message: message({ text: 'held' }), now: T0 });
-    const again = await store.recordNotice({ kind: 'held-summary', route: 'alerts', key: 'messages:W#1', message: message({ text: 'held' }), now: T0 });
-    const other = await store.recordNotice({ kind: 'low-balance', route: '_relay', key: T0.toISOString(), message: message({ text: 'low' }), now: T0 });
+    const first = await store.recordNotice({
+      kind: 'held-summary',
+      route: 'alerts',
+      key: 'messages:W#1',
+      message: message({ text: 'held' }),
+      now: T0,
+    });
+    const again = await store.recordNotice({
+      kind: 'held-summary',
+      route: 'alerts',
+      key: 'messages:W#1',
+      message: message({ text: 'held' }),
+      now: T0,
+    });
+    const other = await store.recordNotice({
+      kind: 'low-balance',
+      route: '_relay',
+      key: T0.toISOString(),
+      message: message({ text: 'low' }),
+      now: T0,
+    });
 
     expect(first.outcome).toBe('accepted');
     expect(again).toMatchObject({ outcome: 'duplicate', ids: first.ids });
-    expect(await store.getMessage(first.ids[0]!)).toMatchObject({ state: 'PENDING', notice: 'held-summary', route: 'alerts', text: 'held' });
+    expect(await store.getMessage(first.ids[0]!)).toMatchObject({
+      state: 'PENDING',
+      notice: 'held-summary',
+      route: 'alerts',
+      text: 'held',
+    });
     expect(await store.getMessage(other.ids[0]!)).toMatchObject({ notice: 'low-balance', route: '_relay' });
   });
 
   it('records a handoff SMS once per schedule and shift start, at-least-once, and reads it back as a handoff', async () => {
     const { store } = await newTable(db);
-    const handoff = message({ text: 'You are on call for ops until 2026-12-07 09:00 (Africa/Dar_es_Salaam)', delivery: 'at-least-once' });
+    const handoff = message({
+      text: 'You are on call for ops until 2026-12-07 09:00 (Africa/Dar_es_Salaam)',
+      delivery: 'at-least-once',
+    });
     const key = 'ops:2026-11-30T06:00:00.000Z';
-    const runs = await Promise.all([0, 1].map(async () => await store.recordNotice({ kind: 'handoff', route: '_relay', key, message: handoff, now: T0 })));
-    const next = await store.recordNotice({ kind: 'handoff', route: '_relay', key: 'ops:2026-12-07T06:00:00.000Z', message: handoff, now: T0 });
+    const runs = await Promise.all(
+      [0, 1].map(
+        async () => await store.recordNotice({ kind: 'handoff', route: '_relay', key, message: handoff, now: T0 }),
+      ),
+    );
+    const next = await store.recordNotice({
+      kind: 'handoff',
+      route: '_relay',
+      key: 'ops:2026-12-07T06:00:00.000Z',
+      message: handoff,
+      now: T0,
+    });
 
     expect(runs.map((run) => run.outcome).sort()).toEqual(['accepted', 'duplicate']);
     expect(runs[0]!.ids).toEqual(runs[1]!.ids);
-    expect(await store.getMessage(runs[0]!.ids[0]!)).toMatchObject({ state: 'PENDING', notice: 'handoff', route: '_relay', delivery: 'at-least-once' });
+    expect(await store.getMessage(runs[0]!.ids[0]!)).toMatchObject({
+      state: 'PENDING',
+      notice: 'handoff',
+      route: '_relay',
+      delivery: 'at-least-once',
+    });
     expect(next.outcome).toBe('accepted');
     expect(next.ids).not.toEqual(runs[0]!.ids);
   });

@@ -22,7 +22,9 @@ describe('balance watch', () => {
     await store.updateBalanceState({ balance: 500, threshold: 100, now: at(0) });
 
     const results = await Promise.all(
-      Array.from({ length: 10 }, (_, n) => store.updateBalanceState({ balance: 99 - n, threshold: 100, now: at(1000) })),
+      Array.from({ length: 10 }, (_, n) =>
+        store.updateBalanceState({ balance: 99 - n, threshold: 100, now: at(1000) }),
+      ),
     );
 
     expect(results.filter((result) => result.alert)).toHaveLength(1);
@@ -59,25 +61,42 @@ describe('balance watch', () => {
   it('with disarm: disarms only the crossing whose notice was recorded, and never with disarm false', async () => {
     const { store } = await newTable(db);
     // A caller that saw the alert disarmed records no notice: it never disarms, even if re-armed since.
-    expect(await store.updateBalanceState({ balance: 50, threshold: 100, now: at(1000), disarm: false })).toEqual({ alert: false, stale: false });
+    expect(await store.updateBalanceState({ balance: 50, threshold: 100, now: at(1000), disarm: false })).toEqual({
+      alert: false,
+      stale: false,
+    });
     expect(await store.getBalanceState()).toMatchObject({ armed: true, lastBalance: 50 });
     // Two callers recorded the notice of crossing 0: one disarms.
-    const both = await Promise.all([0, 0].map((crossing) => store.updateBalanceState({ balance: 40, threshold: 100, now: at(2000), disarm: crossing })));
+    const both = await Promise.all(
+      [0, 0].map((crossing) =>
+        store.updateBalanceState({ balance: 40, threshold: 100, now: at(2000), disarm: crossing }),
+      ),
+    );
     expect(both.map((update) => update.alert).sort()).toEqual([false, true]);
     await store.updateBalanceState({ balance: 500, threshold: 100, now: at(3000) });
     // A slow caller that read crossing 0 cannot disarm crossing 1, whose notice it did not record.
-    expect((await store.updateBalanceState({ balance: 30, threshold: 100, now: at(4000), disarm: 0 })).alert).toBe(false);
+    expect((await store.updateBalanceState({ balance: 30, threshold: 100, now: at(4000), disarm: 0 })).alert).toBe(
+      false,
+    );
     expect(await store.getBalanceState()).toMatchObject({ armed: true, alerts: 1, lastBalance: 30 });
-    expect((await store.updateBalanceState({ balance: 30, threshold: 100, now: at(5000), disarm: 1 })).alert).toBe(true);
+    expect((await store.updateBalanceState({ balance: 30, threshold: 100, now: at(5000), disarm: 1 })).alert).toBe(
+      true,
+    );
   });
 
   it('ignores an observation older than the stored one, so a late report cannot re-arm', async () => {
     const { store } = await newTable(db);
     await store.updateBalanceState({ balance: 50, threshold: 100, now: at(2000) });
 
-    expect(await store.updateBalanceState({ balance: 500, threshold: 100, now: at(1000) })).toEqual({ alert: false, stale: true });
+    expect(await store.updateBalanceState({ balance: 500, threshold: 100, now: at(1000) })).toEqual({
+      alert: false,
+      stale: true,
+    });
     expect(await store.getBalanceState()).toMatchObject({ armed: false, lastBalance: 50 });
-    expect(await store.updateBalanceState({ balance: 10, threshold: 100, now: at(1500) })).toEqual({ alert: false, stale: true });
+    expect(await store.updateBalanceState({ balance: 10, threshold: 100, now: at(1500) })).toEqual({
+      alert: false,
+      stale: true,
+    });
   });
 });
 
@@ -126,4 +145,3 @@ describe('recordPrice', () => {
     await expect(store.recordPrice({ creditsPerUnit: Number.NaN })).rejects.toThrow(/creditsPerUnit/);
   });
 });
-

@@ -10,7 +10,12 @@ afterAll(async () => {
   await db.close();
 });
 
-const fail = (threshold = 3, now = at(0)) => ({ threshold, firstProbeAt: (probes: number) => at(1_000 * (probes + 1)), error: 'server-error 503', now });
+const fail = (threshold = 3, now = at(0)) => ({
+  threshold,
+  firstProbeAt: (probes: number) => at(1_000 * (probes + 1)),
+  error: 'server-error 503',
+  now,
+});
 
 describe('the SMS service circuit item', () => {
   it('reads as closed with no failures when the table has none', async () => {
@@ -22,9 +27,20 @@ describe('the SMS service circuit item', () => {
     const { store, storeWith } = await newTable(db);
     const other = storeWith(db.newClient());
     expect(await store.circuit.failed(fail())).toMatchObject({ opened: false, state: { failures: 1 } });
-    const results = await Promise.all([store.circuit.failed(fail()), other.circuit.failed(fail()), other.circuit.failed(fail()), store.circuit.failed(fail())]);
+    const results = await Promise.all([
+      store.circuit.failed(fail()),
+      other.circuit.failed(fail()),
+      other.circuit.failed(fail()),
+      store.circuit.failed(fail()),
+    ]);
     expect(results.filter((result) => result.opened)).toHaveLength(1);
-    expect(await other.getCircuit()).toEqual({ failures: 5, probes: 0, openedAt: at(0).toISOString(), nextProbeAt: at(1_000).toISOString(), lastError: 'server-error 503' });
+    expect(await other.getCircuit()).toEqual({
+      failures: 5,
+      probes: 0,
+      openedAt: at(0).toISOString(),
+      nextProbeAt: at(1_000).toISOString(),
+      lastError: 'server-error 503',
+    });
   });
 
   it('lets one caller probe at a time, and only once the probe is due', async () => {
@@ -32,34 +48,56 @@ describe('the SMS service circuit item', () => {
     const other = storeWith(db.newClient());
     for (let count = 0; count < 3; count += 1) await store.circuit.failed(fail());
     expect(await store.circuit.claimProbe({ leaseUntil: at(20_000), now: at(500) })).toBeUndefined();
-    const claims = await Promise.all([store, other, store, other].map((each) => each.circuit.claimProbe({ leaseUntil: at(20_000), now: at(1_000) })));
+    const claims = await Promise.all(
+      [store, other, store, other].map((each) => each.circuit.claimProbe({ leaseUntil: at(20_000), now: at(1_000) })),
+    );
     expect(claims.filter((claim) => claim !== undefined)).toHaveLength(1);
     // A prober that stopped: the lease passes and another may probe.
     expect(await other.circuit.claimProbe({ leaseUntil: at(40_000), now: at(19_999) })).toBeUndefined();
-    expect(await other.circuit.claimProbe({ leaseUntil: at(40_000), now: at(20_000) })).toMatchObject({ openedAt: at(0).toISOString() });
+    expect(await other.circuit.claimProbe({ leaseUntil: at(40_000), now: at(20_000) })).toMatchObject({
+      openedAt: at(0).toISOString(),
+    });
   });
 
   it('counts a failed probe and moves the next one out', async () => {
     const { store } = await newTable(db);
     for (let count = 0; count < 3; count += 1) await store.circuit.failed(fail());
     const claimed = await store.circuit.claimProbe({ leaseUntil: at(20_000), now: at(1_000) });
-    expect(await store.circuit.probeFailed({ openedAt: claimed!.openedAt!, nextProbeAt: at(5_000), error: 'refused' })).toBe(true);
-    expect(await store.getCircuit()).toMatchObject({ probes: 1, nextProbeAt: at(5_000).toISOString(), lastError: 'refused' });
+    expect(
+      await store.circuit.probeFailed({ openedAt: claimed!.openedAt!, nextProbeAt: at(5_000), error: 'refused' }),
+    ).toBe(true);
+    expect(await store.getCircuit()).toMatchObject({
+      probes: 1,
+      nextProbeAt: at(5_000).toISOString(),
+      lastError: 'refused',
+    });
     // A probe of an opening that is over changes nothing.
-    expect(await store.circuit.probeFailed({ openedAt: at(-1).toISOString(), nextProbeAt: at(9_000), error: 'refused' })).toBe(false);
+    expect(
+      await store.circuit.probeFailed({ openedAt: at(-1).toISOString(), nextProbeAt: at(9_000), error: 'refused' }),
+    ).toBe(false);
   });
 
   it('closes on a success for exactly one caller; a send resets everything, a probe leaves it on probation', async () => {
     const { store, storeWith } = await newTable(db);
     const other = storeWith(db.newClient());
     for (let count = 0; count < 3; count += 1) await store.circuit.failed(fail());
-    const closes = await Promise.all([store.circuit.succeeded({ probation: 2 }), other.circuit.succeeded({ probation: 2 })]);
-    expect(closes.filter((close) => close.closed !== undefined)).toEqual([{ closed: expect.objectContaining({ openedAt: at(0).toISOString(), failures: 3 }) }]);
+    const closes = await Promise.all([
+      store.circuit.succeeded({ probation: 2 }),
+      other.circuit.succeeded({ probation: 2 }),
+    ]);
+    expect(closes.filter((close) => close.closed !== undefined)).toEqual([
+      { closed: expect.objectContaining({ openedAt: at(0).toISOString(), failures: 3 }) },
+    ]);
     expect(await store.getCircuit()).toMatchObject({ failures: 2, probes: 1 });
     expect((await store.getCircuit()).openedAt).toBeUndefined();
     // On probation: the next failure re-opens it, the first probe at the backoff reached (1 probe counted).
-    expect(await store.circuit.failed(fail(3, at(60_000)))).toMatchObject({ opened: true, state: { openedAt: at(60_000).toISOString(), nextProbeAt: at(2_000).toISOString() } });
-    expect(await store.circuit.succeeded()).toMatchObject({ closed: expect.objectContaining({ openedAt: at(60_000).toISOString() }) });
+    expect(await store.circuit.failed(fail(3, at(60_000)))).toMatchObject({
+      opened: true,
+      state: { openedAt: at(60_000).toISOString(), nextProbeAt: at(2_000).toISOString() },
+    });
+    expect(await store.circuit.succeeded()).toMatchObject({
+      closed: expect.objectContaining({ openedAt: at(60_000).toISOString() }),
+    });
     expect(await store.getCircuit()).toMatchObject({ failures: 0, probes: 0 });
     expect(await store.circuit.succeeded()).toEqual({});
   });

@@ -14,10 +14,23 @@ afterAll(async () => {
 describe('countStuck', () => {
   it('counts UNKNOWN, PARKED, FAILED, HELD and overdue DEFERRED records alike by index (AWS) and by scan (local)', async () => {
     const table = await newTable(db);
-    const scanner = createStore({ client: db.client, tableName: table.tableName, clock: () => at(0), readIndexes: false });
+    const scanner = createStore({
+      client: db.client,
+      tableName: table.tableName,
+      clock: () => at(0),
+      readIndexes: false,
+    });
     let n = 0;
     const accept = async (store: MessageStore, overrides: Partial<NewMessage> = {}): Promise<string> =>
-      (await store.acceptWebhook({ route: 'a', dedupeKey: `k${(n += 1)}`, windowSeconds: 60, messages: [message(overrides)], now: at(0) })).ids[0]!;
+      (
+        await store.acceptWebhook({
+          route: 'a',
+          dedupeKey: `k${(n += 1)}`,
+          windowSeconds: 60,
+          messages: [message(overrides)],
+          now: at(0),
+        })
+      ).ids[0]!;
     const settled = async (settlement: Settlement): Promise<void> => {
       const id = await accept(table.store);
       const claimed = await table.store.claimMessage(id, { now: at(0) });
@@ -27,7 +40,10 @@ describe('countStuck', () => {
     for (let i = 0; i < 2; i += 1) await settled({ state: 'PARKED', reason: 'insufficient balance' });
     await settled({ state: 'FAILED', reason: 'refused' });
     await settled({ state: 'HELD', reason: 'route limit' });
-    await settled({ state: 'SENT', result: { deducted: 1, remainingBalance: 9, message: 'ok', senderId: 'S', recipients: [] } });
+    await settled({
+      state: 'SENT',
+      result: { deducted: 1, remainingBalance: 9, message: 'ok', senderId: 'S', recipients: [] },
+    });
     await accept(table.store);
     await accept(table.store, { state: 'DEFERRED', nextAttemptAt: at(-120_000), reason: 'digest window' });
     await accept(table.store, { state: 'DEFERRED', nextAttemptAt: at(-1_000), reason: 'digest window' });

@@ -29,7 +29,10 @@ beforeEach(() => {
 describe('projected balance (balance.reserve under concurrency)', () => {
   it('reserves nothing before a balance was observed, and a settlement does not invent one', async () => {
     const { store } = await newTable(db);
-    expect(await store.reserveCredit({ estimate: 20, floor: 200, token: t() })).toEqual({ reserved: false, projected: undefined });
+    expect(await store.reserveCredit({ estimate: 20, floor: 200, token: t() })).toEqual({
+      reserved: false,
+      projected: undefined,
+    });
     expect(await store.reserveCredit({ estimate: 20, token: t() })).toEqual({ reserved: false, projected: undefined });
     await store.settleCredit({ token: oldest(), estimate: 20, charged: 20 });
     expect((await store.getBalanceState()).projected).toBeUndefined();
@@ -39,7 +42,9 @@ describe('projected balance (balance.reserve under concurrency)', () => {
     const { store } = await newTable(db);
     expect(await store.rebaseCredit({ balance: 400, basis: 0 })).toBe(true);
 
-    const taken = await Promise.all(Array.from({ length: 30 }, () => store.reserveCredit({ estimate: 20, floor: 200, token: t() })));
+    const taken = await Promise.all(
+      Array.from({ length: 30 }, () => store.reserveCredit({ estimate: 20, floor: 200, token: t() })),
+    );
 
     expect(taken.filter((result) => result.reserved)).toHaveLength(10);
     expect(taken.filter((result) => !result.reserved).every((result) => result.projected === 200)).toBe(true);
@@ -50,8 +55,14 @@ describe('projected balance (balance.reserve under concurrency)', () => {
     const { store } = await newTable(db);
     await store.rebaseCredit({ balance: 210, basis: 0 });
     expect(await store.reserveCredit({ estimate: 20, token: t() })).toMatchObject({ reserved: true, projected: 190 });
-    expect(await store.reserveCredit({ estimate: 20, floor: 0, token: t() })).toMatchObject({ reserved: true, projected: 170 });
-    expect(await store.reserveCredit({ estimate: 20, floor: 200, token: t() })).toEqual({ reserved: false, projected: 170 });
+    expect(await store.reserveCredit({ estimate: 20, floor: 0, token: t() })).toMatchObject({
+      reserved: true,
+      projected: 170,
+    });
+    expect(await store.reserveCredit({ estimate: 20, floor: 200, token: t() })).toEqual({
+      reserved: false,
+      projected: 170,
+    });
   });
 
   it('corrects the estimate with the actual cost, gives back what certainly was not sent, keeps what may have been', async () => {
@@ -104,7 +115,7 @@ describe('projected balance (balance.reserve under concurrency)', () => {
     expect((await store.getBalanceState()).projected).toBe(380);
   });
 
-  it('takes a send\'s answer as proof only where it proves the projection wrong: a top-up raises it, credit spent elsewhere lowers it', async () => {
+  it("takes a send's answer as proof only where it proves the projection wrong: a top-up raises it, credit spent elsewhere lowers it", async () => {
     const { store } = await newTable(db);
     await store.rebaseCredit({ balance: 1_000, basis: 0 });
     const reserve = async () => {
@@ -131,7 +142,9 @@ describe('projected balance (balance.reserve under concurrency)', () => {
       const { store } = await newTable(db);
       await store.rebaseCredit({ balance: 400, basis: 0 });
       let balance = 400;
-      const sends = await Promise.all(Array.from({ length: 10 }, () => store.reserveCredit({ estimate: 20, token: t() })));
+      const sends = await Promise.all(
+        Array.from({ length: 10 }, () => store.reserveCredit({ estimate: 20, token: t() })),
+      );
       // The service charges them in turn; their answers are observed in a shuffled order.
       const answers = sends.map((taken, index) => {
         if (!taken.reserved) throw new Error('expected a reservation');
@@ -173,7 +186,9 @@ describe('projected balance (balance.reserve under concurrency)', () => {
     await store.rebaseCredit({ balance: 400, basis: 0 });
     await expect(store.reserveCredit({ estimate: Number.NaN, floor: 200, token: t() })).rejects.toThrow(StoreError);
     await expect(store.reserveCredit({ estimate: -5, token: t() })).rejects.toThrow(StoreError);
-    await expect(store.settleCredit({ token: oldest(), estimate: 20, charged: Number.POSITIVE_INFINITY })).rejects.toThrow(StoreError);
+    await expect(
+      store.settleCredit({ token: oldest(), estimate: 20, charged: Number.POSITIVE_INFINITY }),
+    ).rejects.toThrow(StoreError);
     await expect(store.rebaseCredit({ balance: Number.NaN, basis: 0 })).rejects.toThrow(StoreError);
     expect((await store.getBalanceState()).projected).toBe(400);
   });

@@ -1,5 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import { type AttributeValue, type DynamoDBClient, GetItemCommand, ScanCommand, UpdateTimeToLiveCommand } from '@aws-sdk/client-dynamodb';
+import {
+  type AttributeValue,
+  type DynamoDBClient,
+  GetItemCommand,
+  ScanCommand,
+  UpdateTimeToLiveCommand,
+} from '@aws-sdk/client-dynamodb';
 import { createStore, ensureTable, type MessageStore, type NewMessage, TABLE } from '../../../functions/store';
 import type { Dynalite } from '../../helpers/dynalite';
 
@@ -37,7 +43,13 @@ export const newTable = async (db: Dynalite): Promise<TestTable> => {
   const tableName = `store-${randomUUID()}`;
   await ensureTable(db.client, tableName);
   // DynamoDB Local deletes expired items within seconds (AWS within days, dynalite never): the tests' records are dated 2025.
-  if (db.engine === 'dynamodb-local') await db.client.send(new UpdateTimeToLiveCommand({ TableName: tableName, TimeToLiveSpecification: { AttributeName: TABLE.timeToLive, Enabled: false } }));
+  if (db.engine === 'dynamodb-local')
+    await db.client.send(
+      new UpdateTimeToLiveCommand({
+        TableName: tableName,
+        TimeToLiveSpecification: { AttributeName: TABLE.timeToLive, Enabled: false },
+      }),
+    );
   // A clock that never moves: a test that forgets to pass `now` still gets a fixed time.
   const storeWith = (client: DynamoDBClient) => createStore({ client, tableName, clock: () => T0 });
   return {
@@ -65,10 +77,26 @@ export const kinds = (items: readonly Record<string, AttributeValue>[], kind: st
 let sentCount = 0;
 
 /** Records one message of `route` as sent at `now`, the SMS service having deducted `deducted`: what the spend views add up. */
-export const sentRecord = async (store: MessageStore, { route, deducted, now }: { readonly route: string; readonly deducted: number; readonly now: Date }): Promise<string> => {
+export const sentRecord = async (
+  store: MessageStore,
+  { route, deducted, now }: { readonly route: string; readonly deducted: number; readonly now: Date },
+): Promise<string> => {
   sentCount += 1;
-  const { ids: [id] } = await store.acceptWebhook({ route, dedupeKey: `sent-${sentCount}`, windowSeconds: 60, messages: [message()], now });
+  const {
+    ids: [id],
+  } = await store.acceptWebhook({
+    route,
+    dedupeKey: `sent-${sentCount}`,
+    windowSeconds: 60,
+    messages: [message()],
+    now,
+  });
   const claimed = await store.claimMessage(id!, { now });
-  await store.settle(id!, claimed!.claimToken!, { state: 'SENT', result: { deducted, remainingBalance: 1000, message: 'ok', senderId: 'RELAY', recipients: [] } }, { now });
+  await store.settle(
+    id!,
+    claimed!.claimToken!,
+    { state: 'SENT', result: { deducted, remainingBalance: 1000, message: 'ok', senderId: 'RELAY', recipients: [] } },
+    { now },
+  );
   return id!;
 };

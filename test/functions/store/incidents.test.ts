@@ -13,14 +13,28 @@ afterAll(async () => {
 
 const MINUTE = 60_000;
 const HOUR = 60 * MINUTE;
-const open = { route: 'alerts', key: '{}:{alertname="DiskFull"}', text: '[FIRING] DiskFull', sentTo: '2557****678', nextDueAt: at(10 * MINUTE), now: T0 };
+const open = {
+  route: 'alerts',
+  key: '{}:{alertname="DiskFull"}',
+  text: '[FIRING] DiskFull',
+  sentTo: '2557****678',
+  nextDueAt: at(10 * MINUTE),
+  now: T0,
+};
 
 describe('incidents in the store', () => {
   it('opens one incident per key: a repeated firing gets the open one, unchanged', async () => {
     const { store } = await newTable(db);
     const first = await store.openIncident(open);
     expect(first.opened).toBe(true);
-    expect(first.incident).toMatchObject({ route: 'alerts', state: 'OPEN', actions: 0, level: 0, nextDueAt: at(10 * MINUTE).toISOString(), timeline: [{ event: 'opened', detail: 'sent to 2557****678' }] });
+    expect(first.incident).toMatchObject({
+      route: 'alerts',
+      state: 'OPEN',
+      actions: 0,
+      level: 0,
+      nextDueAt: at(10 * MINUTE).toISOString(),
+      timeline: [{ event: 'opened', detail: 'sent to 2557****678' }],
+    });
     const repeat = await store.openIncident({ ...open, nextDueAt: at(20 * MINUTE), now: at(4 * HOUR) });
     expect(repeat).toEqual({ opened: false, incident: first.incident });
     expect(await store.listOpenIncidents()).toEqual([first.incident]);
@@ -40,8 +54,15 @@ describe('incidents in the store', () => {
   it('closes on a resolve; the next firing of the key opens a new incident', async () => {
     const { store } = await newTable(db);
     const { incident } = await store.openIncident(open);
-    const resolved = await store.closeIncident(incident.id, { state: IncidentState.Resolved, by: 'alertmanager', now: at(5 * MINUTE) });
-    expect(resolved).toMatchObject({ closed: true, incident: { state: 'RESOLVED', closedAt: at(5 * MINUTE).toISOString(), closedBy: 'alertmanager' } });
+    const resolved = await store.closeIncident(incident.id, {
+      state: IncidentState.Resolved,
+      by: 'alertmanager',
+      now: at(5 * MINUTE),
+    });
+    expect(resolved).toMatchObject({
+      closed: true,
+      incident: { state: 'RESOLVED', closedAt: at(5 * MINUTE).toISOString(), closedBy: 'alertmanager' },
+    });
     expect(resolved.incident).not.toHaveProperty('nextDueAt');
     expect(await store.listOpenIncidents()).toEqual([]);
     expect(await store.openIncidentOf('alerts', open.key)).toBeUndefined();
@@ -54,24 +75,53 @@ describe('incidents in the store', () => {
     const { store, storeWith } = await newTable(db);
     const { incident } = await store.openIncident(open);
     const other = storeWith(db.client);
-    const outcomes = await Promise.all(['2557****678', '2557****111', 'cli'].map(async (by, index) => await (index % 2 === 0 ? store : other).closeIncident(incident.id, { state: IncidentState.Acknowledged, by, now: at(MINUTE) })));
+    const outcomes = await Promise.all(
+      ['2557****678', '2557****111', 'cli'].map(
+        async (by, index) =>
+          await (index % 2 === 0 ? store : other).closeIncident(incident.id, {
+            state: IncidentState.Acknowledged,
+            by,
+            now: at(MINUTE),
+          }),
+      ),
+    );
     const winners = outcomes.filter((outcome) => outcome.closed);
     expect(winners).toHaveLength(1);
     const winner = winners[0]!.incident!;
-    for (const outcome of outcomes.filter((each) => !each.closed)) expect(outcome.incident).toMatchObject({ state: 'ACKNOWLEDGED', closedBy: winner.closedBy });
+    for (const outcome of outcomes.filter((each) => !each.closed))
+      expect(outcome.incident).toMatchObject({ state: 'ACKNOWLEDGED', closedBy: winner.closedBy });
     expect(winner.timeline.filter((entry) => entry.event === 'acknowledged')).toHaveLength(1);
     // Closed: a resolve afterwards changes nothing.
-    expect((await store.closeIncident(incident.id, { state: IncidentState.Resolved, by: 'alertmanager' })).closed).toBe(false);
+    expect((await store.closeIncident(incident.id, { state: IncidentState.Resolved, by: 'alertmanager' })).closed).toBe(
+      false,
+    );
   });
 
   it('claims each escalation once: advancing from a stale count is refused', async () => {
     const { store } = await newTable(db);
     const { incident } = await store.openIncident(open);
     const entry = { event: 'escalated', detail: 'escalated to baraka (2557****111)' } as const;
-    const claims = await Promise.all([0, 0].map(async (fromActions) => await store.advanceIncident(incident.id, { fromActions, level: 1, nextDueAt: at(30 * MINUTE), entry, now: at(10 * MINUTE) })));
+    const claims = await Promise.all(
+      [0, 0].map(
+        async (fromActions) =>
+          await store.advanceIncident(incident.id, {
+            fromActions,
+            level: 1,
+            nextDueAt: at(30 * MINUTE),
+            entry,
+            now: at(10 * MINUTE),
+          }),
+      ),
+    );
     expect(claims.sort()).toEqual([false, true]);
-    expect(await store.getIncident(incident.id)).toMatchObject({ actions: 1, level: 1, nextDueAt: at(30 * MINUTE).toISOString() });
-    expect(await store.advanceIncident(incident.id, { fromActions: 1, level: 2, entry, now: at(30 * MINUTE) })).toBe(true);
+    expect(await store.getIncident(incident.id)).toMatchObject({
+      actions: 1,
+      level: 1,
+      nextDueAt: at(30 * MINUTE).toISOString(),
+    });
+    expect(await store.advanceIncident(incident.id, { fromActions: 1, level: 2, entry, now: at(30 * MINUTE) })).toBe(
+      true,
+    );
     expect(await store.getIncident(incident.id)).not.toHaveProperty('nextDueAt');
     await store.closeIncident(incident.id, { state: IncidentState.Acknowledged, by: 'cli' });
     expect(await store.advanceIncident(incident.id, { fromActions: 2, level: 2, entry })).toBe(false);
@@ -97,7 +147,9 @@ describe('acknowledge tokens', () => {
   it('names the same token to concurrent callers for one recipient', async () => {
     const { store } = await newTable(db);
     const { incident } = await store.openIncident(open);
-    const tokens = await Promise.all(Array.from({ length: 4 }, async () => await store.ackToken(incident.id, '255712345678')));
+    const tokens = await Promise.all(
+      Array.from({ length: 4 }, async () => await store.ackToken(incident.id, '255712345678')),
+    );
     expect(new Set(tokens).size).toBe(1);
   });
 

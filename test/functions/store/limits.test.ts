@@ -21,7 +21,9 @@ describe('reserveLimit: messages per window', () => {
   it('allows exactly max of 20 concurrent reservations in one window, holds the rest', async () => {
     const { store, rawItem } = await newTable(db);
     const results = await Promise.all(
-      Array.from({ length: 20 }, (_, n) => store.reserveLimit({ route: 'alerts', messages: messagesLimit, now: at(n * 1000) })),
+      Array.from({ length: 20 }, (_, n) =>
+        store.reserveLimit({ route: 'alerts', messages: messagesLimit, now: at(n * 1000) }),
+      ),
     );
 
     expect(results.filter((result) => result.allowed)).toHaveLength(5);
@@ -37,7 +39,10 @@ describe('reserveLimit: messages per window', () => {
   it('starts afresh in the next window and keeps routes apart', async () => {
     const { store } = await newTable(db);
     const one = { max: 1, windowSeconds: 3600 };
-    expect(await store.reserveLimit({ route: 'a', messages: one, now: at(0) })).toEqual({ allowed: true, taken: { route: 'a', messages: WINDOW } });
+    expect(await store.reserveLimit({ route: 'a', messages: one, now: at(0) })).toEqual({
+      allowed: true,
+      taken: { route: 'a', messages: WINDOW },
+    });
     expect((await store.reserveLimit({ route: 'a', messages: one, now: at(HOUR - 1) })).allowed).toBe(false);
     expect((await store.reserveLimit({ route: 'b', messages: one, now: at(HOUR - 1) })).allowed).toBe(true);
     expect((await store.reserveLimit({ route: 'a', messages: one, now: at(HOUR) })).allowed).toBe(true);
@@ -89,14 +94,34 @@ describe('reserveLimit: credits per day', () => {
 
   it('releaseLimit gives back what a reservation took (count, day and month credits), so a send that never went out does not count', async () => {
     const { store, rawItem } = await newTable(db);
-    const month = { month: '2025-03', startsAt: Date.parse('2025-03-01T00:00:00Z'), endsAt: Date.parse('2025-04-01T00:00:00Z') };
-    const limits = { messages: { max: 1, windowSeconds: 3600 }, credits: { maxPerDay: 20, estimate: 20 }, monthCredits: { maxPerMonth: 20, estimate: 20, month } };
+    const month = {
+      month: '2025-03',
+      startsAt: Date.parse('2025-03-01T00:00:00Z'),
+      endsAt: Date.parse('2025-04-01T00:00:00Z'),
+    };
+    const limits = {
+      messages: { max: 1, windowSeconds: 3600 },
+      credits: { maxPerDay: 20, estimate: 20 },
+      monthCredits: { maxPerMonth: 20, estimate: 20, month },
+    };
     const first = await store.reserveLimit({ route: 'a', ...limits, now: at(0) });
-    expect(first).toMatchObject({ allowed: true, taken: { route: 'a', messages: WINDOW, day: { window: 'D#2025-03-01', credits: 20 }, month: { window: 'M#2025-03', credits: 20 } } });
+    expect(first).toMatchObject({
+      allowed: true,
+      taken: {
+        route: 'a',
+        messages: WINDOW,
+        day: { window: 'D#2025-03-01', credits: 20 },
+        month: { window: 'M#2025-03', credits: 20 },
+      },
+    });
     expect((await store.reserveLimit({ route: 'a', ...limits, now: at(1) })).allowed).toBe(false);
 
     await store.releaseLimit(first.allowed ? first.taken : { route: 'a' });
-    expect([(await rawItem('LIMIT#a', WINDOW))?.count?.N, (await rawItem('LIMIT#a', 'D#2025-03-01'))?.credits?.N, (await rawItem('LIMIT#a', 'M#2025-03'))?.credits?.N]).toEqual(['0', '0', '0']);
+    expect([
+      (await rawItem('LIMIT#a', WINDOW))?.count?.N,
+      (await rawItem('LIMIT#a', 'D#2025-03-01'))?.credits?.N,
+      (await rawItem('LIMIT#a', 'M#2025-03'))?.credits?.N,
+    ]).toEqual(['0', '0', '0']);
     expect((await store.reserveLimit({ route: 'a', ...limits, now: at(2) })).allowed).toBe(true);
     // A window whose item is gone is left alone: no item without its TTL is made.
     await store.releaseLimit({ route: 'b', messages: WINDOW, day: { window: 'D#2025-03-01', credits: 5 } });
@@ -107,7 +132,10 @@ describe('reserveLimit: credits per day', () => {
     const { store, rawItem } = await newTable(db);
     const both = { messages: messagesLimit, credits: { maxPerDay: 3, estimate: 2 } };
     expect((await store.reserveLimit({ route: 'a', ...both, now: at(0) })).allowed).toBe(true);
-    expect(await store.reserveLimit({ route: 'a', ...both, now: at(1) })).toMatchObject({ allowed: false, reason: 'credits' });
+    expect(await store.reserveLimit({ route: 'a', ...both, now: at(1) })).toMatchObject({
+      allowed: false,
+      reason: 'credits',
+    });
 
     const window = await rawItem('LIMIT#a', WINDOW);
     expect([window?.count?.N, window?.held]).toEqual(['1', undefined]);
@@ -174,7 +202,10 @@ describe('spend', () => {
     await sentRecord(store, { route: 'a', deducted: 100, now: at(-7 * DAY) });
     await sentRecord(store, { route: 'a', deducted: 1.5, now: at(-6 * DAY) });
     await sentRecord(store, { route: 'b', deducted: 2, now: at(-1 * DAY) });
-    await Promise.all([sentRecord(store, { route: 'a', deducted: 3, now: at(0) }), sentRecord(store, { route: 'b', deducted: 4, now: at(1) })]);
+    await Promise.all([
+      sentRecord(store, { route: 'a', deducted: 3, now: at(0) }),
+      sentRecord(store, { route: 'b', deducted: 4, now: at(1) }),
+    ]);
     await sentRecord(store, { route: 'a', deducted: 1000, now: at(DAY) });
 
     expect(await store.spendLastDays(7, T0)).toBe(10.5);
@@ -186,11 +217,19 @@ describe('spend', () => {
     await sentRecord(store, { route: 'a', deducted: 2, now: at(-1 * DAY) });
     await sentRecord(store, { route: 'b', deducted: 3, now: at(0) });
     // A record not sent is no spend.
-    await store.acceptWebhook({ route: 'a', dedupeKey: 'pending', windowSeconds: 60, messages: [message()], now: at(0) });
+    await store.acceptWebhook({
+      route: 'a',
+      dedupeKey: 'pending',
+      windowSeconds: 60,
+      messages: [message()],
+      now: at(0),
+    });
     const scanning = createStore({ client: db.client, tableName, clock: () => T0, readIndexes: false });
     expect(await store.spendLastDays(2, T0)).toBe(5);
     expect(await scanning.spendLastDays(2, T0)).toBe(5);
-    expect(await scanning.spendByDay({ route: 'a', days: 2, now: T0 })).toEqual(await store.spendByDay({ route: 'a', days: 2, now: T0 }));
+    expect(await scanning.spendByDay({ route: 'a', days: 2, now: T0 })).toEqual(
+      await store.spendByDay({ route: 'a', days: 2, now: T0 }),
+    );
   });
 
   it('counts on a credits-limited route the spend its counter holds, written only there', async () => {
@@ -216,7 +255,10 @@ describe('reserveLimit: credits per day against what was actually spent', () => 
 
     // Reserved 1 + 4 = 5 of 25, but 20 were spent: a 10-credit send no longer fits.
     expect((await store.reserveLimit({ route: 'shop', credits: credits(4), now: at(2) })).allowed).toBe(true);
-    expect(await store.reserveLimit({ route: 'shop', credits: credits(10), now: at(3) })).toMatchObject({ allowed: false, reason: 'credits' });
+    expect(await store.reserveLimit({ route: 'shop', credits: credits(10), now: at(3) })).toMatchObject({
+      allowed: false,
+      reason: 'credits',
+    });
     expect((await store.reserveLimit({ route: 'shop', credits: credits(5), now: at(4) })).allowed).toBe(true);
     // The next UTC day starts afresh.
     expect((await store.reserveLimit({ route: 'shop', credits: credits(10), now: at(DAY) })).allowed).toBe(true);

@@ -19,7 +19,12 @@ describe('muteRoute, getMute, unmuteRoute, listMutes', () => {
     const { store, rawItem } = await newTable(db);
     const mute = await store.muteRoute({ route: 'alerts', forSeconds: 7200, reason: ' db upgrade ', now: T0 });
 
-    expect(mute).toEqual({ route: 'alerts', until: at(2 * HOUR).toISOString(), reason: 'db upgrade', mutedAt: T0.toISOString() });
+    expect(mute).toEqual({
+      route: 'alerts',
+      until: at(2 * HOUR).toISOString(),
+      reason: 'db upgrade',
+      mutedAt: T0.toISOString(),
+    });
     expect(await store.getMute({ route: 'alerts', now: at(2 * HOUR - 1) })).toEqual(mute);
     expect(await store.getMute({ route: 'alerts', now: at(2 * HOUR) })).toBeUndefined();
     expect(await store.getMute({ route: 'other', now: T0 })).toBeUndefined();
@@ -47,8 +52,13 @@ describe('muteRoute, getMute, unmuteRoute, listMutes', () => {
     await store.muteRoute({ route: 'a', forSeconds: 3600, reason: 'long', now: T0 });
     await store.muteRoute({ route: 'c', forSeconds: 3600, reason: 'not asked', now: T0 });
 
-    expect((await store.listMutes({ routes: ['a', 'b', 'd'], now: at(1000) })).map((mute) => mute.route)).toEqual(['a', 'b']);
-    expect((await store.listMutes({ routes: ['a', 'b', 'd'], now: at(61_000) })).map((mute) => mute.route)).toEqual(['a']);
+    expect((await store.listMutes({ routes: ['a', 'b', 'd'], now: at(1000) })).map((mute) => mute.route)).toEqual([
+      'a',
+      'b',
+    ]);
+    expect((await store.listMutes({ routes: ['a', 'b', 'd'], now: at(61_000) })).map((mute) => mute.route)).toEqual([
+      'a',
+    ]);
     expect(await store.listMutes({ routes: [], now: T0 })).toEqual([]);
     expect((await store.listMutes({ now: at(1000) })).map((mute) => mute.route)).toEqual(['a', 'b', 'c']);
   });
@@ -64,25 +74,44 @@ describe('muteRoute, getMute, unmuteRoute, listMutes', () => {
 
 describe('reserveLimit: credits per calendar month', () => {
   // Dar es Salaam is UTC+3: its November starts at 2026-10-31T21:00Z.
-  const NOVEMBER = { month: '2026-11', startsAt: Date.parse('2026-10-31T21:00:00Z'), endsAt: Date.parse('2026-11-30T21:00:00Z') };
+  const NOVEMBER = {
+    month: '2026-11',
+    startsAt: Date.parse('2026-10-31T21:00:00Z'),
+    endsAt: Date.parse('2026-11-30T21:00:00Z'),
+  };
   const month = (maxPerMonth: number, estimate = 10) => ({ maxPerMonth, estimate, month: NOVEMBER });
 
   it('admits exactly the budget of 30 concurrent reservations and returns the month used', async () => {
     const { store, rawItem } = await newTable(db);
-    const results = await Promise.all(Array.from({ length: 30 }, () => store.reserveLimit({ route: 'shop', monthCredits: month(100) })));
+    const results = await Promise.all(
+      Array.from({ length: 30 }, () => store.reserveLimit({ route: 'shop', monthCredits: month(100) })),
+    );
     const allowed = results.filter((result) => result.allowed);
     expect(allowed).toHaveLength(10);
-    expect(results.filter((result) => !result.allowed)).toEqual(Array(20).fill({ allowed: false, reason: 'month-credits', window: 'M#2026-11' }));
-    expect(allowed.map((result) => (result.allowed ? result.month?.reserved : undefined)).sort((a, b) => a! - b!)).toEqual([10, 20, 30, 40, 50, 60, 70, 80, 90, 100]);
+    expect(results.filter((result) => !result.allowed)).toEqual(
+      Array(20).fill({ allowed: false, reason: 'month-credits', window: 'M#2026-11' }),
+    );
+    expect(
+      allowed.map((result) => (result.allowed ? result.month?.reserved : undefined)).sort((a, b) => a! - b!),
+    ).toEqual([10, 20, 30, 40, 50, 60, 70, 80, 90, 100]);
     const item = await rawItem('LIMIT#shop', 'M#2026-11');
-    expect([item?.credits?.N, item?.held?.N, item?.windowEndsAt?.N]).toEqual(['100', '20', String(NOVEMBER.endsAt / 1000)]);
+    expect([item?.credits?.N, item?.held?.N, item?.windowEndsAt?.N]).toEqual([
+      '100',
+      '20',
+      String(NOVEMBER.endsAt / 1000),
+    ]);
   });
 
   it('counts the credits actually spent too, and gives back the day it took when the month refuses', async () => {
     const { store, rawItem } = await newTable(db);
     await store.recordCreditsSpent({ route: 'shop', deducted: 95, day: false, month: NOVEMBER, now: T0 });
-    expect((await rawItem('LIMIT#shop', 'D#2025-03-01'))).toBeUndefined();
-    const refused = await store.reserveLimit({ route: 'shop', now: T0, credits: { maxPerDay: 1000, estimate: 10 }, monthCredits: month(100) });
+    expect(await rawItem('LIMIT#shop', 'D#2025-03-01')).toBeUndefined();
+    const refused = await store.reserveLimit({
+      route: 'shop',
+      now: T0,
+      credits: { maxPerDay: 1000, estimate: 10 },
+      monthCredits: month(100),
+    });
     expect(refused).toMatchObject({ allowed: false, reason: 'month-credits' });
     expect((await rawItem('LIMIT#shop', 'D#2025-03-01'))?.credits?.N).toBe('0');
   });
@@ -90,9 +119,14 @@ describe('reserveLimit: credits per calendar month', () => {
   it('marks the 80 % warning once of racing callers, and the next reservation reads it as warned', async () => {
     const { store } = await newTable(db);
     for (let n = 0; n < 8; n += 1) await store.reserveLimit({ route: 'shop', monthCredits: month(100) });
-    const marks = await Promise.all(Array.from({ length: 6 }, () => store.markBudgetWarned({ route: 'shop', window: 'M#2026-11' })));
+    const marks = await Promise.all(
+      Array.from({ length: 6 }, () => store.markBudgetWarned({ route: 'shop', window: 'M#2026-11' })),
+    );
     expect(marks.filter(Boolean)).toHaveLength(1);
-    expect(await store.reserveLimit({ route: 'shop', monthCredits: month(100) })).toMatchObject({ allowed: true, month: { reserved: 90, warned: true } });
+    expect(await store.reserveLimit({ route: 'shop', monthCredits: month(100) })).toMatchObject({
+      allowed: true,
+      month: { reserved: 90, warned: true },
+    });
     // No item, no mark: a month never reserved cannot be marked.
     expect(await store.markBudgetWarned({ route: 'shop', window: 'M#2026-12' })).toBe(false);
   });
@@ -102,7 +136,9 @@ describe('heartbeat', () => {
   it('writes the last seen time at most once per interval, whoever writes', async () => {
     const { store } = await newTable(db);
     expect(await store.touchHeartbeat({ route: 'watchdog', intervalMs: 60_000, now: T0 })).toBe(true);
-    const racing = await Promise.all(Array.from({ length: 5 }, () => store.touchHeartbeat({ route: 'watchdog', intervalMs: 60_000, now: at(30_000) })));
+    const racing = await Promise.all(
+      Array.from({ length: 5 }, () => store.touchHeartbeat({ route: 'watchdog', intervalMs: 60_000, now: at(30_000) })),
+    );
     expect(racing.filter(Boolean)).toHaveLength(0);
     expect(await store.touchHeartbeat({ route: 'watchdog', intervalMs: 60_000, now: at(60_000) })).toBe(true);
     expect(await store.getHeartbeat('watchdog')).toEqual({ lastSeenAt: at(60_000).toISOString() });
@@ -112,14 +148,18 @@ describe('heartbeat', () => {
     const { store } = await newTable(db);
     await store.touchHeartbeat({ route: 'watchdog', intervalMs: 60_000, now: T0 });
     const since = T0.toISOString();
-    const silent = await Promise.all(Array.from({ length: 4 }, () => store.heartbeat.silent({ route: 'watchdog', since, now: at(8 * 60_000) })));
+    const silent = await Promise.all(
+      Array.from({ length: 4 }, () => store.heartbeat.silent({ route: 'watchdog', since, now: at(8 * 60_000) })),
+    );
     expect(silent.filter(Boolean)).toHaveLength(1);
     expect(await store.heartbeat.silentNotified({ route: 'watchdog', since })).toBe(true);
     expect(await store.getHeartbeat('watchdog')).toMatchObject({ silentSince: since, silentNotified: true });
 
     await store.touchHeartbeat({ route: 'watchdog', intervalMs: 60_000, now: at(47 * 60_000) });
     const seenAt = at(47 * 60_000).toISOString();
-    const back = await Promise.all(Array.from({ length: 4 }, () => store.heartbeat.back({ route: 'watchdog', since, seenAt })));
+    const back = await Promise.all(
+      Array.from({ length: 4 }, () => store.heartbeat.back({ route: 'watchdog', since, seenAt })),
+    );
     expect(back.filter(Boolean)).toHaveLength(1);
     expect(await store.getHeartbeat('watchdog')).toEqual({ lastSeenAt: seenAt, backSince: since, backSeenAt: seenAt });
     expect(await store.heartbeat.backNotified({ route: 'watchdog', since })).toBe(true);
@@ -131,7 +171,9 @@ describe('heartbeat', () => {
     const { store } = await newTable(db);
     await store.touchHeartbeat({ route: 'watchdog', intervalMs: 60_000, now: T0 });
     await store.touchHeartbeat({ route: 'watchdog', intervalMs: 60_000, now: at(9 * 60_000) });
-    expect(await store.heartbeat.silent({ route: 'watchdog', since: T0.toISOString(), now: at(9 * 60_000) })).toBe(false);
+    expect(await store.heartbeat.silent({ route: 'watchdog', since: T0.toISOString(), now: at(9 * 60_000) })).toBe(
+      false,
+    );
   });
 
   it('arms a route never heard from once, keeping the first time', async () => {

@@ -1,6 +1,21 @@
-import { type AttributeValue, type BatchGetItemCommandOutput, CreateTableCommand, DeleteItemCommand, QueryCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
+import {
+  type AttributeValue,
+  type BatchGetItemCommandOutput,
+  CreateTableCommand,
+  DeleteItemCommand,
+  QueryCommand,
+  UpdateItemCommand,
+} from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createStore, createTableInput, ensureTable, type MessageRecord, type MessageStore, type Page, StoreError } from '../../../functions/store';
+import {
+  createStore,
+  createTableInput,
+  ensureTable,
+  type MessageRecord,
+  type MessageStore,
+  type Page,
+  StoreError,
+} from '../../../functions/store';
 import { type Dynalite, startDynalite } from '../../helpers/dynalite';
 import { at, message, messages, newTable, T0 } from './fixtures';
 
@@ -18,7 +33,9 @@ const lastError = { name: 'TimeoutError', message: 'timed out' };
 const acceptEach = async (store: MessageStore, routes: readonly string[]): Promise<string[]> => {
   const ids: string[] = [];
   for (const [n, route] of routes.entries()) {
-    const { ids: [id] } = await store.acceptWebhook({
+    const {
+      ids: [id],
+    } = await store.acceptWebhook({
       route,
       dedupeKey: `k${n}`,
       windowSeconds: 60,
@@ -70,8 +87,12 @@ describe('listByState', () => {
     const page = await store.listByState('PENDING', { since: at(1000), before: at(3000) });
     expect(page.items.map((record) => record.id)).toEqual([ids[1], ids[2]]);
     expect(page.cursor).toBeUndefined();
-    expect((await store.listByState('PENDING', { before: at(1000) })).items.map((record) => record.id)).toEqual([ids[0]]);
-    expect((await store.listByState('PENDING', { since: at(3000) })).items.map((record) => record.id)).toEqual([ids[3]]);
+    expect((await store.listByState('PENDING', { before: at(1000) })).items.map((record) => record.id)).toEqual([
+      ids[0],
+    ]);
+    expect((await store.listByState('PENDING', { since: at(3000) })).items.map((record) => record.id)).toEqual([
+      ids[3],
+    ]);
     expect((await store.listByState('PENDING', { newestFirst: true })).items.map((record) => record.id)).toEqual(
       [...ids].reverse(),
     );
@@ -80,9 +101,13 @@ describe('listByState', () => {
 
   it('refuses a cursor it did not make and a page size out of range', async () => {
     const { store } = await newTable(db);
-    await expect(store.listByState('PENDING', { cursor: 'not-a-cursor' })).rejects.toThrow(new StoreError('invalid pagination cursor'));
+    await expect(store.listByState('PENDING', { cursor: 'not-a-cursor' })).rejects.toThrow(
+      new StoreError('invalid pagination cursor'),
+    );
     const numeric = Buffer.from(JSON.stringify({ pk: { N: '1' } })).toString('base64url');
-    await expect(store.listByState('PENDING', { cursor: numeric })).rejects.toThrow(new StoreError('invalid pagination cursor'));
+    await expect(store.listByState('PENDING', { cursor: numeric })).rejects.toThrow(
+      new StoreError('invalid pagination cursor'),
+    );
     await expect(store.listByState('PENDING', { limit: 0 })).rejects.toBeInstanceOf(StoreError);
   });
 });
@@ -99,7 +124,12 @@ describe('listByRoute', () => {
     const since = await store.listByRoute('a', { since: at(3000), newestFirst: true });
     expect(since.items.map((record) => record.id)).toEqual([ids[5], ids[3]]);
     // The index holds keys only; the listing reads the records, so it shows their current state.
-    expect((await store.listByRoute('a')).items.map((record) => record.state)).toEqual(['PENDING', 'SENDING', 'PENDING', 'PENDING']);
+    expect((await store.listByRoute('a')).items.map((record) => record.state)).toEqual([
+      'PENDING',
+      'SENDING',
+      'PENDING',
+      'PENDING',
+    ]);
   });
 
   describe('over a keys-only index', () => {
@@ -107,9 +137,21 @@ describe('listByRoute', () => {
     const bulkTable = async () => {
       const table = await newTable(db);
       for (const n of [0, 1, 2, 3, 4]) {
-        await table.store.acceptWebhook({ route: 'bulk', dedupeKey: `b${n}`, windowSeconds: 60, messages: messages(42), now: at(n * 1000) });
+        await table.store.acceptWebhook({
+          route: 'bulk',
+          dedupeKey: `b${n}`,
+          windowSeconds: 60,
+          messages: messages(42),
+          now: at(n * 1000),
+        });
       }
-      await table.store.acceptWebhook({ route: 'other', dedupeKey: 'o', windowSeconds: 60, messages: messages(5), now: at(500) });
+      await table.store.acceptWebhook({
+        route: 'other',
+        dedupeKey: 'o',
+        windowSeconds: 60,
+        messages: messages(5),
+        now: at(500),
+      });
       return table;
     };
 
@@ -154,7 +196,8 @@ describe('listByRoute', () => {
           calls.push(keys);
           await before?.(keys, calls.length);
           const result = await next(args);
-          for (const items of Object.values((result.output as BatchGetItemCommandOutput).Responses ?? {})) items.reverse();
+          for (const items of Object.values((result.output as BatchGetItemCommandOutput).Responses ?? {}))
+            items.reverse();
           return result;
         },
         { step: 'initialize', name: 'countBatchGets' },
@@ -217,7 +260,9 @@ describe('listByRoute', () => {
       const gone = expected[3] ?? '';
       const { client } = batchClient(async (_, call) => {
         if (call === 1) {
-          await db.client.send(new DeleteItemCommand({ TableName: table.tableName, Key: { pk: { S: `MSG#${gone}` }, sk: { S: 'MSG' } } }));
+          await db.client.send(
+            new DeleteItemCommand({ TableName: table.tableName, Key: { pk: { S: `MSG#${gone}` }, sk: { S: 'MSG' } } }),
+          );
         }
       });
 
@@ -248,11 +293,21 @@ describe('findDuePending', () => {
     const ids = await acceptEach(store, ['a', 'a', 'a']);
     for (const [n, id] of ids.slice(0, 2).entries()) {
       const record = await store.claimMessage(id, { now: at(10_000) });
-      await store.settle(id, record?.claimToken ?? '', { state: 'PENDING', nextAttemptAt: at(60_000 * (n + 1)), lastError }, { now: at(10_000) });
+      await store.settle(
+        id,
+        record?.claimToken ?? '',
+        { state: 'PENDING', nextAttemptAt: at(60_000 * (n + 1)), lastError },
+        { now: at(10_000) },
+      );
     }
 
     const due = async (now: number, updatedBefore?: number) =>
-      (await store.findDuePending({ now: at(now), ...(updatedBefore === undefined ? {} : { updatedBefore: at(updatedBefore) }) })).items
+      (
+        await store.findDuePending({
+          now: at(now),
+          ...(updatedBefore === undefined ? {} : { updatedBefore: at(updatedBefore) }),
+        })
+      ).items
         .map((record) => record.id)
         .sort();
 
@@ -268,7 +323,10 @@ describe('listings that scan the table instead of reading its indexes (readIndex
   const scanning = async () => {
     const table = await newTable(db);
     const { createStore } = await import('../../../functions/store');
-    return { ...table, scanner: createStore({ client: db.client, tableName: table.tableName, clock: () => at(0), readIndexes: false }) };
+    return {
+      ...table,
+      scanner: createStore({ client: db.client, tableName: table.tableName, clock: () => at(0), readIndexes: false }),
+    };
   };
 
   it('lists what the indexes list, in the same order, paged the same way', async () => {
@@ -277,25 +335,51 @@ describe('listings that scan the table instead of reading its indexes (readIndex
     await store.claimMessage(ids[2]!, { now: at(20_000) });
     await store.reserveLimit({ route: 'a', messages: { max: 5, windowSeconds: 60 }, now: at(0) });
 
-    for (const options of [{}, { newestFirst: true }, { since: at(3_000) }, { before: at(5_000) }, { since: at(1_000), before: at(6_000), newestFirst: true }]) {
-      expect(await collect((cursor) => scanner.listByRoute('a', { ...options, limit: 2, ...(cursor ? { cursor } : {}) }))).toEqual(
+    for (const options of [
+      {},
+      { newestFirst: true },
+      { since: at(3_000) },
+      { before: at(5_000) },
+      { since: at(1_000), before: at(6_000), newestFirst: true },
+    ]) {
+      expect(
+        await collect((cursor) => scanner.listByRoute('a', { ...options, limit: 2, ...(cursor ? { cursor } : {}) })),
+      ).toEqual(
         await collect((cursor) => store.listByRoute('a', { ...options, limit: 2, ...(cursor ? { cursor } : {}) })),
       );
-      expect((await collect((cursor) => scanner.listByState('PENDING', { ...options, limit: 3, ...(cursor ? { cursor } : {}) }))).flat()).toEqual(
-        (await collect((cursor) => store.listByState('PENDING', { ...options, limit: 3, ...(cursor ? { cursor } : {}) }))).flat(),
+      expect(
+        (
+          await collect((cursor) =>
+            scanner.listByState('PENDING', { ...options, limit: 3, ...(cursor ? { cursor } : {}) }),
+          )
+        ).flat(),
+      ).toEqual(
+        (
+          await collect((cursor) =>
+            store.listByState('PENDING', { ...options, limit: 3, ...(cursor ? { cursor } : {}) }),
+          )
+        ).flat(),
       );
     }
-    expect((await scanner.findStaleSending({ olderThan: at(30_000) })).items.map((record) => record.id)).toEqual([ids[2]]);
-    expect((await scanner.findDuePending({ now: at(30_000) })).items.map((record) => record.id)).toEqual(ids.filter((_, n) => n !== 2));
+    expect((await scanner.findStaleSending({ olderThan: at(30_000) })).items.map((record) => record.id)).toEqual([
+      ids[2],
+    ]);
+    expect((await scanner.findDuePending({ now: at(30_000) })).items.map((record) => record.id)).toEqual(
+      ids.filter((_, n) => n !== 2),
+    );
   });
 
   it('shows each record once, in its current state, whatever the index holds', async () => {
     const { store, scanner, tableName } = await scanning();
     const ids = await acceptEach(store, ['a', 'a']);
     // An index entry left behind by a write that never finished: the record itself is gone.
-    await db.client.send(new DeleteItemCommand({ TableName: tableName, Key: { pk: { S: `MSG#${ids[0]}` }, sk: { S: 'MSG' } } }));
+    await db.client.send(
+      new DeleteItemCommand({ TableName: tableName, Key: { pk: { S: `MSG#${ids[0]}` }, sk: { S: 'MSG' } } }),
+    );
     expect((await scanner.listByRoute('a')).items.map((record) => record.id)).toEqual([ids[1]]);
-    expect((await scanner.listByState('PENDING')).items.map((record) => [record.id, record.state])).toEqual([[ids[1], 'PENDING']]);
+    expect((await scanner.listByState('PENDING')).items.map((record) => [record.id, record.state])).toEqual([
+      [ids[1], 'PENDING'],
+    ]);
   });
 });
 
@@ -303,21 +387,33 @@ describe('listRecent and summarizeRecords: every state at once', () => {
   const both = async () => {
     const table = await newTable(db);
     const { createStore } = await import('../../../functions/store');
-    return { ...table, scanner: createStore({ client: db.client, tableName: table.tableName, clock: () => at(0), readIndexes: false }) };
+    return {
+      ...table,
+      scanner: createStore({ client: db.client, tableName: table.tableName, clock: () => at(0), readIndexes: false }),
+    };
   };
 
   it('lists records of every state newest change first, the same with indexes and with a scan', async () => {
     const { store, scanner } = await both();
     const ids = await acceptEach(store, ['a', 'b', 'a', 'c', 'b', 'a']);
     const claimed = await store.claimMessage(ids[0]!, { now: at(10_000) });
-    await store.settle(ids[0]!, claimed!.claimToken!, { state: 'SENT', result: { deducted: 20, remainingBalance: 980, message: 'ok', senderId: 'X', recipients: [] } }, { now: at(11_000) });
+    await store.settle(
+      ids[0]!,
+      claimed!.claimToken!,
+      { state: 'SENT', result: { deducted: 20, remainingBalance: 980, message: 'ok', senderId: 'X', recipients: [] } },
+      { now: at(11_000) },
+    );
     await store.reserveLimit({ route: 'a', messages: { max: 5, windowSeconds: 60 }, now: at(0) });
 
     const expected = [ids[0], ids[5], ids[4], ids[3], ids[2], ids[1]];
     for (const reader of [store, scanner]) {
       expect((await reader.listRecent()).map((record) => record.id)).toEqual(expected);
       expect((await reader.listRecent({ limit: 3 })).map((record) => record.id)).toEqual(expected.slice(0, 3));
-      expect((await reader.listRecent({ since: at(3_000), before: at(11_000) })).map((record) => record.id)).toEqual([ids[5], ids[4], ids[3]]);
+      expect((await reader.listRecent({ since: at(3_000), before: at(11_000) })).map((record) => record.id)).toEqual([
+        ids[5],
+        ids[4],
+        ids[3],
+      ]);
       const full = (await reader.listRecent({ limit: 1 }))[0]!;
       expect(full).toMatchObject({ id: ids[0], state: 'SENT', text: 'm0', result: { remainingBalance: 980 } });
     }
@@ -327,12 +423,32 @@ describe('listRecent and summarizeRecords: every state at once', () => {
     const { store, scanner } = await both();
     const ids = await acceptEach(store, ['a', 'b', 'a']);
     const claimed = await store.claimMessage(ids[2]!, { now: at(10_000) });
-    await store.settle(ids[2]!, claimed!.claimToken!, { state: 'SENT', result: { deducted: 40, remainingBalance: 960, message: 'ok', senderId: 'X', recipients: [] } }, { now: at(12_000) });
+    await store.settle(
+      ids[2]!,
+      claimed!.claimToken!,
+      { state: 'SENT', result: { deducted: 40, remainingBalance: 960, message: 'ok', senderId: 'X', recipients: [] } },
+      { now: at(12_000) },
+    );
     for (const reader of [store, scanner]) {
       const summaries = (await reader.summarizeRecords({ since: at(1_000) })).sort((x, y) => (x.id < y.id ? -1 : 1));
       expect(summaries).toEqual([
-        { id: ids[1], route: 'b', state: 'PENDING', createdAt: at(1_000).toISOString(), updatedAt: at(1_000).toISOString() },
-        { id: ids[2], route: 'a', state: 'SENT', createdAt: at(2_000).toISOString(), updatedAt: at(12_000).toISOString(), sentAt: at(12_000).toISOString(), deducted: 40, remainingBalance: 960 },
+        {
+          id: ids[1],
+          route: 'b',
+          state: 'PENDING',
+          createdAt: at(1_000).toISOString(),
+          updatedAt: at(1_000).toISOString(),
+        },
+        {
+          id: ids[2],
+          route: 'a',
+          state: 'SENT',
+          createdAt: at(2_000).toISOString(),
+          updatedAt: at(12_000).toISOString(),
+          sentAt: at(12_000).toISOString(),
+          deducted: 40,
+          remainingBalance: 960,
+        },
       ]);
     }
   });
@@ -341,7 +457,10 @@ describe('listRecent and summarizeRecords: every state at once', () => {
     const { store, scanner } = await both();
     await acceptEach(store, ['a', 'b', 'a', 'c']);
     for (const reader of [store, scanner]) {
-      expect(Object.fromEntries(await reader.newestByRoute(['a', 'b', 'z']))).toEqual({ a: at(2_000).toISOString(), b: at(1_000).toISOString() });
+      expect(Object.fromEntries(await reader.newestByRoute(['a', 'b', 'z']))).toEqual({
+        a: at(2_000).toISOString(),
+        b: at(1_000).toISOString(),
+      });
     }
   });
 });
@@ -351,12 +470,36 @@ describe('the state index', () => {
     const { store, tableName } = await newTable(db);
     const [id] = await acceptEach(store, ['a']);
     const record = await store.claimMessage(id!, { now: at(5000) });
-    await store.settle(id!, record?.claimToken ?? '', { state: 'SENT', result: { deducted: 20, remainingBalance: 980, message: 'ok', senderId: 'RELAY', recipients: [] } }, { now: at(6000) });
+    await store.settle(
+      id!,
+      record?.claimToken ?? '',
+      {
+        state: 'SENT',
+        result: { deducted: 20, remainingBalance: 980, message: 'ok', senderId: 'RELAY', recipients: [] },
+      },
+      { now: at(6000) },
+    );
     const { Items: entries = [] } = await db.client.send(
-      new QueryCommand({ TableName: tableName, IndexName: 'byStateSummary', KeyConditionExpression: '#state = :sent', ExpressionAttributeNames: { '#state': 'state' }, ExpressionAttributeValues: { ':sent': { S: 'SENT' } } }),
+      new QueryCommand({
+        TableName: tableName,
+        IndexName: 'byStateSummary',
+        KeyConditionExpression: '#state = :sent',
+        ExpressionAttributeNames: { '#state': 'state' },
+        ExpressionAttributeValues: { ':sent': { S: 'SENT' } },
+      }),
     );
     expect(entries).toHaveLength(1);
-    expect(Object.keys(entries[0]!).sort()).toEqual(['createdAt', 'id', 'pk', 'result', 'route', 'sentAt', 'sk', 'state', 'updatedAt']);
+    expect(Object.keys(entries[0]!).sort()).toEqual([
+      'createdAt',
+      'id',
+      'pk',
+      'result',
+      'route',
+      'sentAt',
+      'sk',
+      'state',
+      'updatedAt',
+    ]);
     // Listings still return whole records, read from the table.
     const [listed] = (await store.listByState('SENT')).items;
     expect(listed?.history.map((change) => change.state)).toEqual(['PENDING', 'SENDING', 'SENT']);
@@ -371,7 +514,8 @@ describe('the state index', () => {
         const result = await next(args);
         // As dynalite's index after a kill between its writes: one record under two entries.
         const output = result.output as { Items?: Record<string, AttributeValue>[] };
-        if (context.commandName === 'QueryCommand' && output.Items !== undefined && output.Items.length > 0) output.Items = [output.Items[0]!, ...output.Items];
+        if (context.commandName === 'QueryCommand' && output.Items !== undefined && output.Items.length > 0)
+          output.Items = [output.Items[0]!, ...output.Items];
         return result;
       },
       { step: 'initialize', name: 'twiceListed' },
@@ -388,7 +532,11 @@ describe('the state index', () => {
     await db.client.send(
       new CreateTableCommand({
         ...input,
-        GlobalSecondaryIndexes: input.GlobalSecondaryIndexes?.map((index) => (index.IndexName === 'byStateSummary' ? { ...index, IndexName: 'byState', Projection: { ProjectionType: 'ALL' } } : index)),
+        GlobalSecondaryIndexes: input.GlobalSecondaryIndexes?.map((index) =>
+          index.IndexName === 'byStateSummary'
+            ? { ...index, IndexName: 'byState', Projection: { ProjectionType: 'ALL' } }
+            : index,
+        ),
       }),
     );
     await ensureTable(db.client, tableName);
@@ -409,7 +557,13 @@ describe('records this version cannot read (written by a newer version, read aft
   const withUnknownValues = async (readIndexes: boolean) => {
     const table = await newTable(db);
     const reported: { id: string; message: string }[] = [];
-    const store = createStore({ client: db.client, tableName: table.tableName, clock: () => at(0), readIndexes, onUndecodable: ({ id, error }) => reported.push({ id, message: error.message }) });
+    const store = createStore({
+      client: db.client,
+      tableName: table.tableName,
+      clock: () => at(0),
+      readIndexes,
+      onUndecodable: ({ id, error }) => reported.push({ id, message: error.message }),
+    });
     const ids = await acceptEach(table.store, ['a', 'a', 'a', 'a', 'a', 'a', 'a']);
     await table.store.claimMessage(ids[3]!, { now: at(10_000) });
     await table.store.claimMessage(ids[6]!, { now: at(10_000) });
@@ -424,7 +578,9 @@ describe('records this version cannot read (written by a newer version, read aft
         }),
       );
     await update(ids[0]!, 'notice', 'SET #name = :value', { S: 'heartbeat-silent-v2' });
-    await update(ids[1]!, 'history', 'SET #name = list_append(#name, :value)', { L: [{ M: { at: { S: at(500).toISOString() }, state: { S: 'ESCALATED' } } }] });
+    await update(ids[1]!, 'history', 'SET #name = list_append(#name, :value)', {
+      L: [{ M: { at: { S: at(500).toISOString() }, state: { S: 'ESCALATED' } } }],
+    });
     await update(ids[2]!, 'state', 'SET #name = :value', { S: 'ESCALATED' });
     await update(ids[3]!, 'notice', 'SET #name = :value', { S: 'heartbeat-silent-v2' });
     return { store, ids, reported };
@@ -441,17 +597,27 @@ describe('records this version cannot read (written by a newer version, read aft
       expect(idsOf((await store.findStaleSending({ olderThan: at(200_000) })).items)).toEqual([ids[6]]);
       expect(idsOf(await store.listRecent())).toEqual([ids[4], ids[5], ids[6]].sort());
       // The counts need no notice or history: only a state this version does not know is left out.
-      expect((await store.summarizeRecords({ since: at(-1000) })).map((summary) => summary.id).sort()).toEqual([ids[0], ids[1], ids[3], ids[4], ids[5], ids[6]].sort());
+      expect((await store.summarizeRecords({ since: at(-1000) })).map((summary) => summary.id).sort()).toEqual(
+        [ids[0], ids[1], ids[3], ids[4], ids[5], ids[6]].sort(),
+      );
 
       expect(new Set(reported.map((report) => report.id))).toEqual(new Set([ids[0], ids[1], ids[2], ids[3]]));
-      expect(reported.find((report) => report.id === ids[0])?.message).toBe(`item MSG#${ids[0]}: unknown notice heartbeat-silent-v2`);
-      expect(reported.find((report) => report.id === ids[1])?.message).toBe(`item MSG#${ids[1]}: unknown state ESCALATED in history`);
-      expect(reported.find((report) => report.id === ids[2])?.message).toBe(`item MSG#${ids[2]}: unknown state ESCALATED`);
+      expect(reported.find((report) => report.id === ids[0])?.message).toBe(
+        `item MSG#${ids[0]}: unknown notice heartbeat-silent-v2`,
+      );
+      expect(reported.find((report) => report.id === ids[1])?.message).toBe(
+        `item MSG#${ids[1]}: unknown state ESCALATED in history`,
+      );
+      expect(reported.find((report) => report.id === ids[2])?.message).toBe(
+        `item MSG#${ids[2]}: unknown state ESCALATED`,
+      );
     });
   }
 
   it('names the record and the value when one is read by id', async () => {
     const { store, ids } = await withUnknownValues(true);
-    await expect(store.getMessage(ids[0]!)).rejects.toThrow(new StoreError(`item MSG#${ids[0]}: unknown notice heartbeat-silent-v2`));
+    await expect(store.getMessage(ids[0]!)).rejects.toThrow(
+      new StoreError(`item MSG#${ids[0]}: unknown notice heartbeat-silent-v2`),
+    );
   });
 });

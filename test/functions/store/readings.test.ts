@@ -31,7 +31,12 @@ describe('balance readings', () => {
 
   it('returns the readings from since to now, both included', async () => {
     const { store } = await newTable(db);
-    for (const [offset, balance] of [[1000, 10], [2000, 20], [3000, 30], [4000, 40]] as const) {
+    for (const [offset, balance] of [
+      [1000, 10],
+      [2000, 20],
+      [3000, 30],
+      [4000, 40],
+    ] as const) {
       await store.recordBalanceReading({ balance, now: at(offset) });
     }
     const balances = async (since: number, now: number) =>

@@ -16,7 +16,10 @@ describe('ensureTable', () => {
     const first = await ensureTable(db.client, 'sms-relay-setup');
     // dynalite has no TTL; DynamoDB Local answers as AWS (ENABLING when switched on, then ENABLED), only at once.
     expect(first).toEqual({ created: true, timeToLive: db.engine === 'dynalite' ? 'UNSUPPORTED' : 'ENABLING' });
-    expect(await ensureTable(db.client, 'sms-relay-setup')).toEqual({ created: false, timeToLive: db.engine === 'dynalite' ? 'UNSUPPORTED' : 'ENABLED' });
+    expect(await ensureTable(db.client, 'sms-relay-setup')).toEqual({
+      created: false,
+      timeToLive: db.engine === 'dynalite' ? 'UNSUPPORTED' : 'ENABLED',
+    });
 
     const { Table: table } = await db.client.send(new DescribeTableCommand({ TableName: 'sms-relay-setup' }));
     expect(table?.TableStatus).toBe('ACTIVE');
@@ -48,9 +51,14 @@ describe('ensureTable', () => {
       BillingMode: 'PAY_PER_REQUEST',
       StreamSpecification: { StreamEnabled: true, StreamViewType: 'NEW_IMAGE' },
     });
-    expect(input.AttributeDefinitions?.map((definition) => definition.AttributeName).sort()).toEqual(
-      ['createdAt', 'pk', 'route', 'sk', 'state', 'updatedAt'],
-    );
+    expect(input.AttributeDefinitions?.map((definition) => definition.AttributeName).sort()).toEqual([
+      'createdAt',
+      'pk',
+      'route',
+      'sk',
+      'state',
+      'updatedAt',
+    ]);
   });
 });
 

@@ -52,7 +52,13 @@ describe('claimMessage', () => {
   it('moves PENDING to SENDING with attempts + 1, a claim time and a token', async () => {
     const { store, id } = await setUp();
     const record = await store.claimMessage(id, { now: at(1000) });
-    expect(record).toMatchObject({ id, state: 'SENDING', attempts: 1, claimedAt: at(1000).toISOString(), updatedAt: at(1000).toISOString() });
+    expect(record).toMatchObject({
+      id,
+      state: 'SENDING',
+      attempts: 1,
+      claimedAt: at(1000).toISOString(),
+      updatedAt: at(1000).toISOString(),
+    });
     expect(record?.claimToken).toMatch(/^[0-9A-Z]{26}$/);
     expect(await store.getMessage(id)).toEqual(record);
   });
@@ -94,7 +100,9 @@ describe('claimMessage', () => {
       expect(taken?.claimToken).not.toBe(old);
 
       await expect(store.settle(id, old, { state: 'SENT', result: sendResult })).rejects.toBeInstanceOf(ClaimLostError);
-      await expect(store.settle(id, taken?.claimToken ?? '', { state: 'SENT', result: sendResult })).resolves.toMatchObject({ state: 'SENT' });
+      await expect(
+        store.settle(id, taken?.claimToken ?? '', { state: 'SENT', result: sendResult }),
+      ).resolves.toMatchObject({ state: 'SENT' });
     });
 
     it('never takes over an at-most-once record', async () => {
@@ -110,7 +118,12 @@ describe('completions', () => {
     const { store, id } = await setUp();
     const { token } = await claim(store, id);
     const sent = await store.settle(id, token, { state: 'SENT', result: sendResult }, { now: at(2000) });
-    expect(sent).toMatchObject({ state: 'SENT', result: sendResult, sentAt: at(2000).toISOString(), updatedAt: at(2000).toISOString() });
+    expect(sent).toMatchObject({
+      state: 'SENT',
+      result: sendResult,
+      sentAt: at(2000).toISOString(),
+      updatedAt: at(2000).toISOString(),
+    });
     expect(sent.claimToken).toBeUndefined();
     expect(await store.getMessage(id)).toEqual(sent);
   });
@@ -118,8 +131,17 @@ describe('completions', () => {
   it('settle to SENT keeps a bounded part of an answer too large for one item, so storing a send always fits', async () => {
     const { store, id } = await setUp();
     const { token } = await claim(store, id);
-    const recipients = Array.from({ length: 9_000 }, (_, n) => ({ phoneNumber: `2557${String(n).padStart(8, '0')}`, status: 'queued', messageId: `msg_${n}_${'x'.repeat(40)}` }));
-    const sent = await store.settle(id, token, { state: 'SENT', result: { ...sendResult, message: 'm'.repeat(100_000), recipients } }, { now: at(2000) });
+    const recipients = Array.from({ length: 9_000 }, (_, n) => ({
+      phoneNumber: `2557${String(n).padStart(8, '0')}`,
+      status: 'queued',
+      messageId: `msg_${n}_${'x'.repeat(40)}`,
+    }));
+    const sent = await store.settle(
+      id,
+      token,
+      { state: 'SENT', result: { ...sendResult, message: 'm'.repeat(100_000), recipients } },
+      { now: at(2000) },
+    );
 
     const kept = sent.result!.recipients as { truncated: boolean; count: number; first: unknown[] };
     expect(kept).toMatchObject({ truncated: true, count: 9_000 });
@@ -132,14 +154,32 @@ describe('completions', () => {
   it('settle to DROPPED records a claimed message that must not go out any more', async () => {
     const { store, id } = await setUp();
     const { token } = await claim(store, id);
-    expect(await store.settle(id, token, { state: 'DROPPED', reason: 'stale' }, { now: at(2000) })).toMatchObject({ state: 'DROPPED', reason: 'stale' });
+    expect(await store.settle(id, token, { state: 'DROPPED', reason: 'stale' }, { now: at(2000) })).toMatchObject({
+      state: 'DROPPED',
+      reason: 'stale',
+    });
     await expect(store.settle(id, token, { state: 'DROPPED', reason: 'again' })).rejects.toBeInstanceOf(ClaimLostError);
   });
 
   it.each([
-    ['FAILED', 'FAILED', (s: MessageStore, id: string, t: string) => s.settle(id, t, { state: 'FAILED', reason: 'rejected', lastError }, { now: at(2000) })],
-    ['UNKNOWN', 'UNKNOWN', (s: MessageStore, id: string, t: string) => s.settle(id, t, { state: 'UNKNOWN', reason: 'timed out', lastError }, { now: at(2000) })],
-    ['PARKED', 'PARKED', (s: MessageStore, id: string, t: string) => s.settle(id, t, { state: 'PARKED', reason: 'insufficient balance', lastError }, { now: at(2000) })],
+    [
+      'FAILED',
+      'FAILED',
+      (s: MessageStore, id: string, t: string) =>
+        s.settle(id, t, { state: 'FAILED', reason: 'rejected', lastError }, { now: at(2000) }),
+    ],
+    [
+      'UNKNOWN',
+      'UNKNOWN',
+      (s: MessageStore, id: string, t: string) =>
+        s.settle(id, t, { state: 'UNKNOWN', reason: 'timed out', lastError }, { now: at(2000) }),
+    ],
+    [
+      'PARKED',
+      'PARKED',
+      (s: MessageStore, id: string, t: string) =>
+        s.settle(id, t, { state: 'PARKED', reason: 'insufficient balance', lastError }, { now: at(2000) }),
+    ],
   ])('%s records the state, the reason and the last error', async (_, state, mark) => {
     const { store, id } = await setUp();
     const { token } = await claim(store, id);
@@ -152,13 +192,21 @@ describe('completions', () => {
   it('settle to HELD records the state and reason', async () => {
     const { store, id } = await setUp();
     const { token } = await claim(store, id);
-    expect(await store.settle(id, token, { state: 'HELD', reason: 'messages limit' })).toMatchObject({ state: 'HELD', reason: 'messages limit' });
+    expect(await store.settle(id, token, { state: 'HELD', reason: 'messages limit' })).toMatchObject({
+      state: 'HELD',
+      reason: 'messages limit',
+    });
   });
 
   it('settle back to PENDING returns the record to PENDING with the next attempt time', async () => {
     const { store, id } = await setUp();
     const { token } = await claim(store, id);
-    const record = await store.settle(id, token, { state: 'PENDING', nextAttemptAt: at(30_000), lastError }, { now: at(2000) });
+    const record = await store.settle(
+      id,
+      token,
+      { state: 'PENDING', nextAttemptAt: at(30_000), lastError },
+      { now: at(2000) },
+    );
     expect(record).toMatchObject({ state: 'PENDING', nextAttemptAt: at(30_000).toISOString(), lastError, attempts: 1 });
     expect(record.claimToken).toBeUndefined();
   });
@@ -184,13 +232,18 @@ describe('completions', () => {
     const { store, id } = await setUp();
     const { token } = await claim(store, id);
     await store.settle(id, token, { state: 'SENT', result: sendResult });
-    await expect(store.settle(id, token, { state: 'FAILED', reason: 'late', lastError })).rejects.toMatchObject({ name: 'ClaimLostError', id });
+    await expect(store.settle(id, token, { state: 'FAILED', reason: 'late', lastError })).rejects.toMatchObject({
+      name: 'ClaimLostError',
+      id,
+    });
     expect((await store.getMessage(id))?.state).toBe('SENT');
   });
 
   it('refuses to complete a record that was never claimed', async () => {
     const { store, id } = await setUp();
-    await expect(store.settle(id, 'anything', { state: 'SENT', result: sendResult })).rejects.toBeInstanceOf(ClaimLostError);
+    await expect(store.settle(id, 'anything', { state: 'SENT', result: sendResult })).rejects.toBeInstanceOf(
+      ClaimLostError,
+    );
   });
 });
 
@@ -202,13 +255,22 @@ describe('requeue', () => {
 
     const record = await store.requeue(id, { from: 'PARKED', now: at(10_000) });
 
-    expect(record).toMatchObject({ state: 'PENDING', nextAttemptAt: at(10_000).toISOString(), attempts: 0, redrives: 1, lastError });
+    expect(record).toMatchObject({
+      state: 'PENDING',
+      nextAttemptAt: at(10_000).toISOString(),
+      attempts: 0,
+      redrives: 1,
+      lastError,
+    });
     expect(record?.reason).toBeUndefined();
     expect(await store.claimMessage(id, { now: at(10_000) })).toMatchObject({ state: 'SENDING', attempts: 1 });
   });
 
   it.each([
-    ['FAILED', (s: MessageStore, id: string, t: string) => s.settle(id, t, { state: 'FAILED', reason: 'x', lastError })],
+    [
+      'FAILED',
+      (s: MessageStore, id: string, t: string) => s.settle(id, t, { state: 'FAILED', reason: 'x', lastError }),
+    ],
     ['HELD', (s: MessageStore, id: string, t: string) => s.settle(id, t, { state: 'HELD', reason: 'x' })],
   ] as const)('requeues from %s', async (from, mark) => {
     const { store, id } = await setUp();
@@ -238,10 +300,16 @@ describe('requeue', () => {
     const { store, id } = await setUp();
     const { token } = await claim(store, id);
     await store.settle(id, token, { state: 'UNKNOWN', reason: 'may have been sent', lastError });
-    await expect(store.requeue(id, { from: 'UNKNOWN' })).rejects.toThrow(new StoreError('an UNKNOWN record may already have been sent: requeue it only with acceptDuplicates'));
+    await expect(store.requeue(id, { from: 'UNKNOWN' })).rejects.toThrow(
+      new StoreError('an UNKNOWN record may already have been sent: requeue it only with acceptDuplicates'),
+    );
     await expect(store.requeue(id, { from: 'UNKNOWN', acceptDuplicates: false })).rejects.toBeInstanceOf(StoreError);
     expect((await store.getMessage(id))?.state).toBe('UNKNOWN');
-    expect(await store.requeue(id, { from: 'UNKNOWN', acceptDuplicates: true })).toMatchObject({ state: 'PENDING', redrives: 1, attempts: 0 });
+    expect(await store.requeue(id, { from: 'UNKNOWN', acceptDuplicates: true })).toMatchObject({
+      state: 'PENDING',
+      redrives: 1,
+      attempts: 0,
+    });
   });
 
   it('refuses to requeue from a state nobody redrives', async () => {
@@ -251,7 +319,11 @@ describe('requeue', () => {
 });
 
 describe('history', () => {
-  const entry = (offsetMs: number, state: string, extra: object = {}) => ({ at: at(offsetMs).toISOString(), state, ...extra });
+  const entry = (offsetMs: number, state: string, extra: object = {}) => ({
+    at: at(offsetMs).toISOString(),
+    state,
+    ...extra,
+  });
 
   it('logs every change of a record oldest first: accepted, claimed, retried with its error, claimed again, sent', async () => {
     const { store, id } = await setUp();
@@ -262,20 +334,38 @@ describe('history', () => {
     const { token: second } = await claim(store, id, at(5000));
     const sent = await store.settle(id, second, { state: 'SENT', result: sendResult }, { now: at(6000) });
 
-    const history = [entry(0, 'PENDING'), entry(1000, 'SENDING'), entry(2000, 'PENDING', { error: lastError }), entry(5000, 'SENDING'), entry(6000, 'SENT')];
+    const history = [
+      entry(0, 'PENDING'),
+      entry(1000, 'SENDING'),
+      entry(2000, 'PENDING', { error: lastError }),
+      entry(5000, 'SENDING'),
+      entry(6000, 'SENT'),
+    ];
     expect(sent.history).toEqual(history);
     expect((await store.getMessage(id))?.history).toEqual(history);
   });
 
   it('starts a record accepted as DROPPED with one entry that says why', async () => {
     const { store } = await newTable(db);
-    const { ids } = await store.acceptWebhook({ route: 'orders', dedupeKey: 'd', windowSeconds: 60, messages: [message({ state: 'DROPPED', reason: 'filtered: draft', to: [] })], now: T0 });
+    const { ids } = await store.acceptWebhook({
+      route: 'orders',
+      dedupeKey: 'd',
+      windowSeconds: 60,
+      messages: [message({ state: 'DROPPED', reason: 'filtered: draft', to: [] })],
+      now: T0,
+    });
     expect((await store.getMessage(ids[0]!))?.history).toEqual([entry(0, 'DROPPED', { reason: 'filtered: draft' })]);
   });
 
   it('starts a notice with one PENDING entry', async () => {
     const { store } = await newTable(db);
-    const { ids } = await store.recordNotice({ kind: 'low-balance', route: '_relay', key: 'k', message: message(), now: at(500) });
+    const { ids } = await store.recordNotice({
+      kind: 'low-balance',
+      route: '_relay',
+      key: 'k',
+      message: message(),
+      now: at(500),
+    });
     expect((await store.getMessage(ids[0]!))?.history).toEqual([entry(500, 'PENDING')]);
   });
 
@@ -299,17 +389,32 @@ describe('history', () => {
     expect((await store.getMessage(id))?.history).toEqual([entry(0, 'PENDING'), entry(1000, 'SENDING')]);
 
     await store.claimMessage(id, { now: at(31_000), staleAfterMs: 30_000 });
-    await expect(store.settle(id, old, { state: 'PENDING', nextAttemptAt: at(40_000), lastError }, { now: at(32_000) })).rejects.toBeInstanceOf(ClaimLostError);
-    await expect(store.settle(id, old, { state: 'SENT', result: sendResult }, { now: at(32_000) })).rejects.toBeInstanceOf(ClaimLostError);
-    expect((await store.getMessage(id))?.history).toEqual([entry(0, 'PENDING'), entry(1000, 'SENDING'), entry(31_000, 'SENDING')]);
+    await expect(
+      store.settle(id, old, { state: 'PENDING', nextAttemptAt: at(40_000), lastError }, { now: at(32_000) }),
+    ).rejects.toBeInstanceOf(ClaimLostError);
+    await expect(
+      store.settle(id, old, { state: 'SENT', result: sendResult }, { now: at(32_000) }),
+    ).rejects.toBeInstanceOf(ClaimLostError);
+    expect((await store.getMessage(id))?.history).toEqual([
+      entry(0, 'PENDING'),
+      entry(1000, 'SENDING'),
+      entry(31_000, 'SENDING'),
+    ]);
   });
 
   it('cuts an entry’s reason and error message to 500 characters, leaving the record’s own intact', async () => {
     const { store, id } = await setUp();
     const { token } = await claim(store, id);
     const long = { ...lastError, message: 'm'.repeat(2000) };
-    const failed = await store.settle(id, token, { state: 'FAILED', reason: 'r'.repeat(2000), lastError: long }, { now: at(2000) });
-    expect(failed.history.at(-1)).toEqual(entry(2000, 'FAILED', { reason: 'r'.repeat(500), error: { ...lastError, message: 'm'.repeat(500) } }));
+    const failed = await store.settle(
+      id,
+      token,
+      { state: 'FAILED', reason: 'r'.repeat(2000), lastError: long },
+      { now: at(2000) },
+    );
+    expect(failed.history.at(-1)).toEqual(
+      entry(2000, 'FAILED', { reason: 'r'.repeat(500), error: { ...lastError, message: 'm'.repeat(500) } }),
+    );
     expect([failed.reason?.length, failed.lastError?.message.length]).toEqual([2000, 2000]);
   });
 
@@ -327,7 +432,11 @@ describe('a long history', () => {
   // Kept in step with functions/core/defaults.ts on purpose: the test states the bound it checks.
   const FIRST = 3;
   const LAST = 40;
-  const entry = (offsetMs: number, state: string, extra: object = {}) => ({ at: at(offsetMs).toISOString(), state, ...extra });
+  const entry = (offsetMs: number, state: string, extra: object = {}) => ({
+    at: at(offsetMs).toISOString(),
+    state,
+    ...extra,
+  });
 
   /** Claims the record and puts it back, `rounds` times: two history entries a round. */
   const loop = async (store: MessageStore, id: string, rounds: number, startMs = 1000) => {
@@ -344,13 +453,25 @@ describe('a long history', () => {
     const { store, id } = await setUp();
     const end = await loop(store, id, 30);
     const { token } = await claim(store, id, at(end));
-    const failed = await store.settle(id, token, { state: 'FAILED', reason: 'gave up', lastError }, { now: at(end + 1) });
+    const failed = await store.settle(
+      id,
+      token,
+      { state: 'FAILED', reason: 'gave up', lastError },
+      { now: at(end + 1) },
+    );
 
     // 1 + 30 × 2 + 2 = 63 changes: the first 3, the last 40, 20 left out.
     expect(failed.history).toHaveLength(FIRST + LAST);
     expect(failed.historyOmitted).toBe(20);
-    expect(failed.history.slice(0, FIRST)).toEqual([entry(0, 'PENDING'), entry(1000, 'SENDING'), entry(1001, 'PENDING', { error: lastError })]);
-    expect(failed.history.slice(-2)).toEqual([entry(end, 'SENDING'), entry(end + 1, 'FAILED', { reason: 'gave up', error: lastError })]);
+    expect(failed.history.slice(0, FIRST)).toEqual([
+      entry(0, 'PENDING'),
+      entry(1000, 'SENDING'),
+      entry(1001, 'PENDING', { error: lastError }),
+    ]);
+    expect(failed.history.slice(-2)).toEqual([
+      entry(end, 'SENDING'),
+      entry(end + 1, 'FAILED', { reason: 'gave up', error: lastError }),
+    ]);
     expect(await store.getMessage(id)).toEqual(failed);
   });
 
@@ -376,11 +497,19 @@ describe('a long history', () => {
     const after = await store.getMessage(id);
     expect(after?.historyOmitted).toBe(before!.historyOmitted! + 1);
     expect(after?.history.at(-1)).toEqual(entry(end, 'SENDING'));
-    await expect(store.settle(id, 'not-the-token', { state: 'SENT', result: sendResult }, { now: at(end + 1) })).rejects.toBeInstanceOf(ClaimLostError);
+    await expect(
+      store.settle(id, 'not-the-token', { state: 'SENT', result: sendResult }, { now: at(end + 1) }),
+    ).rejects.toBeInstanceOf(ClaimLostError);
     expect(await store.getMessage(id)).toEqual(after);
   });
 
-  const big: AttributeValue = { M: { at: { S: at(500).toISOString() }, state: { S: 'PENDING' }, error: { M: { name: { S: 'TimeoutError' }, delivery: { S: 'not-sent' }, message: { S: 'x'.repeat(500) } } } } };
+  const big: AttributeValue = {
+    M: {
+      at: { S: at(500).toISOString() },
+      state: { S: 'PENDING' },
+      error: { M: { name: { S: 'TimeoutError' }, delivery: { S: 'not-sent' }, message: { S: 'x'.repeat(500) } } },
+    },
+  };
   const small: AttributeValue = { M: { at: { S: at(500).toISOString() }, state: { S: 'PENDING' } } };
 
   /**
@@ -399,7 +528,10 @@ describe('a long history', () => {
       }
     };
     let history = item['history']?.L ?? [];
-    for (const [filler, most] of [[big, 1_000], [small, 1_000]] as const) {
+    for (const [filler, most] of [
+      [big, 1_000],
+      [small, 1_000],
+    ] as const) {
       // The most that fit: a binary search, a few puts instead of hundreds.
       let [low, high] = [0, most];
       while (low < high) {
@@ -432,7 +564,12 @@ describe('a long history', () => {
     const count = await fillToTheLimit(tableName, (await rawItem(`MSG#${id}`, 'MSG'))!);
     const { claimToken } = (await store.getMessage(id))!;
 
-    const failed = await store.settle(id, claimToken!, { state: 'FAILED', reason: 'r'.repeat(500), lastError }, { now: at(2000) });
+    const failed = await store.settle(
+      id,
+      claimToken!,
+      { state: 'FAILED', reason: 'r'.repeat(500), lastError },
+      { now: at(2000) },
+    );
 
     expect(failed.state).toBe('FAILED');
     expect(failed.history).toHaveLength(FIRST + LAST);

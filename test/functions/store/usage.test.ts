@@ -23,7 +23,12 @@ describe('limitUsage', () => {
 
     expect(await store.limitUsage({ route: 'alerts', now: at(0) })).toEqual({ day });
     expect(await store.limitUsage({ route: 'alerts', messagesWindowSeconds: 3600, now: at(30 * 60_000) })).toEqual({
-      messages: { used: 0, held: 0, windowStartsAt: '2025-03-01T10:00:00.000Z', windowEndsAt: '2025-03-01T11:00:00.000Z' },
+      messages: {
+        used: 0,
+        held: 0,
+        windowStartsAt: '2025-03-01T10:00:00.000Z',
+        windowEndsAt: '2025-03-01T11:00:00.000Z',
+      },
       day,
     });
     expect(await scan()).toEqual([]);
@@ -31,24 +36,40 @@ describe('limitUsage', () => {
 
   it('reads the messages reserved and held in the current window and the credits reserved, spent and held today', async () => {
     const { store } = await newTable(db);
-    for (let n = 0; n < 3; n += 1) await store.reserveLimit({ route: 'alerts', messages: { max: 2, windowSeconds: 3600 }, now: at(n * 1000) });
-    for (let n = 0; n < 3; n += 1) await store.reserveLimit({ route: 'alerts', credits: { maxPerDay: 10, estimate: 4 }, now: at(n * 1000) });
+    for (let n = 0; n < 3; n += 1)
+      await store.reserveLimit({ route: 'alerts', messages: { max: 2, windowSeconds: 3600 }, now: at(n * 1000) });
+    for (let n = 0; n < 3; n += 1)
+      await store.reserveLimit({ route: 'alerts', credits: { maxPerDay: 10, estimate: 4 }, now: at(n * 1000) });
     await sentRecord(store, { route: 'alerts', deducted: 3, now: at(5000) });
     await sentRecord(store, { route: 'alerts', deducted: 4.5, now: at(6000) });
 
     expect(await store.limitUsage({ route: 'alerts', messagesWindowSeconds: 3600, now: at(10_000) })).toEqual({
-      messages: { used: 2, held: 1, windowStartsAt: '2025-03-01T10:00:00.000Z', windowEndsAt: '2025-03-01T11:00:00.000Z' },
+      messages: {
+        used: 2,
+        held: 1,
+        windowStartsAt: '2025-03-01T10:00:00.000Z',
+        windowEndsAt: '2025-03-01T11:00:00.000Z',
+      },
       day: { reserved: 8, spent: 7.5, held: 1, day: '2025-03-01' },
     });
     // The next window and the next day start from zero.
-    expect((await store.limitUsage({ route: 'alerts', messagesWindowSeconds: 3600, now: at(HOUR) })).messages).toMatchObject({ used: 0, held: 0, windowStartsAt: '2025-03-01T11:00:00.000Z' });
-    expect((await store.limitUsage({ route: 'alerts', now: at(14 * HOUR) })).day).toEqual({ reserved: 0, spent: 0, held: 0, day: '2025-03-02' });
+    expect(
+      (await store.limitUsage({ route: 'alerts', messagesWindowSeconds: 3600, now: at(HOUR) })).messages,
+    ).toMatchObject({ used: 0, held: 0, windowStartsAt: '2025-03-01T11:00:00.000Z' });
+    expect((await store.limitUsage({ route: 'alerts', now: at(14 * HOUR) })).day).toEqual({
+      reserved: 0,
+      spent: 0,
+      held: 0,
+      day: '2025-03-02',
+    });
   });
 
   it('counts the spend of a route without limits', async () => {
     const { store } = await newTable(db);
     await sentRecord(store, { route: 'orders', deducted: 2, now: at(0) });
-    expect(await store.limitUsage({ route: 'orders', now: at(1000) })).toEqual({ day: { reserved: 0, spent: 2, held: 0, day: '2025-03-01' } });
+    expect(await store.limitUsage({ route: 'orders', now: at(1000) })).toEqual({
+      day: { reserved: 0, spent: 2, held: 0, day: '2025-03-01' },
+    });
   });
 
   it("adds up today's spend from the summaries a caller holds, the same figure without scanning the records again", async () => {
@@ -73,7 +94,9 @@ describe('limitUsage', () => {
   it('refuses a window it could not have keyed', async () => {
     const { store } = await newTable(db);
     for (const seconds of [0, 1.5, -60]) {
-      await expect(store.limitUsage({ route: 'alerts', messagesWindowSeconds: seconds })).rejects.toBeInstanceOf(StoreError);
+      await expect(store.limitUsage({ route: 'alerts', messagesWindowSeconds: seconds })).rejects.toBeInstanceOf(
+        StoreError,
+      );
     }
   });
 });

@@ -21,7 +21,10 @@ const key = { pk: { S: 'TEST#1' }, sk: { S: 'TEST' } };
 async function table(): Promise<{ context: StoreTable; requests: ReturnType<typeof countRequests> }> {
   const { tableName } = await newTable(db);
   const client = db.newClient();
-  return { context: { client, tableName, clock: () => T0, readIndexes: true, onUndecodable: () => undefined }, requests: countRequests(client) };
+  return {
+    context: { client, tableName, clock: () => T0, readIndexes: true, onUndecodable: () => undefined },
+    requests: countRequests(client),
+  };
 }
 
 describe('writeIf: one conditional write, one outcome', () => {
@@ -29,7 +32,10 @@ describe('writeIf: one conditional write, one outcome', () => {
     const { context, requests } = await table();
     const put = { Item: { ...key, n: { N: '1' } }, ConditionExpression: 'attribute_not_exists(pk)' };
     expect(await writeIf(context, put)).toEqual({ applied: true, item: {} });
-    expect(await writeIf(context, { ...put, Item: { ...key, n: { N: '2' } } }, { current: true })).toEqual({ applied: false, current: { ...key, n: { N: '1' } } });
+    expect(await writeIf(context, { ...put, Item: { ...key, n: { N: '2' } } }, { current: true })).toEqual({
+      applied: false,
+      current: { ...key, n: { N: '1' } },
+    });
     // dynalite sends no item with the refusal: one read after it, and only because it was asked for. DynamoDB Local sends it, as AWS does.
     expect(requests.byCommand()).toEqual(db.engine === 'dynalite' ? { PutItem: 2, GetItem: 1 } : { PutItem: 2 });
     requests.reset();
@@ -39,11 +45,31 @@ describe('writeIf: one conditional write, one outcome', () => {
 
   it('applies an update with the item ReturnValues asked for, and refuses one on a missing item with no item', async () => {
     const { context } = await table();
-    const add = { Key: key, UpdateExpression: 'ADD n :one', ConditionExpression: 'attribute_not_exists(n) OR n < :max', ExpressionAttributeValues: { ':one': { N: '1' }, ':max': { N: '2' } }, ReturnValues: 'ALL_NEW' as const };
+    const add = {
+      Key: key,
+      UpdateExpression: 'ADD n :one',
+      ConditionExpression: 'attribute_not_exists(n) OR n < :max',
+      ExpressionAttributeValues: { ':one': { N: '1' }, ':max': { N: '2' } },
+      ReturnValues: 'ALL_NEW' as const,
+    };
     expect(await writeIf(context, add)).toEqual({ applied: true, item: { ...key, n: { N: '1' } } });
     expect(await writeIf(context, add)).toEqual({ applied: true, item: { ...key, n: { N: '2' } } });
-    expect(await writeIf(context, add, { current: true })).toEqual({ applied: false, current: { ...key, n: { N: '2' } } });
-    expect(await writeIf(context, { Key: { ...key, sk: { S: 'OTHER' } }, UpdateExpression: 'SET n = :one', ConditionExpression: 'attribute_exists(pk)', ExpressionAttributeValues: { ':one': { N: '1' } } }, { current: true })).toEqual({
+    expect(await writeIf(context, add, { current: true })).toEqual({
+      applied: false,
+      current: { ...key, n: { N: '2' } },
+    });
+    expect(
+      await writeIf(
+        context,
+        {
+          Key: { ...key, sk: { S: 'OTHER' } },
+          UpdateExpression: 'SET n = :one',
+          ConditionExpression: 'attribute_exists(pk)',
+          ExpressionAttributeValues: { ':one': { N: '1' } },
+        },
+        { current: true },
+      ),
+    ).toEqual({
       applied: false,
       current: undefined,
     });
@@ -51,7 +77,9 @@ describe('writeIf: one conditional write, one outcome', () => {
 
   it('throws what is not a refusal', async () => {
     const { context } = await table();
-    await expect(writeIf(context, { Key: key, UpdateExpression: 'SET n = :missing' })).rejects.toMatchObject({ name: 'ValidationException' });
+    await expect(writeIf(context, { Key: key, UpdateExpression: 'SET n = :missing' })).rejects.toMatchObject({
+      name: 'ValidationException',
+    });
   });
 
   it('is what the store writes with: a lost claim is one refused update, nothing more', async () => {
@@ -59,7 +87,26 @@ describe('writeIf: one conditional write, one outcome', () => {
     const client = db.newClient();
     const requests = countRequests(client);
     const store = createStore({ client, tableName, clock: () => T0 });
-    const { ids: [id] } = await store.acceptWebhook({ route: 'a', dedupeKey: 'k', windowSeconds: 60, messages: [{ index: 0, part: 1, parts: 1, text: 'x', to: ['255712345678'], encoding: 'GSM-7', characters: 1, segments: 1, delivery: 'at-most-once' }] });
+    const {
+      ids: [id],
+    } = await store.acceptWebhook({
+      route: 'a',
+      dedupeKey: 'k',
+      windowSeconds: 60,
+      messages: [
+        {
+          index: 0,
+          part: 1,
+          parts: 1,
+          text: 'x',
+          to: ['255712345678'],
+          encoding: 'GSM-7',
+          characters: 1,
+          segments: 1,
+          delivery: 'at-most-once',
+        },
+      ],
+    });
     expect(await store.claimMessage(id!)).toBeDefined();
     requests.reset();
     expect(await store.claimMessage(id!)).toBeUndefined();
@@ -69,7 +116,9 @@ describe('writeIf: one conditional write, one outcome', () => {
 
 describe('writeAllIf: conditional puts written all or none, in one request, with the same kind of outcome', () => {
   const other = { pk: { S: 'TEST#2' }, sk: { S: 'TEST' } };
-  const fresh = (item: Record<string, AttributeValue>) => ({ put: { Item: item, ConditionExpression: 'attribute_not_exists(pk)' } });
+  const fresh = (item: Record<string, AttributeValue>) => ({
+    put: { Item: item, ConditionExpression: 'attribute_not_exists(pk)' },
+  });
 
   it('applies every put in one request, and refuses them all with each refusing item, where asked for, from the refusal', async () => {
     const { context, requests } = await table();
@@ -78,11 +127,19 @@ describe('writeAllIf: conditional puts written all or none, in one request, with
     requests.reset();
 
     const third = { pk: { S: 'TEST#3' }, sk: { S: 'TEST' } };
-    const refused = await writeAllIf(context, [{ ...fresh({ ...key, n: { N: '2' } }), current: true }, fresh(third), fresh(other)]);
+    const refused = await writeAllIf(context, [
+      { ...fresh({ ...key, n: { N: '2' } }), current: true },
+      fresh(third),
+      fresh(other),
+    ]);
 
     expect(refused).toEqual({
       applied: false,
-      puts: [{ refused: true, current: { ...key, n: { N: '1' } } }, { refused: false }, { refused: true, current: undefined }],
+      puts: [
+        { refused: true, current: { ...key, n: { N: '1' } } },
+        { refused: false },
+        { refused: true, current: undefined },
+      ],
     });
     // The local store, as DynamoDB, sends the item with the refusal: no read.
     expect(requests.byCommand()).toEqual({ TransactWriteItems: 1 });
@@ -98,14 +155,18 @@ describe('writeAllIf: conditional puts written all or none, in one request, with
         try {
           return await next(args);
         } catch (error) {
-          if (error instanceof TransactionCanceledException) for (const reason of error.CancellationReasons ?? []) delete reason.Item;
+          if (error instanceof TransactionCanceledException)
+            for (const reason of error.CancellationReasons ?? []) delete reason.Item;
           throw error;
         }
       },
       { step: 'initialize', name: 'dropItems' },
     );
     requests.reset();
-    expect(await writeAllIf(context, [{ ...fresh(key), current: true }])).toEqual({ applied: false, puts: [{ refused: true, current: { ...key, n: { N: '1' } } }] });
+    expect(await writeAllIf(context, [{ ...fresh(key), current: true }])).toEqual({
+      applied: false,
+      puts: [{ refused: true, current: { ...key, n: { N: '1' } } }],
+    });
     expect(requests.byCommand()).toEqual({ TransactWriteItems: 1, GetItem: 1 });
   });
 
@@ -113,7 +174,11 @@ describe('writeAllIf: conditional puts written all or none, in one request, with
     const { context, requests } = await table();
     let conflicts = 0;
     const conflict = () =>
-      new TransactionCanceledException({ message: 'Transaction cancelled', $metadata: {}, CancellationReasons: [{ Code: 'TransactionConflict' }] });
+      new TransactionCanceledException({
+        message: 'Transaction cancelled',
+        $metadata: {},
+        CancellationReasons: [{ Code: 'TransactionConflict' }],
+      });
     context.client.middlewareStack.add(
       (next) => async (args) => {
         if (conflicts < 2) {
@@ -135,7 +200,8 @@ describe('writeAllIf: conditional puts written all or none, in one request, with
     const { context } = await table();
     const twoWritesToOneItem = writeAllIf(context, [fresh(key), fresh(key)]);
     // DynamoDB Local cancels a transaction with two writes to one item where AWS (and dynalite here) refuse it as invalid.
-    if (db.engine === 'dynamodb-local') return void (await expect(twoWritesToOneItem).resolves.toMatchObject({ applied: false }));
+    if (db.engine === 'dynamodb-local')
+      return void (await expect(twoWritesToOneItem).resolves.toMatchObject({ applied: false }));
     await expect(twoWritesToOneItem).rejects.toMatchObject({ name: 'ValidationException' });
   });
 });

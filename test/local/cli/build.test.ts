@@ -24,7 +24,8 @@ function node(args: readonly string[], cwd: string): Promise<Run> {
 }
 
 /** `sms-relay <args>` as a user runs it: the launcher picks the build or the sources. */
-const cli = (root: string, args: readonly string[]): Promise<Run> => node([join(root, 'bin/sms-relay.mjs'), ...args], root);
+const cli = (root: string, args: readonly string[]): Promise<Run> =>
+  node([join(root, 'bin/sms-relay.mjs'), ...args], root);
 
 /** `sms-relay <args>` from the TypeScript sources through tsx, whatever is built. */
 const sources = (root: string, args: readonly string[]): Promise<Run> => node(sourcesCommand(root, args), root);
@@ -37,8 +38,10 @@ let root: string;
 
 beforeAll(() => {
   root = mkdtempSync(join(tmpdir(), 'sms-relay-cli-build-'));
-  for (const dir of ['bin', 'local', 'functions', 'infra']) cpSync(join(REPO_ROOT, dir), join(root, dir), { recursive: true });
-  for (const file of ['package.json', 'package-lock.json', 'tsconfig.json']) cpSync(join(REPO_ROOT, file), join(root, file));
+  for (const dir of ['bin', 'local', 'functions', 'infra'])
+    cpSync(join(REPO_ROOT, dir), join(root, dir), { recursive: true });
+  for (const file of ['package.json', 'package-lock.json', 'tsconfig.json'])
+    cpSync(join(REPO_ROOT, file), join(root, file));
   symlinkSync(join(REPO_ROOT, 'node_modules'), join(root, 'node_modules'));
 });
 
@@ -54,8 +57,32 @@ describe('the CLI build (npm run build)', () => {
     expect(manifest.inputs).toContain('local/cli/commands/validate.ts');
 
     const commands = manifest.commands.map(({ name }) => name);
-    expect(commands).toEqual(['preview', 'validate', 'sandbox', 'start', 'send-test', 'balance', 'logs', 'redrive', 'mute', 'unmute', 'mutes', 'oncall', 'incidents', 'ack', 'console']);
-    const invocations = [['--help'], [], ['help', 'validate'], ['nosuch'], ['valdate'], ['validate'], ...commands.map((name) => [name, '--help'])];
+    expect(commands).toEqual([
+      'preview',
+      'validate',
+      'sandbox',
+      'start',
+      'send-test',
+      'balance',
+      'logs',
+      'redrive',
+      'mute',
+      'unmute',
+      'mutes',
+      'oncall',
+      'incidents',
+      'ack',
+      'console',
+    ]);
+    const invocations = [
+      ['--help'],
+      [],
+      ['help', 'validate'],
+      ['nosuch'],
+      ['valdate'],
+      ['validate'],
+      ...commands.map((name) => [name, '--help']),
+    ];
     for (const args of invocations) {
       const [built, fromSources] = await Promise.all([cli(root, args), sources(root, args)]);
       expect({ args, ...built }).toEqual({ args, ...fromSources });
@@ -71,7 +98,10 @@ describe('the CLI build (npm run build)', () => {
     utimesSync(validate, later, later);
     expect(findBuild(root)).toHaveProperty('entry');
 
-    writeFileSync(validate, readFileSync(validate, 'utf8').replace("'Check a config file:", "'Check a relay config file:"));
+    writeFileSync(
+      validate,
+      readFileSync(validate, 'utf8').replace("'Check a config file:", "'Check a relay config file:"),
+    );
     expect(findBuild(root)).toEqual({ reason: 'changed' });
     // The launcher runs the sources, so the change shows at once.
     expect((await cli(root, ['--help'])).stdout).toContain('Check a relay config file:');

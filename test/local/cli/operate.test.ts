@@ -26,8 +26,8 @@ beforeAll(() => {
 });
 afterAll(() => rmSync(home, { recursive: true, force: true }));
 
-describe('validate prints each route\'s effective delivery policy', () => {
-  it('config/prod.yaml: set by the route, or the source\'s default', async () => {
+describe("validate prints each route's effective delivery policy", () => {
+  it("config/prod.yaml: set by the route, or the source's default", async () => {
     const { code, stdout } = await cli(['validate', '--config', 'config/prod.yaml']);
 
     expect(code).toBe(0);
@@ -44,22 +44,44 @@ describe('validate prints each route\'s effective delivery policy', () => {
 
   it('an alerting source set to at-most-once keeps it', async () => {
     const file = join(home, 'explicit.yaml');
-    writeFileSync(file, 'provider: { baseUrl: "https://sms.example.co.tz" }\nroutes:\n  pages: { source: grafana, secret: t, recipients: ["+255712345678"], delivery: at-most-once }\n  kuma: { source: uptime-kuma, secret: t, recipients: ["+255712345678"] }\n');
+    writeFileSync(
+      file,
+      'provider: { baseUrl: "https://sms.example.co.tz" }\nroutes:\n  pages: { source: grafana, secret: t, recipients: ["+255712345678"], delivery: at-most-once }\n  kuma: { source: uptime-kuma, secret: t, recipients: ["+255712345678"] }\n',
+    );
 
     const { code, stdout } = await cli(['validate', '--config', file]);
 
     expect(code).toBe(0);
-    expect(stdout.split('\n').slice(1)).toEqual(['  pages  grafana      at-most-once   set by the route', '  kuma   uptime-kuma  at-least-once  default for uptime-kuma', '']);
+    expect(stdout.split('\n').slice(1)).toEqual([
+      '  pages  grafana      at-most-once   set by the route',
+      '  kuma   uptime-kuma  at-least-once  default for uptime-kuma',
+      '',
+    ]);
   });
 });
 
 describe('mute refuses what it cannot do, and changes nothing', () => {
   it.each([
-    [['mute', 'nosuch', '--for', '2h', '--config', 'config/prod.yaml', '--data-dir', 'DATA'], 'error: unknown route "nosuch"; the config\'s routes: oncall, orders, ci\n'],
-    [['mute', 'oncall', '--for', 'soon', '--config', 'config/prod.yaml', '--data-dir', 'DATA'], 'error: --for "soon" is not a duration of up to 30d; use e.g. 30m, 2h, 1d\n'],
-    [['mute', 'oncall', '--for', '31d', '--config', 'config/prod.yaml', '--data-dir', 'DATA'], 'error: --for "31d" is not a duration of up to 30d; use e.g. 30m, 2h, 1d\n'],
-    [['mute', 'oncall', '--config', 'config/prod.yaml', '--data-dir', 'DATA'], "error: required option '--for <duration>' not specified\n"],
-    [['mutes', '--config', 'nowhere.yaml', '--data-dir', 'DATA'], 'error: no config at nowhere.yaml: pass --config <file>, the config the relay runs with\n'],
+    [
+      ['mute', 'nosuch', '--for', '2h', '--config', 'config/prod.yaml', '--data-dir', 'DATA'],
+      'error: unknown route "nosuch"; the config\'s routes: oncall, orders, ci\n',
+    ],
+    [
+      ['mute', 'oncall', '--for', 'soon', '--config', 'config/prod.yaml', '--data-dir', 'DATA'],
+      'error: --for "soon" is not a duration of up to 30d; use e.g. 30m, 2h, 1d\n',
+    ],
+    [
+      ['mute', 'oncall', '--for', '31d', '--config', 'config/prod.yaml', '--data-dir', 'DATA'],
+      'error: --for "31d" is not a duration of up to 30d; use e.g. 30m, 2h, 1d\n',
+    ],
+    [
+      ['mute', 'oncall', '--config', 'config/prod.yaml', '--data-dir', 'DATA'],
+      "error: required option '--for <duration>' not specified\n",
+    ],
+    [
+      ['mutes', '--config', 'nowhere.yaml', '--data-dir', 'DATA'],
+      'error: no config at nowhere.yaml: pass --config <file>, the config the relay runs with\n',
+    ],
   ])('%j', async (args, message) => {
     const dataDir = join(home, 'untouched');
     const { code, stderr } = await cli(args.map((arg) => (arg === 'DATA' ? dataDir : arg)));
@@ -73,12 +95,30 @@ describe('mute refuses what it cannot do, and changes nothing', () => {
 describe('oncall override refuses what it cannot do, and changes nothing', () => {
   const local = ['--config', 'config/local.yaml', '--data-dir', 'DATA'];
   it.each([
-    [['oncall', 'override', 'nosuch', '--person', 'asha', '--for', '8h', ...local], 'error: unknown schedule "nosuch"; the config\'s schedules: ops\n'],
-    [['oncall', 'override', 'ops', '--person', 'carol', '--for', '8h', ...local], 'error: unknown person "carol"; the config\'s people: asha, baraka\n'],
-    [['oncall', 'override', 'ops', '--person', 'baraka', '--for', 'soon', ...local], 'error: --for "soon" is not a duration of up to 30d; use e.g. 30m, 8h, 2d\n'],
-    [['oncall', 'override', 'ops', '--person', 'baraka', '--for', '31d', ...local], 'error: --for "31d" is not a duration of up to 30d; use e.g. 30m, 8h, 2d\n'],
-    [['oncall', 'override', 'ops', '--for', '8h', ...local], "error: required option '--person <name>' not specified\n"],
-    [['oncall', '--config', 'nowhere.yaml', '--data-dir', 'DATA'], 'error: no config at nowhere.yaml: pass --config <file>, the config the relay runs with\n'],
+    [
+      ['oncall', 'override', 'nosuch', '--person', 'asha', '--for', '8h', ...local],
+      'error: unknown schedule "nosuch"; the config\'s schedules: ops\n',
+    ],
+    [
+      ['oncall', 'override', 'ops', '--person', 'carol', '--for', '8h', ...local],
+      'error: unknown person "carol"; the config\'s people: asha, baraka\n',
+    ],
+    [
+      ['oncall', 'override', 'ops', '--person', 'baraka', '--for', 'soon', ...local],
+      'error: --for "soon" is not a duration of up to 30d; use e.g. 30m, 8h, 2d\n',
+    ],
+    [
+      ['oncall', 'override', 'ops', '--person', 'baraka', '--for', '31d', ...local],
+      'error: --for "31d" is not a duration of up to 30d; use e.g. 30m, 8h, 2d\n',
+    ],
+    [
+      ['oncall', 'override', 'ops', '--for', '8h', ...local],
+      "error: required option '--person <name>' not specified\n",
+    ],
+    [
+      ['oncall', '--config', 'nowhere.yaml', '--data-dir', 'DATA'],
+      'error: no config at nowhere.yaml: pass --config <file>, the config the relay runs with\n',
+    ],
   ])('%j', async (args, message) => {
     const dataDir = join(home, 'untouched');
     const { code, stderr } = await cli(args.map((arg) => (arg === 'DATA' ? dataDir : arg)));
@@ -88,9 +128,20 @@ describe('oncall override refuses what it cannot do, and changes nothing', () =>
   });
 
   it('says so when the config has no schedules', async () => {
-    const { code, stdout } = await cli(['oncall', '--config', 'config/prod.yaml', '--data-dir', join(home, 'untouched')]);
-    expect({ code, stdout }).toEqual({ code: 0, stdout: 'No schedules in the config: add schedules (and people) to page whoever is on call.\n' });
-    expect((await cli(['oncall', '--json', '--config', 'config/prod.yaml', '--data-dir', join(home, 'untouched')])).stdout).toBe('[]\n');
+    const { code, stdout } = await cli([
+      'oncall',
+      '--config',
+      'config/prod.yaml',
+      '--data-dir',
+      join(home, 'untouched'),
+    ]);
+    expect({ code, stdout }).toEqual({
+      code: 0,
+      stdout: 'No schedules in the config: add schedules (and people) to page whoever is on call.\n',
+    });
+    expect(
+      (await cli(['oncall', '--json', '--config', 'config/prod.yaml', '--data-dir', join(home, 'untouched')])).stdout,
+    ).toBe('[]\n');
   });
 });
 
@@ -110,10 +161,13 @@ describe('commands that reach AWS without a region', () => {
 
     expect(code).toBe(1);
     expect(stdout).toBe('');
-    expect(stderr).toBe('error: no AWS region for SmsRelay-prod: set AWS_REGION or pass --region (the region the stack is deployed in)\n');
+    expect(stderr).toBe(
+      'error: no AWS region for SmsRelay-prod: set AWS_REGION or pass --region (the region the stack is deployed in)\n',
+    );
   });
 
   it('lists --region in the help of logs, redrive and the mute commands', async () => {
-    for (const command of ['logs', 'redrive', 'mute', 'unmute', 'mutes', 'oncall']) expect((await cli([command, '--help'])).stdout).toContain('--region <region>');
+    for (const command of ['logs', 'redrive', 'mute', 'unmute', 'mutes', 'oncall'])
+      expect((await cli([command, '--help'])).stdout).toContain('--region <region>');
   });
 });

@@ -13,7 +13,17 @@ import type { RelayContext } from '../../../functions/relay/ports';
 import { MessageState } from '../../../functions/store';
 import { createStoreApi } from '../../../local/console/api';
 import { createConsoleAccess, type ConsoleAccess } from '../../../local/console/access';
-import { CONSOLE_REQUEST_HEADER, type CreditAnswer, type MuteAnswer, type PayloadsAnswer, type PreviewAnswer, type RecordDetail, type RecordsPage, type RoutesAnswer, type ServiceStatus } from '../../../local/console/contract';
+import {
+  CONSOLE_REQUEST_HEADER,
+  type CreditAnswer,
+  type MuteAnswer,
+  type PayloadsAnswer,
+  type PreviewAnswer,
+  type RecordDetail,
+  type RecordsPage,
+  type RoutesAnswer,
+  type ServiceStatus,
+} from '../../../local/console/contract';
 import { createConsoleHandler } from '../../../local/console/http';
 import { FIXTURES_DIR, rawRoutesOf } from '../../../local/console/standalone';
 import { createGuardedServer } from '../../../local/http';
@@ -48,13 +58,30 @@ let signIns = 0;
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'sms-relay-console-'));
-  const settings = resolveRuntimeSettings({ config: CONFIG, secrets: join(dir, 'secrets.json'), dataDir: join(dir, 'data') }, {});
+  const settings = resolveRuntimeSettings(
+    { config: CONFIG, secrets: join(dir, 'secrets.json'), dataDir: join(dir, 'data') },
+    {},
+  );
   const loaded = loadConfigFile(CONFIG);
   secrets = ensureSecretsFile(settings.secretsPath, loaded).values;
   local = await openLocalStore({ dataDir: settings.dataDir, tableName: settings.tableName });
-  sandbox = await startSandbox({ apiKey: secrets['providerApiKey']!, senderIds: ['SMSRELAY', 'ALERTS', 'DUKA'], defaultSenderId: 'SMSRELAY', balance: 100_000, rate: 20 });
+  sandbox = await startSandbox({
+    apiKey: secrets['providerApiKey']!,
+    senderIds: ['SMSRELAY', 'ALERTS', 'DUKA'],
+    defaultSenderId: 'SMSRELAY',
+    balance: 100_000,
+    rate: 20,
+  });
   const silent = { debug: () => undefined, info: () => undefined, warn: () => undefined, error: () => undefined };
-  context = createLocalContext({ loaded, store: local.store, secretsPath: settings.secretsPath, providerBaseUrl: sandbox.baseUrl, providerApiKey: secrets['providerApiKey']!, logger: silent, policy: settings.policy });
+  context = createLocalContext({
+    loaded,
+    store: local.store,
+    secretsPath: settings.secretsPath,
+    providerBaseUrl: sandbox.baseUrl,
+    providerApiKey: secrets['providerApiKey']!,
+    logger: silent,
+    policy: settings.policy,
+  });
   access = createConsoleAccess({ forwardSecret: FORWARD_SECRET });
   const handle = createConsoleHandler({
     access,
@@ -69,7 +96,9 @@ beforeAll(async () => {
       withStore: async (use) => await use(local.store),
     }),
   });
-  server = createGuardedServer((request, response) => void handle(request, response, new URL(request.url ?? '/', 'http://x').pathname));
+  server = createGuardedServer(
+    (request, response) => void handle(request, response, new URL(request.url ?? '/', 'http://x').pathname),
+  );
   port = await listen(server, 0, '127.0.0.1');
   base = `http://127.0.0.1:${port}`;
   ({ cookie: session, pageToken } = await openConsoleLink(access.newLink(base)));
@@ -86,32 +115,62 @@ afterAll(async () => {
 });
 
 /** Posts a signed webhook to a route through the relay's ingest, then sends what it accepted. */
-async function deliver(route: string, source: string, payload: unknown, secretName: string, { send = true } = {}): Promise<string[]> {
+async function deliver(
+  route: string,
+  source: string,
+  payload: unknown,
+  secretName: string,
+  { send = true } = {},
+): Promise<string[]> {
   const body = Buffer.from(JSON.stringify(payload));
-  const headers = Object.fromEntries(Object.entries(signWebhook(source, { body, secret: secrets[secretName]!, headers: { 'content-type': 'application/json' } })).map(([name, value]) => [name.toLowerCase(), value]));
+  const headers = Object.fromEntries(
+    Object.entries(
+      signWebhook(source, { body, secret: secrets[secretName]!, headers: { 'content-type': 'application/json' } }),
+    ).map(([name, value]) => [name.toLowerCase(), value]),
+  );
   const answer = await ingestWebhook(context, { routeId: route, body, headers, query: {}, receivedAt: new Date() });
   const ids = (answer.body['ids'] as string[] | undefined) ?? [];
   if (send && answer.status === 202) for (const id of ids) await sendMessage(context, id);
   return ids;
 }
 
-async function getJson<T>(path: string, headers: Record<string, string> = { cookie: session, [CONSOLE_REQUEST_HEADER]: pageToken }): Promise<{ status: number; body: T }> {
+async function getJson<T>(
+  path: string,
+  headers: Record<string, string> = { cookie: session, [CONSOLE_REQUEST_HEADER]: pageToken },
+): Promise<{ status: number; body: T }> {
   const response = await fetch(`${base}${path}`, { headers });
   return { status: response.status, body: (await response.json()) as T };
 }
 
-async function postJson<T>(path: string, body: unknown, headers: Record<string, string> = { cookie: session, [CONSOLE_REQUEST_HEADER]: pageToken }): Promise<{ status: number; body: T }> {
-  const response = await fetch(`${base}${path}`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
+async function postJson<T>(
+  path: string,
+  body: unknown,
+  headers: Record<string, string> = { cookie: session, [CONSOLE_REQUEST_HEADER]: pageToken },
+): Promise<{ status: number; body: T }> {
+  const response = await fetch(`${base}${path}`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body: JSON.stringify(body),
+  });
   return { status: response.status, body: (await response.json()) as T };
 }
 
 /** A raw request (signed in unless `cookie` is given), so the test sets Host and Origin as a hostile page or a rebinding DNS would. */
 async function raw(method: string, path: string, headers: Record<string, string>, body?: string): Promise<number> {
   return await new Promise((resolve, reject) => {
-    const request = httpRequest({ host: '127.0.0.1', port, method, path, headers: { cookie: session, [CONSOLE_REQUEST_HEADER]: pageToken, ...headers } }, (response) => {
-      response.resume();
-      resolve(response.statusCode ?? 0);
-    });
+    const request = httpRequest(
+      {
+        host: '127.0.0.1',
+        port,
+        method,
+        path,
+        headers: { cookie: session, [CONSOLE_REQUEST_HEADER]: pageToken, ...headers },
+      },
+      (response) => {
+        response.resume();
+        resolve(response.statusCode ?? 0);
+      },
+    );
     request.once('error', reject);
     request.end(body);
   });
@@ -121,9 +180,15 @@ let parkedCount = 0;
 
 async function parkedRecord(): Promise<string> {
   parkedCount += 1;
-  const [id] = await deliver('notify', 'generic', { message: `parked ${parkedCount}` }, 'generic-token', { send: false });
+  const [id] = await deliver('notify', 'generic', { message: `parked ${parkedCount}` }, 'generic-token', {
+    send: false,
+  });
   const claimed = await local.store.claimMessage(id!);
-  await local.store.settle(id!, claimed!.claimToken!, { state: MessageState.Parked, reason: 'insufficient balance (402)', lastError: { name: 'SmsServiceError', status: 402, delivery: 'not-sent', message: 'insufficient balance' } });
+  await local.store.settle(id!, claimed!.claimToken!, {
+    state: MessageState.Parked,
+    reason: 'insufficient balance (402)',
+    lastError: { name: 'SmsServiceError', status: 402, delivery: 'not-sent', message: 'insufficient balance' },
+  });
   return id!;
 }
 
@@ -171,7 +236,10 @@ describe('signing in', () => {
     expect(first.status).toBe(200);
     const cookie = first.headers.get('set-cookie')!;
     expect(cookie).toMatch(new RegExp(`^sms-relay-console-${port}=[\\w-]{20,}; `));
-    const attributes = cookie.split(';').slice(1).map((part) => part.trim());
+    const attributes = cookie
+      .split(';')
+      .slice(1)
+      .map((part) => part.trim());
     expect(attributes).toEqual(expect.arrayContaining(['Path=/console', 'HttpOnly', 'SameSite=Strict']));
     expect(attributes.some((attribute) => /^(max-age|expires|domain)=/i.test(attribute))).toBe(false);
     const html = await first.text();
@@ -185,23 +253,38 @@ describe('signing in', () => {
     expect(used.headers.get('set-cookie')).toBeNull();
     expect(await used.text()).toContain('already used');
     expect((await fetch(`${base}/console/?token=made-up-token-0000000000000`)).status).toBe(403);
-    expect((await getJson('/console/api/routes', { cookie: cookie.split(';')[0]!, [CONSOLE_REQUEST_HEADER]: token! })).status).toBe(200);
+    expect(
+      (await getJson('/console/api/routes', { cookie: cookie.split(';')[0]!, [CONSOLE_REQUEST_HEADER]: token! }))
+        .status,
+    ).toBe(200);
   });
 
   // Issue 28, defect 9: a browser sends 127.0.0.1's cookies to every port of it, so any local server
   // the browser visits gets the session cookie. Replayed alone, it must get nothing.
-  it('answers the API only with the page token of the cookie\'s own session: a replayed cookie gets 401', async () => {
+  it("answers the API only with the page token of the cookie's own session: a replayed cookie gets 401", async () => {
     const replayed = { cookie: session };
-    const apiPaths = ['/console/api/overview', '/console/api/records', '/console/api/routes', '/console/api/credit', '/console/api/payloads?route=notify'];
-    for (const path of apiPaths) expect({ path, status: (await getJson(path, replayed)).status }).toEqual({ path, status: 401 });
+    const apiPaths = [
+      '/console/api/overview',
+      '/console/api/records',
+      '/console/api/routes',
+      '/console/api/credit',
+      '/console/api/payloads?route=notify',
+    ];
+    for (const path of apiPaths)
+      expect({ path, status: (await getJson(path, replayed)).status }).toEqual({ path, status: 401 });
     const other = await openConsoleLink(access.newLink(base));
     for (const token of ['', 'fetch', '1', other.pageToken, `${pageToken}x`]) {
-      expect({ token, status: (await getJson('/console/api/records', { cookie: session, [CONSOLE_REQUEST_HEADER]: token })).status }).toEqual({ token, status: 401 });
+      expect({
+        token,
+        status: (await getJson('/console/api/records', { cookie: session, [CONSOLE_REQUEST_HEADER]: token })).status,
+      }).toEqual({ token, status: 401 });
     }
     const id = await parkedRecord();
     for (const headers of [replayed, { cookie: session, [CONSOLE_REQUEST_HEADER]: 'fetch' }]) {
       expect((await postJson(`/console/api/records/${id}/redrive`, {}, headers)).status).toBe(401);
-      expect((await postJson('/console/api/routes/orders/mute', { for: '30d', reason: 'replayed' }, headers)).status).toBe(401);
+      expect(
+        (await postJson('/console/api/routes/orders/mute', { for: '30d', reason: 'replayed' }, headers)).status,
+      ).toBe(401);
     }
     expect((await local.store.getMessage(id))?.state).toBe(MessageState.Parked);
     expect(await local.store.getMute({ route: 'orders' })).toBeUndefined();
@@ -213,9 +296,15 @@ describe('signing in', () => {
   it('lets sms-relay console forward with its own secret, and nothing else in its place', async () => {
     expect((await getJson('/console/api/routes', { authorization: `Bearer ${FORWARD_SECRET}` })).status).toBe(200);
     expect((await getJson('/console/api/routes', { authorization: `Bearer ${FORWARD_SECRET}x` })).status).toBe(401);
-    expect((await getJson('/console/api/routes', { authorization: `Bearer ${session.split('=')[1]}` })).status).toBe(401);
+    expect((await getJson('/console/api/routes', { authorization: `Bearer ${session.split('=')[1]}` })).status).toBe(
+      401,
+    );
     const id = await parkedRecord();
-    const forwarded = await postJson(`/console/api/records/${id}/redrive`, {}, { authorization: `Bearer ${FORWARD_SECRET}` });
+    const forwarded = await postJson(
+      `/console/api/records/${id}/redrive`,
+      {},
+      { authorization: `Bearer ${FORWARD_SECRET}` },
+    );
     expect(forwarded.status).toBe(200);
   });
 });
@@ -224,10 +313,18 @@ describe('refusals', () => {
   it('refuses a foreign Host, a foreign Origin, a cross-site fetch and a forwarded request', async () => {
     expect(await raw('GET', '/console', { host: 'evil.example:80' })).toBe(403);
     expect(await raw('GET', '/console/api/records', { host: `attacker.test:${port}` })).toBe(403);
-    expect(await raw('GET', '/console/api/records', { host: `127.0.0.1:${port}`, origin: 'http://evil.example' })).toBe(403);
-    expect(await raw('GET', '/console/api/records', { host: `127.0.0.1:${port}`, 'sec-fetch-site': 'cross-site' })).toBe(403);
-    expect(await raw('GET', '/console/api/records', { host: `127.0.0.1:${port}`, 'x-forwarded-for': '203.0.113.9' })).toBe(403);
-    expect(await raw('GET', '/console/api/records', { host: `localhost:${port}`, origin: `http://localhost:${port}` })).toBe(200);
+    expect(await raw('GET', '/console/api/records', { host: `127.0.0.1:${port}`, origin: 'http://evil.example' })).toBe(
+      403,
+    );
+    expect(
+      await raw('GET', '/console/api/records', { host: `127.0.0.1:${port}`, 'sec-fetch-site': 'cross-site' }),
+    ).toBe(403);
+    expect(
+      await raw('GET', '/console/api/records', { host: `127.0.0.1:${port}`, 'x-forwarded-for': '203.0.113.9' }),
+    ).toBe(403);
+    expect(
+      await raw('GET', '/console/api/records', { host: `localhost:${port}`, origin: `http://localhost:${port}` }),
+    ).toBe(200);
   });
 
   it('refuses a redrive without a session, without the request header, as a form post or from another origin, and changes nothing', async () => {
@@ -235,8 +332,22 @@ describe('refusals', () => {
     const path = `/console/api/records/${id}/redrive`;
     expect((await postJson(path, {}, { [CONSOLE_REQUEST_HEADER]: 'fetch' })).status).toBe(401);
     expect((await postJson(path, {}, { cookie: session })).status).toBe(401);
-    expect(await raw('POST', path, { host: `127.0.0.1:${port}`, 'content-type': 'application/x-www-form-urlencoded' }, 'a=1')).toBe(403);
-    expect(await raw('POST', path, { host: `127.0.0.1:${port}`, origin: 'http://evil.example', 'content-type': 'application/json' }, '{}')).toBe(403);
+    expect(
+      await raw(
+        'POST',
+        path,
+        { host: `127.0.0.1:${port}`, 'content-type': 'application/x-www-form-urlencoded' },
+        'a=1',
+      ),
+    ).toBe(403);
+    expect(
+      await raw(
+        'POST',
+        path,
+        { host: `127.0.0.1:${port}`, origin: 'http://evil.example', 'content-type': 'application/json' },
+        '{}',
+      ),
+    ).toBe(403);
     expect((await local.store.getMessage(id))?.state).toBe(MessageState.Parked);
   });
 
@@ -253,7 +364,8 @@ describe('refusals', () => {
 describe('Activity', () => {
   it('lists records newest first, filtered by route, state and time, and pages without gaps or repeats', async () => {
     const ids: string[] = [];
-    for (let n = 0; n < 5; n += 1) ids.push(...(await deliver('notify', 'generic', { message: `page ${n}` }, 'generic-token')));
+    for (let n = 0; n < 5; n += 1)
+      ids.push(...(await deliver('notify', 'generic', { message: `page ${n}` }, 'generic-token')));
     const all = (await getJson<RecordsPage>('/console/api/records?route=notify&limit=500')).body.records;
     expect(all.map((record) => record.id)).toEqual(expect.arrayContaining(ids));
     expect(all.every((record, index) => index === 0 || all[index - 1]!.createdAt >= record.createdAt)).toBe(true);
@@ -261,7 +373,11 @@ describe('Activity', () => {
     const seen: string[] = [];
     let cursor: string | undefined;
     do {
-      const page: RecordsPage = (await getJson<RecordsPage>(`/console/api/records?route=notify&limit=2${cursor === undefined ? '' : `&cursor=${encodeURIComponent(cursor)}`}`)).body;
+      const page: RecordsPage = (
+        await getJson<RecordsPage>(
+          `/console/api/records?route=notify&limit=2${cursor === undefined ? '' : `&cursor=${encodeURIComponent(cursor)}`}`,
+        )
+      ).body;
       expect(page.records.length).toBeLessThanOrEqual(2);
       seen.push(...page.records.map((record) => record.id));
       cursor = page.cursor;
@@ -272,11 +388,22 @@ describe('Activity', () => {
     expect(sent.length).toBeGreaterThanOrEqual(5);
     expect(sent.every((record) => record.state === 'SENT')).toBe(true);
     expect(sent[0]!.to.every((number) => /^\d{4}\*{4}\d{3}$/.test(number))).toBe(true);
-    expect((await getJson<RecordsPage>(`/console/api/records?since=${encodeURIComponent(new Date(Date.now() + 60_000).toISOString())}`)).body.records).toEqual([]);
+    expect(
+      (
+        await getJson<RecordsPage>(
+          `/console/api/records?since=${encodeURIComponent(new Date(Date.now() + 60_000).toISOString())}`,
+        )
+      ).body.records,
+    ).toEqual([]);
   });
 
   it('opens a record to its SMS, its state changes, the service answer and the webhook as received, without credentials', async () => {
-    const [id] = await deliver('notify', 'generic', { message: 'call 0712345678 now', phone: '0754111222' }, 'generic-token');
+    const [id] = await deliver(
+      'notify',
+      'generic',
+      { message: 'call 0712345678 now', phone: '0754111222' },
+      'generic-token',
+    );
     const { status, body } = await getJson<RecordDetail>(`/console/api/records/${id}`);
     expect(status).toBe(200);
     expect(body.record.state).toBe('SENT');
@@ -297,57 +424,113 @@ describe('Activity', () => {
     const detail = (await getJson<RecordDetail>(`/console/api/records/${id}`)).body;
     expect(detail.redrivable).toBe(true);
     expect(detail.errors).toEqual([expect.objectContaining({ status: 402, message: 'insufficient balance' })]);
-    const first = await postJson<{ requeued: boolean; record: { state: string } }>(`/console/api/records/${id}/redrive`, {});
+    const first = await postJson<{ requeued: boolean; record: { state: string } }>(
+      `/console/api/records/${id}/redrive`,
+      {},
+    );
     expect(first.body).toMatchObject({ requeued: true, record: { state: 'PENDING' } });
     expect((await postJson(`/console/api/records/${id}/redrive`, {})).status).toBe(409);
     await sendMessage(context, id);
     const after = (await getJson<RecordDetail>(`/console/api/records/${id}`)).body;
-    expect(after.history.map((change) => change.state)).toEqual(['PENDING', 'SENDING', 'PARKED', 'PENDING', 'SENDING', 'SENT']);
+    expect(after.history.map((change) => change.state)).toEqual([
+      'PENDING',
+      'SENDING',
+      'PARKED',
+      'PENDING',
+      'SENDING',
+      'SENT',
+    ]);
   });
 
   it('redrives an UNKNOWN record only when the page says the duplicate is accepted, and says why in words', async () => {
     const [id] = await deliver('notify', 'generic', { message: 'maybe sent' }, 'generic-token', { send: false });
     const claimed = await local.store.claimMessage(id!);
-    await local.store.settle(id!, claimed!.claimToken!, { state: MessageState.Unknown, reason: 'may have been sent: 503', lastError: { name: 'SmsServiceError', status: 503, delivery: 'maybe-sent', message: 'service unavailable' } });
+    await local.store.settle(id!, claimed!.claimToken!, {
+      state: MessageState.Unknown,
+      reason: 'may have been sent: 503',
+      lastError: { name: 'SmsServiceError', status: 503, delivery: 'maybe-sent', message: 'service unavailable' },
+    });
     const detail = (await getJson<RecordDetail>(`/console/api/records/${id}`)).body;
-    expect(detail).toMatchObject({ redrivable: true, redriveWarning: expect.stringContaining('may already have arrived') });
+    expect(detail).toMatchObject({
+      redrivable: true,
+      redriveWarning: expect.stringContaining('may already have arrived'),
+    });
 
     const refused = await postJson<{ error: string }>(`/console/api/records/${id}/redrive`, {});
     expect(refused.status).toBe(400);
     expect(refused.body.error).toContain('may already have arrived');
     expect((await local.store.getMessage(id!))?.state).toBe('UNKNOWN');
 
-    const accepted = await postJson<{ requeued: boolean; record: { state: string } }>(`/console/api/records/${id}/redrive`, { acceptDuplicates: true });
+    const accepted = await postJson<{ requeued: boolean; record: { state: string } }>(
+      `/console/api/records/${id}/redrive`,
+      { acceptDuplicates: true },
+    );
     expect(accepted.body).toMatchObject({ requeued: true, record: { state: 'PENDING' } });
     await sendMessage(context, id!);
     expect((await local.store.getMessage(id!))?.state).toBe('SENT');
     // No risk, no warning: a PARKED record's page asks nothing.
-    expect((await getJson<RecordDetail>(`/console/api/records/${await parkedRecord()}`)).body.redriveWarning).toBeNull();
+    expect(
+      (await getJson<RecordDetail>(`/console/api/records/${await parkedRecord()}`)).body.redriveWarning,
+    ).toBeNull();
   });
 
   it('leaves a record this version cannot read out of Activity, and says so on its own page', async () => {
-    const [newer, plain] = await deliver('notify', 'generic', { message: 'from a newer version', phone: '0754111222' }, 'generic-token', { send: false }).then(async (first) => [first[0]!, (await deliver('notify', 'generic', { message: 'plain' }, 'generic-token', { send: false }))[0]!]);
+    const [newer, plain] = await deliver(
+      'notify',
+      'generic',
+      { message: 'from a newer version', phone: '0754111222' },
+      'generic-token',
+      { send: false },
+    ).then(async (first) => [
+      first[0]!,
+      (await deliver('notify', 'generic', { message: 'plain' }, 'generic-token', { send: false }))[0]!,
+    ]);
     await local.client.send(
-      new UpdateItemCommand({ TableName: local.tableName, Key: { pk: { S: `MSG#${newer}` }, sk: { S: 'MSG' } }, UpdateExpression: 'SET #notice = :notice', ExpressionAttributeNames: { '#notice': 'notice' }, ExpressionAttributeValues: { ':notice': { S: 'heartbeat-silent-v2' } } }),
+      new UpdateItemCommand({
+        TableName: local.tableName,
+        Key: { pk: { S: `MSG#${newer}` }, sk: { S: 'MSG' } },
+        UpdateExpression: 'SET #notice = :notice',
+        ExpressionAttributeNames: { '#notice': 'notice' },
+        ExpressionAttributeValues: { ':notice': { S: 'heartbeat-silent-v2' } },
+      }),
     );
     const activity = await getJson<RecordsPage>('/console/api/records?route=notify&limit=500');
     expect(activity.status).toBe(200);
     expect(activity.body.records.map((record) => record.id)).toContain(plain);
     expect(activity.body.records.map((record) => record.id)).not.toContain(newer);
     const page = await getJson<{ error: string }>(`/console/api/records/${newer}`);
-    expect(page).toMatchObject({ status: 409, body: { error: expect.stringContaining('unknown notice heartbeat-silent-v2') } });
+    expect(page).toMatchObject({
+      status: 409,
+      body: { error: expect.stringContaining('unknown notice heartbeat-silent-v2') },
+    });
     expect((await postJson(`/console/api/records/${newer}/redrive`, {})).status).toBe(409);
-    await local.client.send(new DeleteItemCommand({ TableName: local.tableName, Key: { pk: { S: `MSG#${newer}` }, sk: { S: 'MSG' } } }));
+    await local.client.send(
+      new DeleteItemCommand({ TableName: local.tableName, Key: { pk: { S: `MSG#${newer}` }, sk: { S: 'MSG' } } }),
+    );
   });
 
   it('says how many state changes a long history left out, and where', async () => {
-    const [id] = await deliver('notify', 'generic', { message: 'retried a lot', phone: '0754111222' }, 'generic-token', { send: false });
+    const [id] = await deliver(
+      'notify',
+      'generic',
+      { message: 'retried a lot', phone: '0754111222' },
+      'generic-token',
+      { send: false },
+    );
     expect((await getJson<RecordDetail>(`/console/api/records/${id}`)).body.historyOmitted).toBeNull();
     // 25 attempts that each went back to PENDING: 51 changes, of which the record keeps 3 + 40.
     for (let round = 0; round < 25; round += 1) {
       const claimed = await local.store.claimMessage(id!);
-      const lastError = { name: 'SmsServiceError', delivery: 'not-sent', message: 'failed before sending: the balance could not be read (ECONNREFUSED)' };
-      await local.store.settle(id!, claimed!.claimToken!, { state: MessageState.Pending, nextAttemptAt: new Date(0), lastError });
+      const lastError = {
+        name: 'SmsServiceError',
+        delivery: 'not-sent',
+        message: 'failed before sending: the balance could not be read (ECONNREFUSED)',
+      };
+      await local.store.settle(id!, claimed!.claimToken!, {
+        state: MessageState.Pending,
+        nextAttemptAt: new Date(0),
+        lastError,
+      });
     }
     const { body } = await getJson<RecordDetail>(`/console/api/records/${id}`);
     expect(body.history).toHaveLength(43);
@@ -358,7 +541,12 @@ describe('Activity', () => {
 
 describe('Routes, Credit, payloads and preview', () => {
   it('summarises each route: URL, last webhook, counts of the last 24 hours, limits used', async () => {
-    await deliver('alerts', 'alertmanager', JSON.parse(readFileSync(join(FIXTURES_DIR, 'alertmanager/firing-single.json'), 'utf8')), 'alerts-token');
+    await deliver(
+      'alerts',
+      'alertmanager',
+      JSON.parse(readFileSync(join(FIXTURES_DIR, 'alertmanager/firing-single.json'), 'utf8')),
+      'alerts-token',
+    );
     const { routes } = (await getJson<RoutesAnswer>('/console/api/routes')).body;
     const notify = routes.find((route) => route.id === 'notify')!;
     expect(notify.webhookUrl).toBe('http://127.0.0.1:3000/hooks/notify');
@@ -369,7 +557,11 @@ describe('Routes, Credit, payloads and preview', () => {
     expect(alerts.limits).toEqual([expect.objectContaining({ kind: 'messages', max: 60, used: 1 })]);
     expect(routes.find((route) => route.id === 'github')!.lastWebhookAt).toBeNull();
     // The Routes card's quiet hours and digest window (config/local.yaml's examples).
-    expect(routes.find((route) => route.id === 'nightly')).toMatchObject({ quietHours: '22:00–07:00 every day', digestSeconds: null, timeZone: 'Africa/Dar_es_Salaam' });
+    expect(routes.find((route) => route.id === 'nightly')).toMatchObject({
+      quietHours: '22:00–07:00 every day',
+      digestSeconds: null,
+      timeZone: 'Africa/Dar_es_Salaam',
+    });
     expect(routes.find((route) => route.id === 'alert-digest')).toMatchObject({ quietHours: null, digestSeconds: 600 });
     expect(notify).toMatchObject({ quietHours: null, digestSeconds: null });
   });
@@ -386,20 +578,50 @@ describe('Routes, Credit, payloads and preview', () => {
 
     const muted = await postJson<MuteAnswer>('/console/api/routes/orders/mute', { for: '2h', reason: 'stock take' });
     expect(muted.status).toBe(200);
-    expect(muted.body.mute).toMatchObject({ reason: 'stock take', timeZone: 'Africa/Dar_es_Salaam', untilLocal: expect.stringMatching(/\d\d:\d\d$/) });
-    const [dropped] = await deliver('orders', 'shopify', JSON.parse(readFileSync(join(FIXTURES_DIR, 'shopify/orders-create.json'), 'utf8')), 'shopify-secret');
-    expect(await local.store.getMessage(dropped!)).toMatchObject({ state: MessageState.Dropped, reason: `muted until ${muted.body.mute!.untilLocal}: stock take` });
-    await deliver('watchdog', 'alertmanager', JSON.parse(readFileSync(join(FIXTURES_DIR, 'alertmanager/firing-single.json'), 'utf8')), 'alerts-token');
+    expect(muted.body.mute).toMatchObject({
+      reason: 'stock take',
+      timeZone: 'Africa/Dar_es_Salaam',
+      untilLocal: expect.stringMatching(/\d\d:\d\d$/),
+    });
+    const [dropped] = await deliver(
+      'orders',
+      'shopify',
+      JSON.parse(readFileSync(join(FIXTURES_DIR, 'shopify/orders-create.json'), 'utf8')),
+      'shopify-secret',
+    );
+    expect(await local.store.getMessage(dropped!)).toMatchObject({
+      state: MessageState.Dropped,
+      reason: `muted until ${muted.body.mute!.untilLocal}: stock take`,
+    });
+    await deliver(
+      'watchdog',
+      'alertmanager',
+      JSON.parse(readFileSync(join(FIXTURES_DIR, 'alertmanager/firing-single.json'), 'utf8')),
+      'alerts-token',
+    );
 
     let { routes } = (await getJson<RoutesAnswer>('/console/api/routes')).body;
     const orders = routes.find((route) => route.id === 'orders')!;
     expect(orders.mute).toEqual(muted.body.mute);
     expect(orders.limits).toEqual([expect.objectContaining({ kind: 'month', max: 3000, used: 0 })]);
     expect(orders.heartbeat).toBeNull();
-    expect(routes.find((route) => route.id === 'watchdog')!.heartbeat).toEqual({ every: 300, grace: 120, lastSeenAt: expect.any(String), silentSince: null });
+    expect(routes.find((route) => route.id === 'watchdog')!.heartbeat).toEqual({
+      every: 300,
+      grace: 120,
+      lastSeenAt: expect.any(String),
+      silentSince: null,
+    });
 
-    expect((await postJson<MuteAnswer>('/console/api/routes/orders/unmute', {})).body).toEqual({ route: 'orders', mute: null });
-    await deliver('orders', 'shopify', { ...JSON.parse(readFileSync(join(FIXTURES_DIR, 'shopify/orders-create.json'), 'utf8')), id: 990001 }, 'shopify-secret');
+    expect((await postJson<MuteAnswer>('/console/api/routes/orders/unmute', {})).body).toEqual({
+      route: 'orders',
+      mute: null,
+    });
+    await deliver(
+      'orders',
+      'shopify',
+      { ...JSON.parse(readFileSync(join(FIXTURES_DIR, 'shopify/orders-create.json'), 'utf8')), id: 990001 },
+      'shopify-secret',
+    );
     ({ routes } = (await getJson<RoutesAnswer>('/console/api/routes')).body);
     const after = routes.find((route) => route.id === 'orders')!;
     expect(after.mute).toBeNull();
@@ -428,7 +650,8 @@ describe('Routes, Credit, payloads and preview', () => {
 
   it('answers every period the Credit page offers, the longest (90 days) too', async () => {
     // The page offers 7, 14, 30 and 90 days; the API refused more than 35.
-    for (const days of [7, 14, 30, 90]) expect((await getJson<CreditAnswer>(`/console/api/credit?days=${days}`)).status).toBe(200);
+    for (const days of [7, 14, 30, 90])
+      expect((await getJson<CreditAnswer>(`/console/api/credit?days=${days}`)).status).toBe(200);
     expect((await getJson('/console/api/credit?days=91')).status).toBe(400);
   });
 
@@ -440,7 +663,9 @@ describe('Routes, Credit, payloads and preview', () => {
     const missing = await getJson<{ error: string }>('/console/api/payloads');
     expect(missing).toEqual({ status: 400, body: { error: 'route: is required' } });
     const both = await getJson<{ error: string }>('/console/api/records?state=LOST&limit=0');
-    expect(both.body.error).toBe('state: expected one of PENDING, SENDING, SENT, FAILED, UNKNOWN, PARKED, HELD, DROPPED, DEFERRED, DIGESTED, got "LOST"; limit: must be a whole number from 1 to 500');
+    expect(both.body.error).toBe(
+      'state: expected one of PENDING, SENDING, SENT, FAILED, UNKNOWN, PARKED, HELD, DROPPED, DEFERRED, DIGESTED, got "LOST"; limit: must be a whole number from 1 to 500',
+    );
   });
 
   it('offers captured payloads (masked) and the source examples', async () => {
@@ -452,53 +677,123 @@ describe('Routes, Credit, payloads and preview', () => {
 
   it('opens every route on an example payload its own template fills: an SMS, no warning, no dropped recipient', async () => {
     // The SMS the relay sends for these examples (test/e2e/relay.test.ts): the page must show the same.
-    const texts: Readonly<Record<string, RegExp>> = { alerts: /^\[FIRING x3\] InstanceDown: /, orders: /^New order #1001: /, shop: /^Order #4821 processing: /, github: /^\[kilimo-labs\/sms-relay\] Issue #17 opened/ };
+    const texts: Readonly<Record<string, RegExp>> = {
+      alerts: /^\[FIRING x3\] InstanceDown: /,
+      orders: /^New order #1001: /,
+      shop: /^Order #4821 processing: /,
+      github: /^\[kilimo-labs\/sms-relay\] Issue #17 opened/,
+    };
     for (const route of loadConfigFile(CONFIG).routes.keys()) {
       // Before any capture the page opens the first example payload.
-      const first = (await getJson<PayloadsAnswer>(`/console/api/payloads?route=${route}`)).body.payloads.find((payload) => payload.kind === 'fixture')!;
+      const first = (await getJson<PayloadsAnswer>(`/console/api/payloads?route=${route}`)).body.payloads.find(
+        (payload) => payload.kind === 'fixture',
+      )!;
       const answer = (await postJson<PreviewAnswer>('/console/api/preview', { route, fixture: first.id })).body;
       // The watchdog route is a heartbeat only (`when: "false"`): its webhooks are never texted.
       const verdict = route === 'watchdog' ? 'filtered' : 'send';
-      expect({ route, fixture: first.id, verdict: answer.verdict, warnings: answer.warnings, dropped: answer.dropped }).toEqual({ route, fixture: first.id, verdict, warnings: [], dropped: [] });
+      expect({
+        route,
+        fixture: first.id,
+        verdict: answer.verdict,
+        warnings: answer.warnings,
+        dropped: answer.dropped,
+      }).toEqual({ route, fixture: first.id, verdict, warnings: [], dropped: [] });
       if (texts[route] !== undefined) expect(answer.messages[0]?.text, route).toMatch(texts[route]);
     }
   });
 
   it('previews an edited template on a captured payload with the same evaluation as preview', async () => {
-    const capture = (await getJson<PayloadsAnswer>('/console/api/payloads?route=notify')).body.payloads.find((payload) => payload.body.includes('call'))!;
-    const short = (await postJson<PreviewAnswer>('/console/api/preview', { route: 'notify', capture: capture.id, template: 'Hi {{ message }}', recipients: ['0712345678', '{{ phone }}'] })).body;
+    const capture = (await getJson<PayloadsAnswer>('/console/api/payloads?route=notify')).body.payloads.find(
+      (payload) => payload.body.includes('call'),
+    )!;
+    const short = (
+      await postJson<PreviewAnswer>('/console/api/preview', {
+        route: 'notify',
+        capture: capture.id,
+        template: 'Hi {{ message }}',
+        recipients: ['0712345678', '{{ phone }}'],
+      })
+    ).body;
     expect(short.verdict).toBe('send');
     // The capture's real number reaches the recipients; the page sees it masked.
-    expect(short.messages[0]).toMatchObject({ to: ['2557****678', '2557****222'], text: 'Hi call 2557****678 now', segments: 1, estimatedCost: 40 });
+    expect(short.messages[0]).toMatchObject({
+      to: ['2557****678', '2557****222'],
+      text: 'Hi call 2557****678 now',
+      segments: 1,
+      estimatedCost: 40,
+    });
     // Past 70 characters a UCS-2 SMS is two segments (67 each): twice the price.
-    const long = (await postJson<PreviewAnswer>('/console/api/preview', { route: 'notify', capture: capture.id, template: `👋 {{ message }} ${'x'.repeat(80)}`, recipients: ['0712345678', '{{ phone }}'] })).body;
+    const long = (
+      await postJson<PreviewAnswer>('/console/api/preview', {
+        route: 'notify',
+        capture: capture.id,
+        template: `👋 {{ message }} ${'x'.repeat(80)}`,
+        recipients: ['0712345678', '{{ phone }}'],
+      })
+    ).body;
     expect(long.messages[0]).toMatchObject({ encoding: 'UCS-2', segments: 2, estimatedCost: 80 });
     expect(long.yaml).toContain('notify:');
     expect(long.yaml).toContain('capture: 1d');
     expect(long.yaml).toContain('2557****678');
     expect(long.yaml).not.toContain('0712345678');
-    const unicode = (await postJson<PreviewAnswer>('/console/api/preview', { route: 'notify', payload: '{"message":"Habari 👋"}' })).body;
+    const unicode = (
+      await postJson<PreviewAnswer>('/console/api/preview', { route: 'notify', payload: '{"message":"Habari 👋"}' })
+    ).body;
     expect(unicode.messages[0]).toMatchObject({ encoding: 'UCS-2' });
-    const empty = (await postJson<PreviewAnswer>('/console/api/preview', { route: 'notify', payload: '{}', template: 'Order {{ order.id }}' })).body;
+    const empty = (
+      await postJson<PreviewAnswer>('/console/api/preview', {
+        route: 'notify',
+        payload: '{}',
+        template: 'Order {{ order.id }}',
+      })
+    ).body;
     expect(empty.warnings.join(' ')).toMatch(/order\.id/);
-    const filtered = (await postJson<PreviewAnswer>('/console/api/preview', { route: 'notify', payload: '{"message":"x"}', when: 'message == "y"' })).body;
+    const filtered = (
+      await postJson<PreviewAnswer>('/console/api/preview', {
+        route: 'notify',
+        payload: '{"message":"x"}',
+        when: 'message == "y"',
+      })
+    ).body;
     expect(filtered.verdict).toBe('filtered');
-    const dropped = (await postJson<PreviewAnswer>('/console/api/preview', { route: 'notify', payload: '{"message":"x"}', recipients: ['{{ phone }}'] })).body;
+    const dropped = (
+      await postJson<PreviewAnswer>('/console/api/preview', {
+        route: 'notify',
+        payload: '{"message":"x"}',
+        recipients: ['{{ phone }}'],
+      })
+    ).body;
     expect(dropped.verdict).toBe('dropped');
-    const invalid = (await postJson<PreviewAnswer>('/console/api/preview', { route: 'notify', payload: '{}', template: '{{ message ' })).body;
+    const invalid = (
+      await postJson<PreviewAnswer>('/console/api/preview', { route: 'notify', payload: '{}', template: '{{ message ' })
+    ).body;
     expect(invalid.verdict).toBe('invalid');
-    const fixture = (await postJson<PreviewAnswer>('/console/api/preview', { route: 'notify', fixture: 'backup-failed.json' })).body;
+    const fixture = (
+      await postJson<PreviewAnswer>('/console/api/preview', { route: 'notify', fixture: 'backup-failed.json' })
+    ).body;
     expect(fixture.verdict).toBe('send');
-    expect((await postJson('/console/api/preview', { route: 'notify', fixture: '../../package.json' })).status).toBe(404);
+    expect((await postJson('/console/api/preview', { route: 'notify', fixture: '../../package.json' })).status).toBe(
+      404,
+    );
   });
 });
 
 describe('the SMS service in the header', () => {
   it('says nothing while the service answers, and since when and how many messages wait while it is unreachable', async () => {
-    expect((await getJson<ServiceStatus>('/console/api/service')).body).toEqual({ unreachableSince: null, waiting: 0, lastError: null, nextProbeAt: null });
+    expect((await getJson<ServiceStatus>('/console/api/service')).body).toEqual({
+      unreachableSince: null,
+      waiting: 0,
+      lastError: null,
+      nextProbeAt: null,
+    });
     const openedAt = new Date();
     for (let count = 0; count < 3; count += 1) {
-      await local.store.circuit.failed({ threshold: 3, firstProbeAt: () => new Date(openedAt.getTime() + 2_000), error: 'refused', now: openedAt });
+      await local.store.circuit.failed({
+        threshold: 3,
+        firstProbeAt: () => new Date(openedAt.getTime() + 2_000),
+        error: 'refused',
+        now: openedAt,
+      });
     }
     const before = (await local.store.listByState(MessageState.Pending, { limit: 1000 })).items.length;
     await deliver('notify', 'generic', { message: 'waits 1' }, 'generic-token', { send: false });

@@ -50,14 +50,31 @@ beforeAll(async () => {
   const configPath = join(dir, 'relay.yaml');
   const configText = `${readFileSync(LOCAL_CONFIG, 'utf8').trimEnd()}\n${TRELLO_ROUTE}`;
   writeFileSync(configPath, configText);
-  const settings = resolveRuntimeSettings({ config: configPath, secrets: join(dir, 'secrets.json'), dataDir: join(dir, 'data') }, {});
+  const settings = resolveRuntimeSettings(
+    { config: configPath, secrets: join(dir, 'secrets.json'), dataDir: join(dir, 'data') },
+    {},
+  );
   loaded = loadConfigFile(configPath);
   secrets = ensureSecretsFile(settings.secretsPath, loaded).values;
   credentials.push(secrets['generic-token']!, secrets['trello-secret']!);
   local = await openLocalStore({ dataDir: settings.dataDir, tableName: settings.tableName });
-  sandbox = await startSandbox({ apiKey: secrets['providerApiKey']!, senderIds: ['SMSRELAY', 'ALERTS', 'DUKA'], defaultSenderId: 'SMSRELAY', balance: 100_000, rate: 20 });
+  sandbox = await startSandbox({
+    apiKey: secrets['providerApiKey']!,
+    senderIds: ['SMSRELAY', 'ALERTS', 'DUKA'],
+    defaultSenderId: 'SMSRELAY',
+    balance: 100_000,
+    rate: 20,
+  });
   const silent = { debug: () => undefined, info: () => undefined, warn: () => undefined, error: () => undefined };
-  context = createLocalContext({ loaded, store: local.store, secretsPath: settings.secretsPath, providerBaseUrl: sandbox.baseUrl, providerApiKey: secrets['providerApiKey']!, logger: silent, policy: settings.policy });
+  context = createLocalContext({
+    loaded,
+    store: local.store,
+    secretsPath: settings.secretsPath,
+    providerBaseUrl: sandbox.baseUrl,
+    providerApiKey: secrets['providerApiKey']!,
+    logger: silent,
+    policy: settings.policy,
+  });
   api = createStoreApi({
     description: 'test store',
     environment: 'local',
@@ -76,10 +93,19 @@ afterAll(async () => {
 });
 
 /** Posts a body signed as the route's source would, through the relay's ingest, and sends what it accepted. */
-async function deliver(routeId: string, body: string, extra: Record<string, string>): Promise<{ ids: string[]; headers: Record<string, string> }> {
+async function deliver(
+  routeId: string,
+  body: string,
+  extra: Record<string, string>,
+): Promise<{ ids: string[]; headers: Record<string, string> }> {
   const route = loaded.routes.get(routeId)!;
   const bytes = Buffer.from(body, 'utf8');
-  const signed = signWebhook(route.pack.name, { body: bytes, secret: secrets[route.config.secret]!, headers: { 'content-type': 'application/json', ...extra }, route: route.config });
+  const signed = signWebhook(route.pack.name, {
+    body: bytes,
+    secret: secrets[route.config.secret]!,
+    headers: { 'content-type': 'application/json', ...extra },
+    route: route.config,
+  });
   const headers = Object.fromEntries(Object.entries(signed).map(([name, value]) => [name.toLowerCase(), value]));
   const answer = await ingestWebhook(context, { routeId, body: bytes, headers, query: {}, receivedAt: new Date() });
   expect(answer.status).toBe(202);
@@ -88,7 +114,11 @@ async function deliver(routeId: string, body: string, extra: Record<string, stri
   return { ids, headers };
 }
 
-async function call(method: string, path: string, { query = '', body }: { query?: string; body?: unknown } = {}): Promise<unknown> {
+async function call(
+  method: string,
+  path: string,
+  { query = '', body }: { query?: string; body?: unknown } = {},
+): Promise<unknown> {
   const answer = await api({ method, path, query: new URLSearchParams(query), body });
   expect(answer.status, `${method} ${path}: ${JSON.stringify(answer.body)}`).toBe(200);
   // What the page receives: the answer as JSON.
@@ -102,7 +132,8 @@ function shownCredentials(answer: unknown, extra: readonly string[] = []): strin
 
 describe('the console never shows a number the relay accepts, nor a credential', () => {
   it('uses numbers the relay itself accepts', () => {
-    for (const spelling of ['712 345 601', '0712 34 56 02', '+255 (0) 712 345 603', '0712/345/607']) expect(normalizeMsisdn(spelling).ok, spelling).toBe(true);
+    for (const spelling of ['712 345 601', '0712 34 56 02', '+255 (0) 712 345 603', '0712/345/607'])
+      expect(normalizeMsisdn(spelling).ok, spelling).toBe(true);
     for (const number of NUMBERS) expect(normalizeMsisdn(number).ok, number).toBe(true);
   });
 
@@ -113,7 +144,12 @@ describe('the console never shows a number the relay accepts, nor a credential',
       '"phone":"\\u0030712345604",' +
       '"link":"https://x.example/?to=%2B255%20712%20345%20605&alt=0712+345+606",' +
       '"note":"line\\n0712\\/345\\/607"}';
-    const notify = await deliver('notify', notifyBody, { authorization: `Bearer ${secrets['generic-token']}`, 'x-webhook-auth': HUNTER, 'user-agent': 'Hook/1.0 (+255 712 345 608)', 'x-caller': '0712 345 609' });
+    const notify = await deliver('notify', notifyBody, {
+      authorization: `Bearer ${secrets['generic-token']}`,
+      'x-webhook-auth': HUNTER,
+      'user-agent': 'Hook/1.0 (+255 712 345 608)',
+      'x-caller': '0712 345 609',
+    });
     const trelloBody = '{"action":{"data":{"text":"ring 0712 34 56 14 or %2B255%20712%20345%20615"}}}';
     const trello = await deliver('trello', trelloBody, { 'x-trello-delivery': '101', 'x-webhook-auth': HUNTER });
     credentials.push(trello.headers['x-trello-webhook']!);
@@ -122,8 +158,20 @@ describe('the console never shows a number the relay accepts, nor a credential',
     // A body that is not UTF-8 (Latin-1 text) is kept as base64: its text is shown masked too.
     const [record] = notify.ids;
     const created = (await local.store.getMessage(record!))!.createdAt;
-    const latin1 = Buffer.concat([Buffer.from('{"message":"caf', 'latin1'), Buffer.from([0xe9]), Buffer.from(' 0712 34 56 18"}', 'latin1')]);
-    await local.store.capturePayload({ route: 'notify', receivedAt: new Date(Date.parse(created) - 1_000), headers: { 'content-type': 'text/plain' }, keepHeaders: [], body: latin1, recordIds: [record!], keepSeconds: 3_600 });
+    const latin1 = Buffer.concat([
+      Buffer.from('{"message":"caf', 'latin1'),
+      Buffer.from([0xe9]),
+      Buffer.from(' 0712 34 56 18"}', 'latin1'),
+    ]);
+    await local.store.capturePayload({
+      route: 'notify',
+      receivedAt: new Date(Date.parse(created) - 1_000),
+      headers: { 'content-type': 'text/plain' },
+      keepHeaders: [],
+      body: latin1,
+      recordIds: [record!],
+      keepSeconds: 3_600,
+    });
 
     const answers: Record<string, unknown> = {};
     answers['overview'] = await call('GET', '/overview');
@@ -134,9 +182,16 @@ describe('the console never shows a number the relay accepts, nor a credential',
       const payloads = (await call('GET', '/payloads', { query: `route=${route}` })) as PayloadsAnswer;
       answers[`payloads ${route}`] = payloads;
       for (const payload of payloads.payloads.filter((choice) => choice.kind === 'capture')) {
-        answers[`preview ${route} ${payload.id}`] = await call('POST', '/preview', { body: { route, capture: payload.id } });
+        answers[`preview ${route} ${payload.id}`] = await call('POST', '/preview', {
+          body: { route, capture: payload.id },
+        });
         answers[`preview ${route} ${payload.id} edited`] = await call('POST', '/preview', {
-          body: { route, capture: payload.id, template: '{{ message }} {{ action.data.text }} {{ link }}', recipients: ['0712 34 56 16', '+255 (0) 712 345 617', '{{ phone }}'] },
+          body: {
+            route,
+            capture: payload.id,
+            template: '{{ message }} {{ action.data.text }} {{ link }}',
+            recipients: ['0712 34 56 16', '+255 (0) 712 345 617', '{{ phone }}'],
+          },
         });
       }
     }
@@ -144,38 +199,90 @@ describe('the console never shows a number the relay accepts, nor a credential',
     // unchanged, they are the route's own, so the preview is the real one, on the capture as the
     // page shows it: each masked number a stand-in made of the shown digits (`2557****614` →
     // `255711111614`), the route's own number the config's.
-    const trelloSettings = (answers['overview'] as { routes: { id: string; template: string; when: string }[] }).routes.find((route) => route.id === 'trello')!;
+    const trelloSettings = (
+      answers['overview'] as { routes: { id: string; template: string; when: string }[] }
+    ).routes.find((route) => route.id === 'trello')!;
     expect.soft(trelloSettings.template).toBe('{{ action.data.text }} (office 2557****620)');
-    const trelloCapture = (answers['payloads trello'] as PayloadsAnswer).payloads.find((choice) => choice.kind === 'capture')!;
-    const asStarted = (await call('POST', '/preview', { body: { route: 'trello', capture: trelloCapture.id, template: trelloSettings.template, when: trelloSettings.when } })) as PreviewAnswer;
+    const trelloCapture = (answers['payloads trello'] as PayloadsAnswer).payloads.find(
+      (choice) => choice.kind === 'capture',
+    )!;
+    const asStarted = (await call('POST', '/preview', {
+      body: {
+        route: 'trello',
+        capture: trelloCapture.id,
+        template: trelloSettings.template,
+        when: trelloSettings.when,
+      },
+    })) as PreviewAnswer;
     answers['preview trello as the page starts'] = asStarted;
-    expect.soft(asStarted).toMatchObject({ verdict: 'send', messages: [{ to: ['2557****611', '2557****612', '2557****613'], text: 'ring 2557****614 or 2557****615 (office 2557****620)', characters: 'ring 255711111614 or 255711111615 (office 0712 345 620)'.length }] });
-    answers['preview pasted'] = await call('POST', '/preview', { body: { route: 'notify', payload: '{"message":"to 712 345 619","phone":"0712 34 56 19"}' } });
+    expect.soft(asStarted).toMatchObject({
+      verdict: 'send',
+      messages: [
+        {
+          to: ['2557****611', '2557****612', '2557****613'],
+          text: 'ring 2557****614 or 2557****615 (office 2557****620)',
+          characters: 'ring 255711111614 or 255711111615 (office 0712 345 620)'.length,
+        },
+      ],
+    });
+    answers['preview pasted'] = await call('POST', '/preview', {
+      body: { route: 'notify', payload: '{"message":"to 712 345 619","phone":"0712 34 56 19"}' },
+    });
 
     // The answers did show these things, masked: the test looks where the numbers are.
-    const detail = answers[`record ${record}`] as { sms: { text: string }; capture: { headers: Record<string, string>; body: string; bodyEncoding: string } };
+    const detail = answers[`record ${record}`] as {
+      sms: { text: string };
+      capture: { headers: Record<string, string>; body: string; bodyEncoding: string };
+    };
     expect.soft(detail.sms.text).toContain('2557****601');
     expect.soft(detail.capture.bodyEncoding).toBe('base64');
-    const trelloPayloads = (answers['payloads trello'] as PayloadsAnswer).payloads.filter((choice) => choice.kind === 'capture');
+    const trelloPayloads = (answers['payloads trello'] as PayloadsAnswer).payloads.filter(
+      (choice) => choice.kind === 'capture',
+    );
     expect.soft(trelloPayloads).toHaveLength(1);
     expect.soft(Object.keys(trelloPayloads[0]?.headers ?? {}).sort()).toEqual(['content-type', 'x-trello-delivery']);
-    const notifyCaptures = (answers['payloads notify'] as PayloadsAnswer).payloads.filter((choice) => choice.kind === 'capture');
-    expect.soft(notifyCaptures.find((choice) => choice.body.includes('call'))?.headers).toEqual({ 'content-type': 'application/json', 'user-agent': 'Hook/1.0 (2557****608)' });
+    const notifyCaptures = (answers['payloads notify'] as PayloadsAnswer).payloads.filter(
+      (choice) => choice.kind === 'capture',
+    );
+    expect
+      .soft(notifyCaptures.find((choice) => choice.body.includes('call'))?.headers)
+      .toEqual({ 'content-type': 'application/json', 'user-agent': 'Hook/1.0 (2557****608)' });
     expect.soft(JSON.stringify(answers['overview'])).toContain('2557****611');
 
     const leaks = Object.fromEntries(
       Object.entries(answers)
-        .map(([name, answer]) => [name, [...shownNumbers(answer, NUMBERS), ...shownCredentials(answer).map((credential) => `credential ${credential.slice(0, 6)}…`)]] as const)
+        .map(
+          ([name, answer]) =>
+            [
+              name,
+              [
+                ...shownNumbers(answer, NUMBERS),
+                ...shownCredentials(answer).map((credential) => `credential ${credential.slice(0, 6)}…`),
+              ],
+            ] as const,
+        )
         .filter(([, found]) => found.length > 0),
     );
     expect.soft(leaks).toEqual({});
     // Every capture shown (record detail, payload picker) keeps only allowed headers.
     const shownHeaders = Object.values(answers).flatMap((answer) => {
-      const { capture, payloads } = answer as { capture?: { headers: Record<string, string> } | null; payloads?: PayloadsAnswer['payloads'] };
-      return [...(capture ? [capture.headers] : []), ...(payloads ?? []).filter((choice) => choice.kind === 'capture').map((choice) => choice.headers)];
+      const { capture, payloads } = answer as {
+        capture?: { headers: Record<string, string> } | null;
+        payloads?: PayloadsAnswer['payloads'];
+      };
+      return [
+        ...(capture ? [capture.headers] : []),
+        ...(payloads ?? []).filter((choice) => choice.kind === 'capture').map((choice) => choice.headers),
+      ];
     });
     expect(shownHeaders.length).toBeGreaterThanOrEqual(5);
-    expect.soft(shownHeaders.flatMap(Object.keys).filter((name) => !['content-type', 'user-agent', 'x-trello-delivery'].includes(name))).toEqual([]);
+    expect
+      .soft(
+        shownHeaders
+          .flatMap(Object.keys)
+          .filter((name) => !['content-type', 'user-agent', 'x-trello-delivery'].includes(name)),
+      )
+      .toEqual([]);
   });
 });
 
@@ -185,7 +292,9 @@ describe("the template playground's preview of a captured payload", () => {
   it('renders on the masked body: no template prints a captured number, whole, joined to a letter or reversed', async () => {
     const captured = '0765432198';
     const reversed = [...captured].reverse().join('');
-    await deliver('notify', JSON.stringify({ message: 'order 51 shipped', customer: { phone: captured } }), { authorization: `Bearer ${secrets['generic-token']}` });
+    await deliver('notify', JSON.stringify({ message: 'order 51 shipped', customer: { phone: captured } }), {
+      authorization: `Bearer ${secrets['generic-token']}`,
+    });
     const payloads = (await call('GET', '/payloads', { query: 'route=notify' })) as PayloadsAnswer;
     const capture = payloads.payloads.find((choice) => choice.kind === 'capture' && choice.body.includes('order 51'))!;
     expect(capture.body).toContain('2557****198');
@@ -200,10 +309,15 @@ describe("the template playground's preview of a captured payload", () => {
     ];
     const answers: Record<string, PreviewAnswer> = {};
     for (const template of templates) {
-      answers[template] = (await call('POST', '/preview', { body: { route: 'notify', capture: capture.id, template, recipients: ['{{ customer.phone }}', '0712345678'] } })) as PreviewAnswer;
+      answers[template] = (await call('POST', '/preview', {
+        body: { route: 'notify', capture: capture.id, template, recipients: ['{{ customer.phone }}', '0712345678'] },
+      })) as PreviewAnswer;
     }
     // The previews did render the field: masked, as the page shows it.
-    expect(answers['{{ customer.phone }}x']!.messages[0]).toMatchObject({ text: '2557****198x', to: ['2557****198', '2557****678'] });
+    expect(answers['{{ customer.phone }}x']!.messages[0]).toMatchObject({
+      text: '2557****198x',
+      to: ['2557****198', '2557****678'],
+    });
     const shown = Object.entries(answers).filter(([, answer]) => {
       const digits = JSON.stringify(answer).replace(/\D/g, '');
       return ['765432198', '76543219', reversed.slice(0, 8), '7654321'].some((run) => digits.includes(run));

@@ -42,7 +42,7 @@ afterAll(async () => {
   await db?.close();
 });
 
-describe('the console\'s On call view', () => {
+describe("the console's On call view", () => {
   it('shows who is on call until when, the next handoffs and an override that wins, numbers masked', async () => {
     expect(await onCallView(LOADED, store, NOW)).toEqual({
       schedules: [
@@ -52,38 +52,108 @@ describe('the console\'s On call view', () => {
           rotation: ['asha', 'baraka'],
           every: 86_400,
           notifyHandoff: true,
-          now: { person: { name: 'baraka', number: '2557****111' }, until: '2026-12-02T06:00:00.000Z', untilLocal: '2026-12-02 09:00', override: null },
+          now: {
+            person: { name: 'baraka', number: '2557****111' },
+            until: '2026-12-02T06:00:00.000Z',
+            untilLocal: '2026-12-02 09:00',
+            override: null,
+          },
           overrides: [],
           handoffs: [
-            { at: '2026-12-02T06:00:00.000Z', atLocal: '2026-12-02 09:00', person: { name: 'asha', number: '2557****678' } },
-            { at: '2026-12-03T06:00:00.000Z', atLocal: '2026-12-03 09:00', person: { name: 'baraka', number: '2557****111' } },
-            { at: '2026-12-04T06:00:00.000Z', atLocal: '2026-12-04 09:00', person: { name: 'asha', number: '2557****678' } },
+            {
+              at: '2026-12-02T06:00:00.000Z',
+              atLocal: '2026-12-02 09:00',
+              person: { name: 'asha', number: '2557****678' },
+            },
+            {
+              at: '2026-12-03T06:00:00.000Z',
+              atLocal: '2026-12-03 09:00',
+              person: { name: 'baraka', number: '2557****111' },
+            },
+            {
+              at: '2026-12-04T06:00:00.000Z',
+              atLocal: '2026-12-04 09:00',
+              person: { name: 'asha', number: '2557****678' },
+            },
           ],
         },
       ],
     });
-    await store.overrideOnCall({ schedule: 'ops', person: 'asha', forSeconds: 4 * 3600, reason: 'baraka at the dentist', now: NOW });
+    await store.overrideOnCall({
+      schedule: 'ops',
+      person: 'asha',
+      forSeconds: 4 * 3600,
+      reason: 'baraka at the dentist',
+      now: NOW,
+    });
     const [ops] = (await onCallView(LOADED, store, NOW)).schedules;
-    expect(ops!.now).toEqual({ person: { name: 'asha', number: '2557****678' }, until: '2026-12-01T13:00:00.000Z', untilLocal: '16:00', override: { reason: 'baraka at the dentist', until: '2026-12-01T13:00:00.000Z' } });
-    expect(ops!.handoffs[0]).toEqual({ at: '2026-12-01T13:00:00.000Z', atLocal: '16:00', person: { name: 'baraka', number: '2557****111' } });
-    expect(ops!.overrides).toEqual([{ person: { name: 'asha', number: '2557****678' }, from: NOW.toISOString(), until: '2026-12-01T13:00:00.000Z', fromLocal: '12:00', untilLocal: '16:00', reason: 'baraka at the dentist' }]);
+    expect(ops!.now).toEqual({
+      person: { name: 'asha', number: '2557****678' },
+      until: '2026-12-01T13:00:00.000Z',
+      untilLocal: '16:00',
+      override: { reason: 'baraka at the dentist', until: '2026-12-01T13:00:00.000Z' },
+    });
+    expect(ops!.handoffs[0]).toEqual({
+      at: '2026-12-01T13:00:00.000Z',
+      atLocal: '16:00',
+      person: { name: 'baraka', number: '2557****111' },
+    });
+    expect(ops!.overrides).toEqual([
+      {
+        person: { name: 'asha', number: '2557****678' },
+        from: NOW.toISOString(),
+        until: '2026-12-01T13:00:00.000Z',
+        fromLocal: '12:00',
+        untilLocal: '16:00',
+        reason: 'baraka at the dentist',
+      },
+    ]);
   });
 });
 
-describe('an incident\'s story on its records', () => {
+describe("an incident's story on its records", () => {
   it('finds the incident of an escalation (its dedupe key) and of an SMS with a link (its token), and names the people', async () => {
-    const { incident } = await store.openIncident({ route: 'alerts', key: 'g1', text: '[FIRING] DiskFull', sentTo: '2557****678', now: NOW });
+    const { incident } = await store.openIncident({
+      route: 'alerts',
+      key: 'g1',
+      text: '[FIRING] DiskFull',
+      sentTo: '2557****678',
+      now: NOW,
+    });
     const token = await store.ackToken(incident.id, '255754000111', NOW);
-    await store.advanceIncident(incident.id, { fromActions: 0, level: 1, entry: { event: 'escalated', detail: 'escalated to 2557****111' }, now: new Date(NOW.getTime() + 600_000) });
-    await store.closeIncident(incident.id, { state: 'ACKNOWLEDGED', by: '2557****111 via link', now: new Date(NOW.getTime() + 780_000) });
+    await store.advanceIncident(incident.id, {
+      fromActions: 0,
+      level: 1,
+      entry: { event: 'escalated', detail: 'escalated to 2557****111' },
+      now: new Date(NOW.getTime() + 600_000),
+    });
+    await store.closeIncident(incident.id, {
+      state: 'ACKNOWLEDGED',
+      by: '2557****111 via link',
+      now: new Date(NOW.getTime() + 780_000),
+    });
 
-    expect((await incidentOfRecord(store, { dedupeKey: `incident:${incident.id}:0`, text: 'x', createdAt: NOW.toISOString() }))?.id).toBe(incident.id);
+    expect(
+      (
+        await incidentOfRecord(store, {
+          dedupeKey: `incident:${incident.id}:0`,
+          text: 'x',
+          createdAt: NOW.toISOString(),
+        })
+      )?.id,
+    ).toBe(incident.id);
     // Three days on, the link itself answers 404 (24 h after the close); the record's story is read as of its creation.
     clock = new Date(NOW.getTime() + 3 * 86_400_000);
     expect(await store.findAckToken(token)).toBeUndefined();
-    const linked = await incidentOfRecord(store, { dedupeKey: 'webhook-key', text: `[FIRING] DiskFull https://sms.example.co.tz/a/${token}`, createdAt: NOW.toISOString() });
+    const linked = await incidentOfRecord(store, {
+      dedupeKey: 'webhook-key',
+      text: `[FIRING] DiskFull https://sms.example.co.tz/a/${token}`,
+      createdAt: NOW.toISOString(),
+    });
     expect(linked?.id).toBe(incident.id);
-    expect(await incidentOfRecord(store, { dedupeKey: 'webhook-key', text: 'no link here', createdAt: NOW.toISOString() })).toBeUndefined();
+    expect(
+      await incidentOfRecord(store, { dedupeKey: 'webhook-key', text: 'no link here', createdAt: NOW.toISOString() }),
+    ).toBeUndefined();
 
     const view = incidentView(linked!, LOADED, NOW);
     expect(view.story.map((entry) => `${entry.atLocal} ${entry.line}`)).toEqual([
@@ -91,6 +161,11 @@ describe('an incident\'s story on its records', () => {
       '12:10 escalated to baraka (2557****111)',
       '12:13 acknowledged by baraka (2557****111) via link',
     ]);
-    expect(view).toMatchObject({ state: 'ACKNOWLEDGED', level: 1, text: '[FIRING] DiskFull', timeZone: 'Africa/Dar_es_Salaam' });
+    expect(view).toMatchObject({
+      state: 'ACKNOWLEDGED',
+      level: 1,
+      text: '[FIRING] DiskFull',
+      timeZone: 'Africa/Dar_es_Salaam',
+    });
   });
 });

@@ -8,7 +8,9 @@ import { serve } from './serve';
 async function raw(port: number, head: string, body: Buffer | string = ''): Promise<string> {
   return await new Promise((resolve, reject) => {
     let received = '';
-    const socket = connect({ host: '127.0.0.1', port }, () => socket.end(Buffer.concat([Buffer.from(head, 'latin1'), Buffer.from(body)])));
+    const socket = connect({ host: '127.0.0.1', port }, () =>
+      socket.end(Buffer.concat([Buffer.from(head, 'latin1'), Buffer.from(body)])),
+    );
     socket.on('data', (chunk: Buffer) => (received += chunk.toString('utf8')));
     socket.on('error', reject);
     socket.on('close', () => resolve(received));
@@ -30,7 +32,9 @@ describe('readLimited', () => {
   });
 
   it('takes a body exactly at the cap', async () => {
-    const { url } = await serve(async (request, response) => sendJson(response, 200, { length: (await readLimited(request, 100))?.length ?? null }));
+    const { url } = await serve(async (request, response) =>
+      sendJson(response, 200, { length: (await readLimited(request, 100))?.length ?? null }),
+    );
     expect(await (await fetch(url, { method: 'POST', body: 'a'.repeat(100) })).json()).toEqual({ length: 100 });
   });
 
@@ -40,14 +44,20 @@ describe('readLimited', () => {
       read = await readLimited(request, 100);
       sendJson(response, 413, { error: 'too large' });
     });
-    const answer = await raw(port, `POST / HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Length: 101\r\n\r\n`, 'a'.repeat(101));
+    const answer = await raw(
+      port,
+      `POST / HTTP/1.1\r\nHost: x\r\nConnection: close\r\nContent-Length: 101\r\n\r\n`,
+      'a'.repeat(101),
+    );
     expect(read).toBeUndefined();
     expect(answer).toMatch(/^HTTP\/1\.1 413 /);
     expect(answer).toContain('{"error":"too large"}');
   });
 
   it('stops buffering a chunked body once it passes the cap', async () => {
-    const { url } = await serve(async (request, response) => sendJson(response, 200, { body: (await readLimited(request, 10))?.toString() ?? null }));
+    const { url } = await serve(async (request, response) =>
+      sendJson(response, 200, { body: (await readLimited(request, 10))?.toString() ?? null }),
+    );
     const chunks = new ReadableStream<Uint8Array>({
       start(controller) {
         controller.enqueue(new TextEncoder().encode('0123456789'));
@@ -71,7 +81,9 @@ describe('readLimited', () => {
         outcomes.push('rejected');
       }
     });
-    const socket = connect({ host: '127.0.0.1', port }, () => socket.write(`POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 50\r\n\r\n{"half":`));
+    const socket = connect({ host: '127.0.0.1', port }, () =>
+      socket.write(`POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 50\r\n\r\n{"half":`),
+    );
     socket.on('error', () => undefined);
     // Hang up once the handler waits for the rest of the body.
     await waitUntil(() => started, 'the handler to start reading');
@@ -101,6 +113,8 @@ describe('readBody and parseJson', () => {
   });
 
   it('word their refusals as told', () => {
-    expect(() => parseJson(Buffer.from('nope'), { invalid: 'the body is not valid JSON' })).toThrow(new HttpError(400, 'the body is not valid JSON'));
+    expect(() => parseJson(Buffer.from('nope'), { invalid: 'the body is not valid JSON' })).toThrow(
+      new HttpError(400, 'the body is not valid JSON'),
+    );
   });
 });

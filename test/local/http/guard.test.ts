@@ -4,12 +4,24 @@ import { openStalled, waitUntil } from '../support/http-client';
 import { serve } from './serve';
 
 /** Short time-outs and a low cap, so the test sees them act without waiting for the real ones. */
-const LIMITS: HttpLimits = { headersTimeoutMs: 60_000, requestTimeoutMs: 60_000, checkIntervalMs: 100, keepAliveTimeoutMs: 500, maxConnections: 4, minBodyBytesPerSecond: 1_024, bodyGraceMs: 300 };
+const LIMITS: HttpLimits = {
+  headersTimeoutMs: 60_000,
+  requestTimeoutMs: 60_000,
+  checkIntervalMs: 100,
+  keepAliveTimeoutMs: 500,
+  maxConnections: 4,
+  minBodyBytesPerSecond: 1_024,
+  bodyGraceMs: 300,
+};
 
 describe('createGuardedServer', () => {
   it('sets the shared limits on the server by default', async () => {
     const { server } = await serve((_request, response) => void response.end());
-    expect([server.headersTimeout, server.requestTimeout, server.keepAliveTimeout]).toEqual([HTTP_LIMITS.headersTimeoutMs, HTTP_LIMITS.requestTimeoutMs, HTTP_LIMITS.keepAliveTimeoutMs]);
+    expect([server.headersTimeout, server.requestTimeout, server.keepAliveTimeout]).toEqual([
+      HTTP_LIMITS.headersTimeoutMs,
+      HTTP_LIMITS.requestTimeoutMs,
+      HTTP_LIMITS.keepAliveTimeoutMs,
+    ]);
     expect(server.maxConnections).toBeUndefined();
   });
 
@@ -36,7 +48,14 @@ describe('createGuardedServer', () => {
     const silent = openStalled(port, LIMITS.maxConnections, '');
     try {
       // Each new connection beyond the cap closes one silent one; a real request still gets its answer.
-      await waitUntil(async () => (await fetch(url).then((answer) => answer.ok, () => false)) && silent.closed() >= 1, 'a request to get through at the cap');
+      await waitUntil(
+        async () =>
+          (await fetch(url).then(
+            (answer) => answer.ok,
+            () => false,
+          )) && silent.closed() >= 1,
+        'a request to get through at the cap',
+      );
       expect(silent.closed()).toBeGreaterThanOrEqual(1);
     } finally {
       silent.destroy();

@@ -3,7 +3,10 @@ import { describe, expect, it } from 'vitest';
 import { HttpError, parseRequest, queryObject } from '../../../local/http';
 
 describe('parseRequest', () => {
-  const Query = z.object({ state: z.enum(['PARKED', 'FAILED']).optional(), limit: z.coerce.number().int().min(1).max(500).optional() });
+  const Query = z.object({
+    state: z.enum(['PARKED', 'FAILED']).optional(),
+    limit: z.coerce.number().int().min(1).max(500).optional(),
+  });
 
   it('gives the parsed value', () => {
     expect(parseRequest(Query, { state: 'PARKED', limit: '20' })).toEqual({ state: 'PARKED', limit: 20 });
@@ -19,7 +22,9 @@ describe('parseRequest', () => {
     expect(caught).toBeInstanceOf(HttpError);
     expect((caught as HttpError).status).toBe(400);
     expect((caught as HttpError).message).toMatch(/state: .*; limit: /);
-    expect(() => parseRequest(z.object({ id: z.string().regex(/^[0-9A-Z]+$/) }), { id: 'x' }, { status: 404 })).toThrow(expect.objectContaining({ status: 404 }));
+    expect(() => parseRequest(z.object({ id: z.string().regex(/^[0-9A-Z]+$/) }), { id: 'x' }, { status: 404 })).toThrow(
+      expect.objectContaining({ status: 404 }),
+    );
   });
 });
 

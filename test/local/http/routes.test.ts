@@ -36,7 +36,7 @@ describe('createRouter', () => {
     expect(createRouter(table, { headAsGet: true })('HEAD', '/page')).toMatchObject({ handler: 'page' });
   });
 
-  it('types each handler\'s parameters from its key', () => {
+  it("types each handler's parameters from its key", () => {
     expectTypeOf<keyof Parameters<(typeof ROUTES)['POST /records/:id/redrive']>[1]>().toEqualTypeOf<'id'>();
     expectTypeOf<keyof Parameters<(typeof ROUTES)['GET /health']>[1]>().toBeNever();
   });

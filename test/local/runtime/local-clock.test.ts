@@ -49,6 +49,8 @@ describe('the local clock (RELAY_LOCAL_CLOCK, tests only)', () => {
 
   it('is named by the runtime settings only when set', () => {
     expect(resolveRuntimeSettings({}, {}, '/repo').localClockPath).toBeUndefined();
-    expect(resolveRuntimeSettings({}, { RELAY_LOCAL_CLOCK: 'e2e/clock' }, '/repo').localClockPath).toBe('/repo/e2e/clock');
+    expect(resolveRuntimeSettings({}, { RELAY_LOCAL_CLOCK: 'e2e/clock' }, '/repo').localClockPath).toBe(
+      '/repo/e2e/clock',
+    );
   });
 });

@@ -21,9 +21,16 @@ const TEST_SOURCES = { ...SOURCES, acme };
  * does for a registered one.
  */
 function acmeConfig(): LoadedConfig {
-  const loaded = loadConfig('provider: { baseUrl: "https://x.example" }\nsecrets: s\nroutes:\n  orders:\n    source: generic\n    secret: acme-secret\n    recipients: ["0712345678"]\n');
+  const loaded = loadConfig(
+    'provider: { baseUrl: "https://x.example" }\nsecrets: s\nroutes:\n  orders:\n    source: generic\n    secret: acme-secret\n    recipients: ["0712345678"]\n',
+  );
   const route = loaded.routes.get('orders')!;
-  return { ...loaded, routes: new Map([['orders', { ...route, pack: acme, template: route.engine.compileTemplate(acme.defaultTemplate) }]]) };
+  return {
+    ...loaded,
+    routes: new Map([
+      ['orders', { ...route, pack: acme, template: route.engine.compileTemplate(acme.defaultTemplate) }],
+    ]),
+  };
 }
 
 const inbound = (body: Uint8Array, headers: Record<string, string>) => ({
@@ -52,7 +59,11 @@ describe('a new source is one pack module and one registry line', () => {
 
     const body = new TextEncoder().encode('{"order":{"id":"A-17","status":"paid"}}');
     const headers = signWebhook('acme', { body, secret, headers: { 'Acme-Delivery': 'd-1' } }, TEST_SOURCES);
-    expect(headers).toMatchObject({ 'Content-Type': 'application/json', 'Acme-Event': 'order', 'Acme-Delivery': 'd-1' });
+    expect(headers).toMatchObject({
+      'Content-Type': 'application/json',
+      'Acme-Event': 'order',
+      'Acme-Delivery': 'd-1',
+    });
 
     const route = loaded.routes.get('orders')!;
     const evaluation = evaluateWebhook(route, inbound(body, headers), { secret });
@@ -60,7 +71,10 @@ describe('a new source is one pack module and one registry line', () => {
     expect(evaluation.messages.map((message) => message.text)).toEqual(['Acme A-17: paid']);
 
     const forged = signWebhook('acme', { body, secret: `${secret}x` }, TEST_SOURCES);
-    expect(evaluateWebhook(route, inbound(body, forged), { secret })).toMatchObject({ verdict: Verdict.Unauthorized, reason: 'Acme-Signature does not match the body' });
+    expect(evaluateWebhook(route, inbound(body, forged), { secret })).toMatchObject({
+      verdict: Verdict.Unauthorized,
+      reason: 'Acme-Signature does not match the body',
+    });
   });
 
   it('finds its examples in its own directory, with the event its file names give', () => {
@@ -69,7 +83,13 @@ describe('a new source is one pack module and one registry line', () => {
     expect(examplePayloads(dir, 'acme', TEST_SOURCES)).toEqual(['refund-issued.json']);
     const path = join(dir, 'acme-examples', 'refund-issued.json');
     expect(fixtureHeaders('acme', path, TEST_SOURCES)).toEqual({ 'acme-event': 'refund' });
-    expect(signWebhook('acme', { body: readFileSync(path), secret: 'whsec_AAAA', headers: fixtureHeaders('acme', path, TEST_SOURCES) }, TEST_SOURCES)).toMatchObject({ 'acme-event': 'refund' });
+    expect(
+      signWebhook(
+        'acme',
+        { body: readFileSync(path), secret: 'whsec_AAAA', headers: fixtureHeaders('acme', path, TEST_SOURCES) },
+        TEST_SOURCES,
+      ),
+    ).toMatchObject({ 'acme-event': 'refund' });
   });
 
   it('is unknown to the shipped registry until its line is added', () => {

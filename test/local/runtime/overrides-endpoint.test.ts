@@ -21,13 +21,31 @@ beforeAll(async () => {
   const problems: string[] = [];
   const onCall = compileOnCall(
     { asha: { phone: '0712345678' }, baraka: { phone: '0754000111' } },
-    { ops: { timezone: 'Africa/Dar_es_Salaam', rotation: { people: ['asha', 'baraka'], every: 604_800, start: '2026-11-30T09:00' }, notifyHandoff: false } },
+    {
+      ops: {
+        timezone: 'Africa/Dar_es_Salaam',
+        rotation: { people: ['asha', 'baraka'], every: 604_800, start: '2026-11-30T09:00' },
+        notifyHandoff: false,
+      },
+    },
     problems,
   );
   relay = createRelayServer();
   const port = await relay.listen(0, '127.0.0.1');
   base = `http://127.0.0.1:${port}/_relay/overrides`;
-  relay.attach({ maxBodyBytes: 1024, ingest: async () => { throw new Error('no webhooks here'); }, onAccepted: () => undefined, onWebhook: () => undefined, onError: () => undefined, health: async () => ({ ok: true }), store, onCall, isOperator: (authorization) => authorization === OPERATOR.authorization });
+  relay.attach({
+    maxBodyBytes: 1024,
+    ingest: async () => {
+      throw new Error('no webhooks here');
+    },
+    onAccepted: () => undefined,
+    onWebhook: () => undefined,
+    onError: () => undefined,
+    health: async () => ({ ok: true }),
+    store,
+    onCall,
+    isOperator: (authorization) => authorization === OPERATOR.authorization,
+  });
 });
 
 afterAll(async () => {
@@ -37,15 +55,27 @@ afterAll(async () => {
 });
 
 const post = async (body: unknown, contentType = 'application/json') => {
-  const response = await fetch(base, { method: 'POST', headers: { ...OPERATOR, 'content-type': contentType }, body: JSON.stringify(body) });
+  const response = await fetch(base, {
+    method: 'POST',
+    headers: { ...OPERATOR, 'content-type': contentType },
+    body: JSON.stringify(body),
+  });
   return { status: response.status, body: (await response.json()) as Record<string, unknown> };
 };
-const listed = async (schedules: string) => ((await (await fetch(`${base}?schedules=${schedules}`, { headers: OPERATOR })).json()) as { overrides: unknown[] }).overrides;
+const listed = async (schedules: string) =>
+  ((await (await fetch(`${base}?schedules=${schedules}`, { headers: OPERATOR })).json()) as { overrides: unknown[] })
+    .overrides;
 
 describe('/_relay/overrides', () => {
   it('refuses an unknown schedule or person, a length out of bounds and a body that is not JSON, and writes nothing', async () => {
-    expect(await post({ schedule: 'db', person: 'asha', forSeconds: 3600 })).toEqual({ status: 400, body: { error: 'unknown schedule "db"' } });
-    expect(await post({ schedule: 'ops', person: 'carol', forSeconds: 3600 })).toEqual({ status: 400, body: { error: 'unknown person "carol"' } });
+    expect(await post({ schedule: 'db', person: 'asha', forSeconds: 3600 })).toEqual({
+      status: 400,
+      body: { error: 'unknown schedule "db"' },
+    });
+    expect(await post({ schedule: 'ops', person: 'carol', forSeconds: 3600 })).toEqual({
+      status: 400,
+      body: { error: 'unknown person "carol"' },
+    });
     expect((await post({ schedule: 'ops', person: 'baraka', forSeconds: 31 * 86_400 })).status).toBe(400);
     expect((await post({ schedule: 'ops', person: 'baraka', forSeconds: 3600 }, 'text/plain')).status).toBe(415);
     expect(await listed('ops')).toEqual([]);
@@ -53,7 +83,10 @@ describe('/_relay/overrides', () => {
 
   it('sets an override and lists it for its schedule only', async () => {
     const set = await post({ schedule: 'ops', person: 'baraka', forSeconds: 8 * 3600, reason: 'asha travels' });
-    expect(set).toMatchObject({ status: 200, body: { override: { schedule: 'ops', person: 'baraka', reason: 'asha travels' } } });
+    expect(set).toMatchObject({
+      status: 200,
+      body: { override: { schedule: 'ops', person: 'baraka', reason: 'asha travels' } },
+    });
     expect(await listed('ops')).toEqual([set.body['override']]);
     expect(await listed('db')).toEqual([]);
     expect((await fetch(base, { method: 'DELETE', headers: OPERATOR })).status).toBe(405);

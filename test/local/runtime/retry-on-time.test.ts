@@ -40,7 +40,11 @@ afterAll(async () => {
 
 async function notify(body: string): Promise<string> {
   const bytes = Buffer.from(body);
-  const response = await fetch(`${runtime.url}/hooks/notify`, { method: 'POST', headers: signWebhook('generic', { body: bytes, secret: token }), body: bytes });
+  const response = await fetch(`${runtime.url}/hooks/notify`, {
+    method: 'POST',
+    headers: signWebhook('generic', { body: bytes, secret: token }),
+    body: bytes,
+  });
   expect(response.status).toBe(202);
   return ((await response.json()) as { ids: string[] }).ids[0]!;
 }
@@ -48,7 +52,9 @@ async function notify(body: string): Promise<string> {
 async function untilSent(id: string): Promise<void> {
   for (;;) {
     // With the secret of runtime.json, as `sms-relay logs` sends it.
-    const response = await fetch(`${runtime.url}/_relay/records?route=notify&state=SENT`, { headers: { authorization: `Bearer ${readAnnouncement(settings.dataDir)!.consoleSecret}` } });
+    const response = await fetch(`${runtime.url}/_relay/records?route=notify&state=SENT`, {
+      headers: { authorization: `Bearer ${readAnnouncement(settings.dataDir)!.consoleSecret}` },
+    });
     if (((await response.json()) as { records: { id: string }[] }).records.some((record) => record.id === id)) return;
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
@@ -66,7 +72,9 @@ async function storedRecord(id: string): Promise<MessageRecord> {
 }
 
 describe('retries on time in the local runtime', () => {
-  it('a send that certainly did not go out is sent again at its backoff, not at the next sweep', { timeout: 60_000 }, async () => {
+  it('a send that certainly did not go out is sent again at its backoff, not at the next sweep', {
+    timeout: 60_000,
+  }, async () => {
     // A 401 sends nothing; the key cannot change (it is fixed), so the send is retried later.
     runtime.sandbox!.injectFault({ kind: 'status', status: 401, count: 2 });
     const id = await notify(JSON.stringify({ title: 'Backup failed', message: 'Nightly backup of nas-01 failed' }));
@@ -76,7 +84,15 @@ describe('retries on time in the local runtime', () => {
 
     expect(sent.attempts).toBe(3);
     const states = sent.history.map((entry) => entry.state);
-    expect(states).toEqual([MessageState.Pending, MessageState.Sending, MessageState.Pending, MessageState.Sending, MessageState.Pending, MessageState.Sending, MessageState.Sent]);
+    expect(states).toEqual([
+      MessageState.Pending,
+      MessageState.Sending,
+      MessageState.Pending,
+      MessageState.Sending,
+      MessageState.Pending,
+      MessageState.Sending,
+      MessageState.Sent,
+    ]);
     // Each retry's claim, against the time its failure was settled plus its backoff (5 s, 10 s, … by
     // default; 2 s, 4 s here), from the record's own timestamps.
     const at = sent.history.map((entry) => Date.parse(entry.at));

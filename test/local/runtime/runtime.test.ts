@@ -36,11 +36,20 @@ const reports: WebhookReport[] = [];
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'sms-relay-runtime-'));
-  const settings = resolveRuntimeSettings({ config: CONFIG, secrets: join(dir, 'secrets.json'), dataDir: join(dir, 'data') }, { MAX_BODY_BYTES: String(MAX_BODY_BYTES) });
+  const settings = resolveRuntimeSettings(
+    { config: CONFIG, secrets: join(dir, 'secrets.json'), dataDir: join(dir, 'data') },
+    { MAX_BODY_BYTES: String(MAX_BODY_BYTES) },
+  );
   const secrets = ensureSecretsFile(settings.secretsPath, loadConfigFile(CONFIG)).values;
   token = secrets['generic-token']!;
   local = await openLocalStore({ dataDir: settings.dataDir, tableName: settings.tableName });
-  sandbox = await startSandbox({ apiKey: secrets['providerApiKey']!, senderIds: ['SMSRELAY', 'ALERTS', 'DUKA'], defaultSenderId: 'SMSRELAY', balance: 1000, rate: 1 });
+  sandbox = await startSandbox({
+    apiKey: secrets['providerApiKey']!,
+    senderIds: ['SMSRELAY', 'ALERTS', 'DUKA'],
+    defaultSenderId: 'SMSRELAY',
+    balance: 1000,
+    rate: 1,
+  });
   const loaded = loadConfigFile(CONFIG);
   const silent = { debug: () => undefined, info: () => undefined, warn: () => undefined, error: () => undefined };
   const context = createLocalContext({
@@ -52,7 +61,11 @@ beforeAll(async () => {
     logger: silent,
     policy: settings.policy,
   });
-  feeder = createSendQueue({ send: (id) => sendMessage(context, id), concurrency: 4, onError: (id) => problems.push(`send of ${id} failed`) });
+  feeder = createSendQueue({
+    send: (id) => sendMessage(context, id),
+    concurrency: 4,
+    onError: (id) => problems.push(`send of ${id} failed`),
+  });
   relay = createRelayServer();
   port = await relay.listen(0, '127.0.0.1');
   url = `http://127.0.0.1:${port}`;
@@ -77,9 +90,16 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-async function postNotify(body: string, headers: Record<string, string> = {}): Promise<{ status: number; body: Record<string, unknown> }> {
+async function postNotify(
+  body: string,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; body: Record<string, unknown> }> {
   const bytes = Buffer.from(body);
-  const response = await fetch(`${url}/hooks/notify`, { method: 'POST', headers: signWebhook('generic', { body: bytes, secret: token, headers }), body: bytes });
+  const response = await fetch(`${url}/hooks/notify`, {
+    method: 'POST',
+    headers: signWebhook('generic', { body: bytes, secret: token, headers }),
+    body: bytes,
+  });
   return { status: response.status, body: (await response.json()) as Record<string, unknown> };
 }
 
@@ -122,17 +142,29 @@ describe('the HTTP layer in front of ingest', () => {
   it('refuses an oversized chunked body while reading it, and records nothing', async () => {
     const before = reports.length;
     const status = await new Promise<number>((resolve, reject) => {
-      const request = httpRequest(`${url}/hooks/notify`, { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' } }, (response) => {
-        response.resume();
-        resolve(response.statusCode ?? 0);
-      });
+      const request = httpRequest(
+        `${url}/hooks/notify`,
+        { method: 'POST', headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' } },
+        (response) => {
+          response.resume();
+          resolve(response.statusCode ?? 0);
+        },
+      );
       request.on('error', reject);
       // No content-length: the limit can only be found by counting.
       for (let index = 0; index < 4; index += 1) request.write(`{"message":"${'y'.repeat(400)}"}`);
       request.end();
     });
     expect(status).toBe(413);
-    expect(reports.slice(before)).toEqual([{ route: 'notify', status: 413, outcome: 'error', reason: `body exceeds the limit of ${MAX_BODY_BYTES} bytes`, ids: [] }]);
+    expect(reports.slice(before)).toEqual([
+      {
+        route: 'notify',
+        status: 413,
+        outcome: 'error',
+        reason: `body exceeds the limit of ${MAX_BODY_BYTES} bytes`,
+        ids: [],
+      },
+    ]);
   });
 
   it('passes a body of exactly the limit to ingest', async () => {
@@ -154,18 +186,35 @@ describe('the HTTP layer in front of ingest', () => {
     });
     expect(foreign).toBe(403);
     for (const authorization of [undefined, 'Bearer wrong-secret', OPERATOR_SECRET, `Basic ${OPERATOR_SECRET}`]) {
-      const unauthorized = await fetch(`${url}/_relay/records`, authorization === undefined ? {} : { headers: { authorization } });
+      const unauthorized = await fetch(
+        `${url}/_relay/records`,
+        authorization === undefined ? {} : { headers: { authorization } },
+      );
       expect({ authorization, status: unauthorized.status }).toEqual({ authorization, status: 401 });
     }
-    const plain = await fetch(`${url}/_relay/redrive`, { method: 'POST', headers: { ...OPERATOR, 'content-type': 'text/plain' }, body: '{"from":"PARKED","ids":[]}' });
+    const plain = await fetch(`${url}/_relay/redrive`, {
+      method: 'POST',
+      headers: { ...OPERATOR, 'content-type': 'text/plain' },
+      body: '{"from":"PARKED","ids":[]}',
+    });
     expect(plain.status).toBe(415);
-    const bad = await fetch(`${url}/_relay/redrive`, { method: 'POST', headers: { ...OPERATOR, 'content-type': 'application/json' }, body: '{"from":"SENT","ids":[]}' });
+    const bad = await fetch(`${url}/_relay/redrive`, {
+      method: 'POST',
+      headers: { ...OPERATOR, 'content-type': 'application/json' },
+      body: '{"from":"SENT","ids":[]}',
+    });
     expect(bad.status).toBe(400);
     expect(await bad.json()).toEqual({ error: 'from: expected one of PARKED, FAILED, HELD, UNKNOWN, got "SENT"' });
     const state = await fetch(`${url}/_relay/records?state=NOPE`, { headers: OPERATOR });
     expect(state.status).toBe(400);
-    const listed = (await (await fetch(`${url}/_relay/records?route=notify&limit=2`, { headers: OPERATOR })).json()) as { records: { route: string; to: string[] }[] };
+    const listed = (await (
+      await fetch(`${url}/_relay/records?route=notify&limit=2`, { headers: OPERATOR })
+    ).json()) as { records: { route: string; to: string[] }[] };
     expect(listed.records).toHaveLength(2);
-    expect(listed.records.every((record) => record.route === 'notify' && record.to.every((to) => /^\d{4}\*{4}\d{3}$/.test(to)))).toBe(true);
+    expect(
+      listed.records.every(
+        (record) => record.route === 'notify' && record.to.every((to) => /^\d{4}\*{4}\d{3}$/.test(to)),
+      ),
+    ).toBe(true);
   });
 });

@@ -9,7 +9,10 @@ describe('local schedules', () => {
     expect(localSchedule('rate(5 minutes)')).toEqual({ intervalMs: 300_000, description: 'every 5 minutes' });
     expect(localSchedule('rate(1 hour)')).toEqual({ intervalMs: 3_600_000, description: 'every hour' });
     expect(localSchedule('rate(2 days)').intervalMs).toBe(172_800_000);
-    expect(localSchedule('cron(0 6 * * ? *)')).toEqual({ intervalMs: 3_600_000, description: 'every hour (cron(0 6 * * ? *) is not followed locally)' });
+    expect(localSchedule('cron(0 6 * * ? *)')).toEqual({
+      intervalMs: 3_600_000,
+      description: 'every hour (cron(0 6 * * ? *) is not followed locally)',
+    });
     expect(() => localSchedule('rate(0 minutes)')).toThrow(RuntimeError);
     expect(() => localSchedule('hourly')).toThrow('balance.schedule: "hourly" is not rate(…) or cron(…)');
   });
@@ -63,7 +66,10 @@ describe('local schedules', () => {
     await sweeping.stop();
     // A run of ≥ 40 ms at a share of 0.2 is followed by ≥ 160 ms of rest; without the share it would be 1 ms.
     const gaps = starts.slice(1).map((start, index) => start - starts[index]!);
-    expect(gaps.every((gap) => gap >= 190), JSON.stringify(gaps)).toBe(true);
+    expect(
+      gaps.every((gap) => gap >= 190),
+      JSON.stringify(gaps),
+    ).toBe(true);
   });
 
   it('never pause longer than maxIntervalMs, however long a run took (a sweep on a busy machine)', async () => {
@@ -81,4 +87,3 @@ describe('local schedules', () => {
     expect(runs).toBeGreaterThanOrEqual(3);
   });
 });
-

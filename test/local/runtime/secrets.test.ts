@@ -4,7 +4,12 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { loadConfigFile } from '../../../functions/core/config/load';
 import { RuntimeError } from '../../../local/shared/errors';
-import { assertUsableSecrets, ensureSecretsFile, readExistingSecrets, requiredSecrets } from '../../../local/runtime/secrets';
+import {
+  assertUsableSecrets,
+  ensureSecretsFile,
+  readExistingSecrets,
+  requiredSecrets,
+} from '../../../local/runtime/secrets';
 
 const loaded = loadConfigFile(new URL('../../../config/local.yaml', import.meta.url).pathname);
 let dir: string;
@@ -51,7 +56,9 @@ describe('the local secrets file', () => {
     expect(written['generic-token']).toMatch(/^[\w-]{32}$/);
     expect(statSync(path).mode & 0o777).toBe(0o600);
     expect(statSync(join(dir, 'nested')).mode & 0o777).toBe(0o700);
-    expect(ensureSecretsFile(join(dir, 'other.json'), loaded).values['generic-token']).not.toBe(written['generic-token']);
+    expect(ensureSecretsFile(join(dir, 'other.json'), loaded).values['generic-token']).not.toBe(
+      written['generic-token'],
+    );
   });
 
   it('is left alone when complete, and gets values only for missing names', () => {
@@ -59,7 +66,25 @@ describe('the local secrets file', () => {
     writeFileSync(path, JSON.stringify({ providerApiKey: 'mine', 'github-secret': 'also mine', extra: 'kept' }));
     const result = ensureSecretsFile(path, loaded);
     expect(result.created).toBe(false);
-    expect([...result.added].sort()).toEqual(['alerts-token', 'generic-token', 'grafana-token', 'shopify-secret', 'standard-secret', 'stripe-secret', 'woocommerce-secret', 'gitlab-token', 'sentry-secret', 'pagerduty-secret', 'uptime-kuma-token', 'paystack-secret', 'sns-token', 'goalert-token', 'grafana-oncall-token'].sort());
+    expect([...result.added].sort()).toEqual(
+      [
+        'alerts-token',
+        'generic-token',
+        'grafana-token',
+        'shopify-secret',
+        'standard-secret',
+        'stripe-secret',
+        'woocommerce-secret',
+        'gitlab-token',
+        'sentry-secret',
+        'pagerduty-secret',
+        'uptime-kuma-token',
+        'paystack-secret',
+        'sns-token',
+        'goalert-token',
+        'grafana-oncall-token',
+      ].sort(),
+    );
     const written = JSON.parse(readFileSync(path, 'utf8')) as Record<string, string>;
     expect(written).toMatchObject({ providerApiKey: 'mine', 'github-secret': 'also mine', extra: 'kept' });
 

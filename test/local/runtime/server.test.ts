@@ -19,7 +19,18 @@ beforeAll(async () => {
   relay = createRelayServer();
   const port = await relay.listen(0, '127.0.0.1');
   base = `http://127.0.0.1:${port}`;
-  relay.attach({ maxBodyBytes: 1024, ingest: async () => { throw new Error('no webhooks here'); }, onAccepted: () => undefined, onWebhook: () => undefined, onError: () => undefined, health: async () => ({ ok: true }), store, isOperator: (authorization) => authorization === OPERATOR.authorization });
+  relay.attach({
+    maxBodyBytes: 1024,
+    ingest: async () => {
+      throw new Error('no webhooks here');
+    },
+    onAccepted: () => undefined,
+    onWebhook: () => undefined,
+    onError: () => undefined,
+    health: async () => ({ ok: true }),
+    store,
+    isOperator: (authorization) => authorization === OPERATOR.authorization,
+  });
 });
 
 afterAll(async () => {
@@ -31,14 +42,22 @@ afterAll(async () => {
 const call = async (method: string, path: string) => {
   const response = await fetch(`${base}${path}`, { method, headers: OPERATOR });
   const text = await response.text();
-  return { status: response.status, allow: response.headers.get('allow'), body: text === '' ? undefined : (JSON.parse(text) as unknown) };
+  return {
+    status: response.status,
+    allow: response.headers.get('allow'),
+    body: text === '' ? undefined : (JSON.parse(text) as unknown),
+  };
 };
 
 describe('the runtime server routes', () => {
   it('answers /health to GET and HEAD, and 405 with Allow: GET to another method', async () => {
     expect(await call('GET', '/health')).toEqual({ status: 200, allow: null, body: { ok: true } });
     expect((await call('HEAD', '/health')).status).toBe(200);
-    expect(await call('POST', '/health')).toEqual({ status: 405, allow: 'GET', body: { error: 'method not allowed; use GET' } });
+    expect(await call('POST', '/health')).toEqual({
+      status: 405,
+      allow: 'GET',
+      body: { error: 'method not allowed; use GET' },
+    });
   });
 
   it.each([
@@ -51,13 +70,29 @@ describe('the runtime server routes', () => {
     ['POST', '/_relay/incidents', 'GET'],
     ['GET', '/_relay/ack', 'POST'],
   ])('answers %s %s 405 with Allow: %s', async (method, path, allow) => {
-    expect(await call(method, path)).toEqual({ status: 405, allow, body: method === 'HEAD' ? undefined : { error: `method not allowed; use ${allow}` } });
+    expect(await call(method, path)).toEqual({
+      status: 405,
+      allow,
+      body: method === 'HEAD' ? undefined : { error: `method not allowed; use ${allow}` },
+    });
   });
 
   it('answers an unknown path 404, under /_relay only once the caller presents the secret', async () => {
-    expect(await call('GET', '/_relay/nothing')).toEqual({ status: 404, allow: null, body: { error: 'not found: GET /_relay/nothing' } });
+    expect(await call('GET', '/_relay/nothing')).toEqual({
+      status: 404,
+      allow: null,
+      body: { error: 'not found: GET /_relay/nothing' },
+    });
     expect((await fetch(`${base}/_relay/nothing`)).status).toBe(401);
-    expect(await call('POST', '/nothing')).toEqual({ status: 404, allow: null, body: { error: 'not found: POST /nothing' } });
-    expect(await call('GET', '/console')).toEqual({ status: 404, allow: null, body: { error: 'not found: GET /console' } });
+    expect(await call('POST', '/nothing')).toEqual({
+      status: 404,
+      allow: null,
+      body: { error: 'not found: POST /nothing' },
+    });
+    expect(await call('GET', '/console')).toEqual({
+      status: 404,
+      allow: null,
+      body: { error: 'not found: GET /console' },
+    });
   });
 });

@@ -42,7 +42,12 @@ const secretFor = (source: SourceName): string => generateSecret(sourcePack(sour
 
 /** What the relay's entry point hands a pack: exact bytes, lower-cased header names. */
 function inbound(body: Uint8Array, headers: Record<string, string>, receivedAt = new Date()) {
-  return { body, headers: Object.fromEntries(Object.entries(headers).map(([name, value]) => [name.toLowerCase(), value])), query: {}, receivedAt };
+  return {
+    body,
+    headers: Object.fromEntries(Object.entries(headers).map(([name, value]) => [name.toLowerCase(), value])),
+    query: {},
+    receivedAt,
+  };
 }
 
 describe('signers', () => {
@@ -74,7 +79,9 @@ describe('signers', () => {
       const changed = new Uint8Array([...body, 0x20]);
       const outcome = pack.authenticate(inbound(changed, headers), { secret, toleranceSeconds: 300, route });
       // Bearer credentials do not cover the body; every signature does.
-      expect(outcome.ok).toBe(['alertmanager', 'grafana', 'generic', 'gitlab', 'uptime-kuma', 'goalert', 'grafana-oncall'].includes(source));
+      expect(outcome.ok).toBe(
+        ['alertmanager', 'grafana', 'generic', 'gitlab', 'uptime-kuma', 'goalert', 'grafana-oncall'].includes(source),
+      );
     });
   });
 
@@ -95,9 +102,15 @@ describe('signers', () => {
     const first = signWebhook('standard-webhooks', { body, secret, headers: fixed });
     const second = signWebhook('standard-webhooks', { body, secret, headers: fixed });
     expect(second).toEqual(first);
-    expect(sourcePack('standard-webhooks').authenticate(inbound(body, first), { secret, toleranceSeconds: 300 })).toEqual({ ok: true });
+    expect(
+      sourcePack('standard-webhooks').authenticate(inbound(body, first), { secret, toleranceSeconds: 300 }),
+    ).toEqual({ ok: true });
 
-    const github = signWebhook('github', { body, secret: 's3cret-github', headers: { 'x-github-event': 'issues', 'X-GitHub-Delivery': 'd-1' } });
+    const github = signWebhook('github', {
+      body,
+      secret: 's3cret-github',
+      headers: { 'x-github-event': 'issues', 'X-GitHub-Delivery': 'd-1' },
+    });
     expect(github).toMatchObject({ 'x-github-event': 'issues', 'X-GitHub-Delivery': 'd-1' });
     expect(Object.keys(github).filter((name) => name.toLowerCase() === 'x-github-event')).toHaveLength(1);
   });
@@ -108,23 +121,38 @@ describe('signers', () => {
     const then = new Date(Date.now() - 3_600_000);
     const headers = signWebhook('stripe', { body, secret, now: then });
     expect(headers['Stripe-Signature']).toMatch(new RegExp(`^t=${Math.floor(then.getTime() / 1000)},v1=[0-9a-f]{64}$`));
-    expect(sourcePack('stripe').authenticate(inbound(body, headers), { secret, toleranceSeconds: 300 })).toMatchObject({ ok: false, reason: expect.stringContaining('older') });
-    expect(sourcePack('stripe').authenticate(inbound(body, headers, then), { secret, toleranceSeconds: 300 })).toEqual({ ok: true });
+    expect(sourcePack('stripe').authenticate(inbound(body, headers), { secret, toleranceSeconds: 300 })).toMatchObject({
+      ok: false,
+      reason: expect.stringContaining('older'),
+    });
+    expect(sourcePack('stripe').authenticate(inbound(body, headers, then), { secret, toleranceSeconds: 300 })).toEqual({
+      ok: true,
+    });
   });
 
   it('names the GitLab event and the Sentry resource from the body, as those senders do', () => {
     const secret = secretFor('gitlab');
     const pipeline = new Uint8Array(readFileSync(new URL('gitlab/pipeline-failed.json', FIXTURES)));
-    expect(signWebhook('gitlab', { body: pipeline, secret })).toMatchObject({ 'X-Gitlab-Event': 'Pipeline Hook', 'X-Gitlab-Token': secret });
+    expect(signWebhook('gitlab', { body: pipeline, secret })).toMatchObject({
+      'X-Gitlab-Event': 'Pipeline Hook',
+      'X-Gitlab-Token': secret,
+    });
     const metric = new Uint8Array(readFileSync(new URL('sentry/metric_alert-critical.json', FIXTURES)));
     expect(signWebhook('sentry', { body: metric, secret })).toMatchObject({ 'Sentry-Hook-Resource': 'metric_alert' });
   });
 
   it('sends SNS messages with the headers SNS sends and the route token, leaving their AWS signature as it is', () => {
     const secret = secretFor('sns');
-    const route = RouteSchema.parse({ source: 'sns', secret: 'sns-token', recipients: ['0712345678'], topics: ['arn:aws:sns:eu-west-1:123456789012:ops-alarms'] });
+    const route = RouteSchema.parse({
+      source: 'sns',
+      secret: 'sns-token',
+      recipients: ['0712345678'],
+      topics: ['arn:aws:sns:eu-west-1:123456789012:ops-alarms'],
+    });
     const documents = new Map([[SNS_TEST_CERT_URL, SNS_TEST_CERT]]);
-    const genuine = new TextEncoder().encode(JSON.stringify(signSnsMessage(snsFixture('cloudwatch-alarm.json'), { at: new Date() })));
+    const genuine = new TextEncoder().encode(
+      JSON.stringify(signSnsMessage(snsFixture('cloudwatch-alarm.json'), { at: new Date() })),
+    );
     const headers = signWebhook('sns', { body: genuine, secret });
     expect(headers).toMatchObject({
       'Content-Type': 'text/plain; charset=UTF-8',
@@ -137,11 +165,15 @@ describe('signers', () => {
     expect(sourcePack('sns').authenticate(inbound(genuine, headers), context)).toEqual({ ok: true });
     // The published fixture carries AWS's placeholder signature: send-test cannot make it genuine.
     const fixture = new Uint8Array(readFileSync(new URL(FIXTURE_OF.sns, FIXTURES)));
-    expect(sourcePack('sns').authenticate(inbound(fixture, signWebhook('sns', { body: fixture, secret })), context).ok).toBe(false);
+    expect(
+      sourcePack('sns').authenticate(inbound(fixture, signWebhook('sns', { body: fixture, secret })), context).ok,
+    ).toBe(false);
   });
 
   it('refuses a source it does not know', () => {
-    expect(() => signWebhook('bitbucket', { body: new Uint8Array(), secret: 'x' })).toThrow(new RuntimeError(`no signer for source "bitbucket"; known sources: ${Object.keys(SOURCES).join(', ')}`));
+    expect(() => signWebhook('bitbucket', { body: new Uint8Array(), secret: 'x' })).toThrow(
+      new RuntimeError(`no signer for source "bitbucket"; known sources: ${Object.keys(SOURCES).join(', ')}`),
+    );
   });
 });
 
@@ -149,21 +181,46 @@ describe('signers: hmac routes are signed from their own settings', () => {
   const body = new TextEncoder().encode('{"event":"charge.success","data":{"reference":"r-1"}}');
   const secret = secretFor('hmac');
   const route = (yaml: string): RouteConfig =>
-    loadConfig(`provider: { baseUrl: "https://x.example" }\nsecrets: s\nroutes:\n  r:\n    source: hmac\n    secret: s\n    recipients: ["0712345678"]\n${yaml}`).routes.get('r')!.config;
+    loadConfig(
+      `provider: { baseUrl: "https://x.example" }\nsecrets: s\nroutes:\n  r:\n    source: hmac\n    secret: s\n    recipients: ["0712345678"]\n${yaml}`,
+    ).routes.get('r')!.config;
 
   it('signs a prefixed base64 scheme over a timestamped pattern, with the timestamp and a fresh dedupe id', () => {
-    const config = route('    signature: { header: X-Sig, encoding: base64, prefix: "v1=", signed: "{timestamp}:{body}" }\n    timestamp: { header: X-Ts }\n    dedupe: { header: X-Id }');
+    const config = route(
+      '    signature: { header: X-Sig, encoding: base64, prefix: "v1=", signed: "{timestamp}:{body}" }\n    timestamp: { header: X-Ts }\n    dedupe: { header: X-Id }',
+    );
     const now = new Date(1_700_000_000_000);
     const headers = signWebhook('hmac', { body, secret, route: config, now });
-    const expected = createHmac('sha256', secret).update(Buffer.concat([Buffer.from('1700000000:'), body])).digest('base64');
-    expect(headers).toMatchObject({ 'x-ts': '1700000000', 'x-sig': `v1=${expected}`, 'x-id': expect.stringMatching(/^[0-9a-f-]{36}$/) });
-    expect(sourcePack('hmac').authenticate(inbound(body, headers, now), { secret, toleranceSeconds: 300, route: config })).toEqual({ ok: true });
+    const expected = createHmac('sha256', secret)
+      .update(Buffer.concat([Buffer.from('1700000000:'), body]))
+      .digest('base64');
+    expect(headers).toMatchObject({
+      'x-ts': '1700000000',
+      'x-sig': `v1=${expected}`,
+      'x-id': expect.stringMatching(/^[0-9a-f-]{36}$/),
+    });
+    expect(
+      sourcePack('hmac').authenticate(inbound(body, headers, now), { secret, toleranceSeconds: 300, route: config }),
+    ).toEqual({ ok: true });
   });
 
   it("keeps the caller's timestamp and dedupe id", () => {
-    const config = route('    signature: { header: x-sig, signed: "{timestamp}.{body}" }\n    timestamp: { header: x-ts }\n    dedupe: { header: x-id }');
-    const headers = signWebhook('hmac', { body, secret, route: config, headers: { 'X-Ts': '1700000000', 'X-Id': 'retry-1' } });
-    expect(headers).toMatchObject({ 'X-Ts': '1700000000', 'X-Id': 'retry-1', 'x-sig': createHmac('sha256', secret).update(Buffer.concat([Buffer.from('1700000000.'), body])).digest('hex') });
+    const config = route(
+      '    signature: { header: x-sig, signed: "{timestamp}.{body}" }\n    timestamp: { header: x-ts }\n    dedupe: { header: x-id }',
+    );
+    const headers = signWebhook('hmac', {
+      body,
+      secret,
+      route: config,
+      headers: { 'X-Ts': '1700000000', 'X-Id': 'retry-1' },
+    });
+    expect(headers).toMatchObject({
+      'X-Ts': '1700000000',
+      'X-Id': 'retry-1',
+      'x-sig': createHmac('sha256', secret)
+        .update(Buffer.concat([Buffer.from('1700000000.'), body]))
+        .digest('hex'),
+    });
   });
 
   it('cannot sign without the route', () => {

@@ -2,7 +2,13 @@ import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { createServer, type AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { callApi, describeSmsServiceConformance, httpControl, VALID_NUMBERS, type ConformanceTarget } from './conformance';
+import {
+  callApi,
+  describeSmsServiceConformance,
+  httpControl,
+  VALID_NUMBERS,
+  type ConformanceTarget,
+} from './conformance';
 
 const REPO_ROOT = fileURLToPath(new URL('../../../', import.meta.url));
 const API_KEY = 'cli-sandbox-key-8d27a1';
@@ -71,7 +77,10 @@ async function baseUrlOf(run: CliRun): Promise<string> {
   return line.slice('Sandbox SMS service listening on '.length);
 }
 
-async function stop(run: CliRun, signal: NodeJS.Signals = 'SIGTERM'): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
+async function stop(
+  run: CliRun,
+  signal: NodeJS.Signals = 'SIGTERM',
+): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
   if (run.child.exitCode === null && run.child.signalCode === null) run.child.kill(signal);
   return run.exited;
 }
@@ -84,12 +93,18 @@ describe('sms-relay sandbox (CLI)', () => {
     beforeAll(async () => {
       run = runCli([
         'sandbox',
-        '--port', '0',
-        '--api-key', API_KEY,
-        '--balance', '100',
-        '--rate', '0.1',
-        '--currency', 'TZS',
-        '--sender-ids', 'ACME,ALERTS',
+        '--port',
+        '0',
+        '--api-key',
+        API_KEY,
+        '--balance',
+        '100',
+        '--rate',
+        '0.1',
+        '--currency',
+        'TZS',
+        '--sender-ids',
+        'ACME,ALERTS',
       ]);
       baseUrl = await baseUrlOf(run);
     });
@@ -102,12 +117,15 @@ describe('sms-relay sandbox (CLI)', () => {
       expect(baseUrl).not.toMatch(/:0$/);
     });
 
-    describeSmsServiceConformance('CLI sandbox', (): ConformanceTarget => ({
-      baseUrl,
-      apiKey: API_KEY,
-      control: httpControl(baseUrl),
-      account: { currency: 'TZS', rate: 0.1, approvedSenderIds: ['ACME', 'ALERTS'], defaultSenderId: 'ACME' },
-    }));
+    describeSmsServiceConformance(
+      'CLI sandbox',
+      (): ConformanceTarget => ({
+        baseUrl,
+        apiKey: API_KEY,
+        control: httpControl(baseUrl),
+        account: { currency: 'TZS', rate: 0.1, approvedSenderIds: ['ACME', 'ALERTS'], defaultSenderId: 'ACME' },
+      }),
+    );
 
     it('prints one line per accepted send with masked numbers, never a full number or the key', async () => {
       const [first, second] = VALID_NUMBERS;
@@ -117,7 +135,9 @@ describe('sms-relay sandbox (CLI)', () => {
         body: { phoneNumbers: [first, second], message: 'Masking check' },
       });
       expect(response.status).toBe(200);
-      const line = await run.waitForLine((candidate) => candidate.includes('2557****678') && candidate.includes('2557****111'));
+      const line = await run.waitForLine(
+        (candidate) => candidate.includes('2557****678') && candidate.includes('2557****111'),
+      );
       expect(line).toContain('ACME');
       const everything = run.stdoutLines().join('\n') + run.stderr();
       expect(everything).not.toContain(API_KEY);
@@ -141,7 +161,10 @@ describe('sms-relay sandbox (CLI)', () => {
         expect(generatedKey.length).toBeGreaterThanOrEqual(20);
         expect((await callApi({ baseUrl, apiKey: generatedKey }, '/v1/account/balance')).status).toBe(200);
         expect((await callApi({ baseUrl, apiKey: 'guess' }, '/v1/account/balance')).status).toBe(401);
-        await callApi({ baseUrl, apiKey: generatedKey }, '/v1/sms/send', { method: 'POST', body: { phoneNumbers: VALID_NUMBERS[0], message: 'Hi' } });
+        await callApi({ baseUrl, apiKey: generatedKey }, '/v1/sms/send', {
+          method: 'POST',
+          body: { phoneNumbers: VALID_NUMBERS[0], message: 'Hi' },
+        });
         await run.waitForLine((line) => line.includes('2557****678'));
         expect(run.stdoutLines().filter((line) => line.includes(generatedKey))).toEqual([keyLine]);
         expect(await stop(run, 'SIGINT')).toEqual({ code: 0, signal: null });
@@ -200,7 +223,18 @@ describe('sms-relay sandbox (CLI)', () => {
       const run = runCli(['sandbox', '--help']);
       expect((await run.exited).code).toBe(0);
       const help = run.stdoutLines().join('\n');
-      for (const option of ['--port', '--host', '--api-key', '--balance', '--rate', '--currency', '--sender-ids', '--default-sender-id', 'SANDBOX_API_KEY', '/_sandbox']) {
+      for (const option of [
+        '--port',
+        '--host',
+        '--api-key',
+        '--balance',
+        '--rate',
+        '--currency',
+        '--sender-ids',
+        '--default-sender-id',
+        'SANDBOX_API_KEY',
+        '/_sandbox',
+      ]) {
         expect(help).toContain(option);
       }
     });

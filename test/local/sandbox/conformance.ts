@@ -64,7 +64,12 @@ export async function callApi(
   const response = await fetch(`${baseUrl}${path}`, { method, headers, body: payload });
   const text = await response.text();
   const responseType = response.headers.get('content-type') ?? '';
-  return { status: response.status, contentType: responseType, text, body: responseType.includes('json') ? JSON.parse(text) : undefined };
+  return {
+    status: response.status,
+    contentType: responseType,
+    text,
+    body: responseType.includes('json') ? JSON.parse(text) : undefined,
+  };
 }
 
 /**
@@ -77,12 +82,17 @@ export async function callApi(
 export function httpControl(baseUrl: string): SandboxControl {
   const control = async (path: string, init: RequestInit = {}): Promise<unknown> => {
     const response = await fetch(`${baseUrl}/_sandbox${path}`, init);
-    if (!response.ok) throw new Error(`${init.method ?? 'GET'} /_sandbox${path} answered ${response.status}: ${await response.text()}`);
+    if (!response.ok)
+      throw new Error(`${init.method ?? 'GET'} /_sandbox${path} answered ${response.status}: ${await response.text()}`);
     return response.json();
   };
   return {
     setBalance: async (balance) => {
-      await control('/balance', { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ balance }) });
+      await control('/balance', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ balance }),
+      });
     },
     messages: async () => ((await control('/messages')) as { messages: DeliveredMessage[] }).messages,
     clearMessages: async () => {
@@ -158,23 +168,29 @@ export function describeSmsServiceConformance(name: string, getTarget: () => Con
         ['wrong', 'not-the-key'],
         ['empty', ''],
         ['the key plus a character', undefined],
-      ] as const)('answers 401 with the error body on the balance endpoint when the key is %s', async (_case, apiKey) => {
-        const presented = apiKey === undefined ? `${target.apiKey}x` : apiKey;
-        const response = await balanceEndpoint({ apiKey: presented });
-        expectErrorBody(response, 401);
-        if (presented !== null && presented.length > 0) expect(response.text).not.toContain(presented);
-      });
+      ] as const)(
+        'answers 401 with the error body on the balance endpoint when the key is %s',
+        async (_case, apiKey) => {
+          const presented = apiKey === undefined ? `${target.apiKey}x` : apiKey;
+          const response = await balanceEndpoint({ apiKey: presented });
+          expectErrorBody(response, 401);
+          if (presented !== null && presented.length > 0) expect(response.text).not.toContain(presented);
+        },
+      );
 
       it.each([
         ['missing', null],
         ['wrong', 'not-the-key'],
         ['a prefix of the real key', undefined],
-      ] as const)('answers 401 on the send endpoint when the key is %s, sending and charging nothing', async (_case, apiKey) => {
-        const presented = apiKey === undefined ? target.apiKey.slice(0, -1) : apiKey;
-        const response = await send({ phoneNumbers: FIRST_NUMBER, message: 'Hello' }, { apiKey: presented });
-        expectErrorBody(response, 401);
-        await expectNothingHappened();
-      });
+      ] as const)(
+        'answers 401 on the send endpoint when the key is %s, sending and charging nothing',
+        async (_case, apiKey) => {
+          const presented = apiKey === undefined ? target.apiKey.slice(0, -1) : apiKey;
+          const response = await send({ phoneNumbers: FIRST_NUMBER, message: 'Hello' }, { apiKey: presented });
+          expectErrorBody(response, 401);
+          await expectNothingHappened();
+        },
+      );
 
       it('checks the key before the parameters', async () => {
         expectErrorBody(await send({ phoneNumbers: 'nope' }, { apiKey: null }), 401);
@@ -223,7 +239,11 @@ export function describeSmsServiceConformance(name: string, getTarget: () => Con
           success: true,
           message: expect.any(String),
           senderId: target.account.defaultSenderId,
-          recipients: VALID_NUMBERS.map((phoneNumber) => ({ phoneNumber, status: 'queued', messageId: expect.any(String) })),
+          recipients: VALID_NUMBERS.map((phoneNumber) => ({
+            phoneNumber,
+            status: 'queued',
+            messageId: expect.any(String),
+          })),
           deducted,
           remainingBalance: remaining,
         });
@@ -251,7 +271,11 @@ export function describeSmsServiceConformance(name: string, getTarget: () => Con
         await send({ phoneNumbers: [FIRST_NUMBER, THIRD_NUMBER], message: 'Disk full on db-1', senderId });
         const messages = await target.control.messages();
         expect(messages).toHaveLength(1);
-        expect(messages[0]).toMatchObject({ phoneNumbers: [FIRST_NUMBER, THIRD_NUMBER], message: 'Disk full on db-1', senderId });
+        expect(messages[0]).toMatchObject({
+          phoneNumbers: [FIRST_NUMBER, THIRD_NUMBER],
+          message: 'Disk full on db-1',
+          senderId,
+        });
       });
 
       it('uses the default sender ID when senderId is omitted', async () => {
@@ -278,7 +302,10 @@ export function describeSmsServiceConformance(name: string, getTarget: () => Con
       });
 
       it('accepts a Content-Type with a charset parameter', async () => {
-        const response = await send({ phoneNumbers: FIRST_NUMBER, message: 'Hi' }, { contentType: 'application/json; charset=utf-8' });
+        const response = await send(
+          { phoneNumbers: FIRST_NUMBER, message: 'Hi' },
+          { contentType: 'application/json; charset=utf-8' },
+        );
         expect(response.status, response.text).toBe(200);
       });
 
@@ -310,7 +337,10 @@ export function describeSmsServiceConformance(name: string, getTarget: () => Con
         ['another country code', { phoneNumbers: '254712345678', message: 'Hi' }],
         ['a number with a trailing newline', { phoneNumbers: `${FIRST_NUMBER}\n`, message: 'Hi' }],
         ['an empty string number', { phoneNumbers: '', message: 'Hi' }],
-        ['one invalid number among valid ones', { phoneNumbers: [FIRST_NUMBER, '0712345678', SECOND_NUMBER], message: 'Hi' }],
+        [
+          'one invalid number among valid ones',
+          { phoneNumbers: [FIRST_NUMBER, '0712345678', SECOND_NUMBER], message: 'Hi' },
+        ],
         ['message missing', { phoneNumbers: FIRST_NUMBER }],
         ['message empty', { phoneNumbers: FIRST_NUMBER, message: '' }],
         ['message blank', { phoneNumbers: FIRST_NUMBER, message: ' \n ' }],
@@ -326,17 +356,29 @@ export function describeSmsServiceConformance(name: string, getTarget: () => Con
         ['the body null', null],
       ];
 
-      it.each(invalidBodies)('answers 400 with the error body for %s, sending and charging nothing', async (_case, body) => {
-        expectErrorBody(await send(body), 400);
-        await expectNothingHappened();
-      });
+      it.each(invalidBodies)(
+        'answers 400 with the error body for %s, sending and charging nothing',
+        async (_case, body) => {
+          expectErrorBody(await send(body), 400);
+          await expectNothingHappened();
+        },
+      );
 
       it.each([
         ['malformed JSON', { rawBody: '{"phoneNumbers": "255712345678", "message": ' }],
         ['an empty body', { rawBody: '' }],
-        ['a text/plain Content-Type', { rawBody: JSON.stringify({ phoneNumbers: FIRST_NUMBER, message: 'Hi' }), contentType: 'text/plain' }],
-        ['a form Content-Type', { rawBody: 'phoneNumbers=255712345678&message=Hi', contentType: 'application/x-www-form-urlencoded' }],
-        ['no Content-Type', { rawBody: JSON.stringify({ phoneNumbers: FIRST_NUMBER, message: 'Hi' }), contentType: null }],
+        [
+          'a text/plain Content-Type',
+          { rawBody: JSON.stringify({ phoneNumbers: FIRST_NUMBER, message: 'Hi' }), contentType: 'text/plain' },
+        ],
+        [
+          'a form Content-Type',
+          { rawBody: 'phoneNumbers=255712345678&message=Hi', contentType: 'application/x-www-form-urlencoded' },
+        ],
+        [
+          'no Content-Type',
+          { rawBody: JSON.stringify({ phoneNumbers: FIRST_NUMBER, message: 'Hi' }), contentType: null },
+        ],
       ] as const)('answers 400 with the error body for %s', async (_case, call) => {
         expectErrorBody(await send(undefined, call), 400);
         await expectNothingHappened();

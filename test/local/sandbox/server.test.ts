@@ -4,7 +4,13 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } 
 import { InvalidSandboxFaultError, InvalidSandboxOptionsError, SandboxStartError } from '../../../local/sandbox/errors';
 import { startSandbox } from '../../../local/sandbox/server';
 import type { RunningSandbox } from '../../../local/sandbox/types';
-import { callApi, describeSmsServiceConformance, inProcessControl, VALID_NUMBERS, type ConformanceTarget } from './conformance';
+import {
+  callApi,
+  describeSmsServiceConformance,
+  inProcessControl,
+  VALID_NUMBERS,
+  type ConformanceTarget,
+} from './conformance';
 
 const API_KEY = 'sandbox-test-key-5f1c9e';
 const ACCOUNT = { currency: 'TZS', rate: 0.1, senderIds: ['ACME', 'ALERTS'], defaultSenderId: 'ACME' } as const;
@@ -23,12 +29,20 @@ describe('startSandbox', () => {
     afterAll(async () => {
       await sandbox.close();
     });
-    describeSmsServiceConformance('in-process sandbox', (): ConformanceTarget => ({
-      baseUrl: sandbox.baseUrl,
-      apiKey: API_KEY,
-      control: inProcessControl(sandbox),
-      account: { currency: ACCOUNT.currency, rate: ACCOUNT.rate, approvedSenderIds: ACCOUNT.senderIds, defaultSenderId: ACCOUNT.defaultSenderId },
-    }));
+    describeSmsServiceConformance(
+      'in-process sandbox',
+      (): ConformanceTarget => ({
+        baseUrl: sandbox.baseUrl,
+        apiKey: API_KEY,
+        control: inProcessControl(sandbox),
+        account: {
+          currency: ACCOUNT.currency,
+          rate: ACCOUNT.rate,
+          approvedSenderIds: ACCOUNT.senderIds,
+          defaultSenderId: ACCOUNT.defaultSenderId,
+        },
+      }),
+    );
   });
 
   describe('options', () => {
@@ -40,7 +54,13 @@ describe('startSandbox', () => {
         const { body } = await callApi({ baseUrl: sandbox.baseUrl, apiKey: API_KEY }, '/v1/account/balance');
         expect(body).toEqual({ success: true, balance: 10_000, currency: 'TZS', smsRate: 20 });
         const account = await (await fetch(`${sandbox.baseUrl}/_sandbox/account`)).json();
-        expect(account).toEqual({ balance: 10_000, currency: 'TZS', smsRate: 20, senderIds: ['SANDBOX'], defaultSenderId: 'SANDBOX' });
+        expect(account).toEqual({
+          balance: 10_000,
+          currency: 'TZS',
+          smsRate: 20,
+          senderIds: ['SANDBOX'],
+          defaultSenderId: 'SANDBOX',
+        });
       } finally {
         await sandbox.close();
       }
@@ -74,7 +94,10 @@ describe('startSandbox', () => {
       const sandbox = await start({ senderIds: ['ACME'], defaultSenderId: 'SMSRELAY' });
       try {
         const target = { baseUrl: sandbox.baseUrl, apiKey: API_KEY };
-        const implicit = await callApi(target, '/v1/sms/send', { method: 'POST', body: { phoneNumbers: FIRST_NUMBER, message: 'Hi' } });
+        const implicit = await callApi(target, '/v1/sms/send', {
+          method: 'POST',
+          body: { phoneNumbers: FIRST_NUMBER, message: 'Hi' },
+        });
         expect(implicit.body).toMatchObject({ senderId: 'SMSRELAY' });
         const explicit = await callApi(target, '/v1/sms/send', {
           method: 'POST',
@@ -115,7 +138,11 @@ describe('startSandbox', () => {
     let sandbox: RunningSandbox;
     let target: { baseUrl: string; apiKey: string };
     const sendOne = (message = 'Hi', apiKey: string | null = API_KEY) =>
-      callApi(target, '/v1/sms/send', { method: 'POST', apiKey, body: { phoneNumbers: [FIRST_NUMBER, SECOND_NUMBER], message } });
+      callApi(target, '/v1/sms/send', {
+        method: 'POST',
+        apiKey,
+        body: { phoneNumbers: [FIRST_NUMBER, SECOND_NUMBER], message },
+      });
     const control = async (path: string, init: RequestInit = {}): Promise<{ status: number; body: unknown }> => {
       const response = await fetch(`${sandbox.baseUrl}/_sandbox${path}`, init);
       return { status: response.status, body: await response.json() };
@@ -162,7 +189,10 @@ describe('startSandbox', () => {
 
       it('with deliver, still answers the fault status for an invalid send, delivering nothing', async () => {
         sandbox.injectFault({ kind: 'status', status: 500, deliver: true });
-        const response = await callApi(target, '/v1/sms/send', { method: 'POST', body: { phoneNumbers: 'nope', message: 'Hi' } });
+        const response = await callApi(target, '/v1/sms/send', {
+          method: 'POST',
+          body: { phoneNumbers: 'nope', message: 'Hi' },
+        });
         expect(response.status).toBe(500);
         expect(sandbox.messages()).toEqual([]);
         expect(sandbox.balance()).toBe(10);
@@ -189,7 +219,9 @@ describe('startSandbox', () => {
         sandbox.injectFault({ kind: 'status', status: 503, count: 3 });
         sandbox.clearFaults();
         expect((await sendOne()).status).toBe(200);
-        expect((await control('/faults', postJson({ kind: 'status', status: 503, count: 2 }))).body).toEqual({ queued: 2 });
+        expect((await control('/faults', postJson({ kind: 'status', status: 503, count: 2 }))).body).toEqual({
+          queued: 2,
+        });
         expect((await control('/faults')).body).toEqual({ queued: 2 });
         expect((await control('/faults', { method: 'DELETE' })).body).toEqual({ cleared: 2 });
         expect((await sendOne()).status).toBe(200);
@@ -200,12 +232,19 @@ describe('startSandbox', () => {
       it('fails every /v1 request, the balance endpoint and a wrong key included, until DELETE; nothing delivered or charged', async () => {
         expect((await control('/outage')).body).toEqual({ down: false });
         const down = await control('/outage', postJson({ status: 502 }));
-        expect(down).toMatchObject({ status: 200, body: { down: true, kind: 'status', status: 502, since: expect.any(String) } });
+        expect(down).toMatchObject({
+          status: 200,
+          body: { down: true, kind: 'status', status: 502, since: expect.any(String) },
+        });
         expect((await sendOne()).status).toBe(502);
         expect((await sendOne('Hi', 'wrong-key')).status).toBe(502);
         expect((await callApi(target, '/v1/account/balance')).status).toBe(502);
         expect(sandbox.messages()).toHaveLength(0);
-        expect((await control('/outage', postJson({ kind: 'reset' }))).body).toMatchObject({ down: true, kind: 'reset', status: 503 });
+        expect((await control('/outage', postJson({ kind: 'reset' }))).body).toMatchObject({
+          down: true,
+          kind: 'reset',
+          status: 503,
+        });
         await expect(callApi(target, '/v1/account/balance')).rejects.toThrow();
         expect((await control('/outage', { method: 'DELETE' })).body).toEqual({ down: false });
         expect((await callApi(target, '/v1/account/balance')).body).toMatchObject({ success: true, balance: 10 });
@@ -269,7 +308,12 @@ describe('startSandbox', () => {
       it('rejects an invalid fault in process and over HTTP', async () => {
         expect(() => sandbox.injectFault({ kind: 'status', status: 200 })).toThrow(InvalidSandboxFaultError);
         expect(() => sandbox.injectFault({ kind: 'delay', ms: -1 })).toThrow(InvalidSandboxFaultError);
-        for (const fault of [{ kind: 'status', status: 200 }, { kind: 'explode' }, { kind: 'reset', count: 0 }, { kind: 'delay' }]) {
+        for (const fault of [
+          { kind: 'status', status: 200 },
+          { kind: 'explode' },
+          { kind: 'reset', count: 0 },
+          { kind: 'delay' },
+        ]) {
           const response = await control('/faults', postJson(fault));
           expect(response.status).toBe(400);
           expect(response.body).toEqual({ success: false, error: expect.any(String) });
@@ -285,7 +329,13 @@ describe('startSandbox', () => {
         expect((await sendOne()).status).toBe(200);
         expect(sandbox.balance()).toBe(0);
         const topUp = await control('/balance', postJson({ balance: 55.5 }));
-        expect(topUp.body).toEqual({ balance: 55.5, currency: 'TZS', smsRate: 0.1, senderIds: ['ACME', 'ALERTS'], defaultSenderId: 'ACME' });
+        expect(topUp.body).toEqual({
+          balance: 55.5,
+          currency: 'TZS',
+          smsRate: 0.1,
+          senderIds: ['ACME', 'ALERTS'],
+          defaultSenderId: 'ACME',
+        });
         expect((await callApi(target, '/v1/account/balance')).body).toMatchObject({ balance: 55.5 });
         for (const body of [{ balance: -5 }, { balance: '5' }, { balance: 1.00001 }, {}, { balance: 5, extra: true }]) {
           expect((await control('/balance', postJson(body))).status).toBe(400);
@@ -314,7 +364,9 @@ describe('startSandbox', () => {
         await callApi(target, '/v1/nowhere');
         await sendOne();
         await control('/account');
-        const logged = (await control('/requests')).body as { requests: { method: string; path: string; status: number }[] };
+        const logged = (await control('/requests')).body as {
+          requests: { method: string; path: string; status: number }[];
+        };
         expect(logged.requests.map(({ method, path, status }) => `${method} ${path} ${status}`)).toEqual([
           'GET /v1/account/balance 200',
           'POST /v1/sms/send 401',
@@ -345,31 +397,63 @@ describe('startSandbox', () => {
         const fault = JSON.stringify({ kind: 'status', status: 503, count: 5 });
         // What a page of another site can make the browser send without a preflight: a text/plain POST.
         const forged: { path: string; headers: Record<string, string>; body: string }[] = [
-          { path: '/balance', headers: { 'content-type': 'text/plain', origin: 'http://evil.example', 'sec-fetch-site': 'cross-site' }, body: zero },
-          { path: '/faults', headers: { 'content-type': 'text/plain', origin: 'http://evil.example', 'sec-fetch-site': 'cross-site' }, body: fault },
+          {
+            path: '/balance',
+            headers: { 'content-type': 'text/plain', origin: 'http://evil.example', 'sec-fetch-site': 'cross-site' },
+            body: zero,
+          },
+          {
+            path: '/faults',
+            headers: { 'content-type': 'text/plain', origin: 'http://evil.example', 'sec-fetch-site': 'cross-site' },
+            body: fault,
+          },
           { path: '/balance', headers: { 'content-type': 'text/plain', 'sec-fetch-site': 'cross-site' }, body: zero },
           { path: '/balance', headers: { 'content-type': 'application/json', origin: 'null' }, body: zero },
         ];
         for (const { path, headers, body } of forged) {
           const answer = await control(path, { method: 'POST', headers, body });
-          expect({ path, headers, ...answer }).toEqual({ path, headers, status: 403, body: { success: false, error: expect.stringMatching(/^(foreign origin|cross-site request)/) } });
+          expect({ path, headers, ...answer }).toEqual({
+            path,
+            headers,
+            status: 403,
+            body: { success: false, error: expect.stringMatching(/^(foreign origin|cross-site request)/) },
+          });
         }
         // From this machine but not JSON (curl's default form type, or none): refused too.
         for (const type of ['text/plain', 'application/x-www-form-urlencoded', undefined]) {
-          const answer = await control('/balance', { method: 'POST', ...(type === undefined ? {} : { headers: { 'content-type': type } }), body: zero });
-          expect({ type, ...answer }).toEqual({ type, status: 400, body: { success: false, error: 'Content-Type must be application/json' } });
+          const answer = await control('/balance', {
+            method: 'POST',
+            ...(type === undefined ? {} : { headers: { 'content-type': type } }),
+            body: zero,
+          });
+          expect({ type, ...answer }).toEqual({
+            type,
+            status: 400,
+            body: { success: false, error: 'Content-Type must be application/json' },
+          });
         }
         expect(sandbox.balance()).toBe(10);
         expect((await control('/faults')).body).toEqual({ queued: 0 });
         expect((await sendOne()).status).toBe(200);
         // The same origin (the sandbox's own page, a tool) still tops up.
-        const sameOrigin = await control('/balance', { method: 'POST', headers: { 'content-type': 'application/json; charset=utf-8', origin: sandbox.baseUrl, 'sec-fetch-site': 'same-origin' }, body: JSON.stringify({ balance: 50 }) });
+        const sameOrigin = await control('/balance', {
+          method: 'POST',
+          headers: {
+            'content-type': 'application/json; charset=utf-8',
+            origin: sandbox.baseUrl,
+            'sec-fetch-site': 'same-origin',
+          },
+          body: JSON.stringify({ balance: 50 }),
+        });
         expect(sameOrigin.status).toBe(200);
         expect(sandbox.balance()).toBe(50);
       });
 
       it('answers an oversized body with 413 and the error body', async () => {
-        const response = await callApi(target, '/v1/sms/send', { method: 'POST', rawBody: `"${'x'.repeat(1024 * 1024 + 10)}"` });
+        const response = await callApi(target, '/v1/sms/send', {
+          method: 'POST',
+          rawBody: `"${'x'.repeat(1024 * 1024 + 10)}"`,
+        });
         expect(response.status).toBe(413);
         expect(response.body).toEqual({ success: false, error: expect.any(String) });
       });
@@ -383,9 +467,19 @@ describe('startSandbox', () => {
           const statuses: number[] = [];
           const cases = [
             { method: 'GET', path: '/v1/account/balance', key: API_KEY, body: undefined },
-            { method: 'POST', path: '/v1/sms/send', key: 'wrong', body: '{"phoneNumbers":"255712345678","message":"Hi"}' },
+            {
+              method: 'POST',
+              path: '/v1/sms/send',
+              key: 'wrong',
+              body: '{"phoneNumbers":"255712345678","message":"Hi"}',
+            },
             { method: 'POST', path: '/v1/sms/send', key: API_KEY, body: '{"phoneNumbers":"bad","message":"Hi"}' },
-            { method: 'POST', path: '/v1/sms/send', key: API_KEY, body: '{"phoneNumbers":"255712345678","message":"Hi"}' },
+            {
+              method: 'POST',
+              path: '/v1/sms/send',
+              key: API_KEY,
+              body: '{"phoneNumbers":"255712345678","message":"Hi"}',
+            },
             { method: 'GET', path: '/v1/missing', key: API_KEY, body: undefined },
             { method: 'GET', path: '/v1/account/balance', key: API_KEY, body: undefined },
           ];
@@ -449,11 +543,15 @@ function rawRequest(
   body: string | undefined,
 ): Promise<{ status: number; localPort: number }> {
   return new Promise((resolve, reject) => {
-    const request = httpRequest(url, { method, agent, headers: { 'x-api-key': apiKey, 'content-type': 'application/json' } }, (response) => {
-      const localPort = response.socket.localPort ?? -1;
-      response.resume();
-      response.on('end', () => resolve({ status: response.statusCode ?? 0, localPort }));
-    });
+    const request = httpRequest(
+      url,
+      { method, agent, headers: { 'x-api-key': apiKey, 'content-type': 'application/json' } },
+      (response) => {
+        const localPort = response.socket.localPort ?? -1;
+        response.resume();
+        response.on('end', () => resolve({ status: response.statusCode ?? 0, localPort }));
+      },
+    );
     request.on('error', reject);
     request.end(body);
   });

@@ -19,7 +19,10 @@ const stack = (name: string, table?: string) => ({
   StackName: name,
   StackStatus: 'UPDATE_COMPLETE' as const,
   CreationTime: new Date(0),
-  Outputs: [{ OutputKey: 'WebhookUrl', OutputValue: 'https://abc.example/hooks/' }, ...(table === undefined ? [] : [{ OutputKey: 'TableName', OutputValue: table }])],
+  Outputs: [
+    { OutputKey: 'WebhookUrl', OutputValue: 'https://abc.example/hooks/' },
+    ...(table === undefined ? [] : [{ OutputKey: 'TableName', OutputValue: table }]),
+  ],
 });
 
 /** Credentials from the environment, as an operator with a profile or keys would have. */
@@ -31,7 +34,16 @@ function withCredentials(): void {
 
 /** No credentials anywhere the SDK looks, and no instance metadata service to ask. */
 function withoutCredentials(): void {
-  for (const name of ['AWS_ACCESS_KEY_ID', 'AWS_SECRET_ACCESS_KEY', 'AWS_SESSION_TOKEN', 'AWS_PROFILE', 'AWS_WEB_IDENTITY_TOKEN_FILE', 'AWS_ROLE_ARN', 'AWS_CONTAINER_CREDENTIALS_RELATIVE_URI', 'AWS_CONTAINER_CREDENTIALS_FULL_URI']) {
+  for (const name of [
+    'AWS_ACCESS_KEY_ID',
+    'AWS_SECRET_ACCESS_KEY',
+    'AWS_SESSION_TOKEN',
+    'AWS_PROFILE',
+    'AWS_WEB_IDENTITY_TOKEN_FILE',
+    'AWS_ROLE_ARN',
+    'AWS_CONTAINER_CREDENTIALS_RELATIVE_URI',
+    'AWS_CONTAINER_CREDENTIALS_FULL_URI',
+  ]) {
     vi.stubEnv(name, undefined);
   }
   vi.stubEnv('AWS_SHARED_CREDENTIALS_FILE', '/nonexistent/sms-relay-test/credentials');
@@ -49,14 +61,21 @@ afterEach(() => {
 });
 
 describe('findStackTable: the table of stack SmsRelay-<env>, from its TableName output', () => {
-  it('asks for exactly SmsRelay-prod, so prod-eu\'s table is never taken, and lists no tables', async () => {
+  it("asks for exactly SmsRelay-prod, so prod-eu's table is never taken, and lists no tables", async () => {
     withCredentials();
-    cloudFormation.on(DescribeStacksCommand, { StackName: 'SmsRelay-prod' }).resolves({ Stacks: [stack('SmsRelay-prod', 'SmsRelay-prod-RelayTable1-AAA')] });
-    cloudFormation.on(DescribeStacksCommand, { StackName: 'SmsRelay-prod-eu' }).resolves({ Stacks: [stack('SmsRelay-prod-eu', 'SmsRelay-prod-eu-RelayTable1-BBB')] });
+    cloudFormation
+      .on(DescribeStacksCommand, { StackName: 'SmsRelay-prod' })
+      .resolves({ Stacks: [stack('SmsRelay-prod', 'SmsRelay-prod-RelayTable1-AAA')] });
+    cloudFormation
+      .on(DescribeStacksCommand, { StackName: 'SmsRelay-prod-eu' })
+      .resolves({ Stacks: [stack('SmsRelay-prod-eu', 'SmsRelay-prod-eu-RelayTable1-BBB')] });
 
     expect(await findStackTable('prod')).toBe('SmsRelay-prod-RelayTable1-AAA');
     expect(await findStackTable('prod-eu')).toBe('SmsRelay-prod-eu-RelayTable1-BBB');
-    expect(cloudFormation.commandCalls(DescribeStacksCommand).map((call) => call.args[0].input)).toEqual([{ StackName: 'SmsRelay-prod' }, { StackName: 'SmsRelay-prod-eu' }]);
+    expect(cloudFormation.commandCalls(DescribeStacksCommand).map((call) => call.args[0].input)).toEqual([
+      { StackName: 'SmsRelay-prod' },
+      { StackName: 'SmsRelay-prod-eu' },
+    ]);
     expect(dynamo.commandCalls(ListTablesCommand)).toHaveLength(0);
   });
 
@@ -64,13 +83,15 @@ describe('findStackTable: the table of stack SmsRelay-<env>, from its TableName 
     withCredentials();
     cloudFormation.on(DescribeStacksCommand).resolves({ Stacks: [stack('SmsRelay-prod')] });
     await expect(findStackTable('prod')).rejects.toThrow(
-      'stack SmsRelay-prod in eu-west-1 has no TableName output: deploy this version (npx cdk deploy -c env=prod), or pass --table with the table\'s name',
+      "stack SmsRelay-prod in eu-west-1 has no TableName output: deploy this version (npx cdk deploy -c env=prod), or pass --table with the table's name",
     );
   });
 
   it('no such stack in the region: says to pass the region it is in', async () => {
     withCredentials();
-    cloudFormation.on(DescribeStacksCommand).rejects(Object.assign(new Error('Stack with id SmsRelay-prod does not exist'), { name: 'ValidationError' }));
+    cloudFormation
+      .on(DescribeStacksCommand)
+      .rejects(Object.assign(new Error('Stack with id SmsRelay-prod does not exist'), { name: 'ValidationError' }));
     const error: unknown = await findStackTable('prod').catch((caught: unknown) => caught);
     expect(error).toBeInstanceOf(RuntimeError);
     expect((error as Error).message).toBe(
@@ -80,8 +101,14 @@ describe('findStackTable: the table of stack SmsRelay-<env>, from its TableName 
 
   it('credentials refused mid-way (an SSO session expired): the same advice as none at all', async () => {
     withCredentials();
-    cloudFormation.on(DescribeStacksCommand).rejects(Object.assign(new Error('The SSO session associated with this profile has expired or is otherwise invalid.'), { name: 'TokenProviderError' }));
-    await expect(findStackTable('prod')).rejects.toThrow(/^no AWS credentials to reach SmsRelay-prod: .*AWS_PROFILE.*aws sso login/);
+    cloudFormation.on(DescribeStacksCommand).rejects(
+      Object.assign(new Error('The SSO session associated with this profile has expired or is otherwise invalid.'), {
+        name: 'TokenProviderError',
+      }),
+    );
+    await expect(findStackTable('prod')).rejects.toThrow(
+      /^no AWS credentials to reach SmsRelay-prod: .*AWS_PROFILE.*aws sso login/,
+    );
   });
 });
 
@@ -111,20 +138,28 @@ describe('without AWS credentials', () => {
     withoutCredentials();
     vi.stubEnv('AWS_REGION', undefined);
     vi.stubEnv('AWS_DEFAULT_REGION', undefined);
-    await expect(openDeployedRecordAccess({ environment: 'prod' })).rejects.toThrow('no AWS region for SmsRelay-prod: set AWS_REGION or pass --region (the region the stack is deployed in)');
+    await expect(openDeployedRecordAccess({ environment: 'prod' })).rejects.toThrow(
+      'no AWS region for SmsRelay-prod: set AWS_REGION or pass --region (the region the stack is deployed in)',
+    );
   });
 });
 
 describe('openDeployedRecordAccess --env', () => {
   it('reads the records of the table the stack outputs', async () => {
     withCredentials();
-    cloudFormation.on(DescribeStacksCommand, { StackName: 'SmsRelay-prod' }).resolves({ Stacks: [stack('SmsRelay-prod', 'SmsRelay-prod-RelayTable1-AAA')] });
+    cloudFormation
+      .on(DescribeStacksCommand, { StackName: 'SmsRelay-prod' })
+      .resolves({ Stacks: [stack('SmsRelay-prod', 'SmsRelay-prod-RelayTable1-AAA')] });
     dynamo.on(QueryCommand).resolves({ Items: [] });
     const access = await openDeployedRecordAccess({ environment: 'prod' });
     try {
       expect(access.description).toBe('table SmsRelay-prod-RelayTable1-AAA (prod)');
       expect(await access.list({ state: 'PARKED' })).toEqual([]);
-      expect(dynamo.commandCalls(QueryCommand).every((call) => call.args[0].input.TableName === 'SmsRelay-prod-RelayTable1-AAA')).toBe(true);
+      expect(
+        dynamo
+          .commandCalls(QueryCommand)
+          .every((call) => call.args[0].input.TableName === 'SmsRelay-prod-RelayTable1-AAA'),
+      ).toBe(true);
       expect(dynamo.commandCalls(QueryCommand).length).toBeGreaterThan(0);
     } finally {
       await access.close();

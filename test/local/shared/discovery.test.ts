@@ -11,7 +11,13 @@ describe('finding the running runtime', () => {
     try {
       // The pid of a process that has certainly ended.
       const ended = spawnSync(process.execPath, ['-e', '0']).pid!;
-      announceRuntime({ pid: ended, url: 'http://127.0.0.1:9', dataDir: dir, providerBaseUrl: 'http://127.0.0.1:9', startedAt: new Date().toISOString() });
+      announceRuntime({
+        pid: ended,
+        url: 'http://127.0.0.1:9',
+        dataDir: dir,
+        providerBaseUrl: 'http://127.0.0.1:9',
+        startedAt: new Date().toISOString(),
+      });
       expect(await findRunningRuntime(dir)).toBeUndefined();
       withdrawRuntime(dir, process.pid);
       expect(existsSync(join(dir, RUNTIME_FILE))).toBe(true);

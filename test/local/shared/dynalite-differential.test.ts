@@ -1,8 +1,25 @@
-import { type AttributeValue, DeleteItemCommand, type DynamoDBClient, GetItemCommand, PutItemCommand, QueryCommand, TransactWriteItemsCommand, type TransactWriteItemsCommandInput, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
+import {
+  type AttributeValue,
+  DeleteItemCommand,
+  type DynamoDBClient,
+  GetItemCommand,
+  PutItemCommand,
+  QueryCommand,
+  TransactWriteItemsCommand,
+  type TransactWriteItemsCommandInput,
+  UpdateItemCommand,
+} from '@aws-sdk/client-dynamodb';
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createStore, ensureTable } from '../../../functions/store';
-import { clientOf, type Engines, type RecordedRequest, type Request, replayOf, startEngines } from '../../helpers/differential';
+import {
+  clientOf,
+  type Engines,
+  type RecordedRequest,
+  type Request,
+  replayOf,
+  startEngines,
+} from '../../helpers/differential';
 
 /**
  * The same requests to dynalite as its package ships it, to the relay's dynalite (its parse memo
@@ -27,54 +44,128 @@ const key = (sk: string) => ({ pk: s('P'), sk: s(sk) });
 const at = (offsetMs: number): Date => new Date(Date.parse('2025-03-01T10:00:00.000Z') + offsetMs);
 
 const update =
-  (sk: string, input: { UpdateExpression: string; ConditionExpression?: string; ExpressionAttributeNames?: Record<string, string>; ExpressionAttributeValues?: Record<string, AttributeValue> }): Request =>
+  (
+    sk: string,
+    input: {
+      UpdateExpression: string;
+      ConditionExpression?: string;
+      ExpressionAttributeNames?: Record<string, string>;
+      ExpressionAttributeValues?: Record<string, AttributeValue>;
+    },
+  ): Request =>
   (client, table) =>
     client.send(new UpdateItemCommand({ TableName: table, Key: key(sk), ReturnValues: 'ALL_NEW', ...input }));
-const put = (item: Record<string, AttributeValue>, condition?: Omit<ConstructorParameters<typeof PutItemCommand>[0], 'TableName' | 'Item'>): Request => (client, table) =>
-  client.send(new PutItemCommand({ TableName: table, Item: { pk: s('P'), ...item }, ...condition }));
+const put =
+  (
+    item: Record<string, AttributeValue>,
+    condition?: Omit<ConstructorParameters<typeof PutItemCommand>[0], 'TableName' | 'Item'>,
+  ): Request =>
+  (client, table) =>
+    client.send(new PutItemCommand({ TableName: table, Item: { pk: s('P'), ...item }, ...condition }));
 
 describe('the parse memo answers as plain dynalite', () => {
   it('keeps names an update used for a condition that uses them too (defect 28.8 a)', async () => {
     await sameEverywhere([
       put({ sk: s('a'), b: s('x') }),
       // The update parse uses #b first; the condition then finds it used already.
-      update('a', { UpdateExpression: 'SET #a = :v REMOVE #b', ConditionExpression: 'attribute_exists(#b)', ExpressionAttributeNames: { '#a': 'a', '#b': 'b' }, ExpressionAttributeValues: { ':v': s('1') } }),
+      update('a', {
+        UpdateExpression: 'SET #a = :v REMOVE #b',
+        ConditionExpression: 'attribute_exists(#b)',
+        ExpressionAttributeNames: { '#a': 'a', '#b': 'b' },
+        ExpressionAttributeValues: { ':v': s('1') },
+      }),
       put({ sk: s('b'), b: s('x') }),
       // The same condition with an update that does not use #b: the condition must mark it used.
-      update('b', { UpdateExpression: 'SET #a = :v', ConditionExpression: 'attribute_exists(#b)', ExpressionAttributeNames: { '#a': 'a', '#b': 'b' }, ExpressionAttributeValues: { ':v': s('2') } }),
-      (client, table) => client.send(new GetItemCommand({ TableName: table, Key: key('b'), ProjectionExpression: '#a, #b', ExpressionAttributeNames: { '#a': 'a', '#b': 'b' } })),
+      update('b', {
+        UpdateExpression: 'SET #a = :v',
+        ConditionExpression: 'attribute_exists(#b)',
+        ExpressionAttributeNames: { '#a': 'a', '#b': 'b' },
+        ExpressionAttributeValues: { ':v': s('2') },
+      }),
+      (client, table) =>
+        client.send(
+          new GetItemCommand({
+            TableName: table,
+            Key: key('b'),
+            ProjectionExpression: '#a, #b',
+            ExpressionAttributeNames: { '#a': 'a', '#b': 'b' },
+          }),
+        ),
     ]);
   });
 
   it('tells apart name maps that read alike when joined (defect 28.8 b)', async () => {
     await sameEverywhere([
-      update('c', { UpdateExpression: 'SET #a = :v', ExpressionAttributeNames: { '#a': 'x\u0000#b=y' }, ExpressionAttributeValues: { ':v': s('1') } }),
+      update('c', {
+        UpdateExpression: 'SET #a = :v',
+        ExpressionAttributeNames: { '#a': 'x\u0000#b=y' },
+        ExpressionAttributeValues: { ':v': s('1') },
+      }),
       // Joined as `name=value\0`, this map reads as the one above: the kept tree would write `x\0#b=y`.
-      update('c', { UpdateExpression: 'SET #a = :v', ConditionExpression: 'attribute_not_exists(#b)', ExpressionAttributeNames: { '#a': 'x', '#b': 'y' }, ExpressionAttributeValues: { ':v': s('2') } }),
-      update('c', { UpdateExpression: 'SET #a = :v', ExpressionAttributeNames: { '#a': 'x:1' }, ExpressionAttributeValues: { ':v': s('3') } }),
+      update('c', {
+        UpdateExpression: 'SET #a = :v',
+        ConditionExpression: 'attribute_not_exists(#b)',
+        ExpressionAttributeNames: { '#a': 'x', '#b': 'y' },
+        ExpressionAttributeValues: { ':v': s('2') },
+      }),
+      update('c', {
+        UpdateExpression: 'SET #a = :v',
+        ExpressionAttributeNames: { '#a': 'x:1' },
+        ExpressionAttributeValues: { ':v': s('3') },
+      }),
     ]);
   });
 
   it('answers the relay’s kinds of expression alike, each repeated with other values, names and types', async () => {
     const claim = (sk: string, expected: string, next: string, at: string) =>
       update(sk, {
-        UpdateExpression: 'SET #state = :next, #at = :at, #log = list_append(if_not_exists(#log, :empty), :entry) ADD #attempts :one REMOVE #token',
+        UpdateExpression:
+          'SET #state = :next, #at = :at, #log = list_append(if_not_exists(#log, :empty), :entry) ADD #attempts :one REMOVE #token',
         ConditionExpression: '#state = :expected AND (attribute_not_exists(#at) OR #at <= :at)',
-        ExpressionAttributeNames: { '#state': 'state', '#at': 'at', '#log': 'log', '#attempts': 'attempts', '#token': 'token' },
-        ExpressionAttributeValues: { ':next': s(next), ':at': s(at), ':expected': s(expected), ':empty': { L: [] }, ':entry': { L: [s(next)] }, ':one': n(1) },
+        ExpressionAttributeNames: {
+          '#state': 'state',
+          '#at': 'at',
+          '#log': 'log',
+          '#attempts': 'attempts',
+          '#token': 'token',
+        },
+        ExpressionAttributeValues: {
+          ':next': s(next),
+          ':at': s(at),
+          ':expected': s(expected),
+          ':empty': { L: [] },
+          ':entry': { L: [s(next)] },
+          ':one': n(1),
+        },
       });
-    const add = (by: AttributeValue) => update('count', { UpdateExpression: 'ADD #count :by', ExpressionAttributeNames: { '#count': 'count' }, ExpressionAttributeValues: { ':by': by } });
-    const query = (from: string, to: string, filter?: string): Request => (client, table) =>
-      client.send(
-        new QueryCommand({
-          TableName: table,
-          KeyConditionExpression: '#pk = :pk AND #sk BETWEEN :from AND :to',
-          ...(filter === undefined ? {} : { FilterExpression: 'begins_with(#state, :prefix)' }),
-          ExpressionAttributeNames: { '#pk': 'pk', '#sk': 'sk', ...(filter === undefined ? {} : { '#state': 'state' }) },
-          ExpressionAttributeValues: { ':pk': s('P'), ':from': s(from), ':to': s(to), ...(filter === undefined ? {} : { ':prefix': s(filter) }) },
-          ConsistentRead: true,
-        }),
-      );
+    const add = (by: AttributeValue) =>
+      update('count', {
+        UpdateExpression: 'ADD #count :by',
+        ExpressionAttributeNames: { '#count': 'count' },
+        ExpressionAttributeValues: { ':by': by },
+      });
+    const query =
+      (from: string, to: string, filter?: string): Request =>
+      (client, table) =>
+        client.send(
+          new QueryCommand({
+            TableName: table,
+            KeyConditionExpression: '#pk = :pk AND #sk BETWEEN :from AND :to',
+            ...(filter === undefined ? {} : { FilterExpression: 'begins_with(#state, :prefix)' }),
+            ExpressionAttributeNames: {
+              '#pk': 'pk',
+              '#sk': 'sk',
+              ...(filter === undefined ? {} : { '#state': 'state' }),
+            },
+            ExpressionAttributeValues: {
+              ':pk': s('P'),
+              ':from': s(from),
+              ':to': s(to),
+              ...(filter === undefined ? {} : { ':prefix': s(filter) }),
+            },
+            ConsistentRead: true,
+          }),
+        );
     const answers = await sameEverywhere([
       put({ sk: s('m1'), state: s('PENDING') }),
       put({ sk: s('m2'), state: s('PENDING') }),
@@ -91,26 +182,122 @@ describe('the parse memo answers as plain dynalite', () => {
       query('m2', 'm1'),
       query('a', 'z', 'SEN'),
       query('a', 'z', 'SENT'),
-      update('m2', { UpdateExpression: 'SET #state = :state', ExpressionAttributeNames: { '#state': 'state', '#other': 'other' }, ExpressionAttributeValues: { ':state': s('X') } }),
-      update('m2', { UpdateExpression: 'SET #state = :state', ExpressionAttributeNames: { '#state': 'state' }, ExpressionAttributeValues: { ':state': s('X'), ':spare': s('y') } }),
-      update('m2', { UpdateExpression: 'SET #state = :state', ConditionExpression: '#state <> :state', ExpressionAttributeNames: { '#state': 'state' }, ExpressionAttributeValues: { ':state': s('Y') } }),
-      update('m2', { UpdateExpression: 'SET #state = :state', ConditionExpression: '#state <> :state', ExpressionAttributeNames: { '#state': 'label' }, ExpressionAttributeValues: { ':state': s('Z') } }),
-      update('m2', { UpdateExpression: 'SET #state = :state', ConditionExpression: '#state <> :state', ExpressionAttributeNames: { '#state': 'label' }, ExpressionAttributeValues: { ':state': n(7) } }),
-      update('m2', { UpdateExpression: 'SET #list[0] = :v', ExpressionAttributeNames: { '#list': 'log' }, ExpressionAttributeValues: { ':v': s('first') } }),
-      update('m2', { UpdateExpression: 'SET #list[0] = :v', ExpressionAttributeNames: { '#list': 'log' }, ExpressionAttributeValues: { ':v': { M: { nested: s('yes') } } } }),
+      update('m2', {
+        UpdateExpression: 'SET #state = :state',
+        ExpressionAttributeNames: { '#state': 'state', '#other': 'other' },
+        ExpressionAttributeValues: { ':state': s('X') },
+      }),
+      update('m2', {
+        UpdateExpression: 'SET #state = :state',
+        ExpressionAttributeNames: { '#state': 'state' },
+        ExpressionAttributeValues: { ':state': s('X'), ':spare': s('y') },
+      }),
+      update('m2', {
+        UpdateExpression: 'SET #state = :state',
+        ConditionExpression: '#state <> :state',
+        ExpressionAttributeNames: { '#state': 'state' },
+        ExpressionAttributeValues: { ':state': s('Y') },
+      }),
+      update('m2', {
+        UpdateExpression: 'SET #state = :state',
+        ConditionExpression: '#state <> :state',
+        ExpressionAttributeNames: { '#state': 'label' },
+        ExpressionAttributeValues: { ':state': s('Z') },
+      }),
+      update('m2', {
+        UpdateExpression: 'SET #state = :state',
+        ConditionExpression: '#state <> :state',
+        ExpressionAttributeNames: { '#state': 'label' },
+        ExpressionAttributeValues: { ':state': n(7) },
+      }),
+      update('m2', {
+        UpdateExpression: 'SET #list[0] = :v',
+        ExpressionAttributeNames: { '#list': 'log' },
+        ExpressionAttributeValues: { ':v': s('first') },
+      }),
+      update('m2', {
+        UpdateExpression: 'SET #list[0] = :v',
+        ExpressionAttributeNames: { '#list': 'log' },
+        ExpressionAttributeValues: { ':v': { M: { nested: s('yes') } } },
+      }),
       update('m2', { UpdateExpression: 'REMOVE #a.#b', ExpressionAttributeNames: { '#a': 'log', '#b': 'x' } }),
-      put({ sk: s('m3'), state: s('HELD') }, { ConditionExpression: 'attribute_not_exists(pk) OR #s IN (:a, :b)', ExpressionAttributeNames: { '#s': 'state' }, ExpressionAttributeValues: { ':a': s('PENDING'), ':b': s('HELD') } }),
-      put({ sk: s('m3'), state: s('SENT') }, { ConditionExpression: 'attribute_not_exists(pk) OR #s IN (:a, :b)', ExpressionAttributeNames: { '#s': 'state' }, ExpressionAttributeValues: { ':a': s('PENDING'), ':b': s('HELD') } }),
-      put({ sk: s('m3'), state: s('GONE') }, { ConditionExpression: 'attribute_not_exists(pk) OR #s IN (:a, :b)', ExpressionAttributeNames: { '#s': 'state' }, ExpressionAttributeValues: { ':a': s('SENT'), ':b': s('HELD') } }),
-      put({ sk: s('m4') }, { ConditionExpression: 'size(#s) > :n', ExpressionAttributeNames: { '#s': 'state' }, ExpressionAttributeValues: { ':n': n(1) } }),
-      put({ sk: s('m4') }, { ConditionExpression: 'size(#s) > :n', ExpressionAttributeNames: { '#s': 'state' }, ExpressionAttributeValues: { ':n': s('1') } }),
-      (client, table) => client.send(new DeleteItemCommand({ TableName: table, Key: key('m3'), ConditionExpression: '#s = :s', ExpressionAttributeNames: { '#s': 'state' }, ExpressionAttributeValues: { ':s': s('GONE') }, ReturnValues: 'ALL_OLD' })),
-      (client, table) => client.send(new GetItemCommand({ TableName: table, Key: key('m1'), ProjectionExpression: '#s, #l[0]', ExpressionAttributeNames: { '#s': 'state', '#l': 'log' } })),
-      (client, table) => client.send(new GetItemCommand({ TableName: table, Key: key('m1'), ProjectionExpression: '#s, #l[0]', ExpressionAttributeNames: { '#s': 'attempts', '#l': 'log' } })),
+      put(
+        { sk: s('m3'), state: s('HELD') },
+        {
+          ConditionExpression: 'attribute_not_exists(pk) OR #s IN (:a, :b)',
+          ExpressionAttributeNames: { '#s': 'state' },
+          ExpressionAttributeValues: { ':a': s('PENDING'), ':b': s('HELD') },
+        },
+      ),
+      put(
+        { sk: s('m3'), state: s('SENT') },
+        {
+          ConditionExpression: 'attribute_not_exists(pk) OR #s IN (:a, :b)',
+          ExpressionAttributeNames: { '#s': 'state' },
+          ExpressionAttributeValues: { ':a': s('PENDING'), ':b': s('HELD') },
+        },
+      ),
+      put(
+        { sk: s('m3'), state: s('GONE') },
+        {
+          ConditionExpression: 'attribute_not_exists(pk) OR #s IN (:a, :b)',
+          ExpressionAttributeNames: { '#s': 'state' },
+          ExpressionAttributeValues: { ':a': s('SENT'), ':b': s('HELD') },
+        },
+      ),
+      put(
+        { sk: s('m4') },
+        {
+          ConditionExpression: 'size(#s) > :n',
+          ExpressionAttributeNames: { '#s': 'state' },
+          ExpressionAttributeValues: { ':n': n(1) },
+        },
+      ),
+      put(
+        { sk: s('m4') },
+        {
+          ConditionExpression: 'size(#s) > :n',
+          ExpressionAttributeNames: { '#s': 'state' },
+          ExpressionAttributeValues: { ':n': s('1') },
+        },
+      ),
+      (client, table) =>
+        client.send(
+          new DeleteItemCommand({
+            TableName: table,
+            Key: key('m3'),
+            ConditionExpression: '#s = :s',
+            ExpressionAttributeNames: { '#s': 'state' },
+            ExpressionAttributeValues: { ':s': s('GONE') },
+            ReturnValues: 'ALL_OLD',
+          }),
+        ),
+      (client, table) =>
+        client.send(
+          new GetItemCommand({
+            TableName: table,
+            Key: key('m1'),
+            ProjectionExpression: '#s, #l[0]',
+            ExpressionAttributeNames: { '#s': 'state', '#l': 'log' },
+          }),
+        ),
+      (client, table) =>
+        client.send(
+          new GetItemCommand({
+            TableName: table,
+            Key: key('m1'),
+            ProjectionExpression: '#s, #l[0]',
+            ExpressionAttributeNames: { '#s': 'attempts', '#l': 'log' },
+          }),
+        ),
     ]);
     // The sequence means something: claims applied and refused, ADD refused a string.
-    expect(answers.map((answer) => ('ok' in answer ? 'ok' : answer.error))).toContain('ConditionalCheckFailedException');
-    expect(answers.filter((answer) => 'error' in answer && answer.error === 'ValidationException').length).toBeGreaterThan(3);
+    expect(answers.map((answer) => ('ok' in answer ? 'ok' : answer.error))).toContain(
+      'ConditionalCheckFailedException',
+    );
+    expect(
+      answers.filter((answer) => 'error' in answer && answer.error === 'ValidationException').length,
+    ).toBeGreaterThan(3);
   });
 });
 
@@ -120,8 +307,17 @@ describe('the parse memo, on generated requests', () => {
   const attribute = fc.constantFrom('a', 'x\u0000#b=y', 'x', 'y');
   const value = fc.constantFrom(s('1'), n(1), { L: [s('e')] }, { SS: ['p'] });
   const request = fc.record({
-    update: fc.constantFrom('SET #a = :v', 'SET #a = :v REMOVE #b', 'ADD #a :v', 'SET #a = list_append(#b, :v)', 'DELETE #a :v'),
-    condition: fc.option(fc.constantFrom('attribute_exists(#b)', '#a = :v', 'attribute_not_exists(#b) OR #b <> :v', 'size(#b) > :v'), { nil: undefined }),
+    update: fc.constantFrom(
+      'SET #a = :v',
+      'SET #a = :v REMOVE #b',
+      'ADD #a :v',
+      'SET #a = list_append(#b, :v)',
+      'DELETE #a :v',
+    ),
+    condition: fc.option(
+      fc.constantFrom('attribute_exists(#b)', '#a = :v', 'attribute_not_exists(#b) OR #b <> :v', 'size(#b) > :v'),
+      { nil: undefined },
+    ),
     a: attribute,
     b: attribute,
     v: value,
@@ -160,14 +356,22 @@ describe('TransactWriteItems answers as on DynamoDB Local', () => {
       ...(returnOld ? { ReturnValuesOnConditionCheckFailure: 'ALL_OLD' as const } : {}),
     },
   });
-  const record = (sk: string) => ({ Put: { TableName: '', Item: { pk: s('R'), sk: s(sk), state: s('PENDING') }, ConditionExpression: 'attribute_not_exists(pk)' } });
-  const transact = (items: NonNullable<TransactWriteItemsCommandInput['TransactItems']>, capacity?: 'TOTAL'): Request => (client, table) =>
-    client.send(
-      new TransactWriteItemsCommand({
-        TransactItems: items.map((item) => ({ Put: { ...item.Put!, TableName: table } })),
-        ...(capacity === undefined ? {} : { ReturnConsumedCapacity: capacity }),
-      }),
-    );
+  const record = (sk: string) => ({
+    Put: {
+      TableName: '',
+      Item: { pk: s('R'), sk: s(sk), state: s('PENDING') },
+      ConditionExpression: 'attribute_not_exists(pk)',
+    },
+  });
+  const transact =
+    (items: NonNullable<TransactWriteItemsCommandInput['TransactItems']>, capacity?: 'TOTAL'): Request =>
+    (client, table) =>
+      client.send(
+        new TransactWriteItemsCommand({
+          TransactItems: items.map((item) => ({ Put: { ...item.Put!, TableName: table } })),
+          ...(capacity === undefined ? {} : { ReturnConsumedCapacity: capacity }),
+        }),
+      );
 
   it('writes all or none, with one reason per action and the refusing item where asked', async () => {
     const answers = await sameEverywhere(
@@ -219,27 +423,95 @@ describe('the relay’s own traffic', () => {
     const store = createStore({ client, tableName: 'traffic-recorded', clock: () => at(0) });
     const lastError = { name: 'ServiceError', status: 503, delivery: 'maybe-sent', message: 'upstream busy' } as const;
     const message = (text: string, delivery: 'at-most-once' | 'at-least-once' = 'at-most-once') =>
-      ({ index: 0, part: 1, parts: 1, text, to: ['255712345678'], encoding: 'GSM-7', characters: text.length, segments: 1, delivery }) as const;
+      ({
+        index: 0,
+        part: 1,
+        parts: 1,
+        text,
+        to: ['255712345678'],
+        encoding: 'GSM-7',
+        characters: text.length,
+        segments: 1,
+        delivery,
+      }) as const;
 
     // Accepts: new, duplicate, replay under another delivery id, several messages.
-    const first = await store.acceptWebhook({ route: 'alerts', dedupeKey: 'd1', windowSeconds: 60, messages: [message('disk full')], now: at(0) });
-    await store.acceptWebhook({ route: 'alerts', dedupeKey: 'd1', windowSeconds: 60, messages: [message('disk full')], now: at(1000) });
-    await store.acceptWebhook({ route: 'alerts', dedupeKey: 'd2', replayKey: 'body-1', windowSeconds: 60, messages: [message('cpu'), { ...message('cpu 2'), index: 1 }], now: at(2000) });
-    await store.acceptWebhook({ route: 'alerts', dedupeKey: 'd3', replayKey: 'body-1', windowSeconds: 60, messages: [message('cpu')], now: at(3000) });
-    const orders = await store.acceptWebhook({ route: 'orders', dedupeKey: 'o1', windowSeconds: 60, messages: [message('order 42', 'at-least-once')], now: at(4000) });
-    await store.recordNotice({ kind: 'held-summary', route: 'alerts', key: 'messages:W#1', message: message('held'), now: at(5000) });
+    const first = await store.acceptWebhook({
+      route: 'alerts',
+      dedupeKey: 'd1',
+      windowSeconds: 60,
+      messages: [message('disk full')],
+      now: at(0),
+    });
+    await store.acceptWebhook({
+      route: 'alerts',
+      dedupeKey: 'd1',
+      windowSeconds: 60,
+      messages: [message('disk full')],
+      now: at(1000),
+    });
+    await store.acceptWebhook({
+      route: 'alerts',
+      dedupeKey: 'd2',
+      replayKey: 'body-1',
+      windowSeconds: 60,
+      messages: [message('cpu'), { ...message('cpu 2'), index: 1 }],
+      now: at(2000),
+    });
+    await store.acceptWebhook({
+      route: 'alerts',
+      dedupeKey: 'd3',
+      replayKey: 'body-1',
+      windowSeconds: 60,
+      messages: [message('cpu')],
+      now: at(3000),
+    });
+    const orders = await store.acceptWebhook({
+      route: 'orders',
+      dedupeKey: 'o1',
+      windowSeconds: 60,
+      messages: [message('order 42', 'at-least-once')],
+      now: at(4000),
+    });
+    await store.recordNotice({
+      kind: 'held-summary',
+      route: 'alerts',
+      key: 'messages:W#1',
+      message: message('held'),
+      now: at(5000),
+    });
 
     // A message's life: claimed, refused a second claim, settled, redriven, claimed again.
     const id = first.ids[0]!;
     const claimed = await store.claimMessage(id, { now: at(6000) });
     await store.claimMessage(id, { now: at(6500) });
-    await store.settle(id, claimed!.claimToken!, { state: 'PARKED', reason: 'insufficient balance' }, { now: at(7000) });
+    await store.settle(
+      id,
+      claimed!.claimToken!,
+      { state: 'PARKED', reason: 'insufficient balance' },
+      { now: at(7000) },
+    );
     await store.requeue(id, { from: 'PARKED', now: at(8000) });
     const again = await store.claimMessage(id, { now: at(9000) });
-    await store.settle(id, again!.claimToken!, { state: 'SENT', result: { deducted: 20, remainingBalance: 980, message: 'ok', senderId: 'RELAY', recipients: [] } }, { now: at(10_000) });
-    await expect(store.settle(id, again!.claimToken!, { state: 'FAILED', reason: 'late', lastError }, { now: at(10_500) })).rejects.toThrow(/no longer claimed/);
+    await store.settle(
+      id,
+      again!.claimToken!,
+      {
+        state: 'SENT',
+        result: { deducted: 20, remainingBalance: 980, message: 'ok', senderId: 'RELAY', recipients: [] },
+      },
+      { now: at(10_000) },
+    );
+    await expect(
+      store.settle(id, again!.claimToken!, { state: 'FAILED', reason: 'late', lastError }, { now: at(10_500) }),
+    ).rejects.toThrow(/no longer claimed/);
     const order = await store.claimMessage(orders.ids[0]!, { now: at(11_000) });
-    await store.settle(orders.ids[0]!, order!.claimToken!, { state: 'PENDING', nextAttemptAt: at(20_000), lastError }, { now: at(12_000) });
+    await store.settle(
+      orders.ids[0]!,
+      order!.claimToken!,
+      { state: 'PENDING', nextAttemptAt: at(20_000), lastError },
+      { now: at(12_000) },
+    );
 
     // Listings through the indexes, and the sweeper's reads.
     await store.listByState('SENT');
@@ -266,13 +538,29 @@ describe('the relay’s own traffic', () => {
     await store.updateBalanceState({ balance: 500, threshold: 100, now: at(20_000) } as never);
     await store.updateBalanceState({ balance: 50, threshold: 100, now: at(21_000) } as never);
     await store.recordBalanceReading({ balance: 70, currency: 'TZS', now: at(22_000) } as never);
-    await store.capturePayload({ route: 'github', receivedAt: at(23_000), headers: { 'x-github-event': 'ping' }, keepHeaders: ['x-github-event'], body: new TextEncoder().encode('{"a":1}'), recordIds: [id], keepSeconds: 60 } as never);
+    await store.capturePayload({
+      route: 'github',
+      receivedAt: at(23_000),
+      headers: { 'x-github-event': 'ping' },
+      keepHeaders: ['x-github-event'],
+      body: new TextEncoder().encode('{"a":1}'),
+      recordIds: [id],
+      keepSeconds: 60,
+    } as never);
     await store.listCaptures('github', { now: at(24_000) });
     await store.openDigestWindow({ route: 'orders', windowSeconds: 600, now: at(25_000) } as never);
 
     expect(requests.length).toBeGreaterThan(40);
     const commands = new Set(requests.map((request) => request.command));
-    expect([...commands].sort()).toEqual(expect.arrayContaining(['GetItemCommand', 'PutItemCommand', 'QueryCommand', 'TransactWriteItemsCommand', 'UpdateItemCommand']));
+    expect([...commands].sort()).toEqual(
+      expect.arrayContaining([
+        'GetItemCommand',
+        'PutItemCommand',
+        'QueryCommand',
+        'TransactWriteItemsCommand',
+        'UpdateItemCommand',
+      ]),
+    );
     const replay = replayOf(requests, 'traffic-recorded');
     try {
       await sameEverywhere(replay);
@@ -280,5 +568,4 @@ describe('the relay’s own traffic', () => {
       client.destroy();
     }
   });
-
 });

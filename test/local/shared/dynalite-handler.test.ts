@@ -28,7 +28,12 @@ const answers: SdkHttpResponse[] = [];
 beforeAll(async () => {
   // Not listening: the handler needs no port.
   server = dynalite({ createTableMs: 0 });
-  client = new DynamoDBClient({ region: 'local', endpoint: 'http://127.0.0.1:9', credentials, requestHandler: createDynaliteHandler(server) });
+  client = new DynamoDBClient({
+    region: 'local',
+    endpoint: 'http://127.0.0.1:9',
+    credentials,
+    requestHandler: createDynaliteHandler(server),
+  });
   client.middlewareStack.add(
     (next) => async (args) => {
       const output = await next(args);
@@ -52,7 +57,8 @@ beforeAll(async () => {
     }),
   );
   // dynalite makes a table ACTIVE on a timer, even with createTableMs 0.
-  while ((await client.send(new DescribeTableCommand({ TableName: TABLE }))).Table?.TableStatus !== 'ACTIVE') await new Promise((resolve) => setTimeout(resolve, 5));
+  while ((await client.send(new DescribeTableCommand({ TableName: TABLE }))).Table?.TableStatus !== 'ACTIVE')
+    await new Promise((resolve) => setTimeout(resolve, 5));
 });
 afterAll(async () => {
   client?.destroy();
@@ -61,18 +67,29 @@ afterAll(async () => {
 
 describe('the in-process dynalite handler', () => {
   it('puts, gets and queries through the SDK', async () => {
-    await client.send(new PutItemCommand({ TableName: TABLE, Item: { pk: { S: 'a' }, sk: { N: '1' }, text: { S: 'hello ✓' } } }));
-    await client.send(new PutItemCommand({ TableName: TABLE, Item: { pk: { S: 'a' }, sk: { N: '2' }, text: { S: 'again' } } }));
+    await client.send(
+      new PutItemCommand({ TableName: TABLE, Item: { pk: { S: 'a' }, sk: { N: '1' }, text: { S: 'hello ✓' } } }),
+    );
+    await client.send(
+      new PutItemCommand({ TableName: TABLE, Item: { pk: { S: 'a' }, sk: { N: '2' }, text: { S: 'again' } } }),
+    );
     const got = await client.send(new GetItemCommand({ TableName: TABLE, Key: { pk: { S: 'a' }, sk: { N: '1' } } }));
     expect(got.Item).toEqual({ pk: { S: 'a' }, sk: { N: '1' }, text: { S: 'hello ✓' } });
     const listed = await client.send(
-      new QueryCommand({ TableName: TABLE, KeyConditionExpression: 'pk = :pk', ExpressionAttributeValues: { ':pk': { S: 'a' } }, ScanIndexForward: false }),
+      new QueryCommand({
+        TableName: TABLE,
+        KeyConditionExpression: 'pk = :pk',
+        ExpressionAttributeValues: { ':pk': { S: 'a' } },
+        ScanIndexForward: false,
+      }),
     );
     expect(listed.Items?.map((item) => item['sk']?.N)).toEqual(['2', '1']);
   });
 
   it('turns a refused condition into ConditionalCheckFailedException with the item', async () => {
-    await client.send(new PutItemCommand({ TableName: TABLE, Item: { pk: { S: 'b' }, sk: { N: '1' }, state: { S: 'SENT' } } }));
+    await client.send(
+      new PutItemCommand({ TableName: TABLE, Item: { pk: { S: 'b' }, sk: { N: '1' }, state: { S: 'SENT' } } }),
+    );
     const refused = client.send(
       new UpdateItemCommand({
         TableName: TABLE,
@@ -86,7 +103,9 @@ describe('the in-process dynalite handler', () => {
     );
     await expect(refused).rejects.toBeInstanceOf(ConditionalCheckFailedException);
     await expect(refused).rejects.toMatchObject({ $metadata: { httpStatusCode: 400 } });
-    const unchanged = await client.send(new GetItemCommand({ TableName: TABLE, Key: { pk: { S: 'b' }, sk: { N: '1' } } }));
+    const unchanged = await client.send(
+      new GetItemCommand({ TableName: TABLE, Key: { pk: { S: 'b' }, sk: { N: '1' } } }),
+    );
     expect(unchanged.Item?.['state']).toEqual({ S: 'SENT' });
   });
 
@@ -108,16 +127,26 @@ describe('the in-process dynalite handler', () => {
       body: '{}',
     });
     expect(response.statusCode).toBe(400);
-    expect(JSON.parse(Buffer.from(response.body).toString('utf8'))).toMatchObject({ __type: 'com.amazon.coral.service#MissingAuthenticationTokenException' });
+    expect(JSON.parse(Buffer.from(response.body).toString('utf8'))).toMatchObject({
+      __type: 'com.amazon.coral.service#MissingAuthenticationTokenException',
+    });
     expect(Number(response.headers['x-amz-crc32'])).toBe(crc32(response.body));
   });
 
   it('answers alongside the HTTP endpoint: a client over HTTP reads what was written in process', async () => {
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
-    const overHttp = new DynamoDBClient({ region: 'local', endpoint: `http://127.0.0.1:${(server.address() as AddressInfo).port}`, credentials });
+    const overHttp = new DynamoDBClient({
+      region: 'local',
+      endpoint: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+      credentials,
+    });
     try {
-      await client.send(new PutItemCommand({ TableName: TABLE, Item: { pk: { S: 'c' }, sk: { N: '1' }, text: { S: 'in process' } } }));
-      const got = await overHttp.send(new GetItemCommand({ TableName: TABLE, Key: { pk: { S: 'c' }, sk: { N: '1' } } }));
+      await client.send(
+        new PutItemCommand({ TableName: TABLE, Item: { pk: { S: 'c' }, sk: { N: '1' }, text: { S: 'in process' } } }),
+      );
+      const got = await overHttp.send(
+        new GetItemCommand({ TableName: TABLE, Key: { pk: { S: 'c' }, sk: { N: '1' } } }),
+      );
       expect(got.Item?.['text']).toEqual({ S: 'in process' });
     } finally {
       overHttp.destroy();
@@ -126,8 +155,15 @@ describe('the in-process dynalite handler', () => {
 
   it('refuses requests once destroyed, without reaching dynalite', async () => {
     const handler = createDynaliteHandler(server);
-    const closed = new DynamoDBClient({ region: 'local', endpoint: 'http://127.0.0.1:9', credentials, requestHandler: handler });
+    const closed = new DynamoDBClient({
+      region: 'local',
+      endpoint: 'http://127.0.0.1:9',
+      credentials,
+      requestHandler: handler,
+    });
     closed.destroy();
-    await expect(closed.send(new GetItemCommand({ TableName: TABLE, Key: { pk: { S: 'a' }, sk: { N: '1' } } }))).rejects.toThrow(RuntimeError);
+    await expect(
+      closed.send(new GetItemCommand({ TableName: TABLE, Key: { pk: { S: 'a' }, sk: { N: '1' } } })),
+    ).rejects.toThrow(RuntimeError);
   });
 });

@@ -1,7 +1,11 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { assertPinnedDynalite, dynaliteInternals, PINNED_DYNALITE_VERSION } from '../../../local/shared/dynalite-internals';
+import {
+  assertPinnedDynalite,
+  dynaliteInternals,
+  PINNED_DYNALITE_VERSION,
+} from '../../../local/shared/dynalite-internals';
 import { RuntimeError } from '../../../local/shared/errors';
 import packageJson from '../../../package.json' with { type: 'json' };
 
@@ -18,7 +22,9 @@ describe("dynalite's internal modules", () => {
     expect(() => assertPinnedDynalite(PINNED_DYNALITE_VERSION)).not.toThrow();
     for (const other of ['4.0.1', '3.2.2', undefined]) {
       expect(() => assertPinnedDynalite(other)).toThrow(RuntimeError);
-      expect(() => assertPinnedDynalite(other)).toThrow(`the local store needs dynalite 4.0.0 (it uses that release's internal modules) but dynalite ${String(other)} is installed: run "npm ci"`);
+      expect(() => assertPinnedDynalite(other)).toThrow(
+        `the local store needs dynalite 4.0.0 (it uses that release's internal modules) but dynalite ${String(other)} is installed: run "npm ci"`,
+      );
     }
     const internals = dynaliteInternals();
     expect(internals.parsers).toHaveLength(3);

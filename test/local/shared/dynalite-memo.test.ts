@@ -39,23 +39,43 @@ const tableInput = (name: string, sortKeyType: 'S' | 'N' = 'S'): CreateTableComm
 
 const active = async (name: string): Promise<void> => {
   // dynalite makes a table ACTIVE on a timer, even with createTableMs 0.
-  while ((await client.send(new DescribeTableCommand({ TableName: name }))).Table?.TableStatus !== 'ACTIVE') await new Promise((resolve) => setTimeout(resolve, 5));
+  while ((await client.send(new DescribeTableCommand({ TableName: name }))).Table?.TableStatus !== 'ACTIVE')
+    await new Promise((resolve) => setTimeout(resolve, 5));
 };
 
 const s = (value: string): AttributeValue => ({ S: value });
 const n = (value: number): AttributeValue => ({ N: String(value) });
 
 /** A claim-like update: the same expressions every time, only the values change. */
-const claim = async (sk: string, expected: string, next: string, at: string): Promise<Record<string, AttributeValue> | undefined> => {
+const claim = async (
+  sk: string,
+  expected: string,
+  next: string,
+  at: string,
+): Promise<Record<string, AttributeValue> | undefined> => {
   try {
     const { Attributes } = await client.send(
       new UpdateItemCommand({
         TableName: TABLE,
         Key: { pk: s('claims'), sk: s(sk) },
-        UpdateExpression: 'SET #state = :next, #at = :at, #log = list_append(if_not_exists(#log, :empty), :entry) ADD #attempts :one REMOVE #token',
+        UpdateExpression:
+          'SET #state = :next, #at = :at, #log = list_append(if_not_exists(#log, :empty), :entry) ADD #attempts :one REMOVE #token',
         ConditionExpression: '#state = :expected AND (attribute_not_exists(#at) OR #at <= :at)',
-        ExpressionAttributeNames: { '#state': 'state', '#at': 'at', '#log': 'log', '#attempts': 'attempts', '#token': 'token' },
-        ExpressionAttributeValues: { ':next': s(next), ':at': s(at), ':expected': s(expected), ':empty': { L: [] }, ':entry': { L: [s(next)] }, ':one': n(1) },
+        ExpressionAttributeNames: {
+          '#state': 'state',
+          '#at': 'at',
+          '#log': 'log',
+          '#attempts': 'attempts',
+          '#token': 'token',
+        },
+        ExpressionAttributeValues: {
+          ':next': s(next),
+          ':at': s(at),
+          ':expected': s(expected),
+          ':empty': { L: [] },
+          ':entry': { L: [s(next)] },
+          ':one': n(1),
+        },
         ReturnValues: 'ALL_NEW',
       }),
     );
@@ -68,7 +88,12 @@ const claim = async (sk: string, expected: string, next: string, at: string): Pr
 
 beforeAll(async () => {
   server = createDynalite({ createTableMs: 0, deleteTableMs: 0, updateTableMs: 0 });
-  client = new DynamoDBClient({ region: 'local', endpoint: 'http://127.0.0.1:9', credentials, requestHandler: createDynaliteHandler(server) });
+  client = new DynamoDBClient({
+    region: 'local',
+    endpoint: 'http://127.0.0.1:9',
+    credentials,
+    requestHandler: createDynaliteHandler(server),
+  });
   await client.send(new CreateTableCommand(tableInput(TABLE)));
   await active(TABLE);
 });
@@ -80,15 +105,29 @@ afterAll(async () => {
 describe('kept expression parses', () => {
   it('evaluates each request with its own values when the expressions repeat', async () => {
     for (const sk of ['a', 'b', 'c']) {
-      await client.send(new PutItemCommand({ TableName: TABLE, Item: { pk: s('claims'), sk: s(sk), state: s('PENDING') } }));
+      await client.send(
+        new PutItemCommand({ TableName: TABLE, Item: { pk: s('claims'), sk: s(sk), state: s('PENDING') } }),
+      );
     }
     // The same shape three times: a parse kept with the first request's values would apply or
     // refuse the later ones as the first.
-    expect(await claim('a', 'PENDING', 'SENDING', '2026-01-01T00:00:01Z')).toMatchObject({ state: s('SENDING'), attempts: n(1), log: { L: [s('SENDING')] } });
+    expect(await claim('a', 'PENDING', 'SENDING', '2026-01-01T00:00:01Z')).toMatchObject({
+      state: s('SENDING'),
+      attempts: n(1),
+      log: { L: [s('SENDING')] },
+    });
     expect(await claim('b', 'SENT', 'FAILED', '2026-01-01T00:00:02Z')).toBeUndefined();
-    expect(await claim('c', 'PENDING', 'PARKED', '2026-01-01T00:00:03Z')).toMatchObject({ state: s('PARKED'), at: s('2026-01-01T00:00:03Z'), log: { L: [s('PARKED')] } });
+    expect(await claim('c', 'PENDING', 'PARKED', '2026-01-01T00:00:03Z')).toMatchObject({
+      state: s('PARKED'),
+      at: s('2026-01-01T00:00:03Z'),
+      log: { L: [s('PARKED')] },
+    });
     expect(await claim('a', 'SENDING', 'SENT', '2026-01-01T00:00:00Z')).toBeUndefined(); // `#at <= :at` refuses an earlier time
-    expect(await claim('a', 'SENDING', 'SENT', '2026-01-01T00:00:04Z')).toMatchObject({ state: s('SENT'), attempts: n(2), log: { L: [s('SENDING'), s('SENT')] } });
+    expect(await claim('a', 'SENDING', 'SENT', '2026-01-01T00:00:04Z')).toMatchObject({
+      state: s('SENT'),
+      attempts: n(2),
+      log: { L: [s('SENDING'), s('SENT')] },
+    });
     const { Item } = await client.send(new GetItemCommand({ TableName: TABLE, Key: { pk: s('claims'), sk: s('b') } }));
     expect(Item).toEqual({ pk: s('claims'), sk: s('b'), state: s('PENDING') });
   });
@@ -124,10 +163,20 @@ describe('kept expression parses', () => {
 
   it('checks value types on every repeat: a shape with a value of another type is parsed again', async () => {
     const add = (value: AttributeValue) =>
-      client.send(new UpdateItemCommand({ TableName: TABLE, Key: { pk: s('types'), sk: s('x') }, UpdateExpression: 'ADD #count :by', ExpressionAttributeNames: { '#count': 'count' }, ExpressionAttributeValues: { ':by': value } }));
+      client.send(
+        new UpdateItemCommand({
+          TableName: TABLE,
+          Key: { pk: s('types'), sk: s('x') },
+          UpdateExpression: 'ADD #count :by',
+          ExpressionAttributeNames: { '#count': 'count' },
+          ExpressionAttributeValues: { ':by': value },
+        }),
+      );
     await add(n(2));
     await add(n(3));
-    await expect(add(s('3'))).rejects.toThrow(/Incorrect operand type for operator or function; operator: ADD, operand type: STRING/);
+    await expect(add(s('3'))).rejects.toThrow(
+      /Incorrect operand type for operator or function; operator: ADD, operand type: STRING/,
+    );
     const { Item } = await client.send(new GetItemCommand({ TableName: TABLE, Key: { pk: s('types'), sk: s('x') } }));
     expect(Item?.['count']).toEqual(n(5));
   });
@@ -156,24 +205,46 @@ describe('kept table descriptions', () => {
     await client.send(new PutItemCommand({ TableName: name, Item: { pk: s('p'), sk: s('text') } }));
 
     await client.send(new DeleteTableCommand({ TableName: name }));
-    while (await client.send(new DescribeTableCommand({ TableName: name })).then(() => true, () => false)) await new Promise((resolve) => setTimeout(resolve, 5));
-    await expect(client.send(new PutItemCommand({ TableName: name, Item: { pk: s('p'), sk: s('text') } }))).rejects.toBeInstanceOf(ResourceNotFoundException);
+    while (
+      await client.send(new DescribeTableCommand({ TableName: name })).then(
+        () => true,
+        () => false,
+      )
+    )
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    await expect(
+      client.send(new PutItemCommand({ TableName: name, Item: { pk: s('p'), sk: s('text') } })),
+    ).rejects.toBeInstanceOf(ResourceNotFoundException);
 
     await client.send(new CreateTableCommand(tableInput(name, 'N')));
     await active(name);
     // Validated against the new key schema, not the kept old one.
-    await expect(client.send(new PutItemCommand({ TableName: name, Item: { pk: s('p'), sk: s('text') } }))).rejects.toThrow(/Type mismatch for key/);
+    await expect(
+      client.send(new PutItemCommand({ TableName: name, Item: { pk: s('p'), sk: s('text') } })),
+    ).rejects.toThrow(/Type mismatch for key/);
     await client.send(new PutItemCommand({ TableName: name, Item: { pk: s('p'), sk: n(1) } }));
   });
 
   it('describes a table as UpdateTable left it', async () => {
     const name = 'memo-updated';
-    const throughput = async () => (await client.send(new DescribeTableCommand({ TableName: name }))).Table?.ProvisionedThroughput?.ReadCapacityUnits;
+    const throughput = async () =>
+      (await client.send(new DescribeTableCommand({ TableName: name }))).Table?.ProvisionedThroughput
+        ?.ReadCapacityUnits;
     const { BillingMode: _, ...provisioned } = tableInput(name);
-    await client.send(new CreateTableCommand({ ...provisioned, ProvisionedThroughput: { ReadCapacityUnits: 1, WriteCapacityUnits: 1 } }));
+    await client.send(
+      new CreateTableCommand({
+        ...provisioned,
+        ProvisionedThroughput: { ReadCapacityUnits: 1, WriteCapacityUnits: 1 },
+      }),
+    );
     await active(name);
     expect(await throughput()).toBe(1);
-    await client.send(new UpdateTableCommand({ TableName: name, ProvisionedThroughput: { ReadCapacityUnits: 2, WriteCapacityUnits: 1 } }));
+    await client.send(
+      new UpdateTableCommand({
+        TableName: name,
+        ProvisionedThroughput: { ReadCapacityUnits: 2, WriteCapacityUnits: 1 },
+      }),
+    );
     await active(name);
     expect(await throughput()).toBe(2);
   });

@@ -5,7 +5,13 @@ import { DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { startDynaliteThread } from '../../../local/shared/dynalite-thread';
 import { RuntimeError } from '../../../local/shared/errors';
-import { IN_PROCESS_ENDPOINT, LOCAL_CREDENTIALS, LOCAL_REGION, openLocalStore, type LocalStore } from '../../../local/shared/local-store';
+import {
+  IN_PROCESS_ENDPOINT,
+  LOCAL_CREDENTIALS,
+  LOCAL_REGION,
+  openLocalStore,
+  type LocalStore,
+} from '../../../local/shared/local-store';
 import { listeningPorts } from '../../helpers/listening';
 
 let dir: string;
@@ -21,15 +27,35 @@ afterEach(async () => {
 });
 
 const open = async (offThread: boolean, onFailure?: (error: RuntimeError) => void): Promise<LocalStore> => {
-  const local = await openLocalStore({ dataDir: dir, tableName: 'sms-relay', offThread, ...(onFailure === undefined ? {} : { onFailure }) });
+  const local = await openLocalStore({
+    dataDir: dir,
+    tableName: 'sms-relay',
+    offThread,
+    ...(onFailure === undefined ? {} : { onFailure }),
+  });
   opened.push(local);
   return local;
 };
 const accept = async (local: LocalStore, key: string): Promise<string> => {
   const text = `notify ${key}`;
   const { ids } = await local.store.acceptWebhook({
-    route: 'notify', dedupeKey: key, windowSeconds: 60, now: new Date(),
-    messages: [{ index: 0, part: 1, parts: 1, text, to: ['255712345678'], encoding: 'GSM-7', characters: text.length, segments: 1, delivery: 'at-most-once' }],
+    route: 'notify',
+    dedupeKey: key,
+    windowSeconds: 60,
+    now: new Date(),
+    messages: [
+      {
+        index: 0,
+        part: 1,
+        parts: 1,
+        text,
+        to: ['255712345678'],
+        encoding: 'GSM-7',
+        characters: text.length,
+        segments: 1,
+        delivery: 'at-most-once',
+      },
+    ],
   });
   return ids[0]!;
 };
@@ -42,7 +68,9 @@ describe('the local store in a worker thread', () => {
     expect((await local.client.send(new ListTablesCommand({}))).TableNames).toEqual(['sms-relay']);
     // No port another process could reach: dynalite takes any signature (issue 28, defect 6).
     expect(listeningPorts(process.pid)).toEqual(before);
-    await expect(openLocalStore({ dataDir: dir, tableName: 'sms-relay' })).rejects.toThrow(`the store in ${dir} is in use by another process`);
+    await expect(openLocalStore({ dataDir: dir, tableName: 'sms-relay' })).rejects.toThrow(
+      `the store in ${dir} is in use by another process`,
+    );
 
     await local.close();
     // The worker closed LevelDB and let go of its lock: this thread can open it and read the record.
@@ -68,10 +96,21 @@ describe('the local store in a worker thread', () => {
   });
 
   it('answers requests in flight and later ones with the failure when the worker ends, instead of holding them', async () => {
-    const thread = await startDynaliteThread({ path: join(dir, 'db'), createTableMs: 0 }, { onFailure: () => undefined });
-    const client = new DynamoDBClient({ region: LOCAL_REGION, endpoint: IN_PROCESS_ENDPOINT, credentials: LOCAL_CREDENTIALS, requestHandler: thread.handler, maxAttempts: 1 });
+    const thread = await startDynaliteThread(
+      { path: join(dir, 'db'), createTableMs: 0 },
+      { onFailure: () => undefined },
+    );
+    const client = new DynamoDBClient({
+      region: LOCAL_REGION,
+      endpoint: IN_PROCESS_ENDPOINT,
+      credentials: LOCAL_CREDENTIALS,
+      requestHandler: thread.handler,
+      maxAttempts: 1,
+    });
     expect((await client.send(new ListTablesCommand({}))).TableNames).toEqual([]);
-    const inFlight = Promise.allSettled(Array.from({ length: 20 }, async () => await client.send(new ListTablesCommand({}))));
+    const inFlight = Promise.allSettled(
+      Array.from({ length: 20 }, async () => await client.send(new ListTablesCommand({}))),
+    );
     await thread.worker.terminate();
     // Each settles (answered before the end, or refused); none waits for a worker that is gone.
     expect((await inFlight).length).toBe(20);

@@ -31,8 +31,16 @@ const newTable = async (): Promise<string> => {
 };
 
 const s = (value: string): AttributeValue => ({ S: value });
-const item = (pk: string, extra: Record<string, AttributeValue> = {}): Record<string, AttributeValue> => ({ pk: s(pk), sk: s('X'), ...extra });
-const put = (tableName: string, value: Record<string, AttributeValue>, options: { fresh?: boolean; allOld?: boolean } = {}): TransactWriteItem => ({
+const item = (pk: string, extra: Record<string, AttributeValue> = {}): Record<string, AttributeValue> => ({
+  pk: s(pk),
+  sk: s('X'),
+  ...extra,
+});
+const put = (
+  tableName: string,
+  value: Record<string, AttributeValue>,
+  options: { fresh?: boolean; allOld?: boolean } = {},
+): TransactWriteItem => ({
   Put: {
     TableName: tableName,
     Item: value,
@@ -41,7 +49,11 @@ const put = (tableName: string, value: Record<string, AttributeValue>, options: 
   },
 });
 const read = async (tableName: string, pk: string): Promise<Record<string, AttributeValue> | undefined> =>
-  (await db.client.send(new GetItemCommand({ TableName: tableName, Key: { pk: s(pk), sk: s('X') }, ConsistentRead: true }))).Item;
+  (
+    await db.client.send(
+      new GetItemCommand({ TableName: tableName, Key: { pk: s(pk), sk: s('X') }, ConsistentRead: true }),
+    )
+  ).Item;
 const cancelledBy = async (promise: Promise<unknown>): Promise<TransactionCanceledException> => {
   const error = await promise.then(
     () => undefined,
@@ -55,7 +67,10 @@ describe('dynalite with TransactWriteItems (the local store)', () => {
   it('writes every put of a transaction, and reports two write units per item as DynamoDB charges them', async () => {
     const table = await newTable();
     const answer = await db.client.send(
-      new TransactWriteItemsCommand({ TransactItems: [put(table, item('A', { n: s('1') })), put(table, item('B'))], ReturnConsumedCapacity: 'TOTAL' }),
+      new TransactWriteItemsCommand({
+        TransactItems: [put(table, item('A', { n: s('1') })), put(table, item('B'))],
+        ReturnConsumedCapacity: 'TOTAL',
+      }),
     );
     expect(await read(table, 'A')).toEqual(item('A', { n: s('1') }));
     expect(await read(table, 'B')).toEqual(item('B'));
@@ -70,14 +85,24 @@ describe('dynalite with TransactWriteItems (the local store)', () => {
     const error = await cancelledBy(
       db.client.send(
         new TransactWriteItemsCommand({
-          TransactItems: [put(table, item('GUARD', { owner: s('second') }), { allOld: true }), put(table, item('NEW')), put(table, item('OTHER'))],
+          TransactItems: [
+            put(table, item('GUARD', { owner: s('second') }), { allOld: true }),
+            put(table, item('NEW')),
+            put(table, item('OTHER')),
+          ],
         }),
       ),
     );
 
-    expect(error.message).toBe('Transaction cancelled, please refer cancellation reasons for specific reasons [ConditionalCheckFailed, None, ConditionalCheckFailed]');
+    expect(error.message).toBe(
+      'Transaction cancelled, please refer cancellation reasons for specific reasons [ConditionalCheckFailed, None, ConditionalCheckFailed]',
+    );
     expect(error.CancellationReasons).toEqual([
-      { Code: 'ConditionalCheckFailed', Message: 'The conditional request failed', Item: item('GUARD', { owner: s('first') }) },
+      {
+        Code: 'ConditionalCheckFailed',
+        Message: 'The conditional request failed',
+        Item: item('GUARD', { owner: s('first') }),
+      },
       { Code: 'None' },
       { Code: 'ConditionalCheckFailed', Message: 'The conditional request failed' },
     ]);
@@ -105,16 +130,45 @@ describe('dynalite with TransactWriteItems (the local store)', () => {
 
   it('writes the index entries of the items it puts', async () => {
     const table = await newTable();
-    const record = item('MSG#1', { state: s('PENDING'), updatedAt: s('2026-01-01T00:00:00.000Z'), route: s('orders'), createdAt: s('2026-01-01T00:00:00.000Z'), id: s('1'), text: s('hello') });
+    const record = item('MSG#1', {
+      state: s('PENDING'),
+      updatedAt: s('2026-01-01T00:00:00.000Z'),
+      route: s('orders'),
+      createdAt: s('2026-01-01T00:00:00.000Z'),
+      id: s('1'),
+      text: s('hello'),
+    });
     await db.client.send(new TransactWriteItemsCommand({ TransactItems: [put(table, record)] }));
 
     const byState = await db.client.send(
-      new QueryCommand({ TableName: table, IndexName: TABLE.indexes.byState.name, KeyConditionExpression: '#s = :s', ExpressionAttributeNames: { '#s': 'state' }, ExpressionAttributeValues: { ':s': s('PENDING') } }),
+      new QueryCommand({
+        TableName: table,
+        IndexName: TABLE.indexes.byState.name,
+        KeyConditionExpression: '#s = :s',
+        ExpressionAttributeNames: { '#s': 'state' },
+        ExpressionAttributeValues: { ':s': s('PENDING') },
+      }),
     );
     // The index holds its projection, never the text.
-    expect(byState.Items).toEqual([{ pk: s('MSG#1'), sk: s('X'), state: s('PENDING'), updatedAt: record['updatedAt'], route: s('orders'), createdAt: record['createdAt'], id: s('1') }]);
+    expect(byState.Items).toEqual([
+      {
+        pk: s('MSG#1'),
+        sk: s('X'),
+        state: s('PENDING'),
+        updatedAt: record['updatedAt'],
+        route: s('orders'),
+        createdAt: record['createdAt'],
+        id: s('1'),
+      },
+    ]);
     const byRoute = await db.client.send(
-      new QueryCommand({ TableName: table, IndexName: TABLE.indexes.byRoute.name, KeyConditionExpression: '#r = :r', ExpressionAttributeNames: { '#r': 'route' }, ExpressionAttributeValues: { ':r': s('orders') } }),
+      new QueryCommand({
+        TableName: table,
+        IndexName: TABLE.indexes.byRoute.name,
+        KeyConditionExpression: '#r = :r',
+        ExpressionAttributeNames: { '#r': 'route' },
+        ExpressionAttributeValues: { ':r': s('orders') },
+      }),
     );
     expect(byRoute.Items).toHaveLength(1);
   });
@@ -124,11 +178,16 @@ describe('dynalite with TransactWriteItems (the local store)', () => {
     const racers = Array.from({ length: 20 }, (_, n) => `racer-${n}`);
     // Each racer also puts items of its own (many, so that racers interleave), before or after the
     // guard: the key order differs between racers, and no two deadlock.
-    const own = (racer: string): TransactWriteItem[] => Array.from({ length: 40 }, (_, k) => put(table, item(`OWN#${racer}#${k}`)));
+    const own = (racer: string): TransactWriteItem[] =>
+      Array.from({ length: 40 }, (_, k) => put(table, item(`OWN#${racer}#${k}`)));
     const outcomes = await Promise.allSettled(
       racers.map((racer, n) => {
         const guard = put(table, item('GUARD', { owner: s(racer) }), { allOld: true });
-        return db.client.send(new TransactWriteItemsCommand({ TransactItems: n % 2 === 0 ? [guard, ...own(racer)] : [...own(racer), guard] }));
+        return db.client.send(
+          new TransactWriteItemsCommand({
+            TransactItems: n % 2 === 0 ? [guard, ...own(racer)] : [...own(racer), guard],
+          }),
+        );
       }),
     );
 
@@ -146,16 +205,32 @@ describe('dynalite with TransactWriteItems (the local store)', () => {
 
   it('refuses two operations on one item, more than 100, and actions it does not implement, as ValidationException', async () => {
     const table = await newTable();
-    const send = (items: TransactWriteItem[]) => db.client.send(new TransactWriteItemsCommand({ TransactItems: items }));
+    const send = (items: TransactWriteItem[]) =>
+      db.client.send(new TransactWriteItemsCommand({ TransactItems: items }));
     await expect(send([put(table, item('A')), put(table, item('A'))])).rejects.toMatchObject({
       name: 'ValidationException',
       message: 'Transaction request cannot include multiple operations on one item',
     });
-    await expect(send(Array.from({ length: 101 }, (_, n) => put(table, item(`N${n}`))))).rejects.toMatchObject({ name: 'ValidationException' });
-    await expect(send([{ Update: { TableName: table, Key: { pk: s('A'), sk: s('X') }, UpdateExpression: 'SET n = :n', ExpressionAttributeValues: { ':n': s('1') } } }])).rejects.toMatchObject({
+    await expect(send(Array.from({ length: 101 }, (_, n) => put(table, item(`N${n}`))))).rejects.toMatchObject({
       name: 'ValidationException',
     });
-    await expect(send([put(`missing-${randomUUID()}`, item('A'))])).rejects.toMatchObject({ name: 'ResourceNotFoundException' });
+    await expect(
+      send([
+        {
+          Update: {
+            TableName: table,
+            Key: { pk: s('A'), sk: s('X') },
+            UpdateExpression: 'SET n = :n',
+            ExpressionAttributeValues: { ':n': s('1') },
+          },
+        },
+      ]),
+    ).rejects.toMatchObject({
+      name: 'ValidationException',
+    });
+    await expect(send([put(`missing-${randomUUID()}`, item('A'))])).rejects.toMatchObject({
+      name: 'ResourceNotFoundException',
+    });
     expect(await read(table, 'A')).toBeUndefined();
     // 100 is allowed.
     await send(Array.from({ length: 100 }, (_, n) => put(table, item(`N${n}`))));
@@ -169,11 +244,22 @@ describe('dynalite with TransactWriteItems (the local store)', () => {
     try {
       const { port } = server.address() as AddressInfo;
       const body = await new Promise<string>((resolve, reject) => {
-        const call = request({ host: '127.0.0.1', port, method: 'POST', headers: { 'x-amz-target': 'DynamoDB_20120810.TransactWriteItems', 'content-type': 'application/x-amz-json-1.0' } }, (response) => {
-          let text = '';
-          response.on('data', (chunk: Buffer) => (text += chunk.toString()));
-          response.on('end', () => resolve(text));
-        });
+        const call = request(
+          {
+            host: '127.0.0.1',
+            port,
+            method: 'POST',
+            headers: {
+              'x-amz-target': 'DynamoDB_20120810.TransactWriteItems',
+              'content-type': 'application/x-amz-json-1.0',
+            },
+          },
+          (response) => {
+            let text = '';
+            response.on('data', (chunk: Buffer) => (text += chunk.toString()));
+            response.on('end', () => resolve(text));
+          },
+        );
         call.on('error', reject);
         call.end(JSON.stringify({ TransactItems: [] }));
       });

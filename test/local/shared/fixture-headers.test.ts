@@ -8,7 +8,11 @@ describe('fixtureHeaders: the headers an example payload names in its file name'
     ['github', 'examples/github/push.form.txt', { 'x-github-event': 'push' }],
     ['sentry', '/abs/fixtures/sentry/metric_alert-critical.json', { 'sentry-hook-resource': 'metric_alert' }],
     ['shopify', 'examples/shopify/orders-create.json', { 'x-shopify-topic': 'orders/create' }],
-    ['woocommerce', 'examples/woocommerce/order-created.json', { 'x-wc-webhook-topic': 'order.created', 'x-wc-webhook-resource': 'order', 'x-wc-webhook-event': 'created' }],
+    [
+      'woocommerce',
+      'examples/woocommerce/order-created.json',
+      { 'x-wc-webhook-topic': 'order.created', 'x-wc-webhook-resource': 'order', 'x-wc-webhook-event': 'created' },
+    ],
   ])('%s %s', (source, path, headers) => {
     expect(fixtureHeaders(source, path)).toEqual(headers);
   });

@@ -5,12 +5,27 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { MessageStore, NewMessage } from '../../../functions/store';
 import { RuntimeError } from '../../../local/shared/errors';
 import { openLocalStore, type LocalStore } from '../../../local/shared/local-store';
-import { parseSince, parseState, queryRecords, REDRIVE_STATES, requeueRecords, toRecordView } from '../../../local/records';
+import {
+  parseSince,
+  parseState,
+  queryRecords,
+  REDRIVE_STATES,
+  requeueRecords,
+  toRecordView,
+} from '../../../local/records';
 
 const T0 = Date.parse('2025-03-01T10:00:00.000Z');
 const at = (seconds: number): Date => new Date(T0 + seconds * 1000);
 const message = (text: string, to: readonly string[] = ['255712345678']): NewMessage => ({
-  index: 0, part: 1, parts: 1, text, to, encoding: 'GSM-7', characters: text.length, segments: 1, delivery: 'at-most-once',
+  index: 0,
+  part: 1,
+  parts: 1,
+  text,
+  to,
+  encoding: 'GSM-7',
+  characters: text.length,
+  segments: 1,
+  delivery: 'at-most-once',
 });
 
 let dir: string;
@@ -25,22 +40,41 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-async function accept(store: MessageStore, route: string, key: string, seconds: number, to?: readonly string[]): Promise<string> {
-  const result = await store.acceptWebhook({ route, dedupeKey: key, windowSeconds: 60, now: at(seconds), messages: [message(`${route} ${key}`, to)] });
+async function accept(
+  store: MessageStore,
+  route: string,
+  key: string,
+  seconds: number,
+  to?: readonly string[],
+): Promise<string> {
+  const result = await store.acceptWebhook({
+    route,
+    dedupeKey: key,
+    windowSeconds: 60,
+    now: at(seconds),
+    messages: [message(`${route} ${key}`, to)],
+  });
   return result.ids[0]!;
 }
 
 describe('the local store', () => {
   it('admits one holder per directory, with a clear error for the second', async () => {
     await expect(openLocalStore({ dataDir: dir, tableName: 'sms-relay' })).rejects.toThrow(RuntimeError);
-    await expect(openLocalStore({ dataDir: dir, tableName: 'sms-relay' })).rejects.toThrow(`the store in ${dir} is in use by another process`);
+    await expect(openLocalStore({ dataDir: dir, tableName: 'sms-relay' })).rejects.toThrow(
+      `the store in ${dir} is in use by another process`,
+    );
   });
 
   it('keeps records on disk across a close and a reopen', async () => {
     const id = await accept(local.store, 'notify', 'persist', 0);
     await local.close();
     local = await openLocalStore({ dataDir: dir, tableName: 'sms-relay' });
-    expect(await local.store.getMessage(id)).toMatchObject({ id, route: 'notify', state: 'PENDING', text: 'notify persist' });
+    expect(await local.store.getMessage(id)).toMatchObject({
+      id,
+      route: 'notify',
+      state: 'PENDING',
+      text: 'notify persist',
+    });
   });
 });
 
@@ -55,15 +89,32 @@ describe('records for logs and redrive', () => {
     ids['b2'] = await accept(store, 'beta', 'b2', 40);
     // a2 is parked at 50 s, b1 sent at 60 s; a1 and b2 stay PENDING.
     const a2 = await store.claimMessage(ids['a2']!, { now: at(50) });
-    await store.settle(ids['a2']!, a2!.claimToken!, { state: 'PARKED', reason: 'insufficient balance (402) for 0712345678' }, { now: at(50) });
+    await store.settle(
+      ids['a2']!,
+      a2!.claimToken!,
+      { state: 'PARKED', reason: 'insufficient balance (402) for 0712345678' },
+      { now: at(50) },
+    );
     const b1 = await store.claimMessage(ids['b1']!, { now: at(60) });
-    await store.settle(ids['b1']!, b1!.claimToken!, { state: 'SENT', result: { deducted: 20, remainingBalance: 980, message: 'ok', senderId: 'X', recipients: [] } }, { now: at(60) });
+    await store.settle(
+      ids['b1']!,
+      b1!.claimToken!,
+      { state: 'SENT', result: { deducted: 20, remainingBalance: 980, message: 'ok', senderId: 'X', recipients: [] } },
+      { now: at(60) },
+    );
   });
 
   it('lists a route newest first, by creation, optionally one state', async () => {
-    expect((await queryRecords(local.store, { route: 'alpha' })).map((record) => record.id)).toEqual([ids['a2'], ids['a1']]);
-    expect((await queryRecords(local.store, { route: 'beta', state: 'SENT' })).map((record) => record.id)).toEqual([ids['b1']]);
-    expect((await queryRecords(local.store, { route: 'beta', since: at(35) })).map((record) => record.id)).toEqual([ids['b2']]);
+    expect((await queryRecords(local.store, { route: 'alpha' })).map((record) => record.id)).toEqual([
+      ids['a2'],
+      ids['a1'],
+    ]);
+    expect((await queryRecords(local.store, { route: 'beta', state: 'SENT' })).map((record) => record.id)).toEqual([
+      ids['b1'],
+    ]);
+    expect((await queryRecords(local.store, { route: 'beta', since: at(35) })).map((record) => record.id)).toEqual([
+      ids['b2'],
+    ]);
     expect(await queryRecords(local.store, { route: 'nobody' })).toEqual([]);
   });
 
@@ -76,15 +127,27 @@ describe('records for logs and redrive', () => {
   it('shows numbers masked, also inside reasons, with credits when sent', async () => {
     const [parked] = await queryRecords(local.store, { state: 'PARKED' });
     expect(toRecordView(parked!)).toEqual({
-      id: ids['a2'], route: 'alpha', state: 'PARKED', createdAt: at(20).toISOString(), updatedAt: at(50).toISOString(),
-      to: ['2557****222', '2557****678'], segments: 1, attempts: 1, reason: 'insufficient balance (402) for 2557****678', deducted: null, remainingBalance: null,
+      id: ids['a2'],
+      route: 'alpha',
+      state: 'PARKED',
+      createdAt: at(20).toISOString(),
+      updatedAt: at(50).toISOString(),
+      to: ['2557****222', '2557****678'],
+      segments: 1,
+      attempts: 1,
+      reason: 'insufficient balance (402) for 2557****678',
+      deducted: null,
+      remainingBalance: null,
     });
     const [sent] = await queryRecords(local.store, { state: 'SENT' });
     expect(toRecordView(sent!)).toMatchObject({ deducted: 20, remainingBalance: 980, reason: null });
   });
 
   it('requeues only records still in the state they were listed in', async () => {
-    expect(await requeueRecords(local.store, [ids['a2']!, ids['b1']!], 'PARKED')).toEqual({ requeued: [ids['a2']], skipped: [ids['b1']] });
+    expect(await requeueRecords(local.store, [ids['a2']!, ids['b1']!], 'PARKED')).toEqual({
+      requeued: [ids['a2']],
+      skipped: [ids['b1']],
+    });
     expect(await local.store.getMessage(ids['a2']!)).toMatchObject({ state: 'PENDING', attempts: 0, redrives: 1 });
     expect(await requeueRecords(local.store, [ids['a2']!], 'PARKED')).toEqual({ requeued: [], skipped: [ids['a2']] });
   });
@@ -101,6 +164,8 @@ describe('command-line values', () => {
 
   it('reads a state in any case, from the allowed ones only', () => {
     expect(parseState('parked', REDRIVE_STATES)).toBe('PARKED');
-    expect(() => parseState('SENT', REDRIVE_STATES)).toThrow('--state: expected one of PARKED, FAILED, HELD, UNKNOWN, got "SENT"');
+    expect(() => parseState('SENT', REDRIVE_STATES)).toThrow(
+      '--state: expected one of PARKED, FAILED, HELD, UNKNOWN, got "SENT"',
+    );
   });
 });

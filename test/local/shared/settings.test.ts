@@ -3,7 +3,16 @@ import { displayPath, localPath, parsePort, resolveRuntimeSettings } from '../..
 
 describe('settings', () => {
   it('take options over the environment over the defaults', () => {
-    const settings = resolveRuntimeSettings({ port: '4000' }, { PORT: '5000', RELAY_DATA_DIR: 'somewhere', PROVIDER_BASE_URL: 'https://sms.example/api', PROVIDER_API_KEY: 'k' }, '/repo');
+    const settings = resolveRuntimeSettings(
+      { port: '4000' },
+      {
+        PORT: '5000',
+        RELAY_DATA_DIR: 'somewhere',
+        PROVIDER_BASE_URL: 'https://sms.example/api',
+        PROVIDER_API_KEY: 'k',
+      },
+      '/repo',
+    );
     expect(settings).toMatchObject({
       port: 4000,
       host: '127.0.0.1',
@@ -16,17 +25,28 @@ describe('settings', () => {
       jsonLogs: false,
     });
     expect(resolveRuntimeSettings({}, {}, '/repo').port).toBe(3000);
-    expect(resolveRuntimeSettings({}, { PORT: '0', RELAY_LOG_FORMAT: 'JSON' }, '/repo')).toMatchObject({ port: 0, jsonLogs: true });
+    expect(resolveRuntimeSettings({}, { PORT: '0', RELAY_LOG_FORMAT: 'JSON' }, '/repo')).toMatchObject({
+      port: 0,
+      jsonLogs: true,
+    });
   });
 
   it('refuse values that cannot work, naming the variable', () => {
     expect(() => parsePort('70000')).toThrow('PORT: expected a port from 0 to 65535');
-    expect(() => resolveRuntimeSettings({}, { MAX_BODY_BYTES: '0' })).toThrow('MAX_BODY_BYTES: expected a whole number above 0');
-    expect(() => resolveRuntimeSettings({}, { PROVIDER_BASE_URL: 'ftp://sms.example' })).toThrow('PROVIDER_BASE_URL: expected an http(s) URL');
+    expect(() => resolveRuntimeSettings({}, { MAX_BODY_BYTES: '0' })).toThrow(
+      'MAX_BODY_BYTES: expected a whole number above 0',
+    );
+    expect(() => resolveRuntimeSettings({}, { PROVIDER_BASE_URL: 'ftp://sms.example' })).toThrow(
+      'PROVIDER_BASE_URL: expected an http(s) URL',
+    );
     // A key inside the URL would be printed in the banner.
-    expect(() => resolveRuntimeSettings({}, { PROVIDER_BASE_URL: 'https://user:pass@sms.example' })).toThrow('must not contain credentials');
+    expect(() => resolveRuntimeSettings({}, { PROVIDER_BASE_URL: 'https://user:pass@sms.example' })).toThrow(
+      'must not contain credentials',
+    );
     // Tests only: a crash point the runtime does not know would silently never crash.
-    expect(() => resolveRuntimeSettings({}, { RELAY_CRASH_AT: 'somewhere' })).toThrow('RELAY_CRASH_AT: expected one of balance-disarmed, low-balance-recorded, got "somewhere"');
+    expect(() => resolveRuntimeSettings({}, { RELAY_CRASH_AT: 'somewhere' })).toThrow(
+      'RELAY_CRASH_AT: expected one of balance-disarmed, low-balance-recorded, got "somewhere"',
+    );
     expect(resolveRuntimeSettings({}, { RELAY_CRASH_AT: 'balance-disarmed' }).crashAt).toBe('balance-disarmed');
     expect(resolveRuntimeSettings({}, {}).crashAt).toBeUndefined();
   });

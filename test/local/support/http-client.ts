@@ -40,7 +40,11 @@ export function openStalled(port: number, count: number, first: string): Stalled
  * Polls `condition` every 50 ms until it holds; throws after `boundMs`. The bound only stops a
  * hung test: it is never what the test asserts.
  */
-export async function waitUntil(condition: () => boolean | Promise<boolean>, what: string, boundMs = 20_000): Promise<void> {
+export async function waitUntil(
+  condition: () => boolean | Promise<boolean>,
+  what: string,
+  boundMs = 20_000,
+): Promise<void> {
   const deadline = Date.now() + boundMs;
   while (!(await condition())) {
     if (Date.now() > deadline) throw new Error(`gave up waiting for ${what} after ${boundMs} ms`);
@@ -54,15 +58,29 @@ export async function waitUntil(condition: () => boolean | Promise<boolean>, wha
  */
 export function requestWithHost(
   port: number,
-  { host, path, method = 'GET', headers = {}, body }: { host: string; path: string; method?: string; headers?: OutgoingHttpHeaders; body?: string },
+  {
+    host,
+    path,
+    method = 'GET',
+    headers = {},
+    body,
+  }: { host: string; path: string; method?: string; headers?: OutgoingHttpHeaders; body?: string },
 ): Promise<{ status: number; json: Record<string, unknown> }> {
   return new Promise((resolve, reject) => {
-    const outgoing = httpRequest({ host: '127.0.0.1', port, path, method, agent: false, headers: { ...headers, host }, timeout: 10_000 }, (response) => {
-      const chunks: Buffer[] = [];
-      response.on('data', (chunk: Buffer) => chunks.push(chunk));
-      response.on('end', () => resolve({ status: response.statusCode ?? 0, json: JSON.parse(Buffer.concat(chunks).toString('utf8') || 'null') as Record<string, unknown> }));
-      response.on('error', reject);
-    });
+    const outgoing = httpRequest(
+      { host: '127.0.0.1', port, path, method, agent: false, headers: { ...headers, host }, timeout: 10_000 },
+      (response) => {
+        const chunks: Buffer[] = [];
+        response.on('data', (chunk: Buffer) => chunks.push(chunk));
+        response.on('end', () =>
+          resolve({
+            status: response.statusCode ?? 0,
+            json: JSON.parse(Buffer.concat(chunks).toString('utf8') || 'null') as Record<string, unknown>,
+          }),
+        );
+        response.on('error', reject);
+      },
+    );
     outgoing.on('timeout', () => outgoing.destroy(new Error(`${method} ${path}: no answer`)));
     outgoing.on('error', reject);
     outgoing.end(body);

@@ -61,7 +61,13 @@ export function standardRoutes(): Record<string, RouteInput> {
     pagerduty: route('pagerduty', 'pagerduty-secret'),
     kuma: route('uptime-kuma', 'uptime-kuma-token'),
     hmac: route('hmac', 'hmac-secret', {
-      signature: { header: 'X-Relay-Signature', algorithm: 'sha512', encoding: 'base64', prefix: 'v1=', signed: '{timestamp}.{body}' },
+      signature: {
+        header: 'X-Relay-Signature',
+        algorithm: 'sha512',
+        encoding: 'base64',
+        prefix: 'v1=',
+        signed: '{timestamp}.{body}',
+      },
       timestamp: { header: 'X-Relay-Timestamp' },
       dedupe: { header: 'X-Delivery-Id' },
     }),

@@ -28,7 +28,25 @@ export function parsesAsJson(text: string): boolean {
 }
 
 /** Awkward code points: NUL, BOM, RTL override, emoji (astral), combining mark, non-characters, separators. */
-export const UNICODE_EDGES = ['\u0000', '\uFEFF', '\u202E', '\u{1F600}', 'e\u0301', '\uFFFF', '\u2028', '\u2029', '\u{10FFFF}', 'İ', 'ß', '\u00A0', '\u200B', '"', '\\', '\u0007', '\u{E0001}'];
+export const UNICODE_EDGES = [
+  '\u0000',
+  '\uFEFF',
+  '\u202E',
+  '\u{1F600}',
+  'e\u0301',
+  '\uFFFF',
+  '\u2028',
+  '\u2029',
+  '\u{10FFFF}',
+  'İ',
+  'ß',
+  '\u00A0',
+  '\u200B',
+  '"',
+  '\\',
+  '\u0007',
+  '\u{E0001}',
+];
 
 const edgyText = fc
   .array(fc.oneof(fc.string({ unit: 'grapheme', maxLength: 8 }), fc.constantFrom(...UNICODE_EDGES)), { maxLength: 12 })
@@ -42,7 +60,26 @@ export const brokenJsonText: fc.Arbitrary<string> = fc
     fc.json().map((text) => `\uFEFF${text}`),
     fc.string({ unit: 'binary', maxLength: 200 }),
     edgyText,
-    fc.constantFrom('{', '[', '{"tag":', '{"tag":"x",}', "{'tag':'x'}", '{"tag":undefined}', 'NaN', '{"a":01}', '{"a":1}{"a":2}', '[1,2', '"\\u12"', '{"\\ud800":"x"', 'nul', 'tru', '-', '1e', '{"a":"\u0000', ' '),
+    fc.constantFrom(
+      '{',
+      '[',
+      '{"tag":',
+      '{"tag":"x",}',
+      "{'tag':'x'}",
+      '{"tag":undefined}',
+      'NaN',
+      '{"a":01}',
+      '{"a":1}{"a":2}',
+      '[1,2',
+      '"\\u12"',
+      '{"\\ud800":"x"',
+      'nul',
+      'tru',
+      '-',
+      '1e',
+      '{"a":"\u0000',
+      ' ',
+    ),
   )
   .filter((text) => !parsesAsJson(text));
 
@@ -63,7 +100,9 @@ export const invalidUtf8: fc.Arbitrary<Uint8Array> = fc
 /** Valid JSON that is not an object: what a sender with the wrong shape posts. */
 export const nonObjectJson: fc.Arbitrary<string> = fc
   .oneof(
-    fc.jsonValue({ maxDepth: 3 }).filter((value) => value === null || typeof value !== 'object' || Array.isArray(value)),
+    fc
+      .jsonValue({ maxDepth: 3 })
+      .filter((value) => value === null || typeof value !== 'object' || Array.isArray(value)),
     fc.constantFrom(0, -0, 1e308, 'string', '', true, false, null, [], [[]], [{}]),
   )
   .map((value) => JSON.stringify(value));
@@ -72,7 +111,14 @@ export const nonObjectJson: fc.Arbitrary<string> = fc
 export const notAnAlertGroup: fc.Arbitrary<string> = fc
   .record(
     {
-      alerts: fc.oneof(fc.constant(undefined), fc.constant(null), fc.string(), fc.integer(), fc.object({ maxDepth: 1 }), fc.boolean()),
+      alerts: fc.oneof(
+        fc.constant(undefined),
+        fc.constant(null),
+        fc.string(),
+        fc.integer(),
+        fc.object({ maxDepth: 1 }),
+        fc.boolean(),
+      ),
       status: fc.oneof(fc.constantFrom('firing', 'resolved'), fc.jsonValue({ maxDepth: 1 })),
       extra: fc.jsonValue({ maxDepth: 2 }),
     },
@@ -83,7 +129,9 @@ export const notAnAlertGroup: fc.Arbitrary<string> = fc
 /** Deeply nested JSON: a parser or a renderer that recurses without bound falls over here. */
 export const deeplyNested: fc.Arbitrary<string> = fc
   .tuple(fc.integer({ min: 500, max: 20_000 }), fc.constantFrom('array', 'object'))
-  .map(([depth, kind]) => (kind === 'array' ? `${'['.repeat(depth)}${']'.repeat(depth)}` : `${'{"a":'.repeat(depth)}1${'}'.repeat(depth)}`));
+  .map(([depth, kind]) =>
+    kind === 'array' ? `${'['.repeat(depth)}${']'.repeat(depth)}` : `${'{"a":'.repeat(depth)}1${'}'.repeat(depth)}`,
+  );
 
 /** Keys that could never make a generic `{{ phone }}` route find a recipient. */
 const safeKey = fc.string({ maxLength: 12 }).filter((key) => !key.toLowerCase().includes('phone'));
@@ -94,11 +142,19 @@ const safeKey = fc.string({ maxLength: 12 }).filter((key) => !key.toLowerCase().
  */
 export const oddObjects: fc.Arbitrary<string> = fc
   .oneof(
-    { weight: 8, arbitrary: fc.dictionary(safeKey, fc.jsonValue({ maxDepth: 3 }), { maxKeys: 8 }).map((value) => JSON.stringify(value)) },
     {
       weight: 8,
       arbitrary: fc
-        .record({ message: fc.oneof(fc.jsonValue({ maxDepth: 2 }), edgyText), tag: fc.oneof(edgyText, fc.jsonValue({ maxDepth: 1 })) })
+        .dictionary(safeKey, fc.jsonValue({ maxDepth: 3 }), { maxKeys: 8 })
+        .map((value) => JSON.stringify(value)),
+    },
+    {
+      weight: 8,
+      arbitrary: fc
+        .record({
+          message: fc.oneof(fc.jsonValue({ maxDepth: 2 }), edgyText),
+          tag: fc.oneof(edgyText, fc.jsonValue({ maxDepth: 1 })),
+        })
         .map((value) => JSON.stringify(value)),
     },
     {
@@ -117,7 +173,10 @@ export const oddObjects: fc.Arbitrary<string> = fc
 
 /** Form bodies (the generic source reads them as fields) naming no phone. */
 export const formBodies: fc.Arbitrary<string> = fc
-  .oneof(fc.string({ maxLength: 200 }), fc.dictionary(safeKey, edgyText, { maxKeys: 5 }).map((fields) => new URLSearchParams(fields).toString()))
+  .oneof(
+    fc.string({ maxLength: 200 }),
+    fc.dictionary(safeKey, edgyText, { maxKeys: 5 }).map((fields) => new URLSearchParams(fields).toString()),
+  )
   .filter((text) => !/phone/i.test(decodeURIComponentSafe(text)));
 
 function decodeURIComponentSafe(text: string): string {
@@ -151,13 +210,27 @@ export const contentTypes: fc.Arbitrary<string | undefined> = fc.oneof(
 /** Header values Node's client accepts: tab, printable ASCII and Latin-1 above 0x80. */
 export function printableLatin1(maxLength: number): fc.Arbitrary<string> {
   return fc
-    .array(fc.oneof(fc.integer({ min: 0x20, max: 0x7e }), fc.integer({ min: 0xa0, max: 0xff }), fc.constant(0x09)), { maxLength })
+    .array(fc.oneof(fc.integer({ min: 0x20, max: 0x7e }), fc.integer({ min: 0xa0, max: 0xff }), fc.constant(0x09)), {
+      maxLength,
+    })
     .map((codes) => String.fromCharCode(...codes).trim());
 }
 
 /** Authorization values that must never authenticate (no real secret in them). */
 export const junkAuthorization: fc.Arbitrary<string | undefined> = fc.oneof(
-  fc.constantFrom(undefined, '', 'Bearer', 'Bearer ', 'Basic', 'Basic !!!', `Basic ${Buffer.from('nocolon').toString('base64')}`, `Basic ${Buffer.from(':').toString('base64')}`, 'Digest x', 'bearer null', 'Bearer undefined'),
+  fc.constantFrom(
+    undefined,
+    '',
+    'Bearer',
+    'Bearer ',
+    'Basic',
+    'Basic !!!',
+    `Basic ${Buffer.from('nocolon').toString('base64')}`,
+    `Basic ${Buffer.from(':').toString('base64')}`,
+    'Digest x',
+    'bearer null',
+    'Bearer undefined',
+  ),
   printableLatin1(60).map((value) => `Bearer ${value}`),
   printableLatin1(60).map((value) => `Basic ${Buffer.from(`user:${value}`).toString('base64')}`),
   fc.integer({ min: 4_000, max: 12_000 }).map((length) => `Bearer ${'A'.repeat(length)}`),
@@ -167,7 +240,10 @@ export const junkAuthorization: fc.Arbitrary<string | undefined> = fc.oneof(
 /** Route names no test config has, percent-encoded as a client would put them in a path. */
 export function unknownRouteSegment(known: ReadonlySet<string>): fc.Arbitrary<string> {
   return fc
-    .oneof(fc.string({ unit: 'grapheme', minLength: 1, maxLength: 40 }), fc.constantFrom('..', '.', '%', 'AMO', 'amo ', ' amo', 'a'.repeat(300), '_relay', 'health', 'hooks'))
+    .oneof(
+      fc.string({ unit: 'grapheme', minLength: 1, maxLength: 40 }),
+      fc.constantFrom('..', '.', '%', 'AMO', 'amo ', ' amo', 'a'.repeat(300), '_relay', 'health', 'hooks'),
+    )
     .filter((name) => !known.has(name) && name !== '')
     .map((name) => encodeURIComponent(name));
 }

@@ -31,10 +31,14 @@ const agent = new Agent({ keepAlive: true, maxSockets: 128 });
  * const answer = await call(runtime.baseUrl, { method: 'POST', path: '/hooks/notify', body: '{}' });
  * ```
  */
-export function call(baseUrl: string, { method = 'GET', path, headers = {}, body, timeoutMs = 30_000 }: HttpCall): Promise<HttpAnswer> {
+export function call(
+  baseUrl: string,
+  { method = 'GET', path, headers = {}, body, timeoutMs = 30_000 }: HttpCall,
+): Promise<HttpAnswer> {
   const url = new URL(baseUrl);
   return new Promise((resolve, reject) => {
-    const payload = body === undefined ? undefined : typeof body === 'string' ? Buffer.from(body, 'utf8') : Buffer.from(body);
+    const payload =
+      body === undefined ? undefined : typeof body === 'string' ? Buffer.from(body, 'utf8') : Buffer.from(body);
     const outgoing = httpRequest(
       {
         agent,
@@ -54,7 +58,10 @@ export function call(baseUrl: string, { method = 'GET', path, headers = {}, body
           let json: Record<string, unknown> | undefined;
           try {
             const parsed: unknown = JSON.parse(text);
-            json = parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed) ? (parsed as Record<string, unknown>) : undefined;
+            json =
+              parsed !== null && typeof parsed === 'object' && !Array.isArray(parsed)
+                ? (parsed as Record<string, unknown>)
+                : undefined;
           } catch {
             json = undefined;
           }
@@ -78,7 +85,11 @@ export function closeIdleSockets(): void {
  * refuses to build: bare CR/LF in headers, conflicting framing) and returns the status code of the
  * first response line, or 0 when the server closed the connection without answering.
  */
-export function rawExchange(baseUrl: string, bytes: Uint8Array, timeoutMs = 10_000): Promise<{ status: number; text: string }> {
+export function rawExchange(
+  baseUrl: string,
+  bytes: Uint8Array,
+  timeoutMs = 10_000,
+): Promise<{ status: number; text: string }> {
   const url = new URL(baseUrl);
   return new Promise((resolve, reject) => {
     const socket = connect({ host: url.hostname, port: Number(url.port) });
@@ -111,7 +122,11 @@ export function rawExchange(baseUrl: string, bytes: Uint8Array, timeoutMs = 10_0
  * const answers = await mapConcurrent(bodies, 64, (body) => call(baseUrl, { method: 'POST', path, body }));
  * ```
  */
-export async function mapConcurrent<T, R>(items: readonly T[], concurrency: number, work: (item: T, index: number) => Promise<R>): Promise<R[]> {
+export async function mapConcurrent<T, R>(
+  items: readonly T[],
+  concurrency: number,
+  work: (item: T, index: number) => Promise<R>,
+): Promise<R[]> {
   const results = new Array<R>(items.length);
   let next = 0;
   const worker = async (): Promise<void> => {

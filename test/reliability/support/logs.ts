@@ -62,7 +62,14 @@ export function registeredSecrets(): readonly string[] {
   } catch {
     return [];
   }
-  return [...new Set(text.split('\n').filter((line) => line !== '').map((line) => JSON.parse(line) as string))];
+  return [
+    ...new Set(
+      text
+        .split('\n')
+        .filter((line) => line !== '')
+        .map((line) => JSON.parse(line) as string),
+    ),
+  ];
 }
 
 /**
@@ -70,7 +77,8 @@ export function registeredSecrets(): readonly string[] {
  * the separators), and national `06…`/`07…`. Bounded by non-alphanumerics, so digit runs inside
  * ids (Crockford base32) or hex hashes are not taken for numbers; masked forms (`2557****678`) never match.
  */
-const PHONE_NUMBER = /(?<![0-9A-Za-z])(?:\+?255[ -]?\d{3}[ -]?\d{3}[ -]?\d{3}|0[67]\d{2}[ -]?\d{3}[ -]?\d{3})(?![0-9A-Za-z])/g;
+const PHONE_NUMBER =
+  /(?<![0-9A-Za-z])(?:\+?255[ -]?\d{3}[ -]?\d{3}[ -]?\d{3}|0[67]\d{2}[ -]?\d{3}[ -]?\d{3})(?![0-9A-Za-z])/g;
 
 export interface Leak {
   readonly file: string;
@@ -94,12 +102,22 @@ export function findLeaks(logs: ReadonlyMap<string, string>, secrets: readonly s
     text.split('\n').forEach((content, index) => {
       for (const secret of secrets) {
         if (content.includes(secret)) {
-          leaks.push({ file, line: index + 1, kind: 'secret', excerpt: content.split(secret).join('<SECRET>').slice(0, 300) });
+          leaks.push({
+            file,
+            line: index + 1,
+            kind: 'secret',
+            excerpt: content.split(secret).join('<SECRET>').slice(0, 300),
+          });
         }
       }
       const phones = content.match(PHONE_NUMBER);
       if (phones !== null) {
-        leaks.push({ file, line: index + 1, kind: 'phone', excerpt: content.replace(PHONE_NUMBER, (match) => `<PHONE ${match.slice(0, 4)}…>`).slice(0, 300) });
+        leaks.push({
+          file,
+          line: index + 1,
+          kind: 'phone',
+          excerpt: content.replace(PHONE_NUMBER, (match) => `<PHONE ${match.slice(0, 4)}…>`).slice(0, 300),
+        });
       }
     });
   }

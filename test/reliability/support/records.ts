@@ -24,7 +24,11 @@ export type { RecordView } from '../../../local/records';
 /** Records of a running runtime, by id (all routes, or one). */
 export async function liveRecords(runtime: Runtime, route?: string): Promise<Map<string, RecordView>> {
   const query = route === undefined ? '' : `?route=${encodeURIComponent(route)}`;
-  const answer = await call(runtime.baseUrl, { path: `/_relay/records${query}`, headers: { host: `127.0.0.1:${runtime.port}`, ...(await operatorHeaders(runtime.baseUrl)) }, timeoutMs: 120_000 });
+  const answer = await call(runtime.baseUrl, {
+    path: `/_relay/records${query}`,
+    headers: { host: `127.0.0.1:${runtime.port}`, ...(await operatorHeaders(runtime.baseUrl)) },
+    timeoutMs: 120_000,
+  });
   if (answer.status !== 200 || !Array.isArray(answer.json?.['records'])) {
     throw new Error(`GET /_relay/records answered ${answer.status}: ${answer.text.slice(0, 300)}`);
   }
@@ -36,7 +40,15 @@ export async function liveRecords(runtime: Runtime, route?: string): Promise<Map
  * should say what was still missing. Not a performance assertion: the deadline is only a bound on
  * how long a broken relay can keep the suite waiting.
  */
-export async function waitUntil(what: string, check: () => Promise<boolean> | boolean, { deadlineMs, intervalMs = 250, describe }: { deadlineMs: number; intervalMs?: number; describe?: () => Promise<string> | string }): Promise<void> {
+export async function waitUntil(
+  what: string,
+  check: () => Promise<boolean> | boolean,
+  {
+    deadlineMs,
+    intervalMs = 250,
+    describe,
+  }: { deadlineMs: number; intervalMs?: number; describe?: () => Promise<string> | string },
+): Promise<void> {
   const end = Date.now() + deadlineMs;
   for (;;) {
     if (await check()) return;
@@ -53,21 +65,33 @@ export async function waitUntil(what: string, check: () => Promise<boolean> | bo
  *
  * @returns the records, by id
  */
-export async function waitForFinal(runtime: Runtime, ids: readonly string[], deadlineMs: number, route?: string): Promise<Map<string, RecordView>> {
+export async function waitForFinal(
+  runtime: Runtime,
+  ids: readonly string[],
+  deadlineMs: number,
+  route?: string,
+): Promise<Map<string, RecordView>> {
   let latest = new Map<string, RecordView>();
   const pending = (): string[] => ids.filter((id) => !FINAL_STATES.has(latest.get(id)?.state ?? 'MISSING'));
-  await waitUntil(`${ids.length} record(s) to reach a final state`, async () => {
-    latest = await liveRecords(runtime, route);
-    return pending().length === 0;
-  }, {
-    deadlineMs,
-    intervalMs: 500,
-    describe: () => {
-      const open = pending();
-      const states = countBy(open.map((id) => latest.get(id)?.state ?? 'MISSING'));
-      return `${open.length} not final: ${JSON.stringify(states)}; e.g. ${open.slice(0, 3).map((id) => JSON.stringify(latest.get(id) ?? { id, state: 'MISSING' })).join(', ')}`;
+  await waitUntil(
+    `${ids.length} record(s) to reach a final state`,
+    async () => {
+      latest = await liveRecords(runtime, route);
+      return pending().length === 0;
     },
-  });
+    {
+      deadlineMs,
+      intervalMs: 500,
+      describe: () => {
+        const open = pending();
+        const states = countBy(open.map((id) => latest.get(id)?.state ?? 'MISSING'));
+        return `${open.length} not final: ${JSON.stringify(states)}; e.g. ${open
+          .slice(0, 3)
+          .map((id) => JSON.stringify(latest.get(id) ?? { id, state: 'MISSING' }))
+          .join(', ')}`;
+      },
+    },
+  );
   return latest;
 }
 

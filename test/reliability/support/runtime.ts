@@ -61,7 +61,11 @@ export interface ChildRun {
 export function spawnCli(label: string, args: readonly string[], env: Record<string, string>): ChildRun {
   sequence += 1;
   const logFile = `${label}-${process.pid}-${sequence}.log`;
-  const child = spawn(process.execPath, [CLI, ...args], { cwd: REPO_ROOT, env: childEnv(env), stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [CLI, ...args], {
+    cwd: REPO_ROOT,
+    env: childEnv(env),
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let text = '';
   const capture = (chunk: Buffer): void => {
     const piece = chunk.toString('utf8');
@@ -77,12 +81,18 @@ export function spawnCli(label: string, args: readonly string[], env: Record<str
 }
 
 /** Runs a CLI command to its end (bounded) and returns its exit code and output. */
-export async function runCli(label: string, args: readonly string[], env: Record<string, string>, deadlineMs = 60_000): Promise<{ code: number | null; output: string }> {
+export async function runCli(
+  label: string,
+  args: readonly string[],
+  env: Record<string, string>,
+  deadlineMs = 60_000,
+): Promise<{ code: number | null; output: string }> {
   const run = spawnCli(label, args, env);
   const timer = setTimeout(() => run.child.kill('SIGKILL'), deadlineMs);
   const { code, signal } = await run.exited;
   clearTimeout(timer);
-  if (signal === 'SIGKILL') throw new Error(`sms-relay ${args.join(' ')} did not finish within ${deadlineMs} ms:\n${run.output()}`);
+  if (signal === 'SIGKILL')
+    throw new Error(`sms-relay ${args.join(' ')} did not finish within ${deadlineMs} ms:\n${run.output()}`);
   return { code, output: run.output() };
 }
 
@@ -139,7 +149,13 @@ export interface Runtime {
  * await runtime.stop();
  * ```
  */
-export async function startRuntime({ files, providerBaseUrl, providerApiKey, env = {}, label }: RuntimeOptions): Promise<Runtime> {
+export async function startRuntime({
+  files,
+  providerBaseUrl,
+  providerApiKey,
+  env = {},
+  label,
+}: RuntimeOptions): Promise<Runtime> {
   registerSecrets([providerApiKey]);
   const port = await freePort();
   const cliEnv = {
@@ -152,7 +168,12 @@ export async function startRuntime({ files, providerBaseUrl, providerApiKey, env
   // Local runtime only: the test SNS certificate, served under its SNS URL to the `sns` route.
   const snsDocumentsPath = join(files.dir, 'sns-documents.json');
   writeFileSync(snsDocumentsPath, JSON.stringify(snsDocuments()));
-  const run = spawnCli(`runtime-${label}`, ['start'], { ...cliEnv, PORT: String(port), RELAY_LOCAL_DOCUMENTS: snsDocumentsPath, ...env });
+  const run = spawnCli(`runtime-${label}`, ['start'], {
+    ...cliEnv,
+    PORT: String(port),
+    RELAY_LOCAL_DOCUMENTS: snsDocumentsPath,
+    ...env,
+  });
   const baseUrl = `http://127.0.0.1:${port}`;
   let exitedEarly = false;
   void run.exited.then(() => {
@@ -188,7 +209,10 @@ export async function startRuntime({ files, providerBaseUrl, providerApiKey, env
       const timer = setTimeout(() => run.child.kill('SIGKILL'), STOP_DEADLINE_MS);
       const status = await run.exited;
       clearTimeout(timer);
-      if (status.signal === 'SIGKILL') throw new Error(`sms-relay start (${label}) did not stop within ${STOP_DEADLINE_MS} ms of SIGTERM:\n${run.output().slice(-4000)}`);
+      if (status.signal === 'SIGKILL')
+        throw new Error(
+          `sms-relay start (${label}) did not stop within ${STOP_DEADLINE_MS} ms of SIGTERM:\n${run.output().slice(-4000)}`,
+        );
       return status;
     },
     kill: async () => {

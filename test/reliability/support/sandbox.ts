@@ -31,7 +31,8 @@ export function inboxCounts(sandbox: RunningSandbox): Map<string, number> {
 export async function faultsQueued(sandbox: RunningSandbox): Promise<number> {
   const answer = await call(sandbox.baseUrl, { path: '/_sandbox/faults' });
   const queued = answer.json?.['queued'];
-  if (answer.status !== 200 || typeof queued !== 'number') throw new Error(`GET /_sandbox/faults answered ${answer.status}: ${answer.text}`);
+  if (answer.status !== 200 || typeof queued !== 'number')
+    throw new Error(`GET /_sandbox/faults answered ${answer.status}: ${answer.text}`);
   return queued;
 }
 
@@ -55,11 +56,19 @@ export async function startBalanceOutage(target: string): Promise<BalanceOutage>
     if ((incoming.url ?? '').split('?')[0] === '/v1/account/balance') {
       refused += 1;
       incoming.resume();
-      outgoing.writeHead(503, { 'content-type': 'application/json' }).end(JSON.stringify({ error: 'balance service unavailable' }));
+      outgoing
+        .writeHead(503, { 'content-type': 'application/json' })
+        .end(JSON.stringify({ error: 'balance service unavailable' }));
       return;
     }
     const forwarded = httpRequest(
-      { host: upstream.hostname, port: upstream.port, method: incoming.method, path: incoming.url, headers: incoming.headers },
+      {
+        host: upstream.hostname,
+        port: upstream.port,
+        method: incoming.method,
+        path: incoming.url,
+        headers: incoming.headers,
+      },
       (answer) => {
         outgoing.writeHead(answer.statusCode ?? 502, answer.headers);
         answer.pipe(outgoing);

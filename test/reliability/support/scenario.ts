@@ -33,13 +33,31 @@ export interface ScenarioOptions {
   readonly balanceWatch?: ConfigOptions['balanceWatch'];
 }
 
-export async function startScenario({ label, routes = standardRoutes(), timeoutMs, env = {}, balance, rate, balanceWatch }: ScenarioOptions): Promise<Scenario> {
+export async function startScenario({
+  label,
+  routes = standardRoutes(),
+  timeoutMs,
+  env = {},
+  balance,
+  rate,
+  balanceWatch,
+}: ScenarioOptions): Promise<Scenario> {
   const secrets = newSecrets();
   const { sandbox } = await startTestSandbox(secrets['providerApiKey']!, balance, rate);
-  const config = configYaml({ routes, ...(timeoutMs === undefined ? {} : { timeoutMs }), ...(balanceWatch === undefined ? {} : { balanceWatch }) });
+  const config = configYaml({
+    routes,
+    ...(timeoutMs === undefined ? {} : { timeoutMs }),
+    ...(balanceWatch === undefined ? {} : { balanceWatch }),
+  });
   const files = writeRuntimeFiles(scratchDir(label), config, secrets);
   const launch = async (): Promise<Runtime> =>
-    await startRuntime({ files, providerBaseUrl: sandbox.baseUrl, providerApiKey: secrets['providerApiKey']!, env, label });
+    await startRuntime({
+      files,
+      providerBaseUrl: sandbox.baseUrl,
+      providerApiKey: secrets['providerApiKey']!,
+      env,
+      label,
+    });
   let runtime: Runtime;
   try {
     runtime = await launch();

@@ -51,37 +51,110 @@ export function bodyFor(source: SourceRoute, tag: string, { eventId = `evt_${ran
         tag,
       });
     case 'github':
-      return JSON.stringify({ action: 'opened', issue: { number: 7, title: tag }, repository: { full_name: 'acme/relay' }, sender: { login: 'bot' }, tag });
+      return JSON.stringify({
+        action: 'opened',
+        issue: { number: 7, title: tag },
+        repository: { full_name: 'acme/relay' },
+        sender: { login: 'bot' },
+        tag,
+      });
     case 'shopify':
       return `{"id":${820982911946154508n + BigInt(orderNumber++)},"name":"#${orderNumber}","total_price":"10.00","currency":"TZS","tag":${JSON.stringify(tag)}}`;
     case 'woo':
       orderNumber += 1;
-      return JSON.stringify({ id: orderNumber, number: String(orderNumber), status: 'processing', total: '10.00', currency: 'TZS', tag });
+      return JSON.stringify({
+        id: orderNumber,
+        number: String(orderNumber),
+        status: 'processing',
+        total: '10.00',
+        currency: 'TZS',
+        tag,
+      });
     case 'stripe':
-      return JSON.stringify({ id: eventId, object: 'event', type: 'charge.succeeded', livemode: false, data: { object: { id: 'ch_1', amount: 1000, currency: 'tzs' } }, tag });
+      return JSON.stringify({
+        id: eventId,
+        object: 'event',
+        type: 'charge.succeeded',
+        livemode: false,
+        data: { object: { id: 'ch_1', amount: 1000, currency: 'tzs' } },
+        tag,
+      });
     case 'standard':
     case 'svix':
-      return JSON.stringify({ type: 'invoice.paid', timestamp: new Date().toISOString(), data: { id: 'inv_1', status: 'paid' }, tag });
+      return JSON.stringify({
+        type: 'invoice.paid',
+        timestamp: new Date().toISOString(),
+        data: { id: 'inv_1', status: 'paid' },
+        tag,
+      });
     case 'sns':
       return snsBody(tag);
     case 'amo':
     case 'alo':
       return JSON.stringify({ tag });
     case 'gitlab':
-      return JSON.stringify({ object_kind: 'push', ref: 'refs/heads/main', user_name: 'bot', total_commits_count: 1, project: { path_with_namespace: 'acme/relay' }, tag });
+      return JSON.stringify({
+        object_kind: 'push',
+        ref: 'refs/heads/main',
+        user_name: 'bot',
+        total_commits_count: 1,
+        project: { path_with_namespace: 'acme/relay' },
+        tag,
+      });
     case 'sentry':
-      return JSON.stringify({ action: 'triggered', data: { event: { event_id: randomUUID().replaceAll('-', ''), level: 'error', title: tag }, triggered_rule: 'reliability' }, installation: { uuid: randomUUID() }, tag });
+      return JSON.stringify({
+        action: 'triggered',
+        data: {
+          event: { event_id: randomUUID().replaceAll('-', ''), level: 'error', title: tag },
+          triggered_rule: 'reliability',
+        },
+        installation: { uuid: randomUUID() },
+        tag,
+      });
     case 'pagerduty':
-      return JSON.stringify({ event: { id: eventId, event_type: 'incident.triggered', resource_type: 'incident', data: { type: 'incident', number: orderNumber++, title: tag, urgency: 'high' } }, tag });
+      return JSON.stringify({
+        event: {
+          id: eventId,
+          event_type: 'incident.triggered',
+          resource_type: 'incident',
+          data: { type: 'incident', number: orderNumber++, title: tag, urgency: 'high' },
+        },
+        tag,
+      });
     case 'kuma':
       orderNumber += 1;
-      return JSON.stringify({ heartbeat: { monitorID: orderNumber, status: 0, time: '2025-11-21 09:44:12.031', msg: 'down' }, monitor: { id: orderNumber, name: 'reliability' }, msg: tag, tag });
+      return JSON.stringify({
+        heartbeat: { monitorID: orderNumber, status: 0, time: '2025-11-21 09:44:12.031', msg: 'down' },
+        monitor: { id: orderNumber, name: 'reliability' },
+        msg: tag,
+        tag,
+      });
     case 'hmac':
-      return JSON.stringify({ event: 'charge.success', data: { reference: `ref_${randomUUID()}`, amount: 10000, currency: 'TZS' }, tag });
+      return JSON.stringify({
+        event: 'charge.success',
+        data: { reference: `ref_${randomUUID()}`, amount: 10000, currency: 'TZS' },
+        tag,
+      });
   }
 }
 
-export type SourceRoute = 'amo' | 'alo' | 'alerts' | 'grafana' | 'github' | 'shopify' | 'woo' | 'stripe' | 'standard' | 'gitlab' | 'sentry' | 'pagerduty' | 'kuma' | 'hmac' | 'svix' | 'sns';
+export type SourceRoute =
+  | 'amo'
+  | 'alo'
+  | 'alerts'
+  | 'grafana'
+  | 'github'
+  | 'shopify'
+  | 'woo'
+  | 'stripe'
+  | 'standard'
+  | 'gitlab'
+  | 'sentry'
+  | 'pagerduty'
+  | 'kuma'
+  | 'hmac'
+  | 'svix'
+  | 'sns';
 
 /** Which secret name of the secrets file each standard route uses. */
 export const ROUTE_SECRET: Readonly<Record<SourceRoute, string>> = {
@@ -113,7 +186,12 @@ export function signedWebhook(route: SourceRoute, secrets: Readonly<Record<strin
   return { route, path: `/hooks/${route}`, headers: headersFor(route, secret, body), body, tag };
 }
 
-export function headersFor(route: SourceRoute, secret: string, body: string, { timestamp = nowSeconds() } = {}): Headers {
+export function headersFor(
+  route: SourceRoute,
+  secret: string,
+  body: string,
+  { timestamp = nowSeconds() } = {},
+): Headers {
   switch (route) {
     case 'amo':
     case 'alo':

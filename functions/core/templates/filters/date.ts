@@ -17,7 +17,8 @@ const ISO_WITHOUT_OFFSET = /^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?
 const ISO_DATE = /^\d{4}-\d{2}-\d{2}(?:[T ]\d{2}:\d{2}(?::\d{2}(?:\.\d+)?)?(?:Z|[+-]\d{2}:?\d{2})?)?$/i;
 // RFC 2822 / HTTP dates (`Sun, 01 Mar 2026 10:00:00 GMT`). Anything looser is refused: V8's
 // fallback parser turns text like `Order 12` into a date.
-const RFC_2822_DATE = /^(?:[A-Za-z]{3},\s*)?\d{1,2}\s+[A-Za-z]{3}\s+\d{4}\s+\d{2}:\d{2}(?::\d{2})?\s*(?:[A-Z]{1,5}|[+-]\d{4})?$/;
+const RFC_2822_DATE =
+  /^(?:[A-Za-z]{3},\s*)?\d{1,2}\s+[A-Za-z]{3}\s+\d{4}\s+\d{2}:\d{2}(?::\d{2})?\s*(?:[A-Z]{1,5}|[+-]\d{4})?$/;
 
 const fromEpoch = (epoch: number): Date | undefined => {
   if (!Number.isFinite(epoch)) return undefined;

@@ -27,7 +27,7 @@ export const SMS_FILTERS: readonly FilterDoc[] = [
   {
     name: 'mask_phone',
     usage: '{{ number | mask_phone }}',
-    description: 'First four digits, four stars, last three: for messages that mustn\'t show a number.',
+    description: "First four digits, four stars, last three: for messages that mustn't show a number.",
     example: { template: "{{ '0712345678' | mask_phone }}", output: '2557****678' },
   },
   {
@@ -40,15 +40,14 @@ export const SMS_FILTERS: readonly FilterDoc[] = [
   {
     name: 'money_minor',
     usage: "{{ amount | money_minor: 'USD' }}",
-    description:
-      "An integer amount in minor units (Stripe), divided by 10^(the currency's ISO 4217 digits).",
+    description: "An integer amount in minor units (Stripe), divided by 10^(the currency's ISO 4217 digits).",
     example: { template: "{{ 2999 | money_minor: 'USD' }}", output: 'USD 29.99' },
   },
   {
     name: 'date_tz',
     usage: "{{ time | date_tz }} or {{ time | date_tz: '%d %b %H:%M', 'Europe/London' }}",
     description:
-      'A timestamp (ISO 8601, epoch seconds or milliseconds) in the engine\'s time zone or the one given; strftime format, default %Y-%m-%d %H:%M.',
+      "A timestamp (ISO 8601, epoch seconds or milliseconds) in the engine's time zone or the one given; strftime format, default %Y-%m-%d %H:%M.",
     example: { template: "{{ '2026-03-01T10:00:00Z' | date_tz }}", output: '2026-03-01 13:00' },
   },
   {

@@ -10,7 +10,7 @@ const liquidDate = filters['date'] as unknown as (
   this: FilterContext,
   value: unknown,
   format?: unknown,
-  zone?: unknown
+  zone?: unknown,
 ) => unknown;
 
 const offsetFormatters = new Map<string, Intl.DateTimeFormat | undefined>();
@@ -56,7 +56,7 @@ export const zoneOffsetMinutes = (date: Date, zone: string): number | undefined 
     Number(parts['day']),
     Number(parts['hour']),
     Number(parts['minute']),
-    Number(parts['second'])
+    Number(parts['second']),
   );
   const wholeSeconds = Math.floor(date.getTime() / 1000) * 1000;
   return Math.round((wholeSeconds - localAsUtc) / 60_000);
@@ -93,12 +93,12 @@ export const formatInZone = (
   date: Date,
   format: string,
   zone: string,
-  locale: string
+  locale: string,
 ): unknown => {
   const offset = format.includes('%Z') ? undefined : zoneOffsetMinutes(date, zone);
   if (offset === undefined) return liquidDate.call(context, date, format, zone);
   const named = format.replace(NAME_TOKENS, (match, token: string | undefined) =>
-    token === undefined ? match : nameOf(token, date, zone, locale)
+    token === undefined ? match : nameOf(token, date, zone, locale),
   );
   return liquidDate.call(context, date, named, offset);
 };

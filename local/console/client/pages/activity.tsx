@@ -130,14 +130,22 @@ export function ActivityPage({ overview }: { overview: Overview }) {
       <div class="toolbar">
         <label>
           Route
-          <select data-testid="filter-route" value={filters.route} onChange={(e) => set({ route: e.currentTarget.value })}>
+          <select
+            data-testid="filter-route"
+            value={filters.route}
+            onChange={(e) => set({ route: e.currentTarget.value })}
+          >
             <option value="">all routes</option>
             <RouteOptions routes={overview.routes} />
           </select>
         </label>
         <label>
           State
-          <select data-testid="filter-state" value={filters.state} onChange={(e) => set({ state: e.currentTarget.value as State | '' })}>
+          <select
+            data-testid="filter-state"
+            value={filters.state}
+            onChange={(e) => set({ state: e.currentTarget.value as State | '' })}
+          >
             <option value="">all states</option>
             {overview.states.map((s) => (
               <option key={s} value={s}>
@@ -148,7 +156,11 @@ export function ActivityPage({ overview }: { overview: Overview }) {
         </label>
         <label>
           Time
-          <select data-testid="filter-since" value={filters.since} onChange={(e) => set({ since: e.currentTarget.value as Since })}>
+          <select
+            data-testid="filter-since"
+            value={filters.since}
+            onChange={(e) => set({ since: e.currentTarget.value as Since })}
+          >
             {SINCE.map(([key, label]) => (
               <option key={key} value={key}>
                 {label}
@@ -186,7 +198,9 @@ export function ActivityPage({ overview }: { overview: Overview }) {
             ))}
           </tbody>
         </table>
-        {loaded && rows.length === 0 && !error ? <p class="empty">No records{filtered ? ' match these filters' : ' yet'}.</p> : null}
+        {loaded && rows.length === 0 && !error ? (
+          <p class="empty">No records{filtered ? ' match these filters' : ' yet'}.</p>
+        ) : null}
         {!loaded && rows.length === 0 ? <p class="empty">Loading…</p> : null}
       </div>
       <div class="more">

@@ -35,7 +35,11 @@ export function CreditPage({ overview }: { overview: Overview }) {
       <div class="toolbar">
         <label>
           Period
-          <select value={String(days)} onChange={(e) => setDays(Number(e.currentTarget.value))} data-testid="credit-days">
+          <select
+            value={String(days)}
+            onChange={(e) => setDays(Number(e.currentTarget.value))}
+            data-testid="credit-days"
+          >
             {DAYS.map((d) => (
               <option key={d} value={String(d)}>
                 last {d} days
@@ -61,10 +65,15 @@ export function CreditPage({ overview }: { overview: Overview }) {
                 <div class="big">
                   {num(credit.balance)} <small>{currency}</small>
                 </div>
-                <div class="muted">{credit.balanceAt ? `as of ${fullTime(credit.balanceAt)} (${ago(credit.balanceAt)})` : 'never read'}</div>
+                <div class="muted">
+                  {credit.balanceAt ? `as of ${fullTime(credit.balanceAt)} (${ago(credit.balanceAt)})` : 'never read'}
+                </div>
                 <Fields
                   items={[
-                    ['Price per SMS', credit.creditsPerUnit === null ? 'unknown' : `${num(credit.creditsPerUnit)} ${currency}`],
+                    [
+                      'Price per SMS',
+                      credit.creditsPerUnit === null ? 'unknown' : `${num(credit.creditsPerUnit)} ${currency}`,
+                    ],
                     ['Alert threshold', credit.threshold === null ? 'none' : `${num(credit.threshold)} ${currency}`],
                     ['Reserve', credit.reserve === null ? 'none' : `${num(credit.reserve)} ${currency}`],
                   ]}
@@ -92,7 +101,15 @@ function Forecast({ credit, currency }: { credit: CreditAnswer; currency: string
       <header class="panel-head">
         <h2>Forecast</h2>
       </header>
-      <div class="big">{f.daysLeft === null ? '—' : <>{num(f.daysLeft, 1)} <small>days left</small></>}</div>
+      <div class="big">
+        {f.daysLeft === null ? (
+          '—'
+        ) : (
+          <>
+            {num(f.daysLeft, 1)} <small>days left</small>
+          </>
+        )}
+      </div>
       <p class="basis">{f.basis}</p>
       <Fields
         items={[
@@ -120,24 +137,61 @@ function BalanceChart({ credit }: { credit: CreditAnswer }) {
     const points = [...credit.points].sort((a, b) => Date.parse(a.at) - Date.parse(b.at));
     if (points.length === 0) return null;
     const xs = points.map((p) => seconds(p.at));
-    const data: (number | null)[][] = [points.map((p) => p.balance), points.map((p) => (p.kind === 'read' ? p.balance : null))];
+    const data: (number | null)[][] = [
+      points.map((p) => p.balance),
+      points.map((p) => (p.kind === 'read' ? p.balance : null)),
+    ];
     const series: uPlot.Series[] = [
       {},
-      { label: 'Balance', stroke: PALETTE[0], width: 1.5, fill: 'rgba(37,99,235,0.07)', points: { show: points.length < 80, size: 4 }, value: (_u, v) => num(v) },
-      { label: 'Balance read', stroke: '#0f766e', fill: '#0f766e', paths: () => null, points: { show: true, size: 7, width: 1.5 }, value: (_u, v) => num(v) },
+      {
+        label: 'Balance',
+        stroke: PALETTE[0],
+        width: 1.5,
+        fill: 'rgba(37,99,235,0.07)',
+        points: { show: points.length < 80, size: 4 },
+        value: (_u, v) => num(v),
+      },
+      {
+        label: 'Balance read',
+        stroke: '#0f766e',
+        fill: '#0f766e',
+        paths: () => null,
+        points: { show: true, size: 7, width: 1.5 },
+        value: (_u, v) => num(v),
+      },
     ];
     if (credit.threshold !== null) {
       data.push(xs.map(() => credit.threshold));
-      series.push({ label: 'Threshold', stroke: '#d97706', width: 1.5, dash: [6, 4], points: { show: false }, value: (_u, v) => num(v) });
+      series.push({
+        label: 'Threshold',
+        stroke: '#d97706',
+        width: 1.5,
+        dash: [6, 4],
+        points: { show: false },
+        value: (_u, v) => num(v),
+      });
     }
     if (credit.reserve !== null) {
       data.push(xs.map(() => credit.reserve));
-      series.push({ label: 'Reserve', stroke: '#dc2626', width: 1.5, dash: [2, 4], points: { show: false }, value: (_u, v) => num(v) });
+      series.push({
+        label: 'Reserve',
+        stroke: '#dc2626',
+        width: 1.5,
+        dash: [2, 4],
+        points: { show: false },
+        value: (_u, v) => num(v),
+      });
     }
     const options: Omit<uPlot.Options, 'width' | 'height'> = {
       series,
-      scales: { x: { time: true, range: padRange(3600) }, y: { range: (_u, min, max) => [Math.min(0, min), max + Math.max(1, (max - Math.min(0, min)) * 0.08)] } },
-      axes: [{ stroke: '#555', grid: { stroke: '#eee' } }, { stroke: '#555', grid: { stroke: '#eee' }, size: 60, values: (_u, splits) => splits.map((v) => num(v, 0)) }],
+      scales: {
+        x: { time: true, range: padRange(3600) },
+        y: { range: (_u, min, max) => [Math.min(0, min), max + Math.max(1, (max - Math.min(0, min)) * 0.08)] },
+      },
+      axes: [
+        { stroke: '#555', grid: { stroke: '#eee' } },
+        { stroke: '#555', grid: { stroke: '#eee' }, size: 60, values: (_u, splits) => splits.map((v) => num(v, 0)) },
+      ],
       legend: { live: true },
       cursor: { drag: { x: true, y: false } },
     };
@@ -150,13 +204,19 @@ function BalanceChart({ credit }: { credit: CreditAnswer }) {
       </div>
     );
   }
-  return <Chart options={built.options} data={built.data} height={300} testid="balance-chart" label="Balance over time" />;
+  return (
+    <Chart options={built.options} data={built.data} height={300} testid="balance-chart" label="Balance over time" />
+  );
 }
 
 function spendMatrix(credit: CreditAnswer) {
   const days = [...new Set(credit.spend.map((s) => s.day))].sort();
   const routes = [...new Set(credit.spend.map((s) => s.route))].sort();
-  const values = routes.map((route) => days.map((day) => credit.spend.filter((s) => s.day === day && s.route === route).reduce((sum, s) => sum + s.credits, 0)));
+  const values = routes.map((route) =>
+    days.map((day) =>
+      credit.spend.filter((s) => s.day === day && s.route === route).reduce((sum, s) => sum + s.credits, 0),
+    ),
+  );
   return { days, routes, values };
 }
 
@@ -166,7 +226,9 @@ function SpendChart({ credit }: { credit: CreditAnswer }) {
     if (days.length === 0) return null;
     const xs = days.map((day) => Date.parse(`${day.slice(0, 10)}T00:00:00Z`) / 1000);
     // Stacked: each series is the sum of the routes up to it; the tallest is drawn first.
-    const cumulative = routes.map((_, r) => days.map((_d, i) => values.slice(0, r + 1).reduce((sum, row) => sum + (row[i] ?? 0), 0)));
+    const cumulative = routes.map((_, r) =>
+      days.map((_d, i) => values.slice(0, r + 1).reduce((sum, row) => sum + (row[i] ?? 0), 0)),
+    );
     const order = routes.map((_, r) => r).reverse();
     const bars = uPlot.paths.bars?.({ size: [0.7, 48], align: 0 });
     const series: uPlot.Series[] = [
@@ -185,7 +247,10 @@ function SpendChart({ credit }: { credit: CreditAnswer }) {
     ];
     const options: Omit<uPlot.Options, 'width' | 'height'> = {
       series,
-      scales: { x: { time: true, range: (_u, min, max) => [min - 43200, max + 43200] }, y: { range: (_u, _min, max) => [0, Math.max(1, max * 1.1)] } },
+      scales: {
+        x: { time: true, range: (_u, min, max) => [min - 43200, max + 43200] },
+        y: { range: (_u, _min, max) => [0, Math.max(1, max * 1.1)] },
+      },
       axes: [
         {
           stroke: '#555',
@@ -204,7 +269,15 @@ function SpendChart({ credit }: { credit: CreditAnswer }) {
     return { options, data: [xs, ...order.map((r) => cumulative[r] ?? [])] as uPlot.AlignedData };
   }, [credit]);
   if (!built) return <p class="muted">Nothing spent in this period.</p>;
-  return <Chart options={built.options} data={built.data} height={200} testid="spend-chart" label="Spend per route per day" />;
+  return (
+    <Chart
+      options={built.options}
+      data={built.data}
+      height={200}
+      testid="spend-chart"
+      label="Spend per route per day"
+    />
+  );
 }
 
 function SpendTable({ credit }: { credit: CreditAnswer }) {

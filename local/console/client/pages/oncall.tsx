@@ -12,7 +12,9 @@ export function OnCallPage() {
     <div class="page oncall">
       <ErrorBox error={error} onRetry={reload} />
       {schedules === null ? (
-        error ? null : <p class="muted">Loading…</p>
+        error ? null : (
+          <p class="muted">Loading…</p>
+        )
       ) : schedules.length === 0 ? (
         <p class="empty">
           No <code>schedules</code> in the config.
@@ -51,7 +53,9 @@ function ScheduleCard({ schedule }: { schedule: ScheduleView }) {
                 <span title={now.until === null ? undefined : fullTime(now.until)} data-testid="oncall-until">
                   {now.untilLocal ?? 'further notice'}
                 </span>
-                {now.override === null ? '' : ` (override${now.override.reason === '' ? '' : `: ${now.override.reason}`})`}
+                {now.override === null
+                  ? ''
+                  : ` (override${now.override.reason === '' ? '' : `: ${now.override.reason}`})`}
               </span>
             ),
           ],
@@ -77,7 +81,8 @@ function ScheduleCard({ schedule }: { schedule: ScheduleView }) {
         <ul data-testid="overrides">
           {schedule.overrides.map((override) => (
             <li key={`${override.from}-${override.person.name}`} data-testid="override">
-              {who(override.person)} from <span title={fullTime(override.from)}>{override.fromLocal}</span> until <span title={fullTime(override.until)}>{override.untilLocal}</span>
+              {who(override.person)} from <span title={fullTime(override.from)}>{override.fromLocal}</span> until{' '}
+              <span title={fullTime(override.until)}>{override.untilLocal}</span>
               {override.reason === '' ? '' : `: ${override.reason}`}
             </li>
           ))}

@@ -13,7 +13,15 @@ const inFlight = (state: State): boolean => state === 'PENDING' || state === 'SE
 
 export function RecordPage({ id, overview }: { id: string; overview: Overview }) {
   // Polled while the record is on its way: until it leaves PENDING or SENDING.
-  const { data: detail, error: failed, reload } = useApi('GET /records/:id', { params: { id } }, { pollMs: POLL_MS, pollWhile: ({ record }) => inFlight(record.state) });
+  const {
+    data: detail,
+    error: failed,
+    reload,
+  } = useApi(
+    'GET /records/:id',
+    { params: { id } },
+    { pollMs: POLL_MS, pollWhile: ({ record }) => inFlight(record.state) },
+  );
   const [redriving, setRedriving] = useState(false);
   const [redriveNote, setRedriveNote] = useState<string | null>(null);
   const [redriveError, setRedriveError] = useState<string | null>(null);
@@ -29,7 +37,11 @@ export function RecordPage({ id, overview }: { id: string; overview: Overview })
     setRedriveError(null);
     try {
       const answer = await api('POST /records/:id/redrive', { params: { id }, body: { acceptDuplicates } });
-      setRedriveNote(answer.requeued ? `Re-queued${answer.record ? `: now ${answer.record.state}` : ''}.` : `Not re-queued${answer.record ? `: the record is ${answer.record.state}` : ''}.`);
+      setRedriveNote(
+        answer.requeued
+          ? `Re-queued${answer.record ? `: now ${answer.record.state}` : ''}.`
+          : `Not re-queued${answer.record ? `: the record is ${answer.record.state}` : ''}.`,
+      );
       reload();
     } catch (e) {
       setRedriveError(`Redrive: ${errorText(e)}`);
@@ -45,7 +57,11 @@ export function RecordPage({ id, overview }: { id: string; overview: Overview })
           <a href="#/activity">← Activity</a>
         </p>
         <ErrorBox error={error} onRetry={reload} />
-        {notFound ? <p class="empty">No record {id}: it may have expired.</p> : error ? null : <p class="muted">Loading…</p>}
+        {notFound ? (
+          <p class="empty">No record {id}: it may have expired.</p>
+        ) : error ? null : (
+          <p class="muted">Loading…</p>
+        )}
       </div>
     );
   }
@@ -61,7 +77,11 @@ export function RecordPage({ id, overview }: { id: string; overview: Overview })
           <span class="mono">{record.id}</span>
         </h1>
         <StateBadge state={record.state} testid="record-state" />
-        {detail && inFlight(detail.record.state) ? <span class="muted live"><span class="dot" /> updating</span> : null}
+        {detail && inFlight(detail.record.state) ? (
+          <span class="muted live">
+            <span class="dot" /> updating
+          </span>
+        ) : null}
         <span class="spacer" />
         {detail.redrivable ? (
           <button
@@ -79,8 +99,16 @@ export function RecordPage({ id, overview }: { id: string; overview: Overview })
       {confirming && detail.redriveWarning !== null ? (
         <div class="warning" role="alertdialog" aria-label="Send again?" data-testid="redrive-confirm">
           <p>{detail.redriveWarning}</p>
-          <p>Check the SMS service's dashboard first if you can. Send it again, accepting that the recipient may get it twice?</p>
-          <button type="button" class="primary" data-testid="redrive-accept-duplicates" onClick={() => void redrive(true)}>
+          <p>
+            Check the SMS service's dashboard first if you can. Send it again, accepting that the recipient may get it
+            twice?
+          </p>
+          <button
+            type="button"
+            class="primary"
+            data-testid="redrive-accept-duplicates"
+            onClick={() => void redrive(true)}
+          >
             Send again, accepting a duplicate
           </button>{' '}
           <button type="button" data-testid="redrive-cancel" onClick={() => setConfirming(false)}>
@@ -88,7 +116,11 @@ export function RecordPage({ id, overview }: { id: string; overview: Overview })
           </button>
         </div>
       ) : null}
-      {redriveNote ? <div class="note" role="status">{redriveNote}</div> : null}
+      {redriveNote ? (
+        <div class="note" role="status">
+          {redriveNote}
+        </div>
+      ) : null}
       <ErrorBox error={error} />
       <div class="columns">
         <div class="col">
@@ -104,7 +136,10 @@ export function RecordPage({ id, overview }: { id: string; overview: Overview })
                 ['Segments', record.segments],
                 ['Attempts', record.attempts],
                 ['Deducted', record.deducted === null ? null : `${num(record.deducted)} ${overview.currency}`],
-                ['Balance after', record.remainingBalance === null ? null : `${num(record.remainingBalance)} ${overview.currency}`],
+                [
+                  'Balance after',
+                  record.remainingBalance === null ? null : `${num(record.remainingBalance)} ${overview.currency}`,
+                ],
               ]}
             />
           </Section>
@@ -144,13 +179,17 @@ export function RecordPage({ id, overview }: { id: string; overview: Overview })
         <div class="col">
           <Section title="History">
             <ol class="timeline">
-              {history.slice(0, gap).map((change, i) => <HistoryEntry key={i} change={change} />)}
+              {history.slice(0, gap).map((change, i) => (
+                <HistoryEntry key={i} change={change} />
+              ))}
               {historyOmitted ? (
                 <li class="omitted muted" data-testid="history-omitted">
                   {plural(historyOmitted.count, 'state change')} left out
                 </li>
               ) : null}
-              {history.slice(gap).map((change, i) => <HistoryEntry key={gap + i} change={change} />)}
+              {history.slice(gap).map((change, i) => (
+                <HistoryEntry key={gap + i} change={change} />
+              ))}
             </ol>
             {history.length === 0 ? <p class="muted">No state changes recorded.</p> : null}
           </Section>
@@ -194,15 +233,29 @@ function IncidentStory({ incident }: { incident: RecordDetail['incident'] }) {
   if (incident === null) return null;
   const closed = incident.closedAt === null ? '' : ` · closed ${fullTime(incident.closedAt)}`;
   return (
-    <Section title="Incident" aside={<span class="muted">{incident.state.toLowerCase()} · level {incident.level}{closed}</span>}>
+    <Section
+      title="Incident"
+      aside={
+        <span class="muted">
+          {incident.state.toLowerCase()} · level {incident.level}
+          {closed}
+        </span>
+      }
+    >
       <div class="muted small-gap">
-        <span class="mono chip" data-testid="incident-id">{incident.id}</span> route {incident.route}, opened {fullTime(incident.openedAt)}
+        <span class="mono chip" data-testid="incident-id">
+          {incident.id}
+        </span>{' '}
+        route {incident.route}, opened {fullTime(incident.openedAt)}
         {incident.nextDueAt === null ? '' : `, next step ${fullTime(incident.nextDueAt)}`}
       </div>
       <ol class="history" data-testid="incident-story">
         {incident.story.map((entry, i) => (
           <li key={i} data-testid="story-entry" data-event={entry.event}>
-            <span class="time" title={`${fullTime(entry.at)} (${incident.timeZone}: ${entry.atLocal})`}>{entry.atLocal}</span> <span class="reason">{entry.line}</span>
+            <span class="time" title={`${fullTime(entry.at)} (${incident.timeZone}: ${entry.atLocal})`}>
+              {entry.atLocal}
+            </span>{' '}
+            <span class="reason">{entry.line}</span>
           </li>
         ))}
       </ol>
@@ -263,7 +316,8 @@ function Captured({ capture }: { capture: RecordDetail['capture'] }) {
         </tbody>
       </table>
       <div class="muted small-gap">
-        Body ({capture.bodyEncoding === 'base64' ? 'base64, not text' : pretty ? 'JSON' : 'text'}) · {plural(capture.recordIds.length, 'record')} from this webhook
+        Body ({capture.bodyEncoding === 'base64' ? 'base64, not text' : pretty ? 'JSON' : 'text'}) ·{' '}
+        {plural(capture.recordIds.length, 'record')} from this webhook
         {capture.recordIds.length > 1
           ? capture.recordIds.map((rid) => (
               <a key={rid} class="mono chip" href={recordHref(rid)}>

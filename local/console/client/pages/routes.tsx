@@ -7,7 +7,18 @@ import { ago, duration, fullTime, num } from '../format';
 import { openActivity } from './activity';
 import { CopyButton, ErrorBox, Fields, StateBadge } from '../ui';
 
-const STATE_ORDER: readonly State[] = ['PENDING', 'DEFERRED', 'SENDING', 'SENT', 'DIGESTED', 'FAILED', 'UNKNOWN', 'PARKED', 'HELD', 'DROPPED'];
+const STATE_ORDER: readonly State[] = [
+  'PENDING',
+  'DEFERRED',
+  'SENDING',
+  'SENT',
+  'DIGESTED',
+  'FAILED',
+  'UNKNOWN',
+  'PARKED',
+  'HELD',
+  'DROPPED',
+];
 
 export function RoutesPage() {
   const { data, error: failed, reload } = useApi('GET /routes', {}, { pollMs: 10_000 });
@@ -18,7 +29,9 @@ export function RoutesPage() {
     <div class="page routes">
       <ErrorBox error={error} onRetry={reload} />
       {routes === null ? (
-        error ? null : <p class="muted">Loading…</p>
+        error ? null : (
+          <p class="muted">Loading…</p>
+        )
       ) : routes.length === 0 ? (
         <p class="empty">No routes in the config.</p>
       ) : (
@@ -64,24 +77,57 @@ function RouteCard({ route, onChanged }: { route: RouteSummary; onChanged: () =>
           ['Delivery', route.delivery],
           ['Max recipients', route.maxRecipients],
           ['Capture', route.captureSeconds === null ? 'off' : `kept ${duration(route.captureSeconds)}`],
-          ['Quiet hours', <span data-testid="quiet-hours" title={route.quietHours === null ? undefined : route.timeZone}>{route.quietHours ?? 'none'}</span>],
-          ['Digest', <span data-testid="digest-window">{route.digestSeconds === null ? 'off: each message on its own' : `one SMS per ${duration(route.digestSeconds)} window`}</span>],
-          ['Last webhook', <span title={route.lastWebhookAt ? fullTime(route.lastWebhookAt) : undefined}>{ago(route.lastWebhookAt)}</span>],
+          [
+            'Quiet hours',
+            <span data-testid="quiet-hours" title={route.quietHours === null ? undefined : route.timeZone}>
+              {route.quietHours ?? 'none'}
+            </span>,
+          ],
+          [
+            'Digest',
+            <span data-testid="digest-window">
+              {route.digestSeconds === null
+                ? 'off: each message on its own'
+                : `one SMS per ${duration(route.digestSeconds)} window`}
+            </span>,
+          ],
+          [
+            'Last webhook',
+            <span title={route.lastWebhookAt ? fullTime(route.lastWebhookAt) : undefined}>
+              {ago(route.lastWebhookAt)}
+            </span>,
+          ],
           ...(route.heartbeat === null
             ? []
             : ([
                 [
                   'Heartbeat',
-                  <span data-testid="heartbeat" title={`expected every ${duration(route.heartbeat.every)}, reported silent after ${duration(route.heartbeat.every + route.heartbeat.grace)}`}>
-                    {route.heartbeat.silentSince !== null ? <span class="warning">silent since {fullTime(route.heartbeat.silentSince)}</span> : null} last seen{' '}
-                    <span title={route.heartbeat.lastSeenAt ? fullTime(route.heartbeat.lastSeenAt) : undefined}>{ago(route.heartbeat.lastSeenAt)}</span>, every {duration(route.heartbeat.every)}
+                  <span
+                    data-testid="heartbeat"
+                    title={`expected every ${duration(route.heartbeat.every)}, reported silent after ${duration(route.heartbeat.every + route.heartbeat.grace)}`}
+                  >
+                    {route.heartbeat.silentSince !== null ? (
+                      <span class="warning">silent since {fullTime(route.heartbeat.silentSince)}</span>
+                    ) : null}{' '}
+                    last seen{' '}
+                    <span title={route.heartbeat.lastSeenAt ? fullTime(route.heartbeat.lastSeenAt) : undefined}>
+                      {ago(route.heartbeat.lastSeenAt)}
+                    </span>
+                    , every {duration(route.heartbeat.every)}
                   </span>,
                 ],
               ] as const)),
         ]}
       />
       <MuteControl route={route} onChanged={onChanged} />
-      <div class="subhead">Last 24 h {total > 0 ? <span class="muted">({num(total)} {total === 1 ? 'record' : 'records'})</span> : null}</div>
+      <div class="subhead">
+        Last 24 h{' '}
+        {total > 0 ? (
+          <span class="muted">
+            ({num(total)} {total === 1 ? 'record' : 'records'})
+          </span>
+        ) : null}
+      </div>
       <div class="counts">
         {counts.length === 0 ? (
           <span class="muted">nothing</span>
@@ -94,7 +140,11 @@ function RouteCard({ route, onChanged }: { route: RouteSummary; onChanged: () =>
         )}
       </div>
       <div class="subhead">Limits</div>
-      {route.limits.length === 0 ? <div class="muted">none</div> : route.limits.map((limit) => <LimitBar key={limit.kind} limit={limit} />)}
+      {route.limits.length === 0 ? (
+        <div class="muted">none</div>
+      ) : (
+        route.limits.map((limit) => <LimitBar key={limit.kind} limit={limit} />)
+      )}
     </article>
   );
 }
@@ -103,7 +153,12 @@ function LimitBar({ limit }: { limit: LimitUse }) {
   const share = limit.max > 0 ? Math.min(1, limit.used / limit.max) : 1;
   const spent = limit.spent !== undefined && limit.max > 0 ? Math.min(1, limit.spent / limit.max) : null;
   const level = share >= 1 ? 'full' : share >= 0.8 ? 'high' : 'ok';
-  const label = limit.kind === 'messages' ? 'Messages this window' : limit.kind === 'month' ? 'Credits this month' : 'Credits today';
+  const label =
+    limit.kind === 'messages'
+      ? 'Messages this window'
+      : limit.kind === 'month'
+        ? 'Credits this month'
+        : 'Credits today';
   return (
     <div class="limit" data-kind={limit.kind}>
       <div class="limit-line">
@@ -113,7 +168,10 @@ function LimitBar({ limit }: { limit: LimitUse }) {
           {limit.spent !== undefined ? <span class="muted"> reserved · {num(limit.spent)} spent</span> : null}
         </span>
       </div>
-      <div class={`bar ${level}`} title={`${limit.kind === 'messages' ? 'used' : 'reserved'} ${num(limit.used)} of ${num(limit.max)}; window ends ${fullTime(limit.windowEndsAt)}`}>
+      <div
+        class={`bar ${level}`}
+        title={`${limit.kind === 'messages' ? 'used' : 'reserved'} ${num(limit.used)} of ${num(limit.max)}; window ends ${fullTime(limit.windowEndsAt)}`}
+      >
         <div class="fill" style={{ width: `${(share * 100).toFixed(1)}%` }} />
         {spent !== null ? <div class="spent" style={{ width: `${(spent * 100).toFixed(1)}%` }} /> : null}
       </div>
@@ -150,7 +208,13 @@ function MuteControl({ route, onChanged }: { route: RouteSummary; onChanged: () 
             muted until {route.mute.untilLocal}
             {route.mute.reason === '' ? '' : `: ${route.mute.reason}`}
           </span>{' '}
-          <button type="button" class="small" disabled={busy} data-testid="unmute" onClick={() => void send(() => api('POST /routes/:id/unmute', { params: { id: route.id } }))}>
+          <button
+            type="button"
+            class="small"
+            disabled={busy}
+            data-testid="unmute"
+            onClick={() => void send(() => api('POST /routes/:id/unmute', { params: { id: route.id } }))}
+          >
             Unmute
           </button>
         </div>
@@ -163,10 +227,22 @@ function MuteControl({ route, onChanged }: { route: RouteSummary; onChanged: () 
           }}
         >
           <label>
-            for <input size={5} value={length} data-testid="mute-for" onInput={(e) => setLength((e.target as HTMLInputElement).value)} />
+            for{' '}
+            <input
+              size={5}
+              value={length}
+              data-testid="mute-for"
+              onInput={(e) => setLength((e.target as HTMLInputElement).value)}
+            />
           </label>{' '}
           <label>
-            reason <input value={reason} maxLength={200} data-testid="mute-reason" onInput={(e) => setReason((e.target as HTMLInputElement).value)} />
+            reason{' '}
+            <input
+              value={reason}
+              maxLength={200}
+              data-testid="mute-reason"
+              onInput={(e) => setReason((e.target as HTMLInputElement).value)}
+            />
           </label>{' '}
           <button class="small primary" type="submit" disabled={busy} data-testid="mute-confirm">
             Mute
@@ -176,7 +252,13 @@ function MuteControl({ route, onChanged }: { route: RouteSummary; onChanged: () 
           </button>
         </form>
       ) : (
-        <button type="button" class="small" data-testid="mute-open" title="Record this route's messages DROPPED for a while (a maintenance window)" onClick={() => setOpen(true)}>
+        <button
+          type="button"
+          class="small"
+          data-testid="mute-open"
+          title="Record this route's messages DROPPED for a while (a maintenance window)"
+          onClick={() => setOpen(true)}
+        >
           Mute…
         </button>
       )}

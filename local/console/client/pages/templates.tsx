@@ -13,7 +13,9 @@ const choiceKey = (choice: PayloadChoice) => `${choice.kind}:${choice.id}`;
 let lastRoute = '';
 
 export function TemplatesPage({ overview }: { overview: Overview }) {
-  const [route, setRoute] = useState(() => (overview.routes.some((r) => r.id === lastRoute) ? lastRoute : (overview.routes[0]?.id ?? '')));
+  const [route, setRoute] = useState(() =>
+    overview.routes.some((r) => r.id === lastRoute) ? lastRoute : (overview.routes[0]?.id ?? ''),
+  );
   const [picked, setPicked] = useState('');
   const [body, setBody] = useState('');
   const [edited, setEdited] = useState(false);
@@ -45,8 +47,12 @@ export function TemplatesPage({ overview }: { overview: Overview }) {
   const choice = payloads?.find((p) => choiceKey(p) === picked) ?? null;
 
   // The preview, debounced; the answer shown stays until the next one arrives.
-  const previewRequest = !route || payloads === null ? null : buildRequest({ route, choice, body, edited, template, when, recipients });
-  const preview = useApi('POST /preview', previewRequest === null ? null : { body: previewRequest }, { debounceMs: DEBOUNCE_MS, keep: true });
+  const previewRequest =
+    !route || payloads === null ? null : buildRequest({ route, choice, body, edited, template, when, recipients });
+  const preview = useApi('POST /preview', previewRequest === null ? null : { body: previewRequest }, {
+    debounceMs: DEBOUNCE_MS,
+    keep: true,
+  });
   const answer = preview.data;
   const previewError = preview.error ? `Preview: ${preview.error.message}` : null;
   const pending = preview.loading;
@@ -71,7 +77,12 @@ export function TemplatesPage({ overview }: { overview: Overview }) {
             </label>
             <label class="grow">
               Payload
-              <select data-testid="tpl-payload" value={picked} onChange={(e) => pick(e.currentTarget.value)} disabled={payloads === null}>
+              <select
+                data-testid="tpl-payload"
+                value={picked}
+                onChange={(e) => pick(e.currentTarget.value)}
+                disabled={payloads === null}
+              >
                 <option value="">{payloads === null ? 'loading…' : 'pasted body'}</option>
                 <PayloadGroup label="Captured webhooks" choices={payloads?.filter((p) => p.kind === 'capture') ?? []} />
                 <PayloadGroup label="Examples" choices={payloads?.filter((p) => p.kind === 'fixture') ?? []} />
@@ -82,7 +93,13 @@ export function TemplatesPage({ overview }: { overview: Overview }) {
           <label>
             <span class="label-line">
               Body
-              <span class="muted">{choice ? (edited ? `edited from ${choice.label}: sent as a pasted body` : `${choice.kind} ${choice.id}`) : 'pasted'}</span>
+              <span class="muted">
+                {choice
+                  ? edited
+                    ? `edited from ${choice.label}: sent as a pasted body`
+                    : `${choice.kind} ${choice.id}`
+                  : 'pasted'}
+              </span>
               {edited && choice ? (
                 <button type="button" class="link" onClick={() => pick(picked)}>
                   revert
@@ -106,24 +123,53 @@ export function TemplatesPage({ overview }: { overview: Overview }) {
             <span class="label-line">
               Template <span class="muted">empty: the route's template</span>
             </span>
-            <textarea data-testid="tpl-template" class="code" rows={4} spellcheck={false} value={template} placeholder="empty: the source's default template" onInput={(e) => setTemplate(e.currentTarget.value)} />
+            <textarea
+              data-testid="tpl-template"
+              class="code"
+              rows={4}
+              spellcheck={false}
+              value={template}
+              placeholder="empty: the source's default template"
+              onInput={(e) => setTemplate(e.currentTarget.value)}
+            />
           </label>
           <label>
             <span class="label-line">
               When <span class="muted">empty: the route's condition</span>
             </span>
-            <input data-testid="tpl-when" class="code" type="text" spellcheck={false} value={when} placeholder="empty: every webhook" onInput={(e) => setWhen(e.currentTarget.value)} />
+            <input
+              data-testid="tpl-when"
+              class="code"
+              type="text"
+              spellcheck={false}
+              value={when}
+              placeholder="empty: every webhook"
+              onInput={(e) => setWhen(e.currentTarget.value)}
+            />
           </label>
           <label>
             <span class="label-line">
               Recipients <span class="muted">one per line; empty: the route's recipients</span>
             </span>
-            <textarea data-testid="tpl-recipients" class="code" rows={3} spellcheck={false} value={recipients} placeholder={`route's recipients: ${overview.routes.find((r) => r.id === route)?.recipients.join(', ') ?? ''}`} onInput={(e) => setRecipients(e.currentTarget.value)} />
+            <textarea
+              data-testid="tpl-recipients"
+              class="code"
+              rows={3}
+              spellcheck={false}
+              value={recipients}
+              placeholder={`route's recipients: ${overview.routes.find((r) => r.id === route)?.recipients.join(', ') ?? ''}`}
+              onInput={(e) => setRecipients(e.currentTarget.value)}
+            />
           </label>
         </div>
         <div class="col results">
           <ErrorBox error={previewError} />
-          <Result answer={answer} pending={pending} yamlRef={yamlRef} noPayload={payloads !== null && !choice && body.trim() === ''} />
+          <Result
+            answer={answer}
+            pending={pending}
+            yamlRef={yamlRef}
+            noPayload={payloads !== null && !choice && body.trim() === ''}
+          />
         </div>
       </div>
     </div>
@@ -163,7 +209,8 @@ function buildRequest(input: {
     when: input.when,
     ...(lines.length > 0 ? { recipients: lines } : {}),
   };
-  if (choice && !edited) return { route, ...overrides, ...(choice.kind === 'capture' ? { capture: choice.id } : { fixture: choice.id }) };
+  if (choice && !edited)
+    return { route, ...overrides, ...(choice.kind === 'capture' ? { capture: choice.id } : { fixture: choice.id }) };
   if (body.trim() === '') return null;
   return { route, ...overrides, payload: body, ...(choice ? { headers: choice.headers } : {}) };
 }
@@ -175,7 +222,17 @@ function verdictClass(verdict: string): string {
   return 'neutral';
 }
 
-function Result({ answer, pending, yamlRef, noPayload }: { answer: PreviewAnswer | null; pending: boolean; yamlRef: { current: HTMLPreElement | null }; noPayload: boolean }) {
+function Result({
+  answer,
+  pending,
+  yamlRef,
+  noPayload,
+}: {
+  answer: PreviewAnswer | null;
+  pending: boolean;
+  yamlRef: { current: HTMLPreElement | null };
+  noPayload: boolean;
+}) {
   if (noPayload) return <p class="empty">Pick a payload or paste a body to see what the route would send.</p>;
   if (!answer) return <p class="muted">{pending ? 'Rendering…' : ''}</p>;
   return (

@@ -9,7 +9,10 @@ const PROVIDER = 'provider: { baseUrl: "https://sms.example.co.tz" }\n';
 /** A config with one route per source (sns needs its topics), none setting `delivery`. */
 function everySource(extra: (source: string) => string = () => ''): string {
   const routes = SOURCE_NAMES.map((source) => {
-    const needs = { sns: ', topics: ["arn:aws:sns:eu-west-1:123456789012:alarms"]', hmac: ', signature: { header: x-signature }' }[source as 'sns' | 'hmac'] ?? '';
+    const needs =
+      { sns: ', topics: ["arn:aws:sns:eu-west-1:123456789012:alarms"]', hmac: ', signature: { header: x-signature }' }[
+        source as 'sns' | 'hmac'
+      ] ?? '';
     return `  r-${source}: { source: ${source}, secret: s, recipients: ["+255712345678"]${needs}${extra(source)} }`;
   });
   return `${PROVIDER}routes:\n${routes.join('\n')}\n`;
@@ -28,33 +31,64 @@ describe('delivery by source', () => {
       'uptime-kuma': 'at-least-once',
       goalert: 'at-least-once',
       'grafana-oncall': 'at-least-once',
-      ...Object.fromEntries(SOURCE_NAMES.filter((source) => sourcePack(source).defaultDelivery !== 'at-least-once').map((source) => [source, 'at-most-once'])),
+      ...Object.fromEntries(
+        SOURCE_NAMES.filter((source) => sourcePack(source).defaultDelivery !== 'at-least-once').map((source) => [
+          source,
+          'at-most-once',
+        ]),
+      ),
     });
     expect(Object.values(policies).filter((policy) => policy === 'at-least-once')).toHaveLength(8);
   });
 
   it('an explicit delivery wins, either way', () => {
-    const flipped = loadConfig(everySource((source) => `, delivery: ${defaultDelivery(source as never) === 'at-least-once' ? 'at-most-once' : 'at-least-once'}`));
-    for (const route of flipped.routes.values()) expect(route.config.delivery, route.id).not.toBe(defaultDelivery(route.config.source));
+    const flipped = loadConfig(
+      everySource(
+        (source) =>
+          `, delivery: ${defaultDelivery(source as never) === 'at-least-once' ? 'at-most-once' : 'at-least-once'}`,
+      ),
+    );
+    for (const route of flipped.routes.values())
+      expect(route.config.delivery, route.id).not.toBe(defaultDelivery(route.config.source));
   });
 });
 
 describe('secrets', () => {
   it('may be left out: the stack then names the secret after the environment', () => {
-    expect(loadConfig(`${PROVIDER}routes:\n  ci: { source: github, secret: gh, recipients: ["+255712345678"] }\n`).config.secrets).toBeUndefined();
+    expect(
+      loadConfig(`${PROVIDER}routes:\n  ci: { source: github, secret: gh, recipients: ["+255712345678"] }\n`).config
+        .secrets,
+    ).toBeUndefined();
   });
 });
 
 describe('the deploy block', () => {
-  const withDeploy = (deploy: string): string => `${PROVIDER}deploy: ${deploy}\nroutes:\n  ci: { source: github, secret: gh, recipients: ["+255712345678"] }\n`;
+  const withDeploy = (deploy: string): string =>
+    `${PROVIDER}deploy: ${deploy}\nroutes:\n  ci: { source: github, secret: gh, recipients: ["+255712345678"] }\n`;
 
   it('takes throttle, memory, log retention, what deleting does, and the capture opt-in', () => {
-    const { config } = loadConfig(withDeploy('{ throttle: { rate: 10, burst: 20 }, memory: { ingest: 512, balance-watch: 128 }, logRetentionDays: 90, onDelete: destroy, allowCapture: true }'));
-    expect(config.deploy).toEqual({ throttle: { rate: 10, burst: 20 }, memory: { ingest: 512, 'balance-watch': 128 }, logRetentionDays: 90, onDelete: 'destroy', allowCapture: true });
+    const { config } = loadConfig(
+      withDeploy(
+        '{ throttle: { rate: 10, burst: 20 }, memory: { ingest: 512, balance-watch: 128 }, logRetentionDays: 90, onDelete: destroy, allowCapture: true }',
+      ),
+    );
+    expect(config.deploy).toEqual({
+      throttle: { rate: 10, burst: 20 },
+      memory: { ingest: 512, 'balance-watch': 128 },
+      logRetentionDays: 90,
+      onDelete: 'destroy',
+      allowCapture: true,
+    });
   });
 
   it('refuses what the stack could not build, naming each key', () => {
-    expect(problemsOf(withDeploy('{ throttle: { rate: 0, burst: 1.5 }, memory: { ingest: 100, mailer: 256 }, logRetentionDays: 31, onDelete: keep, allowCapture: yes }'))).toEqual([
+    expect(
+      problemsOf(
+        withDeploy(
+          '{ throttle: { rate: 0, burst: 1.5 }, memory: { ingest: 100, mailer: 256 }, logRetentionDays: 31, onDelete: keep, allowCapture: yes }',
+        ),
+      ),
+    ).toEqual([
       'deploy.throttle.rate: rate is requests per second, above 0',
       'deploy.throttle.burst: burst is a whole number of requests, 0 or more',
       'deploy.memory.ingest: memory is whole MB from 128 to 10240',

@@ -35,7 +35,14 @@ secrets: sms-relay/prod
     const route = loaded.routes.get('alerts')!;
     expect(route.pack.name).toBe('alertmanager');
     expect(route.senderId).toBe('ALERTS');
-    expect(route.config).toMatchObject({ length: 'truncate', maxParts: 3, delivery: 'at-least-once', timeZone: 'Africa/Dar_es_Salaam', currency: 'TZS', toleranceSeconds: 300 });
+    expect(route.config).toMatchObject({
+      length: 'truncate',
+      maxParts: 3,
+      delivery: 'at-least-once',
+      timeZone: 'Africa/Dar_es_Salaam',
+      currency: 'TZS',
+      toleranceSeconds: 300,
+    });
     expect(route.condition).toBeDefined();
     expect(loaded.balanceNotify).toEqual(['255712345678']);
     expect(loaded.config.retentionDays).toBe(90);
@@ -52,16 +59,20 @@ routes:
 
   it('refuses a reserve at or above the threshold, more literal numbers than maxRecipients, and an unknown priority', () => {
     const numbers = Array.from({ length: 3 }, (_, n) => `071234567${n}`).join(',');
-    expect(problemsOf(`${base}balance: { threshold: 100, reserve: 100 }
+    expect(
+      problemsOf(`${base}balance: { threshold: 100, reserve: 100 }
 routes:
   r: { source: generic, secret: t, recipients: ["${numbers}"], maxRecipients: 2, priority: urgent }
-`)).toEqual([
+`),
+    ).toEqual([
       'balance.reserve: reserve must be below threshold: the low-balance SMS has to warn before the reserve is reached',
       expect.stringMatching(/^routes\.r\.priority: /),
     ]);
-    expect(problemsOf(`${base}routes:
+    expect(
+      problemsOf(`${base}routes:
   r: { source: generic, secret: t, recipients: ["${numbers}"], maxRecipients: 2 }
-`)).toEqual(['routes.r.recipients: 3 numbers, more than maxRecipients (2)']);
+`),
+    ).toEqual(['routes.r.recipients: 3 numbers, more than maxRecipients (2)']);
   });
 
   it('falls back to the provider default sender ID, and to none', () => {
@@ -76,13 +87,15 @@ routes: { a: { source: generic, secret: t, recipients: ["0712345678"] } }`);
   });
 
   it('names the route and field of a broken template', () => {
-    expect(problemsOf(`${base}routes:
+    expect(
+      problemsOf(`${base}routes:
   orders:
     source: shopify
     secret: s
     recipients: ["0712345678"]
     template: "{{ total_price | monie }}"
-`)).toEqual(['routes.orders.template: unknown filter "monie"']);
+`),
+    ).toEqual(['routes.orders.template: unknown filter "monie"']);
   });
 
   it('names an unknown source', () => {
@@ -113,7 +126,11 @@ routes:
   b: { source: generic, secret: s, recipients: ["+254 712 345 678"] }
 `);
     expect(problems.some((problem) => problem.startsWith('routes.a.when: '))).toBe(true);
-    expect(problems.some((problem) => problem.startsWith('routes.b.recipients: ') && problem.includes('not a Tanzanian number'))).toBe(true);
+    expect(
+      problems.some(
+        (problem) => problem.startsWith('routes.b.recipients: ') && problem.includes('not a Tanzanian number'),
+      ),
+    ).toBe(true);
     expect(problems.some((problem) => problem.startsWith('balance.notify[0]: '))).toBe(true);
     // A reason names the problem, never the number.
     expect(problems.join('\n')).not.toMatch(/712345678/);
@@ -151,21 +168,29 @@ describe('route topics (sns)', () => {
   });
 
   it('names the topics key of an sns route without topics', () => {
-    expect(problemsOf(`${base}routes:
+    expect(
+      problemsOf(`${base}routes:
   aws: { source: sns, secret: t, recipients: ["0712345678"] }
-`)).toEqual([expect.stringMatching(/^routes\.aws\.topics: an sns route lists the topic ARNs it accepts/)]);
+`),
+    ).toEqual([expect.stringMatching(/^routes\.aws\.topics: an sns route lists the topic ARNs it accepts/)]);
   });
 
   it('refuses an empty list, a value that is not a topic ARN, and topics on another source', () => {
-    expect(problemsOf(`${base}routes:
+    expect(
+      problemsOf(`${base}routes:
   aws: { source: sns, secret: t, recipients: ["0712345678"], topics: [] }
-`)).toEqual([expect.stringMatching(/^routes\.aws\.topics/)]);
-    expect(problemsOf(`${base}routes:
+`),
+    ).toEqual([expect.stringMatching(/^routes\.aws\.topics/)]);
+    expect(
+      problemsOf(`${base}routes:
   aws: { source: sns, secret: t, recipients: ["0712345678"], topics: ["arn:aws:sqs:eu-west-1:123456789012:q"] }
-`)).toEqual([expect.stringMatching(/^routes\.aws\.topics\[0\]: a topic is an SNS topic ARN/)]);
-    expect(problemsOf(`${base}routes:
+`),
+    ).toEqual([expect.stringMatching(/^routes\.aws\.topics\[0\]: a topic is an SNS topic ARN/)]);
+    expect(
+      problemsOf(`${base}routes:
   gh: { source: github, secret: t, recipients: ["0712345678"], topics: ["arn:aws:sns:eu-west-1:123456789012:a"] }
-`)).toEqual(['routes.gh.topics: topics applies to sns routes only']);
+`),
+    ).toEqual(['routes.gh.topics: topics applies to sns routes only']);
   });
 
   it('reads retry.for as a duration on an at-least-once route, absent as the default of 1 h', () => {
@@ -180,14 +205,24 @@ describe('route topics (sns)', () => {
   });
 
   it('refuses retry on an at-most-once route, and a retry.for that is not a duration or longer than 7 days', () => {
-    expect(problemsOf(`${base}routes:
+    expect(
+      problemsOf(`${base}routes:
   orders: { source: shopify, secret: t, recipients: ["0712345678"], retry: { for: 1h } }
-`)).toEqual([expect.stringMatching(/^routes\.orders\.retry: retry applies to at-least-once routes; this route is at-most-once/)]);
-    expect(problemsOf(`${base}routes:
+`),
+    ).toEqual([
+      expect.stringMatching(
+        /^routes\.orders\.retry: retry applies to at-least-once routes; this route is at-most-once/,
+      ),
+    ]);
+    expect(
+      problemsOf(`${base}routes:
   alerts: { source: alertmanager, secret: t, recipients: ["0712345678"], retry: { for: soon } }
-`)).toEqual([expect.stringMatching(/^routes\.alerts\.retry\.for: "soon" is not a duration/)]);
-    expect(problemsOf(`${base}routes:
+`),
+    ).toEqual([expect.stringMatching(/^routes\.alerts\.retry\.for: "soon" is not a duration/)]);
+    expect(
+      problemsOf(`${base}routes:
   alerts: { source: alertmanager, secret: t, recipients: ["0712345678"], retry: { for: 8d } }
-`)).toEqual(['routes.alerts.retry.for: for is at most 7d']);
+`),
+    ).toEqual(['routes.alerts.retry.for: for is at most 7d']);
   });
 });

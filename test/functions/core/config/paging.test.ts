@@ -39,8 +39,12 @@ describe('paging keys of a route', () => {
   it("loads the issue's contract: steps in seconds, recipients compiled, the source's incident rule", () => {
     const paging = loadConfig(config()).routes.get('alerts')!.paging!;
     expect(paging.steps.map((step) => step.afterSeconds)).toEqual([600, 1800]);
-    expect(paging.steps[0]!.to.entries).toEqual([expect.objectContaining({ kind: 'literal', numbers: ['255754000111'] })]);
-    expect(paging.steps[1]!.to.entries).toEqual([expect.objectContaining({ kind: 'literal', numbers: ['255754999888'] })]);
+    expect(paging.steps[0]!.to.entries).toEqual([
+      expect.objectContaining({ kind: 'literal', numbers: ['255754000111'] }),
+    ]);
+    expect(paging.steps[1]!.to.entries).toEqual([
+      expect.objectContaining({ kind: 'literal', numbers: ['255754999888'] }),
+    ]);
     expect(paging.renotify).toEqual({ everySeconds: 900, max: 3 });
     expect(paging.ack).toEqual({ baseUrl: 'https://sms.example.co.tz' });
     expect(paging.ruleFrom).toBe('source');
@@ -52,26 +56,44 @@ describe('paging keys of a route', () => {
   });
 
   it('refuses an after under a minute and steps that do not increase', () => {
-    expect(problemsOf(config({ paging: `    escalate:
+    expect(
+      problemsOf(
+        config({
+          paging: `    escalate:
       - after: 30s
-        to: ["person:baraka"]` }))).toEqual(['routes.alerts.escalate[0].after: after is at least 1m (the sweeper acts once a minute), got "30s"']);
-    expect(problemsOf(config({ paging: `    escalate:
+        to: ["person:baraka"]`,
+        }),
+      ),
+    ).toEqual(['routes.alerts.escalate[0].after: after is at least 1m (the sweeper acts once a minute), got "30s"']);
+    expect(
+      problemsOf(
+        config({
+          paging: `    escalate:
       - after: 1m
         to: ["person:baraka"]
       - after: 10m
         to: ["person:asha"]
       - after: 10m
-        to: ["person:asha"]` }))).toEqual(['routes.alerts.escalate[2].after: after must increase: step 3 comes at or before step 2']);
+        to: ["person:asha"]`,
+        }),
+      ),
+    ).toEqual(['routes.alerts.escalate[2].after: after must increase: step 3 comes at or before step 2']);
   });
 
   it('refuses an unknown person or schedule and a templated recipient in a step', () => {
-    expect(problemsOf(config({ paging: `    escalate:
+    expect(
+      problemsOf(
+        config({
+          paging: `    escalate:
       - after: 1m
         to: ["person:carol"]
       - after: 2m
         to: ["oncall:nights"]
       - after: 3m
-        to: ["{{ labels.phone }}"]` }))).toEqual([
+        to: ["{{ labels.phone }}"]`,
+        }),
+      ),
+    ).toEqual([
       expect.stringMatching(/^routes\.alerts\.escalate\[0\]\.to: .*unknown person "carol"/),
       expect.stringMatching(/^routes\.alerts\.escalate\[1\]\.to: .*unknown schedule "nights"/),
       'routes.alerts.escalate[2].to: an escalation is sent without a webhook, so its recipients are numbers, person:<name> or oncall:<schedule>, not templates',
@@ -84,16 +106,23 @@ describe('paging keys of a route', () => {
       'routes.alerts.ack: source generic has no notion of an alert that resolves; say how with incident: { key: "<template>", resolved: "<condition>" }',
     ]);
     expect(problemsOf(config(generic))[0]).toMatch(/^routes\.alerts\.escalate: source generic has no notion/);
-    const paging = loadConfig(config({ ...generic, paging: `${CONTRACT}\n    incident: { key: "{{ id }}", resolved: "state == 'ok'" }` })).routes.get('alerts')!.paging!;
+    const paging = loadConfig(
+      config({ ...generic, paging: `${CONTRACT}\n    incident: { key: "{{ id }}", resolved: "state == 'ok'" }` }),
+    ).routes.get('alerts')!.paging!;
     expect(paging.ruleFrom).toBe('route');
     expect(paging.resolved.source).toBe("state == 'ok'");
   });
 
-  it('refuses paging on a fanOut route without its own incident rule (the source\'s would give every item one incident)', () => {
+  it("refuses paging on a fanOut route without its own incident rule (the source's would give every item one incident)", () => {
     expect(problemsOf(config({ extra: '    fanOut: alerts' }))).toEqual([
       `routes.alerts.escalate: a fanOut route opens an incident per item; say how with incident: { key: "<template of item>", resolved: "<condition on item>" }, e.g. { key: "{{ item.fingerprint }}", resolved: "item.status == 'resolved'" }`,
     ]);
-    const paging = loadConfig(config({ extra: '    fanOut: alerts', paging: `${CONTRACT}\n    incident: { key: "{{ item.fingerprint }}", resolved: "item.status == 'resolved'" }` })).routes.get('alerts')!.paging!;
+    const paging = loadConfig(
+      config({
+        extra: '    fanOut: alerts',
+        paging: `${CONTRACT}\n    incident: { key: "{{ item.fingerprint }}", resolved: "item.status == 'resolved'" }`,
+      }),
+    ).routes.get('alerts')!.paging!;
     expect(paging.key.source).toBe('{{ item.fingerprint }}');
   });
 
@@ -107,13 +136,23 @@ describe('paging keys of a route', () => {
   });
 
   it('refuses an ack baseUrl with a path, a renotify without max and a broken incident template', () => {
-    expect(problemsOf(config({ paging: `    ack: { baseUrl: "https://sms.example.co.tz/x" }
+    expect(
+      problemsOf(
+        config({
+          paging: `    ack: { baseUrl: "https://sms.example.co.tz/x" }
     renotify: { every: 15m }
-    incident: { key: "{{ groupKey", resolved: "status == 'resolved'" }` }))).toEqual([
-      expect.stringMatching(/^routes\.alerts\.renotify\.max: /),
-      'routes.alerts.ack.baseUrl: baseUrl is an origin only, without a path, query or fragment',
-    ].sort());
-    expect(problemsOf(config({ paging: `    incident: { key: "{{ groupKey", resolved: "status == 'resolved'" }` }))[0]).toMatch(/^routes\.alerts\.incident\.key: /);
+    incident: { key: "{{ groupKey", resolved: "status == 'resolved'" }`,
+        }),
+      ),
+    ).toEqual(
+      [
+        expect.stringMatching(/^routes\.alerts\.renotify\.max: /),
+        'routes.alerts.ack.baseUrl: baseUrl is an origin only, without a path, query or fragment',
+      ].sort(),
+    );
+    expect(
+      problemsOf(config({ paging: `    incident: { key: "{{ groupKey", resolved: "status == 'resolved'" }` }))[0],
+    ).toMatch(/^routes\.alerts\.incident\.key: /);
   });
 
   it('warns when the link leaves fewer than 60 characters for the text, not otherwise', () => {

@@ -57,13 +57,10 @@ const gsmText = fc.string({
 
 const words = (unit: 'grapheme' | 'binary') =>
   fc
-    .array(
-      fc.tuple(
-        fc.string({ unit, minLength: 1, maxLength: 30 }),
-        fc.constantFrom(' ', '\n', '  ', '\n\n'),
-      ),
-      { maxLength: 150, size: 'max' },
-    )
+    .array(fc.tuple(fc.string({ unit, minLength: 1, maxLength: 30 }), fc.constantFrom(' ', '\n', '  ', '\n\n')), {
+      maxLength: 150,
+      size: 'max',
+    })
     .map((pairs) => pairs.map(([word, gap]) => word + gap).join(''));
 
 /** Well-formed UTF-16: any code point, graphemes (emoji, ZWJ sequences, combining marks), ASCII. */

@@ -55,9 +55,7 @@ describe('fitMessage: within the limit', () => {
 describe('fitMessage: empty messages', () => {
   it.each(
     POLICIES.flatMap((policy) =>
-      ['', '   ', '\n\t \r\n', '\u200B\uFEFF', '\u00A0\u3000', '\x00'].map(
-        (text) => [policy, text] as const,
-      ),
+      ['', '   ', '\n\t \r\n', '\u200B\uFEFF', '\u00A0\u3000', '\x00'].map((text) => [policy, text] as const),
     ),
   )('%s: %j is an empty message', (policy, text) => {
     expect(fitMessage(text, { policy })).toEqual({

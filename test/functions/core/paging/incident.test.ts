@@ -20,8 +20,12 @@ describe('pagingAction', () => {
     expect([0, 1, 2, 5].map((done) => levelAfter(paging, done))).toEqual([0, 1, 2, 2]);
   });
 
-  it('renotifies the route\'s own recipients from the first SMS when there are no steps', () => {
-    expect(pagingAction({ steps: [], renotify: { everySeconds: 300, max: 1 } }, T0, 0)).toEqual({ kind: 'renotify', step: -1, dueAt: afterT0(5) });
+  it("renotifies the route's own recipients from the first SMS when there are no steps", () => {
+    expect(pagingAction({ steps: [], renotify: { everySeconds: 300, max: 1 } }, T0, 0)).toEqual({
+      kind: 'renotify',
+      step: -1,
+      dueAt: afterT0(5),
+    });
     expect(pagingAction({ steps: [], renotify: { everySeconds: 300, max: 1 } }, T0, 1)).toBeUndefined();
     expect(pagingAction({ steps: [] }, T0, 0)).toBeUndefined();
   });

@@ -8,7 +8,11 @@ const LINK = ackLink('https://sms.example.co.tz/', TOKEN);
 describe('fitWithLink', () => {
   it('appends the link after a space to a text that fits', () => {
     expect(LINK).toBe(`https://sms.example.co.tz/a/${TOKEN}`);
-    expect(fitWithLink('[FIRING] DiskFull', LINK)).toMatchObject({ text: `[FIRING] DiskFull ${LINK}`, segments: 1, encoding: 'GSM-7' });
+    expect(fitWithLink('[FIRING] DiskFull', LINK)).toMatchObject({
+      text: `[FIRING] DiskFull ${LINK}`,
+      segments: 1,
+      encoding: 'GSM-7',
+    });
   });
 
   it('shortens a long text and keeps the link whole within 160 characters', () => {

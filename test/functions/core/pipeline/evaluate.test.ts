@@ -19,7 +19,10 @@ ${options.replace(/^/gm, '    ')}
 }
 
 function post(body: unknown, headers: Record<string, string> = {}) {
-  return webhookOf({ body: JSON.stringify(body), headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json', ...headers } });
+  return webhookOf({
+    body: JSON.stringify(body),
+    headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json', ...headers },
+  });
 }
 
 describe('evaluateWebhook', () => {
@@ -32,21 +35,38 @@ describe('evaluateWebhook', () => {
 
   it('skips authentication only when no secret is given (preview)', () => {
     const route = routeWith('recipients: ["0712345678"]');
-    expect(evaluateWebhook(route, post({ message: 'hi' }, { authorization: 'Bearer wrong' }), { secret: undefined }).verdict).toBe('send');
+    expect(
+      evaluateWebhook(route, post({ message: 'hi' }, { authorization: 'Bearer wrong' }), { secret: undefined }).verdict,
+    ).toBe('send');
   });
 
   it('answers a bad body with bad-request', () => {
     const route = routeWith('recipients: ["0712345678"]');
     const webhook = webhookOf({ body: '{"message": ', headers: { authorization: `Bearer ${secret}` } });
-    expect(evaluateWebhook(route, webhook, { secret })).toMatchObject({ verdict: 'bad-request', reason: 'body is not valid JSON' });
+    expect(evaluateWebhook(route, webhook, { secret })).toMatchObject({
+      verdict: 'bad-request',
+      reason: 'body is not valid JSON',
+    });
   });
 
   it('renders, resolves and normalises recipients, and reports encoding and segments', () => {
-    const route = routeWith('recipients: ["+255 712 345 678", "{{ phone }}", "0712345678"]\ntemplate: "Hello {{ name }}"\nsenderId: ACME');
+    const route = routeWith(
+      'recipients: ["+255 712 345 678", "{{ phone }}", "0712345678"]\ntemplate: "Hello {{ name }}"\nsenderId: ACME',
+    );
     const evaluation = evaluateWebhook(route, post({ name: 'Asha', phone: '0754 111 222' }), { secret });
     expect(evaluation.verdict).toBe('send');
     expect(evaluation.messages).toEqual([
-      { item: 0, part: 1, parts: 1, to: ['255712345678', '255754111222'], text: 'Hello Asha', senderId: 'ACME', encoding: 'GSM-7', characters: 10, segments: 1 },
+      {
+        item: 0,
+        part: 1,
+        parts: 1,
+        to: ['255712345678', '255754111222'],
+        text: 'Hello Asha',
+        senderId: 'ACME',
+        encoding: 'GSM-7',
+        characters: 10,
+        segments: 1,
+      },
     ]);
     expect(evaluation.dedupeWindowSeconds).toBeGreaterThan(0);
   });
@@ -76,45 +96,79 @@ describe('evaluateWebhook', () => {
   });
 
   it('fans out one SMS per array element, with `item` in scope and `when` per item', () => {
-    const route = routeWith(`recipients: ["0712345678"]\nfanOut: alerts\nwhen: "item.status == 'firing'"\ntemplate: "{{ item.name }} is {{ item.status }} ({{ group }})"`);
-    const evaluation = evaluateWebhook(route, post({ group: 'db', alerts: [
-      { name: 'a', status: 'firing' }, { name: 'b', status: 'resolved' }, { name: 'c', status: 'firing' },
-    ] }), { secret });
-    expect(evaluation.messages.map((message) => [message.item, message.text])).toEqual([[0, 'a is firing (db)'], [2, 'c is firing (db)']]);
-    expect(evaluation.skipped).toEqual([{ item: 1, verdict: 'filtered', reason: `when "item.status == 'firing'" is false` }]);
+    const route = routeWith(
+      `recipients: ["0712345678"]\nfanOut: alerts\nwhen: "item.status == 'firing'"\ntemplate: "{{ item.name }} is {{ item.status }} ({{ group }})"`,
+    );
+    const evaluation = evaluateWebhook(
+      route,
+      post({
+        group: 'db',
+        alerts: [
+          { name: 'a', status: 'firing' },
+          { name: 'b', status: 'resolved' },
+          { name: 'c', status: 'firing' },
+        ],
+      }),
+      { secret },
+    );
+    expect(evaluation.messages.map((message) => [message.item, message.text])).toEqual([
+      [0, 'a is firing (db)'],
+      [2, 'c is firing (db)'],
+    ]);
+    expect(evaluation.skipped).toEqual([
+      { item: 1, verdict: 'filtered', reason: `when "item.status == 'firing'" is false` },
+    ]);
   });
 
   it('drops a webhook whose fan-out path is not an array', () => {
     const route = routeWith('recipients: ["0712345678"]\nfanOut: alerts');
-    expect(evaluateWebhook(route, post({ alerts: 'none' }), { secret })).toMatchObject({ verdict: 'dropped', reason: 'fanOut "alerts" is not an array in this payload' });
+    expect(evaluateWebhook(route, post({ alerts: 'none' }), { secret })).toMatchObject({
+      verdict: 'dropped',
+      reason: 'fanOut "alerts" is not an array in this payload',
+    });
   });
 
   it('drops an item whose template hits a limit, with the reason', () => {
     const route = routeWith('recipients: ["0712345678"]\ntemplate: "{% for i in (1..30000000) %}x{% endfor %}"');
     const evaluation = evaluateWebhook(route, post({ message: 'x' }), { secret });
     expect(evaluation.verdict).toBe('dropped');
-    expect(evaluation.reason).toMatch(/^the template cannot be rendered on this payload: memory limit exceeded: the template built more than 10000000 characters or items/);
+    expect(evaluation.reason).toMatch(
+      /^the template cannot be rendered on this payload: memory limit exceeded: the template built more than 10000000 characters or items/,
+    );
   });
 
   it('gives all the renders of one webhook one time budget, fan-out items included', () => {
     // Each item loops 9 million times: seconds apiece with a budget per render, one budget for all.
-    const route = routeWith('recipients: ["0712345678"]\nfanOut: items\ntemplate: "{% for a in payload.big %}{% for b in payload.big %}{% endfor %}{% endfor %}{{ item }}"');
+    const route = routeWith(
+      'recipients: ["0712345678"]\nfanOut: items\ntemplate: "{% for a in payload.big %}{% for b in payload.big %}{% endfor %}{% endfor %}{{ item }}"',
+    );
     const big = Array.from({ length: 3_000 }, (_, index) => index);
-    const evaluation = evaluateWebhook(route, post({ big, items: Array.from({ length: 100 }, (_, index) => index) }), { secret });
+    const evaluation = evaluateWebhook(route, post({ big, items: Array.from({ length: 100 }, (_, index) => index) }), {
+      secret,
+    });
     expect(evaluation.verdict).toBe('dropped');
     expect(evaluation.skipped).toHaveLength(100);
-    for (const skip of evaluation.skipped) expect(skip.reason).toMatch(/^the template cannot be rendered on this payload: render limit exceeded: the template ran longer than 1000 ms/);
+    for (const skip of evaluation.skipped)
+      expect(skip.reason).toMatch(
+        /^the template cannot be rendered on this payload: render limit exceeded: the template ran longer than 1000 ms/,
+      );
   }, 30_000);
 
   it('caps the messages of one webhook at whole items, and says how many items were left out', () => {
     const route = routeWith('recipients: ["0712345678"]\nfanOut: items\ntemplate: "{{ item }}"');
-    const evaluation = evaluateWebhook(route, post({ items: Array.from({ length: 70 }, (_, index) => `n${index}`) }), { secret });
+    const evaluation = evaluateWebhook(route, post({ items: Array.from({ length: 70 }, (_, index) => `n${index}`) }), {
+      secret,
+    });
     expect(evaluation.messages).toHaveLength(MAX_MESSAGES_PER_WEBHOOK);
-    expect(evaluation.overCap).toEqual({ item: 50, items: 20, reason: '20 items not sent: beyond the cap of 50 SMS per webhook' });
+    expect(evaluation.overCap).toEqual({
+      item: 50,
+      items: 20,
+      reason: '20 items not sent: beyond the cap of 50 SMS per webhook',
+    });
     expect(evaluation.warnings).toContain('20 items not sent: beyond the cap of 50 SMS per webhook');
   });
 
-  it('never cuts an item\'s parts at the cap', () => {
+  it("never cuts an item's parts at the cap", () => {
     const long = Array.from({ length: 40 }, (_, index) => `word${index}`).join(' ');
     const route = routeWith('recipients: ["0712345678"]\nfanOut: items\ntemplate: "{{ item }}"\nlength: split');
     const evaluation = evaluateWebhook(route, post({ items: Array.from({ length: 30 }, () => long) }), { secret });
@@ -126,13 +180,20 @@ describe('evaluateWebhook', () => {
   });
 
   describe('maxRecipients', () => {
-    const numbers = (count: number) => Array.from({ length: count }, (_, index) => `07${String(12_000_000 + index).padStart(8, '0')}`).join(',');
+    const numbers = (count: number) =>
+      Array.from({ length: count }, (_, index) => `07${String(12_000_000 + index).padStart(8, '0')}`).join(',');
 
     it('drops a message whose templated recipients number more than the cap (10 by default), naming the count', () => {
       const route = routeWith('recipients: ["0712345678", "{{ phone }}"]');
       const evaluation = evaluateWebhook(route, post({ message: 'Order paid', phone: numbers(200) }), { secret });
-      expect(evaluation).toMatchObject({ verdict: 'dropped', reason: '201 recipients, more than maxRecipients (10)', messages: [] });
-      expect(evaluation.skipped).toEqual([{ item: 0, verdict: 'dropped', reason: '201 recipients, more than maxRecipients (10)', text: 'Order paid' }]);
+      expect(evaluation).toMatchObject({
+        verdict: 'dropped',
+        reason: '201 recipients, more than maxRecipients (10)',
+        messages: [],
+      });
+      expect(evaluation.skipped).toEqual([
+        { item: 0, verdict: 'dropped', reason: '201 recipients, more than maxRecipients (10)', text: 'Order paid' },
+      ]);
     });
 
     it('counts numbers after normalisation and de-duplication', () => {
@@ -143,13 +204,17 @@ describe('evaluateWebhook', () => {
       expect(evaluation.messages[0]!.to).toHaveLength(10);
     });
 
-    it('takes a route\'s own cap', () => {
+    it("takes a route's own cap", () => {
       const route = routeWith('recipients: ["{{ phone }}"]\nmaxRecipients: 250');
-      expect(evaluateWebhook(route, post({ message: 'x', phone: numbers(200) }), { secret }).messages[0]!.to).toHaveLength(200);
+      expect(
+        evaluateWebhook(route, post({ message: 'x', phone: numbers(200) }), { secret }).messages[0]!.to,
+      ).toHaveLength(200);
     });
 
     it('refuses a config whose literal recipients are more than the cap', () => {
-      expect(() => routeWith(`recipients: ["${numbers(11)}"]`)).toThrow(/routes\.r\.recipients: 11 numbers, more than maxRecipients \(10\)/);
+      expect(() => routeWith(`recipients: ["${numbers(11)}"]`)).toThrow(
+        /routes\.r\.recipients: 11 numbers, more than maxRecipients \(10\)/,
+      );
     });
   });
 
@@ -164,32 +229,54 @@ describe('evaluateWebhook', () => {
 
     it('keeps the other items of a fan-out when one fails to render', () => {
       const route = routeWith('recipients: ["0712345678"]\nfanOut: items\ntemplate: "{{ item.name | upcase }}"');
-      const evaluation = evaluateWebhook(route, post({ items: [{ name: 'a' }, { name: { toString: 1 } }, { name: 'c' }] }), { secret });
+      const evaluation = evaluateWebhook(
+        route,
+        post({ items: [{ name: 'a' }, { name: { toString: 1 } }, { name: 'c' }] }),
+        { secret },
+      );
       expect(evaluation.messages.map((message) => message.text)).toEqual(['A', 'C']);
-      expect(evaluation.skipped).toEqual([{ item: 1, verdict: 'dropped', reason: expect.stringMatching(/^the template cannot be rendered/) }]);
+      expect(evaluation.skipped).toEqual([
+        { item: 1, verdict: 'dropped', reason: expect.stringMatching(/^the template cannot be rendered/) },
+      ]);
     });
 
     it(`drops JSON nested deeper than ${MAX_JSON_DEPTH} levels before anything recurses over it`, () => {
       const route = routeWith('recipients: ["0712345678"]');
       const deep = `{"message":${'['.repeat(60_000)}${']'.repeat(60_000)}}`;
-      const webhook = webhookOf({ body: deep, headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json' } });
+      const webhook = webhookOf({
+        body: deep,
+        headers: { authorization: `Bearer ${secret}`, 'content-type': 'application/json' },
+      });
       const evaluation = evaluateWebhook(route, webhook, { secret });
-      expect(evaluation).toMatchObject({ verdict: 'dropped', reason: `the payload cannot be read: JSON nested deeper than ${MAX_JSON_DEPTH} levels`, messages: [] });
+      expect(evaluation).toMatchObject({
+        verdict: 'dropped',
+        reason: `the payload cannot be read: JSON nested deeper than ${MAX_JSON_DEPTH} levels`,
+        messages: [],
+      });
       expect(evaluation.dedupeKey).toMatch(/^generic:unreadable:[0-9a-f]{64}$/);
       expect(evaluation.dedupeWindowSeconds).toBe(86_400);
     });
 
     it('still answers broken JSON that opens many brackets as a bad request', () => {
       const route = routeWith('recipients: ["0712345678"]');
-      const webhook = webhookOf({ body: `{"message":${'['.repeat(500)}`, headers: { authorization: `Bearer ${secret}` } });
-      expect(evaluateWebhook(route, webhook, { secret })).toMatchObject({ verdict: 'bad-request', reason: 'body is not valid JSON' });
+      const webhook = webhookOf({
+        body: `{"message":${'['.repeat(500)}`,
+        headers: { authorization: `Bearer ${secret}` },
+      });
+      expect(evaluateWebhook(route, webhook, { secret })).toMatchObject({
+        verdict: 'bad-request',
+        reason: 'body is not valid JSON',
+      });
     });
 
     it(`reads JSON nested ${MAX_JSON_DEPTH} levels, and brackets inside strings do not count`, () => {
       const route = routeWith('recipients: ["0712345678"]\ntemplate: "{{ note }}"');
       const nested = `${'['.repeat(MAX_JSON_DEPTH - 1)}${']'.repeat(MAX_JSON_DEPTH - 1)}`;
       const body = `{"note":"[[[[{{{{ \\" ]]]]","deep":${nested}}`;
-      const webhook = webhookOf({ body: `${'{"a":'.repeat(0)}${body}`, headers: { authorization: `Bearer ${secret}` } });
+      const webhook = webhookOf({
+        body: `${'{"a":'.repeat(0)}${body}`,
+        headers: { authorization: `Bearer ${secret}` },
+      });
       expect(evaluateWebhook(route, webhook, { secret }).messages[0]!.text).toBe('[[[[{{{{ " ]]]]');
     });
   });
@@ -212,7 +299,9 @@ describe('evaluateWebhook', () => {
     expect(truncated.messages[0]!.characters).toBeLessThanOrEqual(160);
     expect(truncated.warnings.join()).toMatch(/truncated/);
 
-    const rejected = evaluateWebhook(routeWith('recipients: ["0712345678"]\nlength: reject'), post({ message: long }), { secret });
+    const rejected = evaluateWebhook(routeWith('recipients: ["0712345678"]\nlength: reject'), post({ message: long }), {
+      secret,
+    });
     expect(rejected.verdict).toBe('dropped');
     expect(rejected.messages).toHaveLength(0);
     expect(rejected.reason).toBe('too-long: The message is 399 characters; the limit is 160.');
@@ -220,7 +309,11 @@ describe('evaluateWebhook', () => {
   });
 
   it('drops a message that renders empty', () => {
-    const evaluation = evaluateWebhook(routeWith('recipients: ["0712345678"]\ntemplate: "{{ nothing }}"'), post({ message: 'x' }), { secret });
+    const evaluation = evaluateWebhook(
+      routeWith('recipients: ["0712345678"]\ntemplate: "{{ nothing }}"'),
+      post({ message: 'x' }),
+      { secret },
+    );
     expect(evaluation).toMatchObject({ verdict: 'dropped', reason: expect.stringMatching(/^empty-message: /) });
   });
 
@@ -238,8 +331,14 @@ describe('evaluateWebhook', () => {
   it('returns its fields in a fixed order (records and logs serialise them as they come)', () => {
     const route = routeWith(`recipients: ["0712345678"]\nwhen: "level == 'critical'"`);
     const fields = ['dedupeKey', 'dedupeWindowSeconds', 'messages', 'skipped', 'dropped', 'warnings'];
-    expect(Object.keys(evaluateWebhook(route, post({ level: 'critical', message: 'x' }), { secret }))).toEqual(['verdict', ...fields]);
-    expect(Object.keys(evaluateWebhook(route, post({ level: 'info', message: 'x' }), { secret }))).toEqual(['verdict', 'reason', ...fields]);
+    expect(Object.keys(evaluateWebhook(route, post({ level: 'critical', message: 'x' }), { secret }))).toEqual([
+      'verdict',
+      ...fields,
+    ]);
+    expect(Object.keys(evaluateWebhook(route, post({ level: 'info', message: 'x' }), { secret }))).toEqual([
+      'verdict',
+      'reason',
+      ...fields,
+    ]);
   });
 });
-

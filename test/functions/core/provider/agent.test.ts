@@ -91,7 +91,7 @@ describe('keep-alive connections', () => {
     await server.closed(0);
   });
 
-  it('goes by the service\'s shorter Keep-Alive timeout, less a second', async () => {
+  it("goes by the service's shorter Keep-Alive timeout, less a second", async () => {
     // The server announces `Keep-Alive: timeout=3`: a connection is reused for 2 s of idleness.
     const server = await serve(3_000);
     const client = clientFor(server.baseUrl, 60_000);

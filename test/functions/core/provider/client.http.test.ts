@@ -7,7 +7,16 @@ import {
   type SmsClient,
   type SmsClientOptions,
 } from '../../../../functions/core/provider';
-import { API_KEY, BALANCE_OK, closedPort, json, rejectionOf, SEND_OK, startTinyServer, type TinyServer } from './support';
+import {
+  API_KEY,
+  BALANCE_OK,
+  closedPort,
+  json,
+  rejectionOf,
+  SEND_OK,
+  startTinyServer,
+  type TinyServer,
+} from './support';
 import { TEST_TLS_CERT } from './tls-fixture';
 
 const SEND = { phoneNumbers: '255712345678', message: 'Hi' } as const;
@@ -31,19 +40,25 @@ function clientFor(baseUrl: string, options: Partial<SmsClientOptions> = {}): Sm
 }
 
 describe('request shape', () => {
-  it.each(['/api', '/api/', '/api//'])('puts the endpoints under a path prefix (%s) and sends the key on every call', async (prefix) => {
-    const server = await serve((request, response) =>
-      request.method === 'GET' ? json(response, 200, BALANCE_OK) : json(response, 200, SEND_OK),
-    );
-    const client = clientFor(`${server.baseUrl}${prefix}`);
-    await client.getBalance();
-    await client.send({ phoneNumbers: ['255712345678'], message: 'Hi' });
-    expect(server.requests.map(({ method, url }) => `${method} ${url}`)).toEqual(['GET /api/v1/account/balance', 'POST /api/v1/sms/send']);
-    for (const { headers } of server.requests) {
-      expect(headers['x-api-key']).toBe(API_KEY);
-      expect(headers['user-agent']).toBe('sms-relay');
-    }
-  });
+  it.each(['/api', '/api/', '/api//'])(
+    'puts the endpoints under a path prefix (%s) and sends the key on every call',
+    async (prefix) => {
+      const server = await serve((request, response) =>
+        request.method === 'GET' ? json(response, 200, BALANCE_OK) : json(response, 200, SEND_OK),
+      );
+      const client = clientFor(`${server.baseUrl}${prefix}`);
+      await client.getBalance();
+      await client.send({ phoneNumbers: ['255712345678'], message: 'Hi' });
+      expect(server.requests.map(({ method, url }) => `${method} ${url}`)).toEqual([
+        'GET /api/v1/account/balance',
+        'POST /api/v1/sms/send',
+      ]);
+      for (const { headers } of server.requests) {
+        expect(headers['x-api-key']).toBe(API_KEY);
+        expect(headers['user-agent']).toBe('sms-relay');
+      }
+    },
+  );
 
   it('sends exactly the JSON body, without senderId when none is given, with length framing', async () => {
     const server = await serve((_request, response) => json(response, 200, SEND_OK));
@@ -59,7 +74,11 @@ describe('request shape', () => {
       'content-length': String(Buffer.byteLength(first?.body ?? '')),
     });
     expect(first?.headers['transfer-encoding']).toBeUndefined();
-    expect(JSON.parse(second?.body ?? '')).toEqual({ phoneNumbers: ['255712345678', '255687654321'], message: 'Hi', senderId: 'ACME' });
+    expect(JSON.parse(second?.body ?? '')).toEqual({
+      phoneNumbers: ['255712345678', '255687654321'],
+      message: 'Hi',
+      senderId: 'ACME',
+    });
   });
 
   it('sends the balance request without a body', async () => {
@@ -80,7 +99,9 @@ describe('request shape', () => {
 
 describe('answers the sandbox cannot give', () => {
   it('maps a non-JSON 200 after a send to an unexpected answer, maybe-sent', async () => {
-    const server = await serve((_request, response) => response.writeHead(200, { 'content-type': 'text/html' }).end('<h1>OK</h1>'));
+    const server = await serve((_request, response) =>
+      response.writeHead(200, { 'content-type': 'text/html' }).end('<h1>OK</h1>'),
+    );
     const error = await rejectionOf(clientFor(server.baseUrl).send(SEND));
     expect(error).toMatchObject({ code: SmsErrorCode.UNEXPECTED_ANSWER, message: expect.stringContaining('not JSON') });
     expect(error).toMatchObject({ status: 200, delivery: SendCertainty.MAYBE_SENT, serviceError: undefined });
@@ -101,14 +122,20 @@ describe('answers the sandbox cannot give', () => {
   ])('maps a 200 with body %j to an unexpected answer, maybe-sent', async (body, problem, serviceError) => {
     const server = await serve((_request, response) => json(response, 200, body));
     const error = await rejectionOf(clientFor(server.baseUrl).send(SEND));
-    expect(error).toMatchObject({ code: SmsErrorCode.UNEXPECTED_ANSWER, message: expect.stringContaining(`(${problem})`) });
+    expect(error).toMatchObject({
+      code: SmsErrorCode.UNEXPECTED_ANSWER,
+      message: expect.stringContaining(`(${problem})`),
+    });
     expect(error).toMatchObject({ status: 200, serviceError, delivery: SendCertainty.MAYBE_SENT });
   });
 
   it('maps a 200 with an oversized body to an unexpected answer', async () => {
     const server = await serve((_request, response) => response.end(`{"pad":"${'x'.repeat(2 * 1024 * 1024)}"}`));
     const error = await rejectionOf(clientFor(server.baseUrl).send(SEND));
-    expect(error).toMatchObject({ code: SmsErrorCode.UNEXPECTED_ANSWER, message: expect.stringContaining('(body larger than 1048576 bytes)') });
+    expect(error).toMatchObject({
+      code: SmsErrorCode.UNEXPECTED_ANSWER,
+      message: expect.stringContaining('(body larger than 1048576 bytes)'),
+    });
     expect(error).toMatchObject({ delivery: SendCertainty.MAYBE_SENT });
   });
 
@@ -122,7 +149,11 @@ describe('answers the sandbox cannot give', () => {
   it('does not follow a redirect', async () => {
     const server = await serve((_request, response) => response.writeHead(307, { location: '/elsewhere' }).end());
     const error = await rejectionOf(clientFor(server.baseUrl).send(SEND));
-    expect(error).toMatchObject({ code: SmsErrorCode.UNEXPECTED_ANSWER, status: 307, delivery: SendCertainty.MAYBE_SENT });
+    expect(error).toMatchObject({
+      code: SmsErrorCode.UNEXPECTED_ANSWER,
+      status: 307,
+      delivery: SendCertainty.MAYBE_SENT,
+    });
     expect(server.requests).toHaveLength(1);
   });
 
@@ -137,12 +168,20 @@ describe('answers the sandbox cannot give', () => {
     const server = await serve((_request, response) => json(response, 503, { success: false, error: 'maintenance' }));
     const error = await rejectionOf(clientFor(server.baseUrl).getBalance());
     expect(error).toMatchObject({ code: SmsErrorCode.SERVER_ERROR });
-    expect(error).toMatchObject({ status: 503, serviceError: 'maintenance', delivery: SendCertainty.NOT_SENT, operation: 'balance' });
+    expect(error).toMatchObject({
+      status: 503,
+      serviceError: 'maintenance',
+      delivery: SendCertainty.NOT_SENT,
+      operation: 'balance',
+    });
   });
 
   it('redacts the key when the service echoes it', async () => {
     const server = await serve((request, response) =>
-      json(response, request.method === 'GET' ? 401 : 500, { success: false, error: `invalid key ${request.headers['x-api-key']}!` }),
+      json(response, request.method === 'GET' ? 401 : 500, {
+        success: false,
+        error: `invalid key ${request.headers['x-api-key']}!`,
+      }),
     );
     const client = clientFor(server.baseUrl);
     const unauthorized = await rejectionOf(client.getBalance());
@@ -173,7 +212,10 @@ describe('cut and silent connections', () => {
       // Never answers.
     });
     const error = await rejectionOf(clientFor(server.baseUrl, { timeoutMs: 200 }).send(SEND));
-    expect(error).toMatchObject({ code: SmsErrorCode.TIMEOUT, message: expect.stringContaining('in the response phase') });
+    expect(error).toMatchObject({
+      code: SmsErrorCode.TIMEOUT,
+      message: expect.stringContaining('in the response phase'),
+    });
     expect(error).toMatchObject({ delivery: SendCertainty.MAYBE_SENT, systemCode: 'ETIMEDOUT' });
     expect(JSON.parse(server.requests[0]?.body ?? '')).toEqual({ phoneNumbers: ['255712345678'], message: 'Hi' });
     // The timed-out socket must be dropped, not kept alive for the next call.
@@ -188,7 +230,10 @@ describe('cut and silent connections', () => {
     const { port } = silent.address() as net.AddressInfo;
     const client = clientFor(`https://127.0.0.1:${port}`, { timeoutMs: 200, ca: TEST_TLS_CERT });
     const error = await rejectionOf(client.send(SEND));
-    expect(error).toMatchObject({ code: SmsErrorCode.TIMEOUT, message: expect.stringContaining('in the connect phase') });
+    expect(error).toMatchObject({
+      code: SmsErrorCode.TIMEOUT,
+      message: expect.stringContaining('in the connect phase'),
+    });
     expect(error).toMatchObject({ delivery: SendCertainty.NOT_SENT });
     const bytes = Buffer.concat(received);
     expect(bytes[0]).toBe(0x16); // a TLS handshake record, and nothing readable after it
@@ -205,16 +250,30 @@ describe('cut and silent connections', () => {
 
   it('maps a failed name lookup to a DNS failure, not-sent', async () => {
     const lookup: SmsClientOptions['lookup'] = (hostname, _options, callback) =>
-      callback(Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: 'ENOTFOUND', syscall: 'getaddrinfo', hostname }), '', 4);
+      callback(
+        Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), {
+          code: 'ENOTFOUND',
+          syscall: 'getaddrinfo',
+          hostname,
+        }),
+        '',
+        4,
+      );
     const error = await rejectionOf(clientFor('https://sms.invalid', { lookup }).send(SEND));
-    expect(error).toMatchObject({ code: SmsErrorCode.DNS, message: expect.stringContaining('could not resolve sms.invalid') });
+    expect(error).toMatchObject({
+      code: SmsErrorCode.DNS,
+      message: expect.stringContaining('could not resolve sms.invalid'),
+    });
     expect(error).toMatchObject({ systemCode: 'ENOTFOUND', delivery: SendCertainty.NOT_SENT });
   });
 
   it('uses a custom lookup and sends the host name', async () => {
     const server = await serve((_request, response) => json(response, 200, BALANCE_OK));
     const lookup: SmsClientOptions['lookup'] = (_hostname, options, callback) => {
-      if ((options as { all?: boolean }).all) (callback as (e: null, a: { address: string; family: number }[]) => void)(null, [{ address: '127.0.0.1', family: 4 }]);
+      if ((options as { all?: boolean }).all)
+        (callback as (e: null, a: { address: string; family: number }[]) => void)(null, [
+          { address: '127.0.0.1', family: 4 },
+        ]);
       else callback(null, '127.0.0.1', 4);
     };
     await clientFor(`http://sms.test:${server.port}`, { lookup }).getBalance();
@@ -241,7 +300,10 @@ describe('keep-alive sockets', () => {
     await Promise.all([client.send(SEND), client.send(SEND)]);
     expect(server.connections()).toBe(2);
     const error = await rejectionOf(client.send(SEND));
-    expect(error).toMatchObject({ code: SmsErrorCode.RESET, message: expect.stringContaining('on a reused keep-alive socket') });
+    expect(error).toMatchObject({
+      code: SmsErrorCode.RESET,
+      message: expect.stringContaining('on a reused keep-alive socket'),
+    });
     expect(error).toMatchObject({ delivery: SendCertainty.MAYBE_SENT });
     expect(server.requests).toHaveLength(3);
   });

@@ -1,11 +1,6 @@
 import { inspect } from 'node:util';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import {
-  createSmsClient,
-  SendCertainty,
-  SmsErrorCode,
-  type SmsClient,
-} from '../../../../functions/core/provider';
+import { createSmsClient, SendCertainty, SmsErrorCode, type SmsClient } from '../../../../functions/core/provider';
 import { startSandbox } from '../../../../local/sandbox/server';
 import type { RunningSandbox } from '../../../../local/sandbox/types';
 import { API_KEY, rejectionOf, startCountingProxy } from './support';
@@ -52,10 +47,18 @@ describe('getBalance', () => {
 
 describe('send', () => {
   it('sends to an array and returns the service result, recipients untouched', async () => {
-    const result = await client.send({ phoneNumbers: ['255712345678', '255687654321'], message: 'Order 42 shipped', senderId: 'ACME' });
+    const result = await client.send({
+      phoneNumbers: ['255712345678', '255687654321'],
+      message: 'Order 42 shipped',
+      senderId: 'ACME',
+    });
     const [delivered] = sandbox.messages();
     expect(sandbox.messages()).toHaveLength(1);
-    expect(delivered).toMatchObject({ phoneNumbers: ['255712345678', '255687654321'], message: 'Order 42 shipped', senderId: 'ACME' });
+    expect(delivered).toMatchObject({
+      phoneNumbers: ['255712345678', '255687654321'],
+      message: 'Order 42 shipped',
+      senderId: 'ACME',
+    });
     expect(result).toEqual({
       success: true,
       message: expect.any(String),
@@ -93,7 +96,9 @@ describe('send', () => {
   });
 
   it('maps an unapproved sender ID to a bad request, not-sent, with the service text', async () => {
-    const error = await rejectionOf(client.send({ phoneNumbers: '255712345678', message: 'Hi', senderId: 'NOTAPPROVED' }));
+    const error = await rejectionOf(
+      client.send({ phoneNumbers: '255712345678', message: 'Hi', senderId: 'NOTAPPROVED' }),
+    );
     expect(error).toMatchObject({ code: SmsErrorCode.BAD_REQUEST });
     expect(error).toMatchObject({ status: 400, delivery: SendCertainty.NOT_SENT, operation: 'send' });
     expect(error.serviceError).toMatch(/sender/i);
@@ -142,7 +147,10 @@ describe('send', () => {
     try {
       sandbox.injectFault({ kind: 'delay', ms: 1_500 });
       const error = await rejectionOf(quick.send({ phoneNumbers: '255712345678', message: 'Hi' }));
-      expect(error).toMatchObject({ code: SmsErrorCode.TIMEOUT, message: expect.stringContaining('after 200 ms in the response phase') });
+      expect(error).toMatchObject({
+        code: SmsErrorCode.TIMEOUT,
+        message: expect.stringContaining('after 200 ms in the response phase'),
+      });
       expect(error).toMatchObject({ delivery: SendCertainty.MAYBE_SENT });
       await vi.waitFor(() => expect(sandbox.messages()).toHaveLength(1), { timeout: 10_000, interval: 50 });
     } finally {

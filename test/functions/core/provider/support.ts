@@ -105,9 +105,9 @@ export async function startTinyServer(handler: Handler, { tls = false } = {}): P
     requests,
     connections: () => sockets.length,
     allConnectionsClosed: () =>
-      Promise.all(sockets.map((socket) => (socket.closed ? undefined : new Promise((resolve) => socket.once('close', resolve))))).then(
-        () => undefined,
-      ),
+      Promise.all(
+        sockets.map((socket) => (socket.closed ? undefined : new Promise((resolve) => socket.once('close', resolve)))),
+      ).then(() => undefined),
     close: () =>
       new Promise<void>((resolve) => {
         server.close(() => resolve());
@@ -117,7 +117,9 @@ export async function startTinyServer(handler: Handler, { tls = false } = {}): P
 }
 
 /** A TCP pass-through that counts connections, to see the client's pooling against the real sandbox. */
-export async function startCountingProxy(targetPort: number): Promise<{ baseUrl: string; connections(): number; close(): Promise<void> }> {
+export async function startCountingProxy(
+  targetPort: number,
+): Promise<{ baseUrl: string; connections(): number; close(): Promise<void> }> {
   let count = 0;
   const open = new Set<net.Socket>();
   const server = net.createServer((client) => {
@@ -155,9 +157,18 @@ export async function closedPort(): Promise<number> {
   return port;
 }
 
-export function json(response: http.ServerResponse, status: number, body: unknown, headers: http.OutgoingHttpHeaders = {}): void {
+export function json(
+  response: http.ServerResponse,
+  status: number,
+  body: unknown,
+  headers: http.OutgoingHttpHeaders = {},
+): void {
   const payload = JSON.stringify(body);
-  response.writeHead(status, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload), ...headers });
+  response.writeHead(status, {
+    'content-type': 'application/json',
+    'content-length': Buffer.byteLength(payload),
+    ...headers,
+  });
   response.end(payload);
 }
 

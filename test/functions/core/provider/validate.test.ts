@@ -37,7 +37,9 @@ describe('validateSendRequest', () => {
   });
 
   it('keeps an array and a given senderId', () => {
-    expect(validateSendRequest({ phoneNumbers: ['255712345678', '255687654321'], message: 'Hi', senderId: 'ACME' })).toEqual({
+    expect(
+      validateSendRequest({ phoneNumbers: ['255712345678', '255687654321'], message: 'Hi', senderId: 'ACME' }),
+    ).toEqual({
       phoneNumbers: ['255712345678', '255687654321'],
       message: 'Hi',
       senderId: 'ACME',
@@ -59,7 +61,9 @@ describe('validateSendRequest', () => {
   });
 
   it('rejects an empty list, a non-string element, a duplicate and a wrong type', () => {
-    expect(validationIssues({ phoneNumbers: [], message: 'Hi' })).toEqual(['phoneNumbers must list at least one recipient']);
+    expect(validationIssues({ phoneNumbers: [], message: 'Hi' })).toEqual([
+      'phoneNumbers must list at least one recipient',
+    ]);
     expect(validationIssues({ phoneNumbers: ['255712345678', 255712345678], message: 'Hi' })).toEqual([
       'phoneNumbers[1] must be 255 followed by nine digits',
     ]);
@@ -69,11 +73,15 @@ describe('validateSendRequest', () => {
     expect(validationIssues({ phoneNumbers: { 0: '255712345678' }, message: 'Hi' })).toEqual([
       'phoneNumbers must be a string or an array of strings',
     ]);
-    expect(validationIssues({ phoneNumbers: '0712345678', message: 'Hi' })).toEqual(['phoneNumbers must be 255 followed by nine digits']);
+    expect(validationIssues({ phoneNumbers: '0712345678', message: 'Hi' })).toEqual([
+      'phoneNumbers must be 255 followed by nine digits',
+    ]);
   });
 
   it('counts the message in UTF-16 code units: 160 passes, 161 does not, an emoji counts two', () => {
-    expect(validateSendRequest({ phoneNumbers: '255712345678', message: 'x'.repeat(MAX_MESSAGE_LENGTH) }).message).toHaveLength(160);
+    expect(
+      validateSendRequest({ phoneNumbers: '255712345678', message: 'x'.repeat(MAX_MESSAGE_LENGTH) }).message,
+    ).toHaveLength(160);
     expect(validationIssues({ phoneNumbers: '255712345678', message: 'x'.repeat(161) })).toEqual([
       'message is 161 UTF-16 code units long, at most 160 are allowed',
     ]);
@@ -82,8 +90,12 @@ describe('validateSendRequest', () => {
   });
 
   it('rejects an empty, blank, non-string or malformed message', () => {
-    expect(validationIssues({ phoneNumbers: '255712345678', message: '' })).toEqual(['message must not be empty or blank']);
-    expect(validationIssues({ phoneNumbers: '255712345678', message: ' \n\t' })).toEqual(['message must not be empty or blank']);
+    expect(validationIssues({ phoneNumbers: '255712345678', message: '' })).toEqual([
+      'message must not be empty or blank',
+    ]);
+    expect(validationIssues({ phoneNumbers: '255712345678', message: ' \n\t' })).toEqual([
+      'message must not be empty or blank',
+    ]);
     expect(validationIssues({ phoneNumbers: '255712345678', message: 42 })).toEqual(['message must be a string']);
     expect(validationIssues({ phoneNumbers: '255712345678' })).toEqual(['message must be a string']);
     expect(validationIssues({ phoneNumbers: '255712345678', message: 'half \ud83d pair' })).toEqual([
@@ -96,7 +108,9 @@ describe('validateSendRequest', () => {
       'senderId must be a non-blank string when given',
     ]);
     expect(validationIssues({ phoneNumbers: '255712345678', message: 'Hi', senderId: null })).toHaveLength(1);
-    expect(validateSendRequest({ phoneNumbers: '255712345678', message: 'Hi', senderId: undefined }).senderId).toBeUndefined();
+    expect(
+      validateSendRequest({ phoneNumbers: '255712345678', message: 'Hi', senderId: undefined }).senderId,
+    ).toBeUndefined();
   });
 
   it('reports every problem at once, and a non-object request', () => {
@@ -121,7 +135,10 @@ describe('resolveClientOptions', () => {
       port: 8080,
       pathPrefix: '',
     });
-    expect(resolveClientOptions({ baseUrl: 'http://[::1]:9000//', apiKey: API_KEY })).toMatchObject({ hostname: '::1', pathPrefix: '' });
+    expect(resolveClientOptions({ baseUrl: 'http://[::1]:9000//', apiKey: API_KEY })).toMatchObject({
+      hostname: '::1',
+      pathPrefix: '',
+    });
   });
 
   it.each([
@@ -156,7 +173,13 @@ describe('resolveClientOptions', () => {
 
   it('rejects bad time-outs and an empty key, all at once', () => {
     expect(() =>
-      resolveClientOptions({ baseUrl: 'https://sms.example', apiKey: '', timeoutMs: 0, userAgent: '', keepAliveMs: -1 }),
+      resolveClientOptions({
+        baseUrl: 'https://sms.example',
+        apiKey: '',
+        timeoutMs: 0,
+        userAgent: '',
+        keepAliveMs: -1,
+      }),
     ).toThrow(
       expect.objectContaining({
         problems: [
@@ -194,7 +217,14 @@ describe('response shapes', () => {
 
   it('keeps recipients as the very array the service returned', () => {
     const recipients = [{ anything: 1 }, 'x'];
-    const result = parseSendResult({ success: true, message: 'ok', senderId: 'S', recipients, deducted: 2, remainingBalance: 8 });
+    const result = parseSendResult({
+      success: true,
+      message: 'ok',
+      senderId: 'S',
+      recipients,
+      deducted: 2,
+      remainingBalance: 8,
+    });
     expect(typeof result).toBe('object');
     expect((result as { recipients: unknown }).recipients).toBe(recipients);
   });
@@ -203,8 +233,14 @@ describe('response shapes', () => {
     [{ success: false, error: 'nope' }, 'success is not true'],
     [{ success: true, senderId: 'S', recipients: [], deducted: 1, remainingBalance: 1 }, 'message is not a string'],
     [{ success: true, message: 'm', recipients: [], deducted: 1, remainingBalance: 1 }, 'senderId is not a string'],
-    [{ success: true, message: 'm', senderId: 'S', recipients: {}, deducted: 1, remainingBalance: 1 }, 'recipients is not an array'],
-    [{ success: true, message: 'm', senderId: 'S', recipients: [], deducted: '1', remainingBalance: 1 }, 'deducted is not a number'],
+    [
+      { success: true, message: 'm', senderId: 'S', recipients: {}, deducted: 1, remainingBalance: 1 },
+      'recipients is not an array',
+    ],
+    [
+      { success: true, message: 'm', senderId: 'S', recipients: [], deducted: '1', remainingBalance: 1 },
+      'deducted is not a number',
+    ],
     [{ success: true, message: 'm', senderId: 'S', recipients: [], deducted: 1 }, 'remainingBalance is not a number'],
   ])('names what is wrong with send result %j', (body, problem) => {
     expect(parseSendResult(body)).toBe(problem);
@@ -231,7 +267,13 @@ describe('sendCertaintyOf', () => {
 
 describe('describeSmsError', () => {
   it('keeps only log-safe fields', () => {
-    const error = new SmsServiceError('SMS service failed (HTTP 503)', { operation: 'send', code: 'server-error', delivery: 'maybe-sent', status: 503, serviceError: 'busy' });
+    const error = new SmsServiceError('SMS service failed (HTTP 503)', {
+      operation: 'send',
+      code: 'server-error',
+      delivery: 'maybe-sent',
+      status: 503,
+      serviceError: 'busy',
+    });
     expect(describeSmsError(error)).toEqual({
       name: 'SmsServiceError',
       delivery: 'maybe-sent',
@@ -240,7 +282,11 @@ describe('describeSmsError', () => {
       status: 503,
       serviceError: 'busy',
     });
-    expect(describeSmsError(new SmsServiceError('rejected', { operation: 'send', code: 'bad-request', delivery: 'not-sent', status: 400 }))).toEqual({
+    expect(
+      describeSmsError(
+        new SmsServiceError('rejected', { operation: 'send', code: 'bad-request', delivery: 'not-sent', status: 400 }),
+      ),
+    ).toEqual({
       name: 'SmsServiceError',
       delivery: 'not-sent',
       code: 'bad-request',
@@ -251,8 +297,21 @@ describe('describeSmsError', () => {
 
   it("adds Node's code of a network failure", () => {
     expect(
-      describeSmsError(new SmsServiceError('reset', { operation: 'send', code: 'reset', delivery: 'maybe-sent', systemCode: 'ECONNRESET' })),
-    ).toEqual({ name: 'SmsServiceError', delivery: 'maybe-sent', code: 'reset', operation: 'send', systemCode: 'ECONNRESET' });
+      describeSmsError(
+        new SmsServiceError('reset', {
+          operation: 'send',
+          code: 'reset',
+          delivery: 'maybe-sent',
+          systemCode: 'ECONNRESET',
+        }),
+      ),
+    ).toEqual({
+      name: 'SmsServiceError',
+      delivery: 'maybe-sent',
+      code: 'reset',
+      operation: 'send',
+      systemCode: 'ECONNRESET',
+    });
   });
 
   it('assumes maybe-sent for errors it does not know, without their message', () => {

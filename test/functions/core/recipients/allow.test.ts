@@ -22,16 +22,25 @@ ${allow === '' ? '' : `    allowRecipients: ${allow}`}
 `;
 
 const TOKEN = 'pager-token-value';
-const page = (to: string, body = '{"AppName":"GoAlert","Type":"Test"}') => webhookOf({ body, query: { to, token: TOKEN } });
-const evaluate = (text: string, to: string, body?: string) => evaluateWebhook(loadConfig(text, 'test.yaml').routes.get('pager')!, page(to, body), { secret: TOKEN });
+const page = (to: string, body = '{"AppName":"GoAlert","Type":"Test"}') =>
+  webhookOf({ body, query: { to, token: TOKEN } });
+const evaluate = (text: string, to: string, body?: string) =>
+  evaluateWebhook(loadConfig(text, 'test.yaml').routes.get('pager')!, page(to, body), { secret: TOKEN });
 
 describe('validate: a route taking numbers from the request lists who may be texted', () => {
   it.each([
     ['a goalert route with a templated recipient', config({ allow: '' })],
-    ['a grafana-oncall route reading a payload field', config({ source: 'grafana-oncall', recipients: '["{{ event.user.phone }}"]', allow: '' })],
+    [
+      'a grafana-oncall route reading a payload field',
+      config({ source: 'grafana-oncall', recipients: '["{{ event.user.phone }}"]', allow: '' }),
+    ],
     ['any route whose recipient reads the query', config({ source: 'generic', allow: '' })],
   ])('refuses %s without allowRecipients', (_case, text) => {
-    expect(problemsOf(text)).toEqual([expect.stringMatching(/^routes\.pager\.allowRecipients: required, since recipients take numbers from the request \(\{\{ query\.to \}\}|\{\{ event\.user\.phone \}\}\)/)]);
+    expect(problemsOf(text)).toEqual([
+      expect.stringMatching(
+        /^routes\.pager\.allowRecipients: required, since recipients take numbers from the request \(\{\{ query\.to \}\}|\{\{ event\.user\.phone \}\}\)/,
+      ),
+    ]);
   });
 
   it('takes literal recipients on a goalert route without a list (nothing comes from the request)', () => {
@@ -40,9 +49,21 @@ describe('validate: a route taking numbers from the request lists who may be tex
 
   it.each([
     ['an unknown person', '["person:carol"]', 'routes.pager.allowRecipients: [0] unknown person "carol"'],
-    ['oncall:, which is not a fixed list', '["oncall:ops"]', 'routes.pager.allowRecipients: [0] oncall: is not taken here; name people (person:<name> or person:*), numbers or a prefix like 2557*'],
-    ['a prefix outside Tanzania', '["2547*"]', 'routes.pager.allowRecipients: [0] a prefix starts with 255 or 0, like 2557* or 07*'],
-    ['an empty list', '[]', 'routes.pager.allowRecipients: list at least one entry: person:*, a number or a prefix like 2557*'],
+    [
+      'oncall:, which is not a fixed list',
+      '["oncall:ops"]',
+      'routes.pager.allowRecipients: [0] oncall: is not taken here; name people (person:<name> or person:*), numbers or a prefix like 2557*',
+    ],
+    [
+      'a prefix outside Tanzania',
+      '["2547*"]',
+      'routes.pager.allowRecipients: [0] a prefix starts with 255 or 0, like 2557* or 07*',
+    ],
+    [
+      'an empty list',
+      '[]',
+      'routes.pager.allowRecipients: list at least one entry: person:*, a number or a prefix like 2557*',
+    ],
   ])('refuses %s', (_case, allow, problem) => {
     expect(problemsOf(config({ allow }))).toContain(problem);
   });
@@ -57,8 +78,14 @@ describe('allowRecipients at send time', () => {
 
   it('DROPS a number outside the list, saying which (masked) and why', () => {
     const evaluation = evaluate(config(), '255799000111');
-    expect(evaluation).toMatchObject({ verdict: 'dropped', reason: 'no valid recipient: 2557****111 is not in allowRecipients', messages: [] });
-    expect(evaluation.dropped).toEqual([{ item: 0, entry: '{{ query.to }}', reason: '2557****111 is not in allowRecipients' }]);
+    expect(evaluation).toMatchObject({
+      verdict: 'dropped',
+      reason: 'no valid recipient: 2557****111 is not in allowRecipients',
+      messages: [],
+    });
+    expect(evaluation.dropped).toEqual([
+      { item: 0, entry: '{{ query.to }}', reason: '2557****111 is not in allowRecipients' },
+    ]);
     expect(JSON.stringify(evaluation)).not.toContain('255799000111');
   });
 
@@ -71,20 +98,31 @@ describe('allowRecipients at send time', () => {
   });
 
   it('sends the allowed numbers of a request naming several, and drops the others', () => {
-    const evaluation = evaluate(config({ source: 'generic', recipients: '["{{ query.to }}"]' }), '0712345678,0799000111', '{"message":"x"}');
+    const evaluation = evaluate(
+      config({ source: 'generic', recipients: '["{{ query.to }}"]' }),
+      '0712345678,0799000111',
+      '{"message":"x"}',
+    );
     expect(evaluation.verdict).toBe('send');
     expect(evaluation.messages[0]!.to).toEqual(['255712345678']);
-    expect(evaluation.dropped).toEqual([{ item: 0, entry: '{{ query.to }}', reason: '2557****111 is not in allowRecipients' }]);
+    expect(evaluation.dropped).toEqual([
+      { item: 0, entry: '{{ query.to }}', reason: '2557****111 is not in allowRecipients' },
+    ]);
   });
 
   it('never exposes the token to templates: query.token is not in the scope', () => {
-    const text = config({ source: 'generic' }).replace('routes:\n  pager:', 'routes:\n  pager:\n    template: "to={{ query.to }} token={{ query.token }}"');
+    const text = config({ source: 'generic' }).replace(
+      'routes:\n  pager:',
+      'routes:\n  pager:\n    template: "to={{ query.to }} token={{ query.token }}"',
+    );
     expect(evaluate(text, '0712345678', '{}').messages[0]!.text).toBe('to=0712345678 token=');
   });
 
   it('holds in the config the Lambda functions load (staged at synth)', () => {
     const staged = stageConfig(loadConfig(config(), 'test.yaml'));
-    const route = compiledConfig(configView(JSON.parse(JSON.stringify(staged))), 'relay-config.json').routes.get('pager')!;
+    const route = compiledConfig(configView(JSON.parse(JSON.stringify(staged))), 'relay-config.json').routes.get(
+      'pager',
+    )!;
     expect(evaluateWebhook(route, page('255799000111'), { secret: TOKEN }).verdict).toBe('dropped');
     expect(evaluateWebhook(route, page('255754000111'), { secret: TOKEN }).verdict).toBe('send');
   });

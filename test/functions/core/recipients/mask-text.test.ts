@@ -66,7 +66,9 @@ describe('maskNumbersInText: what is not a number the relay accepts stays as it 
   });
 
   it('finds a spaced number next to other digits', () => {
-    expect(maskNumbersInText('call 0712 345 678 2 times, at 12:30 on 2025-06-02 0754 111 222')).toBe('call 2557****678 2 times, at 12:30 on 2025-06-02 2557****222');
+    expect(maskNumbersInText('call 0712 345 678 2 times, at 12:30 on 2025-06-02 0754 111 222')).toBe(
+      'call 2557****678 2 times, at 12:30 on 2025-06-02 2557****222',
+    );
   });
 });
 
@@ -82,7 +84,9 @@ describe('maskNumbersInText: long stretches of digits and spaces are read in win
 
   it('masks each of many numbers in one stretch, once', () => {
     const text = Array.from({ length: 50 }, (_, index) => `0712 345 ${String(600 + index)}`).join(' ');
-    expect(maskNumbersInText(text)).toBe(Array.from({ length: 50 }, (_, index) => `2557****${String(600 + index)}`).join(' '));
+    expect(maskNumbersInText(text)).toBe(
+      Array.from({ length: 50 }, (_, index) => `2557****${String(600 + index)}`).join(' '),
+    );
   });
 });
 

@@ -1,9 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import {
-  compileRecipients,
-  RecipientEntryKind,
-  resolveRecipients,
-} from '../../../../functions/core/recipients';
+import { compileRecipients, RecipientEntryKind, resolveRecipients } from '../../../../functions/core/recipients';
 import { buildScope, createTemplateEngine, TemplateError } from '../../../../functions/core/templates';
 
 const engine = createTemplateEngine();
@@ -24,12 +20,19 @@ const resolve = (entries: readonly string[], body: unknown) =>
 
 describe('compileRecipients', () => {
   it('normalises literals at compile time and keeps templates', () => {
-    const compiled = compileRecipients(['0712 345 678', '{{ customer.phone }}', '0754321000; +255 782 000 111'], engine);
+    const compiled = compileRecipients(
+      ['0712 345 678', '{{ customer.phone }}', '0754321000; +255 782 000 111'],
+      engine,
+    );
     expect(compiled.engine).toBe(engine);
     expect(compiled.entries).toMatchObject([
       { kind: RecipientEntryKind.Literal, numbers: ['255712345678'], display: '2557****678' },
       { kind: RecipientEntryKind.Template, display: '{{ customer.phone }}' },
-      { kind: RecipientEntryKind.Literal, numbers: ['255754321000', '255782000111'], display: '2557****000, 2557****111' },
+      {
+        kind: RecipientEntryKind.Literal,
+        numbers: ['255754321000', '255782000111'],
+        display: '2557****000, 2557****111',
+      },
     ]);
   });
 
@@ -53,7 +56,7 @@ describe('compileRecipients', () => {
   });
 
   it('treats {% as a template too', () => {
-    const compiled = compileRecipients(["{% if vip %}0712345678{% endif %}"], engine);
+    const compiled = compileRecipients(['{% if vip %}0712345678{% endif %}'], engine);
     expect(compiled.entries[0]?.kind).toBe(RecipientEntryKind.Template);
   });
 
@@ -65,7 +68,12 @@ describe('compileRecipients', () => {
 
 describe('resolveRecipients', () => {
   it('renders templated entries and normalises them', () => {
-    expect(resolve(['{{ customer.phone }}', '{{ billing.phone }}'], { customer: { phone: '0754 321 000' }, billing: { phone: 255782000111 } })).toEqual({
+    expect(
+      resolve(['{{ customer.phone }}', '{{ billing.phone }}'], {
+        customer: { phone: '0754 321 000' },
+        billing: { phone: 255782000111 },
+      }),
+    ).toEqual({
       numbers: ['255754321000', '255782000111'],
       dropped: [],
     });
@@ -76,14 +84,19 @@ describe('resolveRecipients', () => {
       resolve(["{{ on_call | join: ',' }}", '{{ team }}'], {
         on_call: ['0712345678', '+255 754 321 000'],
         team: '0782000111;0654321000\n0689123456\r\n',
-      })
-    ).toEqual({ numbers: ['255712345678', '255754321000', '255782000111', '255654321000', '255689123456'], dropped: [] });
+      }),
+    ).toEqual({
+      numbers: ['255712345678', '255754321000', '255782000111', '255654321000', '255689123456'],
+      dropped: [],
+    });
   });
 
   it('removes duplicates, keeping the first occurrence order', () => {
     expect(
-      resolve(['0754321000', '{{ a }}', '0712345678', '{{ b }}'], { a: '0712 345 678, 255754321000', b: '+255782000111' })
-        .numbers
+      resolve(['0754321000', '{{ a }}', '0712345678', '{{ b }}'], {
+        a: '0712 345 678, 255754321000',
+        b: '+255782000111',
+      }).numbers,
     ).toEqual(['255754321000', '255712345678', '255782000111']);
   });
 
@@ -111,7 +124,7 @@ describe('resolveRecipients', () => {
   });
 
   it('drops an entry whose render fails, masking what the message quotes', () => {
-    const result = resolve(["{{ phone | append }}"], { phone: '0712345678' });
+    const result = resolve(['{{ phone | append }}'], { phone: '0712345678' });
     expect(result.numbers).toEqual([]);
     expect(result.dropped).toHaveLength(1);
     expect(result.dropped[0]?.reason).toMatch(/^render failed: /);
@@ -124,9 +137,8 @@ describe('resolveRecipients', () => {
 
   it('works with scalar and array bodies through payload', () => {
     expect(resolve(['{{ payload }}'], '0712345678').numbers).toEqual(['255712345678']);
-    expect(resolve(["{{ payload | map: 'phone' | join: ',' }}"], [{ phone: '0712345678' }, { phone: '0754321000' }]).numbers).toEqual([
-      '255712345678',
-      '255754321000',
-    ]);
+    expect(
+      resolve(["{{ payload | map: 'phone' | join: ',' }}"], [{ phone: '0712345678' }, { phone: '0754321000' }]).numbers,
+    ).toEqual(['255712345678', '255754321000']);
   });
 });

@@ -33,24 +33,36 @@ describe('alertmanager.authenticate', () => {
   const body = fixture('firing-single');
 
   it('accepts the Bearer credential from http_config.authorization', () => {
-    const outcome = alertmanager.authenticate(webhookOf({ body, headers: { Authorization: `Bearer ${SECRET}` } }), CONTEXT);
+    const outcome = alertmanager.authenticate(
+      webhookOf({ body, headers: { Authorization: `Bearer ${SECRET}` } }),
+      CONTEXT,
+    );
     expect(outcome).toEqual({ ok: true });
   });
 
   it('accepts basic_auth whose password is the secret, whatever the username', () => {
-    const outcome = alertmanager.authenticate(webhookOf({ body, headers: { Authorization: basic('alertmanager', SECRET) } }), CONTEXT);
+    const outcome = alertmanager.authenticate(
+      webhookOf({ body, headers: { Authorization: basic('alertmanager', SECRET) } }),
+      CONTEXT,
+    );
     expect(outcome).toEqual({ ok: true });
   });
 
   it('refuses a wrong Bearer token without echoing either token', () => {
-    const outcome = alertmanager.authenticate(webhookOf({ body, headers: { Authorization: 'Bearer not-the-token' } }), CONTEXT);
+    const outcome = alertmanager.authenticate(
+      webhookOf({ body, headers: { Authorization: 'Bearer not-the-token' } }),
+      CONTEXT,
+    );
     expect(outcome.ok).toBe(false);
     expect(JSON.stringify(outcome)).not.toContain(SECRET);
     expect(JSON.stringify(outcome)).not.toContain('not-the-token');
   });
 
   it('refuses basic auth with the wrong password', () => {
-    const outcome = alertmanager.authenticate(webhookOf({ body, headers: { Authorization: basic('alertmanager', `${SECRET}x`) } }), CONTEXT);
+    const outcome = alertmanager.authenticate(
+      webhookOf({ body, headers: { Authorization: basic('alertmanager', `${SECRET}x`) } }),
+      CONTEXT,
+    );
     expect(outcome.ok).toBe(false);
   });
 
@@ -60,7 +72,10 @@ describe('alertmanager.authenticate', () => {
   });
 
   it('refuses everything when the route secret is empty, even a bare "Bearer"', () => {
-    const outcome = alertmanager.authenticate(webhookOf({ body, headers: { Authorization: 'Bearer ' } }), { ...CONTEXT, secret: '' });
+    const outcome = alertmanager.authenticate(webhookOf({ body, headers: { Authorization: 'Bearer ' } }), {
+      ...CONTEXT,
+      secret: '',
+    });
     expect(outcome.ok).toBe(false);
   });
 });
@@ -88,7 +103,10 @@ describe('alertmanager.parse', () => {
   });
 
   it('refuses form-encoded bodies', () => {
-    const webhook = webhookOf({ body: 'status=firing', headers: { 'Content-Type': 'application/x-www-form-urlencoded' } });
+    const webhook = webhookOf({
+      body: 'status=firing',
+      headers: { 'Content-Type': 'application/x-www-form-urlencoded' },
+    });
     expect(() => alertmanager.parse(webhook)).toThrow(BadPayloadError);
   });
 });
@@ -133,7 +151,9 @@ describe('alertmanager.dedupe', () => {
 
   it('tells alerts without fingerprints apart by their labels', () => {
     const body = (instance: string): Body =>
-      parsed(JSON.stringify({ status: 'firing', alerts: [{ status: 'firing', labels: { alertname: 'Down', instance } }] }));
+      parsed(
+        JSON.stringify({ status: 'firing', alerts: [{ status: 'firing', labels: { alertname: 'Down', instance } }] }),
+      );
     expect(keyOf(body('a:9100'))).not.toBe(keyOf(body('b:9100')));
     expect(keyOf(body('a:9100'))).toBe(keyOf(body('a:9100')));
   });
@@ -147,7 +167,10 @@ describe('alertmanager pack', () => {
 
   it.each([
     ['firing-single', '[FIRING] DiskAlmostFull: Disk /var/lib/postgresql on db-01 is 94% full'],
-    ['firing-grouped', '[FIRING x3] InstanceDown: api-01.internal:8080 of job checkout-api has been down for more than 2 minutes'],
+    [
+      'firing-grouped',
+      '[FIRING x3] InstanceDown: api-01.internal:8080 of job checkout-api has been down for more than 2 minutes',
+    ],
     ['resolved', '[RESOLVED] DiskAlmostFull: Disk /var/lib/postgresql on db-01 is 94% full'],
   ] as const)('renders %s as one GSM line with the default template', (name, expected) => {
     const text = renderDefault(alertmanager, parsed(fixture(name)));

@@ -28,13 +28,25 @@ describe('hasUnsafeDigitRun', () => {
 
   it('agrees with /\\d{16}/ on digit-heavy text', () => {
     const digitHeavy = fc
-      .array(fc.oneof({ weight: 6, arbitrary: fc.constantFrom(...'0123456789') }, { weight: 1, arbitrary: fc.constantFrom('x', '-', '"', '.', '٣', ' ') }), { maxLength: 200 })
+      .array(
+        fc.oneof(
+          { weight: 6, arbitrary: fc.constantFrom(...'0123456789') },
+          { weight: 1, arbitrary: fc.constantFrom('x', '-', '"', '.', '٣', ' ') },
+        ),
+        { maxLength: 200 },
+      )
       .map((characters) => characters.join(''));
-    fc.assert(fc.property(digitHeavy, (text) => hasUnsafeDigitRun(text) === REFERENCE.test(text)), { numRuns: 5_000 });
+    fc.assert(
+      fc.property(digitHeavy, (text) => hasUnsafeDigitRun(text) === REFERENCE.test(text)),
+      { numRuns: 5_000 },
+    );
   });
 
   it('agrees with /\\d{16}/ on arbitrary text', () => {
-    fc.assert(fc.property(fc.string({ maxLength: 300 }), (text) => hasUnsafeDigitRun(text) === REFERENCE.test(text)), { numRuns: 2_000 });
+    fc.assert(
+      fc.property(fc.string({ maxLength: 300 }), (text) => hasUnsafeDigitRun(text) === REFERENCE.test(text)),
+      { numRuns: 2_000 },
+    );
   });
 });
 

@@ -16,9 +16,13 @@ import { webhookOf } from './helpers';
  */
 
 const BODY = '{"receiver":"sms","status":"firing","alerts":[]}';
-const basic = (user: string, password: string): string => `Basic ${Buffer.from(`${user}:${password}`, 'utf8').toString('base64')}`;
+const basic = (user: string, password: string): string =>
+  `Basic ${Buffer.from(`${user}:${password}`, 'utf8').toString('base64')}`;
 const authenticate = (pack: SourcePack, secret: string, authorization: string) =>
-  pack.authenticate(webhookOf({ body: BODY, headers: { Authorization: authorization } }), { secret, toleranceSeconds: 300 });
+  pack.authenticate(webhookOf({ body: BODY, headers: { Authorization: authorization } }), {
+    secret,
+    toleranceSeconds: 300,
+  });
 
 describe('Basic credentials split at the first colon', () => {
   const secret = 'pa:ss:word';
@@ -30,12 +34,15 @@ describe('Basic credentials split at the first colon', () => {
     expect(authenticate(pack, 'relay:pa:ss', basic('relay', 'pa:ss'))).toEqual({ ok: true });
   });
 
-  it.each([alertmanager, grafana, generic])('$name refuses a part of the password, the user alone, or a longer password', (pack) => {
-    expect(authenticate(pack, secret, basic('alertmanager', 'ss:word')).ok).toBe(false);
-    expect(authenticate(pack, secret, basic('pa', 'ss')).ok).toBe(false);
-    expect(authenticate(pack, secret, basic(secret, '')).ok).toBe(false);
-    expect(authenticate(pack, secret, basic('alertmanager', `${secret}:`)).ok).toBe(false);
-  });
+  it.each([alertmanager, grafana, generic])(
+    '$name refuses a part of the password, the user alone, or a longer password',
+    (pack) => {
+      expect(authenticate(pack, secret, basic('alertmanager', 'ss:word')).ok).toBe(false);
+      expect(authenticate(pack, secret, basic('pa', 'ss')).ok).toBe(false);
+      expect(authenticate(pack, secret, basic(secret, '')).ok).toBe(false);
+      expect(authenticate(pack, secret, basic('alertmanager', `${secret}:`)).ok).toBe(false);
+    },
+  );
 
   it('accepts a UTF-8 password: Basic credentials are base64 of UTF-8 bytes', () => {
     expect(authenticate(alertmanager, 'pässwörd', basic('am', 'pässwörd'))).toEqual({ ok: true });
@@ -53,18 +60,26 @@ describe('Bearer tokens are taken exactly as sent', () => {
 
   it('refuses a bare scheme and an unknown one', () => {
     expect(checkCredential(webhookOf({ headers: { authorization: 'Bearer' } }), 'x').ok).toBe(false);
-    expect(checkCredential(webhookOf({ headers: { authorization: 'Token x' } }), 'x')).toEqual({ ok: false, reason: 'unsupported Authorization scheme; use Bearer or Basic' });
+    expect(checkCredential(webhookOf({ headers: { authorization: 'Token x' } }), 'x')).toEqual({
+      ok: false,
+      reason: 'unsupported Authorization scheme; use Bearer or Basic',
+    });
   });
 });
 
 describe('secrets used only as an HMAC key match whatever they contain', () => {
-  it.each([' leading space', 'trailing space ', 'inner  spaces', 'pässwörd 🔑', 'tab\tinside'])('github with %j', (secret) => {
-    const body = '{"zen":"Keep it logically awesome."}';
-    const headers = { 'x-hub-signature-256': `sha256=${createHmac('sha256', secret).update(body).digest('hex')}` };
-    expect(github.authenticate(webhookOf({ body, headers }), { secret, toleranceSeconds: 300 })).toEqual({ ok: true });
-    expect(secretProblem(sourcePack('github'), secret)).toBeUndefined();
-    expect(secretProblem(sourcePack('hmac'), secret)).toBeUndefined();
-  });
+  it.each([' leading space', 'trailing space ', 'inner  spaces', 'pässwörd 🔑', 'tab\tinside'])(
+    'github with %j',
+    (secret) => {
+      const body = '{"zen":"Keep it logically awesome."}';
+      const headers = { 'x-hub-signature-256': `sha256=${createHmac('sha256', secret).update(body).digest('hex')}` };
+      expect(github.authenticate(webhookOf({ body, headers }), { secret, toleranceSeconds: 300 })).toEqual({
+        ok: true,
+      });
+      expect(secretProblem(sourcePack('github'), secret)).toBeUndefined();
+      expect(secretProblem(sourcePack('hmac'), secret)).toBeUndefined();
+    },
+  );
 });
 
 describe('secretProblem: secrets a credential header cannot carry are refused, by name', () => {
@@ -80,7 +95,16 @@ describe('secretProblem: secrets a credential header cannot carry are refused, b
 
   it('checks only the secrets of sources that send them as a credential', () => {
     const credentials = SOURCE_NAMES.filter((source) => sourcePack(source).secretKind === 'credential');
-    expect(credentials.sort()).toEqual(['alertmanager', 'generic', 'gitlab', 'goalert', 'grafana', 'grafana-oncall', 'sns', 'uptime-kuma']);
+    expect(credentials.sort()).toEqual([
+      'alertmanager',
+      'generic',
+      'gitlab',
+      'goalert',
+      'grafana',
+      'grafana-oncall',
+      'sns',
+      'uptime-kuma',
+    ]);
   });
 
   it('refuses an empty secret for every source', () => {
@@ -94,7 +118,12 @@ describe('secretProblem: secrets a credential header cannot carry are refused, b
       { id: 'notify', pack: sourcePack('generic'), config: { secret: 'generic-token' } },
       { id: 'ops', pack: sourcePack('generic'), config: { secret: 'ops-token' } },
     ];
-    const values = { 'alerts-token': 'Schlüssel-42', 'github-secret': ' any key ', 'generic-token': 'fine-token', constructor: 'x' };
+    const values = {
+      'alerts-token': 'Schlüssel-42',
+      'github-secret': ' any key ',
+      'generic-token': 'fine-token',
+      constructor: 'x',
+    };
     const problems = routeSecretProblems(routes, values);
     expect(problems).toEqual([
       expect.stringMatching(/^secret "alerts-token" \(route alerts\): has non-ASCII characters/),

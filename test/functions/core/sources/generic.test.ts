@@ -11,12 +11,16 @@ const BODY = readFileSync(new URL('../../../../examples/generic/backup-failed.js
 
 describe('generic.authenticate', () => {
   it('accepts Authorization: Bearer <token>', () => {
-    expect(generic.authenticate(webhookOf({ body: BODY, headers: { Authorization: `Bearer ${SECRET}` } }), CONTEXT)).toEqual({ ok: true });
+    expect(
+      generic.authenticate(webhookOf({ body: BODY, headers: { Authorization: `Bearer ${SECRET}` } }), CONTEXT),
+    ).toEqual({ ok: true });
   });
 
   it('accepts basic auth whose password is the token', () => {
     const credential = Buffer.from(`relay:${SECRET}`).toString('base64');
-    expect(generic.authenticate(webhookOf({ body: BODY, headers: { Authorization: `Basic ${credential}` } }), CONTEXT)).toEqual({ ok: true });
+    expect(
+      generic.authenticate(webhookOf({ body: BODY, headers: { Authorization: `Basic ${credential}` } }), CONTEXT),
+    ).toEqual({ ok: true });
   });
 
   it('accepts ?token= for senders that cannot set headers', () => {
@@ -24,7 +28,10 @@ describe('generic.authenticate', () => {
   });
 
   it('refuses a wrong Bearer token without echoing either token', () => {
-    const outcome = generic.authenticate(webhookOf({ body: BODY, headers: { Authorization: 'Bearer guessed-token' } }), CONTEXT);
+    const outcome = generic.authenticate(
+      webhookOf({ body: BODY, headers: { Authorization: 'Bearer guessed-token' } }),
+      CONTEXT,
+    );
     expect(outcome.ok).toBe(false);
     expect(JSON.stringify(outcome)).not.toContain(SECRET);
     expect(JSON.stringify(outcome)).not.toContain('guessed-token');
@@ -36,7 +43,11 @@ describe('generic.authenticate', () => {
   });
 
   it('accepts a right token query parameter beside an Authorization header meant for something else', () => {
-    const webhook = webhookOf({ body: BODY, headers: { Authorization: 'Bearer proxy-token' }, query: { token: SECRET } });
+    const webhook = webhookOf({
+      body: BODY,
+      headers: { Authorization: 'Bearer proxy-token' },
+      query: { token: SECRET },
+    });
     expect(generic.authenticate(webhook, CONTEXT)).toEqual({ ok: true });
   });
 
@@ -53,8 +64,13 @@ describe('generic.authenticate', () => {
   });
 
   it('refuses everything when the route secret is empty', () => {
-    expect(generic.authenticate(webhookOf({ body: BODY, headers: { Authorization: 'Bearer ' } }), { ...CONTEXT, secret: '' }).ok).toBe(false);
-    expect(generic.authenticate(webhookOf({ body: BODY, query: { token: '' } }), { ...CONTEXT, secret: '' }).ok).toBe(false);
+    expect(
+      generic.authenticate(webhookOf({ body: BODY, headers: { Authorization: 'Bearer ' } }), { ...CONTEXT, secret: '' })
+        .ok,
+    ).toBe(false);
+    expect(generic.authenticate(webhookOf({ body: BODY, query: { token: '' } }), { ...CONTEXT, secret: '' }).ok).toBe(
+      false,
+    );
   });
 });
 
@@ -122,7 +138,7 @@ describe('generic pack', () => {
     expect(generic.ping(generic.parse(webhook), webhook)).toBeUndefined();
   });
 
-  it('renders the body\'s message with the default template', () => {
+  it("renders the body's message with the default template", () => {
     const text = renderDefault(generic, generic.parse(webhookOf({ body: BODY })));
     expect(text).toBe('Nightly backup of nas-01 failed: repository quota exceeded');
     expect(text).toMatch(GSM_PRINTABLE);

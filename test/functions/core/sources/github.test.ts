@@ -40,7 +40,10 @@ describe('github.authenticate', () => {
   it('rejects a body changed after signing', () => {
     const tampered = Buffer.from(push).toString('utf8').replace('"forced": false', '"forced": true');
     const webhook = webhookOf({ body: tampered, headers: { 'X-Hub-Signature-256': `sha256=${hexHmac(push)}` } });
-    expect(github.authenticate(webhook, context)).toEqual({ ok: false, reason: 'X-Hub-Signature-256 does not match the body' });
+    expect(github.authenticate(webhook, context)).toEqual({
+      ok: false,
+      reason: 'X-Hub-Signature-256 does not match the body',
+    });
   });
 
   it('rejects a signature made with another secret, without leaking either value', () => {
@@ -71,7 +74,10 @@ describe('github.authenticate', () => {
   });
 
   it('ignores the legacy X-Hub-Signature header even when it is valid', () => {
-    const webhook = webhookOf({ body: push, headers: { 'X-Hub-Signature': `sha1=${createHmac('sha1', SECRET).update(push).digest('hex')}` } });
+    const webhook = webhookOf({
+      body: push,
+      headers: { 'X-Hub-Signature': `sha1=${createHmac('sha1', SECRET).update(push).digest('hex')}` },
+    });
     expect(github.authenticate(webhook, context).ok).toBe(false);
   });
 
@@ -94,7 +100,10 @@ describe('github form-encoded deliveries (the default content type)', () => {
 
   it('does not accept a signature over the JSON inside payload=', () => {
     const json = new URLSearchParams(Buffer.from(form).toString('utf8')).get('payload') ?? '';
-    const webhook = webhookOf({ body: form, headers: { ...formHeaders, 'X-Hub-Signature-256': `sha256=${hexHmac(json)}` } });
+    const webhook = webhookOf({
+      body: form,
+      headers: { ...formHeaders, 'X-Hub-Signature-256': `sha256=${hexHmac(json)}` },
+    });
     expect(github.authenticate(webhook, context).ok).toBe(false);
   });
 
@@ -149,9 +158,15 @@ describe('github.dedupe', () => {
   it('keys the signed body too, so a captured delivery replayed under a fresh delivery id is a repeat', () => {
     const first = signed(push);
     const replay = signed(push, { 'X-GitHub-Delivery': '0b989ba4-242f-11e5-81e1-c7b6966d2516' });
-    const other = signed(new TextEncoder().encode(new TextDecoder().decode(push).replace('"ref"', '"after_replay": 1, "ref"')));
-    expect(github.dedupe(github.parse(replay), replay).replayKey).toBe(github.dedupe(github.parse(first), first).replayKey);
-    expect(github.dedupe(github.parse(other), other).replayKey).not.toBe(github.dedupe(github.parse(first), first).replayKey);
+    const other = signed(
+      new TextEncoder().encode(new TextDecoder().decode(push).replace('"ref"', '"after_replay": 1, "ref"')),
+    );
+    expect(github.dedupe(github.parse(replay), replay).replayKey).toBe(
+      github.dedupe(github.parse(first), first).replayKey,
+    );
+    expect(github.dedupe(github.parse(other), other).replayKey).not.toBe(
+      github.dedupe(github.parse(first), first).replayKey,
+    );
   });
 
   it('gives another delivery of the same body another key', () => {
@@ -183,7 +198,9 @@ describe('github.defaultTemplate', () => {
   });
 
   it('summarises a completed workflow run by its conclusion', () => {
-    expect(render('github/workflow_run-completed.json', 'workflow_run')).toBe('[kilimo-labs/sms-relay] CI failure on main');
+    expect(render('github/workflow_run-completed.json', 'workflow_run')).toBe(
+      '[kilimo-labs/sms-relay] CI failure on main',
+    );
   });
 
   it('says merged for a pull request closed by merging', () => {
@@ -201,7 +218,9 @@ describe('github.defaultTemplate', () => {
 
   it('names any other event', () => {
     const body = { action: 'created', repository: { full_name: 'kilimo-labs/sms-relay' }, sender: { login: 'neema' } };
-    expect(renderDefault(github, body, { 'x-github-event': 'star' })).toBe('[kilimo-labs/sms-relay] star created by neema');
+    expect(renderDefault(github, body, { 'x-github-event': 'star' })).toBe(
+      '[kilimo-labs/sms-relay] star created by neema',
+    );
   });
 
   it('stays one line of GSM characters', () => {

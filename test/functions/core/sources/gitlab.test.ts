@@ -45,12 +45,18 @@ describe('gitlab.authenticate', () => {
   });
 
   it('refuses a missing token, even with the secret elsewhere', () => {
-    const webhook = webhookOf({ body: push, headers: { 'X-Gitlab-Event': 'Push Hook', Authorization: `Bearer ${SECRET}` }, query: { token: SECRET } });
+    const webhook = webhookOf({
+      body: push,
+      headers: { 'X-Gitlab-Event': 'Push Hook', Authorization: `Bearer ${SECRET}` },
+      query: { token: SECRET },
+    });
     expect(gitlab.authenticate(webhook, context)).toEqual({ ok: false, reason: 'missing X-Gitlab-Token header' });
   });
 
   it('fails closed when the route has an empty secret', () => {
-    expect(gitlab.authenticate(delivery(push, { 'X-Gitlab-Token': '' }), { secret: '', toleranceSeconds: 300 })).toEqual({
+    expect(
+      gitlab.authenticate(delivery(push, { 'X-Gitlab-Token': '' }), { secret: '', toleranceSeconds: 300 }),
+    ).toEqual({
       ok: false,
       reason: 'no secret is configured for this route',
     });
@@ -77,7 +83,10 @@ describe('gitlab.dedupe', () => {
     const first = delivery(push);
     // A retry: same key, fresh X-Gitlab-Webhook-UUID and X-Gitlab-Event-UUID.
     const retry = delivery(push);
-    expect(gitlab.dedupe(gitlab.parse(first), first)).toEqual({ key: `gitlab:idempotency:${IDEMPOTENCY_KEY}`, windowSeconds: 72 * 3600 });
+    expect(gitlab.dedupe(gitlab.parse(first), first)).toEqual({
+      key: `gitlab:idempotency:${IDEMPOTENCY_KEY}`,
+      windowSeconds: 72 * 3600,
+    });
     expect(gitlab.dedupe(gitlab.parse(retry), retry).key).toBe(gitlab.dedupe(gitlab.parse(first), first).key);
   });
 
@@ -93,14 +102,18 @@ describe('gitlab.dedupe', () => {
     const key = gitlab.dedupe(undefined, webhook).key;
     expect(key).toMatch(/^gitlab:body:[0-9a-f]{64}$/);
     expect(gitlab.dedupe(undefined, webhookOf({ body: push })).key).toBe(key);
-    expect(gitlab.dedupe(undefined, webhookOf({ body: fixtureBytes('gitlab/pipeline-failed.json') })).key).not.toBe(key);
+    expect(gitlab.dedupe(undefined, webhookOf({ body: fixtureBytes('gitlab/pipeline-failed.json') })).key).not.toBe(
+      key,
+    );
     expect(GITLAB.dedupeWindowSeconds).toBe(259_200);
   });
 });
 
 describe('gitlab.defaultTemplate', () => {
   it('summarises a push', () => {
-    expect(renderDefault(gitlab, fixtureJson('gitlab/push.json'))).toBe('[kilimo-labs/sms-relay] Amina Mushi pushed 2 commit(s) to main');
+    expect(renderDefault(gitlab, fixtureJson('gitlab/push.json'))).toBe(
+      '[kilimo-labs/sms-relay] Amina Mushi pushed 2 commit(s) to main',
+    );
   });
 
   it('says merged for a merged merge request', () => {
@@ -110,7 +123,9 @@ describe('gitlab.defaultTemplate', () => {
   });
 
   it('summarises a failed pipeline', () => {
-    expect(renderDefault(gitlab, fixtureJson('gitlab/pipeline-failed.json'))).toBe('[kilimo-labs/sms-relay] Pipeline #1187 failed on main (Amina Mushi)');
+    expect(renderDefault(gitlab, fixtureJson('gitlab/pipeline-failed.json'))).toBe(
+      '[kilimo-labs/sms-relay] Pipeline #1187 failed on main (Amina Mushi)',
+    );
   });
 
   it('summarises an opened issue and a pushed tag', () => {
@@ -120,14 +135,29 @@ describe('gitlab.defaultTemplate', () => {
       project: { path_with_namespace: 'kilimo-labs/sms-relay' },
       object_attributes: { iid: 23, title: 'Balance SMS sent twice', action: 'open' },
     };
-    expect(renderDefault(gitlab, issue)).toBe('[kilimo-labs/sms-relay] Issue #23 opened by Neema Joseph: Balance SMS sent twice');
-    const tag = { object_kind: 'tag_push', ref: 'refs/tags/v1.4.0', checkout_sha: '82b3d5ae', user_name: 'Amina Mushi', project: { path_with_namespace: 'kilimo-labs/sms-relay' } };
+    expect(renderDefault(gitlab, issue)).toBe(
+      '[kilimo-labs/sms-relay] Issue #23 opened by Neema Joseph: Balance SMS sent twice',
+    );
+    const tag = {
+      object_kind: 'tag_push',
+      ref: 'refs/tags/v1.4.0',
+      checkout_sha: '82b3d5ae',
+      user_name: 'Amina Mushi',
+      project: { path_with_namespace: 'kilimo-labs/sms-relay' },
+    };
     expect(renderDefault(gitlab, tag)).toBe('[kilimo-labs/sms-relay] Amina Mushi pushed tag v1.4.0');
   });
 
   it('names any other event by its X-Gitlab-Event header', () => {
-    const note = { object_kind: 'note', user: { name: 'Neema Joseph' }, project: { path_with_namespace: 'kilimo-labs/sms-relay' }, object_attributes: { action: 'create' } };
-    expect(renderDefault(gitlab, note, { 'x-gitlab-event': 'Note Hook' })).toBe('[kilimo-labs/sms-relay] Note Hook create by Neema Joseph');
+    const note = {
+      object_kind: 'note',
+      user: { name: 'Neema Joseph' },
+      project: { path_with_namespace: 'kilimo-labs/sms-relay' },
+      object_attributes: { action: 'create' },
+    };
+    expect(renderDefault(gitlab, note, { 'x-gitlab-event': 'Note Hook' })).toBe(
+      '[kilimo-labs/sms-relay] Note Hook create by Neema Joseph',
+    );
   });
 
   it('stays one line of GSM characters', () => {

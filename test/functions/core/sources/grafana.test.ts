@@ -39,7 +39,11 @@ describe('grafana.authenticate with an HMAC signature and no timestamp', () => {
   const body = fixture('firing');
 
   it('accepts the hex HMAC of the body in X-Grafana-Alerting-Signature', () => {
-    const webhook = webhookOf({ body, headers: { 'X-Grafana-Alerting-Signature': sign(body) }, receivedAt: RECEIVED_AT });
+    const webhook = webhookOf({
+      body,
+      headers: { 'X-Grafana-Alerting-Signature': sign(body) },
+      receivedAt: RECEIVED_AT,
+    });
     expect(grafana.authenticate(webhook, CONTEXT)).toEqual({ ok: true });
   });
 
@@ -134,7 +138,10 @@ describe('grafana.authenticate with an HMAC signature and a timestamp header', (
   it('refuses a timestamp that is not unix seconds', () => {
     const webhook = webhookOf({
       body,
-      headers: { 'X-Grafana-Alerting-Signature': sign(body, SECRET, NOW), 'X-Grafana-Alerting-Timestamp': RECEIVED_AT.toISOString() },
+      headers: {
+        'X-Grafana-Alerting-Signature': sign(body, SECRET, NOW),
+        'X-Grafana-Alerting-Timestamp': RECEIVED_AT.toISOString(),
+      },
       receivedAt: RECEIVED_AT,
     });
     expect(grafana.authenticate(webhook, CONTEXT).ok).toBe(false);
@@ -143,7 +150,10 @@ describe('grafana.authenticate with an HMAC signature and a timestamp header', (
   it('also reads the X-Grafana-Alerting-Signature-Timestamp name', () => {
     const webhook = webhookOf({
       body,
-      headers: { 'X-Grafana-Alerting-Signature': sign(body, SECRET, NOW), 'X-Grafana-Alerting-Signature-Timestamp': String(NOW) },
+      headers: {
+        'X-Grafana-Alerting-Signature': sign(body, SECRET, NOW),
+        'X-Grafana-Alerting-Signature-Timestamp': String(NOW),
+      },
       receivedAt: RECEIVED_AT,
     });
     expect(grafana.authenticate(webhook, CONTEXT)).toEqual({ ok: true });
@@ -153,17 +163,23 @@ describe('grafana.authenticate with an HMAC signature and a timestamp header', (
 describe('grafana.authenticate with a credential', () => {
   const body = fixture('firing');
 
-  it('accepts the contact point\'s Authorization header (Bearer scheme)', () => {
-    expect(grafana.authenticate(webhookOf({ body, headers: { Authorization: `Bearer ${SECRET}` } }), CONTEXT)).toEqual({ ok: true });
+  it("accepts the contact point's Authorization header (Bearer scheme)", () => {
+    expect(grafana.authenticate(webhookOf({ body, headers: { Authorization: `Bearer ${SECRET}` } }), CONTEXT)).toEqual({
+      ok: true,
+    });
   });
 
-  it('accepts the contact point\'s basic auth password', () => {
+  it("accepts the contact point's basic auth password", () => {
     const credential = Buffer.from(`grafana:${SECRET}`).toString('base64');
-    expect(grafana.authenticate(webhookOf({ body, headers: { Authorization: `Basic ${credential}` } }), CONTEXT)).toEqual({ ok: true });
+    expect(
+      grafana.authenticate(webhookOf({ body, headers: { Authorization: `Basic ${credential}` } }), CONTEXT),
+    ).toEqual({ ok: true });
   });
 
   it('refuses a wrong token', () => {
-    expect(grafana.authenticate(webhookOf({ body, headers: { Authorization: 'Bearer wrong' } }), CONTEXT).ok).toBe(false);
+    expect(grafana.authenticate(webhookOf({ body, headers: { Authorization: 'Bearer wrong' } }), CONTEXT).ok).toBe(
+      false,
+    );
   });
 
   it('refuses a request with neither a signature nor a credential', () => {
@@ -214,7 +230,7 @@ describe('grafana.dedupe', () => {
 });
 
 describe('grafana pack', () => {
-  it('sends the Test button\'s notification instead of treating it as a ping', () => {
+  it("sends the Test button's notification instead of treating it as a ping", () => {
     const text = fixture('test-notification');
     const body = parsed(text) as Body & { commonLabels: Record<string, string> };
     expect(body.commonLabels['alertname']).toBe('TestAlert');
@@ -232,7 +248,9 @@ describe('grafana pack', () => {
   });
 
   it('falls back on the title when the alerts carry no alertname', () => {
-    const body = parsed('{"status": "firing", "title": "[FIRING:1] Disk", "alerts": [{"status": "firing", "labels": {}}]}');
+    const body = parsed(
+      '{"status": "firing", "title": "[FIRING:1] Disk", "alerts": [{"status": "firing", "labels": {}}]}',
+    );
     expect(renderDefault(grafana, body)).toBe('[FIRING] [FIRING:1] Disk');
   });
 

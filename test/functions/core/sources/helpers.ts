@@ -17,7 +17,12 @@ export interface WebhookOf {
  * webhookOf({ body: '{"ok":true}', headers: { Authorization: 'Bearer s3cret' } });
  * ```
  */
-export function webhookOf({ body = '', headers = {}, query = {}, receivedAt = new Date() }: WebhookOf = {}): InboundWebhook {
+export function webhookOf({
+  body = '',
+  headers = {},
+  query = {},
+  receivedAt = new Date(),
+}: WebhookOf = {}): InboundWebhook {
   return {
     body: typeof body === 'string' ? new TextEncoder().encode(body) : body,
     headers: Object.fromEntries(Object.entries(headers).map(([name, value]) => [name.toLowerCase(), value])),

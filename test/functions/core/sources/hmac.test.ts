@@ -56,18 +56,30 @@ routes:
 `).routes;
 
 const routeOf = (id: string): CompiledRoute => ROUTES.get(id)!;
-const contextOf = (id: string) => ({ secret: SECRET, toleranceSeconds: routeOf(id).config.toleranceSeconds, route: routeOf(id).config });
-const sign = (algorithm: string, data: Uint8Array | string, encoding: 'hex' | 'base64', key = SECRET): string => createHmac(algorithm, key).update(data).digest(encoding);
-const join = (...parts: (string | Uint8Array)[]): Buffer => Buffer.concat(parts.map((part) => (typeof part === 'string' ? Buffer.from(part, 'utf8') : part)));
+const contextOf = (id: string) => ({
+  secret: SECRET,
+  toleranceSeconds: routeOf(id).config.toleranceSeconds,
+  route: routeOf(id).config,
+});
+const sign = (algorithm: string, data: Uint8Array | string, encoding: 'hex' | 'base64', key = SECRET): string =>
+  createHmac(algorithm, key).update(data).digest(encoding);
+const join = (...parts: (string | Uint8Array)[]): Buffer =>
+  Buffer.concat(parts.map((part) => (typeof part === 'string' ? Buffer.from(part, 'utf8') : part)));
 
 const PAYSTACK = fixtureBytes('hmac/paystack-charge-success.json');
 const TYPEFORM = fixtureBytes('hmac/typeform-form-response.json');
 const SLACK = fixtureBytes('hmac/slack-app-mention.json');
 
-const paystack = (headers: Record<string, string> = { 'x-paystack-signature': sign('sha512', PAYSTACK, 'hex') }, body = PAYSTACK): InboundWebhook =>
-  webhookOf({ body, headers: { 'content-type': 'application/json', ...headers }, receivedAt: NOW });
+const paystack = (
+  headers: Record<string, string> = { 'x-paystack-signature': sign('sha512', PAYSTACK, 'hex') },
+  body = PAYSTACK,
+): InboundWebhook => webhookOf({ body, headers: { 'content-type': 'application/json', ...headers }, receivedAt: NOW });
 const typeform = (signature = `sha256=${sign('sha256', TYPEFORM, 'base64')}`, body = TYPEFORM): InboundWebhook =>
-  webhookOf({ body, headers: { 'content-type': 'application/json', 'Typeform-Signature': signature }, receivedAt: NOW });
+  webhookOf({
+    body,
+    headers: { 'content-type': 'application/json', 'Typeform-Signature': signature },
+    receivedAt: NOW,
+  });
 interface SlackDelivery {
   readonly timestamp?: string;
   readonly body?: Uint8Array;
@@ -75,7 +87,12 @@ interface SlackDelivery {
   readonly signedAt?: string;
   readonly key?: string;
 }
-const slack = ({ timestamp = String(NOW_SECONDS), body = SLACK, signedAt = timestamp, key = SECRET }: SlackDelivery = {}): InboundWebhook =>
+const slack = ({
+  timestamp = String(NOW_SECONDS),
+  body = SLACK,
+  signedAt = timestamp,
+  key = SECRET,
+}: SlackDelivery = {}): InboundWebhook =>
   webhookOf({
     body,
     headers: {
@@ -109,7 +126,12 @@ describe('hmac: genuine deliveries', () => {
   });
 
   it('accepts a hex signature in upper case', () => {
-    expect(hmac.authenticate(paystack({ 'x-paystack-signature': sign('sha512', PAYSTACK, 'hex').toUpperCase() }), contextOf('paystack'))).toEqual({ ok: true });
+    expect(
+      hmac.authenticate(
+        paystack({ 'x-paystack-signature': sign('sha512', PAYSTACK, 'hex').toUpperCase() }),
+        contextOf('paystack'),
+      ),
+    ).toEqual({ ok: true });
   });
 
   it('makes a useful SMS without a template, like generic (message, text, ..., the event name)', () => {
@@ -121,7 +143,9 @@ describe('hmac: genuine deliveries', () => {
 
   it('parses form-encoded bodies as fields, as generic does', () => {
     const body = 'command=%2Fdeploy&text=api+prod';
-    expect(hmac.parse(webhookOf({ body, headers: { 'content-type': 'application/x-www-form-urlencoded' } }))).toMatchObject({ command: '/deploy', text: 'api prod' });
+    expect(
+      hmac.parse(webhookOf({ body, headers: { 'content-type': 'application/x-www-form-urlencoded' } })),
+    ).toMatchObject({ command: '/deploy', text: 'api prod' });
   });
 
   it('has no ping: a test delivery is an SMS', () => {
@@ -135,29 +159,68 @@ describe('hmac: refusals', () => {
     expect(outcome).toEqual({ ok: false, reason: expect.stringMatching(reason) });
     expect(JSON.stringify(outcome)).not.toContain(SECRET);
     // And the whole pipeline says unauthorized: nothing to record.
-    expect(evaluateWebhook(routeOf(id), webhook, { secret: SECRET })).toMatchObject({ verdict: 'unauthorized', messages: [] });
+    expect(evaluateWebhook(routeOf(id), webhook, { secret: SECRET })).toMatchObject({
+      verdict: 'unauthorized',
+      messages: [],
+    });
   };
 
   it('refuses a signature made with another secret', () => {
-    refused('paystack', paystack({ 'x-paystack-signature': sign('sha512', PAYSTACK, 'hex', 'sk_test_other') }), 'x-paystack-signature does not match the body');
+    refused(
+      'paystack',
+      paystack({ 'x-paystack-signature': sign('sha512', PAYSTACK, 'hex', 'sk_test_other') }),
+      'x-paystack-signature does not match the body',
+    );
   });
 
   it('refuses a tampered body', () => {
-    const tampered = Buffer.from(Buffer.from(PAYSTACK).toString('utf8').replace('"amount": 10000', '"amount": 1000000'));
-    refused('paystack', paystack({ 'x-paystack-signature': sign('sha512', PAYSTACK, 'hex') }, tampered), 'does not match the body');
+    const tampered = Buffer.from(
+      Buffer.from(PAYSTACK).toString('utf8').replace('"amount": 10000', '"amount": 1000000'),
+    );
+    refused(
+      'paystack',
+      paystack({ 'x-paystack-signature': sign('sha512', PAYSTACK, 'hex') }, tampered),
+      'does not match the body',
+    );
   });
 
   it('refuses the wrong algorithm, the wrong encoding and a missing or wrong prefix as malformed', () => {
-    refused('paystack', paystack({ 'x-paystack-signature': sign('sha256', PAYSTACK, 'hex') }), 'malformed x-paystack-signature header');
+    refused(
+      'paystack',
+      paystack({ 'x-paystack-signature': sign('sha256', PAYSTACK, 'hex') }),
+      'malformed x-paystack-signature header',
+    );
     refused('paystack', paystack({ 'x-paystack-signature': sign('sha512', PAYSTACK, 'base64') }), 'malformed');
     refused('typeform', typeform(`sha256=${sign('sha256', TYPEFORM, 'hex')}`), 'malformed typeform-signature header');
     refused('typeform', typeform(sign('sha256', TYPEFORM, 'base64')), 'malformed');
     refused('typeform', typeform(`sha1=${sign('sha256', TYPEFORM, 'base64')}`), 'malformed');
-    refused('slack', webhookOf({ body: SLACK, headers: { 'x-slack-request-timestamp': String(NOW_SECONDS), 'x-slack-signature': sign('sha256', join(`v0:${NOW_SECONDS}:`, SLACK), 'hex') }, receivedAt: NOW }), 'malformed');
+    refused(
+      'slack',
+      webhookOf({
+        body: SLACK,
+        headers: {
+          'x-slack-request-timestamp': String(NOW_SECONDS),
+          'x-slack-signature': sign('sha256', join(`v0:${NOW_SECONDS}:`, SLACK), 'hex'),
+        },
+        receivedAt: NOW,
+      }),
+      'malformed',
+    );
   });
 
   it('refuses a signature of the body alone where the scheme signs the timestamp too', () => {
-    refused('slack', webhookOf({ body: SLACK, headers: { 'x-slack-request-timestamp': String(NOW_SECONDS), 'x-slack-signature': `v0=${sign('sha256', SLACK, 'hex')}` }, receivedAt: NOW }), 'does not match the signed "v0:{timestamp}:{body}"');
+    refused(
+      'slack',
+      webhookOf({
+        body: SLACK,
+        headers: {
+          'x-slack-request-timestamp': String(NOW_SECONDS),
+          'x-slack-signature': `v0=${sign('sha256', SLACK, 'hex')}`,
+        },
+        receivedAt: NOW,
+      }),
+      'does not match the signed "v0:{timestamp}:{body}"',
+    );
   });
 
   it('refuses a missing signature header', () => {
@@ -169,20 +232,30 @@ describe('hmac: refusals', () => {
     const ahead = String(NOW_SECONDS + 301);
     refused('slack', slack({ timestamp: stale }), 'older than the 300 s tolerance');
     refused('slack', slack({ timestamp: ahead }), 'ahead of the 300 s tolerance');
-    expect(hmac.authenticate(slack({ timestamp: String(NOW_SECONDS - 299) }), contextOf('slack'))).toEqual({ ok: true });
+    expect(hmac.authenticate(slack({ timestamp: String(NOW_SECONDS - 299) }), contextOf('slack'))).toEqual({
+      ok: true,
+    });
   });
 
   it('refuses a fresh timestamp put on an old signature, and a missing or non-numeric timestamp', () => {
     refused('slack', slack({ timestamp: String(NOW_SECONDS), signedAt: String(NOW_SECONDS - 3600) }), 'does not match');
     const { 'x-slack-request-timestamp': _dropped, ...rest } = slack().headers;
-    refused('slack', webhookOf({ body: SLACK, headers: rest, receivedAt: NOW }), 'missing x-slack-request-timestamp header');
+    refused(
+      'slack',
+      webhookOf({ body: SLACK, headers: rest, receivedAt: NOW }),
+      'missing x-slack-request-timestamp header',
+    );
     refused('slack', slack({ timestamp: '2026-03-01T10:00:00Z' }), 'not unix seconds');
   });
 
   it("uses timestamp.tolerance over the route's toleranceSeconds", () => {
     const signed = (at: number) => {
       const body = Buffer.from('{"message":"Door opened"}');
-      return webhookOf({ body, headers: { 'x-signature-timestamp': String(at), 'x-signature': sign('sha1', join(`${at}.`, body), 'hex') }, receivedAt: NOW });
+      return webhookOf({
+        body,
+        headers: { 'x-signature-timestamp': String(at), 'x-signature': sign('sha1', join(`${at}.`, body), 'hex') },
+        receivedAt: NOW,
+      });
     };
     expect(hmac.authenticate(signed(NOW_SECONDS - 59), contextOf('ids'))).toEqual({ ok: true });
     refused('ids', signed(NOW_SECONDS - 61), 'older than the 60 s tolerance');
@@ -190,7 +263,10 @@ describe('hmac: refusals', () => {
 
   it('refuses with an empty secret and without the route settings', () => {
     expect(hmac.authenticate(paystack(), { ...contextOf('paystack'), secret: '' })).toMatchObject({ ok: false });
-    expect(hmac.authenticate(paystack(), { secret: SECRET, toleranceSeconds: 300 })).toEqual({ ok: false, reason: 'the route has no signature settings' });
+    expect(hmac.authenticate(paystack(), { secret: SECRET, toleranceSeconds: 300 })).toEqual({
+      ok: false,
+      reason: 'the route has no signature settings',
+    });
   });
 });
 
@@ -199,13 +275,21 @@ describe('hmac: dedupe', () => {
   const delivery = (requestId?: string, at = NOW_SECONDS) =>
     webhookOf({
       body,
-      headers: { 'x-signature-timestamp': String(at), 'x-signature': sign('sha1', join(`${at}.`, body), 'hex'), ...(requestId === undefined ? {} : { 'x-request-id': requestId }) },
+      headers: {
+        'x-signature-timestamp': String(at),
+        'x-signature': sign('sha1', join(`${at}.`, body), 'hex'),
+        ...(requestId === undefined ? {} : { 'x-request-id': requestId }),
+      },
       receivedAt: NOW,
     });
   const keyOf = (id: string, webhook: InboundWebhook) => hmac.dedupe(hmac.parse(webhook), webhook, routeOf(id).config);
 
   it('keys on the dedupe header, with the signed body as a replay key (the header is not signed)', () => {
-    expect(keyOf('ids', delivery('req-1'))).toEqual({ key: 'hmac:header:req-1', replayKey: `hmac:body:${sha256Hex(body)}`, windowSeconds: 72 * 3600 });
+    expect(keyOf('ids', delivery('req-1'))).toEqual({
+      key: 'hmac:header:req-1',
+      replayKey: `hmac:body:${sha256Hex(body)}`,
+      windowSeconds: 72 * 3600,
+    });
   });
 
   it("deduplicates the sender's retries: same id re-signed later, or a captured body under a new id", () => {
@@ -217,7 +301,10 @@ describe('hmac: dedupe', () => {
 
   it('falls back to a hash of the body without a dedupe header, or when the route names none', () => {
     expect(keyOf('ids', delivery())).toEqual({ key: `hmac:body:${sha256Hex(body)}`, windowSeconds: 72 * 3600 });
-    expect(keyOf('paystack', paystack())).toEqual({ key: `hmac:body:${sha256Hex(PAYSTACK)}`, windowSeconds: 72 * 3600 });
+    expect(keyOf('paystack', paystack())).toEqual({
+      key: `hmac:body:${sha256Hex(PAYSTACK)}`,
+      windowSeconds: 72 * 3600,
+    });
     expect(keyOf('paystack', paystack()).key).toBe(keyOf('paystack', paystack()).key);
     const other = Buffer.from(Buffer.from(PAYSTACK).toString('utf8').replace('qTPrJoy9Bx', 'qTPrJoy9By'));
     expect(keyOf('paystack', paystack({}, other)).key).not.toBe(keyOf('paystack', paystack()).key);
@@ -225,6 +312,11 @@ describe('hmac: dedupe', () => {
 
   it('carries the keys through the pipeline, and the route dedupeWindow still wins', () => {
     const evaluation = evaluateWebhook(routeOf('ids'), delivery('req-1'), { secret: SECRET });
-    expect(evaluation).toMatchObject({ verdict: 'send', dedupeKey: 'hmac:header:req-1', replayKey: `hmac:body:${sha256Hex(body)}`, dedupeWindowSeconds: 72 * 3600 });
+    expect(evaluation).toMatchObject({
+      verdict: 'send',
+      dedupeKey: 'hmac:header:req-1',
+      replayKey: `hmac:body:${sha256Hex(body)}`,
+      dedupeWindowSeconds: 72 * 3600,
+    });
   });
 });

@@ -16,7 +16,11 @@ export function fixtureJson(path: string): Record<string, unknown> {
 }
 
 /** Renders a pack's `defaultTemplate` with the relay's real engine (its SMS filters, default options). */
-export function renderDefault(pack: SourcePack, body: WebhookBody, headers: Readonly<Record<string, string>> = {}): string {
+export function renderDefault(
+  pack: SourcePack,
+  body: WebhookBody,
+  headers: Readonly<Record<string, string>> = {},
+): string {
   const engine = createTemplateEngine();
   return engine.render(engine.compileTemplate(pack.defaultTemplate), buildScope({ body, headers })).text;
 }

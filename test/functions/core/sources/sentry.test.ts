@@ -9,7 +9,8 @@ import { fixtureBytes, fixtureJson, GSM_PRINTABLE, renderDefault } from './pack-
 const SECRET = '3c0f5e9d2b7a41e8a6c4d1f09b8e7a6c5d4e3f2a1b0c9d8e7f6a5b4c3d2e1f00';
 const context: AuthContext = { secret: SECRET, toleranceSeconds: 300 };
 
-const hexHmac = (body: Uint8Array | string, secret = SECRET): string => createHmac('sha256', secret).update(body).digest('hex');
+const hexHmac = (body: Uint8Array | string, secret = SECRET): string =>
+  createHmac('sha256', secret).update(body).digest('hex');
 
 const delivery = (body: Uint8Array | string, headers: Record<string, string> = {}, secret = SECRET) =>
   webhookOf({
@@ -29,13 +30,18 @@ describe('sentry.authenticate', () => {
 
   it('accepts Sentry-Hook-Signature computed over the raw body with the client secret', () => {
     expect(sentry.authenticate(delivery(alert), context)).toEqual({ ok: true });
-    expect(sentry.authenticate(delivery(alert, { 'Sentry-Hook-Signature': hexHmac(alert).toUpperCase() }), context)).toEqual({ ok: true });
+    expect(
+      sentry.authenticate(delivery(alert, { 'Sentry-Hook-Signature': hexHmac(alert).toUpperCase() }), context),
+    ).toEqual({ ok: true });
   });
 
   it('refuses a body changed after signing', () => {
     const tampered = Buffer.from(alert).toString('utf8').replace('"level": "error"', '"level": "fatal"');
     const webhook = delivery(tampered, { 'Sentry-Hook-Signature': hexHmac(alert) });
-    expect(sentry.authenticate(webhook, context)).toEqual({ ok: false, reason: 'Sentry-Hook-Signature does not match the body' });
+    expect(sentry.authenticate(webhook, context)).toEqual({
+      ok: false,
+      reason: 'Sentry-Hook-Signature does not match the body',
+    });
   });
 
   it('refuses a signature made with another secret, without leaking either value', () => {
@@ -46,11 +52,15 @@ describe('sentry.authenticate', () => {
   });
 
   it('refuses a missing or malformed signature', () => {
-    expect(sentry.authenticate(webhookOf({ body: alert, headers: { 'Sentry-Hook-Resource': 'event_alert' } }), context)).toEqual({
+    expect(
+      sentry.authenticate(webhookOf({ body: alert, headers: { 'Sentry-Hook-Resource': 'event_alert' } }), context),
+    ).toEqual({
       ok: false,
       reason: 'missing Sentry-Hook-Signature header',
     });
-    expect(sentry.authenticate(delivery(alert, { 'Sentry-Hook-Signature': `sha256=${hexHmac(alert)}` }), context)).toEqual({
+    expect(
+      sentry.authenticate(delivery(alert, { 'Sentry-Hook-Signature': `sha256=${hexHmac(alert)}` }), context),
+    ).toEqual({
       ok: false,
       reason: 'malformed Sentry-Hook-Signature header',
     });
@@ -63,12 +73,18 @@ describe('sentry.authenticate', () => {
 
 describe('sentry.ping', () => {
   it('acknowledges installation webhooks', () => {
-    const webhook = delivery(fixtureBytes('sentry/installation-created.json'), { 'Sentry-Hook-Resource': 'installation' });
+    const webhook = delivery(fixtureBytes('sentry/installation-created.json'), {
+      'Sentry-Hook-Resource': 'installation',
+    });
     expect(sentry.ping(sentry.parse(webhook), webhook)).toBe('sentry installation created');
   });
 
   it('lets alerts and issues through', () => {
-    for (const [file, resource] of [['sentry/event_alert.json', 'event_alert'], ['sentry/metric_alert-critical.json', 'metric_alert'], ['sentry/issue-created.json', 'issue']] as const) {
+    for (const [file, resource] of [
+      ['sentry/event_alert.json', 'event_alert'],
+      ['sentry/metric_alert-critical.json', 'metric_alert'],
+      ['sentry/issue-created.json', 'issue'],
+    ] as const) {
       const webhook = delivery(fixtureBytes(file), { 'Sentry-Hook-Resource': resource });
       expect(sentry.ping(sentry.parse(webhook), webhook)).toBeUndefined();
     }
@@ -100,17 +116,24 @@ describe('sentry.dedupe', () => {
 
   it('falls back to the body hash without a Request-ID', () => {
     const webhook = webhookOf({ body: alert });
-    expect(sentry.dedupe(undefined, webhook)).toEqual({ key: expect.stringMatching(/^sentry:body:[0-9a-f]{64}$/), windowSeconds: SENTRY.dedupeWindowSeconds });
+    expect(sentry.dedupe(undefined, webhook)).toEqual({
+      key: expect.stringMatching(/^sentry:body:[0-9a-f]{64}$/),
+      windowSeconds: SENTRY.dedupeWindowSeconds,
+    });
   });
 });
 
 describe('sentry.defaultTemplate', () => {
   it('summarises an issue alert with its level and rule', () => {
-    expect(renderDefault(sentry, fixtureJson('sentry/event_alert.json'))).toBe('[ERROR] TimeoutError: SMS provider did not answer within 10000 ms (Relay errors)');
+    expect(renderDefault(sentry, fixtureJson('sentry/event_alert.json'))).toBe(
+      '[ERROR] TimeoutError: SMS provider did not answer within 10000 ms (Relay errors)',
+    );
   });
 
   it('summarises a metric alert with the first line of its description', () => {
-    expect(renderDefault(sentry, fixtureJson('sentry/metric_alert-critical.json'))).toBe('[CRITICAL] Too many relay errors: 112 events in the last 10 minutes');
+    expect(renderDefault(sentry, fixtureJson('sentry/metric_alert-critical.json'))).toBe(
+      '[CRITICAL] Too many relay errors: 112 events in the last 10 minutes',
+    );
     const resolved = { ...fixtureJson('sentry/metric_alert-critical.json'), action: 'resolved' };
     expect(renderDefault(sentry, resolved)).toMatch(/^\[RESOLVED\] Too many relay errors: /);
   });
@@ -122,7 +145,9 @@ describe('sentry.defaultTemplate', () => {
   });
 
   it('names any other resource', () => {
-    expect(renderDefault(sentry, { action: 'created', data: { comment: 'looking' } }, { 'sentry-hook-resource': 'comment' })).toBe('Sentry comment created');
+    expect(
+      renderDefault(sentry, { action: 'created', data: { comment: 'looking' } }, { 'sentry-hook-resource': 'comment' }),
+    ).toBe('Sentry comment created');
   });
 
   it('stays one line of GSM characters', () => {

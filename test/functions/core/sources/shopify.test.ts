@@ -38,7 +38,10 @@ describe('shopify.authenticate', () => {
   it('rejects a body changed after signing', () => {
     const tampered = Buffer.from(order).toString('utf8').replace('"45000.00"', '"4500.00"');
     const webhook = webhookOf({ body: tampered, headers: { 'X-Shopify-Hmac-Sha256': base64Hmac(order) } });
-    expect(shopify.authenticate(webhook, context)).toEqual({ ok: false, reason: 'X-Shopify-Hmac-Sha256 does not match the body' });
+    expect(shopify.authenticate(webhook, context)).toEqual({
+      ok: false,
+      reason: 'X-Shopify-Hmac-Sha256 does not match the body',
+    });
   });
 
   it('rejects an HMAC keyed with another secret, without leaking either value', () => {
@@ -61,7 +64,9 @@ describe('shopify.authenticate', () => {
     ['base64 without padding', base64Hmac(order).replace(/=+$/, '')],
     ['a prefixed value', `sha256=${base64Hmac(order)}`],
   ])('rejects a malformed header: %s', (_case, value) => {
-    expect(shopify.authenticate(webhookOf({ body: order, headers: { 'X-Shopify-Hmac-Sha256': value } }), context)).toEqual({
+    expect(
+      shopify.authenticate(webhookOf({ body: order, headers: { 'X-Shopify-Hmac-Sha256': value } }), context),
+    ).toEqual({
       ok: false,
       reason: 'malformed X-Shopify-Hmac-Sha256 header',
     });
@@ -110,7 +115,9 @@ describe('shopify.dedupe', () => {
   });
 
   it('keys the signed body too: the same body under another (unsigned) webhook id is a repeat', () => {
-    expect(keyOf({ 'X-Shopify-Webhook-Id': 'fresh-id', 'X-Shopify-Event-Id': 'fresh-event' }).replayKey).toBe(keyOf({}).replayKey);
+    expect(keyOf({ 'X-Shopify-Webhook-Id': 'fresh-id', 'X-Shopify-Event-Id': 'fresh-event' }).replayKey).toBe(
+      keyOf({}).replayKey,
+    );
   });
 
   it('gives a retry (same event, later trigger time) the same key', () => {
@@ -131,7 +138,9 @@ describe('shopify.dedupe', () => {
   });
 
   it('hashes a header value too long or odd to keep readable', () => {
-    expect(keyOf({ 'X-Shopify-Event-Id': 'x'.repeat(300) }).key).toMatch(/^shopify:event:orders\/create:sha256-[0-9a-f]{64}$/);
+    expect(keyOf({ 'X-Shopify-Event-Id': 'x'.repeat(300) }).key).toMatch(
+      /^shopify:event:orders\/create:sha256-[0-9a-f]{64}$/,
+    );
     expect(SHOPIFY.dedupeWindowSeconds).toBe(172_800);
   });
 });
@@ -147,7 +156,9 @@ describe('shopify.defaultTemplate', () => {
 
   it('names the buyer from the billing address on a guest checkout', () => {
     const guest = { ...body, customer: null, billing_address: { first_name: 'Asha', last_name: 'Said' } };
-    expect(renderDefault(shopify, guest, { 'x-shopify-topic': 'orders/paid' })).toBe('Order #1001 paid: TZS 45,000.00 from Asha Said');
+    expect(renderDefault(shopify, guest, { 'x-shopify-topic': 'orders/paid' })).toBe(
+      'Order #1001 paid: TZS 45,000.00 from Asha Said',
+    );
   });
 
   it('says why an order was cancelled', () => {

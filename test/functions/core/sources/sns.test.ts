@@ -4,7 +4,14 @@ import { RouteSchema } from '../../../../functions/core/config/schema';
 import { BadPayloadError } from '../../../../functions/core/sources/errors';
 import { isSnsUrl, SNS, sns } from '../../../../functions/core/sources/sns';
 import type { AuthContext, FetchedDocument, SourceFetch } from '../../../../functions/core/sources/types';
-import { SNS_TEST_CERT, SNS_TEST_CERT_URL, signSnsMessage, snsFixture, snsHeaders, type SnsMessage } from '../../../helpers/sns';
+import {
+  SNS_TEST_CERT,
+  SNS_TEST_CERT_URL,
+  signSnsMessage,
+  snsFixture,
+  snsHeaders,
+  type SnsMessage,
+} from '../../../helpers/sns';
 import { webhookOf } from './helpers';
 import { GSM_PRINTABLE, renderDefault } from './pack-helpers';
 
@@ -13,17 +20,31 @@ const RECEIVED_AT = new Date('2025-11-21T09:15:22Z');
 const SENT_AT = new Date('2025-11-21T09:15:21.432Z');
 const ALARM_TOPIC = 'arn:aws:sns:eu-west-1:123456789012:ops-alarms';
 const DOC_TOPIC = 'arn:aws:sns:us-west-2:123456789012:MyTopic';
-const ROUTE = RouteSchema.parse({ source: 'sns', secret: 'sns-token', recipients: ['0712345678'], topics: [ALARM_TOPIC, DOC_TOPIC] });
+const ROUTE = RouteSchema.parse({
+  source: 'sns',
+  secret: 'sns-token',
+  recipients: ['0712345678'],
+  topics: [ALARM_TOPIC, DOC_TOPIC],
+});
 const DOCUMENTS = new Map([[SNS_TEST_CERT_URL, SNS_TEST_CERT]]);
 const CONTEXT: AuthContext = { secret: TOKEN, toleranceSeconds: 300, route: ROUTE, documents: DOCUMENTS };
 
 const OTHER_KEY = generateKeyPairSync('rsa', { modulusLength: 2048 }).privateKey;
 
-function delivery(message: SnsMessage, { headers = snsHeaders(message), token = TOKEN }: { headers?: Record<string, string>; token?: string | null } = {}) {
-  return webhookOf({ body: JSON.stringify(message), headers, query: token === null ? {} : { token }, receivedAt: RECEIVED_AT });
+function delivery(
+  message: SnsMessage,
+  { headers = snsHeaders(message), token = TOKEN }: { headers?: Record<string, string>; token?: string | null } = {},
+) {
+  return webhookOf({
+    body: JSON.stringify(message),
+    headers,
+    query: token === null ? {} : { token },
+    receivedAt: RECEIVED_AT,
+  });
 }
 
-const signed = (name: string, options: Parameters<typeof signSnsMessage>[1] = {}): SnsMessage => signSnsMessage(snsFixture(name), { at: SENT_AT, ...options });
+const signed = (name: string, options: Parameters<typeof signSnsMessage>[1] = {}): SnsMessage =>
+  signSnsMessage(snsFixture(name), { at: SENT_AT, ...options });
 
 function fetcher(answers: Record<string, FetchedDocument | Error>): SourceFetch & { calls: string[] } {
   const calls: string[] = [];
@@ -38,10 +59,13 @@ function fetcher(answers: Record<string, FetchedDocument | Error>): SourceFetch 
 }
 
 describe('sns.authenticate', () => {
-  it.each(['notification.json', 'subscription-confirmation.json', 'cloudwatch-alarm.json'])('accepts %s signed with SignatureVersion 1 and 2', (name) => {
-    expect(sns.authenticate(delivery(signed(name, { version: '1' })), CONTEXT)).toEqual({ ok: true });
-    expect(sns.authenticate(delivery(signed(name, { version: '2' })), CONTEXT)).toEqual({ ok: true });
-  });
+  it.each(['notification.json', 'subscription-confirmation.json', 'cloudwatch-alarm.json'])(
+    'accepts %s signed with SignatureVersion 1 and 2',
+    (name) => {
+      expect(sns.authenticate(delivery(signed(name, { version: '1' })), CONTEXT)).toEqual({ ok: true });
+      expect(sns.authenticate(delivery(signed(name, { version: '2' })), CONTEXT)).toEqual({ ok: true });
+    },
+  );
 
   it('accepts the UnsubscribeConfirmation shape', () => {
     const message = { ...snsFixture('subscription-confirmation.json'), Type: 'UnsubscribeConfirmation' };
@@ -50,7 +74,10 @@ describe('sns.authenticate', () => {
 
   it('refuses a Message, Subject or TopicArn changed after signing', () => {
     const message = signed('notification.json');
-    expect(sns.authenticate(delivery({ ...message, Message: 'Hello world?' }), CONTEXT)).toEqual({ ok: false, reason: expect.stringContaining('does not verify') });
+    expect(sns.authenticate(delivery({ ...message, Message: 'Hello world?' }), CONTEXT)).toEqual({
+      ok: false,
+      reason: expect.stringContaining('does not verify'),
+    });
     expect(sns.authenticate(delivery({ ...message, Subject: 'Other' }), CONTEXT).ok).toBe(false);
     const { Subject: _dropped, ...withoutSubject } = message;
     expect(sns.authenticate(delivery(withoutSubject), CONTEXT).ok).toBe(false);
@@ -59,24 +86,50 @@ describe('sns.authenticate', () => {
   });
 
   it('refuses a message signed with another key (a forger cannot use SNS certificates)', () => {
-    expect(sns.authenticate(delivery(signed('cloudwatch-alarm.json', { key: OTHER_KEY })), CONTEXT)).toEqual({ ok: false, reason: expect.stringContaining('does not verify') });
+    expect(sns.authenticate(delivery(signed('cloudwatch-alarm.json', { key: OTHER_KEY })), CONTEXT)).toEqual({
+      ok: false,
+      reason: expect.stringContaining('does not verify'),
+    });
   });
 
   it('refuses a validly signed message of a topic the route does not list', () => {
-    const message = signSnsMessage({ ...snsFixture('cloudwatch-alarm.json'), TopicArn: 'arn:aws:sns:eu-west-1:999999999999:ops-alarms' }, { at: SENT_AT });
-    expect(sns.authenticate(delivery(message), CONTEXT)).toEqual({ ok: false, reason: expect.stringContaining('not one of this route') });
-    expect(sns.authenticate(delivery(signed('cloudwatch-alarm.json')), { ...CONTEXT, route: { ...ROUTE, topics: [DOC_TOPIC] } }).ok).toBe(false);
+    const message = signSnsMessage(
+      { ...snsFixture('cloudwatch-alarm.json'), TopicArn: 'arn:aws:sns:eu-west-1:999999999999:ops-alarms' },
+      { at: SENT_AT },
+    );
+    expect(sns.authenticate(delivery(message), CONTEXT)).toEqual({
+      ok: false,
+      reason: expect.stringContaining('not one of this route'),
+    });
+    expect(
+      sns.authenticate(delivery(signed('cloudwatch-alarm.json')), {
+        ...CONTEXT,
+        route: { ...ROUTE, topics: [DOC_TOPIC] },
+      }).ok,
+    ).toBe(false);
     const { route: _none, ...withoutRoute } = CONTEXT;
     expect(sns.authenticate(delivery(signed('cloudwatch-alarm.json')), withoutRoute).ok).toBe(false);
   });
 
   it('refuses an x-amz-sns-topic-arn or message-type header that contradicts the body', () => {
     const message = signed('cloudwatch-alarm.json');
-    expect(sns.authenticate(delivery(message, { headers: { ...snsHeaders(message), 'x-amz-sns-topic-arn': DOC_TOPIC } }), CONTEXT)).toEqual({
+    expect(
+      sns.authenticate(
+        delivery(message, { headers: { ...snsHeaders(message), 'x-amz-sns-topic-arn': DOC_TOPIC } }),
+        CONTEXT,
+      ),
+    ).toEqual({
       ok: false,
       reason: expect.stringContaining('x-amz-sns-topic-arn'),
     });
-    expect(sns.authenticate(delivery(message, { headers: { ...snsHeaders(message), 'x-amz-sns-message-type': 'SubscriptionConfirmation' } }), CONTEXT).ok).toBe(false);
+    expect(
+      sns.authenticate(
+        delivery(message, {
+          headers: { ...snsHeaders(message), 'x-amz-sns-message-type': 'SubscriptionConfirmation' },
+        }),
+        CONTEXT,
+      ).ok,
+    ).toBe(false);
   });
 
   it.each([
@@ -91,37 +144,68 @@ describe('sns.authenticate', () => {
   ])('refuses a SigningCertURL with %s, even when a document is served for it', (_label, certUrl) => {
     const message = signed('cloudwatch-alarm.json', { certUrl });
     const documents = new Map([[certUrl, SNS_TEST_CERT]]);
-    expect(sns.authenticate(delivery(message), { ...CONTEXT, documents })).toEqual({ ok: false, reason: expect.stringContaining('SigningCertURL') });
+    expect(sns.authenticate(delivery(message), { ...CONTEXT, documents })).toEqual({
+      ok: false,
+      reason: expect.stringContaining('SigningCertURL'),
+    });
   });
 
   it('refuses when the certificate was not obtained', () => {
-    expect(sns.authenticate(delivery(signed('notification.json')), { ...CONTEXT, documents: new Map() })).toEqual({ ok: false, reason: expect.stringContaining('could not be obtained') });
+    expect(sns.authenticate(delivery(signed('notification.json')), { ...CONTEXT, documents: new Map() })).toEqual({
+      ok: false,
+      reason: expect.stringContaining('could not be obtained'),
+    });
   });
 
   it('refuses a stale message (older than SNS retries plus the tolerance) and one from the future', () => {
     const stale = new Date(RECEIVED_AT.getTime() - (SNS.maxAgeSeconds + 301) * 1000);
-    expect(sns.authenticate(delivery(signed('notification.json', { at: stale })), CONTEXT)).toEqual({ ok: false, reason: expect.stringContaining('older') });
+    expect(sns.authenticate(delivery(signed('notification.json', { at: stale })), CONTEXT)).toEqual({
+      ok: false,
+      reason: expect.stringContaining('older'),
+    });
     const late = new Date(RECEIVED_AT.getTime() - (SNS.maxAgeSeconds + 299) * 1000);
     expect(sns.authenticate(delivery(signed('notification.json', { at: late })), CONTEXT)).toEqual({ ok: true });
     const ahead = new Date(RECEIVED_AT.getTime() + 301 * 1000);
-    expect(sns.authenticate(delivery(signed('notification.json', { at: ahead })), CONTEXT)).toEqual({ ok: false, reason: expect.stringContaining('ahead') });
+    expect(sns.authenticate(delivery(signed('notification.json', { at: ahead })), CONTEXT)).toEqual({
+      ok: false,
+      reason: expect.stringContaining('ahead'),
+    });
   });
 
   it("requires the route's token (?token= in the endpoint URL, or a Bearer header)", () => {
     const message = signed('notification.json');
     expect(sns.authenticate(delivery(message, { token: null }), CONTEXT).ok).toBe(false);
     expect(sns.authenticate(delivery(message, { token: 'wrong' }), CONTEXT).ok).toBe(false);
-    expect(sns.authenticate(delivery(message, { token: null, headers: { ...snsHeaders(message), authorization: `Bearer ${TOKEN}` } }), CONTEXT)).toEqual({ ok: true });
+    expect(
+      sns.authenticate(
+        delivery(message, { token: null, headers: { ...snsHeaders(message), authorization: `Bearer ${TOKEN}` } }),
+        CONTEXT,
+      ),
+    ).toEqual({ ok: true });
     expect(sns.authenticate(delivery(message), { ...CONTEXT, secret: '' }).ok).toBe(false);
   });
 
   it('refuses other signature versions, a SubscribeURL off SNS, and bodies that are not SNS messages', () => {
     const v3 = { ...signed('notification.json'), SignatureVersion: '3' };
-    expect(sns.authenticate(delivery(v3), CONTEXT)).toEqual({ ok: false, reason: expect.stringContaining('SignatureVersion') });
-    const elsewhere = signSnsMessage({ ...snsFixture('subscription-confirmation.json'), SubscribeURL: 'https://evil.example/?Action=ConfirmSubscription' }, { at: SENT_AT });
-    expect(sns.authenticate(delivery(elsewhere), CONTEXT)).toEqual({ ok: false, reason: expect.stringContaining('SubscribeURL') });
+    expect(sns.authenticate(delivery(v3), CONTEXT)).toEqual({
+      ok: false,
+      reason: expect.stringContaining('SignatureVersion'),
+    });
+    const elsewhere = signSnsMessage(
+      {
+        ...snsFixture('subscription-confirmation.json'),
+        SubscribeURL: 'https://evil.example/?Action=ConfirmSubscription',
+      },
+      { at: SENT_AT },
+    );
+    expect(sns.authenticate(delivery(elsewhere), CONTEXT)).toEqual({
+      ok: false,
+      reason: expect.stringContaining('SubscribeURL'),
+    });
     for (const body of ['', 'not json', '[]', '{"Type":"Other"}', '{"Type":"Notification"}']) {
-      expect(sns.authenticate(webhookOf({ body, query: { token: TOKEN }, receivedAt: RECEIVED_AT }), CONTEXT).ok).toBe(false);
+      expect(sns.authenticate(webhookOf({ body, query: { token: TOKEN }, receivedAt: RECEIVED_AT }), CONTEXT).ok).toBe(
+        false,
+      );
     }
   });
 });
@@ -140,7 +224,14 @@ describe('isSnsUrl', () => {
     expect(isSnsUrl(url)).toBe(true);
   });
 
-  it.each(['https://sns.amazonaws.com/x', 'https://sns.us-east-1.amazonaws.com./x', 'https://SNS.evil/x', 'https://sns.us-east-1.amazonaws.co/x', 'not a url', 42])('refuses %s', (url) => {
+  it.each([
+    'https://sns.amazonaws.com/x',
+    'https://sns.us-east-1.amazonaws.com./x',
+    'https://SNS.evil/x',
+    'https://sns.us-east-1.amazonaws.co/x',
+    'not a url',
+    42,
+  ])('refuses %s', (url) => {
     expect(isSnsUrl(url)).toBe(false);
   });
 });
@@ -157,9 +248,15 @@ describe('sns.prefetch', () => {
   });
 
   it('bounds the cache', async () => {
-    const answers = Object.fromEntries(Array.from({ length: SNS.certificateCacheSize + 1 }, (_, index) => [SNS_TEST_CERT_URL.replace('test.pem', `${index}.pem`), good]));
+    const answers = Object.fromEntries(
+      Array.from({ length: SNS.certificateCacheSize + 1 }, (_, index) => [
+        SNS_TEST_CERT_URL.replace('test.pem', `${index}.pem`),
+        good,
+      ]),
+    );
     const fetch = fetcher(answers);
-    for (const url of Object.keys(answers)) await sns.prefetch!(delivery(signed('notification.json', { certUrl: url })), fetch, CONTEXT);
+    for (const url of Object.keys(answers))
+      await sns.prefetch!(delivery(signed('notification.json', { certUrl: url })), fetch, CONTEXT);
     const first = Object.keys(answers)[0]!;
     await sns.prefetch!(delivery(signed('notification.json', { certUrl: first })), fetch, CONTEXT);
     expect(fetch.calls.filter((url) => url === first)).toHaveLength(2);
@@ -168,31 +265,56 @@ describe('sns.prefetch', () => {
   it('fetches nothing without the token, for a topic the route does not accept, or for a URL off SNS', async () => {
     const fetch = fetcher({});
     await sns.prefetch!(delivery(signed('notification.json'), { token: 'wrong' }), fetch, CONTEXT);
-    await sns.prefetch!(delivery(signed('notification.json', { certUrl: 'https://evil.example/SimpleNotificationService-a.pem' })), fetch, CONTEXT);
+    await sns.prefetch!(
+      delivery(signed('notification.json', { certUrl: 'https://evil.example/SimpleNotificationService-a.pem' })),
+      fetch,
+      CONTEXT,
+    );
     await sns.prefetch!(webhookOf({ body: 'nope', query: { token: TOKEN } }), fetch, CONTEXT);
-    await sns.prefetch!(delivery(signSnsMessage({ ...snsFixture('notification.json'), TopicArn: 'arn:aws:sns:us-west-2:999999999999:MyTopic' }, { at: SENT_AT })), fetch, CONTEXT);
+    await sns.prefetch!(
+      delivery(
+        signSnsMessage(
+          { ...snsFixture('notification.json'), TopicArn: 'arn:aws:sns:us-west-2:999999999999:MyTopic' },
+          { at: SENT_AT },
+        ),
+      ),
+      fetch,
+      CONTEXT,
+    );
     expect(fetch.calls).toEqual([]);
   });
 
   it('reports a failure a retry may fix as unavailable, and a refusal as no document', async () => {
     const webhook = delivery(signed('notification.json'));
-    expect(await sns.prefetch!(webhook, fetcher({ [SNS_TEST_CERT_URL]: new Error('ETIMEDOUT') }), CONTEXT)).toMatchObject({ unavailable: expect.stringContaining('ETIMEDOUT') });
-    expect(await sns.prefetch!(webhook, fetcher({ [SNS_TEST_CERT_URL]: { status: 503, body: '' } }), CONTEXT)).toMatchObject({ unavailable: expect.stringContaining('503') });
+    expect(
+      await sns.prefetch!(webhook, fetcher({ [SNS_TEST_CERT_URL]: new Error('ETIMEDOUT') }), CONTEXT),
+    ).toMatchObject({ unavailable: expect.stringContaining('ETIMEDOUT') });
+    expect(
+      await sns.prefetch!(webhook, fetcher({ [SNS_TEST_CERT_URL]: { status: 503, body: '' } }), CONTEXT),
+    ).toMatchObject({ unavailable: expect.stringContaining('503') });
     const missing = await sns.prefetch!(webhook, fetcher({}), CONTEXT);
     expect(missing.unavailable).toBeUndefined();
     expect(missing.documents.size).toBe(0);
-    const notPem = await sns.prefetch!(webhook, fetcher({ [SNS_TEST_CERT_URL]: { status: 200, body: '<html>' } }), CONTEXT);
+    const notPem = await sns.prefetch!(
+      webhook,
+      fetcher({ [SNS_TEST_CERT_URL]: { status: 200, body: '<html>' } }),
+      CONTEXT,
+    );
     expect(notPem.documents.size).toBe(0);
   });
 });
 
 describe('sns.parse, control and dedupe', () => {
   it('exposes a JSON Message (a CloudWatch alarm) as MessageJson, and leaves text Messages alone', () => {
-    const alarm = sns.parse(delivery(signed('cloudwatch-alarm.json'))) as { MessageJson: { AlarmName: string; Trigger: { Threshold: number } } };
+    const alarm = sns.parse(delivery(signed('cloudwatch-alarm.json'))) as {
+      MessageJson: { AlarmName: string; Trigger: { Threshold: number } };
+    };
     expect(alarm.MessageJson.AlarmName).toBe('HighCPU');
     expect(alarm.MessageJson.Trigger.Threshold).toBe(80);
     expect(sns.parse(delivery(signed('notification.json')))).not.toHaveProperty('MessageJson');
-    expect(sns.parse(delivery({ ...signed('notification.json'), Message: '{"broken' }))).not.toHaveProperty('MessageJson');
+    expect(sns.parse(delivery({ ...signed('notification.json'), Message: '{"broken' }))).not.toHaveProperty(
+      'MessageJson',
+    );
   });
 
   it('refuses a body that is not an SNS message', () => {
@@ -207,13 +329,18 @@ describe('sns.parse, control and dedupe', () => {
     });
     const unsubscribe = { ...confirmation, Type: 'UnsubscribeConfirmation' };
     expect(sns.control!(unsubscribe, delivery(unsubscribe))).toEqual({ reason: expect.stringContaining('ended') });
-    expect(sns.control!(sns.parse(delivery(signed('notification.json'))), delivery(signed('notification.json')))).toBeUndefined();
+    expect(
+      sns.control!(sns.parse(delivery(signed('notification.json'))), delivery(signed('notification.json'))),
+    ).toBeUndefined();
     expect(sns.ping(undefined, delivery(signed('notification.json')))).toBeUndefined();
   });
 
   it('keys on MessageId, which every retry keeps', () => {
     const first = delivery(signed('cloudwatch-alarm.json'));
-    expect(sns.dedupe(sns.parse(first), first)).toEqual({ key: 'sns:5f8d2a8e-6c1b-5e4f-9a7d-3b2c1d0e9f8a', windowSeconds: SNS.dedupeWindowSeconds });
+    expect(sns.dedupe(sns.parse(first), first)).toEqual({
+      key: 'sns:5f8d2a8e-6c1b-5e4f-9a7d-3b2c1d0e9f8a',
+      windowSeconds: SNS.dedupeWindowSeconds,
+    });
     expect(() => sns.dedupe({ Type: 'Notification' }, first)).toThrow(BadPayloadError);
   });
 });
@@ -229,7 +356,11 @@ describe('sns default template', () => {
   });
 
   it('keeps a short reason whole, and falls back to the display Region without an ARN', () => {
-    const body = { Type: 'Notification', TopicArn: 'x', MessageJson: { AlarmName: 'Disk', NewStateValue: 'OK', NewStateReason: 'Back to normal', Region: 'EU (Ireland)' } };
+    const body = {
+      Type: 'Notification',
+      TopicArn: 'x',
+      MessageJson: { AlarmName: 'Disk', NewStateValue: 'OK', NewStateReason: 'Back to normal', Region: 'EU (Ireland)' },
+    };
     expect(renderDefault(sns, body)).toBe('[OK] Disk: Back to normal (EU (Ireland))');
   });
 

@@ -18,7 +18,10 @@ const MSG_ID = 'msg_2pKx7MvB3cD9eF0gH1iJ2kL3mN4';
 const BODY = readFileSync(new URL('../../../../examples/standard-webhooks/invoice-paid.json', import.meta.url), 'utf8');
 
 /** The spec's scheme: `v1,` + base64 HMAC-SHA256 of `<id>.<timestamp>.<body>`. */
-function sign(body: string, { key = KEY, id = MSG_ID, timestamp = NOW }: { key?: Buffer; id?: string; timestamp?: number } = {}): string {
+function sign(
+  body: string,
+  { key = KEY, id = MSG_ID, timestamp = NOW }: { key?: Buffer; id?: string; timestamp?: number } = {},
+): string {
   return `v1,${createHmac('sha256', key).update(`${id}.${timestamp}.${body}`).digest('base64')}`;
 }
 
@@ -27,7 +30,12 @@ function delivery({
   id = MSG_ID,
   timestamp = NOW,
   signature = sign(body, { id, timestamp }),
-}: { body?: string; id?: string; timestamp?: number; signature?: string } = {}) {
+}: {
+  body?: string;
+  id?: string;
+  timestamp?: number;
+  signature?: string;
+} = {}) {
   return webhookOf({
     body,
     headers: { 'webhook-id': id, 'webhook-timestamp': String(timestamp), 'webhook-signature': signature },
@@ -107,7 +115,9 @@ describe('standardWebhooks.authenticate', () => {
   });
 
   it('takes a secret without the whsec_ prefix as the base64 key itself', () => {
-    expect(standardWebhooks.authenticate(delivery(), { ...CONTEXT, secret: KEY.toString('base64') })).toEqual({ ok: true });
+    expect(standardWebhooks.authenticate(delivery(), { ...CONTEXT, secret: KEY.toString('base64') })).toEqual({
+      ok: true,
+    });
   });
 
   it('refuses, with a clear reason, a secret that is not base64', () => {
@@ -126,7 +136,11 @@ describe('standardWebhooks.authenticate', () => {
 
 describe('standardWebhooks.parse', () => {
   it('parses the invoice.paid fixture into the spec envelope', () => {
-    const body = standardWebhooks.parse(delivery()) as { type: string; timestamp: string; data: { id: string; amount_paid: number } };
+    const body = standardWebhooks.parse(delivery()) as {
+      type: string;
+      timestamp: string;
+      data: { id: string; amount_paid: number };
+    };
     expect(body.type).toBe('invoice.paid');
     expect(body.data.id).toBe('inv_2pKx7LqN4vR8sT1w');
     expect(body.data.amount_paid).toBe(4500);
@@ -167,7 +181,9 @@ describe('standardWebhooks pack', () => {
     const text = renderDefault(standardWebhooks, standardWebhooks.parse(delivery()));
     expect(text).toBe('invoice.paid inv_2pKx7LqN4vR8sT1w (paid)');
     expect(text).toMatch(GSM_PRINTABLE);
-    expect(renderDefault(standardWebhooks, { type: 'user.deleted', timestamp: '2025-11-21T09:14:03Z', data: {} })).toBe('user.deleted');
+    expect(renderDefault(standardWebhooks, { type: 'user.deleted', timestamp: '2025-11-21T09:14:03Z', data: {} })).toBe(
+      'user.deleted',
+    );
   });
 
   it('has a name, a description and a default template', () => {
@@ -195,10 +211,19 @@ describe('standardWebhooks with Svix header names', () => {
   const SVIX_CONTEXT = { secret: SVIX_SECRET, toleranceSeconds: TOLERANCE } as const;
   const SVIX_ID = 'msg_p5jXN8AQM9LWM0D4loKWxJek';
 
-  function svixDelivery({ body = BODY, id = SVIX_ID, signedAt = RECEIVED_AT, signature = svixSign(SVIX_SECRET, id, signedAt, body) } = {}) {
+  function svixDelivery({
+    body = BODY,
+    id = SVIX_ID,
+    signedAt = RECEIVED_AT,
+    signature = svixSign(SVIX_SECRET, id, signedAt, body),
+  } = {}) {
     return webhookOf({
       body,
-      headers: { 'svix-id': id, 'svix-timestamp': String(Math.floor(signedAt.getTime() / 1000)), 'svix-signature': signature },
+      headers: {
+        'svix-id': id,
+        'svix-timestamp': String(Math.floor(signedAt.getTime() / 1000)),
+        'svix-signature': signature,
+      },
       receivedAt: RECEIVED_AT,
     });
   }
@@ -214,25 +239,39 @@ describe('standardWebhooks with Svix header names', () => {
 
   it('refuses a tampered body, another secret and a stale timestamp, naming the svix-* headers', () => {
     const tampered = BODY.replace('"amount_paid": 4500', '"amount_paid": 4501');
-    expect(standardWebhooks.authenticate(svixDelivery({ body: tampered, signature: svixSign(SVIX_SECRET, SVIX_ID, RECEIVED_AT, BODY) }), SVIX_CONTEXT)).toEqual({
+    expect(
+      standardWebhooks.authenticate(
+        svixDelivery({ body: tampered, signature: svixSign(SVIX_SECRET, SVIX_ID, RECEIVED_AT, BODY) }),
+        SVIX_CONTEXT,
+      ),
+    ).toEqual({
       ok: false,
       reason: expect.stringContaining('svix-signature'),
     });
     expect(standardWebhooks.authenticate(svixDelivery(), { ...SVIX_CONTEXT, secret: SECRET }).ok).toBe(false);
     const stale = new Date(RECEIVED_AT.getTime() - (TOLERANCE + 1) * 1000);
-    expect(standardWebhooks.authenticate(svixDelivery({ signedAt: stale }), SVIX_CONTEXT)).toEqual({ ok: false, reason: expect.stringContaining('older') });
+    expect(standardWebhooks.authenticate(svixDelivery({ signedAt: stale }), SVIX_CONTEXT)).toEqual({
+      ok: false,
+      reason: expect.stringContaining('older'),
+    });
   });
 
   it.each(['svix-id', 'svix-timestamp', 'svix-signature'])('refuses a Svix delivery without %s', (name) => {
     const complete = svixDelivery();
     const headers = Object.fromEntries(Object.entries(complete.headers).filter(([header]) => header !== name));
-    expect(standardWebhooks.authenticate({ ...complete, headers }, SVIX_CONTEXT)).toEqual({ ok: false, reason: expect.stringContaining(name) });
+    expect(standardWebhooks.authenticate({ ...complete, headers }, SVIX_CONTEXT)).toEqual({
+      ok: false,
+      reason: expect.stringContaining(name),
+    });
   });
 
   it('never mixes the families: a webhook-* header makes the svix-* ones irrelevant', () => {
     const complete = svixDelivery();
     const mixed = { ...complete, headers: { ...complete.headers, 'webhook-id': SVIX_ID } };
-    expect(standardWebhooks.authenticate(mixed, SVIX_CONTEXT)).toEqual({ ok: false, reason: expect.stringContaining('webhook-timestamp') });
+    expect(standardWebhooks.authenticate(mixed, SVIX_CONTEXT)).toEqual({
+      ok: false,
+      reason: expect.stringContaining('webhook-timestamp'),
+    });
   });
 
   it('deduplicates on svix-id exactly as on webhook-id', () => {
@@ -246,6 +285,8 @@ describe('standardWebhooks with Svix header names', () => {
   });
 
   it('renders the same SMS from a Svix delivery', () => {
-    expect(renderDefault(standardWebhooks, standardWebhooks.parse(svixDelivery()))).toBe('invoice.paid inv_2pKx7LqN4vR8sT1w (paid)');
+    expect(renderDefault(standardWebhooks, standardWebhooks.parse(svixDelivery()))).toBe(
+      'invoice.paid inv_2pKx7LqN4vR8sT1w (paid)',
+    );
   });
 });

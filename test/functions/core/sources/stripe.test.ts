@@ -48,7 +48,10 @@ describe('stripe.authenticate', () => {
   it('rejects a body changed after signing', () => {
     const tampered = Buffer.from(succeeded).toString('utf8').replace('"amount": 4999', '"amount": 1');
     const webhook = delivered(tampered, `t=${T},v1=${v1(T, succeeded)}`);
-    expect(stripe.authenticate(webhook, context)).toEqual({ ok: false, reason: 'no v1 signature in Stripe-Signature matches the body' });
+    expect(stripe.authenticate(webhook, context)).toEqual({
+      ok: false,
+      reason: 'no v1 signature in Stripe-Signature matches the body',
+    });
   });
 
   it('rejects a signature whose timestamp was changed', () => {
@@ -64,7 +67,10 @@ describe('stripe.authenticate', () => {
   });
 
   it('rejects a missing header', () => {
-    expect(stripe.authenticate(delivered(succeeded, undefined), context)).toEqual({ ok: false, reason: 'missing Stripe-Signature header' });
+    expect(stripe.authenticate(delivered(succeeded, undefined), context)).toEqual({
+      ok: false,
+      reason: 'missing Stripe-Signature header',
+    });
   });
 
   it.each([
@@ -89,9 +95,13 @@ describe('stripe.authenticate', () => {
   it('accepts any matching v1 among several (secret roll-over), and ignores v0', () => {
     const stale = v1(T, succeeded, 'whsec_previous');
     const good = v1(T, succeeded);
-    expect(stripe.authenticate(delivered(succeeded, `t=${T},v1=${stale},v1=${good},v0=${stale}`), context)).toEqual({ ok: true });
+    expect(stripe.authenticate(delivered(succeeded, `t=${T},v1=${stale},v1=${good},v0=${stale}`), context)).toEqual({
+      ok: true,
+    });
     expect(stripe.authenticate(delivered(succeeded, `t=${T},v1=${good},v1=${stale}`), context)).toEqual({ ok: true });
-    expect(stripe.authenticate(delivered(succeeded, `t=${T},v1=${stale},v1=${stale.replace(/^./, 'f')}`), context).ok).toBe(false);
+    expect(
+      stripe.authenticate(delivered(succeeded, `t=${T},v1=${stale},v1=${stale.replace(/^./, 'f')}`), context).ok,
+    ).toBe(false);
   });
 
   it('accepts a timestamp within the tolerance either side', () => {
@@ -133,12 +143,20 @@ describe('stripe.parse and stripe.ping', () => {
   it('parses the event and never treats one as a ping', () => {
     const webhook = valid();
     const event = stripe.parse(webhook);
-    expect(event).toMatchObject({ id: 'evt_3QNxK2LkdIwHu7ix0mVb1Qe4', type: 'payment_intent.succeeded', data: { object: { amount: 4999, currency: 'usd' } } });
+    expect(event).toMatchObject({
+      id: 'evt_3QNxK2LkdIwHu7ix0mVb1Qe4',
+      type: 'payment_intent.succeeded',
+      data: { object: { amount: 4999, currency: 'usd' } },
+    });
     expect(stripe.ping(event, webhook)).toBeUndefined();
   });
 
   it('treats an event from `stripe trigger` (test mode) as an ordinary event', () => {
-    const triggered = { ...fixtureJson('stripe/payment_intent.succeeded.json'), livemode: false, request: { id: null, idempotency_key: null } };
+    const triggered = {
+      ...fixtureJson('stripe/payment_intent.succeeded.json'),
+      livemode: false,
+      request: { id: null, idempotency_key: null },
+    };
     const webhook = valid(JSON.stringify(triggered));
     expect(stripe.authenticate(webhook, context)).toEqual({ ok: true });
     expect(stripe.ping(stripe.parse(webhook), webhook)).toBeUndefined();
@@ -149,7 +167,10 @@ describe('stripe.dedupe', () => {
   it('keys on the event id, which every retry of the event keeps', () => {
     const first = valid(succeeded, T);
     const retry = valid(succeeded, T + 3_600);
-    expect(stripe.dedupe(stripe.parse(first), first)).toEqual({ key: 'stripe:event:evt_3QNxK2LkdIwHu7ix0mVb1Qe4', windowSeconds: 72 * 3600 });
+    expect(stripe.dedupe(stripe.parse(first), first)).toEqual({
+      key: 'stripe:event:evt_3QNxK2LkdIwHu7ix0mVb1Qe4',
+      windowSeconds: 72 * 3600,
+    });
     expect(stripe.dedupe(stripe.parse(retry), retry).key).toBe('stripe:event:evt_3QNxK2LkdIwHu7ix0mVb1Qe4');
   });
 
@@ -173,7 +194,9 @@ describe('stripe.defaultTemplate', () => {
   });
 
   it('reports a partial refund', () => {
-    expect(renderDefault(stripe, fixtureJson('stripe/charge.refunded.json'))).toBe('Refunded USD 15.00 of USD 49.99 to Grace Otieno');
+    expect(renderDefault(stripe, fixtureJson('stripe/charge.refunded.json'))).toBe(
+      'Refunded USD 15.00 of USD 49.99 to Grace Otieno',
+    );
   });
 
   it('reports a paid invoice, marking test mode', () => {
@@ -181,7 +204,15 @@ describe('stripe.defaultTemplate', () => {
       id: 'evt_1QO0aBLkdIwHu7ixc1Yk2Rz5',
       type: 'invoice.paid',
       livemode: false,
-      data: { object: { id: 'in_1QO0a9LkdIwHu7ixb8Jt6X0q', number: 'D4E2F1A0-0007', amount_paid: 250000, currency: 'tzs', customer_name: 'Ushirika wa Moshi' } },
+      data: {
+        object: {
+          id: 'in_1QO0a9LkdIwHu7ixb8Jt6X0q',
+          number: 'D4E2F1A0-0007',
+          amount_paid: 250000,
+          currency: 'tzs',
+          customer_name: 'Ushirika wa Moshi',
+        },
+      },
     };
     expect(renderDefault(stripe, invoice)).toBe('[TEST] Invoice D4E2F1A0-0007 paid: TZS 2,500.00 by Ushirika wa Moshi');
   });
@@ -190,15 +221,25 @@ describe('stripe.defaultTemplate', () => {
     const failed = {
       type: 'payment_intent.payment_failed',
       livemode: true,
-      data: { object: { amount: 1200, currency: 'eur', last_payment_error: { code: 'card_declined', message: 'Your card was declined.' } } },
+      data: {
+        object: {
+          amount: 1200,
+          currency: 'eur',
+          last_payment_error: { code: 'card_declined', message: 'Your card was declined.' },
+        },
+      },
     };
     expect(renderDefault(stripe, failed)).toBe('Payment failed: EUR 12.00 - Your card was declined.');
   });
 
   it('names any other event type', () => {
-    expect(renderDefault(stripe, { type: 'customer.created', livemode: true, data: { object: { id: 'cus_RGa1Zb7QvN3mLp' } } })).toBe(
-      'Stripe customer.created: cus_RGa1Zb7QvN3mLp',
-    );
+    expect(
+      renderDefault(stripe, {
+        type: 'customer.created',
+        livemode: true,
+        data: { object: { id: 'cus_RGa1Zb7QvN3mLp' } },
+      }),
+    ).toBe('Stripe customer.created: cus_RGa1Zb7QvN3mLp');
   });
 
   it('stays one line of GSM characters', () => {

@@ -8,8 +8,11 @@ import { fixtureBytes, fixtureJson, GSM_PRINTABLE, renderDefault } from './pack-
 const SECRET = 'kuma-8b3f61d2c4e7a905';
 const context: AuthContext = { secret: SECRET, toleranceSeconds: 300 };
 
-const delivery = (body: Uint8Array | string, headers: Record<string, string> = { Authorization: `Bearer ${SECRET}` }, query: Record<string, string> = {}) =>
-  webhookOf({ body, headers: { 'Content-Type': 'application/json', ...headers }, query });
+const delivery = (
+  body: Uint8Array | string,
+  headers: Record<string, string> = { Authorization: `Bearer ${SECRET}` },
+  query: Record<string, string> = {},
+) => webhookOf({ body, headers: { 'Content-Type': 'application/json', ...headers }, query });
 
 describe('uptime-kuma.authenticate', () => {
   const down = fixtureBytes('uptime-kuma/down.json');
@@ -23,12 +26,20 @@ describe('uptime-kuma.authenticate', () => {
     const wrong = uptimeKuma.authenticate(delivery(down, { Authorization: 'Bearer guessed' }), context);
     expect(wrong).toEqual({ ok: false, reason: 'bearer token does not match' });
     expect(uptimeKuma.authenticate(delivery(down, {}, { token: 'guessed' }), context).ok).toBe(false);
-    expect(uptimeKuma.authenticate(delivery(down, {}), context)).toMatchObject({ ok: false, reason: expect.stringContaining('Bearer') });
+    expect(uptimeKuma.authenticate(delivery(down, {}), context)).toMatchObject({
+      ok: false,
+      reason: expect.stringContaining('Bearer'),
+    });
     expect(JSON.stringify(wrong)).not.toContain(SECRET);
   });
 
   it('fails closed when the route has an empty secret', () => {
-    expect(uptimeKuma.authenticate(delivery(down, { Authorization: 'Bearer ' }, { token: '' }), { secret: '', toleranceSeconds: 300 }).ok).toBe(false);
+    expect(
+      uptimeKuma.authenticate(delivery(down, { Authorization: 'Bearer ' }, { token: '' }), {
+        secret: '',
+        toleranceSeconds: 300,
+      }).ok,
+    ).toBe(false);
   });
 });
 
@@ -49,7 +60,9 @@ describe('uptime-kuma.ping', () => {
   });
 
   it('refuses a body that is not JSON (the form-data body type is not supported)', () => {
-    expect(() => uptimeKuma.parse(delivery('data=%7B%7D', { 'Content-Type': 'application/x-www-form-urlencoded' }))).toThrow(BadPayloadError);
+    expect(() =>
+      uptimeKuma.parse(delivery('data=%7B%7D', { 'Content-Type': 'application/x-www-form-urlencoded' })),
+    ).toThrow(BadPayloadError);
   });
 });
 
@@ -62,7 +75,9 @@ describe('uptime-kuma.dedupe', () => {
       windowSeconds: 24 * 3600,
     });
     const again = delivery(fixtureBytes('uptime-kuma/down.json'));
-    expect(uptimeKuma.dedupe(uptimeKuma.parse(again), again).key).toBe(uptimeKuma.dedupe(uptimeKuma.parse(webhook), webhook).key);
+    expect(uptimeKuma.dedupe(uptimeKuma.parse(again), again).key).toBe(
+      uptimeKuma.dedupe(uptimeKuma.parse(webhook), webhook).key,
+    );
   });
 
   it('gives the recovery, and a later outage of the same monitor, other keys', () => {
@@ -84,11 +99,13 @@ describe('uptime-kuma.dedupe', () => {
 
 describe('uptime-kuma.defaultTemplate', () => {
   it('says [DOWN] and [UP] with the monitor and the check message', () => {
-    expect(renderDefault(uptimeKuma, fixtureJson('uptime-kuma/down.json'))).toBe('[DOWN] M-Pesa callback: Request failed with status code 502');
+    expect(renderDefault(uptimeKuma, fixtureJson('uptime-kuma/down.json'))).toBe(
+      '[DOWN] M-Pesa callback: Request failed with status code 502',
+    );
     expect(renderDefault(uptimeKuma, fixtureJson('uptime-kuma/up.json'))).toBe('[UP] M-Pesa callback: 200 - OK');
   });
 
-  it("sends a message without heartbeat as Uptime Kuma wrote it", () => {
+  it('sends a message without heartbeat as Uptime Kuma wrote it', () => {
     expect(renderDefault(uptimeKuma, fixtureJson('uptime-kuma/certificate-expiry.json'))).toBe(
       '[M-Pesa callback][https://pay.example.co.tz/mpesa/callback] server certificate pay.example.co.tz will expire in 7 days',
     );

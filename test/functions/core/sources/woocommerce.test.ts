@@ -51,7 +51,10 @@ describe('woocommerce.authenticate', () => {
       body: JSON.stringify(order),
       headers: { ...HEADERS, 'X-WC-Webhook-Signature': base64Hmac(wire(order)) },
     });
-    expect(woocommerce.authenticate(webhook, context)).toEqual({ ok: false, reason: 'X-WC-Webhook-Signature does not match the body' });
+    expect(woocommerce.authenticate(webhook, context)).toEqual({
+      ok: false,
+      reason: 'X-WC-Webhook-Signature does not match the body',
+    });
   });
 
   it('rejects a signature keyed with another secret, without leaking either value', () => {
@@ -70,8 +73,13 @@ describe('woocommerce.authenticate', () => {
   });
 
   it('rejects a malformed signature header', () => {
-    const webhook = signed(wire(order), { 'X-WC-Webhook-Signature': createHmac('sha256', SECRET).update(wire(order)).digest('hex') });
-    expect(woocommerce.authenticate(webhook, context)).toEqual({ ok: false, reason: 'malformed X-WC-Webhook-Signature header' });
+    const webhook = signed(wire(order), {
+      'X-WC-Webhook-Signature': createHmac('sha256', SECRET).update(wire(order)).digest('hex'),
+    });
+    expect(woocommerce.authenticate(webhook, context)).toEqual({
+      ok: false,
+      reason: 'malformed X-WC-Webhook-Signature header',
+    });
   });
 });
 
@@ -99,7 +107,10 @@ describe('woocommerce creation ping', () => {
   ])('is not granted to anything else unsigned: %s', (_case, body) => {
     const webhook = ping(body);
     expect(isCreationPing(webhook)).toBe(false);
-    expect(woocommerce.authenticate(webhook, context)).toEqual({ ok: false, reason: 'missing X-WC-Webhook-Signature header' });
+    expect(woocommerce.authenticate(webhook, context)).toEqual({
+      ok: false,
+      reason: 'missing X-WC-Webhook-Signature header',
+    });
   });
 
   it('is never a ping for a signed order, so every send went through the signature', () => {
@@ -109,7 +120,9 @@ describe('woocommerce creation ping', () => {
 
   it('refuses other form-encoded bodies even when signed', () => {
     const body = 'webhook_id=42&status=active';
-    expect(() => woocommerce.parse(signed(body, { 'Content-Type': 'application/x-www-form-urlencoded' }))).toThrow(BadPayloadError);
+    expect(() => woocommerce.parse(signed(body, { 'Content-Type': 'application/x-www-form-urlencoded' }))).toThrow(
+      BadPayloadError,
+    );
   });
 });
 
@@ -142,7 +155,10 @@ describe('woocommerce.dedupe', () => {
     expect(keyOf(order, { 'X-WC-Webhook-Topic': 'order.deleted' }).replayKey).toBe(first.replayKey);
     // A second order.created for the same order (hooks firing twice) is a duplicate even though
     // WooCommerce gave it a fresh delivery id and the order was touched in between.
-    const again = keyOf({ ...order, date_modified_gmt: '2024-11-22T12:03:10' }, { 'X-WC-Webhook-Delivery-ID': 'c0ffee00c0ffee00c0ffee00c0ffee00' });
+    const again = keyOf(
+      { ...order, date_modified_gmt: '2024-11-22T12:03:10' },
+      { 'X-WC-Webhook-Delivery-ID': 'c0ffee00c0ffee00c0ffee00c0ffee00' },
+    );
     expect(again.key).toBe(first.key);
   });
 
@@ -150,7 +166,9 @@ describe('woocommerce.dedupe', () => {
     const first = keyOf(order, updated).key;
     expect(first).toBe('woocommerce:https://duka.example.co.tz/:order.updated:4821:2024-11-22T12:02:44');
     expect(keyOf(order, { ...updated, 'X-WC-Webhook-Delivery-ID': 'another' }).key).toBe(first);
-    expect(keyOf({ ...order, status: 'completed', date_modified_gmt: '2024-11-23T08:00:00' }, updated).key).not.toBe(first);
+    expect(keyOf({ ...order, status: 'completed', date_modified_gmt: '2024-11-23T08:00:00' }, updated).key).not.toBe(
+      first,
+    );
   });
 
   it('keys a deletion, whose body is only the id', () => {
@@ -168,7 +186,11 @@ describe('woocommerce.dedupe', () => {
 });
 
 describe('woocommerce.defaultTemplate', () => {
-  const headers = { 'x-wc-webhook-topic': 'order.created', 'x-wc-webhook-resource': 'order', 'x-wc-webhook-event': 'created' };
+  const headers = {
+    'x-wc-webhook-topic': 'order.created',
+    'x-wc-webhook-resource': 'order',
+    'x-wc-webhook-event': 'created',
+  };
 
   it('summarises an order in GSM characters only (a hyphen, not an em dash)', () => {
     const text = renderDefault(woocommerce, order, headers);
@@ -182,7 +204,11 @@ describe('woocommerce.defaultTemplate', () => {
   });
 
   it('names the topic for other resources', () => {
-    const coupon = { 'x-wc-webhook-topic': 'coupon.created', 'x-wc-webhook-resource': 'coupon', 'x-wc-webhook-event': 'created' };
+    const coupon = {
+      'x-wc-webhook-topic': 'coupon.created',
+      'x-wc-webhook-resource': 'coupon',
+      'x-wc-webhook-event': 'created',
+    };
     expect(renderDefault(woocommerce, { id: 719, code: 'KARIBU10' }, coupon)).toBe('WooCommerce coupon.created 719');
   });
 });

@@ -64,7 +64,7 @@ describe('compileTemplate', () => {
 
   it.each(['include', 'render', 'layout'])('refuses the file tag %s', (tag) => {
     expect(compileError(() => engine.compileTemplate(`{% ${tag} 'other' %}`)).message).toMatch(
-      `the "${tag}" tag is not available`
+      `the "${tag}" tag is not available`,
     );
   });
 
@@ -111,7 +111,7 @@ describe('render', () => {
   it('prints big-integer strings exactly', () => {
     const scope = buildScope({ body: { id: '820982911946154508', order: { id: '9007199254740993' } } });
     expect(engine.render(engine.compileTemplate('{{ id }} {{ order.id }} {{ payload.id }}'), scope).text).toBe(
-      '820982911946154508 9007199254740993 820982911946154508'
+      '820982911946154508 9007199254740993 820982911946154508',
     );
   });
 
@@ -135,7 +135,7 @@ describe('render', () => {
 
   it('does not throw on odd data', () => {
     const template = engine.compileTemplate(
-      '{{ a.b.c }}{{ n | money }}{{ n | date_tz }}{{ n | phone }}{{ n | mask_phone }}{{ n | sms_safe }}{{ n | money_minor }}'
+      '{{ a.b.c }}{{ n | money }}{{ n | date_tz }}{{ n | phone }}{{ n | mask_phone }}{{ n | sms_safe }}{{ n | money_minor }}',
     );
     for (const n of [null, undefined, [], {}, true, 'x', -1, Number.NaN, '9'.repeat(40)]) {
       expect(() => engine.render(template, { a: n, n })).not.toThrow();
@@ -212,7 +212,7 @@ describe('render: missing', () => {
     expect(
       render('{% for item in items %}{{ item.sku }}:{{ item.qty }} {% endfor %}', {
         items: [{ sku: 'A', qty: 1 }, { qty: 2 }, {}],
-      })
+      }),
     ).toEqual({ text: 'A:1 :2 : ', missing: ['item.sku', 'item.qty'] });
   });
 
@@ -249,7 +249,7 @@ describe('render: missing', () => {
 
   it('renders the documented example', () => {
     const template = engine.compileTemplate(
-      '{% if paid %}{{ customer.name }}{% endif %} {{ note | default: "-" }} {{ order.id }}'
+      '{% if paid %}{{ customer.name }}{% endif %} {{ note | default: "-" }} {{ order.id }}',
     );
     expect(engine.render(template, { paid: true, customer: {} }).missing).toEqual(['customer.name', 'order.id']);
     expect(engine.render(template, { paid: false, order: { id: 7 } }).missing).toEqual([]);
@@ -352,9 +352,14 @@ describe('limits (LiquidJS parseLimit, renderLimit, memoryLimit)', () => {
 
   it('stops a render that builds past the memory limit, before building it', () => {
     // 30 million loop items: the range alone is refused.
-    expect(renderError('{% for i in (1..30000000) %}x{% endfor %}').message).toMatch(/^memory limit exceeded: the template built more than 10000000 characters or items \(line 1, col \d+\)$/);
+    expect(renderError('{% for i in (1..30000000) %}x{% endfor %}').message).toMatch(
+      /^memory limit exceeded: the template built more than 10000000 characters or items \(line 1, col \d+\)$/,
+    );
     // A string doubled 40 times (a terabyte).
-    expect(renderError('{% assign s = "xy" %}{% for i in (1..40) %}{% assign s = s | append: s %}{% endfor %}{{ s | size }}').message).toMatch(/^memory limit exceeded/);
+    expect(
+      renderError('{% assign s = "xy" %}{% for i in (1..40) %}{% assign s = s | append: s %}{% endfor %}{{ s | size }}')
+        .message,
+    ).toMatch(/^memory limit exceeded/);
   });
 
   it('stops a condition that builds past the memory limit', () => {
@@ -365,7 +370,10 @@ describe('limits (LiquidJS parseLimit, renderLimit, memoryLimit)', () => {
   it('stops a render that runs past the render limit', () => {
     // 50 million iterations over a payload array (no memory built): seconds on any machine.
     const items = Array.from({ length: 1_000 }, (_, index) => index);
-    const error = renderError('{% for a in items %}{% for b in items %}{% for c in (1..50) %}{% endfor %}{% endfor %}{% endfor %}', { items });
+    const error = renderError(
+      '{% for a in items %}{% for b in items %}{% for c in (1..50) %}{% endfor %}{% endfor %}{% endfor %}',
+      { items },
+    );
     expect(error.message).toMatch(/^render limit exceeded: the template ran longer than 1000 ms \(line 1, col \d+\)$/);
     expect(error.cause).toBeInstanceOf(Error);
   });
@@ -374,13 +382,20 @@ describe('limits (LiquidJS parseLimit, renderLimit, memoryLimit)', () => {
     const template = engine.compileTemplate('{% for a in items %}{% for b in items %}{% endfor %}{% endfor %}');
     const items = Array.from({ length: 3_000 }, (_, index) => index);
     for (const trackMissing of [false, true]) {
-      expect(compileError(() => engine.render(template, { items }, { trackMissing, renderLimitMs: 0 })).message).toMatch(/^render limit exceeded/);
+      expect(
+        compileError(() => engine.render(template, { items }, { trackMissing, renderLimitMs: 0 })).message,
+      ).toMatch(/^render limit exceeded/);
     }
   });
 
   it('leaves ordinary templates alone', () => {
     const items = Array.from({ length: 1_000 }, (_, index) => ({ name: `n${index}` }));
-    const { text } = engine.render(engine.compileTemplate('{% for item in items %}{{ item.name | upcase }},{% endfor %}{{ items | map: "name" | join: "" | size }}'), { items });
+    const { text } = engine.render(
+      engine.compileTemplate(
+        '{% for item in items %}{{ item.name | upcase }},{% endfor %}{{ items | map: "name" | join: "" | size }}',
+      ),
+      { items },
+    );
     expect(text.endsWith('N999,3890')).toBe(true);
   });
 });

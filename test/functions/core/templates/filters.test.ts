@@ -14,13 +14,23 @@ const apply = (filter: string, value: unknown, on = engine) => render(`{{ value 
 
 describe('SMS_FILTERS', () => {
   it('documents every registered filter once', () => {
-    expect(SMS_FILTERS.map(({ name }) => name)).toEqual(['phone', 'mask_phone', 'money', 'money_minor', 'date_tz', 'sms_safe']);
+    expect(SMS_FILTERS.map(({ name }) => name)).toEqual([
+      'phone',
+      'mask_phone',
+      'money',
+      'money_minor',
+      'date_tz',
+      'sms_safe',
+    ]);
   });
 
-  it.each(SMS_FILTERS.map((doc) => [doc.name, doc] as const))('%s: the example docs/configuration.md shows renders as documented', (_, doc) => {
-    expect(render(doc.example.template)).toBe(doc.example.output);
-    expect(doc.usage).toContain(doc.name);
-  });
+  it.each(SMS_FILTERS.map((doc) => [doc.name, doc] as const))(
+    '%s: the example docs/configuration.md shows renders as documented',
+    (_, doc) => {
+      expect(render(doc.example.template)).toBe(doc.example.output);
+      expect(doc.usage).toContain(doc.name);
+    },
+  );
 });
 
 describe('phone', () => {
@@ -179,7 +189,7 @@ describe('date (LiquidJS built-in, made faster)', () => {
       for (const format of formats) {
         const source = format === undefined ? '{{ value | date }}' : `{{ value | date: '${format}' }}`;
         expect(render(source, { value }, fast), `${String(value)} ${source}`).toBe(
-          reference.renderSync(reference.parse(source), { value })
+          reference.renderSync(reference.parse(source), { value }),
         );
       }
     }

@@ -11,7 +11,7 @@ describe('buildScope', () => {
     const scope = buildScope({ body, headers: {} });
     expect(scope).toEqual({ ...body, payload: body, headers: {}, query: {} });
     expect(render('{{ status }} {{ payload.alerts[0].labels.alertname }} {{ alerts.size }}', scope)).toBe(
-      'firing DiskFull 1'
+      'firing DiskFull 1',
     );
   });
 
@@ -39,12 +39,15 @@ describe('buildScope', () => {
     const body = { payload: 'from body', headers: 'from body', other: 1 };
     const scope = buildScope({ body, headers: { 'X-A': '1' } });
     expect(render("{{ payload.payload }}|{{ payload.headers }}|{{ headers['x-a'] }}|{{ other }}", scope)).toBe(
-      'from body|from body|1|1'
+      'from body|from body|1|1',
     );
   });
 
   it("gives the request's query parameters as query (over a body field of that name), never the token", () => {
-    const scope = buildScope({ body: { query: 'from body' }, query: { to: '255712345678', token: 'route-secret', __proto__: 'x' } as Record<string, string> });
+    const scope = buildScope({
+      body: { query: 'from body' },
+      query: { to: '255712345678', token: 'route-secret', __proto__: 'x' } as Record<string, string>,
+    });
     expect(render('{{ query.to }}|{{ query.token }}|{{ payload.query }}', scope)).toBe('255712345678||from body');
     expect(Object.getPrototypeOf(scope['query'])).toBeNull();
   });
@@ -69,16 +72,24 @@ describe('buildScope', () => {
   it('builds exactly what `{ ...body, ...extra, payload, headers, query }` would: keys, order, descriptors, prototype', () => {
     const symbol = Symbol('s');
     const body = JSON.parse(
-      '{"b": 1, "2": "two", "__proto__": {"p": 1}, "constructor": "c", "toString": "t", "payload": "p", "a": [1], "1": "one"}'
+      '{"b": 1, "2": "two", "__proto__": {"p": 1}, "constructor": "c", "toString": "t", "payload": "p", "a": [1], "1": "one"}',
     ) as Record<PropertyKey, unknown>;
     Object.defineProperty(body, 'hidden', { value: 'not enumerable', enumerable: false });
     Object.defineProperty(body, 'computed', { get: () => 'from getter', enumerable: true });
     body[symbol] = 'symbol';
-    const extra = JSON.parse('{"item": {"sku": "A"}, "b": "extra wins", "__proto__": "extra proto", "valueOf": 3}') as Record<string, unknown>;
+    const extra = JSON.parse(
+      '{"item": {"sku": "A"}, "b": "extra wins", "__proto__": "extra proto", "valueOf": 3}',
+    ) as Record<string, unknown>;
     const headers = { 'X-A': '1' };
 
     const scope = buildScope({ body, headers, extra });
-    const reference: Record<PropertyKey, unknown> = { ...body, ...extra, payload: body, headers: scope['headers'], query: scope['query'] };
+    const reference: Record<PropertyKey, unknown> = {
+      ...body,
+      ...extra,
+      payload: body,
+      headers: scope['headers'],
+      query: scope['query'],
+    };
     expect(Reflect.ownKeys(scope)).toEqual(Reflect.ownKeys(reference));
     expect(Object.getOwnPropertyDescriptors(scope)).toEqual(Object.getOwnPropertyDescriptors(reference));
     expect(Object.getPrototypeOf(scope)).toBe(Object.prototype);

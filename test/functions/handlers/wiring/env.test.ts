@@ -9,7 +9,11 @@ beforeEach(() => stubEnvironment({}));
 afterEach(() => vi.unstubAllEnvs());
 
 describe('readEnvironment', () => {
-  const minimal = { RELAY_CONFIG: '/opt/relay.yaml', TABLE_NAME: 'sms-relay', SECRET_ID: 'arn:aws:secretsmanager:eu-west-1:1:secret:sms-relay' };
+  const minimal = {
+    RELAY_CONFIG: '/opt/relay.yaml',
+    TABLE_NAME: 'sms-relay',
+    SECRET_ID: 'arn:aws:secretsmanager:eu-west-1:1:secret:sms-relay',
+  };
 
   it('reads the minimal AWS environment with the defaults', () => {
     expect(readEnvironment(minimal)).toEqual({
@@ -25,13 +29,24 @@ describe('readEnvironment', () => {
   it('reads the route secrets (SECRET_ID) and the provider key (PROVIDER_SECRET_ID) apart, each only when given', () => {
     const { SECRET_ID: routes, ...withoutRoutes } = minimal;
     const provider = `${routes}/provider`;
-    expect(readEnvironment({ ...minimal, PROVIDER_SECRET_ID: provider }).secrets).toEqual({ kind: 'secrets-manager', routes, provider });
-    expect(readEnvironment({ ...withoutRoutes, PROVIDER_SECRET_ID: provider }).secrets).toEqual({ kind: 'secrets-manager', provider });
+    expect(readEnvironment({ ...minimal, PROVIDER_SECRET_ID: provider }).secrets).toEqual({
+      kind: 'secrets-manager',
+      routes,
+      provider,
+    });
+    expect(readEnvironment({ ...withoutRoutes, PROVIDER_SECRET_ID: provider }).secrets).toEqual({
+      kind: 'secrets-manager',
+      provider,
+    });
   });
 
   it('resolves a relative RELAY_CONFIG against LAMBDA_TASK_ROOT, as deployed', () => {
-    expect(readEnvironment({ ...minimal, RELAY_CONFIG: 'relay-config.yaml', LAMBDA_TASK_ROOT: '/var/task' }).configPath).toBe('/var/task/relay-config.yaml');
-    expect(readEnvironment({ ...minimal, RELAY_CONFIG: 'config/local.yaml' }).configPath).toBe(join(process.cwd(), 'config/local.yaml'));
+    expect(
+      readEnvironment({ ...minimal, RELAY_CONFIG: 'relay-config.yaml', LAMBDA_TASK_ROOT: '/var/task' }).configPath,
+    ).toBe('/var/task/relay-config.yaml');
+    expect(readEnvironment({ ...minimal, RELAY_CONFIG: 'config/local.yaml' }).configPath).toBe(
+      join(process.cwd(), 'config/local.yaml'),
+    );
   });
 
   it('prefers the local secrets file over SECRET_ID, and reads every override', () => {
@@ -65,7 +80,13 @@ describe('readEnvironment', () => {
   it('reports every problem at once, and treats empty values as unset', () => {
     let caught: unknown;
     try {
-      readEnvironment({ TABLE_NAME: '', MAX_BODY_BYTES: '10kb', RETRY_MAX_ATTEMPTS: '0', DYNAMODB_ENDPOINT: 'localhost:8000', PROVIDER_BASE_URL: 'ftp://user:pw@x' });
+      readEnvironment({
+        TABLE_NAME: '',
+        MAX_BODY_BYTES: '10kb',
+        RETRY_MAX_ATTEMPTS: '0',
+        DYNAMODB_ENDPOINT: 'localhost:8000',
+        PROVIDER_BASE_URL: 'ftp://user:pw@x',
+      });
     } catch (error) {
       caught = error;
     }
@@ -86,11 +107,18 @@ describe('readEnvironment', () => {
   it('refuses a PROVIDER_BASE_URL with credentials, as the local runtime does, without echoing it', () => {
     let caught: unknown;
     try {
-      readEnvironment({ RELAY_CONFIG: 'c.yaml', TABLE_NAME: 't', SECRET_ID: 's', PROVIDER_BASE_URL: 'https://user:pw@sms.example' });
+      readEnvironment({
+        RELAY_CONFIG: 'c.yaml',
+        TABLE_NAME: 't',
+        SECRET_ID: 's',
+        PROVIDER_BASE_URL: 'https://user:pw@sms.example',
+      });
     } catch (error) {
       caught = error;
     }
-    expect((caught as EnvironmentError | undefined)?.problems).toEqual(['PROVIDER_BASE_URL must not contain credentials; use PROVIDER_API_KEY']);
+    expect((caught as EnvironmentError | undefined)?.problems).toEqual([
+      'PROVIDER_BASE_URL must not contain credentials; use PROVIDER_API_KEY',
+    ]);
     expect((caught as Error).message).not.toContain('pw@');
   });
 });

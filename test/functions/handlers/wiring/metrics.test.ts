@@ -26,13 +26,41 @@ describe('the metrics', () => {
 
     const lines = out.emf();
     const series = lines.map((line) => {
-      const [directive] = (line['_aws'] as { CloudWatchMetrics: { Namespace: string; Dimensions: string[][]; Metrics: { Name: string; Unit: string }[] }[] }).CloudWatchMetrics;
-      return { namespace: directive!.Namespace, dimensions: directive!.Dimensions, metrics: directive!.Metrics, service: line['service'], route: line['route'] };
+      const [directive] = (
+        line['_aws'] as {
+          CloudWatchMetrics: { Namespace: string; Dimensions: string[][]; Metrics: { Name: string; Unit: string }[] }[];
+        }
+      ).CloudWatchMetrics;
+      return {
+        namespace: directive!.Namespace,
+        dimensions: directive!.Dimensions,
+        metrics: directive!.Metrics,
+        service: line['service'],
+        route: line['route'],
+      };
     });
     expect(series).toEqual([
-      { namespace: 'SmsRelay', dimensions: [['service', 'route']], metrics: [{ Name: 'Sent', Unit: 'Count' }], service: 'sms-relay', route: 'alerts' },
-      { namespace: 'SmsRelay', dimensions: [['service', 'route']], metrics: [{ Name: 'Sent', Unit: 'Count' }], service: 'sms-relay', route: 'orders' },
-      { namespace: 'SmsRelay', dimensions: [['service', 'route']], metrics: [{ Name: 'CreditsSpent', Unit: 'None' }], service: 'sms-relay', route: 'alerts' },
+      {
+        namespace: 'SmsRelay',
+        dimensions: [['service', 'route']],
+        metrics: [{ Name: 'Sent', Unit: 'Count' }],
+        service: 'sms-relay',
+        route: 'alerts',
+      },
+      {
+        namespace: 'SmsRelay',
+        dimensions: [['service', 'route']],
+        metrics: [{ Name: 'Sent', Unit: 'Count' }],
+        service: 'sms-relay',
+        route: 'orders',
+      },
+      {
+        namespace: 'SmsRelay',
+        dimensions: [['service', 'route']],
+        metrics: [{ Name: 'CreditsSpent', Unit: 'None' }],
+        service: 'sms-relay',
+        route: 'alerts',
+      },
       {
         namespace: 'SmsRelay',
         dimensions: [['service']],

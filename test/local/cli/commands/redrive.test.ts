@@ -47,22 +47,44 @@ interface Run {
 
 function cli(args: readonly string[], env: Readonly<Record<string, string>> = {}): Promise<Run> {
   return new Promise((resolve) => {
-    execFile(process.execPath, ['bin/sms-relay.mjs', ...args], { encoding: 'utf8', env: { ...process.env, ...env } }, (error, stdout, stderr) => {
-      resolve({ code: error === null ? 0 : typeof error.code === 'number' ? error.code : 1, stdout, stderr });
-    });
+    execFile(
+      process.execPath,
+      ['bin/sms-relay.mjs', ...args],
+      { encoding: 'utf8', env: { ...process.env, ...env } },
+      (error, stdout, stderr) => {
+        resolve({ code: error === null ? 0 : typeof error.code === 'number' ? error.code : 1, stdout, stderr });
+      },
+    );
   });
 }
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'sms-relay-redrive-'));
-  const settings = resolveRuntimeSettings({ config: CONFIG, secrets: join(dir, 'secrets.json'), dataDir: join(dir, 'data') }, {});
+  const settings = resolveRuntimeSettings(
+    { config: CONFIG, secrets: join(dir, 'secrets.json'), dataDir: join(dir, 'data') },
+    {},
+  );
   dataDir = settings.dataDir;
   const loaded = loadConfigFile(CONFIG);
   const secrets = ensureSecretsFile(settings.secretsPath, loaded).values;
   local = await openLocalStore({ dataDir, tableName: settings.tableName });
-  sandbox = await startSandbox({ apiKey: secrets['providerApiKey']!, senderIds: ['SMSRELAY', 'ALERTS', 'DUKA'], defaultSenderId: 'SMSRELAY', balance: 1000, rate: 1 });
+  sandbox = await startSandbox({
+    apiKey: secrets['providerApiKey']!,
+    senderIds: ['SMSRELAY', 'ALERTS', 'DUKA'],
+    defaultSenderId: 'SMSRELAY',
+    balance: 1000,
+    rate: 1,
+  });
   const silent = { debug: () => undefined, info: () => undefined, warn: () => undefined, error: () => undefined };
-  const context = createLocalContext({ loaded, store: local.store, secretsPath: settings.secretsPath, providerBaseUrl: sandbox.baseUrl, providerApiKey: secrets['providerApiKey']!, logger: silent, policy: settings.policy });
+  const context = createLocalContext({
+    loaded,
+    store: local.store,
+    secretsPath: settings.secretsPath,
+    providerBaseUrl: sandbox.baseUrl,
+    providerApiKey: secrets['providerApiKey']!,
+    logger: silent,
+    policy: settings.policy,
+  });
   feeder = createSendQueue({ send: (id) => sendMessage(context, id), concurrency: 2, onError: () => undefined });
   relay = createRelayServer();
   const port = await relay.listen(0, '127.0.0.1');
@@ -78,7 +100,14 @@ beforeAll(async () => {
     store: local.store,
     isOperator: (authorization) => authorization === OPERATOR.authorization,
   });
-  announceRuntime({ pid: process.pid, url, dataDir, providerBaseUrl: sandbox.baseUrl, startedAt: new Date().toISOString(), consoleSecret: OPERATOR_SECRET });
+  announceRuntime({
+    pid: process.pid,
+    url,
+    dataDir,
+    providerBaseUrl: sandbox.baseUrl,
+    startedAt: new Date().toISOString(),
+    consoleSecret: OPERATOR_SECRET,
+  });
 }, 60_000);
 
 afterAll(async () => {
@@ -94,9 +123,20 @@ let made = 0;
 /** A record of route `notify` left UNKNOWN, as a 503 after the request left leaves an at-most-once one. */
 async function unknownRecord(store: MessageStore = local.store): Promise<string> {
   made += 1;
-  const { ids: [id] } = await store.acceptWebhook({ route: 'notify', dedupeKey: `unknown-${made}-${Date.now()}`, windowSeconds: 60, messages: [message({ to: ['255754111222'], text: `maybe sent ${made}` })] });
+  const {
+    ids: [id],
+  } = await store.acceptWebhook({
+    route: 'notify',
+    dedupeKey: `unknown-${made}-${Date.now()}`,
+    windowSeconds: 60,
+    messages: [message({ to: ['255754111222'], text: `maybe sent ${made}` })],
+  });
   const claimed = await store.claimMessage(id!);
-  await store.settle(id!, claimed!.claimToken!, { state: MessageState.Unknown, reason: 'may have been sent: 503', lastError: { name: 'SmsServiceError', status: 503, delivery: 'maybe-sent', message: 'service unavailable' } });
+  await store.settle(id!, claimed!.claimToken!, {
+    state: MessageState.Unknown,
+    reason: 'may have been sent: 503',
+    lastError: { name: 'SmsServiceError', status: 503, delivery: 'maybe-sent', message: 'service unavailable' },
+  });
   return id!;
 }
 
@@ -114,15 +154,35 @@ describe('redrive --state UNKNOWN', () => {
     expect(refused.stderr).toContain('--accept-duplicates');
     expect(await stateOf(id)).toBe('UNKNOWN');
 
-    const dryRun = await cli(['redrive', '--state', 'UNKNOWN', '--route', 'notify', '--data-dir', dataDir, '--dry-run']);
+    const dryRun = await cli([
+      'redrive',
+      '--state',
+      'UNKNOWN',
+      '--route',
+      'notify',
+      '--data-dir',
+      dataDir,
+      '--dry-run',
+    ]);
     expect(dryRun.code).toBe(0);
     expect(dryRun.stdout).toContain(`would re-queue ${id}`);
     expect(dryRun.stdout).toContain('needs --accept-duplicates');
 
-    const accepted = await cli(['redrive', '--state', 'UNKNOWN', '--route', 'notify', '--data-dir', dataDir, '--accept-duplicates']);
+    const accepted = await cli([
+      'redrive',
+      '--state',
+      'UNKNOWN',
+      '--route',
+      'notify',
+      '--data-dir',
+      dataDir,
+      '--accept-duplicates',
+    ]);
     expect(accepted.stderr).toBe('');
     expect(accepted.code).toBe(0);
-    expect(accepted.stdout).toContain('Re-queued 1 of 1 UNKNOWN on route notify record; the running relay sends them within a few seconds.');
+    expect(accepted.stdout).toContain(
+      'Re-queued 1 of 1 UNKNOWN on route notify record; the running relay sends them within a few seconds.',
+    );
     // The runtime sends it at once (its send queue), as it does a redriven PARKED record.
     await expect.poll(async () => await stateOf(id), { timeout: 20_000 }).toBe('SENT');
     expect(sandbox.messages().filter((sent) => sent.message === 'maybe sent 1')).toHaveLength(1);
@@ -130,12 +190,22 @@ describe('redrive --state UNKNOWN', () => {
 
   it('POST /_relay/redrive: "from": "UNKNOWN" needs "acceptDuplicates": true (400 without, nothing changed)', async () => {
     const id = await unknownRecord();
-    const post = async (body: unknown) => await fetch(`${url}/_relay/redrive`, { method: 'POST', headers: { ...OPERATOR, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    const post = async (body: unknown) =>
+      await fetch(`${url}/_relay/redrive`, {
+        method: 'POST',
+        headers: { ...OPERATOR, 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
 
-    for (const body of [{ from: 'UNKNOWN', ids: [id] }, { from: 'UNKNOWN', ids: [id], acceptDuplicates: false }]) {
+    for (const body of [
+      { from: 'UNKNOWN', ids: [id] },
+      { from: 'UNKNOWN', ids: [id], acceptDuplicates: false },
+    ]) {
       const refused = await post(body);
       expect(refused.status).toBe(400);
-      expect(((await refused.json()) as { error: string }).error).toContain(`acceptDuplicates: must be true with "from": "UNKNOWN": an UNKNOWN SMS ${MAY_HAVE_ARRIVED}`);
+      expect(((await refused.json()) as { error: string }).error).toContain(
+        `acceptDuplicates: must be true with "from": "UNKNOWN": an UNKNOWN SMS ${MAY_HAVE_ARRIVED}`,
+      );
     }
     expect(await stateOf(id)).toBe('UNKNOWN');
 
@@ -145,14 +215,19 @@ describe('redrive --state UNKNOWN', () => {
     await expect.poll(async () => await stateOf(id), { timeout: 20_000 }).toBe('SENT');
   }, 60_000);
 
-  it('with --env (a stack\'s table): the same refusal, and the same re-queue with the flag', async () => {
+  it("with --env (a stack's table): the same refusal, and the same re-queue with the flag", async () => {
     // The local store listens on no port; a stack's table is any DynamoDB endpoint: here a dynalite server.
     const db: Dynalite = await startDynalite();
     const tableName = 'SmsRelay-test-table';
     await ensureTable(db.client, tableName);
     const table = createStore({ client: db.client, tableName });
     const id = await unknownRecord(table);
-    const aws = { AWS_ENDPOINT_URL_DYNAMODB: db.endpoint, AWS_ACCESS_KEY_ID: 'local', AWS_SECRET_ACCESS_KEY: 'local', AWS_REGION: 'local' };
+    const aws = {
+      AWS_ENDPOINT_URL_DYNAMODB: db.endpoint,
+      AWS_ACCESS_KEY_ID: 'local',
+      AWS_SECRET_ACCESS_KEY: 'local',
+      AWS_REGION: 'local',
+    };
     const args = ['redrive', '--env', 'test', '--table', tableName, '--state', 'UNKNOWN', '--route', 'notify'];
 
     const refused = await cli(args, aws);
@@ -169,4 +244,3 @@ describe('redrive --state UNKNOWN', () => {
     await db.close();
   }, 60_000);
 });
-
