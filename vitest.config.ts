@@ -24,6 +24,7 @@ export default defineConfig({
     // stubs, fake timers and client mocks are undone in their after hooks.
     pool: 'threads',
     isolate: false,
+    setupFiles: ['test/helpers/isolation.ts'],
     // Bounds for a failing run on a busy machine with two files at once; tests wait for states.
     testTimeout: 90_000,
     hookTimeout: 120_000,

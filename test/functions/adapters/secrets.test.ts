@@ -8,7 +8,7 @@ import {
   SecretsManagerClient,
 } from '@aws-sdk/client-secrets-manager';
 import { mockClient } from 'aws-sdk-client-mock';
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { afterAll, afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { SecretUnavailableError } from '../../../functions/adapters/errors';
 import { createFileSecretSource, createSecretsManagerSource } from '../../../functions/adapters/secrets';
 import { stubEnvironment } from '../handlers/support';
@@ -22,6 +22,7 @@ beforeEach(() => {
 afterEach(() => {
   vi.unstubAllEnvs();
 });
+afterAll(() => secretsManager.restore());
 
 describe('createSecretsManagerSource', () => {
   const values = { providerApiKey: 'key-1', 'alerts-token': 'token-1', notAString: 42 };

@@ -30,6 +30,7 @@ beforeAll(async () => {
   db = await startDynalite();
 });
 afterAll(async () => {
+  secretsManager.restore();
   await db?.close();
 });
 

@@ -38,6 +38,7 @@ beforeAll(async () => {
   ]);
 });
 afterAll(async () => {
+  secretsManager.restore();
   await Promise.all([db?.close(), sandbox?.close()]);
 });
 beforeEach(async () => {

@@ -36,6 +36,8 @@ const secretsManager = mockClient(SecretsManagerClient);
 
 let out: Captured;
 
+afterAll(() => secretsManager.restore());
+
 beforeEach(() => {
   secretsManager.reset();
   resetLambdaRelay();

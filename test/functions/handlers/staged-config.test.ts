@@ -116,6 +116,7 @@ describe('ingest handler with the staged config', () => {
     db = await startDynalite();
   });
   afterAll(async () => {
+    secretsManager.restore();
     await db?.close();
   });
   beforeEach(async () => {

@@ -1,7 +1,7 @@
 import { CloudFormationClient, DescribeStacksCommand } from '@aws-sdk/client-cloudformation';
 import { DynamoDBClient, ListTablesCommand, QueryCommand } from '@aws-sdk/client-dynamodb';
 import { mockClient } from 'aws-sdk-client-mock';
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { afterAll, afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { checkAwsAccess, findStackTable } from '../../../local/shared/aws';
 import { RuntimeError } from '../../../local/shared/errors';
 import { openDeployedRecordAccess } from '../../../local/shared/record-access';
@@ -58,6 +58,10 @@ beforeEach(() => {
 });
 afterEach(() => {
   vi.unstubAllEnvs();
+});
+afterAll(() => {
+  cloudFormation.restore();
+  dynamo.restore();
 });
 
 describe('findStackTable: the table of stack SmsRelay-<env>, from its TableName output', () => {
