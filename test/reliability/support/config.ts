@@ -31,6 +31,8 @@ export function newSecrets(): Record<string, string> {
     'sentry-secret': newSecret('token'),
     'pagerduty-secret': newSecret('token'),
     'uptime-kuma-token': newSecret('token'),
+    'goalert-token': newSecret('token'),
+    'grafana-oncall-token': newSecret('token'),
     'hmac-secret': newSecret('token'),
     'sns-secret': newSecret('token'),
   };
