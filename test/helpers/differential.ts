@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import type { Server } from 'node:http';
 import { type AttributeValue, CreateTableCommand, DynamoDBClient, ScanCommand } from '@aws-sdk/client-dynamodb';
 import * as DYNAMODB_COMMANDS from '@aws-sdk/client-dynamodb';
@@ -115,6 +116,9 @@ export async function startEngines(): Promise<Engines> {
     memo: clientOf(memoEndpoint),
     ...(local === undefined ? {} : { local: local.client }),
   };
+  // DynamoDB Local is one shared database for the whole run (-sharedDb): a run's own prefix keeps the
+  // differential files' tables apart.
+  const run = randomUUID().slice(0, 8);
   let tables = 0;
 
   const sameEverywhere: Engines['sameEverywhere'] = async (
@@ -125,7 +129,7 @@ export async function startEngines(): Promise<Engines> {
     } = {},
   ) => {
     tables += 1;
-    const table = `diff-${tables}`;
+    const table = `diff-${run}-${tables}`;
     const present = engines.filter((engine) => clients[engine] !== undefined);
     const answers: Record<string, Outcome[]> = {};
     const items: Record<string, unknown> = {};
