@@ -20,6 +20,7 @@ import { openConsoleLink } from '../test/helpers/console-session';
 import { operatorHeaders } from '../test/helpers/relay-operator';
 import { median, ratio, round } from './stats';
 import { startRelay, type Relay } from './time-to-sms';
+import { CHROMIUM, CHROMIUM_ARGS } from '../test/helpers/chromium';
 
 export interface ConsoleLoad {
   readonly records: number;
@@ -36,17 +37,6 @@ export interface ConsoleLoadOptions {
   readonly log?: (line: string) => void;
 }
 
-const CHROMIUM = process.env['CHROMIUM_PATH'] ?? '/usr/bin/chromium';
-const CHROMIUM_ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
 const SENDER_IDS = ['SMSRELAY', 'ALERTS', 'DUKA'];
 const PRICE = 20;
 const FIXTURES = (repoRoot: string, path: string): Record<string, unknown> =>

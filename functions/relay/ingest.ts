@@ -14,7 +14,14 @@ import { RelayMetric, type RelayContext } from './ports';
 import type { Deferral } from '../core/windows';
 import { deferralOf, type DigestStore } from './digest';
 import { overridesFor } from './oncall';
-import { discardOpenedIncident, pageIncident, type PagingStore, toNewMessage, type PagedEvaluation } from './paging';
+import {
+  discardOpenedIncident,
+  droppedMessage,
+  pageIncident,
+  type PagingStore,
+  toNewMessage,
+  type PagedEvaluation,
+} from './paging';
 
 /** What `ingestWebhook` uses of the store: the accept and the capture, and what its digests, heartbeats and paging use. */
 export type IngestStore = Pick<MessageStore, 'acceptWebhook' | 'capturePayload' | 'getMute' | 'activeOverrides'> &
@@ -298,19 +305,8 @@ function newMessages(
     ...toNewMessage(message, delivery),
     ...waits,
   }));
-  const dropped = (index: number, reason: string, text = ''): NewMessage => ({
-    index,
-    part: 1,
-    parts: 1,
-    text,
-    to: [],
-    encoding: 'GSM-7',
-    characters: text.length,
-    segments: 0,
-    delivery,
-    state: MessageState.Dropped,
-    reason,
-  });
+  const dropped = (index: number, reason: string, text = ''): NewMessage =>
+    droppedMessage(index, reason, text, delivery);
   const unsent: NewMessage[] = [
     ...(evaluation.overCap === undefined ? [] : [dropped(evaluation.overCap.item, evaluation.overCap.reason)]),
     ...evaluation.skipped.map((skip) => dropped(skip.item, skip.reason, skip.text)),

@@ -353,42 +353,13 @@ async function escalationMessages(
 ): Promise<NewMessage[]> {
   const delivery = route.config.delivery;
   if (numbers.length === 0) {
-    return [
-      {
-        index: 0,
-        part: 1,
-        parts: 1,
-        text,
-        to: [],
-        encoding: 'GSM-7',
-        characters: text.length,
-        segments: 0,
-        delivery,
-        state: MessageState.Dropped,
-        reason: 'no valid recipient for this escalation step',
-      },
-    ];
+    return [droppedMessage(0, 'no valid recipient for this escalation step', text, delivery)];
   }
   const linked =
     route.paging?.ack === undefined ? undefined : await linkedMessages(context, route, incidentId, text, numbers, now);
   if (linked !== undefined) return linked.map((message, index) => ({ ...toNewMessage(message, delivery), index }));
   const fitted = fitMessage(text, { policy: 'truncate' });
-  if (!fitted.ok)
-    return [
-      {
-        index: 0,
-        part: 1,
-        parts: 1,
-        text,
-        to: [],
-        encoding: 'GSM-7',
-        characters: text.length,
-        segments: 0,
-        delivery,
-        state: MessageState.Dropped,
-        reason: fitted.reason,
-      },
-    ];
+  if (!fitted.ok) return [droppedMessage(0, fitted.reason, text, delivery)];
   const part = fitted.parts[0]!;
   return [
     toNewMessage(
@@ -406,6 +377,28 @@ async function escalationMessages(
       delivery,
     ),
   ];
+}
+
+/** The record of an SMS that will never go out (no recipient, rejected, over a cap), with its reason. */
+export function droppedMessage(
+  index: number,
+  reason: string,
+  text: string,
+  delivery: NewMessage['delivery'],
+): NewMessage {
+  return {
+    index,
+    part: 1,
+    parts: 1,
+    text,
+    to: [],
+    encoding: 'GSM-7',
+    characters: text.length,
+    segments: 0,
+    delivery,
+    state: MessageState.Dropped,
+    reason,
+  };
 }
 
 /** The record of one planned SMS, as ingest and the incident's own SMS write it. */

@@ -1,8 +1,9 @@
-import { existsSync, mkdirSync, mkdtempSync, rmSync, statSync } from 'node:fs';
+import { launchChromium } from '../helpers/chromium';
+import { mkdirSync, mkdtempSync, rmSync, statSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfigFile } from '../../functions/core/config/load';
 import { CONSOLE_REQUEST_HEADER, PAGE_TOKEN_KEY } from '../../local/console/contract';
@@ -25,22 +26,10 @@ import {
  * ones docs/local.md shows) with UPDATE_SCREENSHOTS=1.
  */
 
-const CHROMIUM = process.env['CHROMIUM_PATH'] ?? '/usr/bin/chromium';
 const SHOTS =
   process.env['UPDATE_SCREENSHOTS'] === '1'
     ? join(REPO_ROOT, 'docs/console')
     : mkdtempSync(join(tmpdir(), 'sms-relay-shots-'));
-/** Flags of a closed network: no background calls home, which this machine refuses. */
-const CHROMIUM_ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
 
 let dir: string;
 let relay: RelayProcess;
@@ -52,8 +41,6 @@ let consoleUrl: string;
 let link: string;
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM))
-    throw new Error(`no Chromium at ${CHROMIUM}: apt-get install chromium (or set CHROMIUM_PATH)`);
   dir = mkdtempSync(join(tmpdir(), 'sms-relay-browser-'));
   relay = await startRelay(
     cleanEnv({ PORT: '0', RELAY_DATA_DIR: join(dir, 'data'), RELAY_SECRETS_FILE: join(dir, 'secrets.json') }),
@@ -61,7 +48,7 @@ beforeAll(async () => {
   secrets = readJsonFile<Record<string, string>>(join(dir, 'secrets.json'));
   link = /Console\s+(http:\/\/127\.0\.0\.1:\d+\/console\/\?token=[\w-]+)/.exec(relay.banner)?.[1] ?? '';
   consoleUrl = `${relay.url}/console`;
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+  browser = await launchChromium();
   page = await browser.newPage({ viewport: { width: 1280, height: 800 } });
   mkdirSync(SHOTS, { recursive: true });
 }, 120_000);

@@ -1,7 +1,8 @@
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { launchChromium } from '../helpers/chromium';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { chromium, type Browser, type Page } from 'playwright-core';
+import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox } from '../../local/sandbox/server';
 import type { RunningSandbox } from '../../local/sandbox/types';
@@ -21,17 +22,6 @@ import {
  * the console's On call view and an incident's story on its records.
  */
 
-const CHROMIUM = process.env['CHROMIUM_PATH'] ?? '/usr/bin/chromium';
-const CHROMIUM_ARGS = [
-  '--headless',
-  '--no-sandbox',
-  '--disable-gpu',
-  '--disable-quic',
-  '--no-first-run',
-  '--disable-background-networking',
-  '--disable-component-update',
-  '--disable-sync',
-];
 const API_KEY = 'paging-browser-provider-key-41d9';
 const ASHA = '255712345678';
 const BARAKA = '255754000111';
@@ -43,8 +33,6 @@ let browser: Browser;
 let page: Page;
 
 beforeAll(async () => {
-  if (!existsSync(CHROMIUM))
-    throw new Error(`no Chromium at ${CHROMIUM}: apt-get install chromium (or set CHROMIUM_PATH)`);
   dir = mkdtempSync(join(tmpdir(), 'sms-relay-paging-browser-'));
   sandbox = await startSandbox({
     apiKey: API_KEY,
@@ -77,7 +65,7 @@ routes:
 `,
   );
   running = await startRelayOn(dir, { providerUrl: sandbox.baseUrl, apiKey: API_KEY, movableClock: true });
-  browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS });
+  browser = await launchChromium();
   page = await browser.newPage({ viewport: { width: 1024, height: 900 } });
 }, 180_000);
 

@@ -2,14 +2,7 @@ import { Command, Option } from 'commander';
 import type { Incident } from '../../../functions/core/paging/incident';
 import { CliError } from '../../shared/errors';
 import { fail } from '../output';
-import { openAccess, withStoreOptions } from './logs';
-
-interface WhereOptions {
-  readonly env?: string;
-  readonly table?: string;
-  readonly region?: string;
-  readonly dataDir?: string;
-}
+import { openAccess, type StoreOptions, withStoreOptions } from './logs';
 
 /** One element of `sms-relay incidents --json`. */
 export interface IncidentLine {
@@ -39,7 +32,7 @@ export function incidentsCommand(): Command {
       .addOption(new Option('--json', 'print a JSON array of {id, route, key, openedAt, level, nextDueAt, text}')),
   )
     .addHelpText('after', '\nExamples:\n  $ npx sms-relay incidents\n  $ npx sms-relay incidents --env prod --json')
-    .action(async (options: WhereOptions & { readonly json?: boolean }) => {
+    .action(async (options: StoreOptions & { readonly json?: boolean }) => {
       await run(options, async (access) => {
         const incidents = await access.incidents();
         if (options.json === true) {
@@ -78,7 +71,7 @@ export function ackCommand(): Command {
       'after',
       '\nExamples:\n  $ npx sms-relay ack 01JD4ZP6Q3K8V0M2N7R5T9W1XY\n  $ npx sms-relay ack 01JD4ZP6Q3K8V0M2N7R5T9W1XY --env prod',
     )
-    .action(async (id: string, options: WhereOptions) => {
+    .action(async (id: string, options: StoreOptions) => {
       await run(options, async (access) => {
         if (!/^[0-9A-HJKMNP-TV-Z]{26}$/.test(id))
           throw new CliError(`"${id}" is not an incident id; "sms-relay incidents" lists them`);
@@ -108,7 +101,7 @@ const line = (incident: Incident): IncidentLine => ({
 });
 
 async function run(
-  options: WhereOptions,
+  options: StoreOptions,
   act: (access: Awaited<ReturnType<typeof openAccess>>) => Promise<void>,
 ): Promise<void> {
   try {

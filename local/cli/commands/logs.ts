@@ -1,7 +1,12 @@
+import { existsSync } from 'node:fs';
+import { resolve } from 'node:path';
 import { Command, InvalidArgumentError, Option } from 'commander';
+import { loadConfigFile } from '../../../functions/core/config/load';
+import type { LoadedConfig } from '../../../functions/core/config/compile';
+import { CliError } from '../../shared/errors';
 import { openDeployedRecordAccess, openLocalRecordAccess, type RecordAccess } from '../../shared/record-access';
 import { MESSAGE_STATES, parseSince, parseState, type RecordQuery, type RecordView } from '../../records';
-import { localPath, RUNTIME_DEFAULTS } from '../../shared/settings';
+import { displayPath, localPath, RUNTIME_DEFAULTS } from '../../shared/settings';
 import { fail } from '../output';
 import { RECENT_LIMIT } from '../../../functions/core/defaults';
 
@@ -193,4 +198,29 @@ function parseLimit(value: string): number {
   if (!/^\d+$/.test(value) || limit < 1 || limit > 10_000)
     throw new InvalidArgumentError('Expected a whole number from 1 to 10000.');
   return limit;
+}
+
+/** Where a store command reads and writes: the options `withStoreOptions` adds. */
+export interface StoreOptions {
+  readonly config?: string;
+  readonly env?: string;
+  readonly table?: string;
+  readonly region?: string;
+  readonly dataDir?: string;
+}
+
+/**
+ * The config the relay runs with, for the names a store command checks (routes, people,
+ * schedules): `--config`, else `config/<env>.yaml` with `--env`, else the local runtime's.
+ */
+export function loadRunningConfig({ config, env }: Pick<StoreOptions, 'config' | 'env'>): LoadedConfig {
+  const path =
+    config !== undefined
+      ? resolve(config)
+      : env !== undefined
+        ? resolve(`config/${env}.yaml`)
+        : localPath('config', undefined);
+  if (!existsSync(path))
+    throw new CliError(`no config at ${displayPath(path)}: pass --config <file>, the config the relay runs with`);
+  return loadConfigFile(path);
 }

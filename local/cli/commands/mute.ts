@@ -1,26 +1,14 @@
-import { existsSync } from 'node:fs';
-import { resolve } from 'node:path';
 import { Command, Option } from 'commander';
-import { loadConfigFile } from '../../../functions/core/config/load';
 import type { RouteConfig } from '../../../functions/core/config/schema';
 import { parseDurationSeconds } from '../../../functions/core/config/duration';
 import { clockTime } from '../../../functions/core/local-time';
 import { MAX_MUTE_REASON_CHARS, MAX_MUTE_SECONDS, type Mute } from '../../../functions/store';
 import type { RecordAccess } from '../../shared/record-access';
-import { displayPath, localPath } from '../../shared/settings';
 import { CliError } from '../../shared/errors';
 import { fail } from '../output';
-import { openAccess, withStoreOptions } from './logs';
+import { loadRunningConfig, openAccess, type StoreOptions, withStoreOptions } from './logs';
 
-interface WhereOptions {
-  readonly config?: string;
-  readonly env?: string;
-  readonly table?: string;
-  readonly region?: string;
-  readonly dataDir?: string;
-}
-
-interface MuteOptions extends WhereOptions {
+interface MuteOptions extends StoreOptions {
   readonly for: string;
   readonly reason?: string;
 }
@@ -84,7 +72,7 @@ export function unmuteCommand(): Command {
     { configNames: 'routes' },
   )
     .addHelpText('after', '\nExample:\n  $ npx sms-relay unmute alerts')
-    .action(async (route: string, options: WhereOptions) => {
+    .action(async (route: string, options: StoreOptions) => {
       await run(options, async (access, routes) => {
         known(route, routes);
         const ended = await access.unmute(route);
@@ -104,7 +92,7 @@ export function mutesCommand(): Command {
     { configNames: 'routes' },
   )
     .addHelpText('after', '\nExamples:\n  $ npx sms-relay mutes\n  $ npx sms-relay mutes --env prod --json')
-    .action(async (options: WhereOptions & { readonly json?: boolean }) => {
+    .action(async (options: StoreOptions & { readonly json?: boolean }) => {
       await run(options, async (access, _routes, zoneOf) => {
         const mutes = await access.mutes();
         if (options.json === true) {
@@ -126,7 +114,7 @@ export function mutesCommand(): Command {
 type Zones = (route: string) => string;
 
 async function run(
-  options: WhereOptions,
+  options: StoreOptions,
   act: (access: RecordAccess, routes: ReadonlyMap<string, RouteConfig>, zoneOf: Zones) => Promise<void>,
 ): Promise<void> {
   try {
@@ -144,16 +132,8 @@ async function run(
 }
 
 /** The routes of the config the relay runs with: the mute's route must be one, and its time zone says the time. */
-function readRoutes({ config, env }: WhereOptions): ReadonlyMap<string, RouteConfig> {
-  const path =
-    config !== undefined
-      ? resolve(config)
-      : env !== undefined
-        ? resolve(`config/${env}.yaml`)
-        : localPath('config', undefined);
-  if (!existsSync(path))
-    throw new CliError(`no config at ${displayPath(path)}: pass --config <file>, the config the relay runs with`);
-  const loaded = loadConfigFile(path);
+function readRoutes({ config, env }: StoreOptions): ReadonlyMap<string, RouteConfig> {
+  const loaded = loadRunningConfig({ config, env });
   return new Map([...loaded.routes].map(([id, route]) => [id, route.config]));
 }
 

@@ -1,26 +1,14 @@
-import { existsSync } from 'node:fs';
-import { resolve } from 'node:path';
 import { Command, Option } from 'commander';
 import { parseDurationSeconds } from '../../../functions/core/config/duration';
-import { loadConfigFile } from '../../../functions/core/config/load';
 import { ONCALL } from '../../../functions/core/defaults';
 import { clockTime } from '../../../functions/core/local-time';
 import { onCallAt, type OnCallDirectory, type OnCallNow } from '../../../functions/core/oncall';
 import type { RecordAccess } from '../../shared/record-access';
 import { CliError } from '../../shared/errors';
-import { displayPath, localPath } from '../../shared/settings';
 import { fail } from '../output';
-import { openAccess, withStoreOptions } from './logs';
+import { loadRunningConfig, openAccess, type StoreOptions, withStoreOptions } from './logs';
 
-interface WhereOptions {
-  readonly config?: string;
-  readonly env?: string;
-  readonly table?: string;
-  readonly region?: string;
-  readonly dataDir?: string;
-}
-
-interface OverrideOptions extends WhereOptions {
+interface OverrideOptions extends StoreOptions {
   readonly person: string;
   readonly for: string;
   readonly reason?: string;
@@ -63,7 +51,7 @@ Examples:
   $ npx sms-relay oncall --env prod --json
   $ npx sms-relay oncall override ops --person baraka --for 8h --reason "asha travels"`,
     )
-    .action(async (options: WhereOptions & { readonly json?: boolean }) => {
+    .action(async (options: StoreOptions & { readonly json?: boolean }) => {
       await run(options, async (access, directory) => {
         const now = new Date();
         const found = await whoIsOnCall(access, directory, now);
@@ -162,7 +150,7 @@ export async function whoIsOnCall(
 const names = (map: ReadonlyMap<string, unknown>): string => (map.size === 0 ? 'none' : [...map.keys()].join(', '));
 
 async function run(
-  options: WhereOptions,
+  options: StoreOptions,
   act: (access: RecordAccess, directory: OnCallDirectory) => Promise<void>,
 ): Promise<void> {
   try {
@@ -180,14 +168,6 @@ async function run(
 }
 
 /** The people and schedules of the config the relay runs with. */
-function readDirectory({ config, env }: WhereOptions): OnCallDirectory {
-  const path =
-    config !== undefined
-      ? resolve(config)
-      : env !== undefined
-        ? resolve(`config/${env}.yaml`)
-        : localPath('config', undefined);
-  if (!existsSync(path))
-    throw new CliError(`no config at ${displayPath(path)}: pass --config <file>, the config the relay runs with`);
-  return loadConfigFile(path).onCall;
+function readDirectory({ config, env }: StoreOptions): OnCallDirectory {
+  return loadRunningConfig({ config, env }).onCall;
 }
