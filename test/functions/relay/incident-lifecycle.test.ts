@@ -1,0 +1,65 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import type { RelayConfigInput } from '../../../functions/core/config/schema';
+import { expectNoLeaks } from './leaks';
+import { alertBody, bearer, harness, type Harness, OPS, SECRETS, useRelayServers } from './support';
+
+const servers = useRelayServers({});
+let relay: Harness;
+
+afterEach(() => {
+  expectNoLeaks(relay.logger);
+});
+
+const MINUTE = 60_000;
+const _LINK = / https:\/\/sms\.example\.co\.tz\/a\/[A-Za-z0-9_-]{22}$/;
+
+type Route = RelayConfigInput['routes'][string];
+
+/** The `paged` route: the first SMS to the on-call number, one escalation after 10 min, one renotify 5 min later. */
+const paged =
+  (change: Partial<Route> = {}) =>
+  (config: RelayConfigInput): RelayConfigInput => ({
+    ...config,
+    routes: {
+      ...config.routes,
+      paged: {
+        source: 'alertmanager',
+        secret: 'alerts-token',
+        recipients: ['0712345678'],
+        when: "status == 'firing'",
+        template: '[{{ status | upcase }}] {{ commonLabels.alertname }}: {{ commonAnnotations.summary }}',
+        senderId: 'ALERTS',
+        escalate: [{ after: '10m', to: ['0754111222'] }],
+        renotify: { every: '5m', max: 1 },
+        ack: { baseUrl: 'https://sms.example.co.tz' },
+        ...change,
+      },
+    },
+  });
+
+const STARTS = '2025-06-02T07:58:00.000Z';
+const post = async (body: string) => await relay.ingest('paged', body, { headers: bearer(SECRETS.alertsToken) });
+const alert = (status: 'firing' | 'resolved', startsAt = STARTS) =>
+  alertBody({ fingerprint: 'disk-db-01', status, startsAt });
+const _toOps = async () => (await relay.records('paged')).filter((record) => record.to.includes(OPS));
+
+describe('a re-firing inside the dedupe window', () => {
+  it('is a new alert (its startsAt is new): it is accepted and opens a new incident', async () => {
+    relay = await harness({ db: servers.db, baseUrl: servers.sandbox.baseUrl, config: paged() });
+    expect((await post(alert('firing'))).status).toBe(202);
+    const [first] = await relay.store.listOpenIncidents();
+    relay.clock.advance(MINUTE);
+    await post(alert('resolved'));
+    expect(await relay.store.getIncident(first!.id)).toMatchObject({ state: 'RESOLVED' });
+
+    // Fires again two minutes after it began: well inside the 300 s window.
+    relay.clock.advance(MINUTE);
+    const again = await post(alert('firing', '2025-06-02T08:01:30.000Z'));
+    expect(again.body).toMatchObject({ status: 'accepted' });
+    expect(await relay.store.listOpenIncidents()).toEqual([
+      expect.objectContaining({ state: 'OPEN', actions: 0, id: expect.not.stringMatching(first!.id) }),
+    ]);
+    // A retry of that firing is still a duplicate.
+    expect((await post(alert('firing', '2025-06-02T08:01:30.000Z'))).body).toMatchObject({ status: 'duplicate' });
+  });
+});
