@@ -63,3 +63,22 @@ describe('a re-firing inside the dedupe window', () => {
     expect((await post(alert('firing', '2025-06-02T08:01:30.000Z'))).body).toMatchObject({ status: 'duplicate' });
   });
 });
+
+describe('a resolve whose template renders empty', () => {
+  it('still closes the incident (the SMS is dropped empty, the incident is judged first)', async () => {
+    relay = await harness({
+      db: servers.db,
+      baseUrl: servers.sandbox.baseUrl,
+      config: paged({
+        when: undefined,
+        template: "{% if status == 'firing' %}[FIRING] {{ commonLabels.alertname }}{% endif %}",
+      }),
+    });
+    expect((await post(alert('firing'))).status).toBe(202);
+    const [incident] = await relay.store.listOpenIncidents();
+    relay.clock.advance(MINUTE);
+    expect((await post(alert('resolved'))).body).toMatchObject({ status: 'dropped' });
+    expect(await relay.store.listOpenIncidents()).toEqual([]);
+    expect(await relay.store.getIncident(incident!.id)).toMatchObject({ state: 'RESOLVED' });
+  });
+});
