@@ -2,7 +2,7 @@ import type { CompiledRoute, LoadedConfig } from '../core/config/compile';
 import type { RelayConfigView } from '../core/config/view';
 import { PAGING } from '../core/defaults';
 import { partPrefix } from '../core/fitting';
-import { IncidentState, levelAfter, pagingAction } from '../core/paging/incident';
+import { type Incident, IncidentState, levelAfter, pagingAction } from '../core/paging/incident';
 import { ackLink, fitWithLink } from '../core/paging/link';
 import type { Evaluation, PlannedMessage } from '../core/pipeline/evaluate';
 import { maskMsisdn, resolveRecipients } from '../core/recipients';
@@ -125,6 +125,7 @@ async function pageItem(
     key,
     text,
     sentTo: masked(recipients),
+    recipients,
     ...(first === undefined ? {} : { nextDueAt: first.dueAt }),
     now,
   });
@@ -275,9 +276,7 @@ export async function recordEscalations(
     }
     if (action.dueAt.getTime() > now.getTime()) continue;
     try {
-      const to: CompiledRecipients = action.step >= 0 ? paging.steps[action.step]!.to : route.recipients;
-      const overrides = await overridesFor(store, { recipients: to }, now);
-      const numbers = resolveRecipients(to, buildScope({ body: {} }), { at: now, overrides }).numbers;
+      const numbers = await stepRecipients(store, route, incident, action.step, now);
       // A route muted or in quiet hours since the incident opened sends nothing now: the step's SMS
       // are recorded DROPPED with the mute's reason (DEFERRED to the digest in quiet hours), the
       // step is taken and the incident stays open for the steps after.
@@ -326,6 +325,24 @@ export async function recordEscalations(
   }
   metrics.add(RelayMetric.IncidentsUnacknowledged, unacknowledged);
   return { ids, unacknowledged };
+}
+
+/**
+ * Who an escalation or renotify tells: the step's recipients, resolved now (its `oncall:` is who is
+ * on call when it is due); before any step, the people the first SMS went to. The route's own
+ * recipients may be templates of the webhook, which the sweeper does not have.
+ */
+async function stepRecipients(
+  store: PagingStore,
+  route: CompiledRoute,
+  incident: Incident,
+  step: number,
+  now: Date,
+): Promise<readonly string[]> {
+  if (step < 0 && incident.recipients !== undefined && incident.recipients.length > 0) return incident.recipients;
+  const to: CompiledRecipients = step >= 0 ? route.paging!.steps[step]!.to : route.recipients;
+  const overrides = await overridesFor(store, { recipients: to }, now);
+  return resolveRecipients(to, buildScope({ body: {} }), { at: now, overrides }).numbers;
 }
 
 /** Why an escalation of `route` is not sent now: the route's mute (DROPPED), else its quiet hours or digest window (DEFERRED to the digest). */

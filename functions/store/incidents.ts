@@ -3,7 +3,7 @@ import { BatchGetItemCommand, GetItemCommand } from '@aws-sdk/client-dynamodb';
 import { PAGING } from '../core/defaults';
 import { type Incident, IncidentState, type TimelineEntry } from '../core/paging/incident';
 import { sha256Hex } from '../core/sources/auth';
-import { type Item, ItemReader, map, num, str } from './attributes';
+import { type Item, ItemReader, map, num, str, strList } from './attributes';
 import { StoreError } from './errors';
 import { newId } from './ids';
 import { epochSeconds, ItemKind } from './keys';
@@ -37,6 +37,8 @@ export interface OpenIncidentInput {
   readonly text: string;
   /** Whom the first SMS went to, masked: the first line of the timeline. */
   readonly sentTo: string;
+  /** The numbers the first SMS went to, kept for a renotify before any escalation step. */
+  readonly recipients?: readonly string[];
   /** When the sweeper first acts (the first escalation or renotify); absent: never. */
   readonly nextDueAt?: Date;
   readonly now?: Date;
@@ -76,6 +78,7 @@ const readIncident = (item: Item): Incident => {
   const nextDueAt = read.optStr('nextDueAt');
   const closedAt = read.optStr('closedAt');
   const closedBy = read.optStr('closedBy');
+  const recipients = item['recipients'] === undefined ? undefined : read.strList('recipients');
   return {
     id: read.str('id'),
     route: read.str('route'),
@@ -83,6 +86,7 @@ const readIncident = (item: Item): Incident => {
     state: read.str('state') as IncidentState,
     openedAt: read.str('openedAt'),
     text: read.str('text'),
+    ...(recipients === undefined ? {} : { recipients }),
     actions: read.num('actions'),
     level: read.num('level'),
     ...(nextDueAt === undefined ? {} : { nextDueAt }),
@@ -140,6 +144,7 @@ export const openIncident = async (table: StoreTable, input: OpenIncidentInput):
       state: IncidentState.Open,
       openedAt: now.toISOString(),
       text: input.text,
+      ...(input.recipients === undefined || input.recipients.length === 0 ? {} : { recipients: input.recipients }),
       actions: 0,
       level: 0,
       ...(input.nextDueAt === undefined ? {} : { nextDueAt: input.nextDueAt.toISOString() }),
@@ -183,6 +188,7 @@ const incidentItem = (incident: Incident, now: Date): Item => ({
   state: str(incident.state),
   openedAt: str(incident.openedAt),
   text: str(incident.text),
+  ...(incident.recipients === undefined ? {} : { recipients: strList(incident.recipients) }),
   actions: num(incident.actions),
   level: num(incident.level),
   ...(incident.nextDueAt === undefined ? {} : { nextDueAt: str(incident.nextDueAt) }),

@@ -30,6 +30,12 @@ export interface Incident {
   readonly openedAt: string;
   /** The text of the incident's first SMS, as sent (without its link). */
   readonly text: string;
+  /**
+   * The numbers the first SMS went to: a renotify before any escalation step tells them again
+   * (a route's templated recipients cannot be rendered again without the webhook). Absent on
+   * incidents opened before it was kept. Never shown: pages and views show the masked timeline.
+   */
+  readonly recipients?: readonly string[];
   /** Escalation and renotify SMS recorded so far: the index of the next {@link PagingAction}. */
   readonly actions: number;
   /** When the sweeper next acts; absent when closed or when no step is left. */

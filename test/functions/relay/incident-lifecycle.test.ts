@@ -1,7 +1,9 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { RelayConfigInput } from '../../../functions/core/config/schema';
+import { sweep } from '../../../functions/relay/sweeper';
+import { MessageState } from '../../../functions/store';
 import { expectNoLeaks } from './leaks';
-import { alertBody, bearer, harness, type Harness, OPS, SECRETS, useRelayServers } from './support';
+import { alertBody, bearer, harness, type Harness, ONCALL, OPS, SECRETS, useRelayServers } from './support';
 
 const servers = useRelayServers({});
 let relay: Harness;
@@ -80,5 +82,28 @@ describe('a resolve whose template renders empty', () => {
     expect((await post(alert('resolved'))).body).toMatchObject({ status: 'dropped' });
     expect(await relay.store.listOpenIncidents()).toEqual([]);
     expect(await relay.store.getIncident(incident!.id)).toMatchObject({ state: 'RESOLVED' });
+  });
+});
+
+describe('renotify on a route whose recipients are templated', () => {
+  it('texts the recipients of the incident’s first SMS again', async () => {
+    relay = await harness({
+      db: servers.db,
+      baseUrl: servers.sandbox.baseUrl,
+      config: paged({ recipients: ['{{ commonAnnotations.oncall_phone }}'], escalate: undefined }),
+    });
+    expect((await post(alert('firing'))).status).toBe(202);
+    const [incident] = await relay.store.listOpenIncidents();
+    relay.clock.advance(5 * MINUTE);
+    await sweep(relay.context);
+    const records = await relay.records('paged');
+    expect(records.map((record) => [record.to, record.state])).toEqual([
+      [[ONCALL], MessageState.Sent],
+      [[ONCALL], MessageState.Sent],
+    ]);
+    expect((await relay.store.getIncident(incident!.id))!.timeline.at(-1)).toMatchObject({
+      event: 'renotified',
+      detail: 'renotified to 2557****678',
+    });
   });
 });
