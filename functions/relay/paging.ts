@@ -135,7 +135,16 @@ async function pageItem(
       incident: incident.id,
       ...(first === undefined ? {} : { nextDueAt: first.dueAt.toISOString() }),
     });
-  else
+  else if (incident.state === IncidentState.Acknowledged) {
+    // The source repeats an alert that still fires: the acknowledgement holds (its escalation stays
+    // stopped); the SMS goes out as the route says, without a link, as there is nothing to acknowledge.
+    await context.store.noteIncident(
+      incident.id,
+      { event: 'repeated', detail: 'fired again while acknowledged; escalation stays stopped' },
+      now,
+    );
+    return {};
+  } else
     await context.store.noteIncident(
       incident.id,
       { event: 'repeated', detail: 'fired again; escalation unchanged' },

@@ -115,6 +115,15 @@ describe("paging through npm start (escalation after 1m: the runtime's clock is 
     expect(await acknowledged.text()).toContain('Acknowledged by 2557****111 via link');
     expect(await incidents()).toEqual([]);
 
+    // Alertmanager sends the still-firing group again (another alert joined it): the acknowledgement
+    // holds, no new incident; the group's resolve then ends the acknowledged incident.
+    expect(await post(alert('firing', 'f1b'))).toBe(202);
+    expect(await incidents()).toEqual([]);
+    expect(await post(alert('resolved', 'f1b'))).toBe(202);
+    expect(await (await fetch(`${relay.url}/a/${barakaToken!}`)).text()).toContain(
+      'Resolved by a alertmanager webhook',
+    );
+
     // The group fires again (a new incident), then resolves: the resolve closes it.
     expect(await post(alert('firing', 'f2'))).toBe(202);
     await eventually(async () => ((await incidents()).length === 1 ? true : undefined), { what: 'a new incident' });

@@ -13,7 +13,7 @@ afterEach(() => {
 });
 
 const MINUTE = 60_000;
-const _LINK = / https:\/\/sms\.example\.co\.tz\/a\/[A-Za-z0-9_-]{22}$/;
+const LINK = / https:\/\/sms\.example\.co\.tz\/a\/[A-Za-z0-9_-]{22}$/;
 
 type Route = RelayConfigInput['routes'][string];
 
@@ -43,7 +43,7 @@ const STARTS = '2025-06-02T07:58:00.000Z';
 const post = async (body: string) => await relay.ingest('paged', body, { headers: bearer(SECRETS.alertsToken) });
 const alert = (status: 'firing' | 'resolved', startsAt = STARTS) =>
   alertBody({ fingerprint: 'disk-db-01', status, startsAt });
-const _toOps = async () => (await relay.records('paged')).filter((record) => record.to.includes(OPS));
+const toOps = async () => (await relay.records('paged')).filter((record) => record.to.includes(OPS));
 
 describe('a re-firing inside the dedupe window', () => {
   it('is a new alert (its startsAt is new): it is accepted and opens a new incident', async () => {
@@ -105,5 +105,40 @@ describe('renotify on a route whose recipients are templated', () => {
       event: 'renotified',
       detail: 'renotified to 2557****678',
     });
+  });
+});
+
+describe('an acknowledged incident whose alert keeps firing', () => {
+  it("stays acknowledged through the source's repeat: no new incident, no escalation; a resolve ends it", async () => {
+    relay = await harness({ db: servers.db, baseUrl: servers.sandbox.baseUrl, config: paged() });
+    expect((await post(alert('firing'))).status).toBe(202);
+    const [incident] = await relay.store.listOpenIncidents();
+    relay.clock.advance(2 * MINUTE);
+    await relay.store.closeIncident(incident!.id, { state: 'ACKNOWLEDGED', by: 'cli', now: relay.clock.now });
+
+    // Alertmanager's repeat_interval: the same alert, still firing, four hours on.
+    relay.clock.advance(4 * 60 * MINUTE);
+    const repeat = await post(alert('firing'));
+    expect(repeat.body).toMatchObject({ status: 'accepted' });
+    expect(await relay.store.listOpenIncidents()).toEqual([]);
+    const held = await relay.store.getIncident(incident!.id);
+    expect(held).toMatchObject({ state: 'ACKNOWLEDGED' });
+    expect(held!.timeline.at(-1)).toMatchObject({ event: 'repeated' });
+    // The repeat goes out as the route says, without a link: there is nothing left to acknowledge.
+    const [repeated] = repeat.ids;
+    expect((await relay.record(repeated!)).text).not.toMatch(LINK);
+
+    relay.clock.advance(30 * MINUTE);
+    await sweep(relay.context);
+    expect(await toOps()).toEqual([]);
+
+    // The resolve ends it; the next firing opens a new incident.
+    await post(alert('resolved'));
+    expect(await relay.store.getIncident(incident!.id)).toMatchObject({ state: 'RESOLVED' });
+    relay.clock.advance(MINUTE);
+    expect((await post(alert('firing', '2025-06-02T12:40:00.000Z'))).status).toBe(202);
+    expect(await relay.store.listOpenIncidents()).toEqual([
+      expect.objectContaining({ state: 'OPEN', id: expect.not.stringMatching(incident!.id) }),
+    ]);
   });
 });
