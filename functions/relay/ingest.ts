@@ -217,7 +217,7 @@ export async function ingestWebhook(
   }
 
   if (result.outcome === AcceptOutcome.Duplicate) {
-    await discardOpenedIncident(context, evaluation, request.receivedAt);
+    await discardOpenedIncident(context, evaluation, result.ids, request.receivedAt);
     metrics.add(RelayMetric.Duplicates, 1, route.id);
     logger.info('webhook duplicate', {
       ...log,

@@ -1,7 +1,8 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { RelayConfigInput } from '../../../functions/core/config/schema';
+import { ingestWebhook } from '../../../functions/relay/ingest';
 import { sweep } from '../../../functions/relay/sweeper';
-import { MessageState } from '../../../functions/store';
+import { MessageState, type MessageStore } from '../../../functions/store';
 import { expectNoLeaks } from './leaks';
 import { alertBody, bearer, harness, type Harness, ONCALL, OPS, SECRETS, useRelayServers } from './support';
 
@@ -140,5 +141,58 @@ describe('an acknowledged incident whose alert keeps firing', () => {
     expect(await relay.store.listOpenIncidents()).toEqual([
       expect.objectContaining({ state: 'OPEN', id: expect.not.stringMatching(incident!.id) }),
     ]);
+  });
+});
+
+describe('two deliveries of one notification at once', () => {
+  it('leave the incident the winner sent open: the loser of the accept closes nothing', async () => {
+    relay = await harness({ db: servers.db, baseUrl: servers.sandbox.baseUrl, config: paged() });
+    // The first delivery's accept is held until the second has been accepted, as a slow write would.
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    let accepts = 0;
+    const store: MessageStore = {
+      ...relay.store,
+      acceptWebhook: async (input) => {
+        accepts += 1;
+        if (accepts === 1) await held;
+        return await relay.store.acceptWebhook(input);
+      },
+    };
+    const context = { ...relay.context, store };
+    const body = new TextEncoder().encode(alert('firing'));
+    const deliver = async () =>
+      await ingestWebhook(context, {
+        routeId: 'paged',
+        body,
+        headers: bearer(SECRETS.alertsToken),
+        query: {},
+        receivedAt: relay.clock.now,
+      });
+
+    const loser = deliver();
+    await vi.waitFor(() => expect(accepts).toBe(1));
+    const winner = await deliver();
+    expect(winner.body).toMatchObject({ status: 'accepted' });
+    release();
+    expect((await loser).body).toMatchObject({ status: 'duplicate' });
+
+    const [incident] = await relay.store.listOpenIncidents();
+    expect(incident).toMatchObject({ state: 'OPEN', actions: 0 });
+    relay.clock.advance(10 * MINUTE);
+    await sweep(relay.context);
+    expect((await toOps()).map((record) => record.state)).toEqual([MessageState.Sent]);
+  });
+
+  it("a sender's retry after the incident resolved opens nothing: the accepted SMS paged for the first incident", async () => {
+    relay = await harness({ db: servers.db, baseUrl: servers.sandbox.baseUrl, config: paged() });
+    expect((await post(alert('firing'))).status).toBe(202);
+    relay.clock.advance(MINUTE);
+    await post(alert('resolved'));
+    relay.clock.advance(MINUTE);
+    expect((await post(alert('firing'))).body).toMatchObject({ status: 'duplicate' });
+    expect(await relay.store.listOpenIncidents()).toEqual([]);
   });
 });
