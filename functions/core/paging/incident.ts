@@ -15,7 +15,16 @@ export type AckVia = (typeof AckVia)[keyof typeof AckVia];
 /** One line of an incident's story: `sent to 2557****678`, `escalated to …`, `acknowledged by …`. */
 export interface TimelineEntry {
   readonly at: string;
-  readonly event: 'opened' | 'repeated' | 'escalated' | 'renotified' | 'acknowledged' | 'resolved' | 'exhausted';
+  readonly event:
+    | 'opened'
+    | 'repeated'
+    | 'escalated'
+    | 'renotified'
+    | 'acknowledged'
+    | 'resolved'
+    | 'exhausted'
+    /** An SMS of the incident that waited (an outage) and was not sent, as the incident closed first. */
+    | 'not-sent';
   /** Masked numbers and names only: the timeline is shown on a public page. */
   readonly detail: string;
 }

@@ -1,6 +1,8 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import type { RelayConfigInput } from '../../../functions/core/config/schema';
 import { ingestWebhook } from '../../../functions/relay/ingest';
+import { recordEscalations } from '../../../functions/relay/paging';
+import { sendMessage } from '../../../functions/relay/sender';
 import { sweep } from '../../../functions/relay/sweeper';
 import { MessageState, type MessageStore } from '../../../functions/store';
 import { expectNoLeaks } from './leaks';
@@ -185,8 +187,10 @@ describe('two deliveries of one notification at once', () => {
     await sweep(relay.context);
     expect((await toOps()).map((record) => record.state)).toEqual([MessageState.Sent]);
   });
+});
 
-  it("a sender's retry after the incident resolved opens nothing: the accepted SMS paged for the first incident", async () => {
+describe("a sender's retry of a delivery whose incident resolved", () => {
+  it('opens nothing: the accepted SMS paged for the first incident', async () => {
     relay = await harness({ db: servers.db, baseUrl: servers.sandbox.baseUrl, config: paged() });
     expect((await post(alert('firing'))).status).toBe(202);
     relay.clock.advance(MINUTE);
@@ -194,5 +198,47 @@ describe('two deliveries of one notification at once', () => {
     relay.clock.advance(MINUTE);
     expect((await post(alert('firing'))).body).toMatchObject({ status: 'duplicate' });
     expect(await relay.store.listOpenIncidents()).toEqual([]);
+  });
+});
+
+describe('an escalation recorded before the incident closed', () => {
+  it('is not sent once the incident is acknowledged: DROPPED with the reason, and the timeline says so', async () => {
+    relay = await harness({ db: servers.db, baseUrl: servers.sandbox.baseUrl, config: paged() });
+    expect((await post(alert('firing'))).status).toBe(202);
+    const [incident] = await relay.store.listOpenIncidents();
+    relay.clock.advance(10 * MINUTE);
+    // The sweeper records the step, which waits PENDING (as it does while the SMS service is away).
+    const { ids } = await recordEscalations(relay.context, relay.clock.now);
+    expect(ids).toHaveLength(1);
+    relay.clock.advance(MINUTE);
+    await relay.store.closeIncident(incident!.id, { state: 'ACKNOWLEDGED', by: '2557****678', now: relay.clock.now });
+
+    // Then the waiting escalation reaches the sender (the service is back).
+    const delivered = servers.sandbox.messages().length;
+    relay.clock.advance(MINUTE);
+    await sendMessage(relay.context, ids[0]!);
+    expect(servers.sandbox.messages().slice(delivered)).toEqual([]);
+    expect(await relay.record(ids[0]!)).toMatchObject({
+      state: MessageState.Dropped,
+      reason: expect.stringMatching(/^incident acknowledged by 2557\*\*\*\*678 at .+ before this SMS went out$/),
+    });
+    expect((await relay.store.getIncident(incident!.id))!.timeline.at(-1)).toMatchObject({
+      event: 'not-sent',
+      detail: 'SMS to 2557****222 not sent: the incident was acknowledged first',
+    });
+  });
+
+  it('is not sent once the incident resolved', async () => {
+    relay = await harness({ db: servers.db, baseUrl: servers.sandbox.baseUrl, config: paged() });
+    expect((await post(alert('firing'))).status).toBe(202);
+    relay.clock.advance(10 * MINUTE);
+    const { ids } = await recordEscalations(relay.context, relay.clock.now);
+    relay.clock.advance(MINUTE);
+    await post(alert('resolved'));
+    await sendMessage(relay.context, ids[0]!);
+    expect(await relay.record(ids[0]!)).toMatchObject({
+      state: MessageState.Dropped,
+      reason: expect.stringMatching(/^incident resolved by a alertmanager webhook at .+ before this SMS went out$/),
+    });
   });
 });
