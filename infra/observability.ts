@@ -290,7 +290,7 @@ export class RelayObservability extends Construct {
     for (const route of props.routes) {
       alarm(`Dropped-${route}`, {
         alarmDescription: runbook(
-          `Route ${route} dropped a webhook or message: its template no longer fits the payload, its recipients resolved to nothing, or the route is muted. Nothing was sent for it.`,
+          `Route ${route} dropped a webhook or message: its template no longer fits the payload, its recipients resolved to nothing, the route is muted, or an SMS of an incident waited (an outage) until the incident was acknowledged or resolved. Nothing was sent for it.`,
           `${cli(`logs {env} --route ${route}`)} shows the reason; fix the route's template or recipients in config/${env}.yaml and deploy (a muted route: expected until unmuted)`,
         ),
         metric: relay(RelayMetric.Dropped, 'Sum', FIVE_MINUTES, route),

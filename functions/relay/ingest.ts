@@ -191,9 +191,10 @@ export async function ingestWebhook(
     muted === undefined && evaluation.verdict === Verdict.Send && evaluation.messages.length > 0
       ? await deferralOf(context, route, request.receivedAt)
       : undefined;
-  // Paging: a resolved webhook closes its incident even when the route's filter drops it; a muted
-  // route, quiet hours or a digest window open no incident.
-  if (route.paging !== undefined && (evaluation.verdict === Verdict.Send || evaluation.verdict === Verdict.Filtered)) {
+  // Paging: a resolved webhook closes its incident even when the route's filter drops it or its
+  // text renders empty (the incident is judged before the SMS text); a muted route, quiet hours or
+  // a digest window open no incident.
+  if (route.paging !== undefined && judgesIncident(evaluation)) {
     evaluation = await pageIncident(context, route, request, evaluation, {
       mayOpen: muted === undefined && deferral === undefined,
     });
@@ -216,7 +217,7 @@ export async function ingestWebhook(
   }
 
   if (result.outcome === AcceptOutcome.Duplicate) {
-    await discardOpenedIncident(context, evaluation, request.receivedAt);
+    await discardOpenedIncident(context, evaluation, result.ids, request.receivedAt);
     metrics.add(RelayMetric.Duplicates, 1, route.id);
     logger.info('webhook duplicate', {
       ...log,
@@ -322,6 +323,16 @@ function newMessages(
     ...kept,
     dropped(first.index, `${more} more items produced no SMS (the first, item ${first.index}: ${first.reason})`),
   ];
+}
+
+/**
+ * Whether a webhook's evaluation says anything about its incident: one that sends, that the route's
+ * filter dropped, or whose items were read and then produced no SMS (an empty text, no recipient).
+ * Not a control message or a payload that could not be read: those name no alert.
+ */
+function judgesIncident(evaluation: Evaluation): boolean {
+  if (evaluation.verdict === Verdict.Send || evaluation.verdict === Verdict.Filtered) return true;
+  return evaluation.verdict === Verdict.Dropped && evaluation.skipped.length > 0;
 }
 
 function skippedSummary(evaluation: Evaluation): Record<string, unknown> {

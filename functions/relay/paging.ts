@@ -2,7 +2,7 @@ import type { CompiledRoute, LoadedConfig } from '../core/config/compile';
 import type { RelayConfigView } from '../core/config/view';
 import { PAGING } from '../core/defaults';
 import { partPrefix } from '../core/fitting';
-import { IncidentState, levelAfter, pagingAction } from '../core/paging/incident';
+import { type Incident, IncidentState, levelAfter, pagingAction } from '../core/paging/incident';
 import { ackLink, fitWithLink } from '../core/paging/link';
 import type { Evaluation, PlannedMessage } from '../core/pipeline/evaluate';
 import { maskMsisdn, resolveRecipients } from '../core/recipients';
@@ -30,6 +30,8 @@ export type PagingStore = Pick<
   | 'ackToken'
   | 'activeOverrides'
   | 'acceptWebhook'
+  // A duplicate's accepted records say whether the incident it opened is the one they page for.
+  | 'getMessage'
 > &
   // An escalation due while the route is muted or in quiet hours is held as a new message would be.
   DigestStore;
@@ -65,6 +67,7 @@ export async function pageIncident(
   const items = fanOut === undefined ? [undefined] : field(body, ...fanOut.split('.'));
   if (!Array.isArray(items)) return evaluation;
   const opened: string[] = [];
+  const paged = new Map<number, string>();
   let messages: readonly PlannedMessage[] = evaluation.messages;
   for (let index = 0; index < items.length; index += 1) {
     const scope = buildScope({
@@ -76,6 +79,7 @@ export async function pageIncident(
     const own = evaluation.messages.filter((message) => message.item === index);
     const outcome = await pageItem(context, route, paging, scope, own, request.receivedAt, mayOpen);
     if (outcome.opened !== undefined) opened.push(outcome.opened);
+    if (outcome.incident !== undefined) paged.set(index, outcome.incident);
     if (outcome.linked !== undefined)
       messages = [
         ...messages.filter((message) => message.item !== index),
@@ -84,7 +88,12 @@ export async function pageIncident(
   }
   return {
     ...evaluation,
-    messages: [...messages].sort((a, b) => a.item - b.item),
+    messages: [...messages]
+      .sort((a, b) => a.item - b.item)
+      .map((message) => {
+        const incident = paged.get(message.item);
+        return incident === undefined ? message : { ...message, incident };
+      }),
     ...(opened.length === 0 ? {} : { openedIncidents: opened }),
   };
 }
@@ -98,7 +107,7 @@ async function pageItem(
   own: readonly PlannedMessage[],
   now: Date,
   mayOpen: boolean,
-): Promise<{ readonly opened?: string; readonly linked?: PlannedMessage[] }> {
+): Promise<{ readonly opened?: string; readonly incident?: string; readonly linked?: PlannedMessage[] }> {
   const key = route.engine.render(paging.key, scope, { trackMissing: false }).text.trim();
   if (key === '') {
     context.logger.warn('incident key rendered empty: no incident for this webhook', { route: route.id });
@@ -125,6 +134,7 @@ async function pageItem(
     key,
     text,
     sentTo: masked(recipients),
+    recipients,
     ...(first === undefined ? {} : { nextDueAt: first.dueAt }),
     now,
   });
@@ -134,35 +144,58 @@ async function pageItem(
       incident: incident.id,
       ...(first === undefined ? {} : { nextDueAt: first.dueAt.toISOString() }),
     });
-  else
+  else if (incident.state === IncidentState.Acknowledged) {
+    // The source repeats an alert that still fires: the acknowledgement holds (its escalation stays
+    // stopped); the SMS goes out as the route says, without a link, as there is nothing to acknowledge.
+    await context.store.noteIncident(
+      incident.id,
+      { event: 'repeated', detail: 'fired again while acknowledged; escalation stays stopped' },
+      now,
+    );
+    return {};
+  } else
     await context.store.noteIncident(
       incident.id,
       { event: 'repeated', detail: 'fired again; escalation unchanged' },
       now,
     );
-  const mark = opened ? { opened: incident.id } : {};
+  const mark = { ...(opened ? { opened: incident.id } : {}), incident: incident.id };
   if (paging.ack === undefined) return mark;
   const linked = await linkedMessages(context, route, incident.id, text, recipients, now);
   return { ...mark, ...(linked === undefined ? {} : { linked }) };
 }
 
-/** An evaluation after {@link pageIncident}: the incident it opened, if it opened one. */
+/** A planned SMS of a route with paging: the incident it pages for, when its incident is open. */
+export interface PagedMessage extends PlannedMessage {
+  readonly incident?: string;
+}
+
+/** An evaluation after {@link pageIncident}: its SMS tagged with their incident, and the incidents it opened. */
 export interface PagedEvaluation extends Evaluation {
+  readonly messages: readonly PagedMessage[];
   /** The incidents it opened (one per fan-out item at most). */
   readonly openedIncidents?: readonly string[];
 }
 
 /**
  * Undoes an incident that a webhook opened when the accept then found the webhook a duplicate (a
- * sender's retry after the first delivery's incident closed): its SMS are the first delivery's, so
- * the incident closes at once rather than escalate something nobody was sent.
+ * sender's retry after the first delivery's incident resolved): the SMS are the first delivery's,
+ * which page for another incident, so this one closes at once rather than escalate something nobody
+ * was sent. Unless the accepted records page for it: two deliveries raced, the other found the
+ * incident this one opened and won the accept, and its SMS carry this incident's link. That
+ * incident is live and is left open.
  */
 export async function discardOpenedIncident(
   context: RelayContext<LoadedConfig, PagingStore>,
   evaluation: PagedEvaluation,
+  accepted: readonly string[],
   now: Date,
 ): Promise<void> {
-  for (const id of evaluation.openedIncidents ?? [])
+  const opened = evaluation.openedIncidents ?? [];
+  if (opened.length === 0) return;
+  const records = await Promise.all(accepted.map(async (id) => await context.store.getMessage(id)));
+  const live = new Set(records.map((record) => record?.incident));
+  for (const id of opened.filter((each) => !live.has(each)))
     await context.store.closeIncident(id, {
       state: IncidentState.Resolved,
       by: 'a duplicate delivery (nothing sent)',
@@ -275,9 +308,7 @@ export async function recordEscalations(
     }
     if (action.dueAt.getTime() > now.getTime()) continue;
     try {
-      const to: CompiledRecipients = action.step >= 0 ? paging.steps[action.step]!.to : route.recipients;
-      const overrides = await overridesFor(store, { recipients: to }, now);
-      const numbers = resolveRecipients(to, buildScope({ body: {} }), { at: now, overrides }).numbers;
+      const numbers = await stepRecipients(store, route, incident, action.step, now);
       // A route muted or in quiet hours since the incident opened sends nothing now: the step's SMS
       // are recorded DROPPED with the mute's reason (DEFERRED to the digest in quiet hours), the
       // step is taken and the incident stays open for the steps after.
@@ -328,6 +359,24 @@ export async function recordEscalations(
   return { ids, unacknowledged };
 }
 
+/**
+ * Who an escalation or renotify tells: the step's recipients, resolved now (its `oncall:` is who is
+ * on call when it is due); before any step, the people the first SMS went to. The route's own
+ * recipients may be templates of the webhook, which the sweeper does not have.
+ */
+async function stepRecipients(
+  store: PagingStore,
+  route: CompiledRoute,
+  incident: Incident,
+  step: number,
+  now: Date,
+): Promise<readonly string[]> {
+  if (step < 0 && incident.recipients !== undefined && incident.recipients.length > 0) return incident.recipients;
+  const to: CompiledRecipients = step >= 0 ? route.paging!.steps[step]!.to : route.recipients;
+  const overrides = await overridesFor(store, { recipients: to }, now);
+  return resolveRecipients(to, buildScope({ body: {} }), { at: now, overrides }).numbers;
+}
+
 /** Why an escalation of `route` is not sent now: the route's mute (DROPPED), else its quiet hours or digest window (DEFERRED to the digest). */
 async function heldNow(
   context: RelayContext<RelayConfigView, PagingStore>,
@@ -357,7 +406,8 @@ async function escalationMessages(
   }
   const linked =
     route.paging?.ack === undefined ? undefined : await linkedMessages(context, route, incidentId, text, numbers, now);
-  if (linked !== undefined) return linked.map((message, index) => ({ ...toNewMessage(message, delivery), index }));
+  if (linked !== undefined)
+    return linked.map((message, index) => ({ ...toNewMessage(message, delivery), index, incident: incidentId }));
   const fitted = fitMessage(text, { policy: 'truncate' });
   if (!fitted.ok) return [droppedMessage(0, fitted.reason, text, delivery)];
   const part = fitted.parts[0]!;
@@ -373,6 +423,7 @@ async function escalationMessages(
         encoding: part.encoding,
         characters: part.characters,
         segments: part.segments,
+        incident: incidentId,
       },
       delivery,
     ),
@@ -402,7 +453,7 @@ export function droppedMessage(
 }
 
 /** The record of one planned SMS, as ingest and the incident's own SMS write it. */
-export function toNewMessage(message: PlannedMessage, delivery: NewMessage['delivery']): NewMessage {
+export function toNewMessage(message: PagedMessage, delivery: NewMessage['delivery']): NewMessage {
   return {
     index: message.item,
     part: message.part,
@@ -414,5 +465,6 @@ export function toNewMessage(message: PlannedMessage, delivery: NewMessage['deli
     characters: message.characters,
     segments: message.segments,
     delivery,
+    ...(message.incident === undefined ? {} : { incident: message.incident }),
   };
 }

@@ -32,9 +32,11 @@ import { errorName } from './error-name';
 import { type CircuitStore, noteServiceAnswered, noteServiceFailure, sendsMustWait } from './circuit';
 import { backoffMs, RelayMetric, type RelayContext } from './ports';
 import { mayRetry } from './retry';
+import { type ClosedIncident, closedIncident, type IncidentSendStore, noteNotSent } from './incident-sends';
 
 /** What `sendMessage` uses of the store: the claim and the outcome, and what its gate, circuit and balance watch use. */
 export type SenderStore = Pick<MessageStore, 'claimMessage' | 'settle'> &
+  IncidentSendStore &
   CreditGateStore &
   CircuitStore &
   BalanceWatchStore;
@@ -97,8 +99,14 @@ export async function sendMessage(
   const token = claimed.claimToken!;
 
   let gate: Gate;
+  let incident: ClosedIncident | undefined;
   try {
-    gate = await checkBeforeSend(context, claimed);
+    // An escalation recorded before its incident was acknowledged (or resolved) is not sent after.
+    incident = await closedIncident(store, claimed);
+    gate =
+      incident === undefined
+        ? await checkBeforeSend(context, claimed)
+        : { outcome: GateOutcome.Dropped, reason: incident.reason };
     if (gate.outcome !== GateOutcome.Send)
       await store.settle(id, token, { state: GATE_STATE[gate.outcome], reason: gate.reason }, { now: clock() });
   } catch (error) {
@@ -110,6 +118,7 @@ export async function sendMessage(
     if (gate.outcome === SendOutcome.Held) context.metrics.add(RelayMetric.HeldBack, 1, claimed.route);
     if (gate.outcome === SendOutcome.Parked) context.metrics.add(RelayMetric.Parked, 1, claimed.route);
     if (gate.outcome === SendOutcome.Dropped) context.metrics.add(RelayMetric.Dropped, 1, claimed.route);
+    if (incident !== undefined) await noteNotSent(context, claimed, incident);
     logSend(context, claimed, gate.outcome.toUpperCase(), { reason: gate.reason });
     return gate.outcome;
   }

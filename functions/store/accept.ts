@@ -283,6 +283,7 @@ const buildRecords = ({
     segments: message.segments,
     delivery: message.delivery,
     ...(message.notice === undefined ? {} : { notice: message.notice }),
+    ...(message.incident === undefined ? {} : { incident: message.incident }),
     state: message.state ?? MessageState.Pending,
     attempts: 0,
     redrives: 0,

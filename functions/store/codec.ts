@@ -129,6 +129,7 @@ export const messageItem = (record: MessageRecord): Item =>
     segments: num(record.segments),
     delivery: str(record.delivery),
     notice: record.notice === undefined ? undefined : str(record.notice),
+    incident: record.incident === undefined ? undefined : str(record.incident),
     state: str(record.state),
     attempts: num(record.attempts),
     redrives: num(record.redrives),
@@ -168,6 +169,7 @@ export const messageFromItem = (item: Item): MessageRecord => {
   const optional = {
     senderId: read.optStr('senderId'),
     notice: notice as NoticeKind | undefined,
+    incident: read.optStr('incident'),
     nextAttemptAt: read.optStr('nextAttemptAt'),
     claimedAt: read.optStr('claimedAt'),
     claimToken: read.optStr('claimToken'),

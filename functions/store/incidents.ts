@@ -3,7 +3,7 @@ import { BatchGetItemCommand, GetItemCommand } from '@aws-sdk/client-dynamodb';
 import { PAGING } from '../core/defaults';
 import { type Incident, IncidentState, type TimelineEntry } from '../core/paging/incident';
 import { sha256Hex } from '../core/sources/auth';
-import { type Item, ItemReader, map, num, str } from './attributes';
+import { type Item, ItemReader, map, num, str, strList } from './attributes';
 import { StoreError } from './errors';
 import { newId } from './ids';
 import { epochSeconds, ItemKind } from './keys';
@@ -37,6 +37,8 @@ export interface OpenIncidentInput {
   readonly text: string;
   /** Whom the first SMS went to, masked: the first line of the timeline. */
   readonly sentTo: string;
+  /** The numbers the first SMS went to, kept for a renotify before any escalation step. */
+  readonly recipients?: readonly string[];
   /** When the sweeper first acts (the first escalation or renotify); absent: never. */
   readonly nextDueAt?: Date;
   readonly now?: Date;
@@ -76,6 +78,7 @@ const readIncident = (item: Item): Incident => {
   const nextDueAt = read.optStr('nextDueAt');
   const closedAt = read.optStr('closedAt');
   const closedBy = read.optStr('closedBy');
+  const recipients = item['recipients'] === undefined ? undefined : read.strList('recipients');
   return {
     id: read.str('id'),
     route: read.str('route'),
@@ -83,6 +86,7 @@ const readIncident = (item: Item): Incident => {
     state: read.str('state') as IncidentState,
     openedAt: read.str('openedAt'),
     text: read.str('text'),
+    ...(recipients === undefined ? {} : { recipients }),
     actions: read.num('actions'),
     level: read.num('level'),
     ...(nextDueAt === undefined ? {} : { nextDueAt }),
@@ -107,11 +111,19 @@ export const getIncident = async (table: StoreTable, id: string): Promise<Incide
 };
 
 /**
- * Opens the incident of `route` and `key`, unless one is open: the open marker is written with a
- * condition (absent, or naming an incident that closed without removing it), in one transaction
+ * Whether an incident still owns its key: open, or acknowledged and not yet resolved. An
+ * acknowledgement stops the escalation, not the alert: its source's repeats of the still-firing
+ * alert belong to it until a resolve (or the marker's retention, {@link PAGING.keptSeconds}, ends).
+ */
+const holdsKey = (incident: Incident): boolean =>
+  incident.state === IncidentState.Open || incident.state === IncidentState.Acknowledged;
+
+/**
+ * Opens the incident of `route` and `key`, unless one holds it: the open marker is written with a
+ * condition (absent, or naming an incident that resolved without removing it), in one transaction
  * with the incident, so two first webhooks of a key open one incident between them. A repeated
- * firing of an open incident gets `opened: false` and that incident: it neither restarts nor
- * duplicates the escalation.
+ * firing of an open or acknowledged incident gets `opened: false` and that incident: it neither
+ * restarts nor duplicates the escalation, nor undoes the acknowledgement.
  *
  * @example
  * ```typescript
@@ -131,7 +143,7 @@ export const openIncident = async (table: StoreTable, input: OpenIncidentInput):
     const staleId = marker.Item?.['incidentId']?.S;
     if (staleId !== undefined) {
       const current = await getIncident(table, staleId);
-      if (current?.state === IncidentState.Open) return { opened: false, incident: current };
+      if (current !== undefined && holdsKey(current)) return { opened: false, incident: current };
     }
     const incident: Incident = {
       id: newId(now),
@@ -140,6 +152,7 @@ export const openIncident = async (table: StoreTable, input: OpenIncidentInput):
       state: IncidentState.Open,
       openedAt: now.toISOString(),
       text: input.text,
+      ...(input.recipients === undefined || input.recipients.length === 0 ? {} : { recipients: input.recipients }),
       actions: 0,
       level: 0,
       ...(input.nextDueAt === undefined ? {} : { nextDueAt: input.nextDueAt.toISOString() }),
@@ -183,6 +196,7 @@ const incidentItem = (incident: Incident, now: Date): Item => ({
   state: str(incident.state),
   openedAt: str(incident.openedAt),
   text: str(incident.text),
+  ...(incident.recipients === undefined ? {} : { recipients: strList(incident.recipients) }),
   actions: num(incident.actions),
   level: num(incident.level),
   ...(incident.nextDueAt === undefined ? {} : { nextDueAt: str(incident.nextDueAt) }),
@@ -191,7 +205,7 @@ const incidentItem = (incident: Incident, now: Date): Item => ({
   [TABLE.timeToLive]: num(ttl(now)),
 });
 
-/** The open incident of `route` and `key`, if one is open. */
+/** The incident that holds `route` and `key` (open, or acknowledged and not resolved), if any: what a resolve closes. */
 export const openIncidentOf = async (table: StoreTable, route: string, key: string): Promise<Incident | undefined> => {
   const { Item: marker } = await table.client.send(
     new GetItemCommand({
@@ -203,7 +217,7 @@ export const openIncidentOf = async (table: StoreTable, route: string, key: stri
   const id = marker?.['incidentId']?.S;
   if (id === undefined) return undefined;
   const incident = await getIncident(table, id);
-  return incident?.state === IncidentState.Open ? incident : undefined;
+  return incident !== undefined && holdsKey(incident) ? incident : undefined;
 };
 
 /** The open incidents, oldest first: what `sms-relay incidents` lists and the sweeper walks. */
@@ -271,9 +285,11 @@ export const noteIncident = async (
 };
 
 /**
- * Closes an open incident (acknowledged or resolved) with a conditional update: of concurrent
- * acknowledgements one wins (`closed: true`) and the others get `closed: false` with the incident
- * as it stands, which says who did. The open marker is emptied after, so the key can open a new incident.
+ * Closes an incident with a conditional update: an acknowledgement closes an open one (of
+ * concurrent acknowledgements one wins, `closed: true`, and the others get `closed: false` with the
+ * incident as it stands, which says who did); a resolve closes an open or acknowledged one. Only a
+ * resolve empties the open marker, so the key can open a new incident: an acknowledged incident
+ * keeps its key while its alert fires on.
  *
  * @example
  * ```typescript
@@ -286,19 +302,21 @@ export const closeIncident = async (
   { state, by, now = table.clock() }: CloseInput,
 ): Promise<CloseOutcome> => {
   const event = state === IncidentState.Acknowledged ? 'acknowledged' : 'resolved';
+  const resolving = state === IncidentState.Resolved;
   const outcome = await writeIf(
     table,
     {
       Key: incidentKey(id),
       UpdateExpression:
         'SET #state = :state, closedAt = :now, closedBy = :by, timeline = list_append(timeline, :entry), #ttl = :ttl REMOVE nextDueAt',
-      ConditionExpression: '#state = :open',
+      ConditionExpression: resolving ? '#state IN (:open, :acknowledged)' : '#state = :open',
       ExpressionAttributeNames: { '#state': 'state', '#ttl': TABLE.timeToLive },
       ExpressionAttributeValues: {
         ':state': str(state),
         ':now': str(now.toISOString()),
         ':by': str(by),
         ':open': str(IncidentState.Open),
+        ...(resolving ? { ':acknowledged': str(IncidentState.Acknowledged) } : {}),
         ':entry': { L: [entryAttr({ at: now.toISOString(), event, detail: `${event} by ${by}` })] },
         ':ttl': num(ttl(now)),
       },
@@ -309,6 +327,7 @@ export const closeIncident = async (
   if (!outcome.applied)
     return { closed: false, incident: outcome.current === undefined ? undefined : readIncident(outcome.current) };
   const incident = readIncident(outcome.item);
+  if (!resolving) return { closed: true, incident };
   // The marker is emptied, not deleted (no function may delete items): the lists skip it, the next
   // firing of the key fills it. Left naming the closed incident (a crash here), it is replaced the same way.
   await writeIf(table, {

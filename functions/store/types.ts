@@ -64,6 +64,11 @@ export interface MessageContent {
   readonly delivery: DeliveryPolicy;
   /** Set on the relay's own SMS (see `recordNotice`); limits never hold them back. */
   readonly notice?: NoticeKind;
+  /**
+   * The incident this SMS pages for (its first SMS, a repeat while it is open, an escalation or
+   * renotify): the sender sends it only while the incident is open.
+   */
+  readonly incident?: string;
 }
 
 /** A message to record on accept. */

@@ -51,18 +51,19 @@ afterAll(async () => {
 });
 
 /** The Alertmanager fixture as sent, with its status and fingerprint set (each a new delivery of one group). */
-const alert = (status: 'firing' | 'resolved', fingerprint: string): string => {
+const alert = (status: 'firing' | 'resolved', fingerprint: string, startsAt?: string): string => {
   const body = JSON.parse(fixture('alertmanager/firing-single.json').toString('utf8')) as {
     status: string;
-    alerts: { status: string; fingerprint: string }[];
+    alerts: { status: string; fingerprint: string; startsAt: string }[];
   };
   body.status = status;
-  for (const each of body.alerts) Object.assign(each, { status, fingerprint });
+  for (const each of body.alerts)
+    Object.assign(each, { status, fingerprint }, startsAt === undefined ? {} : { startsAt });
   return JSON.stringify(body);
 };
 
 describe("paging through npm start (escalation after 1m: the runtime's clock is moved past it)", () => {
-  it('sends the alert with a link, escalates after a minute, a GET does not acknowledge, a POST does, a resolve closes the next, sms-relay ack the third', async () => {
+  it('sends the alert with a link, escalates after a minute, a GET does not acknowledge, a POST does, a repeat while acknowledged opens nothing, a resolve closes the next, sms-relay ack the third, and a re-firing inside the dedupe window pages again', async () => {
     const { relay, env, secrets } = running!;
     const post = async (body: string): Promise<number> =>
       (
@@ -115,6 +116,15 @@ describe("paging through npm start (escalation after 1m: the runtime's clock is 
     expect(await acknowledged.text()).toContain('Acknowledged by 2557****111 via link');
     expect(await incidents()).toEqual([]);
 
+    // Alertmanager sends the still-firing group again (another alert joined it): the acknowledgement
+    // holds, no new incident; the group's resolve then ends the acknowledged incident.
+    expect(await post(alert('firing', 'f1b'))).toBe(202);
+    expect(await incidents()).toEqual([]);
+    expect(await post(alert('resolved', 'f1b'))).toBe(202);
+    expect(await (await fetch(`${relay.url}/a/${barakaToken!}`)).text()).toContain(
+      'Resolved by a alertmanager webhook',
+    );
+
     // The group fires again (a new incident), then resolves: the resolve closes it.
     expect(await post(alert('firing', 'f2'))).toBe(202);
     await eventually(async () => ((await incidents()).length === 1 ? true : undefined), { what: 'a new incident' });
@@ -141,5 +151,10 @@ describe("paging through npm start (escalation after 1m: the runtime's clock is 
     expect((await runCli(['ack', third!.id], env)).stdout).toMatch(/was already acknowledged by sms-relay ack at /);
     const sentToBaraka = sandbox.messages().filter((sent) => sent.phoneNumbers.includes(BARAKA));
     expect(sentToBaraka).toHaveLength(1);
+
+    // The alert resolves and fires again at once (a flapping disk): a new firing, not a retry, pages.
+    expect(await post(alert('resolved', 'f3'))).toBe(202);
+    expect(await post(alert('firing', 'f3', '2025-11-21T06:14:05.000Z'))).toBe(202);
+    expect(await incidents()).toEqual([expect.objectContaining({ level: 0 })]);
   }, 300_000);
 });

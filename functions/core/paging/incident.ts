@@ -15,7 +15,16 @@ export type AckVia = (typeof AckVia)[keyof typeof AckVia];
 /** One line of an incident's story: `sent to 2557****678`, `escalated to …`, `acknowledged by …`. */
 export interface TimelineEntry {
   readonly at: string;
-  readonly event: 'opened' | 'repeated' | 'escalated' | 'renotified' | 'acknowledged' | 'resolved' | 'exhausted';
+  readonly event:
+    | 'opened'
+    | 'repeated'
+    | 'escalated'
+    | 'renotified'
+    | 'acknowledged'
+    | 'resolved'
+    | 'exhausted'
+    /** An SMS of the incident that waited (an outage) and was not sent, as the incident closed first. */
+    | 'not-sent';
   /** Masked numbers and names only: the timeline is shown on a public page. */
   readonly detail: string;
 }
@@ -30,6 +39,12 @@ export interface Incident {
   readonly openedAt: string;
   /** The text of the incident's first SMS, as sent (without its link). */
   readonly text: string;
+  /**
+   * The numbers the first SMS went to: a renotify before any escalation step tells them again
+   * (a route's templated recipients cannot be rendered again without the webhook). Absent on
+   * incidents opened before it was kept. Never shown: pages and views show the masked timeline.
+   */
+  readonly recipients?: readonly string[];
   /** Escalation and renotify SMS recorded so far: the index of the next {@link PagingAction}. */
   readonly actions: number;
   /** When the sweeper next acts; absent when closed or when no step is left. */

@@ -35,8 +35,10 @@ export function parseAlertGroup(webhook: InboundWebhook, sender: string): Webhoo
 
 /**
  * A dedupe key for a grouped alert notification, which carries no delivery id: the group, its
- * status, and each alert's fingerprint with its own status, sorted. A retry repeats all of these; a
- * notification in which an alert joined, left or resolved changes at least one.
+ * status, and each alert's fingerprint with its own status and `startsAt`, sorted. A retry repeats
+ * all of these; a notification in which an alert joined, left or resolved changes at least one, and
+ * so does an alert that resolved and fired again (a flapping disk, a restart loop): its new firing
+ * has a new `startsAt`, so it pages even inside the window.
  *
  * @example
  * ```ts
@@ -46,7 +48,8 @@ export function parseAlertGroup(webhook: InboundWebhook, sender: string): Webhoo
 export function alertGroupDedupeKey(prefix: string, body: WebhookBody): DedupeKey {
   const alerts = field(body, 'alerts');
   const states = (Array.isArray(alerts) ? alerts : []).map(
-    (alert: unknown) => `${alertIdentity(alert)}=${textField(alert, 'status') ?? ''}`,
+    (alert: unknown) =>
+      `${alertIdentity(alert)}=${textField(alert, 'status') ?? ''}@${textField(alert, 'startsAt') ?? ''}`,
   );
   const material = JSON.stringify([
     textField(body, 'receiver') ?? '',

@@ -285,20 +285,24 @@ export function alertBody({
   fingerprint = randomUUID(),
   status = 'firing',
   summary,
+  startsAt,
 }: {
   fingerprint?: string;
   status?: string;
   summary?: string;
+  /** When the alert began firing: a new firing of the same alert has a new one. */
+  startsAt?: string;
 } = {}): string {
   const body = JSON.parse(fixtureText('alertmanager/firing-single.json')) as {
     status: string;
-    alerts: { status: string; fingerprint: string }[];
+    alerts: { status: string; fingerprint: string; startsAt: string }[];
     commonAnnotations: { summary: string };
   };
   body.status = status;
   for (const alert of body.alerts) {
     alert.status = status;
     alert.fingerprint = fingerprint;
+    if (startsAt !== undefined) alert.startsAt = startsAt;
   }
   if (summary !== undefined) body.commonAnnotations.summary = summary;
   return JSON.stringify(body);

@@ -91,10 +91,28 @@ describe('incidents in the store', () => {
     for (const outcome of outcomes.filter((each) => !each.closed))
       expect(outcome.incident).toMatchObject({ state: 'ACKNOWLEDGED', closedBy: winner.closedBy });
     expect(winner.timeline.filter((entry) => entry.event === 'acknowledged')).toHaveLength(1);
-    // Closed: a resolve afterwards changes nothing.
-    expect((await store.closeIncident(incident.id, { state: IncidentState.Resolved, by: 'alertmanager' })).closed).toBe(
+    // Acknowledged: a second acknowledgement changes nothing; the resolve still closes it.
+    expect((await store.closeIncident(incident.id, { state: IncidentState.Acknowledged, by: 'cli' })).closed).toBe(
       false,
     );
+    const resolved = await store.closeIncident(incident.id, { state: IncidentState.Resolved, by: 'alertmanager' });
+    expect(resolved).toMatchObject({ closed: true, incident: { state: 'RESOLVED', closedBy: 'alertmanager' } });
+    expect(resolved.incident!.timeline.map((entry) => entry.event)).toEqual(['opened', 'acknowledged', 'resolved']);
+  });
+
+  it('keeps the key of an acknowledged incident until it resolves: a firing meanwhile gets it, still acknowledged', async () => {
+    const { store } = await newTable(db);
+    const { incident } = await store.openIncident(open);
+    await store.closeIncident(incident.id, { state: IncidentState.Acknowledged, by: 'cli', now: at(MINUTE) });
+    const repeat = await store.openIncident({ ...open, now: at(4 * HOUR) });
+    expect(repeat).toMatchObject({ opened: false, incident: { id: incident.id, state: 'ACKNOWLEDGED' } });
+    expect(await store.listOpenIncidents()).toEqual([]);
+    expect(await store.openIncidentOf('alerts', open.key)).toMatchObject({ id: incident.id });
+    await store.closeIncident(incident.id, { state: IncidentState.Resolved, by: 'alertmanager', now: at(5 * HOUR) });
+    expect(await store.openIncidentOf('alerts', open.key)).toBeUndefined();
+    const again = await store.openIncident({ ...open, now: at(6 * HOUR) });
+    expect(again.opened).toBe(true);
+    expect(again.incident.id).not.toBe(incident.id);
   });
 
   it('claims each escalation once: advancing from a stale count is refused', async () => {

@@ -17,7 +17,7 @@ function basic(user: string, password: string): string {
   return `Basic ${Buffer.from(`${user}:${password}`, 'utf8').toString('base64')}`;
 }
 
-type Alert = { status: string; fingerprint?: string; labels: Record<string, string> };
+type Alert = { status: string; fingerprint?: string; startsAt?: string; labels: Record<string, string> };
 type Body = { status: string; alerts: Alert[] } & Record<string, unknown>;
 
 /** Parses a body exactly as the relay would, from bytes. */
@@ -131,6 +131,13 @@ describe('alertmanager.dedupe', () => {
     after.alerts[2]!.status = 'resolved';
     expect(after.status).toBe('firing');
     expect(keyOf(after)).not.toBe(keyOf(before));
+  });
+
+  it('changes the key when an alert resolved and fired again (a new startsAt), inside the window', () => {
+    const first = parsed(fixture('firing-single'));
+    const again = parsed(fixture('firing-single'));
+    again.alerts[0]!.startsAt = '2025-11-21T06:15:02.000Z';
+    expect(keyOf(again)).not.toBe(keyOf(first));
   });
 
   it('changes the key when the group holds different alerts', () => {

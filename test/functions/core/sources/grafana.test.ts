@@ -222,6 +222,12 @@ describe('grafana.dedupe', () => {
     expect(keyOf(fixture('resolved')).key).not.toBe(keyOf(fixture('firing')).key);
   });
 
+  it('changes the key when the alert resolved and fired again (a new startsAt), inside the window', () => {
+    const again = fixture('firing').replace('"startsAt": "2025-11-21T08:03:10Z"', '"startsAt": "2025-11-21T08:05:40Z"');
+    expect(again).not.toBe(fixture('firing'));
+    expect(keyOf(again).key).not.toBe(keyOf(fixture('firing')).key);
+  });
+
   it('gives each press of the Test button its own key, as Grafana gives each its own group key', () => {
     const first = parsed(fixture('test-notification'));
     const second = { ...first, groupKey: first.groupKey.replace(/\d+$/, (seconds) => String(Number(seconds) + 30)) };
