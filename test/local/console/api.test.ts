@@ -664,7 +664,7 @@ describe('Routes, Credit, payloads and preview', () => {
     expect(missing).toEqual({ status: 400, body: { error: 'route: is required' } });
     const both = await getJson<{ error: string }>('/console/api/records?state=LOST&limit=0');
     expect(both.body.error).toBe(
-      'state: expected one of PENDING, SENDING, SENT, FAILED, UNKNOWN, PARKED, HELD, DROPPED, DEFERRED, DIGESTED, got "LOST"; limit: must be a whole number from 1 to 500',
+      'state: expected one of PENDING, SENDING, SENT, FAILED, UNKNOWN, PARKED, HELD, DROPPED, DEFERRED, DIGESTED, DISMISSED, got "LOST"; limit: must be a whole number from 1 to 500',
     );
   });
 
