@@ -6,7 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfigFile } from '../../../../functions/core/config/load';
 import { ingestWebhook } from '../../../../functions/relay/ingest';
 import { sendMessage } from '../../../../functions/relay/sender';
-import { createStore, ensureTable, MessageState, type MessageStore } from '../../../../functions/store';
+import { createStore, ensureTable, type MessageStore } from '../../../../functions/store';
 import { announceRuntime, withdrawRuntime } from '../../../../local/shared/discovery';
 import { openLocalStore, type LocalStore } from '../../../../local/shared/local-store';
 import { createLocalContext } from '../../../../local/runtime/runtime';
