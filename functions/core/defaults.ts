@@ -230,6 +230,13 @@ export const MAX_MUTE_SECONDS = 30 * 86_400;
 export const MAX_MUTE_REASON_CHARS = 200;
 
 /**
+ * A dismissal's bounds (`sms-relay dismiss`, `POST /_relay/dismiss`, the console's Dismiss): its
+ * reason is required and kept whole on the record (its history entry is cut at 500 characters
+ * anyway), and who dismissed it is a name, not a story.
+ */
+export const DISMISS = { maxReasonChars: 500, maxByChars: 64 } as const;
+
+/**
  * How long a process trusts the mute it read for a route (ms) before it reads it again: a mute set
  * from another process (`sms-relay mute --env`) drops messages within this time.
  */

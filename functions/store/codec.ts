@@ -6,6 +6,7 @@ import { corruptRecord } from './errors';
 import { DeliveryPolicy } from '../core/config/policies';
 import { HISTORY_KEPT } from '../core/defaults';
 import {
+  type Dismissal,
   type LastError,
   MAX_HISTORY_TEXT_CHARS,
   type MessageRecord,
@@ -110,6 +111,9 @@ export const resultValue = (result: SendResult) =>
     recipients: str(storedRecipients(result.recipients)),
   });
 
+export const dismissalValue = (dismissal: Dismissal) =>
+  map({ by: str(dismissal.by), at: str(dismissal.at), reason: str(dismissal.reason), from: str(dismissal.from) });
+
 /** The full item of a message record. */
 export const messageItem = (record: MessageRecord): Item =>
   compact({
@@ -144,6 +148,7 @@ export const messageItem = (record: MessageRecord): Item =>
     sentAt: record.sentAt === undefined ? undefined : str(record.sentAt),
     digestId: record.digestId === undefined ? undefined : str(record.digestId),
     digestOf: record.digestOf === undefined ? undefined : strList(record.digestOf),
+    dismissal: record.dismissal === undefined ? undefined : dismissalValue(record.dismissal),
     history: historyValue(record.history),
     historyOmitted: record.historyOmitted === undefined ? undefined : num(record.historyOmitted),
     [TABLE.timeToLive]: num(record.expiresAt),
@@ -164,6 +169,7 @@ export const messageFromItem = (item: Item): MessageRecord => {
 
   const lastErrorRead = read.optMap('lastError');
   const resultRead = read.optMap('result');
+  const dismissalRead = read.optMap('dismissal');
   const notice = read.optStr('notice');
   if (notice !== undefined && !NOTICES.has(notice)) throw corruptRecord(where, `unknown notice ${notice}`);
   const optional = {
@@ -185,6 +191,7 @@ export const messageFromItem = (item: Item): MessageRecord => {
     sentAt: read.optStr('sentAt'),
     digestId: read.optStr('digestId'),
     digestOf: item['digestOf'] === undefined ? undefined : read.strList('digestOf'),
+    dismissal: dismissalRead && dismissalFrom(dismissalRead, where),
   };
   return {
     id: read.str('id'),
@@ -216,6 +223,12 @@ const lastErrorFrom = (read: ItemReader): LastError => ({
   ...defined({ status: read.optNum('status'), delivery: read.optStr('delivery') }),
   message: read.str('message'),
 });
+
+const dismissalFrom = (read: ItemReader, where: string): Dismissal => {
+  const from = read.str('from');
+  if (!STATES.has(from)) throw corruptRecord(where, `unknown state ${from} in dismissal`);
+  return { by: read.str('by'), at: read.str('at'), reason: read.str('reason'), from: from as MessageState };
+};
 
 const stateChangeFrom = (read: ItemReader, where: string): StateChange => {
   const state = read.str('state');

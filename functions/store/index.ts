@@ -51,10 +51,21 @@ export {
   type SpendByDayInput,
   spendDays,
 } from './usage';
-export type { ClaimOptions, CompleteOptions, RequeueFrom, RequeueOptions, Settlement } from './transitions';
+export type {
+  ClaimOptions,
+  CompleteOptions,
+  DismissFrom,
+  DismissInput,
+  DismissOutcome,
+  RequeueFrom,
+  RequeueOptions,
+  Settlement,
+} from './transitions';
+export { DISMISS_FROM } from './transitions';
 export {
   type BalanceState,
   DEFAULT_RETENTION_DAYS,
+  type Dismissal,
   type HeldWindow,
   type LastError,
   LimitKind,

@@ -122,9 +122,12 @@ import {
 import {
   type ClaimOptions,
   type CompleteOptions,
+  type DismissInput,
+  type DismissOutcome,
   type RequeueOptions,
   type Settlement,
   claimMessage,
+  dismiss,
   requeue,
   settle,
 } from './transitions';
@@ -170,6 +173,8 @@ export interface MessageStore {
   settle(id: string, token: string, settlement: Settlement, options?: CompleteOptions): Promise<MessageRecord>;
   /** `PARKED`/`FAILED`/`HELD` (and `UNKNOWN` with `acceptDuplicates`) → `PENDING`, due now, no attempt: the table's stream (locally the runtime) hands it to the sender; the sweeper is the safety net. */
   requeue(id: string, options: RequeueOptions): Promise<MessageRecord | undefined>;
+  /** `UNKNOWN`/`FAILED`/`HELD`/`PARKED` → `DISMISSED`, never sent, with who, when and why; any other state is refused. See {@link dismiss}. */
+  dismiss(id: string, input: DismissInput): Promise<DismissOutcome>;
 
   /** One record, strongly consistent. */
   getMessage(id: string): Promise<MessageRecord | undefined>;
@@ -370,6 +375,7 @@ export const createStore = ({
     claimMessage: async (id, options) => await claimMessage(table, id, options),
     settle: async (id, token, settlement, options) => await settle(table, id, token, settlement, options),
     requeue: async (id, options) => await requeue(table, id, options),
+    dismiss: async (id, input) => await dismiss(table, id, input),
     getMessage: async (id) => await getMessage(table, id),
     listByState: async (state, options) => await listByState(table, state, options),
     listByRoute: async (route, options) => await listByRoute(table, route, options),

@@ -45,7 +45,7 @@ export const TABLE = {
   },
 } as const;
 
-/** The life of a message record. Final states: SENT, FAILED, UNKNOWN, DROPPED, DIGESTED. */
+/** The life of a message record. Final states: SENT, FAILED, UNKNOWN, DROPPED, DIGESTED, DISMISSED. */
 export const MessageState = {
   /** Recorded, waiting for the sender (or for its next attempt). */
   Pending: 'PENDING',
@@ -70,5 +70,10 @@ export const MessageState = {
   Deferred: 'DEFERRED',
   /** A DEFERRED message that went out inside a digest SMS: `digestId` names the digest's record. */
   Digested: 'DIGESTED',
+  /**
+   * An UNKNOWN, FAILED, HELD or PARKED message an operator decided not to send (`dismiss`): final,
+   * with who, when and why (`dismissal`), and no longer counted by the stuck-now gauges.
+   */
+  Dismissed: 'DISMISSED',
 } as const;
 export type MessageState = (typeof MessageState)[keyof typeof MessageState];

@@ -1,5 +1,13 @@
 import { num, str } from './attributes';
-import { boundedHistory, historyValue, lastErrorValue, messageFromItem, resultValue, stateChange } from './codec';
+import {
+  boundedHistory,
+  dismissalValue,
+  historyValue,
+  lastErrorValue,
+  messageFromItem,
+  resultValue,
+  stateChange,
+} from './codec';
 import type { StoreTable } from './store-table';
 import { writeIf } from './write';
 import { ClaimLostError, StoreError } from './errors';
@@ -9,7 +17,7 @@ import { ItemKind, messageKey } from './keys';
 import { getMessage } from './queries';
 import { MessageState } from './table';
 import { DeliveryPolicy } from '../core/config/policies';
-import { HISTORY_KEPT } from '../core/defaults';
+import { DISMISS, HISTORY_KEPT } from '../core/defaults';
 import type { LastError, MessageRecord, SendResult, StateChange } from './types';
 
 /** A change of state: the update's `set` and the `history` entry it appends in the same write. */
@@ -349,4 +357,102 @@ export const requeue = async (
     condition: '#kind = :message AND #state = :from',
     values: { ':message': str(ItemKind.Message), ':from': str(from) },
   });
+};
+
+/** States an operator can dismiss a record from: the ones the stuck-now gauges count. */
+export type DismissFrom =
+  | typeof MessageState.Unknown
+  | typeof MessageState.Failed
+  | typeof MessageState.Held
+  | typeof MessageState.Parked;
+
+/** {@link DismissFrom}, in the order the gauges and alarms name them. */
+export const DISMISS_FROM = [
+  MessageState.Unknown,
+  MessageState.Failed,
+  MessageState.Held,
+  MessageState.Parked,
+] as const satisfies readonly DismissFrom[];
+
+const DISMISSIBLE: ReadonlySet<string> = new Set(DISMISS_FROM);
+
+/** What {@link dismiss} is told. */
+export interface DismissInput {
+  /** Who decided it: an OS user, a name given with `--by`. At most `DISMISS.maxByChars` characters. */
+  readonly by: string;
+  /** Why it is not sent. Required, at most `DISMISS.maxReasonChars` characters. */
+  readonly reason: string;
+  /** Only while the record is still in this state (a dismissal of a listing by state); absent: any of {@link DISMISS_FROM}. */
+  readonly from?: DismissFrom;
+  readonly now?: Date;
+}
+
+/** What {@link dismiss} did: the record as it is now (dismissed, or as found when refused), `undefined` when there is none. */
+export interface DismissOutcome {
+  readonly dismissed: boolean;
+  readonly record: MessageRecord | undefined;
+}
+
+/** Tries of a dismissal whose record changed state between its read and its write. */
+const DISMISS_TRIES = 3;
+
+/**
+ * Ends an UNKNOWN, FAILED, HELD or PARKED record without sending it: one conditional update to the
+ * final state `DISMISSED`, keeping who, when and why in `dismissal` (the record's `reason` stays
+ * the one it failed, parked… with) and appending a `DISMISSED` entry to `history`. The stuck-now
+ * gauges count states, so they stop counting it at their next count.
+ *
+ * The write is conditional on the record still being in the state it was read in (or `from`), so a
+ * dismissal racing a redrive, a claim or a settlement leaves one of them done and the other
+ * refused, never a mix. A SENT, PENDING or SENDING record (or any other) is refused and left as it is.
+ *
+ * @throws {StoreError} an empty or too long `reason` or `by`, or a `from` nobody dismisses from
+ *
+ * @example
+ * ```typescript
+ * const { dismissed, record } = await store.dismiss(id, { by: 'asha', reason: 'customer number disconnected' });
+ * if (!dismissed) console.log(`not dismissed: ${record?.state ?? 'no such record'}`);
+ * ```
+ */
+export const dismiss = async (
+  table: StoreTable,
+  id: string,
+  { by, reason, from, now = table.clock() }: DismissInput,
+): Promise<DismissOutcome> => {
+  // Checked at run time too: these come from a command line, a request body, a form.
+  if (from !== undefined && !DISMISSIBLE.has(from)) throw new StoreError(`cannot dismiss from ${String(from)}`);
+  const why = reason.trim();
+  const who = by.trim();
+  if (why === '') throw new StoreError('a dismissal needs a reason');
+  if (why.length > DISMISS.maxReasonChars)
+    throw new StoreError(`a dismissal's reason is at most ${DISMISS.maxReasonChars} characters`);
+  if (who === '' || who.length > DISMISS.maxByChars)
+    throw new StoreError(`who dismissed it is 1 to ${DISMISS.maxByChars} characters`);
+  const at = now.toISOString();
+  const write = async (state: DismissFrom): Promise<MessageRecord | undefined> =>
+    await transition(table, id, {
+      set: {
+        state: str(MessageState.Dismissed),
+        updatedAt: str(at),
+        dismissal: dismissalValue({ by: who, at, reason: why, from: state }),
+      },
+      remove: ['nextAttemptAt', 'claimToken'],
+      entry: stateChange({ at, state: MessageState.Dismissed, reason: `${why} (dismissed by ${who})` }),
+      condition: '#kind = :message AND #state = :from',
+      values: { ':message': str(ItemKind.Message), ':from': str(state) },
+    });
+  if (from !== undefined) {
+    const record = await write(from);
+    return record === undefined
+      ? { dismissed: false, record: await getMessage(table, id) }
+      : { dismissed: true, record };
+  }
+  // The state it is in is read first, so the write can say which one it was dismissed from.
+  for (let tries = 0; tries < DISMISS_TRIES; tries += 1) {
+    const current = await getMessage(table, id);
+    if (current === undefined || !DISMISSIBLE.has(current.state)) return { dismissed: false, record: current };
+    const record = await write(current.state as DismissFrom);
+    if (record !== undefined) return { dismissed: true, record };
+  }
+  return { dismissed: false, record: await getMessage(table, id) };
 };

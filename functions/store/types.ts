@@ -130,6 +130,8 @@ export interface MessageRecord extends MessageContent {
   readonly digestId?: string;
   /** On a digest record: the ids of the DEFERRED records its SMS stands for, oldest first. */
   readonly digestOf?: readonly string[];
+  /** On a DISMISSED record: who dismissed it, when, why, and the state it was in (its `reason` stays that state's). */
+  readonly dismissal?: Dismissal;
   /**
    * The record's changes of state, oldest first: the initial state when it was created, then one
    * entry per transition, appended by the same update that makes it. Empty on records written
@@ -147,6 +149,14 @@ export interface MessageRecord extends MessageContent {
   readonly historyOmitted?: number;
   /** TTL, epoch seconds: `createdAt` plus the retention. */
   readonly expiresAt: number;
+}
+
+/** Who decided not to send a record, when, why, and from which state (see `dismiss`). */
+export interface Dismissal {
+  readonly by: string;
+  readonly at: string;
+  readonly reason: string;
+  readonly from: MessageState;
 }
 
 /** One page of a listing. `cursor` is absent on the last page. */

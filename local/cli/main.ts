@@ -15,6 +15,7 @@ const COMMANDS = {
   balance: async () => (await import('./commands/balance')).balanceCommand(),
   logs: async () => (await import('./commands/logs')).logsCommand(),
   redrive: async () => (await import('./commands/redrive')).redriveCommand(),
+  dismiss: async () => (await import('./commands/dismiss')).dismissCommand(),
   mute: async () => (await import('./commands/mute')).muteCommand(),
   unmute: async () => (await import('./commands/mute')).unmuteCommand(),
   mutes: async () => (await import('./commands/mute')).mutesCommand(),

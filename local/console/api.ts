@@ -4,7 +4,8 @@ import { DEFAULT_CURRENCY, MAX_MUTE_SECONDS, PAGE_SIZE } from '../../functions/c
 import { MessageState, type MessageStore } from '../../functions/store';
 import { maskNumbersInText } from '../../functions/core/recipients';
 import { createRouter, HttpError, parseRequest, queryObject } from '../http';
-import { MESSAGE_STATES, readRecord, recordsPage, redriveRecord, REDRIVE_STATES } from '../records';
+import { dismissRecord, MESSAGE_STATES, readRecord, recordsPage, redriveRecord, REDRIVE_STATES } from '../records';
+import { localOperator } from '../shared/operator';
 import {
   CONSOLE_API,
   type AnswerOf,
@@ -41,7 +42,7 @@ type Handlers = { readonly [E in Endpoint]: (request: HandlerRequest<E>) => Prom
 
 /**
  * The console's API over a store: Activity pages, a record's story, redrive (the same conditional
- * requeue as `sms-relay redrive`), routes, credit, payloads and the template preview.
+ * requeue as `sms-relay redrive`), dismiss (as `sms-relay dismiss`), routes, credit, payloads and the template preview.
  *
  * @example
  * ```ts
@@ -82,6 +83,8 @@ export function createStoreApi(source: ConsoleSource): ConsoleApi {
         if (answer.requeued) source.onRequeued?.(id);
         return answer;
       }),
+    'POST /records/:id/dismiss': async ({ params: { id }, body: { reason } }) =>
+      await source.withStore(async (store) => await dismissRecord(store, id, { by: localOperator(), reason })),
     'GET /routes': async () => ({ routes: await source.withStore((store) => routeSummaries(source, store, now())) }),
     'GET /oncall': async () => await source.withStore((store) => onCallView(source.loaded, store, now())),
     'GET /credit': async ({ query: { days } }) =>

@@ -17,17 +17,19 @@
 import { z } from 'zod';
 import { MAX_BODY_BYTES, MAX_MUTE_REASON_CHARS } from '../../functions/core/defaults';
 import {
+  DismissRecordRequest,
   RecordIdParameters,
   RecordsPageQuery,
   RedriveRecordRequest,
   wholeNumber,
+  type DismissAnswer,
   type RecordsPage,
   type RecordView,
   type RedriveAnswer,
   type State,
 } from '../records/contract';
 
-export type { RecordsPage, RedriveAnswer, State };
+export type { DismissAnswer, RecordsPage, RedriveAnswer, State };
 
 /**
  * The header of every API request from the page, with the tab's page token (see `ConsoleSession`
@@ -143,6 +145,8 @@ export interface RecordDetail {
   /** The webhook as received, when the route captures payloads and it is still kept. */
   readonly capture: CapturedPayloadView | null;
   readonly redrivable: boolean;
+  /** Whether it can be dismissed (ended unsent): UNKNOWN, FAILED, HELD and PARKED records. */
+  readonly dismissible: boolean;
   /**
    * Why a redrive of this record may send a duplicate (an UNKNOWN record may already have arrived):
    * the page shows it and asks before sending `acceptDuplicates: true`. `null` when there is no such risk.
@@ -408,6 +412,12 @@ export const CONSOLE_API = {
     params: RecordIdParameters,
     body: RedriveRecordRequest,
     answer: answers<RedriveAnswer>(),
+  },
+  /** The same conditional dismissal as `sms-relay dismiss`, by the OS user running the console, with the page's reason. */
+  'POST /records/:id/dismiss': {
+    params: RecordIdParameters,
+    body: DismissRecordRequest,
+    answer: answers<DismissAnswer>(),
   },
   'GET /routes': { answer: answers<RoutesAnswer>() },
   /** On call: each schedule's person now and until when, its overrides and next handoffs. */

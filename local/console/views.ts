@@ -17,7 +17,7 @@ import {
   type RecordSummary,
   spendDays,
 } from '../../functions/store';
-import { MAY_HAVE_ARRIVED, needsAcceptDuplicates, REDRIVE_STATES, toRecordView } from '../records';
+import { DISMISS_STATES, MAY_HAVE_ARRIVED, needsAcceptDuplicates, REDRIVE_STATES, toRecordView } from '../records';
 import type {
   AttemptError,
   CapturedPayloadView,
@@ -82,6 +82,7 @@ export function recordDetail(
     errors,
     capture: capture === undefined ? null : captureView(capture, route),
     redrivable: (REDRIVE_STATES as readonly string[]).includes(record.state),
+    dismissible: (DISMISS_STATES as readonly string[]).includes(record.state),
     redriveWarning: needsAcceptDuplicates(record.state)
       ? `${MAY_HAVE_ARRIVED.charAt(0).toUpperCase()}${MAY_HAVE_ARRIVED.slice(1)}.`
       : null,

@@ -6,7 +6,7 @@
  */
 import { z } from 'zod';
 import { parseDurationSeconds } from '../../functions/core/config/duration';
-import { MAX_MUTE_REASON_CHARS, MAX_MUTE_SECONDS, ONCALL, PAGE_SIZE } from '../../functions/core/defaults';
+import { DISMISS, MAX_MUTE_REASON_CHARS, MAX_MUTE_SECONDS, ONCALL, PAGE_SIZE } from '../../functions/core/defaults';
 import { HttpError } from '../http/error';
 
 /** Every state of a message record (the store's `MessageState`, checked in `index.ts`). */
@@ -21,8 +21,16 @@ export const STATES = [
   'DROPPED',
   'DEFERRED',
   'DIGESTED',
+  'DISMISSED',
 ] as const;
 export type State = (typeof STATES)[number];
+
+/** States a record can be dismissed from (ended without sending): the ones the stuck-now gauges and their alarms count. */
+export const DISMISS_STATES = ['UNKNOWN', 'FAILED', 'HELD', 'PARKED'] as const satisfies readonly State[];
+export type DismissState = (typeof DISMISS_STATES)[number];
+
+/** Why a record in any other state is not dismissed: it is sent, on its way, or already final. */
+export const NOT_DISMISSIBLE = `only ${DISMISS_STATES.join(', ')} records can be dismissed`;
 
 /** States a record can be redriven from (sent back to PENDING); UNKNOWN only when duplicates are accepted. */
 export const REDRIVE_STATES = ['PARKED', 'FAILED', 'HELD', 'UNKNOWN'] as const satisfies readonly State[];
@@ -53,6 +61,30 @@ export interface RecordView {
   readonly reason: string | null;
   readonly deducted: number | null;
   readonly remainingBalance: number | null;
+  /** On a DISMISSED record: who ended it unsent, when, why (numbers masked) and from which state; else `null`. */
+  readonly dismissal: DismissalView | null;
+}
+
+/** Who dismissed a record, when, why, and the state it was dismissed from. */
+export interface DismissalView {
+  readonly by: string;
+  readonly at: string;
+  readonly reason: string;
+  readonly from: State;
+}
+
+/** What a dismissal (`POST /_relay/dismiss`, `sms-relay dismiss`) did. */
+export interface DismissResult {
+  /** Ids now DISMISSED. */
+  readonly dismissed: readonly string[];
+  /** Ids left as they were, each with its state now (`null`: no such record) and why. */
+  readonly refused: readonly { readonly id: string; readonly state: State | null; readonly why: string }[];
+}
+
+/** What the console's Dismiss of one record did. */
+export interface DismissAnswer {
+  readonly dismissed: boolean;
+  readonly record: RecordView | null;
 }
 
 /** What a batch requeue (`POST /_relay/redrive`, `sms-relay redrive`) did. */
@@ -206,6 +238,44 @@ export const RedriveRequest = z
       });
     }
   });
+
+/** A dismissal's reason: required, any text up to {@link DISMISS}`.maxReasonChars`. */
+export const DismissReason = z
+  .string()
+  .trim()
+  .min(1, 'is required: say why these messages are not sent')
+  .max(DISMISS.maxReasonChars);
+
+/** Who dismissed: a name, at most {@link DISMISS}`.maxByChars`. */
+const DismissedBy = z.string().trim().min(1).max(DISMISS.maxByChars);
+
+/**
+ * `POST /_relay/dismiss`: end records unsent, with a `reason` (and `by`; default the relay's OS
+ * user). Either `ids` (at most {@link MAX_REDRIVE_IDS}; with `state`, each only while still in it)
+ * or a selection, `state` with `route` and `since` as `logs` takes them.
+ */
+export const DismissRequest = z
+  .object({
+    ids: z.array(z.string().max(40)).min(1).max(MAX_REDRIVE_IDS).optional(),
+    state: stateParameter(DISMISS_STATES).optional(),
+    route: z.string().max(200).optional(),
+    since: sinceParameter.optional(),
+    reason: DismissReason,
+    by: DismissedBy.optional(),
+  })
+  .superRefine(({ ids, state, route, since }, context) => {
+    if (ids === undefined && state === undefined)
+      context.addIssue({ code: 'custom', path: ['ids'], message: 'send "ids", or "state" (with "route", "since")' });
+    if (ids !== undefined && (route !== undefined || since !== undefined))
+      context.addIssue({
+        code: 'custom',
+        path: ['route'],
+        message: '"route" and "since" select by "state", not "ids"',
+      });
+  });
+
+/** The console's Dismiss of one record: why. */
+export const DismissRecordRequest = z.strictObject({ reason: DismissReason });
 
 /** The console's redrive of one record: an UNKNOWN one needs `acceptDuplicates: true`, the page's confirmation. */
 export const RedriveRecordRequest = z.object({ acceptDuplicates: z.boolean().default(false) });

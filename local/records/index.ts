@@ -7,6 +7,7 @@
 import { maskMsisdn, maskNumbersInText } from '../../functions/core/recipients';
 import { PAGE_SIZE } from '../../functions/core/defaults';
 import {
+  type DismissFrom,
   MessageState,
   type MessageRecord,
   type MessageStore,
@@ -17,6 +18,11 @@ import { HttpError } from '../http';
 import type { z } from 'zod';
 import {
   cursorPosition,
+  DISMISS_STATES,
+  type DismissAnswer,
+  type DismissResult,
+  MAX_REDRIVE_IDS,
+  NOT_DISMISSIBLE,
   MAY_HAVE_ARRIVED,
   needsAcceptDuplicates,
   REDRIVE_STATES,
@@ -33,6 +39,8 @@ import {
 export type ListingStore = Pick<MessageStore, 'listByRoute' | 'listByState' | 'listRecent'>;
 /** What a redrive uses of the store: the conditional requeue, and the record before and after. */
 export type RedriveStore = Pick<MessageStore, 'requeue' | 'getMessage'>;
+/** What a dismissal uses of the store: the conditional dismiss, and the listings for one by state. */
+export type DismissStore = Pick<MessageStore, 'dismiss'> & ListingStore;
 
 export * from './contract';
 
@@ -45,6 +53,8 @@ export const MESSAGE_STATES: readonly MessageState[] = Object.values(MessageStat
 const JSON_STATES_ARE_STORE_STATES: readonly MessageState[] = STATES;
 // biome-ignore lint/correctness/noUnusedVariables: a type check, never read
 const REDRIVE_STATES_ARE_REQUEUEABLE: readonly RequeueFrom[] = REDRIVE_STATES;
+// biome-ignore lint/correctness/noUnusedVariables: a type check, never read
+const DISMISS_STATES_ARE_DISMISSIBLE: readonly DismissFrom[] = DISMISS_STATES;
 
 /**
  * The masked view of a record.
@@ -69,6 +79,10 @@ export function toRecordView(record: MessageRecord): RecordView {
     reason: reason === undefined ? null : maskNumbersInText(reason),
     deducted: record.result?.deducted ?? null,
     remainingBalance: record.result?.remainingBalance ?? null,
+    dismissal:
+      record.dismissal === undefined
+        ? null
+        : { ...record.dismissal, reason: maskNumbersInText(record.dismissal.reason) },
   };
 }
 
@@ -263,4 +277,111 @@ export async function redriveRecord(
   const { requeued } = await requeueRecords(store, [id], from, consent);
   const current = await store.getMessage(id);
   return { requeued: requeued.length > 0, record: current === undefined ? null : toRecordView(current) };
+}
+
+/** Who dismisses and why; `from`: only records still in that state. */
+export interface DismissDecision {
+  readonly by: string;
+  readonly reason: string;
+  readonly from?: DismissFrom;
+}
+
+/** Which records a dismissal by state ends: those `logs --state` would list with the same filters. */
+export interface DismissSelection {
+  readonly state: DismissFrom;
+  readonly route?: string;
+  readonly since?: Date;
+}
+
+/**
+ * Dismisses records: each one conditionally (see the store's `dismiss`), so a record sent, redriven
+ * or dismissed by someone else meanwhile is refused and left as it is, with its state and why.
+ *
+ * @throws {HttpError} 400 for a reason or a name the store refuses (empty, too long)
+ *
+ * @example
+ * ```ts
+ * const { dismissed, refused } = await dismissRecords(store, ids, { by: 'asha', reason: 'number disconnected' });
+ * ```
+ */
+export async function dismissRecords(
+  store: Pick<MessageStore, 'dismiss'>,
+  ids: readonly string[],
+  decision: DismissDecision,
+): Promise<DismissResult> {
+  const dismissed: string[] = [];
+  const refused: { id: string; state: State | null; why: string }[] = [];
+  // A hundred at a time side by side: a round trip each on AWS, but not thousands at once.
+  for (let start = 0; start < ids.length; start += MAX_REDRIVE_IDS) {
+    const chunk = ids.slice(start, start + MAX_REDRIVE_IDS);
+    const outcomes = await Promise.all(chunk.map(async (id) => await dismissOne(store, id, decision)));
+    for (const [index, outcome] of outcomes.entries()) {
+      const id = chunk[index]!;
+      if (outcome.dismissed) dismissed.push(id);
+      else {
+        const state = (outcome.record?.state ?? null) as State | null;
+        refused.push({ id, state, why: refusal(state, decision.from) });
+      }
+    }
+  }
+  return { dismissed, refused };
+}
+
+/**
+ * Dismisses the records of a state (`route`, `since` as {@link queryRecords} reads them), each only
+ * while it is still in that state.
+ */
+export async function dismissSelected(
+  store: DismissStore,
+  { state, route, since }: DismissSelection,
+  { by, reason }: Omit<DismissDecision, 'from'>,
+): Promise<DismissResult> {
+  const records = await queryRecords(store, {
+    state,
+    ...(route === undefined ? {} : { route }),
+    ...(since === undefined ? {} : { since }),
+  });
+  return await dismissRecords(
+    store,
+    records.map((record) => record.id),
+    { by, reason, from: state },
+  );
+}
+
+/**
+ * Dismisses one record from whatever dismissible state it is in (the console's Dismiss), and the
+ * record as it is afterwards.
+ *
+ * @throws {HttpError} 404 for no such record, 409 when its state cannot be dismissed
+ */
+export async function dismissRecord(
+  store: Pick<MessageStore, 'dismiss' | 'getMessage'>,
+  id: string,
+  decision: Omit<DismissDecision, 'from'>,
+): Promise<DismissAnswer> {
+  if ((await readRecord(store, id)) === undefined) throw new HttpError(404, `no record ${id}`);
+  const { dismissed, refused } = await dismissRecords(store, [id], decision);
+  const [why] = refused;
+  if (why !== undefined) throw new HttpError(409, `${id} ${why.why}`);
+  const current = await store.getMessage(id);
+  return { dismissed: dismissed.length > 0, record: current === undefined ? null : toRecordView(current) };
+}
+
+async function dismissOne(store: Pick<MessageStore, 'dismiss'>, id: string, decision: DismissDecision) {
+  try {
+    return await store.dismiss(id, decision);
+  } catch (error) {
+    if (error instanceof StoreError) throw new HttpError(400, error.message, { cause: error });
+    throw error;
+  }
+}
+
+/** Why a record was not dismissed, after its id: `is SENT: only … can be dismissed`. */
+function refusal(state: State | null, from: DismissFrom | undefined): string {
+  if (state === null) return 'is no record (expired, or a wrong id)';
+  if (from !== undefined && (DISMISS_STATES as readonly string[]).includes(state) && state !== from)
+    return `is no longer ${from} (now ${state}): left as it is`;
+  if ((DISMISS_STATES as readonly string[]).includes(state))
+    return `changed state meanwhile (now ${state}): left as it is`;
+  return `is ${state}: ${NOT_DISMISSIBLE}; left as it is`;
 }

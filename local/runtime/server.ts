@@ -29,8 +29,12 @@ import { RUNTIME_FILE } from '../shared/discovery';
 import { ACKNOWLEDGED_BY_CLI, RELAY_PREFIX } from '../shared/record-access';
 import { IncidentState } from '../../functions/core/paging/incident';
 import type { Turns } from './turns';
+import { localOperator } from '../shared/operator';
 import {
   AckRequest,
+  DismissRequest,
+  dismissRecords,
+  dismissSelected,
   MuteRequest,
   OverrideRequest,
   OverridesQuery,
@@ -170,12 +174,13 @@ interface RelayCall {
   readonly dependencies: RelayServerDependencies;
 }
 
-/** The runtime's own endpoints (`sms-relay logs`, `redrive`, `mute`, `oncall`, `incidents`, `ack` call `/_relay`); webhooks, acknowledge links and the console are routed before. */
+/** The runtime's own endpoints (`sms-relay logs`, `redrive`, `dismiss`, `mute`, `oncall`, `incidents`, `ack` call `/_relay`); webhooks, acknowledge links and the console are routed before. */
 const RELAY_ROUTES = routeTable<RelayCall>()({
   'GET /health': health,
   'HEAD /health': health,
   'GET /_relay/records': handleRecords,
   'POST /_relay/redrive': handleRedrive,
+  'POST /_relay/dismiss': handleDismiss,
   'GET /_relay/mutes': listMutes,
   'POST /_relay/mutes': muteRoute,
   'POST /_relay/unmute': unmuteRoute,
@@ -311,6 +316,38 @@ async function handleRedrive({ request, response, dependencies }: RelayCall): Pr
   sendJson(response, 200, outcome);
   // Sent now rather than at the sweeper's next pass.
   if (outcome.requeued.length > 0) dependencies.onAccepted(outcome.requeued);
+}
+
+/**
+ * `POST /_relay/dismiss` (`sms-relay dismiss`): ends records unsent, `{ids}` (with `state`: each
+ * only while still in it) or `{state, route, since}`, with a `reason`; `by` defaults to the OS user
+ * running the relay.
+ */
+async function handleDismiss({ request, response, dependencies: { store, listings } }: RelayCall): Promise<void> {
+  const {
+    ids,
+    state,
+    route,
+    since,
+    reason,
+    by = localOperator(),
+  } = parseRequest(DismissRequest, await controlBody(request));
+  if (ids !== undefined) {
+    sendJson(
+      response,
+      200,
+      await dismissRecords(store, ids, { by, reason, ...(state === undefined ? {} : { from: state }) }),
+    );
+    return;
+  }
+  // The schema lets no request through with neither ids nor a state.
+  const selection = {
+    state: state!,
+    ...(route === undefined ? {} : { route }),
+    ...(since === undefined ? {} : { since }),
+  };
+  const dismiss = async () => await dismissSelected(store, selection, { by, reason });
+  sendJson(response, 200, await (listings === undefined ? dismiss() : listings.run(dismiss)));
 }
 
 /** The JSON body of a `/_relay` POST, read within its cap. */

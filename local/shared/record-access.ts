@@ -15,6 +15,9 @@ import { findRunningRuntime, type RuntimeAnnouncement } from './discovery';
 import { RuntimeError } from './errors';
 import { DATABASE_SUBDIR, openLocalStore, undecodableToStderr } from './local-store';
 import {
+  type DismissDecision,
+  type DismissResult,
+  dismissRecords,
   MAX_REDRIVE_IDS,
   queryRecords,
   requeueRecords,
@@ -47,6 +50,8 @@ export interface RecordAccess {
   list(query: RecordQuery): Promise<RecordView[]>;
   /** Requeues up to {@link MAX_REDRIVE_IDS} ids per call; UNKNOWN ones only with `acceptDuplicates`. */
   requeue(ids: readonly string[], from: RequeueFrom, consent?: RedriveConsent): Promise<RequeueOutcome>;
+  /** Ends these records unsent (`sms-relay dismiss`), each conditionally; any number of ids. */
+  dismiss(ids: readonly string[], decision: DismissDecision): Promise<DismissResult>;
   /** The mutes in force (`sms-relay mutes`). */
   mutes(): Promise<Mute[]>;
   /** Mutes a route (`sms-relay mute`); the store checks the length. */
@@ -110,6 +115,10 @@ export async function openLocalRecordAccess({
       description: `local store ${dataDir} (empty: the relay has not run with this RELAY_DATA_DIR)`,
       list: async () => [],
       requeue: async (ids) => ({ requeued: [], skipped: [...ids] }),
+      dismiss: async (ids) => ({
+        dismissed: [],
+        refused: ids.map((id) => ({ id, state: null, why: 'is no record (the local store is empty)' })),
+      }),
       mutes: async () => [],
       unmute: async () => false,
       overrides: async () => [],
@@ -185,6 +194,7 @@ export async function openDeployedRecordAccess({
       ...access,
       list: advised(access.list),
       requeue: advised(access.requeue),
+      dismiss: advised(access.dismiss),
       mutes: advised(access.mutes),
       mute: advised(access.mute),
       unmute: advised(access.unmute),
@@ -206,6 +216,7 @@ function storeAccess(store: MessageStore, kind: AccessKind, description: string)
     description,
     list: async (query) => (await queryRecords(store, query)).map(toRecordView),
     requeue: async (ids, from, consent) => await requeueRecords(store, ids, from, consent),
+    dismiss: async (ids, decision) => await dismissRecords(store, ids, decision),
     mutes: async () => await store.listMutes(),
     mute: async (request) => await store.muteRoute(request),
     unmute: async (route) => await store.unmuteRoute({ route }),
@@ -260,6 +271,26 @@ function runtimeAccess({ url, pid, consoleSecret }: RuntimeAnnouncement): Record
         headers: { 'content-type': 'application/json' },
         body: JSON.stringify({ from, ids, acceptDuplicates }),
       });
+    },
+    dismiss: async (ids, { by, reason, from }) => {
+      const dismissed: string[] = [];
+      const refused: DismissResult['refused'][number][] = [];
+      // The endpoint takes at most MAX_REDRIVE_IDS ids a request.
+      for (let start = 0; start < ids.length; start += MAX_REDRIVE_IDS) {
+        const outcome = await call<DismissResult>('/dismiss', {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({
+            ids: ids.slice(start, start + MAX_REDRIVE_IDS),
+            reason,
+            by,
+            ...(from === undefined ? {} : { state: from }),
+          }),
+        });
+        dismissed.push(...outcome.dismissed);
+        refused.push(...outcome.refused);
+      }
+      return { dismissed, refused };
     },
     mutes: async () => (await call<{ mutes: Mute[] }>('/mutes')).mutes,
     mute: async (request) =>

@@ -67,6 +67,7 @@ describe('the running relay against other local processes (npm start)', () => {
       { path: '/_relay/mutes', method: 'POST', body: { route: 'alerts', forSeconds: 30 * 86_400, reason: 'forged' } },
       { path: '/_relay/unmute', method: 'POST', body: { route: 'alerts' } },
       { path: '/_relay/redrive', method: 'POST', body: { from: 'PARKED', ids: ['x'] } },
+      { path: '/_relay/dismiss', method: 'POST', body: { state: 'FAILED', reason: 'forged' } },
       { path: '/_relay/records' },
       { path: '/_relay/mutes' },
     ];

@@ -45,7 +45,7 @@ export function logsCommand(): Command {
     .addOption(
       new Option(
         '--json',
-        'print a JSON array of {id, route, state, createdAt, updatedAt, to, segments, attempts, reason, deducted, remainingBalance}',
+        'print a JSON array of {id, route, state, createdAt, updatedAt, to, segments, attempts, reason, deducted, remainingBalance, dismissal}',
       ),
     )
     .addOption(
@@ -176,7 +176,7 @@ export function renderTable(records: readonly RecordView[]): string {
     record.to.length > 2 ? `${record.to.slice(0, 2).join(',')} +${record.to.length - 2}` : record.to.join(',') || '-',
     String(record.segments),
     record.deducted === null ? '-' : String(record.deducted),
-    record.reason ?? '',
+    reasonCell(record),
   ]);
   const widths = COLUMNS.map((title, column) => Math.max(title.length, ...rows.map((row) => row[column]!.length)));
   const line = (cells: readonly string[]): string =>
@@ -185,6 +185,12 @@ export function renderTable(records: readonly RecordView[]): string {
       .join('  ')
       .trimEnd();
   return [line(COLUMNS), ...rows.map(line)].join('\n');
+}
+
+/** The record's reason; on a DISMISSED one who dismissed it, when and why first, then what it was. */
+function reasonCell({ reason, dismissal }: RecordView): string {
+  if (dismissal === null) return reason ?? '';
+  return `dismissed by ${dismissal.by} ${localTime(dismissal.at)}: ${dismissal.reason} (was ${dismissal.from}${reason === null ? '' : `: ${reason}`})`;
 }
 
 function localTime(iso: string): string {

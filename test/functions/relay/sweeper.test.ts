@@ -467,4 +467,44 @@ describe('sweep', () => {
     });
     expect(await relay.record(unknown[0]!)).toMatchObject({ state: 'SENT' });
   });
+
+  it('stops counting a FAILED record in FailedNow once it is dismissed, so MessagesFailed recovers at the next count', async () => {
+    relay = await harness({ db: servers.db, baseUrl: servers.sandbox.baseUrl, policy: POLICY });
+    const now = relay.clock.now;
+    const {
+      ids: [id],
+    } = await relay.store.acceptWebhook({
+      route: 'ops',
+      dedupeKey: 'dismissed-failed',
+      windowSeconds: 60,
+      now,
+      messages: [
+        {
+          index: 0,
+          part: 1,
+          parts: 1,
+          text: 'to a number that no longer exists',
+          to: [OPS],
+          encoding: 'GSM-7',
+          characters: 33,
+          segments: 1,
+          delivery: 'at-most-once',
+        },
+      ],
+    });
+    const claimed = await relay.store.claimMessage(id!, { now });
+    await relay.store.settle(id!, claimed!.claimToken!, { state: 'FAILED', reason: 'invalid number (400)' }, { now });
+    const failedNow = () =>
+      relay.metrics.points.filter((point) => point.name === 'FailedNow').map((point) => point.value);
+
+    await sweep(relay.context);
+    expect(failedNow()).toEqual([1]);
+
+    await relay.store.dismiss(id!, { by: 'asha', reason: 'customer number disconnected', now });
+    relay.metrics.points.length = 0;
+    relay.clock.advance(60_000);
+    await sweep(relay.context);
+    expect(failedNow()).toEqual([0]);
+    expect(await relay.record(id!)).toMatchObject({ state: 'DISMISSED', dismissal: { by: 'asha', from: 'FAILED' } });
+  });
 });

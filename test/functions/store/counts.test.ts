@@ -56,4 +56,33 @@ describe('countStuck', () => {
     expect(await scanner.countStuck({ overdueBefore: at(-60_000) })).toEqual(expected);
     expect(await scanner.countStuck({ overdueBefore: at(0) })).toEqual({ ...expected, deferredOverdue: 2 });
   });
+
+  it('no longer counts a record once it is dismissed, by index (AWS) and by scan (local)', async () => {
+    const table = await newTable(db);
+    const scanner = createStore({ client: db.client, tableName: table.tableName, readIndexes: false });
+    const failed: string[] = [];
+    for (const key of ['f1', 'f2']) {
+      const id = (
+        await table.store.acceptWebhook({
+          route: 'a',
+          dedupeKey: key,
+          windowSeconds: 60,
+          messages: [message()],
+          now: at(0),
+        })
+      ).ids[0]!;
+      const claimed = await table.store.claimMessage(id, { now: at(0) });
+      await table.store.settle(id, claimed!.claimToken!, { state: 'FAILED', reason: 'invalid number' });
+      failed.push(id);
+    }
+    const counts = async () => [
+      (await table.store.countStuck({ overdueBefore: at(0) })).failed,
+      (await scanner.countStuck({ overdueBefore: at(0) })).failed,
+    ];
+    expect(await counts()).toEqual([2, 2]);
+    await table.store.dismiss(failed[0]!, { by: 'asha', reason: 'customer number disconnected', now: at(1000) });
+    expect(await counts()).toEqual([1, 1]);
+    await table.store.dismiss(failed[1]!, { by: 'asha', reason: 'customer number disconnected', now: at(1000) });
+    expect(await counts()).toEqual([0, 0]);
+  });
 });

@@ -318,6 +318,152 @@ describe('requeue', () => {
   });
 });
 
+describe('dismiss', () => {
+  const decision = { by: 'asha', reason: 'customer number disconnected; told them by phone' };
+  /** A record settled into `state` (FAILED, UNKNOWN, PARKED, HELD or SENT). */
+  const settledIn = async (state: 'FAILED' | 'UNKNOWN' | 'PARKED' | 'HELD' | 'SENT') => {
+    const setup = await setUp();
+    const { token } = await claim(setup.store, setup.id);
+    await setup.store.settle(
+      setup.id,
+      token,
+      state === 'SENT' ? { state, result: sendResult } : { state, reason: `why ${state}`, lastError },
+      { now: at(2000) },
+    );
+    return setup;
+  };
+
+  it.each(['UNKNOWN', 'FAILED', 'HELD', 'PARKED'] as const)(
+    'ends a %s record DISMISSED unsent, keeping who, when and why, and its own reason',
+    async (from) => {
+      const { store, id } = await settledIn(from);
+      const outcome = await store.dismiss(id, { ...decision, now: at(60_000) });
+
+      expect(outcome.dismissed).toBe(true);
+      expect(outcome.record).toMatchObject({
+        state: 'DISMISSED',
+        updatedAt: at(60_000).toISOString(),
+        reason: `why ${from}`,
+        dismissal: { by: 'asha', at: at(60_000).toISOString(), reason: decision.reason, from },
+      });
+      expect(outcome.record?.history.at(-1)).toEqual({
+        at: at(60_000).toISOString(),
+        state: 'DISMISSED',
+        reason: `${decision.reason} (dismissed by asha)`,
+      });
+      expect(await store.getMessage(id)).toEqual(outcome.record);
+      // Final: nothing sends it, nothing redrives it.
+      expect(await store.claimMessage(id, { now: at(120_000) })).toBeUndefined();
+      expect(await store.requeue(id, { from: 'FAILED' })).toBeUndefined();
+      expect((await store.listByState('DISMISSED')).items.map((record) => record.id)).toEqual([id]);
+    },
+  );
+
+  it('refuses a SENT, PENDING or SENDING record and leaves it exactly as it was', async () => {
+    const sent = await settledIn('SENT');
+    const pending = await setUp();
+    const sending = await setUp();
+    await claim(sending.store, sending.id);
+    for (const { store, id } of [sent, pending, sending]) {
+      const before = await store.getMessage(id);
+      const outcome = await store.dismiss(id, decision);
+      expect(outcome).toEqual({ dismissed: false, record: before });
+      expect(await store.getMessage(id)).toEqual(before);
+    }
+    expect((await sent.store.getMessage(sent.id))?.state).toBe('SENT');
+    expect((await pending.store.getMessage(pending.id))?.state).toBe('PENDING');
+    expect((await sending.store.getMessage(sending.id))?.state).toBe('SENDING');
+  });
+
+  it('with from, dismisses only a record still in that state', async () => {
+    const { store, id } = await settledIn('PARKED');
+    expect(await store.dismiss(id, { ...decision, from: 'FAILED' })).toMatchObject({
+      dismissed: false,
+      record: { state: 'PARKED' },
+    });
+    expect(await store.dismiss(id, { ...decision, from: 'PARKED' })).toMatchObject({
+      dismissed: true,
+      record: { state: 'DISMISSED', dismissal: { from: 'PARKED' } },
+    });
+  });
+
+  it('answers a missing id with no record and writes nothing', async () => {
+    const { store, scan } = await setUp();
+    const before = await scan();
+    expect(await store.dismiss('01ARZ3NDEKTSV4RRFFQ69G5FAV', decision)).toEqual({
+      dismissed: false,
+      record: undefined,
+    });
+    expect(await scan()).toEqual(before);
+  });
+
+  it('refuses a dismissal without a reason, or from a state nobody dismisses, changing nothing', async () => {
+    const { store, id } = await settledIn('FAILED');
+    const before = await store.getMessage(id);
+    await expect(store.dismiss(id, { by: 'asha', reason: '  ' })).rejects.toThrow(
+      new StoreError('a dismissal needs a reason'),
+    );
+    await expect(store.dismiss(id, { by: '', reason: 'x' })).rejects.toBeInstanceOf(StoreError);
+    await expect(store.dismiss(id, { ...decision, from: 'SENT' as 'FAILED' })).rejects.toBeInstanceOf(StoreError);
+    expect(await store.getMessage(id)).toEqual(before);
+  });
+
+  it('leaves one consistent outcome when a dismissal races a redrive of the same record', async () => {
+    const { store } = await setUp();
+    const ids: string[] = [];
+    for (let n = 0; n < 8; n += 1) {
+      const { ids: accepted } = await store.acceptWebhook({
+        route: 'orders',
+        dedupeKey: `race-${n}`,
+        windowSeconds: 60,
+        messages: [message()],
+        now: T0,
+      });
+      const { token } = await claim(store, accepted[0]!);
+      await store.settle(accepted[0]!, token, { state: 'FAILED', reason: 'refused', lastError });
+      ids.push(accepted[0]!);
+    }
+    const raced = await Promise.all(
+      ids.map(async (id) => {
+        const [dismissal, redrive] = await Promise.all([
+          store.dismiss(id, decision),
+          store.requeue(id, { from: 'FAILED' }),
+        ]);
+        return { id, dismissed: dismissal.dismissed, requeued: redrive !== undefined };
+      }),
+    );
+    for (const { id, dismissed, requeued } of raced) {
+      // Exactly one of the two took the record, and the record says which.
+      expect(dismissed).not.toBe(requeued);
+      const record = await store.getMessage(id);
+      const last = record?.history.at(-1)?.state;
+      if (dismissed) {
+        expect(record).toMatchObject({ state: 'DISMISSED', redrives: 0, dismissal: { from: 'FAILED' } });
+        expect(last).toBe('DISMISSED');
+      } else {
+        expect(record).toMatchObject({ state: 'PENDING', redrives: 1 });
+        expect(record?.dismissal).toBeUndefined();
+        expect(last).toBe('PENDING');
+      }
+      // Accepted, claimed, failed, and the winner's entry alone.
+      expect(record?.history.map((change) => change.state)).toEqual(['PENDING', 'SENDING', 'FAILED', last]);
+    }
+  });
+
+  it('dismisses a record once when two operators dismiss it at the same time', async () => {
+    const { store, id } = await settledIn('UNKNOWN');
+    const outcomes = await Promise.all([
+      store.dismiss(id, { by: 'asha', reason: 'arrived after all' }),
+      store.dismiss(id, { by: 'baraka', reason: 'checked with the customer' }),
+    ]);
+    expect(outcomes.filter((outcome) => outcome.dismissed)).toHaveLength(1);
+    const record = await store.getMessage(id);
+    expect(record?.history.filter((change) => change.state === 'DISMISSED')).toHaveLength(1);
+    const winner = outcomes.find((outcome) => outcome.dismissed)!.record!;
+    expect(record?.dismissal).toEqual(winner.dismissal);
+  });
+});
+
 describe('history', () => {
   const entry = (offsetMs: number, state: string, extra: object = {}) => ({
     at: at(offsetMs).toISOString(),

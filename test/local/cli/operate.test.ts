@@ -152,6 +152,7 @@ describe('commands that reach AWS without a region', () => {
   it.each([
     ['logs', ['logs', '--env', 'prod']],
     ['redrive', ['redrive', '--env', 'prod', '--state', 'PARKED']],
+    ['dismiss', ['dismiss', '--env', 'prod', '--state', 'FAILED', '--reason', 'invalid number']],
     ['mute', ['mute', 'oncall', '--for', '2h', '--env', 'prod']],
     ['unmute', ['unmute', 'oncall', '--env', 'prod']],
     ['mutes', ['mutes', '--env', 'prod']],
@@ -166,8 +167,8 @@ describe('commands that reach AWS without a region', () => {
     );
   });
 
-  it('lists --region in the help of logs, redrive and the mute commands', async () => {
-    for (const command of ['logs', 'redrive', 'mute', 'unmute', 'mutes', 'oncall'])
+  it('lists --region in the help of logs, redrive, dismiss and the mute commands', async () => {
+    for (const command of ['logs', 'redrive', 'dismiss', 'mute', 'unmute', 'mutes', 'oncall'])
       expect((await cli([command, '--help'])).stdout).toContain('--region <region>');
   });
 });

@@ -32,6 +32,7 @@ import { openConsoleLink } from '../../helpers/console-session';
 import { createLocalContext } from '../../../local/runtime/runtime';
 import { ensureSecretsFile } from '../../../local/runtime/secrets';
 import { listen } from '../../../local/shared/listen';
+import { localOperator } from '../../../local/shared/operator';
 import { resolveRuntimeSettings } from '../../../local/shared/settings';
 import { signWebhook } from '../../../local/runtime/signers';
 import { startSandbox } from '../../../local/sandbox/server';
@@ -442,6 +443,44 @@ describe('Activity', () => {
     ]);
   });
 
+  it("dismisses a parked record with the page's reason, as sms-relay dismiss does, and refuses a sent or already dismissed one", async () => {
+    const id = await parkedRecord();
+    expect((await getJson<RecordDetail>(`/console/api/records/${id}`)).body.dismissible).toBe(true);
+    expect((await postJson(`/console/api/records/${id}/dismiss`, {})).status).toBe(400);
+    expect((await postJson(`/console/api/records/${id}/dismiss`, { reason: '  ' })).status).toBe(400);
+    expect((await local.store.getMessage(id))?.state).toBe('PARKED');
+
+    const first = await postJson<{ dismissed: boolean; record: { state: string } }>(
+      `/console/api/records/${id}/dismiss`,
+      { reason: 'order cancelled, 0754111222 told by phone' },
+    );
+    expect(first.status).toBe(200);
+    expect(first.body).toMatchObject({ dismissed: true, record: { state: 'DISMISSED' } });
+    const detail = (await getJson<RecordDetail>(`/console/api/records/${id}`)).body;
+    expect(detail).toMatchObject({ dismissible: false, redrivable: false });
+    expect(detail.record.dismissal).toEqual({
+      by: localOperator(),
+      at: expect.stringMatching(/^\d{4}-/),
+      reason: 'order cancelled, 2557****222 told by phone',
+      from: 'PARKED',
+    });
+    expect(detail.history.map((change) => change.state)).toEqual(['PENDING', 'SENDING', 'PARKED', 'DISMISSED']);
+
+    const again = await postJson<{ error: string }>(`/console/api/records/${id}/dismiss`, { reason: 'twice' });
+    expect(again.status).toBe(409);
+    expect(again.body.error).toBe(
+      `${id} is DISMISSED: only UNKNOWN, FAILED, HELD, PARKED records can be dismissed; left as it is`,
+    );
+    const [sent] = await deliver('notify', 'generic', { message: 'went out' }, 'generic-token');
+    const refused = await postJson<{ error: string }>(`/console/api/records/${sent}/dismiss`, { reason: 'no' });
+    expect(refused.status).toBe(409);
+    expect(refused.body.error).toContain('is SENT');
+    expect((await local.store.getMessage(sent!))?.state).toBe('SENT');
+    expect((await postJson('/console/api/records/01ARZ3NDEKTSV4RRFFQ69G5FAV/dismiss', { reason: 'x' })).status).toBe(
+      404,
+    );
+  });
+
   it('redrives an UNKNOWN record only when the page says the duplicate is accepted, and says why in words', async () => {
     const [id] = await deliver('notify', 'generic', { message: 'maybe sent' }, 'generic-token', { send: false });
     const claimed = await local.store.claimMessage(id!);
@@ -664,7 +703,7 @@ describe('Routes, Credit, payloads and preview', () => {
     expect(missing).toEqual({ status: 400, body: { error: 'route: is required' } });
     const both = await getJson<{ error: string }>('/console/api/records?state=LOST&limit=0');
     expect(both.body.error).toBe(
-      'state: expected one of PENDING, SENDING, SENT, FAILED, UNKNOWN, PARKED, HELD, DROPPED, DEFERRED, DIGESTED, got "LOST"; limit: must be a whole number from 1 to 500',
+      'state: expected one of PENDING, SENDING, SENT, FAILED, UNKNOWN, PARKED, HELD, DROPPED, DEFERRED, DIGESTED, DISMISSED, got "LOST"; limit: must be a whole number from 1 to 500',
     );
   });
 

@@ -249,6 +249,7 @@ describe('the local-only endpoints against a foreign Host', () => {
     ['GET', '/health'],
     ['GET', '/_relay/records'],
     ['POST', '/_relay/redrive'],
+    ['POST', '/_relay/dismiss'],
     ['GET', '/_relay/anything'],
   ])('refuse %s %s to a foreign Host with a bare 403', async (method, path) => {
     const { port } = await start();

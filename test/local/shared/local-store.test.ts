@@ -138,6 +138,7 @@ describe('records for logs and redrive', () => {
       reason: 'insufficient balance (402) for 2557****678',
       deducted: null,
       remainingBalance: null,
+      dismissal: null,
     });
     const [sent] = await queryRecords(local.store, { state: 'SENT' });
     expect(toRecordView(sent!)).toMatchObject({ deducted: 20, remainingBalance: 980, reason: null });

@@ -1,4 +1,4 @@
-/** One record: its row, the SMS, its history, the service's answer, errors, the webhook; redrive. */
+/** One record: its row, the SMS, its history, the service's answer, errors, the webhook; redrive, dismiss. */
 import { useState } from 'preact/hooks';
 import type { Overview, RecordDetail, State } from '../../contract';
 import { api, errorText } from '../api';
@@ -27,8 +27,29 @@ export function RecordPage({ id, overview }: { id: string; overview: Overview })
   const [redriveError, setRedriveError] = useState<string | null>(null);
   // An UNKNOWN record may already have arrived: its Redrive asks first, in words.
   const [confirming, setConfirming] = useState(false);
+  // Dismiss asks for the reason first; the record keeps it with who and when.
+  const [dismissing, setDismissing] = useState(false);
+  const [dismissReason, setDismissReason] = useState('');
+  const [dismissBusy, setDismissBusy] = useState(false);
   const notFound = failed?.status === 404;
   const error = redriveError ?? failed?.message ?? null;
+
+  const dismiss = async () => {
+    setDismissBusy(true);
+    setRedriveNote(null);
+    setRedriveError(null);
+    try {
+      const answer = await api('POST /records/:id/dismiss', { params: { id }, body: { reason: dismissReason } });
+      setDismissing(false);
+      setDismissReason('');
+      setRedriveNote(`Dismissed${answer.record ? `: now ${answer.record.state}, never sent` : ''}.`);
+      reload();
+    } catch (e) {
+      setRedriveError(`Dismiss: ${errorText(e)}`);
+    } finally {
+      setDismissBusy(false);
+    }
+  };
 
   const redrive = async (acceptDuplicates: boolean) => {
     setConfirming(false);
@@ -95,7 +116,57 @@ export function RecordPage({ id, overview }: { id: string; overview: Overview })
             {redriving ? 'Redriving…' : 'Redrive'}
           </button>
         ) : null}
+        {detail.dismissible ? (
+          <button
+            type="button"
+            data-testid="dismiss"
+            disabled={dismissing || dismissBusy || redriving}
+            onClick={() => setDismissing(true)}
+            title={`End this ${record.state} record without sending it; the alarm counting ${record.state} records stops counting it`}
+          >
+            Dismiss
+          </button>
+        ) : null}
       </div>
+      {dismissing ? (
+        <form
+          class="warning"
+          aria-label="Dismiss without sending"
+          data-testid="dismiss-form"
+          onSubmit={(event) => {
+            event.preventDefault();
+            void dismiss();
+          }}
+        >
+          <p>
+            Dismiss this {record.state} record: it is never sent, and no longer counted by the alarm on {record.state}{' '}
+            records. The record keeps who dismissed it, when and why.
+          </p>
+          <label>
+            Why{' '}
+            <input
+              type="text"
+              data-testid="dismiss-reason"
+              required
+              maxLength={500}
+              value={dismissReason}
+              placeholder="e.g. customer number disconnected"
+              onInput={(event) => setDismissReason((event.target as HTMLInputElement).value)}
+            />
+          </label>{' '}
+          <button
+            type="submit"
+            class="primary"
+            data-testid="dismiss-confirm"
+            disabled={dismissBusy || dismissReason.trim() === ''}
+          >
+            {dismissBusy ? 'Dismissing…' : 'Dismiss without sending'}
+          </button>{' '}
+          <button type="button" data-testid="dismiss-cancel" onClick={() => setDismissing(false)}>
+            Cancel
+          </button>
+        </form>
+      ) : null}
       {confirming && detail.redriveWarning !== null ? (
         <div class="warning" role="alertdialog" aria-label="Send again?" data-testid="redrive-confirm">
           <p>{detail.redriveWarning}</p>
@@ -130,6 +201,17 @@ export function RecordPage({ id, overview }: { id: string; overview: Overview })
                 ['Route', record.route],
                 ['State', <StateBadge state={record.state} />],
                 ['Reason', record.reason],
+                ...(record.dismissal === null
+                  ? []
+                  : ([
+                      [
+                        'Dismissed',
+                        <span data-testid="record-dismissal">
+                          by {record.dismissal.by}, {fullTime(record.dismissal.at)}: {record.dismissal.reason} (was{' '}
+                          {record.dismissal.from})
+                        </span>,
+                      ],
+                    ] as const)),
                 ['Created', fullTime(record.createdAt)],
                 ['Last change', fullTime(record.updatedAt)],
                 ['To', <span class="mono">{record.to.join(', ') || '—'}</span>],

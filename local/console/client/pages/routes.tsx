@@ -18,6 +18,7 @@ const STATE_ORDER: readonly State[] = [
   'PARKED',
   'HELD',
   'DROPPED',
+  'DISMISSED',
 ];
 
 export function RoutesPage() {
