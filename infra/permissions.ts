@@ -23,7 +23,9 @@ export interface TableGrant {
  * |---|---|
  * | `acceptWebhook` (ingest; sweeper's limit summaries; balance-watch's low-balance SMS) | PutItem (its transaction's puts), GetItem |
  * | `claimMessage`, `mark*`, `releaseForRetry`, `reserveLimit`, `releaseLimit` (sender), `recordCreditsSpent`, `markSummarySent`, `updateBalanceState` | UpdateItem |
- * | `observeBalance` after a send or a 402 (sender): `spendLastDays` (the sent records, by `byStateSummary`), the low-balance notice | Query (on `byStateSummary`), GetItem, PutItem, UpdateItem |
+ * | `observeBalance` after a send or a 402 (sender): the balance state, the low-balance notice (no spend read: the watch's rate) | GetItem, PutItem, UpdateItem |
+ * | `recordSpend` (sender, sweeper: the day's spend counter), `startSpendCount` (balance-watch) | UpdateItem |
+ * | `recentSpend` (balance-watch's forecast: the week's day counters) | BatchGetItem |
  * | `reserveCredit`, `settleCredit`, `observeSentCredit` (sender), `rebaseCredit` (sender, balance-watch), `keepStaleCredit` (sweeper) | GetItem, UpdateItem |
  * | `findDuePending`, `findStaleSending` | Query on `byStateSummary`, then BatchGetItem of the records |
  * | `heldSummaryDue` | Query on the table |
@@ -49,12 +51,9 @@ export const TABLE_ACCESS = {
   // update, at most once a minute per route); activeOverrides (a Query of a schedule's overrides, for
   // a route with oncall: recipients).
   ingest: [{ actions: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:Query', 'dynamodb:UpdateItem'] }],
-  // Every step of a send is a conditional update; a balance crossing seen in a send result also
-  // reads the week's spend (Query) and records the low-balance SMS (acceptWebhook).
-  sender: [
-    { actions: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:Query', 'dynamodb:UpdateItem'] },
-    { actions: ['dynamodb:Query'], indexes: [BY_STATE] },
-  ],
+  // Every step of a send is a conditional update; a balance crossing seen in a send result records
+  // the low-balance SMS (acceptWebhook), with the rate the balance watch kept: no spend is read.
+  sender: [{ actions: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:Query', 'dynamodb:UpdateItem'] }],
   sweeper: [
     {
       actions: [
@@ -67,10 +66,17 @@ export const TABLE_ACCESS = {
     },
     { actions: ['dynamodb:Query'], indexes: [BY_STATE] },
   ],
+  // The forecast reads the week's spend counters (one BatchGetItem of eight items).
   'balance-watch': [
-    { actions: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:Query', 'dynamodb:UpdateItem'] },
-    // The week's spend of the low-balance SMS's forecast, from the sent records.
-    { actions: ['dynamodb:Query'], indexes: [BY_STATE] },
+    {
+      actions: [
+        'dynamodb:BatchGetItem',
+        'dynamodb:GetItem',
+        'dynamodb:PutItem',
+        'dynamodb:Query',
+        'dynamodb:UpdateItem',
+      ],
+    },
   ],
 } as const satisfies Record<HandlerName, readonly TableGrant[]>;
 

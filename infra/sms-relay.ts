@@ -95,6 +95,21 @@ export interface SmsRelayProps {
    */
   readonly removalPolicy?: RemovalPolicy;
   /**
+   * An existing table to use instead of creating one: the table a destroyed stack of this
+   * environment kept (its old `TableName` output), or a point-in-time restore of it. The stack
+   * neither creates, changes nor deletes it: its stream feeds the sender, the functions are
+   * granted on it, and its limit counters, dedupe guards and records carry on.
+   * @default - a new table, created and kept by the stack
+   */
+  readonly existingTable?: ExistingTable;
+  /**
+   * The two named secrets (`secretName` and `<secretName>/provider`) exist already, e.g. kept by a
+   * destroyed stack of this environment: the stack uses them, values and all, instead of creating
+   * them (a create would fail on the names).
+   * @default false
+   */
+  readonly existingSecrets?: boolean;
+  /**
    * Keep the indexes this version replaced (`TABLE.retiredIndexes`: `byState`, all attributes)
    * beside their replacements. CloudFormation adds or deletes one index per update, so a stack
    * deployed before the replacement is upgraded in two deploys: the first with `true` adds the new
@@ -110,6 +125,13 @@ export interface SmsRelayProps {
    * @default - none: the sender shares the account's unreserved concurrency
    */
   readonly senderConcurrency?: number;
+}
+
+/** A table the stack adopts instead of creating (see `SmsRelayProps.existingTable`). */
+export interface ExistingTable {
+  readonly tableName: string;
+  /** The table's stream (NEW_IMAGE or NEW_AND_OLD_IMAGES), which the sender reads. */
+  readonly tableStreamArn: string;
 }
 
 /**
@@ -155,13 +177,14 @@ const TIMEOUTS = Object.fromEntries(
  * ```
  */
 export class SmsRelay extends Construct {
-  public readonly table: dynamodb.Table;
+  /** The message table: created by the stack, or an existing one adopted (`existingTable`). */
+  public readonly table: dynamodb.ITable;
   /** The route secrets (ingest's): each route's secret name to its value. */
-  public readonly secret: secretsmanager.Secret;
+  public readonly secret: secretsmanager.ISecret;
   /** The route secrets' name, for `put-secret-value`: `secrets`, else `sms-relay/<env>`. */
   public readonly secretName: string;
   /** The provider key (the sender's, the sweeper's and the balance watch's): `{ "providerApiKey": "…" }`. */
-  public readonly providerSecret: secretsmanager.Secret;
+  public readonly providerSecret: secretsmanager.ISecret;
   /** The provider key's secret name: `<secretName>/provider`. */
   public readonly providerSecretName: string;
   /** The table's global secondary indexes, as deployed. */
@@ -201,20 +224,27 @@ export class SmsRelay extends Construct {
     this.providerSecretName = providerSecretName(this.secretName);
 
     const keepRetiredIndexes = props.keepRetiredIndexes ?? false;
-    this.table = this.createTable(removalPolicy, keepRetiredIndexes);
+    this.table =
+      props.existingTable === undefined
+        ? this.createTable(removalPolicy, keepRetiredIndexes)
+        : dynamodb.Table.fromTableAttributes(this, 'Table', props.existingTable);
     this.indexNames = tableIndexes(keepRetiredIndexes).map((index) => index.name);
+    const existingSecrets = props.existingSecrets ?? false;
     this.secret = this.createSecret(
       'Secret',
       this.secretName,
       `sms-relay ${environmentName}: route secrets, JSON of each route's secret name to its value (read by ingest only); set it with put-secret-value from a file`,
-      removalPolicy,
+      { removalPolicy, existing: existingSecrets },
     );
     this.providerSecret = this.createSecret(
       'ProviderSecret',
       this.providerSecretName,
       `sms-relay ${environmentName}: the SMS provider key, JSON {"providerApiKey": "..."} (read by the sender, sweeper and balance watch only); set it with put-secret-value from a file`,
-      removalPolicy,
+      { removalPolicy, existing: existingSecrets },
     );
+    // An adopted secret is named by its name: its ARN ends in a suffix the template cannot know.
+    const secretId = (secret: secretsmanager.ISecret, name: string): string =>
+      existingSecrets ? name : secret.secretArn;
     this.failureQueue = this.createQueue(
       'FailureQueue',
       'the sender gave up on these stream records; their messages may be unsent',
@@ -244,10 +274,14 @@ export class SmsRelay extends Construct {
     // functions that call the SMS service the provider key.
     const provider = {
       PROVIDER_BASE_URL: config.provider.baseUrl,
-      [ENV.providerSecretId]: this.providerSecret.secretArn,
+      [ENV.providerSecretId]: secretId(this.providerSecret, this.providerSecretName),
     };
     const environments: Record<HandlerName, Record<string, string>> = {
-      ingest: { ...common, [ENV.secretId]: this.secret.secretArn, MAX_BODY_BYTES: String(maxBodyBytes) },
+      ingest: {
+        ...common,
+        [ENV.secretId]: secretId(this.secret, this.secretName),
+        MAX_BODY_BYTES: String(maxBodyBytes),
+      },
       sender: { ...common, ...provider },
       sweeper: { ...common, ...provider },
       'balance-watch': {
@@ -338,6 +372,10 @@ export class SmsRelay extends Construct {
       billingMode: dynamodb.BillingMode.PAY_PER_REQUEST,
       encryption: dynamodb.TableEncryption.AWS_MANAGED,
       pointInTimeRecoverySpecification: { pointInTimeRecoveryEnabled: true },
+      // A table the stack keeps is the relay's log, counters and guards: nothing deletes it by
+      // mistake, a console click or a stray delete-table included. A throw-away one (onDelete:
+      // destroy) must go with its stack.
+      deletionProtection: removalPolicy === RemovalPolicy.RETAIN,
       timeToLiveAttribute: TABLE.timeToLive,
       // The sender needs only the record as written; old images would double every update's stream record.
       stream: dynamodb.StreamViewType.NEW_IMAGE,
@@ -360,8 +398,9 @@ export class SmsRelay extends Construct {
     id: string,
     name: string,
     description: string,
-    removalPolicy: RemovalPolicy,
-  ): secretsmanager.Secret {
+    { removalPolicy, existing }: { readonly removalPolicy: RemovalPolicy; readonly existing: boolean },
+  ): secretsmanager.ISecret {
+    if (existing) return secretsmanager.Secret.fromSecretNameV2(this, id, name);
     // Created here so one deploy builds everything; the value is never in the template. Secrets
     // Manager generates a throwaway JSON placeholder until `put-secret-value` replaces it.
     const secret = new secretsmanager.Secret(this, id, {
@@ -405,7 +444,9 @@ export class SmsRelay extends Construct {
       );
     }
     const secret = SECRET_ACCESS[name] === 'routes' ? this.secret : this.providerSecret;
-    fn.addToRolePolicy(new iam.PolicyStatement({ actions: [...SECRET_READ_ACTIONS], resources: [secret.secretArn] }));
+    // An adopted secret's ARN lacks the six-character suffix Secrets Manager adds to every name.
+    const resource = secret.secretFullArn === undefined ? `${secret.secretArn}-??????` : secret.secretArn;
+    fn.addToRolePolicy(new iam.PolicyStatement({ actions: [...SECRET_READ_ACTIONS], resources: [resource] }));
   }
 
   private createApi(

@@ -73,10 +73,25 @@ function definedProps(props: SmsRelayProps): SmsRelayProps {
  */
 export function deployProps(
   deploy: DeployConfig | undefined,
-): Partial<Pick<SmsRelayProps, 'throttle' | 'memorySize' | 'logRetention' | 'removalPolicy' | 'senderConcurrency'>> {
+): Partial<
+  Pick<
+    SmsRelayProps,
+    | 'throttle'
+    | 'memorySize'
+    | 'logRetention'
+    | 'removalPolicy'
+    | 'senderConcurrency'
+    | 'existingTable'
+    | 'existingSecrets'
+  >
+> {
   if (deploy === undefined) return {};
-  const { throttle, memory, logRetentionDays, onDelete, senderConcurrency } = deploy;
+  const { throttle, memory, logRetentionDays, onDelete, senderConcurrency, adopt } = deploy;
   return {
+    ...(adopt?.table === undefined
+      ? {}
+      : { existingTable: { tableName: adopt.table.name, tableStreamArn: adopt.table.streamArn } }),
+    ...(adopt?.secrets === undefined ? {} : { existingSecrets: adopt.secrets }),
     ...(senderConcurrency === undefined ? {} : { senderConcurrency }),
     ...(throttle === undefined
       ? {}

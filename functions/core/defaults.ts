@@ -175,6 +175,14 @@ export const HISTORY_KEPT = { first: 3, last: 40 } as const;
  */
 export const PRICE_KNOWN_MS = 300_000;
 
+/**
+ * How long a process takes the low-balance alert's state (armed or not) it last wrote or read as
+ * known: a send whose balance leaves that state as it is writes nothing within it, so the balance
+ * item is not written on every send; the balance watch always writes, and this bounds how long a
+ * change another process made goes unseen by this one's sends.
+ */
+export const ALERT_STATE_KNOWN_MS = 300_000;
+
 /** An hour in seconds: the unit the source packs' dedupe windows and timestamp tolerances are written in. */
 export const HOUR_SECONDS = 3_600;
 

@@ -1,3 +1,4 @@
+import { ALERT_STATE_KNOWN_MS } from '../core/defaults';
 import type { RelayConfigView } from '../core/config/view';
 import type { SmsClient } from '../core/provider';
 import { AcceptOutcome, type MessageStore, NoticeKind } from '../store';
@@ -7,7 +8,13 @@ import { NOTICE_ROUTE, RelayMetric, type RelayContext } from './ports';
 /** What the balance watch (`checkBalance`, `observeBalance`) uses of the store. */
 export type BalanceWatchStore = Pick<
   MessageStore,
-  'getBalanceState' | 'updateBalanceState' | 'rebaseCredit' | 'recordBalanceReading' | 'recordNotice' | 'spendLastDays'
+  | 'getBalanceState'
+  | 'updateBalanceState'
+  | 'rebaseCredit'
+  | 'recordBalanceReading'
+  | 'recordNotice'
+  | 'recentSpend'
+  | 'startSpendCount'
 >;
 
 export interface BalanceCheck {
@@ -42,7 +49,12 @@ export async function checkBalance(context: RelayContext<RelayConfigView, Balanc
   context.metrics.add(RelayMetric.BalanceReadFailed, 0);
   context.metrics.add(RelayMetric.RemainingBalance, balance.balance);
   await recordReading(context, balance);
-  const check = await observeBalance(context, { ...balance, ...(basis === undefined ? {} : { basis }) });
+  const forecast = await watchForecast(context, balance.balance);
+  const check = await observeBalance(
+    context,
+    { ...balance, ...(basis === undefined ? {} : { basis }) },
+    { forecast: forecast ?? null },
+  );
   context.logger.info('balance', {
     balance: balance.balance,
     currency: balance.currency,
@@ -62,6 +74,27 @@ export class BalanceUnreadableError extends Error {
 
   public constructor(cause: unknown) {
     super(`the balance could not be read: ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
+  }
+}
+
+/**
+ * The watch's forecast, made here and only here (never by a send): `undefined` when the spend
+ * cannot be read, which costs the notice its forecast, never the notice itself.
+ */
+async function watchForecast(
+  context: RelayContext<RelayConfigView, BalanceWatchStore>,
+  balance: number,
+): Promise<BalanceForecast | undefined> {
+  if (context.config.config.balance?.threshold === undefined) return undefined;
+  try {
+    await context.store.startSpendCount(context.clock());
+    const { firstObservedAt } = await context.store.getBalanceState();
+    return await forecastBalance(context.store, balance, firstObservedAt, context.clock());
+  } catch (error) {
+    context.logger.warn('spend not read: no forecast this time', {
+      error: error instanceof Error ? error.name : typeof error,
+    });
+    return undefined;
   }
 }
 
@@ -108,6 +141,28 @@ export async function creditBasis(
   return (await context.store.getBalanceState()).charged ?? 0;
 }
 
+/** Options of {@link observeBalance}. */
+export interface ObserveOptions {
+  /**
+   * The balance watch's forecast (`null`: it could make none), kept on the balance state for the
+   * notices sends record. Absent, the observation is a send's: it reads no spend, and writes
+   * nothing when this process knows the alert's state is unchanged.
+   */
+  readonly forecast?: BalanceForecast | null;
+}
+
+/** The alert's state (armed or not) each store last wrote or read, and when (see {@link ALERT_STATE_KNOWN_MS}). */
+const knownAlertStates = new WeakMap<object, { readonly armed: boolean; readonly at: number }>();
+
+const knownArmed = (store: object): boolean | undefined => {
+  const known = knownAlertStates.get(store);
+  return known !== undefined && Date.now() - known.at < ALERT_STATE_KNOWN_MS ? known.armed : undefined;
+};
+
+const knowArmed = (store: object, armed: boolean): void => {
+  knownAlertStates.set(store, { armed, at: Date.now() });
+};
+
 /**
  * Applies `balance.threshold` to a balance seen by the watch or in a send result (and, for a read
  * with a `basis`, rebases the projected balance `balance.reserve` is kept against): below it, one SMS
@@ -116,18 +171,29 @@ export async function creditBasis(
  * recent spend, or that the account is empty when it cannot pay for one SMS. The SMS is recorded
  * like any other message, so it is durable and logged, and before the alert is disarmed, so a crash
  * between the two loses nothing; it is checked again before it goes out (see the sender).
+ *
+ * Only the balance watch forecasts (`options.forecast`); a send's observation takes the rate the
+ * watch last kept, and leaves the balance item alone when the alert's state stays as this process
+ * last knew it (armed above the threshold, disarmed below): the item is written when something
+ * changes, not on every send.
  */
 export async function observeBalance(
   context: RelayContext<RelayConfigView, BalanceWatchStore>,
   { balance, currency, smsRate, basis }: BalanceReading,
+  { forecast }: ObserveOptions = {},
 ): Promise<BalanceCheck> {
   const threshold = context.config.config.balance?.threshold;
   if (threshold === undefined) return { balance, threshold, alerted: false };
+  const { store } = context;
   const now = context.clock();
-  if (basis !== undefined && (context.config.config.balance?.reserve ?? 0) > 0)
-    await context.store.rebaseCredit({ balance, basis, now });
+  const rebases = basis !== undefined && (context.config.config.balance?.reserve ?? 0) > 0;
+  if (rebases) await store.rebaseCredit({ balance, basis, now });
+  const unchanged = forecast === undefined && !rebases && knownArmed(store) === balance >= threshold;
+  if (unchanged) return { balance, threshold, alerted: false };
+  const spendPerDay = forecast === undefined ? {} : { spendPerDay: forecast?.perDay ?? null };
   if (balance >= threshold) {
-    await context.store.updateBalanceState({ balance, threshold, now });
+    const { stale } = await store.updateBalanceState({ balance, threshold, now, ...spendPerDay });
+    if (!stale) knowArmed(store, true);
     return { balance, threshold, alerted: false };
   }
 
@@ -135,14 +201,16 @@ export async function observeBalance(
   // of alerts so far): a crash, or a failed write, between the two leaves the alert armed, and the
   // next observation records the same notice again, which records nothing. Disarming first would
   // lose the SMS for good.
-  const state = await context.store.getBalanceState();
+  const state = await store.getBalanceState();
   const crossing = state.alerts ?? 0;
   const current = state.lastCheckedAt === undefined || state.lastCheckedAt <= now.toISOString();
   if (!state.armed || !current) {
-    await context.store.updateBalanceState({ balance, threshold, now, disarm: false });
+    await store.updateBalanceState({ balance, threshold, now, disarm: false, ...spendPerDay });
+    if (current) knowArmed(store, false);
     return { balance, threshold, alerted: false };
   }
-  const { daysLeft } = await forecastBalance(context.store, balance, state.firstObservedAt, now);
+  const perDay = forecast === undefined ? state.spendPerDay : forecast?.perDay;
+  const daysLeft = perDay === undefined || !(perDay > 0) ? undefined : Math.floor(balance / perDay);
   const notify = context.config.balanceNotify;
   if (notify.length > 0) {
     const amount = currency === undefined ? formatNumber(balance) : `${currency} ${formatNumber(balance)}`;
@@ -151,7 +219,7 @@ export async function observeBalance(
     const text = empty
       ? `sms-relay: SMS balance is ${amount}: not enough for one SMS. The account is empty; top up now.`
       : `sms-relay: SMS balance is ${amount}, below the threshold of ${formatNumber(threshold)}. ${lastingText(daysLeft)} Top up soon.`;
-    const result = await context.store.recordNotice({
+    const result = await store.recordNotice({
       kind: NoticeKind.LowBalance,
       route: NOTICE_ROUTE,
       key: `alert-${crossing}`,
@@ -161,7 +229,8 @@ export async function observeBalance(
     if (result.outcome === AcceptOutcome.Accepted)
       context.logger.info('low-balance notice recorded', { ids: result.ids });
   }
-  const update = await context.store.updateBalanceState({ balance, threshold, now, disarm: crossing });
+  const update = await store.updateBalanceState({ balance, threshold, now, disarm: crossing, ...spendPerDay });
+  if (!update.stale) knowArmed(store, false);
   if (!update.alert) return { balance, threshold, alerted: false };
   context.logger.warn('balance below threshold', { balance, threshold, daysLeft, notify: notify.length });
   return { balance, threshold, alerted: true, ...(daysLeft === undefined ? {} : { daysLeft }) };
@@ -189,8 +258,10 @@ export interface BalanceForecast {
 
 /**
  * Days the balance lasts at the spend of the last seven days, divided by the time actually
- * observed: a relay that started an hour ago has seen an hour of spend, not seven days of it.
- * Under an hour of history there is no forecast, only the spend and the time observed.
+ * observed: a relay that started an hour ago has seen an hour of spend, not seven days of it, and
+ * a table whose spend is counted only since an upgrade has seen the spend since then. The spend is
+ * read from the day counters (`recentSpend`): eight items whatever the volume. Under an hour of
+ * history there is no forecast, only the spend and the time observed.
  *
  * @example
  * ```ts
@@ -198,13 +269,16 @@ export interface BalanceForecast {
  * ```
  */
 export async function forecastBalance(
-  store: Pick<MessageStore, 'spendLastDays'>,
+  store: Pick<MessageStore, 'recentSpend'>,
   balance: number,
   firstObservedAt: string | undefined,
   now: Date,
 ): Promise<BalanceForecast> {
-  const observedMs = firstObservedAt === undefined ? 0 : Math.max(0, now.getTime() - Date.parse(firstObservedAt) || 0);
-  const spent = await store.spendLastDays(FORECAST_DAYS, now);
+  const { spent, countedSince } = await store.recentSpend(FORECAST_DAYS, now);
+  const since = [firstObservedAt, countedSince]
+    .filter((at): at is string => at !== undefined)
+    .reduce<string | undefined>((latest, at) => (latest === undefined || at > latest ? at : latest), undefined);
+  const observedMs = since === undefined ? 0 : Math.max(0, now.getTime() - Date.parse(since) || 0);
   const days = Math.min(FORECAST_DAYS, observedMs / DAY_MS);
   // What was spent is reported even then (the console shows it beside the spend chart); it only
   // is not turned into a daily rate.

@@ -30,6 +30,7 @@ export type CreditGateStore = Pick<
   | 'reserveLimit'
   | 'releaseLimit'
   | 'recordCreditsSpent'
+  | 'recordSpend'
 > &
   BalanceWatchStore &
   BudgetStore;
@@ -457,8 +458,8 @@ function formatCredits(value: number): string {
 }
 
 /**
- * After a send that went out, the credit bookkeeping: the route's credits-spent counters (only a
- * credits limit needs them; the spend views add up the sent records), the price per unit, and the
+ * After a send that went out, the credit bookkeeping: the day's spend counter the forecast reads,
+ * the route's credits-spent counters (only a credits limit needs them), the price per unit, and the
  * projected balance corrected with what the send cost. Never throws: a failure is logged, because
  * the SMS went out and nothing may make it go out again.
  */
@@ -475,6 +476,7 @@ export async function settleGateAfterSend(
   const capsDay = routeConfig?.limits?.creditsPerDay !== undefined;
   const capsMonth = routeConfig?.limits?.creditsPerMonth !== undefined;
   await Promise.all([
+    store.recordSpend({ deducted: result.deducted, now: clock() }).catch(note('spend not counted')),
     capsDay || capsMonth
       ? store
           .recordCreditsSpent({

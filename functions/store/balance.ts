@@ -24,6 +24,11 @@ export interface BalanceObservation {
    * - `false`: never (the caller saw it disarmed and recorded no notice): the observation only.
    */
   readonly disarm?: number | false;
+  /**
+   * The balance watch's forecast of credits spent a day, kept for notices recorded by sends:
+   * a number is kept, `null` removes the one kept (no forecast could be made), absent leaves it.
+   */
+  readonly spendPerDay?: number | null;
 }
 
 /** What `updateBalanceState` decided. */
@@ -59,13 +64,22 @@ const update = async (table: StoreTable, spec: UpdateSpec): Promise<boolean> =>
  */
 export const updateBalanceState = async (
   table: StoreTable,
-  { balance, threshold, now = table.clock(), disarm }: BalanceObservation,
+  { balance, threshold, now = table.clock(), disarm, spendPerDay }: BalanceObservation,
 ): Promise<BalanceUpdate> => {
   if (!Number.isFinite(balance) || !Number.isFinite(threshold)) {
     throw new StoreError(`balance and threshold must be finite numbers, got ${balance} and ${threshold}`);
   }
+  if (spendPerDay !== undefined && spendPerDay !== null && !Number.isFinite(spendPerDay)) {
+    throw new StoreError(`spendPerDay must be a finite number, got ${spendPerDay}`);
+  }
   const at = now.toISOString();
-  const observed = { kind: str(ItemKind.Balance), lastBalance: num(balance), lastCheckedAt: str(at) };
+  const observed = {
+    kind: str(ItemKind.Balance),
+    lastBalance: num(balance),
+    lastCheckedAt: str(at),
+    ...(spendPerDay === undefined || spendPerDay === null ? {} : { spendPerDay: num(spendPerDay) }),
+  };
+  const remove = spendPerDay === null ? ['spendPerDay'] : [];
   const firstSeen = { firstObservedAt: str(at) };
   const values = { ':now': str(at) };
 
@@ -73,6 +87,7 @@ export const updateBalanceState = async (
     const current = await update(table, {
       set: { ...observed, armed: bool(true) },
       setIfAbsent: firstSeen,
+      remove,
       condition: CURRENT,
       values,
     });
@@ -89,13 +104,14 @@ export const updateBalanceState = async (
     (await update(table, {
       set: { ...observed, armed: bool(false), lastAlertAt: str(at) },
       setIfAbsent: firstSeen,
+      remove,
       add: { alerts: num(1) },
       condition: `(attribute_not_exists(#armed) OR #armed = :true) AND ${CURRENT}${sameCrossing}`,
       values: { ...values, ':true': bool(true), ...(disarm === undefined ? {} : { ':alerts': num(disarm) }) },
     }));
   if (won) return { alert: true, stale: false };
   // Already disarmed (or stale): still record the observation if it is current.
-  const current = await update(table, { set: observed, setIfAbsent: firstSeen, condition: CURRENT, values });
+  const current = await update(table, { set: observed, setIfAbsent: firstSeen, remove, condition: CURRENT, values });
   return { alert: false, stale: !current };
 };
 
@@ -163,6 +179,7 @@ export const getBalanceState = async (table: StoreTable): Promise<BalanceState> 
   const charged = read.optNum('charged');
   const rebasedAt = read.optStr('rebasedAt');
   const alerts = read.optNum('alerts');
+  const spendPerDay = read.optNum('spendPerDay');
   return {
     armed: read.optBool('armed') ?? true,
     ...(alerts === undefined ? {} : { alerts }),
@@ -174,5 +191,6 @@ export const getBalanceState = async (table: StoreTable): Promise<BalanceState> 
     ...(projected === undefined ? {} : { projected }),
     ...(charged === undefined ? {} : { charged }),
     ...(rebasedAt === undefined ? {} : { rebasedAt }),
+    ...(spendPerDay === undefined ? {} : { spendPerDay }),
   };
 };

@@ -64,6 +64,15 @@ export const CIRCUIT_PK = 'CIRCUIT';
 export const circuitKey = (): Key => key(CIRCUIT_PK, 'SMS-SERVICE');
 
 export const balanceKey = (): Key => key('BALANCE', 'STATE');
+
+/**
+ * What every route together spent, one item per UTC day (`D#YYYY-MM-DD`), and the item that says
+ * since when the days are counted (`SINCE`): what the days-left forecast reads, a few items
+ * whatever the volume (see `functions/store/spend.ts`).
+ */
+export const SPEND_PK = 'SPEND';
+export const spendDayKey = (day: string): Key => key(SPEND_PK, daySk(day));
+export const spendSinceKey = (): Key => key(SPEND_PK, 'SINCE');
 export const BALANCE_READINGS_PK = 'BALANCE#READINGS';
 
 export const capturePk = (route: string): string => `CAPTURE#${route}`;

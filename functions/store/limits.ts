@@ -326,8 +326,8 @@ export interface SpendInput {
 /**
  * Records credits actually spent on the route's day item (`spent`, beside the reserved `credits`),
  * which `reserveLimit` holds a `credits.maxPerDay` route to: the sender writes it for such routes
- * only. What every route spent per day is read from the sent records themselves (`spendByDay`,
- * `spendLastDays`), so a send on a route without a credits limit writes no counter.
+ * only. What every route together spent per day is kept apart (`recordSpend`, for the forecast);
+ * a route's own spend per day is added up from its sent records (`spendByDay`).
  *
  * @example
  * ```typescript

@@ -117,8 +117,8 @@ import {
   type SpendByDayInput,
   limitUsage,
   spendByDay,
-  spendLastDays,
 } from './usage';
+import { type RecentSpend, type SpendRecord, recentSpend, recordSpend, startSpendCount } from './spend';
 import {
   type ClaimOptions,
   type CompleteOptions,
@@ -339,8 +339,17 @@ export interface MessageStore {
   getCapture(route: string, id: string): Promise<CapturedPayload | undefined>;
   /** The captured payload a record came from, if it is still kept. See {@link findCapture}. */
   findCapture(route: string, recordId: string, createdAt: string): Promise<CapturedPayload | undefined>;
-  /** Credits spent by all routes over the last `days` UTC days, today included. */
+  /**
+   * Credits spent by all routes over the last `days` (1–35) UTC days, today included, from the
+   * day counters: `days` + 1 items whatever the volume. See {@link recentSpend}.
+   */
   spendLastDays(days: number, now?: Date): Promise<number>;
+  /** The same, with since when spend is counted: what the days-left forecast rests on. See {@link recentSpend}. */
+  recentSpend(days: number, now?: Date): Promise<RecentSpend>;
+  /** Adds one sent message's `deducted` to its UTC day's spend counter. See {@link recordSpend}. */
+  recordSpend(input: SpendRecord): Promise<void>;
+  /** Marks when spend began to be counted, once per process. See {@link startSpendCount}. */
+  startSpendCount(now?: Date): Promise<void>;
 }
 
 /**
@@ -439,7 +448,10 @@ export const createStore = ({
     observeSentCredit: async (sent) => await observeSentCredit(table, sent),
     recordBalanceReading: async (input) => await recordBalanceReading(table, input),
     listBalanceReadings: async (options) => await listBalanceReadings(table, options),
-    spendLastDays: async (days, now) => await spendLastDays(table, days, now),
+    spendLastDays: async (days, now) => (await recentSpend(table, days, now)).spent,
+    recentSpend: async (days, now) => await recentSpend(table, days, now),
+    recordSpend: async (input) => await recordSpend(table, input),
+    startSpendCount: async (now) => await startSpendCount(table, now),
     capturePayload: async (input) => await capturePayload(table, input),
     listCaptures: async (route, options) => await listCaptures(table, route, options),
     findCapture: async (route, recordId, createdAt) => await findCapture(table, route, recordId, createdAt),

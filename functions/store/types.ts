@@ -207,4 +207,10 @@ export interface BalanceState {
   readonly charged?: number;
   /** When the projected balance was last rebased on a balance read. */
   readonly rebasedAt?: string;
+  /**
+   * Credits a day at the recent spend, as the balance watch last forecast it (see `forecastBalance`);
+   * absent when it could not forecast. What a low-balance notice recorded by a send says the balance
+   * lasts, so that no send reads the spend.
+   */
+  readonly spendPerDay?: number;
 }

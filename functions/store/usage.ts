@@ -190,7 +190,7 @@ const spentPerDay = async (
 
 /**
  * Adds up what sent records cost per UTC day (of their `sentAt`) over the `days` days up to the
- * day of `now`, for every route or one: what `spendByDay` and `spendLastDays` read, for a caller
+ * day of `now`, for every route or one: what `spendByDay` reads, for a caller
  * that already holds the summaries (the console's Credit view).
  *
  * @example
@@ -238,23 +238,4 @@ export const spendByDay = async (
     throw new StoreError(`days must be 1–${MAX_DAYS}, got ${days}`);
   }
   return spendDays(await spentPerDay(table, { days, now, route }), { days, now });
-};
-
-/**
- * Credits spent by all routes over the last `days` UTC days, today included, from the sent records:
- * the balance watch divides the balance by this to tell how many days are left.
- *
- * @example
- * ```typescript
- * const spent = await store.spendLastDays(7);
- * const daysLeft = spent > 0 ? balance / (spent / 7) : Infinity;
- * ```
- */
-export const spendLastDays = async (table: StoreTable, days: number, now: Date = table.clock()): Promise<number> => {
-  if (!Number.isInteger(days) || days < 1 || days > MAX_DAYS) {
-    throw new StoreError(`days must be 1–${MAX_DAYS}, got ${days}`);
-  }
-  let total = 0;
-  for (const credits of (await spentPerDay(table, { days, now })).values()) total += credits;
-  return total;
 };

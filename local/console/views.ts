@@ -346,15 +346,9 @@ export async function creditView(
     .filter((entry) => entry.credits > 0)
     .sort((a, b) => (a.day === b.day ? a.route.localeCompare(b.route) : a.day < b.day ? -1 : 1));
 
-  // Likewise the forecast's week, when the view covers it.
-  const spendLastDays = async (back: number, at: Date): Promise<number> =>
-    back <= days
-      ? [...addUpSpend(changed, { days: back, now: at }).values()].reduce((sum, credits) => sum + credits, 0)
-      : await store.spendLastDays(back, at);
+  // The forecast reads the day counters, as the balance watch's does: the same figures as the SMS.
   const forecast =
-    balance === null
-      ? { spent: 0, days: 0 }
-      : await forecastBalance({ spendLastDays }, balance, state.firstObservedAt, now);
+    balance === null ? { spent: 0, days: 0 } : await forecastBalance(store, balance, state.firstObservedAt, now);
   const balanceConfig = source.loaded.config.balance;
   const currency =
     readings.findLast((reading) => reading.currency !== undefined)?.currency ??

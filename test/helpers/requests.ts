@@ -36,3 +36,59 @@ export function countRequests(client: DynamoDBClient): RequestCount {
     },
   };
 }
+
+/** The items a DynamoDB client read and wrote, as its requests and answers show them. */
+export interface ItemTraffic {
+  /** Items the answers returned: `GetItem`'s item, `BatchGetItem`'s, `Query`'s and `Scan`'s pages. */
+  readonly itemsRead: () => number;
+  /** Single-item writes (`PutItem`, `UpdateItem`, `DeleteItem`) by the item's `pk/sk`. */
+  readonly writesTo: (pk: string, sk: string) => number;
+  readonly reset: () => void;
+}
+
+/**
+ * Counts what `client` read and which items it wrote, by a middleware on its stack: how many items
+ * a read really cost (its pages included), and whether an item is written on every send.
+ *
+ * @example
+ * ```ts
+ * const traffic = countItemTraffic(client);
+ * await forecastBalance(store, 90, first, now);
+ * expect(traffic.itemsRead()).toBeLessThanOrEqual(10);
+ * ```
+ */
+export function countItemTraffic(client: DynamoDBClient): ItemTraffic {
+  let read = 0;
+  let writes: Record<string, number> = {};
+  client.middlewareStack.add(
+    (next, context) => async (args) => {
+      const command = (context.commandName ?? '').replace(/Command$/, '');
+      const input = args.input as { Key?: Record<string, { S?: string }>; Item?: Record<string, { S?: string }> };
+      if (command === 'PutItem' || command === 'UpdateItem' || command === 'DeleteItem') {
+        const key = input.Key ?? input.Item ?? {};
+        const name = `${key['pk']?.S}/${key['sk']?.S}`;
+        writes[name] = (writes[name] ?? 0) + 1;
+      }
+      const result = await next(args);
+      const output = result.output as {
+        Item?: unknown;
+        Items?: unknown[];
+        Responses?: Record<string, unknown[]>;
+      };
+      if (command === 'GetItem') read += output.Item === undefined ? 0 : 1;
+      if (command === 'Query' || command === 'Scan') read += output.Items?.length ?? 0;
+      if (command === 'BatchGetItem')
+        read += Object.values(output.Responses ?? {}).reduce((sum, items) => sum + items.length, 0);
+      return result;
+    },
+    { step: 'initialize', name: 'countItemTraffic' },
+  );
+  return {
+    itemsRead: () => read,
+    writesTo: (pk, sk) => writes[`${pk}/${sk}`] ?? 0,
+    reset: () => {
+      read = 0;
+      writes = {};
+    },
+  };
+}

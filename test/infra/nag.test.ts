@@ -15,6 +15,15 @@ beforeAll(() => {
     // prod: e-mail subscription and balance alarm; dev: neither e-mail nor prod's routes.
     prod: synthStack('prod', configText('prod'), bundle.dir),
     dev: synthStack('dev', configText('dev'), bundle.dir),
+    // prod redeployed after cdk destroy: the retained table and the two named secrets adopted.
+    'prod-adopted': synthStack(
+      'prod',
+      configText('prod').replace(
+        /^deploy:\n/m,
+        'deploy:\n  adopt:\n    table:\n      name: SmsRelay-prod-RelayTable1A2B3C4D-5E6F7G8H9I0J\n      streamArn: arn:aws:dynamodb:af-south-1:123456789012:table/SmsRelay-prod-RelayTable1A2B3C4D-5E6F7G8H9I0J/stream/2026-12-04T10:00:00.000\n    secrets: true\n',
+      ),
+      bundle.dir,
+    ),
   };
 });
 afterAll(() => bundle.cleanup());
@@ -52,7 +61,7 @@ function acknowledgements(scope: IConstruct): Finding[] {
 const covers = (ack: Finding, finding: Finding): boolean =>
   ack.rule === finding.rule && (finding.path === ack.path || finding.path.startsWith(`${ack.path}/`));
 
-describe.each(['prod', 'dev'])('cdk-nag on SmsRelay-%s', (env) => {
+describe.each(['prod', 'dev', 'prod-adopted'])('cdk-nag on SmsRelay-%s', (env) => {
   const stack = (): TestStack => stacks[env] as TestStack;
 
   it('has no unacknowledged AwsSolutions or Serverless finding, error or warning', () => {

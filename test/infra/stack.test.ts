@@ -501,12 +501,10 @@ describe('least privilege', () => {
     expect(readers('RelayProviderSecret')).toEqual(['sender', 'sweeper', 'balance-watch']);
   });
 
-  it('sender may update records, record a low-balance notice, read its stream and fill its failure queue', () => {
+  it('sender may update records, record a low-balance notice, read its stream and fill its failure queue; it reads no index', () => {
     expect(statements(prod, 'sender')).toEqual([
       grant(['logs:CreateLogStream', 'logs:PutLogEvents'], LOGS('Sender')),
       grant(['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:Query', 'dynamodb:UpdateItem'], TABLE),
-      // The forecast of a low-balance SMS adds up the week's sent records.
-      grant(['dynamodb:Query'], BY_STATE),
       grant(['secretsmanager:GetSecretValue'], PROVIDER_KEY),
       grant(['sqs:SendMessage', 'sqs:GetQueueAttributes', 'sqs:GetQueueUrl'], {
         'Fn::GetAtt': [expect.stringMatching(/^RelayFailureQueue/), 'Arn'],
@@ -531,12 +529,14 @@ describe('least privilege', () => {
     ]);
   });
 
-  it('balance-watch may keep its items, query the table and the state index (the spend forecast) and record its warning SMS', () => {
+  it('balance-watch may keep its items, batch-read the spend counters (the forecast) and record its warning SMS; it reads no index', () => {
     expect(statements(prod, 'balance-watch')).toEqual([
       grant(['sqs:SendMessage'], DEAD_LETTERS),
       grant(['logs:CreateLogStream', 'logs:PutLogEvents'], LOGS('BalanceWatch')),
-      grant(['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:Query', 'dynamodb:UpdateItem'], TABLE),
-      grant(['dynamodb:Query'], BY_STATE),
+      grant(
+        ['dynamodb:BatchGetItem', 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:Query', 'dynamodb:UpdateItem'],
+        TABLE,
+      ),
       grant(['secretsmanager:GetSecretValue'], PROVIDER_KEY),
     ]);
   });
@@ -547,8 +547,12 @@ describe('least privilege', () => {
     );
     expect(actions.filter((action) => action.includes('*'))).toEqual([]);
     expect(actions.filter((action) => /Scan|Delete|BatchWrite|PartiQL/.test(action))).toEqual([]);
-    // The one batch read: the sweeper reads the records its index query lists (the index holds no whole record).
-    expect(actions.filter((action) => action.startsWith('dynamodb:Batch'))).toEqual(['dynamodb:BatchGetItem']);
+    // The batch reads: the sweeper reads the records its index query lists (the index holds no whole
+    // record), the balance watch the week's spend counters.
+    expect(actions.filter((action) => action.startsWith('dynamodb:Batch'))).toEqual([
+      'dynamodb:BatchGetItem',
+      'dynamodb:BatchGetItem',
+    ]);
     for (const [, role] of resourcesOfType(prod.resources, 'AWS::IAM::Role'))
       expect(props(role)['ManagedPolicyArns']).toBeUndefined();
   });

@@ -306,6 +306,37 @@ export const DeploySchema = z.strictObject({
     (value): value is number => isNumber(value) && Number.isInteger(value) && value >= 1 && value <= 1_000,
     'senderConcurrency is a whole number of concurrent sender invocations from 1 to 1000',
   ),
+  /**
+   * Resources the stack uses instead of creating them: after `cdk destroy` (which keeps the table
+   * and the two secrets) a redeploy of the same environment adopts them, so its limit counters,
+   * dedupe guards and records carry on; a point-in-time restore is adopted the same way.
+   */
+  adopt: z
+    .strictObject({
+      table: z
+        .strictObject({
+          /** The existing table's name: the retained one (the stack's old `TableName` output) or a restore. */
+          name: z.string().regex(/^[A-Za-z0-9_.-]{3,255}$/, 'a DynamoDB table name: 3-255 letters, digits, _ . or -'),
+          /**
+           * Its stream (`aws dynamodb describe-table --query Table.LatestStreamArn`): the sender is fed
+           * by it. A restored table has none until `update-table --stream-specification` enables one.
+           */
+          streamArn: z
+            .string()
+            .regex(
+              /^arn:aws[a-z-]*:dynamodb:[a-z0-9-]+:\d{12}:table\/[A-Za-z0-9_.-]{3,255}\/stream\/.+$/,
+              'the table stream ARN, arn:aws:dynamodb:<region>:<account>:table/<name>/stream/<label>',
+            ),
+        })
+        .refine((table) => table.streamArn.split(':table/')[1]?.split('/stream/')[0] === table.name, {
+          message: 'streamArn must be the stream of the table named in name',
+          path: ['streamArn'],
+        })
+        .optional(),
+      /** The two named secrets (`secrets` and `<secrets>/provider`) exist: use them, values and all. */
+      secrets: deployValue((value): value is boolean => typeof value === 'boolean', 'secrets is true or false'),
+    })
+    .optional(),
   /** What deleting the stack does to the table and the secrets. */
   onDelete: deployValue(
     (value): value is 'retain' | 'destroy' => value === 'retain' || value === 'destroy',

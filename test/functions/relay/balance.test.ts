@@ -4,6 +4,7 @@ import { checkBalance } from '../../../functions/relay/balance';
 import { NOTICE_ROUTE } from '../../../functions/relay/ports';
 import { sendMessage, SendOutcome } from '../../../functions/relay/sender';
 import { MessageState } from '../../../functions/store';
+import { countItemTraffic } from '../../helpers/requests';
 import { expectNoLeaks } from './leaks';
 import { bearer, harness, type Harness, ONCALL, SECRETS, useRelayServers } from './support';
 
@@ -14,10 +15,11 @@ afterEach(() => {
   expectNoLeaks(relay.logger);
 });
 
-async function withBalanceWatch(): Promise<Harness> {
+async function withBalanceWatch(client = servers.db.client): Promise<Harness> {
   relay = await harness({
     db: servers.db,
     baseUrl: servers.sandbox.baseUrl,
+    client,
     config: (config) => ({ ...config, balance: { threshold: 100, notify: ['0712345678'] } }),
   });
   return relay;
@@ -140,6 +142,67 @@ describe('the low-balance notice', () => {
     expect(notice?.text).toBe(
       'sms-relay: SMS balance is TZS 95, below the threshold of 100. At the recent spend it lasts about 19 days. Top up soon.',
     );
+  });
+
+  it('recorded by a send, says how long the balance lasts at the rate the balance watch last forecast', async () => {
+    await withBalanceWatch();
+    servers.sandbox.setBalance(1_000);
+    await checkBalance(relay.context); // first observation
+    relay.clock.advance(2 * 86_400_000 - 10_000);
+    for (let n = 0; n < 10; n += 1) expect(await sendOne()).toBe(SendOutcome.Sent);
+    // The watch's run: 10 credits over 2 days is 5 a day, kept for the sends.
+    relay.clock.advance(1_000);
+    expect(await checkBalance(relay.context)).toMatchObject({ balance: 990, alerted: false });
+    expect((await relay.store.getBalanceState()).spendPerDay).toBeCloseTo(5, 1);
+
+    servers.sandbox.setBalance(96);
+    expect(await sendOne()).toBe(SendOutcome.Sent); // 95
+    expect((await notices()).map((notice) => notice.text)).toEqual([
+      'sms-relay: SMS balance is 95, below the threshold of 100. At the recent spend it lasts about 19 days. Top up soon.',
+    ]);
+  });
+
+  it('is recorded by the balance watch when the spend cannot be read, without a forecast', async () => {
+    await withBalanceWatch();
+    servers.sandbox.setBalance(90);
+    const failing = {
+      ...relay.store,
+      recentSpend: async () =>
+        await Promise.reject(Object.assign(new Error('throttled'), { name: 'ThrottlingException' })),
+    };
+
+    expect(await checkBalance({ ...relay.context, store: failing })).toMatchObject({ balance: 90, alerted: true });
+    expect((await notices()).map((notice) => notice.text)).toEqual([
+      'sms-relay: SMS balance is TZS 90, below the threshold of 100. Too little spend seen to forecast how long it lasts. Top up soon.',
+    ]);
+    expect(relay.logger.lines).toContainEqual({
+      level: 'warn',
+      message: 'spend not read: no forecast this time',
+      attributes: { error: 'ThrottlingException' },
+    });
+  });
+
+  it('leaves the balance state unwritten by sends while the alert stays armed, and re-arms on a top-up', async () => {
+    const client = servers.db.newClient();
+    const traffic = countItemTraffic(client);
+    await withBalanceWatch(client);
+    servers.sandbox.setBalance(1_000);
+    expect(await sendOne()).toBe(SendOutcome.Sent); // this process's first observation: written
+    traffic.reset();
+    for (let n = 0; n < 5; n += 1) expect(await sendOne()).toBe(SendOutcome.Sent);
+    expect(traffic.writesTo('BALANCE', 'STATE')).toBe(0);
+
+    // Below the threshold: the crossing is written once, the sends after it write nothing.
+    servers.sandbox.setBalance(99);
+    for (let n = 0; n < 3; n += 1) expect(await sendOne()).toBe(SendOutcome.Sent);
+    expect(traffic.writesTo('BALANCE', 'STATE')).toBe(1);
+    expect(await notices()).toHaveLength(1);
+
+    // A top-up seen by a send re-arms the alert: a change, so written.
+    servers.sandbox.setBalance(5_000);
+    expect(await sendOne()).toBe(SendOutcome.Sent);
+    expect(traffic.writesTo('BALANCE', 'STATE')).toBe(2);
+    expect(await relay.store.getBalanceState()).toMatchObject({ armed: true, lastBalance: 4_999 });
   });
 
   it('is dropped as stale, never sent, when it goes out after the balance is back above the threshold', async () => {

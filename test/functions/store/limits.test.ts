@@ -197,22 +197,31 @@ describe('held summaries', () => {
 });
 
 describe('spend', () => {
-  it('sums what all routes spent over the last 7 UTC days, today included, from the sent records', async () => {
-    const { store } = await newTable(db);
-    await sentRecord(store, { route: 'a', deducted: 100, now: at(-7 * DAY) });
-    await sentRecord(store, { route: 'a', deducted: 1.5, now: at(-6 * DAY) });
-    await sentRecord(store, { route: 'b', deducted: 2, now: at(-1 * DAY) });
-    await Promise.all([
-      sentRecord(store, { route: 'a', deducted: 3, now: at(0) }),
-      sentRecord(store, { route: 'b', deducted: 4, now: at(1) }),
-    ]);
-    await sentRecord(store, { route: 'a', deducted: 1000, now: at(DAY) });
+  it('sums what all routes spent over the last 7 UTC days, today included, from one counter a day', async () => {
+    const { store, rawItem } = await newTable(db);
+    await store.recordSpend({ deducted: 100, now: at(-7 * DAY) });
+    await store.recordSpend({ deducted: 1.5, now: at(-6 * DAY) });
+    await store.recordSpend({ deducted: 2, now: at(-1 * DAY) });
+    // Concurrent senders all count.
+    await Promise.all([store.recordSpend({ deducted: 3, now: at(0) }), store.recordSpend({ deducted: 4, now: at(1) })]);
+    await store.recordSpend({ deducted: 1000, now: at(DAY) });
 
     expect(await store.spendLastDays(7, T0)).toBe(10.5);
     expect(await store.spendLastDays(1, T0)).toBe(7);
+    expect(await rawItem('SPEND', 'D#2025-03-01')).toMatchObject({ credits: { N: '7' }, sends: { N: '2' } });
+    // Counted since the first send this table counted.
+    expect(await store.recentSpend(7, T0)).toEqual({ spent: 10.5, countedSince: at(-7 * DAY).toISOString() });
   });
 
-  it('reads the same through the state index and, locally, by a scan', async () => {
+  it('counts from the first balance watch run when no send was counted yet (an upgrade of a table with sends)', async () => {
+    const { store } = await newTable(db);
+    expect(await store.recentSpend(7, T0)).toEqual({ spent: 0 });
+    await store.startSpendCount(at(-2 * DAY));
+    await store.recordSpend({ deducted: 5, now: at(-DAY) });
+    expect(await store.recentSpend(7, T0)).toEqual({ spent: 5, countedSince: at(-2 * DAY).toISOString() });
+  });
+
+  it("spendByDay reads a route's sent records the same through the state index and, locally, by a scan", async () => {
     const { store, tableName } = await newTable(db);
     await sentRecord(store, { route: 'a', deducted: 2, now: at(-1 * DAY) });
     await sentRecord(store, { route: 'b', deducted: 3, now: at(0) });
@@ -225,8 +234,10 @@ describe('spend', () => {
       now: at(0),
     });
     const scanning = createStore({ client: db.client, tableName, clock: () => T0, readIndexes: false });
-    expect(await store.spendLastDays(2, T0)).toBe(5);
-    expect(await scanning.spendLastDays(2, T0)).toBe(5);
+    expect(await store.spendByDay({ route: 'a', days: 2, now: T0 })).toEqual([
+      { day: '2025-02-28', credits: 2 },
+      { day: '2025-03-01', credits: 0 },
+    ]);
     expect(await scanning.spendByDay({ route: 'a', days: 2, now: T0 })).toEqual(
       await store.spendByDay({ route: 'a', days: 2, now: T0 }),
     );
@@ -236,7 +247,7 @@ describe('spend', () => {
     const { store, rawItem } = await newTable(db);
     await store.recordCreditsSpent({ route: 'shop', deducted: 20, now: at(0) });
     expect((await rawItem('LIMIT#shop', 'D#2025-03-01'))?.spent?.N).toBe('20');
-    // Only the limit item: the day's total across routes comes from the sent records.
+    // Only the limit item: the day's total across routes is the sender's to count (recordSpend).
     expect(await rawItem('SPEND', 'D#2025-03-01')).toBeUndefined();
   });
 

@@ -42,6 +42,21 @@ describe("validate prints each route's effective delivery policy", () => {
     );
   });
 
+  it('warns, without failing, when a config pages people and keeps no balance.reserve; prod keeps one', async () => {
+    const file = join(home, 'no-reserve.yaml');
+    writeFileSync(
+      file,
+      'provider: { baseUrl: "https://sms.example.co.tz" }\nroutes:\n  pages: { source: alertmanager, secret: t, recipients: ["+255712345678"] }\n',
+    );
+
+    const warned = await cli(['validate', '--config', file]);
+    const prod = await cli(['validate', '--config', 'config/prod.yaml']);
+
+    expect(warned.code).toBe(0);
+    expect(warned.stderr).toMatch(/^warning: balance\.reserve: none, but route pages pages people; set balance\.reserve/);
+    expect(prod.stderr).toBe('');
+  });
+
   it('an alerting source set to at-most-once keeps it', async () => {
     const file = join(home, 'explicit.yaml');
     writeFileSync(

@@ -1,0 +1,35 @@
+import { DeliveryPolicy } from './policies';
+import type { CompiledRoute, LoadedConfig } from './compile';
+import { RecipientEntryKind } from '../recipients/types';
+
+/**
+ * Whether a route pages people: its source is an alerting system (one whose default delivery is
+ * at-least-once: Alertmanager, Grafana, PagerDuty…), it escalates, or it sends to `oncall:`.
+ */
+export function isAlertingRoute(route: Pick<CompiledRoute, 'pack' | 'config' | 'recipients'>): boolean {
+  return (
+    route.pack.defaultDelivery === DeliveryPolicy.AtLeastOnce ||
+    route.config.escalate !== undefined ||
+    route.recipients.entries.some((entry) => entry.kind === RecipientEntryKind.OnCall)
+  );
+}
+
+/**
+ * What `validate` warns about in the credit settings: a config that pages people but keeps no
+ * `balance.reserve`, so order or CI SMS can spend the last credit an alert needs. A warning, not an
+ * error: a relay with alerts alone has nothing to keep the credit from.
+ *
+ * @example
+ * ```ts
+ * creditWarnings(loadConfigFile('config/prod.yaml')); // [] once prod keeps a reserve
+ * ```
+ */
+export function creditWarnings(loaded: Pick<LoadedConfig, 'config' | 'routes'>): string[] {
+  if ((loaded.config.balance?.reserve ?? 0) > 0) return [];
+  const alerting = [...loaded.routes.values()].filter(isAlertingRoute).map((route) => route.id);
+  if (alerting.length === 0) return [];
+  const names = alerting.join(', ');
+  return [
+    `balance.reserve: none, but ${alerting.length === 1 ? 'route' : 'routes'} ${names} ${alerting.length === 1 ? 'pages' : 'page'} people; set balance.reserve (below balance.threshold) and priority: critical on ${alerting.length === 1 ? 'it' : 'them'}, so other routes cannot spend the credit an alert needs`,
+  ];
+}

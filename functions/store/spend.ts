@@ -1,0 +1,149 @@
+import { BatchGetItemCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
+import { type Item, ItemReader, num, str } from './attributes';
+import { StoreError } from './errors';
+import { buildUpdate } from './expressions';
+import {
+  DAY_SECONDS,
+  epochSeconds,
+  ItemKind,
+  MONTHLY_RETENTION_SECONDS,
+  SPEND_PK,
+  spendDayKey,
+  spendSinceKey,
+  utcDay,
+} from './keys';
+import type { StoreTable } from './store-table';
+import { TABLE } from './table';
+
+/*
+ * Spend per UTC day, all routes together: one counter item a day, added to by each send that went
+ * out (`recordSpend`), so the days-left forecast reads `days` + 1 items whatever the volume
+ * (`recentSpend`), where adding up the sent records read every one of them. The `SINCE` item holds
+ * when the first counted send was: a table that had sends before the counters existed (an upgrade)
+ * is forecast from then on, not from spend it never counted.
+ */
+
+/** What `recordSpend` adds. */
+export interface SpendRecord {
+  /** Credits the SMS service reported as deducted for one send. */
+  readonly deducted: number;
+  readonly now?: Date;
+}
+
+/** What `recentSpend` read. */
+export interface RecentSpend {
+  /** Credits spent over the days asked for, today included. */
+  readonly spent: number;
+  /** When the first counted send was; absent before any. */
+  readonly countedSince?: string;
+}
+
+/** UTC days `recentSpend` may look back on: as long as the day items are kept. */
+export const MAX_SPEND_DAYS = MONTHLY_RETENTION_SECONDS / DAY_SECONDS;
+
+/** Tables whose `SINCE` item this process has seen written: it is written once, by the first send. */
+const sinceKnown = new WeakSet<StoreTable>();
+
+/**
+ * Makes sure the `SINCE` item exists, holding the first time it was asked for: by the first send a
+ * process counts and by the balance watch, so that after an upgrade the forecast counts from the
+ * first watch run or send of this version. Written once per process; later calls write nothing.
+ *
+ * @example
+ * ```typescript
+ * await store.startSpendCount();
+ * ```
+ */
+export const startSpendCount = async (table: StoreTable, now: Date = table.clock()): Promise<void> =>
+  await markSince(table, now.toISOString());
+
+const markSince = async (table: StoreTable, at: string): Promise<void> => {
+  if (sinceKnown.has(table)) return;
+  await table.client.send(
+    new UpdateItemCommand({
+      TableName: table.tableName,
+      Key: spendSinceKey(),
+      ...buildUpdate({ set: { kind: str(ItemKind.Spend) }, setIfAbsent: { countedSince: str(at) } }),
+    }),
+  );
+  sinceKnown.add(table);
+};
+
+/**
+ * Adds one send's `deducted` to its UTC day's counter (ADD, so concurrent senders all count), kept
+ * {@link MONTHLY_RETENTION_SECONDS} past the day. The first call of a process also makes sure the
+ * `SINCE` item exists. Bookkeeping beside a send that went out: a lost one only makes the forecast
+ * a little optimistic, never an SMS go out again.
+ *
+ * @example
+ * ```typescript
+ * await store.recordSpend({ deducted: result.deducted });
+ * ```
+ */
+export const recordSpend = async (table: StoreTable, { deducted, now = table.clock() }: SpendRecord): Promise<void> => {
+  if (!Number.isFinite(deducted) || deducted < 0) throw new StoreError(`deducted must be ≥ 0, got ${deducted}`);
+  const day = utcDay(now);
+  const dayEnd = epochSeconds(new Date(`${day}T00:00:00.000Z`)) + DAY_SECONDS;
+  await Promise.all([
+    markSince(table, now.toISOString()),
+    table.client.send(
+      new UpdateItemCommand({
+        TableName: table.tableName,
+        Key: spendDayKey(day),
+        ...buildUpdate({
+          set: {
+            kind: str(ItemKind.Spend),
+            day: str(day),
+            [TABLE.timeToLive]: num(dayEnd + MONTHLY_RETENTION_SECONDS),
+          },
+          add: { credits: num(deducted), sends: num(1) },
+        }),
+      }),
+    ),
+  ]);
+};
+
+/** Keys per `BatchGetItem` is 100; a month's days and `SINCE` are far fewer. */
+const BATCH_GET_ATTEMPTS = 5;
+
+/**
+ * What every route spent over the last `days` UTC days, today included, and since when spend is
+ * counted: one consistent `BatchGetItem` of `days` + 1 items, whatever was sent.
+ *
+ * @example
+ * ```typescript
+ * const { spent, countedSince } = await store.recentSpend(7);
+ * ```
+ */
+export const recentSpend = async (table: StoreTable, days: number, now: Date = table.clock()): Promise<RecentSpend> => {
+  if (!Number.isInteger(days) || days < 1 || days > MAX_SPEND_DAYS) {
+    throw new StoreError(`days must be 1–${MAX_SPEND_DAYS}, got ${days}`);
+  }
+  const dayKeys = Array.from({ length: days }, (_, back) =>
+    spendDayKey(utcDay(new Date(now.getTime() - back * DAY_SECONDS * 1000))),
+  );
+  const items: Item[] = [];
+  let keys: Item[] = [spendSinceKey(), ...dayKeys];
+  for (let attempt = 1; keys.length > 0; attempt += 1) {
+    if (attempt > BATCH_GET_ATTEMPTS)
+      throw new StoreError(
+        `${keys.length} spend items still unprocessed after ${BATCH_GET_ATTEMPTS} BatchGetItem requests`,
+      );
+    const answer = await table.client.send(
+      new BatchGetItemCommand({ RequestItems: { [table.tableName]: { Keys: keys, ConsistentRead: true } } }),
+    );
+    items.push(...(answer.Responses?.[table.tableName] ?? []));
+    keys = answer.UnprocessedKeys?.[table.tableName]?.Keys ?? [];
+  }
+  let spent = 0;
+  let countedSince: string | undefined;
+  for (const item of items) {
+    const read = new ItemReader(item, SPEND_PK);
+    if (read.str(TABLE.sortKey) === 'SINCE') countedSince = read.optStr('countedSince');
+    // TTL deletes some time after expiry; the days asked for are all well within it.
+    else spent += read.optNum('credits') ?? 0;
+  }
+  // Credits are decimal: sums are cut to micro-credits, as the projected balance's are.
+  spent = Math.round(spent * 1e6) / 1e6;
+  return { spent, ...(countedSince === undefined ? {} : { countedSince }) };
+};
