@@ -97,6 +97,15 @@ describe('allowRecipients at send time', () => {
     expect(evaluate(text, '0712345678').verdict).toBe('dropped');
   });
 
+  it('matches a prefix at the start of the number only: 25568* sends to 255687000222 and DROPS 255712556801, which has 25568 inside', () => {
+    const text = config({ allow: '["25568*"]' });
+    expect(evaluate(text, '255687000222').verdict).toBe('send');
+    expect(evaluate(text, '255712556801')).toMatchObject({
+      verdict: 'dropped',
+      reason: 'no valid recipient: 2557****801 is not in allowRecipients',
+    });
+  });
+
   it('sends the allowed numbers of a request naming several, and drops the others', () => {
     const evaluation = evaluate(
       config({ source: 'generic', recipients: '["{{ query.to }}"]' }),
