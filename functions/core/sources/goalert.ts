@@ -8,9 +8,11 @@ import type { AuthOutcome, DedupeKey, InboundWebhook, SignInput, SourcePack, Web
 
 export const GOALERT = {
   /**
-   * GoAlert retries a failed send 3 times, 15 s apart (engine/message/db.go), each attempt timing
-   * out after 3 s: a minute covers them. A deliberate repeat (a notification rule's next step, an
-   * escalation repeat) is a minute or more later, and is sent.
+   * GoAlert retries a send that got no answer within 3 s, 3 times, each due 15 s after the failure
+   * and picked up by a 5 s engine cycle (engine/message/db.go): 18-23, 36-46, 54-69 s after the
+   * first. A minute covers the first two; a wider window would swallow a notification rule "after
+   * 1 minute" on the same contact method (60-65 s later, the same body). docs/oncall-tools.md,
+   * Decisions.
    */
   dedupeWindowSeconds: 60,
   /** Only with GoAlert's webhook signing (target/goalert PR #4225): base64 ECDSA over the body. */

@@ -145,6 +145,35 @@ describe('the SMS service circuit, shared by two senders on one store', () => {
     expect(await sendMessage(second.context, id)).toBe(SendOutcome.Waiting);
   });
 
+  it('never opens on 402s (the service answered: the balance is short), and one 402 ends a run of network failures', async () => {
+    await twoSenders();
+    // Twice as many 402s in a row as open it on network failures: each parks its message, the circuit stays closed.
+    servers.sandbox.injectFault({ kind: 'status', status: 402, count: 2 * CIRCUIT.failuresToOpen });
+    for (let count = 0; count < 2 * CIRCUIT.failuresToOpen; count += 1)
+      expect(await sendMessage(first.context, await accepted())).toBe(SendOutcome.Parked);
+    const after402s = await first.store.getCircuit();
+    expect(after402s.openedAt).toBeUndefined();
+    expect(after402s.failures).toBe(0);
+
+    // One network failure short of opening, then a 402: the count starts again from nothing.
+    servers.sandbox.injectFault({ kind: 'reset', count: CIRCUIT.failuresToOpen - 1 });
+    servers.sandbox.injectFault({ kind: 'status', status: 402 });
+    servers.sandbox.injectFault({ kind: 'reset', count: CIRCUIT.failuresToOpen - 1 });
+    for (let count = 0; count < CIRCUIT.failuresToOpen - 1; count += 1)
+      expect(await sendMessage(first.context, await accepted())).toBe(SendOutcome.Retrying);
+    expect(await sendMessage(first.context, await accepted())).toBe(SendOutcome.Parked);
+    for (let count = 0; count < CIRCUIT.failuresToOpen - 1; count += 1)
+      expect(await sendMessage(first.context, await accepted())).toBe(SendOutcome.Retrying);
+    const afterReset = await first.store.getCircuit();
+    expect(afterReset.openedAt).toBeUndefined();
+    expect(afterReset.failures).toBe(CIRCUIT.failuresToOpen - 1);
+
+    // The other sender reads the circuit closed and sends.
+    const sent = sends();
+    expect(await sendMessage(second.context, await accepted())).toBe(SendOutcome.Sent);
+    expect(sends()).toBe(sent + 1);
+  });
+
   it('re-opens at the first failed send after a probe closed it (the balance endpoint answers, sends fail)', async () => {
     await twoSenders();
     servers.sandbox.injectFault({ kind: 'status', status: 503, count: 100 });

@@ -512,6 +512,31 @@ describe('money safety', () => {
     });
   });
 
+  describe('limits.messages', () => {
+    it('counts a first send that failed maybe-sent (a 500 after delivering): on limits.messages 1 the next message in the window is HELD', async () => {
+      await start();
+      servers.sandbox.injectFault({ kind: 'status', status: 500, deliver: true });
+      const first = await acceptOn(relay, 'limited');
+      expect(await sendMessage(relay.context, first)).toBe(SendOutcome.Unknown);
+      await servers.watch.reached(1);
+
+      const next = await acceptOn(relay, 'limited');
+      expect(await sendMessage(relay.context, next)).toBe(SendOutcome.Held);
+      expect(await relay.record(next)).toMatchObject({ state: MessageState.Held });
+      // The phone got the first one, and only it.
+      expect(servers.sandbox.messages()).toHaveLength(1);
+    });
+
+    it('gives the window back for a send that certainly did not go out (a 402): the next message is sent', async () => {
+      await start();
+      servers.sandbox.injectFault({ kind: 'status', status: 402 });
+      expect(await sendMessage(relay.context, await acceptOn(relay, 'limited'))).toBe(SendOutcome.Parked);
+
+      expect(await sendMessage(relay.context, await acceptOn(relay, 'limited'))).toBe(SendOutcome.Sent);
+      expect(servers.sandbox.messages()).toHaveLength(1);
+    });
+  });
+
   describe('a send the service accepted', () => {
     const bulk =
       (delivery: 'at-most-once' | 'at-least-once') =>

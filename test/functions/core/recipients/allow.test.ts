@@ -67,6 +67,21 @@ describe('validate: a route taking numbers from the request lists who may be tex
   ])('refuses %s', (_case, allow, problem) => {
     expect(problemsOf(config({ allow }))).toContain(problem);
   });
+
+  it.each([
+    ['a prefix with digits before 255', '["1255*"]'],
+    ['a prefix longer than a whole number', '["2557123456789*"]'],
+  ])('refuses %s (it could match no Tanzanian number)', (_case, allow) => {
+    expect(problemsOf(config({ allow }))).toContain(
+      'routes.pager.allowRecipients: [0] a prefix starts with 255 or 0, like 2557* or 07*',
+    );
+  });
+
+  it('refuses a literal that is not a phone number, saying why', () => {
+    expect(problemsOf(config({ allow: '["12345"]' }))).toEqual([
+      expect.stringMatching(/^routes\.pager\.allowRecipients: \[0\] \S/),
+    ]);
+  });
 });
 
 describe('allowRecipients at send time', () => {
@@ -95,6 +110,24 @@ describe('allowRecipients at send time', () => {
     expect(evaluate(text, '255687000222').verdict).toBe('send');
     expect(evaluate(text, '0690000333').verdict).toBe('send');
     expect(evaluate(text, '0712345678').verdict).toBe('dropped');
+  });
+
+  it('takes a named person, a prefix written 06* and a number written with dashes', () => {
+    const text = config({ allow: '["person:asha", "06*", "0788-000-111"]' });
+    expect(evaluate(text, '0712345678').verdict).toBe('send');
+    expect(evaluate(text, '0690000333').verdict).toBe('send');
+    expect(evaluate(text, '255788000111').verdict).toBe('send');
+    // baraka is in people but not named.
+    expect(evaluate(text, '0754000111').verdict).toBe('dropped');
+  });
+
+  it('matches a prefix at the start of the number only: 25568* sends to 255687000222 and DROPS 255712556801, which has 25568 inside', () => {
+    const text = config({ allow: '["25568*"]' });
+    expect(evaluate(text, '255687000222').verdict).toBe('send');
+    expect(evaluate(text, '255712556801')).toMatchObject({
+      verdict: 'dropped',
+      reason: 'no valid recipient: 2557****801 is not in allowRecipients',
+    });
   });
 
   it('sends the allowed numbers of a request naming several, and drops the others', () => {

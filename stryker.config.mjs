@@ -1,0 +1,40 @@
+// @ts-check
+/**
+ * `npm run test:mutation`: StrykerJS plants small bugs (mutants) in the modules that carry money and
+ * delivery and runs the tests that cover each one (`vitest.mutation.config.ts`); a mutant no test
+ * fails on is a bug those tests would let through. Long (see docs/testing.md, Mutation testing): not
+ * in `.ci/run`. One module at a time: `npm run test:mutation -- --mutate functions/relay/circuit.ts`.
+ *
+ * @type {import('@stryker-mutator/api/core').PartialStrykerOptions}
+ */
+export default {
+  testRunner: 'vitest',
+  vitest: { configFile: 'vitest.mutation.config.ts' },
+  // Each mutant runs only the tests that reached its code in the first, measured run.
+  coverageAnalysis: 'perTest',
+  // Seven other runs may share two cores: one vitest at a time (the script also runs it niced).
+  concurrency: 1,
+  mutate: [
+    'functions/relay/credit-gate.ts',
+    'functions/store/limits.ts',
+    'functions/store/accept.ts',
+    'functions/relay/sender.ts',
+    'functions/store/transitions.ts',
+    'functions/relay/circuit.ts',
+    'functions/store/circuit.ts',
+    'functions/relay/paging.ts',
+    'functions/store/incidents.ts',
+    'functions/core/recipients/allow.ts',
+    'functions/core/fitting/*.ts',
+  ],
+  // A mutant in a module-level constant runs every test, not its covering ones: hours on this
+  // suite. They are counted as ignored, not as survivors.
+  ignoreStatic: true,
+  // Tests wait for states; a mutant that makes one wait for ever is a timeout (counted as killed).
+  timeoutMS: 60_000,
+  reporters: ['clear-text', 'progress', 'json', 'html'],
+  jsonReporter: { fileName: 'reports/mutation/mutation.json' },
+  htmlReporter: { fileName: 'reports/mutation/mutation.html' },
+  tempDirName: '.stryker-tmp',
+  cleanTempDir: 'always',
+};

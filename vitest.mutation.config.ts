@@ -1,0 +1,29 @@
+import { defineConfig } from 'vitest/config';
+import base from './vitest.config';
+
+/**
+ * The tests `npm run test:mutation` (StrykerJS, `stryker.config.mjs`) runs against each mutant of
+ * the modules that carry money and delivery: the unit and store tests that cover them, each against
+ * dynalite and the sandbox on loopback, never the end-to-end suites (a relay process per file would
+ * make every mutant cost seconds). One file at a time: seven other runs may share the cores.
+ */
+export const MUTATION_TESTS = [
+  'test/functions/core/recipients/allow.test.ts',
+  'test/functions/core/fitting/*.test.ts',
+  'test/functions/core/paging/*.test.ts',
+  'test/functions/relay/circuit.test.ts',
+  'test/functions/relay/sender.test.ts',
+  'test/functions/relay/sweeper.test.ts',
+  'test/functions/relay/ingest.test.ts',
+  'test/functions/relay/paging.test.ts',
+  'test/functions/store/accept.test.ts',
+  'test/functions/store/circuit.test.ts',
+  'test/functions/store/credit.test.ts',
+  'test/functions/store/incidents.test.ts',
+  'test/functions/store/limits.test.ts',
+  'test/functions/store/transitions.test.ts',
+];
+
+export default defineConfig({
+  test: { ...base.test, include: MUTATION_TESTS, maxWorkers: 1 },
+});
