@@ -18,6 +18,10 @@ export interface TimelineEntry {
   readonly event: 'opened' | 'repeated' | 'escalated' | 'renotified' | 'acknowledged' | 'resolved' | 'exhausted';
   /** Masked numbers and names only: the timeline is shown on a public page. */
   readonly detail: string;
+  /** A `repeated` entry: how many times the alert fired again (repeats are counted on one entry, not appended). */
+  readonly count?: number;
+  /** A `repeated` entry: when it last fired again. */
+  readonly lastAt?: string;
 }
 
 /** An incident as the store keeps it. */
@@ -30,6 +34,12 @@ export interface Incident {
   readonly openedAt: string;
   /** The text of the incident's first SMS, as sent (without its link). */
   readonly text: string;
+  /**
+   * The acknowledge link's origin, fixed when the incident opened (the route's `ack.baseUrl`, else
+   * the URL the webhook came in on): every later SMS of the incident links there, though the sweeper
+   * that sends them never sees a request. Absent on a route without `ack`.
+   */
+  readonly linkOrigin?: string;
   /** Escalation and renotify SMS recorded so far: the index of the next {@link PagingAction}. */
   readonly actions: number;
   /** When the sweeper next acts; absent when closed or when no step is left. */
