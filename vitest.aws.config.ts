@@ -14,7 +14,7 @@ export default defineConfig({
       'test/functions/store/**/*.test.ts',
       'test/local/shared/dynalite-differential.test.ts',
       'test/local/shared/dynalite-differential-burst.test.ts',
-      'test/integration/aws-stream.test.ts',
+      'test/integration/aws-*.test.ts',
     ],
     globalSetup: ['test/helpers/dynamodb-local-setup.ts'],
     env: { TEST_STORE_ENGINE: 'dynamodb-local' },
