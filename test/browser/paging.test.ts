@@ -85,7 +85,7 @@ afterAll(async () => {
 });
 
 // A path of 90 characters without a space: on a phone it must wrap, not push the page sideways.
-const LONG_PATH = `/srv/${'postgresql-archive-'.repeat(4)}wal/0000000100000A2B000000C4`;
+const LONG_PATH = `/srv/${'postgresql_archive_'.repeat(4)}wal/0000000100000A2B000000C4`;
 
 const alert = (): string => {
   const body = JSON.parse(fixture('alertmanager/firing-single.json').toString('utf8')) as {
