@@ -14,7 +14,7 @@ export default defineConfig({
       'test/functions/store/**/*.test.ts',
       'test/local/shared/dynalite-differential.test.ts',
       'test/local/shared/dynalite-differential-burst.test.ts',
-      'test/integration/aws-stream.test.ts',
+      'test/integration/aws-*.test.ts',
       // 200,000 SENT records: seconds for DynamoDB Local, minutes of CPU for dynalite.
       'test/functions/relay/forecast.test.ts',
     ],

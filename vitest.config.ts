@@ -10,7 +10,7 @@ export default defineConfig({
     exclude: [
       'test/reliability/**',
       'test/browser/**',
-      'test/integration/aws-stream.test.ts',
+      'test/integration/aws-*.test.ts',
       'test/local/shared/dynalite-differential-burst.test.ts',
       // The forecast over 200,000 SENT records: DynamoDB Local writes them in seconds (test:aws).
       'test/functions/relay/forecast.test.ts',

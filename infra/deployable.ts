@@ -134,7 +134,8 @@ export function providerUrlProblem(baseUrl: string): string | undefined {
 /**
  * What in one environment's config cannot be deployed as it stands, each naming its key:
  * a provider URL a Lambda cannot (or must not) call, a provider time-out the functions have no
- * room for, and `capture` on a route without
+ * room for, a paging route whose SMS could go out without an acknowledge link (see
+ * {@link pagingLinkProblems}), and `capture` on a route without
  * `deploy.allowCapture: true` (captured payloads are customer data kept in the deployed table).
  *
  * @example
@@ -148,6 +149,7 @@ export function deployProblems(config: RelayConfig): string[] {
   if (url !== undefined) problems.push(url);
   const timeout = providerTimeoutProblem(config.provider.timeoutMs);
   if (timeout !== undefined) problems.push(timeout);
+  problems.push(...pagingLinkProblems(config));
   if (config.deploy?.allowCapture !== true) {
     for (const [id, route] of Object.entries(config.routes)) {
       if (route.capture === undefined) continue;
@@ -157,4 +159,34 @@ export function deployProblems(config: RelayConfig): string[] {
     }
   }
   return problems;
+}
+
+/**
+ * Paging routes that could page someone on AWS with nothing to press: a route that escalates or
+ * renotifies without `ack` (the SMS service takes no replies, so the link is the only way a phone
+ * stops the escalation), and an `ack.baseUrl` that is not https (the link's token is its
+ * credential). With `ack: {}` every SMS of an incident links to the URL its first webhook came in
+ * on, which the incident keeps for its escalations and renotifies.
+ *
+ * @example
+ * ```ts
+ * pagingLinkProblems(config); // ['routes.alerts.escalate: on AWS every SMS of an incident carries its acknowledge link; add ack: {} …']
+ * ```
+ */
+export function pagingLinkProblems(config: Pick<RelayConfig, 'routes'>): string[] {
+  return Object.entries(config.routes).flatMap(([id, route]) => {
+    const key = route.escalate !== undefined ? 'escalate' : route.renotify !== undefined ? 'renotify' : undefined;
+    if (route.ack === undefined)
+      return key === undefined
+        ? []
+        : [
+            `routes.${id}.${key}: on AWS every SMS of an incident carries its acknowledge link (the SMS service takes no replies: the link is how the person paged stops the escalation); add ack: {} (the API's own URL) or ack: { baseUrl: "https://…" }`,
+          ];
+    const baseUrl = route.ack.baseUrl;
+    return baseUrl !== undefined && !baseUrl.startsWith('https://')
+      ? [
+          `routes.${id}.ack.baseUrl must be https: the acknowledge link's token is its credential; use an https origin, or ack: {} for the API's own URL`,
+        ]
+      : [];
+  });
 }

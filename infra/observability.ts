@@ -401,7 +401,11 @@ export class RelayObservability extends Construct {
     });
     const apiThrottled = new logs.MetricFilter(this, 'ApiThrottledFilter', {
       logGroup: props.accessLogs,
-      filterPattern: logs.FilterPattern.stringValue('$.status', '=', '429'),
+      // The webhooks' 429s: the acknowledge link has limits of its own (ACK_THROTTLE).
+      filterPattern: logs.FilterPattern.all(
+        logs.FilterPattern.stringValue('$.status', '=', '429'),
+        logs.FilterPattern.stringValue('$.routeKey', '=', 'POST /hooks/{route}'),
+      ),
       metricNamespace: props.namespace,
       metricName: API_THROTTLED,
       metricValue: '1',

@@ -152,6 +152,12 @@ export const DEFAULT_MEMORY_MB = {
 /** Where the handlers are bundled when no `bundleDir` is given. */
 export const DEFAULT_BUNDLE_DIR = 'dist/handlers';
 export const DEFAULT_THROTTLE = { rateLimit: 50, burstLimit: 100 } as const;
+/**
+ * The acknowledge link's own limits (`GET` and `POST /a/{token}`, each): a person presses a button,
+ * so a few a second is plenty, and a flood of guessed tokens is refused there without touching the
+ * webhooks' limits.
+ */
+export const ACK_THROTTLE = { rateLimit: 5, burstLimit: 10 } as const;
 export {
   BALANCE_SCHEDULE as DEFAULT_BALANCE_SCHEDULE,
   MAX_BODY_BYTES,
@@ -471,11 +477,21 @@ export class SmsRelay extends Construct {
     const integration = new HttpLambdaIntegration('Ingest', ingest, {
       payloadFormatVersion: apigwv2.PayloadFormatVersion.VERSION_2_0,
     });
+    const ackMethods = [apigwv2.HttpMethod.GET, apigwv2.HttpMethod.POST];
+    const ackRoutes = api.addRoutes({ path: ACK_ROUTE_PATH, methods: ackMethods, integration });
     const routes = [
       ...api.addRoutes({ path: '/hooks/{route}', methods: [apigwv2.HttpMethod.POST], integration }),
       // Paging's acknowledge link: GET shows the incident, POST acknowledges; the token in the path is its credential.
-      ...api.addRoutes({ path: '/a/{token}', methods: [apigwv2.HttpMethod.GET, apigwv2.HttpMethod.POST], integration }),
+      ...ackRoutes,
     ];
+    // Route settings name route keys, which must exist when the stage is updated.
+    (stage.node.defaultChild as apigwv2.CfnStage).routeSettings = Object.fromEntries(
+      ackMethods.map((method) => [
+        `${method} ${ACK_ROUTE_PATH}`,
+        { ThrottlingRateLimit: ACK_THROTTLE.rateLimit, ThrottlingBurstLimit: ACK_THROTTLE.burstLimit },
+      ]),
+    );
+    for (const route of ackRoutes) stage.node.addDependency(route);
     const reason =
       'Webhook senders (Alertmanager, GitHub, Shopify, …) cannot use IAM or Cognito; each route authenticates its sender in ingest with the HMAC signature or token configured for the route. The acknowledge link (/a/{token}) is opened from an SMS on a phone: its unguessable 128-bit token is the credential.';
     for (const route of routes) {
@@ -543,16 +559,18 @@ export class SmsRelay extends Construct {
   }
 }
 
+const ACK_ROUTE_PATH = '/a/{token}';
+
 // JSON so it can be queried in Logs Insights. The query string is left out: some senders put
-// their token there.
-const ACCESS_LOG_FORMAT = AccessLogFormat.custom(
+// their token there. So is the path: an acknowledge link's path is its credential (the route key,
+// `GET /a/{token}`, says which endpoint; ingest's own log lines name a webhook's route).
+export const ACCESS_LOG_FORMAT = AccessLogFormat.custom(
   JSON.stringify({
     requestId: '$context.requestId',
     time: '$context.requestTime',
     ip: '$context.identity.sourceIp',
     userAgent: '$context.identity.userAgent',
     method: '$context.httpMethod',
-    path: '$context.path',
     routeKey: '$context.routeKey',
     status: '$context.status',
     responseLength: '$context.responseLength',

@@ -297,4 +297,11 @@ export const PAGING = {
   keptSeconds: 35 * 86_400,
   minTextChars: 60,
   linkPath: '/a/',
+  /**
+   * The most entries an incident's timeline keeps: opened, one counted `repeated`, the steps, the
+   * renotifies and the close fit; the item stays a few KB whatever the number of repeats.
+   */
+  maxTimelineEntries: 50,
+  /** The most escalation steps a route takes, so every step of an incident has its line on the timeline. */
+  maxSteps: 30,
 } as const;

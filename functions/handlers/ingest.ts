@@ -47,7 +47,10 @@ export async function handler(
   };
   if (isAckPath(request.path)) {
     // The acknowledge link (paging): an HTML page, GET shows, POST acknowledges.
-    const page = await invoke(lambdaContext, async (relay) => await answerAckLink(request, ingestContext(relay).store));
+    const page = await invoke(lambdaContext, async (relay) => {
+      const context = ingestContext(relay);
+      return await answerAckLink(request, context.store, context.config);
+    });
     return { statusCode: page.status, headers: page.headers, body: page.html };
   }
   // The path and method are checked before the wiring is built; a throw while building it is a 503 too.

@@ -1,7 +1,6 @@
 import { MAX_BODY_BYTES } from '../core/defaults';
 import type { IngestAnswer, IngestRequest } from './ingest';
-import type { MessageStore } from '../store';
-import { answerAck, type PageResponse } from './ack-page';
+import { type AckPageConfig, type AckPageStore, answerAck, type PageResponse } from './ack-page';
 
 export { isAckPath, type PageResponse } from './ack-page';
 
@@ -126,16 +125,24 @@ function json(status: number, body: unknown, headers: Record<string, string> = {
 /**
  * The acknowledge link, `GET` and `POST /a/{token}` (paging): the same page for the Lambda handler
  * and the local runtime, which send its HTML as it is. Public like `/hooks`: the token is the only
- * credential, and a GET never acts. The body of a POST is not read (the form sends none).
+ * credential, and a GET never acts; a POST from another site is refused. The body of a POST is not
+ * read (the form sends none). With `config`, the page names people and says who is paged next.
  *
  * @example
  * ```ts
- * if (isAckPath(request.path)) return await answerAckLink(request, store);
+ * if (isAckPath(request.path)) return await answerAckLink(request, store, loaded);
  * ```
  */
 export async function answerAckLink(
-  request: Pick<EdgeRequest, 'method' | 'path' | 'receivedAt'>,
-  store: Pick<MessageStore, 'findAckToken' | 'closeIncident'>,
+  request: Pick<EdgeRequest, 'method' | 'path' | 'receivedAt'> & Partial<Pick<EdgeRequest, 'headers'>>,
+  store: AckPageStore,
+  config?: AckPageConfig,
 ): Promise<PageResponse> {
-  return await answerAck(store, { method: request.method, path: request.path, now: request.receivedAt });
+  return await answerAck(store, {
+    method: request.method,
+    path: request.path,
+    now: request.receivedAt,
+    headers: headersOf(request.headers ?? []),
+    ...(config === undefined ? {} : { config }),
+  });
 }

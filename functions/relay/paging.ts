@@ -129,6 +129,8 @@ async function pageItem(
   const text = unsplit(own);
   const recipients = [...new Set(own.flatMap((message) => message.to))];
   const first = pagingAction(paging, now, 0);
+  // Fixed now, while the request says where the relay is: the sweeper sends the later SMS without one.
+  const origin = paging.ack === undefined ? undefined : (paging.ack.baseUrl ?? context.publicUrl);
   const { opened, incident } = await context.store.openIncident({
     route: route.id,
     key,
@@ -136,6 +138,7 @@ async function pageItem(
     sentTo: masked(recipients),
     recipients,
     ...(first === undefined ? {} : { nextDueAt: first.dueAt }),
+    ...(origin === undefined ? {} : { linkOrigin: origin }),
     now,
   });
   if (opened)
@@ -161,7 +164,7 @@ async function pageItem(
     );
   const mark = { ...(opened ? { opened: incident.id } : {}), incident: incident.id };
   if (paging.ack === undefined) return mark;
-  const linked = await linkedMessages(context, route, incident.id, text, recipients, now);
+  const linked = await linkedMessages(context, route, incident, text, recipients, now);
   return { ...mark, ...(linked === undefined ? {} : { linked }) };
 }
 
@@ -210,26 +213,31 @@ function unsplit(parts: readonly PlannedMessage[]): string {
     .join(' ');
 }
 
-/** One SMS per recipient, each ending with its own acknowledge link; `undefined` when the route has no link origin. */
+/**
+ * One SMS per recipient, each ending with its own acknowledge link; `undefined` when no link origin
+ * is known. The origin is the incident's own (fixed when it opened), so an escalation the sweeper
+ * sends links where the first SMS did; an incident opened before origins were kept falls back to
+ * the route's `ack.baseUrl`, then the relay's own URL when it knows it (locally).
+ */
 async function linkedMessages(
   context: RelayContext<RelayConfigView, PagingStore>,
   route: CompiledRoute,
-  incidentId: string,
+  incident: Pick<Incident, 'id' | 'linkOrigin'>,
   text: string,
   recipients: readonly string[],
   now: Date,
 ): Promise<PlannedMessage[] | undefined> {
-  const origin = route.paging?.ack?.baseUrl ?? context.publicUrl;
+  const origin = incident.linkOrigin ?? route.paging?.ack?.baseUrl ?? context.publicUrl;
   if (origin === undefined) {
     context.logger.warn(
-      'acknowledge link left out: the route names no ack.baseUrl and the relay does not know its own URL',
-      { route: route.id },
+      'acknowledge link left out: the incident keeps no link origin, the route names no ack.baseUrl and the relay does not know its own URL',
+      { route: route.id, incident: incident.id },
     );
     return undefined;
   }
   return await Promise.all(
     recipients.map(async (number) => {
-      const token = await context.store.ackToken(incidentId, number, now);
+      const token = await context.store.ackToken(incident.id, number, now);
       const part = fitWithLink(text, ackLink(origin, token));
       if (part === undefined) throw new Error(`the acknowledge link of route ${route.id} leaves no room for the text`);
       return {
@@ -313,8 +321,8 @@ export async function recordEscalations(
       // are recorded DROPPED with the mute's reason (DEFERRED to the digest in quiet hours), the
       // step is taken and the incident stays open for the steps after.
       const held = await heldNow(context, route, now);
-      const messages = (await escalationMessages(context, route, incident.id, incident.text, numbers, now)).map(
-        (message) => (held === undefined || message.state === MessageState.Dropped ? message : { ...message, ...held }),
+      const messages = (await escalationMessages(context, route, incident, numbers, now)).map((message) =>
+        held === undefined || message.state === MessageState.Dropped ? message : { ...message, ...held },
       );
       const result = await store.acceptWebhook({
         route: route.id,
@@ -395,17 +403,17 @@ async function heldNow(
 async function escalationMessages(
   context: RelayContext<RelayConfigView, PagingStore>,
   route: CompiledRoute,
-  incidentId: string,
-  text: string,
+  incident: Pick<Incident, 'id' | 'text' | 'linkOrigin'>,
   numbers: readonly string[],
   now: Date,
 ): Promise<NewMessage[]> {
+  const { id: incidentId, text } = incident;
   const delivery = route.config.delivery;
   if (numbers.length === 0) {
     return [droppedMessage(0, 'no valid recipient for this escalation step', text, delivery)];
   }
   const linked =
-    route.paging?.ack === undefined ? undefined : await linkedMessages(context, route, incidentId, text, numbers, now);
+    route.paging?.ack === undefined ? undefined : await linkedMessages(context, route, incident, text, numbers, now);
   if (linked !== undefined)
     return linked.map((message, index) => ({ ...toNewMessage(message, delivery), index, incident: incidentId }));
   const fitted = fitMessage(text, { policy: 'truncate' });

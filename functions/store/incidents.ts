@@ -41,6 +41,8 @@ export interface OpenIncidentInput {
   readonly recipients?: readonly string[];
   /** When the sweeper first acts (the first escalation or renotify); absent: never. */
   readonly nextDueAt?: Date;
+  /** The acknowledge link's origin for every SMS of the incident (see {@link Incident.linkOrigin}). */
+  readonly linkOrigin?: string;
   readonly now?: Date;
 }
 
@@ -79,6 +81,9 @@ const readIncident = (item: Item): Incident => {
   const closedAt = read.optStr('closedAt');
   const closedBy = read.optStr('closedBy');
   const recipients = item['recipients'] === undefined ? undefined : read.strList('recipients');
+  const linkOrigin = read.optStr('linkOrigin');
+  const repeats = read.optNum('repeats');
+  const lastRepeatAt = read.optStr('lastRepeatAt');
   return {
     id: read.str('id'),
     route: read.str('route'),
@@ -92,11 +97,20 @@ const readIncident = (item: Item): Incident => {
     ...(nextDueAt === undefined ? {} : { nextDueAt }),
     ...(closedAt === undefined ? {} : { closedAt }),
     ...(closedBy === undefined ? {} : { closedBy }),
-    timeline: (read.optMapList('timeline') ?? []).map((entry) => ({
-      at: entry.str('at'),
-      event: entry.str('event') as TimelineEntry['event'],
-      detail: entry.str('detail'),
-    })),
+    ...(linkOrigin === undefined ? {} : { linkOrigin }),
+    timeline: (read.optMapList('timeline') ?? []).map((entry) => {
+      const event = entry.str('event') as TimelineEntry['event'];
+      const detail = entry.str('detail');
+      // The one `repeated` entry carries the count kept beside the list.
+      if (event !== 'repeated' || repeats === undefined) return { at: entry.str('at'), event, detail };
+      return {
+        at: entry.str('at'),
+        event,
+        detail: repeats > 1 ? detail.replace(/^fired again/, `fired again ${repeats} times`) : detail,
+        count: repeats,
+        ...(lastRepeatAt === undefined ? {} : { lastAt: lastRepeatAt }),
+      };
+    }),
   };
 };
 
@@ -153,6 +167,7 @@ export const openIncident = async (table: StoreTable, input: OpenIncidentInput):
       openedAt: now.toISOString(),
       text: input.text,
       ...(input.recipients === undefined || input.recipients.length === 0 ? {} : { recipients: input.recipients }),
+      ...(input.linkOrigin === undefined ? {} : { linkOrigin: input.linkOrigin }),
       actions: 0,
       level: 0,
       ...(input.nextDueAt === undefined ? {} : { nextDueAt: input.nextDueAt.toISOString() }),
@@ -197,6 +212,7 @@ const incidentItem = (incident: Incident, now: Date): Item => ({
   openedAt: str(incident.openedAt),
   text: str(incident.text),
   ...(incident.recipients === undefined ? {} : { recipients: strList(incident.recipients) }),
+  ...(incident.linkOrigin === undefined ? {} : { linkOrigin: str(incident.linkOrigin) }),
   actions: num(incident.actions),
   level: num(incident.level),
   ...(incident.nextDueAt === undefined ? {} : { nextDueAt: str(incident.nextDueAt) }),
@@ -268,20 +284,51 @@ export const advanceIncident = async (
   return outcome.applied;
 };
 
-/** Adds a line to an incident's story (a repeated firing), whatever its state. */
+/**
+ * Adds a line to an incident's story, whatever its state. A `repeated` line is counted, not
+ * appended: the first repeat adds it, every later one adds one to its count (`repeats`, kept beside
+ * the list) and moves its `lastAt`, so an alert that fires every minute for a month leaves one
+ * line. Any other line is added while the timeline has fewer than {@link PAGING.maxTimelineEntries}.
+ */
 export const noteIncident = async (
   table: StoreTable,
   id: string,
   entry: Omit<TimelineEntry, 'at'>,
   now: Date = table.clock(),
 ): Promise<void> => {
-  await writeIf(table, {
-    Key: incidentKey(id),
-    UpdateExpression: 'SET timeline = list_append(timeline, :entry)',
-    ConditionExpression: 'attribute_exists(#pk)',
-    ExpressionAttributeNames: { '#pk': TABLE.partitionKey },
-    ExpressionAttributeValues: { ':entry': { L: [entryAttr({ at: now.toISOString(), ...entry })] } },
-  });
+  const at = now.toISOString();
+  const append = (extra: { set: string; values: Item }) =>
+    writeIf(table, {
+      Key: incidentKey(id),
+      UpdateExpression: `SET timeline = list_append(timeline, :entry)${extra.set}`,
+      ConditionExpression: `attribute_exists(#pk) AND size(timeline) < :max${entry.event === 'repeated' ? ' AND attribute_not_exists(repeats)' : ''}`,
+      ExpressionAttributeNames: { '#pk': TABLE.partitionKey },
+      ExpressionAttributeValues: {
+        ':entry': { L: [entryAttr({ at, event: entry.event, detail: entry.detail })] },
+        ':max': num(PAGING.maxTimelineEntries),
+        ...extra.values,
+      },
+    });
+  if (entry.event !== 'repeated') {
+    await append({ set: '', values: {} });
+    return;
+  }
+  // Counted on the entry already there; else (the first repeat) the entry is added. Two first
+  // repeats at once: one adds it, the other finds it on its second try.
+  for (let attempt = 0; attempt < 2; attempt += 1) {
+    const counted = await writeIf(table, {
+      Key: incidentKey(id),
+      UpdateExpression: 'ADD repeats :one SET lastRepeatAt = :at',
+      ConditionExpression: 'attribute_exists(repeats)',
+      ExpressionAttributeValues: { ':one': num(1), ':at': str(at) },
+    });
+    if (counted.applied) return;
+    const added = await append({
+      set: ', repeats = :one, lastRepeatAt = :at',
+      values: { ':one': num(1), ':at': str(at) },
+    });
+    if (added.applied) return;
+  }
 };
 
 /**

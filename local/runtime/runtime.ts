@@ -326,6 +326,7 @@ function attachRelay(
     store: local.store,
     routes: new Set(loaded.routes.keys()),
     onCall: loaded.onCall,
+    paging: loaded,
     listings,
     // One secret for every local caller that acts for the user: the CLI on /_relay, `sms-relay console` on the console's API.
     isOperator: consoleAccess.isForwarder,

@@ -1,5 +1,6 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { answerAckLink, answerWebhook, isAckPath, isHookPath } from '../../functions/relay/edge';
+import type { AckPageConfig } from '../../functions/relay/ack-page';
 import type { IngestAnswer, IngestRequest } from '../../functions/relay/ingest';
 import { type MessageRecord, type MessageStore, StoreError } from '../../functions/store';
 import { isConsolePath } from '../console/http';
@@ -87,6 +88,8 @@ export interface RelayServerDependencies {
   readonly isOperator: (authorization: string | undefined) => boolean;
   /** The config's people and schedules: an override of another schedule or person is refused. Without it any name is taken. */
   readonly onCall?: OnCallDirectory;
+  /** The compiled config, for the acknowledge page's names, clock and next step. Without it the page shows masked numbers in UTC. */
+  readonly paging?: AckPageConfig;
   /** Serves `/console` (see `createConsoleHandler`); without it those paths are 404. */
   readonly console?: (request: IncomingMessage, response: ServerResponse, path: string) => Promise<void>;
   /**
@@ -250,10 +253,7 @@ async function handleWebhook(
     const bytes = await readLimited(request, maxBodyBytes);
     return bytes === undefined ? undefined : new Uint8Array(bytes.buffer, bytes.byteOffset, bytes.byteLength);
   };
-  const headers = Array.from(
-    { length: request.rawHeaders.length >> 1 },
-    (_, index) => [request.rawHeaders[2 * index]!, request.rawHeaders[2 * index + 1]!] as const,
-  );
+  const headers = headerPairs(request);
   const edge = await answerWebhook(
     { method, path, headers, query: requestQuery(request.url), body, receivedAt },
     ingest,
@@ -284,17 +284,26 @@ async function handleWebhook(
     onAccepted(answer.ids);
 }
 
+/** A request's headers in arrival order, as the edge takes them. */
+function headerPairs(request: IncomingMessage): (readonly [string, string])[] {
+  return Array.from(
+    { length: request.rawHeaders.length >> 1 },
+    (_, index) => [request.rawHeaders[2 * index]!, request.rawHeaders[2 * index + 1]!] as const,
+  );
+}
+
 /** The acknowledge link, as the Lambda handler answers it (functions/relay/edge.ts). */
 async function handleAck(
   request: IncomingMessage,
   response: ServerResponse,
-  { store }: RelayServerDependencies,
+  { store, paging, clock = () => new Date() }: RelayServerDependencies,
   path: string,
 ): Promise<void> {
   request.resume();
   const { status, headers, html } = await answerAckLink(
-    { method: request.method ?? 'GET', path, receivedAt: new Date() },
+    { method: request.method ?? 'GET', path, receivedAt: clock(), headers: headerPairs(request) },
     store,
+    paging,
   );
   const { 'content-type': type, ...rest } = headers;
   sendText(response, status, request.method === 'HEAD' ? '' : html, {

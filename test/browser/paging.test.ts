@@ -31,6 +31,8 @@ let sandbox: RunningSandbox;
 let running: RelayOnSandbox | undefined;
 let browser: Browser;
 let page: Page;
+/** A phone's screen (412 × 915 CSS pixels, as a Pixel 7's): where the acknowledge page is read. */
+let phone: Page;
 
 beforeAll(async () => {
   dir = mkdtempSync(join(tmpdir(), 'sms-relay-paging-browser-'));
@@ -67,6 +69,12 @@ routes:
   running = await startRelayOn(dir, { providerUrl: sandbox.baseUrl, apiKey: API_KEY, movableClock: true });
   browser = await launchChromium();
   page = await browser.newPage({ viewport: { width: 1024, height: 900 } });
+  phone = await browser.newPage({
+    viewport: { width: 412, height: 915 },
+    deviceScaleFactor: 2.625,
+    isMobile: true,
+    hasTouch: true,
+  });
 }, 180_000);
 
 afterAll(async () => {
@@ -76,9 +84,16 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
+// A path of 90 characters without a space: on a phone it must wrap, not push the page sideways.
+const LONG_PATH = `/srv/${'postgresql_archive_'.repeat(4)}wal/0000000100000A2B000000C4`;
+
 const alert = (): string => {
-  const body = JSON.parse(fixture('alertmanager/firing-single.json').toString('utf8')) as { status: string };
+  const body = JSON.parse(fixture('alertmanager/firing-single.json').toString('utf8')) as {
+    status: string;
+    commonAnnotations: { summary: string };
+  };
   body.status = 'firing';
+  body.commonAnnotations.summary = `${LONG_PATH} is 94% full`;
   return JSON.stringify(body);
 };
 
@@ -88,7 +103,7 @@ const incidents = async (): Promise<{ id: string; level: number }[]> =>
 describe('paging in Chromium', () => {
   let barakaLink = '';
 
-  it('opens the acknowledge page: the text, whom, the timeline and a button, and a GET acknowledges nothing', async () => {
+  it('opens the acknowledge page on a phone: state first, names, times with how long ago, who is next, a button; no sideways scroll, no script; a GET acknowledges nothing', async () => {
     const { relay, secrets } = running!;
     const posted = await fetch(`${relay.url}/hooks/alerts`, {
       method: 'POST',
@@ -108,27 +123,47 @@ describe('paging in Chromium', () => {
     expect(barakaLink).not.toBe('');
 
     for (let visit = 0; visit < 2; visit += 1) {
-      const answer = await page.goto(barakaLink);
+      const answer = await phone.goto(barakaLink);
       expect(answer?.status()).toBe(200);
-      await page.getByRole('button', { name: 'Acknowledge' }).waitFor();
-      expect(await page.textContent('blockquote')).toContain('DiskAlmostFull');
-      const body = (await page.textContent('body')) ?? '';
-      expect(body).toContain('Sent to 2557****111');
-      expect(body).toContain('sent to 2557****678');
-      expect(body).toContain('escalated to 2557****111');
-      expect(body).not.toContain('acknowledged');
+      const button = phone.getByRole('button', { name: 'Acknowledge' });
+      await button.waitFor();
+      expect(await phone.textContent('blockquote')).toContain('DiskAlmostFull');
+      // The state is the first thing under the title.
+      expect(await phone.textContent('h1 + p')).toBe('Not acknowledged yet.');
+      const body = (await phone.textContent('body')) ?? '';
+      expect(body).toMatch(/Sent to baraka \(2557\*\*\*\*111\)\. Opened \d\d:\d\d \((1|2) min ago\), route alerts\./);
+      expect(body).toMatch(/\d\d:\d\d \((1|2) min ago\) sent to asha \(2557\*\*\*\*678\)/);
+      expect(body).toMatch(/\d\d:\d\d \(just now\) escalated to baraka \(2557\*\*\*\*111\)/);
+      // Its one step is taken: acknowledging stops nothing more.
+      expect(body).toContain('Every step has been taken: nobody else will be paged.');
+      expect(body).toMatch(/Times in [A-Za-z_/]+, 24-hour clock\./);
+      expect(body).not.toMatch(/acknowledged by|T\d\d:\d\d:\d\d/i);
       expect(body).not.toMatch(/255754000111|255712345678/);
+      const layout = await phone.evaluate(() => ({
+        scrollWidth: document.documentElement.scrollWidth,
+        innerWidth: window.innerWidth,
+        scripts: document.scripts.length,
+        fontPx: Number.parseFloat(getComputedStyle(document.body).fontSize),
+      }));
+      console.log(`acknowledge page at 412 px: ${JSON.stringify(layout)}`);
+      expect(layout).toMatchObject({ innerWidth: 412, scripts: 0 });
+      expect(layout.scrollWidth).toBeLessThanOrEqual(layout.innerWidth);
+      expect(layout.fontPx).toBeGreaterThanOrEqual(16);
+      // A button a thumb can press.
+      expect((await button.boundingBox())!.height).toBeGreaterThanOrEqual(44);
     }
     expect(await incidents()).toEqual([expect.objectContaining({ level: 1 })]);
   });
 
-  it('acknowledges on the button: the page says who and when, the incident is closed', async () => {
-    await page.getByRole('button', { name: 'Acknowledge' }).click();
-    await page.getByText('Acknowledged. Escalation has stopped.').waitFor();
-    expect(await page.textContent('.state')).toMatch(
-      /^Acknowledged by 2557\*\*\*\*111 via link at \d{4}-\d\d-\d\dT\d\d:\d\d/,
+  it('acknowledges on the button: the page says so first, who and when, the incident is closed', async () => {
+    await phone.getByRole('button', { name: 'Acknowledge' }).tap();
+    await phone.getByText('Acknowledged. Escalation has stopped.').waitFor();
+    expect(await phone.textContent('.state')).toMatch(
+      /^Acknowledged by baraka \(2557\*\*\*\*111\) via link at \d\d:\d\d \(just now\)\. Escalation has stopped\.$/,
     );
-    expect(await page.getByRole('button', { name: 'Acknowledge' }).count()).toBe(0);
+    expect(await phone.textContent('h1')).toBe('Acknowledged');
+    expect(await phone.getByRole('button', { name: 'Acknowledge' }).count()).toBe(0);
+    expect(await phone.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(412);
     expect(await incidents()).toEqual([]);
   });
 

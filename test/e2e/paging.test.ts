@@ -111,9 +111,17 @@ describe("paging through npm start (escalation after 1m: the runtime's clock is 
     expect(await incidents()).toHaveLength(1);
     expect((await fetch(`${relay.url}/a/${'x'.repeat(22)}`)).status).toBe(404);
 
+    // A form on another site posting to the link acknowledges nothing.
+    const forged = await fetch(`${relay.url}/a/${barakaToken!}`, {
+      method: 'POST',
+      headers: { origin: 'https://evil.example', 'sec-fetch-site': 'cross-site' },
+    });
+    expect(forged.status).toBe(403);
+    expect(await incidents()).toHaveLength(1);
+
     const acknowledged = await fetch(`${relay.url}/a/${barakaToken!}`, { method: 'POST' });
     expect(acknowledged.status).toBe(200);
-    expect(await acknowledged.text()).toContain('Acknowledged by 2557****111 via link');
+    expect(await acknowledged.text()).toContain('Acknowledged by baraka (2557****111) via link');
     expect(await incidents()).toEqual([]);
 
     // Alertmanager sends the still-firing group again (another alert joined it): the acknowledgement

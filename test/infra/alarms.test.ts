@@ -255,10 +255,10 @@ describe('an alarm for every way a message is lost or stuck', () => {
     expect(expression.split(' + ').sort()).toEqual(ids.map((id) => `FILL(${id}, 0)`).sort());
   });
 
-  it('the API answering 429, counted from its access logs into the environment namespace', () => {
+  it("the API answering 429 to webhooks (not the acknowledge link's own limit), counted from its access logs into the environment namespace", () => {
     expect(alarmWatching(prod, RELAY, API_THROTTLED, {})).toMatchObject({ Statistic: 'Sum', ...AT_LEAST_ONE });
     prod.template.hasResourceProperties('AWS::Logs::MetricFilter', {
-      FilterPattern: '{ $.status = "429" }',
+      FilterPattern: '{ ($.status = "429") && ($.routeKey = "POST /hooks/{route}") }',
       MetricTransformations: [{ MetricNamespace: RELAY, MetricName: API_THROTTLED, MetricValue: '1' }],
     });
   });

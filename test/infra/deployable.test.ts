@@ -108,4 +108,24 @@ describe('the construct refuses a config that cannot work deployed', () => {
       expect.stringMatching(/^routes\.ci\.capture: .*set deploy\.allowCapture: true/),
     ]);
   });
+  it('a paging route that could page without an acknowledge link, and an ack.baseUrl that is not https, each named', () => {
+    const paging = (keys: string): string =>
+      `provider: { baseUrl: "https://sms.example.co.tz" }\nroutes:\n  alerts: { source: alertmanager, secret: am, recipients: ["+255712345678"], ${keys} }\n`;
+    expect(refused(paging('escalate: [{ after: 10m, to: ["+255754000111"] }]'))).toEqual([
+      expect.stringMatching(
+        /^routes\.alerts\.escalate: on AWS every SMS of an incident carries its acknowledge link .*add ack: \{\}/,
+      ),
+    ]);
+    expect(refused(paging('renotify: { every: 15m, max: 3 }'))).toEqual([
+      expect.stringMatching(/^routes\.alerts\.renotify: on AWS every SMS of an incident carries its acknowledge link/),
+    ]);
+    expect(
+      refused(
+        paging('escalate: [{ after: 10m, to: ["+255754000111"] }], ack: { baseUrl: "http://sms.example.co.tz" }'),
+      ),
+    ).toEqual([expect.stringMatching(/^routes\.alerts\.ack\.baseUrl must be https/)]);
+    expect(() =>
+      synthStack('linked', paging('escalate: [{ after: 10m, to: ["+255754000111"] }], ack: {}'), bundle.dir),
+    ).not.toThrow();
+  });
 });

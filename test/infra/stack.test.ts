@@ -114,7 +114,25 @@ describe('webhook endpoint', () => {
     const format = JSON.parse(accessLogs.Format) as Record<string, string>;
     expect(format['requestId']).toBe('$context.requestId');
     expect(Object.values(format)).not.toContain('$context.querystring');
+    // No variable that holds the path: an acknowledge link's path is its token.
+    expect(accessLogs.Format).not.toMatch(/\$context\.(path|resourcePath)|\$request\.path/);
+    expect(format['routeKey']).toBe('$context.routeKey');
     expect(accessLogs.DestinationArn).toEqual({ 'Fn::GetAtt': [expect.stringMatching(/^RelayApiAccessLogs/), 'Arn'] });
+  });
+
+  it('throttles the acknowledge link on its own routes (5 a second, bursts of 10), apart from the webhooks', () => {
+    const [id, stage] = resourcesOfType(prod.resources, 'AWS::ApiGatewayV2::Stage')[0] ?? [];
+    expect(props(stage)['RouteSettings']).toEqual({
+      'GET /a/{token}': { ThrottlingRateLimit: 5, ThrottlingBurstLimit: 10 },
+      'POST /a/{token}': { ThrottlingRateLimit: 5, ThrottlingBurstLimit: 10 },
+    });
+    // The stage names those route keys: CloudFormation creates the routes first.
+    const ackRoutes = resourcesOfType(prod.resources, 'AWS::ApiGatewayV2::Route')
+      .filter(([, route]) => String(props(route)['RouteKey']).endsWith('/a/{token}'))
+      .map(([routeId]) => routeId);
+    expect(ackRoutes).toHaveLength(2);
+    expect(stage!.DependsOn).toEqual(expect.arrayContaining(ackRoutes));
+    expect(id).toBeDefined();
   });
 
   it('takes throttle limits from the props', () => {

@@ -37,6 +37,8 @@ export const EscalateSchema = z
     }),
   )
   .min(1, { message: 'escalate lists at least one step, e.g. [{ after: 10m, to: ["person:baraka"] }]' })
+  // Each step is a line of the incident's timeline, which keeps at most PAGING.maxTimelineEntries.
+  .max(PAGING.maxSteps, { message: `escalate lists at most ${PAGING.maxSteps} steps` })
   .superRefine((steps, context) => {
     for (let index = 1; index < steps.length; index += 1) {
       if (steps[index]!.after <= steps[index - 1]!.after) {

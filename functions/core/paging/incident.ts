@@ -27,6 +27,10 @@ export interface TimelineEntry {
     | 'not-sent';
   /** Masked numbers and names only: the timeline is shown on a public page. */
   readonly detail: string;
+  /** A `repeated` entry: how many times the alert fired again (repeats are counted on one entry, not appended). */
+  readonly count?: number;
+  /** A `repeated` entry: when it last fired again. */
+  readonly lastAt?: string;
 }
 
 /** An incident as the store keeps it. */
@@ -45,6 +49,12 @@ export interface Incident {
    * incidents opened before it was kept. Never shown: pages and views show the masked timeline.
    */
   readonly recipients?: readonly string[];
+  /**
+   * The acknowledge link's origin, fixed when the incident opened (the route's `ack.baseUrl`, else
+   * the URL the webhook came in on): every later SMS of the incident links there, though the sweeper
+   * that sends them never sees a request. Absent on a route without `ack`.
+   */
+  readonly linkOrigin?: string;
   /** Escalation and renotify SMS recorded so far: the index of the next {@link PagingAction}. */
   readonly actions: number;
   /** When the sweeper next acts; absent when closed or when no step is left. */

@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { RelayConfigInput } from '../../../functions/core/config/schema';
+import { ingestWebhook } from '../../../functions/relay/ingest';
 import { recordEscalations } from '../../../functions/relay/paging';
 import { RelayMetric } from '../../../functions/relay/ports';
 import { sweep } from '../../../functions/relay/sweeper';
@@ -89,6 +90,41 @@ describe('paging: incidents, escalation and the acknowledge link', () => {
     expect(await relay.store.listOpenIncidents()).toEqual([]);
     expect(await relay.store.getIncident(incident!.id)).toMatchObject({ state: 'RESOLVED' });
     expect(relay.logger.text()).not.toContain(token);
+  });
+
+  it("links every SMS of an ack: {} incident to the URL its webhook came in on, the sweeper's escalations included", async () => {
+    // As on AWS: ingest knows the API's URL from the request, the sweeper knows none.
+    const api = 'https://abc123.execute-api.eu-west-1.amazonaws.com';
+    relay = await harness({
+      db: servers.db,
+      baseUrl: servers.sandbox.baseUrl,
+      config: (config) => {
+        const paged = withPaging(config);
+        return { ...paged, routes: { ...paged.routes, paged: { ...paged.routes!['paged']!, ack: {} } } };
+      },
+    });
+    const answer = await ingestWebhook(
+      { ...relay.context, publicUrl: api },
+      {
+        routeId: 'paged',
+        body: new TextEncoder().encode(alertBody()),
+        headers: { authorization: `Bearer ${SECRETS.alertsToken}` },
+        query: {},
+        receivedAt: relay.clock.now,
+      },
+    );
+    expect(answer.status).toBe(202);
+    const onAws = /^.+ https:\/\/abc123\.execute-api\.eu-west-1\.amazonaws\.com\/a\/[A-Za-z0-9_-]{22}$/;
+    expect((await pending())[0]!.text).toMatch(onAws);
+    expect(relay.context.publicUrl).toBeUndefined();
+
+    relay.clock.advance(10 * MINUTE);
+    await recordEscalations(relay.context, relay.clock.now);
+    relay.clock.advance(5 * MINUTE);
+    await recordEscalations(relay.context, relay.clock.now);
+    const later = (await pending()).filter((record) => record.to.includes(OPS));
+    expect(later.map((record) => record.text)).toEqual([expect.stringMatching(onAws), expect.stringMatching(onAws)]);
+    expect(relay.logger.text()).not.toContain('acknowledge link left out');
   });
 
   it("opens no incident for a sender's retry of a delivery whose incident was acknowledged", async () => {

@@ -146,6 +146,58 @@ describe('incidents in the store', () => {
   });
 });
 
+describe('the incident timeline', () => {
+  it('counts thousands of repeats on one line: the timeline stays short and the item a few KB', async () => {
+    const { store, rawItem } = await newTable(db);
+    const { incident } = await store.openIncident({
+      ...open,
+      linkOrigin: 'https://abc123.execute-api.eu-west-1.amazonaws.com',
+    });
+    const repeats = 2_000;
+    for (let done = 0; done < repeats; done += 100)
+      await Promise.all(
+        Array.from(
+          { length: 100 },
+          async (_, index) =>
+            await store.noteIncident(
+              incident.id,
+              { event: 'repeated', detail: 'fired again; escalation unchanged' },
+              at((done + index + 1) * MINUTE),
+            ),
+        ),
+      );
+    const after = (await store.getIncident(incident.id))!;
+    expect(after.timeline).toEqual([
+      expect.objectContaining({ event: 'opened' }),
+      {
+        at: expect.any(String),
+        event: 'repeated',
+        detail: `fired again ${repeats} times; escalation unchanged`,
+        count: repeats,
+        lastAt: expect.any(String),
+      },
+    ]);
+    expect(after.linkOrigin).toBe('https://abc123.execute-api.eu-west-1.amazonaws.com');
+    const item = (await rawItem(`INCIDENT#${incident.id}`, 'INCIDENT'))!;
+    const bytes = Buffer.byteLength(JSON.stringify(item));
+    console.log(`incident item after ${repeats} repeats: ${after.timeline.length} timeline entries, ${bytes} bytes`);
+    expect(bytes).toBeLessThan(4_000);
+  });
+
+  it('keeps at most 50 lines: a line past them is left out', async () => {
+    const { store } = await newTable(db);
+    const { incident } = await store.openIncident(open);
+    for (let step = 0; step < 60; step += 1)
+      await store.noteIncident(incident.id, { event: 'exhausted', detail: `line ${step}` }, at(step * MINUTE));
+    const full = (await store.getIncident(incident.id))!;
+    expect(full.timeline).toHaveLength(50);
+    expect(full.timeline.at(-1)).toMatchObject({ detail: 'line 48' });
+    // A repeat cannot add its line to a full timeline either.
+    await store.noteIncident(incident.id, { event: 'repeated', detail: 'fired again; escalation unchanged' });
+    expect((await store.getIncident(incident.id))!.timeline).toHaveLength(50);
+  });
+});
+
 describe('acknowledge tokens', () => {
   it('gives each recipient one unguessable token of 128 bits that opens only its incident', async () => {
     const { store } = await newTable(db);

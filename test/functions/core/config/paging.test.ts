@@ -80,6 +80,15 @@ describe('paging keys of a route', () => {
     ).toEqual(['routes.alerts.escalate[2].after: after must increase: step 3 comes at or before step 2']);
   });
 
+  it('refuses more escalation steps than an incident timeline has lines for', () => {
+    const steps = (count: number): string =>
+      `    escalate:\n${Array.from({ length: count }, (_, index) => `      - { after: ${index + 1}m, to: ["person:baraka"] }`).join('\n')}`;
+    expect(loadConfig(config({ paging: steps(30) })).routes.get('alerts')!.paging!.steps).toHaveLength(30);
+    expect(problemsOf(config({ paging: steps(31) }))).toEqual([
+      'routes.alerts.escalate: escalate lists at most 30 steps',
+    ]);
+  });
+
   it('refuses an unknown person or schedule and a templated recipient in a step', () => {
     expect(
       problemsOf(
