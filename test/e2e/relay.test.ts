@@ -469,6 +469,7 @@ describe('npm start: the local runtime', () => {
       'attempts',
       'createdAt',
       'deducted',
+      'dismissal',
       'id',
       'reason',
       'remainingBalance',
