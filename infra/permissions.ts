@@ -11,6 +11,13 @@ export interface TableGrant {
   readonly actions: readonly string[];
   /** @default - the table's items only */
   readonly indexes?: readonly string[];
+  /**
+   * The partition keys (`dynamodb:LeadingKeys`, `*` a wildcard) the actions may touch: the item
+   * kinds of `functions/store/keys.ts` the function writes. Each put of a transaction is checked
+   * on its own, so an accept is bound by it too.
+   * @default - any item
+   */
+  readonly writes?: readonly string[];
 }
 
 /**
@@ -49,33 +56,55 @@ export const TABLE_ACCESS = {
   // acceptWebhook: the transaction's guard and record puts, a duplicate's reads of the records and its
   // puts of the missing ones; getMute (a read, cached for a few seconds); touchHeartbeat (a conditional
   // update, at most once a minute per route); activeOverrides (a Query of a schedule's overrides, for
-  // a route with oncall: recipients).
-  ingest: [{ actions: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:Query', 'dynamodb:UpdateItem'] }],
-  // Every step of a send is a conditional update; a balance crossing seen in a send result records
-  // the low-balance SMS (acceptWebhook), with the rate the balance watch kept: no spend is read.
-  sender: [{ actions: ['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:Query', 'dynamodb:UpdateItem'] }],
-  sweeper: [
+  // a route with oncall: recipients); a paging route's incident, its open marker and acknowledge
+  // tokens; the acknowledge link's close; a digest window; a captured payload.
+  ingest: [
+    { actions: ['dynamodb:GetItem', 'dynamodb:Query'] },
     {
-      actions: [
-        'dynamodb:BatchGetItem',
-        'dynamodb:GetItem',
-        'dynamodb:PutItem',
-        'dynamodb:Query',
-        'dynamodb:UpdateItem',
+      actions: ['dynamodb:PutItem', 'dynamodb:UpdateItem'],
+      writes: ['MSG#*', 'DEDUPE#*', 'CAPTURE#*', 'ROUTE#*', 'WINDOW#*', 'INCIDENT#*', 'INCIDENTS', 'ACK#*'],
+    },
+  ],
+  // Every step of a send is a conditional update of its record; the credit gate's route limits,
+  // balance state, price and projected balance, the day's spend counter, the circuit, and the notices
+  // it records (low balance, a month budget's warning). A balance crossing seen in a send result
+  // records the low-balance SMS with the rate the balance watch kept: no spend is read.
+  sender: [
+    { actions: ['dynamodb:GetItem', 'dynamodb:Query'] },
+    {
+      actions: ['dynamodb:PutItem', 'dynamodb:UpdateItem'],
+      writes: ['MSG#*', 'DEDUPE#*', 'LIMIT#*', 'BALANCE', 'SPEND', 'CIRCUIT'],
+    },
+  ],
+  // The sweeper sends as the sender does and runs every recovery: stale credit, held summaries,
+  // heartbeats, digests, escalations (with their acknowledge tokens) and handoff notices.
+  sweeper: [
+    { actions: ['dynamodb:BatchGetItem', 'dynamodb:GetItem', 'dynamodb:Query'] },
+    { actions: ['dynamodb:Query'], indexes: [BY_STATE] },
+    {
+      actions: ['dynamodb:PutItem', 'dynamodb:UpdateItem'],
+      writes: [
+        'MSG#*',
+        'DEDUPE#*',
+        'LIMIT#*',
+        'BALANCE',
+        'SPEND',
+        'CIRCUIT',
+        'ROUTE#*',
+        'WINDOW#*',
+        'INCIDENT#*',
+        'INCIDENTS',
+        'ACK#*',
       ],
     },
-    { actions: ['dynamodb:Query'], indexes: [BY_STATE] },
   ],
-  // The forecast reads the week's spend counters (one BatchGetItem of eight items).
+  // The forecast reads the week's spend counters (one BatchGetItem of eight items); the watch keeps
+  // the balance state, its readings, when spend began to be counted, and records its notice.
   'balance-watch': [
+    { actions: ['dynamodb:BatchGetItem', 'dynamodb:GetItem', 'dynamodb:Query'] },
     {
-      actions: [
-        'dynamodb:BatchGetItem',
-        'dynamodb:GetItem',
-        'dynamodb:PutItem',
-        'dynamodb:Query',
-        'dynamodb:UpdateItem',
-      ],
+      actions: ['dynamodb:PutItem', 'dynamodb:UpdateItem'],
+      writes: ['BALANCE', 'BALANCE#READINGS', 'SPEND', 'MSG#*', 'DEDUPE#*'],
     },
   ],
 } as const satisfies Record<HandlerName, readonly TableGrant[]>;

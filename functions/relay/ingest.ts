@@ -3,6 +3,7 @@ import { maskNumbersInText } from '../core/recipients/mask-text';
 import { evaluateWebhook, type Evaluation } from '../core/pipeline/evaluate';
 import { Verdict } from '../core/pipeline/verdict';
 import { capturedHeaderNames } from '../core/sources/captured-headers';
+import { authenticatingSecret, previousSecretName } from '../core/sources/rotation';
 import { secretProblem } from '../core/sources/secret-check';
 import type { LoadedConfig } from '../core/config/compile';
 import type { InboundWebhook, SourceFetch } from '../core/sources/types';
@@ -132,7 +133,27 @@ export async function ingestWebhook(
     return refused(503, `${prefetched.unavailable}; nothing was recorded, retry later`);
   }
 
-  const evaluateOptions = { secret, ...(prefetched === undefined ? {} : { documents: prefetched.documents }) };
+  // During a rotation the old value, kept beside the new one, still authenticates (see rotation.ts).
+  const rotated = authenticatingSecret(
+    route.pack,
+    request,
+    {
+      toleranceSeconds: route.config.toleranceSeconds,
+      route: route.config,
+      ...(prefetched === undefined ? {} : { documents: prefetched.documents }),
+    },
+    secret,
+    await context.secrets.get(previousSecretName(route.config.secret)),
+  );
+  if (rotated.previous)
+    logger.info('webhook authenticated with the previous route secret', {
+      route: route.id,
+      secretName: previousSecretName(route.config.secret),
+    });
+  const evaluateOptions = {
+    secret: rotated.secret,
+    ...(prefetched === undefined ? {} : { documents: prefetched.documents }),
+  };
   let evaluation: PagedEvaluation = evaluateWebhook(route, request, evaluateOptions);
   if (evaluation.verdict === Verdict.Send) {
     // `oncall:` recipients: who is on call when the message is rendered, overrides included. Read

@@ -496,12 +496,19 @@ describe('least privilege', () => {
     Action: actions.length === 1 ? actions[0] : actions,
     Resource: resource,
   });
+  /** Puts and updates only of items whose partition key is one of `kinds`. */
+  const writes = (kinds: string[]) => ({
+    ...grant(['dynamodb:PutItem', 'dynamodb:UpdateItem'], TABLE),
+    Condition: { 'ForAllValues:StringLike': { 'dynamodb:LeadingKeys': kinds } },
+  });
 
   it('ingest may record messages, read a mute and the on-call overrides, note a heartbeat and read the route secrets (never the provider key), nothing else', () => {
     expect(statements(prod, 'ingest')).toEqual([
       grant(['logs:CreateLogStream', 'logs:PutLogEvents'], LOGS('Ingest')),
       // Query: the overrides of the schedules a route's oncall: recipients name.
-      grant(['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:Query', 'dynamodb:UpdateItem'], TABLE),
+      grant(['dynamodb:GetItem', 'dynamodb:Query'], TABLE),
+      // Never the balance, the limits, the spend, the circuit, mutes or overrides.
+      writes(['MSG#*', 'DEDUPE#*', 'CAPTURE#*', 'ROUTE#*', 'WINDOW#*', 'INCIDENT#*', 'INCIDENTS', 'ACK#*']),
       grant(['secretsmanager:GetSecretValue'], ROUTE_SECRETS),
     ]);
   });
@@ -522,7 +529,8 @@ describe('least privilege', () => {
   it('sender may update records, record a low-balance notice, read its stream and fill its failure queue; it reads no index', () => {
     expect(statements(prod, 'sender')).toEqual([
       grant(['logs:CreateLogStream', 'logs:PutLogEvents'], LOGS('Sender')),
-      grant(['dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:Query', 'dynamodb:UpdateItem'], TABLE),
+      grant(['dynamodb:GetItem', 'dynamodb:Query'], TABLE),
+      writes(['MSG#*', 'DEDUPE#*', 'LIMIT#*', 'BALANCE', 'SPEND', 'CIRCUIT']),
       grant(['secretsmanager:GetSecretValue'], PROVIDER_KEY),
       grant(['sqs:SendMessage', 'sqs:GetQueueAttributes', 'sqs:GetQueueUrl'], {
         'Fn::GetAtt': [expect.stringMatching(/^RelayFailureQueue/), 'Arn'],
@@ -538,11 +546,21 @@ describe('least privilege', () => {
     expect(statements(prod, 'sweeper')).toEqual([
       grant(['sqs:SendMessage'], DEAD_LETTERS),
       grant(['logs:CreateLogStream', 'logs:PutLogEvents'], LOGS('Sweeper')),
-      grant(
-        ['dynamodb:BatchGetItem', 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:Query', 'dynamodb:UpdateItem'],
-        TABLE,
-      ),
+      grant(['dynamodb:BatchGetItem', 'dynamodb:GetItem', 'dynamodb:Query'], TABLE),
       grant(['dynamodb:Query'], BY_STATE),
+      writes([
+        'MSG#*',
+        'DEDUPE#*',
+        'LIMIT#*',
+        'BALANCE',
+        'SPEND',
+        'CIRCUIT',
+        'ROUTE#*',
+        'WINDOW#*',
+        'INCIDENT#*',
+        'INCIDENTS',
+        'ACK#*',
+      ]),
       grant(['secretsmanager:GetSecretValue'], PROVIDER_KEY),
     ]);
   });
@@ -551,10 +569,8 @@ describe('least privilege', () => {
     expect(statements(prod, 'balance-watch')).toEqual([
       grant(['sqs:SendMessage'], DEAD_LETTERS),
       grant(['logs:CreateLogStream', 'logs:PutLogEvents'], LOGS('BalanceWatch')),
-      grant(
-        ['dynamodb:BatchGetItem', 'dynamodb:GetItem', 'dynamodb:PutItem', 'dynamodb:Query', 'dynamodb:UpdateItem'],
-        TABLE,
-      ),
+      grant(['dynamodb:BatchGetItem', 'dynamodb:GetItem', 'dynamodb:Query'], TABLE),
+      writes(['BALANCE', 'BALANCE#READINGS', 'SPEND', 'MSG#*', 'DEDUPE#*']),
       grant(['secretsmanager:GetSecretValue'], PROVIDER_KEY),
     ]);
   });

@@ -68,6 +68,38 @@ describe('ingestWebhook', () => {
     );
   });
 
+  it('accepts deliveries signed with the new route secret and with the previous one kept beside it during a rotation, until it is retired', async () => {
+    const rotated = `gh-new-${randomUUID()}`;
+    relay = await harness({
+      db: servers.db,
+      baseUrl: servers.sandbox.baseUrl,
+      secrets: secretValues({ 'github-secret': rotated, 'github-secret.previous': SECRETS.githubSecret }),
+    });
+    // A different delivery each time: GitHub's dedupe also keys the signed body.
+    const delivery = (n: number): string =>
+      JSON.stringify({ ...(JSON.parse(fixtureText('github/issues-opened.json')) as object), delivery: n });
+    const [body, second, third, fourth] = [1, 2, 3, 4].map(delivery) as [string, string, string, string];
+
+    const byOld = await relay.ingest('github', body, { headers: github('issues', body) });
+    const byNew = await relay.ingest('github', second, { headers: github('issues', second, rotated) });
+    const byNeither = await relay.ingest('github', third, { headers: github('issues', third, `gh-${randomUUID()}`) });
+
+    expect([byOld.status, byNew.status, byNeither.status]).toEqual([202, 202, 401]);
+    // Logged by name, never the value: the operator sees which senders still use the old one.
+    expect(relay.logger.lines).toContainEqual({
+      level: 'info',
+      message: 'webhook authenticated with the previous route secret',
+      attributes: { route: 'github', secretName: 'github-secret.previous' },
+    });
+
+    // Retired: the previous value removed from the secret.
+    relay.writeSecrets(secretValues({ 'github-secret': rotated }));
+    await relay.context.secrets.refresh();
+    const retired = await relay.ingest('github', fourth, { headers: github('issues', fourth) });
+    expect(retired.status).toBe(401);
+    expect((await relay.ingest('github', fourth, { headers: github('issues', fourth, rotated) })).status).toBe(202);
+  });
+
   it('answers a repeated delivery with 200 duplicate and the first ids, recording nothing new', async () => {
     relay = await harness({ db: servers.db, baseUrl: servers.sandbox.baseUrl });
     const body = alertBody();

@@ -53,7 +53,9 @@ describe("validate prints each route's effective delivery policy", () => {
     const prod = await cli(['validate', '--config', 'config/prod.yaml']);
 
     expect(warned.code).toBe(0);
-    expect(warned.stderr).toMatch(/^warning: balance\.reserve: none, but route pages pages people; set balance\.reserve/);
+    expect(warned.stderr).toMatch(
+      /^warning: balance\.reserve: none, but route pages pages people; set balance\.reserve/,
+    );
     expect(prod.stderr).toBe('');
   });
 

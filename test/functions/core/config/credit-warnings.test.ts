@@ -20,7 +20,9 @@ const ORDERS = '  orders: { source: shopify, secret: s, recipients: ["0712345678
 describe('validate warns when a config pages people and keeps no credit reserve', () => {
   it('an alerting source without balance.reserve: one warning naming the route', () => {
     const loaded = loadConfig(config(`  pages: { source: grafana, secret: t, recipients: ["0712345678"] }\n${ORDERS}`));
-    expect(creditWarnings(loaded)).toEqual([expect.stringMatching(/^balance\.reserve: none, but route pages pages people/)]);
+    expect(creditWarnings(loaded)).toEqual([
+      expect.stringMatching(/^balance\.reserve: none, but route pages pages people/),
+    ]);
   });
 
   it('a generic route that escalates, or sends to oncall:, pages people too', () => {

@@ -1,0 +1,110 @@
+import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
+import { randomUUID } from 'node:crypto';
+import { afterEach, describe, expect, it } from 'vitest';
+import { checkBalance } from '../../../functions/relay/balance';
+import { sendMessage, SendOutcome } from '../../../functions/relay/sender';
+import { sweep } from '../../../functions/relay/sweeper';
+import type { HandlerName } from '../../../infra/bundle';
+import { TABLE_ACCESS, type TableGrant } from '../../../infra/permissions';
+import { expectNoLeaks } from './leaks';
+import { bearer, harness, type Harness, SECRETS, useRelayServers } from './support';
+
+/*
+ * The partition keys each function writes, as its code paths write them against a real store,
+ * checked against the `dynamodb:LeadingKeys` its IAM grant allows (infra/permissions.ts): dynalite
+ * checks no IAM, so a kind missing from a grant would only show as AccessDenied on AWS.
+ */
+
+const servers = useRelayServers({ rate: 1 });
+let relay: Harness;
+afterEach(() => expectNoLeaks(relay.logger));
+
+/** Every partition key written through `client`, puts of transactions included, under the current label. */
+function recordWrites(client: DynamoDBClient): {
+  as: (fn: HandlerName) => void;
+  written: Map<HandlerName, Set<string>>;
+} {
+  const written = new Map<HandlerName, Set<string>>();
+  let current: HandlerName = 'ingest';
+  client.middlewareStack.add(
+    (next, context) => async (args) => {
+      const command = (context.commandName ?? '').replace(/Command$/, '');
+      const input = args.input as {
+        Key?: { pk?: { S?: string } };
+        Item?: { pk?: { S?: string } };
+        TransactItems?: { Put?: { Item: { pk?: { S?: string } } }; Update?: { Key: { pk?: { S?: string } } } }[];
+      };
+      const keys =
+        command === 'PutItem'
+          ? [input.Item?.pk?.S]
+          : command === 'UpdateItem'
+            ? [input.Key?.pk?.S]
+            : command === 'TransactWriteItems'
+              ? (input.TransactItems ?? []).map((item) => item.Put?.Item.pk?.S ?? item.Update?.Key.pk?.S)
+              : [];
+      for (const key of keys) if (key !== undefined) written.set(current, (written.get(current) ?? new Set()).add(key));
+      return await next(args);
+    },
+    { step: 'initialize', name: 'recordWrites' },
+  );
+  return { as: (fn) => (current = fn), written };
+}
+
+/** Whether an IAM `StringLike` pattern (`*` any characters) of the function's write grant matches `pk`. */
+const allowed = (fn: HandlerName, pk: string): boolean =>
+  (TABLE_ACCESS[fn] as readonly TableGrant[]).some((grant) =>
+    (grant.writes ?? []).some((pattern) => new RegExp(`^${pattern.replace(/\*/g, '.*')}$`).test(pk)),
+  );
+
+describe("each function's writes stay within the item kinds its IAM grant allows", () => {
+  it('ingest, the sender (limits, reserve, spend, a low-balance notice), the sweeper and the balance watch', async () => {
+    const client = servers.db.newClient();
+    const writes = recordWrites(client);
+    relay = await harness({
+      db: servers.db,
+      baseUrl: servers.sandbox.baseUrl,
+      client,
+      config: (config) => ({
+        ...config,
+        balance: { threshold: 100, reserve: 10, notify: ['0712345678'] },
+        routes: {
+          ...config.routes,
+          capped: {
+            source: 'generic',
+            secret: 'generic-token',
+            recipients: ['0754111222'],
+            limits: { messages: 100, window: 3600, creditsPerDay: 1000, creditsPerMonth: 10_000 },
+          },
+        },
+      }),
+    });
+    servers.sandbox.setBalance(102);
+    const ids: string[] = [];
+    for (const route of ['capped', 'ops', 'capped']) {
+      writes.as('ingest');
+      relay.clock.advance(1_000);
+      const response = await relay.ingest(route, JSON.stringify({ message: `write kinds ${randomUUID()}` }), {
+        headers: bearer(SECRETS.genericToken),
+      });
+      expect(response.status).toBe(202);
+      ids.push(...(response.body['ids'] as string[]));
+      writes.as('sender');
+      expect(await sendMessage(relay.context, ids.at(-1)!)).toBe(SendOutcome.Sent);
+    }
+    writes.as('balance-watch');
+    relay.clock.advance(1_000);
+    await checkBalance(relay.context);
+    writes.as('sweeper');
+    relay.clock.advance(600_000);
+    await sweep(relay.context);
+
+    for (const [fn, keys] of writes.written) {
+      const outside = [...keys].filter((pk) => !allowed(fn, pk));
+      expect(outside, fn).toEqual([]);
+    }
+    // The scenario reached the kinds it is about.
+    const prefixes = (fn: HandlerName) => [...(writes.written.get(fn) ?? [])].map((pk) => pk.replace(/#.*/, '#'));
+    expect(prefixes('sender')).toEqual(expect.arrayContaining(['MSG#', 'LIMIT#', 'BALANCE', 'SPEND', 'DEDUPE#']));
+    expect(prefixes('balance-watch')).toEqual(expect.arrayContaining(['BALANCE', 'BALANCE#']));
+  });
+});
