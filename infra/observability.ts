@@ -92,7 +92,9 @@ export const METRIC_ALARMS = {
   RemainingBalance: { alarms: ['BalanceLow'], when: 'balance.threshold is set' },
   RouteMisconfigured: { alarms: ['RouteMisconfigured'] },
   Rejected: { alarms: ['Rejected-<route>'] },
-  PendingDue: { none: "the backlog's size; PendingBacklog alarms on its age, SweeperNotRunning on the Sweeps heartbeat" },
+  PendingDue: {
+    none: "the backlog's size; PendingBacklog alarms on its age, SweeperNotRunning on the Sweeps heartbeat",
+  },
   Sweeps: { alarms: ['SweeperNotRunning'] },
   OldestPendingAgeSeconds: { alarms: ['PendingBacklog'] },
   SweepErrors: { alarms: ['SweepErrors'] },

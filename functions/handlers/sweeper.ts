@@ -27,7 +27,9 @@ await prepareOnLambda();
  */
 /** Whether any route has steps that fall due (`escalate`, `renotify`). */
 const pages = (config: RelayConfigView): boolean =>
-  [...config.routes.values()].some((route) => route.config.escalate !== undefined || route.config.renotify !== undefined);
+  [...config.routes.values()].some(
+    (route) => route.config.escalate !== undefined || route.config.renotify !== undefined,
+  );
 
 export async function handler(_event: ScheduledEvent, lambdaContext?: Context): Promise<SweepReport> {
   return await invoke(lambdaContext, (relay) =>
@@ -36,8 +38,7 @@ export async function handler(_event: ScheduledEvent, lambdaContext?: Context): 
       const budgetMs = context.config.config.provider.timeoutMs + SEND_MARGIN_MS;
       const started = Date.now();
       // The steps' time: until SWEEP_RUN.stepsMs (the next run starts a minute after this one), within the time-out.
-      const stepsLeftMs = (): number =>
-        Math.min(remainingMs(lambdaContext), started + SWEEP_RUN.stepsMs - Date.now());
+      const stepsLeftMs = (): number => Math.min(remainingMs(lambdaContext), started + SWEEP_RUN.stepsMs - Date.now());
       const report = await sweep(context, {
         pendingGraceMs: env.sweepPendingGraceMs,
         canContinue: () => stepsLeftMs() >= budgetMs,

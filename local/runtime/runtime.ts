@@ -378,13 +378,10 @@ function startTimers(
     ),
     // Due escalations and renotifies, each second: on time whatever the sweep's pace (the sweep
     // records them too; the steps' conditional writes record each once).
-    repeat(
-      async () => sender.feed((await recordEscalations(context, context.clock(), { gauges: false })).ids),
-      {
-        intervalMs: LOCAL_PAGING_INTERVAL_MS,
-        onError: (error) => problem('escalations not recorded; trying again in a second', error),
-      },
-    ),
+    repeat(async () => sender.feed((await recordEscalations(context, context.clock(), { gauges: false })).ids), {
+      intervalMs: LOCAL_PAGING_INTERVAL_MS,
+      onError: (error) => problem('escalations not recorded; trying again in a second', error),
+    }),
     repeat(async () => void (await checkBalance(context)), {
       intervalMs: setup.balanceSchedule.intervalMs,
       immediately: true,
