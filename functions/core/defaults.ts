@@ -295,9 +295,9 @@ export const PAGING = {
 
 /**
  * One sweeper run on AWS, started each minute by its schedule (`SWEEP_SCHEDULE`). Its steps (sends,
- * recoveries, probes) start nothing after `stepsMs`, so they never overlap the next run's; its
- * paging steps are recorded at their due time while the run stays, until `pagingWatchMs` after it
- * started: the minute to the next run plus an overlap for a schedule that fires late, so a step is
+ * recoveries, probes) start nothing after `stepsMs`, so they never overlap the next run's; while an
+ * open incident has a step to come, its paging steps are recorded at their due time while the run
+ * stays, until `pagingWatchMs` after it started: the minute to the next run plus an overlap for a schedule that fires late, so a step is
  * never in a gap between two runs. While it stays, it reads the open incidents again at least every
  * `pagingPollMs` (an incident opened since the run began), and sleeps until the next step due.
  */

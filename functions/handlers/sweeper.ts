@@ -15,7 +15,7 @@ await prepareOnLambda();
  * redriven records, anything the stream missed), settles SENDING records whose sender died, and
  * records the limit summaries. It stops starting sends when fewer than the provider's time-out
  * plus a margin remain before `SWEEP_RUN.stepsMs`, so Lambda never cuts a send off and the next
- * run's sends never overlap this one's; the next run picks up the rest. It then stays until
+ * run's sends never overlap this one's; the next run picks up the rest. While an incident is open with a step to come, it then stays until
  * `SWEEP_RUN.pagingWatchMs` after it started, recording each escalation and renotify at its due
  * time, so a page waits for no run whatever the schedule's phase; the next run's stay overlaps
  * this one's by the schedule's slack, and the steps' conditional writes record each step once.

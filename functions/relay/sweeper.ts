@@ -184,8 +184,10 @@ async function runStep(run: SweepRun, name: string, step: SweepStep): Promise<vo
 
 /**
  * The run staying for its paging steps (`pagingUntil`): sleeps until the next step due (at most
- * `pagingPollMs`, to see incidents opened since), records it, and again, until `pagingUntil`. An
- * incident whose step failed is left to the next sweep (it was counted in `EscalationErrors`).
+ * `pagingPollMs`, to see incidents opened since), records it, and again, until `pagingUntil`, or
+ * until no open incident has a step to come: a run with nothing to wait for ends (an incident opened
+ * after that has its first step at least a minute later, when the next run is there). An incident
+ * whose step failed is left to the next sweep (it was counted in `EscalationErrors`).
  */
 async function stayForPaging(run: SweepRun): Promise<void> {
   const { context, options } = run;
@@ -202,7 +204,8 @@ async function stayForPaging(run: SweepRun): Promise<void> {
       for (const id of report.failed) failed.add(id);
       run.report.escalations += report.ids.length;
       options.dispatch?.(report.ids);
-      if (report.nextDueAt !== undefined) wakeAt = Math.min(wakeAt, report.nextDueAt.getTime());
+      if (report.nextDueAt === undefined) return;
+      wakeAt = Math.min(wakeAt, report.nextDueAt.getTime());
     } catch (error) {
       run.context.metrics.add(RelayMetric.SweepErrors, 1);
       run.context.logger.error('sweep step "escalations" failed while staying for due steps; trying again', {

@@ -205,4 +205,21 @@ describe('paging in the sweep: on time', () => {
     expect(lateness).toBeGreaterThanOrEqual(0);
     expect(Date.parse(step!.createdAt)).toBeLessThan(pagingUntil.getTime());
   });
+
+  it('does not stay when no open incident has a step to come', async () => {
+    const clock = Object.assign(new TestClock(new Date()), { read: () => new Date() });
+    relay = await harness({
+      db: servers.db,
+      baseUrl: servers.sandbox.baseUrl,
+      config: withPaging({ escalate: [{ after: '1m', to: ['0754111222'] }] }),
+      clock,
+    });
+    const pagingUntil = new Date(Date.now() + 60_000);
+
+    const report = await sweep(relay.context, { pagingUntil });
+
+    // Ended with its steps, not at pagingUntil a minute later.
+    expect(Date.now()).toBeLessThan(pagingUntil.getTime());
+    expect(report).toMatchObject({ escalations: 0, failedSteps: [] });
+  });
 });
