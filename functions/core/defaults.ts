@@ -291,6 +291,8 @@ export const PAGING = {
   missedAfterMs: 30_000,
   /** An open incident whose next step is this far past due counts in `IncidentsOverdue`. */
   overdueAfterMs: 120_000,
+  /** Incidents whose steps are recorded at once in one pass: a burst of steps due together must not queue. */
+  concurrency: 4,
 } as const;
 
 /**

@@ -17,6 +17,7 @@ import { deferralOf, type DigestStore } from './digest';
 import { mutedReason } from './mutes';
 import { overridesFor } from './oncall';
 import { errorName } from './error-name';
+import { forEachConcurrently } from './concurrency';
 import { RelayMetric, type RelayContext } from './ports';
 
 /** What paging (incidents, escalations, renotifies) uses of the store. */
@@ -301,28 +302,29 @@ export async function recordEscalations(
   const routes = isCompiled(context.config) ? context.config.routes : (await compile?.())?.routes;
   if (routes === undefined)
     throw new Error('escalations need the compiled config (its recipients): pass the compiler to the sweep');
-  for (const incident of incidents) {
+  // A few at a time: steps falling due together (a burst of alerts) must not queue behind each other.
+  await forEachConcurrently(incidents, PAGING.concurrency, async (incident) => {
     const route = routes.get(incident.route);
     const paging = route?.paging;
     // A step nobody will take (the route or its paging gone from the config) is still overdue.
     if (route === undefined || paging === undefined) {
       countOverdue(incident.nextDueAt);
-      continue;
+      return;
     }
     const openedAt = new Date(incident.openedAt);
     const next = pagingAction(paging, openedAt, incident.actions);
     if (next === undefined) {
       if (paging.steps.length > 0 || paging.renotify !== undefined) unacknowledged += 1;
-      continue;
+      return;
     }
     if (skip?.has(incident.id)) {
       countOverdue(next.dueAt);
-      continue;
+      return;
     }
     const due = actionDueNow(paging, openedAt, incident.actions, now, PAGING.missedAfterMs);
     if (due === undefined) {
       upcoming(next.dueAt);
-      continue;
+      return;
     }
     try {
       const { index, action, skipped } = due;
@@ -389,7 +391,7 @@ export async function recordEscalations(
         error: errorName(error),
       });
     }
-  }
+  });
   return publish();
 }
 
