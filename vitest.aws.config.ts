@@ -15,6 +15,7 @@ export default defineConfig({
       'test/local/shared/dynalite-differential.test.ts',
       'test/local/shared/dynalite-differential-burst.test.ts',
       'test/integration/aws-stream.test.ts',
+      'test/integration/aws-paging-timing.test.ts',
     ],
     globalSetup: ['test/helpers/dynamodb-local-setup.ts'],
     env: { TEST_STORE_ENGINE: 'dynamodb-local' },
