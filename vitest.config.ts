@@ -6,7 +6,8 @@ export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
     // aws-stream reads a table's stream, which only DynamoDB Local has; the runtime's burst replayed
-    // to each engine is a check against DynamoDB Local: npm run test:aws runs them.
+    // to each engine is a check against DynamoDB Local; the paging timing waits out real minutes of
+    // the sweeper's schedule: npm run test:aws runs them.
     exclude: [
       'test/reliability/**',
       'test/browser/**',

@@ -2,6 +2,7 @@ import { BlockList, isIP } from 'node:net';
 import type { RelayConfig } from '../functions/core/config/schema';
 import {
   HANDLER_TIMEOUT_SECONDS,
+  SWEEP_RUN,
   SECRET_NAME_PREFIX,
   SEND_MARGIN_MS,
   SENDER_CONCURRENCY,
@@ -51,8 +52,8 @@ export function maxProviderTimeoutMs(): { readonly ms: number; readonly why: str
       why: `the sender (${HANDLER_TIMEOUT_SECONDS.sender} s) sends a stream batch of ${STREAM.batchSize} records ${SENDER_CONCURRENCY} at a time: ${rounds} calls in a row, with ${SEND_MARGIN_MS / 1_000} s to spare`,
     },
     {
-      ms: room(HANDLER_TIMEOUT_SECONDS.sweeper, 1),
-      why: `the sweeper (${HANDLER_TIMEOUT_SECONDS.sweeper} s) starts a send only with the time-out and ${SEND_MARGIN_MS / 1_000} s left`,
+      ms: room(SWEEP_RUN.stepsMs / 1_000, 1),
+      why: `the sweeper (its sends within ${SWEEP_RUN.stepsMs / 1_000} s of its start) starts a send only with the time-out and ${SEND_MARGIN_MS / 1_000} s left`,
     },
     {
       ms: room(HANDLER_TIMEOUT_SECONDS['balance-watch'], 1),

@@ -51,6 +51,7 @@ export interface RelayObservabilityProps {
 }
 
 const FIVE_MINUTES = Duration.minutes(5);
+const ONE_MINUTE = Duration.minutes(1);
 const ONE_HOUR = Duration.hours(1);
 const ONE_DAY_SECONDS = 86_400;
 
@@ -62,7 +63,7 @@ export const ALARM_THRESHOLDS = {
   pendingAgeSeconds: 300,
   /** Refused webhooks on one route within one hour: a rarely-called sender with a wrong secret still trips it. */
   rejectedPerHour: 2,
-  /** 5-minute periods running without one sweep before `SweeperNotRunning` fires (the sweep runs each minute). */
+  /** 1-minute periods running without one sweep before `SweeperNotRunning` fires (the sweep runs each minute): within 3 minutes of the last. */
   sweeperSilentPeriods: 2,
 } as const;
 
@@ -91,7 +92,10 @@ export const METRIC_ALARMS = {
   RemainingBalance: { alarms: ['BalanceLow'], when: 'balance.threshold is set' },
   RouteMisconfigured: { alarms: ['RouteMisconfigured'] },
   Rejected: { alarms: ['Rejected-<route>'] },
-  PendingDue: { alarms: ['SweeperNotRunning'] },
+  PendingDue: {
+    none: "the backlog's size; PendingBacklog alarms on its age, SweeperNotRunning on the Sweeps heartbeat",
+  },
+  Sweeps: { alarms: ['SweeperNotRunning'] },
   OldestPendingAgeSeconds: { alarms: ['PendingBacklog'] },
   SweepErrors: { alarms: ['SweepErrors'] },
   BalanceReadFailed: { alarms: ['BalanceUnreadable', 'BalanceWatchNotRunning'] },
@@ -106,6 +110,8 @@ export const METRIC_ALARMS = {
     none: 'paging working as configured: nobody acknowledged yet; IncidentsUnacknowledged alarms when the last step passed',
   },
   IncidentsUnacknowledged: { alarms: ['IncidentsUnacknowledged'] },
+  EscalationErrors: { alarms: ['EscalationErrors'] },
+  IncidentsOverdue: { alarms: ['IncidentsOverdue'] },
 } as const satisfies Record<RelayMetric, MetricAlarmDecision>;
 
 /** One metric's alarms (ids after `SmsRelay-<env>-`), or why it has none. */
@@ -242,14 +248,32 @@ export class RelayObservability extends Construct {
     // The watchers: silence is the alarm.
     alarm('SweeperNotRunning', {
       alarmDescription: runbook(
-        `The sweeper has not completed a run for ${ALARM_THRESHOLDS.sweeperSilentPeriods * 5} minutes: retries, stale-send recovery, digests, held summaries and the routes' heartbeats are all stopped.`,
+        `The sweeper has not completed a run for ${ALARM_THRESHOLDS.sweeperSilentPeriods} minutes: escalations, renotify and handoff SMS stop, and so do retries, stale-send recovery, digests, held summaries and the routes' heartbeats.`,
         "check the sweep schedule (EventBridge rule enabled), the sweeper's log group and errors, and the dead-letter queue",
       ),
-      metric: relay(RelayMetric.PendingDue, 'SampleCount'),
+      metric: relay(RelayMetric.Sweeps, 'SampleCount', ONE_MINUTE),
       threshold: 1,
       comparisonOperator: cloudwatch.ComparisonOperator.LESS_THAN_THRESHOLD,
       evaluationPeriods: ALARM_THRESHOLDS.sweeperSilentPeriods,
       treatMissingData: cloudwatch.TreatMissingData.BREACHING,
+    });
+    alarm('EscalationErrors', {
+      alarmDescription: runbook(
+        'An escalation or renotify step could not be recorded (the store refusing), or its SMS can never go (no valid recipient, a text that cannot fit): the person it was for was not paged.',
+        `see the sweeper log ("escalation not recorded") and ${cli('incidents {env}')}; reach the people another way, then ${cli('ack {env} <incident>')}`,
+      ),
+      metric: relay(RelayMetric.EscalationErrors, 'Sum', ONE_MINUTE),
+      threshold: 1,
+    });
+    alarm('IncidentsOverdue', {
+      alarmDescription: runbook(
+        'At least one open incident has a step more than 2 minutes past due: its escalation or renotify did not go out on time.',
+        `${cli('incidents {env}')} lists them; see the sweeper log and the EscalationErrors and SweeperNotRunning alarms; reach the people another way`,
+      ),
+      metric: relay(RelayMetric.IncidentsOverdue, 'Maximum', ONE_MINUTE),
+      threshold: 1,
+      // A gauge each sweep publishes: while the sweeper is silent, SweeperNotRunning speaks.
+      treatMissingData: cloudwatch.TreatMissingData.IGNORE,
     });
     const balanceWindow = balanceReadWindow(props.balanceSchedule ?? BALANCE_SCHEDULE);
     alarm('BalanceWatchNotRunning', {
@@ -561,7 +585,7 @@ function dashboardRows(
       new cloudwatch.GraphWidget({
         title: 'Watchers: runs per 5 minutes',
         left: [
-          relay(RelayMetric.PendingDue, 'SampleCount').with({ label: 'sweeps' }),
+          relay(RelayMetric.Sweeps, 'SampleCount').with({ label: 'sweeps' }),
           relay(RelayMetric.BalanceReadFailed, 'SampleCount').with({ label: 'balance-watch runs' }),
         ],
         width: 8,
@@ -582,6 +606,7 @@ function dashboardRows(
           gauge(RelayMetric.HeldNow),
           gauge(RelayMetric.DeferredOverdue),
           gauge(RelayMetric.IncidentsUnacknowledged),
+          gauge(RelayMetric.IncidentsOverdue),
         ],
         width: 8,
       }),
@@ -674,6 +699,7 @@ function dashboardRows(
         left: [
           ...perFunction((fn, label) => fn.metricErrors({ label, statistic: 'Sum', period: FIVE_MINUTES })),
           sum(RelayMetric.SweepErrors),
+          sum(RelayMetric.EscalationErrors),
         ],
         width: 6,
       }),

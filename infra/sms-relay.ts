@@ -1,3 +1,4 @@
+import * as destinations from 'aws-cdk-lib/aws-lambda-destinations';
 import {
   BALANCE_SCHEDULE,
   HANDLER_TIMEOUT_SECONDS,
@@ -135,11 +136,19 @@ export interface ExistingTable {
 }
 
 /**
- * Reserved concurrency of the functions that take one: the sweeper runs one sweep at a time (an
- * overlapping schedule event waits and is retried by Lambda instead of sweeping the same records
- * twice at once).
+ * Reserved concurrency of the functions that take one: the sweeper runs two at most, a run staying
+ * for its paging steps (`SWEEP_RUN.pagingWatchMs`, past the next run's start) and the next run; their
+ * sends never overlap (`SWEEP_RUN.stepsMs`), and the paging steps' conditional writes record each
+ * step once.
  */
-export const RESERVED_CONCURRENCY = { sweeper: 1 } as const;
+export const RESERVED_CONCURRENCY = { sweeper: 2 } as const;
+
+/**
+ * The sweeper's asynchronous invocations (its schedule's events): never retried, and dropped (to
+ * the dead-letter queue) when they could not start within a minute, since the next run is a minute
+ * away anyway; Lambda's default retries a throttled event for up to 6 hours, a sweep long stale.
+ */
+export const SWEEPER_ASYNC_INVOKE = { retryAttempts: 0, maxEventAgeSeconds: 60 } as const;
 
 /** Memory defaults, MB: the scheduled balance check makes one provider call; the others parse, template and send. */
 export const DEFAULT_MEMORY_MB = {
@@ -329,6 +338,12 @@ export class SmsRelay extends Construct {
       'balance-watch': relayFunctions['balance-watch'].fn,
     };
     for (const name of HANDLER_NAMES) this.grantAccess(this.functions[name], name);
+    this.functions.sweeper.configureAsyncInvoke({
+      retryAttempts: SWEEPER_ASYNC_INVOKE.retryAttempts,
+      maxEventAge: Duration.seconds(SWEEPER_ASYNC_INVOKE.maxEventAgeSeconds),
+      // A dropped event is recorded where a failed one is: DeadLetterQueueNotEmpty alarms.
+      onFailure: new destinations.SqsDestination(this.deadLetterQueue),
+    });
 
     Validations.of(this.functions.ingest).acknowledge({
       id: 'Serverless-LambdaDLQ',

@@ -94,9 +94,10 @@ export const SWEEP_SCHEDULE = 'rate(1 minute)';
 /**
  * How long each deployed function may run, in seconds. Ingest: webhook senders give up after about
  * 10 s (GitHub: 10 s) and retry. Sender: a batch of up to 10 sends at 10 s each, a few at a time.
- * Sweeper: under its 1-minute schedule, so runs never pile up.
+ * Sweeper: its run's paging watch (`SWEEP_RUN.pagingWatchMs`, 75 s) and the recording of a step due
+ * at its end; its sends stop at `SWEEP_RUN.stepsMs`, so only the paging watches of two runs overlap.
  */
-export const HANDLER_TIMEOUT_SECONDS = { ingest: 10, sender: 60, sweeper: 55, 'balance-watch': 30 } as const;
+export const HANDLER_TIMEOUT_SECONDS = { ingest: 10, sender: 60, sweeper: 90, 'balance-watch': 30 } as const;
 
 /**
  * How new records reach the sender: DynamoDB stream batches of up to 10, with no batching window
@@ -304,4 +305,24 @@ export const PAGING = {
   maxTimelineEntries: 50,
   /** The most escalation steps a route takes, so every step of an incident has its line on the timeline. */
   maxSteps: 30,
+  /**
+   * A step this far past its due time when the next step is due too was missed (the relay was not
+   * running): the steps are collapsed into one SMS for the latest step due, the timeline noting the
+   * ones skipped. Far above the 5 s a running relay takes, far below the shortest step (1 min).
+   */
+  missedAfterMs: 30_000,
+  /** An open incident whose next step is this far past due counts in `IncidentsOverdue`. */
+  overdueAfterMs: 120_000,
+  /** Incidents whose steps are recorded at once in one pass: a burst of steps due together must not queue. */
+  concurrency: 4,
 } as const;
+
+/**
+ * One sweeper run on AWS, started each minute by its schedule (`SWEEP_SCHEDULE`). Its steps (sends,
+ * recoveries, probes) start nothing after `stepsMs`, so they never overlap the next run's; while an
+ * open incident has a step to come, its paging steps are recorded at their due time while the run
+ * stays, until `pagingWatchMs` after it started: the minute to the next run plus an overlap for a schedule that fires late, so a step is
+ * never in a gap between two runs. While it stays, it reads the open incidents again at least every
+ * `pagingPollMs` (an incident opened since the run began), and sleeps until the next step due.
+ */
+export const SWEEP_RUN = { stepsMs: 55_000, pagingWatchMs: 75_000, pagingPollMs: 2_000 } as const;

@@ -35,8 +35,10 @@ export const RelayMetric = {
   PendingDue: 'PendingDue',
   /** Each sweep: seconds since the oldest of those became due; 0 when none is. */
   OldestPendingAgeSeconds: 'OldestPendingAgeSeconds',
-  /** Each sweep: due records whose send threw (the store failing); left for the next sweep. */
+  /** Each sweep: due records whose send threw (the store failing), and each sweep step that failed; left for the next sweep. */
   SweepErrors: 'SweepErrors',
+  /** Each sweep, once its steps have run (whatever they found): the heartbeat `SweeperNotRunning` reads. */
+  Sweeps: 'Sweeps',
   /** Each balance-watch run: 1 when the balance could not be read, 0 when it was. */
   BalanceReadFailed: 'BalanceReadFailed',
   /** Records this version cannot decode (written by a newer version before a rollback): skipped, logged by id, counted. */
@@ -57,6 +59,10 @@ export const RelayMetric = {
   EscalationsSent: 'EscalationsSent',
   /** Each sweep: open incidents past their last escalation and renotify step, neither acknowledged nor resolved. */
   IncidentsUnacknowledged: 'IncidentsUnacknowledged',
+  /** Escalation or renotify steps that could not be recorded (the store refusing) or whose SMS can never go (no recipient, no fit); with the route. */
+  EscalationErrors: 'EscalationErrors',
+  /** Each sweep: open incidents whose next step is more than 2 minutes past due (`PAGING.overdueAfterMs`). */
+  IncidentsOverdue: 'IncidentsOverdue',
 } as const;
 export type RelayMetric = (typeof RelayMetric)[keyof typeof RelayMetric];
 

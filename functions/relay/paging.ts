@@ -2,7 +2,7 @@ import type { CompiledRoute, LoadedConfig } from '../core/config/compile';
 import type { RelayConfigView } from '../core/config/view';
 import { PAGING } from '../core/defaults';
 import { partPrefix } from '../core/fitting';
-import { type Incident, IncidentState, levelAfter, pagingAction } from '../core/paging/incident';
+import { actionDueNow, type Incident, IncidentState, levelAfter, pagingAction } from '../core/paging/incident';
 import { ackLink, fitWithLink } from '../core/paging/link';
 import type { Evaluation, PlannedMessage } from '../core/pipeline/evaluate';
 import { maskMsisdn, resolveRecipients } from '../core/recipients';
@@ -16,6 +16,8 @@ import { AcceptOutcome, MessageState, type MessageStore, type NewMessage } from 
 import { deferralOf, type DigestStore } from './digest';
 import { mutedReason } from './mutes';
 import { overridesFor } from './oncall';
+import { errorName } from './error-name';
+import { forEachConcurrently } from './concurrency';
 import { RelayMetric, type RelayContext } from './ports';
 
 /** What paging (incidents, escalations, renotifies) uses of the store. */
@@ -259,6 +261,18 @@ async function linkedMessages(
 export interface EscalationOptions {
   /** The compiled config, where the context's is a view without recipients (the Lambda sweeper's). */
   readonly compile?: () => Promise<LoadedConfig>;
+  /**
+   * Publish the gauges (`IncidentsUnacknowledged`, `IncidentsOverdue`): once per sweep, not at each
+   * pass of a run that stays for the steps due later.
+   * @default true
+   */
+  readonly gauges?: boolean;
+  /**
+   * Incidents left alone in this pass: those whose step failed earlier in the same run, which the
+   * next sweep tries again instead of every pass of this one.
+   * @default - none
+   */
+  readonly skip?: ReadonlySet<string>;
 }
 
 function isCompiled(config: RelayConfigView): config is LoadedConfig {
@@ -272,15 +286,26 @@ export interface EscalationReport {
   readonly ids: readonly string[];
   /** Open incidents past their last step, neither acknowledged nor resolved. */
   readonly unacknowledged: number;
+  /** Open incidents whose next step is more than `PAGING.overdueAfterMs` past due after this pass. */
+  readonly overdue: number;
+  /** The incidents whose step could not be recorded in this pass (counted in `EscalationErrors`). */
+  readonly failed: readonly string[];
+  /** The earliest step still to come of the open incidents (failed ones aside): when to look again. */
+  readonly nextDueAt?: Date;
 }
+
+/** Short UTC time of a step for the timeline: `14:12 UTC`. */
+const shortTime = (at: Date): string => `${at.toISOString().slice(11, 16)} UTC`;
 
 /**
  * The sweeper's paging step: for each open incident whose next escalation or renotify is due,
  * records its SMS (one record per recipient with `ack`, under the dedupe key of the incident and
  * the step, so a second sweeper or a retry after a crash records nothing new) and then claims the
- * step with a conditional write, which also sets the next due time. The SMS goes through the
- * sender like any message of the route: its limits and, for a critical route, the credit reserve.
- * Publishes `EscalationsSent` and the `IncidentsUnacknowledged` gauge.
+ * step with a conditional write, which also sets the next due time. Steps missed while the relay
+ * was not running are collapsed into the latest one due (see `actionDueNow`). The SMS goes through
+ * the sender like any message of the route: its limits and, for a critical route, the credit
+ * reserve. Publishes `EscalationsSent`, `EscalationErrors` (a step not recorded, or whose SMS can
+ * never go) and the `IncidentsUnacknowledged` and `IncidentsOverdue` gauges.
  *
  * @example
  * ```ts
@@ -291,31 +316,59 @@ export interface EscalationReport {
 export async function recordEscalations(
   context: RelayContext<RelayConfigView, PagingStore>,
   now: Date,
-  { compile }: EscalationOptions = {},
+  { compile, gauges = true, skip }: EscalationOptions = {},
 ): Promise<EscalationReport> {
   const { store, logger, metrics } = context;
   const ids: string[] = [];
+  const failed: string[] = [];
   let unacknowledged = 0;
+  let overdue = 0;
+  let nextDue: number | undefined;
+  const upcoming = (at: Date | undefined): void => {
+    if (at !== undefined) nextDue = Math.min(nextDue ?? Number.POSITIVE_INFINITY, at.getTime());
+  };
+  const countOverdue = (dueAt: Date | string | undefined): void => {
+    const due = dueAt === undefined ? Number.NaN : new Date(dueAt).getTime();
+    if (now.getTime() - due > PAGING.overdueAfterMs) overdue += 1;
+  };
+  const publish = (): EscalationReport => {
+    if (gauges) {
+      metrics.add(RelayMetric.IncidentsUnacknowledged, unacknowledged);
+      metrics.add(RelayMetric.IncidentsOverdue, overdue);
+    }
+    return { ids, unacknowledged, overdue, failed, ...(nextDue === undefined ? {} : { nextDueAt: new Date(nextDue) }) };
+  };
   const incidents = await store.listOpenIncidents();
-  if (incidents.length === 0) {
-    metrics.add(RelayMetric.IncidentsUnacknowledged, 0);
-    return { ids, unacknowledged };
-  }
+  if (incidents.length === 0) return publish();
   const routes = isCompiled(context.config) ? context.config.routes : (await compile?.())?.routes;
   if (routes === undefined)
     throw new Error('escalations need the compiled config (its recipients): pass the compiler to the sweep');
-  for (const incident of incidents) {
+  // A few at a time: steps falling due together (a burst of alerts) must not queue behind each other.
+  await forEachConcurrently(incidents, PAGING.concurrency, async (incident) => {
     const route = routes.get(incident.route);
     const paging = route?.paging;
-    if (route === undefined || paging === undefined) continue;
-    const openedAt = new Date(incident.openedAt);
-    const action = pagingAction(paging, openedAt, incident.actions);
-    if (action === undefined) {
-      if (paging.steps.length > 0 || paging.renotify !== undefined) unacknowledged += 1;
-      continue;
+    // A step nobody will take (the route or its paging gone from the config) is still overdue.
+    if (route === undefined || paging === undefined) {
+      countOverdue(incident.nextDueAt);
+      return;
     }
-    if (action.dueAt.getTime() > now.getTime()) continue;
+    const openedAt = new Date(incident.openedAt);
+    const next = pagingAction(paging, openedAt, incident.actions);
+    if (next === undefined) {
+      if (paging.steps.length > 0 || paging.renotify !== undefined) unacknowledged += 1;
+      return;
+    }
+    if (skip?.has(incident.id)) {
+      countOverdue(next.dueAt);
+      return;
+    }
+    const due = actionDueNow(paging, openedAt, incident.actions, now, PAGING.missedAfterMs);
+    if (due === undefined) {
+      upcoming(next.dueAt);
+      return;
+    }
     try {
+      const { index, action, skipped } = due;
       const numbers = await stepRecipients(store, route, incident, action.step, now);
       // A route muted or in quiet hours since the incident opened sends nothing now: the step's SMS
       // are recorded DROPPED with the mute's reason (DEFERRED to the digest in quiet hours), the
@@ -326,45 +379,59 @@ export async function recordEscalations(
       );
       const result = await store.acceptWebhook({
         route: route.id,
-        dedupeKey: `incident:${incident.id}:${incident.actions}`,
+        dedupeKey: `incident:${incident.id}:${index}`,
         windowSeconds: PAGING.keptSeconds,
         messages,
         now,
         retentionDays: context.config.config.retentionDays,
       });
-      const next = pagingAction(paging, openedAt, incident.actions + 1);
+      const after = pagingAction(paging, openedAt, index + 1);
       const verb = action.kind === 'escalate' ? 'escalated' : 'renotified';
+      const missed =
+        skipped.length === 0
+          ? ''
+          : ` (missed while the relay was not running, skipped: the step${skipped.length === 1 ? '' : 's'} due ${skipped.map((each) => shortTime(each.dueAt)).join(', ')})`;
       const claimed = await store.advanceIncident(incident.id, {
         fromActions: incident.actions,
-        level: levelAfter(paging, incident.actions + 1),
-        ...(next === undefined ? {} : { nextDueAt: next.dueAt }),
+        toActions: index + 1,
+        level: levelAfter(paging, index + 1),
+        ...(after === undefined ? {} : { nextDueAt: after.dueAt }),
         entry: {
           event: verb,
-          detail: `${verb} to ${masked(numbers)}${held === undefined ? '' : ` (not sent: ${held.reason})`}`,
+          detail: `${verb} to ${masked(numbers)}${held === undefined ? '' : ` (not sent: ${held.reason})`}${missed}`,
         },
         now,
       });
-      if (result.outcome !== AcceptOutcome.Duplicate)
+      if (result.outcome !== AcceptOutcome.Duplicate) {
         metrics.add(RelayMetric.EscalationsSent, numbers.length > 0 && held === undefined ? 1 : 0, route.id);
+        // Nobody to text, or a text that cannot fit: the step is taken but its SMS can never go.
+        if (held === undefined && messages.every((message) => message.state === MessageState.Dropped))
+          metrics.add(RelayMetric.EscalationErrors, 1, route.id);
+      }
       if (claimed)
         logger.info(`incident ${verb}`, {
           route: route.id,
           incident: incident.id,
-          step: incident.actions + 1,
+          step: index + 1,
+          ...(skipped.length === 0 ? {} : { skipped: skipped.length }),
           to: numbers.map(maskMsisdn),
           ids: result.ids,
         });
+      upcoming(after?.dueAt);
       ids.push(...result.ids);
     } catch (error) {
+      failed.push(incident.id);
+      countOverdue(next.dueAt);
+      metrics.add(RelayMetric.EscalationErrors, 1, route.id);
       logger.error('escalation not recorded; the next sweep tries again', {
+        step: 'escalations',
         route: route.id,
         incident: incident.id,
-        error: error instanceof Error ? error.name : typeof error,
+        error: errorName(error),
       });
     }
-  }
-  metrics.add(RelayMetric.IncidentsUnacknowledged, unacknowledged);
-  return { ids, unacknowledged };
+  });
+  return publish();
 }
 
 /**

@@ -12,6 +12,8 @@ import { type DigestOptions, type DigestStore, recordDigests } from './digest';
 import { type PagingStore, recordEscalations } from './paging';
 import { type HandoffStore, recordHandoffs } from './handoff';
 import { publishStuckCounts, type StuckGaugesStore } from './gauges';
+import { errorName } from './error-name';
+import { SWEEP_RUN } from '../core/defaults';
 
 /** What `sweep` uses of the store: its own listings and settlements, and what its steps use. */
 export type SweepStore = Pick<
@@ -71,6 +73,24 @@ export interface SweepOptions {
    * @default () => false
    */
   readonly canWait?: (ms: number) => boolean;
+  /**
+   * Stay in the run until then for the paging steps that fall due meanwhile: each escalation or
+   * renotify is recorded at its due time, while the other steps go on (on AWS, where a run starts
+   * once a minute, so a step waits for no run; see `SWEEP_RUN`). Without it (locally, where the
+   * runtime records paging steps every second), the steps due at the sweep's start only.
+   * @default - no staying
+   */
+  readonly pagingUntil?: Date;
+  /**
+   * While staying, the open incidents are read again at least this often (an incident opened since).
+   * @default SWEEP_RUN.pagingPollMs
+   */
+  readonly pagingPollMs?: number;
+  /**
+   * Called once every step has run, before the run goes on staying for paging steps: the Lambda
+   * handler writes its metrics then, so the `Sweeps` heartbeat is not held back until the run ends.
+   */
+  readonly onStepsDone?: () => void;
 }
 
 export interface SweepReport {
@@ -87,6 +107,10 @@ export interface SweepReport {
   readonly deferred: number;
   /** Due records handed to `dispatch` (only with `dispatch`). */
   readonly dispatched?: number;
+  /** Escalation and renotify records this run recorded, at the start and while it stayed (`pagingUntil`). */
+  readonly escalations: number;
+  /** Sweep steps that failed (each logged with its name and counted in `SweepErrors`); the others ran. */
+  readonly failedSteps: readonly string[];
 }
 
 /**
@@ -96,8 +120,11 @@ export interface SweepReport {
  * or digest window, one summary SMS per route window in which a limit held messages back, and runs
  * the routes' dead-man's switches (`heartbeat`); publishes how many records are stuck now
  * (`publishStuckCounts`). A record this version cannot read is left out by the store's listings
- * (counted and logged through its `onUndecodable`), so it never stops a sweep. The work is the list
- * of {@link SWEEP_STEPS}, run in turn.
+ * (counted and logged through its `onUndecodable`), so it never stops a sweep. The work is the
+ * paging step ({@link PAGING_STEP}) first, then the list of {@link SWEEP_STEPS}, run in turn, each
+ * on its own: a step that throws is logged with its name and counted in `SweepErrors`, and the
+ * next still runs. With `pagingUntil`, the run then stays for the paging steps due before it.
+ * Publishes `Sweeps` (1) once the steps have run: the heartbeat the `SweeperNotRunning` alarm reads.
  *
  * @example
  * ```ts
@@ -127,11 +154,71 @@ export async function sweep(
       digests: 0,
       errors: 0,
       deferred: 0,
+      escalations: 0,
+      failedSteps: [],
     },
   };
-  for (const step of SWEEP_STEPS) await step(run);
+  await runStep(run, PAGING_STEP.name, PAGING_STEP.step);
+  // Alongside the other steps: a send backlog must not hold back a page due meanwhile.
+  const staying = stayForPaging(run);
+  for (const [name, step] of Object.entries(SWEEP_STEPS)) await runStep(run, name, step);
+  context.metrics.add(RelayMetric.Sweeps, 1);
+  options.onStepsDone?.();
+  await staying;
   return run.report;
 }
+
+/** The one error policy of sweep steps: a step that throws is logged with its name and counted; the next runs. */
+async function runStep(run: SweepRun, name: string, step: SweepStep): Promise<void> {
+  try {
+    await step(run);
+  } catch (error) {
+    run.report.failedSteps = [...run.report.failedSteps, name];
+    run.context.metrics.add(RelayMetric.SweepErrors, 1);
+    run.context.logger.error(`sweep step "${name}" failed; the next sweep runs it again`, {
+      step: name,
+      error: errorName(error),
+    });
+  }
+}
+
+/**
+ * The run staying for its paging steps (`pagingUntil`): sleeps until the next step due (at most
+ * `pagingPollMs`, to see incidents opened since), records it, and again, until `pagingUntil`, or
+ * until no open incident has a step to come: a run with nothing to wait for ends (an incident opened
+ * after that has its first step at least a minute later, when the next run is there). An incident
+ * whose step failed is left to the next sweep (it was counted in `EscalationErrors`).
+ */
+async function stayForPaging(run: SweepRun): Promise<void> {
+  const { context, options } = run;
+  const until = options.pagingUntil?.getTime();
+  if (until === undefined) return;
+  const pollMs = options.pagingPollMs ?? SWEEP_RUN.pagingPollMs;
+  const failed = new Set<string>();
+  for (;;) {
+    const now = context.clock();
+    if (now.getTime() >= until) return;
+    let wakeAt = Math.min(until, now.getTime() + pollMs);
+    try {
+      const report = await recordEscalations(context, now, { ...compileOption(options), gauges: false, skip: failed });
+      for (const id of report.failed) failed.add(id);
+      run.report.escalations += report.ids.length;
+      options.dispatch?.(report.ids);
+      if (report.nextDueAt === undefined) return;
+      wakeAt = Math.min(wakeAt, report.nextDueAt.getTime());
+    } catch (error) {
+      run.context.metrics.add(RelayMetric.SweepErrors, 1);
+      run.context.logger.error('sweep step "escalations" failed while staying for due steps; trying again', {
+        step: 'escalations',
+        error: errorName(error),
+      });
+    }
+    await new Promise((resolve) => setTimeout(resolve, Math.max(0, wakeAt - context.clock().getTime())));
+  }
+}
+
+const compileOption = (options: SweepOptions) =>
+  options.digests?.compile === undefined ? {} : { compile: options.digests.compile };
 
 /** One sweep as its steps see it: the relay, the sweep's one reading of the clock, its options and the report they fill in. */
 export interface SweepRun {
@@ -142,29 +229,26 @@ export interface SweepRun {
   readonly report: { -readonly [K in keyof SweepReport]: SweepReport[K] };
 }
 
-/** One step of a sweep. A step handles its own failures where the rest of the sweep must go on. */
+/**
+ * One step of a sweep. A step that throws is logged with its name and counted in `SweepErrors`,
+ * and the sweep goes on with the next (see `sweep`); a step handles its own failures only where
+ * part of its own work must go on (one record of many).
+ */
 export type SweepStep = (run: SweepRun) => Promise<void>;
 
 /**
  * A step that records new PENDING records (a digest, an escalation): their ids go to `dispatch`
- * (locally the send queue; on AWS the stream sends them). A failure is logged and counted in
- * `SweepErrors`; what was not recorded stays due for the next run, and the rest of the sweep goes on.
+ * (locally the send queue; on AWS the stream sends them). What was not recorded stays due for the
+ * next run.
  *
  * @example
  * ```ts
- * const recordDueHandoffs = recordingStep('handoffs', ({ context, now }) => recordHandoffs(context, now));
+ * const recordDueHandoffs = recordingStep(({ context, now }) => recordHandoffs(context, now));
  * ```
  */
-export function recordingStep(
-  what: string,
-  record: (run: SweepRun) => Promise<{ readonly ids: readonly string[] }>,
-): SweepStep {
+export function recordingStep(record: (run: SweepRun) => Promise<{ readonly ids: readonly string[] }>): SweepStep {
   return async (run) => {
-    const { ids } = await record(run).catch((error: unknown) => {
-      run.context.logger.error(`${what} not recorded; the next sweep tries again`, { error });
-      run.context.metrics.add(RelayMetric.SweepErrors, 1);
-      return { ids: [] };
-    });
+    const { ids } = await record(run);
     run.options.dispatch?.(ids);
   };
 }
@@ -182,32 +266,22 @@ const probeCircuit: SweepStep = async ({ context, options }) => await checkCircu
 
 // Before the due records are listed: a digest is a new PENDING record (the stream sends it on AWS;
 // locally it is handed to the send queue with the rest).
-const recordDueDigests = recordingStep('digests', async ({ context, now, options, report }) => {
+const recordDueDigests = recordingStep(async ({ context, now, options, report }) => {
   const digests = await recordDigests(context, now, options.digests);
   report.digests = digests.ids.length;
   return digests;
 });
 
 // Paging: due escalations and renotifies become PENDING records like a digest (see paging.ts).
-const recordDueEscalations = recordingStep(
-  'escalations',
-  async ({ context, now, options }) =>
-    await recordEscalations(
-      context,
-      now,
-      options.digests?.compile === undefined ? {} : { compile: options.digests.compile },
-    ),
-);
+const recordDueEscalations = recordingStep(async ({ context, now, options, report }) => {
+  const escalations = await recordEscalations(context, now, compileOption(options));
+  report.escalations += escalations.ids.length;
+  return escalations;
+});
 
 // On-call handoffs (`notifyHandoff: true`): the incoming person's SMS, once per shift (see handoff.ts).
 const recordDueHandoffs = recordingStep(
-  'handoff SMS',
-  async ({ context, now, options }) =>
-    await recordHandoffs(
-      context,
-      now,
-      options.digests?.compile === undefined ? {} : { compile: options.digests.compile },
-    ),
+  async ({ context, now, options }) => await recordHandoffs(context, now, compileOption(options)),
 );
 
 const publishStuck: SweepStep = async ({ context, now }) => await publishStuckCounts(context, now);
@@ -225,18 +299,20 @@ const runHeartbeats: SweepStep = async (run) => {
   run.report.heartbeats = await checkHeartbeats(run.context, run.now);
 };
 
-/** What a sweep does, in order; adding a step is one line here. */
-export const SWEEP_STEPS: readonly SweepStep[] = [
-  recoverStaleSends,
-  probeCircuit,
-  recordDueDigests,
-  recordDueEscalations,
-  recordDueHandoffs,
-  publishStuck,
-  sendDue,
-  recordSummaries,
-  runHeartbeats,
-];
+/** The sweep's first step: a page that is due must not wait behind the other steps, nor fail with them. */
+export const PAGING_STEP = { name: 'escalations', step: recordDueEscalations } as const;
+
+/** What a sweep does after {@link PAGING_STEP}, in order, by the name its errors are logged with; adding a step is one line here. */
+export const SWEEP_STEPS = {
+  'stale sends': recoverStaleSends,
+  circuit: probeCircuit,
+  digests: recordDueDigests,
+  'handoff SMS': recordDueHandoffs,
+  'stuck counts': publishStuck,
+  'due sends': sendDue,
+  'held summaries': recordSummaries,
+  heartbeats: runHeartbeats,
+} as const satisfies Record<string, SweepStep>;
 
 function dueOptions({ now, options: { limit, pendingGraceMs } }: SweepRun) {
   return { now, limit, ...(pendingGraceMs > 0 ? { updatedBefore: new Date(now.getTime() - pendingGraceMs) } : {}) };

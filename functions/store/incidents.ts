@@ -66,6 +66,11 @@ export type CloseOutcome =
 export interface AdvanceInput {
   /** The `actions` the caller read: the claim holds only if no one advanced it since. */
   readonly fromActions: number;
+  /**
+   * The `actions` it moves to: more than one further when missed steps were skipped.
+   * @default fromActions + 1
+   */
+  readonly toActions?: number;
   readonly level: number;
   readonly nextDueAt?: Date;
   readonly entry: Omit<TimelineEntry, 'at'>;
@@ -265,7 +270,7 @@ export const listOpenIncidents = async (table: StoreTable): Promise<Incident[]> 
 export const advanceIncident = async (
   table: StoreTable,
   id: string,
-  { fromActions, level, nextDueAt, entry, now = table.clock() }: AdvanceInput,
+  { fromActions, toActions = fromActions + 1, level, nextDueAt, entry, now = table.clock() }: AdvanceInput,
 ): Promise<boolean> => {
   const outcome = await writeIf(table, {
     Key: incidentKey(id),
@@ -273,7 +278,7 @@ export const advanceIncident = async (
     ConditionExpression: '#state = :open AND actions = :from',
     ExpressionAttributeNames: { '#state': 'state', '#level': 'level' },
     ExpressionAttributeValues: {
-      ':next': num(fromActions + 1),
+      ':next': num(toActions),
       ':from': num(fromActions),
       ':level': num(level),
       ':open': str(IncidentState.Open),

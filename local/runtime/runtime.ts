@@ -28,6 +28,7 @@ import { reportUndecodable } from '../../functions/relay/undecodable';
 import type { MessageStore } from '../../functions/store';
 import { sendMessage } from '../../functions/relay/sender';
 import { sweep } from '../../functions/relay/sweeper';
+import { recordEscalations } from '../../functions/relay/paging';
 import { renderBanner } from './banner';
 import { examplePayloads } from '../shared/fixture-headers';
 import { invalidSetting, type RuntimeError } from '../shared/errors';
@@ -62,6 +63,12 @@ const SWEEPER_MAX_PAUSE_MS = 5_000;
  * console polling while a backlog is sent must leave the sender most of the local store's time.
  */
 const LISTINGS_MAX_SHARE = 0.25;
+/**
+ * How often the runtime records due escalation and renotify steps, apart from the sweep: the sweep
+ * may pause up to `SWEEPER_MAX_PAUSE_MS` on a large table, and a page must go within 5 s of its due
+ * time. Reading the open incidents is one small query.
+ */
+const LOCAL_PAGING_INTERVAL_MS = 1_000;
 /** Due records per sweep page: the local store scans the whole table for each page, so the store's largest. */
 const LOCAL_SWEEP_PAGE = 1_000;
 
@@ -370,6 +377,12 @@ function startTimers(
         onError: (error) => problem('the sweeper failed', error),
       },
     ),
+    // Due escalations and renotifies, each second: on time whatever the sweep's pace (the sweep
+    // records them too; the steps' conditional writes record each once).
+    repeat(async () => sender.feed((await recordEscalations(context, context.clock(), { gauges: false })).ids), {
+      intervalMs: LOCAL_PAGING_INTERVAL_MS,
+      onError: (error) => problem('escalations not recorded; trying again in a second', error),
+    }),
     repeat(async () => void (await checkBalance(context)), {
       intervalMs: setup.balanceSchedule.intervalMs,
       immediately: true,

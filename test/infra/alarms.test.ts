@@ -304,8 +304,8 @@ describe('an alarm for every way a message is lost or stuck', () => {
 
   it('nothing else: every alarm is one of the above', () => {
     // 6 stuck-now gauges (incidents unacknowledged included) + unreachable + 4 relay counts + 3 dropped + 5xx + 3 rejected + iterator age + backlog + 4×2 functions
-    // + table + 429 + balance read + balance low + 2 queues + 2 watchers
-    expect(alarmsOf(prod)).toHaveLength(6 + 1 + 4 + 3 + 1 + 3 + 1 + 1 + 8 + 1 + 1 + 1 + 1 + 2 + 2);
+    // + table + 429 + balance read + balance low + 2 queues + 2 watchers + 2 paging (escalation errors, incidents overdue)
+    expect(alarmsOf(prod)).toHaveLength(6 + 1 + 4 + 3 + 1 + 3 + 1 + 1 + 8 + 1 + 1 + 1 + 1 + 2 + 2 + 2);
   });
 
   it('without a balance threshold there is no BalanceLow, but the unreadable-balance alarm stays', () => {
@@ -322,12 +322,38 @@ describe('an alarm for every way a message is lost or stuck', () => {
   });
 });
 
+describe('paging: an alarm when a step could not be recorded or sent, and when one is overdue', () => {
+  it('EscalationErrors: any in a minute', () => {
+    expect(alarmWatching(prod, RELAY, RelayMetric.EscalationErrors, SERVICE)).toMatchObject({
+      AlarmName: 'SmsRelay-prod-EscalationErrors',
+      Statistic: 'Sum',
+      Period: 60,
+      EvaluationPeriods: 1,
+      Threshold: 1,
+      ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+      TreatMissingData: 'notBreaching',
+    });
+  });
+
+  it('IncidentsOverdue: the gauge each sweep publishes at 1 or more, its state kept while the sweeper is silent', () => {
+    expect(alarmWatching(prod, RELAY, RelayMetric.IncidentsOverdue, SERVICE)).toMatchObject({
+      AlarmName: 'SmsRelay-prod-IncidentsOverdue',
+      Statistic: 'Maximum',
+      Period: 60,
+      EvaluationPeriods: 1,
+      Threshold: 1,
+      ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+      TreatMissingData: 'ignore',
+    });
+  });
+});
+
 describe('the watchers: an alarm when the sweeper or the balance watch did not run (missing data breaching)', () => {
-  it('the sweeper: no sweep (PendingDue is published by every one) in two 5-minute periods running', () => {
-    expect(alarmWatching(prod, RELAY, RelayMetric.PendingDue, SERVICE)).toMatchObject({
+  it('the sweeper: no sweep (the Sweeps heartbeat is published by every one) in two 1-minute periods running, so within 3 minutes of the last', () => {
+    expect(alarmWatching(prod, RELAY, RelayMetric.Sweeps, SERVICE)).toMatchObject({
       AlarmName: 'SmsRelay-prod-SweeperNotRunning',
       Statistic: 'SampleCount',
-      Period: 300,
+      Period: 60,
       EvaluationPeriods: 2,
       Threshold: 1,
       ComparisonOperator: 'LessThanThreshold',

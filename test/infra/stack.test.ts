@@ -147,7 +147,7 @@ describe('functions', () => {
   const expected = {
     ingest: { MemorySize: 256, Timeout: 10 },
     sender: { MemorySize: 256, Timeout: 60 },
-    sweeper: { MemorySize: 256, Timeout: 55 },
+    sweeper: { MemorySize: 256, Timeout: 90 },
     'balance-watch': { MemorySize: 128, Timeout: 30 },
   } as const satisfies Record<HandlerName, object>;
 
@@ -200,8 +200,8 @@ describe('functions', () => {
     expect(fnEnvironment(prod, 'balance-watch')).toEqual({ ...common, ...provider, BALANCE_THRESHOLD: '5000' });
   });
 
-  it("reserves one concurrent sweep, and the sender's concurrency only when deploy.senderConcurrency sets it", () => {
-    expect(fn(prod, 'sweeper')['ReservedConcurrentExecutions']).toBe(1);
+  it("reserves two concurrent sweeps (a run staying for its paging steps and the next), and the sender's concurrency only when deploy.senderConcurrency sets it", () => {
+    expect(fn(prod, 'sweeper')['ReservedConcurrentExecutions']).toBe(2);
     for (const name of ['ingest', 'balance-watch'] as const)
       expect(fn(prod, name)['ReservedConcurrentExecutions']).toBeUndefined();
     expect(
@@ -247,6 +247,21 @@ describe('functions', () => {
       expect(statSync(join('dist', 'handlers', name, 'index.mjs')).mtimeMs).toBeGreaterThanOrEqual(start);
       expect(fn(selfBundled, name)['Handler']).toBe('index.handler');
     }
+  });
+
+  it("never retries the sweeper's schedule events, and drops one that could not start within a minute (the next run is due)", () => {
+    const configs = resourcesOfType(prod.resources, 'AWS::Lambda::EventInvokeConfig');
+    expect(configs.map(([, resource]) => resource.Properties)).toEqual([
+      {
+        FunctionName: { Ref: prod.functionId('sweeper') },
+        Qualifier: '$LATEST',
+        MaximumRetryAttempts: 0,
+        MaximumEventAgeInSeconds: 60,
+        DestinationConfig: {
+          OnFailure: { Destination: { 'Fn::GetAtt': [expect.stringMatching(/^RelayDeadLetterQueue/), 'Arn'] } },
+        },
+      },
+    ]);
   });
 
   it('sends failed asynchronous runs of the scheduled functions to the dead-letter queue, and only theirs', () => {
@@ -562,6 +577,8 @@ describe('least privilege', () => {
         'ACK#*',
       ]),
       grant(['secretsmanager:GetSecretValue'], PROVIDER_KEY),
+      // The on-failure destination of its schedule events: the same dead-letter queue.
+      grant(['sqs:SendMessage', 'sqs:GetQueueAttributes', 'sqs:GetQueueUrl'], DEAD_LETTERS),
     ]);
   });
 

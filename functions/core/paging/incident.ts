@@ -101,6 +101,49 @@ export function pagingAction(
   return { kind: 'renotify', step: steps.length - 1, dueAt: new Date(base + repeat * renotify.everySeconds * 1000) };
 }
 
+/** The step to take now for an incident that has taken `from` actions: see {@link actionDueNow}. */
+export interface DueAction {
+  /** The index of the action taken (the dedupe key's step). */
+  readonly index: number;
+  readonly action: PagingAction;
+  /** The actions passed over, oldest first: missed while the relay was not running. */
+  readonly skipped: readonly PagingAction[];
+}
+
+/**
+ * The action to take now, or `undefined` when none is due. Normally the next one; but a step more
+ * than `missedAfterMs` past due while the step after it is due too was missed (the relay was not
+ * running): such steps are passed over, so a restart sends one SMS, the latest step due, rather
+ * than every missed step back to back.
+ *
+ * @example
+ * ```ts
+ * actionDueNow(paging, openedAt, incident.actions, now, PAGING.missedAfterMs); // { index: 2, action, skipped: [first, second] }
+ * ```
+ */
+export function actionDueNow(
+  paging: Pick<CompiledPaging, 'steps' | 'renotify'>,
+  openedAt: Date,
+  from: number,
+  now: Date,
+  missedAfterMs: number,
+): DueAction | undefined {
+  const first = pagingAction(paging, openedAt, from);
+  if (first === undefined || first.dueAt.getTime() > now.getTime()) return undefined;
+  const skipped: PagingAction[] = [];
+  let index = from;
+  let action = first;
+  for (;;) {
+    const next = pagingAction(paging, openedAt, index + 1);
+    const missed = now.getTime() - action.dueAt.getTime() > missedAfterMs;
+    if (next === undefined || next.dueAt.getTime() > now.getTime() || !missed) break;
+    skipped.push(action);
+    index += 1;
+    action = next;
+  }
+  return { index, action, skipped };
+}
+
 /** The level an incident reached after `actions` actions: the escalation steps taken (renotify does not climb). */
 export function levelAfter(paging: Pick<CompiledPaging, 'steps'>, actions: number): number {
   return Math.min(actions, paging.steps.length);

@@ -94,6 +94,8 @@ describe('sweeper handler', () => {
       digests: 0,
       errors: 0,
       deferred: 0,
+      escalations: 0,
+      failedSteps: [],
     });
     expect((await store.getMessage(id))?.state).toBe(MessageState.Sent);
     expect(out.logs().find((line) => line['message'] === 'sweep finished')).toMatchObject({
