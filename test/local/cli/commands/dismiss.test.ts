@@ -202,7 +202,7 @@ describe('sms-relay dismiss through the running relay', () => {
       reason: 'customer number 2557****222 disconnected',
       from: 'UNKNOWN',
     });
-  }, 60_000);
+  }, 120_000);
 
   it('refuses to run without --reason, changing nothing', async () => {
     const failed = await recordIn('FAILED');
@@ -210,7 +210,7 @@ describe('sms-relay dismiss through the running relay', () => {
     expect(run.code).not.toBe(0);
     expect(run.stderr).toContain('--reason is required');
     expect((await recordOf(failed))?.state).toBe('FAILED');
-  }, 60_000);
+  }, 120_000);
 
   it('--state with --route: --dry-run lists and changes nothing; then dismisses them as the OS user', async () => {
     const parked = [await recordIn('PARKED', { route: 'alerts' }), await recordIn('PARKED', { route: 'alerts' })];
@@ -235,7 +235,7 @@ describe('sms-relay dismiss through the running relay', () => {
         dismissal: { by: localOperator(), from: 'PARKED' },
       });
     expect((await recordOf(elsewhere))?.state).toBe('PARKED');
-  }, 60_000);
+  }, 120_000);
 });
 
 describe('POST /_relay/dismiss', () => {
@@ -346,5 +346,5 @@ describe('sms-relay dismiss --env', () => {
     } finally {
       await db.close();
     }
-  }, 60_000);
+  }, 120_000);
 });
