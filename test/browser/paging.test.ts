@@ -139,12 +139,10 @@ describe('paging in Chromium', () => {
       expect(body).toMatch(/Times in [A-Za-z_/]+, 24-hour clock\./);
       expect(body).not.toMatch(/acknowledged by|T\d\d:\d\d:\d\d/i);
       expect(body).not.toMatch(/255754000111|255712345678/);
-      const layout = await phone.evaluate(() => ({
-        scrollWidth: document.documentElement.scrollWidth,
-        innerWidth: window.innerWidth,
-        scripts: document.scripts.length,
-        fontPx: Number.parseFloat(getComputedStyle(document.body).fontSize),
-      }));
+      // An expression, not a function: the test's TypeScript has no DOM types.
+      const layout = (await phone.evaluate(
+        '({ scrollWidth: document.documentElement.scrollWidth, innerWidth: window.innerWidth, scripts: document.scripts.length, fontPx: Number.parseFloat(getComputedStyle(document.body).fontSize) })',
+      )) as { scrollWidth: number; innerWidth: number; scripts: number; fontPx: number };
       console.log(`acknowledge page at 412 px: ${JSON.stringify(layout)}`);
       expect(layout).toMatchObject({ innerWidth: 412, scripts: 0 });
       expect(layout.scrollWidth).toBeLessThanOrEqual(layout.innerWidth);
@@ -163,7 +161,7 @@ describe('paging in Chromium', () => {
     );
     expect(await phone.textContent('h1')).toBe('Acknowledged');
     expect(await phone.getByRole('button', { name: 'Acknowledge' }).count()).toBe(0);
-    expect(await phone.evaluate(() => document.documentElement.scrollWidth)).toBeLessThanOrEqual(412);
+    expect(await phone.evaluate('document.documentElement.scrollWidth')).toBeLessThanOrEqual(412);
     expect(await incidents()).toEqual([]);
   });
 
