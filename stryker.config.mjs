@@ -12,8 +12,8 @@ export default {
   vitest: { configFile: 'vitest.mutation.config.ts' },
   // Each mutant runs only the tests that reached its code in the first, measured run.
   coverageAnalysis: 'perTest',
-  // Seven other runs may share two cores: one vitest at a time (the script also runs it niced).
-  concurrency: 1,
+  // Seven other runs may share two cores: two vitest runners at most, niced by the script.
+  concurrency: 2,
   mutate: [
     'functions/relay/credit-gate.ts',
     'functions/store/limits.ts',
