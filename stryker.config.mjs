@@ -36,5 +36,9 @@ export default {
   jsonReporter: { fileName: 'reports/mutation/mutation.json' },
   htmlReporter: { fileName: 'reports/mutation/mutation.html' },
   tempDirName: '.stryker-tmp',
+  // Another run's sandbox and generated output are not the project.
+  ignorePatterns: ['.stryker-tmp*', 'reports', 'dist', 'cdk.out', '.relay', '.scratch'],
+  // The first, measured run of every covering test takes minutes on a busy machine (default 5).
+  dryRunTimeoutMinutes: 20,
   cleanTempDir: 'always',
 };
