@@ -1,11 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { CIRCUIT } from '../../../functions/core/defaults';
-import {
-  SendCertainty,
-  SmsErrorCode,
-  SmsOperation,
-  SmsServiceError,
-} from '../../../functions/core/provider';
+import { SendCertainty, SmsErrorCode, SmsOperation, SmsServiceError } from '../../../functions/core/provider';
 import { ServiceSignal, serviceSignal } from '../../../functions/relay/circuit';
 import { sendMessage, SendOutcome } from '../../../functions/relay/sender';
 import { sweep } from '../../../functions/relay/sweeper';
@@ -202,7 +197,7 @@ describe('what a failure says about the SMS service', () => {
   const smsError = (code: SmsErrorCode, status?: number) =>
     new SmsServiceError('test', { operation: SmsOperation.SEND, code, delivery: SendCertainty.NOT_SENT, status });
 
-  it('counts only the SMS client\'s own failures: a bug or a store error never opens the circuit', () => {
+  it("counts only the SMS client's own failures: a bug or a store error never opens the circuit", () => {
     expect(serviceSignal(new Error('ConditionalCheckFailed'))).toBe(ServiceSignal.None);
     expect(serviceSignal(smsError(SmsErrorCode.VALIDATION))).toBe(ServiceSignal.None);
     expect(serviceSignal(smsError(SmsErrorCode.INSUFFICIENT_BALANCE, 402))).toBe(ServiceSignal.Answered);
