@@ -12,8 +12,8 @@ export default {
   vitest: { configFile: 'vitest.mutation.config.ts' },
   // Each mutant runs only the tests that reached its code in the first, measured run.
   coverageAnalysis: 'perTest',
-  // Seven other runs may share two cores: one vitest at a time (the script also runs it niced).
-  concurrency: 1,
+  // Seven other runs may share two cores: two vitest runners at most, niced by the script.
+  concurrency: 2,
   mutate: [
     'functions/relay/credit-gate.ts',
     'functions/store/limits.ts',
@@ -36,5 +36,9 @@ export default {
   jsonReporter: { fileName: 'reports/mutation/mutation.json' },
   htmlReporter: { fileName: 'reports/mutation/mutation.html' },
   tempDirName: '.stryker-tmp',
+  // Another run's sandbox and generated output are not the project.
+  ignorePatterns: ['.stryker-tmp*', 'reports', 'dist', 'cdk.out', '.relay', '.scratch'],
+  // The first, measured run of every covering test takes minutes on a busy machine (default 5).
+  dryRunTimeoutMinutes: 20,
   cleanTempDir: 'always',
 };

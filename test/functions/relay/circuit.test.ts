@@ -1,5 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { CIRCUIT } from '../../../functions/core/defaults';
+import { SendCertainty, SmsErrorCode, SmsOperation, SmsServiceError } from '../../../functions/core/provider';
+import { ServiceSignal, serviceSignal } from '../../../functions/relay/circuit';
 import { sendMessage, SendOutcome } from '../../../functions/relay/sender';
 import { sweep } from '../../../functions/relay/sweeper';
 import { MessageState } from '../../../functions/store';
@@ -188,5 +190,18 @@ describe('the SMS service circuit, shared by two senders on one store', () => {
     expect(again.openedAt).not.toBe(openedAt);
     expect(again.openedAt).toBeDefined();
     expect(Date.parse(again.nextProbeAt!) - clock.now.getTime()).toBe(2 * CIRCUIT.firstProbeMs);
+  });
+});
+
+describe('what a failure says about the SMS service', () => {
+  const smsError = (code: SmsErrorCode, status?: number) =>
+    new SmsServiceError('test', { operation: SmsOperation.SEND, code, delivery: SendCertainty.NOT_SENT, status });
+
+  it("counts only the SMS client's own failures: a bug or a store error never opens the circuit", () => {
+    expect(serviceSignal(new Error('ConditionalCheckFailed'))).toBe(ServiceSignal.None);
+    expect(serviceSignal(smsError(SmsErrorCode.VALIDATION))).toBe(ServiceSignal.None);
+    expect(serviceSignal(smsError(SmsErrorCode.INSUFFICIENT_BALANCE, 402))).toBe(ServiceSignal.Answered);
+    expect(serviceSignal(smsError(SmsErrorCode.SERVER_ERROR, 503))).toBe(ServiceSignal.Unreachable);
+    expect(serviceSignal(smsError(SmsErrorCode.NETWORK))).toBe(ServiceSignal.Unreachable);
   });
 });
