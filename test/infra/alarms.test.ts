@@ -674,6 +674,23 @@ describe('two kinds of alarm: pages and tickets, each alarm into the topic of it
     expect(kinds.get('DeliveryLatency-oncall')).toBe('ticket');
   });
 
+  it("docs/deploying.md's alarm tables list every alarm once, with the severity the template gives it", () => {
+    const documented = new Map<string, string>();
+    for (const [, name, severity] of readFileSync(join('docs', 'deploying.md'), 'utf8').matchAll(
+      /^\| `([^`]+)`[^|]*\| (\*\*page\*\*|ticket) \|/gm,
+    )) {
+      expect(documented.has(name!), `${name} documented once`).toBe(false);
+      documented.set(name!, severity!.replaceAll('*', ''));
+    }
+    // A per-route or per-function alarm is documented once, by its pattern.
+    const pattern = (name: string): string =>
+      name
+        .replace(/^(Dropped|Rejected|UnknownOrFailed|DeliveryLatency)-.+$/, '$1-<route>')
+        .replace(new RegExp(`^(${HANDLER_NAMES.map(pascalCase).join('|')})(Errors|Throttles)$`), '<Function>$2');
+    const fromTemplate = new Map([...severities(prod)].map(([name, kind]) => [pattern(name), kind]));
+    expect(Object.fromEntries(documented)).toEqual(Object.fromEntries(fromTemplate));
+  });
+
   it('says, for SweeperNotRunning, that escalations, renotify and handoff SMS stop', () => {
     expect(alarmWatching(prod, RELAY, RelayMetric.PendingDue, SERVICE).AlarmDescription).toContain(
       'escalations, renotify and handoff SMS stop',
