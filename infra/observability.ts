@@ -1,4 +1,4 @@
-import { Duration } from 'aws-cdk-lib';
+import { Duration, Validations } from 'aws-cdk-lib';
 import type * as apigwv2 from 'aws-cdk-lib/aws-apigatewayv2';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
 import * as actions from 'aws-cdk-lib/aws-cloudwatch-actions';
@@ -13,6 +13,12 @@ import { BALANCE_SCHEDULE } from '../functions/core/defaults';
 import { HANDLER_NAMES, type HandlerName } from './bundle';
 import { pascalCase, relayStackName } from './names';
 import { METRICS, RelayMetric } from '../functions/core/metrics';
+import {
+  type AlarmEndpoint,
+  AlarmEndpointKind,
+  AlarmSeverity,
+  DEFAULT_DELIVERY_LATENCY_P99_SECONDS,
+} from '../functions/core/config/alarms-schema';
 
 export interface RelayObservabilityProps {
   readonly environmentName: string;
@@ -44,12 +50,29 @@ export interface RelayObservabilityProps {
    */
   readonly balanceSchedule?: string;
   /**
-   * Subscribe this address to the alarm topic.
+   * Subscribe this address to both alarm topics, paging and ticket (`balance.email`).
    * @default - no subscription
    */
   readonly alarmEmail?: string;
+  /**
+   * Who each kind of alarm reaches (`alarms.page`, `alarms.ticket`): e-mail, SNS's own SMS, HTTPS.
+   * @default - nobody beyond `alarmEmail`
+   */
+  readonly subscribers?: Readonly<Partial<Record<AlarmSeverity, readonly AlarmEndpoint[]>>>;
+  /**
+   * The `priority: critical` routes: a new UNKNOWN or FAILED record on one pages, and its delivery
+   * latency has an alarm.
+   * @default []
+   */
+  readonly criticalRoutes?: readonly string[];
+  /**
+   * The p99 accept-to-SENT latency, in seconds, above which a critical route's `DeliveryLatency-<route>` fires (`alarms.deliveryLatencyP99`).
+   * @default 60
+   */
+  readonly deliveryLatencyP99Seconds?: number;
 }
 
+const ONE_MINUTE = Duration.minutes(1);
 const FIVE_MINUTES = Duration.minutes(5);
 const ONE_MINUTE = Duration.minutes(1);
 const ONE_HOUR = Duration.hours(1);
@@ -63,8 +86,14 @@ export const ALARM_THRESHOLDS = {
   pendingAgeSeconds: 300,
   /** Refused webhooks on one route within one hour: a rarely-called sender with a wrong secret still trips it. */
   rejectedPerHour: 2,
-  /** 1-minute periods running without one sweep before `SweeperNotRunning` fires (the sweep runs each minute): within 3 minutes of the last. */
-  sweeperSilentPeriods: 2,
+  /**
+   * Minutes running without a sweep before `SweeperNotRunning` fires (the sweep runs each minute):
+   * 1-minute periods, all of them missing, so one sweep that slips into the next minute does not page.
+   */
+  sweeperSilentMinutes: 3,
+  /** A throttle alarm fires on this many of its last `throttlePeriods` 5-minute periods: one burst is not a page. */
+  throttleDatapoints: 2,
+  throttlePeriods: 3,
 } as const;
 
 /**
@@ -78,11 +107,21 @@ export const METRIC_ALARMS = {
   Duplicates: { none: 'a sender retrying is normal; the duplicate is answered and never sent again' },
   Filtered: { none: "the route's own filter chose not to send (resolved alerts, ignored events)" },
   Dropped: { alarms: ['Dropped-<route>'] },
+  Muted: { none: 'a planned mute (sms-relay mute) drops on purpose; the mute names its end and reason' },
   Sent: { none: 'success' },
-  Unknown: { none: 'an event; UnknownNow (MessagesUnknown) alarms while any record is UNKNOWN' },
-  Failed: { none: 'an event; FailedNow (MessagesFailed) alarms while any record is FAILED' },
+  DeliveryLatency: { alarms: ['DeliveryLatency-<critical route>'], when: 'a route has priority: critical' },
+  Unknown: {
+    alarms: ['UnknownOrFailed-<critical route>'],
+    when: 'a route has priority: critical (a page); UnknownNow (MessagesUnknown) alarms while any record is UNKNOWN',
+  },
+  Failed: {
+    alarms: ['UnknownOrFailed-<critical route>'],
+    when: 'a route has priority: critical (a page); FailedNow (MessagesFailed) alarms while any record is FAILED',
+  },
   Parked: { none: 'an event; ParkedNow (MessagesParked) alarms while any record is PARKED' },
-  HeldBack: { alarms: ['HeldBack'] },
+  HeldBack: {
+    none: 'the same event as HeldNow (MessagesHeld), which stays in alarm until the HELD records are sent or dismissed; one alarm per event',
+  },
   Deferred: {
     none: 'quiet hours or a digest window: the message goes out in the digest; DeferredOverdue alarms when a digest is late',
   },
@@ -120,7 +159,9 @@ export type MetricAlarmDecision =
   | { readonly none: string };
 
 /**
- * Alarms into one SNS topic (optionally e-mailed) and a dashboard of the relay's metrics: an alarm
+ * Alarms into two SNS topics, one per {@link AlarmSeverity} (`page`: someone must act now;
+ * `ticket`: the rest), each reaching its people by e-mail, SNS's own SMS or HTTPS, and a dashboard
+ * of the relay's metrics: an alarm
  * for every way a message can end unsent or wait (records UNKNOWN, PARKED, FAILED, HELD now, late
  * digests, dropped messages, the queues), a webhook can be refused (API 5xx, a misconfigured
  * route, a route refusing its sender), or the relay can stall (the SMS service unreachable, stream
@@ -140,7 +181,8 @@ export type MetricAlarmDecision =
  * ```
  */
 export class RelayObservability extends Construct {
-  public readonly topic: sns.Topic;
+  /** One topic per kind of alarm: each alarm notifies the topic of its severity. */
+  public readonly topics: Readonly<Record<AlarmSeverity, sns.Topic>>;
   public readonly alarms: readonly cloudwatch.Alarm[];
   public readonly dashboard: cloudwatch.Dashboard;
 
@@ -158,20 +200,17 @@ export class RelayObservability extends Construct {
     const gauge = (name: RelayMetric): cloudwatch.Metric => relay(name, 'Maximum');
     const cli = (command: string): string => `\`sms-relay ${command.replace('{env}', `--env ${env}`)}\``;
 
-    // No KMS key: the topic carries alarm state changes only, and CloudWatch cannot publish to a
-    // topic encrypted with the AWS-managed SNS key.
-    this.topic = new sns.Topic(this, 'AlarmTopic', { displayName: `sms-relay ${env} alarms`, enforceSSL: true });
-    if (props.alarmEmail !== undefined) {
-      this.topic.addSubscription(
-        new subscriptions.EmailSubscription(props.alarmEmail, { deadLetterQueue: props.deadLetterQueue }),
-      );
-    }
+    this.topics = alarmTopics(this, env, props);
 
     const alarms: cloudwatch.Alarm[] = [];
+    /** An alarm and its recovery into the topic of its severity (a ticket unless it says `page`). */
     const alarm = (
       alarmId: string,
-      alarmProps: Omit<cloudwatch.AlarmProps, 'alarmName' | 'comparisonOperator' | 'evaluationPeriods'> &
-        Partial<cloudwatch.AlarmProps>,
+      {
+        severity = AlarmSeverity.Ticket,
+        ...alarmProps
+      }: Omit<cloudwatch.AlarmProps, 'alarmName' | 'comparisonOperator' | 'evaluationPeriods'> &
+        Partial<cloudwatch.AlarmProps> & { readonly severity?: AlarmSeverity },
     ): cloudwatch.Alarm => {
       const created = new cloudwatch.Alarm(this, alarmId, {
         alarmName: `${prefix}-${alarmId}`,
@@ -180,11 +219,17 @@ export class RelayObservability extends Construct {
         evaluationPeriods: 1,
         ...alarmProps,
       });
-      created.addAlarmAction(new actions.SnsAction(this.topic));
-      created.addOkAction(new actions.SnsAction(this.topic));
+      created.addAlarmAction(new actions.SnsAction(this.topics[severity]));
+      created.addOkAction(new actions.SnsAction(this.topics[severity]));
       alarms.push(created);
       return created;
     };
+    const page = AlarmSeverity.Page;
+    // Throttles pass on their own (everything is retried): one burst is not worth a message.
+    const throttled = {
+      evaluationPeriods: ALARM_THRESHOLDS.throttlePeriods,
+      datapointsToAlarm: ALARM_THRESHOLDS.throttleDatapoints,
+    } as const;
     const runbook = (what: string, todo: string): string =>
       `sms-relay ${env}: ${what} First response: ${todo} (docs/deploying.md, Alarms).`;
     // A gauge each sweep publishes: while the sweeper is silent the alarm keeps its state (an
@@ -243,37 +288,72 @@ export class RelayObservability extends Construct {
       metric: gauge(RelayMetric.SmsServiceUnreachable),
       threshold: 1,
       treatMissingData: cloudwatch.TreatMissingData.IGNORE,
+      severity: page,
     });
+
+    // Paging itself: an escalation that did not go out, or went out late, pages at once (1-minute periods).
+    alarm('IncidentsOverdue', {
+      alarmDescription: runbook(
+        'At least one open incident has a next escalation or renotify step more than 2 minutes overdue: the next person is not being paged on time.',
+        `${cli('incidents {env}')} lists them; see the sweeper log, the SweeperNotRunning and EscalationErrors alarms; page the next person by hand until it recovers`,
+      ),
+      metric: relay(RelayMetric.IncidentsOverdue, 'Maximum', ONE_MINUTE),
+      threshold: 1,
+      treatMissingData: cloudwatch.TreatMissingData.IGNORE,
+      severity: page,
+    });
+    alarm('EscalationErrors', {
+      alarmDescription: runbook(
+        'An escalation or renotify step could not be recorded (the store refusing), or its SMS can never go (no valid recipient, a text that cannot fit): someone who should have been paged was not.',
+        `see the sweeper log ("escalation not recorded", with the incident and step) and ${cli('incidents {env}')}; page the next person by hand, then ${cli('ack {env} <incident>')}`,
+      ),
+      metric: relay(RelayMetric.EscalationErrors, 'Sum', ONE_MINUTE),
+      threshold: 1,
+      severity: page,
+    });
+    for (const route of props.criticalRoutes ?? []) {
+      alarm(`UnknownOrFailed-${route}`, {
+        alarmDescription: runbook(
+          `Critical route ${route} has a new UNKNOWN or FAILED message: an alert that must wake someone may not have reached them.`,
+          `${cli(`logs {env} --route ${route} --state FAILED`)} and ${cli(`logs {env} --route ${route} --state UNKNOWN`)}; tell the recipients another way; fix the cause, then redrive`,
+        ),
+        metric: new cloudwatch.MathExpression({
+          expression: 'FILL(unknown, 0) + FILL(failed, 0)',
+          usingMetrics: {
+            unknown: relay(RelayMetric.Unknown, 'Sum', ONE_MINUTE, route),
+            failed: relay(RelayMetric.Failed, 'Sum', ONE_MINUTE, route),
+          },
+          label: `UNKNOWN or FAILED on ${route}`,
+          period: ONE_MINUTE,
+        }),
+        threshold: 1,
+        severity: page,
+      });
+      const latencySeconds = props.deliveryLatencyP99Seconds ?? DEFAULT_DELIVERY_LATENCY_P99_SECONDS;
+      alarm(`DeliveryLatency-${route}`, {
+        alarmDescription: runbook(
+          `Critical route ${route}: the slowest 1% of its SMS took more than ${latencySeconds} s from the webhook to SENT (alarms.deliveryLatencyP99) in 5 minutes.`,
+          `see the SmsServiceUnreachable, PendingBacklog and SenderIteratorAge alarms, the sender's duration and throttles, and ${cli(`logs {env} --route ${route}`)}`,
+        ),
+        metric: relay(RelayMetric.DeliveryLatency, 'p99', FIVE_MINUTES, route),
+        threshold: latencySeconds * 1000,
+        comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+      });
+    }
 
     // The watchers: silence is the alarm.
     alarm('SweeperNotRunning', {
       alarmDescription: runbook(
-        `The sweeper has not completed a run for ${ALARM_THRESHOLDS.sweeperSilentPeriods} minutes: escalations, renotify and handoff SMS stop, and so do retries, stale-send recovery, digests, held summaries and the routes' heartbeats.`,
-        "check the sweep schedule (EventBridge rule enabled), the sweeper's log group and errors, and the dead-letter queue",
+        `The sweeper has not completed a run for ${ALARM_THRESHOLDS.sweeperSilentMinutes} minutes: escalations, renotify and handoff SMS stop (nobody further is paged), and so do retries, stale-send recovery, digests, held summaries and the routes' heartbeats.`,
+        "check the sweep schedule (EventBridge rule enabled), the sweeper's log group and errors, and the dead-letter queue; meanwhile page by hand from the incidents list",
       ),
       metric: relay(RelayMetric.Sweeps, 'SampleCount', ONE_MINUTE),
       threshold: 1,
       comparisonOperator: cloudwatch.ComparisonOperator.LESS_THAN_THRESHOLD,
-      evaluationPeriods: ALARM_THRESHOLDS.sweeperSilentPeriods,
+      evaluationPeriods: ALARM_THRESHOLDS.sweeperSilentMinutes,
+      datapointsToAlarm: ALARM_THRESHOLDS.sweeperSilentMinutes,
       treatMissingData: cloudwatch.TreatMissingData.BREACHING,
-    });
-    alarm('EscalationErrors', {
-      alarmDescription: runbook(
-        'An escalation or renotify step could not be recorded (the store refusing), or its SMS can never go (no valid recipient, a text that cannot fit): the person it was for was not paged.',
-        `see the sweeper log ("escalation not recorded") and ${cli('incidents {env}')}; reach the people another way, then ${cli('ack {env} <incident>')}`,
-      ),
-      metric: relay(RelayMetric.EscalationErrors, 'Sum', ONE_MINUTE),
-      threshold: 1,
-    });
-    alarm('IncidentsOverdue', {
-      alarmDescription: runbook(
-        'At least one open incident has a step more than 2 minutes past due: its escalation or renotify did not go out on time.',
-        `${cli('incidents {env}')} lists them; see the sweeper log and the EscalationErrors and SweeperNotRunning alarms; reach the people another way`,
-      ),
-      metric: relay(RelayMetric.IncidentsOverdue, 'Maximum', ONE_MINUTE),
-      threshold: 1,
-      // A gauge each sweep publishes: while the sweeper is silent, SweeperNotRunning speaks.
-      treatMissingData: cloudwatch.TreatMissingData.IGNORE,
+      severity: page,
     });
     const balanceWindow = balanceReadWindow(props.balanceSchedule ?? BALANCE_SCHEDULE);
     alarm('BalanceWatchNotRunning', {
@@ -299,6 +379,7 @@ export class RelayObservability extends Construct {
         comparisonOperator: cloudwatch.ComparisonOperator.LESS_THAN_THRESHOLD,
         // The balance arrives once per watch run; between runs the last reading stands.
         treatMissingData: cloudwatch.TreatMissingData.IGNORE,
+        severity: page,
       });
     }
     alarm('BalanceUnreadable', {
@@ -314,21 +395,13 @@ export class RelayObservability extends Construct {
     for (const route of props.routes) {
       alarm(`Dropped-${route}`, {
         alarmDescription: runbook(
-          `Route ${route} dropped a webhook or message: its template no longer fits the payload, its recipients resolved to nothing, the route is muted, or an SMS of an incident waited (an outage) until the incident was acknowledged or resolved. Nothing was sent for it.`,
-          `${cli(`logs {env} --route ${route}`)} shows the reason; fix the route's template or recipients in config/${env}.yaml and deploy (a muted route: expected until unmuted)`,
+          `Route ${route} dropped a webhook or message: its template no longer fits the payload, its recipients resolved to nothing, or an SMS of an incident waited (an outage) until the incident was acknowledged or resolved. Nothing was sent for it. (A planned mute counts Muted, not this.)`,
+          `${cli(`logs {env} --route ${route}`)} shows the reason; fix the route's template or recipients in config/${env}.yaml and deploy`,
         ),
         metric: relay(RelayMetric.Dropped, 'Sum', FIVE_MINUTES, route),
         threshold: 1,
       });
     }
-    alarm('HeldBack', {
-      alarmDescription: runbook(
-        'A route held messages back over its limits (rate or daily budget) in the last 5 minutes.',
-        `${cli('logs {env} --state HELD')}; raise the route's limits, or ${cli('redrive {env} --state HELD')}`,
-      ),
-      metric: sum(RelayMetric.HeldBack),
-      threshold: 1,
-    });
     alarm('UndecodableRecords', {
       alarmDescription: runbook(
         'The relay met records this version cannot read (written by a newer version before a rollback); they are skipped and logged by id, everything else carries on.',
@@ -346,6 +419,15 @@ export class RelayObservability extends Construct {
         statistic: 'Maximum',
         period: FIVE_MINUTES,
       }),
+      threshold: 1,
+    });
+    // A page that reached nobody must reach someone: the ticket topic (e-mail) says so.
+    alarm('PagesUndelivered', {
+      alarmDescription: runbook(
+        'SNS could not deliver a paging alarm to one of alarms.page (an SMS refused: the account still in the SMS sandbox, a spend limit; an HTTPS endpoint down).',
+        `see the page topic's delivery status (SNS text messaging delivery logs, \`aws sns list-subscriptions-by-topic\`); fix alarms.page in config/${env}.yaml`,
+      ),
+      metric: this.topics[page].metricNumberOfNotificationsFailed({ statistic: 'Sum', period: FIVE_MINUTES }),
       threshold: 1,
     });
     alarm('DeadLetterQueueNotEmpty', {
@@ -368,6 +450,7 @@ export class RelayObservability extends Construct {
       ),
       metric: props.stage.metricServerError({ statistic: 'Sum', period: FIVE_MINUTES }),
       threshold: 1,
+      severity: page,
     });
     alarm('RouteMisconfigured', {
       alarmDescription: runbook(
@@ -397,6 +480,7 @@ export class RelayObservability extends Construct {
       metric: props.functions.sender.metric('IteratorAge', { statistic: 'Maximum', period: FIVE_MINUTES }),
       threshold: ALARM_THRESHOLDS.iteratorAgeMs,
       comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+      severity: page,
     });
     alarm('PendingBacklog', {
       alarmDescription: runbook(
@@ -406,6 +490,7 @@ export class RelayObservability extends Construct {
       metric: relay(RelayMetric.OldestPendingAgeSeconds, 'Maximum'),
       threshold: ALARM_THRESHOLDS.pendingAgeSeconds,
       comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
+      severity: page,
     });
     alarm('SweepErrors', {
       alarmDescription: runbook(
@@ -417,11 +502,12 @@ export class RelayObservability extends Construct {
     });
     alarm('TableThrottles', {
       alarmDescription: runbook(
-        'DynamoDB throttled reads or writes of the message table or its indexes.',
+        `DynamoDB throttled reads or writes of the message table or its indexes in ${ALARM_THRESHOLDS.throttleDatapoints} of the last ${ALARM_THRESHOLDS.throttlePeriods} 5-minute periods.`,
         "see the table's metrics; on-demand tables throttle on sudden bursts past twice the previous peak",
       ),
       metric: tableThrottles(props.table, props.indexNames),
       threshold: 1,
+      ...throttled,
     });
     const apiThrottled = new logs.MetricFilter(this, 'ApiThrottledFilter', {
       logGroup: props.accessLogs,
@@ -436,11 +522,12 @@ export class RelayObservability extends Construct {
     });
     alarm('ApiThrottled', {
       alarmDescription: runbook(
-        'The webhook endpoint answered 429: requests beyond deploy.throttle were refused.',
+        `The webhook endpoint answered 429 in ${ALARM_THRESHOLDS.throttleDatapoints} of the last ${ALARM_THRESHOLDS.throttlePeriods} 5-minute periods: requests beyond deploy.throttle were refused.`,
         `raise deploy.throttle in config/${env}.yaml, or find the sender that floods (the access log's ip)`,
       ),
       metric: apiThrottled.metric({ statistic: 'Sum', period: FIVE_MINUTES }),
       threshold: 1,
+      ...throttled,
     });
     for (const name of HANDLER_NAMES) {
       alarm(`${pascalCase(name)}Errors`, {
@@ -450,11 +537,12 @@ export class RelayObservability extends Construct {
       });
       alarm(`${pascalCase(name)}Throttles`, {
         alarmDescription: runbook(
-          `Lambda throttled the ${name} function at least once in 5 minutes.`,
+          `Lambda throttled the ${name} function in ${ALARM_THRESHOLDS.throttleDatapoints} of the last ${ALARM_THRESHOLDS.throttlePeriods} 5-minute periods.`,
           "check its reserved concurrency (deploy.senderConcurrency for the sender) and the account's concurrency limit",
         ),
         metric: props.functions[name].metricThrottles({ statistic: 'Sum', period: FIVE_MINUTES }),
         threshold: 1,
+        ...throttled,
       });
     }
     this.alarms = alarms;
@@ -466,9 +554,63 @@ export class RelayObservability extends Construct {
         props,
         relay,
         apiThrottled.metric({ label: 'API 429', statistic: 'Sum', period: FIVE_MINUTES }),
+        this.topics[page].metricNumberOfNotificationsFailed({
+          label: 'pages SNS could not deliver',
+          statistic: 'Sum',
+          period: FIVE_MINUTES,
+        }),
         alarms,
       ),
     });
+  }
+}
+
+/**
+ * The two alarm topics, each with its subscriptions: `alarms.page` and `alarms.ticket` by their
+ * kind, and `alarmEmail` (`balance.email`) on both. Undeliverable notifications are dead-lettered.
+ */
+function alarmTopics(
+  scope: Construct,
+  env: string,
+  props: Pick<RelayObservabilityProps, 'subscribers' | 'alarmEmail' | 'deadLetterQueue'>,
+): Record<AlarmSeverity, sns.Topic> {
+  // No KMS key: the topics carry alarm state changes only, and CloudWatch cannot publish to a
+  // topic encrypted with the AWS-managed SNS key.
+  const topic = (id: string, what: string): sns.Topic =>
+    new sns.Topic(scope, id, { displayName: `sms-relay ${env} ${what}`, enforceSSL: true });
+  const topics = {
+    [AlarmSeverity.Page]: topic('PageTopic', 'pages'),
+    // The construct id of the one topic before pages were split off: an upgrade keeps that topic
+    // (as the ticket topic) and the e-mail subscription confirmed on it.
+    [AlarmSeverity.Ticket]: topic('AlarmTopic', 'tickets'),
+  };
+  const email = props.alarmEmail === undefined ? [] : [{ kind: AlarmEndpointKind.Email, endpoint: props.alarmEmail }];
+  for (const severity of Object.values(AlarmSeverity)) {
+    const endpoints = new Map(
+      [...(props.subscribers?.[severity] ?? []), ...email].map((each) => [each.endpoint, each]),
+    );
+    for (const { kind, endpoint } of endpoints.values()) {
+      const added = topics[severity].addSubscription(subscription(kind, endpoint, props.deadLetterQueue));
+      if (kind === AlarmEndpointKind.Sms)
+        Validations.of(added).acknowledge({
+          id: 'Serverless-SNSRedrivePolicy',
+          reason:
+            "CDK's SMS subscription takes no dead-letter queue; an SMS page SNS cannot deliver counts NumberOfNotificationsFailed on the page topic, which the PagesUndelivered alarm e-mails as a ticket.",
+        });
+    }
+  }
+  return topics;
+}
+
+function subscription(kind: AlarmEndpointKind, endpoint: string, deadLetterQueue: sqs.IQueue): sns.ITopicSubscription {
+  switch (kind) {
+    case AlarmEndpointKind.Email:
+      return new subscriptions.EmailSubscription(endpoint, { deadLetterQueue });
+    // SNS's own SMS: a page must not depend on the SMS service (or the credit) the relay sends through.
+    case AlarmEndpointKind.Sms:
+      return new subscriptions.SmsSubscription(endpoint, { deadLetterQueue });
+    case AlarmEndpointKind.Https:
+      return new subscriptions.UrlSubscription(endpoint, { protocol: sns.SubscriptionProtocol.HTTPS, deadLetterQueue });
   }
 }
 
@@ -540,6 +682,7 @@ function dashboardRows(
   props: RelayObservabilityProps,
   relay: (name: RelayMetric, statistic: string, period?: Duration, route?: string) => cloudwatch.Metric,
   apiThrottled: cloudwatch.IMetric,
+  pagesUndelivered: cloudwatch.IMetric,
   alarms: readonly cloudwatch.Alarm[],
 ): cloudwatch.IWidget[][] {
   const sum = (name: RelayMetric): cloudwatch.Metric => relay(name, 'Sum');
@@ -619,7 +762,12 @@ function dashboardRows(
           sum(RelayMetric.Digests),
           sum(RelayMetric.EscalationsSent),
         ],
-        right: [sum(RelayMetric.Unknown), sum(RelayMetric.Failed), sum(RelayMetric.Parked)],
+        right: [
+          sum(RelayMetric.Unknown),
+          sum(RelayMetric.Failed),
+          sum(RelayMetric.Parked),
+          sum(RelayMetric.EscalationErrors),
+        ],
         width: 8,
       }),
       new cloudwatch.GraphWidget({
@@ -632,7 +780,12 @@ function dashboardRows(
     [
       new cloudwatch.GraphWidget({
         title: 'Webhooks',
-        left: [sum(RelayMetric.Accepted), sum(RelayMetric.Duplicates), sum(RelayMetric.Filtered)],
+        left: [
+          sum(RelayMetric.Accepted),
+          sum(RelayMetric.Duplicates),
+          sum(RelayMetric.Filtered),
+          sum(RelayMetric.Muted),
+        ],
         right: props.routes.map((route) =>
           relay(RelayMetric.Dropped, 'Sum', FIVE_MINUTES, route).with({ label: `Dropped ${route}` }),
         ),
@@ -668,16 +821,34 @@ function dashboardRows(
         rightAnnotations: [
           { value: ALARM_THRESHOLDS.pendingAgeSeconds, label: 'oldest due (s) alarm', color: cloudwatch.Color.RED },
         ],
-        width: 8,
+        width: 6,
+      }),
+      new cloudwatch.GraphWidget({
+        title: 'Delivery latency, accept to SENT (ms)',
+        left: [
+          relay(RelayMetric.DeliveryLatency, 'p50').with({ label: 'p50' }),
+          relay(RelayMetric.DeliveryLatency, 'p99').with({ label: 'p99' }),
+          ...(props.criticalRoutes ?? []).map((route) =>
+            relay(RelayMetric.DeliveryLatency, 'p99', FIVE_MINUTES, route).with({ label: `p99 ${route}` }),
+          ),
+        ],
+        leftAnnotations: [
+          {
+            value: (props.deliveryLatencyP99Seconds ?? DEFAULT_DELIVERY_LATENCY_P99_SECONDS) * 1000,
+            label: 'critical routes p99 alarm',
+            color: cloudwatch.Color.RED,
+          },
+        ],
+        width: 6,
       }),
       new cloudwatch.GraphWidget({
         title: 'Sender stream lag (ms)',
         left: [props.functions.sender.metric('IteratorAge', { statistic: 'Maximum', period: FIVE_MINUTES })],
         leftAnnotations: [{ value: ALARM_THRESHOLDS.iteratorAgeMs, label: 'alarm', color: cloudwatch.Color.RED }],
-        width: 8,
+        width: 6,
       }),
       new cloudwatch.GraphWidget({
-        title: 'Queues (messages visible)',
+        title: 'Queues (messages visible); undelivered pages',
         left: [
           props.failureQueue.metricApproximateNumberOfMessagesVisible({
             label: 'failure queue',
@@ -690,7 +861,8 @@ function dashboardRows(
             period: FIVE_MINUTES,
           }),
         ],
-        width: 8,
+        right: [pagesUndelivered],
+        width: 6,
       }),
     ],
     [

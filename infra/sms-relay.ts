@@ -24,6 +24,7 @@ import { Construct } from 'constructs';
 import { ConfigError } from '../functions/core/config/errors';
 import { ENV } from '../functions/core/environment';
 import type { RelayConfig } from '../functions/core/config/schema';
+import { RoutePriority } from '../functions/core/config/policies';
 import { MessageState, TABLE } from '../functions/store/table';
 import { bundleHandlers, HANDLER_NAMES, type HandlerName } from './bundle';
 import { METRICS, metricsNamespace } from '../functions/core/metrics';
@@ -75,8 +76,8 @@ export interface SmsRelayProps {
    */
   readonly logRetention?: logs.RetentionDays;
   /**
-   * Where alarm notifications are e-mailed.
-   * @default - `config.balance.email`; no subscription when that is unset too
+   * An address e-mailed every alarm, paging and ticket alike (besides `config.alarms`).
+   * @default - `config.balance.email`; none when that is unset too
    */
   readonly alarmEmail?: string;
   /**
@@ -382,6 +383,15 @@ export class SmsRelay extends Construct {
       balanceSchedule,
       routes: Object.keys(config.routes),
       alarmEmail: props.alarmEmail ?? config.balance?.email,
+      ...(config.alarms === undefined
+        ? {}
+        : { subscribers: { page: config.alarms.page, ticket: config.alarms.ticket } }),
+      criticalRoutes: Object.entries(config.routes)
+        .filter(([, route]) => route.priority === RoutePriority.Critical)
+        .map(([id]) => id),
+      ...(config.alarms?.deliveryLatencyP99 === undefined
+        ? {}
+        : { deliveryLatencyP99Seconds: config.alarms.deliveryLatencyP99 }),
     });
   }
 

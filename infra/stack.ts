@@ -51,7 +51,8 @@ export class SmsRelayStack extends Stack {
     new CfnOutput(this, 'FailureQueueUrl', { value: this.relay.failureQueue.queueUrl });
     new CfnOutput(this, 'DeadLetterQueueUrl', { value: this.relay.deadLetterQueue.queueUrl });
     new CfnOutput(this, 'DashboardName', { value: this.relay.observability.dashboard.dashboardName });
-    new CfnOutput(this, 'AlarmTopicArn', { value: this.relay.observability.topic.topicArn });
+    new CfnOutput(this, 'PageTopicArn', { value: this.relay.observability.topics.page.topicArn });
+    new CfnOutput(this, 'TicketTopicArn', { value: this.relay.observability.topics.ticket.topicArn });
   }
 }
 

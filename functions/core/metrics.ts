@@ -15,7 +15,11 @@ export const RelayMetric = {
   Filtered: 'Filtered',
   /** Accepted webhooks or messages never to be sent: no recipient resolved, a template that no longer fits the payload, a muted route. */
   Dropped: 'Dropped',
+  /** Messages of a route under a planned mute (`sms-relay mute`): recorded DROPPED with the mute's reason, on purpose; with the route. */
+  Muted: 'Muted',
   Sent: 'Sent',
+  /** Milliseconds from a message's acceptance to SENT, once per message sent (redriven ones left out); with the route. */
+  DeliveryLatency: 'DeliveryLatency',
   Failed: 'Failed',
   Unknown: 'Unknown',
   Parked: 'Parked',

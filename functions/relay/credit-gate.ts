@@ -66,6 +66,8 @@ export type Gate =
   | {
       readonly outcome: typeof GateOutcome.Held | typeof GateOutcome.Parked | typeof GateOutcome.Dropped;
       readonly reason: string;
+      /** Dropped by a planned mute: counted as `Muted`, not as a fault (`Dropped`). */
+      readonly muted?: true;
     };
 
 /** An estimate taken from the projected balance by `reserveCredit`. */
@@ -147,7 +149,9 @@ async function droppedIfMuted(
   )
     return undefined;
   const mute = await context.store.getMute({ route: record.route, now });
-  return mute === undefined ? undefined : { outcome: GateOutcome.Dropped, reason: mutedReason(route, mute, now) };
+  return mute === undefined
+    ? undefined
+    : { outcome: GateOutcome.Dropped, reason: mutedReason(route, mute, now), muted: true };
 }
 
 /**

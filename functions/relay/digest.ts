@@ -181,7 +181,7 @@ async function dropWindow(
   let dropped = 0;
   for (const record of records)
     if ((await store.dropDeferred(record.id, { until, reason, now })) !== undefined) dropped += 1;
-  metrics.add(RelayMetric.Dropped, dropped, route);
+  metrics.add(RelayMetric.Muted, dropped, route);
   logger.info('digest not sent: the route is muted', { route, count: dropped, window: until, reason });
   return dropped;
 }

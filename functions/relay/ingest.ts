@@ -250,7 +250,8 @@ export async function ingestWebhook(
   }
 
   if (muted !== undefined) {
-    metrics.add(RelayMetric.Dropped, 1, route.id);
+    // A planned mute is not a fault: its own count, so Dropped-<route> does not fire for it.
+    metrics.add(RelayMetric.Muted, 1, route.id);
     logger.info('webhook dropped', { ...log, verdict: 'dropped', reason: muted, ids: result.ids });
     return {
       outcome: 'dropped',

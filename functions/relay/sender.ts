@@ -117,7 +117,8 @@ export async function sendMessage(
   if (gate.outcome !== GateOutcome.Send) {
     if (gate.outcome === SendOutcome.Held) context.metrics.add(RelayMetric.HeldBack, 1, claimed.route);
     if (gate.outcome === SendOutcome.Parked) context.metrics.add(RelayMetric.Parked, 1, claimed.route);
-    if (gate.outcome === SendOutcome.Dropped) context.metrics.add(RelayMetric.Dropped, 1, claimed.route);
+    if (gate.outcome === SendOutcome.Dropped)
+      context.metrics.add(gate.muted === true ? RelayMetric.Muted : RelayMetric.Dropped, 1, claimed.route);
     if (incident !== undefined) await noteNotSent(context, claimed, incident);
     logSend(context, claimed, gate.outcome.toUpperCase(), { reason: gate.reason });
     return gate.outcome;
@@ -144,6 +145,9 @@ export async function sendMessage(
   ]);
   const { metrics } = context;
   metrics.add(RelayMetric.Sent, 1, claimed.route);
+  // A redriven message waited for a person's decision, not for the relay: its wait is not the relay's latency.
+  if (claimed.redrives === 0)
+    metrics.add(RelayMetric.DeliveryLatency, context.clock().getTime() - Date.parse(claimed.createdAt), claimed.route);
   metrics.add(RelayMetric.Segments, claimed.segments * claimed.to.length, claimed.route);
   metrics.add(RelayMetric.CreditsSpent, result.deducted, claimed.route);
   metrics.add(RelayMetric.RemainingBalance, result.remainingBalance);

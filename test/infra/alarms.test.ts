@@ -39,6 +39,10 @@ interface AlarmJson {
   readonly MetricName?: string;
   readonly Dimensions?: { Name: string; Value: unknown }[];
   readonly Statistic?: string;
+  readonly ExtendedStatistic?: string;
+  readonly DatapointsToAlarm?: number;
+  readonly AlarmActions?: unknown[];
+  readonly OKActions?: unknown[];
   readonly Period?: number;
   readonly Threshold?: number;
   readonly EvaluationPeriods?: number;
@@ -123,6 +127,10 @@ const AT_LEAST_ONE = {
   EvaluationPeriods: 1,
   TreatMissingData: 'notBreaching',
 };
+/** Throttles: in 2 of the last 3 periods, so one burst (retried anyway) does not notify. */
+const TWO_OF_THREE = { ...AT_LEAST_ONE, EvaluationPeriods: 3, DatapointsToAlarm: 2 };
+/** prod's `priority: critical` routes. */
+const CRITICAL_ROUTES = ['oncall'];
 
 describe('an alarm for every way a message is lost or stuck', () => {
   it.each([
@@ -159,7 +167,6 @@ describe('an alarm for every way a message is lost or stuck', () => {
   it.each([
     ['a route misconfigured (its secret missing: ingest answers 500)', RelayMetric.RouteMisconfigured],
     ['the sweeper unable to send due records', RelayMetric.SweepErrors],
-    ['messages held back over a route limit', RelayMetric.HeldBack],
     ['records this version cannot decode (after a rollback)', RelayMetric.UndecodableRecords],
   ])('%s: any in 5 minutes', (_what, metric) => {
     expect(alarmWatching(prod, RELAY, metric, SERVICE)).toMatchObject({
@@ -172,14 +179,93 @@ describe('an alarm for every way a message is lost or stuck', () => {
   it.each(['oncall', 'orders', 'ci'])(
     'route %s dropping a webhook or message (a template that no longer fits, no recipient): any in 5 minutes',
     (route) => {
-      expect(alarmWatching(prod, RELAY, RelayMetric.Dropped, { ...SERVICE, route })).toMatchObject({
+      const dropped = alarmWatching(prod, RELAY, RelayMetric.Dropped, { ...SERVICE, route });
+      expect(dropped).toMatchObject({
         Statistic: 'Sum',
         Period: 300,
         ...AT_LEAST_ONE,
         AlarmName: `SmsRelay-prod-Dropped-${route}`,
       });
+      expect(dropped.AlarmDescription).not.toMatch(/route is muted/);
     },
   );
+
+  it('a planned mute fires nothing: Muted, its own count, is read by no alarm', () => {
+    expect(alarmsWatching(prod, RelayMetric.Muted)).toEqual([]);
+  });
+
+  it('one alarm for messages held over a route limit: MessagesHeld (HELD now), not also the HeldBack event', () => {
+    expect(alarmsWatching(prod, RelayMetric.HeldBack)).toEqual([]);
+    expect(alarmsWatching(prod, RelayMetric.HeldNow).map((alarm) => alarm.AlarmName)).toEqual([
+      'SmsRelay-prod-MessagesHeld',
+    ]);
+  });
+
+  it.each(CRITICAL_ROUTES)(
+    'critical route %s: a new UNKNOWN or FAILED message, any in a minute (one alarm reading both)',
+    (route) => {
+      const unknown = alarmWatching(prod, RELAY, RelayMetric.Unknown, { ...SERVICE, route });
+      expect(alarmWatching(prod, RELAY, RelayMetric.Failed, { ...SERVICE, route })).toBe(unknown);
+      expect(unknown).toMatchObject({ ...AT_LEAST_ONE, AlarmName: `SmsRelay-prod-UnknownOrFailed-${route}` });
+      expect(unknown.Metrics?.find((metric) => metric.Expression !== undefined)?.Expression).toBe(
+        'FILL(unknown, 0) + FILL(failed, 0)',
+      );
+      for (const metric of unknown.Metrics ?? [])
+        if (metric.MetricStat !== undefined) expect(metric.MetricStat).toMatchObject({ Period: 60, Stat: 'Sum' });
+    },
+  );
+
+  it('no UNKNOWN-or-FAILED or latency alarm on a route that is not critical', () => {
+    for (const route of ['orders', 'ci']) {
+      for (const metric of [RelayMetric.Unknown, RelayMetric.Failed, RelayMetric.DeliveryLatency])
+        expect(
+          alarmsWatching(prod, metric).filter((alarm) => watched(alarm).some((m) => m.dimensions['route'] === route)),
+        ).toEqual([]);
+    }
+  });
+
+  it.each(CRITICAL_ROUTES)(
+    'critical route %s: DeliveryLatency p99 over 5 minutes above alarms.deliveryLatencyP99 (60 s)',
+    (route) => {
+      expect(alarmWatching(prod, RELAY, RelayMetric.DeliveryLatency, { ...SERVICE, route })).toMatchObject({
+        AlarmName: `SmsRelay-prod-DeliveryLatency-${route}`,
+        ExtendedStatistic: 'p99',
+        Period: 300,
+        Threshold: 60_000,
+        ComparisonOperator: 'GreaterThanThreshold',
+        TreatMissingData: 'notBreaching',
+      });
+    },
+  );
+
+  it('DeliveryLatency: 60 s when alarms.deliveryLatencyP99 is absent, its value when set', () => {
+    const text = (alarms: string) =>
+      `provider: { baseUrl: "https://sms.example.co.tz" }\n${alarms}routes:\n  pager: { source: alertmanager, secret: t, recipients: ["+255712345678"], priority: critical }\n`;
+    const threshold = (stack: TestStack) =>
+      alarmWatching(stack, metricsNamespace('lat'), RelayMetric.DeliveryLatency, { ...SERVICE, route: 'pager' })
+        .Threshold;
+    expect(threshold(synthStack('lat', text(''), bundle.dir))).toBe(60_000);
+    expect(threshold(synthStack('lat', text('alarms: { deliveryLatencyP99: 2m }\n'), bundle.dir))).toBe(120_000);
+  });
+
+  it('paging that did not go out: an escalation step not recorded or sent, any in a minute', () => {
+    expect(alarmWatching(prod, RELAY, RelayMetric.EscalationErrors, SERVICE)).toMatchObject({
+      AlarmName: 'SmsRelay-prod-EscalationErrors',
+      Statistic: 'Sum',
+      Period: 60,
+      ...AT_LEAST_ONE,
+    });
+  });
+
+  it('paging late: an open incident more than 2 minutes past its next step (the gauge each sweep publishes), in a minute', () => {
+    expect(alarmWatching(prod, RELAY, RelayMetric.IncidentsOverdue, SERVICE)).toMatchObject({
+      AlarmName: 'SmsRelay-prod-IncidentsOverdue',
+      Statistic: 'Maximum',
+      Period: 60,
+      ...AT_LEAST_ONE,
+      TreatMissingData: 'ignore',
+    });
+  });
 
   it('webhooks refused with 5xx by the HTTP API: any in 5 minutes', () => {
     const [apiId] = resourcesOfType(prod.resources, 'AWS::ApiGatewayV2::Api')[0] ?? [];
@@ -218,10 +304,10 @@ describe('an alarm for every way a message is lost or stuck', () => {
     });
   });
 
-  it.each(HANDLER_NAMES)('%s throttled by Lambda, and failing', (name) => {
+  it.each(HANDLER_NAMES)('%s throttled by Lambda (2 of 3 periods), and failing (any)', (name) => {
     expect(alarmWatching(prod, 'AWS/Lambda', 'Throttles', { FunctionName: fnRef(name) })).toMatchObject({
       Statistic: 'Sum',
-      ...AT_LEAST_ONE,
+      ...TWO_OF_THREE,
     });
     expect(alarmWatching(prod, 'AWS/Lambda', 'Errors', { FunctionName: fnRef(name) })).toMatchObject({
       Statistic: 'Sum',
@@ -247,7 +333,7 @@ describe('an alarm for every way a message is lost or stuck', () => {
         ).toBe(reads);
       }
     }
-    expect(reads).toMatchObject(AT_LEAST_ONE);
+    expect(reads).toMatchObject(TWO_OF_THREE);
     const expression = reads.Metrics?.find((metric) => metric.Expression !== undefined)?.Expression ?? '';
     // Every series the alarm reads is added up, each gap as 0.
     const ids = (reads.Metrics ?? []).filter((metric) => metric.MetricStat !== undefined).map((metric) => metric.Id);
@@ -256,7 +342,7 @@ describe('an alarm for every way a message is lost or stuck', () => {
   });
 
   it("the API answering 429 to webhooks (not the acknowledge link's own limit), counted from its access logs into the environment namespace", () => {
-    expect(alarmWatching(prod, RELAY, API_THROTTLED, {})).toMatchObject({ Statistic: 'Sum', ...AT_LEAST_ONE });
+    expect(alarmWatching(prod, RELAY, API_THROTTLED, {})).toMatchObject({ Statistic: 'Sum', ...TWO_OF_THREE });
     prod.template.hasResourceProperties('AWS::Logs::MetricFilter', {
       FilterPattern: '{ ($.status = "429") && ($.routeKey = "POST /hooks/{route}") }',
       MetricTransformations: [{ MetricNamespace: RELAY, MetricName: API_THROTTLED, MetricValue: '1' }],
@@ -302,6 +388,20 @@ describe('an alarm for every way a message is lost or stuck', () => {
     expect(alarms[0]).toMatchObject({ Namespace: 'AWS/SQS', Statistic: 'Maximum', ...AT_LEAST_ONE });
   });
 
+  it('a page SNS could not deliver (an SMS refused, an HTTPS endpoint down): any in 5 minutes, as a ticket', () => {
+    const outputs = (prod.template.toJSON() as { Outputs: Record<string, { Value: { Ref: string } }> }).Outputs;
+    expect(
+      alarmWatching(prod, 'AWS/SNS', 'NumberOfNotificationsFailed', {
+        TopicName: { 'Fn::GetAtt': [outputs['PageTopicArn']!.Value.Ref, 'TopicName'] },
+      }),
+    ).toMatchObject({
+      Statistic: 'Sum',
+      Period: 300,
+      ...AT_LEAST_ONE,
+      AlarmActions: [outputs['TicketTopicArn']!.Value],
+    });
+  });
+
   it('nothing else: every alarm is one of the above', () => {
     // 6 stuck-now gauges (incidents unacknowledged included) + unreachable + 4 relay counts + 3 dropped + 5xx + 3 rejected + iterator age + backlog + 4×2 functions
     // + table + 429 + balance read + balance low + 2 queues + 2 watchers + 2 paging (escalation errors, incidents overdue)
@@ -322,39 +422,14 @@ describe('an alarm for every way a message is lost or stuck', () => {
   });
 });
 
-describe('paging: an alarm when a step could not be recorded or sent, and when one is overdue', () => {
-  it('EscalationErrors: any in a minute', () => {
-    expect(alarmWatching(prod, RELAY, RelayMetric.EscalationErrors, SERVICE)).toMatchObject({
-      AlarmName: 'SmsRelay-prod-EscalationErrors',
-      Statistic: 'Sum',
-      Period: 60,
-      EvaluationPeriods: 1,
-      Threshold: 1,
-      ComparisonOperator: 'GreaterThanOrEqualToThreshold',
-      TreatMissingData: 'notBreaching',
-    });
-  });
-
-  it('IncidentsOverdue: the gauge each sweep publishes at 1 or more, its state kept while the sweeper is silent', () => {
-    expect(alarmWatching(prod, RELAY, RelayMetric.IncidentsOverdue, SERVICE)).toMatchObject({
-      AlarmName: 'SmsRelay-prod-IncidentsOverdue',
-      Statistic: 'Maximum',
-      Period: 60,
-      EvaluationPeriods: 1,
-      Threshold: 1,
-      ComparisonOperator: 'GreaterThanOrEqualToThreshold',
-      TreatMissingData: 'ignore',
-    });
-  });
-});
-
 describe('the watchers: an alarm when the sweeper or the balance watch did not run (missing data breaching)', () => {
-  it('the sweeper: no sweep (the Sweeps heartbeat is published by every one) in two 1-minute periods running, so within 3 minutes of the last', () => {
+  it('the sweeper: no sweep (the Sweeps heartbeat is published by every one) in 3 of 3 one-minute periods, so within 3 minutes of the last', () => {
     expect(alarmWatching(prod, RELAY, RelayMetric.Sweeps, SERVICE)).toMatchObject({
       AlarmName: 'SmsRelay-prod-SweeperNotRunning',
       Statistic: 'SampleCount',
       Period: 60,
-      EvaluationPeriods: 2,
+      EvaluationPeriods: 3,
+      DatapointsToAlarm: 3,
       Threshold: 1,
       ComparisonOperator: 'LessThanThreshold',
       TreatMissingData: 'breaching',
@@ -431,7 +506,11 @@ describe('every metric the relay publishes has a tile and an alarm decision (MET
       const reading = alarmsWatching(prod, name).map((alarm) => alarm.AlarmName);
       if (decision !== undefined && 'alarms' in decision) {
         const expected = decision.alarms.flatMap((id) =>
-          id.includes('<route>') ? ['oncall', 'orders', 'ci'].map((route) => id.replace('<route>', route)) : [id],
+          id.includes('<route>')
+            ? ['oncall', 'orders', 'ci'].map((route) => id.replace('<route>', route))
+            : id.includes('<critical route>')
+              ? CRITICAL_ROUTES.map((route) => id.replace('<critical route>', route))
+              : [id],
         );
         expect(reading.sort(), name).toEqual(expected.map((id) => `SmsRelay-prod-${id}`).sort());
       } else {
@@ -546,5 +625,73 @@ describe('two environments in one account and region', () => {
       'sms-relay/staging',
       'sms-relay/staging/provider',
     ]);
+  });
+});
+
+describe('two kinds of alarm: pages and tickets, each alarm into the topic of its kind', () => {
+  /** The alarms that must reach someone now (issue's list); every other alarm is a ticket. */
+  const PAGING = [
+    'SweeperNotRunning',
+    'IncidentsOverdue',
+    'EscalationErrors',
+    'SmsServiceUnreachable',
+    'PendingBacklog',
+    'WebhooksRefused5xx',
+    'SenderIteratorAge',
+    'BalanceLow',
+    ...CRITICAL_ROUTES.map((route) => `UnknownOrFailed-${route}`),
+  ];
+
+  /** Each alarm's kind, read from the topic its actions name (the stack's PageTopicArn and TicketTopicArn outputs). */
+  function severities(stack: TestStack): Map<string, string> {
+    const outputs = (stack.template.toJSON() as { Outputs: Record<string, { Value: unknown }> }).Outputs;
+    const topics = new Map([
+      [JSON.stringify(outputs['PageTopicArn']?.Value), 'page'],
+      [JSON.stringify(outputs['TicketTopicArn']?.Value), 'ticket'],
+    ]);
+    expect(topics.size).toBe(2);
+    return new Map(
+      alarmsOf(stack).map((alarm) => {
+        expect(alarm.AlarmActions, alarm.AlarmName).toHaveLength(1);
+        expect(alarm.OKActions, alarm.AlarmName).toEqual(alarm.AlarmActions);
+        return [alarm.AlarmName!.replace('SmsRelay-prod-', ''), topics.get(JSON.stringify(alarm.AlarmActions![0]))!];
+      }),
+    );
+  }
+
+  it('pages exactly the alarms that say the relay cannot page or a critical message is not going out', () => {
+    const kinds = severities(prod);
+    expect(
+      [...kinds]
+        .filter(([, kind]) => kind === 'page')
+        .map(([name]) => name)
+        .sort(),
+    ).toEqual([...PAGING].sort());
+    expect([...kinds.values()].filter((kind) => kind === 'ticket').length).toBe(kinds.size - PAGING.length);
+    expect(kinds.get('MessagesFailed')).toBe('ticket');
+    expect(kinds.get('DeliveryLatency-oncall')).toBe('ticket');
+  });
+
+  it("docs/deploying.md's alarm tables list every alarm once, with the severity the template gives it", () => {
+    const documented = new Map<string, string>();
+    for (const [, name, severity] of readFileSync(join('docs', 'deploying.md'), 'utf8').matchAll(
+      /^\| `([^`]+)`[^|]*\| (\*\*page\*\*|ticket) \|/gm,
+    )) {
+      expect(documented.has(name!), `${name} documented once`).toBe(false);
+      documented.set(name!, severity!.replaceAll('*', ''));
+    }
+    // A per-route or per-function alarm is documented once, by its pattern.
+    const pattern = (name: string): string =>
+      name
+        .replace(/^(Dropped|Rejected|UnknownOrFailed|DeliveryLatency)-.+$/, '$1-<route>')
+        .replace(new RegExp(`^(${HANDLER_NAMES.map(pascalCase).join('|')})(Errors|Throttles)$`), '<Function>$2');
+    const fromTemplate = new Map([...severities(prod)].map(([name, kind]) => [pattern(name), kind]));
+    expect(Object.fromEntries(documented)).toEqual(Object.fromEntries(fromTemplate));
+  });
+
+  it('says, for SweeperNotRunning, that escalations, renotify and handoff SMS stop', () => {
+    expect(alarmWatching(prod, RELAY, RelayMetric.PendingDue, SERVICE).AlarmDescription).toContain(
+      'escalations, renotify and handoff SMS stop',
+    );
   });
 });

@@ -610,41 +610,64 @@ describe('least privilege', () => {
 });
 
 describe('observability', () => {
-  const topic = () => ({ Ref: expect.stringMatching(/^RelayObservabilityAlarmTopic/) });
+  const subscriptionsOf = (stack: TestStack) =>
+    resourcesOfType(stack.resources, 'AWS::SNS::Subscription').map(([, subscription]) => {
+      const { Protocol, Endpoint, TopicArn } = props(subscription) as {
+        Protocol: string;
+        Endpoint: string;
+        TopicArn: { Ref: string };
+      };
+      return { topic: TopicArn.Ref.startsWith('RelayObservabilityPageTopic') ? 'page' : 'ticket', Protocol, Endpoint };
+    });
 
-  // Each alarm, found by the metric it watches, is asserted in alarms.test.ts.
-  it('sends every alarm and its recovery to the alarm topic', () => {
+  // Each alarm, found by the metric it watches, and its kind are asserted in alarms.test.ts.
+  it('sends every alarm and its recovery to one of the two alarm topics', () => {
     const alarms = resourcesOfType(prod.resources, 'AWS::CloudWatch::Alarm');
     expect(alarms.length).toBeGreaterThan(8);
     for (const [, alarm] of alarms) {
-      expect(props(alarm)['AlarmActions']).toEqual([topic()]);
-      expect(props(alarm)['OKActions']).toEqual([topic()]);
+      const actions = props(alarm)['AlarmActions'] as { Ref: string }[];
+      expect(actions).toHaveLength(1);
+      expect(actions[0]!.Ref).toMatch(/^RelayObservability(PageTopic|AlarmTopic)/);
+      expect(props(alarm)['OKActions']).toEqual(props(alarm)['AlarmActions']);
     }
   });
 
-  it('e-mails the alarms to balance.email, with undeliverable ones dead-lettered', () => {
-    prod.template.resourceCountIs('AWS::SNS::Subscription', 1);
-    prod.template.hasResourceProperties('AWS::SNS::Subscription', {
-      Protocol: 'email',
-      Endpoint: 'ops@example.co.tz',
-      TopicArn: { Ref: Match.stringLikeRegexp('^RelayObservabilityAlarmTopic') },
-      RedrivePolicy: {
-        deadLetterTargetArn: { 'Fn::GetAtt': [Match.stringLikeRegexp('^RelayDeadLetterQueue'), 'Arn'] },
-      },
-    });
+  it('subscribes alarms.page and alarms.ticket by kind, and balance.email to both, undeliverable ones dead-lettered', () => {
+    expect(
+      subscriptionsOf(prod).sort((a, b) => `${a.topic}${a.Endpoint}`.localeCompare(`${b.topic}${b.Endpoint}`)),
+    ).toEqual([
+      { topic: 'page', Protocol: 'sms', Endpoint: '+255754111222' },
+      { topic: 'page', Protocol: 'email', Endpoint: 'oncall@example.co.tz' },
+      { topic: 'page', Protocol: 'email', Endpoint: 'ops@example.co.tz' },
+      { topic: 'ticket', Protocol: 'email', Endpoint: 'ops@example.co.tz' },
+    ]);
+    // SNS's SMS takes no dead-letter queue (CDK drops it): PagesUndelivered watches the page topic instead.
+    for (const [, subscription] of resourcesOfType(prod.resources, 'AWS::SNS::Subscription'))
+      if (props(subscription)['Protocol'] !== 'sms')
+        expect(props(subscription)['RedrivePolicy']).toEqual({
+          deadLetterTargetArn: { 'Fn::GetAtt': [expect.stringMatching(/^RelayDeadLetterQueue/), 'Arn'] },
+        });
   });
 
-  it('subscribes nobody when no address is configured, and the alarmEmail prop wins', () => {
+  it('subscribes an https entry as https (a pager or health-check URL)', () => {
+    const text = `${configText('dev')}\nalarms:\n  page: ["https://hc.example.com/ping/0f6c-41d1"]\n`;
+    expect(subscriptionsOf(synthStack('dev', text, bundle.dir))).toEqual([
+      { topic: 'page', Protocol: 'https', Endpoint: 'https://hc.example.com/ping/0f6c-41d1' },
+    ]);
+  });
+
+  it('subscribes nobody when no address is configured, and the alarmEmail prop reaches both kinds', () => {
     dev.template.resourceCountIs('AWS::SNS::Subscription', 0);
     const custom = synthStack('dev', configText('dev'), bundle.dir, { alarmEmail: 'oncall@example.com' });
-    custom.template.hasResourceProperties('AWS::SNS::Subscription', {
-      Protocol: 'email',
-      Endpoint: 'oncall@example.com',
-    });
+    expect(subscriptionsOf(custom).sort((a, b) => a.topic.localeCompare(b.topic))).toEqual([
+      { topic: 'page', Protocol: 'email', Endpoint: 'oncall@example.com' },
+      { topic: 'ticket', Protocol: 'email', Endpoint: 'oncall@example.com' },
+    ]);
   });
 
-  it('enforces TLS on the alarm topic', () => {
-    prod.template.hasResourceProperties('AWS::SNS::TopicPolicy', {
+  it('enforces TLS on both alarm topics', () => {
+    prod.template.resourceCountIs('AWS::SNS::TopicPolicy', 2);
+    prod.template.allResourcesProperties('AWS::SNS::TopicPolicy', {
       PolicyDocument: {
         Statement: Match.arrayWith([
           Match.objectLike({ Effect: 'Deny', Condition: { Bool: { 'aws:SecureTransport': 'false' } } }),

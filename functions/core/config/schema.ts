@@ -20,6 +20,7 @@ import { WEEKDAYS } from '../windows';
 import { checkHmacSettings, HmacDedupeSchema, HmacSignatureSchema, HmacTimestampSchema } from './hmac-schema';
 import { PeopleSchema, SchedulesSchema } from './oncall-schema';
 import { AckSchema, EscalateSchema, IncidentSchema, RenotifySchema } from './paging-schema';
+import { AlarmsSchema } from './alarms-schema';
 import { DeliveryPolicy, LengthPolicy, RoutePriority } from './policies';
 
 // Defined in a module without zod, so the Lambda handlers can use them without the schema.
@@ -396,6 +397,8 @@ export const ConfigSchema = z.strictObject({
       path: ['reserve'],
     })
     .optional(),
+  /** Who the deployed alarms reach, by kind (`page`, `ticket`), and the critical routes' latency promise; see alarms-schema.ts. */
+  alarms: AlarmsSchema.optional(),
   retentionDays: z.number().int().min(1).max(3650).default(DEFAULT_RETENTION_DAYS),
   routes: z
     .record(

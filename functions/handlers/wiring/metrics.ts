@@ -8,6 +8,7 @@ const UNITS: Readonly<Partial<Record<RelayMetric, Unit>>> = {
   [RelayMetric.RemainingBalance]: MetricUnit.NoUnit,
   [RelayMetric.CreditsSpent]: MetricUnit.NoUnit,
   [RelayMetric.OldestPendingAgeSeconds]: MetricUnit.Seconds,
+  [RelayMetric.DeliveryLatency]: MetricUnit.Milliseconds,
 };
 
 export interface MetricsOptions {

@@ -344,8 +344,9 @@ describe('a muted route', () => {
         state: MessageState.Dropped,
         reason: 'muted until 12:30: db upgrade',
       });
-    expect(relay.metrics.total('Dropped', 'orders')).toBe(2);
-    expect(relay.metrics.total('Dropped', 'night')).toBe(1);
+    expect(relay.metrics.total('Muted', 'orders')).toBe(2);
+    expect(relay.metrics.total('Muted', 'night')).toBe(1);
+    expect(relay.metrics.total('Dropped', 'orders') + relay.metrics.total('Dropped', 'night')).toBe(0);
 
     // Dropped, not held: the end of the mute sends nothing.
     relay.clock.now = new Date(T0.getTime() + 2 * 60 * MINUTE);

@@ -120,6 +120,32 @@ describe('sendMessage', () => {
     expect(servers.sandbox.messages()).toHaveLength(1);
   });
 
+  it('measures DeliveryLatency from acceptance to SENT for the route, retries included, once per message', async () => {
+    await start();
+    const id = await accepted();
+    relay.clock.advance(42_000);
+
+    expect(await sendMessage(relay.context, id)).toBe(SendOutcome.Sent);
+    expect(await sendMessage(relay.context, id)).toBe(SendOutcome.Skipped);
+
+    const latencies = relay.metrics.points.filter((point) => point.name === 'DeliveryLatency');
+    expect(latencies).toEqual([{ name: 'DeliveryLatency', value: 42_000, route: 'alerts' }]);
+  });
+
+  it("leaves a redriven message's wait out of DeliveryLatency: it waited for a person, not for the relay", async () => {
+    await start();
+    servers.sandbox.setBalance(0);
+    const id = await accepted();
+    expect(await sendMessage(relay.context, id)).toBe(SendOutcome.Parked);
+    servers.sandbox.setBalance(100);
+    relay.clock.advance(3_600_000);
+    expect(await relay.store.requeue(id, { from: MessageState.Parked, now: relay.clock.now })).toBeDefined();
+
+    expect(await sendMessage(relay.context, id)).toBe(SendOutcome.Sent);
+    expect(relay.metrics.total('Sent', 'alerts')).toBe(1);
+    expect(relay.metrics.points.filter((point) => point.name === 'DeliveryLatency')).toEqual([]);
+  });
+
   describe('after an ambiguous failure (the SMS may have gone out)', () => {
     const faults: [string, SandboxFault][] = [
       ['a 500 after delivering', { kind: 'status', status: 500, deliver: true }],

@@ -77,6 +77,21 @@ describe('the metrics', () => {
     expect(lines.at(-1)).toMatchObject({ Sent: [1, 1], CreditsSpent: 2.5, RemainingBalance: 97.5 });
   });
 
+  it('publishes DeliveryLatency in milliseconds, each message its own value, so CloudWatch can take its p99', () => {
+    const metrics = createMetrics();
+    const port = relayMetrics(metrics);
+
+    port.add('DeliveryLatency', 1_200, 'alerts');
+    port.add('DeliveryLatency', 48_000, 'alerts');
+    flushMetrics(metrics);
+
+    const service = out.emf().at(-1)!;
+    expect(service['_aws']).toMatchObject({
+      CloudWatchMetrics: [{ Metrics: [{ Name: 'DeliveryLatency', Unit: 'Milliseconds' }] }],
+    });
+    expect(service['DeliveryLatency']).toEqual([1_200, 48_000]);
+  });
+
   it('writes nothing, and warns about nothing, when nothing was measured', () => {
     flushMetrics(createMetrics());
     expect(out.lines()).toEqual([]);
