@@ -283,8 +283,8 @@ export interface MessageStore {
    */
   spendByDay(input: SpendByDayInput): Promise<DaySpend[]>;
 
-  /** One send of the second `epochSecond` under `provider.maxPerSecond`, shared by every sender; `false` when the second is full. See {@link takeRateSlot}. */
-  takeRateSlot(input: { readonly epochSecond: number; readonly maxPerSecond: number }): Promise<boolean>;
+  /** One send of the second `epochSecond` under `provider.maxPerSecond`, shared by every sender: its number in the second, `undefined` when the second is full. See {@link takeRateSlot}. */
+  takeRateSlot(input: { readonly epochSecond: number; readonly maxPerSecond: number }): Promise<number | undefined>;
 
   /** The SMS service's circuit, shared by every sender; strongly consistent. See {@link getCircuit}. */
   getCircuit(): Promise<CircuitState>;
