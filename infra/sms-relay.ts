@@ -6,6 +6,7 @@ import {
   STREAM,
   SWEEP_SCHEDULE,
 } from '../functions/core/defaults';
+import { streamParallelization } from '../functions/core/provider-rate';
 import { join } from 'node:path';
 import { Duration, RemovalPolicy, Validations } from 'aws-cdk-lib';
 import * as apigwv2 from 'aws-cdk-lib/aws-apigatewayv2';
@@ -221,6 +222,7 @@ export class SmsRelay extends Construct {
   public constructor(scope: Construct, id: string, props: SmsRelayProps) {
     super(scope, id);
     const { config, environmentName } = props;
+    this.maxPerSecond = config.provider.maxPerSecond;
     const throttle = { ...DEFAULT_THROTTLE, ...props.throttle };
     const maxBodyBytes = props.maxBodyBytes ?? MAX_BODY_BYTES;
     const memory = { ...DEFAULT_MEMORY_MB, ...props.memorySize };
@@ -530,6 +532,9 @@ export class SmsRelay extends Construct {
     return { api, stage, accessLogs };
   }
 
+  /** `provider.maxPerSecond`: the sender's stream parallelization follows it. */
+  private readonly maxPerSecond: number | undefined;
+
   private connectSender(sender: lambda.Function, role: iam.Role): void {
     sender.addEventSource(
       new DynamoEventSource(this.table, {
@@ -539,7 +544,8 @@ export class SmsRelay extends Construct {
         ...(STREAM.maxBatchingWindowSeconds > 0
           ? { maxBatchingWindow: Duration.seconds(STREAM.maxBatchingWindowSeconds) }
           : {}),
-        parallelizationFactor: STREAM.parallelizationFactor,
+        // Enough batches per shard for provider.maxPerSecond (see functions/core/provider-rate.ts).
+        parallelizationFactor: streamParallelization(this.maxPerSecond),
         bisectBatchOnError: true,
         retryAttempts: STREAM.retryAttempts,
         reportBatchItemFailures: true,

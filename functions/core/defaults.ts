@@ -159,6 +159,16 @@ export const CIRCUIT = {
   probeTimeoutMs: 5_000,
   /** A probe holds the right to probe this long: past it (the prober stopped), another process may probe. */
   probeLeaseMs: 15_000,
+  /**
+   * Failed probes of the balance endpoint after which a probe is a real send (an at-least-once or
+   * notice record): a balance endpoint that fails while sends work must not stop every SMS.
+   */
+  balanceProbesBeforeSendProbe: 5,
+  /**
+   * From then on, how long a due probe is kept for a send: only when no such record has come to a
+   * sender for this long (none is waiting) is the balance endpoint probed again.
+   */
+  sendProbeWaitMs: 60_000,
 } as const;
 
 /**

@@ -1,24 +1,33 @@
-import { CIRCUIT } from '../core/defaults';
+import { CIRCUIT, SEND_MARGIN_MS } from '../core/defaults';
+import { DeliveryPolicy } from '../core/config/policies';
 import { SmsErrorCode, SmsServiceError } from '../core/provider';
-import type { CircuitState, MessageStore } from '../store';
+import { type CircuitState, type MessageStore, MessageState } from '../store';
 import { RelayMetric, type RelayContext } from './ports';
 import type { RelayConfigView } from '../core/config/view';
 
-/** What the SMS service's circuit uses of the store. */
-export type CircuitStore = Pick<MessageStore, 'getCircuit' | 'circuit'>;
+/** What the SMS service's circuit uses of the store (the record only to pick a send as the probe). */
+export type CircuitStore = Pick<MessageStore, 'getCircuit' | 'circuit' | 'getMessage'>;
 
 /**
  * The SMS service's circuit, as the relay operations use it (the state is one item in the table,
  * see `functions/store/circuit.ts`; the numbers are `CIRCUIT` in `functions/core/defaults.ts`):
  * - a send that fails in a way that says the service is unreachable counts one failure in a row
- *   ({@link noteServiceFailure}); `CIRCUIT.failuresToOpen` of them open the circuit;
- * - while it is open no send starts ({@link sendsMustWait}): messages stay PENDING without spending
+ *   ({@link noteServiceFailure}); `CIRCUIT.failuresToOpen` of them open the circuit. Every send
+ *   that goes through resets the shared count (one conditional write), so failures of different
+ *   processes with successes between them never add up to an outage;
+ * - while it is open no send starts ({@link enterCircuit}): messages stay PENDING without spending
  *   an attempt, and one process at a time probes the free balance endpoint when its backoff is due
- *   ({@link probeIfDue}, from every send that waits and every sweep);
- * - any answer from the service (a send, a probe, even a 400 or 402) closes the circuit
- *   ({@link noteServiceAnswered}); the waiting messages go out, oldest first. A probe closes it on
- *   probation: the first send that fails re-opens it, so a service whose balance endpoint answers
- *   while its sends fail costs one maybe-sent message per probe, not `failuresToOpen`.
+ *   ({@link probeIfDue}, from every send that waits and every sweep); after
+ *   `CIRCUIT.balanceProbesBeforeSendProbe` failed probes, the probe is one real send of an
+ *   at-least-once or notice record;
+ * - a send that goes through, or any answer (a 400, 401 or 402), closes the circuit
+ *   ({@link noteServiceAnswered}); the waiting messages go out, oldest first. A balance probe closes
+ *   it on probation: exactly one send at a time (the trial) may go until one goes through, and the
+ *   first that fails re-opens it, so a service whose balance endpoint answers while its sends fail
+ *   costs one maybe-sent message per probe;
+ * - a 429 says nothing about an outage: it neither counts nor closes (the send waits its
+ *   `Retry-After`, see the sender);
+ * - an operator may open it for a while or close it (`sms-relay circuit`).
  *
  * Each process keeps the state it read for `CIRCUIT.knownMs`, so a send costs no read of the
  * table while nothing changes; the state it writes it knows at once.
@@ -30,6 +39,8 @@ export const ServiceSignal = {
   Unreachable: 'unreachable',
   /** The service answered (400, 401, 402): it is up, whatever it thought of the request. */
   Answered: 'answered',
+  /** A 429: the service (or what is in front of it) asks to slow down. Neither an outage nor proof that sends go through. */
+  Throttled: 'throttled',
   /** Decided before any request (validation, no client): says nothing about the service. */
   None: 'none',
 } as const;
@@ -52,11 +63,12 @@ const BEFORE_ANY_REQUEST: ReadonlySet<string> = new Set([
  *
  * @example
  * ```ts
- * serviceSignal(error); // 'unreachable' for a refused connection, a time-out, a reset, a 503, a 429
+ * serviceSignal(error); // 'unreachable' for a refused connection, a time-out, a reset, a 503; 'throttled' for a 429
  * ```
  */
 export function serviceSignal(error: unknown): ServiceSignal {
   if (!(error instanceof SmsServiceError) || BEFORE_ANY_REQUEST.has(error.code)) return ServiceSignal.None;
+  if (error.code === SmsErrorCode.RATE_LIMITED) return ServiceSignal.Throttled;
   return ANSWERED.has(error.code) ? ServiceSignal.Answered : ServiceSignal.Unreachable;
 }
 
@@ -83,17 +95,147 @@ export async function readCircuit(
   return remember(context, await context.store.getCircuit());
 }
 
+/** How a send passes the circuit. */
+export const PassageRole = {
+  /** The circuit is closed: an ordinary send. */
+  Send: 'send',
+  /** The circuit is on probation: this send is the one trial under way. */
+  Trial: 'trial',
+  /** The circuit is open and its probe due: this send is the probe. */
+  Probe: 'probe',
+} as const;
+export type PassageRole = (typeof PassageRole)[keyof typeof PassageRole];
+
 /**
- * Whether sends must wait: the circuit is open and a probe (made here when one is due) did not
- * close it. Returns the open state, or `undefined` when a send may start.
+ * A send the circuit let through. Exactly one of its outcomes is told: `answered`, `failed`, or
+ * `release` when no request was made (the claim lost, the credit gate held it, the store failed).
  */
-export async function sendsMustWait(
+export interface CircuitPassage {
+  readonly role: PassageRole;
+  /** The send went through. */
+  answered(): Promise<void>;
+  /** The send failed: what the failure says about the service moves the circuit. */
+  failed(error: unknown): Promise<void>;
+  /** Nothing was asked of the service: a trial or a probe is given back for another send. No-op once told. */
+  release(): Promise<void>;
+}
+
+/**
+ * Whether the send of record `id` may start: a passage when it may (an ordinary send, the one trial
+ * of a probation, or the probe of an open circuit), `undefined` when it must wait PENDING. Makes the
+ * balance probe when one is due.
+ */
+export async function enterCircuit(
   context: RelayContext<RelayConfigView, CircuitStore>,
-): Promise<CircuitState | undefined> {
-  const state = await readCircuit(context);
-  if (state.openedAt === undefined) return undefined;
-  const after = await probeIfDue(context, state);
-  return after.openedAt === undefined ? undefined : after;
+  id: string,
+): Promise<CircuitPassage | undefined> {
+  let state = await readCircuit(context);
+  if (state.openedAt !== undefined) {
+    if (sendProbeDue(state, context.clock()) && probeWorthy(await context.store.getMessage(id)))
+      return await probeBySend(context);
+    state = await probeIfDue(context, state);
+    if (state.openedAt !== undefined) return undefined;
+  }
+  if (state.probationSince === undefined) return ordinaryPassage(context);
+  const now = context.clock();
+  const leaseUntil = new Date(now.getTime() + sendLeaseMs(context));
+  if (await context.store.circuit.claimTrial({ leaseUntil, now })) return trialPassage(context, leaseUntil);
+  // Another's trial is under way, or it ended: what the table says now decides.
+  const fresh = await readCircuit(context, { fresh: true });
+  return fresh.openedAt === undefined && fresh.probationSince === undefined ? ordinaryPassage(context) : undefined;
+}
+
+/** How long a send's trial or probe is held: the provider's time-out and the margin a send is given. */
+function sendLeaseMs(context: RelayContext<RelayConfigView, CircuitStore>): number {
+  return context.config.config.provider.timeoutMs + SEND_MARGIN_MS;
+}
+
+/** After `CIRCUIT.balanceProbesBeforeSendProbe` failed probes, a due probe is kept for a send. */
+function sendProbeDue(state: CircuitState, now: Date): boolean {
+  return state.probes >= CIRCUIT.balanceProbesBeforeSendProbe && probeDue(state, now);
+}
+
+function probeDue(state: CircuitState, now: Date): boolean {
+  return state.nextProbeAt === undefined || Date.parse(state.nextProbeAt) <= now.getTime();
+}
+
+/** A record that may be the probe: one whose duplicate costs little (at-least-once) or the relay's own notice. */
+function probeWorthy(record: Awaited<ReturnType<MessageStore['getMessage']>>): boolean {
+  return (
+    record?.state === MessageState.Pending &&
+    (record.delivery === DeliveryPolicy.AtLeastOnce || record.notice !== undefined)
+  );
+}
+
+function ordinaryPassage(context: RelayContext<RelayConfigView, CircuitStore>): CircuitPassage {
+  return {
+    role: PassageRole.Send,
+    answered: async () => await noteServiceAnswered(context),
+    failed: async (error) => await noteServiceFailure(context, error),
+    release: async () => undefined,
+  };
+}
+
+/** Tells one outcome at most: the first of `answered`, `failed` and `release` wins. */
+function once(role: PassageRole, outcomes: Omit<CircuitPassage, 'role'>): CircuitPassage {
+  let told = false;
+  const tell =
+    <A extends unknown[]>(outcome: (...args: A) => Promise<void>) =>
+    async (...args: A): Promise<void> => {
+      if (told) return;
+      told = true;
+      await outcome(...args);
+    };
+  return { role, answered: tell(outcomes.answered), failed: tell(outcomes.failed), release: tell(outcomes.release) };
+}
+
+function trialPassage(context: RelayContext<RelayConfigView, CircuitStore>, leaseUntil: Date): CircuitPassage {
+  const release = async (): Promise<void> => {
+    await context.store.circuit.releaseTrial({ leaseUntil });
+    remember(context, await context.store.getCircuit());
+  };
+  return once(PassageRole.Trial, {
+    answered: async () => await noteServiceAnswered(context),
+    failed: async (error) => {
+      const signal = serviceSignal(error);
+      if (signal === ServiceSignal.Unreachable) return await noteServiceFailure(context, error);
+      if (signal === ServiceSignal.Answered) return await noteServiceAnswered(context);
+      await release();
+    },
+    release,
+  });
+}
+
+/** Takes the due probe for this send; `undefined` (the send waits) when another process took it. */
+async function probeBySend(context: RelayContext<RelayConfigView, CircuitStore>): Promise<CircuitPassage | undefined> {
+  const now = context.clock();
+  const leaseUntil = new Date(now.getTime() + sendLeaseMs(context));
+  const claimed = await context.store.circuit.claimProbe({ leaseUntil, now });
+  if (claimed === undefined) {
+    remember(context, await context.store.getCircuit());
+    return undefined;
+  }
+  remember(context, claimed);
+  context.logger.info('circuit probe by a send', { since: claimed.openedAt, probes: claimed.probes });
+  const closed = async (): Promise<void> => {
+    const was = await context.store.circuit.close();
+    remember(context, CLOSED);
+    if (was.openedAt !== undefined) announceClosed(context, was);
+  };
+  return once(PassageRole.Probe, {
+    answered: closed,
+    failed: async (error) => {
+      const signal = serviceSignal(error);
+      if (signal === ServiceSignal.Answered) return await closed();
+      if (signal === ServiceSignal.Throttled) await closeOnProbation(context);
+      else if (signal === ServiceSignal.None)
+        await context.store.circuit.releaseProbe({ leaseUntil, now: context.clock() });
+      else await probeFailed(context, claimed, error);
+    },
+    release: async () => {
+      await context.store.circuit.releaseProbe({ leaseUntil, now: context.clock() });
+    },
+  });
 }
 
 /** Counts a failed call to the service: one more failure in a row (opening the circuit at the threshold), or an answer. */
@@ -103,7 +245,7 @@ export async function noteServiceFailure(
 ): Promise<void> {
   const signal = serviceSignal(error);
   if (signal === ServiceSignal.Answered) return await noteServiceAnswered(context);
-  if (signal === ServiceSignal.None) return;
+  if (signal !== ServiceSignal.Unreachable) return;
   const now = context.clock();
   const { state, opened } = await context.store.circuit.failed({
     threshold: CIRCUIT.failuresToOpen,
@@ -124,12 +266,12 @@ export async function noteServiceFailure(
 }
 
 /**
- * The service answered: the failures in a row end and an open circuit closes. Costs a write only
- * when this process knows of failures or an open circuit.
+ * The service answered: the failures in a row end and an open circuit closes. One conditional
+ * write, made whatever this process knows: failures counted by other processes since it last read
+ * the circuit are failures no longer in a row, and only this write tells them so (a write that finds
+ * nothing to reset changes nothing).
  */
 export async function noteServiceAnswered(context: RelayContext<RelayConfigView, CircuitStore>): Promise<void> {
-  const state = await readCircuit(context);
-  if (state.failures === 0 && state.openedAt === undefined && state.probes === 0) return;
   const { closed } = await context.store.circuit.succeeded();
   remember(context, CLOSED);
   if (closed !== undefined) announceClosed(context, closed);
@@ -149,7 +291,13 @@ export async function probeIfDue(
   const current = state ?? (await readCircuit(context));
   if (current.openedAt === undefined) return current;
   const now = context.clock();
-  if (current.nextProbeAt !== undefined && Date.parse(current.nextProbeAt) > now.getTime()) return current;
+  if (!probeDue(current, now)) return current;
+  // Kept for a send (see `enterCircuit`) unless none has come for `CIRCUIT.sendProbeWaitMs`.
+  if (
+    current.probes >= CIRCUIT.balanceProbesBeforeSendProbe &&
+    now.getTime() - Date.parse(current.nextProbeAt ?? '') < CIRCUIT.sendProbeWaitMs
+  )
+    return current;
   const claimed = await context.store.circuit.claimProbe({
     leaseUntil: new Date(now.getTime() + CIRCUIT.probeLeaseMs),
     now,
@@ -158,28 +306,51 @@ export async function probeIfDue(
   try {
     await (await context.sms.client()).getBalance({ timeoutMs: CIRCUIT.probeTimeoutMs });
   } catch (error) {
-    if (serviceSignal(error) !== ServiceSignal.Answered) {
-      const failedAt = context.clock();
-      const nextProbeAt = new Date(failedAt.getTime() + probeDelayMs(claimed.probes + 1));
-      await context.store.circuit.probeFailed({ openedAt: claimed.openedAt!, nextProbeAt, error: failureText(error) });
-      context.logger.info('circuit probe failed', {
-        since: claimed.openedAt,
-        probes: claimed.probes + 1,
-        error: failureText(error),
-        nextProbeAt: nextProbeAt.toISOString(),
-      });
-      return remember(context, {
-        ...claimed,
-        probes: claimed.probes + 1,
-        nextProbeAt: nextProbeAt.toISOString(),
-        lastError: failureText(error),
-      });
-    }
+    const signal = serviceSignal(error);
+    if (signal !== ServiceSignal.Answered && signal !== ServiceSignal.Throttled)
+      return await probeFailed(context, claimed, error);
   }
+  return await closeOnProbation(context, claimed);
+}
+
+/** A probe failed: the next is due at the doubled backoff. */
+async function probeFailed(
+  context: RelayContext<RelayConfigView, CircuitStore>,
+  claimed: CircuitState,
+  error: unknown,
+): Promise<CircuitState> {
+  const failedAt = context.clock();
+  const nextProbeAt = new Date(failedAt.getTime() + probeDelayMs(claimed.probes + 1));
+  await context.store.circuit.probeFailed({ openedAt: claimed.openedAt!, nextProbeAt, error: failureText(error) });
+  context.logger.info('circuit probe failed', {
+    since: claimed.openedAt,
+    probes: claimed.probes + 1,
+    error: failureText(error),
+    nextProbeAt: nextProbeAt.toISOString(),
+  });
+  return remember(context, {
+    ...claimed,
+    probes: claimed.probes + 1,
+    nextProbeAt: nextProbeAt.toISOString(),
+    lastError: failureText(error),
+  });
+}
+
+/** A probe found the service answering: closed on probation, one trial send at a time until one goes through. */
+async function closeOnProbation(
+  context: RelayContext<RelayConfigView, CircuitStore>,
+  claimed?: CircuitState,
+): Promise<CircuitState> {
   const probation = CIRCUIT.failuresToOpen - 1;
-  const { closed } = await context.store.circuit.succeeded({ probation });
+  const now = context.clock();
+  const { closed } = await context.store.circuit.succeeded({ probation, now });
   if (closed !== undefined) announceClosed(context, closed);
-  return remember(context, { failures: probation, probes: claimed.probes + 1 });
+  if (closed === undefined && claimed === undefined) return remember(context, await context.store.getCircuit());
+  return remember(context, {
+    failures: probation,
+    probes: (closed ?? claimed)!.probes + 1,
+    probationSince: now.toISOString(),
+  });
 }
 
 /** The wait before probe number `probes + 1`: `CIRCUIT.firstProbeMs` doubling, at most `CIRCUIT.maxProbeMs`. */

@@ -1,4 +1,5 @@
 import {
+  DEFAULT_RETRY_AFTER_MS,
   describeSmsError,
   SendCertainty,
   SmsErrorCode,
@@ -29,16 +30,18 @@ import {
   settleGateAfterSend,
 } from './credit-gate';
 import { errorName } from './error-name';
-import { type CircuitStore, noteServiceAnswered, noteServiceFailure, sendsMustWait } from './circuit';
+import { type CircuitPassage, type CircuitStore, enterCircuit } from './circuit';
 import { backoffMs, RelayMetric, type RelayContext } from './ports';
-import { mayRetry } from './retry';
+import { mayRetry, retryDeadline } from './retry';
 import { type ClosedIncident, closedIncident, type IncidentSendStore, noteNotSent } from './incident-sends';
+import { type ProviderRateStore, takeSendSlot } from './provider-rate';
 
 /** What `sendMessage` uses of the store: the claim and the outcome, and what its gate, circuit and balance watch use. */
 export type SenderStore = Pick<MessageStore, 'claimMessage' | 'settle'> &
   IncidentSendStore &
   CreditGateStore &
   CircuitStore &
+  ProviderRateStore &
   BalanceWatchStore;
 
 /** What the sender did with one record. */
@@ -79,8 +82,11 @@ export interface SendMessageOptions {
  * - 402 → PARKED until a top-up and `redrive`; the balance watch is told at once;
  * - over a route limit → HELD, counted for the route's summary SMS;
  * - on a muted route → DROPPED with the mute's reason;
+ * - 429 (or no slot of `provider.maxPerSecond` in time) → retried after its `Retry-After` on every
+ *   route, at-most-once too (nothing was sent), while the route's `retry.for` allows;
  * - while the SMS service is unreachable (see `./circuit`) → not claimed at all: it stays PENDING,
- *   no attempt spent, and goes out when a probe finds the service back.
+ *   no attempt spent, and goes out when a probe finds the service back (after a probe, one send at
+ *   a time until one goes through).
  *
  * @example
  * ```ts
@@ -92,8 +98,23 @@ export async function sendMessage(
   id: string,
   { onRetry }: SendMessageOptions = {},
 ): Promise<SendOutcome> {
+  const passage = await enterCircuit(context, id);
+  if (passage === undefined) return SendOutcome.Waiting;
+  try {
+    return await sendThrough(context, id, passage, onRetry);
+  } finally {
+    // A trial or a probe whose send was never made goes back for the next send.
+    await noteCircuit(context, () => passage.release());
+  }
+}
+
+async function sendThrough(
+  context: RelayContext<RelayConfigView, SenderStore>,
+  id: string,
+  passage: CircuitPassage,
+  onRetry: SendMessageOptions['onRetry'],
+): Promise<SendOutcome> {
   const { store, logger, clock } = context;
-  if ((await sendsMustWait(context)) !== undefined) return SendOutcome.Waiting;
   const claimed = await store.claimMessage(id, { now: clock() });
   if (claimed === undefined) return SendOutcome.Skipped;
   const token = claimed.claimToken!;
@@ -110,7 +131,7 @@ export async function sendMessage(
     if (gate.outcome !== GateOutcome.Send)
       await store.settle(id, token, { state: GATE_STATE[gate.outcome], reason: gate.reason }, { now: clock() });
   } catch (error) {
-    await noteCircuit(context, () => noteServiceFailure(context, error));
+    await noteCircuit(context, () => passage.failed(error));
     if (await releaseUnsent(context, claimed, token, error, onRetry)) return SendOutcome.Failed;
     throw error;
   }
@@ -126,9 +147,10 @@ export async function sendMessage(
 
   let result: ServiceSendResult;
   try {
+    await takeSendSlot(context);
     result = await sendWithKeyRefresh(context, claimed);
   } catch (error) {
-    await noteCircuit(context, () => noteServiceFailure(context, error));
+    await noteCircuit(context, () => passage.failed(error));
     await settleGateAfterFailure(context, gate, error);
     return settleFailure(context, claimed, token, error, onRetry);
   }
@@ -141,7 +163,7 @@ export async function sendMessage(
     logger.error(what, { id, route: claimed.route, error: errorName(error) });
   await Promise.all([
     settleGateAfterSend(context, claimed, gate, result),
-    noteServiceAnswered(context).catch(note('SMS service circuit not updated')),
+    passage.answered().catch(note('SMS service circuit not updated')),
   ]);
   const { metrics } = context;
   metrics.add(RelayMetric.Sent, 1, claimed.route);
@@ -288,6 +310,22 @@ async function settleFailure(
       context.logger.error('balance watch update failed', { error: errorName(failure) });
     });
     return SendOutcome.Parked;
+  }
+
+  if (error instanceof SmsServiceError && error.code === SmsErrorCode.RATE_LIMITED) {
+    // Nothing was sent, on any route: again after the wait asked for, while the route's retry.for allows.
+    if (now.getTime() < retryDeadline(context, record).getTime()) {
+      const nextAttemptAt = new Date(now.getTime() + (error.retryAfterMs ?? DEFAULT_RETRY_AFTER_MS));
+      await store.settle(record.id, token, { state: MessageState.Pending, nextAttemptAt, lastError }, { now });
+      logSend(context, record, 'RETRY', { error: description, nextAttemptAt: nextAttemptAt.toISOString() });
+      onRetry?.(nextAttemptAt);
+      return SendOutcome.Retrying;
+    }
+    const reason = `not sent: the SMS service kept answering 429 (too many requests) for the route's retry.for (${record.attempts} attempts)`;
+    await store.settle(record.id, token, { state: MessageState.Failed, reason, lastError }, { now });
+    metrics.add(RelayMetric.Failed, 1, record.route);
+    logSend(context, record, 'FAILED', { error: description });
+    return SendOutcome.Failed;
   }
 
   const permanent = description.code === SmsErrorCode.BAD_REQUEST || description.code === SmsErrorCode.VALIDATION;

@@ -21,6 +21,17 @@ export interface CircuitState {
   readonly probes: number;
   /** The last failure, as `code` or `code status` (never a message text, which may carry anything). */
   readonly lastError?: string;
+  /** When the last failure was counted. */
+  readonly lastFailureAt?: string;
+  /**
+   * Set while closed on probation: a probe found the service answering, and one send at a time (the
+   * trial) may go until one goes through; the first that fails re-opens it.
+   */
+  readonly probationSince?: string;
+  /** While on probation: the lease of the one trial send under way (another may start once it has passed). */
+  readonly trialUntil?: string;
+  /** Set when an operator opened it (`sms-relay circuit open`, the console): who. Sends answering do not close it; its probe does, when due. */
+  readonly openedBy?: string;
 }
 
 const CLOSED: CircuitState = { failures: 0, probes: 0 };
@@ -30,15 +41,22 @@ const stateOf = (item: Item | undefined): CircuitState => {
   const read = new ItemReader(item, CIRCUIT_PK);
   const openedAt = read.optStr('openedAt');
   const nextProbeAt = read.optStr('nextProbeAt');
-  const lastError = read.optStr('lastError');
+  const optional = Object.fromEntries(
+    OPTIONAL_TEXTS.map((name) => [name, read.optStr(name)] as const).filter(([, value]) => value !== undefined),
+  );
   return {
     failures: read.optNum('failures') ?? 0,
     probes: read.optNum('probes') ?? 0,
     ...(openedAt === undefined ? {} : { openedAt }),
     ...(nextProbeAt === undefined ? {} : { nextProbeAt }),
-    ...(lastError === undefined ? {} : { lastError }),
+    ...optional,
   };
 };
+
+const OPTIONAL_TEXTS = ['lastError', 'lastFailureAt', 'probationSince', 'trialUntil', 'openedBy'] as const;
+
+/** What an opening, a re-opening or a close ends: the probation and its trial. */
+const PROBATION = ['probationSince', 'trialUntil'] as const;
 
 const update = async (table: StoreTable, spec: UpdateSpec, returnValues: 'ALL_NEW' | 'ALL_OLD' = 'ALL_NEW') =>
   await writeIf(table, {
@@ -85,6 +103,7 @@ export const recordCircuitFailure = async (
   if (state.openedAt !== undefined || state.failures < threshold) return { state, opened: false };
   const opening = await update(table, {
     set: { openedAt: str(now.toISOString()), nextProbeAt: str(firstProbeAt(state.probes).toISOString()) },
+    remove: [...PROBATION],
     condition: 'attribute_not_exists(#openedAt) AND #failures >= :threshold',
     values: { ':threshold': num(threshold) },
   });
@@ -95,29 +114,32 @@ export const recordCircuitFailure = async (
 
 /**
  * The service answered: an open circuit closes, and exactly one caller learns it closed it
- * (`closed`, with the state it had). A send that went through ends the failures in a row and
- * forgets the probes. A probe only proves the balance endpoint answers: with `probation` the
- * circuit closes with that many failures counted and its probes kept (this one counted too), so the
- * first send that fails again re-opens it (at the probe backoff it had reached, doubled) instead of costing `threshold` more
- * maybe-sent messages each time.
+ * (`closed`, with the state it had). A send that went through ends the failures in a row, the
+ * probation and the probes; it does not close a circuit an operator opened (`openedBy`: only its
+ * probe, once due, or `sms-relay circuit close` do). A probe only proves the service answers: with
+ * `probation` the circuit closes on probation, with that many failures counted and its probes kept
+ * (this one counted too), so one trial send at a time may go (see {@link claimCircuitTrial}) and the
+ * first that fails re-opens it (at the probe backoff it had reached, doubled) instead of costing
+ * more maybe-sent messages each time.
  */
 export const recordCircuitSuccess = async (
   table: StoreTable,
-  { probation }: { readonly probation?: number } = {},
+  { probation, now = table.clock() }: { readonly probation?: number; readonly now?: Date } = {},
 ): Promise<{ readonly closed?: CircuitState }> => {
   const outcome = await update(
     table,
     probation === undefined
       ? {
           set: { failures: num(0) },
-          remove: ['openedAt', 'nextProbeAt', 'probes'],
-          condition: '#failures > :zero OR attribute_exists(#openedAt) OR attribute_exists(#probes)',
+          remove: ['openedAt', 'nextProbeAt', 'probes', ...PROBATION],
+          condition:
+            'attribute_not_exists(#openedBy) AND (#failures > :zero OR attribute_exists(#openedAt) OR attribute_exists(#probes) OR attribute_exists(#probationSince))',
           values: { ':zero': num(0) },
         }
       : {
-          set: { failures: num(probation) },
+          set: { failures: num(probation), probationSince: str(now.toISOString()) },
           add: { probes: num(1) },
-          remove: ['openedAt', 'nextProbeAt'],
+          remove: ['openedAt', 'nextProbeAt', 'openedBy', 'trialUntil'],
           condition: 'attribute_exists(#openedAt)',
         },
     'ALL_OLD',
@@ -142,6 +164,77 @@ export const claimCircuitProbe = async (
     values: { ':now': str(now.toISOString()) },
   });
   return outcome.applied ? stateOf(outcome.item) : undefined;
+};
+
+/**
+ * Takes the one trial send of a circuit on probation, for one caller, until `leaseUntil` (a sender
+ * that stops lets another try once it has passed). `false`: not on probation, open, or another
+ * caller's trial is under way.
+ */
+export const claimCircuitTrial = async (
+  table: StoreTable,
+  { leaseUntil, now = table.clock() }: { readonly leaseUntil: Date; readonly now?: Date },
+): Promise<boolean> =>
+  (
+    await update(table, {
+      set: { trialUntil: str(leaseUntil.toISOString()) },
+      condition:
+        'attribute_exists(#probationSince) AND attribute_not_exists(#openedAt) AND (attribute_not_exists(#trialUntil) OR #trialUntil <= :now)',
+      values: { ':now': str(now.toISOString()) },
+    })
+  ).applied;
+
+/** Gives back a trial that said nothing about the service (it was never sent, or a 429): the next send may be the trial. */
+export const releaseCircuitTrial = async (
+  table: StoreTable,
+  { leaseUntil }: { readonly leaseUntil: Date },
+): Promise<boolean> =>
+  (
+    await update(table, {
+      remove: ['trialUntil'],
+      condition: '#trialUntil = :lease',
+      values: { ':lease': str(leaseUntil.toISOString()) },
+    })
+  ).applied;
+
+/** Gives back a probe lease that probed nothing (its send was never made): the probe is due again at `now`. */
+export const releaseCircuitProbe = async (
+  table: StoreTable,
+  { leaseUntil, now = table.clock() }: { readonly leaseUntil: Date; readonly now?: Date },
+): Promise<boolean> =>
+  (
+    await update(table, {
+      set: { nextProbeAt: str(now.toISOString()) },
+      condition: 'attribute_exists(#openedAt) AND #nextProbeAt = :lease',
+      values: { ':lease': str(leaseUntil.toISOString()) },
+    })
+  ).applied;
+
+/**
+ * An operator opens the circuit (`sms-relay circuit open --for 30m`, the console): no send starts
+ * until `until`, when the probes start again as after any opening. An open circuit keeps its
+ * `openedAt` and gets the new `until`.
+ */
+export const openCircuitByHand = async (
+  table: StoreTable,
+  { until, by, now = table.clock() }: { readonly until: Date; readonly by: string; readonly now?: Date },
+): Promise<CircuitState> => {
+  const outcome = await update(table, {
+    set: { nextProbeAt: str(until.toISOString()), openedBy: str(by) },
+    setIfAbsent: { openedAt: str(now.toISOString()) },
+    remove: [...PROBATION],
+  });
+  return stateOf(outcome.applied ? outcome.item : undefined);
+};
+
+/** An operator closes the circuit (`sms-relay circuit close`): sends start at once, failures and probes forgotten. Returns the state it had. */
+export const closeCircuitByHand = async (table: StoreTable): Promise<CircuitState> => {
+  const outcome = await update(
+    table,
+    { set: { failures: num(0) }, remove: ['openedAt', 'nextProbeAt', 'probes', 'openedBy', ...PROBATION] },
+    'ALL_OLD',
+  );
+  return stateOf(outcome.applied ? outcome.item : undefined);
 };
 
 /** A probe failed: the next one may start at `nextProbeAt`. Only for the opening `openedAt` (a closed or re-opened circuit is left alone). */

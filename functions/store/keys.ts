@@ -25,6 +25,7 @@ export const ItemKind = {
   Heartbeat: 'heartbeat',
   DigestWindow: 'digest-window',
   Circuit: 'circuit',
+  RateWindow: 'rate-window',
   OnCallOverride: 'oncall-override',
   Incident: 'incident',
   IncidentOpen: 'incident-open',
@@ -62,6 +63,10 @@ export const digestWindowKey = (route: string): Key => key(`WINDOW#${route}`, 'D
 /** The SMS service's circuit: one item every sender shares (see `functions/store/circuit.ts`). */
 export const CIRCUIT_PK = 'CIRCUIT';
 export const circuitKey = (): Key => key(CIRCUIT_PK, 'SMS-SERVICE');
+
+/** One second of sends to the SMS service (`provider.maxPerSecond`): a partition per second, so no item stays hot. */
+export const rateWindowKey = (epochSecond: number): Key =>
+  key(`RATE#${String(epochSecond).padStart(10, '0')}`, 'SENDS');
 
 export const balanceKey = (): Key => key('BALANCE', 'STATE');
 

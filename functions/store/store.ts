@@ -44,11 +44,17 @@ import {
   type CircuitFailureInput,
   type CircuitState,
   claimCircuitProbe,
+  claimCircuitTrial,
+  closeCircuitByHand,
   getCircuit,
+  openCircuitByHand,
+  releaseCircuitProbe,
+  releaseCircuitTrial,
   recordCircuitFailure,
   recordCircuitProbeFailure,
   recordCircuitSuccess,
 } from './circuit';
+import { takeRateSlot } from './provider-rate';
 import { countStuck, type CountStuckOptions, type StuckCounts } from './counts';
 import { armHeartbeat, getHeartbeat, HeartbeatTransition, type HeartbeatState, touchHeartbeat } from './heartbeat';
 import { getMute, listMutes, type Mute, type MuteInput, muteRoute, unmuteRoute } from './mutes';
@@ -282,6 +288,9 @@ export interface MessageStore {
    */
   spendByDay(input: SpendByDayInput): Promise<DaySpend[]>;
 
+  /** One send of the second `epochSecond` under `provider.maxPerSecond`, shared by every sender: its number in the second, `undefined` when the second is full. See {@link takeRateSlot}. */
+  takeRateSlot(input: { readonly epochSecond: number; readonly maxPerSecond: number }): Promise<number | undefined>;
+
   /** The SMS service's circuit, shared by every sender; strongly consistent. See {@link getCircuit}. */
   getCircuit(): Promise<CircuitState>;
   /** The circuit's conditional changes; see `functions/store/circuit.ts`. */
@@ -289,7 +298,10 @@ export interface MessageStore {
     /** One more failure in a row; opens the circuit at the threshold (`opened` for exactly one caller). See {@link recordCircuitFailure}. */
     failed(input: CircuitFailureInput): Promise<{ readonly state: CircuitState; readonly opened: boolean }>;
     /** A call succeeded: failures reset, an open circuit closes (`closed` for exactly one caller). See {@link recordCircuitSuccess}. */
-    succeeded(input?: { readonly probation?: number }): Promise<{ readonly closed?: CircuitState }>;
+    succeeded(input?: {
+      readonly probation?: number;
+      readonly now?: Date;
+    }): Promise<{ readonly closed?: CircuitState }>;
     /** The right to probe an open circuit whose probe is due, for one caller. See {@link claimCircuitProbe}. */
     claimProbe(input: { readonly leaseUntil: Date; readonly now?: Date }): Promise<CircuitState | undefined>;
     /** A probe failed; the next may start at `nextProbeAt`. See {@link recordCircuitProbeFailure}. */
@@ -298,6 +310,16 @@ export interface MessageStore {
       readonly nextProbeAt: Date;
       readonly error: string;
     }): Promise<boolean>;
+    /** Gives back a probe lease whose send was never made. See {@link releaseCircuitProbe}. */
+    releaseProbe(input: { readonly leaseUntil: Date; readonly now?: Date }): Promise<boolean>;
+    /** The one trial send of a circuit on probation, for one caller. See {@link claimCircuitTrial}. */
+    claimTrial(input: { readonly leaseUntil: Date; readonly now?: Date }): Promise<boolean>;
+    /** Gives back a trial that said nothing about the service. See {@link releaseCircuitTrial}. */
+    releaseTrial(input: { readonly leaseUntil: Date }): Promise<boolean>;
+    /** An operator opens it until `until`. See {@link openCircuitByHand}. */
+    open(input: { readonly until: Date; readonly by: string; readonly now?: Date }): Promise<CircuitState>;
+    /** An operator closes it; returns the state it had. See {@link closeCircuitByHand}. */
+    close(): Promise<CircuitState>;
   };
 
   /** Records a balance; `alert: true` for exactly one caller per drop below the threshold. */
@@ -431,12 +453,18 @@ export const createStore = ({
     },
     limitUsage: async (input) => await limitUsage(table, input),
     spendByDay: async (input) => await spendByDay(table, input),
+    takeRateSlot: async (input) => await takeRateSlot(table, input),
     getCircuit: async () => await getCircuit(table),
     circuit: {
       failed: async (input) => await recordCircuitFailure(table, input),
       succeeded: async (input) => await recordCircuitSuccess(table, input),
       claimProbe: async (input) => await claimCircuitProbe(table, input),
       probeFailed: async (input) => await recordCircuitProbeFailure(table, input),
+      releaseProbe: async (input) => await releaseCircuitProbe(table, input),
+      claimTrial: async (input) => await claimCircuitTrial(table, input),
+      releaseTrial: async (input) => await releaseCircuitTrial(table, input),
+      open: async (input) => await openCircuitByHand(table, input),
+      close: async () => await closeCircuitByHand(table),
     },
     updateBalanceState: async (observation) => await updateBalanceState(table, observation),
     getBalanceState: async () => await getBalanceState(table),

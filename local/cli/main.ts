@@ -22,6 +22,7 @@ const COMMANDS = {
   oncall: async () => (await import('./commands/oncall')).oncallCommand(),
   incidents: async () => (await import('./commands/incidents')).incidentsCommand(),
   ack: async () => (await import('./commands/incidents')).ackCommand(),
+  circuit: async () => (await import('./commands/circuit')).circuitCommand(),
   console: async () => (await import('./commands/console')).consoleCommand(),
 } as const satisfies Readonly<Record<string, () => Promise<Command>>>;
 

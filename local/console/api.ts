@@ -1,3 +1,4 @@
+import { changeCircuit, circuitView, MAX_CIRCUIT_OPEN_SECONDS, OpenedBy } from '../records/circuit';
 import { parseDurationSeconds } from '../../functions/core/config/duration';
 import type { RouteView } from '../../functions/core/config/view';
 import { DEFAULT_CURRENCY, MAX_MUTE_SECONDS, PAGE_SIZE } from '../../functions/core/defaults';
@@ -60,6 +61,19 @@ export function createStoreApi(source: ConsoleSource): ConsoleApi {
   const handlers: Handlers = {
     'GET /overview': async () => overview(source),
     'GET /service': async () => await source.withStore((store) => serviceStatus(store)),
+    'POST /circuit': async ({ body }) => {
+      if (body.action === 'close')
+        return await source.withStore((store) => changeCircuit(store, { action: 'close' }, OpenedBy.Console, now()));
+      const forSeconds = parseDurationSeconds(body.for);
+      if (forSeconds === undefined || forSeconds < 1 || forSeconds > MAX_CIRCUIT_OPEN_SECONDS)
+        throw new HttpError(
+          400,
+          `for: "${body.for}" is not a duration of up to ${MAX_CIRCUIT_OPEN_SECONDS / 3_600}h; use e.g. 30m, 2h`,
+        );
+      return await source.withStore((store) =>
+        changeCircuit(store, { action: 'open', forSeconds }, OpenedBy.Console, now()),
+      );
+    },
     'GET /records': async ({ query }) => await source.withStore((store) => recordsPage(store, query)),
     'GET /records/:id': async ({ params: { id } }) =>
       await source.withStore(async (store) => {
@@ -144,7 +158,8 @@ function dispatcher(handlers: Handlers): ConsoleApi {
 /** The SMS service's circuit, and the PENDING records waiting for it while it is open. */
 async function serviceStatus(store: MessageStore): Promise<ServiceStatus> {
   const circuit = await store.getCircuit();
-  if (circuit.openedAt === undefined) return { unreachableSince: null, waiting: 0, lastError: null, nextProbeAt: null };
+  if (circuit.openedAt === undefined)
+    return { unreachableSince: null, waiting: 0, lastError: null, nextProbeAt: null, circuit: circuitView(circuit) };
   let waiting = 0;
   let cursor: string | undefined;
   do {
@@ -160,6 +175,7 @@ async function serviceStatus(store: MessageStore): Promise<ServiceStatus> {
     waiting,
     lastError: circuit.lastError ?? null,
     nextProbeAt: circuit.nextProbeAt ?? null,
+    circuit: circuitView(circuit),
   };
 }
 

@@ -14,6 +14,7 @@
  *
  * Only zod and pure modules are imported here: the page imports this file's types.
  */
+import type { CircuitChange, CircuitView } from '../records/circuit-contract';
 import { z } from 'zod';
 import { MAX_BODY_BYTES, MAX_MUTE_REASON_CHARS } from '../../functions/core/defaults';
 import {
@@ -79,6 +80,8 @@ export interface ServiceStatus {
   readonly waiting: number;
   /** The last failure (`server-error 503`, `refused`, `timeout`…), while unreachable. */
   readonly lastError: string | null;
+  /** The whole circuit, as `sms-relay circuit --json` shows it (closed, on probation or open). */
+  readonly circuit: CircuitView;
   /** When the next probe of the balance endpoint may start, while unreachable. */
   readonly nextProbeAt: string | null;
 }
@@ -400,10 +403,18 @@ export const ConsoleMuteRequest = z.strictObject({
   reason: z.string().max(MAX_MUTE_REASON_CHARS).default(''),
 });
 
+/** `POST /circuit`: `{action: 'open', for: '30m'}` holds every SMS for a while, `{action: 'close'}` sends now. */
+export const ConsoleCircuitRequest = z.discriminatedUnion('action', [
+  z.strictObject({ action: z.literal('close') }),
+  z.strictObject({ action: z.literal('open'), for: z.union([z.string().max(20), z.number()]) }),
+]);
+
 export const CONSOLE_API = {
   'GET /overview': { answer: answers<Overview>() },
   /** The SMS service's circuit: since when it is unreachable and how many messages wait. */
   'GET /service': { answer: answers<ServiceStatus>() },
+  /** The SMS service's Open/Close buttons: the same store calls as `sms-relay circuit open --for` and `close`. */
+  'POST /circuit': { body: ConsoleCircuitRequest, answer: answers<CircuitChange>() },
   /** Activity: newest first (by last change; by creation when `route` is given, as `logs`). */
   'GET /records': { query: RecordsPageQuery, answer: answers<RecordsPage>() },
   'GET /records/:id': { params: RecordIdParameters, answer: answers<RecordDetail>() },

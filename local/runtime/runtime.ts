@@ -1,4 +1,5 @@
-import { BALANCE_SCHEDULE, DIGEST, SENDER_CONCURRENCY, STREAM } from '../../functions/core/defaults';
+import { BALANCE_SCHEDULE, DIGEST } from '../../functions/core/defaults';
+import { localSendConcurrency } from '../../functions/core/provider-rate';
 import { join, resolve } from 'node:path';
 import { createStoreApi } from '../console/api';
 import { createConsoleHandler } from '../console/http';
@@ -48,8 +49,6 @@ import { takeTurns } from './turns';
 /** Metrics go nowhere locally: the terminal shows what they would count. */
 const NO_METRICS: RelayMetrics = { add: () => undefined };
 
-/** Sends in flight at once: as many as the deployed sender's two batches per shard of 4 concurrent sends. */
-const LOCAL_SENDER_CONCURRENCY = STREAM.parallelizationFactor * SENDER_CONCURRENCY;
 /**
  * The sweeper's share of the runtime's time at most (see `repeat`): every second on small tables,
  * less often on large ones. A sweep only reads the table, recovers stale claims and feeds the send
@@ -290,11 +289,15 @@ function reportProblem(terminal: RuntimeSetup['terminal']): Problem {
   return (message, error) => terminal.printError(`${clockNow()}  error    ${message}${describeError(error)}`);
 }
 
-/** The stream emulation: accepted records go to a send queue that sends them at the deployed sender's concurrency. */
+/**
+ * The stream emulation: accepted records go to a send queue that sends them at the deployed
+ * sender's concurrency on one shard (its batches per shard of 4 concurrent sends; the batches
+ * follow `provider.maxPerSecond`).
+ */
 function startSender(context: RelayContext, problem: Problem): SendQueue {
   const sender: SendQueue = createSendQueue({
     send: (id) => sendMessage(context, id, { onRetry: (at) => sender.feedAt(id, at) }),
-    concurrency: LOCAL_SENDER_CONCURRENCY,
+    concurrency: localSendConcurrency(context.config.config.provider.maxPerSecond),
     onError: (id, error) => problem(`send of ${id} failed; the sweeper retries it`, error),
     now: () => context.clock().getTime(),
   });

@@ -28,6 +28,7 @@ import {
 import { listen } from '../shared/listen';
 import { RUNTIME_FILE } from '../shared/discovery';
 import { ACKNOWLEDGED_BY_CLI, RELAY_PREFIX } from '../shared/record-access';
+import { changeCircuit, CircuitRequest, circuitView, OpenedBy } from '../records/circuit';
 import { IncidentState } from '../../functions/core/paging/incident';
 import type { Turns } from './turns';
 import { localOperator } from '../shared/operator';
@@ -191,6 +192,8 @@ const RELAY_ROUTES = routeTable<RelayCall>()({
   'POST /_relay/overrides': overrideOnCall,
   'GET /_relay/incidents': listIncidents,
   'POST /_relay/ack': acknowledge,
+  'GET /_relay/circuit': showCircuit,
+  'POST /_relay/circuit': actOnCircuit,
 });
 const relayRoute = createRouter(RELAY_ROUTES);
 
@@ -388,6 +391,17 @@ async function unmuteRoute({ request, response, dependencies: { store, routes } 
   const { route } = parseRequest(UnmuteRequest, await controlBody(request));
   knownRoute(routes, route);
   sendJson(response, 200, { unmuted: await store.unmuteRoute({ route }) });
+}
+
+/** `GET /_relay/circuit`: the SMS service's circuit (`sms-relay circuit` while the runtime holds the store). */
+async function showCircuit({ response, dependencies: { store } }: RelayCall): Promise<void> {
+  sendJson(response, 200, { circuit: circuitView(await store.getCircuit()) });
+}
+
+/** `POST /_relay/circuit` `{action: 'open', forSeconds}` or `{action: 'close'}`: `sms-relay circuit open|close`. */
+async function actOnCircuit({ request, response, dependencies: { store } }: RelayCall): Promise<void> {
+  const change = parseRequest(CircuitRequest, await controlBody(request));
+  sendJson(response, 200, await changeCircuit(store, change, OpenedBy.Cli));
 }
 
 function knownRoute(routes: ReadonlySet<string> | undefined, route: string): void {

@@ -28,7 +28,10 @@ const outageBodySchema = z.strictObject({
   kind: z.enum(['status', 'reset']).default('status'),
   // An outage is the service failing: a 4xx is an answer, not an outage.
   status: z.number().int().min(500).max(599).default(503),
+  only: z.enum(['balance', 'send']).optional(),
 });
+
+const rateLimitBodySchema = z.strictObject({ maxPerSecond: z.number().int().min(1).max(10_000) });
 
 const outageView = (state: SandboxState) =>
   state.outage === undefined ? { down: false } : { down: true, ...state.outage };
@@ -51,6 +54,12 @@ const CONTROL_ROUTES = routeTable<ControlCall, unknown>()({
   'GET /_sandbox/outage': ({ state }) => outageView(state),
   'POST /_sandbox/outage': startOutage,
   'DELETE /_sandbox/outage': ({ state }) => endOutage(state),
+  'GET /_sandbox/rate-limit': ({ state }) => ({ maxPerSecond: state.rateLimit?.maxPerSecond ?? null }),
+  'POST /_sandbox/rate-limit': setRateLimit,
+  'DELETE /_sandbox/rate-limit': ({ state }) => {
+    state.rateLimit = undefined;
+    return { maxPerSecond: null };
+  },
   'GET /_sandbox/requests': ({ state }) => ({ requests: state.requests() }),
   'DELETE /_sandbox/requests': ({ state }) => ({ cleared: state.clearRequests() }),
 });
@@ -85,6 +94,13 @@ async function startOutage({ request, state }: ControlCall): Promise<unknown> {
   if (!parsed.success) throw new HttpError(400, z.prettifyError(parsed.error));
   state.outage = { ...parsed.data, since: new Date().toISOString() };
   return outageView(state);
+}
+
+async function setRateLimit({ request, state }: ControlCall): Promise<unknown> {
+  const parsed = rateLimitBodySchema.safeParse(await readJson(request));
+  if (!parsed.success) throw new HttpError(400, z.prettifyError(parsed.error));
+  state.rateLimit = parsed.data;
+  return { maxPerSecond: parsed.data.maxPerSecond };
 }
 
 function endOutage(state: SandboxState): unknown {

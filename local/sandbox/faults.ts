@@ -15,6 +15,7 @@ const sandboxFaultSchema = z.discriminatedUnion('kind', [
     count,
     deliver: z.boolean().optional(),
     error: z.string().min(1).max(500).optional(),
+    retryAfter: z.number().int().min(0).max(3_600).optional(),
   }),
   z.strictObject({ kind: z.literal('delay'), ms: z.number().int().min(0).max(MAX_FAULT_DELAY_MS), count }),
   z.strictObject({ kind: z.literal('reset'), count, deliver: z.boolean().optional() }),

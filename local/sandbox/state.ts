@@ -3,7 +3,7 @@ import { SandboxAccount } from './account';
 import { FaultQueue } from './faults';
 import type { ResolvedSandboxOptions } from './options';
 import type { SendRequest } from './send-request';
-import type { DeliveredMessage, RecordedRequest, SandboxOutage, SendRecipient } from './types';
+import type { DeliveredMessage, RecordedRequest, SandboxOutage, SandboxRateLimit, SendRecipient } from './types';
 
 /** Caps on the inbox and request log, so a sandbox left running for days does not grow without bound; oldest go first. */
 export const MAX_KEPT_MESSAGES = 10_000;
@@ -22,6 +22,9 @@ export class SandboxState {
   public readonly faults = new FaultQueue();
   /** While set, every `/v1` request (balance reads included) fails this way: the service is down. */
   public outage: (SandboxOutage & { readonly since: string }) | undefined;
+  /** While set, sends past `maxPerSecond` in one second are answered 429. */
+  public rateLimit: SandboxRateLimit | undefined;
+  #second = { epoch: 0, sends: 0 };
   readonly #messages: DeliveredMessage[] = [];
   readonly #requests: RecordedRequest[] = [];
   readonly #onDelivered: ((message: DeliveredMessage) => void) | undefined;
@@ -36,6 +39,16 @@ export class SandboxState {
   }: ResolvedSandboxOptions) {
     this.account = new SandboxAccount({ balanceUnits, priceUnits, currency, senderIds, defaultSenderId });
     this.#onDelivered = onDelivered;
+  }
+
+  /** Counts a send against the rate limit: `false` when this second already had `maxPerSecond` of them. */
+  public admitSend(now: number = Date.now()): boolean {
+    if (this.rateLimit === undefined) return true;
+    const epoch = Math.floor(now / 1_000);
+    if (this.#second.epoch !== epoch) this.#second = { epoch, sends: 0 };
+    if (this.#second.sends >= this.rateLimit.maxPerSecond) return false;
+    this.#second.sends += 1;
+    return true;
   }
 
   /**

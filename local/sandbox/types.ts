@@ -14,6 +14,8 @@
  * - `POST   /_sandbox/outage`          → body `SandboxOutage`: from now on every `/v1` request (balance reads too) fails that way, `{ down: true, since, … }`
  * - `GET    /_sandbox/outage`          → `{ down: false }` or `{ down: true, since, kind, status }`
  * - `DELETE /_sandbox/outage`          → the service answers again, `{ down: false }`
+ * - `POST   /_sandbox/rate-limit`      → body `SandboxRateLimit`: sends past `maxPerSecond` in a second answer 429, `{ maxPerSecond }`
+ * - `DELETE /_sandbox/rate-limit`      → no rate limit again, `{ maxPerSecond: null }`
  * - `GET    /_sandbox/requests`        → `{ requests: RecordedRequest[] }` every request to `/v1` (headers minus the key)
  * - `DELETE /_sandbox/requests`        → clears the request log, `{ cleared: n }`
  */
@@ -64,6 +66,8 @@ export type SandboxFault =
       readonly count?: number;
       readonly deliver?: boolean;
       readonly error?: string;
+      /** Seconds sent as the answer's `Retry-After` header (a 429 that names its wait). */
+      readonly retryAfter?: number;
     }
   /** Hold the next `count` sends for `ms` before handling them normally (they are delivered and charged). */
   | { readonly kind: 'delay'; readonly ms: number; readonly count?: number }
@@ -78,6 +82,13 @@ export type SandboxFault =
 export interface SandboxOutage {
   readonly kind: 'status' | 'reset';
   readonly status: number;
+  /** Only this endpoint is down (a balance endpoint failing while sends work); absent: both. */
+  readonly only?: 'balance' | 'send';
+}
+
+/** The service's own rate limit: sends past `maxPerSecond` in one second are answered 429 with `Retry-After: 1`, nothing sent. */
+export interface SandboxRateLimit {
+  readonly maxPerSecond: number;
 }
 
 export interface RecordedRequest {

@@ -45,7 +45,7 @@ export function createV1Handler({
 
   return async (request, response, path) => {
     // A service that is down answers nothing it would answer when up, not even a 401.
-    if (state.outage !== undefined) {
+    if (state.outage !== undefined && outageCovers(state.outage.only, path)) {
       request.resume();
       failWith(request, response, state.outage);
       return;
@@ -63,6 +63,12 @@ export function createV1Handler({
   };
 }
 
+/** Whether an outage limited to one endpoint (`only`) covers `path`. */
+function outageCovers(only: 'balance' | 'send' | undefined, path: string): boolean {
+  if (only === undefined) return true;
+  return only === 'balance' ? path.startsWith('/v1/account/') : path.startsWith('/v1/sms/');
+}
+
 function answerBalance({ response, state }: V1Call): void {
   const { balance, currency, smsRate } = state.account.snapshot();
   sendJson(response, 200, { success: true, balance, currency, smsRate });
@@ -70,6 +76,10 @@ function answerBalance({ response, state }: V1Call): void {
 
 async function handleSend({ request, response, state, signal }: V1Call): Promise<void> {
   const body = await readBody(request, { limitBytes: MAX_BODY_BYTES });
+  if (!state.admitSend()) {
+    failWith(request, response, { kind: 'status', status: 429, retryAfter: 1, error: 'Too many requests' });
+    return;
+  }
   // Taken only here, after authentication: an unauthenticated request never uses up a fault.
   const fault = state.faults.take();
   if (fault?.kind === 'delay') await sleep(fault.ms, undefined, { signal });
@@ -120,5 +130,6 @@ function failWith(
     return;
   }
   const text = fault.error ?? `Sandbox fault: ${fault.status} ${STATUS_CODES[fault.status] ?? 'Error'}`;
+  if (fault.retryAfter !== undefined) response.setHeader('Retry-After', String(fault.retryAfter));
   sendError(response, new HttpError(fault.status, text));
 }

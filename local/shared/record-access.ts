@@ -28,6 +28,14 @@ import {
   type RequeueOutcome,
 } from '../records';
 import { RUNTIME_DEFAULTS } from './settings';
+import {
+  changeCircuit,
+  type CircuitChange,
+  type CircuitRequest,
+  circuitView,
+  type CircuitView,
+  OpenedBy,
+} from '../records/circuit';
 
 /** Local-only endpoints under this prefix serve `logs` and `redrive` while the runtime holds the store. */
 export const RELAY_PREFIX = '/_relay';
@@ -66,6 +74,10 @@ export interface RecordAccess {
   incidents(): Promise<Incident[]>;
   /** Acknowledges an open incident (`sms-relay ack`): one of concurrent acknowledgements wins. */
   acknowledge(id: string): Promise<CloseOutcome>;
+  /** The SMS service's circuit (`sms-relay circuit`). */
+  circuit(): Promise<CircuitView>;
+  /** Opens it for a while or closes it (`sms-relay circuit open --for`, `close`). */
+  changeCircuit(request: CircuitRequest): Promise<CircuitChange>;
   close(): Promise<void>;
 }
 
@@ -124,6 +136,16 @@ export async function openLocalRecordAccess({
       overrides: async () => [],
       incidents: async () => [],
       acknowledge: async () => ({ closed: false, incident: undefined }),
+      circuit: async () => circuitView({ failures: 0, probes: 0 }),
+      // Kept for the relay, as a mute is: opened by hand before it first runs, it starts open.
+      changeCircuit: async (request) => {
+        const local = await openLocalStore({ dataDir, tableName });
+        try {
+          return await changeCircuit(local.store, request, OpenedBy.Cli);
+        } finally {
+          await local.close();
+        }
+      },
       // A mute set before the relay first runs is kept for it: the store is created for it.
       mute: async (request) => {
         const local = await openLocalStore({ dataDir, tableName });
@@ -202,6 +224,8 @@ export async function openDeployedRecordAccess({
       override: advised(access.override),
       incidents: advised(access.incidents),
       acknowledge: advised(access.acknowledge),
+      circuit: advised(access.circuit),
+      changeCircuit: advised(access.changeCircuit),
       close: async () => client.destroy(),
     };
   } catch (error) {
@@ -225,6 +249,8 @@ function storeAccess(store: MessageStore, kind: AccessKind, description: string)
     incidents: async () => await store.listOpenIncidents(),
     acknowledge: async (id) =>
       await store.closeIncident(id, { state: IncidentState.Acknowledged, by: ACKNOWLEDGED_BY_CLI }),
+    circuit: async () => circuitView(await store.getCircuit()),
+    changeCircuit: async (request) => await changeCircuit(store, request, OpenedBy.Cli),
   };
 }
 
@@ -329,6 +355,13 @@ function runtimeAccess({ url, pid, consoleSecret }: RuntimeAnnouncement): Record
         method: 'POST',
         headers: { 'content-type': 'application/json' },
         body: JSON.stringify({ incident: id }),
+      }),
+    circuit: async () => (await call<{ circuit: CircuitView }>('/circuit')).circuit,
+    changeCircuit: async (request) =>
+      await call<CircuitChange>('/circuit', {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(request),
       }),
     close: async () => undefined,
   };

@@ -14,6 +14,7 @@ import {
   MAX_RECIPIENTS_CEILING,
   PROVIDER_TIMEOUT_MS,
 } from '../defaults';
+import { PROVIDER_RATE } from '../provider-rate';
 import { parseDurationSeconds } from './duration';
 import { readSchedule } from '../schedule';
 import { WEEKDAYS } from '../windows';
@@ -380,6 +381,12 @@ export const ConfigSchema = z.strictObject({
     baseUrl: z.url({ protocol: /^https?$/, message: 'baseUrl must be an http(s) URL' }),
     defaultSenderId: senderId.optional(),
     timeoutMs: z.number().int().min(100).max(60_000).default(PROVIDER_TIMEOUT_MS),
+    /**
+     * The most SMS requests a second the service takes, held across every sender by a per-second
+     * counter in the table; the sender's concurrency follows it. Absent: no limit but the
+     * concurrency's (see `functions/core/provider-rate.ts`).
+     */
+    maxPerSecond: z.number().int().min(1).max(PROVIDER_RATE.maxPerSecond).optional(),
   }),
   /** The Secrets Manager secret's name; absent: `sms-relay/<env>` (see `defaultSecretName`). */
   secrets: z.string().min(1).optional(),

@@ -30,6 +30,29 @@ function redactor(apiKey: string): (text: string) => string {
   return (text) => text.split(apiKey).join('[REDACTED]');
 }
 
+/** The wait a 429 asks for when it names none. */
+export const DEFAULT_RETRY_AFTER_MS = 1_000;
+/** The longest wait a 429 is taken at its word for: a clock-skewed date or a typo must not park a message for a day. */
+export const MAX_RETRY_AFTER_MS = 300_000;
+
+/**
+ * A 429's `Retry-After` in milliseconds: delay-seconds or an HTTP date (RFC 9110 §10.2.3),
+ * `DEFAULT_RETRY_AFTER_MS` when absent or unreadable, at most `MAX_RETRY_AFTER_MS`.
+ *
+ * @example
+ * ```ts
+ * retryAfterMs('2'); // 2000
+ * retryAfterMs(undefined); // 1000
+ * ```
+ */
+export function retryAfterMs(header: string | undefined, now: number = Date.now()): number {
+  const text = header?.trim() ?? '';
+  // An HTTP date names its weekday and month: anything else that is not digits is unreadable.
+  const ms = /^\d+$/.test(text) ? Number(text) * 1_000 : /^[A-Za-z]{3}, /.test(text) ? Date.parse(text) - now : NaN;
+  if (!Number.isFinite(ms)) return DEFAULT_RETRY_AFTER_MS;
+  return Math.min(MAX_RETRY_AFTER_MS, Math.max(0, ms));
+}
+
 /** Turns a complete answer into the parsed success or the error its status calls for. */
 function interpret<T>(
   raw: RawResponse,
@@ -81,6 +104,12 @@ function interpret<T>(
     throw new SmsServiceError('SMS balance is insufficient (HTTP 402)', {
       ...details,
       code: SmsErrorCode.INSUFFICIENT_BALANCE,
+    });
+  if (status === 429)
+    throw new SmsServiceError('SMS service asked to slow down (HTTP 429)', {
+      ...details,
+      code: SmsErrorCode.RATE_LIMITED,
+      retryAfterMs: retryAfterMs(raw.retryAfter),
     });
   if (status >= 500 && status <= 599)
     throw new SmsServiceError(`SMS service failed (HTTP ${status})`, { ...details, code: SmsErrorCode.SERVER_ERROR });

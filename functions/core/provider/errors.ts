@@ -30,7 +30,9 @@ export const SmsErrorCode = {
   INSUFFICIENT_BALANCE: 'insufficient-balance',
   /** HTTP 5xx. */
   SERVER_ERROR: 'server-error',
-  /** A status the service does not document (a redirect, 404, 429…), or a 200 whose body is not the documented success. */
+  /** HTTP 429: too many requests; nothing was sent, try again after `retryAfterMs`. */
+  RATE_LIMITED: 'rate-limited',
+  /** A status the service does not document (a redirect, 404…), or a 200 whose body is not the documented success. */
   UNEXPECTED_ANSWER: 'unexpected-answer',
   /** The call's deadline passed; the message says in which phase. */
   TIMEOUT: 'timeout',
@@ -58,6 +60,8 @@ export interface SmsServiceErrorOptions {
   readonly systemCode?: string | undefined;
   /** For `validation`: the rules broken, naming fields, never their values (phone numbers are personal data). */
   readonly issues?: readonly string[] | undefined;
+  /** For `rate-limited`: how long to wait before trying again (the answer's `Retry-After`, else the default). */
+  readonly retryAfterMs?: number | undefined;
   readonly cause?: unknown;
 }
 
@@ -88,10 +92,21 @@ export class SmsServiceError extends Error {
   public readonly serviceError: string | undefined;
   public readonly systemCode: string | undefined;
   public readonly issues: readonly string[] | undefined;
+  public readonly retryAfterMs: number | undefined;
 
   public constructor(
     message: string,
-    { operation, code, delivery, status, serviceError, systemCode, issues, cause }: SmsServiceErrorOptions,
+    {
+      operation,
+      code,
+      delivery,
+      status,
+      serviceError,
+      systemCode,
+      issues,
+      retryAfterMs,
+      cause,
+    }: SmsServiceErrorOptions,
   ) {
     const text = serviceError === undefined ? message : `${message}: ${serviceError}`;
     super(`${text}${outcome(operation, delivery)}`, cause === undefined ? undefined : { cause });
@@ -103,6 +118,7 @@ export class SmsServiceError extends Error {
     this.serviceError = serviceError;
     this.systemCode = systemCode;
     this.issues = issues;
+    this.retryAfterMs = retryAfterMs;
   }
 }
 

@@ -16,7 +16,7 @@
  * }
  * ```
  */
-export { createSmsClient } from './client';
+export { createSmsClient, DEFAULT_RETRY_AFTER_MS, MAX_RETRY_AFTER_MS, retryAfterMs } from './client';
 export {
   describeSmsError,
   SmsClientConfigError,

@@ -11,6 +11,8 @@ export const MAX_RESPONSE_BYTES = 1_048_576;
 export interface RawResponse {
   readonly status: number;
   readonly body: Buffer | undefined;
+  /** The `Retry-After` header, as sent (a 429's wait). */
+  readonly retryAfter?: string;
 }
 
 export interface ExchangeSpec {
@@ -33,8 +35,11 @@ interface Progress {
 
 const DNS_CODES = new Set(['ENOTFOUND', 'EAI_AGAIN', 'EAI_FAIL', 'EAI_NODATA', 'EAI_NONAME']);
 const RESET_CODES = new Set(['ECONNRESET', 'EPIPE', 'ECONNABORTED']);
-/** The service's documented refusals: it looked at the request and did not act on it. */
-export const REFUSAL_STATUSES: ReadonlySet<number> = new Set([400, 401, 402]);
+/**
+ * The service's documented refusals, and 429: it looked at the request and did not act on it. The
+ * service's document shows no 429; the relay takes one as "not sent, try again" (docs/sms-service.md).
+ */
+export const REFUSAL_STATUSES: ReadonlySet<number> = new Set([400, 401, 402, 429]);
 
 /**
  * The single rule for `delivery`. A balance lookup never sends. Once a status line arrived, only a
@@ -211,6 +216,12 @@ export async function exchange(
     req.on('error', (error) => settle(failure(error)));
     req.on('response', (response) => {
       progress.status = response.statusCode;
+      const retryAfter = response.headers['retry-after'];
+      const answered = (body: Buffer | undefined): RawResponse => ({
+        status: response.statusCode ?? 0,
+        body,
+        ...(retryAfter === undefined ? {} : { retryAfter }),
+      });
       const chunks: Buffer[] = [];
       let size = 0;
       let oversized = false;
@@ -221,13 +232,13 @@ export async function exchange(
           oversized = true;
           chunks.length = 0;
           // Nothing more is needed from this answer; the socket is not worth keeping.
-          settle(undefined, { status: response.statusCode ?? 0, body: undefined });
+          settle(undefined, answered(undefined));
           req.destroy();
           return;
         }
         chunks.push(chunk);
       });
-      response.on('end', () => settle(undefined, { status: response.statusCode ?? 0, body: Buffer.concat(chunks) }));
+      response.on('end', () => settle(undefined, answered(Buffer.concat(chunks))));
       response.on('error', (error) => settle(failure(error)));
       response.on('close', () => {
         if (!response.complete) settle(failure(Object.assign(new Error('aborted'), { code: 'ECONNRESET' })));

@@ -10,6 +10,7 @@ import { RoutesPage } from './pages/routes';
 import { TemplatesPage } from './pages/templates';
 import { useHashPage, type Page } from './route';
 import { ErrorBox } from './ui';
+import { CircuitControl } from './circuit';
 
 const NAV = [
   ['activity', 'Activity'],
@@ -81,8 +82,10 @@ const SERVICE_POLL_MS = 5_000;
 
 /** While the SMS service is unreachable: since when, and how many messages wait for it. */
 function ServiceBanner() {
-  const { data } = useApi('GET /service', {}, { pollMs: SERVICE_POLL_MS, keep: true });
-  if (data?.unreachableSince == null) return null;
+  const { data, reload } = useApi('GET /service', {}, { pollMs: SERVICE_POLL_MS, keep: true });
+  if (data == null) return null;
+  if (data.unreachableSince === null)
+    return data.circuit.state === 'closed' ? null : <CircuitControl status={data} onChanged={reload} />;
   const since = new Date(data.unreachableSince);
   return (
     <div class="warning" role="status" data-testid="service-unreachable">
@@ -90,6 +93,7 @@ function ServiceBanner() {
       {data.lastError === null ? '' : ` (${data.lastError})`}: sends are paused, {data.waiting} message
       {data.waiting === 1 ? '' : 's'} waiting (PENDING, no attempts spent). They go out, oldest first, when a probe of
       the balance endpoint succeeds.
+      <CircuitControl status={data} onChanged={reload} />
     </div>
   );
 }

@@ -264,4 +264,28 @@ describe('sender handler, against dynalite and the sandbox', () => {
     // Ingest's read is the container's cached value for the sender as well (Powertools' maxAge).
     expect(secretsManager.commandCalls(GetSecretValueCommand)).toHaveLength(1);
   });
+
+  it('after a probe in another container closed the circuit on probation, a batch sends one trial, not 4 at once: one UNKNOWN, the rest wait PENDING', async () => {
+    secretsManager
+      .on(GetSecretValueCommand, { SecretId: secretId })
+      .resolves({ SecretString: JSON.stringify({ providerApiKey: API_KEY, 'alerts-token': ROUTE_TOKEN }) });
+    const ids: string[] = [];
+    for (let count = 0; count < 8; count += 1) ids.push(await accepted());
+    // Another container saw 3 sends fail, and then its probe found the balance endpoint answering.
+    const failure = { threshold: 3, firstProbeAt: () => new Date(), error: 'server-error 503' };
+    for (let count = 0; count < 3; count += 1) await store.circuit.failed(failure);
+    await store.circuit.succeeded({ probation: 2 });
+    // The balance endpoint answers; every send fails.
+    sandbox.injectFault({ kind: 'status', status: 503, count: 100 });
+
+    const records = await Promise.all(ids.map(async (id) => await insertRecordOf(db.client, tableName, id)));
+    expect(await handler(streamEvent(records), lambdaContext())).toEqual({ batchItemFailures: [] });
+
+    expect(sandbox.requests().filter((request) => request.path === '/v1/sms/send')).toHaveLength(1);
+    const states = await Promise.all(ids.map(async (id) => (await store.getMessage(id))?.state));
+    expect(states.filter((state) => state === MessageState.Unknown)).toHaveLength(1);
+    expect(states.filter((state) => state === MessageState.Pending)).toHaveLength(7);
+    expect((await store.getCircuit()).openedAt).toBeDefined();
+    sandbox.clearFaults();
+  });
 });

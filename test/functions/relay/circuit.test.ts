@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { CIRCUIT } from '../../../functions/core/defaults';
 import { SendCertainty, SmsErrorCode, SmsOperation, SmsServiceError } from '../../../functions/core/provider';
 import { ServiceSignal, serviceSignal } from '../../../functions/relay/circuit';
@@ -44,6 +44,8 @@ const outage = async (method: 'POST' | 'DELETE', body?: unknown): Promise<void> 
   });
   expect(answer.status).toBe(200);
 };
+const queuedFaults = async (): Promise<number> =>
+  ((await (await fetch(`${servers.sandbox.baseUrl}/_sandbox/faults`)).json()) as { queued: number }).queued;
 const requests = (path: string) => servers.sandbox.requests().filter((request) => request.path === path).length;
 const sends = () => requests('/v1/sms/send');
 const probes = () => requests('/v1/account/balance');
@@ -100,9 +102,11 @@ describe('the SMS service circuit, shared by two senders on one store', () => {
     expect(probes()).toBe(before + 1);
     const delays: number[] = [];
     for (let probe = 0; probe < 8; probe += 1) {
-      const { nextProbeAt } = await first.store.getCircuit();
+      const { nextProbeAt, probes: failed } = await first.store.getCircuit();
       delays.push(Date.parse(nextProbeAt!) - clock.now.getTime());
-      clock.now = new Date(nextProbeAt!);
+      // Past the balance probes a due probe is kept for a send; no record comes, so the sweep probes the balance once it has waited.
+      const keptForSend = failed >= CIRCUIT.balanceProbesBeforeSendProbe ? CIRCUIT.sendProbeWaitMs : 0;
+      clock.now = new Date(Date.parse(nextProbeAt!) + keptForSend);
       await sweep(second.context);
     }
     expect(delays.every((delay) => delay <= CIRCUIT.maxProbeMs)).toBe(true);
@@ -129,7 +133,12 @@ describe('the SMS service circuit, shared by two senders on one store', () => {
     clock.advance(CIRCUIT.knownMs);
     expect(await sendMessage(second.context, ids[1]!)).toBe(SendOutcome.Sent);
     expect(await sendMessage(second.context, ids[2]!)).toBe(SendOutcome.Sent);
-    expect(await first.store.getCircuit()).toEqual({ failures: 0, probes: 0, lastError: 'reset' });
+    expect(await first.store.getCircuit()).toEqual({
+      failures: 0,
+      probes: 0,
+      lastError: 'reset',
+      lastFailureAt: expect.any(String),
+    });
   });
 
   it('is kept by each sender for CIRCUIT.knownMs: a sender that read it closed starts sends until its copy expires', async () => {
@@ -190,6 +199,158 @@ describe('the SMS service circuit, shared by two senders on one store', () => {
     expect(again.openedAt).not.toBe(openedAt);
     expect(again.openedAt).toBeDefined();
     expect(Date.parse(again.nextProbeAt!) - clock.now.getTime()).toBe(2 * CIRCUIT.firstProbeMs);
+  });
+
+  it('after a probe closes it, lets exactly one send through until one goes through: at-most-once messages end UNKNOWN one per probe, not a batch', async () => {
+    await twoSenders();
+    servers.sandbox.injectFault({ kind: 'status', status: 503, count: 100 });
+    for (let count = 0; count < CIRCUIT.failuresToOpen; count += 1)
+      await sendMessage(first.context, await accepted('alerts'));
+    clock.now = new Date((await first.store.getCircuit()).nextProbeAt!);
+    // The sweep's probe finds the balance endpoint answering: closed on probation.
+    await sweep(second.context);
+    expect((await first.store.getCircuit()).openedAt).toBeUndefined();
+    const waiting = [];
+    for (let count = 0; count < 8; count += 1) waiting.push(await accepted('alerts'));
+
+    const sent = sends();
+    const outcomes = await Promise.all(
+      waiting.map((id, index) => sendMessage((index % 2 === 0 ? first : second).context, id)),
+    );
+    expect(sends()).toBe(sent + 1);
+    expect(outcomes.filter((outcome) => outcome === SendOutcome.Unknown)).toHaveLength(1);
+    expect(outcomes.filter((outcome) => outcome === SendOutcome.Waiting)).toHaveLength(7);
+    expect((await first.store.getCircuit()).openedAt).toBeDefined();
+    const states = await Promise.all(waiting.map(async (id) => (await first.record(id))?.state));
+    expect(states.filter((state) => state === MessageState.Pending)).toHaveLength(7);
+  });
+
+  it('after a probe closes it, sends go one at a time until one goes through; then all of them go', async () => {
+    await twoSenders();
+    await outage('POST', { status: 503 });
+    for (let count = 0; count < CIRCUIT.failuresToOpen; count += 1)
+      await sendMessage(first.context, await accepted('alerts'));
+    await outage('DELETE');
+    clock.now = new Date((await first.store.getCircuit()).nextProbeAt!);
+    await sweep(second.context);
+    const waiting = [];
+    for (let count = 0; count < 6; count += 1) waiting.push(await accepted('alerts'));
+    // A slow trial: the others wait for it.
+    servers.sandbox.injectFault({ kind: 'delay', ms: 300 });
+    const trial = sendMessage(first.context, waiting[0]!);
+    // The trial is at the service once it has taken the delay.
+    await vi.waitFor(async () => expect(await queuedFaults()).toBe(0));
+    expect(await sendMessage(second.context, waiting[1]!)).toBe(SendOutcome.Waiting);
+    expect(await trial).toBe(SendOutcome.Sent);
+    // Through: the circuit is closed for good, and the rest go at once.
+    expect(await first.store.getCircuit()).toMatchObject({ failures: 0, probes: 0 });
+    expect((await first.store.getCircuit()).probationSince).toBeUndefined();
+    const rest = await Promise.all(waiting.slice(1).map((id) => sendMessage(second.context, id)));
+    expect(rest).toEqual(Array(5).fill(SendOutcome.Sent));
+  });
+
+  it(`after ${CIRCUIT.balanceProbesBeforeSendProbe} failed balance probes, probes with one real send of an at-least-once record, which closes it when the balance endpoint fails but sends work`, async () => {
+    await twoSenders();
+    await outage('POST', { status: 503 });
+    for (let count = 0; count < CIRCUIT.failuresToOpen; count += 1)
+      await sendMessage(first.context, await accepted('alerts'));
+    // The balance endpoint stays down; sends work again.
+    await outage('POST', { status: 503, only: 'balance' });
+    for (let probe = 0; probe < CIRCUIT.balanceProbesBeforeSendProbe; probe += 1) {
+      clock.now = new Date((await first.store.getCircuit()).nextProbeAt!);
+      await sweep(second.context);
+    }
+    const opened = await first.store.getCircuit();
+    expect(opened.probes).toBe(CIRCUIT.balanceProbesBeforeSendProbe);
+    clock.now = new Date(opened.nextProbeAt!);
+    // The sweep leaves the due probe to a send.
+    const probesBefore = probes();
+    await sweep(second.context);
+    expect(probes()).toBe(probesBefore);
+    // An at-most-once record is not a probe: it waits.
+    const order = await accepted('alerts');
+    const sent = sends();
+    expect(await sendMessage(second.context, order)).toBe(SendOutcome.Waiting);
+    expect(sends()).toBe(sent);
+    // An at-least-once one is: it goes through and closes the circuit for every send.
+    const alert = await accepted('alerts-alo');
+    expect(await sendMessage(second.context, alert)).toBe(SendOutcome.Sent);
+    expect(sends()).toBe(sent + 1);
+    expect((await first.store.getCircuit()).openedAt).toBeUndefined();
+    expect(second.logger.lines).toContainEqual(
+      expect.objectContaining({ message: 'circuit', attributes: expect.objectContaining({ circuit: 'closed' }) }),
+    );
+    clock.advance(CIRCUIT.knownMs);
+    expect(await sendMessage(first.context, order)).toBe(SendOutcome.Sent);
+  });
+
+  it('a failed send probe moves the next probe out; with no record to send, the balance is probed once the probe has waited', async () => {
+    await twoSenders();
+    await outage('POST', { status: 503 });
+    for (let count = 0; count < CIRCUIT.failuresToOpen; count += 1)
+      await sendMessage(first.context, await accepted('alerts'));
+    for (let probe = 0; probe < CIRCUIT.balanceProbesBeforeSendProbe; probe += 1) {
+      clock.now = new Date((await first.store.getCircuit()).nextProbeAt!);
+      await sweep(second.context);
+    }
+    clock.now = new Date((await first.store.getCircuit()).nextProbeAt!);
+    const alert = await accepted('alerts-alo');
+    expect(await sendMessage(first.context, alert)).toBe(SendOutcome.Retrying);
+    const after = await first.store.getCircuit();
+    expect(after).toMatchObject({ probes: CIRCUIT.balanceProbesBeforeSendProbe + 1 });
+    expect(Date.parse(after.nextProbeAt!) - clock.now.getTime()).toBe(CIRCUIT.maxProbeMs);
+    // Nothing to send: past the wait, the sweep probes the balance again.
+    const before = probes();
+    clock.now = new Date(Date.parse(after.nextProbeAt!) + CIRCUIT.sendProbeWaitMs);
+    await sweep(second.context);
+    expect(probes()).toBe(before + 1);
+  });
+
+  it('failures of different senders with successes of another between them never open it', async () => {
+    await twoSenders();
+    const third = await harness({
+      db: servers.db,
+      baseUrl: servers.sandbox.baseUrl,
+      policy: POLICY,
+      clock,
+      tableName: first.tableName,
+      client: servers.db.newClient(),
+    });
+    // A few per cent of 5xx at a high rate, compressed: two senders fail now and then, a third
+    // sends the rest; no sender re-reads the circuit in between (all within CIRCUIT.knownMs).
+    for (let round = 0; round < 4; round += 1) {
+      for (const failing of [first, second]) {
+        servers.sandbox.injectFault({ kind: 'status', status: 503 });
+        expect(await sendMessage(failing.context, await accepted('alerts-alo'))).toBe(SendOutcome.Retrying);
+        expect(await sendMessage(third.context, await accepted('alerts-alo'))).toBe(SendOutcome.Sent);
+      }
+    }
+    expect((await first.store.getCircuit()).openedAt).toBeUndefined();
+    expect([...first.metrics.points, ...second.metrics.points]).not.toContainEqual({
+      name: 'SmsServiceUnreachable',
+      value: 1,
+    });
+  });
+
+  it('a 429 never opens it and makes no message UNKNOWN: an at-most-once message is sent again after its Retry-After', async () => {
+    await twoSenders();
+    servers.sandbox.injectFault({ kind: 'status', status: 429, count: 5, retryAfter: 7 });
+    const ids = [];
+    for (let count = 0; count < 5; count += 1) ids.push(await accepted('alerts'));
+    const retries: Date[] = [];
+    for (const id of ids)
+      expect(await sendMessage(first.context, id, { onRetry: (at) => retries.push(at) })).toBe(SendOutcome.Retrying);
+    expect(retries.map((at) => at.getTime() - clock.now.getTime())).toEqual(Array(5).fill(7_000));
+    expect(await first.store.getCircuit()).toMatchObject({ failures: 0 });
+    expect((await first.store.getCircuit()).openedAt).toBeUndefined();
+    expect(await first.record(ids[0]!)).toMatchObject({
+      state: MessageState.Pending,
+      lastError: expect.objectContaining({ status: 429, delivery: 'not-sent' }),
+    });
+    clock.advance(7_000);
+    const delivered = servers.sandbox.messages().length;
+    for (const id of ids) expect(await sendMessage(second.context, id)).toBe(SendOutcome.Sent);
+    expect(servers.sandbox.messages().length).toBe(delivered + 5);
   });
 });
 

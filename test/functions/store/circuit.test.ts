@@ -40,7 +40,75 @@ describe('the SMS service circuit item', () => {
       openedAt: at(0).toISOString(),
       nextProbeAt: at(1_000).toISOString(),
       lastError: 'server-error 503',
+      lastFailureAt: at(0).toISOString(),
     });
+  });
+
+  it('lets exactly one trial send through while on probation; a trial given back or past its lease lets the next one go', async () => {
+    const { store, storeWith } = await newTable(db);
+    const other = storeWith(db.newClient());
+    for (let count = 0; count < 3; count += 1) await store.circuit.failed(fail());
+    // Open: no trial.
+    expect(await store.circuit.claimTrial({ leaseUntil: at(20_000), now: at(1_000) })).toBe(false);
+    await store.circuit.succeeded({ probation: 2, now: at(1_000) });
+    expect(await store.getCircuit()).toMatchObject({ probationSince: at(1_000).toISOString(), failures: 2 });
+    const claims = await Promise.all(
+      [store, other, store, other, store, other, store, other].map((each) =>
+        each.circuit.claimTrial({ leaseUntil: at(20_000), now: at(1_500) }),
+      ),
+    );
+    expect(claims.filter(Boolean)).toHaveLength(1);
+    expect(await other.circuit.claimTrial({ leaseUntil: at(40_000), now: at(19_999) })).toBe(false);
+    // Given back: the next send is the trial.
+    expect(await store.circuit.releaseTrial({ leaseUntil: at(20_000) })).toBe(true);
+    expect(await other.circuit.claimTrial({ leaseUntil: at(40_000), now: at(2_000) })).toBe(true);
+    // Its sender stopped: once the lease has passed another may try.
+    expect(await store.circuit.claimTrial({ leaseUntil: at(60_000), now: at(40_000) })).toBe(true);
+    // A failure on probation opens it again.
+    expect(await store.circuit.failed(fail(3, at(41_000)))).toMatchObject({ opened: true });
+    const reopened = await store.getCircuit();
+    expect(reopened.probationSince).toBeUndefined();
+    expect(reopened.trialUntil).toBeUndefined();
+  });
+
+  it('a send that goes through ends the probation', async () => {
+    const { store } = await newTable(db);
+    for (let count = 0; count < 3; count += 1) await store.circuit.failed(fail());
+    await store.circuit.succeeded({ probation: 2, now: at(1_000) });
+    expect(await store.circuit.succeeded()).toEqual({});
+    expect(await store.getCircuit()).toMatchObject({ failures: 0, probes: 0 });
+    expect((await store.getCircuit()).probationSince).toBeUndefined();
+    expect(await store.circuit.claimTrial({ leaseUntil: at(20_000), now: at(2_000) })).toBe(false);
+  });
+
+  it('is opened by hand until a time (sends answering do not close it) and closed by hand at once', async () => {
+    const { store } = await newTable(db);
+    const opened = await store.circuit.open({ until: at(1_800_000), by: 'sms-relay circuit open', now: at(0) });
+    expect(opened).toMatchObject({
+      openedAt: at(0).toISOString(),
+      nextProbeAt: at(1_800_000).toISOString(),
+      openedBy: 'sms-relay circuit open',
+    });
+    expect(await store.circuit.succeeded()).toEqual({});
+    expect((await store.getCircuit()).openedAt).toBe(at(0).toISOString());
+    expect(await store.circuit.claimProbe({ leaseUntil: at(20_000), now: at(1_000) })).toBeUndefined();
+    // Opening again keeps since when it is open, with the new end.
+    await store.circuit.open({ until: at(60_000), by: 'console', now: at(5_000) });
+    expect(await store.getCircuit()).toMatchObject({
+      openedAt: at(0).toISOString(),
+      nextProbeAt: at(60_000).toISOString(),
+    });
+    expect(await store.circuit.close()).toMatchObject({ openedAt: at(0).toISOString(), openedBy: 'console' });
+    expect(await store.getCircuit()).toEqual({ failures: 0, probes: 0 });
+  });
+
+  it('gives a probe lease back only when it is still the lease taken', async () => {
+    const { store } = await newTable(db);
+    for (let count = 0; count < 3; count += 1) await store.circuit.failed(fail());
+    await store.circuit.claimProbe({ leaseUntil: at(20_000), now: at(1_000) });
+    expect(await store.circuit.releaseProbe({ leaseUntil: at(19_000), now: at(2_000) })).toBe(false);
+    expect(await store.circuit.releaseProbe({ leaseUntil: at(20_000), now: at(2_000) })).toBe(true);
+    expect(await store.getCircuit()).toMatchObject({ nextProbeAt: at(2_000).toISOString() });
   });
 
   it('lets one caller probe at a time, and only once the probe is due', async () => {

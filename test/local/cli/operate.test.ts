@@ -174,6 +174,8 @@ describe('commands that reach AWS without a region', () => {
     ['unmute', ['unmute', 'oncall', '--env', 'prod']],
     ['mutes', ['mutes', '--env', 'prod']],
     ['oncall', ['oncall', '--env', 'prod']],
+    ['circuit', ['circuit', '--env', 'prod']],
+    ['circuit close', ['circuit', 'close', '--env', 'prod']],
   ])('%s says to set AWS_REGION or pass --region, not the SDK\'s "Region is missing"', async (_name, args) => {
     const { code, stdout, stderr } = await cli(args, noRegion());
 

@@ -24,6 +24,7 @@ import {
   type RoutesAnswer,
   type ServiceStatus,
 } from '../../../local/console/contract';
+import type { CircuitChange } from '../../../local/records/circuit-contract';
 import { createConsoleHandler } from '../../../local/console/http';
 import { FIXTURES_DIR, rawRoutesOf } from '../../../local/console/standalone';
 import { createGuardedServer } from '../../../local/http';
@@ -824,6 +825,7 @@ describe('the SMS service in the header', () => {
       waiting: 0,
       lastError: null,
       nextProbeAt: null,
+      circuit: expect.objectContaining({ state: 'closed', since: null }),
     });
     const openedAt = new Date();
     for (let count = 0; count < 3; count += 1) {
@@ -843,10 +845,35 @@ describe('the SMS service in the header', () => {
         waiting: before + 2,
         lastError: 'refused',
         nextProbeAt: new Date(openedAt.getTime() + 2_000).toISOString(),
+        circuit: expect.objectContaining({ state: 'open', since: openedAt.toISOString(), failures: 3, openedBy: null }),
       });
     } finally {
       await local.store.circuit.succeeded();
     }
     expect((await getJson<ServiceStatus>('/console/api/service')).body.unreachableSince).toBeNull();
+  });
+});
+
+describe('the SMS service circuit control', () => {
+  it('holds every SMS for a while (the circuit open by the console) and sends now (closed), as sms-relay circuit does', async () => {
+    const held = await postJson<CircuitChange>('/console/api/circuit', { action: 'open', for: '30m' });
+    expect(held.status).toBe(200);
+    expect(held.body.circuit).toMatchObject({ state: 'open', openedBy: 'the console' });
+    expect(Date.parse(held.body.circuit.nextProbeAt!) - Date.parse(held.body.circuit.since!)).toBe(30 * 60_000);
+    expect(await local.store.getCircuit()).toMatchObject({ openedBy: 'the console' });
+    expect((await getJson<ServiceStatus>('/console/api/service')).body.circuit.state).toBe('open');
+
+    const sent = await postJson<CircuitChange>('/console/api/circuit', { action: 'close' });
+    expect(sent.body).toMatchObject({ before: { state: 'open' }, circuit: { state: 'closed', failures: 0 } });
+    expect((await local.store.getCircuit()).openedAt).toBeUndefined();
+  });
+
+  it('refuses a length it cannot hold, changing nothing', async () => {
+    for (const length of ['soon', '2d']) {
+      const refused = await postJson<{ error: string }>('/console/api/circuit', { action: 'open', for: length });
+      expect(refused.status).toBe(400);
+      expect(refused.body.error).toContain('is not a duration of up to 24h');
+    }
+    expect((await local.store.getCircuit()).openedAt).toBeUndefined();
   });
 });

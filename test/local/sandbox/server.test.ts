@@ -251,10 +251,52 @@ describe('startSandbox', () => {
         expect((await sendOne()).status).toBe(200);
       });
 
+      it('with only, fails one endpoint and leaves the other answering', async () => {
+        expect((await control('/outage', postJson({ status: 503, only: 'balance' }))).body).toMatchObject({
+          down: true,
+          only: 'balance',
+        });
+        expect((await callApi(target, '/v1/account/balance')).status).toBe(503);
+        expect((await sendOne()).status).toBe(200);
+        await control('/outage', postJson({ status: 503, only: 'send' }));
+        expect((await callApi(target, '/v1/account/balance')).status).toBe(200);
+        expect((await sendOne()).status).toBe(503);
+        await control('/outage', { method: 'DELETE' });
+        expect((await sendOne()).status).toBe(200);
+      });
+
       it('refuses an outage that is not a failure', async () => {
         expect((await control('/outage', postJson({ status: 200 }))).status).toBe(400);
         expect((await control('/outage', postJson({ kind: 'delay' }))).status).toBe(400);
         expect((await control('/outage')).body).toEqual({ down: false });
+      });
+    });
+
+    describe('rate limit', () => {
+      it('answers 429 with Retry-After: 1 past maxPerSecond sends in one second, delivering nothing; DELETE lifts it', async () => {
+        expect((await control('/rate-limit')).body).toEqual({ maxPerSecond: null });
+        expect((await control('/rate-limit', postJson({ maxPerSecond: 2 }))).body).toEqual({ maxPerSecond: 2 });
+        // Sent together, so most land in one second; every second admits at most 2.
+        const answers = await Promise.all(Array.from({ length: 6 }, (_, index) => sendOne(`burst ${index}`)));
+        const refused = answers.filter((answer) => answer.status === 429);
+        expect(refused.length).toBeGreaterThan(0);
+        expect(answers.filter((answer) => answer.status === 200)).toHaveLength(sandbox.messages().length);
+        const perSecond = new Map<string, number>();
+        for (const { at } of sandbox.messages())
+          perSecond.set(at.slice(0, 19), (perSecond.get(at.slice(0, 19)) ?? 0) + 1);
+        expect(Math.max(...perSecond.values())).toBeLessThanOrEqual(2);
+        expect((await control('/rate-limit', { method: 'DELETE' })).body).toEqual({ maxPerSecond: null });
+      });
+
+      it('sends Retry-After with a status fault that names it', async () => {
+        sandbox.injectFault({ kind: 'status', status: 429, retryAfter: 5 });
+        const response = await fetch(`${sandbox.baseUrl}/v1/sms/send`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'x-api-key': API_KEY },
+          body: JSON.stringify({ phoneNumbers: '255712345678', message: 'Hi' }),
+        });
+        expect(response.status).toBe(429);
+        expect(response.headers.get('retry-after')).toBe('5');
       });
     });
 

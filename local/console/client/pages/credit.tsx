@@ -6,6 +6,7 @@ import { useApi } from '../data';
 import { Chart, PALETTE } from '../chart';
 import { ago, fullTime, num } from '../format';
 import { ErrorBox, Fields, Section } from '../ui';
+import { CircuitControl } from '../circuit';
 
 // Type-only imports keep the server's modules out of the bundle; the annotations make the type
 // check fail if the API's bounds change.
@@ -24,6 +25,7 @@ function padRange(pad: number): uPlot.Scale.Range {
 export function CreditPage({ overview }: { overview: Overview }) {
   const [days, setDays] = useState(lastDays);
   const { data: credit, error: failed, reload } = useApi('GET /credit', { query: { days } }, { keep: true });
+  const { data: service, reload: reloadService } = useApi('GET /service', {}, { keep: true });
   const error = failed?.message ?? null;
   useEffect(() => {
     lastDays = days;
@@ -52,6 +54,7 @@ export function CreditPage({ overview }: { overview: Overview }) {
         </button>
       </div>
       <ErrorBox error={error} onRetry={reload} />
+      {service ? <CircuitControl status={service} onChanged={reloadService} /> : null}
       {credit ? (
         <>
           <div class="columns credit-top">

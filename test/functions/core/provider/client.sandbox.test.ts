@@ -135,6 +135,24 @@ describe('send', () => {
     expect(sandbox.messages()).toHaveLength(1);
   });
 
+  it('maps a 429 to rate-limited, not-sent, with the wait its Retry-After asks for', async () => {
+    sandbox.injectFault({ kind: 'status', status: 429, retryAfter: 3, error: 'slow down' });
+    const error = await rejectionOf(client.send({ phoneNumbers: '255712345678', message: 'Hi' }));
+    expect(error).toMatchObject({ code: SmsErrorCode.RATE_LIMITED, status: 429, delivery: SendCertainty.NOT_SENT });
+    expect(error.retryAfterMs).toBe(3_000);
+    expect(sandbox.messages()).toEqual([]);
+  });
+
+  it('maps a 429 without Retry-After to a wait of 1 s', async () => {
+    sandbox.injectFault({ kind: 'status', status: 429 });
+    const error = await rejectionOf(client.send({ phoneNumbers: '255712345678', message: 'Hi' }));
+    expect(error).toMatchObject({
+      code: SmsErrorCode.RATE_LIMITED,
+      retryAfterMs: 1_000,
+      delivery: SendCertainty.NOT_SENT,
+    });
+  });
+
   it('maps a 500 that sent nothing to maybe-sent too: the client cannot tell', async () => {
     sandbox.injectFault({ kind: 'status', status: 500 });
     const error = await rejectionOf(client.send({ phoneNumbers: '255712345678', message: 'Hi' }));

@@ -1,0 +1,48 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { SendCertainty, SmsErrorCode, SmsOperation, SmsServiceError } from '../core/provider';
+import type { RelayConfigView } from '../core/config/view';
+import type { MessageStore } from '../store';
+import type { RelayContext } from './ports';
+
+/** What the provider's rate uses of the store. */
+export type ProviderRateStore = Pick<MessageStore, 'takeRateSlot'>;
+
+/**
+ * Seconds a send waits for a slot of `provider.maxPerSecond` before it gives up as a 429 would
+ * (retried after `Retry-After`'s default): a backlog waits PENDING in the table, not in memory.
+ */
+export const RATE_SLOT_TRIES = 5;
+
+/**
+ * Waits for one of this second's `provider.maxPerSecond` sends, shared by every sender (a counter
+ * per second in the table, see `takeRateSlot`); nothing when the config sets no rate. Slot `n` of a
+ * second starts `(n - 1) / maxPerSecond` s into it, so the sends are spread over the second rather
+ * than sent in a burst at its start; a slot taken after its share of the second has passed is not
+ * used (it would crowd the next second at the service) and the send tries the next second.
+ *
+ * @throws {SmsServiceError} `rate-limited`, not sent, when no slot came in {@link RATE_SLOT_TRIES} seconds
+ */
+export async function takeSendSlot(context: RelayContext<RelayConfigView, ProviderRateStore>): Promise<void> {
+  const maxPerSecond = context.config.config.provider.maxPerSecond;
+  if (maxPerSecond === undefined) return;
+  const shareMs = 1_000 / maxPerSecond;
+  for (let tries = 0; tries < RATE_SLOT_TRIES; tries += 1) {
+    const now = context.clock().getTime();
+    const epochSecond = Math.floor(now / 1_000);
+    const slot = await context.store.takeRateSlot({ epochSecond, maxPerSecond });
+    if (slot !== undefined) {
+      const startAt = epochSecond * 1_000 + (slot - 1) * shareMs;
+      if (now < startAt + shareMs) {
+        if (startAt > now) await sleep(startAt - now);
+        return;
+      }
+    }
+    // Into the next second, spread over its first share so the waiters do not all write at once.
+    await sleep((epochSecond + 1) * 1_000 - now + Math.floor(Math.random() * shareMs));
+  }
+  throw new SmsServiceError(`no send slot of provider.maxPerSecond (${maxPerSecond}) in ${RATE_SLOT_TRIES} s`, {
+    operation: SmsOperation.SEND,
+    code: SmsErrorCode.RATE_LIMITED,
+    delivery: SendCertainty.NOT_SENT,
+  });
+}

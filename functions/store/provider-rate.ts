@@ -1,0 +1,40 @@
+import { num, str } from './attributes';
+import { buildUpdate } from './expressions';
+import { ItemKind, rateWindowKey } from './keys';
+import type { StoreTable } from './store-table';
+import { TABLE } from './table';
+import { writeIf } from './write';
+
+/** How long a second's count is kept before DynamoDB's TTL removes it: long enough to read back after an incident. */
+const RATE_WINDOW_KEPT_SECONDS = 3_600;
+
+/**
+ * Takes one of the `maxPerSecond` sends of the second `epochSecond`, shared by every sender, sweeper
+ * and local runtime: one conditional increment of that second's counter, which refuses past the
+ * maximum. Returns the slot's number in its second (1 to `maxPerSecond`), or `undefined` when the
+ * second is full.
+ *
+ * @example
+ * ```ts
+ * const slot = await takeRateSlot(table, { epochSecond: 1_764_806_400, maxPerSecond: 20 }); // 1
+ * ```
+ */
+export const takeRateSlot = async (
+  table: StoreTable,
+  { epochSecond, maxPerSecond }: { readonly epochSecond: number; readonly maxPerSecond: number },
+): Promise<number | undefined> => {
+  const outcome = await writeIf(table, {
+    Key: rateWindowKey(epochSecond),
+    ReturnValues: 'UPDATED_NEW',
+    ...buildUpdate({
+      set: {
+        kind: str(ItemKind.RateWindow),
+        [TABLE.timeToLive]: num(epochSecond + RATE_WINDOW_KEPT_SECONDS),
+      },
+      add: { sends: num(1) },
+      condition: 'attribute_not_exists(#sends) OR #sends < :max',
+      values: { ':max': num(maxPerSecond) },
+    }),
+  });
+  return outcome.applied ? Number(outcome.item['sends']?.N) : undefined;
+};

@@ -1,0 +1,121 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { SENDER_CONCURRENCY, STREAM } from '../../../functions/core/defaults';
+import {
+  localSendConcurrency,
+  PROVIDER_RATE,
+  sendsInFlight,
+  streamParallelization,
+} from '../../../functions/core/provider-rate';
+import { sendMessage, SendOutcome } from '../../../functions/relay/sender';
+import { MessageState } from '../../../functions/store';
+import { alertBody, bearer, type Harness, harness, SECRETS, TestClock, useRelayServers } from './support';
+
+/**
+ * `provider.maxPerSecond` held across two senders (two relay contexts, as two Lambda containers)
+ * on one table, against a sandbox that answers 429 past the same rate.
+ */
+const servers = useRelayServers({ balance: 100_000, rate: 1 }, { balance: 100_000 });
+const MAX_PER_SECOND = 3;
+/**
+ * The sandbox's own limit: one more than the relay's, as the docs advise (the relay counts sends
+ * started in each second; one started at a second's very end may reach the service in the next).
+ */
+const SERVICE_PER_SECOND = MAX_PER_SECOND + 1;
+const BURST = 9;
+
+/** The wall clock: the rate's seconds are real ones (`now` follows each read, for the ingest's receipt time). */
+class WallClock extends TestClock {
+  public override readonly read = (): Date => {
+    this.now = new Date();
+    return this.now;
+  };
+}
+
+async function twoSenders(maxPerSecond: number | undefined): Promise<[Harness, Harness]> {
+  const clock = new WallClock(new Date());
+  const config = (c: Parameters<NonNullable<Parameters<typeof harness>[0]['config']>>[0]) => ({
+    ...c,
+    provider: { ...c.provider, ...(maxPerSecond === undefined ? {} : { maxPerSecond }) },
+  });
+  const first = await harness({ db: servers.db, baseUrl: servers.sandbox.baseUrl, clock, config });
+  const second = await harness({
+    db: servers.db,
+    baseUrl: servers.sandbox.baseUrl,
+    clock,
+    config,
+    tableName: first.tableName,
+    client: servers.db.newClient(),
+  });
+  return [first, second];
+}
+
+const rateLimit = async (method: 'POST' | 'DELETE', maxPerSecond?: number): Promise<void> => {
+  const answer = await fetch(`${servers.sandbox.baseUrl}/_sandbox/rate-limit`, {
+    method,
+    ...(maxPerSecond === undefined
+      ? {}
+      : { headers: { 'content-type': 'application/json' }, body: JSON.stringify({ maxPerSecond }) }),
+  });
+  expect(answer.status).toBe(200);
+};
+
+afterEach(async () => {
+  await rateLimit('DELETE');
+});
+
+async function burst(senders: readonly Harness[], route: string): Promise<{ ids: string[]; outcomes: SendOutcome[] }> {
+  const ids: string[] = [];
+  for (let count = 0; count < BURST; count += 1) {
+    const response = await senders[0]!.ingest(route, alertBody(), { headers: bearer(SECRETS.alertsToken) });
+    ids.push((response.body['ids'] as string[])[0]!);
+  }
+  servers.sandbox.clearRequests();
+  const outcomes = await Promise.all(ids.map((id, index) => sendMessage(senders[index % 2]!.context, id)));
+  return { ids, outcomes };
+}
+
+describe('provider.maxPerSecond', () => {
+  it(`holds ${MAX_PER_SECOND} SMS/s across two senders: a burst of ${BURST} is all sent, never answered 429 by a service taking ${SERVICE_PER_SECOND}`, async () => {
+    await rateLimit('POST', SERVICE_PER_SECOND);
+    const senders = await twoSenders(MAX_PER_SECOND);
+    const { outcomes } = await burst(senders, 'alerts');
+    expect(outcomes).toEqual(Array(BURST).fill(SendOutcome.Sent));
+    const statuses = servers.sandbox.requests().filter((request) => request.path === '/v1/sms/send');
+    expect(statuses.map((request) => request.status)).toEqual(Array(BURST).fill(200));
+    // Spread at the relay's rate: 9 at 3 a second take more than 2 s from the first to the last.
+    const times = servers.sandbox
+      .messages()
+      .slice(-BURST)
+      .map(({ at }) => Date.parse(at));
+    const spreadMs = Math.max(...times) - Math.min(...times);
+    expect(spreadMs).toBeGreaterThanOrEqual((BURST / MAX_PER_SECOND - 1) * 1_000);
+    console.log(`maxPerSecond ${MAX_PER_SECOND}: ${BURST} SMS from two senders over ${spreadMs} ms, no 429`);
+  });
+
+  it('without it, the same burst meets the service’s 429s: each is retried after its Retry-After, none UNKNOWN (at-most-once route)', async () => {
+    await rateLimit('POST', SERVICE_PER_SECOND);
+    const senders = await twoSenders(undefined);
+    const { ids, outcomes } = await burst(senders, 'alerts');
+    expect(outcomes.filter((outcome) => outcome === SendOutcome.Retrying).length).toBeGreaterThan(0);
+    expect(outcomes).not.toContain(SendOutcome.Unknown);
+    for (const [index, id] of ids.entries()) {
+      const record = await senders[0].record(id);
+      if (outcomes[index] === SendOutcome.Retrying)
+        expect(record).toMatchObject({
+          state: MessageState.Pending,
+          lastError: expect.objectContaining({ status: 429, delivery: 'not-sent' }),
+        });
+    }
+    expect((await senders[0].store.getCircuit()).openedAt).toBeUndefined();
+  });
+});
+
+describe('the sender concurrency that follows provider.maxPerSecond', () => {
+  it(`keeps ⌈maxPerSecond × ${PROVIDER_RATE.assumedSendSeconds} s⌉ sends in flight: stream batches per shard of ${SENDER_CONCURRENCY}, and the local queue as one shard`, () => {
+    expect(streamParallelization(undefined)).toBe(STREAM.parallelizationFactor);
+    expect(localSendConcurrency(undefined)).toBe(STREAM.parallelizationFactor * SENDER_CONCURRENCY);
+    expect(sendsInFlight(1)).toBe(1);
+    expect([1, 5, 8, 9, 40, 80, 500].map(streamParallelization)).toEqual([1, 1, 1, 2, 5, 10, 10]);
+    expect([1, 5, 40].map(localSendConcurrency)).toEqual([4, 4, 20]);
+  });
+});
