@@ -74,7 +74,6 @@ export interface RelayObservabilityProps {
 
 const ONE_MINUTE = Duration.minutes(1);
 const FIVE_MINUTES = Duration.minutes(5);
-const ONE_MINUTE = Duration.minutes(1);
 const ONE_HOUR = Duration.hours(1);
 const ONE_DAY_SECONDS = 86_400;
 

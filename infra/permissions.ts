@@ -67,13 +67,15 @@ export const TABLE_ACCESS = {
   ],
   // Every step of a send is a conditional update of its record; the credit gate's route limits,
   // balance state, price and projected balance, the day's spend counter, the circuit, and the notices
-  // it records (low balance, a month budget's warning). A balance crossing seen in a send result
-  // records the low-balance SMS with the rate the balance watch kept: no spend is read.
+  // it records (low balance, a month budget's warning), the provider's per-second send counter
+  // (`provider.maxPerSecond`), and the not-sent line on an incident's timeline (an SMS held by an
+  // outage until its incident was acknowledged). A balance crossing seen in a send result records the
+  // low-balance SMS with the rate the balance watch kept: no spend is read.
   sender: [
     { actions: ['dynamodb:GetItem', 'dynamodb:Query'] },
     {
       actions: ['dynamodb:PutItem', 'dynamodb:UpdateItem'],
-      writes: ['MSG#*', 'DEDUPE#*', 'LIMIT#*', 'BALANCE', 'SPEND', 'CIRCUIT'],
+      writes: ['MSG#*', 'DEDUPE#*', 'LIMIT#*', 'BALANCE', 'SPEND', 'CIRCUIT', 'RATE#*', 'INCIDENT#*'],
     },
   ],
   // The sweeper sends as the sender does and runs every recovery: stale credit, held summaries,
@@ -90,6 +92,7 @@ export const TABLE_ACCESS = {
         'BALANCE',
         'SPEND',
         'CIRCUIT',
+        'RATE#*',
         'ROUTE#*',
         'WINDOW#*',
         'INCIDENT#*',

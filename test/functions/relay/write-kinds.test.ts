@@ -66,6 +66,8 @@ describe("each function's writes stay within the item kinds its IAM grant allows
       client,
       config: (config) => ({
         ...config,
+        // A per-second send counter (RATE#…) written by every send.
+        provider: { ...config.provider, maxPerSecond: 50 },
         balance: { threshold: 100, reserve: 10, notify: ['0712345678'] },
         routes: {
           ...config.routes,
