@@ -403,9 +403,11 @@ describe('an alarm for every way a message is lost or stuck', () => {
   });
 
   it('nothing else: every alarm is one of the above', () => {
-    // 6 stuck-now gauges (incidents unacknowledged included) + unreachable + 4 relay counts + 3 dropped + 5xx + 3 rejected + iterator age + backlog + 4×2 functions
-    // + table + 429 + balance read + balance low + 2 queues + 2 watchers + 2 paging (escalation errors, incidents overdue)
-    expect(alarmsOf(prod)).toHaveLength(6 + 1 + 4 + 3 + 1 + 3 + 1 + 1 + 8 + 1 + 1 + 1 + 1 + 2 + 2 + 2);
+    // 6 stuck-now gauges (incidents unacknowledged included) + unreachable + 3 relay counts + 3 dropped + 5xx + 3 rejected + iterator age + backlog + 4×2 functions
+    // + table + 429 + balance read + balance low + 2 queues + 2 watchers + 2 paging (overdue, escalation errors) + 2 per critical route + pages undelivered
+    expect(alarmsOf(prod)).toHaveLength(
+      6 + 1 + 3 + 3 + 1 + 3 + 1 + 1 + 8 + 1 + 1 + 1 + 1 + 2 + 2 + 2 + 2 * CRITICAL_ROUTES.length + 1,
+    );
   });
 
   it('without a balance threshold there is no BalanceLow, but the unreadable-balance alarm stays', () => {
@@ -690,7 +692,7 @@ describe('two kinds of alarm: pages and tickets, each alarm into the topic of it
   });
 
   it('says, for SweeperNotRunning, that escalations, renotify and handoff SMS stop', () => {
-    expect(alarmWatching(prod, RELAY, RelayMetric.PendingDue, SERVICE).AlarmDescription).toContain(
+    expect(alarmWatching(prod, RELAY, RelayMetric.Sweeps, SERVICE).AlarmDescription).toContain(
       'escalations, renotify and handoff SMS stop',
     );
   });

@@ -545,7 +545,7 @@ describe('least privilege', () => {
     expect(statements(prod, 'sender')).toEqual([
       grant(['logs:CreateLogStream', 'logs:PutLogEvents'], LOGS('Sender')),
       grant(['dynamodb:GetItem', 'dynamodb:Query'], TABLE),
-      writes(['MSG#*', 'DEDUPE#*', 'LIMIT#*', 'BALANCE', 'SPEND', 'CIRCUIT']),
+      writes(['MSG#*', 'DEDUPE#*', 'LIMIT#*', 'BALANCE', 'SPEND', 'CIRCUIT', 'RATE#*', 'INCIDENT#*']),
       grant(['secretsmanager:GetSecretValue'], PROVIDER_KEY),
       grant(['sqs:SendMessage', 'sqs:GetQueueAttributes', 'sqs:GetQueueUrl'], {
         'Fn::GetAtt': [expect.stringMatching(/^RelayFailureQueue/), 'Arn'],
@@ -570,6 +570,7 @@ describe('least privilege', () => {
         'BALANCE',
         'SPEND',
         'CIRCUIT',
+        'RATE#*',
         'ROUTE#*',
         'WINDOW#*',
         'INCIDENT#*',
