@@ -75,7 +75,16 @@ export function serviceSignal(error: unknown): ServiceSignal {
 /** The closed circuit with no failures: what a table without the item holds. */
 const CLOSED: CircuitState = { failures: 0, probes: 0 };
 
-const known = new WeakMap<object, { readonly state: CircuitState; readonly until: number }>();
+let known = new WeakMap<object, { readonly state: CircuitState; readonly until: number }>();
+
+/**
+ * Forgets the circuit this process knows, so its next send reads the store: the local runtime calls
+ * it when an operator opens or closes the circuit through it (`sms-relay circuit`), whose change
+ * must hold from the next send, not `CIRCUIT.knownMs` later.
+ */
+export function forgetKnownCircuits(): void {
+  known = new WeakMap();
+}
 
 function remember(context: RelayContext<RelayConfigView, CircuitStore>, state: CircuitState): CircuitState {
   known.set(context.store, { state, until: context.clock().getTime() + CIRCUIT.knownMs });

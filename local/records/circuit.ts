@@ -3,6 +3,7 @@
  * console show it and act on it: one view of the store's item, and the one request that opens or
  * closes it by hand.
  */
+import { forgetKnownCircuits } from '../../functions/relay/circuit';
 import type { CircuitState, MessageStore } from '../../functions/store';
 import { type CircuitChange, CircuitPosition, type CircuitRequest, type CircuitView } from './circuit-contract';
 
@@ -50,11 +51,16 @@ export async function changeCircuit(
   by: string,
   now: Date = new Date(),
 ): Promise<CircuitChange> {
-  if (request.action === 'close') {
-    const before = await store.circuit.close();
-    return { before: circuitView(before), circuit: circuitView(await store.getCircuit()) };
+  // A relay in this process (npm start, the console beside it) sends by the change from its next send.
+  try {
+    if (request.action === 'close') {
+      const before = await store.circuit.close();
+      return { before: circuitView(before), circuit: circuitView(await store.getCircuit()) };
+    }
+    const before = await store.getCircuit();
+    const after = await store.circuit.open({ until: new Date(now.getTime() + request.forSeconds * 1_000), by, now });
+    return { before: circuitView(before), circuit: circuitView(after) };
+  } finally {
+    forgetKnownCircuits();
   }
-  const before = await store.getCircuit();
-  const after = await store.circuit.open({ until: new Date(now.getTime() + request.forSeconds * 1_000), by, now });
-  return { before: circuitView(before), circuit: circuitView(after) };
 }
