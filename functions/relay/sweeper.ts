@@ -204,7 +204,8 @@ async function stayForPaging(run: SweepRun): Promise<void> {
       for (const id of report.failed) failed.add(id);
       run.report.escalations += report.ids.length;
       options.dispatch?.(report.ids);
-      if (report.nextDueAt === undefined) return;
+      // Nothing falls due before the stay ends: the next run, already started by then, takes it.
+      if (report.nextDueAt === undefined || report.nextDueAt.getTime() > until) return;
       wakeAt = Math.min(wakeAt, report.nextDueAt.getTime());
     } catch (error) {
       run.context.metrics.add(RelayMetric.SweepErrors, 1);

@@ -35,7 +35,7 @@ const CONFIG_TEXT = stringify({
       senderId: 'ALERTS',
       escalate: [
         { after: '1m', to: ['person:baraka'] },
-        { after: '2m', to: ['person:chausiku'] },
+        { after: '3m', to: ['person:chausiku'] },
       ],
       ack: {},
     },
@@ -81,8 +81,9 @@ describe('paging on AWS: the deployed bundles, DynamoDB Local and the sandbox', 
   });
 
   it("links the first SMS and the sweeper's escalation to the API's URL; a POST to the escalation's link acknowledges and stops the next step", async () => {
-    // The webhook arrived 150 s ago (API Gateway's timeEpoch): both steps (1 min, 2 min) are due.
-    const openedAt = Date.now() - 150_000;
+    // The webhook arrived 65 s ago (API Gateway's timeEpoch): the first step (1 min) is due; the
+    // second (3 min) falls due after this sweep's stay, so the run records one step and ends.
+    const openedAt = Date.now() - 65_000;
     const answer = await call<HttpAnswer>(
       'ingest',
       httpApiEvent({
@@ -140,13 +141,11 @@ describe('paging on AWS: the deployed bundles, DynamoDB Local and the sandbox', 
     expect(pressed.statusCode).toBe(200);
     expect(pressed.body).toContain('Acknowledged. Escalation has stopped.');
 
-    // The next sweep: the second step was due, and is not taken.
+    // The next sweep: the acknowledged incident has no step left to take, the second one never comes.
     await call('sweeper', scheduledEvent());
-    expect(await relay.store.getIncident(incident!.id)).toMatchObject({
-      state: 'ACKNOWLEDGED',
-      closedBy: '2557****111 via link',
-      actions: 1,
-    });
+    const acknowledged = await relay.store.getIncident(incident!.id);
+    expect(acknowledged).toMatchObject({ state: 'ACKNOWLEDGED', closedBy: '2557****111 via link', actions: 1 });
+    expect(acknowledged?.nextDueAt).toBeUndefined();
     const records = (await relay.store.listByRoute('paging')).items;
     expect(records.map((record) => record.to)).toEqual(expect.arrayContaining([[ASHA], [BARAKA]]));
     expect(records).toHaveLength(2);
