@@ -66,12 +66,14 @@ describe('the CLI build (npm run build)', () => {
       'balance',
       'logs',
       'redrive',
+      'dismiss',
       'mute',
       'unmute',
       'mutes',
       'oncall',
       'incidents',
       'ack',
+      'circuit',
       'console',
     ]);
     const invocations = [
