@@ -1,24 +1,9 @@
-import { execFile } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfigFile } from '../../../../functions/core/config/load';
-import { ingestWebhook } from '../../../../functions/relay/ingest';
-import { sendMessage } from '../../../../functions/relay/sender';
+import { describe, expect, it } from 'vitest';
 import { createStore, ensureTable, type MessageStore } from '../../../../functions/store';
-import { announceRuntime, withdrawRuntime } from '../../../../local/shared/discovery';
-import { openLocalStore, type LocalStore } from '../../../../local/shared/local-store';
-import { createLocalContext } from '../../../../local/runtime/runtime';
-import { ensureSecretsFile } from '../../../../local/runtime/secrets';
-import { createSendQueue, type SendQueue } from '../../../../local/runtime/send-queue';
-import { createRelayServer, type RelayServer } from '../../../../local/runtime/server';
-import { resolveRuntimeSettings } from '../../../../local/shared/settings';
-import { startSandbox } from '../../../../local/sandbox/server';
-import type { RunningSandbox } from '../../../../local/sandbox/types';
 import { message } from '../../../functions/store/fixtures';
 import { localOperator } from '../../../../local/shared/operator';
 import { startDynalite, type Dynalite } from '../../../helpers/dynalite';
+import { cli, useRunningRelay } from './running-relay';
 
 /**
  * `sms-relay dismiss`: UNKNOWN, FAILED, HELD and PARKED records ended unsent (DISMISSED, with who,
@@ -27,104 +12,13 @@ import { startDynalite, type Dynalite } from '../../../helpers/dynalite';
  * PENDING and SENDING ones refused; `logs --state DISMISSED` lists them.
  */
 
-const CONFIG = new URL('../../../../config/local.yaml', import.meta.url).pathname;
-
-let dir: string;
-let dataDir: string;
-let local: LocalStore;
-let sandbox: RunningSandbox;
-let relay: RelayServer;
-let url: string;
-let feeder: SendQueue;
-/** What `runtime.json` announces and `/_relay` requires, as the runtime's console secret. */
-const OPERATOR_SECRET = 'dismiss-test-operator-secret';
-const OPERATOR = { authorization: `Bearer ${OPERATOR_SECRET}` };
-
-interface Run {
-  readonly code: number;
-  readonly stdout: string;
-  readonly stderr: string;
-}
-
-function cli(args: readonly string[], env: Readonly<Record<string, string>> = {}): Promise<Run> {
-  return new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      ['bin/sms-relay.mjs', ...args],
-      { encoding: 'utf8', env: { ...process.env, ...env } },
-      (error, stdout, stderr) => {
-        resolve({ code: error === null ? 0 : typeof error.code === 'number' ? error.code : 1, stdout, stderr });
-      },
-    );
-  });
-}
-
-beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'sms-relay-dismiss-'));
-  const settings = resolveRuntimeSettings(
-    { config: CONFIG, secrets: join(dir, 'secrets.json'), dataDir: join(dir, 'data') },
-    {},
-  );
-  dataDir = settings.dataDir;
-  const loaded = loadConfigFile(CONFIG);
-  const secrets = ensureSecretsFile(settings.secretsPath, loaded).values;
-  local = await openLocalStore({ dataDir, tableName: settings.tableName });
-  sandbox = await startSandbox({
-    apiKey: secrets['providerApiKey']!,
-    senderIds: ['SMSRELAY', 'ALERTS', 'DUKA'],
-    defaultSenderId: 'SMSRELAY',
-    balance: 1000,
-    rate: 1,
-  });
-  const silent = { debug: () => undefined, info: () => undefined, warn: () => undefined, error: () => undefined };
-  const context = createLocalContext({
-    loaded,
-    store: local.store,
-    secretsPath: settings.secretsPath,
-    providerBaseUrl: sandbox.baseUrl,
-    providerApiKey: secrets['providerApiKey']!,
-    logger: silent,
-    policy: settings.policy,
-  });
-  feeder = createSendQueue({ send: (id) => sendMessage(context, id), concurrency: 2, onError: () => undefined });
-  relay = createRelayServer();
-  const port = await relay.listen(0, '127.0.0.1');
-  url = `http://127.0.0.1:${port}`;
-  relay.attach({
-    maxBodyBytes: settings.maxBodyBytes,
-    ingest: async (request) => await ingestWebhook(context, request),
-    onAccepted: (ids) => feeder.feed(ids),
-    onWebhook: () => undefined,
-    onError: () => undefined,
-    // What `findRunningRuntime` checks before the CLI goes through /_relay.
-    health: async () => ({ ok: true, pid: process.pid, store: { dataDir } }),
-    store: local.store,
-    isOperator: (authorization) => authorization === OPERATOR.authorization,
-  });
-  announceRuntime({
-    pid: process.pid,
-    url,
-    dataDir,
-    providerBaseUrl: sandbox.baseUrl,
-    startedAt: new Date().toISOString(),
-    consoleSecret: OPERATOR_SECRET,
-  });
-}, 60_000);
-
-afterAll(async () => {
-  withdrawRuntime(dataDir);
-  await relay?.close();
-  await feeder?.idle();
-  await sandbox?.close();
-  await local?.close();
-  rmSync(dir, { recursive: true, force: true });
-});
+const running = useRunningRelay('dismiss');
 
 let made = 0;
 /** A record of `route` settled into `state`, as a send that ended so leaves it. */
 async function recordIn(
   state: 'FAILED' | 'UNKNOWN' | 'PARKED' | 'HELD' | 'SENT',
-  { route = 'notify', store = local.store }: { route?: string; store?: MessageStore } = {},
+  { route = 'notify', store = running.local.store }: { route?: string; store?: MessageStore } = {},
 ): Promise<string> {
   made += 1;
   const {
@@ -146,7 +40,7 @@ async function recordIn(
   return id!;
 }
 
-async function recordOf(id: string, store: MessageStore = local.store) {
+async function recordOf(id: string, store: MessageStore = running.local.store) {
   return await store.getMessage(id);
 }
 
@@ -167,7 +61,7 @@ describe('sms-relay dismiss through the running relay', () => {
       '--by',
       'asha',
       '--data-dir',
-      dataDir,
+      running.dataDir,
     ]);
     expect(run.code).toBe(1);
     expect(run.stdout).toContain(`dismissed ${failed}\ndismissed ${unknown}\n`);
@@ -187,14 +81,14 @@ describe('sms-relay dismiss through the running relay', () => {
       });
     }
 
-    const logs = await cli(['logs', '--state', 'DISMISSED', '--route', 'notify', '--data-dir', dataDir]);
+    const logs = await cli(['logs', '--state', 'DISMISSED', '--route', 'notify', '--data-dir', running.dataDir]);
     expect(logs.code).toBe(0);
     const line = logs.stdout.split('\n').find((text) => text.includes(failed));
     // Who, when and why, numbers masked, then what it was.
     expect(line).toMatch(
       /DISMISSED .* dismissed by asha \d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}: customer number 2557\*\*\*\*222 disconnected \(was FAILED: refused for 2557\*\*\*\*222 \(FAILED\)\)$/,
     );
-    const json = await cli(['logs', '--state', 'DISMISSED', '--json', '--data-dir', dataDir]);
+    const json = await cli(['logs', '--state', 'DISMISSED', '--json', '--data-dir', running.dataDir]);
     const listed = JSON.parse(json.stdout) as { id: string; dismissal: unknown }[];
     expect(listed.find((record) => record.id === unknown)?.dismissal).toEqual({
       by: 'asha',
@@ -206,7 +100,7 @@ describe('sms-relay dismiss through the running relay', () => {
 
   it('refuses to run without --reason, changing nothing', async () => {
     const failed = await recordIn('FAILED');
-    const run = await cli(['dismiss', failed, '--data-dir', dataDir]);
+    const run = await cli(['dismiss', failed, '--data-dir', running.dataDir]);
     expect(run.code).not.toBe(0);
     expect(run.stderr).toContain('--reason is required');
     expect((await recordOf(failed))?.state).toBe('FAILED');
@@ -215,7 +109,17 @@ describe('sms-relay dismiss through the running relay', () => {
   it('--state with --route: --dry-run lists and changes nothing; then dismisses them as the OS user', async () => {
     const parked = [await recordIn('PARKED', { route: 'alerts' }), await recordIn('PARKED', { route: 'alerts' })];
     const elsewhere = await recordIn('PARKED', { route: 'notify' });
-    const args = ['dismiss', '--state', 'parked', '--route', 'alerts', '--reason', 'superseded', '--data-dir', dataDir];
+    const args = [
+      'dismiss',
+      '--state',
+      'parked',
+      '--route',
+      'alerts',
+      '--reason',
+      'superseded',
+      '--data-dir',
+      running.dataDir,
+    ];
 
     const dry = await cli([...args, '--dry-run']);
     expect(dry.code).toBe(0);
@@ -239,8 +143,8 @@ describe('sms-relay dismiss through the running relay', () => {
 });
 
 describe('POST /_relay/dismiss', () => {
-  const post = async (body: unknown, headers: Record<string, string> = OPERATOR) =>
-    await fetch(`${url}/_relay/dismiss`, {
+  const post = async (body: unknown, headers: Record<string, string> = running.OPERATOR) =>
+    await fetch(`${running.url}/_relay/dismiss`, {
       method: 'POST',
       headers: { ...headers, 'content-type': 'application/json' },
       body: JSON.stringify(body),
@@ -250,7 +154,7 @@ describe('POST /_relay/dismiss', () => {
     const held = await recordIn('HELD', { route: 'alerts' });
     const failed = await recordIn('FAILED', { route: 'alerts' });
     const pending = (
-      await local.store.acceptWebhook({
+      await running.local.store.acceptWebhook({
         route: 'alerts',
         dedupeKey: `pending-${Date.now()}`,
         windowSeconds: 60,

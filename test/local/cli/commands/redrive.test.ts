@@ -1,23 +1,8 @@
-import { execFile } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { loadConfigFile } from '../../../../functions/core/config/load';
-import { ingestWebhook } from '../../../../functions/relay/ingest';
-import { sendMessage } from '../../../../functions/relay/sender';
+import { describe, expect, it } from 'vitest';
 import { createStore, ensureTable, MessageState, type MessageStore } from '../../../../functions/store';
-import { announceRuntime, withdrawRuntime } from '../../../../local/shared/discovery';
-import { openLocalStore, type LocalStore } from '../../../../local/shared/local-store';
-import { createLocalContext } from '../../../../local/runtime/runtime';
-import { ensureSecretsFile } from '../../../../local/runtime/secrets';
-import { createSendQueue, type SendQueue } from '../../../../local/runtime/send-queue';
-import { createRelayServer, type RelayServer } from '../../../../local/runtime/server';
-import { resolveRuntimeSettings } from '../../../../local/shared/settings';
-import { startSandbox } from '../../../../local/sandbox/server';
-import type { RunningSandbox } from '../../../../local/sandbox/types';
 import { message } from '../../../functions/store/fixtures';
 import { startDynalite, type Dynalite } from '../../../helpers/dynalite';
+import { cli, useRunningRelay } from './running-relay';
 
 /**
  * `sms-relay redrive --state UNKNOWN`: refused without `--accept-duplicates` (an UNKNOWN SMS may
@@ -25,103 +10,12 @@ import { startDynalite, type Dynalite } from '../../../helpers/dynalite';
  * through `--env` (a stack's table: here dynalite over HTTP, as the AWS SDK reaches any endpoint).
  */
 
-const CONFIG = new URL('../../../../config/local.yaml', import.meta.url).pathname;
 const MAY_HAVE_ARRIVED = 'may already have arrived';
-
-let dir: string;
-let dataDir: string;
-let local: LocalStore;
-let sandbox: RunningSandbox;
-let relay: RelayServer;
-let url: string;
-let feeder: SendQueue;
-/** What `runtime.json` announces and `/_relay` requires, as the runtime's console secret. */
-const OPERATOR_SECRET = 'redrive-test-operator-secret';
-const OPERATOR = { authorization: `Bearer ${OPERATOR_SECRET}` };
-
-interface Run {
-  readonly code: number;
-  readonly stdout: string;
-  readonly stderr: string;
-}
-
-function cli(args: readonly string[], env: Readonly<Record<string, string>> = {}): Promise<Run> {
-  return new Promise((resolve) => {
-    execFile(
-      process.execPath,
-      ['bin/sms-relay.mjs', ...args],
-      { encoding: 'utf8', env: { ...process.env, ...env } },
-      (error, stdout, stderr) => {
-        resolve({ code: error === null ? 0 : typeof error.code === 'number' ? error.code : 1, stdout, stderr });
-      },
-    );
-  });
-}
-
-beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'sms-relay-redrive-'));
-  const settings = resolveRuntimeSettings(
-    { config: CONFIG, secrets: join(dir, 'secrets.json'), dataDir: join(dir, 'data') },
-    {},
-  );
-  dataDir = settings.dataDir;
-  const loaded = loadConfigFile(CONFIG);
-  const secrets = ensureSecretsFile(settings.secretsPath, loaded).values;
-  local = await openLocalStore({ dataDir, tableName: settings.tableName });
-  sandbox = await startSandbox({
-    apiKey: secrets['providerApiKey']!,
-    senderIds: ['SMSRELAY', 'ALERTS', 'DUKA'],
-    defaultSenderId: 'SMSRELAY',
-    balance: 1000,
-    rate: 1,
-  });
-  const silent = { debug: () => undefined, info: () => undefined, warn: () => undefined, error: () => undefined };
-  const context = createLocalContext({
-    loaded,
-    store: local.store,
-    secretsPath: settings.secretsPath,
-    providerBaseUrl: sandbox.baseUrl,
-    providerApiKey: secrets['providerApiKey']!,
-    logger: silent,
-    policy: settings.policy,
-  });
-  feeder = createSendQueue({ send: (id) => sendMessage(context, id), concurrency: 2, onError: () => undefined });
-  relay = createRelayServer();
-  const port = await relay.listen(0, '127.0.0.1');
-  url = `http://127.0.0.1:${port}`;
-  relay.attach({
-    maxBodyBytes: settings.maxBodyBytes,
-    ingest: async (request) => await ingestWebhook(context, request),
-    onAccepted: (ids) => feeder.feed(ids),
-    onWebhook: () => undefined,
-    onError: () => undefined,
-    // What `findRunningRuntime` checks before the CLI goes through /_relay.
-    health: async () => ({ ok: true, pid: process.pid, store: { dataDir } }),
-    store: local.store,
-    isOperator: (authorization) => authorization === OPERATOR.authorization,
-  });
-  announceRuntime({
-    pid: process.pid,
-    url,
-    dataDir,
-    providerBaseUrl: sandbox.baseUrl,
-    startedAt: new Date().toISOString(),
-    consoleSecret: OPERATOR_SECRET,
-  });
-}, 60_000);
-
-afterAll(async () => {
-  withdrawRuntime(dataDir);
-  await relay?.close();
-  await feeder?.idle();
-  await sandbox?.close();
-  await local?.close();
-  rmSync(dir, { recursive: true, force: true });
-});
+const running = useRunningRelay('redrive');
 
 let made = 0;
 /** A record of route `notify` left UNKNOWN, as a 503 after the request left leaves an at-most-once one. */
-async function unknownRecord(store: MessageStore = local.store): Promise<string> {
+async function unknownRecord(store: MessageStore = running.local.store): Promise<string> {
   made += 1;
   const {
     ids: [id],
@@ -141,14 +35,14 @@ async function unknownRecord(store: MessageStore = local.store): Promise<string>
 }
 
 async function stateOf(id: string): Promise<string | undefined> {
-  return (await local.store.getMessage(id))?.state;
+  return (await running.local.store.getMessage(id))?.state;
 }
 
 describe('redrive --state UNKNOWN', () => {
   it('through the running relay: refused without --accept-duplicates, saying why, and changes nothing; sent with it', async () => {
     const id = await unknownRecord();
 
-    const refused = await cli(['redrive', '--state', 'UNKNOWN', '--route', 'notify', '--data-dir', dataDir]);
+    const refused = await cli(['redrive', '--state', 'UNKNOWN', '--route', 'notify', '--data-dir', running.dataDir]);
     expect(refused.code).not.toBe(0);
     expect(refused.stderr).toContain(MAY_HAVE_ARRIVED);
     expect(refused.stderr).toContain('--accept-duplicates');
@@ -161,7 +55,7 @@ describe('redrive --state UNKNOWN', () => {
       '--route',
       'notify',
       '--data-dir',
-      dataDir,
+      running.dataDir,
       '--dry-run',
     ]);
     expect(dryRun.code).toBe(0);
@@ -175,7 +69,7 @@ describe('redrive --state UNKNOWN', () => {
       '--route',
       'notify',
       '--data-dir',
-      dataDir,
+      running.dataDir,
       '--accept-duplicates',
     ]);
     expect(accepted.stderr).toBe('');
@@ -185,15 +79,15 @@ describe('redrive --state UNKNOWN', () => {
     );
     // The runtime sends it at once (its send queue), as it does a redriven PARKED record.
     await expect.poll(async () => await stateOf(id), { timeout: 20_000 }).toBe('SENT');
-    expect(sandbox.messages().filter((sent) => sent.message === 'maybe sent 1')).toHaveLength(1);
+    expect(running.sandbox.messages().filter((sent) => sent.message === 'maybe sent 1')).toHaveLength(1);
   }, 60_000);
 
   it('POST /_relay/redrive: "from": "UNKNOWN" needs "acceptDuplicates": true (400 without, nothing changed)', async () => {
     const id = await unknownRecord();
     const post = async (body: unknown) =>
-      await fetch(`${url}/_relay/redrive`, {
+      await fetch(`${running.url}/_relay/redrive`, {
         method: 'POST',
-        headers: { ...OPERATOR, 'content-type': 'application/json' },
+        headers: { ...running.OPERATOR, 'content-type': 'application/json' },
         body: JSON.stringify(body),
       });
 
