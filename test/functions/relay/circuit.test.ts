@@ -5,7 +5,7 @@ import { ServiceSignal, serviceSignal } from '../../../functions/relay/circuit';
 import { sendMessage, SendOutcome } from '../../../functions/relay/sender';
 import { sweep } from '../../../functions/relay/sweeper';
 import { MessageState } from '../../../functions/store';
-import { alertBody, bearer, type Harness, harness, SECRETS, TestClock, useRelayServers } from './support';
+import { alertBody, bearer, type Harness, harness, SECRETS, secretValues, TestClock, useRelayServers } from './support';
 
 /**
  * The SMS service's circuit, shared by two senders (two relay contexts, as two Lambda containers
@@ -156,6 +156,26 @@ describe('the SMS service circuit, shared by two senders on one store', () => {
     expect(await sendMessage(second.context, id)).toBe(SendOutcome.Waiting);
   });
 
+  it('a send that goes through while another sender opened it closes it, clears the alarm and says so, once', async () => {
+    await twoSenders();
+    expect(await sendMessage(second.context, await accepted())).toBe(SendOutcome.Sent);
+    servers.sandbox.injectFault({ kind: 'status', status: 503, count: CIRCUIT.failuresToOpen });
+    for (let count = 0; count < CIRCUIT.failuresToOpen; count += 1) await sendMessage(first.context, await accepted());
+    expect((await first.store.getCircuit()).openedAt).toBeDefined();
+
+    // The second sender's copy still says closed: its send goes, and the service answering closes it.
+    expect(await sendMessage(second.context, await accepted())).toBe(SendOutcome.Sent);
+    expect((await first.store.getCircuit()).openedAt).toBeUndefined();
+    expect(second.metrics.points).toContainEqual({ name: 'SmsServiceUnreachable', value: 0 });
+    const closes = () =>
+      second.logger.lines.filter(
+        (line) => line.message === 'circuit' && (line.attributes as { circuit?: string })['circuit'] === 'closed',
+      ).length;
+    expect(closes()).toBe(1);
+    expect(await sendMessage(second.context, await accepted())).toBe(SendOutcome.Sent);
+    expect(closes()).toBe(1);
+  });
+
   it('never opens on 402s (the service answered: the balance is short), and one 402 ends a run of network failures', async () => {
     await twoSenders();
     // Twice as many 402s in a row as open it on network failures: each parks its message, the circuit stays closed.
@@ -280,8 +300,33 @@ describe('the SMS service circuit, shared by two senders on one store', () => {
     expect(second.logger.lines).toContainEqual(
       expect.objectContaining({ message: 'circuit', attributes: expect.objectContaining({ circuit: 'closed' }) }),
     );
+    // The send that closed it clears the SmsServiceUnreachable alarm.
+    expect(second.metrics.points).toContainEqual({ name: 'SmsServiceUnreachable', value: 0 });
     clock.advance(CIRCUIT.knownMs);
     expect(await sendMessage(first.context, order)).toBe(SendOutcome.Sent);
+  });
+
+  it('closes on a probe the service answers with an error (a refused key): the service is up, SMS no longer wait for it', async () => {
+    await twoSenders();
+    await outage('POST', { kind: 'reset' });
+    for (let count = 0; count < CIRCUIT.failuresToOpen; count += 1)
+      await sendMessage(first.context, await accepted('alerts'));
+    await outage('DELETE');
+    // A sender whose provider key the service refuses: its balance probe is answered 401.
+    const refused = await harness({
+      db: servers.db,
+      baseUrl: servers.sandbox.baseUrl,
+      policy: POLICY,
+      clock,
+      tableName: first.tableName,
+      secrets: secretValues({ providerApiKey: 'not-the-service-key' }),
+    });
+    clock.now = new Date((await first.store.getCircuit()).nextProbeAt!);
+    const before = probes();
+    await sweep(refused.context);
+    expect(probes()).toBe(before + 1);
+    expect((await first.store.getCircuit()).openedAt).toBeUndefined();
+    expect(refused.metrics.points).toContainEqual({ name: 'SmsServiceUnreachable', value: 0 });
   });
 
   it('a failed send probe moves the next probe out; with no record to send, the balance is probed once the probe has waited', async () => {
@@ -326,10 +371,13 @@ describe('the SMS service circuit, shared by two senders on one store', () => {
       }
     }
     expect((await first.store.getCircuit()).openedAt).toBeUndefined();
-    expect([...first.metrics.points, ...second.metrics.points]).not.toContainEqual({
-      name: 'SmsServiceUnreachable',
-      value: 1,
-    });
+    const points = [...first.metrics.points, ...second.metrics.points, ...third.metrics.points];
+    expect(points).not.toContainEqual({ name: 'SmsServiceUnreachable', value: 1 });
+    // Nothing opened, so nothing closed: no send announces a close that did not happen.
+    expect(points).not.toContainEqual({ name: 'SmsServiceUnreachable', value: 0 });
+    expect([...first.logger.lines, ...second.logger.lines, ...third.logger.lines]).not.toContainEqual(
+      expect.objectContaining({ message: 'circuit' }),
+    );
   });
 
   it('a 429 never opens it and makes no message UNKNOWN: an at-most-once message is sent again after its Retry-After', async () => {
