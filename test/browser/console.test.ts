@@ -102,7 +102,7 @@ describe('the console in Chromium', () => {
     }
   });
 
-  // Issue 28, defect 9: the browser sends the console's cookie to every server on 127.0.0.1.
+  // The browser sends the console's cookie to every server on 127.0.0.1.
   it('gives another local server the browser visits a cookie that opens nothing; the tab itself keeps working', async () => {
     const seen: (string | undefined)[] = [];
     const foreign = createServer((request, response) => {

@@ -19,7 +19,7 @@ import {
 } from './support';
 
 /**
- * Issue 17, item 5, through `npm start`: real signed webhooks carrying numbers in the spellings the
+ * Masking through `npm start`: real signed webhooks carrying numbers in the spellings the
  * relay accepts and credentials in headers of any name; nothing the running relay's console
  * answers shows one of those numbers in full or a credential.
  */

@@ -19,7 +19,7 @@ import {
 } from './support';
 
 /**
- * Issue 17, items 1, 3 and 4 through `npm start`: the reserve under a burst of concurrent webhooks,
+ * Credit and replays through `npm start`: the reserve under a burst of concurrent webhooks,
  * a redrive after a top-up made in the service's dashboard, and replays under fresh delivery ids
  * followed by genuine deliveries carrying those ids. The runtime runs as a child process on a config
  * of its own, with the test's own sandbox as the SMS service.
@@ -110,7 +110,7 @@ afterAll(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-describe('issue 17 through npm start', () => {
+describe('the reserve, a redrive after a top-up and replays, through npm start', () => {
   it('3: 30 concurrent webhooks on a normal route with 400 credits, a reserve of 200 and 20 per SMS send at most 10 and park the rest; a critical route still sends', async () => {
     const answers = await Promise.all(Array.from({ length: 30 }, (_, n) => generic('shop', `order ${n}`)));
     expect(answers.map((answer) => answer.status)).toEqual(Array.from({ length: 30 }, () => 202));

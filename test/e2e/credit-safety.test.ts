@@ -22,7 +22,7 @@ import {
 } from './support';
 
 /**
- * Issue 28, defects 1, 2, 4 and 5, through `npm start` with the test's own sandbox as the SMS
+ * Credit safety (limits, the reserve and parking) through `npm start` with the test's own sandbox as the SMS
  * service (it outlives a `kill -9` of the relay, so its inbox shows what was really sent).
  */
 

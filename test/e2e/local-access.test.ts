@@ -8,7 +8,7 @@ import type { RunningSandbox } from '../../local/sandbox/types';
 import { listeningPorts } from '../helpers/listening';
 import { eventually, records, REPO_ROOT, runCli, startRelayOn, stopRelay, type RelayOnSandbox } from './support';
 
-// Issue 28, defect 6: any local process controlled the running relay. /_relay/* needed only a
+// Only the relay's own operator controls the running relay. Once any local process did: /_relay/* needed only a
 // loopback Host (a plain POST muted a route for 30 days), and the store's worker listened on a
 // 127.0.0.1 port where dynalite took any signature (read every record, put a PENDING one that the
 // relay then sent). Now /_relay needs the secret of runtime.json and the store listens nowhere.

@@ -17,7 +17,7 @@ import {
 } from './support';
 
 /**
- * Issue 27 through `npm start` and its own sandbox: the SMS service down (every `/v1` request,
+ * An outage through `npm start` and its own sandbox: the SMS service down (every `/v1` request,
  * balance reads too, answered 503) for 20 s during a trickle of at-most-once and at-least-once
  * webhooks, then back. At most 5 maybe-sent, the rest SENT, nothing PENDING or SENDING, the
  * service saw probes and not a send per message, and the terminal said when it opened and closed.

@@ -18,7 +18,7 @@ import {
 } from './support';
 
 /**
- * Issue 17 item 8 through `npm start`: a backlog left by a kill -9 (records PENDING, some SENDING)
+ * Recovery through `npm start`: a backlog left by a kill -9 (records PENDING, some SENDING)
  * is sent after one clean start while a user polls `sms-relay logs --json --route` every 1.5 s.
  * Every record must reach a final state within 60 s of the start: the recovery hands every due
  * record to the send queue, and the listings never hold sending up.

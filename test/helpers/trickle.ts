@@ -27,7 +27,7 @@ export interface TrickleOptions {
 /**
  * Opens `count` connections that send `head` and then one body byte every `intervalMs`, and
  * replaces each one the server closes, so the server always has `count` slow clients: the attack
- * of issue 17 (256 connections, one byte a second).
+ * of a slow-client attack (256 connections, one byte a second).
  *
  * @example
  * ```ts

@@ -24,7 +24,7 @@ const BURST = 100;
 /** Above the client's time-out, as the runtime requires. */
 const TIMEOUT_MS = 2_000;
 const STALE_SENDING_MS = 3_000;
-/** After the clean start, every accepted message is final within this (issue 17); waited for state by state. */
+/** After the clean start, every accepted message is final within this; waited for state by state. */
 const RECOVERY_BOUND_MS = 60_000;
 const POLL_EVERY_MS = 1_500;
 

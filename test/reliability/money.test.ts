@@ -17,7 +17,7 @@ import { bearerHeaders, githubHeaders, type Headers, hmacRouteHeaders } from './
 import { bodyFor } from './support/webhooks';
 
 /**
- * Money and lost messages (issue 17, items 1–4), against the local runtime and the sandbox:
+ * Money and lost messages, against the local runtime and the sandbox:
  * - a replay under a fresh, unsigned delivery id is a duplicate and leaves that id free, so the
  *   genuine delivery carrying it is accepted and sent, also when the two race;
  * - `balance.reserve` holds under a burst of concurrent sends: normal routes park instead of

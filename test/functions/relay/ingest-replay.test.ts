@@ -6,7 +6,7 @@ import { expectNoLeaks } from './leaks';
 import { fixtureText, harness, type Harness, secretValues, useRelayServers } from './support';
 
 /**
- * Issue 17, item 1, for every source whose delivery id is not signed: a signed body replayed under
+ * Replays, for every source whose delivery id is not signed: a signed body replayed under
  * a fresh delivery id is a duplicate and leaves nothing under that id, so the genuine delivery that
  * later carries it is accepted.
  */

@@ -471,7 +471,7 @@ describe('routes.<id>.capture', () => {
     expect(issue!.expiresAt - Math.floor(relay.clock.now.getTime() / 1000)).toBe(86_400);
   });
 
-  // Issue 17: captures kept every header whose name did not sound like a credential, so a
+  // Captures once kept every header whose name did not sound like a credential, so a
   // credential in `x-webhook-auth` and an hmac route's own signature in `x-trello-webhook` were kept.
   it("keeps only content type, user agent and the source's event and delivery-id headers, never the route's signature or timestamp header", async () => {
     const trelloSecret = `trello-${randomUUID()}`;

@@ -96,7 +96,7 @@ describe('capturePayload and listCaptures', () => {
     expect(await store.getCapture('github', gone.id)).toBeUndefined();
   });
 
-  // Issue 17: a deny-list of credential-sounding names kept `x-webhook-auth` and a signature header
+  // A deny-list of credential-sounding names once kept `x-webhook-auth` and a signature header
   // named `x-trello-webhook`. Only the named headers are kept now, whatever the others are called.
   it('keeps the headers it is told to keep, nothing else, whatever the others are called', async () => {
     const { store } = await newTable(db);

@@ -261,7 +261,7 @@ describe('signing in', () => {
     ).toBe(200);
   });
 
-  // Issue 28, defect 9: a browser sends 127.0.0.1's cookies to every port of it, so any local server
+  // A browser sends 127.0.0.1's cookies to every port of it, so any local server
   // the browser visits gets the session cookie. Replayed alone, it must get nothing.
   it("answers the API only with the page token of the cookie's own session: a replayed cookie gets 401", async () => {
     const replayed = { cookie: session };

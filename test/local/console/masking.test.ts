@@ -20,7 +20,7 @@ import { startSandbox } from '../../../local/sandbox/server';
 import type { RunningSandbox } from '../../../local/sandbox/types';
 import { shownNumbers, trelloRouteYaml } from '../../helpers/shown-numbers';
 
-// Issue 17, item 5: whatever the console answers (record, captures, payload picker, preview output
+// Whatever the console answers (record, captures, payload picker, preview output
 // and YAML, overview) shows no number the relay would accept, in any spelling, and no credential.
 // The API is called as the console's HTTP layer calls it: its answer is the JSON the page gets.
 
@@ -287,7 +287,7 @@ describe('the console never shows a number the relay accepts, nor a credential',
 });
 
 describe("the template playground's preview of a captured payload", () => {
-  // Issue 28, defect 7: a capture was evaluated on its body as received and only the output masked,
+  // A capture once was evaluated on its body as received and only the output masked,
   // so a template that printed a number next to a letter, or reversed, showed it in full.
   it('renders on the masked body: no template prints a captured number, whole, joined to a letter or reversed', async () => {
     const captured = '0765432198';

@@ -90,7 +90,7 @@ describe('maskNumbersInText: long stretches of digits and spaces are read in win
   });
 });
 
-// The log masker's cases (it was a second, narrower masker until issue 21): logs use this one.
+// The log masker's cases (logs once had a second, narrower masker): logs use this one.
 describe('maskNumbersInText: log lines', () => {
   it.each([
     ['sent to 255712345678', 'sent to 2557****678'],
