@@ -25,5 +25,7 @@ export const MUTATION_TESTS = [
 ];
 
 export default defineConfig({
-  test: { ...base.test, include: MUTATION_TESTS, maxWorkers: 1 },
+  // A fresh module graph per file: with one graph per worker (`npm test`'s `isolate: false`), Stryker's
+  // per-test coverage missed tests that reach a mutant, reporting survivors that tests kill.
+  test: { ...base.test, include: MUTATION_TESTS, maxWorkers: 1, isolate: true },
 });
