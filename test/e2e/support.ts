@@ -9,6 +9,7 @@ import { signWebhook } from '../../local/runtime/signers';
 import { operatorHeaders } from '../helpers/relay-operator';
 import { signSnsMessage, snsDocuments, type SnsMessage } from '../helpers/sns';
 import { openConsoleLink } from '../helpers/console-session';
+export { eventually } from '../helpers/wait';
 
 export const REPO_ROOT = fileURLToPath(new URL('../../', import.meta.url));
 export const FIXTURES = fileURLToPath(new URL('../../examples/', import.meta.url));
@@ -284,29 +285,6 @@ export async function getJson<T>(url: string): Promise<T> {
   const response = await fetch(url);
   if (!response.ok) throw new Error(`GET ${url}: ${response.status} ${await response.text()}`);
   return (await response.json()) as T;
-}
-
-/**
- * Polls until `probe` returns a value other than `undefined`. The time-out only bounds a failing
- * run; nothing asserts on how long it took.
- */
-export async function eventually<T>(
-  probe: () => Promise<T | undefined>,
-  { timeoutMs = 60_000, intervalMs = 200, what = 'condition' } = {},
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  let last: unknown;
-  for (;;) {
-    try {
-      const value = await probe();
-      if (value !== undefined) return value;
-    } catch (error) {
-      last = error;
-    }
-    if (Date.now() > deadline)
-      throw new Error(`${what} not reached within ${timeoutMs} ms${last === undefined ? '' : `: ${String(last)}`}`);
-    await new Promise((resolve) => setTimeout(resolve, intervalMs));
-  }
 }
 
 export function readJsonFile<T>(path: string): T {

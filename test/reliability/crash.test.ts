@@ -78,11 +78,11 @@ describe('crash: SIGKILL in the middle of a batch, restart on the same store', (
     await waitUntil(
       'the first at-least-once send to reach the SMS service',
       async () => (await arrived()) >= ALO_FIRST,
-      { deadlineMs: HOLD_MS / 2 },
+      { timeoutMs: HOLD_MS / 2 },
     );
     await post('amo', 0, PER_ROUTE);
     await waitUntil('at-most-once sends to reach the SMS service', async () => (await arrived()) >= ALO_FIRST + 2, {
-      deadlineMs: HOLD_MS / 2,
+      timeoutMs: HOLD_MS / 2,
     });
     await post('alo', ALO_FIRST, PER_ROUTE - ALO_FIRST);
 
@@ -139,7 +139,7 @@ describe('crash: SIGKILL in the middle of a batch, restart on the same store', (
     const ours = (): number =>
       scenario.sandbox.messages().filter((message) => message.message.startsWith(`crash ${run}`)).length;
     await waitUntil(`${expected} deliveries (held + after the restart)`, () => ours() >= expected, {
-      deadlineMs: HOLD_MS + 60_000,
+      timeoutMs: HOLD_MS + 60_000,
       describe: () => `${ours()} delivered`,
     });
     expect(await scenario.runtime.stop()).toEqual({ code: 0, signal: null });

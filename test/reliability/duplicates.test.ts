@@ -138,7 +138,7 @@ describe('duplicates: a delivery posted 5 times at once is sent once', () => {
       `all ${tags.length} deliveries to reach the SMS service`,
       () => inboxCounts(scenario.sandbox).size >= tags.length,
       {
-        deadlineMs: 180_000,
+        timeoutMs: 180_000,
         describe: () => `inbox has ${inboxCounts(scenario.sandbox).size} distinct texts`,
       },
     );

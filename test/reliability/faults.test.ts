@@ -132,14 +132,14 @@ describe('faults: what the SMS service does wrong, the delivery policy absorbs',
     expect(statesOf(amo.batch, amo.records)).toEqual({ SENT: BATCH - FAULTS, UNKNOWN: FAULTS });
     // The held sends are delivered when the delay ends, after the relay gave up on them.
     await waitUntil('the delayed sends to be delivered', () => total(amo.batch) >= BATCH, {
-      deadlineMs: DELAY_MS + 30_000,
+      timeoutMs: DELAY_MS + 30_000,
     });
     expect(deliveries(amo.batch)).toEqual(Array(BATCH).fill(1));
 
     const alo = await faulted('alo', { kind: 'delay', ms: DELAY_MS, count: FAULTS });
     expect(statesOf(alo.batch, alo.records)).toEqual({ SENT: BATCH });
     await waitUntil('the delayed sends to be delivered', () => total(alo.batch) >= BATCH + FAULTS, {
-      deadlineMs: DELAY_MS + 30_000,
+      timeoutMs: DELAY_MS + 30_000,
     });
     expect(deliveries(alo.batch).every((count) => count >= 1)).toBe(true);
     expect(total(alo.batch)).toBe(BATCH + FAULTS);

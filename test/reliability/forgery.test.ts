@@ -479,7 +479,7 @@ describe('forgery: signed sources refuse forged webhooks (local runtime + sandbo
       'every authentic control to reach the SMS service',
       () => [...wanted].every((tag) => inboxCounts(scenario.sandbox).has(tag)),
       {
-        deadlineMs: 60_000,
+        timeoutMs: 60_000,
         describe: () => `missing: ${[...wanted].filter((tag) => !inboxCounts(scenario.sandbox).has(tag)).join(' | ')}`,
       },
     );

@@ -248,7 +248,7 @@ describe('slow clients holding every connection (slow-loris through a tunnel)', 
     });
     try {
       await waitUntil('the trickling connections to open', () => trickle.connected() >= 256, {
-        deadlineMs: 60_000,
+        timeoutMs: 60_000,
         intervalMs: 50,
       });
       const outcome = async (request: Promise<HttpAnswer>): Promise<string> =>

@@ -76,7 +76,7 @@ describe(`load: ${COUNT} distinct webhooks at concurrency ${CONCURRENCY}`, () =>
   it('sends every accepted webhook exactly once and records it SENT', async () => {
     expect(accepted.size).toBe(COUNT);
     await waitUntil(`all ${COUNT} texts to reach the SMS service`, () => scenario.sandbox.messages().length >= COUNT, {
-      deadlineMs: DEADLINE_MS,
+      timeoutMs: DEADLINE_MS,
       intervalMs: 1_000,
       describe: () => `${scenario.sandbox.messages().length} of ${COUNT} received`,
     });

@@ -75,7 +75,7 @@ describe('outage: the SMS service down for minutes during a trickle', () => {
       async () =>
         [...(await liveRecords(scenario.runtime)).values()].filter((record) => record.state === 'SENT').length ===
         BEFORE_AND_AFTER,
-      { deadlineMs: 60_000 },
+      { timeoutMs: 60_000 },
     );
 
     const downAt = new Date().toISOString();
@@ -105,7 +105,7 @@ describe('outage: the SMS service down for minutes during a trickle', () => {
         return open.length === 0;
       },
       {
-        deadlineMs: DRAIN_DEADLINE_MS,
+        timeoutMs: DRAIN_DEADLINE_MS,
         intervalMs: 1_000,
         describe: () => JSON.stringify(countBy([...ids.keys()].map((id) => records.get(id)?.state ?? 'MISSING'))),
       },

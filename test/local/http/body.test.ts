@@ -86,9 +86,9 @@ describe('readLimited', () => {
     );
     socket.on('error', () => undefined);
     // Hang up once the handler waits for the rest of the body.
-    await waitUntil(() => started, 'the handler to start reading');
+    await waitUntil('the handler to start reading', () => started);
     socket.destroy();
-    await waitUntil(() => outcomes.length === 1, 'the read to settle');
+    await waitUntil('the read to settle', () => outcomes.length === 1);
     expect(outcomes).toEqual(['rejected']);
   });
 });

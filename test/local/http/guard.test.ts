@@ -34,7 +34,7 @@ describe('createGuardedServer', () => {
     const [slow] = [openStalled(port, 1, `POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 5000\r\n\r\n{"a":"`)];
     const trickle = setInterval(() => slow.sockets[0]!.writable && slow.sockets[0]!.write('b'), 100);
     try {
-      await waitUntil(() => slow.closed() === 1, 'the guard to cut the slow body off');
+      await waitUntil('the guard to cut the slow body off', () => slow.closed() === 1);
     } finally {
       clearInterval(trickle);
       slow.destroy();
@@ -49,12 +49,12 @@ describe('createGuardedServer', () => {
     try {
       // Each new connection beyond the cap closes one silent one; a real request still gets its answer.
       await waitUntil(
+        'a request to get through at the cap',
         async () =>
           (await fetch(url).then(
             (answer) => answer.ok,
             () => false,
           )) && silent.closed() >= 1,
-        'a request to get through at the cap',
       );
       expect(silent.closed()).toBeGreaterThanOrEqual(1);
     } finally {

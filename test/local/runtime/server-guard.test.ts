@@ -99,7 +99,7 @@ describe('the runtime server against slow and idle clients', () => {
   it('closes connections that never finish their headers', async () => {
     const { relay, port, ingested } = await start();
     const stalled = stall(port, 5, `POST /hooks/x HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nX-Pad: aaaa`);
-    await waitUntil(() => stalled.closed() === 5, 'the server to close every stalled connection');
+    await waitUntil('the server to close every stalled connection', () => stalled.closed() === 5);
     // Answered 408 first: they were taken in and timed out, not refused at the door.
     expect(stalled.sockets.map((_, index) => stalled.received(index).slice(0, 12))).toEqual(
       Array(5).fill('HTTP/1.1 408'),
@@ -111,7 +111,7 @@ describe('the runtime server against slow and idle clients', () => {
   it('closes connections that send nothing at all', async () => {
     const { relay, port } = await start();
     const stalled = stall(port, 3, '');
-    await waitUntil(() => stalled.closed() === 3, 'the server to close every silent connection');
+    await waitUntil('the server to close every silent connection', () => stalled.closed() === 3);
     expect(await openOnServer(relay)).toBe(0);
   });
 
@@ -130,7 +130,7 @@ describe('the runtime server against slow and idle clients', () => {
     // Ten bytes a second.
     const trickle = setInterval(() => stalled.sockets[0]!.writable && stalled.sockets[0]!.write('b'), 100);
     try {
-      await waitUntil(() => stalled.closed() === 1, 'the server to cut the slow body off');
+      await waitUntil('the server to cut the slow body off', () => stalled.closed() === 1);
     } finally {
       clearInterval(trickle);
     }
@@ -155,7 +155,7 @@ describe('the runtime server against slow and idle clients', () => {
       sent += 1_024;
     }, 100);
     try {
-      await waitUntil(() => stalled.closed() === 1, 'the answer');
+      await waitUntil('the answer', () => stalled.closed() === 1);
     } finally {
       clearInterval(feed);
     }
@@ -179,7 +179,7 @@ describe('the runtime server against slow and idle clients', () => {
     while (performance.now() < until) {
       // busy
     }
-    await waitUntil(() => stalled.closed() === 1, 'the answer');
+    await waitUntil('the answer', () => stalled.closed() === 1);
     expect(stalled.received(0)).toMatch(/^HTTP\/1\.1 404 /);
     expect(ingested.map((webhook) => webhook.body.byteLength)).toEqual([200]);
   });
@@ -187,16 +187,16 @@ describe('the runtime server against slow and idle clients', () => {
   it('at the cap, drops the stalest connection instead of refusing the new one', async () => {
     const { relay, port } = await start({ limits: PATIENT });
     const stalled = stall(port, TEST_LIMITS.maxConnections, `GET /health HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\n`);
-    await waitUntil(async () => (await openOnServer(relay)) === TEST_LIMITS.maxConnections, 'every slot to be taken');
+    await waitUntil('every slot to be taken', async () => (await openOnServer(relay)) === TEST_LIMITS.maxConnections);
     // A new client gets in; one of the stalled ones made room, told why.
     expect((await requestWithHost(port, { host: `127.0.0.1:${port}`, path: '/health' })).status).toBe(200);
-    await waitUntil(() => stalled.closed() === 1, 'one stalled connection to be dropped');
+    await waitUntil('one stalled connection to be dropped', () => stalled.closed() === 1);
     expect(stalled.sockets.map((_, index) => stalled.received(index)).filter((text) => text !== '')).toEqual([
       expect.stringMatching(/^HTTP\/1\.1 408 /),
     ]);
     // A second wave of stalled clients changes nothing: the cap holds, and the server still answers.
     const more = stall(port, 20, `GET /health HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\n`);
-    await waitUntil(() => stalled.closed() + more.closed() >= 20, 'the second wave to push the first out');
+    await waitUntil('the second wave to push the first out', () => stalled.closed() + more.closed() >= 20);
     expect(await openOnServer(relay)).toBeLessThanOrEqual(TEST_LIMITS.maxConnections);
     expect((await requestWithHost(port, { host: `127.0.0.1:${port}`, path: '/health' })).status).toBe(200);
     expect(await openOnServer(relay)).toBeLessThanOrEqual(TEST_LIMITS.maxConnections);
@@ -212,8 +212,8 @@ describe('the runtime server against slow and idle clients', () => {
     });
     running.at(-1)!.trickles.push(trickle);
     await waitUntil(
-      async () => (await openOnServer(relay)) === TEST_LIMITS.maxConnections,
       'the trickling clients to take every slot',
+      async () => (await openOnServer(relay)) === TEST_LIMITS.maxConnections,
     );
 
     const outcomes: string[] = [];

@@ -73,18 +73,16 @@ describe('the sandbox against foreign Hosts, floods and slow clients', () => {
     );
     try {
       await waitUntil(
-        () => stalled.closed() >= beyond,
         'the stalest connections to make room for the ones beyond the cap',
+        () => stalled.closed() >= beyond,
       );
       // The control API still answers while every slot is taken: the stalest stalled one makes room.
       expect(
         (await requestWithHost(sandbox.port, { host: `127.0.0.1:${sandbox.port}`, path: '/_sandbox/messages' })).status,
       ).toBe(200);
-      await waitUntil(
-        () => stalled.closed() === count,
-        'the header time-out to close the rest',
-        HTTP_LIMITS.headersTimeoutMs + 15_000,
-      );
+      await waitUntil('the header time-out to close the rest', () => stalled.closed() === count, {
+        timeoutMs: HTTP_LIMITS.headersTimeoutMs + 15_000,
+      });
       // Each was taken in, then dropped or timed out, told so unless it had sent nothing yet; none was left open.
       const answered = stalled.sockets.filter((_, index) => stalled.received(index).startsWith('HTTP/1.1 408 ')).length;
       expect(answered).toBeGreaterThanOrEqual(HTTP_LIMITS.maxConnections);

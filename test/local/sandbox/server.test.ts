@@ -4,6 +4,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } 
 import { InvalidSandboxFaultError, InvalidSandboxOptionsError, SandboxStartError } from '../../../local/sandbox/errors';
 import { startSandbox } from '../../../local/sandbox/server';
 import type { RunningSandbox } from '../../../local/sandbox/types';
+import { waitUntil } from '../../helpers/wait';
 import {
   callApi,
   describeSmsServiceConformance,
@@ -317,7 +318,10 @@ describe('startSandbox', () => {
         sandbox.injectFault({ kind: 'delay', ms: 60_000 });
         const pending = sendOne().catch((error: unknown) => error);
         // The fault is taken once the send is in hand: from then on the server is holding it.
-        await waitFor(async () => ((await control('/faults')).body as { queued: number }).queued === 0);
+        await waitUntil(
+          'the queued faults to be used up',
+          async () => ((await control('/faults')).body as { queued: number }).queued === 0,
+        );
         const closeStartedAt = performance.now();
         await sandbox.close();
         expect(performance.now() - closeStartedAt).toBeLessThan(1_000);
@@ -597,12 +601,4 @@ function rawRequest(
     request.on('error', reject);
     request.end(body);
   });
-}
-
-async function waitFor(condition: () => Promise<boolean>, { timeoutMs = 2_000 } = {}): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((resolve) => setTimeout(resolve, 10));
-  }
 }

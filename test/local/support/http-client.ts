@@ -36,21 +36,7 @@ export function openStalled(port: number, count: number, first: string): Stalled
   };
 }
 
-/**
- * Polls `condition` every 50 ms until it holds; throws after `boundMs`. The bound only stops a
- * hung test: it is never what the test asserts.
- */
-export async function waitUntil(
-  condition: () => boolean | Promise<boolean>,
-  what: string,
-  boundMs = 20_000,
-): Promise<void> {
-  const deadline = Date.now() + boundMs;
-  while (!(await condition())) {
-    if (Date.now() > deadline) throw new Error(`gave up waiting for ${what} after ${boundMs} ms`);
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
-}
+export { waitUntil } from '../../helpers/wait';
 
 /**
  * One request to `127.0.0.1:port` with the `Host` header as given (`fetch` will not send a

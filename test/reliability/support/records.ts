@@ -1,5 +1,4 @@
 import { join } from 'node:path';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { DATABASE_SUBDIR } from '../../../local/shared/local-store';
 import type { RecordView } from '../../../local/records';
 import { RUNTIME_DEFAULTS } from '../../../local/shared/settings';
@@ -35,30 +34,9 @@ export async function liveRecords(runtime: Runtime, route?: string): Promise<Map
   return new Map((answer.json['records'] as RecordView[]).map((record) => [record.id, record]));
 }
 
-/**
- * Polls `check` until it returns `true` or the deadline passes; then fails with `describe()`, which
- * should say what was still missing. Not a performance assertion: the deadline is only a bound on
- * how long a broken relay can keep the suite waiting.
- */
-export async function waitUntil(
-  what: string,
-  check: () => Promise<boolean> | boolean,
-  {
-    deadlineMs,
-    intervalMs = 250,
-    describe,
-  }: { deadlineMs: number; intervalMs?: number; describe?: () => Promise<string> | string },
-): Promise<void> {
-  const end = Date.now() + deadlineMs;
-  for (;;) {
-    if (await check()) return;
-    if (Date.now() > end) {
-      const detail = describe === undefined ? '' : `\n${await describe()}`;
-      throw new Error(`deadline of ${Math.round(deadlineMs / 1000)} s passed waiting for ${what}${detail}`);
-    }
-    await sleep(intervalMs);
-  }
-}
+import { waitUntil } from '../../helpers/wait';
+
+export { waitUntil };
 
 /**
  * Waits until every id has a record in a final state (read through the running runtime).
@@ -80,7 +58,7 @@ export async function waitForFinal(
       return pending().length === 0;
     },
     {
-      deadlineMs,
+      timeoutMs: deadlineMs,
       intervalMs: 500,
       describe: () => {
         const open = pending();
