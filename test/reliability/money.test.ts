@@ -261,6 +261,9 @@ describe('balance.reserve under concurrency, and a redrive after a top-up (items
       .map((record) => record.id);
     expect(parked.length).toBeGreaterThan(0);
     scenario.sandbox.setBalance(10_000); // the relay is not told
+    const balanceReads = () =>
+      scenario.sandbox.requests().filter((request) => request.path === '/v1/account/balance').length;
+    const readsBefore = balanceReads();
 
     const redrive = await runCli('money-redrive', ['redrive', '--state', 'PARKED'], scenario.runtime.cliEnv);
     expect(redrive.code, redrive.output).toBe(0);
@@ -276,6 +279,8 @@ describe('balance.reserve under concurrency, and a redrive after a top-up (items
     expect(
       [...shop.values()].filter((tag) => inbox.get(tag) !== 1).map((tag) => `${tag}: ${inbox.get(tag) ?? 0}`),
     ).toEqual([]);
+    // One balance read for the redrive (the sends of one process share it), not one per message.
+    expect(balanceReads() - readsBefore).toBe(1);
 
     // From the store itself: each redriven record was parked once, then sent once.
     expect(await scenario.runtime.stop()).toEqual({ code: 0, signal: null });

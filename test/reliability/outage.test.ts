@@ -10,8 +10,8 @@ import { signedWebhook } from './support/webhooks';
  * (`alo`) webhooks: the whole service down (every `/v1` request, the balance endpoint included,
  * answered 503) for `RELIABILITY_OUTAGE_SECONDS` (default 180 s), then back. What must hold:
  * at most 5 messages end maybe-sent (UNKNOWN), everything else SENT, nothing PENDING or SENDING
- * left, and during the outage the service sees probes of the balance endpoint, not a send per
- * message. The figures (sends and probes the service saw, time to drain after its return) are
+ * left, during the outage the service sees probes of the balance endpoint, not a send per
+ * message, and the terminal says when the service went away and came back. The figures (sends and probes the service saw, time to drain after its return) are
  * printed for the record.
  */
 
@@ -128,6 +128,14 @@ describe('outage: the SMS service down for minutes during a trickle', () => {
         `all final ${drainedMs === undefined ? '?' : Math.round(drainedMs / 1000)} s after the service's return`,
     );
 
+    // The terminal says when the service went away and when it came back (an error line: stderr).
+    const output = scenario.runtime.run.output();
+    expect(output).toMatch(
+      /service {2}SMS service unreachable since \d\d:\d\d:\d\d \(\d+ sends failed in a row, last server-error 503\): sends paused/,
+    );
+    expect(output).toMatch(
+      /service {2}SMS service reachable again after \d+ (s|min \d+ s) \(unreachable since \d\d:\d\d:\d\d\): sending the waiting messages, oldest first/,
+    );
     expect(states['UNKNOWN'] ?? 0).toBeLessThanOrEqual(5);
     expect(states['SENT']).toBe(ids.size - (states['UNKNOWN'] ?? 0));
     expect(probesInOutage).toBeGreaterThan(0);
