@@ -455,3 +455,14 @@ export const recordNotice = async (
     ...(now === undefined ? {} : { now }),
     ...(retentionDays === undefined ? {} : { retentionDays }),
   });
+
+/**
+ * Accepting webhooks and notices: this module's operations bound to one table, its part of `MessageStore`
+ * (`createStore` combines the parts). An operation added here is on the store.
+ */
+export const acceptOperations = (table: StoreTable) => ({
+  /** Records a webhook: dedupe guard plus 1–99 message records. See {@link acceptWebhook}. */
+  acceptWebhook: async (input: AcceptInput): Promise<AcceptResult> => await acceptWebhook(table, input),
+  /** Records one of the relay's own SMS (low balance, a limit's summary), once per key. See {@link recordNotice}. */
+  recordNotice: async (input: NoticeInput): Promise<AcceptResult> => await recordNotice(table, input),
+});

@@ -194,3 +194,17 @@ export const getBalanceState = async (table: StoreTable): Promise<BalanceState> 
     ...(spendPerDay === undefined ? {} : { spendPerDay }),
   };
 };
+
+/**
+ * The balance watch's state and the price: this module's operations bound to one table, its part of `MessageStore`
+ * (`createStore` combines the parts). An operation added here is on the store.
+ */
+export const balanceOperations = (table: StoreTable) => ({
+  /** Records a balance; `alert: true` for exactly one caller per drop below the threshold. */
+  updateBalanceState: async (observation: BalanceObservation): Promise<BalanceUpdate> =>
+    await updateBalanceState(table, observation),
+  /** The balance watch's state, with the last known balance and price. */
+  getBalanceState: async (): Promise<BalanceState> => await getBalanceState(table),
+  /** Keeps the price of one SMS to one recipient, for every process's cost estimates. */
+  recordPrice: async (observation: PriceObservation): Promise<void> => await recordPrice(table, observation),
+});

@@ -233,3 +233,23 @@ export const findCapture = async (
   } while (start !== undefined);
   return undefined;
 };
+
+/**
+ * Captured payloads: this module's operations bound to one table, its part of `MessageStore`
+ * (`createStore` combines the parts). An operation added here is on the store.
+ */
+export const captureOperations = (table: StoreTable) => ({
+  /** Keeps one received payload for the route's `capture` time. See {@link capturePayload}. */
+  capturePayload: async (input: CaptureInput): Promise<CapturedPayload> => await capturePayload(table, input),
+  /** A route's captured payloads, newest first. */
+  listCaptures: async (
+    route: string,
+    options?: { readonly limit?: number; readonly now?: Date },
+  ): Promise<CapturedPayload[]> => await listCaptures(table, route, options),
+  /** One captured payload by its id, if it is still kept. See {@link getCapture}. */
+  getCapture: async (route: string, id: string): Promise<CapturedPayload | undefined> =>
+    await getCapture(table, route, id),
+  /** The captured payload a record came from, if it is still kept. See {@link findCapture}. */
+  findCapture: async (route: string, recordId: string, createdAt: string): Promise<CapturedPayload | undefined> =>
+    await findCapture(table, route, recordId, createdAt),
+});

@@ -250,3 +250,46 @@ export const recordCircuitProbeFailure = async (
       values: { ':openedAt': str(openedAt) },
     })
   ).applied;
+
+/**
+ * The SMS service's circuit: this module's operations bound to one table, its part of `MessageStore`
+ * (`createStore` combines the parts). An operation added here is on the store.
+ */
+export const circuitOperations = (table: StoreTable) => ({
+  /** The circuit's conditional changes; see `functions/store/circuit.ts`. */
+  circuit: {
+    /** One more failure in a row; opens the circuit at the threshold (`opened` for exactly one caller). See {@link recordCircuitFailure}. */
+    failed: async (input: CircuitFailureInput): Promise<{ readonly state: CircuitState; readonly opened: boolean }> =>
+      await recordCircuitFailure(table, input),
+    /** A call succeeded: failures reset, an open circuit closes (`closed` for exactly one caller). See {@link recordCircuitSuccess}. */
+    succeeded: async (input?: {
+      readonly probation?: number;
+      readonly now?: Date;
+    }): Promise<{ readonly closed?: CircuitState }> => await recordCircuitSuccess(table, input),
+    /** The right to probe an open circuit whose probe is due, for one caller. See {@link claimCircuitProbe}. */
+    claimProbe: async (input: { readonly leaseUntil: Date; readonly now?: Date }): Promise<CircuitState | undefined> =>
+      await claimCircuitProbe(table, input),
+    /** A probe failed; the next may start at `nextProbeAt`. See {@link recordCircuitProbeFailure}. */
+    probeFailed: async (input: {
+      readonly openedAt: string;
+      readonly nextProbeAt: Date;
+      readonly error: string;
+    }): Promise<boolean> => await recordCircuitProbeFailure(table, input),
+    /** Gives back a probe lease whose send was never made. See {@link releaseCircuitProbe}. */
+    releaseProbe: async (input: { readonly leaseUntil: Date; readonly now?: Date }): Promise<boolean> =>
+      await releaseCircuitProbe(table, input),
+    /** The one trial send of a circuit on probation, for one caller. See {@link claimCircuitTrial}. */
+    claimTrial: async (input: { readonly leaseUntil: Date; readonly now?: Date }): Promise<boolean> =>
+      await claimCircuitTrial(table, input),
+    /** Gives back a trial that said nothing about the service. See {@link releaseCircuitTrial}. */
+    releaseTrial: async (input: { readonly leaseUntil: Date }): Promise<boolean> =>
+      await releaseCircuitTrial(table, input),
+    /** An operator opens it until `until`. See {@link openCircuitByHand}. */
+    open: async (input: { readonly until: Date; readonly by: string; readonly now?: Date }): Promise<CircuitState> =>
+      await openCircuitByHand(table, input),
+    /** An operator closes it; returns the state it had. See {@link closeCircuitByHand}. */
+    close: async (): Promise<CircuitState> => await closeCircuitByHand(table),
+  },
+  /** The SMS service's circuit, shared by every sender; strongly consistent. See {@link getCircuit}. */
+  getCircuit: async (): Promise<CircuitState> => await getCircuit(table),
+});

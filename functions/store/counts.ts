@@ -109,3 +109,12 @@ const scanCounts = async (table: StoreTable, cutoff: AttributeValue): Promise<St
   } while (start !== undefined);
   return counts;
 };
+
+/**
+ * Counting stuck messages: this module's operations bound to one table, its part of `MessageStore`
+ * (`createStore` combines the parts). An operation added here is on the store.
+ */
+export const countOperations = (table: StoreTable) => ({
+  /** How many records are UNKNOWN, PARKED, FAILED, HELD now, and DEFERRED past their window. See {@link countStuck}. */
+  countStuck: async (options: CountStuckOptions): Promise<StuckCounts> => await countStuck(table, options),
+});

@@ -309,3 +309,20 @@ export const observeSentCredit = async (
     ExpressionAttributeValues: { ':balance': num(balance) },
   });
 };
+
+/**
+ * Credit reservations against the projected balance: this module's operations bound to one table, its part of `MessageStore`
+ * (`createStore` combines the parts). An operation added here is on the store.
+ */
+export const creditOperations = (table: StoreTable) => ({
+  /** Takes a send's estimate from the projected balance, conditional on keeping `floor`. See {@link reserveCredit}. */
+  reserveCredit: async (request: CreditRequest): Promise<CreditReservation> => await reserveCredit(table, request),
+  /** Corrects a reservation with what the send is taken to have cost. See {@link settleCredit}. */
+  settleCredit: async (settlement: CreditSettlement): Promise<void> => await settleCredit(table, settlement),
+  /** Rebases the projected balance on a balance the service reported. See {@link rebaseCredit}. */
+  rebaseCredit: async (basis: CreditBasis): Promise<boolean> => await rebaseCredit(table, basis),
+  /** Settles the reservation of a sender that stopped as maybe sent. See {@link keepStaleCredit}. */
+  keepStaleCredit: async (stale: { readonly token: string }): Promise<void> => await keepStaleCredit(table, stale),
+  /** Settles a sent message's reservation and checks the projected balance against its answer. See {@link observeSentCredit}. */
+  observeSentCredit: async (sent: SentCredit): Promise<void> => await observeSentCredit(table, sent),
+});

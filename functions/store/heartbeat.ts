@@ -130,3 +130,32 @@ export const HeartbeatTransition = {
       values: { ':since': str(since) },
     }),
 } as const;
+
+/**
+ * Routes' heartbeats (the dead-man's switch): this module's operations bound to one table, its part of `MessageStore`
+ * (`createStore` combines the parts). An operation added here is on the store.
+ */
+export const heartbeatOperations = (table: StoreTable) => ({
+  /** The heartbeat's conditional changes of state; see {@link HeartbeatTransition}. */
+  heartbeat: {
+    silent: async (input: Parameters<typeof HeartbeatTransition.silent>[1]): Promise<boolean> =>
+      await HeartbeatTransition.silent(table, input),
+    silentNotified: async (input: Parameters<typeof HeartbeatTransition.silentNotified>[1]): Promise<boolean> =>
+      await HeartbeatTransition.silentNotified(table, input),
+    back: async (input: Parameters<typeof HeartbeatTransition.back>[1]): Promise<boolean> =>
+      await HeartbeatTransition.back(table, input),
+    backNotified: async (input: Parameters<typeof HeartbeatTransition.backNotified>[1]): Promise<boolean> =>
+      await HeartbeatTransition.backNotified(table, input),
+  },
+  /** Records an authenticated webhook for the route's dead-man's switch, at most once per interval. See {@link touchHeartbeat}. */
+  touchHeartbeat: async (input: {
+    readonly route: string;
+    readonly intervalMs: number;
+    readonly now?: Date;
+  }): Promise<boolean> => await touchHeartbeat(table, input),
+  /** The route's heartbeat state. */
+  getHeartbeat: async (route: string): Promise<HeartbeatState> => await getHeartbeat(table, route),
+  /** Starts the silence clock of a route never heard from. */
+  armHeartbeat: async (input: { readonly route: string; readonly now?: Date }): Promise<void> =>
+    await armHeartbeat(table, input),
+});

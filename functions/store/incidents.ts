@@ -467,3 +467,31 @@ export const findAckToken = async (
     return undefined;
   return { incident, number };
 };
+
+/**
+ * Incidents and acknowledge tokens: this module's operations bound to one table, its part of `MessageStore`
+ * (`createStore` combines the parts). An operation added here is on the store.
+ */
+export const incidentOperations = (table: StoreTable) => ({
+  /** Opens the incident of a route and key unless one is open. See {@link openIncident}. */
+  openIncident: async (input: OpenIncidentInput): Promise<OpenOutcome> => await openIncident(table, input),
+  /** The open incident of a route and key. See {@link openIncidentOf}. */
+  openIncidentOf: async (route: string, key: string): Promise<Incident | undefined> =>
+    await openIncidentOf(table, route, key),
+  getIncident: async (id: string): Promise<Incident | undefined> => await getIncident(table, id),
+  /** The open incidents, oldest first. See {@link listOpenIncidents}. */
+  listOpenIncidents: async (): Promise<Incident[]> => await listOpenIncidents(table),
+  /** Claims an incident's next escalation or renotify. See {@link advanceIncident}. */
+  advanceIncident: async (id: string, input: AdvanceInput): Promise<boolean> => await advanceIncident(table, id, input),
+  /** Adds a line to an incident's story. See {@link noteIncident}. */
+  noteIncident: async (id: string, entry: Omit<TimelineEntry, 'at'>, now?: Date): Promise<void> =>
+    await noteIncident(table, id, entry, now),
+  /** Acknowledges or resolves an open incident; one of concurrent closes wins. See {@link closeIncident}. */
+  closeIncident: async (id: string, input: CloseInput): Promise<CloseOutcome> => await closeIncident(table, id, input),
+  /** A recipient's acknowledge token for an incident. See {@link ackToken}. */
+  ackToken: async (incidentId: string, number: string, now?: Date): Promise<string> =>
+    await ackToken(table, incidentId, number, now),
+  /** The incident a token opens while valid. See {@link findAckToken}. */
+  findAckToken: async (token: string, now?: Date): Promise<AckTarget | undefined> =>
+    await findAckToken(table, token, now),
+});

@@ -450,3 +450,23 @@ export const markSummarySent = async (
       ' AND #held > :zero AND #windowEndsAt <= :now',
     values: { ':zero': num(0), ':now': num(epochSeconds(now)) },
   });
+
+/**
+ * Routes' limits, held summaries and budget warnings: this module's operations bound to one table, its part of `MessageStore`
+ * (`createStore` combines the parts). An operation added here is on the store.
+ */
+export const limitOperations = (table: StoreTable) => ({
+  /** Takes one message from the route's window and day limits, or says which limit held it. */
+  reserveLimit: async (input: ReserveInput): Promise<Reservation> => await reserveLimit(table, input),
+  /** Gives back what an allowed reservation took, for a send that certainly did not go out. See {@link releaseLimit}. */
+  releaseLimit: async (taken: LimitsTaken): Promise<void> => await releaseLimit(table, taken),
+  /** Adds credits actually deducted to the route's day and to the global day total. */
+  recordCreditsSpent: async (input: SpendInput): Promise<void> => await recordCreditsSpent(table, input),
+  /** Finished windows with held messages and no summary yet. */
+  heldSummaryDue: async (options: HeldSummaryOptions): Promise<readonly HeldWindow[]> =>
+    await heldSummaryDue(table, options),
+  /** `true` for exactly one caller per window: that one sends the summary SMS. */
+  markSummarySent: async (input: SummarySentInput): Promise<boolean> => await markSummarySent(table, input),
+  /** `true` for exactly one caller per route and month: its 80 % warning is marked recorded. See {@link markBudgetWarned}. */
+  markBudgetWarned: async (input: BudgetWarnedInput): Promise<boolean> => await markBudgetWarned(table, input),
+});

@@ -152,3 +152,24 @@ export const listMutes = async (
     .filter((mute) => wanted === undefined || wanted.has(mute.route))
     .sort((a, b) => (a.route < b.route ? -1 : a.route > b.route ? 1 : 0));
 };
+
+/**
+ * Route mutes: this module's operations bound to one table, its part of `MessageStore`
+ * (`createStore` combines the parts). An operation added here is on the store.
+ */
+export const muteOperations = (table: StoreTable) => ({
+  /** Mutes a route for a while: its messages are recorded `DROPPED` until then. See {@link muteRoute}. */
+  muteRoute: async (input: MuteInput): Promise<Mute> => await muteRoute(table, input),
+  /** Ends a route's mute now; `false` when none was in force. */
+  unmuteRoute: async (input: { readonly route: string; readonly now?: Date }): Promise<boolean> =>
+    await unmuteRoute(table, input),
+  /** The mute in force on a route, if any. See {@link getMute}. */
+  getMute: async (input: {
+    readonly route: string;
+    readonly now?: Date;
+    readonly consistent?: boolean;
+  }): Promise<Mute | undefined> => await getMute(table, input),
+  /** The mutes in force, by route id (all routes, or those given). See {@link listMutes}. */
+  listMutes: async (input?: { readonly routes?: readonly string[]; readonly now?: Date }): Promise<Mute[]> =>
+    await listMutes(table, input),
+});

@@ -115,3 +115,17 @@ export const activeOverrides = async (
   );
   return each.flat().map(readOverride);
 };
+
+/**
+ * On-call overrides: this module's operations bound to one table, its part of `MessageStore`
+ * (`createStore` combines the parts). An operation added here is on the store.
+ */
+export const onCallOperations = (table: StoreTable) => ({
+  /** Puts a person on call for a schedule for a while, over the rotation. See {@link overrideOnCall}. */
+  overrideOnCall: async (input: OverrideInput): Promise<OnCallOverride> => await overrideOnCall(table, input),
+  /** The overrides of these schedules in force now or later. See {@link activeOverrides}. */
+  activeOverrides: async (input: {
+    readonly schedules: readonly string[];
+    readonly now?: Date;
+  }): Promise<OnCallOverride[]> => await activeOverrides(table, input),
+});

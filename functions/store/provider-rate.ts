@@ -38,3 +38,15 @@ export const takeRateSlot = async (
   });
   return outcome.applied ? Number(outcome.item['sends']?.N) : undefined;
 };
+
+/**
+ * The provider's rate, shared by every sender: this module's operations bound to one table, its part of `MessageStore`
+ * (`createStore` combines the parts). An operation added here is on the store.
+ */
+export const rateOperations = (table: StoreTable) => ({
+  /** One send of the second `epochSecond` under `provider.maxPerSecond`, shared by every sender: its number in the second, `undefined` when the second is full. See {@link takeRateSlot}. */
+  takeRateSlot: async (input: {
+    readonly epochSecond: number;
+    readonly maxPerSecond: number;
+  }): Promise<number | undefined> => await takeRateSlot(table, input),
+});

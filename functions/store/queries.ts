@@ -661,3 +661,30 @@ export const newestByRoute = async (table: StoreTable, routes: readonly string[]
   );
   return newest;
 };
+
+/**
+ * Reading and listing messages: this module's operations bound to one table, its part of `MessageStore`
+ * (`createStore` combines the parts). An operation added here is on the store.
+ */
+export const queryOperations = (table: StoreTable) => ({
+  /** One record, strongly consistent. */
+  getMessage: async (id: string): Promise<MessageRecord | undefined> => await getMessage(table, id),
+  /** Records in one state by `updatedAt`, paged. */
+  listByState: async (state: MessageState, options?: ListOptions): Promise<Page<MessageRecord>> =>
+    await listByState(table, state, options),
+  /** A route's records by `createdAt`, paged: keys from the `byRoute` index, then the records by consistent `BatchGetItem`. */
+  listByRoute: async (route: string, options?: ListOptions): Promise<Page<MessageRecord>> =>
+    await listByRoute(table, route, options),
+  /** Records of every state by last change, newest first. See {@link listRecent}. */
+  listRecent: async (options?: RecentOptions): Promise<MessageRecord[]> => await listRecent(table, options),
+  /** Every record changed since a time, reduced to route, state, times and amounts. See {@link summarizeRecords}. */
+  summarizeRecords: async (options: { readonly since: Date }): Promise<RecordSummary[]> =>
+    await summarizeRecords(table, options),
+  /** When each route's newest record was created. See {@link newestByRoute}. */
+  newestByRoute: async (routes: readonly string[]): Promise<Map<string, string>> => await newestByRoute(table, routes),
+  /** `SENDING` records claimed before `olderThan`. */
+  findStaleSending: async (options: StaleOptions): Promise<Page<MessageRecord>> =>
+    await findStaleSending(table, options),
+  /** `PENDING` records that are due. */
+  findDuePending: async (options?: DueOptions): Promise<Page<MessageRecord>> => await findDuePending(table, options),
+});

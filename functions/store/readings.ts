@@ -89,3 +89,26 @@ export const listBalanceReadings = async (
     return { at: read.str('at'), balance: read.num('balance'), ...(currency === undefined ? {} : { currency }) };
   });
 };
+
+/**
+ * Balance readings for the chart: this module's operations bound to one table, its part of `MessageStore`
+ * (`createStore` combines the parts). An operation added here is on the store.
+ */
+export const readingOperations = (table: StoreTable) => ({
+  /**
+   * Keeps one balance read from the SMS service for 35 days, for the console's balance chart. The
+   * balance watch calls it; sends do not (their `remainingBalance` is on the `SENT` record).
+   * See {@link recordBalanceReading}.
+   */
+  recordBalanceReading: async (input: BalanceReadingInput): Promise<void> => await recordBalanceReading(table, input),
+  /**
+   * The balance readings from `since` to `now`, oldest first (all pages).
+   *
+   * @example
+   * ```typescript
+   * const points = await store.listBalanceReadings({ since: new Date(Date.now() - 7 * 86_400_000) });
+   * ```
+   */
+  listBalanceReadings: async (options: BalanceReadingsOptions): Promise<RecordedBalanceReading[]> =>
+    await listBalanceReadings(table, options),
+});

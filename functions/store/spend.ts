@@ -147,3 +147,21 @@ export const recentSpend = async (table: StoreTable, days: number, now: Date = t
   spent = Math.round(spent * 1e6) / 1e6;
   return { spent, ...(countedSince === undefined ? {} : { countedSince }) };
 };
+
+/**
+ * Spend per day, for the forecast: this module's operations bound to one table, its part of `MessageStore`
+ * (`createStore` combines the parts). An operation added here is on the store.
+ */
+export const spendOperations = (table: StoreTable) => ({
+  /**
+   * Credits spent by all routes over the last `days` (1–35) UTC days, today included, from the
+   * day counters: `days` + 1 items whatever the volume. See {@link recentSpend}.
+   */
+  spendLastDays: async (days: number, now?: Date): Promise<number> => (await recentSpend(table, days, now)).spent,
+  /** The same, with since when spend is counted: what the days-left forecast rests on. See {@link recentSpend}. */
+  recentSpend: async (days: number, now?: Date): Promise<RecentSpend> => await recentSpend(table, days, now),
+  /** Adds one sent message's `deducted` to its UTC day's spend counter. See {@link recordSpend}. */
+  recordSpend: async (input: SpendRecord): Promise<void> => await recordSpend(table, input),
+  /** Marks when spend began to be counted, once per process. See {@link startSpendCount}. */
+  startSpendCount: async (now?: Date): Promise<void> => await startSpendCount(table, now),
+});

@@ -456,3 +456,25 @@ export const dismiss = async (
   }
   return { dismissed: false, record: await getMessage(table, id) };
 };
+
+/**
+ * A message's changes of state: this module's operations bound to one table, its part of `MessageStore`
+ * (`createStore` combines the parts). An operation added here is on the store.
+ */
+export const transitionOperations = (table: StoreTable) => ({
+  /** `PENDING` and due → `SENDING` for exactly one caller; `undefined` for the others. */
+  claimMessage: async (id: string, options?: ClaimOptions): Promise<MessageRecord | undefined> =>
+    await claimMessage(table, id, options),
+  /** `SENDING` → the settlement's state (sent, failed, back to pending…). Throws `ClaimLostError` without the claim. */
+  settle: async (
+    id: string,
+    token: string,
+    settlement: Settlement,
+    options?: CompleteOptions,
+  ): Promise<MessageRecord> => await settle(table, id, token, settlement, options),
+  /** `PARKED`/`FAILED`/`HELD` (and `UNKNOWN` with `acceptDuplicates`) → `PENDING`, due now, no attempt: the table's stream (locally the runtime) hands it to the sender; the sweeper is the safety net. */
+  requeue: async (id: string, options: RequeueOptions): Promise<MessageRecord | undefined> =>
+    await requeue(table, id, options),
+  /** `UNKNOWN`/`FAILED`/`HELD`/`PARKED` → `DISMISSED`, never sent, with who, when and why; any other state is refused. See {@link dismiss}. */
+  dismiss: async (id: string, input: DismissInput): Promise<DismissOutcome> => await dismiss(table, id, input),
+});

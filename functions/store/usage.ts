@@ -239,3 +239,26 @@ export const spendByDay = async (
   }
   return spendDays(await spentPerDay(table, { days, now, route }), { days, now });
 };
+
+/**
+ * Routes' use of their limits: this module's operations bound to one table, its part of `MessageStore`
+ * (`createStore` combines the parts). An operation added here is on the store.
+ */
+export const usageOperations = (table: StoreTable) => ({
+  /**
+   * A route's use of its limits now, for the console: messages in the current window (when its
+   * length is given) and credits reserved, spent and held today. Unwritten counters read as 0.
+   * See {@link limitUsage}.
+   *
+   * @example
+   * ```typescript
+   * const { messages, day } = await store.limitUsage({ route: 'alerts', messagesWindowSeconds: 3600 });
+   * ```
+   */
+  limitUsage: async (input: LimitUsageInput): Promise<LimitUsage> => await limitUsage(table, input),
+  /**
+   * Credits a route spent per UTC day, the last `days` (1–35) days oldest first, 0 for a day
+   * without sends. Every route's sends count, with a credits limit or not.
+   */
+  spendByDay: async (input: SpendByDayInput): Promise<DaySpend[]> => await spendByDay(table, input),
+});

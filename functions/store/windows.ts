@@ -209,3 +209,24 @@ export const moveToWindow = async (
   ).applied;
 
 export type { MessageRecord };
+
+/**
+ * Digest windows: this module's operations bound to one table, its part of `MessageStore`
+ * (`createStore` combines the parts). An operation added here is on the store.
+ */
+export const windowOperations = (table: StoreTable) => ({
+  /** The end of the route's digest window a message accepted now belongs to, opening one if none is. See {@link openDigestWindow}. */
+  openDigestWindow: async (input: DigestWindowInput): Promise<Date> => await openDigestWindow(table, input),
+  /** The route's DEFERRED records whose window has ended, oldest first. See {@link findDueDeferred}. */
+  findDueDeferred: async (options: DueDeferredOptions): Promise<MessageRecord[]> =>
+    await findDueDeferred(table, options),
+  /** DEFERRED → DIGESTED, naming the digest; `undefined` when it moved on meanwhile. See {@link markDigested}. */
+  markDigested: async (id: string, input: DigestedInput): Promise<MessageRecord | undefined> =>
+    await markDigested(table, id, input),
+  /** DEFERRED → DROPPED with the reason (its route is muted); `undefined` when it moved on meanwhile. See {@link dropDeferred}. */
+  dropDeferred: async (id: string, input: DroppedDeferredInput): Promise<MessageRecord | undefined> =>
+    await dropDeferred(table, id, input),
+  /** Moves a DEFERRED record left out of its window's digest to the window `to`. See {@link moveToWindow}. */
+  moveToWindow: async (id: string, input: { from: string; to: string; now?: Date }): Promise<boolean> =>
+    await moveToWindow(table, id, input),
+});
