@@ -24,8 +24,16 @@ export const MUTATION_TESTS = [
   'test/functions/store/transitions.test.ts',
 ];
 
+/**
+ * `MUTATION_TESTS` (comma-separated globs) narrows the run to one module's own tests: a module used
+ * by nearly every test (fitting) otherwise runs hundreds of tests per mutant, days on this machine.
+ *
+ * @example MUTATION_TESTS='test/functions/core/fitting/*.test.ts' npm run test:mutation -- --mutate 'functions/core/fitting/*.ts'
+ */
+const only = process.env['MUTATION_TESTS']?.split(',').filter((glob) => glob.length > 0);
+
 export default defineConfig({
   // A fresh module graph per file: with one graph per worker (`npm test`'s `isolate: false`), Stryker's
   // per-test coverage missed tests that reach a mutant, reporting survivors that tests kill.
-  test: { ...base.test, include: MUTATION_TESTS, maxWorkers: 1, isolate: true },
+  test: { ...base.test, include: only ?? MUTATION_TESTS, maxWorkers: 1, isolate: true },
 });
