@@ -8,6 +8,11 @@ import {
   InvalidFitOptionsError,
   LengthPolicy,
 } from '../../../../functions/core/fitting/index';
+import { MAX_PARTS_CEILING, MIN_LIMIT } from '../../../../functions/core/fitting/constants';
+
+/** Whether a text holds half of a surrogate pair on its own: a broken character on the handset. */
+const hasLoneSurrogate = (text: string): boolean =>
+  /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/.test(text);
 
 const POLICIES = Object.values(LengthPolicy);
 
@@ -136,6 +141,36 @@ describe('fitMessage: split', () => {
     for (const part of result.parts) expect(part.characters).toBeLessThanOrEqual(160);
   });
 
+  it('a text with no word boundary fills 10 parts to the limit exactly, never over it: the (i/10) prefix is counted', () => {
+    // 9 parts of 153 characters after "(i/10) " and a 10th of the rest: 1,500 characters, all sent.
+    const result = success(fitMessage('x'.repeat(1_500), { ...split, maxParts: 10 }));
+    expect(result.truncated).toBe(false);
+    expect(result.parts.map((part) => part.text.slice(0, part.text.indexOf(' ') + 1))).toEqual(
+      Array.from({ length: 10 }, (_, index) => `(${index + 1}/10) `),
+    );
+    expect(result.parts.slice(0, 9).map((part) => part.characters)).toEqual(Array(9).fill(160));
+    expect(result.parts.map((part) => part.text.replace(/^\(\d+\/10\) /, '')).join('')).toBe('x'.repeat(1_500));
+  });
+
+  it('never splits a surrogate pair between parts: an odd room moves the cut back one unit', () => {
+    const result = success(fitMessage('😀'.repeat(400), { ...split, maxParts: 10 }));
+    for (const part of result.parts) {
+      expect(part.characters).toBeLessThanOrEqual(160);
+      expect(hasLoneSurrogate(part.text)).toBe(false);
+    }
+  });
+
+  it('cuts a grapheme cluster longer than a part on a code point, every part within the limit', () => {
+    // One cluster of 202 code units (a thumb and 100 skin-tone modifiers), as a hostile payload could send.
+    // A limit of 159 leaves an odd room (153) after "(1/2) ": the cut falls inside a pair.
+    const result = success(fitMessage(`👍${'🏽'.repeat(100)}`, { ...split, maxParts: 3, limit: 159 }));
+    expect(result.parts.length).toBeGreaterThan(1);
+    for (const part of result.parts) {
+      expect(part.characters).toBeLessThanOrEqual(159);
+      expect(hasLoneSurrogate(part.text)).toBe(false);
+    }
+  });
+
   it('truncates the last part when more than maxParts would be needed', () => {
     const result = success(fitMessage('word '.repeat(400), { ...split, maxParts: 3 }));
     expect(result.truncated).toBe(true);
@@ -182,6 +217,14 @@ describe('fitMessage: options', () => {
     [{ policy: 'ignore' as LengthPolicy }],
   ])('%j throws InvalidFitOptionsError', (options) => {
     expect(() => fitMessage('hello', options)).toThrow(InvalidFitOptionsError);
+  });
+
+  it('accepts the bounds themselves: maxParts at its ceiling and the smallest limit', () => {
+    expect(
+      success(fitMessage('word '.repeat(40), { policy: LengthPolicy.SPLIT, maxParts: MAX_PARTS_CEILING })).ok,
+    ).toBe(true);
+    const smallest = success(fitMessage('word '.repeat(40), { limit: MIN_LIMIT }));
+    expect(smallest.parts[0]?.characters).toBeLessThanOrEqual(MIN_LIMIT);
   });
 
   it('names its error', () => {
