@@ -143,6 +143,50 @@ describe('reserveLimit: credits per day', () => {
   });
 });
 
+describe('reserveLimit: credits per month', () => {
+  const month = {
+    month: '2025-03',
+    startsAt: Date.parse('2025-03-01T00:00:00Z'),
+    endsAt: Date.parse('2025-04-01T00:00:00Z'),
+  };
+
+  it("gives the message and the day's credits back when the month's credits refuse after both were taken", async () => {
+    const { store, rawItem } = await newTable(db);
+    const limits = {
+      messages: messagesLimit,
+      credits: { maxPerDay: 100, estimate: 20 },
+      monthCredits: { maxPerMonth: 30, estimate: 20, month },
+    };
+    expect((await store.reserveLimit({ route: 'a', ...limits, now: at(0) })).allowed).toBe(true);
+    expect(await store.reserveLimit({ route: 'a', ...limits, now: at(1) })).toMatchObject({
+      allowed: false,
+      reason: 'month-credits',
+    });
+
+    expect([
+      (await rawItem('LIMIT#a', WINDOW))?.count?.N,
+      (await rawItem('LIMIT#a', 'D#2025-03-01'))?.credits?.N,
+      (await rawItem('LIMIT#a', 'M#2025-03'))?.credits?.N,
+    ]).toEqual(['1', '20', '20']);
+  });
+
+  it("reports the month's use so far and whether its 80 % warning was marked, which the budget warning reads", async () => {
+    const { store } = await newTable(db);
+    const limits = { monthCredits: { maxPerMonth: 100, estimate: 30, month } };
+    const first = await store.reserveLimit({ route: 'a', ...limits, now: at(0) });
+    expect(first).toMatchObject({ allowed: true, month: { month: '2025-03', reserved: 30, max: 100, warned: false } });
+    const second = await store.reserveLimit({ route: 'a', ...limits, now: at(1) });
+    expect(second).toMatchObject({ allowed: true, month: { reserved: 60, warned: false } });
+
+    expect(await store.markBudgetWarned({ route: 'a', window: 'M#2025-03', now: at(2) })).toBe(true);
+    expect(await store.markBudgetWarned({ route: 'a', window: 'M#2025-03', now: at(3) })).toBe(false);
+    expect(await store.reserveLimit({ route: 'a', ...limits, now: at(4) })).toMatchObject({
+      allowed: true,
+      month: { reserved: 90, warned: true },
+    });
+  });
+});
+
 describe('held summaries', () => {
   it('lists finished windows with held messages until one sweeper marks the summary sent', async () => {
     const { store } = await newTable(db);
