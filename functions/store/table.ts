@@ -18,8 +18,10 @@ export const TABLE = {
     /**
      * Every message record by state, oldest change first: sweeps, redrive, `logs --state`, the
      * console's counts. It holds what its queries read from it: the `findDuePending` filter
-     * (`nextAttemptAt`) and the summaries of `summarizeRecords` (route, times, the send's answer,
-     * which the store bounds); never the text, the recipients or the history.
+     * (`nextAttemptAt`) and the summaries of `summarizeRecords` (route, times, the send's answer
+     * `result`, at most 512 bytes: `MAX_RESULT_BYTES`; the service's whole recipients answer is
+     * `resultRecipients`, which it does not hold); never the text, the recipients or the history.
+     * So no entry weighs more than about 700 bytes, and a change of state rewrites one write unit.
      */
     byState: {
       name: 'byStateSummary',

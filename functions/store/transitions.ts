@@ -5,7 +5,7 @@ import {
   historyValue,
   lastErrorValue,
   messageFromItem,
-  resultValue,
+  resultAttributes,
   stateChange,
 } from './codec';
 import type { StoreTable } from './store-table';
@@ -215,7 +215,7 @@ const complete = async (
 
 /** How a claimed message comes out of `SENDING`. */
 export type Settlement =
-  /** The SMS service accepted it; its answer is kept (bounded, see `resultValue`). */
+  /** The SMS service accepted it; its answer is kept (bounded, see `resultAttributes`). */
   | { readonly state: typeof MessageState.Sent; readonly result: SendResult }
   /** Back to waiting, for the sweeper to send once `nextAttemptAt` has come. */
   | { readonly state: typeof MessageState.Pending; readonly nextAttemptAt: Date; readonly lastError: LastError }
@@ -259,7 +259,7 @@ export const settle = async (
   switch (settlement.state) {
     case MessageState.Sent:
       return await complete(table, id, token, {
-        set: { state, result: resultValue(settlement.result), sentAt: at, updatedAt: at },
+        set: { state, ...resultAttributes(settlement.result), sentAt: at, updatedAt: at },
         remove: ['reason', 'nextAttemptAt'],
         entry: stateChange({ at: now.toISOString(), state: settlement.state }),
       });

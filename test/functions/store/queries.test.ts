@@ -15,7 +15,9 @@ import {
   type MessageStore,
   type Page,
   StoreError,
+  TABLE,
 } from '../../../functions/store';
+import { MAX_RESULT_BYTES } from '../../../functions/store/codec';
 import { type Dynalite, startDynalite } from '../../helpers/dynalite';
 import { at, message, messages, newTable, T0 } from './fixtures';
 
@@ -504,6 +506,46 @@ describe('the state index', () => {
     const [listed] = (await store.listByState('SENT')).items;
     expect(listed?.history.map((change) => change.state)).toEqual(['PENDING', 'SENDING', 'SENT']);
     expect(listed?.text).toBe('m0');
+  });
+
+  it('holds no field of more than a few hundred bytes, whatever the service answered: a 30 KB answer stays in the record', async () => {
+    const { store, tableName } = await newTable(db);
+    const [id] = await acceptEach(store, ['a']);
+    const record = await store.claimMessage(id!, { now: at(5000) });
+    const recipients = Array.from({ length: 320 }, (_, n) => ({
+      phoneNumber: `2557${String(n).padStart(8, '0')}`,
+      status: 'queued ✓',
+      messageId: `msg_${n}_${'x'.repeat(20)}`,
+    }));
+    const answer = {
+      deducted: 20,
+      remainingBalance: 980,
+      message: 'é'.repeat(600),
+      senderId: 'Ś'.repeat(40),
+      recipients,
+    };
+    await store.settle(id!, record?.claimToken ?? '', { state: 'SENT', result: answer }, { now: at(6000) });
+    const { Items: entries = [] } = await db.client.send(
+      new QueryCommand({
+        TableName: tableName,
+        IndexName: TABLE.indexes.byState.name,
+        KeyConditionExpression: '#state = :sent',
+        ExpressionAttributeNames: { '#state': 'state' },
+        ExpressionAttributeValues: { ':sent': { S: 'SENT' } },
+      }),
+    );
+    expect(entries).toHaveLength(1);
+    // The JSON of the attribute values weighs more than DynamoDB's reckoning of them: an upper bound.
+    const bytes = (value: unknown): number => Buffer.byteLength(JSON.stringify(value));
+    const sizes = Object.fromEntries(Object.entries(entries[0]!).map(([name, value]) => [name, bytes(value)]));
+    console.log(`state index entry of a SENT record with a ${bytes(recipients)} B answer: ${JSON.stringify(sizes)}`);
+    expect(bytes(recipients)).toBeGreaterThan(25_000);
+    expect(Math.max(...Object.values(sizes))).toBeLessThanOrEqual(MAX_RESULT_BYTES);
+    expect(bytes(entries[0])).toBeLessThan(1024);
+    // The record itself keeps the whole answer, and reads it back as it was.
+    const stored = await store.getMessage(id!);
+    expect(stored?.result?.recipients).toEqual(recipients);
+    expect(stored?.result).toMatchObject({ deducted: 20, remainingBalance: 980 });
   });
 
   it('lists a record once when the index lists it twice (dynalite after a kill), without a BatchGetItem of duplicate keys', async () => {
