@@ -16,6 +16,13 @@ import {
 } from './types';
 
 const STATES: ReadonlySet<string> = new Set(Object.values(MessageState));
+
+/**
+ * The attribute a PENDING record is due by (the `byDue` index's sort key): its `nextAttemptAt`, else
+ * when it became PENDING. Set with every move to PENDING and removed by the claim; nothing reads it
+ * back but the index.
+ */
+export const DUE_AT = TABLE.indexes.byDue.sortKey;
 const DELIVERIES: ReadonlySet<string> = new Set(Object.values(DeliveryPolicy));
 const NOTICES: ReadonlySet<string> = new Set(Object.values(NoticeKind));
 
@@ -174,6 +181,7 @@ export const messageItem = (record: MessageRecord): Item =>
     createdAt: str(record.createdAt),
     updatedAt: str(record.updatedAt),
     nextAttemptAt: record.nextAttemptAt === undefined ? undefined : str(record.nextAttemptAt),
+    [DUE_AT]: record.state === MessageState.Pending ? str(record.nextAttemptAt ?? record.updatedAt) : undefined,
     claimedAt: record.claimedAt === undefined ? undefined : str(record.claimedAt),
     claimToken: record.claimToken === undefined ? undefined : str(record.claimToken),
     reason: record.reason === undefined ? undefined : str(record.reason),

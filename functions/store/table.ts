@@ -35,6 +35,21 @@ export const TABLE = {
      * key ever changes: a listing reads the records themselves (`listByRoute`).
      */
     byRoute: { name: 'byRoute', partitionKey: 'route', sortKey: 'createdAt', projection: 'KEYS_ONLY', attributes: [] },
+    /**
+     * The PENDING records by when they are due (`dueAt`: the retry's `nextAttemptAt`, else the time
+     * the record became PENDING), due first: the sweeper's due listing, whose key condition
+     * `dueAt <= now` leaves the records not due yet out of the page instead of filtering them after
+     * it. Sparse: only a PENDING record carries `dueAt` (a claim removes it), so the index holds the
+     * waiting records alone. `updatedAt` for the listing's grace (records changed a moment ago are
+     * left to the stream-fed sender).
+     */
+    byDue: {
+      name: 'byDue',
+      partitionKey: 'state',
+      sortKey: 'dueAt',
+      projection: 'INCLUDE',
+      attributes: ['updatedAt'],
+    },
   },
   /**
    * Indexes of earlier versions that the deployed table keeps for one more deploy: CloudFormation

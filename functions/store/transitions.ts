@@ -1,6 +1,7 @@
 import { num, str } from './attributes';
 import {
   boundedHistory,
+  DUE_AT,
   dismissalValue,
   historyValue,
   lastErrorValue,
@@ -168,7 +169,7 @@ export const claimMessage = async (
       updatedAt: str(at),
     },
     add: { attempts: num(1) },
-    remove: ['nextAttemptAt'],
+    remove: ['nextAttemptAt', DUE_AT],
     entry: stateChange({ at, state: MessageState.Sending }),
     // DynamoDB rejects redundant parentheses, so `due` alone is not wrapped again.
     condition: `#kind = :message AND ${staleAfterMs === undefined ? due : `(${due} OR ${stale})`}`,
@@ -268,6 +269,7 @@ export const settle = async (
         set: {
           state,
           nextAttemptAt: str(settlement.nextAttemptAt.toISOString()),
+          [DUE_AT]: str(settlement.nextAttemptAt.toISOString()),
           lastError: lastErrorValue(settlement.lastError),
           updatedAt: at,
         },
@@ -348,6 +350,7 @@ export const requeue = async (
     set: {
       state: str(MessageState.Pending),
       nextAttemptAt: str(now.toISOString()),
+      [DUE_AT]: str(now.toISOString()),
       updatedAt: str(now.toISOString()),
       attempts: num(0),
     },

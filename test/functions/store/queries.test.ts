@@ -319,6 +319,60 @@ describe('findDuePending', () => {
     // Leave fresh records to the stream-triggered sender.
     expect(await due(120_000, 2000)).toEqual([]);
   });
+
+  it('lists a due record on the first page behind more than a page of records waiting for a later retry', async () => {
+    const { store } = await newTable(db);
+    const waiting = 210;
+    for (let n = 0; n < waiting; n += 1) {
+      const {
+        ids: [id],
+      } = await store.acceptWebhook({
+        route: 'bulk',
+        dedupeKey: `w${n}`,
+        windowSeconds: 60,
+        messages: [message()],
+        now: at(0),
+      });
+      const claimed = await store.claimMessage(id!, { now: at(1000) });
+      await store.settle(
+        id!,
+        claimed!.claimToken!,
+        { state: 'PENDING', nextAttemptAt: at(3_600_000), lastError },
+        { now: at(1000 + n) },
+      );
+    }
+    const {
+      ids: [dueId],
+    } = await store.acceptWebhook({
+      route: 'alerts',
+      dedupeKey: 'due',
+      windowSeconds: 60,
+      messages: [message()],
+      now: at(5000),
+    });
+
+    const page = await store.findDuePending({ now: at(60_000), updatedBefore: at(50_000), limit: 200 });
+    expect(page.items.map((record) => record.id)).toEqual([dueId]);
+    // An hour later all are due, the longest due first.
+    const later = await store.findDuePending({ now: at(3_600_000), limit: 200 });
+    expect(later.items).toHaveLength(200);
+    expect(later.items[0]?.id).toBe(dueId);
+  });
+
+  it('lists a due PENDING record written without dueAt (before the due index), after those the index lists', async () => {
+    const { store, tableName } = await newTable(db);
+    const [legacy, current] = await acceptEach(store, ['a', 'a']);
+    await db.client.send(
+      new UpdateItemCommand({
+        TableName: tableName,
+        Key: { pk: { S: `MSG#${legacy}` }, sk: { S: 'MSG' } },
+        UpdateExpression: 'REMOVE #dueAt',
+        ExpressionAttributeNames: { '#dueAt': 'dueAt' },
+      }),
+    );
+    const listed = await store.findDuePending({ now: at(60_000) });
+    expect(listed.items.map((record) => record.id)).toEqual([current, legacy]);
+  });
 });
 
 describe('listings that scan the table instead of reading its indexes (readIndexes: false, the local runtime)', () => {

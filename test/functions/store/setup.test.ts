@@ -12,7 +12,7 @@ afterAll(async () => {
 });
 
 describe('ensureTable', () => {
-  it('creates the table with both indexes and a stream once, then finds it', async () => {
+  it('creates the table with its indexes and a stream once, then finds it', async () => {
     const first = await ensureTable(db.client, 'sms-relay-setup');
     // dynalite has no TTL; DynamoDB Local answers as AWS (ENABLING when switched on, then ENABLED), only at once.
     expect(first).toEqual({ created: true, timeToLive: db.engine === 'dynalite' ? 'UNSUPPORTED' : 'ENABLING' });
@@ -36,6 +36,7 @@ describe('ensureTable', () => {
     ).toEqual([
       ['byStateSummary', ['state', 'updatedAt'], 'INCLUDE'],
       ['byRoute', ['route', 'createdAt'], 'KEYS_ONLY'],
+      ['byDue', ['state', 'dueAt'], 'INCLUDE'],
     ]);
   });
 
@@ -53,6 +54,7 @@ describe('ensureTable', () => {
     });
     expect(input.AttributeDefinitions?.map((definition) => definition.AttributeName).sort()).toEqual([
       'createdAt',
+      'dueAt',
       'pk',
       'route',
       'sk',
