@@ -27,16 +27,17 @@ describe('ensureTable', () => {
       { AttributeName: TABLE.partitionKey, KeyType: 'HASH' },
       { AttributeName: TABLE.sortKey, KeyType: 'RANGE' },
     ]);
+    // Sorted by name: DynamoDB Local describes them in an order of its own.
     expect(
       table?.GlobalSecondaryIndexes?.map((index) => [
         index.IndexName,
         index.KeySchema?.map((key) => key.AttributeName),
         index.Projection?.ProjectionType,
-      ]),
+      ]).sort(([a], [b]) => String(a).localeCompare(String(b))),
     ).toEqual([
-      ['byStateSummary', ['state', 'updatedAt'], 'INCLUDE'],
-      ['byRoute', ['route', 'createdAt'], 'KEYS_ONLY'],
       ['byDue', ['state', 'dueAt'], 'INCLUDE'],
+      ['byRoute', ['route', 'createdAt'], 'KEYS_ONLY'],
+      ['byStateSummary', ['state', 'updatedAt'], 'INCLUDE'],
     ]);
   });
 
