@@ -7,6 +7,7 @@ import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { ConfigError } from '../../functions/core/config/errors';
 import { HANDLER_NAMES, type HandlerName } from '../../infra/bundle';
 import { RelayMetric } from '../../functions/core/metrics';
+import { PROD_CLOUDWATCH } from '../../bench/cost';
 import { type FilterPattern as Pattern, matchesPattern as matches } from '../helpers/event-filter';
 import {
   bundleForTests,
@@ -430,6 +431,27 @@ describe('table', () => {
       'byDue',
       'byState',
     ]);
+  });
+});
+
+describe('what CloudWatch and Secrets Manager bill by the month', () => {
+  it("prod's template holds the alarms, alarm metrics, dashboard and secrets BENCHMARKS.md's fixed cost counts", () => {
+    const alarms = resourcesOfType(prod.resources, 'AWS::CloudWatch::Alarm').map(([, alarm]) => props(alarm));
+    // A metric-math alarm bills each metric it reads; a plain one, its one metric.
+    const alarmMetrics = alarms.reduce(
+      (sum, alarm) =>
+        sum +
+        (Array.isArray(alarm['Metrics'])
+          ? (alarm['Metrics'] as { MetricStat?: unknown }[]).filter((metric) => metric.MetricStat !== undefined).length
+          : 1),
+      0,
+    );
+    expect({
+      alarms: alarms.length,
+      alarmMetrics,
+      dashboards: resourcesOfType(prod.resources, 'AWS::CloudWatch::Dashboard').length,
+      secrets: resourcesOfType(prod.resources, 'AWS::SecretsManager::Secret').length,
+    }).toEqual(PROD_CLOUDWATCH);
   });
 });
 
