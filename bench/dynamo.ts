@@ -154,7 +154,14 @@ export function indexWriteUnits(
       const named = new Set(Object.values(input.ExpressionAttributeNames ?? {}));
       const expression = input.UpdateExpression ?? '';
       const sets = (name: string): boolean => named.has(name) || new RegExp(`\\b${name}\\s*=`).test(expression);
-      if (sets(index.partitionKey) || sets(index.sortKey)) units += 1 + indexEntryUnits(index, item);
+      const removed = (name: string): boolean =>
+        item !== undefined && item[name] === undefined && /\bREMOVE\b/.test(expression) && named.has(name);
+      // A sparse index (`byDue`): an item without its keys after the update has no entry; one whose
+      // key the update removed loses its old entry (one unit).
+      const listedAfter =
+        item === undefined || (item[index.partitionKey] !== undefined && item[index.sortKey] !== undefined);
+      if (!listedAfter) units += removed(index.partitionKey) || removed(index.sortKey) ? 1 : 0;
+      else if (sets(index.partitionKey) || sets(index.sortKey)) units += 1 + indexEntryUnits(index, item);
     }
   }
   return units;

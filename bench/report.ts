@@ -7,7 +7,7 @@ import { awsTimeToSmsSection } from './aws-time-to-sms';
 import type { CliStartup } from './cli';
 import type { ColdInitEntry } from './cold-init';
 import type { ConsoleLoad } from './console';
-import { PRICES, SMS_PRICE_TZS, TZS_PER_USD, type CostLine } from './cost';
+import { fixedMonthlyCost, PRICES, PROD_FIXED, SMS_PRICE_TZS, TZS_PER_USD, type CostLine } from './cost';
 import type { Redrive } from './redrive';
 import type { TimeToSms } from './time-to-sms';
 
@@ -123,7 +123,7 @@ export function summaryLines({ results: r }: Pick<BenchRun, 'results'>): string[
     [
       'AWS cost per 1,000 SMS',
       usd(r.awsCostPer1000Sms.usd),
-      `${percent(r.awsCostPer1000Sms.shareOfSmsSpend)} of the SMS spend`,
+      `${percent(r.awsCostPer1000Sms.shareOfSmsSpend)} of the SMS spend; ${fixedRange()} a month fixed`,
     ],
     [
       'CLI: sms-relay --help',
@@ -282,7 +282,7 @@ export function dynamoSection(
     '',
     "What a plain route's SMS asks of DynamoDB now: the accept (one `TransactWriteItems`: the dedupe guard keyed by the delivery and the record keyed by its id, written all or none; before, two conditional puts in sequence), the claim and the settle (one conditional update each): 3 requests, was 4. A fraction of a GetItem beside them is the SMS service's circuit, which a process reads again once what it knows is 3 s old (`CIRCUIT.knownMs`): per SMS it depends on the pace of the loop (none when 200 SMS take under 3 s, about 0.05 when the machine is loaded). A transactional write costs DynamoDB two write units per started KB of each item (its prepare and its commit), so the accept's two items cost 4 table units instead of 2: the request saved costs 2 write units more (12 in all, was 10; about 1.2 µ$ per SMS at on-demand prices). The index entries the transaction's puts add are counted at the standard rate, as the writes of any put. The credits spent are no longer counted per send: the spend views (the low-balance forecast, the console's spend per day and a route's spend today) add up the sent records' `deducted` from the state index, which holds each record's route, `sentAt` and the service's answer; only a route with `limits.creditsPerDay` still counts its day's spend, which its limit is checked against. The price item is written when the price changes, not on every send (a store knows the price it last wrote or read for five minutes). Routes with limits or a reserve add what they check (counted in test/functions/relay/requests.test.ts, which counts the requests the client sends; before → after the transactional accept): a messages limit its window counter, one update (5 → 4 requests); a credits limit a read of the price, its day reservation and its spend (7 → 6); a balance reserve a read of the projected balance, its reservation, its settlement, the projection set to the balance the service reported and the balance state, four updates (9 → 8 on an otherwise plain route).",
     '',
-    "**dynalite reports table capacity only.** It answers `ConsumedCapacity` for GetItem, PutItem, UpdateItem, DeleteItem and the batch commands, sized from the item by dynalite's own reckoning of DynamoDB's rules, but it has no global secondary index units (with `INDEXES` it returns only `Table`) and returns none for Query. DynamoDB on AWS includes the index writes in `TOTAL`. So the index writes are estimated, labelled, by [DynamoDB's documented rule](https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/GSI.html): a put of an item with an index's keys writes one index entry; an update that sets an index key deletes the old entry (counted as one unit) and writes a new one; an entry costs the size of the attributes the index projects, per started KB (the state index `byStateSummary` projects the keys, route, times, `nextAttemptAt` and the send's answer, never the text, the recipients or the history; `byRoute` the keys only). Before, the state index projected every attribute, so each of the three state changes rewrote the whole record, its growing history included, into it. `writeUnits` in results.json is the table's units plus this estimate. Conditional writes that fail consume units on AWS but dynalite answers them with an error and no capacity; this path has none.",
+    "**dynalite reports table capacity only.** It answers `ConsumedCapacity` for GetItem, PutItem, UpdateItem, DeleteItem and the batch commands, sized from the item by dynalite's own reckoning of DynamoDB's rules, but it has no global secondary index units (with `INDEXES` it returns only `Table`) and returns none for Query. DynamoDB on AWS includes the index writes in `TOTAL`. So the index writes are estimated, labelled, by [DynamoDB's documented rule](https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/GSI.html): a put of an item with an index's keys writes one index entry; an update that sets an index key deletes the old entry (counted as one unit) and writes a new one; an entry costs the size of the attributes the index projects, per started KB (the state index `byStateSummary` projects the keys, route, times, `nextAttemptAt` and the send's answer, at most 512 bytes, never the text, the recipients or the history; `byRoute` the keys only; `byDue` the keys and `updatedAt`, and only while a record is PENDING: the accept's put and the claim's delete, which removes its key; an update of an item left without an index's keys writes no entry there). Before, the state index projected every attribute, so each of the three state changes rewrote the whole record, its growing history included, into it. `writeUnits` in results.json is the table's units plus this estimate. Conditional writes that fail consume units on AWS but dynalite answers them with an error and no capacity; this path has none.",
     '',
     dynamoDbLocalLine(perSms.onDynamoDbLocal),
     '',
@@ -342,7 +342,6 @@ export function renderReport(run: BenchRun): string {
   const sections = Object.entries(meta.sectionSeconds)
     .map(([name, seconds]) => `${name} ${seconds} s`)
     .join(', ');
-  const smsUsd = (1000 * SMS_PRICE_TZS) / TZS_PER_USD;
   return [
     '# Benchmarks',
     '',
@@ -418,49 +417,7 @@ export function renderReport(run: BenchRun): string {
     '',
     ...dynamoSection(r.dynamoPerSms, dynamo),
     '',
-    '## AWS cost per 1,000 SMS',
-    '',
-    `One webhook per SMS: one HTTP API request and one ingest invocation per webhook, one sender invocation per SMS (a stream batch of one, the low-traffic case). Lambda duration is the median measured above rounded up to the millisecond as Lambda bills, at the stack's memory sizes (\`DEFAULT_MEMORY_MB\`, Arm); DynamoDB on-demand for the reported table units plus the estimated index writes. CloudWatch Logs, Secrets Manager (cached per container), storage and the scheduled sweeper and balance watch are left out: they do not grow with each SMS as these do.`,
-    '',
-    ...table(
-      ['item', 'quantity', 'USD'],
-      [
-        ...cost.lines.map((line) => [line.item, line.quantity, usd(line.usd)]),
-        ['**total**', '', `**${usd(r.awsCostPer1000Sms.usd)}**`],
-      ],
-    ),
-    '',
-    `The SMS themselves cost ${SMS_PRICE_TZS} TZS each at the sandbox's price: 1,000 SMS = ${(1000 * SMS_PRICE_TZS).toLocaleString('en-US')} TZS = $${smsUsd.toFixed(2)} at an assumed ${TZS_PER_USD.toLocaleString('en-US')} TZS per US dollar (a round figure near the Bank of Tanzania mid-rate of the second half of 2025, about 2,450–2,550; assumed on 2026-11-24, not fetched). AWS adds ${percent(r.awsCostPer1000Sms.shareOfSmsSpend)} to the SMS spend (\`shareOfSmsSpend\`).`,
-    '',
-    `The sender's duration here is against a loopback sandbox that answers at once; a real SMS service's answer time is billed too: every extra 100 ms of the sender at ${cost.memoryMb['sender']} MB adds ${usd(1000 * 0.1 * ((cost.memoryMb['sender'] ?? 0) / 1024) * PRICES.lambdaArmPerGbSecond)} per 1,000 SMS.`,
-    '',
-    '### Prices (us-east-1)',
-    '',
-    ...table(
-      ['what', 'price', 'source'],
-      [
-        [
-          'Lambda duration, Arm',
-          `$${PRICES.lambdaArmPerGbSecond} per GB-s, billed per 1 ms`,
-          '[AWS Lambda pricing](https://aws.amazon.com/lambda/pricing/)',
-        ],
-        ['Lambda requests', `$${PRICES.lambdaPerMillionRequests} per million`, 'same'],
-        [
-          'API Gateway HTTP API',
-          `$${PRICES.httpApiPerMillionRequests.toFixed(2)} per million (first 300 million a month)`,
-          '[Amazon API Gateway pricing](https://aws.amazon.com/api-gateway/pricing/); also [awsforengineers.com, 19 May 2025](https://awsforengineers.com/blog/aws-api-gateway-pricing-explained)',
-        ],
-        [
-          'DynamoDB on-demand writes',
-          `$${PRICES.dynamoPerMillionWriteUnits} per million WRU`,
-          '[DynamoDB on-demand pricing](https://aws.amazon.com/dynamodb/pricing/on-demand/): the rate after the 50 % cut of 1 Nov 2024, per [Airbyte, 21 Jul 2025](https://airbyte.com/data-engineering-resources/dynamodb-pricing)',
-        ],
-        ['DynamoDB on-demand reads', `$${PRICES.dynamoPerMillionReadUnits} per million RRU`, 'same'],
-      ],
-    ),
-    '',
-    'Prices as published for us-east-1, checked on 2026-11-24 against stored copies of the pages above (the AWS pages carry no date of their own). The figure is for us-east-1; for another region (eu-west-1, say) put its prices from the same pages into `PRICES` in bench/cost.ts.',
-    '',
+    ...costSection(r.awsCostPer1000Sms, cost),
   ].join('\n');
 }
 
@@ -494,4 +451,86 @@ export function updateReport(
     }
   }
   return text;
+}
+
+/** The fixed monthly cost of prod's stack, as a range: "$10.1–$19.1". */
+function fixedRange(): string {
+  const { usd: total } = fixedMonthlyCost(PROD_FIXED);
+  return `$${total.low.toFixed(1)}–${total.high.toFixed(1)}`;
+}
+
+/** BENCHMARKS.md's fixed monthly cost: prod's stack whatever the SMS, line by line. */
+function fixedSection(): string[] {
+  const fixed = fixedMonthlyCost(PROD_FIXED);
+  return [
+    '### Fixed, a month (prod)',
+    '',
+    "What prod's stack costs whatever the SMS: its template's alarms (a metric-math alarm bills each metric it reads), dashboard and secrets, the custom metrics (the sweeper's gauges and the balance watch's every hour; the metrics every SMS publishes, service-wide and per route, only in the hours they are published: the range runs from none of them to all of them every hour, and from a free dashboard to a billed one), and the sweeper's run a minute (its duration, reads and log bytes assumed, see `PROD_FIXED` in bench/cost.ts).",
+    '',
+    ...table(
+      ['item', 'quantity', 'USD a month'],
+      [
+        ...fixed.lines.map((line) => [line.item, line.quantity, `$${line.usd.toFixed(2)}`]),
+        ['**total**', '', `**${fixedRange()}**`],
+      ],
+    ),
+    '',
+    'A review estimated ≈ $0.022–0.025 per 1,000 SMS plus $9–18 a month. The fixed part agrees; per SMS this is lower because DynamoDB on-demand writes cost $0.625 a million since November 2024 (half the $1.25 often still quoted), the state index entries stay under 1 KB (a 32 KB send answer in them would have cost up to 32 units a change), and the logs measured are about 4 KB an SMS.',
+  ];
+}
+
+/**
+ * BENCHMARKS.md's AWS cost per 1,000 SMS up to its prices: the lines, the SMS spend it adds to and
+ * the fixed monthly cost. Rendered by a whole run and again by `--only dynamoPerSms`, which the
+ * cost comes with.
+ */
+export function costSection(total: BenchResults['awsCostPer1000Sms'], cost: BenchRun['cost']): string[] {
+  const smsUsd = (1000 * SMS_PRICE_TZS) / TZS_PER_USD;
+  return [
+    '## AWS cost per 1,000 SMS',
+    '',
+    `One webhook per SMS: one HTTP API request and one ingest invocation per webhook, one sender invocation per SMS (a stream batch of one, the low-traffic case). Lambda duration is the median measured above rounded up to the millisecond as Lambda bills, at the stack's memory sizes (\`DEFAULT_MEMORY_MB\`, Arm), and the sender's wait for the SMS service's answer (\`SERVICE_ANSWER_MS\`: the loopback sandbox answers at once, a real service in 0.1–0.5 s; the slow end is taken); DynamoDB on-demand for the reported table units plus the estimated index writes; CloudWatch Logs for the bytes each SMS writes (\`LOG_BYTES_PER_SMS\`: ingest's and the sender's lines measured from the deployed bundles by test/integration/aws-log-bytes.test.ts, Lambda's START/END/REPORT lines and the API's access log line). Custom metrics are billed by the month, not by the datapoint (the relay writes them as embedded-format log lines, counted in the log bytes): they are in the fixed cost below, with the alarms, the dashboard, the secrets and the sweeper's run a minute. Storage (the records, point-in-time recovery, log retention of a month) is left out: cents a month at these volumes.`,
+    '',
+    ...table(
+      ['item', 'quantity', 'USD'],
+      [
+        ...cost.lines.map((line) => [line.item, line.quantity, usd(line.usd)]),
+        ['**total**', '', `**${usd(total.usd)}**`],
+      ],
+    ),
+    '',
+    `The SMS themselves cost ${SMS_PRICE_TZS} TZS each at the sandbox's price: 1,000 SMS = ${(1000 * SMS_PRICE_TZS).toLocaleString('en-US')} TZS = $${smsUsd.toFixed(2)} at an assumed ${TZS_PER_USD.toLocaleString('en-US')} TZS per US dollar (a round figure near the Bank of Tanzania mid-rate of the second half of 2025, about 2,450–2,550; assumed on 2026-11-24, not fetched). AWS adds ${percent(total.shareOfSmsSpend)} to the SMS spend (\`shareOfSmsSpend\`).`,
+    '',
+    `Every 100 ms more or less of the sender's wait at ${cost.memoryMb['sender']} MB moves the total by ${usd(1000 * 0.1 * ((cost.memoryMb['sender'] ?? 0) / 1024) * PRICES.lambdaArmPerGbSecond)} per 1,000 SMS. At higher traffic a stream batch carries up to 10 records, so fewer sender requests (the waits stay). Routes with limits or a reserve add their writes (see DynamoDB per SMS): about 1–4 write units, $0.0006–0.0025 per 1,000 SMS.`,
+    '',
+    ...fixedSection(),
+    '',
+    '### Prices (us-east-1)',
+    '',
+    ...table(
+      ['what', 'price', 'source'],
+      [
+        [
+          'Lambda duration, Arm',
+          `$${PRICES.lambdaArmPerGbSecond} per GB-s, billed per 1 ms`,
+          '[AWS Lambda pricing](https://aws.amazon.com/lambda/pricing/)',
+        ],
+        ['Lambda requests', `$${PRICES.lambdaPerMillionRequests} per million`, 'same'],
+        [
+          'API Gateway HTTP API',
+          `$${PRICES.httpApiPerMillionRequests.toFixed(2)} per million (first 300 million a month)`,
+          '[Amazon API Gateway pricing](https://aws.amazon.com/api-gateway/pricing/); also [awsforengineers.com, 19 May 2025](https://awsforengineers.com/blog/aws-api-gateway-pricing-explained)',
+        ],
+        [
+          'DynamoDB on-demand writes',
+          `$${PRICES.dynamoPerMillionWriteUnits} per million WRU`,
+          '[DynamoDB on-demand pricing](https://aws.amazon.com/dynamodb/pricing/on-demand/): the rate after the 50 % cut of 1 Nov 2024, per [Airbyte, 21 Jul 2025](https://airbyte.com/data-engineering-resources/dynamodb-pricing)',
+        ],
+        ['DynamoDB on-demand reads', `$${PRICES.dynamoPerMillionReadUnits} per million RRU`, 'same'],
+      ],
+    ),
+    '',
+    'Prices as published for us-east-1, checked on 2026-11-24 against stored copies of the pages above (the AWS pages carry no date of their own). The figure is for us-east-1; for another region (eu-west-1, say) put its prices from the same pages into `PRICES` in bench/cost.ts.',
+    '',
+  ];
 }

@@ -25,6 +25,7 @@ import { DynamoDbLocalUnavailable } from '../test/helpers/dynamodb-local';
 import { type DynamoRun, runDynamo } from './dynamo';
 import {
   cliSection,
+  costSection,
   dynamoSection,
   redriveSection,
   renderReport,
@@ -129,6 +130,7 @@ async function runSome(only: ReadonlySet<Section>): Promise<void> {
     void process.stderr.write(`[bench ${round((Date.now() - started) / 1000)} s] ${line}\n`);
   const measured: Partial<BenchResults> = {};
   let dynamoRun: BenchRun['dynamo'] | undefined;
+  let costRun: BenchRun['cost'] | undefined;
   for (const section of SECTIONS.filter((name) => only.has(name))) {
     log(`${section}…`);
     if (section === 'coldInit') Object.assign(measured, { coldInit: await runColdInit(REPO_ROOT, { log }) });
@@ -148,6 +150,7 @@ async function runSome(only: ReadonlySet<Section>): Promise<void> {
         writeUnits: dynamo.perSms.writeUnits,
         readUnits: dynamo.perSms.readUnits,
       });
+      costRun = { lines: cost.lines, memoryMb: DEFAULT_MEMORY_MB };
       Object.assign(measured, {
         dynamoPerSms: dynamoResults(dynamo, onDynamoDbLocal),
         awsCostPer1000Sms: { usd: round(cost.usd, 6), shareOfSmsSpend: round(cost.shareOfSmsSpend, 6) },
@@ -169,6 +172,7 @@ async function runSome(only: ReadonlySet<Section>): Promise<void> {
       ...(dynamoRun === undefined
         ? []
         : [dynamoSection((results as BenchResults).dynamoPerSms, dynamoRun, measuredBy)]),
+      ...(costRun === undefined ? [] : [costSection((results as BenchResults).awsCostPer1000Sms, costRun)]),
       ...(measured.redrive === undefined ? [] : [redriveSection(measured.redrive, measuredBy)]),
     ];
     writeFileSync(REPORT_FILE, updateReport(readFileSync(REPORT_FILE, 'utf8'), results as BenchResults, sections));

@@ -2,6 +2,7 @@ import { TABLE } from '../functions/store/table';
 import type { HandlerName } from './bundle';
 
 const BY_STATE = TABLE.indexes.byState.name;
+const BY_DUE = TABLE.indexes.byDue.name;
 
 /**
  * Where on the table a grant applies: the table itself (items), or named indexes.
@@ -34,7 +35,8 @@ export interface TableGrant {
  * | `recordSpend` (sender, sweeper: the day's spend counter), `startSpendCount` (balance-watch) | UpdateItem |
  * | `recentSpend` (balance-watch's forecast: the week's day counters) | BatchGetItem |
  * | `reserveCredit`, `settleCredit`, `observeSentCredit` (sender), `rebaseCredit` (sender, balance-watch), `keepStaleCredit` (sweeper) | GetItem, UpdateItem |
- * | `findDuePending`, `findStaleSending` | Query on `byStateSummary`, then BatchGetItem of the records |
+ * | `findDuePending` | Query on `byDue` (and, for records written before it, `byStateSummary`), then BatchGetItem of the records |
+ * | `findStaleSending` | Query on `byStateSummary`, then BatchGetItem of the records |
  * | `heldSummaryDue` | Query on the table |
  * | `getMute` (ingest, sender), `touchHeartbeat` (ingest), `getHeartbeat`, the heartbeat transitions, `markBudgetWarned` (sweeper, sender) | GetItem, UpdateItem |
  * | `muteRoute`, `unmuteRoute`, `listMutes` (the CLI and the console, with the operator's credentials) | PutItem, UpdateItem, Query |
@@ -49,7 +51,7 @@ export interface TableGrant {
  *
  * @example
  * ```ts
- * TABLE_ACCESS.sweeper[1]; // { actions: ['dynamodb:Query'], indexes: ['byStateSummary'] }
+ * TABLE_ACCESS.sweeper[1]; // { actions: ['dynamodb:Query'], indexes: ['byStateSummary', 'byDue'] }
  * ```
  */
 export const TABLE_ACCESS = {
@@ -82,7 +84,7 @@ export const TABLE_ACCESS = {
   // heartbeats, digests, escalations (with their acknowledge tokens) and handoff notices.
   sweeper: [
     { actions: ['dynamodb:BatchGetItem', 'dynamodb:GetItem', 'dynamodb:Query'] },
-    { actions: ['dynamodb:Query'], indexes: [BY_STATE] },
+    { actions: ['dynamodb:Query'], indexes: [BY_STATE, BY_DUE] },
     {
       actions: ['dynamodb:PutItem', 'dynamodb:UpdateItem'],
       writes: [

@@ -16,6 +16,13 @@ import {
 } from './types';
 
 const STATES: ReadonlySet<string> = new Set(Object.values(MessageState));
+
+/**
+ * The attribute a PENDING record is due by (the `byDue` index's sort key): its `nextAttemptAt`, else
+ * when it became PENDING. Set with every move to PENDING and removed by the claim; nothing reads it
+ * back but the index.
+ */
+export const DUE_AT = TABLE.indexes.byDue.sortKey;
 const DELIVERIES: ReadonlySet<string> = new Set(Object.values(DeliveryPolicy));
 const NOTICES: ReadonlySet<string> = new Set(Object.values(NoticeKind));
 
@@ -76,40 +83,74 @@ export const boundedHistory = (
 };
 
 /**
- * The most of the service's `recipients` answer a record keeps, as JSON text. Far below DynamoDB's
- * 400 KB item limit with the record's own recipients beside it, so storing a result always fits.
+ * The most of the service's `recipients` answer a record keeps, as JSON text (UTF-8 bytes). Far
+ * below DynamoDB's 400 KB item limit with the record's own recipients beside it, so storing a
+ * result always fits.
  */
 export const MAX_STORED_RECIPIENTS_CHARS = 32_768;
-/** The most of the service's status text and sender ID a record keeps. */
-const MAX_STORED_TEXT_CHARS = 512;
+/**
+ * What the `result` map keeps at most, in UTF-8 bytes, of the service's `recipients` answer (the
+ * whole answer, up to {@link MAX_STORED_RECIPIENTS_CHARS}, is `resultRecipients` beside it), status
+ * text and sender ID (the service's are at most 11 characters). `result` is projected into the
+ * state index, whose entry is rewritten on each change of state, so it stays a few hundred bytes:
+ * with its names and amounts, at most {@link MAX_RESULT_BYTES}.
+ */
+const RESULT_BUDGET_BYTES = { recipients: 250, message: 100, senderId: 20 } as const;
+/**
+ * The most the `result` map of a record weighs by DynamoDB's reckoning (names and values),
+ * whatever the service answered: what each state index entry carries of the send's answer.
+ */
+export const MAX_RESULT_BYTES = 512;
+
+/** The longest start of `text` that fits `maxBytes` of UTF-8, cut between characters. */
+const utf8Prefix = (text: string, maxBytes: number): string => {
+  if (Buffer.byteLength(text) <= maxBytes) return text;
+  let prefix = '';
+  let bytes = 0;
+  for (const char of text) {
+    const size = Buffer.byteLength(char);
+    if (bytes + size > maxBytes) break;
+    prefix += char;
+    bytes += size;
+  }
+  return prefix;
+};
 
 /**
- * The service's `recipients` as stored: as returned when it fits {@link MAX_STORED_RECIPIENTS_CHARS},
- * else `{ truncated: true, count, first }` with as many leading entries as fit.
+ * The service's `recipients` as stored: as returned when its JSON fits `maxBytes` (UTF-8), else
+ * `{ truncated: true, count, first }` with as many leading entries as fit.
  */
-export const storedRecipients = (recipients: unknown): string => {
+export const storedRecipients = (recipients: unknown, maxBytes = MAX_STORED_RECIPIENTS_CHARS): string => {
   const whole = JSON.stringify(recipients) ?? 'null';
-  if (whole.length <= MAX_STORED_RECIPIENTS_CHARS) return whole;
+  if (Buffer.byteLength(whole) <= maxBytes) return whole;
   const entries = Array.isArray(recipients) ? recipients : [];
   const first: unknown[] = [];
   let length = 64;
   for (const entry of entries) {
-    const text = JSON.stringify(entry) ?? 'null';
-    if (length + text.length + 1 > MAX_STORED_RECIPIENTS_CHARS) break;
+    const size = Buffer.byteLength(JSON.stringify(entry) ?? 'null');
+    if (length + size + 1 > maxBytes) break;
     first.push(entry);
-    length += text.length + 1;
+    length += size + 1;
   }
   return JSON.stringify({ truncated: true, count: Array.isArray(recipients) ? recipients.length : null, first });
 };
 
-export const resultValue = (result: SendResult) =>
-  map({
+/**
+ * The attributes of a send's answer: `result`, small (at most {@link MAX_RESULT_BYTES}: the amounts,
+ * the status text and sender ID cut short, the recipients' answer cut to its first entries, in the
+ * truncated form a version before this one reads too), and `resultRecipients`, the recipients'
+ * answer whole (bounded by {@link MAX_STORED_RECIPIENTS_CHARS}), which no index holds.
+ */
+export const resultAttributes = (result: SendResult) => ({
+  result: map({
     deducted: num(result.deducted),
     remainingBalance: num(result.remainingBalance),
-    message: str(result.message.slice(0, MAX_STORED_TEXT_CHARS)),
-    senderId: str(result.senderId.slice(0, MAX_STORED_TEXT_CHARS)),
-    recipients: str(storedRecipients(result.recipients)),
-  });
+    message: str(utf8Prefix(result.message, RESULT_BUDGET_BYTES.message)),
+    senderId: str(utf8Prefix(result.senderId, RESULT_BUDGET_BYTES.senderId)),
+    recipients: str(storedRecipients(result.recipients, RESULT_BUDGET_BYTES.recipients)),
+  }),
+  resultRecipients: str(storedRecipients(result.recipients)),
+});
 
 export const dismissalValue = (dismissal: Dismissal) =>
   map({ by: str(dismissal.by), at: str(dismissal.at), reason: str(dismissal.reason), from: str(dismissal.from) });
@@ -140,11 +181,12 @@ export const messageItem = (record: MessageRecord): Item =>
     createdAt: str(record.createdAt),
     updatedAt: str(record.updatedAt),
     nextAttemptAt: record.nextAttemptAt === undefined ? undefined : str(record.nextAttemptAt),
+    [DUE_AT]: record.state === MessageState.Pending ? str(record.nextAttemptAt ?? record.updatedAt) : undefined,
     claimedAt: record.claimedAt === undefined ? undefined : str(record.claimedAt),
     claimToken: record.claimToken === undefined ? undefined : str(record.claimToken),
     reason: record.reason === undefined ? undefined : str(record.reason),
     lastError: record.lastError === undefined ? undefined : lastErrorValue(record.lastError),
-    result: record.result === undefined ? undefined : resultValue(record.result),
+    ...(record.result === undefined ? {} : resultAttributes(record.result)),
     sentAt: record.sentAt === undefined ? undefined : str(record.sentAt),
     digestId: record.digestId === undefined ? undefined : str(record.digestId),
     digestOf: record.digestOf === undefined ? undefined : strList(record.digestOf),
@@ -186,7 +228,8 @@ export const messageFromItem = (item: Item): MessageRecord => {
       remainingBalance: resultRead.num('remainingBalance'),
       message: resultRead.str('message'),
       senderId: resultRead.str('senderId'),
-      recipients: parseJson(resultRead.str('recipients'), where),
+      // A record written before `resultRecipients` keeps the whole answer in `result`.
+      recipients: parseJson(read.optStr('resultRecipients') ?? resultRead.str('recipients'), where),
     },
     sentAt: read.optStr('sentAt'),
     digestId: read.optStr('digestId'),

@@ -5,7 +5,17 @@ import { queryIndexed } from './queries';
 import type { StoreTable } from './store-table';
 import { MessageState, TABLE } from './table';
 
-/** How many records wait in each state that needs someone (or a late digest) now. */
+/**
+ * A stuck-record count stops here: the gauges' alarms fire at 1, so "1,000 or more" says all an
+ * operator needs, and a count reads at most this many index entries per state whether the table
+ * holds a thousand records or ten million.
+ */
+export const STUCK_COUNT_CAP = 1_000;
+
+/**
+ * How many records wait in each state that needs someone (or a late digest) now, each at most
+ * {@link STUCK_COUNT_CAP}: a count at the cap means that many or more.
+ */
 export interface StuckCounts {
   readonly unknown: number;
   readonly parked: number;
@@ -30,10 +40,12 @@ const COUNTED = {
 
 /**
  * Counts the records that are UNKNOWN, PARKED, FAILED and HELD now, and the DEFERRED ones whose
- * window has ended before `overdueBefore`: the sweeper's gauges. With indexes (AWS), one paged
- * `Select: COUNT` query of the state index per state, which reads the index entries (a few
- * hundred bytes each) and returns no items; locally (`readIndexes: false`) one paged scan of the
- * table returning only each record's state and window end.
+ * window has ended before `overdueBefore`, each up to {@link STUCK_COUNT_CAP}: the sweeper's gauges.
+ * With indexes (AWS), one `Select: COUNT` query of the state index per state, paged until it has
+ * read the cap's worth of index entries (a few hundred bytes each), so a count costs the same at
+ * any volume; the DEFERRED count looks at the cap's oldest DEFERRED records (by last change), the
+ * ones whose window ends first. Locally (`readIndexes: false`) one paged scan of the table
+ * returning only each record's state and window end, its counts cut to the cap alike.
  *
  * @example
  * ```typescript
@@ -45,12 +57,15 @@ export const countStuck = async (table: StoreTable, { overdueBefore }: CountStuc
   if (!table.readIndexes) return await scanCounts(table, cutoff);
   const count = async (state: MessageState, overdue = false): Promise<number> => {
     let total = 0;
+    let read = 0;
     let start: Record<string, AttributeValue> | undefined;
     do {
       const page = await queryIndexed(table, {
         TableName: table.tableName,
         IndexName: TABLE.indexes.byState.name,
         Select: 'COUNT',
+        // Limit bounds the entries a page reads (before the filter), so the pages stop at the cap.
+        Limit: STUCK_COUNT_CAP - read,
         KeyConditionExpression: '#state = :state',
         ...(overdue ? { FilterExpression: '#nextAttemptAt < :cutoff' } : {}),
         ExpressionAttributeNames: { '#state': 'state', ...(overdue ? { '#nextAttemptAt': 'nextAttemptAt' } : {}) },
@@ -58,9 +73,10 @@ export const countStuck = async (table: StoreTable, { overdueBefore }: CountStuc
         ExclusiveStartKey: start,
       });
       total += page.Count ?? 0;
+      read += page.ScannedCount ?? 0;
       start = page.LastEvaluatedKey;
-    } while (start !== undefined);
-    return total;
+    } while (start !== undefined && read < STUCK_COUNT_CAP);
+    return Math.min(total, STUCK_COUNT_CAP);
   };
   const [unknown, parked, failed, held, deferredOverdue] = await Promise.all([
     count(COUNTED.unknown),
@@ -107,7 +123,14 @@ const scanCounts = async (table: StoreTable, cutoff: AttributeValue): Promise<St
     }
     start = page.LastEvaluatedKey;
   } while (start !== undefined);
-  return counts;
+  const capped = (value: number): number => Math.min(value, STUCK_COUNT_CAP);
+  return {
+    unknown: capped(counts.unknown),
+    parked: capped(counts.parked),
+    failed: capped(counts.failed),
+    held: capped(counts.held),
+    deferredOverdue: capped(counts.deferredOverdue),
+  };
 };
 
 /**

@@ -30,6 +30,7 @@ export type {
   SummarySentInput,
 } from './limits';
 export type { CountStuckOptions, StuckCounts } from './counts';
+export { STUCK_COUNT_CAP } from './counts';
 export type { DueOptions, ListOptions, RecentOptions, RecordSummary, StaleOptions } from './queries';
 export type { BalanceReadingInput, BalanceReadingsOptions, RecordedBalanceReading } from './readings';
 export type { RecentSpend, SpendRecord } from './spend';

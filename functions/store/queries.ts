@@ -9,7 +9,7 @@ import {
 } from '@aws-sdk/client-dynamodb';
 import { type Item, ItemReader, str } from './attributes';
 import { messageFromItem } from './codec';
-import type { StoreTable } from './store-table';
+import type { StoreTable, UndecodableRecord } from './store-table';
 import { decodeCursor, encodeCursor } from './cursor';
 import { corruptRecord, StoreError } from './errors';
 import { ItemKind, messageKey } from './keys';
@@ -42,11 +42,7 @@ export const queryIndexed = async (
     return await table.client.send(new QueryCommand(input));
   } catch (error) {
     const replaced = REPLACED[input.IndexName];
-    const missing =
-      error instanceof Error &&
-      error.name === 'ValidationException' &&
-      error.message.includes(`does not have the specified index: ${input.IndexName}`);
-    if (replaced === undefined || !missing) throw error;
+    if (replaced === undefined || !isMissingIndex(error, input.IndexName)) throw error;
     return await table.client.send(new QueryCommand({ ...input, IndexName: replaced }));
   }
 };
@@ -414,9 +410,14 @@ export interface DueOptions {
 }
 
 /**
- * Lists `PENDING` records that are due (no `nextAttemptAt`, or it has passed): retries, requeued
- * records, and inserts whose stream trigger was lost. The filter runs after the page is read, so a
- * page may hold fewer than `limit` records and still have a cursor.
+ * Lists `PENDING` records that are due (no `nextAttemptAt`, or it has passed), due longest first:
+ * retries, requeued records, records the circuit kept waiting, and inserts whose stream trigger
+ * was lost. With indexes (AWS), one query of `byDue` whose key condition (`dueAt <= now`) leaves
+ * the records not yet due out, so however many wait for a later retry, a due record is on the
+ * first page; `updatedBefore` is a filter after the page, which can only leave out records changed
+ * since then, that come last by due time. The first page also takes in, after those, the due records
+ * the state index lists that carry no `dueAt` (written before `byDue` existed; dedupe by id), as the
+ * listing did before, so an upgrade strands none. Without indexes (locally), a scan of the table.
  *
  * @example
  * ```typescript
@@ -429,17 +430,58 @@ export interface DueOptions {
  */
 export const findDuePending = async (
   table: StoreTable,
-  { now = table.clock(), updatedBefore, limit, cursor }: DueOptions = {},
-): Promise<Page<MessageRecord>> =>
-  await queryIndex(table, {
-    index: TABLE.indexes.byState,
-    partition: MessageState.Pending,
-    ...(updatedBefore === undefined ? {} : { before: updatedBefore }),
-    ...(limit === undefined ? {} : { limit }),
-    ...(cursor === undefined ? {} : { cursor }),
-    filter: 'attribute_not_exists(#nextAttemptAt) OR #nextAttemptAt <= :now',
-    filterValues: { ':now': str(now.toISOString()) },
-  });
+  { now = table.clock(), updatedBefore, limit = DEFAULT_PAGE_SIZE, cursor }: DueOptions = {},
+): Promise<Page<MessageRecord>> => {
+  const byState = async (on: StoreTable = table): Promise<Page<MessageRecord>> =>
+    await queryIndex(on, {
+      index: TABLE.indexes.byState,
+      partition: MessageState.Pending,
+      ...(updatedBefore === undefined ? {} : { before: updatedBefore }),
+      limit,
+      ...(cursor === undefined ? {} : { cursor }),
+      filter: 'attribute_not_exists(#nextAttemptAt) OR #nextAttemptAt <= :now',
+      filterValues: { ':now': str(now.toISOString()) },
+    });
+  if (!table.readIndexes) return await byState();
+  // A record this version cannot read is reported once, though both listings below may meet it.
+  const reported = new Set<string>();
+  const reporting = (record: UndecodableRecord): void => {
+    if (reported.has(record.id)) return;
+    reported.add(record.id);
+    table.onUndecodable(record);
+  };
+  const once: StoreTable = { ...table, onUndecodable: reporting };
+  let due: Page<MessageRecord>;
+  try {
+    due = await queryIndex(once, {
+      index: TABLE.indexes.byDue,
+      partition: MessageState.Pending,
+      before: new Date(now.getTime() + 1),
+      limit,
+      ...(cursor === undefined ? {} : { cursor }),
+      ...(updatedBefore === undefined
+        ? {}
+        : {
+            filter: '#updatedAt < :updatedBefore',
+            filterValues: { ':updatedBefore': str(updatedBefore.toISOString()) },
+          }),
+    });
+  } catch (error) {
+    // A local table made before the index (dynalite cannot add one): the listing it had.
+    if (isMissingIndex(error, TABLE.indexes.byDue.name)) return await byState();
+    throw error;
+  }
+  if (cursor !== undefined || due.items.length >= limit) return due;
+  const listed = new Set(due.items.map((record) => record.id));
+  const older = (await byState(once)).items.filter((record) => !listed.has(record.id));
+  return { ...due, items: [...due.items, ...older].slice(0, limit) };
+};
+
+/** True for a query refused because the table has no index of that name. */
+const isMissingIndex = (error: unknown, name: string): boolean =>
+  error instanceof Error &&
+  error.name === 'ValidationException' &&
+  error.message.includes(`does not have the specified index: ${name}`);
 
 /** Which records `listRecent` lists. */
 export interface RecentOptions {

@@ -12,9 +12,9 @@ import { TABLE } from './table';
 
 /**
  * The table's definition for local servers and scripts (the CDK construct defines the deployed
- * one from the same {@link TABLE}): on-demand billing, both indexes with the projection
- * {@link TABLE} gives them (`byState` the attributes its queries read, `byRoute` keys only), and a stream of new
- * images for the sender's trigger.
+ * one from the same {@link TABLE}): on-demand billing, its indexes with the projection
+ * {@link TABLE} gives them (`byState` the attributes its queries read, `byRoute` keys only, `byDue`
+ * the waiting records' times), and a stream of new images for the sender's trigger.
  *
  * @example
  * ```typescript
@@ -22,14 +22,11 @@ import { TABLE } from './table';
  * ```
  */
 export const createTableInput = (tableName: string): CreateTableCommandInput => {
-  const { byState, byRoute } = TABLE.indexes;
+  const indexes = Object.values(TABLE.indexes);
   const stringKeys = [
     TABLE.partitionKey,
     TABLE.sortKey,
-    byState.partitionKey,
-    byState.sortKey,
-    byRoute.partitionKey,
-    byRoute.sortKey,
+    ...indexes.flatMap((index) => [index.partitionKey, index.sortKey]),
   ];
   return {
     TableName: tableName,
@@ -39,7 +36,7 @@ export const createTableInput = (tableName: string): CreateTableCommandInput => 
       { AttributeName: TABLE.partitionKey, KeyType: 'HASH' },
       { AttributeName: TABLE.sortKey, KeyType: 'RANGE' },
     ],
-    GlobalSecondaryIndexes: [byState, byRoute].map((index) => ({
+    GlobalSecondaryIndexes: indexes.map((index) => ({
       IndexName: index.name,
       KeySchema: [
         { AttributeName: index.partitionKey, KeyType: 'HASH' },

@@ -18,8 +18,10 @@ export const TABLE = {
     /**
      * Every message record by state, oldest change first: sweeps, redrive, `logs --state`, the
      * console's counts. It holds what its queries read from it: the `findDuePending` filter
-     * (`nextAttemptAt`) and the summaries of `summarizeRecords` (route, times, the send's answer,
-     * which the store bounds); never the text, the recipients or the history.
+     * (`nextAttemptAt`) and the summaries of `summarizeRecords` (route, times, the send's answer
+     * `result`, at most 512 bytes: `MAX_RESULT_BYTES`; the service's whole recipients answer is
+     * `resultRecipients`, which it does not hold); never the text, the recipients or the history.
+     * So no entry weighs more than about 700 bytes, and a change of state rewrites one write unit.
      */
     byState: {
       name: 'byStateSummary',
@@ -33,6 +35,21 @@ export const TABLE = {
      * key ever changes: a listing reads the records themselves (`listByRoute`).
      */
     byRoute: { name: 'byRoute', partitionKey: 'route', sortKey: 'createdAt', projection: 'KEYS_ONLY', attributes: [] },
+    /**
+     * The PENDING records by when they are due (`dueAt`: the retry's `nextAttemptAt`, else the time
+     * the record became PENDING), due first: the sweeper's due listing, whose key condition
+     * `dueAt <= now` leaves the records not due yet out of the page instead of filtering them after
+     * it. Sparse: only a PENDING record carries `dueAt` (a claim removes it), so the index holds the
+     * waiting records alone. `updatedAt` for the listing's grace (records changed a moment ago are
+     * left to the stream-fed sender).
+     */
+    byDue: {
+      name: 'byDue',
+      partitionKey: 'state',
+      sortKey: 'dueAt',
+      projection: 'INCLUDE',
+      attributes: ['updatedAt'],
+    },
   },
   /**
    * Indexes of earlier versions that the deployed table keeps for one more deploy: CloudFormation

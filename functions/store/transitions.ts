@@ -1,11 +1,12 @@
 import { num, str } from './attributes';
 import {
   boundedHistory,
+  DUE_AT,
   dismissalValue,
   historyValue,
   lastErrorValue,
   messageFromItem,
-  resultValue,
+  resultAttributes,
   stateChange,
 } from './codec';
 import type { StoreTable } from './store-table';
@@ -168,7 +169,7 @@ export const claimMessage = async (
       updatedAt: str(at),
     },
     add: { attempts: num(1) },
-    remove: ['nextAttemptAt'],
+    remove: ['nextAttemptAt', DUE_AT],
     entry: stateChange({ at, state: MessageState.Sending }),
     // DynamoDB rejects redundant parentheses, so `due` alone is not wrapped again.
     condition: `#kind = :message AND ${staleAfterMs === undefined ? due : `(${due} OR ${stale})`}`,
@@ -215,7 +216,7 @@ const complete = async (
 
 /** How a claimed message comes out of `SENDING`. */
 export type Settlement =
-  /** The SMS service accepted it; its answer is kept (bounded, see `resultValue`). */
+  /** The SMS service accepted it; its answer is kept (bounded, see `resultAttributes`). */
   | { readonly state: typeof MessageState.Sent; readonly result: SendResult }
   /** Back to waiting, for the sweeper to send once `nextAttemptAt` has come. */
   | { readonly state: typeof MessageState.Pending; readonly nextAttemptAt: Date; readonly lastError: LastError }
@@ -259,7 +260,7 @@ export const settle = async (
   switch (settlement.state) {
     case MessageState.Sent:
       return await complete(table, id, token, {
-        set: { state, result: resultValue(settlement.result), sentAt: at, updatedAt: at },
+        set: { state, ...resultAttributes(settlement.result), sentAt: at, updatedAt: at },
         remove: ['reason', 'nextAttemptAt'],
         entry: stateChange({ at: now.toISOString(), state: settlement.state }),
       });
@@ -268,6 +269,7 @@ export const settle = async (
         set: {
           state,
           nextAttemptAt: str(settlement.nextAttemptAt.toISOString()),
+          [DUE_AT]: str(settlement.nextAttemptAt.toISOString()),
           lastError: lastErrorValue(settlement.lastError),
           updatedAt: at,
         },
@@ -348,6 +350,7 @@ export const requeue = async (
     set: {
       state: str(MessageState.Pending),
       nextAttemptAt: str(now.toISOString()),
+      [DUE_AT]: str(now.toISOString()),
       updatedAt: str(now.toISOString()),
       attempts: num(0),
     },

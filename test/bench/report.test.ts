@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { costPer1000Sms, PRICES, SMS_PRICE_TZS, TZS_PER_USD } from '../../bench/cost';
+import { costPer1000Sms, fixedMonthlyCost, PRICES, SMS_PRICE_TZS, TZS_PER_USD } from '../../bench/cost';
 import {
   cliSection,
   dynamoSection,
@@ -17,6 +17,8 @@ const cost = costPer1000Sms({
   memoryMb: { ingest: 256, sender: 256 },
   writeUnits: 13,
   readUnits: 0,
+  serviceAnswerMs: 300,
+  logBytes: { ingest: 600_000, sender: 400_000 },
 });
 const entry = { ms: 300, baselineMs: 200, ratio: 1.5 };
 const run: BenchRun = {
@@ -68,11 +70,32 @@ const run: BenchRun = {
 };
 
 describe('bench cost', () => {
-  it('bills whole milliseconds per invocation and the units measured', () => {
-    const gbs = 1000 * (5 / 1000) * 0.25 + 1000 * (18 / 1000) * 0.25;
-    const expected = 0.001 + 2000 * 0.2e-6 + gbs * PRICES.lambdaArmPerGbSecond + 13_000 * 0.625e-6;
+  it("bills whole milliseconds per invocation (the sender's wait for the service included), the units measured and the log bytes", () => {
+    // The sender's 17.5 ms and its 300 ms wait are one invocation: 318 ms billed.
+    const gbs = 1000 * (5 / 1000) * 0.25 + 1000 * (318 / 1000) * 0.25;
+    const logs = ((1000 * 1_000_000) / 1024 ** 3) * 0.5;
+    const expected = 0.001 + 2000 * 0.2e-6 + gbs * PRICES.lambdaArmPerGbSecond + 13_000 * 0.625e-6 + logs;
     expect(cost.usd).toBeCloseTo(expected, 10);
     expect(cost.shareOfSmsSpend).toBeCloseTo(expected / ((1000 * SMS_PRICE_TZS) / TZS_PER_USD), 10);
+  });
+});
+
+describe('bench fixed cost', () => {
+  it("adds up a month's alarms, dashboard, metrics, secrets and sweeper runs; the low end without traffic metrics and dashboard", () => {
+    const fixed = fixedMonthlyCost({
+      alarmMetrics: 10,
+      dashboards: 1,
+      secrets: 2,
+      alwaysPublishedMetrics: 4,
+      trafficMetrics: 6,
+      sweeperRunMs: 1000,
+      sweeperMemoryMb: 1024,
+      sweeperReadUnits: 0,
+      sweeperLogBytes: 0,
+    });
+    const sweeper = 43_200 * 1 * PRICES.lambdaArmPerGbSecond + 43_200 * 0.2e-6;
+    expect(fixed.usd.high).toBeCloseTo(10 * 0.1 + 3 + 4 * 0.3 + 6 * 0.3 + 2 * 0.4 + sweeper, 10);
+    expect(fixed.usd.low).toBeCloseTo(10 * 0.1 + 4 * 0.3 + 2 * 0.4 + sweeper, 10);
   });
 });
 

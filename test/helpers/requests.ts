@@ -39,7 +39,7 @@ export function countRequests(client: DynamoDBClient): RequestCount {
 
 /** The items a DynamoDB client read and wrote, as its requests and answers show them. */
 export interface ItemTraffic {
-  /** Items the answers returned: `GetItem`'s item, `BatchGetItem`'s, `Query`'s and `Scan`'s pages. */
+  /** Items the answers returned: `GetItem`'s item, `BatchGetItem`'s, `Query`'s and `Scan`'s pages (a count's: the items it read). */
   readonly itemsRead: () => number;
   /** Single-item writes (`PutItem`, `UpdateItem`, `DeleteItem`) by the item's `pk/sk`. */
   readonly writesTo: (pk: string, sk: string) => number;
@@ -73,10 +73,12 @@ export function countItemTraffic(client: DynamoDBClient): ItemTraffic {
       const output = result.output as {
         Item?: unknown;
         Items?: unknown[];
+        ScannedCount?: number;
         Responses?: Record<string, unknown[]>;
       };
       if (command === 'GetItem') read += output.Item === undefined ? 0 : 1;
-      if (command === 'Query' || command === 'Scan') read += output.Items?.length ?? 0;
+      // A `Select: COUNT` page returns no items: what it read is its ScannedCount.
+      if (command === 'Query' || command === 'Scan') read += output.Items?.length ?? output.ScannedCount ?? 0;
       if (command === 'BatchGetItem')
         read += Object.values(output.Responses ?? {}).reduce((sum, items) => sum + items.length, 0);
       return result;

@@ -7,6 +7,7 @@ import { RetentionDays } from 'aws-cdk-lib/aws-logs';
 import { ConfigError } from '../../functions/core/config/errors';
 import { HANDLER_NAMES, type HandlerName } from '../../infra/bundle';
 import { RelayMetric } from '../../functions/core/metrics';
+import { PROD_CLOUDWATCH } from '../../bench/cost';
 import { type FilterPattern as Pattern, matchesPattern as matches } from '../helpers/event-filter';
 import {
   bundleForTests,
@@ -363,6 +364,7 @@ describe('table', () => {
         { AttributeName: 'updatedAt', AttributeType: 'S' },
         { AttributeName: 'route', AttributeType: 'S' },
         { AttributeName: 'createdAt', AttributeType: 'S' },
+        { AttributeName: 'dueAt', AttributeType: 'S' },
       ]),
       GlobalSecondaryIndexes: [
         {
@@ -385,6 +387,15 @@ describe('table', () => {
           ],
           // Keys only: a record's changes then cost no write in it (listByRoute reads the records).
           Projection: { ProjectionType: 'KEYS_ONLY' },
+        },
+        {
+          IndexName: 'byDue',
+          KeySchema: [
+            { AttributeName: 'state', KeyType: 'HASH' },
+            { AttributeName: 'dueAt', KeyType: 'RANGE' },
+          ],
+          // The waiting records by due time: keys and the grace's updatedAt, nothing large.
+          Projection: { ProjectionType: 'INCLUDE', NonKeyAttributes: ['updatedAt'] },
         },
       ],
       TimeToLiveSpecification: { AttributeName: 'expiresAt', Enabled: true },
@@ -413,12 +424,34 @@ describe('table', () => {
           IndexName: string;
         }[]
       ).map((index) => index.IndexName);
-    expect(indexNames(prod)).toEqual(['byStateSummary', 'byRoute']);
+    expect(indexNames(prod)).toEqual(['byStateSummary', 'byRoute', 'byDue']);
     expect(indexNames(synthStack('dev', configText('dev'), bundle.dir, { keepRetiredIndexes: true }))).toEqual([
       'byStateSummary',
       'byRoute',
+      'byDue',
       'byState',
     ]);
+  });
+});
+
+describe('what CloudWatch and Secrets Manager bill by the month', () => {
+  it("prod's template holds the alarms, alarm metrics, dashboard and secrets BENCHMARKS.md's fixed cost counts", () => {
+    const alarms = resourcesOfType(prod.resources, 'AWS::CloudWatch::Alarm').map(([, alarm]) => props(alarm));
+    // A metric-math alarm bills each metric it reads; a plain one, its one metric.
+    const alarmMetrics = alarms.reduce(
+      (sum, alarm) =>
+        sum +
+        (Array.isArray(alarm['Metrics'])
+          ? (alarm['Metrics'] as { MetricStat?: unknown }[]).filter((metric) => metric.MetricStat !== undefined).length
+          : 1),
+      0,
+    );
+    expect({
+      alarms: alarms.length,
+      alarmMetrics,
+      dashboards: resourcesOfType(prod.resources, 'AWS::CloudWatch::Dashboard').length,
+      secrets: resourcesOfType(prod.resources, 'AWS::SecretsManager::Secret').length,
+    }).toEqual(PROD_CLOUDWATCH);
   });
 });
 
@@ -502,6 +535,7 @@ describe('least privilege', () => {
   };
   const TABLE = { 'Fn::GetAtt': [expect.stringMatching(/^RelayTable/), 'Arn'] };
   const BY_STATE = { 'Fn::Join': ['', [TABLE, '/index/byStateSummary']] };
+  const BY_DUE = { 'Fn::Join': ['', [TABLE, '/index/byDue']] };
   const ROUTE_SECRETS = { Ref: expect.stringMatching(/^RelaySecret/) };
   const PROVIDER_KEY = { Ref: expect.stringMatching(/^RelayProviderSecret/) };
   const LOGS = (name: string) => ({ 'Fn::GetAtt': [expect.stringMatching(new RegExp(`^Relay${name}Logs`)), 'Arn'] });
@@ -557,12 +591,12 @@ describe('least privilege', () => {
     ]);
   });
 
-  it('sweeper may query the state index (and no other), and record and update messages', () => {
+  it('sweeper may query the state and due indexes (and no other), and record and update messages', () => {
     expect(statements(prod, 'sweeper')).toEqual([
       grant(['sqs:SendMessage'], DEAD_LETTERS),
       grant(['logs:CreateLogStream', 'logs:PutLogEvents'], LOGS('Sweeper')),
       grant(['dynamodb:BatchGetItem', 'dynamodb:GetItem', 'dynamodb:Query'], TABLE),
-      grant(['dynamodb:Query'], BY_STATE),
+      grant(['dynamodb:Query'], [BY_STATE, BY_DUE]),
       writes([
         'MSG#*',
         'DEDUPE#*',

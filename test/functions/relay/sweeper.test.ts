@@ -90,6 +90,57 @@ describe('sweep', () => {
     expect((await relay.record(id)).state).toBe(MessageState.Sent);
   });
 
+  it('sends a due record in its first run however many records wait for a later retry ahead of it (more than its page)', async () => {
+    relay = await harness({ db: servers.db, baseUrl: servers.sandbox.baseUrl, policy: POLICY });
+    const now = relay.clock.now;
+    const later = new Date(now.getTime() + 3_600_000);
+    // 210 records back to PENDING until an hour from now, changed before the due one was accepted.
+    for (let n = 0; n < 210; n += 1) {
+      const {
+        ids: [id],
+      } = await relay.store.acceptWebhook({
+        route: 'ops',
+        dedupeKey: `waiting-${n}`,
+        windowSeconds: 60,
+        messages: [
+          {
+            index: 0,
+            part: 1,
+            parts: 1,
+            text: `waiting ${n}`,
+            to: ['255712345678'],
+            encoding: 'GSM-7',
+            characters: 10,
+            segments: 1,
+            delivery: 'at-least-once',
+          },
+        ],
+        now,
+      });
+      const claimed = await relay.store.claimMessage(id!, { now });
+      await relay.store.settle(
+        id!,
+        claimed!.claimToken!,
+        {
+          state: MessageState.Pending,
+          nextAttemptAt: later,
+          lastError: { name: 'TimeoutError', message: 'timed out' },
+        },
+        { now },
+      );
+    }
+    relay.clock.advance(1_000);
+    const due = await generic('ops', 'disk full');
+    relay.clock.advance(10_001);
+
+    const report = await sweep(relay.context, { pendingGraceMs: 10_000 });
+    expect(report.sent).toEqual({ sent: 1 });
+    expect((await relay.record(due)).state).toBe(MessageState.Sent);
+    expect(servers.sandbox.messages().map((message) => message.message)).toEqual([
+      expect.stringContaining('disk full'),
+    ]);
+  });
+
   it('with dispatch, hands every due record over, page after page, and sends none itself', async () => {
     relay = await harness({ db: servers.db, baseUrl: servers.sandbox.baseUrl, policy: POLICY });
     const ids: string[] = [];

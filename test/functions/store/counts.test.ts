@@ -1,6 +1,16 @@
+import { BatchWriteItemCommand, type WriteRequest } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createStore, type MessageStore, type NewMessage, type Settlement } from '../../../functions/store';
+import {
+  createStore,
+  type MessageStore,
+  MessageState,
+  type NewMessage,
+  type Settlement,
+  STUCK_COUNT_CAP,
+  TABLE,
+} from '../../../functions/store';
 import { type Dynalite, startDynalite } from '../../helpers/dynalite';
+import { countItemTraffic } from '../../helpers/requests';
 import { at, message, newTable } from './fixtures';
 
 let db: Dynalite;
@@ -84,5 +94,46 @@ describe('countStuck', () => {
     expect(await counts()).toEqual([1, 1]);
     await table.store.dismiss(failed[1]!, { by: 'asha', reason: 'customer number disconnected', now: at(1000) });
     expect(await counts()).toEqual([0, 0]);
+  });
+
+  it('stops a count at the cap: past 1,000 FAILED records it reads at most 1,000 index entries and reports 1,000', async () => {
+    const table = await newTable(db);
+    const failedRecords = STUCK_COUNT_CAP + 150;
+    const requests: WriteRequest[] = Array.from({ length: failedRecords }, (_, n) => {
+      const when = at(n).toISOString();
+      return {
+        PutRequest: {
+          Item: {
+            [TABLE.partitionKey]: { S: `MSG#f${n}` },
+            [TABLE.sortKey]: { S: 'MSG' },
+            kind: { S: 'message' },
+            id: { S: `f${n}` },
+            route: { S: 'a' },
+            state: { S: MessageState.Failed },
+            createdAt: { S: when },
+            updatedAt: { S: when },
+          },
+        },
+      };
+    });
+    for (let start = 0; start < requests.length; start += 25) {
+      let pending: WriteRequest[] = requests.slice(start, start + 25);
+      while (pending.length > 0) {
+        const { UnprocessedItems } = await db.client.send(
+          new BatchWriteItemCommand({ RequestItems: { [table.tableName]: pending } }),
+        );
+        pending = UnprocessedItems?.[table.tableName] ?? [];
+      }
+    }
+    const client = db.newClient();
+    const traffic = countItemTraffic(client);
+    const counts = await table.storeWith(client).countStuck({ overdueBefore: at(0) });
+    console.log(
+      `countStuck over ${failedRecords} FAILED records: failed ${counts.failed}, index entries read ${traffic.itemsRead()}`,
+    );
+    expect(counts).toEqual({ unknown: 0, parked: 0, failed: STUCK_COUNT_CAP, held: 0, deferredOverdue: 0 });
+    expect(traffic.itemsRead()).toBeLessThanOrEqual(STUCK_COUNT_CAP);
+    const scanner = createStore({ client: db.client, tableName: table.tableName, readIndexes: false });
+    expect((await scanner.countStuck({ overdueBefore: at(0) })).failed).toBe(STUCK_COUNT_CAP);
   });
 });
