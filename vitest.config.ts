@@ -5,13 +5,14 @@ import { SLOW_TESTS } from './vitest.slow.config';
 export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
-    // aws-stream reads a table's stream, which only DynamoDB Local has; the runtime's burst replayed
-    // to each engine is a check against DynamoDB Local; the paging timing waits out real minutes of
-    // the sweeper's schedule: npm run test:aws runs them.
+    // aws-stream reads a table's stream, which only DynamoDB Local has; the differential files check
+    // the relay's dynalite against DynamoDB Local; the paging timing waits out real minutes of the
+    // sweeper's schedule: npm run test:aws runs them.
     exclude: [
       'test/reliability/**',
       'test/browser/**',
       'test/integration/aws-*.test.ts',
+      'test/local/shared/dynalite-differential.test.ts',
       'test/local/shared/dynalite-differential-burst.test.ts',
       // The forecast over 200,000 SENT records: DynamoDB Local writes them in seconds (test:aws).
       'test/functions/relay/forecast.test.ts',

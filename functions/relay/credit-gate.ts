@@ -480,7 +480,9 @@ export async function settleGateAfterSend(
   const capsDay = routeConfig?.limits?.creditsPerDay !== undefined;
   const capsMonth = routeConfig?.limits?.creditsPerMonth !== undefined;
   await Promise.all([
-    store.recordSpend({ deducted: result.deducted, now: clock() }).catch(note('spend not counted')),
+    store
+      .recordSpend({ deducted: result.deducted, route: record.route, now: clock() })
+      .catch(note('spend not counted')),
     capsDay || capsMonth
       ? store
           .recordCreditsSpent({

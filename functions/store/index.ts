@@ -33,7 +33,7 @@ export type { CountStuckOptions, StuckCounts } from './counts';
 export { STUCK_COUNT_CAP } from './counts';
 export type { DueOptions, ListOptions, RecentOptions, RecordSummary, StaleOptions } from './queries';
 export type { BalanceReadingInput, BalanceReadingsOptions, RecordedBalanceReading } from './readings';
-export type { RecentSpend, SpendRecord } from './spend';
+export type { DaySpendByRoute, RecentSpend, SpendRecord } from './spend';
 export {
   createTableInput,
   ensureTable,

@@ -491,6 +491,8 @@ export interface RecentOptions {
   readonly before?: Date;
   /** The newest this many; absent: all of them. */
   readonly limit?: number;
+  /** Only records in this state (one partition of the index); absent: every state. */
+  readonly state?: MessageState;
 }
 
 const STATES: readonly MessageState[] = Object.values(MessageState);
@@ -514,7 +516,7 @@ const STATES: readonly MessageState[] = Object.values(MessageState);
  */
 export const listRecent = async (
   table: StoreTable,
-  { since, before, limit }: RecentOptions = {},
+  { since, before, limit, state }: RecentOptions = {},
 ): Promise<MessageRecord[]> => {
   const wanted = limit ?? Number.POSITIVE_INFINITY;
   const window = { ...(since === undefined ? {} : { since }), ...(before === undefined ? {} : { before }) };
@@ -536,11 +538,15 @@ export const listRecent = async (
     } while (cursor !== undefined && found.length < wanted);
     return found;
   };
-  const listed = (await Promise.all(STATES.map(newestOf))).flat();
+  const listed = (await Promise.all((state === undefined ? STATES : [state]).map(newestOf))).flat();
   const records = table.readIndexes ? listed : await readCandidates(table, listed, window);
-  return records
-    .sort((a, b) => (a.updatedAt === b.updatedAt ? (a.id < b.id ? 1 : -1) : a.updatedAt < b.updatedAt ? 1 : -1))
-    .slice(0, wanted);
+  return (
+    records
+      // A candidate the index listed under another state is read as it is now (see above).
+      .filter((record) => state === undefined || record.state === state)
+      .sort((a, b) => (a.updatedAt === b.updatedAt ? (a.id < b.id ? 1 : -1) : a.updatedAt < b.updatedAt ? 1 : -1))
+      .slice(0, wanted)
+  );
 };
 
 /** The records themselves of index candidates, once each, kept when their own time is in the window. */

@@ -27,7 +27,19 @@ import { TABLE } from './table';
 export interface SpendRecord {
   /** Credits the SMS service reported as deducted for one send. */
   readonly deducted: number;
+  /** The send's route (the relay's notices have their own): counted apart as well, for the console's spend per route. */
+  readonly route?: string;
   readonly now?: Date;
+}
+
+/** One UTC day's counter. */
+export interface DaySpendByRoute {
+  /** `YYYY-MM-DD`, UTC. */
+  readonly day: string;
+  /** Credits every route spent that day. */
+  readonly credits: number;
+  /** Credits per route, of the sends counted with their route (a send counted by an older version has none). */
+  readonly routes: Readonly<Record<string, number>>;
 }
 
 /** What `recentSpend` read. */
@@ -36,7 +48,12 @@ export interface RecentSpend {
   readonly spent: number;
   /** When the first counted send was; absent before any. */
   readonly countedSince?: string;
+  /** The days asked for, oldest first, each with its spend (0 for a day without sends). */
+  readonly days: readonly DaySpendByRoute[];
 }
+
+/** The day item's attribute that counts a route's credits: `credits:<route>` (route ids are `[a-z0-9_-]`). */
+const ROUTE_CREDITS_PREFIX = 'credits:';
 
 /** UTC days `recentSpend` may look back on: as long as the day items are kept. */
 export const MAX_SPEND_DAYS = MONTHLY_RETENTION_SECONDS / DAY_SECONDS;
@@ -80,26 +97,37 @@ const markSince = async (table: StoreTable, at: string): Promise<void> => {
  * await store.recordSpend({ deducted: result.deducted });
  * ```
  */
-export const recordSpend = async (table: StoreTable, { deducted, now = table.clock() }: SpendRecord): Promise<void> => {
+export const recordSpend = async (
+  table: StoreTable,
+  { deducted, route, now = table.clock() }: SpendRecord,
+): Promise<void> => {
   if (!Number.isFinite(deducted) || deducted < 0) throw new StoreError(`deducted must be ≥ 0, got ${deducted}`);
   const day = utcDay(now);
   const dayEnd = epochSeconds(new Date(`${day}T00:00:00.000Z`)) + DAY_SECONDS;
+  const update = buildUpdate({
+    set: {
+      kind: str(ItemKind.Spend),
+      day: str(day),
+      [TABLE.timeToLive]: num(dayEnd + MONTHLY_RETENTION_SECONDS),
+    },
+    add: { credits: num(deducted), sends: num(1) },
+  });
+  // The route's own counter in the same ADD (the last clause): a route id is no placeholder name.
+  const byRoute =
+    route === undefined
+      ? update
+      : {
+          ...update,
+          UpdateExpression: `${update.UpdateExpression}, #routeCredits :routeCredits`,
+          ExpressionAttributeNames: {
+            ...update.ExpressionAttributeNames,
+            '#routeCredits': `${ROUTE_CREDITS_PREFIX}${route}`,
+          },
+          ExpressionAttributeValues: { ...update.ExpressionAttributeValues, ':routeCredits': num(deducted) },
+        };
   await Promise.all([
     markSince(table, now.toISOString()),
-    table.client.send(
-      new UpdateItemCommand({
-        TableName: table.tableName,
-        Key: spendDayKey(day),
-        ...buildUpdate({
-          set: {
-            kind: str(ItemKind.Spend),
-            day: str(day),
-            [TABLE.timeToLive]: num(dayEnd + MONTHLY_RETENTION_SECONDS),
-          },
-          add: { credits: num(deducted), sends: num(1) },
-        }),
-      }),
-    ),
+    table.client.send(new UpdateItemCommand({ TableName: table.tableName, Key: spendDayKey(day), ...byRoute })),
   ]);
 };
 
@@ -107,8 +135,9 @@ export const recordSpend = async (table: StoreTable, { deducted, now = table.clo
 const BATCH_GET_ATTEMPTS = 5;
 
 /**
- * What every route spent over the last `days` UTC days, today included, and since when spend is
- * counted: one consistent `BatchGetItem` of `days` + 1 items, whatever was sent.
+ * What every route spent over the last `days` UTC days, today included, in all and day by day (per
+ * route too), and since when spend is counted: one consistent `BatchGetItem` of `days` + 1 items,
+ * whatever was sent.
  *
  * @example
  * ```typescript
@@ -137,15 +166,29 @@ export const recentSpend = async (table: StoreTable, days: number, now: Date = t
   }
   let spent = 0;
   let countedSince: string | undefined;
+  const byDay = new Map<string, DaySpendByRoute>();
   for (const item of items) {
     const read = new ItemReader(item, SPEND_PK);
-    if (read.str(TABLE.sortKey) === 'SINCE') countedSince = read.optStr('countedSince');
+    if (read.str(TABLE.sortKey) === 'SINCE') {
+      countedSince = read.optStr('countedSince');
+      continue;
+    }
     // TTL deletes some time after expiry; the days asked for are all well within it.
-    else spent += read.optNum('credits') ?? 0;
+    const credits = read.optNum('credits') ?? 0;
+    spent += credits;
+    const routes: Record<string, number> = {};
+    for (const [name, value] of Object.entries(item))
+      if (name.startsWith(ROUTE_CREDITS_PREFIX) && value.N !== undefined)
+        routes[name.slice(ROUTE_CREDITS_PREFIX.length)] = Number(value.N);
+    const day = read.optStr('day');
+    if (day !== undefined) byDay.set(day, { day, credits, routes });
   }
   // Credits are decimal: sums are cut to micro-credits, as the projected balance's are.
   spent = Math.round(spent * 1e6) / 1e6;
-  return { spent, ...(countedSince === undefined ? {} : { countedSince }) };
+  const oldestFirst = Array.from({ length: days }, (_, index) =>
+    utcDay(new Date(now.getTime() - (days - 1 - index) * DAY_SECONDS * 1000)),
+  ).map((day) => byDay.get(day) ?? { day, credits: 0, routes: {} });
+  return { spent, ...(countedSince === undefined ? {} : { countedSince }), days: oldestFirst };
 };
 
 /**

@@ -7,7 +7,6 @@ import { forecastBalance, MIN_FORECAST_MS } from '../../functions/relay/balance'
 import { NOTICE_ROUTE } from '../../functions/relay/ports';
 import { clockTime, monthBounds } from '../../functions/core/local-time';
 import {
-  addUpSpend,
   type CapturedPayload,
   keptHeaders,
   MessageState,
@@ -15,7 +14,6 @@ import {
   type MessageStore,
   type Mute,
   type RecordSummary,
-  spendDays,
 } from '../../functions/store';
 import { DISMISS_STATES, MAY_HAVE_ARRIVED, needsAcceptDuplicates, REDRIVE_STATES, toRecordView } from '../records';
 import type {
@@ -33,8 +31,11 @@ import type { ConsoleSource } from './source';
 const DAY_MS = 86_400_000;
 /** Days of spend the limit and spend items are kept (the store's retention of them). */
 export const MAX_CREDIT_DAYS = 35;
-/** Balance points drawn at most: the newest sends. */
-const MAX_BALANCE_POINTS = 10_000;
+/**
+ * Sends drawn as balance points at most: the newest (the balance watch's readings draw the rest of
+ * the period). A chart a page wide shows no more, and each one is a record read.
+ */
+const MAX_BALANCE_POINTS = 500;
 
 /** A record's whole story: its SMS, every state change, the service's answer, each error, its webhook. */
 export function recordDetail(
@@ -311,39 +312,34 @@ export async function creditView(
   now: Date,
 ): Promise<CreditAnswer> {
   const since = new Date(now.getTime() - days * DAY_MS);
-  const [state, changed, readings] = await Promise.all([
+  const shownDays = Math.min(days, MAX_CREDIT_DAYS);
+  // Bounded whatever the volume: the newest sends (one index partition, newest first), the
+  // readings, and one counter item a day for the spend per route, never every record of the days.
+  const [state, sent, readings, { days: spentDays }] = await Promise.all([
     store.getBalanceState(),
-    store.summarizeRecords({ since }),
+    store.listRecent({ state: MessageState.Sent, since, limit: MAX_BALANCE_POINTS }),
     store.listBalanceReadings({ since, now }),
+    store.recentSpend(shownDays, now),
   ]);
-  const sent = changed
-    .filter((record) => record.state === MessageState.Sent && record.remainingBalance !== undefined)
-    .sort((a, b) => (a.updatedAt < b.updatedAt ? 1 : -1))
-    .slice(0, MAX_BALANCE_POINTS);
   const points = [
-    ...sent.map((record) => ({
-      at: record.sentAt ?? record.updatedAt,
-      balance: record.remainingBalance!,
-      kind: 'send' as const,
-    })),
+    ...sent.flatMap((record) =>
+      record.result === undefined
+        ? []
+        : [{ at: record.sentAt ?? record.updatedAt, balance: record.result.remainingBalance, kind: 'send' as const }],
+    ),
     ...readings.map((reading) => ({ at: reading.at, balance: reading.balance, kind: 'read' as const })),
   ].sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : 0));
   const latest = points.at(-1);
   const balance = latest?.balance ?? state.lastBalance ?? null;
   const balanceAt = latest?.at ?? state.lastCheckedAt ?? null;
 
-  const routeIds = [...source.loaded.routes.keys(), NOTICE_ROUTE];
-  const shownDays = Math.min(days, MAX_CREDIT_DAYS);
-  // The summaries already read cover the days shown: the spend is added up from them, not read again per route.
-  const spend = routeIds
-    .flatMap((route) =>
-      spendDays(addUpSpend(changed, { days: shownDays, now, route }), { days: shownDays, now }).map((day) => ({
-        day: day.day,
-        route,
-        credits: day.credits,
-      })),
+  const routeIds = new Set([...source.loaded.routes.keys(), NOTICE_ROUTE]);
+  const spend = spentDays
+    .flatMap(({ day, routes }) =>
+      Object.entries(routes)
+        .filter(([route, credits]) => routeIds.has(route) && credits > 0)
+        .map(([route, credits]) => ({ day, route, credits })),
     )
-    .filter((entry) => entry.credits > 0)
     .sort((a, b) => (a.day === b.day ? a.route.localeCompare(b.route) : a.day < b.day ? -1 : 1));
 
   // The forecast reads the day counters, as the balance watch's does: the same figures as the SMS.

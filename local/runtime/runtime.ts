@@ -313,7 +313,7 @@ function attachRelay(
   { settings, setup, url, local, sandbox, providerBaseUrl, startedAt, consoleSecret }: StartedRuntime,
 ): ConsoleAccess {
   const { loaded, terminal, clock } = setup;
-  const listings = takeTurns({ maxShare: LISTINGS_MAX_SHARE });
+  const listings = takeTurns({ maxShare: LISTINGS_MAX_SHARE, contended: () => local.inFlight() > 0 });
   const consoleAccess = createConsoleAccess({ forwardSecret: consoleSecret });
   const consoleApi = createStoreApi({
     description: `the running relay (pid ${process.pid}, ${url})`,

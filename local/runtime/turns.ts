@@ -12,6 +12,12 @@ export interface TurnsOptions {
    * least `d × (1 − share) / share` later.
    */
   readonly maxShare: number;
+  /**
+   * Whether other work is using what the tasks share now: a task whose turn comes while it is not
+   * starts at once, since its pause would leave the time to nobody.
+   * @default () => true
+   */
+  readonly contended?: () => boolean;
 }
 
 /**
@@ -19,7 +25,8 @@ export interface TurnsOptions {
  * `/_relay/records` and the console read the whole table through the one dynalite, and
  * back-to-back they would leave the sender almost no time. One at a time, each followed by a pause
  * in proportion to its length, they take at most `maxShare` of the time; a poller then gets slower
- * answers instead of stalling the sends.
+ * answers instead of stalling the sends. While nothing else uses the store (`contended`), a turn
+ * waits for no pause: a person paging through the console of an idle relay is not slowed down.
  *
  * @example
  * ```ts
@@ -27,14 +34,14 @@ export interface TurnsOptions {
  * const records = await listings.run(() => queryRecords(store, { route: 'alerts' }));
  * ```
  */
-export function takeTurns({ maxShare }: TurnsOptions): Turns {
+export function takeTurns({ maxShare, contended = () => true }: TurnsOptions): Turns {
   let queue: Promise<void> = Promise.resolve();
   let notBefore = 0;
   return {
     run: <T>(task: () => Promise<T>): Promise<T> => {
       const turn = queue.then(async () => {
         const wait = notBefore - performance.now();
-        if (wait > 0) await sleep(wait);
+        if (wait > 0 && contended()) await sleep(wait);
         const started = performance.now();
         try {
           return await task();

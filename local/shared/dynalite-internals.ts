@@ -4,7 +4,7 @@ import { RuntimeError } from './errors';
 
 /**
  * Every module of dynalite's that is not its public entry point, in one place. The local store
- * adds `TransactWriteItems` (dynalite.ts), keeps expression parses (dynalite-memo.ts) and tests
+ * adds `TransactWriteItems` (dynalite.ts) and tests
  * LevelDB's lock (local-store.ts) with dynalite's own internals, which no version promises to
  * keep: so the installed dynalite must be the one these were written and tested against, checked
  * before any of them is loaded.
@@ -36,17 +36,10 @@ export interface ItemDb {
 export interface Table {
   readonly TableName: string;
 }
-/** dynalite's sublevel of table descriptions, by table name. */
-export interface TableDb {
-  get(name: string, cb: (error: Error | null | undefined, table?: object) => void): void;
-  put(name: string, table: object, cb: (error?: Error | null) => void): void;
-  del(name: string, cb: (error?: Error | null) => void): void;
-}
 export interface Store {
   readonly options: { readonly maxItemSize: number };
   /** LevelDB; its `close` waits for the operations in flight (dynalite's lifecycle manager). */
   readonly db: { close(cb: (error?: Error | null) => void): void };
-  readonly tableDb: TableDb;
   getTable(name: string, cb: Callback<Table>): void;
   getItemDb(name: string): ItemDb;
 }
@@ -64,17 +57,6 @@ export interface Validations {
   checkTypes(data: object, types: object): Record<string, unknown>;
   checkValidations(data: object, types: object, custom: unknown, store: Store): void;
 }
-/** What dynalite's validation hands its expression parsers. */
-export type ParseContext = {
-  readonly attrNames?: Readonly<Record<string, string>>;
-  readonly attrVals?: Readonly<Record<string, object>>;
-  readonly unusedAttrNames: Record<string, true>;
-  readonly unusedAttrVals: Record<string, true>;
-  readonly isKeyCondition?: boolean;
-};
-export interface Parser {
-  parse(expression: string, options: { readonly context: ParseContext }): unknown;
-}
 /** The part of `level` (dynalite's own LevelDB binding) used to test the lock. */
 export interface LevelDatabase {
   open(): Promise<void>;
@@ -88,8 +70,6 @@ export interface DynaliteInternals {
   readonly db: DbModule;
   readonly validations: Validations;
   readonly putItemRules: { readonly types: object; readonly custom: unknown };
-  /** Its condition, update and projection parsers: one module each, shared by every dynalite in the process. */
-  readonly parsers: readonly Parser[];
   /** The LevelDB binding dynalite opens its files with (resolved from dynalite's own location). */
   readonly Level: LevelConstructor;
 }
@@ -124,9 +104,6 @@ export function dynaliteInternals(): DynaliteInternals {
     db: requireDynalite('./db') as DbModule,
     validations: requireDynalite('./validations') as Validations,
     putItemRules,
-    parsers: ['./db/conditionParser', './db/updateParser', './db/projectionParser'].map(
-      (path) => requireDynalite(path) as Parser,
-    ),
     Level: (requireDynalite('level') as { Level: LevelConstructor }).Level,
   };
   return loaded;

@@ -31,8 +31,8 @@ export interface DynaliteThreadOptions {
 /**
  * Starts dynalite in a worker thread, which answers this process only: it listens on no port (any
  * local process could reach one, and dynalite takes any signature). In a burst the
- * local runtime's one thread was saturated, dynalite (LevelDB, validation, its expression parser
- * before `dynalite-memo.ts`) a large part of it; in a worker that part runs on the other core. This process's client posts its requests to
+ * local runtime's one thread was saturated, dynalite (LevelDB, validation, its expression parsers)
+ * a large part of it; in a worker that part runs on the other core. This process's client posts its requests to
  * the worker (`handler`; cheaper for this thread than loopback HTTP), where they are emitted on
  * the server as `createDynaliteHandler` does. Same process: a kill of the runtime ends the worker
  * and frees LevelDB's lock with it.

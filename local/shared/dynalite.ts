@@ -1,5 +1,4 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
-import { keepExpressionParses, keepTableDescriptions } from './dynalite-memo';
 import {
   type AttributeMap,
   type Callback,
@@ -23,8 +22,7 @@ import {
  * for it, and a condition that fails writes nothing. It is not atomic on disk: a kill between two
  * of its puts leaves the first. Only `Put` is implemented, which is all the relay asks of it.
  *
- * It also keeps what dynalite would work out again for every request (see `dynalite-memo.ts`).
- * Both use dynalite's internal modules, through `dynalite-internals.ts` (which checks its version).
+ * It uses dynalite's internal modules, through `dynalite-internals.ts` (which checks its version).
  */
 
 export type { DynaliteOptions } from './dynalite-internals';
@@ -34,16 +32,6 @@ const TARGET = 'DynamoDB_20120810.TransactWriteItems';
 export const MAX_TRANSACT_ITEMS = 100;
 const MAX_REQUEST_BYTES = 16 * 1024 * 1024;
 const CANCELLED = 'com.amazonaws.dynamodb.v20120810#TransactionCanceledException';
-
-export interface CreateDynaliteOptions {
-  /**
-   * Keep expression parses and table descriptions (`dynalite-memo.ts`). The parsers are shared by
-   * the thread's every dynalite: `false` only leaves them alone if no dynalite of this thread
-   * kept them before (the differential test's plain dynalite runs in a thread of its own).
-   * @default true
-   */
-  readonly memo?: boolean;
-}
 
 /**
  * A dynalite server (not yet listening) that also answers `TransactWriteItems`; every other
@@ -57,7 +45,7 @@ export interface CreateDynaliteOptions {
  * server.listen(0, '127.0.0.1');
  * ```
  */
-export function createDynalite(options: DynaliteOptions, { memo = true }: CreateDynaliteOptions = {}): Server {
+export function createDynalite(options: DynaliteOptions): Server {
   const { dynalite, db } = dynaliteInternals();
   // dynalite keeps its store to itself: `create` is wrapped for the one call that makes it.
   const create = db.create;
@@ -71,10 +59,6 @@ export function createDynalite(options: DynaliteOptions, { memo = true }: Create
   }
   if (store === undefined) throw new Error('dynalite did not create its store through dynalite/db');
   const captured = store;
-  if (memo) {
-    keepExpressionParses();
-    keepTableDescriptions(captured.tableDb);
-  }
   const [answer] = server.listeners('request') as ((request: IncomingMessage, response: ServerResponse) => void)[];
   server.removeAllListeners('request');
   server.on('request', (request: IncomingMessage, response: ServerResponse) => {

@@ -208,7 +208,7 @@ describe('bench report', () => {
     const after = updateReport(before, { ...run.results, timeToSms }, [timeToSmsSection(timeToSms, 'on 2026-11-26')]);
     expect(after).toContain('| burst SMS per second | 250 | 1,000 / drain |');
     expect(after).not.toContain('| burst SMS per second | 100 |');
-    expect(after).toContain("**What bounds the burst locally: the machine's two cores.**");
+    expect(after).toContain("**What bounds the burst locally: the store's thread.**");
     expect(after.match(/## Time to SMS\n/g)).toHaveLength(1);
     expect(after).toContain('## Time to SMS on AWS (on paper)');
     expect(after).toMatch(/burst: SMS per second +250/);

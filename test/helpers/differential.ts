@@ -7,21 +7,20 @@ import { createTableInput } from '../../functions/store';
 import { listen } from '../../local/http';
 import { createDynalite } from '../../local/shared/dynalite';
 import { type Dynalite, startDynalite, TEST_ENGINE } from './dynalite';
-import { type PlainDynalite, startPlainDynalite } from './plain-dynalite';
 
 /**
- * The differential tests' engines: dynalite as its package ships it (`plain`), the relay's dynalite
- * (`memo`: its parse memo and `TransactWriteItems`, local/shared/dynalite*.ts) and, under `npm run
- * test:aws`, AWS's DynamoDB Local (`local`). The same requests go to each; the relay's dynalite
- * must answer exactly as plain dynalite, and both as DynamoDB Local (the same outcome, the same
- * error name, the same items; DynamoDB Local words its messages otherwise).
+ * The differential tests' engines: the relay's dynalite (`dynalite`: the local store's engine, with
+ * its `TransactWriteItems`, local/shared/dynalite.ts) and AWS's DynamoDB Local (`local`), so
+ * `npm run test:aws` only. The same requests go to each; the relay's dynalite must answer as
+ * DynamoDB Local (the same outcome, the same error name, the same items; DynamoDB Local words its
+ * messages otherwise).
  */
 
 export type Outcome =
   | { readonly ok: Record<string, unknown> }
   | { readonly error: string; readonly message: string; readonly reasons?: unknown };
 export type Request = (client: DynamoDBClient, table: string) => Promise<unknown>;
-export type EngineName = 'plain' | 'memo' | 'local';
+export type EngineName = 'dynalite' | 'local';
 /** One request as a store sent it: the command's name and its input. */
 export interface RecordedRequest {
   readonly command: string;
@@ -90,78 +89,67 @@ const comparable = (outcome: Outcome): unknown => {
 };
 
 export interface Engines {
-  readonly clients: Readonly<Partial<Record<EngineName, DynamoDBClient>>>;
+  readonly clients: Readonly<Record<EngineName, DynamoDBClient>>;
   /** The relay's dynalite's endpoint (a store made on it here is the one recorded). */
-  readonly memoEndpoint: string;
+  readonly dynaliteEndpoint: string;
   /**
    * Runs `requests` in order on each engine, each on a fresh table of its own (the engines side by
-   * side): `engines` answer alike step by step and leave the same items. `exact` engines must give
-   * the very same answers. Returns the first engine's answers.
+   * side): they answer alike step by step and leave the same items. Returns the relay's dynalite's
+   * answers.
    */
-  sameEverywhere(
-    requests: readonly Request[],
-    options?: { readonly engines?: readonly EngineName[]; readonly exact?: readonly EngineName[] },
-  ): Promise<Outcome[]>;
+  sameEverywhere(requests: readonly Request[]): Promise<Outcome[]>;
   close(): Promise<void>;
 }
 
-/** Plain dynalite and the relay's in this process's threads, and DynamoDB Local under `npm run test:aws`. */
+/**
+ * The relay's dynalite in this process and DynamoDB Local (`npm run test:aws`).
+ *
+ * @throws {Error} under `npm test`: with one engine there is nothing to compare
+ */
 export async function startEngines(): Promise<Engines> {
-  const plain: PlainDynalite = await startPlainDynalite();
-  const memoServer: Server = createDynalite({ createTableMs: 0, deleteTableMs: 0, updateTableMs: 0 });
-  const memoEndpoint = `http://127.0.0.1:${await listen(memoServer, { port: 0, host: '127.0.0.1' })}`;
-  const local: Dynalite | undefined = TEST_ENGINE === 'dynamodb-local' ? await startDynalite() : undefined;
-  const clients: Partial<Record<EngineName, DynamoDBClient>> = {
-    plain: clientOf(plain.endpoint),
-    memo: clientOf(memoEndpoint),
-    ...(local === undefined ? {} : { local: local.client }),
-  };
+  if (TEST_ENGINE !== 'dynamodb-local')
+    throw new Error(
+      "the differential tests compare the relay's dynalite with DynamoDB Local: run them with npm run test:aws",
+    );
+  const dynaliteServer: Server = createDynalite({ createTableMs: 0, deleteTableMs: 0, updateTableMs: 0 });
+  const dynaliteEndpoint = `http://127.0.0.1:${await listen(dynaliteServer, { port: 0, host: '127.0.0.1' })}`;
+  const local: Dynalite = await startDynalite();
+  const clients: Record<EngineName, DynamoDBClient> = { dynalite: clientOf(dynaliteEndpoint), local: local.client };
   // DynamoDB Local is one shared database for the whole run (-sharedDb): a run's own prefix keeps the
   // differential files' tables apart.
   const run = randomUUID().slice(0, 8);
   let tables = 0;
 
-  const sameEverywhere: Engines['sameEverywhere'] = async (
-    requests,
-    {
-      engines = ['plain', 'memo', 'local'] as readonly EngineName[],
-      exact = ['plain', 'memo'] as readonly EngineName[],
-    } = {},
-  ) => {
+  const sameEverywhere: Engines['sameEverywhere'] = async (requests) => {
     tables += 1;
     const table = `diff-${run}-${tables}`;
-    const present = engines.filter((engine) => clients[engine] !== undefined);
-    const answers: Record<string, Outcome[]> = {};
-    const items: Record<string, unknown> = {};
+    const answers: Partial<Record<EngineName, Outcome[]>> = {};
+    const items: Partial<Record<EngineName, unknown>> = {};
     await Promise.all(
-      present.map(async (engine) => {
-        const client = clients[engine]!;
+      (['dynalite', 'local'] as const).map(async (engine) => {
+        const client = clients[engine];
         await newTable(client, table);
-        answers[engine] = [];
-        for (const request of requests) answers[engine].push(await outcomeOf(request(client, table)));
+        const outcomes: Outcome[] = [];
+        for (const request of requests) outcomes.push(await outcomeOf(request(client, table)));
+        answers[engine] = outcomes;
         items[engine] = await itemsOf(client, table);
       }),
     );
-    const [first, ...others] = present;
-    for (const other of others) {
-      const both = exact.includes(first!) && exact.includes(other);
-      expect(both ? answers[other] : answers[other]!.map(comparable), `${other} answers as ${first}`).toEqual(
-        both ? answers[first!] : answers[first!]!.map(comparable),
-      );
-      expect(items[other], `${other} holds the items ${first} holds`).toEqual(items[first!]);
-    }
-    return answers[first!]!;
+    expect(answers.local!.map(comparable), 'DynamoDB Local answers as the relay’s dynalite').toEqual(
+      answers.dynalite!.map(comparable),
+    );
+    expect(items.local, 'DynamoDB Local holds the items the relay’s dynalite holds').toEqual(items.dynalite);
+    return answers.dynalite!;
   };
 
   return {
     clients,
-    memoEndpoint,
+    dynaliteEndpoint,
     sameEverywhere,
     close: async () => {
       for (const client of Object.values(clients)) client.destroy();
-      await local?.close();
-      await plain.close();
-      await new Promise<void>((resolve) => memoServer.close(() => resolve()));
+      await local.close();
+      await new Promise<void>((resolve) => dynaliteServer.close(() => resolve()));
     },
   };
 }

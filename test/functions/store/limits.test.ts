@@ -254,15 +254,34 @@ describe('spend', () => {
     expect(await store.spendLastDays(1, T0)).toBe(7);
     expect(await rawItem('SPEND', 'D#2025-03-01')).toMatchObject({ credits: { N: '7' }, sends: { N: '2' } });
     // Counted since the first send this table counted.
-    expect(await store.recentSpend(7, T0)).toEqual({ spent: 10.5, countedSince: at(-7 * DAY).toISOString() });
+    expect(await store.recentSpend(7, T0)).toMatchObject({ spent: 10.5, countedSince: at(-7 * DAY).toISOString() });
+  });
+
+  it('counts each route apart in the same day counters: the spend per route and day, zeros for days without sends', async () => {
+    const { store } = await newTable(db);
+    await store.recordSpend({ deducted: 2, route: 'alerts', now: at(-DAY) });
+    await Promise.all([
+      store.recordSpend({ deducted: 3, route: 'alerts', now: at(0) }),
+      store.recordSpend({ deducted: 4.5, route: 'orders-eu', now: at(1) }),
+      store.recordSpend({ deducted: 1, now: at(2) }),
+    ]);
+
+    const { days, spent } = await store.recentSpend(3, T0);
+    expect(spent).toBe(10.5);
+    expect(days).toEqual([
+      { day: '2025-02-27', credits: 0, routes: {} },
+      { day: '2025-02-28', credits: 2, routes: { alerts: 2 } },
+      { day: '2025-03-01', credits: 8.5, routes: { alerts: 3, 'orders-eu': 4.5 } },
+    ]);
   });
 
   it('counts from the first balance watch run when no send was counted yet (an upgrade of a table with sends)', async () => {
     const { store } = await newTable(db);
-    expect(await store.recentSpend(7, T0)).toEqual({ spent: 0 });
+    expect(await store.recentSpend(7, T0)).toMatchObject({ spent: 0 });
+    expect((await store.recentSpend(7, T0)).countedSince).toBeUndefined();
     await store.startSpendCount(at(-2 * DAY));
     await store.recordSpend({ deducted: 5, now: at(-DAY) });
-    expect(await store.recentSpend(7, T0)).toEqual({ spent: 5, countedSince: at(-2 * DAY).toISOString() });
+    expect(await store.recentSpend(7, T0)).toMatchObject({ spent: 5, countedSince: at(-2 * DAY).toISOString() });
   });
 
   it("spendByDay reads a route's sent records the same through the state index and, locally, by a scan", async () => {

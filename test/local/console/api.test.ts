@@ -877,3 +877,50 @@ describe('the SMS service circuit control', () => {
     expect((await local.store.getCircuit()).openedAt).toBeUndefined();
   });
 });
+
+describe('the Credit page with more sends than it draws', () => {
+  it('draws the newest 500 sends (the balance readings draw the rest), not every record of the period', async () => {
+    const before = (await getJson<CreditAnswer>('/console/api/credit?days=7')).body;
+    const sendsBefore = before.points.filter((point) => point.kind === 'send').length;
+    const busy = 520 - sendsBefore;
+    let balance = 90_000;
+    for (let next = 0; next < busy; next += 20)
+      await Promise.all(
+        Array.from({ length: Math.min(20, busy - next) }, async (_, offset) => {
+          const index = next + offset;
+          const { ids } = await local.store.acceptWebhook({
+            route: 'notify',
+            dedupeKey: `busy-credit-${index}`,
+            windowSeconds: 60,
+            now: new Date(),
+            messages: [
+              {
+                index: 0,
+                part: 1,
+                parts: 1,
+                text: `busy ${index}`,
+                to: ['255712345678'],
+                encoding: 'GSM-7',
+                characters: 6,
+                segments: 1,
+                delivery: 'at-most-once',
+              },
+            ],
+          });
+          const claimed = await local.store.claimMessage(ids[0]!);
+          balance -= 1;
+          await local.store.settle(ids[0]!, claimed!.claimToken!, {
+            state: 'SENT',
+            result: { deducted: 1, remainingBalance: balance, message: 'sent', senderId: 'SMSRELAY', recipients: [] },
+          });
+        }),
+      );
+
+    const credit = (await getJson<CreditAnswer>('/console/api/credit?days=7')).body;
+    const sends = credit.points.filter((point) => point.kind === 'send');
+    expect(sends).toHaveLength(500);
+    // The newest: the last send drawn is the last one settled, the lowest balance.
+    expect(Math.min(...sends.map((point) => point.balance))).toBe(balance);
+    expect(credit.points.every((point, index) => index === 0 || credit.points[index - 1]!.at <= point.at)).toBe(true);
+  });
+});

@@ -40,4 +40,25 @@ describe('takeTurns', () => {
       expect(spans[index]!.start - spans[index - 1]!.end).toBeGreaterThanOrEqual(took * 3 - 2); // timers may fire a millisecond early
     }
   });
+
+  it('pauses only while other work uses what the tasks share: uncontended, the next task starts at once', async () => {
+    let busy = false;
+    const turns = takeTurns({ maxShare: 0.01, contended: () => busy });
+    const slow = async (): Promise<void> => await new Promise((resolve) => setTimeout(resolve, 20));
+    // At 1 % a 20 ms task leaves about 2 s to other work: a pause taken would show.
+    await turns.run(slow);
+    const idleStart = performance.now();
+    await turns.run(async () => undefined);
+    const waitedIdle = performance.now() - idleStart;
+
+    await turns.run(slow);
+    busy = true;
+    const busyStart = performance.now();
+    await turns.run(async () => undefined);
+    const waitedBusy = performance.now() - busyStart;
+
+    expect(waitedBusy).toBeGreaterThanOrEqual(20 * 99 - 2);
+    // Uncontended it waited for no pause: far less than half the one it takes when contended.
+    expect(waitedIdle).toBeLessThan(waitedBusy / 2);
+  });
 });

@@ -14,10 +14,9 @@ import { type Engines, type RecordedRequest, replayOf, startEngines } from '../.
 /**
  * A burst through the local runtime (`startRuntime` with config/local.yaml: ingest, the stream
  * stand-in, the sender, the sweeper and the balance watch on the relay's dynalite), its store's
- * requests recorded as sent and replayed to plain dynalite, the relay's dynalite and DynamoDB Local
- * (test/helpers/differential.ts): the same answers and the same items. In `npm run test:aws` only:
- * about 600 requests replayed in order to three engines cost a minute on a busy machine, and the
- * other differential file checks the memo against plain dynalite in `npm test`.
+ * requests recorded as sent and replayed to the relay's dynalite and DynamoDB Local
+ * (test/helpers/differential.ts): the same answers and the same items. In `npm run test:aws` only,
+ * as the other differential file.
  */
 
 /** The commands that read or write items: the runtime's table set-up and health checks are not replayed. */

@@ -9,7 +9,6 @@ import {
   type TransactWriteItemsCommandInput,
   UpdateItemCommand,
 } from '@aws-sdk/client-dynamodb';
-import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createStore, ensureTable } from '../../../functions/store';
 import {
@@ -22,10 +21,10 @@ import {
 } from '../../helpers/differential';
 
 /**
- * The same requests to dynalite as its package ships it, to the relay's dynalite (its parse memo
- * and `TransactWriteItems`, local/shared/dynalite*.ts) and, under `npm run test:aws`, to AWS's
- * DynamoDB Local (test/helpers/differential.ts): hand-written cases, generated ones and the store's
- * own traffic. A burst through the local runtime, replayed the same way, is in
+ * The same requests to the relay's dynalite (the local store's engine, with its
+ * `TransactWriteItems`, local/shared/dynalite.ts) and to AWS's DynamoDB Local
+ * (test/helpers/differential.ts), in `npm run test:aws`: hand-written cases and the store's own
+ * traffic. A burst through the local runtime, replayed the same way, is in
  * dynalite-differential-burst.test.ts (`npm run test:aws`).
  */
 
@@ -36,7 +35,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await engines?.close();
 });
-const sameEverywhere: Engines['sameEverywhere'] = (requests, options) => engines.sameEverywhere(requests, options);
+const sameEverywhere: Engines['sameEverywhere'] = (requests) => engines.sameEverywhere(requests);
 
 const s = (value: string): AttributeValue => ({ S: value });
 const n = (value: number): AttributeValue => ({ N: String(value) });
@@ -63,59 +62,7 @@ const put =
   (client, table) =>
     client.send(new PutItemCommand({ TableName: table, Item: { pk: s('P'), ...item }, ...condition }));
 
-describe('the parse memo answers as plain dynalite', () => {
-  it('keeps names an update used for a condition that uses them too (defect 28.8 a)', async () => {
-    await sameEverywhere([
-      put({ sk: s('a'), b: s('x') }),
-      // The update parse uses #b first; the condition then finds it used already.
-      update('a', {
-        UpdateExpression: 'SET #a = :v REMOVE #b',
-        ConditionExpression: 'attribute_exists(#b)',
-        ExpressionAttributeNames: { '#a': 'a', '#b': 'b' },
-        ExpressionAttributeValues: { ':v': s('1') },
-      }),
-      put({ sk: s('b'), b: s('x') }),
-      // The same condition with an update that does not use #b: the condition must mark it used.
-      update('b', {
-        UpdateExpression: 'SET #a = :v',
-        ConditionExpression: 'attribute_exists(#b)',
-        ExpressionAttributeNames: { '#a': 'a', '#b': 'b' },
-        ExpressionAttributeValues: { ':v': s('2') },
-      }),
-      (client, table) =>
-        client.send(
-          new GetItemCommand({
-            TableName: table,
-            Key: key('b'),
-            ProjectionExpression: '#a, #b',
-            ExpressionAttributeNames: { '#a': 'a', '#b': 'b' },
-          }),
-        ),
-    ]);
-  });
-
-  it('tells apart name maps that read alike when joined (defect 28.8 b)', async () => {
-    await sameEverywhere([
-      update('c', {
-        UpdateExpression: 'SET #a = :v',
-        ExpressionAttributeNames: { '#a': 'x\u0000#b=y' },
-        ExpressionAttributeValues: { ':v': s('1') },
-      }),
-      // Joined as `name=value\0`, this map reads as the one above: the kept tree would write `x\0#b=y`.
-      update('c', {
-        UpdateExpression: 'SET #a = :v',
-        ConditionExpression: 'attribute_not_exists(#b)',
-        ExpressionAttributeNames: { '#a': 'x', '#b': 'y' },
-        ExpressionAttributeValues: { ':v': s('2') },
-      }),
-      update('c', {
-        UpdateExpression: 'SET #a = :v',
-        ExpressionAttributeNames: { '#a': 'x:1' },
-        ExpressionAttributeValues: { ':v': s('3') },
-      }),
-    ]);
-  });
-
+describe('the relay’s kinds of expression', () => {
   it('answers the relay’s kinds of expression alike, each repeated with other values, names and types', async () => {
     const claim = (sk: string, expected: string, next: string, at: string) =>
       update(sk, {
@@ -301,50 +248,6 @@ describe('the parse memo answers as plain dynalite', () => {
   });
 });
 
-describe('the parse memo, on generated requests', () => {
-  // Few expressions and names, so that shapes repeat; names that a key made by joining strings
-  // would confuse; values of several types. Each request names exactly the placeholders it uses.
-  const attribute = fc.constantFrom('a', 'x\u0000#b=y', 'x', 'y');
-  const value = fc.constantFrom(s('1'), n(1), { L: [s('e')] }, { SS: ['p'] });
-  const request = fc.record({
-    update: fc.constantFrom(
-      'SET #a = :v',
-      'SET #a = :v REMOVE #b',
-      'ADD #a :v',
-      'SET #a = list_append(#b, :v)',
-      'DELETE #a :v',
-    ),
-    condition: fc.option(
-      fc.constantFrom('attribute_exists(#b)', '#a = :v', 'attribute_not_exists(#b) OR #b <> :v', 'size(#b) > :v'),
-      { nil: undefined },
-    ),
-    a: attribute,
-    b: attribute,
-    v: value,
-    sk: fc.constantFrom('g1', 'g2'),
-  });
-
-  it('answers as plain dynalite, whatever names, values and expressions a sequence of requests repeats', async () => {
-    await fc.assert(
-      fc.asyncProperty(fc.array(request, { minLength: 2, maxLength: 8 }), async (requests) => {
-        await sameEverywhere(
-          requests.map(({ update: expression, condition, a, b, v, sk }) => {
-            const uses = `${expression} ${condition ?? ''}`;
-            return update(sk, {
-              UpdateExpression: expression,
-              ...(condition === undefined ? {} : { ConditionExpression: condition }),
-              ExpressionAttributeNames: { '#a': a, ...(uses.includes('#b') ? { '#b': b } : {}) },
-              ExpressionAttributeValues: { ':v': v },
-            });
-          }),
-          { engines: ['plain', 'memo'] },
-        );
-      }),
-      { numRuns: 150 },
-    );
-  });
-});
-
 describe('TransactWriteItems answers as on DynamoDB Local', () => {
   const guard = (sk: string, owner: string, returnOld = true) => ({
     Put: {
@@ -374,20 +277,17 @@ describe('TransactWriteItems answers as on DynamoDB Local', () => {
       );
 
   it('writes all or none, with one reason per action and the refusing item where asked', async () => {
-    const answers = await sameEverywhere(
-      [
-        transact([guard('k', 'a'), record('1'), record('2')], 'TOTAL'),
-        transact([guard('k', 'b'), record('3')]),
-        transact([guard('k', 'b', false), record('3')]),
-        transact([guard('k', 'a'), record('1')]),
-        transact([record('4'), guard('k', 'c'), guard('j', 'c')]),
-        transact([guard('k', 'a'), record('5')]),
-        transact([]),
-        transact(Array.from({ length: 101 }, (_, position) => record(`many-${position}`))),
-        transact([{ Put: { TableName: '', Item: { pk: s('R') } } }]),
-      ],
-      { engines: ['memo', 'local'], exact: [] },
-    );
+    const answers = await sameEverywhere([
+      transact([guard('k', 'a'), record('1'), record('2')], 'TOTAL'),
+      transact([guard('k', 'b'), record('3')]),
+      transact([guard('k', 'b', false), record('3')]),
+      transact([guard('k', 'a'), record('1')]),
+      transact([record('4'), guard('k', 'c'), guard('j', 'c')]),
+      transact([guard('k', 'a'), record('5')]),
+      transact([]),
+      transact(Array.from({ length: 101 }, (_, position) => record(`many-${position}`))),
+      transact([{ Put: { TableName: '', Item: { pk: s('R') } } }]),
+    ]);
     expect(answers.map((answer) => ('ok' in answer ? 'ok' : answer.error))).toEqual([
       'ok',
       'TransactionCanceledException',
@@ -417,7 +317,7 @@ describe('the relay’s own traffic', () => {
   };
 
   it('gives the same answers and items when the store’s requests are replayed to each engine', async () => {
-    const client = clientOf(engines.memoEndpoint);
+    const client = clientOf(engines.dynaliteEndpoint);
     await ensureTable(client, 'traffic-recorded');
     const requests = recording(client);
     const store = createStore({ client, tableName: 'traffic-recorded', clock: () => at(0) });

@@ -27,7 +27,7 @@ describe("dynalite's internal modules", () => {
       );
     }
     const internals = dynaliteInternals();
-    expect(internals.parsers).toHaveLength(3);
+    expect(typeof internals.db.validateItem).toBe('function');
     expect(typeof internals.db.checkConditional).toBe('function');
   });
 

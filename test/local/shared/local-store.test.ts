@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { MessageStore, NewMessage } from '../../../functions/store';
 import { RuntimeError } from '../../../local/shared/errors';
-import { openLocalStore, type LocalStore } from '../../../local/shared/local-store';
+import { LOCAL_AUTHORIZATION, openLocalStore, type LocalStore } from '../../../local/shared/local-store';
 import {
   parseSince,
   parseState,
@@ -75,6 +75,33 @@ describe('the local store', () => {
       state: 'PENDING',
       text: 'notify persist',
     });
+  });
+
+  it('hands dynalite its requests unsigned: the fixed fields it checks for, no SigV4 of the body', async () => {
+    // A store of its own: the client builds each command's middleware once, at its first request.
+    const own = mkdtempSync(join(tmpdir(), 'sms-relay-store-unsigned-'));
+    const fresh = await openLocalStore({ dataDir: own, tableName: 'sms-relay' });
+    const seen: Record<string, string>[] = [];
+    fresh.client.middlewareStack.add(
+      (next) => async (args) => {
+        const answer = await next(args);
+        seen.push({ ...(args.request as { headers: Record<string, string> }).headers });
+        return answer;
+      },
+      { step: 'finalizeRequest', priority: 'low', name: 'seeHeaders' },
+    );
+    try {
+      const id = await accept(fresh.store, 'notify', 'unsigned', 1);
+      expect(await fresh.store.getMessage(id)).toMatchObject({ id, state: 'PENDING' });
+    } finally {
+      await fresh.close();
+      rmSync(own, { recursive: true, force: true });
+    }
+    expect(seen).toHaveLength(2);
+    for (const headers of seen) {
+      expect(headers).toMatchObject(LOCAL_AUTHORIZATION);
+      expect(headers).not.toHaveProperty('x-amz-content-sha256');
+    }
   });
 });
 
