@@ -23,6 +23,7 @@ import { PeopleSchema, SchedulesSchema } from './oncall-schema';
 import { AckSchema, EscalateSchema, IncidentSchema, RenotifySchema } from './paging-schema';
 import { AlarmsSchema } from './alarms-schema';
 import { DeliveryPolicy, LengthPolicy, RoutePriority } from './policies';
+import { DEFAULT_MAX_PARTS, MAX_PARTS_CEILING } from '../fitting/constants';
 
 // Defined in a module without zod, so the Lambda handlers can use them without the schema.
 export { DeliveryPolicy, LengthPolicy, RoutePriority } from './policies';
@@ -126,7 +127,7 @@ export const RouteSchema = z
       .regex(/^[A-Za-z_][\w-]*(\.[A-Za-z_][\w-]*)*$/, { message: 'fanOut is a dotted path to an array, like "alerts"' })
       .optional(),
     length: z.enum(Object.values(LengthPolicy)).default(LengthPolicy.Truncate),
-    maxParts: z.number().int().min(1).max(10).default(3),
+    maxParts: z.number().int().min(1).max(MAX_PARTS_CEILING).default(DEFAULT_MAX_PARTS),
     dedupeWindow: duration.optional(),
     /** How long each authenticated payload of the route is kept (body and an allow-list of headers, see `capturedHeaderNames`) for the console. */
     capture: duration.optional(),
