@@ -55,7 +55,7 @@ describe('delivery by source', () => {
 describe('secrets', () => {
   it('may be left out: the stack then names the secret after the environment', () => {
     expect(
-      loadConfig(`${PROVIDER}routes:\n  ci: { source: github, secret: gh, recipients: ["+255712345678"] }\n`).config
+      loadConfig(`${PROVIDER}routes:\n  ci: { source: github, secret: gh, recipients: ["+255712345678"] }\n`).settings
         .secrets,
     ).toBeUndefined();
   });
@@ -66,7 +66,7 @@ describe('the deploy block', () => {
     `${PROVIDER}deploy: ${deploy}\nroutes:\n  ci: { source: github, secret: gh, recipients: ["+255712345678"] }\n`;
 
   it('takes throttle, memory, log retention, what deleting does, and the capture opt-in', () => {
-    const { config } = loadConfig(
+    const { settings: config } = loadConfig(
       withDeploy(
         '{ throttle: { rate: 10, burst: 20 }, memory: { ingest: 512, balance-watch: 128 }, logRetentionDays: 90, onDelete: destroy, allowCapture: true }',
       ),
