@@ -3,7 +3,7 @@ import type { Incident } from '../../../functions/core/paging/incident';
 import { ID_PATTERN } from '../../../functions/store/id-pattern';
 import { CliError } from '../../shared/errors';
 import { fail } from '../output';
-import { openAccess, type StoreOptions, withStoreOptions } from './logs';
+import { openAccess, type StoreOptions, withStoreOptions } from '../options';
 
 /** One element of `sms-relay incidents --json`. */
 export interface IncidentLine {
