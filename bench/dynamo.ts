@@ -254,8 +254,8 @@ export async function runDynamo({
       secrets,
       sms: createSmsClientSource({
         secrets,
-        baseUrl: loaded.config.provider.baseUrl,
-        timeoutMs: loaded.config.provider.timeoutMs,
+        baseUrl: loaded.settings.provider.baseUrl,
+        timeoutMs: loaded.settings.provider.timeoutMs,
       }),
       logger: { debug: discard, info: discard, warn: discard, error: discard },
       metrics: { add: discard },

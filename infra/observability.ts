@@ -1,7 +1,6 @@
 import { Duration, Validations } from 'aws-cdk-lib';
 import type * as apigwv2 from 'aws-cdk-lib/aws-apigatewayv2';
 import * as cloudwatch from 'aws-cdk-lib/aws-cloudwatch';
-import * as actions from 'aws-cdk-lib/aws-cloudwatch-actions';
 import type * as dynamodb from 'aws-cdk-lib/aws-dynamodb';
 import type * as lambda from 'aws-cdk-lib/aws-lambda';
 import * as logs from 'aws-cdk-lib/aws-logs';
@@ -11,8 +10,11 @@ import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
 import { BALANCE_SCHEDULE } from '../functions/core/defaults';
 import { HANDLER_NAMES, type HandlerName } from './bundle';
-import { pascalCase, relayStackName } from './names';
+import { relayStackName } from './names';
 import { METRICS, RelayMetric } from '../functions/core/metrics';
+import { functionMetrics, relayAlarms } from './alarms/build';
+import type { AlarmContext } from './alarms/table';
+import { ALARM_THRESHOLDS } from './alarms/thresholds';
 import {
   type AlarmEndpoint,
   AlarmEndpointKind,
@@ -72,28 +74,8 @@ export interface RelayObservabilityProps {
   readonly deliveryLatencyP99Seconds?: number;
 }
 
-const ONE_MINUTE = Duration.minutes(1);
 const FIVE_MINUTES = Duration.minutes(5);
-const ONE_HOUR = Duration.hours(1);
 const ONE_DAY_SECONDS = 86_400;
-
-/** The alarm thresholds the runbook in docs/deploying.md documents. */
-export const ALARM_THRESHOLDS = {
-  /** Stream records waiting longer than this (ms) at the sender: the stream is stalling. */
-  iteratorAgeMs: 60_000,
-  /** The oldest due PENDING record waiting longer than this (seconds): the sweeper is not draining. */
-  pendingAgeSeconds: 300,
-  /** Refused webhooks on one route within one hour: a rarely-called sender with a wrong secret still trips it. */
-  rejectedPerHour: 2,
-  /**
-   * Minutes running without a sweep before `SweeperNotRunning` fires (the sweep runs each minute):
-   * 1-minute periods, all of them missing, so one sweep that slips into the next minute does not page.
-   */
-  sweeperSilentMinutes: 3,
-  /** A throttle alarm fires on this many of its last `throttlePeriods` 5-minute periods: one burst is not a page. */
-  throttleDatapoints: 2,
-  throttlePeriods: 3,
-} as const;
 
 /**
  * What the stack does with each metric the relay publishes: every {@link RelayMetric} has a tile on
@@ -167,7 +149,8 @@ export type MetricAlarmDecision =
  * lag, the PENDING backlog, throttles, an unreadable balance, records this version cannot decode,
  * function errors), and on the watchers themselves (the sweeper or the balance watch not running).
  *
- * Every alarm also notifies on return to OK, so a mailbox shows when a problem ended. Counts of
+ * The alarms are the rows of `infra/alarms/` (`ALARM_SECTIONS`), the same rows docs/deploying.md's
+ * alarm tables are written from. Every alarm also notifies on return to OK, so a mailbox shows when a problem ended. Counts of
  * events treat missing data as fine (the relay is quiet most of the time); the gauges each sweep
  * publishes keep their state while data is missing (the `SweeperNotRunning` alarm speaks for
  * that); the watchers' alarms treat missing data as breaching. The texts name the environment and
@@ -195,319 +178,9 @@ export class RelayObservability extends Construct {
       period: Duration = FIVE_MINUTES,
       route?: string,
     ): cloudwatch.Metric => relayMetric(props.namespace, name, statistic, period, route);
-    const sum = (name: RelayMetric): cloudwatch.Metric => relay(name, 'Sum');
-    const gauge = (name: RelayMetric): cloudwatch.Metric => relay(name, 'Maximum');
-    const cli = (command: string): string => `\`sms-relay ${command.replace('{env}', `--env ${env}`)}\``;
 
     this.topics = alarmTopics(this, env, props);
 
-    const alarms: cloudwatch.Alarm[] = [];
-    /** An alarm and its recovery into the topic of its severity (a ticket unless it says `page`). */
-    const alarm = (
-      alarmId: string,
-      {
-        severity = AlarmSeverity.Ticket,
-        ...alarmProps
-      }: Omit<cloudwatch.AlarmProps, 'alarmName' | 'comparisonOperator' | 'evaluationPeriods'> &
-        Partial<cloudwatch.AlarmProps> & { readonly severity?: AlarmSeverity },
-    ): cloudwatch.Alarm => {
-      const created = new cloudwatch.Alarm(this, alarmId, {
-        alarmName: `${prefix}-${alarmId}`,
-        treatMissingData: cloudwatch.TreatMissingData.NOT_BREACHING,
-        comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_OR_EQUAL_TO_THRESHOLD,
-        evaluationPeriods: 1,
-        ...alarmProps,
-      });
-      created.addAlarmAction(new actions.SnsAction(this.topics[severity]));
-      created.addOkAction(new actions.SnsAction(this.topics[severity]));
-      alarms.push(created);
-      return created;
-    };
-    const page = AlarmSeverity.Page;
-    // Throttles pass on their own (everything is retried): one burst is not worth a message.
-    const throttled = {
-      evaluationPeriods: ALARM_THRESHOLDS.throttlePeriods,
-      datapointsToAlarm: ALARM_THRESHOLDS.throttleDatapoints,
-    } as const;
-    const runbook = (what: string, todo: string): string =>
-      `sms-relay ${env}: ${what} First response: ${todo} (docs/deploying.md, Alarms).`;
-    // A gauge each sweep publishes: while the sweeper is silent the alarm keeps its state (an
-    // e-mailed OK would claim the records were handled); SweeperNotRunning fires instead.
-    const stuckNow = (alarmId: string, name: RelayMetric, what: string, todo: string): void => {
-      alarm(alarmId, {
-        alarmDescription: runbook(what, todo),
-        metric: gauge(name),
-        threshold: 1,
-        treatMissingData: cloudwatch.TreatMissingData.IGNORE,
-      });
-    };
-
-    // Records stuck now: the sweeper counts them each minute, so these stay in alarm until handled.
-    stuckNow(
-      'MessagesUnknown',
-      RelayMetric.UnknownNow,
-      'At least one message is UNKNOWN now: the SMS service failed or timed out mid-send, so it may or may not have arrived.',
-      `${cli('logs {env} --state UNKNOWN')}; check with the recipients or the SMS service whether they arrived; resend the rest knowingly with ${cli('redrive {env} --state UNKNOWN --accept-duplicates')} (they may arrive twice)`,
-    );
-    stuckNow(
-      'MessagesParked',
-      RelayMetric.ParkedNow,
-      'At least one message is PARKED now: the balance could not pay for it.',
-      `top up, then ${cli('redrive {env} --state PARKED')}`,
-    );
-    stuckNow(
-      'MessagesFailed',
-      RelayMetric.FailedNow,
-      'At least one message is FAILED now: the SMS service refused it for good, or its attempts ran out; it was not sent.',
-      `${cli('logs {env} --state FAILED')} shows why; fix the cause (sender id, recipients), then ${cli('redrive {env} --state FAILED')}`,
-    );
-    stuckNow(
-      'MessagesHeld',
-      RelayMetric.HeldNow,
-      'At least one message is HELD now: its route was over a limit (rate or daily budget).',
-      `${cli('logs {env} --state HELD')}; raise the route's limits in config/${env}.yaml and deploy, or send what must go with ${cli('redrive {env} --state HELD')}`,
-    );
-    stuckNow(
-      'DigestsOverdue',
-      RelayMetric.DeferredOverdue,
-      'At least one DEFERRED message is past its window: its digest SMS is late (the sweeper sends digests).',
-      `${cli('logs {env} --state DEFERRED')}; see the sweeper log and the SweeperNotRunning alarm`,
-    );
-    stuckNow(
-      'IncidentsUnacknowledged',
-      RelayMetric.IncidentsUnacknowledged,
-      'At least one incident went through every escalation and renotify step and is neither acknowledged nor resolved: everyone it paged stayed silent.',
-      `${cli('incidents {env}')} lists them; reach the people by other means, then ${cli('ack {env} <incident>')}; review the route's escalate steps`,
-    );
-    alarm('SmsServiceUnreachable', {
-      alarmDescription: runbook(
-        "SMS service unreachable: sends are paused; messages wait as PENDING without spending attempts, and the relay probes the service until it answers, then sends them oldest first. The alarm's state-change time says since when.",
-        `check the SMS service's status and ${cli('balance {env}')}; nothing to resend: the waiting messages go out by themselves when it answers (${cli('logs {env} --state PENDING')} shows them)`,
-      ),
-      metric: gauge(RelayMetric.SmsServiceUnreachable),
-      threshold: 1,
-      treatMissingData: cloudwatch.TreatMissingData.IGNORE,
-      severity: page,
-    });
-
-    // Paging itself: an escalation that did not go out, or went out late, pages at once (1-minute periods).
-    alarm('IncidentsOverdue', {
-      alarmDescription: runbook(
-        'At least one open incident has a next escalation or renotify step more than 2 minutes overdue: the next person is not being paged on time.',
-        `${cli('incidents {env}')} lists them; see the sweeper log, the SweeperNotRunning and EscalationErrors alarms; page the next person by hand until it recovers`,
-      ),
-      metric: relay(RelayMetric.IncidentsOverdue, 'Maximum', ONE_MINUTE),
-      threshold: 1,
-      treatMissingData: cloudwatch.TreatMissingData.IGNORE,
-      severity: page,
-    });
-    alarm('EscalationErrors', {
-      alarmDescription: runbook(
-        'An escalation or renotify step could not be recorded (the store refusing), or its SMS can never go (no valid recipient, a text that cannot fit): someone who should have been paged was not.',
-        `see the sweeper log ("escalation not recorded", with the incident and step) and ${cli('incidents {env}')}; page the next person by hand, then ${cli('ack {env} <incident>')}`,
-      ),
-      metric: relay(RelayMetric.EscalationErrors, 'Sum', ONE_MINUTE),
-      threshold: 1,
-      severity: page,
-    });
-    for (const route of props.criticalRoutes ?? []) {
-      alarm(`UnknownOrFailed-${route}`, {
-        alarmDescription: runbook(
-          `Critical route ${route} has a new UNKNOWN or FAILED message: an alert that must wake someone may not have reached them.`,
-          `${cli(`logs {env} --route ${route} --state FAILED`)} and ${cli(`logs {env} --route ${route} --state UNKNOWN`)}; tell the recipients another way; fix the cause, then redrive`,
-        ),
-        metric: new cloudwatch.MathExpression({
-          expression: 'FILL(unknown, 0) + FILL(failed, 0)',
-          usingMetrics: {
-            unknown: relay(RelayMetric.Unknown, 'Sum', ONE_MINUTE, route),
-            failed: relay(RelayMetric.Failed, 'Sum', ONE_MINUTE, route),
-          },
-          label: `UNKNOWN or FAILED on ${route}`,
-          period: ONE_MINUTE,
-        }),
-        threshold: 1,
-        severity: page,
-      });
-      const latencySeconds = props.deliveryLatencyP99Seconds ?? DEFAULT_DELIVERY_LATENCY_P99_SECONDS;
-      alarm(`DeliveryLatency-${route}`, {
-        alarmDescription: runbook(
-          `Critical route ${route}: the slowest 1% of its SMS took more than ${latencySeconds} s from the webhook to SENT (alarms.deliveryLatencyP99) in 5 minutes.`,
-          `see the SmsServiceUnreachable, PendingBacklog and SenderIteratorAge alarms, the sender's duration and throttles, and ${cli(`logs {env} --route ${route}`)}`,
-        ),
-        metric: relay(RelayMetric.DeliveryLatency, 'p99', FIVE_MINUTES, route),
-        threshold: latencySeconds * 1000,
-        comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
-      });
-    }
-
-    // The watchers: silence is the alarm.
-    alarm('SweeperNotRunning', {
-      alarmDescription: runbook(
-        `The sweeper has not completed a run for ${ALARM_THRESHOLDS.sweeperSilentMinutes} minutes: escalations, renotify and handoff SMS stop (nobody further is paged), and so do retries, stale-send recovery, digests, held summaries and the routes' heartbeats.`,
-        "check the sweep schedule (EventBridge rule enabled), the sweeper's log group and errors, and the dead-letter queue; meanwhile page by hand from the incidents list",
-      ),
-      metric: relay(RelayMetric.Sweeps, 'SampleCount', ONE_MINUTE),
-      threshold: 1,
-      comparisonOperator: cloudwatch.ComparisonOperator.LESS_THAN_THRESHOLD,
-      evaluationPeriods: ALARM_THRESHOLDS.sweeperSilentMinutes,
-      datapointsToAlarm: ALARM_THRESHOLDS.sweeperSilentMinutes,
-      treatMissingData: cloudwatch.TreatMissingData.BREACHING,
-      severity: page,
-    });
-    const balanceWindow = balanceReadWindow(props.balanceSchedule ?? BALANCE_SCHEDULE);
-    alarm('BalanceWatchNotRunning', {
-      alarmDescription: runbook(
-        `The balance watch has not completed a run in ${balanceWindow.period.toHumanString()} (balance.schedule ${props.balanceSchedule ?? BALANCE_SCHEDULE}): nobody is warned before the balance runs dry.`,
-        'check the balance schedule (EventBridge rule enabled), the balance-watch log group and errors, and the dead-letter queue',
-      ),
-      metric: relay(RelayMetric.BalanceReadFailed, 'SampleCount', balanceWindow.period),
-      threshold: 1,
-      comparisonOperator: cloudwatch.ComparisonOperator.LESS_THAN_THRESHOLD,
-      treatMissingData: cloudwatch.TreatMissingData.BREACHING,
-    });
-
-    // Balance.
-    if (props.balanceThreshold !== undefined) {
-      alarm('BalanceLow', {
-        alarmDescription: runbook(
-          `The SMS provider balance is below ${props.balanceThreshold}.`,
-          `top up, then ${cli('redrive {env} --state PARKED')}`,
-        ),
-        metric: relay(RelayMetric.RemainingBalance, 'Minimum', ONE_HOUR),
-        threshold: props.balanceThreshold,
-        comparisonOperator: cloudwatch.ComparisonOperator.LESS_THAN_THRESHOLD,
-        // The balance arrives once per watch run; between runs the last reading stands.
-        treatMissingData: cloudwatch.TreatMissingData.IGNORE,
-        severity: page,
-      });
-    }
-    alarm('BalanceUnreadable', {
-      alarmDescription: runbook(
-        `The balance watch could not read the balance ${balanceWindow.threshold === 1 ? 'on its last run' : 'on two runs'} (provider unreachable, or the API key refused).`,
-        `see the balance-watch log; ${cli('balance {env}')}; check providerApiKey in the secret ${props.secretNames.provider}`,
-      ),
-      metric: relay(RelayMetric.BalanceReadFailed, 'Sum', balanceWindow.period),
-      threshold: balanceWindow.threshold,
-    });
-
-    // Messages that will not be sent, or wait.
-    for (const route of props.routes) {
-      alarm(`Dropped-${route}`, {
-        alarmDescription: runbook(
-          `Route ${route} dropped a webhook or message: its template no longer fits the payload, its recipients resolved to nothing, or an SMS of an incident waited (an outage) until the incident was acknowledged or resolved. Nothing was sent for it. (A planned mute counts Muted, not this.)`,
-          `${cli(`logs {env} --route ${route}`)} shows the reason; fix the route's template or recipients in config/${env}.yaml and deploy`,
-        ),
-        metric: relay(RelayMetric.Dropped, 'Sum', FIVE_MINUTES, route),
-        threshold: 1,
-      });
-    }
-    alarm('UndecodableRecords', {
-      alarmDescription: runbook(
-        'The relay met records this version cannot read (written by a newer version before a rollback); they are skipped and logged by id, everything else carries on.',
-        'deploy the newer version again, or leave them: the log names each id',
-      ),
-      metric: sum(RelayMetric.UndecodableRecords),
-      threshold: 1,
-    });
-    alarm('FailureQueueNotEmpty', {
-      alarmDescription: runbook(
-        "Stream records exhausted the sender's retries; their records stay PENDING or SENDING in the table and the sweeper settles them.",
-        `see the sender log around the queued batch's arrival time, check ${cli('logs {env} --state PENDING')} drains, then purge the queue`,
-      ),
-      metric: props.failureQueue.metricApproximateNumberOfMessagesVisible({
-        statistic: 'Maximum',
-        period: FIVE_MINUTES,
-      }),
-      threshold: 1,
-    });
-    // A page that reached nobody must reach someone: the ticket topic (e-mail) says so.
-    alarm('PagesUndelivered', {
-      alarmDescription: runbook(
-        'SNS could not deliver a paging alarm to one of alarms.page (an SMS refused: the account still in the SMS sandbox, a spend limit; an HTTPS endpoint down).',
-        `see the page topic's delivery status (SNS text messaging delivery logs, \`aws sns list-subscriptions-by-topic\`); fix alarms.page in config/${env}.yaml`,
-      ),
-      metric: this.topics[page].metricNumberOfNotificationsFailed({ statistic: 'Sum', period: FIVE_MINUTES }),
-      threshold: 1,
-    });
-    alarm('DeadLetterQueueNotEmpty', {
-      alarmDescription: runbook(
-        'A scheduled run or an alarm e-mail could not be delivered.',
-        'read the dead-letter queue, fix the cause, purge it',
-      ),
-      metric: props.deadLetterQueue.metricApproximateNumberOfMessagesVisible({
-        statistic: 'Maximum',
-        period: FIVE_MINUTES,
-      }),
-      threshold: 1,
-    });
-
-    // Webhooks refused.
-    alarm('WebhooksRefused5xx', {
-      alarmDescription: runbook(
-        'The webhook endpoint answered 5xx: nothing was recorded and the sender must retry (a store failure, a misconfigured route, ingest failing).',
-        'see the ingest log and the RouteMisconfigured alarm',
-      ),
-      metric: props.stage.metricServerError({ statistic: 'Sum', period: FIVE_MINUTES }),
-      threshold: 1,
-      severity: page,
-    });
-    alarm('RouteMisconfigured', {
-      alarmDescription: runbook(
-        "A route's secret is missing from the route secrets (or can never authenticate): its webhooks are refused with 500.",
-        `put every route secret from a file: \`aws secretsmanager put-secret-value --secret-id ${props.secretNames.routes} --secret-string file://routes.json\``,
-      ),
-      metric: sum(RelayMetric.RouteMisconfigured),
-      threshold: 1,
-    });
-    for (const route of props.routes) {
-      alarm(`Rejected-${route}`, {
-        alarmDescription: runbook(
-          `Route ${route} refused at least ${ALARM_THRESHOLDS.rejectedPerHour} webhooks (401/400/413) in an hour: a sender with a wrong secret, or someone probing the route.`,
-          `see the ingest log for the reason; fix the secret at the sender or in the route secrets`,
-        ),
-        metric: relay(RelayMetric.Rejected, 'Sum', ONE_HOUR, route),
-        threshold: ALARM_THRESHOLDS.rejectedPerHour,
-      });
-    }
-
-    // Stalls.
-    alarm('SenderIteratorAge', {
-      alarmDescription: runbook(
-        'New records waited more than a minute on the table stream before the sender took them.',
-        "see the sender's errors, throttles and duration; the sweeper sends what waits",
-      ),
-      metric: props.functions.sender.metric('IteratorAge', { statistic: 'Maximum', period: FIVE_MINUTES }),
-      threshold: ALARM_THRESHOLDS.iteratorAgeMs,
-      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
-      severity: page,
-    });
-    alarm('PendingBacklog', {
-      alarmDescription: runbook(
-        `The oldest due PENDING record has waited more than ${ALARM_THRESHOLDS.pendingAgeSeconds / 60} minutes: the sweeper is not draining the backlog (PendingDue on the dashboard counts it).`,
-        `${cli('logs {env} --state PENDING')}; see the sweeper log and the SmsServiceUnreachable alarm`,
-      ),
-      metric: relay(RelayMetric.OldestPendingAgeSeconds, 'Maximum'),
-      threshold: ALARM_THRESHOLDS.pendingAgeSeconds,
-      comparisonOperator: cloudwatch.ComparisonOperator.GREATER_THAN_THRESHOLD,
-      severity: page,
-    });
-    alarm('SweepErrors', {
-      alarmDescription: runbook(
-        'The sweeper could not send due records (the store failing); they stay due.',
-        'see the sweeper log and the table throttles',
-      ),
-      metric: sum(RelayMetric.SweepErrors),
-      threshold: 1,
-    });
-    alarm('TableThrottles', {
-      alarmDescription: runbook(
-        `DynamoDB throttled reads or writes of the message table or its indexes in ${ALARM_THRESHOLDS.throttleDatapoints} of the last ${ALARM_THRESHOLDS.throttlePeriods} 5-minute periods.`,
-        "see the table's metrics; on-demand tables throttle on sudden bursts past twice the previous peak",
-      ),
-      metric: tableThrottles(props.table, props.indexNames),
-      threshold: 1,
-      ...throttled,
-    });
     const apiThrottled = new logs.MetricFilter(this, 'ApiThrottledFilter', {
       logGroup: props.accessLogs,
       // The webhooks' 429s: the acknowledge link has limits of its own (ACK_THROTTLE).
@@ -519,31 +192,40 @@ export class RelayObservability extends Construct {
       metricName: API_THROTTLED,
       metricValue: '1',
     });
-    alarm('ApiThrottled', {
-      alarmDescription: runbook(
-        `The webhook endpoint answered 429 in ${ALARM_THRESHOLDS.throttleDatapoints} of the last ${ALARM_THRESHOLDS.throttlePeriods} 5-minute periods: requests beyond deploy.throttle were refused.`,
-        `raise deploy.throttle in config/${env}.yaml, or find the sender that floods (the access log's ip)`,
-      ),
-      metric: apiThrottled.metric({ statistic: 'Sum', period: FIVE_MINUTES }),
-      threshold: 1,
-      ...throttled,
-    });
-    for (const name of HANDLER_NAMES) {
-      alarm(`${pascalCase(name)}Errors`, {
-        alarmDescription: runbook(`The ${name} function failed at least once in 5 minutes.`, 'see its log group'),
-        metric: props.functions[name].metricErrors({ statistic: 'Sum', period: FIVE_MINUTES }),
-        threshold: 1,
-      });
-      alarm(`${pascalCase(name)}Throttles`, {
-        alarmDescription: runbook(
-          `Lambda throttled the ${name} function in ${ALARM_THRESHOLDS.throttleDatapoints} of the last ${ALARM_THRESHOLDS.throttlePeriods} 5-minute periods.`,
-          "check its reserved concurrency (deploy.senderConcurrency for the sender) and the account's concurrency limit",
-        ),
-        metric: props.functions[name].metricThrottles({ statistic: 'Sum', period: FIVE_MINUTES }),
-        threshold: 1,
-        ...throttled,
-      });
-    }
+    const page = AlarmSeverity.Page;
+    const balanceSchedule = props.balanceSchedule ?? BALANCE_SCHEDULE;
+    const context: AlarmContext = {
+      relay,
+      functionMetrics: functionMetrics(props.functions),
+      failureQueueVisible: props.failureQueue.metricApproximateNumberOfMessagesVisible({
+        statistic: 'Maximum',
+        period: FIVE_MINUTES,
+      }),
+      deadLetterQueueVisible: props.deadLetterQueue.metricApproximateNumberOfMessagesVisible({
+        statistic: 'Maximum',
+        period: FIVE_MINUTES,
+      }),
+      pagesUndelivered: this.topics[page].metricNumberOfNotificationsFailed({ statistic: 'Sum', period: FIVE_MINUTES }),
+      serverErrors: props.stage.metricServerError({ statistic: 'Sum', period: FIVE_MINUTES }),
+      apiThrottled: apiThrottled.metric({ statistic: 'Sum', period: FIVE_MINUTES }),
+      tableThrottles: tableThrottles(props.table, props.indexNames),
+      senderIteratorAge: props.functions.sender.metric('IteratorAge', { statistic: 'Maximum', period: FIVE_MINUTES }),
+      balanceWindow: balanceReadWindow(balanceSchedule),
+      ...(props.balanceThreshold === undefined ? {} : { balanceThreshold: props.balanceThreshold }),
+      latencyP99Seconds: props.deliveryLatencyP99Seconds ?? DEFAULT_DELIVERY_LATENCY_P99_SECONDS,
+    };
+    const alarms = relayAlarms(
+      this,
+      {
+        environmentName: env,
+        routes: props.routes,
+        criticalRoutes: props.criticalRoutes ?? [],
+        secretNames: props.secretNames,
+        balanceSchedule,
+      },
+      context,
+      this.topics,
+    );
     this.alarms = alarms;
 
     this.dashboard = new cloudwatch.Dashboard(this, 'Dashboard', {

@@ -5,14 +5,17 @@
  * them. One formatter per zone, built on first use.
  */
 
-const formatters = new Map<string, Intl.DateTimeFormat>();
+const formatters = new Map<string, Intl.DateTimeFormat | undefined>();
 
-function formatter(zone: string): Intl.DateTimeFormat {
-  let built = formatters.get(zone);
-  if (built === undefined) {
+/** The zone's formatter, or `undefined` for a zone this runtime does not know (remembered too: templates may name one per webhook). */
+function formatterOf(zone: string): Intl.DateTimeFormat | undefined {
+  if (formatters.has(zone)) return formatters.get(zone);
+  let built: Intl.DateTimeFormat | undefined;
+  try {
     built = new Intl.DateTimeFormat('en-US', {
       timeZone: zone,
       hourCycle: 'h23',
+      era: 'short',
       year: 'numeric',
       month: '2-digit',
       day: '2-digit',
@@ -20,9 +23,22 @@ function formatter(zone: string): Intl.DateTimeFormat {
       minute: '2-digit',
       second: '2-digit',
     });
-    formatters.set(zone, built);
+  } catch {
+    built = undefined;
   }
+  formatters.set(zone, built);
   return built;
+}
+
+function formatter(zone: string): Intl.DateTimeFormat {
+  const built = formatterOf(zone);
+  if (built === undefined) throw new RangeError(`unknown time zone "${zone}"`);
+  return built;
+}
+
+/** Whether `zone` is an IANA time zone this runtime knows (`Africa/Dar_es_Salaam`, `UTC`). */
+export function isTimeZone(zone: string): boolean {
+  return formatterOf(zone) !== undefined;
 }
 
 /** The wall-clock fields of a time in a zone. */
@@ -39,8 +55,10 @@ export interface LocalTime {
 export function localTime(at: Date, zone: string): LocalTime {
   const parts: Record<string, string> = {};
   for (const { type, value } of formatter(zone).formatToParts(at)) parts[type] = value;
+  const year = Number(parts['year']);
   return {
-    year: Number(parts['year']),
+    // Astronomical years before the common era (1 BC is year 0), as Date.UTC counts them.
+    year: parts['era'] === 'BC' ? 1 - year : year,
     month: Number(parts['month']),
     day: Number(parts['day']),
     hour: Number(parts['hour']) % 24,
@@ -51,8 +69,8 @@ export function localTime(at: Date, zone: string): LocalTime {
 
 const pad = (value: number): string => String(value).padStart(2, '0');
 
-/** Milliseconds `zone` is ahead of UTC at `at`. */
-function offsetMs(at: Date, zone: string): number {
+/** Milliseconds `zone` is ahead of UTC at `at` (whole seconds: the wall clock shows no more). */
+export function offsetMs(at: Date, zone: string): number {
   const { year, month, day, hour, minute, second } = localTime(at, zone);
   return Date.UTC(year, month - 1, day, hour, minute, second) - Math.floor(at.getTime() / 1000) * 1000;
 }

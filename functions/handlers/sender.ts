@@ -32,7 +32,7 @@ export async function handler(event: DynamoDBStreamEvent, lambdaContext?: Contex
   // The container's SMS client, not one per invocation: a warm sender reuses its connection and
   // TLS session (the client never sends on a socket idle past its keep-alive limit).
   return await invoke(lambdaContext, async ({ context, logger }) => {
-    const budgetMs = context.config.config.provider.timeoutMs + SEND_MARGIN_MS;
+    const budgetMs = context.config.settings.provider.timeoutMs + SEND_MARGIN_MS;
     const failed: DynamoDBRecord[] = [];
     let retries: Retry[] = [];
     const onRetry = (id: string) => (at: Date) => {

@@ -35,7 +35,7 @@ export async function handler(_event: ScheduledEvent, lambdaContext?: Context): 
   return await invoke(lambdaContext, (relay) =>
     withInvocationSmsClients(relay, async (context) => {
       const { env, logger } = relay;
-      const budgetMs = context.config.config.provider.timeoutMs + SEND_MARGIN_MS;
+      const budgetMs = context.config.settings.provider.timeoutMs + SEND_MARGIN_MS;
       const started = Date.now();
       // The steps' time: until SWEEP_RUN.stepsMs (the next run starts a minute after this one), within the time-out.
       const stepsLeftMs = (): number => Math.min(remainingMs(lambdaContext), started + SWEEP_RUN.stepsMs - Date.now());

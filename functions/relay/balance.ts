@@ -85,7 +85,7 @@ async function watchForecast(
   context: RelayContext<RelayConfigView, BalanceWatchStore>,
   balance: number,
 ): Promise<BalanceForecast | undefined> {
-  if (context.config.config.balance?.threshold === undefined) return undefined;
+  if (context.config.settings.balance?.threshold === undefined) return undefined;
   try {
     await context.store.startSpendCount(context.clock());
     const { firstObservedAt } = await context.store.getBalanceState();
@@ -137,7 +137,7 @@ export interface BalanceReading {
 export async function creditBasis(
   context: RelayContext<RelayConfigView, BalanceWatchStore>,
 ): Promise<number | undefined> {
-  if (!((context.config.config.balance?.reserve ?? 0) > 0)) return undefined;
+  if (!((context.config.settings.balance?.reserve ?? 0) > 0)) return undefined;
   return (await context.store.getBalanceState()).charged ?? 0;
 }
 
@@ -182,11 +182,11 @@ export async function observeBalance(
   { balance, currency, smsRate, basis }: BalanceReading,
   { forecast }: ObserveOptions = {},
 ): Promise<BalanceCheck> {
-  const threshold = context.config.config.balance?.threshold;
+  const threshold = context.config.settings.balance?.threshold;
   if (threshold === undefined) return { balance, threshold, alerted: false };
   const { store } = context;
   const now = context.clock();
-  const rebases = basis !== undefined && (context.config.config.balance?.reserve ?? 0) > 0;
+  const rebases = basis !== undefined && (context.config.settings.balance?.reserve ?? 0) > 0;
   if (rebases) await store.rebaseCredit({ balance, basis, now });
   const unchanged = forecast === undefined && !rebases && knownArmed(store) === balance >= threshold;
   if (unchanged) return { balance, threshold, alerted: false };
@@ -224,7 +224,7 @@ export async function observeBalance(
       route: NOTICE_ROUTE,
       key: `alert-${crossing}`,
       now,
-      message: noticeMessage(text, notify, context.config.config.provider.defaultSenderId),
+      message: noticeMessage(text, notify, context.config.settings.provider.defaultSenderId),
     });
     if (result.outcome === AcceptOutcome.Accepted)
       context.logger.info('low-balance notice recorded', { ids: result.ids });

@@ -34,7 +34,7 @@ export async function warnMonthBudget(
       route: route.id,
       key: `${route.id}:${use.month}`,
       now: context.clock(),
-      message: noticeMessage(text, to, context.config.config.provider.defaultSenderId),
+      message: noticeMessage(text, to, context.config.settings.provider.defaultSenderId),
     });
   } else {
     context.logger.warn('route passed 80 % of its monthly credits; no balance.notify to tell', {

@@ -156,7 +156,7 @@ export async function enterCircuit(
 
 /** How long a send's trial or probe is held: the provider's time-out and the margin a send is given. */
 function sendLeaseMs(context: RelayContext<RelayConfigView, CircuitStore>): number {
-  return context.config.config.provider.timeoutMs + SEND_MARGIN_MS;
+  return context.config.settings.provider.timeoutMs + SEND_MARGIN_MS;
 }
 
 /** After `CIRCUIT.balanceProbesBeforeSendProbe` failed probes, a due probe is kept for a send. */

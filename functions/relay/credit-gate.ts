@@ -100,7 +100,7 @@ export async function checkBeforeSend(
   context: RelayContext<RelayConfigView, CreditGateStore>,
   record: MessageRecord,
 ): Promise<Gate> {
-  const reserve = context.config.config.balance?.reserve ?? 0;
+  const reserve = context.config.settings.balance?.reserve ?? 0;
   if (record.notice === NoticeKind.LowBalance) {
     const gate = await checkNotice(context);
     return gate.outcome === GateOutcome.Send && reserve > 0
@@ -289,7 +289,7 @@ async function correctCredit(
   credit: Credit | undefined,
   result: ServiceSendResult,
 ): Promise<void> {
-  if (!((context.config.config.balance?.reserve ?? 0) > 0)) return;
+  if (!((context.config.settings.balance?.reserve ?? 0) > 0)) return;
   await context.store.observeSentCredit({
     balance: result.remainingBalance,
     deducted: result.deducted,
@@ -403,7 +403,7 @@ export const BALANCE_LOOKUP_TIMEOUT_MS = 2_000;
  * balance cannot be read the notice goes out: a warning too many beats a warning lost.
  */
 async function checkNotice(context: RelayContext<RelayConfigView, CreditGateStore>): Promise<Gate> {
-  const threshold = context.config.config.balance?.threshold;
+  const threshold = context.config.settings.balance?.threshold;
   if (threshold === undefined) return GO;
   let balance: number;
   try {

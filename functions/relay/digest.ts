@@ -206,7 +206,7 @@ async function recordDigest(
     windowSeconds: DIGEST.dedupeSeconds,
     messages: [{ ...fitted, delivery: route.config.delivery, digestOf: records.map((record) => record.id) }],
     now,
-    retentionDays: context.config.config.retentionDays,
+    retentionDays: context.config.settings.retentionDays,
   });
   const digestId = accepted.ids[0]!;
   // A second sweeper (or a retry after a crash) marks what the recorded digest lists, not what it read.

@@ -87,7 +87,7 @@ export async function recordHandoffs(
   now: Date,
   { compile }: HandoffOptions = {},
 ): Promise<HandoffReport> {
-  const due = dueShifts(context.config.config.schedules, now);
+  const due = dueShifts(context.config.settings.schedules, now);
   if (due.length === 0) return { ids: [] };
   const onCall: OnCallDirectory | undefined =
     'onCall' in context.config ? (context.config as LoadedConfig).onCall : (await compile?.())?.onCall;
@@ -104,7 +104,7 @@ export async function recordHandoffs(
       ...noticeMessage(
         handoffText(schedule, current.until, now),
         [current.person.number],
-        context.config.config.provider.defaultSenderId,
+        context.config.settings.provider.defaultSenderId,
       ),
       delivery: DeliveryPolicy.AtLeastOnce,
     };
@@ -114,7 +114,7 @@ export async function recordHandoffs(
       key: `${name}:${from.toISOString()}`,
       message,
       now,
-      retentionDays: context.config.config.retentionDays,
+      retentionDays: context.config.settings.retentionDays,
     });
     // A repeat records nothing; its ids go to the sender again only when a record was missing and recovered.
     if (result.outcome === AcceptOutcome.Duplicate && result.recovered === 0) continue;

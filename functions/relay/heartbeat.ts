@@ -183,7 +183,7 @@ async function record(
     route: route.id,
     key: `${route.id}:${since}`,
     now,
-    retentionDays: context.config.config.retentionDays,
+    retentionDays: context.config.settings.retentionDays,
     message: noticeMessage(text, to, route.senderId),
   });
 }

@@ -228,7 +228,7 @@ export async function ingestWebhook(
     windowSeconds: evaluation.dedupeWindowSeconds!,
     messages,
     now: request.receivedAt,
-    retentionDays: config.config.retentionDays,
+    retentionDays: config.settings.retentionDays,
   });
 
   await capture(context, request, result.ids);

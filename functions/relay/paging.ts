@@ -383,7 +383,7 @@ export async function recordEscalations(
         windowSeconds: PAGING.keptSeconds,
         messages,
         now,
-        retentionDays: context.config.config.retentionDays,
+        retentionDays: context.config.settings.retentionDays,
       });
       const after = pagingAction(paging, openedAt, index + 1);
       const verb = action.kind === 'escalate' ? 'escalated' : 'renotified';

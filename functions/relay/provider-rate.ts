@@ -23,7 +23,7 @@ export const RATE_SLOT_TRIES = 5;
  * @throws {SmsServiceError} `rate-limited`, not sent, when no slot came in {@link RATE_SLOT_TRIES} seconds
  */
 export async function takeSendSlot(context: RelayContext<RelayConfigView, ProviderRateStore>): Promise<void> {
-  const maxPerSecond = context.config.config.provider.maxPerSecond;
+  const maxPerSecond = context.config.settings.provider.maxPerSecond;
   if (maxPerSecond === undefined) return;
   const shareMs = 1_000 / maxPerSecond;
   for (let tries = 0; tries < RATE_SLOT_TRIES; tries += 1) {

@@ -48,5 +48,4 @@ export const idTime = (id: string): Date => {
   return new Date(time);
 };
 
-/** Matches ids made by {@link newId}. */
-export const ID_PATTERN = /^[0-9A-HJKMNP-TV-Z]{26}$/;
+export { ID_PATTERN } from './id-pattern';

@@ -26,6 +26,9 @@ const COMMANDS = {
   console: async () => (await import('./commands/console')).consoleCommand(),
 } as const satisfies Readonly<Record<string, () => Promise<Command>>>;
 
+/** The commands' names, in the order `sms-relay --help` lists them. */
+export const COMMAND_NAMES = Object.keys(COMMANDS) as readonly (keyof typeof COMMANDS)[];
+
 /**
  * What `sms-relay --help` shows of one command, recorded by the build (`local/cli/build.ts`) so that
  * the built CLI lists the commands without importing their modules.

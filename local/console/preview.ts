@@ -94,7 +94,7 @@ export async function previewRoute(
   if (!parsed.success) return invalid(describeIssues(parsed.error.issues));
   const problems: string[] = [];
   // Only template, condition and recipients change: the route's engine (time zone, currency) serves.
-  const { defaultSenderId } = source.loaded.config.provider;
+  const { defaultSenderId } = source.loaded.settings.provider;
   // Compiled here too, for the problems of an invalid edit; the worker compiles its own copy.
   const compiled = compileRoute(
     request.route,

@@ -47,6 +47,8 @@ export interface ConsoleOptions {
   readonly runtimePort: number;
   /** With `environment`: the table's name; found by the stack's name prefix otherwise. */
   readonly table?: string;
+  /** With `environment`: the stack's AWS region; the SDK's (AWS_REGION, the profile's) otherwise. */
+  readonly region?: string;
   readonly onError?: (error: unknown) => void;
   /** Told when a one-time link was used, with a fresh one for the next browser (for the terminal). */
   readonly onSignIn?: (nextLink: string) => void;
@@ -86,7 +88,7 @@ export async function startConsole(options: ConsoleOptions): Promise<RunningCons
   if (environment === undefined) {
     api = localApi(options, loaded, rawRoutes);
   } else {
-    const client = new DynamoDBClient({});
+    const client = new DynamoDBClient(options.region === undefined ? {} : { region: options.region });
     let tableName: string;
     try {
       const region = await checkAwsAccess(client, environment);

@@ -345,7 +345,7 @@ export async function creditView(
   // The forecast reads the day counters, as the balance watch's does: the same figures as the SMS.
   const forecast =
     balance === null ? { spent: 0, days: 0 } : await forecastBalance(store, balance, state.firstObservedAt, now);
-  const balanceConfig = source.loaded.config.balance;
+  const balanceConfig = source.loaded.settings.balance;
   const currency =
     readings.findLast((reading) => reading.currency !== undefined)?.currency ??
     [...source.loaded.routes.values()][0]?.config.currency ??

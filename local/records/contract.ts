@@ -7,6 +7,7 @@
 import { z } from 'zod';
 import { parseDurationSeconds } from '../../functions/core/config/duration';
 import { DISMISS, MAX_MUTE_REASON_CHARS, MAX_MUTE_SECONDS, ONCALL, PAGE_SIZE } from '../../functions/core/defaults';
+import { ID_PATTERN } from '../../functions/store/id-pattern';
 import { HttpError } from '../http/error';
 
 /** Every state of a message record (the store's `MessageState`, checked in `index.ts`). */
@@ -310,9 +311,7 @@ export const OverrideRequest = z.object({
 
 /** `POST /_relay/ack` (`sms-relay ack <incident>`): acknowledge an open incident. */
 export const AckRequest = z.object({
-  incident: z
-    .string()
-    .regex(/^[0-9A-HJKMNP-TV-Z]{26}$/, { message: 'incident is an id as "sms-relay incidents" lists it' }),
+  incident: z.string().regex(ID_PATTERN, { message: 'incident is an id as "sms-relay incidents" lists it' }),
 });
 
 /** The time and id of a page's last row, from `cursor`. */

@@ -185,10 +185,10 @@ interface StartedRuntime {
 function checkSetup(settings: RuntimeSettings): RuntimeSetup {
   const configText = readConfigText(settings.configPath);
   const loaded = loadConfig(configText, settings.configPath);
-  const stale = staleSendingProblem(settings.policy.staleSendingMs, loaded.config.provider.timeoutMs);
+  const stale = staleSendingProblem(settings.policy.staleSendingMs, loaded.settings.provider.timeoutMs);
   if (stale !== undefined)
     throw invalidSetting('STALE_SENDING_MS', stale.replace(/^STALE_SENDING_MS \((\d+)\) /, '$1 '));
-  const balanceSchedule = localSchedule(loaded.config.balance?.schedule ?? BALANCE_SCHEDULE);
+  const balanceSchedule = localSchedule(loaded.settings.balance?.schedule ?? BALANCE_SCHEDULE);
   const secrets = ensureSecretsFile(settings.secretsPath, loaded);
   assertUsableSecrets(settings.secretsPath, loaded, secrets.values);
   const providerApiKey = settings.providerApiKey ?? secrets.values[PROVIDER_API_KEY_NAME]!;
@@ -297,7 +297,7 @@ function reportProblem(terminal: RuntimeSetup['terminal']): Problem {
 function startSender(context: RelayContext, problem: Problem): SendQueue {
   const sender: SendQueue = createSendQueue({
     send: (id) => sendMessage(context, id, { onRetry: (at) => sender.feedAt(id, at) }),
-    concurrency: localSendConcurrency(context.config.config.provider.maxPerSecond),
+    concurrency: localSendConcurrency(context.config.settings.provider.maxPerSecond),
     onError: (id, error) => problem(`send of ${id} failed; the sweeper retries it`, error),
     now: () => context.clock().getTime(),
   });
@@ -529,11 +529,11 @@ export function createLocalContext({
   publicUrl,
 }: LocalContextInput): RelayContext {
   const secrets = createFileSecretSource(secretsPath);
-  const { timeoutMs } = loaded.config.provider;
+  const { timeoutMs } = loaded.settings.provider;
   return {
     config: {
       ...loaded,
-      config: { ...loaded.config, provider: { ...loaded.config.provider, baseUrl: providerBaseUrl } },
+      settings: { ...loaded.settings, provider: { ...loaded.settings.provider, baseUrl: providerBaseUrl } },
     },
     store,
     secrets,
@@ -548,7 +548,7 @@ export function createLocalContext({
 }
 
 async function startLocalSandbox(loaded: LoadedConfig, apiKey: string): Promise<RunningSandbox> {
-  const { defaultSenderId } = loaded.config.provider;
+  const { defaultSenderId } = loaded.settings.provider;
   const routeSenderIds = [...loaded.routes.values()].flatMap((route) =>
     route.config.senderId === undefined ? [] : [route.config.senderId],
   );

@@ -467,6 +467,9 @@ describe('alarm texts', () => {
     for (const alarm of alarms) {
       expect(alarm.AlarmDescription, alarm.AlarmName).toMatch(/^sms-relay prod: /);
       expect(alarm.AlarmDescription, alarm.AlarmName).not.toContain('<env>');
+      expect(alarm.AlarmDescription, alarm.AlarmName).not.toMatch(/<route>|<function>|<Function>|undefined/);
+      // CloudWatch refuses a description longer than 1024 characters.
+      expect(alarm.AlarmDescription!.length, alarm.AlarmName).toBeLessThanOrEqual(1024);
     }
     expect(alarmWatching(prod, RELAY, RelayMetric.UnknownNow, SERVICE).AlarmDescription).toContain(
       '`sms-relay redrive --env prod --state UNKNOWN --accept-duplicates`',

@@ -98,7 +98,7 @@ export function compileConfig(config: RelayConfig, source = 'config', before?: C
     });
 
   if (problems.length > 0) throw new ConfigError(source, problems);
-  return { config, routes, balanceNotify: [...new Set(balanceNotify)], onCall };
+  return { settings: config, routes, balanceNotify: [...new Set(balanceNotify)], onCall };
 }
 
 /** A recipient template that reads the request's query string (`{{ query.to }}`). */

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { ONCALL } from '../defaults';
 import { parseLocalDateTime } from '../oncall/schedule';
 import { parseDurationSeconds } from './duration';
+import { TimeZoneSchema } from './zone-schema';
 
 /**
  * The config's `people` and `schedules` (paging, first part): who can be paged by name
@@ -14,15 +15,6 @@ const NAME = /^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/;
 const name = (what: string) =>
   z.string().regex(NAME, { message: `${what} names are letters, digits, - and _ (at most 64)` });
 
-function isTimeZone(zone: string): boolean {
-  try {
-    new Intl.DateTimeFormat('en', { timeZone: zone });
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 export const PersonSchema = z.strictObject({
   // YAML reads an unquoted 255712345678 as a number; the number is checked when the config is compiled.
   phone: z
@@ -33,9 +25,7 @@ export const PersonSchema = z.strictObject({
 });
 
 export const ScheduleSchema = z.strictObject({
-  timezone: z
-    .string({ error: 'timezone is an IANA zone like Africa/Dar_es_Salaam' })
-    .refine(isTimeZone, { message: 'unknown time zone; use an IANA name like Africa/Dar_es_Salaam' }),
+  timezone: TimeZoneSchema,
   rotation: z.strictObject({
     people: z.array(z.string()).min(1, { message: 'a rotation needs at least one person of people' }),
     every: z

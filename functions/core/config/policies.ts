@@ -3,9 +3,8 @@
  * relay operations use at run time, without the schema (and zod) that validates them at synth.
  */
 
-/** How a message longer than 160 characters is handled. */
-export const LengthPolicy = { Truncate: 'truncate', Split: 'split', Reject: 'reject' } as const;
-export type LengthPolicy = (typeof LengthPolicy)[keyof typeof LengthPolicy];
+/** How a message longer than 160 characters is handled: the fitting's own policy. */
+export { LengthPolicy } from '../fitting/constants';
 
 /** What the sender may do after an ambiguous failure (the SMS may or may not have gone out). */
 export const DeliveryPolicy = { AtMostOnce: 'at-most-once', AtLeastOnce: 'at-least-once' } as const;

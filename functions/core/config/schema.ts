@@ -22,7 +22,9 @@ import { checkHmacSettings, HmacDedupeSchema, HmacSignatureSchema, HmacTimestamp
 import { PeopleSchema, SchedulesSchema } from './oncall-schema';
 import { AckSchema, EscalateSchema, IncidentSchema, RenotifySchema } from './paging-schema';
 import { AlarmsSchema } from './alarms-schema';
+import { TimeZoneSchema } from './zone-schema';
 import { DeliveryPolicy, LengthPolicy, RoutePriority } from './policies';
+import { DEFAULT_MAX_PARTS, MAX_PARTS_CEILING } from '../fitting/constants';
 
 // Defined in a module without zod, so the Lambda handlers can use them without the schema.
 export { DeliveryPolicy, LengthPolicy, RoutePriority } from './policies';
@@ -36,22 +38,9 @@ const duration = z.union([z.number(), z.string()]).transform((value, context) =>
   return seconds;
 });
 
-const timeZone = z
-  .string()
-  .refine(isTimeZone, { message: 'unknown time zone; use an IANA name like Africa/Dar_es_Salaam' });
-
 function isEcPublicKey(pem: string): boolean {
   try {
     return createPublicKey(pem).asymmetricKeyType === 'ec';
-  } catch {
-    return false;
-  }
-}
-
-function isTimeZone(name: string): boolean {
-  try {
-    new Intl.DateTimeFormat('en', { timeZone: name });
-    return true;
   } catch {
     return false;
   }
@@ -126,7 +115,7 @@ export const RouteSchema = z
       .regex(/^[A-Za-z_][\w-]*(\.[A-Za-z_][\w-]*)*$/, { message: 'fanOut is a dotted path to an array, like "alerts"' })
       .optional(),
     length: z.enum(Object.values(LengthPolicy)).default(LengthPolicy.Truncate),
-    maxParts: z.number().int().min(1).max(10).default(3),
+    maxParts: z.number().int().min(1).max(MAX_PARTS_CEILING).default(DEFAULT_MAX_PARTS),
     dedupeWindow: duration.optional(),
     /** How long each authenticated payload of the route is kept (body and an allow-list of headers, see `capturedHeaderNames`) for the console. */
     capture: duration.optional(),
@@ -179,7 +168,7 @@ export const RouteSchema = z
     digest: z.strictObject({ window: duration }).optional(),
     /** The digest SMS (Liquid: `count`, `messages`, `first`, `last`, `route`, `window`); absent: the source's default (see `defaultDigestTemplate`). */
     digestTemplate: z.string().min(1).optional(),
-    timeZone: timeZone.default(DEFAULT_TIME_ZONE),
+    timeZone: TimeZoneSchema.default(DEFAULT_TIME_ZONE),
     currency: z
       .string()
       .regex(/^[A-Z]{3}$/, { message: 'currency is an ISO 4217 code like TZS' })

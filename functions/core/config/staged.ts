@@ -32,7 +32,7 @@ export interface StagedConfig {
 export function stageConfig(loaded: LoadedConfig): StagedConfig {
   return {
     format: STAGED_CONFIG_FORMAT,
-    config: loaded.config,
+    config: loaded.settings,
     balanceNotify: loaded.balanceNotify,
     recipients: Object.fromEntries([...loaded.routes.values()].map((route) => [route.id, route.recipientNumbers])),
   };
@@ -105,5 +105,5 @@ export function configView(staged: StagedConfig): RelayConfigView {
       },
     ]),
   );
-  return { config, routes, balanceNotify: staged.balanceNotify };
+  return { settings: config, routes, balanceNotify: staged.balanceNotify };
 }

@@ -36,7 +36,7 @@ export function literalRecipients(route: Pick<RouteView, 'recipientNumbers'>): s
  */
 export interface RelayConfigView {
   /** The validated config, defaults applied. */
-  readonly config: RelayConfig;
+  readonly settings: RelayConfig;
   readonly routes: ReadonlyMap<string, RouteView>;
   /** `balance.notify`, normalised to `255` + nine digits, without repeats. */
   readonly balanceNotify: readonly string[];

@@ -24,8 +24,8 @@ export function isAlertingRoute(route: Pick<CompiledRoute, 'pack' | 'config' | '
  * creditWarnings(loadConfigFile('config/prod.yaml')); // [] once prod keeps a reserve
  * ```
  */
-export function creditWarnings(loaded: Pick<LoadedConfig, 'config' | 'routes'>): string[] {
-  if ((loaded.config.balance?.reserve ?? 0) > 0) return [];
+export function creditWarnings(loaded: Pick<LoadedConfig, 'settings' | 'routes'>): string[] {
+  if ((loaded.settings.balance?.reserve ?? 0) > 0) return [];
   const alerting = [...loaded.routes.values()].filter(isAlertingRoute).map((route) => route.id);
   if (alerting.length === 0) return [];
   const names = alerting.join(', ');

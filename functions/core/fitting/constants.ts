@@ -29,13 +29,15 @@ export type Encoding = (typeof Encoding)[keyof typeof Encoding];
  * ```typescript
  * import { LengthPolicy, fitMessage } from './index';
  *
- * fitMessage(text, { policy: LengthPolicy.SPLIT, maxParts: 3 });
+ * fitMessage(text, { policy: LengthPolicy.Split, maxParts: 3 });
  * ```
+ *
+ * A route's `length` (`config/policies.ts` re-exports this one).
  */
 export const LengthPolicy = {
-  TRUNCATE: 'truncate',
-  SPLIT: 'split',
-  REJECT: 'reject',
+  Truncate: 'truncate',
+  Split: 'split',
+  Reject: 'reject',
 } as const;
 
 export type LengthPolicy = (typeof LengthPolicy)[keyof typeof LengthPolicy];
@@ -68,16 +70,20 @@ export const ELLIPSIS = '...';
 /** The SMS service's limit, {@link MAX_MESSAGE_LENGTH}. */
 export const DEFAULT_LIMIT = MAX_MESSAGE_LENGTH;
 
-export const DEFAULT_MAX_PARTS = 5;
+/** A route's `maxParts` when it sets none (docs/configuration.md). */
+export const DEFAULT_MAX_PARTS = 3;
 
 /**
- * Smallest accepted `limit`: with a 99-part prefix `(99/99) ` and the ellipsis there are still
+ * Smallest accepted `limit`: with the longest prefix `(10/10) ` and the ellipsis there are still
  * 5 characters left, enough to always make progress without splitting a surrogate pair.
  */
 export const MIN_LIMIT = 16;
 
-/** Keeps the split prefix at most `(99/99) `; more parts for one webhook is a misconfiguration. */
-export const MAX_PARTS_CEILING = 99;
+/**
+ * The most parts a route may split one message into (`maxParts`, docs/configuration.md): ten SMS
+ * for one webhook is already a long read on a phone, and each part costs credit.
+ */
+export const MAX_PARTS_CEILING = 10;
 
 /**
  * A word-boundary cut is only taken within the last 30% of the room; further back it would

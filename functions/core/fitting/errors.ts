@@ -1,6 +1,6 @@
 /**
  * The fitting module's one error, thrown by {@link fitMessage} when its options are unusable
- * (unknown policy, `limit` below {@link MIN_LIMIT}, `maxParts` outside 1–99): a configuration bug.
+ * (unknown policy, `limit` below {@link MIN_LIMIT}, `maxParts` outside 1–10): a configuration bug.
  * Data problems (an empty or over-long message) are never thrown: they are returned as outcomes.
  *
  * @example

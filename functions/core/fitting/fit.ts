@@ -58,7 +58,7 @@ const fitted = (parts: readonly string[], truncated: boolean, replacedCharacters
  * ```typescript
  * import { LengthPolicy, fitMessage } from './index';
  *
- * const result = fitMessage(renderedTemplate, { policy: LengthPolicy.SPLIT, maxParts: 3 });
+ * const result = fitMessage(renderedTemplate, { policy: LengthPolicy.Split, maxParts: 3 });
  * if (result.ok) {
  *   for (const part of result.parts) await sms.send({ to, message: part.text });
  * } else {
@@ -68,7 +68,7 @@ const fitted = (parts: readonly string[], truncated: boolean, replacedCharacters
  */
 export const fitMessage = (
   text: string,
-  { policy = LengthPolicy.TRUNCATE, maxParts = DEFAULT_MAX_PARTS, limit = DEFAULT_LIMIT }: FitOptions = {},
+  { policy = LengthPolicy.Truncate, maxParts = DEFAULT_MAX_PARTS, limit = DEFAULT_LIMIT }: FitOptions = {},
 ): FitResult => {
   assertValidOptions(policy, maxParts, limit);
   const { text: message, replacedCharacters } = normaliseMessage(text);
@@ -82,18 +82,18 @@ export const fitMessage = (
   }
   if (message.length <= limit) return fitted([message], false, replacedCharacters);
   switch (policy) {
-    case LengthPolicy.REJECT:
+    case LengthPolicy.Reject:
       return {
         ok: false,
         reason: FitFailureReason.TOO_LONG,
         detail: `The message is ${message.length} characters; the limit is ${limit}.`,
         characters: message.length,
       };
-    case LengthPolicy.SPLIT: {
+    case LengthPolicy.Split: {
       const { parts, truncated } = splitMessage(message, limit, maxParts);
       return fitted(parts, truncated, replacedCharacters);
     }
-    case LengthPolicy.TRUNCATE:
+    case LengthPolicy.Truncate:
       return fitted([truncateMessage(message, limit).text], true, replacedCharacters);
   }
 };

@@ -5,6 +5,7 @@ export {
   Encoding,
   FitFailureReason,
   LengthPolicy,
+  MAX_PARTS_CEILING,
   SEGMENT_CAPACITY,
 } from './constants';
 export { InvalidFitOptionsError } from './errors';

@@ -17,7 +17,7 @@ export type FittedPart = MeasuredText;
 export interface FitOptions {
   /** What to do when the message is over `limit`. @defaultValue `'truncate'` */
   readonly policy?: LengthPolicy;
-  /** Most parts the `split` policy produces (1–99). @defaultValue 5 */
+  /** Most parts the `split` policy produces (1–10). @defaultValue 3 */
   readonly maxParts?: number;
   /** Most characters (UTF-16 code units) per part, at least 16. @defaultValue {@link MAX_MESSAGE_LENGTH} */
   readonly limit?: number;

@@ -5,7 +5,7 @@ import { compileRecipients } from '../recipients/compile';
 import { RecipientEntryKind, type CompiledRecipients } from '../recipients/types';
 import type { OnCallDirectory } from '../oncall/schedule';
 import type { CompiledCondition, CompiledTemplate, TemplateEngine } from '../templates/types';
-import { INCIDENT_DEFAULTS } from './incident-defaults';
+import { SOURCES } from '../sources/registry';
 import { attemptFor } from '../config/attempt';
 
 /** One escalation step, compiled: who is told `afterSeconds` after the incident's first SMS. */
@@ -58,7 +58,7 @@ export function compilePaging(
   )
     return undefined;
   const at = (field: string): string => `routes.${id}.${field}`;
-  const rule = route.incident ?? INCIDENT_DEFAULTS[route.source];
+  const rule = route.incident ?? SOURCES[route.source].incident;
   if (rule === undefined) {
     const keys = ['escalate', 'renotify', 'ack'].filter(
       (key) => route[key as 'escalate' | 'renotify' | 'ack'] !== undefined,

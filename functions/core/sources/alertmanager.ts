@@ -108,6 +108,7 @@ export const alertmanager: SourcePack = {
   name: 'alertmanager',
   secretKind: 'credential',
   defaultDelivery: DeliveryPolicy.AtLeastOnce,
+  incident: { key: '{{ groupKey }}', resolved: "status == 'resolved'" },
   digestNoun: 'alerts',
   examples: { directory: 'alertmanager' },
   sign: signAlertmanager,

@@ -95,6 +95,7 @@ export const grafana: SourcePack = {
   name: 'grafana',
   secretKind: 'credential',
   defaultDelivery: DeliveryPolicy.AtLeastOnce,
+  incident: { key: '{{ groupKey }}', resolved: "status == 'resolved'" },
   digestNoun: 'alerts',
   examples: { directory: 'grafana' },
   sign: signGrafana,

@@ -75,6 +75,7 @@ export const pagerduty: SourcePack = {
   name: 'pagerduty',
   secretKind: 'key',
   defaultDelivery: DeliveryPolicy.AtLeastOnce,
+  incident: { key: '{{ event.data.id }}', resolved: "event.event_type == 'incident.resolved'" },
   digestNoun: 'incidents',
   examples: { directory: 'pagerduty' },
   sign: signPagerDuty,

@@ -87,6 +87,7 @@ export const sentry: SourcePack = {
   name: 'sentry',
   secretKind: 'key',
   defaultDelivery: DeliveryPolicy.AtLeastOnce,
+  incident: { key: '{{ data.metric_alert.id | default: data.issue.id }}', resolved: "action == 'resolved'" },
   digestNoun: 'issues',
   examples: { directory: 'sentry', eventHeaders: (stem) => ({ [SENTRY.resourceHeader]: firstWord(stem) }) },
   sign: signSentry,

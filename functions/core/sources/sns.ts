@@ -351,6 +351,10 @@ export const sns: SourcePack = {
   name: 'sns',
   secretKind: 'credential',
   defaultDelivery: DeliveryPolicy.AtLeastOnce,
+  incident: {
+    key: '{{ MessageJson.AlarmArn | default: MessageJson.AlarmName }}',
+    resolved: "MessageJson.NewStateValue == 'OK'",
+  },
   digestNoun: 'alarms',
   examples: { directory: 'sns' },
   sign: signSns,

@@ -116,6 +116,12 @@ export interface DedupeKey {
  * registered in `registry.ts`: everything about its sender (verification, signing for `send-test`,
  * its kind of secret, its examples, its default template) is on it.
  */
+/** How a webhook names its incident (a template) and says it resolved (a condition). */
+export interface IncidentRule {
+  readonly key: string;
+  readonly resolved: string;
+}
+
 export interface SourcePack {
   readonly name: string;
   /** One line for `--help` and the README. */
@@ -134,6 +140,12 @@ export interface SourcePack {
    * generic senders (a customer must not get an order SMS twice).
    */
   readonly defaultDelivery: DeliveryPolicy;
+  /**
+   * How a webhook of this source names its incident and says it resolved, for a route that pages
+   * without its own `incident:`. Absent: the source has no notion of an alert that resolves, and a
+   * paging route must say how.
+   */
+  readonly incident?: IncidentRule;
   /** What a digest SMS calls this source's messages (`12 orders in 10 min: …`); absent: `messages`. */
   readonly digestNoun?: string;
   /**

@@ -61,6 +61,7 @@ export const uptimeKuma: SourcePack = {
   name: 'uptime-kuma',
   secretKind: 'credential',
   defaultDelivery: DeliveryPolicy.AtLeastOnce,
+  incident: { key: '{{ monitor.id }}', resolved: 'heartbeat.status == 1' },
   digestNoun: 'monitor events',
   examples: { directory: 'uptime-kuma' },
   sign: bearer,

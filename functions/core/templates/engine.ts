@@ -1,6 +1,7 @@
 import { Context, Liquid, Value, isTruthy, toValueSync } from 'liquidjs';
 import type { Template } from 'liquidjs';
 import { DEFAULT_CURRENCY, DEFAULT_TIME_ZONE, TEMPLATE_LIMITS } from '../defaults';
+import { isTimeZone } from '../local-time';
 import { assertCompleteExpression } from './condition';
 import { TemplateError } from './errors';
 import { createSmsFilters } from './filters';
@@ -39,13 +40,9 @@ const resolveOptions = ({
   currency = DEFAULT_TEMPLATE_OPTIONS.currency,
   locale = DEFAULT_TEMPLATE_OPTIONS.locale,
 }: TemplateEngineOptions): Required<TemplateEngineOptions> => {
-  try {
-    // Validation only: the spelling is kept (ICU would turn `Asia/Kolkata` into `Asia/Calcutta`,
-    // and `%Z` prints it).
-    new Intl.DateTimeFormat('en', { timeZone });
-  } catch (error) {
-    throw new TemplateError(`unknown time zone "${timeZone}"`, { cause: error });
-  }
+  // Validation only: the spelling is kept (ICU would turn `Asia/Kolkata` into `Asia/Calcutta`,
+  // and `%Z` prints it).
+  if (!isTimeZone(timeZone)) throw new TemplateError(`unknown time zone "${timeZone}"`);
   let canonicalLocale: string;
   try {
     canonicalLocale = Intl.getCanonicalLocales(locale)[0] ?? DEFAULT_TEMPLATE_OPTIONS.locale;

@@ -24,7 +24,7 @@ export function compiledConfig(config: RelayConfigView, source: string): LoadedC
   let result = compiled.get(config);
   if (result === undefined) {
     // Staged at synth from the same config: its numbers are normalised and its options checked.
-    result = compileConfig(config.config, source, {
+    result = compileConfig(config.settings, source, {
       recipientNumbers: (routeId) => config.routes.get(routeId)?.recipientNumbers,
       balanceNotify: config.balanceNotify,
     });

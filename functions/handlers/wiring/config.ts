@@ -75,7 +75,7 @@ export function compileLater(config: RelayConfigView, source: string): Promise<L
   if (compiled === undefined) {
     compiled = importConfigLoader().then(({ compileConfig }) =>
       // Staged at synth from the same config: its numbers are normalised and its options checked.
-      compileConfig(config.config, source, {
+      compileConfig(config.settings, source, {
         recipientNumbers: (routeId) => config.routes.get(routeId)?.recipientNumbers,
         balanceNotify: config.balanceNotify,
       }),
@@ -95,11 +95,11 @@ function withOverrides<Config extends RelayConfigView>(
   loaded: Config,
   env: Pick<RelayEnvironment, 'providerBaseUrl' | 'balanceThreshold'>,
 ): Config {
-  const { config } = loaded;
+  const { settings: config } = loaded;
   if (env.providerBaseUrl === undefined && env.balanceThreshold === undefined) return loaded;
   return {
     ...loaded,
-    config: {
+    settings: {
       ...config,
       provider: { ...config.provider, ...(env.providerBaseUrl === undefined ? {} : { baseUrl: env.providerBaseUrl }) },
       ...(env.balanceThreshold === undefined

@@ -116,7 +116,7 @@ export async function createRelayContext(
   sources: SecretSources = secretSources(env.secrets),
 ): Promise<RelayContext<RelayConfigView>> {
   const config = await loadRelayConfig(env);
-  const stale = staleSendingProblem(env.policy.staleSendingMs, config.config.provider.timeoutMs);
+  const stale = staleSendingProblem(env.policy.staleSendingMs, config.settings.provider.timeoutMs);
   if (stale !== undefined) throw new EnvironmentError([stale]);
   const relayLog = relayLogger(logger);
   const relayMetric = relayMetrics(metrics);
@@ -128,8 +128,8 @@ export async function createRelayContext(
   const { routes: secrets, provider } = sources;
   const sms = createSmsClientSource({
     secrets: provider,
-    baseUrl: config.config.provider.baseUrl,
-    timeoutMs: config.config.provider.timeoutMs,
+    baseUrl: config.settings.provider.baseUrl,
+    timeoutMs: config.settings.provider.timeoutMs,
     ...(env.providerApiKey === undefined ? {} : { apiKey: env.providerApiKey }),
   });
   return {

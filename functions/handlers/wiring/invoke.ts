@@ -65,8 +65,8 @@ export async function withInvocationSmsClients<T>(
 ): Promise<T> {
   const sms = createSmsClientSource({
     secrets: providerSecrets,
-    baseUrl: context.config.config.provider.baseUrl,
-    timeoutMs: context.config.config.provider.timeoutMs,
+    baseUrl: context.config.settings.provider.baseUrl,
+    timeoutMs: context.config.settings.provider.timeoutMs,
     ...(env.providerApiKey === undefined ? {} : { apiKey: env.providerApiKey }),
   });
   try {

@@ -131,7 +131,7 @@ async function serviceUrl(
   }
   const configPath = localPath('config', options.config);
   return {
-    baseUrl: loadConfigFile(configPath).config.provider.baseUrl,
+    baseUrl: loadConfigFile(configPath).settings.provider.baseUrl,
     origin: `provider.baseUrl of ${displayPath(configPath)}`,
     secretsPath,
   };

@@ -5,7 +5,7 @@ import { CircuitPosition, type CircuitView, MAX_CIRCUIT_OPEN_SECONDS } from '../
 import type { RecordAccess } from '../../shared/record-access';
 import { CliError } from '../../shared/errors';
 import { fail } from '../output';
-import { openAccess, type StoreOptions, withStoreOptions } from './logs';
+import { openAccess, type StoreOptions, withStoreOptions } from '../options';
 
 interface CircuitOptions extends StoreOptions {
   readonly json?: boolean;

@@ -4,13 +4,10 @@ import { CliError, PortInUseError } from '../../shared/errors';
 import { localPath, parsePort, resolveRuntimeSettings, RUNTIME_DEFAULTS } from '../../shared/settings';
 import { CONSOLE_PORT, startConsole } from '../../console/standalone';
 import { fail } from '../output';
+import { type StoreOptions, withStoreOptions } from '../options';
 
-interface ConsoleCommandOptions {
+interface ConsoleCommandOptions extends StoreOptions {
   readonly port: string;
-  readonly env?: string;
-  readonly config?: string;
-  readonly table?: string;
-  readonly dataDir?: string;
 }
 
 /**
@@ -23,23 +20,13 @@ interface ConsoleCommandOptions {
  * program.addCommand(consoleCommand());
  */
 export function consoleCommand(): Command {
-  return new Command('console')
+  const command = new Command('console')
     .description('Open the web console on 127.0.0.1: activity, templates, credit and routes')
-    .addOption(new Option('--port <port>', `port to listen on (0 picks a free one)`).default(String(CONSOLE_PORT)))
-    .addOption(
-      new Option(
-        '--env <name>',
-        'read the deployed stack SmsRelay-<name> (AWS credentials from the usual chain) and config/<name>.yaml',
-      ),
-    )
-    .addOption(
-      new Option(
-        '--config <file>',
-        `relay config (default: config/<env>.yaml with --env, else env RELAY_CONFIG or ${RUNTIME_DEFAULTS.configPath})`,
-      ),
-    )
-    .addOption(new Option('--table <name>', 'with --env: the table name (stack output TableName)').env('TABLE_NAME'))
-    .addOption(new Option('--data-dir <dir>', `local store (env RELAY_DATA_DIR, default ${RUNTIME_DEFAULTS.dataDir})`))
+    .addOption(new Option('--port <port>', `port to listen on (0 picks a free one)`).default(String(CONSOLE_PORT)));
+  return withStoreOptions(command, {
+    envHelp: 'read the deployed stack SmsRelay-<name> (AWS credentials from the usual chain) and config/<name>.yaml',
+    configHelp: `relay config (default: config/<env>.yaml with --env, else env RELAY_CONFIG or ${RUNTIME_DEFAULTS.configPath})`,
+  })
     .addHelpText(
       'after',
       `
@@ -78,6 +65,7 @@ async function runConsole(options: ConsoleCommandOptions): Promise<void> {
       tableName: settings.tableName,
       runtimePort: settings.port,
       ...(options.table === undefined ? {} : { table: options.table }),
+      ...(options.region === undefined ? {} : { region: options.region }),
       onSignIn: (nextLink) => process.stdout.write(`console: a browser signed in; next one-time link: ${nextLink}\n`),
       onError: (error) =>
         process.stderr.write(

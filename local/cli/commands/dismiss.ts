@@ -12,7 +12,7 @@ import {
 } from '../../records';
 import { CliError } from '../../shared/errors';
 import { fail } from '../output';
-import { openAccess, type StoreOptions, withStoreOptions } from './logs';
+import { openAccess, type StoreOptions, withStoreOptions } from '../options';
 
 interface DismissOptions extends StoreOptions {
   readonly reason: string;

@@ -1,8 +1,9 @@
 import { Command, Option } from 'commander';
 import type { Incident } from '../../../functions/core/paging/incident';
+import { ID_PATTERN } from '../../../functions/store/id-pattern';
 import { CliError } from '../../shared/errors';
 import { fail } from '../output';
-import { openAccess, type StoreOptions, withStoreOptions } from './logs';
+import { openAccess, type StoreOptions, withStoreOptions } from '../options';
 
 /** One element of `sms-relay incidents --json`. */
 export interface IncidentLine {
@@ -73,8 +74,7 @@ export function ackCommand(): Command {
     )
     .action(async (id: string, options: StoreOptions) => {
       await run(options, async (access) => {
-        if (!/^[0-9A-HJKMNP-TV-Z]{26}$/.test(id))
-          throw new CliError(`"${id}" is not an incident id; "sms-relay incidents" lists them`);
+        if (!ID_PATTERN.test(id)) throw new CliError(`"${id}" is not an incident id; "sms-relay incidents" lists them`);
         const outcome = await access.acknowledge(id);
         if (outcome.closed) {
           process.stdout.write(

@@ -1,28 +1,18 @@
-import { existsSync } from 'node:fs';
-import { resolve } from 'node:path';
 import { Command, InvalidArgumentError, Option } from 'commander';
-import { loadConfigFile } from '../../../functions/core/config/load';
-import type { LoadedConfig } from '../../../functions/core/config/compile';
-import { CliError } from '../../shared/errors';
-import { openDeployedRecordAccess, openLocalRecordAccess, type RecordAccess } from '../../shared/record-access';
 import { MESSAGE_STATES, parseSince, parseState, type RecordQuery, type RecordView } from '../../records';
-import { displayPath, localPath, RUNTIME_DEFAULTS } from '../../shared/settings';
 import { fail } from '../output';
+import { openAccess, type StoreOptions, withStoreOptions } from '../options';
 import { RECENT_LIMIT } from '../../../functions/core/defaults';
 
 /** Records shown when `--limit` is not given. */
 export const DEFAULT_LOGS_LIMIT = RECENT_LIMIT;
 
-interface LogsOptions {
+interface LogsOptions extends StoreOptions {
   readonly route?: string;
   readonly state?: string;
   readonly since?: string;
   readonly limit: number;
   readonly json?: boolean;
-  readonly env?: string;
-  readonly table?: string;
-  readonly region?: string;
-  readonly dataDir?: string;
 }
 
 /**
@@ -34,7 +24,7 @@ interface LogsOptions {
  * program.addCommand(logsCommand());
  */
 export function logsCommand(): Command {
-  return new Command('logs')
+  const command = new Command('logs')
     .description('List message records (newest last): route, state, masked numbers, segments, credits, reason')
     .addOption(new Option('--route <id>', 'only this route'))
     .addOption(new Option('--state <state>', `only this state: ${MESSAGE_STATES.join(', ')}`))
@@ -47,16 +37,10 @@ export function logsCommand(): Command {
         '--json',
         'print a JSON array of {id, route, state, createdAt, updatedAt, to, segments, attempts, reason, deducted, remainingBalance, dismissal}',
       ),
-    )
-    .addOption(
-      new Option(
-        '--env <name>',
-        'read the deployed stack SmsRelay-<name> instead (AWS credentials from the usual chain)',
-      ),
-    )
-    .addOption(new Option('--table <name>', 'with --env: the table name (stack output TableName)').env('TABLE_NAME'))
-    .addOption(regionOption())
-    .addOption(new Option('--data-dir <dir>', `local store (env RELAY_DATA_DIR, default ${RUNTIME_DEFAULTS.dataDir})`))
+    );
+  return withStoreOptions(command, {
+    envHelp: 'read the deployed stack SmsRelay-<name> instead (AWS credentials from the usual chain)',
+  })
     .addHelpText(
       'after',
       `
@@ -108,55 +92,6 @@ async function runLogs(options: LogsOptions): Promise<void> {
   );
 }
 
-export async function openAccess(options: {
-  readonly env?: string;
-  readonly table?: string;
-  readonly region?: string;
-  readonly dataDir?: string;
-}): Promise<RecordAccess> {
-  return options.env === undefined
-    ? await openLocalRecordAccess({ dataDir: localPath('dataDir', options.dataDir) })
-    : await openDeployedRecordAccess({
-        environment: options.env,
-        ...(options.table === undefined ? {} : { table: options.table }),
-        ...(options.region === undefined ? {} : { region: options.region }),
-      });
-}
-
-/** `--region`, for the commands that reach a deployed stack; otherwise the SDK's (AWS_REGION, the profile's). */
-export function regionOption(): Option {
-  return new Option(
-    '--region <region>',
-    "with --env: the AWS region of the stack (default: AWS_REGION, or your profile's region)",
-  );
-}
-
-/**
- * The options of the commands that reach the records' store, locally or deployed: `--env`,
- * `--table`, `--region`, `--data-dir`, and `--config` for those that read names from a config
- * (`configNames`: what the config names for them, e.g. 'routes').
- */
-export function withStoreOptions(command: Command, { configNames }: { readonly configNames?: string } = {}): Command {
-  command.addOption(
-    new Option(
-      '--env <name>',
-      'the deployed stack SmsRelay-<name> instead of the local relay (AWS credentials from the usual chain)',
-    ),
-  );
-  if (configNames !== undefined) {
-    command.addOption(
-      new Option(
-        '--config <file>',
-        `the config naming the ${configNames} (default: config/<env>.yaml with --env, else env RELAY_CONFIG or ${RUNTIME_DEFAULTS.configPath})`,
-      ),
-    );
-  }
-  return command
-    .addOption(new Option('--table <name>', 'with --env: the table name (stack output TableName)').env('TABLE_NAME'))
-    .addOption(regionOption())
-    .addOption(new Option('--data-dir <dir>', `local store (env RELAY_DATA_DIR, default ${RUNTIME_DEFAULTS.dataDir})`));
-}
-
 const COLUMNS = ['TIME', 'ID', 'ROUTE', 'STATE', 'TO', 'SEG', 'CREDITS', 'REASON'] as const;
 
 /**
@@ -204,29 +139,4 @@ function parseLimit(value: string): number {
   if (!/^\d+$/.test(value) || limit < 1 || limit > 10_000)
     throw new InvalidArgumentError('Expected a whole number from 1 to 10000.');
   return limit;
-}
-
-/** Where a store command reads and writes: the options `withStoreOptions` adds. */
-export interface StoreOptions {
-  readonly config?: string;
-  readonly env?: string;
-  readonly table?: string;
-  readonly region?: string;
-  readonly dataDir?: string;
-}
-
-/**
- * The config the relay runs with, for the names a store command checks (routes, people,
- * schedules): `--config`, else `config/<env>.yaml` with `--env`, else the local runtime's.
- */
-export function loadRunningConfig({ config, env }: Pick<StoreOptions, 'config' | 'env'>): LoadedConfig {
-  const path =
-    config !== undefined
-      ? resolve(config)
-      : env !== undefined
-        ? resolve(`config/${env}.yaml`)
-        : localPath('config', undefined);
-  if (!existsSync(path))
-    throw new CliError(`no config at ${displayPath(path)}: pass --config <file>, the config the relay runs with`);
-  return loadConfigFile(path);
 }

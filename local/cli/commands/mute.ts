@@ -6,7 +6,7 @@ import { MAX_MUTE_REASON_CHARS, MAX_MUTE_SECONDS, type Mute } from '../../../fun
 import type { RecordAccess } from '../../shared/record-access';
 import { CliError } from '../../shared/errors';
 import { fail } from '../output';
-import { loadRunningConfig, openAccess, type StoreOptions, withStoreOptions } from './logs';
+import { loadRunningConfig, openAccess, type StoreOptions, withStoreOptions } from '../options';
 
 interface MuteOptions extends StoreOptions {
   readonly for: string;

@@ -6,7 +6,7 @@ import { onCallAt, type OnCallDirectory, type OnCallNow } from '../../../functio
 import type { RecordAccess } from '../../shared/record-access';
 import { CliError } from '../../shared/errors';
 import { fail } from '../output';
-import { loadRunningConfig, openAccess, type StoreOptions, withStoreOptions } from './logs';
+import { loadRunningConfig, openAccess, type StoreOptions, withStoreOptions } from '../options';
 
 interface OverrideOptions extends StoreOptions {
   readonly person: string;

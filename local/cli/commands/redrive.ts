@@ -9,26 +9,21 @@ import {
   REDRIVE_STATES,
   type RecordView,
 } from '../../records';
-import { RUNTIME_DEFAULTS } from '../../shared/settings';
 import { fail } from '../output';
 import { invalidSetting } from '../../shared/errors';
-import { openAccess, regionOption } from './logs';
+import { openAccess, type StoreOptions, withStoreOptions } from '../options';
 
 /** Above this many records a terminal gets a progress bar instead of a line per record. */
 export const PROGRESS_BAR_THRESHOLD = 20;
 /** Records re-queued per request: small enough for the bar to move, large enough to be quick. */
 const CHUNK = 10;
 
-interface RedriveOptions {
+interface RedriveOptions extends StoreOptions {
   readonly state: string;
   readonly since?: string;
   readonly route?: string;
   readonly dryRun?: boolean;
   readonly acceptDuplicates?: boolean;
-  readonly env?: string;
-  readonly table?: string;
-  readonly region?: string;
-  readonly dataDir?: string;
 }
 
 /**
@@ -59,7 +54,7 @@ const NEXT_STEP = {
  * program.addCommand(redriveCommand());
  */
 export function redriveCommand(): Command {
-  return new Command('redrive')
+  const command = new Command('redrive')
     .description(
       'Re-queue PARKED (default), FAILED, HELD or (with --accept-duplicates) UNKNOWN messages, e.g. after topping up the balance; the relay then sends them at once',
     )
@@ -74,11 +69,8 @@ export function redriveCommand(): Command {
     .addOption(new Option('--dry-run', 'list what would be re-queued and change nothing'))
     .addOption(
       new Option('--accept-duplicates', 'with --state UNKNOWN: send them again although each may already have arrived'),
-    )
-    .addOption(new Option('--env <name>', 'the deployed stack SmsRelay-<name> instead of the local store'))
-    .addOption(new Option('--table <name>', 'with --env: the table name (stack output TableName)').env('TABLE_NAME'))
-    .addOption(regionOption())
-    .addOption(new Option('--data-dir <dir>', `local store (env RELAY_DATA_DIR, default ${RUNTIME_DEFAULTS.dataDir})`))
+    );
+  return withStoreOptions(command, { envHelp: 'the deployed stack SmsRelay-<name> instead of the local store' })
     .addHelpText(
       'after',
       `

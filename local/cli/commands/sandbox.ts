@@ -4,6 +4,7 @@ import { InvalidSandboxOptionsError } from '../../sandbox/errors';
 import { SANDBOX_DEFAULTS } from '../../sandbox/options';
 import { startSandbox } from '../../sandbox/server';
 import type { DeliveredMessage, RunningSandbox } from '../../sandbox/types';
+import { maskMsisdn } from '../../../functions/core/recipients/mask';
 
 /** Conventional exit status for a command-line usage error. */
 export const USAGE_ERROR_EXIT_CODE = 2;
@@ -154,18 +155,8 @@ function describeAccount({ balance, rate, currency, senderIds, defaultSenderId }
   );
 }
 
-/**
- * Hides the middle of a number for the console: first four digits, four stars, last three.
- *
- * @example
- * maskPhoneNumber('255712345678'); // '2557****678'
- */
-export function maskPhoneNumber(phoneNumber: string): string {
-  return `${phoneNumber.slice(0, 4)}****${phoneNumber.slice(-3)}`;
-}
-
 function describeDelivery(message: DeliveredMessage, currency: string): string {
-  const shown = message.phoneNumbers.slice(0, MAX_NUMBERS_PER_LINE).map(maskPhoneNumber).join(', ');
+  const shown = message.phoneNumbers.slice(0, MAX_NUMBERS_PER_LINE).map(maskMsisdn).join(', ');
   const hidden = message.phoneNumbers.length - MAX_NUMBERS_PER_LINE;
   const to = hidden > 0 ? `${shown} (+${hidden} more)` : shown;
   return (

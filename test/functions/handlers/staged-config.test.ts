@@ -40,7 +40,7 @@ describe('loadRelayConfig', () => {
   it('reads a staged JSON config as it is: the view, nothing compiled', async () => {
     const view = await loadRelayConfig({ configPath: stagedPath() });
     const loaded = loadConfig(yamlText, 'handler.yaml');
-    expect(view.config).toEqual(JSON.parse(JSON.stringify(loaded.config)));
+    expect(view.settings).toEqual(JSON.parse(JSON.stringify(loaded.settings)));
     expect(view.balanceNotify).toEqual(['255712345678']);
     expect(view.routes.get('alerts')).toEqual({
       id: 'alerts',
@@ -67,7 +67,7 @@ describe('loadRelayConfig', () => {
 
   it('applies PROVIDER_BASE_URL and BALANCE_THRESHOLD to either', async () => {
     for (const configPath of [stagedPath(), write('relay-config.yaml', yamlText)]) {
-      const { config } = await loadRelayConfig({
+      const { settings: config } = await loadRelayConfig({
         configPath,
         providerBaseUrl: 'http://127.0.0.1:9',
         balanceThreshold: 7,
@@ -94,7 +94,7 @@ describe('compiledConfig', () => {
     const view = await loadRelayConfig({ configPath: stagedPath() });
     const compiled = compiledConfig(view, 'relay-config.json');
     expect(compiledConfig(view, 'relay-config.json')).toBe(compiled);
-    expect(compiled.config).toBe(view.config);
+    expect(compiled.settings).toBe(view.settings);
     expect(compiled.routes.get('alerts')!.recipientNumbers).toEqual([['255712345678']]);
     expect(
       compiled.routes

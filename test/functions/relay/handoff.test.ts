@@ -111,7 +111,11 @@ describe('notifyHandoff: the handoff SMS', () => {
       clock: new TestClock(new Date('2025-06-03T12:00:00Z')),
     });
     const loaded = relay.context.config as LoadedConfig;
-    const view: RelayConfigView = { config: loaded.config, routes: loaded.routes, balanceNotify: loaded.balanceNotify };
+    const view: RelayConfigView = {
+      settings: loaded.settings,
+      routes: loaded.routes,
+      balanceNotify: loaded.balanceNotify,
+    };
     let compiled = 0;
     const compile = async () => {
       compiled += 1;

@@ -241,8 +241,8 @@ export async function harness({
     secrets: secretSource,
     sms: createSmsClientSource({
       secrets: secretSource,
-      baseUrl: loaded.config.provider.baseUrl,
-      timeoutMs: loaded.config.provider.timeoutMs,
+      baseUrl: loaded.settings.provider.baseUrl,
+      timeoutMs: loaded.settings.provider.timeoutMs,
     }),
     logger,
     metrics,

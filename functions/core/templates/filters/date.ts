@@ -1,5 +1,6 @@
 import type { SmsFilter } from './types';
-import { formatInZone, isTimeZone } from './zone';
+import { isTimeZone } from '../../local-time';
+import { formatInZone } from './zone';
 
 /** Format used when `date_tz` gets none: short, unambiguous, SMS-friendly. */
 export const DEFAULT_DATE_FORMAT = '%Y-%m-%d %H:%M';

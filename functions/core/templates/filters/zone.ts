@@ -1,4 +1,5 @@
 import { filters } from 'liquidjs';
+import { isTimeZone, offsetMs } from '../../local-time';
 import type { FilterContext } from './types';
 
 // LiquidJS's `date` filter accepts an IANA zone, but then works out the offset with two
@@ -13,53 +14,15 @@ const liquidDate = filters['date'] as unknown as (
   zone?: unknown,
 ) => unknown;
 
-const offsetFormatters = new Map<string, Intl.DateTimeFormat | undefined>();
-
-const offsetFormatter = (zone: string): Intl.DateTimeFormat | undefined => {
-  if (offsetFormatters.has(zone)) return offsetFormatters.get(zone);
-  let formatter: Intl.DateTimeFormat | undefined;
-  try {
-    formatter = new Intl.DateTimeFormat('en-US', {
-      timeZone: zone,
-      hourCycle: 'h23',
-      year: 'numeric',
-      month: 'numeric',
-      day: 'numeric',
-      hour: 'numeric',
-      minute: 'numeric',
-      second: 'numeric',
-      era: 'short',
-    });
-  } catch {
-    formatter = undefined;
-  }
-  offsetFormatters.set(zone, formatter);
-  return formatter;
-};
-
-/** Whether `zone` is an IANA time zone this runtime knows. */
-export const isTimeZone = (zone: string): boolean => offsetFormatter(zone) !== undefined;
-
 /**
  * Minutes to add to local time in `zone` to get UTC at `date` (the sign convention of
  * `Date#getTimezoneOffset`, which LiquidJS uses): -180 for Dar es Salaam.
  */
 export const zoneOffsetMinutes = (date: Date, zone: string): number | undefined => {
-  const formatter = offsetFormatter(zone);
-  if (!formatter) return undefined;
-  const parts: Record<string, string> = {};
-  for (const { type, value } of formatter.formatToParts(date)) parts[type] = value;
-  const year = Number(parts['year']);
-  const localAsUtc = Date.UTC(
-    parts['era'] === 'BC' ? 1 - year : year,
-    Number(parts['month']) - 1,
-    Number(parts['day']),
-    Number(parts['hour']),
-    Number(parts['minute']),
-    Number(parts['second']),
-  );
-  const wholeSeconds = Math.floor(date.getTime() / 1000) * 1000;
-  return Math.round((wholeSeconds - localAsUtc) / 60_000);
+  if (!isTimeZone(zone)) return undefined;
+  const minutes = Math.round(-offsetMs(date, zone) / 60_000);
+  // Never -0: LiquidJS would print UTC's offset as -0000.
+  return minutes === 0 ? 0 : minutes;
 };
 
 const NAME_OPTIONS: Readonly<Record<string, Intl.DateTimeFormatOptions>> = {

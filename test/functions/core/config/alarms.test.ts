@@ -8,7 +8,7 @@ const BASE =
 
 describe('alarms: who each kind of alarm reaches', () => {
   it('reads each entry by its kind: e-mail, a phone number (E.164, for SNS SMS) or an https URL', () => {
-    const { config } = loadConfig(
+    const { settings: config } = loadConfig(
       `${BASE}alarms:\n  page: ["oncall@example.com", "+255 712 345 678", "https://hc.example.com/ping/abc-123"]\n  ticket: ["ops@example.com"]\n`,
     );
     expect(config.alarms).toEqual({
@@ -27,7 +27,7 @@ describe('alarms: who each kind of alarm reaches', () => {
   });
 
   it('leaves either kind out as an empty list', () => {
-    expect(loadConfig(`${BASE}alarms:\n  ticket: ["ops@example.com"]\n`).config.alarms?.page).toEqual([]);
+    expect(loadConfig(`${BASE}alarms:\n  ticket: ["ops@example.com"]\n`).settings.alarms?.page).toEqual([]);
   });
 
   it('refuses an entry that is none of the three, naming its key and never echoing it', () => {
@@ -47,7 +47,7 @@ describe('alarms: who each kind of alarm reaches', () => {
   });
 
   it('reads deliveryLatencyP99 as a duration, and refuses one that is not', () => {
-    expect(loadConfig(`${BASE}alarms: { deliveryLatencyP99: 2m }\n`).config.alarms?.deliveryLatencyP99).toBe(120);
+    expect(loadConfig(`${BASE}alarms: { deliveryLatencyP99: 2m }\n`).settings.alarms?.deliveryLatencyP99).toBe(120);
     expect(problemsOf(`${BASE}alarms: { deliveryLatencyP99: soon }\n`)).toEqual([
       'alarms.deliveryLatencyP99: "soon" is not a duration above 0; use e.g. 60s, 2m',
     ]);

@@ -59,7 +59,7 @@ describe('config/prod.yaml uses the credit safety it has', () => {
   const prod = loadConfigFile('config/prod.yaml');
 
   it('keeps a reserve under its threshold, and its on-call route may spend it', () => {
-    const balance = prod.config.balance!;
+    const balance = prod.settings.balance!;
     expect(balance.reserve).toBeGreaterThan(0);
     expect(balance.reserve).toBeLessThan(balance.threshold);
     expect(prod.routes.get('oncall')!.config.priority).toBe(RoutePriority.Critical);

@@ -45,7 +45,7 @@ secrets: sms-relay/prod
     });
     expect(route.condition).toBeDefined();
     expect(loaded.balanceNotify).toEqual(['255712345678']);
-    expect(loaded.config.retentionDays).toBe(90);
+    expect(loaded.settings.retentionDays).toBe(90);
   });
 
   it('applies the money-safety defaults: maxRecipients 10, priority normal, reserve 0', () => {
@@ -54,7 +54,7 @@ routes:
   r: { source: generic, secret: t, recipients: ["0712345678"] }
 `);
     expect(loaded.routes.get('r')!.config).toMatchObject({ maxRecipients: 10, priority: 'normal' });
-    expect(loaded.config.balance).toMatchObject({ threshold: 100, reserve: 0 });
+    expect(loaded.settings.balance).toMatchObject({ threshold: 100, reserve: 0 });
   });
 
   it('refuses a reserve at or above the threshold, more literal numbers than maxRecipients, and an unknown priority', () => {

@@ -42,7 +42,7 @@ describe('people and schedules in the config', () => {
     const loaded = loadConfig(
       config({ schedules: schedules('{ people: [asha, baraka], every: 1w, start: "2026-11-30T09:00" }') }),
     );
-    expect(loaded.config.schedules?.['ops']).toEqual({
+    expect(loaded.settings.schedules?.['ops']).toEqual({
       timezone: 'Africa/Dar_es_Salaam',
       rotation: { people: ['asha', 'baraka'], every: 604_800, start: '2026-11-30T09:00' },
       notifyHandoff: false,

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../../../functions/core/config/load';
 import { linkLength, pagingWarnings } from '../../../../functions/core/paging/compile';
+import { SOURCE_NAMES, sourcePack } from '../../../../functions/core/sources/registry';
 import { problemsOf } from './support';
 
 /** The issue's contract; `route` replaces the route's paging keys, `source` its source. */
@@ -108,6 +109,26 @@ describe('paging keys of a route', () => {
       'routes.alerts.escalate[2].to: an escalation is sent without a webhook, so its recipients are numbers, person:<name> or oncall:<schedule>, not templates',
     ]);
   });
+
+  it.each(SOURCE_NAMES)(
+    "pages a %s route by its pack's incident rule, or refuses it where the pack has none",
+    (source) => {
+      const extra =
+        {
+          sns: '    topics: ["arn:aws:sns:eu-west-1:123456789012:alarms"]',
+          hmac: '    signature: { header: x-signature }',
+        }[source as 'sns' | 'hmac'] ?? '';
+      const rule = sourcePack(source).incident;
+      const text = config({ source, extra });
+      if (rule === undefined) {
+        expect(problemsOf(text)[0]).toMatch(/^routes\.alerts\.escalate: source .* has no notion/);
+        return;
+      }
+      const paging = loadConfig(text).routes.get('alerts')!.paging!;
+      expect(paging.ruleFrom).toBe('source');
+      expect([paging.key.source, paging.resolved.source]).toEqual([rule.key, rule.resolved]);
+    },
+  );
 
   it('refuses escalate and ack on a source without incidents unless the route says how', () => {
     const generic = { source: 'generic' };

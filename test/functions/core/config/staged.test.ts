@@ -51,7 +51,7 @@ describe('readStagedConfig and configView', () => {
   it('give the sender, sweeper and balance watch what they read, without compiling anything', () => {
     const view = configView(readStagedConfig(JSON.stringify(staged()), 'relay-config.json')!);
     const loaded = loadConfig(TEXT, 'test.yaml');
-    expect(view.config).toEqual(JSON.parse(JSON.stringify(loaded.config)));
+    expect(view.settings).toEqual(JSON.parse(JSON.stringify(loaded.settings)));
     expect(view.balanceNotify).toEqual(loaded.balanceNotify);
     expect([...view.routes.keys()]).toEqual([...loaded.routes.keys()]);
     for (const [id, route] of view.routes) {

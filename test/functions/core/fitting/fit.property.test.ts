@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import {
+  DEFAULT_MAX_PARTS,
   ELLIPSIS,
   Encoding,
   encodingOf,
@@ -11,6 +12,7 @@ import {
   GSM_LOOKALIKES,
   isGsmCharacter,
   LengthPolicy,
+  MAX_PARTS_CEILING,
   normaliseMessage,
   toGsmLookalikes,
 } from '../../../../functions/core/fitting/index';
@@ -88,7 +90,7 @@ const anyText = fc.oneof(wellFormedText, brokenText);
 
 const options: fc.Arbitrary<Required<FitOptions>> = fc.record({
   policy: fc.constantFrom(...Object.values(LengthPolicy)),
-  maxParts: fc.oneof(fc.integer({ min: 1, max: 12 }), fc.constant(5), fc.constant(99)),
+  maxParts: fc.oneof(fc.integer({ min: 1, max: MAX_PARTS_CEILING }), fc.constant(DEFAULT_MAX_PARTS)),
   limit: fc.oneof(fc.constant(160), fc.integer({ min: 16, max: 320 })),
 });
 
@@ -135,13 +137,13 @@ describe('fitMessage properties', () => {
             expect(result.reason).toBe(FitFailureReason.EMPTY_MESSAGE);
           } else {
             expect(result.reason).toBe(FitFailureReason.TOO_LONG);
-            expect(opts.policy).toBe(LengthPolicy.REJECT);
+            expect(opts.policy).toBe(LengthPolicy.Reject);
             expect(result.characters).toBe(normalised.length);
             expect(normalised.length).toBeGreaterThan(opts.limit);
           }
           return;
         }
-        const maxParts = opts.policy === LengthPolicy.SPLIT ? opts.maxParts : 1;
+        const maxParts = opts.policy === LengthPolicy.Split ? opts.maxParts : 1;
         expect(result.parts.length).toBeGreaterThanOrEqual(1);
         expect(result.parts.length).toBeLessThanOrEqual(maxParts);
         for (const part of result.parts) {
@@ -171,7 +173,7 @@ describe('fitMessage properties', () => {
   it('truncate keeps a prefix of the normalised input followed by ...', () => {
     fc.assert(
       fc.property(anyText, options, (input, opts) => {
-        const result = fitMessage(input, { ...opts, policy: LengthPolicy.TRUNCATE });
+        const result = fitMessage(input, { ...opts, policy: LengthPolicy.Truncate });
         if (!result.ok) return;
         const normalised = normaliseMessage(input).text;
         expect(result.parts).toHaveLength(1);
@@ -194,7 +196,7 @@ describe('fitMessage properties', () => {
   it('split parts, prefixes removed, reproduce the normalised input in order', () => {
     fc.assert(
       fc.property(anyText, options, (input, opts) => {
-        const result = fitMessage(input, { ...opts, policy: LengthPolicy.SPLIT });
+        const result = fitMessage(input, { ...opts, policy: LengthPolicy.Split });
         if (!result.ok) return;
         const normalised = normaliseMessage(input).text;
         const total = result.parts.length;
@@ -225,7 +227,7 @@ describe('fitMessage properties', () => {
           const normalised = normaliseMessage(input).text;
           const smallestRoom = opts.limit - (4 + 2 * String(opts.maxParts).length) - ELLIPSIS.length;
           fc.pre(graphemeBoundaries(normalised).longest <= smallestRoom);
-          for (const policy of [LengthPolicy.TRUNCATE, LengthPolicy.SPLIT]) {
+          for (const policy of [LengthPolicy.Truncate, LengthPolicy.Split]) {
             const result = fitMessage(input, { ...opts, policy });
             if (result.ok) walk(normalised, contentsOf(result), true);
           }
@@ -238,7 +240,7 @@ describe('fitMessage properties', () => {
   it('prefers a space or line break within the last 30% of the room', () => {
     fc.assert(
       fc.property(gsmText, options, (input, opts) => {
-        const result = fitMessage(input, { ...opts, policy: LengthPolicy.SPLIT });
+        const result = fitMessage(input, { ...opts, policy: LengthPolicy.Split });
         if (!result.ok || result.parts.length === 1) return;
         const normalised = normaliseMessage(input).text;
         const contents = contentsOf(result);

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import {
+  DEFAULT_MAX_PARTS,
   Encoding,
   FitFailureReason,
   type FitResult,
@@ -125,7 +126,7 @@ describe('fitMessage: truncate', () => {
 });
 
 describe('fitMessage: split', () => {
-  const split = { policy: LengthPolicy.SPLIT } as const;
+  const split = { policy: LengthPolicy.Split } as const;
 
   it('numbers the parts (i/n) and cuts on word boundaries', () => {
     const parts = texts(fitMessage('word '.repeat(50), split));
@@ -133,11 +134,11 @@ describe('fitMessage: split', () => {
     for (const part of parts) expect(part.length).toBeLessThanOrEqual(160);
   });
 
-  it('uses two-digit numbering from 10 parts, every part still within the limit', () => {
-    const result = success(fitMessage('abcdefgh '.repeat(200), { ...split, maxParts: 20 }));
-    expect(result.parts.length).toBeGreaterThanOrEqual(10);
-    expect(result.truncated).toBe(false);
-    expect(result.parts[0]?.text.startsWith(`(1/${result.parts.length}) `)).toBe(true);
+  it('uses two-digit numbering at 10 parts, every part still within the limit', () => {
+    const result = success(fitMessage('abcdefgh '.repeat(200), { ...split, maxParts: 10 }));
+    expect(result.parts).toHaveLength(10);
+    expect(result.parts[0]?.text.startsWith('(1/10) ')).toBe(true);
+    expect(result.parts[9]?.text.startsWith('(10/10) ')).toBe(true);
     for (const part of result.parts) expect(part.characters).toBeLessThanOrEqual(160);
   });
 
@@ -196,7 +197,7 @@ describe('fitMessage: split', () => {
 describe('fitMessage: reject', () => {
   it('returns too-long without parts and without the message text', () => {
     const secret = `OTP 123456 ${'x'.repeat(200)}`;
-    const result = fitMessage(secret, { policy: LengthPolicy.REJECT });
+    const result = fitMessage(secret, { policy: LengthPolicy.Reject });
     expect(result).toEqual({
       ok: false,
       reason: FitFailureReason.TOO_LONG,
@@ -212,7 +213,7 @@ describe('fitMessage: options', () => {
     [{ limit: 160.5 }],
     [{ limit: Number.NaN }],
     [{ maxParts: 0 }],
-    [{ maxParts: 100 }],
+    [{ maxParts: 11 }],
     [{ maxParts: 2.5 }],
     [{ policy: 'ignore' as LengthPolicy }],
   ])('%j throws InvalidFitOptionsError', (options) => {
@@ -235,7 +236,7 @@ describe('fitMessage: options', () => {
 
   it('handles a megabyte of input', () => {
     const result = success(fitMessage('lorem ipsum '.repeat(100_000), { policy: 'split' }));
-    expect(result.parts).toHaveLength(5);
+    expect(result.parts).toHaveLength(DEFAULT_MAX_PARTS);
     expect(result.truncated).toBe(true);
   });
 });
