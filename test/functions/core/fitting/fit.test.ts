@@ -222,7 +222,7 @@ describe('fitMessage: options', () => {
 
   it('accepts the bounds themselves: maxParts at its ceiling and the smallest limit', () => {
     expect(
-      success(fitMessage('word '.repeat(40), { policy: LengthPolicy.SPLIT, maxParts: MAX_PARTS_CEILING })).ok,
+      success(fitMessage('word '.repeat(40), { policy: LengthPolicy.Split, maxParts: MAX_PARTS_CEILING })).ok,
     ).toBe(true);
     const smallest = success(fitMessage('word '.repeat(40), { limit: MIN_LIMIT }));
     expect(smallest.parts[0]?.characters).toBeLessThanOrEqual(MIN_LIMIT);
