@@ -5,6 +5,7 @@ import { MessageState, TABLE } from './table';
 import { corruptRecord } from './errors';
 import { DeliveryPolicy } from '../core/config/policies';
 import { HISTORY_KEPT } from '../core/defaults';
+import { Lane, LANES } from '../core/lanes';
 import {
   type Dismissal,
   type LastError,
@@ -18,6 +19,7 @@ import {
 const STATES: ReadonlySet<string> = new Set(Object.values(MessageState));
 const DELIVERIES: ReadonlySet<string> = new Set(Object.values(DeliveryPolicy));
 const NOTICES: ReadonlySet<string> = new Set(Object.values(NoticeKind));
+const LANE_NAMES: ReadonlySet<string> = new Set(Object.values(Lane));
 
 export const lastErrorValue = (error: LastError) =>
   map({
@@ -122,6 +124,7 @@ export const messageItem = (record: MessageRecord): Item =>
     id: str(record.id),
     route: str(record.route),
     dedupeKey: str(record.dedupeKey),
+    lane: str(record.lane),
     index: num(record.index),
     part: num(record.part),
     parts: num(record.parts),
@@ -141,6 +144,7 @@ export const messageItem = (record: MessageRecord): Item =>
     updatedAt: str(record.updatedAt),
     nextAttemptAt: record.nextAttemptAt === undefined ? undefined : str(record.nextAttemptAt),
     claimedAt: record.claimedAt === undefined ? undefined : str(record.claimedAt),
+    wokenAt: record.wokenAt === undefined ? undefined : str(record.wokenAt),
     claimToken: record.claimToken === undefined ? undefined : str(record.claimToken),
     reason: record.reason === undefined ? undefined : str(record.reason),
     lastError: record.lastError === undefined ? undefined : lastErrorValue(record.lastError),
@@ -172,12 +176,15 @@ export const messageFromItem = (item: Item): MessageRecord => {
   const dismissalRead = read.optMap('dismissal');
   const notice = read.optStr('notice');
   if (notice !== undefined && !NOTICES.has(notice)) throw corruptRecord(where, `unknown notice ${notice}`);
+  const lane = read.optStr('lane') ?? LANES.unmarked;
+  if (!LANE_NAMES.has(lane)) throw corruptRecord(where, `unknown lane ${lane}`);
   const optional = {
     senderId: read.optStr('senderId'),
     notice: notice as NoticeKind | undefined,
     incident: read.optStr('incident'),
     nextAttemptAt: read.optStr('nextAttemptAt'),
     claimedAt: read.optStr('claimedAt'),
+    wokenAt: read.optStr('wokenAt'),
     claimToken: read.optStr('claimToken'),
     reason: read.optStr('reason'),
     lastError: lastErrorRead && lastErrorFrom(lastErrorRead),
@@ -197,6 +204,7 @@ export const messageFromItem = (item: Item): MessageRecord => {
     id: read.str('id'),
     route: read.str('route'),
     dedupeKey: read.str('dedupeKey'),
+    lane: lane as Lane,
     index: read.num('index'),
     part: read.num('part'),
     parts: read.num('parts'),

@@ -132,10 +132,12 @@ import {
   type DismissOutcome,
   type RequeueOptions,
   type Settlement,
+  type WakeOptions,
   claimMessage,
   dismiss,
   requeue,
   settle,
+  wake,
 } from './transitions';
 import type { BalanceState, HeldWindow, MessageRecord, Page } from './types';
 
@@ -179,6 +181,8 @@ export interface MessageStore {
   settle(id: string, token: string, settlement: Settlement, options?: CompleteOptions): Promise<MessageRecord>;
   /** `PARKED`/`FAILED`/`HELD` (and `UNKNOWN` with `acceptDuplicates`) → `PENDING`, due now, no attempt: the table's stream (locally the runtime) hands it to the sender; the sweeper is the safety net. */
   requeue(id: string, options: RequeueOptions): Promise<MessageRecord | undefined>;
+  /** A waiting `PENDING` record handed to the stream-fed sender again (`wokenAt`); `false` when no longer PENDING. See {@link wake}. */
+  wake(id: string, options?: WakeOptions): Promise<boolean>;
   /** `UNKNOWN`/`FAILED`/`HELD`/`PARKED` → `DISMISSED`, never sent, with who, when and why; any other state is refused. See {@link dismiss}. */
   dismiss(id: string, input: DismissInput): Promise<DismissOutcome>;
 
@@ -406,6 +410,7 @@ export const createStore = ({
     claimMessage: async (id, options) => await claimMessage(table, id, options),
     settle: async (id, token, settlement, options) => await settle(table, id, token, settlement, options),
     requeue: async (id, options) => await requeue(table, id, options),
+    wake: async (id, options) => await wake(table, id, options),
     dismiss: async (id, input) => await dismiss(table, id, input),
     getMessage: async (id) => await getMessage(table, id),
     listByState: async (state, options) => await listByState(table, state, options),
