@@ -56,6 +56,34 @@ export function mappingSettingsOf(properties: Record<string, unknown>): MappingS
   };
 }
 
+/**
+ * The template's sender mappings by the lane their filters take (`NewImage.lane`): the relay has
+ * one per lane. Throws unless each lane has exactly one.
+ */
+export function mappingsByLane(
+  mappings: readonly Record<string, unknown>[],
+): Readonly<Record<'critical' | 'bulk', MappingSettings>> {
+  const laneOf = (settings: MappingSettings): string => {
+    const lanes = new Set(
+      settings.filters.map((filter) =>
+        JSON.stringify((filter['dynamodb'] as { NewImage?: { lane?: unknown } } | undefined)?.NewImage?.lane),
+      ),
+    );
+    if (lanes.size !== 1) throw new Error(`a mapping's filters take ${[...lanes].join(', ')}, not one lane`);
+    return [...lanes][0]!;
+  };
+  const byLane = new Map(
+    mappings.map((properties) => mappingSettingsOf(properties)).map((each) => [laneOf(each), each]),
+  );
+  const of = (lane: string): MappingSettings => {
+    const found = byLane.get(JSON.stringify({ S: [lane] }));
+    if (found === undefined || byLane.size !== mappings.length || mappings.length !== 2)
+      throw new Error(`the template has no one mapping for the ${lane} lane`);
+    return found;
+  };
+  return { critical: of('critical'), bulk: of('bulk') };
+}
+
 /** What an invocation of the function gave back: its answer, or a function error (a throw, a crash). */
 export type InvokeOutcome =
   | { readonly result: DynamoDBBatchResponse | null | undefined }

@@ -100,7 +100,7 @@ describe('ingestWebhook', () => {
     expect((await relay.ingest('github', fourth, { headers: github('issues', fourth, rotated) })).status).toBe(202);
   });
 
-  it("records each SMS in its lane, fixed at accept: critical on a priority: critical route, bulk on any other", async () => {
+  it('records each SMS in its lane, fixed at accept: critical on a priority: critical route, bulk on any other', async () => {
     relay = await harness({
       db: servers.db,
       baseUrl: servers.sandbox.baseUrl,
