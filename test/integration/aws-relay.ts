@@ -47,6 +47,13 @@ export interface AwsRelayOptions {
   readonly secrets: Readonly<Record<string, string>>;
   /** The sandbox's sender IDs. */
   readonly senderIds: readonly string[];
+  /**
+   * Run on the table before the stream mappings take their position (LATEST): records written here
+   * reach no sender, as records a sender left PENDING while the SMS service was unreachable.
+   */
+  readonly beforeStream?: (store: MessageStore) => Promise<void>;
+  /** Apply the mappings' `ParallelizationFactor` (see `StreamMapping`). @default false */
+  readonly parallel?: boolean;
 }
 
 export interface AwsRelay {
@@ -80,6 +87,8 @@ export async function startAwsRelay({
   configText,
   secrets,
   senderIds,
+  beforeStream,
+  parallel = false,
 }: AwsRelayOptions): Promise<AwsRelay> {
   const scratch = mkdtempSync(join(tmpdir(), `sms-relay-${environmentName}-`));
   const { bundles } = bundleHandlers({ outDir: join(scratch, 'dist') });
@@ -185,9 +194,11 @@ export async function startAwsRelay({
       client: streams,
       streamArn,
       settings: lanes[lane],
+      parallel,
       invoke: async (event: DynamoDBStreamEvent) => await invoke('sender', event),
     });
   const mappings = { critical: mappingOf('critical'), bulk: mappingOf('bulk') } as const;
+  await beforeStream?.(store);
   await Promise.all([mappings.critical.start(), mappings.bulk.start()]);
 
   const rules = resourcesOfType(synthesized.resources, 'AWS::Events::Rule').filter(([, rule]) =>
