@@ -26,8 +26,9 @@ export interface WakeReport {
 }
 
 /**
- * Wakes the due PENDING records (see the store's `wake`), page by page, the critical lane's of each
- * page first: each becomes a stream event its lane's mapping passes to the sender, so the waiting
+ * Wakes the due PENDING records (see the store's `wake`): the critical lane's as each page is read,
+ * the bulk lane's once the listing is done (their ids kept meanwhile), so every waiting alert is
+ * woken before any order: each becomes a stream event its lane's mapping passes to the sender, so the waiting
  * records of an outage go out at the sender's full rate (the critical lane's at once, beside the
  * bulk backlog) rather than a sweep's page a minute. A record woken recently is left alone (it is
  * in the stream, or being sent); one woken long ago and still due is returned for the sweep to send
@@ -45,24 +46,12 @@ export async function wakeWaiting(
   const { store, logger } = context;
   const limit = due.limit ?? 200;
   const unclaimed: MessageRecord[] = [];
+  // The bulk lane's records, woken once the listing is done: every critical one goes first.
+  const bulk: MessageRecord[] = [];
   let woken = 0;
-  let cursor: string | undefined;
-  do {
-    if (!canContinue() || woken >= WAKE.maxPerRun) break;
-    const page = await store.findDuePending({ ...due, now, ...(cursor === undefined ? {} : { cursor }) });
-    cursor = page.cursor;
-    onPage?.(page.items);
-    const asleep: MessageRecord[] = [];
-    for (const record of page.items) {
-      if (record.wokenAt === undefined) asleep.push(record);
-      else if (now.getTime() - Date.parse(record.wokenAt) >= WAKE.sendHereAfterMs && unclaimed.length < limit)
-        unclaimed.push(record);
-    }
-    const order = [
-      ...asleep.filter((record) => record.lane === Lane.Critical),
-      ...asleep.filter((record) => record.lane !== Lane.Critical),
-    ].slice(0, WAKE.maxPerRun - woken);
-    await forEachConcurrently(order, WAKE.concurrency, async (record) => {
+  const wakeAll = async (records: readonly MessageRecord[]): Promise<void> =>
+    await forEachConcurrently(records, WAKE.concurrency, async (record) => {
+      if (!canContinue()) return;
       try {
         if (await store.wake(record.id, { now })) woken += 1;
       } catch (error) {
@@ -74,6 +63,20 @@ export async function wakeWaiting(
         });
       }
     });
+  let cursor: string | undefined;
+  do {
+    if (!canContinue() || woken + bulk.length >= WAKE.maxPerRun) break;
+    const page = await store.findDuePending({ ...due, now, ...(cursor === undefined ? {} : { cursor }) });
+    cursor = page.cursor;
+    onPage?.(page.items);
+    const critical: MessageRecord[] = [];
+    for (const record of page.items) {
+      if (record.wokenAt === undefined) (record.lane === Lane.Critical ? critical : bulk).push(record);
+      else if (now.getTime() - Date.parse(record.wokenAt) >= WAKE.sendHereAfterMs && unclaimed.length < limit)
+        unclaimed.push(record);
+    }
+    await wakeAll(critical.slice(0, Math.max(0, WAKE.maxPerRun - woken)));
   } while (cursor !== undefined);
+  await wakeAll(bulk.slice(0, Math.max(0, WAKE.maxPerRun - woken)));
   return { woken, unclaimed };
 }

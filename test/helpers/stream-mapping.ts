@@ -234,7 +234,7 @@ export class StreamMapping {
         for (const event of events) streams[keyHash(event) % factor]!.push(event);
         await Promise.all(
           streams.map(async (stream) => {
-            for (let at = 0; at < stream.length; at += this.options.settings.batchSize) {
+            for (let at = 0; at < stream.length && this.#running; at += this.options.settings.batchSize) {
               await this.#deliver(shardId, stream.slice(at, at + this.options.settings.batchSize));
             }
           }),
