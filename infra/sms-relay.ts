@@ -8,7 +8,7 @@ import {
 } from '../functions/core/defaults';
 import { streamParallelization } from '../functions/core/provider-rate';
 import { join } from 'node:path';
-import { Duration, RemovalPolicy, Validations } from 'aws-cdk-lib';
+import { Duration, Names, RemovalPolicy, Validations } from 'aws-cdk-lib';
 import * as apigwv2 from 'aws-cdk-lib/aws-apigatewayv2';
 import { HttpLambdaIntegration } from 'aws-cdk-lib/aws-apigatewayv2-integrations';
 import { AccessLogFormat } from 'aws-cdk-lib/aws-apigateway';
@@ -17,7 +17,7 @@ import * as events from 'aws-cdk-lib/aws-events';
 import * as targets from 'aws-cdk-lib/aws-events-targets';
 import * as iam from 'aws-cdk-lib/aws-iam';
 import * as lambda from 'aws-cdk-lib/aws-lambda';
-import { DynamoEventSource, SqsDlq } from 'aws-cdk-lib/aws-lambda-event-sources';
+import { SqsDlq } from 'aws-cdk-lib/aws-lambda-event-sources';
 import * as logs from 'aws-cdk-lib/aws-logs';
 import * as secretsmanager from 'aws-cdk-lib/aws-secretsmanager';
 import * as sqs from 'aws-cdk-lib/aws-sqs';
@@ -26,6 +26,7 @@ import { ConfigError } from '../functions/core/config/errors';
 import { ENV } from '../functions/core/environment';
 import type { RelayConfig } from '../functions/core/config/schema';
 import { RoutePriority } from '../functions/core/config/policies';
+import { Lane } from '../functions/core/lanes';
 import { MessageState, TABLE } from '../functions/store/table';
 import { bundleHandlers, HANDLER_NAMES, type HandlerName } from './bundle';
 import { METRICS, metricsNamespace } from '../functions/core/metrics';
@@ -535,47 +536,37 @@ export class SmsRelay extends Construct {
   /** `provider.maxPerSecond`: the sender's stream parallelization follows it. */
   private readonly maxPerSecond: number | undefined;
 
+  /**
+   * The sender on the table's stream: one event source mapping per lane (`Lane`), each filtered to
+   * the records of its lane, so an alert never waits behind bulk records in a shard's batches (a
+   * DynamoDB stream takes two Lambda readers per shard). Both run the one sender function; the bulk
+   * mapping keeps the logical id the single mapping had, so an upgrade updates it in place.
+   */
   private connectSender(sender: lambda.Function, role: iam.Role): void {
-    sender.addEventSource(
-      new DynamoEventSource(this.table, {
-        startingPosition: lambda.StartingPosition.LATEST,
-        batchSize: STREAM.batchSize,
-        // Left out at 0: the mapping's default is no window.
-        ...(STREAM.maxBatchingWindowSeconds > 0
-          ? { maxBatchingWindow: Duration.seconds(STREAM.maxBatchingWindowSeconds) }
-          : {}),
-        // Enough batches per shard for provider.maxPerSecond (see functions/core/provider-rate.ts).
-        parallelizationFactor: streamParallelization(this.maxPerSecond),
-        bisectBatchOnError: true,
-        retryAttempts: STREAM.retryAttempts,
-        reportBatchItemFailures: true,
-        onFailure: new SqsDlq(this.failureQueue),
-        // New messages, and redriven ones (a requeue is the only write leaving a message PENDING
-        // with no attempt: a retry or a recovery is PENDING after an attempt), so a redrive is sent
-        // at the sender's rate, not the sweeper's. The sender's other updates (and the sweeper's)
-        // must not re-trigger it; an event twice is harmless, as the claim is conditional.
-        filters: [
-          lambda.FilterCriteria.filter({
-            eventName: lambda.FilterRule.isEqual('INSERT'),
-            dynamodb: {
-              NewImage: {
-                [TABLE.indexes.byState.partitionKey]: { S: lambda.FilterRule.isEqual(MessageState.Pending) },
-              },
-            },
-          }),
-          lambda.FilterCriteria.filter({
-            eventName: lambda.FilterRule.isEqual('MODIFY'),
-            dynamodb: {
-              NewImage: {
-                [TABLE.indexes.byState.partitionKey]: { S: lambda.FilterRule.isEqual(MessageState.Pending) },
-                // Stream images carry numbers as strings.
-                attempts: { N: lambda.FilterRule.isEqual('0') },
-              },
-            },
-          }),
-        ],
-      }),
-    );
+    const streamArn = this.table.tableStreamArn;
+    if (streamArn === undefined) throw new Error('SmsRelay: the table has no stream for the sender');
+    for (const lane of Object.values(Lane)) {
+      sender.addEventSourceMapping(
+        lane === Lane.Bulk ? SINGLE_MAPPING_ID(this.table) : `CriticalLane${SINGLE_MAPPING_ID(this.table)}`,
+        {
+          eventSourceArn: streamArn,
+          startingPosition: lambda.StartingPosition.LATEST,
+          batchSize: STREAM.batchSize,
+          // Left out at 0: the mapping's default is no window.
+          ...(STREAM.maxBatchingWindowSeconds > 0
+            ? { maxBatchingWindow: Duration.seconds(STREAM.maxBatchingWindowSeconds) }
+            : {}),
+          // Enough batches per shard for provider.maxPerSecond (see functions/core/provider-rate.ts).
+          parallelizationFactor: streamParallelization(this.maxPerSecond),
+          bisectBatchOnError: true,
+          retryAttempts: STREAM.retryAttempts,
+          reportBatchItemFailures: true,
+          onFailure: new SqsDlq(this.failureQueue),
+          filters: senderFilters(lane),
+        },
+      );
+    }
+    this.table.grantStreamRead(sender);
     const reason =
       'dynamodb:ListStreams has no resource-level permissions, so the stream event source must grant it on "*"; every other stream action is scoped to this table\'s stream.';
     Validations.of(role).acknowledge({ id: 'AwsSolutions-IAM5[Resource::*]', reason });
@@ -596,6 +587,35 @@ export class SmsRelay extends Construct {
 }
 
 const ACK_ROUTE_PATH = '/a/{token}';
+
+/** The id `DynamoEventSource` gave the sender's one mapping before lanes: kept by the bulk lane's. */
+const SINGLE_MAPPING_ID = (table: dynamodb.ITable): string => `DynamoDBEventSource:${Names.nodeUniqueId(table.node)}`;
+
+/**
+ * The stream filters of a lane's mapping: new messages, redriven ones (a requeue is the only write
+ * leaving a message PENDING with no attempt: a retry or a recovery is PENDING after an attempt) and
+ * woken ones (the sweeper's `wake`: a record that waited through an outage), so each goes out at
+ * the sender's rate, not the sweeper's. The sender's other updates (and the sweeper's) must not
+ * re-trigger it; an event twice is harmless, as the claim is conditional.
+ */
+export function senderFilters(lane: Lane): Record<string, unknown>[] {
+  const pendingIn = {
+    [TABLE.indexes.byState.partitionKey]: { S: lambda.FilterRule.isEqual(MessageState.Pending) },
+    lane: { S: lambda.FilterRule.isEqual(lane) },
+  };
+  return [
+    lambda.FilterCriteria.filter({ eventName: lambda.FilterRule.isEqual('INSERT'), dynamodb: { NewImage: pendingIn } }),
+    lambda.FilterCriteria.filter({
+      eventName: lambda.FilterRule.isEqual('MODIFY'),
+      // Stream images carry numbers as strings.
+      dynamodb: { NewImage: { ...pendingIn, attempts: { N: lambda.FilterRule.isEqual('0') } } },
+    }),
+    lambda.FilterCriteria.filter({
+      eventName: lambda.FilterRule.isEqual('MODIFY'),
+      dynamodb: { NewImage: { ...pendingIn, wokenAt: { S: lambda.FilterRule.exists() } } },
+    }),
+  ];
+}
 
 // JSON so it can be queried in Logs Insights. The query string is left out: some senders put
 // their token there. So is the path: an acknowledge link's path is its credential (the route key,

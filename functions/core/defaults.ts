@@ -336,3 +336,13 @@ export const PAGING = {
  * `pagingPollMs` (an incident opened since the run began), and sleeps until the next step due.
  */
 export const SWEEP_RUN = { stepsMs: 55_000, pagingWatchMs: 75_000, pagingPollMs: 2_000 } as const;
+
+/**
+ * How the sweeper on AWS hands waiting records back to the stream-fed sender (see
+ * `functions/relay/wake.ts`): each due PENDING record not woken yet is woken (one conditional
+ * update each, `concurrency` at a time, at most `maxPerRun` a run), so a backlog left by an outage
+ * goes out at the sender's full rate, not the sweep's page a minute. A record woken `sendHereAfterMs`
+ * ago and still not taken is sent by the sweep itself, as before waking existed: the safety net
+ * should the stream not deliver.
+ */
+export const WAKE = { concurrency: 16, maxPerRun: 20_000, sendHereAfterMs: 5 * 60_000 } as const;

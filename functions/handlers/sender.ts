@@ -12,8 +12,8 @@ await prepareOnLambda();
 export { SENDER_CONCURRENCY } from '../core/defaults';
 
 /**
- * The sender, on the table's stream (filtered to INSERTs of PENDING messages and to redrives, see
- * {@link messageIdToSend}). Sends each new or redriven message with `sendMessage`, which claims it first, so a redelivered batch never sends twice.
+ * The sender, on the table's stream, one event source mapping per lane (filtered to INSERTs of
+ * PENDING messages, to redrives and to woken records of that lane, see {@link messageIdToSend}). Sends each new or redriven message with `sendMessage`, which claims it first, so a redelivered batch never sends twice.
  * Records that throw (the store unreachable) or are not started for lack of time are returned as
  * `batchItemFailures` (partial batch response): the stream retries from the first of them, and the
  * records already settled are skipped by their claim.
@@ -97,9 +97,11 @@ interface Retry {
 }
 
 /**
- * The message id of a record the sender should take: an INSERT of a message, or a MODIFY that left
+ * The message id of a record the sender should take: an INSERT of a message, a MODIFY that left
  * a message PENDING with no attempt yet (a redrive: the store's `requeue` resets `attempts`; a
- * retry or a recovered send is PENDING after an attempt). `undefined` for anything else (the
+ * retry or a recovered send is PENDING after an attempt), or a MODIFY of a PENDING message with
+ * `wokenAt` (the sweeper woke it: it waited through an outage, or its retry is past this sender's
+ * time-out; the claim removes `wokenAt`). `undefined` for anything else (the
  * sender's own updates, the dedupe guard's INSERT when no stream filter removed it, as locally).
  * The stream mapping's filters (infra) say the same, so nothing else invokes the sender.
  *
@@ -111,9 +113,10 @@ interface Retry {
  */
 export function messageIdToSend(change: DynamoDBRecord): string | undefined {
   const image = change.dynamodb?.NewImage;
-  const redriven =
-    change.eventName === 'MODIFY' && image?.['state']?.S === MessageState.Pending && image['attempts']?.N === '0';
-  if (change.eventName !== 'INSERT' && !redriven) return undefined;
+  const pending = change.eventName === 'MODIFY' && image?.['state']?.S === MessageState.Pending;
+  const redriven = pending && image['attempts']?.N === '0';
+  const woken = pending && image['wokenAt']?.S !== undefined;
+  if (change.eventName !== 'INSERT' && !redriven && !woken) return undefined;
   const id = image?.['id']?.S;
   return id === undefined || id === '' ? undefined : id;
 }

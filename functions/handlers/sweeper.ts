@@ -11,8 +11,9 @@ import type { RelayConfigView } from '../core/config/view';
 await prepareOnLambda();
 
 /**
- * The sweeper, every minute: records due escalations, sends due PENDING records (retries,
- * redriven records, anything the stream missed), settles SENDING records whose sender died, and
+ * The sweeper, every minute: records due escalations, wakes due PENDING records (retries past the
+ * sender's time-out, what waited through an outage, anything the stream missed) for the stream-fed
+ * sender, sending itself those the stream did not take (see `functions/relay/wake.ts`), settles SENDING records whose sender died, and
  * records the limit summaries. It stops starting sends when fewer than the provider's time-out
  * plus a margin remain before `SWEEP_RUN.stepsMs`, so Lambda never cuts a send off and the next
  * run's sends never overlap this one's; the next run picks up the rest. While an incident is open with a step to come, it then stays until
@@ -41,6 +42,8 @@ export async function handler(_event: ScheduledEvent, lambdaContext?: Context): 
       const stepsLeftMs = (): number => Math.min(remainingMs(lambdaContext), started + SWEEP_RUN.stepsMs - Date.now());
       const report = await sweep(context, {
         pendingGraceMs: env.sweepPendingGraceMs,
+        // Due records go back to the stream-fed sender, at its rate and in their lanes.
+        wake: true,
         canContinue: () => stepsLeftMs() >= budgetMs,
         // While the SMS service is unreachable: stay to probe it at its backoff, if a probe and a send still fit.
         canWait: (ms) => stepsLeftMs() - ms >= budgetMs + CIRCUIT.probeTimeoutMs,

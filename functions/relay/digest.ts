@@ -205,6 +205,7 @@ async function recordDigest(
     dedupeKey: `digest:${until}`,
     windowSeconds: DIGEST.dedupeSeconds,
     messages: [{ ...fitted, delivery: route.config.delivery, digestOf: records.map((record) => record.id) }],
+    priority: route.config.priority,
     now,
     retentionDays: context.config.settings.retentionDays,
   });

@@ -1,4 +1,6 @@
 import { MAX_BODY_BYTES } from '../core/defaults';
+import { type Lane, laneOf } from '../core/lanes';
+import type { RoutePriority } from '../core/config/policies';
 import { maskNumbersInText } from '../core/recipients/mask-text';
 import { evaluateWebhook, type Evaluation } from '../core/pipeline/evaluate';
 import { Verdict } from '../core/pipeline/verdict';
@@ -40,6 +42,8 @@ interface Answer<O extends string, S extends number> {
   readonly status: S;
   /** The records written (none for a ping or a refusal). */
   readonly ids: readonly string[];
+  /** Each id's lane, in the order of `ids` (what the local send queue needs; the records carry it too). */
+  readonly lanes?: readonly Lane[];
   /** Why it was not accepted, when the relay can say (the failed check, the filter, the ping). */
   readonly reason?: string | undefined;
   /** The JSON answer body, exactly as the sender gets it (a public contract). */
@@ -227,6 +231,7 @@ export async function ingestWebhook(
     ...(evaluation.replayKey === undefined ? {} : { replayKey: evaluation.replayKey }),
     windowSeconds: evaluation.dedupeWindowSeconds!,
     messages,
+    priority: route.config.priority,
     now: request.receivedAt,
     retentionDays: config.settings.retentionDays,
   });
@@ -246,7 +251,13 @@ export async function ingestWebhook(
       dedupeKey: evaluation.dedupeKey,
       ids: result.ids,
     });
-    return { outcome: 'duplicate', status: 200, ids: result.ids, body: { status: 'duplicate', ids: result.ids } };
+    return {
+      outcome: 'duplicate',
+      status: 200,
+      ids: result.ids,
+      lanes: lanesOf(result.ids, messages, route.config.priority),
+      body: { status: 'duplicate', ids: result.ids },
+    };
   }
 
   if (muted !== undefined) {
@@ -282,6 +293,7 @@ export async function ingestWebhook(
       outcome: 'accepted',
       status: 202,
       ids,
+      lanes: lanesOf(ids, messages, route.config.priority),
       body: {
         status: 'accepted',
         ids,
@@ -422,4 +434,11 @@ export function refused(status: number, error: string | undefined, reason?: stri
     reason,
     body: reason === undefined ? { error } : { error, reason },
   };
+}
+
+/** The lane of each of `ids`, the records of `messages` in order (`laneOf`, as the store records it). */
+function lanesOf(ids: readonly string[], messages: readonly NewMessage[], priority: RoutePriority): Lane[] {
+  return ids.map((_, index) =>
+    laneOf({ priority, notice: messages[index]?.notice, incident: messages[index]?.incident }),
+  );
 }

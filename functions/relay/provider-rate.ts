@@ -3,6 +3,7 @@ import { SendCertainty, SmsErrorCode, SmsOperation, SmsServiceError } from '../c
 import type { RelayConfigView } from '../core/config/view';
 import type { MessageStore } from '../store';
 import type { RelayContext } from './ports';
+import { Lane, laneRate } from '../core/lanes';
 
 /** What the provider's rate uses of the store. */
 export type ProviderRateStore = Pick<MessageStore, 'takeRateSlot'>;
@@ -15,22 +16,32 @@ export const RATE_SLOT_TRIES = 5;
 
 /**
  * Waits for one of this second's `provider.maxPerSecond` sends, shared by every sender (a counter
- * per second in the table, see `takeRateSlot`); nothing when the config sets no rate. Slot `n` of a
- * second starts `(n - 1) / maxPerSecond` s into it, so the sends are spread over the second rather
- * than sent in a burst at its start; a slot taken after its share of the second has passed is not
- * used (it would crowd the next second at the service) and the send tries the next second.
+ * per second in the table, see `takeRateSlot`); nothing when the config sets no rate.
+ *
+ * The lanes share the counter: a bulk send takes a slot only while the second's count is under the
+ * bulk lane's share (`laneRate`), a critical one while it is under `maxPerSecond`, so the slots
+ * above the share are kept for alerts however large the bulk backlog. A bulk slot `n` starts
+ * `(n - 1) / maxPerSecond` s into its second, so a backlog is spread over the second rather than
+ * sent in a burst at its start; a slot taken after its share of the second has passed is not used
+ * (it would crowd the next second at the service) and the send tries the next second. A critical
+ * send uses its slot at once: the counter already keeps the second within the rate.
  *
  * @throws {SmsServiceError} `rate-limited`, not sent, when no slot came in {@link RATE_SLOT_TRIES} seconds
  */
-export async function takeSendSlot(context: RelayContext<RelayConfigView, ProviderRateStore>): Promise<void> {
+export async function takeSendSlot(
+  context: RelayContext<RelayConfigView, ProviderRateStore>,
+  lane: Lane = Lane.Bulk,
+): Promise<void> {
   const maxPerSecond = context.config.settings.provider.maxPerSecond;
   if (maxPerSecond === undefined) return;
   const shareMs = 1_000 / maxPerSecond;
+  const laneMax = laneRate(lane, maxPerSecond);
   for (let tries = 0; tries < RATE_SLOT_TRIES; tries += 1) {
     const now = context.clock().getTime();
     const epochSecond = Math.floor(now / 1_000);
-    const slot = await context.store.takeRateSlot({ epochSecond, maxPerSecond });
+    const slot = await context.store.takeRateSlot({ epochSecond, maxPerSecond: laneMax });
     if (slot !== undefined) {
+      if (lane === Lane.Critical) return;
       const startAt = epochSecond * 1_000 + (slot - 1) * shareMs;
       if (now < startAt + shareMs) {
         if (startAt > now) await sleep(startAt - now);

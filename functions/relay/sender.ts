@@ -35,6 +35,7 @@ import { backoffMs, RelayMetric, type RelayContext } from './ports';
 import { mayRetry, retryDeadline } from './retry';
 import { type ClosedIncident, closedIncident, type IncidentSendStore, noteNotSent } from './incident-sends';
 import { type ProviderRateStore, takeSendSlot } from './provider-rate';
+import type { Lane } from '../core/lanes';
 
 /** What `sendMessage` uses of the store: the claim and the outcome, and what its gate, circuit and balance watch use. */
 export type SenderStore = Pick<MessageStore, 'claimMessage' | 'settle'> &
@@ -66,9 +67,9 @@ export interface SendMessageOptions {
   /**
    * Told when the record went back to PENDING for another attempt at `nextAttemptAt` (a send that
    * certainly did not go out, or any failure on an at-least-once route), so the caller can send it
-   * again on time instead of waiting for the sweeper.
+   * again on time instead of waiting for the sweeper, in the record's lane.
    */
-  readonly onRetry?: (nextAttemptAt: Date) => void;
+  readonly onRetry?: (nextAttemptAt: Date, lane: Lane) => void;
 }
 
 /**
@@ -147,7 +148,7 @@ async function sendThrough(
 
   let result: ServiceSendResult;
   try {
-    await takeSendSlot(context);
+    await takeSendSlot(context, claimed.lane);
     result = await sendWithKeyRefresh(context, claimed);
   } catch (error) {
     await noteCircuit(context, () => passage.failed(error));
@@ -318,7 +319,7 @@ async function settleFailure(
       const nextAttemptAt = new Date(now.getTime() + (error.retryAfterMs ?? DEFAULT_RETRY_AFTER_MS));
       await store.settle(record.id, token, { state: MessageState.Pending, nextAttemptAt, lastError }, { now });
       logSend(context, record, 'RETRY', { error: description, nextAttemptAt: nextAttemptAt.toISOString() });
-      onRetry?.(nextAttemptAt);
+      onRetry?.(nextAttemptAt, record.lane);
       return SendOutcome.Retrying;
     }
     const reason = `not sent: the SMS service kept answering 429 (too many requests) for the route's retry.for (${record.attempts} attempts)`;
@@ -336,7 +337,7 @@ async function settleFailure(
     const nextAttemptAt = new Date(now.getTime() + backoffMs(policy, record.attempts));
     await store.settle(record.id, token, { state: MessageState.Pending, nextAttemptAt, lastError }, { now });
     logSend(context, record, 'RETRY', { error: description, nextAttemptAt: nextAttemptAt.toISOString() });
-    onRetry?.(nextAttemptAt);
+    onRetry?.(nextAttemptAt, record.lane);
     return SendOutcome.Retrying;
   }
 
@@ -389,7 +390,7 @@ async function releaseUnsent(
     if (!exhausted) {
       const nextAttemptAt = new Date(now.getTime() + backoffMs(policy, record.attempts));
       await store.settle(record.id, token, { state: MessageState.Pending, nextAttemptAt, lastError }, { now });
-      onRetry?.(nextAttemptAt);
+      onRetry?.(nextAttemptAt, record.lane);
       return false;
     }
     await store.settle(

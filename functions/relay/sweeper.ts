@@ -14,6 +14,8 @@ import { type HandoffStore, recordHandoffs } from './handoff';
 import { publishStuckCounts, type StuckGaugesStore } from './gauges';
 import { errorName } from './error-name';
 import { SWEEP_RUN } from '../core/defaults';
+import { Lane } from '../core/lanes';
+import { type WakeStore, wakeWaiting } from './wake';
 
 /** What `sweep` uses of the store: its own listings and settlements, and what its steps use. */
 export type SweepStore = Pick<
@@ -32,7 +34,8 @@ export type SweepStore = Pick<
   PagingStore &
   HandoffStore &
   StuckGaugesStore &
-  HeartbeatStore;
+  HeartbeatStore &
+  WakeStore;
 
 export interface SweepOptions {
   /**
@@ -61,7 +64,15 @@ export interface SweepOptions {
    * send queue, which sends at the sender's normal rate. Every due record is then listed, page by
    * page (`limit` each), not only the first `limit`; the sweep itself only reads and recovers.
    */
-  readonly dispatch?: (ids: readonly string[]) => void;
+  readonly dispatch?: (ids: readonly string[], lane: Lane) => void;
+  /**
+   * Wakes the due records (see `./wake`) instead of sending them in the sweep, while the SMS
+   * service's circuit is closed: on AWS, where the stream-fed sender sends them at its full rate,
+   * each lane on its own mapping. While the circuit is open or on probation the sweep sends (and
+   * so probes) as without it; a probe of this sweep that closes it is followed by the wake.
+   * @default false
+   */
+  readonly wake?: boolean;
   /** How digests are recorded (their grace, the compiler of their templates on Lambda). */
   readonly digests?: DigestOptions;
   /**
@@ -107,6 +118,8 @@ export interface SweepReport {
   readonly deferred: number;
   /** Due records handed to `dispatch` (only with `dispatch`). */
   readonly dispatched?: number;
+  /** Due records woken for the stream-fed sender (only with `wake`). */
+  readonly woken?: number;
   /** Escalation and renotify records this run recorded, at the start and while it stayed (`pagingUntil`). */
   readonly escalations: number;
   /** Sweep steps that failed (each logged with its name and counted in `SweepErrors`); the others ran. */
@@ -203,7 +216,7 @@ async function stayForPaging(run: SweepRun): Promise<void> {
       const report = await recordEscalations(context, now, { ...compileOption(options), gauges: false, skip: failed });
       for (const id of report.failed) failed.add(id);
       run.report.escalations += report.ids.length;
-      options.dispatch?.(report.ids);
+      options.dispatch?.(report.ids, Lane.Critical);
       // Nothing falls due before the stay ends: the next run, already started by then, takes it.
       if (report.nextDueAt === undefined || report.nextDueAt.getTime() > until) return;
       wakeAt = Math.min(wakeAt, report.nextDueAt.getTime());
@@ -244,13 +257,16 @@ export type SweepStep = (run: SweepRun) => Promise<void>;
  *
  * @example
  * ```ts
- * const recordDueHandoffs = recordingStep(({ context, now }) => recordHandoffs(context, now));
+ * const recordDueHandoffs = recordingStep(({ context, now }) => recordHandoffs(context, now), Lane.Critical);
  * ```
  */
-export function recordingStep(record: (run: SweepRun) => Promise<{ readonly ids: readonly string[] }>): SweepStep {
+export function recordingStep(
+  record: (run: SweepRun) => Promise<{ readonly ids: readonly string[] }>,
+  lane: Lane,
+): SweepStep {
   return async (run) => {
     const { ids } = await record(run);
-    run.options.dispatch?.(ids);
+    run.options.dispatch?.(ids, lane);
   };
 }
 
@@ -271,25 +287,31 @@ const recordDueDigests = recordingStep(async ({ context, now, options, report })
   const digests = await recordDigests(context, now, options.digests);
   report.digests = digests.ids.length;
   return digests;
-});
+  // What a window held back is never urgent (a critical route has no quiet hours); on AWS the
+  // record's own lane applies.
+}, Lane.Bulk);
 
 // Paging: due escalations and renotifies become PENDING records like a digest (see paging.ts).
 const recordDueEscalations = recordingStep(async ({ context, now, options, report }) => {
   const escalations = await recordEscalations(context, now, compileOption(options));
   report.escalations += escalations.ids.length;
   return escalations;
-});
+}, Lane.Critical);
 
 // On-call handoffs (`notifyHandoff: true`): the incoming person's SMS, once per shift (see handoff.ts).
 const recordDueHandoffs = recordingStep(
   async ({ context, now, options }) => await recordHandoffs(context, now, compileOption(options)),
+  Lane.Critical,
 );
 
 const publishStuck: SweepStep = async ({ context, now }) => await publishStuckCounts(context, now);
 
-/** The due PENDING records: handed to `dispatch` page by page when there is one, else sent here. */
-const sendDue: SweepStep = async (run) =>
-  await (run.options.dispatch === undefined ? sendDueHere(run) : dispatchDue(run, run.options.dispatch));
+/** The due PENDING records: handed to `dispatch` page by page when there is one, woken with `wake`, else sent here. */
+const sendDue: SweepStep = async (run) => {
+  if (run.options.dispatch !== undefined) return await dispatchDue(run, run.options.dispatch);
+  if (run.options.wake === true) return await wakeDue(run);
+  return await sendDueHere(run);
+};
 
 const recordSummaries: SweepStep = async (run) => {
   run.report.summaries = await recordHeldSummaries(run.context, run.now);
@@ -319,28 +341,66 @@ function dueOptions({ now, options: { limit, pendingGraceMs } }: SweepRun) {
   return { now, limit, ...(pendingGraceMs > 0 ? { updatedBefore: new Date(now.getTime() - pendingGraceMs) } : {}) };
 }
 
-async function dispatchDue(run: SweepRun, dispatch: (ids: readonly string[]) => void): Promise<void> {
+async function dispatchDue(run: SweepRun, dispatch: NonNullable<SweepOptions['dispatch']>): Promise<void> {
   const backlog = newBacklog(run.now);
   for await (const page of pages((cursor) => run.context.store.findDuePending({ ...dueOptions(run), ...cursor }))) {
-    dispatch(page.map((record) => record.id));
+    for (const lane of [Lane.Critical, Lane.Bulk])
+      dispatch(
+        page.filter((record) => record.lane === lane).map((record) => record.id),
+        lane,
+      );
     backlog.count(page);
   }
   backlog.publish(run.context);
   run.report.dispatched = backlog.due;
 }
 
+/**
+ * With `wake`: while the circuit is closed, every due record is woken for the stream-fed sender
+ * (and the few the stream did not take are sent here); while it is open or on probation, the first
+ * page is sent here, which carries the probation's trial sends, and should that close it, the rest
+ * is woken in the same run.
+ */
+async function wakeDue(run: SweepRun): Promise<void> {
+  const { context } = run;
+  if (!(await circuitClosed(context))) {
+    await sendDueHere(run);
+    if (!(await circuitClosed(context))) return;
+  }
+  const backlog = newBacklog(run.now);
+  const { woken, unclaimed } = await wakeWaiting(context, {
+    ...dueOptions(run),
+    canContinue: run.options.canContinue,
+    onPage: (records) => backlog.count(records),
+  });
+  backlog.publish(context);
+  run.report.woken = (run.report.woken ?? 0) + woken;
+  if (woken > 0) context.logger.info('waiting records handed to the sender', { woken });
+  await sendHere(run, unclaimed);
+}
+
+/** Whether the SMS service's circuit is closed and off probation: every send may go. */
+async function circuitClosed(context: RelayContext<RelayConfigView, SweepStore>): Promise<boolean> {
+  const circuit = await readCircuit(context, { fresh: true });
+  return circuit.openedAt === undefined && circuit.probationSince === undefined;
+}
+
 async function sendDueHere(run: SweepRun): Promise<void> {
+  const due = await run.context.store.findDuePending(dueOptions(run));
+  const backlog = newBacklog(run.now);
+  backlog.count(due.items);
+  backlog.publish(run.context);
+  await sendHere(run, due.items);
+}
+
+/** Sends `records` in the sweep, `concurrency` at a time, while `canContinue`. */
+async function sendHere(run: SweepRun, records: readonly MessageRecord[]): Promise<void> {
   const {
     context,
-    now,
     options: { concurrency, canContinue },
     report,
   } = run;
-  const due = await context.store.findDuePending(dueOptions(run));
-  const backlog = newBacklog(now);
-  backlog.count(due.items);
-  backlog.publish(context);
-  await forEachConcurrently(due.items, concurrency, async (record) => {
+  await forEachConcurrently(records, concurrency, async (record) => {
     if (!canContinue()) {
       report.deferred += 1;
       return;

@@ -9,6 +9,8 @@ import { newId } from './ids';
 import { DAY_SECONDS, ItemKind, dedupeKey as dedupeItemKey, epochSeconds, messageKey } from './keys';
 import { MessageState, TABLE } from './table';
 import { PHONE_NUMBER_PATTERN } from '../core/defaults';
+import { laneOf } from '../core/lanes';
+import type { RoutePriority } from '../core/config/policies';
 import { DEFAULT_RETENTION_DAYS, type MessageRecord, type NewMessage, type NoticeKind } from './types';
 
 /** What `acceptWebhook` did. */
@@ -35,6 +37,12 @@ export interface AcceptInput {
   readonly windowSeconds: number;
   /** 1 to {@link MAX_RECORDS_PER_WEBHOOK} messages, in fan-out order. */
   readonly messages: readonly NewMessage[];
+  /**
+   * The route's `priority`: with the SMS themselves (a notice, a page), what decides each record's
+   * lane (`laneOf`).
+   * @default 'normal'
+   */
+  readonly priority?: RoutePriority;
   readonly now?: Date;
   readonly retentionDays?: number;
 }
@@ -122,6 +130,7 @@ export const acceptWebhook = async (table: StoreTable, input: AcceptInput): Prom
     replayKey,
     windowSeconds,
     messages,
+    priority,
     now = table.clock(),
     retentionDays = DEFAULT_RETENTION_DAYS,
   } = input;
@@ -131,7 +140,7 @@ export const acceptWebhook = async (table: StoreTable, input: AcceptInput): Prom
   const recordsExpireAt = expiresAtOf(now, retentionDays);
   const own: GuardClaim = { owner: ids[0]!, ids, recordsExpireAt, deliveryKey: dedupeKey };
   const build = (guardIds: readonly string[]): MessageRecord[] =>
-    buildRecords({ route, dedupeKey, messages, ids: guardIds, now, retentionDays });
+    buildRecords({ route, dedupeKey, messages, priority, ids: guardIds, now, retentionDays });
   const guardOf = (key: string, claim: GuardClaim): ConditionalPut =>
     guardPut({ route, dedupeKey: key, claim, now, windowSeconds });
   const place = (key: string, claim: GuardClaim) =>
@@ -252,6 +261,7 @@ const buildRecords = ({
   route,
   dedupeKey,
   messages,
+  priority,
   ids,
   now,
   retentionDays,
@@ -259,6 +269,7 @@ const buildRecords = ({
   route: string;
   dedupeKey: string;
   messages: readonly NewMessage[];
+  priority: RoutePriority | undefined;
   ids: readonly string[];
   now: Date;
   retentionDays: number;
@@ -272,6 +283,7 @@ const buildRecords = ({
     id: ids[position] as string,
     route,
     dedupeKey,
+    lane: laneOf({ priority, notice: message.notice, incident: message.incident }),
     index: message.index,
     part: message.part,
     parts: message.parts,

@@ -5,6 +5,7 @@ import { MessageState, TABLE } from './table';
 import { corruptRecord } from './errors';
 import { DeliveryPolicy } from '../core/config/policies';
 import { HISTORY_KEPT } from '../core/defaults';
+import { Lane, LANES } from '../core/lanes';
 import {
   type Dismissal,
   type LastError,
@@ -25,6 +26,7 @@ const STATES: ReadonlySet<string> = new Set(Object.values(MessageState));
 export const DUE_AT = TABLE.indexes.byDue.sortKey;
 const DELIVERIES: ReadonlySet<string> = new Set(Object.values(DeliveryPolicy));
 const NOTICES: ReadonlySet<string> = new Set(Object.values(NoticeKind));
+const LANE_NAMES: ReadonlySet<string> = new Set(Object.values(Lane));
 
 export const lastErrorValue = (error: LastError) =>
   map({
@@ -163,6 +165,7 @@ export const messageItem = (record: MessageRecord): Item =>
     id: str(record.id),
     route: str(record.route),
     dedupeKey: str(record.dedupeKey),
+    lane: str(record.lane),
     index: num(record.index),
     part: num(record.part),
     parts: num(record.parts),
@@ -183,6 +186,7 @@ export const messageItem = (record: MessageRecord): Item =>
     nextAttemptAt: record.nextAttemptAt === undefined ? undefined : str(record.nextAttemptAt),
     [DUE_AT]: record.state === MessageState.Pending ? str(record.nextAttemptAt ?? record.updatedAt) : undefined,
     claimedAt: record.claimedAt === undefined ? undefined : str(record.claimedAt),
+    wokenAt: record.wokenAt === undefined ? undefined : str(record.wokenAt),
     claimToken: record.claimToken === undefined ? undefined : str(record.claimToken),
     reason: record.reason === undefined ? undefined : str(record.reason),
     lastError: record.lastError === undefined ? undefined : lastErrorValue(record.lastError),
@@ -214,12 +218,15 @@ export const messageFromItem = (item: Item): MessageRecord => {
   const dismissalRead = read.optMap('dismissal');
   const notice = read.optStr('notice');
   if (notice !== undefined && !NOTICES.has(notice)) throw corruptRecord(where, `unknown notice ${notice}`);
+  const lane = read.optStr('lane') ?? LANES.unmarked;
+  if (!LANE_NAMES.has(lane)) throw corruptRecord(where, `unknown lane ${lane}`);
   const optional = {
     senderId: read.optStr('senderId'),
     notice: notice as NoticeKind | undefined,
     incident: read.optStr('incident'),
     nextAttemptAt: read.optStr('nextAttemptAt'),
     claimedAt: read.optStr('claimedAt'),
+    wokenAt: read.optStr('wokenAt'),
     claimToken: read.optStr('claimToken'),
     reason: read.optStr('reason'),
     lastError: lastErrorRead && lastErrorFrom(lastErrorRead),
@@ -240,6 +247,7 @@ export const messageFromItem = (item: Item): MessageRecord => {
     id: read.str('id'),
     route: read.str('route'),
     dedupeKey: read.str('dedupeKey'),
+    lane: lane as Lane,
     index: read.num('index'),
     part: read.num('part'),
     parts: read.num('parts'),

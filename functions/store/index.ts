@@ -62,6 +62,7 @@ export type {
   RequeueFrom,
   RequeueOptions,
   Settlement,
+  WakeOptions,
 } from './transitions';
 export { DISMISS_FROM } from './transitions';
 export {

@@ -19,6 +19,7 @@ import { getMessage } from './queries';
 import { MessageState } from './table';
 import { DeliveryPolicy } from '../core/config/policies';
 import { DISMISS, HISTORY_KEPT } from '../core/defaults';
+import { LANES } from '../core/lanes';
 import type { LastError, MessageRecord, SendResult, StateChange } from './types';
 
 /** A change of state: the update's `set` and the `history` entry it appends in the same write. */
@@ -169,7 +170,8 @@ export const claimMessage = async (
       updatedAt: str(at),
     },
     add: { attempts: num(1) },
-    remove: ['nextAttemptAt', DUE_AT],
+    // A woken record taken: a later change leaving it PENDING (a retry) must not look woken to the stream.
+    remove: ['nextAttemptAt', DUE_AT, 'wokenAt'],
     entry: stateChange({ at, state: MessageState.Sending }),
     // DynamoDB rejects redundant parentheses, so `due` alone is not wrapped again.
     condition: `#kind = :message AND ${staleAfterMs === undefined ? due : `(${due} OR ${stale})`}`,
@@ -324,10 +326,10 @@ export interface RequeueOptions {
  * `redrives + 1` and a `PENDING` entry appended to `history`. Conditional on the record still being in `from`, so two operators redriving at
  * once move it once.
  *
- * This is a MODIFY, which the stream filter (`INSERT`, `state = PENDING`) ignores: the sweeper
- * sends it on its next pass (within a minute on AWS). Re-inserting instead would need a delete
- * and a put of the same key, which cannot share a transaction and would lose the record if the
- * second write failed.
+ * This is a MODIFY leaving the record PENDING with `attempts` 0, which the stream mapping of its
+ * lane passes to the sender (a record from before lanes is given the `bulk` lane here). Re-inserting
+ * instead would need a delete and a put of the same key, which cannot share a transaction and would
+ * lose the record if the second write failed.
  *
  * @returns the requeued record, or `undefined` when it is missing or not in `from`.
  *
@@ -354,12 +356,52 @@ export const requeue = async (
       updatedAt: str(now.toISOString()),
       attempts: num(0),
     },
+    // A record from before lanes: the stream's mappings each take one lane, so it must carry one.
+    setIfAbsent: { lane: str(LANES.unmarked) },
     add: { redrives: num(1) },
     remove: ['reason', 'claimToken'],
     entry: stateChange({ at: now.toISOString(), state: MessageState.Pending }),
     condition: '#kind = :message AND #state = :from',
     values: { ':message': str(ItemKind.Message), ':from': str(from) },
   });
+};
+
+/** Options of {@link wake}. */
+export interface WakeOptions {
+  readonly now?: Date;
+}
+
+/**
+ * Wakes a PENDING record that is waiting (the SMS service was unreachable while its stream event
+ * came, or its retry is past the sender's time-out): sets `wokenAt`, a MODIFY of a PENDING record
+ * with `wokenAt`, which the stream mapping of its lane passes to the sender. Nothing else changes
+ * (no history entry: its state does not), and the claim removes `wokenAt`, so the sender's own
+ * later updates never look woken. Conditional on the record still being PENDING; an event twice is
+ * harmless, as the claim is conditional.
+ *
+ * @returns whether it was woken (`false`: missing, or no longer PENDING)
+ *
+ * @example
+ * ```typescript
+ * for (const record of page.items) await store.wake(record.id);
+ * ```
+ */
+export const wake = async (
+  table: StoreTable,
+  id: string,
+  { now = table.clock() }: WakeOptions = {},
+): Promise<boolean> => {
+  const outcome = await writeIf(table, {
+    Key: messageKey(id),
+    ...buildUpdate({
+      set: { wokenAt: str(now.toISOString()) },
+      // A record from before lanes: each of the stream's mappings takes one lane.
+      setIfAbsent: { lane: str(LANES.unmarked) },
+      condition: '#kind = :message AND #state = :pending',
+      values: { ':message': str(ItemKind.Message), ':pending': str(MessageState.Pending) },
+    }),
+  });
+  return outcome.applied;
 };
 
 /** States an operator can dismiss a record from: the ones the stuck-now gauges count. */
@@ -480,4 +522,6 @@ export const transitionOperations = (table: StoreTable) => ({
     await requeue(table, id, options),
   /** `UNKNOWN`/`FAILED`/`HELD`/`PARKED` → `DISMISSED`, never sent, with who, when and why; any other state is refused. See {@link dismiss}. */
   dismiss: async (id: string, input: DismissInput): Promise<DismissOutcome> => await dismiss(table, id, input),
+  /** A waiting `PENDING` record handed to the stream-fed sender again (`wokenAt`); `false` when no longer PENDING. See {@link wake}. */
+  wake: async (id: string, options?: WakeOptions): Promise<boolean> => await wake(table, id, options),
 });

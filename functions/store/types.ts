@@ -1,4 +1,5 @@
 import type { DeliveryPolicy } from '../core/config/policies';
+import type { Lane } from '../core/lanes';
 import type { MessageState } from './table';
 
 export { DEFAULT_RETENTION_DAYS } from '../core/defaults';
@@ -109,6 +110,12 @@ export interface MessageRecord extends MessageContent {
   readonly id: string;
   readonly route: string;
   readonly dedupeKey: string;
+  /**
+   * Which lane it is sent in (`laneOf`, fixed when recorded): on AWS which of the sender's stream
+   * mappings takes it; locally which of the send queue's queues. A record written before lanes
+   * reads as `bulk`.
+   */
+  readonly lane: Lane;
   readonly state: MessageState;
   /** Claims so far since acceptance or the last redrive. */
   readonly attempts: number;
@@ -119,6 +126,12 @@ export interface MessageRecord extends MessageContent {
   /** Not to be claimed before this time (set by `settle` back to `PENDING` and by `requeue`). */
   readonly nextAttemptAt?: string;
   readonly claimedAt?: string;
+  /**
+   * When a sweep last woke it (see `wake`): a PENDING record left waiting (the SMS service was
+   * unreachable, a retry past the sender's time-out) handed to the stream-fed sender again. Removed
+   * by the claim.
+   */
+  readonly wokenAt?: string;
   /** Present only while `SENDING`: the token the claiming sender must present to complete. */
   readonly claimToken?: string;
   /** Why it was dropped, failed, parked, held or is unknown. */

@@ -42,6 +42,7 @@ import { assertUsableSecrets, ensureSecretsFile, PROVIDER_API_KEY_NAME } from '.
 import { createRelayServer, type HealthReport, type RelayServer } from './server';
 import { displayPath, type RuntimeSettings } from '../shared/settings';
 import { createSendQueue, type SendQueue } from './send-queue';
+import { Lane } from '../../functions/core/lanes';
 import { createTerminal } from './terminal';
 import { createTerminalLogger } from './terminal-logger';
 import { takeTurns } from './turns';
@@ -296,12 +297,37 @@ function reportProblem(terminal: RuntimeSetup['terminal']): Problem {
  */
 function startSender(context: RelayContext, problem: Problem): SendQueue {
   const sender: SendQueue = createSendQueue({
-    send: (id) => sendMessage(context, id, { onRetry: (at) => sender.feedAt(id, at) }),
+    send: (id) => sendMessage(context, id, { onRetry: (at, lane) => sender.feedAt(id, at, lane) }),
     concurrency: localSendConcurrency(context.config.settings.provider.maxPerSecond),
     onError: (id, error) => problem(`send of ${id} failed; the sweeper retries it`, error),
     now: () => context.clock().getTime(),
   });
   return sender;
+}
+
+/** Feeds ids whose lanes are known (ingest's answer), each to its lane, in order. */
+function feedInLanes(sender: SendQueue, ids: readonly string[], lanes: readonly Lane[]): void {
+  for (const lane of [Lane.Critical, Lane.Bulk])
+    sender.feed(
+      ids.filter((_, index) => (lanes[index] ?? Lane.Bulk) === lane),
+      lane,
+    );
+}
+
+/**
+ * Feeds records whose lanes only the records know (a redrive's): read first, then fed in order, each
+ * to its lane. A record not read stays PENDING for the sweeper.
+ */
+function feedRecorded(context: RelayContext, sender: SendQueue, ids: readonly string[], problem: Problem): void {
+  void Promise.all(ids.map(async (id) => await context.store.getMessage(id))).then(
+    (records) =>
+      feedInLanes(
+        sender,
+        ids,
+        records.map((record) => record?.lane ?? Lane.Bulk),
+      ),
+    (error: unknown) => problem('re-queued records not read; the sweeper sends them', error),
+  );
 }
 
 /** Routes the HTTP server: webhooks to ingest (then the send queue), the CLI's and the console's requests to the store. */
@@ -323,13 +349,14 @@ function attachRelay(
     webhookBase: url,
     fixturesDir: FIXTURES_DIR,
     withStore: async (use) => await listings.run(async () => await use(local.store)),
-    onRequeued: (id) => sender.feed([id]),
+    onRequeued: (id) => feedRecorded(context, sender, [id], problem),
     clock,
   });
   relay.attach({
     maxBodyBytes: settings.maxBodyBytes,
     ingest: async (request) => await ingestWebhook(context, request, { maxBodyBytes: settings.maxBodyBytes }),
-    onAccepted: (ids) => sender.feed(ids),
+    onAccepted: (ids, lanes) =>
+      lanes === undefined ? feedRecorded(context, sender, ids, problem) : feedInLanes(sender, ids, lanes),
     onWebhook: (report) => terminal.print(formatWebhook(report)),
     onError: problem,
     health: async () => await health({ local, settings, providerBaseUrl, sandbox, loaded, startedAt }),
@@ -369,7 +396,7 @@ function startTimers(
         void (await sweep(context, {
           pendingGraceMs: 0,
           limit: LOCAL_SWEEP_PAGE,
-          dispatch: (ids) => sender.feed(ids),
+          dispatch: (ids, lane) => sender.feed(ids, lane),
           digests: { graceMs: DIGEST.localGraceMs },
         })),
       {
@@ -382,10 +409,14 @@ function startTimers(
     ),
     // Due escalations and renotifies, each second: on time whatever the sweep's pace (the sweep
     // records them too; the steps' conditional writes record each once).
-    repeat(async () => sender.feed((await recordEscalations(context, context.clock(), { gauges: false })).ids), {
-      intervalMs: LOCAL_PAGING_INTERVAL_MS,
-      onError: (error) => problem('escalations not recorded; trying again in a second', error),
-    }),
+    repeat(
+      async () =>
+        sender.feed((await recordEscalations(context, context.clock(), { gauges: false })).ids, Lane.Critical),
+      {
+        intervalMs: LOCAL_PAGING_INTERVAL_MS,
+        onError: (error) => problem('escalations not recorded; trying again in a second', error),
+      },
+    ),
     repeat(async () => void (await checkBalance(context)), {
       intervalMs: setup.balanceSchedule.intervalMs,
       immediately: true,

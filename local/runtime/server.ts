@@ -2,6 +2,7 @@ import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { answerAckLink, answerWebhook, isAckPath, isHookPath } from '../../functions/relay/edge';
 import type { AckPageConfig } from '../../functions/relay/ack-page';
 import type { IngestAnswer, IngestRequest } from '../../functions/relay/ingest';
+import type { Lane } from '../../functions/core/lanes';
 import { type MessageRecord, type MessageStore, StoreError } from '../../functions/store';
 import { isConsolePath } from '../console/http';
 import {
@@ -70,8 +71,12 @@ export interface RelayServerDependencies {
   readonly maxBodyBytes: number;
   /** The relay's `ingestWebhook`: answers only once the webhook is recorded. */
   readonly ingest: (request: IngestRequest) => Promise<IngestAnswer>;
-  /** Called with ids to send now, after the answer was sent: a 202's, a duplicate's (still PENDING after a crash), a redrive's. */
-  readonly onAccepted: (ids: readonly string[]) => void;
+  /**
+   * Called with ids to send now, after the answer was sent: a 202's, a duplicate's (still PENDING
+   * after a crash), a redrive's; with each id's lane when ingest knows them (not for a redrive,
+   * whose records carry theirs).
+   */
+  readonly onAccepted: (ids: readonly string[], lanes?: readonly Lane[]) => void;
   readonly onWebhook: (report: WebhookReport) => void;
   readonly onError: (message: string, error: unknown) => void;
   readonly health: () => Promise<HealthReport>;
@@ -284,7 +289,7 @@ async function handleWebhook(
   // A duplicate's record may still be PENDING (the runtime that first took it was killed before
   // sending): offered to the sender again, whose conditional claim skips it unless it is due.
   if ((answer.outcome === 'accepted' || answer.outcome === 'duplicate') && answer.ids.length > 0)
-    onAccepted(answer.ids);
+    onAccepted(answer.ids, answer.lanes);
 }
 
 /** A request's headers in arrival order, as the edge takes them. */

@@ -20,11 +20,13 @@ export interface MappingSettings {
   /** -1: until the record expires (here: forever). */
   readonly maximumRetryAttempts: number;
   readonly startingPosition: 'LATEST' | 'TRIM_HORIZON';
+  /** Batches of one shard processed at once (Lambda's default 1); applied only with `parallel` (see {@link StreamMapping}). */
+  readonly parallelizationFactor: number;
 }
 
 /** The mapping's settings from its template properties; a property the poller does not model throws. */
 export function mappingSettingsOf(properties: Record<string, unknown>): MappingSettings {
-  // ParallelizationFactor is known and not applied (one batch at a time per shard); DestinationConfig is the failure queue.
+  // ParallelizationFactor is applied when a test asks for it (`parallel`); DestinationConfig is the failure queue.
   const modelled = new Set([
     'FunctionName',
     'EventSourceArn',
@@ -53,7 +55,36 @@ export function mappingSettingsOf(properties: Record<string, unknown>): MappingS
     ),
     maximumRetryAttempts: (properties['MaximumRetryAttempts'] as number | undefined) ?? -1,
     startingPosition: properties['StartingPosition'] as MappingSettings['startingPosition'],
+    parallelizationFactor: (properties['ParallelizationFactor'] as number | undefined) ?? 1,
   };
+}
+
+/**
+ * The template's sender mappings by the lane their filters take (`NewImage.lane`): the relay has
+ * one per lane. Throws unless each lane has exactly one.
+ */
+export function mappingsByLane(
+  mappings: readonly Record<string, unknown>[],
+): Readonly<Record<'critical' | 'bulk', MappingSettings>> {
+  const laneOf = (settings: MappingSettings): string => {
+    const lanes = new Set(
+      settings.filters.map((filter) =>
+        JSON.stringify((filter['dynamodb'] as { NewImage?: { lane?: unknown } } | undefined)?.NewImage?.lane),
+      ),
+    );
+    if (lanes.size !== 1) throw new Error(`a mapping's filters take ${[...lanes].join(', ')}, not one lane`);
+    return [...lanes][0]!;
+  };
+  const byLane = new Map(
+    mappings.map((properties) => mappingSettingsOf(properties)).map((each) => [laneOf(each), each]),
+  );
+  const of = (lane: string): MappingSettings => {
+    const found = byLane.get(JSON.stringify({ S: [lane] }));
+    if (found === undefined || byLane.size !== mappings.length || mappings.length !== 2)
+      throw new Error(`the template has no one mapping for the ${lane} lane`);
+    return found;
+  };
+  return { critical: of('critical'), bulk: of('bulk') };
 }
 
 /** What an invocation of the function gave back: its answer, or a function error (a throw, a crash). */
@@ -93,8 +124,10 @@ export interface MappingInvocation {
  *   delivered on its own (a split is not a retry); otherwise the batch is retried;
  * - after `MaximumRetryAttempts` retries the batch's metadata goes to {@link failureQueue} and the
  *   shard moves on.
- * One shard's batches go one at a time, in order (ParallelizationFactor, concurrency across keys,
- * is not modelled: the tests' records are few).
+ * One shard's batches go one at a time, in order; with `parallel`, as Lambda applies
+ * `ParallelizationFactor`: each record goes to one of that many sub-streams by a hash of its key
+ * (one key's records stay in order), each sub-stream's batches one at a time, the sub-streams at
+ * once (what a backlog's throughput depends on).
  */
 export class StreamMapping {
   /** The on-failure destination: what Lambda would have sent the failure queue. */
@@ -117,6 +150,8 @@ export class StreamMapping {
       readonly invoke: (event: DynamoDBStreamEvent) => Promise<InvokeOutcome>;
       /** Between two reads of a shard that gave nothing (Lambda polls a shard about four times a second). @default 250 */
       readonly pollMs?: number;
+      /** Apply the mapping's `ParallelizationFactor` (see the class). @default false */
+      readonly parallel?: boolean;
     },
   ) {}
 
@@ -194,9 +229,16 @@ export class StreamMapping {
         const events = records
           .map((record) => lambdaRecord(record, this.options.streamArn))
           .filter((event) => passesFilters(this.options.settings.filters, event));
-        for (let at = 0; at < events.length; at += this.options.settings.batchSize) {
-          await this.#deliver(shardId, events.slice(at, at + this.options.settings.batchSize));
-        }
+        const factor = this.options.parallel === true ? this.options.settings.parallelizationFactor : 1;
+        const streams = Array.from({ length: factor }, () => [] as DynamoDBRecord[]);
+        for (const event of events) streams[keyHash(event) % factor]!.push(event);
+        await Promise.all(
+          streams.map(async (stream) => {
+            for (let at = 0; at < stream.length && this.#running; at += this.options.settings.batchSize) {
+              await this.#deliver(shardId, stream.slice(at, at + this.options.settings.batchSize));
+            }
+          }),
+        );
       }
       // New shards (DynamoDB rolls them over), found from the stream's start: nothing is missed.
       await this.#discoverShards('TRIM_HORIZON');
@@ -263,4 +305,12 @@ export function lambdaRecord(record: StreamsRecord, streamArn: string): DynamoDB
   const created = record.dynamodb?.ApproximateCreationDateTime;
   if (created instanceof Date) parsed.dynamodb.ApproximateCreationDateTime = Math.floor(created.getTime() / 1000);
   return { ...parsed, eventSourceARN: streamArn };
+}
+
+/** A record's key, hashed: which of a parallelized shard's sub-streams it goes to. */
+function keyHash(event: DynamoDBRecord): number {
+  const key = JSON.stringify(event.dynamodb?.Keys ?? {});
+  let hash = 0;
+  for (let at = 0; at < key.length; at += 1) hash = (hash * 31 + key.charCodeAt(at)) >>> 0;
+  return hash;
 }

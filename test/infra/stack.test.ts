@@ -275,57 +275,106 @@ describe('functions', () => {
 });
 
 describe('sender stream', () => {
-  it('feeds only newly inserted PENDING records to the sender, with bounded, bisected retries', () => {
-    prod.template.resourceCountIs('AWS::Lambda::EventSourceMapping', 1);
-    prod.template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
-      FunctionName: { Ref: prod.functionId('sender') },
-      EventSourceArn: { 'Fn::GetAtt': [ref(prod, 'RelayTable').Ref, 'StreamArn'] },
-      StartingPosition: 'LATEST',
-      BatchSize: 10,
-      ParallelizationFactor: 2,
-      BisectBatchOnFunctionError: true,
-      MaximumRetryAttempts: 3,
-      FunctionResponseTypes: ['ReportBatchItemFailures'],
-      DestinationConfig: {
-        OnFailure: { Destination: { 'Fn::GetAtt': [Match.stringLikeRegexp('^RelayFailureQueue'), 'Arn'] } },
-      },
-    });
-    const [, mapping] = resourcesOfType(prod.resources, 'AWS::Lambda::EventSourceMapping')[0] ?? [];
-    const filters = (props(mapping)['FilterCriteria'] as { Filters: { Pattern: string }[] }).Filters;
-    expect(filters.map((filter) => JSON.parse(filter.Pattern))).toEqual([
-      { eventName: ['INSERT'], dynamodb: { NewImage: { state: { S: ['PENDING'] } } } },
-      // A redrive: the store's requeue leaves the record PENDING with its attempts reset.
-      { eventName: ['MODIFY'], dynamodb: { NewImage: { state: { S: ['PENDING'] }, attempts: { N: ['0'] } } } },
-    ]);
-  });
-
-  it('lets a redrive through to the sender, and never a retry, a claim or a settled send', () => {
-    const [, mapping] = resourcesOfType(prod.resources, 'AWS::Lambda::EventSourceMapping')[0] ?? [];
-    const patterns = (props(mapping)['FilterCriteria'] as { Filters: { Pattern: string }[] }).Filters.map(
+  const mappings = () => resourcesOfType(prod.resources, 'AWS::Lambda::EventSourceMapping');
+  const patternsOf = (mapping: Parameters<typeof props>[0]): Pattern[] =>
+    (props(mapping)['FilterCriteria'] as { Filters: { Pattern: string }[] }).Filters.map(
       (filter) => JSON.parse(filter.Pattern) as Pattern,
     );
-    const passes = (eventName: string, state: string, attempts: number): boolean =>
-      patterns.some((pattern) =>
+  /** The mapping whose filters take the records of `lane`. */
+  const mappingOf = (lane: string) => {
+    const found = mappings().filter(([, mapping]) =>
+      patternsOf(mapping).every(
+        (pattern) =>
+          JSON.stringify((pattern['dynamodb'] as { NewImage: { lane: unknown } }).NewImage.lane) ===
+          JSON.stringify({ S: [lane] }),
+      ),
+    );
+    expect(found, lane).toHaveLength(1);
+    return found[0]!;
+  };
+
+  it('feeds the one sender through two mappings, one per lane, each with bounded, bisected retries', () => {
+    prod.template.resourceCountIs('AWS::Lambda::EventSourceMapping', 2);
+    for (const lane of ['critical', 'bulk']) {
+      expect(props(mappingOf(lane)[1]), lane).toMatchObject({
+        FunctionName: { Ref: prod.functionId('sender') },
+        EventSourceArn: { 'Fn::GetAtt': [ref(prod, 'RelayTable').Ref, 'StreamArn'] },
+        StartingPosition: 'LATEST',
+        BatchSize: 10,
+        ParallelizationFactor: 2,
+        BisectBatchOnFunctionError: true,
+        MaximumRetryAttempts: 3,
+        FunctionResponseTypes: ['ReportBatchItemFailures'],
+      });
+      expect(
+        JSON.stringify(props(mappingOf(lane)[1])['DestinationConfig']),
+        `${lane}: failed batches go to the failure queue`,
+      ).toMatch(/"RelayFailureQueue[0-9A-F]+","Arn"/);
+    }
+  });
+
+  it("keeps the single mapping's logical id for the bulk lane, so an upgrade updates it in place", () => {
+    const [bulkId] = mappingOf('bulk');
+    // The id DynamoEventSource gave the one mapping: the function's, 'DynamoDBEventSource', the table's unique id.
+    expect(bulkId).toMatch(/^RelaySenderFunctionDynamoDBEventSourceSmsRelayprodRelayTable[0-9A-F]+$/);
+    expect(mappingOf('critical')[0]).not.toBe(bulkId);
+  });
+
+  it("filters each lane's mapping to new, redriven and woken PENDING records of that lane", () => {
+    for (const lane of ['critical', 'bulk']) {
+      const pending = { state: { S: ['PENDING'] }, lane: { S: [lane] } };
+      expect(patternsOf(mappingOf(lane)[1])).toEqual([
+        { eventName: ['INSERT'], dynamodb: { NewImage: pending } },
+        // A redrive: the store's requeue leaves the record PENDING with its attempts reset.
+        { eventName: ['MODIFY'], dynamodb: { NewImage: { ...pending, attempts: { N: ['0'] } } } },
+        // A wake: the sweeper hands back a record that waited through an outage.
+        { eventName: ['MODIFY'], dynamodb: { NewImage: { ...pending, wokenAt: { S: [{ exists: true }] } } } },
+      ]);
+    }
+  });
+
+  it("lets a new, redriven or woken record through to its own lane's sender, and never a retry, a claim or a settled send", () => {
+    const passes = (
+      mappingLane: string,
+      eventName: string,
+      state: string,
+      attempts: number,
+      { lane = 'bulk', wokenAt }: { lane?: string; wokenAt?: string } = {},
+    ): boolean =>
+      patternsOf(mappingOf(mappingLane)[1]).some((pattern) =>
         matches(pattern, {
           eventName,
-          dynamodb: { NewImage: { state: { S: state }, attempts: { N: String(attempts) } } },
+          dynamodb: {
+            NewImage: {
+              state: { S: state },
+              attempts: { N: String(attempts) },
+              lane: { S: lane },
+              ...(wokenAt === undefined ? {} : { wokenAt: { S: wokenAt } }),
+            },
+          },
         }),
       );
-
-    expect(passes('INSERT', 'PENDING', 0)).toBe(true);
-    expect(passes('MODIFY', 'PENDING', 0)).toBe(true);
-    expect(passes('MODIFY', 'PENDING', 1)).toBe(false);
-    expect(passes('MODIFY', 'SENDING', 1)).toBe(false);
-    expect(passes('MODIFY', 'SENT', 1)).toBe(false);
-    expect(passes('MODIFY', 'PARKED', 1)).toBe(false);
-    expect(passes('REMOVE', 'PENDING', 0)).toBe(false);
+    const woken = '2026-12-04T10:00:00.000Z';
+    for (const lane of ['critical', 'bulk']) {
+      const other = lane === 'critical' ? 'bulk' : 'critical';
+      expect(passes(lane, 'INSERT', 'PENDING', 0, { lane })).toBe(true);
+      expect(passes(other, 'INSERT', 'PENDING', 0, { lane })).toBe(false);
+      expect(passes(lane, 'MODIFY', 'PENDING', 0, { lane })).toBe(true);
+      expect(passes(other, 'MODIFY', 'PENDING', 0, { lane })).toBe(false);
+      expect(passes(lane, 'MODIFY', 'PENDING', 2, { lane, wokenAt: woken })).toBe(true);
+      expect(passes(other, 'MODIFY', 'PENDING', 2, { lane, wokenAt: woken })).toBe(false);
+      expect(passes(lane, 'MODIFY', 'PENDING', 1, { lane })).toBe(false);
+      expect(passes(lane, 'MODIFY', 'SENDING', 1, { lane })).toBe(false);
+      expect(passes(lane, 'MODIFY', 'SENT', 1, { lane })).toBe(false);
+      expect(passes(lane, 'MODIFY', 'PARKED', 1, { lane })).toBe(false);
+      expect(passes(lane, 'REMOVE', 'PENDING', 0, { lane })).toBe(false);
+    }
   });
 
   it('hands a new record to the sender as soon as the stream has it: no batching window', () => {
     // At alert rates a batch rarely fills, so any window is added in full to every SMS's delay.
-    prod.template.hasResourceProperties('AWS::Lambda::EventSourceMapping', {
-      MaximumBatchingWindowInSeconds: Match.absent(),
-    });
+    for (const [, mapping] of resourcesOfType(prod.resources, 'AWS::Lambda::EventSourceMapping'))
+      expect(props(mapping)['MaximumBatchingWindowInSeconds']).toBeUndefined();
   });
 
   it('keeps failed stream records 14 days in an encrypted, TLS-only failure queue', () => {

@@ -65,7 +65,8 @@ const call = async <T>(name: 'ingest' | 'sweeper', event: unknown): Promise<T> =
 async function smsTo(number: string, what: string): Promise<string> {
   return await vi.waitFor(
     () => {
-      relay.mapping.check();
+      relay.mappings.critical.check();
+      relay.mappings.bulk.check();
       const sent = relay.sandbox.messages().find((message) => message.phoneNumbers.includes(number));
       if (sent === undefined) throw new Error(`no ${what} yet`);
       return sent.message;

@@ -19,7 +19,7 @@ import { startSandbox } from '../../local/sandbox/server';
 import type { RunningSandbox } from '../../local/sandbox/types';
 import { type Dynalite, startDynalite } from '../helpers/dynalite';
 import { DYNAMODB_LOCAL_CREDENTIALS } from '../helpers/dynamodb-local';
-import { type InvokeOutcome, mappingSettingsOf, StreamMapping } from '../helpers/stream-mapping';
+import { type InvokeOutcome, mappingsByLane, StreamMapping } from '../helpers/stream-mapping';
 import { resourcesOfType, synthStack, type TestStack } from '../infra/support';
 
 /**
@@ -47,6 +47,13 @@ export interface AwsRelayOptions {
   readonly secrets: Readonly<Record<string, string>>;
   /** The sandbox's sender IDs. */
   readonly senderIds: readonly string[];
+  /**
+   * Run on the table before the stream mappings take their position (LATEST): records written here
+   * reach no sender, as records a sender left PENDING while the SMS service was unreachable.
+   */
+  readonly beforeStream?: (store: MessageStore) => Promise<void>;
+  /** Apply the mappings' `ParallelizationFactor` (see `StreamMapping`). @default false */
+  readonly parallel?: boolean;
 }
 
 export interface AwsRelay {
@@ -55,8 +62,10 @@ export interface AwsRelay {
   readonly sandbox: RunningSandbox;
   readonly store: MessageStore;
   readonly tableName: string;
-  /** The stream mapping the template declares, feeding the sender bundle. */
+  /** The bulk lane's stream mapping the template declares, feeding the sender bundle. */
   readonly mapping: StreamMapping;
+  /** Both of the template's stream mappings (one per lane), each feeding the sender bundle. */
+  readonly mappings: Readonly<Record<'critical' | 'bulk', StreamMapping>>;
   /** A resource's properties in the template (exactly one of that type). */
   propertiesOf(type: string): Record<string, unknown>;
   /** The sweeper's schedule expression, as its rule in the template says it. */
@@ -78,6 +87,8 @@ export async function startAwsRelay({
   configText,
   secrets,
   senderIds,
+  beforeStream,
+  parallel = false,
 }: AwsRelayOptions): Promise<AwsRelay> {
   const scratch = mkdtempSync(join(tmpdir(), `sms-relay-${environmentName}-`));
   const { bundles } = bundleHandlers({ outDir: join(scratch, 'dist') });
@@ -175,13 +186,20 @@ export async function startAwsRelay({
     return { result: outcome.result, logs: output };
   };
 
-  const mapping = new StreamMapping({
-    client: streams,
-    streamArn,
-    settings: mappingSettingsOf(propertiesOf('AWS::Lambda::EventSourceMapping')),
-    invoke: async (event: DynamoDBStreamEvent) => await invoke('sender', event),
-  });
-  await mapping.start();
+  const lanes = mappingsByLane(
+    resourcesOfType(synthesized.resources, 'AWS::Lambda::EventSourceMapping').map(([, each]) => each.Properties!),
+  );
+  const mappingOf = (lane: 'critical' | 'bulk'): StreamMapping =>
+    new StreamMapping({
+      client: streams,
+      streamArn,
+      settings: lanes[lane],
+      parallel,
+      invoke: async (event: DynamoDBStreamEvent) => await invoke('sender', event),
+    });
+  const mappings = { critical: mappingOf('critical'), bulk: mappingOf('bulk') } as const;
+  await beforeStream?.(store);
+  await Promise.all([mappings.critical.start(), mappings.bulk.start()]);
 
   const rules = resourcesOfType(synthesized.resources, 'AWS::Events::Rule').filter(([, rule]) =>
     (rule.Properties!['Targets'] as { Arn: unknown }[]).some(
@@ -197,7 +215,8 @@ export async function startAwsRelay({
     sandbox,
     store,
     tableName,
-    mapping,
+    mapping: mappings.bulk,
+    mappings,
     propertiesOf,
     sweepSchedule: rules[0]![1].Properties!['ScheduleExpression'] as string,
     logs,
@@ -209,7 +228,7 @@ export async function startAwsRelay({
       return outcome.result as T;
     },
     stop: async () => {
-      await mapping.stop();
+      await Promise.all([mappings.critical.stop(), mappings.bulk.stop()]);
       streams.destroy();
       await Promise.all([db.close(), sandbox.close()]);
       rmSync(scratch, { recursive: true, force: true });

@@ -256,6 +256,22 @@ async function record(id: string): Promise<MessageRecord> {
   return found;
 }
 
+/**
+ * Stands in for the stream's mappings after a sweep: the records it woke (`wokenAt`, still PENDING),
+ * handed to the sender bundle as the MODIFY events the lanes' filters pass.
+ */
+async function sendWoken(): Promise<void> {
+  const woken = (await store.findDuePending({ limit: 1_000 })).items.filter((each) => each.wokenAt !== undefined);
+  if (woken.length === 0) return;
+  const records = await Promise.all(
+    woken.map(async (each) => ({
+      ...(await insertRecordOf(db.client, tableName, each.id)),
+      eventName: 'MODIFY' as const,
+    })),
+  );
+  await invoke('sender', { Records: records });
+}
+
 describe('the bundled handlers', { timeout: 60_000 }, () => {
   const firstAlert = alert('Disk /var/lib/postgresql on db-01 is 94% full');
   let firstId: string;
@@ -349,7 +365,7 @@ describe('the bundled handlers', { timeout: 60_000 }, () => {
     expect(sandbox.messages().filter((message) => message.message.includes('db-07'))).toHaveLength(1);
   });
 
-  it('a retry due after the invocation could still send it is left PENDING for the sweeper', async () => {
+  it('a retry due after the invocation could still send it is left PENDING, woken by the sweeper once due, and sent from that stream event', async () => {
     const { body } = await ingest('alerts', alert('Disk on db-08 is 97% full'));
     const id = body.ids[0]!;
     sandbox.injectFault({ kind: 'status', status: 401 });
@@ -367,9 +383,15 @@ describe('the bundled handlers', { timeout: 60_000 }, () => {
     expect(pending).toMatchObject({ state: MessageState.Pending, attempts: 1, nextAttemptAt: expect.any(String) });
     expect((await invoke('sweeper', scheduledEvent())).result).toMatchObject({ sent: {} });
 
-    // Once due, the sweeper (the safety net) sends it.
+    // Once due, the sweeper (the safety net) wakes it: a MODIFY the lane's mapping hands the sender.
     await sleepUntil(new Date(pending.nextAttemptAt!));
-    expect((await invoke('sweeper', scheduledEvent())).result).toMatchObject({ sent: { sent: 1 } });
+    // (Records earlier tests left due are woken too.)
+    const swept = (await invoke<{ sent: object; woken: number }>('sweeper', scheduledEvent())).result;
+    expect(swept.sent).toEqual({});
+    expect(swept.woken).toBeGreaterThanOrEqual(1);
+    const woken = { ...(await insertRecordOf(db.client, tableName, id)), eventName: 'MODIFY' as const };
+    expect(woken.dynamodb?.NewImage?.['wokenAt']?.S).toBeDefined();
+    expect((await invoke('sender', { Records: [woken] })).result).toEqual({ batchItemFailures: [] });
     expect(await record(id)).toMatchObject({ state: MessageState.Sent, attempts: 2 });
   });
 
@@ -518,13 +540,15 @@ describe('the bundled handlers', { timeout: 60_000 }, () => {
     sandbox.setBalance(1000);
     // Whatever earlier tests left due (the low-balance notice) goes first.
     await invoke('sweeper', scheduledEvent());
+    await sendWoken();
     const tenMinutesAgo = Date.now() - 600_000;
     const { body } = await ingest('alerts', alert('Disk on db-07 is 90% full'), { timeEpoch: tenMinutesAgo });
     const id = body.ids[0]!;
 
-    const { result, emf } = await invoke<{ sent: Record<string, number> }>('sweeper', scheduledEvent());
+    const { result, emf } = await invoke<{ sent: Record<string, number>; woken: number }>('sweeper', scheduledEvent());
 
-    expect(result.sent).toEqual({ sent: 1 });
+    expect(result).toMatchObject({ sent: {}, woken: 1 });
+    await sendWoken();
     expect(await record(id)).toMatchObject({ state: MessageState.Sent });
     expect(datapoints(emf, 'PendingDue')).toEqual([
       { namespace: NAMESPACE, dimensions: { service: 'sms-relay' }, value: 1, unit: 'Count' },
@@ -544,6 +568,7 @@ describe('the bundled handlers', { timeout: 60_000 }, () => {
   it('a sweep publishes what is stuck now, and counts and logs a record this version cannot read while sending the others', async () => {
     // Whatever earlier tests left due goes first.
     await invoke('sweeper', scheduledEvent());
+    await sendWoken();
     const { body } = await ingest('alerts', alert('Disk on db-08 is 91% full'), { timeEpoch: Date.now() - 60_000 });
     const [newer, plain] = [
       body.ids[0]!,
@@ -572,10 +597,12 @@ describe('the bundled handlers', { timeout: 60_000 }, () => {
     };
 
     try {
-      const { result, emf } = await invoke<{ sent: Record<string, number> }>('sweeper', scheduledEvent());
+      const { result, emf } = await invoke<{ sent: Record<string, number>; woken: number }>(
+        'sweeper',
+        scheduledEvent(),
+      );
 
-      expect(result.sent).toEqual({ sent: 1 });
-      expect(await record(plain)).toMatchObject({ state: MessageState.Sent });
+      expect(result).toMatchObject({ sent: {}, woken: 1 });
       for (const [name, value] of Object.entries(expected))
         expect(datapoints(emf, name), name).toEqual([
           { namespace: NAMESPACE, dimensions: { service: 'sms-relay' }, value, unit: 'Count' },
@@ -586,6 +613,8 @@ describe('the bundled handlers', { timeout: 60_000 }, () => {
       const logged = output.slice(-2).join('\n');
       expect(logged).toContain(`"id":"${newer}"`);
       expect(logged).toContain('unknown notice heartbeat-silent-v2');
+      await sendWoken();
+      expect(await record(plain)).toMatchObject({ state: MessageState.Sent });
     } finally {
       await db.client.send(new DeleteItemCommand({ TableName: tableName, Key: key }));
     }
@@ -607,6 +636,7 @@ describe('the bundled handlers', { timeout: 60_000 }, () => {
   it('the sweeper bundle escalates an incident whose step is due: the config compiled on demand, one SMS with its own link, once', async () => {
     sandbox.setBalance(1000);
     await invoke('sweeper', scheduledEvent());
+    await sendWoken();
     // Opened two minutes ago (its first SMS then): the one-minute step is due.
     const { status } = await ingest('paged', alert('Disk on db-09 is 95% full'), { timeEpoch: Date.now() - 120_000 });
     expect(status).toBe(202);
@@ -615,7 +645,9 @@ describe('the bundled handlers', { timeout: 60_000 }, () => {
     const before = sandbox.messages().length;
 
     const { emf } = await invoke('sweeper', scheduledEvent());
+    // The escalation's INSERT never reached a sender here: the next sweep wakes it for the stream.
     await invoke('sweeper', scheduledEvent());
+    await sendWoken();
 
     const escalations = sandbox
       .messages()

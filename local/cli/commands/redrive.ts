@@ -12,6 +12,7 @@ import {
 import { fail } from '../output';
 import { invalidSetting } from '../../shared/errors';
 import { openAccess, type StoreOptions, withStoreOptions } from '../options';
+import { defaultRedriveRate, pacer, parseRate, REDRIVE_RATE } from './redrive-rate';
 
 /** Above this many records a terminal gets a progress bar instead of a line per record. */
 export const PROGRESS_BAR_THRESHOLD = 20;
@@ -24,6 +25,7 @@ interface RedriveOptions extends StoreOptions {
   readonly route?: string;
   readonly dryRun?: boolean;
   readonly acceptDuplicates?: boolean;
+  readonly rate?: number;
 }
 
 /**
@@ -69,6 +71,12 @@ export function redriveCommand(): Command {
     .addOption(new Option('--dry-run', 'list what would be re-queued and change nothing'))
     .addOption(
       new Option('--accept-duplicates', 'with --state UNKNOWN: send them again although each may already have arrived'),
+    )
+    .addOption(
+      new Option(
+        '--rate <n>',
+        `re-queue at most n records a second (default: half the provider.maxPerSecond of the relay's config, else ${REDRIVE_RATE.fallback}), leaving the SMS service room for alerts`,
+      ).argParser(parseRate),
     );
   return withStoreOptions(command, { envHelp: 'the deployed stack SmsRelay-<name> instead of the local store' })
     .addHelpText(
@@ -77,12 +85,15 @@ export function redriveCommand(): Command {
 Each record moves only if it is still in that state, so two redrives never send one message twice.
 UNKNOWN records may already have arrived (the service failed after the request left): they are
 re-queued only with --accept-duplicates, after checking the service's dashboard if you can.
-More than ${PROGRESS_BAR_THRESHOLD} records on a terminal show a progress bar.
+More than ${PROGRESS_BAR_THRESHOLD} records on a terminal show a progress bar. Records are re-queued at
+--rate a second at most, so a large redrive reaches the sender as a stream, not all at once; each
+goes out in its own lane, so alerts never wait behind redriven orders.
 
 Examples:
   $ npx sms-relay redrive
   $ npx sms-relay redrive --state FAILED --since 1d --dry-run
-  $ npx sms-relay redrive --state UNKNOWN --route oncall --accept-duplicates`,
+  $ npx sms-relay redrive --state UNKNOWN --route oncall --accept-duplicates
+  $ npx sms-relay redrive --env prod --rate 5`,
     )
     .action(async (options: RedriveOptions) => {
       try {
@@ -132,7 +143,8 @@ async function runRedrive(options: RedriveOptions): Promise<void> {
       );
       return;
     }
-    const requeued = await requeueAll(access, ordered, from, acceptDuplicates);
+    const rate = options.rate ?? defaultRedriveRate(options);
+    const requeued = await requeueAll(access, ordered, from, { acceptDuplicates, rate });
     const skipped = ordered.length - requeued;
     process.stdout.write(
       `Re-queued ${requeued} of ${ordered.length} ${scope} record${ordered.length === 1 ? '' : 's'}` +
@@ -147,7 +159,7 @@ async function requeueAll(
   access: RecordAccess,
   records: readonly RecordView[],
   from: (typeof REDRIVE_STATES)[number],
-  acceptDuplicates: boolean,
+  { acceptDuplicates, rate }: { readonly acceptDuplicates: boolean; readonly rate: number },
 ): Promise<number> {
   const useBar = records.length > PROGRESS_BAR_THRESHOLD && process.stderr.isTTY === true;
   const bar = useBar
@@ -160,9 +172,13 @@ async function requeueAll(
   const byId = new Map(records.map((record) => [record.id, record]));
   let done = 0;
   let requeued = 0;
+  // A chunk never holds more than a second's worth at a low rate.
+  const chunkSize = Math.max(1, Math.min(CHUNK, Math.floor(rate)));
+  const paced = pacer(rate);
   try {
-    for (let start = 0; start < records.length; start += CHUNK) {
-      const chunk = records.slice(start, start + CHUNK);
+    for (let start = 0; start < records.length; start += chunkSize) {
+      const chunk = records.slice(start, start + chunkSize);
+      await paced(chunk.length);
       const outcome = await access.requeue(
         chunk.map((record) => record.id),
         from,

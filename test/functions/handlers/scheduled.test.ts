@@ -9,6 +9,7 @@ import { handler as sweeper } from '../../../functions/handlers/sweeper';
 import { NOTICE_ROUTE } from '../../../functions/relay/ports';
 import { createStore, ensureTable, MessageState, type MessageStore } from '../../../functions/store';
 import { startSandbox } from '../../../local/sandbox/server';
+import { WAKE } from '../../../functions/core/defaults';
 import type { RunningSandbox } from '../../../local/sandbox/types';
 import { type Dynalite, startDynalite } from '../../helpers/dynalite';
 import {
@@ -68,6 +69,13 @@ afterEach(() => {
   vi.unstubAllEnvs();
 });
 
+/** A record the sweeper woke `WAKE.sendHereAfterMs` ago that no sender took: the stream lost it. */
+async function untakenInStream(): Promise<string> {
+  const id = await accepted();
+  expect(await store.wake(id, { now: new Date(Date.now() - WAKE.sendHereAfterMs) })).toBe(true);
+  return id;
+}
+
 async function accepted(): Promise<string> {
   const response = await ingest(
     apiEvent({
@@ -81,13 +89,13 @@ async function accepted(): Promise<string> {
 }
 
 describe('sweeper handler', () => {
-  it('sends what is due and logs its report', async () => {
+  it('wakes what is due for the stream-fed sender, sending nothing itself, and logs its report', async () => {
     const id = await accepted();
 
     const report = await sweeper(scheduledEvent(), lambdaContext(55_000));
 
     expect(report).toEqual({
-      sent: { sent: 1 },
+      sent: {},
       recovered: 0,
       summaries: 0,
       heartbeats: { silent: 0, back: 0 },
@@ -95,19 +103,26 @@ describe('sweeper handler', () => {
       errors: 0,
       deferred: 0,
       escalations: 0,
+      woken: 1,
       failedSteps: [],
     });
+    const record = await store.getMessage(id);
+    expect(record?.state).toBe(MessageState.Pending);
+    expect(record?.wokenAt).toBeDefined();
+    expect(out.logs().find((line) => line['message'] === 'sweep finished')).toMatchObject({ sent: {}, woken: 1 });
+  });
+
+  it('sends itself a record woken WAKE.sendHereAfterMs ago that the stream never delivered', async () => {
+    const id = await untakenInStream();
+
+    expect(await sweeper(scheduledEvent(), lambdaContext(55_000))).toMatchObject({ sent: { sent: 1 }, woken: 0 });
     expect((await store.getMessage(id))?.state).toBe(MessageState.Sent);
-    expect(out.logs().find((line) => line['message'] === 'sweep finished')).toMatchObject({
-      sent: { sent: 1 },
-      recovered: 0,
-    });
   });
 
   it('starts no send when too little of its time-out is left', async () => {
-    const id = await accepted();
+    const id = await untakenInStream();
 
-    expect(await sweeper(scheduledEvent(), lambdaContext(9_000))).toMatchObject({ sent: {}, deferred: 1 });
+    expect(await sweeper(scheduledEvent(), lambdaContext(9_000))).toMatchObject({ sent: {} });
     expect((await store.getMessage(id))?.state).toBe(MessageState.Pending);
   });
 
@@ -146,6 +161,7 @@ describe('two secrets, as the stack deploys them: ingest given the route secrets
     expect(secretsRead()).toEqual([routesId]);
 
     asFunction({ SECRET_ID: undefined, PROVIDER_SECRET_ID: providerId });
+    await store.wake(id, { now: new Date(Date.now() - WAKE.sendHereAfterMs) });
     expect(await sweeper(scheduledEvent(), lambdaContext(55_000))).toMatchObject({ sent: { sent: 1 } });
     expect((await store.getMessage(id))?.state).toBe(MessageState.Sent);
     expect(secretsRead()).toEqual([routesId, providerId]);

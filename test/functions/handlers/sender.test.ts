@@ -125,6 +125,21 @@ describe('sender handler, store mocked', () => {
     expect(dynamo.commandCalls(UpdateItemCommand).map((call) => call.args[0].input.Key?.['pk']?.S)).toEqual(['MSG#R']);
   });
 
+  it('takes a woken record (a MODIFY of a PENDING message with wokenAt), whatever its attempts, and no woken one that left PENDING', async () => {
+    dynamo
+      .on(UpdateItemCommand)
+      .rejects(new ConditionalCheckFailedException({ message: 'The conditional request failed', $metadata: {} }));
+    const wokenAt = { S: '2026-12-04T10:00:00.000Z' };
+    const records = [
+      streamRecord('MODIFY', { ...image('W'), attempts: { N: '2' }, wokenAt }),
+      streamRecord('MODIFY', { ...image('X'), state: { S: 'SENT' }, attempts: { N: '1' }, wokenAt }),
+    ];
+
+    expect(await handler(streamEvent(records), lambdaContext())).toEqual({ batchItemFailures: [] });
+
+    expect(dynamo.commandCalls(UpdateItemCommand).map((call) => call.args[0].input.Key?.['pk']?.S)).toEqual(['MSG#W']);
+  });
+
   it('starts no send it may not finish, and hands the records back to the stream', async () => {
     const records = [streamRecord('INSERT', image('A')), streamRecord('INSERT', image('B'))];
 

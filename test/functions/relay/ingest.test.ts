@@ -100,6 +100,26 @@ describe('ingestWebhook', () => {
     expect((await relay.ingest('github', fourth, { headers: github('issues', fourth, rotated) })).status).toBe(202);
   });
 
+  it('records each SMS in its lane, fixed at accept: critical on a priority: critical route, bulk on any other', async () => {
+    relay = await harness({
+      db: servers.db,
+      baseUrl: servers.sandbox.baseUrl,
+      config: (config) => ({
+        ...config,
+        routes: { ...config.routes, alerts: { ...config.routes['alerts']!, priority: 'critical' } },
+      }),
+    });
+    const alert = await relay.ingest('alerts', alertBody(), { headers: bearer(SECRETS.alertsToken) });
+    const order = await relay.ingest('ops', '{"message":"order 42 shipped"}', {
+      headers: bearer(SECRETS.genericToken),
+    });
+
+    expect(alert.lanes).toEqual(['critical']);
+    expect(order.lanes).toEqual(['bulk']);
+    expect((await relay.records('alerts')).map((record) => record.lane)).toEqual(['critical']);
+    expect((await relay.records('ops')).map((record) => record.lane)).toEqual(['bulk']);
+  });
+
   it('answers a repeated delivery with 200 duplicate and the first ids, recording nothing new', async () => {
     relay = await harness({ db: servers.db, baseUrl: servers.sandbox.baseUrl });
     const body = alertBody();
@@ -111,6 +131,7 @@ describe('ingestWebhook', () => {
       outcome: 'duplicate',
       status: 200,
       ids: first.ids,
+      lanes: first.lanes,
       body: { status: 'duplicate', ids: first.body['ids'] },
     });
     expect(await relay.records('alerts')).toHaveLength(1);

@@ -7,6 +7,8 @@ import {
   streamParallelization,
 } from '../../../functions/core/provider-rate';
 import { sendMessage, SendOutcome } from '../../../functions/relay/sender';
+import { takeSendSlot } from '../../../functions/relay/provider-rate';
+import { Lane, laneRate } from '../../../functions/core/lanes';
 import { MessageState } from '../../../functions/store';
 import { alertBody, bearer, type Harness, harness, SECRETS, TestClock, useRelayServers } from './support';
 
@@ -117,5 +119,38 @@ describe('the sender concurrency that follows provider.maxPerSecond', () => {
     expect(sendsInFlight(1)).toBe(1);
     expect([1, 5, 8, 9, 40, 80, 500].map(streamParallelization)).toEqual([1, 1, 1, 2, 5, 10, 10]);
     expect([1, 5, 40].map(localSendConcurrency)).toEqual([4, 4, 20]);
+  });
+});
+
+describe('the lanes share provider.maxPerSecond', () => {
+  it('keeps the slots above the bulk share of a second for the critical lane: a bulk send waits for the next second, an alert goes', async () => {
+    const second = Math.floor(Date.now() / 1_000) * 1_000;
+    const clock = new TestClock(new Date(second));
+    const relay = await harness({
+      db: servers.db,
+      baseUrl: servers.sandbox.baseUrl,
+      clock,
+      config: (c) => ({ ...c, provider: { ...c.provider, maxPerSecond: 8 } }),
+    });
+    expect([laneRate(Lane.Bulk, 8), laneRate(Lane.Critical, 8)]).toEqual([6, 8]);
+
+    await Promise.all(Array.from({ length: 6 }, async () => await takeSendSlot(relay.context, Lane.Bulk)));
+    let bulkGot = false;
+    const bulk = takeSendSlot(relay.context, Lane.Bulk).then(() => {
+      bulkGot = true;
+    });
+    await takeSendSlot(relay.context, Lane.Critical);
+    await takeSendSlot(relay.context, Lane.Critical);
+    // Every slot of the second is taken: 6 bulk, 2 critical; the seventh bulk send is still waiting.
+    expect(await relay.store.takeRateSlot({ epochSecond: second / 1_000, maxPerSecond: 100 })).toBe(9);
+    expect(bulkGot).toBe(false);
+
+    clock.advance(1_000);
+    await bulk;
+    expect(await relay.store.takeRateSlot({ epochSecond: second / 1_000 + 1, maxPerSecond: 100 })).toBe(2);
+  });
+
+  it('gives the bulk lane one slot a second at the lowest rates, where there is no share to keep', () => {
+    expect([1, 2, 3, 4, 20].map((rate) => laneRate(Lane.Bulk, rate))).toEqual([1, 1, 2, 3, 15]);
   });
 });

@@ -319,6 +319,44 @@ describe('requeue', () => {
   });
 });
 
+describe('wake', () => {
+  it('marks a waiting PENDING record woken without changing its state or history, and the claim removes the mark', async () => {
+    const { store, id } = await setUp();
+    const before = (await store.getMessage(id))!;
+
+    expect(await store.wake(id, { now: at(5_000) })).toBe(true);
+    const woken = await store.getMessage(id);
+    expect(woken).toMatchObject({ state: 'PENDING', wokenAt: at(5_000).toISOString(), attempts: 0 });
+    expect(woken?.history).toEqual(before.history);
+
+    const { record } = await claim(store, id, at(6_000));
+    expect(record.wokenAt).toBeUndefined();
+    await store.settle(id, record.claimToken!, { state: 'PENDING', nextAttemptAt: at(20_000), lastError });
+    // A retry's return to PENDING does not look woken to the stream.
+    expect((await store.getMessage(id))?.wokenAt).toBeUndefined();
+  });
+
+  it('leaves a record alone that is no longer PENDING, and a missing one', async () => {
+    const { store, id } = await setUp();
+    await claim(store, id);
+    expect(await store.wake(id)).toBe(false);
+    expect((await store.getMessage(id))?.wokenAt).toBeUndefined();
+    expect(await store.wake('01JNOSUCHRECORD00000000000')).toBe(false);
+  });
+
+  it('gives a record written before lanes the bulk lane, as a requeue does, so a stream mapping takes it', async () => {
+    const { store, id, tableName, rawItem } = await setUp();
+    const raw = async () => (await rawItem(`MSG#${id}`, 'MSG'))!;
+    const { lane: _written, ...before } = await raw();
+    await db.client.send(new PutItemCommand({ TableName: tableName, Item: before }));
+    expect((await store.getMessage(id))?.lane).toBe('bulk');
+    expect((await raw())['lane']).toBeUndefined();
+
+    await store.wake(id);
+    expect((await raw())['lane']).toEqual({ S: 'bulk' });
+  });
+});
+
 describe('dismiss', () => {
   const decision = { by: 'asha', reason: 'customer number disconnected; told them by phone' };
   /** A record settled into `state` (FAILED, UNKNOWN, PARKED, HELD or SENT). */

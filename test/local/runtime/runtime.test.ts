@@ -15,6 +15,7 @@ import { createRelayServer, type RelayServer, type WebhookReport } from '../../.
 import { resolveRuntimeSettings } from '../../../local/shared/settings';
 import { signWebhook } from '../../../local/runtime/signers';
 import { startSandbox } from '../../../local/sandbox/server';
+import { Lane } from '../../../functions/core/lanes';
 import type { RunningSandbox } from '../../../local/sandbox/types';
 
 const CONFIG = new URL('../../../config/local.yaml', import.meta.url).pathname;
@@ -72,7 +73,7 @@ beforeAll(async () => {
   relay.attach({
     maxBodyBytes: settings.maxBodyBytes,
     ingest: async (request) => await ingestWebhook(context, request, { maxBodyBytes: settings.maxBodyBytes }),
-    onAccepted: (ids) => feeder.feed(ids),
+    onAccepted: (ids) => feeder.feed(ids, Lane.Bulk),
     onWebhook: (report) => reports.push(report),
     onError: (message) => problems.push(message),
     health: async () => ({ ok: true }),
@@ -119,7 +120,7 @@ describe('the local sender, fed by ingest', () => {
     const answer = await postNotify('{"message":"stream two"}');
     const [id] = answer.body['ids'] as string[];
     await feeder.idle();
-    feeder.feed([id!, id!]);
+    feeder.feed([id!, id!], Lane.Bulk);
     await feeder.idle();
     expect(sandbox.messages().filter((message) => message.message === 'stream two')).toHaveLength(1);
     expect(await local.store.getMessage(id!)).toMatchObject({ state: 'SENT', attempts: 1 });

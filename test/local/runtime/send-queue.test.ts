@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createSendQueue } from '../../../local/runtime/send-queue';
+import { Lane } from '../../../functions/core/lanes';
 
 describe('the local send queue', () => {
   it('queues an id once while it is queued or being sent: the sweeper feeds the whole backlog every pass', async () => {
@@ -9,9 +10,9 @@ describe('the local send queue', () => {
       concurrency: 1,
       onError: () => undefined,
     });
-    queue.feed(['a', 'b', 'c']);
-    queue.feed(['a', 'b', 'c', 'd']);
-    queue.feed(['b', 'd']);
+    queue.feed(['a', 'b', 'c'], Lane.Bulk);
+    queue.feed(['a', 'b', 'c', 'd'], Lane.Bulk);
+    queue.feed(['b', 'd'], Lane.Bulk);
     await queue.idle();
     expect(started).toEqual(['a', 'b', 'c', 'd']);
   });
@@ -23,11 +24,34 @@ describe('the local send queue', () => {
       concurrency: 2,
       onError: () => undefined,
     });
-    queue.feed(['a']);
+    queue.feed(['a'], Lane.Bulk);
     await queue.idle();
-    queue.feed(['a']);
+    queue.feed(['a'], Lane.Bulk);
     await queue.idle();
     expect(started).toEqual(['a', 'a']);
+  });
+
+  it('serves the critical lane first: an alert fed behind a bulk backlog starts before the backlog', async () => {
+    const started: string[] = [];
+    const releases: (() => void)[] = [];
+    const queue = createSendQueue({
+      send: async (id) => {
+        started.push(id);
+        await new Promise<void>((resolve) => releases.push(resolve));
+      },
+      concurrency: 1,
+      onError: () => undefined,
+    });
+    queue.feed(['order-1', 'order-2', 'order-3'], Lane.Bulk);
+    queue.feed(['alert'], Lane.Critical);
+    // Each lane has its own sends in flight: the alert does not wait for the order being sent.
+    expect(started).toEqual(['order-1', 'alert']);
+    while (started.length < 4 || releases.length > 0) {
+      releases.shift()?.();
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+    await queue.idle();
+    expect(started).toEqual(['order-1', 'alert', 'order-2', 'order-3']);
   });
 
   describe('feedAt: a retry sent at its backoff', () => {
@@ -42,7 +66,7 @@ describe('the local send queue', () => {
         onError: () => undefined,
       });
       const at = new Date('2026-11-26T10:00:05.000Z');
-      queue.feedAt('a', at);
+      queue.feedAt('a', at, Lane.Bulk);
       await vi.advanceTimersByTimeAsync(4_999);
       expect(started).toEqual([]);
       await vi.advanceTimersByTimeAsync(2);
@@ -59,7 +83,7 @@ describe('the local send queue', () => {
         concurrency: 1,
         onError: () => undefined,
       });
-      queue.feedAt('a', new Date(Date.now() + 1_000));
+      queue.feedAt('a', new Date(Date.now() + 1_000), Lane.Bulk);
       queue.stop();
       await vi.advanceTimersByTimeAsync(10_000);
       expect(started).toEqual([]);
@@ -78,8 +102,8 @@ describe('the local send queue', () => {
         concurrency: 1,
         onError: () => undefined,
       });
-      queue.feedAt('a', new Date(Date.now() + 1_000));
-      queue.feed(['a']);
+      queue.feedAt('a', new Date(Date.now() + 1_000), Lane.Bulk);
+      queue.feed(['a'], Lane.Bulk);
       await vi.advanceTimersByTimeAsync(1_001);
       release();
       await queue.idle();

@@ -137,4 +137,34 @@ describe('redrive --state UNKNOWN', () => {
     expect(await table.getMessage(id)).toMatchObject({ state: 'PENDING', redrives: 1, attempts: 0 });
     await db.close();
   }, 60_000);
+
+  it('--rate 2: re-queues at most 2 records a second', async () => {
+    const db: Dynalite = await startDynalite();
+    const tableName = 'SmsRelay-rate-table';
+    await ensureTable(db.client, tableName);
+    const table = createStore({ client: db.client, tableName });
+    const ids: string[] = [];
+    for (let n = 0; n < 6; n += 1) ids.push(await unknownRecord(table));
+    const aws = {
+      AWS_ENDPOINT_URL_DYNAMODB: db.endpoint,
+      AWS_ACCESS_KEY_ID: 'local',
+      AWS_SECRET_ACCESS_KEY: 'local',
+      AWS_REGION: 'local',
+    };
+
+    const run = await cli(
+      ['redrive', '--env', 'test', '--table', tableName, '--state', 'UNKNOWN', '--accept-duplicates', '--rate', '2'],
+      aws,
+    );
+    expect(run.stdout).toContain('Re-queued 6 of 6 UNKNOWN record');
+    expect(run.code).toBe(0);
+    // Each requeue is stamped when it is written: 6 at 2 a second span at least 2 s.
+    const times = await Promise.all(ids.map(async (id) => Date.parse((await table.getMessage(id))!.updatedAt)));
+    expect(Math.max(...times) - Math.min(...times)).toBeGreaterThanOrEqual(2_000);
+
+    const refused = await cli(['redrive', '--env', 'test', '--table', tableName, '--rate', '0'], aws);
+    expect(refused.code).not.toBe(0);
+    expect(refused.stderr).toContain('--rate');
+    await db.close();
+  }, 60_000);
 });

@@ -14,6 +14,7 @@ import { createSendQueue, type SendQueue } from '../../../../local/runtime/send-
 import { createRelayServer, type RelayServer } from '../../../../local/runtime/server';
 import { resolveRuntimeSettings } from '../../../../local/shared/settings';
 import { startSandbox } from '../../../../local/sandbox/server';
+import { Lane } from '../../../../functions/core/lanes';
 import type { RunningSandbox } from '../../../../local/sandbox/types';
 
 /**
@@ -100,7 +101,7 @@ export function useRunningRelay(name: string): RunningRelay {
     relay.attach({
       maxBodyBytes: settings.maxBodyBytes,
       ingest: async (request) => await ingestWebhook(context, request),
-      onAccepted: (ids) => feeder.feed(ids),
+      onAccepted: (ids) => feeder.feed(ids, Lane.Bulk),
       onWebhook: () => undefined,
       onError: () => undefined,
       // What `findRunningRuntime` checks before the CLI goes through /_relay.
