@@ -89,6 +89,7 @@ describe('ingestWebhook with an sns route', () => {
       outcome: 'duplicate',
       status: 200,
       ids: first.ids,
+      lanes: ['bulk'],
       body: { status: 'duplicate', ids: first.body['ids'] },
     });
     expect(await relay.records('aws')).toHaveLength(1);
