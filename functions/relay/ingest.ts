@@ -7,12 +7,19 @@ import { Verdict } from '../core/pipeline/verdict';
 import { capturedHeaderNames } from '../core/sources/captured-headers';
 import { authenticatingSecret, previousSecretName } from '../core/sources/rotation';
 import { secretProblem } from '../core/sources/secret-check';
-import type { LoadedConfig } from '../core/config/compile';
-import type { InboundWebhook, SourceFetch } from '../core/sources/types';
+import type { CompiledRoute, LoadedConfig } from '../core/config/compile';
+import type { InboundWebhook, Prefetched, SourceFetch } from '../core/sources/types';
 import { defaultSourceFetch } from './https-get';
 import { type HeartbeatStore, touchHeartbeat } from './heartbeat';
 import { mutedReason } from './mutes';
-import { AcceptOutcome, MAX_RECORDS_PER_WEBHOOK, MessageState, type MessageStore, type NewMessage } from '../store';
+import {
+  AcceptOutcome,
+  type AcceptResult,
+  MAX_RECORDS_PER_WEBHOOK,
+  MessageState,
+  type MessageStore,
+  type NewMessage,
+} from '../store';
 import { RelayMetric, type RelayContext } from './ports';
 import type { Deferral } from '../core/windows';
 import { deferralOf, type DigestStore } from './digest';
@@ -88,98 +95,155 @@ export async function ingestWebhook(
   request: IngestRequest,
   { maxBodyBytes = MAX_BODY_BYTES }: IngestOptions = {},
 ): Promise<IngestAnswer> {
-  const { config, logger, metrics } = context;
-  const route = config.routes.get(request.routeId);
+  const route = context.config.routes.get(request.routeId);
   if (route === undefined) return refused(404, `unknown route "${request.routeId}"`);
-  if (request.body.byteLength > maxBodyBytes) {
-    metrics.add(RelayMetric.Rejected, 1, route.id);
-    return refused(413, `body of ${request.body.byteLength} bytes exceeds the limit of ${maxBodyBytes}`);
+  const flow: IngestFlow = { context, request, route, maxBodyBytes, log: { route: route.id, source: route.pack.name } };
+  for (const step of Object.values(INGEST_STEPS)) {
+    const answer = await step(flow);
+    if (answer !== undefined) return answer;
   }
+  throw new Error('ingest: no step answered'); // `answer`, the last step, always does
+}
 
+/** One webhook on its way through ingest: its route, and what each step found for the steps after it. */
+interface IngestFlow {
+  readonly context: RelayContext<LoadedConfig, IngestStore>;
+  readonly request: IngestRequest;
+  readonly route: CompiledRoute;
+  readonly maxBodyBytes: number;
+  /** The fields of every log line about this webhook. */
+  log: Record<string, unknown>;
+  secret?: string;
+  prefetched?: Prefetched | undefined;
+  evaluation?: PagedEvaluation;
+  muted?: string | undefined;
+  deferral?: Deferral | undefined;
+  messages?: NewMessage[];
+  result?: AcceptResult;
+}
+
+/** A step of ingest: an answer ends the webhook's way (a refusal, a ping, the final answer); `undefined` goes on. */
+type IngestStep = (flow: IngestFlow) => Promise<IngestAnswer | undefined>;
+
+/** What an earlier step found; a step run out of order is a bug, not a webhook's fault. */
+function known<T>(value: T | undefined, what: string): T {
+  if (value === undefined) throw new Error(`ingest: ${what} is not known before its step`);
+  return value;
+}
+
+/**
+ * A webhook's way through the relay, in order: each step a function with one job. A step that
+ * answers ends the way; the webhook is acknowledged only by `answer`, after `record` wrote it.
+ */
+export const INGEST_STEPS = {
+  'body size': checkSize,
+  'route secret': readRouteSecret,
+  prefetch,
+  evaluate,
+  'refusals and pings': answerRefusalOrPing,
+  'subscription confirmation': confirmSubscription,
+  'mute and heartbeat': readMuteAndTouchHeartbeat,
+  'quiet hours and digests': deferIfWindowed,
+  paging: judgeIncident,
+  record,
+  answer,
+} as const satisfies Record<string, IngestStep>;
+
+/** A body over the limit is refused (413) before anything is read from it. */
+async function checkSize({ context, request, route, maxBodyBytes }: IngestFlow): Promise<IngestAnswer | undefined> {
+  if (request.body.byteLength <= maxBodyBytes) return undefined;
+  context.metrics.add(RelayMetric.Rejected, 1, route.id);
+  return refused(413, `body of ${request.body.byteLength} bytes exceeds the limit of ${maxBodyBytes}`);
+}
+
+/** The route's secret, refused loudly (500) when missing or unusable rather than answering 401 to every genuine sender. */
+async function readRouteSecret(flow: IngestFlow): Promise<IngestAnswer | undefined> {
+  const { context, route } = flow;
   const secret = await context.secrets.get(route.config.secret);
-  if (secret === undefined) {
-    logger.error('route secret missing from the environment secret', {
-      route: route.id,
-      secretName: route.config.secret,
-    });
-    metrics.add(RelayMetric.RouteMisconfigured, 1, route.id);
-    return refused(500, 'the relay is misconfigured for this route; nothing was recorded');
+  const problem =
+    secret === undefined
+      ? { message: 'route secret missing from the environment secret' }
+      : { message: 'route secret can never authenticate this route', problem: secretProblem(route.pack, secret) };
+  if (secret !== undefined && problem.problem === undefined) {
+    flow.secret = secret;
+    return undefined;
   }
-  const unusable = secretProblem(route.pack, secret);
-  if (unusable !== undefined) {
-    // Refused loudly rather than left to answer 401 to every genuine sender (see secretProblem).
-    logger.error('route secret can never authenticate this route', {
-      route: route.id,
-      secretName: route.config.secret,
-      problem: unusable,
-    });
-    metrics.add(RelayMetric.RouteMisconfigured, 1, route.id);
-    return refused(500, 'the relay is misconfigured for this route; nothing was recorded');
-  }
+  context.logger.error(problem.message, {
+    route: route.id,
+    secretName: route.config.secret,
+    ...(problem.problem === undefined ? {} : { problem: problem.problem }),
+  });
+  context.metrics.add(RelayMetric.RouteMisconfigured, 1, route.id);
+  return refused(500, 'the relay is misconfigured for this route; nothing was recorded');
+}
 
-  // The one asynchronous step a pack may need before the pure evaluation (SNS: its signing
-  // certificate), through the context's `fetch` port.
-  const fetch = context.fetch ?? defaultSourceFetch;
-  const prefetched =
-    route.pack.prefetch === undefined
-      ? undefined
-      : await route.pack.prefetch(request, fetch, {
-          secret,
-          toleranceSeconds: route.config.toleranceSeconds,
-          route: route.config,
-        });
-  if (prefetched?.unavailable !== undefined) {
-    logger.warn('webhook not verifiable yet', {
-      route: route.id,
-      source: route.pack.name,
-      reason: prefetched.unavailable,
-    });
-    return refused(503, `${prefetched.unavailable}; nothing was recorded, retry later`);
-  }
+/** The one asynchronous step a pack may need before the pure evaluation (SNS: its signing certificate); 503 when not yet reachable. */
+async function prefetch(flow: IngestFlow): Promise<IngestAnswer | undefined> {
+  const { context, request, route } = flow;
+  if (route.pack.prefetch === undefined) return undefined;
+  flow.prefetched = await route.pack.prefetch(request, context.fetch ?? defaultSourceFetch, {
+    secret: known(flow.secret, 'the secret'),
+    toleranceSeconds: route.config.toleranceSeconds,
+    route: route.config,
+  });
+  if (flow.prefetched.unavailable === undefined) return undefined;
+  context.logger.warn('webhook not verifiable yet', {
+    route: route.id,
+    source: route.pack.name,
+    reason: flow.prefetched.unavailable,
+  });
+  return refused(503, `${flow.prefetched.unavailable}; nothing was recorded, retry later`);
+}
 
-  // During a rotation the old value, kept beside the new one, still authenticates (see rotation.ts).
+/**
+ * Authenticates (during a rotation the previous secret too, see rotation.ts) and evaluates with the
+ * core; `oncall:` recipients are evaluated again only when an override is in force.
+ */
+async function evaluate(flow: IngestFlow): Promise<undefined> {
+  const { context, request, route, prefetched } = flow;
+  const documents = prefetched === undefined ? {} : { documents: prefetched.documents };
   const rotated = authenticatingSecret(
     route.pack,
     request,
-    {
-      toleranceSeconds: route.config.toleranceSeconds,
-      route: route.config,
-      ...(prefetched === undefined ? {} : { documents: prefetched.documents }),
-    },
-    secret,
+    { toleranceSeconds: route.config.toleranceSeconds, route: route.config, ...documents },
+    known(flow.secret, 'the secret'),
     await context.secrets.get(previousSecretName(route.config.secret)),
   );
   if (rotated.previous)
-    logger.info('webhook authenticated with the previous route secret', {
+    context.logger.info('webhook authenticated with the previous route secret', {
       route: route.id,
       secretName: previousSecretName(route.config.secret),
     });
-  const evaluateOptions = {
-    secret: rotated.secret,
-    ...(prefetched === undefined ? {} : { documents: prefetched.documents }),
-  };
-  let evaluation: PagedEvaluation = evaluateWebhook(route, request, evaluateOptions);
+  const options = { secret: rotated.secret, ...documents };
+  let evaluation: PagedEvaluation = evaluateWebhook(route, request, options);
   if (evaluation.verdict === Verdict.Send) {
-    // `oncall:` recipients: who is on call when the message is rendered, overrides included. Read
-    // only for an authenticated webhook that sends, and evaluated again only when one is in force.
+    // Read only for an authenticated webhook that sends.
     const overrides = await overridesFor(context.store, route, request.receivedAt);
-    if (overrides.length > 0) evaluation = evaluateWebhook(route, request, { ...evaluateOptions, overrides });
+    if (overrides.length > 0) evaluation = evaluateWebhook(route, request, { ...options, overrides });
   }
-  const log = { route: route.id, source: route.pack.name, verdict: evaluation.verdict };
+  flow.evaluation = evaluation;
+  flow.log = { ...flow.log, verdict: evaluation.verdict };
+  return undefined;
+}
+
+/** A failed authentication (401) or an unreadable body (400) is refused; a ping is answered 200 and touches the heartbeat. */
+async function answerRefusalOrPing(flow: IngestFlow): Promise<IngestAnswer | undefined> {
+  const { context, request, route, log } = flow;
+  const evaluation = known(flow.evaluation, 'the evaluation');
   switch (evaluation.verdict) {
     case Verdict.Unauthorized:
-      logger.warn('webhook refused', { ...log, reason: evaluation.reason });
+      context.logger.warn('webhook refused', { ...log, reason: evaluation.reason });
       // Per route, so a sender with the wrong secret shows as a sustained run on its own route.
-      metrics.add(RelayMetric.Rejected, 1, route.id);
+      context.metrics.add(RelayMetric.Rejected, 1, route.id);
       return refused(401, 'unauthorized', evaluation.reason);
     case Verdict.BadRequest:
-      logger.warn('webhook refused', { ...log, reason: evaluation.reason });
-      metrics.add(RelayMetric.Rejected, 1, route.id);
+      context.logger.warn('webhook refused', { ...log, reason: evaluation.reason });
+      context.metrics.add(RelayMetric.Rejected, 1, route.id);
       return refused(400, evaluation.reason);
     case Verdict.Ping:
       await touchHeartbeat(context, route, request.receivedAt);
       await capture(context, request, []);
-      logger.info('webhook ping', { ...log, reason: evaluation.reason });
+      context.logger.info('webhook ping', { ...log, reason: evaluation.reason });
       return {
         outcome: 'ping',
         status: 200,
@@ -188,60 +252,93 @@ export async function ingestWebhook(
         body: { status: 'ping', reason: evaluation.reason },
       };
     default:
-      break;
+      return undefined;
   }
+}
 
-  if (evaluation.confirmUrl !== undefined) {
-    // A control message the sender needs acted on (an SNS subscription to confirm): acted on before
-    // recording, so a failure records nothing and the sender's retry tries again.
-    const confirmed = await confirm(fetch, evaluation.confirmUrl);
-    if (confirmed !== undefined) {
-      logger.warn('webhook confirmation failed', { ...log, reason: confirmed });
-      return refused(503, `${confirmed}; nothing was recorded, retry later`);
-    }
-  }
+/**
+ * A control message the sender needs acted on (an SNS subscription to confirm), acted on before
+ * recording, so a failure records nothing (503) and the sender's retry tries again.
+ */
+async function confirmSubscription({ context, log, evaluation }: IngestFlow): Promise<IngestAnswer | undefined> {
+  const url = known(evaluation, 'the evaluation').confirmUrl;
+  if (url === undefined) return undefined;
+  const failed = await confirm(context.fetch ?? defaultSourceFetch, url);
+  if (failed === undefined) return undefined;
+  context.logger.warn('webhook confirmation failed', { ...log, reason: failed });
+  return refused(503, `${failed}; nothing was recorded, retry later`);
+}
 
-  // Authenticated: the route's dead-man's switch hears from it, whatever becomes of the webhook.
-  // A mute read beside it: messages of a muted route are recorded DROPPED with the mute's reason.
+/**
+ * Authenticated: the route's dead-man's switch hears from it, whatever becomes of the webhook. The
+ * route's mute is read beside it: a muted route's messages are recorded DROPPED with its reason.
+ */
+async function readMuteAndTouchHeartbeat(flow: IngestFlow): Promise<undefined> {
+  const { context, request, route } = flow;
+  const sends = known(flow.evaluation, 'the evaluation').verdict === Verdict.Send;
   const [mute] = await Promise.all([
-    evaluation.verdict === Verdict.Send
-      ? context.store.getMute({ route: route.id, now: request.receivedAt })
-      : undefined,
+    sends ? context.store.getMute({ route: route.id, now: request.receivedAt }) : undefined,
     touchHeartbeat(context, route, request.receivedAt),
   ]);
-  const muted = mute === undefined ? undefined : mutedReason(route, mute, request.receivedAt);
-  // Quiet hours or a digest window: the SMS are recorded DEFERRED, for the route's digest (a muted
-  // route's are dropped instead, and open no window).
-  const deferral =
-    muted === undefined && evaluation.verdict === Verdict.Send && evaluation.messages.length > 0
-      ? await deferralOf(context, route, request.receivedAt)
-      : undefined;
-  // Paging: a resolved webhook closes its incident even when the route's filter drops it or its
-  // text renders empty (the incident is judged before the SMS text); a muted route, quiet hours or
-  // a digest window open no incident.
-  if (route.paging !== undefined && judgesIncident(evaluation)) {
-    evaluation = await pageIncident(context, route, request, evaluation, {
-      mayOpen: muted === undefined && deferral === undefined,
-    });
-  }
-  const messages = newMessages(evaluation, route.config.delivery, { muted, deferral });
-  const result = await context.store.acceptWebhook({
+  flow.muted = mute === undefined ? undefined : mutedReason(route, mute, request.receivedAt);
+  return undefined;
+}
+
+/** Quiet hours or a digest window: the SMS are recorded DEFERRED for the route's digest (a muted route's are dropped and open no window). */
+async function deferIfWindowed(flow: IngestFlow): Promise<undefined> {
+  const evaluation = known(flow.evaluation, 'the evaluation');
+  if (flow.muted === undefined && evaluation.verdict === Verdict.Send && evaluation.messages.length > 0)
+    flow.deferral = await deferralOf(flow.context, flow.route, flow.request.receivedAt);
+  return undefined;
+}
+
+/**
+ * Paging: a resolved webhook closes its incident even when the route's filter drops it or its text
+ * renders empty (the incident is judged before the SMS text); a muted route, quiet hours or a
+ * digest window open no incident.
+ */
+async function judgeIncident(flow: IngestFlow): Promise<undefined> {
+  const evaluation = known(flow.evaluation, 'the evaluation');
+  if (flow.route.paging === undefined || !judgesIncident(evaluation)) return undefined;
+  flow.evaluation = await pageIncident(flow.context, flow.route, flow.request, evaluation, {
+    mayOpen: flow.muted === undefined && flow.deferral === undefined,
+  });
+  return undefined;
+}
+
+/** Writes the records behind the dedupe guard (durably, before any answer), then keeps the payload when the route captures. */
+async function record(flow: IngestFlow): Promise<undefined> {
+  const { context, request, route } = flow;
+  const evaluation = known(flow.evaluation, 'the evaluation');
+  flow.messages = newMessages(evaluation, route.config.delivery, { muted: flow.muted, deferral: flow.deferral });
+  flow.result = await context.store.acceptWebhook({
     route: route.id,
     dedupeKey: evaluation.dedupeKey!,
     ...(evaluation.replayKey === undefined ? {} : { replayKey: evaluation.replayKey }),
     windowSeconds: evaluation.dedupeWindowSeconds!,
-    messages,
+    messages: flow.messages,
     priority: route.config.priority,
     now: request.receivedAt,
-    retentionDays: config.settings.retentionDays,
+    retentionDays: context.config.settings.retentionDays,
   });
-
-  await capture(context, request, result.ids);
-
+  await capture(context, request, flow.result.ids);
   for (const drop of evaluation.dropped) {
-    logger.warn('recipient dropped', { route: route.id, entry: maskNumbersInText(drop.entry), reason: drop.reason });
+    context.logger.warn('recipient dropped', {
+      route: route.id,
+      entry: maskNumbersInText(drop.entry),
+      reason: drop.reason,
+    });
   }
+  return undefined;
+}
 
+/** The answer for what was recorded: a duplicate (200), a muted route (200), accepted (202), or filtered or dropped (200). */
+async function answer(flow: IngestFlow): Promise<IngestAnswer> {
+  const { context, request, route, log, muted, deferral } = flow;
+  const { logger, metrics } = context;
+  const evaluation = known(flow.evaluation, 'the evaluation');
+  const result = known(flow.result, 'the accept');
+  const messages = known(flow.messages, 'the records');
   if (result.outcome === AcceptOutcome.Duplicate) {
     await discardOpenedIncident(context, evaluation, result.ids, request.receivedAt);
     metrics.add(RelayMetric.Duplicates, 1, route.id);
