@@ -2,16 +2,13 @@ import {
   type AttributeValue,
   type BatchGetItemCommandOutput,
   BatchWriteItemCommand,
-  CreateTableCommand,
   DeleteItemCommand,
   QueryCommand,
   UpdateItemCommand,
 } from '@aws-sdk/client-dynamodb';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
   createStore,
-  createTableInput,
-  ensureTable,
   type MessageRecord,
   type MessageStore,
   type Page,
@@ -633,34 +630,6 @@ describe('the state index', () => {
     const ids = await acceptEach(store, ['a', 'b']);
     expect((await store.listByState('PENDING')).items.map((record) => record.id)).toEqual(ids);
     expect((await store.listRecent()).map((record) => record.id).sort()).toEqual([...ids].sort());
-  });
-
-  it('is read under its old name on a table made before it replaced byState (a local data directory)', async () => {
-    const tableName = `store-old-${Date.now()}`;
-    const input = createTableInput(tableName);
-    // As that version made it: byState with every attribute, and no byDue (nor its dueAt key).
-    await db.client.send(
-      new CreateTableCommand({
-        ...input,
-        AttributeDefinitions: input.AttributeDefinitions?.filter((definition) => definition.AttributeName !== 'dueAt'),
-        GlobalSecondaryIndexes: input.GlobalSecondaryIndexes?.filter((index) => index.IndexName !== 'byDue').map(
-          (index) =>
-            index.IndexName === 'byStateSummary'
-              ? { ...index, IndexName: 'byState', Projection: { ProjectionType: 'ALL' } }
-              : index,
-        ),
-      }),
-    );
-    await ensureTable(db.client, tableName);
-    const store = createStore({ client: db.client, tableName, clock: () => T0 });
-    const ids = await acceptEach(store, ['a', 'b']);
-    // An index is eventually consistent (DynamoDB Local on a busy machine showed one record late).
-    await vi.waitFor(async () =>
-      expect((await store.listByState('PENDING')).items.map((record) => record.id)).toEqual(ids),
-    );
-    // Without byDue, the due records of the state index it had.
-    expect((await store.findDuePending({ now: at(10_000) })).items.map((record) => record.id)).toEqual(ids);
-    expect((await store.summarizeRecords({ since: T0 })).map((record) => record.id).sort()).toEqual([...ids].sort());
   });
 });
 
