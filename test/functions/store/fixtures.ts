@@ -100,3 +100,21 @@ export const sentRecord = async (
   );
   return id!;
 };
+
+/** Accepts one message per entry, the n-th at n seconds past T0, and returns the ids in order. */
+export const acceptEach = async (store: MessageStore, routes: readonly string[]): Promise<string[]> => {
+  const ids: string[] = [];
+  for (const [n, route] of routes.entries()) {
+    const {
+      ids: [id],
+    } = await store.acceptWebhook({
+      route,
+      dedupeKey: `k${n}`,
+      windowSeconds: 60,
+      messages: [message({ text: `m${n}` })],
+      now: at(n * 1000),
+    });
+    ids.push(id ?? '');
+  }
+  return ids;
+};

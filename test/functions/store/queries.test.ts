@@ -7,17 +7,10 @@ import {
   UpdateItemCommand,
 } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  createStore,
-  type MessageRecord,
-  type MessageStore,
-  type Page,
-  StoreError,
-  TABLE,
-} from '../../../functions/store';
+import { createStore, type MessageRecord, type Page, StoreError, TABLE } from '../../../functions/store';
 import { MAX_RESULT_BYTES } from '../../../functions/store/codec';
 import { type Dynalite, startDynalite } from '../../helpers/dynalite';
-import { at, message, messages, newTable, T0 } from './fixtures';
+import { acceptEach, at, message, messages, newTable, T0 } from './fixtures';
 
 let db: Dynalite;
 beforeAll(async () => {
@@ -28,24 +21,6 @@ afterAll(async () => {
 });
 
 const lastError = { name: 'TimeoutError', message: 'timed out' };
-
-/** Accepts one message per entry, the n-th at n seconds past T0, and returns the ids in order. */
-const acceptEach = async (store: MessageStore, routes: readonly string[]): Promise<string[]> => {
-  const ids: string[] = [];
-  for (const [n, route] of routes.entries()) {
-    const {
-      ids: [id],
-    } = await store.acceptWebhook({
-      route,
-      dedupeKey: `k${n}`,
-      windowSeconds: 60,
-      messages: [message({ text: `m${n}` })],
-      now: at(n * 1000),
-    });
-    ids.push(id ?? '');
-  }
-  return ids;
-};
 
 const collect = async (next: (cursor?: string) => Promise<Page<MessageRecord>>): Promise<string[][]> => {
   const pages: string[][] = [];

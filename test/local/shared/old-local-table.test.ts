@@ -1,8 +1,8 @@
 import { CreateTableCommand } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { createStore, createTableInput, ensureTable, type MessageStore } from '../../../functions/store';
+import { createStore, createTableInput, ensureTable } from '../../../functions/store';
 import { type Dynalite, startDynalite } from '../../helpers/dynalite';
-import { at, message, T0 } from '../../functions/store/fixtures';
+import { acceptEach, at, T0 } from '../../functions/store/fixtures';
 
 /**
  * A local data directory made before the state index was replaced: dynalite cannot add an index to a
@@ -16,23 +16,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await db.close();
 });
-
-const acceptEach = async (store: MessageStore, routes: readonly string[]): Promise<string[]> => {
-  const ids: string[] = [];
-  for (const [n, route] of routes.entries()) {
-    const {
-      ids: [id],
-    } = await store.acceptWebhook({
-      route,
-      dedupeKey: `k${n}`,
-      windowSeconds: 60,
-      messages: [message({ text: `m${n}` })],
-      now: at(n * 1000),
-    });
-    ids.push(id ?? '');
-  }
-  return ids;
-};
 
 describe('a local table made before the state index was replaced', () => {
   it('is read under its old name on a table made before it replaced byState (a local data directory)', async () => {
