@@ -160,18 +160,19 @@ async function checkSize({ context, request, route, maxBodyBytes }: IngestFlow):
 async function readRouteSecret(flow: IngestFlow): Promise<IngestAnswer | undefined> {
   const { context, route } = flow;
   const secret = await context.secrets.get(route.config.secret);
-  const problem =
-    secret === undefined
-      ? { message: 'route secret missing from the environment secret' }
-      : { message: 'route secret can never authenticate this route', problem: secretProblem(route.pack, secret) };
-  if (secret !== undefined && problem.problem === undefined) {
+  const problem = secret === undefined ? undefined : secretProblem(route.pack, secret);
+  if (secret !== undefined && problem === undefined) {
     flow.secret = secret;
     return undefined;
   }
-  context.logger.error(problem.message, {
+  const message =
+    secret === undefined
+      ? 'route secret missing from the environment secret'
+      : 'route secret can never authenticate this route';
+  context.logger.error(message, {
     route: route.id,
     secretName: route.config.secret,
-    ...(problem.problem === undefined ? {} : { problem: problem.problem }),
+    ...(problem === undefined ? {} : { problem }),
   });
   context.metrics.add(RelayMetric.RouteMisconfigured, 1, route.id);
   return refused(500, 'the relay is misconfigured for this route; nothing was recorded');
