@@ -312,7 +312,7 @@ export class SmsRelay extends Construct {
     const descriptions: Record<HandlerName, string> = {
       ingest: 'Authenticates webhooks and records the messages they produce',
       sender: 'Sends newly recorded messages through the SMS provider',
-      sweeper: 'Retries due messages, recovers stale sends, sends limit summaries',
+      sweeper: "Every minute: paging's clock and the sends' safety net (the steps of SWEEP_STEPS)",
       'balance-watch': 'Checks the SMS provider balance and warns when it runs low',
     };
 

@@ -10,28 +10,27 @@ import type { RelayConfigView } from '../core/config/view';
 
 await prepareOnLambda();
 
-/**
- * The sweeper, every minute: records due escalations, wakes due PENDING records (retries past the
- * sender's time-out, what waited through an outage, anything the stream missed) for the stream-fed
- * sender, sending itself those the stream did not take (see `functions/relay/wake.ts`), settles SENDING records whose sender died, and
- * records the limit summaries. It stops starting sends when fewer than the provider's time-out
- * plus a margin remain before `SWEEP_RUN.stepsMs`, so Lambda never cuts a send off and the next
- * run's sends never overlap this one's; the next run picks up the rest. While an incident is open with a step to come, it then stays until
- * `SWEEP_RUN.pagingWatchMs` after it started, recording each escalation and renotify at its due
- * time, so a page waits for no run whatever the schedule's phase; the next run's stay overlaps
- * this one's by the schedule's slack, and the steps' conditional writes record each step once.
- *
- * @example
- * ```ts
- * const report = await handler(scheduledEvent, lambdaContext); // { sent: { sent: 2 }, recovered: 0, summaries: 0, … }
- * ```
- */
 /** Whether any route has steps that fall due (`escalate`, `renotify`). */
 const pages = (config: RelayConfigView): boolean =>
   [...config.routes.values()].some(
     (route) => route.config.escalate !== undefined || route.config.renotify !== undefined,
   );
 
+/**
+ * The sweeper, every minute: runs `sweep` (functions/relay/sweeper.ts), whose list `SWEEP_STEPS`
+ * is what it does. It stops starting sends when fewer than the provider's time-out plus a margin
+ * remain before `SWEEP_RUN.stepsMs`, so Lambda never cuts a send off and the next run's sends never
+ * overlap this one's; the next run picks up the rest. While an incident is open with a step to
+ * come, it then stays until `SWEEP_RUN.pagingWatchMs` after it started, recording each escalation
+ * and renotify at its due time, so a page waits for no run whatever the schedule's phase; the next
+ * run's stay overlaps this one's by the schedule's slack, and the steps' conditional writes record
+ * each step once.
+ *
+ * @example
+ * ```ts
+ * const report = await handler(scheduledEvent, lambdaContext); // { sent: { sent: 2 }, recovered: 0, summaries: 0, … }
+ * ```
+ */
 export async function handler(_event: ScheduledEvent, lambdaContext?: Context): Promise<SweepReport> {
   return await invoke(lambdaContext, (relay) =>
     withInvocationSmsClients(relay, async (context) => {

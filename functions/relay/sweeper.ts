@@ -127,16 +127,13 @@ export interface SweepReport {
 }
 
 /**
- * The safety net behind the stream-fed sender, run on a schedule: sends PENDING records that are
- * due (retries after backoff, redriven records, anything the stream missed or a restart left),
- * settles SENDING records whose sender died, records one digest SMS per route and ended quiet period
- * or digest window, one summary SMS per route window in which a limit held messages back, and runs
- * the routes' dead-man's switches (`heartbeat`); publishes how many records are stuck now
- * (`publishStuckCounts`). A record this version cannot read is left out by the store's listings
- * (counted and logged through its `onUndecodable`), so it never stops a sweep. The work is the
- * paging step ({@link PAGING_STEP}) first, then the list of {@link SWEEP_STEPS}, run in turn, each
- * on its own: a step that throws is logged with its name and counted in `SweepErrors`, and the
- * next still runs. With `pagingUntil`, the run then stays for the paging steps due before it.
+ * Paging's clock and the safety net behind the stream-fed sender, run on a schedule: the paging
+ * step ({@link PAGING_STEP}) first, then the list of {@link SWEEP_STEPS}, in turn. That list is
+ * what a sweep does (each step's own TSDoc says how); it is not repeated elsewhere. The one error
+ * policy ({@link runStep}): a step that throws is logged with its name and counted in `SweepErrors`,
+ * and the next still runs. A record this version cannot read is left out by the store's listings
+ * (counted and logged through its `onUndecodable`), so it never stops a sweep. With `pagingUntil`,
+ * the run then stays for the paging steps due before it.
  * Publishes `Sweeps` (1) once the steps have run: the heartbeat the `SweeperNotRunning` alarm reads.
  *
  * @example
@@ -270,6 +267,7 @@ export function recordingStep(
   };
 }
 
+/** SENDING records whose sender died: UNKNOWN on at-most-once routes, sent again on at-least-once ones (see `recoverStale`). */
 const recoverStaleSends: SweepStep = async (run) => {
   run.report.recovered = await recoverStale(
     run.context,
@@ -279,10 +277,14 @@ const recoverStaleSends: SweepStep = async (run) => {
   );
 };
 
+/** While the SMS service is unreachable: probes it when a probe is due, and closes the circuit when it answers (see circuit.ts). */
 const probeCircuit: SweepStep = async ({ context, options }) => await checkCircuit(context, options.canWait);
 
-// Before the due records are listed: a digest is a new PENDING record (the stream sends it on AWS;
-// locally it is handed to the send queue with the rest).
+/**
+ * One digest SMS per route and ended quiet period or digest window. Before the due records are
+ * listed: a digest is a new PENDING record (the stream sends it on AWS; locally it is handed to the
+ * send queue with the rest).
+ */
 const recordDueDigests = recordingStep(async ({ context, now, options, report }) => {
   const digests = await recordDigests(context, now, options.digests);
   report.digests = digests.ids.length;
@@ -291,19 +293,20 @@ const recordDueDigests = recordingStep(async ({ context, now, options, report })
   // record's own lane applies.
 }, Lane.Bulk);
 
-// Paging: due escalations and renotifies become PENDING records like a digest (see paging.ts).
+/** Paging: due escalations and renotifies become PENDING records like a digest (see paging.ts). */
 const recordDueEscalations = recordingStep(async ({ context, now, options, report }) => {
   const escalations = await recordEscalations(context, now, compileOption(options));
   report.escalations += escalations.ids.length;
   return escalations;
 }, Lane.Critical);
 
-// On-call handoffs (`notifyHandoff: true`): the incoming person's SMS, once per shift (see handoff.ts).
+/** On-call handoffs (`notifyHandoff: true`): the incoming person's SMS, once per shift (see handoff.ts). */
 const recordDueHandoffs = recordingStep(
   async ({ context, now, options }) => await recordHandoffs(context, now, compileOption(options)),
   Lane.Critical,
 );
 
+/** The gauges of records stuck now (waiting, held, parked, unknown…), capped (see gauges.ts): what the alarms read. */
 const publishStuck: SweepStep = async ({ context, now }) => await publishStuckCounts(context, now);
 
 /** The due PENDING records: handed to `dispatch` page by page when there is one, woken with `wake`, else sent here. */
@@ -313,11 +316,12 @@ const sendDue: SweepStep = async (run) => {
   return await sendDueHere(run);
 };
 
+/** One summary SMS per route window in which a limit held messages back. */
 const recordSummaries: SweepStep = async (run) => {
   run.report.summaries = await recordHeldSummaries(run.context, run.now);
 };
 
-// Recorded as PENDING notices: the stream (locally the runtime) sends them, or the next sweep.
+/** The routes' dead-man's switches (`heartbeat`): one SMS when a route falls silent, one when it resumes, recorded as PENDING notices. */
 const runHeartbeats: SweepStep = async (run) => {
   run.report.heartbeats = await checkHeartbeats(run.context, run.now);
 };
