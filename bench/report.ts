@@ -117,7 +117,7 @@ export function summaryLines({ results: r }: Pick<BenchRun, 'results'>): string[
     [
       'DynamoDB per SMS',
       `${r.dynamoPerSms.requests} requests, ${r.dynamoPerSms.writeUnits} WRU`,
-      `plain route; WRU: table as reported + indexes estimated; before issue 19: ${BEFORE_ISSUE_19.requests} requests, ${BEFORE_ISSUE_19.writeUnits} WRU`,
+      'plain route; WRU: table as reported + indexes estimated',
     ],
     dynamoDbLocalRow(r.dynamoPerSms.onDynamoDbLocal),
     [
@@ -140,13 +140,9 @@ export function summaryLines({ results: r }: Pick<BenchRun, 'results'>): string[
   return rows.map((row) => `${row[0].padEnd(width[0]!)}  ${row[1].padEnd(width[1]!)}  ${row[2]}`.trimEnd());
 }
 
-/**
- * What bounds the local burst, and what issue 19 changed in it. The before/after figures are of
- * alternating runs of the versions in one session (closing note of issue 19), not of this run.
- */
+/** What bounds the local burst; how it got here is in docs/decisions/ (0001, 0003). */
 const BURST_BOUND =
-  "**What bounds the burst locally: the store's thread.** The runtime's process keeps two threads busy through a burst: the main thread (the webhook server, the relay's evaluation and sender, the SMS client, the AWS SDK client) and a worker thread with dynalite and its LevelDB (`local/shared/dynalite-thread.ts`), which the main thread posts each store request to. Each SMS now asks the store 5 requests (the accept's transaction; the claim, the settle, the day's spend counter and the circuit's success, one update each), where it asked 3 on 2026-11-26, and dynalite runs as its package ships it: the parse memo that kept its expression parses and table descriptions (patched into its private modules) was removed, since the project does not patch a dependency to move a local figure. A CPU profile of the burst (`--cpu-prof`, 2026-12-04) puts the worker at about 100 % busy: dynalite's expression parsers (PEG) take 32 % of it, reading the table's description from LevelDB before every request 15 %, LevelDB's writes and index updates most of the rest. So each 202 waits behind the sends' store requests on that thread, and the webhooks' accept p99 grows with the requests per SMS. The main thread's own share fell: the local store's client no longer signs its requests (SigV4 of requests that never leave the process was 7 % of that thread). " +
-  "**Before → after (issue 19):** 3 runs of each version alternating in one session on a quiet machine (load average 1.2–2.0), `timeToSms` with 100 trickle and 1,000 burst webhooks at 64: before these changes 161.5, 161.3, 168.4 SMS per second with a 202 p99 of 689, 726, 650 ms; after them 308.6, 321.7, 342.4 SMS per second and 242, 234, 342 ms. The runtime's main thread went from 5.0–5.2 to 1.9–2.0 ms of CPU per SMS, the whole process from 7.3–7.7 to 4.8–5.0 ms; the trickle p99 stayed under 13 ms (9.5, 10, 12.9 → 9.5, 6.8, 4.7 ms). The poster changed too: webhooks were posted with `fetch`, whose pool opened 102–108 connections for 64 posters mid-burst; it now keeps one connection per poster. With the old poster the new relay measured 282.7, 308.4, 310.3 SMS per second and a 202 p99 of 419, 434, 328 ms in the same session.";
+  "**What bounds the burst locally: the store's thread.** The runtime's process keeps two threads busy through a burst: the main thread (the webhook server, the relay's evaluation and sender, the SMS client, the AWS SDK client) and a worker thread with dynalite and its LevelDB (`local/shared/dynalite-thread.ts`), which the main thread posts each store request to. Each SMS now asks the store 5 requests (the accept's transaction; the claim, the settle, the day's spend counter and the circuit's success, one update each), where it asked 3 on 2026-11-26, and dynalite runs as its package ships it: the parse memo that kept its expression parses and table descriptions (patched into its private modules) was removed, since the project does not patch a dependency to move a local figure. A CPU profile of the burst (`--cpu-prof`, 2026-12-04) puts the worker at about 100 % busy: dynalite's expression parsers (PEG) take 32 % of it, reading the table's description from LevelDB before every request 15 %, LevelDB's writes and index updates most of the rest. So each 202 waits behind the sends' store requests on that thread, and the webhooks' accept p99 grows with the requests per SMS. The main thread's own share fell: the local store's client no longer signs its requests (SigV4 of requests that never leave the process was 7 % of that thread).  How it got here, with the figures before and after each change: [docs/decisions](docs/decisions/README.md) 0001 and 0003.";
 
 /** `## Time to SMS`, on its own so that a run of that section alone (`--only timeToSms`) can replace it. */
 export function timeToSmsSection({ trickle, burst }: TimeToSms, measured?: string): string[] {
@@ -209,32 +205,6 @@ export function cliSection(cli: CliStartup, measured?: string): string[] {
   ];
 }
 
-/**
- * The figures this section replaced (issue 19), measured on the same machine with the same bench before:
- * a guard and a record put, the claim, the settle, the route's and the day's spend counters and the
- * price item (7 requests; 7 table WRU and 6 index WRU estimated, the state index then projecting
- * every attribute).
- */
-const BEFORE_ISSUE_19 = {
-  requests: 7,
-  byCommand: 'PutItem 2, UpdateItem 5',
-  tableWriteUnits: 7,
-  indexWriteUnits: 6,
-  writeUnits: 13,
-} as const;
-
-/**
- * The figures before the accept became one transaction (the guard put, then the record put), measured
- * with the same bench on the same machine on 2026-11-26 (`npm run bench -- --only dynamoPerSms`).
- */
-const BEFORE_TRANSACTIONAL_ACCEPT = {
-  requests: 4,
-  byCommand: 'PutItem 2, UpdateItem 2',
-  tableWriteUnits: 4,
-  indexWriteUnits: 6,
-  writeUnits: 10,
-} as const;
-
 /** `## DynamoDB per SMS`, on its own so that a run of that section alone (`--only dynamoPerSms`) can replace it. */
 export function dynamoSection(
   perSms: BenchResults['dynamoPerSms'],
@@ -247,42 +217,25 @@ export function dynamoSection(
     `\`ingestWebhook\` then \`sendMessage\` (functions/relay), in process, for webhooks of one SMS each on a plain route (no limits, no reserve) on dynalite and a sandbox, with the relay context wired by hand as the relay's tests wire it (\`loadConfig\`, \`createStore\`, \`createFileSecretSource\`, \`createSmsClientSource\`, a logger and metrics that discard). A client middleware adds \`ReturnConsumedCapacity: 'TOTAL'\` to every data command and sums the \`ConsumedCapacity\` of the answers; the units are not recomputed from item sizes.${measured === undefined ? '' : ` Measured ${measured}, apart from the rest of this page.`}`,
     '',
     ...table(
-      ['per SMS', 'value', 'before the transactional accept', 'before issue 19'],
+      ['per SMS', 'value'],
       [
         [
           'requests',
           `${perSms.requests} (${Object.entries(dynamo.byCommand)
             .map(([command, count]) => `${command} ${count}`)
             .join(', ')})`,
-          `${BEFORE_TRANSACTIONAL_ACCEPT.requests} (${BEFORE_TRANSACTIONAL_ACCEPT.byCommand})`,
-          `${BEFORE_ISSUE_19.requests} (${BEFORE_ISSUE_19.byCommand})`,
         ],
-        [
-          '**write units** (table + indexes)',
-          `${perSms.writeUnits}`,
-          `${BEFORE_TRANSACTIONAL_ACCEPT.writeUnits}`,
-          `${BEFORE_ISSUE_19.writeUnits}`,
-        ],
-        [
-          'write units of the table, as reported',
-          `${dynamo.tableWriteUnits}`,
-          `${BEFORE_TRANSACTIONAL_ACCEPT.tableWriteUnits}`,
-          `${BEFORE_ISSUE_19.tableWriteUnits}`,
-        ],
-        [
-          'index write units, **estimated** (not reported by dynalite)',
-          `${dynamo.indexWriteUnitsEstimated}`,
-          `${BEFORE_TRANSACTIONAL_ACCEPT.indexWriteUnits}`,
-          `${BEFORE_ISSUE_19.indexWriteUnits}`,
-        ],
-        ['read units, as reported', `${dynamo.readUnits}`, '0', '0'],
-        ['requests answered without `ConsumedCapacity`', `${dynamo.unreported}`, '0', '0'],
+        ['**write units** (table + indexes)', `${perSms.writeUnits}`],
+        ['write units of the table, as reported', `${dynamo.tableWriteUnits}`],
+        ['index write units, **estimated** (not reported by dynalite)', `${dynamo.indexWriteUnitsEstimated}`],
+        ['read units, as reported', `${dynamo.readUnits}`],
+        ['requests answered without `ConsumedCapacity`', `${dynamo.unreported}`],
       ],
     ),
     '',
-    "What a plain route's SMS asks of DynamoDB now: the accept (one `TransactWriteItems`: the dedupe guard keyed by the delivery and the record keyed by its id, written all or none; before, two conditional puts in sequence), the claim and the settle (one conditional update each): 3 requests, was 4. A fraction of a GetItem beside them is the SMS service's circuit, which a process reads again once what it knows is 3 s old (`CIRCUIT.knownMs`): per SMS it depends on the pace of the loop (none when 200 SMS take under 3 s, about 0.05 when the machine is loaded). A transactional write costs DynamoDB two write units per started KB of each item (its prepare and its commit), so the accept's two items cost 4 table units instead of 2: the request saved costs 2 write units more (12 in all, was 10; about 1.2 µ$ per SMS at on-demand prices). The index entries the transaction's puts add are counted at the standard rate, as the writes of any put. The credits spent are no longer counted per send: the spend views (the low-balance forecast, the console's spend per day and a route's spend today) add up the sent records' `deducted` from the state index, which holds each record's route, `sentAt` and the service's answer; only a route with `limits.creditsPerDay` still counts its day's spend, which its limit is checked against. The price item is written when the price changes, not on every send (a store knows the price it last wrote or read for five minutes). Routes with limits or a reserve add what they check (counted in test/functions/relay/requests.test.ts, which counts the requests the client sends; before → after the transactional accept): a messages limit its window counter, one update (5 → 4 requests); a credits limit a read of the price, its day reservation and its spend (7 → 6); a balance reserve a read of the projected balance, its reservation, its settlement, the projection set to the balance the service reported and the balance state, four updates (9 → 8 on an otherwise plain route).",
+    "What a plain route's SMS asks of DynamoDB now: the accept (one `TransactWriteItems`: the dedupe guard keyed by the delivery and the record keyed by its id, written all or none), the claim and the settle (one conditional update each). A fraction of a GetItem beside them is the SMS service's circuit, which a process reads again once what it knows is 3 s old (`CIRCUIT.knownMs`): per SMS it depends on the pace of the loop (none when 200 SMS take under 3 s, about 0.05 when the machine is loaded). A transactional write costs DynamoDB two write units per started KB of each item (its prepare and its commit), so the accept's two items cost 4 table units instead of 2 ([decision 0002](docs/decisions/0002-transactional-accept.md) says why that is worth it). The index entries the transaction's puts add are counted at the standard rate, as the writes of any put. The credits spent are no longer counted per send: the spend views (the low-balance forecast, the console's spend per day and a route's spend today) add up the sent records' `deducted` from the state index, which holds each record's route, `sentAt` and the service's answer; only a route with `limits.creditsPerDay` still counts its day's spend, which its limit is checked against. The price item is written when the price changes, not on every send (a store knows the price it last wrote or read for five minutes). Routes with limits or a reserve add what they check (counted in test/functions/relay/requests.test.ts, which counts the requests the client sends): a messages limit its window counter, one update; a credits limit a read of the price, its day reservation and its spend; a balance reserve a read of the projected balance, its reservation, its settlement, the projection set to the balance the service reported and the balance state, four updates. How the count got here: [docs/decisions](docs/decisions/README.md) 0001 and 0002.",
     '',
-    "**dynalite reports table capacity only.** It answers `ConsumedCapacity` for GetItem, PutItem, UpdateItem, DeleteItem and the batch commands, sized from the item by dynalite's own reckoning of DynamoDB's rules, but it has no global secondary index units (with `INDEXES` it returns only `Table`) and returns none for Query. DynamoDB on AWS includes the index writes in `TOTAL`. So the index writes are estimated, labelled, by [DynamoDB's documented rule](https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/GSI.html): a put of an item with an index's keys writes one index entry; an update that sets an index key deletes the old entry (counted as one unit) and writes a new one; an entry costs the size of the attributes the index projects, per started KB (the state index `byStateSummary` projects the keys, route, times, `nextAttemptAt` and the send's answer, at most 512 bytes, never the text, the recipients or the history; `byRoute` the keys only; `byDue` the keys and `updatedAt`, and only while a record is PENDING: the accept's put and the claim's delete, which removes its key; an update of an item left without an index's keys writes no entry there). Before, the state index projected every attribute, so each of the three state changes rewrote the whole record, its growing history included, into it. `writeUnits` in results.json is the table's units plus this estimate. Conditional writes that fail consume units on AWS but dynalite answers them with an error and no capacity; this path has none.",
+    "**dynalite reports table capacity only.** It answers `ConsumedCapacity` for GetItem, PutItem, UpdateItem, DeleteItem and the batch commands, sized from the item by dynalite's own reckoning of DynamoDB's rules, but it has no global secondary index units (with `INDEXES` it returns only `Table`) and returns none for Query. DynamoDB on AWS includes the index writes in `TOTAL`. So the index writes are estimated, labelled, by [DynamoDB's documented rule](https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/GSI.html): a put of an item with an index's keys writes one index entry; an update that sets an index key deletes the old entry (counted as one unit) and writes a new one; an entry costs the size of the attributes the index projects, per started KB (the state index `byStateSummary` projects the keys, route, times, `nextAttemptAt` and the send's answer, at most 512 bytes, never the text, the recipients or the history; `byRoute` the keys only; `byDue` the keys and `updatedAt`, and only while a record is PENDING: the accept's put and the claim's delete, which removes its key; an update of an item left without an index's keys writes no entry there). `writeUnits` in results.json is the table's units plus this estimate. Conditional writes that fail consume units on AWS but dynalite answers them with an error and no capacity; this path has none.",
     '',
     dynamoDbLocalLine(perSms.onDynamoDbLocal),
     '',
