@@ -440,7 +440,7 @@ describe('npm start: the local runtime', () => {
     expect(refused.stdout).toMatch(/^401 Unauthorized$/m);
   }, 120_000);
 
-  it("send-test signs an hmac route with the route's own scheme (a repeat of the delivered body: a duplicate, not a refusal)", async () => {
+  it("send-test signs an hmac route with the route's own scheme; a repeat of the delivered body is a duplicate, said and exit 3, not a refusal", async () => {
     const result = await cli([
       'send-test',
       '--route',
@@ -448,10 +448,13 @@ describe('npm start: the local runtime', () => {
       '--payload',
       'examples/hmac/paystack-charge-success.json',
     ]);
-    expect(result.code, result.stderr).toBe(0);
+    expect(result.code, result.stderr).toBe(3);
     expect(result.stdout).toContain(`POST ${relay.url}/hooks/paystack  (hmac, signed with "paystack-secret"`);
     expect(result.stdout).toMatch(/^200 OK$/m);
-    expect(JSON.parse(result.stdout.slice(result.stdout.indexOf('{')))).toEqual({
+    expect(result.stdout).toMatch(
+      /^duplicate: the relay had already accepted this delivery, so nothing was sent this time/m,
+    );
+    expect(JSON.parse(result.stdout.slice(result.stdout.indexOf('{'), result.stdout.lastIndexOf('}') + 1))).toEqual({
       status: 'duplicate',
       ids: sent.get('paystack')!.ids,
     });

@@ -78,7 +78,7 @@ SNS: only AWS can sign; the file's own SNS signature is sent with SNS's headers 
 An example payload in a directory named after its source (examples/github/ping.json) also gets
 the event its file name says, as the console's Templates page does: X-GitHub-Event (ping),
 Sentry-Hook-Resource, X-Shopify-Topic (orders-create: orders/create), X-WC-Webhook-Topic.
-Exits 1 when the relay answers anything but 2xx.
+Exits 1 when the relay answers anything but 2xx, and 3 when it answers duplicate (nothing sent).
 
 Examples:
   $ npx sms-relay send-test --route notify --payload examples/generic/backup-failed.json
@@ -146,7 +146,29 @@ async function runSendTest(options: SendTestOptions): Promise<number> {
   }
   const text = await response.text();
   process.stdout.write(`${response.status} ${response.statusText}\n${maskNumbersInText(pretty(text))}\n`);
-  return response.ok ? 0 : 1;
+  if (!response.ok) return SEND_TEST_EXIT.Refused;
+  if (statusOf(text) !== 'duplicate') return 0;
+  // A 200 the sender is meant to read as "done": the person trying a payload must not.
+  process.stdout.write(
+    'duplicate: the relay had already accepted this delivery, so nothing was sent this time. Send another by changing what its source dedupes on (a delivery id header, the payload).\n',
+  );
+  return SEND_TEST_EXIT.Duplicate;
+}
+
+/** `send-test`'s exit codes besides 0 (accepted, filtered, a ping: what the relay did is in its answer). */
+export const SEND_TEST_EXIT = {
+  /** The relay refused the webhook (a non-2xx answer). */
+  Refused: 1,
+  /** The relay answered 200 `duplicate`: it had accepted this delivery before and sent nothing now. */
+  Duplicate: 3,
+} as const;
+
+function statusOf(text: string): unknown {
+  try {
+    return (JSON.parse(text) as { status?: unknown }).status;
+  } catch {
+    return undefined;
+  }
 }
 
 async function defaultUrl(): Promise<string> {
