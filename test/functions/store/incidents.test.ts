@@ -1,3 +1,4 @@
+import { PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { IncidentState } from '../../../functions/core/paging/incident';
 import { type Dynalite, startDynalite } from '../../helpers/dynalite';
@@ -115,6 +116,55 @@ describe('incidents in the store', () => {
     expect(again.incident.id).not.toBe(incident.id);
   });
 
+  it('lists the open incidents oldest first, whatever their keys, leaving out acknowledged and resolved ones', async () => {
+    const { store } = await newTable(db);
+    // Opened in this order, an hour apart; their keys' markers sort in another order.
+    const keys = ['zeta', 'alpha', 'mu', 'beta', 'omega', 'gamma'];
+    const opened = [];
+    for (const [index, key] of keys.entries())
+      opened.push((await store.openIncident({ ...open, key, now: at(index * HOUR) })).incident);
+    await store.closeIncident(opened[2]!.id, { state: IncidentState.Acknowledged, by: 'cli', now: at(7 * HOUR) });
+    await store.closeIncident(opened[4]!.id, { state: IncidentState.Resolved, by: 'alertmanager', now: at(7 * HOUR) });
+
+    expect((await store.listOpenIncidents()).map((incident) => incident.key)).toEqual([
+      'zeta',
+      'alpha',
+      'beta',
+      'gamma',
+    ]);
+  });
+
+  it('lists more open incidents than one batch read takes (100)', async () => {
+    const { store } = await newTable(db);
+    const keys = Array.from({ length: 130 }, (_, index) => `alert-${index}`);
+    for (let start = 0; start < keys.length; start += 10)
+      await Promise.all(
+        keys
+          .slice(start, start + 10)
+          .map(async (key, index) => await store.openIncident({ ...open, key, now: at((start + index) * MINUTE) })),
+      );
+
+    expect((await store.listOpenIncidents()).map((incident) => incident.key)).toEqual(keys);
+  });
+
+  it('does not take a resolved incident for the open one when a crash left its key naming it', async () => {
+    const { store, scan, tableName } = await newTable(db);
+    const { incident } = await store.openIncident(open);
+    const marker = (await scan()).find(
+      (item) => item['incidentId']?.S === incident.id && item['sk']?.S?.startsWith('OPEN#'),
+    );
+    expect(marker).toBeDefined();
+    await store.closeIncident(incident.id, { state: IncidentState.Resolved, by: 'alertmanager', now: at(MINUTE) });
+    // The resolve's second write (emptying the key) never happened.
+    await db.client.send(new PutItemCommand({ TableName: tableName, Item: marker! }));
+
+    expect(await store.openIncidentOf('alerts', open.key)).toBeUndefined();
+    expect(await store.listOpenIncidents()).toEqual([]);
+    const again = await store.openIncident({ ...open, now: at(HOUR) });
+    expect(again.opened).toBe(true);
+    expect(again.incident.id).not.toBe(incident.id);
+  });
+
   it('claims each escalation once: advancing from a stale count is refused', async () => {
     const { store } = await newTable(db);
     const { incident } = await store.openIncident(open);
@@ -132,11 +182,13 @@ describe('incidents in the store', () => {
       ),
     );
     expect(claims.sort()).toEqual([false, true]);
-    expect(await store.getIncident(incident.id)).toMatchObject({
-      actions: 1,
-      level: 1,
-      nextDueAt: at(30 * MINUTE).toISOString(),
-    });
+    const advanced = await store.getIncident(incident.id);
+    expect(advanced).toMatchObject({ actions: 1, level: 1, nextDueAt: at(30 * MINUTE).toISOString() });
+    // The claim writes the step's line into the story, once.
+    expect(advanced!.timeline.map((line) => [line.event, line.detail])).toEqual([
+      ['opened', 'sent to 2557****678'],
+      ['escalated', 'escalated to baraka (2557****111)'],
+    ]);
     expect(await store.advanceIncident(incident.id, { fromActions: 1, level: 2, entry, now: at(30 * MINUTE) })).toBe(
       true,
     );
