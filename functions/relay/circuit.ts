@@ -1,3 +1,4 @@
+import { coalesce } from '../core/coalesce';
 import { CIRCUIT, SEND_MARGIN_MS } from '../core/defaults';
 import { DeliveryPolicy } from '../core/config/policies';
 import { SmsErrorCode, SmsServiceError } from '../core/provider';
@@ -13,7 +14,8 @@ export type CircuitStore = Pick<MessageStore, 'getCircuit' | 'circuit' | 'getMes
  * see `functions/store/circuit.ts`; the numbers are `CIRCUIT` in `functions/core/defaults.ts`):
  * - a send that fails in a way that says the service is unreachable counts one failure in a row
  *   ({@link noteServiceFailure}); `CIRCUIT.failuresToOpen` of them open the circuit. Every send
- *   that goes through resets the shared count (one conditional write), so failures of different
+ *   that goes through resets the shared count (one conditional write, shared by the sends of a
+ *   process that go through while one is under way), so failures of different
  *   processes with successes between them never add up to an outage;
  * - while it is open no send starts ({@link enterCircuit}): messages stay PENDING without spending
  *   an attempt, and one process at a time probes the free balance endpoint when its backoff is due
@@ -279,12 +281,29 @@ export async function noteServiceFailure(
  * write, made whatever this process knows: failures counted by other processes since it last read
  * the circuit are failures no longer in a row, and only this write tells them so (a write that finds
  * nothing to reset changes nothing).
+ *
+ * The sends of one process that go through while its reset is under way share the next one (see
+ * `coalesce`): each waits for a reset that started after it went through, so a failure another
+ * process counted before it is reset all the same, and a burst costs about one write per write's
+ * time, not one per SMS.
  */
 export async function noteServiceAnswered(context: RelayContext<RelayConfigView, CircuitStore>): Promise<void> {
-  const { closed } = await context.store.circuit.succeeded();
-  remember(context, CLOSED);
-  if (closed !== undefined) announceClosed(context, closed);
+  let reset = resets.get(context.store);
+  if (reset === undefined) {
+    reset = coalesce(async (answered: readonly RelayContext<RelayConfigView, CircuitStore>[]) => {
+      // Every context here is of this one store: the first one speaks for all.
+      const first = answered[0]!;
+      const { closed } = await first.store.circuit.succeeded();
+      remember(first, CLOSED);
+      if (closed !== undefined) announceClosed(first, closed);
+    });
+    resets.set(context.store, reset);
+  }
+  await reset(context);
 }
+
+/** Each store's shared success reset (see {@link noteServiceAnswered}). */
+const resets = new WeakMap<object, (context: RelayContext<RelayConfigView, CircuitStore>) => Promise<void>>();
 
 /**
  * Probes the service when the circuit is open and its probe is due: one balance read, made by the

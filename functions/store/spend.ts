@@ -1,5 +1,6 @@
 import { BatchGetItemCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
 import { type Item, ItemReader, num, str } from './attributes';
+import { coalesce } from '../core/coalesce';
 import { StoreError } from './errors';
 import { buildUpdate } from './expressions';
 import {
@@ -92,6 +93,10 @@ const markSince = async (table: StoreTable, at: string): Promise<void> => {
  * `SINCE` item exists. Bookkeeping beside a send that went out: a lost one only makes the forecast
  * a little optimistic, never an SMS go out again.
  *
+ * The sends of one process counted while its last addition is under way are added together in the
+ * next one (see `coalesce`): one update per day for all of them, so a burst costs about one write
+ * per write's time, not one per SMS, and each call resolves once its own credits are counted.
+ *
  * @example
  * ```typescript
  * await store.recordSpend({ deducted: result.deducted });
@@ -102,33 +107,77 @@ export const recordSpend = async (
   { deducted, route, now = table.clock() }: SpendRecord,
 ): Promise<void> => {
   if (!Number.isFinite(deducted) || deducted < 0) throw new StoreError(`deducted must be ≥ 0, got ${deducted}`);
-  const day = utcDay(now);
+  let add = spendAdditions.get(table);
+  if (add === undefined) {
+    add = coalesce(async (spends: readonly DatedSpend[]) => await addSpends(table, spends));
+    spendAdditions.set(table, add);
+  }
+  await add({ deducted, ...(route === undefined ? {} : { route }), now });
+};
+
+/** A send's spend with the time it is counted at. */
+type DatedSpend = SpendRecord & { readonly now: Date };
+
+/** Each table's shared spend addition (see {@link recordSpend}). */
+const spendAdditions = new WeakMap<StoreTable, (spend: DatedSpend) => Promise<void>>();
+
+/** Adds sends counted together: one update per UTC day they fall in (two only across midnight). */
+const addSpends = async (table: StoreTable, spends: readonly DatedSpend[]): Promise<void> => {
+  const byDay = new Map<string, DatedSpend[]>();
+  for (const spend of spends) {
+    const day = utcDay(spend.now);
+    byDay.set(day, [...(byDay.get(day) ?? []), spend]);
+  }
+  await Promise.all([
+    markSince(table, spends[0]!.now.toISOString()),
+    ...[...byDay].map(async ([day, daySpends]) => await addToDay(table, day, daySpends)),
+  ]);
+};
+
+/** Credits are decimal: sums are cut to micro-credits, as the projected balance's are. */
+const microCredits = (credits: number): number => Math.round(credits * 1e6) / 1e6;
+
+const addToDay = async (table: StoreTable, day: string, spends: readonly DatedSpend[]): Promise<void> => {
   const dayEnd = epochSeconds(new Date(`${day}T00:00:00.000Z`)) + DAY_SECONDS;
+  const byRoute = new Map<string, number>();
+  for (const { route, deducted } of spends)
+    if (route !== undefined) byRoute.set(route, (byRoute.get(route) ?? 0) + deducted);
   const update = buildUpdate({
     set: {
       kind: str(ItemKind.Spend),
       day: str(day),
       [TABLE.timeToLive]: num(dayEnd + MONTHLY_RETENTION_SECONDS),
     },
-    add: { credits: num(deducted), sends: num(1) },
+    add: {
+      credits: num(microCredits(spends.reduce((sum, { deducted }) => sum + deducted, 0))),
+      sends: num(spends.length),
+    },
   });
-  // The route's own counter in the same ADD (the last clause): a route id is no placeholder name.
-  const byRoute =
-    route === undefined
-      ? update
-      : {
-          ...update,
-          UpdateExpression: `${update.UpdateExpression}, #routeCredits :routeCredits`,
-          ExpressionAttributeNames: {
-            ...update.ExpressionAttributeNames,
-            '#routeCredits': `${ROUTE_CREDITS_PREFIX}${route}`,
-          },
-          ExpressionAttributeValues: { ...update.ExpressionAttributeValues, ':routeCredits': num(deducted) },
-        };
-  await Promise.all([
-    markSince(table, now.toISOString()),
-    table.client.send(new UpdateItemCommand({ TableName: table.tableName, Key: spendDayKey(day), ...byRoute })),
-  ]);
+  // Each route's own counter in the same ADD (the last clause): a route id is no placeholder name.
+  const routes = [...byRoute];
+  await table.client.send(
+    new UpdateItemCommand({
+      TableName: table.tableName,
+      Key: spendDayKey(day),
+      ...update,
+      UpdateExpression: [
+        update.UpdateExpression,
+        ...routes.map((_, index) => `#routeCredits${index} :routeCredits${index}`),
+      ].join(', '),
+      ExpressionAttributeNames: {
+        ...update.ExpressionAttributeNames,
+        ...Object.fromEntries(
+          routes.map(([route], index) => [`#routeCredits${index}`, `${ROUTE_CREDITS_PREFIX}${route}`]),
+        ),
+      },
+      ExpressionAttributeValues: {
+        ...update.ExpressionAttributeValues,
+        ...Object.fromEntries(
+          routes.map(([, credits], index) => [`:routeCredits${index}`, num(microCredits(credits))]),
+        ),
+      },
+    }),
+  );
 };
 
 /** Keys per `BatchGetItem` is 100; a month's days and `SINCE` are far fewer. */
@@ -183,8 +232,7 @@ export const recentSpend = async (table: StoreTable, days: number, now: Date = t
     const day = read.optStr('day');
     if (day !== undefined) byDay.set(day, { day, credits, routes });
   }
-  // Credits are decimal: sums are cut to micro-credits, as the projected balance's are.
-  spent = Math.round(spent * 1e6) / 1e6;
+  spent = microCredits(spent);
   const oldestFirst = Array.from({ length: days }, (_, index) =>
     utcDay(new Date(now.getTime() - (days - 1 - index) * DAY_SECONDS * 1000)),
   ).map((day) => byDay.get(day) ?? { day, credits: 0, routes: {} });

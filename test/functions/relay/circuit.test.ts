@@ -1,10 +1,11 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { CIRCUIT } from '../../../functions/core/defaults';
 import { SendCertainty, SmsErrorCode, SmsOperation, SmsServiceError } from '../../../functions/core/provider';
-import { ServiceSignal, serviceSignal } from '../../../functions/relay/circuit';
+import { noteServiceAnswered, ServiceSignal, serviceSignal } from '../../../functions/relay/circuit';
 import { sendMessage, SendOutcome } from '../../../functions/relay/sender';
 import { sweep } from '../../../functions/relay/sweeper';
 import { MessageState } from '../../../functions/store';
+import { countRequests } from '../../helpers/requests';
 import { alertBody, bearer, type Harness, harness, SECRETS, secretValues, TestClock, useRelayServers } from './support';
 
 /**
@@ -378,6 +379,55 @@ describe('the SMS service circuit, shared by two senders on one store', () => {
     expect([...first.logger.lines, ...second.logger.lines, ...third.logger.lines]).not.toContainEqual(
       expect.objectContaining({ message: 'circuit' }),
     );
+  });
+
+  it('sends of one sender that go through at once share one reset; one that goes through while a reset is under way gets its own after it, so a failure another sender counted in between is reset', async () => {
+    await twoSenders();
+    const client = servers.db.newClient();
+    const requests = countRequests(client);
+    const counted = await harness({
+      db: servers.db,
+      baseUrl: servers.sandbox.baseUrl,
+      policy: POLICY,
+      clock,
+      tableName: first.tableName,
+      client,
+    });
+    await Promise.all(Array.from({ length: 6 }, async () => await noteServiceAnswered(counted.context)));
+    expect(requests.byCommand()).toEqual({ UpdateItem: 1 });
+
+    // A reset whose write is done but whose answer is held: it is still under way for its sender.
+    const { circuit } = counted.store;
+    let written = 0;
+    let letGo!: () => void;
+    const held = new Promise<void>((resolve) => (letGo = resolve));
+    const store = {
+      ...counted.store,
+      circuit: {
+        ...circuit,
+        succeeded: async (input?: Parameters<typeof circuit.succeeded>[0]) => {
+          const outcome = await circuit.succeeded(input);
+          written += 1;
+          await held;
+          return outcome;
+        },
+      },
+    };
+    const context = { ...counted.context, store };
+    const underWay = noteServiceAnswered(context);
+    await vi.waitFor(() => expect(written).toBe(1));
+    await second.store.circuit.failed({
+      threshold: CIRCUIT.failuresToOpen,
+      firstProbeAt: () => clock.now,
+      error: 'server-error 503',
+      now: clock.now,
+    });
+    expect((await first.store.getCircuit()).failures).toBe(1);
+    const after = noteServiceAnswered(context);
+    letGo();
+    await Promise.all([underWay, after]);
+    expect(written).toBe(2);
+    expect((await first.store.getCircuit()).failures).toBe(0);
   });
 
   it('a 429 never opens it and makes no message UNKNOWN: an at-most-once message is sent again after its Retry-After', async () => {

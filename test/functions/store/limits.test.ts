@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createStore, StoreError } from '../../../functions/store';
 import { type Dynalite, startDynalite } from '../../helpers/dynalite';
+import { countRequests } from '../../helpers/requests';
 import { T0, at, message, newTable, sentRecord } from './fixtures';
 
 let db: Dynalite;
@@ -273,6 +274,37 @@ describe('spend', () => {
       { day: '2025-02-28', credits: 2, routes: { alerts: 2 } },
       { day: '2025-03-01', credits: 8.5, routes: { alerts: 3, 'orders-eu': 4.5 } },
     ]);
+  });
+
+  it("adds the sends one process counts at once in one update per UTC day, each route's credits in it", async () => {
+    const { storeWith, rawItem } = await newTable(db);
+    const client = db.newClient();
+    const requests = countRequests(client);
+    const store = storeWith(client);
+    await store.recordSpend({ deducted: 1, route: 'alerts', now: at(0) });
+    requests.reset();
+    // T0 is 10:00 UTC: 14 hours on is the next day.
+    await Promise.all([
+      ...Array.from({ length: 6 }, (_, index) =>
+        store.recordSpend({ deducted: 0.1, route: index % 2 === 0 ? 'alerts' : 'orders', now: at(index) }),
+      ),
+      store.recordSpend({ deducted: 2, now: at(7) }),
+      store.recordSpend({ deducted: 5, route: 'alerts', now: at(14 * HOUR) }),
+      store.recordSpend({ deducted: 0.2, route: 'orders', now: at(14 * HOUR + 1) }),
+    ]);
+    expect(requests.byCommand()).toEqual({ UpdateItem: 2 });
+    expect(await rawItem('SPEND', 'D#2025-03-01')).toMatchObject({
+      credits: { N: '3.6' },
+      sends: { N: '8' },
+      'credits:alerts': { N: '1.3' },
+      'credits:orders': { N: '0.3' },
+    });
+    expect(await rawItem('SPEND', 'D#2025-03-02')).toMatchObject({
+      credits: { N: '5.2' },
+      sends: { N: '2' },
+      'credits:alerts': { N: '5' },
+      'credits:orders': { N: '0.2' },
+    });
   });
 
   it('counts from the first balance watch run when no send was counted yet (an upgrade of a table with sends)', async () => {
