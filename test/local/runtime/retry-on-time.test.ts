@@ -1,7 +1,6 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
+import { test } from '../../helpers/fixtures';
 import { loadConfigFile } from '../../../functions/core/config/load';
 import { MessageState, type MessageRecord } from '../../../functions/store';
 import { startRuntime, type RunningRuntime } from '../../../local/runtime/runtime';
@@ -21,8 +20,8 @@ let settings: RuntimeSettings;
 let runtime: RunningRuntime;
 let token: string;
 
-beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'sms-relay-retry-on-time-'));
+test.beforeAll(async ({ fileDir }) => {
+  dir = fileDir;
   settings = resolveRuntimeSettings(
     { config: CONFIG, secrets: join(dir, 'secrets.json'), dataDir: join(dir, 'data'), port: '0' },
     { RETRY_BASE_DELAY_MS: String(BASE_DELAY_MS) },
@@ -35,7 +34,6 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await runtime?.stop();
-  rmSync(dir, { recursive: true, force: true });
 });
 
 async function notify(body: string): Promise<string> {
