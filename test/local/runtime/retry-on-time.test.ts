@@ -9,6 +9,7 @@ import { readAnnouncement } from '../../../local/shared/discovery';
 import { openLocalStore } from '../../../local/shared/local-store';
 import { resolveRuntimeSettings, type RuntimeSettings } from '../../../local/shared/settings';
 import { signWebhook } from '../../../local/runtime/signers';
+import { waitUntil } from '../../helpers/wait';
 
 const CONFIG = new URL('../../../config/local.yaml', import.meta.url).pathname;
 const BASE_DELAY_MS = 2_000;
@@ -48,14 +49,17 @@ async function notify(body: string): Promise<string> {
 }
 
 async function untilSent(id: string): Promise<void> {
-  for (;;) {
-    // With the secret of runtime.json, as `sms-relay logs` sends it.
-    const response = await fetch(`${runtime.url}/_relay/records?route=notify&state=SENT`, {
-      headers: { authorization: `Bearer ${readAnnouncement(settings.dataDir)!.consoleSecret}` },
-    });
-    if (((await response.json()) as { records: { id: string }[] }).records.some((record) => record.id === id)) return;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
+  await waitUntil(
+    `${id} SENT`,
+    async () => {
+      // With the secret of runtime.json, as `sms-relay logs` sends it.
+      const response = await fetch(`${runtime.url}/_relay/records?route=notify&state=SENT`, {
+        headers: { authorization: `Bearer ${readAnnouncement(settings.dataDir)!.consoleSecret}` },
+      });
+      return ((await response.json()) as { records: { id: string }[] }).records.some((record) => record.id === id);
+    },
+    { timeoutMs: 60_000 },
+  );
 }
 
 /** The whole record, history included, read from the store once the runtime has let go of it. */
