@@ -119,6 +119,20 @@ export const test = base
     };
   });
 
+/**
+ * `test` for a file whose tests share one sandbox SMS service with these settings (a relay's
+ * handlers or a provider client talk to it).
+ *
+ * @example
+ * ```ts
+ * const test = testWithSandbox({ apiKey: API_KEY, senderIds: ['ALERTS'], balance: 1000, rate: 1 });
+ * test.beforeAll(({ sandbox }) => void (providerUrl = sandbox.baseUrl));
+ * ```
+ */
+export function testWithSandbox(options: SandboxOptions) {
+  return test.extend('sandboxOptions', { scope: 'file' }, options);
+}
+
 /** The relay a file runs: its config, its sandbox SMS service's settings, its clock. */
 export interface RelayFileSetup {
   /** `relay.yaml`'s text; a function is called once, when the file's relay starts. */
@@ -146,8 +160,7 @@ export interface RelayFileSetup {
  * ```
  */
 export function testWithRelay({ config, sandbox = SANDBOX_DEFAULTS, movableClock = false }: RelayFileSetup) {
-  return test
-    .extend('sandboxOptions', { scope: 'file' }, sandbox)
+  return testWithSandbox(sandbox)
     .extend('relayConfig', { scope: 'file' }, async () => (typeof config === 'function' ? config() : config))
     .extend('relayOptions', { scope: 'file' }, { movableClock } as RelayFixtureOptions);
 }
