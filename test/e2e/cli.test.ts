@@ -1,20 +1,16 @@
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { test } from '../helpers/fixtures';
 import { startSandbox } from '../../local/sandbox/server';
 import type { RunningSandbox } from '../../local/sandbox/types';
 import { cleanEnv, freePort, REPO_ROOT, runCli } from './support';
 
 let dir: string;
 
-beforeAll(() => {
-  dir = mkdtempSync(join(tmpdir(), 'sms-relay-cli-'));
-});
-
-afterAll(() => {
-  rmSync(dir, { recursive: true, force: true });
+test.beforeAll(({ fileDir }) => {
+  dir = fileDir;
 });
 
 const HELP: Readonly<Record<string, readonly string[]>> = {

@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
+import { test } from '../helpers/fixtures';
 import { loadConfigFile, type LoadedConfig } from '../../functions/core/config/load';
 import type { PayloadsAnswer, RecordsPage } from '../../local/console/contract';
 import { signWebhook } from '../../local/runtime/signers';
@@ -39,8 +39,8 @@ let secrets: Record<string, string>;
 /** Signed in once: the banner's link works once. */
 let session: Record<string, string> | undefined;
 
-beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'sms-relay-console-mask-e2e-'));
+test.beforeAll(async ({ fileDir }) => {
+  dir = fileDir;
   const config = join(dir, 'relay.yaml');
   writeFileSync(config, `${readFileSync(LOCAL_CONFIG, 'utf8').trimEnd()}\n${TRELLO_ROUTE}`);
   loaded = loadConfigFile(config);
@@ -57,7 +57,6 @@ beforeAll(async () => {
 
 afterAll(async () => {
   if (relay !== undefined) await stopRelay(relay);
-  if (dir !== undefined) rmSync(dir, { recursive: true, force: true });
 });
 
 async function deliver(

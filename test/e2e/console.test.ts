@@ -1,8 +1,7 @@
-import { mkdtempSync, rmSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
+import { test } from '../helpers/fixtures';
 import { noticeMessage } from '../../functions/relay/notice';
 import { createStore, ensureTable, NoticeKind } from '../../functions/store';
 import {
@@ -66,8 +65,8 @@ async function rawGet(url: string, headers: Record<string, string>): Promise<num
   });
 }
 
-beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'sms-relay-console-cli-'));
+test.beforeAll(async ({ fileDir }) => {
+  dir = fileDir;
   env = cleanEnv({ PORT: '0', RELAY_DATA_DIR: join(dir, 'data'), RELAY_SECRETS_FILE: join(dir, 'secrets.json') });
   console_ = spawnCli(['console', '--port', String(await freePort())], env);
   const [, link, url] = await console_.waitFor(CONSOLE_LINK);
@@ -79,7 +78,6 @@ beforeAll(async () => {
 
 afterAll(async () => {
   if (console_ !== undefined) await stopRelay(console_);
-  rmSync(dir, { recursive: true, force: true });
 });
 
 describe('sms-relay console', () => {

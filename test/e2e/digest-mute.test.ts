@@ -1,10 +1,7 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startSandbox } from '../../local/sandbox/server';
+import { describe, expect, it } from 'vitest';
 import type { RunningSandbox } from '../../local/sandbox/types';
-import { eventually, records, runCli, startRelayOn, stopRelay, type RelayOnSandbox } from './support';
+import { testWithRelay } from '../helpers/fixtures';
+import { eventually, records, runCli, type RelayOnSandbox } from './support';
 
 const API_KEY = 'digest-mute-test-provider-key-3b9d';
 /** Long enough for three webhooks and one `sms-relay mute` before it ends; the test waits about this long. */
@@ -22,28 +19,17 @@ routes:
     digest: { window: ${WINDOW_SECONDS}s }
 `;
 
-let dir: string;
 let sandbox: RunningSandbox;
 let started: RelayOnSandbox | undefined;
 
-beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'sms-relay-digest-mute-'));
-  writeFileSync(join(dir, 'relay.yaml'), CONFIG);
-  sandbox = await startSandbox({
-    apiKey: API_KEY,
-    balance: 10_000,
-    rate: 1,
-    senderIds: ['SMSRELAY'],
-    defaultSenderId: 'SMSRELAY',
-  });
-  started = await startRelayOn(dir, { providerUrl: sandbox.baseUrl, apiKey: API_KEY });
+const test = testWithRelay({
+  sandbox: { apiKey: API_KEY, balance: 10_000, rate: 1, senderIds: ['SMSRELAY'], defaultSenderId: 'SMSRELAY' },
+  config: CONFIG,
 });
-
-afterAll(async () => {
-  if (started !== undefined) await stopRelay(started.relay);
-  await sandbox?.close();
-  rmSync(dir, { recursive: true, force: true });
-});
+test.beforeAll(({ sandbox: service, relay }) => {
+  sandbox = service;
+  started = relay;
+}, 180_000);
 
 describe('a digest due while its route is muted (npm start)', () => {
   it('sends no digest: the window records are DROPPED with the mute reason', async () => {

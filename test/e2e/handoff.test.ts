@@ -1,17 +1,13 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { localTime } from '../../functions/core/local-time';
-import { startSandbox } from '../../local/sandbox/server';
 import type { RunningSandbox } from '../../local/sandbox/types';
-import { eventually, moveClockAhead, startRelayOn, stopRelay, type RelayOnSandbox } from './support';
+import { testWithRelay } from '../helpers/fixtures';
+import { eventually, moveClockAhead, type RelayOnSandbox } from './support';
 
 const API_KEY = 'handoff-test-provider-key-93ab';
 const ASHA = '255712345678';
 const ZONE = 'Africa/Dar_es_Salaam';
 
-let dir: string;
 let sandbox: RunningSandbox;
 let running: RelayOnSandbox | undefined;
 /** The rotation's first shift: five minutes from now on the zone's clock, to the minute. */
@@ -19,20 +15,19 @@ let start: string;
 
 const pad = (n: number): string => String(n).padStart(2, '0');
 
-beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'sms-relay-handoff-'));
-  sandbox = await startSandbox({
+const test = testWithRelay({
+  sandbox: {
     apiKey: API_KEY,
     balance: 100_000,
     rate: 20,
     senderIds: ['SMSRELAY'],
     defaultSenderId: 'SMSRELAY',
-  });
-  const at = localTime(new Date(Date.now() + 5 * 60_000), ZONE);
-  start = `${at.year}-${pad(at.month)}-${pad(at.day)}T${pad(at.hour)}:${pad(at.minute)}`;
-  writeFileSync(
-    join(dir, 'relay.yaml'),
-    `
+  },
+  movableClock: true,
+  config: () => {
+    const at = localTime(new Date(Date.now() + 5 * 60_000), ZONE);
+    start = `${at.year}-${pad(at.month)}-${pad(at.day)}T${pad(at.hour)}:${pad(at.minute)}`;
+    return `
 provider: { baseUrl: http://127.0.0.1:4010, defaultSenderId: SMSRELAY }
 people:
   asha:   { phone: "0712345678" }
@@ -47,16 +42,13 @@ routes:
     source: alertmanager
     secret: alerts-token
     recipients: ["oncall:ops"]
-`,
-  );
-  running = await startRelayOn(dir, { providerUrl: sandbox.baseUrl, apiKey: API_KEY, movableClock: true });
-}, 180_000);
-
-afterAll(async () => {
-  if (running !== undefined) await stopRelay(running.relay);
-  await sandbox?.close();
-  rmSync(dir, { recursive: true, force: true });
+`;
+  },
 });
+test.beforeAll(({ sandbox: service, relay }) => {
+  sandbox = service;
+  running = relay;
+}, 180_000);
 
 describe("notifyHandoff through npm start (the runtime's clock moved past the first shift's start)", () => {
   it('texts the incoming person when the shift begins', async () => {

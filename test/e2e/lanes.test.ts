@@ -1,7 +1,7 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
+import { test } from '../helpers/fixtures';
 import { MAX_MESSAGES_PER_WEBHOOK } from '../../functions/core/defaults';
 import {
   cleanEnv,
@@ -33,8 +33,8 @@ let dir: string;
 let relay: RelayProcess;
 let token: string;
 
-beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'sms-relay-lanes-'));
+test.beforeAll(async ({ fileDir }) => {
+  dir = fileDir;
   writeFileSync(
     join(dir, 'relay.yaml'),
     JSON.stringify({
@@ -71,7 +71,6 @@ beforeAll(async () => {
 
 afterAll(async () => {
   if (relay !== undefined) await stopRelay(relay);
-  rmSync(dir, { recursive: true, force: true });
 });
 
 async function hook(route: string, body: unknown): Promise<void> {

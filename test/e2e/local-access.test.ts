@@ -1,12 +1,11 @@
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { request as httpRequest } from 'node:http';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startSandbox } from '../../local/sandbox/server';
+import { describe, expect, it } from 'vitest';
 import type { RunningSandbox } from '../../local/sandbox/types';
+import { testWithRelay } from '../helpers/fixtures';
 import { listeningPorts } from '../helpers/listening';
-import { eventually, records, REPO_ROOT, runCli, startRelayOn, stopRelay, type RelayOnSandbox } from './support';
+import { eventually, records, REPO_ROOT, runCli, type RelayOnSandbox } from './support';
 
 // Only the relay's own operator controls the running relay. Once any local process did: /_relay/* needed only a
 // loopback Host (a plain POST muted a route for 30 days), and the store's worker listened on a
@@ -19,24 +18,21 @@ let dir: string;
 let sandbox: RunningSandbox;
 let running: RelayOnSandbox | undefined;
 
-beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'sms-relay-local-access-'));
-  sandbox = await startSandbox({
+const test = testWithRelay({
+  sandbox: {
     apiKey: API_KEY,
     balance: 100_000,
     rate: 1,
     senderIds: ['SMSRELAY', 'ALERTS', 'DUKA'],
     defaultSenderId: 'SMSRELAY',
-  });
-  writeFileSync(join(dir, 'relay.yaml'), readFileSync(join(REPO_ROOT, 'config/local.yaml'), 'utf8'));
-  running = await startRelayOn(dir, { providerUrl: sandbox.baseUrl, apiKey: API_KEY });
-}, 180_000);
-
-afterAll(async () => {
-  if (running !== undefined) await stopRelay(running.relay);
-  await sandbox?.close();
-  rmSync(dir, { recursive: true, force: true });
+  },
+  config: readFileSync(join(REPO_ROOT, 'config/local.yaml'), 'utf8'),
 });
+test.beforeAll(({ fileDir, sandbox: service, relay }) => {
+  dir = fileDir;
+  sandbox = service;
+  running = relay;
+}, 180_000);
 
 /** A request as any local process can make it: loopback Host, JSON, no credential unless given. */
 async function local(

@@ -1,9 +1,8 @@
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startSandbox } from '../../local/sandbox/server';
+import { describe, expect, it } from 'vitest';
 import type { RunningSandbox } from '../../local/sandbox/types';
+import { testWithRelay } from '../helpers/fixtures';
 import {
   eventually,
   moveClockAhead,
@@ -12,42 +11,39 @@ import {
   REPO_ROOT,
   runCli,
   signedRequest,
-  startRelayOn,
-  stopRelay,
   type RelayOnSandbox,
 } from './support';
 
 const API_KEY = 'mutes-test-provider-key-7c1e';
 
-let dir: string;
 let sandbox: RunningSandbox;
 let running: RelayOnSandbox | undefined;
 /** What the sandbox received, for the note. */
 const received: string[] = [];
 
-beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'sms-relay-mutes-'));
-  sandbox = await startSandbox({
+// config/local.yaml as it is: the test moves the runtime's clock past its heartbeat's 5m + 2m.
+const config = readFileSync(join(REPO_ROOT, 'config/local.yaml'), 'utf8');
+const test = testWithRelay({
+  sandbox: {
     apiKey: API_KEY,
     balance: 100_000,
     rate: 1,
     senderIds: ['SMSRELAY', 'ALERTS', 'DUKA'],
     defaultSenderId: 'SMSRELAY',
-  });
-  // config/local.yaml as it is: the test moves the runtime's clock past its heartbeat's 5m + 2m.
-  const config = readFileSync(join(REPO_ROOT, 'config/local.yaml'), 'utf8');
+  },
+  config: config,
+  movableClock: true,
+});
+test.beforeAll(({ sandbox: service, relay }) => {
   expect(config).toContain('heartbeat: { every: 5m, grace: 2m }');
-  writeFileSync(join(dir, 'relay.yaml'), config);
-  running = await startRelayOn(dir, { providerUrl: sandbox.baseUrl, apiKey: API_KEY, movableClock: true });
+  sandbox = service;
+  running = relay;
 }, 180_000);
 
-afterAll(async () => {
-  if (running !== undefined) await stopRelay(running.relay);
+test.afterAll(() => {
   received.push(...sandbox.messages().map((message) => message.message));
   if (process.env['MUTES_E2E_INBOX'] !== undefined)
     writeFileSync(process.env['MUTES_E2E_INBOX'], `${received.join('\n')}\n`);
-  await sandbox?.close();
-  rmSync(dir, { recursive: true, force: true });
 });
 
 describe('a mute set from the CLI (npm start)', () => {

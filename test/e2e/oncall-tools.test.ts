@@ -1,11 +1,8 @@
 import { generateKeyPairSync, sign } from 'node:crypto';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startSandbox } from '../../local/sandbox/server';
+import { describe, expect, it } from 'vitest';
 import type { RunningSandbox } from '../../local/sandbox/types';
-import { eventually, fixture, records, runCli, startRelayOn, stopRelay, type RelayOnSandbox } from './support';
+import { testWithRelay } from '../helpers/fixtures';
+import { eventually, fixture, records, runCli, type RelayOnSandbox } from './support';
 
 const API_KEY = 'oncall-tools-provider-key-41d2';
 const ASHA = '255712345678';
@@ -16,29 +13,26 @@ const { privateKey, publicKey } = generateKeyPairSync('ec', { namedCurve: 'P-224
 /** `X-Webhook-Signature` as GoAlert (PR #4225) computes it: base64 of ECDSA-ASN.1 over SHA-512/224 of the body. */
 const goalertSignature = (body: Buffer): string => sign('sha512-224', body, privateKey).toString('base64');
 
-let dir: string;
 let sandbox: RunningSandbox;
 let running: RelayOnSandbox | undefined;
 
-beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'sms-relay-oncall-tools-'));
-  sandbox = await startSandbox({
+const test = testWithRelay({
+  sandbox: {
     apiKey: API_KEY,
     balance: 100_000,
     rate: 20,
     senderIds: ['SMSRELAY'],
     defaultSenderId: 'SMSRELAY',
-  });
-  const pem = publicKey
-    .export({ type: 'spki', format: 'pem' })
-    .toString()
-    .trim()
-    .split('\n')
-    .map((line) => `      ${line}`)
-    .join('\n');
-  writeFileSync(
-    join(dir, 'relay.yaml'),
-    `
+  },
+  config: () => {
+    const pem = publicKey
+      .export({ type: 'spki', format: 'pem' })
+      .toString()
+      .trim()
+      .split('\n')
+      .map((line) => `      ${line}`)
+      .join('\n');
+    return `
 provider: { baseUrl: http://127.0.0.1:4010, defaultSenderId: SMSRELAY }
 people:
   asha:   { phone: "0712345678" }
@@ -61,16 +55,13 @@ ${pem}
     secret: oncall-token
     recipients: ["{{ event.user.phone }}"]
     allowRecipients: ["person:asha"]
-`,
-  );
-  running = await startRelayOn(dir, { providerUrl: sandbox.baseUrl, apiKey: API_KEY });
-}, 180_000);
-
-afterAll(async () => {
-  if (running !== undefined) await stopRelay(running.relay);
-  await sandbox?.close();
-  rmSync(dir, { recursive: true, force: true });
+`;
+  },
 });
+test.beforeAll(({ sandbox: service, relay }) => {
+  sandbox = service;
+  running = relay;
+}, 180_000);
 
 const smsTo = (number: string) => sandbox.messages().filter((sent) => sent.phoneNumbers.includes(number));
 

@@ -1,39 +1,20 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { localTime } from '../../functions/core/local-time';
-import { startSandbox } from '../../local/sandbox/server';
-import type { RunningSandbox } from '../../local/sandbox/types';
-import { eventually, runCli, startRelayOn, stopRelay, type RelayOnSandbox } from './support';
+import { describe, expect, testWithRelay } from '../helpers/fixtures';
+import { eventually, runCli } from './support';
 
 const API_KEY = 'oncall-test-provider-key-3b9d';
 const ZONE = 'Africa/Dar_es_Salaam';
 const ASHA = '255712345678';
 const BARAKA = '255754000111';
 
-let dir: string;
-let sandbox: RunningSandbox;
-let running: RelayOnSandbox | undefined;
-/** The rotation's start: the hour before this one began, on the zone's wall clock, so asha's first week runs now. */
-let start: string;
-
 const pad = (value: number): string => String(value).padStart(2, '0');
+const hourAgo = localTime(new Date(Date.now() - 3_600_000), ZONE);
+/** The rotation's start: the hour before this one began, on the zone's wall clock, so asha's first week runs now. */
+const start = `${hourAgo.year}-${pad(hourAgo.month)}-${pad(hourAgo.day)}T${pad(hourAgo.hour)}:00`;
 
-beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'sms-relay-oncall-'));
-  sandbox = await startSandbox({
-    apiKey: API_KEY,
-    balance: 100_000,
-    rate: 20,
-    senderIds: ['SMSRELAY'],
-    defaultSenderId: 'SMSRELAY',
-  });
-  const hourAgo = localTime(new Date(Date.now() - 3_600_000), ZONE);
-  start = `${hourAgo.year}-${pad(hourAgo.month)}-${pad(hourAgo.day)}T${pad(hourAgo.hour)}:00`;
-  writeFileSync(
-    join(dir, 'relay.yaml'),
-    `
+const test = testWithRelay({
+  sandbox: { apiKey: API_KEY, balance: 100_000, rate: 20, senderIds: ['SMSRELAY'], defaultSenderId: 'SMSRELAY' },
+  config: `
 provider: { baseUrl: http://127.0.0.1:4010, defaultSenderId: SMSRELAY }
 people:
   asha:   { phone: "0712345678" }
@@ -49,26 +30,16 @@ routes:
     recipients: ["oncall:ops"]
     template: "{{ message }}"
 `,
-  );
-  running = await startRelayOn(dir, { providerUrl: sandbox.baseUrl, apiKey: API_KEY });
-}, 180_000);
-
-afterAll(async () => {
-  if (running !== undefined) await stopRelay(running.relay);
-  await sandbox?.close();
-  rmSync(dir, { recursive: true, force: true });
 });
 
 describe('who is on call (npm start, sms-relay oncall)', () => {
-  it("pages the rotation's person, then the person an override from the CLI puts on call", async () => {
-    const { relay, env, secrets } = running!;
+  test("pages the rotation's person, then the person an override from the CLI puts on call", async ({
+    relay: { env },
+    sandbox,
+    postWebhook,
+  }) => {
     const page = async (message: string): Promise<void> => {
-      const response = await fetch(`${relay.url}/hooks/paging`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${secrets['generic-token']!}`, 'content-type': 'application/json' },
-        body: JSON.stringify({ message }),
-      });
-      expect(response.status).toBe(202);
+      expect((await postWebhook('paging', { message })).status).toBe(202);
       await eventually(async () => sandbox.messages().find((sent) => sent.message === message), {
         what: `"${message}" at the SMS service`,
       });

@@ -1,31 +1,25 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startSandbox } from '../../local/sandbox/server';
+import { describe, expect, it } from 'vitest';
 import type { RunningSandbox } from '../../local/sandbox/types';
-import { eventually, fixture, moveClockAhead, runCli, startRelayOn, stopRelay, type RelayOnSandbox } from './support';
+import { testWithRelay } from '../helpers/fixtures';
+import { eventually, fixture, moveClockAhead, runCli, type RelayOnSandbox } from './support';
 
 const API_KEY = 'paging-test-provider-key-7c1e';
 const ASHA = '255712345678';
 const BARAKA = '255754000111';
 
-let dir: string;
 let sandbox: RunningSandbox;
 let running: RelayOnSandbox | undefined;
 
-beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'sms-relay-paging-'));
-  sandbox = await startSandbox({
+const test = testWithRelay({
+  sandbox: {
     apiKey: API_KEY,
     balance: 100_000,
     rate: 20,
     senderIds: ['SMSRELAY'],
     defaultSenderId: 'SMSRELAY',
-  });
-  writeFileSync(
-    join(dir, 'relay.yaml'),
-    `
+  },
+  movableClock: true,
+  config: `
 provider: { baseUrl: http://127.0.0.1:4010, defaultSenderId: SMSRELAY }
 people:
   asha:   { phone: "0712345678" }
@@ -40,15 +34,11 @@ routes:
         to: ["person:baraka"]
     ack: {}
 `,
-  );
-  running = await startRelayOn(dir, { providerUrl: sandbox.baseUrl, apiKey: API_KEY, movableClock: true });
-}, 180_000);
-
-afterAll(async () => {
-  if (running !== undefined) await stopRelay(running.relay);
-  await sandbox?.close();
-  rmSync(dir, { recursive: true, force: true });
 });
+test.beforeAll(({ sandbox: service, relay }) => {
+  sandbox = service;
+  running = relay;
+}, 180_000);
 
 /** The Alertmanager fixture as sent, with its status and fingerprint set (each a new delivery of one group). */
 const alert = (status: 'firing' | 'resolved', fingerprint: string, startsAt?: string): string => {

@@ -1,7 +1,6 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
+import { test } from '../helpers/fixtures';
 import type { PreviewAnswer } from '../../local/console/contract';
 import {
   cleanEnv,
@@ -24,8 +23,8 @@ let dir: string;
 let relay: RelayProcess;
 let secrets: Record<string, string>;
 
-beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'sms-relay-preview-limits-'));
+test.beforeAll(async ({ fileDir }) => {
+  dir = fileDir;
   relay = await startRelay(
     cleanEnv({ PORT: '0', RELAY_DATA_DIR: join(dir, 'data'), RELAY_SECRETS_FILE: join(dir, 'secrets.json') }),
   );
@@ -39,7 +38,6 @@ afterAll(async () => {
     await stopRelay(relay);
     clearTimeout(killer);
   }
-  rmSync(dir, { recursive: true, force: true });
 });
 
 const webhook = async (n: number): Promise<{ status: number; body: Record<string, unknown> }> =>

@@ -1,9 +1,9 @@
 import { execFile } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, statSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
+import { test } from '../helpers/fixtures';
 import { signWebhook } from '../../local/runtime/signers';
 import { signSnsMessage } from '../helpers/sns';
 import {
@@ -177,8 +177,8 @@ const cli = async (args: readonly string[]): Promise<CliResult> => {
   return result;
 };
 
-beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'sms-relay-e2e-'));
+test.beforeAll(async ({ fileDir }) => {
+  dir = fileDir;
   env = cleanEnv({
     PORT: '0',
     RELAY_DATA_DIR: join(dir, 'data'),
@@ -195,7 +195,6 @@ beforeAll(async () => {
 
 afterAll(async () => {
   if (relay !== undefined) await stopRelay(relay, 'SIGKILL');
-  rmSync(dir, { recursive: true, force: true });
 });
 
 describe('npm start: the local runtime', () => {

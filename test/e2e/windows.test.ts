@@ -1,21 +1,8 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { signWebhook } from '../../local/runtime/signers';
-import { startSandbox } from '../../local/sandbox/server';
 import type { RunningSandbox } from '../../local/sandbox/types';
-import {
-  eventually,
-  fixture,
-  moveClockAhead,
-  post,
-  records,
-  runCli,
-  startRelayOn,
-  stopRelay,
-  type RelayOnSandbox,
-} from './support';
+import { testWithRelay } from '../helpers/fixtures';
+import { eventually, fixture, moveClockAhead, post, records, runCli, type RelayOnSandbox } from './support';
 
 const API_KEY = 'windows-test-provider-key-7c1e';
 /** One webhook of the storm fixture carries 3 alerts; the storm is this many of them. */
@@ -24,7 +11,6 @@ const ZONE = 'Africa/Dar_es_Salaam';
 /** The nightly route's quiet hours: from the minute the config is written, this many minutes on. */
 const QUIET_MINUTES = 10;
 
-let dir: string;
 let sandbox: RunningSandbox;
 let started: RelayOnSandbox;
 
@@ -63,24 +49,21 @@ routes:
     quietHours: { from: "${clock(0)}", to: "${clock(QUIET_MINUTES)}" }
 `;
 
-beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'sms-relay-windows-'));
-  writeFileSync(join(dir, 'relay.yaml'), ROUTES);
-  sandbox = await startSandbox({
+const test = testWithRelay({
+  sandbox: {
     apiKey: API_KEY,
     balance: 10_000,
     rate: 1,
     senderIds: ['SMSRELAY', 'ALERTS'],
     defaultSenderId: 'SMSRELAY',
-  });
-  started = await startRelayOn(dir, { providerUrl: sandbox.baseUrl, apiKey: API_KEY, movableClock: true });
+  },
+  config: ROUTES,
+  movableClock: true,
 });
-
-afterAll(async () => {
-  if (started !== undefined) await stopRelay(started.relay);
-  await sandbox?.close();
-  rmSync(dir, { recursive: true, force: true });
-});
+test.beforeAll(({ sandbox: service, relay }) => {
+  sandbox = service;
+  started = relay;
+}, 180_000);
 
 /** The storm fixture again, as a new group: its own fingerprints and instances, so no delivery is a duplicate. */
 function stormBody(n: number): Buffer {

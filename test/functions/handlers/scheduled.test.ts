@@ -1,14 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { mockClient } from 'aws-sdk-client-mock';
-import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
+import { afterAll, afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { testWithSandbox } from '../../helpers/fixtures';
 import { handler as balanceWatch } from '../../../functions/handlers/balance-watch';
 import { handler as ingest } from '../../../functions/handlers/ingest';
 import { lambdaRelay, resetLambdaRelay } from '../../../functions/handlers/wiring/context';
 import { handler as sweeper } from '../../../functions/handlers/sweeper';
 import { NOTICE_ROUTE } from '../../../functions/relay/ports';
 import { createStore, ensureTable, MessageState, type MessageStore } from '../../../functions/store';
-import { startSandbox } from '../../../local/sandbox/server';
 import { WAKE } from '../../../functions/core/defaults';
 import type { RunningSandbox } from '../../../local/sandbox/types';
 import { type Dynalite, startDynalite } from '../../helpers/dynalite';
@@ -25,6 +25,7 @@ import {
 } from './support';
 
 const API_KEY = `provider-key-${randomUUID()}`;
+const test = testWithSandbox({ apiKey: API_KEY, senderIds: ['ALERTS', 'OPS', 'SMSRELAY'], balance: 1000, rate: 1 });
 const secretsManager = mockClient(SecretsManagerClient);
 
 let db: Dynalite;
@@ -32,15 +33,13 @@ let sandbox: RunningSandbox;
 let store: MessageStore;
 let out: Captured;
 
-beforeAll(async () => {
-  [db, sandbox] = await Promise.all([
-    startDynalite(),
-    startSandbox({ apiKey: API_KEY, senderIds: ['ALERTS', 'OPS', 'SMSRELAY'], balance: 1000, rate: 1 }),
-  ]);
+test.beforeAll(async ({ sandbox: service }) => {
+  sandbox = service;
+  db = await startDynalite();
 });
 afterAll(async () => {
   secretsManager.restore();
-  await Promise.all([db?.close(), sandbox?.close()]);
+  await db?.close();
 });
 beforeEach(async () => {
   const tableName = `scheduled-${randomUUID()}`;

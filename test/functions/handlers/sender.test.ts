@@ -10,11 +10,11 @@ import {
 import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { type AwsClientStub, mockClient } from 'aws-sdk-client-mock';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
+import { testWithSandbox } from '../../helpers/fixtures';
 import { handler as ingest } from '../../../functions/handlers/ingest';
 import { resetLambdaRelay } from '../../../functions/handlers/wiring/context';
 import { handler } from '../../../functions/handlers/sender';
 import { createStore, ensureTable, MessageState, type MessageStore } from '../../../functions/store';
-import { startSandbox } from '../../../local/sandbox/server';
 import type { RunningSandbox } from '../../../local/sandbox/types';
 import { type Dynalite, startDynalite } from '../../helpers/dynalite';
 import {
@@ -32,6 +32,7 @@ import {
 } from './support';
 
 const API_KEY = `provider-key-${randomUUID()}`;
+const test = testWithSandbox({ apiKey: API_KEY, senderIds: ['ALERTS', 'OPS', 'SMSRELAY'], balance: 1000, rate: 1 });
 const secretsManager = mockClient(SecretsManagerClient);
 
 let out: Captured;
@@ -176,14 +177,12 @@ describe('sender handler, against dynalite and the sandbox', () => {
   let tableName: string;
   let secretId: string;
 
-  beforeAll(async () => {
-    [db, sandbox] = await Promise.all([
-      startDynalite(),
-      startSandbox({ apiKey: API_KEY, senderIds: ['ALERTS', 'OPS', 'SMSRELAY'], balance: 1000, rate: 1 }),
-    ]);
+  test.beforeAll(async ({ sandbox: service }) => {
+    sandbox = service;
+    db = await startDynalite();
   });
   afterAll(async () => {
-    await Promise.all([db?.close(), sandbox?.close()]);
+    await db?.close();
   });
   beforeEach(async () => {
     tableName = `sender-${randomUUID()}`;

@@ -1,8 +1,7 @@
 import { execFile } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { test } from '../../helpers/fixtures';
 import { loadConfigFile } from '../../../functions/core/config/load';
 import { startRuntime, type RunningRuntime } from '../../../local/runtime/runtime';
 import { ensureSecretsFile } from '../../../local/runtime/secrets';
@@ -29,10 +28,9 @@ function cli(args: readonly string[], env: NodeJS.ProcessEnv = process.env): Pro
 }
 
 let dir: string;
-beforeAll(() => {
-  dir = mkdtempSync(join(tmpdir(), 'sms-relay-circuit-cli-'));
+test.beforeAll(({ fileDir }) => {
+  dir = fileDir;
 });
-afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 describe('sms-relay circuit on the local store (no relay running)', () => {
   it('shows it closed, opens it for a while, shows it open and by whom, and closes it', {

@@ -1,8 +1,8 @@
 import { execFile } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
+import { test } from '../../helpers/fixtures';
 
 /** The CLI as an operator runs it: `validate` before a deploy, `logs`/`redrive` against a stack. */
 
@@ -21,10 +21,9 @@ function cli(args: readonly string[], env: NodeJS.ProcessEnv = process.env): Pro
 }
 
 let home: string;
-beforeAll(() => {
-  home = mkdtempSync(join(tmpdir(), 'sms-relay-cli-'));
+test.beforeAll(({ fileDir }) => {
+  home = fileDir;
 });
-afterAll(() => rmSync(home, { recursive: true, force: true }));
 
 describe("validate prints each route's effective delivery policy", () => {
   it("config/prod.yaml: set by the route, or the source's default", async () => {

@@ -1,8 +1,8 @@
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
+import { test } from '../../helpers/fixtures';
 import { loadConfigFile, type LoadedConfig } from '../../../functions/core/config/load';
 import { normalizeMsisdn } from '../../../functions/core/recipients';
 import { ingestWebhook } from '../../../functions/relay/ingest';
@@ -45,8 +45,8 @@ let api: ConsoleApi;
 let secrets: Record<string, string>;
 const credentials: string[] = [HUNTER];
 
-beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'sms-relay-console-mask-'));
+test.beforeAll(async ({ fileDir }) => {
+  dir = fileDir;
   const configPath = join(dir, 'relay.yaml');
   const configText = `${readFileSync(LOCAL_CONFIG, 'utf8').trimEnd()}\n${TRELLO_ROUTE}`;
   writeFileSync(configPath, configText);
@@ -89,7 +89,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await sandbox?.close();
   await local?.close();
-  if (dir !== undefined) rmSync(dir, { recursive: true, force: true });
 });
 
 /** Posts a body signed as the route's source would, through the relay's ingest, and sends what it accepted. */

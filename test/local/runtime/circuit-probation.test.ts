@@ -1,7 +1,6 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { afterAll, describe, expect, it, vi } from 'vitest';
+import { test } from '../../helpers/fixtures';
 import { loadConfigFile } from '../../../functions/core/config/load';
 import { CIRCUIT } from '../../../functions/core/defaults';
 import { startRuntime, type RunningRuntime } from '../../../local/runtime/runtime';
@@ -22,8 +21,8 @@ let settings: RuntimeSettings;
 let runtime: RunningRuntime;
 let token: string;
 
-beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'sms-relay-probation-'));
+test.beforeAll(async ({ fileDir }) => {
+  dir = fileDir;
   settings = resolveRuntimeSettings(
     { config: CONFIG, secrets: join(dir, 'secrets.json'), dataDir: join(dir, 'data'), port: '0' },
     {},
@@ -34,7 +33,6 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await runtime?.stop();
-  rmSync(dir, { recursive: true, force: true });
 });
 
 async function notify(index: number): Promise<void> {

@@ -1,26 +1,25 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { afterEach, describe, expect, vi } from 'vitest';
+import { test } from '../../helpers/fixtures';
 import { localClock } from '../../../local/runtime/local-clock';
 import { resolveRuntimeSettings } from '../../../local/shared/settings';
 
 let dir: string;
 let file: string;
 
-beforeEach(() => {
-  dir = mkdtempSync(join(tmpdir(), 'sms-relay-clock-'));
+test.beforeEach(({ tempDir }) => {
+  dir = tempDir;
   file = join(dir, 'clock');
   vi.useFakeTimers({ now: new Date('2026-11-28T07:00:00.000Z'), toFake: ['Date'] });
 });
 
 afterEach(() => {
   vi.useRealTimers();
-  rmSync(dir, { recursive: true, force: true });
 });
 
 describe('the local clock (RELAY_LOCAL_CLOCK, tests only)', () => {
-  it('runs ahead of the system clock by the milliseconds in its file, read again at every reading', () => {
+  test('runs ahead of the system clock by the milliseconds in its file, read again at every reading', () => {
     writeFileSync(file, '0\n');
     const clock = localClock(file);
     expect(clock().toISOString()).toBe('2026-11-28T07:00:00.000Z');
@@ -30,7 +29,7 @@ describe('the local clock (RELAY_LOCAL_CLOCK, tests only)', () => {
     expect(clock().toISOString()).toBe('2026-11-28T07:08:01.000Z');
   });
 
-  it('keeps the last value when a later read fails (the file caught while being rewritten)', () => {
+  test('keeps the last value when a later read fails (the file caught while being rewritten)', () => {
     writeFileSync(file, '60000');
     const clock = localClock(file);
     writeFileSync(file, '');
@@ -39,7 +38,7 @@ describe('the local clock (RELAY_LOCAL_CLOCK, tests only)', () => {
     expect(clock().toISOString()).toBe('2026-11-28T07:01:00.000Z');
   });
 
-  it('refuses at the start a file that is missing or holds anything but a whole number, naming the variable', () => {
+  test('refuses at the start a file that is missing or holds anything but a whole number, naming the variable', () => {
     expect(() => localClock(file)).toThrow(`RELAY_LOCAL_CLOCK: ${file} must hold a whole number of milliseconds`);
     writeFileSync(file, '-5');
     expect(() => localClock(file)).toThrow('RELAY_LOCAL_CLOCK:');
@@ -47,7 +46,7 @@ describe('the local clock (RELAY_LOCAL_CLOCK, tests only)', () => {
     expect(() => localClock(file)).toThrow('RELAY_LOCAL_CLOCK:');
   });
 
-  it('is named by the runtime settings only when set', () => {
+  test('is named by the runtime settings only when set', () => {
     expect(resolveRuntimeSettings({}, {}, '/repo').localClockPath).toBeUndefined();
     expect(resolveRuntimeSettings({}, { RELAY_LOCAL_CLOCK: 'e2e/clock' }, '/repo').localClockPath).toBe(
       '/repo/e2e/clock',

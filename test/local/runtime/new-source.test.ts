@@ -1,7 +1,7 @@
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect } from 'vitest';
+import { test } from '../../helpers/fixtures';
 import { loadConfig, type LoadedConfig } from '../../../functions/core/config/load';
 import { evaluateWebhook } from '../../../functions/core/pipeline/evaluate';
 import { Verdict } from '../../../functions/core/pipeline/verdict';
@@ -41,15 +41,12 @@ const inbound = (body: Uint8Array, headers: Record<string, string>) => ({
 });
 
 let dir: string;
-beforeEach(() => {
-  dir = mkdtempSync(join(tmpdir(), 'sms-relay-new-source-'));
-});
-afterEach(() => {
-  rmSync(dir, { recursive: true, force: true });
+test.beforeEach(({ tempDir }) => {
+  dir = tempDir;
 });
 
 describe('a new source is one pack module and one registry line', () => {
-  it('gets a secret of its kind, is signed by its pack, verified by its pack and rendered with its default template', () => {
+  test('gets a secret of its kind, is signed by its pack, verified by its pack and rendered with its default template', () => {
     const loaded = acmeConfig();
     expect(Object.fromEntries(requiredSecrets(loaded))).toEqual({ providerApiKey: 'provider', 'acme-secret': 'whsec' });
     const { values } = ensureSecretsFile(join(dir, 'secrets.json'), loaded);
@@ -77,7 +74,7 @@ describe('a new source is one pack module and one registry line', () => {
     });
   });
 
-  it('finds its examples in its own directory, with the event its file names give', () => {
+  test('finds its examples in its own directory, with the event its file names give', () => {
     mkdirSync(join(dir, 'acme-examples'));
     writeFileSync(join(dir, 'acme-examples', 'refund-issued.json'), '{"order":{"id":"A-18","status":"refunded"}}');
     expect(examplePayloads(dir, 'acme', TEST_SOURCES)).toEqual(['refund-issued.json']);
@@ -92,7 +89,7 @@ describe('a new source is one pack module and one registry line', () => {
     ).toMatchObject({ 'acme-event': 'refund' });
   });
 
-  it('is unknown to the shipped registry until its line is added', () => {
+  test('is unknown to the shipped registry until its line is added', () => {
     expect(() => signWebhook('acme', { body: new Uint8Array(), secret: 'x' })).toThrow(/no signer for source "acme"/);
     expect(examplePayloads(dir, 'acme')).toEqual([]);
   });

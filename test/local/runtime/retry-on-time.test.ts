@@ -1,7 +1,6 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
+import { test } from '../../helpers/fixtures';
 import { loadConfigFile } from '../../../functions/core/config/load';
 import { MessageState, type MessageRecord } from '../../../functions/store';
 import { startRuntime, type RunningRuntime } from '../../../local/runtime/runtime';
@@ -10,6 +9,7 @@ import { readAnnouncement } from '../../../local/shared/discovery';
 import { openLocalStore } from '../../../local/shared/local-store';
 import { resolveRuntimeSettings, type RuntimeSettings } from '../../../local/shared/settings';
 import { signWebhook } from '../../../local/runtime/signers';
+import { waitUntil } from '../../helpers/wait';
 
 const CONFIG = new URL('../../../config/local.yaml', import.meta.url).pathname;
 const BASE_DELAY_MS = 2_000;
@@ -21,8 +21,8 @@ let settings: RuntimeSettings;
 let runtime: RunningRuntime;
 let token: string;
 
-beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'sms-relay-retry-on-time-'));
+test.beforeAll(async ({ fileDir }) => {
+  dir = fileDir;
   settings = resolveRuntimeSettings(
     { config: CONFIG, secrets: join(dir, 'secrets.json'), dataDir: join(dir, 'data'), port: '0' },
     { RETRY_BASE_DELAY_MS: String(BASE_DELAY_MS) },
@@ -35,7 +35,6 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await runtime?.stop();
-  rmSync(dir, { recursive: true, force: true });
 });
 
 async function notify(body: string): Promise<string> {
@@ -50,14 +49,17 @@ async function notify(body: string): Promise<string> {
 }
 
 async function untilSent(id: string): Promise<void> {
-  for (;;) {
-    // With the secret of runtime.json, as `sms-relay logs` sends it.
-    const response = await fetch(`${runtime.url}/_relay/records?route=notify&state=SENT`, {
-      headers: { authorization: `Bearer ${readAnnouncement(settings.dataDir)!.consoleSecret}` },
-    });
-    if (((await response.json()) as { records: { id: string }[] }).records.some((record) => record.id === id)) return;
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
+  await waitUntil(
+    `${id} SENT`,
+    async () => {
+      // With the secret of runtime.json, as `sms-relay logs` sends it.
+      const response = await fetch(`${runtime.url}/_relay/records?route=notify&state=SENT`, {
+        headers: { authorization: `Bearer ${readAnnouncement(settings.dataDir)!.consoleSecret}` },
+      });
+      return ((await response.json()) as { records: { id: string }[] }).records.some((record) => record.id === id);
+    },
+    { timeoutMs: 60_000 },
+  );
 }
 
 /** The whole record, history included, read from the store once the runtime has let go of it. */

@@ -1,8 +1,7 @@
 import { request as httpRequest } from 'node:http';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
+import { test } from '../../helpers/fixtures';
 import { loadConfigFile } from '../../../functions/core/config/load';
 import { ingestWebhook } from '../../../functions/relay/ingest';
 import { sendMessage } from '../../../functions/relay/sender';
@@ -35,8 +34,8 @@ let token: string;
 const problems: string[] = [];
 const reports: WebhookReport[] = [];
 
-beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'sms-relay-runtime-'));
+test.beforeAll(async ({ fileDir }) => {
+  dir = fileDir;
   const settings = resolveRuntimeSettings(
     { config: CONFIG, secrets: join(dir, 'secrets.json'), dataDir: join(dir, 'data') },
     { MAX_BODY_BYTES: String(MAX_BODY_BYTES) },
@@ -88,7 +87,6 @@ afterAll(async () => {
   await feeder?.idle();
   await sandbox?.close();
   await local?.close();
-  rmSync(dir, { recursive: true, force: true });
 });
 
 async function postNotify(

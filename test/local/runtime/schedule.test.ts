@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { RuntimeError } from '../../../local/shared/errors';
 import { localSchedule, repeat } from '../../../local/runtime/schedule';
+import { waitUntil } from '../../helpers/wait';
 
 const settle = async (): Promise<void> => await new Promise((resolve) => setImmediate(resolve));
 
@@ -27,7 +28,7 @@ describe('local schedules', () => {
       },
       { intervalMs: 0, immediately: true, onError: () => undefined },
     );
-    while (runs === 0) await settle();
+    await waitUntil('the first run', () => runs === 1, { intervalMs: 1 });
     let stopped = false;
     const stopping = sweeping.stop().then(() => (stopped = true));
     for (let index = 0; index < 5; index += 1) await settle();
@@ -47,7 +48,7 @@ describe('local schedules', () => {
       },
       { intervalMs: 0, immediately: true, onError: (error) => errors.push(error) },
     );
-    while (runs < 3) await settle();
+    await waitUntil('three runs', () => runs >= 3, { intervalMs: 1 });
     await failing.stop();
     expect(errors.length).toBeGreaterThanOrEqual(2);
     expect((errors[0] as Error).message).toBe('run 1');
@@ -62,7 +63,7 @@ describe('local schedules', () => {
       },
       { intervalMs: 1, maxShare: 0.2, immediately: true, onError: () => undefined },
     );
-    while (starts.length < 3) await new Promise((resolve) => setTimeout(resolve, 20));
+    await waitUntil('three runs', () => starts.length >= 3, { intervalMs: 20 });
     await sweeping.stop();
     // A run of ≥ 40 ms at a share of 0.2 is followed by ≥ 160 ms of rest; without the share it would be 1 ms.
     const gaps = starts.slice(1).map((start, index) => start - starts[index]!);
@@ -82,7 +83,7 @@ describe('local schedules', () => {
       // Without the cap, a share this small would pause ~200 s after each 20 ms run.
       { intervalMs: 1, maxShare: 0.0001, maxIntervalMs: 10, immediately: true, onError: () => undefined },
     );
-    while (runs < 3) await new Promise((resolve) => setTimeout(resolve, 20));
+    await waitUntil('three runs', () => runs >= 3, { intervalMs: 20 });
     await sweeping.stop();
     expect(runs).toBeGreaterThanOrEqual(3);
   });

@@ -1,7 +1,7 @@
-import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { readFileSync, statSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { describe, expect } from 'vitest';
+import { test } from '../../helpers/fixtures';
 import { loadConfigFile } from '../../../functions/core/config/load';
 import { RuntimeError } from '../../../local/shared/errors';
 import {
@@ -14,15 +14,12 @@ import {
 const loaded = loadConfigFile(new URL('../../../config/local.yaml', import.meta.url).pathname);
 let dir: string;
 
-beforeEach(() => {
-  dir = mkdtempSync(join(tmpdir(), 'sms-relay-secrets-'));
-});
-afterEach(() => {
-  rmSync(dir, { recursive: true, force: true });
+test.beforeEach(({ tempDir }) => {
+  dir = tempDir;
 });
 
 describe('the local secrets file', () => {
-  it('names providerApiKey and every route secret, with the kind of value each needs', () => {
+  test('names providerApiKey and every route secret, with the kind of value each needs', () => {
     expect(Object.fromEntries(requiredSecrets(loaded))).toEqual({
       providerApiKey: 'provider',
       'alerts-token': 'credential',
@@ -44,7 +41,7 @@ describe('the local secrets file', () => {
     });
   });
 
-  it('is created on first run with random values, in a new directory, mode 0600', () => {
+  test('is created on first run with random values, in a new directory, mode 0600', () => {
     const path = join(dir, 'nested', 'secrets.json');
     const result = ensureSecretsFile(path, loaded);
     expect(result).toMatchObject({ path, created: true, added: [] });
@@ -61,7 +58,7 @@ describe('the local secrets file', () => {
     );
   });
 
-  it('is left alone when complete, and gets values only for missing names', () => {
+  test('is left alone when complete, and gets values only for missing names', () => {
     const path = join(dir, 'secrets.json');
     writeFileSync(path, JSON.stringify({ providerApiKey: 'mine', 'github-secret': 'also mine', extra: 'kept' }));
     const result = ensureSecretsFile(path, loaded);
@@ -93,7 +90,7 @@ describe('the local secrets file', () => {
     expect(again.values).toEqual(written);
   });
 
-  it('refuses a file it cannot use, naming the problem but no value', () => {
+  test('refuses a file it cannot use, naming the problem but no value', () => {
     const path = join(dir, 'secrets.json');
     writeFileSync(path, '{"providerApiKey": "hidden-value-1", ');
     expect(() => ensureSecretsFile(path, loaded)).toThrow(new RuntimeError(`secrets file ${path} is not valid JSON`));
@@ -104,14 +101,14 @@ describe('the local secrets file', () => {
     expect(() => ensureSecretsFile(dir, loaded)).toThrow(/cannot read secrets file .* \(EISDIR\)/);
   });
 
-  it('is never created by the commands that only read it', () => {
+  test('is never created by the commands that only read it', () => {
     const path = join(dir, 'missing.json');
     expect(() => readExistingSecrets(path)).toThrow(/does not exist; "npm start" creates it on first run/);
   });
 });
 
 describe('assertUsableSecrets (npm start)', () => {
-  it('refuses to start with a route secret that could never match, naming it but not its value', () => {
+  test('refuses to start with a route secret that could never match, naming it but not its value', () => {
     const path = join(dir, 'secrets.json');
     writeFileSync(path, JSON.stringify({ providerApiKey: 'k' }));
     const { values } = ensureSecretsFile(path, loaded);

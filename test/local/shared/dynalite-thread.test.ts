@@ -1,8 +1,7 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { DynamoDBClient, ListTablesCommand } from '@aws-sdk/client-dynamodb';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect } from 'vitest';
+import { test } from '../../helpers/fixtures';
 import { startDynaliteThread } from '../../../local/shared/dynalite-thread';
 import { RuntimeError } from '../../../local/shared/errors';
 import {
@@ -16,13 +15,12 @@ import {
 let dir: string;
 let opened: LocalStore[];
 
-beforeEach(() => {
-  dir = mkdtempSync(join(tmpdir(), 'sms-relay-thread-'));
+test.beforeEach(({ tempDir }) => {
+  dir = tempDir;
   opened = [];
 });
 afterEach(async () => {
   for (const local of opened) await local.close().catch(() => undefined);
-  rmSync(dir, { recursive: true, force: true });
 });
 
 const open = async (offThread: boolean, onFailure?: (error: RuntimeError) => void): Promise<LocalStore> => {
@@ -62,7 +60,7 @@ const accept = async (local: LocalStore, key: string): Promise<string> => {
 describe('the local store in a worker thread', () => {
   // That it listens on no port is measured on `npm start`'s own process (test/e2e/local-access.test.ts,
   // the kernel's account of its sockets): here other test files share this process's threads and ports.
-  it('serves this process only, holds the lock, and leaves the records on disk when closed', async () => {
+  test('serves this process only, holds the lock, and leaves the records on disk when closed', async () => {
     const local = await open(true);
     const id = await accept(local, 'one');
     expect((await local.client.send(new ListTablesCommand({}))).TableNames).toEqual(['sms-relay']);
@@ -76,7 +74,7 @@ describe('the local store in a worker thread', () => {
     expect(await reopened.store.getMessage(id)).toMatchObject({ id, state: 'PENDING', text: 'notify one' });
   });
 
-  it('reports a worker that ends on its own as a RuntimeError, once, and nothing after a close', async () => {
+  test('reports a worker that ends on its own as a RuntimeError, once, and nothing after a close', async () => {
     const failures: RuntimeError[] = [];
     const thread = await startDynaliteThread({ path: join(dir, 'db') }, { onFailure: (error) => failures.push(error) });
     await thread.worker.terminate();
@@ -92,7 +90,7 @@ describe('the local store in a worker thread', () => {
     expect(closed).toEqual([]);
   });
 
-  it('answers requests in flight and later ones with the failure when the worker ends, instead of holding them', async () => {
+  test('answers requests in flight and later ones with the failure when the worker ends, instead of holding them', async () => {
     const thread = await startDynaliteThread(
       { path: join(dir, 'db'), createTableMs: 0 },
       { onFailure: () => undefined },

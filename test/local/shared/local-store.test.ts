@@ -2,6 +2,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { test } from '../../helpers/fixtures';
 import type { MessageStore, NewMessage } from '../../../functions/store';
 import { RuntimeError } from '../../../local/shared/errors';
 import { LOCAL_AUTHORIZATION, openLocalStore, type LocalStore } from '../../../local/shared/local-store';
@@ -31,13 +32,12 @@ const message = (text: string, to: readonly string[] = ['255712345678']): NewMes
 let dir: string;
 let local: LocalStore;
 
-beforeAll(async () => {
-  dir = mkdtempSync(join(tmpdir(), 'sms-relay-store-'));
+test.beforeAll(async ({ fileDir }) => {
+  dir = fileDir;
   local = await openLocalStore({ dataDir: dir, tableName: 'sms-relay' });
 });
 afterAll(async () => {
   await local?.close();
-  rmSync(dir, { recursive: true, force: true });
 });
 
 async function accept(
