@@ -651,6 +651,49 @@ export const summarizeRecords = async (
   { since }: { readonly since: Date },
 ): Promise<RecordSummary[]> => await summarize(table, since, STATES);
 
+/** Which records `summarizeRecent` summarises. */
+export interface RecentSummaryOptions {
+  /** The one state (one partition of the state index). */
+  readonly state: MessageState;
+  /** Only records last changed at or after this. */
+  readonly since: Date;
+  /** The newest this many (1–1000). */
+  readonly limit: number;
+}
+
+/**
+ * The newest `limit` records of one state changed since `since`, summarised (see
+ * {@link summarizeRecords}) from the state index's own entries, newest first: one query of
+ * `limit` entries and no record read, whatever the volume, on both runtimes. What the console's
+ * balance chart draws from its newest sends. Locally (dynalite) an entry can be missing after a
+ * kill between a record's write and its index's; for a final state such as `SENT` that is one
+ * point fewer, never a wrong one.
+ *
+ * @example
+ * ```typescript
+ * const sends = await store.summarizeRecent({ state: 'SENT', since: new Date(Date.now() - 14 * 86_400_000), limit: 500 });
+ * ```
+ */
+export const summarizeRecent = async (
+  table: StoreTable,
+  { state, since, limit }: RecentSummaryOptions,
+): Promise<RecordSummary[]> => {
+  if (!Number.isInteger(limit) || limit < 1 || limit > MAX_PAGE_SIZE)
+    throw new StoreError(`page size must be 1–${MAX_PAGE_SIZE}, got ${limit}`);
+  const projection = projectionOf(SUMMARY_ATTRIBUTES);
+  const { Items: items = [] } = await queryIndexed(table, {
+    TableName: table.tableName,
+    IndexName: TABLE.indexes.byState.name,
+    KeyConditionExpression: '#state = :state AND #updatedAt >= :lower',
+    ProjectionExpression: projection.expression,
+    ExpressionAttributeNames: { ...projection.names, '#state': 'state', '#updatedAt': 'updatedAt' },
+    ExpressionAttributeValues: { ':state': str(state), ':lower': str(since.toISOString()) },
+    Limit: limit,
+    ScanIndexForward: false,
+  });
+  return summariesOf(table, items);
+};
+
 /**
  * The `SENT` records sent since `since`, summarised (see {@link summarizeRecords}): what the spend
  * views add up. A sent record's `updatedAt` is its `sentAt` (nothing changes a SENT record's state
@@ -694,7 +737,12 @@ const summarize = async (table: StoreTable, since: Date, states: readonly Messag
         values: { ':lower': lower, ...(oneState === undefined ? {} : { ':state': str(oneState) }) },
         attributes: SUMMARY_ATTRIBUTES,
       });
-  return items.flatMap((item) => {
+  return summariesOf(table, items);
+};
+
+/** Summaries of items read with {@link SUMMARY_ATTRIBUTES}; a state this version does not know is reported and left out. */
+const summariesOf = (table: StoreTable, items: readonly Item[]): RecordSummary[] =>
+  items.flatMap((item) => {
     const read = new ItemReader(item, item[TABLE.partitionKey]?.S ?? '(summary)');
     const state = read.str('state');
     // A state a newer version wrote (the local scan reads every state): no column of the counts.
@@ -724,7 +772,6 @@ const summarize = async (table: StoreTable, since: Date, states: readonly Messag
       },
     ];
   });
-};
 
 /**
  * When each route's newest record was created (routes without records are left out): the console's
@@ -772,6 +819,9 @@ export const queryOperations = (table: StoreTable) => ({
   /** Every record changed since a time, reduced to route, state, times and amounts. See {@link summarizeRecords}. */
   summarizeRecords: async (options: { readonly since: Date }): Promise<RecordSummary[]> =>
     await summarizeRecords(table, options),
+  /** The newest records of one state, summarised from the state index alone. See {@link summarizeRecent}. */
+  summarizeRecent: async (options: RecentSummaryOptions): Promise<RecordSummary[]> =>
+    await summarizeRecent(table, options),
   /** When each route's newest record was created. See {@link newestByRoute}. */
   newestByRoute: async (routes: readonly string[]): Promise<Map<string, string>> => await newestByRoute(table, routes),
   /** `SENDING` records claimed before `olderThan`. */

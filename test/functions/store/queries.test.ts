@@ -494,6 +494,53 @@ describe('listRecent and summarizeRecords: every state at once', () => {
     }
   });
 
+  it("summarises the newest records of one state from the state index's entries alone, reading no record", async () => {
+    const { tableName, store } = await newTable(db);
+    const ids = await acceptEach(store, ['a', 'b', 'a', 'b', 'a']);
+    for (const [n, id] of ids.slice(0, 4).entries()) {
+      const claimed = await store.claimMessage(id, { now: at(10_000 + n * 1000) });
+      await store.settle(
+        id,
+        claimed!.claimToken!,
+        {
+          state: 'SENT',
+          result: { deducted: 20, remainingBalance: 1000 - 20 * n, message: 'ok', senderId: 'X', recipients: [] },
+        },
+        { now: at(20_000 + n * 1000) },
+      );
+    }
+    for (const readIndexes of [true, false]) {
+      const client = db.newClient();
+      const commands: string[] = [];
+      client.middlewareStack.add(
+        (next, context) => async (args) => {
+          commands.push(context.commandName ?? '');
+          return await next(args);
+        },
+        { step: 'initialize', name: 'countCommands' },
+      );
+      const reader = createStore({ client, tableName, clock: () => T0, readIndexes });
+      const newest = await reader.summarizeRecent({ state: 'SENT', since: at(21_000), limit: 2 });
+      expect(newest).toEqual(
+        [3, 2].map((n) => ({
+          id: ids[n],
+          route: n % 2 === 0 ? 'a' : 'b',
+          state: 'SENT',
+          createdAt: at(n * 1000).toISOString(),
+          updatedAt: at(20_000 + n * 1000).toISOString(),
+          sentAt: at(20_000 + n * 1000).toISOString(),
+          deducted: 20,
+          remainingBalance: 1000 - 20 * n,
+        })),
+      );
+      expect(commands).toEqual(['QueryCommand']);
+      expect(
+        (await reader.summarizeRecent({ state: 'SENT', since: at(0), limit: 10 })).map((summary) => summary.id),
+      ).toEqual([ids[3], ids[2], ids[1], ids[0]]);
+    }
+    await expect(store.summarizeRecent({ state: 'SENT', since: at(0), limit: 0 })).rejects.toThrow(StoreError);
+  });
+
   it('tells when the newest record of each route was created, leaving out routes without records', async () => {
     const { store, scanner } = await both();
     await acceptEach(store, ['a', 'b', 'a', 'c']);
