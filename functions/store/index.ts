@@ -38,6 +38,7 @@ export type {
   RecentSummaryOptions,
   RecordSummary,
   StaleOptions,
+  SummaryOptions,
 } from './queries';
 export type { BalanceReadingInput, BalanceReadingsOptions, RecordedBalanceReading } from './readings';
 export type { DaySpendByRoute, RecentSpend, SpendRecord } from './spend';

@@ -635,10 +635,25 @@ const SUMMARY_ATTRIBUTES = [
   'result.remainingBalance',
 ] as const;
 
+/** Which records `summarizeRecords` summarises. */
+export interface SummaryOptions {
+  /** Records last changed at or after this. */
+  readonly since: Date;
+  /**
+   * Read the state index's entries on the local store too (`readIndexes: false`), instead of a scan
+   * of every record: 4–5× faster with 10,000 records of the day, for counts that a kill of the
+   * local runtime between a record's write and its index's can leave one off (an entry under the
+   * record's earlier state) until the record changes again. For a view of counts (the console's
+   * Routes), never for what decides a send. @default false
+   */
+  readonly fromIndex?: boolean;
+}
+
 /**
  * Every message record changed since `since`, reduced to route, state, times and the amounts of
  * the send: the counts by state and the balance points of the console, without reading whole
- * records (texts, recipients, history). One `byState` query per state, or one scan locally.
+ * records (texts, recipients, history). One `byState` query per state, or one scan locally
+ * (unless `fromIndex`).
  *
  * @example
  * ```typescript
@@ -648,8 +663,9 @@ const SUMMARY_ATTRIBUTES = [
  */
 export const summarizeRecords = async (
   table: StoreTable,
-  { since }: { readonly since: Date },
-): Promise<RecordSummary[]> => await summarize(table, since, STATES);
+  { since, fromIndex = false }: SummaryOptions,
+): Promise<RecordSummary[]> =>
+  await summarize(fromIndex && !table.readIndexes ? { ...table, readIndexes: true } : table, since, STATES);
 
 /** Which records `summarizeRecent` summarises. */
 export interface RecentSummaryOptions {
@@ -817,8 +833,7 @@ export const queryOperations = (table: StoreTable) => ({
   /** Records of every state by last change, newest first. See {@link listRecent}. */
   listRecent: async (options?: RecentOptions): Promise<MessageRecord[]> => await listRecent(table, options),
   /** Every record changed since a time, reduced to route, state, times and amounts. See {@link summarizeRecords}. */
-  summarizeRecords: async (options: { readonly since: Date }): Promise<RecordSummary[]> =>
-    await summarizeRecords(table, options),
+  summarizeRecords: async (options: SummaryOptions): Promise<RecordSummary[]> => await summarizeRecords(table, options),
   /** The newest records of one state, summarised from the state index alone. See {@link summarizeRecent}. */
   summarizeRecent: async (options: RecentSummaryOptions): Promise<RecordSummary[]> =>
     await summarizeRecent(table, options),

@@ -143,8 +143,9 @@ function maskBase64Text(body: string): string {
  */
 export async function routeSummaries(source: ConsoleSource, store: MessageStore, now: Date): Promise<RouteSummary[]> {
   const dayAgo = new Date(now.getTime() - DAY_MS);
-  // Created in the last day implies changed in it: one pass over the day's changes finds them all.
-  const recent = await store.summarizeRecords({ since: dayAgo });
+  // Created in the last day implies changed in it: one pass over the day's changes finds them all,
+  // from the state index (not a scan of every record on the local store): counts to look at.
+  const recent = await store.summarizeRecords({ since: dayAgo, fromIndex: true });
   const byRoute = new Map<string, RecordSummary[]>();
   for (const record of recent) {
     if (record.createdAt < dayAgo.toISOString()) continue;

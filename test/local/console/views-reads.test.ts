@@ -4,7 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfigFile } from '../../../functions/core/config/load';
 import { createStore, ensureTable, type MessageStore } from '../../../functions/store';
 import type { ConsoleSource } from '../../../local/console/source';
-import { creditView } from '../../../local/console/views';
+import { creditView, routeSummaries } from '../../../local/console/views';
 import { type Dynalite, startDynalite } from '../../helpers/dynalite';
 import { message } from '../../functions/store/fixtures';
 
@@ -101,6 +101,16 @@ describe("the console's views read a bounded number of items whatever the volume
       );
       expect(credit.balance).toBe(10_000 - 20 * SENDS);
       expect(credit.spend.reduce((sum, day) => sum + day.credits, 0)).toBe(20 * SENDS);
+    });
+  }
+
+  for (const readIndexes of [true, false]) {
+    it(`Routes counts the day by state from the state index, scanning no table (readIndexes: ${readIndexes})`, async () => {
+      const { store, recordsRead } = watchedStore(readIndexes);
+      const routes = await routeSummaries(source(store), store, NOW);
+      expect(recordsRead).not.toContain('(scan)');
+      // The sends of the last 24 hours (one an hour, the oldest 30 hours ago) and the waiting one.
+      expect(routes.find((route) => route.id === 'notify')?.last24h).toEqual({ SENT: 24, PENDING: 1 });
     });
   }
 });
