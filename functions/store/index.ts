@@ -31,7 +31,15 @@ export type {
 } from './limits';
 export type { CountStuckOptions, StuckCounts } from './counts';
 export { STUCK_COUNT_CAP } from './counts';
-export type { DueOptions, ListOptions, RecentOptions, RecordSummary, StaleOptions } from './queries';
+export type {
+  DueOptions,
+  ListOptions,
+  RecentOptions,
+  RecentSummaryOptions,
+  RecordSummary,
+  StaleOptions,
+  SummaryOptions,
+} from './queries';
 export type { BalanceReadingInput, BalanceReadingsOptions, RecordedBalanceReading } from './readings';
 export type { DaySpendByRoute, RecentSpend, SpendRecord } from './spend';
 export {

@@ -143,8 +143,9 @@ function maskBase64Text(body: string): string {
  */
 export async function routeSummaries(source: ConsoleSource, store: MessageStore, now: Date): Promise<RouteSummary[]> {
   const dayAgo = new Date(now.getTime() - DAY_MS);
-  // Created in the last day implies changed in it: one pass over the day's changes finds them all.
-  const recent = await store.summarizeRecords({ since: dayAgo });
+  // Created in the last day implies changed in it: one pass over the day's changes finds them all,
+  // from the state index (not a scan of every record on the local store): counts to look at.
+  const recent = await store.summarizeRecords({ since: dayAgo, fromIndex: true });
   const byRoute = new Map<string, RecordSummary[]>();
   for (const record of recent) {
     if (record.createdAt < dayAgo.toISOString()) continue;
@@ -313,19 +314,19 @@ export async function creditView(
 ): Promise<CreditAnswer> {
   const since = new Date(now.getTime() - days * DAY_MS);
   const shownDays = Math.min(days, MAX_CREDIT_DAYS);
-  // Bounded whatever the volume: the newest sends (one index partition, newest first), the
-  // readings, and one counter item a day for the spend per route, never every record of the days.
+  // Bounded whatever the volume: the newest sends' index entries (one partition, newest first, no
+  // record read), the readings, and one counter item a day for the spend per route.
   const [state, sent, readings, { days: spentDays }] = await Promise.all([
     store.getBalanceState(),
-    store.listRecent({ state: MessageState.Sent, since, limit: MAX_BALANCE_POINTS }),
+    store.summarizeRecent({ state: MessageState.Sent, since, limit: MAX_BALANCE_POINTS }),
     store.listBalanceReadings({ since, now }),
     store.recentSpend(shownDays, now),
   ]);
   const points = [
     ...sent.flatMap((record) =>
-      record.result === undefined
+      record.remainingBalance === undefined
         ? []
-        : [{ at: record.sentAt ?? record.updatedAt, balance: record.result.remainingBalance, kind: 'send' as const }],
+        : [{ at: record.sentAt ?? record.updatedAt, balance: record.remainingBalance, kind: 'send' as const }],
     ),
     ...readings.map((reading) => ({ at: reading.at, balance: reading.balance, kind: 'read' as const })),
   ].sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : 0));

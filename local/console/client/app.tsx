@@ -1,44 +1,21 @@
-/** The console's shell: overview, top navigation and the page of the hash. */
+/** The console's shell: overview, top navigation and the page of the hash, all from the page table (`pages.tsx`). */
 import { useEffect } from 'preact/hooks';
-import type { Overview } from '../contract';
 import { useApi } from './data';
-import { ActivityPage } from './pages/activity';
-import { CreditPage } from './pages/credit';
-import { RecordPage } from './pages/record';
-import { OnCallPage } from './pages/oncall';
-import { RoutesPage } from './pages/routes';
-import { TemplatesPage } from './pages/templates';
-import { useHashPage, type Page } from './route';
+import { MENU, menuOf, pageOf } from './pages';
+import { useHash } from './route';
 import { ErrorBox } from './ui';
 import { CircuitControl } from './circuit';
 
-const NAV = [
-  ['activity', 'Activity'],
-  ['templates', 'Templates'],
-  ['credit', 'Credit'],
-  ['routes', 'Routes'],
-  ['oncall', 'On call'],
-] as const;
-
-const TITLES: Record<Page['name'], string> = {
-  activity: 'Activity',
-  record: 'Record',
-  templates: 'Templates',
-  credit: 'Credit',
-  routes: 'Routes',
-  oncall: 'On call',
-};
-
 export function App() {
-  const page = useHashPage();
+  const page = pageOf(useHash());
   const { data: overview, error: failed, reload } = useApi('GET /overview', {});
   const error = failed === null ? null : `Overview: ${failed.message}`;
 
   useEffect(() => {
-    document.title = `${TITLES[page.name]} · sms-relay console`;
-  }, [page.name]);
+    document.title = `${page.entry.title} · sms-relay console`;
+  }, [page.entry.title]);
 
-  const current = page.name === 'record' ? 'activity' : page.name;
+  const current = menuOf(page.name);
   return (
     <div class="shell">
       <header class="top">
@@ -46,10 +23,10 @@ export function App() {
           sms-relay <span>console</span>
         </div>
         <nav>
-          {NAV.map(([name, label]) => (
+          {MENU.map(({ name, label, href }) => (
             <a
               key={name}
-              href={`#/${name}`}
+              href={href}
               class={current === name ? 'active' : undefined}
               data-testid={`nav-${name}`}
               aria-current={current === name ? 'page' : undefined}
@@ -71,7 +48,7 @@ export function App() {
       <main>
         <ServiceBanner />
         <ErrorBox error={error} onRetry={reload} />
-        {overview ? <Current page={page} overview={overview} /> : error ? null : <p class="muted">Loading…</p>}
+        {overview ? page.entry.render({ overview, params: page.params }) : error ? null : <p class="muted">Loading…</p>}
       </main>
     </div>
   );
@@ -96,21 +73,4 @@ function ServiceBanner() {
       <CircuitControl status={data} onChanged={reload} />
     </div>
   );
-}
-
-function Current({ page, overview }: { page: Page; overview: Overview }) {
-  switch (page.name) {
-    case 'activity':
-      return <ActivityPage overview={overview} />;
-    case 'record':
-      return <RecordPage key={page.id} id={page.id} overview={overview} />;
-    case 'templates':
-      return <TemplatesPage overview={overview} />;
-    case 'credit':
-      return <CreditPage overview={overview} />;
-    case 'routes':
-      return <RoutesPage />;
-    case 'oncall':
-      return <OnCallPage />;
-  }
 }

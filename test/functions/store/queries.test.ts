@@ -494,6 +494,53 @@ describe('listRecent and summarizeRecords: every state at once', () => {
     }
   });
 
+  it("summarises the newest records of one state from the state index's entries alone, reading no record", async () => {
+    const { tableName, store } = await newTable(db);
+    const ids = await acceptEach(store, ['a', 'b', 'a', 'b', 'a']);
+    for (const [n, id] of ids.slice(0, 4).entries()) {
+      const claimed = await store.claimMessage(id, { now: at(10_000 + n * 1000) });
+      await store.settle(
+        id,
+        claimed!.claimToken!,
+        {
+          state: 'SENT',
+          result: { deducted: 20, remainingBalance: 1000 - 20 * n, message: 'ok', senderId: 'X', recipients: [] },
+        },
+        { now: at(20_000 + n * 1000) },
+      );
+    }
+    for (const readIndexes of [true, false]) {
+      const client = db.newClient();
+      const commands: string[] = [];
+      client.middlewareStack.add(
+        (next, context) => async (args) => {
+          commands.push(context.commandName ?? '');
+          return await next(args);
+        },
+        { step: 'initialize', name: 'countCommands' },
+      );
+      const reader = createStore({ client, tableName, clock: () => T0, readIndexes });
+      const newest = await reader.summarizeRecent({ state: 'SENT', since: at(21_000), limit: 2 });
+      expect(newest).toEqual(
+        [3, 2].map((n) => ({
+          id: ids[n],
+          route: n % 2 === 0 ? 'a' : 'b',
+          state: 'SENT',
+          createdAt: at(n * 1000).toISOString(),
+          updatedAt: at(20_000 + n * 1000).toISOString(),
+          sentAt: at(20_000 + n * 1000).toISOString(),
+          deducted: 20,
+          remainingBalance: 1000 - 20 * n,
+        })),
+      );
+      expect(commands).toEqual(['QueryCommand']);
+      expect(
+        (await reader.summarizeRecent({ state: 'SENT', since: at(0), limit: 10 })).map((summary) => summary.id),
+      ).toEqual([ids[3], ids[2], ids[1], ids[0]]);
+    }
+    await expect(store.summarizeRecent({ state: 'SENT', since: at(0), limit: 0 })).rejects.toThrow(StoreError);
+  });
+
   it('tells when the newest record of each route was created, leaving out routes without records', async () => {
     const { store, scanner } = await both();
     await acceptEach(store, ['a', 'b', 'a', 'c']);
@@ -587,6 +634,47 @@ describe('the state index', () => {
     expect(stored?.result).toMatchObject({ deducted: 20, remainingBalance: 980 });
   });
 
+  it('reads only the newest records asked for, each once, across every state, with indexes and locally', async () => {
+    const { tableName, store } = await newTable(db);
+    const ids = await acceptEach(store, ['a', 'b', 'a', 'c', 'b', 'a', 'c', 'a', 'b', 'a']);
+    // Three states: six PENDING, two SENDING, two SENT, each state's newest changed last.
+    for (const [n, id] of [ids[0], ids[1], ids[2], ids[3]].entries()) {
+      const claimed = await store.claimMessage(id!, { now: at(20_000 + n * 1000) });
+      if (n < 2)
+        await store.settle(
+          id!,
+          claimed!.claimToken!,
+          {
+            state: 'SENT',
+            result: { deducted: 20, remainingBalance: 980, message: 'ok', senderId: 'X', recipients: [] },
+          },
+          { now: at(30_000 + n * 1000) },
+        );
+    }
+    for (const readIndexes of [true, false]) {
+      const client = db.newClient();
+      const keysRead: string[] = [];
+      client.middlewareStack.add(
+        (next, context) => async (args) => {
+          if (context.commandName === 'BatchGetItemCommand') {
+            const { RequestItems } = args.input as { RequestItems: Record<string, { Keys: { pk: { S: string } }[] }> };
+            keysRead.push(...(RequestItems[tableName]?.Keys ?? []).map((key) => key.pk.S));
+          }
+          return await next(args);
+        },
+        { step: 'initialize', name: 'countKeys' },
+      );
+      const reader = createStore({ client, tableName, clock: () => T0, readIndexes });
+      const newest = await reader.listRecent({ limit: 3 });
+      expect(newest.map((record) => [record.id, record.state])).toEqual([
+        [ids[1], 'SENT'],
+        [ids[0], 'SENT'],
+        [ids[3], 'SENDING'],
+      ]);
+      expect(keysRead.sort()).toEqual([ids[0], ids[1], ids[3]].map((id) => `MSG#${id}`).sort());
+    }
+  });
+
   it('lists a record once when the index lists it twice (dynalite after a kill), without a BatchGetItem of duplicate keys', async () => {
     const { tableName } = await newTable(db);
     const client = db.newClient();
@@ -656,6 +744,8 @@ describe('records this version cannot read (written by a newer version, read aft
       expect(idsOf((await store.findDuePending({ now: at(60_000) })).items)).toEqual([ids[4], ids[5]].sort());
       expect(idsOf((await store.findStaleSending({ olderThan: at(200_000) })).items)).toEqual([ids[6]]);
       expect(idsOf(await store.listRecent())).toEqual([ids[4], ids[5], ids[6]].sort());
+      // The newest two are a readable record and one left out: the next newest takes its place.
+      expect((await store.listRecent({ limit: 2 })).map((record) => record.id)).toEqual([ids[6], ids[5]]);
       // The counts need no notice or history: only a state this version does not know is left out.
       expect((await store.summarizeRecords({ since: at(-1000) })).map((summary) => summary.id).sort()).toEqual(
         [ids[0], ids[1], ids[3], ids[4], ids[5], ids[6]].sort(),

@@ -5,7 +5,7 @@ import type { ClientRequest, Overview, RecordRow, State } from '../../contract';
 import { api, errorText } from '../api';
 import { useApi } from '../data';
 import { fullTime, num, recipients, shortTime } from '../format';
-import { recordHref } from '../route';
+import { ACTIVITY_HREF, recordHref } from '../route';
 import { ErrorBox, RouteOptions, StateBadge } from '../ui';
 
 const POLL_MS = 2000;
@@ -32,7 +32,7 @@ let lastFilters: Filters = { route: '', state: '', since: 'all' };
 /** Opens Activity filtered to one route. */
 export function openActivity(route: string): void {
   lastFilters = { ...lastFilters, route, state: '' };
-  window.location.hash = '#/activity';
+  window.location.hash = ACTIVITY_HREF;
 }
 
 function request(filters: Filters, cursor?: string): ClientRequest<'GET /records'> {

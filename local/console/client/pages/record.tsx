@@ -4,7 +4,7 @@ import type { Overview, RecordDetail, State } from '../../contract';
 import { api, errorText } from '../api';
 import { useApi } from '../data';
 import { fullTime, num, plural, prettyJson } from '../format';
-import { recordHref } from '../route';
+import { ACTIVITY_HREF, recordHref } from '../route';
 import { ErrorBox, Fields, Section, StateBadge } from '../ui';
 
 const POLL_MS = 2000;
@@ -75,7 +75,7 @@ export function RecordPage({ id, overview }: { id: string; overview: Overview })
     return (
       <div class="page record">
         <p>
-          <a href="#/activity">← Activity</a>
+          <a href={ACTIVITY_HREF}>← Activity</a>
         </p>
         <ErrorBox error={error} onRetry={reload} />
         {notFound ? (
@@ -93,7 +93,7 @@ export function RecordPage({ id, overview }: { id: string; overview: Overview })
   return (
     <div class="page record" data-testid="record-detail" data-id={record.id}>
       <div class="record-head">
-        <a href="#/activity">← Activity</a>
+        <a href={ACTIVITY_HREF}>← Activity</a>
         <h1>
           <span class="mono">{record.id}</span>
         </h1>

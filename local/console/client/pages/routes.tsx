@@ -4,6 +4,7 @@ import type { LimitUse, RouteSummary, State } from '../../contract';
 import { api, errorText } from '../api';
 import { useApi } from '../data';
 import { ago, duration, fullTime, num } from '../format';
+import { ACTIVITY_HREF } from '../route';
 import { openActivity } from './activity';
 import { CopyButton, ErrorBox, Fields, StateBadge } from '../ui';
 
@@ -56,10 +57,9 @@ function RouteCard({ route, onChanged }: { route: RouteSummary; onChanged: () =>
         <span class="tag">{route.source}</span>
         {route.priority === 'critical' ? <span class="tag critical">critical</span> : null}
         <span class="spacer" />
-        {/* biome-ignore lint/a11y/useValidAnchor: it navigates to #/activity, so a link; the click first sets the route filter */}
         <a
           class="small"
-          href="#/activity"
+          href={ACTIVITY_HREF}
           onClick={(e) => {
             e.preventDefault();
             openActivity(route.id);
