@@ -6,7 +6,7 @@ import type { RelayContext } from './ports';
 import { Lane, laneRate } from '../core/lanes';
 
 /** What the provider's rate uses of the store. */
-export type ProviderRateStore = Pick<MessageStore, 'takeRateSlot'>;
+export type ProviderRateStore = Pick<MessageStore, 'takeRateSlot' | 'raiseRateSlot'>;
 
 /**
  * Seconds a send waits for a slot of `provider.maxPerSecond` before it gives up as a 429 would
@@ -22,9 +22,12 @@ export const RATE_SLOT_TRIES = 5;
  * bulk lane's share (`laneRate`), a critical one while it is under `maxPerSecond`, so the slots
  * above the share are kept for alerts however large the bulk backlog. A bulk slot `n` starts
  * `(n - 1) / maxPerSecond` s into its second, so a backlog is spread over the second rather than
- * sent in a burst at its start; a slot taken after its share of the second has passed is not used
- * (it would crowd the next second at the service) and the send tries the next second. A critical
- * send uses its slot at once: the counter already keeps the second within the rate.
+ * sent in a burst at its start, and is used only within its share of the second (later, it would
+ * crowd the next second at the service). A bulk send whose slot fell behind the clock (fewer sends
+ * than slots so far this second: a trickle, or senders woken late on a busy host) moves the count
+ * up to the slot of the present moment and goes at once, rather than waiting for a second whose
+ * start it would again miss; past the bulk share of the second it waits for the next one. A
+ * critical send uses its slot at once: the counter already keeps the second within the rate.
  *
  * @throws {SmsServiceError} `rate-limited`, not sent, when no slot came in {@link RATE_SLOT_TRIES} seconds
  */
@@ -36,20 +39,30 @@ export async function takeSendSlot(
   if (maxPerSecond === undefined) return;
   const shareMs = 1_000 / maxPerSecond;
   const laneMax = laneRate(lane, maxPerSecond);
-  for (let tries = 0; tries < RATE_SLOT_TRIES; tries += 1) {
+  let tries = 0;
+  while (tries < RATE_SLOT_TRIES) {
     const now = context.clock().getTime();
     const epochSecond = Math.floor(now / 1_000);
-    const slot = await context.store.takeRateSlot({ epochSecond, maxPerSecond: laneMax });
-    if (slot !== undefined) {
-      if (lane === Lane.Critical) return;
-      const startAt = epochSecond * 1_000 + (slot - 1) * shareMs;
-      if (now < startAt + shareMs) {
-        if (startAt > now) await sleep(startAt - now);
-        return;
+    // The slot whose share of the second the present moment is in: the lowest a bulk send may use now.
+    const present = Math.floor((now - epochSecond * 1_000) / shareMs) + 1;
+    if (lane === Lane.Critical || present <= laneMax) {
+      const slot = await context.store.takeRateSlot({ epochSecond, maxPerSecond: laneMax });
+      if (slot !== undefined) {
+        if (lane === Lane.Critical) return;
+        if (slot >= present) {
+          const startAt = epochSecond * 1_000 + (slot - 1) * shareMs;
+          if (startAt > now) await sleep(startAt - now);
+          return;
+        }
+        // Behind the clock: the slots up to the present one went unused, so the present one is free
+        // unless another send moved the count meanwhile (then take the next slot at once).
+        if (await context.store.raiseRateSlot({ epochSecond, slot: present })) return;
+        continue;
       }
     }
     // Into the next second, spread over its first share so the waiters do not all write at once.
     await sleep((epochSecond + 1) * 1_000 - now + Math.floor(Math.random() * shareMs));
+    tries += 1;
   }
   throw new SmsServiceError(`no send slot of provider.maxPerSecond (${maxPerSecond}) in ${RATE_SLOT_TRIES} s`, {
     operation: SmsOperation.SEND,

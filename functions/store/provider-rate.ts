@@ -40,6 +40,37 @@ export const takeRateSlot = async (
 };
 
 /**
+ * Moves the second `epochSecond`'s count up to `slot` when it is below it, for a send whose slot
+ * number fell behind the clock (no send took the slots of the part of the second already gone):
+ * one conditional write, refused when the count is at `slot` or past it (another send moved it).
+ * Returns whether the count is now `slot`, taken by the caller.
+ *
+ * @example
+ * ```ts
+ * await takeRateSlot(table, { epochSecond, maxPerSecond: 15 }); // 1, 600 ms into the second
+ * await raiseRateSlot(table, { epochSecond, slot: 13 }); // true: slot 13 is the caller's
+ * ```
+ */
+export const raiseRateSlot = async (
+  table: StoreTable,
+  { epochSecond, slot }: { readonly epochSecond: number; readonly slot: number },
+): Promise<boolean> => {
+  const outcome = await writeIf(table, {
+    Key: rateWindowKey(epochSecond),
+    ...buildUpdate({
+      set: {
+        kind: str(ItemKind.RateWindow),
+        [TABLE.timeToLive]: num(epochSecond + RATE_WINDOW_KEPT_SECONDS),
+        sends: num(slot),
+      },
+      condition: 'attribute_not_exists(#sends) OR #sends < :slot',
+      values: { ':slot': num(slot) },
+    }),
+  });
+  return outcome.applied;
+};
+
+/**
  * The provider's rate, shared by every sender: this module's operations bound to one table, its part of `MessageStore`
  * (`createStore` combines the parts). An operation added here is on the store.
  */
@@ -49,4 +80,7 @@ export const rateOperations = (table: StoreTable) => ({
     readonly epochSecond: number;
     readonly maxPerSecond: number;
   }): Promise<number | undefined> => await takeRateSlot(table, input),
+  /** Moves the second's count up to `slot`, when below it: whether `slot` is the caller's. See {@link raiseRateSlot}. */
+  raiseRateSlot: async (input: { readonly epochSecond: number; readonly slot: number }): Promise<boolean> =>
+    await raiseRateSlot(table, input),
 });

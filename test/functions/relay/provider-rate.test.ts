@@ -1,4 +1,4 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { SENDER_CONCURRENCY, STREAM } from '../../../functions/core/defaults';
 import {
   localSendConcurrency,
@@ -120,6 +120,45 @@ describe('the sender concurrency that follows provider.maxPerSecond', () => {
     expect(sendsInFlight(1)).toBe(1);
     expect([1, 5, 8, 9, 40, 80, 500].map(streamParallelization)).toEqual([1, 1, 1, 2, 5, 10, 10]);
     expect([1, 5, 40].map(localSendConcurrency)).toEqual([4, 4, 20]);
+  });
+});
+
+describe("a bulk send's slot in its second", () => {
+  /** `maxPerSecond: 8`: the bulk lane takes 6 a second, slot n in the n-th eighth of the second (125 ms). */
+  async function bulkSender(offsetMs: number): Promise<{ relay: Harness; clock: TestClock; epochSecond: number }> {
+    const epochSecond = Math.floor(Date.now() / 1_000);
+    const clock = new TestClock(new Date(epochSecond * 1_000 + offsetMs));
+    const relay = await harness({
+      db: servers.db,
+      baseUrl: servers.sandbox.baseUrl,
+      clock,
+      config: (c) => ({ ...c, provider: { ...c.provider, maxPerSecond: 8 } }),
+    });
+    return { relay, clock, epochSecond };
+  }
+
+  it('goes at once when no send took the earlier slots of the second: it takes the slot of the present moment instead of giving up the second', async () => {
+    // 700 ms in: the sixth eighth of the second; slots 1 to 5 went unused.
+    const { relay, epochSecond } = await bulkSender(700);
+    await takeSendSlot(relay.context, Lane.Bulk);
+    expect(await relay.store.takeRateSlot({ epochSecond, maxPerSecond: 100 })).toBe(7);
+  });
+
+  it('after the bulk share of the second, waits for the next second without taking a slot of this one', async () => {
+    // 800 ms in: past the bulk lane's 6 eighths.
+    const { relay, clock, epochSecond } = await bulkSender(800);
+    let got = false;
+    const waiting = takeSendSlot(relay.context, Lane.Bulk).then(() => {
+      got = true;
+    });
+    await vi.waitFor(async () => {
+      // The critical lane still has every slot of this second: the bulk send took none.
+      expect(await relay.store.takeRateSlot({ epochSecond, maxPerSecond: 100 })).toBe(1);
+    });
+    expect(got).toBe(false);
+    clock.now = new Date((epochSecond + 1) * 1_000);
+    await waiting;
+    expect(await relay.store.takeRateSlot({ epochSecond: epochSecond + 1, maxPerSecond: 100 })).toBe(2);
   });
 });
 
