@@ -1,44 +1,25 @@
-import { existsSync } from 'node:fs';
-import { join } from 'node:path';
-import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
-import {
-  type CloseOutcome,
-  createStore,
-  type MessageStore,
-  type Mute,
-  type OnCallOverride,
-  type RequeueFrom,
-} from '../../functions/store';
-import { IncidentState, type Incident } from '../../functions/core/paging/incident';
-import { checkAwsAccess, findStackTable, isCredentialsError, noCredentialsError } from './aws';
-import { findRunningRuntime, type RuntimeAnnouncement } from './discovery';
-import { RuntimeError } from './errors';
-import { DATABASE_SUBDIR, openLocalStore, undecodableToStderr } from './local-store';
-import {
-  type DismissDecision,
-  type DismissResult,
-  dismissRecords,
-  MAX_REDRIVE_IDS,
-  queryRecords,
-  requeueRecords,
-  toRecordView,
-  type RecordQuery,
-  type RecordView,
-  type RedriveConsent,
-  type RequeueOutcome,
+/**
+ * How the CLI's store commands reach the records: through the running relay's `/_relay` API while
+ * a runtime holds the local store, else by opening the store in this process, or a deployed
+ * stack's table with `--env`. Opening a store loads `store-access.ts` (the AWS SDK, dynalite, the
+ * store) on demand, so a command the running relay answers loads none of it.
+ */
+import type { Incident } from '../../functions/core/paging/incident';
+import type { CloseOutcome, Mute, OnCallOverride, RequeueFrom } from '../../functions/store';
+import type { CircuitChange, CircuitRequest, CircuitView } from '../records/circuit-contract';
+import type {
+  DismissDecision,
+  DismissResult,
+  RecordQuery,
+  RecordView,
+  RedriveConsent,
+  RequeueOutcome,
 } from '../records';
-import { RUNTIME_DEFAULTS } from './settings';
-import {
-  changeCircuit,
-  type CircuitChange,
-  type CircuitRequest,
-  circuitView,
-  type CircuitView,
-  OpenedBy,
-} from '../records/circuit';
+import { MAX_REDRIVE_IDS } from '../records/states';
+import { findRunningRuntime, type RuntimeAnnouncement } from './discovery';
+import { relayClient } from './relay-client';
 
-/** Local-only endpoints under this prefix serve `logs` and `redrive` while the runtime holds the store. */
-export const RELAY_PREFIX = '/_relay';
+export { RELAY_PREFIX } from './relay-client';
 
 /** How `logs` and `redrive` reach the records. */
 export const AccessKind = {
@@ -115,60 +96,10 @@ export interface LocalAccessOptions {
  * try { console.log(await access.list({ state: 'PARKED' })); } finally { await access.close(); }
  * ```
  */
-export async function openLocalRecordAccess({
-  dataDir,
-  tableName = RUNTIME_DEFAULTS.tableName,
-}: LocalAccessOptions): Promise<RecordAccess> {
-  const running = await findRunningRuntime(dataDir);
+export async function openLocalRecordAccess(options: LocalAccessOptions): Promise<RecordAccess> {
+  const running = await findRunningRuntime(options.dataDir);
   if (running !== undefined) return runtimeAccess(running);
-  if (!existsSync(join(dataDir, DATABASE_SUBDIR))) {
-    return {
-      kind: AccessKind.Store,
-      description: `local store ${dataDir} (empty: the relay has not run with this RELAY_DATA_DIR)`,
-      list: async () => [],
-      requeue: async (ids) => ({ requeued: [], skipped: [...ids] }),
-      dismiss: async (ids) => ({
-        dismissed: [],
-        refused: ids.map((id) => ({ id, state: null, why: 'is no record (the local store is empty)' })),
-      }),
-      mutes: async () => [],
-      unmute: async () => false,
-      overrides: async () => [],
-      incidents: async () => [],
-      acknowledge: async () => ({ closed: false, incident: undefined }),
-      circuit: async () => circuitView({ failures: 0, probes: 0 }),
-      // Kept for the relay, as a mute is: opened by hand before it first runs, it starts open.
-      changeCircuit: async (request) => {
-        const local = await openLocalStore({ dataDir, tableName });
-        try {
-          return await changeCircuit(local.store, request, OpenedBy.Cli);
-        } finally {
-          await local.close();
-        }
-      },
-      // A mute set before the relay first runs is kept for it: the store is created for it.
-      mute: async (request) => {
-        const local = await openLocalStore({ dataDir, tableName });
-        try {
-          return await local.store.muteRoute(request);
-        } finally {
-          await local.close();
-        }
-      },
-      // Kept for the relay too, as a mute is.
-      override: async (request) => {
-        const local = await openLocalStore({ dataDir, tableName });
-        try {
-          return await local.store.overrideOnCall(request);
-        } finally {
-          await local.close();
-        }
-      },
-      close: async () => undefined,
-    };
-  }
-  const local = await openLocalStore({ dataDir, tableName });
-  return { ...storeAccess(local.store, AccessKind.Store, `local store ${dataDir}`), close: () => local.close() };
+  return await (await import('./store-access')).openLocalStoreAccess(options);
 }
 
 export interface DeployedAccessOptions {
@@ -188,181 +119,53 @@ export interface DeployedAccessOptions {
  * const access = await openDeployedRecordAccess({ environment: 'prod' });
  * ```
  */
-export async function openDeployedRecordAccess({
-  environment,
-  table,
-  region,
-}: DeployedAccessOptions): Promise<RecordAccess> {
-  const client = new DynamoDBClient(region === undefined ? {} : { region });
-  try {
-    const resolvedRegion = await checkAwsAccess(client, environment);
-    const tableName = table ?? (await findStackTable(environment, { region: resolvedRegion }));
-    const access = storeAccess(
-      createStore({ client, tableName, onUndecodable: undecodableToStderr() }),
-      AccessKind.Aws,
-      `table ${tableName} (${environment})`,
-    );
-    // Credentials that fail mid-way (an SSO session expiring during an incident) get the same advice.
-    const advised =
-      <A extends unknown[], R>(call: (...args: A) => Promise<R>) =>
-      async (...args: A): Promise<R> => {
-        try {
-          return await call(...args);
-        } catch (error) {
-          throw isCredentialsError(error) ? noCredentialsError(environment, error) : error;
-        }
-      };
-    return {
-      ...access,
-      list: advised(access.list),
-      requeue: advised(access.requeue),
-      dismiss: advised(access.dismiss),
-      mutes: advised(access.mutes),
-      mute: advised(access.mute),
-      unmute: advised(access.unmute),
-      overrides: advised(access.overrides),
-      override: advised(access.override),
-      incidents: advised(access.incidents),
-      acknowledge: advised(access.acknowledge),
-      circuit: advised(access.circuit),
-      changeCircuit: advised(access.changeCircuit),
-      close: async () => client.destroy(),
-    };
-  } catch (error) {
-    client.destroy();
-    throw error;
-  }
-}
-
-function storeAccess(store: MessageStore, kind: AccessKind, description: string): Omit<RecordAccess, 'close'> {
-  return {
-    kind,
-    description,
-    list: async (query) => (await queryRecords(store, query)).map(toRecordView),
-    requeue: async (ids, from, consent) => await requeueRecords(store, ids, from, consent),
-    dismiss: async (ids, decision) => await dismissRecords(store, ids, decision),
-    mutes: async () => await store.listMutes(),
-    mute: async (request) => await store.muteRoute(request),
-    unmute: async (route) => await store.unmuteRoute({ route }),
-    overrides: async (schedules) => await store.activeOverrides({ schedules }),
-    override: async (request) => await store.overrideOnCall(request),
-    incidents: async () => await store.listOpenIncidents(),
-    acknowledge: async (id) =>
-      await store.closeIncident(id, { state: IncidentState.Acknowledged, by: ACKNOWLEDGED_BY_CLI }),
-    circuit: async () => circuitView(await store.getCircuit()),
-    changeCircuit: async (request) => await changeCircuit(store, request, OpenedBy.Cli),
-  };
+export async function openDeployedRecordAccess(options: DeployedAccessOptions): Promise<RecordAccess> {
+  return await (await import('./store-access')).openDeployedStoreAccess(options);
 }
 
 /** Who an acknowledgement from `sms-relay ack` names on the incident's page and timeline. */
 export const ACKNOWLEDGED_BY_CLI = 'sms-relay ack';
 
+/** The records through the running relay's `/_relay` API, with the secret of its `runtime.json`. */
 function runtimeAccess({ url, pid, consoleSecret }: RuntimeAnnouncement): RecordAccess {
-  // The runtime's secret from its runtime.json: /_relay answers no one else.
-  const authorization: Record<string, string> =
-    consoleSecret === undefined ? {} : { authorization: `Bearer ${consoleSecret}` };
-  const call = async <T>(path: string, init?: RequestInit): Promise<T> => {
-    let response: Response;
-    try {
-      response = await fetch(`${url}${RELAY_PREFIX}${path}`, {
-        ...init,
-        headers: { ...authorization, ...(init?.headers as Record<string, string> | undefined) },
-        signal: AbortSignal.timeout(60_000),
-      });
-    } catch (error) {
-      throw new RuntimeError(`the running relay at ${url} did not answer (${(error as Error).message})`, {
-        cause: error,
-      });
-    }
-    const body = (await response.json().catch(() => ({}))) as T & { error?: string };
-    if (!response.ok)
-      throw new RuntimeError(`the running relay answered ${response.status}: ${body.error ?? 'no details'}`);
-    return body;
-  };
+  const relay = relayClient({ url, consoleSecret });
   return {
     kind: AccessKind.Runtime,
     description: `the running relay (pid ${pid}, ${url})`,
-    list: async ({ route, state, since, limit }) => {
-      const query = new URLSearchParams();
-      if (route !== undefined) query.set('route', route);
-      if (state !== undefined) query.set('state', state);
-      if (since !== undefined) query.set('since', since.toISOString());
-      if (limit !== undefined) query.set('limit', String(limit));
-      return (await call<{ records: RecordView[] }>(`/records?${query.toString()}`)).records;
-    },
+    list: async ({ route, state, since, limit }) =>
+      (await relay('GET /records', { query: { route, state, since: since?.toISOString(), limit } })).records,
     requeue: async (ids, from, { acceptDuplicates = false } = {}) => {
       if (ids.length > MAX_REDRIVE_IDS) throw new RangeError(`at most ${MAX_REDRIVE_IDS} ids per call`);
-      return await call<RequeueOutcome>('/redrive', {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ from, ids, acceptDuplicates }),
-      });
+      return await relay('POST /redrive', { body: { from, ids: [...ids], acceptDuplicates } });
     },
     dismiss: async (ids, { by, reason, from }) => {
       const dismissed: string[] = [];
       const refused: DismissResult['refused'][number][] = [];
       // The endpoint takes at most MAX_REDRIVE_IDS ids a request.
       for (let start = 0; start < ids.length; start += MAX_REDRIVE_IDS) {
-        const outcome = await call<DismissResult>('/dismiss', {
-          method: 'POST',
-          headers: { 'content-type': 'application/json' },
-          body: JSON.stringify({
+        const outcome = await relay('POST /dismiss', {
+          body: {
             ids: ids.slice(start, start + MAX_REDRIVE_IDS),
             reason,
             by,
             ...(from === undefined ? {} : { state: from }),
-          }),
+          },
         });
         dismissed.push(...outcome.dismissed);
         refused.push(...outcome.refused);
       }
       return { dismissed, refused };
     },
-    mutes: async () => (await call<{ mutes: Mute[] }>('/mutes')).mutes,
-    mute: async (request) =>
-      (
-        await call<{ mute: Mute }>('/mutes', {
-          method: 'POST',
-          headers: { 'content-type': 'application/json' },
-          body: JSON.stringify(request),
-        })
-      ).mute,
-    unmute: async (route) =>
-      (
-        await call<{ unmuted: boolean }>('/unmute', {
-          method: 'POST',
-          headers: { 'content-type': 'application/json' },
-          body: JSON.stringify({ route }),
-        })
-      ).unmuted,
+    mutes: async () => (await relay('GET /mutes')).mutes,
+    mute: async (request) => (await relay('POST /mutes', { body: request })).mute,
+    unmute: async (route) => (await relay('POST /unmute', { body: { route } })).unmuted,
     overrides: async (schedules) =>
-      (
-        await call<{ overrides: OnCallOverride[] }>(
-          `/overrides?${new URLSearchParams({ schedules: schedules.join(',') }).toString()}`,
-        )
-      ).overrides,
-    override: async (request) =>
-      (
-        await call<{ override: OnCallOverride }>('/overrides', {
-          method: 'POST',
-          headers: { 'content-type': 'application/json' },
-          body: JSON.stringify(request),
-        })
-      ).override,
-    incidents: async () => (await call<{ incidents: Incident[] }>('/incidents')).incidents,
-    acknowledge: async (id) =>
-      await call<CloseOutcome>('/ack', {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ incident: id }),
-      }),
-    circuit: async () => (await call<{ circuit: CircuitView }>('/circuit')).circuit,
-    changeCircuit: async (request) =>
-      await call<CircuitChange>('/circuit', {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify(request),
-      }),
+      (await relay('GET /overrides', { query: { schedules: schedules.join(',') } })).overrides,
+    override: async (request) => (await relay('POST /overrides', { body: request })).override,
+    incidents: async () => (await relay('GET /incidents')).incidents,
+    acknowledge: async (id) => await relay('POST /ack', { body: { incident: id } }),
+    circuit: async () => (await relay('GET /circuit')).circuit,
+    changeCircuit: async (request) => await relay('POST /circuit', { body: request }),
     close: async () => undefined,
   };
 }
