@@ -10,7 +10,7 @@ import {
 import { type Item, ItemReader, str } from './attributes';
 import { messageFromItem } from './codec';
 import type { StoreTable, UndecodableRecord } from './store-table';
-import { decodeCursor, encodeCursor } from './cursor';
+import { decodeCursor, encodeCursor, nextCursor, pages } from './cursor';
 import { corruptRecord, StoreError } from './errors';
 import { ItemKind, messageKey } from './keys';
 import { PAGE_SIZE } from '../core/defaults';
@@ -522,20 +522,23 @@ export const listRecent = async (
   const window = { ...(since === undefined ? {} : { since }), ...(before === undefined ? {} : { before }) };
   const newestOf = async (state: MessageState): Promise<MessageRecord[]> => {
     const found: MessageRecord[] = [];
-    let cursor: string | undefined;
-    do {
-      const page = await queryIndex(table, {
-        index: TABLE.indexes.byState,
-        partition: state,
-        ...window,
-        limit: Math.min(wanted, MAX_PAGE_SIZE),
-        newestFirst: true,
-        candidatesFromIndex: true,
-        ...(cursor === undefined ? {} : { cursor }),
-      });
+    const listed = pages(
+      async (cursor: string | undefined) =>
+        await queryIndex(table, {
+          index: TABLE.indexes.byState,
+          partition: state,
+          ...window,
+          limit: Math.min(wanted, MAX_PAGE_SIZE),
+          newestFirst: true,
+          candidatesFromIndex: true,
+          ...(cursor === undefined ? {} : { cursor }),
+        }),
+      nextCursor,
+    );
+    for await (const page of listed) {
       found.push(...page.items);
-      cursor = page.cursor;
-    } while (cursor !== undefined && found.length < wanted);
+      if (found.length >= wanted) break;
+    }
     return found;
   };
   const listed = (await Promise.all((state === undefined ? STATES : [state]).map(newestOf))).flat();
