@@ -20,7 +20,7 @@ import {
   type DeployedAccessOptions,
   type LocalAccessOptions,
   type RecordAccess,
-} from './record-access';
+} from './access-kind';
 
 /**
  * The local store in `dataDir`, opened in this process (no runtime holds it; see
