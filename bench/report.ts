@@ -198,8 +198,18 @@ export function cliSection(cli: CliStartup, measured?: string): string[] {
           `${cli.validateRatio}×`,
           `${cli.sources.validateMs}`,
         ],
+        // Older results have no store commands.
+        ...(cli.store ?? []).map((store) => [
+          `\`sms-relay ${store.command}\` (running relay)`,
+          `${store.ms}`,
+          `${store.baselineMs}`,
+          `${store.ratio}×`,
+          '',
+        ]),
       ],
     ),
+    '',
+    "The store commands run against a relay started for the bench (`sms-relay start` on a temporary data directory, one webhook recorded): it holds the local store, so they ask it through its `/_relay` API and load neither the AWS SDK, the store, dynalite nor zod; `mutes` and `oncall` also read the config (its compiler: yaml, zod, LiquidJS, libphonenumber) for the routes' time zones and the schedules. Their baseline is `node -e 0` in their own rounds.",
     '',
     "The CLI runs from its build (`npm run build`, which `npm ci` runs as the `prepare` script; the bench builds first): `local/cli/main.ts` bundled with its dependencies by esbuild into `dist/cli/`, with each command's modules in chunks of their own, loaded only when it runs. `--help` loads commander and the list of commands the build recorded, none of the commands' modules; `validate` loads the config loader (yaml, zod, LiquidJS, libphonenumber) and nothing of the AWS SDK or dynalite. Before it runs the build, the launcher (`local/cli/launch.mjs`) hashes the contents of every file the build was made from (about 160, a few milliseconds) and compares the hash with the build's; when a file changed since, it runs the TypeScript sources through tsx instead. The last column is that case, median of 5: what a start costs while the build is stale. (Before the CLI had a build, every start went through tsx and loaded every command's modules, as `--help` from the sources still does.)",
   ];

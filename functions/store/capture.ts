@@ -1,6 +1,7 @@
 import { type AttributeValue, GetItemCommand, PutItemCommand, QueryCommand } from '@aws-sdk/client-dynamodb';
 import { type Item, ItemReader, num, str, strList } from './attributes';
 import type { StoreTable } from './store-table';
+import { lastEvaluatedKey, pages } from './cursor';
 import { StoreError } from './errors';
 import { ID_PATTERN, idTime, newId } from './ids';
 import { captureKey, capturePk, epochSeconds, ItemKind } from './keys';
@@ -202,35 +203,37 @@ export const findCapture = async (
 ): Promise<CapturedPayload | undefined> => {
   const created = Date.parse(createdAt);
   if (Number.isNaN(created)) throw new StoreError(`createdAt must be an ISO time, got "${createdAt}"`);
-  let start: Record<string, AttributeValue> | undefined;
-  do {
-    const page = await table.client.send(
-      new QueryCommand({
-        TableName: table.tableName,
-        KeyConditionExpression: '#pk = :pk AND #sk BETWEEN :from AND :to',
-        FilterExpression: '#expiresAt > :now AND contains(#recordIds, :id)',
-        ExpressionAttributeNames: {
-          '#pk': TABLE.partitionKey,
-          '#sk': TABLE.sortKey,
-          '#expiresAt': TABLE.timeToLive,
-          '#recordIds': 'recordIds',
-        },
-        ExpressionAttributeValues: {
-          ':pk': str(capturePk(route)),
-          ':from': str(new Date(created - CAPTURE_LEAD_MS).toISOString()),
-          // `~` sorts after the `#id` suffix of a capture received in the same millisecond.
-          ':to': str(`${createdAt}~`),
-          ':now': num(epochSeconds(now)),
-          ':id': str(recordId),
-        },
-        ExclusiveStartKey: start,
-        ConsistentRead: true,
-      }),
-    );
-    const found = page.Items?.[0];
-    if (found !== undefined) return captureFromItem(found);
-    start = page.LastEvaluatedKey;
-  } while (start !== undefined);
+  const found = pages(
+    async (start: Record<string, AttributeValue> | undefined) =>
+      await table.client.send(
+        new QueryCommand({
+          TableName: table.tableName,
+          KeyConditionExpression: '#pk = :pk AND #sk BETWEEN :from AND :to',
+          FilterExpression: '#expiresAt > :now AND contains(#recordIds, :id)',
+          ExpressionAttributeNames: {
+            '#pk': TABLE.partitionKey,
+            '#sk': TABLE.sortKey,
+            '#expiresAt': TABLE.timeToLive,
+            '#recordIds': 'recordIds',
+          },
+          ExpressionAttributeValues: {
+            ':pk': str(capturePk(route)),
+            ':from': str(new Date(created - CAPTURE_LEAD_MS).toISOString()),
+            // `~` sorts after the `#id` suffix of a capture received in the same millisecond.
+            ':to': str(`${createdAt}~`),
+            ':now': num(epochSeconds(now)),
+            ':id': str(recordId),
+          },
+          ExclusiveStartKey: start,
+          ConsistentRead: true,
+        }),
+      ),
+    lastEvaluatedKey,
+  );
+  for await (const page of found) {
+    const item = page.Items?.[0];
+    if (item !== undefined) return captureFromItem(item);
+  }
   return undefined;
 };
 

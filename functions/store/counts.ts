@@ -1,5 +1,6 @@
 import { type AttributeValue, ScanCommand } from '@aws-sdk/client-dynamodb';
 import { str } from './attributes';
+import { lastEvaluatedKey, pages } from './cursor';
 import { ItemKind } from './keys';
 import { queryIndexed } from './queries';
 import type { StoreTable } from './store-table';
@@ -58,24 +59,27 @@ export const countStuck = async (table: StoreTable, { overdueBefore }: CountStuc
   const count = async (state: MessageState, overdue = false): Promise<number> => {
     let total = 0;
     let read = 0;
-    let start: Record<string, AttributeValue> | undefined;
-    do {
-      const page = await queryIndexed(table, {
-        TableName: table.tableName,
-        IndexName: TABLE.indexes.byState.name,
-        Select: 'COUNT',
-        // Limit bounds the entries a page reads (before the filter), so the pages stop at the cap.
-        Limit: STUCK_COUNT_CAP - read,
-        KeyConditionExpression: '#state = :state',
-        ...(overdue ? { FilterExpression: '#nextAttemptAt < :cutoff' } : {}),
-        ExpressionAttributeNames: { '#state': 'state', ...(overdue ? { '#nextAttemptAt': 'nextAttemptAt' } : {}) },
-        ExpressionAttributeValues: { ':state': str(state), ...(overdue ? { ':cutoff': cutoff } : {}) },
-        ExclusiveStartKey: start,
-      });
+    const counted = pages(
+      async (start: Record<string, AttributeValue> | undefined) =>
+        await queryIndexed(table, {
+          TableName: table.tableName,
+          IndexName: TABLE.indexes.byState.name,
+          Select: 'COUNT',
+          // Limit bounds the entries a page reads (before the filter), so the pages stop at the cap.
+          Limit: STUCK_COUNT_CAP - read,
+          KeyConditionExpression: '#state = :state',
+          ...(overdue ? { FilterExpression: '#nextAttemptAt < :cutoff' } : {}),
+          ExpressionAttributeNames: { '#state': 'state', ...(overdue ? { '#nextAttemptAt': 'nextAttemptAt' } : {}) },
+          ExpressionAttributeValues: { ':state': str(state), ...(overdue ? { ':cutoff': cutoff } : {}) },
+          ExclusiveStartKey: start,
+        }),
+      lastEvaluatedKey,
+    );
+    for await (const page of counted) {
       total += page.Count ?? 0;
       read += page.ScannedCount ?? 0;
-      start = page.LastEvaluatedKey;
-    } while (start !== undefined && read < STUCK_COUNT_CAP);
+      if (read >= STUCK_COUNT_CAP) break;
+    }
     return Math.min(total, STUCK_COUNT_CAP);
   };
   const [unknown, parked, failed, held, deferredOverdue] = await Promise.all([
@@ -93,36 +97,38 @@ const scanCounts = async (table: StoreTable, cutoff: AttributeValue): Promise<St
   const byState = new Map<string, keyof typeof COUNTED>(
     Object.entries(COUNTED).map(([name, state]) => [state, name as keyof typeof COUNTED]),
   );
-  let start: Record<string, AttributeValue> | undefined;
-  do {
-    const page = await table.client.send(
-      new ScanCommand({
-        TableName: table.tableName,
-        FilterExpression:
-          '#kind = :kind AND (#state IN (:unknown, :parked, :failed, :held) OR (#state = :deferred AND #nextAttemptAt < :cutoff))',
-        ProjectionExpression: '#state',
-        ExpressionAttributeNames: { '#kind': 'kind', '#state': 'state', '#nextAttemptAt': 'nextAttemptAt' },
-        ExpressionAttributeValues: {
-          ':kind': str(ItemKind.Message),
-          ':unknown': str(MessageState.Unknown),
-          ':parked': str(MessageState.Parked),
-          ':failed': str(MessageState.Failed),
-          ':held': str(MessageState.Held),
-          ':deferred': str(MessageState.Deferred),
-          ':cutoff': cutoff,
-        },
-        ExclusiveStartKey: start,
-        ConsistentRead: true,
-      }),
-    );
+  const scanned = pages(
+    async (start: Record<string, AttributeValue> | undefined) =>
+      await table.client.send(
+        new ScanCommand({
+          TableName: table.tableName,
+          FilterExpression:
+            '#kind = :kind AND (#state IN (:unknown, :parked, :failed, :held) OR (#state = :deferred AND #nextAttemptAt < :cutoff))',
+          ProjectionExpression: '#state',
+          ExpressionAttributeNames: { '#kind': 'kind', '#state': 'state', '#nextAttemptAt': 'nextAttemptAt' },
+          ExpressionAttributeValues: {
+            ':kind': str(ItemKind.Message),
+            ':unknown': str(MessageState.Unknown),
+            ':parked': str(MessageState.Parked),
+            ':failed': str(MessageState.Failed),
+            ':held': str(MessageState.Held),
+            ':deferred': str(MessageState.Deferred),
+            ':cutoff': cutoff,
+          },
+          ExclusiveStartKey: start,
+          ConsistentRead: true,
+        }),
+      ),
+    lastEvaluatedKey,
+  );
+  for await (const page of scanned) {
     for (const item of page.Items ?? []) {
       const state = item['state']?.S ?? '';
       const name = byState.get(state);
       if (name !== undefined) counts[name] += 1;
       else if (state === MessageState.Deferred) counts.deferredOverdue += 1;
     }
-    start = page.LastEvaluatedKey;
-  } while (start !== undefined);
+  }
   const capped = (value: number): number => Math.min(value, STUCK_COUNT_CAP);
   return {
     unknown: capped(counts.unknown),

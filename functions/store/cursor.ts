@@ -28,3 +28,35 @@ export const decodeCursor = (cursor: string | undefined): Record<string, Attribu
   if (Object.keys(key).length === 0) throw invalidCursor();
   return key;
 };
+
+/**
+ * Each page of a paginated read, fetched as the loop asks for it: `fetchPage` gets `undefined`, then
+ * each page's `nextStart`, until a page has none or the loop stops (`break`, `return`). The one
+ * pagination loop of the store: DynamoDB's `LastEvaluatedKey` ({@link lastEvaluatedKey}) and the
+ * store's own page cursors ({@link nextCursor}) alike.
+ *
+ * @example
+ * ```ts
+ * for await (const page of pages((start) => client.send(new QueryCommand({ …, ExclusiveStartKey: start })), lastEvaluatedKey))
+ *   items.push(...(page.Items ?? []));
+ * ```
+ */
+export async function* pages<Page, Start>(
+  fetchPage: (start: Start | undefined) => Promise<Page>,
+  nextStart: (page: Page) => Start | undefined,
+): AsyncGenerator<Page, void, undefined> {
+  let start: Start | undefined;
+  do {
+    const page = await fetchPage(start);
+    yield page;
+    start = nextStart(page);
+  } while (start !== undefined);
+}
+
+/** Where a DynamoDB Query or Scan page says the next one starts. */
+export const lastEvaluatedKey = (page: {
+  readonly LastEvaluatedKey?: Record<string, AttributeValue> | undefined;
+}): Record<string, AttributeValue> | undefined => page.LastEvaluatedKey;
+
+/** Where a store listing's page (`Page`) says the next one starts. */
+export const nextCursor = (page: { readonly cursor?: string | undefined }): string | undefined => page.cursor;

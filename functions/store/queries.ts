@@ -10,7 +10,7 @@ import {
 import { type Item, ItemReader, str } from './attributes';
 import { messageFromItem } from './codec';
 import type { StoreTable, UndecodableRecord } from './store-table';
-import { decodeCursor, encodeCursor } from './cursor';
+import { decodeCursor, encodeCursor, nextCursor, pages } from './cursor';
 import { corruptRecord, StoreError } from './errors';
 import { ItemKind, messageKey } from './keys';
 import { PAGE_SIZE } from '../core/defaults';
@@ -561,21 +561,24 @@ export const listRecent = async (
   if (lower !== undefined && upper !== undefined && lower > upper) return [];
   const newestOf = async (partition: MessageState): Promise<Item[]> => {
     const found: Item[] = [];
-    let cursor: string | undefined;
-    do {
-      const page = await queryIndexEntries(table, {
-        index: TABLE.indexes.byState,
-        partition,
-        lower,
-        upper,
-        limit: Math.min(wanted, MAX_PAGE_SIZE),
-        newestFirst: true,
-        filterValues: {},
-        ...(cursor === undefined ? {} : { cursor }),
-      });
+    const listed = pages(
+      async (cursor: string | undefined) =>
+        await queryIndexEntries(table, {
+          index: TABLE.indexes.byState,
+          partition,
+          lower,
+          upper,
+          limit: Math.min(wanted, MAX_PAGE_SIZE),
+          newestFirst: true,
+          filterValues: {},
+          ...(cursor === undefined ? {} : { cursor }),
+        }),
+      nextCursor,
+    );
+    for await (const page of listed) {
       found.push(...page.entries);
-      cursor = page.cursor;
-    } while (cursor !== undefined && found.length < wanted);
+      if (found.length >= wanted) break;
+    }
     return found;
   };
   const entries = (await Promise.all((state === undefined ? STATES : [state]).map(newestOf))).flat();

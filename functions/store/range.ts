@@ -1,5 +1,6 @@
 import { type AttributeValue, QueryCommand } from '@aws-sdk/client-dynamodb';
 import { type Item, str } from './attributes';
+import { lastEvaluatedKey, pages } from './cursor';
 import type { StoreTable } from './store-table';
 import { TABLE } from './table';
 
@@ -21,12 +22,7 @@ export const allPages = async (
   fetchPage: (start: Record<string, AttributeValue> | undefined) => Promise<ItemPage>,
 ): Promise<Item[]> => {
   const items: Item[] = [];
-  let start: Record<string, AttributeValue> | undefined;
-  do {
-    const page = await fetchPage(start);
-    items.push(...(page.Items ?? []));
-    start = page.LastEvaluatedKey;
-  } while (start !== undefined);
+  for await (const page of pages(fetchPage, lastEvaluatedKey)) items.push(...(page.Items ?? []));
   return items;
 };
 

@@ -4,6 +4,7 @@ import type { StoreTable } from './store-table';
 import { writeIf } from './write';
 import { StoreError } from './errors';
 import { digestWindowKey, ItemKind, MONTHLY_RETENTION_SECONDS, epochSeconds, messageKey } from './keys';
+import { nextCursor, pages } from './cursor';
 import { queryIndex } from './queries';
 import { TABLE, MessageState } from './table';
 import { transition } from './transitions';
@@ -83,16 +84,19 @@ export const findDueDeferred = async (
   { route, now = context.clock(), limit }: DueDeferredOptions,
 ): Promise<MessageRecord[]> => {
   const due: MessageRecord[] = [];
-  let cursor: string | undefined;
-  do {
-    const page = await queryIndex(context, {
-      index: TABLE.indexes.byState,
-      partition: MessageState.Deferred,
-      limit: Math.min(limit, 1000),
-      ...(cursor === undefined ? {} : { cursor }),
-      filter: route === undefined ? '#nextAttemptAt <= :now' : '#route = :route AND #nextAttemptAt <= :now',
-      filterValues: { ':now': str(now.toISOString()), ...(route === undefined ? {} : { ':route': str(route) }) },
-    });
+  const listed = pages(
+    async (cursor: string | undefined) =>
+      await queryIndex(context, {
+        index: TABLE.indexes.byState,
+        partition: MessageState.Deferred,
+        limit: Math.min(limit, 1000),
+        ...(cursor === undefined ? {} : { cursor }),
+        filter: route === undefined ? '#nextAttemptAt <= :now' : '#route = :route AND #nextAttemptAt <= :now',
+        filterValues: { ':now': str(now.toISOString()), ...(route === undefined ? {} : { ':route': str(route) }) },
+      }),
+    nextCursor,
+  );
+  for await (const page of listed) {
     // The index may still list a record that has just moved on.
     due.push(
       ...page.items.filter(
@@ -103,8 +107,8 @@ export const findDueDeferred = async (
           record.nextAttemptAt <= now.toISOString(),
       ),
     );
-    cursor = page.cursor;
-  } while (cursor !== undefined && due.length < limit);
+    if (due.length >= limit) break;
+  }
   return (
     due
       // One webhook's records share a time: then its fan-out order, then its parts.

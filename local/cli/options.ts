@@ -2,7 +2,6 @@ import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { type Command, Option } from 'commander';
 import type { LoadedConfig } from '../../functions/core/config/compile';
-import { loadConfigFile } from '../../functions/core/config/load';
 import { CliError } from '../shared/errors';
 import { openDeployedRecordAccess, openLocalRecordAccess, type RecordAccess } from '../shared/record-access';
 import { displayPath, localPath, RUNTIME_DEFAULTS } from '../shared/settings';
@@ -78,9 +77,11 @@ export async function openAccess(options: StoreOptions): Promise<RecordAccess> {
 
 /**
  * The config the relay runs with, for the names a store command checks (routes, people,
- * schedules): `--config`, else `config/<env>.yaml` with `--env`, else the local runtime's.
+ * schedules): `--config`, else `config/<env>.yaml` with `--env`, else the local runtime's. The
+ * config's compiler (yaml, zod, LiquidJS, libphonenumber) is loaded here, only by the commands
+ * that read a config.
  */
-export function loadRunningConfig({ config, env }: Pick<StoreOptions, 'config' | 'env'>): LoadedConfig {
+export async function loadRunningConfig({ config, env }: Pick<StoreOptions, 'config' | 'env'>): Promise<LoadedConfig> {
   const path =
     config !== undefined
       ? resolve(config)
@@ -89,5 +90,6 @@ export function loadRunningConfig({ config, env }: Pick<StoreOptions, 'config' |
         : localPath('config', undefined);
   if (!existsSync(path))
     throw new CliError(`no config at ${displayPath(path)}: pass --config <file>, the config the relay runs with`);
+  const { loadConfigFile } = await import('../../functions/core/config/load');
   return loadConfigFile(path);
 }

@@ -34,7 +34,7 @@ import { renderBanner } from './banner';
 import { examplePayloads } from '../shared/fixture-headers';
 import { invalidSetting, type RuntimeError } from '../shared/errors';
 import { announceRuntime, withdrawRuntime } from '../shared/discovery';
-import { withCrashPoint } from '../shared/crash-points';
+import { withCrashPoint } from './crash-store';
 import { openLocalStore, type LocalStore } from '../shared/local-store';
 import { createRedactor, formatWebhook } from './log-format';
 import { localSchedule, repeat, type Repeating } from './schedule';

@@ -28,26 +28,14 @@ import {
 } from '../http';
 import { listen } from '../shared/listen';
 import { RUNTIME_FILE } from '../shared/discovery';
-import { ACKNOWLEDGED_BY_CLI, RELAY_PREFIX } from '../shared/record-access';
-import { changeCircuit, CircuitRequest, circuitView, OpenedBy } from '../records/circuit';
+import { ACKNOWLEDGED_BY_CLI } from '../shared/record-access';
+import { RELAY_PREFIX } from '../shared/relay-client';
+import { RELAY_API, type RelayAnswer, type RelayEndpoint } from '../records/relay-api';
+import { changeCircuit, circuitView, OpenedBy } from '../records/circuit';
 import { IncidentState } from '../../functions/core/paging/incident';
 import type { Turns } from './turns';
 import { localOperator } from '../shared/operator';
-import {
-  AckRequest,
-  DismissRequest,
-  dismissRecords,
-  dismissSelected,
-  MuteRequest,
-  OverrideRequest,
-  OverridesQuery,
-  queryRecords,
-  RecordListQuery,
-  RedriveRequest,
-  requeueRecords,
-  toRecordView,
-  UnmuteRequest,
-} from '../records';
+import { dismissRecords, dismissSelected, queryRecords, requeueRecords, toRecordView } from '../records';
 import type { OnCallDirectory } from '../../functions/core/oncall/schedule';
 
 const MAX_CONTROL_BODY_BYTES = 64 * 1024;
@@ -202,6 +190,23 @@ const RELAY_ROUTES = routeTable<RelayCall>()({
 });
 const relayRoute = createRouter(RELAY_ROUTES);
 
+/** `'GET /records'` of {@link RELAY_API} as the table names it: `'GET /_relay/records'`. */
+type ServedKey<E extends RelayEndpoint> = E extends `${infer Method} ${infer Path}`
+  ? `${Method} ${typeof RELAY_PREFIX}${Path}`
+  : never;
+// The table serves every endpoint of the map and no other under the prefix: the compiler checks both ways.
+// biome-ignore lint/correctness/noUnusedVariables: a type check, never read
+const SERVES_EVERY_ENDPOINT: Record<ServedKey<RelayEndpoint>, unknown> = RELAY_ROUTES;
+// biome-ignore lint/correctness/noUnusedVariables: a type check, never read
+const SERVES_NO_OTHER: readonly ServedKey<RelayEndpoint>[] = Object.keys(RELAY_ROUTES).filter(
+  (key): key is Exclude<keyof typeof RELAY_ROUTES, 'GET /health' | 'HEAD /health'> => !key.endsWith(' /health'),
+);
+
+/** A 200 with the answer of `endpoint`, typed by the route map. */
+function answer<E extends RelayEndpoint>(response: ServerResponse, _endpoint: E, body: RelayAnswer<E>): void {
+  sendJson(response, 200, body);
+}
+
 async function handle(
   request: IncomingMessage,
   response: ServerResponse,
@@ -321,16 +326,19 @@ async function handleAck(
 }
 
 async function handleRecords({ request, response, dependencies: { store, listings } }: RelayCall): Promise<void> {
-  const query = parseRequest(RecordListQuery, queryObject(new URLSearchParams(requestQuery(request.url))));
+  const query = parseRequest(
+    RELAY_API['GET /records'].query,
+    queryObject(new URLSearchParams(requestQuery(request.url))),
+  );
   const list = async (): Promise<MessageRecord[]> => await queryRecords(store, query);
   const records = await (listings === undefined ? list() : listings.run(list));
-  sendJson(response, 200, { records: records.map(toRecordView) });
+  answer(response, 'GET /records', { records: records.map(toRecordView) });
 }
 
 async function handleRedrive({ request, response, dependencies }: RelayCall): Promise<void> {
-  const { from, ids, acceptDuplicates } = parseRequest(RedriveRequest, await controlBody(request));
+  const { from, ids, acceptDuplicates } = parseRequest(RELAY_API['POST /redrive'].body, await controlBody(request));
   const outcome = await requeueRecords(dependencies.store, ids, from, { acceptDuplicates });
-  sendJson(response, 200, outcome);
+  answer(response, 'POST /redrive', outcome);
   // Sent now rather than at the sweeper's next pass.
   if (outcome.requeued.length > 0) dependencies.onAccepted(outcome.requeued);
 }
@@ -348,11 +356,11 @@ async function handleDismiss({ request, response, dependencies: { store, listing
     since,
     reason,
     by = localOperator(),
-  } = parseRequest(DismissRequest, await controlBody(request));
+  } = parseRequest(RELAY_API['POST /dismiss'].body, await controlBody(request));
   if (ids !== undefined) {
-    sendJson(
+    answer(
       response,
-      200,
+      'POST /dismiss',
       await dismissRecords(store, ids, { by, reason, ...(state === undefined ? {} : { from: state }) }),
     );
     return;
@@ -364,7 +372,7 @@ async function handleDismiss({ request, response, dependencies: { store, listing
     ...(since === undefined ? {} : { since }),
   };
   const dismiss = async () => await dismissSelected(store, selection, { by, reason });
-  sendJson(response, 200, await (listings === undefined ? dismiss() : listings.run(dismiss)));
+  answer(response, 'POST /dismiss', await (listings === undefined ? dismiss() : listings.run(dismiss)));
 }
 
 /** The JSON body of a `/_relay` POST, read within its cap. */
@@ -381,32 +389,32 @@ async function controlBody(request: IncomingMessage): Promise<unknown> {
 
 /** `GET /_relay/mutes`: the mutes in force (`sms-relay mute --list` while the runtime holds the store). */
 async function listMutes({ response, dependencies: { store } }: RelayCall): Promise<void> {
-  sendJson(response, 200, { mutes: await store.listMutes() });
+  answer(response, 'GET /mutes', { mutes: await store.listMutes() });
 }
 
 /** `POST /_relay/mutes` `{route, forSeconds, reason}`: `sms-relay mute` while the runtime holds the store. */
 async function muteRoute({ request, response, dependencies: { store, routes } }: RelayCall): Promise<void> {
-  const { route, forSeconds, reason } = parseRequest(MuteRequest, await controlBody(request));
+  const { route, forSeconds, reason } = parseRequest(RELAY_API['POST /mutes'].body, await controlBody(request));
   knownRoute(routes, route);
-  sendJson(response, 200, { mute: await refusedByStore(store.muteRoute({ route, forSeconds, reason })) });
+  answer(response, 'POST /mutes', { mute: await refusedByStore(store.muteRoute({ route, forSeconds, reason })) });
 }
 
 /** `POST /_relay/unmute` `{route}`: ends its mute. */
 async function unmuteRoute({ request, response, dependencies: { store, routes } }: RelayCall): Promise<void> {
-  const { route } = parseRequest(UnmuteRequest, await controlBody(request));
+  const { route } = parseRequest(RELAY_API['POST /unmute'].body, await controlBody(request));
   knownRoute(routes, route);
-  sendJson(response, 200, { unmuted: await store.unmuteRoute({ route }) });
+  answer(response, 'POST /unmute', { unmuted: await store.unmuteRoute({ route }) });
 }
 
 /** `GET /_relay/circuit`: the SMS service's circuit (`sms-relay circuit` while the runtime holds the store). */
 async function showCircuit({ response, dependencies: { store } }: RelayCall): Promise<void> {
-  sendJson(response, 200, { circuit: circuitView(await store.getCircuit()) });
+  answer(response, 'GET /circuit', { circuit: circuitView(await store.getCircuit()) });
 }
 
 /** `POST /_relay/circuit` `{action: 'open', forSeconds}` or `{action: 'close'}`: `sms-relay circuit open|close`. */
 async function actOnCircuit({ request, response, dependencies: { store } }: RelayCall): Promise<void> {
-  const change = parseRequest(CircuitRequest, await controlBody(request));
-  sendJson(response, 200, await changeCircuit(store, change, OpenedBy.Cli));
+  const change = parseRequest(RELAY_API['POST /circuit'].body, await controlBody(request));
+  answer(response, 'POST /circuit', await changeCircuit(store, change, OpenedBy.Cli));
 }
 
 function knownRoute(routes: ReadonlySet<string> | undefined, route: string): void {
@@ -425,32 +433,38 @@ async function refusedByStore<Value>(pending: Promise<Value>): Promise<Value> {
 
 /** `GET /_relay/incidents` (`sms-relay incidents`). */
 async function listIncidents({ response, dependencies: { store } }: RelayCall): Promise<void> {
-  sendJson(response, 200, { incidents: await store.listOpenIncidents() });
+  answer(response, 'GET /incidents', { incidents: await store.listOpenIncidents() });
 }
 
 /** `POST /_relay/ack` (`sms-relay ack`). */
 async function acknowledge({ request, response, dependencies: { store } }: RelayCall): Promise<void> {
-  const { incident } = parseRequest(AckRequest, await controlBody(request));
-  sendJson(
+  const { incident } = parseRequest(RELAY_API['POST /ack'].body, await controlBody(request));
+  answer(
     response,
-    200,
+    'POST /ack',
     await store.closeIncident(incident, { state: IncidentState.Acknowledged, by: ACKNOWLEDGED_BY_CLI }),
   );
 }
 
 /** `GET /_relay/overrides?schedules=ops,db`: the on-call overrides in force (`sms-relay oncall` while the runtime holds the store). */
 async function listOverrides({ request, response, dependencies: { store } }: RelayCall): Promise<void> {
-  const { schedules } = parseRequest(OverridesQuery, queryObject(new URLSearchParams(requestQuery(request.url))));
-  sendJson(response, 200, { overrides: await store.activeOverrides({ schedules }) });
+  const { schedules } = parseRequest(
+    RELAY_API['GET /overrides'].query,
+    queryObject(new URLSearchParams(requestQuery(request.url))),
+  );
+  answer(response, 'GET /overrides', { overrides: await store.activeOverrides({ schedules }) });
 }
 
 /** `POST /_relay/overrides` `{schedule, person, forSeconds, reason}`: sets one. */
 async function overrideOnCall({ request, response, dependencies: { store, onCall } }: RelayCall): Promise<void> {
-  const { schedule, person, forSeconds, reason } = parseRequest(OverrideRequest, await controlBody(request));
+  const { schedule, person, forSeconds, reason } = parseRequest(
+    RELAY_API['POST /overrides'].body,
+    await controlBody(request),
+  );
   if (onCall !== undefined && !onCall.schedules.has(schedule))
     throw new HttpError(400, `unknown schedule "${schedule}"`);
   if (onCall !== undefined && !onCall.people.has(person)) throw new HttpError(400, `unknown person "${person}"`);
-  sendJson(response, 200, {
+  answer(response, 'POST /overrides', {
     override: await refusedByStore(store.overrideOnCall({ schedule, person, forSeconds, reason })),
   });
 }

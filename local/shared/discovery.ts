@@ -1,5 +1,6 @@
 import { readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { requestJson } from './relay-client';
 
 /** Written into `RELAY_DATA_DIR` while a runtime holds the store there. */
 export const RUNTIME_FILE = 'runtime.json';
@@ -76,9 +77,9 @@ export async function findRunningRuntime(
   const announcement = readAnnouncement(dataDir);
   if (announcement === undefined || !isAlive(announcement.pid)) return undefined;
   try {
-    const response = await fetch(`${announcement.url}/health`, { signal: AbortSignal.timeout(timeoutMs) });
-    const health = (await response.json()) as { pid?: unknown; store?: { dataDir?: unknown } };
-    return health.pid === announcement.pid && health.store?.dataDir === dataDir ? announcement : undefined;
+    const { body } = await requestJson(`${announcement.url}/health`, { timeoutMs });
+    const health = body as { pid?: unknown; store?: { dataDir?: unknown } } | undefined;
+    return health?.pid === announcement.pid && health.store?.dataDir === dataDir ? announcement : undefined;
   } catch {
     return undefined;
   }

@@ -1,7 +1,7 @@
 import { Command, Option } from 'commander';
 import { parseDurationSeconds } from '../../../functions/core/config/duration';
 import { formatSpan } from '../../../functions/core/local-time';
-import { CircuitPosition, type CircuitView, MAX_CIRCUIT_OPEN_SECONDS } from '../../records/circuit';
+import { CircuitPosition, type CircuitView, MAX_CIRCUIT_OPEN_SECONDS } from '../../records/circuit-view';
 import type { RecordAccess } from '../../shared/record-access';
 import { CliError } from '../../shared/errors';
 import { fail } from '../output';

@@ -2,14 +2,8 @@ import { Command, Option } from 'commander';
 import { DISMISS } from '../../../functions/core/defaults';
 import { AccessKind, type RecordAccess } from '../../shared/record-access';
 import { localOperator } from '../../shared/operator';
-import {
-  DISMISS_STATES,
-  type DismissResult,
-  type DismissState,
-  parseSince,
-  parseState,
-  type RecordView,
-} from '../../records';
+import type { DismissResult, RecordView } from '../../records/contract';
+import { DISMISS_STATES, type DismissState, parseSince, parseState } from '../../records/states';
 import { CliError } from '../../shared/errors';
 import { fail } from '../output';
 import { openAccess, type StoreOptions, withStoreOptions } from '../options';

@@ -1,5 +1,7 @@
 import { Command, InvalidArgumentError, Option } from 'commander';
-import { MESSAGE_STATES, parseSince, parseState, type RecordQuery, type RecordView } from '../../records';
+import type { RecordQuery } from '../../records';
+import type { RecordView } from '../../records/contract';
+import { parseSince, parseState, STATES } from '../../records/states';
 import { fail } from '../output';
 import { openAccess, type StoreOptions, withStoreOptions } from '../options';
 import { RECENT_LIMIT } from '../../../functions/core/defaults';
@@ -27,7 +29,7 @@ export function logsCommand(): Command {
   const command = new Command('logs')
     .description('List message records (newest last): route, state, masked numbers, segments, credits, reason')
     .addOption(new Option('--route <id>', 'only this route'))
-    .addOption(new Option('--state <state>', `only this state: ${MESSAGE_STATES.join(', ')}`))
+    .addOption(new Option('--state <state>', `only this state: ${STATES.join(', ')}`))
     .addOption(new Option('--since <when>', 'only records since a duration ago (30m, 2h, 3d) or an ISO time'))
     .addOption(
       new Option('--limit <n>', 'at most this many, the newest').default(DEFAULT_LOGS_LIMIT).argParser(parseLimit),
@@ -66,7 +68,7 @@ async function runLogs(options: LogsOptions): Promise<void> {
   process.env['AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED'] ??= 'true';
   const query: RecordQuery = {
     ...(options.route === undefined ? {} : { route: options.route }),
-    ...(options.state === undefined ? {} : { state: parseState(options.state, MESSAGE_STATES) }),
+    ...(options.state === undefined ? {} : { state: parseState(options.state, STATES) }),
     ...(options.since === undefined ? {} : { since: parseSince(options.since) }),
     limit: options.limit,
   };

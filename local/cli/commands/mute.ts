@@ -2,7 +2,8 @@ import { Command, Option } from 'commander';
 import type { RouteConfig } from '../../../functions/core/config/schema';
 import { parseDurationSeconds } from '../../../functions/core/config/duration';
 import { clockTime } from '../../../functions/core/local-time';
-import { MAX_MUTE_REASON_CHARS, MAX_MUTE_SECONDS, type Mute } from '../../../functions/store';
+import { MAX_MUTE_REASON_CHARS, MAX_MUTE_SECONDS } from '../../../functions/core/defaults';
+import type { Mute } from '../../../functions/store';
 import type { RecordAccess } from '../../shared/record-access';
 import { CliError } from '../../shared/errors';
 import { fail } from '../output';
@@ -119,7 +120,7 @@ async function run(
 ): Promise<void> {
   try {
     process.env['AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED'] ??= 'true';
-    const routes = readRoutes(options);
+    const routes = await readRoutes(options);
     const access = await openAccess(options);
     try {
       await act(access, routes, (route) => routes.get(route)?.timeZone ?? 'UTC');
@@ -132,8 +133,8 @@ async function run(
 }
 
 /** The routes of the config the relay runs with: the mute's route must be one, and its time zone says the time. */
-function readRoutes({ config, env }: StoreOptions): ReadonlyMap<string, RouteConfig> {
-  const loaded = loadRunningConfig({ config, env });
+async function readRoutes({ config, env }: StoreOptions): Promise<ReadonlyMap<string, RouteConfig>> {
+  const loaded = await loadRunningConfig({ config, env });
   return new Map([...loaded.routes].map(([id, route]) => [id, route.config]));
 }
 

@@ -155,7 +155,7 @@ async function run(
 ): Promise<void> {
   try {
     process.env['AWS_SDK_JS_NODE_VERSION_SUPPORT_WARNING_DISABLED'] ??= 'true';
-    const directory = readDirectory(options);
+    const directory = await readDirectory(options);
     const access = await openAccess(options);
     try {
       await act(access, directory);
@@ -168,6 +168,6 @@ async function run(
 }
 
 /** The people and schedules of the config the relay runs with. */
-function readDirectory({ config, env }: StoreOptions): OnCallDirectory {
-  return loadRunningConfig({ config, env }).onCall;
+async function readDirectory({ config, env }: StoreOptions): Promise<OnCallDirectory> {
+  return (await loadRunningConfig({ config, env })).onCall;
 }

@@ -1,7 +1,6 @@
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { InvalidArgumentError } from 'commander';
-import { loadConfigFile } from '../../../functions/core/config/load';
 import { localPath } from '../../shared/settings';
 
 /**
@@ -35,13 +34,15 @@ export function parseRate(value: string): number {
  *
  * @example
  * ```ts
- * defaultRedriveRate({ env: 'prod' }); // 10 with provider.maxPerSecond: 20
+ * await defaultRedriveRate({ env: 'prod' }); // 10 with provider.maxPerSecond: 20
  * ```
  */
-export function defaultRedriveRate({ env }: { readonly env?: string | undefined }): number {
+export async function defaultRedriveRate({ env }: { readonly env?: string | undefined }): Promise<number> {
   const path = env === undefined ? localPath('config', undefined) : resolve(`config/${env}.yaml`);
   let maxPerSecond: number | undefined;
   try {
+    // The config's compiler loads only for a redrive that needs the default rate.
+    const { loadConfigFile } = await import('../../../functions/core/config/load');
     maxPerSecond = existsSync(path) ? loadConfigFile(path).settings.provider.maxPerSecond : undefined;
   } catch {
     maxPerSecond = undefined;

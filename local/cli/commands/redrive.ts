@@ -1,14 +1,8 @@
 import cliProgress from 'cli-progress';
 import { Command, Option } from 'commander';
 import { AccessKind, type RecordAccess } from '../../shared/record-access';
-import {
-  MAY_HAVE_ARRIVED,
-  needsAcceptDuplicates,
-  parseSince,
-  parseState,
-  REDRIVE_STATES,
-  type RecordView,
-} from '../../records';
+import type { RecordView } from '../../records/contract';
+import { MAY_HAVE_ARRIVED, needsAcceptDuplicates, parseSince, parseState, REDRIVE_STATES } from '../../records/states';
 import { fail } from '../output';
 import { invalidSetting } from '../../shared/errors';
 import { openAccess, type StoreOptions, withStoreOptions } from '../options';
@@ -143,7 +137,7 @@ async function runRedrive(options: RedriveOptions): Promise<void> {
       );
       return;
     }
-    const rate = options.rate ?? defaultRedriveRate(options);
+    const rate = options.rate ?? (await defaultRedriveRate(options));
     const requeued = await requeueAll(access, ordered, from, { acceptDuplicates, rate });
     const skipped = ordered.length - requeued;
     process.stdout.write(

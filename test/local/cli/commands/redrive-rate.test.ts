@@ -21,18 +21,18 @@ describe("redrive's default --rate", () => {
     return path;
   };
 
-  it("is half the relay config's provider.maxPerSecond, at least 1, leaving the other half for alerts", () => {
+  it("is half the relay config's provider.maxPerSecond, at least 1, leaving the other half for alerts", async () => {
     vi.stubEnv('RELAY_CONFIG', config({ maxPerSecond: 30 }));
-    expect(defaultRedriveRate({})).toBe(15);
+    await expect(defaultRedriveRate({})).resolves.toBe(15);
     vi.stubEnv('RELAY_CONFIG', config({ maxPerSecond: 1 }));
-    expect(defaultRedriveRate({})).toBe(1);
+    await expect(defaultRedriveRate({})).resolves.toBe(1);
   });
 
-  it(`is ${REDRIVE_RATE.fallback} a second when the config sets no rate, or cannot be read`, () => {
+  it(`is ${REDRIVE_RATE.fallback} a second when the config sets no rate, or cannot be read`, async () => {
     vi.stubEnv('RELAY_CONFIG', config({}));
-    expect(defaultRedriveRate({})).toBe(REDRIVE_RATE.fallback);
+    await expect(defaultRedriveRate({})).resolves.toBe(REDRIVE_RATE.fallback);
     vi.stubEnv('RELAY_CONFIG', join(dir, 'missing.yaml'));
-    expect(defaultRedriveRate({})).toBe(REDRIVE_RATE.fallback);
+    await expect(defaultRedriveRate({})).resolves.toBe(REDRIVE_RATE.fallback);
     rmSync(dir, { recursive: true, force: true });
   });
 
