@@ -88,6 +88,20 @@ interface IndexQuery extends ListOptions {
   readonly candidatesFromIndex?: boolean;
 }
 
+/**
+ * A listing's window as the index's sort-key bounds, both inclusive; `undefined` when it is empty.
+ * Timestamps carry milliseconds, so "before T" is "at or before T − 1 ms", which BETWEEN can
+ * express together with `since` (a key condition allows one range operator).
+ */
+const timeBounds = (
+  since: Date | undefined,
+  before: Date | undefined,
+): { readonly lower: string | undefined; readonly upper: string | undefined } | undefined => {
+  const lower = since?.toISOString();
+  const upper = before === undefined ? undefined : new Date(before.getTime() - 1).toISOString();
+  return lower !== undefined && upper !== undefined && lower > upper ? undefined : { lower, upper };
+};
+
 export const queryIndex = async (
   table: StoreTable,
   {
@@ -106,11 +120,9 @@ export const queryIndex = async (
   if (!Number.isInteger(limit) || limit < 1 || limit > MAX_PAGE_SIZE) {
     throw new StoreError(`page size must be 1–${MAX_PAGE_SIZE}, got ${limit}`);
   }
-  // Timestamps carry milliseconds, so "before T" is "at or before T − 1 ms", which BETWEEN can
-  // express together with `since` (a key condition allows one range operator).
-  const upper = before === undefined ? undefined : new Date(before.getTime() - 1).toISOString();
-  const lower = since?.toISOString();
-  if (lower !== undefined && upper !== undefined && lower > upper) return { items: [] };
+  const bounds = timeBounds(since, before);
+  if (bounds === undefined) return { items: [] };
+  const { lower, upper } = bounds;
   if (!table.readIndexes && !candidatesFromIndex) {
     return await scanAsIndex(table, {
       index,
@@ -555,10 +567,9 @@ export const listRecent = async (
   { since, before, limit, state }: RecentOptions = {},
 ): Promise<MessageRecord[]> => {
   const wanted = limit ?? Number.POSITIVE_INFINITY;
-  const lower = since?.toISOString();
-  // Timestamps carry milliseconds: "before T" is "at or before T − 1 ms" (as `queryIndex`).
-  const upper = before === undefined ? undefined : new Date(before.getTime() - 1).toISOString();
-  if (lower !== undefined && upper !== undefined && lower > upper) return [];
+  const bounds = timeBounds(since, before);
+  if (bounds === undefined) return [];
+  const { lower, upper } = bounds;
   const newestOf = async (partition: MessageState): Promise<Item[]> => {
     const found: Item[] = [];
     const listed = pages(

@@ -31,6 +31,15 @@ export async function openLocalStoreAccess({
   tableName = RUNTIME_DEFAULTS.tableName,
 }: LocalAccessOptions): Promise<RecordAccess> {
   if (!existsSync(join(dataDir, DATABASE_SUBDIR))) {
+    // The writes an operator may make before the relay first runs create the store for it.
+    const withLocalStore = async <T>(write: (store: MessageStore) => Promise<T>): Promise<T> => {
+      const local = await openLocalStore({ dataDir, tableName });
+      try {
+        return await write(local.store);
+      } finally {
+        await local.close();
+      }
+    };
     return {
       kind: AccessKind.Store,
       description: `local store ${dataDir} (empty: the relay has not run with this RELAY_DATA_DIR)`,
@@ -47,32 +56,11 @@ export async function openLocalStoreAccess({
       acknowledge: async () => ({ closed: false, incident: undefined }),
       circuit: async () => circuitView({ failures: 0, probes: 0 }),
       // Kept for the relay, as a mute is: opened by hand before it first runs, it starts open.
-      changeCircuit: async (request) => {
-        const local = await openLocalStore({ dataDir, tableName });
-        try {
-          return await changeCircuit(local.store, request, OpenedBy.Cli);
-        } finally {
-          await local.close();
-        }
-      },
+      changeCircuit: async (request) => await withLocalStore((store) => changeCircuit(store, request, OpenedBy.Cli)),
       // A mute set before the relay first runs is kept for it: the store is created for it.
-      mute: async (request) => {
-        const local = await openLocalStore({ dataDir, tableName });
-        try {
-          return await local.store.muteRoute(request);
-        } finally {
-          await local.close();
-        }
-      },
+      mute: async (request) => await withLocalStore((store) => store.muteRoute(request)),
       // Kept for the relay too, as a mute is.
-      override: async (request) => {
-        const local = await openLocalStore({ dataDir, tableName });
-        try {
-          return await local.store.overrideOnCall(request);
-        } finally {
-          await local.close();
-        }
-      },
+      override: async (request) => await withLocalStore((store) => store.overrideOnCall(request)),
       close: async () => undefined,
     };
   }
