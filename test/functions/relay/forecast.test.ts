@@ -131,5 +131,5 @@ describe('the days-left forecast with 200,000 SENT records', () => {
     ]);
     // The watch kept its rate: the next crossing a send records says how long the balance lasts.
     expect((await relay.store.getBalanceState()).spendPerDay).toBeCloseTo((spent + 1) / 7, 0);
-  }, 1_500_000);
+  }, 600_000);
 });
