@@ -5,7 +5,16 @@ import { DEFAULT_CURRENCY, MAX_MUTE_SECONDS, PAGE_SIZE } from '../../functions/c
 import { MessageState, type MessageStore } from '../../functions/store';
 import { maskNumbersInText } from '../../functions/core/recipients';
 import { createRouter, HttpError, parseRequest, queryObject } from '../http';
-import { dismissRecord, MESSAGE_STATES, readRecord, recordsPage, redriveRecord, REDRIVE_STATES } from '../records';
+import {
+  dismissRecord,
+  MESSAGE_STATES,
+  readRecord,
+  recordsPage,
+  redriveRecord,
+  REDRIVE_STATES,
+  requeueRecords,
+} from '../records';
+import { attentionView } from './attention';
 import { localOperator } from '../shared/operator';
 import {
   CONSOLE_API,
@@ -74,6 +83,14 @@ export function createStoreApi(source: ConsoleSource): ConsoleApi {
         changeCircuit(store, { action: 'open', forSeconds }, OpenedBy.Console, now()),
       );
     },
+    'GET /attention': async () =>
+      await source.withStore((store) => attentionView(store, { currency: overview(source).currency, now: now() })),
+    'POST /redrive': async ({ body: { from, ids, acceptDuplicates } }) =>
+      await source.withStore(async (store) => {
+        const outcome = await requeueRecords(store, ids, from, { acceptDuplicates });
+        for (const id of outcome.requeued) source.onRequeued?.(id);
+        return outcome;
+      }),
     'GET /records': async ({ query }) => await source.withStore((store) => recordsPage(store, query)),
     'GET /records/:id': async ({ params: { id } }) =>
       await source.withStore(async (store) => {

@@ -80,7 +80,10 @@ try {
     for (const path of shown) {
       await page.goto(`${relay.url}/console/#/${path}`);
       await page.waitForLoadState('networkidle');
-      await page.getByText(/^(Loading…|connecting…)$/).first().waitFor({ state: 'detached', timeout: 20_000 });
+      await page
+        .getByText(/^(Loading…|connecting…)$/)
+        .first()
+        .waitFor({ state: 'detached', timeout: 20_000 });
       const name = `${path === '' ? 'activity' : path.split('/')[0]}-${width}.png`;
       await page.screenshot({ path: join(out, name), fullPage: true });
       const scrollWidth = await page.evaluate('document.documentElement.scrollWidth');

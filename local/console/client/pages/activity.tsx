@@ -35,6 +35,12 @@ export function openActivity(route: string): void {
   window.location.hash = ACTIVITY_HREF;
 }
 
+/** Opens Activity showing one state, on every route (the attention bar's "show them"). */
+export function openActivityState(state: State): void {
+  lastFilters = { ...lastFilters, route: '', state };
+  window.location.hash = ACTIVITY_HREF;
+}
+
 function request(filters: Filters, cursor?: string): ClientRequest<'GET /records'> {
   return {
     query: {
