@@ -1,7 +1,8 @@
 import { changeCircuit, circuitView, MAX_CIRCUIT_OPEN_SECONDS, OpenedBy } from '../records/circuit';
 import { parseDurationSeconds } from '../../functions/core/config/duration';
 import type { RouteView } from '../../functions/core/config/view';
-import { DEFAULT_CURRENCY, MAX_MUTE_SECONDS, PAGE_SIZE } from '../../functions/core/defaults';
+import { DEFAULT_CURRENCY, MAX_MUTE_SECONDS, ONCALL, PAGE_SIZE } from '../../functions/core/defaults';
+import { IncidentState } from '../../functions/core/paging/incident';
 import { MessageState, type MessageStore } from '../../functions/store';
 import { maskNumbersInText } from '../../functions/core/recipients';
 import { createRouter, HttpError, parseRequest, queryObject } from '../http';
@@ -118,6 +119,35 @@ export function createStoreApi(source: ConsoleSource): ConsoleApi {
       await source.withStore(async (store) => await dismissRecord(store, id, { by: localOperator(), reason })),
     'GET /routes': async () => ({ routes: await source.withStore((store) => routeSummaries(source, store, now())) }),
     'GET /oncall': async () => await source.withStore((store) => onCallView(source.loaded, store, now())),
+    'GET /incidents': async () =>
+      await source.withStore(async (store) => ({
+        incidents: (await store.listOpenIncidents()).map((incident) => incidentView(incident, source.loaded, now())),
+      })),
+    'POST /incidents/:id/ack': async ({ params: { id } }) =>
+      await source.withStore(async (store) => {
+        const outcome = await store.closeIncident(id, {
+          state: IncidentState.Acknowledged,
+          by: `console (${localOperator()})`,
+          now: now(),
+        });
+        if (outcome.incident === undefined) throw new HttpError(404, `no incident ${id}`);
+        return { acknowledged: outcome.closed, incident: incidentView(outcome.incident, source.loaded, now()) };
+      }),
+    'POST /oncall/:schedule/override': async ({ params: { schedule }, body }) => {
+      if (!source.loaded.onCall.schedules.has(schedule)) throw new HttpError(404, `no schedule ${schedule}`);
+      if (!source.loaded.onCall.people.has(body.person))
+        throw new HttpError(400, `person: "${body.person}" is not a name of the config's people`);
+      const forSeconds = parseDurationSeconds(body.for);
+      if (forSeconds === undefined || forSeconds < 1 || forSeconds > ONCALL.maxOverrideSeconds)
+        throw new HttpError(
+          400,
+          `for: "${body.for}" is not a duration of up to ${ONCALL.maxOverrideSeconds / 86_400}d; use e.g. 8h, 1d`,
+        );
+      return await source.withStore(async (store) => {
+        await store.overrideOnCall({ schedule, person: body.person, forSeconds, reason: body.reason, now: now() });
+        return await onCallView(source.loaded, store, now());
+      });
+    },
     'GET /credit': async ({ query: { days } }) =>
       await source.withStore((store) => creditView(source, store, days, now())),
     'GET /payloads': async ({ query: { route } }) => {

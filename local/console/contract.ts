@@ -24,7 +24,7 @@ import {
   type RouteRequest,
   type RouteSpec,
 } from '../http/route-map';
-import { MAX_BODY_BYTES, MAX_MUTE_REASON_CHARS } from '../../functions/core/defaults';
+import { MAX_BODY_BYTES, MAX_MUTE_REASON_CHARS, ONCALL } from '../../functions/core/defaults';
 import {
   DismissRecordRequest,
   RecordIdParameters,
@@ -432,6 +432,30 @@ export type ApiRoute = RouteSpec;
 /** A route's id in a path. */
 export const RouteIdParameters = z.object({ id: z.string().regex(/^[a-z0-9][a-z0-9_-]{0,63}$/) });
 
+/** An incident's id in a path. */
+export const IncidentIdParameters = z.object({ id: z.string().regex(/^[0-9A-Z]{1,40}$/) });
+
+/** A schedule's name in a path. */
+export const ScheduleParameters = z.object({ schedule: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/) });
+
+/** On call's Override form: who (a name of `people`), how long (`8h`, `1d`, or seconds) and why. */
+export const ConsoleOverrideRequest = z.strictObject({
+  person: z.string().min(1).max(64),
+  for: z.union([z.string().max(20), z.number()]),
+  reason: z.string().max(ONCALL.maxReasonChars).default(''),
+});
+
+/** `GET /incidents`: the open incidents, oldest first. */
+export interface IncidentsAnswer {
+  readonly incidents: readonly IncidentView[];
+}
+
+/** What On call's Acknowledge did: `acknowledged: false` when it was already closed (by a link, the CLI, another tab). */
+export interface AcknowledgeAnswer {
+  readonly acknowledged: boolean;
+  readonly incident: IncidentView | null;
+}
+
 /** The Mute button's request: how long (`2h`, `30m`, `1d`, or seconds) and why. */
 export const ConsoleMuteRequest = z.strictObject({
   for: z.union([z.string().max(20), z.number()]),
@@ -472,6 +496,16 @@ export const CONSOLE_API = {
   'GET /routes': { answer: answers<RoutesAnswer>() },
   /** On call: each schedule's person now and until when, its overrides and next handoffs. */
   'GET /oncall': { answer: answers<OnCallAnswer>() },
+  /** On call's open incidents, oldest first: the incidents `sms-relay incidents --json` lists, each with its story. */
+  'GET /incidents': { answer: answers<IncidentsAnswer>() },
+  /** On call's Acknowledge: the same conditional close as `sms-relay ack`, by the console's OS user. */
+  'POST /incidents/:id/ack': { params: IncidentIdParameters, answer: answers<AcknowledgeAnswer>() },
+  /** On call's Override: the same store call as `sms-relay oncall override <schedule> --person --for --reason`. */
+  'POST /oncall/:schedule/override': {
+    params: ScheduleParameters,
+    body: ConsoleOverrideRequest,
+    answer: answers<OnCallAnswer>(),
+  },
   'GET /credit': {
     query: z.object({ days: wholeNumber(1, CREDIT_DAYS.max).default(CREDIT_DAYS.default) }),
     answer: answers<CreditAnswer>(),

@@ -322,7 +322,8 @@ export async function creditView(
     store.summarizeRecent({ state: MessageState.Sent, since, limit: MAX_BALANCE_POINTS }),
     store.listBalanceReadings({ since, now }),
     store.recentSpend(shownDays, now),
-    store.listByState(MessageState.Parked, { limit: ATTENTION_PAGE }),
+    // From the index's own entries, like the sends: one more than counted says there are others.
+    store.summarizeRecent({ state: MessageState.Parked, since: new Date(0), limit: ATTENTION_PAGE + 1 }),
   ]);
   const points = [
     ...sent.flatMap((record) =>
@@ -376,7 +377,7 @@ export async function creditView(
       basis: forecastBasis(forecast, balance, state.firstObservedAt),
     },
     creditsPerUnit: state.creditsPerUnit ?? null,
-    parked: { count: parked.items.length, more: parked.cursor !== undefined },
+    parked: { count: Math.min(parked.length, ATTENTION_PAGE), more: parked.length > ATTENTION_PAGE },
   };
 }
 

@@ -51,6 +51,7 @@ export function App() {
         <ServiceBanner />
         <AttentionBar />
         <ErrorBox error={error} onRetry={reload} />
+        <h1 class="page-title">{page.entry.title}</h1>
         {overview ? page.entry.render({ overview, params: page.params }) : error ? null : <p class="muted">Loading…</p>}
       </main>
     </div>
