@@ -180,7 +180,8 @@ export function ActivityPage({ overview }: { overview: Overview }) {
           </button>
         ) : null}
         <span class="spacer" />
-        <span class="muted live" title="The first page is read again every 2 seconds">
+        {/* A screen reader hears the count change as webhooks arrive. */}
+        <span class="muted live" title="The first page is read again every 2 seconds" role="status" aria-live="polite">
           <span class="dot" /> live · {rows.length} shown
         </span>
       </div>
