@@ -30,7 +30,7 @@ import { payloadChoices, previewRoute } from './preview';
 import { warmPreviewWorker } from './preview-thread';
 import type { ConsoleSource } from './source';
 import { creditView, muteView, recordDetail, routeSummaries } from './views';
-import { incidentOfRecord, incidentView, onCallView } from './paging-views';
+import { incidentOfRecord, incidentView, onCallView, storySmsStates } from './paging-views';
 
 /** One request to `/console/api`: `path` is what follows that prefix, `body` the parsed JSON of a POST. */
 export interface ApiRequest {
@@ -106,7 +106,10 @@ export function createStoreApi(source: ConsoleSource): ConsoleApi {
         const incident = route?.paging === undefined ? undefined : await incidentOfRecord(store, record);
         return {
           ...recordDetail(record, capture, route),
-          incident: incident === undefined ? null : incidentView(incident, source.loaded, now()),
+          incident:
+            incident === undefined
+              ? null
+              : incidentView(incident, source.loaded, now(), await storySmsStates(store, incident)),
         };
       }),
     'POST /records/:id/redrive': async ({ params: { id }, body: { acceptDuplicates } }) =>
@@ -121,7 +124,11 @@ export function createStoreApi(source: ConsoleSource): ConsoleApi {
     'GET /oncall': async () => await source.withStore((store) => onCallView(source.loaded, store, now())),
     'GET /incidents': async () =>
       await source.withStore(async (store) => ({
-        incidents: (await store.listOpenIncidents()).map((incident) => incidentView(incident, source.loaded, now())),
+        incidents: await Promise.all(
+          (await store.listOpenIncidents()).map(async (incident) =>
+            incidentView(incident, source.loaded, now(), await storySmsStates(store, incident)),
+          ),
+        ),
       })),
     'POST /incidents/:id/ack': async ({ params: { id } }) =>
       await source.withStore(async (store) => {

@@ -198,6 +198,8 @@ export interface IncidentView {
     readonly event: string;
     /** `sent to asha (2557****678)`. */
     readonly line: string;
+    /** The states of the SMS this step sent (`SENT`, `PARKED`, `DROPPED`…); empty for a step that sent none. */
+    readonly states: readonly State[];
   }[];
   readonly timeZone: string;
 }

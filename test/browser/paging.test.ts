@@ -213,8 +213,9 @@ describe('paging in Chromium', () => {
     await page.getByTestId('incident-story').waitFor();
     const story = await page.getByTestId('story-entry').allTextContents();
     expect(story).toEqual([
-      expect.stringMatching(/^\d\d:\d\d sent to asha \(2557\*\*\*\*678\)$/),
-      expect.stringMatching(/^\d\d:\d\d escalated to baraka \(2557\*\*\*\*111\)$/),
+      // Each step that sent an SMS carries that SMS's state.
+      expect.stringMatching(/^\d\d:\d\d sent to asha \(2557\*\*\*\*678\) SENT$/),
+      expect.stringMatching(/^\d\d:\d\d escalated to baraka \(2557\*\*\*\*111\) SENT$/),
       expect.stringMatching(/^\d\d:\d\d acknowledged by baraka \(2557\*\*\*\*111\) via link$/),
     ]);
   });

@@ -10,6 +10,7 @@ import type {
   OnCallAnswer,
   RequeueOutcome,
 } from '../../../local/console/contract';
+import { storySmsStates } from '../../../local/console/paging-views';
 import type { ConsoleSource } from '../../../local/console/source';
 import { type Dynalite, startDynalite } from '../../helpers/dynalite';
 import { message } from '../../functions/store/fixtures';
@@ -152,5 +153,39 @@ describe("the console's API when SMS wait for a person", () => {
       body: { person: 'nobody', for: '8h' },
     });
     expect(refused.status).toBe(400);
+  });
+
+  it("tells each step of an incident's story the state of the SMS it sent", async () => {
+    const openedAt = new Date(NOW.getTime() + 3_600_000);
+    const escalatedAt = new Date(openedAt.getTime() + 600_000);
+    await store.acceptWebhook({
+      route: 'paging',
+      dedupeKey: 'alert-group-1',
+      windowSeconds: 60,
+      messages: [message()],
+      now: openedAt,
+    });
+    const {
+      ids: [escalation],
+    } = await store.acceptWebhook({
+      route: 'paging',
+      dedupeKey: 'incident:INC1:0',
+      windowSeconds: 60,
+      messages: [message()],
+      now: escalatedAt,
+    });
+    const claimed = await store.claimMessage(escalation!, { now: escalatedAt });
+    await store.settle(escalation!, claimed!.claimToken!, { state: 'PARKED', reason: PARK }, { now: escalatedAt });
+    const states = await storySmsStates(store, {
+      id: 'INC1',
+      route: 'paging',
+      openedAt: openedAt.toISOString(),
+      timeline: [
+        { at: openedAt.toISOString(), event: 'opened', detail: 'sent to asha' },
+        { at: escalatedAt.toISOString(), event: 'escalated', detail: 'escalated to baraka' },
+        { at: escalatedAt.toISOString(), event: 'acknowledged', detail: 'acknowledged by cli' },
+      ],
+    });
+    expect(states).toEqual([['PENDING'], ['PARKED'], []]);
   });
 });

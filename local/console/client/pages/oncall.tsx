@@ -88,7 +88,9 @@ function OpenIncident({ incident, onDone }: { incident: IncidentView; onDone: ()
       </p>
       <p class="muted">
         route {incident.route}, opened {clock(incident.openedAt, { relative: true })}, level {incident.level}
-        {last === undefined ? '' : `, last: ${last.line}`}
+        {last === undefined
+          ? ''
+          : `, last: ${last.line}${last.states.length === 0 ? '' : ` (${last.states.join(', ')})`}`}
         {incident.nextDueAt === null
           ? ', no step left'
           : `, next step ${clock(incident.nextDueAt, { relative: true })}`}{' '}

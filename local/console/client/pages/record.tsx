@@ -340,6 +340,12 @@ function IncidentStory({ incident }: { incident: RecordDetail['incident'] }) {
               {clock(entry.at)}
             </span>{' '}
             <span class="reason">{entry.line}</span>
+            {entry.states.map((state, n) => (
+              <span key={n}>
+                {' '}
+                <StateBadge state={state} testid="story-state" />
+              </span>
+            ))}
           </li>
         ))}
       </ol>
