@@ -1,11 +1,21 @@
 import { changeCircuit, circuitView, MAX_CIRCUIT_OPEN_SECONDS, OpenedBy } from '../records/circuit';
 import { parseDurationSeconds } from '../../functions/core/config/duration';
 import type { RouteView } from '../../functions/core/config/view';
-import { DEFAULT_CURRENCY, MAX_MUTE_SECONDS, PAGE_SIZE } from '../../functions/core/defaults';
+import { DEFAULT_CURRENCY, MAX_MUTE_SECONDS, ONCALL, PAGE_SIZE } from '../../functions/core/defaults';
+import { IncidentState } from '../../functions/core/paging/incident';
 import { MessageState, type MessageStore } from '../../functions/store';
 import { maskNumbersInText } from '../../functions/core/recipients';
 import { createRouter, HttpError, parseRequest, queryObject } from '../http';
-import { dismissRecord, MESSAGE_STATES, readRecord, recordsPage, redriveRecord, REDRIVE_STATES } from '../records';
+import {
+  dismissRecord,
+  MESSAGE_STATES,
+  readRecord,
+  recordsPage,
+  redriveRecord,
+  REDRIVE_STATES,
+  requeueRecords,
+} from '../records';
+import { attentionView } from './attention';
 import { localOperator } from '../shared/operator';
 import {
   CONSOLE_API,
@@ -20,7 +30,7 @@ import { payloadChoices, previewRoute } from './preview';
 import { warmPreviewWorker } from './preview-thread';
 import type { ConsoleSource } from './source';
 import { creditView, muteView, recordDetail, routeSummaries } from './views';
-import { incidentOfRecord, incidentView, onCallView } from './paging-views';
+import { incidentOfRecord, incidentView, onCallView, storySmsStates } from './paging-views';
 
 /** One request to `/console/api`: `path` is what follows that prefix, `body` the parsed JSON of a POST. */
 export interface ApiRequest {
@@ -74,6 +84,14 @@ export function createStoreApi(source: ConsoleSource): ConsoleApi {
         changeCircuit(store, { action: 'open', forSeconds }, OpenedBy.Console, now()),
       );
     },
+    'GET /attention': async () =>
+      await source.withStore((store) => attentionView(store, { currency: overview(source).currency, now: now() })),
+    'POST /redrive': async ({ body: { from, ids, acceptDuplicates } }) =>
+      await source.withStore(async (store) => {
+        const outcome = await requeueRecords(store, ids, from, { acceptDuplicates });
+        for (const id of outcome.requeued) source.onRequeued?.(id);
+        return outcome;
+      }),
     'GET /records': async ({ query }) => await source.withStore((store) => recordsPage(store, query)),
     'GET /records/:id': async ({ params: { id } }) =>
       await source.withStore(async (store) => {
@@ -88,7 +106,10 @@ export function createStoreApi(source: ConsoleSource): ConsoleApi {
         const incident = route?.paging === undefined ? undefined : await incidentOfRecord(store, record);
         return {
           ...recordDetail(record, capture, route),
-          incident: incident === undefined ? null : incidentView(incident, source.loaded, now()),
+          incident:
+            incident === undefined
+              ? null
+              : incidentView(incident, source.loaded, now(), await storySmsStates(store, incident)),
         };
       }),
     'POST /records/:id/redrive': async ({ params: { id }, body: { acceptDuplicates } }) =>
@@ -101,6 +122,39 @@ export function createStoreApi(source: ConsoleSource): ConsoleApi {
       await source.withStore(async (store) => await dismissRecord(store, id, { by: localOperator(), reason })),
     'GET /routes': async () => ({ routes: await source.withStore((store) => routeSummaries(source, store, now())) }),
     'GET /oncall': async () => await source.withStore((store) => onCallView(source.loaded, store, now())),
+    'GET /incidents': async () =>
+      await source.withStore(async (store) => ({
+        incidents: await Promise.all(
+          (await store.listOpenIncidents()).map(async (incident) =>
+            incidentView(incident, source.loaded, now(), await storySmsStates(store, incident)),
+          ),
+        ),
+      })),
+    'POST /incidents/:id/ack': async ({ params: { id } }) =>
+      await source.withStore(async (store) => {
+        const outcome = await store.closeIncident(id, {
+          state: IncidentState.Acknowledged,
+          by: `console (${localOperator()})`,
+          now: now(),
+        });
+        if (outcome.incident === undefined) throw new HttpError(404, `no incident ${id}`);
+        return { acknowledged: outcome.closed, incident: incidentView(outcome.incident, source.loaded, now()) };
+      }),
+    'POST /oncall/:schedule/override': async ({ params: { schedule }, body }) => {
+      if (!source.loaded.onCall.schedules.has(schedule)) throw new HttpError(404, `no schedule ${schedule}`);
+      if (!source.loaded.onCall.people.has(body.person))
+        throw new HttpError(400, `person: "${body.person}" is not a name of the config's people`);
+      const forSeconds = parseDurationSeconds(body.for);
+      if (forSeconds === undefined || forSeconds < 1 || forSeconds > ONCALL.maxOverrideSeconds)
+        throw new HttpError(
+          400,
+          `for: "${body.for}" is not a duration of up to ${ONCALL.maxOverrideSeconds / 86_400}d; use e.g. 8h, 1d`,
+        );
+      return await source.withStore(async (store) => {
+        await store.overrideOnCall({ schedule, person: body.person, forSeconds, reason: body.reason, now: now() });
+        return await onCallView(source.loaded, store, now());
+      });
+    },
     'GET /credit': async ({ query: { days } }) =>
       await source.withStore((store) => creditView(source, store, days, now())),
     'GET /payloads': async ({ query: { route } }) => {

@@ -16,21 +16,31 @@
  */
 import type { CircuitChange, CircuitView } from '../records/circuit-contract';
 import { z } from 'zod';
-import { MAX_BODY_BYTES, MAX_MUTE_REASON_CHARS } from '../../functions/core/defaults';
+import {
+  answers,
+  type AnswerOfRoute,
+  type RouteCall,
+  type RouteMap,
+  type RouteRequest,
+  type RouteSpec,
+} from '../http/route-map';
+import { MAX_BODY_BYTES, MAX_MUTE_REASON_CHARS, ONCALL } from '../../functions/core/defaults';
 import {
   DismissRecordRequest,
   RecordIdParameters,
   RecordsPageQuery,
   RedriveRecordRequest,
+  RedriveRequest,
   wholeNumber,
   type DismissAnswer,
   type RecordsPage,
   type RecordView,
   type RedriveAnswer,
+  type RequeueOutcome,
   type State,
 } from '../records/contract';
 
-export type { DismissAnswer, RecordsPage, RedriveAnswer, State };
+export type { DismissAnswer, RecordsPage, RedriveAnswer, RequeueOutcome, State };
 
 /**
  * The header of every API request from the page, with the tab's page token (see `ConsoleSession`
@@ -188,6 +198,8 @@ export interface IncidentView {
     readonly event: string;
     /** `sent to asha (2557****678)`. */
     readonly line: string;
+    /** The states of the SMS this step sent (`SENT`, `PARKED`, `DROPPED`…); empty for a step that sent none. */
+    readonly states: readonly State[];
   }[];
   readonly timeZone: string;
 }
@@ -302,6 +314,7 @@ export interface BalancePoint {
 
 export interface CreditAnswer {
   readonly currency: string;
+  /** The newest balance the relay learned: a send's answer, a balance read, the read after an insufficient-balance answer. */
   readonly balance: number | null;
   readonly balanceAt: string | null;
   readonly threshold: number | null;
@@ -323,6 +336,8 @@ export interface CreditAnswer {
   };
   /** Price of one SMS to one recipient, when known. */
   readonly creditsPerUnit: number | null;
+  /** SMS parked now, counted in one page of the state index (`more`: others beyond it). */
+  readonly parked: { readonly count: number; readonly more: boolean };
 }
 
 export interface PayloadChoice {
@@ -376,19 +391,41 @@ export interface PreviewAnswer {
   readonly yaml: string;
 }
 
+/**
+ * One thing that waits for a person: `2 SMS parked: balance 0 TZS. Top up, then [Redrive 2]`.
+ * SMS items count at most one page of the state index (`more`: there are others beyond it).
+ */
+export interface AttentionItem {
+  readonly kind: 'parked' | 'held' | 'unknown' | 'muted';
+  /** SMS in that state (a muted route: 1). */
+  readonly count: number;
+  /** More than `count` wait: the bar says `100+`, and its button redrives the oldest `count`. */
+  readonly more: boolean;
+  /** The oldest one's last change (a mute: when it was set). */
+  readonly since: string | null;
+  /** What is wrong: `balance 0 TZS`, the newest record's reason, a mute's reason. */
+  readonly why: string;
+  /** What the person does: `Top up, then` before the Redrive button, or the whole instruction. */
+  readonly action: string;
+  /** The state the button redrives `ids` from; `null`: no button. */
+  readonly redrive: 'PARKED' | 'HELD' | null;
+  /** The records the button redrives, oldest first. */
+  readonly ids: readonly string[];
+  /** A muted route: which, and until when. */
+  readonly route?: string;
+  readonly until?: string;
+}
+
+/** `GET /attention`: the items, most urgent first; empty when nothing needs a person. */
+export interface AttentionAnswer {
+  readonly items: readonly AttentionItem[];
+}
+
 /** Days of credit the page can ask for. */
 export const CREDIT_DAYS = { default: 14, max: 90 } as const;
 
-/** One endpoint: the zod schemas of its request (path parameters, query, JSON body) and its answer's type. */
-export interface ApiRoute {
-  readonly params?: z.ZodType;
-  readonly query?: z.ZodType;
-  readonly body?: z.ZodType;
-  /** Never set: carries the answer's type. */
-  readonly answer?: unknown;
-}
-
-const answers = <Answer>(): Answer | undefined => undefined;
+/** One endpoint: the zod schemas of its request and its answer's type (the route map's {@link RouteSpec}). */
+export type ApiRoute = RouteSpec;
 
 /**
  * The console's API, `METHOD /path` under `/console/api`. A query or body the schema refuses is a
@@ -396,6 +433,30 @@ const answers = <Answer>(): Answer | undefined => undefined;
  */
 /** A route's id in a path. */
 export const RouteIdParameters = z.object({ id: z.string().regex(/^[a-z0-9][a-z0-9_-]{0,63}$/) });
+
+/** An incident's id in a path. */
+export const IncidentIdParameters = z.object({ id: z.string().regex(/^[0-9A-Z]{1,40}$/) });
+
+/** A schedule's name in a path. */
+export const ScheduleParameters = z.object({ schedule: z.string().regex(/^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/) });
+
+/** On call's Override form: who (a name of `people`), how long (`8h`, `1d`, or seconds) and why. */
+export const ConsoleOverrideRequest = z.strictObject({
+  person: z.string().min(1).max(64),
+  for: z.union([z.string().max(20), z.number()]),
+  reason: z.string().max(ONCALL.maxReasonChars).default(''),
+});
+
+/** `GET /incidents`: the open incidents, oldest first. */
+export interface IncidentsAnswer {
+  readonly incidents: readonly IncidentView[];
+}
+
+/** What On call's Acknowledge did: `acknowledged: false` when it was already closed (by a link, the CLI, another tab). */
+export interface AcknowledgeAnswer {
+  readonly acknowledged: boolean;
+  readonly incident: IncidentView | null;
+}
 
 /** The Mute button's request: how long (`2h`, `30m`, `1d`, or seconds) and why. */
 export const ConsoleMuteRequest = z.strictObject({
@@ -416,6 +477,10 @@ export const CONSOLE_API = {
   /** The SMS service's Open/Close buttons: the same store calls as `sms-relay circuit open --for` and `close`. */
   'POST /circuit': { body: ConsoleCircuitRequest, answer: answers<CircuitChange>() },
   /** Activity: newest first (by last change; by creation when `route` is given, as `logs`). */
+  /** The attention bar: what waits for a person (SMS parked, held, UNKNOWN; routes muted), bounded reads. */
+  'GET /attention': { answer: answers<AttentionAnswer>() },
+  /** The attention bar's Redrive: the same conditional requeue as `POST /_relay/redrive` and `sms-relay redrive`. */
+  'POST /redrive': { body: RedriveRequest, answer: answers<RequeueOutcome>() },
   'GET /records': { query: RecordsPageQuery, answer: answers<RecordsPage>() },
   'GET /records/:id': { params: RecordIdParameters, answer: answers<RecordDetail>() },
   /** The same conditional requeue as `sms-relay redrive`; an UNKNOWN record needs `acceptDuplicates: true` (the page asks first). */
@@ -433,6 +498,16 @@ export const CONSOLE_API = {
   'GET /routes': { answer: answers<RoutesAnswer>() },
   /** On call: each schedule's person now and until when, its overrides and next handoffs. */
   'GET /oncall': { answer: answers<OnCallAnswer>() },
+  /** On call's open incidents, oldest first: the incidents `sms-relay incidents --json` lists, each with its story. */
+  'GET /incidents': { answer: answers<IncidentsAnswer>() },
+  /** On call's Acknowledge: the same conditional close as `sms-relay ack`, by the console's OS user. */
+  'POST /incidents/:id/ack': { params: IncidentIdParameters, answer: answers<AcknowledgeAnswer>() },
+  /** On call's Override: the same store call as `sms-relay oncall override <schedule> --person --for --reason`. */
+  'POST /oncall/:schedule/override': {
+    params: ScheduleParameters,
+    body: ConsoleOverrideRequest,
+    answer: answers<OnCallAnswer>(),
+  },
   'GET /credit': {
     query: z.object({ days: wholeNumber(1, CREDIT_DAYS.max).default(CREDIT_DAYS.default) }),
     answer: answers<CreditAnswer>(),
@@ -443,29 +518,16 @@ export const CONSOLE_API = {
   'POST /routes/:id/mute': { params: RouteIdParameters, body: ConsoleMuteRequest, answer: answers<MuteAnswer>() },
   /** The Routes card's Unmute button: the same store call as `sms-relay unmute`. */
   'POST /routes/:id/unmute': { params: RouteIdParameters, answer: answers<MuteAnswer>() },
-} as const satisfies Readonly<Record<`${'GET' | 'POST'} /${string}`, ApiRoute>>;
+} as const satisfies RouteMap;
 
 export type Endpoint = keyof typeof CONSOLE_API;
 type RouteOf<E extends Endpoint> = (typeof CONSOLE_API)[E];
-type Schema<E extends Endpoint, Part extends 'params' | 'query' | 'body'> =
-  RouteOf<E> extends { readonly [K in Part]: infer S extends z.ZodType } ? S : undefined;
-type Output<S> = S extends z.ZodType ? z.output<S> : undefined;
 
 /** The answer of `endpoint`. */
-export type AnswerOf<E extends Endpoint> = NonNullable<RouteOf<E>['answer']>;
+export type AnswerOf<E extends Endpoint> = AnswerOfRoute<RouteOf<E>>;
 
 /** What the server's handler of `endpoint` is given: its request as the schemas read it. */
-export interface HandlerRequest<E extends Endpoint> {
-  readonly params: Output<Schema<E, 'params'>>;
-  readonly query: Output<Schema<E, 'query'>>;
-  readonly body: Output<Schema<E, 'body'>>;
-}
+export type HandlerRequest<E extends Endpoint> = RouteRequest<RouteOf<E>>;
 
 /** What the page sends to `endpoint`: path parameters, query parameters and body, where it has them. */
-export type ClientRequest<E extends Endpoint> = (Schema<E, 'params'> extends z.ZodType
-  ? { readonly params: z.input<Schema<E, 'params'>> }
-  : { readonly params?: never }) &
-  (Schema<E, 'query'> extends z.ZodType
-    ? { readonly query?: { readonly [K in keyof z.input<Schema<E, 'query'>>]?: string | number | undefined } }
-    : { readonly query?: never }) &
-  (Schema<E, 'body'> extends z.ZodType ? { readonly body: z.input<Schema<E, 'body'>> } : { readonly body?: never });
+export type ClientRequest<E extends Endpoint> = RouteCall<RouteOf<E>>;

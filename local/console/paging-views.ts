@@ -5,12 +5,12 @@ import type { CompiledSchedule, Person } from '../../functions/core/oncall/sched
 import type { Incident } from '../../functions/core/paging/incident';
 import { maskMsisdn, maskNumbersInText } from '../../functions/core/recipients';
 import type { MessageRecord, MessageStore } from '../../functions/store';
-import type { IncidentView, OnCallAnswer, OnCallPerson, ScheduleView } from './contract';
+import type { IncidentView, OnCallAnswer, OnCallPerson, ScheduleView, State } from './contract';
 
 /** Handoffs the On call view lists ahead, per schedule. */
 const HANDOFFS_AHEAD = 3;
 /** The dedupe key of an escalation's or renotify's records (see `recordEscalations`). */
-const ESCALATION_KEY = /^incident:([^:]+):\d+$/;
+const ESCALATION_KEY = /^incident:([^:]+):(\d+)$/;
 /** An acknowledge link at the end of an SMS: its token. */
 const LINK_TOKEN = /\/a\/([A-Za-z0-9_-]+)$/;
 
@@ -82,6 +82,46 @@ function scheduleView(
   };
 }
 
+/** Records of an incident's route read to find its SMS: one page, from just before it opened. */
+const INCIDENT_SMS_PAGE = 100;
+/** The webhook that opened an incident was recorded within this of its opening. */
+const OPENING_SLACK_MS = 5_000;
+
+/**
+ * The state of each step's SMS, entry by entry of the incident's timeline (empty for an entry that
+ * sent nothing): the opening webhook's SMS for `opened`, and the escalation or renotify SMS (dedupe
+ * key `incident:<id>:<action>`) for each `escalated` or `renotified`, in order. One bounded read:
+ * a page of the route's records from just before the incident opened.
+ */
+export async function storySmsStates(
+  store: Pick<MessageStore, 'listByRoute'>,
+  incident: Pick<Incident, 'id' | 'route' | 'openedAt' | 'timeline'>,
+): Promise<(readonly State[])[]> {
+  const opened = Date.parse(incident.openedAt);
+  const { items } = await store.listByRoute(incident.route, {
+    since: new Date(opened - OPENING_SLACK_MS),
+    limit: INCIDENT_SMS_PAGE,
+  });
+  const opening: State[] = [];
+  const actions = new Map<number, State[]>();
+  for (const record of items) {
+    const escalation = ESCALATION_KEY.exec(record.dedupeKey);
+    if (escalation !== null && escalation[1] === incident.id) {
+      const index = Number(escalation[2]);
+      actions.set(index, [...(actions.get(index) ?? []), record.state]);
+    } else if (escalation === null && Math.abs(Date.parse(record.createdAt) - opened) <= OPENING_SLACK_MS) {
+      opening.push(record.state);
+    }
+  }
+  const steps = [...actions.entries()].sort(([a], [b]) => a - b).map(([, states]) => states);
+  let step = 0;
+  return incident.timeline.map((entry) => {
+    if (entry.event === 'opened') return opening;
+    if (entry.event === 'escalated' || entry.event === 'renotified') return steps[step++] ?? [];
+    return [];
+  });
+}
+
 /**
  * The incident a record's SMS belongs to: an escalation's or renotify's by its dedupe key, any SMS
  * with an acknowledge link by the link's token (read as of the record's creation, so the story
@@ -106,6 +146,7 @@ export function incidentView(
   incident: Incident,
   loaded: Pick<LoadedConfig, 'onCall' | 'routes'>,
   now: Date,
+  smsStates: readonly (readonly State[])[] = [],
 ): IncidentView {
   const timeZone = loaded.routes.get(incident.route)?.config.timeZone ?? 'UTC';
   const names = new Map(
@@ -126,11 +167,12 @@ export function incidentView(
     nextDueAt: incident.nextDueAt ?? null,
     closedAt: incident.closedAt ?? null,
     text: maskNumbersInText(incident.text),
-    story: incident.timeline.map((entry) => ({
+    story: incident.timeline.map((entry, index) => ({
       at: entry.at,
       atLocal: clockTime(new Date(entry.at), timeZone, now),
       event: entry.event,
       line: named(entry.detail),
+      states: smsStates[index] ?? [],
     })),
     timeZone,
   };

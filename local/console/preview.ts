@@ -123,14 +123,19 @@ export async function previewRoute(
   return {
     verdict: result.verdict,
     reason: result.reason === undefined ? null : maskShown(result.reason),
-    messages: result.messages.map((message) => ({
-      to: message.to.map(maskMsisdn),
-      text: maskShown(message.text),
-      encoding: message.encoding,
-      characters: message.characters,
-      segments: message.segments,
-      estimatedCost: creditsPerUnit === undefined ? null : message.segments * message.to.length * creditsPerUnit,
-    })),
+    messages: result.messages.map((message) => {
+      // A captured number stands in as the digits its mask shows (255711111678 for 2557****678):
+      // the payload naming the config's own recipient must not count as a second one.
+      const to = [...new Set(message.to.map(maskMsisdn))];
+      return {
+        to,
+        text: maskShown(message.text),
+        encoding: message.encoding,
+        characters: message.characters,
+        segments: message.segments,
+        estimatedCost: creditsPerUnit === undefined ? null : message.segments * to.length * creditsPerUnit,
+      };
+    }),
     dropped: result.dropped.map(({ entry, reason }) => ({ entry: maskShown(entry), reason: maskShown(reason) })),
     warnings: result.warnings.map(maskShown),
     yaml,

@@ -27,6 +27,7 @@ import type {
   State,
 } from './contract';
 import type { ConsoleSource } from './source';
+import { ATTENTION_PAGE } from './attention';
 
 const DAY_MS = 86_400_000;
 /** Days of spend the limit and spend items are kept (the store's retention of them). */
@@ -316,11 +317,13 @@ export async function creditView(
   const shownDays = Math.min(days, MAX_CREDIT_DAYS);
   // Bounded whatever the volume: the newest sends' index entries (one partition, newest first, no
   // record read), the readings, and one counter item a day for the spend per route.
-  const [state, sent, readings, { days: spentDays }] = await Promise.all([
+  const [state, sent, readings, { days: spentDays }, parked] = await Promise.all([
     store.getBalanceState(),
     store.summarizeRecent({ state: MessageState.Sent, since, limit: MAX_BALANCE_POINTS }),
     store.listBalanceReadings({ since, now }),
     store.recentSpend(shownDays, now),
+    // From the index's own entries, like the sends: one more than counted says there are others.
+    store.summarizeRecent({ state: MessageState.Parked, since: new Date(0), limit: ATTENTION_PAGE + 1 }),
   ]);
   const points = [
     ...sent.flatMap((record) =>
@@ -330,9 +333,15 @@ export async function creditView(
     ),
     ...readings.map((reading) => ({ at: reading.at, balance: reading.balance, kind: 'read' as const })),
   ].sort((a, b) => (a.at < b.at ? -1 : a.at > b.at ? 1 : 0));
+  // The newest of every balance learned: the balance state also takes the read after an
+  // insufficient-balance answer (or 0 when that read fails), which is no send and no reading.
   const latest = points.at(-1);
-  const balance = latest?.balance ?? state.lastBalance ?? null;
-  const balanceAt = latest?.at ?? state.lastCheckedAt ?? null;
+  const observedLater =
+    state.lastBalance !== undefined &&
+    state.lastCheckedAt !== undefined &&
+    (latest === undefined || state.lastCheckedAt > latest.at);
+  const balance = observedLater ? state.lastBalance! : (latest?.balance ?? state.lastBalance ?? null);
+  const balanceAt = observedLater ? state.lastCheckedAt! : (latest?.at ?? state.lastCheckedAt ?? null);
 
   const routeIds = new Set([...source.loaded.routes.keys(), NOTICE_ROUTE]);
   const spend = spentDays
@@ -368,6 +377,7 @@ export async function creditView(
       basis: forecastBasis(forecast, balance, state.firstObservedAt),
     },
     creditsPerUnit: state.creditsPerUnit ?? null,
+    parked: { count: Math.min(parked.length, ATTENTION_PAGE), more: parked.length > ATTENTION_PAGE },
   };
 }
 
@@ -378,7 +388,7 @@ function forecastBasis(
 ): string {
   if (balance === null) return 'No balance seen yet: the balance watch has not run and nothing was sent.';
   if (forecast.days * DAY_MS < MIN_FORECAST_MS)
-    return `Less than an hour of history (first balance seen ${firstObservedAt ?? 'never'}): too little to forecast.`;
+    return `Less than an hour of history${firstObservedAt === undefined ? '' : ' since the first balance seen'}: too little to forecast.`;
   const span = forecast.days >= 1 ? `${round(forecast.days)} days` : `${round(forecast.days * 24)} hours`;
   if (forecast.perDay === undefined)
     return `Nothing spent in the last ${span}: the balance lasts as long as nothing is sent.`;

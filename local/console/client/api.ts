@@ -10,6 +10,7 @@ import type {
   PAGE_TOKEN_FRAGMENT,
   PAGE_TOKEN_KEY,
 } from '../contract';
+import { routeTarget } from '../../http/route-map';
 
 // Type-only imports keep the server's modules out of the bundle; the annotations make the type
 // check fail if the server's names change.
@@ -95,13 +96,8 @@ export function api<E extends Endpoint>(endpoint: E, ...[request]: Arguments<E>)
     body?: unknown;
     signal?: AbortSignal;
   };
-  const [method, pattern] = endpoint.split(' ') as [string, string];
-  const path = pattern.replace(/:(\w+)/g, (_, name: string) => encodeURIComponent(params?.[name] ?? ''));
-  const search = new URLSearchParams();
-  for (const [key, value] of Object.entries(query ?? {}))
-    if (value !== undefined && value !== '') search.set(key, String(value));
-  const qs = search.toString();
-  const url = `/console/api${path}${qs ? `?${qs}` : ''}`;
+  const { method, target } = routeTarget(endpoint, { params, query });
+  const url = `/console/api${target}`;
   const headers: Record<string, string> = { accept: 'application/json' };
   const pageToken = window.sessionStorage.getItem(TOKEN_KEY);
   if (pageToken !== null) headers[REQUEST_HEADER] = pageToken;

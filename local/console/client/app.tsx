@@ -5,6 +5,8 @@ import { MENU, menuOf, pageOf } from './pages';
 import { useHash } from './route';
 import { ErrorBox } from './ui';
 import { CircuitControl } from './circuit';
+import { AttentionBar } from './attention';
+import { clock } from './time';
 
 export function App() {
   const page = pageOf(useHash());
@@ -47,7 +49,9 @@ export function App() {
       </header>
       <main>
         <ServiceBanner />
+        <AttentionBar />
         <ErrorBox error={error} onRetry={reload} />
+        <h1 class="page-title">{page.entry.title}</h1>
         {overview ? page.entry.render({ overview, params: page.params }) : error ? null : <p class="muted">Loading…</p>}
       </main>
     </div>
@@ -63,10 +67,9 @@ function ServiceBanner() {
   if (data == null) return null;
   if (data.unreachableSince === null)
     return data.circuit.state === 'closed' ? null : <CircuitControl status={data} onChanged={reload} />;
-  const since = new Date(data.unreachableSince);
   return (
     <div class="warning" role="status" data-testid="service-unreachable">
-      SMS service unreachable since {since.toLocaleString()}
+      SMS service unreachable since {clock(data.unreachableSince, { seconds: true, relative: true })}
       {data.lastError === null ? '' : ` (${data.lastError})`}: sends are paused, {data.waiting} message
       {data.waiting === 1 ? '' : 's'} waiting (PENDING, no attempts spent). They go out, oldest first, when a probe of
       the balance endpoint succeeds.

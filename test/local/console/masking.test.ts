@@ -323,4 +323,19 @@ describe("the template playground's preview of a captured payload", () => {
     });
     expect(shown.map(([template]) => template)).toEqual([]);
   });
+
+  it("counts the config's recipient once when the captured payload names the same number", async () => {
+    await deliver('notify', JSON.stringify({ message: 'order 52 shipped', customer: { phone: '0712345678' } }), {
+      authorization: `Bearer ${secrets['generic-token']}`,
+    });
+    const payloads = (await call('GET', '/payloads', { query: 'route=notify' })) as PayloadsAnswer;
+    const capture = payloads.payloads.find((choice) => choice.kind === 'capture' && choice.body.includes('order 52'))!;
+    const preview = (await call('POST', '/preview', {
+      body: { route: 'notify', capture: capture.id, recipients: ['{{ customer.phone }}', '0712345678'] },
+    })) as PreviewAnswer;
+    const [sms] = preview.messages;
+    expect(sms?.to).toEqual(['2557****678']);
+    expect(sms?.estimatedCost).not.toBeNull();
+    expect(sms?.estimatedCost).toBe(sms!.segments * 20);
+  });
 });

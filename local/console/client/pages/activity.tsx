@@ -35,6 +35,12 @@ export function openActivity(route: string): void {
   window.location.hash = ACTIVITY_HREF;
 }
 
+/** Opens Activity showing one state, on every route (the attention bar's "show them"). */
+export function openActivityState(state: State): void {
+  lastFilters = { ...lastFilters, route: '', state };
+  window.location.hash = ACTIVITY_HREF;
+}
+
 function request(filters: Filters, cursor?: string): ClientRequest<'GET /records'> {
   return {
     query: {
@@ -174,7 +180,8 @@ export function ActivityPage({ overview }: { overview: Overview }) {
           </button>
         ) : null}
         <span class="spacer" />
-        <span class="muted live" title="The first page is read again every 2 seconds">
+        {/* A screen reader hears the count change as webhooks arrive. */}
+        <span class="muted live" title="The first page is read again every 2 seconds" role="status" aria-live="polite">
           <span class="dot" /> live · {rows.length} shown
         </span>
       </div>

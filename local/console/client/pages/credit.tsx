@@ -4,7 +4,8 @@ import uPlot from 'uplot';
 import type { CREDIT_DAYS, CreditAnswer, Overview } from '../../contract';
 import { useApi } from '../data';
 import { Chart, PALETTE } from '../chart';
-import { ago, fullTime, num } from '../format';
+import { num } from '../format';
+import { clock, tick } from '../time';
 import { ErrorBox, Fields, Section } from '../ui';
 import { CircuitControl } from '../circuit';
 
@@ -65,12 +66,23 @@ export function CreditPage({ overview }: { overview: Overview }) {
             </div>
             <div class="col narrow">
               <Section title="Now">
-                <div class="big">
+                <div
+                  class={`big${credit.balance !== null && credit.threshold !== null && credit.balance < credit.threshold ? ' low' : ''}`}
+                  data-testid="credit-now"
+                >
                   {num(credit.balance)} <small>{currency}</small>
                 </div>
                 <div class="muted">
-                  {credit.balanceAt ? `as of ${fullTime(credit.balanceAt)} (${ago(credit.balanceAt)})` : 'never read'}
+                  {credit.balanceAt
+                    ? `as of ${clock(credit.balanceAt, { seconds: true, relative: true })}`
+                    : 'never read'}
                 </div>
+                {credit.parked.count > 0 ? (
+                  <p class="low" data-testid="credit-parked">
+                    {credit.parked.count}
+                    {credit.parked.more ? '+' : ''} SMS parked, waiting for credit
+                  </p>
+                ) : null}
                 <Fields
                   items={[
                     [
@@ -118,7 +130,7 @@ function Forecast({ credit, currency }: { credit: CreditAnswer; currency: string
         items={[
           ['Spent', `${num(f.spent)} ${currency} in ${span(f.days)}`],
           ['Per day', f.perDay === null ? null : `${num(f.perDay)} ${currency}`],
-          ['First observed', f.firstObservedAt ? fullTime(f.firstObservedAt) : null],
+          ['First observed', f.firstObservedAt ? clock(f.firstObservedAt, { relative: true }) : null],
         ]}
       />
     </section>
@@ -145,7 +157,8 @@ function BalanceChart({ credit }: { credit: CreditAnswer }) {
       points.map((p) => (p.kind === 'read' ? p.balance : null)),
     ];
     const series: uPlot.Series[] = [
-      {},
+      // The console's one time format, not uPlot's `12/4/26 5:04pm`.
+      { label: 'Time', value: (_u, v) => (v === null ? '—' : clock(new Date(v * 1000).toISOString())) },
       {
         label: 'Balance',
         stroke: PALETTE[0],
@@ -192,7 +205,11 @@ function BalanceChart({ credit }: { credit: CreditAnswer }) {
         y: { range: (_u, min, max) => [Math.min(0, min), max + Math.max(1, (max - Math.min(0, min)) * 0.08)] },
       },
       axes: [
-        { stroke: '#555', grid: { stroke: '#eee' } },
+        {
+          stroke: '#555',
+          grid: { stroke: '#eee' },
+          values: (_u, splits, _axis, _space, step) => splits.map((v) => tick(v, step)),
+        },
         { stroke: '#555', grid: { stroke: '#eee' }, size: 60, values: (_u, splits) => splits.map((v) => num(v, 0)) },
       ],
       legend: { live: true },

@@ -3,7 +3,8 @@ import { useState } from 'preact/hooks';
 import type { Overview, RecordDetail, State } from '../../contract';
 import { api, errorText } from '../api';
 import { useApi } from '../data';
-import { fullTime, num, plural, prettyJson } from '../format';
+import { num, plural, prettyJson } from '../format';
+import { clock } from '../time';
 import { ACTIVITY_HREF, recordHref } from '../route';
 import { ErrorBox, Fields, Section, StateBadge } from '../ui';
 
@@ -193,6 +194,8 @@ export function RecordPage({ id, overview }: { id: string; overview: Overview })
         </div>
       ) : null}
       <ErrorBox error={error} />
+      {/* On a paging record the incident is what the reader came for: first, full width. */}
+      <IncidentStory incident={detail.incident} />
       <div class="columns">
         <div class="col">
           <Section title="Record">
@@ -207,13 +210,13 @@ export function RecordPage({ id, overview }: { id: string; overview: Overview })
                       [
                         'Dismissed',
                         <span data-testid="record-dismissal">
-                          by {record.dismissal.by}, {fullTime(record.dismissal.at)}: {record.dismissal.reason} (was{' '}
-                          {record.dismissal.from})
+                          by {record.dismissal.by}, {clock(record.dismissal.at, { seconds: true })}:{' '}
+                          {record.dismissal.reason} (was {record.dismissal.from})
                         </span>,
                       ],
                     ] as const)),
-                ['Created', fullTime(record.createdAt)],
-                ['Last change', fullTime(record.updatedAt)],
+                ['Created', clock(record.createdAt, { seconds: true })],
+                ['Last change', clock(record.updatedAt, { seconds: true })],
                 ['To', <span class="mono">{record.to.join(', ') || '—'}</span>],
                 ['Segments', record.segments],
                 ['Attempts', record.attempts],
@@ -250,7 +253,7 @@ export function RecordPage({ id, overview }: { id: string; overview: Overview })
                   ['Remaining balance', `${num(result.remainingBalance)} ${overview.currency}`],
                   ['Message', result.message],
                   ['Sender ID', result.senderId],
-                  ['Sent at', result.sentAt ? fullTime(result.sentAt) : null],
+                  ['Sent at', result.sentAt ? clock(result.sentAt, { seconds: true }) : null],
                 ]}
               />
             ) : (
@@ -277,7 +280,7 @@ export function RecordPage({ id, overview }: { id: string; overview: Overview })
           </Section>
           {errors.length > 0 ? (
             <Section title={`Failed attempts (${errors.length})`}>
-              <table class="grid">
+              <table class="grid attempts">
                 <thead>
                   <tr>
                     <th>Time</th>
@@ -290,7 +293,7 @@ export function RecordPage({ id, overview }: { id: string; overview: Overview })
                 <tbody>
                   {errors.map((err, i) => (
                     <tr key={i}>
-                      <td class="time">{fullTime(err.at)}</td>
+                      <td class="time">{clock(err.at, { seconds: true })}</td>
                       <td class="mono">{err.name}</td>
                       <td>{err.status ?? ''}</td>
                       <td>{err.delivery ?? ''}</td>
@@ -301,7 +304,6 @@ export function RecordPage({ id, overview }: { id: string; overview: Overview })
               </table>
             </Section>
           ) : null}
-          <IncidentStory incident={detail.incident} />
           <Digest digest={detail.digest} />
           <Captured capture={capture} />
         </div>
@@ -313,7 +315,7 @@ export function RecordPage({ id, overview }: { id: string; overview: Overview })
 /** The incident the SMS belongs to: its state and its story (sent to, escalated to, acknowledged by), on the route's clock. */
 function IncidentStory({ incident }: { incident: RecordDetail['incident'] }) {
   if (incident === null) return null;
-  const closed = incident.closedAt === null ? '' : ` · closed ${fullTime(incident.closedAt)}`;
+  const closed = incident.closedAt === null ? '' : ` · closed ${clock(incident.closedAt, { relative: true })}`;
   return (
     <Section
       title="Incident"
@@ -328,16 +330,22 @@ function IncidentStory({ incident }: { incident: RecordDetail['incident'] }) {
         <span class="mono chip" data-testid="incident-id">
           {incident.id}
         </span>{' '}
-        route {incident.route}, opened {fullTime(incident.openedAt)}
-        {incident.nextDueAt === null ? '' : `, next step ${fullTime(incident.nextDueAt)}`}
+        route {incident.route}, opened {clock(incident.openedAt, { relative: true })}
+        {incident.nextDueAt === null ? '' : `, next step ${clock(incident.nextDueAt, { relative: true })}`}
       </div>
       <ol class="history" data-testid="incident-story">
         {incident.story.map((entry, i) => (
           <li key={i} data-testid="story-entry" data-event={entry.event}>
-            <span class="time" title={`${fullTime(entry.at)} (${incident.timeZone}: ${entry.atLocal})`}>
-              {entry.atLocal}
+            <span class="time" title={`${incident.timeZone}: ${entry.atLocal}`}>
+              {clock(entry.at)}
             </span>{' '}
             <span class="reason">{entry.line}</span>
+            {entry.states.map((state, n) => (
+              <span key={n}>
+                {' '}
+                <StateBadge state={state} testid="story-state" />
+              </span>
+            ))}
           </li>
         ))}
       </ol>
@@ -386,7 +394,7 @@ function Captured({ capture }: { capture: RecordDetail['capture'] }) {
   const headers = Object.entries(capture.headers).sort(([a], [b]) => a.localeCompare(b));
   const pretty = capture.bodyEncoding === 'utf8' ? prettyJson(capture.body) : null;
   return (
-    <Section title="Webhook" aside={<span class="muted">received {fullTime(capture.receivedAt)}</span>}>
+    <Section title="Webhook" aside={<span class="muted">received {clock(capture.receivedAt, { seconds: true })}</span>}>
       <table class="grid kv">
         <tbody>
           {headers.map(([name, value]) => (
@@ -416,7 +424,7 @@ function Captured({ capture }: { capture: RecordDetail['capture'] }) {
 function HistoryEntry({ change }: { change: RecordDetail['history'][number] }) {
   return (
     <li data-testid="history-entry" data-state={change.state}>
-      <span class="time">{fullTime(change.at)}</span>
+      <span class="time">{clock(change.at, { seconds: true })}</span>
       <StateBadge state={change.state} />
       <span class="reason">{change.reason ?? ''}</span>
     </li>

@@ -38,24 +38,38 @@ export function RoutesPage() {
         <p class="empty">No routes in the config.</p>
       ) : (
         <div class="cards">
-          {routes.map((route) => (
-            <RouteCard key={route.id} route={route} onChanged={reload} />
-          ))}
+          {[...routes]
+            .sort((a, b) => Number(waiting(b) > 0) - Number(waiting(a) > 0))
+            .map((route) => (
+              <RouteCard key={route.id} route={route} onChanged={reload} />
+            ))}
         </div>
       )}
     </div>
   );
 }
 
+/** SMS of the last 24 hours that wait for a person (parked, held, UNKNOWN): their cards come first, marked. */
+function waiting(route: RouteSummary): number {
+  return (route.last24h.PARKED ?? 0) + (route.last24h.HELD ?? 0) + (route.last24h.UNKNOWN ?? 0);
+}
+
 function RouteCard({ route, onChanged }: { route: RouteSummary; onChanged: () => void }) {
   const counts = STATE_ORDER.filter((s) => (route.last24h[s] ?? 0) > 0);
   const total = counts.reduce((sum, s) => sum + (route.last24h[s] ?? 0), 0);
+  const stuck = waiting(route);
   return (
-    <article class="card" data-testid="route-card" data-route={route.id}>
+    <article
+      class={stuck > 0 ? 'card needs-attention' : 'card'}
+      data-testid="route-card"
+      data-route={route.id}
+      data-waiting={stuck}
+    >
       <header class="card-head">
         <h2>{route.id}</h2>
         <span class="tag">{route.source}</span>
         {route.priority === 'critical' ? <span class="tag critical">critical</span> : null}
+        {stuck > 0 ? <span class="tag waiting">{stuck} waiting</span> : null}
         <span class="spacer" />
         <a
           class="small"
