@@ -52,9 +52,9 @@ import { takeTurns } from './turns';
 const NO_METRICS: RelayMetrics = { add: () => undefined };
 
 /**
- * The sweeper's share of the runtime's time at most (see `repeat`): every second on small tables,
- * less often on large ones. A sweep only reads the table, recovers stale claims and feeds the send
- * queue, so this bounds the scanning, never the sending.
+ * The sweeper's share of the runtime's time at most (see `repeat`): every second, less often when a
+ * sweep is slow (the first, which scans the table; a large backlog). A sweep only reads, recovers
+ * stale claims and feeds the send queue, so this bounds the reading, never the sending.
  */
 const SWEEPER_MAX_SHARE = 0.1;
 /** The longest pause between sweeps however long one took: a retry that comes due waits no more than this. */
