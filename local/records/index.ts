@@ -180,13 +180,12 @@ export async function recordsPage(
   const after = cursor === undefined ? undefined : cursorPosition(cursor);
   const timeOf = (record: MessageRecord): string => (route === undefined ? record.updatedAt : record.createdAt);
   const before = after === undefined ? undefined : new Date(Date.parse(after.at) + 1);
-  // A few more than asked, so rows that share the cursor's millisecond are not cut arbitrarily.
   const found = await queryRecords(store, {
     ...(route === undefined ? {} : { route }),
     ...(state === undefined ? {} : { state }),
     ...(since === undefined ? {} : { since }),
     ...(before === undefined ? {} : { before }),
-    limit: limit + 50,
+    limit: limit + readAhead({ route, state, after }),
   });
   const ordered = found
     .filter(
@@ -201,6 +200,26 @@ export async function recordsPage(
     ...(ordered.length > limit && last !== undefined ? { cursor: `${timeOf(last)}|${last.id}` } : {}),
   };
 }
+
+/**
+ * Records a page reads beyond its rows. One says whether there is a next page. Rows sharing the
+ * page's edge millisecond need more: a later page reads that millisecond again (its rows already
+ * shown take places), and a listing by route or state gets equal times in the index's order, not
+ * in the page's (by id). The first page of every state (`listRecent`, ordered as the page is)
+ * needs only the one: Activity's first page, read again at each poll.
+ */
+const readAhead = ({
+  route,
+  state,
+  after,
+}: {
+  readonly route: string | undefined;
+  readonly state: string | undefined;
+  readonly after: unknown;
+}): number => (route === undefined && state === undefined && after === undefined ? 1 : SAME_TIME_MARGIN);
+
+/** Rows of one millisecond a page's edge can cut through without skipping one. */
+const SAME_TIME_MARGIN = 50;
 
 /** What a redrive's caller agreed to. */
 export interface RedriveConsent {

@@ -26,7 +26,7 @@ import {
   staleSendingProblem,
 } from '../../functions/relay/ports';
 import { reportUndecodable } from '../../functions/relay/undecodable';
-import type { MessageStore } from '../../functions/store';
+import { createStore, type MessageStore } from '../../functions/store';
 import { sendMessage } from '../../functions/relay/sender';
 import { sweep } from '../../functions/relay/sweeper';
 import { recordEscalations } from '../../functions/relay/paging';
@@ -42,6 +42,7 @@ import { assertUsableSecrets, ensureSecretsFile, PROVIDER_API_KEY_NAME } from '.
 import { createRelayServer, type HealthReport, type RelayServer } from './server';
 import { displayPath, type RuntimeSettings } from '../shared/settings';
 import { createSendQueue, type SendQueue } from './send-queue';
+import { sweepStores } from './sweep-store';
 import { Lane } from '../../functions/core/lanes';
 import { createTerminal } from './terminal';
 import { createTerminalLogger } from './terminal-logger';
@@ -51,9 +52,9 @@ import { takeTurns } from './turns';
 const NO_METRICS: RelayMetrics = { add: () => undefined };
 
 /**
- * The sweeper's share of the runtime's time at most (see `repeat`): every second on small tables,
- * less often on large ones. A sweep only reads the table, recovers stale claims and feeds the send
- * queue, so this bounds the scanning, never the sending.
+ * The sweeper's share of the runtime's time at most (see `repeat`): every second, less often when a
+ * sweep is slow (the first, which scans the table; a large backlog). A sweep only reads, recovers
+ * stale claims and feeds the send queue, so this bounds the reading, never the sending.
  */
 const SWEEPER_MAX_SHARE = 0.1;
 /** The longest pause between sweeps however long one took: a retry that comes due waits no more than this. */
@@ -69,7 +70,7 @@ const LISTINGS_MAX_SHARE = 0.25;
  * time. Reading the open incidents is one small query.
  */
 const LOCAL_PAGING_INTERVAL_MS = 1_000;
-/** Due records per sweep page: the local store scans the whole table for each page, so the store's largest. */
+/** Due records per sweep page, the store's largest: the first sweep after a start lists them from a scan of the table. */
 const LOCAL_SWEEP_PAGE = 1_000;
 
 export interface RuntimeOptions {
@@ -386,19 +387,31 @@ function startTimers(
   context: RelayContext,
   sender: SendQueue,
   problem: Problem,
-  { settings, setup }: StartedRuntime,
+  { settings, setup, local }: StartedRuntime,
 ): Repeating[] {
+  const stores = sweepStores(
+    context.store,
+    createStore({
+      client: local.client,
+      tableName: local.tableName,
+      clock: setup.clock,
+      onUndecodable: reportUndecodable(context.logger, NO_METRICS),
+    }),
+  );
   return [
     // Due records go to the send queue, so a backlog (a restart after a crash) leaves at the sender's
     // rate; sending inside the sweep made the next sweep wait nine times the whole backlog's send time.
     repeat(
       async () =>
-        void (await sweep(context, {
-          pendingGraceMs: 0,
-          limit: LOCAL_SWEEP_PAGE,
-          dispatch: (ids, lane) => sender.feed(ids, lane),
-          digests: { graceMs: DIGEST.localGraceMs },
-        })),
+        void (await sweep(
+          { ...context, store: await stores.next() },
+          {
+            pendingGraceMs: 0,
+            limit: LOCAL_SWEEP_PAGE,
+            dispatch: (ids, lane) => sender.feed(ids, lane),
+            digests: { graceMs: DIGEST.localGraceMs },
+          },
+        )),
       {
         intervalMs: settings.sweepIntervalMs,
         maxShare: SWEEPER_MAX_SHARE,

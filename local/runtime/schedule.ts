@@ -54,8 +54,9 @@ export interface RepeatOptions {
   readonly onError: (error: unknown) => void;
   /**
    * At most this share of the time is spent running: after a run of `d` ms the next waits at
-   * least `d × (1 − share) / share`. The local sweeper scans the whole table, which takes ~0.5 s
-   * at 10,000 records: run every second, it would keep a core busy doing nothing.
+   * least `d × (1 − share) / share`. The local sweeper's first run scans the whole table, which
+   * takes ~0.5 s at 10,000 records, and a large backlog makes any run long: run every second, such
+   * runs would keep a core busy doing nothing.
    * @default 1 (no limit: every `intervalMs`)
    */
   readonly maxShare?: number;

@@ -5,6 +5,7 @@ import { loadConfigFile } from '../../../functions/core/config/load';
 import { createStore, ensureTable, type MessageStore } from '../../../functions/store';
 import type { ConsoleSource } from '../../../local/console/source';
 import { creditView, routeSummaries } from '../../../local/console/views';
+import { recordsPage } from '../../../local/records';
 import { type Dynalite, startDynalite } from '../../helpers/dynalite';
 import { message } from '../../functions/store/fixtures';
 
@@ -111,6 +112,23 @@ describe("the console's views read a bounded number of items whatever the volume
       expect(recordsRead).not.toContain('(scan)');
       // The sends of the last 24 hours (one an hour, the oldest 30 hours ago) and the waiting one.
       expect(routes.find((route) => route.id === 'notify')?.last24h).toEqual({ SENT: 24, PENDING: 1 });
+    });
+  }
+
+  for (const readIndexes of [true, false]) {
+    it(`Activity's first page reads its rows and one record more, and the pages after it list every record once (readIndexes: ${readIndexes})`, async () => {
+      const { store, recordsRead } = watchedStore(readIndexes);
+      const first = await recordsPage(store, { limit: 10 });
+      expect(first.records).toHaveLength(10);
+      expect(recordsRead).toHaveLength(11);
+      const listed = first.records.map((record) => record.id);
+      for (let cursor = first.cursor; cursor !== undefined; ) {
+        const next = await recordsPage(store, { limit: 10, cursor });
+        listed.push(...next.records.map((record) => record.id));
+        cursor = next.cursor;
+      }
+      expect(listed).toHaveLength(SENDS + 1);
+      expect(new Set(listed).size).toBe(SENDS + 1);
     });
   }
 });
