@@ -110,6 +110,7 @@ describe('priority lanes in the local runtime', () => {
     );
     for (let alert = 0; alert < ALERTS; alert += 1) {
       await hook('alerts', { message: `alert ${alert}` });
+      // Pacing of input (ALERT_EVERY_MS): alerts arrive while the backlog drains, not all at once.
       await new Promise((resolve) => setTimeout(resolve, ALERT_EVERY_MS));
     }
 

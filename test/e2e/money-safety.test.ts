@@ -235,7 +235,8 @@ describe('money safety through npm start', () => {
       { what: 'bulk SENT' },
     );
     expect(sent.deducted).toBe(9_000 * RATE);
-    // Several sweeps later (the runtime sweeps every second): still one send.
+    // "Nothing more happens": a second send would come from a later sweep (one a second), so three
+    // sweeps are given; no state marks a send that did not happen.
     await new Promise((resolve) => setTimeout(resolve, 3_000));
     expect(sandbox.messages().filter((message) => message.message === 'Shop closed today')).toHaveLength(1);
     expect((await messagesOf('bulk')).map((record) => record.state)).toEqual(['SENT']);
@@ -339,6 +340,8 @@ describe('money safety through npm start', () => {
         (await messagesOf('notify')).find((record) => record.id === parked.id)?.state === 'SENT' ? true : undefined,
       { what: 'order two SENT' },
     );
+    // "Nothing more happens": a second send of the redriven record would come within a sweep or two
+    // (one a second); no state marks a send that did not happen.
     await new Promise((resolve) => setTimeout(resolve, 2_000));
     expect(inboxTexts().filter((text) => text === 'order two')).toHaveLength(1);
   }, 180_000);
