@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse, stringify } from 'yaml';
 import { startSandbox } from '../../local/sandbox/server';
 import type { RunningSandbox } from '../../local/sandbox/types';
+import { type PostWebhook, webhookPoster } from '../helpers/fixtures';
 import {
   eventually,
   fixture,
@@ -90,12 +91,12 @@ async function postRaw(
   return { status: response.status, body: (await response.json()) as Record<string, unknown> };
 }
 
-const generic = (route: string, payload: unknown) =>
-  postRaw(route, JSON.stringify(payload), {
-    authorization: `Bearer ${secrets['generic-token']}`,
-    'content-type': 'application/json',
-    'idempotency-key': randomUUID(),
-  });
+/** Signed as the route's source signs (the relay restarts on another port: its URL is read at each post). */
+let poster: PostWebhook | undefined;
+const generic = async (route: string, payload: Readonly<Record<string, unknown>>) => {
+  poster ??= webhookPoster({ url: () => relay!.url, configPath: join(dir, 'relay.yaml'), secrets });
+  return await poster(route, payload, { headers: { 'idempotency-key': randomUUID() } });
+};
 
 const hmac = (secret: string, body: string | Buffer, encoding: 'hex' | 'base64') =>
   createHmac('sha256', secret).update(body).digest(encoding);
