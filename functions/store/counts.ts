@@ -2,7 +2,7 @@ import { type AttributeValue, ScanCommand } from '@aws-sdk/client-dynamodb';
 import { str } from './attributes';
 import { lastEvaluatedKey, pages } from './cursor';
 import { ItemKind } from './keys';
-import { queryIndexed } from './queries';
+import { queryIndexed } from './record-reads';
 import type { StoreTable } from './store-table';
 import { MessageState, TABLE } from './table';
 

@@ -15,7 +15,7 @@ import { ClaimLostError, StoreError } from './errors';
 import { buildUpdate, type UpdateSpec } from './expressions';
 import { newId } from './ids';
 import { ItemKind, messageKey } from './keys';
-import { getMessage } from './queries';
+import { getMessage } from './record-reads';
 import { MessageState } from './table';
 import { DeliveryPolicy } from '../core/config/policies';
 import { DISMISS, HISTORY_KEPT } from '../core/defaults';

@@ -11,7 +11,7 @@ import {
   monthWindow,
   type Window,
 } from './limits';
-import { type RecordSummary, sentSince } from './queries';
+import { type RecordSummary, sentSince } from './summaries';
 import { MessageState } from './table';
 
 /** Which route's limits `limitUsage` reads. */

@@ -5,7 +5,7 @@ import { writeIf } from './write';
 import { StoreError } from './errors';
 import { digestWindowKey, ItemKind, MONTHLY_RETENTION_SECONDS, epochSeconds, messageKey } from './keys';
 import { nextCursor, pages } from './cursor';
-import { queryIndex } from './queries';
+import { queryIndex } from './record-reads';
 import { TABLE, MessageState } from './table';
 import { transition } from './transitions';
 import type { MessageRecord } from './types';

@@ -2,8 +2,10 @@ import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { type Command, Option } from 'commander';
 import type { LoadedConfig } from '../../functions/core/config/compile';
+import { findRunningRuntime } from '../shared/discovery';
 import { CliError } from '../shared/errors';
 import { openDeployedRecordAccess, openLocalRecordAccess, type RecordAccess } from '../shared/record-access';
+import { relayClient, type RelayClient } from '../shared/relay-client';
 import { displayPath, localPath, RUNTIME_DEFAULTS } from '../shared/settings';
 
 /**
@@ -92,4 +94,27 @@ export async function loadRunningConfig({ config, env }: Pick<StoreOptions, 'con
     throw new CliError(`no config at ${displayPath(path)}: pass --config <file>, the config the relay runs with`);
   const { loadConfigFile } = await import('../../functions/core/config/load');
   return loadConfigFile(path);
+}
+
+/** A running relay's `/_relay` API, and how a command names it. */
+export interface RunningRelay {
+  readonly relay: RelayClient;
+  /** `the running relay (pid …, http://127.0.0.1:…)`, as {@link openAccess}'s description says it. */
+  readonly description: string;
+}
+
+/**
+ * The running relay of the local data directory, when the options name neither `--config` nor
+ * `--env`: a command that would load the config only for names and time zones asks the relay,
+ * which compiled it at its start (`GET /_relay/routes`, `GET /_relay/oncall`), and answers in a
+ * fraction of the time the config's compiler takes to load. `undefined` otherwise.
+ */
+export async function runningRelayOf(options: StoreOptions): Promise<RunningRelay | undefined> {
+  if (options.config !== undefined || options.env !== undefined) return undefined;
+  const running = await findRunningRuntime(localPath('dataDir', options.dataDir));
+  if (running === undefined) return undefined;
+  return {
+    relay: relayClient({ url: running.url, consoleSecret: running.consoleSecret }),
+    description: `the running relay (pid ${running.pid}, ${running.url})`,
+  };
 }

@@ -28,6 +28,24 @@ import {
   UnmuteRequest,
 } from './contract';
 
+/** A route of the runtime's config and its `timeZone`, as `GET /routes` lists it. */
+export interface RouteZone {
+  readonly id: string;
+  readonly timeZone: string;
+}
+
+/** One schedule's person on call now, as `GET /oncall` lists it: names only, never a number. */
+export interface OnCallNowView {
+  readonly schedule: string;
+  readonly person: string;
+  /** ISO-8601 UTC; `null` when nobody else ever takes over (a rotation of one person). */
+  readonly until: string | null;
+  /** The schedule's time zone, in which `oncall` tells `until`. */
+  readonly timeZone: string;
+  /** The override's reason (`''` when none was given) when an override put `person` on call; else `null`. */
+  readonly overrideReason: string | null;
+}
+
 export const RELAY_API = {
   /** `logs`, `redrive`: records newest first (by last change; by creation with `route`); no `limit`: all. */
   'GET /records': { query: RecordListQuery, answer: answers<{ readonly records: RecordView[] }>() },
@@ -37,12 +55,16 @@ export const RELAY_API = {
   'POST /dismiss': { body: DismissRequest, answer: answers<DismissResult>() },
   /** `mutes`: the mutes in force. */
   'GET /mutes': { answer: answers<{ readonly mutes: Mute[] }>() },
+  /** `mutes`: the routes of the runtime's config and the time zone each tells time in, so the CLI loads no config. */
+  'GET /routes': { answer: answers<{ readonly routes: RouteZone[] }>() },
   /** `mute`: a route of the runtime's config, for `forSeconds`. */
   'POST /mutes': { body: MuteRequest, answer: answers<{ readonly mute: Mute }>() },
   /** `unmute`: `unmuted` is false when none was in force. */
   'POST /unmute': { body: UnmuteRequest, answer: answers<{ readonly unmuted: boolean }>() },
   /** `oncall`: the overrides in force of `schedules` (comma-separated). */
   'GET /overrides': { query: OverridesQuery, answer: answers<{ readonly overrides: OnCallOverride[] }>() },
+  /** `oncall`: who each schedule of the runtime's config puts on call now, overrides included, in config order. */
+  'GET /oncall': { answer: answers<{ readonly oncall: OnCallNowView[] }>() },
   /** `oncall override`: a person of the runtime's config on call for one of its schedules. */
   'POST /overrides': { body: OverrideRequest, answer: answers<{ readonly override: OnCallOverride }>() },
   /** `incidents`: the open incidents, oldest first. */

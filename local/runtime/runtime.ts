@@ -362,7 +362,7 @@ function attachRelay(
     onError: problem,
     health: async () => await health({ local, settings, providerBaseUrl, sandbox, loaded, startedAt }),
     store: local.store,
-    routes: new Set(loaded.routes.keys()),
+    routes: new Map([...loaded.routes].map(([id, route]) => [id, route.config.timeZone])),
     onCall: loaded.onCall,
     paging: loaded,
     listings,

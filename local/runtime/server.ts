@@ -37,6 +37,7 @@ import type { Turns } from './turns';
 import { localOperator } from '../shared/operator';
 import { dismissRecords, dismissSelected, queryRecords, requeueRecords, toRecordView } from '../records';
 import type { OnCallDirectory } from '../../functions/core/oncall/schedule';
+import { onCallAt } from '../../functions/core/oncall/resolve';
 
 const MAX_CONTROL_BODY_BYTES = 64 * 1024;
 
@@ -71,8 +72,8 @@ export interface RelayServerDependencies {
   readonly store: MessageStore;
   /** Where `/_relay/records` listings wait their turn (see `takeTurns`); without it they run at once. */
   readonly listings?: Turns;
-  /** The config's route ids: a mute of another route is refused. Without it any id is taken. */
-  readonly routes?: ReadonlySet<string>;
+  /** The config's route ids and each one's time zone: a mute of another route is refused. Without it any id is taken. */
+  readonly routes?: ReadonlyMap<string, string>;
   /**
    * Whether a request's `Authorization` header is `Bearer <secret>`, the secret of
    * `RELAY_DATA_DIR/runtime.json` (mode 0600) that `logs`, `redrive`, `mute` and `sms-relay console`
@@ -179,9 +180,11 @@ const RELAY_ROUTES = routeTable<RelayCall>()({
   'POST /_relay/redrive': handleRedrive,
   'POST /_relay/dismiss': handleDismiss,
   'GET /_relay/mutes': listMutes,
+  'GET /_relay/routes': listRoutes,
   'POST /_relay/mutes': muteRoute,
   'POST /_relay/unmute': unmuteRoute,
   'GET /_relay/overrides': listOverrides,
+  'GET /_relay/oncall': listOnCall,
   'POST /_relay/overrides': overrideOnCall,
   'GET /_relay/incidents': listIncidents,
   'POST /_relay/ack': acknowledge,
@@ -392,6 +395,13 @@ async function listMutes({ response, dependencies: { store } }: RelayCall): Prom
   answer(response, 'GET /mutes', { mutes: await store.listMutes() });
 }
 
+/** `GET /_relay/routes`: the config's routes and their time zones (`sms-relay mutes` tells the time in them). */
+async function listRoutes({ response, dependencies: { routes } }: RelayCall): Promise<void> {
+  answer(response, 'GET /routes', {
+    routes: [...(routes ?? new Map<string, string>())].map(([id, timeZone]) => ({ id, timeZone })),
+  });
+}
+
 /** `POST /_relay/mutes` `{route, forSeconds, reason}`: `sms-relay mute` while the runtime holds the store. */
 async function muteRoute({ request, response, dependencies: { store, routes } }: RelayCall): Promise<void> {
   const { route, forSeconds, reason } = parseRequest(RELAY_API['POST /mutes'].body, await controlBody(request));
@@ -417,7 +427,7 @@ async function actOnCircuit({ request, response, dependencies: { store } }: Rela
   answer(response, 'POST /circuit', await changeCircuit(store, change, OpenedBy.Cli));
 }
 
-function knownRoute(routes: ReadonlySet<string> | undefined, route: string): void {
+function knownRoute(routes: ReadonlyMap<string, string> | undefined, route: string): void {
   if (routes !== undefined && !routes.has(route)) throw new HttpError(400, `unknown route "${route}"`);
 }
 
@@ -453,6 +463,29 @@ async function listOverrides({ request, response, dependencies: { store } }: Rel
     queryObject(new URLSearchParams(requestQuery(request.url))),
   );
   answer(response, 'GET /overrides', { overrides: await store.activeOverrides({ schedules }) });
+}
+
+/** `GET /_relay/oncall`: who each schedule puts on call now (`sms-relay oncall` while the runtime holds the store). */
+async function listOnCall({
+  response,
+  dependencies: { store, onCall, clock = () => new Date() },
+}: RelayCall): Promise<void> {
+  const schedules = [...(onCall?.schedules.values() ?? [])];
+  const overrides =
+    schedules.length === 0 ? [] : await store.activeOverrides({ schedules: schedules.map(({ name }) => name) });
+  const now = clock();
+  answer(response, 'GET /oncall', {
+    oncall: schedules.map((schedule) => {
+      const found = onCallAt(schedule, overrides, onCall!.people, now);
+      return {
+        schedule: found.schedule,
+        person: found.person.name,
+        until: found.until?.toISOString() ?? null,
+        timeZone: schedule.timeZone,
+        overrideReason: found.override?.reason ?? null,
+      };
+    }),
+  });
 }
 
 /** `POST /_relay/overrides` `{schedule, person, forSeconds, reason}`: sets one. */

@@ -8,6 +8,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { startSandbox } from '../../local/sandbox/server';
 import type { RunningSandbox } from '../../local/sandbox/types';
+import { webhookPoster } from '../helpers/fixtures';
 import {
   cleanEnv,
   eventually,
@@ -77,20 +78,13 @@ async function start(env: NodeJS.ProcessEnv): Promise<RelayProcess> {
 }
 
 function poster(relay: RelayProcess, env: NodeJS.ProcessEnv): (route: string, message: string) => Promise<number> {
-  const token = readJsonFile<Record<string, string>>(env['RELAY_SECRETS_FILE']!)['generic-token'];
-  return async (route, message) => {
-    const response = await fetch(`${relay.url}/hooks/${route}`, {
-      method: 'POST',
-      headers: {
-        authorization: `Bearer ${token}`,
-        'content-type': 'application/json',
-        'idempotency-key': randomUUID(),
-      },
-      body: JSON.stringify({ message }),
-    });
-    await response.arrayBuffer();
-    return response.status;
-  };
+  const postWebhook = webhookPoster({
+    url: relay.url,
+    configPath: env['RELAY_CONFIG']!,
+    secrets: readJsonFile<Record<string, string>>(env['RELAY_SECRETS_FILE']!),
+  });
+  return async (route, message) =>
+    (await postWebhook(route, { message }, { headers: { 'idempotency-key': randomUUID() } })).status;
 }
 
 /** The records of the route's own messages (to 255754111222), not its notices (to `NOTIFY`). */

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { RunningSandbox } from '../../local/sandbox/types';
-import { testWithRelay } from '../helpers/fixtures';
+import { type PostWebhook, testWithRelay } from '../helpers/fixtures';
 import { eventually, records, runCli, type RelayOnSandbox } from './support';
 
 const API_KEY = 'digest-mute-test-provider-key-3b9d';
@@ -21,28 +21,26 @@ routes:
 
 let sandbox: RunningSandbox;
 let started: RelayOnSandbox | undefined;
+let postWebhook: PostWebhook;
 
 const test = testWithRelay({
   sandbox: { apiKey: API_KEY, balance: 10_000, rate: 1, senderIds: ['SMSRELAY'], defaultSenderId: 'SMSRELAY' },
   config: CONFIG,
 });
-test.beforeAll(({ sandbox: service, relay }) => {
+test.beforeAll(({ sandbox: service, relay, postWebhook: post }) => {
+  postWebhook = post;
   sandbox = service;
   started = relay;
 }, 180_000);
 
 describe('a digest due while its route is muted (npm start)', () => {
   it('sends no digest: the window records are DROPPED with the mute reason', async () => {
-    const { relay, env, secrets } = started!;
+    const { relay, env } = started!;
     const deferred: { ids: string[]; deferredUntil: string }[] = [];
     for (const message of ['backup db-1 ok', 'backup db-2 FAILED', 'backup db-3 ok']) {
-      const response = await fetch(`${relay.url}/hooks/dig`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${secrets['generic-token']!}`, 'content-type': 'application/json' },
-        body: JSON.stringify({ message }),
-      });
-      expect(response.status).toBe(202);
-      deferred.push((await response.json()) as { ids: string[]; deferredUntil: string });
+      const answer = await postWebhook('dig', { message });
+      expect(answer.status).toBe(202);
+      deferred.push(answer.body as { ids: string[]; deferredUntil: string });
     }
     const windowEnd = deferred[0]!.deferredUntil;
     expect(deferred.map((answer) => answer.deferredUntil)).toEqual([windowEnd, windowEnd, windowEnd]);

@@ -1,7 +1,7 @@
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { test } from '../helpers/fixtures';
+import { type PostWebhook, test, webhookPoster } from '../helpers/fixtures';
 import { MAX_MESSAGES_PER_WEBHOOK } from '../../functions/core/defaults';
 import {
   cleanEnv,
@@ -31,7 +31,7 @@ const MAX_PER_SECOND = 100;
 
 let dir: string;
 let relay: RelayProcess;
-let token: string;
+let postWebhook: PostWebhook;
 
 test.beforeAll(async ({ fileDir }) => {
   dir = fileDir;
@@ -66,20 +66,20 @@ test.beforeAll(async ({ fileDir }) => {
       RELAY_SECRETS_FILE: join(dir, 'secrets.json'),
     }),
   );
-  token = readJsonFile<Record<string, string>>(join(dir, 'secrets.json'))['generic-token']!;
+  postWebhook = webhookPoster({
+    url: relay.url,
+    configPath: join(dir, 'relay.yaml'),
+    secrets: readJsonFile<Record<string, string>>(join(dir, 'secrets.json')),
+  });
 }, STARTUP_TIMEOUT_MS);
 
 afterAll(async () => {
   if (relay !== undefined) await stopRelay(relay);
 });
 
-async function hook(route: string, body: unknown): Promise<void> {
-  const response = await fetch(`${relay.url}/hooks/${route}`, {
-    method: 'POST',
-    headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-    body: JSON.stringify(body),
-  });
-  expect(response.status, await response.text()).toBe(202);
+async function hook(route: string, body: Readonly<Record<string, unknown>>): Promise<void> {
+  const answer = await postWebhook(route, body);
+  expect(answer.status, JSON.stringify(answer.body)).toBe(202);
 }
 
 /** p-th percentile, nearest rank. */
@@ -110,6 +110,7 @@ describe('priority lanes in the local runtime', () => {
     );
     for (let alert = 0; alert < ALERTS; alert += 1) {
       await hook('alerts', { message: `alert ${alert}` });
+      // Pacing of input (ALERT_EVERY_MS): alerts arrive while the backlog drains, not all at once.
       await new Promise((resolve) => setTimeout(resolve, ALERT_EVERY_MS));
     }
 

@@ -3,7 +3,7 @@ import { request as httpRequest } from 'node:http';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { RunningSandbox } from '../../local/sandbox/types';
-import { testWithRelay } from '../helpers/fixtures';
+import { type PostWebhook, testWithRelay } from '../helpers/fixtures';
 import { listeningPorts } from '../helpers/listening';
 import { eventually, records, REPO_ROOT, runCli, type RelayOnSandbox } from './support';
 
@@ -17,6 +17,7 @@ const API_KEY = 'local-access-provider-key-3f9a';
 let dir: string;
 let sandbox: RunningSandbox;
 let running: RelayOnSandbox | undefined;
+let postWebhook: PostWebhook;
 
 const test = testWithRelay({
   sandbox: {
@@ -28,7 +29,8 @@ const test = testWithRelay({
   },
   config: readFileSync(join(REPO_ROOT, 'config/local.yaml'), 'utf8'),
 });
-test.beforeAll(({ fileDir, sandbox: service, relay }) => {
+test.beforeAll(({ fileDir, sandbox: service, relay, postWebhook: post }) => {
+  postWebhook = post;
   dir = fileDir;
   sandbox = service;
   running = relay;
@@ -96,7 +98,7 @@ describe('the running relay against other local processes (npm start)', () => {
   });
 
   it('still serves mute, mutes, unmute, logs and redrive through the runtime', async () => {
-    const { relay, env, secrets } = running!;
+    const { relay, env } = running!;
     const muted = await runCli(['mute', 'alerts', '--for', '10m', '--reason', 'maintenance'], env);
     expect(muted.code, muted.stderr).toBe(0);
     expect(muted.stdout).toMatch(
@@ -111,13 +113,9 @@ describe('the running relay against other local processes (npm start)', () => {
 
     // A send the service refuses for credit parks; logs lists it and redrive sends it, both through the runtime.
     sandbox.injectFault({ kind: 'status', status: 402 });
-    const response = await fetch(`${relay.url}/hooks/notify`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${secrets['generic-token']!}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ message: 'local access check' }),
-    });
+    const response = await postWebhook('notify', { message: 'local access check' });
     expect(response.status).toBe(202);
-    const [id] = ((await response.json()) as { ids: string[] }).ids;
+    const [id] = response.body['ids'] as string[];
     await eventually(
       async () =>
         (await records(relay.url, 'route=notify&state=PARKED')).some((record) => record.id === id) ? true : undefined,

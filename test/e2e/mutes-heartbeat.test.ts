@@ -2,7 +2,7 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import type { RunningSandbox } from '../../local/sandbox/types';
-import { testWithRelay } from '../helpers/fixtures';
+import { type PostWebhook, testWithRelay } from '../helpers/fixtures';
 import {
   eventually,
   moveClockAhead,
@@ -18,6 +18,7 @@ const API_KEY = 'mutes-test-provider-key-7c1e';
 
 let sandbox: RunningSandbox;
 let running: RelayOnSandbox | undefined;
+let postWebhook: PostWebhook;
 /** What the sandbox received, for the note. */
 const received: string[] = [];
 
@@ -34,7 +35,8 @@ const test = testWithRelay({
   config: config,
   movableClock: true,
 });
-test.beforeAll(({ sandbox: service, relay }) => {
+test.beforeAll(({ sandbox: service, relay, postWebhook: post }) => {
+  postWebhook = post;
   expect(config).toContain('heartbeat: { every: 5m, grace: 2m }');
   sandbox = service;
   running = relay;
@@ -48,15 +50,8 @@ test.afterAll(() => {
 
 describe('a mute set from the CLI (npm start)', () => {
   it('drops the route messages with its reason until unmute, then sends again', async () => {
-    const { relay, env, secrets } = running!;
-    const notify = async (message: string) => {
-      const response = await fetch(`${relay.url}/hooks/notify`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${secrets['generic-token']!}`, 'content-type': 'application/json' },
-        body: JSON.stringify({ message }),
-      });
-      return { status: response.status, body: (await response.json()) as Record<string, unknown> };
-    };
+    const { relay, env } = running!;
+    const notify = async (message: string) => await postWebhook('notify', { message });
     const muted = await runCli(['mute', 'notify', '--for', '2h', '--reason', 'db upgrade'], env);
     expect(muted.stderr).toBe('');
     expect(muted.stdout).toMatch(

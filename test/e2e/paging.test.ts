@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { RunningSandbox } from '../../local/sandbox/types';
-import { testWithRelay } from '../helpers/fixtures';
+import { type PostWebhook, testWithRelay } from '../helpers/fixtures';
 import { eventually, fixture, moveClockAhead, runCli, type RelayOnSandbox } from './support';
 
 const API_KEY = 'paging-test-provider-key-7c1e';
@@ -9,6 +9,7 @@ const BARAKA = '255754000111';
 
 let sandbox: RunningSandbox;
 let running: RelayOnSandbox | undefined;
+let postWebhook: PostWebhook;
 
 const test = testWithRelay({
   sandbox: {
@@ -35,7 +36,8 @@ routes:
     ack: {}
 `,
 });
-test.beforeAll(({ sandbox: service, relay }) => {
+test.beforeAll(({ sandbox: service, relay, postWebhook: poster }) => {
+  postWebhook = poster;
   sandbox = service;
   running = relay;
 }, 180_000);
@@ -54,15 +56,8 @@ const alert = (status: 'firing' | 'resolved', fingerprint: string, startsAt?: st
 
 describe("paging through npm start (escalation after 1m: the runtime's clock is moved past it)", () => {
   it('sends the alert with a link, escalates after a minute, a GET does not acknowledge, a POST does, a repeat while acknowledged opens nothing, a resolve closes the next, sms-relay ack the third, and a re-firing inside the dedupe window pages again', async () => {
-    const { relay, env, secrets } = running!;
-    const post = async (body: string): Promise<number> =>
-      (
-        await fetch(`${relay.url}/hooks/alerts`, {
-          method: 'POST',
-          headers: { authorization: `Bearer ${secrets['alerts-token']!}`, 'content-type': 'application/json' },
-          body,
-        })
-      ).status;
+    const { relay, env } = running!;
+    const post = async (body: string): Promise<number> => (await postWebhook('alerts', Buffer.from(body))).status;
     const link = new RegExp(`^(.+) ${relay.url.replace(/[.]/g, '\\.')}/a/([A-Za-z0-9_-]{22})$`);
     const incidents = async (): Promise<{ id: string; level: number }[]> => {
       const listed = await runCli(['incidents', '--json'], env);

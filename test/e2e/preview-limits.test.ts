@@ -1,14 +1,14 @@
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { test } from '../helpers/fixtures';
+import { type PostWebhook, test, webhookPoster } from '../helpers/fixtures';
 import type { PreviewAnswer } from '../../local/console/contract';
 import {
   cleanEnv,
   consoleSession,
   eventually,
-  post,
   readJsonFile,
   records,
+  REPO_ROOT,
   startRelay,
   stopRelay,
   type RelayProcess,
@@ -21,14 +21,19 @@ import {
 
 let dir: string;
 let relay: RelayProcess;
-let secrets: Record<string, string>;
+let postWebhook: PostWebhook;
 
 test.beforeAll(async ({ fileDir }) => {
   dir = fileDir;
   relay = await startRelay(
     cleanEnv({ PORT: '0', RELAY_DATA_DIR: join(dir, 'data'), RELAY_SECRETS_FILE: join(dir, 'secrets.json') }),
   );
-  secrets = readJsonFile<Record<string, string>>(join(dir, 'secrets.json'));
+  // The runtime's default config: config/local.yaml.
+  postWebhook = webhookPoster({
+    url: relay.url,
+    configPath: join(REPO_ROOT, 'config/local.yaml'),
+    secrets: readJsonFile<Record<string, string>>(join(dir, 'secrets.json')),
+  });
 }, 120_000);
 
 afterAll(async () => {
@@ -41,15 +46,7 @@ afterAll(async () => {
 });
 
 const webhook = async (n: number): Promise<{ status: number; body: Record<string, unknown> }> =>
-  await post(relay.url, {
-    route: 'notify',
-    body: Buffer.from(JSON.stringify({ message: `meanwhile ${n}` })),
-    headers: {
-      authorization: `Bearer ${secrets['generic-token']}`,
-      'content-type': 'application/json',
-      'idempotency-key': `meanwhile-${n}`,
-    },
-  });
+  await postWebhook('notify', { message: `meanwhile ${n}` }, { headers: { 'idempotency-key': `meanwhile-${n}` } });
 
 describe('a template preview that would run for minutes', () => {
   it('answers with the limit it hit, while webhooks posted meanwhile are accepted and sent', async () => {

@@ -1,8 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { signWebhook } from '../../local/runtime/signers';
 import type { RunningSandbox } from '../../local/sandbox/types';
-import { testWithRelay } from '../helpers/fixtures';
-import { eventually, fixture, moveClockAhead, post, records, runCli, type RelayOnSandbox } from './support';
+import { type PostWebhook, testWithRelay } from '../helpers/fixtures';
+import { eventually, fixture, moveClockAhead, records, runCli, type RelayOnSandbox } from './support';
 
 const API_KEY = 'windows-test-provider-key-7c1e';
 /** One webhook of the storm fixture carries 3 alerts; the storm is this many of them. */
@@ -13,6 +12,7 @@ const QUIET_MINUTES = 10;
 
 let sandbox: RunningSandbox;
 let started: RelayOnSandbox;
+let postWebhook: PostWebhook;
 
 /** `HH:MM` in Dar es Salaam, `minutes` from now. */
 const clock = (minutes: number): string =>
@@ -60,7 +60,8 @@ const test = testWithRelay({
   config: ROUTES,
   movableClock: true,
 });
-test.beforeAll(({ sandbox: service, relay }) => {
+test.beforeAll(({ sandbox: service, relay, postWebhook: poster }) => {
+  postWebhook = poster;
   sandbox = service;
   started = relay;
 }, 180_000);
@@ -82,12 +83,7 @@ function stormBody(n: number): Buffer {
 async function storm(route: string): Promise<string[]> {
   const ids: string[] = [];
   for (let n = 0; n < STORM_WEBHOOKS; n += 1) {
-    const body = stormBody(n);
-    const answer = await post(started.relay.url, {
-      route,
-      body,
-      headers: signWebhook('alertmanager', { body, secret: started.secrets['alerts-token']!, headers: {} }),
-    });
+    const answer = await postWebhook(route, stormBody(n));
     expect(answer.status).toBe(202);
     ids.push(...(answer.body['ids'] as string[]));
   }
@@ -147,13 +143,9 @@ describe('digests and quiet hours through npm start', () => {
     sandbox.clearMessages();
     const ids: string[] = [];
     for (const message of ['backup db-1 ok', 'backup db-2 FAILED', 'backup db-3 ok']) {
-      const response = await fetch(`${started.relay.url}/hooks/nightly`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${started.secrets['generic-token']}`, 'content-type': 'application/json' },
-        body: JSON.stringify({ message }),
-      });
+      const response = await postWebhook('nightly', { message });
       expect(response.status).toBe(202);
-      const answer = (await response.json()) as { ids: string[]; deferredUntil: string };
+      const answer = response.body as { ids: string[]; deferredUntil: string };
       expect(answer.deferredUntil).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:00\.000Z$/);
       ids.push(...answer.ids);
     }

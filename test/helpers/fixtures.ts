@@ -102,22 +102,47 @@ export const test = base
       return running;
     },
   )
-  .extend('postWebhook', { scope: 'file' }, async ({ relay, fileDir }): Promise<PostWebhook> => {
-    const routes = loadConfigFile(join(fileDir, 'relay.yaml')).routes;
-    return async (route, body, { headers = {} } = {}) => {
-      const settings = routes.get(route)?.config;
-      if (settings === undefined) throw new Error(`no route "${route}" in the relay's config`);
-      const secret = relay.secrets[settings.secret];
-      if (secret === undefined) throw new Error(`no secret "${settings.secret}" in the relay's secrets file`);
-      const bytes = body instanceof Uint8Array ? body : Buffer.from(JSON.stringify(body));
-      const response = await fetch(`${relay.relay.url}/hooks/${route}`, {
-        method: 'POST',
-        headers: signWebhook(settings.source, { body: bytes, secret, headers, route: settings }),
-        body: bytes,
-      });
-      return { status: response.status, body: (await response.json()) as Record<string, unknown> };
-    };
-  });
+  .extend(
+    'postWebhook',
+    { scope: 'file' },
+    async ({ relay, fileDir }): Promise<PostWebhook> =>
+      webhookPoster({ url: relay.relay.url, configPath: join(fileDir, 'relay.yaml'), secrets: relay.secrets }),
+  );
+
+/** Where {@link webhookPoster} posts: a relay's URL, the config it runs and its secrets file's values. */
+export interface PosterTarget {
+  /** `http://127.0.0.1:<port>`; a function for a relay a test restarts on another port. */
+  readonly url: string | (() => string);
+  readonly configPath: string;
+  readonly secrets: Readonly<Record<string, string>>;
+}
+
+/**
+ * The `postWebhook` fixture's poster, for a file that starts its relay itself (a restart, a config
+ * of its own): posts to `url`, signed as the route's source signs, with the route's secret.
+ *
+ * @example
+ * ```ts
+ * const postWebhook = webhookPoster({ url: relay.url, configPath: join(dir, 'relay.yaml'), secrets });
+ * expect((await postWebhook('notify', { message: 'disk full' })).status).toBe(202);
+ * ```
+ */
+export function webhookPoster({ url, configPath, secrets }: PosterTarget): PostWebhook {
+  const routes = loadConfigFile(configPath).routes;
+  return async (route, body, { headers = {} } = {}) => {
+    const settings = routes.get(route)?.config;
+    if (settings === undefined) throw new Error(`no route "${route}" in the relay's config`);
+    const secret = secrets[settings.secret];
+    if (secret === undefined) throw new Error(`no secret "${settings.secret}" in the relay's secrets file`);
+    const bytes = body instanceof Uint8Array ? body : Buffer.from(JSON.stringify(body));
+    const response = await fetch(`${typeof url === 'string' ? url : url()}/hooks/${route}`, {
+      method: 'POST',
+      headers: signWebhook(settings.source, { body: bytes, secret, headers, route: settings }),
+      body: bytes,
+    });
+    return { status: response.status, body: (await response.json()) as Record<string, unknown> };
+  };
+}
 
 /**
  * `test` for a file whose tests share one sandbox SMS service with these settings (a relay's

@@ -16,7 +16,10 @@ import { signedWebhook } from './support/webhooks';
  */
 
 const OUTAGE_MS = Number(process.env['RELIABILITY_OUTAGE_SECONDS'] ?? 180) * 1_000;
-/** One webhook this often, alternating the two routes: the steady trickle. */
+/**
+ * One webhook this often, alternating the two routes: the steady trickle. The `sleep(TRICKLE_MS)`
+ * below is pacing of input (what a sender does), not a wait for a state.
+ */
 const TRICKLE_MS = 1_000;
 const BEFORE_AND_AFTER = 8;
 /** Bounds a broken relay's wait, never a measure: the drain time is printed. */

@@ -7,7 +7,7 @@ import type { Mute } from '../../../functions/store';
 import type { RecordAccess } from '../../shared/record-access';
 import { CliError } from '../../shared/errors';
 import { fail } from '../output';
-import { loadRunningConfig, openAccess, type StoreOptions, withStoreOptions } from '../options';
+import { loadRunningConfig, openAccess, runningRelayOf, type StoreOptions, withStoreOptions } from '../options';
 
 interface MuteOptions extends StoreOptions {
   readonly for: string;
@@ -94,21 +94,35 @@ export function mutesCommand(): Command {
   )
     .addHelpText('after', '\nExamples:\n  $ npx sms-relay mutes\n  $ npx sms-relay mutes --env prod --json')
     .action(async (options: StoreOptions & { readonly json?: boolean }) => {
-      await run(options, async (access, _routes, zoneOf) => {
-        const mutes = await access.mutes();
+      const print = (mutes: readonly Mute[], zoneOf: Zones, description: string): void => {
         if (options.json === true) {
           process.stdout.write(`${JSON.stringify(mutes, null, 2)}\n`);
           return;
         }
         if (mutes.length === 0) {
-          process.stdout.write(`No route is muted (${access.description}).\n`);
+          process.stdout.write(`No route is muted (${description}).\n`);
           return;
         }
         for (const mute of mutes)
           process.stdout.write(
             `${mute.route}  muted until ${until(mute, zoneOf(mute.route))}${mute.reason === '' ? '' : `  ${mute.reason}`}\n`,
           );
-      });
+      };
+      try {
+        const running = await runningRelayOf(options);
+        if (running !== undefined) {
+          const [{ mutes }, { routes }] = await Promise.all([
+            running.relay('GET /mutes'),
+            running.relay('GET /routes'),
+          ]);
+          const zones = new Map(routes.map(({ id, timeZone }) => [id, timeZone]));
+          print(mutes, (route) => zones.get(route) ?? 'UTC', running.description);
+          return;
+        }
+      } catch (error) {
+        fail(error);
+      }
+      await run(options, async (access, _routes, zoneOf) => print(await access.mutes(), zoneOf, access.description));
     });
 }
 

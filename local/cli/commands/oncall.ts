@@ -3,10 +3,11 @@ import { parseDurationSeconds } from '../../../functions/core/config/duration';
 import { ONCALL } from '../../../functions/core/defaults';
 import { clockTime } from '../../../functions/core/local-time';
 import { onCallAt, type OnCallDirectory, type OnCallNow } from '../../../functions/core/oncall';
+import type { OnCallNowView } from '../../records/relay-api';
 import type { RecordAccess } from '../../shared/record-access';
 import { CliError } from '../../shared/errors';
 import { fail } from '../output';
-import { loadRunningConfig, openAccess, type StoreOptions, withStoreOptions } from '../options';
+import { loadRunningConfig, openAccess, runningRelayOf, type StoreOptions, withStoreOptions } from '../options';
 
 interface OverrideOptions extends StoreOptions {
   readonly person: string;
@@ -52,39 +53,26 @@ Examples:
   $ npx sms-relay oncall override ops --person baraka --for 8h --reason "asha travels"`,
     )
     .action(async (options: StoreOptions & { readonly json?: boolean }) => {
+      const now = new Date();
+      try {
+        const running = await runningRelayOf(options);
+        if (running !== undefined) {
+          printOnCall((await running.relay('GET /oncall')).oncall, now, options.json === true);
+          return;
+        }
+      } catch (error) {
+        fail(error);
+      }
       await run(options, async (access, directory) => {
-        const now = new Date();
         const found = await whoIsOnCall(access, directory, now);
-        if (options.json === true) {
-          const lines: OnCallLine[] = found.map(({ schedule, person, until }) => ({
-            schedule,
-            person: person.name,
-            until: until?.toISOString() ?? null,
-          }));
-          process.stdout.write(`${JSON.stringify(lines, null, 2)}\n`);
-          return;
-        }
-        if (found.length === 0) {
-          process.stdout.write('No schedules in the config: add schedules (and people) to page whoever is on call.\n');
-          return;
-        }
-        const width = (pick: (line: OnCallNow) => string): number =>
-          Math.max(...found.map((line) => pick(line).length));
-        const [scheduleWidth, personWidth] = [width((line) => line.schedule), width((line) => line.person.name)];
-        for (const line of found) {
-          const zone = directory.schedules.get(line.schedule)!.timeZone;
-          const until =
-            line.until === undefined
-              ? 'with no end (the only person in the rotation)'
-              : `until ${clockTime(line.until, zone, now)} ${zone}`;
-          const why =
-            line.override === undefined
-              ? ''
-              : `  override${line.override.reason === '' ? '' : `: ${line.override.reason}`}`;
-          process.stdout.write(
-            `${line.schedule.padEnd(scheduleWidth)}  ${line.person.name.padEnd(personWidth)}  ${until}${why}\n`,
-          );
-        }
+        const lines = found.map(({ schedule, person, until, override }) => ({
+          schedule,
+          person: person.name,
+          until: until?.toISOString() ?? null,
+          timeZone: directory.schedules.get(schedule)!.timeZone,
+          overrideReason: override?.reason ?? null,
+        }));
+        printOnCall(lines, now, options.json === true);
       });
     });
   command.addCommand(overrideCommand());
@@ -133,6 +121,32 @@ function overrideCommand(): Command {
         );
       });
     });
+}
+
+/** Prints who is on call (`--json`: {@link OnCallLine}s); `now` tells the date beside a time that is not today. */
+function printOnCall(found: readonly OnCallNowView[], now: Date, json: boolean): void {
+  if (json) {
+    const lines: OnCallLine[] = found.map(({ schedule, person, until }) => ({ schedule, person, until }));
+    process.stdout.write(`${JSON.stringify(lines, null, 2)}\n`);
+    return;
+  }
+  if (found.length === 0) {
+    process.stdout.write('No schedules in the config: add schedules (and people) to page whoever is on call.\n');
+    return;
+  }
+  const width = (pick: (line: OnCallNowView) => string): number => Math.max(...found.map((line) => pick(line).length));
+  const [scheduleWidth, personWidth] = [width((line) => line.schedule), width((line) => line.person)];
+  for (const line of found) {
+    const until =
+      line.until === null
+        ? 'with no end (the only person in the rotation)'
+        : `until ${clockTime(new Date(line.until), line.timeZone, now)} ${line.timeZone}`;
+    const why =
+      line.overrideReason === null ? '' : `  override${line.overrideReason === '' ? '' : `: ${line.overrideReason}`}`;
+    process.stdout.write(
+      `${line.schedule.padEnd(scheduleWidth)}  ${line.person.padEnd(personWidth)}  ${until}${why}\n`,
+    );
+  }
 }
 
 /** Each schedule's person now, by the overrides in force read through `access`, in config order. */

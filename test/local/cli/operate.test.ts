@@ -4,7 +4,11 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { test } from '../../helpers/fixtures';
 
-/** The CLI as an operator runs it: `validate` before a deploy, `logs`/`redrive` against a stack. */
+/**
+ * The CLI as an operator runs it: `validate` before a deploy, `logs`/`redrive` against a stack.
+ * Each test runs the CLI as a child process and shares nothing with the others but the empty
+ * `home`, so they run concurrently: the file waits on processes, not on its own work.
+ */
 
 interface Run {
   readonly code: number;
@@ -25,7 +29,7 @@ test.beforeAll(({ fileDir }) => {
   home = fileDir;
 });
 
-describe("validate prints each route's effective delivery policy", () => {
+describe.concurrent("validate prints each route's effective delivery policy", () => {
   it("config/prod.yaml: set by the route, or the source's default", async () => {
     const { code, stdout } = await cli(['validate', '--config', 'config/prod.yaml']);
 
@@ -76,7 +80,7 @@ describe("validate prints each route's effective delivery policy", () => {
   });
 });
 
-describe('mute refuses what it cannot do, and changes nothing', () => {
+describe.concurrent('mute refuses what it cannot do, and changes nothing', () => {
   it.each([
     [
       ['mute', 'nosuch', '--for', '2h', '--config', 'config/prod.yaml', '--data-dir', 'DATA'],
@@ -108,7 +112,7 @@ describe('mute refuses what it cannot do, and changes nothing', () => {
   });
 });
 
-describe('oncall override refuses what it cannot do, and changes nothing', () => {
+describe.concurrent('oncall override refuses what it cannot do, and changes nothing', () => {
   const local = ['--config', 'config/local.yaml', '--data-dir', 'DATA'];
   it.each([
     [
@@ -161,7 +165,7 @@ describe('oncall override refuses what it cannot do, and changes nothing', () =>
   });
 });
 
-describe('commands that reach AWS without a region', () => {
+describe.concurrent('commands that reach AWS without a region', () => {
   // No AWS_REGION and no profile: HOME is an empty directory, so there is no ~/.aws/config either.
   const noRegion = (): NodeJS.ProcessEnv => ({ PATH: process.env['PATH'], HOME: home });
 
@@ -186,7 +190,8 @@ describe('commands that reach AWS without a region', () => {
   });
 
   it('lists --region in the help of logs, redrive, dismiss and the mute commands', async () => {
-    for (const command of ['logs', 'redrive', 'dismiss', 'mute', 'unmute', 'mutes', 'oncall'])
-      expect((await cli([command, '--help'])).stdout).toContain('--region <region>');
+    const commands = ['logs', 'redrive', 'dismiss', 'mute', 'unmute', 'mutes', 'oncall'];
+    const helps = await Promise.all(commands.map(async (command) => (await cli([command, '--help'])).stdout));
+    for (const [index, help] of helps.entries()) expect(help, commands[index]).toContain('--region <region>');
   });
 });

@@ -3,14 +3,18 @@ import { compileOnCall } from '../../../functions/core/oncall';
 import type { MessageStore } from '../../../functions/store';
 import { createRelayServer, type RelayServer } from '../../../local/runtime/server';
 import { type Dynalite, startDynalite } from '../../helpers/dynalite';
-import { newTable } from '../../functions/store/fixtures';
+import { newTable, T0 } from '../../functions/store/fixtures';
 
-/** `/_relay/overrides`: what `sms-relay oncall` uses while the runtime holds the local store. */
+/**
+ * `/_relay/overrides`, `/_relay/oncall` and `/_relay/routes`: what `sms-relay oncall` and `mutes`
+ * use while the runtime holds the local store, without loading the config themselves.
+ */
 
 let db: Dynalite;
 let relay: RelayServer;
 let store: MessageStore;
 let base: string;
+let relayUrl: string;
 
 /** The runtime's secret, which every `/_relay` request presents. */
 const OPERATOR = { authorization: 'Bearer overrides-test-secret' };
@@ -32,7 +36,8 @@ beforeAll(async () => {
   );
   relay = createRelayServer();
   const port = await relay.listen(0, '127.0.0.1');
-  base = `http://127.0.0.1:${port}/_relay/overrides`;
+  relayUrl = `http://127.0.0.1:${port}/_relay`;
+  base = `${relayUrl}/overrides`;
   relay.attach({
     maxBodyBytes: 1024,
     ingest: async () => {
@@ -44,7 +49,13 @@ beforeAll(async () => {
     health: async () => ({ ok: true }),
     store,
     onCall,
+    routes: new Map([
+      ['alerts', 'Africa/Nairobi'],
+      ['orders', 'UTC'],
+    ]),
     isOperator: (authorization) => authorization === OPERATOR.authorization,
+    // The store's clock, as the runtime gives both one clock.
+    clock: () => T0,
   });
 });
 
@@ -90,5 +101,43 @@ describe('/_relay/overrides', () => {
     expect(await listed('ops')).toEqual([set.body['override']]);
     expect(await listed('db')).toEqual([]);
     expect((await fetch(base, { method: 'DELETE', headers: OPERATOR })).status).toBe(405);
+  });
+});
+
+describe('/_relay/oncall and /_relay/routes', () => {
+  const get = async (path: string) => {
+    const response = await fetch(`${relayUrl}${path}`, { headers: OPERATOR });
+    return { status: response.status, text: await response.text() };
+  };
+
+  it("says who each schedule puts on call now, by name, with the override's reason and the schedule's zone, never a number", async () => {
+    // baraka for the day, asha over him for an hour (the newest wins): asha until baraka takes over.
+    expect((await post({ schedule: 'ops', person: 'baraka', forSeconds: 8 * 3600, reason: '' })).status).toBe(200);
+    const set = await post({ schedule: 'ops', person: 'asha', forSeconds: 3600, reason: 'covering the upgrade' });
+    expect(set.status).toBe(200);
+    const { status, text } = await get('/oncall');
+    expect(status).toBe(200);
+    expect(JSON.parse(text)).toEqual({
+      oncall: [
+        {
+          schedule: 'ops',
+          person: 'asha',
+          until: (set.body['override'] as { until: string }).until,
+          timeZone: 'Africa/Dar_es_Salaam',
+          overrideReason: 'covering the upgrade',
+        },
+      ],
+    });
+    expect(text).not.toMatch(/0712345678|712345678|0754000111|754000111/);
+    expect((await fetch(`${relayUrl}/oncall`)).status).toBe(401);
+  });
+
+  it("lists the config's routes with the time zone each tells time in", async () => {
+    expect(JSON.parse((await get('/routes')).text)).toEqual({
+      routes: [
+        { id: 'alerts', timeZone: 'Africa/Nairobi' },
+        { id: 'orders', timeZone: 'UTC' },
+      ],
+    });
   });
 });

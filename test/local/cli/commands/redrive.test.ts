@@ -152,15 +152,21 @@ describe('redrive --state UNKNOWN', () => {
       AWS_REGION: 'local',
     };
 
+    const launchedAt = Date.now();
     const run = await cli(
       ['redrive', '--env', 'test', '--table', tableName, '--state', 'UNKNOWN', '--accept-duplicates', '--rate', '2'],
       aws,
     );
     expect(run.stdout).toContain('Re-queued 6 of 6 UNKNOWN record');
     expect(run.code).toBe(0);
-    // Each requeue is stamped when it is written: 6 at 2 a second span at least 2 s.
-    const times = await Promise.all(ids.map(async (id) => Date.parse((await table.getMessage(id))!.updatedAt)));
-    expect(Math.max(...times) - Math.min(...times)).toBeGreaterThanOrEqual(2_000);
+    // Each requeue is stamped when it is written, and the command started after launchedAt: at 2 a
+    // second, the n-th record written (from 0) cannot be stamped before launchedAt + floor(n / 2) s.
+    // A lower bound from the launch, not a span between records, so a slow first write cannot fail it.
+    const stamped = await Promise.all(ids.map(async (id) => Date.parse((await table.getMessage(id))!.updatedAt)));
+    const secondsAfterLaunch = stamped
+      .sort((a, b) => a - b)
+      .map((at, n) => ({ n, earliestAllowed: launchedAt + Math.floor(n / 2) * 1_000, at }));
+    expect(secondsAfterLaunch.filter(({ at, earliestAllowed }) => at < earliestAllowed)).toEqual([]);
 
     const refused = await cli(['redrive', '--env', 'test', '--table', tableName, '--rate', '0'], aws);
     expect(refused.code).not.toBe(0);
