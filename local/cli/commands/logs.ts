@@ -79,8 +79,9 @@ async function runLogs(options: LogsOptions): Promise<void> {
   } finally {
     await access.close();
   }
-  // Fetched newest first; printed like a log, oldest of them first.
-  const shown = [...records].reverse();
+  // Printed like a log, by the time the table shows (creation), oldest first: the store lists by
+  // last change, so a redriven record would otherwise come out of order.
+  const shown = newestLast(records);
   if (options.json === true) {
     process.stdout.write(`${JSON.stringify(shown, null, 2)}\n`);
     return;
@@ -91,6 +92,13 @@ async function runLogs(options: LogsOptions): Promise<void> {
   }
   process.stdout.write(
     `${renderTable(shown)}\n${shown.length} record${shown.length === 1 ? '' : 's'} from ${access.description}\n`,
+  );
+}
+
+/** Records by creation, oldest first (ties by id, which grows with time). */
+export function newestLast(records: readonly RecordView[]): RecordView[] {
+  return [...records].sort(
+    (a, b) => Date.parse(a.createdAt) - Date.parse(b.createdAt) || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0),
   );
 }
 
