@@ -404,6 +404,7 @@ export async function recordEscalations(
         entry: {
           event: verb,
           detail: `${verb} to ${masked(numbers)}${held === undefined ? '' : ` (not sent: ${held.reason})`}${missed}`,
+          ids: result.ids,
         },
         now,
       });

@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { type Command, Option } from 'commander';
+import { type Command, InvalidArgumentError, Option } from 'commander';
+import { isTimeZone } from '../../functions/core/local-time';
 import type { LoadedConfig } from '../../functions/core/config/compile';
 import { CliError } from '../shared/errors';
 import { openDeployedRecordAccess, openLocalRecordAccess, type RecordAccess } from '../shared/record-access';
@@ -92,4 +93,17 @@ export async function loadRunningConfig({ config, env }: Pick<StoreOptions, 'con
     throw new CliError(`no config at ${displayPath(path)}: pass --config <file>, the config the relay runs with`);
   const { loadConfigFile } = await import('../../functions/core/config/load');
   return loadConfigFile(path);
+}
+
+/**
+ * `--tz <zone>`: the zone a command shows its times in, unlabelled (other zones are named); the
+ * machine's (`TZ`) when absent. `--json` keeps ISO-8601 UTC whatever it is.
+ */
+export function tzOption(): Option {
+  return new Option('--tz <zone>', "show times in this IANA zone (default: the machine's, env TZ)").argParser(
+    (value: string) => {
+      if (!isTimeZone(value)) throw new InvalidArgumentError('Expected an IANA time zone, e.g. Africa/Dar_es_Salaam.');
+      return value;
+    },
+  );
 }
