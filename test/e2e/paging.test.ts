@@ -202,7 +202,7 @@ describe("paging through npm start (escalation after 1m: the runtime's clock is 
     const text = await runCli(['incidents', '--tz', 'Europe/Berlin'], env);
     expect(text.stderr).toBe('');
     // The runtime's clock runs a minute ahead of this one: the step reads "in 1 min" or "just now".
-    expect(text.stdout).toMatch(/\n {2}\d\d:\d\d( \([^)]+\))?  escalated to 2557\*{4}111  PARKED\n/);
+    expect(text.stdout).toMatch(/\n {2}\d\d:\d\d( \([^)]+\))? {2}escalated to 2557\*{4}111 {2}PARKED\n/);
     expect(text.stdout).toContain(`${parked!.id}  alerts  level 1  opened `);
     expect(text.stdout).toContain('  pending: 1 SMS not delivered: PARKED');
     expect(text.stdout).not.toMatch(/\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z/);
