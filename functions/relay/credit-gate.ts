@@ -12,6 +12,7 @@ import {
 } from '../store';
 import { SWEEP_PENDING_GRACE_MS } from '../core/defaults';
 import { monthBounds } from '../core/local-time';
+import { reasonText } from '../core/reasons';
 import { type BalanceWatchStore, observeBalance } from './balance';
 import { type BudgetStore, warnMonthBudget } from './budget';
 import { errorName } from './error-name';
@@ -177,9 +178,16 @@ async function keepReserve(
   }
   if (!taken.reserved) {
     const left = (taken.projected ?? 0) - estimate;
+    // A balance that cannot pay the send at all is the balance's fault, not the reserve's.
     return {
       outcome: GateOutcome.Parked,
-      reason: `balance reserve: ${formatCredits(estimate)} credits would leave ${formatCredits(left)}, below the reserve of ${formatCredits(reserve)} kept for critical routes; waiting for a top-up and redrive`,
+      reason:
+        taken.projected !== undefined && left < 0
+          ? reasonText('insufficientBalance')
+          : reasonText(
+              'balanceReserve',
+              `${formatCredits(estimate)} credits would leave ${formatCredits(left)}, below the reserve of ${formatCredits(reserve)} kept for critical routes`,
+            ),
     };
   }
   return { outcome: GateOutcome.Send, credit: { token, estimate, basis: taken.basis } };

@@ -340,7 +340,12 @@ export async function recordEscalations(
   };
   const incidents = await store.listOpenIncidents();
   if (incidents.length === 0) return publish();
-  const routes = isCompiled(context.config) ? context.config.routes : (await compile?.())?.routes;
+  const compiled = isCompiled(context.config) ? context.config : await compile?.();
+  const routes = compiled?.routes;
+  // Who each number is, for the terminal's `escalation 1 → baraka`: a name of `people`, else masked.
+  const names = new Map([...(compiled?.onCall?.people.values() ?? [])].map((person) => [person.number, person.name]));
+  const whom = (numbers: readonly string[]): string[] =>
+    numbers.map((number) => names.get(number) ?? maskMsisdn(number));
   if (routes === undefined)
     throw new Error('escalations need the compiled config (its recipients): pass the compiler to the sweep');
   // A few at a time: steps falling due together (a burst of alerts) must not queue behind each other.
@@ -399,6 +404,7 @@ export async function recordEscalations(
         entry: {
           event: verb,
           detail: `${verb} to ${masked(numbers)}${held === undefined ? '' : ` (not sent: ${held.reason})`}${missed}`,
+          ids: result.ids,
         },
         now,
       });
@@ -415,6 +421,7 @@ export async function recordEscalations(
           step: index + 1,
           ...(skipped.length === 0 ? {} : { skipped: skipped.length }),
           to: numbers.map(maskMsisdn),
+          people: whom(numbers),
           ids: result.ids,
         });
       upcoming(after?.dueAt);

@@ -11,6 +11,7 @@ import {
 import type { RelayConfigView } from '../core/config/view';
 import { DeliveryPolicy } from '../core/config/policies';
 import { maskMsisdn } from '../core/recipients/mask';
+import { reasonText } from '../core/reasons';
 import {
   ClaimLostError,
   MessageState,
@@ -302,7 +303,7 @@ async function settleFailure(
     await store.settle(
       record.id,
       token,
-      { state: MessageState.Parked, reason: 'insufficient balance (402): waiting for a top-up and redrive', lastError },
+      { state: MessageState.Parked, reason: reasonText('insufficientBalance'), lastError },
       { now },
     );
     metrics.add(RelayMetric.Parked, 1, record.route);

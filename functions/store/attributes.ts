@@ -70,6 +70,10 @@ export class ItemReader {
     return value.BOOL;
   }
 
+  public optStrList(name: string): string[] | undefined {
+    return this.item[name] === undefined ? undefined : this.strList(name);
+  }
+
   public strList(name: string): string[] {
     const value = this.item[name];
     if (value?.L === undefined) throw this.missing(name, 'L');

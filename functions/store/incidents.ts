@@ -78,7 +78,12 @@ export interface AdvanceInput {
 }
 
 const entryAttr = (entry: TimelineEntry) =>
-  map({ at: str(entry.at), event: str(entry.event), detail: str(entry.detail) });
+  map({
+    at: str(entry.at),
+    event: str(entry.event),
+    detail: str(entry.detail),
+    ids: entry.ids === undefined ? undefined : strList(entry.ids),
+  });
 
 const readIncident = (item: Item): Incident => {
   const read = new ItemReader(item, 'incident');
@@ -106,8 +111,10 @@ const readIncident = (item: Item): Incident => {
     timeline: (read.optMapList('timeline') ?? []).map((entry) => {
       const event = entry.str('event') as TimelineEntry['event'];
       const detail = entry.str('detail');
+      const ids = entry.optStrList('ids');
       // The one `repeated` entry carries the count kept beside the list.
-      if (event !== 'repeated' || repeats === undefined) return { at: entry.str('at'), event, detail };
+      if (event !== 'repeated' || repeats === undefined)
+        return { at: entry.str('at'), event, detail, ...(ids === undefined ? {} : { ids }) };
       return {
         at: entry.str('at'),
         event,

@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { type Command, Option } from 'commander';
+import { type Command, InvalidArgumentError, Option } from 'commander';
+import { isTimeZone } from '../../functions/core/local-time';
 import type { LoadedConfig } from '../../functions/core/config/compile';
 import { findRunningRuntime } from '../shared/discovery';
 import { CliError } from '../shared/errors';
@@ -117,4 +118,17 @@ export async function runningRelayOf(options: StoreOptions): Promise<RunningRela
     relay: relayClient({ url: running.url, consoleSecret: running.consoleSecret }),
     description: `the running relay (pid ${running.pid}, ${running.url})`,
   };
+}
+
+/**
+ * `--tz <zone>`: the zone a command shows its times in, unlabelled (other zones are named); the
+ * machine's (`TZ`) when absent. `--json` keeps ISO-8601 UTC whatever it is.
+ */
+export function tzOption(): Option {
+  return new Option('--tz <zone>', "show times in this IANA zone (default: the machine's, env TZ)").argParser(
+    (value: string) => {
+      if (!isTimeZone(value)) throw new InvalidArgumentError('Expected an IANA time zone, e.g. Africa/Dar_es_Salaam.');
+      return value;
+    },
+  );
 }

@@ -6,6 +6,7 @@
  */
 import { maskMsisdn, maskNumbersInText } from '../../functions/core/recipients';
 import { PAGE_SIZE } from '../../functions/core/defaults';
+import { currentReason } from '../../functions/core/reasons';
 import {
   type DismissFrom,
   MessageState,
@@ -65,7 +66,9 @@ const DISMISS_STATES_ARE_DISMISSIBLE: readonly DismissFrom[] = DISMISS_STATES;
  * ```
  */
 export function toRecordView(record: MessageRecord): RecordView {
-  const reason = record.reason ?? (record.state === MessageState.Pending ? record.lastError?.message : undefined);
+  const stored = record.reason ?? (record.state === MessageState.Pending ? record.lastError?.message : undefined);
+  // A record parked before the reasons table reads in today's wording, as the terminal says it.
+  const reason = stored === undefined ? undefined : currentReason(stored);
   return {
     id: record.id,
     route: record.route,

@@ -9,7 +9,7 @@
  * Every request carries `Authorization: Bearer <consoleSecret of runtime.json>`; every POST
  * `content-type: application/json`. Errors are `{ "error": "…" }` with a 4xx/5xx status.
  */
-import type { Incident } from '../../functions/core/paging/incident';
+import type { DeliveredIncident } from '../../functions/relay/incident-story';
 import type { CloseOutcome, Mute, OnCallOverride } from '../../functions/store';
 import { answers, type AnswerOfRoute, type RouteCall, type RouteMap, type RouteRequest } from '../http/route-map';
 import { type CircuitChange, CircuitRequest } from './circuit-contract';
@@ -68,7 +68,7 @@ export const RELAY_API = {
   /** `oncall override`: a person of the runtime's config on call for one of its schedules. */
   'POST /overrides': { body: OverrideRequest, answer: answers<{ readonly override: OnCallOverride }>() },
   /** `incidents`: the open incidents, oldest first. */
-  'GET /incidents': { answer: answers<{ readonly incidents: Incident[] }>() },
+  'GET /incidents': { answer: answers<{ readonly incidents: DeliveredIncident[] }>() },
   /** `ack`: one of concurrent acknowledgements wins (`closed`). */
   'POST /ack': { body: AckRequest, answer: answers<CloseOutcome>() },
   /** `circuit`: the SMS service's circuit. */

@@ -1,4 +1,6 @@
 import { maskNumbersInText } from '../../functions/core/recipients';
+import { currentReason, reasonText } from '../../functions/core/reasons';
+import { formatTime, terminalClock } from '../../functions/core/time-format';
 import type { WebhookReport } from './server';
 
 /** Powertools Logger's own keys; everything else in a line is the caller's attributes. */
@@ -68,6 +70,9 @@ export function formatLogEntry(entry: LogEntry, { verbose = false }: FormatOptio
   if (entry.message === 'sms') return `${time}  sms      ${describeSend(entry)}`;
   if (entry.message === 'balance') return `${time}  balance  ${describeBalance(entry)}`;
   if (entry.message === 'circuit') return `${time}  service  ${describeCircuit(entry)}`;
+  if (entry.message === 'balance below threshold') return `${time}  balance  ${describeLowBalance(entry)}`;
+  if (entry.message === 'incident escalated' || entry.message === 'incident renotified')
+    return `${time}  page     ${describeStep(entry)}`;
   // The runtime prints its own line per webhook with the HTTP status; ingest's lines would repeat it.
   if (entry.message.startsWith('webhook ') && level !== 'ERROR' && level !== 'CRITICAL')
     return verbose ? generic(time, level, entry) : undefined;
@@ -113,15 +118,15 @@ function describeSend(entry: LogEntry): string {
       break;
     case 'RETRY':
       parts.push(
-        `attempt ${String(entry['attempt'] ?? '?')} failed (${errorText ?? 'error'}), next at ${clock(entry['nextAttemptAt'])}`,
+        `attempt ${String(entry['attempt'] ?? '?')} failed (${errorText ?? 'error'}), next at ${nextAt(entry['nextAttemptAt'], entry['timestamp'])}`,
       );
       break;
     case 'PARKED':
-      // A 402 carries the service's error; the reserve parks with a reason of its own and no refusal.
+      // A 402 carries the service's error and no reason; the gate parks with a reason of its own.
       parts.push(
         error === undefined && text(entry['reason']) !== undefined
-          ? text(entry['reason'])!
-          : 'insufficient balance: top up, then run "npx sms-relay redrive"',
+          ? currentReason(text(entry['reason'])!)
+          : reasonText('insufficientBalance'),
       );
       break;
     default:
@@ -156,6 +161,31 @@ function duration(ms: number): string {
   if (seconds < 60) return `${seconds} s`;
   if (seconds < 3600) return `${Math.floor(seconds / 60)} min ${seconds % 60} s`;
   return `${Math.floor(seconds / 3600)} h ${Math.floor((seconds % 3600) / 60)} min`;
+}
+
+/**
+ * The balance watch's warning as a sentence: `balance 0 TZS is below the threshold of 100: a
+ * low-balance SMS was recorded for 1 number`.
+ */
+function describeLowBalance(entry: LogEntry): string {
+  const currency = text(entry['currency']);
+  const notify = typeof entry['notify'] === 'number' ? entry['notify'] : 0;
+  const days =
+    typeof entry['daysLeft'] === 'number' ? `, about ${Math.floor(entry['daysLeft'])} days of sending left` : '';
+  const told =
+    notify === 0
+      ? 'nobody to tell (balance.notify is empty)'
+      : `a low-balance SMS was recorded for ${notify} number${notify === 1 ? '' : 's'}`;
+  return `balance ${String(entry['balance'] ?? '?')}${currency === undefined ? '' : ` ${currency}`} is below the threshold of ${String(entry['threshold'] ?? '?')}${days}: ${told}`;
+}
+
+/** A paging step recorded: `alerts      escalation 1 → baraka`, `renotify → baraka, 2557****678`. */
+function describeStep(entry: LogEntry): string {
+  const route = text(entry['route']) ?? '?';
+  const listed = Array.isArray(entry['people']) ? entry['people'] : Array.isArray(entry['to']) ? entry['to'] : [];
+  const whom = listed.length === 0 ? 'nobody' : listed.map(String).join(', ');
+  const step = entry.message === 'incident escalated' ? `escalation ${String(entry['step'] ?? '?')}` : 'renotify';
+  return `${route.padEnd(10)}  ${step} → ${whom}`;
 }
 
 function describeBalance(entry: LogEntry): string {
@@ -194,12 +224,16 @@ function text(value: unknown): string | undefined {
   return typeof value === 'string' && value !== '' ? value : undefined;
 }
 
-/** `HH:MM:SS` in local time, from an ISO string; blanks when there is none. */
+/** `HH:MM:SS` in the machine's zone, from an ISO string; blanks when there is none. */
 function clock(value: unknown): string {
-  const at = typeof value === 'string' ? new Date(value) : undefined;
-  if (at === undefined || Number.isNaN(at.getTime())) return '--:--:--';
-  const two = (n: number): string => String(n).padStart(2, '0');
-  return `${two(at.getHours())}:${two(at.getMinutes())}:${two(at.getSeconds())}`;
+  return typeof value === 'string' ? terminalClock(value) : '--:--:--';
+}
+
+/** A retry's time, `10:20:30 (in 2 min)`, counted from the line's own time. */
+function nextAt(value: unknown, timestamp: unknown): string {
+  if (typeof value !== 'string') return '--:--:--';
+  const now = typeof timestamp === 'string' ? new Date(timestamp) : new Date();
+  return formatTime(value, { seconds: true, now: Number.isNaN(now.getTime()) ? new Date() : now });
 }
 
 function statusText(status: number): string {

@@ -30,6 +30,7 @@ import { createStore, type MessageStore } from '../../functions/store';
 import { sendMessage } from '../../functions/relay/sender';
 import { sweep } from '../../functions/relay/sweeper';
 import { recordEscalations } from '../../functions/relay/paging';
+import { needsAttention } from '../../functions/relay/attention';
 import { renderBanner } from './banner';
 import { examplePayloads } from '../shared/fixture-headers';
 import { invalidSetting, type RuntimeError } from '../shared/errors';
@@ -37,6 +38,7 @@ import { announceRuntime, withdrawRuntime } from '../shared/discovery';
 import { withCrashPoint } from './crash-store';
 import { openLocalStore, type LocalStore } from '../shared/local-store';
 import { createRedactor, formatWebhook } from './log-format';
+import { attentionWatch } from './attention-line';
 import { localSchedule, repeat, type Repeating } from './schedule';
 import { assertUsableSecrets, ensureSecretsFile, PROVIDER_API_KEY_NAME } from './secrets';
 import { createRelayServer, type HealthReport, type RelayServer } from './server';
@@ -70,6 +72,8 @@ const LISTINGS_MAX_SHARE = 0.25;
  * time. Reading the open incidents is one small query.
  */
 const LOCAL_PAGING_INTERVAL_MS = 1_000;
+/** How often the runtime looks at what needs a person (bounded store reads, see `needsAttention`). */
+const LOCAL_ATTENTION_INTERVAL_MS = 2_000;
 /** Due records per sweep page, the store's largest: the first sweep after a start lists them from a scan of the table. */
 const LOCAL_SWEEP_PAGE = 1_000;
 
@@ -398,6 +402,7 @@ function startTimers(
       onUndecodable: reportUndecodable(context.logger, NO_METRICS),
     }),
   );
+  const attention = attentionWatch((line) => setup.terminal.print(line));
   return [
     // Due records go to the send queue, so a backlog (a restart after a crash) leaves at the sender's
     // rate; sending inside the sweep made the next sweep wait nine times the whole backlog's send time.
@@ -435,6 +440,18 @@ function startTimers(
       immediately: true,
       onError: (error) => problem('the balance watch failed', error),
     }),
+    // What waits for a person (parked, held, unknown, the service unreachable, a route muted): a
+    // line when it starts or changes, not every time it is looked at.
+    repeat(
+      async () => {
+        const now = context.clock();
+        attention(await needsAttention(context.store, now), now);
+      },
+      {
+        intervalMs: LOCAL_ATTENTION_INTERVAL_MS,
+        onError: (error) => problem('what needs attention was not read; trying again', error),
+      },
+    ),
   ];
 }
 

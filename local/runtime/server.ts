@@ -1,4 +1,5 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import { withDelivery } from '../../functions/relay/incident-story';
 import { answerAckLink, answerWebhook, isAckPath, isHookPath } from '../../functions/relay/edge';
 import type { AckPageConfig } from '../../functions/relay/ack-page';
 import type { IngestAnswer, IngestRequest } from '../../functions/relay/ingest';
@@ -443,7 +444,10 @@ async function refusedByStore<Value>(pending: Promise<Value>): Promise<Value> {
 
 /** `GET /_relay/incidents` (`sms-relay incidents`). */
 async function listIncidents({ response, dependencies: { store } }: RelayCall): Promise<void> {
-  answer(response, 'GET /incidents', { incidents: await store.listOpenIncidents() });
+  const open = await store.listOpenIncidents();
+  answer(response, 'GET /incidents', {
+    incidents: await Promise.all(open.map(async (incident) => await withDelivery(store, incident))),
+  });
 }
 
 /** `POST /_relay/ack` (`sms-relay ack`). */

@@ -1,6 +1,6 @@
 /** How the CLI's store commands reach the records (`record-access.ts`, `store-access.ts`). */
 
-import type { Incident } from '../../functions/core/paging/incident';
+import type { DeliveredIncident } from '../../functions/relay/incident-story';
 import type { CloseOutcome, Mute, OnCallOverride, RequeueFrom } from '../../functions/store';
 import type { CircuitChange, CircuitRequest, CircuitView } from '../records/circuit-contract';
 import type {
@@ -46,7 +46,7 @@ export interface RecordAccess {
   /** Puts a person on call over the rotation (`sms-relay oncall override`); the store checks the length. */
   override(request: OverrideRequest): Promise<OnCallOverride>;
   /** The open incidents, oldest first (`sms-relay incidents`). */
-  incidents(): Promise<Incident[]>;
+  incidents(): Promise<DeliveredIncident[]>;
   /** Acknowledges an open incident (`sms-relay ack`): one of concurrent acknowledgements wins. */
   acknowledge(id: string): Promise<CloseOutcome>;
   /** The SMS service's circuit (`sms-relay circuit`). */

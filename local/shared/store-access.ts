@@ -4,6 +4,7 @@
  * pulls in the AWS SDK, dynalite and the store, which a command answered by the running relay
  * never needs.
  */
+import { withDelivery } from '../../functions/relay/incident-story';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
@@ -127,7 +128,8 @@ function storeAccess(store: MessageStore, kind: AccessKind, description: string)
     unmute: async (route) => await store.unmuteRoute({ route }),
     overrides: async (schedules) => await store.activeOverrides({ schedules }),
     override: async (request) => await store.overrideOnCall(request),
-    incidents: async () => await store.listOpenIncidents(),
+    incidents: async () =>
+      await Promise.all((await store.listOpenIncidents()).map(async (incident) => await withDelivery(store, incident))),
     acknowledge: async (id) =>
       await store.closeIncident(id, { state: IncidentState.Acknowledged, by: ACKNOWLEDGED_BY_CLI }),
     circuit: async () => circuitView(await store.getCircuit()),

@@ -150,4 +150,59 @@ describe("paging through npm start (escalation after 1m: the runtime's clock is 
     expect(await post(alert('firing', 'f3', '2025-11-21T06:14:05.000Z'))).toBe(202);
     expect(await incidents()).toEqual([expect.objectContaining({ level: 0 })]);
   }, 300_000);
+
+  it("tells in sms-relay incidents what each step's SMS became and what is pending: an escalation at balance 0 is PARKED, not 'escalated'", async () => {
+    const { relay, env, secrets } = running!;
+    const post = async (body: string): Promise<number> =>
+      (
+        await fetch(`${relay.url}/hooks/alerts`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${secrets['alerts-token']!}`, 'content-type': 'application/json' },
+          body,
+        })
+      ).status;
+    // Another alert group: an incident of its own, whatever the first story left open.
+    const other = JSON.parse(alert('firing', 'f4')) as { groupKey: string };
+    other.groupKey = '{}/{severity="critical"}:{alertname="DiskFull"}';
+    const sentBefore = sandbox.messages().length;
+    expect(await post(JSON.stringify(other))).toBe(202);
+    await eventually(async () => (sandbox.messages().length > sentBefore ? true : undefined), {
+      what: 'the alert SMS to asha',
+    });
+    sandbox.setBalance(0);
+    // The offset is from the real clock: the first story already moved it 61 s.
+    moveClockAhead(running!, 122_000);
+    type Listed = {
+      id: string;
+      key: string;
+      story: { event: string; sms: { state: string }[] | null }[];
+      pending: string;
+    };
+    const [parked] = await eventually(
+      async () => {
+        const listed = (JSON.parse((await runCli(['incidents', '--json'], env)).stdout) as Listed[]).filter(
+          (incident) => incident.key === other.groupKey,
+        );
+        const escalated = listed[0]?.story.find((entry) => entry.event === 'escalated');
+        return escalated?.sms?.[0]?.state === 'PARKED' ? listed : undefined;
+      },
+      { what: 'the escalation SMS parked at balance 0', timeoutMs: 60_000, intervalMs: 500 },
+    );
+    expect(parked!.story[0]).toMatchObject({ event: 'opened', sms: null });
+    expect(parked!.pending).toMatch(
+      /^1 SMS not delivered: PARKED \(escalated to 2557\*{4}111\): insufficient balance: top up/,
+    );
+    expect(parked!.pending).toMatch(/no escalation step left: it stays open until acknowledged/);
+
+    const text = await runCli(['incidents', '--tz', 'Europe/Berlin'], env);
+    expect(text.stderr).toBe('');
+    // The runtime's clock runs a minute ahead of this one: the step reads "in 1 min" or "just now".
+    expect(text.stdout).toMatch(/\n {2}\d\d:\d\d( \([^)]+\))? {2}escalated to 2557\*{4}111 {2}PARKED\n/);
+    expect(text.stdout).toContain(`${parked!.id}  alerts  level 1  opened `);
+    expect(text.stdout).toContain('  pending: 1 SMS not delivered: PARKED');
+    expect(text.stdout).not.toMatch(/\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z/);
+
+    sandbox.setBalance(100_000);
+    expect((await runCli(['ack', parked!.id], env)).stderr).toBe('');
+  }, 180_000);
 });

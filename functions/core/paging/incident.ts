@@ -31,6 +31,8 @@ export interface TimelineEntry {
   readonly count?: number;
   /** A `repeated` entry: when it last fired again. */
   readonly lastAt?: string;
+  /** An `escalated` or `renotified` entry: the records of the step's SMS, to tell what was delivered. */
+  readonly ids?: readonly string[];
 }
 
 /** An incident as the store keeps it. */

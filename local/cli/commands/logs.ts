@@ -3,7 +3,8 @@ import type { RecordQuery } from '../../records';
 import type { RecordView } from '../../records/contract';
 import { parseSince, parseState, STATES } from '../../records/states';
 import { fail } from '../output';
-import { openAccess, type StoreOptions, withStoreOptions } from '../options';
+import { openAccess, type StoreOptions, tzOption, withStoreOptions } from '../options';
+import { formatTime, type Viewer } from '../../../functions/core/time-format';
 import { RECENT_LIMIT } from '../../../functions/core/defaults';
 
 /** Records shown when `--limit` is not given. */
@@ -15,6 +16,7 @@ interface LogsOptions extends StoreOptions {
   readonly since?: string;
   readonly limit: number;
   readonly json?: boolean;
+  readonly tz?: string;
 }
 
 /**
@@ -31,6 +33,7 @@ export function logsCommand(): Command {
     .addOption(new Option('--route <id>', 'only this route'))
     .addOption(new Option('--state <state>', `only this state: ${STATES.join(', ')}`))
     .addOption(new Option('--since <when>', 'only records since a duration ago (30m, 2h, 3d) or an ISO time'))
+    .addOption(tzOption())
     .addOption(
       new Option('--limit <n>', 'at most this many, the newest').default(DEFAULT_LOGS_LIMIT).argParser(parseLimit),
     )
@@ -79,8 +82,9 @@ async function runLogs(options: LogsOptions): Promise<void> {
   } finally {
     await access.close();
   }
-  // Fetched newest first; printed like a log, oldest of them first.
-  const shown = [...records].reverse();
+  // Printed like a log, by the time the table shows (creation), oldest first: the store lists by
+  // last change, so a redriven record would otherwise come out of order.
+  const shown = newestLast(records);
   if (options.json === true) {
     process.stdout.write(`${JSON.stringify(shown, null, 2)}\n`);
     return;
@@ -90,7 +94,14 @@ async function runLogs(options: LogsOptions): Promise<void> {
     return;
   }
   process.stdout.write(
-    `${renderTable(shown)}\n${shown.length} record${shown.length === 1 ? '' : 's'} from ${access.description}\n`,
+    `${renderTable(shown, { ...(options.tz === undefined ? {} : { zone: options.tz }), now: new Date() })}\n${shown.length} record${shown.length === 1 ? '' : 's'} from ${access.description}\n`,
+  );
+}
+
+/** Records by creation, oldest first (ties by id, which grows with time). */
+export function newestLast(records: readonly RecordView[]): RecordView[] {
+  return [...records].sort(
+    (a, b) => Date.parse(a.createdAt) - Date.parse(b.createdAt) || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0),
   );
 }
 
@@ -104,7 +115,8 @@ const COLUMNS = ['TIME', 'ID', 'ROUTE', 'STATE', 'TO', 'SEG', 'CREDITS', 'REASON
  * renderTable(records); // 'TIME                 ID                          ROUTE   STATE …'
  * ```
  */
-export function renderTable(records: readonly RecordView[]): string {
+export function renderTable(records: readonly RecordView[], viewer: Viewer = {}): string {
+  const localTime = (iso: string): string => formatTime(iso, { ...viewer, seconds: true });
   const rows = records.map((record) => [
     localTime(record.createdAt),
     record.id,
@@ -113,7 +125,7 @@ export function renderTable(records: readonly RecordView[]): string {
     record.to.length > 2 ? `${record.to.slice(0, 2).join(',')} +${record.to.length - 2}` : record.to.join(',') || '-',
     String(record.segments),
     record.deducted === null ? '-' : String(record.deducted),
-    reasonCell(record),
+    reasonCell(record, localTime),
   ]);
   const widths = COLUMNS.map((title, column) => Math.max(title.length, ...rows.map((row) => row[column]!.length)));
   const line = (cells: readonly string[]): string =>
@@ -125,15 +137,9 @@ export function renderTable(records: readonly RecordView[]): string {
 }
 
 /** The record's reason; on a DISMISSED one who dismissed it, when and why first, then what it was. */
-function reasonCell({ reason, dismissal }: RecordView): string {
+function reasonCell({ reason, dismissal }: RecordView, localTime: (iso: string) => string): string {
   if (dismissal === null) return reason ?? '';
   return `dismissed by ${dismissal.by} ${localTime(dismissal.at)}: ${dismissal.reason} (was ${dismissal.from}${reason === null ? '' : `: ${reason}`})`;
-}
-
-function localTime(iso: string): string {
-  const at = new Date(iso);
-  const two = (n: number): string => String(n).padStart(2, '0');
-  return `${at.getFullYear()}-${two(at.getMonth() + 1)}-${two(at.getDate())} ${two(at.getHours())}:${two(at.getMinutes())}:${two(at.getSeconds())}`;
 }
 
 function parseLimit(value: string): number {

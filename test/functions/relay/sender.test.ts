@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
+import { reasonText } from '../../../functions/core/reasons';
 import { sendMessage, SendOutcome } from '../../../functions/relay/sender';
 import { checkBalance } from '../../../functions/relay/balance';
 import { NOTICE_ROUTE } from '../../../functions/relay/ports';
@@ -631,6 +632,19 @@ describe('money safety', () => {
       },
     });
 
+    it('parks a normal route at balance 0 as "insufficient balance", not as the reserve: the balance cannot pay it at all', async () => {
+      await start({ config: reserved });
+      servers.sandbox.setBalance(0);
+
+      const parked = await acceptOn(relay, 'orders');
+      expect(await sendMessage(relay.context, parked)).toBe(SendOutcome.Parked);
+      expect(await relay.record(parked)).toMatchObject({
+        state: MessageState.Parked,
+        reason: reasonText('insufficientBalance'),
+      });
+      expect(servers.sandbox.messages()).toEqual([]);
+    });
+
     it('parks normal routes that would eat into it, sends critical routes and the low-balance SMS, and a redrive after a top-up sends once', async () => {
       await start({ config: reserved });
       servers.sandbox.setBalance(101);
@@ -641,7 +655,7 @@ describe('money safety', () => {
       expect(await relay.record(parked)).toMatchObject({
         state: MessageState.Parked,
         reason:
-          'balance reserve: 1 credits would leave 99, below the reserve of 100 kept for critical routes; waiting for a top-up and redrive',
+          'balance reserve: 1 credits would leave 99, below the reserve of 100 kept for critical routes; top up, then run "npx sms-relay redrive --state PARKED"',
       });
       expect(await sendMessage(relay.context, await acceptOn(relay, 'oncall'))).toBe(SendOutcome.Sent);
       const [notice] = await relay.records(NOTICE_ROUTE);

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { createRedactor, formatLogEntry, formatWebhook, type LogEntry } from '../../../local/runtime/log-format';
+import { reasonText } from '../../../functions/core/reasons';
 import { createTerminalLogger } from '../../../local/runtime/terminal-logger';
 
 const at = '2025-01-01T10:20:30.000Z';
@@ -38,21 +39,22 @@ describe('human log lines', () => {
         segments: 2,
         attempt: 3,
         error: { name: 'SmsConnectionRefusedError', delivery: 'not-sent' },
-        nextAttemptAt: at,
+        nextAttemptAt: '2025-01-01T10:22:30.000Z',
       }),
     );
+    const next = new Date('2025-01-01T10:22:30.000Z').toTimeString().slice(0, 8);
     expect(retry).toBe(
-      `${time}  sms      alerts      RETRY   to 2557****678  2 segments  attempt 3 failed (SmsConnectionRefusedError), next at ${time}`,
+      `${time}  sms      alerts      RETRY   to 2557****678  2 segments  attempt 3 failed (SmsConnectionRefusedError), next at ${next} (in 2 min)`,
     );
     const parked = formatLogEntry(
       entry({ level: 'ERROR', message: 'sms', route: 'notify', to: ['2557****678'], state: 'PARKED', segments: 1 }),
     );
-    expect(parked).toContain(
-      'PARKED  to 2557****678  1 segment  insufficient balance: top up, then run "npx sms-relay redrive"',
-    );
+    expect(parked).toContain(`PARKED  to 2557****678  1 segment  ${reasonText('insufficientBalance')}`);
     // Parked by the reserve, not refused by the service: the line says so, not "insufficient balance".
-    const reserve =
-      'balance reserve: 20 credits would leave 490, below the reserve of 500 kept for critical routes; waiting for a top-up and redrive';
+    const reserve = reasonText(
+      'balanceReserve',
+      '20 credits would leave 490, below the reserve of 500 kept for critical routes',
+    );
     expect(
       formatLogEntry(
         entry({
@@ -84,6 +86,38 @@ describe('human log lines', () => {
     expect(
       formatLogEntry(entry({ message: 'balance', balance: 80, currency: 'TZS', threshold: 100, alerted: true })),
     ).toBe(`${time}  balance  80 TZS  (alert below 100)  LOW: alert SMS recorded`);
+  });
+
+  it('word the balance falling below its threshold as a sentence, not as key=value pairs', () => {
+    expect(
+      formatLogEntry(
+        entry({ level: 'WARN', message: 'balance below threshold', balance: 0, threshold: 100, notify: 1 }),
+      ),
+    ).toBe(`${time}  balance  balance 0 is below the threshold of 100: a low-balance SMS was recorded for 1 number`);
+    expect(
+      formatLogEntry(
+        entry({ level: 'WARN', message: 'balance below threshold', balance: 40, threshold: 100, notify: 0 }),
+      ),
+    ).toBe(`${time}  balance  balance 40 is below the threshold of 100: nobody to tell (balance.notify is empty)`);
+  });
+
+  it("name an escalation's step and whom it pages, by the people's names", () => {
+    expect(
+      formatLogEntry(
+        entry({ message: 'incident escalated', route: 'alerts', step: 1, to: ['2557****111'], people: ['baraka'] }),
+      ),
+    ).toBe(`${time}  page     alerts      escalation 1 → baraka`);
+    expect(
+      formatLogEntry(
+        entry({
+          message: 'incident renotified',
+          route: 'alerts',
+          step: 3,
+          to: ['2557****111', '2557****678'],
+          people: ['baraka', '2557****678'],
+        }),
+      ),
+    ).toBe(`${time}  page     alerts      renotify → baraka, 2557****678`);
   });
 
   it('show the SMS service becoming unreachable and reachable again', () => {
@@ -193,14 +227,14 @@ describe('the terminal logger the local runtime hands to the relay operations', 
       segments: 1,
       attempt: 2,
       error: Object.assign(new Error('refused'), { code: 'refused' }),
-      nextAttemptAt: at,
+      nextAttemptAt: new Date(Date.now() + 5 * 60_000).toISOString(),
     });
 
     expect(out[0]).toMatch(
       // biome-ignore lint/complexity/noAdjacentSpacesInRegex: the spaces are the line's columns, as the terminal shows them
       /^\d\d:\d\d:\d\d  sms      notify      SENT    to 2557\*\*\*\*678  1 segment  20 credits, balance 9980$/,
     );
-    expect(out[1]).toContain(`attempt 2 failed (refused), next at ${time}`);
+    expect(out[1]).toMatch(/attempt 2 failed \(refused\), next at \d\d:\d\d:\d\d \(in [45] min\)$/);
     expect(out).toHaveLength(2);
     // Masked as the Lambda logger masks, before anything is formatted.
     expect(errors).toEqual([expect.stringContaining('PARKED  to 2557****678')]);

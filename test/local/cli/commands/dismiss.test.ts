@@ -86,7 +86,7 @@ describe('sms-relay dismiss through the running relay', () => {
     const line = logs.stdout.split('\n').find((text) => text.includes(failed));
     // Who, when and why, numbers masked, then what it was.
     expect(line).toMatch(
-      /DISMISSED .* dismissed by asha \d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}: customer number 2557\*\*\*\*222 disconnected \(was FAILED: refused for 2557\*\*\*\*222 \(FAILED\)\)$/,
+      /DISMISSED .* dismissed by asha (\d{4}-\d{2}-\d{2} )?\d{2}:\d{2}:\d{2}( \([^)]+\))?: customer number 2557\*\*\*\*222 disconnected \(was FAILED: refused for 2557\*\*\*\*222 \(FAILED\)\)$/,
     );
     const json = await cli(['logs', '--state', 'DISMISSED', '--json', '--data-dir', running.dataDir]);
     const listed = JSON.parse(json.stdout) as { id: string; dismissal: unknown }[];

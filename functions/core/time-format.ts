@@ -1,0 +1,102 @@
+import { localTime } from './local-time';
+
+/**
+ * The one way a person is shown a time, on the terminal, in the CLI, on the acknowledge page and in
+ * the console: 24-hour; the zone named whenever it is not the viewer's (the terminal and the CLI:
+ * the machine's zone or `--tz`; the console: the browser's; a page anyone may open: always named);
+ * and, for recent events and near deadlines, how long ago or how soon (`3 min ago`, `in 12 min`).
+ * `--json` and the APIs keep ISO-8601 UTC: this is for people only.
+ */
+
+/** Within this of now, a time also says how long ago or how soon it is. */
+export const RECENT_MS = 60 * 60_000;
+
+/** Who is looking: their zone, and now. */
+export interface Viewer {
+  /**
+   * The viewer's IANA zone: a time in it is shown without a zone name.
+   * @default the machine's (or the browser's) zone
+   */
+  readonly zone?: string;
+  /**
+   * Now, for "N min ago" and for whether a time is today.
+   * @default new Date()
+   */
+  readonly now?: Date;
+}
+
+/** How one time is shown. */
+export interface TimeFormatOptions extends Viewer {
+  /**
+   * The zone to show the time in (a route's, for its quiet hours or a mute).
+   * @default the viewer's zone
+   */
+  readonly in?: string;
+  /**
+   * Seconds too (`14:02:09`), for a terminal line.
+   * @default false
+   */
+  readonly seconds?: boolean;
+  /**
+   * Add `(3 min ago)` / `(in 12 min)` when within {@link RECENT_MS} of now.
+   * @default true
+   */
+  readonly relative?: boolean;
+}
+
+/** The zone of this machine (or browser): what `TZ` names, else the system's. */
+export function machineZone(): string {
+  return Intl.DateTimeFormat().resolvedOptions().timeZone || 'UTC';
+}
+
+const pad = (n: number): string => String(n).padStart(2, '0');
+
+/**
+ * `14:02`, `14:02 (3 min ago)`, `2026-12-04 17:04`, `21:06 Africa/Dar_es_Salaam (in 12 min)`: the
+ * date only when it is not the viewer's today in that zone, the zone only when it is not the
+ * viewer's.
+ *
+ * @example
+ * ```ts
+ * formatTime('2026-12-04T18:06:00Z', { in: 'Africa/Dar_es_Salaam', zone: 'Europe/Berlin', now }); // '21:06 Africa/Dar_es_Salaam (in 12 min)'
+ * ```
+ */
+export function formatTime(at: Date | string, options: TimeFormatOptions = {}): string {
+  const time = typeof at === 'string' ? new Date(at) : at;
+  if (Number.isNaN(time.getTime())) return '-';
+  const viewer = options.zone ?? machineZone();
+  const zone = options.in ?? viewer;
+  const now = options.now ?? new Date();
+  const local = localTime(time, zone);
+  const today = localTime(now, zone);
+  const clock = `${pad(local.hour)}:${pad(local.minute)}${options.seconds === true ? `:${pad(local.second)}` : ''}`;
+  const sameDay = local.year === today.year && local.month === today.month && local.day === today.day;
+  const shown = sameDay ? clock : `${local.year}-${pad(local.month)}-${pad(local.day)} ${clock}`;
+  const named = zone === viewer ? shown : `${shown} ${zone}`;
+  const recent = options.relative === false ? undefined : relativeTime(time, now);
+  return recent === undefined ? named : `${named} (${recent})`;
+}
+
+/**
+ * `just now`, `3 min ago`, `in 12 min`, for a time within {@link RECENT_MS} of now; `undefined`
+ * further off (the clock time says it better).
+ */
+export function relativeTime(at: Date, now: Date = new Date()): string | undefined {
+  const ms = at.getTime() - now.getTime();
+  if (Math.abs(ms) > RECENT_MS) return undefined;
+  const minutes = Math.round(Math.abs(ms) / 60_000);
+  if (minutes === 0) return ms <= 0 ? 'just now' : 'in under a minute';
+  return ms < 0 ? `${minutes} min ago` : `in ${minutes} min`;
+}
+
+/**
+ * `14:02:09` in the viewer's zone, no date and no relative part: the first column of a terminal
+ * line, kept as the README shows it.
+ */
+export function terminalClock(at: Date | string, viewer: Viewer = {}): string {
+  const time = typeof at === 'string' ? new Date(at) : at;
+  if (Number.isNaN(time.getTime())) return '--:--:--';
+  const zone = viewer.zone ?? machineZone();
+  const local = localTime(time, zone);
+  return `${pad(local.hour)}:${pad(local.minute)}:${pad(local.second)}`;
+}

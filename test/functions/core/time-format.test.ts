@@ -1,0 +1,47 @@
+import { describe, expect, it } from 'vitest';
+import { formatTime, relativeTime, terminalClock } from '../../../functions/core/time-format';
+
+/** The viewer in Berlin (UTC+1 in December), the routes in Dar es Salaam (UTC+3). */
+const BERLIN = 'Europe/Berlin';
+const DAR = 'Africa/Dar_es_Salaam';
+const now = new Date('2026-12-04T15:54:00.000Z'); // 16:54 in Berlin, 18:54 in Dar es Salaam
+
+describe('one time format for people', () => {
+  it("shows a time in the viewer's zone 24-hour and unlabelled, and how long ago when recent", () => {
+    expect(formatTime('2026-12-04T15:51:00.000Z', { zone: BERLIN, now })).toBe('16:51 (3 min ago)');
+    expect(formatTime('2026-12-04T15:51:09.000Z', { zone: BERLIN, now, seconds: true })).toBe('16:51:09 (3 min ago)');
+    expect(formatTime('2026-12-04T11:04:00.000Z', { zone: BERLIN, now })).toBe('12:04');
+  });
+
+  it("names the zone whenever it is not the viewer's, and says how soon a deadline is", () => {
+    expect(formatTime('2026-12-04T16:06:00.000Z', { in: DAR, zone: BERLIN, now })).toBe(`19:06 ${DAR} (in 12 min)`);
+    expect(formatTime('2026-12-04T16:06:00.000Z', { in: DAR, zone: DAR, now })).toBe('19:06 (in 12 min)');
+  });
+
+  it('adds the date on another day in the zone shown', () => {
+    // 23:30 in Berlin on the 4th is already the 5th in Dar es Salaam.
+    const late = new Date('2026-12-04T22:30:00.000Z');
+    expect(formatTime(late, { zone: BERLIN, now, relative: false })).toBe('23:30');
+    expect(formatTime(late, { in: DAR, zone: BERLIN, now })).toBe(`2026-12-05 01:30 ${DAR}`);
+  });
+
+  it('says just now, N min ago or in N min within the hour, nothing further off', () => {
+    expect(relativeTime(new Date(now.getTime() - 20_000), now)).toBe('just now');
+    expect(relativeTime(new Date(now.getTime() - 59 * 60_000), now)).toBe('59 min ago');
+    expect(relativeTime(new Date(now.getTime() + 5 * 60_000), now)).toBe('in 5 min');
+    expect(relativeTime(new Date(now.getTime() - 2 * 3_600_000), now)).toBeUndefined();
+  });
+
+  it("keeps a terminal line's first column HH:MM:SS in the viewer's zone", () => {
+    expect(terminalClock('2026-12-04T15:51:09.000Z', { zone: BERLIN })).toBe('16:51:09');
+    expect(terminalClock('2026-12-04T15:51:09.000Z', { zone: DAR })).toBe('18:51:09');
+    expect(terminalClock('not a time')).toBe('--:--:--');
+  });
+
+  it("takes the machine's zone (TZ) as the viewer's by default", () => {
+    // vitest runs with the machine's TZ; whatever it is, a time in it is shown unlabelled.
+    const zone = Intl.DateTimeFormat().resolvedOptions().timeZone;
+    expect(formatTime(now, { now, in: zone })).toBe(formatTime(now, { now }));
+    expect(formatTime(now, { now, in: zone === DAR ? BERLIN : DAR })).toContain(zone === DAR ? BERLIN : DAR);
+  });
+});
