@@ -71,6 +71,8 @@ describe('paging: incidents, escalation and the acknowledge link', () => {
     ]);
     const escalation = (await pending()).filter((record) => record.to.includes(OPS));
     expect(escalation).toHaveLength(1);
+    // The escalation's record names its incident: the story's delivery states and `incidents` read it.
+    expect(escalation[0]).toMatchObject({ incident: incident!.id });
     expect(runs.flatMap((run) => run.ids)).toContain(escalation[0]!.id);
     const opsToken = LINK.exec(escalation[0]!.text)?.[2];
     expect(opsToken).toBeDefined();
@@ -137,6 +139,22 @@ describe('paging: incidents, escalation and the acknowledge link', () => {
     relay.clock.advance(MINUTE);
     expect((await post()).body).toMatchObject({ status: 'duplicate' });
     expect(await relay.store.listOpenIncidents()).toEqual([]);
+  });
+
+  it("closes the incident a sender's retry opened after the first one was resolved: a duplicate sends nothing, so nothing may escalate", async () => {
+    relay = await harness({ db: servers.db, baseUrl: servers.sandbox.baseUrl, config: withPaging });
+    const body = alertBody();
+    const post = async () => await relay.ingest('paged', body, { headers: bearer(SECRETS.alertsToken) });
+    expect((await post()).status).toBe(202);
+    const [first] = await relay.store.listOpenIncidents();
+    await relay.store.closeIncident(first!.id, { state: 'RESOLVED', by: 'cli', now: relay.clock.now });
+    relay.clock.advance(MINUTE);
+    expect((await post()).body).toMatchObject({ status: 'duplicate' });
+    expect(await relay.store.listOpenIncidents()).toEqual([]);
+    // Past the escalation's 10 minutes: nobody is paged for the retry.
+    relay.clock.advance(15 * MINUTE);
+    expect((await recordEscalations(relay.context, relay.clock.now)).ids).toEqual([]);
+    expect(await pending()).toHaveLength(1);
   });
 
   it('opens no incident on a muted route', async () => {
