@@ -5,6 +5,18 @@ import type { StoreTable, UndecodableRecord } from './store-table';
 import { MessageState, TABLE } from './table';
 import type { MessageRecord, Page } from './types';
 
+/** The paging of {@link listByState}, and where it reads on a store that otherwise scans. */
+export interface StateListOptions extends ListOptions {
+  /**
+   * Read the state index even where the store scans its table (`readIndexes: false`, locally): a
+   * few index entries instead of the whole table, for what only shows. The records are read from
+   * the table and are current, but a kill can leave an entry naming a record now in another state:
+   * the caller keeps those in `state` (a write that acts on them checks the state itself).
+   * @default false
+   */
+  readonly candidatesFromIndex?: boolean;
+}
+
 /**
  * Lists message records in one state by `updatedAt` (index `byState`), oldest first.
  *
@@ -21,7 +33,7 @@ import type { MessageRecord, Page } from './types';
 export const listByState = async (
   table: StoreTable,
   state: MessageState,
-  options: ListOptions = {},
+  options: StateListOptions = {},
 ): Promise<Page<MessageRecord>> =>
   await queryIndex(table, { ...options, index: TABLE.indexes.byState, partition: state });
 

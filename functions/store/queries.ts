@@ -11,6 +11,7 @@ import {
   listByRoute,
   listByState,
   type StaleOptions,
+  type StateListOptions,
 } from './listings';
 import { listRecent, newestByRoute, type RecentOptions } from './console-reads';
 import { getMessage, type ListOptions } from './record-reads';
@@ -25,7 +26,7 @@ import {
 import type { MessageState } from './table';
 import type { MessageRecord, Page } from './types';
 
-export type { DueOptions, StaleOptions } from './listings';
+export type { DueOptions, StaleOptions, StateListOptions } from './listings';
 export type { RecentOptions } from './console-reads';
 export type { ListOptions } from './record-reads';
 export type { RecentSummaryOptions, RecordSummary, SummaryOptions } from './summaries';
@@ -38,7 +39,7 @@ export const queryOperations = (table: StoreTable) => ({
   /** One record, strongly consistent. */
   getMessage: async (id: string): Promise<MessageRecord | undefined> => await getMessage(table, id),
   /** Records in one state by `updatedAt`, paged. */
-  listByState: async (state: MessageState, options?: ListOptions): Promise<Page<MessageRecord>> =>
+  listByState: async (state: MessageState, options?: StateListOptions): Promise<Page<MessageRecord>> =>
     await listByState(table, state, options),
   /** A route's records by `createdAt`, paged: keys from the `byRoute` index, then the records by consistent `BatchGetItem`. */
   listByRoute: async (route: string, options?: ListOptions): Promise<Page<MessageRecord>> =>

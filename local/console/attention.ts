@@ -28,7 +28,12 @@ export async function attentionView(
   store: Pick<MessageStore, 'listByState' | 'listMutes' | 'getBalanceState'>,
   { currency, now }: { readonly currency: string; readonly now: Date },
 ): Promise<AttentionAnswer> {
-  const oldest = (state: MessageState) => store.listByState(state, { limit: ATTENTION_PAGE });
+  // The state index's entries, not a scan of the table: the bar polls from every open page, and
+  // locally a scan per state (10,000 records) kept the store's one thread from everything else.
+  const oldest = async (state: MessageState) => {
+    const page = await store.listByState(state, { limit: ATTENTION_PAGE, candidatesFromIndex: true });
+    return { ...page, items: page.items.filter((record) => record.state === state) };
+  };
   const [parked, held, unknown, mutes, balance] = await Promise.all([
     oldest(MessageState.Parked),
     oldest(MessageState.Held),

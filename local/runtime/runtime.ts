@@ -393,15 +393,15 @@ function startTimers(
   problem: Problem,
   { settings, setup, local }: StartedRuntime,
 ): Repeating[] {
-  const stores = sweepStores(
-    context.store,
-    createStore({
-      client: local.client,
-      tableName: local.tableName,
-      clock: setup.clock,
-      onUndecodable: reportUndecodable(context.logger, NO_METRICS),
-    }),
-  );
+  // The same table reading its indexes: for the sweeps after the first, and for what needs
+  // attention (shown, not acted on: its counts by the index, not by a scan of the table every 2 s).
+  const indexed = createStore({
+    client: local.client,
+    tableName: local.tableName,
+    clock: setup.clock,
+    onUndecodable: reportUndecodable(context.logger, NO_METRICS),
+  });
+  const stores = sweepStores(context.store, indexed);
   const attention = attentionWatch((line) => setup.terminal.print(line));
   return [
     // Due records go to the send queue, so a backlog (a restart after a crash) leaves at the sender's
@@ -445,7 +445,7 @@ function startTimers(
     repeat(
       async () => {
         const now = context.clock();
-        attention(await needsAttention(context.store, now), now);
+        attention(await needsAttention(indexed, now), now);
       },
       {
         intervalMs: LOCAL_ATTENTION_INTERVAL_MS,

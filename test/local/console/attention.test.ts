@@ -13,6 +13,7 @@ import type {
 import { storySmsStates } from '../../../local/console/paging-views';
 import type { ConsoleSource } from '../../../local/console/source';
 import { type Dynalite, startDynalite } from '../../helpers/dynalite';
+import { countRequests } from '../../helpers/requests';
 import { message } from '../../functions/store/fixtures';
 
 /**
@@ -26,6 +27,7 @@ const PARK = 'insufficient balance (402): waiting for a top-up and redrive';
 
 let db: Dynalite;
 let store: MessageStore;
+let tableName: string;
 let parked: string[] = [];
 
 const source = (): ConsoleSource => ({
@@ -67,7 +69,7 @@ async function settled(key: string, at: Date, outcome: 'SENT' | 'PARKED'): Promi
 
 beforeAll(async () => {
   db = await startDynalite();
-  const tableName = `console-attention-${randomUUID()}`;
+  tableName = `console-attention-${randomUUID()}`;
   await ensureTable(db.client, tableName);
   store = createStore({ client: db.client, tableName, clock: () => NOW });
 }, 120_000);
@@ -105,6 +107,20 @@ describe("the console's API when SMS wait for a person", () => {
       balanceAt: new Date(NOW.getTime() - 60_000).toISOString(),
       parked: { count: 2, more: false },
     });
+  });
+
+  it('reads the state index, not the table, on the local store that otherwise scans (the bar polls from every page)', async () => {
+    const client = db.newClient();
+    const requests = countRequests(client);
+    const scanning = createStore({ client, tableName, clock: () => NOW, readIndexes: false });
+    const answer = await createStoreApi({ ...source(), withStore: async (use) => await use(scanning) })({
+      method: 'GET',
+      path: '/attention',
+      query: new URLSearchParams(),
+      body: undefined,
+    });
+    expect(answer.body).toMatchObject({ items: [{ kind: 'parked', count: 2, ids: parked }] });
+    expect(requests.byCommand()['Scan']).toBeUndefined();
   });
 
   it('lists a muted route until its mute ends', async () => {
