@@ -677,6 +677,20 @@ describe('money safety', () => {
       expect(servers.sandbox.messages()).toHaveLength(4);
     });
 
+    it('estimates an SMS of several segments at each segment (how the service bills a long SMS is not shown): one that would eat into the reserve parks', async () => {
+      await start({ config: reserved });
+      servers.sandbox.setBalance(102);
+      expect(await sendMessage(relay.context, await acceptOn(relay, 'orders'))).toBe(SendOutcome.Sent); // leaves 101
+      // 87 characters outside GSM-7: UCS-2, 2 segments of 67.
+      const long = await acceptOn(relay, 'orders', `capped ${'中'.repeat(80)}`);
+      expect(await relay.record(long)).toMatchObject({ segments: 2 });
+      expect(await sendMessage(relay.context, long)).toBe(SendOutcome.Parked);
+      expect(await relay.record(long)).toMatchObject({
+        reason: expect.stringMatching(/^balance reserve: 2 credits would leave 99/),
+      });
+      expect(servers.sandbox.messages()).toHaveLength(1);
+    });
+
     it("sends a normal route's own notices (dead-man's switch, held summary, budget warning) whatever is left, taking their estimate", async () => {
       await start({ config: reserved });
       servers.sandbox.setBalance(102);
