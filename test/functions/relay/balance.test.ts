@@ -227,6 +227,20 @@ describe('the low-balance notice', () => {
     expect(await relay.store.getBalanceState()).toMatchObject({ armed: true, lastBalance: 5_000 });
   });
 
+  it('is stale at exactly the threshold: "below the threshold" is what it says', async () => {
+    await withBalanceWatch();
+    servers.sandbox.setBalance(0.5);
+    expect(await sendOne()).toBe(SendOutcome.Parked);
+    const [notice] = await notices();
+    expect(await sendMessage(relay.context, notice!.id)).toBe(SendOutcome.Parked);
+    servers.sandbox.setBalance(100);
+    relay.clock.advance(1_000);
+    expect(await relay.store.requeue(notice!.id, { from: MessageState.Parked })).toBeDefined();
+    relay.clock.advance(1_000);
+    expect(await sendMessage(relay.context, notice!.id)).toBe(SendOutcome.Dropped);
+    expect(servers.sandbox.messages()).toHaveLength(0);
+  });
+
   it('still goes out when it is sent while the balance is below the threshold', async () => {
     await withBalanceWatch();
     servers.sandbox.setBalance(101);
