@@ -165,6 +165,28 @@ describe('paging: incidents, escalation and the acknowledge link', () => {
   });
 });
 
+describe('paging: an open incident whose route left the config', () => {
+  it('is counted overdue and does not stop the escalation of the others', async () => {
+    relay = await harness({ db: servers.db, baseUrl: servers.sandbox.baseUrl, config: withPaging });
+    // Opened by a config that had a route "retired"; the config now running has none.
+    await relay.store.openIncident({
+      route: 'retired',
+      key: 'retired-alert',
+      text: '[FIRING] Old',
+      sentTo: '2557****678',
+      nextDueAt: new Date(relay.clock.now.getTime() + MINUTE),
+      now: relay.clock.now,
+    });
+    expect((await fire()).status).toBe(202);
+    relay.clock.advance(11 * MINUTE);
+    const run = await recordEscalations(relay.context, relay.clock.now);
+    expect((await pending()).filter((record) => record.to.includes(OPS))).toHaveLength(1);
+    expect(run.ids).toHaveLength(1);
+    // Its step, 10 minutes late with nobody to take it: the IncidentsOverdue alarm's count.
+    expect(run.overdue).toBe(1);
+  });
+});
+
 describe('paging: a route muted or in quiet hours after its incident opened', () => {
   it("drops the escalation with the mute's reason, keeps the incident open, and sends the next step once unmuted", async () => {
     relay = await harness({ db: servers.db, baseUrl: servers.sandbox.baseUrl, config: withPaging });
