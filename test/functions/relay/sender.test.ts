@@ -151,11 +151,13 @@ describe('sendMessage', () => {
     const faults: [string, SandboxFault][] = [
       ['a 500 after delivering', { kind: 'status', status: 500, deliver: true }],
       ['a reset after delivering', { kind: 'reset', deliver: true }],
-      ['a time-out (delivered late)', { kind: 'delay', ms: 1_000 }],
+      ['a time-out (delivered late)', { kind: 'delay', ms: 3_000 }],
     ];
+    // Short enough for the delayed answer to time out, long enough for the retry's answer on a busy
+    // machine (at 200 ms, a retry at load 25 timed out too and stayed Retrying).
     const shortTimeout: HarnessOptions['config'] = (config) => ({
       ...config,
-      provider: { ...config.provider, timeoutMs: 200 },
+      provider: { ...config.provider, timeoutMs: 1_000 },
     });
 
     it.each(faults)(
