@@ -149,6 +149,9 @@ describe('paging on AWS: the deployed bundles, DynamoDB Local and the sandbox', 
     expect(acknowledged?.nextDueAt).toBeUndefined();
     const records = (await relay.store.listByRoute('paging')).items;
     expect(records.map((record) => record.to)).toEqual(expect.arrayContaining([[ASHA], [BARAKA]]));
+    // The sweeper bundle's escalation names its SMS in the story: what `sms-relay incidents --env` shows the state of.
+    const toBaraka = records.find((record) => record.to.includes(BARAKA))!;
+    expect(acknowledged!.timeline.find((entry) => entry.event === 'escalated')).toMatchObject({ ids: [toBaraka.id] });
     expect(records).toHaveLength(2);
     expect(relay.sandbox.messages().filter((message) => message.phoneNumbers.includes(CHAUSIKU))).toEqual([]);
 

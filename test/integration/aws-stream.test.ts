@@ -16,6 +16,7 @@ import { DynamoDBStreamsClient } from '@aws-sdk/client-dynamodb-streams';
 import type { APIGatewayProxyStructuredResultV2, DynamoDBStreamEvent } from 'aws-lambda';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
+import { reasonText } from '../../functions/core/reasons';
 import { NOTICE_ROUTE } from '../../functions/relay/ports';
 import {
   createStore,
@@ -329,7 +330,9 @@ describe("the relay on the stack's table in DynamoDB Local, fed by its stream", 
   it('a redrive: a PARKED record requeued after a top-up passes the MODIFY filter and goes out once', async () => {
     await control('POST', '/_sandbox/balance', { balance: 0 });
     const id = await ingest('alerts', 'Disk on db-04 is 97% full');
-    await waitFor('the alert PARKED', inState(id, MessageState.Parked));
+    const parked = await waitFor('the alert PARKED', inState(id, MessageState.Parked));
+    // The sender bundle stores the reasons table's one wording, the one the terminal, logs and console show.
+    expect(parked.reason).toBe(reasonText('insufficientBalance'));
 
     await control('POST', '/_sandbox/balance', { balance: 1000 });
     await store.requeue(id, { from: MessageState.Parked });
