@@ -7,6 +7,8 @@
  * file to point at it.
  */
 
+import { localTime } from '../../../functions/core/local-time';
+
 /** Within this, an event or a deadline also says how far it is. */
 const NEAR_MS = 24 * 3_600_000;
 
@@ -18,23 +20,19 @@ function valid(iso: string | null | undefined): Date | null {
   return Number.isNaN(date.getTime()) ? null : date;
 }
 
-/** Year, month, day, hour, minute, second of `date` on `timeZone`'s clock. */
+const pad2 = (value: number): string => String(value).padStart(2, '0');
+
+/** `date` on `timeZone`'s clock, two digits a field (the year whole): the relay's one formatter per zone. */
 function parts(date: Date, timeZone: string): Record<'year' | 'month' | 'day' | 'hour' | 'minute' | 'second', string> {
-  const found = Object.fromEntries(
-    new Intl.DateTimeFormat('en-GB', {
-      timeZone,
-      year: 'numeric',
-      month: '2-digit',
-      day: '2-digit',
-      hour: '2-digit',
-      minute: '2-digit',
-      second: '2-digit',
-      hourCycle: 'h23',
-    })
-      .formatToParts(date)
-      .map((part) => [part.type, part.value]),
-  );
-  return found as Record<'year' | 'month' | 'day' | 'hour' | 'minute' | 'second', string>;
+  const at = localTime(date, timeZone);
+  return {
+    year: String(at.year),
+    month: pad2(at.month),
+    day: pad2(at.day),
+    hour: pad2(at.hour),
+    minute: pad2(at.minute),
+    second: pad2(at.second),
+  };
 }
 
 /** Whether `timeZone`'s clock reads the same as the browser's at `date` (then it is not named). */
