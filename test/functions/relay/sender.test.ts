@@ -5,7 +5,7 @@ import { sendMessage, SendOutcome } from '../../../functions/relay/sender';
 import { checkBalance } from '../../../functions/relay/balance';
 import { NOTICE_ROUTE } from '../../../functions/relay/ports';
 import { sweep } from '../../../functions/relay/sweeper';
-import { MessageState, NoticeKind } from '../../../functions/store';
+import { ClaimLostError, MessageState, NoticeKind } from '../../../functions/store';
 import { noticeMessage } from '../../../functions/relay/notice';
 import type { SandboxFault } from '../../../local/sandbox/types';
 import { expectNoLeaks } from './leaks';
@@ -178,6 +178,10 @@ describe('sendMessage', () => {
         });
         expect(record.lastError?.delivery).toBe('maybe-sent');
         expect(relay.metrics.total('Unknown', 'alerts')).toBe(1);
+        // Only a 401 says the key may have been rotated: no other failure re-reads the secret.
+        expect(relay.logger.messages('warn')).not.toContain(
+          'SMS service refused the API key; reading the secret again',
+        );
         relay.clock.advance(3_600_000);
         expect(await sweep(relay.context)).toMatchObject({ sent: {}, recovered: 0 });
         // The one the service delivered, and no other.
@@ -375,6 +379,59 @@ describe('sendMessage', () => {
     relay.clock.advance(1_000);
     expect((await sweep(relay.context)).sent).toEqual({ sent: 1 });
     expect(servers.sandbox.messages()).toEqual([expect.objectContaining({ phoneNumbers: [ONCALL] })]);
+  });
+
+  describe('after the service accepted it, when its result cannot be stored', () => {
+    /** The relay's store, whose writes of SENT fail as `failure` says (the other writes go through). */
+    function sentWritesFail(failure: () => Error, times: number): typeof relay.context {
+      const { store } = relay.context;
+      let left = times;
+      return {
+        ...relay.context,
+        store: {
+          ...store,
+          settle: async (...args: Parameters<typeof store.settle>) => {
+            if (args[2].state === MessageState.Sent && left > 0) {
+              left -= 1;
+              throw failure();
+            }
+            return await store.settle(...args);
+          },
+        },
+      };
+    }
+
+    it('stores it SENT with the amounts alone when the write of the full answer fails, and sends it once', async () => {
+      await start();
+      const id = await accepted();
+      const throttled = () => Object.assign(new Error('Rate exceeded'), { name: 'ThrottlingException' });
+
+      expect(await sendMessage(sentWritesFail(throttled, 1), id)).toBe(SendOutcome.Sent);
+
+      expect(await relay.record(id)).toMatchObject({
+        state: MessageState.Sent,
+        attempts: 1,
+        result: { deducted: 1, remainingBalance: 999, message: '', recipients: { omitted: expect.any(String) } },
+      });
+      expect(relay.logger.messages('error')).toEqual(['SMS sent, but the result was not stored']);
+      relay.clock.advance(3_600_000);
+      expect(await sweep(relay.context)).toMatchObject({ sent: {}, recovered: 0 });
+      expect(servers.sandbox.messages()).toHaveLength(1);
+    });
+
+    it('reports it sent and writes nothing more when its claim was taken over meanwhile (the other outcome stands): one SMS', async () => {
+      await start();
+      const id = await accepted();
+      // Every write with this claim would fail: one try, one line.
+      const context = sentWritesFail(() => new ClaimLostError(id), Number.POSITIVE_INFINITY);
+
+      expect(await sendMessage(context, id)).toBe(SendOutcome.Sent);
+
+      expect(relay.logger.messages('error')).toEqual([
+        'SMS sent, but its claim was taken over; the record keeps the other outcome',
+      ]);
+      expect(servers.sandbox.messages()).toHaveLength(1);
+    });
   });
 
   it("sends a generic webhook with the route's sender ID", async () => {
@@ -819,7 +876,10 @@ describe('money safety', () => {
       for (let round = 0; round < POLICY.maxAttempts; round += 1) {
         outcomes.push(await sendMessage(relay.context, id).catch((error: unknown) => `threw ${(error as Error).name}`));
         const { nextAttemptAt } = await relay.record(id);
-        if (nextAttemptAt !== undefined) relay.clock.now = new Date(nextAttemptAt);
+        if (nextAttemptAt === undefined) continue;
+        // Each round waits its backoff: a check that keeps failing does not spin.
+        expect(Date.parse(nextAttemptAt)).toBeGreaterThan(relay.clock.now.getTime());
+        relay.clock.now = new Date(nextAttemptAt);
       }
 
       expect(outcomes).toEqual(['threw SmsServiceError', 'threw SmsServiceError', SendOutcome.Failed]);
