@@ -481,6 +481,14 @@ describe('money safety', () => {
     return (response.body['ids'] as string[])[0]!;
   }
 
+  it('counts each recipient of an SMS in the Segments metric, as the service charges them: one SMS to ten numbers is 10', async () => {
+    await start({ config: capped(1_000) });
+    expect(await sendMessage(relay.context, await acceptOn(relay, 'capped'))).toBe(SendOutcome.Sent);
+
+    expect(servers.sandbox.messages().map((message) => message.deducted)).toEqual([10]);
+    expect(relay.metrics.total('Segments', 'capped')).toBe(10);
+  });
+
   describe('limits.creditsPerDay', () => {
     it('holds from the first send of every new process: the price is read once and kept in the store', async () => {
       const first = await start({ config: capped(25) });
