@@ -9,14 +9,14 @@ import { api, errorText } from './api';
 import { useApi } from './data';
 import { plural } from './format';
 import { openActivityState } from './pages/activity';
-import { clock } from './time';
+import { formatTime } from '../../../functions/core/time-format';
 
 /** How often the bar asks again: as often as the service banner. */
 const ATTENTION_POLL_MS = 5_000;
 
 /** `8 SMS parked`, `100+ SMS held`, `route alerts muted`. */
 function what(item: AttentionItem): string {
-  if (item.kind === 'muted') return `Route ${item.route ?? ''} muted until ${clock(item.until, { relative: true })}`;
+  if (item.kind === 'muted') return `Route ${item.route ?? ''} muted until ${formatTime(item.until)}`;
   const count = `${item.count}${item.more ? '+' : ''}`;
   return `${count} SMS ${item.kind === 'unknown' ? 'UNKNOWN' : item.kind}`;
 }
@@ -53,7 +53,7 @@ function Item({ item, onDone }: { item: AttentionItem; onDone: () => void }) {
   return (
     <p class={`attention-item attention-${item.kind}`} data-testid={`attention-${item.kind}`}>
       <strong>{what(item)}</strong>: {item.why}
-      {item.since === null ? '' : `, since ${clock(item.since, { relative: true })}`}. {item.action}
+      {item.since === null ? '' : `, since ${formatTime(item.since)}`}. {item.action}
       {item.redrive === null ? (
         item.kind === 'unknown' ? (
           <>

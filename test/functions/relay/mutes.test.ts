@@ -14,7 +14,6 @@ const DAR = 'Africa/Dar_es_Salaam';
 const onRouteClock = (time: string): string => (machineZone() === DAR ? time : `${time} ${DAR}`);
 let relay: Harness;
 
-
 async function post(text: string) {
   return await relay.ingest('ops', JSON.stringify({ message: text }), {
     headers: { ...bearer(SECRETS.genericToken), 'idempotency-key': randomUUID() },
@@ -54,7 +53,11 @@ describe('a muted route', () => {
 
     clock.advance(30 * 60_000);
     const muted = await post('disk full');
-    expect(muted).toMatchObject({ status: 200, outcome: 'dropped', reason: `muted until ${onRouteClock('14:00')}: db upgrade` });
+    expect(muted).toMatchObject({
+      status: 200,
+      outcome: 'dropped',
+      reason: `muted until ${onRouteClock('14:00')}: db upgrade`,
+    });
     const [id] = muted.ids;
     expect(await relay.record(id!)).toMatchObject({
       state: MessageState.Dropped,
