@@ -14,11 +14,9 @@ import { formatTime } from '../../../functions/core/time-format';
 /** How often the bar asks again: as often as the service banner. */
 const ATTENTION_POLL_MS = 5_000;
 
-/** `8 SMS parked`, `100+ SMS held`, `route alerts muted`. */
+/** `2 SMS parked`, `100+ SMS held`, `Route alerts muted until 16:00`: the relay's words, the time on the browser's clock. */
 function what(item: AttentionItem): string {
-  if (item.kind === 'muted') return `Route ${item.route ?? ''} muted until ${formatTime(item.until)}`;
-  const count = `${item.count}${item.more ? '+' : ''}`;
-  return `${count} SMS ${item.kind === 'unknown' ? 'UNKNOWN' : item.kind}`;
+  return item.until === undefined ? item.what : `${item.what} until ${formatTime(item.until)}`;
 }
 
 export function AttentionBar() {
@@ -65,7 +63,7 @@ function Item({ item, onDone }: { item: AttentionItem; onDone: () => void }) {
         ) : item.kind === 'muted' ? (
           <>
             {' '}
-            (<a href="#/routes">Routes</a>).
+            <a href="#/routes">Routes</a>
           </>
         ) : null
       ) : (
