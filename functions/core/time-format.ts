@@ -1,11 +1,12 @@
-import { localTime } from './local-time';
+import { localTime, offsetMs } from './local-time';
 
 /**
  * The one way a person is shown a time, on the terminal, in the CLI, on the acknowledge page and in
- * the console: 24-hour; the zone named whenever it is not the viewer's (the terminal and the CLI:
- * the machine's zone or `--tz`; the console: the browser's; a page anyone may open: always named);
- * and, for recent events and near deadlines, how long ago or how soon (`3 min ago`, `in 12 min`).
- * `--json` and the APIs keep ISO-8601 UTC: this is for people only.
+ * the console (bundled for the browser too: no Node import here): 24-hour; the zone named whenever
+ * its clock is not the viewer's (the terminal and the CLI: the machine's zone or `--tz`; the
+ * console: the browser's; a page anyone may open: always named); and, for recent events and near
+ * deadlines, how long ago or how soon (`3 min ago`, `in 12 min`). `--json` and the APIs keep
+ * ISO-8601 UTC: this is for people only.
  */
 
 /** Within this of now, a time also says how long ago or how soon it is. */
@@ -53,17 +54,18 @@ const pad = (n: number): string => String(n).padStart(2, '0');
 
 /**
  * `14:02`, `14:02 (3 min ago)`, `2026-12-04 17:04`, `21:06 Africa/Dar_es_Salaam (in 12 min)`: the
- * date only when it is not the viewer's today in that zone, the zone only when it is not the
- * viewer's.
+ * date only when it is not the viewer's today in that zone, the zone only when its clock reads
+ * otherwise than the viewer's at that time (`Etc/UTC` for a viewer on `UTC` is not named, nor
+ * `Europe/Paris` for one in Berlin). No time (`null`, `undefined`, not a date): `-`.
  *
  * @example
  * ```ts
  * formatTime('2026-12-04T18:06:00Z', { in: 'Africa/Dar_es_Salaam', zone: 'Europe/Berlin', now }); // '21:06 Africa/Dar_es_Salaam (in 12 min)'
  * ```
  */
-export function formatTime(at: Date | string, options: TimeFormatOptions = {}): string {
+export function formatTime(at: Date | string | null | undefined, options: TimeFormatOptions = {}): string {
   const time = typeof at === 'string' ? new Date(at) : at;
-  if (Number.isNaN(time.getTime())) return '-';
+  if (time === null || time === undefined || Number.isNaN(time.getTime())) return '-';
   const viewer = options.zone ?? machineZone();
   const zone = options.in ?? viewer;
   const now = options.now ?? new Date();
@@ -72,7 +74,7 @@ export function formatTime(at: Date | string, options: TimeFormatOptions = {}): 
   const clock = `${pad(local.hour)}:${pad(local.minute)}${options.seconds === true ? `:${pad(local.second)}` : ''}`;
   const sameDay = local.year === today.year && local.month === today.month && local.day === today.day;
   const shown = sameDay ? clock : `${local.year}-${pad(local.month)}-${pad(local.day)} ${clock}`;
-  const named = zone === viewer ? shown : `${shown} ${zone}`;
+  const named = zone === viewer || offsetMs(time, zone) === offsetMs(time, viewer) ? shown : `${shown} ${zone}`;
   const recent = options.relative === false ? undefined : relativeTime(time, now);
   return recent === undefined ? named : `${named} (${recent})`;
 }
@@ -99,4 +101,19 @@ export function terminalClock(at: Date | string, viewer: Viewer = {}): string {
   const zone = viewer.zone ?? machineZone();
   const local = localTime(time, zone);
   return `${pad(local.hour)}:${pad(local.minute)}:${pad(local.second)}`;
+}
+
+/**
+ * A chart axis's tick in the viewer's zone, as fine as the ticks' step: `2026-12` a month or more
+ * apart, `12-04` a day or more, else `17:04` (the Credit chart's time axis, instead of the chart
+ * library's `12/4/26 5:04pm`).
+ *
+ * @param at the tick's time
+ * @param stepSeconds seconds between two ticks
+ */
+export function axisTick(at: Date, stepSeconds: number, viewer: Pick<Viewer, 'zone'> = {}): string {
+  const local = localTime(at, viewer.zone ?? machineZone());
+  if (stepSeconds >= 28 * 86_400) return `${local.year}-${pad(local.month)}`;
+  if (stepSeconds >= 86_400) return `${pad(local.month)}-${pad(local.day)}`;
+  return `${pad(local.hour)}:${pad(local.minute)}`;
 }

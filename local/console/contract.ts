@@ -392,7 +392,8 @@ export interface PreviewAnswer {
 }
 
 /**
- * One thing that waits for a person: `2 SMS parked: balance 0 TZS. Top up, then [Redrive 2]`.
+ * One thing that waits for a person, in the terminal's words (`needsAttention`):
+ * `2 SMS parked: insufficient balance (balance 0 TZS), since 14:02. Top up, then [Redrive 2]`.
  * SMS items count at most one page of the state index (`more`: there are others beyond it).
  */
 export interface AttentionItem {
@@ -403,7 +404,9 @@ export interface AttentionItem {
   readonly more: boolean;
   /** The oldest one's last change (a mute: when it was set). */
   readonly since: string | null;
-  /** What is wrong: `balance 0 TZS`, the newest record's reason, a mute's reason. */
+  /** What, with how many: `2 SMS parked`, `100+ SMS held`, `Route alerts muted` (then `until <time>`). */
+  readonly what: string;
+  /** Why: `insufficient balance (balance 0 TZS)`, the oldest record's reason, a mute's reason. */
   readonly why: string;
   /** What the person does: `Top up, then` before the Redrive button, or the whole instruction. */
   readonly action: string;

@@ -97,7 +97,7 @@ describe('the console when SMS wait for a person', () => {
       expect({ path, bar: await bar.textContent() }).toEqual({
         path,
         bar: expect.stringMatching(
-          /^2 SMS parked: balance 0 TZS, since \d\d:\d\d \(just now\)\. Top up, then Redrive 2$/,
+          /^2 SMS parked: insufficient balance \(balance 0 TZS\), since \d\d:\d\d \(just now\)\. Top up, then Redrive 2$/,
         ),
       });
       const body = (await page.textContent('body')) ?? '';

@@ -52,7 +52,7 @@ describe('the attention line', () => {
     expect(await post('second')).toBe(202);
     const [line] = await relay.waitFor(/^.*attention {2}2 SMS parked: insufficient balance.*$/m, 60_000);
     expect(line).toMatch(
-      /^\d\d:\d\d:\d\d {2}attention {2}2 SMS parked: insufficient balance( \(balance 0\))?, since \d\d:\d\d/,
+      /^\d\d:\d\d:\d\d {2}attention {2}2 SMS parked: insufficient balance( \(balance 0 TZS\))?, since \d\d:\d\d/,
     );
     expect(line).toContain('. Top up, then run "npx sms-relay redrive --state PARKED"');
     // Said when it changes, not each time it is looked at.

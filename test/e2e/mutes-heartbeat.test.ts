@@ -65,7 +65,7 @@ describe('a mute set from the CLI (npm start)', () => {
       status: 200,
       body: {
         status: 'dropped',
-        reason: expect.stringMatching(/^muted until (\d{4}-\d\d-\d\d )?\d\d:\d\d: db upgrade$/),
+        reason: expect.stringMatching(/^muted until (\d{4}-\d\d-\d\d )?\d\d:\d\d(?: [A-Z][\w/+-]*)?: db upgrade$/),
       },
     });
     const [record] = await records(relay.url, 'route=notify&state=DROPPED');

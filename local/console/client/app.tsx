@@ -6,7 +6,7 @@ import { useHash } from './route';
 import { ErrorBox } from './ui';
 import { CircuitControl } from './circuit';
 import { AttentionBar } from './attention';
-import { clock } from './time';
+import { formatTime } from '../../../functions/core/time-format';
 
 export function App() {
   const page = pageOf(useHash());
@@ -69,7 +69,7 @@ function ServiceBanner() {
     return data.circuit.state === 'closed' ? null : <CircuitControl status={data} onChanged={reload} />;
   return (
     <div class="warning" role="status" data-testid="service-unreachable">
-      SMS service unreachable since {clock(data.unreachableSince, { seconds: true, relative: true })}
+      SMS service unreachable since {formatTime(data.unreachableSince, { seconds: true })}
       {data.lastError === null ? '' : ` (${data.lastError})`}: sends are paused, {data.waiting} message
       {data.waiting === 1 ? '' : 's'} waiting (PENDING, no attempts spent). They go out, oldest first, when a probe of
       the balance endpoint succeeds.

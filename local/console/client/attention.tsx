@@ -9,16 +9,14 @@ import { api, errorText } from './api';
 import { useApi } from './data';
 import { plural } from './format';
 import { openActivityState } from './pages/activity';
-import { clock } from './time';
+import { formatTime } from '../../../functions/core/time-format';
 
 /** How often the bar asks again: as often as the service banner. */
 const ATTENTION_POLL_MS = 5_000;
 
-/** `8 SMS parked`, `100+ SMS held`, `route alerts muted`. */
+/** `2 SMS parked`, `100+ SMS held`, `Route alerts muted until 16:00`: the relay's words, the time on the browser's clock. */
 function what(item: AttentionItem): string {
-  if (item.kind === 'muted') return `Route ${item.route ?? ''} muted until ${clock(item.until, { relative: true })}`;
-  const count = `${item.count}${item.more ? '+' : ''}`;
-  return `${count} SMS ${item.kind === 'unknown' ? 'UNKNOWN' : item.kind}`;
+  return item.until === undefined ? item.what : `${item.what} until ${formatTime(item.until)}`;
 }
 
 export function AttentionBar() {
@@ -53,7 +51,7 @@ function Item({ item, onDone }: { item: AttentionItem; onDone: () => void }) {
   return (
     <p class={`attention-item attention-${item.kind}`} data-testid={`attention-${item.kind}`}>
       <strong>{what(item)}</strong>: {item.why}
-      {item.since === null ? '' : `, since ${clock(item.since, { relative: true })}`}. {item.action}
+      {item.since === null ? '' : `, since ${formatTime(item.since)}`}. {item.action}
       {item.redrive === null ? (
         item.kind === 'unknown' ? (
           <>
@@ -65,7 +63,7 @@ function Item({ item, onDone }: { item: AttentionItem; onDone: () => void }) {
         ) : item.kind === 'muted' ? (
           <>
             {' '}
-            (<a href="#/routes">Routes</a>).
+            <a href="#/routes">Routes</a>
           </>
         ) : null
       ) : (

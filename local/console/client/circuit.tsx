@@ -1,7 +1,7 @@
 import { useState } from 'preact/hooks';
 import type { ServiceStatus } from '../contract';
 import { api, errorText } from './api';
-import { fullTime } from './format';
+import { formatTime } from '../../../functions/core/time-format';
 
 /**
  * The SMS service's circuit, and the operator's hand on it: Hold (open it for a while: no SMS is
@@ -27,9 +27,9 @@ export function CircuitControl({ status, onChanged }: { status: ServiceStatus; o
   };
   const state =
     circuit.state === 'open'
-      ? `open since ${fullTime(circuit.since ?? '')}${circuit.openedBy === null ? '' : ` (by ${circuit.openedBy})`}: no SMS is sent; next probe ${fullTime(circuit.nextProbeAt ?? '')}`
+      ? `open since ${formatTime(circuit.since)}${circuit.openedBy === null ? '' : ` (by ${circuit.openedBy})`}: no SMS is sent; next probe ${formatTime(circuit.nextProbeAt)}`
       : circuit.state === 'probation'
-        ? `on probation since ${fullTime(circuit.since ?? '')}: one send at a time until one goes through`
+        ? `on probation since ${formatTime(circuit.since)}: one send at a time until one goes through`
         : 'closed: SMS go out';
   return (
     <div class="circuit" data-testid="circuit">

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { formatTime, relativeTime, terminalClock } from '../../../functions/core/time-format';
+import { axisTick, formatTime, relativeTime, terminalClock } from '../../../functions/core/time-format';
 
 /** The viewer in Berlin (UTC+1 in December), the routes in Dar es Salaam (UTC+3). */
 const BERLIN = 'Europe/Berlin';
@@ -16,6 +16,28 @@ describe('one time format for people', () => {
   it("names the zone whenever it is not the viewer's, and says how soon a deadline is", () => {
     expect(formatTime('2026-12-04T16:06:00.000Z', { in: DAR, zone: BERLIN, now })).toBe(`19:06 ${DAR} (in 12 min)`);
     expect(formatTime('2026-12-04T16:06:00.000Z', { in: DAR, zone: DAR, now })).toBe('19:06 (in 12 min)');
+  });
+
+  it("leaves out a zone whose clock reads as the viewer's at that time", () => {
+    expect(formatTime('2026-12-04T16:06:00.000Z', { in: 'Europe/Paris', zone: BERLIN, now })).toBe('17:06 (in 12 min)');
+    expect(formatTime('2026-12-04T16:06:00.000Z', { in: 'Etc/UTC', zone: 'UTC', now, relative: false })).toBe('16:06');
+    // London's clock is an hour behind Berlin's.
+    expect(formatTime('2026-12-04T16:06:00.000Z', { in: 'Europe/London', zone: BERLIN, now, relative: false })).toBe(
+      '16:06 Europe/London',
+    );
+  });
+
+  it('shows a missing or unreadable time as a dash', () => {
+    expect(formatTime(null)).toBe('-');
+    expect(formatTime(undefined)).toBe('-');
+    expect(formatTime('not a time')).toBe('-');
+  });
+
+  it("labels a chart's time axis in the viewer's zone, as fine as its step", () => {
+    const at = new Date('2026-12-04T15:54:00.000Z');
+    expect(axisTick(at, 600, { zone: DAR })).toBe('18:54');
+    expect(axisTick(at, 86_400, { zone: BERLIN })).toBe('12-04');
+    expect(axisTick(at, 30 * 86_400, { zone: BERLIN })).toBe('2026-12');
   });
 
   it('adds the date on another day in the zone shown', () => {

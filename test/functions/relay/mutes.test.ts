@@ -1,5 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
+import { machineZone } from '../../../functions/core/time-format';
+import { mutedReason } from '../../../functions/relay/mutes';
 import { sendMessage, SendOutcome } from '../../../functions/relay/sender';
 import { sweep } from '../../../functions/relay/sweeper';
 import { MessageState } from '../../../functions/store';
@@ -7,11 +9,10 @@ import { expectNoLeaks } from './leaks';
 import { bearer, harness, type Harness, SECRETS, TestClock, useRelayServers } from './support';
 
 const servers = useRelayServers({});
+const DAR = 'Africa/Dar_es_Salaam';
+/** A time on the `ops` route's clock (Dar es Salaam) as the relay on this machine names it. */
+const onRouteClock = (time: string): string => (machineZone() === DAR ? time : `${time} ${DAR}`);
 let relay: Harness;
-
-afterEach(() => {
-  expectNoLeaks(relay.logger);
-});
 
 async function post(text: string) {
   return await relay.ingest('ops', JSON.stringify({ message: text }), {
@@ -19,7 +20,31 @@ async function post(text: string) {
   });
 }
 
+describe("a mute's reason", () => {
+  const route = { config: { timeZone: DAR } } as const;
+  const now = new Date('2026-12-04T16:00:00.000Z'); // 19:00 in Dar es Salaam
+  const mute = { route: 'ops', until: '2026-12-04T18:06:00.000Z', reason: 'db upgrade', mutedAt: now.toISOString() };
+
+  it("names the route's zone when the relay's clock is another (a UTC server, as on AWS)", () => {
+    expect(mutedReason(route, mute, now, 'UTC')).toBe(`muted until 21:06 ${DAR}: db upgrade`);
+    expect(mutedReason(route, { ...mute, until: '2026-12-05T06:00:00.000Z' }, now, 'Europe/Berlin')).toBe(
+      `muted until 2026-12-05 09:00 ${DAR}: db upgrade`,
+    );
+  });
+
+  it("leaves the zone out when the relay runs on the route's clock, and never says how soon", () => {
+    expect(mutedReason(route, mute, now, DAR)).toBe('muted until 21:06: db upgrade');
+    expect(mutedReason(route, { ...mute, reason: '', until: '2026-12-04T16:10:00.000Z' }, now, DAR)).toBe(
+      'muted until 19:10',
+    );
+  });
+});
+
 describe('a muted route', () => {
+  afterEach(() => {
+    expectNoLeaks(relay.logger);
+  });
+
   it('records its messages DROPPED with the reason in the route time zone, never sends them, and sends again once the mute lapses', async () => {
     // 09:00 UTC is 12:00 in Dar es Salaam; two hours later is 14:00 there.
     const clock = new TestClock(new Date('2026-11-26T09:00:00.000Z'));
@@ -28,11 +53,15 @@ describe('a muted route', () => {
 
     clock.advance(30 * 60_000);
     const muted = await post('disk full');
-    expect(muted).toMatchObject({ status: 200, outcome: 'dropped', reason: 'muted until 14:00: db upgrade' });
+    expect(muted).toMatchObject({
+      status: 200,
+      outcome: 'dropped',
+      reason: `muted until ${onRouteClock('14:00')}: db upgrade`,
+    });
     const [id] = muted.ids;
     expect(await relay.record(id!)).toMatchObject({
       state: MessageState.Dropped,
-      reason: 'muted until 14:00: db upgrade',
+      reason: `muted until ${onRouteClock('14:00')}: db upgrade`,
       text: 'disk full',
       to: ['255754111222'],
     });
@@ -73,7 +102,7 @@ describe('a muted route', () => {
     expect(await sweep(relay.context)).toMatchObject({ sent: { dropped: 1 } });
     expect(await relay.record(waiting.ids[0]!)).toMatchObject({
       state: MessageState.Dropped,
-      reason: 'muted until 12:11: maintenance',
+      reason: `muted until ${onRouteClock('12:11')}: maintenance`,
     });
     expect(relay.metrics.total('Muted', 'ops')).toBe(1);
     expect(relay.metrics.total('Dropped', 'ops')).toBe(0);
@@ -84,7 +113,7 @@ describe('a muted route', () => {
     const clock = new TestClock(new Date('2026-11-26T09:00:00.000Z'));
     relay = await harness({ db: servers.db, baseUrl: servers.sandbox.baseUrl, clock });
     await relay.store.muteRoute({ route: 'ops', forSeconds: 3600, reason: '' });
-    expect(await post('muted')).toMatchObject({ outcome: 'dropped', reason: 'muted until 13:00' });
+    expect(await post('muted')).toMatchObject({ outcome: 'dropped', reason: `muted until ${onRouteClock('13:00')}` });
     const other = await relay.ingest('ops-alo', JSON.stringify({ message: 'other route' }), {
       headers: { ...bearer(SECRETS.genericToken), 'idempotency-key': randomUUID() },
     });

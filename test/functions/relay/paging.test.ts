@@ -201,14 +201,14 @@ describe('paging: a route muted or in quiet hours after its incident opened', ()
     expect(escalation).toEqual([
       expect.objectContaining({
         state: MessageState.Dropped,
-        reason: expect.stringMatching(/^muted until \d\d:\d\d: db upgrade$/),
+        reason: expect.stringMatching(/^muted until \d\d:\d\d(?: [A-Z][\w/+-]*)?: db upgrade$/),
       }),
     ]);
     expect(servers.sandbox.messages().slice(delivered)).toEqual([]);
     const after = await relay.store.getIncident(incident!.id);
     expect(after).toMatchObject({ state: 'OPEN', actions: 1, level: 1 });
     expect(after!.timeline.at(-1)!.detail).toMatch(
-      /^escalated to 2557\*\*\*\*222 \(not sent: muted until \d\d:\d\d: db upgrade\)$/,
+      /^escalated to 2557\*\*\*\*222 \(not sent: muted until \d\d:\d\d(?: [A-Z][\w/+-]*)?: db upgrade\)$/,
     );
     expect(relay.metrics.total(RelayMetric.EscalationsSent, 'paged')).toBe(0);
 

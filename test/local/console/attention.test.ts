@@ -11,6 +11,8 @@ import type {
   RequeueOutcome,
 } from '../../../local/console/contract';
 import { storySmsStates } from '../../../local/console/paging-views';
+import { needsAttention } from '../../../functions/relay/attention';
+import { attentionText } from '../../../local/runtime/attention-line';
 import type { ConsoleSource } from '../../../local/console/source';
 import { type Dynalite, startDynalite } from '../../helpers/dynalite';
 import { countRequests } from '../../helpers/requests';
@@ -96,7 +98,8 @@ describe("the console's API when SMS wait for a person", () => {
         more: false,
         since: first.toISOString(),
         ids: parked,
-        why: 'balance 0 TZS',
+        what: '2 SMS parked',
+        why: 'insufficient balance (balance 0 TZS)',
         action: 'Top up, then',
         redrive: 'PARKED',
       },
@@ -123,11 +126,44 @@ describe("the console's API when SMS wait for a person", () => {
     expect(requests.byCommand()['Scan']).toBeUndefined();
   });
 
-  it('lists a muted route until its mute ends', async () => {
+  it('lists each muted route until its mute ends', async () => {
     await store.muteRoute({ route: 'alerts', forSeconds: 7_200, reason: 'db upgrade', now: NOW });
-    const muted = (await call<AttentionAnswer>('GET', '/attention')).items.find((item) => item.kind === 'muted');
-    expect(muted).toMatchObject({ route: 'alerts', why: 'db upgrade', until: '2025-03-10T14:00:00.000Z' });
+    await store.muteRoute({ route: 'notify', forSeconds: 600, reason: '', now: NOW });
+    const muted = (await call<AttentionAnswer>('GET', '/attention')).items.filter((item) => item.kind === 'muted');
+    expect(muted).toEqual([
+      expect.objectContaining({
+        what: 'Route alerts muted',
+        route: 'alerts',
+        why: 'db upgrade',
+        until: '2025-03-10T14:00:00.000Z',
+      }),
+      expect.objectContaining({ what: 'Route notify muted', route: 'notify', why: 'no reason given' }),
+    ]);
     await store.unmuteRoute({ route: 'alerts', now: NOW });
+    await store.unmuteRoute({ route: 'notify', now: NOW });
+  });
+
+  it("says what the terminal's attention line says: one summary, its counts and words", async () => {
+    const { items } = await call<AttentionAnswer>('GET', '/attention');
+    const terminal = (await needsAttention(store, NOW, { currency: 'TZS' })).map((item) => attentionText(item, NOW));
+    expect(terminal).toEqual([
+      expect.stringMatching(
+        /^2 SMS parked: insufficient balance \(balance 0 TZS\), since .*\. Top up, then run "npx sms-relay redrive --state PARKED"$/,
+      ),
+    ]);
+    expect(items.map((item) => `${item.what}: ${item.why}`)).toEqual(
+      terminal.map((line) => line.slice(0, line.indexOf(', since'))),
+    );
+  });
+
+  it("leaves the SMS service's unreachability to the console's own banner; the terminal says it", async () => {
+    await store.circuit.open({ until: new Date(NOW.getTime() + 600_000), by: 'test', now: NOW });
+    try {
+      expect((await call<AttentionAnswer>('GET', '/attention')).items.map((item) => item.kind)).toEqual(['parked']);
+      expect((await needsAttention(store, NOW)).map((item) => item.kind)).toEqual(['parked', 'unreachable']);
+    } finally {
+      await store.circuit.close();
+    }
   });
 
   it("redrives the bar's ids, each only if still in the state, and then needs no attention", async () => {

@@ -4,11 +4,15 @@ import { PAGE_SIZE } from '../../../../functions/core/defaults';
 import type { ClientRequest, Overview, RecordRow, State } from '../../contract';
 import { api, errorText } from '../api';
 import { useApi } from '../data';
-import { fullTime, num, recipients, shortTime } from '../format';
+import { formatTime } from '../../../../functions/core/time-format';
+import { num, recipients } from '../format';
 import { ACTIVITY_HREF, recordHref } from '../route';
 import { ErrorBox, RouteOptions, StateBadge } from '../ui';
 
 const POLL_MS = 2000;
+
+/** A row's time: to the second, no "(3 min ago)" (the list is live; the column stays narrow). */
+const FULL = { seconds: true, relative: false } as const;
 
 /** The API reads a duration as that long back from its own clock, at each poll. */
 const SINCE = [
@@ -237,8 +241,11 @@ function Row({ row, isNew, byCreation }: { row: RecordRow; isNew: boolean; byCre
         window.location.hash = href;
       }}
     >
-      <td class="time" title={`created ${fullTime(row.createdAt)}, last change ${fullTime(row.updatedAt)}`}>
-        <a href={href}>{shortTime(at)}</a>
+      <td
+        class="time"
+        title={`created ${formatTime(row.createdAt, FULL)}, last change ${formatTime(row.updatedAt, FULL)}`}
+      >
+        <a href={href}>{formatTime(at, FULL)}</a>
       </td>
       <td>{row.route}</td>
       <td>

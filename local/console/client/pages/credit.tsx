@@ -5,7 +5,7 @@ import type { CREDIT_DAYS, CreditAnswer, Overview } from '../../contract';
 import { useApi } from '../data';
 import { Chart, PALETTE } from '../chart';
 import { num } from '../format';
-import { clock, tick } from '../time';
+import { axisTick, formatTime } from '../../../../functions/core/time-format';
 import { ErrorBox, Fields, Section } from '../ui';
 import { CircuitControl } from '../circuit';
 
@@ -73,9 +73,7 @@ export function CreditPage({ overview }: { overview: Overview }) {
                   {num(credit.balance)} <small>{currency}</small>
                 </div>
                 <div class="muted">
-                  {credit.balanceAt
-                    ? `as of ${clock(credit.balanceAt, { seconds: true, relative: true })}`
-                    : 'never read'}
+                  {credit.balanceAt ? `as of ${formatTime(credit.balanceAt, { seconds: true })}` : 'never read'}
                 </div>
                 {credit.parked.count > 0 ? (
                   <p class="low" data-testid="credit-parked">
@@ -130,7 +128,7 @@ function Forecast({ credit, currency }: { credit: CreditAnswer; currency: string
         items={[
           ['Spent', `${num(f.spent)} ${currency} in ${span(f.days)}`],
           ['Per day', f.perDay === null ? null : `${num(f.perDay)} ${currency}`],
-          ['First observed', f.firstObservedAt ? clock(f.firstObservedAt, { relative: true }) : null],
+          ['First observed', f.firstObservedAt ? formatTime(f.firstObservedAt) : null],
         ]}
       />
     </section>
@@ -158,7 +156,7 @@ function BalanceChart({ credit }: { credit: CreditAnswer }) {
     ];
     const series: uPlot.Series[] = [
       // The console's one time format, not uPlot's `12/4/26 5:04pm`.
-      { label: 'Time', value: (_u, v) => (v === null ? '—' : clock(new Date(v * 1000).toISOString())) },
+      { label: 'Time', value: (_u, v) => (v === null ? '—' : formatTime(new Date(v * 1000), { relative: false })) },
       {
         label: 'Balance',
         stroke: PALETTE[0],
@@ -208,7 +206,7 @@ function BalanceChart({ credit }: { credit: CreditAnswer }) {
         {
           stroke: '#555',
           grid: { stroke: '#eee' },
-          values: (_u, splits, _axis, _space, step) => splits.map((v) => tick(v, step)),
+          values: (_u, splits, _axis, _space, step) => splits.map((v) => axisTick(new Date(v * 1000), step)),
         },
         { stroke: '#555', grid: { stroke: '#eee' }, size: 60, values: (_u, splits) => splits.map((v) => num(v, 0)) },
       ],

@@ -8,7 +8,7 @@ import type { IncidentView, ScheduleView } from '../../contract';
 import { api, errorText } from '../api';
 import { useApi } from '../data';
 import { duration } from '../format';
-import { clock } from '../time';
+import { formatTime } from '../../../../functions/core/time-format';
 import { ErrorBox, Fields } from '../ui';
 
 /** How often On call reads again: open incidents change as people acknowledge. */
@@ -87,13 +87,11 @@ function OpenIncident({ incident, onDone }: { incident: IncidentView; onDone: ()
         <b>{incident.text}</b>
       </p>
       <p class="muted">
-        route {incident.route}, opened {clock(incident.openedAt, { relative: true })}, level {incident.level}
+        route {incident.route}, opened {formatTime(incident.openedAt)}, level {incident.level}
         {last === undefined
           ? ''
           : `, last: ${last.line}${last.states.length === 0 ? '' : ` (${last.states.join(', ')})`}`}
-        {incident.nextDueAt === null
-          ? ', no step left'
-          : `, next step ${clock(incident.nextDueAt, { relative: true })}`}{' '}
+        {incident.nextDueAt === null ? ', no step left' : `, next step ${formatTime(incident.nextDueAt)}`}{' '}
         <button
           type="button"
           class="primary"
@@ -111,7 +109,7 @@ function OpenIncident({ incident, onDone }: { incident: IncidentView; onDone: ()
 
 function ScheduleCard({ schedule, onChanged }: { schedule: ScheduleView; onChanged: () => void }) {
   const now = schedule.now;
-  const at = (iso: string): string => clock(iso, { timeZone: schedule.timeZone, relative: true });
+  const at = (iso: string): string => formatTime(iso, { in: schedule.timeZone });
   return (
     <article class="card" data-testid="schedule-card" data-schedule={schedule.name}>
       <header class="card-head">

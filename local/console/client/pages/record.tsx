@@ -4,7 +4,7 @@ import type { Overview, RecordDetail, State } from '../../contract';
 import { api, errorText } from '../api';
 import { useApi } from '../data';
 import { num, plural, prettyJson } from '../format';
-import { clock } from '../time';
+import { formatTime } from '../../../../functions/core/time-format';
 import { ACTIVITY_HREF, recordHref } from '../route';
 import { ErrorBox, Fields, Section, StateBadge } from '../ui';
 
@@ -210,13 +210,14 @@ export function RecordPage({ id, overview }: { id: string; overview: Overview })
                       [
                         'Dismissed',
                         <span data-testid="record-dismissal">
-                          by {record.dismissal.by}, {clock(record.dismissal.at, { seconds: true })}:{' '}
+                          by {record.dismissal.by},{' '}
+                          {formatTime(record.dismissal.at, { seconds: true, relative: false })}:{' '}
                           {record.dismissal.reason} (was {record.dismissal.from})
                         </span>,
                       ],
                     ] as const)),
-                ['Created', clock(record.createdAt, { seconds: true })],
-                ['Last change', clock(record.updatedAt, { seconds: true })],
+                ['Created', formatTime(record.createdAt, { seconds: true, relative: false })],
+                ['Last change', formatTime(record.updatedAt, { seconds: true, relative: false })],
                 ['To', <span class="mono">{record.to.join(', ') || '—'}</span>],
                 ['Segments', record.segments],
                 ['Attempts', record.attempts],
@@ -253,7 +254,7 @@ export function RecordPage({ id, overview }: { id: string; overview: Overview })
                   ['Remaining balance', `${num(result.remainingBalance)} ${overview.currency}`],
                   ['Message', result.message],
                   ['Sender ID', result.senderId],
-                  ['Sent at', result.sentAt ? clock(result.sentAt, { seconds: true }) : null],
+                  ['Sent at', result.sentAt ? formatTime(result.sentAt, { seconds: true, relative: false }) : null],
                 ]}
               />
             ) : (
@@ -293,7 +294,7 @@ export function RecordPage({ id, overview }: { id: string; overview: Overview })
                 <tbody>
                   {errors.map((err, i) => (
                     <tr key={i}>
-                      <td class="time">{clock(err.at, { seconds: true })}</td>
+                      <td class="time">{formatTime(err.at, { seconds: true, relative: false })}</td>
                       <td class="mono">{err.name}</td>
                       <td>{err.status ?? ''}</td>
                       <td>{err.delivery ?? ''}</td>
@@ -315,7 +316,7 @@ export function RecordPage({ id, overview }: { id: string; overview: Overview })
 /** The incident the SMS belongs to: its state and its story (sent to, escalated to, acknowledged by), on the route's clock. */
 function IncidentStory({ incident }: { incident: RecordDetail['incident'] }) {
   if (incident === null) return null;
-  const closed = incident.closedAt === null ? '' : ` · closed ${clock(incident.closedAt, { relative: true })}`;
+  const closed = incident.closedAt === null ? '' : ` · closed ${formatTime(incident.closedAt)}`;
   return (
     <Section
       title="Incident"
@@ -330,14 +331,14 @@ function IncidentStory({ incident }: { incident: RecordDetail['incident'] }) {
         <span class="mono chip" data-testid="incident-id">
           {incident.id}
         </span>{' '}
-        route {incident.route}, opened {clock(incident.openedAt, { relative: true })}
-        {incident.nextDueAt === null ? '' : `, next step ${clock(incident.nextDueAt, { relative: true })}`}
+        route {incident.route}, opened {formatTime(incident.openedAt)}
+        {incident.nextDueAt === null ? '' : `, next step ${formatTime(incident.nextDueAt)}`}
       </div>
       <ol class="history" data-testid="incident-story">
         {incident.story.map((entry, i) => (
           <li key={i} data-testid="story-entry" data-event={entry.event}>
             <span class="time" title={`${incident.timeZone}: ${entry.atLocal}`}>
-              {clock(entry.at)}
+              {formatTime(entry.at, { relative: false })}
             </span>{' '}
             <span class="reason">{entry.line}</span>
             {entry.states.map((state, n) => (
@@ -394,7 +395,10 @@ function Captured({ capture }: { capture: RecordDetail['capture'] }) {
   const headers = Object.entries(capture.headers).sort(([a], [b]) => a.localeCompare(b));
   const pretty = capture.bodyEncoding === 'utf8' ? prettyJson(capture.body) : null;
   return (
-    <Section title="Webhook" aside={<span class="muted">received {clock(capture.receivedAt, { seconds: true })}</span>}>
+    <Section
+      title="Webhook"
+      aside={<span class="muted">received {formatTime(capture.receivedAt, { seconds: true, relative: false })}</span>}
+    >
       <table class="grid kv">
         <tbody>
           {headers.map(([name, value]) => (
@@ -424,7 +428,7 @@ function Captured({ capture }: { capture: RecordDetail['capture'] }) {
 function HistoryEntry({ change }: { change: RecordDetail['history'][number] }) {
   return (
     <li data-testid="history-entry" data-state={change.state}>
-      <span class="time">{clock(change.at, { seconds: true })}</span>
+      <span class="time">{formatTime(change.at, { seconds: true, relative: false })}</span>
       <StateBadge state={change.state} />
       <span class="reason">{change.reason ?? ''}</span>
     </li>

@@ -3,7 +3,8 @@ import { useState } from 'preact/hooks';
 import type { LimitUse, RouteSummary, State } from '../../contract';
 import { api, errorText } from '../api';
 import { useApi } from '../data';
-import { ago, duration, fullTime, num } from '../format';
+import { formatTime } from '../../../../functions/core/time-format';
+import { duration, num } from '../format';
 import { ACTIVITY_HREF } from '../route';
 import { openActivity } from './activity';
 import { CopyButton, ErrorBox, Fields, StateBadge } from '../ui';
@@ -106,12 +107,7 @@ function RouteCard({ route, onChanged }: { route: RouteSummary; onChanged: () =>
                 : `one SMS per ${duration(route.digestSeconds)} window`}
             </span>,
           ],
-          [
-            'Last webhook',
-            <span title={route.lastWebhookAt ? fullTime(route.lastWebhookAt) : undefined}>
-              {ago(route.lastWebhookAt)}
-            </span>,
-          ],
+          ['Last webhook', <span>{route.lastWebhookAt === null ? 'never' : formatTime(route.lastWebhookAt)}</span>],
           ...(route.heartbeat === null
             ? []
             : ([
@@ -122,11 +118,11 @@ function RouteCard({ route, onChanged }: { route: RouteSummary; onChanged: () =>
                     title={`expected every ${duration(route.heartbeat.every)}, reported silent after ${duration(route.heartbeat.every + route.heartbeat.grace)}`}
                   >
                     {route.heartbeat.silentSince !== null ? (
-                      <span class="warning">silent since {fullTime(route.heartbeat.silentSince)}</span>
+                      <span class="warning">silent since {formatTime(route.heartbeat.silentSince)}</span>
                     ) : null}{' '}
                     last seen{' '}
-                    <span title={route.heartbeat.lastSeenAt ? fullTime(route.heartbeat.lastSeenAt) : undefined}>
-                      {ago(route.heartbeat.lastSeenAt)}
+                    <span>
+                      {route.heartbeat.lastSeenAt === null ? 'never' : formatTime(route.heartbeat.lastSeenAt)}
                     </span>
                     , every {duration(route.heartbeat.every)}
                   </span>,
@@ -185,12 +181,12 @@ function LimitBar({ limit }: { limit: LimitUse }) {
       </div>
       <div
         class={`bar ${level}`}
-        title={`${limit.kind === 'messages' ? 'used' : 'reserved'} ${num(limit.used)} of ${num(limit.max)}; window ends ${fullTime(limit.windowEndsAt)}`}
+        title={`${limit.kind === 'messages' ? 'used' : 'reserved'} ${num(limit.used)} of ${num(limit.max)}; window ends ${formatTime(limit.windowEndsAt)}`}
       >
         <div class="fill" style={{ width: `${(share * 100).toFixed(1)}%` }} />
         {spent !== null ? <div class="spent" style={{ width: `${(spent * 100).toFixed(1)}%` }} /> : null}
       </div>
-      <div class="muted tiny">window ends {fullTime(limit.windowEndsAt)}</div>
+      <div class="muted tiny">window ends {formatTime(limit.windowEndsAt)}</div>
     </div>
   );
 }
@@ -220,7 +216,7 @@ function MuteControl({ route, onChanged }: { route: RouteSummary; onChanged: () 
       {route.mute !== null ? (
         <div class="warning">
           <span data-testid="muted">
-            muted until {route.mute.untilLocal}
+            muted until {formatTime(route.mute.until, { in: route.mute.timeZone, relative: false })}
             {route.mute.reason === '' ? '' : `: ${route.mute.reason}`}
           </span>{' '}
           <button
