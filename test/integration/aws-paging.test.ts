@@ -161,4 +161,33 @@ describe('paging on AWS: the deployed bundles, DynamoDB Local and the sandbox', 
     expect(written).not.toContain(ashaToken!);
     expect(written).not.toContain(barakaToken!);
   });
+
+  it("a muted route's webhook is answered dropped by the ingest bundle, its reason on the route's clock and naming its zone: Lambda's is UTC", async () => {
+    const mute = await relay.store.muteRoute({ route: 'paging', forSeconds: 3_600, reason: 'db upgrade' });
+    try {
+      const answer = await call<HttpAnswer>(
+        'ingest',
+        httpApiEvent({
+          routeKey: 'POST /hooks/{route}',
+          path: '/hooks/paging',
+          headers: { authorization: `Bearer ${ALERTS_TOKEN}`, 'content-type': 'application/json' },
+          body: alert('Disk /srv on db-09 is 91% full'),
+        }),
+      );
+      // The end of the mute on the route's clock (the config's default zone), 24-hour.
+      const until = new Intl.DateTimeFormat('en-GB', {
+        timeZone: 'Africa/Dar_es_Salaam',
+        hour: '2-digit',
+        minute: '2-digit',
+        hourCycle: 'h23',
+      }).format(new Date(mute.until));
+      const reason = new RegExp(`^muted until (\\d{4}-\\d{2}-\\d{2} )?${until} Africa/Dar_es_Salaam: db upgrade$`);
+      expect(answer.statusCode).toBe(200);
+      expect(JSON.parse(answer.body!)).toMatchObject({ status: 'dropped', reason: expect.stringMatching(reason) });
+      const dropped = (await relay.store.listByRoute('paging')).items.filter((record) => record.state === 'DROPPED');
+      expect(dropped.map((record) => record.reason)).toEqual([expect.stringMatching(reason)]);
+    } finally {
+      await relay.store.unmuteRoute({ route: 'paging' });
+    }
+  });
 });

@@ -149,6 +149,8 @@ export async function startAwsRelay({
       RELAY_SECRETS_FILE: secretsFile,
       AWS_REGION: 'local',
       AWS_EXECUTION_ENV: 'AWS_Lambda_nodejs22.x',
+      // Lambda's reserved variable: every function's clock is UTC, whatever the machine running the tests.
+      TZ: ':UTC',
       DRIVER_TIMEOUT_MS: String((fn['Timeout'] as number) * 1000),
     };
   };

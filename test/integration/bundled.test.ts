@@ -272,7 +272,7 @@ async function sendWoken(): Promise<void> {
   await invoke('sender', { Records: records });
 }
 
-describe('the bundled handlers', { timeout: 60_000 }, () => {
+describe('the bundled handlers', { timeout: 180_000 }, () => {
   const firstAlert = alert('Disk /var/lib/postgresql on db-01 is 94% full');
   let firstId: string;
 
