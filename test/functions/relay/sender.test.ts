@@ -328,6 +328,23 @@ describe('sendMessage', () => {
     expect(servers.sandbox.messages()).toHaveLength(0);
   });
 
+  it('retries a 429 at its Retry-After past maxAttempts, on an at-most-once route too (nothing was sent), and sends it once the service takes it', async () => {
+    await start();
+    const id = await accepted('alerts');
+    servers.sandbox.injectFault({ kind: 'status', status: 429, retryAfter: 7, count: POLICY.maxAttempts + 1 });
+
+    for (let round = 0; round <= POLICY.maxAttempts; round += 1) {
+      expect(await sendMessage(relay.context, id)).toBe(SendOutcome.Retrying);
+      const { nextAttemptAt } = await relay.record(id);
+      expect(Date.parse(nextAttemptAt!) - relay.clock.now.getTime()).toBe(7_000);
+      relay.clock.now = new Date(nextAttemptAt!);
+    }
+    expect(await sendMessage(relay.context, id)).toBe(SendOutcome.Sent);
+
+    expect(await relay.record(id)).toMatchObject({ state: MessageState.Sent, attempts: POLICY.maxAttempts + 2 });
+    expect(servers.sandbox.messages()).toHaveLength(1);
+  });
+
   it('reads the secret again after a 401 and sends with the rotated key, once', async () => {
     await start({ secrets: secretValues({ providerApiKey: 'the-old-key' }) });
     const id = await accepted();
