@@ -4,6 +4,7 @@ import uPlot from 'uplot';
 import type { CREDIT_DAYS, CreditAnswer, Overview } from '../../contract';
 import { useApi } from '../data';
 import { Chart, PALETTE } from '../chart';
+import { timeRange } from '../time-range';
 import { num } from '../format';
 import { axisTick, formatTime } from '../../../../functions/core/time-format';
 import { ErrorBox, Fields, Section } from '../ui';
@@ -19,10 +20,6 @@ let lastDays: number = DEFAULT_DAYS;
 const seconds = (iso: string) => Date.parse(iso) / 1000;
 
 /** An x range that is never empty: one point gets an hour either side. */
-function padRange(pad: number): uPlot.Scale.Range {
-  return (_u, min, max) => (min === max ? [min - pad, max + pad] : [min, max]);
-}
-
 export function CreditPage({ overview }: { overview: Overview }) {
   const [days, setDays] = useState(lastDays);
   const { data: credit, error: failed, reload } = useApi('GET /credit', { query: { days } }, { keep: true });
@@ -199,7 +196,7 @@ function BalanceChart({ credit }: { credit: CreditAnswer }) {
     const options: Omit<uPlot.Options, 'width' | 'height'> = {
       series,
       scales: {
-        x: { time: true, range: padRange(3600) },
+        x: { time: true, range: timeRange(xs) },
         y: { range: (_u, min, max) => [Math.min(0, min), max + Math.max(1, (max - Math.min(0, min)) * 0.08)] },
       },
       axes: [
