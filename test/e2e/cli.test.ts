@@ -36,7 +36,8 @@ const HELP: Readonly<Record<string, readonly string[]>> = {
   console: ['--port <port>', '--env <name>', '--table <name>', '--data-dir <dir>'],
 };
 
-describe('sms-relay CLI', () => {
+// Each test runs its own CLI processes on files of its own: they run at once (the worker waits on the processes).
+describe.concurrent('sms-relay CLI', () => {
   it.each(Object.entries(HELP))(
     '%s --help describes its options',
     async (command, options) => {

@@ -1,7 +1,7 @@
 import { request as httpRequest } from 'node:http';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { test } from '../helpers/fixtures';
+import { test, webhookPoster } from '../helpers/fixtures';
 import { noticeMessage } from '../../functions/relay/notice';
 import { createStore, ensureTable, NoticeKind } from '../../functions/store';
 import {
@@ -11,7 +11,16 @@ import {
   type RecordsPage,
 } from '../../local/console/contract';
 import { startDynalite } from '../helpers/dynalite';
-import { cleanEnv, freePort, post, readJsonFile, spawnCli, startRelay, stopRelay, type CliProcess } from './support';
+import {
+  cleanEnv,
+  freePort,
+  readJsonFile,
+  REPO_ROOT,
+  spawnCli,
+  startRelay,
+  stopRelay,
+  type CliProcess,
+} from './support';
 
 /**
  * `sms-relay console` as a user runs it: on its own port, over the local store while no relay runs
@@ -132,12 +141,12 @@ describe('sms-relay console', () => {
   it('lets npm start take the store, then reads through the running relay', async () => {
     const relay = await startRelay(env);
     try {
-      const secrets = readJsonFile<Record<string, string>>(join(dir, 'secrets.json'));
-      const answer = await post(relay.url, {
-        route: 'notify',
-        body: Buffer.from('{"message":"through the relay"}'),
-        headers: { authorization: `Bearer ${secrets['generic-token']}`, 'content-type': 'application/json' },
+      const postWebhook = webhookPoster({
+        url: relay.url,
+        configPath: join(REPO_ROOT, 'config', 'local.yaml'),
+        secrets: readJsonFile<Record<string, string>>(join(dir, 'secrets.json')),
       });
+      const answer = await postWebhook('notify', { message: 'through the relay' });
       expect(answer.status).toBe(202);
       // Forwarded with runtime.json's secret: that file (mode 0600) holds no browser credential.
       const announced = readJsonFile<Record<string, unknown>>(join(dir, 'data', 'runtime.json'));

@@ -1,4 +1,4 @@
-import { createHmac, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -82,24 +82,14 @@ function writeConfig(path: string): void {
   writeFileSync(path, stringify(config));
 }
 
-async function postRaw(
-  route: string,
-  body: string | Buffer,
-  headers: Record<string, string>,
-): Promise<{ status: number; body: Record<string, unknown> }> {
-  const response = await fetch(`${relay!.url}/hooks/${route}`, { method: 'POST', headers, body });
-  return { status: response.status, body: (await response.json()) as Record<string, unknown> };
-}
-
 /** Signed as the route's source signs (the relay restarts on another port: its URL is read at each post). */
 let poster: PostWebhook | undefined;
-const generic = async (route: string, payload: Readonly<Record<string, unknown>>) => {
+const postWebhook: PostWebhook = async (route, body, options) => {
   poster ??= webhookPoster({ url: () => relay!.url, configPath: join(dir, 'relay.yaml'), secrets });
-  return await poster(route, payload, { headers: { 'idempotency-key': randomUUID() } });
+  return await poster(route, body, options);
 };
-
-const hmac = (secret: string, body: string | Buffer, encoding: 'hex' | 'base64') =>
-  createHmac('sha256', secret).update(body).digest(encoding);
+const generic = (route: string, payload: Readonly<Record<string, unknown>>) =>
+  postWebhook(route, payload, { headers: { 'idempotency-key': randomUUID() } });
 
 const messagesOf = (route: string) => records(relay!.url, `route=${route}&limit=1000`);
 const inboxTexts = () => sandbox.messages().map((message) => message.message);
@@ -129,14 +119,13 @@ describe('money safety through npm start', () => {
       billing: { phone: string };
     };
     order.billing.phone = numbers(200);
-    const body = JSON.stringify(order);
-    const answer = await postRaw('shop', body, {
-      'content-type': 'application/json',
-      'x-wc-webhook-topic': 'order.created',
-      'x-wc-webhook-resource': 'order',
-      'x-wc-webhook-event': 'created',
-      'x-wc-webhook-source': 'https://duka.example.co.tz/',
-      'x-wc-webhook-signature': hmac(secrets['woocommerce-secret']!, body, 'base64'),
+    const answer = await postWebhook('shop', order, {
+      headers: {
+        'x-wc-webhook-topic': 'order.created',
+        'x-wc-webhook-resource': 'order',
+        'x-wc-webhook-event': 'created',
+        'x-wc-webhook-source': 'https://duka.example.co.tz/',
+      },
     });
 
     expect(answer).toMatchObject({
@@ -159,10 +148,7 @@ describe('money safety through npm start', () => {
       fingerprint: `fp-${index}`,
       labels: { ...alert!.labels, alertname: `Alert${index}` },
     }));
-    const answer = await postRaw('group', JSON.stringify(group), {
-      authorization: `Bearer ${secrets['alerts-token']}`,
-      'content-type': 'application/json',
-    });
+    const answer = await postWebhook('group', group);
 
     expect(answer.status).toBe(202);
     expect(answer.body['ids']).toHaveLength(50);
@@ -188,38 +174,28 @@ describe('money safety through npm start', () => {
   it('5: a captured GitHub or Shopify delivery replayed under a fresh delivery id sends nothing', async () => {
     const push = fixture('github/push.json');
     const githubHeaders = (delivery: string) => ({
-      'content-type': 'application/json',
-      'x-github-event': 'push',
-      'x-github-delivery': delivery,
-      'x-hub-signature-256': `sha256=${hmac(secrets['github-secret']!, push, 'hex')}`,
+      headers: { 'x-github-event': 'push', 'x-github-delivery': delivery },
     });
-    const first = await postRaw('github', push, githubHeaders(randomUUID()));
-    const replay = await postRaw('github', push, githubHeaders(randomUUID()));
+    const first = await postWebhook('github', push, githubHeaders(randomUUID()));
+    const replay = await postWebhook('github', push, githubHeaders(randomUUID()));
     expect(first.status).toBe(202);
-    expect(replay).toEqual({ status: 200, body: { status: 'duplicate', ids: first.body['ids'] } });
+    expect([replay.status, replay.body]).toEqual([200, { status: 'duplicate', ids: first.body['ids'] }]);
 
     const order = fixture('shopify/orders-create.json');
     const shopifyHeaders = (id: string) => ({
-      'content-type': 'application/json',
-      'x-shopify-topic': 'orders/create',
-      'x-shopify-webhook-id': id,
-      'x-shopify-event-id': id,
-      'x-shopify-hmac-sha256': hmac(secrets['shopify-secret']!, order, 'base64'),
+      headers: { 'x-shopify-topic': 'orders/create', 'x-shopify-webhook-id': id, 'x-shopify-event-id': id },
     });
-    const placed = await postRaw('orders', order, shopifyHeaders(randomUUID()));
-    const replayed = await postRaw('orders', order, shopifyHeaders(randomUUID()));
+    const placed = await postWebhook('orders', order, shopifyHeaders(randomUUID()));
+    const replayed = await postWebhook('orders', order, shopifyHeaders(randomUUID()));
     expect(placed.status).toBe(202);
-    expect(replayed).toEqual({ status: 200, body: { status: 'duplicate', ids: placed.body['ids'] } });
+    expect([replayed.status, replayed.body]).toEqual([200, { status: 'duplicate', ids: placed.body['ids'] }]);
     expect(await messagesOf('github')).toHaveLength(1);
     expect(await messagesOf('orders')).toHaveLength(1);
   }, 60_000);
 
   it('6: a payload that can never render is answered 200 dropped and recorded, not 503', async () => {
     const deep = `{"message":${'['.repeat(60_000)}${']'.repeat(60_000)}}`;
-    const answer = await postRaw('notify', deep, {
-      authorization: `Bearer ${secrets['generic-token']}`,
-      'content-type': 'application/json',
-    });
+    const answer = await postWebhook('notify', Buffer.from(deep));
     expect(answer).toMatchObject({
       status: 200,
       body: { status: 'dropped', reason: 'the payload cannot be read: JSON nested deeper than 64 levels' },
@@ -322,15 +298,7 @@ describe('money safety through npm start', () => {
     const balance = await runCli(['balance'], env);
     expect(balance.code, balance.stderr).toBe(0);
     // The balance watch reads it on its schedule; a send's answer or this top-up's read updates it.
-    await fetch(`${relay!.url}/hooks/oncall`, {
-      method: 'POST',
-      headers: {
-        authorization: `Bearer ${secrets['generic-token']}`,
-        'content-type': 'application/json',
-        'idempotency-key': randomUUID(),
-      },
-      body: '{"message":"after top-up"}',
-    });
+    await generic('oncall', { message: 'after top-up' });
     await eventually(async () => (inboxTexts().includes('after top-up') ? true : undefined), {
       what: 'a send after the top-up',
     });

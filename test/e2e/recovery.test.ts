@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox } from '../../local/sandbox/server';
 import type { RunningSandbox } from '../../local/sandbox/types';
+import { webhookPoster } from '../helpers/fixtures';
 import { waitUntil } from '../helpers/wait';
 import {
   cleanEnv,
@@ -87,23 +88,22 @@ describe('recovery after a kill -9, while logs is polling', () => {
   it('accepts a burst while the SMS service hangs, then dies with kill -9', async () => {
     const { port } = blackHole.address() as { port: number };
     relay = await startRelay(cleanEnv({ ...env, PROVIDER_BASE_URL: `http://127.0.0.1:${port}` }));
-    const token = readJsonFile<Record<string, string>>(join(dir, 'secrets.json'))['generic-token']!;
+    const postWebhook = webhookPoster({
+      url: relay.url,
+      configPath: join(dir, 'relay.yaml'),
+      secrets: readJsonFile<Record<string, string>>(join(dir, 'secrets.json')),
+    });
     for (let start = 0; start < WEBHOOKS; start += 25) {
       await Promise.all(
         Array.from({ length: Math.min(25, WEBHOOKS - start) }, async (_, offset) => {
           const index = start + offset;
-          const response = await fetch(`${relay!.url}/hooks/${index % 2 === 0 ? 'alo' : 'amo'}`, {
-            method: 'POST',
-            headers: {
-              authorization: `Bearer ${token}`,
-              'content-type': 'application/json',
-              'idempotency-key': randomUUID(),
-            },
-            body: JSON.stringify({ tag: `recovery ${index}` }),
-          });
-          const body = (await response.json()) as { ids?: string[] };
-          expect(response.status, JSON.stringify(body)).toBe(202);
-          accepted.push(...(body.ids ?? []));
+          const { status, body } = await postWebhook(
+            index % 2 === 0 ? 'alo' : 'amo',
+            { tag: `recovery ${index}` },
+            { headers: { 'idempotency-key': randomUUID() } },
+          );
+          expect(status, JSON.stringify(body)).toBe(202);
+          accepted.push(...((body['ids'] as string[] | undefined) ?? []));
         }),
       );
     }

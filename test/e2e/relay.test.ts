@@ -3,9 +3,8 @@ import { existsSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { afterAll, describe, expect, it } from 'vitest';
-import { test } from '../helpers/fixtures';
-import { signWebhook } from '../../local/runtime/signers';
-import { signSnsMessage } from '../helpers/sns';
+import { type PostWebhook, test, webhookPoster } from '../helpers/fixtures';
+import { type SnsMessage, signSnsMessage } from '../helpers/sns';
 import {
   cleanEnv,
   eventually,
@@ -16,6 +15,7 @@ import {
   post,
   readJsonFile,
   records,
+  REPO_ROOT,
   runCli,
   signedRequest,
   startRelay,
@@ -24,14 +24,12 @@ import {
   type CliResult,
   type RecordJson,
   type RelayProcess,
-  type SignedRequest,
 } from './support';
 
 /** One delivery per source, with what config/local.yaml makes of it at the SMS service. */
 const CASES = [
   {
     route: 'alerts',
-    secret: 'alerts-token',
     source: 'alertmanager',
     fixture: 'alertmanager/firing-single.json',
     to: ['255712345678'],
@@ -40,7 +38,6 @@ const CASES = [
   },
   {
     route: 'grafana',
-    secret: 'grafana-token',
     source: 'grafana',
     fixture: 'grafana/firing.json',
     to: ['255712345678'],
@@ -49,7 +46,6 @@ const CASES = [
   },
   {
     route: 'github',
-    secret: 'github-secret',
     source: 'github',
     fixture: 'github/push.json',
     to: ['255712345678'],
@@ -58,7 +54,6 @@ const CASES = [
   },
   {
     route: 'orders',
-    secret: 'shopify-secret',
     source: 'shopify',
     fixture: 'shopify/orders-create.json',
     to: ['255712345678', '255754111222'],
@@ -67,7 +62,6 @@ const CASES = [
   },
   {
     route: 'shop',
-    secret: 'woocommerce-secret',
     source: 'woocommerce',
     fixture: 'woocommerce/order-created.json',
     to: ['255712345678', '255754111222'],
@@ -76,7 +70,6 @@ const CASES = [
   },
   {
     route: 'payments',
-    secret: 'stripe-secret',
     source: 'stripe',
     fixture: 'stripe/payment_intent.succeeded.json',
     to: ['255754111222'],
@@ -85,7 +78,6 @@ const CASES = [
   },
   {
     route: 'events',
-    secret: 'standard-secret',
     source: 'standard-webhooks',
     fixture: 'standard-webhooks/invoice-paid.json',
     to: ['255754111222'],
@@ -94,7 +86,6 @@ const CASES = [
   },
   {
     route: 'notify',
-    secret: 'generic-token',
     source: 'generic',
     fixture: 'generic/backup-failed.json',
     to: ['255712345678'],
@@ -103,7 +94,6 @@ const CASES = [
   },
   {
     route: 'gitlab',
-    secret: 'gitlab-token',
     source: 'gitlab',
     fixture: 'gitlab/push.json',
     to: ['255712345678'],
@@ -112,7 +102,6 @@ const CASES = [
   },
   {
     route: 'sentry',
-    secret: 'sentry-secret',
     source: 'sentry',
     fixture: 'sentry/event_alert.json',
     to: ['255712345678'],
@@ -121,7 +110,6 @@ const CASES = [
   },
   {
     route: 'pagerduty',
-    secret: 'pagerduty-secret',
     source: 'pagerduty',
     fixture: 'pagerduty/incident.triggered.json',
     to: ['255712345678'],
@@ -130,7 +118,6 @@ const CASES = [
   },
   {
     route: 'uptime',
-    secret: 'uptime-kuma-token',
     source: 'uptime-kuma',
     fixture: 'uptime-kuma/down.json',
     to: ['255712345678'],
@@ -139,7 +126,6 @@ const CASES = [
   },
   {
     route: 'paystack',
-    secret: 'paystack-secret',
     source: 'hmac',
     fixture: 'hmac/paystack-charge-success.json',
     to: ['255754111222'],
@@ -148,7 +134,6 @@ const CASES = [
   },
   {
     route: 'aws-alarms',
-    secret: 'sns-token',
     source: 'sns',
     fixture: 'sns/cloudwatch-alarm.json',
     to: ['255712345678'],
@@ -169,7 +154,17 @@ let relay: RelayProcess;
 let secrets: Record<string, string>;
 /** Everything any process printed, for the leak check at the end. */
 const printed: { readonly what: string; readonly text: string }[] = [];
-const sent = new Map<string, { request: SignedRequest; ids: readonly string[] }>();
+const sent = new Map<string, { body: Buffer; headers: Readonly<Record<string, string>>; ids: readonly string[] }>();
+/** Signed as the route's source signs, with config/local.yaml's settings (the relay's config). */
+let postWebhook: PostWebhook;
+
+/** A fixture's bytes, an SNS message first signed now with the test key as SNS would have signed it. */
+const bodyOf = (source: string, path: string): Buffer =>
+  source === 'sns'
+    ? Buffer.from(
+        JSON.stringify(signSnsMessage(JSON.parse(fixture(path).toString('utf8')) as SnsMessage, { at: new Date() })),
+      )
+    : fixture(path);
 
 const cli = async (args: readonly string[]): Promise<CliResult> => {
   const result = await runCli(args, env);
@@ -191,6 +186,7 @@ test.beforeAll(async ({ fileDir }) => {
   });
   relay = await startRelay(env);
   secrets = readJsonFile(join(dir, 'secrets.json'));
+  postWebhook = webhookPoster({ url: relay.url, configPath: join(REPO_ROOT, 'config', 'local.yaml'), secrets });
 }, 120_000);
 
 afterAll(async () => {
@@ -281,11 +277,11 @@ describe('npm start: the local runtime', () => {
   });
 
   it('delivers a signed webhook of every source to the SMS service', async () => {
-    for (const { route, secret, source, fixture } of CASES) {
-      const request = signedRequest(route, source, fixture, secrets[secret]!);
-      const answer = await post(relay.url, request);
+    for (const { route, source, fixture } of CASES) {
+      const body = bodyOf(source, fixture);
+      const answer = await postWebhook(route, body);
       expect(answer, route).toMatchObject({ status: 202, body: { status: 'accepted' } });
-      sent.set(route, { request, ids: answer.body['ids'] as string[] });
+      sent.set(route, { body, headers: answer.sent, ids: answer.body['ids'] as string[] });
     }
     const messages = await eventually(
       async () => {
@@ -310,14 +306,16 @@ describe('npm start: the local runtime', () => {
 
   it('answers a repeated delivery as a duplicate and sends nothing for it', async () => {
     const before = await records(relay.url);
-    for (const [route, { request, ids }] of sent) {
-      expect(await post(relay.url, request), route).toEqual({ status: 200, body: { status: 'duplicate', ids } });
+    for (const [route, { body, headers, ids }] of sent) {
+      // The same bytes and the same headers (its signature, its delivery id) as the first delivery.
+      const again = await postWebhook(route, body, { headers });
+      expect([again.status, again.body], route).toEqual([200, { status: 'duplicate', ids }]);
     }
     // A fresh message after the repeats: once it is out, anything the repeats could have queued would be too.
-    const sentinel = signedRequest('notify', 'generic', 'generic/backup-failed.json', secrets['generic-token']!, {
-      'Idempotency-Key': 'sentinel-1',
+    const sentinel = await postWebhook('notify', fixture('generic/backup-failed.json'), {
+      headers: { 'Idempotency-Key': 'sentinel-1' },
     });
-    expect((await post(relay.url, sentinel)).status).toBe(202);
+    expect(sentinel.status).toBe(202);
     await eventually(
       async () => ((await records(relay.url, 'route=notify&state=SENT')).length >= 3 ? true : undefined),
       { what: 'the sentinel sent' },
@@ -335,6 +333,7 @@ describe('npm start: the local runtime', () => {
   }, 120_000);
 
   it('refuses what API Gateway and ingest refuse, in JSON', async () => {
+    // The signature check itself: signed by hand with a secret that is not the route's.
     const forged = signedRequest('github', 'github', 'github/push.json', 'not-the-secret');
     expect(await post(relay.url, forged)).toMatchObject({ status: 401, body: { error: 'unauthorized' } });
 
@@ -352,13 +351,8 @@ describe('npm start: the local runtime', () => {
     expect(await elsewhere.json()).toHaveProperty('error');
 
     const countBefore = (await records(relay.url)).length;
-    const tooBig = await fetch(`${relay.url}/hooks/notify`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${secrets['generic-token']}`, 'content-type': 'application/json' },
-      body: JSON.stringify({ message: 'x'.repeat(MAX_BODY_BYTES) }),
-    });
-    expect(tooBig.status).toBe(413);
-    expect(await tooBig.json()).toEqual({ error: `body exceeds the limit of ${MAX_BODY_BYTES} bytes` });
+    const tooBig = await postWebhook('notify', { message: 'x'.repeat(MAX_BODY_BYTES) });
+    expect([tooBig.status, tooBig.body]).toEqual([413, { error: `body exceeds the limit of ${MAX_BODY_BYTES} bytes` }]);
     expect((await records(relay.url)).length).toBe(countBefore);
   });
 
@@ -369,12 +363,7 @@ describe('npm start: the local runtime', () => {
       SubscribeURL: SNS_SUBSCRIBE_URL,
     };
     const signedConfirmation = Buffer.from(JSON.stringify(signSnsMessage(confirmation, { at: new Date() })));
-    const request = {
-      route: 'aws-alarms',
-      body: signedConfirmation,
-      headers: signWebhook('sns', { body: signedConfirmation, secret: secrets['sns-token']! }),
-    };
-    const answer = await post(relay.url, request);
+    const answer = await postWebhook('aws-alarms', signedConfirmation);
     expect(answer).toMatchObject({
       status: 200,
       body: {
@@ -396,11 +385,7 @@ describe('npm start: the local runtime', () => {
         ),
       ),
     );
-    const refused = await post(relay.url, {
-      route: 'aws-alarms',
-      body: otherTopic,
-      headers: signWebhook('sns', { body: otherTopic, secret: secrets['sns-token']! }),
-    });
+    const refused = await postWebhook('aws-alarms', otherTopic);
     expect(refused).toMatchObject({ status: 401, body: { error: 'unauthorized' } });
   }, 120_000);
 

@@ -36,6 +36,8 @@ export interface PostedWebhook {
   readonly status: number;
   /** The JSON answer (the relay answers JSON on every status). */
   readonly body: Record<string, unknown>;
+  /** The headers it was posted with, the signature among them (a test that nothing shows a credential). */
+  readonly sent: Readonly<Record<string, string>>;
 }
 
 /** How {@link Fixtures.postWebhook} posts: the source's own headers (an event name, a delivery id) win over the signer's. */
@@ -135,12 +137,13 @@ export function webhookPoster({ url, configPath, secrets }: PosterTarget): PostW
     const secret = secrets[settings.secret];
     if (secret === undefined) throw new Error(`no secret "${settings.secret}" in the relay's secrets file`);
     const bytes = body instanceof Uint8Array ? body : Buffer.from(JSON.stringify(body));
+    const sent = signWebhook(settings.source, { body: bytes, secret, headers, route: settings });
     const response = await fetch(`${typeof url === 'string' ? url : url()}/hooks/${route}`, {
       method: 'POST',
-      headers: signWebhook(settings.source, { body: bytes, secret, headers, route: settings }),
+      headers: sent,
       body: bytes,
     });
-    return { status: response.status, body: (await response.json()) as Record<string, unknown> };
+    return { status: response.status, body: (await response.json()) as Record<string, unknown>, sent };
   };
 }
 

@@ -10,7 +10,8 @@ import { displayPath, localPath, parsePort, RUNTIME_DEFAULTS } from '../../share
 import { CliError, RuntimeError } from '../../shared/errors';
 import { fail } from '../output';
 
-interface SendTestOptions {
+/** `send-test`'s options, as its flags give them. */
+export interface SendTestOptions {
   readonly route: string;
   readonly payload: string;
   readonly url?: string;
@@ -87,14 +88,20 @@ Examples:
     )
     .action(async (options: SendTestOptions) => {
       try {
-        process.exitCode = await runSendTest(options);
+        process.exitCode = await runSendTest(options, (text) => process.stdout.write(text));
       } catch (error) {
         fail(error);
       }
     });
 }
 
-async function runSendTest(options: SendTestOptions): Promise<number> {
+/**
+ * What the command does once its flags are read: signs and posts the payload, writes what the
+ * command prints to `write`, and resolves to its exit code (0, or one of {@link SEND_TEST_EXIT});
+ * a {@link CliError} or {@link RuntimeError} when it cannot post. Exported so that tests can check
+ * many payloads in one process; the command's own wiring is tested through its process.
+ */
+export async function runSendTest(options: SendTestOptions, write: (text: string) => void): Promise<number> {
   const configPath = localPath('config', options.config);
   const secretsPath = localPath('secrets', options.secrets);
   const loaded = loadConfigFile(configPath);
@@ -133,7 +140,7 @@ async function runSendTest(options: SendTestOptions): Promise<number> {
 
   const named = inferred.map(([name, value]) => `, ${name}: ${value} from the file name`).join('');
   // The URL can name a person's number (?to=): masked like every number the CLI prints.
-  process.stdout.write(
+  write(
     `POST ${maskNumbersInText(target)}  (${route.pack.name}, signed with "${route.config.secret}" from ${displayPath(secretsPath)}${named})\n`,
   );
   let response: Response;
@@ -145,11 +152,11 @@ async function runSendTest(options: SendTestOptions): Promise<number> {
     });
   }
   const text = await response.text();
-  process.stdout.write(`${response.status} ${response.statusText}\n${maskNumbersInText(pretty(text))}\n`);
+  write(`${response.status} ${response.statusText}\n${maskNumbersInText(pretty(text))}\n`);
   if (!response.ok) return SEND_TEST_EXIT.Refused;
   if (statusOf(text) !== 'duplicate') return 0;
   // A 200 the sender is meant to read as "done": the person trying a payload must not.
-  process.stdout.write(
+  write(
     'duplicate: the relay had already accepted this delivery, so nothing was sent this time. Send another by changing what its source dedupes on (a delivery id header, the payload).\n',
   );
   return SEND_TEST_EXIT.Duplicate;
