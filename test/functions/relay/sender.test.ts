@@ -844,13 +844,22 @@ describe('money safety', () => {
 
       const outcomes = await Promise.all(ids.map((id) => sendMessage(relay.context, id)));
 
-      const sent = outcomes.filter((outcome) => outcome === SendOutcome.Sent).length;
-      expect(sent).toBeLessThanOrEqual(10);
-      expect(outcomes.filter((outcome) => outcome === SendOutcome.Parked)).toHaveLength(30 - sent);
-      expect(servers.sandbox.balance()).toBeGreaterThanOrEqual(200);
+      // On a busy machine a send's balance read can pass its 2 s time-out: that send is put back
+      // unsent (Retrying) and decided on its retry, below; no other outcome is right.
+      const decided = [SendOutcome.Sent, SendOutcome.Parked, SendOutcome.Retrying] as string[];
+      expect(outcomes.filter((outcome) => !decided.includes(outcome))).toEqual([]);
+      for (let round = 0; round < POLICY.maxAttempts; round += 1) {
+        const records = await Promise.all(ids.map((id) => relay.record(id)));
+        if (records.every((record) => record.state !== MessageState.Pending)) break;
+        relay.clock.advance(POLICY.maxDelayMs);
+        await sweep(relay.context);
+      }
       const records = await Promise.all(ids.map((id) => relay.record(id)));
+      const sent = records.filter((record) => record.state === MessageState.Sent).length;
+      expect(sent).toBeLessThanOrEqual(10);
       expect(records.filter((record) => record.state === MessageState.Parked)).toHaveLength(30 - sent);
-      expect(records.filter((record) => record.state === MessageState.Sent)).toHaveLength(sent);
+      expect(servers.sandbox.messages()).toHaveLength(sent);
+      expect(servers.sandbox.balance()).toBeGreaterThanOrEqual(200);
 
       // A critical route still sends, below the reserve too.
       expect(await sendMessage(relay.context, await acceptOn(relay, 'pager'))).toBe(SendOutcome.Sent);
