@@ -80,6 +80,18 @@ export function formatTime(at: Date | string | null | undefined, options: TimeFo
 }
 
 /**
+ * A route's time in a reason stored on a record (`muted until 21:06 Africa/Dar_es_Salaam`, `quiet
+ * hours until 07:00`): on the route's clock, its zone named when the relay's clock reads otherwise
+ * (the reason is read beside the relay's own times: its terminal line, `logs`; on AWS the relay's
+ * clock is UTC), and no "(in 12 min)", which a stored reason would keep long after.
+ *
+ * @param relayZone the zone the relay's times are shown in; @default the machine's
+ */
+export function reasonTime(at: Date | string, routeZone: string, now: Date, relayZone: string = machineZone()): string {
+  return formatTime(at, { in: routeZone, zone: relayZone, now, relative: false });
+}
+
+/**
  * `just now`, `3 min ago`, `in 12 min`, for a time within {@link RECENT_MS} of now; `undefined`
  * further off (the clock time says it better).
  */

@@ -1,6 +1,6 @@
 import type { LoadedConfig } from '../core/config/compile';
 import { escapeHtml } from '../core/html';
-import { clockTime, formatSpan } from '../core/local-time';
+import { formatTime } from '../core/time-format';
 import type { CompiledPaging } from '../core/paging/compile';
 import { IncidentState, type Incident, pagingAction } from '../core/paging/incident';
 import { maskMsisdn, maskNumbersInText, resolveRecipients } from '../core/recipients';
@@ -198,12 +198,9 @@ function stepsAfter(paging: CompiledPaging, openedAt: Date, from: number): numbe
   return count;
 }
 
-/** `03:14 (12 min ago)` on the page's clock (24-hour; the date too when not today). */
+/** `03:14 (12 min ago)` on the page's clock, in the one time format (the page names its zone once, below). */
 function when(at: Date | string, view: PageView): string {
-  const time = new Date(at);
-  const gap = view.now.getTime() - time.getTime();
-  const relative = Math.abs(gap) < 30_000 ? 'just now' : gap > 0 ? `${formatSpan(gap)} ago` : `in ${formatSpan(-gap)}`;
-  return `${clockTime(time, view.zone, view.now)} (${relative})`;
+  return formatTime(at, { in: view.zone, zone: view.zone, now: view.now });
 }
 
 function incidentPage(

@@ -2,6 +2,7 @@ import type { CompiledRoute, LoadedConfig } from '../core/config/compile';
 import { literalRecipients, type RelayConfigView, type RouteView } from '../core/config/view';
 import { DIGEST } from '../core/defaults';
 import { clockTime, spokenDuration } from '../core/local-time';
+import { reasonTime } from '../core/time-format';
 import { type Deferral, type DigestScope, quietUntil } from '../core/windows';
 import { AcceptOutcome, type MessageRecord, type MessageStore } from '../store';
 import { mutedReason } from './mutes';
@@ -42,7 +43,7 @@ export async function deferralOf(
   if (quietHours !== undefined) {
     const until = quietUntil(at, quietHours, timeZone);
     if (until !== undefined)
-      return { until, reason: `quiet hours until ${clockTime(until, timeZone)}: goes out in the route's digest` };
+      return { until, reason: `quiet hours until ${reasonTime(until, timeZone, at)}: goes out in the route's digest` };
   }
   if (digest === undefined) return undefined;
   const closesAt = await context.store.openDigestWindow({ route: route.id, windowSeconds: digest.window, now: at });
@@ -50,11 +51,11 @@ export async function deferralOf(
   if (quietEnd !== undefined)
     return {
       until: quietEnd,
-      reason: `digest window, then quiet hours until ${clockTime(quietEnd, timeZone)}: goes out in the route's digest`,
+      reason: `digest window, then quiet hours until ${reasonTime(quietEnd, timeZone, at)}: goes out in the route's digest`,
     };
   return {
     until: closesAt,
-    reason: `digest window until ${clockTime(closesAt, timeZone)}: goes out in the route's digest`,
+    reason: `digest window until ${reasonTime(closesAt, timeZone, at)}: goes out in the route's digest`,
   };
 }
 

@@ -1,5 +1,5 @@
 import type { RouteView } from '../core/config/view';
-import { formatTime, machineZone } from '../core/time-format';
+import { machineZone, reasonTime } from '../core/time-format';
 import type { Mute } from '../store';
 
 /**
@@ -21,6 +21,6 @@ export function mutedReason(
   now: Date,
   relayZone: string = machineZone(),
 ): string {
-  const until = formatTime(mute.until, { in: route.config.timeZone, zone: relayZone, now, relative: false });
+  const until = reasonTime(mute.until, route.config.timeZone, now, relayZone);
   return `muted until ${until}${mute.reason === '' ? '' : `: ${mute.reason}`}`;
 }

@@ -386,7 +386,7 @@ describe('the console in Chromium', () => {
         )
         .toEqual(['DEFERRED']);
       expect(await row.locator('.reason').textContent()).toMatch(
-        /^digest window until \d\d:\d\d: goes out in the route's digest$/,
+        /^digest window until (\d{4}-\d\d-\d\d )?\d\d:\d\d(?: [A-Z][\w/+-]*)?: goes out in the route's digest$/,
       );
       await row.click();
       await page.locator(`[data-testid="record-detail"][data-id="${id}"]`).waitFor({ timeout: 10_000 });
@@ -396,7 +396,7 @@ describe('the console in Chromium', () => {
       const deferred = page.locator('[data-testid="history-entry"][data-state="DEFERRED"]');
       expect(await deferred.count()).toBe(1);
       expect(await deferred.locator('.reason').textContent()).toMatch(
-        /^digest window until \d\d:\d\d: goes out in the route's digest$/,
+        /^digest window until (\d{4}-\d\d-\d\d )?\d\d:\d\d(?: [A-Z][\w/+-]*)?: goes out in the route's digest$/,
       );
       expect(await page.getByTestId('digest-links').count()).toBe(0);
       expect(await page.getByTestId('redrive').count()).toBe(0);

@@ -151,7 +151,9 @@ describe('digests and quiet hours through npm start', () => {
     }
     const waiting = await records(started.relay.url, 'state=DEFERRED');
     expect(waiting.map((record) => record.id).sort()).toEqual([...ids].sort());
-    expect(waiting[0]!.reason).toMatch(/^quiet hours until \d{2}:\d{2}: goes out in the route's digest$/);
+    expect(waiting[0]!.reason).toMatch(
+      /^quiet hours until (\d{4}-\d{2}-\d{2} )?\d{2}:\d{2}(?: [A-Z][\w/+-]*)?: goes out in the route's digest$/,
+    );
 
     const redrive = await runCli(['redrive', '--state', 'DEFERRED'], started.env);
     expect(redrive.code).not.toBe(0);
