@@ -344,7 +344,9 @@ function attachRelay(
   { settings, setup, url, local, sandbox, providerBaseUrl, startedAt, consoleSecret }: StartedRuntime,
 ): ConsoleAccess {
   const { loaded, terminal, clock } = setup;
-  const listings = takeTurns({ maxShare: LISTINGS_MAX_SHARE, contended: () => local.inFlight() > 0 });
+  // Contended while the sender has work: the runtime's own reads (a sweep, the attention line) are
+  // no send to make room for, and pausing for them slowed an idle relay's console at random.
+  const listings = takeTurns({ maxShare: LISTINGS_MAX_SHARE, contended: () => sender.pending() > 0 });
   const consoleAccess = createConsoleAccess({ forwardSecret: consoleSecret });
   const consoleApi = createStoreApi({
     description: `the running relay (pid ${process.pid}, ${url})`,

@@ -17,6 +17,8 @@ export interface SendQueue {
   stop(): void;
   /** Resolves when nothing fed so far is queued or being sent. */
   idle(): Promise<void>;
+  /** Ids queued or being sent now (not those waiting for a retry's time): whether the sender has work. */
+  pending(): number;
 }
 
 export interface SendQueueOptions {
@@ -117,6 +119,7 @@ export function createSendQueue({ send, concurrency, onError, now = Date.now }: 
         queue.length = 0;
       }
     },
+    pending: () => known.size,
     idle: async () => {
       const all = (): Promise<void>[] => [...inFlight[Lane.Critical], ...inFlight[Lane.Bulk]];
       while (all().length > 0) await Promise.allSettled(all());

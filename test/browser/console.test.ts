@@ -301,6 +301,30 @@ describe('the console in Chromium', () => {
     await shot('credit');
   });
 
+  it("opened on a page, asks the relay for that page's own data first and once, beside the overview, not after it", async () => {
+    for (const [hash, own, shown] of [
+      ['#/credit', '/console/api/credit?days=14', page.getByTestId('balance-chart').locator('canvas').first()],
+      ['', '/console/api/records?limit=50', page.getByTestId('activity-row').first()],
+    ] as const) {
+      await page.goto('about:blank');
+      const asked: string[] = [];
+      const listen = (request: { url(): string }) => {
+        const url = new URL(request.url());
+        if (url.pathname.startsWith('/console/api/')) asked.push(`${url.pathname}${url.search}`);
+      };
+      page.on('request', listen);
+      try {
+        await page.goto(`${consoleUrl}${hash}`);
+        await shown.waitFor({ timeout: 10_000 });
+        expect(asked[0]).toBe(own);
+        expect(asked.filter((url) => url === own)).toHaveLength(1);
+        expect(asked).toContain('/console/api/overview');
+      } finally {
+        page.off('request', listen);
+      }
+    }
+  });
+
   it('lists every route with its webhook URL', async () => {
     // As many cards as the shipped config has routes (it gains example routes with new features).
     const routes = loadConfigFile(join(REPO_ROOT, 'config/local.yaml')).routes.size;

@@ -25,6 +25,41 @@ export interface Data<Answer> {
   reload(): void;
 }
 
+/** How long an early answer waits to be taken: the page it was asked for is drawn within a second or two. */
+const EARLY_KEPT_MS = 10_000;
+
+/** Requests asked for before their page was drawn ({@link prefetch}), each taken once by `useApi`. */
+const early = new Map<string, { readonly answer: Promise<unknown>; readonly at: number }>();
+
+const keyOf = (endpoint: Endpoint, request: unknown): string => `${endpoint} ${JSON.stringify(request)}`;
+
+/**
+ * Asks for a page's first answer now, before the page is drawn: the first `useApi` of the same
+ * endpoint and request takes it instead of asking again. The console draws a page once the
+ * overview is in, so without this a page's own request would wait for the overview's round trip;
+ * asked at start, it is the first the relay answers.
+ *
+ * @example
+ * ```ts
+ * prefetch('GET /credit', { query: { days: 14 } }); // before render(<App />)
+ * ```
+ */
+export function prefetch<E extends Endpoint>(endpoint: E, request: ClientRequest<E>): void {
+  const key = keyOf(endpoint, request);
+  if (early.has(key)) return;
+  const answer = (api as (endpoint: E, request: Request<E>) => Promise<AnswerOf<E>>)(endpoint, request as Request<E>);
+  // Its failure is shown by the useApi that takes it (or never, when nothing does).
+  answer.catch(() => undefined);
+  early.set(key, { answer, at: Date.now() });
+}
+
+/** The early answer to `key` if one is waiting and fresh; it is taken once. */
+function takeEarly(key: string): Promise<unknown> | undefined {
+  const found = early.get(key);
+  early.delete(key);
+  return found === undefined || Date.now() - found.at > EARLY_KEPT_MS ? undefined : found.answer;
+}
+
 interface Loaded<Answer> {
   readonly key: string | null;
   readonly data: Answer | null;
@@ -47,7 +82,7 @@ export function useApi<E extends Endpoint>(
   request: ClientRequest<E> | null,
   { pollMs, pollWhile = () => true, debounceMs = 0, keep = false }: DataOptions<AnswerOf<E>> = {},
 ): Data<AnswerOf<E>> {
-  const key = request === null ? null : `${endpoint} ${JSON.stringify(request)}`;
+  const key = request === null ? null : keyOf(endpoint, request);
   const [loaded, setLoaded] = useState<Loaded<AnswerOf<E>>>({
     key: null,
     data: null,
@@ -75,10 +110,11 @@ export function useApi<E extends Endpoint>(
     let last: AnswerOf<E> | undefined;
     const ask = async (): Promise<void> => {
       try {
-        const data = await (api as (endpoint: E, request: Request<E>) => Promise<AnswerOf<E>>)(endpoint, {
-          ...current.current.request!,
-          signal: controller.signal,
-        });
+        const data = (await (takeEarly(key) ??
+          (api as (endpoint: E, request: Request<E>) => Promise<AnswerOf<E>>)(endpoint, {
+            ...current.current.request!,
+            signal: controller.signal,
+          }))) as AnswerOf<E>;
         if (controller.signal.aborted) return;
         last = data;
         setLoaded({ key, data, error: null, loading: false });

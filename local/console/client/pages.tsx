@@ -5,8 +5,8 @@
  */
 import type { ComponentChild } from 'preact';
 import type { Overview } from '../contract';
-import { ActivityPage } from './pages/activity';
-import { CreditPage } from './pages/credit';
+import { ActivityPage, prefetchActivity } from './pages/activity';
+import { CreditPage, prefetchCredit } from './pages/credit';
 import { OnCallPage } from './pages/oncall';
 import { RecordPage } from './pages/record';
 import { RoutesPage } from './pages/routes';
@@ -32,6 +32,12 @@ export interface PageEntry<Path extends string = string> {
   readonly menu: string | { readonly within: string };
   /** What it shows. (A method, so the table of entries with different paths is one type.) */
   render(props: PageProps<Path>): ComponentChild;
+  /**
+   * Asks for the page's first answers (`prefetch`) when the console opens on it, alongside the
+   * overview the page is drawn with, instead of after it.
+   * @default nothing asked early
+   */
+  prefetch?(): void;
 }
 
 /** An entry whose `render` is typed by its own path's parameters. */
@@ -44,6 +50,7 @@ export const PAGES = {
     title: 'Activity',
     menu: 'Activity',
     render: ({ overview }) => <ActivityPage overview={overview} />,
+    prefetch: prefetchActivity,
   }),
   record: page({
     path: RECORD_PATH,
@@ -62,6 +69,7 @@ export const PAGES = {
     title: 'Credit',
     menu: 'Credit',
     render: ({ overview }) => <CreditPage overview={overview} />,
+    prefetch: prefetchCredit,
   }),
   routes: page({ path: 'routes', title: 'Routes', menu: 'Routes', render: () => <RoutesPage /> }),
   oncall: page({ path: 'oncall', title: 'On call', menu: 'On call', render: () => <OnCallPage /> }),

@@ -3,6 +3,21 @@ import { createSendQueue } from '../../../local/runtime/send-queue';
 import { Lane } from '../../../functions/core/lanes';
 
 describe('the local send queue', () => {
+  it('says how many ids it has queued or sending, not the retries waiting for their time: what the listings make room for', async () => {
+    let release!: () => void;
+    const blocked = new Promise<void>((resolve) => (release = resolve));
+    const queue = createSendQueue({ send: async () => await blocked, concurrency: 1, onError: () => undefined });
+    expect(queue.pending()).toBe(0);
+    queue.feedAt('later', new Date(Date.now() + 60_000), Lane.Bulk);
+    expect(queue.pending()).toBe(0);
+    queue.feed(['a', 'b'], Lane.Bulk);
+    expect(queue.pending()).toBe(2);
+    release();
+    await queue.idle();
+    expect(queue.pending()).toBe(0);
+    queue.stop();
+  });
+
   it('queues an id once while it is queued or being sent: the sweeper feeds the whole backlog every pass', async () => {
     const started: string[] = [];
     const queue = createSendQueue({

@@ -3,7 +3,7 @@ import { useEffect, useRef, useState } from 'preact/hooks';
 import { PAGE_SIZE } from '../../../../functions/core/defaults';
 import type { ClientRequest, Overview, RecordRow, State } from '../../contract';
 import { api, errorText } from '../api';
-import { useApi } from '../data';
+import { prefetch, useApi } from '../data';
 import { formatTime } from '../../../../functions/core/time-format';
 import { num, recipients } from '../format';
 import { ACTIVITY_HREF, recordHref } from '../route';
@@ -55,6 +55,11 @@ function request(filters: Filters, cursor?: string): ClientRequest<'GET /records
       cursor,
     },
   };
+}
+
+/** Asks for the first page the Activity page will show, before it is drawn. */
+export function prefetchActivity(): void {
+  prefetch('GET /records', request(lastFilters));
 }
 
 /** Newest first, by the key the API sorts by: creation with a route filter, else last change. */

@@ -2,7 +2,7 @@
 import { useEffect, useMemo, useState } from 'preact/hooks';
 import uPlot from 'uplot';
 import type { CREDIT_DAYS, CreditAnswer, Overview } from '../../contract';
-import { useApi } from '../data';
+import { prefetch, useApi } from '../data';
 import { Chart, PALETTE } from '../chart';
 import { timeRange } from '../time-range';
 import { num } from '../format';
@@ -19,10 +19,16 @@ let lastDays: number = DEFAULT_DAYS;
 
 const seconds = (iso: string) => Date.parse(iso) / 1000;
 
-/** An x range that is never empty: one point gets an hour either side. */
+/** Asks for what the Credit page will show, before it is drawn. */
+export function prefetchCredit(): void {
+  prefetch('GET /credit', creditRequest(lastDays));
+}
+
+const creditRequest = (days: number) => ({ query: { days } });
+
 export function CreditPage({ overview }: { overview: Overview }) {
   const [days, setDays] = useState(lastDays);
-  const { data: credit, error: failed, reload } = useApi('GET /credit', { query: { days } }, { keep: true });
+  const { data: credit, error: failed, reload } = useApi('GET /credit', creditRequest(days), { keep: true });
   const { data: service, reload: reloadService } = useApi('GET /service', {}, { keep: true });
   const error = failed?.message ?? null;
   useEffect(() => {
