@@ -42,8 +42,6 @@ export interface LocalStore {
   readonly store: MessageStore;
   readonly tableName: string;
   readonly dataDir: string;
-  /** Requests of this process's client the store has not answered yet: whether anything else is using it now. */
-  inFlight(): number;
   /** Waits for pending writes, closes LevelDB and the server. Idempotent. */
   close(): Promise<void>;
 }
@@ -114,7 +112,7 @@ export async function openLocalStore({
   await assertUnlocked(path, dataDir);
 
   const options = { path, createTableMs: 0, deleteTableMs: 0, updateTableMs: 0 } as const;
-  const { client, close, inFlight } = offThread ? await openInWorker(options, onFailure) : await openInProcess(options);
+  const { client, close } = offThread ? await openInWorker(options, onFailure) : await openInProcess(options);
 
   try {
     await ensureTable(client, tableName, { timeoutMs: 10_000 });
@@ -137,14 +135,12 @@ export async function openLocalStore({
     }),
     tableName,
     dataDir,
-    inFlight,
     close,
   };
 }
 
 interface Opened {
   readonly client: DynamoDBClient;
-  inFlight(): number;
   close(): Promise<void>;
 }
 
@@ -155,22 +151,10 @@ function once(run: () => Promise<void>): () => Promise<void> {
 }
 
 /**
- * This process's client of the local store, whose requests go to `handler` (dynalite in this
- * thread or in the store's worker), not over loopback HTTP, and how many of them are unanswered.
+ * This process's client of the local store, whose requests go to `requestHandler` (dynalite in this
+ * thread or in the store's worker), not over loopback HTTP.
  */
-function localClient(handler: DynaliteHandler): { client: DynamoDBClient; inFlight: () => number } {
-  let inFlight = 0;
-  const requestHandler: DynaliteHandler = {
-    ...handler,
-    handle: async (...args) => {
-      inFlight += 1;
-      try {
-        return await handler.handle(...args);
-      } finally {
-        inFlight -= 1;
-      }
-    },
-  };
+function localClient(requestHandler: DynaliteHandler): DynamoDBClient {
   // `cacheMiddleware`: each command's handler chain is built once, not for every request (~5 % of
   // the thread in a burst); nothing adds middleware to this client after its first request.
   const client = new DynamoDBClient({
@@ -193,7 +177,7 @@ function localClient(handler: DynaliteHandler): { client: DynamoDBClient; inFlig
     },
     { step: 'finalizeRequest', name: 'localAuthorization' },
   );
-  return { client, inFlight: () => inFlight };
+  return client;
 }
 
 async function openInWorker(
@@ -201,22 +185,22 @@ async function openInWorker(
   onFailure: ((error: RuntimeError) => void) | undefined,
 ): Promise<Opened> {
   const thread = await startDynaliteThread(options, onFailure === undefined ? {} : { onFailure });
-  const { client, inFlight } = localClient(thread.handler);
+  const client = localClient(thread.handler);
   const close = once(async () => {
     client.destroy();
     await thread.close();
   });
-  return { client, inFlight, close };
+  return { client, close };
 }
 
 async function openInProcess(options: DynaliteOptions): Promise<Opened> {
   const server = createDynalite(options);
-  const { client, inFlight } = localClient(createDynaliteHandler(server));
+  const client = localClient(createDynaliteHandler(server));
   const close = once(async () => {
     client.destroy();
     await new Promise<void>((resolve, reject) => server.close((error) => (error ? reject(error) : resolve())));
   });
-  return { client, inFlight, close };
+  return { client, close };
 }
 
 async function assertUnlocked(path: string, dataDir: string): Promise<void> {
