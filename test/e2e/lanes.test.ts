@@ -119,7 +119,7 @@ describe('priority lanes in the local runtime', () => {
         const sent = await records(relay.url, 'route=alerts&state=SENT');
         return sent.length === ALERTS ? sent : undefined;
       },
-      { what: `all ${ALERTS} alerts SENT`, timeoutMs: 120_000 },
+      { what: `all ${ALERTS} alerts SENT`, timeoutMs: 240_000 },
     );
     // The ordering fact: with every alert SENT, part of the order backlog (accepted before any
     // alert) still waits.
