@@ -118,6 +118,9 @@ describe('paging on AWS: the deployed bundles, DynamoDB Local and the sandbox', 
     expect(page.body).toContain('<button type="submit">Acknowledge</button>');
     expect(page.body).toContain('Sent to baraka (2557****111)');
     expect(page.body).toContain('next, chausiku (2557****222) would be paged');
+    // The one time format, on the schedule's clock (named once on the page): 24-hour, how long ago.
+    expect(page.body).toMatch(/Opened \d\d:\d\d \(\d+ min ago\), route paging\./);
+    expect(page.body).toContain('Times in Africa/Dar_es_Salaam, 24-hour clock.');
     // A form on another site posting to it is refused.
     const forged = await call<HttpAnswer>(
       'ingest',
