@@ -1,7 +1,7 @@
 import { changeCircuit, circuitView, MAX_CIRCUIT_OPEN_SECONDS, OpenedBy } from '../records/circuit';
 import { parseDurationSeconds } from '../../functions/core/config/duration';
-import type { RouteView } from '../../functions/core/config/view';
-import { DEFAULT_CURRENCY, MAX_MUTE_SECONDS, ONCALL, PAGE_SIZE } from '../../functions/core/defaults';
+import { balanceCurrency, type RouteView } from '../../functions/core/config/view';
+import { MAX_MUTE_SECONDS, ONCALL, PAGE_SIZE } from '../../functions/core/defaults';
 import { IncidentState } from '../../functions/core/paging/incident';
 import { MessageState, type MessageStore } from '../../functions/store';
 import { maskNumbersInText } from '../../functions/core/recipients';
@@ -247,6 +247,6 @@ function overview(source: ConsoleSource): Overview {
     })),
     states: [...MESSAGE_STATES],
     redriveStates: [...REDRIVE_STATES],
-    currency: [...source.loaded.routes.values()][0]?.config.currency ?? DEFAULT_CURRENCY,
+    currency: balanceCurrency(source.loaded),
   };
 }

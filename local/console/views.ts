@@ -1,5 +1,6 @@
 import type { RouteConfig } from '../../functions/core/config/schema';
-import { DEFAULT_CURRENCY, HISTORY_KEPT } from '../../functions/core/defaults';
+import { balanceCurrency } from '../../functions/core/config/view';
+import { HISTORY_KEPT } from '../../functions/core/defaults';
 import { maskNumbersInText } from '../../functions/core/recipients';
 import { capturedHeaderNames } from '../../functions/core/sources/captured-headers';
 import type { SourcePack } from '../../functions/core/sources/types';
@@ -357,9 +358,7 @@ export async function creditView(
     balance === null ? { spent: 0, days: 0 } : await forecastBalance(store, balance, state.firstObservedAt, now);
   const balanceConfig = source.loaded.settings.balance;
   const currency =
-    readings.findLast((reading) => reading.currency !== undefined)?.currency ??
-    [...source.loaded.routes.values()][0]?.config.currency ??
-    DEFAULT_CURRENCY;
+    readings.findLast((reading) => reading.currency !== undefined)?.currency ?? balanceCurrency(source.loaded);
   return {
     currency,
     balance,

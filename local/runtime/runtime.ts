@@ -1,4 +1,5 @@
-import { BALANCE_SCHEDULE, DEFAULT_CURRENCY, DIGEST } from '../../functions/core/defaults';
+import { balanceCurrency } from '../../functions/core/config/view';
+import { BALANCE_SCHEDULE, DIGEST } from '../../functions/core/defaults';
 import { localSendConcurrency } from '../../functions/core/provider-rate';
 import { join, resolve } from 'node:path';
 import { createStoreApi } from '../console/api';
@@ -405,7 +406,7 @@ function startTimers(
   });
   const stores = sweepStores(context.store, indexed);
   const attention = attentionWatch((line) => setup.terminal.print(line));
-  const currency = [...setup.loaded.routes.values()][0]?.config.currency ?? DEFAULT_CURRENCY;
+  const currency = balanceCurrency(setup.loaded);
   return [
     // Due records go to the send queue, so a backlog (a restart after a crash) leaves at the sender's
     // rate; sending inside the sweep made the next sweep wait nine times the whole backlog's send time.

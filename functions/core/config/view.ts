@@ -1,3 +1,4 @@
+import { DEFAULT_CURRENCY } from '../defaults';
 import type { RelayConfig, RouteConfig } from './schema';
 
 /**
@@ -40,4 +41,17 @@ export interface RelayConfigView {
   readonly routes: ReadonlyMap<string, RouteView>;
   /** `balance.notify`, normalised to `255` + nine digits, without repeats. */
   readonly balanceNotify: readonly string[];
+}
+
+/**
+ * The currency a person is shown the account's balance in, before the service has named one: the
+ * first route's `currency` (the SMS service's account has one balance), else the default.
+ *
+ * @example
+ * ```ts
+ * balanceCurrency(config); // 'TZS'
+ * ```
+ */
+export function balanceCurrency(config: Pick<RelayConfigView, 'routes'>): string {
+  return [...config.routes.values()][0]?.config.currency ?? DEFAULT_CURRENCY;
 }
