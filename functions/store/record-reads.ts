@@ -94,6 +94,15 @@ export interface IndexQuery extends ListOptions {
   readonly candidatesFromIndex?: boolean;
 }
 
+/** An index query with its defaults applied and its window as the index's sort-key bounds ({@link timeBounds}). */
+export interface IndexRange extends Pick<IndexQuery, 'index' | 'partition' | 'filter' | 'cursor'> {
+  readonly lower: string | undefined;
+  readonly upper: string | undefined;
+  readonly limit: number;
+  readonly newestFirst: boolean;
+  readonly filterValues: Readonly<Record<string, AttributeValue>>;
+}
+
 /**
  * A listing's window as the index's sort-key bounds, both inclusive; `undefined` when it is empty.
  * Timestamps carry milliseconds, so "before T" is "at or before T − 1 ms", which BETWEEN can
@@ -128,31 +137,9 @@ export const queryIndex = async (
   }
   const bounds = timeBounds(since, before);
   if (bounds === undefined) return { items: [] };
-  const { lower, upper } = bounds;
-  if (!table.readIndexes && !candidatesFromIndex) {
-    return await scanAsIndex(table, {
-      index,
-      partition,
-      lower,
-      upper,
-      limit,
-      cursor,
-      newestFirst,
-      filter,
-      filterValues,
-    });
-  }
-  const { entries, cursor: cursorOut } = await queryIndexEntries(table, {
-    index,
-    partition,
-    lower,
-    upper,
-    limit,
-    cursor,
-    newestFirst,
-    filter,
-    filterValues,
-  });
+  const range: IndexRange = { index, partition, ...bounds, limit, cursor, newestFirst, filter, filterValues };
+  if (!table.readIndexes && !candidatesFromIndex) return await scanAsIndex(table, range);
+  const { entries, cursor: cursorOut } = await queryIndexEntries(table, range);
   // The indexes hold no whole record: read the records themselves, in the index's order.
   const items = await getRecords(table, entries);
   return { items, ...(cursorOut === undefined ? {} : { cursor: cursorOut }) };
@@ -161,23 +148,7 @@ export const queryIndex = async (
 /** One page of an index's own entries (keys and projected attributes), no record read. */
 export const queryIndexEntries = async (
   table: StoreTable,
-  {
-    index,
-    partition,
-    lower,
-    upper,
-    limit,
-    cursor,
-    newestFirst,
-    filter,
-    filterValues,
-  }: Pick<IndexQuery, 'index' | 'partition' | 'filter' | 'cursor'> & {
-    readonly lower: string | undefined;
-    readonly upper: string | undefined;
-    readonly limit: number;
-    readonly newestFirst: boolean;
-    readonly filterValues: Readonly<Record<string, AttributeValue>>;
-  },
+  { index, partition, lower, upper, limit, cursor, newestFirst, filter, filterValues }: IndexRange,
 ): Promise<{ readonly entries: Item[]; readonly cursor?: string }> => {
   const values: Record<string, AttributeValue> = { ':partition': str(partition), ...filterValues };
   if (lower !== undefined) values[':lower'] = str(lower);
@@ -215,36 +186,17 @@ export const queryIndexEntries = async (
  */
 const scanAsIndex = async (
   table: StoreTable,
-  {
-    index,
-    partition,
-    lower,
-    upper,
-    limit,
-    cursor,
-    newestFirst,
-    filter,
-    filterValues,
-  }: Pick<IndexQuery, 'index' | 'filter'> & {
-    /** Absent: every partition (every state, every route). */
-    readonly partition: string | undefined;
-    readonly lower: string | undefined;
-    readonly upper: string | undefined;
-    readonly limit: number;
-    readonly cursor: string | undefined;
-    readonly newestFirst: boolean;
-    readonly filterValues: Readonly<Record<string, AttributeValue>>;
-  },
+  { index, partition, lower, upper, limit, cursor, newestFirst, filter, filterValues }: IndexRange,
 ): Promise<Page<MessageRecord>> => {
   const entries = await scanMessages(table, {
     filters: [
-      ...(partition === undefined ? [] : [`#${index.partitionKey} = :partition`]),
+      `#${index.partitionKey} = :partition`,
       ...(lower === undefined ? [] : [`#${index.sortKey} >= :lower`]),
       ...(upper === undefined ? [] : [`#${index.sortKey} <= :upper`]),
       ...(filter === undefined ? [] : [`(${filter})`]),
     ],
     values: {
-      ...(partition === undefined ? {} : { ':partition': str(partition) }),
+      ':partition': str(partition),
       ...(lower === undefined ? {} : { ':lower': str(lower) }),
       ...(upper === undefined ? {} : { ':upper': str(upper) }),
       ...filterValues,

@@ -1,4 +1,5 @@
 import { launchChromium } from '../helpers/chromium';
+import { webhookPoster } from '../helpers/fixtures';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -70,14 +71,9 @@ async function visit(path: string): Promise<string> {
 describe('the console when SMS wait for a person', () => {
   it('says "2 SMS parked" with the balance on every page, shows no ISO-with-Z time, and the Credit card shows 0 in red', async () => {
     const { relay, secrets } = running!;
-    for (const message of ['Backup of db-1 failed', 'Backup of db-2 failed']) {
-      const answer = await fetch(`${relay.url}/hooks/notify`, {
-        method: 'POST',
-        headers: { authorization: `Bearer ${secrets['generic-token']!}`, 'content-type': 'application/json' },
-        body: JSON.stringify({ message }),
-      });
-      expect(answer.status).toBe(202);
-    }
+    const postWebhook = webhookPoster({ url: relay.url, configPath: join(dir, 'relay.yaml'), secrets });
+    for (const message of ['Backup of db-1 failed', 'Backup of db-2 failed'])
+      expect((await postWebhook('notify', { message })).status).toBe(202);
     const parked = await eventually(
       async () => {
         const found = await records(relay.url, 'state=PARKED');

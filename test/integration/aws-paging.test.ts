@@ -61,6 +61,19 @@ afterAll(async () => {
 
 const call = async <T>(name: 'ingest' | 'sweeper', event: unknown): Promise<T> => await relay.call<T>(name, event);
 
+/** A firing alert posted to the paging route through the ingest bundle, as API Gateway hands it over (`timeEpoch`: when it arrived). */
+const postAlert = async (summary: string, timeEpoch?: number): Promise<HttpAnswer> =>
+  await call<HttpAnswer>(
+    'ingest',
+    httpApiEvent({
+      routeKey: 'POST /hooks/{route}',
+      path: '/hooks/paging',
+      headers: { authorization: `Bearer ${ALERTS_TOKEN}`, 'content-type': 'application/json' },
+      body: alert(summary),
+      ...(timeEpoch === undefined ? {} : { timeEpoch }),
+    }),
+  );
+
 /** The SMS the sandbox delivered to `number`, once there is one. */
 async function smsTo(number: string, what: string): Promise<string> {
   return await vi.waitFor(
@@ -85,16 +98,7 @@ describe('paging on AWS: the deployed bundles, DynamoDB Local and the sandbox', 
     // The webhook arrived 65 s ago (API Gateway's timeEpoch): the first step (1 min) is due; the
     // second (3 min) falls due after this sweep's stay, so the run records one step and ends.
     const openedAt = Date.now() - 65_000;
-    const answer = await call<HttpAnswer>(
-      'ingest',
-      httpApiEvent({
-        routeKey: 'POST /hooks/{route}',
-        path: '/hooks/paging',
-        headers: { authorization: `Bearer ${ALERTS_TOKEN}`, 'content-type': 'application/json' },
-        body: alert('Disk /var on db-01 is 94% full'),
-        timeEpoch: openedAt,
-      }),
-    );
+    const answer = await postAlert('Disk /var on db-01 is 94% full', openedAt);
     expect(answer.statusCode).toBe(202);
     const first = await smsTo(ASHA, 'first SMS to asha');
     const [, firstText, ashaToken] = LINK.exec(first) ?? [];
@@ -168,15 +172,7 @@ describe('paging on AWS: the deployed bundles, DynamoDB Local and the sandbox', 
   it("a muted route's webhook is answered dropped by the ingest bundle, its reason on the route's clock and naming its zone: Lambda's is UTC", async () => {
     const mute = await relay.store.muteRoute({ route: 'paging', forSeconds: 3_600, reason: 'db upgrade' });
     try {
-      const answer = await call<HttpAnswer>(
-        'ingest',
-        httpApiEvent({
-          routeKey: 'POST /hooks/{route}',
-          path: '/hooks/paging',
-          headers: { authorization: `Bearer ${ALERTS_TOKEN}`, 'content-type': 'application/json' },
-          body: alert('Disk /srv on db-09 is 91% full'),
-        }),
-      );
+      const answer = await postAlert('Disk /srv on db-09 is 91% full');
       // The end of the mute on the route's clock (the config's default zone), 24-hour.
       const until = new Intl.DateTimeFormat('en-GB', {
         timeZone: 'Africa/Dar_es_Salaam',
