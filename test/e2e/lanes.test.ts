@@ -93,6 +93,14 @@ describe('priority lanes in the local runtime', () => {
   it('sends every alert of a critical route while a backlog of 2,000 orders that arrived first still waits', {
     timeout: 300_000,
   }, async () => {
+    // The sandbox starts with 10,000 credits (500 SMS at 20): enough for the alerts only while the
+    // orders have not spent it first, which a machine that sends faster than it posts does.
+    const topUp = await fetch(`${relay.sandboxUrl}/_sandbox/balance`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ balance: (ORDERS + ALERTS) * 20 }),
+    });
+    expect(topUp.status).toBe(200);
     const webhooks = ORDERS / MAX_MESSAGES_PER_WEBHOOK;
     await Promise.all(
       Array.from({ length: webhooks }, async (_, webhook) =>
@@ -119,7 +127,14 @@ describe('priority lanes in the local runtime', () => {
         const sent = await records(relay.url, 'route=alerts&state=SENT');
         return sent.length === ALERTS ? sent : undefined;
       },
-      { what: `all ${ALERTS} alerts SENT`, timeoutMs: 240_000 },
+      {
+        what: `all ${ALERTS} alerts SENT`,
+        timeoutMs: 240_000,
+        describe: async () => {
+          const waiting = (await records(relay.url, 'route=alerts')).filter((alert) => alert.state !== 'SENT');
+          return `alerts not SENT: ${JSON.stringify(waiting)}\nthe relay's last lines:\n${relay.stdout().split('\n').slice(-40).join('\n')}\n${relay.stderr()}`;
+        },
+      },
     );
     // The ordering fact: with every alert SENT, part of the order backlog (accepted before any
     // alert) still waits.
