@@ -108,6 +108,11 @@ export interface StreamFailure {
 /** One invocation the poller made: the sequence numbers it carried and what came back. */
 export interface MappingInvocation {
   readonly sequenceNumbers: readonly string[];
+  /** The partition key (`pk`) of each record it carried, in order. */
+  readonly keys: readonly string[];
+  /** When the poller handed the batch to the function and when the answer came (epoch ms). */
+  readonly startedAt: number;
+  readonly endedAt: number;
   readonly outcome: InvokeOutcome;
 }
 
@@ -251,9 +256,16 @@ export class StreamMapping {
     let batch = records;
     let invocations = 0;
     for (;;) {
+      const startedAt = Date.now();
       const outcome = await this.options.invoke({ Records: batch });
       invocations += 1;
-      this.invocations.push({ sequenceNumbers: batch.map((record) => record.dynamodb!.SequenceNumber!), outcome });
+      this.invocations.push({
+        sequenceNumbers: batch.map((record) => record.dynamodb!.SequenceNumber!),
+        keys: batch.map((record) => record.dynamodb?.Keys?.['pk']?.S ?? ''),
+        startedAt,
+        endedAt: Date.now(),
+        outcome,
+      });
       let retryFrom: number;
       if ('functionError' in outcome) {
         if (settings.bisectBatchOnFunctionError && batch.length > 1) {

@@ -1,4 +1,4 @@
-import { spawn } from 'node:child_process';
+import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -28,12 +28,15 @@ import { resourcesOfType, synthStack, type TestStack } from '../infra/support';
  * schema, indexes, stream, TTL), each function's environment and time-out, the sweeper's schedule,
  * and the stream mapping, applied to the table's real stream by a poller
  * (test/helpers/stream-mapping.ts). The functions are the esbuild bundles the stack ships, each
- * invocation a fresh Node process (a cold start); the SMS service is the sandbox. A test invokes
+ * invocation a fresh Node process (a cold start), or with `warm` a kept one as Lambda keeps its
+ * execution environments; the SMS service is the sandbox. A test invokes
  * the sweeper in place of its schedule. test/integration/aws-paging.test.ts uses it.
  */
 
 const DRIVER = fileURLToPath(new URL('./driver.mjs', import.meta.url));
 const RESULT_MARKER = '@@driver-result@@';
+/** The driver's answer line, written whole (a chunk may end inside it). */
+const ANSWER_LINE = new RegExp(`${RESULT_MARKER}.*\n`);
 
 /** The API's own host name, as API Gateway names it in `requestContext.domainName`. */
 export const API_DOMAIN = 'a1b2c3d4e5.execute-api.eu-west-1.amazonaws.com';
@@ -54,6 +57,13 @@ export interface AwsRelayOptions {
   readonly beforeStream?: (store: MessageStore) => Promise<void>;
   /** Apply the mappings' `ParallelizationFactor` (see `StreamMapping`). @default false */
   readonly parallel?: boolean;
+  /**
+   * Keep each execution environment (a Node process) for the next invocation of its function, as
+   * Lambda does: the first invocation of each pays the cold start, and an environment serves one
+   * invocation at a time (concurrent invocations start more). Off, every invocation is a cold start.
+   * @default false
+   */
+  readonly warm?: boolean;
 }
 
 export interface AwsRelay {
@@ -72,7 +82,7 @@ export interface AwsRelay {
   readonly sweepSchedule: string;
   /** The environment the template gives a function, its AWS references replaced by the local stand-ins. */
   environment(name: HandlerName): Record<string, string>;
-  /** One invocation of a bundled handler in a fresh process, as Lambda runs it. */
+  /** One invocation of a bundled handler, as Lambda runs it: in a fresh process, or a kept one with `warm`. */
   invoke(name: HandlerName, event: unknown): Promise<InvokeOutcome & { readonly logs: string }>;
   /** The stdout and stderr of every invocation so far (the sender's on the stream included), in order. */
   readonly logs: readonly string[];
@@ -89,6 +99,7 @@ export async function startAwsRelay({
   senderIds,
   beforeStream,
   parallel = false,
+  warm = false,
 }: AwsRelayOptions): Promise<AwsRelay> {
   const scratch = mkdtempSync(join(tmpdir(), `sms-relay-${environmentName}-`));
   const { bundles } = bundleHandlers({ outDir: join(scratch, 'dist') });
@@ -156,7 +167,14 @@ export async function startAwsRelay({
   };
 
   const logs: string[] = [];
-  const invoke = async (name: HandlerName, event: unknown): Promise<InvokeOutcome & { readonly logs: string }> => {
+  const environments = new WarmEnvironments((name) =>
+    spawn(process.execPath, [DRIVER, join(packages[name], 'index.mjs'), '--serve'], {
+      cwd: scratch,
+      env: environment(name),
+      stdio: ['pipe', 'pipe', 'pipe'],
+    }),
+  );
+  const invokeCold = async (name: HandlerName, event: unknown): Promise<Invoked> => {
     const child = spawn(process.execPath, [DRIVER, join(packages[name], 'index.mjs')], {
       cwd: scratch,
       env: environment(name),
@@ -170,22 +188,12 @@ export async function startAwsRelay({
     const code = await new Promise<number | null>((resolve, reject) =>
       child.once('error', reject).once('close', resolve),
     );
-    // What the function wrote, without the driver's line carrying its return value (not a log line).
-    const output = `${stdout
-      .split('\n')
-      .filter((each) => !each.startsWith(RESULT_MARKER))
-      .join('\n')}\n${stderr}`;
-    logs.push(output);
-    const line = stdout.split('\n').find((each) => each.startsWith(RESULT_MARKER));
-    if (code !== 0 || line === undefined)
-      return { functionError: `${name} exited with ${code}: ${stderr.slice(-2000)}`, logs: output };
-    const outcome = JSON.parse(line.slice(RESULT_MARKER.length)) as {
-      result?: never;
-      error?: { name: string; message: string };
-    };
-    if (outcome.error !== undefined)
-      return { functionError: `${outcome.error.name}: ${outcome.error.message}`, logs: output };
-    return { result: outcome.result, logs: output };
+    return invoked(name, stdout, stderr, code === 0 ? undefined : code);
+  };
+  const invoke = async (name: HandlerName, event: unknown): Promise<Invoked> => {
+    const outcome = warm ? await environments.invoke(name, event) : await invokeCold(name, event);
+    logs.push(outcome.logs);
+    return outcome;
   };
 
   const lanes = mappingsByLane(
@@ -231,11 +239,92 @@ export async function startAwsRelay({
     },
     stop: async () => {
       await Promise.all([mappings.critical.stop(), mappings.bulk.stop()]);
+      environments.stop();
       streams.destroy();
       await Promise.all([db.close(), sandbox.close()]);
       rmSync(scratch, { recursive: true, force: true });
     },
   };
+}
+
+type Invoked = InvokeOutcome & { readonly logs: string };
+
+/**
+ * One invocation's outcome from what its process wrote: the driver's marker line carries the
+ * return value or the error; everything else is the function's log. `exitCode`: the process ended
+ * before answering (a crash).
+ */
+function invoked(name: HandlerName, stdout: string, stderr: string, exitCode?: number | null): Invoked {
+  // What the function wrote, without the driver's line carrying its return value (not a log line).
+  const output = `${stdout
+    .split('\n')
+    .filter((each) => !each.startsWith(RESULT_MARKER))
+    .join('\n')}\n${stderr}`;
+  const line = stdout.split('\n').find((each) => each.startsWith(RESULT_MARKER));
+  if (exitCode !== undefined || line === undefined)
+    return { functionError: `${name} exited with ${exitCode}: ${stderr.slice(-2000)}`, logs: output };
+  const outcome = JSON.parse(line.slice(RESULT_MARKER.length)) as {
+    result?: never;
+    error?: { name: string; message: string };
+  };
+  if (outcome.error !== undefined)
+    return { functionError: `${outcome.error.name}: ${outcome.error.message}`, logs: output };
+  return { result: outcome.result, logs: output };
+}
+
+/** A kept execution environment: the driver in `--serve` mode, between invocations. */
+type Environment = ChildProcessWithoutNullStreams;
+
+/**
+ * Lambda's execution environments per function: an invocation takes an idle one or starts a new
+ * one (a cold start), and gives it back when answered; one that crashed is never reused.
+ */
+class WarmEnvironments {
+  readonly #idle = new Map<HandlerName, Environment[]>();
+  readonly #all = new Set<Environment>();
+
+  public constructor(private readonly start: (name: HandlerName) => Environment) {}
+
+  public async invoke(name: HandlerName, event: unknown): Promise<Invoked> {
+    const environment = this.#idle.get(name)?.pop() ?? this.#started(name);
+    let stdout = '';
+    let stderr = '';
+    const onStdout = (chunk: string): void => void (stdout += chunk);
+    const onStderr = (chunk: string): void => void (stderr += chunk);
+    environment.stdout.on('data', onStdout);
+    environment.stderr.on('data', onStderr);
+    const answered = await new Promise<number | null | undefined>((resolve) => {
+      const onExit = (code: number | null): void => resolve(code);
+      environment.once('close', onExit);
+      const onData = (): void => {
+        if (!ANSWER_LINE.test(stdout)) return;
+        environment.off('close', onExit);
+        environment.stdout.off('data', onData);
+        resolve(undefined);
+      };
+      environment.stdout.on('data', onData);
+      environment.stdin.write(`${JSON.stringify(event)}\n`);
+    });
+    environment.stdout.off('data', onStdout);
+    environment.stderr.off('data', onStderr);
+    if (answered !== undefined) this.#all.delete(environment);
+    else this.#idle.set(name, [...(this.#idle.get(name) ?? []), environment]);
+    return invoked(name, stdout, stderr, answered);
+  }
+
+  public stop(): void {
+    for (const environment of this.#all) environment.kill();
+    this.#all.clear();
+    this.#idle.clear();
+  }
+
+  #started(name: HandlerName): Environment {
+    const environment = this.start(name);
+    environment.stdout.setEncoding('utf8');
+    environment.stderr.setEncoding('utf8');
+    this.#all.add(environment);
+    return environment;
+  }
 }
 
 /** Creates a table as the template declares it (SSE and point-in-time recovery have no local effect); its stream's ARN. */
