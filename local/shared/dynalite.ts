@@ -130,19 +130,27 @@ export function transact(
   } catch (error) {
     return cb(error as DynaliteError);
   }
+  // Each table's description is read once per transaction, not once per action: a read of
+  // LevelDB and a JSON parse that every one of dynalite's own requests also makes.
+  const tables = new Map<string, Table>();
+  const tableNames = [...new Set(actions.map((action) => action.data.TableName))];
   eachSeries(
-    actions,
-    (action, next) =>
-      store.getTable(action.data.TableName, (error, table) => {
+    tableNames,
+    (name, next) =>
+      store.getTable(name, (error, table) => {
         if (error) return next(error);
-        const invalid = db.validateItem(action.data.Item, table!);
-        if (invalid) return next(invalid);
-        action.table = table!;
-        action.key = db.createKey(action.data.Item, table!);
+        tables.set(name, table!);
         next();
       }),
     (error) => {
       if (error) return cb(error);
+      for (const action of actions) {
+        const table = tables.get(action.data.TableName)!;
+        const invalid = db.validateItem(action.data.Item, table);
+        if (invalid) return cb(invalid);
+        action.table = table;
+        action.key = db.createKey(action.data.Item, table);
+      }
       const lockKey = (action: PutAction): string => `${action.data.TableName}\u0000${action.key!}`;
       const locked = new Set<string>();
       for (const action of actions) {
