@@ -1,11 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import type { RunningSandbox } from '../../local/sandbox/types';
 import { type PostWebhook, testWithRelay } from '../helpers/fixtures';
-import { eventually, records, runCli, type RelayOnSandbox } from './support';
+import { eventually, moveClockAhead, records, runCli, type RelayOnSandbox } from './support';
 
 const API_KEY = 'digest-mute-test-provider-key-3b9d';
-/** Long enough for three webhooks and one `sms-relay mute` before it ends; the test waits about this long. */
-const WINDOW_SECONDS = 10;
+/**
+ * Longer than any machine takes for three webhooks and one `sms-relay mute`: the test ends the
+ * window by moving the runtime's clock past it, not by waiting.
+ */
+const WINDOW_MINUTES = 5;
 
 const CONFIG = `
 provider:
@@ -16,7 +19,7 @@ routes:
     source: generic
     secret: generic-token
     recipients: ["0754111222"]
-    digest: { window: ${WINDOW_SECONDS}s }
+    digest: { window: ${WINDOW_MINUTES}m }
 `;
 
 let sandbox: RunningSandbox;
@@ -26,6 +29,7 @@ let postWebhook: PostWebhook;
 const test = testWithRelay({
   sandbox: { apiKey: API_KEY, balance: 10_000, rate: 1, senderIds: ['SMSRELAY'], defaultSenderId: 'SMSRELAY' },
   config: CONFIG,
+  movableClock: true,
 });
 test.beforeAll(({ sandbox: service, relay, postWebhook: post }) => {
   postWebhook = post;
@@ -45,7 +49,7 @@ describe('a digest due while its route is muted (npm start)', () => {
     const windowEnd = deferred[0]!.deferredUntil;
     expect(deferred.map((answer) => answer.deferredUntil)).toEqual([windowEnd, windowEnd, windowEnd]);
 
-    const muted = await runCli(['mute', 'dig', '--for', '10m', '--reason', 'db upgrade'], env);
+    const muted = await runCli(['mute', 'dig', '--for', '1h', '--reason', 'db upgrade'], env);
     expect(muted.stdout).toMatch(/^Muted route dig until /);
     // What this test is about: a mute set while the window is open (a machine too busy to mute in time proves nothing).
     const [mute] = JSON.parse((await runCli(['mutes', '--json'], env)).stdout) as { mutedAt: string }[];
@@ -53,7 +57,9 @@ describe('a digest due while its route is muted (npm start)', () => {
       Date.parse(windowEnd),
     );
 
-    // The window ends during the mute; wait until the sweeper has dealt with every record of the route.
+    // The window ends during the mute (the runtime's clock moved past it); wait until the sweeper
+    // has dealt with every record of the route.
+    moveClockAhead(started!, (WINDOW_MINUTES + 1) * 60_000);
     const settled = await eventually(
       async () => {
         const all = await records(relay.url, 'route=dig');
