@@ -11,9 +11,7 @@ import {
   DEFAULT_RETENTION_DAYS,
   HANDLER_TIMEOUT_SECONDS,
   MAX_RECIPIENTS_CEILING,
-  PROVIDER_TIMEOUT_MS,
 } from '../defaults';
-import { PROVIDER_RATE } from '../provider-rate';
 import { parseDurationSeconds } from './duration';
 import { WEEKDAYS } from '../windows';
 import { checkHmacSettings, HmacDedupeSchema, HmacSignatureSchema, HmacTimestampSchema } from './hmac-schema';
