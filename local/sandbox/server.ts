@@ -5,13 +5,22 @@ import { CONTROL_PREFIX, createControlHandler } from './control-routes';
 import { notFound, SandboxStartError } from './errors';
 import { parseSandboxFault } from './faults';
 import { sendError } from './http';
-import { resolveSandboxOptions } from './options';
+import { resolveSandboxOptions, type ResolvedSandboxOptions } from './options';
 import { SandboxState } from './state';
 import type { RecordedRequest, RunningSandbox, SandboxOptions } from './types';
 import { createV1Handler } from './v1-routes';
 
-/** Header values never written to the request log. */
-const UNRECORDED_HEADERS = new Set(['x-api-key', 'authorization']);
+/** Header values never written to the request log: every sandbox's key header. */
+const UNRECORDED_HEADERS = new Set(['x-api-key', 'authorization', 'apikey']);
+
+/** A provider type's own API inside a sandbox: the paths under `prefix`, and its error shape. */
+export interface SandboxApi {
+  /** Every request under it is the API's (and recorded); the rest is `/_sandbox` or 404. */
+  readonly prefix: string;
+  readonly handle: (request: IncomingMessage, response: ServerResponse, path: string) => Promise<void>;
+  /** Answers a thrown error the way the provider does. */
+  readonly sendError: (response: ServerResponse, error: unknown) => void;
+}
 
 /**
  * Starts the sandbox SMS service: the `/v1` API of docs/sms-service.md plus the `/_sandbox` control endpoints,
@@ -25,18 +34,36 @@ const UNRECORDED_HEADERS = new Set(['x-api-key', 'authorization']);
  */
 export async function startSandbox(options: SandboxOptions): Promise<RunningSandbox> {
   const resolved = resolveSandboxOptions(options);
+  return await startSandboxServer(resolved, ({ state, signal }) => ({
+    prefix: '/v1',
+    handle: createV1Handler({ state, apiKey: resolved.apiKey, signal }),
+    sendError,
+  }));
+}
+
+/**
+ * Serves one provider type's API (`apiOf`) beside the control endpoints every sandbox shares:
+ * inbox, account and balance, faults, outage, rate limit and request log (see `types.ts`).
+ *
+ * @example
+ * const sandbox = await startSandboxServer(resolveSandboxOptions({ apiKey }), ({ state, signal }) => myApi(state, signal));
+ */
+export async function startSandboxServer(
+  resolved: ResolvedSandboxOptions,
+  apiOf: (context: { readonly state: SandboxState; readonly signal: AbortSignal }) => SandboxApi,
+): Promise<RunningSandbox> {
   const state = new SandboxState(resolved);
   const shutdown = new AbortController();
-  const handleV1 = createV1Handler({ state, apiKey: resolved.apiKey, signal: shutdown.signal });
+  const api = apiOf({ state, signal: shutdown.signal });
   const handleControl = createControlHandler({ state });
   const connectionOf = connectionNumbers();
 
   const handle = async (request: IncomingMessage, response: ServerResponse): Promise<void> => {
     const path = requestPath(request.url);
-    const isV1 = isUnder(path, '/v1');
-    if (isV1) recordWhenSettled(request, response, path, state, connectionOf(request.socket));
+    const isApi = isUnder(path, api.prefix);
+    if (isApi) recordWhenSettled(request, response, path, state, connectionOf(request.socket));
     try {
-      if (isV1) await handleV1(request, response, path);
+      if (isApi) await api.handle(request, response, path);
       else if (isUnder(path, CONTROL_PREFIX)) await handleControl(request, response, path);
       else throw notFound(request.method ?? 'GET', path);
     } catch (error) {
@@ -48,7 +75,7 @@ export async function startSandbox(options: SandboxOptions): Promise<RunningSand
         // A bug in the sandbox, not a client mistake: say so where the person running it will look.
         console.error('sandbox: internal error while handling %s %s:', request.method, path, error);
       }
-      sendError(response, error);
+      (isApi ? api.sendError : sendError)(response, error);
     }
   };
 

@@ -55,10 +55,21 @@ export class SandboxState {
    * Charges the account and puts the send in the inbox; throws a 402 `HttpError` with
    * nothing charged or delivered when the balance is short.
    */
-  public deliver({ phoneNumbers, message, senderId }: SendRequest): DeliveredMessage {
-    const { deducted, remainingBalance } = this.account.charge(phoneNumbers.length);
+  public deliver(
+    { phoneNumbers, message, senderId }: SendRequest,
+    {
+      units = phoneNumbers.length,
+      messageId = randomUUID,
+    }: {
+      /** SMS charged at the account's rate: one per recipient unless a provider bills per segment. */
+      readonly units?: number;
+      /** The id a provider gives each recipient's message. */
+      readonly messageId?: () => string;
+    } = {},
+  ): DeliveredMessage {
+    const { deducted, remainingBalance } = this.account.charge(units);
     const recipients: SendRecipient[] = phoneNumbers.map((phoneNumber) =>
-      Object.freeze({ phoneNumber, status: 'queued' as const, messageId: randomUUID() }),
+      Object.freeze({ phoneNumber, status: 'queued' as const, messageId: messageId() }),
     );
     const delivered: DeliveredMessage = Object.freeze({
       id: randomUUID(),

@@ -17,6 +17,9 @@ import { ConfigError } from './errors';
 import type { RelayConfig, RouteConfig } from './schema';
 import type { RelayConfigView, RouteView } from './view';
 import { attemptFor } from './attempt';
+import { ProviderType } from '../provider/outcome';
+import { maskMsisdn } from '../recipients/mask';
+import { compileProviderRouting, type ProviderRouting, type RoutingSettings } from './routing';
 
 /** A route ready for webhooks: its templates, condition and recipients compiled once, at load. */
 export interface CompiledRoute extends RouteView {
@@ -78,6 +81,8 @@ export function compileConfig(config: RelayConfig, source = 'config', before?: C
     if (compiled !== undefined) routes.set(id, compiled);
   }
 
+  literalsWithoutProvider(routes, compileProviderRouting(routingSettings(config)), problems);
+
   const balanceNotify =
     before?.balanceNotify ??
     (config.balance?.notify ?? []).flatMap((entry, index) => {
@@ -99,6 +104,37 @@ export function compileConfig(config: RelayConfig, source = 'config', before?: C
 
   if (problems.length > 0) throw new ConfigError(source, problems);
   return { settings: config, routes, balanceNotify: [...new Set(balanceNotify)], onCall };
+}
+
+/**
+ * The providers part of a config; a config staged before `providers:` existed has only `provider`,
+ * which is one provider `main` of type sms-service.
+ */
+export function routingSettings(config: RelayConfig): RoutingSettings {
+  return {
+    providers: config.providers ?? { main: { type: ProviderType.SmsService } },
+    routing: config.routing,
+    failover: config.failover,
+  };
+}
+
+/**
+ * A number written in the config that no provider texts would be DROPPED at every webhook:
+ * refused here, naming the entry.
+ */
+function literalsWithoutProvider(
+  routes: ReadonlyMap<string, CompiledRoute>,
+  routing: ProviderRouting,
+  problems: string[],
+): void {
+  for (const route of routes.values()) {
+    route.recipientNumbers.forEach((numbers, index) => {
+      for (const number of numbers ?? []) {
+        if (routing.providersFor(`+${number}`).length > 0) continue;
+        problems.push(`routes.${route.id}.recipients[${index}]: no provider for +${maskMsisdn(number)}`);
+      }
+    });
+  }
 }
 
 /** A recipient template that reads the request's query string (`{{ query.to }}`). */

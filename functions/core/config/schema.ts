@@ -2,7 +2,6 @@ import { createPublicKey } from 'node:crypto';
 import { z } from 'zod';
 import { SOURCE_NAMES, SOURCES, type SourceName } from '../sources/registry';
 import {
-  BALANCE_SCHEDULE,
   DEFAULT_CURRENCY,
   DEFAULT_TIME_ZONE,
   DEFAULT_MAX_RECIPIENTS,
@@ -12,16 +11,17 @@ import {
   DEFAULT_RETENTION_DAYS,
   HANDLER_TIMEOUT_SECONDS,
   MAX_RECIPIENTS_CEILING,
-  PROVIDER_TIMEOUT_MS,
 } from '../defaults';
-import { PROVIDER_RATE } from '../provider-rate';
 import { parseDurationSeconds } from './duration';
-import { readSchedule } from '../schedule';
 import { WEEKDAYS } from '../windows';
 import { checkHmacSettings, HmacDedupeSchema, HmacSignatureSchema, HmacTimestampSchema } from './hmac-schema';
 import { PeopleSchema, SchedulesSchema } from './oncall-schema';
 import { AckSchema, EscalateSchema, IncidentSchema, RenotifySchema } from './paging-schema';
 import { AlarmsSchema } from './alarms-schema';
+import { BalanceSchema, senderId } from './shared-schema';
+import { checkProviders, FailoverSchema, ProvidersSchema, RoutingSchema, SmsServiceSchema } from './providers-schema';
+import { DEFAULT_FAILOVER_ON, ProviderType } from '../provider/outcome';
+import { DEFAULT_COUNTRY, isKnownCountry } from '../recipients/e164';
 import { TimeZoneSchema } from './zone-schema';
 import { DeliveryPolicy, LengthPolicy, RoutePriority } from './policies';
 import { DEFAULT_MAX_PARTS, MAX_PARTS_CEILING } from '../fitting/constants';
@@ -46,18 +46,9 @@ function isEcPublicKey(pem: string): boolean {
   }
 }
 
-// The SMS networks' rule for alphanumeric sender names: 1 to 11 letters, digits or spaces.
-const senderId = z.string().regex(/^[A-Za-z0-9 ._-]{1,11}$/, {
-  message: 'sender ID must be 1 to 11 letters, digits, spaces, dots, dashes or underscores',
-});
-
 /** An SNS topic ARN in any partition (aws, aws-cn, aws-us-gov, the ISO ones, aws-eusc). */
 const SNS_TOPIC_ARN =
   /^arn:aws(?:-[a-z]+){0,2}:sns:[a-z]{2,4}(?:-[a-z]+)+-\d{1,2}:\d{12}:[A-Za-z0-9_-]{1,256}(?:\.fifo)?$/;
-
-const schedule = z.string().refine((value) => readSchedule(value) !== undefined, {
-  message: 'schedule must be an EventBridge expression like "rate(1 hour)" or "cron(0 6 * * ? *)"',
-});
 
 const clock = z.string().regex(/^([01]\d|2[0-3]):[0-5]\d$/, { message: 'a time of day is HH:MM, 00:00 to 23:59' });
 
@@ -365,51 +356,87 @@ function checkSourceSettings(routes: Record<string, z.output<typeof RouteSchema>
   }
 }
 
-export const ConfigSchema = z.strictObject({
-  provider: z.strictObject({
-    baseUrl: z.url({ protocol: /^https?$/, message: 'baseUrl must be an http(s) URL' }),
-    defaultSenderId: senderId.optional(),
-    timeoutMs: z.number().int().min(100).max(60_000).default(PROVIDER_TIMEOUT_MS),
-    /**
-     * The most SMS requests a second the service takes, held across every sender by a per-second
-     * counter in the table; the sender's concurrency follows it. Absent: no limit but the
-     * concurrency's (see `functions/core/provider-rate.ts`).
-     */
-    maxPerSecond: z.number().int().min(1).max(PROVIDER_RATE.maxPerSecond).optional(),
-  }),
-  /** The Secrets Manager secret's name; absent: `sms-relay/<env>` (see `defaultSecretName`). */
-  secrets: z.string().min(1).optional(),
-  deploy: DeploySchema.optional(),
-  balance: z
-    .strictObject({
-      threshold: z.number().nonnegative(),
-      reserve: z.number().nonnegative().default(0),
-      notify: z.array(z.string().min(1)).default([]),
-      email: z.email().optional(),
-      schedule: schedule.default(BALANCE_SCHEDULE),
-    })
-    .refine((balance) => balance.reserve === 0 || balance.reserve < balance.threshold, {
-      message: 'reserve must be below threshold: the low-balance SMS has to warn before the reserve is reached',
-      path: ['reserve'],
-    })
-    .optional(),
-  /** Who the deployed alarms reach, by kind (`page`, `ticket`), and the critical routes' latency promise; see alarms-schema.ts. */
-  alarms: AlarmsSchema.optional(),
-  retentionDays: z.number().int().min(1).max(3650).default(DEFAULT_RETENTION_DAYS),
-  routes: z
-    .record(
-      z.string().regex(/^[a-z0-9][a-z0-9_-]{0,63}$/, { message: 'route ids are lower-case letters, digits, - and _' }),
-      RouteSchema,
-    )
-    .refine((routes) => Object.keys(routes).length > 0, { message: 'at least one route is required' })
-    .superRefine(checkSourceSettings),
-  /** Who can be paged by name (`person:<name>`): `name: { phone }`. */
-  people: PeopleSchema.optional(),
-  /** Rotations (`oncall:<schedule>`): `name: { timezone, rotation: { people, every, start }, notifyHandoff }`. */
-  schedules: SchedulesSchema.optional(),
-});
+export const ConfigSchema = z
+  .strictObject({
+    /** One provider named `main` of type `sms-service`; `providers:` lists several instead. */
+    provider: SmsServiceSchema.optional(),
+    /** The providers, in failover order where no routing says otherwise (docs/providers.md). */
+    providers: ProvidersSchema.optional(),
+    /** E.164 prefixes → the providers that text them, in failover order; absent: every provider, in order. */
+    routing: RoutingSchema.optional(),
+    /** The not-sent reasons that move a send to the next provider. */
+    failover: FailoverSchema.default({ on: [...DEFAULT_FAILOVER_ON] }),
+    /** The country of recipients written without a country code (ISO 3166-1 alpha-2). */
+    defaultCountry: z
+      .string()
+      .refine(isKnownCountry, { message: 'defaultCountry is a two-letter country code like TZ or KE' })
+      .default(DEFAULT_COUNTRY),
+    /** The Secrets Manager secret's name; absent: `sms-relay/<env>` (see `defaultSecretName`). */
+    secrets: z.string().min(1).optional(),
+    deploy: DeploySchema.optional(),
+    balance: BalanceSchema.optional(),
+    /** Who the deployed alarms reach, by kind (`page`, `ticket`), and the critical routes' latency promise; see alarms-schema.ts. */
+    alarms: AlarmsSchema.optional(),
+    retentionDays: z.number().int().min(1).max(3650).default(DEFAULT_RETENTION_DAYS),
+    routes: z
+      .record(
+        z
+          .string()
+          .regex(/^[a-z0-9][a-z0-9_-]{0,63}$/, { message: 'route ids are lower-case letters, digits, - and _' }),
+        RouteSchema,
+      )
+      .refine((routes) => Object.keys(routes).length > 0, { message: 'at least one route is required' })
+      .superRefine(checkSourceSettings),
+    /** Who can be paged by name (`person:<name>`): `name: { phone }`. */
+    people: PeopleSchema.optional(),
+    /** Rotations (`oncall:<schedule>`): `name: { timezone, rotation: { people, every, start }, notifyHandoff }`. */
+    schedules: SchedulesSchema.optional(),
+  })
+  .superRefine(checkProviders)
+  .transform(withProviders);
+
+type ProviderEntry = z.output<typeof ProvidersSchema>[string];
+
+/**
+ * The compatibility view of the first provider, as `provider` held it before `providers:` existed:
+ * what the code that sends through one provider reads until it reads `providers`.
+ */
+function firstProviderSettings(entry: ProviderEntry): z.output<typeof SmsServiceSchema> {
+  if (entry.type === ProviderType.SmsService) {
+    const { type: _type, balance: _balance, ...settings } = entry;
+    return settings;
+  }
+  if (entry.type === ProviderType.AfricasTalking) {
+    return { baseUrl: entry.baseUrl, defaultSenderId: entry.senderId, timeoutMs: entry.timeoutMs };
+  }
+  return { baseUrl: entry.url, timeoutMs: entry.timeoutMs };
+}
+
+/**
+ * Both views of the providers, whichever key the config wrote: `providers` (`provider:` alone is
+ * one provider `main` of type `sms-service`) and `provider`, the first provider's settings.
+ */
+function withProviders<
+  T extends {
+    provider?: z.output<typeof SmsServiceSchema> | undefined;
+    providers?: Record<string, ProviderEntry> | undefined;
+  },
+>(
+  config: T,
+): Omit<T, 'provider' | 'providers'> & {
+  provider: z.output<typeof SmsServiceSchema>;
+  providers: Record<string, ProviderEntry>;
+} {
+  const providers: Record<string, ProviderEntry> = config.providers ?? {
+    main: { type: ProviderType.SmsService, ...config.provider! },
+  };
+  const first = Object.values(providers)[0]!;
+  return { ...config, provider: config.provider ?? firstProviderSettings(first), providers };
+}
 
 export type RelayConfigInput = z.input<typeof ConfigSchema>;
 export type RelayConfig = z.output<typeof ConfigSchema>;
+/** A config written with `provider:` (one sms-service provider named `main`), as most tests write it. */
+export type SingleProviderConfigInput = RelayConfigInput & { provider: NonNullable<RelayConfigInput['provider']> };
 export type RouteConfig = z.output<typeof RouteSchema>;
 export type DeployConfig = z.output<typeof DeploySchema>;

@@ -157,7 +157,7 @@ export function createSmsClient(options: SmsClientOptions): SmsClient {
   };
   const run = async (spec: ExchangeSpec): Promise<RawResponse> => {
     await pool.discardStale();
-    return await exchange(config, pool.agent, redact, spec);
+    return await exchange(config, pool.agent, redact, { ...spec, headers: { 'X-API-Key': config.apiKey } });
   };
 
   return Object.freeze({

@@ -36,3 +36,22 @@ export {
   type SmsClientOptions,
 } from './types';
 export { MAX_MESSAGE_LENGTH, PHONE_NUMBER_PATTERN, validateSendRequest, type NormalizedSend } from './validate';
+export {
+  DEFAULT_FAILOVER_ON,
+  FAILOVER_REASONS,
+  FINAL_NOT_SENT_REASONS,
+  NotSentReason,
+  ProviderType,
+  shouldFailOver,
+  type BalanceOutcome,
+  type FailoverReason,
+  type ProviderCallOptions,
+  type ProviderSms,
+  type SendOutcome,
+  type SmsProvider,
+} from './outcome';
+export { createProvider, PROVIDER_FACTORIES, type ProviderConfig } from './registry';
+export { ProviderConfigError, providerKeyName, type ProviderContext } from './kinds/common';
+export { AFRICASTALKING_BASE_URL, type AfricasTalkingProviderConfig } from './kinds/africastalking';
+export { HTTP_ACCEPTED_DEFAULT, secretNames, type HttpProviderConfig } from './kinds/http';
+export { SMS_SERVICE_PREFIX, type SmsServiceProviderConfig } from './kinds/sms-service';

@@ -17,12 +17,22 @@ export interface RawResponse {
 
 export interface ExchangeSpec {
   readonly operation: SmsOperation;
-  readonly method: 'GET' | 'POST';
+  readonly method: 'GET' | 'POST' | 'PUT';
   /** Path below the base URL, e.g. `/v1/sms/send`. */
   readonly path: string;
   readonly body?: string;
+  /** The body's media type. @default 'application/json' */
+  readonly contentType?: string;
+  /** Headers of this service's own (its key): never recorded on an error. */
+  readonly headers?: Readonly<Record<string, string>>;
   readonly timeoutMs: number;
 }
+
+/** What an exchange needs of the client's options: where to connect, and how. */
+export type ExchangeTarget = Pick<
+  ResolvedClientOptions,
+  'tls' | 'hostname' | 'port' | 'pathPrefix' | 'userAgent' | 'lookup'
+>;
 
 /** How far one exchange got: the evidence for `delivery`. */
 interface Progress {
@@ -135,7 +145,7 @@ function transportError(
  * @throws SmsServiceError
  */
 export async function exchange(
-  config: ResolvedClientOptions,
+  config: ExchangeTarget,
   agent: http.Agent,
   redact: (text: string) => string,
   spec: ExchangeSpec,
@@ -175,10 +185,10 @@ export async function exchange(
     const headers: Record<string, string> = {
       Accept: 'application/json',
       'User-Agent': config.userAgent,
-      'X-API-Key': config.apiKey,
+      ...spec.headers,
     };
     if (spec.body !== undefined) {
-      headers['Content-Type'] = 'application/json';
+      headers['Content-Type'] = spec.contentType ?? 'application/json';
       // Explicit length framing is what makes "not fully written → not sent" hold (see sendCertaintyOf).
       headers['Content-Length'] = String(Buffer.byteLength(spec.body));
     }

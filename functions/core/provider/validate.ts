@@ -153,6 +153,24 @@ function parseBaseUrl(
   };
 }
 
+/** Where a provider's requests go: scheme, host, port and path prefix of its URL. */
+export type Endpoint = Pick<ResolvedClientOptions, 'tls' | 'hostname' | 'port' | 'pathPrefix'>;
+
+/**
+ * Reads a provider's URL (no credentials, query or fragment), collecting problems that name `field`.
+ *
+ * @example
+ * ```ts
+ * parseEndpoint('https://gw.example/api/send', 'url', problems)?.pathPrefix; // '/api/send'
+ * ```
+ */
+export function parseEndpoint(url: unknown, field: string, problems: string[]): Endpoint | undefined {
+  const own: string[] = [];
+  const endpoint = parseBaseUrl(url, own);
+  problems.push(...own.map((problem) => problem.replace(/^baseUrl\b/, field)));
+  return endpoint;
+}
+
 /**
  * Checks client options and applies defaults, collecting every problem. Never puts the API key
  * into a problem.

@@ -3,6 +3,8 @@ import { Command, InvalidArgumentError, Option } from 'commander';
 import { InvalidSandboxOptionsError } from '../../sandbox/errors';
 import { SANDBOX_DEFAULTS } from '../../sandbox/options';
 import { startSandbox } from '../../sandbox/server';
+import { AT_DEFAULT_SENDER, AT_SANDBOX_USERNAME, startAfricasTalkingSandbox } from '../../sandbox/africastalking';
+import { HTTP_GATEWAY_BODY, HTTP_GATEWAY_SEND_PATH, startHttpGatewaySandbox } from '../../sandbox/http-gateway';
 import type { DeliveredMessage, RunningSandbox } from '../../sandbox/types';
 import { maskMsisdn } from '../../../functions/core/recipients/mask';
 
@@ -17,7 +19,13 @@ const CURRENCY_CODE = /^[A-Z]{3}$/;
 /** Enough recipients per line to recognise a send without flooding the terminal. */
 const MAX_NUMBERS_PER_LINE = 3;
 
+/** The provider types a sandbox stands in for (`providers.<name>.type`). */
+export const SANDBOX_TYPES = ['sms-service', 'africastalking', 'http'] as const;
+type SandboxType = (typeof SANDBOX_TYPES)[number];
+
 interface SandboxCliOptions {
+  readonly type: SandboxType;
+  readonly username: string;
   readonly port: number;
   readonly host: string;
   readonly apiKey?: string;
@@ -38,8 +46,18 @@ interface SandboxCliOptions {
 export function sandboxCommand(): Command {
   return new Command('sandbox')
     .description(
-      'Run a local stand-in for the bulk SMS service (GET /v1/account/balance, POST /v1/sms/send) ' +
-        'with control endpoints under /_sandbox for tests. Prints its base URL on the first line.',
+      'Run a local stand-in for an SMS provider: the bulk SMS service (GET /v1/account/balance, POST /v1/sms/send), ' +
+        "Africa's Talking (--type africastalking: POST /version1/messaging, GET /version1/user) or a JSON " +
+        `gateway (--type http: POST ${HTTP_GATEWAY_SEND_PATH}), with control endpoints under /_sandbox for tests. ` +
+        'Prints its base URL on the first line.',
+    )
+    .addOption(
+      new Option('--type <type>', 'the provider type to stand in for').choices(SANDBOX_TYPES).default('sms-service'),
+    )
+    .addOption(
+      new Option('--username <name>', "africastalking: the account's username every request must name")
+        .default(AT_SANDBOX_USERNAME)
+        .argParser(parseNonEmpty),
     )
     .addOption(
       new Option('--port <port>', 'port to listen on; 0 picks a free one')
@@ -84,12 +102,15 @@ export function sandboxCommand(): Command {
     .addHelpText(
       'after',
       `
-Control endpoints (loopback only, no key): GET/DELETE /_sandbox/messages, GET /_sandbox/account,
-POST /_sandbox/balance {"balance":n}, POST/DELETE /_sandbox/faults, GET/DELETE /_sandbox/requests.
+Control endpoints (loopback only, no key; every --type): GET/DELETE /_sandbox/messages, GET /_sandbox/account,
+POST /_sandbox/balance {"balance":n}, POST/DELETE /_sandbox/faults, POST/DELETE /_sandbox/outage,
+GET/DELETE /_sandbox/requests.
 A POST needs Content-Type: application/json; a foreign Origin or cross-site Sec-Fetch-Site is refused.
 
 Examples:
   $ sms-relay sandbox --api-key dev-key --balance 500 --rate 25
+  $ sms-relay sandbox --type africastalking --username acme --currency KES --rate 0.8 --port 4020
+  $ sms-relay sandbox --type http --port 4030
   $ SANDBOX_API_KEY=test-key sms-relay sandbox --port 0 --sender-ids SMSRELAY,ALERTS,DUKA   # config/local.yaml's`,
     )
     .showHelpAfterError('(run "sms-relay sandbox --help" for usage)')
@@ -108,7 +129,7 @@ async function runSandbox(options: SandboxCliOptions, command: Command): Promise
   const apiKey = options.apiKey ?? `sbx_${randomBytes(18).toString('base64url')}`;
   let sandbox: RunningSandbox;
   try {
-    sandbox = await startSandbox({
+    const common = {
       port: options.port,
       host: options.host,
       apiKey,
@@ -116,9 +137,14 @@ async function runSandbox(options: SandboxCliOptions, command: Command): Promise
       rate: options.rate,
       currency: options.currency,
       senderIds: options.senderIds,
-      defaultSenderId: options.defaultSenderId,
-      onDelivered: (message) => writeLine(describeDelivery(message, options.currency)),
-    });
+      onDelivered: (message: DeliveredMessage) => writeLine(describeDelivery(message, options.currency)),
+    };
+    sandbox =
+      options.type === 'africastalking'
+        ? await startAfricasTalkingSandbox({ ...common, username: options.username })
+        : options.type === 'http'
+          ? await startHttpGatewaySandbox({ ...common, defaultSenderId: options.defaultSenderId })
+          : await startSandbox({ ...common, defaultSenderId: options.defaultSenderId });
   } catch (error) {
     const exitCode = error instanceof InvalidSandboxOptionsError ? USAGE_ERROR_EXIT_CODE : 1;
     command.error(`error: ${error instanceof Error ? error.message : String(error)}`, {
@@ -129,7 +155,8 @@ async function runSandbox(options: SandboxCliOptions, command: Command): Promise
 
   writeLine(`Sandbox SMS service listening on ${sandbox.baseUrl}`);
   // The key is the sandbox's own and made up on the spot; showing it once is how the caller learns it.
-  if (keyWasGenerated) writeLine(`API key (generated; send it as X-API-Key): ${apiKey}`);
+  if (keyWasGenerated) writeLine(`API key (generated; send it as ${KEY_HEADER[options.type]}): ${apiKey}`);
+  writeLine(describeType(options, sandbox.baseUrl));
   writeLine(describeAccount(options));
   writeLine(`Control endpoints under ${sandbox.baseUrl}/_sandbox — Ctrl+C stops.`);
 
@@ -148,10 +175,27 @@ async function runSandbox(options: SandboxCliOptions, command: Command): Promise
   });
 }
 
-function describeAccount({ balance, rate, currency, senderIds, defaultSenderId }: SandboxCliOptions): string {
+const KEY_HEADER: Readonly<Record<SandboxType, string>> = {
+  'sms-service': 'X-API-Key',
+  africastalking: 'apiKey',
+  http: 'X-API-Key',
+};
+
+/** What a config's provider entry needs to point at this sandbox. */
+function describeType({ type, username }: SandboxCliOptions, baseUrl: string): string {
+  if (type === 'africastalking') {
+    return `Africa's Talking SMS API (username ${username}): providers.<name>: { type: africastalking, username: ${username}, baseUrl: ${baseUrl} }`;
+  }
+  if (type === 'http') {
+    return `JSON gateway: providers.<name>: { type: http, url: ${baseUrl}${HTTP_GATEWAY_SEND_PATH}, headers: { X-API-Key: "{{ secret.<name>-key }}" }, body: '${HTTP_GATEWAY_BODY}' }`;
+  }
+  return `Bulk SMS service of docs/sms-service.md: provider: { baseUrl: ${baseUrl} }`;
+}
+
+function describeAccount({ type, balance, rate, currency, senderIds, defaultSenderId }: SandboxCliOptions): string {
   return (
     `Balance ${balance} ${currency}, ${rate} ${currency} per SMS per recipient, ` +
-    `sender IDs ${senderIds.join(', ')} (default ${defaultSenderId ?? senderIds[0] ?? ''})`
+    `sender IDs ${senderIds.join(', ')} (default ${type === 'africastalking' ? AT_DEFAULT_SENDER : (defaultSenderId ?? senderIds[0] ?? '')})`
   );
 }
 

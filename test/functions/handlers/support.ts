@@ -13,7 +13,7 @@ import type {
 } from 'aws-lambda';
 import { vi } from 'vitest';
 import { stringify } from 'yaml';
-import type { RelayConfigInput } from '../../../functions/core/config/schema';
+import type { RelayConfigInput, SingleProviderConfigInput } from '../../../functions/core/config/schema';
 
 const scratch = mkdtempSync(join(tmpdir(), 'handler-test-'));
 process.on('exit', () => rmSync(scratch, { recursive: true, force: true }));
@@ -29,7 +29,7 @@ export function writeConfig(config: RelayConfigInput): string {
 export const ROUTE_TOKEN = `route-token-${randomUUID()}`;
 
 /** Two routes: `alerts` (Alertmanager, Bearer) and `ops` (generic: Bearer or `?token=`). */
-export function handlerConfig(baseUrl = 'http://127.0.0.1:9'): RelayConfigInput {
+export function handlerConfig(baseUrl = 'http://127.0.0.1:9'): SingleProviderConfigInput {
   return {
     provider: { baseUrl, defaultSenderId: 'SMSRELAY', timeoutMs: 5_000 },
     secrets: 'sms-relay/test',

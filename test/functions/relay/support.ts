@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
 import { loadConfig } from '../../../functions/core/config/load';
-import type { RelayConfigInput } from '../../../functions/core/config/schema';
+import type { RelayConfigInput, SingleProviderConfigInput } from '../../../functions/core/config/schema';
 import { createFileSecretSource } from '../../../functions/adapters/secrets';
 import { createSmsClientSource } from '../../../functions/adapters/sms';
 import { ingestWebhook, type IngestResponse } from '../../../functions/relay/ingest';
@@ -48,7 +48,7 @@ export function fixtureText(path: string): string {
 }
 
 /** The relay's routes for these tests; each test picks what it needs. */
-export function baseConfig(baseUrl: string): RelayConfigInput {
+export function baseConfig(baseUrl: string): SingleProviderConfigInput {
   const alerts: RelayConfigInput['routes'][string] = {
     source: 'alertmanager',
     secret: 'alerts-token',
@@ -182,7 +182,7 @@ export interface Harness {
 export interface HarnessOptions {
   readonly db: Dynalite;
   readonly baseUrl: string;
-  readonly config?: (config: RelayConfigInput) => RelayConfigInput;
+  readonly config?: (config: SingleProviderConfigInput) => RelayConfigInput;
   readonly policy?: Partial<RetryPolicy>;
   readonly secrets?: Record<string, string>;
   /** An existing table: another process (a cold Lambda container, a restarted runtime) on the same data. */

@@ -2,6 +2,7 @@ import { spawn, type ChildProcessWithoutNullStreams } from 'node:child_process';
 import { createServer, type AddressInfo } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createProvider, type ProviderConfig } from '../../../functions/core/provider';
 import {
   callApi,
   describeSmsServiceConformance,
@@ -232,11 +233,59 @@ describe('sms-relay sandbox (CLI)', () => {
         '--currency',
         '--sender-ids',
         '--default-sender-id',
+        '--type',
+        '--username',
         'SANDBOX_API_KEY',
         '/_sandbox',
       ]) {
         expect(help).toContain(option);
       }
     });
+  });
+
+  describe.each([
+    {
+      type: 'africastalking',
+      extra: ['--username', 'acme', '--currency', 'KES'],
+      provider: (baseUrl: string): ProviderConfig => ({ type: 'africastalking', username: 'acme', baseUrl }),
+    },
+    {
+      type: 'http',
+      extra: [],
+      provider: (baseUrl: string): ProviderConfig => ({
+        type: 'http',
+        url: `${baseUrl}/api/v1/sms/send`,
+        headers: { 'X-API-Key': '{{ secret.p-key }}' },
+        body: '{"to": {{ to | json }}, "message": {{ text | json }}}',
+      }),
+    },
+  ])('--type $type', ({ type, extra, provider: configFor }) => {
+    it('stands in for that provider type: a send through it is sent and printed, masked', async () => {
+      const run = runCli(['sandbox', '--type', type, '--port', '0', '--api-key', API_KEY, ...extra]);
+      try {
+        const baseUrl = await baseUrlOf(run);
+        const provider = createProvider('p', configFor(baseUrl), {
+          secret: (name) => (name === 'p-key' ? API_KEY : undefined),
+        });
+        try {
+          await expect(provider.send({ to: '+254712345678', text: 'Disk full' })).resolves.toMatchObject({
+            status: 'sent',
+          });
+        } finally {
+          provider.close();
+        }
+        const sent = await run.waitForLine((line) => line.includes(' sent 9-char SMS '));
+        expect(sent).toContain('to 2547****678');
+        expect(run.stdoutLines().join('\n')).not.toContain('712345678');
+      } finally {
+        await stop(run);
+      }
+    });
+  });
+
+  it('refuses an unknown --type with a usage error', async () => {
+    const run = runCli(['sandbox', '--type', 'twilio', '--port', '0', '--api-key', API_KEY]);
+    expect((await run.exited).code).toBe(2);
+    expect(run.stderr()).toContain('twilio');
   });
 });

@@ -1,0 +1,35 @@
+import type { ProviderType, SmsProvider } from './outcome';
+import { createAfricasTalkingProvider, type AfricasTalkingProviderConfig } from './kinds/africastalking';
+import type { ProviderContext } from './kinds/common';
+import { createHttpProvider, type HttpProviderConfig } from './kinds/http';
+import { createSmsServiceProvider, type SmsServiceProviderConfig } from './kinds/sms-service';
+
+/** A provider's config, as `providers.<name>` holds it after validation. */
+export type ProviderConfig = SmsServiceProviderConfig | AfricasTalkingProviderConfig | HttpProviderConfig;
+
+type Factory<T extends ProviderType> = (
+  name: string,
+  config: Extract<ProviderConfig, { type: T }>,
+  context: ProviderContext,
+) => SmsProvider;
+
+/** Every provider type: one line each (docs/providers.md, "Adding a type"). */
+export const PROVIDER_FACTORIES: { readonly [T in ProviderType]: Factory<T> } = {
+  'sms-service': createSmsServiceProvider,
+  africastalking: createAfricasTalkingProvider,
+  http: createHttpProvider,
+};
+
+/**
+ * Creates the client of one configured provider.
+ *
+ * @example
+ * ```ts
+ * const at = createProvider('at', settings.providers.at, { secret: (name) => providerSecret[name] });
+ * ```
+ * @throws ProviderConfigError when its key is missing from the provider secret or its URL is unusable
+ */
+export function createProvider(name: string, config: ProviderConfig, context: ProviderContext): SmsProvider {
+  const factory = PROVIDER_FACTORIES[config.type] as Factory<ProviderType>;
+  return factory(name, config as never, context);
+}
