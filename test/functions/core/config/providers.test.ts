@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../../../functions/core/config/load';
+import { parseConfig } from '../../../../functions/core/config/parse';
 import { compileProviderRouting } from '../../../../functions/core/config/routing';
 import { routingSettings } from '../../../../functions/core/config/compile';
 import { toE164 } from '../../../../functions/core/recipients/e164';
@@ -34,11 +35,13 @@ failover:
   on: [unreachable, insufficient-credit]
 `;
 
-const routingOf = (text: string) => compileProviderRouting(routingSettings(loadConfig(text).settings));
+// The schema's reading of `providers:` (compileConfig refuses more than one sms-service provider
+// until the sender sends through them: see the last test).
+const routingOf = (text: string) => compileProviderRouting(routingSettings(parseConfig(text)));
 
 describe('providers, routing and failover in the config', () => {
   it('reads the three provider types, with their defaults', () => {
-    const { settings } = loadConfig(THREE_PROVIDERS + ROUTES);
+    const settings = parseConfig(THREE_PROVIDERS + ROUTES);
     expect(settings.providers).toEqual({
       main: {
         type: 'sms-service',
@@ -155,7 +158,7 @@ describe('providers, routing and failover in the config', () => {
   });
 
   it('takes an http url to a loopback address (a local stand-in)', () => {
-    const { settings } = loadConfig(
+    const settings = parseConfig(
       `providers:\n  main: { type: sms-service, baseUrl: "https://x.example" }\n  gw: { type: http, url: "http://127.0.0.1:4030/api/v1/sms/send", body: "{}" }\n${ROUTES}`,
     );
     expect(settings.providers.gw).toMatchObject({ url: 'http://127.0.0.1:4030/api/v1/sms/send' });
@@ -164,7 +167,20 @@ describe('providers, routing and failover in the config', () => {
   it('refuses a literal recipient no provider covers, naming the entry and masking the number', () => {
     const atOnly =
       'providers:\n  at: { type: africastalking, username: acme }\nrouting:\n  - { numbers: ["+254"], use: [at] }\n';
-    expect(problemsOf(atOnly + ROUTES)).toEqual(['routes.alerts.recipients[0]: no provider for +2557****678']);
+    expect(problemsOf(atOnly + ROUTES)).toContainEqual('routes.alerts.recipients[0]: no provider for +2557****678');
+  });
+
+  it('refuses, until the sender sends through them, a provider of another type or a second provider, and takes one sms-service provider', () => {
+    expect(problemsOf(THREE_PROVIDERS + ROUTES)).toContainEqual(
+      expect.stringMatching(
+        /^providers: the sender sends through one provider of type sms-service for now; main \(sms-service\), at \(africastalking\), gateway \(http\) are read and checked/,
+      ),
+    );
+    const atOnly = 'providers:\n  at: { type: africastalking, username: acme }\n';
+    expect(problemsOf(atOnly + ROUTES)).toContainEqual(expect.stringMatching(/^providers: .* at \(africastalking\) are/));
+    expect(
+      loadConfig(`providers:\n  sms: { type: sms-service, baseUrl: "https://x.example" }\n${ROUTES}`).settings.provider,
+    ).toMatchObject({ baseUrl: 'https://x.example' });
   });
 });
 
