@@ -8,6 +8,7 @@ import { createDynalite, type DynaliteOptions } from './dynalite';
 import { dynaliteInternals } from './dynalite-internals';
 import { createDynaliteHandler, type DynaliteHandler } from './dynalite-handler';
 import { startDynaliteThread } from './dynalite-thread';
+import { oneAtATime } from './one-at-a-time';
 import { RuntimeError } from './errors';
 
 /** Where LevelDB keeps its files inside `RELAY_DATA_DIR`; the directory also holds `runtime.json`. */
@@ -39,6 +40,12 @@ export const LOCAL_REGION = 'local';
 export interface LocalStore {
   /** This process's client: it calls dynalite in this thread (`createDynaliteHandler`) or posts to its worker (`offThread`), not over HTTP. */
   readonly client: DynamoDBClient;
+  /**
+   * A client of the same store for the runtime's own background reads (the sweeps after the first,
+   * the attention watch): its requests reach the store one at a time (`oneAtATime`), so a webhook's
+   * requests wait behind one of them at most, not behind a dozen sent at once.
+   */
+  readonly backgroundClient: DynamoDBClient;
   readonly store: MessageStore;
   readonly tableName: string;
   readonly dataDir: string;
@@ -112,7 +119,9 @@ export async function openLocalStore({
   await assertUnlocked(path, dataDir);
 
   const options = { path, createTableMs: 0, deleteTableMs: 0, updateTableMs: 0 } as const;
-  const { client, close } = offThread ? await openInWorker(options, onFailure) : await openInProcess(options);
+  const { client, backgroundClient, close } = offThread
+    ? await openInWorker(options, onFailure)
+    : await openInProcess(options);
 
   try {
     await ensureTable(client, tableName, { timeoutMs: 10_000 });
@@ -126,6 +135,7 @@ export async function openLocalStore({
   // disagrees with the table, so the local store lists records from the table itself.
   return {
     client,
+    backgroundClient,
     store: createStore({
       client,
       tableName,
@@ -141,6 +151,7 @@ export async function openLocalStore({
 
 interface Opened {
   readonly client: DynamoDBClient;
+  readonly backgroundClient: DynamoDBClient;
   close(): Promise<void>;
 }
 
@@ -186,21 +197,26 @@ async function openInWorker(
 ): Promise<Opened> {
   const thread = await startDynaliteThread(options, onFailure === undefined ? {} : { onFailure });
   const client = localClient(thread.handler);
+  const backgroundClient = localClient(oneAtATime(thread.handler));
   const close = once(async () => {
+    backgroundClient.destroy();
     client.destroy();
     await thread.close();
   });
-  return { client, close };
+  return { client, backgroundClient, close };
 }
 
 async function openInProcess(options: DynaliteOptions): Promise<Opened> {
   const server = createDynalite(options);
-  const client = localClient(createDynaliteHandler(server));
+  const handler = createDynaliteHandler(server);
+  const client = localClient(handler);
+  const backgroundClient = localClient(oneAtATime(handler));
   const close = once(async () => {
+    backgroundClient.destroy();
     client.destroy();
     await new Promise<void>((resolve, reject) => server.close((error) => (error ? reject(error) : resolve())));
   });
-  return { client, close };
+  return { client, backgroundClient, close };
 }
 
 async function assertUnlocked(path: string, dataDir: string): Promise<void> {

@@ -42,7 +42,9 @@ export interface LoadedConfig extends RelayConfigView {
 
 /**
  * What an earlier compile of the same config worked out (the staged config carries it from synth):
- * given, the numbers are not normalised again.
+ * given, the numbers are not normalised again, the routes' zones and currencies not validated
+ * again, and each template is parsed on its first render (a `checked` engine, see
+ * `createTemplateEngine`).
  */
 export interface CompiledBefore {
   /** Per route id, its `recipientNumbers`. */
@@ -64,7 +66,8 @@ export interface CompiledBefore {
  */
 export function compileConfig(config: RelayConfig, source = 'config', before?: CompiledBefore): LoadedConfig {
   const problems: string[] = [];
-  const engineFor = engineCache();
+  // Compiled before (staged at synth): its options and templates were checked there.
+  const engineFor = engineCache({ checked: before !== undefined });
   const routes = new Map<string, CompiledRoute>();
   const onCall = compileOnCall(config.people, config.schedules, problems);
 
@@ -156,14 +159,21 @@ function literalsWithoutProvider(
 /** A recipient template that reads the request's query string (`{{ query.to }}`). */
 const READS_QUERY = /\bquery\b/;
 
-/** One template engine per time zone and currency, shared by the routes that use them. */
-export function engineCache(): (route: RouteConfig) => TemplateEngine {
+/**
+ * One template engine per time zone and currency, shared by the routes that use them; `checked`
+ * for a config compiled before (see `createTemplateEngine`).
+ */
+export function engineCache({
+  checked = false,
+}: {
+  readonly checked?: boolean;
+} = {}): (route: RouteConfig) => TemplateEngine {
   const engines = new Map<string, TemplateEngine>();
   return (route) => {
     const key = `${route.timeZone}|${route.currency}`;
     let engine = engines.get(key);
     if (engine === undefined) {
-      engine = createTemplateEngine({ timeZone: route.timeZone, currency: route.currency });
+      engine = createTemplateEngine({ timeZone: route.timeZone, currency: route.currency }, { checked });
       engines.set(key, engine);
     }
     return engine;

@@ -28,18 +28,24 @@ export const DEFAULT_TEMPLATE_OPTIONS = {
 const FILE_TAGS = ['include', 'render', 'layout'] as const;
 
 interface ParsedTemplate {
-  readonly templates: Template[];
+  /** Parsed by `compileTemplate`, or on the first render for an engine created `checked`. */
+  templates?: Template[];
   /** A second parse with instrumented outputs, made on the first tracked render (preview only). */
   tracking?: Template[];
 }
 
 const NOTHING_MISSING: readonly string[] = Object.freeze([]);
 
-const resolveOptions = ({
-  timeZone = DEFAULT_TEMPLATE_OPTIONS.timeZone,
-  currency = DEFAULT_TEMPLATE_OPTIONS.currency,
-  locale = DEFAULT_TEMPLATE_OPTIONS.locale,
-}: TemplateEngineOptions): Required<TemplateEngineOptions> => {
+const resolveOptions = (
+  {
+    timeZone = DEFAULT_TEMPLATE_OPTIONS.timeZone,
+    currency = DEFAULT_TEMPLATE_OPTIONS.currency,
+    locale = DEFAULT_TEMPLATE_OPTIONS.locale,
+  }: TemplateEngineOptions,
+  checked: boolean,
+): Required<TemplateEngineOptions> => {
+  // Validated at synth already; the checks below would be the process's first use of ICU, which starts it.
+  if (checked) return { timeZone, currency: currency.toUpperCase(), locale };
   // Validation only: the spelling is kept (ICU would turn `Asia/Kolkata` into `Asia/Calcutta`,
   // and `%Z` prints it).
   if (!isTimeZone(timeZone)) throw new TemplateError(`unknown time zone "${timeZone}"`);
@@ -91,7 +97,7 @@ const createLiquid = (options: Required<TemplateEngineOptions>): Liquid => {
   return liquid;
 };
 
-const build = (options: Required<TemplateEngineOptions>): TemplateEngine => {
+const build = (options: Required<TemplateEngineOptions>, checked: boolean): TemplateEngine => {
   const liquid = createLiquid(options);
   // Compiled objects stay plain data; what the engine needs to run them lives here, which also
   // stops a template compiled under other options (another zone) from rendering here.
@@ -99,19 +105,20 @@ const build = (options: Required<TemplateEngineOptions>): TemplateEngine => {
   const parsedConditions = new WeakMap<CompiledCondition, Value>();
 
   const newContext = (scope: TemplateScope): Context => new Context(scope, liquid.options, { sync: true }, { liquid });
+  const parse = (source: string): Template[] => {
+    try {
+      return liquid.parse(source);
+    } catch (error) {
+      throw toTemplateError(error);
+    }
+  };
 
   return Object.freeze({
     options: Object.freeze({ ...options }),
 
     compileTemplate(source: string): CompiledTemplate {
-      let templates: Template[];
-      try {
-        templates = liquid.parse(source);
-      } catch (error) {
-        throw toTemplateError(error);
-      }
       const compiled: CompiledTemplate = Object.freeze({ source });
-      parsedTemplates.set(compiled, { templates });
+      parsedTemplates.set(compiled, checked ? {} : { templates: parse(source) });
       return compiled;
     },
 
@@ -149,13 +156,14 @@ const build = (options: Required<TemplateEngineOptions>): TemplateEngine => {
       const renderOptions = { sync: true, renderLimit: Math.max(0, renderLimitMs) };
       try {
         if (!trackMissing) {
+          parsed.templates ??= parse(template.source);
           const context = new Context(scope, liquid.options, renderOptions, { liquid });
           return { text: String(liquid.renderSync(parsed.templates, context)), missing: NOTHING_MISSING };
         }
         if (!parsed.tracking) {
           // Parsed again rather than instrumenting `templates`, so untracked renders keep
-          // LiquidJS's own code path; the source parsed once already, so this can't throw.
-          const tracking = liquid.parse(template.source);
+          // LiquidJS's own code path; the source compiled, or was checked, so this can't throw.
+          const tracking = parse(template.source);
           instrumentMissing(tracking);
           parsed.tracking = tracking;
         }
@@ -196,6 +204,12 @@ const engines = new Map<string, TemplateEngine>();
  *
  * Throws `TemplateError` for an unknown time zone, invalid locale or malformed currency code.
  *
+ * `checked: true` is for a config checked already by this same code (the config staged at synth,
+ * which `loadConfig` compiled there): the options are not validated again, and each template is
+ * parsed on its first render rather than by `compileTemplate`, so a Lambda's init neither starts
+ * ICU nor parses templates its container may never render (the digest templates, other routes').
+ * Such engines are cached apart from checking ones.
+ *
  * @example
  * ```ts
  * const engine = createTemplateEngine();
@@ -208,12 +222,15 @@ const engines = new Map<string, TemplateEngine>();
  * }
  * ```
  */
-export const createTemplateEngine = (options: TemplateEngineOptions = {}): TemplateEngine => {
-  const resolved = resolveOptions(options);
-  const key = `${resolved.timeZone}|${resolved.currency}|${resolved.locale}`;
+export const createTemplateEngine = (
+  options: TemplateEngineOptions = {},
+  { checked = false }: { readonly checked?: boolean } = {},
+): TemplateEngine => {
+  const resolved = resolveOptions(options, checked);
+  const key = `${checked ? 'checked|' : ''}${resolved.timeZone}|${resolved.currency}|${resolved.locale}`;
   let engine = engines.get(key);
   if (!engine) {
-    engine = build(resolved);
+    engine = build(resolved, checked);
     engines.set(key, engine);
   }
   return engine;

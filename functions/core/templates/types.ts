@@ -71,9 +71,12 @@ export interface RenderResult {
 }
 
 export interface TemplateEngine {
-  /** The options after defaults and validation (currency upper-cased, locale canonical). */
+  /** The options after defaults and validation (currency upper-cased, locale canonical unless `checked`). */
   readonly options: Readonly<Required<TemplateEngineOptions>>;
-  /** Parses `source` eagerly. Throws `TemplateError` on syntax errors and unknown filters or tags. */
+  /**
+   * Parses `source` eagerly (an engine created `checked` parses it on its first render). Throws
+   * `TemplateError` on syntax errors and unknown filters or tags.
+   */
   compileTemplate(source: string): CompiledTemplate;
   /** Parses a Liquid expression such as `status == 'firing'`. Throws `TemplateError`. */
   compileCondition(expression: string): CompiledCondition;

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { GetSecretValueCommand, SecretsManagerClient } from '@aws-sdk/client-secrets-manager';
 import { mockClient } from 'aws-sdk-client-mock';
+import { Liquid } from 'liquidjs';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { stringify } from 'yaml';
 import { ConfigError } from '../../../functions/core/config/errors';
@@ -103,6 +104,20 @@ describe('compiledConfig', () => {
     ).toBe('hi');
     const loaded = await loadRelayConfig({ configPath: write('relay-config.yaml', yamlText) });
     expect(compiledConfig(loaded, 'relay-config.yaml')).toBe(loaded);
+  });
+});
+
+describe('compiledConfig of a staged config (what Lambda init does)', () => {
+  afterEach(() => vi.restoreAllMocks());
+
+  it('parses no template until a webhook renders one: checked at synth, a route parses only its own', async () => {
+    const view = await loadRelayConfig({ configPath: stagedPath() });
+    const parses = vi.spyOn(Liquid.prototype, 'parse');
+    const compiled = compiledConfig(view, 'relay-config.json');
+    expect(parses).not.toHaveBeenCalled();
+    const ops = compiled.routes.get('ops')!;
+    expect(ops.engine.render(ops.template, { message: 'hi' }, { trackMissing: false }).text).toBe('hi');
+    expect(parses).toHaveBeenCalledTimes(1);
   });
 });
 

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { test } from '../../helpers/fixtures';
-import type { MessageStore, NewMessage } from '../../../functions/store';
+import { createStore, type MessageStore, type NewMessage } from '../../../functions/store';
 import { RuntimeError } from '../../../local/shared/errors';
 import { LOCAL_AUTHORIZATION, openLocalStore, type LocalStore } from '../../../local/shared/local-store';
 import {
@@ -102,6 +102,14 @@ describe('the local store', () => {
       expect(headers).toMatchObject(LOCAL_AUTHORIZATION);
       expect(headers).not.toHaveProperty('x-amz-content-sha256');
     }
+  });
+
+  it('reads the same records through its background client, whose requests it answers one at a time', async () => {
+    const id = await accept(local.store, 'notify', 'background', 2);
+    const background = createStore({ client: local.backgroundClient, tableName: 'sms-relay' });
+    // Sent at once, as the attention watch sends its listings: each still answered, in turn.
+    const reads = await Promise.all(Array.from({ length: 5 }, async () => await background.getMessage(id)));
+    for (const record of reads) expect(record).toMatchObject({ id, state: 'PENDING', text: 'notify background' });
   });
 });
 

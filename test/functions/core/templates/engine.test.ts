@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
-import { describe, expect, it } from 'vitest';
+import { Liquid } from 'liquidjs';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { github } from '../../../../functions/core/sources/github';
 import { buildScope, createTemplateEngine, TemplateError } from '../../../../functions/core/templates';
 
@@ -36,6 +37,58 @@ describe('createTemplateEngine', () => {
     [{ locale: 'not a locale!' }, 'invalid locale "not a locale!"'],
   ])('rejects bad options %j', (options, message) => {
     expect(compileError(() => createTemplateEngine(options)).message).toBe(message);
+  });
+});
+
+describe('createTemplateEngine for a checked config (checked: true)', () => {
+  afterEach(() => vi.restoreAllMocks());
+
+  it('is cached apart from the checking engine of the same options', () => {
+    const checked = createTemplateEngine({}, { checked: true });
+    expect(checked).not.toBe(engine);
+    expect(createTemplateEngine({ currency: 'tzs' }, { checked: true })).toBe(checked);
+    expect(checked.options).toEqual(engine.options);
+  });
+
+  it('builds no Intl formatter for its options, and its date filter still uses its zone', () => {
+    // A zone and currency no other test of this file uses: their formatters are not cached yet.
+    const dateFormats = vi.spyOn(Intl, 'DateTimeFormat');
+    const numberFormats = vi.spyOn(Intl, 'NumberFormat');
+    const chatham = createTemplateEngine({ timeZone: 'Pacific/Chatham', currency: 'nzd' }, { checked: true });
+    expect(chatham.options).toEqual({ timeZone: 'Pacific/Chatham', currency: 'NZD', locale: 'en' });
+    const template = chatham.compileTemplate("{{ '2026-03-01T10:00:00Z' | date: '%H:%M' }} {{ 5 | money }}");
+    expect(dateFormats).not.toHaveBeenCalled();
+    expect(numberFormats).not.toHaveBeenCalled();
+    vi.restoreAllMocks(); // the spies do not construct formatters the render can use
+    expect(chatham.render(template, {}, { trackMissing: false }).text).toBe('23:45 NZD 5.00');
+  });
+
+  it('parses a template on its first render, once, and renders what a checking engine renders', () => {
+    const source = '{% if paid %}Paid: {{ total | money }}{% else %}{{ name }} owes{% endif %}';
+    const checked = createTemplateEngine({}, { checked: true });
+    const parses = vi.spyOn(Liquid.prototype, 'parse');
+    const template = checked.compileTemplate(source);
+    expect(parses).not.toHaveBeenCalled();
+    const eager = engine.compileTemplate(source);
+    for (const scope of [
+      { paid: true, total: 1500 },
+      { paid: false, name: 'Asha' },
+    ])
+      expect(checked.render(template, scope, { trackMissing: false })).toEqual(
+        engine.render(eager, scope, { trackMissing: false }),
+      );
+    // Once for the two renders above, once for the checking engine's compile.
+    expect(parses).toHaveBeenCalledTimes(2);
+    expect(checked.render(template, { paid: true })).toEqual({ text: 'Paid: ', missing: ['total'] });
+  });
+
+  it('reports a template that does not parse when it is rendered, as a TemplateError', () => {
+    const checked = createTemplateEngine({}, { checked: true });
+    const template = checked.compileTemplate('Hi {{ name ');
+    for (const trackMissing of [false, true])
+      expect(compileError(() => checked.render(template, {}, { trackMissing })).message).toBe(
+        'output "{{ name " not closed (line 1, col 4)',
+      );
   });
 });
 
