@@ -2,7 +2,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import { MAX_BODY_BYTES } from '../../functions/core/defaults';
 import type { ConsoleApi } from './api';
 import { LOGIN_PARAMETER, sessionCookie, type ConsoleAccess } from './access';
-import { buildConsoleAssets, renderConsolePage } from './assets';
+import { buildConsoleAssets, CHUNK_NAME, type ConsoleAssets, renderConsolePage } from './assets';
 import { escapeHtml } from '../../functions/core/html';
 import {
   consoleRefusal,
@@ -33,6 +33,9 @@ const SECURITY_HEADERS = {
   'referrer-policy': 'no-referrer',
   'cache-control': 'no-store',
 } as const;
+
+/** A chunk's caching: its name changes with its contents, and it is this signed-in user's. */
+const CHUNK_CACHING = 'private, max-age=31536000, immutable';
 
 /** Whether a request path belongs to the console. */
 export function isConsolePath(path: string): boolean {
@@ -156,6 +159,8 @@ export function createConsoleHandler({
     request.resume();
     const found = pageRoute(method, path);
     if (found?.handler !== undefined) return await found.handler({ response, onError }, found.params);
+    const file = chunkOf(method, path);
+    if (file !== undefined) return await chunk({ response, onError }, file);
     if (method !== 'GET' && method !== 'HEAD') return json(response, 405, { error: 'method not allowed; use GET' });
     return json(response, 404, { error: `not found: ${path}` });
   };
@@ -167,7 +172,7 @@ interface PageCall {
   readonly onError: ((error: unknown) => void) | undefined;
 }
 
-/** The page and its bundled script and stylesheet; the API is `CONSOLE_API` (`api.ts`). */
+/** The page and its bundled script and stylesheet (the chunks: `chunkOf`); the API is `CONSOLE_API` (`api.ts`). */
 const PAGE_ROUTES = routeTable<PageCall>()({
   'GET /console': consolePage,
   'GET /console/': consolePage,
@@ -176,8 +181,10 @@ const PAGE_ROUTES = routeTable<PageCall>()({
 });
 const pageRoute = createRouter(PAGE_ROUTES, { headAsGet: true });
 
-function consolePage({ response }: PageCall): void {
-  send(response, 200, 'text/html; charset=utf-8', renderConsolePage());
+async function consolePage({ response }: PageCall): Promise<void> {
+  // A build that failed is told by the script's answer (500, and onError); the page is served anyway.
+  const assets = await buildConsoleAssets().catch(() => undefined);
+  send(response, 200, 'text/html; charset=utf-8', renderConsolePage(assets?.entryImports));
 }
 
 async function asset({ response, onError }: PageCall, kind: 'js' | 'css'): Promise<void> {
@@ -189,6 +196,32 @@ async function asset({ response, onError }: PageCall, kind: 'js' | 'css'): Promi
     onError?.(error);
     json(response, 500, { error: 'the console could not be built; see the terminal' });
   }
+}
+
+/** The chunk a `GET /console/chunk-<hash>.js` asks for (beside the table: its name is a pattern, not a parameter). */
+function chunkOf(method: string, path: string): string | undefined {
+  const file = path.slice(CONSOLE_PATH.length + 1);
+  return (method === 'GET' || method === 'HEAD') && isUnder(path, CONSOLE_PATH) && CHUNK_NAME.test(file)
+    ? file
+    : undefined;
+}
+
+/**
+ * A chunk of the bundle, by the name the entry imports it by. Its name is its contents' hash, so a
+ * browser may keep it (for this user only) instead of asking again: a console of other code imports
+ * other names. The entry and the stylesheet are asked again at each visit.
+ */
+async function chunk({ response, onError }: PageCall, file: string): Promise<void> {
+  let assets: ConsoleAssets;
+  try {
+    assets = await buildConsoleAssets();
+  } catch (error) {
+    onError?.(error);
+    return json(response, 500, { error: 'the console could not be built; see the terminal' });
+  }
+  const text = assets.chunks.get(file);
+  if (text === undefined) return json(response, 404, { error: `not found: ${CONSOLE_PATH}/${file}` });
+  send(response, 200, 'text/javascript; charset=utf-8', text, { 'cache-control': CHUNK_CACHING });
 }
 
 function json(response: ServerResponse, status: number, body: unknown): void {

@@ -325,6 +325,46 @@ describe('the console in Chromium', () => {
     }
   });
 
+  it("opened on Activity, runs neither uPlot nor the other pages' code; opened on Credit, asks for its code beside its data", async () => {
+    // A tab of its own with an empty cache (the console's chunks may be kept), signed in as this one.
+    const pageToken = await page.evaluate(`sessionStorage.getItem(${JSON.stringify(PAGE_TOKEN_KEY)})`);
+    const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+    try {
+      await context.addCookies(await page.context().cookies(consoleUrl));
+      await context.addInitScript(
+        `sessionStorage.setItem(${JSON.stringify(PAGE_TOKEN_KEY)}, ${JSON.stringify(pageToken)})`,
+      );
+      const tab = await context.newPage();
+      const scripts = new Map<string, Promise<string>>();
+      const asked: string[] = [];
+      tab.on('request', (request) => asked.push(new URL(request.url()).pathname));
+      tab.on('response', (response) => {
+        if (response.request().resourceType() === 'script')
+          scripts.set(new URL(response.url()).pathname, response.text());
+      });
+      await tab.goto(consoleUrl);
+      await tab.getByTestId('activity-row').first().waitFor({ timeout: 10_000 });
+      const activity = await Promise.all(scripts.values());
+      expect([...scripts.keys()]).toContain('/console/app.js');
+      // uPlot's canvas overlay; the Credit, Templates, Routes and On call pages' own elements.
+      for (const other of ['u-over', 'balance-chart', 'tpl-payload', 'route-card', 'oncall-now'])
+        expect(activity.join('\n'), other).not.toContain(other);
+
+      scripts.clear();
+      asked.length = 0;
+      await tab.goto('about:blank');
+      await tab.goto(`${consoleUrl}#/credit`);
+      await tab.getByTestId('balance-chart').locator('canvas').first().waitFor({ timeout: 10_000 });
+      const credit = await Promise.all([...scripts].map(async ([path, text]) => [path, await text] as const));
+      const chart = credit.find(([, text]) => text.includes('balance-chart'))?.[0];
+      expect(chart).toMatch(/^\/console\/chunk-[A-Z0-9]+\.js$/);
+      // Asked for as the script starts, before the overview the page is drawn with.
+      expect(asked.indexOf(chart!)).toBeLessThan(asked.indexOf('/console/api/overview'));
+    } finally {
+      await context.close();
+    }
+  });
+
   it('lists every route with its webhook URL', async () => {
     // As many cards as the shipped config has routes (it gains example routes with new features).
     const routes = loadConfigFile(join(REPO_ROOT, 'config/local.yaml')).routes.size;

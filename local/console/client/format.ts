@@ -7,9 +7,17 @@ export function recipients(to: readonly string[]): string {
   return to.length > 2 ? `${shown} +${to.length - 2}` : shown;
 }
 
+/** One formatter per number of digits: `toLocaleString` with options builds one at each call. */
+const numberFormats = new Map<number, Intl.NumberFormat>();
+
 export function num(value: number | null | undefined, digits = 2): string {
   if (value === null || value === undefined || !Number.isFinite(value)) return '—';
-  return value.toLocaleString(undefined, { maximumFractionDigits: digits });
+  let format = numberFormats.get(digits);
+  if (format === undefined) {
+    format = new Intl.NumberFormat(undefined, { maximumFractionDigits: digits });
+    numberFormats.set(digits, format);
+  }
+  return format.format(value);
 }
 
 export function plural(n: number, one: string, many = `${one}s`): string {

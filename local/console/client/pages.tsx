@@ -5,13 +5,18 @@
  */
 import type { ComponentChild } from 'preact';
 import type { Overview } from '../contract';
+import { lazy } from './lazy';
 import { ActivityPage, prefetchActivity } from './pages/activity';
-import { CreditPage, prefetchCredit } from './pages/credit';
-import { OnCallPage } from './pages/oncall';
-import { RecordPage } from './pages/record';
-import { RoutesPage } from './pages/routes';
-import { TemplatesPage } from './pages/templates';
+import { prefetchCredit } from './pages/credit-request';
 import { ACTIVITY_PATH, matchPath, type PathParams, RECORD_PATH } from './route';
+
+// Activity, the page the console opens on, is in the first script; each other page is a chunk
+// loaded when first shown (Credit's brings uPlot).
+const RecordPage = lazy(async () => (await import('./pages/record')).RecordPage);
+const TemplatesPage = lazy(async () => (await import('./pages/templates')).TemplatesPage);
+const CreditPage = lazy(async () => (await import('./pages/credit')).CreditPage);
+const RoutesPage = lazy(async () => (await import('./pages/routes')).RoutesPage);
+const OnCallPage = lazy(async () => (await import('./pages/oncall')).OnCallPage);
 
 /** What a page is drawn with: the relay's overview, and the parameters its path names. */
 export interface PageProps<Path extends string> {
@@ -33,8 +38,8 @@ export interface PageEntry<Path extends string = string> {
   /** What it shows. (A method, so the table of entries with different paths is one type.) */
   render(props: PageProps<Path>): ComponentChild;
   /**
-   * Asks for the page's first answers (`prefetch`) when the console opens on it, alongside the
-   * overview the page is drawn with, instead of after it.
+   * Asks for the page's first answers (`prefetch`) and its module (`preload`) when the console
+   * opens on it, alongside the overview the page is drawn with, instead of after it.
    * @default nothing asked early
    */
   prefetch?(): void;
@@ -57,22 +62,39 @@ export const PAGES = {
     title: 'Record',
     menu: { within: 'activity' },
     render: ({ overview, params: { id } }) => <RecordPage key={id} id={id} overview={overview} />,
+    prefetch: RecordPage.preload,
   }),
   templates: page({
     path: 'templates',
     title: 'Templates',
     menu: 'Templates',
     render: ({ overview }) => <TemplatesPage overview={overview} />,
+    prefetch: TemplatesPage.preload,
   }),
   credit: page({
     path: 'credit',
     title: 'Credit',
     menu: 'Credit',
     render: ({ overview }) => <CreditPage overview={overview} />,
-    prefetch: prefetchCredit,
+    prefetch: () => {
+      prefetchCredit();
+      CreditPage.preload();
+    },
   }),
-  routes: page({ path: 'routes', title: 'Routes', menu: 'Routes', render: () => <RoutesPage /> }),
-  oncall: page({ path: 'oncall', title: 'On call', menu: 'On call', render: () => <OnCallPage /> }),
+  routes: page({
+    path: 'routes',
+    title: 'Routes',
+    menu: 'Routes',
+    render: () => <RoutesPage />,
+    prefetch: RoutesPage.preload,
+  }),
+  oncall: page({
+    path: 'oncall',
+    title: 'On call',
+    menu: 'On call',
+    render: () => <OnCallPage />,
+    prefetch: OnCallPage.preload,
+  }),
 } as const;
 
 export type PageName = keyof typeof PAGES;

@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { axisTick, formatTime, relativeTime, terminalClock } from '../../../functions/core/time-format';
 
 /** The viewer in Berlin (UTC+1 in December), the routes in Dar es Salaam (UTC+3). */
@@ -65,5 +65,19 @@ describe('one time format for people', () => {
     const zone = Intl.DateTimeFormat().resolvedOptions().timeZone;
     expect(formatTime(now, { now, in: zone })).toBe(formatTime(now, { now }));
     expect(formatTime(now, { now, in: zone === DAR ? BERLIN : DAR })).toContain(zone === DAR ? BERLIN : DAR);
+  });
+
+  it("asks the runtime for the machine's zone once, not at every time shown (a page of 50 rows shows 150)", () => {
+    formatTime(now, { now });
+    const built = vi.spyOn(Intl, 'DateTimeFormat');
+    try {
+      const shown = Array.from({ length: 150 }, (_, index) =>
+        formatTime(new Date(now.getTime() - index * 1000), { now, seconds: true }),
+      );
+      expect(new Set(shown).size).toBe(150);
+      expect(built).not.toHaveBeenCalled();
+    } finally {
+      built.mockRestore();
+    }
   });
 });

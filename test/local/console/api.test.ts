@@ -212,9 +212,29 @@ describe('the page', () => {
     const css = await fetch(`${base}/console/app.css`, { headers: { cookie: session } });
     expect(js.status).toBe(200);
     expect(js.headers.get('content-type')).toMatch(/javascript/);
-    expect((await js.text()).length).toBeGreaterThan(10_000);
+    expect(js.headers.get('cache-control')).toBe('no-store');
+    expect(await js.text()).toContain('sms-relay console');
     expect(css.status).toBe(200);
     expect(await css.text()).toContain('.uplot');
+  });
+
+  it("serves the entry's chunks by the names it imports, kept by the browser since a name is its contents", async () => {
+    const entry = await (await fetch(`${base}/console/app.js`, { headers: { cookie: session } })).text();
+    const html = await (await fetch(`${base}/console`, { headers: { cookie: session } })).text();
+    const names = new Set([...entry.matchAll(/"\.\/(chunk-[A-Z0-9]+\.js)"/g)].map(([, name]) => name!));
+    const preloaded = [...html.matchAll(/<link rel="modulepreload" href="\/console\/(chunk-[A-Z0-9]+\.js)">/g)];
+    expect(preloaded.length).toBeGreaterThan(0);
+    for (const [, name] of preloaded) expect(names).toContain(name);
+    for (const name of names) {
+      const chunk = await fetch(`${base}/console/${name}`, { headers: { cookie: session } });
+      expect(chunk.status, name).toBe(200);
+      expect(chunk.headers.get('content-type')).toBe('text/javascript; charset=utf-8');
+      expect(chunk.headers.get('cache-control')).toBe('private, max-age=31536000, immutable');
+      expect(chunk.headers.get('content-security-policy')).toContain("default-src 'self'");
+      expect((await chunk.text()).length).toBeGreaterThan(0);
+    }
+    expect((await fetch(`${base}/console/chunk-NOSUCH.js`, { headers: { cookie: session } })).status).toBe(404);
+    expect((await fetch(`${base}/console/${[...names][0]}`)).status).toBe(401);
   });
 });
 

@@ -9,9 +9,9 @@ describe('the console page shell', () => {
     expect(page.match(/<script\b/g)).toHaveLength(1);
   });
 
-  it('loads the bundle from /console/app.js and /console/app.css, and has no inline script or style', () => {
+  it('loads the bundle from /console/app.js (a module) and /console/app.css, and has no inline script or style', () => {
     expect(page).toContain('<link rel="stylesheet" href="/console/app.css">');
-    expect(page).toContain('<script src="/console/app.js" defer></script>');
+    expect(page).toContain('<script type="module" src="/console/app.js"></script>');
     const scripts = [...page.matchAll(/<script\b([^>]*)>([\s\S]*?)<\/script>/gi)];
     expect(scripts).toHaveLength(1);
     for (const [, attributes, body] of scripts) {
@@ -19,6 +19,16 @@ describe('the console page shell', () => {
       expect(body).toBe('');
     }
     expect(page).not.toMatch(/<style\b|\son[a-z]+=|javascript:/i);
+  });
+
+  it('asks for the chunks the entry imports beside it, not once the entry is in', async () => {
+    const { entryImports } = await buildConsoleAssets();
+    const shell = renderConsolePage(entryImports);
+    const preloaded = [...shell.matchAll(/<link rel="modulepreload" href="\/console\/([^"]+)">/g)].map(
+      ([, name]) => name,
+    );
+    expect(preloaded).toEqual(entryImports);
+    expect(shell.match(/<script\b/g)).toHaveLength(1);
   });
 });
 
@@ -30,18 +40,38 @@ describe('the console bundle', () => {
   });
 
   it('holds the app and its stylesheet, uPlot included', async () => {
-    const { js, css } = await buildConsoleAssets();
-    expect(js.length).toBeGreaterThan(10_000);
+    const { js, css, chunks } = await buildConsoleAssets();
+    const all = [js, ...chunks.values()].join('\n');
     // The anti-forgery header of the contract, the API paths, the test hooks.
-    expect(js).toContain('x-sms-relay-console');
-    expect(js).toContain('/console/api');
-    expect(js).toContain('activity-row');
+    expect(all).toContain('x-sms-relay-console');
+    expect(all).toContain('/console/api');
+    expect(all).toContain('activity-row');
+    expect(all).toContain('balance-chart');
+    expect(all).toContain('u-over');
     expect(css).toContain('.uplot');
     expect(css).toContain('.state-parked');
   });
 
+  it('opens on Activity with its own code and what every page shares, not the other pages nor uPlot', async () => {
+    const { js, chunks, entryImports } = await buildConsoleAssets();
+    const first = [js, ...entryImports.map((name) => chunks.get(name) ?? '')].join('\n');
+    expect(first).toContain('activity-row');
+    expect(first).toContain('x-sms-relay-console');
+    // uPlot's canvas overlay, the Credit, Templates, Routes, On call and record pages.
+    for (const other of ['u-over', 'balance-chart', 'tpl-payload', 'route-card', 'oncall-now', 'record-detail'])
+      expect(first, other).not.toContain(other);
+    // Each chunk is served by the name the entry imports it by.
+    for (const name of entryImports) expect(chunks.has(name), name).toBe(true);
+    const imported = [...[js, ...chunks.values()].join('\n').matchAll(/"\.\/(chunk-[A-Z0-9]+\.js)"/g)].map(
+      ([, name]) => name!,
+    );
+    for (const name of imported) expect(chunks.has(name), name).toBe(true);
+    expect(new Set(imported)).toEqual(new Set(chunks.keys()));
+  });
+
   it('loads nothing from outside: no remote script, import, fetch, stylesheet or font', async () => {
-    const { js, css } = await buildConsoleAssets();
+    const { js: entry, css, chunks } = await buildConsoleAssets();
+    const js = [entry, ...chunks.values()].join('\n');
     // The only URLs in the bundle are XML namespace names (preact's SVG and MathML support).
     const urls = new Set(js.match(/https?:\/\/[^\s"'`)]+/g) ?? []);
     for (const url of urls) expect(url).toMatch(/^http:\/\/www\.w3\.org\//);
@@ -55,7 +85,8 @@ describe('the console bundle', () => {
   });
 
   it('carries nothing of the server: no Node built-ins or server modules', async () => {
-    const { js } = await buildConsoleAssets();
+    const { js: entry, chunks } = await buildConsoleAssets();
+    const js = [entry, ...chunks.values()].join('\n');
     expect(js).not.toMatch(/\brequire\(|["']node:/);
     expect(js).not.toMatch(/dynalite|liquidjs|@aws-sdk/);
   });
@@ -78,7 +109,7 @@ describe('a failed build', () => {
       const { buildConsoleAssets: freshBuild } = await import('../../../local/console/assets');
       await expect(freshBuild()).rejects.toThrow('disk on fire');
       const assets = await freshBuild();
-      expect(assets.js).toContain('/console/api');
+      expect([assets.js, ...assets.chunks.values()].join('\n')).toContain('/console/api');
       expect(await freshBuild()).toBe(assets);
       expect(calls).toBe(2);
     } finally {

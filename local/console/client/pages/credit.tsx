@@ -1,38 +1,27 @@
 /** Credit: the balance over time, spend per route per day, and the forecast. */
 import { useEffect, useMemo, useState } from 'preact/hooks';
 import uPlot from 'uplot';
-import type { CREDIT_DAYS, CreditAnswer, Overview } from '../../contract';
-import { prefetch, useApi } from '../data';
+import type { CreditAnswer, Overview } from '../../contract';
+import { useApi } from '../data';
 import { Chart, PALETTE } from '../chart';
 import { timeRange } from '../time-range';
 import { num } from '../format';
 import { axisTick, formatTime } from '../../../../functions/core/time-format';
 import { ErrorBox, Fields, Section } from '../ui';
 import { CircuitControl } from '../circuit';
+import { creditRequest, DEFAULT_DAYS, MAX_DAYS, shownPeriod } from './credit-request';
 
-// Type-only imports keep the server's modules out of the bundle; the annotations make the type
-// check fail if the API's bounds change.
-const MAX_DAYS: (typeof CREDIT_DAYS)['max'] = 90;
-const DEFAULT_DAYS: (typeof CREDIT_DAYS)['default'] = 14;
 const DAYS = [7, DEFAULT_DAYS, 30, MAX_DAYS] as const;
-let lastDays: number = DEFAULT_DAYS;
 
 const seconds = (iso: string) => Date.parse(iso) / 1000;
 
-/** Asks for what the Credit page will show, before it is drawn. */
-export function prefetchCredit(): void {
-  prefetch('GET /credit', creditRequest(lastDays));
-}
-
-const creditRequest = (days: number) => ({ query: { days } });
-
 export function CreditPage({ overview }: { overview: Overview }) {
-  const [days, setDays] = useState(lastDays);
+  const [days, setDays] = useState(shownPeriod.days);
   const { data: credit, error: failed, reload } = useApi('GET /credit', creditRequest(days), { keep: true });
   const { data: service, reload: reloadService } = useApi('GET /service', {}, { keep: true });
   const error = failed?.message ?? null;
   useEffect(() => {
-    lastDays = days;
+    shownPeriod.days = days;
   }, [days]);
 
   const currency = credit?.currency ?? overview.currency;
