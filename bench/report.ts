@@ -349,7 +349,7 @@ export function renderReport(run: BenchRun): string {
               [
                 'Activity page in Chromium',
                 `${r.consoleLoad.browser.activityMs} ms`,
-                'a fresh browser context (empty cache) each time, from `goto /console` to the first `activity-row` visible (the context's creation and closing not counted, since 2026-12-05)',
+                'a fresh browser context (empty cache) each time, from `goto /console` to the first `activity-row` visible (without creating and closing the context, since 2026-12-05)',
               ],
               [
                 'Credit page in Chromium',
