@@ -399,7 +399,7 @@ function startTimers(
   // The same table reading its indexes: for the sweeps after the first, and for what needs
   // attention (shown, not acted on: its counts by the index, not by a scan of the table every 2 s).
   // On the background client: their reads reach the store one at a time, so a webhook landing
-  // meanwhile waits for one of them, not for all (the trickle's p99, docs/decisions/0009).
+  // meanwhile waits for one of them, not for all (the trickle's p99, docs/decisions/0010).
   const indexed = createStore({
     client: local.backgroundClient,
     tableName: local.tableName,
