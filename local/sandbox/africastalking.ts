@@ -1,6 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
-import { setTimeout as sleep } from 'node:timers/promises';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { isValidPhoneNumber } from 'libphonenumber-js/max';
 import { countSegments } from '../../functions/core/fitting';
 import { AT_STATUS } from '../../functions/core/provider/kinds/africastalking';
@@ -8,9 +7,10 @@ import { HttpError, readBody, requestQuery, sendJson, sendText } from '../http';
 import { createApiKeyCheck } from './auth';
 import { MAX_BODY_BYTES } from './http';
 import { resolveSandboxOptions } from './options';
+import { answerFault, type AnsweringFault, type FailureWriter, takeSendTurn } from './send-turn';
 import { startSandboxServer, type SandboxApi } from './server';
 import type { SandboxState } from './state';
-import type { RunningSandbox, SandboxFault, SandboxOptions } from './types';
+import type { RunningSandbox, SandboxOptions } from './types';
 
 /** Africa's Talking's own sandbox account is named `sandbox`; so is this one's unless told. */
 export const AT_SANDBOX_USERNAME = 'sandbox';
@@ -120,17 +120,9 @@ async function handleSend(context: AtContext, request: IncomingMessage, response
   if (message === null || message === '') {
     throw new HttpError(400, 'The request content was malformed: message is required');
   }
-  if (!state.admitSend()) {
-    failWith(request, response, { kind: 'status', status: 429, retryAfter: 1, error: 'Too many requests' });
-    return;
-  }
-  const fault = state.faults.take();
-  if (fault?.kind === 'delay') await sleep(fault.ms, undefined, { signal });
-  const failure = fault?.kind === 'delay' ? undefined : fault;
-  if (failure !== undefined && failure.deliver !== true) {
-    failWith(request, response, failure);
-    return;
-  }
+  const turn = await takeSendTurn({ request, response, state, signal }, writeText);
+  if (turn === undefined) return;
+  const failure = turn.afterDelivery;
 
   const from = form.get('from') ?? undefined;
   const currency = state.account.currency;
@@ -183,17 +175,9 @@ function deliverTo(
   }
 }
 
-function failWith(
-  request: IncomingMessage,
-  response: ServerResponse,
-  fault: Exclude<SandboxFault, { kind: 'delay' }>,
-): void {
-  if (fault.kind === 'reset') {
-    request.socket.resetAndDestroy();
-    return;
-  }
-  const text = fault.error ?? `Sandbox fault: ${fault.status} ${STATUS_CODES[fault.status] ?? 'Error'}`;
-  sendText(response, fault.status, text, {
-    headers: fault.retryAfter === undefined ? {} : { 'Retry-After': String(fault.retryAfter) },
-  });
+function failWith(request: IncomingMessage, response: ServerResponse, fault: AnsweringFault): void {
+  answerFault(request, response, fault, writeText);
 }
+
+/** Africa's Talking answers its errors in plain text. */
+const writeText: FailureWriter = (response, status, text, headers) => sendText(response, status, text, { headers });

@@ -1,12 +1,12 @@
-import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
-import { setTimeout as sleep } from 'node:timers/promises';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { HttpError, readBody, sendJson } from '../http';
 import { createApiKeyCheck } from './auth';
 import { MAX_BODY_BYTES, parseJsonBody } from './http';
 import { resolveSandboxOptions } from './options';
+import { answerFault, type AnsweringFault, type FailureWriter, takeSendTurn } from './send-turn';
 import { startSandboxServer, type SandboxApi } from './server';
 import type { SandboxState } from './state';
-import type { RunningSandbox, SandboxFault, SandboxOptions } from './types';
+import type { RunningSandbox, SandboxOptions } from './types';
 
 /** Where the gateway sandbox takes sends: the path of the issue's example `url`. */
 export const HTTP_GATEWAY_SEND_PATH = '/api/v1/sms/send';
@@ -75,17 +75,9 @@ async function handleSend(
   if (typeof to !== 'string' || !/^\+\d{8,15}$/.test(to)) throw new HttpError(400, 'to must be an E.164 number');
   if (typeof message !== 'string' || message.trim() === '')
     throw new HttpError(400, 'message must be a non-blank string');
-  if (!state.admitSend()) {
-    failWith(request, response, { kind: 'status', status: 429, retryAfter: 1 });
-    return;
-  }
-  const fault = state.faults.take();
-  if (fault?.kind === 'delay') await sleep(fault.ms, undefined, { signal });
-  const failure = fault?.kind === 'delay' ? undefined : fault;
-  if (failure !== undefined && failure.deliver !== true) {
-    failWith(request, response, failure);
-    return;
-  }
+  const turn = await takeSendTurn({ request, response, state, signal }, writeError);
+  if (turn === undefined) return;
+  const failure = turn.afterDelivery;
   // A 402 (balance short) is thrown from here, nothing charged or delivered.
   const delivered = state.deliver({ phoneNumbers: [to], message, senderId: undefined });
   if (failure !== undefined) {
@@ -95,20 +87,10 @@ async function handleSend(
   sendJson(response, 200, { id: delivered.recipients[0]?.messageId, status: 'queued' });
 }
 
-function failWith(
-  request: IncomingMessage,
-  response: ServerResponse,
-  fault: Exclude<SandboxFault, { kind: 'delay' }>,
-): void {
-  if (fault.kind === 'reset') {
-    request.socket.resetAndDestroy();
-    return;
-  }
-  const text = fault.error ?? `Sandbox fault: ${fault.status} ${STATUS_CODES[fault.status] ?? 'Error'}`;
-  sendJson(
-    response,
-    fault.status,
-    { error: text },
-    { headers: fault.retryAfter === undefined ? {} : { 'Retry-After': String(fault.retryAfter) } },
-  );
+function failWith(request: IncomingMessage, response: ServerResponse, fault: AnsweringFault): void {
+  answerFault(request, response, fault, writeError);
 }
+
+/** A gateway's JSON error (`{"error": …}`), with the fault's headers. */
+const writeError: FailureWriter = (response, status, text, headers) =>
+  sendJson(response, status, { error: text }, { headers });

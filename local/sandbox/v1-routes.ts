@@ -1,12 +1,12 @@
-import { STATUS_CODES, type IncomingMessage, type ServerResponse } from 'node:http';
-import { setTimeout as sleep } from 'node:timers/promises';
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import { createApiKeyCheck } from './auth';
 import { createRouter, HttpError, readBody, routeTable, sendJson } from '../http';
 import { methodNotAllowed, notFound } from './errors';
 import { MAX_BODY_BYTES, parseJsonBody, sendError } from './http';
 import { parseSendRequest } from './send-request';
+import { answerFault, type AnsweringFault, type FailureWriter, takeSendTurn } from './send-turn';
 import type { SandboxState } from './state';
-import type { DeliveredMessage, SandboxFault } from './types';
+import type { DeliveredMessage } from './types';
 
 /** What each `/v1` route gets, once the key is checked. */
 interface V1Call {
@@ -76,19 +76,9 @@ function answerBalance({ response, state }: V1Call): void {
 
 async function handleSend({ request, response, state, signal }: V1Call): Promise<void> {
   const body = await readBody(request, { limitBytes: MAX_BODY_BYTES });
-  if (!state.admitSend()) {
-    failWith(request, response, { kind: 'status', status: 429, retryAfter: 1, error: 'Too many requests' });
-    return;
-  }
-  // Taken only here, after authentication: an unauthenticated request never uses up a fault.
-  const fault = state.faults.take();
-  if (fault?.kind === 'delay') await sleep(fault.ms, undefined, { signal });
-
-  const failure = fault?.kind === 'delay' ? undefined : fault;
-  if (failure !== undefined && failure.deliver !== true) {
-    failWith(request, response, failure);
-    return;
-  }
+  const turn = await takeSendTurn({ request, response, state, signal }, writeError);
+  if (turn === undefined) return;
+  const failure = turn.afterDelivery;
 
   let delivered: DeliveredMessage;
   try {
@@ -119,17 +109,12 @@ async function handleSend({ request, response, state, signal }: V1Call): Promise
   });
 }
 
-function failWith(
-  request: IncomingMessage,
-  response: ServerResponse,
-  fault: Exclude<SandboxFault, { kind: 'delay' }>,
-): void {
-  if (fault.kind === 'reset') {
-    // A TCP reset, not a polite close: what a crashed upstream or a dropped load balancer looks like.
-    request.socket.resetAndDestroy();
-    return;
-  }
-  const text = fault.error ?? `Sandbox fault: ${fault.status} ${STATUS_CODES[fault.status] ?? 'Error'}`;
-  if (fault.retryAfter !== undefined) response.setHeader('Retry-After', String(fault.retryAfter));
-  sendError(response, new HttpError(fault.status, text));
+function failWith(request: IncomingMessage, response: ServerResponse, fault: AnsweringFault): void {
+  answerFault(request, response, fault, writeError);
 }
+
+/** The service's error body (`{"error": …}`), with the fault's headers. */
+const writeError: FailureWriter = (response, status, text, headers) => {
+  for (const [name, value] of Object.entries(headers)) response.setHeader(name, value);
+  sendError(response, new HttpError(status, text));
+};

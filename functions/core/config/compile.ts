@@ -134,7 +134,9 @@ function providersNotSending(config: RelayConfig): string | undefined {
     return undefined;
   return `providers: the sender sends through one provider of type sms-service for now; ${entries
     .map(([name, provider]) => `${name} (${provider.type})`)
-    .join(', ')} are read and checked, but sending through africastalking or http and failing over to a second provider are not wired to the sender yet (docs/providers.md)`;
+    .join(
+      ', ',
+    )} are read and checked, but sending through africastalking or http and failing over to a second provider are not wired to the sender yet (docs/providers.md)`;
 }
 
 /**

@@ -177,7 +177,9 @@ describe('providers, routing and failover in the config', () => {
       ),
     );
     const atOnly = 'providers:\n  at: { type: africastalking, username: acme }\n';
-    expect(problemsOf(atOnly + ROUTES)).toContainEqual(expect.stringMatching(/^providers: .* at \(africastalking\) are/));
+    expect(problemsOf(atOnly + ROUTES)).toContainEqual(
+      expect.stringMatching(/^providers: .* at \(africastalking\) are/),
+    );
     expect(
       loadConfig(`providers:\n  sms: { type: sms-service, baseUrl: "https://x.example" }\n${ROUTES}`).settings.provider,
     ).toMatchObject({ baseUrl: 'https://x.example' });
