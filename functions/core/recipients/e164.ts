@@ -1,15 +1,11 @@
-import { isSupportedCountry, parsePhoneNumberFromString } from 'libphonenumber-js/max';
+import { type CountryCode, isSupportedCountry } from 'libphonenumber-js/max';
+import { MSISDN_REJECTIONS, type MsisdnResult, parsePhone } from './msisdn';
 
 /** `defaultCountry` when the config sets none: the relay's numbers were Tanzanian first. */
 export const DEFAULT_COUNTRY = 'TZ';
 
-/** The outcome of `toE164`: the `reason` never contains the number, so it is safe to log. */
-export type E164Result =
-  | { readonly ok: true; readonly number: string }
-  | { readonly ok: false; readonly reason: string };
-
-const ALLOWED_CHARACTERS = /^[+\d\s().\-/]+$/;
-const SEPARATORS = /[\s().\-/]/g;
+/** The outcome of `toE164`, as `normalizeMsisdn`'s: the `reason` never contains the number. */
+export type E164Result = MsisdnResult;
 
 /**
  * Whether `code` is an ISO 3166-1 alpha-2 country libphonenumber knows (a valid `defaultCountry`).
@@ -20,7 +16,7 @@ const SEPARATORS = /[\s().\-/]/g;
  * isKnownCountry('XX'); // false
  * ```
  */
-export function isKnownCountry(code: string): boolean {
+export function isKnownCountry(code: string): code is CountryCode {
   return /^[A-Z]{2}$/.test(code) && isSupportedCountry(code);
 }
 
@@ -37,15 +33,10 @@ export function isKnownCountry(code: string): boolean {
  * ```
  */
 export function toE164(raw: string, defaultCountry: string = DEFAULT_COUNTRY): E164Result {
-  const trimmed = raw.trim();
-  if (trimmed === '') return { ok: false, reason: 'empty' };
-  if (!ALLOWED_CHARACTERS.test(trimmed)) return { ok: false, reason: 'not a phone number' };
-  let compact = trimmed.replace(SEPARATORS, '');
-  if (compact.lastIndexOf('+') > 0) return { ok: false, reason: 'not a phone number' };
-  if (compact.startsWith('00')) compact = `+${compact.slice(2)}`;
-  const country = isKnownCountry(defaultCountry) ? defaultCountry : undefined;
-  if (country === undefined) return { ok: false, reason: `unknown defaultCountry ${defaultCountry}` };
-  const parsed = parsePhoneNumberFromString(compact, country as Parameters<typeof parsePhoneNumberFromString>[1]);
-  if (parsed === undefined || !parsed.isValid()) return { ok: false, reason: 'not a valid phone number' };
+  if (raw.trim() === '') return { ok: false, reason: MSISDN_REJECTIONS.empty };
+  if (!isKnownCountry(defaultCountry)) return { ok: false, reason: `unknown defaultCountry ${defaultCountry}` };
+  const parsed = parsePhone(raw, defaultCountry);
+  if (parsed === undefined) return { ok: false, reason: MSISDN_REJECTIONS.notANumber };
+  if (!parsed.isValid()) return { ok: false, reason: 'not a valid phone number' };
   return { ok: true, number: parsed.number };
 }

@@ -1,6 +1,11 @@
 // The "max" metadata: every country, with number types (landline, toll-free…) for the rejections.
 import { PHONE_NUMBER_PATTERN } from '../defaults';
-import { parsePhoneNumberFromString, validatePhoneNumberLength, type PhoneNumber } from 'libphonenumber-js/max';
+import {
+  type CountryCode,
+  parsePhoneNumberFromString,
+  validatePhoneNumberLength,
+  type PhoneNumber,
+} from 'libphonenumber-js/max';
 
 /** The outcome of `normalizeMsisdn`: the `reason` never contains the number, so it is safe to log. */
 export type MsisdnResult =
@@ -36,12 +41,12 @@ const TYPE_NAMES: Readonly<Record<string, string>> = {
 };
 
 /**
- * Parses what a person typed as a phone number, reading it as Tanzanian unless it says otherwise.
- * Returns `undefined` when the text isn't a number at all.
+ * Parses what a person typed as a phone number, reading it as a number of `country` (Tanzanian
+ * unless told) unless it says otherwise. Returns `undefined` when the text isn't a number at all.
  *
- * @internal shared with the `phone` and `mask_phone` template filters.
+ * @internal shared with the `phone` and `mask_phone` template filters and `toE164`.
  */
-export const parsePhone = (raw: string): PhoneNumber | undefined => {
+export const parsePhone = (raw: string, country: CountryCode = 'TZ'): PhoneNumber | undefined => {
   const trimmed = raw.trim();
   if (!ALLOWED_CHARACTERS.test(trimmed)) return undefined;
   let compact = trimmed.replace(SEPARATORS, '');
@@ -49,7 +54,7 @@ export const parsePhone = (raw: string): PhoneNumber | undefined => {
   // `00` is the usual international prefix; Tanzania's metadata only knows `000`/`005`/`006`,
   // and no Tanzanian national number starts with `00`, so reading it as `+` is safe.
   if (compact.startsWith('00')) compact = `+${compact.slice(2)}`;
-  return parsePhoneNumberFromString(compact, 'TZ');
+  return parsePhoneNumberFromString(compact, country);
 };
 
 const lengthReason = (raw: string): string => {
