@@ -1,6 +1,13 @@
 import { createKeepAliveAgent } from './agent';
 import { SmsErrorCode, SmsServiceError } from './errors';
-import { sendCertaintyOf, exchange, MAX_RESPONSE_BYTES, type ExchangeSpec, type RawResponse } from './transport';
+import {
+  sendCertaintyOf,
+  exchange,
+  MAX_RESPONSE_BYTES,
+  redactor,
+  type ExchangeSpec,
+  type RawResponse,
+} from './transport';
 import {
   SendCertainty,
   SmsOperation,
@@ -24,11 +31,6 @@ const BALANCE_PATH = '/v1/account/balance';
 const SEND_PATH = '/v1/sms/send';
 /** The service's error text lands in logs and messages; a runaway one should not flood them. */
 const MAX_SERVICE_ERROR_LENGTH = 500;
-
-function redactor(apiKey: string): (text: string) => string {
-  // A service that echoes the key back ("invalid key abc…") must not get it into our logs.
-  return (text) => text.split(apiKey).join('[REDACTED]');
-}
 
 /** The wait a 429 asks for when it names none. */
 export const DEFAULT_RETRY_AFTER_MS = 1_000;
@@ -141,7 +143,7 @@ function interpret<T>(
 export function createSmsClient(options: SmsClientOptions): SmsClient {
   const config = resolveClientOptions(options);
   const pool = createKeepAliveAgent({ tls: config.tls, ca: config.ca, idleMs: config.keepAliveMs });
-  const redact = redactor(config.apiKey);
+  const redact = redactor([config.apiKey]);
   let closed = false;
 
   const prepare = (operation: SmsOperation, callOptions: SmsCallOptions | undefined): number => {

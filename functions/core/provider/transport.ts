@@ -72,6 +72,12 @@ function codeOf(error: unknown): string | undefined {
   return typeof code === 'string' ? code : undefined;
 }
 
+/** Replaces every secret value in a text (a service that echoes the key back must not get it into logs). */
+export function redactor(secrets: readonly string[]): (text: string) => string {
+  const values = secrets.filter((value) => value.length > 0);
+  return (text) => values.reduce((redacted, value) => redacted.split(value).join('[REDACTED]'), text);
+}
+
 /**
  * A copy of a Node error holding only safe fields, with the key scrubbed from its text, so that a
  * `cause` can never carry request options or headers whatever Node attaches in some version.

@@ -1,6 +1,6 @@
 import { retryAfterMs } from '../client';
 import { NotSentReason, ProviderType, type BalanceOutcome, type SendOutcome, type SmsProvider } from '../outcome';
-import type { RawResponse } from '../transport';
+import { type RawResponse, redactor } from '../transport';
 import { SmsOperation } from '../types';
 import { parseEndpoint } from '../validate';
 import {
@@ -10,7 +10,6 @@ import {
   jsonOf,
   ProviderConfigError,
   providerKeyName,
-  redactor,
   type ProviderContext,
 } from './common';
 

@@ -35,12 +35,6 @@ export function providerKeyName(provider: string): string {
   return provider === 'main' ? 'providerApiKey' : `${provider}-key`;
 }
 
-/** Replaces every secret value in a text (a service that echoes the key back must not get it into logs). */
-export function redactor(secrets: readonly string[]): (text: string) => string {
-  const values = secrets.filter((value) => value.length > 0);
-  return (text) => values.reduce((redacted, value) => redacted.split(value).join('[REDACTED]'), text);
-}
-
 /** One HTTP exchange at a time over a provider's own keep-alive sockets. */
 export interface ProviderTransport {
   call(spec: Omit<ExchangeSpec, 'timeoutMs'>, options?: ProviderCallOptions): Promise<RawResponse>;

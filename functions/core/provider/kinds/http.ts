@@ -1,14 +1,9 @@
 import type { Liquid, Template } from 'liquidjs';
 import { NotSentReason, ProviderType, type SendOutcome, type SmsProvider } from '../outcome';
+import { redactor } from '../transport';
 import { SmsOperation } from '../types';
 import { parseEndpoint } from '../validate';
-import {
-  createProviderTransport,
-  failedExchangeOutcome,
-  ProviderConfigError,
-  redactor,
-  type ProviderContext,
-} from './common';
+import { createProviderTransport, failedExchangeOutcome, ProviderConfigError, type ProviderContext } from './common';
 
 /** `providers.<name>` of type `http`: any JSON-over-HTTP gateway. */
 export interface HttpProviderConfig {

@@ -2,7 +2,7 @@ import { createSmsClient } from '../client';
 import { SmsClientConfigError, SmsErrorCode, SmsServiceError } from '../errors';
 import { NotSentReason, ProviderType, type SendOutcome, type SmsProvider } from '../outcome';
 import { SendCertainty } from '../types';
-import { ProviderConfigError, providerKeyName, type ProviderContext } from './common';
+import { failedExchangeOutcome, ProviderConfigError, providerKeyName, type ProviderContext } from './common';
 
 /** `providers.<name>` of type `sms-service`: the service of docs/sms-service.md. */
 export interface SmsServiceProviderConfig {
@@ -25,16 +25,15 @@ const REASON_OF_CODE: Partial<Record<SmsErrorCode, NotSentReason>> = {
   [SmsErrorCode.VALIDATION]: NotSentReason.Rejected,
 };
 
+/** The client's error as an outcome: a refusal it names by its code, else as any exchange's failure. */
 function outcomeOf(error: unknown): SendOutcome {
-  if (!(error instanceof SmsServiceError)) return { status: 'maybe-sent', detail: 'unexpected error' };
-  if (error.delivery === SendCertainty.MAYBE_SENT) return { status: 'maybe-sent', detail: error.message };
-  const reason = REASON_OF_CODE[error.code] ?? NotSentReason.Unreachable;
-  return {
-    status: 'not-sent',
-    reason,
-    detail: error.message,
-    ...(error.retryAfterMs === undefined ? {} : { retryAfterMs: error.retryAfterMs }),
-  };
+  const reason =
+    error instanceof SmsServiceError && error.delivery === SendCertainty.NOT_SENT
+      ? REASON_OF_CODE[error.code]
+      : undefined;
+  if (reason === undefined) return failedExchangeOutcome(error);
+  const { message, retryAfterMs } = error as SmsServiceError;
+  return { status: 'not-sent', reason, detail: message, ...(retryAfterMs === undefined ? {} : { retryAfterMs }) };
 }
 
 /**
