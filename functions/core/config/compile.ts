@@ -84,9 +84,13 @@ export function compileConfig(config: RelayConfig, source = 'config', before?: C
     if (compiled !== undefined) routes.set(id, compiled);
   }
 
-  literalsWithoutProvider(routes, compileProviderRouting(routingSettings(config)), problems);
-  const unwired = providersNotSending(config);
-  if (unwired !== undefined) problems.push(unwired);
+  // Checks of the config as written; a config compiled before passed them at synth, so a cold
+  // start does not route every literal number again.
+  if (before === undefined) {
+    literalsWithoutProvider(routes, compileProviderRouting(routingSettings(config)), problems);
+    const unwired = providersNotSending(config);
+    if (unwired !== undefined) problems.push(unwired);
+  }
 
   const balanceNotify =
     before?.balanceNotify ??

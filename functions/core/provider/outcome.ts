@@ -1,3 +1,5 @@
+import type { SendCertainty } from './types';
+
 /**
  * The one interface every SMS provider type implements (docs/providers.md): send one SMS to one
  * number, and say for certain whether it went out, certainly did not (and why), or may have.
@@ -77,7 +79,7 @@ export interface SentOutcome {
 }
 
 export interface NotSentOutcome {
-  readonly status: 'not-sent';
+  readonly status: typeof SendCertainty.NOT_SENT;
   readonly reason: NotSentReason;
   /** Safe for logs: statuses, codes and the provider's redacted text; never the key or the number. */
   readonly detail: string;
@@ -86,7 +88,7 @@ export interface NotSentOutcome {
 }
 
 export interface MaybeSentOutcome {
-  readonly status: 'maybe-sent';
+  readonly status: typeof SendCertainty.MAYBE_SENT;
   /** Safe for logs, as `NotSentOutcome.detail`. */
   readonly detail: string;
 }
