@@ -6,6 +6,7 @@ import {
   type _Record as StreamsRecord,
 } from '@aws-sdk/client-dynamodb-streams';
 import type { DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
+import { TABLE } from '../../functions/store/table';
 import { type FilterPattern, passesFilters } from './event-filter';
 
 /**
@@ -108,7 +109,7 @@ export interface StreamFailure {
 /** One invocation the poller made: the sequence numbers it carried and what came back. */
 export interface MappingInvocation {
   readonly sequenceNumbers: readonly string[];
-  /** The partition key (`pk`) of each record it carried, in order. */
+  /** The partition key of each record it carried, in order. */
   readonly keys: readonly string[];
   /** When the poller handed the batch to the function and when the answer came (epoch ms). */
   readonly startedAt: number;
@@ -261,7 +262,7 @@ export class StreamMapping {
       invocations += 1;
       this.invocations.push({
         sequenceNumbers: batch.map((record) => record.dynamodb!.SequenceNumber!),
-        keys: batch.map((record) => record.dynamodb?.Keys?.['pk']?.S ?? ''),
+        keys: batch.map((record) => record.dynamodb?.Keys?.[TABLE.partitionKey]?.S ?? ''),
         startedAt,
         endedAt: Date.now(),
         outcome,

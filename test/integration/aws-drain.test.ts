@@ -7,6 +7,8 @@ import { Lane, laneRate } from '../../functions/core/lanes';
 import { forEachConcurrently } from '../../functions/relay/concurrency';
 import type { SweepReport } from '../../functions/relay/sweeper';
 import { MessageState, type MessageRecord, type MessageStore } from '../../functions/store';
+import { messageKey } from '../../functions/store/keys';
+import { TABLE } from '../../functions/store/table';
 import { scheduledEvent } from '../functions/handlers/support';
 import { type AwsRelay, type HttpAnswer, httpApiEvent, startAwsRelay } from './aws-relay';
 
@@ -154,6 +156,9 @@ function sweepOnSchedule(): { readonly runs: SweepReport[]; stop(): Promise<void
   };
 }
 
+/** A record's partition key, as a stream record's `Keys` carry it. */
+const partitionKeyOf = (record: MessageRecord): string => messageKey(record.id)[TABLE.partitionKey]?.S ?? '';
+
 const sentOf = (text: string): boolean => relay.sandbox.messages().some((message) => message.message === text);
 const ordersSent = (): number =>
   relay.sandbox.messages().filter((message) => message.message.startsWith('order ')).length;
@@ -248,7 +253,7 @@ describe('after an outage, as deployed', () => {
       // (the stream and the poll), then that invocation (the process, the send, the settle).
       const invocationOf = (alert: MessageRecord) =>
         relay.mappings.critical.invocations.find(
-          (each) => each.keys.includes(`MSG#${alert.id}`) && !('functionError' in each.outcome),
+          (each) => each.keys.includes(partitionKeyOf(alert)) && !('functionError' in each.outcome),
         );
       const toInvocation = newAlerts.map(
         (alert) => (invocationOf(alert)?.startedAt ?? Number.NaN) - Date.parse(alert.createdAt),
