@@ -203,6 +203,9 @@ export const DEFAULT_RETENTION_DAYS = 90;
 /** The SMS service's phone number format: `255` and nine digits, no `+`. */
 export const PHONE_NUMBER_PATTERN = /^255\d{9}$/;
 
+/** The E.164 prefix of the numbers the SMS service texts (the provider type `sms-service`). */
+export const SMS_SERVICE_PREFIX = '+255';
+
 /**
  * The SMS service accepts a `message` of at most this many characters, counted as JavaScript
  * `length` (UTF-16 code units).

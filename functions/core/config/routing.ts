@@ -1,7 +1,5 @@
+import { SMS_SERVICE_PREFIX } from '../defaults';
 import { DEFAULT_FAILOVER_ON, ProviderType, type FailoverReason } from '../provider/outcome';
-
-/** The prefix the `sms-service` type covers (docs/sms-service.md: `255` numbers only). */
-const SMS_SERVICE_PREFIX = '+255';
 
 /** What the routing reads of a config (the validated `providers`, `routing` and `failover`). */
 export interface RoutingSettings {

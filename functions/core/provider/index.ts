@@ -54,4 +54,5 @@ export { createProvider, PROVIDER_FACTORIES, type ProviderConfig } from './regis
 export { ProviderConfigError, providerKeyName, type ProviderContext } from './kinds/common';
 export { AFRICASTALKING_BASE_URL, type AfricasTalkingProviderConfig } from './kinds/africastalking';
 export { HTTP_ACCEPTED_DEFAULT, secretNames, type HttpProviderConfig } from './kinds/http';
-export { SMS_SERVICE_PREFIX, type SmsServiceProviderConfig } from './kinds/sms-service';
+export { SMS_SERVICE_PREFIX } from '../defaults';
+export type { SmsServiceProviderConfig } from './kinds/sms-service';

@@ -1,3 +1,4 @@
+import { PHONE_NUMBER_PATTERN, SMS_SERVICE_PREFIX } from '../../defaults';
 import { createSmsClient } from '../client';
 import { SmsClientConfigError, SmsErrorCode, SmsServiceError } from '../errors';
 import { NotSentReason, ProviderType, type SendOutcome, type SmsProvider } from '../outcome';
@@ -11,9 +12,6 @@ export interface SmsServiceProviderConfig {
   readonly defaultSenderId?: string | undefined;
   readonly timeoutMs?: number | undefined;
 }
-
-/** The service texts Tanzanian numbers only (`255` and nine digits, docs/sms-service.md). */
-export const SMS_SERVICE_PREFIX = '+255';
 
 /** What each of the client's error codes means for a failover, when the SMS certainly did not go out. */
 const REASON_OF_CODE: Partial<Record<SmsErrorCode, NotSentReason>> = {
@@ -64,7 +62,8 @@ export function createSmsServiceProvider(
     if (error instanceof SmsClientConfigError) throw new ProviderConfigError(name, error.problems);
     throw error;
   }
-  const covers = (e164: string): boolean => /^\+255\d{9}$/.test(e164);
+  // The service texts Tanzanian numbers only (`255` and nine digits, docs/sms-service.md).
+  const covers = (e164: string): boolean => e164.startsWith('+') && PHONE_NUMBER_PATTERN.test(e164.slice(1));
 
   return Object.freeze<SmsProvider>({
     name,
