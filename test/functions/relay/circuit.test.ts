@@ -157,14 +157,21 @@ describe('the SMS service circuit, shared by two senders on one store', () => {
     expect(await sendMessage(second.context, id)).toBe(SendOutcome.Waiting);
   });
 
-  it('a send that goes through while another sender opened it closes it, clears the alarm and says so, once', async () => {
+  it('a sender whose copy says closed writes nothing when its send goes through, so a circuit another sender opened since stays open until its probe closes it, which clears the alarm and says so, once', async () => {
     await twoSenders();
     expect(await sendMessage(second.context, await accepted())).toBe(SendOutcome.Sent);
     servers.sandbox.injectFault({ kind: 'status', status: 503, count: CIRCUIT.failuresToOpen });
     for (let count = 0; count < CIRCUIT.failuresToOpen; count += 1) await sendMessage(first.context, await accepted());
-    expect((await first.store.getCircuit()).openedAt).toBeDefined();
+    const opened = await first.store.getCircuit();
+    expect(opened.openedAt).toBeDefined();
 
-    // The second sender's copy still says closed: its send goes, and the service answering closes it.
+    // The second sender's copy still says closed: its send goes, and tells the circuit nothing.
+    expect(await sendMessage(second.context, await accepted())).toBe(SendOutcome.Sent);
+    expect(await first.store.getCircuit()).toEqual(opened);
+
+    // Once its copy has expired it reads the circuit open, and its probe (due by then) closes it.
+    clock.advance(CIRCUIT.knownMs);
+    expect(Date.parse(opened.nextProbeAt!)).toBeLessThanOrEqual(clock.now.getTime());
     expect(await sendMessage(second.context, await accepted())).toBe(SendOutcome.Sent);
     expect((await first.store.getCircuit()).openedAt).toBeUndefined();
     expect(second.metrics.points).toContainEqual({ name: 'SmsServiceUnreachable', value: 0 });
@@ -363,11 +370,14 @@ describe('the SMS service circuit, shared by two senders on one store', () => {
       client: servers.db.newClient(),
     });
     // A few per cent of 5xx at a high rate, compressed: two senders fail now and then, a third
-    // sends the rest; no sender re-reads the circuit in between (all within CIRCUIT.knownMs).
+    // sends the rest; no sender re-reads the circuit in between (all within CIRCUIT.knownMs), and
+    // the third, which knows of no failure, writes nothing to it.
     for (let round = 0; round < 4; round += 1) {
       for (const failing of [first, second]) {
         servers.sandbox.injectFault({ kind: 'status', status: 503 });
+        clock.advance(1);
         expect(await sendMessage(failing.context, await accepted('alerts-alo'))).toBe(SendOutcome.Retrying);
+        clock.advance(1);
         expect(await sendMessage(third.context, await accepted('alerts-alo'))).toBe(SendOutcome.Sent);
       }
     }

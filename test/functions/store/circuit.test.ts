@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Dynalite, startDynalite } from '../../helpers/dynalite';
-import { at, newTable } from './fixtures';
+import { at, newTable, sentRecord } from './fixtures';
 
 let db: Dynalite;
 beforeAll(async () => {
@@ -42,6 +42,21 @@ describe('the SMS service circuit item', () => {
       lastError: 'server-error 503',
       lastFailureAt: at(0).toISOString(),
     });
+  });
+
+  it('counts a failure after a message was settled SENT as the first of a new row, and one with none since as one more in a row', async () => {
+    const { store } = await newTable(db);
+    await store.circuit.failed(fail(3, at(0)));
+    await store.circuit.failed(fail(3, at(10)));
+    expect(await store.getCircuit()).toMatchObject({ failures: 2, lastFailureAt: at(10).toISOString() });
+
+    await sentRecord(store, { route: 'alerts', deducted: 1, now: at(20) });
+    expect(await store.circuit.failed(fail(3, at(30)))).toMatchObject({ opened: false, state: { failures: 1 } });
+    expect(await store.circuit.failed(fail(3, at(40)))).toMatchObject({ opened: false, state: { failures: 2 } });
+    // A send settled at the same instant as the last failure is no proof it came after it.
+    await sentRecord(store, { route: 'alerts', deducted: 1, now: at(40) });
+    const third = await store.circuit.failed(fail(3, at(50)));
+    expect(third).toMatchObject({ opened: true, state: { failures: 3, openedAt: at(50).toISOString() } });
   });
 
   it('lets exactly one trial send through while on probation; a trial given back or past its lease lets the next one go', async () => {
