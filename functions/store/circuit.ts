@@ -95,7 +95,7 @@ export interface CircuitFailureInput {
  *
  * A send that goes through writes nothing to the circuit while its process knows of no failure
  * (see `noteSendWentThrough` in `functions/relay/circuit.ts`): its settle is the success's record.
- * So the failure side asks: was any message settled SENT after the last failure counted? If so the
+ * So the failure side asks: was any message settled SENT since the last failure counted? If so the
  * count starts again at 1 instead of adding, and failures of different processes with successes
  * between them never add up to an outage. Failures are rare; this costs a read and one query of the
  * state index per failure, where the success side cost a write per send.
@@ -131,7 +131,7 @@ const countFailure = async (table: StoreTable, error: string, now: Date) => {
   for (let attempt = 1; ; attempt += 1) {
     const seen = await getCircuit(table);
     const inARow =
-      seen.failures > 0 && (seen.lastFailureAt === undefined || !(await sentAfter(table, seen.lastFailureAt)));
+      seen.failures > 0 && (seen.lastFailureAt === undefined || !(await sentSince(table, seen.lastFailureAt)));
     const last = attempt === COUNT_ATTEMPTS;
     const counted = await update(table, {
       set: { lastError: str(error), lastFailureAt: str(now.toISOString()), ...(inARow ? {} : { failures: num(1) }) },
@@ -157,16 +157,18 @@ const unchangedSince = (seen: CircuitState): Pick<UpdateSpec, 'condition' | 'val
 });
 
 /**
- * Whether any message was settled SENT after `since`: one entry of the state index, read in both
- * runtimes (a success is a proof the service answered; an entry the index has not caught up with
- * yet, on AWS a fraction of a second, only lets one more failure count, as it would have before).
+ * Whether any message was settled SENT at or after `since`: one entry of the state index, read in
+ * both runtimes (a success is a proof the service answered; an entry the index has not caught up
+ * with yet, on AWS a fraction of a second, only lets one more failure count, as it would have
+ * before). A send settled in the same millisecond as the last failure counts as after it: which
+ * came first cannot be told, and in an outage no send is settled SENT at all.
  */
-const sentAfter = async (table: StoreTable, since: string): Promise<boolean> => {
+const sentSince = async (table: StoreTable, since: string): Promise<boolean> => {
   const { byState } = TABLE.indexes;
   const answer = await queryIndexed(table, {
     TableName: table.tableName,
     IndexName: byState.name,
-    KeyConditionExpression: '#state = :sent AND #at > :since',
+    KeyConditionExpression: '#state = :sent AND #at >= :since',
     ExpressionAttributeNames: { '#state': byState.partitionKey, '#at': byState.sortKey },
     ExpressionAttributeValues: { ':sent': str(MessageState.Sent), ':since': str(since) },
     Select: 'COUNT',

@@ -146,12 +146,14 @@ describe('the SMS service circuit, shared by two senders on one store', () => {
     await twoSenders();
     const early = await accepted();
     expect(await sendMessage(second.context, early)).toBe(SendOutcome.Sent);
+    // The failures come after that send (in a later millisecond), so they are in a row.
+    clock.advance(1);
     await outage('POST', { status: 500 });
     for (let count = 0; count < CIRCUIT.failuresToOpen; count += 1) await sendMessage(first.context, await accepted());
     expect((await first.store.getCircuit()).openedAt).toBeDefined();
 
     const id = await accepted();
-    clock.advance(CIRCUIT.knownMs - 1);
+    clock.advance(CIRCUIT.knownMs - 2);
     expect(await sendMessage(second.context, id)).toBe(SendOutcome.Retrying);
     clock.advance(1 + POLICY.baseDelayMs);
     expect(await sendMessage(second.context, id)).toBe(SendOutcome.Waiting);
@@ -160,6 +162,7 @@ describe('the SMS service circuit, shared by two senders on one store', () => {
   it('a sender whose copy says closed writes nothing when its send goes through, so a circuit another sender opened since stays open until its probe closes it, which clears the alarm and says so, once', async () => {
     await twoSenders();
     expect(await sendMessage(second.context, await accepted())).toBe(SendOutcome.Sent);
+    clock.advance(1);
     servers.sandbox.injectFault({ kind: 'status', status: 503, count: CIRCUIT.failuresToOpen });
     for (let count = 0; count < CIRCUIT.failuresToOpen; count += 1) await sendMessage(first.context, await accepted());
     const opened = await first.store.getCircuit();
