@@ -38,6 +38,7 @@ export interface TableGrant {
  * | `findDuePending` | Query on `byDue` (and, for records written before it, `byStateSummary`), then BatchGetItem of the records |
  * | `findStaleSending` | Query on `byStateSummary`, then BatchGetItem of the records |
  * | `heldSummaryDue` | Query on the table |
+ * | `circuit.failed` (sender, sweeper): the circuit's count, and whether a message was settled SENT since the last failure | GetItem, Query on `byStateSummary` (one entry), UpdateItem |
  * | `getMute` (ingest, sender), `touchHeartbeat` (ingest), `getHeartbeat`, the heartbeat transitions, `markBudgetWarned` (sweeper, sender) | GetItem, UpdateItem |
  * | `muteRoute`, `unmuteRoute`, `listMutes` (the CLI and the console, with the operator's credentials) | PutItem, UpdateItem, Query |
  * | `activeOverrides` (ingest, for `oncall:` recipients; the CLI), `overrideOnCall` (the CLI, with the operator's credentials) | Query, PutItem |
@@ -72,9 +73,11 @@ export const TABLE_ACCESS = {
   // it records (low balance, a month budget's warning), the provider's per-second send counter
   // (`provider.maxPerSecond`), and the not-sent line on an incident's timeline (an SMS held by an
   // outage until its incident was acknowledged). A balance crossing seen in a send result records the
-  // low-balance SMS with the rate the balance watch kept: no spend is read.
+  // low-balance SMS with the rate the balance watch kept: no spend is read. A failure counted after
+  // another asks the state index whether a message was settled SENT since (the circuit's "in a row").
   sender: [
     { actions: ['dynamodb:GetItem', 'dynamodb:Query'] },
+    { actions: ['dynamodb:Query'], indexes: [BY_STATE] },
     {
       actions: ['dynamodb:PutItem', 'dynamodb:UpdateItem'],
       writes: ['MSG#*', 'DEDUPE#*', 'LIMIT#*', 'BALANCE', 'SPEND', 'CIRCUIT', 'RATE#*', 'INCIDENT#*'],

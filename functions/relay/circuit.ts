@@ -13,10 +13,12 @@ export type CircuitStore = Pick<MessageStore, 'getCircuit' | 'circuit' | 'getMes
  * The SMS service's circuit, as the relay operations use it (the state is one item in the table,
  * see `functions/store/circuit.ts`; the numbers are `CIRCUIT` in `functions/core/defaults.ts`):
  * - a send that fails in a way that says the service is unreachable counts one failure in a row
- *   ({@link noteServiceFailure}); `CIRCUIT.failuresToOpen` of them open the circuit. Every send
- *   that goes through resets the shared count (one conditional write, shared by the sends of a
- *   process that go through while one is under way), so failures of different
- *   processes with successes between them never add up to an outage;
+ *   ({@link noteServiceFailure}); `CIRCUIT.failuresToOpen` of them open the circuit. A failure
+ *   counted after a message was settled SENT starts the count again (the store looks for one), so
+ *   failures of different processes with successes between them never add up to an outage. A send
+ *   that goes through writes to the circuit only when its process knows of failures, probes or a
+ *   probation ({@link noteSendWentThrough}): then it resets the shared count (one conditional
+ *   write, shared by the sends of a process that go through while one is under way);
  * - while it is open no send starts ({@link enterCircuit}): messages stay PENDING without spending
  *   an attempt, and one process at a time probes the free balance endpoint when its backoff is due
  *   ({@link probeIfDue}, from every send that waits and every sweep); after
@@ -181,7 +183,7 @@ function probeWorthy(record: Awaited<ReturnType<MessageStore['getMessage']>>): b
 function ordinaryPassage(context: RelayContext<RelayConfigView, CircuitStore>): CircuitPassage {
   return {
     role: PassageRole.Send,
-    answered: async () => await noteServiceAnswered(context),
+    answered: async () => await noteSendWentThrough(context),
     failed: async (error) => await noteServiceFailure(context, error),
     release: async () => undefined,
   };
@@ -275,6 +277,25 @@ export async function noteServiceFailure(
     nextProbeAt: state.nextProbeAt,
   });
 }
+
+/**
+ * A send went through: the failures in a row end and an open circuit closes. Writes nothing while
+ * this process knows the circuit (read or written within `CIRCUIT.knownMs`) closed with no failure,
+ * probe or probation: the send's record, settled SENT, is what tells failures counted later by
+ * other processes that they are not in a row with those before it (`recordCircuitFailure` looks for
+ * one). Otherwise it resets as {@link noteServiceAnswered} does. A circuit another process opened
+ * after this one last read it is closed by its probe, or by this process's next send once it has
+ * read it again.
+ */
+export async function noteSendWentThrough(context: RelayContext<RelayConfigView, CircuitStore>): Promise<void> {
+  const cached = known.get(context.store);
+  if (cached !== undefined && context.clock().getTime() < cached.until && isQuiet(cached.state)) return;
+  await noteServiceAnswered(context);
+}
+
+/** Closed, with no failure, probe or probation: nothing a success would change. */
+const isQuiet = (state: CircuitState): boolean =>
+  state.failures === 0 && state.probes === 0 && state.openedAt === undefined && state.probationSince === undefined;
 
 /**
  * The service answered: the failures in a row end and an open circuit closes. One conditional

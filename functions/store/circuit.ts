@@ -4,6 +4,8 @@ import { buildUpdate, type UpdateSpec } from './expressions';
 import { CIRCUIT_PK, circuitKey, ItemKind } from './keys';
 import type { StoreTable } from './store-table';
 import { writeIf } from './write';
+import { queryIndexed } from './record-reads';
+import { MessageState, TABLE } from './table';
 
 /**
  * The SMS service's circuit as the table holds it: one item shared by every sender, sweeper and
@@ -90,15 +92,19 @@ export interface CircuitFailureInput {
  * Counts one more failure in a row, and opens the circuit when the count reaches `threshold`: the
  * opening is a conditional write that exactly one of several failing senders wins (`opened: true`),
  * so the opening is announced once.
+ *
+ * A send that goes through writes nothing to the circuit while its process knows of no failure
+ * (see `noteSendWentThrough` in `functions/relay/circuit.ts`): its settle is the success's record.
+ * So the failure side asks: was any message settled SENT since the last failure counted? If so the
+ * count starts again at 1 instead of adding, and failures of different processes with successes
+ * between them never add up to an outage. Failures are rare; this costs a read and one query of the
+ * state index per failure, where the success side cost a write per send.
  */
 export const recordCircuitFailure = async (
   table: StoreTable,
   { threshold, firstProbeAt, error, now = table.clock() }: CircuitFailureInput,
 ): Promise<{ readonly state: CircuitState; readonly opened: boolean }> => {
-  const counted = await update(table, {
-    set: { lastError: str(error), lastFailureAt: str(now.toISOString()) },
-    add: { failures: num(1) },
-  });
+  const counted = await countFailure(table, error, now);
   const state = stateOf(counted.applied ? counted.item : undefined);
   if (state.openedAt !== undefined || state.failures < threshold) return { state, opened: false };
   const opening = await update(table, {
@@ -110,6 +116,65 @@ export const recordCircuitFailure = async (
   return opening.applied
     ? { state: stateOf(opening.item), opened: true }
     : { state: await getCircuit(table), opened: false };
+};
+
+/** Attempts at counting a failure against the circuit as read, before adding to whatever is stored. */
+const COUNT_ATTEMPTS = 3;
+
+/**
+ * One more failure: added to the count when the failures stored are still in a row, else the count
+ * restarts at 1. Written only if the item still holds the count and last failure it was read with
+ * (another process counting at the same time makes it read again); after `COUNT_ATTEMPTS` such
+ * races it adds, as a failure always did.
+ */
+const countFailure = async (table: StoreTable, error: string, now: Date) => {
+  for (let attempt = 1; ; attempt += 1) {
+    const seen = await getCircuit(table);
+    const inARow =
+      seen.failures > 0 && (seen.lastFailureAt === undefined || !(await sentSince(table, seen.lastFailureAt)));
+    const last = attempt === COUNT_ATTEMPTS;
+    const counted = await update(table, {
+      set: { lastError: str(error), lastFailureAt: str(now.toISOString()), ...(inARow ? {} : { failures: num(1) }) },
+      ...(inARow ? { add: { failures: num(1) } } : {}),
+      ...(last ? {} : unchangedSince(seen)),
+    });
+    if (counted.applied || last) return counted;
+  }
+};
+
+/** The condition that the circuit's count and last failure are still those of `seen`. */
+const unchangedSince = (seen: CircuitState): Pick<UpdateSpec, 'condition' | 'values'> => ({
+  condition: [
+    seen.failures === 0
+      ? '(attribute_not_exists(#failures) OR #failures = :seenFailures)'
+      : '#failures = :seenFailures',
+    seen.lastFailureAt === undefined ? 'attribute_not_exists(#lastFailureAt)' : '#lastFailureAt = :seenFailureAt',
+  ].join(' AND '),
+  values: {
+    ':seenFailures': num(seen.failures),
+    ...(seen.lastFailureAt === undefined ? {} : { ':seenFailureAt': str(seen.lastFailureAt) }),
+  },
+});
+
+/**
+ * Whether any message was settled SENT at or after `since`: one entry of the state index, read in
+ * both runtimes (a success is a proof the service answered; an entry the index has not caught up
+ * with yet, on AWS a fraction of a second, only lets one more failure count, as it would have
+ * before). A send settled in the same millisecond as the last failure counts as after it: which
+ * came first cannot be told, and in an outage no send is settled SENT at all.
+ */
+const sentSince = async (table: StoreTable, since: string): Promise<boolean> => {
+  const { byState } = TABLE.indexes;
+  const answer = await queryIndexed(table, {
+    TableName: table.tableName,
+    IndexName: byState.name,
+    KeyConditionExpression: '#state = :sent AND #at >= :since',
+    ExpressionAttributeNames: { '#state': byState.partitionKey, '#at': byState.sortKey },
+    ExpressionAttributeValues: { ':sent': str(MessageState.Sent), ':since': str(since) },
+    Select: 'COUNT',
+    Limit: 1,
+  });
+  return (answer.Count ?? 0) > 0;
 };
 
 /**

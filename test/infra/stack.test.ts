@@ -624,10 +624,11 @@ describe('least privilege', () => {
     expect(readers('RelayProviderSecret')).toEqual(['sender', 'sweeper', 'balance-watch']);
   });
 
-  it('sender may update records, record a low-balance notice, read its stream and fill its failure queue; it reads no index', () => {
+  it("sender may update records, record a low-balance notice, read its stream and fill its failure queue; of the indexes it queries only the state index (the circuit's check for a send since the last failure)", () => {
     expect(statements(prod, 'sender')).toEqual([
       grant(['logs:CreateLogStream', 'logs:PutLogEvents'], LOGS('Sender')),
       grant(['dynamodb:GetItem', 'dynamodb:Query'], TABLE),
+      grant(['dynamodb:Query'], BY_STATE),
       writes(['MSG#*', 'DEDUPE#*', 'LIMIT#*', 'BALANCE', 'SPEND', 'CIRCUIT', 'RATE#*', 'INCIDENT#*']),
       grant(['secretsmanager:GetSecretValue'], PROVIDER_KEY),
       grant(['sqs:SendMessage', 'sqs:GetQueueAttributes', 'sqs:GetQueueUrl'], {

@@ -146,25 +146,35 @@ describe('the SMS service circuit, shared by two senders on one store', () => {
     await twoSenders();
     const early = await accepted();
     expect(await sendMessage(second.context, early)).toBe(SendOutcome.Sent);
+    // The failures come after that send (in a later millisecond), so they are in a row.
+    clock.advance(1);
     await outage('POST', { status: 500 });
     for (let count = 0; count < CIRCUIT.failuresToOpen; count += 1) await sendMessage(first.context, await accepted());
     expect((await first.store.getCircuit()).openedAt).toBeDefined();
 
     const id = await accepted();
-    clock.advance(CIRCUIT.knownMs - 1);
+    clock.advance(CIRCUIT.knownMs - 2);
     expect(await sendMessage(second.context, id)).toBe(SendOutcome.Retrying);
     clock.advance(1 + POLICY.baseDelayMs);
     expect(await sendMessage(second.context, id)).toBe(SendOutcome.Waiting);
   });
 
-  it('a send that goes through while another sender opened it closes it, clears the alarm and says so, once', async () => {
+  it('a sender whose copy says closed writes nothing when its send goes through, so a circuit another sender opened since stays open until its probe closes it, which clears the alarm and says so, once', async () => {
     await twoSenders();
     expect(await sendMessage(second.context, await accepted())).toBe(SendOutcome.Sent);
+    clock.advance(1);
     servers.sandbox.injectFault({ kind: 'status', status: 503, count: CIRCUIT.failuresToOpen });
     for (let count = 0; count < CIRCUIT.failuresToOpen; count += 1) await sendMessage(first.context, await accepted());
-    expect((await first.store.getCircuit()).openedAt).toBeDefined();
+    const opened = await first.store.getCircuit();
+    expect(opened.openedAt).toBeDefined();
 
-    // The second sender's copy still says closed: its send goes, and the service answering closes it.
+    // The second sender's copy still says closed: its send goes, and tells the circuit nothing.
+    expect(await sendMessage(second.context, await accepted())).toBe(SendOutcome.Sent);
+    expect(await first.store.getCircuit()).toEqual(opened);
+
+    // Once its copy has expired it reads the circuit open, and its probe (due by then) closes it.
+    clock.advance(CIRCUIT.knownMs);
+    expect(Date.parse(opened.nextProbeAt!)).toBeLessThanOrEqual(clock.now.getTime());
     expect(await sendMessage(second.context, await accepted())).toBe(SendOutcome.Sent);
     expect((await first.store.getCircuit()).openedAt).toBeUndefined();
     expect(second.metrics.points).toContainEqual({ name: 'SmsServiceUnreachable', value: 0 });
@@ -363,11 +373,14 @@ describe('the SMS service circuit, shared by two senders on one store', () => {
       client: servers.db.newClient(),
     });
     // A few per cent of 5xx at a high rate, compressed: two senders fail now and then, a third
-    // sends the rest; no sender re-reads the circuit in between (all within CIRCUIT.knownMs).
+    // sends the rest; no sender re-reads the circuit in between (all within CIRCUIT.knownMs), and
+    // the third, which knows of no failure, writes nothing to it.
     for (let round = 0; round < 4; round += 1) {
       for (const failing of [first, second]) {
         servers.sandbox.injectFault({ kind: 'status', status: 503 });
+        clock.advance(1);
         expect(await sendMessage(failing.context, await accepted('alerts-alo'))).toBe(SendOutcome.Retrying);
+        clock.advance(1);
         expect(await sendMessage(third.context, await accepted('alerts-alo'))).toBe(SendOutcome.Sent);
       }
     }

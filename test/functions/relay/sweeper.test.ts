@@ -364,7 +364,8 @@ describe('sweep', () => {
     for (let count = 0; count < 3; count += 1)
       await relay.store.circuit.failed({
         threshold: 3,
-        firstProbeAt: () => new Date(openedAt.getTime() + 1_500),
+        // 1.5 s after the opening write, however long the three failures took to count.
+        firstProbeAt: () => new Date(Date.now() + 1_500),
         error: 'refused',
         now: openedAt,
       });

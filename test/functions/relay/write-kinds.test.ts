@@ -23,8 +23,11 @@ afterEach(() => expectNoLeaks(relay.logger));
 function recordWrites(client: DynamoDBClient): {
   as: (fn: HandlerName) => void;
   written: Map<HandlerName, Set<string>>;
+  /** The indexes each function queried. */
+  queried: Map<HandlerName, Set<string>>;
 } {
   const written = new Map<HandlerName, Set<string>>();
+  const queried = new Map<HandlerName, Set<string>>();
   let current: HandlerName = 'ingest';
   client.middlewareStack.add(
     (next, context) => async (args) => {
@@ -33,7 +36,10 @@ function recordWrites(client: DynamoDBClient): {
         Key?: { pk?: { S?: string } };
         Item?: { pk?: { S?: string } };
         TransactItems?: { Put?: { Item: { pk?: { S?: string } } }; Update?: { Key: { pk?: { S?: string } } } }[];
+        IndexName?: string;
       };
+      if (command === 'Query' && input.IndexName !== undefined)
+        queried.set(current, (queried.get(current) ?? new Set()).add(input.IndexName));
       const keys =
         command === 'PutItem'
           ? [input.Item?.pk?.S]
@@ -47,13 +53,21 @@ function recordWrites(client: DynamoDBClient): {
     },
     { step: 'initialize', name: 'recordWrites' },
   );
-  return { as: (fn) => (current = fn), written };
+  return { as: (fn) => (current = fn), written, queried };
 }
 
 /** Whether an IAM `StringLike` pattern (`*` any characters) of the function's write grant matches `pk`. */
 const allowed = (fn: HandlerName, pk: string): boolean =>
   (TABLE_ACCESS[fn] as readonly TableGrant[]).some((grant) =>
     (grant.writes ?? []).some((pattern) => new RegExp(`^${pattern.replace(/\*/g, '.*')}$`).test(pk)),
+  );
+
+/** Whether the function's grant allows it to query `index`. */
+const mayQuery = (fn: HandlerName, index: string): boolean =>
+  (TABLE_ACCESS[fn] as readonly TableGrant[]).some(
+    (grant) =>
+      (grant.actions as readonly string[]).includes('dynamodb:Query') &&
+      ((grant.indexes ?? []) as readonly string[]).includes(index),
   );
 
 describe("each function's writes stay within the item kinds its IAM grant allows", () => {
@@ -108,5 +122,26 @@ describe("each function's writes stay within the item kinds its IAM grant allows
     const prefixes = (fn: HandlerName) => [...(writes.written.get(fn) ?? [])].map((pk) => pk.replace(/#.*/, '#'));
     expect(prefixes('sender')).toEqual(expect.arrayContaining(['MSG#', 'LIMIT#', 'BALANCE', 'SPEND', 'DEDUPE#']));
     expect(prefixes('balance-watch')).toEqual(expect.arrayContaining(['BALANCE', 'BALANCE#']));
+  });
+
+  it("the sender's failures in a row ask the state index for a send since, which its grant allows", async () => {
+    const client = servers.db.newClient();
+    const requests = recordWrites(client);
+    relay = await harness({ db: servers.db, baseUrl: servers.sandbox.baseUrl, client });
+    servers.sandbox.injectFault({ kind: 'status', status: 503, count: 2 });
+    for (let count = 0; count < 2; count += 1) {
+      requests.as('ingest');
+      relay.clock.advance(1_000);
+      const response = await relay.ingest('ops', JSON.stringify({ message: `failing ${randomUUID()}` }), {
+        headers: bearer(SECRETS.genericToken),
+      });
+      expect(response.status).toBe(202);
+      requests.as('sender');
+      await sendMessage(relay.context, (response.body['ids'] as string[])[0]!);
+    }
+    expect((await relay.store.getCircuit()).failures).toBe(2);
+    const indexes = [...(requests.queried.get('sender') ?? [])];
+    expect(indexes).not.toEqual([]);
+    expect(indexes.filter((index) => !mayQuery('sender', index))).toEqual([]);
   });
 });

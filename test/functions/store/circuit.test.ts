@@ -1,6 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type Dynalite, startDynalite } from '../../helpers/dynalite';
-import { at, newTable } from './fixtures';
+import { at, newTable, sentRecord } from './fixtures';
 
 let db: Dynalite;
 beforeAll(async () => {
@@ -42,6 +42,23 @@ describe('the SMS service circuit item', () => {
       lastError: 'server-error 503',
       lastFailureAt: at(0).toISOString(),
     });
+  });
+
+  it('counts a failure after a message was settled SENT (in the same millisecond as the last failure too) as the first of a new row, and one with none since as one more in a row', async () => {
+    const { store } = await newTable(db);
+    await store.circuit.failed(fail(3, at(0)));
+    await store.circuit.failed(fail(3, at(10)));
+    expect(await store.getCircuit()).toMatchObject({ failures: 2, lastFailureAt: at(10).toISOString() });
+
+    await sentRecord(store, { route: 'alerts', deducted: 1, now: at(20) });
+    expect(await store.circuit.failed(fail(3, at(30)))).toMatchObject({ opened: false, state: { failures: 1 } });
+    expect(await store.circuit.failed(fail(3, at(40)))).toMatchObject({ opened: false, state: { failures: 2 } });
+    // A send settled in the same millisecond as the last failure may have come after it: a new row.
+    await sentRecord(store, { route: 'alerts', deducted: 1, now: at(40) });
+    expect(await store.circuit.failed(fail(3, at(50)))).toMatchObject({ opened: false, state: { failures: 1 } });
+    await store.circuit.failed(fail(3, at(60)));
+    const third = await store.circuit.failed(fail(3, at(70)));
+    expect(third).toMatchObject({ opened: true, state: { failures: 3, openedAt: at(70).toISOString() } });
   });
 
   it('lets exactly one trial send through while on probation; a trial given back or past its lease lets the next one go', async () => {
