@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfigFile } from '../../functions/core/config/load';
+import { formatTime } from '../../functions/core/time-format';
 import { CONSOLE_REQUEST_HEADER, PAGE_TOKEN_KEY } from '../../local/console/contract';
 import { listen } from '../../local/shared/listen';
 import {
@@ -322,6 +323,50 @@ describe('the console in Chromium', () => {
       } finally {
         page.off('request', listen);
       }
+    }
+  });
+
+  it("opened on Activity, draws its rows in its first render, their times in the browser's zone without a date formatter", async () => {
+    // A tab of its own, in a zone half an hour off the hour; every date formatter it builds is counted.
+    const pageToken = await page.evaluate(`sessionStorage.getItem(${JSON.stringify(PAGE_TOKEN_KEY)})`);
+    const context = await browser.newContext({ viewport: { width: 1280, height: 800 }, timezoneId: 'Asia/Kolkata' });
+    try {
+      await context.addCookies(await page.context().cookies(consoleUrl));
+      await context.addInitScript(`
+        sessionStorage.setItem(${JSON.stringify(PAGE_TOKEN_KEY)}, ${JSON.stringify(pageToken)});
+        window.__built = 0;
+        window.__waitingShown = false;
+        const Real = Intl.DateTimeFormat;
+        const count = { construct: (target, args) => (window.__built++, Reflect.construct(target, args)), apply: (target, self, args) => (window.__built++, Reflect.apply(target, self, args)) };
+        Intl.DateTimeFormat = new Proxy(Real, count);
+        new MutationObserver(() => {
+          const app = document.getElementById('app');
+          if (app !== null && /Loading…|connecting…/.test(app.textContent ?? '')) window.__waitingShown = true;
+          if (window.__builtAtRows === undefined && document.querySelector('[data-testid="activity-row"]') !== null) window.__builtAtRows = window.__built;
+        }).observe(document, { subtree: true, childList: true, characterData: true });`);
+      const tab = await context.newPage();
+      await tab.goto(consoleUrl);
+      const row = tab.getByTestId('activity-row').first();
+      await row.waitFor({ timeout: 10_000 });
+      const seen = (await tab.evaluate(
+        '({ waitingShown: window.__waitingShown, builtAtRows: window.__builtAtRows })',
+      )) as {
+        waitingShown: boolean;
+        builtAtRows: number;
+      };
+      expect(seen).toEqual({ waitingShown: false, builtAtRows: 0 });
+      // The time shown is the one a formatter in that zone gives.
+      const id = await row.getAttribute('data-id');
+      const { records } = (await tab.evaluate(`fetch('/console/api/records?limit=50', {
+        headers: { ${JSON.stringify(CONSOLE_REQUEST_HEADER)}: ${JSON.stringify(pageToken)} } }).then((answer) => answer.json())`)) as {
+        records: { id: string; updatedAt: string }[];
+      };
+      const shown = records.find((record) => record.id === id);
+      expect(await row.locator('td.time a').textContent()).toBe(
+        formatTime(shown!.updatedAt, { zone: 'Asia/Kolkata', seconds: true, relative: false }),
+      );
+    } finally {
+      await context.close();
     }
   });
 
