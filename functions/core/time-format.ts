@@ -1,4 +1,4 @@
-import { localTime, offsetMs } from './local-time';
+import { type LocalTime, localTime, offsetMs, ownLocalTime } from './local-time';
 
 /**
  * The one way a person is shown a time, on the terminal, in the CLI, on the acknowledge page and in
@@ -73,17 +73,27 @@ const pad = (n: number): string => String(n).padStart(2, '0');
 export function formatTime(at: Date | string | null | undefined, options: TimeFormatOptions = {}): string {
   const time = typeof at === 'string' ? new Date(at) : at;
   if (time === null || time === undefined || Number.isNaN(time.getTime())) return '-';
-  const viewer = options.zone ?? machineZone();
-  const zone = options.in ?? viewer;
   const now = options.now ?? new Date();
-  const local = localTime(time, zone);
-  const today = localTime(now, zone);
-  const clock = `${pad(local.hour)}:${pad(local.minute)}${options.seconds === true ? `:${pad(local.second)}` : ''}`;
-  const sameDay = local.year === today.year && local.month === today.month && local.day === today.day;
-  const shown = sameDay ? clock : `${local.year}-${pad(local.month)}-${pad(local.day)} ${clock}`;
-  const named = zone === viewer || offsetMs(time, zone) === offsetMs(time, viewer) ? shown : `${shown} ${zone}`;
+  const seconds = options.seconds === true;
+  let named: string;
+  if (options.in === undefined && options.zone === undefined) {
+    // The viewer's own zone (the console's rows): read from `Date` alone, and never named.
+    named = dateAndClock(ownLocalTime(time), ownLocalTime(now), seconds);
+  } else {
+    const viewer = options.zone ?? machineZone();
+    const zone = options.in ?? viewer;
+    const shown = dateAndClock(localTime(time, zone), localTime(now, zone), seconds);
+    named = zone === viewer || offsetMs(time, zone) === offsetMs(time, viewer) ? shown : `${shown} ${zone}`;
+  }
   const recent = options.relative === false ? undefined : relativeTime(time, now);
   return recent === undefined ? named : `${named} (${recent})`;
+}
+
+/** `14:02` (`14:02:09` with seconds) on `today`, else `2026-12-04 14:02`: the date only when it is not today. */
+function dateAndClock(local: LocalTime, today: LocalTime, seconds: boolean): string {
+  const clock = `${pad(local.hour)}:${pad(local.minute)}${seconds ? `:${pad(local.second)}` : ''}`;
+  const sameDay = local.year === today.year && local.month === today.month && local.day === today.day;
+  return sameDay ? clock : `${local.year}-${pad(local.month)}-${pad(local.day)} ${clock}`;
 }
 
 /**
@@ -117,8 +127,7 @@ export function relativeTime(at: Date, now: Date = new Date()): string | undefin
 export function terminalClock(at: Date | string, viewer: Viewer = {}): string {
   const time = typeof at === 'string' ? new Date(at) : at;
   if (Number.isNaN(time.getTime())) return '--:--:--';
-  const zone = viewer.zone ?? machineZone();
-  const local = localTime(time, zone);
+  const local = viewer.zone === undefined ? ownLocalTime(time) : localTime(time, viewer.zone);
   return `${pad(local.hour)}:${pad(local.minute)}:${pad(local.second)}`;
 }
 

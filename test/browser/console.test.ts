@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { loadConfigFile } from '../../functions/core/config/load';
+import { formatTime } from '../../functions/core/time-format';
 import { CONSOLE_REQUEST_HEADER, PAGE_TOKEN_KEY } from '../../local/console/contract';
 import { listen } from '../../local/shared/listen';
 import {
@@ -322,6 +323,96 @@ describe('the console in Chromium', () => {
       } finally {
         page.off('request', listen);
       }
+    }
+  });
+
+  it("opened on Activity, draws its rows in its first render, their times in the browser's zone without a date formatter", async () => {
+    // A tab of its own, in a zone half an hour off the hour; every date formatter it builds is counted.
+    const pageToken = await page.evaluate(`sessionStorage.getItem(${JSON.stringify(PAGE_TOKEN_KEY)})`);
+    const context = await browser.newContext({ viewport: { width: 1280, height: 800 }, timezoneId: 'Asia/Kolkata' });
+    try {
+      await context.addCookies(await page.context().cookies(consoleUrl));
+      await context.addInitScript(`
+        sessionStorage.setItem(${JSON.stringify(PAGE_TOKEN_KEY)}, ${JSON.stringify(pageToken)});
+        window.__built = 0;
+        window.__waitingShown = false;
+        const Real = Intl.DateTimeFormat;
+        const count = { construct: (target, args) => (window.__built++, Reflect.construct(target, args)), apply: (target, self, args) => (window.__built++, Reflect.apply(target, self, args)) };
+        Intl.DateTimeFormat = new Proxy(Real, count);
+        new MutationObserver(() => {
+          const app = document.getElementById('app');
+          if (app !== null && /Loading…|connecting…/.test(app.textContent ?? '')) window.__waitingShown = true;
+          if (window.__firstDraw === undefined && document.querySelector('.shell') !== null)
+            window.__firstDraw = { at: performance.now(), rows: document.querySelector('[data-testid="activity-row"]') !== null, waiting: window.__waitingShown };
+          if (window.__builtAtRows === undefined && document.querySelector('[data-testid="activity-row"]') !== null) window.__builtAtRows = window.__built;
+        }).observe(document, { subtree: true, childList: true, characterData: true });`);
+      const tab = await context.newPage();
+      await tab.goto(consoleUrl);
+      const row = tab.getByTestId('activity-row').first();
+      await row.waitFor({ timeout: 10_000 });
+      const seen = (await tab.evaluate(`({
+        firstDraw: window.__firstDraw,
+        builtAtRows: window.__builtAtRows,
+        // When the scripts were in (the first draw's 1 s wait starts after), and the early answers.
+        scriptsIn: Math.max(...performance.getEntriesByType('resource').filter((entry) => entry.initiatorType !== 'fetch').map((entry) => entry.responseEnd)),
+        answersIn: Math.max(...['/api/records?', '/api/overview'].map((asked) => performance.getEntriesByType('resource').find((entry) => entry.name.includes(asked)).responseEnd)),
+      })`)) as {
+        firstDraw: { at: number; rows: boolean; waiting: boolean };
+        builtAtRows: number;
+        scriptsIn: number;
+        answersIn: number;
+      };
+      expect(seen.builtAtRows).toBe(0);
+      // The shell is drawn only once the first answers are in, or after waiting 1 s for them (a busy machine)…
+      expect(
+        seen.firstDraw.at > seen.answersIn || seen.firstDraw.at >= seen.scriptsIn + 1000,
+        JSON.stringify(seen),
+      ).toBe(true);
+      // …and drawn before that wait is over, it shows the rows at once, never Loading… first.
+      if (seen.firstDraw.at < seen.scriptsIn + 1000)
+        expect(seen.firstDraw).toMatchObject({ rows: true, waiting: false });
+      // The time shown is the one a formatter in that zone gives.
+      const id = await row.getAttribute('data-id');
+      const { records } = (await tab.evaluate(`fetch('/console/api/records?limit=50', {
+        headers: { ${JSON.stringify(CONSOLE_REQUEST_HEADER)}: ${JSON.stringify(pageToken)} } }).then((answer) => answer.json())`)) as {
+        records: { id: string; updatedAt: string }[];
+      };
+      const shown = records.find((record) => record.id === id);
+      expect(await row.locator('td.time a').textContent()).toBe(
+        formatTime(shown!.updatedAt, { zone: 'Asia/Kolkata', seconds: true, relative: false }),
+      );
+    } finally {
+      await context.close();
+    }
+  });
+
+  it('opened while the relay is slow to list, draws the shell with Loading… and then the rows when they come', async () => {
+    const pageToken = await page.evaluate(`sessionStorage.getItem(${JSON.stringify(PAGE_TOKEN_KEY)})`);
+    const context = await browser.newContext({ viewport: { width: 1280, height: 800 } });
+    let release: () => void = () => {};
+    const held = new Promise<void>((resolve) => {
+      release = resolve;
+    });
+    try {
+      await context.addCookies(await page.context().cookies(consoleUrl));
+      await context.addInitScript(
+        `sessionStorage.setItem(${JSON.stringify(PAGE_TOKEN_KEY)}, ${JSON.stringify(pageToken)})`,
+      );
+      // The listing's answer is held until the shell has been drawn without it.
+      await context.route('**/console/api/records?*', async (route) => {
+        await held;
+        await route.continue();
+      });
+      const tab = await context.newPage();
+      await tab.goto(consoleUrl);
+      await tab.getByTestId('nav-activity').waitFor({ timeout: 10_000 });
+      await tab.getByText('Loading…').first().waitFor({ timeout: 10_000 });
+      expect(await tab.getByTestId('activity-row').count()).toBe(0);
+      release();
+      await tab.getByTestId('activity-row').first().waitFor({ timeout: 10_000 });
+    } finally {
+      release();
+      await context.close();
     }
   });
 

@@ -28,8 +28,15 @@ export interface Data<Answer> {
 /** How long an early answer waits to be taken: the page it was asked for is drawn within a second or two. */
 const EARLY_KEPT_MS = 10_000;
 
+/** A request asked for before its page was drawn, and its answer once it is in. */
+interface Early {
+  readonly answer: Promise<unknown>;
+  readonly at: number;
+  settled?: { readonly data: unknown };
+}
+
 /** Requests asked for before their page was drawn ({@link prefetch}), each taken once by `useApi`. */
-const early = new Map<string, { readonly answer: Promise<unknown>; readonly at: number }>();
+const early = new Map<string, Early>();
 
 const keyOf = (endpoint: Endpoint, request: unknown): string => `${endpoint} ${JSON.stringify(request)}`;
 
@@ -49,8 +56,19 @@ export function prefetch<E extends Endpoint>(endpoint: E, request: ClientRequest
   if (early.has(key)) return;
   const answer = (api as (endpoint: E, request: Request<E>) => Promise<AnswerOf<E>>)(endpoint, request as Request<E>);
   // Its failure is shown by the useApi that takes it (or never, when nothing does).
-  answer.catch(() => undefined);
-  early.set(key, { answer, at: Date.now() });
+  const entry: Early = { answer, at: Date.now() };
+  answer.then(
+    (data) => {
+      entry.settled = { data };
+    },
+    () => undefined,
+  );
+  early.set(key, entry);
+}
+
+/** Resolves once every request asked early so far is answered or has failed. */
+export async function earlyAnswered(): Promise<void> {
+  await Promise.allSettled([...early.values()].map(({ answer }) => answer));
 }
 
 /** The early answer to `key` if one is waiting and fresh; it is taken once. */
@@ -58,6 +76,17 @@ function takeEarly(key: string): Promise<unknown> | undefined {
   const found = early.get(key);
   early.delete(key);
   return found === undefined || Date.now() - found.at > EARLY_KEPT_MS ? undefined : found.answer;
+}
+
+/**
+ * The early answer to `key` when it is already in (and fresh), taken: a component drawn after it
+ * arrived shows it in its first render, instead of after an effect, a timer and another render.
+ */
+function takeSettled(key: string): { readonly data: unknown } | undefined {
+  const found = early.get(key);
+  if (found?.settled === undefined || Date.now() - found.at > EARLY_KEPT_MS) return undefined;
+  early.delete(key);
+  return found.settled;
 }
 
 interface Loaded<Answer> {
@@ -83,12 +112,14 @@ export function useApi<E extends Endpoint>(
   { pollMs, pollWhile = () => true, debounceMs = 0, keep = false }: DataOptions<AnswerOf<E>> = {},
 ): Data<AnswerOf<E>> {
   const key = request === null ? null : keyOf(endpoint, request);
-  const [loaded, setLoaded] = useState<Loaded<AnswerOf<E>>>({
-    key: null,
-    data: null,
-    error: null,
-    loading: key !== null,
+  const [loaded, setLoaded] = useState<Loaded<AnswerOf<E>>>(() => {
+    const settled = key === null ? undefined : takeSettled(key);
+    return settled === undefined
+      ? { key: null, data: null, error: null, loading: key !== null }
+      : { key, data: settled.data as AnswerOf<E>, error: null, loading: false };
   });
+  // Answered at the first render (an early answer already in): the first effect only schedules the poll.
+  const answeredAtMount = useRef(loaded.key !== null);
   const [reloads, setReloads] = useState(0);
   // The request of this render, for the calls the effect below makes; its key says when it changed.
   const current = useRef({ request, pollWhile });
@@ -99,15 +130,14 @@ export function useApi<E extends Endpoint>(
       setLoaded({ key, data: null, error: null, loading: false });
       return undefined;
     }
-    setLoaded((last) =>
-      last.key === key
-        ? { ...last, loading: true }
-        : { key, data: keep ? last.data : null, error: null, loading: true },
-    );
     const controller = new AbortController();
     let timer: number | undefined;
     // The last answer to this request, for `pollWhile` after an error.
     let last: AnswerOf<E> | undefined;
+    const poll = (): void => {
+      if (pollMs !== undefined && (last === undefined || current.current.pollWhile(last)))
+        timer = window.setTimeout(() => void ask(), pollMs);
+    };
     const ask = async (): Promise<void> => {
       try {
         const data = (await (takeEarly(key) ??
@@ -126,10 +156,21 @@ export function useApi<E extends Endpoint>(
           loading: false,
         }));
       }
-      if (pollMs !== undefined && (last === undefined || current.current.pollWhile(last)))
-        timer = window.setTimeout(() => void ask(), pollMs);
+      poll();
     };
-    timer = window.setTimeout(() => void ask(), debounceMs);
+    if (answeredAtMount.current && loaded.key === key && loaded.data !== null) {
+      answeredAtMount.current = false;
+      last = loaded.data;
+      poll();
+    } else {
+      answeredAtMount.current = false;
+      setLoaded((shown) =>
+        shown.key === key
+          ? { ...shown, loading: true }
+          : { key, data: keep ? shown.data : null, error: null, loading: true },
+      );
+      timer = window.setTimeout(() => void ask(), debounceMs);
+    }
     return () => {
       controller.abort();
       window.clearTimeout(timer);

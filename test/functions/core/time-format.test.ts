@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { describe, expect, it, vi } from 'vitest';
 import { axisTick, formatTime, relativeTime, terminalClock } from '../../../functions/core/time-format';
 
@@ -65,6 +66,51 @@ describe('one time format for people', () => {
     const zone = Intl.DateTimeFormat().resolvedOptions().timeZone;
     expect(formatTime(now, { now, in: zone })).toBe(formatTime(now, { now }));
     expect(formatTime(now, { now, in: zone === DAR ? BERLIN : DAR })).toContain(zone === DAR ? BERLIN : DAR);
+  });
+
+  it("shows a time in the viewer's own zone without building a date formatter (a browser's first one starts its ICU)", async () => {
+    vi.resetModules();
+    const built = vi.spyOn(Intl, 'DateTimeFormat');
+    try {
+      const fresh = await import('../../../functions/core/time-format');
+      const shown = Array.from({ length: 150 }, (_, index) =>
+        fresh.formatTime(new Date(now.getTime() - index * 1000), { now, seconds: true }),
+      );
+      fresh.terminalClock(now);
+      expect(new Set(shown).size).toBe(150);
+      expect(built).not.toHaveBeenCalled();
+    } finally {
+      built.mockRestore();
+      vi.resetModules();
+    }
+  });
+
+  it("shows the same text in the viewer's own zone as in that zone named, across a year of clock changes", () => {
+    // A machine in each zone (TZ, which `Date` and Intl read alike), every 3,599 s of a year: the
+    // offsets' changes, a half-hour one (Lord Howe) and a zone that keeps none.
+    const script = `
+      import { formatTime, terminalClock } from './functions/core/time-format.ts';
+      const differ = [];
+      let compared = 0;
+      for (const zone of ['America/New_York', 'Europe/Berlin', 'Australia/Lord_Howe', 'Africa/Dar_es_Salaam', 'Asia/Kolkata']) {
+        process.env.TZ = zone;
+        const now = new Date('2026-03-29T01:30:00Z');
+        for (let at = Date.parse('2026-01-01T00:00:00Z'); at < Date.parse('2027-01-01T00:00:00Z'); at += 3_599_000) {
+          const time = new Date(at);
+          const own = formatTime(time, { now, seconds: true }) + ' ' + terminalClock(time);
+          const named = formatTime(time, { now, seconds: true, zone }) + ' ' + terminalClock(time, { zone });
+          compared += 1;
+          if (own !== named) differ.push(zone + ' ' + time.toISOString() + ': ' + own + ' / ' + named);
+        }
+      }
+      console.log(JSON.stringify({ compared, differ: differ.slice(0, 5) }));`;
+    const output = execFileSync(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+      cwd: new URL('../../..', import.meta.url),
+      encoding: 'utf8',
+    });
+    const { compared, differ } = JSON.parse(output) as { compared: number; differ: string[] };
+    expect(differ).toEqual([]);
+    expect(compared).toBeGreaterThan(40_000);
   });
 
   it("asks the runtime for the machine's zone once, not at every time shown (a page of 50 rows shows 150)", () => {

@@ -77,16 +77,21 @@ function merge(loaded: readonly RecordRow[], fresh: readonly RecordRow[], byCrea
 
 export function ActivityPage({ overview }: { overview: Overview }) {
   const [filters, setFilters] = useState<Filters>(lastFilters);
-  const [rows, setRows] = useState<RecordRow[]>([]);
-  const [cursor, setCursor] = useState<string | undefined>(undefined);
+  const byCreation = filters.route !== '';
+  // The first page, read again every 2 s; an answer for filters no longer shown never arrives here.
+  const first = useApi('GET /records', request(filters), { pollMs: POLL_MS });
+  // Asked for as the console opened (`prefetchActivity`), it is often in at the first render: drawn at once.
+  const [rows, setRows] = useState<RecordRow[]>(() =>
+    first.data === null ? [] : sortRows([...first.data.records], byCreation),
+  );
+  const [cursor, setCursor] = useState<string | undefined>(() => first.data?.cursor);
   const [loadingOlder, setLoadingOlder] = useState(false);
   const [olderError, setOlderError] = useState<string | null>(null);
   const [fresh, setFresh] = useState<ReadonlySet<string>>(new Set());
-  // The first page, read again every 2 s; an answer for filters no longer shown never arrives here.
-  const first = useApi('GET /records', request(filters), { pollMs: POLL_MS });
   // The filters the rows are for: a first page for others replaces them, one for these is merged in.
-  const shownFor = useRef<Filters | null>(null);
-  const byCreation = filters.route !== '';
+  const shownFor = useRef<Filters | null>(first.data === null ? null : filters);
+  // The first-page answer the rows already hold (the one drawn at the first render).
+  const applied = useRef(first.data);
 
   useEffect(() => {
     lastFilters = filters;
@@ -94,7 +99,8 @@ export function ActivityPage({ overview }: { overview: Overview }) {
 
   useEffect(() => {
     const page = first.data;
-    if (page === null) return;
+    if (page === null || page === applied.current) return;
+    applied.current = page;
     if (shownFor.current !== filters) {
       shownFor.current = filters;
       setRows(sortRows([...page.records], byCreation));
