@@ -4,6 +4,7 @@ import type { RelayConfigView } from '../core/config/view';
 import type { SmsClient } from '../core/provider';
 import type { MessageStore } from '../store';
 import type { SourceFetch } from '../core/sources/types';
+import type { ProviderSource } from './provider-scope';
 
 /**
  * Where secret values come from: Secrets Manager on AWS, a JSON file locally. Values are looked
@@ -48,6 +49,12 @@ export interface RelayContext<Config extends RelayConfigView = LoadedConfig, Sto
   readonly secrets: SecretSource;
   /** Creates (or reuses) the SMS client with the current API key; `refresh` forces a new key. */
   readonly sms: SmsClientSource;
+  /**
+   * The configured providers (docs/providers.md). Given, a config with a second provider or a first
+   * that is not the SMS service sends through each number's provider chain, with failover; a config
+   * of one `sms-service` provider sends through `sms` as before.
+   */
+  readonly providers?: ProviderSource;
   readonly logger: RelayLogger;
   readonly metrics: RelayMetrics;
   readonly clock: () => Date;

@@ -150,7 +150,7 @@ export const storedRecipients = (recipients: unknown, maxBytes = MAX_STORED_RECI
 export const resultAttributes = (result: SendResult) => ({
   result: map({
     deducted: num(result.deducted),
-    remainingBalance: num(result.remainingBalance),
+    remainingBalance: result.remainingBalance === undefined ? undefined : num(result.remainingBalance),
     message: str(utf8Prefix(result.message, RESULT_BUDGET_BYTES.message)),
     senderId: str(utf8Prefix(result.senderId, RESULT_BUDGET_BYTES.senderId)),
     recipients: str(storedRecipients(result.recipients, RESULT_BUDGET_BYTES.recipients)),
@@ -239,7 +239,7 @@ export const messageFromItem = (item: Item): MessageRecord => {
     lastError: lastErrorRead && lastErrorFrom(lastErrorRead),
     result: resultRead && {
       deducted: resultRead.num('deducted'),
-      remainingBalance: resultRead.num('remainingBalance'),
+      ...defined({ remainingBalance: resultRead.optNum('remainingBalance') }),
       message: resultRead.str('message'),
       senderId: resultRead.str('senderId'),
       // A record written before `resultRecipients` keeps the whole answer in `result`.

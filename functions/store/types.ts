@@ -20,7 +20,8 @@ export interface LastError {
 /** The SMS service's answer to a successful send. */
 export interface SendResult {
   readonly deducted: number;
-  readonly remainingBalance: number;
+  /** Absent when the provider's answer carries no balance (Africa's Talking, an http gateway). */
+  readonly remainingBalance?: number;
   readonly message: string;
   readonly senderId: string;
   /**

@@ -13,6 +13,7 @@ import { startSandbox } from '../sandbox/server';
 import type { RunningSandbox } from '../sandbox/types';
 import { createFileSecretSource } from '../../functions/adapters/secrets';
 import { createSmsClientSource } from '../../functions/adapters/sms';
+import { createProviderSource } from '../../functions/adapters/providers';
 import { checkBalance } from '../../functions/relay/balance';
 import { ingestWebhook } from '../../functions/relay/ingest';
 import { defaultSourceFetch } from '../../functions/relay/https-get';
@@ -605,6 +606,13 @@ export function createLocalContext({
     store,
     secrets,
     sms: createSmsClientSource({ secrets, baseUrl: providerBaseUrl, timeoutMs, apiKey: providerApiKey }),
+    // The first provider at the runtime's provider URL (its sandbox, or PROVIDER_BASE_URL); the others at their own.
+    providers: createProviderSource({
+      secrets,
+      settings: loaded.settings,
+      apiKey: providerApiKey,
+      firstBaseUrl: providerBaseUrl,
+    }),
     logger,
     metrics: NO_METRICS,
     clock,
