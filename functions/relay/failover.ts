@@ -341,7 +341,8 @@ async function finishSent(
 ): Promise<SendOutcome> {
   const result = resultOf(sent);
   const stored = await recordSent(context, record, token, result, attempt);
-  const { metrics } = context;
+  const scope = providerScope(context, await context.providers!.get(attempt.provider));
+  const { metrics } = scope;
   metrics.add(RelayMetric.Sent, 1, record.route);
   if (record.redrives === 0)
     metrics.add(RelayMetric.DeliveryLatency, context.clock().getTime() - Date.parse(record.createdAt), record.route);
@@ -351,8 +352,6 @@ async function finishSent(
   if (Number.isFinite(result.remainingBalance)) metrics.add(RelayMetric.RemainingBalance, result.remainingBalance);
   logSend(context, stored ?? record, 'SENT', { credits: result.deducted, ...balance, ...attemptLog(attempt) });
   if (Number.isFinite(result.remainingBalance)) {
-    const providers = context.providers!;
-    const scope = providerScope(context, await providers.get(attempt.provider));
     await observeBalance(scope, { balance: result.remainingBalance }).catch((error: unknown) =>
       context.logger.error('balance watch update failed', { id: record.id, error: errorName(error) }),
     );
@@ -376,7 +375,7 @@ async function settlePartly(
   const reason = `sent to ${sent.length} of ${record.to.length} numbers; ${maybe ? 'may have been sent' : 'not sent'} to ${unsent}: ${outcome.detail} (not retried: the numbers sent would be sent again)`;
   const lastError = { name: 'SmsServiceError', delivery: outcome.status, message: outcome.detail };
   await context.store.settle(record.id, token, { state, reason, lastError, attempt }, { now: context.clock() });
-  context.metrics.add(maybe ? RelayMetric.Unknown : RelayMetric.Failed, 1, record.route);
+  context.metrics.add(maybe ? RelayMetric.Unknown : RelayMetric.Failed, 1, record.route, attempt.provider);
   logSend(context, record, state, { reason, ...attemptLog(attempt) });
   return maybe ? SendOutcome.Unknown : SendOutcome.Failed;
 }

@@ -30,8 +30,11 @@ import type { RelayMetric } from '../core/metrics';
 
 /** Counts and gauges; the Lambda adapter turns them into EMF lines through Powertools Metrics. */
 export interface RelayMetrics {
-  /** Adds `value` to a metric, once for the service and once for `route` when given. */
-  add(name: RelayMetric, value: number, route?: string): void;
+  /**
+   * Adds `value` to a metric, once for the service, once for `route` when given, and once for
+   * `provider` when given (the per-send metrics of a provider, `PER_PROVIDER_METRICS`).
+   */
+  add(name: RelayMetric, value: number, route?: string, provider?: string): void;
 }
 
 /**

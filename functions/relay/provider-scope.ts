@@ -3,7 +3,8 @@ import type { ProviderRouting } from '../core/config/routing';
 import { ProviderType, type SmsProvider } from '../core/provider/outcome';
 import { SendCertainty, SmsErrorCode, SmsOperation, SmsServiceError, type SmsClient } from '../core/provider';
 import { MAIN_PROVIDER, type MessageStore } from '../store';
-import type { RelayContext, SmsClientSource } from './ports';
+import { PER_PROVIDER_METRICS } from '../core/metrics';
+import type { RelayContext, RelayMetrics, SmsClientSource } from './ports';
 
 /**
  * The configured providers of a process, built once from the registry with their keys from the
@@ -117,10 +118,19 @@ function providerClientSource(provider: SmsProvider): SmsClientSource {
   return { client: async () => client, refresh: async () => client };
 }
 
+/** The per-send metrics of a provider carry its name (`METRICS.providerDimension`). */
+function providerMetrics(metrics: RelayMetrics, provider: string): RelayMetrics {
+  return {
+    add: (name, value, route, named) =>
+      metrics.add(name, value, route, named ?? (PER_PROVIDER_METRICS.has(name) ? provider : undefined)),
+  };
+}
+
 /**
  * The context of one provider: the store's circuit, balance, credit and rate items bound to it
  * (`main` keeps the store as it is), `settings.provider` and `settings.balance` its own (the
- * top-level `balance:` is the first provider's), and `sms` its balance read. The circuit, the
+ * top-level `balance:` is the first provider's), `sms` its balance read, and its per-send metrics
+ * published with its name as well. The circuit, the
  * credit gate, the rate slot and the balance watch run on it unchanged.
  */
 export function providerScope<Config extends RelayConfigView, Store extends object>(
@@ -151,5 +161,6 @@ export function providerScope<Config extends RelayConfigView, Store extends obje
     config,
     store: scopedStore(context.store, provider.name),
     sms: providerClientSource(provider),
+    metrics: providerMetrics(context.metrics, provider.name),
   };
 }

@@ -99,6 +99,7 @@ describe('sending through several providers, with failover', () => {
     });
     expect(atNumbers()).toEqual(['+255712345678']);
     expect(servers.sandbox.messages()).toHaveLength(0);
+    expect(relay.metrics.points).toContainEqual({ name: 'Sent', value: 1, route: 'alerts', provider: 'at' });
     expect(relay.logger.lines.find((line) => line.attributes?.['state'] === 'SENT')?.attributes).toMatchObject({
       provider: 'at',
       failoverFrom: 'main',
@@ -147,6 +148,7 @@ describe('sending through several providers, with failover', () => {
       expect(await sendMessage(relay.relayContext, await accepted(relay, 'alerts'))).toBe(SendOutcome.Unknown);
     expect((await relay.store.getCircuit()).openedAt).toBeDefined();
     expect((await relay.store.getCircuit('at')).openedAt).toBeUndefined();
+    expect(relay.metrics.points).toContainEqual({ name: 'SmsServiceUnreachable', value: 1, provider: 'main' });
     const mainSends = servers.sandbox.requests().filter((request) => request.path === '/v1/sms/send').length;
 
     const id = await accepted(relay, 'alerts');
