@@ -58,6 +58,11 @@ export interface RelayContext<Config extends RelayConfigView = LoadedConfig, Sto
    * of one `sms-service` provider sends through `sms` as before.
    */
   readonly providers?: ProviderSource;
+  /**
+   * Set on the context of one provider of a config that sends through several (see
+   * `providerScope`): the provider its balance, credit and low-balance notice are about.
+   */
+  readonly provider?: string;
   readonly logger: RelayLogger;
   readonly metrics: RelayMetrics;
   readonly clock: () => Date;

@@ -162,5 +162,6 @@ export function providerScope<Config extends RelayConfigView, Store extends obje
     store: scopedStore(context.store, provider.name),
     sms: providerClientSource(provider),
     metrics: providerMetrics(context.metrics, provider.name),
+    provider: provider.name,
   };
 }

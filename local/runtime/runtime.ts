@@ -14,7 +14,7 @@ import type { RunningSandbox } from '../sandbox/types';
 import { createFileSecretSource } from '../../functions/adapters/secrets';
 import { createSmsClientSource } from '../../functions/adapters/sms';
 import { createProviderSource } from '../../functions/adapters/providers';
-import { checkBalance } from '../../functions/relay/balance';
+import { checkProviderBalances } from '../../functions/relay/provider-balances';
 import { ingestWebhook } from '../../functions/relay/ingest';
 import { defaultSourceFetch } from '../../functions/relay/https-get';
 import type { SourceFetch } from '../../functions/core/sources/types';
@@ -442,7 +442,7 @@ function startTimers(
         onError: (error) => problem('escalations not recorded; trying again in a second', error),
       },
     ),
-    repeat(async () => void (await checkBalance(context)), {
+    repeat(async () => void (await checkProviderBalances(context)), {
       intervalMs: setup.balanceSchedule.intervalMs,
       immediately: true,
       onError: (error) => problem('the balance watch failed', error),

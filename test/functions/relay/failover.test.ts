@@ -2,6 +2,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { createProviderSource } from '../../../functions/adapters/providers';
 import { CIRCUIT } from '../../../functions/core/defaults';
 import type { RelayConfigInput } from '../../../functions/core/config/schema';
+import { checkProviderBalances } from '../../../functions/relay/provider-balances';
 import { sendMessage, SendOutcome } from '../../../functions/relay/sender';
 import { MessageState } from '../../../functions/store';
 import { startAfricasTalkingSandbox } from '../../../local/sandbox/africastalking';
@@ -38,7 +39,10 @@ beforeEach(async () => {
 
 const POLICY = { maxAttempts: 3, baseDelayMs: 1_000, maxDelayMs: 60_000, staleSendingMs: 120_000 } as const;
 
-async function twoProviders(): Promise<Harness & { readonly relayContext: Harness['context'] }> {
+async function twoProviders(
+  atEntry: Record<string, unknown> = {},
+  top: Partial<RelayConfigInput> = {},
+): Promise<Harness & { readonly relayContext: Harness['context'] }> {
   const relay = await harness({
     db: servers.db,
     baseUrl: servers.sandbox.baseUrl,
@@ -46,10 +50,11 @@ async function twoProviders(): Promise<Harness & { readonly relayContext: Harnes
     secrets: secretValues({ 'at-key': AT_KEY }),
     config: ({ provider, ...config }): RelayConfigInput => ({
       ...config,
+      ...top,
       routes: { ...config.routes, 'unapproved-alerts': { ...config.routes['alerts']!, senderId: 'NOTAPPROVED' } },
       providers: {
         main: { type: 'sms-service', ...provider, timeoutMs: 1_000 },
-        at: { type: 'africastalking', username: 'acme', baseUrl: at.baseUrl },
+        at: { type: 'africastalking', username: 'acme', baseUrl: at.baseUrl, ...atEntry },
       },
     }),
   });
@@ -169,5 +174,22 @@ describe('sending through several providers, with failover', () => {
     expect(await sendMessage(relay.relayContext, id)).toBe(SendOutcome.Failed);
     expect(await relay.record(id)).toMatchObject({ state: MessageState.Failed, provider: 'main' });
     expect(at.messages()).toHaveLength(0);
+  });
+
+  it("watches each provider's balance against its own threshold, and names the provider in its low-balance notice", async () => {
+    const relay = await twoProviders(
+      { balance: { threshold: 10 } },
+      { balance: { threshold: 100, notify: ['+255 754 111 222'] } },
+    );
+    at.setBalance(4);
+    const check = await checkProviderBalances(relay.relayContext);
+    expect(check).toMatchObject({ balance: 1000, alerted: false });
+    expect(await relay.store.getBalanceState()).toMatchObject({ lastBalance: 1000, armed: true });
+    expect(await relay.store.getBalanceState('at')).toMatchObject({ lastBalance: 4, armed: false });
+    const notices = await relay.records('_relay');
+    expect(notices.map((notice) => notice.text)).toEqual([
+      'sms-relay: SMS balance of at is KES 4, below the threshold of 10. Too little spend seen to forecast how long it lasts. Top up soon.',
+    ]);
+    expect(relay.metrics.points).toContainEqual({ name: 'RemainingBalance', value: 4, provider: 'at' });
   });
 });
