@@ -4,6 +4,7 @@ import { CIRCUIT } from '../../../functions/core/defaults';
 import type { RelayConfigInput } from '../../../functions/core/config/schema';
 import { checkProviderBalances } from '../../../functions/relay/provider-balances';
 import { sendMessage, SendOutcome } from '../../../functions/relay/sender';
+import { sweep } from '../../../functions/relay/sweeper';
 import { MessageState } from '../../../functions/store';
 import { startAfricasTalkingSandbox } from '../../../local/sandbox/africastalking';
 import type { RunningSandbox } from '../../../local/sandbox/types';
@@ -191,5 +192,21 @@ describe('sending through several providers, with failover', () => {
       'sms-relay: SMS balance of at is KES 4, below the threshold of 10. Too little spend seen to forecast how long it lasts. Top up soon.',
     ]);
     expect(relay.metrics.points).toContainEqual({ name: 'RemainingBalance', value: 4, provider: 'at' });
+  });
+
+  it("wakes waiting records for the sender while main's circuit is open but at's is not, and none once both are", async () => {
+    const relay = await twoProviders();
+    const until = () => new Date(relay.clock.read().getTime() + 3_600_000);
+    const first = await accepted(relay, 'alerts');
+    relay.clock.advance(60_000);
+    await relay.store.circuit.open({ until: until(), by: 'test' });
+    expect((await sweep(relay.relayContext, { wake: true, limit: 1 })).woken).toBe(1);
+    expect(await relay.record(first)).toMatchObject({ state: MessageState.Pending, wokenAt: expect.any(String) });
+
+    const second = await accepted(relay, 'alerts');
+    relay.clock.advance(60_000);
+    await relay.store.circuit.open({ until: until(), by: 'test', provider: 'at' });
+    await sweep(relay.relayContext, { wake: true, limit: 1 });
+    expect((await relay.record(second)).wokenAt).toBeUndefined();
   });
 });
