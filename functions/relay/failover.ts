@@ -22,21 +22,57 @@ import { type CircuitPassage, enterCircuit } from './circuit';
 import { checkBeforeSend, type Gate, GateOutcome, settleGateAfterFailure, settleGateAfterSend } from './credit-gate';
 import { errorName } from './error-name';
 import { closedIncident, noteNotSent } from './incident-sends';
-import { RelayMetric, type RelayContext } from './ports';
-import { type ProviderSource, providerScope } from './provider-scope';
+import { type ProviderSource, RelayMetric, type RelayContext } from './ports';
+import { providerScope } from './provider-scope';
 import { takeSendSlot } from './provider-rate';
-import {
-  attemptLog,
-  GATE_STATE,
-  logSend,
-  noteCircuit,
-  recordSent,
-  releaseUnsent,
-  type SendMessageOptions,
-  SendOutcome,
-  type SenderStore,
-  settleFailure,
-} from './sender';
+import { type SenderStore, type SendMessageOptions, SendOutcome } from './send-outcome';
+
+/**
+ * What the send through the chain shares with `sendMessage` (`sender.ts`), given by it: how a
+ * sent, failed or unsent record is settled and logged, the same for one provider or several.
+ */
+export interface ChainSettling {
+  readonly recordSent: (
+    context: RelayContext<RelayConfigView, SenderStore>,
+    record: MessageRecord,
+    token: string,
+    result: ServiceSendResult,
+    attempt?: ProviderAttempt,
+  ) => Promise<MessageRecord | undefined>;
+  readonly settleFailure: (
+    context: RelayContext<RelayConfigView, SenderStore>,
+    record: MessageRecord,
+    token: string,
+    error: unknown,
+    onRetry: SendMessageOptions['onRetry'],
+    attempt?: ProviderAttempt,
+  ) => Promise<SendOutcome>;
+  readonly releaseUnsent: (
+    context: RelayContext<RelayConfigView, SenderStore>,
+    record: MessageRecord,
+    token: string,
+    error: unknown,
+    onRetry: SendMessageOptions['onRetry'],
+  ) => Promise<boolean>;
+  readonly noteCircuit: (
+    context: RelayContext<RelayConfigView, SenderStore>,
+    note: () => Promise<void>,
+  ) => Promise<void>;
+  readonly logSend: (
+    context: RelayContext<RelayConfigView, SenderStore>,
+    record: MessageRecord,
+    state: string,
+    extra: Record<string, unknown>,
+  ) => void;
+  readonly attemptLog: (attempt: ProviderAttempt | undefined) => Record<string, string>;
+}
+
+/** A gate's refusal as the record's state. */
+const GATE_STATE = {
+  [GateOutcome.Held]: MessageState.Held,
+  [GateOutcome.Parked]: MessageState.Parked,
+  [GateOutcome.Dropped]: MessageState.Dropped,
+} as const;
 
 /**
  * The send of one record through its provider chain (docs/providers.md, "Outcomes and failover"):
@@ -57,7 +93,9 @@ export async function sendThroughChain(
   providers: ProviderSource,
   id: string,
   onRetry: SendMessageOptions['onRetry'],
+  settling: ChainSettling,
 ): Promise<SendOutcome> {
+  const { settleFailure, releaseUnsent, noteCircuit, logSend } = settling;
   const { store, clock } = context;
   const waiting = await store.getMessage(id);
   if (waiting === undefined || waiting.state !== MessageState.Pending) return SendOutcome.Skipped;
@@ -72,7 +110,7 @@ export async function sendThroughChain(
     if (entered !== undefined) break;
     steps.push({ provider: name, reason: 'circuit-open' });
   }
-  if (entered === undefined) return chain.length === 0 ? await noProvider(context, id) : SendOutcome.Waiting;
+  if (entered === undefined) return chain.length === 0 ? await noProvider(context, id, settling) : SendOutcome.Waiting;
   const start = entered;
 
   const claimed = await store.claimMessage(id, { now: clock() });
@@ -126,7 +164,7 @@ export async function sendThroughChain(
     }
     if (gate.outcome !== GateOutcome.Send) {
       await noteCircuit(context, () => here.passage.release());
-      return await settleGate(context, claimed, token, gate, attempt);
+      return await settleGate(context, claimed, token, gate, attempt, settling);
     }
 
     const answered = await sendNumbers(here, remaining, claimed, senderId, providers);
@@ -137,7 +175,7 @@ export async function sendThroughChain(
         noteCircuit(context, () => here.passage.answered()),
         settleGateAfterSend(here.scope, claimed, gate, resultOf(answered.sent)),
       ]);
-      return await finishSent(context, claimed, token, sent, attempt);
+      return await finishSent(context, claimed, token, sent, attempt, settling);
     }
     const error = errorOf(answered.failure);
     if (answered.sent.length > 0) {
@@ -166,7 +204,8 @@ export async function sendThroughChain(
     );
   }
   const attempt = attemptOf(chain, failure.at.provider.name, steps);
-  if (sent.length > 0) return await settlePartly(context, claimed, token, sent, remaining, failure.outcome, attempt);
+  if (sent.length > 0)
+    return await settlePartly(context, claimed, token, sent, remaining, failure.outcome, attempt, settling);
   return await settleFailure(failure.at.scope, claimed, token, errorOf(failure.outcome), onRetry, attempt);
 }
 
@@ -338,7 +377,9 @@ async function finishSent(
   token: string,
   sent: readonly SentNumber[],
   attempt: ProviderAttempt,
+  settling: ChainSettling,
 ): Promise<SendOutcome> {
+  const { recordSent, logSend, attemptLog } = settling;
   const result = resultOf(sent);
   const stored = await recordSent(context, record, token, result, attempt);
   const scope = providerScope(context, await context.providers!.get(attempt.provider));
@@ -368,7 +409,9 @@ async function settlePartly(
   remaining: readonly string[],
   outcome: NotSentOutcome | MaybeSentOutcome,
   attempt: ProviderAttempt,
+  settling: ChainSettling,
 ): Promise<SendOutcome> {
+  const { logSend, attemptLog } = settling;
   const maybe = outcome.status === SendCertainty.MAYBE_SENT;
   const state = maybe ? MessageState.Unknown : MessageState.Failed;
   const unsent = remaining.map((number) => maskMsisdn(number.slice(1))).join(', ');
@@ -381,7 +424,12 @@ async function settlePartly(
 }
 
 /** A record whose numbers no provider shares: claimed and DROPPED, naming the first number. */
-async function noProvider(context: RelayContext<RelayConfigView, SenderStore>, id: string): Promise<SendOutcome> {
+async function noProvider(
+  context: RelayContext<RelayConfigView, SenderStore>,
+  id: string,
+  settling: ChainSettling,
+): Promise<SendOutcome> {
+  const { logSend } = settling;
   const claimed = await context.store.claimMessage(id, { now: context.clock() });
   if (claimed === undefined) return SendOutcome.Skipped;
   const first = claimed.to[0] === undefined ? '' : ` for +${maskMsisdn(claimed.to[0])}`;
@@ -404,7 +452,9 @@ async function settleGate(
   token: string,
   gate: Exclude<Gate, { outcome: typeof GateOutcome.Send }>,
   attempt: ProviderAttempt,
+  settling: ChainSettling,
 ): Promise<SendOutcome> {
+  const { logSend, attemptLog } = settling;
   await context.store.settle(
     record.id,
     token,

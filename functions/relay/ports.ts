@@ -4,7 +4,8 @@ import type { RelayConfigView } from '../core/config/view';
 import type { SmsClient } from '../core/provider';
 import type { MessageStore } from '../store';
 import type { SourceFetch } from '../core/sources/types';
-import type { ProviderSource } from './provider-scope';
+import type { ProviderRouting } from '../core/config/routing';
+import type { SmsProvider } from '../core/provider/outcome';
 
 /**
  * Where secret values come from: Secrets Manager on AWS, a JSON file locally. Values are looked
@@ -79,6 +80,19 @@ export interface RelayContext<Config extends RelayConfigView = LoadedConfig, Sto
    * SMS go out without a link (and a warning is logged).
    */
   readonly publicUrl?: string;
+}
+
+/**
+ * The configured providers of a process, built once from the registry with their keys from the
+ * provider secret (docs/providers.md). Absent from a context: the relay sends through `sms` alone.
+ */
+export interface ProviderSource {
+  /** `compileProviderRouting` of the config: the chain of each number. */
+  readonly routing: ProviderRouting;
+  /** The provider named `name`, created on first use. */
+  get(name: string): Promise<SmsProvider>;
+  /** Reads the provider secret again (after a refused key) and answers the provider built with it. */
+  refresh(name: string): Promise<SmsProvider>;
 }
 
 export interface SmsClientSource {

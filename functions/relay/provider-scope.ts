@@ -1,23 +1,11 @@
 import type { RelayConfigView } from '../core/config/view';
-import type { ProviderRouting } from '../core/config/routing';
 import { ProviderType, type SmsProvider } from '../core/provider/outcome';
 import { SendCertainty, SmsErrorCode, SmsOperation, SmsServiceError, type SmsClient } from '../core/provider';
 import { MAIN_PROVIDER, type MessageStore } from '../store';
 import { PER_PROVIDER_METRICS } from '../core/metrics';
 import type { RelayContext, RelayMetrics, SmsClientSource } from './ports';
 
-/**
- * The configured providers of a process, built once from the registry with their keys from the
- * provider secret (docs/providers.md). Absent from a context: the relay sends through `sms` alone.
- */
-export interface ProviderSource {
-  /** `compileProviderRouting` of the config: the chain of each number. */
-  readonly routing: ProviderRouting;
-  /** The provider named `name`, created on first use. */
-  get(name: string): Promise<SmsProvider>;
-  /** Reads the provider secret again (after a refused key) and answers the provider built with it. */
-  refresh(name: string): Promise<SmsProvider>;
-}
+export type { ProviderSource } from './ports';
 
 /**
  * Whether a config sends through the provider chain: a second provider, or a first that is not

@@ -15,66 +15,31 @@ import { reasonText } from '../core/reasons';
 import {
   ClaimLostError,
   MessageState,
-  type MessageStore,
   type LastError,
   type MessageRecord,
   type ProviderAttempt,
   type SendResult,
 } from '../store';
-import { type BalanceReading, type BalanceWatchStore, creditBasis, observeBalance } from './balance';
+import { type BalanceReading, creditBasis, observeBalance } from './balance';
 import {
   BALANCE_LOOKUP_TIMEOUT_MS,
   checkBeforeSend,
-  type CreditGateStore,
   type Gate,
   GateOutcome,
   settleGateAfterFailure,
   settleGateAfterSend,
 } from './credit-gate';
 import { errorName } from './error-name';
-import { type CircuitPassage, type CircuitStore, enterCircuit } from './circuit';
+import { type CircuitPassage, enterCircuit } from './circuit';
 import { backoffMs, RelayMetric, type RelayContext } from './ports';
 import { mayRetry, retryDeadline } from './retry';
-import { type ClosedIncident, closedIncident, type IncidentSendStore, noteNotSent } from './incident-sends';
-import { type ProviderRateStore, takeSendSlot } from './provider-rate';
-import type { Lane } from '../core/lanes';
+import { type ClosedIncident, closedIncident, noteNotSent } from './incident-sends';
+import { takeSendSlot } from './provider-rate';
 import { sendsThroughChain } from './provider-scope';
-import { sendThroughChain } from './failover';
+import { type ChainSettling, sendThroughChain } from './failover';
+import { type SenderStore, SendOutcome, type SendMessageOptions } from './send-outcome';
 
-/** What `sendMessage` uses of the store: the claim and the outcome, and what its gate, circuit and balance watch use. */
-export type SenderStore = Pick<MessageStore, 'claimMessage' | 'settle'> &
-  IncidentSendStore &
-  CreditGateStore &
-  CircuitStore &
-  ProviderRateStore &
-  BalanceWatchStore;
-
-/** What the sender did with one record. */
-export const SendOutcome = {
-  Sent: 'sent',
-  /** Another sender holds it, or it is not due / not pending: nothing done. */
-  Skipped: 'skipped',
-  Retrying: 'retrying',
-  Failed: 'failed',
-  Unknown: 'unknown',
-  Parked: GateOutcome.Parked,
-  Held: GateOutcome.Held,
-  /** A low-balance notice whose balance is back above the threshold: dropped, never sent. */
-  Dropped: GateOutcome.Dropped,
-  /** The SMS service is unreachable (its circuit is open): left PENDING, untouched, for when it is back. */
-  Waiting: 'waiting',
-} as const;
-export type SendOutcome = (typeof SendOutcome)[keyof typeof SendOutcome];
-
-/** Options of {@link sendMessage}. */
-export interface SendMessageOptions {
-  /**
-   * Told when the record went back to PENDING for another attempt at `nextAttemptAt` (a send that
-   * certainly did not go out, or any failure on an at-least-once route), so the caller can send it
-   * again on time instead of waiting for the sweeper, in the record's lane.
-   */
-  readonly onRetry?: (nextAttemptAt: Date, lane: Lane) => void;
-}
+export { type SenderStore, SendOutcome, type SendMessageOptions } from './send-outcome';
 
 /**
  * Sends one recorded message, at most once per claim: the record moves PENDING → SENDING with a
@@ -104,7 +69,7 @@ export async function sendMessage(
   { onRetry }: SendMessageOptions = {},
 ): Promise<SendOutcome> {
   if (context.providers !== undefined && sendsThroughChain(context.config.settings))
-    return await sendThroughChain(context, context.providers, id, onRetry);
+    return await sendThroughChain(context, context.providers, id, onRetry, CHAIN_SETTLING);
   const passage = await enterCircuit(context, id);
   if (passage === undefined) return SendOutcome.Waiting;
   try {
@@ -185,7 +150,7 @@ async function sendThrough(
   return SendOutcome.Sent;
 }
 
-export const GATE_STATE = {
+const GATE_STATE = {
   [SendOutcome.Held]: MessageState.Held,
   [SendOutcome.Parked]: MessageState.Parked,
   [SendOutcome.Dropped]: MessageState.Dropped,
@@ -521,3 +486,13 @@ export function logSend(
     ...extra,
   });
 }
+
+/** What the send through the provider chain settles and logs with, as `sendMessage` does. */
+const CHAIN_SETTLING: ChainSettling = {
+  recordSent,
+  settleFailure,
+  releaseUnsent,
+  noteCircuit,
+  logSend,
+  attemptLog,
+};

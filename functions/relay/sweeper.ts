@@ -396,7 +396,10 @@ async function circuitClosed(context: RelayContext<RelayConfigView, SweepStore>)
       : await Promise.all(
           // A provider that cannot be created (its key missing) is no way out.
           providers.routing.names.map(async (name) =>
-            providers.get(name).then((provider) => providerScope(context, provider)).catch(() => undefined),
+            providers
+              .get(name)
+              .then((provider) => providerScope(context, provider))
+              .catch(() => undefined),
           ),
         );
   for (const scope of scopes) {
