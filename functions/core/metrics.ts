@@ -79,7 +79,21 @@ export const METRICS = {
   dimensions: { service: 'sms-relay' },
   /** The extra dimension per-route metrics carry. */
   routeDimension: 'route',
+  /** The extra dimension per-send metrics carry where the provider is known (docs/providers.md). */
+  providerDimension: 'provider',
 } as const;
+
+/** The metrics published per provider as well (with {@link METRICS}`.providerDimension`), where a send's provider is known. */
+export const PER_PROVIDER_METRICS: ReadonlySet<RelayMetric> = new Set([
+  RelayMetric.Sent,
+  RelayMetric.Failed,
+  RelayMetric.Unknown,
+  RelayMetric.Parked,
+  RelayMetric.CreditsSpent,
+  RelayMetric.RemainingBalance,
+  RelayMetric.SmsServiceUnreachable,
+  RelayMetric.BalanceReadFailed,
+]);
 
 /**
  * The namespace an environment's functions publish to and its alarms and dashboard read:

@@ -1,5 +1,6 @@
 import type { Context, ScheduledEvent } from 'aws-lambda';
-import { BalanceUnreadableError, checkBalance, type BalanceCheck } from '../relay/balance';
+import { BalanceUnreadableError, type BalanceCheck } from '../relay/balance';
+import { checkProviderBalances } from '../relay/provider-balances';
 import { prepareOnLambda } from './wiring/context';
 import { invoke } from './wiring/invoke';
 import { withInvocationSmsClients } from './wiring/invoke';
@@ -30,7 +31,7 @@ export interface BalanceUnread {
 export async function handler(_event: ScheduledEvent, lambdaContext?: Context): Promise<BalanceCheck | BalanceUnread> {
   return await invoke(lambdaContext, async (relay) => {
     try {
-      return await withInvocationSmsClients(relay, checkBalance);
+      return await withInvocationSmsClients(relay, checkProviderBalances);
     } catch (error) {
       if (!(error instanceof BalanceUnreadableError)) throw error;
       relay.logger.error('balance not read; the next run tries again', { error: error.cause });

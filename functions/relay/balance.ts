@@ -48,14 +48,18 @@ export async function checkBalance(context: RelayContext<RelayConfigView, Balanc
   // 0 on every readable run too: the BalanceWatchNotRunning alarm counts the runs by this metric.
   context.metrics.add(RelayMetric.BalanceReadFailed, 0);
   context.metrics.add(RelayMetric.RemainingBalance, balance.balance);
-  await recordReading(context, balance);
-  const forecast = await watchForecast(context, balance.balance);
+  // The readings (the console's chart) and the spend forecast are the first provider's: the relay's spend is counted once.
+  const first =
+    context.provider === undefined || context.provider === Object.keys(context.config.settings.providers)[0];
+  if (first) await recordReading(context, balance);
+  const forecast = first ? await watchForecast(context, balance.balance) : undefined;
   const check = await observeBalance(
     context,
     { ...balance, ...(basis === undefined ? {} : { basis }) },
     { forecast: forecast ?? null },
   );
   context.logger.info('balance', {
+    ...(context.provider === undefined ? {} : { provider: context.provider }),
     balance: balance.balance,
     currency: balance.currency,
     threshold: check.threshold,
@@ -216,13 +220,15 @@ export async function observeBalance(
     const amount = currency === undefined ? formatNumber(balance) : `${currency} ${formatNumber(balance)}`;
     const price = state.creditsPerUnit ?? smsRate;
     const empty = price !== undefined && price > 0 && balance < price;
+    // With several providers the notice names whose balance it is, under a key of its own.
+    const of = context.provider === undefined ? '' : ` of ${context.provider}`;
     const text = empty
-      ? `sms-relay: SMS balance is ${amount}: not enough for one SMS. The account is empty; top up now.`
-      : `sms-relay: SMS balance is ${amount}, below the threshold of ${formatNumber(threshold)}. ${lastingText(daysLeft)} Top up soon.`;
+      ? `sms-relay: SMS balance${of} is ${amount}: not enough for one SMS. The account is empty; top up now.`
+      : `sms-relay: SMS balance${of} is ${amount}, below the threshold of ${formatNumber(threshold)}. ${lastingText(daysLeft)} Top up soon.`;
     const result = await store.recordNotice({
       kind: NoticeKind.LowBalance,
       route: NOTICE_ROUTE,
-      key: `alert-${crossing}`,
+      key: context.provider === undefined ? `alert-${crossing}` : `alert-${context.provider}-${crossing}`,
       now,
       message: noticeMessage(text, notify, context.config.settings.provider.defaultSenderId),
     });
@@ -232,7 +238,13 @@ export async function observeBalance(
   const update = await store.updateBalanceState({ balance, threshold, now, disarm: crossing, ...spendPerDay });
   if (!update.stale) knowArmed(store, false);
   if (!update.alert) return { balance, threshold, alerted: false };
-  context.logger.warn('balance below threshold', { balance, threshold, daysLeft, notify: notify.length });
+  context.logger.warn('balance below threshold', {
+    ...(context.provider === undefined ? {} : { provider: context.provider }),
+    balance,
+    threshold,
+    daysLeft,
+    notify: notify.length,
+  });
   return { balance, threshold, alerted: true, ...(daysLeft === undefined ? {} : { daysLeft }) };
 }
 

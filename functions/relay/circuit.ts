@@ -4,6 +4,7 @@ import { DeliveryPolicy } from '../core/config/policies';
 import { SmsErrorCode, SmsServiceError } from '../core/provider';
 import { type CircuitState, type MessageStore, MessageState } from '../store';
 import { RelayMetric, type RelayContext } from './ports';
+import { sendsThroughChain } from './provider-scope';
 import type { RelayConfigView } from '../core/config/view';
 
 /** What the SMS service's circuit uses of the store (the record only to pick a send as the probe). */
@@ -265,6 +266,7 @@ export async function noteServiceFailure(
     firstProbeAt: (probes) => new Date(now.getTime() + probeDelayMs(probes)),
     error: failureText(error),
     now,
+    sentRecordsAreItsSuccesses: !sendsThroughChain(context.config.settings),
   });
   remember(context, state);
   if (!opened) return;
@@ -285,11 +287,14 @@ export async function noteServiceFailure(
  * other processes that they are not in a row with those before it (`recordCircuitFailure` looks for
  * one). Otherwise it resets as {@link noteServiceAnswered} does. A circuit another process opened
  * after this one last read it is closed by its probe, or by this process's next send once it has
- * read it again.
+ * read it again. With several providers every success is written, as a SENT record does not say
+ * which provider answered.
  */
 export async function noteSendWentThrough(context: RelayContext<RelayConfigView, CircuitStore>): Promise<void> {
   const cached = known.get(context.store);
-  if (cached !== undefined && context.clock().getTime() < cached.until && isQuiet(cached.state)) return;
+  // With several providers a SENT record does not say which one answered: each success is written.
+  const quiet = cached !== undefined && context.clock().getTime() < cached.until && isQuiet(cached.state);
+  if (quiet && !sendsThroughChain(context.config.settings)) return;
   await noteServiceAnswered(context);
 }
 

@@ -298,6 +298,12 @@ async function correctCredit(
   result: ServiceSendResult,
 ): Promise<void> {
   if (!((context.config.settings.balance?.reserve ?? 0) > 0)) return;
+  // A provider whose answer carries no balance (Africa's Talking): the reservation takes what it cost, no more.
+  if (!Number.isFinite(result.remainingBalance)) {
+    if (credit !== undefined)
+      await context.store.settleCredit({ token: credit.token, estimate: credit.estimate, charged: result.deducted });
+    return;
+  }
   await context.store.observeSentCredit({
     balance: result.remainingBalance,
     deducted: result.deducted,

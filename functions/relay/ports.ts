@@ -4,6 +4,8 @@ import type { RelayConfigView } from '../core/config/view';
 import type { SmsClient } from '../core/provider';
 import type { MessageStore } from '../store';
 import type { SourceFetch } from '../core/sources/types';
+import type { ProviderRouting } from '../core/config/routing';
+import type { SmsProvider } from '../core/provider/outcome';
 
 /**
  * Where secret values come from: Secrets Manager on AWS, a JSON file locally. Values are looked
@@ -29,8 +31,11 @@ import type { RelayMetric } from '../core/metrics';
 
 /** Counts and gauges; the Lambda adapter turns them into EMF lines through Powertools Metrics. */
 export interface RelayMetrics {
-  /** Adds `value` to a metric, once for the service and once for `route` when given. */
-  add(name: RelayMetric, value: number, route?: string): void;
+  /**
+   * Adds `value` to a metric, once for the service, once for `route` when given, and once for
+   * `provider` when given (the per-send metrics of a provider, `PER_PROVIDER_METRICS`).
+   */
+  add(name: RelayMetric, value: number, route?: string, provider?: string): void;
 }
 
 /**
@@ -48,6 +53,17 @@ export interface RelayContext<Config extends RelayConfigView = LoadedConfig, Sto
   readonly secrets: SecretSource;
   /** Creates (or reuses) the SMS client with the current API key; `refresh` forces a new key. */
   readonly sms: SmsClientSource;
+  /**
+   * The configured providers (docs/providers.md). Given, a config with a second provider or a first
+   * that is not the SMS service sends through each number's provider chain, with failover; a config
+   * of one `sms-service` provider sends through `sms` as before.
+   */
+  readonly providers?: ProviderSource;
+  /**
+   * Set on the context of one provider of a config that sends through several (see
+   * `providerScope`): the provider its balance, credit and low-balance notice are about.
+   */
+  readonly provider?: string;
   readonly logger: RelayLogger;
   readonly metrics: RelayMetrics;
   readonly clock: () => Date;
@@ -64,6 +80,19 @@ export interface RelayContext<Config extends RelayConfigView = LoadedConfig, Sto
    * SMS go out without a link (and a warning is logged).
    */
   readonly publicUrl?: string;
+}
+
+/**
+ * The configured providers of a process, built once from the registry with their keys from the
+ * provider secret (docs/providers.md). Absent from a context: the relay sends through `sms` alone.
+ */
+export interface ProviderSource {
+  /** `compileProviderRouting` of the config: the chain of each number. */
+  readonly routing: ProviderRouting;
+  /** The provider named `name`, created on first use. */
+  get(name: string): Promise<SmsProvider>;
+  /** Reads the provider secret again (after a refused key) and answers the provider built with it. */
+  refresh(name: string): Promise<SmsProvider>;
 }
 
 export interface SmsClientSource {

@@ -15,63 +15,31 @@ import { reasonText } from '../core/reasons';
 import {
   ClaimLostError,
   MessageState,
-  type MessageStore,
   type LastError,
   type MessageRecord,
+  type ProviderAttempt,
   type SendResult,
 } from '../store';
-import { type BalanceReading, type BalanceWatchStore, creditBasis, observeBalance } from './balance';
+import { type BalanceReading, creditBasis, observeBalance } from './balance';
 import {
   BALANCE_LOOKUP_TIMEOUT_MS,
   checkBeforeSend,
-  type CreditGateStore,
   type Gate,
   GateOutcome,
   settleGateAfterFailure,
   settleGateAfterSend,
 } from './credit-gate';
 import { errorName } from './error-name';
-import { type CircuitPassage, type CircuitStore, enterCircuit } from './circuit';
+import { type CircuitPassage, enterCircuit } from './circuit';
 import { backoffMs, RelayMetric, type RelayContext } from './ports';
 import { mayRetry, retryDeadline } from './retry';
-import { type ClosedIncident, closedIncident, type IncidentSendStore, noteNotSent } from './incident-sends';
-import { type ProviderRateStore, takeSendSlot } from './provider-rate';
-import type { Lane } from '../core/lanes';
+import { type ClosedIncident, closedIncident, noteNotSent } from './incident-sends';
+import { takeSendSlot } from './provider-rate';
+import { sendsThroughChain } from './provider-scope';
+import { type ChainSettling, sendThroughChain } from './failover';
+import { type SenderStore, SendOutcome, type SendMessageOptions } from './send-outcome';
 
-/** What `sendMessage` uses of the store: the claim and the outcome, and what its gate, circuit and balance watch use. */
-export type SenderStore = Pick<MessageStore, 'claimMessage' | 'settle'> &
-  IncidentSendStore &
-  CreditGateStore &
-  CircuitStore &
-  ProviderRateStore &
-  BalanceWatchStore;
-
-/** What the sender did with one record. */
-export const SendOutcome = {
-  Sent: 'sent',
-  /** Another sender holds it, or it is not due / not pending: nothing done. */
-  Skipped: 'skipped',
-  Retrying: 'retrying',
-  Failed: 'failed',
-  Unknown: 'unknown',
-  Parked: GateOutcome.Parked,
-  Held: GateOutcome.Held,
-  /** A low-balance notice whose balance is back above the threshold: dropped, never sent. */
-  Dropped: GateOutcome.Dropped,
-  /** The SMS service is unreachable (its circuit is open): left PENDING, untouched, for when it is back. */
-  Waiting: 'waiting',
-} as const;
-export type SendOutcome = (typeof SendOutcome)[keyof typeof SendOutcome];
-
-/** Options of {@link sendMessage}. */
-export interface SendMessageOptions {
-  /**
-   * Told when the record went back to PENDING for another attempt at `nextAttemptAt` (a send that
-   * certainly did not go out, or any failure on an at-least-once route), so the caller can send it
-   * again on time instead of waiting for the sweeper, in the record's lane.
-   */
-  readonly onRetry?: (nextAttemptAt: Date, lane: Lane) => void;
-}
+export { type SenderStore, SendOutcome, type SendMessageOptions } from './send-outcome';
 
 /**
  * Sends one recorded message, at most once per claim: the record moves PENDING → SENDING with a
@@ -100,6 +68,8 @@ export async function sendMessage(
   id: string,
   { onRetry }: SendMessageOptions = {},
 ): Promise<SendOutcome> {
+  if (context.providers !== undefined && sendsThroughChain(context.config.settings))
+    return await sendThroughChain(context, context.providers, id, onRetry, CHAIN_SETTLING);
   const passage = await enterCircuit(context, id);
   if (passage === undefined) return SendOutcome.Waiting;
   try {
@@ -195,15 +165,16 @@ const RECORD_SENT_DELAYS_MS = [0, 250, 1_000, 3_000] as const;
  * retried a few times. Returns `undefined` when the claim was lost or every attempt failed (logged):
  * the SMS went out and nothing here may make it go out again.
  */
-async function recordSent(
+export async function recordSent(
   context: RelayContext<RelayConfigView, SenderStore>,
   record: MessageRecord,
   token: string,
   result: ServiceSendResult,
+  attempt?: ProviderAttempt,
 ): Promise<MessageRecord | undefined> {
   const full: SendResult = {
     deducted: result.deducted,
-    remainingBalance: result.remainingBalance,
+    ...(Number.isFinite(result.remainingBalance) ? { remainingBalance: result.remainingBalance } : {}),
     message: result.message,
     senderId: result.senderId,
     recipients: result.recipients,
@@ -213,13 +184,13 @@ async function recordSent(
     message: '',
     recipients: { omitted: 'the full answer could not be stored' },
   };
-  for (const [attempt, delayMs] of RECORD_SENT_DELAYS_MS.entries()) {
+  for (const [tries, delayMs] of RECORD_SENT_DELAYS_MS.entries()) {
     if (delayMs > 0) await new Promise((resolve) => setTimeout(resolve, delayMs));
     try {
       return await context.store.settle(
         record.id,
         token,
-        { state: MessageState.Sent, result: attempt === 0 ? full : amountsOnly },
+        { state: MessageState.Sent, result: tries === 0 ? full : amountsOnly, ...attemptOf(attempt) },
         { now: context.clock() },
       );
     } catch (error) {
@@ -233,7 +204,7 @@ async function recordSent(
       context.logger.error('SMS sent, but the result was not stored', {
         id: record.id,
         route: record.route,
-        attempt: attempt + 1,
+        attempt: tries + 1,
         error: errorName(error),
       });
     }
@@ -278,14 +249,34 @@ async function smsClient(get: () => Promise<SmsClient>): Promise<SmsClient> {
   }
 }
 
-async function settleFailure(
+/** The settlement's `attempt` part: the provider of a send through the chain; nothing for the one-provider send. */
+const attemptOf = (attempt: ProviderAttempt | undefined): { readonly attempt?: ProviderAttempt } =>
+  attempt === undefined ? {} : { attempt };
+
+/** The log fields of an attempt through the chain. */
+export const attemptLog = (attempt: ProviderAttempt | undefined): Record<string, string> =>
+  attempt === undefined
+    ? {}
+    : {
+        provider: attempt.provider,
+        ...(attempt.failoverFrom === undefined ? {} : { failoverFrom: attempt.failoverFrom }),
+        ...(attempt.failoverReason === undefined ? {} : { failoverReason: attempt.failoverReason }),
+      };
+
+/**
+ * Settles a send that failed by what the failure says (see `sendMessage`). `attempt`: the provider
+ * it went to, for a send through the chain.
+ */
+export async function settleFailure(
   context: RelayContext<RelayConfigView, SenderStore>,
   record: MessageRecord,
   token: string,
   error: unknown,
   onRetry: SendMessageOptions['onRetry'],
+  attempt?: ProviderAttempt,
 ): Promise<SendOutcome> {
   const { store, clock, metrics, policy } = context;
+  const logged = attemptLog(attempt);
   // Any error that is not the client's counts as maybe-sent: nothing proves otherwise.
   const description = describeSmsError(error);
   const lastError: LastError = {
@@ -303,11 +294,11 @@ async function settleFailure(
     await store.settle(
       record.id,
       token,
-      { state: MessageState.Parked, reason: reasonText('insufficientBalance'), lastError },
+      { state: MessageState.Parked, reason: reasonText('insufficientBalance'), lastError, ...attemptOf(attempt) },
       { now },
     );
     metrics.add(RelayMetric.Parked, 1, record.route);
-    logSend(context, record, 'PARKED', { error: description });
+    logSend(context, record, 'PARKED', { error: description, ...logged });
     await observeBalance(context, await balanceAfterRefusal(context)).catch((failure: unknown) => {
       context.logger.error('balance watch update failed', { error: errorName(failure) });
     });
@@ -318,15 +309,25 @@ async function settleFailure(
     // Nothing was sent, on any route: again after the wait asked for, while the route's retry.for allows.
     if (now.getTime() < retryDeadline(context, record).getTime()) {
       const nextAttemptAt = new Date(now.getTime() + (error.retryAfterMs ?? DEFAULT_RETRY_AFTER_MS));
-      await store.settle(record.id, token, { state: MessageState.Pending, nextAttemptAt, lastError }, { now });
-      logSend(context, record, 'RETRY', { error: description, nextAttemptAt: nextAttemptAt.toISOString() });
+      await store.settle(
+        record.id,
+        token,
+        { state: MessageState.Pending, nextAttemptAt, lastError, ...attemptOf(attempt) },
+        { now },
+      );
+      logSend(context, record, 'RETRY', { error: description, nextAttemptAt: nextAttemptAt.toISOString(), ...logged });
       onRetry?.(nextAttemptAt, record.lane);
       return SendOutcome.Retrying;
     }
     const reason = `not sent: the SMS service kept answering 429 (too many requests) for the route's retry.for (${record.attempts} attempts)`;
-    await store.settle(record.id, token, { state: MessageState.Failed, reason, lastError }, { now });
+    await store.settle(
+      record.id,
+      token,
+      { state: MessageState.Failed, reason, lastError, ...attemptOf(attempt) },
+      { now },
+    );
     metrics.add(RelayMetric.Failed, 1, record.route);
-    logSend(context, record, 'FAILED', { error: description });
+    logSend(context, record, 'FAILED', { error: description, ...logged });
     return SendOutcome.Failed;
   }
 
@@ -336,8 +337,13 @@ async function settleFailure(
 
   if (canRetry && mayRetry(context, record, now)) {
     const nextAttemptAt = new Date(now.getTime() + backoffMs(policy, record.attempts));
-    await store.settle(record.id, token, { state: MessageState.Pending, nextAttemptAt, lastError }, { now });
-    logSend(context, record, 'RETRY', { error: description, nextAttemptAt: nextAttemptAt.toISOString() });
+    await store.settle(
+      record.id,
+      token,
+      { state: MessageState.Pending, nextAttemptAt, lastError, ...attemptOf(attempt) },
+      { now },
+    );
+    logSend(context, record, 'RETRY', { error: description, nextAttemptAt: nextAttemptAt.toISOString(), ...logged });
     onRetry?.(nextAttemptAt, record.lane);
     return SendOutcome.Retrying;
   }
@@ -347,18 +353,28 @@ async function settleFailure(
       record.delivery === DeliveryPolicy.AtLeastOnce
         ? `may have been sent; still failing when its retry.for ran out (${record.attempts} attempts)`
         : 'may have been sent (at-most-once route: not retried)';
-    await store.settle(record.id, token, { state: MessageState.Unknown, reason, lastError }, { now });
+    await store.settle(
+      record.id,
+      token,
+      { state: MessageState.Unknown, reason, lastError, ...attemptOf(attempt) },
+      { now },
+    );
     metrics.add(RelayMetric.Unknown, 1, record.route);
-    logSend(context, record, 'UNKNOWN', { error: description });
+    logSend(context, record, 'UNKNOWN', { error: description, ...logged });
     return SendOutcome.Unknown;
   }
 
   const reason = permanent
     ? `refused by the SMS service: ${lastError.message}`
     : `not sent after ${record.attempts} attempts: ${lastError.message}`;
-  await store.settle(record.id, token, { state: MessageState.Failed, reason, lastError }, { now });
+  await store.settle(
+    record.id,
+    token,
+    { state: MessageState.Failed, reason, lastError, ...attemptOf(attempt) },
+    { now },
+  );
   metrics.add(RelayMetric.Failed, 1, record.route);
-  logSend(context, record, 'FAILED', { error: description });
+  logSend(context, record, 'FAILED', { error: description, ...logged });
   return SendOutcome.Failed;
 }
 
@@ -372,7 +388,7 @@ async function settleFailure(
  * @returns `true` when the record was settled FAILED. Best effort: if the store is still failing,
  * the stale recovery is all there is.
  */
-async function releaseUnsent(
+export async function releaseUnsent(
   context: RelayContext<RelayConfigView, SenderStore>,
   record: MessageRecord,
   token: string,
@@ -420,7 +436,7 @@ async function releaseUnsent(
  * Tells the circuit what a failed call said about the service. Bookkeeping beside the record's own
  * outcome: a store failure here is logged, and the record is still settled.
  */
-async function noteCircuit(
+export async function noteCircuit(
   context: RelayContext<RelayConfigView, SenderStore>,
   note: () => Promise<void>,
 ): Promise<void> {
@@ -453,7 +469,7 @@ async function balanceAfterRefusal(context: RelayContext<RelayConfigView, Sender
   }
 }
 
-function logSend(
+export function logSend(
   context: RelayContext<RelayConfigView, SenderStore>,
   record: MessageRecord,
   state: string,
@@ -470,3 +486,13 @@ function logSend(
     ...extra,
   });
 }
+
+/** What the send through the provider chain settles and logs with, as `sendMessage` does. */
+const CHAIN_SETTLING: ChainSettling = {
+  recordSent,
+  settleFailure,
+  releaseUnsent,
+  noteCircuit,
+  logSend,
+  attemptLog,
+};

@@ -5,6 +5,7 @@ import { checkHeartbeats, type HeartbeatReport, type HeartbeatStore } from './he
 import { noticeMessage } from './notice';
 import { RelayMetric, type RelayContext } from './ports';
 import { type CircuitStore, probeIfDue, readCircuit } from './circuit';
+import { providerScope, sendsThroughChain } from './provider-scope';
 import { forEachConcurrently } from './concurrency';
 import { mayRetry } from './retry';
 import { sendMessage, type SendOutcome, type SenderStore } from './sender';
@@ -383,10 +384,30 @@ async function wakeDue(run: SweepRun): Promise<void> {
   await sendHere(run, unclaimed);
 }
 
-/** Whether the SMS service's circuit is closed and off probation: every send may go. */
+/**
+ * Whether the SMS service's circuit is closed and off probation: every send may go. With several
+ * providers, whether one of them is: a record whose first provider is out fails over to it.
+ */
 async function circuitClosed(context: RelayContext<RelayConfigView, SweepStore>): Promise<boolean> {
-  const circuit = await readCircuit(context, { fresh: true });
-  return circuit.openedAt === undefined && circuit.probationSince === undefined;
+  const { providers } = context;
+  const scopes =
+    providers === undefined || !sendsThroughChain(context.config.settings)
+      ? [context]
+      : await Promise.all(
+          // A provider that cannot be created (its key missing) is no way out.
+          providers.routing.names.map(async (name) =>
+            providers
+              .get(name)
+              .then((provider) => providerScope(context, provider))
+              .catch(() => undefined),
+          ),
+        );
+  for (const scope of scopes) {
+    if (scope === undefined) continue;
+    const circuit = await readCircuit(scope, { fresh: true });
+    if (circuit.openedAt === undefined && circuit.probationSince === undefined) return true;
+  }
+  return false;
 }
 
 async function sendDueHere(run: SweepRun): Promise<void> {

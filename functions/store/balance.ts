@@ -4,12 +4,14 @@ import type { StoreTable } from './store-table';
 import { writeIf } from './write';
 import { StoreError } from './errors';
 import { buildUpdate, type UpdateSpec } from './expressions';
-import { balanceKey, ItemKind } from './keys';
+import { balanceKey, ItemKind, MAIN_PROVIDER } from './keys';
 import type { BalanceState } from './types';
 import { PRICE_KNOWN_MS } from '../core/defaults';
 
 /** One balance reading for `updateBalanceState`. */
 export interface BalanceObservation {
+  /** The provider whose balance this is. @default 'main' */
+  readonly provider?: string;
   /** The balance just observed (a send's `remainingBalance` or a balance check). */
   readonly balance: number;
   /** Below this the alert SMS goes out, once, until the balance is back at or above it. */
@@ -45,8 +47,8 @@ export interface BalanceUpdate {
 /** Newer-or-equal observations only; equal times are concurrent senders, all of them current. */
 const CURRENT = '(attribute_not_exists(#lastCheckedAt) OR #lastCheckedAt <= :now)';
 
-const update = async (table: StoreTable, spec: UpdateSpec): Promise<boolean> =>
-  (await writeIf(table, { Key: balanceKey(), ...buildUpdate(spec) })).applied;
+const update = async (table: StoreTable, spec: UpdateSpec, provider: string = MAIN_PROVIDER): Promise<boolean> =>
+  (await writeIf(table, { Key: balanceKey(provider), ...buildUpdate(spec) })).applied;
 
 /**
  * Records a balance observation and runs the low-balance alert's state machine: armed (the
@@ -64,7 +66,7 @@ const update = async (table: StoreTable, spec: UpdateSpec): Promise<boolean> =>
  */
 export const updateBalanceState = async (
   table: StoreTable,
-  { balance, threshold, now = table.clock(), disarm, spendPerDay }: BalanceObservation,
+  { balance, threshold, now = table.clock(), disarm, spendPerDay, provider }: BalanceObservation,
 ): Promise<BalanceUpdate> => {
   if (!Number.isFinite(balance) || !Number.isFinite(threshold)) {
     throw new StoreError(`balance and threshold must be finite numbers, got ${balance} and ${threshold}`);
@@ -84,13 +86,11 @@ export const updateBalanceState = async (
   const values = { ':now': str(at) };
 
   if (balance >= threshold) {
-    const current = await update(table, {
-      set: { ...observed, armed: bool(true) },
-      setIfAbsent: firstSeen,
-      remove,
-      condition: CURRENT,
-      values,
-    });
+    const current = await update(
+      table,
+      { set: { ...observed, armed: bool(true) }, setIfAbsent: firstSeen, remove, condition: CURRENT, values },
+      provider,
+    );
     return { alert: false, stale: !current };
   }
   const sameCrossing =
@@ -101,17 +101,25 @@ export const updateBalanceState = async (
         : ' AND #alerts = :alerts';
   const won =
     disarm !== false &&
-    (await update(table, {
-      set: { ...observed, armed: bool(false), lastAlertAt: str(at) },
-      setIfAbsent: firstSeen,
-      remove,
-      add: { alerts: num(1) },
-      condition: `(attribute_not_exists(#armed) OR #armed = :true) AND ${CURRENT}${sameCrossing}`,
-      values: { ...values, ':true': bool(true), ...(disarm === undefined ? {} : { ':alerts': num(disarm) }) },
-    }));
+    (await update(
+      table,
+      {
+        set: { ...observed, armed: bool(false), lastAlertAt: str(at) },
+        setIfAbsent: firstSeen,
+        remove,
+        add: { alerts: num(1) },
+        condition: `(attribute_not_exists(#armed) OR #armed = :true) AND ${CURRENT}${sameCrossing}`,
+        values: { ...values, ':true': bool(true), ...(disarm === undefined ? {} : { ':alerts': num(disarm) }) },
+      },
+      provider,
+    ));
   if (won) return { alert: true, stale: false };
   // Already disarmed (or stale): still record the observation if it is current.
-  const current = await update(table, { set: observed, setIfAbsent: firstSeen, remove, condition: CURRENT, values });
+  const current = await update(
+    table,
+    { set: observed, setIfAbsent: firstSeen, remove, condition: CURRENT, values },
+    provider,
+  );
   return { alert: false, stale: !current };
 };
 
@@ -120,13 +128,21 @@ export interface PriceObservation {
   /** Credits per recipient and segment: a send's `deducted` over its units, or the service's `smsRate`. */
   readonly creditsPerUnit: number;
   readonly now?: Date;
+  /** @default 'main' */
+  readonly provider?: string;
 }
 
 /** The price each store last wrote or read, and when: a send at the same price need not write it again. */
-const knownPrices = new WeakMap<StoreTable, { readonly creditsPerUnit: number; readonly at: number }>();
+const knownPrices = new WeakMap<StoreTable, Map<string, { readonly creditsPerUnit: number; readonly at: number }>>();
 
-const knowPrice = (table: StoreTable, creditsPerUnit: number | undefined): void => {
-  if (creditsPerUnit !== undefined) knownPrices.set(table, { creditsPerUnit, at: Date.now() });
+const pricesOf = (table: StoreTable): Map<string, { readonly creditsPerUnit: number; readonly at: number }> => {
+  let prices = knownPrices.get(table);
+  if (prices === undefined) knownPrices.set(table, (prices = new Map()));
+  return prices;
+};
+
+const knowPrice = (table: StoreTable, provider: string, creditsPerUnit: number | undefined): void => {
+  if (creditsPerUnit !== undefined) pricesOf(table).set(provider, { creditsPerUnit, at: Date.now() });
 };
 
 /**
@@ -142,17 +158,25 @@ const knowPrice = (table: StoreTable, creditsPerUnit: number | undefined): void 
  */
 export const recordPrice = async (
   table: StoreTable,
-  { creditsPerUnit, now = table.clock() }: PriceObservation,
+  { creditsPerUnit, now = table.clock(), provider = MAIN_PROVIDER }: PriceObservation,
 ): Promise<void> => {
   if (!Number.isFinite(creditsPerUnit) || creditsPerUnit <= 0) {
     throw new StoreError(`creditsPerUnit must be a number > 0, got ${creditsPerUnit}`);
   }
-  const known = knownPrices.get(table);
+  const known = pricesOf(table).get(provider);
   if (known !== undefined && known.creditsPerUnit === creditsPerUnit && Date.now() - known.at < PRICE_KNOWN_MS) return;
-  await update(table, {
-    set: { kind: str(ItemKind.Balance), creditsPerUnit: num(creditsPerUnit), priceRecordedAt: str(now.toISOString()) },
-  });
-  knowPrice(table, creditsPerUnit);
+  await update(
+    table,
+    {
+      set: {
+        kind: str(ItemKind.Balance),
+        creditsPerUnit: num(creditsPerUnit),
+        priceRecordedAt: str(now.toISOString()),
+      },
+    },
+    provider,
+  );
+  knowPrice(table, provider, creditsPerUnit);
 };
 
 /**
@@ -163,9 +187,9 @@ export const recordPrice = async (
  * const { armed, lastBalance } = await store.getBalanceState();
  * ```
  */
-export const getBalanceState = async (table: StoreTable): Promise<BalanceState> => {
+export const getBalanceState = async (table: StoreTable, provider: string = MAIN_PROVIDER): Promise<BalanceState> => {
   const { Item: item } = await table.client.send(
-    new GetItemCommand({ TableName: table.tableName, Key: balanceKey(), ConsistentRead: true }),
+    new GetItemCommand({ TableName: table.tableName, Key: balanceKey(provider), ConsistentRead: true }),
   );
   if (item === undefined) return { armed: true };
   const read = new ItemReader(item, 'BALANCE');
@@ -174,7 +198,7 @@ export const getBalanceState = async (table: StoreTable): Promise<BalanceState> 
   const lastAlertAt = read.optStr('lastAlertAt');
   const firstObservedAt = read.optStr('firstObservedAt');
   const creditsPerUnit = read.optNum('creditsPerUnit');
-  knowPrice(table, creditsPerUnit);
+  knowPrice(table, provider, creditsPerUnit);
   const projected = read.optNum('projected');
   const charged = read.optNum('charged');
   const rebasedAt = read.optStr('rebasedAt');
@@ -204,7 +228,7 @@ export const balanceOperations = (table: StoreTable) => ({
   updateBalanceState: async (observation: BalanceObservation): Promise<BalanceUpdate> =>
     await updateBalanceState(table, observation),
   /** The balance watch's state, with the last known balance and price. */
-  getBalanceState: async (): Promise<BalanceState> => await getBalanceState(table),
+  getBalanceState: async (provider?: string): Promise<BalanceState> => await getBalanceState(table, provider),
   /** Keeps the price of one SMS to one recipient, for every process's cost estimates. */
   recordPrice: async (observation: PriceObservation): Promise<void> => await recordPrice(table, observation),
 });

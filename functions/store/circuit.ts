@@ -1,7 +1,7 @@
 import { GetItemCommand } from '@aws-sdk/client-dynamodb';
 import { type Item, ItemReader, num, str } from './attributes';
 import { buildUpdate, type UpdateSpec } from './expressions';
-import { CIRCUIT_PK, circuitKey, ItemKind } from './keys';
+import { CIRCUIT_PK, circuitKey, ItemKind, MAIN_PROVIDER } from './keys';
 import type { StoreTable } from './store-table';
 import { writeIf } from './write';
 import { queryIndexed } from './record-reads';
@@ -60,25 +60,36 @@ const OPTIONAL_TEXTS = ['lastError', 'lastFailureAt', 'probationSince', 'trialUn
 /** What an opening, a re-opening or a close ends: the probation and its trial. */
 const PROBATION = ['probationSince', 'trialUntil'] as const;
 
-const update = async (table: StoreTable, spec: UpdateSpec, returnValues: 'ALL_NEW' | 'ALL_OLD' = 'ALL_NEW') =>
+/** Names the provider whose circuit an operation is about; absent: `main`. */
+export interface ProviderScope {
+  /** @default 'main' */
+  readonly provider?: string;
+}
+
+const update = async (
+  table: StoreTable,
+  spec: UpdateSpec,
+  returnValues: 'ALL_NEW' | 'ALL_OLD' = 'ALL_NEW',
+  provider: string = MAIN_PROVIDER,
+) =>
   await writeIf(table, {
-    Key: circuitKey(),
+    Key: circuitKey(provider),
     ReturnValues: returnValues,
     ...buildUpdate({ ...spec, set: { kind: str(ItemKind.Circuit), ...spec.set } }),
   });
 
-/** The circuit, strongly consistent. */
-export const getCircuit = async (table: StoreTable): Promise<CircuitState> =>
+/** A provider's circuit, strongly consistent. */
+export const getCircuit = async (table: StoreTable, provider: string = MAIN_PROVIDER): Promise<CircuitState> =>
   stateOf(
     (
       await table.client.send(
-        new GetItemCommand({ TableName: table.tableName, Key: circuitKey(), ConsistentRead: true }),
+        new GetItemCommand({ TableName: table.tableName, Key: circuitKey(provider), ConsistentRead: true }),
       )
     ).Item,
   );
 
 /** Input of {@link recordCircuitFailure}. */
-export interface CircuitFailureInput {
+export interface CircuitFailureInput extends ProviderScope {
   /** Failures in a row that open the circuit. */
   readonly threshold: number;
   /** When the first probe may start should this failure open it, given the probes that failed before (see `probes`). */
@@ -86,6 +97,14 @@ export interface CircuitFailureInput {
   /** What failed, as `code` or `code status`. */
   readonly error: string;
   readonly now?: Date;
+  /**
+   * Whether every message settled SENT went out through this provider (one provider sends them
+   * all), so a SENT record since the last failure proves this provider answered. With several
+   * providers it proves nothing about this one: the count then adds, and each send that goes
+   * through resets it (`noteSendWentThrough`).
+   * @default true
+   */
+  readonly sentRecordsAreItsSuccesses?: boolean;
 }
 
 /**
@@ -102,20 +121,39 @@ export interface CircuitFailureInput {
  */
 export const recordCircuitFailure = async (
   table: StoreTable,
-  { threshold, firstProbeAt, error, now = table.clock() }: CircuitFailureInput,
+  {
+    threshold,
+    firstProbeAt,
+    error,
+    now = table.clock(),
+    provider,
+    sentRecordsAreItsSuccesses = true,
+  }: CircuitFailureInput,
 ): Promise<{ readonly state: CircuitState; readonly opened: boolean }> => {
-  const counted = await countFailure(table, error, now);
+  const counted = sentRecordsAreItsSuccesses
+    ? await countFailure(table, error, now, provider)
+    : await update(
+        table,
+        { set: { lastError: str(error), lastFailureAt: str(now.toISOString()) }, add: { failures: num(1) } },
+        'ALL_NEW',
+        provider,
+      );
   const state = stateOf(counted.applied ? counted.item : undefined);
   if (state.openedAt !== undefined || state.failures < threshold) return { state, opened: false };
-  const opening = await update(table, {
-    set: { openedAt: str(now.toISOString()), nextProbeAt: str(firstProbeAt(state.probes).toISOString()) },
-    remove: [...PROBATION],
-    condition: 'attribute_not_exists(#openedAt) AND #failures >= :threshold',
-    values: { ':threshold': num(threshold) },
-  });
+  const opening = await update(
+    table,
+    {
+      set: { openedAt: str(now.toISOString()), nextProbeAt: str(firstProbeAt(state.probes).toISOString()) },
+      remove: [...PROBATION],
+      condition: 'attribute_not_exists(#openedAt) AND #failures >= :threshold',
+      values: { ':threshold': num(threshold) },
+    },
+    'ALL_NEW',
+    provider,
+  );
   return opening.applied
     ? { state: stateOf(opening.item), opened: true }
-    : { state: await getCircuit(table), opened: false };
+    : { state: await getCircuit(table, provider), opened: false };
 };
 
 /** Attempts at counting a failure against the circuit as read, before adding to whatever is stored. */
@@ -127,17 +165,22 @@ const COUNT_ATTEMPTS = 3;
  * (another process counting at the same time makes it read again); after `COUNT_ATTEMPTS` such
  * races it adds, as a failure always did.
  */
-const countFailure = async (table: StoreTable, error: string, now: Date) => {
+const countFailure = async (table: StoreTable, error: string, now: Date, provider: string | undefined) => {
   for (let attempt = 1; ; attempt += 1) {
-    const seen = await getCircuit(table);
+    const seen = await getCircuit(table, provider);
     const inARow =
       seen.failures > 0 && (seen.lastFailureAt === undefined || !(await sentSince(table, seen.lastFailureAt)));
     const last = attempt === COUNT_ATTEMPTS;
-    const counted = await update(table, {
-      set: { lastError: str(error), lastFailureAt: str(now.toISOString()), ...(inARow ? {} : { failures: num(1) }) },
-      ...(inARow ? { add: { failures: num(1) } } : {}),
-      ...(last ? {} : unchangedSince(seen)),
-    });
+    const counted = await update(
+      table,
+      {
+        set: { lastError: str(error), lastFailureAt: str(now.toISOString()), ...(inARow ? {} : { failures: num(1) }) },
+        ...(inARow ? { add: { failures: num(1) } } : {}),
+        ...(last ? {} : unchangedSince(seen)),
+      },
+      'ALL_NEW',
+      provider,
+    );
     if (counted.applied || last) return counted;
   }
 };
@@ -189,7 +232,11 @@ const sentSince = async (table: StoreTable, since: string): Promise<boolean> => 
  */
 export const recordCircuitSuccess = async (
   table: StoreTable,
-  { probation, now = table.clock() }: { readonly probation?: number; readonly now?: Date } = {},
+  {
+    probation,
+    now = table.clock(),
+    provider,
+  }: { readonly probation?: number; readonly now?: Date } & ProviderScope = {},
 ): Promise<{ readonly closed?: CircuitState }> => {
   const outcome = await update(
     table,
@@ -208,6 +255,7 @@ export const recordCircuitSuccess = async (
           condition: 'attribute_exists(#openedAt)',
         },
     'ALL_OLD',
+    provider,
   );
   if (!outcome.applied) return {};
   const before = stateOf(outcome.item);
@@ -221,13 +269,18 @@ export const recordCircuitSuccess = async (
  */
 export const claimCircuitProbe = async (
   table: StoreTable,
-  { leaseUntil, now = table.clock() }: { readonly leaseUntil: Date; readonly now?: Date },
+  { leaseUntil, now = table.clock(), provider }: { readonly leaseUntil: Date; readonly now?: Date } & ProviderScope,
 ): Promise<CircuitState | undefined> => {
-  const outcome = await update(table, {
-    set: { nextProbeAt: str(leaseUntil.toISOString()) },
-    condition: 'attribute_exists(#openedAt) AND #nextProbeAt <= :now',
-    values: { ':now': str(now.toISOString()) },
-  });
+  const outcome = await update(
+    table,
+    {
+      set: { nextProbeAt: str(leaseUntil.toISOString()) },
+      condition: 'attribute_exists(#openedAt) AND #nextProbeAt <= :now',
+      values: { ':now': str(now.toISOString()) },
+    },
+    'ALL_NEW',
+    provider,
+  );
   return outcome.applied ? stateOf(outcome.item) : undefined;
 };
 
@@ -238,41 +291,56 @@ export const claimCircuitProbe = async (
  */
 export const claimCircuitTrial = async (
   table: StoreTable,
-  { leaseUntil, now = table.clock() }: { readonly leaseUntil: Date; readonly now?: Date },
+  { leaseUntil, now = table.clock(), provider }: { readonly leaseUntil: Date; readonly now?: Date } & ProviderScope,
 ): Promise<boolean> =>
   (
-    await update(table, {
-      set: { trialUntil: str(leaseUntil.toISOString()) },
-      condition:
-        'attribute_exists(#probationSince) AND attribute_not_exists(#openedAt) AND (attribute_not_exists(#trialUntil) OR #trialUntil <= :now)',
-      values: { ':now': str(now.toISOString()) },
-    })
+    await update(
+      table,
+      {
+        set: { trialUntil: str(leaseUntil.toISOString()) },
+        condition:
+          'attribute_exists(#probationSince) AND attribute_not_exists(#openedAt) AND (attribute_not_exists(#trialUntil) OR #trialUntil <= :now)',
+        values: { ':now': str(now.toISOString()) },
+      },
+      'ALL_NEW',
+      provider,
+    )
   ).applied;
 
 /** Gives back a trial that said nothing about the service (it was never sent, or a 429): the next send may be the trial. */
 export const releaseCircuitTrial = async (
   table: StoreTable,
-  { leaseUntil }: { readonly leaseUntil: Date },
+  { leaseUntil, provider }: { readonly leaseUntil: Date } & ProviderScope,
 ): Promise<boolean> =>
   (
-    await update(table, {
-      remove: ['trialUntil'],
-      condition: '#trialUntil = :lease',
-      values: { ':lease': str(leaseUntil.toISOString()) },
-    })
+    await update(
+      table,
+      {
+        remove: ['trialUntil'],
+        condition: '#trialUntil = :lease',
+        values: { ':lease': str(leaseUntil.toISOString()) },
+      },
+      'ALL_NEW',
+      provider,
+    )
   ).applied;
 
 /** Gives back a probe lease that probed nothing (its send was never made): the probe is due again at `now`. */
 export const releaseCircuitProbe = async (
   table: StoreTable,
-  { leaseUntil, now = table.clock() }: { readonly leaseUntil: Date; readonly now?: Date },
+  { leaseUntil, now = table.clock(), provider }: { readonly leaseUntil: Date; readonly now?: Date } & ProviderScope,
 ): Promise<boolean> =>
   (
-    await update(table, {
-      set: { nextProbeAt: str(now.toISOString()) },
-      condition: 'attribute_exists(#openedAt) AND #nextProbeAt = :lease',
-      values: { ':lease': str(leaseUntil.toISOString()) },
-    })
+    await update(
+      table,
+      {
+        set: { nextProbeAt: str(now.toISOString()) },
+        condition: 'attribute_exists(#openedAt) AND #nextProbeAt = :lease',
+        values: { ':lease': str(leaseUntil.toISOString()) },
+      },
+      'ALL_NEW',
+      provider,
+    )
   ).applied;
 
 /**
@@ -282,22 +350,36 @@ export const releaseCircuitProbe = async (
  */
 export const openCircuitByHand = async (
   table: StoreTable,
-  { until, by, now = table.clock() }: { readonly until: Date; readonly by: string; readonly now?: Date },
+  {
+    until,
+    by,
+    now = table.clock(),
+    provider,
+  }: { readonly until: Date; readonly by: string; readonly now?: Date } & ProviderScope,
 ): Promise<CircuitState> => {
-  const outcome = await update(table, {
-    set: { nextProbeAt: str(until.toISOString()), openedBy: str(by) },
-    setIfAbsent: { openedAt: str(now.toISOString()) },
-    remove: [...PROBATION],
-  });
+  const outcome = await update(
+    table,
+    {
+      set: { nextProbeAt: str(until.toISOString()), openedBy: str(by) },
+      setIfAbsent: { openedAt: str(now.toISOString()) },
+      remove: [...PROBATION],
+    },
+    'ALL_NEW',
+    provider,
+  );
   return stateOf(outcome.applied ? outcome.item : undefined);
 };
 
 /** An operator closes the circuit (`sms-relay circuit close`): sends start at once, failures and probes forgotten. Returns the state it had. */
-export const closeCircuitByHand = async (table: StoreTable): Promise<CircuitState> => {
+export const closeCircuitByHand = async (
+  table: StoreTable,
+  provider: string = MAIN_PROVIDER,
+): Promise<CircuitState> => {
   const outcome = await update(
     table,
     { set: { failures: num(0) }, remove: ['openedAt', 'nextProbeAt', 'probes', 'openedBy', ...PROBATION] },
     'ALL_OLD',
+    provider,
   );
   return stateOf(outcome.applied ? outcome.item : undefined);
 };
@@ -305,15 +387,25 @@ export const closeCircuitByHand = async (table: StoreTable): Promise<CircuitStat
 /** A probe failed: the next one may start at `nextProbeAt`. Only for the opening `openedAt` (a closed or re-opened circuit is left alone). */
 export const recordCircuitProbeFailure = async (
   table: StoreTable,
-  { openedAt, nextProbeAt, error }: { readonly openedAt: string; readonly nextProbeAt: Date; readonly error: string },
+  {
+    openedAt,
+    nextProbeAt,
+    error,
+    provider,
+  }: { readonly openedAt: string; readonly nextProbeAt: Date; readonly error: string } & ProviderScope,
 ): Promise<boolean> =>
   (
-    await update(table, {
-      set: { nextProbeAt: str(nextProbeAt.toISOString()), lastError: str(error) },
-      add: { probes: num(1) },
-      condition: '#openedAt = :openedAt',
-      values: { ':openedAt': str(openedAt) },
-    })
+    await update(
+      table,
+      {
+        set: { nextProbeAt: str(nextProbeAt.toISOString()), lastError: str(error) },
+        add: { probes: num(1) },
+        condition: '#openedAt = :openedAt',
+        values: { ':openedAt': str(openedAt) },
+      },
+      'ALL_NEW',
+      provider,
+    )
   ).applied;
 
 /**
@@ -327,34 +419,33 @@ export const circuitOperations = (table: StoreTable) => ({
     failed: async (input: CircuitFailureInput): Promise<{ readonly state: CircuitState; readonly opened: boolean }> =>
       await recordCircuitFailure(table, input),
     /** A call succeeded: failures reset, an open circuit closes (`closed` for exactly one caller). See {@link recordCircuitSuccess}. */
-    succeeded: async (input?: {
-      readonly probation?: number;
-      readonly now?: Date;
-    }): Promise<{ readonly closed?: CircuitState }> => await recordCircuitSuccess(table, input),
+    succeeded: async (
+      input?: { readonly probation?: number; readonly now?: Date } & ProviderScope,
+    ): Promise<{ readonly closed?: CircuitState }> => await recordCircuitSuccess(table, input),
     /** The right to probe an open circuit whose probe is due, for one caller. See {@link claimCircuitProbe}. */
-    claimProbe: async (input: { readonly leaseUntil: Date; readonly now?: Date }): Promise<CircuitState | undefined> =>
-      await claimCircuitProbe(table, input),
+    claimProbe: async (
+      input: { readonly leaseUntil: Date; readonly now?: Date } & ProviderScope,
+    ): Promise<CircuitState | undefined> => await claimCircuitProbe(table, input),
     /** A probe failed; the next may start at `nextProbeAt`. See {@link recordCircuitProbeFailure}. */
-    probeFailed: async (input: {
-      readonly openedAt: string;
-      readonly nextProbeAt: Date;
-      readonly error: string;
-    }): Promise<boolean> => await recordCircuitProbeFailure(table, input),
+    probeFailed: async (
+      input: { readonly openedAt: string; readonly nextProbeAt: Date; readonly error: string } & ProviderScope,
+    ): Promise<boolean> => await recordCircuitProbeFailure(table, input),
     /** Gives back a probe lease whose send was never made. See {@link releaseCircuitProbe}. */
-    releaseProbe: async (input: { readonly leaseUntil: Date; readonly now?: Date }): Promise<boolean> =>
+    releaseProbe: async (input: { readonly leaseUntil: Date; readonly now?: Date } & ProviderScope): Promise<boolean> =>
       await releaseCircuitProbe(table, input),
     /** The one trial send of a circuit on probation, for one caller. See {@link claimCircuitTrial}. */
-    claimTrial: async (input: { readonly leaseUntil: Date; readonly now?: Date }): Promise<boolean> =>
+    claimTrial: async (input: { readonly leaseUntil: Date; readonly now?: Date } & ProviderScope): Promise<boolean> =>
       await claimCircuitTrial(table, input),
     /** Gives back a trial that said nothing about the service. See {@link releaseCircuitTrial}. */
-    releaseTrial: async (input: { readonly leaseUntil: Date }): Promise<boolean> =>
+    releaseTrial: async (input: { readonly leaseUntil: Date } & ProviderScope): Promise<boolean> =>
       await releaseCircuitTrial(table, input),
     /** An operator opens it until `until`. See {@link openCircuitByHand}. */
-    open: async (input: { readonly until: Date; readonly by: string; readonly now?: Date }): Promise<CircuitState> =>
-      await openCircuitByHand(table, input),
+    open: async (
+      input: { readonly until: Date; readonly by: string; readonly now?: Date } & ProviderScope,
+    ): Promise<CircuitState> => await openCircuitByHand(table, input),
     /** An operator closes it; returns the state it had. See {@link closeCircuitByHand}. */
-    close: async (): Promise<CircuitState> => await closeCircuitByHand(table),
+    close: async (provider?: string): Promise<CircuitState> => await closeCircuitByHand(table, provider),
   },
   /** The SMS service's circuit, shared by every sender; strongly consistent. See {@link getCircuit}. */
-  getCircuit: async (): Promise<CircuitState> => await getCircuit(table),
+  getCircuit: async (provider?: string): Promise<CircuitState> => await getCircuit(table, provider),
 });

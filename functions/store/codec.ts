@@ -44,16 +44,19 @@ export const stateChange = ({
   state,
   reason,
   error,
+  provider,
 }: {
   at: string;
   state: MessageState;
   reason?: string | undefined;
   error?: LastError | undefined;
+  provider?: string | undefined;
 }): StateChange => ({
   at,
   state,
   ...(reason === undefined ? {} : { reason: bounded(reason) }),
   ...(error === undefined ? {} : { error: { ...error, message: bounded(error.message) } }),
+  ...(provider === undefined ? {} : { provider }),
 });
 
 const stateChangeValue = (change: StateChange): AttributeValue =>
@@ -62,6 +65,7 @@ const stateChangeValue = (change: StateChange): AttributeValue =>
     state: str(change.state),
     reason: change.reason === undefined ? undefined : str(change.reason),
     error: change.error === undefined ? undefined : lastErrorValue(change.error),
+    provider: change.provider === undefined ? undefined : str(change.provider),
   });
 
 /** A list of history entries as stored; also the operand of the `list_append` of a transition. */
@@ -146,7 +150,7 @@ export const storedRecipients = (recipients: unknown, maxBytes = MAX_STORED_RECI
 export const resultAttributes = (result: SendResult) => ({
   result: map({
     deducted: num(result.deducted),
-    remainingBalance: num(result.remainingBalance),
+    remainingBalance: result.remainingBalance === undefined ? undefined : num(result.remainingBalance),
     message: str(utf8Prefix(result.message, RESULT_BUDGET_BYTES.message)),
     senderId: str(utf8Prefix(result.senderId, RESULT_BUDGET_BYTES.senderId)),
     recipients: str(storedRecipients(result.recipients, RESULT_BUDGET_BYTES.recipients)),
@@ -192,6 +196,9 @@ export const messageItem = (record: MessageRecord): Item =>
     lastError: record.lastError === undefined ? undefined : lastErrorValue(record.lastError),
     ...(record.result === undefined ? {} : resultAttributes(record.result)),
     sentAt: record.sentAt === undefined ? undefined : str(record.sentAt),
+    provider: record.provider === undefined ? undefined : str(record.provider),
+    failoverFrom: record.failoverFrom === undefined ? undefined : str(record.failoverFrom),
+    failoverReason: record.failoverReason === undefined ? undefined : str(record.failoverReason),
     digestId: record.digestId === undefined ? undefined : str(record.digestId),
     digestOf: record.digestOf === undefined ? undefined : strList(record.digestOf),
     dismissal: record.dismissal === undefined ? undefined : dismissalValue(record.dismissal),
@@ -232,13 +239,16 @@ export const messageFromItem = (item: Item): MessageRecord => {
     lastError: lastErrorRead && lastErrorFrom(lastErrorRead),
     result: resultRead && {
       deducted: resultRead.num('deducted'),
-      remainingBalance: resultRead.num('remainingBalance'),
+      ...defined({ remainingBalance: resultRead.optNum('remainingBalance') }),
       message: resultRead.str('message'),
       senderId: resultRead.str('senderId'),
       // A record written before `resultRecipients` keeps the whole answer in `result`.
       recipients: parseJson(read.optStr('resultRecipients') ?? resultRead.str('recipients'), where),
     },
     sentAt: read.optStr('sentAt'),
+    provider: read.optStr('provider'),
+    failoverFrom: read.optStr('failoverFrom'),
+    failoverReason: read.optStr('failoverReason'),
     digestId: read.optStr('digestId'),
     digestOf: item['digestOf'] === undefined ? undefined : read.strList('digestOf'),
     dismissal: dismissalRead && dismissalFrom(dismissalRead, where),
@@ -288,7 +298,11 @@ const stateChangeFrom = (read: ItemReader, where: string): StateChange => {
   return {
     at: read.str('at'),
     state: state as MessageState,
-    ...defined({ reason: read.optStr('reason'), error: error && lastErrorFrom(error) }),
+    ...defined({
+      reason: read.optStr('reason'),
+      error: error && lastErrorFrom(error),
+      provider: read.optStr('provider'),
+    }),
   };
 };
 

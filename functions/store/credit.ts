@@ -3,7 +3,7 @@ import { type Item, ItemReader, num, str } from './attributes';
 import type { StoreTable } from './store-table';
 import { type ConditionalUpdate, writeIf, type WriteIfOptions, type WriteOutcome } from './write';
 import { StoreError } from './errors';
-import { balanceKey, ItemKind } from './keys';
+import { balanceKey, ItemKind, MAIN_PROVIDER } from './keys';
 
 /*
  * The projected balance: what `balance.reserve` is enforced against, kept on the balance item with
@@ -22,6 +22,8 @@ import { balanceKey, ItemKind } from './keys';
 
 /** What `reserveCredit` takes. */
 export interface CreditRequest {
+  /** The provider whose credit is taken. @default 'main' */
+  readonly provider?: string;
   /** The send's estimated cost. */
   readonly estimate: number;
   /** Take it only if at least this much stays projected (`balance.reserve`); absent: take it whatever is left. */
@@ -47,6 +49,8 @@ export type CreditReservation =
 
 /** What `settleCredit` records for a reservation. */
 export interface CreditSettlement {
+  /** The provider whose credit was taken. @default 'main' */
+  readonly provider?: string;
   /** The claim token the reservation was taken under. */
   readonly token: string;
   /** The estimate `reserveCredit` took. */
@@ -60,6 +64,8 @@ export interface CreditSettlement {
 
 /** What `rebaseCredit` takes. */
 export interface CreditBasis {
+  /** The provider whose balance was read. @default 'main' */
+  readonly provider?: string;
   /** A balance read from the SMS service. */
   readonly balance: number;
   /** `charged` read before the service produced `balance` (from `getBalanceState`). */
@@ -78,12 +84,20 @@ const credits = (value: number): number => Math.round(value * 1e6) / 1e6;
 type BalanceUpdate = Omit<ConditionalUpdate, 'Key'>;
 
 /** One conditional update of the balance item (see `writeIf`). */
-const writeBalance = async (table: StoreTable, input: BalanceUpdate, options?: WriteIfOptions): Promise<WriteOutcome> =>
-  await writeIf(table, { Key: balanceKey(), ...input }, options);
+const writeBalance = async (
+  table: StoreTable,
+  input: BalanceUpdate,
+  options?: WriteIfOptions,
+  provider: string = MAIN_PROVIDER,
+): Promise<WriteOutcome> => await writeIf(table, { Key: balanceKey(provider), ...input }, options);
 
 /** One conditional update of the balance item: the item after it (with `ReturnValues`), `undefined` when its condition refused it. */
-const updateBalance = async (table: StoreTable, input: BalanceUpdate): Promise<Item | undefined> => {
-  const outcome = await writeBalance(table, input);
+const updateBalance = async (
+  table: StoreTable,
+  input: BalanceUpdate,
+  provider: string = MAIN_PROVIDER,
+): Promise<Item | undefined> => {
+  const outcome = await writeBalance(table, input, undefined, provider);
   return outcome.applied ? outcome.item : undefined;
 };
 
@@ -101,7 +115,7 @@ const updateBalance = async (table: StoreTable, input: BalanceUpdate): Promise<I
  */
 export const reserveCredit = async (
   table: StoreTable,
-  { estimate, floor, token }: CreditRequest,
+  { estimate, floor, token, provider }: CreditRequest,
 ): Promise<CreditReservation> => {
   finite('estimate', estimate);
   if (estimate < 0) throw new StoreError(`estimate must be ≥ 0, got ${estimate}`);
@@ -125,6 +139,7 @@ export const reserveCredit = async (
       ReturnValues: 'ALL_NEW',
     },
     { current: true },
+    provider,
   );
   if (!outcome.applied) {
     // The balance item that refused it, with the refusal on AWS (read after it locally).
@@ -147,11 +162,11 @@ export const reserveCredit = async (
  */
 export const settleCredit = async (
   table: StoreTable,
-  { token, estimate, charged }: CreditSettlement,
+  { token, estimate, charged, provider }: CreditSettlement,
 ): Promise<void> => {
   finite('estimate', estimate);
   finite('charged', charged);
-  await settleReservation(table, { token, estimate, charged });
+  await settleReservation(table, { token, estimate, charged, provider });
 };
 
 /**
@@ -161,22 +176,26 @@ export const settleCredit = async (
  */
 const settleReservation = async (
   table: StoreTable,
-  { token, estimate, charged }: CreditSettlement,
+  { token, estimate, charged, provider }: CreditSettlement,
 ): Promise<Item | undefined> => {
   const back = credits(estimate - charged);
-  return await updateBalance(table, {
-    UpdateExpression: 'ADD #projected :back, #committed :forward, #charged :charged REMOVE #inFlight.#token',
-    ConditionExpression: 'attribute_exists(#inFlight.#token)',
-    ExpressionAttributeNames: {
-      '#projected': 'projected',
-      '#committed': 'committed',
-      '#charged': 'charged',
-      '#inFlight': 'inFlight',
-      '#token': token,
+  return await updateBalance(
+    table,
+    {
+      UpdateExpression: 'ADD #projected :back, #committed :forward, #charged :charged REMOVE #inFlight.#token',
+      ConditionExpression: 'attribute_exists(#inFlight.#token)',
+      ExpressionAttributeNames: {
+        '#projected': 'projected',
+        '#committed': 'committed',
+        '#charged': 'charged',
+        '#inFlight': 'inFlight',
+        '#token': token,
+      },
+      ExpressionAttributeValues: { ':back': num(back), ':forward': num(-back), ':charged': num(charged) },
+      ReturnValues: 'ALL_NEW',
     },
-    ExpressionAttributeValues: { ':back': num(back), ':forward': num(-back), ':charged': num(charged) },
-    ReturnValues: 'ALL_NEW',
-  });
+    provider,
+  );
 };
 
 /**
@@ -189,11 +208,14 @@ const settleReservation = async (
  * await store.keepStaleCredit({ token: record.claimToken });
  * ```
  */
-export const keepStaleCredit = async (table: StoreTable, { token }: { readonly token: string }): Promise<void> => {
+export const keepStaleCredit = async (
+  table: StoreTable,
+  { token, provider = MAIN_PROVIDER }: { readonly token: string; readonly provider?: string },
+): Promise<void> => {
   const state = await table.client.send(
     new GetItemCommand({
       TableName: table.tableName,
-      Key: balanceKey(),
+      Key: balanceKey(provider),
       ConsistentRead: true,
       ProjectionExpression: '#inFlight.#token',
       ExpressionAttributeNames: { '#inFlight': 'inFlight', '#token': token },
@@ -201,7 +223,7 @@ export const keepStaleCredit = async (table: StoreTable, { token }: { readonly t
   );
   const estimate = state.Item?.['inFlight']?.M?.[token]?.N;
   if (estimate === undefined) return;
-  await settleReservation(table, { token, estimate: Number(estimate), charged: Number(estimate) });
+  await settleReservation(table, { token, estimate: Number(estimate), charged: Number(estimate), provider });
 };
 
 /**
@@ -221,36 +243,42 @@ export const keepStaleCredit = async (table: StoreTable, { token }: { readonly t
  */
 export const rebaseCredit = async (
   table: StoreTable,
-  { balance, basis, now = table.clock() }: CreditBasis,
+  { balance, basis, now = table.clock(), provider }: CreditBasis,
 ): Promise<boolean> => {
   finite('balance', balance);
   finite('basis', basis);
-  const item = await updateBalance(table, {
-    UpdateExpression:
-      'SET #projected = :anchor - if_not_exists(#committed, :zero), #basis = :basis, #rebasedAt = :now, #kind = :kind, #inFlight = if_not_exists(#inFlight, :none)',
-    ConditionExpression: 'attribute_not_exists(#basis) OR #basis <= :basis',
-    ExpressionAttributeNames: {
-      '#projected': 'projected',
-      '#committed': 'committed',
-      '#basis': 'creditBasis',
-      '#rebasedAt': 'rebasedAt',
-      '#kind': 'kind',
-      '#inFlight': 'inFlight',
+  const item = await updateBalance(
+    table,
+    {
+      UpdateExpression:
+        'SET #projected = :anchor - if_not_exists(#committed, :zero), #basis = :basis, #rebasedAt = :now, #kind = :kind, #inFlight = if_not_exists(#inFlight, :none)',
+      ConditionExpression: 'attribute_not_exists(#basis) OR #basis <= :basis',
+      ExpressionAttributeNames: {
+        '#projected': 'projected',
+        '#committed': 'committed',
+        '#basis': 'creditBasis',
+        '#rebasedAt': 'rebasedAt',
+        '#kind': 'kind',
+        '#inFlight': 'inFlight',
+      },
+      ExpressionAttributeValues: {
+        ':none': { M: {} },
+        ':kind': str(ItemKind.Balance),
+        ':now': str(now.toISOString()),
+        ':anchor': num(credits(balance + basis)),
+        ':zero': num(0),
+        ':basis': num(basis),
+      },
     },
-    ExpressionAttributeValues: {
-      ':none': { M: {} },
-      ':kind': str(ItemKind.Balance),
-      ':now': str(now.toISOString()),
-      ':anchor': num(credits(balance + basis)),
-      ':zero': num(0),
-      ':basis': num(basis),
-    },
-  });
+    provider,
+  );
   return item !== undefined;
 };
 
 /** A send's answer for `observeSentCredit`. */
 export interface SentCredit {
+  /** The provider that sent. @default 'main' */
+  readonly provider?: string;
   /** The service's `remainingBalance`. */
   readonly balance: number;
   /** The service's `deducted`. */
@@ -277,7 +305,7 @@ export interface SentCredit {
  */
 export const observeSentCredit = async (
   table: StoreTable,
-  { balance, deducted, reservation }: SentCredit,
+  { balance, deducted, reservation, provider }: SentCredit,
 ): Promise<void> => {
   finite('balance', balance);
   finite('deducted', deducted);
@@ -286,6 +314,7 @@ export const observeSentCredit = async (
       token: reservation.token,
       estimate: reservation.estimate,
       charged: deducted,
+      provider,
     });
     if (after === undefined) return;
     const read = new ItemReader(after, 'BALANCE');
@@ -293,21 +322,29 @@ export const observeSentCredit = async (
     const committed = read.optNum('committed') ?? 0;
     const raised = credits(balance + reservation.basis + deducted - committed);
     if (projected !== undefined && raised > projected) {
-      await updateBalance(table, {
-        UpdateExpression: 'SET #projected = :raised',
-        ConditionExpression: '#committed = :committed AND #projected < :raised',
-        ExpressionAttributeNames: { '#projected': 'projected', '#committed': 'committed' },
-        ExpressionAttributeValues: { ':raised': num(raised), ':committed': num(committed) },
-      });
+      await updateBalance(
+        table,
+        {
+          UpdateExpression: 'SET #projected = :raised',
+          ConditionExpression: '#committed = :committed AND #projected < :raised',
+          ExpressionAttributeNames: { '#projected': 'projected', '#committed': 'committed' },
+          ExpressionAttributeValues: { ':raised': num(raised), ':committed': num(committed) },
+        },
+        provider,
+      );
       return;
     }
   }
-  await updateBalance(table, {
-    UpdateExpression: 'SET #projected = :balance',
-    ConditionExpression: '#projected > :balance',
-    ExpressionAttributeNames: { '#projected': 'projected' },
-    ExpressionAttributeValues: { ':balance': num(balance) },
-  });
+  await updateBalance(
+    table,
+    {
+      UpdateExpression: 'SET #projected = :balance',
+      ConditionExpression: '#projected > :balance',
+      ExpressionAttributeNames: { '#projected': 'projected' },
+      ExpressionAttributeValues: { ':balance': num(balance) },
+    },
+    provider,
+  );
 };
 
 /**
@@ -322,7 +359,8 @@ export const creditOperations = (table: StoreTable) => ({
   /** Rebases the projected balance on a balance the service reported. See {@link rebaseCredit}. */
   rebaseCredit: async (basis: CreditBasis): Promise<boolean> => await rebaseCredit(table, basis),
   /** Settles the reservation of a sender that stopped as maybe sent. See {@link keepStaleCredit}. */
-  keepStaleCredit: async (stale: { readonly token: string }): Promise<void> => await keepStaleCredit(table, stale),
+  keepStaleCredit: async (stale: { readonly token: string; readonly provider?: string }): Promise<void> =>
+    await keepStaleCredit(table, stale),
   /** Settles a sent message's reservation and checks the projected balance against its answer. See {@link observeSentCredit}. */
   observeSentCredit: async (sent: SentCredit): Promise<void> => await observeSentCredit(table, sent),
 });

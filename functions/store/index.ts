@@ -29,5 +29,8 @@ export {
   type MessageRecord,
   type NewMessage,
   type Page,
+  type ProviderAttempt,
   type SendResult,
+  type StateChange,
 } from './types';
+export { MAIN_PROVIDER } from './keys';

@@ -60,15 +60,27 @@ export const overrideKey = (schedule: string, createdAt: string, id: string): Ke
 /** A route's digest window: the one item two accepts race for to open it (see `openDigestWindow`). */
 export const digestWindowKey = (route: string): Key => key(`WINDOW#${route}`, 'DIGEST');
 
-/** The SMS service's circuit: one item every sender shares (see `functions/store/circuit.ts`). */
+/** The provider a store operation on a circuit, a balance or a rate is about when it names none. */
+export const MAIN_PROVIDER = 'main';
+
+/**
+ * The sort key of provider `name`'s item beside `main`'s: `main` keeps the key it had before there
+ * were several providers, so a table written then is read the same.
+ */
+const providerSk = (provider: string, mainSk: string): string =>
+  provider === MAIN_PROVIDER ? mainSk : `PROVIDER#${provider}`;
+
+/** A provider's circuit: one item every sender shares (see `functions/store/circuit.ts`). */
 export const CIRCUIT_PK = 'CIRCUIT';
-export const circuitKey = (): Key => key(CIRCUIT_PK, 'SMS-SERVICE');
+export const circuitKey = (provider: string = MAIN_PROVIDER): Key =>
+  key(CIRCUIT_PK, providerSk(provider, 'SMS-SERVICE'));
 
-/** One second of sends to the SMS service (`provider.maxPerSecond`): a partition per second, so no item stays hot. */
-export const rateWindowKey = (epochSecond: number): Key =>
-  key(`RATE#${String(epochSecond).padStart(10, '0')}`, 'SENDS');
+/** One second of sends to a provider (its `maxPerSecond`): a partition per second, so no item stays hot. */
+export const rateWindowKey = (epochSecond: number, provider: string = MAIN_PROVIDER): Key =>
+  key(`RATE#${String(epochSecond).padStart(10, '0')}`, provider === MAIN_PROVIDER ? 'SENDS' : `SENDS#${provider}`);
 
-export const balanceKey = (): Key => key('BALANCE', 'STATE');
+/** A provider's balance watch and projected credit. */
+export const balanceKey = (provider: string = MAIN_PROVIDER): Key => key('BALANCE', providerSk(provider, 'STATE'));
 
 /**
  * What every route together spent, one item per UTC day (`D#YYYY-MM-DD`), and the item that says

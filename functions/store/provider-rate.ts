@@ -21,10 +21,14 @@ const RATE_WINDOW_KEPT_SECONDS = 3_600;
  */
 export const takeRateSlot = async (
   table: StoreTable,
-  { epochSecond, maxPerSecond }: { readonly epochSecond: number; readonly maxPerSecond: number },
+  {
+    epochSecond,
+    maxPerSecond,
+    provider,
+  }: { readonly epochSecond: number; readonly maxPerSecond: number; readonly provider?: string },
 ): Promise<number | undefined> => {
   const outcome = await writeIf(table, {
-    Key: rateWindowKey(epochSecond),
+    Key: rateWindowKey(epochSecond, provider),
     ReturnValues: 'UPDATED_NEW',
     ...buildUpdate({
       set: {
@@ -53,10 +57,10 @@ export const takeRateSlot = async (
  */
 export const raiseRateSlot = async (
   table: StoreTable,
-  { epochSecond, slot }: { readonly epochSecond: number; readonly slot: number },
+  { epochSecond, slot, provider }: { readonly epochSecond: number; readonly slot: number; readonly provider?: string },
 ): Promise<boolean> => {
   const outcome = await writeIf(table, {
-    Key: rateWindowKey(epochSecond),
+    Key: rateWindowKey(epochSecond, provider),
     ...buildUpdate({
       set: {
         kind: str(ItemKind.RateWindow),
@@ -79,8 +83,12 @@ export const rateOperations = (table: StoreTable) => ({
   takeRateSlot: async (input: {
     readonly epochSecond: number;
     readonly maxPerSecond: number;
+    readonly provider?: string;
   }): Promise<number | undefined> => await takeRateSlot(table, input),
   /** Moves the second's count up to `slot`, when below it: whether `slot` is the caller's. See {@link raiseRateSlot}. */
-  raiseRateSlot: async (input: { readonly epochSecond: number; readonly slot: number }): Promise<boolean> =>
-    await raiseRateSlot(table, input),
+  raiseRateSlot: async (input: {
+    readonly epochSecond: number;
+    readonly slot: number;
+    readonly provider?: string;
+  }): Promise<boolean> => await raiseRateSlot(table, input),
 });

@@ -20,7 +20,7 @@ import { MessageState } from './table';
 import { DeliveryPolicy } from '../core/config/policies';
 import { DISMISS, HISTORY_KEPT } from '../core/defaults';
 import { LANES } from '../core/lanes';
-import type { LastError, MessageRecord, SendResult, StateChange } from './types';
+import type { LastError, MessageRecord, ProviderAttempt, SendResult, StateChange } from './types';
 
 /** A change of state: the update's `set` and the `history` entry it appends in the same write. */
 interface Change extends Omit<UpdateSpec, 'append'> {
@@ -216,8 +216,15 @@ const complete = async (
   return record;
 };
 
-/** How a claimed message comes out of `SENDING`. */
-export type Settlement =
+/**
+ * How a claimed message comes out of `SENDING`; with `attempt`, the provider the attempt went to
+ * is kept on the record (`provider`, and `failoverFrom`/`failoverReason` when it was not the
+ * chain's first, removed when it was) and on the history entry.
+ */
+export type Settlement = SettlementOutcome & { readonly attempt?: ProviderAttempt };
+
+/** The outcome part of a {@link Settlement}. */
+export type SettlementOutcome =
   /** The SMS service accepted it; its answer is kept (bounded, see `resultAttributes`). */
   | { readonly state: typeof MessageState.Sent; readonly result: SendResult }
   /** Back to waiting, for the sweeper to send once `nextAttemptAt` has come. */
@@ -259,12 +266,27 @@ export const settle = async (
 ): Promise<MessageRecord> => {
   const at = str(now.toISOString());
   const state = str(settlement.state);
+  const { attempt } = settlement;
+  const provider = attempt?.provider;
+  const attemptSet =
+    attempt === undefined
+      ? {}
+      : {
+          provider: str(attempt.provider),
+          ...(attempt.failoverFrom === undefined ? {} : { failoverFrom: str(attempt.failoverFrom) }),
+          ...(attempt.failoverReason === undefined ? {} : { failoverReason: str(attempt.failoverReason) }),
+        };
+  // An attempt through the chain's first provider is no failover, whatever an earlier attempt was.
+  const attemptRemove = [
+    ...(attempt === undefined || attempt.failoverFrom !== undefined ? [] : ['failoverFrom']),
+    ...(attempt === undefined || attempt.failoverReason !== undefined ? [] : ['failoverReason']),
+  ];
   switch (settlement.state) {
     case MessageState.Sent:
       return await complete(table, id, token, {
-        set: { state, ...resultAttributes(settlement.result), sentAt: at, updatedAt: at },
-        remove: ['reason', 'nextAttemptAt'],
-        entry: stateChange({ at: now.toISOString(), state: settlement.state }),
+        set: { state, ...resultAttributes(settlement.result), sentAt: at, updatedAt: at, ...attemptSet },
+        remove: ['reason', 'nextAttemptAt', ...attemptRemove],
+        entry: stateChange({ at: now.toISOString(), state: settlement.state, provider }),
       });
     case MessageState.Pending:
       return await complete(table, id, token, {
@@ -274,8 +296,10 @@ export const settle = async (
           [DUE_AT]: str(settlement.nextAttemptAt.toISOString()),
           lastError: lastErrorValue(settlement.lastError),
           updatedAt: at,
+          ...attemptSet,
         },
-        entry: stateChange({ at: now.toISOString(), state: settlement.state, error: settlement.lastError }),
+        remove: attemptRemove,
+        entry: stateChange({ at: now.toISOString(), state: settlement.state, error: settlement.lastError, provider }),
       });
     default:
       return await complete(table, id, token, {
@@ -284,12 +308,15 @@ export const settle = async (
           reason: str(settlement.reason),
           lastError: settlement.lastError === undefined ? undefined : lastErrorValue(settlement.lastError),
           updatedAt: at,
+          ...attemptSet,
         },
+        remove: attemptRemove,
         entry: stateChange({
           at: now.toISOString(),
           state: settlement.state,
           reason: settlement.reason,
           error: settlement.lastError,
+          provider,
         }),
       });
   }

@@ -20,7 +20,8 @@ export interface LastError {
 /** The SMS service's answer to a successful send. */
 export interface SendResult {
   readonly deducted: number;
-  readonly remainingBalance: number;
+  /** Absent when the provider's answer carries no balance (Africa's Talking, an http gateway). */
+  readonly remainingBalance?: number;
   readonly message: string;
   readonly senderId: string;
   /**
@@ -100,6 +101,17 @@ export interface StateChange {
   readonly reason?: string;
   /** The attempt's error, on a return to `PENDING` and on failures that had one. */
   readonly error?: LastError;
+  /** The provider of the attempt whose outcome this change records. */
+  readonly provider?: string;
+}
+
+/** The provider an attempt went to, and why it was not the chain's first (docs/providers.md). */
+export interface ProviderAttempt {
+  readonly provider: string;
+  /** The chain's first provider, when the attempt went to another. */
+  readonly failoverFrom?: string;
+  /** Why it moved on: a not-sent reason (`unreachable`, `insufficient-credit`…), `circuit-open` or `reserve`. */
+  readonly failoverReason?: string;
 }
 
 /** The most of a reason or an error message a history entry keeps. */
@@ -139,6 +151,12 @@ export interface MessageRecord extends MessageContent {
   readonly lastError?: LastError;
   readonly result?: SendResult;
   readonly sentAt?: string;
+  /** The provider of the last attempt (the one that sent it, when `SENT`); absent before any attempt settled. */
+  readonly provider?: string;
+  /** Set when the last attempt's provider was not the chain's first: that first provider. */
+  readonly failoverFrom?: string;
+  /** Why the last attempt failed over from `failoverFrom`: a `NotSentReason`, `circuit-open` or `reserve`. */
+  readonly failoverReason?: string;
   /** On a DIGESTED record: the id of the digest record whose SMS carried it. */
   readonly digestId?: string;
   /** On a digest record: the ids of the DEFERRED records its SMS stands for, oldest first. */

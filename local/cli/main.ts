@@ -13,6 +13,7 @@ const COMMANDS = {
   start: async () => (await import('./commands/start')).startCommand(),
   'send-test': async () => (await import('./commands/send-test')).sendTestCommand(),
   balance: async () => (await import('./commands/balance')).balanceCommand(),
+  providers: async () => (await import('./commands/providers')).providersCommand(),
   logs: async () => (await import('./commands/logs')).logsCommand(),
   redrive: async () => (await import('./commands/redrive')).redriveCommand(),
   dismiss: async () => (await import('./commands/dismiss')).dismissCommand(),

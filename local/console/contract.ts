@@ -148,7 +148,7 @@ export interface RecordDetail {
   /** The SMS service's answer to the send, when it was accepted. */
   readonly result: {
     readonly deducted: number;
-    readonly remainingBalance: number;
+    readonly remainingBalance: number | null;
     readonly message: string;
     readonly senderId: string;
     readonly sentAt: string | null;

@@ -77,7 +77,7 @@ export function recordDetail(
         ? null
         : {
             deducted: record.result.deducted,
-            remainingBalance: record.result.remainingBalance,
+            remainingBalance: record.result.remainingBalance ?? null,
             message: maskNumbersInText(record.result.message),
             senderId: record.result.senderId,
             sentAt: record.sentAt ?? null,

@@ -215,6 +215,14 @@ export const MuteRequest = UnmuteRequest.extend({
 const NAME = z.string().min(1).max(64);
 
 /** `GET /_relay/overrides?schedules=ops,db`: the on-call overrides in force of these schedules. */
+/** `GET /_relay/circuit?provider=`: whose circuit; absent, `main`'s. */
+export const CircuitQuery = z.object({
+  provider: z
+    .string()
+    .regex(/^[a-z][a-z0-9_-]{0,62}$/)
+    .optional(),
+});
+
 export const OverridesQuery = z.object({
   schedules: z
     .string()

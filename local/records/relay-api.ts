@@ -20,6 +20,7 @@ import {
   type DismissResult,
   MuteRequest,
   OverrideRequest,
+  CircuitQuery,
   OverridesQuery,
   RecordListQuery,
   type RecordView,
@@ -72,7 +73,7 @@ export const RELAY_API = {
   /** `ack`: one of concurrent acknowledgements wins (`closed`). */
   'POST /ack': { body: AckRequest, answer: answers<CloseOutcome>() },
   /** `circuit`: the SMS service's circuit. */
-  'GET /circuit': { answer: answers<{ readonly circuit: CircuitView }>() },
+  'GET /circuit': { query: CircuitQuery, answer: answers<{ readonly circuit: CircuitView }>() },
   /** `circuit open --for`, `circuit close`: the circuit before and after. */
   'POST /circuit': { body: CircuitRequest, answer: answers<CircuitChange>() },
 } as const satisfies RouteMap;

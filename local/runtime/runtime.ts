@@ -13,7 +13,8 @@ import { startSandbox } from '../sandbox/server';
 import type { RunningSandbox } from '../sandbox/types';
 import { createFileSecretSource } from '../../functions/adapters/secrets';
 import { createSmsClientSource } from '../../functions/adapters/sms';
-import { checkBalance } from '../../functions/relay/balance';
+import { createProviderSource } from '../../functions/adapters/providers';
+import { checkProviderBalances } from '../../functions/relay/provider-balances';
 import { ingestWebhook } from '../../functions/relay/ingest';
 import { defaultSourceFetch } from '../../functions/relay/https-get';
 import type { SourceFetch } from '../../functions/core/sources/types';
@@ -441,7 +442,7 @@ function startTimers(
         onError: (error) => problem('escalations not recorded; trying again in a second', error),
       },
     ),
-    repeat(async () => void (await checkBalance(context)), {
+    repeat(async () => void (await checkProviderBalances(context)), {
       intervalMs: setup.balanceSchedule.intervalMs,
       immediately: true,
       onError: (error) => problem('the balance watch failed', error),
@@ -605,6 +606,13 @@ export function createLocalContext({
     store,
     secrets,
     sms: createSmsClientSource({ secrets, baseUrl: providerBaseUrl, timeoutMs, apiKey: providerApiKey }),
+    // The first provider at the runtime's provider URL (its sandbox, or PROVIDER_BASE_URL); the others at their own.
+    providers: createProviderSource({
+      secrets,
+      settings: loaded.settings,
+      apiKey: providerApiKey,
+      firstBaseUrl: providerBaseUrl,
+    }),
     logger,
     metrics: NO_METRICS,
     clock,

@@ -418,8 +418,12 @@ async function unmuteRoute({ request, response, dependencies: { store, routes } 
 }
 
 /** `GET /_relay/circuit`: the SMS service's circuit (`sms-relay circuit` while the runtime holds the store). */
-async function showCircuit({ response, dependencies: { store } }: RelayCall): Promise<void> {
-  answer(response, 'GET /circuit', { circuit: circuitView(await store.getCircuit()) });
+async function showCircuit({ request, response, dependencies: { store } }: RelayCall): Promise<void> {
+  const { provider } = parseRequest(
+    RELAY_API['GET /circuit'].query,
+    queryObject(new URLSearchParams(requestQuery(request.url))),
+  );
+  answer(response, 'GET /circuit', { circuit: circuitView(await store.getCircuit(provider)) });
 }
 
 /** `POST /_relay/circuit` `{action: 'open', forSeconds}` or `{action: 'close'}`: `sms-relay circuit open|close`. */

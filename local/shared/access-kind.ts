@@ -49,8 +49,8 @@ export interface RecordAccess {
   incidents(): Promise<DeliveredIncident[]>;
   /** Acknowledges an open incident (`sms-relay ack`): one of concurrent acknowledgements wins. */
   acknowledge(id: string): Promise<CloseOutcome>;
-  /** The SMS service's circuit (`sms-relay circuit`). */
-  circuit(): Promise<CircuitView>;
+  /** A provider's circuit (`sms-relay circuit`, `sms-relay providers`); absent: `main`'s, the SMS service's. */
+  circuit(provider?: string): Promise<CircuitView>;
   /** Opens it for a while or closes it (`sms-relay circuit open --for`, `close`). */
   changeCircuit(request: CircuitRequest): Promise<CircuitChange>;
   close(): Promise<void>;

@@ -89,7 +89,8 @@ function runtimeAccess({ url, pid, consoleSecret }: RuntimeAnnouncement): Record
     override: async (request) => (await relay('POST /overrides', { body: request })).override,
     incidents: async () => (await relay('GET /incidents')).incidents,
     acknowledge: async (id) => await relay('POST /ack', { body: { incident: id } }),
-    circuit: async () => (await relay('GET /circuit')).circuit,
+    circuit: async (provider) =>
+      (await relay('GET /circuit', provider === undefined ? {} : { query: { provider } })).circuit,
     changeCircuit: async (request) => await relay('POST /circuit', { body: request }),
     close: async () => undefined,
   };

@@ -132,7 +132,7 @@ function storeAccess(store: MessageStore, kind: AccessKind, description: string)
       await Promise.all((await store.listOpenIncidents()).map(async (incident) => await withDelivery(store, incident))),
     acknowledge: async (id) =>
       await store.closeIncident(id, { state: IncidentState.Acknowledged, by: ACKNOWLEDGED_BY_CLI }),
-    circuit: async () => circuitView(await store.getCircuit()),
+    circuit: async (provider) => circuitView(await store.getCircuit(provider)),
     changeCircuit: async (request) => await changeCircuit(store, request, OpenedBy.Cli),
   };
 }

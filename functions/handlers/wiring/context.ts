@@ -13,6 +13,7 @@ import { createLogger, relayLogger } from '../../adapters/logger';
 import { createMetrics, relayMetrics } from './metrics';
 import { createFileSecretSource, createSecretsManagerSource } from '../../adapters/secrets';
 import { createSmsClientSource } from '../../adapters/sms';
+import { createProviderSource } from '../../adapters/providers';
 
 /** The process's Powertools logger and metrics; they exist even when the context cannot be built. */
 export interface Observability {
@@ -132,11 +133,17 @@ export async function createRelayContext(
     timeoutMs: config.settings.provider.timeoutMs,
     ...(env.providerApiKey === undefined ? {} : { apiKey: env.providerApiKey }),
   });
+  const providers = createProviderSource({
+    secrets: provider,
+    settings: config.settings,
+    ...(env.providerApiKey === undefined ? {} : { apiKey: env.providerApiKey }),
+  });
   return {
     config,
     store,
     secrets,
     sms,
+    providers,
     logger: relayLog,
     metrics: relayMetric,
     clock: () => new Date(),

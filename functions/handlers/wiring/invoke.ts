@@ -3,6 +3,7 @@ import { observability, lambdaRelay, type LambdaRelay } from './context';
 import { flushMetrics } from './metrics';
 import type { RelayConfigView } from '../../core/config/view';
 import type { RelayContext } from '../../relay/ports';
+import { createProviderSource } from '../../adapters/providers';
 import { createSmsClientSource } from '../../adapters/sms';
 
 /**
@@ -69,9 +70,15 @@ export async function withInvocationSmsClients<T>(
     timeoutMs: context.config.settings.provider.timeoutMs,
     ...(env.providerApiKey === undefined ? {} : { apiKey: env.providerApiKey }),
   });
+  const providers = createProviderSource({
+    secrets: providerSecrets,
+    settings: context.config.settings,
+    ...(env.providerApiKey === undefined ? {} : { apiKey: env.providerApiKey }),
+  });
   try {
-    return await work({ ...context, sms });
+    return await work({ ...context, sms, providers });
   } finally {
     sms.close();
+    providers.close();
   }
 }

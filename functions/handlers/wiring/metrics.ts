@@ -55,13 +55,18 @@ export function createMetrics({
  */
 export function relayMetrics(metrics: Metrics): RelayMetrics {
   return {
-    add(name, value, route) {
+    add(name, value, route, provider) {
       const unit = UNITS[name] ?? MetricUnit.Count;
       metrics.addMetric(name, unit, value);
-      if (route === undefined) return;
-      const single = metrics.singleMetric();
-      single.addDimension(METRICS.routeDimension, route);
-      single.addMetric(name, unit, value);
+      for (const [dimension, of] of [
+        [METRICS.routeDimension, route],
+        [METRICS.providerDimension, provider],
+      ] as const) {
+        if (of === undefined) continue;
+        const single = metrics.singleMetric();
+        single.addDimension(dimension, of);
+        single.addMetric(name, unit, value);
+      }
     },
   };
 }

@@ -127,10 +127,15 @@ function errorsAsObjects(_key: string, value: unknown): unknown {
 
 /** Datapoints added through the relay's metrics port. */
 export class RecordingMetrics implements RelayMetrics {
-  public readonly points: { name: RelayMetric; value: number; route?: string }[] = [];
+  public readonly points: { name: RelayMetric; value: number; route?: string; provider?: string }[] = [];
 
-  public add(name: RelayMetric, value: number, route?: string): void {
-    this.points.push({ name, value, ...(route === undefined ? {} : { route }) });
+  public add(name: RelayMetric, value: number, route?: string, provider?: string): void {
+    this.points.push({
+      name,
+      value,
+      ...(route === undefined ? {} : { route }),
+      ...(provider === undefined ? {} : { provider }),
+    });
   }
 
   public total(name: RelayMetric, route?: string): number {
