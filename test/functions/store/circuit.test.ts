@@ -61,6 +61,15 @@ describe('the SMS service circuit item', () => {
     expect(third).toMatchObject({ opened: true, state: { failures: 3, openedAt: at(70).toISOString() } });
   });
 
+  it("with several providers, adds a provider's failure whatever was settled SENT since: another provider may have sent it", async () => {
+    const { store } = await newTable(db);
+    const failOf = (now: Date) => ({ ...fail(3, now), provider: 'at', sentRecordsAreItsSuccesses: false });
+    await store.circuit.failed(failOf(at(0)));
+    await sentRecord(store, { route: 'alerts', deducted: 1, now: at(10) });
+    expect(await store.circuit.failed(failOf(at(20)))).toMatchObject({ opened: false, state: { failures: 2 } });
+    expect(await store.circuit.failed(failOf(at(30)))).toMatchObject({ opened: true, state: { failures: 3 } });
+    expect(await store.getCircuit()).toEqual({ failures: 0, probes: 0 });
+  });
   it('lets exactly one trial send through while on probation; a trial given back or past its lease lets the next one go', async () => {
     const { store, storeWith } = await newTable(db);
     const other = storeWith(db.newClient());
