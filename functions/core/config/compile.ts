@@ -88,8 +88,6 @@ export function compileConfig(config: RelayConfig, source = 'config', before?: C
   // start does not route every literal number again.
   if (before === undefined) {
     literalsWithoutProvider(routes, compileProviderRouting(routingSettings(config)), problems);
-    const unwired = providersNotSending(config);
-    if (unwired !== undefined) problems.push(unwired);
   }
 
   const balanceNotify =
@@ -125,22 +123,6 @@ export function routingSettings(config: RelayConfig): RoutingSettings {
     routing: config.routing,
     failover: config.failover,
   };
-}
-
-/**
- * The sender sends through one provider of type sms-service (`provider`, the first of
- * `providers`): until failover is wired to it, a config that names another type or a second
- * provider would send sms-service requests to the wrong API, or never fail over. Refused, saying so.
- */
-function providersNotSending(config: RelayConfig): string | undefined {
-  const entries = Object.entries(config.providers ?? {});
-  if (entries.length <= 1 && entries.every(([, provider]) => provider.type === ProviderType.SmsService))
-    return undefined;
-  return `providers: the sender sends through one provider of type sms-service for now; ${entries
-    .map(([name, provider]) => `${name} (${provider.type})`)
-    .join(
-      ', ',
-    )} are read and checked, but sending through africastalking or http and failing over to a second provider are not wired to the sender yet (docs/providers.md)`;
 }
 
 /**

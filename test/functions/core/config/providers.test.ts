@@ -169,21 +169,6 @@ describe('providers, routing and failover in the config', () => {
       'providers:\n  at: { type: africastalking, username: acme }\nrouting:\n  - { numbers: ["+254"], use: [at] }\n';
     expect(problemsOf(atOnly + ROUTES)).toContainEqual('routes.alerts.recipients[0]: no provider for +2557****678');
   });
-
-  it('refuses, until the sender sends through them, a provider of another type or a second provider, and takes one sms-service provider', () => {
-    expect(problemsOf(THREE_PROVIDERS + ROUTES)).toContainEqual(
-      expect.stringMatching(
-        /^providers: the sender sends through one provider of type sms-service for now; main \(sms-service\), at \(africastalking\), gateway \(http\) are read and checked/,
-      ),
-    );
-    const atOnly = 'providers:\n  at: { type: africastalking, username: acme }\n';
-    expect(problemsOf(atOnly + ROUTES)).toContainEqual(
-      expect.stringMatching(/^providers: .* at \(africastalking\) are/),
-    );
-    expect(
-      loadConfig(`providers:\n  sms: { type: sms-service, baseUrl: "https://x.example" }\n${ROUTES}`).settings.provider,
-    ).toMatchObject({ baseUrl: 'https://x.example' });
-  });
 });
 
 describe('toE164', () => {
