@@ -62,6 +62,7 @@ const stateChangeValue = (change: StateChange): AttributeValue =>
     state: str(change.state),
     reason: change.reason === undefined ? undefined : str(change.reason),
     error: change.error === undefined ? undefined : lastErrorValue(change.error),
+    provider: change.provider === undefined ? undefined : str(change.provider),
   });
 
 /** A list of history entries as stored; also the operand of the `list_append` of a transition. */
@@ -189,6 +190,9 @@ export const messageItem = (record: MessageRecord): Item =>
     wokenAt: record.wokenAt === undefined ? undefined : str(record.wokenAt),
     claimToken: record.claimToken === undefined ? undefined : str(record.claimToken),
     reason: record.reason === undefined ? undefined : str(record.reason),
+    provider: record.provider === undefined ? undefined : str(record.provider),
+    failoverFrom: record.failoverFrom === undefined ? undefined : str(record.failoverFrom),
+    failoverReason: record.failoverReason === undefined ? undefined : str(record.failoverReason),
     lastError: record.lastError === undefined ? undefined : lastErrorValue(record.lastError),
     ...(record.result === undefined ? {} : resultAttributes(record.result)),
     sentAt: record.sentAt === undefined ? undefined : str(record.sentAt),
@@ -229,6 +233,9 @@ export const messageFromItem = (item: Item): MessageRecord => {
     wokenAt: read.optStr('wokenAt'),
     claimToken: read.optStr('claimToken'),
     reason: read.optStr('reason'),
+    provider: read.optStr('provider'),
+    failoverFrom: read.optStr('failoverFrom'),
+    failoverReason: read.optStr('failoverReason'),
     lastError: lastErrorRead && lastErrorFrom(lastErrorRead),
     result: resultRead && {
       deducted: resultRead.num('deducted'),
@@ -288,7 +295,11 @@ const stateChangeFrom = (read: ItemReader, where: string): StateChange => {
   return {
     at: read.str('at'),
     state: state as MessageState,
-    ...defined({ reason: read.optStr('reason'), error: error && lastErrorFrom(error) }),
+    ...defined({
+      reason: read.optStr('reason'),
+      error: error && lastErrorFrom(error),
+      provider: read.optStr('provider'),
+    }),
   };
 };
 

@@ -100,6 +100,8 @@ export interface StateChange {
   readonly reason?: string;
   /** The attempt's error, on a return to `PENDING` and on failures that had one. */
   readonly error?: LastError;
+  /** The provider of the attempt whose outcome this change records; absent on changes no attempt made. */
+  readonly provider?: string;
 }
 
 /** The most of a reason or an error message a history entry keeps. */
@@ -136,6 +138,12 @@ export interface MessageRecord extends MessageContent {
   readonly claimToken?: string;
   /** Why it was dropped, failed, parked, held or is unknown. */
   readonly reason?: string;
+  /** The provider of the last attempt: the one that sent it, when SENT. Absent before any attempt. */
+  readonly provider?: string;
+  /** Set when the last attempt's provider was not the chain's first: the provider it moved on from. */
+  readonly failoverFrom?: string;
+  /** Why it moved on from `failoverFrom` (a failover reason: `unreachable`, `insufficient-credit`…). */
+  readonly failoverReason?: string;
   readonly lastError?: LastError;
   readonly result?: SendResult;
   readonly sentAt?: string;
