@@ -8,7 +8,7 @@ const INFO: BannerInfo = {
   sandboxUrl: 'http://127.0.0.1:4001',
   sandboxAccount: 'balance 10000 TZS, 20 TZS per SMS',
   providerBaseUrl: 'http://127.0.0.1:4001',
-  configPath: 'config/providers.yaml',
+  configPath: 'examples/providers.yaml',
   secretsPath: '.relay/secrets.json',
   secretsCreated: false,
   secretsAdded: [],

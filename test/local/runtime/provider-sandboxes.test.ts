@@ -9,7 +9,7 @@ import { signWebhook } from '../../../local/runtime/signers';
 import { resolveRuntimeSettings } from '../../../local/shared/settings';
 
 /** The example config with three providers: main (sms-service), at (africastalking), gateway (http). */
-const CONFIG = new URL('../../../config/providers.yaml', import.meta.url).pathname;
+const CONFIG = new URL('../../../examples/providers.yaml', import.meta.url).pathname;
 
 function settingsIn(dir: string, providerUrl?: string) {
   return resolveRuntimeSettings(
