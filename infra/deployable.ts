@@ -1,5 +1,8 @@
 import { BlockList, isIP } from 'node:net';
 import type { RelayConfig } from '../functions/core/config/schema';
+import { providerKeyName } from '../functions/core/provider/kinds/common';
+import { secretNames } from '../functions/core/provider/kinds/http';
+import { ProviderType } from '../functions/core/provider/outcome';
 import {
   HANDLER_TIMEOUT_SECONDS,
   SWEEP_RUN,
@@ -71,10 +74,10 @@ export function maxProviderTimeoutMs(): { readonly ms: number; readonly why: str
  * providerTimeoutProblem(50_000); // 'provider.timeoutMs: 50000 does not fit the functions\' time-outs: …'
  * ```
  */
-export function providerTimeoutProblem(timeoutMs: number): string | undefined {
+export function providerTimeoutProblem(timeoutMs: number, key = 'provider.timeoutMs'): string | undefined {
   const max = maxProviderTimeoutMs();
   if (timeoutMs <= max.ms) return undefined;
-  return `provider.timeoutMs: ${timeoutMs} does not fit the functions' time-outs: ${max.why}, so at most ${max.ms}; set provider.timeoutMs to ${max.ms} or less`;
+  return `${key}: ${timeoutMs} does not fit the functions' time-outs: ${max.why}, so at most ${max.ms}; set ${key} to ${max.ms} or less`;
 }
 
 // Where a deployed Lambda must never be pointed: the function's own host, private networks it has
@@ -111,7 +114,7 @@ for (const [network, prefix] of [
  * providerUrlProblem('http://127.0.0.1:4010'); // 'provider.baseUrl: … must be https …'
  * ```
  */
-export function providerUrlProblem(baseUrl: string): string | undefined {
+export function providerUrlProblem(baseUrl: string, key = 'provider.baseUrl'): string | undefined {
   const url = new URL(baseUrl);
   const problems: string[] = [];
   if (url.protocol !== 'https:') problems.push('must be https (the API key travels in its requests)');
@@ -129,7 +132,7 @@ export function providerUrlProblem(baseUrl: string): string | undefined {
   // The URL is not echoed in full: it could carry credentials.
   return problems.length === 0
     ? undefined
-    : `provider.baseUrl ${problems.join(', and ')}; use the SMS service's public https URL`;
+    : `${key} ${problems.join(', and ')}; use the SMS service's public https URL`;
 }
 
 /**
@@ -145,11 +148,7 @@ export function providerUrlProblem(baseUrl: string): string | undefined {
  * ```
  */
 export function deployProblems(config: RelayConfig): string[] {
-  const problems: string[] = [];
-  const url = providerUrlProblem(config.provider.baseUrl);
-  if (url !== undefined) problems.push(url);
-  const timeout = providerTimeoutProblem(config.provider.timeoutMs);
-  if (timeout !== undefined) problems.push(timeout);
+  const problems: string[] = [...providerProblems(config)];
   problems.push(...pagingLinkProblems(config));
   if (config.deploy?.allowCapture !== true) {
     for (const [id, route] of Object.entries(config.routes)) {
@@ -159,6 +158,61 @@ export function deployProblems(config: RelayConfig): string[] {
       );
     }
   }
+  return problems;
+}
+
+/**
+ * Each provider's URL and time-out as {@link providerUrlProblem} and {@link providerTimeoutProblem}
+ * judge them, and its key in the provider secret's layout ({@link providerKeyProblems}). A config of
+ * `provider:` alone is named as written (`provider.baseUrl`); `providers:` by each provider's key
+ * (`providers.gateway.url`).
+ */
+function providerProblems(config: RelayConfig): string[] {
+  const entries = Object.entries(config.providers);
+  const [first] = entries;
+  const writtenAsProvider = entries.length === 1 && first?.[0] === 'main' && first[1].type === ProviderType.SmsService;
+  if (writtenAsProvider) {
+    return [providerUrlProblem(config.provider.baseUrl), providerTimeoutProblem(config.provider.timeoutMs)].filter(
+      (problem) => problem !== undefined,
+    );
+  }
+  return entries.flatMap(([name, entry]) => {
+    const urlKey = entry.type === ProviderType.Http ? 'url' : 'baseUrl';
+    const url = entry.type === ProviderType.Http ? entry.url : entry.baseUrl;
+    return [
+      providerUrlProblem(url, `providers.${name}.${urlKey}`),
+      providerTimeoutProblem(entry.timeoutMs, `providers.${name}.timeoutMs`),
+      ...providerKeyProblems(name, entry),
+    ].filter((problem) => problem !== undefined);
+  });
+}
+
+/**
+ * An `http` provider whose templates do not read its key where the provider secret keeps it
+ * (`<name>-key`, docs/deploying.md), or read a value outside its own names (`<name>-…`): on AWS
+ * the functions read only the provider secret, so a name outside its layout is never there.
+ * The `sms-service` and `africastalking` types read `<name>-key` themselves.
+ *
+ * @example
+ * ```ts
+ * providerKeyProblems('gateway', { type: 'http', headers: { 'X-API-Key': '{{ secret.gw-token }}' }, … });
+ * // ['providers.gateway: reads secret.gw-token, which is not in the provider secret\'s layout: …']
+ * ```
+ */
+export function providerKeyProblems(name: string, entry: RelayConfig['providers'][string]): string[] {
+  if (entry.type !== ProviderType.Http) return [];
+  const key = providerKeyName(name);
+  const read = [entry.body, ...Object.values(entry.headers ?? {})].flatMap(secretNames);
+  const layout = `the provider secret holds each provider's key as <name>-key (${key} for this one) and an http provider's other values as ${name}-<anything> (docs/deploying.md)`;
+  const problems = [...new Set(read)]
+    .filter((secret) => secret !== key && !secret.startsWith(`${name}-`))
+    .map(
+      (secret) => `providers.${name}: reads secret.${secret}, which is not in the provider secret's layout: ${layout}`,
+    );
+  if (!read.includes(key))
+    problems.push(
+      `providers.${name}: its headers or body never read its key, secret.${key}: ${layout}; e.g. headers: { X-API-Key: "{{ secret.${key} }}" }`,
+    );
   return problems;
 }
 

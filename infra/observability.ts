@@ -8,12 +8,14 @@ import * as sns from 'aws-cdk-lib/aws-sns';
 import * as subscriptions from 'aws-cdk-lib/aws-sns-subscriptions';
 import type * as sqs from 'aws-cdk-lib/aws-sqs';
 import { Construct } from 'constructs';
+import type { RelayConfig } from '../functions/core/config/schema';
+import { ProviderType } from '../functions/core/provider/outcome';
 import { BALANCE_SCHEDULE } from '../functions/core/defaults';
 import { HANDLER_NAMES, type HandlerName } from './bundle';
 import { relayStackName } from './names';
 import { METRICS, RelayMetric } from '../functions/core/metrics';
 import { functionMetrics, relayAlarms } from './alarms/build';
-import type { AlarmContext } from './alarms/table';
+import type { AlarmContext, ProviderAlarmTarget } from './alarms/table';
 import { ALARM_THRESHOLDS } from './alarms/thresholds';
 import {
   type AlarmEndpoint,
@@ -41,6 +43,12 @@ export interface RelayObservabilityProps {
   readonly accessLogs: logs.ILogGroup;
   /** The route ids: each gets an alarm on refused webhooks and one on dropped messages. */
   readonly routes: readonly string[];
+  /**
+   * The config's providers, in its order: with more than one, each gets its own alarms (circuit
+   * open, balance unreadable where its API has one, low balance where it has a threshold).
+   * @default [] (one provider: the service-wide alarms are its own)
+   */
+  readonly providers?: readonly ProviderAlarmTarget[];
   /**
    * Alarm when the provider balance falls below this.
    * @default - no balance alarm
@@ -109,7 +117,10 @@ export const METRIC_ALARMS = {
   Digests: { none: 'digest SMS recorded; each is then sent or alarmed like any message' },
   CreditsSpent: { none: 'spend; the balance alarms (BalanceLow) watch what is left' },
   Segments: { none: 'spend; the balance alarms (BalanceLow) watch what is left' },
-  RemainingBalance: { alarms: ['BalanceLow'], when: 'balance.threshold is set' },
+  RemainingBalance: {
+    alarms: ['BalanceLow', 'ProviderBalanceLow-<provider>'],
+    when: 'balance.threshold is set: BalanceLow with one provider, ProviderBalanceLow-<provider> for each of several with a threshold',
+  },
   RouteMisconfigured: { alarms: ['RouteMisconfigured'] },
   Rejected: { alarms: ['Rejected-<route>'] },
   PendingDue: {
@@ -118,9 +129,15 @@ export const METRIC_ALARMS = {
   Sweeps: { alarms: ['SweeperNotRunning'] },
   OldestPendingAgeSeconds: { alarms: ['PendingBacklog'] },
   SweepErrors: { alarms: ['SweepErrors'] },
-  BalanceReadFailed: { alarms: ['BalanceUnreadable', 'BalanceWatchNotRunning'] },
+  BalanceReadFailed: {
+    alarms: ['BalanceUnreadable', 'BalanceWatchNotRunning', 'ProviderBalanceUnreadable-<provider>'],
+    when: 'ProviderBalanceUnreadable-<provider> with several providers, for each whose API has a balance',
+  },
   UndecodableRecords: { alarms: ['UndecodableRecords'] },
-  SmsServiceUnreachable: { alarms: ['SmsServiceUnreachable'] },
+  SmsServiceUnreachable: {
+    alarms: ['SmsServiceUnreachable', 'ProviderCircuitOpen-<provider>'],
+    when: 'ProviderCircuitOpen-<provider> with several providers',
+  },
   UnknownNow: { alarms: ['MessagesUnknown'] },
   ParkedNow: { alarms: ['MessagesParked'] },
   FailedNow: { alarms: ['MessagesFailed'] },
@@ -194,8 +211,18 @@ export class RelayObservability extends Construct {
     });
     const page = AlarmSeverity.Page;
     const balanceSchedule = props.balanceSchedule ?? BALANCE_SCHEDULE;
+    const providers = props.providers ?? [];
     const context: AlarmContext = {
       relay,
+      providerMetric: (name, statistic, period, provider) =>
+        new cloudwatch.Metric({
+          namespace: props.namespace,
+          metricName: name,
+          dimensionsMap: { ...METRICS.dimensions, [METRICS.providerDimension]: provider },
+          statistic,
+          period,
+        }),
+      providers,
       functionMetrics: functionMetrics(props.functions),
       failureQueueVisible: props.failureQueue.metricApproximateNumberOfMessagesVisible({
         statistic: 'Maximum',
@@ -222,6 +249,7 @@ export class RelayObservability extends Construct {
         criticalRoutes: props.criticalRoutes ?? [],
         secretNames: props.secretNames,
         balanceSchedule,
+        providers: providers.map((provider) => provider.name),
       },
       context,
       this.topics,
@@ -293,6 +321,26 @@ function subscription(kind: AlarmEndpointKind, endpoint: string, deadLetterQueue
     case AlarmEndpointKind.Https:
       return new subscriptions.UrlSubscription(endpoint, { protocol: sns.SubscriptionProtocol.HTTPS, deadLetterQueue });
   }
+}
+
+/**
+ * What each provider's alarms need: its name, whether its API has a balance (`http` has none), and
+ * its `balance.threshold` (its own `balance:` block; the first provider's is the top-level one).
+ *
+ * @example
+ * ```ts
+ * providerAlarmTargets(config); // [{ name: 'main', readsBalance: true, balanceThreshold: 5000 }, { name: 'gateway', readsBalance: false }]
+ * ```
+ */
+export function providerAlarmTargets(config: RelayConfig): ProviderAlarmTarget[] {
+  return Object.entries(config.providers).map(([name, entry], index) => {
+    const threshold = (entry.balance ?? (index === 0 ? config.balance : undefined))?.threshold;
+    return {
+      name,
+      readsBalance: entry.type !== ProviderType.Http,
+      ...(threshold === undefined ? {} : { balanceThreshold: threshold }),
+    };
+  });
 }
 
 /** The metric the access-log filter counts the API's 429 answers into. */

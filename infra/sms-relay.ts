@@ -32,7 +32,7 @@ import { bundleHandlers, HANDLER_NAMES, type HandlerName } from './bundle';
 import { METRICS, metricsNamespace } from '../functions/core/metrics';
 import { deployProblems, providerSecretName, secretName } from './deployable';
 import { pascalCase } from './names';
-import { RelayObservability } from './observability';
+import { providerAlarmTargets, RelayObservability } from './observability';
 import { SECRET_ACCESS, SECRET_READ_ACTIONS, TABLE_ACCESS, type TableGrant } from './permissions';
 import { RelayFunction } from './relay-function';
 import { scheduleProblem } from './schedule';
@@ -385,6 +385,7 @@ export class SmsRelay extends Construct {
       balanceThreshold: config.balance?.threshold,
       balanceSchedule,
       routes: Object.keys(config.routes),
+      providers: providerAlarmTargets(config),
       alarmEmail: props.alarmEmail ?? config.balance?.email,
       ...(config.alarms === undefined
         ? {}

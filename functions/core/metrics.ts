@@ -79,7 +79,11 @@ export const METRICS = {
   dimensions: { service: 'sms-relay' },
   /** The extra dimension per-route metrics carry. */
   routeDimension: 'route',
-  /** The extra dimension per-send metrics carry where the provider is known (docs/providers.md). */
+  /**
+   * The extra dimension per-send metrics carry where the provider is known (Sent, Failed, Unknown, Parked, CreditsSpent,
+   * RemainingBalance, SmsServiceUnreachable, BalanceReadFailed): the provider's name. Each such
+   * datapoint is also published to the service-only aggregate, as per-route ones are.
+   */
   providerDimension: 'provider',
 } as const;
 

@@ -148,15 +148,15 @@ export interface MessageRecord extends MessageContent {
   readonly claimToken?: string;
   /** Why it was dropped, failed, parked, held or is unknown. */
   readonly reason?: string;
+  /** The provider of the last attempt: the one that sent it, when SENT. Absent before any attempt. */
+  readonly provider?: string;
+  /** Set when the last attempt's provider was not the chain's first: the provider it moved on from. */
+  readonly failoverFrom?: string;
+  /** Why it moved on from `failoverFrom`: a not-sent reason (`unreachable`, `insufficient-credit`…), `circuit-open`, `reserve` or `maybe-sent` (an at-least-once retry after a send that may have gone out). */
+  readonly failoverReason?: string;
   readonly lastError?: LastError;
   readonly result?: SendResult;
   readonly sentAt?: string;
-  /** The provider of the last attempt (the one that sent it, when `SENT`); absent before any attempt settled. */
-  readonly provider?: string;
-  /** Set when the last attempt's provider was not the chain's first: that first provider. */
-  readonly failoverFrom?: string;
-  /** Why the last attempt failed over from `failoverFrom`: a `NotSentReason`, `circuit-open` or `reserve`. */
-  readonly failoverReason?: string;
   /** On a DIGESTED record: the id of the digest record whose SMS carried it. */
   readonly digestId?: string;
   /** On a digest record: the ids of the DEFERRED records its SMS stands for, oldest first. */

@@ -17,6 +17,8 @@ export interface AlarmTargets {
   readonly criticalRoutes: readonly string[];
   readonly secretNames: { readonly routes: string; readonly provider: string };
   readonly balanceSchedule: string;
+  /** The providers' names, in the config's order. */
+  readonly providers: readonly string[];
 }
 
 const COMPARISON = {
@@ -53,6 +55,8 @@ function subjectsOf(row: AlarmRow, targets: AlarmTargets): readonly string[] {
       return targets.criticalRoutes;
     case AlarmEach.Function:
       return HANDLER_NAMES;
+    case AlarmEach.Provider:
+      return targets.providers.length > 1 ? targets.providers : [];
   }
 }
 
@@ -72,7 +76,7 @@ export function relayAlarms(
 ): cloudwatch.Alarm[] {
   const env = targets.environmentName;
   const window = context.balanceWindow;
-  const environmentValues: Omit<RunbookValues, 'route' | 'fn' | 'fnId'> = {
+  const environmentValues: Omit<RunbookValues, 'route' | 'fn' | 'fnId' | 'provider'> = {
     env,
     routesSecret: targets.secretNames.routes,
     providerSecret: targets.secretNames.provider,
@@ -83,16 +87,25 @@ export function relayAlarms(
   };
   const alarms: cloudwatch.Alarm[] = [];
   for (const row of ALARM_SECTIONS.flatMap((section) => section.rows)) {
-    if (row.exists !== undefined && !row.exists(context)) continue;
     for (const subject of subjectsOf(row, targets)) {
-      const values = { ...environmentValues, route: subject, fn: subject, fnId: pascalCase(subject) };
-      const alarmId = row.name.replace('<route>', subject).replace('<Function>', values.fnId);
+      if (row.exists !== undefined && !row.exists(context, subject)) continue;
+      const values = {
+        ...environmentValues,
+        route: subject,
+        fn: subject,
+        fnId: pascalCase(subject),
+        provider: subject,
+      };
+      const alarmId = row.name
+        .replace('<route>', subject)
+        .replace('<Function>', values.fnId)
+        .replace('<provider>', subject);
       const { threshold } = row;
       const created = new cloudwatch.Alarm(scope, alarmId, {
         alarmName: `${relayStackName(env)}-${alarmId}`,
         alarmDescription: `sms-relay ${env}: ${sentence(row.means(values))} First response: ${row.firstResponse(values)} (docs/deploying.md, Alarms).`,
         metric: row.metric(context, subject),
-        threshold: typeof threshold.value === 'number' ? threshold.value : threshold.value(context),
+        threshold: typeof threshold.value === 'number' ? threshold.value : threshold.value(context, subject),
         comparisonOperator: COMPARISON[threshold.comparison],
         evaluationPeriods: threshold.periods?.of ?? 1,
         ...(threshold.periods === undefined ? {} : { datapointsToAlarm: threshold.periods.breaching }),

@@ -6,6 +6,7 @@ import type { AlarmRow, AlarmSection, AlarmThreshold, RunbookValues } from './ta
 export const DOCS_VALUES: RunbookValues = {
   env: '<env>',
   route: '<route>',
+  provider: '<provider>',
   fn: '<function>',
   fnId: '<Function>',
   routesSecret: 'sms-relay/<env>',

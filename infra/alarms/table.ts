@@ -21,6 +21,8 @@ export interface RunbookValues {
   readonly env: string;
   /** The route of a per-route alarm. */
   readonly route: string;
+  /** The provider of a per-provider alarm, as named in the config (`at`). */
+  readonly provider: string;
   /** The handler of a per-function alarm, as named in the config (`balance-watch`). */
   readonly fn: string;
   /** The same handler as named in its alarm and log group (`BalanceWatch`). */
@@ -42,6 +44,15 @@ export type RunbookText = (values: RunbookValues) => string;
 export interface AlarmContext {
   /** One of the relay's own metrics, in the environment's namespace (a route adds its dimension). */
   readonly relay: (name: RelayMetric, statistic: string, period?: Duration, route?: string) => cloudwatch.IMetric;
+  /** One of the relay's own metrics of one provider (its `provider` dimension). */
+  readonly providerMetric: (
+    name: RelayMetric,
+    statistic: string,
+    period: Duration,
+    provider: string,
+  ) => cloudwatch.IMetric;
+  /** The config's providers, in its order; the per-provider alarms exist when there are several. */
+  readonly providers: readonly ProviderAlarmTarget[];
   /** The metrics of one function. */
   readonly functionMetrics: (name: HandlerName) => FunctionMetrics;
   readonly failureQueueVisible: cloudwatch.IMetric;
@@ -56,6 +67,15 @@ export interface AlarmContext {
   readonly latencyP99Seconds: number;
 }
 
+/** What the per-provider alarms need of one provider. */
+export interface ProviderAlarmTarget {
+  readonly name: string;
+  /** Whether its API has a balance to read (the `http` type has none). */
+  readonly readsBalance: boolean;
+  /** Its `balance.threshold` (the first provider's is the top-level `balance:`); absent: no low-balance alarm. */
+  readonly balanceThreshold?: number;
+}
+
 /** The metrics of one function the per-function alarms read. */
 export interface FunctionMetrics {
   readonly errors: cloudwatch.IMetric;
@@ -68,8 +88,8 @@ export type Comparison = '≥' | '>' | '<';
 /** When an alarm fires: a comparison, a threshold (fixed, or an environment's) and how many periods. */
 export interface AlarmThreshold {
   readonly comparison: Comparison;
-  /** A fixed threshold, or one read from the environment's settings. */
-  readonly value: number | ((context: AlarmContext) => number);
+  /** A fixed threshold, or one read from the environment's settings (and the row's subject: a provider's own). */
+  readonly value: number | ((context: AlarmContext, subject: string) => number);
   /** The threshold in docs/deploying.md, where it is not a fixed number. */
   readonly doc?: string;
   readonly unit?: 'ms' | 's';
@@ -86,13 +106,15 @@ export const AlarmEach = {
   Route: 'route',
   CriticalRoute: 'critical route',
   Function: 'function',
+  /** Each provider, when the config has more than one (with one, the service-wide alarms are its own). */
+  Provider: 'provider',
 } as const;
 export type AlarmEach = (typeof AlarmEach)[keyof typeof AlarmEach];
 
 /**
  * One row of the alarm table: the alarm in the template and the line of docs/deploying.md, from
- * the same fields. `name` is the id after `SmsRelay-<env>-`, `<route>` or `<Function>` standing
- * for each route or function the row is repeated for.
+ * the same fields. `name` is the id after `SmsRelay-<env>-`, `<route>`, `<Function>` or
+ * `<provider>` standing for each route, function or provider the row is repeated for.
  */
 export interface AlarmRow {
   readonly name: string;
@@ -100,10 +122,10 @@ export interface AlarmRow {
   /** Said beside the name in the docs (when the alarm exists, how many). */
   readonly nameNote?: string;
   /**
-   * Whether the environment has this alarm at all.
+   * Whether the environment has this alarm at all (for a repeated row: for this subject).
    * @default always
    */
-  readonly exists?: (context: AlarmContext) => boolean;
+  readonly exists?: (context: AlarmContext, subject: string) => boolean;
   readonly severity: AlarmSeverity;
   /** The metric column of the docs: the metric, its statistic and period. */
   readonly metricDoc: string;

@@ -55,8 +55,9 @@ export const WATCHERS: AlarmSection = {
     },
     {
       name: 'BalanceLow',
-      nameNote: 'with `balance.threshold`',
-      exists: ({ balanceThreshold }) => balanceThreshold !== undefined,
+      nameNote: 'with `balance.threshold` and one provider (with several: `ProviderBalanceLow-<provider>`)',
+      // Several providers' balances (in their currencies) have no one minimum worth a threshold.
+      exists: ({ balanceThreshold, providers }) => balanceThreshold !== undefined && providers.length <= 1,
       severity: AlarmSeverity.Page,
       metricDoc: '`RemainingBalance` (Minimum, 1 h)',
       metric: ({ relay }) => relay(RelayMetric.RemainingBalance, 'Minimum', Duration.hours(1)),

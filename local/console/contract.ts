@@ -100,6 +100,8 @@ export interface StateChange {
   readonly at: string;
   readonly state: State;
   readonly reason?: string;
+  /** The provider of the attempt whose outcome this change records. */
+  readonly provider?: string;
 }
 
 export interface AttemptError {
@@ -109,6 +111,8 @@ export interface AttemptError {
   /** `not-sent` | `maybe-sent` … */
   readonly delivery?: string;
   readonly message: string;
+  /** The provider the attempt went to, when the record kept it. */
+  readonly provider?: string;
 }
 
 export interface CapturedPayloadView {

@@ -49,9 +49,10 @@ export function recordDetail(
     at: change.at,
     state: change.state as State,
     ...(change.reason === undefined ? {} : { reason: maskNumbersInText(change.reason) }),
+    ...(change.provider === undefined ? {} : { provider: change.provider }),
   }));
   const errors: AttemptError[] = record.history.flatMap((change) =>
-    change.error === undefined ? [] : [attemptError(change.at, change.error)],
+    change.error === undefined ? [] : [attemptError(change.at, change.error, change.provider)],
   );
   return {
     record: toRecordView(record),
@@ -96,13 +97,18 @@ export function recordDetail(
   };
 }
 
-function attemptError(at: string, error: NonNullable<MessageRecord['lastError']>): AttemptError {
+function attemptError(
+  at: string,
+  error: NonNullable<MessageRecord['lastError']>,
+  provider: string | undefined,
+): AttemptError {
   return {
     at,
     name: error.name,
     ...(error.status === undefined ? {} : { status: error.status }),
     ...(error.delivery === undefined ? {} : { delivery: error.delivery }),
     message: maskNumbersInText(error.message),
+    ...(provider === undefined ? {} : { provider }),
   };
 }
 

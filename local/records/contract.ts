@@ -42,6 +42,11 @@ export interface RecordView {
   readonly reason: string | null;
   readonly deducted: number | null;
   readonly remainingBalance: number | null;
+  /** The provider of the last attempt (the one that sent it, when SENT); `null` before any attempt. */
+  readonly provider: string | null;
+  /** On a failover: the provider the last attempt moved on from, and why; else `null`. */
+  readonly failoverFrom: string | null;
+  readonly failoverReason: string | null;
   /** On a DISMISSED record: who ended it unsent, when, why (numbers masked) and from which state; else `null`. */
   readonly dismissal: DismissalView | null;
 }

@@ -82,6 +82,9 @@ export function toRecordView(record: MessageRecord): RecordView {
     reason: reason === undefined ? null : maskNumbersInText(reason),
     deducted: record.result?.deducted ?? null,
     remainingBalance: record.result?.remainingBalance ?? null,
+    provider: record.provider ?? null,
+    failoverFrom: record.failoverFrom ?? null,
+    failoverReason: record.failoverReason ?? null,
     dismissal:
       record.dismissal === undefined
         ? null

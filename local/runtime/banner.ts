@@ -6,6 +6,11 @@ export interface BannerInfo {
   readonly routes: readonly { readonly id: string; readonly source: string }[];
   /** The in-process sandbox's base URL; absent when PROVIDER_BASE_URL is used. */
   readonly sandboxUrl: string | undefined;
+  /**
+   * Every provider's sandbox when the config has several (each its own inbox and controls); with
+   * one, `sandboxUrl` alone is shown as before.
+   */
+  readonly providerSandboxes?: readonly { readonly name: string; readonly type: string; readonly url: string }[];
   /** The sandbox account, e.g. `10000 TZS, 20 TZS per SMS`. */
   readonly sandboxAccount?: string;
   readonly providerBaseUrl: string;
@@ -54,10 +59,7 @@ export function renderBanner(info: BannerInfo): string {
     `  Console    ${info.consoleLink}`,
     `             one-time link: it signs one browser in (a cookie); the next link is printed when it is used`,
     `  Health     ${info.url}/health`,
-    info.sandboxUrl === undefined
-      ? `  SMS        ${info.providerBaseUrl} (PROVIDER_BASE_URL)`
-      : `  SMS        sandbox SMS service at ${info.sandboxUrl}${info.sandboxAccount === undefined ? '' : ` (${info.sandboxAccount})`}; set PROVIDER_BASE_URL to use another`,
-    ...(info.sandboxUrl === undefined ? [] : [`  Inbox      ${info.sandboxUrl}/_sandbox/messages`]),
+    ...smsLines(info),
     `  Config     ${info.configPath}`,
     `  Secrets    ${info.secretsPath}${secretsNote(info)}`,
     `  Store      ${info.dataDir} (dynalite on disk: records survive a restart)`,
@@ -87,6 +89,26 @@ export function renderBanner(info: BannerInfo): string {
     '',
   );
   return lines.join('\n');
+}
+
+function smsLines(info: BannerInfo): string[] {
+  if (info.sandboxUrl === undefined) return [`  SMS        ${info.providerBaseUrl} (PROVIDER_BASE_URL)`];
+  const account = info.sandboxAccount === undefined ? '' : ` (${info.sandboxAccount})`;
+  const sandboxes = info.providerSandboxes ?? [];
+  if (sandboxes.length <= 1) {
+    return [
+      `  SMS        sandbox SMS service at ${info.sandboxUrl}${account}; set PROVIDER_BASE_URL to use another`,
+      `  Inbox      ${info.sandboxUrl}/_sandbox/messages`,
+    ];
+  }
+  const width = Math.max(...sandboxes.map(({ name, type }) => `${name} (${type})`.length));
+  return [
+    `  SMS        a sandbox per provider${account}; set PROVIDER_BASE_URL to send the first through another`,
+    ...sandboxes.map(
+      ({ name, type, url }) =>
+        `             ${`${name} (${type})`.padEnd(width)}  ${url}  inbox ${url}/_sandbox/messages`,
+    ),
+  ];
 }
 
 function secretsNote({ secretsCreated, secretsAdded }: BannerInfo): string {

@@ -54,7 +54,7 @@ export interface FormatOptions {
 
 /**
  * One human line for a handler's log entry, or `undefined` to leave it out: a send becomes
- * `sms  <route>  SENT  to 2557****678  1 segment  20 credits, balance 9980`; webhook entries are
+ * `sms  <route>  SENT  to 2557****678 via main  1 segment  20 credits, balance 9980`; webhook entries are
  * left to the runtime's own line per request; other entries show at WARN and above (all with
  * `verbose`).
  *
@@ -102,7 +102,7 @@ function describeSend(entry: LogEntry): string {
   const state = text(entry['state']) ?? '?';
   const to = Array.isArray(entry['to']) ? entry['to'].map(String).join(', ') : '?';
   const segments = typeof entry['segments'] === 'number' ? entry['segments'] : undefined;
-  const parts = [`${route.padEnd(10)}  ${state.padEnd(7)} to ${to}`];
+  const parts = [`${route.padEnd(10)}  ${state.padEnd(7)} to ${to}${via(entry)}`];
   if (segments !== undefined) parts.push(`${segments} segment${segments === 1 ? '' : 's'}`);
   const error = entry['error'] as Record<string, unknown> | undefined;
   // The code names the failure (`refused`, `timeout`…); older lines carried it in the error's name.
@@ -134,6 +134,19 @@ function describeSend(entry: LogEntry): string {
       if (errorText !== undefined) parts.push(`(${errorText})`);
   }
   return parts.join('  ');
+}
+
+/**
+ * The attempt's provider, as the sender logs it: ` via at`, and on a failover
+ * ` via at (failover from main: unreachable)`; nothing for a line without one.
+ */
+function via(entry: LogEntry): string {
+  const provider = text(entry['provider']);
+  if (provider === undefined) return '';
+  const from = text(entry['failoverFrom']);
+  if (from === undefined) return ` via ${provider}`;
+  const reason = text(entry['failoverReason']);
+  return ` via ${provider} (failover from ${from}${reason === undefined ? '' : `: ${reason}`})`;
 }
 
 /**

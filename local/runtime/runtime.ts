@@ -9,8 +9,14 @@ import { type ConsoleAccess, createConsoleAccess, newConsoleSecret } from '../co
 import { DescribeTableCommand } from '@aws-sdk/client-dynamodb';
 import { loadConfig, readConfigText, type LoadedConfig } from '../../functions/core/config/load';
 import { SANDBOX_DEFAULTS } from '../sandbox/options';
-import { startSandbox } from '../sandbox/server';
 import type { RunningSandbox } from '../sandbox/types';
+import { providerKeyName } from '../../functions/core/provider/kinds/common';
+import {
+  pointProvidersAt,
+  providerEndpoints,
+  startProviderSandboxes,
+  type ProviderSandbox,
+} from './provider-sandboxes';
 import { createFileSecretSource } from '../../functions/adapters/secrets';
 import { createSmsClientSource } from '../../functions/adapters/sms';
 import { createProviderSource } from '../../functions/adapters/providers';
@@ -92,7 +98,10 @@ export interface RunningRuntime {
   readonly url: string;
   readonly port: number;
   readonly providerBaseUrl: string;
+  /** The first provider's sandbox; absent with `PROVIDER_BASE_URL`. */
   readonly sandbox: RunningSandbox | undefined;
+  /** Every provider's sandbox, in the config's order; none with `PROVIDER_BASE_URL`. */
+  readonly sandboxes: readonly ProviderSandbox[];
   /** Resolves once the runtime has stopped (after `stop`). */
   readonly stopped: Promise<void>;
   /**
@@ -105,8 +114,9 @@ export interface RunningRuntime {
 /**
  * Runs the relay on this machine with the same four handlers as on AWS: an HTTP server in place
  * of API Gateway, dynalite on disk in place of DynamoDB, a stream emulation feeding the sender,
- * timers in place of the EventBridge schedules, and the sandbox SMS service unless
- * `PROVIDER_BASE_URL` names another. Check order: config, secrets, port, store — the cheap,
+ * timers in place of the EventBridge schedules, and a sandbox for every provider of the config
+ * unless `PROVIDER_BASE_URL` names the first provider's service (then none: the others use their
+ * configured `baseUrl`/`url`). Check order: config, secrets, port, store — the cheap,
  * likely mistakes fail first and leave nothing behind.
  *
  * @throws {ConfigError} the config is invalid
@@ -136,16 +146,25 @@ export async function startRuntime(
     const logger = createTerminalLogger(setup.terminal, { verbose, json: settings.jsonLogs });
     const local = await openRuntimeStore(settings, setup, logger, storeWatch);
     cleanup.add('store', () => local.close());
-    const sandbox =
-      settings.providerBaseUrl === undefined ? await startLocalSandbox(setup.loaded, setup.providerApiKey) : undefined;
-    if (sandbox !== undefined) cleanup.add('sandbox', () => sandbox.close());
-    const providerBaseUrl = settings.providerBaseUrl ?? sandbox!.baseUrl;
+    const sandboxes =
+      settings.providerBaseUrl === undefined
+        ? await startProviderSandboxes(setup.loaded, keyOfProvider(settings, setup))
+        : [];
+    for (const { name, sandbox } of sandboxes) cleanup.add(`sandbox ${name}`, () => sandbox.close());
+    const sandbox = sandboxes[0]?.sandbox;
+    const providerBaseUrl = settings.providerBaseUrl ?? sandboxes[0]!.endpoint;
+    const providers = pointProvidersAt(
+      setup.loaded,
+      providerEndpoints(setup.loaded, sandboxes, settings.providerBaseUrl),
+    );
     const started: StartedRuntime = {
       settings,
       setup,
       url,
       local,
       sandbox,
+      sandboxes,
+      providers,
       providerBaseUrl,
       startedAt: new Date().toISOString(),
       consoleSecret: newConsoleSecret(),
@@ -159,7 +178,7 @@ export async function startRuntime(
     printBanner(consoleAccess, started);
     const stopping = stopper({ relay, sender, timers, cleanup, terminal: setup.terminal, settings });
     storeWatch.stopWith(() => void stopping.stop());
-    return { url, port, providerBaseUrl, sandbox, ...stopping };
+    return { url, port, providerBaseUrl, sandbox, sandboxes, ...stopping };
   } catch (error) {
     await cleanup.unwind();
     throw error;
@@ -184,6 +203,9 @@ interface StartedRuntime {
   readonly url: string;
   readonly local: LocalStore;
   readonly sandbox: RunningSandbox | undefined;
+  readonly sandboxes: readonly ProviderSandbox[];
+  /** The config with each provider's `baseUrl`/`url` pointed where this run sends (its sandbox, or `PROVIDER_BASE_URL`). */
+  readonly providers: LoadedConfig;
   readonly providerBaseUrl: string;
   readonly startedAt: string;
   readonly consoleSecret: string;
@@ -203,6 +225,16 @@ function checkSetup(settings: RuntimeSettings): RuntimeSetup {
   const terminal = createTerminal({ redact: createRedactor([...Object.values(secrets.values), providerApiKey]) });
   const clock = settings.localClockPath === undefined ? () => new Date() : localClock(settings.localClockPath);
   return { configText, loaded, balanceSchedule, secrets, providerApiKey, terminal, clock };
+}
+
+/**
+ * The key each provider's sandbox accepts: the one the relay sends with, `PROVIDER_API_KEY` for the
+ * first provider when set, else the secrets file's (`providerApiKey` for `main`, `<name>-key`).
+ */
+function keyOfProvider(settings: RuntimeSettings, setup: RuntimeSetup): (name: string) => string {
+  const [first] = Object.keys(setup.loaded.settings.providers);
+  return (name) =>
+    (name === first ? settings.providerApiKey : undefined) ?? setup.secrets.values[providerKeyName(name)]!;
 }
 
 /** What a failed start closes, last opened first; a stop that timed out keeps the store for the sends still in flight. */
@@ -259,11 +291,11 @@ async function openRuntimeStore(
 
 /** The relay context of the runtime's operations, on the runtime's store and SMS service. */
 function runtimeContext(
-  { settings, setup, url, local, providerBaseUrl }: StartedRuntime,
+  { settings, setup, url, local, providers, providerBaseUrl }: StartedRuntime,
   logger: RelayLogger,
 ): RelayContext {
   return createLocalContext({
-    loaded: setup.loaded,
+    loaded: providers,
     store: withCrashPoint(local.store, settings.crashAt),
     secretsPath: settings.secretsPath,
     providerBaseUrl,
@@ -343,7 +375,7 @@ function attachRelay(
   context: RelayContext,
   sender: SendQueue,
   problem: Problem,
-  { settings, setup, url, local, sandbox, providerBaseUrl, startedAt, consoleSecret }: StartedRuntime,
+  { settings, setup, url, local, sandboxes, providerBaseUrl, startedAt, consoleSecret }: StartedRuntime,
 ): ConsoleAccess {
   const { loaded, terminal, clock } = setup;
   // Contended while the sender has work: the runtime's own reads (a sweep, the attention line) are
@@ -368,7 +400,7 @@ function attachRelay(
       lanes === undefined ? feedRecorded(context, sender, ids, problem) : feedInLanes(sender, ids, lanes),
     onWebhook: (report) => terminal.print(formatWebhook(report)),
     onError: problem,
-    health: async () => await health({ local, settings, providerBaseUrl, sandbox, loaded, startedAt }),
+    health: async () => await health({ local, settings, providerBaseUrl, sandboxes, loaded, startedAt }),
     store: local.store,
     routes: new Map([...loaded.routes].map(([id, route]) => [id, route.config.timeZone])),
     onCall: loaded.onCall,
@@ -464,7 +496,14 @@ function startTimers(
 
 function printBanner(
   consoleAccess: ConsoleAccess,
-  { settings, setup: { loaded, secrets, balanceSchedule, terminal }, url, sandbox, providerBaseUrl }: StartedRuntime,
+  {
+    settings,
+    setup: { loaded, secrets, balanceSchedule, terminal },
+    url,
+    sandbox,
+    sandboxes,
+    providerBaseUrl,
+  }: StartedRuntime,
 ): void {
   const exampleRoute = [...loaded.routes.values()].find((route) => route.pack.name === 'generic');
   // A new user's next step: a signed route and an example payload of its source, ready to paste.
@@ -481,6 +520,7 @@ function printBanner(
       consoleLink: consoleAccess.newLink(url),
       routes: [...loaded.routes.values()].map((route) => ({ id: route.id, source: route.pack.name })),
       sandboxUrl: sandbox?.baseUrl,
+      providerSandboxes: sandboxes.map(({ name, type, sandbox: { baseUrl } }) => ({ name, type, url: baseUrl })),
       sandboxAccount: `balance ${SANDBOX_DEFAULTS.balance} ${SANDBOX_DEFAULTS.currency}, ${SANDBOX_DEFAULTS.rate} ${SANDBOX_DEFAULTS.currency} per SMS`,
       providerBaseUrl,
       configPath: displayPath(settings.configPath),
@@ -622,24 +662,11 @@ export function createLocalContext({
   };
 }
 
-async function startLocalSandbox(loaded: LoadedConfig, apiKey: string): Promise<RunningSandbox> {
-  const { defaultSenderId } = loaded.settings.provider;
-  const routeSenderIds = [...loaded.routes.values()].flatMap((route) =>
-    route.config.senderId === undefined ? [] : [route.config.senderId],
-  );
-  const senderIds = [...new Set([...(defaultSenderId === undefined ? [] : [defaultSenderId]), ...routeSenderIds])];
-  return await startSandbox({
-    apiKey,
-    senderIds: senderIds.length > 0 ? senderIds : SANDBOX_DEFAULTS.senderIds,
-    ...(defaultSenderId === undefined ? {} : { defaultSenderId }),
-  });
-}
-
 interface HealthInput {
   readonly local: LocalStore;
   readonly settings: RuntimeSettings;
   readonly providerBaseUrl: string;
-  readonly sandbox: RunningSandbox | undefined;
+  readonly sandboxes: readonly ProviderSandbox[];
   readonly loaded: LoadedConfig;
   readonly startedAt: string;
 }
@@ -648,7 +675,7 @@ async function health({
   local,
   settings,
   providerBaseUrl,
-  sandbox,
+  sandboxes,
   loaded,
   startedAt,
 }: HealthInput): Promise<HealthReport> {
@@ -665,10 +692,16 @@ async function health({
     pid: process.pid,
     startedAt,
     store: { engine: 'dynalite', dataDir: settings.dataDir, table: settings.tableName, ok: reachable },
-    provider: { baseUrl: providerBaseUrl, sandbox: sandbox !== undefined },
-    sandbox: sandbox === undefined ? null : { baseUrl: sandbox.baseUrl, inbox: `${sandbox.baseUrl}/_sandbox/messages` },
+    provider: { baseUrl: providerBaseUrl, sandbox: sandboxes.length > 0 },
+    // The first provider's, as before there were several; `sandboxes` lists every provider's.
+    sandbox: sandboxes[0] === undefined ? null : sandboxHealth(sandboxes[0]),
+    sandboxes: sandboxes.map(sandboxHealth),
     routes: [...loaded.routes.keys()],
   };
+}
+
+function sandboxHealth({ name, type, sandbox, endpoint }: ProviderSandbox) {
+  return { provider: name, type, baseUrl: sandbox.baseUrl, endpoint, inbox: `${sandbox.baseUrl}/_sandbox/messages` };
 }
 
 function describeError(error: unknown): string {

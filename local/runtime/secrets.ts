@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import type { LoadedConfig } from '../../functions/core/config/load';
+import { providerKeyName } from '../../functions/core/provider/kinds/common';
 import { routeSecretProblems } from '../../functions/core/sources/secret-check';
 import type { SecretKind as SourceSecretKind } from '../../functions/core/sources/types';
 import { readSecretsFile } from '../shared/secrets-file';
@@ -23,7 +24,8 @@ export interface SecretsFile {
 }
 
 /**
- * The names a config needs in its secrets file: `providerApiKey` and each route's `secret`, with
+ * The names a config needs in its secrets file: `providerApiKey`, each provider's `<name>-key`
+ * (`main`'s is `providerApiKey`) and each route's `secret`, with
  * the kind of value each takes. Two routes may share a name.
  *
  * @example
@@ -33,6 +35,8 @@ export interface SecretsFile {
  */
 export function requiredSecrets(loaded: LoadedConfig): ReadonlyMap<string, SecretKind> {
   const names = new Map<string, SecretKind>([[PROVIDER_API_KEY_NAME, 'provider']]);
+  // Every provider's key under its documented name, so each local sandbox has one to check.
+  for (const name of Object.keys(loaded.settings.providers)) names.set(providerKeyName(name), 'provider');
   for (const route of loaded.routes.values()) {
     const known = names.get(route.config.secret);
     // A name shared by a whsec source and another keeps the whsec shape: it satisfies both.

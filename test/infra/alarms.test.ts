@@ -25,10 +25,29 @@ import {
 
 let bundle: ReturnType<typeof bundleForTests>;
 let prod: TestStack;
+/** Three providers: main (its threshold the top-level balance's), at (its own), gateway (http, no balance). */
+let several: TestStack;
+
+const SEVERAL_PROVIDERS = `providers:
+  main: { type: sms-service, baseUrl: "https://sms.example.co.tz" }
+  at: { type: africastalking, username: acme, balance: { threshold: 300 } }
+  gateway:
+    type: http
+    url: https://gw.example.com/api/v1/sms/send
+    headers: { X-API-Key: "{{ secret.gateway-key }}" }
+    body: '{"to": {{ to | json }}, "message": {{ text | json }}}'
+routing:
+  - { numbers: ["+255"], use: [main, at] }
+  - { numbers: ["+254"], use: [at, gateway] }
+balance: { threshold: 5000 }
+routes:
+  ci: { source: github, secret: gh, recipients: ["+255712345678"] }
+`;
 
 beforeAll(() => {
   bundle = bundleForTests();
   prod = synthStack('prod', configText('prod'), bundle.dir);
+  several = synthStack('providers', SEVERAL_PROVIDERS, bundle.dir);
 });
 afterAll(() => bundle.cleanup());
 
@@ -510,12 +529,15 @@ describe('every metric the relay publishes has a tile and an alarm decision (MET
       expect(decision, `${name} has an alarm decision in METRIC_ALARMS`).toBeDefined();
       const reading = alarmsWatching(prod, name).map((alarm) => alarm.AlarmName);
       if (decision !== undefined && 'alarms' in decision) {
+        // prod has one provider: its service-wide alarms are its own, and no per-provider one exists.
         const expected = decision.alarms.flatMap((id) =>
-          id.includes('<route>')
-            ? ['oncall', 'orders', 'ci'].map((route) => id.replace('<route>', route))
-            : id.includes('<critical route>')
-              ? CRITICAL_ROUTES.map((route) => id.replace('<critical route>', route))
-              : [id],
+          id.includes('<provider>')
+            ? []
+            : id.includes('<route>')
+              ? ['oncall', 'orders', 'ci'].map((route) => id.replace('<route>', route))
+              : id.includes('<critical route>')
+                ? CRITICAL_ROUTES.map((route) => id.replace('<critical route>', route))
+                : [id],
         );
         expect(reading.sort(), name).toEqual(expected.map((id) => `SmsRelay-prod-${id}`).sort());
       } else {
@@ -659,7 +681,10 @@ describe('two kinds of alarm: pages and tickets, each alarm into the topic of it
       alarmsOf(stack).map((alarm) => {
         expect(alarm.AlarmActions, alarm.AlarmName).toHaveLength(1);
         expect(alarm.OKActions, alarm.AlarmName).toEqual(alarm.AlarmActions);
-        return [alarm.AlarmName!.replace('SmsRelay-prod-', ''), topics.get(JSON.stringify(alarm.AlarmActions![0]))!];
+        return [
+          alarm.AlarmName!.replace(/^SmsRelay-(prod|providers)-/, ''),
+          topics.get(JSON.stringify(alarm.AlarmActions![0]))!,
+        ];
       }),
     );
   }
@@ -689,8 +714,12 @@ describe('two kinds of alarm: pages and tickets, each alarm into the topic of it
     const pattern = (name: string): string =>
       name
         .replace(/^(Dropped|Rejected|UnknownOrFailed|DeliveryLatency)-.+$/, '$1-<route>')
-        .replace(new RegExp(`^(${HANDLER_NAMES.map(pascalCase).join('|')})(Errors|Throttles)$`), '<Function>$2');
-    const fromTemplate = new Map([...severities(prod)].map(([name, kind]) => [pattern(name), kind]));
+        .replace(new RegExp(`^(${HANDLER_NAMES.map(pascalCase).join('|')})(Errors|Throttles)$`), '<Function>$2')
+        .replace(/^(ProviderCircuitOpen|ProviderBalanceUnreadable|ProviderBalanceLow)-.+$/, '$1-<provider>');
+    // The per-provider alarms exist only with several providers: prod has one.
+    const fromTemplate = new Map(
+      [...severities(prod), ...severities(several)].map(([name, kind]) => [pattern(name), kind]),
+    );
     expect(Object.fromEntries(documented)).toEqual(Object.fromEntries(fromTemplate));
   });
 
@@ -698,5 +727,69 @@ describe('two kinds of alarm: pages and tickets, each alarm into the topic of it
     expect(alarmWatching(prod, RELAY, RelayMetric.Sweeps, SERVICE).AlarmDescription).toContain(
       'escalations, renotify and handoff SMS stop',
     );
+  });
+});
+
+describe('each provider of several: its circuit, its balance unreadable, its balance low, by its provider dimension', () => {
+  const RELAY_SEVERAL = metricsNamespace('providers');
+  const of = (provider: string) => ({ ...SERVICE, [METRICS.providerDimension]: provider });
+  const names = (stack: TestStack): string[] =>
+    alarmsOf(stack)
+      .map((alarm) => alarm.AlarmName!)
+      .filter((name) => name.includes('-Provider'))
+      .sort();
+
+  it('one circuit alarm per provider, a ticket that names the provider and what the relay does meanwhile', () => {
+    for (const provider of ['main', 'at', 'gateway']) {
+      const alarm = alarmWatching(several, RELAY_SEVERAL, RelayMetric.SmsServiceUnreachable, of(provider));
+      expect(alarm).toMatchObject({
+        AlarmName: `SmsRelay-providers-ProviderCircuitOpen-${provider}`,
+        Statistic: 'Maximum',
+        Period: 300,
+        Threshold: 1,
+        ComparisonOperator: 'GreaterThanOrEqualToThreshold',
+        TreatMissingData: 'ignore',
+      });
+      expect(alarm.AlarmDescription).toContain(`The circuit of provider ${provider} is open`);
+      expect(alarm.AlarmDescription).toContain('sms-relay providers --env providers');
+    }
+  });
+
+  it('a balance-unreadable alarm for each provider whose API has a balance (not the http gateway)', () => {
+    for (const provider of ['main', 'at']) {
+      expect(alarmWatching(several, RELAY_SEVERAL, RelayMetric.BalanceReadFailed, of(provider))).toMatchObject({
+        AlarmName: `SmsRelay-providers-ProviderBalanceUnreadable-${provider}`,
+        Statistic: 'Sum',
+        Threshold: 2,
+      });
+    }
+    expect(names(several)).not.toContain('SmsRelay-providers-ProviderBalanceUnreadable-gateway');
+  });
+
+  it("a low-balance page at each provider's own threshold (the first provider's the top-level balance's), none service-wide", () => {
+    expect(alarmWatching(several, RELAY_SEVERAL, RelayMetric.RemainingBalance, of('main'))).toMatchObject({
+      AlarmName: 'SmsRelay-providers-ProviderBalanceLow-main',
+      Threshold: 5000,
+      ComparisonOperator: 'LessThanThreshold',
+    });
+    expect(alarmWatching(several, RELAY_SEVERAL, RelayMetric.RemainingBalance, of('at'))).toMatchObject({
+      AlarmName: 'SmsRelay-providers-ProviderBalanceLow-at',
+      Threshold: 300,
+    });
+    // Balances of several providers have no one minimum: BalanceLow is each provider's instead.
+    expect(alarmsWatching(several, RelayMetric.RemainingBalance, RELAY_SEVERAL)).toHaveLength(2);
+    expect(names(several)).toEqual([
+      'SmsRelay-providers-ProviderBalanceLow-at',
+      'SmsRelay-providers-ProviderBalanceLow-main',
+      'SmsRelay-providers-ProviderBalanceUnreadable-at',
+      'SmsRelay-providers-ProviderBalanceUnreadable-main',
+      'SmsRelay-providers-ProviderCircuitOpen-at',
+      'SmsRelay-providers-ProviderCircuitOpen-gateway',
+      'SmsRelay-providers-ProviderCircuitOpen-main',
+    ]);
+  });
+
+  it('none with one provider: its service-wide alarms are its own', () => {
+    expect(names(prod)).toEqual([]);
   });
 });

@@ -151,6 +151,53 @@ describe('refused for deployment, each problem naming its key', () => {
     expect(readEnvironmentConfig('fresh', { configDir: dir }).config.secrets).toBeUndefined();
   });
 
+  describe('several providers', () => {
+    const providers = (gateway: string, extra = ''): string =>
+      `providers:\n  main: { type: sms-service, baseUrl: "https://sms.example.co.tz" }\n  at: { type: africastalking, username: acme }\n  gateway:\n${gateway}${extra}`;
+    const gatewayWith = (url: string, header: string): string =>
+      `    type: http\n    url: "${url}"\n    headers: { X-API-Key: "${header}" }\n    body: '{"to": {{ to | json }}, "message": {{ text | json }}}'\n`;
+    const good = gatewayWith('https://gw.example.com/api/v1/sms/send', '{{ secret.gateway-key }}');
+    const routing =
+      'routing:\n  - { numbers: ["+255"], use: [main, at] }\n  - { numbers: ["+254"], use: [at, gateway] }\n';
+
+    it('deploys three providers whose URLs are https and whose keys are in the provider secret', () => {
+      write('three', providers(good) + routing + routes);
+      expect(readEnvironmentConfig('three', { configDir: dir }).config.providers).toHaveProperty('gateway');
+    });
+
+    it('an unknown provider type', () => {
+      write('unknown-type', `providers:\n  main: { type: twilio, baseUrl: "https://api.twilio.com" }\n${routes}`);
+      expect(refusal('unknown-type', dir)).toEqual([
+        'providers.main.type: unknown provider type; use one of sms-service, africastalking, http',
+      ]);
+    });
+
+    it('an http provider whose key is not where the provider secret keeps it, naming the provider and the value', () => {
+      write('gw-token', providers(gatewayWith('https://gw.example.com/send', '{{ secret.gw-token }}')) + routes);
+      expect(refusal('gw-token', dir)).toEqual([
+        "providers.gateway: reads secret.gw-token, which is not in the provider secret's layout: the provider secret holds each provider's key as <name>-key (gateway-key for this one) and an http provider's other values as gateway-<anything> (docs/deploying.md)",
+        'providers.gateway: its headers or body never read its key, secret.gateway-key: the provider secret holds each provider\'s key as <name>-key (gateway-key for this one) and an http provider\'s other values as gateway-<anything> (docs/deploying.md); e.g. headers: { X-API-Key: "{{ secret.gateway-key }}" }',
+      ]);
+    });
+
+    it('an http url that is not https, by its key', () => {
+      write(
+        'plain',
+        providers(gatewayWith('http://127.0.0.1:4030/api/v1/sms/send', '{{ secret.gateway-key }}')) + routes,
+      );
+      expect(refusal('plain', dir)).toEqual([
+        "providers.gateway.url must be https (the API key travels in its requests), and must not point at a loopback or private address (127.0.0.1): a deployed function cannot reach it; use the SMS service's public https URL",
+      ]);
+    });
+
+    it('a routing entry naming an unknown provider', () => {
+      write('unrouted', `${providers(good)}routing:\n  - { numbers: ["+255"], use: [main, twilio] }\n${routes}`);
+      expect(refusal('unrouted', dir)).toEqual([
+        'routing[0].use[1]: unknown provider "twilio"; providers are main, at, gateway',
+      ]);
+    });
+  });
+
   it('capture is deployed only with deploy.allowCapture: true', () => {
     const captured = 'routes:\n  ci: { source: github, secret: gh, recipients: ["+255712345678"], capture: 1h }\n';
     write('capturing', `provider: { baseUrl: "https://sms.example.co.tz" }\n${captured}`);

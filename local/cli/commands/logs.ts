@@ -40,7 +40,7 @@ export function logsCommand(): Command {
     .addOption(
       new Option(
         '--json',
-        'print a JSON array of {id, route, state, createdAt, updatedAt, to, segments, attempts, reason, deducted, remainingBalance, dismissal}',
+        'print a JSON array of {id, route, state, createdAt, updatedAt, to, segments, attempts, reason, deducted, remainingBalance, provider, failoverFrom, failoverReason, dismissal}',
       ),
     );
   return withStoreOptions(command, {

@@ -24,7 +24,7 @@ export function startCommand(): Command {
   return new Command('start')
     .description(
       'Run the relay locally: webhooks on 127.0.0.1, the same handlers as on AWS, dynalite on disk, ' +
-        'and the sandbox SMS service unless PROVIDER_BASE_URL is set. Ctrl-C stops it cleanly.',
+        'and a sandbox for each provider of the config unless PROVIDER_BASE_URL is set. Ctrl-C stops it cleanly.',
     )
     .addOption(
       new Option('--port <port>', `port to listen on; 0 picks a free one (env PORT, default ${RUNTIME_DEFAULTS.port})`),
@@ -43,7 +43,10 @@ export function startCommand(): Command {
       ),
     )
     .addOption(
-      new Option('--provider-url <url>', 'SMS service to send through instead of the sandbox (env PROVIDER_BASE_URL)'),
+      new Option(
+        '--provider-url <url>',
+        "the first provider's service, instead of the sandboxes: no sandbox starts and the other providers use their configured URLs (env PROVIDER_BASE_URL)",
+      ),
     )
     .addOption(
       new Option(

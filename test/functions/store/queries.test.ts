@@ -3,12 +3,13 @@ import {
   type BatchGetItemCommandOutput,
   BatchWriteItemCommand,
   DeleteItemCommand,
+  PutItemCommand,
   QueryCommand,
   UpdateItemCommand,
 } from '@aws-sdk/client-dynamodb';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createStore, type MessageRecord, type Page, StoreError, TABLE } from '../../../functions/store';
-import { MAX_RESULT_BYTES } from '../../../functions/store/codec';
+import { MAX_RESULT_BYTES, messageItem } from '../../../functions/store/codec';
 import { type Dynalite, startDynalite } from '../../helpers/dynalite';
 import { acceptEach, at, message, messages, newTable, T0 } from './fixtures';
 
@@ -37,6 +38,24 @@ describe('getMessage', () => {
   it('returns undefined for an unknown id', async () => {
     const { store } = await newTable(db);
     expect(await store.getMessage('01ARZ3NDEKTSV4RRFFQ69G5FAV')).toBeUndefined();
+  });
+});
+
+describe('a record naming its providers', () => {
+  it('reads back the provider of its last attempt, its failover and the provider of each history entry', async () => {
+    const { store, tableName } = await newTable(db);
+    const [id] = await acceptEach(store, ['a']);
+    const accepted = (await store.getMessage(id!))!;
+    const sentByAt: MessageRecord = {
+      ...accepted,
+      state: 'SENT',
+      provider: 'at',
+      failoverFrom: 'main',
+      failoverReason: 'unreachable',
+      history: [...accepted.history, { at: at(1_000).toISOString(), state: 'SENT', provider: 'at' }],
+    };
+    await db.client.send(new PutItemCommand({ TableName: tableName, Item: messageItem(sentByAt) }));
+    expect(await store.getMessage(id!)).toEqual(sentByAt);
   });
 });
 

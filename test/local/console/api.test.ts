@@ -1,5 +1,6 @@
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { DeleteItemCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
+import { DeleteItemCommand, PutItemCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
+import { messageItem } from '../../../functions/store/codec';
 import type { Server } from 'node:http';
 import { request as httpRequest } from 'node:http';
 import { tmpdir } from 'node:os';
@@ -568,6 +569,37 @@ describe('Activity', () => {
     await local.client.send(
       new DeleteItemCommand({ TableName: local.tableName, Key: { pk: { S: `MSG#${newer}` }, sk: { S: 'MSG' } } }),
     );
+  });
+
+  it('shows the provider of each attempt and the failover of the last one', async () => {
+    const id = await parkedRecord();
+    const parked = (await local.store.getMessage(id))!;
+    // As the sender records a first attempt refused by main (insufficient credit), sent by at.
+    const [accepted, claimed, refused] = parked.history;
+    await local.client.send(
+      new PutItemCommand({
+        TableName: local.tableName,
+        Item: messageItem({
+          ...parked,
+          state: MessageState.Sent,
+          reason: undefined,
+          provider: 'at',
+          failoverFrom: 'main',
+          failoverReason: 'insufficient-credit',
+          history: [
+            accepted!,
+            claimed!,
+            { ...refused!, state: MessageState.Pending, provider: 'main' },
+            { at: new Date().toISOString(), state: MessageState.Sent, provider: 'at' },
+          ],
+        }),
+      }),
+    );
+    const { status, body } = await getJson<RecordDetail>(`/console/api/records/${id}`);
+    expect(status).toBe(200);
+    expect(body.record).toMatchObject({ provider: 'at', failoverFrom: 'main', failoverReason: 'insufficient-credit' });
+    expect(body.history.map((change) => change.provider ?? null)).toEqual([null, null, 'main', 'at']);
+    expect(body.errors).toEqual([expect.objectContaining({ status: 402, provider: 'main' })]);
   });
 
   it('says how many state changes a long history left out, and where', async () => {

@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import { createRedactor, formatLogEntry, formatWebhook, type LogEntry } from '../../../local/runtime/log-format';
 import { reasonText } from '../../../functions/core/reasons';
@@ -26,6 +27,51 @@ describe('human log lines', () => {
     expect(line).toBe(
       `${time}  sms      orders      SENT    to 2557****222, 2557****678  1 segment  40 credits, balance 9960`,
     );
+  });
+
+  it('name the provider that sent, and the one a failover moved on from and why', () => {
+    const sent = { message: 'sms', route: 'alerts', to: ['2557****678'], state: 'SENT', segments: 1, credits: 1 };
+    expect(formatLogEntry(entry({ ...sent, provider: 'main', remainingBalance: 99 }))).toBe(
+      `${time}  sms      alerts      SENT    to 2557****678 via main  1 segment  1 credits, balance 99`,
+    );
+    expect(
+      formatLogEntry(
+        entry({ ...sent, provider: 'at', failoverFrom: 'main', failoverReason: 'unreachable', remainingBalance: 99 }),
+      ),
+    ).toBe(
+      `${time}  sms      alerts      SENT    to 2557****678 via at (failover from main: unreachable)  1 segment  1 credits, balance 99`,
+    );
+    expect(
+      formatLogEntry(
+        entry({
+          message: 'sms',
+          route: 'alerts',
+          to: ['2557****678'],
+          state: 'UNKNOWN',
+          segments: 1,
+          provider: 'main',
+          reason: 'the send timed out',
+        }),
+      ),
+    ).toBe(`${time}  sms      alerts      UNKNOWN to 2557****678 via main  1 segment  the send timed out`);
+  });
+
+  it("print a send as the README's tour shows it", () => {
+    const readme = readFileSync(new URL('../../../README.md', import.meta.url), 'utf8');
+    const shown = readme.split('\n').find((line) => line.includes('  sms      notify'));
+    const line = formatLogEntry(
+      entry({
+        message: 'sms',
+        route: 'notify',
+        to: ['2557****678'],
+        provider: 'main',
+        state: 'SENT',
+        segments: 1,
+        credits: 20,
+        remainingBalance: 9980,
+      }),
+    );
+    expect(shown?.trim().slice('03:30:37'.length)).toBe(line?.slice(time.length));
   });
 
   it('show a retry, a parked and a failed send with what to do or what went wrong', () => {
@@ -212,6 +258,7 @@ describe('the terminal logger the local runtime hands to the relay operations', 
       id: '01J',
       route: 'notify',
       to: ['2557****678'],
+      provider: 'main',
       state: 'SENT',
       segments: 1,
       attempt: 1,
@@ -232,7 +279,7 @@ describe('the terminal logger the local runtime hands to the relay operations', 
 
     expect(out[0]).toMatch(
       // biome-ignore lint/complexity/noAdjacentSpacesInRegex: the spaces are the line's columns, as the terminal shows them
-      /^\d\d:\d\d:\d\d  sms      notify      SENT    to 2557\*\*\*\*678  1 segment  20 credits, balance 9980$/,
+      /^\d\d:\d\d:\d\d  sms      notify      SENT    to 2557\*\*\*\*678 via main  1 segment  20 credits, balance 9980$/,
     );
     expect(out[1]).toMatch(/attempt 2 failed \(refused\), next at \d\d:\d\d:\d\d \(in [45] min\)$/);
     expect(out).toHaveLength(2);

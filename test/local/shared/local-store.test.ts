@@ -173,6 +173,9 @@ describe('records for logs and redrive', () => {
       reason: 'insufficient balance (402) for 2557****678',
       deducted: null,
       remainingBalance: null,
+      provider: null,
+      failoverFrom: null,
+      failoverReason: null,
       dismissal: null,
     });
     const [sent] = await queryRecords(local.store, { state: 'SENT' });

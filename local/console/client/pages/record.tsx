@@ -204,6 +204,21 @@ export function RecordPage({ id, overview }: { id: string; overview: Overview })
                 ['Route', record.route],
                 ['State', <StateBadge state={record.state} />],
                 ['Reason', record.reason],
+                [
+                  'Provider',
+                  record.provider === null ? null : <span data-testid="record-provider">{record.provider}</span>,
+                ],
+                ...(record.failoverFrom === null
+                  ? []
+                  : ([
+                      [
+                        'Failover',
+                        <span data-testid="record-failover">
+                          from {record.failoverFrom}
+                          {record.failoverReason === null ? '' : `: ${record.failoverReason}`}
+                        </span>,
+                      ],
+                    ] as const)),
                 ...(record.dismissal === null
                   ? []
                   : ([
@@ -285,6 +300,7 @@ export function RecordPage({ id, overview }: { id: string; overview: Overview })
                 <thead>
                   <tr>
                     <th>Time</th>
+                    <th>Provider</th>
                     <th>Error</th>
                     <th>Status</th>
                     <th>Delivery</th>
@@ -295,6 +311,7 @@ export function RecordPage({ id, overview }: { id: string; overview: Overview })
                   {errors.map((err, i) => (
                     <tr key={i}>
                       <td class="time">{formatTime(err.at, { seconds: true, relative: false })}</td>
+                      <td>{err.provider ?? ''}</td>
                       <td class="mono">{err.name}</td>
                       <td>{err.status ?? ''}</td>
                       <td>{err.delivery ?? ''}</td>
@@ -430,7 +447,10 @@ function HistoryEntry({ change }: { change: RecordDetail['history'][number] }) {
     <li data-testid="history-entry" data-state={change.state}>
       <span class="time">{formatTime(change.at, { seconds: true, relative: false })}</span>
       <StateBadge state={change.state} />
-      <span class="reason">{change.reason ?? ''}</span>
+      <span class="reason">
+        {change.provider === undefined ? '' : `via ${change.provider}${change.reason === undefined ? '' : ': '}`}
+        {change.reason ?? ''}
+      </span>
     </li>
   );
 }

@@ -1,4 +1,7 @@
+import { PutItemCommand } from '@aws-sdk/client-dynamodb';
 import { describe, expect, it } from 'vitest';
+import { messageItem } from '../../../../functions/store/codec';
+import type { MessageRecord } from '../../../../functions/store/types';
 import { message } from '../../../functions/store/fixtures';
 import { cli, useRunningRelay } from './running-relay';
 
@@ -43,5 +46,39 @@ describe('sms-relay logs', () => {
     const json = await cli(['logs', '--json', '--data-dir', running.dataDir]);
     const ids = (JSON.parse(json.stdout) as { id: string }[]).map((record) => record.id);
     expect(ids.filter((id) => [first, second, third].includes(id))).toEqual([first, second, third]);
+  });
+
+  it('shows the provider of the last attempt, and the failover it came from', async () => {
+    const id = await parkedAt(new Date(), 'failed over');
+    const parked = (await running.local.store.getMessage(id))!;
+    // As the sender records a send that moved from main (unreachable) to at.
+    const sentByAt: MessageRecord = {
+      ...parked,
+      state: 'SENT',
+      reason: undefined,
+      provider: 'at',
+      failoverFrom: 'main',
+      failoverReason: 'unreachable',
+      history: [...parked.history, { at: new Date().toISOString(), state: 'SENT', provider: 'at' }],
+    };
+    await running.local.client.send(
+      new PutItemCommand({ TableName: running.local.tableName, Item: messageItem(sentByAt) }),
+    );
+
+    const json = await cli(['logs', '--json', '--data-dir', running.dataDir]);
+    expect(json.code).toBe(0);
+    const shown = (JSON.parse(json.stdout) as Record<string, unknown>[]).find((record) => record['id'] === id);
+    expect(shown).toMatchObject({ state: 'SENT', provider: 'at', failoverFrom: 'main', failoverReason: 'unreachable' });
+    // A record no attempt has named a provider for shows null, so every key is there for scripts.
+    const other = await parkedAt(new Date(), 'no provider');
+    const again = JSON.parse((await cli(['logs', '--json', '--data-dir', running.dataDir])).stdout) as Record<
+      string,
+      unknown
+    >[];
+    expect(again.find((record) => record['id'] === other)).toMatchObject({
+      provider: null,
+      failoverFrom: null,
+      failoverReason: null,
+    });
   });
 });
