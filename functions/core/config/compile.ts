@@ -7,7 +7,7 @@ import { compileAllowList } from '../recipients/allow';
 import { compileRecipients } from '../recipients/compile';
 import { maskNumbersInText } from '../recipients/mask-text';
 import { DEFAULT_COUNTRY } from '../recipients/e164';
-import { type Numbering, normalizeRecipient } from '../recipients/numbering';
+import { type Numbering, noProviderReason, normalizeRecipient } from '../recipients/numbering';
 import { sourcePack } from '../sources/registry';
 import type { SourcePack } from '../sources/types';
 import { createTemplateEngine } from '../templates/engine';
@@ -107,6 +107,11 @@ export function compileConfig(config: RelayConfig, source = 'config', before?: C
         return [];
       }
       const normalised = normalizeRecipient(entry, numbering.defaultCountry);
+      const noProvider = normalised.ok ? noProviderReason(numbering, normalised.number) : undefined;
+      if (noProvider !== undefined) {
+        problems.push(`balance.notify[${index}]: ${noProvider}`);
+        return [];
+      }
       if (normalised.ok) return [normalised.number];
       problems.push(`balance.notify[${index}]: ${normalised.reason}`);
       return [];

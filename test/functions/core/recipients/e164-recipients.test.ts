@@ -77,6 +77,9 @@ describe("a route's recipients under the config's providers and defaultCountry",
     expect(problemsOf(config('["0712345678", "+243812345678"]'))).toContain(
       'routes.alerts.recipients[1]: no provider for +2438****678',
     );
+    expect(problemsOf(config('["0712345678"]', 'balance: { threshold: 10, notify: ["+243812345678"] }'))).toContain(
+      'balance.notify[0]: no provider for +2438****678',
+    );
   });
 
   it('reads people, balance.notify and allowRecipients the same way', () => {
