@@ -203,6 +203,12 @@ export const DEFAULT_RETENTION_DAYS = 90;
 /** The SMS service's phone number format: `255` and nine digits, no `+`. */
 export const PHONE_NUMBER_PATTERN = /^255\d{9}$/;
 
+/**
+ * A recipient as records and the store keep it: its E.164 digits without the `+` (a country code
+ * then at most 15 digits in all), so a Tanzanian number is `255712345678` as it always was.
+ */
+export const E164_DIGITS_PATTERN = /^[1-9]\d{6,14}$/;
+
 /** The E.164 prefix of the numbers the SMS service texts (the provider type `sms-service`). */
 export const SMS_SERVICE_PREFIX = '+255';
 

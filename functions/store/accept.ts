@@ -8,7 +8,7 @@ import { StoreError } from './errors';
 import { newId } from './ids';
 import { DAY_SECONDS, ItemKind, dedupeKey as dedupeItemKey, epochSeconds, messageKey } from './keys';
 import { MessageState, TABLE } from './table';
-import { PHONE_NUMBER_PATTERN } from '../core/defaults';
+import { E164_DIGITS_PATTERN } from '../core/defaults';
 import { laneOf } from '../core/lanes';
 import type { RoutePriority } from '../core/config/policies';
 import { DEFAULT_RETENTION_DAYS, type MessageRecord, type NewMessage, type NoticeKind } from './types';
@@ -243,7 +243,7 @@ const validate = (input: AcceptInput, retentionDays: number): void => {
     if (state !== MessageState.Pending && state !== MessageState.Dropped && state !== MessageState.Deferred) {
       throw new StoreError(`message ${message.index}: cannot be created in state ${state}`);
     }
-    const bad = message.to.find((recipient) => !PHONE_NUMBER_PATTERN.test(recipient));
+    const bad = message.to.find((recipient) => !E164_DIGITS_PATTERN.test(recipient));
     if (bad !== undefined) throw new StoreError(`message ${message.index}: invalid recipient ${bad}`);
     if ((state === MessageState.Pending || state === MessageState.Deferred) && message.to.length === 0) {
       throw new StoreError(`message ${message.index}: a ${state.toLowerCase()} message needs a recipient`);

@@ -1,4 +1,5 @@
 import { Worker } from 'node:worker_threads';
+import type { Numbering } from '../../functions/core/recipients/numbering';
 import type { RouteConfig } from '../../functions/core/config/schema';
 import { PREVIEW_TIMEOUT_MS } from '../../functions/core/defaults';
 import type { TemplateEngineOptions } from '../../functions/core/templates';
@@ -14,6 +15,8 @@ export interface PreviewJob {
   readonly defaultSenderId: string | undefined;
   /** The config's people and schedules, for `person:` and `oncall:` recipients (a structured clone). */
   readonly onCall?: OnCallDirectory;
+  /** The config's `defaultCountry` and providers: how the route's numbers are read. */
+  readonly numbering?: Numbering;
   readonly body: Uint8Array;
   readonly headers: Readonly<Record<string, string>>;
   /** The query of the URL the payload was posted to (an example's `examples.query`). */

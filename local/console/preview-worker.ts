@@ -18,6 +18,7 @@ port.on(
     engineOptions,
     defaultSenderId,
     onCall,
+    numbering,
     body,
     headers,
     query,
@@ -33,6 +34,7 @@ port.on(
         problems,
         undefined,
         onCall,
+        numbering,
       );
       answer =
         compiled === undefined

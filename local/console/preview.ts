@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { stringify } from 'yaml';
-import { compileRoute } from '../../functions/core/config/compile';
+import { compileRoute, numberingOf } from '../../functions/core/config/compile';
 import { describeIssues } from '../../functions/core/config/parse';
 import { RouteSchema } from '../../functions/core/config/schema';
 import { maskMsisdn, maskNumbersInText } from '../../functions/core/recipients';
@@ -104,6 +104,7 @@ export async function previewRoute(
     problems,
     undefined,
     source.loaded.onCall,
+    numberingOf(source.loaded.settings),
   );
   if (compiled === undefined) return invalid(problems.map((problem) => problem.replace(/^routes\.[^.]+\./, '')));
 
@@ -115,6 +116,7 @@ export async function previewRoute(
     engineOptions: route.engine.options,
     defaultSenderId,
     onCall: source.loaded.onCall,
+    numbering: numberingOf(source.loaded.settings),
     body,
     headers,
     query,

@@ -46,6 +46,12 @@ export interface AwsRelayOptions {
   readonly environmentName: string;
   /** The config as `config/<env>.yaml` would hold it. */
   readonly configText: string;
+  /**
+   * The config staged into the functions, when a stand-in's URL differs from the synthesized one:
+   * another provider's sandbox on loopback, a URL the stack refuses (only the first provider's is
+   * replaced, by `PROVIDER_BASE_URL`). @default configText
+   */
+  readonly stagedConfigText?: string;
   /** The secrets file's values (route secrets; `providerApiKey` is set to the sandbox's key). */
   readonly secrets: Readonly<Record<string, string>>;
   /** The sandbox's sender IDs. */
@@ -95,6 +101,7 @@ export interface AwsRelay {
 export async function startAwsRelay({
   environmentName,
   configText,
+  stagedConfigText = configText,
   secrets,
   senderIds,
   beforeStream,
@@ -108,7 +115,7 @@ export async function startAwsRelay({
   const packages = Object.fromEntries(
     bundles.map((bundle) => [
       bundle.name,
-      stageFunctionAsset({ bundleDir: bundle.dir, configText, stagingRoot: join(scratch, 'assets') }),
+      stageFunctionAsset({ bundleDir: bundle.dir, configText: stagedConfigText, stagingRoot: join(scratch, 'assets') }),
     ]),
   ) as Record<HandlerName, string>;
   const apiKey = `sms-key-${randomUUID()}`;

@@ -6,7 +6,8 @@ import { RecipientEntryKind } from '../recipients/types';
 import { compileAllowList } from '../recipients/allow';
 import { compileRecipients } from '../recipients/compile';
 import { maskNumbersInText } from '../recipients/mask-text';
-import { normalizeMsisdn } from '../recipients/msisdn';
+import { DEFAULT_COUNTRY } from '../recipients/e164';
+import { type Numbering, noProviderReason, normalizeRecipient } from '../recipients/numbering';
 import { sourcePack } from '../sources/registry';
 import type { SourcePack } from '../sources/types';
 import { createTemplateEngine } from '../templates/engine';
@@ -69,7 +70,8 @@ export function compileConfig(config: RelayConfig, source = 'config', before?: C
   // Compiled before (staged at synth): its options and templates were checked there.
   const engineFor = engineCache({ checked: before !== undefined });
   const routes = new Map<string, CompiledRoute>();
-  const onCall = compileOnCall(config.people, config.schedules, problems);
+  const numbering = numberingOf(config);
+  const onCall = compileOnCall(config.people, config.schedules, problems, numbering);
 
   for (const [id, route] of Object.entries(config.routes)) {
     const compiled = compileRoute(
@@ -80,6 +82,7 @@ export function compileConfig(config: RelayConfig, source = 'config', before?: C
       problems,
       before?.recipientNumbers(id),
       onCall,
+      numbering,
     );
     if (compiled !== undefined) routes.set(id, compiled);
   }
@@ -103,7 +106,12 @@ export function compileConfig(config: RelayConfig, source = 'config', before?: C
         );
         return [];
       }
-      const normalised = normalizeMsisdn(entry);
+      const normalised = normalizeRecipient(entry, numbering.defaultCountry);
+      const noProvider = normalised.ok ? noProviderReason(numbering, normalised.number) : undefined;
+      if (noProvider !== undefined) {
+        problems.push(`balance.notify[${index}]: ${noProvider}`);
+        return [];
+      }
       if (normalised.ok) return [normalised.number];
       problems.push(`balance.notify[${index}]: ${normalised.reason}`);
       return [];
@@ -123,6 +131,14 @@ export function routingSettings(config: RelayConfig): RoutingSettings {
     routing: config.routing,
     failover: config.failover,
   };
+}
+
+/**
+ * How the config reads its numbers: `defaultCountry` (a config staged before it existed: `TZ`)
+ * and its providers (see `routingSettings`).
+ */
+export function numberingOf(config: RelayConfig): Numbering {
+  return { defaultCountry: config.defaultCountry ?? DEFAULT_COUNTRY, routing: routingSettings(config) };
 }
 
 /**
@@ -177,6 +193,7 @@ export function compileRoute(
   problems: string[],
   recipientNumbers?: ReadonlyArray<readonly string[] | null>,
   onCall: OnCallDirectory = NO_ONE,
+  numbering?: Numbering,
 ): CompiledRoute | undefined {
   const pack = sourcePack(route.source);
   const at = (field: string): string => `routes.${id}.${field}`;
@@ -187,9 +204,9 @@ export function compileRoute(
   const allow =
     route.allowRecipients === undefined
       ? undefined
-      : attempt('allowRecipients', () => compileAllowList(route.allowRecipients!, onCall));
+      : attempt('allowRecipients', () => compileAllowList(route.allowRecipients!, onCall, numbering));
   const recipients = attempt('recipients', () =>
-    compileRecipients(route.recipients, engine, recipientNumbers, onCall, allow),
+    compileRecipients(route.recipients, engine, recipientNumbers, onCall, allow, numbering),
   );
   const bundles = route.digest !== undefined || route.quietHours !== undefined;
   // Compiled on every route: a route whose digest settings were removed still has DEFERRED records to send.
@@ -197,7 +214,7 @@ export function compileRoute(
     engine.compileTemplate(route.digestTemplate ?? defaultDigestTemplate(pack.digestNoun)),
   );
   const pagingProblems = problems.length;
-  const paging = compilePaging(id, route, engine, problems, onCall);
+  const paging = compilePaging(id, route, engine, problems, onCall, numbering);
   if (
     template === undefined ||
     recipients === undefined ||

@@ -1,5 +1,5 @@
 import type { PeopleConfig, SchedulesConfig } from '../config/oncall-schema';
-import { normalizeMsisdn } from '../recipients/msisdn';
+import { type Numbering, normalizeWith } from '../recipients/numbering';
 import { NO_ONE, parseLocalDateTime, type CompiledSchedule, type OnCallDirectory, type Person } from './schedule';
 
 /**
@@ -19,11 +19,12 @@ export function compileOnCall(
   people: PeopleConfig | undefined,
   schedules: SchedulesConfig | undefined,
   problems: string[],
+  numbering?: Numbering,
 ): OnCallDirectory {
   if (people === undefined && schedules === undefined) return NO_ONE;
   const persons = new Map<string, Person>();
   for (const [name, { phone }] of Object.entries(people ?? {})) {
-    const normalised = normalizeMsisdn(phone);
+    const normalised = normalizeWith(numbering, phone);
     // Kept with no number when it has none: the config is refused for it, and `person:` entries
     // naming it need no second problem.
     persons.set(name, Object.freeze({ name, number: normalised.ok ? normalised.number : '' }));

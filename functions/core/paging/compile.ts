@@ -1,4 +1,5 @@
 import type { RouteConfig } from '../config/schema';
+import type { Numbering } from '../recipients/numbering';
 import { PAGING } from '../defaults';
 import { DEFAULT_LIMIT } from '../fitting';
 import { compileRecipients } from '../recipients/compile';
@@ -49,6 +50,7 @@ export function compilePaging(
   engine: TemplateEngine,
   problems: string[],
   onCall: OnCallDirectory,
+  numbering?: Numbering,
 ): CompiledPaging | undefined {
   if (
     route.escalate === undefined &&
@@ -86,7 +88,9 @@ export function compilePaging(
     engine.compileCondition(rule.resolved),
   );
   const steps = (route.escalate ?? []).flatMap((step, index) => {
-    const to = attempt(`escalate[${index}].to`, () => compileRecipients(step.to, engine, undefined, onCall));
+    const to = attempt(`escalate[${index}].to`, () =>
+      compileRecipients(step.to, engine, undefined, onCall, undefined, numbering),
+    );
     if (to === undefined) return [];
     if (to.entries.some((entry) => entry.kind === RecipientEntryKind.Template)) {
       problems.push(

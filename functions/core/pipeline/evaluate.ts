@@ -1,4 +1,5 @@
 import type { CompiledRoute } from '../config/load';
+import { NO_PROVIDER_PREFIX } from '../recipients/numbering';
 import { MAX_MESSAGES_PER_WEBHOOK, TEMPLATE_LIMITS } from '../defaults';
 import { fitMessage } from '../fitting';
 import { resolveRecipients } from '../recipients';
@@ -271,9 +272,9 @@ function planItem(
     if (fitted.truncated) warnings.add('a text longer than 160 characters was truncated');
     const text = fitted.parts.map((part) => part.text).join('');
     if (recipients.numbers.length === 0) {
-      // A number refused by allowRecipients is the reason an operator looks for: say which.
+      // A number refused by allowRecipients or that no provider texts is the reason an operator looks for: say which.
       const refused = recipients.dropped
-        .filter((drop) => drop.reason.endsWith(NOT_ALLOWED_SUFFIX))
+        .filter((drop) => drop.reason.endsWith(NOT_ALLOWED_SUFFIX) || drop.reason.startsWith(NO_PROVIDER_PREFIX))
         .map((drop) => drop.reason);
       return {
         item: index,

@@ -1,5 +1,8 @@
 import type { OnCallDirectory } from '../oncall/schedule';
-import { maskMsisdn, normalizeMsisdn } from './msisdn';
+import { getCountryCallingCode, validatePhoneNumberLength } from 'libphonenumber-js/max';
+import { isKnownCountry } from './e164';
+import { maskMsisdn } from './msisdn';
+import { type Numbering, noProviderReason, normalizeWith } from './numbering';
 import { parseRecipientReference, RecipientReferenceKind } from './reference';
 
 /**
@@ -29,8 +32,28 @@ function normalisePrefix(entry: string): string | undefined {
 }
 
 /**
+ * With `numbering`: `07*` → `defaultCountry`'s code and `7`, `+2547*`, `002547*` or `2547*` →
+ * `2547`. Throws the reason a prefix can match no number a provider texts.
+ */
+function normaliseE164Prefix(entry: string, numbering: Numbering): string {
+  let digits = entry.replace(/[+*]/g, '');
+  if (digits.startsWith('00')) digits = digits.slice(2);
+  else if (digits.startsWith('0') && isKnownCountry(numbering.defaultCountry))
+    digits = `${getCountryCallingCode(numbering.defaultCountry)}${digits.slice(1)}`;
+  const length = /^[1-9]\d*$/.test(digits) ? validatePhoneNumberLength(`+${digits}`) : 'NOT_A_NUMBER';
+  if (length === 'TOO_LONG') throw new Error('a prefix longer than a whole number');
+  if (length === 'INVALID_COUNTRY' || length === 'NOT_A_NUMBER')
+    throw new Error('a prefix is a country code and digits or a national 0, like +2557*, 2547* or 07*');
+  // A prefix is shown whole unless it is most of a number.
+  const noProvider = noProviderReason(numbering, digits);
+  if (noProvider !== undefined) throw new Error(digits.length >= 8 ? noProvider : `no provider for +${digits}…`);
+  return digits;
+}
+
+/**
  * Compiles `allowRecipients`: `person:*` (everyone in `people`), `person:<name>`, a number, or a
- * prefix ending in `*` (`2557*`, `+25571*`, `07*`). Throws an `Error` whose message is
+ * prefix ending in `*` (`2557*`, `+25571*`, `07*`: with `numbering`, any country code, and `0` is
+ * `defaultCountry`'s). Throws an `Error` whose message is
  * `[index] reason` for an entry that can't work, like `compileRecipients`.
  *
  * @example
@@ -39,7 +62,11 @@ function normalisePrefix(entry: string): string | undefined {
  * isAllowed(allow, '255687000111'); // true
  * ```
  */
-export function compileAllowList(entries: readonly string[], directory: OnCallDirectory): AllowList {
+export function compileAllowList(
+  entries: readonly string[],
+  directory: OnCallDirectory,
+  numbering?: Numbering,
+): AllowList {
   const numbers = new Set<string>();
   const prefixes: string[] = [];
   entries.forEach((entry, index) => {
@@ -60,19 +87,29 @@ export function compileAllowList(entries: readonly string[], directory: OnCallDi
       return;
     }
     if (PREFIX.test(text)) {
+      if (numbering !== undefined) {
+        try {
+          prefixes.push(normaliseE164Prefix(text, numbering));
+        } catch (error) {
+          throw new Error(`[${index}] ${(error as Error).message}`);
+        }
+        return;
+      }
       const prefix = normalisePrefix(text);
       if (prefix === undefined) throw new Error(`[${index}] a prefix starts with 255 or 0, like 2557* or 07*`);
       prefixes.push(prefix);
       return;
     }
-    const normalised = normalizeMsisdn(entry);
+    const normalised = normalizeWith(numbering, entry);
     if (!normalised.ok) throw new Error(`[${index}] ${normalised.reason}`);
+    const noProvider = numbering === undefined ? undefined : noProviderReason(numbering, normalised.number);
+    if (noProvider !== undefined) throw new Error(`[${index}] ${noProvider}`);
     numbers.add(normalised.number);
   });
   return Object.freeze({ numbers, prefixes: Object.freeze(prefixes) });
 }
 
-/** Whether a normalised number (`255` + nine digits) is on the list. */
+/** Whether a normalised number (E.164 digits without `+`) is on the list. */
 export function isAllowed(allow: AllowList, number: string): boolean {
   return allow.numbers.has(number) || allow.prefixes.some((prefix) => number.startsWith(prefix));
 }

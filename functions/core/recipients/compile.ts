@@ -3,7 +3,8 @@ import type { AllowList } from './allow';
 import { TemplateError } from '../templates/errors';
 import type { TemplateEngine } from '../templates/types';
 import { maskNumbersInText } from './mask-text';
-import { maskMsisdn, normalizeMsisdn } from './msisdn';
+import { maskMsisdn } from './msisdn';
+import { type Numbering, normalizeWith } from './numbering';
 import { parseRecipientReference, RecipientReferenceKind } from './reference';
 import { splitNumbers } from './split';
 import { RecipientEntryKind } from './types';
@@ -23,6 +24,7 @@ const compileLiteral = (
   entry: string,
   index: number,
   known: readonly string[] | null | undefined,
+  numbering: Numbering | undefined,
 ): CompiledRecipientEntry => {
   const pieces = splitNumbers(entry);
   if (pieces.length === 0) throw entryError(index, 'empty');
@@ -31,7 +33,7 @@ const compileLiteral = (
     known != null && known.length === pieces.length
       ? [...known]
       : pieces.map((piece) => {
-          const result = normalizeMsisdn(piece);
+          const result = normalizeWith(numbering, piece);
           if (!result.ok) throw entryError(index, result.reason);
           return result.number;
         });
@@ -96,6 +98,10 @@ const compileReference = (
  *
  * `allow` (`allowRecipients`, see `compileAllowList`) limits the numbers templated entries render.
  *
+ * `numbering` (the config's `defaultCountry` and providers) makes every number E.164 digits
+ * (`254712345678`) and drops a rendered number no provider texts; absent, numbers are Tanzanian
+ * only (`normalizeMsisdn`).
+ *
  * `known` gives, per entry, the numbers of a literal entry normalised already (the staged config
  * carries them from synth); such an entry is taken as it is, without libphonenumber.
  *
@@ -111,16 +117,18 @@ export const compileRecipients = (
   known?: ReadonlyArray<readonly string[] | null>,
   directory: OnCallDirectory = NO_ONE,
   allow?: AllowList,
+  numbering?: Numbering,
 ): CompiledRecipients =>
   Object.freeze({
     entries: Object.freeze(
       entries.map((entry, index) =>
         LIQUID_MARKUP.test(entry)
           ? compileTemplated(entry, index, engine)
-          : (compileReference(entry, index, directory) ?? compileLiteral(entry, index, known?.[index])),
+          : (compileReference(entry, index, directory) ?? compileLiteral(entry, index, known?.[index], numbering)),
       ),
     ),
     engine,
     directory,
     ...(allow === undefined ? {} : { allow }),
+    ...(numbering === undefined ? {} : { numbering }),
   });

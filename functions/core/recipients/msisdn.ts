@@ -12,6 +12,9 @@ export type MsisdnResult =
   | { readonly ok: true; readonly number: string }
   | { readonly ok: false; readonly reason: string };
 
+/** How the reason for another country's number starts: `not a Tanzanian number (+254…)`. */
+export const NOT_TANZANIAN = 'not a Tanzanian number';
+
 /** Reasons `normalizeMsisdn` gives, besides `not a Tanzanian number (+254…)`. */
 export const MSISDN_REJECTIONS = {
   empty: 'empty',
@@ -127,7 +130,7 @@ const parseMsisdn = (raw: string): MsisdnResult => {
     };
   }
   if (phone.countryCallingCode !== '255') {
-    return { ok: false, reason: `not a Tanzanian number (+${phone.countryCallingCode}…)` };
+    return { ok: false, reason: `${NOT_TANZANIAN} (+${phone.countryCallingCode}…)` };
   }
   if (!phone.isValid()) {
     // Every Tanzanian number has nine national digits, whatever its type. libphonenumber keeps

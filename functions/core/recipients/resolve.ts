@@ -3,7 +3,7 @@ import { TemplateError } from '../templates/errors';
 import type { TemplateScope } from '../templates/types';
 import { isAllowed, notAllowedReason } from './allow';
 import { maskNumbersInText } from './mask-text';
-import { normalizeMsisdn } from './msisdn';
+import { noProviderReason, normalizeWith } from './numbering';
 import { splitNumbers } from './split';
 import { RecipientEntryKind } from './types';
 import type { CompiledRecipients, DroppedRecipient, ResolvedRecipients } from './types';
@@ -28,6 +28,7 @@ export interface OnCallMoment {
  * by commas, semicolons or line breaks (`{{ on_call | join: ',' }}`). Each is normalised; invalid
  * ones, and entries rendering empty, are listed in `dropped` with the template source as `entry`
  * (never the rendered number). Duplicates are removed, keeping the first occurrence's position.
+ * With `compiled.numbering`, a number no provider texts is dropped `no provider for +2438****678`.
  * An empty `numbers` is for the caller to record ("no recipients"). An `oncall:<schedule>` entry is
  * the number of whoever is on call at `onCall.at` (an override in force, else the rotation). With
  * `allowRecipients` (`compiled.allow`), a rendered number off the list is dropped, masked, with
@@ -75,8 +76,11 @@ export const resolveRecipients = (
       continue;
     }
     for (const piece of pieces) {
-      const result = normalizeMsisdn(piece);
+      const result = normalizeWith(compiled.numbering, piece);
+      const uncovered =
+        result.ok && compiled.numbering !== undefined ? noProviderReason(compiled.numbering, result.number) : undefined;
       if (!result.ok) dropped.push({ entry: entry.display, reason: result.reason });
+      else if (uncovered !== undefined) dropped.push({ entry: entry.display, reason: uncovered });
       else if (compiled.allow !== undefined && !isAllowed(compiled.allow, result.number))
         dropped.push({ entry: entry.display, reason: notAllowedReason(result.number) });
       else numbers.add(result.number);

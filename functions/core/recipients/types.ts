@@ -1,5 +1,6 @@
 import type { OnCallDirectory } from '../oncall/schedule';
 import type { AllowList } from './allow';
+import type { Numbering } from './numbering';
 import type { CompiledTemplate, TemplateEngine } from '../templates/types';
 
 export const RecipientEntryKind = {
@@ -18,7 +19,7 @@ export type CompiledRecipientEntry =
       readonly kind: typeof RecipientEntryKind.Literal;
       /** The numbers masked (`2557****678`): what logs and reports show for this entry. */
       readonly display: string;
-      /** Normalised: `255` + nine digits. */
+      /** Normalised: E.164 digits without `+` (`255712345678`). */
       readonly numbers: readonly string[];
     }
   | {
@@ -46,6 +47,8 @@ export interface CompiledRecipients {
    * request) is sent to only if it is on the list. Literal and `oncall:` entries are the config's own.
    */
   readonly allow?: AllowList;
+  /** `defaultCountry` and the providers: numbers as E.164 digits, a rendered one no provider texts dropped. Absent: Tanzanian only. */
+  readonly numbering?: Numbering;
 }
 
 /** A recipient that was left out, and why. Neither field contains a full phone number. */
@@ -56,7 +59,7 @@ export interface DroppedRecipient {
 }
 
 export interface ResolvedRecipients {
-  /** Normalised (`255` + nine digits), duplicates removed, in first-seen order. May be empty. */
+  /** Normalised (E.164 digits without `+`), duplicates removed, in first-seen order. May be empty. */
   readonly numbers: readonly string[];
   readonly dropped: readonly DroppedRecipient[];
 }

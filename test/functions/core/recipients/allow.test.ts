@@ -55,9 +55,9 @@ describe('validate: a route taking numbers from the request lists who may be tex
       'routes.pager.allowRecipients: [0] oncall: is not taken here; name people (person:<name> or person:*), numbers or a prefix like 2557*',
     ],
     [
-      'a prefix outside Tanzania',
+      'a prefix no provider texts (sms-service texts +255 only)',
       '["2547*"]',
-      'routes.pager.allowRecipients: [0] a prefix starts with 255 or 0, like 2557* or 07*',
+      'routes.pager.allowRecipients: [0] no provider for +2547…',
     ],
     [
       'an empty list',
@@ -69,12 +69,15 @@ describe('validate: a route taking numbers from the request lists who may be tex
   });
 
   it.each([
-    ['a prefix with digits before 255', '["1255*"]'],
-    ['a prefix longer than a whole number', '["2557123456789*"]'],
-  ])('refuses %s (it could match no Tanzanian number)', (_case, allow) => {
-    expect(problemsOf(config({ allow }))).toContain(
-      'routes.pager.allowRecipients: [0] a prefix starts with 255 or 0, like 2557* or 07*',
-    );
+    ['a prefix with digits before 255', '["1255*"]', 'no provider for +1255…'],
+    ['a prefix longer than a whole number', '["2557123456789*"]', 'a prefix longer than a whole number'],
+    [
+      'a prefix of no country',
+      '["999*"]',
+      'a prefix is a country code and digits or a national 0, like +2557*, 2547* or 07*',
+    ],
+  ])('refuses %s (it could match no number a provider texts)', (_case, allow, reason) => {
+    expect(problemsOf(config({ allow }))).toContain(`routes.pager.allowRecipients: [0] ${reason}`);
   });
 
   it('refuses a literal that is not a phone number, saying why', () => {
