@@ -311,12 +311,21 @@ function runtimeContext(
 }
 
 /** Tells the CLI and `sms-relay console` where the running relay is (see `announceRuntime`). */
-function announce({ settings, url, providerBaseUrl, startedAt, consoleSecret }: StartedRuntime): void {
+function announce({
+  settings,
+  setup,
+  sandboxes,
+  url,
+  providerBaseUrl,
+  startedAt,
+  consoleSecret,
+}: StartedRuntime): void {
   announceRuntime({
     pid: process.pid,
     url,
     dataDir: settings.dataDir,
     providerBaseUrl,
+    providerEndpoints: providerEndpoints(setup.loaded, sandboxes, settings.providerBaseUrl),
     startedAt,
     consoleSecret,
     ...(settings.providerApiKey === undefined ? { secretsPath: settings.secretsPath } : {}),

@@ -13,6 +13,11 @@ export interface RuntimeAnnouncement {
   readonly dataDir: string;
   /** The SMS service the runtime sends through (the sandbox's URL unless PROVIDER_BASE_URL was set). */
   readonly providerBaseUrl: string;
+  /**
+   * Where the runtime sends each provider, by name: its sandbox's endpoint, or `PROVIDER_BASE_URL`
+   * for the first (the others then at their configured URLs, left out here). `providers` asks these.
+   */
+  readonly providerEndpoints?: Readonly<Record<string, string>>;
   readonly startedAt: string;
   /**
    * The secrets file whose `providerApiKey` the runtime sends with (absent when `PROVIDER_API_KEY`

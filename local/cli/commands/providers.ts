@@ -5,6 +5,7 @@ import type { SecretSource } from '../../../functions/relay/ports';
 import { findRunningRuntime } from '../../shared/discovery';
 import { readExistingSecrets } from '../../runtime/secrets';
 import { localPath } from '../../shared/settings';
+import { pointProvidersAt } from '../../runtime/provider-sandboxes';
 import { MAIN_PROVIDER } from '../../../functions/store/keys';
 import { fail } from '../output';
 import { loadRunningConfig, openAccess, type StoreOptions, withStoreOptions } from '../options';
@@ -54,8 +55,8 @@ export function providersCommand(): Command {
     .addHelpText(
       'after',
       `
-The first provider is asked at PROVIDER_BASE_URL, else at the running relay's sandbox, else at its
-configured URL; the others at theirs. Keys are never printed.
+Each provider is asked where the running relay sends it (its sandbox), else at its configured URL;
+PROVIDER_BASE_URL, when set, for the first. Keys are never printed.
 
 Examples:
   $ npx sms-relay providers
@@ -78,13 +79,18 @@ async function providerStatuses(options: ProvidersOptions): Promise<ProviderStat
     options.env === undefined ? await findRunningRuntime(localPath('dataDir', options.dataDir)) : undefined;
   const fromEnv = process.env['PROVIDER_BASE_URL']?.trim();
   const firstBaseUrl = fromEnv !== undefined && fromEnv !== '' ? fromEnv : running?.providerBaseUrl;
+  // Each provider where the running relay sends it (its sandbox), not at the config's URL.
+  const settings =
+    running?.providerEndpoints === undefined
+      ? loaded.settings
+      : pointProvidersAt(loaded, running.providerEndpoints).settings;
   const secretsPath = options.secrets ?? running?.secretsPath ?? localPath('secrets', undefined);
   const values = existsSync(secretsPath) ? readExistingSecrets(secretsPath) : {};
   const secrets: SecretSource = { get: async (name) => values[name], refresh: async () => undefined };
   const apiKey = process.env['PROVIDER_API_KEY'];
   const providers = createProviderSource({
     secrets,
-    settings: loaded.settings,
+    settings,
     ...(apiKey === undefined || apiKey === '' ? {} : { apiKey }),
     ...(firstBaseUrl === undefined ? {} : { firstBaseUrl }),
   });

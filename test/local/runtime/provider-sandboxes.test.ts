@@ -1,3 +1,4 @@
+import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { describe, expect, vi } from 'vitest';
 import { test } from '../../helpers/fixtures';
@@ -103,6 +104,31 @@ describe('npm start with several providers', () => {
       );
       expect(at!.sandbox.messages()).toEqual([]);
       expect(gateway!.sandbox.messages()).toEqual([]);
+    } finally {
+      await runtime.stop();
+    }
+  }, 60_000);
+
+  test('sms-relay providers asks each provider where the running relay sends it: its sandbox', async ({ tempDir }) => {
+    const settings = settingsIn(tempDir);
+    ensureSecretsFile(settings.secretsPath, loadConfigFile(CONFIG));
+    const runtime = await startRuntime(settings);
+    try {
+      const args = ['providers', '--json', '--config', CONFIG, '--data-dir', join(tempDir, 'data')];
+      const stdout = await new Promise<string>((resolve, reject) => {
+        const env = { ...process.env, PROVIDER_BASE_URL: '', RELAY_SECRETS_FILE: settings.secretsPath };
+        execFile(process.execPath, ['bin/sms-relay.mjs', ...args], { encoding: 'utf8', env }, (error, out, err) =>
+          error === null ? resolve(out) : reject(new Error(`${error.message}\n${err}`)),
+        );
+      });
+      const shown = (JSON.parse(stdout) as { name: string; reachable: boolean | null; balance: number | null }[]).map(
+        ({ name, reachable, balance }) => ({ name, reachable, balance }),
+      );
+      expect(shown).toEqual([
+        { name: 'main', reachable: true, balance: 10_000 },
+        { name: 'at', reachable: true, balance: 10_000 },
+        { name: 'gateway', reachable: null, balance: null },
+      ]);
     } finally {
       await runtime.stop();
     }
