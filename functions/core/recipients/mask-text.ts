@@ -1,5 +1,6 @@
 import { maskMsisdn } from './mask';
 import { normalizeMsisdn } from './msisdn';
+import { normalizeRecipient } from './numbering';
 
 /**
  * The text as a reader would decode it, one character per entry, each with the span of the
@@ -25,8 +26,10 @@ const CANDIDATE = /[+(]*\d[\d\s().\-/]*/g;
  * before the relay's normaliser decides.
  */
 const MOBILE_DIGITS = /^(?:(?:00)?2550?|0)?[67]\d{8}$/;
-/** The most digits a spelling has: `00255 (0) 712 345 678`. */
-const MAX_DIGITS = 15;
+/** The most digits a spelling has: `00255 (0) 712 345 678`, or E.164's 15 after `00`. */
+const MAX_DIGITS = 17;
+/** The fewest digits of a number written with its country code (a country code and six digits). */
+const MIN_INTERNATIONAL_DIGITS = 8;
 const HEX2 = /^[0-9a-fA-F]{2}$/;
 const HEX4 = /^[0-9a-fA-F]{4}$/;
 /** JSON's one-letter escapes: whitespace reads as a space (a boundary), the rest as themselves. */
@@ -83,8 +86,9 @@ function decode(text: string): DecodedText {
  * Each becomes its `255` form masked (`2557****678`), in place of the characters that spelled it.
  *
  * Each stretch of digits and separators is read by the relay's own normaliser (`normalizeMsisdn`:
- * libphonenumber, region TZ, mobile numbers only), so ids, amounts, times, landlines and other
- * countries' numbers stay as they are; digits
+ * libphonenumber, region TZ, mobile numbers only; a number written with another country's code,
+ * `+254…` or `00254…`, by `normalizeRecipient`, as the relay sends to it), so ids, amounts, times,
+ * landlines and numbers of other countries written without their code stay as they are; digits
  * joined to letters (`a712345678f`, a hash) are part of a word, not a number. A bare nine-digit run
  * that is a valid mobile number is masked even when it was meant as an amount: the relay would
  * send to it. The one masker of free text: log lines (the Lambda logger, the local terminal),
@@ -120,7 +124,7 @@ interface FoundNumber {
   /** Indices in the decoded text, end exclusive. */
   readonly start: number;
   readonly end: number;
-  /** `255` and nine digits. */
+  /** E.164's digits: `255` and nine digits for a Tanzanian number. */
   readonly number: string;
 }
 
@@ -147,11 +151,18 @@ function numbersIn(text: string, start: number, end: number): FoundNumber[] {
       next += 1
     ) {
       digits += groups[next]!.digits;
-      if (!MOBILE_DIGITS.test(digits)) continue;
+      const tanzanian = MOBILE_DIGITS.test(digits);
+      // Another country's number is one written with its code (`+254…`, `00254…`): the relay sends to it.
+      const international =
+        !tanzanian &&
+        digits.length >= MIN_INTERNATIONAL_DIGITS &&
+        (digits.startsWith('00') || text[groups[first]!.start - 1] === '+');
+      if (!tanzanian && !international) continue;
       const span = spelling(text, start, groups[first]!.start, groups[next]!.end);
       // A number joined to a letter is part of a word (`a712345678f`, a hash), as libphonenumber reads it.
       if (isLetter(text, span.start - 1) || isLetter(text, span.end)) continue;
-      const normalized = normalizeMsisdn(text.slice(span.start, span.end));
+      const spelled = text.slice(span.start, span.end);
+      const normalized = tanzanian ? normalizeMsisdn(spelled) : normalizeRecipient(spelled);
       if (normalized.ok) {
         best = { ...span, number: normalized.number };
         last = next;

@@ -37,8 +37,9 @@ describe('maskNumbersInText: encoded spellings, masked where they stand', () => 
   });
 });
 
-// Decided: only what the relay would accept as a recipient is masked (a Tanzanian mobile number),
-// so ids, amounts, times, hashes and other countries' or landline numbers stay as they are. A bare
+// Decided: only what the relay would accept as a recipient is masked (a Tanzanian mobile number, or
+// another country's mobile written with its code), so ids, amounts, times, hashes and landline
+// numbers stay as they are. A bare
 // nine-digit run that is a valid mobile number (`750000000`) is masked: the relay would send to it.
 describe('maskNumbersInText: what is not a number the relay accepts stays as it is', () => {
   it.each([
@@ -48,7 +49,8 @@ describe('maskNumbersInText: what is not a number the relay accepts stays as it 
     ['a digit run inside a hash or id', 'after a712345678f 6113728f27ae82c7 ch_0712345678abc'],
     ['longer digit runs', '1255712345678 and 2557123456789 and 07123456789'],
     ['a landline', '0222123456 is a landline'],
-    ['another country', '+254 20 222 2222 is in Nairobi'],
+    ["another country's landline", '+254 20 222 2222 is in Nairobi'],
+    ["another country's number without its code", 'dial 0712 3456 in Nairobi'],
     ['an already masked number', 'sent to 2557****678'],
     ['a UUID', '123e4567-e89b-12d3-a456-426614174000'],
     ['a percent sign and a backslash on their own', '100% \\ 50%2'],
@@ -60,9 +62,9 @@ describe('maskNumbersInText: what is not a number the relay accepts stays as it 
     expect(maskNumbersInText('amount 750000000')).toBe('amount 2557****000');
   });
 
-  it("masks the nine digits after another country's code when they alone spell a Tanzanian mobile", () => {
-    // `712 345 678` on its own is a number the relay sends to: masked, even after `+254`.
-    expect(maskNumbersInText('+254 712 345 678 is in Kenya')).toBe('+254 2557****678 is in Kenya');
+  it("masks another country's mobile written with its code, as the relay sends to it through another provider", () => {
+    expect(maskNumbersInText('+254 712 345 678 is in Kenya')).toBe('2547****678 is in Kenya');
+    expect(maskNumbersInText('to 00256772123456, then %2B250788123456')).toBe('to 2567****456, then 2507****456');
   });
 
   it('finds a spaced number next to other digits', () => {
