@@ -263,6 +263,14 @@ export const attemptLog = (attempt: ProviderAttempt | undefined): Record<string,
         ...(attempt.failoverReason === undefined ? {} : { failoverReason: attempt.failoverReason }),
       };
 
+/** Where a failed send goes: back to waiting, or ended with its reason (its error added by `settleFailure`). */
+type FailureOutcome =
+  | { readonly state: typeof MessageState.Pending; readonly nextAttemptAt: Date }
+  | {
+      readonly state: typeof MessageState.Failed | typeof MessageState.Unknown | typeof MessageState.Parked;
+      readonly reason: string;
+    };
+
 /**
  * Settles a send that failed by what the failure says (see `sendMessage`). `attempt`: the provider
  * it went to, for a send through the chain.
@@ -289,14 +297,18 @@ export async function settleFailure(
       (error instanceof SmsServiceError ? error.message : description.name),
   };
   const now = clock();
+  // Every outcome of a failure keeps its error and the provider it went to.
+  const settleAs = async (outcome: FailureOutcome): Promise<void> => {
+    await store.settle(record.id, token, { ...outcome, lastError, ...attemptOf(attempt) }, { now });
+  };
+  const retryAt = (nextAttemptAt: Date): SendOutcome => {
+    logSend(context, record, 'RETRY', { error: description, nextAttemptAt: nextAttemptAt.toISOString(), ...logged });
+    onRetry?.(nextAttemptAt, record.lane);
+    return SendOutcome.Retrying;
+  };
 
   if (description.code === SmsErrorCode.INSUFFICIENT_BALANCE) {
-    await store.settle(
-      record.id,
-      token,
-      { state: MessageState.Parked, reason: reasonText('insufficientBalance'), lastError, ...attemptOf(attempt) },
-      { now },
-    );
+    await settleAs({ state: MessageState.Parked, reason: reasonText('insufficientBalance') });
     metrics.add(RelayMetric.Parked, 1, record.route);
     logSend(context, record, 'PARKED', { error: description, ...logged });
     await observeBalance(context, await balanceAfterRefusal(context)).catch((failure: unknown) => {
@@ -309,23 +321,11 @@ export async function settleFailure(
     // Nothing was sent, on any route: again after the wait asked for, while the route's retry.for allows.
     if (now.getTime() < retryDeadline(context, record).getTime()) {
       const nextAttemptAt = new Date(now.getTime() + (error.retryAfterMs ?? DEFAULT_RETRY_AFTER_MS));
-      await store.settle(
-        record.id,
-        token,
-        { state: MessageState.Pending, nextAttemptAt, lastError, ...attemptOf(attempt) },
-        { now },
-      );
-      logSend(context, record, 'RETRY', { error: description, nextAttemptAt: nextAttemptAt.toISOString(), ...logged });
-      onRetry?.(nextAttemptAt, record.lane);
-      return SendOutcome.Retrying;
+      await settleAs({ state: MessageState.Pending, nextAttemptAt });
+      return retryAt(nextAttemptAt);
     }
     const reason = `not sent: the SMS service kept answering 429 (too many requests) for the route's retry.for (${record.attempts} attempts)`;
-    await store.settle(
-      record.id,
-      token,
-      { state: MessageState.Failed, reason, lastError, ...attemptOf(attempt) },
-      { now },
-    );
+    await settleAs({ state: MessageState.Failed, reason });
     metrics.add(RelayMetric.Failed, 1, record.route);
     logSend(context, record, 'FAILED', { error: description, ...logged });
     return SendOutcome.Failed;
@@ -337,15 +337,8 @@ export async function settleFailure(
 
   if (canRetry && mayRetry(context, record, now)) {
     const nextAttemptAt = new Date(now.getTime() + backoffMs(policy, record.attempts));
-    await store.settle(
-      record.id,
-      token,
-      { state: MessageState.Pending, nextAttemptAt, lastError, ...attemptOf(attempt) },
-      { now },
-    );
-    logSend(context, record, 'RETRY', { error: description, nextAttemptAt: nextAttemptAt.toISOString(), ...logged });
-    onRetry?.(nextAttemptAt, record.lane);
-    return SendOutcome.Retrying;
+    await settleAs({ state: MessageState.Pending, nextAttemptAt });
+    return retryAt(nextAttemptAt);
   }
 
   if (maySend) {
@@ -353,12 +346,7 @@ export async function settleFailure(
       record.delivery === DeliveryPolicy.AtLeastOnce
         ? `may have been sent; still failing when its retry.for ran out (${record.attempts} attempts)`
         : 'may have been sent (at-most-once route: not retried)';
-    await store.settle(
-      record.id,
-      token,
-      { state: MessageState.Unknown, reason, lastError, ...attemptOf(attempt) },
-      { now },
-    );
+    await settleAs({ state: MessageState.Unknown, reason });
     metrics.add(RelayMetric.Unknown, 1, record.route);
     logSend(context, record, 'UNKNOWN', { error: description, ...logged });
     return SendOutcome.Unknown;
@@ -367,12 +355,7 @@ export async function settleFailure(
   const reason = permanent
     ? `refused by the SMS service: ${lastError.message}`
     : `not sent after ${record.attempts} attempts: ${lastError.message}`;
-  await store.settle(
-    record.id,
-    token,
-    { state: MessageState.Failed, reason, lastError, ...attemptOf(attempt) },
-    { now },
-  );
+  await settleAs({ state: MessageState.Failed, reason });
   metrics.add(RelayMetric.Failed, 1, record.route);
   logSend(context, record, 'FAILED', { error: description, ...logged });
   return SendOutcome.Failed;
