@@ -334,7 +334,7 @@ function errorOf(outcome: NotSentOutcome | MaybeSentOutcome): SmsServiceError {
   if (outcome.status === SendCertainty.MAYBE_SENT)
     return new SmsServiceError(outcome.detail, {
       operation: SmsOperation.SEND,
-      code: SmsErrorCode.UNEXPECTED_ANSWER,
+      code: outcome.code ?? SmsErrorCode.UNEXPECTED_ANSWER,
       delivery: SendCertainty.MAYBE_SENT,
     });
   return new SmsServiceError(outcome.detail, {

@@ -109,7 +109,9 @@ export class SmsServiceError extends Error {
     }: SmsServiceErrorOptions,
   ) {
     const text = serviceError === undefined ? message : `${message}: ${serviceError}`;
-    super(`${text}${outcome(operation, delivery)}`, cause === undefined ? undefined : { cause });
+    // A provider's outcome turned back into an error (failover) already ends with what it says.
+    const said = outcome(operation, delivery);
+    super(text.endsWith(said) ? text : `${text}${said}`, cause === undefined ? undefined : { cause });
     this.name = 'SmsServiceError';
     this.operation = operation;
     this.code = code;

@@ -1,3 +1,4 @@
+import type { SmsErrorCode } from './errors';
 import type { SendCertainty } from './types';
 
 /**
@@ -91,6 +92,12 @@ export interface MaybeSentOutcome {
   readonly status: typeof SendCertainty.MAYBE_SENT;
   /** Safe for logs, as `NotSentOutcome.detail`. */
   readonly detail: string;
+  /**
+   * What left the send in doubt, as the SMS client names it (`timeout`, `server-error`, `reset`…),
+   * so the record and the terminal say "timeout" rather than a generic unexpected answer. Absent:
+   * an answer that could not be read.
+   */
+  readonly code?: SmsErrorCode;
 }
 
 /**

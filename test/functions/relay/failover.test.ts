@@ -126,7 +126,15 @@ describe('sending through several providers, with failover', () => {
     servers.sandbox.injectFault({ kind: 'delay', ms: 2_500, count: 1 });
     const id = await accepted(relay, 'alerts');
     expect(await sendMessage(relay.relayContext, id)).toBe(SendOutcome.Unknown);
-    expect(await relay.record(id)).toMatchObject({ state: MessageState.Unknown, provider: 'main' });
+    expect(await relay.record(id)).toMatchObject({
+      state: MessageState.Unknown,
+      provider: 'main',
+      lastError: { delivery: 'maybe-sent', message: expect.stringMatching(/timed out .*\(SMS may have been sent\)$/) },
+    });
+    expect((await relay.record(id))?.lastError?.message).not.toMatch(/sent\).*sent\)/);
+    // The log (and so the terminal line) names the time-out as what left it in doubt.
+    const logged = relay.logger.lines.find((line) => line.attributes?.['state'] === MessageState.Unknown);
+    expect(logged?.attributes?.['error']).toMatchObject({ code: 'timeout' });
     expect(at.messages()).toHaveLength(0);
   });
 

@@ -11,6 +11,7 @@ import {
   ProviderConfigError,
   providerKeyName,
   type ProviderContext,
+  uncertainCode,
 } from './common';
 
 /** `providers.<name>` of type `africastalking`: its SMS API as Africa's Talking documents it. */
@@ -121,7 +122,8 @@ function sendOutcome(raw: RawResponse, redact: (text: string) => string): SendOu
       retryAfterMs: retryAfterMs(raw.retryAfter),
     };
   }
-  if (status < 200 || status > 299) return { status: 'maybe-sent', detail: `Africa's Talking ${statusText}` };
+  if (status < 200 || status > 299)
+    return { status: 'maybe-sent', detail: `Africa's Talking ${statusText}`, code: uncertainCode(status) };
   const data = isRecord(jsonOf(raw)) ? (jsonOf(raw) as Record<string, unknown>).SMSMessageData : undefined;
   if (!isRecord(data) || !Array.isArray(data.Recipients)) {
     return { status: 'maybe-sent', detail: `Africa's Talking ${statusText} without SMSMessageData.Recipients` };

@@ -85,7 +85,13 @@ export function failedExchangeOutcome(error: unknown): SendOutcome {
   const detail = error.message;
   return error.delivery === SendCertainty.NOT_SENT
     ? { status: 'not-sent', reason: NotSentReason.Unreachable, detail }
-    : { status: 'maybe-sent', detail };
+    : { status: 'maybe-sent', detail, code: error.code };
+}
+
+/** What an uncertain status says happened: a 5xx is the provider's failure, a 408 a time-out. */
+export function uncertainCode(status: number): SmsErrorCode {
+  if (status >= 500) return SmsErrorCode.SERVER_ERROR;
+  return status === 408 ? SmsErrorCode.TIMEOUT : SmsErrorCode.UNEXPECTED_ANSWER;
 }
 
 /** A response body as JSON, or `undefined` when it is none. */

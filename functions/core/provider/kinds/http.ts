@@ -3,7 +3,13 @@ import { NotSentReason, ProviderType, type SendOutcome, type SmsProvider } from 
 import { redactor } from '../transport';
 import { SmsOperation } from '../types';
 import { parseEndpoint } from '../validate';
-import { createProviderTransport, failedExchangeOutcome, ProviderConfigError, type ProviderContext } from './common';
+import {
+  createProviderTransport,
+  failedExchangeOutcome,
+  ProviderConfigError,
+  type ProviderContext,
+  uncertainCode,
+} from './common';
 
 /** `providers.<name>` of type `http`: any JSON-over-HTTP gateway. */
 export interface HttpProviderConfig {
@@ -50,7 +56,7 @@ export function httpStatusOutcome(status: number, accepted: readonly number[]): 
   if (status >= 400 && status <= 499 && !UNCERTAIN_4XX.has(status)) {
     return { status: 'not-sent', reason: NotSentReason.Rejected, detail };
   }
-  return { status: 'maybe-sent', detail };
+  return { status: 'maybe-sent', detail, code: uncertainCode(status) };
 }
 
 interface CompiledTemplates {

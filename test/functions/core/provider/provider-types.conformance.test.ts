@@ -155,7 +155,8 @@ describe.each(ROWS)('the $type provider type', (row) => {
     const sandbox = await sandboxFor(row);
     sandbox.injectFault({ kind: 'delay', ms: 60_000 });
     const outcome = await providerFor(row, sandbox.baseUrl).send({ to: row.to, text: 'Hi' }, { timeoutMs: 300 });
-    expect(outcome).toMatchObject({ status: 'maybe-sent' });
+    // The code names the time-out, so the record and the terminal say why the send is in doubt.
+    expect(outcome).toMatchObject({ status: 'maybe-sent', code: 'timeout' });
     expect(outcome.status === 'maybe-sent' && outcome.detail).toContain('response phase');
   });
 
@@ -163,7 +164,7 @@ describe.each(ROWS)('the $type provider type', (row) => {
     const sandbox = await sandboxFor(row);
     sandbox.injectFault({ kind: 'reset', deliver: true });
     const outcome = await providerFor(row, sandbox.baseUrl).send({ to: row.to, text: 'Hi' });
-    expect(outcome).toMatchObject({ status: 'maybe-sent' });
+    expect(outcome).toMatchObject({ status: 'maybe-sent', code: 'reset' });
     // It was sent: a second provider sending it would double the SMS.
     expect(sandbox.messages()).toHaveLength(1);
   });
@@ -172,7 +173,10 @@ describe.each(ROWS)('the $type provider type', (row) => {
     const sandbox = await sandboxFor(row);
     sandbox.injectFault({ kind: 'status', status: 502 });
     const provider = providerFor(row, sandbox.baseUrl);
-    await expect(provider.send({ to: row.to, text: 'Hi' })).resolves.toMatchObject({ status: 'maybe-sent' });
+    await expect(provider.send({ to: row.to, text: 'Hi' })).resolves.toMatchObject({
+      status: 'maybe-sent',
+      code: 'server-error',
+    });
     const outage = await fetch(`${sandbox.baseUrl}/_sandbox/outage`, {
       method: 'POST',
       headers: { 'content-type': 'application/json' },
