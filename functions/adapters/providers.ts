@@ -1,8 +1,7 @@
 import type { RelayConfig } from '../core/config/schema';
 import { compileProviderRouting } from '../core/config/routing';
-import { createProvider, type ProviderConfig } from '../core/provider/registry';
+import { createProvider, type ProviderConfig, providerSecretNames } from '../core/provider/registry';
 import { providerKeyName, type ProviderContext } from '../core/provider/kinds/common';
-import { secretNames } from '../core/provider/kinds/http';
 import { ProviderType, type SmsProvider } from '../core/provider/outcome';
 import type { ProviderSource } from '../relay/provider-scope';
 import type { SecretSource } from '../relay/ports';
@@ -23,18 +22,6 @@ export interface ProviderSourceOptions {
 export interface ClosableProviderSource extends ProviderSource {
   close(): void;
 }
-
-/** The names of the provider secret a provider reads: its key, and an http type's templates' `secret.<name>`. */
-function secretsRead(name: string, config: ProviderConfig): string[] {
-  if (config.type !== ProviderType.Http) return [providerKeyName(name)];
-  return [
-    ...new Set(
-      [body(config.body), ...Object.values(config.headers ?? {}).map(body)].flatMap((text) => secretNames(text)),
-    ),
-  ];
-}
-
-const body = (template: unknown): string => (typeof template === 'string' ? template : '');
 
 /**
  * The configured providers, each created from the registry on first use with the values it reads
@@ -70,7 +57,7 @@ export function createProviderSource({
 
   const get = async (name: string): Promise<SmsProvider> => {
     const config = configOf(name);
-    const wanted = secretsRead(name, config);
+    const wanted = providerSecretNames(name, config);
     const values = new Map<string, string | undefined>();
     for (const secret of wanted)
       values.set(

@@ -3,6 +3,7 @@ import { chmodSync, existsSync, mkdirSync, renameSync, rmSync, writeFileSync } f
 import { dirname } from 'node:path';
 import type { LoadedConfig } from '../../functions/core/config/load';
 import { providerKeyName } from '../../functions/core/provider/kinds/common';
+import { providerSecretNames } from '../../functions/core/provider/registry';
 import { routeSecretProblems } from '../../functions/core/sources/secret-check';
 import type { SecretKind as SourceSecretKind } from '../../functions/core/sources/types';
 import { readSecretsFile } from '../shared/secrets-file';
@@ -88,7 +89,7 @@ export function ensureSecretsFile(path: string, loaded: LoadedConfig): SecretsFi
 
 /**
  * Every reason a secrets file cannot serve a config: its `providerApiKey` missing or empty (nothing
- * could be sent), then each route secret that is missing or could never authenticate its route
+ * could be sent), each other provider's values missing or empty, then each route secret that is missing or could never authenticate its route
  * (see `routeSecretProblems`). Names only, never values.
  *
  * @example
@@ -109,8 +110,25 @@ export function secretsFileProblems(loaded: LoadedConfig, values: Readonly<Recor
     ...(keyProblem === undefined
       ? []
       : [`secret "${PROVIDER_API_KEY_NAME}" (the SMS service's API key): ${keyProblem}`]),
+    ...providerSecretProblems(loaded, values),
     ...routeSecretProblems(loaded.routes.values(), values),
   ];
+}
+
+/** Each value another provider reads (`<name>-key`, an http type's `secret.<name>`) that is missing or empty. */
+function providerSecretProblems(loaded: LoadedConfig, values: Readonly<Record<string, string>>): string[] {
+  return Object.entries(loaded.settings.providers).flatMap(([provider, config]) =>
+    providerSecretNames(provider, config)
+      .filter((name) => name !== PROVIDER_API_KEY_NAME)
+      .flatMap((name) => {
+        const value = Object.hasOwn(values, name) ? values[name] : undefined;
+        if (value === undefined)
+          return [`secret "${name}" (provider ${provider}): is missing: add a value with this name`];
+        return value === ''
+          ? [`secret "${name}" (provider ${provider}): is empty: the provider would refuse every send`]
+          : [];
+      }),
+  );
 }
 
 /**

@@ -1,7 +1,7 @@
-import type { ProviderType, SmsProvider } from './outcome';
+import { ProviderType, type SmsProvider } from './outcome';
 import { createAfricasTalkingProvider, type AfricasTalkingProviderConfig } from './kinds/africastalking';
-import type { ProviderContext } from './kinds/common';
-import { createHttpProvider, type HttpProviderConfig } from './kinds/http';
+import { type ProviderContext, providerKeyName } from './kinds/common';
+import { createHttpProvider, type HttpProviderConfig, secretNames } from './kinds/http';
 import { createSmsServiceProvider, type SmsServiceProviderConfig } from './kinds/sms-service';
 
 /** A provider's config, as `providers.<name>` holds it after validation. */
@@ -32,4 +32,21 @@ export const PROVIDER_FACTORIES: { readonly [T in ProviderType]: Factory<T> } = 
 export function createProvider(name: string, config: ProviderConfig, context: ProviderContext): SmsProvider {
   const factory = PROVIDER_FACTORIES[config.type] as Factory<ProviderType>;
   return factory(name, config as never, context);
+}
+
+/**
+ * The names in the provider secret a provider reads: its key (`providerApiKey` for `main`, else
+ * `<name>-key`), or an http type's templates' `secret.<name>`.
+ *
+ * @example
+ * ```ts
+ * providerSecretNames('at', settings.providers.at); // ['at-key']
+ * ```
+ */
+export function providerSecretNames(name: string, config: ProviderConfig): string[] {
+  if (config.type !== ProviderType.Http) return [providerKeyName(name)];
+  const templates = [config.body, ...Object.values(config.headers ?? {})].map((text) =>
+    typeof text === 'string' ? text : '',
+  );
+  return [...new Set(templates.flatMap((text) => secretNames(text)))];
 }

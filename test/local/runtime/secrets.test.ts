@@ -9,6 +9,7 @@ import {
   ensureSecretsFile,
   readExistingSecrets,
   requiredSecrets,
+  secretsFileProblems,
 } from '../../../local/runtime/secrets';
 
 const loaded = loadConfigFile(new URL('../../../config/local.yaml', import.meta.url).pathname);
@@ -126,5 +127,18 @@ describe('assertUsableSecrets (npm start)', () => {
     expect(message).toContain('secret "generic-token" (route notify): has non-ASCII characters');
     expect(message).not.toContain('padded-token');
     expect(message).not.toContain('Schlüssel');
+  });
+
+  test('validate --secrets names every other provider value missing or empty: <name>-key, an http type secret.<name>', () => {
+    const providers = loadConfigFile(new URL('../../../examples/providers.yaml', import.meta.url).pathname);
+    const base = { providerApiKey: 'k', 'generic-token': 't' };
+    expect(secretsFileProblems(providers, base)).toEqual([
+      'secret "at-key" (provider at): is missing: add a value with this name',
+      'secret "gateway-key" (provider gateway): is missing: add a value with this name',
+    ]);
+    expect(secretsFileProblems(providers, { ...base, 'at-key': 'a', 'gateway-key': '' })).toEqual([
+      'secret "gateway-key" (provider gateway): is empty: the provider would refuse every send',
+    ]);
+    expect(secretsFileProblems(providers, { ...base, 'at-key': 'a', 'gateway-key': 'g' })).toEqual([]);
   });
 });
