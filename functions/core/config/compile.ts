@@ -90,7 +90,7 @@ export function compileConfig(config: RelayConfig, source = 'config', before?: C
   // Checks of the config as written; a config compiled before passed them at synth, so a cold
   // start does not route every literal number again.
   if (before === undefined) {
-    literalsWithoutProvider(routes, compileProviderRouting(routingSettings(config)), problems);
+    literalsWithoutProvider(routes, onCall, compileProviderRouting(routingSettings(config)), problems);
   }
 
   const balanceNotify =
@@ -142,19 +142,38 @@ export function numberingOf(config: RelayConfig): Numbering {
 }
 
 /**
- * A number written in the config that no provider texts would be DROPPED at every webhook:
- * refused here, naming the entry.
+ * A number written in the config that no provider texts would be DROPPED at every webhook, and a
+ * person's or an escalation's number would never be paged: refused here, naming the entry (a
+ * person's once, under `people`, not again at each step that names them).
  */
 function literalsWithoutProvider(
   routes: ReadonlyMap<string, CompiledRoute>,
+  onCall: OnCallDirectory,
   routing: ProviderRouting,
   problems: string[],
 ): void {
+  const unrouted = (number: string) => routing.providersFor(`+${number}`).length === 0;
+  const peoples = new Set<string>();
+  for (const person of onCall.people.values()) {
+    if (person.number === '') continue;
+    peoples.add(person.number);
+    if (unrouted(person.number))
+      problems.push(`people.${person.name}.phone: no provider for +${maskMsisdn(person.number)}`);
+  }
   for (const route of routes.values()) {
     route.recipientNumbers.forEach((numbers, index) => {
       for (const number of numbers ?? []) {
-        if (routing.providersFor(`+${number}`).length > 0) continue;
+        if (!unrouted(number) || peoples.has(number)) continue;
         problems.push(`routes.${route.id}.recipients[${index}]: no provider for +${maskMsisdn(number)}`);
+      }
+    });
+    route.paging?.steps.forEach((step, index) => {
+      for (const entry of step.to.entries) {
+        if (entry.kind !== RecipientEntryKind.Literal) continue;
+        for (const number of entry.numbers) {
+          if (!unrouted(number) || peoples.has(number)) continue;
+          problems.push(`routes.${route.id}.escalate[${index}].to: no provider for +${maskMsisdn(number)}`);
+        }
       }
     });
   }

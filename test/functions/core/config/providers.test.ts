@@ -169,6 +169,27 @@ describe('providers, routing and failover in the config', () => {
       'providers:\n  at: { type: africastalking, username: acme }\nrouting:\n  - { numbers: ["+254"], use: [at] }\n';
     expect(problemsOf(atOnly + ROUTES)).toContainEqual('routes.alerts.recipients[0]: no provider for +2557****678');
   });
+
+  it('refuses a person or an escalation no provider covers, naming a person once however many steps name them', () => {
+    const atOnly =
+      'providers:\n  at: { type: africastalking, username: acme }\nrouting:\n  - { numbers: ["+254"], use: [at] }\n';
+    const paging = `people:
+  baraka: { phone: "0712345678" }
+  wanjiru: { phone: "+254712345678" }
+routes:
+  alerts:
+    source: alertmanager
+    secret: t
+    recipients: ["person:wanjiru", "person:baraka"]
+    escalate:
+      - { after: 5m, to: ["person:baraka", "0713000111"] }
+      - { after: 10m, to: ["person:baraka", "person:wanjiru"] }
+`;
+    expect(problemsOf(atOnly + paging)).toEqual([
+      'people.baraka.phone: no provider for +2557****678',
+      'routes.alerts.escalate[0].to: no provider for +2557****111',
+    ]);
+  });
 });
 
 describe('toE164', () => {
