@@ -389,25 +389,32 @@ async function wakeDue(run: SweepRun): Promise<void> {
  * providers, whether one of them is: a record whose first provider is out fails over to it.
  */
 async function circuitClosed(context: RelayContext<RelayConfigView, SweepStore>): Promise<boolean> {
-  const { providers } = context;
-  const scopes =
-    providers === undefined || !sendsThroughChain(context.config.settings)
-      ? [context]
-      : await Promise.all(
-          // A provider that cannot be created (its key missing) is no way out.
-          providers.routing.names.map(async (name) =>
-            providers
-              .get(name)
-              .then((provider) => providerScope(context, provider))
-              .catch(() => undefined),
-          ),
-        );
-  for (const scope of scopes) {
-    if (scope === undefined) continue;
+  for (const scope of await providerScopes(context)) {
     const circuit = await readCircuit(scope, { fresh: true });
     if (circuit.openedAt === undefined && circuit.probationSince === undefined) return true;
   }
   return false;
+}
+
+/**
+ * The context of each provider the config sends through, each with its own circuit (see
+ * `providerScope`); one config of one `sms-service` provider: the context itself. A provider that
+ * cannot be created (its key missing) is left out: it is no way out, and nothing can probe it.
+ */
+async function providerScopes(
+  context: RelayContext<RelayConfigView, SweepStore>,
+): Promise<RelayContext<RelayConfigView, SweepStore>[]> {
+  const { providers } = context;
+  if (providers === undefined || !sendsThroughChain(context.config.settings)) return [context];
+  const scopes = await Promise.all(
+    providers.routing.names.map(async (name) =>
+      providers
+        .get(name)
+        .then((provider) => providerScope(context, provider))
+        .catch(() => undefined),
+    ),
+  );
+  return scopes.filter((scope) => scope !== undefined);
 }
 
 async function sendDueHere(run: SweepRun): Promise<void> {
@@ -470,28 +477,37 @@ function newBacklog(now: Date) {
 }
 
 /**
- * Probes the SMS service when its circuit is open and a probe is due, and publishes
- * `SmsServiceUnreachable` (1 while open, 0 otherwise) on every sweep, so the alarm sees a state that
- * lasts. A store failure here is logged and counted; the rest of the sweep goes on.
+ * Probes each provider whose circuit is open when its probe is due, and publishes
+ * `SmsServiceUnreachable` for each (1 while open, 0 otherwise) on every sweep, so the alarm sees a
+ * state that lasts. Providers are probed side by side: one that stays down never holds back the
+ * probe of another. A store failure here is logged and counted; the rest of the sweep goes on.
  */
 async function checkCircuit(
   context: RelayContext<RelayConfigView, SweepStore>,
   canWait: (ms: number) => boolean,
 ): Promise<void> {
   try {
-    let circuit = await probeIfDue(context, await readCircuit(context, { fresh: true }));
-    context.metrics.add(RelayMetric.SmsServiceUnreachable, circuit.openedAt === undefined ? 0 : 1);
-    while (circuit.openedAt !== undefined) {
-      const waitMs = Math.max(0, Date.parse(circuit.nextProbeAt ?? '') - context.clock().getTime() || 0);
-      if (!canWait(waitMs)) break;
-      await new Promise((resolve) => setTimeout(resolve, waitMs + 1));
-      circuit = await probeIfDue(context, await readCircuit(context, { fresh: true }));
-    }
+    await Promise.all((await providerScopes(context)).map(async (scope) => await probeUntilClosed(scope, canWait)));
   } catch (error) {
     context.logger.error('SMS service circuit not read; the next sweep tries again', {
       error: error instanceof Error ? error.name : typeof error,
     });
     context.metrics.add(RelayMetric.SweepErrors, 1);
+  }
+}
+
+/** One provider's probes: while its circuit stays open and the sweep can wait for the next probe. */
+async function probeUntilClosed(
+  scope: RelayContext<RelayConfigView, SweepStore>,
+  canWait: (ms: number) => boolean,
+): Promise<void> {
+  let circuit = await probeIfDue(scope, await readCircuit(scope, { fresh: true }));
+  scope.metrics.add(RelayMetric.SmsServiceUnreachable, circuit.openedAt === undefined ? 0 : 1);
+  while (circuit.openedAt !== undefined) {
+    const waitMs = Math.max(0, Date.parse(circuit.nextProbeAt ?? '') - scope.clock().getTime() || 0);
+    if (!canWait(waitMs)) break;
+    await new Promise((resolve) => setTimeout(resolve, waitMs + 1));
+    circuit = await probeIfDue(scope, await readCircuit(scope, { fresh: true }));
   }
 }
 

@@ -217,4 +217,19 @@ describe('sending through several providers, with failover', () => {
     await sweep(relay.relayContext, { wake: true, limit: 1 });
     expect((await relay.record(second)).wokenAt).toBeUndefined();
   });
+
+  it("probes at's balance endpoint when at's circuit is open, and closes it when at answers, as main's", async () => {
+    const relay = await twoProviders();
+    const open = { threshold: CIRCUIT.failuresToOpen, firstProbeAt: () => relay.clock.read(), error: 'network' };
+    for (let failure = 0; failure < CIRCUIT.failuresToOpen; failure += 1)
+      await relay.store.circuit.failed({ ...open, provider: 'at' });
+    expect((await relay.store.getCircuit('at')).openedAt).toBeDefined();
+    relay.clock.advance(CIRCUIT.firstProbeMs);
+    await sweep(relay.relayContext, { limit: 1 });
+    const at = await relay.store.getCircuit('at');
+    expect(at.openedAt).toBeUndefined();
+    expect(at.probationSince).toEqual(expect.any(String));
+    expect((await relay.store.getCircuit()).openedAt).toBeUndefined();
+    expect(relay.metrics.points).toContainEqual({ name: 'SmsServiceUnreachable', value: 0, provider: 'at' });
+  });
 });
