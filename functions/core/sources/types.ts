@@ -120,6 +120,18 @@ export interface DedupeKey {
 export interface IncidentRule {
   readonly key: string;
   readonly resolved: string;
+  /**
+   * A webhook that finds its incident open sends nothing (recorded DROPPED, noted on the incident),
+   * for senders that deduplicate by the key themselves (Opsgenie by `alias`): their repeat is the
+   * same alert again, not a reminder. Absent: a repeat is sent as the route says.
+   */
+  readonly quietRepeats?: boolean;
+  /**
+   * Every route of the source opens incidents, with or without `escalate`, `ack` or `incident:`:
+   * the source's own API acts on them (Opsgenie's close and acknowledge). Absent: only a route
+   * with paging keys does.
+   */
+  readonly always?: boolean;
 }
 
 export interface SourcePack {
