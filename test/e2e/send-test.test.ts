@@ -37,6 +37,7 @@ const ROUTE_OF_SOURCE: Readonly<Record<string, string>> = {
   woocommerce: 'shop',
   goalert: 'goalert',
   'grafana-oncall': 'grafana-oncall',
+  opsgenie: 'og',
 };
 
 /** The URL's query for sources that call one URL per person: the person's number (asha's: allowed by person:*). */
@@ -126,6 +127,11 @@ const EXPECTED: Readonly<Record<string, { readonly http: number; readonly status
     http: 202,
     status: 'accepted',
     text: /^Grafana OnCall: "InstanceDown api-01" resolved by asha /,
+  },
+  'opsgenie/create.json': {
+    http: 202,
+    status: 'accepted',
+    text: /^\[P1\] DiskAlmostFull: \/var\/lib\/postgresql on db-01 has 6% space left http:\/\/127\.0\.0\.1:\d+\/a\//,
   },
 };
 

@@ -15,6 +15,7 @@ import { pagerduty } from './pagerduty';
 import { uptimeKuma } from './uptime-kuma';
 import { goalert } from './goalert';
 import { grafanaOncall } from './grafana-oncall';
+import { opsgenie } from './opsgenie';
 
 /**
  * Every source pack, by the name routes use. Adding a source is one module and one line here: its
@@ -37,6 +38,7 @@ export const SOURCES = Object.freeze({
   sns,
   goalert,
   'grafana-oncall': grafanaOncall,
+  opsgenie,
 } satisfies Record<string, SourcePack>);
 
 /**

@@ -121,6 +121,12 @@ export interface DedupeKey {
 export interface IncidentRule {
   readonly key: string;
   readonly resolved: string;
+  /**
+   * A webhook that finds its incident open sends nothing (recorded DROPPED, noted on the incident),
+   * for senders that deduplicate by the key themselves (Opsgenie by `alias`): their repeat is the
+   * same alert again, not a reminder. Absent: a repeat is sent as the route says.
+   */
+  readonly quietRepeats?: boolean;
 }
 
 export interface SourcePack {

@@ -235,6 +235,7 @@ routes:
         'sns-token',
         'goalert-token',
         'grafana-oncall-token',
+        'opsgenie-key',
       ].map((name) => [name, `${name}-value`]),
     );
     writeFileSync(secrets, JSON.stringify(values));
@@ -281,6 +282,7 @@ routes:
         'sns-token',
         'goalert-token',
         'grafana-oncall-token',
+        'opsgenie-key',
       ].map((name) => [name, `${name}-value`]),
     );
     for (const [values, problem] of [

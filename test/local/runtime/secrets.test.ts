@@ -36,6 +36,7 @@ describe('the local secrets file', () => {
       'uptime-kuma-token': 'credential',
       'goalert-token': 'credential',
       'grafana-oncall-token': 'credential',
+      'opsgenie-key': 'credential',
       'paystack-secret': 'key',
       'sns-token': 'credential',
     });
@@ -80,6 +81,7 @@ describe('the local secrets file', () => {
         'sns-token',
         'goalert-token',
         'grafana-oncall-token',
+        'opsgenie-key',
       ].sort(),
     );
     const written = JSON.parse(readFileSync(path, 'utf8')) as Record<string, string>;

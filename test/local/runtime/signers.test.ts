@@ -30,6 +30,7 @@ const FIXTURE_OF: Readonly<Record<SourceName, string>> = {
   sns: 'sns/cloudwatch-alarm.json',
   goalert: 'goalert/alert.json',
   'grafana-oncall': 'grafana-oncall/personal-notification.json',
+  opsgenie: 'opsgenie/create.json',
 };
 
 /** Sources whose scheme is in the route: the route of config/local.yaml that uses each. */
@@ -78,9 +79,18 @@ describe('signers', () => {
       const headers = signWebhook(source, { body, secret, route });
       const changed = new Uint8Array([...body, 0x20]);
       const outcome = pack.authenticate(inbound(changed, headers), { secret, toleranceSeconds: 300, route });
-      // Bearer credentials do not cover the body; every signature does.
+      // Credentials (Bearer, GenieKey) do not cover the body; every signature does.
       expect(outcome.ok).toBe(
-        ['alertmanager', 'grafana', 'generic', 'gitlab', 'uptime-kuma', 'goalert', 'grafana-oncall'].includes(source),
+        [
+          'alertmanager',
+          'grafana',
+          'generic',
+          'gitlab',
+          'uptime-kuma',
+          'goalert',
+          'grafana-oncall',
+          'opsgenie',
+        ].includes(source),
       );
     });
   });

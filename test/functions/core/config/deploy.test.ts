@@ -34,6 +34,7 @@ describe('delivery by source', () => {
       'uptime-kuma',
       'goalert',
       'grafana-oncall',
+      'opsgenie',
     ];
     for (const source of alerting) expect(policies[source], source).toBe('at-least-once');
     for (const source of ['shopify', 'woocommerce', 'stripe', 'github', 'gitlab', 'generic', 'hmac'])

@@ -45,6 +45,7 @@ const EXAMPLE_OF: Readonly<Record<Exclude<SourceName, 'sns'>, string>> = {
   hmac: 'hmac/paystack-charge-success.json',
   goalert: 'goalert/alert.json',
   'grafana-oncall': 'grafana-oncall/personal-notification.json',
+  opsgenie: 'opsgenie/create.json',
 };
 
 const bodyOf = (source: SourceName): Uint8Array =>
