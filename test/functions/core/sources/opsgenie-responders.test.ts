@@ -2,6 +2,9 @@ import { describe, expect, it } from 'vitest';
 import { compileOnCall } from '../../../../functions/core/oncall/compile';
 import { opsgenieResponderRecipients, RESPONDERS } from '../../../../functions/core/sources/opsgenie-responders';
 import { NO_ONE } from '../../../../functions/core/oncall/schedule';
+import { opsgenie } from '../../../../functions/core/sources/opsgenie';
+import { webhookOf } from './helpers';
+import { fixtureBytes } from './pack-helpers';
 
 const rotation = (people: string[]) => ({
   timezone: 'Africa/Dar_es_Salaam',
@@ -105,5 +108,27 @@ describe('opsgenieResponderRecipients', () => {
 
   it('names nobody when the config has no people or schedules', () => {
     expect(opsgenieResponderRecipients([{ type: 'user', name: 'asha' }], NO_ONE)).toEqual([]);
+  });
+});
+
+describe('the opsgenie pack reads who to page and how urgent from the create', () => {
+  const example = (name: string): unknown =>
+    opsgenie.parse(
+      webhookOf({ body: fixtureBytes(`opsgenie/${name}`), headers: { 'Content-Type': 'application/json' } }),
+    );
+
+  it("pages the responders the config knows: Alertmanager's schedule, Grafana's user by email, none in a client's minimal create", () => {
+    expect(opsgenie.recipients?.(example('alertmanager-create.json'), directory)).toEqual(['oncall:ops']);
+    expect(opsgenie.recipients?.(example('grafana-create.json'), directory)).toEqual(['person:baraka']);
+    expect(opsgenie.recipients?.(example('client-create.json'), directory)).toEqual([]);
+  });
+
+  it('calls P1 and P2 critical, P3 to P5 and no priority (P3 to Opsgenie) not', () => {
+    expect(opsgenie.critical?.(example('alertmanager-create.json'))).toBe(true); // P1
+    expect(opsgenie.critical?.(example('grafana-create.json'))).toBe(true); // P2
+    expect(opsgenie.critical?.(example('client-create.json'))).toBe(false);
+    for (const priority of ['P3', 'P4', 'P5']) expect(opsgenie.critical?.({ message: 'm', priority })).toBe(false);
+    for (const junk of [null, 'P1', ['P1'], { priority: ['P1'] }, { priority: 'p1' }])
+      expect(opsgenie.critical?.(junk)).toBe(false);
   });
 });
