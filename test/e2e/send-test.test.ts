@@ -128,6 +128,17 @@ const EXPECTED: Readonly<Record<string, { readonly http: number; readonly status
     status: 'accepted',
     text: /^Grafana OnCall: "InstanceDown api-01" resolved by asha /,
   },
+  'opsgenie/alertmanager-create.json': {
+    http: 202,
+    status: 'accepted',
+    text: /^\[P1\] \[FIRING:1\] {2}\(DiskFull db-1:9100 critical\) http:\/\/127\.0\.0\.1:\d+\/a\//,
+  },
+  'opsgenie/client-create.json': { http: 202, status: 'accepted', text: /^\[P3\] Nightly backup of db-1 failed / },
+  'opsgenie/grafana-create.json': {
+    http: 202,
+    status: 'accepted',
+    text: /^\[P2\] \[FIRING:1\] High CPU usage Production \(web-01 P2 critical\) http:\/\/127\.0\.0\.1:\d+\/a\//,
+  },
   'opsgenie/create.json': {
     http: 202,
     status: 'accepted',
