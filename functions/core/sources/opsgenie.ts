@@ -126,6 +126,8 @@ export const opsgenie: SourcePack = {
   incident: { key: '{{ alias | default: message }}', resolved: 'false', quietRepeats: true },
   digestNoun: 'alerts',
   examples: { directory: 'opsgenie' },
+  // Integrations post their creates to Opsgenie's `v2/alerts` below the API URL they are given.
+  createPath: 'v2/alerts',
   sign: signOpsgenie,
   capturedHeaders: [],
   description:

@@ -173,6 +173,12 @@ export interface SourcePack {
    * route's are, on a route that is not. Never throws.
    */
   critical?(body: WebhookBody): boolean;
+  /**
+   * For senders that post their alerts below the route's URL, as an API lays it out (Opsgenie's
+   * `v2/alerts`): that path, without a leading slash. `send-test` posts there. Absent: the
+   * route's URL itself (`/hooks/<route>`).
+   */
+  readonly createPath?: string;
   /** What kind of secret a route of this source takes (see {@link SecretKind}). */
   readonly secretKind: SecretKind;
   /** Where its example payloads are (see {@link PackExamples}). */
