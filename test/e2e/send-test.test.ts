@@ -134,7 +134,7 @@ const EXPECTED: Readonly<Record<string, { readonly http: number; readonly status
   'opsgenie/alertmanager-create.json': {
     http: 202,
     status: OPSGENIE_ACCEPTED,
-    text: /^\[P1\] \[FIRING:1\] {2}\(DiskFull db-1:9100 critical\) http:\/\/127\.0\.0\.1:\d+\/a\//,
+    text: /^\[P1\] \[FIRING:1\] +\(DiskFull db-1:9100 critical\) http:\/\/127\.0\.0\.1:\d+\/a\//,
   },
   'opsgenie/client-create.json': {
     http: 202,
