@@ -60,12 +60,25 @@ export const TABLE_ACCESS = {
   // puts of the missing ones; getMute (a read, cached for a few seconds); touchHeartbeat (a conditional
   // update, at most once a minute per route); activeOverrides (a Query of a schedule's overrides, for
   // a route with oncall: recipients); a paging route's incident, its open marker and acknowledge
-  // tokens; the acknowledge link's close; a digest window; a captured payload.
+  // tokens; the acknowledge link's close; a digest window; a captured payload; Opsgenie's alert API's
+  // alerts, their references (alias, tiny id) and request statuses (functions/store/alert-api.ts).
   ingest: [
     { actions: ['dynamodb:GetItem', 'dynamodb:Query'] },
     {
       actions: ['dynamodb:PutItem', 'dynamodb:UpdateItem'],
-      writes: ['MSG#*', 'DEDUPE#*', 'CAPTURE#*', 'ROUTE#*', 'WINDOW#*', 'INCIDENT#*', 'INCIDENTS', 'ACK#*'],
+      writes: [
+        'MSG#*',
+        'DEDUPE#*',
+        'CAPTURE#*',
+        'ROUTE#*',
+        'WINDOW#*',
+        'INCIDENT#*',
+        'INCIDENTS',
+        'ACK#*',
+        'ALERT#*',
+        'ALERTREF#*',
+        'ALERTREQ#*',
+      ],
     },
   ],
   // Every step of a send is a conditional update of its record; the credit gate's route limits,

@@ -515,6 +515,8 @@ export class SmsRelay extends Construct {
     const ackRoutes = api.addRoutes({ path: ACK_ROUTE_PATH, methods: ackMethods, integration });
     const routes = [
       ...api.addRoutes({ path: '/hooks/{route}', methods: [apigwv2.HttpMethod.POST], integration }),
+      // A route's API below its URL (Opsgenie's alert API on an opsgenie route); ingest answers 404 elsewhere.
+      ...api.addRoutes({ path: '/hooks/{route}/{proxy+}', methods: [apigwv2.HttpMethod.ANY], integration }),
       // Paging's acknowledge link: GET shows the incident, POST acknowledges; the token in the path is its credential.
       ...ackRoutes,
     ];
@@ -527,7 +529,7 @@ export class SmsRelay extends Construct {
     );
     for (const route of ackRoutes) stage.node.addDependency(route);
     const reason =
-      'Webhook senders (Alertmanager, GitHub, Shopify, …) cannot use IAM or Cognito; each route authenticates its sender in ingest with the HMAC signature or token configured for the route. The acknowledge link (/a/{token}) is opened from an SMS on a phone: its unguessable 128-bit token is the credential.';
+      "Webhook senders (Alertmanager, GitHub, Shopify, …) cannot use IAM or Cognito; each route authenticates its sender in ingest with the HMAC signature or token configured for the route (below a route, its API: the same credential, Opsgenie's GenieKey). The acknowledge link (/a/{token}) is opened from an SMS on a phone: its unguessable 128-bit token is the credential.";
     for (const route of routes) {
       Validations.of(route).acknowledge({ id: 'AwsSolutions-APIG4', reason });
     }

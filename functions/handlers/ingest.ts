@@ -1,6 +1,7 @@
 import type { APIGatewayProxyEventV2, APIGatewayProxyStructuredResultV2, Context } from 'aws-lambda';
 import { answerAckLink, answerWebhook, isAckPath } from '../relay/edge';
 import { ingestWebhook, type IngestAnswer, type IngestRequest } from '../relay/ingest';
+import { answerOpsgenieApi } from '../relay/opsgenie-api';
 import { ingestContext } from './wiring/compiled';
 import { observability, prepareOnLambda } from './wiring/context';
 import { invoke } from './wiring/invoke';
@@ -9,7 +10,8 @@ import { invoke } from './wiring/invoke';
 await prepareOnLambda(ingestContext);
 
 /**
- * The webhook endpoint, `POST /hooks/{route}` on an API Gateway HTTP API (payload format 2.0): a
+ * The webhook endpoint, `POST /hooks/{route}` (and the route's API below it, `ANY
+ * /hooks/{route}/{proxy+}`) on an API Gateway HTTP API (payload format 2.0): a
  * translation of the event to and from `answerWebhook` (functions/relay/edge.ts), which answers
  * only after the webhook's messages are recorded and 503 when anything fails before that.
  *
@@ -67,6 +69,12 @@ export async function handler(
     );
   const response = await answerWebhook(request, ingest, {
     onError: (route, error) => observability().logger.error('webhook not recorded', { route, error }),
+    // Paths below a route's URL: Opsgenie's alert API on an opsgenie route.
+    api: async (call, create) =>
+      await invoke(
+        lambdaContext,
+        async (relay) => await answerOpsgenieApi({ ...ingestContext(relay), ...publicUrl }, call, create),
+      ),
   });
   return {
     statusCode: response.status,

@@ -1,11 +1,12 @@
 import { MAX_BODY_BYTES } from '../core/defaults';
 import type { IngestAnswer, IngestRequest } from './ingest';
+import type { ApiAnswer, ApiCall } from './opsgenie-api';
 import { type AckPageConfig, type AckPageStore, answerAck, type PageResponse } from './ack-page';
 
 export { isAckPath, type PageResponse } from './ack-page';
 
-/** The one URL path webhooks are posted to: `/hooks/{route}`. */
-const HOOK_PATH = /^\/hooks\/([^/]+)$/;
+/** The URL path webhooks are posted to, `/hooks/{route}`, and the paths below it (a source's API: `/hooks/{route}/v2/…`). */
+const HOOK_PATH = /^\/hooks\/([^/]+)(?:\/(.*))?$/;
 
 /** An HTTP request as either platform hands it over, before any webhook-specific reading. */
 export interface EdgeRequest {
@@ -40,17 +41,25 @@ export interface EdgeOptions {
   readonly maxBodyBytes?: number;
   /** Told of a throw from ingest, which the sender sees only as a 503 (the details stay in the log). */
   readonly onError?: (route: string, error: unknown) => void;
+  /**
+   * Answers a path below a route's URL (`answerOpsgenieApi` for an `opsgenie` route), or
+   * `undefined` for a route that has no API there. Absent: every such path is 404.
+   */
+  readonly api?: (
+    call: ApiCall,
+    ingest: (webhook: IngestRequest) => Promise<IngestAnswer>,
+  ) => Promise<ApiAnswer | undefined>;
 }
 
 /** The answer to a failed record: the sender retries, and the dedupe guard records the retry once. */
 export const NOT_RECORDED = { error: 'the relay could not record this webhook; please retry' } as const;
 
 /**
- * The webhook endpoint, free of any platform: `POST /hooks/{route}` to `ingest`, with the same
- * method and path checks, body cap, header and query normalisation and 503 on a throw for the
- * Lambda handler and the local runtime, which only translate their request and response to and
- * from these shapes. `route` is `undefined` when the path is not a webhook path at all (the local
- * runtime then serves its other endpoints).
+ * The webhook endpoint, free of any platform: `POST /hooks/{route}` to `ingest`, and a path below
+ * it to the route's API (`options.api`; 404 where there is none), with the same method and path
+ * checks, body cap, header and query normalisation and 503 on a throw for the Lambda handler and
+ * the local runtime, which only translate their request and response to and from these shapes.
+ * `route` is `undefined` when the path is not a webhook path at all.
  *
  * @example
  * ```ts
@@ -60,11 +69,16 @@ export const NOT_RECORDED = { error: 'the relay could not record this webhook; p
 export async function answerWebhook(
   request: EdgeRequest,
   ingest: (webhook: IngestRequest) => Promise<IngestAnswer>,
-  { maxBodyBytes = MAX_BODY_BYTES, onError }: EdgeOptions = {},
+  { maxBodyBytes = MAX_BODY_BYTES, onError, api }: EdgeOptions = {},
 ): Promise<EdgeResponse> {
   const hook = HOOK_PATH.exec(request.path);
-  if (hook === null) return json(404, { error: `no route at ${request.path}; post to /hooks/<route>` });
+  const notFound = json(404, { error: `no route at ${request.path}; post to /hooks/<route>` });
+  if (hook === null) return notFound;
   const route = decodeRoute(hook[1]!);
+  if (hook[2] !== undefined)
+    return api === undefined
+      ? notFound
+      : await answerApi(request, route, hook[2], ingest, { maxBodyBytes, onError, api });
   if (request.method.toUpperCase() !== 'POST')
     return { ...json(405, { error: 'method not allowed; use POST' }, { allow: 'POST' }), route };
   const body = await request.body();
@@ -79,6 +93,45 @@ export async function answerWebhook(
       receivedAt: request.receivedAt,
     });
     return { status: answer.status, headers: {}, body: answer.body, route, answer };
+  } catch (error) {
+    onError?.(route, error);
+    return { ...json(503, { ...NOT_RECORDED }), route };
+  }
+}
+
+/** A path below a route's URL: its API's answer, or 404 when the route has none there. */
+async function answerApi(
+  request: EdgeRequest,
+  route: string,
+  subPath: string,
+  ingest: (webhook: IngestRequest) => Promise<IngestAnswer>,
+  { maxBodyBytes, onError, api }: Required<Pick<EdgeOptions, 'maxBodyBytes' | 'api'>> & Pick<EdgeOptions, 'onError'>,
+): Promise<EdgeResponse> {
+  const body = await request.body();
+  if (body === undefined)
+    return { ...json(413, { message: `body exceeds the limit of ${maxBodyBytes} bytes` }), route };
+  try {
+    const call = {
+      method: request.method,
+      subPath,
+      request: {
+        routeId: route,
+        body,
+        headers: headersOf(request.headers),
+        query: queryOf(request.query),
+        receivedAt: request.receivedAt,
+      },
+    };
+    const answer = await api(call, ingest);
+    if (answer === undefined)
+      return { ...json(404, { error: `no route at ${request.path}; post to /hooks/<route>` }), route };
+    return {
+      status: answer.status,
+      headers: {},
+      body: answer.body,
+      route,
+      ...(answer.answer === undefined ? {} : { answer: answer.answer }),
+    };
   } catch (error) {
     onError?.(route, error);
     return { ...json(503, { ...NOT_RECORDED }), route };

@@ -4,7 +4,8 @@ import { PAGING } from '../core/defaults';
 import { partPrefix } from '../core/fitting';
 import { actionDueNow, type Incident, IncidentState, levelAfter, pagingAction } from '../core/paging/incident';
 import { ackLink, fitWithLink } from '../core/paging/link';
-import type { Evaluation, PlannedMessage } from '../core/pipeline/evaluate';
+import type { Evaluation, PlannedMessage, SkippedItem } from '../core/pipeline/evaluate';
+import { Verdict } from '../core/pipeline/verdict';
 import { maskMsisdn, resolveRecipients } from '../core/recipients';
 import type { CompiledRecipients } from '../core/recipients/types';
 import type { InboundWebhook } from '../core/sources/types';
@@ -70,6 +71,7 @@ export async function pageIncident(
   if (!Array.isArray(items)) return evaluation;
   const opened: string[] = [];
   const paged = new Map<number, string>();
+  const quiet: SkippedItem[] = [];
   let messages: readonly PlannedMessage[] = evaluation.messages;
   for (let index = 0; index < items.length; index += 1) {
     const scope = buildScope({
@@ -82,14 +84,25 @@ export async function pageIncident(
     const outcome = await pageItem(context, route, paging, scope, own, request.receivedAt, mayOpen);
     if (outcome.opened !== undefined) opened.push(outcome.opened);
     if (outcome.incident !== undefined) paged.set(index, outcome.incident);
-    if (outcome.linked !== undefined)
+    if (outcome.quiet !== undefined) {
+      quiet.push({ item: index, verdict: Verdict.Dropped, reason: outcome.quiet, text: unsplit(own) });
+      messages = messages.filter((message) => message.item !== index);
+    } else if (outcome.linked !== undefined)
       messages = [
         ...messages.filter((message) => message.item !== index),
         ...outcome.linked.map((message) => ({ ...message, item: index })),
       ];
   }
+  const silenced =
+    quiet.length === 0
+      ? {}
+      : {
+          skipped: [...evaluation.skipped, ...quiet],
+          ...(messages.length === 0 ? { verdict: Verdict.Dropped, reason: quiet[0]!.reason } : {}),
+        };
   return {
     ...evaluation,
+    ...silenced,
     messages: [...messages]
       .sort((a, b) => a.item - b.item)
       .map((message) => {
@@ -109,7 +122,13 @@ async function pageItem(
   own: readonly PlannedMessage[],
   now: Date,
   mayOpen: boolean,
-): Promise<{ readonly opened?: string; readonly incident?: string; readonly linked?: PlannedMessage[] }> {
+): Promise<{
+  readonly opened?: string;
+  readonly incident?: string;
+  readonly linked?: PlannedMessage[];
+  /** Why the item sends nothing: a repeat of an open incident whose source deduplicates by key. */
+  readonly quiet?: string;
+}> {
   const key = route.engine.render(paging.key, scope, { trackMissing: false }).text.trim();
   if (key === '') {
     context.logger.warn('incident key rendered empty: no incident for this webhook', { route: route.id });
@@ -149,7 +168,15 @@ async function pageItem(
       incident: incident.id,
       ...(first === undefined ? {} : { nextDueAt: first.dueAt.toISOString() }),
     });
-  else if (incident.state === IncidentState.Acknowledged) {
+  else if (route.pack.incident?.quietRepeats === true) {
+    // The sender deduplicates by the key itself (Opsgenie by alias): the same alert again, not a reminder.
+    await context.store.noteIncident(
+      incident.id,
+      { event: 'repeated', detail: 'fired again; no SMS (the same alert)' },
+      now,
+    );
+    return { incident: incident.id, quiet: `a repeat of open incident ${incident.id}: no second SMS` };
+  } else if (incident.state === IncidentState.Acknowledged) {
     // The source repeats an alert that still fires: the acknowledgement holds (its escalation stays
     // stopped); the SMS goes out as the route says, without a link, as there is nothing to acknowledge.
     await context.store.noteIncident(

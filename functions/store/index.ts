@@ -10,6 +10,7 @@ export { MAX_RECORDS_PER_WEBHOOK } from '../core/defaults';
 export type { CircuitState } from './circuit';
 export type { Mute } from './mutes';
 export type { CloseOutcome } from './incidents';
+export type { AlertEntry, AlertIdentifierType, AlertRequest } from './alert-api';
 export type { OnCallOverride } from '../core/oncall/resolve';
 export type { MonthUse, LimitsTaken } from './limits';
 export type { StuckCounts } from './counts';

@@ -30,6 +30,9 @@ export const ItemKind = {
   Incident: 'incident',
   IncidentOpen: 'incident-open',
   AckToken: 'ack-token',
+  Alert: 'alert',
+  AlertRef: 'alert-ref',
+  AlertRequest: 'alert-request',
 } as const;
 
 export const messageKey = (id: string): Key => key(`MSG#${id}`, 'MSG');

@@ -7,6 +7,7 @@ import { countOperations } from './counts';
 import { creditOperations } from './credit';
 import { heartbeatOperations } from './heartbeat';
 import { incidentOperations } from './incidents';
+import { alertApiOperations } from './alert-api';
 import { limitOperations } from './limits';
 import { muteOperations } from './mutes';
 import { onCallOperations } from './oncall';
@@ -79,6 +80,7 @@ export const createStore = ({
     ...muteOperations(table),
     ...onCallOperations(table),
     ...incidentOperations(table),
+    ...alertApiOperations(table),
     ...heartbeatOperations(table),
     ...usageOperations(table),
     ...rateOperations(table),

@@ -22,6 +22,7 @@ import { createSmsClientSource } from '../../functions/adapters/sms';
 import { createProviderSource } from '../../functions/adapters/providers';
 import { checkProviderBalances } from '../../functions/relay/provider-balances';
 import { ingestWebhook } from '../../functions/relay/ingest';
+import { answerOpsgenieApi } from '../../functions/relay/opsgenie-api';
 import { defaultSourceFetch } from '../../functions/relay/https-get';
 import type { SourceFetch } from '../../functions/core/sources/types';
 import { localDocumentsFetch } from './local-documents';
@@ -405,6 +406,7 @@ function attachRelay(
   relay.attach({
     maxBodyBytes: settings.maxBodyBytes,
     ingest: async (request) => await ingestWebhook(context, request, { maxBodyBytes: settings.maxBodyBytes }),
+    api: async (call, create) => await answerOpsgenieApi(context, call, create),
     onAccepted: (ids, lanes) =>
       lanes === undefined ? feedRecorded(context, sender, ids, problem) : feedInLanes(sender, ids, lanes),
     onWebhook: (report) => terminal.print(formatWebhook(report)),

@@ -1,6 +1,6 @@
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import { withDelivery } from '../../functions/relay/incident-story';
-import { answerAckLink, answerWebhook, isAckPath, isHookPath } from '../../functions/relay/edge';
+import { answerAckLink, answerWebhook, type EdgeOptions, isAckPath, isHookPath } from '../../functions/relay/edge';
 import type { AckPageConfig } from '../../functions/relay/ack-page';
 import type { IngestAnswer, IngestRequest } from '../../functions/relay/ingest';
 import type { Lane } from '../../functions/core/lanes';
@@ -61,6 +61,8 @@ export interface RelayServerDependencies {
   readonly maxBodyBytes: number;
   /** The relay's `ingestWebhook`: answers only once the webhook is recorded. */
   readonly ingest: (request: IngestRequest) => Promise<IngestAnswer>;
+  /** A route's API below its URL (`answerOpsgenieApi`), as `EdgeOptions.api`; without it those paths are 404. */
+  readonly api?: EdgeOptions['api'];
   /**
    * Called with ids to send now, after the answer was sent: a 202's, a duplicate's (still PENDING
    * after a crash), a redrive's; with each id's lane when ingest knows them (not for a redrive,
@@ -262,7 +264,7 @@ async function handleWebhook(
   dependencies: RelayServerDependencies,
   path: string,
 ): Promise<void> {
-  const { maxBodyBytes, ingest, onError, onWebhook, onAccepted, clock = () => new Date() } = dependencies;
+  const { maxBodyBytes, ingest, api, onError, onWebhook, onAccepted, clock = () => new Date() } = dependencies;
   const receivedAt = clock();
   const method = request.method ?? 'GET';
   // Read only once the edge accepts the path and method, and never beyond the cap.
@@ -277,6 +279,7 @@ async function handleWebhook(
     {
       maxBodyBytes,
       onError: (route, error) => onError(`webhook on route ${route} not recorded`, error),
+      ...(api === undefined ? {} : { api }),
     },
   );
   sendJson(response, edge.status, edge.body, { headers: edge.headers });

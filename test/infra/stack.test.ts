@@ -81,10 +81,17 @@ describe('stack', () => {
 
 describe('webhook endpoint', () => {
   it('routes POST /hooks/{route} to ingest, with no IAM or Cognito authorizer', () => {
-    prod.template.resourceCountIs('AWS::ApiGatewayV2::Route', 3);
+    prod.template.resourceCountIs('AWS::ApiGatewayV2::Route', 4);
     prod.template.hasResourceProperties('AWS::ApiGatewayV2::Route', {
       RouteKey: 'POST /hooks/{route}',
       AuthorizationType: 'NONE',
+    });
+    // A route's API below its URL (Opsgenie's alert API): every method to the same ingest integration.
+    const integration = resourcesOfType(prod.resources, 'AWS::ApiGatewayV2::Integration')[0]![0];
+    prod.template.hasResourceProperties('AWS::ApiGatewayV2::Route', {
+      RouteKey: 'ANY /hooks/{route}/{proxy+}',
+      AuthorizationType: 'NONE',
+      Target: { 'Fn::Join': ['', ['integrations/', { Ref: integration }]] },
     });
     prod.template.resourceCountIs('AWS::ApiGatewayV2::Integration', 1);
     prod.template.hasResourceProperties('AWS::ApiGatewayV2::Integration', {
@@ -606,7 +613,20 @@ describe('least privilege', () => {
       // Query: the overrides of the schedules a route's oncall: recipients name.
       grant(['dynamodb:GetItem', 'dynamodb:Query'], TABLE),
       // Never the balance, the limits, the spend, the circuit, mutes or overrides.
-      writes(['MSG#*', 'DEDUPE#*', 'CAPTURE#*', 'ROUTE#*', 'WINDOW#*', 'INCIDENT#*', 'INCIDENTS', 'ACK#*']),
+      // ALERT*: Opsgenie's alert API's alerts, their references and request statuses (functions/store/alert-api.ts).
+      writes([
+        'MSG#*',
+        'DEDUPE#*',
+        'CAPTURE#*',
+        'ROUTE#*',
+        'WINDOW#*',
+        'INCIDENT#*',
+        'INCIDENTS',
+        'ACK#*',
+        'ALERT#*',
+        'ALERTREF#*',
+        'ALERTREQ#*',
+      ]),
       grant(['secretsmanager:GetSecretValue'], ROUTE_SECRETS),
     ]);
   });

@@ -36,8 +36,9 @@ export function linkLength(baseUrl: string): number {
 
 /**
  * Compiles `escalate`, `renotify`, `ack` and `incident` of one route, adding a problem per field
- * that fails. A route with none of them pages no one (`undefined`); one with `incident:` alone
- * opens incidents (so `sms-relay incidents` and `ack` see them) without escalating.
+ * that fails. A route with none of them pages no one (`undefined`), unless its source's rule is
+ * `always` (Opsgenie's); one with `incident:` alone opens incidents (so `sms-relay incidents` and
+ * `ack` see them) without escalating.
  *
  * @example
  * ```ts
@@ -56,7 +57,8 @@ export function compilePaging(
     route.escalate === undefined &&
     route.renotify === undefined &&
     route.ack === undefined &&
-    route.incident === undefined
+    route.incident === undefined &&
+    SOURCES[route.source].incident?.always !== true
   )
     return undefined;
   const at = (field: string): string => `routes.${id}.${field}`;

@@ -123,7 +123,7 @@ export const opsgenie: SourcePack = {
   secretKind: 'credential',
   defaultDelivery: DeliveryPolicy.AtLeastOnce,
   // A create never resolves: the API's close does (functions/relay/opsgenie-api.ts).
-  incident: { key: '{{ alias | default: message }}', resolved: 'false', quietRepeats: true },
+  incident: { key: '{{ alias | default: message }}', resolved: 'false', quietRepeats: true, always: true },
   digestNoun: 'alerts',
   examples: { directory: 'opsgenie' },
   // Integrations post their creates to Opsgenie's `v2/alerts` below the API URL they are given.

@@ -127,6 +127,12 @@ export interface IncidentRule {
    * same alert again, not a reminder. Absent: a repeat is sent as the route says.
    */
   readonly quietRepeats?: boolean;
+  /**
+   * Every route of the source opens incidents, with or without `escalate`, `ack` or `incident:`:
+   * the source's own API acts on them (Opsgenie's close and acknowledge). Absent: only a route
+   * with paging keys does.
+   */
+  readonly always?: boolean;
 }
 
 export interface SourcePack {

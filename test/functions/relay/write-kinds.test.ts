@@ -2,12 +2,14 @@ import type { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { randomUUID } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
 import { checkBalance } from '../../../functions/relay/balance';
+import { ingestWebhook } from '../../../functions/relay/ingest';
+import { answerOpsgenieApi } from '../../../functions/relay/opsgenie-api';
 import { sendMessage, SendOutcome } from '../../../functions/relay/sender';
 import { sweep } from '../../../functions/relay/sweeper';
 import type { HandlerName } from '../../../infra/bundle';
 import { TABLE_ACCESS, type TableGrant } from '../../../infra/permissions';
 import { expectNoLeaks } from './leaks';
-import { bearer, harness, type Harness, SECRETS, useRelayServers } from './support';
+import { bearer, harness, type Harness, SECRETS, secretValues, useRelayServers } from './support';
 
 /*
  * The partition keys each function writes, as its code paths write them against a real store,
@@ -122,6 +124,47 @@ describe("each function's writes stay within the item kinds its IAM grant allows
     const prefixes = (fn: HandlerName) => [...(writes.written.get(fn) ?? [])].map((pk) => pk.replace(/#.*/, '#'));
     expect(prefixes('sender')).toEqual(expect.arrayContaining(['MSG#', 'LIMIT#', 'BALANCE', 'SPEND', 'DEDUPE#']));
     expect(prefixes('balance-watch')).toEqual(expect.arrayContaining(['BALANCE', 'BALANCE#']));
+  });
+
+  it("ingest answering Opsgenie's alert API: its alerts, references and request statuses", async () => {
+    const client = servers.db.newClient();
+    const writes = recordWrites(client);
+    const key = `genie-${randomUUID()}`;
+    relay = await harness({
+      db: servers.db,
+      baseUrl: servers.sandbox.baseUrl,
+      client,
+      secrets: secretValues({ 'opsgenie-key': key }),
+      config: (config) => ({
+        ...config,
+        routes: { ...config.routes, og: { source: 'opsgenie', secret: 'opsgenie-key', recipients: ['0754111222'] } },
+      }),
+    });
+    const api = async (method: string, subPath: string, body: unknown, query: Record<string, string> = {}) =>
+      await answerOpsgenieApi(
+        relay.context,
+        {
+          method,
+          subPath,
+          request: {
+            routeId: 'og',
+            body: new TextEncoder().encode(JSON.stringify(body)),
+            headers: { authorization: `GenieKey ${key}`, 'content-type': 'application/json' },
+            query,
+            receivedAt: relay.clock.now,
+          },
+        },
+        async (webhook) => await ingestWebhook(relay.context, webhook),
+      );
+    writes.as('ingest');
+    expect((await api('POST', 'v2/alerts', { message: 'Disk full', alias: 'disk' }))?.status).toBe(202);
+    const alias = { identifierType: 'alias' };
+    expect((await api('POST', 'v2/alerts/disk/notes', { note: 'seen' }, alias))?.status).toBe(202);
+    expect((await api('POST', 'v2/alerts/disk/close', {}, alias))?.status).toBe(202);
+    const keys = [...(writes.written.get('ingest') ?? [])];
+    expect(keys.filter((pk) => !allowed('ingest', pk))).toEqual([]);
+    const prefixes = keys.map((pk) => pk.replace(/#.*/, '#'));
+    expect(prefixes).toEqual(expect.arrayContaining(['ALERT#', 'ALERTREF#', 'ALERTREQ#', 'INCIDENT#', 'INCIDENTS']));
   });
 
   it("the sender's failures in a row ask the state index for a send since, which its grant allows", async () => {
