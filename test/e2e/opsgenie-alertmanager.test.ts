@@ -74,7 +74,11 @@ async function startAlertmanager(config: string): Promise<Alertmanager> {
   let log = '';
   child.stdout?.on('data', (chunk: Buffer) => void (log += chunk.toString('utf8')));
   child.stderr?.on('data', (chunk: Buffer) => void (log += chunk.toString('utf8')));
-  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  // A binary that cannot be run emits 'error' and never 'exit'.
+  const exited = new Promise<void>((resolve) => {
+    child.once('exit', () => resolve());
+    child.once('error', () => resolve());
+  });
   const stop = async (): Promise<void> => {
     if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
     await exited;
