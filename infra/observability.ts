@@ -200,10 +200,14 @@ export class RelayObservability extends Construct {
 
     const apiThrottled = new logs.MetricFilter(this, 'ApiThrottledFilter', {
       logGroup: props.accessLogs,
-      // The webhooks' 429s: the acknowledge link has limits of its own (ACK_THROTTLE).
+      // The webhooks' 429s, an opsgenie route's API below its URL included (`ANY /hooks/{route}/{proxy+}`,
+      // where Opsgenie's creates arrive): the acknowledge link has limits of its own (ACK_THROTTLE).
       filterPattern: logs.FilterPattern.all(
         logs.FilterPattern.stringValue('$.status', '=', '429'),
-        logs.FilterPattern.stringValue('$.routeKey', '=', 'POST /hooks/{route}'),
+        logs.FilterPattern.any(
+          logs.FilterPattern.stringValue('$.routeKey', '=', 'POST /hooks/{route}'),
+          logs.FilterPattern.stringValue('$.routeKey', '=', 'ANY /hooks/{route}/{proxy+}'),
+        ),
       ),
       metricNamespace: props.namespace,
       metricName: API_THROTTLED,

@@ -75,7 +75,7 @@ export const UNSENT: AlarmSection = {
       name: 'ApiThrottled',
       severity: AlarmSeverity.Ticket,
       metricDoc:
-        "`ApiThrottled` (Sum, 5 min), counted from the access logs' `status: 429` on `routeKey: POST /hooks/{route}` (the acknowledge link's own limit is not counted)",
+        "`ApiThrottled` (Sum, 5 min), counted from the access logs' `status: 429` on `routeKey: POST /hooks/{route}` and `ANY /hooks/{route}/{proxy+}` (an opsgenie route's API; the acknowledge link's own limit is not counted)",
       metric: ({ apiThrottled }) => apiThrottled,
       threshold: { ...AT_LEAST_ONE, periods: THROTTLED_PERIODS },
       missingData: MissingData.Ok,

@@ -46,7 +46,7 @@ const MAX_CONTROL_BODY_BYTES = 64 * 1024;
 export interface WebhookReport {
   readonly route: string;
   readonly status: number;
-  /** The ingest answer's `status` (`accepted`, `duplicate`, …) or `error`. */
+  /** The ingest answer's `status` (`accepted`, `duplicate`, …), `api` (a route's API answered, no SMS) or `error`. */
   readonly outcome: string | undefined;
   readonly reason: string | undefined;
   readonly ids: readonly string[];
@@ -286,8 +286,11 @@ async function handleWebhook(
   if (edge.route === undefined || edge.status === 405) return;
   const { answer } = edge;
   if (answer === undefined) {
-    const reason = edge.status === 503 ? 'not recorded; the sender will retry' : (edge.body as { error: string }).error;
-    return onWebhook({ route: edge.route, status: edge.status, outcome: 'error', reason, ids: [] });
+    // A route's API answers in its own shape (Opsgenie's `message`, `result`); below 400 it sent no SMS.
+    const { error, message, result } = edge.body as { error?: string; message?: string; result?: string };
+    const reason = edge.status === 503 ? 'not recorded; the sender will retry' : (error ?? message ?? result);
+    const outcome = edge.status < 400 ? 'api' : 'error';
+    return onWebhook({ route: edge.route, status: edge.status, outcome, reason, ids: [] });
   }
   const refusal = answer.outcome === 'refused';
   // A refusal with a reason prints its error as the outcome (`401 unauthorized: …`); one without, the error as the reason.

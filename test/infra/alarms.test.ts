@@ -363,7 +363,9 @@ describe('an alarm for every way a message is lost or stuck', () => {
   it("the API answering 429 to webhooks (not the acknowledge link's own limit), counted from its access logs into the environment namespace", () => {
     expect(alarmWatching(prod, RELAY, API_THROTTLED, {})).toMatchObject({ Statistic: 'Sum', ...TWO_OF_THREE });
     prod.template.hasResourceProperties('AWS::Logs::MetricFilter', {
-      FilterPattern: '{ ($.status = "429") && ($.routeKey = "POST /hooks/{route}") }',
+      // `POST /hooks/{route}` and `ANY /hooks/{route}/{proxy+}` (an opsgenie route's API), not `/a/{token}`.
+      FilterPattern:
+        '{ ($.status = "429") && (($.routeKey = "POST /hooks/{route}") || ($.routeKey = "ANY /hooks/{route}/{proxy+}")) }',
       MetricTransformations: [{ MetricNamespace: RELAY, MetricName: API_THROTTLED, MetricValue: '1' }],
     });
   });

@@ -361,22 +361,32 @@ export function httpApiEvent({
   headers = {},
   body,
   timeEpoch = Date.now(),
+  method = routeKey.split(' ')[0]!,
+  query = '',
 }: {
-  readonly routeKey: 'POST /hooks/{route}' | 'GET /a/{token}' | 'POST /a/{token}';
+  readonly routeKey: 'POST /hooks/{route}' | 'GET /a/{token}' | 'POST /a/{token}' | 'ANY /hooks/{route}/{proxy+}';
   readonly path: string;
   readonly headers?: Readonly<Record<string, string>>;
   readonly body?: string;
   readonly timeEpoch?: number;
+  /** The request's method: a route key of `ANY` takes every one. @default the route key's */
+  readonly method?: string;
+  /** The raw query string, without `?`. @default none */
+  readonly query?: string;
 }): APIGatewayProxyEventV2 {
-  const method = routeKey.split(' ')[0]!;
   const last = path.split('/').at(-1)!;
+  const [, route, proxy] = /^\/hooks\/([^/]+)(?:\/(.*))?$/.exec(path) ?? [];
   return {
     version: '2.0',
     routeKey,
     rawPath: path,
-    rawQueryString: '',
+    rawQueryString: query,
     headers: { host: API_DOMAIN, 'user-agent': 'aws-paging-test', ...headers },
-    pathParameters: routeKey.includes('{token}') ? { token: last } : { route: last },
+    pathParameters: routeKey.includes('{token}')
+      ? { token: last }
+      : routeKey.includes('{proxy+}')
+        ? { route: route!, proxy: proxy! }
+        : { route: last },
     requestContext: {
       accountId: '123456789012',
       apiId: API_DOMAIN.split('.')[0]!,

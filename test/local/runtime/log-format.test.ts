@@ -219,6 +219,10 @@ describe('human log lines', () => {
     expect(
       formatWebhook({ route: 'notify', status: 200, outcome: 'duplicate', reason: undefined, ids: ['a'] }, now),
     ).toBe(`${time}  webhook  notify      200 duplicate: already received, nothing sent`);
+    // A route's API (Opsgenie's close) answers 202 without queuing an SMS.
+    expect(
+      formatWebhook({ route: 'og', status: 202, outcome: 'api', reason: 'Request will be processed', ids: [] }, now),
+    ).toBe(`${time}  webhook  og          202 api: Request will be processed`);
     expect(
       formatWebhook(
         {
