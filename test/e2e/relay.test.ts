@@ -214,6 +214,7 @@ describe('npm start: the local runtime', () => {
         'sns-token',
         'goalert-token',
         'grafana-oncall-token',
+        'opsgenie-key',
       ].sort(),
     );
     expect(secrets['stripe-secret']).toMatch(/^whsec_[A-Za-z0-9+/]+=*$/);

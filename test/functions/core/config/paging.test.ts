@@ -130,6 +130,16 @@ describe('paging keys of a route', () => {
     },
   );
 
+  it("opens incidents on a route of a source whose rule is always (Opsgenie's): without any paging key, nothing to escalate", () => {
+    const paging = loadConfig(config({ source: 'opsgenie', paging: '' })).routes.get('alerts')!.paging!;
+    expect(paging).toMatchObject({ ruleFrom: 'source', steps: [] });
+    expect(paging.key.source).toBe('{{ alias | default: message }}');
+    expect(paging).not.toHaveProperty('ack');
+    expect(paging).not.toHaveProperty('renotify');
+    // Any other source's route without paging keys pages no one.
+    expect(loadConfig(config({ paging: '' })).routes.get('alerts')!.paging).toBeUndefined();
+  });
+
   it('refuses escalate and ack on a source without incidents unless the route says how', () => {
     const generic = { source: 'generic' };
     expect(problemsOf(config({ ...generic, paging: '    ack: {}' }))).toEqual([
