@@ -30,11 +30,13 @@ export interface LaneInput {
   readonly notice?: string | undefined;
   /** Set on an SMS that pages for an incident (its first SMS, an escalation, a renotify). */
   readonly incident?: string | undefined;
+  /** Set on an SMS of an alert its source calls critical (Opsgenie's P1, P2) on a normal route. */
+  readonly critical?: boolean | undefined;
 }
 
 /**
- * A record's lane: `critical` for a `priority: critical` route, a page (escalations and renotifies
- * included) and the relay's own notices; `bulk` otherwise.
+ * A record's lane: `critical` for a `priority: critical` route, an alert its source calls critical,
+ * a page (escalations and renotifies included) and the relay's own notices; `bulk` otherwise.
  *
  * @example
  * ```ts
@@ -43,8 +45,8 @@ export interface LaneInput {
  * laneOf({}); // 'bulk'
  * ```
  */
-export function laneOf({ priority, notice, incident }: LaneInput): Lane {
-  return priority === RoutePriority.Critical || notice !== undefined || incident !== undefined
+export function laneOf({ priority, notice, incident, critical }: LaneInput): Lane {
+  return priority === RoutePriority.Critical || critical === true || notice !== undefined || incident !== undefined
     ? Lane.Critical
     : Lane.Bulk;
 }

@@ -90,7 +90,8 @@ const GO: Gate = { outcome: GateOutcome.Send };
  *
  * With a reserve, every send takes its estimate from the projected balance kept in the store by one
  * conditional write (see `reserveCredit`), so concurrent senders cannot together go below the
- * reserve: a normal route's messages only while the reserve stays; critical routes' messages and
+ * reserve: a normal route's messages only while the reserve stays; critical routes' messages, those of
+ * an alert its source calls critical (`critical` on the record: Opsgenie's P1, P2) and
  * every notice (the low-balance SMS, and a route's held summary, budget warning and dead-man's
  * switch, whatever the route's priority) whatever is left, so that normal routes see what they
  * spend. A store that knows no price or projected balance yet reads the balance first, for every
@@ -111,9 +112,13 @@ export async function checkBeforeSend(
   const routeView = context.config.routes.get(record.route);
   const muted = await droppedIfMuted(context, record, routeView);
   if (muted !== undefined) return muted;
-  // A notice is the relay's own word to the people who run it, never a route's traffic.
+  // A notice is the relay's own word to the people who run it, never a route's traffic; an alert
+  // its source calls critical (Opsgenie's P1, P2) is as a critical route's.
   const guardsReserve =
-    reserve > 0 && record.notice === undefined && routeView?.config.priority !== RoutePriority.Critical;
+    reserve > 0 &&
+    record.notice === undefined &&
+    record.critical !== true &&
+    routeView?.config.priority !== RoutePriority.Critical;
   const limits = record.notice === undefined ? routeView?.config.limits : undefined;
   const capsCredits = limits?.creditsPerDay !== undefined || limits?.creditsPerMonth !== undefined;
   if (reserve === 0 && limits?.messages === undefined && !capsCredits) return GO;

@@ -219,7 +219,12 @@ async function evaluate(flow: IngestFlow): Promise<undefined> {
   let evaluation: PagedEvaluation = evaluateWebhook(route, request, options);
   if (evaluation.verdict === Verdict.Send) {
     // Read only for an authenticated webhook that sends.
-    const overrides = await overridesFor(context.store, route, request.receivedAt);
+    // The schedules the webhook named itself (Opsgenie's responders) when it named any, else the route's.
+    const overrides = await overridesFor(
+      context.store,
+      { recipients: evaluation.recipients ?? route.recipients },
+      request.receivedAt,
+    );
     if (overrides.length > 0) evaluation = evaluateWebhook(route, request, { ...options, overrides });
   }
   flow.evaluation = evaluation;
@@ -537,6 +542,11 @@ export function refused(status: number, error: string | undefined, reason?: stri
 /** The lane of each of `ids`, the records of `messages` in order (`laneOf`, as the store records it). */
 function lanesOf(ids: readonly string[], messages: readonly NewMessage[], priority: RoutePriority): Lane[] {
   return ids.map((_, index) =>
-    laneOf({ priority, notice: messages[index]?.notice, incident: messages[index]?.incident }),
+    laneOf({
+      priority,
+      notice: messages[index]?.notice,
+      incident: messages[index]?.incident,
+      critical: messages[index]?.critical,
+    }),
   );
 }

@@ -575,5 +575,6 @@ export function toNewMessage(message: PagedMessage, delivery: NewMessage['delive
     segments: message.segments,
     delivery,
     ...(message.incident === undefined ? {} : { incident: message.incident }),
+    ...(message.critical === true ? { critical: true as const } : {}),
   };
 }

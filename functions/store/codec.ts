@@ -1,5 +1,5 @@
 import type { AttributeValue } from '@aws-sdk/client-dynamodb';
-import { compact, type Item, ItemReader, map, num, str, strList } from './attributes';
+import { bool, compact, type Item, ItemReader, map, num, str, strList } from './attributes';
 import { ItemKind, messageKey } from './keys';
 import { MessageState, TABLE } from './table';
 import { corruptRecord } from './errors';
@@ -182,6 +182,7 @@ export const messageItem = (record: MessageRecord): Item =>
     delivery: str(record.delivery),
     notice: record.notice === undefined ? undefined : str(record.notice),
     incident: record.incident === undefined ? undefined : str(record.incident),
+    critical: record.critical === true ? bool(true) : undefined,
     state: str(record.state),
     attempts: num(record.attempts),
     redrives: num(record.redrives),
@@ -231,6 +232,7 @@ export const messageFromItem = (item: Item): MessageRecord => {
     senderId: read.optStr('senderId'),
     notice: notice as NoticeKind | undefined,
     incident: read.optStr('incident'),
+    critical: read.optBool('critical') === true ? (true as const) : undefined,
     nextAttemptAt: read.optStr('nextAttemptAt'),
     claimedAt: read.optStr('claimedAt'),
     wokenAt: read.optStr('wokenAt'),

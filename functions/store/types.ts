@@ -71,6 +71,11 @@ export interface MessageContent {
    * renotify): the sender sends it only while the incident is open.
    */
   readonly incident?: string;
+  /**
+   * Set on the SMS of an alert its source calls critical (Opsgenie's P1, P2) on a route that is
+   * not `priority: critical`: it may spend `balance.reserve` and goes in the critical lane.
+   */
+  readonly critical?: true;
 }
 
 /** A message to record on accept. */

@@ -22,6 +22,9 @@ export const PersonSchema = z.strictObject({
       error: 'phone is a mobile number, e.g. "0712345678"',
     })
     .transform(String),
+  // The address the person has in tools that page by user (Opsgenie's responder `username`), so a
+  // responder named by it pages this person; compared without regard to case.
+  email: z.email({ error: 'email is an e-mail address, e.g. "baraka@example.com"' }).max(254).optional(),
 });
 
 export const ScheduleSchema = z.strictObject({

@@ -33,3 +33,32 @@ export function creditWarnings(loaded: Pick<LoadedConfig, 'settings' | 'routes'>
     `balance.reserve: none, but ${alerting.length === 1 ? 'route' : 'routes'} ${names} ${alerting.length === 1 ? 'pages' : 'page'} people; set balance.reserve (below balance.threshold) and priority: critical on ${alerting.length === 1 ? 'it' : 'them'}, so other routes cannot spend the credit an alert needs`,
   ];
 }
+
+/**
+ * What `validate` warns about in a route whose alerts name who to page (Opsgenie's `responders`,
+ * a pack with `recipients`): a config without people or schedules, so no responder can be found
+ * and every alert goes to the route's `recipients`; or people without `email:` while the route's
+ * senders name users by their username (an e-mail address, as Opsgenie's integrations do). A
+ * warning: a route that pages only its recipients works.
+ *
+ * @example
+ * ```ts
+ * responderWarnings(loadConfigFile('config/local.yaml')); // []: baraka has an email
+ * ```
+ */
+export function responderWarnings(loaded: Pick<LoadedConfig, 'onCall' | 'routes'>): string[] {
+  const naming = [...loaded.routes.values()].filter((route) => route.pack.recipients !== undefined);
+  if (naming.length === 0) return [];
+  const { people, schedules } = loaded.onCall;
+  const names = naming.map((route) => route.id).join(', ');
+  const routes = `${naming.length === 1 ? 'route' : 'routes'} ${names}`;
+  if (people.size === 0 && schedules.size === 0)
+    return [
+      `people, schedules: none, so the responders an alert of ${routes} names page no one by name and every alert goes to the route's recipients; add people (with email:) and schedules named as in the sender`,
+    ];
+  if (![...people.values()].some((person) => person.email !== undefined))
+    return [
+      `people: none has an email:, so a responder of ${routes} named by its username (an e-mail address, as Alertmanager and Grafana send users) pages no one; add email: to the people they name`,
+    ];
+  return [];
+}

@@ -23,12 +23,25 @@ export function compileOnCall(
 ): OnCallDirectory {
   if (people === undefined && schedules === undefined) return NO_ONE;
   const persons = new Map<string, Person>();
-  for (const [name, { phone }] of Object.entries(people ?? {})) {
+  const emails = new Map<string, string>();
+  for (const [name, { phone, email }] of Object.entries(people ?? {})) {
     const normalised = normalizeWith(numbering, phone);
+    const address = email?.toLowerCase();
     // Kept with no number when it has none: the config is refused for it, and `person:` entries
     // naming it need no second problem.
-    persons.set(name, Object.freeze({ name, number: normalised.ok ? normalised.number : '' }));
+    persons.set(
+      name,
+      Object.freeze({
+        name,
+        number: normalised.ok ? normalised.number : '',
+        ...(address === undefined ? {} : { email: address }),
+      }),
+    );
     if (!normalised.ok) problems.push(`people.${name}.phone: ${normalised.reason}`);
+    // One address, one person: a responder named by it must page someone in particular.
+    const holder = address === undefined ? undefined : emails.get(address);
+    if (holder !== undefined) problems.push(`people.${name}.email: already the email of people.${holder}`);
+    else if (address !== undefined) emails.set(address, name);
   }
   const defined = Object.keys(people ?? {});
   const compiled = new Map<string, CompiledSchedule>();

@@ -7,6 +7,8 @@
 export interface Person {
   readonly name: string;
   readonly number: string;
+  /** `people.<name>.email`, lower-cased: how tools that page by user (Opsgenie) name the person. */
+  readonly email?: string;
 }
 
 /** A rotation: `people` take turns of `everyMs`, counted on the zone's wall clock from `startWall`. */

@@ -1,4 +1,7 @@
 import type { CompiledRoute } from '../config/load';
+import { RoutePriority } from '../config/policies';
+import { compileRecipients } from '../recipients/compile';
+import type { CompiledRecipients } from '../recipients/types';
 import { NO_PROVIDER_PREFIX } from '../recipients/numbering';
 import { MAX_MESSAGES_PER_WEBHOOK, TEMPLATE_LIMITS } from '../defaults';
 import { fitMessage } from '../fitting';
@@ -34,6 +37,12 @@ export interface PlannedMessage {
   readonly encoding: string;
   readonly characters: number;
   readonly segments: number;
+  /**
+   * Set when the alert says it is critical (`SourcePack.critical`, Opsgenie's P1 and P2) on a route
+   * that is not `priority: critical`: the SMS may spend the credit reserve and goes in the critical
+   * lane, as a critical route's does.
+   */
+  readonly critical?: true;
 }
 
 /** A fan-out item (or the whole webhook) that produced no SMS, and why. */
@@ -78,6 +87,12 @@ export interface Evaluation {
   readonly skipped: readonly SkippedItem[];
   readonly dropped: readonly DroppedRecipient[];
   readonly warnings: readonly string[];
+  /**
+   * The recipients the webhook named itself (`SourcePack.recipients`: Opsgenie's responders the
+   * config knows), which took the place of the route's; absent when the route's were used. Ingest
+   * reads the overrides of the schedules these name.
+   */
+  readonly recipients?: CompiledRecipients;
 }
 
 export interface EvaluateOptions {
@@ -163,6 +178,8 @@ export function evaluateWebhook(
   const fanOut = fanOutItems(route, body);
   if ('reason' in fanOut) return { ...nothing(Verdict.Dropped, fanOut.reason), ...identity };
   const { items } = fanOut;
+  const recipients = namedRecipients(route, body);
+  const critical = config.priority !== RoutePriority.Critical && pack.critical?.(body) === true;
 
   const messages: PlannedMessage[] = [];
   const skipped: SkippedItem[] = [];
@@ -181,6 +198,8 @@ export function evaluateWebhook(
       dropped,
       renderDeadline,
       overrides,
+      recipients: recipients ?? route.recipients,
+      critical,
     });
     if ('verdict' in planned) {
       skipped.push(planned);
@@ -206,6 +225,7 @@ export function evaluateWebhook(
     dropped,
     warnings: [...warnings],
     ...(overCap === undefined ? {} : { overCap }),
+    ...(recipients === undefined ? {} : { recipients }),
   };
   if (messages.length > 0) return { verdict: Verdict.Send, ...result };
   const allFiltered = skipped.length > 0 && skipped.every((skip) => skip.verdict === Verdict.Filtered);
@@ -229,6 +249,20 @@ interface ItemOptions {
   /** `performance.now()` time by which every render of this webhook must be done. */
   readonly renderDeadline: number;
   readonly overrides: readonly OnCallOverride[];
+  /** The route's recipients, or those the webhook named (see {@link Evaluation.recipients}). */
+  readonly recipients: CompiledRecipients;
+  readonly critical: boolean;
+}
+
+/**
+ * The config's people and schedules the webhook names (`SourcePack.recipients`), compiled as a
+ * route's recipients are; `undefined` when it names none (or its pack names no one): the route's.
+ */
+function namedRecipients(route: CompiledRoute, body: WebhookBody): CompiledRecipients | undefined {
+  const { directory, engine, allow, numbering } = route.recipients;
+  const named = route.pack.recipients?.(body, directory) ?? [];
+  // Each entry names a person or schedule of `directory`, so compiling it cannot fail.
+  return named.length === 0 ? undefined : compileRecipients(named, engine, undefined, directory, allow, numbering);
 }
 
 /** One fan-out item (or the whole webhook): its SMS parts, or why it produced none. */
@@ -238,7 +272,7 @@ function planItem(
   body: WebhookBody,
   item: unknown,
   index: number,
-  { trackMissing, warnings, dropped, renderDeadline, overrides }: ItemOptions,
+  { trackMissing, warnings, dropped, renderDeadline, overrides, recipients: compiled, critical }: ItemOptions,
 ): PlannedMessage[] | SkippedItem {
   const { config } = route;
   try {
@@ -258,7 +292,7 @@ function planItem(
     });
     for (const name of rendered.missing) warnings.add(`template variable "${name}" is missing from the payload`);
 
-    const recipients = resolveRecipients(route.recipients, scope, { at: webhook.receivedAt, overrides });
+    const recipients = resolveRecipients(compiled, scope, { at: webhook.receivedAt, overrides });
     for (const drop of recipients.dropped) dropped.push({ item: index, ...drop });
 
     const fitted = fitMessage(rendered.text, { policy: config.length, maxParts: config.maxParts });
@@ -302,6 +336,7 @@ function planItem(
       encoding: part.encoding,
       characters: part.characters,
       segments: part.segments,
+      ...(critical ? { critical: true as const } : {}),
     }));
   } catch (error) {
     // A template, condition or scope that fails on this data fails the same way on every retry.

@@ -1,7 +1,8 @@
 import { DeliveryPolicy } from '../config/policies';
 import { AUTH_OK, authFailure, safeEqual, sha256Hex } from './auth';
-import { parseBody } from './body';
+import { field, parseBody } from './body';
 import { BadPayloadError } from './errors';
+import { opsgenieResponderRecipients } from './opsgenie-responders';
 import type { AuthOutcome, InboundWebhook, SignInput, SourcePack, WebhookBody } from './types';
 
 export const OPSGENIE = {
@@ -33,6 +34,9 @@ const FIELD_TYPES = {
 } as const;
 
 const PRIORITIES = new Set(['P1', 'P2', 'P3', 'P4', 'P5']);
+
+/** The priorities that wake people: critical for the credit reserve, whatever the route's `priority`. */
+const CRITICAL_PRIORITIES = new Set(['P1', 'P2']);
 
 /** The JSON type of a value as {@link FIELD_TYPES} names them. */
 const jsonType = (value: unknown): string => (Array.isArray(value) ? 'array' : value === null ? 'null' : typeof value);
@@ -122,6 +126,8 @@ export const opsgenie: SourcePack = {
   incident: { key: '{{ alias | default: message }}', resolved: 'false', quietRepeats: true, always: true },
   digestNoun: 'alerts',
   examples: { directory: 'opsgenie' },
+  // Integrations post their creates to Opsgenie's `v2/alerts` below the API URL they are given.
+  createPath: 'v2/alerts',
   sign: signOpsgenie,
   capturedHeaders: [],
   description:
@@ -138,4 +144,12 @@ export const opsgenie: SourcePack = {
     key: `opsgenie:create:${sha256Hex(webhook.body)}`,
     windowSeconds: OPSGENIE.dedupeWindowSeconds,
   }),
+
+  // Who the alert names (`responders`) that the config knows; nobody known: the route's recipients.
+  recipients: (body, directory) => opsgenieResponderRecipients(field(body, 'responders'), directory),
+
+  critical: (body) => {
+    const priority = field(body, 'priority');
+    return typeof priority === 'string' && CRITICAL_PRIORITIES.has(priority);
+  },
 };

@@ -1,5 +1,6 @@
 import type { DeliveryPolicy } from '../config/policies';
 import type { HmacRouteSettings } from '../config/hmac-schema';
+import type { OnCallDirectory } from '../oncall/schedule';
 
 /**
  * The settings of a route that source packs read: a route's validated config (`RouteConfig`) has
@@ -165,6 +166,25 @@ export interface SourcePack {
    * recipients are numbers chosen by the request: the route must list `allowRecipients`.
    */
   readonly recipientsFromRequest?: boolean;
+  /**
+   * For senders whose alert names who to page (Opsgenie's `responders`): those of the config's
+   * people and schedules it names, as `person:<name>` and `oncall:<schedule>` entries, which then
+   * take the place of the route's `recipients`. Empty: the alert names nobody the config knows, and
+   * the route's recipients are paged. Never throws (the body is untrusted).
+   */
+  recipients?(body: WebhookBody, directory: OnCallDirectory): readonly string[];
+  /**
+   * For senders that give each alert its own urgency (Opsgenie's `priority`): `true` makes this
+   * webhook's SMS critical for the credit reserve and the send lane, as a `priority: critical`
+   * route's are, on a route that is not. Never throws.
+   */
+  critical?(body: WebhookBody): boolean;
+  /**
+   * For senders that post their alerts below the route's URL, as an API lays it out (Opsgenie's
+   * `v2/alerts`): that path, without a leading slash. `send-test` posts there. Absent: the
+   * route's URL itself (`/hooks/<route>`).
+   */
+  readonly createPath?: string;
   /** What kind of secret a route of this source takes (see {@link SecretKind}). */
   readonly secretKind: SecretKind;
   /** Where its example payloads are (see {@link PackExamples}). */

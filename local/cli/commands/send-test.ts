@@ -71,7 +71,8 @@ export function sendTestCommand(): Command {
 Signatures: GitHub X-Hub-Signature-256 (+ X-GitHub-Event, default push, and a new X-GitHub-Delivery);
 Shopify X-Shopify-Hmac-Sha256; WooCommerce X-WC-Webhook-Signature; Stripe Stripe-Signature t=…,v1=…;
 Standard Webhooks webhook-id/-timestamp/-signature; Alertmanager, Grafana, generic, GoAlert, Grafana
-OnCall: Authorization: Bearer (a GoAlert route with publicKey cannot be signed here);
+OnCall: Authorization: Bearer (a GoAlert route with publicKey cannot be signed here); Opsgenie:
+Authorization: GenieKey, posted to the route's /v2/alerts as Opsgenie's integrations post a create;
 hmac: the route's own signature settings (header, algorithm, encoding, prefix, signed, timestamp, dedupe).
 Svix names: give --header 'svix-id: msg_1' for svix-id/-timestamp/-signature instead of webhook-*.
 SNS: only AWS can sign; the file's own SNS signature is sent with SNS's headers and a Bearer token
@@ -84,7 +85,8 @@ Exits 1 when the relay answers anything but 2xx, and 3 when it answers duplicate
 Examples:
   $ npx sms-relay send-test --route notify --payload examples/generic/backup-failed.json
   $ npx sms-relay send-test --route payments --payload examples/stripe/payment_intent.succeeded.json
-  $ npx sms-relay send-test --route goalert --payload examples/goalert/alert.json --query to=0712345678`,
+  $ npx sms-relay send-test --route goalert --payload examples/goalert/alert.json --query to=0712345678
+  $ npx sms-relay send-test --route og --payload examples/opsgenie/alertmanager-create.json`,
     )
     .action(async (options: SendTestOptions) => {
       try {
@@ -136,7 +138,9 @@ export async function runSendTest(options: SendTestOptions, write: (text: string
     route: route.config,
   });
   const query = options.query.length === 0 ? '' : `?${new URLSearchParams([...options.query]).toString()}`;
-  const target = `${(options.url ?? (await defaultUrl())).replace(/\/+$/, '')}/hooks/${encodeURIComponent(route.id)}${query}`;
+  // A source whose sender posts below the route's URL (Opsgenie's v2/alerts) is posted there, as its sender posts.
+  const path = route.pack.createPath === undefined ? '' : `/${route.pack.createPath}`;
+  const target = `${(options.url ?? (await defaultUrl())).replace(/\/+$/, '')}/hooks/${encodeURIComponent(route.id)}${path}${query}`;
 
   const named = inferred.map(([name, value]) => `, ${name}: ${value} from the file name`).join('');
   // The URL can name a person's number (?to=): masked like every number the CLI prints.

@@ -2,7 +2,7 @@ import { Command, Option } from 'commander';
 import { loadConfigFile, readConfigText, type LoadedConfig } from '../../../functions/core/config/load';
 import { readYaml } from '../../../functions/core/config/parse';
 import { pagingWarnings } from '../../../functions/core/paging/compile';
-import { creditWarnings } from '../../../functions/core/config/warnings';
+import { creditWarnings, responderWarnings } from '../../../functions/core/config/warnings';
 import { CliError } from '../../shared/errors';
 import { fail } from '../output';
 import { readSecretsFile } from '../../shared/secrets-file';
@@ -44,7 +44,11 @@ export function validateCommand(): Command {
           `${config}: valid (${loaded.routes.size} route${loaded.routes.size === 1 ? '' : 's'}: ${[...loaded.routes.keys()].join(', ')})${secrets === undefined ? '' : `; secrets in ${secrets} usable`}\n`,
         );
         process.stdout.write(`${deliveryTable(loaded, readConfigText(config))}\n`);
-        for (const warning of [...pagingWarnings(loaded.routes), ...creditWarnings(loaded)])
+        for (const warning of [
+          ...pagingWarnings(loaded.routes),
+          ...creditWarnings(loaded),
+          ...responderWarnings(loaded),
+        ])
           process.stderr.write(`warning: ${warning}\n`);
       } catch (error) {
         fail(error);

@@ -800,6 +800,44 @@ describe('money safety', () => {
       expect(await sendMessage(relay.context, await acceptOn(relay, 'orders'))).toBe(SendOutcome.Parked);
     });
 
+    it("sends an Opsgenie alert of P1 or P2 on a normal route below the reserve, as a critical route's; P3 parks", async () => {
+      await start({
+        config: (config) => {
+          const base = reserved(config);
+          const og = {
+            source: 'opsgenie' as const,
+            secret: 'generic-token',
+            recipients: ['0754111222'],
+            senderId: 'OPS',
+          };
+          return { ...base, routes: { ...base.routes, og } };
+        },
+      });
+      servers.sandbox.setBalance(101);
+      expect(await sendMessage(relay.context, await acceptOn(relay, 'orders'))).toBe(SendOutcome.Sent); // leaves 100: at the reserve
+      const create = async (priority: string): Promise<string> => {
+        const body = JSON.stringify({ message: `disk full (${priority})`, alias: `disk-${priority}`, priority });
+        const response = await relay.ingest('og', body, {
+          headers: { authorization: `GenieKey ${SECRETS.genericToken}`, 'content-type': 'application/json' },
+        });
+        expect(response.status).toBe(202);
+        return (response.body['ids'] as string[])[0]!;
+      };
+      const [p1, p2, p3] = [await create('P1'), await create('P2'), await create('P3')];
+      expect(await sendMessage(relay.context, p1)).toBe(SendOutcome.Sent);
+      expect(await sendMessage(relay.context, p2)).toBe(SendOutcome.Sent);
+      expect(await sendMessage(relay.context, p3)).toBe(SendOutcome.Parked);
+      expect(await relay.record(p3)).toMatchObject({ reason: expect.stringMatching(/^balance reserve: /) });
+      // (Every opsgenie SMS pages for its alert's incident, so all three are in the critical lane.)
+      expect((await relay.records('og')).map((record) => [record.text, record.critical])).toEqual(
+        expect.arrayContaining([
+          ['[P1] disk full (P1)', true],
+          ['[P2] disk full (P2)', true],
+          ['[P3] disk full (P3)', undefined],
+        ]),
+      );
+    });
+
     it('a critical send on a store that knows no price yet reads the balance and takes its estimate, so a normal route in flight with it keeps the reserve', async () => {
       await start({ config: reserved });
       servers.sandbox.setBalance(102);

@@ -98,6 +98,23 @@ describe('acceptWebhook', () => {
     expect(kinds(await scan(), 'message')).toHaveLength(3);
   });
 
+  it('keeps critical on a message its source calls critical (on a normal route): the critical lane, read back as written', async () => {
+    const { store, rawItem } = await newTable(db);
+    const result = await store.acceptWebhook({
+      route: 'og',
+      dedupeKey: 'alias-1',
+      windowSeconds: 3600,
+      messages: [message({ critical: true }), message({ index: 1, text: 'P3' })],
+      priority: 'normal',
+      now: T0,
+    });
+    const [critical, normal] = await Promise.all(result.ids.map((id) => store.getMessage(id)));
+    expect(critical).toMatchObject({ critical: true, lane: 'critical' });
+    expect(normal?.lane).toBe('bulk');
+    expect(normal).not.toHaveProperty('critical');
+    expect((await rawItem(`MSG#${result.ids[0]}`, 'MSG'))?.['critical']).toEqual({ BOOL: true });
+  });
+
   it('writes the guard and the messages in one transaction: one request, nothing else', async () => {
     const table = await newTable(db);
     const { client, sent } = tracingClient();

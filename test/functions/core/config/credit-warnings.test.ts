@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { loadConfig, loadConfigFile } from '../../../../functions/core/config/load';
-import { creditWarnings, isAlertingRoute } from '../../../../functions/core/config/warnings';
+import { creditWarnings, isAlertingRoute, responderWarnings } from '../../../../functions/core/config/warnings';
 import { RoutePriority } from '../../../../functions/core/config/policies';
 
 const PEOPLE = `people:
@@ -72,5 +72,34 @@ describe('config/prod.yaml uses the credit safety it has', () => {
       expect(route.config.limits, route.id).toBeDefined();
     }
     expect(prod.routes.get('ci')!.config.limits).toMatchObject({ messages: 20, creditsPerDay: 300 });
+  });
+});
+
+describe('validate warns when an Opsgenie route cannot find the responders its alerts name', () => {
+  const OG = '  og: { source: opsgenie, secret: k, recipients: ["0712345678"] }\n';
+  const bare = (routes: string): string => `provider: { baseUrl: "https://sms.example.co.tz" }\nroutes:\n${routes}`;
+
+  it("no people or schedules: every alert goes to the route's recipients", () => {
+    expect(responderWarnings(loadConfig(bare(`${OG}${ORDERS}`)))).toEqual([
+      expect.stringMatching(
+        /^people, schedules: none, so the responders an alert of route og names page no one by name/,
+      ),
+    ]);
+  });
+
+  it('people but none with an email: a user named by username pages no one', () => {
+    expect(responderWarnings(loadConfig(config(OG)))).toEqual([
+      expect.stringMatching(/^people: none has an email:, so a responder of route og named by its username/),
+    ]);
+  });
+
+  it('nothing once a person has an email, nor for a config without such a route', () => {
+    const withEmail = config(OG).replace(
+      'asha: { phone: "0712345678" }',
+      'asha: { phone: "0712345678", email: asha@example.com }',
+    );
+    expect(responderWarnings(loadConfig(withEmail))).toEqual([]);
+    expect(responderWarnings(loadConfig(bare(ORDERS)))).toEqual([]);
+    expect(responderWarnings(loadConfigFile('config/local.yaml'))).toEqual([]);
   });
 });

@@ -104,6 +104,33 @@ describe('people and schedules in the config', () => {
     ).toEqual([expect.stringMatching(/^schedules\.ops\.notifyHandoff: /)]);
   });
 
+  it("takes a person's email (kept lower-cased, through staging) and refuses one that is not an address or is taken", () => {
+    const people =
+      'people:\n  asha: { phone: "0712345678", email: Asha@Example.com }\n  baraka: { phone: "0754000111" }';
+    const loaded = loadConfig(config({ people }));
+    expect(loaded.onCall.people.get('asha')).toEqual({
+      name: 'asha',
+      number: '255712345678',
+      email: 'asha@example.com',
+    });
+    expect(loaded.onCall.people.get('baraka')).toEqual({ name: 'baraka', number: '255754000111' });
+    const again = compiledConfig(configView(JSON.parse(JSON.stringify(stageConfig(loaded)))), 'relay-config.json');
+    expect(again.onCall.people.get('asha')?.email).toBe('asha@example.com');
+    expect(
+      problemsOf(
+        config({ people: 'people:\n  asha: { phone: "0712345678", email: asha }\n  baraka: { phone: "0754000111" }' }),
+      ),
+    ).toEqual(['people.asha.email: email is an e-mail address, e.g. "baraka@example.com"']);
+    expect(
+      problemsOf(
+        config({
+          people:
+            'people:\n  asha: { phone: "0712345678", email: ops@example.com }\n  baraka: { phone: "0754000111", email: OPS@example.com }',
+        }),
+      ),
+    ).toEqual(['people.baraka.email: already the email of people.asha']);
+  });
+
   it('refuses an unknown schedule or person as a recipient, naming the route', () => {
     expect(problemsOf(config({ recipients: '["oncall:db", "person:zawadi"]' }))).toEqual([
       'routes.alerts.recipients: [0] unknown schedule "db"',

@@ -342,3 +342,54 @@ describe('evaluateWebhook', () => {
     ]);
   });
 });
+
+describe("evaluateWebhook with a pack's recipients and critical hooks (Opsgenie's responders and priority)", () => {
+  const people = `people:
+  asha: { phone: "0712345678" }
+  baraka: { phone: "0754000111" }
+schedules:
+  ops: { timezone: Africa/Dar_es_Salaam, rotation: { people: [baraka], every: 1w, start: "2026-11-30T09:00" } }`;
+  /** A generic route whose pack also reads `to` (names of the config) and `urgent` from the body. */
+  function hooked(priority = 'normal') {
+    const loaded = loadConfig(`provider: { baseUrl: "https://sms.example.co.tz" }
+${people}
+routes:
+  r:
+    source: generic
+    secret: token
+    recipients: ["person:asha"]
+    priority: ${priority}
+`);
+    const route = loaded.routes.get('r')!;
+    const pack = {
+      ...route.pack,
+      recipients: (body: unknown) => ((body as { to?: string[] }).to ?? []).filter((entry) => entry !== 'person:x'),
+      critical: (body: unknown) => (body as { urgent?: boolean }).urgent === true,
+    };
+    return { ...route, pack };
+  }
+
+  it("sends to the entries the webhook names instead of the route's, and says which it used", () => {
+    const evaluation = evaluateWebhook(hooked(), post({ message: 'hi', to: ['oncall:ops', 'person:asha'] }), {
+      secret,
+    });
+    expect(evaluation.messages.map((message) => message.to)).toEqual([['255754000111', '255712345678']]);
+    expect(evaluation.recipients?.entries.map((entry) => entry.display)).toEqual(['oncall:ops', 'person:asha']);
+  });
+
+  it("sends to the route's recipients when the webhook names no one", () => {
+    const evaluation = evaluateWebhook(hooked(), post({ message: 'hi', to: ['person:x'] }), { secret });
+    expect(evaluation.messages.map((message) => message.to)).toEqual([['255712345678']]);
+    expect(evaluation.recipients).toBeUndefined();
+  });
+
+  it('marks the SMS critical when the pack says so on a normal route, and only then', () => {
+    const urgent = evaluateWebhook(hooked(), post({ message: 'hi', urgent: true }), { secret });
+    expect(urgent.messages.map((message) => message.critical)).toEqual([true]);
+    const calm = evaluateWebhook(hooked(), post({ message: 'hi', urgent: false }), { secret });
+    expect(calm.messages[0]).not.toHaveProperty('critical');
+    // A critical route's SMS are critical already: nothing to mark.
+    const onCritical = evaluateWebhook(hooked('critical'), post({ message: 'hi', urgent: true }), { secret });
+    expect(onCritical.messages[0]).not.toHaveProperty('critical');
+  });
+});
