@@ -44,8 +44,9 @@ export interface StoreOptions {
 }
 
 /**
- * Creates the store for one table. Holds no state besides its options, so create it once per
- * Lambda container, outside the handler.
+ * Creates the store for one table. Holds no state besides its options and the day spend it counted
+ * and has not written yet (`recordSpend` writes it per window: `flushSpend` before the process may
+ * stop or freeze), so create it once per Lambda container, outside the handler.
  *
  * @example
  * ```typescript
