@@ -479,8 +479,8 @@ function formatCredits(value: number): string {
  * After a send that went out, the credit bookkeeping: the day's spend counter the forecast reads
  * (counted here, written with the window's other sends), the route's credits-spent counters (only
  * a credits limit needs them), the price per unit, and the projected balance corrected with what
- * the send cost. Never throws: a failure is logged, because
- * the SMS went out and nothing may make it go out again.
+ * the send cost. Never throws: a failure is logged, because the SMS went out and nothing may make
+ * it go out again.
  */
 export async function settleGateAfterSend(
   context: RelayContext<RelayConfigView, CreditGateStore>,

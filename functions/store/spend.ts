@@ -19,8 +19,9 @@ import { TABLE } from './table';
 
 /*
  * Spend per UTC day, all routes together: one counter item a day, added to by the sends that went
- * out (`recordSpend`, a process's sends of one window in one write), so the days-left forecast reads `days` + 1 items whatever the volume
- * (`recentSpend`), where adding up the sent records read every one of them. The `SINCE` item holds
+ * out (`recordSpend`, a process's sends of one window in one write), so the days-left forecast
+ * reads `days` + 1 items whatever the volume (`recentSpend`), where adding up the sent records
+ * read every one of them. The `SINCE` item holds
  * when the first counted send was: a table that had sends before the counters existed (an upgrade)
  * is forecast from then on, not from spend it never counted.
  */
