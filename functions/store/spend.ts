@@ -119,7 +119,10 @@ export const recordSpend = async (
   if (!Number.isFinite(deducted) || deducted < 0) throw new StoreError(`deducted must be ≥ 0, got ${deducted}`);
   let add = spendWindows.get(table);
   if (add === undefined) {
-    add = coalesceInWindows(async (spends: readonly DatedSpend[]) => await addSpends(table, spends), SPEND_WINDOW_MS);
+    add = coalesceInWindows(
+      async (spends: readonly DatedSpend[]) => await addSpends(table, spends),
+      table.spendWindowMs,
+    );
     spendWindows.set(table, add);
   }
   await add.add({ deducted, ...(route === undefined ? {} : { route }), now });

@@ -18,6 +18,7 @@ import { transitionOperations } from './transitions';
 import { usageOperations } from './usage';
 import { windowOperations } from './windows';
 import type { StoreTable, UndecodableRecord } from './store-table';
+import { SPEND_WINDOW_MS } from '../core/defaults';
 
 /** Options of {@link createStore}. */
 export interface StoreOptions {
@@ -41,6 +42,12 @@ export interface StoreOptions {
    * @default ignores them
    */
   readonly onUndecodable?: (record: UndecodableRecord) => void;
+  /**
+   * How long the day's spend counter gathers this store's sends before it writes them (see
+   * `recordSpend`). Tests set a window that does not end on its own, to count what a flush writes.
+   * @default SPEND_WINDOW_MS
+   */
+  readonly spendWindowMs?: number;
 }
 
 /**
@@ -68,8 +75,9 @@ export const createStore = ({
   clock = () => new Date(),
   readIndexes = true,
   onUndecodable = () => undefined,
+  spendWindowMs = SPEND_WINDOW_MS,
 }: StoreOptions) => {
-  const table: StoreTable = { client, tableName, clock, readIndexes, onUndecodable };
+  const table: StoreTable = { client, tableName, clock, readIndexes, onUndecodable, spendWindowMs };
   return {
     ...acceptOperations(table),
     ...transitionOperations(table),
