@@ -283,6 +283,8 @@ export async function runDynamo({
         throw new Error(`ingest answered ${answer.status}: ${JSON.stringify(answer.body)}`);
       started = performance.now();
       const outcome = await sendMessage(context, ids[0]!);
+      // As the Lambda sender's invocation (one SMS at prod's rates) writes its spend window before it returns.
+      await context.store.flushSpend();
       senderMs.push(performance.now() - started);
       if (outcome !== SendOutcome.Sent) throw new Error(`sendMessage: ${outcome}`);
       if (index >= warmup) sent += 1;

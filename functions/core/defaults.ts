@@ -180,6 +180,14 @@ export const CIRCUIT = {
 export const HISTORY_KEPT = { first: 3, last: 40 } as const;
 
 /**
+ * How long a process gathers the credits of its sends before it adds them to the day's spend
+ * counter in one write (`recordSpend`): a trickle's SMS each wrote it before, and that write met
+ * the next webhook's claim in the local store. A crash loses at most this much of one process's
+ * spend from the forecast's counter (the SMS and their records are not affected).
+ */
+export const SPEND_WINDOW_MS = 1_000;
+
+/**
  * How long a store keeps the price it last wrote or read as known: a send at that price writes
  * nothing within it, so the price item is written when the price changes (and once per this time
  * per process, which bounds how long a price another process wrote can stand unchallenged).

@@ -481,10 +481,11 @@ function formatCredits(value: number): string {
 }
 
 /**
- * After a send that went out, the credit bookkeeping: the day's spend counter the forecast reads,
- * the route's credits-spent counters (only a credits limit needs them), the price per unit, and the
- * projected balance corrected with what the send cost. Never throws: a failure is logged, because
- * the SMS went out and nothing may make it go out again.
+ * After a send that went out, the credit bookkeeping: the day's spend counter the forecast reads
+ * (counted here, written with the window's other sends), the route's credits-spent counters (only
+ * a credits limit needs them), the price per unit, and the projected balance corrected with what
+ * the send cost. Never throws: a failure is logged, because the SMS went out and nothing may make
+ * it go out again.
  */
 export async function settleGateAfterSend(
   context: RelayContext<RelayConfigView, CreditGateStore>,
@@ -498,10 +499,13 @@ export async function settleGateAfterSend(
   const routeConfig = record.notice === undefined ? context.config.routes.get(record.route)?.config : undefined;
   const capsDay = routeConfig?.limits?.creditsPerDay !== undefined;
   const capsMonth = routeConfig?.limits?.creditsPerMonth !== undefined;
+  // Not waited for: the day's counter is written per window with the process's other sends (see
+  // `recordSpend`), and whoever must see it written flushes it (the Lambda handlers before they
+  // return, the local runtime when it stops).
+  void store
+    .recordSpend({ deducted: result.deducted, route: record.route, now: clock() })
+    .catch(note('spend not counted'));
   await Promise.all([
-    store
-      .recordSpend({ deducted: result.deducted, route: record.route, now: clock() })
-      .catch(note('spend not counted')),
     capsDay || capsMonth
       ? store
           .recordCreditsSpent({

@@ -1,6 +1,7 @@
 import { BatchGetItemCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
 import { type Item, ItemReader, num, str } from './attributes';
-import { coalesce } from '../core/coalesce';
+import { coalesceInWindows, type WindowedWrites } from '../core/coalesce';
+import { SPEND_WINDOW_MS } from '../core/defaults';
 import { StoreError } from './errors';
 import { buildUpdate } from './expressions';
 import {
@@ -17,9 +18,10 @@ import type { StoreTable } from './store-table';
 import { TABLE } from './table';
 
 /*
- * Spend per UTC day, all routes together: one counter item a day, added to by each send that went
- * out (`recordSpend`), so the days-left forecast reads `days` + 1 items whatever the volume
- * (`recentSpend`), where adding up the sent records read every one of them. The `SINCE` item holds
+ * Spend per UTC day, all routes together: one counter item a day, added to by the sends that went
+ * out (`recordSpend`, a process's sends of one window in one write), so the days-left forecast
+ * reads `days` + 1 items whatever the volume (`recentSpend`), where adding up the sent records
+ * read every one of them. The `SINCE` item holds
  * when the first counted send was: a table that had sends before the counters existed (an upgrade)
  * is forecast from then on, not from spend it never counted.
  */
@@ -72,8 +74,11 @@ const sinceKnown = new WeakSet<StoreTable>();
  * await store.startSpendCount();
  * ```
  */
-export const startSpendCount = async (table: StoreTable, now: Date = table.clock()): Promise<void> =>
+export const startSpendCount = async (table: StoreTable, now: Date = table.clock()): Promise<void> => {
+  // A send this process counted and has not written yet came first: its window marks its own time.
+  await flushSpend(table).catch(() => undefined);
   await markSince(table, now.toISOString());
+};
 
 const markSince = async (table: StoreTable, at: string): Promise<void> => {
   if (sinceKnown.has(table)) return;
@@ -93,13 +98,18 @@ const markSince = async (table: StoreTable, at: string): Promise<void> => {
  * `SINCE` item exists. Bookkeeping beside a send that went out: a lost one only makes the forecast
  * a little optimistic, never an SMS go out again.
  *
- * The sends of one process counted while its last addition is under way are added together in the
- * next one (see `coalesce`): one update per day for all of them, so a burst costs about one write
- * per write's time, not one per SMS, and each call resolves once its own credits are counted.
+ * Written per window, not per send: the sends a process counts within {@link SPEND_WINDOW_MS} of
+ * the first are added together in one update per day, when the window ends (see
+ * `coalesceInWindows`), so a trickle costs one write a second instead of one per SMS, and the
+ * write meets the next webhook's accept and claim once a second, not after every SMS. Each call
+ * resolves once its own credits are written, so a sender does not wait for it: whatever must see
+ * the counter written calls {@link flushSpend} first (a Lambda invocation before it returns, the
+ * local runtime when it stops; {@link recentSpend} does it for the reads of this process). A
+ * crash loses at most one window of this process's spend from the counter.
  *
  * @example
  * ```typescript
- * await store.recordSpend({ deducted: result.deducted });
+ * void store.recordSpend({ deducted: result.deducted }).catch(logLost);
  * ```
  */
 export const recordSpend = async (
@@ -107,19 +117,46 @@ export const recordSpend = async (
   { deducted, route, now = table.clock() }: SpendRecord,
 ): Promise<void> => {
   if (!Number.isFinite(deducted) || deducted < 0) throw new StoreError(`deducted must be ≥ 0, got ${deducted}`);
-  let add = spendAdditions.get(table);
+  let add = spendWindows.get(table);
   if (add === undefined) {
-    add = coalesce(async (spends: readonly DatedSpend[]) => await addSpends(table, spends));
-    spendAdditions.set(table, add);
+    add = coalesceInWindows(
+      async (spends: readonly DatedSpend[]) => await addSpends(table, spends),
+      table.spendWindowMs,
+    );
+    spendWindows.set(table, add);
   }
-  await add({ deducted, ...(route === undefined ? {} : { route }), now });
+  await add.add({ deducted, ...(route === undefined ? {} : { route }), now });
+};
+
+/**
+ * Writes now the spend this process counted and has not written yet, of every store on this
+ * table's name (a process may hold several: the local runtime's sweeps and console read through
+ * stores of their own), and resolves when it is written; rejects with the first write that
+ * failed (the sends it counted were told already, each by its own `recordSpend`).
+ *
+ * @example
+ * ```typescript
+ * await store.flushSpend(); // before a Lambda invocation returns
+ * ```
+ */
+export const flushSpend = async (table: StoreTable): Promise<void> => {
+  const flushing = [...spendWindows].filter(([counted]) => counted.tableName === table.tableName);
+  const outcomes = await Promise.allSettled(flushing.map(async ([, windowed]) => await windowed.flush()));
+  // A store written and idle is forgotten: its next send opens a window again.
+  for (const [counted, windowed] of flushing) if (!windowed.unwritten()) spendWindows.delete(counted);
+  const failed = outcomes.find((outcome) => outcome.status === 'rejected');
+  if (failed !== undefined) throw failed.reason;
 };
 
 /** A send's spend with the time it is counted at. */
 type DatedSpend = SpendRecord & { readonly now: Date };
 
-/** Each table's shared spend addition (see {@link recordSpend}). */
-const spendAdditions = new WeakMap<StoreTable, (spend: DatedSpend) => Promise<void>>();
+/**
+ * Each store's spend window (see {@link recordSpend}). A `Map`, not a `WeakMap`, so that
+ * {@link flushSpend} finds every store of a table name; it holds a store only until a flush
+ * finds it written.
+ */
+const spendWindows = new Map<StoreTable, WindowedWrites<DatedSpend>>();
 
 /** Adds sends counted together: one update per UTC day they fall in (two only across midnight). */
 const addSpends = async (table: StoreTable, spends: readonly DatedSpend[]): Promise<void> => {
@@ -186,7 +223,8 @@ const BATCH_GET_ATTEMPTS = 5;
 /**
  * What every route spent over the last `days` UTC days, today included, in all and day by day (per
  * route too), and since when spend is counted: one consistent `BatchGetItem` of `days` + 1 items,
- * whatever was sent.
+ * whatever was sent. The spend this process counted and has not written yet is written first
+ * ({@link flushSpend}); another process's open window (at most {@link SPEND_WINDOW_MS}) is not seen.
  *
  * @example
  * ```typescript
@@ -197,6 +235,9 @@ export const recentSpend = async (table: StoreTable, days: number, now: Date = t
   if (!Number.isInteger(days) || days < 1 || days > MAX_SPEND_DAYS) {
     throw new StoreError(`days must be 1–${MAX_SPEND_DAYS}, got ${days}`);
   }
+  // What this process counted and has not written yet is written first, so a read here sees every
+  // send this process made. A failed write was told to its sends (they log it): the read goes on.
+  await flushSpend(table).catch(() => undefined);
   const dayKeys = Array.from({ length: days }, (_, back) =>
     spendDayKey(utcDay(new Date(now.getTime() - back * DAY_SECONDS * 1000))),
   );
@@ -251,8 +292,10 @@ export const spendOperations = (table: StoreTable) => ({
   spendLastDays: async (days: number, now?: Date): Promise<number> => (await recentSpend(table, days, now)).spent,
   /** The same, with since when spend is counted: what the days-left forecast rests on. See {@link recentSpend}. */
   recentSpend: async (days: number, now?: Date): Promise<RecentSpend> => await recentSpend(table, days, now),
-  /** Adds one sent message's `deducted` to its UTC day's spend counter. See {@link recordSpend}. */
+  /** Adds one sent message's `deducted` to its UTC day's spend counter, written per window. See {@link recordSpend}. */
   recordSpend: async (input: SpendRecord): Promise<void> => await recordSpend(table, input),
+  /** Writes now the spend this process counted and has not written yet. See {@link flushSpend}. */
+  flushSpend: async (): Promise<void> => await flushSpend(table),
   /** Marks when spend began to be counted, once per process. See {@link startSpendCount}. */
   startSpendCount: async (now?: Date): Promise<void> => await startSpendCount(table, now),
 });

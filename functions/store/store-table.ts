@@ -10,6 +10,8 @@ export interface StoreTable {
   readonly readIndexes: boolean;
   /** Told of each record a listing skipped because this version cannot read it (see `StoreOptions.onUndecodable`). */
   readonly onUndecodable: (record: UndecodableRecord) => void;
+  /** How long the day's spend counter gathers sends before it writes them (see `recordSpend`). */
+  readonly spendWindowMs: number;
 }
 
 /**

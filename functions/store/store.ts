@@ -19,6 +19,7 @@ import { transitionOperations } from './transitions';
 import { usageOperations } from './usage';
 import { windowOperations } from './windows';
 import type { StoreTable, UndecodableRecord } from './store-table';
+import { SPEND_WINDOW_MS } from '../core/defaults';
 
 /** Options of {@link createStore}. */
 export interface StoreOptions {
@@ -42,11 +43,18 @@ export interface StoreOptions {
    * @default ignores them
    */
   readonly onUndecodable?: (record: UndecodableRecord) => void;
+  /**
+   * How long the day's spend counter gathers this store's sends before it writes them (see
+   * `recordSpend`). Tests set a window that does not end on its own, to count what a flush writes.
+   * @default SPEND_WINDOW_MS
+   */
+  readonly spendWindowMs?: number;
 }
 
 /**
- * Creates the store for one table. Holds no state besides its options, so create it once per
- * Lambda container, outside the handler.
+ * Creates the store for one table. Holds no state besides its options and the day spend it counted
+ * and has not written yet (`recordSpend` writes it per window: `flushSpend` before the process may
+ * stop or freeze), so create it once per Lambda container, outside the handler.
  *
  * @example
  * ```typescript
@@ -68,8 +76,9 @@ export const createStore = ({
   clock = () => new Date(),
   readIndexes = true,
   onUndecodable = () => undefined,
+  spendWindowMs = SPEND_WINDOW_MS,
 }: StoreOptions) => {
-  const table: StoreTable = { client, tableName, clock, readIndexes, onUndecodable };
+  const table: StoreTable = { client, tableName, clock, readIndexes, onUndecodable, spendWindowMs };
   return {
     ...acceptOperations(table),
     ...transitionOperations(table),

@@ -177,7 +177,15 @@ export async function startRuntime(
     const timers = startTimers(context, sender, problem, started);
     announce(started);
     printBanner(consoleAccess, started);
-    const stopping = stopper({ relay, sender, timers, cleanup, terminal: setup.terminal, settings });
+    const stopping = stopper({
+      relay,
+      store: context.store,
+      sender,
+      timers,
+      cleanup,
+      terminal: setup.terminal,
+      settings,
+    });
     storeWatch.stopWith(() => void stopping.stop());
     return { url, port, providerBaseUrl, sandbox, sandboxes, ...stopping };
   } catch (error) {
@@ -557,6 +565,8 @@ function printBanner(
 
 interface StopperInput {
   readonly relay: RelayServer;
+  /** The runtime's store: the spend its sends counted is written before it closes. */
+  readonly store: MessageStore;
   readonly sender: SendQueue;
   readonly timers: readonly Repeating[];
   readonly cleanup: ReturnType<typeof newCleanup>;
@@ -564,9 +574,10 @@ interface StopperInput {
   readonly settings: RuntimeSettings;
 }
 
-/** The runtime's `stop` (idempotent) and `stopped`: no new webhooks, sends in flight finish within the shutdown time-out, then everything closes. */
+/** The runtime's `stop` (idempotent) and `stopped`: no new webhooks, sends in flight finish within the shutdown time-out, the spend they counted is written, then everything closes. */
 function stopper({
   relay,
+  store,
   sender,
   timers,
   cleanup,
@@ -591,6 +602,13 @@ function stopper({
       if (!finished)
         terminal.printError(
           `${clockNow()}  warning  sends still in flight after ${settings.shutdownTimeoutMs / 1000} s; stopping anyway`,
+        );
+      // The day's spend counter is written per window (`recordSpend`): what the last sends counted
+      // is written before the store closes, so a stop loses none of it.
+      await store
+        .flushSpend()
+        .catch((error: unknown) =>
+          terminal.printError(`${clockNow()}  error    spend not counted before stopping${describeError(error)}`),
         );
       withdrawRuntime(settings.dataDir);
       terminal.print(`${clockNow()}  stopped`);

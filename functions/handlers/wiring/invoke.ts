@@ -8,7 +8,8 @@ import { createSmsClientSource } from '../../adapters/sms';
 
 /**
  * Runs one invocation: tags the logger with the Lambda context, builds (or reuses) the wiring,
- * runs `work`, and always writes the invocation's metrics. Wiring that cannot be built is logged
+ * runs `work`, and always writes the spend its sends counted (the day's counter, written per
+ * window: `flushSpend`) and the invocation's metrics. Wiring that cannot be built is logged
  * and rethrown.
  *
  * @example
@@ -22,8 +23,8 @@ export async function invoke<T>(
 ): Promise<T> {
   const { logger, metrics } = observability();
   if (lambdaContext !== undefined) logger.addContext(lambdaContext);
+  let relay: LambdaRelay | undefined;
   try {
-    let relay: LambdaRelay;
     try {
       relay = await lambdaRelay();
     } catch (error) {
@@ -32,6 +33,9 @@ export async function invoke<T>(
     }
     return await work(relay);
   } finally {
+    // The spend counted by this invocation's sends, written before Lambda may freeze the process
+    // (see `recordSpend`). A failed write was logged by each send it counted.
+    await relay?.context.store.flushSpend().catch(() => undefined);
     flushMetrics(metrics);
   }
 }

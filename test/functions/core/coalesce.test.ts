@@ -1,5 +1,5 @@
-import { describe, expect, it, vi } from 'vitest';
-import { coalesce } from '../../../functions/core/coalesce';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { coalesce, coalesceInWindows } from '../../../functions/core/coalesce';
 
 /** A write that records what it was given and waits to be let go, one release per write. */
 function heldWrites() {
@@ -71,5 +71,87 @@ describe('coalesce', () => {
     await vi.waitFor(() => expect(batches).toEqual([[1], [2]]));
     releases[1]!();
     expect(await next).toBe(1);
+  });
+});
+
+describe('coalesceInWindows', () => {
+  afterEach(() => {
+    vi.useRealTimers();
+  });
+
+  it('writes the items added within a window together when it ends, not before', async () => {
+    vi.useFakeTimers();
+    const { batches, releases, write } = heldWrites();
+    const windowed = coalesceInWindows(async (items: readonly number[]) => void (await write(items)), 1_000);
+    const written = [windowed.add(1), windowed.add(2)];
+    await vi.advanceTimersByTimeAsync(999);
+    windowed.add(3).catch(() => undefined);
+    expect(batches).toEqual([]);
+    expect(windowed.unwritten()).toBe(true);
+    await vi.advanceTimersByTimeAsync(1);
+    expect(batches).toEqual([[1, 2, 3]]);
+    releases[0]!();
+    await Promise.all(written);
+    expect(windowed.unwritten()).toBe(false);
+  });
+
+  it('writes the open window at a flush, which resolves once every item added before it is written', async () => {
+    const { batches, releases, write } = heldWrites();
+    const windowed = coalesceInWindows(async (items: readonly number[]) => void (await write(items)), 60_000);
+    const first = windowed.add(1);
+    let flushed = false;
+    const flushing = windowed.flush().then(() => (flushed = true));
+    await vi.waitFor(() => expect(batches).toEqual([[1]]));
+    expect(flushed).toBe(false);
+    releases[0]!();
+    await flushing;
+    await first;
+    expect(flushed).toBe(true);
+    // Nothing open: a flush writes nothing.
+    await windowed.flush();
+    expect(batches).toEqual([[1]]);
+  });
+
+  it('never answers an item with a write that started before it was added: an item added while a write is under way opens the next window', async () => {
+    const { batches, releases, write } = heldWrites();
+    const windowed = coalesceInWindows(async (items: readonly number[]) => void (await write(items)), 60_000);
+    const first = windowed.add(1);
+    const flushing = windowed.flush();
+    await vi.waitFor(() => expect(batches).toHaveLength(1));
+    let laterDone = false;
+    const later = windowed.add(2).then(() => (laterDone = true));
+    releases[0]!();
+    await Promise.all([first, flushing]);
+    expect(laterDone).toBe(false);
+    expect(batches).toEqual([[1]]);
+    const second = windowed.flush();
+    await vi.waitFor(() => expect(batches).toEqual([[1], [2]]));
+    releases[1]!();
+    await Promise.all([second, later]);
+  });
+
+  it("joins items added while the window's write waits for the one before, and rejects the flush and the items of a write that failed", async () => {
+    const { batches, releases, write } = heldWrites();
+    const windowed = coalesceInWindows(async (items: readonly number[]) => void (await write(items)), 60_000);
+    const first = windowed.add(1);
+    void windowed.flush().catch(() => undefined);
+    await vi.waitFor(() => expect(batches).toHaveLength(1));
+    const second = windowed.add(2);
+    const flushing = windowed.flush();
+    // The second window is closed but waits for the first write: an item added now still joins it.
+    const third = windowed.add(3);
+    releases[0]!(new Error('store unavailable'));
+    await expect(first).rejects.toThrow('store unavailable');
+    await vi.waitFor(() => expect(batches).toEqual([[1], [2, 3]]));
+    releases[1]!();
+    await Promise.all([second, third]);
+    // The flush waited for both writes of items added before it, and tells of the one that failed.
+    await expect(flushing).rejects.toThrow('store unavailable');
+    const failing = windowed.add(4);
+    const failedFlush = windowed.flush();
+    await vi.waitFor(() => expect(batches).toHaveLength(3));
+    releases[2]!(new Error('throttled'));
+    await expect(failing).rejects.toThrow('throttled');
+    await expect(failedFlush).rejects.toThrow('throttled');
   });
 });

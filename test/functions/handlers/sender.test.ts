@@ -12,7 +12,7 @@ import { type AwsClientStub, mockClient } from 'aws-sdk-client-mock';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest';
 import { testWithSandbox } from '../../helpers/fixtures';
 import { handler as ingest } from '../../../functions/handlers/ingest';
-import { resetLambdaRelay } from '../../../functions/handlers/wiring/context';
+import { lambdaRelay, resetLambdaRelay } from '../../../functions/handlers/wiring/context';
 import { handler } from '../../../functions/handlers/sender';
 import { createStore, ensureTable, MessageState, type MessageStore } from '../../../functions/store';
 import type { RunningSandbox } from '../../../local/sandbox/types';
@@ -277,6 +277,34 @@ describe('sender handler, against dynalite and the sandbox', () => {
     expect(new Set(sandbox.requests().map((request) => request.connection)).size).toBe(1);
     // Ingest's read is the container's cached value for the sender as well (Powertools' maxAge).
     expect(secretsManager.commandCalls(GetSecretValueCommand)).toHaveLength(1);
+  });
+
+  it("writes the day's spend counter its sends counted before it returns, as Lambda may freeze the container after", async () => {
+    secretsManager
+      .on(GetSecretValueCommand, { SecretId: secretId })
+      .resolves({ SecretString: JSON.stringify({ providerApiKey: API_KEY, 'alerts-token': ROUTE_TOKEN }) });
+    const ids = [await accepted(), await accepted()];
+    const { context } = await lambdaRelay();
+    const steps: string[] = [];
+    const flush = context.store.flushSpend;
+    const flushing = vi.spyOn(context.store, 'flushSpend').mockImplementation(async () => {
+      steps.push('flush');
+      await flush();
+      steps.push('flushed');
+    });
+
+    const records = await Promise.all(ids.map(async (id) => await insertRecordOf(db.client, tableName, id)));
+    expect(await handler(streamEvent(records), lambdaContext())).toEqual({ batchItemFailures: [] });
+    steps.push('returned');
+
+    expect(steps).toEqual(['flush', 'flushed', 'returned']);
+    flushing.mockRestore();
+    // Written in the table, read as it is (a read through the store would write an open window first).
+    const day = new Date().toISOString().slice(0, 10);
+    const counter = await db.client.send(
+      new GetItemCommand({ TableName: tableName, Key: { pk: { S: 'SPEND' }, sk: { S: `D#${day}` } } }),
+    );
+    expect(counter.Item).toMatchObject({ sends: { N: '2' }, 'credits:alerts': { N: '2' } });
   });
 
   it('after a probe in another container closed the circuit on probation, a batch sends one trial, not 4 at once: one UNKNOWN, the rest wait PENDING', async () => {

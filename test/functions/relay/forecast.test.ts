@@ -88,9 +88,12 @@ describe('the days-left forecast with 200,000 SENT records', () => {
     await relay.store.updateBalanceState({ balance: 210_000, threshold: 100, now: weekAgo });
     await relay.store.startSpendCount(weekAgo);
     const perDay = await writeSentRecords(SENT_RECORDS, now);
-    for (const [day, credits] of perDay) {
-      await relay.store.recordSpend({ deducted: credits, now: new Date(`${day}T12:00:00.000Z`) });
-    }
+    const counted = [...perDay].map(
+      async ([day, credits]) =>
+        await relay.store.recordSpend({ deducted: credits, now: new Date(`${day}T12:00:00.000Z`) }),
+    );
+    await relay.store.flushSpend();
+    await Promise.all(counted);
     const inLastSevenDays = [...perDay].filter(([day]) => day > weekAgo.toISOString().slice(0, 10));
     const spent = inLastSevenDays.reduce((sum, [, credits]) => sum + credits, 0);
 

@@ -62,6 +62,8 @@ async function requestsPerSms(
     });
     expect(response.status).toBe(202);
     expect(await sendMessage(relay.context, (response.body['ids'] as string[])[0]!)).toBe(SendOutcome.Sent);
+    // The day's spend counter is written per window: a lone SMS's window holds only its own.
+    await relay.store.flushSpend();
   };
   await once();
   requests.reset();
@@ -73,6 +75,37 @@ describe('DynamoDB requests per SMS', () => {
   it("a plain route: 4, the accept (the guard and the record in one transaction), the claim, the settle and the day's spend counter; the circuit is not written by a send that went through while its process knows of no failure; no price item, the mute read by the first webhook of a process kept for a while", async () => {
     const counted = await requestsPerSms('plain');
     expect(counted).toEqual({ TransactWriteItems: 1, UpdateItem: 3 });
+  });
+
+  it("a trickle of SMS one after another within a spend window: 3 each and one write of the day's spend counter for all of them", async () => {
+    const client = servers.db.newClient();
+    const requests = countRequests(client);
+    // A window that does not end during the test, however slow the machine: the flush writes it.
+    const relay = await harness({
+      db: servers.db,
+      baseUrl: servers.sandbox.baseUrl,
+      config: withRoutes,
+      client,
+      spendWindowMs: 600_000,
+    });
+    const trickle = async (count: number): Promise<void> => {
+      for (let index = 0; index < count; index += 1) {
+        const response = await relay.ingest('plain', JSON.stringify({ message: `trickle ${randomUUID()}` }), {
+          headers: bearer(SECRETS.genericToken),
+        });
+        expect(response.status).toBe(202);
+        expect(await sendMessage(relay.context, (response.body['ids'] as string[])[0]!)).toBe(SendOutcome.Sent);
+      }
+    };
+    await trickle(1);
+    await relay.store.flushSpend();
+    requests.reset();
+    await trickle(5);
+    // Counted, not written yet: the window is open until its time or a flush.
+    expect(requests.byCommand()).toEqual({ TransactWriteItems: 5, UpdateItem: 10 });
+    await relay.store.flushSpend();
+    expect(requests.byCommand()).toEqual({ TransactWriteItems: 5, UpdateItem: 11 });
+    expect(await relay.store.spendLastDays(1, relay.clock.now)).toBe(6);
   });
 
   it('a route with a messages limit adds its window counter', async () => {

@@ -195,6 +195,8 @@ export interface HarnessOptions {
   readonly clock?: TestClock;
   /** The store's DynamoDB client (one with its own middleware, say); the server's shared client by default. */
   readonly client?: DynamoDBClient;
+  /** The store's spend window (`createStore`'s `spendWindowMs`); the relay's by default. */
+  readonly spendWindowMs?: number;
 }
 
 const scratch = mkdtempSync(join(tmpdir(), 'relay-test-'));
@@ -224,6 +226,7 @@ export async function harness({
   tableName = `relay-${randomUUID()}`,
   clock = new TestClock(),
   client = db.client,
+  spendWindowMs,
 }: HarnessOptions): Promise<Harness> {
   await ensureTable(db.client, tableName);
   const logger = new RecordingLogger();
@@ -234,6 +237,7 @@ export async function harness({
     tableName,
     clock: clock.read,
     onUndecodable: reportUndecodable(logger, metrics),
+    ...(spendWindowMs === undefined ? {} : { spendWindowMs }),
   });
   const loaded = loadConfig(stringify(config(baseConfig(baseUrl))), 'relay-test.yaml');
   const secretsPath = join(scratch, `${tableName}.json`);

@@ -108,6 +108,8 @@ describe("each function's writes stay within the item kinds its IAM grant allows
       ids.push(...(response.body['ids'] as string[]));
       writes.as('sender');
       expect(await sendMessage(relay.context, ids.at(-1)!)).toBe(SendOutcome.Sent);
+      // The sender's spend window, written before its invocation returns (`invoke`).
+      await relay.store.flushSpend();
     }
     writes.as('balance-watch');
     relay.clock.advance(1_000);
@@ -115,6 +117,7 @@ describe("each function's writes stay within the item kinds its IAM grant allows
     writes.as('sweeper');
     relay.clock.advance(600_000);
     await sweep(relay.context);
+    await relay.store.flushSpend();
 
     for (const [fn, keys] of writes.written) {
       const outside = [...keys].filter((pk) => !allowed(fn, pk));

@@ -34,8 +34,8 @@ export interface TestTable {
   /** Every item in the table, for asserting what was (not) written. */
   scan(): Promise<Record<string, AttributeValue>[]>;
   rawItem(pk: string, sk: string): Promise<Record<string, AttributeValue> | undefined>;
-  /** A store on the same table through another client. */
-  storeWith(client: DynamoDBClient): MessageStore;
+  /** A store on the same table through another client (and a spend window of its own). */
+  storeWith(client: DynamoDBClient, options?: { readonly spendWindowMs?: number }): MessageStore;
 }
 
 /** A fresh table per test keeps tests independent on one server. */
@@ -51,7 +51,8 @@ export const newTable = async (db: Dynalite): Promise<TestTable> => {
       }),
     );
   // A clock that never moves: a test that forgets to pass `now` still gets a fixed time.
-  const storeWith = (client: DynamoDBClient) => createStore({ client, tableName, clock: () => T0 });
+  const storeWith = (client: DynamoDBClient, options: { readonly spendWindowMs?: number } = {}) =>
+    createStore({ client, tableName, clock: () => T0, ...options });
   return {
     tableName,
     store: storeWith(db.client),

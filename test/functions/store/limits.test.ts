@@ -1,5 +1,6 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createStore, StoreError } from '../../../functions/store';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { createStore, type MessageStore, StoreError } from '../../../functions/store';
+import { SPEND_WINDOW_MS } from '../../../functions/core/defaults';
 import { type Dynalite, startDynalite } from '../../helpers/dynalite';
 import { countRequests } from '../../helpers/requests';
 import { T0, at, message, newTable, sentRecord } from './fixtures';
@@ -241,15 +242,23 @@ describe('held summaries', () => {
   });
 });
 
+type SpendRecord = Parameters<MessageStore['recordSpend']>[0];
+
+/** Counts the spends (at once, as concurrent senders do) and writes them: each resolves once written. */
+const spendAll = async (store: MessageStore, ...spends: readonly SpendRecord[]): Promise<void> => {
+  const counted = spends.map(async (spend) => await store.recordSpend(spend));
+  await store.flushSpend();
+  await Promise.all(counted);
+};
+
 describe('spend', () => {
   it('sums what all routes spent over the last 7 UTC days, today included, from one counter a day', async () => {
     const { store, rawItem } = await newTable(db);
-    await store.recordSpend({ deducted: 100, now: at(-7 * DAY) });
-    await store.recordSpend({ deducted: 1.5, now: at(-6 * DAY) });
-    await store.recordSpend({ deducted: 2, now: at(-1 * DAY) });
+    await spendAll(store, { deducted: 100, now: at(-7 * DAY) });
+    await spendAll(store, { deducted: 1.5, now: at(-6 * DAY) }, { deducted: 2, now: at(-1 * DAY) });
     // Concurrent senders all count.
-    await Promise.all([store.recordSpend({ deducted: 3, now: at(0) }), store.recordSpend({ deducted: 4, now: at(1) })]);
-    await store.recordSpend({ deducted: 1000, now: at(DAY) });
+    await spendAll(store, { deducted: 3, now: at(0) }, { deducted: 4, now: at(1) });
+    await spendAll(store, { deducted: 1000, now: at(DAY) });
 
     expect(await store.spendLastDays(7, T0)).toBe(10.5);
     expect(await store.spendLastDays(1, T0)).toBe(7);
@@ -260,12 +269,13 @@ describe('spend', () => {
 
   it('counts each route apart in the same day counters: the spend per route and day, zeros for days without sends', async () => {
     const { store } = await newTable(db);
-    await store.recordSpend({ deducted: 2, route: 'alerts', now: at(-DAY) });
-    await Promise.all([
-      store.recordSpend({ deducted: 3, route: 'alerts', now: at(0) }),
-      store.recordSpend({ deducted: 4.5, route: 'orders-eu', now: at(1) }),
-      store.recordSpend({ deducted: 1, now: at(2) }),
-    ]);
+    await spendAll(store, { deducted: 2, route: 'alerts', now: at(-DAY) });
+    await spendAll(
+      store,
+      { deducted: 3, route: 'alerts', now: at(0) },
+      { deducted: 4.5, route: 'orders-eu', now: at(1) },
+      { deducted: 1, now: at(2) },
+    );
 
     const { days, spent } = await store.recentSpend(3, T0);
     expect(spent).toBe(10.5);
@@ -276,22 +286,30 @@ describe('spend', () => {
     ]);
   });
 
-  it("adds the sends one process counts at once in one update per UTC day, each route's credits in it", async () => {
+  it("adds the sends one process counts within a window in one update per UTC day, each route's credits in it, written at the flush and not before", async () => {
     const { storeWith, rawItem } = await newTable(db);
     const client = db.newClient();
     const requests = countRequests(client);
-    const store = storeWith(client);
-    await store.recordSpend({ deducted: 1, route: 'alerts', now: at(0) });
+    // A window that does not end during the test, however slow the machine: the flush writes it.
+    const store = storeWith(client, { spendWindowMs: 600_000 });
+    await spendAll(store, { deducted: 1, route: 'alerts', now: at(0) });
     requests.reset();
-    // T0 is 10:00 UTC: 14 hours on is the next day.
-    await Promise.all([
-      ...Array.from({ length: 6 }, (_, index) =>
-        store.recordSpend({ deducted: 0.1, route: index % 2 === 0 ? 'alerts' : 'orders', now: at(index) }),
-      ),
+    // T0 is 10:00 UTC: 14 hours on is the next day. One after another, as a trickle's sends come.
+    const counted: Promise<void>[] = [];
+    for (let index = 0; index < 6; index += 1) {
+      counted.push(store.recordSpend({ deducted: 0.1, route: index % 2 === 0 ? 'alerts' : 'orders', now: at(index) }));
+      await Promise.resolve();
+    }
+    counted.push(
       store.recordSpend({ deducted: 2, now: at(7) }),
       store.recordSpend({ deducted: 5, route: 'alerts', now: at(14 * HOUR) }),
       store.recordSpend({ deducted: 0.2, route: 'orders', now: at(14 * HOUR + 1) }),
-    ]);
+    );
+    // Counted, not written: the window is open.
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(requests.byCommand()).toEqual({});
+    await store.flushSpend();
+    await Promise.all(counted);
     expect(requests.byCommand()).toEqual({ UpdateItem: 2 });
     expect(await rawItem('SPEND', 'D#2025-03-01')).toMatchObject({
       credits: { N: '3.6' },
@@ -307,12 +325,60 @@ describe('spend', () => {
     });
   });
 
+  it(`writes a window's spend when the window ends (${SPEND_WINDOW_MS} ms), with no flush`, async () => {
+    const { store, rawItem } = await newTable(db);
+    const counted = [store.recordSpend({ deducted: 2, now: at(0) }), store.recordSpend({ deducted: 3, now: at(1) })];
+    await vi.waitFor(
+      async () => expect(await rawItem('SPEND', 'D#2025-03-01')).toMatchObject({ credits: { N: '5' } }),
+      {
+        timeout: 10 * SPEND_WINDOW_MS,
+        interval: 50,
+      },
+    );
+    await Promise.all(counted);
+  });
+
+  it('keeps the counter exact over windows, flushes and sends counted while a write is under way: every credit once', async () => {
+    const { store, rawItem } = await newTable(db);
+    const counted: Promise<void>[] = [];
+    let expected = 0;
+    for (let round = 0; round < 5; round += 1) {
+      for (let index = 0; index < 20; index += 1) {
+        counted.push(store.recordSpend({ deducted: 0.25, route: 'alerts', now: at(round * 10 + index) }));
+        expected += 0.25;
+      }
+      // A flush under way while more are counted: they go in the next write, not lost, not twice.
+      const flushing = store.flushSpend();
+      counted.push(store.recordSpend({ deducted: 1, route: 'orders', now: at(round * 10 + 9) }));
+      expected += 1;
+      await flushing;
+    }
+    await store.flushSpend();
+    await Promise.all(counted);
+    expect(await rawItem('SPEND', 'D#2025-03-01')).toMatchObject({
+      credits: { N: String(expected) },
+      sends: { N: '105' },
+      'credits:alerts': { N: '25' },
+      'credits:orders': { N: '5' },
+    });
+  });
+
+  it("reads what this process counted and has not written yet: a read writes the open window first, other stores' of the table too", async () => {
+    const { storeWith } = await newTable(db);
+    // Windows that do not end during the test: only the read's flush can write them.
+    const store = storeWith(db.client, { spendWindowMs: 600_000 });
+    const sweeps = storeWith(db.newClient(), { spendWindowMs: 600_000 });
+    const counted = [store.recordSpend({ deducted: 2, now: at(0) }), sweeps.recordSpend({ deducted: 3, now: at(1) })];
+    expect(await store.spendLastDays(1, T0)).toBe(5);
+    await Promise.all(counted);
+  });
+
   it('counts from the first balance watch run when no send was counted yet (an upgrade of a table with sends)', async () => {
     const { store } = await newTable(db);
     expect(await store.recentSpend(7, T0)).toMatchObject({ spent: 0 });
     expect((await store.recentSpend(7, T0)).countedSince).toBeUndefined();
     await store.startSpendCount(at(-2 * DAY));
-    await store.recordSpend({ deducted: 5, now: at(-DAY) });
+    await spendAll(store, { deducted: 5, now: at(-DAY) });
     expect(await store.recentSpend(7, T0)).toMatchObject({ spent: 5, countedSince: at(-2 * DAY).toISOString() });
   });
 

@@ -6,6 +6,7 @@ import { writeAllIf, writeIf } from '../../../functions/store/write';
 import { type Dynalite, startDynalite } from '../../helpers/dynalite';
 import { countRequests } from '../../helpers/requests';
 import { newTable, T0 } from './fixtures';
+import { SPEND_WINDOW_MS } from '../../../functions/core/defaults';
 
 let db: Dynalite;
 beforeAll(async () => {
@@ -22,7 +23,14 @@ async function table(): Promise<{ context: StoreTable; requests: ReturnType<type
   const { tableName } = await newTable(db);
   const client = db.newClient();
   return {
-    context: { client, tableName, clock: () => T0, readIndexes: true, onUndecodable: () => undefined },
+    context: {
+      client,
+      tableName,
+      clock: () => T0,
+      readIndexes: true,
+      onUndecodable: () => undefined,
+      spendWindowMs: SPEND_WINDOW_MS,
+    },
     requests: countRequests(client),
   };
 }

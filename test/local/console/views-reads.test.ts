@@ -21,6 +21,7 @@ beforeAll(async () => {
   await ensureTable(db.client, tableName);
   const store = createStore({ client: db.client, tableName, clock: () => NOW });
   // 30 sends an hour apart, each leaving the balance 20 lower, and one record still waiting.
+  const counted: Promise<void>[] = [];
   for (let n = 0; n < SENDS; n += 1) {
     const at = new Date(NOW.getTime() - (SENDS - n) * 3_600_000);
     const {
@@ -42,8 +43,11 @@ beforeAll(async () => {
       },
       { now: at },
     );
-    await store.recordSpend({ deducted: 20, route: 'notify', now: at });
+    // Counted as a sender counts it, written per window: the flush below writes them all.
+    counted.push(store.recordSpend({ deducted: 20, route: 'notify', now: at }));
   }
+  await store.flushSpend();
+  await Promise.all(counted);
   await store.acceptWebhook({
     route: 'notify',
     dedupeKey: 'waiting',
