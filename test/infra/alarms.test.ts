@@ -1,6 +1,6 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { App } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { parseConfig } from '../../functions/core/config/parse';
@@ -49,7 +49,6 @@ beforeAll(() => {
   prod = synthStack('prod', configText('prod'), bundle.dir);
   several = synthStack('providers', SEVERAL_PROVIDERS, bundle.dir);
 });
-afterAll(() => bundle.cleanup());
 
 interface AlarmJson {
   readonly AlarmName?: string;

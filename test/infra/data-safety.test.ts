@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { RemovalPolicy } from 'aws-cdk-lib';
 import { parseConfig } from '../../functions/core/config/parse';
 import { ConfigError } from '../../functions/core/config/errors';
@@ -52,7 +52,6 @@ beforeAll(() => {
     bundle.dir,
   );
 });
-afterAll(() => bundle.cleanup());
 
 describe('the retained table', () => {
   it('is protected from deletion, and outlives the stack with the secrets', () => {

@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { ConfigError } from '../../functions/core/config/errors';
 import { HANDLER_NAMES } from '../../infra/bundle';
 import { bundleForTests, configText, resourcesOfType, synthStack, type TestStack } from './support';
@@ -14,7 +14,6 @@ beforeAll(() => {
   staging = synthStack('staging', configText('staging'), bundle.dir);
   prod = synthStack('prod', configText('prod'), bundle.dir);
 });
-afterAll(() => bundle.cleanup());
 
 const ROUTES = 'routes:\n  ci: { source: github, secret: gh, recipients: ["+255712345678"] }\n';
 

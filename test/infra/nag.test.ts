@@ -2,7 +2,7 @@ import { Validations } from 'aws-cdk-lib';
 import { Annotations, Match } from 'aws-cdk-lib/assertions';
 import type { NagPack } from 'cdk-nag';
 import type { IConstruct } from 'constructs';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { relayNagPacks } from '../../infra/nag';
 import { bundleForTests, configText, synthStack, type TestStack } from './support';
 
@@ -26,7 +26,6 @@ beforeAll(() => {
     ),
   };
 });
-afterAll(() => bundle.cleanup());
 
 interface Finding {
   readonly rule: string;

@@ -1,6 +1,6 @@
 import { statSync } from 'node:fs';
 import { join } from 'node:path';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { beforeAll, describe, expect, it } from 'vitest';
 import { RemovalPolicy } from 'aws-cdk-lib';
 import { Match } from 'aws-cdk-lib/assertions';
 import { RetentionDays } from 'aws-cdk-lib/aws-logs';
@@ -27,7 +27,6 @@ beforeAll(() => {
   prod = synthStack('prod', configText('prod'), bundle.dir);
   dev = synthStack('dev', configText('dev'), bundle.dir);
 });
-afterAll(() => bundle.cleanup());
 
 // No `balance` block at all.
 const MINIMAL_CONFIG = `

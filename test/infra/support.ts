@@ -1,15 +1,15 @@
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { App, type CfnElement } from 'aws-cdk-lib';
 import { Template } from 'aws-cdk-lib/assertions';
 import { parseConfig } from '../../functions/core/config/parse';
-import { bundleHandlers, type HandlerName } from '../../infra/bundle';
+import type { HandlerName } from '../../infra/bundle';
+import { sharedHandlerBundles } from '../helpers/handler-bundles';
 import type { SmsRelayProps } from '../../infra/sms-relay';
 import { SmsRelayStack } from '../../infra/stack';
 
-/** The real handlers: the tests bundle, synthesise and load exactly what the stack deploys. */
-export const HANDLERS_DIR = 'functions/handlers';
+export { HANDLERS_DIR } from '../helpers/handler-bundles';
 
 /** Two problems in one route, so a test can see that all of them are reported together. */
 export const BROKEN_CONFIG = `
@@ -26,11 +26,9 @@ export function tempDir(prefix: string): string {
   return mkdtempSync(join(tmpdir(), `sms-relay-${prefix}-`));
 }
 
-/** Bundles the handlers (see `HANDLERS_DIR`) into a fresh temporary directory. */
-export function bundleForTests(): { readonly dir: string; readonly cleanup: () => void } {
-  const dir = tempDir('bundle');
-  bundleHandlers({ outDir: dir, entryDir: HANDLERS_DIR });
-  return { dir, cleanup: () => rmSync(dir, { recursive: true, force: true }) };
+/** The handlers bundled (see `HANDLERS_DIR`) once for the worker's files: a synth only reads them. */
+export function bundleForTests(): { readonly dir: string } {
+  return { dir: sharedHandlerBundles().outDir };
 }
 
 export function configText(env: string): string {

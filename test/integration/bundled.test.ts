@@ -15,7 +15,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { stringify } from 'yaml';
 import { NOTICE_ROUTE, sleepUntil } from '../../functions/relay/ports';
 import { createStore, ensureTable, MessageState, type MessageRecord, type MessageStore } from '../../functions/store';
-import { bundleHandlers, type HandlerName } from '../../infra/bundle';
+import type { HandlerName } from '../../infra/bundle';
+import { sharedHandlerBundles } from '../helpers/handler-bundles';
 import { metricsNamespace } from '../../functions/core/metrics';
 import { RELAY_CONFIG_FILE, stageFunctionAsset } from '../../infra/staging';
 import { startSandbox } from '../../local/sandbox/server';
@@ -99,7 +100,7 @@ const output: string[] = [];
 
 beforeAll(async () => {
   scratch = mkdtempSync(join(tmpdir(), 'sms-relay-bundled-'));
-  const { bundles } = bundleHandlers({ outDir: join(scratch, 'dist') });
+  const { bundles } = sharedHandlerBundles();
   const configText = stringify(CONFIG);
   packages = Object.fromEntries(
     bundles.map((bundle) => [

@@ -4,7 +4,7 @@ import { describe, expect, vi } from 'vitest';
 import { test } from '../../helpers/fixtures';
 import { loadConfigFile } from '../../../functions/core/config/load';
 import { pointProvidersAt, providerEndpoints } from '../../../local/runtime/provider-sandboxes';
-import { startRuntime } from '../../../local/runtime/runtime';
+import { type RunningRuntime, startRuntime } from '../../../local/runtime/runtime';
 import { ensureSecretsFile } from '../../../local/runtime/secrets';
 import { signWebhook } from '../../../local/runtime/signers';
 import { resolveRuntimeSettings } from '../../../local/shared/settings';
@@ -25,14 +25,42 @@ function settingsIn(dir: string, providerUrl?: string) {
   );
 }
 
-describe('npm start with several providers', () => {
-  test('starts a sandbox per provider, each on the key the relay reads for it, with its own inbox and outage', async ({
-    tempDir,
-  }) => {
-    const settings = settingsIn(tempDir);
+/** What the file's runtime on its own sandboxes runs on: its settings and its secrets file's values. */
+interface SandboxedRuntime {
+  readonly runtime: RunningRuntime;
+  readonly settings: ReturnType<typeof settingsIn>;
+  readonly secrets: Readonly<Record<string, string>>;
+  /** Each sandbox's balance when it started, in the order of `runtime.sandboxes`. */
+  readonly balances: readonly number[];
+}
+
+/**
+ * One runtime on a sandbox per provider for the file's tests that use its sandboxes (a runtime
+ * starts three sandboxes and dynalite, the file's slowest step), and `sandboxed`, which hands it
+ * to a test with every sandbox as it started: no outage, an empty inbox, its first balance.
+ */
+const withSandboxes = test
+  .extend('sharedRuntime', { scope: 'file' }, async ({ fileDir }, { onCleanup }): Promise<SandboxedRuntime> => {
+    const settings = settingsIn(fileDir);
     const secrets = ensureSecretsFile(settings.secretsPath, loadConfigFile(CONFIG)).values;
     const runtime = await startRuntime(settings);
-    try {
+    onCleanup(async () => await runtime.stop());
+    return { runtime, settings, secrets, balances: runtime.sandboxes.map(({ sandbox }) => sandbox.balance()) };
+  })
+  .extend('sandboxed', async ({ sharedRuntime }): Promise<SandboxedRuntime> => {
+    for (const [index, { sandbox }] of sharedRuntime.runtime.sandboxes.entries()) {
+      const ended = await fetch(`${sandbox.baseUrl}/_sandbox/outage`, { method: 'DELETE' });
+      if (ended.status !== 200) throw new Error(`ending ${sandbox.baseUrl}'s outage answered ${ended.status}`);
+      sandbox.clearMessages();
+      sandbox.setBalance(sharedRuntime.balances[index]!);
+    }
+    return sharedRuntime;
+  });
+
+describe('npm start with several providers', () => {
+  withSandboxes(
+    'starts a sandbox per provider, each on the key the relay reads for it, with its own inbox and outage',
+    async ({ sandboxed: { runtime, secrets } }) => {
       expect(runtime.sandboxes.map(({ name, type }) => `${name} ${type}`)).toEqual([
         'main sms-service',
         'at africastalking',
@@ -78,16 +106,14 @@ describe('npm start with several providers', () => {
       expect(health.sandboxes.map(({ provider, inbox }) => [provider, inbox])).toEqual(
         runtime.sandboxes.map(({ name, sandbox }) => [name, `${sandbox.baseUrl}/_sandbox/messages`]),
       );
-    } finally {
-      await runtime.stop();
-    }
-  }, 60_000);
+    },
+    60_000,
+  );
 
-  test('sends a webhook to the first provider through its own sandbox', async ({ tempDir }) => {
-    const settings = settingsIn(tempDir);
-    const token = ensureSecretsFile(settings.secretsPath, loadConfigFile(CONFIG)).values['generic-token']!;
-    const runtime = await startRuntime(settings);
-    try {
+  withSandboxes(
+    'sends a webhook to the first provider through its own sandbox',
+    async ({ sandboxed: { runtime, secrets } }) => {
+      const token = secrets['generic-token']!;
       const body = Buffer.from(JSON.stringify({ message: 'disk full on db-1' }));
       const response = await fetch(`${runtime.url}/hooks/notify`, {
         method: 'POST',
@@ -104,17 +130,14 @@ describe('npm start with several providers', () => {
       );
       expect(at!.sandbox.messages()).toEqual([]);
       expect(gateway!.sandbox.messages()).toEqual([]);
-    } finally {
-      await runtime.stop();
-    }
-  }, 60_000);
+    },
+    60_000,
+  );
 
-  test('sms-relay providers asks each provider where the running relay sends it: its sandbox', async ({ tempDir }) => {
-    const settings = settingsIn(tempDir);
-    ensureSecretsFile(settings.secretsPath, loadConfigFile(CONFIG));
-    const runtime = await startRuntime(settings);
-    try {
-      const args = ['providers', '--json', '--config', CONFIG, '--data-dir', join(tempDir, 'data')];
+  withSandboxes(
+    'sms-relay providers asks each provider where the running relay sends it: its sandbox',
+    async ({ sandboxed: { settings } }) => {
+      const args = ['providers', '--json', '--config', CONFIG, '--data-dir', settings.dataDir];
       const stdout = await new Promise<string>((resolve, reject) => {
         const env = { ...process.env, PROVIDER_BASE_URL: '', RELAY_SECRETS_FILE: settings.secretsPath };
         execFile(process.execPath, ['bin/sms-relay.mjs', ...args], { encoding: 'utf8', env }, (error, out, err) =>
@@ -129,10 +152,9 @@ describe('npm start with several providers', () => {
         { name: 'at', reachable: true, balance: 10_000 },
         { name: 'gateway', reachable: null, balance: null },
       ]);
-    } finally {
-      await runtime.stop();
-    }
-  }, 60_000);
+    },
+    60_000,
+  );
 
   test('starts no sandbox with PROVIDER_BASE_URL, which only the first provider uses', async ({ tempDir }) => {
     const settings = settingsIn(tempDir, 'http://127.0.0.1:9/elsewhere');
