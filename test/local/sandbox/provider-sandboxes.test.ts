@@ -178,6 +178,7 @@ describe('the http type against the gateway sandbox', () => {
     ).resolves.toEqual({
       status: 'maybe-sent',
       detail: 'gateway answered HTTP 200',
+      code: 'unexpected-answer',
     });
   });
 
@@ -194,6 +195,7 @@ describe('the http type against the gateway sandbox', () => {
       http(`${sandbox.baseUrl}/api/v1/sms/send`).send({ to: '+256712345678', text: 'Hi' }),
     ).resolves.toMatchObject({
       status: 'maybe-sent',
+      code: 'timeout',
     });
   });
 
