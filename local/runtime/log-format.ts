@@ -91,7 +91,7 @@ export function formatLogEntry(entry: LogEntry, { verbose = false }: FormatOptio
  */
 export function formatWebhook({ route, status, outcome, reason, ids }: WebhookReport, at: Date = new Date()): string {
   let detail: string;
-  if (status === 202 && outcome !== 'api') detail = `accepted: ${ids.length} SMS queued`;
+  if (status === 202 && !outcome?.startsWith('api')) detail = `accepted: ${ids.length} SMS queued`;
   else if (outcome === 'duplicate') detail = 'duplicate: already received, nothing sent';
   else detail = [outcome ?? statusText(status), reason].filter((part) => part !== undefined && part !== '').join(': ');
   return `${clock(at.toISOString())}  webhook  ${route.padEnd(10)}  ${status} ${detail}`;

@@ -46,7 +46,7 @@ const MAX_CONTROL_BODY_BYTES = 64 * 1024;
 export interface WebhookReport {
   readonly route: string;
   readonly status: number;
-  /** The ingest answer's `status` (`accepted`, `duplicate`, …), `api` (a route's API answered, no SMS) or `error`. */
+  /** The ingest answer's `status` (`accepted`, `duplicate`, …), `api <method> <path>` (a route's API answered, no SMS; see `apiRequestShape`) or `error`. */
   readonly outcome: string | undefined;
   readonly reason: string | undefined;
   readonly ids: readonly string[];
@@ -257,6 +257,17 @@ async function health({ response, dependencies }: RelayCall): Promise<void> {
   sendJson(response, report.ok ? 200 : 503, report);
 }
 
+/**
+ * What an API request below a route asked, for its terminal line: the path below the route with the
+ * alert, request or heartbeat it names written `{id}` (`v2/alerts/{id}/close`), since the caller
+ * chose that text.
+ */
+export function apiRequestShape(path: string): string {
+  const segments = path.split('/').slice(3);
+  const named = segments[2] === 'requests' ? 3 : 2;
+  return segments.map((segment, index) => (index === named ? '{id}' : segment)).join('/');
+}
+
 /** A translation to and from `answerWebhook` (functions/relay/edge.ts), as the Lambda handler is. */
 async function handleWebhook(
   request: IncomingMessage,
@@ -289,7 +300,7 @@ async function handleWebhook(
     // A route's API answers in its own shape (Opsgenie's `message`, `result`); below 400 it sent no SMS.
     const { error, message, result } = edge.body as { error?: string; message?: string; result?: string };
     const reason = edge.status === 503 ? 'not recorded; the sender will retry' : (error ?? message ?? result);
-    const outcome = edge.status < 400 ? 'api' : 'error';
+    const outcome = edge.status < 400 ? `api ${method} ${apiRequestShape(path)}` : 'error';
     return onWebhook({ route: edge.route, status: edge.status, outcome, reason, ids: [] });
   }
   const refusal = answer.outcome === 'refused';

@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { createRedactor, formatLogEntry, formatWebhook, type LogEntry } from '../../../local/runtime/log-format';
 import { reasonText } from '../../../functions/core/reasons';
 import { createTerminalLogger } from '../../../local/runtime/terminal-logger';
+import { apiRequestShape } from '../../../local/runtime/server';
 
 const at = '2025-01-01T10:20:30.000Z';
 const time = new Date(at).toTimeString().slice(0, 8);
@@ -221,8 +222,20 @@ describe('human log lines', () => {
     ).toBe(`${time}  webhook  notify      200 duplicate: already received, nothing sent`);
     // A route's API (Opsgenie's close) answers 202 without queuing an SMS.
     expect(
-      formatWebhook({ route: 'og', status: 202, outcome: 'api', reason: 'Request will be processed', ids: [] }, now),
-    ).toBe(`${time}  webhook  og          202 api: Request will be processed`);
+      formatWebhook(
+        {
+          route: 'og',
+          status: 202,
+          outcome: `api POST ${apiRequestShape('/hooks/og/v2/alerts/17c4e445d2/close')}`,
+          reason: 'Request will be processed',
+          ids: [],
+        },
+        now,
+      ),
+    ).toBe(`${time}  webhook  og          202 api POST v2/alerts/{id}/close: Request will be processed`);
+    expect(apiRequestShape('/hooks/og/v2/alerts/requests/6c113ad7')).toBe('v2/alerts/requests/{id}');
+    expect(apiRequestShape('/hooks/og/v2/heartbeats/nightly/ping')).toBe('v2/heartbeats/{id}/ping');
+    expect(apiRequestShape('/hooks/og/v2/alerts/0712345678')).toBe('v2/alerts/{id}');
     expect(
       formatWebhook(
         {
