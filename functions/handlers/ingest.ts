@@ -3,7 +3,7 @@ import { answerAckLink, answerWebhook, isAckPath } from '../relay/edge';
 import { ingestWebhook, type IngestAnswer, type IngestRequest } from '../relay/ingest';
 import { answerOpsgenieApi } from '../relay/opsgenie-api';
 import { ingestContext } from './wiring/compiled';
-import { observability, prepareOnLambda } from './wiring/context';
+import { type LambdaRelay, observability, prepareOnLambda } from './wiring/context';
 import { invoke } from './wiring/invoke';
 
 // On Lambda the templates are compiled during init too, not by the first webhook.
@@ -59,23 +59,24 @@ export async function handler(
   // The API's own URL: the acknowledge link's origin for a route whose ack names no baseUrl.
   const domain = event.requestContext?.domainName;
   const publicUrl = domain === undefined || domain === '' ? {} : { publicUrl: `https://${domain}` };
-  const ingest = async (webhook: IngestRequest): Promise<IngestAnswer> =>
-    await invoke(
-      lambdaContext,
-      async (relay) =>
-        await ingestWebhook({ ...ingestContext(relay), ...publicUrl }, webhook, {
-          maxBodyBytes: relay.env.maxBodyBytes,
-        }),
-    );
-  const response = await answerWebhook(request, ingest, {
-    onError: (route, error) => observability().logger.error('webhook not recorded', { route, error }),
-    // Paths below a route's URL: Opsgenie's alert API on an opsgenie route.
-    api: async (call, create) =>
-      await invoke(
-        lambdaContext,
-        async (relay) => await answerOpsgenieApi({ ...ingestContext(relay), ...publicUrl }, call, create),
-      ),
-  });
+  const ingestWith =
+    (relay: LambdaRelay) =>
+    async (webhook: IngestRequest): Promise<IngestAnswer> =>
+      await ingestWebhook({ ...ingestContext(relay), ...publicUrl }, webhook, { maxBodyBytes: relay.env.maxBodyBytes });
+  const response = await answerWebhook(
+    request,
+    async (webhook) => await invoke(lambdaContext, async (relay) => await ingestWith(relay)(webhook)),
+    {
+      onError: (route, error) => observability().logger.error('webhook not recorded', { route, error }),
+      // Paths below a route's URL: Opsgenie's alert API on an opsgenie route. One invocation for the
+      // request, its create included (the edge's ingest would be an invocation of its own).
+      api: async (call) =>
+        await invoke(
+          lambdaContext,
+          async (relay) => await answerOpsgenieApi({ ...ingestContext(relay), ...publicUrl }, call, ingestWith(relay)),
+        ),
+    },
+  );
   return {
     statusCode: response.status,
     headers: { 'content-type': 'application/json', ...response.headers },

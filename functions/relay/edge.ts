@@ -72,7 +72,7 @@ export async function answerWebhook(
   { maxBodyBytes = MAX_BODY_BYTES, onError, api }: EdgeOptions = {},
 ): Promise<EdgeResponse> {
   const hook = HOOK_PATH.exec(request.path);
-  const notFound = json(404, { error: `no route at ${request.path}; post to /hooks/<route>` });
+  const notFound = noRouteAt(request.path);
   if (hook === null) return notFound;
   const route = decodeRoute(hook[1]!);
   if (hook[2] !== undefined)
@@ -85,13 +85,7 @@ export async function answerWebhook(
   // A body read whole goes on to ingest, which refuses an oversized one per route (and counts it).
   if (body === undefined) return { ...json(413, { error: `body exceeds the limit of ${maxBodyBytes} bytes` }), route };
   try {
-    const answer = await ingest({
-      routeId: route,
-      body,
-      headers: headersOf(request.headers),
-      query: queryOf(request.query),
-      receivedAt: request.receivedAt,
-    });
+    const answer = await ingest(webhookOf(request, route, body));
     return { status: answer.status, headers: {}, body: answer.body, route, answer };
   } catch (error) {
     onError?.(route, error);
@@ -111,20 +105,8 @@ async function answerApi(
   if (body === undefined)
     return { ...json(413, { message: `body exceeds the limit of ${maxBodyBytes} bytes` }), route };
   try {
-    const call = {
-      method: request.method,
-      subPath,
-      request: {
-        routeId: route,
-        body,
-        headers: headersOf(request.headers),
-        query: queryOf(request.query),
-        receivedAt: request.receivedAt,
-      },
-    };
-    const answer = await api(call, ingest);
-    if (answer === undefined)
-      return { ...json(404, { error: `no route at ${request.path}; post to /hooks/<route>` }), route };
+    const answer = await api({ method: request.method, subPath, request: webhookOf(request, route, body) }, ingest);
+    if (answer === undefined) return { ...noRouteAt(request.path), route };
     return {
       status: answer.status,
       headers: {},
@@ -137,6 +119,19 @@ async function answerApi(
     return { ...json(503, { ...NOT_RECORDED }), route };
   }
 }
+
+/** What `ingest` reads of a request to a route: its body, normalised headers and query, and arrival. */
+function webhookOf(request: EdgeRequest, routeId: string, body: Uint8Array): IngestRequest {
+  return {
+    routeId,
+    body,
+    headers: headersOf(request.headers),
+    query: queryOf(request.query),
+    receivedAt: request.receivedAt,
+  };
+}
+
+const noRouteAt = (path: string): EdgeResponse => json(404, { error: `no route at ${path}; post to /hooks/<route>` });
 
 /** Whether a path is a webhook path (`/hooks` or below it), which `answerWebhook` answers even when it names no route. */
 export function isHookPath(path: string): boolean {

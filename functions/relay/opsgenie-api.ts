@@ -338,6 +338,7 @@ async function getAlert(flow: ApiFlow, identifier: string): Promise<ApiAnswer> {
   if (found === undefined) return notFound(flow, 'Alert does not exist');
   const incident = await flow.context.store.getIncident(found.incidentId);
   const state = incident?.state ?? IncidentState.Resolved;
+  const repeated = incident?.timeline.find((entry) => entry.event === 'repeated');
   return answer(flow, 200, {
     data: {
       id: found.incidentId,
@@ -349,8 +350,8 @@ async function getAlert(flow: ApiFlow, identifier: string): Promise<ApiAnswer> {
       isSeen: state === IncidentState.Acknowledged,
       tags: found.tags,
       snoozed: false,
-      count: 1 + (incident?.timeline.find((entry) => entry.event === 'repeated')?.count ?? 0),
-      lastOccurredAt: incident?.timeline.find((entry) => entry.event === 'repeated')?.lastAt ?? found.createdAt,
+      count: 1 + (repeated?.count ?? 0),
+      lastOccurredAt: repeated?.lastAt ?? found.createdAt,
       createdAt: found.createdAt,
       updatedAt: incident?.closedAt ?? found.updatedAt,
       source: found.source ?? '',
