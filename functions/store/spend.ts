@@ -139,8 +139,23 @@ export const recordSpend = async (
  * await store.flushSpend(); // before a Lambda invocation returns
  * ```
  */
-export const flushSpend = async (table: StoreTable): Promise<void> => {
-  const flushing = [...spendWindows].filter(([counted]) => counted.tableName === table.tableName);
+export const flushSpend = async (table: StoreTable): Promise<void> =>
+  await flushWindows(([counted]) => counted.tableName === table.tableName);
+
+/**
+ * Writes now the spend every store of this process counted and has not written yet, whatever its
+ * table: before a process closes a store it runs itself (an in-process dynalite), so that no
+ * window's write reaches it closed.
+ *
+ * @example
+ * ```typescript
+ * await flushEverySpend(); // then close the local dynalite
+ * ```
+ */
+export const flushEverySpend = async (): Promise<void> => await flushWindows(() => true);
+
+const flushWindows = async (which: (entry: [StoreTable, WindowedWrites<DatedSpend>]) => boolean): Promise<void> => {
+  const flushing = [...spendWindows].filter(which);
   const outcomes = await Promise.allSettled(flushing.map(async ([, windowed]) => await windowed.flush()));
   // A store written and idle is forgotten: its next send opens a window again.
   for (const [counted, windowed] of flushing) if (!windowed.unwritten()) spendWindows.delete(counted);

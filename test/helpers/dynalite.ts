@@ -1,3 +1,4 @@
+import { flushEverySpend } from '../../functions/store/spend';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { inject } from 'vitest';
 import { listen } from '../../local/http';
@@ -96,6 +97,9 @@ export const startDynalite = async ({ path }: { readonly path?: string } = {}): 
     client: pool.client,
     newClient: pool.newClient,
     close: async () => {
+      // A spend window of a store on this dynalite, written after it closed, would throw inside
+      // dynalite ("Database is closed") as an uncaught exception of the test process.
+      await flushEverySpend().catch(() => undefined);
       pool.destroy();
       await new Promise<void>((resolve, reject) => server.close((error) => (error ? reject(error) : resolve())));
     },
