@@ -1,4 +1,4 @@
-import { BatchGetItemCommand, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
+import { BatchGetItemCommand, type DynamoDBClient, UpdateItemCommand } from '@aws-sdk/client-dynamodb';
 import { type Item, ItemReader, num, str } from './attributes';
 import { coalesceInWindows, type WindowedWrites } from '../core/coalesce';
 import { SPEND_WINDOW_MS } from '../core/defaults';
@@ -143,16 +143,17 @@ export const flushSpend = async (table: StoreTable): Promise<void> =>
   await flushWindows(([counted]) => counted.tableName === table.tableName);
 
 /**
- * Writes now the spend every store of this process counted and has not written yet, whatever its
- * table: before a process closes a store it runs itself (an in-process dynalite), so that no
- * window's write reaches it closed.
+ * Writes now the spend the stores on these clients counted and has not written yet: before a
+ * process closes a store it runs itself (an in-process dynalite), so that no window's write reaches
+ * it closed.
  *
  * @example
  * ```typescript
- * await flushEverySpend(); // then close the local dynalite
+ * await flushSpendThrough([client]); // then close the local dynalite
  * ```
  */
-export const flushEverySpend = async (): Promise<void> => await flushWindows(() => true);
+export const flushSpendThrough = async (clients: readonly DynamoDBClient[]): Promise<void> =>
+  await flushWindows(([counted]) => clients.includes(counted.client));
 
 const flushWindows = async (which: (entry: [StoreTable, WindowedWrites<DatedSpend>]) => boolean): Promise<void> => {
   const flushing = [...spendWindows].filter(which);

@@ -1,4 +1,4 @@
-import { flushEverySpend } from '../../functions/store/spend';
+import { flushSpendThrough } from '../../functions/store/spend';
 import { DynamoDBClient } from '@aws-sdk/client-dynamodb';
 import { inject } from 'vitest';
 import { listen } from '../../local/http';
@@ -26,6 +26,8 @@ export interface Dynalite {
 /** Clients of one local endpoint (fixed local credentials), all destroyed by `destroy`. */
 export interface ClientPool {
   readonly client: DynamoDBClient;
+  /** Every client of the pool, the first included. */
+  readonly clients: readonly DynamoDBClient[];
   newClient(): DynamoDBClient;
   destroy(): void;
 }
@@ -43,6 +45,7 @@ export const clientPool = (endpoint: string): ClientPool => {
   };
   return {
     client: newClient(),
+    clients,
     newClient,
     destroy: () => {
       for (const each of clients) each.destroy();
@@ -99,7 +102,7 @@ export const startDynalite = async ({ path }: { readonly path?: string } = {}): 
     close: async () => {
       // A spend window of a store on this dynalite, written after it closed, would throw inside
       // dynalite ("Database is closed") as an uncaught exception of the test process.
-      await flushEverySpend().catch(() => undefined);
+      await flushSpendThrough(pool.clients).catch(() => undefined);
       pool.destroy();
       await new Promise<void>((resolve, reject) => server.close((error) => (error ? reject(error) : resolve())));
     },
