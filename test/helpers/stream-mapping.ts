@@ -4,6 +4,7 @@ import {
   GetRecordsCommand,
   GetShardIteratorCommand,
   type _Record as StreamsRecord,
+  TrimmedDataAccessException,
 } from '@aws-sdk/client-dynamodb-streams';
 import type { DynamoDBBatchResponse, DynamoDBRecord, DynamoDBStreamEvent } from 'aws-lambda';
 import { TABLE } from '../../functions/store/table';
@@ -147,6 +148,8 @@ export class StreamMapping {
   #error: unknown;
   readonly #iterators = new Map<string, string | undefined>();
   readonly #done = new Set<string>();
+  /** Shards empty when read from LATEST began that have given no record since (see {@link #read}). */
+  readonly #unreadLatest = new Set<string>();
 
   public constructor(
     private readonly options: {
@@ -206,10 +209,48 @@ export class StreamMapping {
       if (this.#iterators.has(id) || this.#done.has(id)) continue;
       // A child shard waits until its parent is read to its end, as Lambda keeps a key's order.
       if (shard.ParentShardId !== undefined && this.#iterators.has(shard.ParentShardId)) continue;
-      const { ShardIterator } = await this.options.client.send(
-        new GetShardIteratorCommand({ StreamArn: this.options.streamArn, ShardId: id, ShardIteratorType: position }),
+      this.#iterators.set(id, await this.#iteratorOf(id, position));
+      if (position === 'LATEST' && (await this.#isEmpty(id))) this.#unreadLatest.add(id);
+    }
+  }
+
+  async #iteratorOf(shardId: string, position: MappingSettings['startingPosition']): Promise<string | undefined> {
+    const { ShardIterator } = await this.options.client.send(
+      new GetShardIteratorCommand({ StreamArn: this.options.streamArn, ShardId: shardId, ShardIteratorType: position }),
+    );
+    return ShardIterator;
+  }
+
+  async #isEmpty(shardId: string): Promise<boolean> {
+    const fromStart = await this.#iteratorOf(shardId, 'TRIM_HORIZON');
+    if (fromStart === undefined) return false;
+    const { Records: records = [] } = await this.options.client.send(
+      new GetRecordsCommand({ ShardIterator: fromStart }),
+    );
+    return records.length === 0;
+  }
+
+  /**
+   * DynamoDB Local sometimes answers a read of a LATEST iterator taken on a shard that was still empty
+   * with TrimmedDataAccessException once something is written (aws/aws-sdk-java#2923). Nothing read
+   * from that shard yet, and it held nothing when the mapping started, so reading it from its start
+   * gives exactly what LATEST promised.
+   */
+  async #read(shardId: string, iterator: string): Promise<{ records: StreamsRecord[]; next: string | undefined }> {
+    try {
+      const { Records: records = [], NextShardIterator } = await this.options.client.send(
+        new GetRecordsCommand({ ShardIterator: iterator }),
       );
-      this.#iterators.set(id, ShardIterator);
+      if (records.length > 0) this.#unreadLatest.delete(shardId);
+      return { records, next: NextShardIterator };
+    } catch (error) {
+      if (!(error instanceof TrimmedDataAccessException) || !this.#unreadLatest.delete(shardId)) throw error;
+      const fromStart = await this.#iteratorOf(shardId, 'TRIM_HORIZON');
+      if (fromStart === undefined) return { records: [], next: undefined };
+      const { Records: records = [], NextShardIterator } = await this.options.client.send(
+        new GetRecordsCommand({ ShardIterator: fromStart }),
+      );
+      return { records, next: NextShardIterator };
     }
   }
 
@@ -227,10 +268,8 @@ export class StreamMapping {
           this.#done.add(shardId);
           continue;
         }
-        const { Records: records = [], NextShardIterator } = await this.options.client.send(
-          new GetRecordsCommand({ ShardIterator: iterator }),
-        );
-        this.#iterators.set(shardId, NextShardIterator);
+        const { records, next } = await this.#read(shardId, iterator);
+        this.#iterators.set(shardId, next);
         read += records.length;
         const events = records
           .map((record) => lambdaRecord(record, this.options.streamArn))
