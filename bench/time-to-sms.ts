@@ -5,6 +5,8 @@
  * the moment each send arrives.
  *
  * - trickle: webhooks posted one at a time, each timed from its 202 answer to its send's arrival;
+ *   its floor is what the runtime cannot skip between a 202 and the SMS, alone: a record claimed in a
+ *   local store opened as the runtime opens it, then sent straight to the sandbox (see {@link trickleFloor});
  * - burst: webhooks posted at a fixed concurrency, timing each 202 and the drain from the first post
  *   to the last send received; its floor is the same number of sends made straight to the sandbox
  *   with the relay's SMS client at the same concurrency.
@@ -19,12 +21,20 @@ import { Agent, request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createSmsClient } from '../functions/core/provider';
+import { MessageState, type NewMessage } from '../functions/store';
+import { openLocalStore } from '../local/shared/local-store';
 import { startSandbox } from '../local/sandbox/server';
 import { benchConfigYaml, benchSecrets, SENDER_ID } from './relay-config';
 import { percentile, round } from './stats';
 
 export interface TimeToSms {
-  readonly trickle: { readonly p50Ms: number; readonly p99Ms: number };
+  readonly trickle: {
+    readonly p50Ms: number;
+    readonly p99Ms: number;
+    /** The same percentiles of {@link trickleFloor}'s claim and send. */
+    readonly floorP50Ms: number;
+    readonly floorP99Ms: number;
+  };
   readonly burst: {
     readonly acceptP99Ms: number;
     readonly drainSeconds: number;
@@ -222,6 +232,12 @@ export async function runTimeToSms(
   const poster = createPoster(concurrency);
   let relay: Relay | undefined;
   try {
+    // First, while nothing else runs: the relay's store would still be busy after its burst.
+    log(`time to SMS: the trickle's floor, ${trickle} claims and sends one at a time…`);
+    const floorClient = createSmsClient({ baseUrl: sandbox.baseUrl, apiKey, timeoutMs: 10_000 });
+    const floorOfTrickle = await trickleFloor(join(dir, 'floor'), inbox, floorClient, { count: trickle, run }).finally(
+      () => floorClient.close(),
+    );
     relay = await startBenchRelay(repoRoot, dir, { providerBaseUrl: sandbox.baseUrl, apiKey, token });
     const hook = `${relay.url}/hooks/bench`;
 
@@ -276,7 +292,12 @@ export async function runTimeToSms(
     client.close();
 
     return {
-      trickle: { p50Ms: round(percentile(trickleMs, 50)), p99Ms: round(percentile(trickleMs, 99)) },
+      trickle: {
+        p50Ms: round(percentile(trickleMs, 50)),
+        p99Ms: round(percentile(trickleMs, 99)),
+        floorP50Ms: round(percentile(floorOfTrickle, 50)),
+        floorP99Ms: round(percentile(floorOfTrickle, 99)),
+      },
       burst: {
         acceptP99Ms: round(percentile(acceptMs, 99)),
         drainSeconds: round(drainMs / 1000, 2),
@@ -290,4 +311,60 @@ export async function runTimeToSms(
     await sandbox.close();
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/**
+ * The trickle's floor, in milliseconds per SMS: for `count` records one at a time (after five not
+ * counted), accepted into a local store opened as the runtime opens it (dynalite and LevelDB on
+ * disk, in a worker thread), then timed from the start of the claim (the one store request between
+ * a 202 and the send: it is what keeps a second sender from sending the record) to the arrival of
+ * its SMS, sent straight to the sandbox with the relay's SMS client; each settled `SENT` after, as
+ * the sender does. No HTTP server, no relay, nothing else running in that store.
+ */
+async function trickleFloor(
+  dataDir: string,
+  inbox: Inbox,
+  client: ReturnType<typeof createSmsClient>,
+  { count, run }: { readonly count: number; readonly run: string },
+): Promise<number[]> {
+  const local = await openLocalStore({ dataDir, tableName: 'sms-relay', offThread: true });
+  const times: number[] = [];
+  try {
+    for (let index = -5; index < count; index += 1) {
+      const text = `trickle floor ${run} ${index}`;
+      const { ids } = await local.store.acceptWebhook({
+        route: 'bench',
+        dedupeKey: text,
+        windowSeconds: 60,
+        messages: [
+          {
+            index: 0,
+            part: 1,
+            parts: 1,
+            text,
+            to: ['255712345678'],
+            encoding: 'GSM-7',
+            characters: text.length,
+            segments: 1,
+            delivery: 'at-most-once',
+          } satisfies NewMessage,
+        ],
+      });
+      const delivered = inbox.expect(text);
+      delivered.catch(() => {});
+      const started = performance.now();
+      const claimed = await local.store.claimMessage(ids[0]!);
+      if (claimed === undefined) throw new Error(`the floor's record ${ids[0]} was not claimed`);
+      const result = await client.send({ phoneNumbers: [...claimed.to], message: claimed.text, senderId: SENDER_ID });
+      const arrived = await delivered;
+      if (index >= 0) times.push(arrived - started);
+      await local.store.settle(claimed.id, claimed.claimToken!, {
+        state: MessageState.Sent,
+        result: { deducted: result.deducted, message: result.message, senderId: result.senderId, recipients: [] },
+      });
+    }
+  } finally {
+    await local.close();
+  }
+  return times;
 }

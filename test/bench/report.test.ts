@@ -24,7 +24,7 @@ const entry = { ms: 300, baselineMs: 200, ratio: 1.5 };
 const run: BenchRun = {
   results: {
     timeToSms: {
-      trickle: { p50Ms: 12.3, p99Ms: 45.6 },
+      trickle: { p50Ms: 12.3, p99Ms: 45.6, floorP50Ms: 3.2, floorP99Ms: 11.7 },
       burst: { acceptP99Ms: 250, drainSeconds: 10, smsPerSecond: 100, floorSmsPerSecond: 400 },
     },
     redrive: { records: 2_000, seconds: 8, smsPerSecond: 250 },
@@ -103,6 +103,7 @@ describe('bench report', () => {
   it('prints every figure with its baseline', () => {
     const text = summaryLines(run).join('\n');
     expect(text).toContain('12.3 / 45.6 ms');
+    expect(text).toContain('floor 3.2 / 11.7 ms (p99 3.9× its)');
     expect(text).toContain('floor 400 (25 % of it)');
     expect(text).toContain('baseline 200 ms, ratio 1.5×');
     expect(text).toContain('4 requests, 6 WRU');
@@ -199,11 +200,14 @@ describe('bench report', () => {
   it('after a run of the time-to-SMS section alone, replaces its section and keeps the AWS estimate after it', () => {
     const before = renderReport(run);
     const timeToSms = {
-      trickle: { p50Ms: 4, p99Ms: 12 },
+      trickle: { p50Ms: 4, p99Ms: 12, floorP50Ms: 3, floorP99Ms: 9 },
       burst: { acceptP99Ms: 480, drainSeconds: 4, smsPerSecond: 250, floorSmsPerSecond: 900 },
     };
     const after = updateReport(before, { ...run.results, timeToSms }, [timeToSmsSection(timeToSms, 'on 2026-11-26')]);
     expect(after).toContain('| burst SMS per second | 250 | 1,000 / drain |');
+    expect(after).toMatch(
+      /\| trickle floor p50 \/ p99 \| 3 \/ 9 ms \| what the runtime cannot skip between a 202 and the SMS/,
+    );
     expect(after).not.toContain('| burst SMS per second | 100 |');
     expect(after).toContain("**What bounds the burst locally: the store's thread.**");
     expect(after.match(/## Time to SMS\n/g)).toHaveLength(1);
