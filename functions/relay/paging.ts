@@ -149,6 +149,7 @@ async function pageItem(
   if (!mayOpen || own.length === 0) return {};
   const text = unsplit(own);
   const recipients = [...new Set(own.flatMap((message) => message.to))];
+  const critical = own.some((message) => message.critical === true);
   const first = pagingAction(paging, now, 0);
   // Fixed now, while the request says where the relay is: the sweeper sends the later SMS without one.
   const origin = paging.ack === undefined ? undefined : (paging.ack.baseUrl ?? context.publicUrl);
@@ -160,6 +161,7 @@ async function pageItem(
     recipients,
     ...(first === undefined ? {} : { nextDueAt: first.dueAt }),
     ...(origin === undefined ? {} : { linkOrigin: origin }),
+    ...(critical ? { critical } : {}),
     now,
   });
   if (opened)
@@ -193,7 +195,10 @@ async function pageItem(
     );
   const mark = { ...(opened ? { opened: incident.id } : {}), incident: incident.id };
   if (paging.ack === undefined) return mark;
-  const linked = await linkedMessages(context, route, incident, text, recipients, now);
+  // The linked SMS replace the item's own: they keep what the alert asked of the credit reserve.
+  const linked = (await linkedMessages(context, route, incident, text, recipients, now))?.map((message) =>
+    critical ? { ...message, critical: true as const } : message,
+  );
   return { ...mark, ...(linked === undefined ? {} : { linked }) };
 }
 
@@ -500,8 +505,24 @@ async function heldNow(
     : { state: MessageState.Deferred, reason: deferral.reason, nextAttemptAt: deferral.until };
 }
 
-/** The SMS of one escalation or renotify: with `ack`, one per recipient with its link; else one to all. */
+/**
+ * The SMS of one escalation or renotify: with `ack`, one per recipient with its link; else one to
+ * all. Those of a critical alert's incident are critical too (they may spend the credit reserve).
+ */
 async function escalationMessages(
+  context: RelayContext<RelayConfigView, PagingStore>,
+  route: CompiledRoute,
+  incident: Pick<Incident, 'id' | 'text' | 'linkOrigin' | 'critical'>,
+  numbers: readonly string[],
+  now: Date,
+): Promise<NewMessage[]> {
+  const messages = await stepMessages(context, route, incident, numbers, now);
+  return incident.critical === true
+    ? messages.map((message) => (message.state === undefined ? { ...message, critical: true as const } : message))
+    : messages;
+}
+
+async function stepMessages(
   context: RelayContext<RelayConfigView, PagingStore>,
   route: CompiledRoute,
   incident: Pick<Incident, 'id' | 'text' | 'linkOrigin'>,

@@ -3,7 +3,7 @@ import { BatchGetItemCommand, GetItemCommand } from '@aws-sdk/client-dynamodb';
 import { PAGING } from '../core/defaults';
 import { type Incident, IncidentState, type TimelineEntry } from '../core/paging/incident';
 import { sha256Hex } from '../core/sources/auth';
-import { type Item, ItemReader, map, num, str, strList } from './attributes';
+import { bool, type Item, ItemReader, map, num, str, strList } from './attributes';
 import { StoreError } from './errors';
 import { newId } from './ids';
 import { epochSeconds, ItemKind } from './keys';
@@ -43,6 +43,8 @@ export interface OpenIncidentInput {
   readonly nextDueAt?: Date;
   /** The acknowledge link's origin for every SMS of the incident (see {@link Incident.linkOrigin}). */
   readonly linkOrigin?: string;
+  /** The alert is one its source calls critical (see {@link Incident.critical}). */
+  readonly critical?: boolean;
   readonly now?: Date;
 }
 
@@ -92,6 +94,7 @@ const readIncident = (item: Item): Incident => {
   const closedBy = read.optStr('closedBy');
   const recipients = item['recipients'] === undefined ? undefined : read.strList('recipients');
   const linkOrigin = read.optStr('linkOrigin');
+  const critical = read.optBool('critical');
   const repeats = read.optNum('repeats');
   const lastRepeatAt = read.optStr('lastRepeatAt');
   return {
@@ -108,6 +111,7 @@ const readIncident = (item: Item): Incident => {
     ...(closedAt === undefined ? {} : { closedAt }),
     ...(closedBy === undefined ? {} : { closedBy }),
     ...(linkOrigin === undefined ? {} : { linkOrigin }),
+    ...(critical === true ? { critical: true as const } : {}),
     timeline: (read.optMapList('timeline') ?? []).map((entry) => {
       const event = entry.str('event') as TimelineEntry['event'];
       const detail = entry.str('detail');
@@ -180,6 +184,7 @@ export const openIncident = async (table: StoreTable, input: OpenIncidentInput):
       text: input.text,
       ...(input.recipients === undefined || input.recipients.length === 0 ? {} : { recipients: input.recipients }),
       ...(input.linkOrigin === undefined ? {} : { linkOrigin: input.linkOrigin }),
+      ...(input.critical === true ? { critical: true as const } : {}),
       actions: 0,
       level: 0,
       ...(input.nextDueAt === undefined ? {} : { nextDueAt: input.nextDueAt.toISOString() }),
@@ -225,6 +230,7 @@ const incidentItem = (incident: Incident, now: Date): Item => ({
   text: str(incident.text),
   ...(incident.recipients === undefined ? {} : { recipients: strList(incident.recipients) }),
   ...(incident.linkOrigin === undefined ? {} : { linkOrigin: str(incident.linkOrigin) }),
+  ...(incident.critical === true ? { critical: bool(true) } : {}),
   actions: num(incident.actions),
   level: num(incident.level),
   ...(incident.nextDueAt === undefined ? {} : { nextDueAt: str(incident.nextDueAt) }),

@@ -57,6 +57,11 @@ export interface Incident {
    * that sends them never sees a request. Absent on a route without `ack`.
    */
   readonly linkOrigin?: string;
+  /**
+   * Opened by an alert its source calls critical on a normal route (Opsgenie's P1, P2): its
+   * escalations and renotifies may spend `balance.reserve`, as its first SMS could.
+   */
+  readonly critical?: true;
   /** Escalation and renotify SMS recorded so far: the index of the next {@link PagingAction}. */
   readonly actions: number;
   /** When the sweeper next acts; absent when closed or when no step is left. */

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
 import { reasonText } from '../../../functions/core/reasons';
+import { recordEscalations } from '../../../functions/relay/paging';
 import { sendMessage, SendOutcome } from '../../../functions/relay/sender';
 import { checkBalance } from '../../../functions/relay/balance';
 import { NOTICE_ROUTE } from '../../../functions/relay/ports';
@@ -836,6 +837,50 @@ describe('money safety', () => {
           ['[P3] disk full (P3)', undefined],
         ]),
       );
+    });
+
+    it("keeps a P1 alert critical through its acknowledge link and its escalation; a P3's escalation parks below the reserve", async () => {
+      await start({
+        config: (config) => {
+          const base = reserved(config);
+          const og = {
+            source: 'opsgenie' as const,
+            secret: 'generic-token',
+            recipients: ['0754111222'],
+            senderId: 'OPS',
+            escalate: [{ after: '1m', to: ['0754333444'] }],
+            ack: { baseUrl: 'https://relay.example.org' },
+          };
+          return { ...base, routes: { ...base.routes, og } };
+        },
+      });
+      servers.sandbox.setBalance(101);
+      expect(await sendMessage(relay.context, await acceptOn(relay, 'orders'))).toBe(SendOutcome.Sent); // leaves 100: at the reserve
+      const create = async (priority: string): Promise<string> => {
+        const body = JSON.stringify({ message: `disk full (${priority})`, alias: `disk-${priority}`, priority });
+        const response = await relay.ingest('og', body, {
+          headers: { authorization: `GenieKey ${SECRETS.genericToken}`, 'content-type': 'application/json' },
+        });
+        expect(response.status).toBe(202);
+        return (response.body['ids'] as string[])[0]!;
+      };
+      const [p1, p3] = [await create('P1'), await create('P3')];
+      // With `ack` the SMS carries its link: the record written is the linked one, still critical.
+      expect(await relay.record(p1)).toMatchObject({
+        critical: true,
+        text: expect.stringContaining('https://relay.example.org/a/'),
+      });
+      expect(await sendMessage(relay.context, p1)).toBe(SendOutcome.Sent);
+      expect(await sendMessage(relay.context, p3)).toBe(SendOutcome.Parked);
+
+      relay.clock.advance(60_000);
+      const { ids } = await recordEscalations(relay.context, relay.clock.now);
+      const escalations = await Promise.all(ids.map(async (id) => await relay.record(id)));
+      const of = (priority: string) => escalations.find((record) => record.text.includes(`(${priority})`))!;
+      expect(of('P1')).toMatchObject({ critical: true, to: ['255754333444'] });
+      expect(of('P3').critical).toBeUndefined();
+      expect(await sendMessage(relay.context, of('P1').id)).toBe(SendOutcome.Sent);
+      expect(await sendMessage(relay.context, of('P3').id)).toBe(SendOutcome.Parked);
     });
 
     it('a critical send on a store that knows no price yet reads the balance and takes its estimate, so a normal route in flight with it keeps the reserve', async () => {
