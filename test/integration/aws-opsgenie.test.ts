@@ -102,7 +102,9 @@ describe("Opsgenie's alert API on AWS: the deployed bundles, DynamoDB Local and 
 
     const [open] = await relay.store.listOpenIncidents();
     const incident = open?.id;
-    expect(open).toMatchObject({ route: 'og', key: disk.alias });
+    // P1: critical for the credit reserve, its linked SMS and its incident (for the steps after) alike.
+    expect(open).toMatchObject({ route: 'og', key: disk.alias, critical: true });
+    expect(records.find((record) => record.state !== 'DROPPED')).toMatchObject({ critical: true });
 
     // The resolve: Alertmanager closes by alias.
     const closed = await opsgenie('POST', `v2/alerts/${disk.alias}/close`, {
@@ -120,5 +122,30 @@ describe("Opsgenie's alert API on AWS: the deployed bundles, DynamoDB Local and 
     expect((await relay.store.listByRoute('og')).items).toHaveLength(2);
     expect(relay.sandbox.messages().filter((message) => message.phoneNumbers.includes(BARAKA))).toEqual([]);
     expect(relay.logs.join('\n')).not.toContain(GENIE_KEY);
+  });
+
+  it("escalates a P1 alert's incident with a critical SMS and a P3's with a normal one, from the sweeper's bundle", async () => {
+    const created = await Promise.all(
+      ['P1', 'P3'].map(
+        async (priority) =>
+          await opsgenie('POST', 'v2/alerts', {
+            body: { message: `Queue stuck (${priority})`, alias: `queue-${priority}`, priority },
+            timeEpoch: Date.now() - 65_000,
+          }),
+      ),
+    );
+    expect(created.map((answer) => answer.statusCode)).toEqual([202, 202]);
+    await relay.call('sweeper', scheduledEvent());
+    const escalations = await vi.waitFor(
+      async () => {
+        const found = (await relay.store.listByRoute('og')).items.filter((record) => record.to.includes(BARAKA));
+        if (found.length < 2) throw new Error(`${found.length} escalation records yet`);
+        return found;
+      },
+      { timeout: 30_000, interval: 200 },
+    );
+    const of = (priority: string) => escalations.find((record) => record.text.includes(`(${priority})`));
+    expect(of('P1')).toMatchObject({ critical: true });
+    expect(of('P3')?.critical).toBeUndefined();
   });
 });
