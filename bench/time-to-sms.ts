@@ -21,8 +21,9 @@ import { Agent, request } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createSmsClient } from '../functions/core/provider';
-import { MessageState, type NewMessage } from '../functions/store';
+import { MessageState } from '../functions/store';
 import { openLocalStore } from '../local/shared/local-store';
+import { message } from '../test/functions/store/fixtures';
 import { startSandbox } from '../local/sandbox/server';
 import { benchConfigYaml, benchSecrets, SENDER_ID } from './relay-config';
 import { percentile, round } from './stats';
@@ -336,19 +337,7 @@ async function trickleFloor(
         route: 'bench',
         dedupeKey: text,
         windowSeconds: 60,
-        messages: [
-          {
-            index: 0,
-            part: 1,
-            parts: 1,
-            text,
-            to: ['255712345678'],
-            encoding: 'GSM-7',
-            characters: text.length,
-            segments: 1,
-            delivery: 'at-most-once',
-          } satisfies NewMessage,
-        ],
+        messages: [message({ text, characters: text.length })],
       });
       const delivered = inbox.expect(text);
       delivered.catch(() => {});

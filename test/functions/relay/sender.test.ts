@@ -801,7 +801,11 @@ describe('money safety', () => {
       expect(await sendMessage(relay.context, await acceptOn(relay, 'orders'))).toBe(SendOutcome.Parked);
     });
 
-    it("sends an Opsgenie alert of P1 or P2 on a normal route below the reserve, as a critical route's; P3 parks", async () => {
+    /**
+     * A relay with `reserved`'s routes and a normal `og` route (Opsgenie) with `extra`, its balance
+     * left at the reserve by one order; `create` posts an alert of a priority and gives its record's id.
+     */
+    const atReserveWithOpsgenie = async (extra: Record<string, unknown> = {}) => {
       await start({
         config: (config) => {
           const base = reserved(config);
@@ -811,12 +815,12 @@ describe('money safety', () => {
             recipients: ['0754111222'],
             senderId: 'OPS',
           };
-          return { ...base, routes: { ...base.routes, og } };
+          return { ...base, routes: { ...base.routes, og: { ...og, ...extra } } };
         },
       });
       servers.sandbox.setBalance(101);
       expect(await sendMessage(relay.context, await acceptOn(relay, 'orders'))).toBe(SendOutcome.Sent); // leaves 100: at the reserve
-      const create = async (priority: string): Promise<string> => {
+      return async (priority: string): Promise<string> => {
         const body = JSON.stringify({ message: `disk full (${priority})`, alias: `disk-${priority}`, priority });
         const response = await relay.ingest('og', body, {
           headers: { authorization: `GenieKey ${SECRETS.genericToken}`, 'content-type': 'application/json' },
@@ -824,6 +828,10 @@ describe('money safety', () => {
         expect(response.status).toBe(202);
         return (response.body['ids'] as string[])[0]!;
       };
+    };
+
+    it("sends an Opsgenie alert of P1 or P2 on a normal route below the reserve, as a critical route's; P3 parks", async () => {
+      const create = await atReserveWithOpsgenie();
       const [p1, p2, p3] = [await create('P1'), await create('P2'), await create('P3')];
       expect(await sendMessage(relay.context, p1)).toBe(SendOutcome.Sent);
       expect(await sendMessage(relay.context, p2)).toBe(SendOutcome.Sent);
@@ -840,30 +848,10 @@ describe('money safety', () => {
     });
 
     it("keeps a P1 alert critical through its acknowledge link and its escalation; a P3's escalation parks below the reserve", async () => {
-      await start({
-        config: (config) => {
-          const base = reserved(config);
-          const og = {
-            source: 'opsgenie' as const,
-            secret: 'generic-token',
-            recipients: ['0754111222'],
-            senderId: 'OPS',
-            escalate: [{ after: '1m', to: ['0754333444'] }],
-            ack: { baseUrl: 'https://relay.example.org' },
-          };
-          return { ...base, routes: { ...base.routes, og } };
-        },
+      const create = await atReserveWithOpsgenie({
+        escalate: [{ after: '1m', to: ['0754333444'] }],
+        ack: { baseUrl: 'https://relay.example.org' },
       });
-      servers.sandbox.setBalance(101);
-      expect(await sendMessage(relay.context, await acceptOn(relay, 'orders'))).toBe(SendOutcome.Sent); // leaves 100: at the reserve
-      const create = async (priority: string): Promise<string> => {
-        const body = JSON.stringify({ message: `disk full (${priority})`, alias: `disk-${priority}`, priority });
-        const response = await relay.ingest('og', body, {
-          headers: { authorization: `GenieKey ${SECRETS.genericToken}`, 'content-type': 'application/json' },
-        });
-        expect(response.status).toBe(202);
-        return (response.body['ids'] as string[])[0]!;
-      };
       const [p1, p3] = [await create('P1'), await create('P3')];
       // With `ack` the SMS carries its link: the record written is the linked one, still critical.
       expect(await relay.record(p1)).toMatchObject({
