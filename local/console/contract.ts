@@ -388,6 +388,8 @@ export interface PreviewAnswer {
     readonly segments: number;
     /** segments × recipients × price of one SMS, when the price is known. */
     readonly estimatedCost: number | null;
+    /** Present when the alert may spend the credit reserve on a normal route (Opsgenie's P1, P2). */
+    readonly critical?: true;
   }[];
   readonly dropped: readonly { readonly entry: string; readonly reason: string }[];
   readonly warnings: readonly string[];

@@ -136,6 +136,7 @@ export async function previewRoute(
         characters: message.characters,
         segments: message.segments,
         estimatedCost: creditsPerUnit === undefined ? null : message.segments * to.length * creditsPerUnit,
+        ...(message.critical === true ? { critical: true as const } : {}),
       };
     }),
     dropped: result.dropped.map(({ entry, reason }) => ({ entry: maskShown(entry), reason: maskShown(reason) })),

@@ -13,6 +13,8 @@ export interface PreviewResult {
     readonly encoding: string;
     readonly characters: number;
     readonly segments: number;
+    /** Present when the alert asks for the credit reserve on a normal route (Opsgenie's P1, P2): it may spend `balance.reserve` and takes the critical lane. */
+    readonly critical?: true;
   }[];
   readonly dropped: readonly { readonly entry: string; readonly reason: string }[];
   readonly warnings: readonly string[];
@@ -44,13 +46,14 @@ export function previewEvaluation(
     verdict: evaluation.verdict,
     ...(evaluation.reason === undefined ? {} : { reason: evaluation.reason }),
     dedupeKey: evaluation.dedupeKey ?? null,
-    messages: evaluation.messages.map(({ to, text, senderId, encoding, characters, segments }) => ({
+    messages: evaluation.messages.map(({ to, text, senderId, encoding, characters, segments, critical }) => ({
       to,
       text,
       senderId: senderId ?? null,
       encoding,
       characters,
       segments,
+      ...(critical === true ? { critical } : {}),
     })),
     dropped: [
       ...evaluation.dropped.map(({ entry, reason }) => ({ entry, reason })),

@@ -274,6 +274,16 @@ describe('the console in Chromium', () => {
     await shot('templates');
   });
 
+  it("marks an Opsgenie P1 alert's SMS as one that may spend the credit reserve", async () => {
+    await page.getByTestId('nav-templates').click();
+    await page.getByTestId('tpl-route').selectOption('og');
+    await page.getByTestId('tpl-payload').selectOption({ label: 'example: opsgenie/alertmanager-create.json' });
+    await expect
+      .poll(async () => await page.getByTestId('tpl-critical').first().textContent(), { timeout: 10_000 })
+      .toBe('critical: may spend the reserve');
+    expect(await page.getByTestId('tpl-sms').first().textContent()).toContain('[P1] ');
+  });
+
   it('draws the balance chart', async () => {
     await page.getByTestId('nav-credit').click();
     const chart = page.getByTestId('balance-chart');

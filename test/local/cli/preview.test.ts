@@ -103,6 +103,17 @@ describe('preview of every source on config/local.yaml', () => {
     expect(result.messages[0]!.text).toBe('Order #4821 processing: TZS 27,000.00 - Baraka Mwakyusa');
   });
 
+  it('marks an Opsgenie P1 or P2 alert critical (it may spend the credit reserve), a create without a priority (P3) not', () => {
+    const p1 = previewOf('og', 'opsgenie/alertmanager-create.json');
+    expect(p1.verdict).toBe('send');
+    expect(p1.messages.length).toBeGreaterThan(0);
+    expect(p1.messages.map((message) => message.critical)).toEqual(p1.messages.map(() => true));
+    const p3 = previewOf('og', 'opsgenie/client-create.json');
+    expect(p3.verdict).toBe('send');
+    expect(p3.messages.length).toBeGreaterThan(0);
+    expect(p3.messages.every((message) => !('critical' in message))).toBe(true);
+  });
+
   it('a resolved alert is filtered by the route condition and says why', () => {
     const result = previewOf('alerts', 'alertmanager/resolved.json');
     expect(result).toMatchObject({ verdict: 'filtered', reason: `when "status == 'firing'" is false`, messages: [] });

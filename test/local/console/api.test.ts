@@ -796,6 +796,21 @@ describe('Routes, Credit, payloads and preview', () => {
     }
   });
 
+  it("marks an Opsgenie P1 alert's SMS critical in the preview (it may spend the credit reserve), a P5's not", async () => {
+    const of = async (priority: string) =>
+      (
+        await postJson<PreviewAnswer>('/console/api/preview', {
+          route: 'og',
+          payload: JSON.stringify({ message: 'Disk full on db-01', priority }),
+        })
+      ).body;
+    const [p1, p5] = [await of('P1'), await of('P5')];
+    expect(p1.messages.length).toBeGreaterThan(0);
+    expect(p1.messages.every((message) => message.critical === true)).toBe(true);
+    expect(p5.messages.length).toBeGreaterThan(0);
+    expect(p5.messages.some((message) => 'critical' in message)).toBe(false);
+  });
+
   it('previews an edited template on a captured payload with the same evaluation as preview', async () => {
     const capture = (await getJson<PayloadsAnswer>('/console/api/payloads?route=notify')).body.payloads.find(
       (payload) => payload.body.includes('call'),

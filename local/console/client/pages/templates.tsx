@@ -257,6 +257,7 @@ function Result({
               <b data-testid="tpl-segments">{message.segments}</b> {message.segments === 1 ? 'segment' : 'segments'}
             </span>
             <span>{plural(message.to.length, 'recipient')}</span>
+            {message.critical === true ? <span data-testid="tpl-critical">critical: may spend the reserve</span> : null}
             <span>{message.estimatedCost === null ? 'cost unknown' : `≈ ${num(message.estimatedCost)} credits`}</span>
           </div>
           {message.to.length > 0 ? <div class="mono muted to">to {message.to.join(', ')}</div> : null}
