@@ -541,12 +541,5 @@ export function refused(status: number, error: string | undefined, reason?: stri
 
 /** The lane of each of `ids`, the records of `messages` in order (`laneOf`, as the store records it). */
 function lanesOf(ids: readonly string[], messages: readonly NewMessage[], priority: RoutePriority): Lane[] {
-  return ids.map((_, index) =>
-    laneOf({
-      priority,
-      notice: messages[index]?.notice,
-      incident: messages[index]?.incident,
-      critical: messages[index]?.critical,
-    }),
-  );
+  return ids.map((_, index) => laneOf({ ...messages[index], priority }));
 }

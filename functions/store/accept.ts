@@ -283,7 +283,7 @@ const buildRecords = ({
     id: ids[position] as string,
     route,
     dedupeKey,
-    lane: laneOf({ priority, notice: message.notice, incident: message.incident, critical: message.critical }),
+    lane: laneOf({ ...message, priority }),
     index: message.index,
     part: message.part,
     parts: message.parts,

@@ -99,13 +99,7 @@ export function ensureSecretsFile(path: string, loaded: LoadedConfig): SecretsFi
  * ```
  */
 export function secretsFileProblems(loaded: LoadedConfig, values: Readonly<Record<string, string>>): string[] {
-  const key = Object.hasOwn(values, PROVIDER_API_KEY_NAME) ? values[PROVIDER_API_KEY_NAME] : undefined;
-  const keyProblem =
-    key === undefined
-      ? 'is missing: add a value with this name'
-      : key === ''
-        ? 'is empty: the SMS service would refuse every send'
-        : undefined;
+  const keyProblem = providerValueProblem(values, PROVIDER_API_KEY_NAME, 'the SMS service');
   return [
     ...(keyProblem === undefined
       ? []
@@ -121,14 +115,21 @@ function providerSecretProblems(loaded: LoadedConfig, values: Readonly<Record<st
     providerSecretNames(provider, config)
       .filter((name) => name !== PROVIDER_API_KEY_NAME)
       .flatMap((name) => {
-        const value = Object.hasOwn(values, name) ? values[name] : undefined;
-        if (value === undefined)
-          return [`secret "${name}" (provider ${provider}): is missing: add a value with this name`];
-        return value === ''
-          ? [`secret "${name}" (provider ${provider}): is empty: the provider would refuse every send`]
-          : [];
+        const problem = providerValueProblem(values, name, 'the provider');
+        return problem === undefined ? [] : [`secret "${name}" (provider ${provider}): ${problem}`];
       }),
   );
+}
+
+/** Why a value a provider reads cannot serve it (missing, or empty: `refuser` would refuse every send), if it cannot. */
+function providerValueProblem(
+  values: Readonly<Record<string, string>>,
+  name: string,
+  refuser: string,
+): string | undefined {
+  const value = Object.hasOwn(values, name) ? values[name] : undefined;
+  if (value === undefined) return 'is missing: add a value with this name';
+  return value === '' ? `is empty: ${refuser} would refuse every send` : undefined;
 }
 
 /**

@@ -245,12 +245,9 @@ export class StreamMapping {
       return { records, next: NextShardIterator };
     } catch (error) {
       if (!(error instanceof TrimmedDataAccessException) || !this.#unreadLatest.delete(shardId)) throw error;
+      // Read once from the start: the shard is no longer marked, so a second refusal throws.
       const fromStart = await this.#iteratorOf(shardId, 'TRIM_HORIZON');
-      if (fromStart === undefined) return { records: [], next: undefined };
-      const { Records: records = [], NextShardIterator } = await this.options.client.send(
-        new GetRecordsCommand({ ShardIterator: fromStart }),
-      );
-      return { records, next: NextShardIterator };
+      return fromStart === undefined ? { records: [], next: undefined } : await this.#read(shardId, fromStart);
     }
   }
 

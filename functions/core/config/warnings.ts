@@ -49,14 +49,14 @@ export function creditWarnings(loaded: Pick<LoadedConfig, 'settings' | 'routes'>
 export function responderWarnings(loaded: Pick<LoadedConfig, 'onCall' | 'routes'>): string[] {
   const naming = [...loaded.routes.values()].filter((route) => route.pack.recipients !== undefined);
   if (naming.length === 0) return [];
-  const { people, schedules } = loaded.onCall;
+  const { people, schedules, byEmail } = loaded.onCall;
   const names = naming.map((route) => route.id).join(', ');
   const routes = `${naming.length === 1 ? 'route' : 'routes'} ${names}`;
   if (people.size === 0 && schedules.size === 0)
     return [
       `people, schedules: none, so the responders an alert of ${routes} names page no one by name and every alert goes to the route's recipients; add people (with email:) and schedules named as in the sender`,
     ];
-  if (![...people.values()].some((person) => person.email !== undefined))
+  if (byEmail.size === 0)
     return [
       `people: none has an email:, so a responder of ${routes} named by its username (an e-mail address, as Alertmanager and Grafana send users) pages no one; add email: to the people they name`,
     ];

@@ -68,5 +68,5 @@ export function compileOnCall(
       }),
     );
   }
-  return Object.freeze({ people: persons, schedules: compiled });
+  return Object.freeze({ people: persons, schedules: compiled, byEmail: emails });
 }

@@ -35,12 +35,15 @@ export interface CompiledSchedule {
 export interface OnCallDirectory {
   readonly people: ReadonlyMap<string, Person>;
   readonly schedules: ReadonlyMap<string, CompiledSchedule>;
+  /** Each person's `email:` (lower-cased) to their name: one person per address. */
+  readonly byEmail: ReadonlyMap<string, string>;
 }
 
 /** A directory naming nobody: a config without `people` and `schedules`. */
 export const NO_ONE: OnCallDirectory = Object.freeze({
   people: new Map<string, Person>(),
   schedules: new Map<string, CompiledSchedule>(),
+  byEmail: new Map<string, string>(),
 });
 
 /** `2026-11-30T09:00`: a wall-clock time without a zone, as `rotation.start` is written. */

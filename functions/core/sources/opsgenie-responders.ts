@@ -35,9 +35,6 @@ const ResponderType = { User: 'user', Schedule: 'schedule', Team: 'team' } as co
  */
 export function opsgenieResponderRecipients(responders: unknown, directory: OnCallDirectory): string[] {
   if (!Array.isArray(responders) || directory.people.size + directory.schedules.size === 0) return [];
-  const byEmail = new Map<string, string>();
-  for (const person of directory.people.values())
-    if (person.email !== undefined) byEmail.set(person.email, person.name);
   const found = new Set<string>();
   for (const responder of responders.slice(0, RESPONDERS.maxRead)) {
     if (typeof responder !== 'object' || responder === null) continue;
@@ -45,7 +42,7 @@ export function opsgenieResponderRecipients(responders: unknown, directory: OnCa
     if (type === ResponderType.User) {
       const person = [username, name]
         .map((value) => nameOf(value))
-        .map((value) => (value === undefined ? undefined : personOf(value, directory, byEmail)))
+        .map((value) => (value === undefined ? undefined : personOf(value, directory)))
         .find((match) => match !== undefined);
       if (person !== undefined) found.add(`person:${person}`);
     } else if (type === ResponderType.Schedule || type === ResponderType.Team) {
@@ -64,8 +61,8 @@ function nameOf(value: unknown): string | undefined {
 }
 
 /** The person a user responder names: by the person's key, else by their `email:`. */
-function personOf(value: string, directory: OnCallDirectory, byEmail: ReadonlyMap<string, string>): string | undefined {
+function personOf(value: string, { people, byEmail }: OnCallDirectory): string | undefined {
   // `has` on the map's own keys only: a name like `__proto__` or `constructor` finds no one.
-  if (directory.people.has(value)) return value;
+  if (people.has(value)) return value;
   return byEmail.get(value.toLowerCase());
 }
